@@ -1,0 +1,158 @@
+{{/*
+chainintel-lib.deployment renders one Deployment of the service.
+
+Argument: dict
+  "top"      the service chart's context
+  "instance" (optional) a dict that specialises this Deployment:
+     suffix    appended to the name ("ingest-ethereum")
+     labels    extra labels, added to the selector as well (they must tell instances apart)
+     env       extra container env (a list of EnvVar)
+     replicas  a fixed replica count (ignores replicaCount and autoscaling)
+     strategy  the Deployment strategy
+     resources the container resources (default: resources)
+
+The container runs `/usr/local/bin/<binary> serve` with the service's environment: the
+ConfigMap (envFrom), the Secret (internal secret, database URL), envFromSecrets, the instance's
+env and extraEnv, in that order (a later name wins over envFrom). Probes hit the ops port. On
+SIGTERM the service fails readiness and drains for up to SHUTDOWN_TIMEOUT; the preStop sleep lets
+endpoints and the ingress forget the pod first, and terminationGracePeriodSeconds covers both.
+*/}}
+{{- define "chainintel-lib.deployment" -}}
+{{- $top := .top -}}
+{{- $v := $top.Values -}}
+{{- $inst := .instance | default dict -}}
+{{- $name := include "chainintel-lib.fullname" $top -}}
+{{- with $inst.suffix }}{{ $name = printf "%s-%s" $name . | trunc 63 | trimSuffix "-" }}{{ end -}}
+{{- $instLabels := $inst.labels | default dict -}}
+{{- $probes := $v.probes | default dict -}}
+{{- $ports := $v.ports | default dict -}}
+{{- $autoscaling := $v.autoscaling | default dict -}}
+{{- $preStop := $v.preStopSleepSeconds | default 5 | int -}}
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ $name }}
+  labels:
+    {{- include "chainintel-lib.labels" $top | nindent 4 }}
+    {{- with $instLabels }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
+spec:
+  {{- if hasKey $inst "replicas" }}
+  replicas: {{ $inst.replicas }}
+  {{- else if not $autoscaling.enabled }}
+  replicas: {{ $v.replicaCount | default 1 }}
+  {{- end }}
+  revisionHistoryLimit: {{ $v.revisionHistoryLimit | default 5 }}
+  strategy:
+    {{- toYaml ($inst.strategy | default $v.strategy | default (dict "type" "RollingUpdate" "rollingUpdate" (dict "maxSurge" "25%" "maxUnavailable" 0))) | nindent 4 }}
+  selector:
+    matchLabels:
+      {{- include "chainintel-lib.selectorLabels" $top | nindent 6 }}
+      {{- with $instLabels }}
+      {{- toYaml . | nindent 6 }}
+      {{- end }}
+  template:
+    metadata:
+      labels:
+        {{- include "chainintel-lib.selectorLabels" $top | nindent 8 }}
+        {{- with $instLabels }}
+        {{- toYaml . | nindent 8 }}
+        {{- end }}
+        app.kubernetes.io/component: {{ $v.component | default "service" }}
+        app.kubernetes.io/part-of: chainintel
+        {{- with $v.podLabels }}
+        {{- toYaml . | nindent 8 }}
+        {{- end }}
+      annotations:
+        checksum/config: {{ include "chainintel-lib.configData" $top | sha256sum }}
+        {{- with $v.podAnnotations }}
+        {{- toYaml . | nindent 8 }}
+        {{- end }}
+    spec:
+      serviceAccountName: {{ include "chainintel-lib.serviceAccountName" $top }}
+      automountServiceAccountToken: false
+      enableServiceLinks: false
+      terminationGracePeriodSeconds: {{ $v.terminationGracePeriodSeconds | default 40 }}
+      securityContext:
+        {{- include "chainintel-lib.podSecurityContext" $top | nindent 8 }}
+      {{- with $v.imagePullSecrets }}
+      imagePullSecrets:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      {{- with $v.priorityClassName }}
+      priorityClassName: {{ . }}
+      {{- end }}
+      containers:
+        - name: {{ include "chainintel-lib.name" $top }}
+          image: {{ include "chainintel-lib.image" $top | quote }}
+          imagePullPolicy: {{ include "chainintel-lib.imagePullPolicy" $top }}
+          command: ["/usr/local/bin/{{ required "binary is required" $v.binary }}"]
+          args: ["serve"]
+          ports:
+            - name: http
+              containerPort: {{ $ports.http | default 8080 }}
+              protocol: TCP
+            - name: ops
+              containerPort: {{ $ports.ops | default 9090 }}
+              protocol: TCP
+          envFrom:
+            - configMapRef:
+                name: {{ include "chainintel-lib.fullname" $top }}
+            {{- with include "chainintel-lib.envFromSecrets" $top | trim }}
+            {{- . | nindent 12 }}
+            {{- end }}
+          env:
+            {{- include "chainintel-lib.secretEnv" $top | trim | nindent 12 }}
+            {{- with $inst.env }}
+            {{- toYaml . | nindent 12 }}
+            {{- end }}
+            {{- with $v.extraEnv }}
+            {{- toYaml . | nindent 12 }}
+            {{- end }}
+          startupProbe:
+            {{- include "chainintel-lib.probe" (dict "path" "/startupz" "values" $probes.startup "defaults" (dict "periodSeconds" 2 "timeoutSeconds" 2 "failureThreshold" 60)) | nindent 12 }}
+          livenessProbe:
+            {{- include "chainintel-lib.probe" (dict "path" "/livez" "values" $probes.liveness "defaults" (dict "periodSeconds" 10 "timeoutSeconds" 2 "failureThreshold" 3)) | nindent 12 }}
+          readinessProbe:
+            {{- include "chainintel-lib.probe" (dict "path" "/readyz" "values" $probes.readiness "defaults" (dict "periodSeconds" 5 "timeoutSeconds" 2 "failureThreshold" 2)) | nindent 12 }}
+          {{- if gt $preStop 0 }}
+          lifecycle:
+            preStop:
+              sleep:
+                seconds: {{ $preStop }}
+          {{- end }}
+          resources:
+            {{- toYaml ($inst.resources | default $v.resources | default dict) | nindent 12 }}
+          securityContext:
+            {{- include "chainintel-lib.securityContext" $top | nindent 12 }}
+          volumeMounts:
+            - name: tmp
+              mountPath: /tmp
+            {{- with $v.extraVolumeMounts }}
+            {{- toYaml . | nindent 12 }}
+            {{- end }}
+      volumes:
+        - name: tmp
+          emptyDir:
+            sizeLimit: 64Mi
+        {{- with $v.extraVolumes }}
+        {{- toYaml . | nindent 8 }}
+        {{- end }}
+      {{- with $v.nodeSelector }}
+      nodeSelector:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      {{- with $v.affinity }}
+      affinity:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      {{- with $v.tolerations }}
+      tolerations:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      {{- with $v.topologySpreadConstraints }}
+      topologySpreadConstraints:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+{{- end -}}

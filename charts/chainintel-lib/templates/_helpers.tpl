@@ -1,0 +1,210 @@
+{{/*
+chainintel-lib: names, labels, image, secrets and environment shared by every service chart.
+
+Every template takes the service chart's top-level context (.) unless it says otherwise. A service
+chart's values.yaml declares what the templates read; the library supplies defaults only for
+knobs that rarely change (probe timings, update strategy).
+*/}}
+
+{{/* The service's name, e.g. "edge". */}}
+{{- define "chainintel-lib.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/*
+The name of the service's objects. It is the service name without the release name, so the
+in-cluster URLs are the ones the services default to (http://transfers:8080): install one
+chainintel release per namespace.
+*/}}
+{{- define "chainintel-lib.fullname" -}}
+{{- default (include "chainintel-lib.name" .) .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "chainintel-lib.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* Labels that select the service's serving pods (Service, PDB, NetworkPolicy, HPA target). */}}
+{{- define "chainintel-lib.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "chainintel-lib.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "chainintel-lib.labels" -}}
+helm.sh/chart: {{ include "chainintel-lib.chart" . }}
+{{ include "chainintel-lib.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/component: {{ .Values.component | default "service" }}
+app.kubernetes.io/part-of: chainintel
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end -}}
+
+{{/* The global values, or an empty map when the chart is installed on its own. */}}
+{{- define "chainintel-lib.global" -}}
+{{- toYaml (.Values.global | default dict) -}}
+{{- end -}}
+
+{{/*
+The container image: [global.image.registry/]image.repository:tag, where tag is image.tag, else
+global.image.tag, else the chart's appVersion. A tag starting with "sha256:" is used as a digest.
+*/}}
+{{- define "chainintel-lib.image" -}}
+{{- $g := include "chainintel-lib.global" . | fromYaml -}}
+{{- $gi := $g.image | default dict -}}
+{{- $repo := .Values.image.repository -}}
+{{- with $gi.registry }}{{ $repo = printf "%s/%s" (trimSuffix "/" .) $repo }}{{ end -}}
+{{- $tag := .Values.image.tag | default $gi.tag | default .Chart.AppVersion | toString -}}
+{{- if hasPrefix "sha256:" $tag -}}
+{{- printf "%s@%s" $repo $tag -}}
+{{- else -}}
+{{- printf "%s:%s" $repo $tag -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "chainintel-lib.imagePullPolicy" -}}
+{{- $g := include "chainintel-lib.global" . | fromYaml -}}
+{{- .Values.image.pullPolicy | default ($g.image | default dict).pullPolicy | default "IfNotPresent" -}}
+{{- end -}}
+
+{{/*
+The Secret holding the shared internal secret and the database URL: secret.name, else
+global.existingSecret, else the one the umbrella chart creates (chainintel-lib.releaseFullname).
+*/}}
+{{- define "chainintel-lib.secretName" -}}
+{{- $g := include "chainintel-lib.global" . | fromYaml -}}
+{{- $s := .Values.secret | default dict -}}
+{{- $s.name | default $g.existingSecret | default (include "chainintel-lib.releaseFullname" .) -}}
+{{- end -}}
+
+{{/* The name of the release's own objects (Secret, Ingress): the release name, with "-chainintel" unless it contains it. */}}
+{{- define "chainintel-lib.releaseFullname" -}}
+{{- if contains "chainintel" .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-chainintel" .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "chainintel-lib.serviceAccountName" -}}
+{{- $sa := .Values.serviceAccount | default dict -}}
+{{- if $sa.create -}}
+{{- $sa.name | default (include "chainintel-lib.fullname" .) -}}
+{{- else -}}
+{{- $sa.name | default "default" -}}
+{{- end -}}
+{{- end -}}
+
+{{/* A list or a comma-separated string, joined with commas. Argument: the value. */}}
+{{- define "chainintel-lib.csv" -}}
+{{- if kindIs "slice" . -}}
+{{- $out := list -}}
+{{- range . -}}
+{{- if kindIs "map" . }}{{ $out = append $out .name }}{{ else }}{{ $out = append $out (toString .) }}{{ end -}}
+{{- end -}}
+{{- join "," $out -}}
+{{- else if . -}}
+{{- toString . -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+The service's non-secret configuration as a map of environment variables (rendered into the
+ConfigMap the Deployment loads with envFrom, and inline into the migrate Job, which runs before
+the ConfigMap exists). Every name carries the service's prefix (envPrefix).
+*/}}
+{{- define "chainintel-lib.configData" -}}
+{{- $v := .Values -}}
+{{- $g := include "chainintel-lib.global" . | fromYaml -}}
+{{- $p := required "envPrefix is required (e.g. EDGE_)" $v.envPrefix -}}
+{{- $uses := $v.uses | default dict -}}
+{{- $ports := $v.ports | default dict -}}
+{{- $tel := $v.telemetry | default dict -}}
+{{- $d := dict -}}
+{{- $_ := set $d (print $p "HTTP_ADDR") (printf ":%v" ($ports.http | default 8080)) -}}
+{{- $_ := set $d (print $p "OPS_ADDR") (printf ":%v" ($ports.ops | default 9090)) -}}
+{{- $_ := set $d (print $p "LOG_LEVEL") ($v.logLevel | default $g.logLevel | default "info") -}}
+{{- $_ := set $d (print $p "SHUTDOWN_TIMEOUT") ($v.shutdownTimeout | default "25s") -}}
+{{- with $tel.otlpEndpoint | default $g.otlpEndpoint }}{{ $_ := set $d (print $p "OTLP_ENDPOINT") . }}{{ end -}}
+{{- $ratio := $g.traceSampleRatio -}}
+{{- if and (hasKey $tel "traceSampleRatio") (not (kindIs "invalid" $tel.traceSampleRatio)) }}{{ $ratio = $tel.traceSampleRatio }}{{ end -}}
+{{- if and (not (kindIs "invalid" $ratio)) (ne (toString $ratio) "") }}{{ $_ := set $d (print $p "TRACE_SAMPLE_RATIO") (toString $ratio) }}{{ end -}}
+{{- if $uses.postgres -}}
+{{- $db := $v.database | default dict -}}
+{{- $_ := set $d (print $p "DATABASE_MAX_CONNS") (toString ($db.maxConns | default 16)) -}}
+{{- end -}}
+{{- if $uses.kafka -}}
+{{- $k := $v.kafka | default dict -}}
+{{- $gk := $g.kafka | default dict -}}
+{{- $brokers := include "chainintel-lib.csv" ($k.brokers | default $gk.brokers | default "kafka:9092") -}}
+{{- $_ := set $d (print $p "KAFKA_BROKERS") $brokers -}}
+{{- with $k.partitions | default $gk.partitions }}{{ $_ := set $d (print $p "KAFKA_PARTITIONS") (toString .) }}{{ end -}}
+{{- with $k.replicationFactor | default $gk.replicationFactor }}{{ $_ := set $d (print $p "KAFKA_REPLICATION_FACTOR") (toString .) }}{{ end -}}
+{{- end -}}
+{{- if $uses.redis -}}
+{{- $r := $v.redis | default dict -}}
+{{- $_ := set $d (print $p "REDIS_URL") ($r.url | default $g.redisURL | default "redis://redis:6379/0") -}}
+{{- end -}}
+{{- with include "chainintel-lib.csv" ($v.chains | default $g.chains) }}{{ $_ := set $d (print $p "CHAINS") . }}{{ end -}}
+{{- range $name, $url := $v.upstreams | default dict -}}
+{{- $_ := set $d (printf "%sUPSTREAM_%s" $p ($name | upper | replace "-" "_")) (toString $url) -}}
+{{- end -}}
+{{- range $k, $val := $v.env | default dict -}}
+{{- if not (kindIs "invalid" $val) -}}
+{{- $name := ternary $k (print $p $k) (hasPrefix $p $k) -}}
+{{- $_ := set $d $name (toString $val) -}}
+{{- end -}}
+{{- end -}}
+{{- toYaml $d -}}
+{{- end -}}
+
+{{/* The configuration map as a container env list (for the migrate Job). */}}
+{{- define "chainintel-lib.configEnv" -}}
+{{- range $k, $val := include "chainintel-lib.configData" . | fromYaml }}
+- name: {{ $k }}
+  value: {{ toString $val | quote }}
+{{- end }}
+{{- end -}}
+
+{{/* The secret environment every container gets: the internal secret, and the database URL. */}}
+{{- define "chainintel-lib.secretEnv" -}}
+{{- $p := .Values.envPrefix -}}
+{{- $s := .Values.secret | default dict -}}
+{{- $name := include "chainintel-lib.secretName" . }}
+- name: {{ $p }}INTERNAL_SECRET
+  valueFrom:
+    secretKeyRef:
+      name: {{ $name }}
+      key: {{ $s.internalSecretKey | default "internal-secret" }}
+{{- if (.Values.uses | default dict).postgres }}
+- name: {{ $p }}DATABASE_URL
+  valueFrom:
+    secretKeyRef:
+      name: {{ $name }}
+      key: {{ $s.databaseURLKey | default "database-url" }}
+{{- end }}
+{{- end -}}
+
+{{/* Secrets loaded whole into the environment (envFromSecrets), global ones first. */}}
+{{- define "chainintel-lib.envFromSecrets" -}}
+{{- $g := include "chainintel-lib.global" . | fromYaml -}}
+{{- range concat ($g.envFromSecrets | default list) (.Values.envFromSecrets | default list) }}
+- secretRef:
+    name: {{ . }}
+{{- end }}
+{{- end -}}
+
+{{- define "chainintel-lib.podSecurityContext" -}}
+{{- toYaml (.Values.podSecurityContext | default (dict "runAsNonRoot" true "runAsUser" 65532 "runAsGroup" 65532 "fsGroup" 65532 "seccompProfile" (dict "type" "RuntimeDefault"))) -}}
+{{- end -}}
+
+{{- define "chainintel-lib.securityContext" -}}
+{{- toYaml (.Values.securityContext | default (dict "runAsNonRoot" true "allowPrivilegeEscalation" false "readOnlyRootFilesystem" true "capabilities" (dict "drop" (list "ALL")) "seccompProfile" (dict "type" "RuntimeDefault"))) -}}
+{{- end -}}
+
+{{/* A probe on the ops port. Arguments: dict "path" "/livez" "defaults" dict "values" dict. */}}
+{{- define "chainintel-lib.probe" -}}
+httpGet:
+  path: {{ .path }}
+  port: ops
+{{ toYaml (merge (deepCopy (.values | default dict)) .defaults) }}
+{{- end -}}

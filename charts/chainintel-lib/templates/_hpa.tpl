@@ -1,0 +1,56 @@
+{{/*
+chainintel-lib.hpa: a HorizontalPodAutoscaler on CPU (and memory when targetMemoryUtilizationPercentage
+is set) when autoscaling.enabled. Consumers gain nothing past the topics' partition count: with
+autoscaling.partitionBound, maxReplicas defaults to it and may not exceed it.
+*/}}
+{{- define "chainintel-lib.hpa" -}}
+{{- $a := .Values.autoscaling | default dict -}}
+{{- if $a.enabled -}}
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata:
+  name: {{ include "chainintel-lib.fullname" . }}
+  labels:
+    {{- include "chainintel-lib.labels" . | nindent 4 }}
+spec:
+  scaleTargetRef:
+    apiVersion: apps/v1
+    kind: Deployment
+    name: {{ include "chainintel-lib.fullname" . }}
+  minReplicas: {{ $a.minReplicas | default 1 }}
+  maxReplicas: {{ include "chainintel-lib.maxReplicas" . }}
+  metrics:
+    - type: Resource
+      resource:
+        name: cpu
+        target:
+          type: Utilization
+          averageUtilization: {{ $a.targetCPUUtilizationPercentage | default 70 }}
+    {{- with $a.targetMemoryUtilizationPercentage }}
+    - type: Resource
+      resource:
+        name: memory
+        target:
+          type: Utilization
+          averageUtilization: {{ . }}
+    {{- end }}
+  {{- with $a.behavior }}
+  behavior:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+{{- end -}}
+{{- end -}}
+
+{{/* The autoscaler's maxReplicas (see chainintel-lib.hpa). */}}
+{{- define "chainintel-lib.maxReplicas" -}}
+{{- $a := .Values.autoscaling | default dict -}}
+{{- if $a.partitionBound -}}
+{{- $g := include "chainintel-lib.global" . | fromYaml -}}
+{{- $partitions := (.Values.kafka | default dict).partitions | default ($g.kafka | default dict).partitions | default 8 | int -}}
+{{- $max := $a.maxReplicas | default $partitions | int -}}
+{{- if gt $max $partitions }}{{ fail (printf "%s: autoscaling.maxReplicas %d exceeds the %d topic partitions its consumers share" (include "chainintel-lib.name" .) $max $partitions) }}{{ end -}}
+{{- $max -}}
+{{- else -}}
+{{- required "autoscaling.maxReplicas is required" $a.maxReplicas -}}
+{{- end -}}
+{{- end -}}

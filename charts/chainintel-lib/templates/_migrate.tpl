@@ -1,0 +1,92 @@
+{{/*
+chainintel-lib.migrate: the Job that runs `<binary> migrate` once per install and upgrade, as a
+Helm pre-install/pre-upgrade hook, so schemas are migrated before any new replica starts and never
+from every replica. It runs before the release's ConfigMap and ServiceAccount exist, so its
+environment is rendered inline (the same values as the ConfigMap) and it uses the namespace's
+default ServiceAccount without a token; the Secret it reads must exist already (the umbrella
+chart creates it as an earlier hook, or it is global.existingSecret / secret.name).
+Its pods carry their own name label (<name>-migrate) so no Service or PDB selects them.
+
+Argument: dict "top" (the service chart's context) and optionally "env" (extra container env).
+*/}}
+{{- define "chainintel-lib.migrate" -}}
+{{- $top := .top -}}
+{{- $v := $top.Values -}}
+{{- $m := $v.migrate | default dict -}}
+{{- if $m.enabled -}}
+{{- $name := printf "%s-migrate" (include "chainintel-lib.fullname" $top) | trunc 63 | trimSuffix "-" -}}
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: {{ $name }}
+  labels:
+    helm.sh/chart: {{ include "chainintel-lib.chart" $top }}
+    app.kubernetes.io/name: {{ $name }}
+    app.kubernetes.io/instance: {{ $top.Release.Name }}
+    app.kubernetes.io/component: migrate
+    app.kubernetes.io/part-of: chainintel
+    app.kubernetes.io/managed-by: {{ $top.Release.Service }}
+  annotations:
+    helm.sh/hook: pre-install,pre-upgrade
+    helm.sh/hook-weight: {{ $m.hookWeight | default 0 | quote }}
+    helm.sh/hook-delete-policy: before-hook-creation,hook-succeeded
+spec:
+  backoffLimit: {{ $m.backoffLimit | default 6 }}
+  activeDeadlineSeconds: {{ $m.activeDeadlineSeconds | default 900 }}
+  template:
+    metadata:
+      labels:
+        app.kubernetes.io/name: {{ $name }}
+        app.kubernetes.io/instance: {{ $top.Release.Name }}
+        app.kubernetes.io/component: migrate
+        app.kubernetes.io/part-of: chainintel
+    spec:
+      restartPolicy: Never
+      automountServiceAccountToken: false
+      enableServiceLinks: false
+      securityContext:
+        {{- include "chainintel-lib.podSecurityContext" $top | nindent 8 }}
+      {{- with $v.imagePullSecrets }}
+      imagePullSecrets:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      containers:
+        - name: migrate
+          image: {{ include "chainintel-lib.image" $top | quote }}
+          imagePullPolicy: {{ include "chainintel-lib.imagePullPolicy" $top }}
+          command: ["/usr/local/bin/{{ required "binary is required" $v.binary }}"]
+          args: ["migrate"]
+          {{- with include "chainintel-lib.envFromSecrets" $top | trim }}
+          envFrom:
+            {{- . | nindent 12 }}
+          {{- end }}
+          env:
+            {{- include "chainintel-lib.configEnv" $top | trim | nindent 12 }}
+            {{- include "chainintel-lib.secretEnv" $top | trim | nindent 12 }}
+            {{- with .env }}
+            {{- toYaml . | nindent 12 }}
+            {{- end }}
+            {{- with $v.extraEnv }}
+            {{- toYaml . | nindent 12 }}
+            {{- end }}
+          resources:
+            {{- toYaml ($m.resources | default $v.resources | default dict) | nindent 12 }}
+          securityContext:
+            {{- include "chainintel-lib.securityContext" $top | nindent 12 }}
+          volumeMounts:
+            - name: tmp
+              mountPath: /tmp
+      volumes:
+        - name: tmp
+          emptyDir:
+            sizeLimit: 64Mi
+      {{- with $v.nodeSelector }}
+      nodeSelector:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      {{- with $v.tolerations }}
+      tolerations:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+{{- end -}}
+{{- end -}}

@@ -1,0 +1,30 @@
+{{/* chainintel-lib.service: the ClusterIP Service in front of every pod of the service (http and ops ports). */}}
+{{- define "chainintel-lib.service" -}}
+{{- $svc := .Values.service | default dict -}}
+{{- $ports := .Values.ports | default dict -}}
+apiVersion: v1
+kind: Service
+metadata:
+  name: {{ include "chainintel-lib.fullname" . }}
+  labels:
+    {{- include "chainintel-lib.labels" . | nindent 4 }}
+  {{- with $svc.annotations }}
+  annotations:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+spec:
+  type: {{ $svc.type | default "ClusterIP" }}
+  selector:
+    {{- include "chainintel-lib.selectorLabels" . | nindent 4 }}
+  ports:
+    - name: http
+      port: {{ $ports.http | default 8080 }}
+      targetPort: http
+      protocol: TCP
+      appProtocol: http
+    - name: ops
+      port: {{ $ports.ops | default 9090 }}
+      targetPort: ops
+      protocol: TCP
+      appProtocol: http
+{{- end -}}

@@ -1,0 +1,83 @@
+// Command chainintel runs the whole platform on one machine (`make run`): every service in one
+// process on its own port, an embedded Kafka-protocol broker and Redis unless KAFKA_BROKERS and
+// REDIS_URL are set, and PostgreSQL from DATABASE_URL. It prints the edge URL and a dev API key.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/chainintel/chainintel/dev/stack"
+	"github.com/chainintel/chainintel/libs/config"
+	"github.com/chainintel/chainintel/libs/service"
+	"github.com/chainintel/chainintel/libs/telemetry"
+)
+
+// env is the local stack's configuration.
+type env struct {
+	HTTPAddr     string   `env:"CHAININTEL_HTTP_ADDR" envDefault:"127.0.0.1:8080"`
+	DevAPIKey    string   `env:"CHAININTEL_DEV_API_KEY" secret:"true"`
+	LogLevel     string   `env:"CHAININTEL_LOG_LEVEL" envDefault:"warn"`
+	DatabaseURL  string   `env:"DATABASE_URL" envDefault:"postgres://postgres@127.0.0.1:5432/chainintel"`
+	KafkaBrokers []string `env:"KAFKA_BROKERS" envSeparator:","`
+	RedisURL     string   `env:"REDIS_URL"`
+	OTLPEndpoint string   `env:"OTEL_EXPORTER_OTLP_ENDPOINT"`
+	Chains       []string `env:"CHAININTEL_CHAINS" envSeparator:","`
+	// Ingest from a JSON-RPC node instead of simulating when EVM_RPC_URL is set.
+	EVMRPCURL     string  `env:"EVM_RPC_URL" secret:"true"`
+	EVMChain      string  `env:"EVM_CHAIN" envDefault:"ethereum"`
+	EVMStartBlock string  `env:"EVM_START_BLOCK" envDefault:"head"`
+	SimRate       float64 `env:"CHAININTEL_SIM_RATE" envDefault:"3"`
+}
+
+func main() { service.Main(run) }
+
+func run(ctx context.Context, _ []string) error {
+	var e env
+	if err := config.Load(&e, ""); err != nil {
+		return err
+	}
+	log := telemetry.NewLogger(os.Stderr, "chainintel", e.LogLevel)
+	fmt.Fprintln(os.Stderr, "starting chainintel (every service in one process)...")
+	st, err := stack.Start(ctx, stack.Options{
+		HTTPAddr: e.HTTPAddr, DevAPIKey: e.DevAPIKey, DatabaseURL: e.DatabaseURL, KafkaBrokers: e.KafkaBrokers,
+		RedisURL: e.RedisURL, LogLevel: e.LogLevel, OTLPEndpoint: e.OTLPEndpoint, Chains: e.Chains,
+		EVMRPCURL: e.EVMRPCURL, EVMChain: e.EVMChain, EVMStartBlock: e.EVMStartBlock, SimRate: e.SimRate,
+	}, log)
+	if err != nil {
+		return err
+	}
+	fmt.Printf(`
+chainintel is running.
+
+  URL:         %s
+  Dev API key: %s
+
+  try: curl -H 'API-Key: %s' %s/chains
+
+Ingest: %s
+Services: %s
+Press Ctrl-C to stop.
+`, st.URL, st.APIKey, st.APIKey, st.URL, ingestMode(e), serviceList(st))
+	<-st.Done()
+	fmt.Fprintln(os.Stderr, "chainintel stopped")
+	return st.Err()
+}
+
+func ingestMode(e env) string {
+	if e.EVMRPCURL != "" {
+		return fmt.Sprintf("indexing %s from EVM_RPC_URL, starting at %s", e.EVMChain, e.EVMStartBlock)
+	}
+	return fmt.Sprintf("simulating %.1f transactions/s (set EVM_RPC_URL to index a node instead)", e.SimRate)
+}
+
+func serviceList(st *stack.Stack) string {
+	var parts []string
+	for _, n := range []string{"edge", "transfers", "intelligence", "user-labels", "balances", "token-analytics", "stream-fanout", "ingest"} {
+		ep := st.Services[n]
+		parts = append(parts, fmt.Sprintf("\n  %-16s http %s  ops %s", n, ep.HTTP, ep.Ops))
+	}
+	return strings.Join(parts, "")
+}

@@ -1,0 +1,268 @@
+package eventbus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+	tnoop "go.opentelemetry.io/otel/trace/noop"
+	"google.golang.org/protobuf/proto"
+)
+
+// Message is one decoded record handed to a handler.
+type Message[M proto.Message] struct {
+	Topic     string
+	Partition int
+	Offset    int64
+	Key       string
+	EventID   string
+	EventType string
+	Time      time.Time
+	// Msg is the decoded payload; for a tombstone (Tombstone true) it is the zero message.
+	Msg       M
+	Tombstone bool
+	// Ctx carries the producer's trace context, so work done for this record joins its trace.
+	Ctx context.Context
+}
+
+// ConsumerOptions configure a consumer-group runner for one topic.
+type ConsumerOptions struct {
+	Brokers []string
+	Group   string // consumer group id, e.g. "transfers.chain.transfers.v1"
+	Topic   string
+	// MaxBatch is the most records a handler call gets (default 500); MaxWait is how long a
+	// partial batch waits for more (default 50ms).
+	MaxBatch int
+	MaxWait  time.Duration
+	// DLQ receives undecodable records; nil publishes through a publisher of its own.
+	DLQ            *Publisher
+	Logger         *slog.Logger
+	TracerProvider trace.TracerProvider
+	MeterProvider  metric.MeterProvider
+	Propagator     propagation.TextMapPropagator
+	// StartAtEnd makes a new group start at the newest offset instead of the oldest.
+	StartAtEnd bool
+}
+
+// Handler processes a batch. Returning an error retries the same batch with backoff; records
+// are committed only after it returns nil, so it must be idempotent.
+type Handler[M proto.Message] func(ctx context.Context, batch []Message[M]) error
+
+// Consumer runs a consumer group for one topic and one message type.
+type Consumer[M proto.Message] struct {
+	o      ConsumerOptions
+	newMsg func() M
+	handle Handler[M]
+	r      *kafka.Reader
+	dlq    *Publisher
+	ownDLQ bool
+	tracer trace.Tracer
+
+	consumed metric.Int64Counter
+	dlqCount metric.Int64Counter
+	failures metric.Int64Counter
+	lag      metric.Int64Gauge
+}
+
+// NewConsumer returns a consumer; Run starts it. newMsg returns an empty message to decode into.
+func NewConsumer[M proto.Message](o ConsumerOptions, newMsg func() M, handle Handler[M]) *Consumer[M] {
+	if o.MaxBatch <= 0 {
+		o.MaxBatch = 500
+	}
+	if o.MaxWait <= 0 {
+		o.MaxWait = 50 * time.Millisecond
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Propagator == nil {
+		o.Propagator = propagation.TraceContext{}
+	}
+	tp := o.TracerProvider
+	if tp == nil {
+		tp = tnoop.NewTracerProvider()
+	}
+	mp := o.MeterProvider
+	if mp == nil {
+		mp = noop.NewMeterProvider()
+	}
+	start := kafka.FirstOffset
+	if o.StartAtEnd {
+		start = kafka.LastOffset
+	}
+	c := &Consumer[M]{o: o, newMsg: newMsg, handle: handle, tracer: tp.Tracer("chainintel/eventbus")}
+	c.r = kafka.NewReader(kafka.ReaderConfig{
+		Brokers:                o.Brokers,
+		GroupID:                o.Group,
+		Topic:                  o.Topic,
+		MinBytes:               1,
+		MaxBytes:               16 << 20,
+		MaxWait:                100 * time.Millisecond,
+		ReadBatchTimeout:       time.Second,
+		QueueCapacity:          4 * o.MaxBatch,
+		StartOffset:            start,
+		CommitInterval:         0, // commit synchronously, after the handler
+		HeartbeatInterval:      time.Second,
+		SessionTimeout:         10 * time.Second,
+		RebalanceTimeout:       10 * time.Second,
+		JoinGroupBackoff:       500 * time.Millisecond,
+		ReadBackoffMin:         50 * time.Millisecond,
+		ReadBackoffMax:         500 * time.Millisecond,
+		WatchPartitionChanges:  true,
+		PartitionWatchInterval: 5 * time.Second,
+		ErrorLogger: kafka.LoggerFunc(func(msg string, args ...any) {
+			o.Logger.Debug("kafka reader: "+fmt.Sprintf(msg, args...), "topic", o.Topic, "group", o.Group)
+		}),
+	})
+	c.dlq = o.DLQ
+	if c.dlq == nil {
+		c.dlq = NewPublisher(o.Brokers, PublisherOptions{TracerProvider: tp, Propagator: o.Propagator})
+		c.ownDLQ = true
+	}
+	m := mp.Meter("chainintel/eventbus")
+	c.consumed, _ = m.Int64Counter("eventbus_consumed_total", metric.WithDescription("records handled and committed"))
+	c.dlqCount, _ = m.Int64Counter("eventbus_dlq_total", metric.WithDescription("records sent to the dead-letter topic"))
+	c.failures, _ = m.Int64Counter("eventbus_handler_failures_total", metric.WithDescription("handler errors (batch retried)"))
+	c.lag, _ = m.Int64Gauge("eventbus_consumer_lag", metric.WithDescription("records behind the partition end"))
+	return c
+}
+
+// Run consumes until ctx ends. A batch being handled when ctx ends is finished and committed
+// (within 30s) before Run returns.
+func (c *Consumer[M]) Run(ctx context.Context) error {
+	defer func() {
+		_ = c.r.Close()
+		if c.ownDLQ {
+			_ = c.dlq.Close()
+		}
+	}()
+	attrs := metric.WithAttributes(attribute.String("topic", c.o.Topic), attribute.String("group", c.o.Group))
+	for {
+		raw, err := c.fetch(ctx)
+		if len(raw) == 0 {
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return fmt.Errorf("consume %s: %w", c.o.Topic, err)
+			}
+			continue
+		}
+		// The batch is ours now: finish it even if a stop was asked for meanwhile.
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		err = c.process(wctx, ctx, raw, attrs)
+		cancel()
+		if err != nil {
+			return err
+		}
+		c.lag.Record(ctx, c.r.Stats().Lag, attrs)
+		if ctx.Err() != nil {
+			return nil
+		}
+	}
+}
+
+// fetch gathers up to MaxBatch records, waiting at most MaxWait after the first one.
+func (c *Consumer[M]) fetch(ctx context.Context) ([]kafka.Message, error) {
+	first, err := c.r.FetchMessage(ctx)
+	if err != nil {
+		return nil, err
+	}
+	batch := []kafka.Message{first}
+	deadline, cancel := context.WithTimeout(ctx, c.o.MaxWait)
+	defer cancel()
+	for len(batch) < c.o.MaxBatch {
+		m, err := c.r.FetchMessage(deadline)
+		if err != nil {
+			break
+		}
+		batch = append(batch, m)
+	}
+	return batch, nil
+}
+
+func (c *Consumer[M]) process(ctx, stop context.Context, raw []kafka.Message, attrs metric.MeasurementOption) error {
+	batch := make([]Message[M], 0, len(raw))
+	links := make([]trace.Link, 0, 8)
+	var dead []Event
+	for _, r := range raw {
+		m := Message[M]{
+			Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Key: string(r.Key), Time: r.Time,
+			EventID: header(r.Headers, HeaderEventID), EventType: header(r.Headers, HeaderEventType),
+			Msg: c.newMsg(),
+		}
+		m.Ctx = extract(context.Background(), c.o.Propagator, r.Headers)
+		if r.Value == nil {
+			m.Tombstone = true
+		} else if err := proto.Unmarshal(r.Value, m.Msg); err != nil {
+			dead = append(dead, c.deadLetter(r, err))
+			continue
+		}
+		if len(links) < cap(links) {
+			if sc := trace.SpanContextFromContext(m.Ctx); sc.IsValid() {
+				links = append(links, trace.Link{SpanContext: sc})
+			}
+		}
+		batch = append(batch, m)
+	}
+	if len(dead) > 0 {
+		if err := c.dlq.Publish(ctx, dead...); err != nil {
+			return fmt.Errorf("dead-letter %d records from %s: %w", len(dead), c.o.Topic, err)
+		}
+		c.dlqCount.Add(ctx, int64(len(dead)), attrs)
+		c.o.Logger.Warn("undecodable records sent to dead-letter topic", "topic", c.o.Topic, "count", len(dead))
+	}
+	if len(batch) > 0 {
+		backoff := 100 * time.Millisecond
+		for {
+			// The batch span continues the first record's trace and links the others.
+			pctx := ctx
+			if sc := trace.SpanContextFromContext(batch[0].Ctx); sc.IsValid() {
+				pctx = trace.ContextWithRemoteSpanContext(ctx, sc)
+			}
+			sctx, span := c.tracer.Start(pctx, "process "+c.o.Topic, trace.WithSpanKind(trace.SpanKindConsumer), trace.WithLinks(links...),
+				trace.WithAttributes(attribute.String("messaging.system", "kafka"), attribute.String("messaging.destination.name", c.o.Topic),
+					attribute.Int("messaging.batch.message_count", len(batch))))
+			err := c.handle(sctx, batch)
+			if err != nil {
+				span.RecordError(err)
+			}
+			span.End()
+			if err == nil {
+				break
+			}
+			c.failures.Add(ctx, 1, attrs)
+			c.o.Logger.Error("event handler failed; retrying batch", "topic", c.o.Topic, "group", c.o.Group, "records", len(batch), "error", err, "retry_in", backoff)
+			select {
+			case <-stop.Done():
+				// Not committed: the batch is delivered again after restart.
+				return nil
+			case <-time.After(backoff):
+			}
+			backoff = min(backoff*2, 10*time.Second)
+		}
+		c.consumed.Add(ctx, int64(len(batch)), attrs)
+	}
+	if err := c.r.CommitMessages(ctx, raw...); err != nil {
+		if errors.Is(err, context.Canceled) || stop.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("commit %s offsets: %w", c.o.Topic, err)
+	}
+	return nil
+}
+
+func (c *Consumer[M]) deadLetter(r kafka.Message, err error) Event {
+	return Event{Topic: c.o.Topic + ".dlq", Key: string(r.Key), ID: header(r.Headers, HeaderEventID),
+		Msg: nil, dlq: &deadRecord{value: r.Value, headers: append(append([]kafka.Header(nil), r.Headers...),
+			kafka.Header{Key: HeaderError, Value: []byte(err.Error())},
+			kafka.Header{Key: HeaderDLQSource, Value: []byte(fmt.Sprintf("%s/%d/%d", r.Topic, r.Partition, r.Offset))})}}
+}

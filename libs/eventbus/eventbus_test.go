@@ -1,0 +1,213 @@
+package eventbus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+	"go.opentelemetry.io/otel/propagation"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+)
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+func startBroker(t *testing.T, topics ...string) []string {
+	t.Helper()
+	b, err := StartEmbeddedBroker(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Close)
+	var specs []TopicSpec
+	for _, tp := range topics {
+		specs = append(specs, TopicSpec{Name: tp, Partitions: 3})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := EnsureTopics(ctx, b.Addrs(), 1, specs); err != nil {
+		t.Fatal(err)
+	}
+	// Creating again is a no-op.
+	if err := EnsureTopics(ctx, b.Addrs(), 1, specs); err != nil {
+		t.Fatal(err)
+	}
+	return b.Addrs()
+}
+
+type collector struct {
+	mu   sync.Mutex
+	got  []Message[*wrapperspb.StringValue]
+	fail int // fail this many calls first
+}
+
+func (c *collector) handle(_ context.Context, batch []Message[*wrapperspb.StringValue]) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.fail > 0 {
+		c.fail--
+		return errors.New("database down")
+	}
+	c.got = append(c.got, batch...)
+	return nil
+}
+
+func (c *collector) wait(t *testing.T, n int) []Message[*wrapperspb.StringValue] {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		c.mu.Lock()
+		if len(c.got) >= n {
+			out := append([]Message[*wrapperspb.StringValue](nil), c.got...)
+			c.mu.Unlock()
+			return out
+		}
+		c.mu.Unlock()
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("got %d records, want %d", len(c.got), n)
+	return nil
+}
+
+func runConsumer(t *testing.T, brokers []string, topic, group string, col *collector, opts ...func(*ConsumerOptions)) context.CancelFunc {
+	t.Helper()
+	o := ConsumerOptions{Brokers: brokers, Group: group, Topic: topic, Logger: quiet, Propagator: propagation.TraceContext{}}
+	for _, f := range opts {
+		f(&o)
+	}
+	c := NewConsumer(o, func() *wrapperspb.StringValue { return &wrapperspb.StringValue{} }, col.handle)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	stop := func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}
+	t.Cleanup(func() {
+		select {
+		case <-ctx.Done():
+		default:
+			stop()
+		}
+	})
+	return stop
+}
+
+func TestRoundTripWithTraceContext(t *testing.T) {
+	brokers := startBroker(t, "test.roundtrip.v1")
+	tp := sdktrace.NewTracerProvider()
+	pub := NewPublisher(brokers, PublisherOptions{TracerProvider: tp, Propagator: propagation.TraceContext{}})
+	defer pub.Close()
+
+	ctx, span := tp.Tracer("test").Start(context.Background(), "origin")
+	var evs []Event
+	for i := range 50 {
+		evs = append(evs, Event{Topic: "test.roundtrip.v1", Key: fmt.Sprintf("k%d", i%7), Msg: wrapperspb.String(fmt.Sprint(i)), ID: fmt.Sprintf("id-%d", i)})
+	}
+	if err := pub.Publish(ctx, evs...); err != nil {
+		t.Fatal(err)
+	}
+	span.End()
+
+	col := &collector{}
+	runConsumer(t, brokers, "test.roundtrip.v1", "g1", col)
+	got := col.wait(t, 50)
+	seen := map[string]bool{}
+	perKey := map[string][]string{}
+	for _, m := range got {
+		if m.EventType != "google.protobuf.StringValue" {
+			t.Fatalf("event type %q", m.EventType)
+		}
+		if trace.SpanContextFromContext(m.Ctx).TraceID() != span.SpanContext().TraceID() {
+			t.Fatalf("trace context lost on %s", m.EventID)
+		}
+		seen[m.EventID] = true
+		perKey[m.Key] = append(perKey[m.Key], m.Msg.Value)
+	}
+	if len(seen) != 50 {
+		t.Fatalf("distinct events %d", len(seen))
+	}
+	// Same key, same partition: order kept per key.
+	for k, vs := range perKey {
+		for i := 1; i < len(vs); i++ {
+			var a, b int
+			fmt.Sscan(vs[i-1], &a)
+			fmt.Sscan(vs[i], &b)
+			if a > b {
+				t.Fatalf("key %s out of order: %v", k, vs)
+			}
+		}
+	}
+}
+
+func TestUndecodableGoesToDLQ(t *testing.T) {
+	brokers := startBroker(t, "test.dlq.v1")
+	w := &kafka.Writer{Addr: kafka.TCP(brokers...), Balancer: &kafka.Hash{}, BatchTimeout: time.Millisecond}
+	defer w.Close()
+	err := w.WriteMessages(context.Background(),
+		kafka.Message{Topic: "test.dlq.v1", Key: []byte("a"), Value: []byte{0xff, 0xff, 0xff}},
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub := NewPublisher(brokers, PublisherOptions{})
+	defer pub.Close()
+	if err := pub.Publish(context.Background(), Event{Topic: "test.dlq.v1", Key: "a", Msg: wrapperspb.String("good")}); err != nil {
+		t.Fatal(err)
+	}
+	col := &collector{}
+	runConsumer(t, brokers, "test.dlq.v1", "g-dlq", col)
+	got := col.wait(t, 1)
+	if got[0].Msg.Value != "good" {
+		t.Fatalf("got %v", got[0].Msg.Value)
+	}
+	r := kafka.NewReader(kafka.ReaderConfig{Brokers: brokers, Topic: "test.dlq.v1.dlq", Partition: 0, MaxWait: 100 * time.Millisecond})
+	defer r.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	m, err := r.ReadMessage(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if header(m.Headers, HeaderError) == "" || string(m.Value) != "\xff\xff\xff" {
+		t.Fatalf("dead letter %+v", m)
+	}
+}
+
+func TestHandlerFailureRetriesAndCommitsOnlyAfterSuccess(t *testing.T) {
+	brokers := startBroker(t, "test.retry.v1")
+	pub := NewPublisher(brokers, PublisherOptions{})
+	defer pub.Close()
+	for i := range 10 {
+		if err := pub.Publish(context.Background(), Event{Topic: "test.retry.v1", Key: fmt.Sprint(i), Msg: wrapperspb.String(fmt.Sprint(i))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	col := &collector{fail: 2}
+	stop := runConsumer(t, brokers, "test.retry.v1", "g-retry", col)
+	col.wait(t, 10)
+	stop()
+
+	// A new member of the same group sees nothing old: everything was committed.
+	if err := pub.Publish(context.Background(), Event{Topic: "test.retry.v1", Key: "x", Msg: wrapperspb.String("after")}); err != nil {
+		t.Fatal(err)
+	}
+	col2 := &collector{}
+	runConsumer(t, brokers, "test.retry.v1", "g-retry", col2)
+	got := col2.wait(t, 1)
+	time.Sleep(300 * time.Millisecond)
+	col2.mu.Lock()
+	defer col2.mu.Unlock()
+	if len(col2.got) != 1 || got[0].Msg.Value != "after" {
+		t.Fatalf("redelivered committed records: %d", len(col2.got))
+	}
+}

@@ -1,0 +1,165 @@
+package eventbus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/segmentio/kafka-go"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
+	"google.golang.org/protobuf/proto"
+)
+
+// Event is one record to publish.
+type Event struct {
+	Topic string
+	Key   string
+	// Msg is the payload; nil publishes a tombstone (compacted topics delete the key).
+	Msg proto.Message
+	// ID is the event's unique id; empty gets a new UUIDv7. Producers that may re-publish the
+	// same fact (a restart mid-batch) should derive it from the fact so consumers can dedupe.
+	ID string
+
+	dlq *deadRecord // raw record re-published to a dead-letter topic
+}
+
+// deadRecord is an undecodable record kept byte for byte.
+type deadRecord struct {
+	value   []byte
+	headers []kafka.Header
+}
+
+// PublisherOptions tune a Publisher.
+type PublisherOptions struct {
+	BatchTimeout   time.Duration // how long a partial batch waits; default 5ms
+	BatchSize      int           // records per partition batch; default 1000
+	TracerProvider trace.TracerProvider
+	Propagator     propagation.TextMapPropagator
+}
+
+// Publisher writes events to any topic. It is safe for concurrent use.
+type Publisher struct {
+	w      *kafka.Writer
+	tracer trace.Tracer
+	prop   propagation.TextMapPropagator
+}
+
+// NewPublisher returns a publisher for brokers.
+func NewPublisher(brokers []string, o PublisherOptions) *Publisher {
+	if o.BatchTimeout <= 0 {
+		o.BatchTimeout = 5 * time.Millisecond
+	}
+	if o.BatchSize <= 0 {
+		o.BatchSize = 1000
+	}
+	tp := o.TracerProvider
+	if tp == nil {
+		tp = noop.NewTracerProvider()
+	}
+	prop := o.Propagator
+	if prop == nil {
+		prop = propagation.TraceContext{}
+	}
+	return &Publisher{
+		w: &kafka.Writer{
+			Addr:            kafka.TCP(brokers...),
+			Balancer:        &kafka.Hash{},
+			RequiredAcks:    kafka.RequireAll,
+			BatchTimeout:    o.BatchTimeout,
+			BatchSize:       o.BatchSize,
+			BatchBytes:      16 << 20,
+			MaxAttempts:     10,
+			WriteBackoffMin: 50 * time.Millisecond,
+			WriteBackoffMax: time.Second,
+		},
+		tracer: tp.Tracer("chainintel/eventbus"),
+		prop:   prop,
+	}
+}
+
+// Publish writes events and returns once the brokers acknowledged all of them. On error some
+// events may have been written; callers retry the whole call (consumers are idempotent).
+func (p *Publisher) Publish(ctx context.Context, events ...Event) error {
+	if len(events) == 0 {
+		return nil
+	}
+	ctx, span := p.tracer.Start(ctx, "publish", trace.WithSpanKind(trace.SpanKindProducer),
+		trace.WithAttributes(attribute.String("messaging.system", "kafka"),
+			attribute.String("messaging.destination.name", events[0].Topic),
+			attribute.Int("messaging.batch.message_count", len(events))))
+	defer span.End()
+	msgs := make([]kafka.Message, len(events))
+	// Every record of the call carries the same trace context; build its headers once.
+	var traceHeaders []kafka.Header
+	p.prop.Inject(ctx, HeaderCarrier{Headers: &traceHeaders})
+	for i, e := range events {
+		m, err := encode(e, traceHeaders)
+		if err != nil {
+			return err
+		}
+		msgs[i] = m
+	}
+	if err := p.w.WriteMessages(ctx, msgs...); err != nil {
+		span.RecordError(err)
+		var werr kafka.WriteErrors
+		if errors.As(err, &werr) {
+			return fmt.Errorf("publish %d events (%d failed): %w", len(msgs), werr.Count(), err)
+		}
+		return fmt.Errorf("publish %d events: %w", len(msgs), err)
+	}
+	return nil
+}
+
+func encode(e Event, traceHeaders []kafka.Header) (kafka.Message, error) {
+	if e.Topic == "" {
+		return kafka.Message{}, errors.New("event has no topic")
+	}
+	if e.dlq != nil {
+		return kafka.Message{Topic: e.Topic, Key: []byte(e.Key), Value: e.dlq.value, Headers: e.dlq.headers}, nil
+	}
+	id := e.ID
+	if id == "" {
+		id = uuid.Must(uuid.NewV7()).String()
+	}
+	hs := make([]kafka.Header, 0, 3+len(traceHeaders))
+	hs = append(hs, kafka.Header{Key: HeaderEventID, Value: []byte(id)})
+	var val []byte
+	if e.Msg != nil {
+		b, err := proto.Marshal(e.Msg)
+		if err != nil {
+			return kafka.Message{}, fmt.Errorf("encode %s event: %w", e.Topic, err)
+		}
+		val = b
+		hs = append(hs,
+			kafka.Header{Key: HeaderEventType, Value: typeName(e.Msg)},
+			kafka.Header{Key: HeaderContentType, Value: contentTypeValue})
+	}
+	hs = append(hs, traceHeaders...)
+	return kafka.Message{Topic: e.Topic, Key: []byte(e.Key), Value: val, Headers: hs}, nil
+}
+
+// contentTypeValue and the cached type names are shared, read-only header values: kafka-go only
+// reads header values, so one slice per message type serves every record.
+var (
+	contentTypeValue = []byte(contentTypeProtobuf)
+	typeNames        sync.Map // protoreflect.FullName -> []byte
+)
+
+func typeName(m proto.Message) []byte {
+	name := m.ProtoReflect().Descriptor().FullName()
+	if v, ok := typeNames.Load(name); ok {
+		return v.([]byte)
+	}
+	b := []byte(name)
+	typeNames.Store(name, b)
+	return b
+}
+
+// Close flushes pending writes and closes connections.
+func (p *Publisher) Close() error { return p.w.Close() }

@@ -1,0 +1,119 @@
+package httpx
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+	"go.opentelemetry.io/contrib/instrumentation/github.com/gin-gonic/gin/otelgin"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// MaxBodyBytes is the default request body limit (API.md: bodies over 1 MiB get 413).
+const MaxBodyBytes = 1 << 20
+
+// EngineOptions configure NewEngine.
+type EngineOptions struct {
+	Service        string
+	Logger         *slog.Logger
+	TracerProvider trace.TracerProvider // nil: no spans
+	MaxBodyBytes   int64                // 0: MaxBodyBytes
+}
+
+func init() { gin.SetMode(gin.ReleaseMode) }
+
+// NewEngine returns a gin engine with tracing, panic recovery, the body limit, JSON 404/405 and
+// logging of 5xx causes.
+func NewEngine(o EngineOptions) *gin.Engine {
+	e := gin.New()
+	e.HandleMethodNotAllowed = true
+	e.ContextWithFallback = true // c.Done()/c.Value() follow the request context
+	e.RemoveExtraSlash = true
+	if o.TracerProvider != nil {
+		e.Use(otelgin.Middleware(o.Service, otelgin.WithTracerProvider(o.TracerProvider)))
+	}
+	log := o.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	limit := o.MaxBodyBytes
+	if limit <= 0 {
+		limit = MaxBodyBytes
+	}
+	e.Use(recoverer(log), BodyLimit(limit), errorLogger(log))
+	e.NoRoute(func(c *gin.Context) { Error(c, http.StatusNotFound, "no route for "+c.Request.URL.Path) })
+	e.NoMethod(func(c *gin.Context) {
+		Error(c, http.StatusMethodNotAllowed, "method "+c.Request.Method+" not allowed on "+c.Request.URL.Path)
+	})
+	return e
+}
+
+func recoverer(log *slog.Logger) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		defer func() {
+			if r := recover(); r != nil {
+				if err, ok := r.(error); ok && errors.Is(err, http.ErrAbortHandler) {
+					panic(r)
+				}
+				log.ErrorContext(c.Request.Context(), "panic in handler", "panic", r, "path", c.FullPath())
+				Error(c, http.StatusInternalServerError, "internal error")
+			}
+		}()
+		c.Next()
+	}
+}
+
+func errorLogger(log *slog.Logger) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		c.Next()
+		if c.Writer.Status() >= 500 && len(c.Errors) > 0 {
+			log.ErrorContext(c.Request.Context(), "request failed", "method", c.Request.Method,
+				"route", c.FullPath(), "status", c.Writer.Status(), "error", c.Errors.String())
+		}
+	}
+}
+
+// BodyLimit rejects bodies over limit bytes with 413: at once when Content-Length says so,
+// otherwise when a handler reads past the limit (ReadBody reports it).
+func BodyLimit(limit int64) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		if c.Request.ContentLength > limit {
+			Errorf(c, http.StatusRequestEntityTooLarge, "request body over %d bytes", limit)
+			return
+		}
+		if c.Request.Body != nil {
+			c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, limit)
+		}
+		c.Next()
+	}
+}
+
+// BindJSON decodes the body into v, rejecting unknown fields and trailing data. On failure it
+// has already answered (413 over the limit, 400 otherwise) and returns false.
+func BindJSON(c *gin.Context, v any) bool {
+	if err := DecodeJSON(c.Request.Body, v); err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			Errorf(c, http.StatusRequestEntityTooLarge, "request body over %d bytes", tooBig.Limit)
+			return false
+		}
+		Error(c, http.StatusBadRequest, err.Error())
+		return false
+	}
+	return true
+}
+
+// RouteOf returns the matched route pattern, or the path when nothing matched.
+func RouteOf(c *gin.Context) string {
+	if p := c.FullPath(); p != "" {
+		return p
+	}
+	return c.Request.URL.Path
+}
+
+// IsInternalPath reports whether path is under /internal/, which the edge never routes.
+func IsInternalPath(path string) bool {
+	return path == "/internal" || strings.HasPrefix(path, "/internal/")
+}

@@ -1,0 +1,121 @@
+package httpx
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gin-gonic/gin"
+)
+
+func TestIdentityRoundTripAndTamper(t *testing.T) {
+	s := NewSigner("0123456789abcdef")
+	now := time.Unix(1_800_000_000, 0)
+	id := Identity{KeyID: "k1", UserID: "u1", OrgID: "o1", Role: RoleOrgAdmin, Tier: "api"}
+	h := http.Header{}
+	s.Sign(h, id, now)
+	got, err := s.Verify(h, now.Add(time.Minute))
+	if err != nil || got != id {
+		t.Fatalf("verify: %+v %v", got, err)
+	}
+
+	tampered := h.Clone()
+	tampered.Set(HeaderUserID, "u2")
+	if _, err := s.Verify(tampered, now); !errors.Is(err, ErrBadIdentity) {
+		t.Fatalf("tampered identity accepted: %v", err)
+	}
+	if _, err := NewSigner("another-secret-value").Verify(h, now); !errors.Is(err, ErrBadIdentity) {
+		t.Fatalf("wrong secret accepted: %v", err)
+	}
+	if _, err := s.Verify(h, now.Add(MaxIdentitySkew+time.Second)); !errors.Is(err, ErrExpiredIdentity) {
+		t.Fatalf("stale identity accepted: %v", err)
+	}
+	if _, err := s.Verify(http.Header{}, now); !errors.Is(err, ErrNoIdentity) {
+		t.Fatalf("empty: %v", err)
+	}
+	StripIdentity(h)
+	h.Set("X-Caller-Whatever", "x")
+	StripIdentity(h)
+	if len(h) != 0 {
+		t.Fatalf("headers left: %v", h)
+	}
+}
+
+func TestEngineErrorsAreJSON(t *testing.T) {
+	s := NewSigner("0123456789abcdef")
+	e := NewEngine(EngineOptions{Service: "t"})
+	e.Use(IdentityMiddleware(s))
+	e.POST("/echo", func(c *gin.Context) {
+		var v map[string]any
+		if !BindJSON(c, &v) {
+			return
+		}
+		c.JSON(200, v)
+	})
+	e.GET("/me", RequireIdentity(), func(c *gin.Context) {
+		id, _ := IdentityFrom(c.Request.Context())
+		c.JSON(200, gin.H{"user": id.UserID})
+	})
+	e.GET("/boom", func(c *gin.Context) { panic("boom") })
+
+	do := func(method, path, body string, hdr http.Header) (int, string) {
+		req := httptest.NewRequest(method, path, strings.NewReader(body))
+		for k, v := range hdr {
+			req.Header[k] = v
+		}
+		w := httptest.NewRecorder()
+		e.ServeHTTP(w, req)
+		return w.Code, strings.TrimSpace(w.Body.String())
+	}
+	signed := http.Header{}
+	s.Sign(signed, Identity{KeyID: "k", UserID: "u9"}, time.Now())
+	forged := signed.Clone()
+	forged.Set(HeaderUserID, "someone-else")
+
+	big := `{"a":"` + strings.Repeat("x", MaxBodyBytes) + `"}`
+	tests := []struct {
+		method, path, body string
+		hdr                http.Header
+		code               int
+		want               string
+	}{
+		{"GET", "/nope", "", nil, 404, `{"error":"no route for /nope"}`},
+		{"DELETE", "/echo", "", nil, 405, `{"error":"method DELETE not allowed on /echo"}`},
+		{"POST", "/echo", `{"a":1}`, nil, 200, `{"a":1}`},
+		{"POST", "/echo", `{"a":1} {"b":2}`, nil, 400, `{"error":"request body has data after the JSON value"}`},
+		{"POST", "/echo", `{"a":`, nil, 400, `{"error":"request body is truncated JSON"}`},
+		{"POST", "/echo", ``, nil, 400, `{"error":"request body is empty; want JSON"}`},
+		{"POST", "/echo", big, nil, 413, `{"error":"request body over 1048576 bytes"}`},
+		{"GET", "/me", "", nil, 401, `{"error":"error validating API key"}`},
+		{"GET", "/me", "", signed, 200, `{"user":"u9"}`},
+		{"GET", "/me", "", forged, 401, `{"error":"invalid caller identity"}`},
+		{"GET", "/boom", "", nil, 500, `{"error":"internal error"}`},
+	}
+	for _, tc := range tests {
+		code, body := do(tc.method, tc.path, tc.body, tc.hdr)
+		if code != tc.code || body != tc.want {
+			t.Errorf("%s %s: %d %s, want %d %s", tc.method, tc.path, code, body, tc.code, tc.want)
+		}
+	}
+}
+
+func FuzzDecodeJSON(f *testing.F) {
+	for _, s := range []string{`{}`, `[1,2]`, `{"a":1} x`, `"`, `{"a":{"b":[1,{"c":null}]}}`, ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		var v any
+		err := DecodeJSON(bytes.NewReader([]byte(in)), &v)
+		if err == nil {
+			// Whatever was accepted must be exactly one valid JSON value.
+			if !json.Valid(bytes.TrimSpace([]byte(in))) {
+				t.Fatalf("accepted invalid JSON %q", in)
+			}
+		}
+	})
+}

@@ -1,0 +1,124 @@
+package httpx
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/pprof"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/chainintel/chainintel/libs/lifecycle"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// NewServer returns an http.Server with the timeouts every chainintel listener uses.
+func NewServer(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+	}
+}
+
+// ServerPart serves srv on ln as a lifecycle part. Stopping it stops accepting connections and
+// waits for requests in flight to finish (until the shutdown deadline).
+func ServerPart(name string, ln net.Listener, srv *http.Server) lifecycle.Part {
+	return lifecycle.Part{
+		Name: name,
+		Run: func(context.Context) error {
+			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				return err
+			}
+			return nil
+		},
+		Stop: func(ctx context.Context) error {
+			err := srv.Shutdown(ctx)
+			if err != nil {
+				_ = srv.Close()
+			}
+			return err
+		},
+	}
+}
+
+// Readiness tracks whether a service should receive traffic: it has started, it is not stopping,
+// and its dependency checks pass. It is safe for concurrent use.
+type Readiness struct {
+	started  atomic.Bool
+	stopping atomic.Bool
+
+	mu     sync.Mutex
+	checks []readinessCheck
+}
+
+type readinessCheck struct {
+	name string
+	fn   func(context.Context) error
+}
+
+// AddCheck registers a dependency check run on every readiness probe.
+func (r *Readiness) AddCheck(name string, fn func(context.Context) error) {
+	r.mu.Lock()
+	r.checks = append(r.checks, readinessCheck{name, fn})
+	r.mu.Unlock()
+}
+
+// MarkStarted is called once the service has finished starting.
+func (r *Readiness) MarkStarted() { r.started.Store(true) }
+
+// MarkStopping makes readiness fail so load balancers drain the instance before it stops.
+func (r *Readiness) MarkStopping() { r.stopping.Store(true) }
+
+// Check returns nil when the service is ready, or why not.
+func (r *Readiness) Check(ctx context.Context) error {
+	if r.stopping.Load() {
+		return errors.New("stopping")
+	}
+	if !r.started.Load() {
+		return errors.New("starting")
+	}
+	r.mu.Lock()
+	checks := append([]readinessCheck(nil), r.checks...)
+	r.mu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	for _, c := range checks {
+		if err := c.fn(ctx); err != nil {
+			return errors.New(c.name + ": " + err.Error())
+		}
+	}
+	return nil
+}
+
+// OpsHandler serves the ops port: /livez, /readyz, /startupz, /metrics and /debug/pprof/.
+func OpsHandler(reg *prometheus.Registry, ready *Readiness) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /livez", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
+	mux.HandleFunc("GET /startupz", func(w http.ResponseWriter, _ *http.Request) {
+		if !ready.started.Load() {
+			http.Error(w, "starting", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte("ok"))
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		if err := ready.Check(r.Context()); err != nil {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte("ok"))
+	})
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	return mux
+}

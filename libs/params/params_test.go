@@ -1,0 +1,125 @@
+package params
+
+import (
+	"net/url"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestList(t *testing.T) {
+	q := url.Values{"chains": {"ethereum, base", "base", "polygon,,"}}
+	got, err := List(q, "chains")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"ethereum", "base", "polygon"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %v want %v", got, want)
+	}
+	if got, _ := List(url.Values{}, "chains"); got != nil {
+		t.Fatal("absent should be nil")
+	}
+	many := strings.Repeat("a,", 2000)
+	if _, err := List(url.Values{"x": {many}}, "x"); err != nil {
+		t.Fatal("duplicates should not count:", err)
+	}
+}
+
+func TestTimeWindow(t *testing.T) {
+	now := time.Date(2026, 1, 10, 0, 0, 0, 0, time.UTC)
+	tests := []struct {
+		q       string
+		from    time.Time
+		to      time.Time
+		errPart string
+	}{
+		{q: "timeLast=7d", from: now.Add(-7 * 24 * time.Hour), to: now},
+		{q: "timeLast=1h", from: now.Add(-time.Hour), to: now},
+		{q: "timeGte=1700000000000", from: time.UnixMilli(1700000000000).UTC()},
+		{q: "timeGte=2026-01-01T00:00:00Z&timeLte=2026-01-02T00:00:00Z", from: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), to: time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)},
+		{q: "timeLast=7d&timeGte=1", errPart: "timeLast: cannot be combined"},
+		{q: "timeLast=7x", errPart: "timeLast:"},
+		{q: "timeLast=-1d", errPart: "timeLast:"},
+		{q: "timeGte=yesterday", errPart: "timeGte:"},
+		{q: "timeGte=2000&timeLte=1000", errPart: "timeGte: must not be after"},
+		{q: "timeLte=1&timeLte=2", errPart: "timeLte: given 2 times"},
+	}
+	for _, tc := range tests {
+		q, _ := url.ParseQuery(tc.q)
+		w, err := TimeWindow(q, now)
+		if tc.errPart != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.errPart) || !IsParamError(err) {
+				t.Errorf("%s: err %v, want %q", tc.q, err, tc.errPart)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", tc.q, err)
+			continue
+		}
+		if !w.From.Equal(tc.from) || !w.To.Equal(tc.to) {
+			t.Errorf("%s: got %v..%v", tc.q, w.From, w.To)
+		}
+	}
+}
+
+func TestIntAndEnum(t *testing.T) {
+	q := url.Values{"limit": {"1001"}, "sortKey": {"value"}}
+	if _, err := Int(q, "limit", 50, 1, 1000); err == nil || !strings.Contains(err.Error(), "between 1 and 1000") {
+		t.Fatal(err)
+	}
+	if n, _ := Int(url.Values{}, "limit", 50, 1, 1000); n != 50 {
+		t.Fatal(n)
+	}
+	if v, err := Enum(q, "sortKey", "time", "time", "value", "usd"); err != nil || v != "value" {
+		t.Fatal(v, err)
+	}
+	if _, err := Enum(url.Values{"sortKey": {"size"}}, "sortKey", "time", "time", "value"); err == nil {
+		t.Fatal("want error")
+	}
+	if _, _, err := FloatRange(url.Values{"usdGte": {"5"}, "usdLte": {"1"}}, "usdGte", "usdLte"); err == nil {
+		t.Fatal("inverted range accepted")
+	}
+}
+
+func FuzzTimeWindow(f *testing.F) {
+	for _, s := range []string{"timeLast=7d", "timeGte=1&timeLte=2", "timeLast=1h30m", "timeGte=2026-01-01T00:00:00Z", "timeLast=99999999d", "timeLte=-5"} {
+		f.Add(s)
+	}
+	now := time.Date(2026, 1, 10, 0, 0, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, raw string) {
+		q, err := url.ParseQuery(raw)
+		if err != nil {
+			return
+		}
+		w, err := TimeWindow(q, now)
+		if err != nil {
+			if !IsParamError(err) {
+				t.Fatalf("error is not a parameter error: %v", err)
+			}
+			return
+		}
+		if !w.From.IsZero() && !w.To.IsZero() && w.From.After(w.To) {
+			t.Fatalf("inverted window %v", w)
+		}
+	})
+}
+
+func FuzzList(f *testing.F) {
+	f.Add("a,b,,c")
+	f.Add(" , ")
+	f.Fuzz(func(t *testing.T, raw string) {
+		got, err := List(url.Values{"x": {raw}}, "x")
+		if err != nil {
+			return
+		}
+		seen := map[string]bool{}
+		for _, v := range got {
+			if v == "" || strings.Contains(v, ",") || seen[v] || strings.TrimSpace(v) != v {
+				t.Fatalf("bad item %q in %q", v, got)
+			}
+			seen[v] = true
+		}
+	})
+}

@@ -1,0 +1,230 @@
+// Package service wires the parts every chainintel deployable shares, so each service's Run is
+// a short, explicit list: logger and telemetry, the ops port (metrics, pprof, probes), the
+// PostgreSQL pool, Redis, Kafka producers and consumers, and the HTTP server, all started and
+// stopped in order by a lifecycle runner.
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/chainintel/chainintel/libs/config"
+	"github.com/chainintel/chainintel/libs/eventbus"
+	"github.com/chainintel/chainintel/libs/httpx"
+	"github.com/chainintel/chainintel/libs/lifecycle"
+	"github.com/chainintel/chainintel/libs/pgstore"
+	"github.com/chainintel/chainintel/libs/redisx"
+	"github.com/chainintel/chainintel/libs/telemetry"
+	"github.com/gin-gonic/gin"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
+	"google.golang.org/protobuf/proto"
+)
+
+// Base is the configuration every service has. Embed it in a service's Config.
+type Base struct {
+	HTTPAddr        string        `env:"HTTP_ADDR" envDefault:":8080"`
+	OpsAddr         string        `env:"OPS_ADDR" envDefault:":9090"`
+	LogLevel        string        `env:"LOG_LEVEL" envDefault:"info"`
+	ShutdownTimeout time.Duration `env:"SHUTDOWN_TIMEOUT" envDefault:"25s"`
+	// InternalSecret signs caller identity between the edge and services; every service of a
+	// deployment shares it.
+	InternalSecret string `env:"INTERNAL_SECRET,required" secret:"true"`
+	Telemetry      telemetry.Config
+}
+
+// Validate checks the base settings.
+func (b Base) Validate() error {
+	var p config.Problems
+	if len(b.InternalSecret) < 16 {
+		p.Addf("INTERNAL_SECRET must be at least 16 characters")
+	}
+	if b.ShutdownTimeout <= 0 {
+		p.Addf("SHUTDOWN_TIMEOUT must be positive")
+	}
+	return p.Err()
+}
+
+// Postgres is the database configuration of a service that owns a schema.
+type Postgres struct {
+	DatabaseURL string `env:"DATABASE_URL,required"`
+	MaxConns    int32  `env:"DATABASE_MAX_CONNS" envDefault:"16"`
+}
+
+// Kafka is the broker configuration of a service that produces or consumes events.
+type Kafka struct {
+	Brokers           []string `env:"KAFKA_BROKERS,required" envSeparator:","`
+	Partitions        int      `env:"KAFKA_PARTITIONS" envDefault:"8"`
+	ReplicationFactor int      `env:"KAFKA_REPLICATION_FACTOR" envDefault:"1"`
+}
+
+// Redis is the configuration of a service that uses Redis.
+type Redis struct {
+	URL string `env:"REDIS_URL,required"`
+}
+
+// Deps are what a caller may hand a service instead of letting it build them; the zero value
+// makes the service build everything from its config.
+type Deps struct {
+	Logger       *slog.Logger
+	Telemetry    *telemetry.Telemetry
+	HTTPListener net.Listener // nil: listen on Base.HTTPAddr
+	OpsListener  net.Listener // nil: listen on Base.OpsAddr
+}
+
+// Service is a running deployable under construction. Methods add parts; Run starts them.
+type Service struct {
+	Name   string
+	Log    *slog.Logger
+	Tel    *telemetry.Telemetry
+	Ready  *httpx.Readiness
+	Signer *httpx.Signer
+	runner *lifecycle.Runner
+	base   Base
+	deps   Deps
+}
+
+// New builds a service's logger and telemetry and starts its ops port.
+func New(ctx context.Context, name string, base Base, deps Deps) (*Service, error) {
+	log := deps.Logger
+	if log == nil {
+		log = telemetry.NewLogger(os.Stderr, name, base.LogLevel)
+	}
+	tel := deps.Telemetry
+	var err error
+	if tel == nil {
+		tel, err = telemetry.Setup(ctx, name, base.Telemetry)
+		if err != nil {
+			return nil, err
+		}
+	}
+	s := &Service{
+		Name: name, Log: log, Tel: tel, Ready: &httpx.Readiness{}, Signer: httpx.NewSigner(base.InternalSecret),
+		runner: lifecycle.New(log, base.ShutdownTimeout), base: base, deps: deps,
+	}
+	if deps.Telemetry == nil {
+		s.runner.OnStop("telemetry", tel.Shutdown)
+	}
+	ln := deps.OpsListener
+	if ln == nil {
+		if ln, err = net.Listen("tcp", base.OpsAddr); err != nil {
+			return nil, fmt.Errorf("ops port %s: %w", base.OpsAddr, err)
+		}
+	}
+	s.runner.Add(httpx.ServerPart("ops server", ln, httpx.NewServer(httpx.OpsHandler(tel.Registry, s.Ready))))
+	return s, nil
+}
+
+// Postgres connects to the service's database and checks it on readiness probes. It does not
+// migrate: migrations run from the `migrate` subcommand (a Helm hook) or the local stack.
+func (s *Service) Postgres(ctx context.Context, cfg Postgres) (*pgxpool.Pool, error) {
+	pool, err := pgstore.Connect(ctx, cfg.DatabaseURL, pgstore.Options{MaxConns: cfg.MaxConns, AppName: s.Name})
+	if err != nil {
+		return nil, err
+	}
+	s.Ready.AddCheck("postgres", pool.Ping)
+	s.runner.OnStop("postgres", func(context.Context) error { pool.Close(); return nil })
+	return pool, nil
+}
+
+// Redis connects to Redis and checks it on readiness probes.
+func (s *Service) Redis(ctx context.Context, cfg Redis) (*redis.Client, error) {
+	c, err := redisx.Connect(ctx, cfg.URL)
+	if err != nil {
+		return nil, err
+	}
+	s.Ready.AddCheck("redis", func(ctx context.Context) error { return c.Ping(ctx).Err() })
+	s.runner.OnStop("redis", func(context.Context) error { return c.Close() })
+	return c, nil
+}
+
+// Publisher returns a Kafka publisher that is flushed and closed on stop, after consumers and
+// the HTTP server have stopped.
+func (s *Service) Publisher(cfg Kafka) *eventbus.Publisher {
+	p := eventbus.NewPublisher(cfg.Brokers, eventbus.PublisherOptions{TracerProvider: s.Tel.TracerProvider, Propagator: s.Tel.Propagator})
+	s.runner.OnStop("kafka publisher", func(context.Context) error { return p.Close() })
+	return p
+}
+
+// Consume adds a consumer-group runner for topic to the service, in group "<service>.<topic>".
+// tune may adjust its options (batch size, start offset).
+func Consume[M proto.Message](s *Service, cfg Kafka, topic string, newMsg func() M, h eventbus.Handler[M], tune ...func(*eventbus.ConsumerOptions)) {
+	o := eventbus.ConsumerOptions{
+		Brokers: cfg.Brokers, Group: s.Name + "." + topic, Topic: topic, Logger: s.Log,
+		TracerProvider: s.Tel.TracerProvider, MeterProvider: s.Tel.MeterProvider, Propagator: s.Tel.Propagator,
+	}
+	for _, f := range tune {
+		f(&o)
+	}
+	c := eventbus.NewConsumer(o, newMsg, h)
+	s.runner.Add(lifecycle.Part{Name: "consumer " + topic, Run: c.Run})
+}
+
+// Add adds a custom part (a background worker, a poller).
+func (s *Service) Add(p lifecycle.Part) { s.runner.Add(p) }
+
+// OnStop adds a cleanup step, run in reverse order of addition.
+func (s *Service) OnStop(name string, fn func(context.Context) error) { s.runner.OnStop(name, fn) }
+
+// Engine returns a gin engine with the shared middleware and identity verification.
+func (s *Service) Engine() *gin.Engine {
+	e := httpx.NewEngine(httpx.EngineOptions{Service: s.Name, Logger: s.Log, TracerProvider: s.Tel.TracerProvider})
+	e.Use(httpx.IdentityMiddleware(s.Signer))
+	return e
+}
+
+// Run serves h on the HTTP port with every part added so far and blocks until ctx ends or a
+// part fails. On stop, readiness fails first, then the HTTP server drains, then the rest stops
+// in reverse order of addition.
+func (s *Service) Run(ctx context.Context, h http.Handler) error {
+	ln := s.deps.HTTPListener
+	if ln == nil {
+		var err error
+		if ln, err = net.Listen("tcp", s.base.HTTPAddr); err != nil {
+			return fmt.Errorf("http port %s: %w", s.base.HTTPAddr, err)
+		}
+	}
+	s.runner.Add(httpx.ServerPart("http server", ln, httpx.NewServer(h)))
+	s.runner.OnStop("readiness", func(context.Context) error { s.Ready.MarkStopping(); return nil })
+	s.Ready.MarkStarted()
+	s.Log.Info("service started", "http", ln.Addr().String())
+	err := s.runner.Run(ctx)
+	s.Log.Info("service stopped", "error", err)
+	return err
+}
+
+// Migrate connects to cfg's database, migrates schema from fsys and disconnects.
+func Migrate(ctx context.Context, cfg Postgres, schema string, fsys fs.FS, log *slog.Logger) error {
+	pool, err := pgstore.Connect(ctx, cfg.DatabaseURL, pgstore.Options{MaxConns: 2, AppName: schema + "-migrate"})
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	return pgstore.Migrate(ctx, pool, schema, fsys, log)
+}
+
+// Main runs a service binary: it cancels the context on SIGINT/SIGTERM, calls run with the
+// command-line arguments, and exits non-zero (printing the error) when run fails.
+func Main(run func(ctx context.Context, args []string) error) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:])
+	stop()
+	if err != nil && !errors.Is(err, context.Canceled) {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		os.Exit(1)
+	}
+}
+
+// LogConfig logs the effective configuration with secrets masked.
+func LogConfig(log *slog.Logger, cfg any) {
+	log.Info("configuration", "config", config.LogValue(cfg))
+}

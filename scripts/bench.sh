@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# make bench: prints the performance figures each issue names, section by section.
+#
+#   BENCH=edge,ingest make bench     only some sections (edge ingest intelligence transfers user-labels)
+#   BENCH_ROWS=200000 make bench     a smaller transfers load (default 10,000,000 rows, as issue 6 asks)
+#
+# Figures are printed, never asserted. Every section shares this machine's cores with PostgreSQL,
+# Redis and the in-process broker; compare figures printed side by side in one run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export GOFLAGS=-buildvcs=false
+want="${BENCH:-edge,ingest,intelligence,user-labels,transfers}"
+
+section() {
+  case ",$want," in *",$1,"*) ;; *) return 1 ;; esac
+  printf '\n==================== %s ====================\n' "$2"
+}
+
+if section edge "edge: overhead of the full edge vs direct handler and bare reverse proxy (issues 2, 3)"; then
+  (cd services/edge && go run ./cmd/edgebench -duration "${BENCH_EDGE_DURATION:-5s}")
+fi
+
+if section ingest "ingest: JSON-RPC decode of mainnet block 18,000,000 and simulator -> Kafka (issue 4)"; then
+  (cd services/ingest && go test -run '^$' -bench DecodeMainnet -benchtime 300x ./internal/evm/)
+  (cd services/ingest && go test -run '^$' -bench PublishToKafka -benchtime 20x ./sim/)
+fi
+
+if section intelligence "intelligence: deposit detection vs ground truth, lookups with 1M labelled addresses (issue 5)"; then
+  (cd services/intelligence && go test -run '^$' -bench DepositDetection -benchtime 1x .)
+  (cd services/intelligence && go test -run '^$' -bench AddressLookup -benchtime 1x -v .)
+fi
+
+if section user-labels "user-labels: label reads with 10,000 labels, 1,000-address internal lookup (issue 7)"; then
+  (cd services/user-labels && go test -run '^$' -bench . -benchtime 500x ./internal/http/)
+fi
+
+if section transfers "transfers: ingest rate vs raw COPY and query latency at ${BENCH_ROWS:-10000000} rows (issue 6)"; then
+  (cd services/transfers && go run ./cmd/transfers-bench)
+fi

@@ -1,0 +1,35 @@
+// Package http is the balances service's HTTP layer: its public routes (reached through the edge)
+// and its /internal API.
+package http
+
+import (
+	"net/http"
+
+	"github.com/chainintel/chainintel/libs/httpx"
+	"github.com/gin-gonic/gin"
+)
+
+// pending are the public routes this service owns that are not built yet; they answer 501.
+var pending = [][2]string{
+	{"GET", "/balances/address/:address"},
+	{"GET", "/balances/entity/:entity"},
+	{"GET", "/balances/solana/subaccounts/address/:addresses"},
+	{"GET", "/balances/solana/subaccounts/entity/:entities"},
+	{"GET", "/history/address/:address"},
+	{"GET", "/history/entity/:entity"},
+	{"GET", "/portfolio/address/:address"},
+	{"GET", "/portfolio/entity/:entity"},
+	{"GET", "/portfolio/timeSeries/address/:address"},
+	{"GET", "/portfolio/timeSeries/entity/:entity"},
+	{"GET", "/token/balance/:id"},
+	{"GET", "/token/balance/:id/:address"},
+	{"GET", "/token/holders/:id"},
+	{"GET", "/token/holders/:id/:address"},
+}
+
+// Register adds the service's routes to e.
+func Register(e *gin.Engine) {
+	for _, r := range pending {
+		e.Handle(r[0], r[1], func(c *gin.Context) { httpx.Error(c, http.StatusNotImplemented, "not implemented yet") })
+	}
+}

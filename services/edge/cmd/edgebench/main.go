@@ -1,0 +1,442 @@
+// Command edgebench measures the edge's overhead and prints it as a table, side by side:
+//
+//   - GET /chains served by the edge (auth, Redis rate limiter, metering) against the same
+//     handler served directly;
+//   - a cheap proxied endpoint (GET /intelligence/address/{address}, 1 credit) through the full
+//     edge against a bare httputil.ReverseProxy to the same backend;
+//   - both at a quarter of the bare proxy's saturation throughput (open loop), with the p99 the
+//     edge adds.
+//
+// Everything is real: PostgreSQL (a fresh database, dropped after), Redis, and a Kafka-protocol
+// broker (embedded unless -kafka is given) receiving the usage events. It asserts nothing.
+//
+//	cd services/edge && go run ./cmd/edgebench [-duration 5s] [-concurrency 32]
+package main
+
+import (
+	"context"
+
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	libconfig "github.com/chainintel/chainintel/libs/config"
+	"github.com/chainintel/chainintel/libs/eventbus"
+	"github.com/chainintel/chainintel/libs/httpx"
+	"github.com/chainintel/chainintel/libs/pgstore"
+	"github.com/chainintel/chainintel/libs/pgstore/pgtest"
+	"github.com/chainintel/chainintel/libs/redisx"
+	"github.com/chainintel/chainintel/libs/redisx/redistest"
+	"github.com/chainintel/chainintel/libs/service"
+	"github.com/chainintel/chainintel/libs/telemetry"
+	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
+	"github.com/chainintel/chainintel/services/edge"
+	"github.com/chainintel/chainintel/services/edge/migrations"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "edgebench:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	duration := flag.Duration("duration", 5*time.Second, "measuring time per scenario")
+	warmup := flag.Duration("warmup", time.Second, "warm-up time per scenario")
+	conc := flag.Int("concurrency", 32, "concurrent clients in the saturation runs")
+	rounds := flag.Int("rounds", 3, "interleaved rounds per pair; the median round is printed")
+	redisURL := flag.String("redis", redistest.ServerURL(), "Redis URL")
+	kafka := flag.String("kafka", "", "Kafka brokers (default: an embedded broker)")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run here")
+	sampled := flag.Bool("sampled", true, "record a span per request as a default deployment does (false: spans are not sampled)")
+	only := flag.String("only", "", "run one scenario: chains-direct, chains-edge, bare, edge (default: the whole table)")
+	flag.Parse()
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+
+	// Dependencies.
+	dbURL, drop, err := pgtest.CreateDatabase(ctx, "edgebench")
+	if err != nil {
+		return err
+	}
+	defer drop()
+	pool, err := pgstore.Connect(ctx, dbURL, pgstore.Options{MaxConns: 8, AppName: "edgebench"})
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	if err := pgstore.Migrate(ctx, pool, migrations.Schema, migrations.FS, nil); err != nil {
+		return err
+	}
+	rdb, err := redisx.Connect(ctx, *redisURL)
+	if err != nil {
+		return err
+	}
+	defer rdb.Close()
+	brokers := strings.Split(*kafka, ",")
+	if *kafka == "" {
+		b, err := eventbus.StartEmbeddedBroker(0)
+		if err != nil {
+			return err
+		}
+		defer b.Close()
+		brokers = b.Addrs()
+		if err := eventbus.EnsureTopics(ctx, brokers, 1, []eventbus.TopicSpec{{Name: eventsv1.TopicUsageCalls, Partitions: 4}}); err != nil {
+			return err
+		}
+	}
+
+	// The backend: a cheap service endpoint.
+	backendBody := []byte(`{"address":"0x28c6c06298d514db089934071355e5743bf21d60","chain":"ethereum","contract":false,"isUserAddress":false}`)
+	backend, err := serve(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(backendBody)
+	}))
+	if err != nil {
+		return err
+	}
+
+	// The edge, assembled as Run assembles it, with a tier that never limits the bench.
+	dir, err := os.MkdirTemp("", "edgebench")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	tiersFile := filepath.Join(dir, "tiers.yaml")
+	if err := os.WriteFile(tiersFile, []byte("- {name: bench, rate: 10000000, burst: 10000000, heavyRate: 1, api: true, includedCredits: 1000000000000, overage: true}\n"), 0o600); err != nil {
+		return err
+	}
+	var cfg edge.Config
+	if err := libconfig.Defaults(&cfg); err != nil {
+		return err
+	}
+	cfg.InternalSecret = "edgebench-internal-secret-0123456789"
+	cfg.DatabaseURL, cfg.Redis.URL, cfg.Brokers, cfg.TiersFile = dbURL, *redisURL, brokers, tiersFile
+	cfg.UpstreamTransfers, cfg.UpstreamIntelligence, cfg.UpstreamUserLabels = backend, backend, backend
+	cfg.UpstreamBalances, cfg.UpstreamTokenAnalytics, cfg.UpstreamStreamFanout = backend, backend, backend
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	ops, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	defer ops.Close()
+	tel, err := telemetry.Setup(ctx, edge.Name, cfg.Telemetry)
+	if err != nil {
+		return err
+	}
+	if !*sampled {
+		tel.TracerProvider = sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.NeverSample()))
+	}
+	s, err := service.New(ctx, edge.Name, cfg.Base, service.Deps{Logger: log, Telemetry: tel, OpsListener: ops})
+	if err != nil {
+		return err
+	}
+	pub := eventbus.NewPublisher(brokers, eventbus.PublisherOptions{})
+	defer pub.Close()
+	a, err := edge.Assemble(cfg, s, pool, rdb, pub)
+	if err != nil {
+		return err
+	}
+	var wg sync.WaitGroup
+	pctx, stopParts := context.WithCancel(ctx)
+	for _, p := range a.Parts() {
+		wg.Add(1)
+		go func() { defer wg.Done(); _ = p.Run(pctx) }()
+	}
+	defer func() { stopParts(); wg.Wait() }()
+	edgeURL, err := serve(a.Traced(s))
+	if err != nil {
+		return err
+	}
+	admin, err := edge.OpenAdmin(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	key, _, err := admin.CreateKey(ctx, edge.KeySpec{Tier: "bench"})
+	admin.Close()
+	if err != nil {
+		return err
+	}
+
+	// The baselines: /chains served directly, and a bare reverse proxy to the backend.
+	chainsDirect, err := serve(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		_, _ = w.Write(chainsBody)
+	}))
+	if err != nil {
+		return err
+	}
+	target, _ := url.Parse(backend)
+	bare := &httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) { pr.SetURL(target); pr.SetXForwarded() }, Transport: httpx.NewTransport()}
+	bareURL, err := serve(bare)
+	if err != nil {
+		return err
+	}
+
+	client := &http.Client{Transport: &http.Transport{MaxIdleConns: 4 * *conc, MaxIdleConnsPerHost: 4 * *conc, IdleConnTimeout: time.Minute}}
+	req := func(base, path, key string) func() (*http.Request, error) {
+		return func() (*http.Request, error) {
+			r, err := http.NewRequest(http.MethodGet, base+path, nil)
+			if err == nil && key != "" {
+				r.Header.Set("API-Key", key)
+			}
+			return r, err
+		}
+	}
+	// Check every target answers as expected before measuring.
+	for _, c := range []struct{ name, base, path, key string }{
+		{"direct /chains", chainsDirect, "/chains", ""}, {"edge /chains", edgeURL, "/chains", key},
+		{"bare proxy", bareURL, addressPath, ""}, {"edge proxy", edgeURL, addressPath, key},
+	} {
+		r, _ := req(c.base, c.path, c.key)()
+		resp, err := client.Do(r)
+		if err != nil {
+			return fmt.Errorf("%s: %w", c.name, err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			return fmt.Errorf("%s answered %d", c.name, resp.StatusCode)
+		}
+	}
+
+	fmt.Printf("edge overhead — GOMAXPROCS=%d, NumCPU=%d, %s per scenario after %s warm-up, %d concurrent clients (closed loop), median of %d interleaved rounds\n",
+		runtime.GOMAXPROCS(0), runtime.NumCPU(), *duration, *warmup, *conc, *rounds)
+	fmt.Printf("load generator, edge, backend, Redis, PostgreSQL and broker share this machine; spans sampled: %v\n\n", *sampled)
+	fmt.Printf("%-52s %10s %9s %9s %7s\n", "scenario", "req/s", "p50", "p99", "errors")
+
+	closed := func(name string, mk func() (*http.Request, error)) stats {
+		_ = closedLoop(client, mk, *conc, *warmup)
+		st := closedLoop(client, mk, *conc, *duration)
+		st.print(name)
+		return st
+	}
+	switch *only {
+	case "":
+	case "chains-direct":
+		closed("/chains, handler served directly", req(chainsDirect, "/chains", ""))
+		return nil
+	case "chains-edge":
+		closed("/chains through the edge", req(edgeURL, "/chains", key))
+		return nil
+	case "bare":
+		closed(addressPath+", bare ReverseProxy", req(bareURL, addressPath, ""))
+		return nil
+	case "edge":
+		closed(addressPath+", full edge", req(edgeURL, addressPath, key))
+		return nil
+	default:
+		return fmt.Errorf("-only %q: want chains-direct, chains-edge, bare or edge", *only)
+	}
+	// Pairs run interleaved, -rounds times; each line is the median round, so a burst of
+	// load from elsewhere on a shared machine skews one round, not the comparison.
+	pair := func(nameA string, a func() (*http.Request, error), nameB string, b func() (*http.Request, error), by func(stats) float64, run func(func() (*http.Request, error)) stats) (stats, stats) {
+		var as, bs []stats
+		for range *rounds {
+			as = append(as, run(a))
+			bs = append(bs, run(b))
+		}
+		ma, mb := median(as, by), median(bs, by)
+		ma.print(nameA)
+		mb.print(nameB)
+		if *rounds > 1 {
+			fmt.Printf("  every round: %s | %s\n", spread(as), spread(bs))
+		}
+		return ma, mb
+	}
+	sat := func(mk func() (*http.Request, error)) stats {
+		_ = closedLoop(client, mk, *conc, *warmup)
+		return closedLoop(client, mk, *conc, *duration)
+	}
+	d, e := pair("/chains, handler served directly", req(chainsDirect, "/chains", ""),
+		"/chains through the edge (auth+limiter+metering)", req(edgeURL, "/chains", key), byRate, sat)
+	fmt.Printf("%-52s %10.2f\n\n", "  ratio edge/direct (req/s)", e.rps/d.rps)
+	b, f := pair("cheap route, bare ReverseProxy", req(bareURL, addressPath, ""),
+		"cheap route, full edge", req(edgeURL, addressPath, key), byRate, sat)
+	fmt.Printf("%-52s %10.2f\n\n", "  ratio edge/bare (req/s)", f.rps/b.rps)
+
+	rate := b.rps / 4
+	fmt.Printf("open loop at a quarter of the bare proxy's saturation: %.0f req/s\n", rate)
+	qb, qe := pair("cheap route, bare ReverseProxy", req(bareURL, addressPath, ""),
+		"cheap route, full edge", req(edgeURL, addressPath, key), byP99, func(mk func() (*http.Request, error)) stats {
+			_ = openLoop(client, mk, rate, *warmup)
+			return openLoop(client, mk, rate, *duration)
+		})
+	fmt.Printf("%-52s %10s %9s %9s\n", "  added by the edge", "", fmtDur(qe.p50-qb.p50), fmtDur(qe.p99-qb.p99))
+	fmt.Printf("\ncheap route = GET %s (1 credit)\n", addressPath)
+	fmt.Printf("\ntargets: >= 10000 req/s through the edge, ratio >= 0.80, added p99 <= 1ms at a quarter load\n")
+	return nil
+}
+
+const addressPath = "/intelligence/address/0x28c6c06298d514db089934071355e5743bf21d60"
+
+var chainsBody = []byte(`["ethereum","polygon","bsc","optimism","avalanche","arbitrum_one","base","bitcoin","tron","solana","dogecoin","ton"]`)
+
+func serve(h http.Handler) (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	srv := httpx.NewServer(h)
+	go func() { _ = srv.Serve(ln) }()
+	return "http://" + ln.Addr().String(), nil
+}
+
+type stats struct {
+	rps      float64
+	p50, p99 time.Duration
+	errors   int64
+}
+
+func (s stats) print(name string) {
+	fmt.Printf("%-52s %10.0f %9s %9s %7d\n", name, s.rps, fmtDur(s.p50), fmtDur(s.p99), s.errors)
+}
+
+func fmtDur(d time.Duration) string {
+	return fmt.Sprintf("%.3fms", float64(d.Microseconds())/1000)
+}
+
+func do(client *http.Client, mk func() (*http.Request, error)) bool {
+	r, err := mk()
+	if err != nil {
+		return false
+	}
+	resp, err := client.Do(r)
+	if err != nil {
+		return false
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode == 200
+}
+
+// closedLoop runs conc clients back to back for d.
+func closedLoop(client *http.Client, mk func() (*http.Request, error), conc int, d time.Duration) stats {
+	var errs atomic.Int64
+	lat := make([][]time.Duration, conc)
+	deadline := time.Now().Add(d)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for i := range conc {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			own := make([]time.Duration, 0, 1<<16)
+			for time.Now().Before(deadline) {
+				t := time.Now()
+				if !do(client, mk) {
+					errs.Add(1)
+				}
+				own = append(own, time.Since(t))
+			}
+			lat[i] = own
+		}()
+	}
+	wg.Wait()
+	return summarize(lat, time.Since(start), errs.Load())
+}
+
+// openLoop offers rate requests/s for d on a fixed schedule; latency counts from the scheduled
+// time, so a stalled server is not hidden by clients waiting for it.
+func openLoop(client *http.Client, mk func() (*http.Request, error), rate float64, d time.Duration) stats {
+	const workers = 64
+	var errs atomic.Int64
+	lat := make([][]time.Duration, workers)
+	interval := time.Duration(float64(time.Second) * workers / rate)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			own := make([]time.Duration, 0, 1<<14)
+			offset := time.Duration(float64(interval) * float64(w) / workers)
+			for i := 0; ; i++ {
+				at := start.Add(offset + time.Duration(i)*interval)
+				if at.Sub(start) >= d {
+					break
+				}
+				if wait := time.Until(at); wait > 0 {
+					time.Sleep(wait)
+				}
+				if !do(client, mk) {
+					errs.Add(1)
+				}
+				own = append(own, time.Since(at))
+			}
+			lat[w] = own
+		}()
+	}
+	wg.Wait()
+	return summarize(lat, time.Since(start), errs.Load())
+}
+
+func spread(rounds []stats) string {
+	parts := make([]string, len(rounds))
+	for i, r := range rounds {
+		parts[i] = fmt.Sprintf("%.0f/s p99 %s", r.rps, fmtDur(r.p99))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Saturation rounds are ranked by throughput; fixed-rate rounds by their p99.
+func byRate(s stats) float64 { return s.rps }
+func byP99(s stats) float64  { return float64(s.p99) }
+
+// median returns the median round by key.
+func median(rounds []stats, key func(stats) float64) stats {
+	s := slices.Clone(rounds)
+	slices.SortFunc(s, func(a, b stats) int {
+		switch ka, kb := key(a), key(b); {
+		case ka < kb:
+			return -1
+		case ka > kb:
+			return 1
+		}
+		return 0
+	})
+	return s[len(s)/2]
+}
+
+func summarize(parts [][]time.Duration, took time.Duration, errs int64) stats {
+	var all []time.Duration
+	for _, p := range parts {
+		all = append(all, p...)
+	}
+	if len(all) == 0 {
+		return stats{errors: errs}
+	}
+	slices.Sort(all)
+	q := func(f float64) time.Duration { return all[min(int(f*float64(len(all))), len(all)-1)] }
+	return stats{rps: float64(len(all)) / took.Seconds(), p50: q(0.50), p99: q(0.99), errors: errs}
+}

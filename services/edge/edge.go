@@ -1,0 +1,249 @@
+// Package edge is the public door of chainintel: it authenticates API keys, applies the tier's
+// access, rate limits and credit metering, routes every public path to the service that owns it
+// and serves /health, /chains, /openapi.json and /analytics/* itself. It also runs the metering
+// consumer that aggregates usage events into rollups and billing periods.
+package edge
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/chainintel/chainintel/libs/chains"
+	"github.com/chainintel/chainintel/libs/eventbus"
+	"github.com/chainintel/chainintel/libs/lifecycle"
+	"github.com/chainintel/chainintel/libs/pgstore"
+	"github.com/chainintel/chainintel/libs/redisx"
+	"github.com/chainintel/chainintel/libs/service"
+	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
+	"github.com/chainintel/chainintel/services/edge/internal/config"
+	edgehttp "github.com/chainintel/chainintel/services/edge/internal/http"
+	"github.com/chainintel/chainintel/services/edge/internal/keys"
+	"github.com/chainintel/chainintel/services/edge/internal/metering"
+	"github.com/chainintel/chainintel/services/edge/internal/openapi"
+	"github.com/chainintel/chainintel/services/edge/internal/proxy"
+	"github.com/chainintel/chainintel/services/edge/internal/ratelimit"
+	"github.com/chainintel/chainintel/services/edge/internal/routes"
+	"github.com/chainintel/chainintel/services/edge/internal/tiers"
+	"github.com/chainintel/chainintel/services/edge/internal/usage"
+	"github.com/chainintel/chainintel/services/edge/migrations"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+)
+
+// Name is the service name.
+const Name = "edge"
+
+// Config is the edge's configuration.
+type Config = config.Config
+
+// Deps are what a caller may hand the edge instead of letting it build them.
+type Deps = service.Deps
+
+// LoadConfig reads the configuration from EDGE_* environment variables.
+func LoadConfig() (Config, error) { return config.Load() }
+
+// Migrate applies the edge schema's migrations.
+func Migrate(ctx context.Context, cfg Config, log *slog.Logger) error {
+	return service.Migrate(ctx, cfg.Postgres, migrations.Schema, migrations.FS, log)
+}
+
+// DevKeyTier is the tier of the key the local stack seeds.
+const DevKeyTier = "api"
+
+// SeedDevKey makes raw a working org-admin key on the API tier (for the local stack).
+func SeedDevKey(ctx context.Context, cfg Config, raw string) error {
+	pool, err := pgstore.Connect(ctx, cfg.DatabaseURL, pgstore.Options{MaxConns: 2, AppName: "edge-seed"})
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	_, err = keys.NewStore(pool).SeedDevKey(ctx, raw, DevKeyTier)
+	return err
+}
+
+// Run serves the edge until ctx ends.
+func Run(ctx context.Context, cfg Config, deps Deps) error {
+	s, err := service.New(ctx, Name, cfg.Base, deps)
+	if err != nil {
+		return err
+	}
+	service.LogConfig(s.Log, cfg)
+	pool, err := s.Postgres(ctx, cfg.Postgres)
+	if err != nil {
+		return err
+	}
+	rdb, err := connectRedis(ctx, s, cfg.Redis.URL)
+	if err != nil {
+		return err
+	}
+	pub := s.Publisher(cfg.Kafka)
+	a, err := Assemble(cfg, s, pool, rdb, pub)
+	if err != nil {
+		return err
+	}
+	for _, p := range a.Parts() {
+		s.Add(p)
+	}
+	service.Consume(s, cfg.Kafka, eventsv1.TopicUsageCalls, func() *eventsv1.UsageCall { return &eventsv1.UsageCall{} }, a.Aggregator.Handle)
+	return s.Run(ctx, a.Traced(s))
+}
+
+// Traced is the public handler as Run serves it: wrapped in a server span per request.
+func (a *Assembly) Traced(s *service.Service) http.Handler {
+	return otelhttp.NewHandler(a.Handler, "edge", otelhttp.WithTracerProvider(s.Tel.TracerProvider),
+		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return r.Method + " " + r.Pattern }))
+}
+
+// connectRedis connects to Redis without making it a readiness dependency: the edge keeps
+// serving when Redis is away (in-process rate limits, database key lookups), so an outage must
+// not take every replica out of the load balancer. It starts even when Redis is down at first.
+func connectRedis(ctx context.Context, s *service.Service, url string) (*redis.Client, error) {
+	rdb, err := redisx.Connect(ctx, url)
+	if err != nil {
+		opt, perr := redis.ParseURL(url)
+		if perr != nil {
+			return nil, err
+		}
+		s.Log.Warn("Redis unreachable at start; serving with in-process limits until it answers", "error", err)
+		rdb = redis.NewClient(opt)
+	}
+	s.OnStop("redis", func(context.Context) error { return rdb.Close() })
+	return rdb, nil
+}
+
+// Assembly is the edge built from its connected dependencies. Run starts its Parts and the
+// metering consumer; tests and benchmarks in this module use it directly.
+type Assembly struct {
+	Handler    http.Handler
+	Tiers      tiers.Table
+	Verifier   *keys.Verifier
+	Limiter    *ratelimit.Limiter
+	Ledger     *metering.CreditLedger
+	Producer   *metering.Producer
+	Usage      *usage.Store
+	Aggregator *metering.Aggregator
+	store      *usage.Store
+	retention  time.Duration
+	log        *slog.Logger
+}
+
+// Assemble builds the edge over a database pool, Redis and a usage-event publisher.
+func Assemble(cfg Config, s *service.Service, pool *pgxpool.Pool, rdb redis.UniversalClient, pub metering.Publisher) (*Assembly, error) {
+	table, err := tiers.FromFile(cfg.TiersFile)
+	if err != nil {
+		return nil, err
+	}
+	trusted, err := config.ParseCIDRs(cfg.TrustedProxies)
+	if err != nil {
+		return nil, err
+	}
+	meter := s.Tel.Meter()
+	store := usage.NewStore(pool)
+	a := &Assembly{Tiers: table, Usage: store, store: store, retention: cfg.UsageDedupRetention, log: s.Log}
+	a.Verifier = keys.NewVerifier(keys.NewStore(pool), keys.VerifierOptions{
+		LocalTTL: cfg.KeyLocalTTL, RedisTTL: cfg.KeyCacheTTL, Redis: rdb, Log: s.Log})
+	a.Limiter = ratelimit.New(rdb, ratelimit.Options{Timeout: cfg.LimiterTimeout, FallbackFor: cfg.LimiterFallback,
+		Log: s.Log, MeterProvider: s.Tel.MeterProvider})
+	a.Ledger = metering.NewCreditLedger(rdb, store, metering.LedgerOptions{Sync: cfg.CreditSync, Log: s.Log})
+	a.Producer = metering.NewProducer(pub, metering.ProducerOptions{Queue: cfg.UsageQueue, Batch: cfg.UsageBatch,
+		Log: s.Log, Meter: s.Tel.MeterProvider})
+	external := map[string]bool{}
+	for _, rt := range routes.Table {
+		if rt.WebSocket {
+			external[rt.Pattern] = true
+		}
+	}
+	a.Aggregator = &metering.Aggregator{
+		Store: store, Ledger: a.Ledger, Log: s.Log,
+		Included: func(tier string) int64 { t, _ := table.Get(tier); return t.IncludedCredits },
+		External: func(route string) bool { return external[route] },
+	}
+	analytics := edgehttp.Analytics{Usage: store, Tiers: table, Routes: routes.Table}
+	shed := edgehttp.NewShedder(cfg.MaxInFlight, cfg.ShedWait, meter)
+	mws := []edgehttp.Middleware{
+		edgehttp.TierAccess(table),
+		edgehttp.RateLimits{Tiers: table, Limiter: a.Limiter, TrustedProxies: trusted,
+			Public: ratelimit.Limit{Rate: cfg.PublicRate, Burst: cfg.PublicBurst}}.Middleware,
+		edgehttp.Metering{Tiers: table, Ledger: a.Ledger, Usage: a.Producer}.Middleware,
+		shed.Middleware,
+	}
+	own := map[string]http.Handler{
+		"GET /analytics/credit-periods": analytics.CreditPeriods(),
+		"GET /analytics/endpoint-calls": analytics.EndpointCalls(),
+	}
+	a.Handler, err = Handler(cfg, s, a.Verifier, own, mws...)
+	if err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// Parts are the background workers of the edge: key invalidations, the credit ledger's sync,
+// the usage producer and the forgetting of old usage event ids.
+func (a *Assembly) Parts() []lifecycle.Part {
+	return []lifecycle.Part{
+		{Name: "key invalidations", Run: a.Verifier.Listen},
+		{Name: "usage producer", Run: a.Producer.Run},
+		{Name: "credit ledger", Run: a.Ledger.Run},
+		{Name: "usage event ids retention", Run: a.forgetOldEvents},
+	}
+}
+
+func (a *Assembly) forgetOldEvents(ctx context.Context) error {
+	t := time.NewTicker(time.Hour)
+	defer t.Stop()
+	for {
+		if n, err := a.store.ForgetEventsBefore(ctx, time.Now().Add(-a.retention)); err != nil && ctx.Err() == nil {
+			a.log.Warn("forgetting old usage event ids failed", "error", err)
+		} else if n > 0 {
+			a.log.Info("forgot old usage event ids", "count", n)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// Handler builds the public handler: the route table with the edge's own endpoints (own adds
+// or replaces them by route key) and proxies to services, authentication, then mws in order.
+func Handler(cfg Config, s *service.Service, verifier edgehttp.KeyVerifier, own map[string]http.Handler, mws ...edgehttp.Middleware) (http.Handler, error) {
+	set, err := chains.NewSet(cfg.Chains)
+	if err != nil {
+		return nil, err
+	}
+	upstreams := map[routes.Service]http.Handler{}
+	for name, target := range cfg.Upstreams() {
+		p, err := proxy.New(proxy.Options{Service: name, Target: target, Signer: s.Signer, Timeout: cfg.UpstreamTimeout, Propagator: s.Tel.Propagator})
+		if err != nil {
+			return nil, err
+		}
+		upstreams[routes.Service(name)] = p
+	}
+	chainList, err := edgehttp.JSON(chains.Names(set.Chains()))
+	if err != nil {
+		return nil, err
+	}
+	all := map[string]http.Handler{
+		"GET /health":       edgehttp.Health(),
+		"GET /chains":       chainList,
+		"GET /openapi.json": edgehttp.Raw("application/json; charset=utf-8", openapi.Document),
+	}
+	for k, h := range own {
+		all[k] = h
+	}
+	h, err := edgehttp.NewHandler(edgehttp.Options{
+		Routes: routes.Table, Upstreams: upstreams, Own: all, Keys: verifier, Middlewares: mws, Log: s.Log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("edge handler: %w", err)
+	}
+	return h, nil
+}
+
+var _ metering.Publisher = (*eventbus.Publisher)(nil)

@@ -1,0 +1,157 @@
+// Package config is the edge's configuration, read from EDGE_* environment variables.
+package config
+
+import (
+	"fmt"
+	"net/netip"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/chainintel/chainintel/libs/chains"
+	"github.com/chainintel/chainintel/libs/config"
+	"github.com/chainintel/chainintel/libs/service"
+	"github.com/chainintel/chainintel/services/edge/internal/tiers"
+)
+
+// Prefix of every edge environment variable.
+const Prefix = "EDGE_"
+
+// Config is the edge's configuration.
+type Config struct {
+	service.Base
+	service.Postgres
+	service.Kafka
+	service.Redis
+
+	// Chains lists the chains this deployment serves (GET /chains); empty means all.
+	Chains []string `env:"CHAINS" envSeparator:","`
+
+	// Upstream base URLs of the services behind the edge.
+	UpstreamTransfers      string `env:"UPSTREAM_TRANSFERS" envDefault:"http://transfers:8080"`
+	UpstreamIntelligence   string `env:"UPSTREAM_INTELLIGENCE" envDefault:"http://intelligence:8080"`
+	UpstreamUserLabels     string `env:"UPSTREAM_USER_LABELS" envDefault:"http://user-labels:8080"`
+	UpstreamBalances       string `env:"UPSTREAM_BALANCES" envDefault:"http://balances:8080"`
+	UpstreamTokenAnalytics string `env:"UPSTREAM_TOKEN_ANALYTICS" envDefault:"http://token-analytics:8080"`
+	UpstreamStreamFanout   string `env:"UPSTREAM_STREAM_FANOUT" envDefault:"http://stream-fanout:8080"`
+
+	// UpstreamTimeout bounds every proxied call (not WebSocket streams).
+	UpstreamTimeout time.Duration `env:"UPSTREAM_TIMEOUT" envDefault:"30s"`
+	// KeyCacheTTL is how long a verified key stays cached in Redis; KeyLocalTTL how long in
+	// process (the backstop for a lost invalidation: a revoked key is refused within it).
+	KeyCacheTTL time.Duration `env:"KEY_CACHE_TTL" envDefault:"60s"`
+	KeyLocalTTL time.Duration `env:"KEY_LOCAL_TTL" envDefault:"1s"`
+
+	// TiersFile is a YAML or JSON tier table; empty uses the built-in table (docs/edge.md).
+	TiersFile string `env:"TIERS_FILE"`
+
+	// PublicRate and PublicBurst limit public routes per client IP.
+	PublicRate  int `env:"PUBLIC_RATE" envDefault:"10"`
+	PublicBurst int `env:"PUBLIC_BURST" envDefault:"20"`
+	// TrustedProxies are CIDRs of proxies (the ingress) whose X-Forwarded-For is believed when
+	// deriving a client's IP; empty trusts none and uses the connection's peer address.
+	TrustedProxies []string `env:"TRUSTED_PROXIES" envSeparator:","`
+	// LimiterTimeout bounds a rate-limit decision in Redis; LimiterFallback is how long the
+	// edge limits in process after Redis failed before trying Redis again.
+	LimiterTimeout  time.Duration `env:"LIMITER_TIMEOUT" envDefault:"100ms"`
+	LimiterFallback time.Duration `env:"LIMITER_FALLBACK" envDefault:"2s"`
+
+	// MaxInFlight bounds concurrent proxied calls per upstream service; a call that finds no
+	// slot within ShedWait gets a quick 503.
+	MaxInFlight int           `env:"MAX_IN_FLIGHT" envDefault:"512"`
+	ShedWait    time.Duration `env:"SHED_WAIT" envDefault:"20ms"`
+
+	// UsageQueue bounds usage events waiting to be published (beyond it they are dropped and
+	// counted); UsageBatch is the most published in one write.
+	UsageQueue int `env:"USAGE_QUEUE" envDefault:"65536"`
+	UsageBatch int `env:"USAGE_BATCH" envDefault:"1000"`
+	// CreditSync is how often the in-process credit ledger syncs with Redis.
+	CreditSync time.Duration `env:"CREDIT_SYNC" envDefault:"250ms"`
+	// UsageDedupRetention is how long consumed usage event ids are remembered for dedup.
+	UsageDedupRetention time.Duration `env:"USAGE_DEDUP_RETENTION" envDefault:"168h"`
+}
+
+// Validate checks the whole configuration.
+func (c Config) Validate() error {
+	var p config.Problems
+	if err := c.Base.Validate(); err != nil {
+		p = append(p, err)
+	}
+	if _, err := chains.NewSet(c.Chains); err != nil {
+		p.Addf("EDGE_CHAINS: %v", err)
+	}
+	for name, u := range c.Upstreams() {
+		if pu, err := url.Parse(u); err != nil || pu.Scheme == "" || pu.Host == "" {
+			p.Addf("upstream %s URL %q is not an absolute URL", name, u)
+		}
+	}
+	if c.UpstreamTimeout <= 0 {
+		p.Addf("EDGE_UPSTREAM_TIMEOUT must be positive")
+	}
+	if c.KeyCacheTTL <= 0 || c.KeyLocalTTL <= 0 {
+		p.Addf("EDGE_KEY_CACHE_TTL and EDGE_KEY_LOCAL_TTL must be positive")
+	}
+	if _, err := tiers.FromFile(c.TiersFile); err != nil {
+		p.Addf("EDGE_TIERS_FILE: %v", err)
+	}
+	if c.PublicRate <= 0 || c.PublicBurst <= 0 {
+		p.Addf("EDGE_PUBLIC_RATE and EDGE_PUBLIC_BURST must be positive")
+	}
+	if _, err := ParseCIDRs(c.TrustedProxies); err != nil {
+		p.Addf("EDGE_TRUSTED_PROXIES: %v", err)
+	}
+	if c.LimiterTimeout <= 0 || c.LimiterFallback <= 0 {
+		p.Addf("EDGE_LIMITER_TIMEOUT and EDGE_LIMITER_FALLBACK must be positive")
+	}
+	if c.MaxInFlight <= 0 || c.ShedWait < 0 {
+		p.Addf("EDGE_MAX_IN_FLIGHT must be positive and EDGE_SHED_WAIT not negative")
+	}
+	if c.UsageQueue <= 0 || c.UsageBatch <= 0 || c.CreditSync <= 0 || c.UsageDedupRetention <= 0 {
+		p.Addf("EDGE_USAGE_QUEUE, EDGE_USAGE_BATCH, EDGE_CREDIT_SYNC and EDGE_USAGE_DEDUP_RETENTION must be positive")
+	}
+	return p.Err()
+}
+
+// ParseCIDRs parses CIDRs (a bare IP is taken as a single-address prefix).
+func ParseCIDRs(list []string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, s := range list {
+		s = strings.TrimSpace(s)
+		if s == "" {
+			continue
+		}
+		if !strings.Contains(s, "/") {
+			a, err := netip.ParseAddr(s)
+			if err != nil {
+				return nil, fmt.Errorf("%q is not an IP or CIDR", s)
+			}
+			out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+			continue
+		}
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not an IP or CIDR", s)
+		}
+		out = append(out, p.Masked())
+	}
+	return out, nil
+}
+
+// Upstreams maps service names to their base URLs.
+func (c Config) Upstreams() map[string]string {
+	return map[string]string{
+		"transfers":       c.UpstreamTransfers,
+		"intelligence":    c.UpstreamIntelligence,
+		"user-labels":     c.UpstreamUserLabels,
+		"balances":        c.UpstreamBalances,
+		"token-analytics": c.UpstreamTokenAnalytics,
+		"stream-fanout":   c.UpstreamStreamFanout,
+	}
+}
+
+// Load reads the configuration from the environment.
+func Load() (Config, error) {
+	var c Config
+	err := config.Load(&c, Prefix)
+	return c, err
+}

@@ -1,0 +1,250 @@
+package http
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"sort"
+	"time"
+
+	"github.com/chainintel/chainintel/libs/httpx"
+	"github.com/chainintel/chainintel/services/edge/internal/proxy"
+	"github.com/chainintel/chainintel/services/edge/internal/routes"
+	"github.com/chainintel/chainintel/services/edge/internal/tiers"
+	"github.com/chainintel/chainintel/services/edge/internal/usage"
+)
+
+// UsageReader reads the metering rollups (usage.Store).
+type UsageReader interface {
+	CreditPeriods(ctx context.Context, e usage.Entity, limit int) ([]usage.Period, error)
+	Hourly(ctx context.Context, sc usage.Scope, from, to time.Time) ([]usage.HourRoute, error)
+}
+
+// Analytics serves GET /analytics/credit-periods and GET /analytics/endpoint-calls.
+type Analytics struct {
+	Usage  UsageReader
+	Tiers  tiers.Table
+	Routes []routes.Route
+	Now    func() time.Time // default time.Now
+}
+
+func (a Analytics) now() time.Time {
+	if a.Now != nil {
+		return a.Now()
+	}
+	return time.Now()
+}
+
+// CreditPeriod is one element of GET /analytics/credit-periods.
+type CreditPeriod struct {
+	PeriodStart     time.Time `json:"periodStart"`
+	PeriodEnd       time.Time `json:"periodEnd"`
+	CreditsIncluded int64     `json:"creditsIncluded"`
+	CreditsUsed     int64     `json:"creditsUsed"`
+	ExtraCredits    int64     `json:"extraCredits"`
+	EntityID        string    `json:"entityId"`
+	EntityType      string    `json:"entityType"`
+	Status          string    `json:"status"`
+	ComputedAt      time.Time `json:"computedAt"`
+}
+
+// CreditPeriods answers the last 12 billing periods of the caller's org (org admins) or of the
+// caller (individuals), newest first; the current period is always listed.
+func (a Analytics) CreditPeriods() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, ok := httpx.IdentityFrom(r.Context())
+		if !ok {
+			proxy.WriteError(w, http.StatusUnauthorized, "error validating API key")
+			return
+		}
+		if id.Role == httpx.RoleOrgMember {
+			proxy.WriteError(w, http.StatusForbidden, "credit periods are visible to org admins only")
+			return
+		}
+		e := usage.BilledEntity(id.UserID, id.OrgID)
+		stored, err := a.Usage.CreditPeriods(r.Context(), e, 12)
+		if err != nil {
+			proxy.WriteError(w, http.StatusInternalServerError, "usage figures are unavailable; retry later")
+			return
+		}
+		now := a.now().UTC()
+		start, end := usage.PeriodOf(now)
+		if len(stored) == 0 || stored[0].Start.Before(start) {
+			tr, _ := a.Tiers.Get(id.Tier)
+			current := usage.Period{Entity: e, Start: start, End: end, Included: tr.IncludedCredits, ComputedAt: now}
+			stored = append([]usage.Period{current}, stored...)
+			if len(stored) > 12 {
+				stored = stored[:12]
+			}
+		}
+		out := make([]CreditPeriod, len(stored))
+		for i, p := range stored {
+			status := "closed"
+			if now.Before(p.End) {
+				status = "open"
+			}
+			out[i] = CreditPeriod{
+				PeriodStart: p.Start.UTC(), PeriodEnd: p.End.UTC(), CreditsIncluded: p.Included, CreditsUsed: p.Used,
+				ExtraCredits: max(p.Used-p.Included, 0), EntityID: e.ID, EntityType: e.Type, Status: status,
+				ComputedAt: p.ComputedAt.UTC().Truncate(time.Second),
+			}
+		}
+		writeJSON(w, out)
+	})
+}
+
+// EndpointCalls is the body of GET /analytics/endpoint-calls.
+type EndpointCalls struct {
+	Period        string         `json:"period"`
+	StartTime     time.Time      `json:"startTime"`
+	EndTime       time.Time      `json:"endTime"`
+	DataPoints    []HourlyUsage  `json:"dataPoints"`
+	EndpointInfos []EndpointInfo `json:"endpointInfos"`
+}
+
+// HourlyUsage is one data point.
+type HourlyUsage struct {
+	Hour            time.Time        `json:"hour"`
+	TotalCalls      int64            `json:"totalCalls"`
+	TotalCredits    int64            `json:"totalCredits"`
+	CallBreakdown   map[string]int64 `json:"callBreakdown"`
+	CreditBreakdown map[string]int64 `json:"creditBreakdown"`
+}
+
+// EndpointInfo is a route pattern's credit weight.
+type EndpointInfo struct {
+	Pattern  string `json:"pattern"`
+	Weight   int64  `json:"weight"`
+	UnitType string `json:"unitType"`
+}
+
+// Window is a resolved reporting window.
+type Window struct {
+	Period     string
+	Start, End time.Time
+}
+
+// MaxCustomRange bounds a start_date/end_date range.
+const MaxCustomRange = 366 * 24 * time.Hour
+
+var periods = map[string]time.Duration{"24h": 24 * time.Hour, "7d": 7 * 24 * time.Hour, "30d": 30 * 24 * time.Hour}
+
+// ParseWindow reads period, start_date and end_date (API.md): period 24h|7d|30d (default 24h)
+// ending at end_date or now; start_date and end_date together are a custom range of at most
+// 366 days; start_date alone is an error.
+func ParseWindow(q url.Values, now time.Time) (Window, error) {
+	for _, k := range []string{"period", "start_date", "end_date"} {
+		if len(q[k]) > 1 {
+			return Window{}, httpx.BadRequest("%s: give it once", k)
+		}
+	}
+	parse := func(k string) (time.Time, bool, error) {
+		v := q.Get(k)
+		if v == "" {
+			return time.Time{}, false, nil
+		}
+		t, err := time.Parse(time.RFC3339, v)
+		if err != nil {
+			return time.Time{}, false, httpx.BadRequest("%s: %q is not an RFC 3339 time (e.g. 2026-01-02T15:04:05Z)", k, v)
+		}
+		return t.UTC(), true, nil
+	}
+	start, hasStart, err := parse("start_date")
+	if err != nil {
+		return Window{}, err
+	}
+	end, hasEnd, err := parse("end_date")
+	if err != nil {
+		return Window{}, err
+	}
+	period := q.Get("period")
+	if hasStart {
+		switch {
+		case !hasEnd:
+			return Window{}, httpx.BadRequest("start_date: a custom range needs end_date too")
+		case period != "":
+			return Window{}, httpx.BadRequest("period: give either period or a start_date/end_date range, not both")
+		case !start.Before(end):
+			return Window{}, httpx.BadRequest("start_date: must be before end_date")
+		case end.Sub(start) > MaxCustomRange:
+			return Window{}, httpx.BadRequest("start_date, end_date: the range must be at most 366 days")
+		}
+		return Window{Period: "custom", Start: start, End: end}, nil
+	}
+	if period == "" {
+		period = "24h"
+	}
+	d, ok := periods[period]
+	if !ok {
+		return Window{}, httpx.BadRequest("period: %q is not one of 24h, 7d, 30d", period)
+	}
+	if !hasEnd {
+		end = now.UTC()
+	}
+	return Window{Period: period, Start: end.Add(-d), End: end}, nil
+}
+
+// EndpointCalls answers hourly calls and credits by route pattern: the caller's org for org
+// members and admins, else the caller. Data points are the hours that had calls, oldest first;
+// the hour containing startTime is included.
+func (a Analytics) EndpointCalls() http.Handler {
+	weights := map[string]routes.Route{}
+	for _, rt := range a.Routes {
+		weights[rt.Pattern] = rt
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, ok := httpx.IdentityFrom(r.Context())
+		if !ok {
+			proxy.WriteError(w, http.StatusUnauthorized, "error validating API key")
+			return
+		}
+		win, err := ParseWindow(r.URL.Query(), a.now())
+		if err != nil {
+			proxy.WriteError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		sc := usage.Scope{UserID: id.UserID, OrgID: id.OrgID}
+		rows, err := a.Usage.Hourly(r.Context(), sc, win.Start.Truncate(time.Hour), win.End)
+		if err != nil {
+			proxy.WriteError(w, http.StatusInternalServerError, "usage figures are unavailable; retry later")
+			return
+		}
+		out := EndpointCalls{Period: win.Period, StartTime: win.Start, EndTime: win.End,
+			DataPoints: []HourlyUsage{}, EndpointInfos: []EndpointInfo{}}
+		seen := map[string]bool{}
+		for _, row := range rows {
+			n := len(out.DataPoints)
+			if n == 0 || !out.DataPoints[n-1].Hour.Equal(row.Hour) {
+				out.DataPoints = append(out.DataPoints, HourlyUsage{Hour: row.Hour.UTC(),
+					CallBreakdown: map[string]int64{}, CreditBreakdown: map[string]int64{}})
+				n++
+			}
+			dp := &out.DataPoints[n-1]
+			dp.TotalCalls += row.Calls
+			dp.TotalCredits += row.Credits
+			dp.CallBreakdown[row.Route] += row.Calls
+			dp.CreditBreakdown[row.Route] += row.Credits
+			if !seen[row.Route] {
+				seen[row.Route] = true
+				info := EndpointInfo{Pattern: row.Route, UnitType: string(routes.PerCall)}
+				if rt, ok := weights[row.Route]; ok {
+					info.Weight, info.UnitType = rt.Credits, string(rt.Unit)
+				}
+				out.EndpointInfos = append(out.EndpointInfos, info)
+			}
+		}
+		sort.Slice(out.EndpointInfos, func(i, j int) bool { return out.EndpointInfos[i].Pattern < out.EndpointInfos[j].Pattern })
+		writeJSON(w, out)
+	})
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		proxy.WriteError(w, http.StatusInternalServerError, "internal error")
+		return
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	_, _ = w.Write(b)
+}

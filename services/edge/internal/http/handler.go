@@ -1,0 +1,155 @@
+// Package http assembles the edge's public handler: the route table served by a ServeMux, API
+// key authentication, the per-route middleware chain (rate limits and metering plug in here),
+// the edge's own endpoints and the proxies to services.
+package http
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/chainintel/chainintel/libs/httpx"
+	"github.com/chainintel/chainintel/services/edge/internal/keys"
+	"github.com/chainintel/chainintel/services/edge/internal/proxy"
+	"github.com/chainintel/chainintel/services/edge/internal/routes"
+)
+
+// Middleware wraps a route's handler. It runs after authentication, so the caller identity (if
+// any) is in the request context.
+type Middleware func(rt routes.Route, next http.Handler) http.Handler
+
+// KeyVerifier resolves an API key to a caller.
+type KeyVerifier interface {
+	Verify(ctx context.Context, raw string) (httpx.Identity, error)
+}
+
+// Options configure the public handler.
+type Options struct {
+	Routes []routes.Route
+	// Upstreams are the proxies to services, by service.
+	Upstreams map[routes.Service]http.Handler
+	// Own are the edge's own endpoints, by route key ("GET /chains").
+	Own         map[string]http.Handler
+	Keys        KeyVerifier
+	Middlewares []Middleware // outermost first
+	Log         *slog.Logger
+}
+
+// NewHandler returns the edge's public handler.
+func NewHandler(o Options) (http.Handler, error) {
+	mux := http.NewServeMux()
+	for _, rt := range o.Routes {
+		var h http.Handler
+		if rt.Service == routes.Edge {
+			h = o.Own[rt.Key()]
+			if h == nil {
+				h = notImplemented()
+			}
+		} else {
+			h = o.Upstreams[rt.Service]
+			if h == nil {
+				return nil, errors.New("no upstream for service " + string(rt.Service))
+			}
+		}
+		for i := len(o.Middlewares) - 1; i >= 0; i-- {
+			h = o.Middlewares[i](rt, h)
+		}
+		h = authenticate(rt, o.Keys, o.Log, h)
+		mux.Handle(rt.Method+" "+rt.Pattern, h)
+	}
+	// Anything the table does not match: a 405 naming the allowed methods when the path is
+	// known under another method, else a 404.
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		var allowed []string
+		for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete} {
+			probe := &http.Request{Method: m, URL: r.URL, Host: r.Host}
+			if _, pattern := mux.Handler(probe); pattern != "" && pattern != "/" {
+				allowed = append(allowed, m)
+			}
+		}
+		if len(allowed) > 0 {
+			allow := strings.Join(allowed, ", ")
+			w.Header().Set("Allow", allow)
+			proxy.WriteError(w, http.StatusMethodNotAllowed, "method "+r.Method+" not allowed on "+r.URL.Path+" (allowed: "+allow+")")
+			return
+		}
+		proxy.WriteError(w, http.StatusNotFound, "no route for "+r.URL.Path)
+	})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Internal routes of services are never reachable from outside, whatever the encoding.
+		if httpx.IsInternalPath(strings.ToLower(r.URL.Path)) || strings.Contains(strings.ToLower(r.URL.RawPath), "/internal") {
+			proxy.WriteError(w, http.StatusNotFound, "no route for "+r.URL.Path)
+			return
+		}
+		if r.ContentLength > httpx.MaxBodyBytes {
+			proxy.WriteError(w, http.StatusRequestEntityTooLarge, "request body over 1048576 bytes")
+			return
+		}
+		if r.Body != nil && r.Body != http.NoBody {
+			r.Body = http.MaxBytesReader(w, r.Body, httpx.MaxBodyBytes)
+		}
+		mux.ServeHTTP(w, r)
+	}), nil
+}
+
+// authenticate verifies the API-Key header as the route requires and puts the identity in the
+// request context.
+func authenticate(rt routes.Route, v KeyVerifier, log *slog.Logger, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		httpx.StripIdentity(r.Header)
+		if rt.Class == routes.Public {
+			next.ServeHTTP(w, r)
+			return
+		}
+		raw := r.Header.Get("API-Key")
+		if raw == "" && rt.KeyOptional {
+			next.ServeHTTP(w, r)
+			return
+		}
+		id, err := v.Verify(r.Context(), raw)
+		switch {
+		case errors.Is(err, keys.ErrInvalid):
+			proxy.WriteError(w, http.StatusUnauthorized, "error validating API key")
+			return
+		case err != nil:
+			log.ErrorContext(r.Context(), "key verification failed", "error", err)
+			proxy.WriteError(w, http.StatusServiceUnavailable, "authentication is unavailable; retry later")
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(httpx.WithIdentity(r.Context(), id)))
+	})
+}
+
+func notImplemented() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		proxy.WriteError(w, http.StatusNotImplemented, "not implemented yet")
+	})
+}
+
+// Health answers the public liveness check with plain "ok".
+func Health() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = w.Write([]byte("ok"))
+	})
+}
+
+// JSON answers every call with the same JSON document (precomputed).
+func JSON(v any) (http.Handler, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return Raw("application/json; charset=utf-8", b), nil
+}
+
+// Raw answers every call with body.
+func Raw(contentType string, body []byte) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", contentType)
+		_, _ = w.Write(body)
+	})
+}

@@ -1,0 +1,137 @@
+package http
+
+import (
+	"context"
+	"math"
+	"net"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/chainintel/chainintel/libs/httpx"
+	"github.com/chainintel/chainintel/services/edge/internal/proxy"
+	"github.com/chainintel/chainintel/services/edge/internal/ratelimit"
+	"github.com/chainintel/chainintel/services/edge/internal/routes"
+	"github.com/chainintel/chainintel/services/edge/internal/tiers"
+)
+
+// RateLimiter decides one request against a named budget (ratelimit.Limiter).
+type RateLimiter interface {
+	Allow(ctx context.Context, key string, lim ratelimit.Limit) ratelimit.Decision
+}
+
+// TierAccess refuses API-tier routes (403) to keys whose tier lacks the API flag, and keys whose
+// tier is not in the table at all.
+func TierAccess(table tiers.Table) Middleware {
+	return func(rt routes.Route, next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			id, ok := httpx.IdentityFrom(r.Context())
+			if !ok {
+				next.ServeHTTP(w, r)
+				return
+			}
+			tr, known := table.Get(id.Tier)
+			switch {
+			case !known:
+				proxy.WriteError(w, http.StatusForbidden, "the tier of this API key ("+id.Tier+") is not configured; contact the operator")
+			case rt.APITier && !tr.API:
+				proxy.WriteError(w, http.StatusForbidden, rt.Pattern+" needs the API tier; the "+tr.Name+" tier does not include it")
+			default:
+				next.ServeHTTP(w, r)
+			}
+		})
+	}
+}
+
+// RateLimits applies the rate classes of API.md: standard routes per key with the tier's rate
+// and burst; heavy routes per key and route at the tier's heavy rate; calls without a key
+// (public routes, key-optional routes called without one) per client IP. Every limited response
+// carries X-RateLimit-Limit, -Remaining and -Reset; a refused one is a 429 with Retry-After.
+type RateLimits struct {
+	Tiers   tiers.Table
+	Limiter RateLimiter
+	Public  ratelimit.Limit
+	// TrustedProxies are the proxies whose X-Forwarded-For is believed (see ClientIP).
+	TrustedProxies []netip.Prefix
+}
+
+// Middleware is the RateLimits middleware.
+func (l RateLimits) Middleware(rt routes.Route, next http.Handler) http.Handler {
+	heavyPrefix := "heavy:" + rt.Pattern + ":"
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var key string
+		var lim ratelimit.Limit
+		if id, ok := httpx.IdentityFrom(r.Context()); ok {
+			tr, _ := l.Tiers.Get(id.Tier) // TierAccess refused unknown tiers
+			if rt.Class == routes.Heavy {
+				key, lim = heavyPrefix+id.KeyID, ratelimit.Limit{Rate: tr.HeavyRate, Burst: tr.HeavyRate}
+			} else {
+				key, lim = "std:"+id.KeyID, ratelimit.Limit{Rate: tr.Rate, Burst: tr.Burst}
+			}
+		} else {
+			key, lim = "ip:"+ClientIP(r, l.TrustedProxies), l.Public
+		}
+		d := l.Limiter.Allow(r.Context(), key, lim)
+		h := w.Header()
+		h.Set("X-RateLimit-Limit", strconv.Itoa(d.Limit))
+		h.Set("X-RateLimit-Remaining", strconv.Itoa(max(d.Remaining, 0)))
+		h.Set("X-RateLimit-Reset", strconv.Itoa(ceilSeconds(d.ResetAfter, 0)))
+		if !d.Allowed {
+			h.Set("Retry-After", strconv.Itoa(ceilSeconds(d.RetryAfter, 1)))
+			proxy.WriteError(w, http.StatusTooManyRequests, "too many requests")
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func ceilSeconds(d time.Duration, least int) int {
+	return max(int(math.Ceil(d.Seconds())), least)
+}
+
+// ClientIP is the address a public call is limited by. The connection's peer is the client
+// unless it is a trusted proxy (the ingress); then X-Forwarded-For is read from the right,
+// skipping trusted proxies, and the first address not trusted is the client. Addresses a client
+// wrote further left are never believed, so a client cannot pick its own budget. When every
+// hop is trusted, the leftmost is the client.
+func ClientIP(r *http.Request, trusted []netip.Prefix) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	peer, err := netip.ParseAddr(host)
+	if err != nil {
+		return host
+	}
+	peer = peer.Unmap()
+	if !isTrusted(peer, trusted) {
+		return peer.String()
+	}
+	client := peer
+	xff := r.Header.Values("X-Forwarded-For")
+	for i := len(xff) - 1; i >= 0; i-- {
+		hops := strings.Split(xff[i], ",")
+		for j := len(hops) - 1; j >= 0; j-- {
+			a, err := netip.ParseAddr(strings.TrimSpace(hops[j]))
+			if err != nil {
+				return client.String() // garbage from here on: the last hop we can vouch for
+			}
+			client = a.Unmap()
+			if !isTrusted(client, trusted) {
+				return client.String()
+			}
+		}
+	}
+	return client.String()
+}
+
+func isTrusted(a netip.Addr, trusted []netip.Prefix) bool {
+	for _, p := range trusted {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}

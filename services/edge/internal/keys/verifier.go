@@ -1,0 +1,214 @@
+package keys
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/chainintel/chainintel/libs/httpx"
+	"github.com/hashicorp/golang-lru/v2/expirable"
+	"github.com/redis/go-redis/v9"
+	"golang.org/x/sync/singleflight"
+)
+
+// Redis names used by the verification cache.
+const (
+	redisKeyPrefix = "edge:key:"
+	// InvalidateChannel carries the hex hashes of keys whose cached verification must be dropped.
+	InvalidateChannel = "edge:keys:invalidate"
+)
+
+// Lookuper resolves a key hash to its identity (ErrInvalid when unknown or revoked).
+type Lookuper interface {
+	Lookup(ctx context.Context, h [32]byte) (httpx.Identity, error)
+}
+
+// VerifierOptions tune a Verifier.
+type VerifierOptions struct {
+	// LocalTTL bounds how long a result stays in process without being re-read from Redis; it
+	// is the backstop when an invalidation message is lost (default 1s).
+	LocalTTL time.Duration
+	// RedisTTL is how long a valid key stays cached in Redis (default 60s).
+	RedisTTL time.Duration
+	// Redis caches verifications across replicas and carries invalidations; nil disables both
+	// (the database answers every local miss).
+	Redis redis.UniversalClient
+	// RedisTimeout bounds each cache read (default 100ms); on timeout the database answers.
+	RedisTimeout time.Duration
+	Log          *slog.Logger
+}
+
+// Verifier checks keys: in-process cache, then Redis, then the store. Misses are cached in
+// process only, so a flood of bad keys does not reach the database more than once per LocalTTL
+// per key. It is safe for concurrent use.
+type Verifier struct {
+	store Lookuper
+	o     VerifierOptions
+	local *expirable.LRU[[32]byte, result]
+	group singleflight.Group
+	// redisDown throttles the "cache unavailable" log line.
+	redisDownLogged atomic.Int64
+}
+
+type result struct {
+	id  httpx.Identity
+	err error
+}
+
+// NewVerifier returns a verifier over store caching up to 100k results.
+func NewVerifier(store Lookuper, o VerifierOptions) *Verifier {
+	if o.LocalTTL <= 0 {
+		o.LocalTTL = time.Second
+	}
+	if o.RedisTTL <= 0 {
+		o.RedisTTL = time.Minute
+	}
+	if o.RedisTimeout <= 0 {
+		o.RedisTimeout = 100 * time.Millisecond
+	}
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
+	return &Verifier{store: store, o: o, local: expirable.NewLRU[[32]byte, result](100_000, nil, o.LocalTTL)}
+}
+
+// Verify returns the identity behind raw, ErrInvalid for an unknown or revoked key, or another
+// error when neither the cache nor the store can answer (not cached).
+func (v *Verifier) Verify(ctx context.Context, raw string) (httpx.Identity, error) {
+	if raw == "" || len(raw) > MaxKeyLength {
+		return httpx.Identity{}, ErrInvalid
+	}
+	h := Hash(raw)
+	if r, ok := v.local.Get(h); ok {
+		return r.id, r.err
+	}
+	hx := hex.EncodeToString(h[:])
+	r, err, _ := v.group.Do(hx, func() (any, error) {
+		// Shared by every caller waiting on this key: one caller going away must not fail the
+		// others, so the lookup has a deadline of its own.
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		id, err := v.resolve(lctx, h, hx)
+		if err != nil && !errors.Is(err, ErrInvalid) {
+			return nil, err
+		}
+		res := result{id, err}
+		v.local.Add(h, res)
+		return res, nil
+	})
+	if err != nil {
+		return httpx.Identity{}, err
+	}
+	res := r.(result)
+	return res.id, res.err
+}
+
+func (v *Verifier) resolve(ctx context.Context, h [32]byte, hx string) (httpx.Identity, error) {
+	if v.o.Redis != nil {
+		rctx, cancel := context.WithTimeout(ctx, v.o.RedisTimeout)
+		s, err := v.o.Redis.Get(rctx, redisKeyPrefix+hx).Result()
+		cancel()
+		switch {
+		case err == nil:
+			if id, ok := decodeIdentity(s); ok {
+				return id, nil
+			}
+		case errors.Is(err, redis.Nil):
+		default:
+			v.logRedisDown(err)
+		}
+	}
+	id, err := v.store.Lookup(ctx, h)
+	if err != nil {
+		return httpx.Identity{}, err
+	}
+	if v.o.Redis != nil {
+		rctx, cancel := context.WithTimeout(ctx, v.o.RedisTimeout)
+		if err := v.o.Redis.Set(rctx, redisKeyPrefix+hx, encodeIdentity(id), v.o.RedisTTL).Err(); err != nil {
+			v.logRedisDown(err)
+		}
+		cancel()
+	}
+	return id, nil
+}
+
+func (v *Verifier) logRedisDown(err error) {
+	now := time.Now().Unix()
+	if last := v.redisDownLogged.Load(); now-last >= 10 && v.redisDownLogged.CompareAndSwap(last, now) {
+		v.o.Log.Warn("key verification cache in Redis unavailable; using the database", "error", err)
+	}
+}
+
+// Forget drops a key's result from this process.
+func (v *Verifier) Forget(h [32]byte) { v.local.Remove(h) }
+
+// Listen applies invalidations published by other processes until ctx ends. The subscription
+// reconnects by itself; invalidations missed meanwhile expire with LocalTTL.
+func (v *Verifier) Listen(ctx context.Context) error {
+	if v.o.Redis == nil {
+		<-ctx.Done()
+		return nil
+	}
+	ps := v.o.Redis.Subscribe(ctx, InvalidateChannel)
+	defer ps.Close()
+	ch := ps.Channel(redis.WithChannelHealthCheckInterval(5 * time.Second))
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case m, ok := <-ch:
+			if !ok {
+				return nil
+			}
+			for _, hx := range strings.Split(m.Payload, ",") {
+				b, err := hex.DecodeString(hx)
+				if err != nil || len(b) != 32 {
+					continue
+				}
+				var h [32]byte
+				copy(h[:], b)
+				v.local.Remove(h)
+			}
+		}
+	}
+}
+
+// Invalidate drops the cached verifications of hashes in Redis and tells every verifier
+// listening to drop them from its process.
+func Invalidate(ctx context.Context, rdb redis.UniversalClient, hashes ...[32]byte) error {
+	if len(hashes) == 0 {
+		return nil
+	}
+	names := make([]string, len(hashes))
+	hexes := make([]string, len(hashes))
+	for i, h := range hashes {
+		hexes[i] = hex.EncodeToString(h[:])
+		names[i] = redisKeyPrefix + hexes[i]
+	}
+	_, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.Del(ctx, names...)
+		p.Publish(ctx, InvalidateChannel, strings.Join(hexes, ","))
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("invalidate cached key verifications: %w", err)
+	}
+	return nil
+}
+
+func encodeIdentity(id httpx.Identity) string {
+	return strings.Join([]string{"v1", id.KeyID, id.UserID, id.OrgID, id.Role, id.Tier}, "\n")
+}
+
+func decodeIdentity(s string) (httpx.Identity, bool) {
+	p := strings.Split(s, "\n")
+	if len(p) != 6 || p[0] != "v1" || p[1] == "" || p[2] == "" {
+		return httpx.Identity{}, false
+	}
+	return httpx.Identity{KeyID: p[1], UserID: p[2], OrgID: p[3], Role: p[4], Tier: p[5]}, true
+}

@@ -1,0 +1,150 @@
+// Package routes is the edge's route table: every public path of the API, the service that
+// owns it, its rate class and its credit weight. The edge routes, limits and meters from this
+// table alone; the OpenAPI document must describe exactly these routes (a test checks).
+package routes
+
+// Service names a deployable that answers routes.
+type Service string
+
+// Services behind the edge.
+const (
+	Edge           Service = "edge"
+	Transfers      Service = "transfers"
+	Intelligence   Service = "intelligence"
+	UserLabels     Service = "user-labels"
+	Balances       Service = "balances"
+	TokenAnalytics Service = "token-analytics"
+	StreamFanout   Service = "stream-fanout"
+)
+
+// Upstreams lists the services the edge proxies to.
+var Upstreams = []Service{Transfers, Intelligence, UserLabels, Balances, TokenAnalytics, StreamFanout}
+
+// Class is a rate class.
+type Class string
+
+// Rate classes (API.md "Rate classes and credits").
+const (
+	Standard Class = "standard" // per key, tier rate with burst
+	Heavy    Class = "heavy"    // per key and route, 1 request/s
+	Public   Class = "public"   // no key; per client IP
+)
+
+// Unit is what a route's credit weight counts.
+type Unit string
+
+// Credit units.
+const (
+	PerCall Unit = "call"
+	PerRow  Unit = "row" // weight times the rows the service reports
+)
+
+// Route is one public route.
+type Route struct {
+	Method  string
+	Pattern string // net/http ServeMux pattern path, e.g. "/tx/{hash}"
+	Service Service
+	Class   Class
+	Credits int64
+	Unit    Unit
+	// KeyOptional routes accept calls without a key (shareable entity summaries); a key, when
+	// given, is still verified.
+	KeyOptional bool
+	// APITier routes need a tier with the API flag (403 otherwise).
+	APITier bool
+	// WebSocket routes are upgraded and proxied as a stream.
+	WebSocket bool
+}
+
+// Key is "METHOD pattern", the route's identity in metering.
+func (r Route) Key() string { return r.Method + " " + r.Pattern }
+
+func get(p string, s Service, c Class, credits int64) Route {
+	return Route{Method: "GET", Pattern: p, Service: s, Class: c, Credits: credits, Unit: PerCall}
+}
+
+func perRow(r Route) Route           { r.Unit = PerRow; return r }
+func keyOptional(r Route) Route      { r.KeyOptional = true; return r }
+func apiTier(r Route) Route          { r.APITier = true; return r }
+func method(m string, r Route) Route { r.Method = m; return r }
+
+// Table is every public route.
+var Table = []Route{
+	// Edge itself.
+	get("/health", Edge, Public, 0),
+	get("/openapi.json", Edge, Public, 0),
+	get("/chains", Edge, Standard, 0),
+	get("/analytics/credit-periods", Edge, Standard, 0),
+	get("/analytics/endpoint-calls", Edge, Standard, 0),
+
+	// Balances, history, portfolio, token balances and holders.
+	get("/balances/address/{address}", Balances, Standard, 1),
+	get("/balances/entity/{entity}", Balances, Standard, 5),
+	get("/balances/solana/subaccounts/address/{addresses}", Balances, Standard, 1),
+	get("/balances/solana/subaccounts/entity/{entities}", Balances, Standard, 5),
+	get("/history/address/{address}", Balances, Standard, 1),
+	get("/history/entity/{entity}", Balances, Standard, 2),
+	get("/portfolio/address/{address}", Balances, Standard, 1),
+	get("/portfolio/entity/{entity}", Balances, Standard, 2),
+	get("/portfolio/timeSeries/address/{address}", Balances, Standard, 2),
+	get("/portfolio/timeSeries/entity/{entity}", Balances, Standard, 3),
+	get("/token/balance/{id}", Balances, Standard, 1),
+	get("/token/balance/{chain}/{address}", Balances, Standard, 1),
+	get("/token/holders/{pricingId}", Balances, Standard, 30),
+	get("/token/holders/{chain}/{address}", Balances, Standard, 30),
+
+	// Transfers, swaps, transactions, counterparties, flow.
+	perRow(get("/transfers", Transfers, Heavy, 2)),
+	apiTier(get("/transfers/histogram", Transfers, Heavy, 4)),
+	get("/transfers/histogram/simple", Transfers, Public, 2),
+	perRow(get("/swaps", Transfers, Heavy, 2)),
+	get("/tx/{hash}", Transfers, Standard, 2),
+	get("/counterparties/address/{address}", Transfers, Heavy, 50),
+	get("/counterparties/entity/{entity}", Transfers, Heavy, 50),
+	get("/flow/address/{address}", Transfers, Standard, 2),
+	get("/flow/entity/{entity}", Transfers, Standard, 3),
+
+	// Intelligence and tags.
+	get("/intelligence/address/{address}", Intelligence, Standard, 1),
+	get("/intelligence/address/{address}/all", Intelligence, Standard, 2),
+	get("/intelligence/address_enriched/{address}", Intelligence, Standard, 2),
+	get("/intelligence/address_enriched/{address}/all", Intelligence, Standard, 4),
+	get("/intelligence/address_with_extra_enrichment/{address}", Intelligence, Standard, 2),
+	get("/intelligence/address_with_extra_enrichment/{address}/all", Intelligence, Standard, 4),
+	method("POST", perRow(get("/intelligence/address/batch", Intelligence, Standard, 1))),
+	get("/intelligence/entity/{entity}", Intelligence, Standard, 1),
+	keyOptional(get("/intelligence/entity/{entity}/summary", Intelligence, Standard, 1)),
+	get("/intelligence/entity_predictions/{entity}", Intelligence, Standard, 1),
+	get("/intelligence/contract/{chain}/{address}", Intelligence, Standard, 1),
+	get("/intelligence/token/{id}", Intelligence, Standard, 1),
+	get("/intelligence/token/{chain}/{address}", Intelligence, Standard, 1),
+	get("/tag/{id}/params", Intelligence, Standard, 5),
+	get("/tag/{id}/summary", Intelligence, Standard, 1),
+
+	// Tokens and market data.
+	get("/token/trending", TokenAnalytics, Standard, 1),
+	get("/token/trending/{id}", TokenAnalytics, Standard, 1),
+	get("/token/top", TokenAnalytics, Standard, 10),
+	get("/token/top_flow/{id}", TokenAnalytics, Heavy, 10),
+	get("/token/top_flow/{chain}/{address}", TokenAnalytics, Heavy, 10),
+	get("/token/volume/{id}", TokenAnalytics, Heavy, 3),
+	get("/token/volume/{chain}/{address}", TokenAnalytics, Heavy, 3),
+	get("/marketdata/altcoin_index", TokenAnalytics, Standard, 1),
+	get("/native/circulating", TokenAnalytics, Standard, 0),
+
+	// User labels and entities.
+	get("/user/labels", UserLabels, Standard, 1),
+	method("POST", get("/user/labels", UserLabels, Standard, 1)),
+	method("DELETE", get("/user/labels", UserLabels, Standard, 1)),
+	method("PUT", get("/user/labels/{label}", UserLabels, Standard, 1)),
+	method("DELETE", get("/user/labels/{label}", UserLabels, Standard, 1)),
+	get("/user/entities", UserLabels, Standard, 1),
+	method("POST", get("/user/entities", UserLabels, Standard, 1)),
+	get("/user/entities/{id}", UserLabels, Standard, 1),
+	method("PUT", get("/user/entities/{id}", UserLabels, Standard, 1)),
+	method("DELETE", get("/user/entities/{id}", UserLabels, Standard, 1)),
+	method("PUT", get("/user/entities/only_add/{id}", UserLabels, Standard, 1)),
+
+	// Transfer stream: 1 credit per delivered transfer, metered by stream-fanout itself.
+	{Method: "GET", Pattern: "/ws/transfers", Service: StreamFanout, Class: Standard, Credits: 1, Unit: PerRow, WebSocket: true},
+}

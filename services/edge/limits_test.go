@@ -1,0 +1,254 @@
+package edge_test
+
+import (
+	"context"
+	"net"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chainintel/chainintel/libs/httpx"
+	"github.com/chainintel/chainintel/services/edge"
+	"github.com/redis/go-redis/v9"
+)
+
+// At 100 requests/s offered for 5 s, a basic key (20/s, burst 20) gets exactly rate*5+burst
+// (±1), and a second key offered the same load at the same time gets its own full budget.
+func TestStandardRateIsExactPerKey(t *testing.T) {
+	e := newEdge(t, edgeOpts{noConsume: true})
+	basic, _ := e.Tiers.Get("basic")
+	k1, _ := e.key(t, edge.KeySpec{Tier: "basic"})
+	k2, _ := e.key(t, edge.KeySpec{Tier: "basic"})
+
+	admitted := map[string]int{}
+	var lastRefused result
+	// Requests every 10 ms within a 5 s window measured by the clock, so a slow machine offers
+	// fewer requests but never stretches the window.
+	start := time.Now()
+	deadline := start.Add(5 * time.Second)
+	for i := 0; ; i++ {
+		if d := time.Until(start.Add(time.Duration(i) * 10 * time.Millisecond)); d > 0 {
+			time.Sleep(d)
+		}
+		if !time.Now().Before(deadline) {
+			break
+		}
+		for _, k := range []string{k1, k2} {
+			r := e.get("/chains", k)
+			switch r.Status {
+			case 200:
+				admitted[k]++
+			case 429:
+				lastRefused = r
+			default:
+				t.Fatalf("status %d: %s", r.Status, r.Body)
+			}
+		}
+	}
+	took := time.Since(start)
+	want := basic.Rate*5 + basic.Burst
+	for i, k := range []string{k1, k2} {
+		if d := admitted[k] - want; d < -1 || d > 1 {
+			t.Errorf("key %d: admitted %d in %s, want %d±1", i+1, admitted[k], took, want)
+		}
+	}
+	if lastRefused.Body != `{"error":"too many requests"}`+"\n" {
+		t.Errorf("429 body %q", lastRefused.Body)
+	}
+	ra, err := strconv.Atoi(lastRefused.Header.Get("Retry-After"))
+	if err != nil || ra < 1 {
+		t.Errorf("Retry-After %q", lastRefused.Header.Get("Retry-After"))
+	}
+	if lastRefused.Header.Get("X-RateLimit-Limit") != strconv.Itoa(basic.Rate) || lastRefused.Header.Get("X-RateLimit-Remaining") != "0" {
+		t.Errorf("429 rate headers: %v", lastRefused.Header)
+	}
+}
+
+// Heavy routes admit 1 request per second per key and route, apart from the standard budget.
+func TestHeavyRoutesOnePerSecondPerRoute(t *testing.T) {
+	e := newEdge(t, edgeOpts{noConsume: true})
+	k, _ := e.key(t, edge.KeySpec{Tier: "api"})
+	counts := map[string]int{}
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for i := 0; i < 60; i++ { // 20/s offered on each of two heavy routes for 3 s
+		<-tick.C
+		for _, p := range []string{"/transfers?rows=1", "/counterparties/address/0xabc"} {
+			r := e.get(p, k)
+			if r.Status == 200 {
+				counts[p]++
+				if r.Header.Get("X-RateLimit-Limit") != "1" {
+					t.Fatalf("heavy X-RateLimit-Limit %q", r.Header.Get("X-RateLimit-Limit"))
+				}
+			} else if r.Status != 429 {
+				t.Fatalf("%s: %d %s", p, r.Status, r.Body)
+			}
+		}
+	}
+	for p, n := range counts {
+		if n < 3 || n > 4 { // burst 1 + 1/s over 3 s
+			t.Errorf("%s admitted %d in 3s, want 3..4", p, n)
+		}
+	}
+	// The standard budget is untouched.
+	if r := e.get("/chains", k); r.Status != 200 || r.Header.Get("X-RateLimit-Remaining") == "0" {
+		t.Errorf("standard after heavy: %d %v", r.Status, r.Header)
+	}
+}
+
+// Public routes are limited per client IP; behind a trusted proxy the client is the first
+// untrusted address from the right of X-Forwarded-For.
+func TestPublicRoutesPerClientIP(t *testing.T) {
+	e := newEdge(t, edgeOpts{noConsume: true, tune: func(c *edge.Config) {
+		c.PublicRate, c.PublicBurst = 1, 3
+		c.TrustedProxies = []string{"192.0.2.0/24"}
+	}})
+	count := func(xff string) int {
+		n := 0
+		for i := 0; i < 10; i++ {
+			r := e.do("GET", "/health", "", "X-Forwarded-For", xff)
+			if r.Status == 200 {
+				if r.Body != "ok" {
+					t.Fatalf("/health body %q", r.Body)
+				}
+				n++
+			} else if r.Status != 429 || r.Header.Get("Retry-After") == "" {
+				t.Fatalf("/health: %d %v", r.Status, r.Header)
+			}
+		}
+		return n
+	}
+	if n := count("203.0.113.7"); n != 3 {
+		t.Errorf("client A admitted %d, want burst 3", n)
+	}
+	// A spoofed left-most entry does not buy a new budget: the proxy appended the real client.
+	if n := count("198.51.100.1, 203.0.113.7"); n != 0 {
+		t.Errorf("spoofed XFF admitted %d, want 0", n)
+	}
+	if n := count("203.0.113.8"); n != 3 {
+		t.Errorf("client B admitted %d, want its own burst 3", n)
+	}
+}
+
+// A revoked key is refused within a second by every edge replica sharing Redis.
+func TestRevokedKeyRefusedOnEveryReplica(t *testing.T) {
+	a := newEdge(t, edgeOpts{noConsume: true, tune: func(c *edge.Config) { c.KeyLocalTTL = time.Hour }})
+	b := newEdge(t, edgeOpts{noConsume: true, redis: a.rdb, redisURL: a.cfg.Redis.URL, brokers: a.brokers,
+		tune: func(c *edge.Config) { c.KeyLocalTTL = time.Hour }})
+	raw, k := a.key(t, edge.KeySpec{Tier: "api"})
+	for _, e := range []*testEdge{a, b} {
+		if r := e.get("/chains", raw); r.Status != 200 {
+			t.Fatalf("before revoke: %d %s", r.Status, r.Body)
+		}
+	}
+	waitSubscribers(t, a.rdb, 2)
+	if err := a.admin.Revoke(context.Background(), k.ID, ""); err != nil {
+		t.Fatal(err)
+	}
+	revoked := time.Now()
+	for i, e := range []*testEdge{a, b} {
+		for {
+			r := e.get("/chains", raw)
+			if r.Status == 401 {
+				if r.Body != `{"error":"error validating API key"}`+"\n" {
+					t.Fatalf("401 body %q", r.Body)
+				}
+				break
+			}
+			if time.Since(revoked) > time.Second {
+				t.Fatalf("replica %d still accepts the revoked key after 1s: %d", i, r.Status)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+}
+
+func waitSubscribers(t *testing.T, rdb *redis.Client, n int64) {
+	t.Helper()
+	eventually(t, 5*time.Second, func() error {
+		m, err := rdb.PubSubNumSub(context.Background(), "edge:keys:invalidate").Result()
+		if err != nil {
+			return err
+		}
+		if m["edge:keys:invalidate"] < n {
+			return errString("subscribers " + strconv.FormatInt(m["edge:keys:invalidate"], 10))
+		}
+		return nil
+	})
+}
+
+type errString string
+
+func (e errString) Error() string { return string(e) }
+
+// Without Redis the edge keeps serving and limiting, in process: never unlimited.
+func TestRedisDownLimitsInProcess(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close()
+	dead := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialTimeout: 50 * time.Millisecond})
+	defer dead.Close()
+	e := newEdge(t, edgeOpts{noConsume: true, redis: dead, redisURL: "redis://" + addr + "/0"})
+	basic, _ := e.Tiers.Get("basic")
+	k, _ := e.key(t, edge.KeySpec{Tier: "basic"})
+	ok, limited := 0, 0
+	for i := 0; i < 3*basic.Burst; i++ {
+		switch r := e.get("/chains", k); r.Status {
+		case 200:
+			ok++
+		case 429:
+			limited++
+		default:
+			t.Fatalf("status %d: %s", r.Status, r.Body)
+		}
+	}
+	if ok < basic.Burst || ok > basic.Burst+2 || limited == 0 {
+		t.Fatalf("without Redis: %d admitted, %d limited; want about the burst (%d) admitted", ok, limited, basic.Burst)
+	}
+	if !e.Limiter.Degraded() {
+		t.Fatal("limiter does not report the fallback")
+	}
+}
+
+// A saturated upstream yields quick 503s instead of a pile-up.
+func TestSaturatedUpstreamIsShed(t *testing.T) {
+	e := newEdge(t, edgeOpts{noConsume: true, tune: func(c *edge.Config) { c.MaxInFlight, c.ShedWait = 2, 0 }})
+	k, _ := e.key(t, edge.KeySpec{Tier: "api"})
+	var wg sync.WaitGroup
+	for i := 0; i < 2; i++ {
+		wg.Add(1)
+		go func() { defer wg.Done(); e.get("/tx/0xblock?block=1", k) }()
+	}
+	eventually(t, 5*time.Second, func() error {
+		e.backend.mu.Lock()
+		defer e.backend.mu.Unlock()
+		if e.backend.calls < 2 {
+			return errString("backend not saturated yet")
+		}
+		return nil
+	})
+	start := time.Now()
+	r := e.get("/tx/0xother", k)
+	if r.Status != 503 || r.Header.Get("Retry-After") != "1" || r.Body != `{"error":"transfers is saturated; retry later"}`+"\n" {
+		t.Fatalf("saturated: %d %v %s", r.Status, r.Header, r.Body)
+	}
+	if r.Header.Get("X-Credits-Used") != "0" {
+		t.Fatalf("a shed call was charged: %v", r.Header)
+	}
+	t.Logf("503 after %s", time.Since(start))
+	// Other services are not affected.
+	if r := e.get("/intelligence/address/0xabc", k); r.Status != 200 {
+		t.Fatalf("other upstream: %d %s", r.Status, r.Body)
+	}
+	close(e.backend.release)
+	wg.Wait()
+	if r := e.get("/tx/0xother", k); r.Status != 200 {
+		t.Fatalf("after release: %d %s", r.Status, r.Body)
+	}
+}
+
+var _ = httpx.RoleOrgAdmin

@@ -1,0 +1,161 @@
+package edge_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/chainintel/chainintel/services/edge"
+)
+
+// The foundation's behaviour holds with limits and metering in the chain.
+func TestEdgeOwnRoutesAndErrors(t *testing.T) {
+	e := newEdge(t, edgeOpts{noConsume: true})
+	k, _ := e.key(t, edge.KeySpec{Tier: "basic"})
+
+	if r := e.get("/health", ""); r.Status != 200 || r.Body != "ok" {
+		t.Fatalf("/health: %d %q", r.Status, r.Body)
+	}
+	r := e.get("/chains", k)
+	if r.Status != 200 || !strings.HasPrefix(r.Body, `["ethereum",`) {
+		t.Fatalf("/chains: %d %s", r.Status, r.Body)
+	}
+	if r.Header.Get("X-Credits-Used") != "0" || r.Header.Get("X-RateLimit-Limit") != "20" {
+		t.Fatalf("/chains headers: %v", r.Header)
+	}
+	for _, c := range []struct{ method, path, key string }{
+		{"GET", "/chains", ""}, {"GET", "/chains", "ci_wrong"}, {"GET", "/transfers", ""},
+	} {
+		r := e.do(c.method, c.path, c.key)
+		if r.Status != 401 || r.Body != `{"error":"error validating API key"}`+"\n" {
+			t.Fatalf("%s %s key %q: %d %s", c.method, c.path, c.key, r.Status, r.Body)
+		}
+	}
+	if r := e.get("/openapi.json", ""); r.Status != 200 || !strings.Contains(r.Body, `"openapi": "3.1`) {
+		t.Fatalf("/openapi.json: %d", r.Status)
+	}
+	if r := e.get("/no/such/route", k); r.Status != 404 || r.Body != `{"error":"no route for /no/such/route"}`+"\n" {
+		t.Fatalf("404: %d %s", r.Status, r.Body)
+	}
+	if r := e.do("POST", "/chains", k); r.Status != 405 || r.Header.Get("Allow") != "GET" {
+		t.Fatalf("405: %d %v %s", r.Status, r.Header, r.Body)
+	}
+	for _, p := range []string{"/internal/lookup", "/INTERNAL/lookup", "/user/%2e%2e/internal/lookup", "/user/../internal/entities/x"} {
+		if r := e.get(p, k); r.Status != 404 && r.Status != 301 && r.Status != 307 {
+			t.Fatalf("%s reachable: %d %s", p, r.Status, r.Body)
+		}
+	}
+	// The key and client identity headers never reach a service; the signed identity does.
+	r = e.do("GET", "/tx/0xabc", k, "X-Caller-User-Id", "someone-else")
+	var echo map[string]string
+	if err := json.Unmarshal([]byte(r.Body), &echo); err != nil || r.Status != 200 {
+		t.Fatalf("proxied: %d %s", r.Status, r.Body)
+	}
+	if echo["apiKey"] != "" || echo["user"] == "" || echo["user"] == "someone-else" || echo["path"] != "/tx/0xabc" {
+		t.Fatalf("upstream saw %v", echo)
+	}
+	// Key-optional summary: without a key it is public (per IP, not metered); with a bad key 401.
+	if r := e.get("/intelligence/entity/x/summary", ""); r.Status != 200 || r.Header.Get("X-Credits-Used") != "" || r.Header.Get("X-RateLimit-Limit") != "10" {
+		t.Fatalf("summary without key: %d %v", r.Status, r.Header)
+	}
+	if r := e.get("/intelligence/entity/x/summary", "ci_bad"); r.Status != 401 {
+		t.Fatalf("summary with bad key: %d", r.Status)
+	}
+	if r := e.get("/intelligence/entity/x/summary", k); r.Status != 200 || r.Header.Get("X-Credits-Used") != "1" {
+		t.Fatalf("summary with key: %d %v", r.Status, r.Header)
+	}
+}
+
+// The WebSocket upgrade is proxied to stream-fanout after authentication, and not metered by
+// the edge.
+func TestWebSocketUpgradeProxiedAfterAuth(t *testing.T) {
+	upgraded := make(chan http.Header, 1)
+	ws := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		upgraded <- r.Header.Clone()
+		conn, brw, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		_, _ = brw.WriteString("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
+		_ = brw.Flush()
+		line, _ := brw.ReadString('\n')
+		_, _ = brw.WriteString("echo " + line)
+		_ = brw.Flush()
+	}))
+	defer ws.Close()
+	e := newEdge(t, edgeOpts{noConsume: true, tune: func(c *edge.Config) { c.UpstreamStreamFanout = ws.URL }})
+	k, _ := e.key(t, edge.KeySpec{Tier: "basic"})
+	srv := httptest.NewServer(e.Traced(e.svc)) // as Run serves it: the tracing wrapper must not hide the hijacker
+	defer srv.Close()
+
+	dial := func(key string) (string, *bufio.Reader, net.Conn) {
+		conn, err := net.Dial("tcp", strings.TrimPrefix(srv.URL, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(conn, "GET /ws/transfers HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nAPI-Key: %s\r\n\r\n", key)
+		br := bufio.NewReader(conn)
+		status, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		return status, br, conn
+	}
+	status, _, conn := dial("ci_wrong")
+	conn.Close()
+	if !strings.Contains(status, "401") {
+		t.Fatalf("bad key upgrade: %q", status)
+	}
+	status, br, conn := dial(k)
+	defer conn.Close()
+	if !strings.Contains(status, "101") {
+		t.Fatalf("upgrade: %q", status)
+	}
+	h := <-upgraded
+	if h.Get("API-Key") != "" || h.Get("X-Caller-Key-Id") == "" {
+		t.Fatalf("stream-fanout saw %v", h)
+	}
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		if line == "\r\n" {
+			break
+		}
+		if strings.HasPrefix(line, "X-Credits-Used") {
+			t.Fatalf("the edge metered a stream: %q", line)
+		}
+	}
+	fmt.Fprint(conn, "hello\n")
+	if line, err := br.ReadString('\n'); err != nil || line != "echo hello\n" {
+		t.Fatalf("stream: %q %v", line, err)
+	}
+}
+
+// The edge's server span is the parent of the service's: its trace context goes upstream, in
+// the trace the client started.
+func TestTraceContextReachesServices(t *testing.T) {
+	e := newEdge(t, edgeOpts{noConsume: true})
+	k, _ := e.key(t, edge.KeySpec{Tier: "basic"})
+	const clientTrace = "4bf92f3577b34da6a3ce929d0e0e4736"
+	r := httptest.NewRequest("GET", "/tx/0xabc", nil)
+	r.Header.Set("API-Key", k)
+	r.Header.Set("traceparent", "00-"+clientTrace+"-00f067aa0ba902b7-01")
+	w := httptest.NewRecorder()
+	e.Traced(e.svc).ServeHTTP(w, r)
+	var echo map[string]string
+	if err := json.Unmarshal(w.Body.Bytes(), &echo); err != nil || w.Code != 200 {
+		t.Fatalf("%d %s", w.Code, w.Body)
+	}
+	tp := echo["traceparent"]
+	if !strings.HasPrefix(tp, "00-"+clientTrace+"-") || strings.Contains(tp, "00f067aa0ba902b7") {
+		t.Fatalf("service saw traceparent %q, want the client's trace with the edge's span as parent", tp)
+	}
+}

@@ -1,0 +1,154 @@
+// Package ingest indexes EVM chains (or simulates a world) and publishes chain data on the chain.* topics.
+//
+// INGEST_MODE=simulate (the default) runs the simulator (package sim) at INGEST_SIM_RATE
+// transactions per second; it also publishes the token registry and prices. INGEST_MODE=evm
+// follows one chain (INGEST_EVM_CHAIN) through a JSON-RPC node (INGEST_EVM_RPC_URL).
+package ingest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/chainintel/chainintel/libs/chains"
+	"github.com/chainintel/chainintel/libs/eventbus"
+	"github.com/chainintel/chainintel/libs/lifecycle"
+	"github.com/chainintel/chainintel/libs/service"
+	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
+	"github.com/chainintel/chainintel/services/ingest/internal/config"
+	"github.com/chainintel/chainintel/services/ingest/internal/evm"
+	svchttp "github.com/chainintel/chainintel/services/ingest/internal/http"
+	"github.com/chainintel/chainintel/services/ingest/internal/indexer"
+	"github.com/chainintel/chainintel/services/ingest/internal/market"
+	"github.com/chainintel/chainintel/services/ingest/internal/store"
+	"github.com/chainintel/chainintel/services/ingest/migrations"
+	"github.com/chainintel/chainintel/services/ingest/sim"
+)
+
+// Name is the service name.
+const Name = "ingest"
+
+// Config is the service's configuration.
+type Config = config.Config
+
+// Deps are what a caller may hand the service instead of letting it build them.
+type Deps = service.Deps
+
+// Modes of INGEST_MODE.
+const (
+	ModeSimulate = config.ModeSimulate
+	ModeEVM      = config.ModeEVM
+)
+
+// LoadConfig reads the configuration from INGEST_* environment variables.
+func LoadConfig() (Config, error) { return config.Load() }
+
+// Migrate applies the ingest schema's migrations.
+func Migrate(ctx context.Context, cfg Config, log *slog.Logger) error {
+	return service.Migrate(ctx, cfg.Postgres, migrations.Schema, migrations.FS, log)
+}
+
+// SimConfig is the simulator configuration cfg describes, with the simulated clock starting
+// SimHistory before now. Worlds built from the same cfg have the same entities and addresses
+// whatever now is, so another process can rebuild the running world's curated data and ground
+// truth with sim.New(ingest.SimConfig(cfg, time.Now())).
+func SimConfig(cfg Config, now time.Time) sim.Config {
+	return sim.Config{Seed: cfg.SimSeed, Chains: cfg.Chains, Start: now.Add(-cfg.SimHistory).Truncate(time.Minute)}
+}
+
+// Run serves until ctx ends.
+func Run(ctx context.Context, cfg Config, deps Deps) error {
+	s, err := service.New(ctx, Name, cfg.Base, deps)
+	if err != nil {
+		return err
+	}
+	service.LogConfig(s.Log, cfg)
+	pool, err := s.Postgres(ctx, cfg.Postgres)
+	if err != nil {
+		return err
+	}
+	// Many events per Publish call; a partition batch stays at 1,000 records so it fits under
+	// the broker's default 1 MiB message.max.bytes (chain events are 300–600 bytes with headers).
+	pub := eventbus.NewPublisher(cfg.Brokers, eventbus.PublisherOptions{BatchSize: 1000, BatchTimeout: 5 * time.Millisecond,
+		TracerProvider: s.Tel.TracerProvider, Propagator: s.Tel.Propagator})
+	s.OnStop("kafka publisher", func(context.Context) error { return pub.Close() })
+
+	switch cfg.Mode {
+	case ModeSimulate:
+		w, err := sim.New(SimConfig(cfg, time.Now()))
+		if err != nil {
+			return err
+		}
+		if cfg.SimOutputDir != "" {
+			if err := w.WriteFiles(cfg.SimOutputDir); err != nil {
+				return err
+			}
+			s.Log.Info("simulator wrote curated.json and ground_truth.csv", "dir", cfg.SimOutputDir)
+		}
+		r := sim.NewRunner(w, pub, sim.RunnerConfig{Rate: cfg.SimRate, BackfillTxs: cfg.SimHistoryTxs, ChunkTxs: cfg.SimPublishBatch}, s.Log)
+		s.Add(lifecycle.Part{Name: "simulator", Run: r.Run})
+		s.Log.Info("simulating", "chains", w.Chains(), "rate_tx_per_s", cfg.SimRate, "seed", cfg.SimSeed)
+	case ModeEVM:
+		if err := addIndexer(ctx, s, cfg, store.New(pool), pub); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("unknown INGEST_MODE %q", cfg.Mode)
+	}
+	e := s.Engine()
+	svchttp.Register(e)
+	return s.Run(ctx, e)
+}
+
+func addIndexer(ctx context.Context, s *service.Service, cfg Config, st *store.Store, pub *eventbus.Publisher) error {
+	chain, _ := chains.Lookup(cfg.EVMChain)
+	start, err := cfg.StartBlock()
+	if err != nil {
+		return fmt.Errorf("INGEST_EVM_START_BLOCK: %w", err)
+	}
+	client, err := evm.Dial(ctx, cfg.EVMRPCURL, evm.ClientOptions{MaxBatch: cfg.EVMRPCBatch, Timeout: cfg.EVMRPCTimeout, Logger: s.Log})
+	if err != nil {
+		return err
+	}
+	s.OnStop("json-rpc client", func(context.Context) error { client.Close(); return nil })
+	// The registry and prices are read whole at every start: a group of its own per process.
+	mk := market.New()
+	var nonce [4]byte
+	_, _ = rand.Read(nonce[:])
+	group := func(topic string) func(*eventbus.ConsumerOptions) {
+		return func(o *eventbus.ConsumerOptions) {
+			o.Group = fmt.Sprintf("%s.%s.%s.%s", Name, chain.Name, topic, hex.EncodeToString(nonce[:]))
+			o.MaxBatch = 5000
+		}
+	}
+	service.Consume(s, cfg.Kafka, eventsv1.TopicMarketTokens, func() *eventsv1.MarketToken { return &eventsv1.MarketToken{} }, mk.HandleTokens, group(eventsv1.TopicMarketTokens))
+	service.Consume(s, cfg.Kafka, eventsv1.TopicPrices, func() *eventsv1.Price { return &eventsv1.Price{} }, mk.HandlePrices, group(eventsv1.TopicPrices))
+	idx := indexer.New(indexer.Config{
+		Chain: chain, Confirmations: cfg.EVMConfirmations, StartBlock: start, BatchBlocks: cfg.EVMBatchBlocks,
+		PollInterval: cfg.EVMPollInterval, ReorgWindow: cfg.EVMReorgWindow, Balances: cfg.EVMBalances, ContractFlags: cfg.EVMContractFlags,
+		Meter: s.Tel.MeterProvider.Meter("chainintel/ingest"),
+	}, client, st, mk, pub, s.Log)
+	s.Add(lifecycle.Part{Name: "evm indexer", Run: func(ctx context.Context) error {
+		select {
+		case <-mk.Received():
+			// Let the rest of what is already on the topics arrive.
+			select {
+			case <-time.After(min(time.Second, cfg.EVMMarketWait)):
+			case <-ctx.Done():
+			}
+		case <-time.After(cfg.EVMMarketWait):
+			s.Log.Warn("no token registry or prices yet; transfers carry no USD values until they arrive", "waited", cfg.EVMMarketWait)
+		case <-ctx.Done():
+			return nil
+		}
+		if id, err := client.ChainID(ctx); err == nil && chain.EVMChainID != 0 && int64(id) != chain.EVMChainID {
+			s.Log.Warn("the node's chain id differs from the configured chain's", "node_chain_id", id, "chain", chain.Name, "want", chain.EVMChainID)
+		}
+		s.Log.Info("indexing", "chain", chain.Name, "start", cfg.EVMStartBlock, "confirmations", cfg.EVMConfirmations)
+		return idx.Run(ctx)
+	}})
+	return nil
+}

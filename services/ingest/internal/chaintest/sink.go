@@ -1,0 +1,160 @@
+// Package chaintest holds test helpers shared by ingest's integration tests: a consumer of
+// every chain topic that applies the reorg semantics consumers must implement.
+package chaintest
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chainintel/chainintel/libs/eventbus"
+	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
+)
+
+// Quiet is a logger that drops everything.
+var Quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// Topics are the topics ingest publishes and reads.
+var Topics = []string{eventsv1.TopicTransactions, eventsv1.TopicTransfers, eventsv1.TopicSwaps, eventsv1.TopicBalances,
+	eventsv1.TopicReorgs, eventsv1.TopicTokens, eventsv1.TopicMarketTokens, eventsv1.TopicPrices}
+
+// Sink is a consumer of every chain topic applying the reorg semantics of docs/ingest.md: rows
+// are upserted by id; a reorg deletes the rows of its orphaned block hashes and rows of those
+// hashes arriving later are dropped; a balance observation replaces an older-or-equal block's.
+type Sink struct {
+	Mu         sync.Mutex
+	Transfers  map[string]*eventsv1.Transfer
+	Txs        map[string]*eventsv1.Transaction
+	Swaps      map[string]*eventsv1.Swap
+	Balances   map[string]*eventsv1.BalanceObservation
+	Tokens     map[string]*eventsv1.Token
+	Orphaned   map[string]bool
+	Reorgs     []*eventsv1.Reorg
+	Deliveries int // transfer records delivered, duplicates included
+}
+
+// StartSink consumes every chain topic until the test ends.
+func StartSink(t testing.TB, brokers []string) *Sink {
+	s := &Sink{Transfers: map[string]*eventsv1.Transfer{}, Txs: map[string]*eventsv1.Transaction{}, Swaps: map[string]*eventsv1.Swap{},
+		Balances: map[string]*eventsv1.BalanceObservation{}, Tokens: map[string]*eventsv1.Token{}, Orphaned: map[string]bool{}}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	run := func(r interface{ Run(context.Context) error }) {
+		wg.Add(1)
+		go func() { defer wg.Done(); _ = r.Run(ctx) }()
+	}
+	opts := func(topic string) eventbus.ConsumerOptions {
+		return eventbus.ConsumerOptions{Brokers: brokers, Group: "sink." + topic, Topic: topic, Logger: Quiet, MaxWait: 20 * time.Millisecond}
+	}
+	run(eventbus.NewConsumer(opts(eventsv1.TopicTransfers), func() *eventsv1.Transfer { return &eventsv1.Transfer{} },
+		func(_ context.Context, b []eventbus.Message[*eventsv1.Transfer]) error {
+			s.Mu.Lock()
+			defer s.Mu.Unlock()
+			for _, m := range b {
+				s.Deliveries++
+				if !s.Orphaned[m.Msg.BlockHash] {
+					s.Transfers[m.Msg.Chain+":"+m.Msg.Id] = m.Msg
+				}
+			}
+			return nil
+		}))
+	run(eventbus.NewConsumer(opts(eventsv1.TopicTransactions), func() *eventsv1.Transaction { return &eventsv1.Transaction{} },
+		func(_ context.Context, b []eventbus.Message[*eventsv1.Transaction]) error {
+			s.Mu.Lock()
+			defer s.Mu.Unlock()
+			for _, m := range b {
+				if !s.Orphaned[m.Msg.BlockHash] {
+					s.Txs[m.Msg.Chain+":"+m.Msg.Hash] = m.Msg
+				}
+			}
+			return nil
+		}))
+	run(eventbus.NewConsumer(opts(eventsv1.TopicSwaps), func() *eventsv1.Swap { return &eventsv1.Swap{} },
+		func(_ context.Context, b []eventbus.Message[*eventsv1.Swap]) error {
+			s.Mu.Lock()
+			defer s.Mu.Unlock()
+			for _, m := range b {
+				if !s.Orphaned[m.Msg.BlockHash] {
+					s.Swaps[m.Msg.Chain+":"+m.Msg.Id] = m.Msg
+				}
+			}
+			return nil
+		}))
+	run(eventbus.NewConsumer(opts(eventsv1.TopicBalances), func() *eventsv1.BalanceObservation { return &eventsv1.BalanceObservation{} },
+		func(_ context.Context, b []eventbus.Message[*eventsv1.BalanceObservation]) error {
+			s.Mu.Lock()
+			defer s.Mu.Unlock()
+			for _, m := range b {
+				if s.Orphaned[m.Msg.BlockHash] {
+					continue
+				}
+				k := m.Msg.Chain + "|" + m.Msg.Address + "|" + m.Msg.TokenAddress
+				if old := s.Balances[k]; old == nil || old.BlockNumber <= m.Msg.BlockNumber {
+					s.Balances[k] = m.Msg
+				}
+			}
+			return nil
+		}))
+	run(eventbus.NewConsumer(opts(eventsv1.TopicTokens), func() *eventsv1.Token { return &eventsv1.Token{} },
+		func(_ context.Context, b []eventbus.Message[*eventsv1.Token]) error {
+			s.Mu.Lock()
+			defer s.Mu.Unlock()
+			for _, m := range b {
+				s.Tokens[m.Msg.Chain+":"+m.Msg.Address] = m.Msg
+			}
+			return nil
+		}))
+	run(eventbus.NewConsumer(opts(eventsv1.TopicReorgs), func() *eventsv1.Reorg { return &eventsv1.Reorg{} },
+		func(_ context.Context, b []eventbus.Message[*eventsv1.Reorg]) error {
+			s.Mu.Lock()
+			defer s.Mu.Unlock()
+			for _, m := range b {
+				s.Reorgs = append(s.Reorgs, m.Msg)
+				for _, o := range m.Msg.Orphaned {
+					s.Orphaned[o.Hash] = true
+				}
+				for k, v := range s.Transfers {
+					if s.Orphaned[v.BlockHash] {
+						delete(s.Transfers, k)
+					}
+				}
+				for k, v := range s.Txs {
+					if s.Orphaned[v.BlockHash] {
+						delete(s.Txs, k)
+					}
+				}
+				for k, v := range s.Swaps {
+					if s.Orphaned[v.BlockHash] {
+						delete(s.Swaps, k)
+					}
+				}
+				for k, v := range s.Balances {
+					if s.Orphaned[v.BlockHash] {
+						delete(s.Balances, k)
+					}
+				}
+			}
+			return nil
+		}))
+	return s
+}
+
+// Eventually polls check until it returns nil or timeout passes.
+func Eventually(t testing.TB, timeout time.Duration, check func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := check()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after %s: %v", timeout, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -1,0 +1,268 @@
+package evm
+
+import (
+	"encoding/hex"
+	"fmt"
+	"strconv"
+
+	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/holiman/uint256"
+)
+
+// Event signatures (topic 0).
+var (
+	// Transfer(address indexed from, address indexed to, uint256 value)
+	TopicTransfer = common.HexToHash("0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef")
+	// Swap(address indexed sender, uint amount0In, uint amount1In, uint amount0Out, uint amount1Out, address indexed to)
+	TopicSwapV2 = common.HexToHash("0xd78ad95fa46c994b6551d0da85fc275fe613ce37657fb8d5e3d130840159d822")
+	// Swap(address indexed sender, address indexed recipient, int256 amount0, int256 amount1, uint160 sqrtPriceX96, uint128 liquidity, int24 tick)
+	TopicSwapV3 = common.HexToHash("0xc42079f94a6350d7e6235f29174924f928cc2ac818eb64fed8004e115fbcca67")
+)
+
+// Protocol names of Swap.protocol.
+const (
+	ProtocolV2 = "uniswap_v2"
+	ProtocolV3 = "uniswap_v3"
+)
+
+// Touch is an (address, token) pair whose balance a block changed; Token is "" for the native
+// coin.
+type Touch struct{ Address, Token string }
+
+// Decoded is what one block says, before enrichment with token metadata, pool tokens, prices
+// and balances.
+type Decoded struct {
+	Number     uint64
+	Hash       string
+	ParentHash string
+	TimeMs     int64
+	// Transfers and swaps carry addresses and exact amounts; token metadata, pool tokens and
+	// USD values are filled in by the caller.
+	Transactions []*eventsv1.Transaction
+	Transfers    []*eventsv1.Transfer
+	Swaps        []*eventsv1.Swap
+	Touched      []Touch
+	Tokens       []string // token contracts that emitted a decoded Transfer, in first-seen order
+	Pools        []string // contracts that emitted a decoded Swap
+	Created      []string // contracts created in the block
+}
+
+// Addr renders an address in chainintel's canonical EVM form (lower-case hex).
+func Addr(a common.Address) string {
+	var b [42]byte
+	b[0], b[1] = '0', 'x'
+	hex.Encode(b[2:], a[:])
+	return string(b[:])
+}
+
+// HashHex renders a hash in lower-case hex.
+func HashHex(h common.Hash) string {
+	var b [66]byte
+	b[0], b[1] = '0', 'x'
+	hex.Encode(b[2:], h[:])
+	return string(b[:])
+}
+
+var zeroAddr common.Address
+
+// Decode turns a block and its receipts into chain events for chain. It fails when the
+// receipts do not belong to the block's transactions (a node answering from two forks).
+func Decode(chain string, rb *RawBlock) (*Decoded, error) {
+	b := rb.Block
+	if len(rb.Receipts) != len(b.Transactions) {
+		return nil, fmt.Errorf("block %d: %d receipts for %d transactions", uint64(b.Number), len(rb.Receipts), len(b.Transactions))
+	}
+	d := &Decoded{Number: uint64(b.Number), Hash: HashHex(b.Hash), ParentHash: HashHex(b.ParentHash), TimeMs: int64(b.Timestamp) * 1000}
+	seenTouch := make(map[Touch]struct{}, 4*len(b.Transactions))
+	touch := func(addr, token string) {
+		t := Touch{addr, token}
+		if _, ok := seenTouch[t]; !ok {
+			seenTouch[t] = struct{}{}
+			d.Touched = append(d.Touched, t)
+		}
+	}
+	seenToken := map[string]bool{}
+	seenPool := map[string]bool{}
+	// The fee recipient is paid in every block with transactions.
+	if len(b.Transactions) > 0 {
+		touch(Addr(b.Miner), "")
+	}
+	for _, w := range b.Withdrawals {
+		if w.Amount > 0 {
+			touch(Addr(w.Address), "")
+		}
+	}
+	var amt uint256.Int
+	for i := range b.Transactions {
+		tx := &b.Transactions[i]
+		rc := &rb.Receipts[i]
+		if rc.TxHash != tx.Hash {
+			return nil, fmt.Errorf("block %d: receipt %d is for %s, not %s", d.Number, i, rc.TxHash.Hex(), tx.Hash.Hex())
+		}
+		if rc.BlockHash != (common.Hash{}) && rc.BlockHash != b.Hash {
+			return nil, fmt.Errorf("block %d: receipt of %s is from block %s, not %s", d.Number, tx.Hash.Hex(), rc.BlockHash.Hex(), b.Hash.Hex())
+		}
+		hash := HashHex(tx.Hash)
+		from := Addr(tx.From)
+		ok := rc.Succeeded()
+		t := &eventsv1.Transaction{
+			Chain: chain, Hash: hash, BlockNumber: d.Number, BlockHash: d.Hash, BlockTimeMs: d.TimeMs, TxIndex: uint32(tx.Index),
+			From: from, Nonce: uint64(tx.Nonce), Success: ok, Value: bigDec(tx.Value), GasUsed: uint64(rc.GasUsed),
+			GasPrice: bigDec(tx.GasPrice),
+		}
+		egp := rc.EffectiveGasPrice
+		if egp == nil {
+			egp = tx.GasPrice
+		}
+		t.EffectiveGasPrice = bigDec(egp)
+		var fee uint256.Int
+		if egp != nil {
+			fee.SetFromBig(egp.ToInt())
+			fee.Mul(&fee, uint256.NewInt(uint64(rc.GasUsed)))
+		}
+		t.Fee = fee.Dec()
+		if len(tx.Input) >= 4 {
+			t.MethodId = "0x" + hex.EncodeToString(tx.Input[:4])
+		}
+		to := ""
+		if tx.To != nil {
+			to = Addr(*tx.To)
+			t.To = to
+		} else if rc.ContractAddress != nil && ok {
+			t.ContractCreated = Addr(*rc.ContractAddress)
+			to = t.ContractCreated
+			d.Created = append(d.Created, to)
+		}
+		d.Transactions = append(d.Transactions, t)
+		touch(from, "") // the sender pays the fee, even when the transaction fails
+		if !ok {
+			continue // a failed transaction moves no value and its logs are discarded
+		}
+		if tx.Value != nil && tx.Value.ToInt().Sign() > 0 && to != "" {
+			d.Transfers = append(d.Transfers, &eventsv1.Transfer{
+				Id: hash + "_ext", Chain: chain, TransactionHash: hash, BlockHash: d.Hash, BlockNumber: d.Number, BlockTimeMs: d.TimeMs,
+				From: from, To: to, Amount: t.Value, Type: eventsv1.TransferType_TRANSFER_TYPE_EXTERNAL, TxIndex: t.TxIndex,
+			})
+			touch(to, "")
+		}
+		for j := range rc.Logs {
+			l := &rc.Logs[j]
+			if l.Removed || len(l.Topics) == 0 {
+				continue
+			}
+			switch l.Topics[0] {
+			case TopicTransfer:
+				// ERC-721 emits the same signature with the token id as a fourth topic.
+				if len(l.Topics) != 3 || len(l.Data) != 32 {
+					continue
+				}
+				amt.SetBytes32(l.Data)
+				token := Addr(l.Address)
+				tr := &eventsv1.Transfer{
+					Id: hash + "_" + strconv.FormatUint(uint64(l.LogIndex), 10), Chain: chain, TransactionHash: hash, BlockHash: d.Hash,
+					BlockNumber: d.Number, BlockTimeMs: d.TimeMs, From: topicAddr(l.Topics[1]), To: topicAddr(l.Topics[2]),
+					TokenAddress: token, Amount: amt.Dec(), Type: eventsv1.TransferType_TRANSFER_TYPE_TOKEN, TxIndex: t.TxIndex,
+					LogIndex: uint32(l.LogIndex),
+				}
+				d.Transfers = append(d.Transfers, tr)
+				if !seenToken[token] {
+					seenToken[token] = true
+					d.Tokens = append(d.Tokens, token)
+				}
+				if tr.From != Addr(zeroAddr) {
+					touch(tr.From, token)
+				}
+				if tr.To != Addr(zeroAddr) {
+					touch(tr.To, token)
+				}
+			case TopicSwapV2, TopicSwapV3:
+				s := decodeSwap(l)
+				if s == nil {
+					continue
+				}
+				s.Id = hash + "_" + strconv.FormatUint(uint64(l.LogIndex), 10)
+				s.Chain, s.TransactionHash, s.BlockHash, s.BlockNumber, s.BlockTimeMs = chain, hash, d.Hash, d.Number, d.TimeMs
+				d.Swaps = append(d.Swaps, s)
+				if !seenPool[s.ContractAddress] {
+					seenPool[s.ContractAddress] = true
+					d.Pools = append(d.Pools, s.ContractAddress)
+				}
+			}
+		}
+	}
+	return d, nil
+}
+
+// decodeSwap reads a V2 or V3 Swap log; nil when its shape is not the standard one.
+func decodeSwap(l *Log) *eventsv1.Swap {
+	if len(l.Topics) != 3 {
+		return nil
+	}
+	s := &eventsv1.Swap{ContractAddress: Addr(l.Address), Sender: topicAddr(l.Topics[1]), Receiver: topicAddr(l.Topics[2]),
+		LogIndex: uint32(l.LogIndex)}
+	var sign0, sign1 int
+	if l.Topics[0] == TopicSwapV2 {
+		if len(l.Data) != 4*32 {
+			return nil
+		}
+		// From the pool's view: what came in is positive, what went out negative.
+		var in0, in1, out0, out1 uint256.Int
+		in0.SetBytes32(l.Data[0:32])
+		in1.SetBytes32(l.Data[32:64])
+		out0.SetBytes32(l.Data[64:96])
+		out1.SetBytes32(l.Data[96:128])
+		s.Amount0, sign0 = signedDiff(&in0, &out0)
+		s.Amount1, sign1 = signedDiff(&in1, &out1)
+		s.Protocol = ProtocolV2
+	} else {
+		if len(l.Data) != 5*32 {
+			return nil
+		}
+		s.Amount0, sign0 = int256Dec(l.Data[0:32])
+		s.Amount1, sign1 = int256Dec(l.Data[32:64])
+		s.Protocol = ProtocolV3
+	}
+	s.Valid = sign0*sign1 < 0
+	return s
+}
+
+// signedDiff renders in-out in base 10 and returns its sign.
+func signedDiff(in, out *uint256.Int) (string, int) {
+	switch in.Cmp(out) {
+	case 0:
+		return "0", 0
+	case 1:
+		var d uint256.Int
+		d.Sub(in, out)
+		return d.Dec(), 1
+	default:
+		var d uint256.Int
+		d.Sub(out, in)
+		return "-" + d.Dec(), -1
+	}
+}
+
+// int256Dec renders a two's-complement 256-bit word in base 10 and returns its sign.
+func int256Dec(word []byte) (string, int) {
+	var v uint256.Int
+	v.SetBytes32(word)
+	if v.IsZero() {
+		return "0", 0
+	}
+	if word[0]&0x80 == 0 {
+		return v.Dec(), 1
+	}
+	v.Neg(&v)
+	return "-" + v.Dec(), -1
+}
+
+func topicAddr(h common.Hash) string { return Addr(common.BytesToAddress(h[12:])) }
+
+func bigDec(b *hexutil.Big) string {
+	if b == nil {
+		return "0"
+	}
+	return b.ToInt().String()
+}

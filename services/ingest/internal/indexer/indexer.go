@@ -1,0 +1,728 @@
+// Package indexer follows one EVM chain through a JSON-RPC node and publishes what it decodes:
+// it backfills from a start block, follows the head at a confirmation depth, detects reorgs
+// from block hashes and resumes exactly after a restart. The cursor moves only after Kafka
+// acknowledged a range's events, so every block is published at least once and consumers,
+// which are idempotent, see each fact once.
+package indexer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/chainintel/chainintel/libs/chains"
+	"github.com/chainintel/chainintel/libs/eventbus"
+	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
+	"github.com/chainintel/chainintel/services/ingest/internal/evm"
+	"github.com/chainintel/chainintel/services/ingest/internal/market"
+	"github.com/chainintel/chainintel/services/ingest/internal/store"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/holiman/uint256"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/metric/noop"
+)
+
+// Config shapes an indexer.
+type Config struct {
+	Chain chains.Chain
+	// Confirmations is how far behind the head blocks are ingested.
+	Confirmations uint64
+	// StartBlock is where a chain without a cursor starts; nil means the confirmed head.
+	StartBlock *uint64
+	// BatchBlocks is how many blocks one round fetches, publishes and commits.
+	BatchBlocks int
+	// PollInterval is the wait when caught up with the confirmed head.
+	PollInterval time.Duration
+	// ReorgWindow is how many recent block hashes are kept; a reorg deeper than that stops
+	// the indexer with an error.
+	ReorgWindow uint64
+	// Balances reads exact balances of every touched (address, token) pair.
+	Balances bool
+	// ContractFlags looks up whether transfer parties are contracts (eth_getCode, cached).
+	ContractFlags bool
+	// Meter records the indexer's metrics; nil records none.
+	Meter metric.Meter
+}
+
+// Publisher sends events and returns once Kafka acknowledged them.
+type Publisher interface {
+	Publish(ctx context.Context, events ...eventbus.Event) error
+}
+
+// Indexer indexes one chain. It is not safe for concurrent use; run one per chain.
+type Indexer struct {
+	cfg    Config
+	rpc    *evm.Client
+	st     *store.Store
+	mk     *market.Model
+	pub    Publisher
+	log    *slog.Logger
+	tokens map[string]store.Token // published and committed
+	fresh  map[string]store.Token // discovered this round, published with it
+	pools  map[string]store.Pool
+	code   map[string]bool
+	now    func() time.Time
+
+	blocksC, eventsC, reorgsC metric.Int64Counter
+	cursorG, lagG             metric.Int64Gauge
+	attrs                     metric.MeasurementOption
+}
+
+// New returns an indexer.
+func New(cfg Config, rpc *evm.Client, st *store.Store, mk *market.Model, pub Publisher, log *slog.Logger) *Indexer {
+	if cfg.BatchBlocks <= 0 {
+		cfg.BatchBlocks = 10
+	}
+	if cfg.PollInterval <= 0 {
+		cfg.PollInterval = 2 * time.Second
+	}
+	if cfg.ReorgWindow == 0 {
+		cfg.ReorgWindow = 128
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	x := &Indexer{cfg: cfg, rpc: rpc, st: st, mk: mk, pub: pub, log: log.With("chain", cfg.Chain.Name),
+		tokens: map[string]store.Token{}, pools: map[string]store.Pool{}, code: map[string]bool{}, now: time.Now}
+	m := cfg.Meter
+	if m == nil {
+		m = noop.NewMeterProvider().Meter("ingest")
+	}
+	x.blocksC, _ = m.Int64Counter("ingest_blocks_total", metric.WithDescription("blocks ingested and committed"))
+	x.eventsC, _ = m.Int64Counter("ingest_events_total", metric.WithDescription("events published for committed blocks"))
+	x.reorgsC, _ = m.Int64Counter("ingest_reorgs_total", metric.WithDescription("reorgs detected"))
+	x.cursorG, _ = m.Int64Gauge("ingest_cursor_block", metric.WithDescription("last committed block"))
+	x.lagG, _ = m.Int64Gauge("ingest_head_lag_blocks", metric.WithDescription("blocks between the node's head and the cursor"))
+	x.attrs = metric.WithAttributes(attribute.String("chain", cfg.Chain.Name))
+	return x
+}
+
+// ErrDeepReorg says the node's chain diverges below every block hash kept.
+var ErrDeepReorg = errors.New("reorg deeper than the kept block hashes")
+
+// Run indexes until ctx ends. Failed rounds are retried with backoff; nothing is skipped.
+func (x *Indexer) Run(ctx context.Context) error {
+	backoff := time.Second
+	for {
+		progressed, err := x.Step(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		wait := time.Duration(0)
+		switch {
+		case err != nil:
+			x.log.Error("indexing round failed; retrying", "error", err, "retry_in", backoff)
+			wait = backoff
+			backoff = min(backoff*2, time.Minute)
+		case !progressed:
+			wait = x.cfg.PollInterval
+			backoff = time.Second
+		default:
+			backoff = time.Second
+		}
+		if wait > 0 {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(wait):
+			}
+		}
+	}
+}
+
+// Step runs one round: it ingests the next range of confirmed blocks, or handles a reorg. It
+// reports whether it made progress.
+func (x *Indexer) Step(ctx context.Context) (bool, error) {
+	chain := x.cfg.Chain.Name
+	cur, hasCur, err := x.st.Cursor(ctx, chain)
+	if err != nil {
+		return false, err
+	}
+	head, err := x.rpc.BlockNumber(ctx)
+	if err != nil {
+		return false, err
+	}
+	if head < x.cfg.Confirmations {
+		return false, nil
+	}
+	target := head - x.cfg.Confirmations
+	var next uint64
+	switch {
+	case hasCur:
+		next = cur.Number + 1
+	case x.cfg.StartBlock != nil:
+		next = *x.cfg.StartBlock
+	default:
+		next = target
+	}
+	if next > target {
+		return false, nil
+	}
+	to := min(next+uint64(x.cfg.BatchBlocks)-1, target)
+	raws, err := x.rpc.Blocks(ctx, next, to)
+	if err != nil {
+		return false, err
+	}
+	for i := 1; i < len(raws); i++ {
+		if raws[i].Block.ParentHash != raws[i-1].Block.Hash {
+			return false, fmt.Errorf("block %d does not extend block %d: the node switched branch while answering", next+uint64(i), next+uint64(i)-1)
+		}
+	}
+	if hasCur && evm.HashHex(raws[0].Block.ParentHash) != cur.Hash {
+		return true, x.reorg(ctx, cur, head)
+	}
+	decoded := make([]*evm.Decoded, len(raws))
+	for i, rb := range raws {
+		if decoded[i], err = evm.Decode(chain, rb); err != nil {
+			return false, err
+		}
+	}
+	// Blocks written ahead by a round that crashed before its commit, and since replaced on
+	// chain, were published: tell consumers they are orphaned.
+	var reread []store.Pair
+	stale, err := x.st.Blocks(ctx, chain, next, next+x.cfg.ReorgWindow)
+	if err != nil {
+		return false, err
+	}
+	var orphans []store.Block
+	for _, s := range stale {
+		if s.Number <= to && s.Hash != decoded[s.Number-next].Hash {
+			orphans = append(orphans, s)
+		}
+	}
+	if len(orphans) > 0 {
+		anc := store.Cursor{Number: next - 1, Hash: decoded[0].ParentHash}
+		if err := x.publishReorg(ctx, anc, orphans); err != nil {
+			return false, err
+		}
+		for _, o := range orphans {
+			reread = append(reread, o.Touched...)
+		}
+	}
+	queued, err := x.st.Rebalance(ctx, chain)
+	if err != nil {
+		return false, err
+	}
+	reread = append(reread, queued...)
+
+	x.fresh = map[string]store.Token{}
+	events, newTokens, err := x.build(ctx, decoded, reread)
+	if err != nil {
+		return false, err
+	}
+	recs := make([]store.Block, len(decoded))
+	for i, d := range decoded {
+		recs[i] = store.Block{Number: d.Number, Hash: d.Hash, ParentHash: d.ParentHash, Touched: pairs(d.Touched)}
+	}
+	if err := x.st.SaveBlocks(ctx, chain, recs); err != nil {
+		return false, err
+	}
+	if err := x.pub.Publish(ctx, events...); err != nil {
+		return false, fmt.Errorf("publish blocks %d..%d: %w", next, to, err)
+	}
+	last := decoded[len(decoded)-1]
+	prune := uint64(0)
+	if last.Number > x.cfg.ReorgWindow {
+		prune = last.Number - x.cfg.ReorgWindow
+	}
+	if err := x.st.Commit(ctx, chain, store.Cursor{Number: last.Number, Hash: last.Hash}, newTokens, prune); err != nil {
+		return false, err
+	}
+	for _, t := range newTokens {
+		x.tokens[t.Address] = t
+	}
+	x.blocksC.Add(ctx, int64(len(decoded)), x.attrs)
+	x.eventsC.Add(ctx, int64(len(events)), x.attrs)
+	x.cursorG.Record(ctx, int64(last.Number), x.attrs)
+	x.lagG.Record(ctx, int64(head-last.Number), x.attrs)
+	x.log.Debug("blocks ingested", "from", next, "to", to, "events", len(events), "head", head)
+	return true, nil
+}
+
+// reorg walks back from the cursor to the newest block whose hash the node still has,
+// publishes the orphaned blocks and rewinds the cursor there.
+func (x *Indexer) reorg(ctx context.Context, cur store.Cursor, head uint64) error {
+	chain := x.cfg.Chain.Name
+	oldest, ok, err := x.st.OldestBlock(ctx, chain)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("block %d's parent is not the cursor's block %s and no block hashes are kept: %w", cur.Number+1, cur.Hash, ErrDeepReorg)
+	}
+	lo := oldest
+	if cur.Number > x.cfg.ReorgWindow && cur.Number-x.cfg.ReorgWindow > lo {
+		lo = cur.Number - x.cfg.ReorgWindow
+	}
+	kept, err := x.st.Blocks(ctx, chain, lo, math.MaxInt64)
+	if err != nil {
+		return err
+	}
+	hi := min(cur.Number, head) // the new branch may be shorter than the old one
+	if hi < lo {
+		return fmt.Errorf("the node's head %d is below every kept block (from %d): %w", head, lo, ErrDeepReorg)
+	}
+	hdrs, err := x.rpc.Headers(ctx, lo, hi)
+	if err != nil {
+		return err
+	}
+	canon := make(map[uint64]string, len(hdrs))
+	for _, h := range hdrs {
+		canon[uint64(h.Number)] = evm.HashHex(h.Hash)
+	}
+	var anc *store.Cursor
+	for i := len(kept) - 1; i >= 0; i-- {
+		if kept[i].Number <= cur.Number && canon[kept[i].Number] == kept[i].Hash {
+			anc = &store.Cursor{Number: kept[i].Number, Hash: kept[i].Hash}
+			break
+		}
+	}
+	if anc == nil {
+		return fmt.Errorf("no kept block between %d and %d is on the node's chain: %w", lo, cur.Number, ErrDeepReorg)
+	}
+	var orphans []store.Block
+	var reread []store.Pair
+	for _, k := range kept {
+		if k.Number > anc.Number {
+			orphans = append(orphans, k)
+			reread = append(reread, k.Touched...)
+		}
+	}
+	if err := x.publishReorg(ctx, *anc, orphans); err != nil {
+		return err
+	}
+	if err := x.st.Rewind(ctx, chain, *anc, reread); err != nil {
+		return err
+	}
+	x.reorgsC.Add(ctx, 1, x.attrs)
+	x.log.Warn("reorg: blocks orphaned", "common_ancestor", anc.Number, "orphaned", len(orphans), "was_at", cur.Number)
+	return nil
+}
+
+func (x *Indexer) publishReorg(ctx context.Context, anc store.Cursor, orphans []store.Block) error {
+	r := &eventsv1.Reorg{Chain: x.cfg.Chain.Name, CommonAncestorNumber: anc.Number, CommonAncestorHash: anc.Hash, DetectedAtMs: x.now().UnixMilli()}
+	id := "reorg:" + x.cfg.Chain.Name + ":" + anc.Hash
+	for _, o := range orphans {
+		r.Orphaned = append(r.Orphaned, &eventsv1.Reorg_Block{Number: o.Number, Hash: o.Hash})
+		id += ":" + o.Hash[2:10]
+	}
+	if err := x.pub.Publish(ctx, eventbus.Event{Topic: eventsv1.TopicReorgs, Key: x.cfg.Chain.Name, Msg: r, ID: id}); err != nil {
+		return fmt.Errorf("publish reorg at %d: %w", anc.Number, err)
+	}
+	return nil
+}
+
+func pairs(ts []evm.Touch) []store.Pair {
+	out := make([]store.Pair, len(ts))
+	for i, t := range ts {
+		out[i] = store.Pair{Address: t.Address, Token: t.Token}
+	}
+	return out
+}
+
+// build enriches decoded blocks (pool tokens, token metadata, contract flags, prices,
+// balances) and returns the events to publish, in block order, and the tokens discovered.
+func (x *Indexer) build(ctx context.Context, blocks []*evm.Decoded, reread []store.Pair) ([]eventbus.Event, []store.Token, error) {
+	chain := x.cfg.Chain.Name
+	if err := x.loadPools(ctx, blocks); err != nil {
+		return nil, nil, err
+	}
+	newTokens, err := x.loadTokens(ctx, blocks)
+	if err != nil {
+		return nil, nil, err
+	}
+	if x.cfg.ContractFlags {
+		if err := x.loadCode(ctx, blocks); err != nil {
+			return nil, nil, err
+		}
+	}
+	if err := x.creationSizes(ctx, blocks); err != nil {
+		return nil, nil, err
+	}
+	var balances [][]*eventsv1.BalanceObservation
+	if x.cfg.Balances {
+		if balances, err = x.readBalances(ctx, blocks, reread); err != nil {
+			return nil, nil, err
+		}
+	}
+	var ev []eventbus.Event
+	for _, t := range newTokens {
+		m := &eventsv1.Token{Chain: chain, Address: t.Address, Name: t.Name, Symbol: t.Symbol, Decimals: t.Decimals,
+			PricingId: x.mk.PricingID(chain, t.Address), NonStandard: t.NonStandard, DiscoveredBlock: t.DiscoveredBlock}
+		ev = append(ev, eventbus.Event{Topic: eventsv1.TopicTokens, Key: chain + ":" + t.Address, Msg: m, ID: "token:" + chain + ":" + t.Address})
+	}
+	nativeID := x.mk.PricingID(chain, "")
+	if nativeID == "" {
+		nativeID = x.cfg.Chain.NativePricingID
+	}
+	for bi, d := range blocks {
+		at := time.UnixMilli(d.TimeMs)
+		nativePrice, nativeOK := x.mk.PriceAt(nativeID, at)
+		suffix := ":" + d.Hash
+		for _, t := range d.Transactions {
+			if nativeOK {
+				t.ValueUsd = usd(t.Value, x.cfg.Chain.NativeDecimals, nativePrice)
+				t.FeeUsd = usd(t.Fee, x.cfg.Chain.NativeDecimals, nativePrice)
+			}
+			ev = append(ev, eventbus.Event{Topic: eventsv1.TopicTransactions, Key: eventsv1.ChainKey(chain, t.Hash), Msg: t, ID: "tx:" + chain + ":" + t.Hash + suffix})
+		}
+		for _, t := range d.Transfers {
+			x.fillTransfer(t, nativeID, at)
+			ev = append(ev, eventbus.Event{Topic: eventsv1.TopicTransfers, Key: eventsv1.ChainKey(chain, t.TransactionHash), Msg: t, ID: "transfer:" + chain + ":" + t.Id + suffix})
+		}
+		for _, s := range d.Swaps {
+			x.fillSwap(s, at)
+			ev = append(ev, eventbus.Event{Topic: eventsv1.TopicSwaps, Key: eventsv1.ChainKey(chain, s.TransactionHash), Msg: s, ID: "swap:" + chain + ":" + s.Id + suffix})
+		}
+		if balances != nil {
+			for _, o := range balances[bi] {
+				ev = append(ev, eventbus.Event{Topic: eventsv1.TopicBalances, Key: chain + ":" + o.Address, Msg: o,
+					ID: "balance:" + chain + ":" + o.Address + ":" + o.TokenAddress + suffix})
+			}
+		}
+	}
+	return ev, newTokens, nil
+}
+
+func (x *Indexer) token(addr string) (store.Token, bool) {
+	if t, ok := x.fresh[addr]; ok {
+		return t, true
+	}
+	t, ok := x.tokens[addr]
+	return t, ok
+}
+
+func (x *Indexer) fillTransfer(t *eventsv1.Transfer, nativeID string, at time.Time) {
+	c := x.cfg.Chain
+	var id string
+	if t.TokenAddress == "" {
+		t.TokenName, t.TokenSymbol, t.TokenDecimals = c.NativeName, c.NativeSymbol, c.NativeDecimals
+		id = nativeID
+	} else {
+		tk, _ := x.token(t.TokenAddress)
+		t.TokenName, t.TokenSymbol, t.TokenDecimals = tk.Name, tk.Symbol, tk.Decimals
+		id = x.mk.PricingID(c.Name, t.TokenAddress)
+		if tk.NonStandard && tk.Decimals == 0 {
+			id = "" // decimals unknown: no unit value, so no USD value either
+		}
+	}
+	t.TokenId = id
+	t.FromIsContract, t.ToIsContract = x.code[t.From], x.code[t.To]
+	if p, ok := x.mk.PriceAt(id, at); ok {
+		t.HistoricalUsd = usd(t.Amount, t.TokenDecimals, p)
+	}
+}
+
+func (x *Indexer) fillSwap(s *eventsv1.Swap, at time.Time) {
+	chain := x.cfg.Chain.Name
+	p := x.pools[s.ContractAddress]
+	if !p.OK {
+		s.Valid = false
+		return
+	}
+	t0, _ := x.token(p.Token0)
+	t1, _ := x.token(p.Token1)
+	s.Token0, s.Token0Name, s.Token0Symbol, s.Token0Decimals = p.Token0, t0.Name, t0.Symbol, t0.Decimals
+	s.Token1, s.Token1Name, s.Token1Symbol, s.Token1Decimals = p.Token1, t1.Name, t1.Symbol, t1.Decimals
+	s.Token0Id, s.Token1Id = x.mk.PricingID(chain, p.Token0), x.mk.PricingID(chain, p.Token1)
+	// Value the swap by its first priced side.
+	if pr, ok := x.mk.PriceAt(s.Token0Id, at); ok && s.Token0Id != "" {
+		s.HistoricalUsd = usd(trimSign(s.Amount0), s.Token0Decimals, pr)
+	} else if pr, ok := x.mk.PriceAt(s.Token1Id, at); ok && s.Token1Id != "" {
+		s.HistoricalUsd = usd(trimSign(s.Amount1), s.Token1Decimals, pr)
+	}
+}
+
+func trimSign(s string) string {
+	if len(s) > 0 && s[0] == '-' {
+		return s[1:]
+	}
+	return s
+}
+
+// usd values an exact base-10 amount with decimals at price.
+func usd(amount string, decimals int32, price float64) *float64 {
+	var v uint256.Int
+	if err := v.SetFromDecimal(amount); err != nil {
+		return nil
+	}
+	f := v.Float64() / math.Pow10(int(decimals)) * price
+	return &f
+}
+
+func (x *Indexer) loadPools(ctx context.Context, blocks []*evm.Decoded) error {
+	chain := x.cfg.Chain.Name
+	var missing []string
+	seen := map[string]bool{}
+	for _, d := range blocks {
+		for _, p := range d.Pools {
+			if _, ok := x.pools[p]; !ok && !seen[p] {
+				seen[p] = true
+				missing = append(missing, p)
+			}
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	cached, err := x.st.Pools(ctx, chain, missing)
+	if err != nil {
+		return err
+	}
+	var ask []string
+	for _, p := range missing {
+		if c, ok := cached[p]; ok {
+			x.pools[p] = c
+		} else {
+			ask = append(ask, p)
+		}
+	}
+	if len(ask) == 0 {
+		return nil
+	}
+	res, err := x.rpc.PoolTokens(ctx, ask)
+	if err != nil {
+		return err
+	}
+	save := make([]store.Pool, len(res))
+	for i, r := range res {
+		save[i] = store.Pool{Address: r.Pool, Token0: r.Token0, Token1: r.Token1, OK: r.OK}
+		x.pools[r.Pool] = save[i]
+	}
+	return x.st.SavePools(ctx, chain, save)
+}
+
+// loadTokens makes sure every token the blocks mention (transferred or paired in a pool) is in
+// the cache, asking the chain about new ones. Those are returned to be published.
+func (x *Indexer) loadTokens(ctx context.Context, blocks []*evm.Decoded) ([]store.Token, error) {
+	chain := x.cfg.Chain.Name
+	var missing []string
+	first := map[string]uint64{}
+	add := func(t string, n uint64) {
+		if t == "" {
+			return
+		}
+		if _, ok := x.token(t); ok {
+			return
+		}
+		if _, ok := first[t]; !ok {
+			first[t] = n
+			missing = append(missing, t)
+		}
+	}
+	for _, d := range blocks {
+		for _, t := range d.Tokens {
+			add(t, d.Number)
+		}
+		for _, p := range d.Pools {
+			if pl := x.pools[p]; pl.OK {
+				add(pl.Token0, d.Number)
+				add(pl.Token1, d.Number)
+			}
+		}
+	}
+	if len(missing) == 0 {
+		return nil, nil
+	}
+	cached, err := x.st.Tokens(ctx, chain, missing)
+	if err != nil {
+		return nil, err
+	}
+	var ask []string
+	for _, t := range missing {
+		if c, ok := cached[t]; ok {
+			x.tokens[t] = c
+		} else {
+			ask = append(ask, t)
+		}
+	}
+	if len(ask) == 0 {
+		return nil, nil
+	}
+	metas, err := x.rpc.TokenMetadata(ctx, ask)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]store.Token, len(metas))
+	for i, m := range metas {
+		out[i] = store.Token{Address: m.Address, Name: m.Name, Symbol: m.Symbol, Decimals: m.Decimals, NonStandard: m.NonStandard,
+			DiscoveredBlock: first[m.Address]}
+		// Visible to this round; persisted (and never published again) once Kafka acknowledged it.
+		x.fresh[m.Address] = out[i]
+	}
+	return out, nil
+}
+
+// codeCacheLimit bounds the contract-flag cache; it is cleared when full.
+const codeCacheLimit = 500_000
+
+func (x *Indexer) loadCode(ctx context.Context, blocks []*evm.Decoded) error {
+	last := blocks[len(blocks)-1].Number
+	var qs []evm.BalanceQuery
+	seen := map[string]bool{}
+	for _, d := range blocks {
+		for _, t := range d.Transfers {
+			for _, a := range []string{t.From, t.To} {
+				if _, ok := x.code[a]; !ok && !seen[a] {
+					seen[a] = true
+					qs = append(qs, evm.BalanceQuery{Address: common.HexToAddress(a), Block: last})
+				}
+			}
+		}
+	}
+	if len(qs) == 0 {
+		return nil
+	}
+	sizes, err := x.rpc.CodeSizes(ctx, qs)
+	if err != nil {
+		return err
+	}
+	if len(x.code)+len(qs) > codeCacheLimit {
+		x.code = map[string]bool{}
+	}
+	for i, q := range qs {
+		x.code[evm.Addr(q.Address)] = sizes[i] > 0
+	}
+	return nil
+}
+
+func (x *Indexer) creationSizes(ctx context.Context, blocks []*evm.Decoded) error {
+	var qs []evm.BalanceQuery
+	var txs []*eventsv1.Transaction
+	for _, d := range blocks {
+		for _, t := range d.Transactions {
+			if t.ContractCreated != "" {
+				qs = append(qs, evm.BalanceQuery{Address: common.HexToAddress(t.ContractCreated), Block: d.Number})
+				txs = append(txs, t)
+			}
+		}
+	}
+	if len(qs) == 0 {
+		return nil
+	}
+	sizes, err := x.rpc.CodeSizes(ctx, qs)
+	if err != nil {
+		return err
+	}
+	for i, t := range txs {
+		t.BytecodeSize = uint32(sizes[i])
+		x.code[t.ContractCreated] = sizes[i] > 0
+	}
+	return nil
+}
+
+// readBalances reads, for every block, the balance of each pair it touched at that block;
+// pairs to re-read after a reorg are read at the last block. Reads the node refuses (a
+// reverting balanceOf, state it no longer keeps) are skipped and logged.
+func (x *Indexer) readBalances(ctx context.Context, blocks []*evm.Decoded, reread []store.Pair) ([][]*eventsv1.BalanceObservation, error) {
+	chain := x.cfg.Chain.Name
+	type want struct {
+		block int
+		pair  evm.Touch
+	}
+	var wants []want
+	for i, d := range blocks {
+		for _, t := range d.Touched {
+			wants = append(wants, want{i, t})
+		}
+	}
+	lastTouched := map[evm.Touch]bool{}
+	for _, t := range blocks[len(blocks)-1].Touched {
+		lastTouched[t] = true
+	}
+	for _, p := range reread {
+		t := evm.Touch{Address: p.Address, Token: p.Token}
+		if !lastTouched[t] {
+			lastTouched[t] = true
+			wants = append(wants, want{len(blocks) - 1, t})
+		}
+	}
+	var nq []evm.BalanceQuery
+	var tq []evm.TokenBalanceQuery
+	var nIdx, tIdx []int
+	for i, w := range wants {
+		n := blocks[w.block].Number
+		if w.pair.Token == "" {
+			nq = append(nq, evm.BalanceQuery{Address: common.HexToAddress(w.pair.Address), Block: n})
+			nIdx = append(nIdx, i)
+		} else {
+			tq = append(tq, evm.TokenBalanceQuery{Holder: common.HexToAddress(w.pair.Address), Token: common.HexToAddress(w.pair.Token), Block: n})
+			tIdx = append(tIdx, i)
+		}
+	}
+	values := make([]string, len(wants))
+	failed := 0
+	var firstErr error
+	if len(nq) > 0 {
+		res, err := x.rpc.Balances(ctx, nq)
+		if err != nil {
+			return nil, err
+		}
+		for k, r := range res {
+			if r.Err != nil {
+				failed++
+				firstErr = cmp(firstErr, r.Err)
+				continue
+			}
+			values[nIdx[k]] = r.Value.ToInt().String()
+		}
+	}
+	if len(tq) > 0 {
+		res, err := x.rpc.TokenBalances(ctx, tq)
+		if err != nil {
+			return nil, err
+		}
+		for k, r := range res {
+			if r.Err != nil {
+				failed++
+				firstErr = cmp(firstErr, r.Err)
+				continue
+			}
+			values[tIdx[k]] = r.Value.Dec()
+		}
+	}
+	if failed > 0 {
+		x.log.Warn("balance reads refused by the node were skipped", "count", failed, "first_error", firstErr,
+			"from", blocks[0].Number, "to", blocks[len(blocks)-1].Number)
+	}
+	c := x.cfg.Chain
+	out := make([][]*eventsv1.BalanceObservation, len(blocks))
+	for i, w := range wants {
+		if values[i] == "" {
+			continue
+		}
+		d := blocks[w.block]
+		o := &eventsv1.BalanceObservation{Chain: chain, Address: w.pair.Address, TokenAddress: w.pair.Token, BlockNumber: d.Number,
+			BlockTimeMs: d.TimeMs, Balance: values[i], BlockHash: d.Hash}
+		if w.pair.Token == "" {
+			o.TokenName, o.TokenSymbol, o.TokenDecimals = c.NativeName, c.NativeSymbol, c.NativeDecimals
+			o.TokenId = x.mk.PricingID(chain, "")
+			if o.TokenId == "" {
+				o.TokenId = c.NativePricingID
+			}
+		} else {
+			tk, _ := x.token(w.pair.Token)
+			o.TokenName, o.TokenSymbol, o.TokenDecimals = tk.Name, tk.Symbol, tk.Decimals
+			o.TokenId = x.mk.PricingID(chain, w.pair.Token)
+		}
+		out[w.block] = append(out[w.block], o)
+	}
+	return out, nil
+}
+
+func cmp(first, err error) error {
+	if first != nil {
+		return first
+	}
+	return err
+}
+
+// String describes the indexer.
+func (x *Indexer) String() string {
+	return "EVM indexer for " + x.cfg.Chain.Name + " (confirmations " + strconv.FormatUint(x.cfg.Confirmations, 10) + ")"
+}

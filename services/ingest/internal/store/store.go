@@ -1,0 +1,258 @@
+// Package store is the ingest schema: per-chain cursors, recent block hashes for reorg
+// detection, balances to re-read after a reorg, and the token-metadata and pool caches.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Store reads and writes the ingest schema. It is safe for concurrent use.
+type Store struct{ pool *pgxpool.Pool }
+
+// New returns a store over pool.
+func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
+
+// Cursor is the last block whose events Kafka acknowledged.
+type Cursor struct {
+	Number uint64
+	Hash   string
+}
+
+// Pair is an (address, token) whose balance a block changed; Token is "" for the native coin.
+type Pair struct{ Address, Token string }
+
+// Block is a recent block as ingest saw it.
+type Block struct {
+	Number     uint64
+	Hash       string
+	ParentHash string
+	Touched    []Pair
+}
+
+// Token is cached token metadata.
+type Token struct {
+	Address         string
+	Name, Symbol    string
+	Decimals        int32
+	NonStandard     bool
+	DiscoveredBlock uint64
+}
+
+// Pool is a cached pool token pair.
+type Pool struct {
+	Address, Token0, Token1 string
+	OK                      bool
+}
+
+// Cursor returns the chain's cursor; ok is false before the first commit.
+func (s *Store) Cursor(ctx context.Context, chain string) (c Cursor, ok bool, err error) {
+	var n int64
+	err = s.pool.QueryRow(ctx, `SELECT block_number, block_hash FROM ingest.cursors WHERE chain = $1`, chain).Scan(&n, &c.Hash)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Cursor{}, false, nil
+	}
+	if err != nil {
+		return Cursor{}, false, fmt.Errorf("read cursor of %s: %w", chain, err)
+	}
+	c.Number = uint64(n)
+	return c, true, nil
+}
+
+// Blocks returns the stored blocks numbered from..to, in order.
+func (s *Store) Blocks(ctx context.Context, chain string, from, to uint64) ([]Block, error) {
+	rows, err := s.pool.Query(ctx, `SELECT block_number, block_hash, parent_hash, touched FROM ingest.blocks
+		WHERE chain = $1 AND block_number BETWEEN $2 AND $3 ORDER BY block_number`, chain, int64(from), int64(to))
+	if err != nil {
+		return nil, fmt.Errorf("read blocks of %s: %w", chain, err)
+	}
+	defer rows.Close()
+	var out []Block
+	for rows.Next() {
+		var b Block
+		var n int64
+		var touched []string
+		if err := rows.Scan(&n, &b.Hash, &b.ParentHash, &touched); err != nil {
+			return nil, fmt.Errorf("read blocks of %s: %w", chain, err)
+		}
+		b.Number = uint64(n)
+		b.Touched = decodePairs(touched)
+		out = append(out, b)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read blocks of %s: %w", chain, err)
+	}
+	return out, nil
+}
+
+// OldestBlock returns the lowest stored block number; ok is false when none is stored.
+func (s *Store) OldestBlock(ctx context.Context, chain string) (n uint64, ok bool, err error) {
+	var v *int64
+	if err := s.pool.QueryRow(ctx, `SELECT min(block_number) FROM ingest.blocks WHERE chain = $1`, chain).Scan(&v); err != nil {
+		return 0, false, fmt.Errorf("read oldest block of %s: %w", chain, err)
+	}
+	if v == nil {
+		return 0, false, nil
+	}
+	return uint64(*v), true, nil
+}
+
+// SaveBlocks records blocks about to be published (replacing rows of the same numbers).
+func (s *Store) SaveBlocks(ctx context.Context, chain string, blocks []Block) error {
+	b := &pgx.Batch{}
+	for _, bl := range blocks {
+		b.Queue(`INSERT INTO ingest.blocks (chain, block_number, block_hash, parent_hash, touched) VALUES ($1, $2, $3, $4, $5)
+			ON CONFLICT (chain, block_number) DO UPDATE SET block_hash = excluded.block_hash, parent_hash = excluded.parent_hash,
+			touched = excluded.touched`, chain, int64(bl.Number), bl.Hash, bl.ParentHash, encodePairs(bl.Touched))
+	}
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+		return fmt.Errorf("save blocks of %s: %w", chain, err)
+	}
+	return nil
+}
+
+// Commit moves the cursor after Kafka acknowledged a range's events: it stores the cursor and
+// the newly published tokens, forgets blocks below pruneBelow and clears the re-read list, in
+// one transaction.
+func (s *Store) Commit(ctx context.Context, chain string, c Cursor, tokens []Token, pruneBelow uint64) error {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO ingest.cursors (chain, block_number, block_hash) VALUES ($1, $2, $3)
+			ON CONFLICT (chain) DO UPDATE SET block_number = excluded.block_number, block_hash = excluded.block_hash, updated_at = now()`,
+			chain, int64(c.Number), c.Hash); err != nil {
+			return fmt.Errorf("commit cursor of %s: %w", chain, err)
+		}
+		for _, t := range tokens {
+			if _, err := tx.Exec(ctx, `INSERT INTO ingest.tokens (chain, address, name, symbol, decimals, non_standard, discovered_block)
+				VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (chain, address) DO NOTHING`,
+				chain, t.Address, t.Name, t.Symbol, t.Decimals, t.NonStandard, int64(t.DiscoveredBlock)); err != nil {
+				return fmt.Errorf("save token %s of %s: %w", t.Address, chain, err)
+			}
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM ingest.blocks WHERE chain = $1 AND block_number < $2`, chain, int64(pruneBelow)); err != nil {
+			return fmt.Errorf("prune blocks of %s: %w", chain, err)
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM ingest.rebalance WHERE chain = $1`, chain); err != nil {
+			return fmt.Errorf("clear re-reads of %s: %w", chain, err)
+		}
+		return nil
+	})
+}
+
+// Rewind moves the cursor back to a reorg's common ancestor: blocks above it are forgotten and
+// the balances they touched are queued for re-reading.
+func (s *Store) Rewind(ctx context.Context, chain string, ancestor Cursor, reread []Pair) error {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `DELETE FROM ingest.blocks WHERE chain = $1 AND block_number > $2`, chain, int64(ancestor.Number)); err != nil {
+			return fmt.Errorf("rewind blocks of %s: %w", chain, err)
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO ingest.cursors (chain, block_number, block_hash) VALUES ($1, $2, $3)
+			ON CONFLICT (chain) DO UPDATE SET block_number = excluded.block_number, block_hash = excluded.block_hash, updated_at = now()`,
+			chain, int64(ancestor.Number), ancestor.Hash); err != nil {
+			return fmt.Errorf("rewind cursor of %s: %w", chain, err)
+		}
+		for _, p := range reread {
+			if _, err := tx.Exec(ctx, `INSERT INTO ingest.rebalance (chain, address, token) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
+				chain, p.Address, p.Token); err != nil {
+				return fmt.Errorf("queue re-read of %s: %w", chain, err)
+			}
+		}
+		return nil
+	})
+}
+
+// Rebalance lists the balances queued for re-reading.
+func (s *Store) Rebalance(ctx context.Context, chain string) ([]Pair, error) {
+	rows, err := s.pool.Query(ctx, `SELECT address, token FROM ingest.rebalance WHERE chain = $1 ORDER BY address, token`, chain)
+	if err != nil {
+		return nil, fmt.Errorf("read re-reads of %s: %w", chain, err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Pair, error) {
+		var p Pair
+		err := r.Scan(&p.Address, &p.Token)
+		return p, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read re-reads of %s: %w", chain, err)
+	}
+	return out, nil
+}
+
+// Tokens returns the cached metadata of those addresses that have any.
+func (s *Store) Tokens(ctx context.Context, chain string, addrs []string) (map[string]Token, error) {
+	out := make(map[string]Token, len(addrs))
+	if len(addrs) == 0 {
+		return out, nil
+	}
+	rows, err := s.pool.Query(ctx, `SELECT address, name, symbol, decimals, non_standard, discovered_block FROM ingest.tokens
+		WHERE chain = $1 AND address = ANY($2)`, chain, addrs)
+	if err != nil {
+		return nil, fmt.Errorf("read tokens of %s: %w", chain, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var t Token
+		var n int64
+		if err := rows.Scan(&t.Address, &t.Name, &t.Symbol, &t.Decimals, &t.NonStandard, &n); err != nil {
+			return nil, fmt.Errorf("read tokens of %s: %w", chain, err)
+		}
+		t.DiscoveredBlock = uint64(n)
+		out[t.Address] = t
+	}
+	return out, rows.Err()
+}
+
+// Pools returns the cached token pairs of those pools that have one.
+func (s *Store) Pools(ctx context.Context, chain string, addrs []string) (map[string]Pool, error) {
+	out := make(map[string]Pool, len(addrs))
+	if len(addrs) == 0 {
+		return out, nil
+	}
+	rows, err := s.pool.Query(ctx, `SELECT address, token0, token1, ok FROM ingest.pools WHERE chain = $1 AND address = ANY($2)`, chain, addrs)
+	if err != nil {
+		return nil, fmt.Errorf("read pools of %s: %w", chain, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var p Pool
+		if err := rows.Scan(&p.Address, &p.Token0, &p.Token1, &p.OK); err != nil {
+			return nil, fmt.Errorf("read pools of %s: %w", chain, err)
+		}
+		out[p.Address] = p
+	}
+	return out, rows.Err()
+}
+
+// SavePools caches pool token pairs.
+func (s *Store) SavePools(ctx context.Context, chain string, pools []Pool) error {
+	b := &pgx.Batch{}
+	for _, p := range pools {
+		b.Queue(`INSERT INTO ingest.pools (chain, address, token0, token1, ok) VALUES ($1, $2, $3, $4, $5)
+			ON CONFLICT (chain, address) DO NOTHING`, chain, p.Address, p.Token0, p.Token1, p.OK)
+	}
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+		return fmt.Errorf("save pools of %s: %w", chain, err)
+	}
+	return nil
+}
+
+func encodePairs(ps []Pair) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.Address + "|" + p.Token
+	}
+	return out
+}
+
+func decodePairs(ss []string) []Pair {
+	out := make([]Pair, 0, len(ss))
+	for _, s := range ss {
+		a, t, _ := strings.Cut(s, "|")
+		out = append(out, Pair{a, t})
+	}
+	return out
+}

@@ -1,0 +1,341 @@
+// Package intelligence owns attribution: entities, labels, tags, clusters, predictions and contracts, and publishes intel.attributions.v1.
+package intelligence
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/chainintel/chainintel/libs/chains"
+	"github.com/chainintel/chainintel/libs/eventbus"
+	"github.com/chainintel/chainintel/libs/lifecycle"
+	"github.com/chainintel/chainintel/libs/pgstore"
+	"github.com/chainintel/chainintel/libs/service"
+	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
+	"github.com/chainintel/chainintel/services/intelligence/internal/app"
+	"github.com/chainintel/chainintel/services/intelligence/internal/attribution"
+	"github.com/chainintel/chainintel/services/intelligence/internal/config"
+	"github.com/chainintel/chainintel/services/intelligence/internal/events"
+	"github.com/chainintel/chainintel/services/intelligence/internal/heuristics"
+	svchttp "github.com/chainintel/chainintel/services/intelligence/internal/http"
+	"github.com/chainintel/chainintel/services/intelligence/internal/importer"
+	"github.com/chainintel/chainintel/services/intelligence/internal/publish"
+	"github.com/chainintel/chainintel/services/intelligence/internal/store"
+	"github.com/chainintel/chainintel/services/intelligence/internal/transfersclient"
+	"github.com/chainintel/chainintel/services/intelligence/migrations"
+	ulclient "github.com/chainintel/chainintel/services/user-labels/client"
+)
+
+// Name is the service name.
+const Name = "intelligence"
+
+// Config is the service's configuration.
+type Config = config.Config
+
+// Deps are what a caller may hand the service instead of letting it build them.
+type Deps = service.Deps
+
+// LoadConfig reads the configuration from INTEL_* environment variables.
+func LoadConfig() (Config, error) { return config.Load() }
+
+// Migrate applies the intel schema's migrations.
+func Migrate(ctx context.Context, cfg Config, log *slog.Logger) error {
+	return service.Migrate(ctx, cfg.Postgres, migrations.Schema, migrations.FS, log)
+}
+
+// Run serves until ctx ends.
+func Run(ctx context.Context, cfg Config, deps Deps) error {
+	s, err := service.New(ctx, Name, cfg.Base, deps)
+	if err != nil {
+		return err
+	}
+	service.LogConfig(s.Log, cfg)
+	set, err := chains.NewSet(cfg.Chains)
+	if err != nil {
+		return err
+	}
+	pool, err := s.Postgres(ctx, cfg.Postgres)
+	if err != nil {
+		return err
+	}
+	st := store.New(pool)
+	cache := attribution.NewCache(st)
+	if err := cache.Refresh(ctx); err != nil {
+		return fmt.Errorf("load attributions: %w", err)
+	}
+	s.Log.Info("attribution cache loaded", "addresses", cache.Len())
+	s.Add(lifecycle.Part{Name: "attribution cache", Run: func(ctx context.Context) error {
+		return cache.Run(ctx, cfg.CacheRefresh, s.Log)
+	}})
+	pub := s.Publisher(cfg.Kafka)
+	s.Add(lifecycle.Part{Name: "attribution relay", Run: func(ctx context.Context) error {
+		return publish.Relay(ctx, st, pub, cfg.PublishInterval, s.Log)
+	}})
+	s.Add(lifecycle.Part{Name: "heuristics", Run: func(ctx context.Context) error {
+		return heuristics.Loop(ctx, st, heuristicParams(cfg), cfg.HeuristicsInterval, s.Log)
+	}})
+
+	h := events.Handlers{Store: st}
+	service.Consume(s, cfg.Kafka, eventsv1.TopicTransfers, func() *eventsv1.Transfer { return new(eventsv1.Transfer) }, h.Transfers)
+	service.Consume(s, cfg.Kafka, eventsv1.TopicTransactions, func() *eventsv1.Transaction { return new(eventsv1.Transaction) }, h.Transactions)
+	service.Consume(s, cfg.Kafka, eventsv1.TopicTokens, func() *eventsv1.Token { return new(eventsv1.Token) }, h.Tokens)
+	service.Consume(s, cfg.Kafka, eventsv1.TopicBalances, func() *eventsv1.BalanceObservation { return new(eventsv1.BalanceObservation) }, h.Balances)
+	service.Consume(s, cfg.Kafka, eventsv1.TopicMarketTokens, func() *eventsv1.MarketToken { return new(eventsv1.MarketToken) }, h.MarketTokens)
+	service.Consume(s, cfg.Kafka, eventsv1.TopicPrices, func() *eventsv1.Price { return new(eventsv1.Price) }, h.Prices)
+
+	ul, err := ulclient.New(cfg.UserLabelsURL, s.Signer, s.Tel.TracerProvider)
+	if err != nil {
+		return fmt.Errorf("INTEL_USER_LABELS_URL: %w", err)
+	}
+	tc, err := transfersclient.New(cfg.TransfersURL, s.Signer, s.Tel.TracerProvider)
+	if err != nil {
+		return fmt.Errorf("INTEL_TRANSFERS_URL: %w", err)
+	}
+	a := &app.Service{Chains: set, Cache: cache, Store: st, UserLabels: ul, Transfers: tc, Log: s.Log}
+	e := s.Engine()
+	svchttp.Register(e, a)
+	return s.Run(ctx, e)
+}
+
+func heuristicParams(cfg Config) heuristics.Params {
+	return heuristics.Params{ExchangeTypes: cfg.ExchangeTypes, MinSenders: cfg.DepositMinSenders,
+		MinSweepShare: cfg.DepositSweepShare, EdgeRetention: cfg.EdgeRetention}
+}
+
+// Conflict is an address two entities claim, and which one won by confidence.
+type Conflict = importer.Conflict
+
+// Report says what an import did.
+type Report struct {
+	Sources          []string   `json:"sources"`
+	Entities         int        `json:"entitiesChanged"`
+	Tags             int        `json:"tags"`
+	Claims           int        `json:"claims"`
+	AddressesChanged int        `json:"addressesChanged"`
+	Published        int        `json:"published"`
+	Skipped          []string   `json:"skipped,omitempty"`
+	Conflicts        []Conflict `json:"conflicts,omitempty"`
+}
+
+func (r *Report) add(source string, res store.ApplyResult, b importer.Batch) {
+	r.Sources = append(r.Sources, source)
+	r.Entities += res.EntitiesChanged
+	r.Tags += res.TagsUpserted
+	r.Claims += res.Claims
+	r.AddressesChanged += res.AddressesChanged
+	r.Skipped = append(r.Skipped, b.Skipped...)
+	r.Conflicts = append(r.Conflicts, res.Conflicts...)
+}
+
+// withStore connects to cfg's database for a command and, when brokers are configured,
+// publishes the changes it made before returning.
+func withStore(ctx context.Context, cfg Config, fn func(*store.Store) (Report, error)) (Report, error) {
+	pool, err := pgstore.Connect(ctx, cfg.DatabaseURL, pgstore.Options{MaxConns: 4, AppName: Name + "-import"})
+	if err != nil {
+		return Report{}, err
+	}
+	defer pool.Close()
+	st := store.New(pool)
+	rep, err := fn(st)
+	if err != nil {
+		return rep, err
+	}
+	if len(cfg.Brokers) > 0 {
+		pub := eventbus.NewPublisher(cfg.Brokers, eventbus.PublisherOptions{})
+		defer pub.Close()
+		n, err := publish.Drain(ctx, st, pub)
+		rep.Published = n
+		if err != nil {
+			return rep, fmt.Errorf("the changes are stored, but publishing them failed (a running service publishes them): %w", err)
+		}
+	}
+	return rep, nil
+}
+
+// ImportCurated imports the operator's curated data (JSON or CSV, docs/contracts.md) from r as
+// source "curated", then publishes the resulting attribution changes when cfg names brokers (a
+// running service publishes them otherwise). A file with any problem changes nothing.
+// Re-importing the same file changes nothing.
+func ImportCurated(ctx context.Context, cfg Config, r io.Reader) (Report, error) {
+	return ImportCuratedAs(ctx, cfg, "curated", r)
+}
+
+// ImportCuratedAs is ImportCurated with an explicit source name: a source's claims replace its
+// own earlier claims on the same addresses and compete by confidence with other sources'.
+func ImportCuratedAs(ctx context.Context, cfg Config, source string, r io.Reader) (Report, error) {
+	b, err := importer.ParseCurated(r, source)
+	if err != nil {
+		return Report{}, err
+	}
+	return withStore(ctx, cfg, func(st *store.Store) (Report, error) {
+		defined := map[string]bool{}
+		for _, e := range b.Entities {
+			defined[e.ID] = true
+		}
+		var refs []string
+		for _, c := range b.Claims {
+			if c.EntityID != "" && !defined[c.EntityID] {
+				refs = append(refs, c.EntityID)
+				defined[c.EntityID] = true
+			}
+		}
+		missing, err := st.MissingEntities(ctx, refs)
+		if err != nil {
+			return Report{}, err
+		}
+		if len(missing) > 0 {
+			return Report{}, fmt.Errorf("curated: addresses name entities that are neither in the file nor known: %s", strings.Join(missing, ", "))
+		}
+		res, err := st.ApplyBatch(ctx, b)
+		if err != nil {
+			return Report{}, err
+		}
+		var rep Report
+		rep.add(source, res, b)
+		return rep, nil
+	})
+}
+
+// ImportGraphSense imports GraphSense packs: each path is a YAML file or a directory whose
+// *.yaml files are read. Actor packs (*.actorpack.yaml) become entities; each tag pack becomes
+// the source "graphsense:<file name>". Actors that tag packs name but no actor pack defines are
+// created with their id as name. Re-importing changes nothing.
+func ImportGraphSense(ctx context.Context, cfg Config, paths ...string) (Report, error) {
+	files, err := yamlFiles(paths)
+	if err != nil {
+		return Report{}, err
+	}
+	if len(files) == 0 {
+		return Report{}, fmt.Errorf("no .yaml files in %s", strings.Join(paths, ", "))
+	}
+	var actorFiles, packFiles []string
+	for _, f := range files {
+		if strings.HasSuffix(f, ".actorpack.yaml") {
+			actorFiles = append(actorFiles, f)
+		} else {
+			packFiles = append(packFiles, f)
+		}
+	}
+	var batches []importer.Batch
+	for _, f := range actorFiles {
+		fh, err := os.Open(f)
+		if err != nil {
+			return Report{}, err
+		}
+		es, skipped, err := importer.ParseGraphSenseActors(fh)
+		fh.Close()
+		if err != nil {
+			return Report{}, fmt.Errorf("%s: %w", f, err)
+		}
+		batches = append(batches, importer.Batch{Source: "graphsense:actors", Entities: es, Skipped: skipped})
+	}
+	for _, f := range packFiles {
+		fh, err := os.Open(f)
+		if err != nil {
+			return Report{}, err
+		}
+		name := strings.TrimSuffix(filepath.Base(f), ".yaml")
+		b, err := importer.ParseGraphSenseTagPack(fh, name)
+		fh.Close()
+		if err != nil {
+			return Report{}, fmt.Errorf("%s: %w", f, err)
+		}
+		batches = append(batches, b)
+	}
+	return withStore(ctx, cfg, func(st *store.Store) (Report, error) {
+		var rep Report
+		defined := map[string]bool{}
+		for _, b := range batches {
+			for _, e := range b.Entities {
+				defined[e.ID] = true
+			}
+		}
+		for _, b := range batches {
+			var refs []string
+			for _, c := range b.Claims {
+				if c.EntityID != "" && !defined[c.EntityID] {
+					refs = append(refs, c.EntityID)
+					defined[c.EntityID] = true
+				}
+			}
+			missing, err := st.MissingEntities(ctx, refs)
+			if err != nil {
+				return rep, err
+			}
+			for _, id := range missing {
+				b.Entities = append(b.Entities, attribution.Entity{ID: id, Name: id})
+				b.Skipped = append(b.Skipped, fmt.Sprintf("%s: actor %q is in no actor pack; created with its id as name", b.Source, id))
+			}
+			res, err := st.ApplyBatch(ctx, b)
+			if err != nil {
+				return rep, fmt.Errorf("%s: %w", b.Source, err)
+			}
+			rep.add(b.Source, res, b)
+		}
+		return rep, nil
+	})
+}
+
+func yamlFiles(paths []string) ([]string, error) {
+	var out []string
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		if err != nil {
+			return nil, err
+		}
+		if !fi.IsDir() {
+			out = append(out, p)
+			continue
+		}
+		m, err := filepath.Glob(filepath.Join(p, "*.yaml"))
+		if err != nil {
+			return nil, err
+		}
+		sort.Strings(m)
+		out = append(out, m...)
+	}
+	return out, nil
+}
+
+// Republish publishes the current attribution of every known address on
+// intel.attributions.v1, for consumers building their read model from scratch.
+func Republish(ctx context.Context, cfg Config) (int, error) {
+	if len(cfg.Brokers) == 0 {
+		return 0, fmt.Errorf("INTEL_KAFKA_BROKERS: required to republish")
+	}
+	pool, err := pgstore.Connect(ctx, cfg.DatabaseURL, pgstore.Options{MaxConns: 2, AppName: Name + "-republish"})
+	if err != nil {
+		return 0, err
+	}
+	defer pool.Close()
+	pub := eventbus.NewPublisher(cfg.Brokers, eventbus.PublisherOptions{})
+	defer pub.Close()
+	return publish.Republish(ctx, store.New(pool), pub)
+}
+
+// HeuristicsSummary is what one heuristics pass concluded.
+type HeuristicsSummary struct {
+	Candidates int `json:"candidates"`
+	Deposits   int `json:"deposits"`
+	Clusters   int `json:"clusters"`
+	Clustered  int `json:"clusteredAddresses"`
+	Changed    int `json:"changed"`
+}
+
+// RunHeuristics makes one heuristics pass over the stored transfer data with cfg's parameters
+// (the service does this every INTEL_HEURISTICS_INTERVAL).
+func RunHeuristics(ctx context.Context, cfg Config) (HeuristicsSummary, error) {
+	pool, err := pgstore.Connect(ctx, cfg.DatabaseURL, pgstore.Options{MaxConns: 2, AppName: Name + "-heuristics"})
+	if err != nil {
+		return HeuristicsSummary{}, err
+	}
+	defer pool.Close()
+	sum, err := heuristics.Run(ctx, store.New(pool), heuristicParams(cfg))
+	return HeuristicsSummary{Candidates: sum.Candidates, Deposits: len(sum.Deposits), Clusters: sum.Clusters,
+		Clustered: sum.Clustered, Changed: sum.Changed}, err
+}

@@ -1,0 +1,577 @@
+// Package app answers the intelligence API: address attributions from the in-memory cache,
+// decorated with the caller's own labels; entities, summaries, predictions, contracts, tokens
+// and tags from the store.
+package app
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"math"
+	"math/big"
+	"net/http"
+	"sort"
+	"time"
+
+	"github.com/chainintel/chainintel/libs/address"
+	"github.com/chainintel/chainintel/libs/chains"
+	"github.com/chainintel/chainintel/libs/httpx"
+	"github.com/chainintel/chainintel/services/intelligence/internal/attribution"
+	"github.com/chainintel/chainintel/services/intelligence/internal/store"
+	"github.com/chainintel/chainintel/services/intelligence/internal/transfersclient"
+	ulclient "github.com/chainintel/chainintel/services/user-labels/client"
+)
+
+// Store is what the app reads from the database.
+type Store interface {
+	Entity(ctx context.Context, id string) (attribution.Entity, error)
+	AddressTags(ctx context.Context, chainType, addr string) ([]store.PopulatedTag, error)
+	EntityTags(ctx context.Context, entityID string) ([]store.PopulatedTag, error)
+	Tag(ctx context.Context, id string) (attribution.Tag, error)
+	TagParams(ctx context.Context, id string, limit, offset int) ([]string, error)
+	TagSummary(ctx context.Context, id string) (store.TagSummary, error)
+	EntityActivity(ctx context.Context, entityID string) (store.EntityActivity, error)
+	PredictedBalances(ctx context.Context, entityID string) ([]store.HeldBalance, error)
+	ContractByAddress(ctx context.Context, chain, addr string) (store.ContractInfo, error)
+	MarketToken(ctx context.Context, id string) (store.MarketToken, error)
+	PricingIDByDeployment(ctx context.Context, chain, addr string) (string, error)
+	TokenByAddress(ctx context.Context, chain, addr string) (store.Token, error)
+	Quotes(ctx context.Context, ids []string) (map[string]store.Quote, error)
+}
+
+// UserLabels is the user-labels service as the app uses it.
+type UserLabels interface {
+	Lookup(ctx context.Context, addrs []ulclient.AddressRef) (ulclient.Lookup, error)
+	Entity(ctx context.Context, id string) (ulclient.UserEntity, error)
+	SharedEntity(ctx context.Context, id string) (ulclient.UserEntity, error)
+}
+
+// Activity is the transfers service's activity figures.
+type Activity interface {
+	Activity(ctx context.Context, addrs []transfersclient.AddressRef) (transfersclient.Activity, error)
+}
+
+// Service answers the intelligence API. It is safe for concurrent use.
+type Service struct {
+	Chains     *chains.Set
+	Cache      *attribution.AttributionCache
+	Store      Store
+	UserLabels UserLabels // nil: no user labels
+	Transfers  Activity   // nil: user-entity summaries unavailable
+	Log        *slog.Logger
+}
+
+// MaxBatch is the most addresses a batch lookup takes.
+const MaxBatch = 1000
+
+// Address answers one address on one chain.
+func (s *Service) Address(ctx context.Context, t Target) AddressInfo {
+	infos := s.infos(ctx, []Target{t})
+	return infos[0]
+}
+
+// AddressAll answers the address on every chain where its format is valid, keyed by chain.
+func (s *Service) AddressAll(ctx context.Context, ts []Target) map[string]AddressInfo {
+	infos := s.infos(ctx, ts)
+	out := make(map[string]AddressInfo, len(ts))
+	for i, t := range ts {
+		out[t.Chain] = infos[i]
+	}
+	return out
+}
+
+// EnrichOptions are the enriched lookup's toggles.
+type EnrichOptions struct{ Tags, Clusters, Predictions bool }
+
+// Enriched answers addresses with tags and clusters, keyed by chain.
+func (s *Service) Enriched(ctx context.Context, ts []Target, o EnrichOptions) (map[string]AddressInfo, error) {
+	infos := s.infos(ctx, ts)
+	out := make(map[string]AddressInfo, len(ts))
+	tagsByType := map[chains.Type][]PopulatedTag{}
+	for i, t := range ts {
+		info := infos[i]
+		if !o.Predictions {
+			info.PredictedEntity = nil
+		}
+		if o.Tags {
+			tags, ok := tagsByType[t.ChainType]
+			if !ok {
+				pt, err := s.Store.AddressTags(ctx, string(t.ChainType), t.Address)
+				if err != nil {
+					return nil, err
+				}
+				tags = populated(pt)
+				tagsByType[t.ChainType] = tags
+			}
+			// Chain-specific tags show only on their chain.
+			var mine []PopulatedTag
+			for _, pt := range tags {
+				if pt.Chain == "" || pt.Chain == t.Chain {
+					mine = append(mine, pt)
+				}
+			}
+			if mine == nil {
+				mine = []PopulatedTag{}
+			}
+			info.PopulatedTags = &mine
+		}
+		if o.Clusters {
+			ids := []string{}
+			if r := s.Cache.Lookup([]string{t.Key()})[0]; len(r.ClusterIDs) > 0 {
+				ids = append(ids, r.ClusterIDs...)
+			}
+			info.ClusterIDs = &ids
+		}
+		out[t.Chain] = info
+	}
+	return out, nil
+}
+
+// Batch answers up to MaxBatch addresses, each on the chain detected from its format, keyed by
+// the address as given. An address valid on no configured chain is a 400 naming it.
+func (s *Service) Batch(ctx context.Context, raw []string) (map[string]AddressInfo, error) {
+	if len(raw) == 0 {
+		return nil, httpx.BadRequest("addresses: give at least one address")
+	}
+	if len(raw) > MaxBatch {
+		return nil, httpx.BadRequest("addresses: at most %d addresses per call, got %d", MaxBatch, len(raw))
+	}
+	ts := make([]Target, 0, len(raw))
+	keys := make([]string, 0, len(raw))
+	seen := make(map[string]bool, len(raw))
+	for i, r := range raw {
+		if seen[r] {
+			continue
+		}
+		seen[r] = true
+		t, err := ParseTarget(s.Chains, r, "")
+		if err != nil {
+			return nil, httpx.BadRequest("addresses[%d]: %q is not a valid address on any configured chain", i, short(r))
+		}
+		ts = append(ts, t)
+		keys = append(keys, r)
+	}
+	infos := s.infos(ctx, ts)
+	out := make(map[string]AddressInfo, len(ts))
+	for i, k := range keys {
+		out[k] = infos[i]
+	}
+	return out, nil
+}
+
+// infos builds the AddressInfo of each target: operator attribution from the cache, the
+// caller's labels and entities from user-labels in one call. When user-labels fails, the answer
+// goes out without the caller's fields (logged): operator attribution never waits on it.
+func (s *Service) infos(ctx context.Context, ts []Target) []AddressInfo {
+	keys := make([]string, len(ts))
+	for i, t := range ts {
+		keys[i] = t.Key()
+	}
+	known := s.Cache.Lookup(keys)
+	out := make([]AddressInfo, len(ts))
+	views := map[*attribution.Entity]*EntityView{} // one view per entity per answer
+	view := func(e *attribution.Entity) *EntityView {
+		if e == nil {
+			return nil
+		}
+		v, ok := views[e]
+		if !ok {
+			v = entityView(e)
+			views[e] = v
+		}
+		return v
+	}
+	for i, t := range ts {
+		info := AddressInfo{Address: t.Address, Chain: t.Chain}
+		if r := known[i]; r.Known {
+			info.ServiceEntity = view(r.Entity)
+			if r.Label != "" {
+				info.ServiceLabel = &AddressLabel{Name: r.Label, Address: t.Address, ChainType: string(t.ChainType)}
+			}
+			info.PredictedEntity = view(r.Predicted)
+			info.DepositServiceID = r.DepositServiceID
+			info.Contract = r.IsContract
+		}
+		out[i] = info
+	}
+	s.decorateUser(ctx, ts, keys, out)
+	return out
+}
+
+func (s *Service) decorateUser(ctx context.Context, ts []Target, keys []string, out []AddressInfo) {
+	if s.UserLabels == nil {
+		return
+	}
+	if _, ok := httpx.IdentityFrom(ctx); !ok {
+		return
+	}
+	refs := make([]ulclient.AddressRef, 0, len(ts))
+	seen := map[string]bool{}
+	for i, t := range ts {
+		if !seen[keys[i]] {
+			seen[keys[i]] = true
+			refs = append(refs, ulclient.AddressRef{ChainType: string(t.ChainType), Address: t.Address})
+		}
+	}
+	lk, err := s.UserLabels.Lookup(ctx, refs)
+	if err != nil {
+		s.Log.WarnContext(ctx, "user labels unavailable; answering without the caller's labels", "error", err)
+		return
+	}
+	for i, t := range ts {
+		if l, ok := lk.Labels[keys[i]]; ok {
+			out[i].UserLabel = &AddressLabel{Name: l.Name, Address: t.Address, ChainType: string(t.ChainType)}
+		}
+		if es := lk.Entities[keys[i]]; len(es) > 0 {
+			out[i].UserEntity = &EntityView{ID: es[0].ID, Name: es[0].Name, Note: es[0].Note, Type: "user"}
+			out[i].IsUserAddress = true
+		}
+	}
+}
+
+// Entity returns an operator entity with its tags, or the caller's user entity (UUID ids).
+func (s *Service) Entity(ctx context.Context, id string) (EntityView, error) {
+	if ulclient.IsUserEntityID(id) {
+		ue, err := s.userEntity(ctx, id, false)
+		if err != nil {
+			return EntityView{}, err
+		}
+		v := userEntityView(ue)
+		tags := []PopulatedTag{}
+		v.PopulatedTags = &tags
+		return v, nil
+	}
+	e, err := s.operatorEntity(ctx, id)
+	if err != nil {
+		return EntityView{}, err
+	}
+	v := entityView(&e)
+	v.Description = e.Description
+	pt, err := s.Store.EntityTags(ctx, id)
+	if err != nil {
+		return EntityView{}, err
+	}
+	tags := populated(pt)
+	v.PopulatedTags = &tags
+	return *v, nil
+}
+
+func (s *Service) operatorEntity(ctx context.Context, id string) (attribution.Entity, error) {
+	if !attribution.ValidEntityID(id) {
+		return attribution.Entity{}, httpx.NotFound("unknown entity %q", short(id))
+	}
+	e, err := s.Store.Entity(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return e, httpx.NotFound("unknown entity %q", id)
+	}
+	return e, err
+}
+
+// userEntity returns the caller's user entity, or (when shared is allowed) a shareable one.
+func (s *Service) userEntity(ctx context.Context, id string, shared bool) (ulclient.UserEntity, error) {
+	if s.UserLabels == nil {
+		return ulclient.UserEntity{}, httpx.NotFound("unknown entity %q", id)
+	}
+	var ue ulclient.UserEntity
+	err := ulclient.ErrNotFound
+	if _, ok := httpx.IdentityFrom(ctx); ok {
+		ue, err = s.UserLabels.Entity(ctx, id)
+	}
+	if errors.Is(err, ulclient.ErrNotFound) && shared {
+		ue, err = s.UserLabels.SharedEntity(ctx, id)
+	}
+	if errors.Is(err, ulclient.ErrNotFound) {
+		return ue, httpx.NotFound("unknown entity %q", id)
+	}
+	if err != nil {
+		return ue, unavailable("user-labels", err)
+	}
+	return ue, nil
+}
+
+func userEntityView(ue ulclient.UserEntity) EntityView {
+	addrs := ue.Addresses
+	if addrs == nil {
+		addrs = map[string][]string{}
+	}
+	return EntityView{ID: ue.ID, Name: ue.Name, Note: ue.Note, Type: "user", Addresses: addrs}
+}
+
+func unavailable(svc string, err error) error {
+	return errors.Join(&httpx.StatusError{Status: 503, Message: svc + " is unavailable; retry later"}, err)
+}
+
+// EntitySummary returns an entity's figures: precomputed for operator entities, computed from
+// user-labels and transfers for user entities. A shareable user entity is readable without a
+// caller; anything else without one is a 401.
+func (s *Service) EntitySummary(ctx context.Context, id string) (EntitySummary, error) {
+	_, caller := httpx.IdentityFrom(ctx)
+	// The edge lets this route through without a key for shareable user entities; anything
+	// else needs one.
+	needKey := &httpx.StatusError{Status: http.StatusUnauthorized, Message: "error validating API key"}
+	if ulclient.IsUserEntityID(id) {
+		ue, err := s.userEntity(ctx, id, true)
+		var se *httpx.StatusError
+		if !caller && errors.As(err, &se) && se.Status == http.StatusNotFound {
+			return EntitySummary{}, needKey
+		}
+		if err != nil {
+			return EntitySummary{}, err
+		}
+		var refs []transfersclient.AddressRef
+		for ct, list := range ue.Addresses {
+			for _, a := range list {
+				refs = append(refs, transfersclient.AddressRef{ChainType: ct, Address: a})
+			}
+		}
+		sort.Slice(refs, func(i, j int) bool {
+			if refs[i].ChainType != refs[j].ChainType {
+				return refs[i].ChainType < refs[j].ChainType
+			}
+			return refs[i].Address < refs[j].Address
+		})
+		sum := EntitySummary{EntityID: id, NumAddresses: int64(len(refs))}
+		if len(refs) == 0 {
+			return sum, nil
+		}
+		if s.Transfers == nil {
+			return EntitySummary{}, &httpx.StatusError{Status: 503, Message: "transfers is unavailable; retry later"}
+		}
+		if len(refs) > transfersclient.MaxAddresses {
+			refs = refs[:transfersclient.MaxAddresses]
+		}
+		act, err := s.Transfers.Activity(ctx, refs)
+		if err != nil {
+			return EntitySummary{}, unavailable("transfers", err)
+		}
+		sum.VolumeUSD = act.VolumeUSD
+		if act.FirstTx != nil {
+			sum.FirstTx = act.FirstTx.UTC().Format(time.RFC3339)
+		}
+		if act.LastTx != nil {
+			sum.LastTx = act.LastTx.UTC().Format(time.RFC3339)
+		}
+		return sum, nil
+	}
+	if !caller {
+		return EntitySummary{}, needKey
+	}
+	if _, err := s.operatorEntity(ctx, id); err != nil {
+		return EntitySummary{}, err
+	}
+	a, err := s.Store.EntityActivity(ctx, id)
+	if err != nil {
+		return EntitySummary{}, err
+	}
+	sum := EntitySummary{EntityID: id, NumAddresses: a.NumAddresses, VolumeUSD: a.VolumeUSD}
+	if a.TransferCount > 0 {
+		sum.FirstTx = msTime(a.FirstMs)
+		sum.LastTx = msTime(a.LastMs)
+	}
+	return sum, nil
+}
+
+func msTime(ms int64) string { return time.UnixMilli(ms).UTC().Format(time.RFC3339) }
+
+// MaxPredictions is the most addresses entity predictions return.
+const MaxPredictions = 1000
+
+// EntityPredictions returns the addresses predicted to belong to an operator entity, by USD
+// balance (latest kept observations priced at the latest price), at most MaxPredictions.
+func (s *Service) EntityPredictions(ctx context.Context, id string) ([]Prediction, error) {
+	if _, err := s.operatorEntity(ctx, id); err != nil {
+		return nil, err
+	}
+	hb, err := s.Store.PredictedBalances(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	// Pricing ids: the observation's, else the registry's for the token, else the chain's
+	// native coin.
+	pid := func(h store.HeldBalance) string {
+		if h.TokenID != "" {
+			return h.TokenID
+		}
+		if h.Token == "" {
+			if c, ok := chains.Lookup(h.Chain); ok {
+				return c.NativePricingID
+			}
+			return ""
+		}
+		id, err := s.Store.PricingIDByDeployment(ctx, h.Chain, h.Token)
+		if err != nil {
+			return ""
+		}
+		return id
+	}
+	ids := map[int]string{}
+	var want []string
+	for i, h := range hb {
+		if h.Balance == nil {
+			continue
+		}
+		if p := pid(h); p != "" {
+			ids[i] = p
+			want = append(want, p)
+		}
+	}
+	quotes, err := s.Store.Quotes(ctx, want)
+	if err != nil {
+		return nil, err
+	}
+	usd := map[string]float64{}
+	var order []string
+	for i, h := range hb {
+		if _, ok := usd[h.Address]; !ok {
+			usd[h.Address] = 0
+			order = append(order, h.Address)
+		}
+		if h.Balance == nil {
+			continue
+		}
+		q, ok := quotes[ids[i]]
+		if !ok {
+			continue
+		}
+		usd[h.Address] += units(h.Balance, h.Decimals) * q.Price
+	}
+	out := make([]Prediction, 0, len(order))
+	for _, a := range order {
+		out = append(out, Prediction{Address: a, EntityID: id, USDBalance: usd[a]})
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].USDBalance != out[j].USDBalance {
+			return out[i].USDBalance > out[j].USDBalance
+		}
+		return out[i].Address < out[j].Address
+	})
+	if len(out) > MaxPredictions {
+		out = out[:MaxPredictions]
+	}
+	return out, nil
+}
+
+func units(v *big.Int, decimals int) float64 {
+	f, _ := new(big.Float).SetInt(v).Float64()
+	return f / math.Pow10(decimals)
+}
+
+// Contract returns a contract's deployment facts.
+func (s *Service) Contract(ctx context.Context, t Target) (ContractView, error) {
+	c, err := s.Store.ContractByAddress(ctx, t.Chain, t.Address)
+	if errors.Is(err, store.ErrNotFound) {
+		return ContractView{}, httpx.NotFound("no contract deployment known at %s on %s", t.Address, t.Chain)
+	}
+	if err != nil {
+		return ContractView{}, err
+	}
+	dep := Target{Chain: t.Chain, ChainType: t.ChainType, Address: c.Deployer}
+	if n, err := address.Normalize(t.ChainType, c.Deployer); err == nil {
+		dep.Address = n
+	}
+	v := ContractView{Address: t.Address, Chain: t.Chain, Deployer: s.Address(ctx, dep), DeployTxHash: c.DeployTxHash,
+		BlockTimestamp: msTime(c.BlockTimeMs), BytecodeSize: c.BytecodeSize}
+	if c.Token != nil {
+		v.Token = &TokenRef{ID: c.Token.PricingID, Name: c.Token.Name, Symbol: c.Token.Symbol, Decimals: c.Token.Decimals}
+	}
+	return v, nil
+}
+
+// TokenByID returns a registry token by pricing id.
+func (s *Service) TokenByID(ctx context.Context, id string) (TokenInfo, error) {
+	mt, err := s.Store.MarketToken(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return TokenInfo{}, httpx.NotFound("unknown token %q", short(id))
+	}
+	if err != nil {
+		return TokenInfo{}, err
+	}
+	return s.tokenInfo(ctx, mt, TokenIdentifier{PricingID: id})
+}
+
+// TokenByAddress returns the token deployed at t: the registry entry when its pricing id is
+// known, else the on-chain metadata alone (empty pricing id, no price).
+func (s *Service) TokenByAddress(ctx context.Context, t Target) (TokenInfo, error) {
+	id, err := s.Store.PricingIDByDeployment(ctx, t.Chain, t.Address)
+	if err == nil {
+		mt, err := s.Store.MarketToken(ctx, id)
+		if err == nil {
+			return s.tokenInfo(ctx, mt, TokenIdentifier{PricingID: id, Chain: t.Chain, Address: t.Address})
+		}
+		if !errors.Is(err, store.ErrNotFound) {
+			return TokenInfo{}, err
+		}
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return TokenInfo{}, err
+	}
+	tok, err := s.Store.TokenByAddress(ctx, t.Chain, t.Address)
+	if errors.Is(err, store.ErrNotFound) {
+		return TokenInfo{}, httpx.NotFound("no token known at %s on %s", t.Address, t.Chain)
+	}
+	if err != nil {
+		return TokenInfo{}, err
+	}
+	info := TokenInfo{Identifier: TokenIdentifier{PricingID: tok.PricingID, Chain: t.Chain, Address: t.Address},
+		Name: tok.Name, Symbol: tok.Symbol, Deployments: []TokenDeployment{{Chain: t.Chain, Address: t.Address, Decimals: tok.Decimals}}}
+	if tok.PricingID != "" {
+		q, err := s.Store.Quotes(ctx, []string{tok.PricingID})
+		if err != nil {
+			return TokenInfo{}, err
+		}
+		info.Price, info.Price24hAgo = q[tok.PricingID].Price, q[tok.PricingID].Price24hAgo
+	}
+	return info, nil
+}
+
+func (s *Service) tokenInfo(ctx context.Context, mt store.MarketToken, id TokenIdentifier) (TokenInfo, error) {
+	q, err := s.Store.Quotes(ctx, []string{mt.PricingID})
+	if err != nil {
+		return TokenInfo{}, err
+	}
+	info := TokenInfo{Identifier: id, Name: mt.Name, Symbol: mt.Symbol, Price: q[mt.PricingID].Price,
+		Price24hAgo: q[mt.PricingID].Price24hAgo, Deployments: []TokenDeployment{}}
+	for _, d := range mt.Deployments {
+		info.Deployments = append(info.Deployments, TokenDeployment{Chain: d.Chain, Address: d.Address, Decimals: d.Decimals})
+	}
+	return info, nil
+}
+
+// TagParams returns the populated variants of a tag, one per parameter value.
+func (s *Service) TagParams(ctx context.Context, id string, limit, offset int) ([]PopulatedTag, error) {
+	t, err := s.tag(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	ps, err := s.Store.TagParams(ctx, id, limit, offset)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]PopulatedTag, len(ps))
+	for i, p := range ps {
+		out[i] = populatedTag(t, p)
+	}
+	return out, nil
+}
+
+// TagSummary counts what carries a tag.
+func (s *Service) TagSummary(ctx context.Context, id string) (TagSummary, error) {
+	if _, err := s.tag(ctx, id); err != nil {
+		return TagSummary{}, err
+	}
+	ts, err := s.Store.TagSummary(ctx, id)
+	if err != nil {
+		return TagSummary{}, err
+	}
+	return TagSummary{TagID: id, NumAddresses: ts.Addresses, NumEntities: ts.Entities, NumUniqueTagParams: ts.Params}, nil
+}
+
+func (s *Service) tag(ctx context.Context, id string) (attribution.Tag, error) {
+	if !attribution.ValidEntityID(id) {
+		return attribution.Tag{}, httpx.NotFound("unknown tag %q", short(id))
+	}
+	t, err := s.Store.Tag(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return t, httpx.NotFound("unknown tag %q", id)
+	}
+	return t, err
+}

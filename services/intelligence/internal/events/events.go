@@ -1,0 +1,181 @@
+// Package events holds the intelligence service's Kafka consumers: transfers feed the
+// heuristics and the entity activity figures, transactions the contract registry, chain.tokens
+// the token metadata, balances the predictions' USD figures, and the market topics the token
+// registry and prices. Every handler is idempotent.
+package events
+
+import (
+	"context"
+	"math/big"
+
+	"github.com/chainintel/chainintel/libs/address"
+	"github.com/chainintel/chainintel/libs/chains"
+	"github.com/chainintel/chainintel/libs/eventbus"
+	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
+	"github.com/chainintel/chainintel/services/intelligence/internal/store"
+)
+
+// Handlers turns records into store writes.
+type Handlers struct {
+	Store *store.Store
+}
+
+func norm(chain, addr string) (chains.Type, string, bool) {
+	c, ok := chains.Lookup(chain)
+	if !ok || addr == "" {
+		return "", "", false
+	}
+	n, err := address.Normalize(c.Type, addr)
+	if err != nil {
+		return "", "", false
+	}
+	return c.Type, n, true
+}
+
+// Transfers records transfer pairs and activity (chain.transfers.v1).
+func (h Handlers) Transfers(ctx context.Context, batch []eventbus.Message[*eventsv1.Transfer]) error {
+	facts := make([]store.TransferFact, 0, len(batch))
+	for _, m := range batch {
+		f := store.TransferFact{Offset: store.Offset{Topic: m.Topic, Partition: m.Partition, Offset: m.Offset}}
+		if !m.Tombstone {
+			t := m.Msg
+			ct, from, ok1 := norm(t.Chain, t.From)
+			_, to, ok2 := norm(t.Chain, t.To)
+			if ok1 && ok2 {
+				f.Chain, f.ChainType, f.From, f.To, f.TimeMs = t.Chain, string(ct), from, to, t.BlockTimeMs
+				if t.HistoricalUsd != nil {
+					f.USD = *t.HistoricalUsd
+				}
+			}
+		}
+		// Unusable records still advance the partition's applied offset.
+		facts = append(facts, f)
+	}
+	return h.Store.ApplyTransfers(ctx, facts)
+}
+
+// Transactions records contract creations (chain.transactions.v1).
+func (h Handlers) Transactions(ctx context.Context, batch []eventbus.Message[*eventsv1.Transaction]) error {
+	var cs []store.Contract
+	for _, m := range batch {
+		if m.Tombstone || m.Msg.ContractCreated == "" || !m.Msg.Success {
+			continue
+		}
+		t := m.Msg
+		ct, addr, ok := norm(t.Chain, t.ContractCreated)
+		if !ok {
+			continue
+		}
+		_, dep, _ := norm(t.Chain, t.From)
+		cs = append(cs, store.Contract{Chain: t.Chain, ChainType: string(ct), Address: addr, Deployer: dep,
+			DeployTxHash: t.Hash, BlockTimeMs: t.BlockTimeMs, BytecodeSize: int(t.BytecodeSize)})
+	}
+	return h.Store.ApplyContracts(ctx, cs)
+}
+
+// Tokens records token metadata (chain.tokens.v1).
+func (h Handlers) Tokens(ctx context.Context, batch []eventbus.Message[*eventsv1.Token]) error {
+	var ts []store.Token
+	for _, m := range batch {
+		if m.Tombstone {
+			continue
+		}
+		t := m.Msg
+		_, addr, ok := norm(t.Chain, t.Address)
+		if !ok {
+			continue
+		}
+		_, dep, _ := norm(t.Chain, t.Deployer)
+		ts = append(ts, store.Token{Chain: t.Chain, Address: addr, Name: t.Name, Symbol: t.Symbol, Decimals: int(t.Decimals),
+			PricingID: t.PricingId, Deployer: dep, DeployTx: t.DeployTxHash})
+	}
+	return h.Store.ApplyTokens(ctx, ts)
+}
+
+// Balances keeps the latest balances of candidate addresses (chain.balances.v1).
+func (h Handlers) Balances(ctx context.Context, batch []eventbus.Message[*eventsv1.BalanceObservation]) error {
+	var bs []store.Balance
+	for _, m := range batch {
+		if m.Tombstone || m.Msg.OwnerAddress != "" {
+			continue
+		}
+		b := m.Msg
+		ct, addr, ok := norm(b.Chain, b.Address)
+		if !ok {
+			continue
+		}
+		tok := ""
+		if b.TokenAddress != "" {
+			if _, t, ok := norm(b.Chain, b.TokenAddress); ok {
+				tok = t
+			} else {
+				continue
+			}
+		}
+		v, ok := new(big.Int).SetString(b.Balance, 10)
+		if !ok || v.Sign() < 0 {
+			continue
+		}
+		bs = append(bs, store.Balance{Chain: b.Chain, ChainType: string(ct), Address: addr, TokenAddress: tok, TokenID: b.TokenId,
+			Decimals: int(b.TokenDecimals), Balance: v, BlockNumber: b.BlockNumber})
+	}
+	return h.Store.ApplyBalances(ctx, bs)
+}
+
+// MarketTokens keeps the token registry (market.tokens.v1, compacted).
+func (h Handlers) MarketTokens(ctx context.Context, batch []eventbus.Message[*eventsv1.MarketToken]) error {
+	latest := map[string]*eventsv1.MarketToken{}
+	var order []string
+	for _, m := range batch {
+		key := m.Key // the pricing id
+		if !m.Tombstone && m.Msg.PricingId != "" {
+			key = m.Msg.PricingId
+		}
+		if key == "" {
+			continue
+		}
+		if _, seen := latest[key]; !seen {
+			order = append(order, key)
+		}
+		if m.Tombstone {
+			latest[key] = nil
+		} else {
+			latest[key] = m.Msg
+		}
+	}
+	var ts []store.MarketToken
+	var deleted []string
+	for _, k := range order {
+		t := latest[k]
+		if t == nil {
+			deleted = append(deleted, k)
+			continue
+		}
+		mt := store.MarketToken{PricingID: t.PricingId, Name: t.Name, Symbol: t.Symbol}
+		for _, d := range t.Deployments {
+			a := d.Address
+			if a != "" {
+				_, n, ok := norm(d.Chain, a)
+				if !ok {
+					continue
+				}
+				a = n
+			}
+			mt.Deployments = append(mt.Deployments, store.Deployment{Chain: d.Chain, Address: a, Decimals: int(d.Decimals)})
+		}
+		ts = append(ts, mt)
+	}
+	return h.Store.ApplyMarketTokens(ctx, ts, deleted)
+}
+
+// Prices records price points (market.prices.v1).
+func (h Handlers) Prices(ctx context.Context, batch []eventbus.Message[*eventsv1.Price]) error {
+	ps := make([]store.PricePoint, 0, len(batch))
+	for _, m := range batch {
+		if m.Tombstone || m.Msg.PricingId == "" || !(m.Msg.Price >= 0) {
+			continue
+		}
+		ps = append(ps, store.PricePoint{PricingID: m.Msg.PricingId, TimeMs: m.Msg.TimeMs, Price: m.Msg.Price})
+	}
+	return h.Store.ApplyPrices(ctx, ps)
+}

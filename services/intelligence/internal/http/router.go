@@ -1,0 +1,232 @@
+// Package http is the intelligence service's HTTP layer: its public routes (reached through the
+// edge at the same paths).
+package http
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/chainintel/chainintel/libs/httpx"
+	"github.com/chainintel/chainintel/libs/params"
+	"github.com/chainintel/chainintel/services/intelligence/internal/app"
+	"github.com/gin-gonic/gin"
+)
+
+// Register adds the service's routes to e.
+func Register(e *gin.Engine, a *app.Service) {
+	h := handlers{a: a}
+	e.GET("/intelligence/address/:address", h.address)
+	e.GET("/intelligence/address/:address/all", h.addressAll)
+	for _, p := range []string{"/intelligence/address_enriched", "/intelligence/address_with_extra_enrichment"} {
+		e.GET(p+"/:address", h.enriched)
+		e.GET(p+"/:address/all", h.enrichedAll)
+	}
+	e.POST("/intelligence/address/batch", h.batch)
+	e.GET("/intelligence/entity/:entity", h.entity)
+	e.GET("/intelligence/entity/:entity/summary", h.summary)
+	e.GET("/intelligence/entity_predictions/:entity", h.predictions)
+	e.GET("/intelligence/contract/:chain/:address", h.contract)
+	// gin needs one wildcard name per position: :id is the pricing id, or the chain when an
+	// address follows.
+	e.GET("/intelligence/token/:id", h.tokenByID)
+	e.GET("/intelligence/token/:id/:address", h.tokenByAddress)
+	e.GET("/tag/:id/params", h.tagParams)
+	e.GET("/tag/:id/summary", h.tagSummary)
+}
+
+type handlers struct{ a *app.Service }
+
+func (h handlers) address(c *gin.Context) {
+	chain, err := params.One(c.Request.URL.Query(), "chain")
+	if err != nil {
+		httpx.Fail(c, httpx.BadRequest("%v", err))
+		return
+	}
+	t, err := app.ParseTarget(h.a.Chains, c.Param("address"), chain)
+	if err != nil {
+		httpx.Fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, h.a.Address(c.Request.Context(), t))
+}
+
+func (h handlers) addressAll(c *gin.Context) {
+	ts, err := app.ParseTargetsAll(h.a.Chains, c.Param("address"))
+	if err != nil {
+		httpx.Fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, h.a.AddressAll(c.Request.Context(), ts))
+}
+
+func enrichOptions(c *gin.Context) (app.EnrichOptions, error) {
+	q := c.Request.URL.Query()
+	var o app.EnrichOptions
+	var err error
+	if o.Tags, err = params.Bool(q, "includeTags", true); err != nil {
+		return o, httpx.BadRequest("%v", err)
+	}
+	if o.Clusters, err = params.Bool(q, "includeClusters", true); err != nil {
+		return o, httpx.BadRequest("%v", err)
+	}
+	if o.Predictions, err = params.Bool(q, "includeEntityPredictions", true); err != nil {
+		return o, httpx.BadRequest("%v", err)
+	}
+	return o, nil
+}
+
+func (h handlers) enriched(c *gin.Context) {
+	o, err := enrichOptions(c)
+	if err != nil {
+		httpx.Fail(c, err)
+		return
+	}
+	chain, err := params.One(c.Request.URL.Query(), "chain")
+	if err != nil {
+		httpx.Fail(c, httpx.BadRequest("%v", err))
+		return
+	}
+	t, err := app.ParseTarget(h.a.Chains, c.Param("address"), chain)
+	if err != nil {
+		httpx.Fail(c, err)
+		return
+	}
+	m, err := h.a.Enriched(c.Request.Context(), []app.Target{t}, o)
+	if err != nil {
+		httpx.Fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, m[t.Chain])
+}
+
+func (h handlers) enrichedAll(c *gin.Context) {
+	o, err := enrichOptions(c)
+	if err != nil {
+		httpx.Fail(c, err)
+		return
+	}
+	ts, err := app.ParseTargetsAll(h.a.Chains, c.Param("address"))
+	if err != nil {
+		httpx.Fail(c, err)
+		return
+	}
+	m, err := h.a.Enriched(c.Request.Context(), ts, o)
+	if err != nil {
+		httpx.Fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, m)
+}
+
+type batchRequest struct {
+	Addresses []string `json:"addresses"`
+}
+
+func (h handlers) batch(c *gin.Context) {
+	var req batchRequest
+	if !httpx.BindJSON(c, &req) {
+		return
+	}
+	m, err := h.a.Batch(c.Request.Context(), req.Addresses)
+	if err != nil {
+		httpx.Fail(c, err)
+		return
+	}
+	// Batch costs a credit per requested address.
+	c.Header(httpx.HeaderRows, strconv.Itoa(len(req.Addresses)))
+	c.JSON(http.StatusOK, gin.H{"addresses": m})
+}
+
+func (h handlers) entity(c *gin.Context) {
+	v, err := h.a.Entity(c.Request.Context(), c.Param("entity"))
+	if err != nil {
+		httpx.Fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, v)
+}
+
+func (h handlers) summary(c *gin.Context) {
+	v, err := h.a.EntitySummary(c.Request.Context(), c.Param("entity"))
+	if err != nil {
+		httpx.Fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, v)
+}
+
+func (h handlers) predictions(c *gin.Context) {
+	v, err := h.a.EntityPredictions(c.Request.Context(), c.Param("entity"))
+	if err != nil {
+		httpx.Fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, v)
+}
+
+func (h handlers) contract(c *gin.Context) {
+	t, err := app.ParseChainAddress(h.a.Chains, c.Param("chain"), c.Param("address"))
+	if err != nil {
+		httpx.Fail(c, err)
+		return
+	}
+	v, err := h.a.Contract(c.Request.Context(), t)
+	if err != nil {
+		httpx.Fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, v)
+}
+
+func (h handlers) tokenByID(c *gin.Context) {
+	v, err := h.a.TokenByID(c.Request.Context(), c.Param("id"))
+	if err != nil {
+		httpx.Fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, v)
+}
+
+func (h handlers) tokenByAddress(c *gin.Context) {
+	t, err := app.ParseChainAddress(h.a.Chains, c.Param("id"), c.Param("address"))
+	if err != nil {
+		httpx.Fail(c, err)
+		return
+	}
+	v, err := h.a.TokenByAddress(c.Request.Context(), t)
+	if err != nil {
+		httpx.Fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, v)
+}
+
+func (h handlers) tagParams(c *gin.Context) {
+	q := c.Request.URL.Query()
+	limit, err := params.Int(q, "limit", 100, 1, 1000)
+	if err != nil {
+		httpx.Fail(c, httpx.BadRequest("%v", err))
+		return
+	}
+	offset, err := params.Int(q, "offset", 0, 0, 1<<30)
+	if err != nil {
+		httpx.Fail(c, httpx.BadRequest("%v", err))
+		return
+	}
+	v, err := h.a.TagParams(c.Request.Context(), c.Param("id"), limit, offset)
+	if err != nil {
+		httpx.Fail(c, err)
+		return
+	}
+	c.Header(httpx.HeaderRows, strconv.Itoa(len(v)))
+	c.JSON(http.StatusOK, v)
+}
+
+func (h handlers) tagSummary(c *gin.Context) {
+	v, err := h.a.TagSummary(c.Request.Context(), c.Param("id"))
+	if err != nil {
+		httpx.Fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, v)
+}

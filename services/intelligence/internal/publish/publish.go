@@ -1,0 +1,116 @@
+// Package publish turns attribution changes into intel.attributions.v1 events: an outbox relay
+// that follows the store's attribution versions, and the full re-publication for new consumers.
+package publish
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/chainintel/chainintel/libs/eventbus"
+	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
+	"github.com/chainintel/chainintel/services/intelligence/internal/attribution"
+	"github.com/chainintel/chainintel/services/intelligence/internal/store"
+)
+
+// Bus publishes events.
+type Bus interface {
+	Publish(ctx context.Context, events ...eventbus.Event) error
+}
+
+// Source is the store as the relay reads it.
+type Source interface {
+	PublishPending(ctx context.Context, limit int, publish func(context.Context, []store.AttributionRow) error) (int, error)
+	AttributionPage(ctx context.Context, afterType, afterAddr string, limit int) ([]store.AttributionRow, error)
+}
+
+const page = 1000
+
+// Event returns the attribution event of a row: a tombstone when nothing is known of the
+// address any more. Its id is "<key>@<version>", so consumers can drop duplicates.
+func Event(r store.AttributionRow) eventbus.Event {
+	key := eventsv1.AttributionKey(r.ChainType, r.Address.Address)
+	ev := eventbus.Event{Topic: eventsv1.TopicAttributions, Key: key, ID: fmt.Sprintf("%s@%d", key, r.Version)}
+	if r.Entity == nil && r.Label == "" && r.Predicted == nil && r.DepositServiceID == "" && !r.IsContract && len(r.ClusterIDs) == 0 {
+		return ev
+	}
+	ev.Msg = &eventsv1.Attribution{
+		ChainType: r.ChainType, Address: r.Address.Address, Entity: protoEntity(r.Entity), Label: r.Label,
+		PredictedEntity: protoEntity(r.Predicted), DepositServiceId: r.DepositServiceID, IsContract: r.IsContract,
+		ClusterIds: r.ClusterIDs, UpdatedAtMs: r.UpdatedAtMs, Version: r.Version,
+	}
+	return ev
+}
+
+func protoEntity(e *attribution.Entity) *eventsv1.Entity {
+	if e == nil {
+		return nil
+	}
+	return &eventsv1.Entity{Id: e.ID, Name: e.Name, Type: e.Type, Note: e.Note, Service: e.Service, Website: e.Website, Twitter: e.Twitter, Linkedin: e.LinkedIn}
+}
+
+func send(bus Bus) func(context.Context, []store.AttributionRow) error {
+	return func(ctx context.Context, rows []store.AttributionRow) error {
+		evs := make([]eventbus.Event, len(rows))
+		for i, r := range rows {
+			evs[i] = Event(r)
+		}
+		return bus.Publish(ctx, evs...)
+	}
+}
+
+// Drain publishes every pending change and returns how many it published.
+func Drain(ctx context.Context, src Source, bus Bus) (int, error) {
+	total := 0
+	for {
+		n, err := src.PublishPending(ctx, page, send(bus))
+		total += n
+		if err != nil {
+			return total, fmt.Errorf("publish attributions: %w", err)
+		}
+		if n < page {
+			return total, nil
+		}
+	}
+}
+
+// Relay drains pending changes every interval until ctx ends; failures are logged and retried.
+func Relay(ctx context.Context, src Source, bus Bus, interval time.Duration, log *slog.Logger) error {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+			if n, err := Drain(ctx, src, bus); err != nil && ctx.Err() == nil {
+				log.Warn("attribution relay failed; retrying", "error", err)
+			} else if n > 0 {
+				log.Debug("attributions published", "count", n)
+			}
+		}
+	}
+}
+
+// Republish publishes the current attribution of every known address, for consumers that build
+// their read model from scratch. It returns how many events it published.
+func Republish(ctx context.Context, src Source, bus Bus) (int, error) {
+	total := 0
+	var ct, addr string
+	for {
+		rows, err := src.AttributionPage(ctx, ct, addr, page)
+		if err != nil {
+			return total, err
+		}
+		if len(rows) == 0 {
+			return total, nil
+		}
+		if err := send(bus)(ctx, rows); err != nil {
+			return total, fmt.Errorf("republish attributions: %w", err)
+		}
+		total += len(rows)
+		last := rows[len(rows)-1]
+		ct, addr = last.ChainType, last.Address.Address
+	}
+}

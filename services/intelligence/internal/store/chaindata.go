@@ -1,0 +1,427 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"math/big"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Offset identifies a consumed record.
+type Offset struct {
+	Topic     string
+	Partition int
+	Offset    int64
+}
+
+// TransferFact is what the heuristics keep of one transfer.
+type TransferFact struct {
+	Offset
+	Chain, ChainType string
+	From, To         string
+	TimeMs           int64
+	USD              float64 // 0 when unpriced
+}
+
+// appliedOffsets returns the highest offset applied per partition of topic.
+func appliedOffsets(ctx context.Context, tx pgx.Tx, topic string) (map[int]int64, error) {
+	rows, err := tx.Query(ctx, `SELECT partition, "offset" FROM intel.consumer_offsets WHERE topic = $1 FOR UPDATE`, topic)
+	if err != nil {
+		return nil, fmt.Errorf("load offsets of %s: %w", topic, err)
+	}
+	defer rows.Close()
+	out := map[int]int64{}
+	for rows.Next() {
+		var p int
+		var o int64
+		if err := rows.Scan(&p, &o); err != nil {
+			return nil, err
+		}
+		out[p] = o
+	}
+	return out, rows.Err()
+}
+
+func saveOffsets(ctx context.Context, tx pgx.Tx, topic string, hi map[int]int64) error {
+	for p, o := range hi {
+		if _, err := tx.Exec(ctx, `INSERT INTO intel.consumer_offsets (topic, partition, "offset") VALUES ($1, $2, $3)
+			ON CONFLICT (topic, partition) DO UPDATE SET "offset" = GREATEST(intel.consumer_offsets."offset", excluded."offset")`, topic, p, o); err != nil {
+			return fmt.Errorf("save offsets of %s: %w", topic, err)
+		}
+	}
+	return nil
+}
+
+type actKey struct{ ct, addr string }
+
+type act struct {
+	usd         float64
+	n           int64
+	first, last int64
+}
+
+// ApplyTransfers records the transfers' (from, to) pairs and adds them to the activity of both
+// addresses. Records at or below the offset already applied for their partition are skipped, so
+// a redelivered batch changes nothing.
+func (s *Store) ApplyTransfers(ctx context.Context, ts []TransferFact) error {
+	if len(ts) == 0 {
+		return nil
+	}
+	return s.inTx(ctx, false, func(tx pgx.Tx) error {
+		done, err := appliedOffsets(ctx, tx, ts[0].Topic)
+		if err != nil {
+			return err
+		}
+		hi := map[int]int64{}
+		type edgeKey struct{ chain, from, to string }
+		type edge struct {
+			ct          string
+			first, last int64
+		}
+		edges := map[edgeKey]*edge{}
+		acts := map[actKey]*act{}
+		addAct := func(ct, addr string, usd float64, ms int64) {
+			k := actKey{ct, addr}
+			a := acts[k]
+			if a == nil {
+				a = &act{first: ms, last: ms}
+				acts[k] = a
+			}
+			a.usd += usd
+			a.n++
+			a.first, a.last = min(a.first, ms), max(a.last, ms)
+		}
+		for _, t := range ts {
+			if o, ok := done[t.Partition]; ok && t.Offset.Offset <= o {
+				continue
+			}
+			hi[t.Partition] = max(hi[t.Partition], t.Offset.Offset)
+			if t.From == "" || t.To == "" {
+				continue
+			}
+			addAct(t.ChainType, t.From, t.USD, t.TimeMs)
+			if t.To != t.From {
+				addAct(t.ChainType, t.To, t.USD, t.TimeMs)
+				k := edgeKey{t.Chain, t.From, t.To}
+				e := edges[k]
+				if e == nil {
+					edges[k] = &edge{ct: t.ChainType, first: t.TimeMs, last: t.TimeMs}
+				} else {
+					e.first, e.last = min(e.first, t.TimeMs), max(e.last, t.TimeMs)
+				}
+			}
+		}
+		if len(hi) == 0 {
+			return nil
+		}
+		var ch, ct, fr, to []string
+		var fi, la []int64
+		for k, e := range edges {
+			ch, ct, fr, to, fi, la = append(ch, k.chain), append(ct, e.ct), append(fr, k.from), append(to, k.to), append(fi, e.first), append(la, e.last)
+		}
+		if len(ch) > 0 {
+			if _, err := tx.Exec(ctx, `INSERT INTO intel.edges AS e (chain, chain_type, from_addr, to_addr, first_ms, last_ms)
+				SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[])
+				ON CONFLICT (chain, from_addr, to_addr) DO UPDATE SET first_ms = LEAST(e.first_ms, excluded.first_ms), last_ms = GREATEST(e.last_mS, excluded.last_ms)`,
+				ch, ct, fr, to, fi, la); err != nil {
+				return fmt.Errorf("record transfer edges: %w", err)
+			}
+		}
+		var act_ct, act_addr []string
+		var usd []float64
+		var n, first, last []int64
+		for k, a := range acts {
+			act_ct, act_addr, usd, n, first, last = append(act_ct, k.ct), append(act_addr, k.addr), append(usd, a.usd), append(n, a.n), append(first, a.first), append(last, a.last)
+		}
+		if len(act_ct) > 0 {
+			if _, err := tx.Exec(ctx, `INSERT INTO intel.address_activity AS a (chain_type, address, volume_usd, transfer_count, first_ms, last_ms)
+				SELECT * FROM unnest($1::text[], $2::text[], $3::float8[], $4::bigint[], $5::bigint[], $6::bigint[])
+				ON CONFLICT (chain_type, address) DO UPDATE SET volume_usd = a.volume_usd + excluded.volume_usd,
+					transfer_count = a.transfer_count + excluded.transfer_count,
+					first_ms = LEAST(a.first_ms, excluded.first_ms), last_ms = GREATEST(a.last_ms, excluded.last_ms)`,
+				act_ct, act_addr, usd, n, first, last); err != nil {
+				return fmt.Errorf("record address activity: %w", err)
+			}
+		}
+		return saveOffsets(ctx, tx, ts[0].Topic, hi)
+	})
+}
+
+// Contract is a deployed contract.
+type Contract struct {
+	Chain, ChainType string
+	Address          string
+	Deployer         string
+	DeployTxHash     string
+	BlockTimeMs      int64
+	BytecodeSize     int
+}
+
+// ApplyContracts records contract creations and marks the addresses as contracts (a new
+// attribution version when they were not marked yet). Idempotent.
+func (s *Store) ApplyContracts(ctx context.Context, cs []Contract) error {
+	if len(cs) == 0 {
+		return nil
+	}
+	var ch, ct, addr, dep, hash []string
+	var ms []int64
+	var size []int32
+	for _, c := range cs {
+		ch, ct, addr, dep, hash = append(ch, c.Chain), append(ct, c.ChainType), append(addr, c.Address), append(dep, c.Deployer), append(hash, c.DeployTxHash)
+		ms, size = append(ms, c.BlockTimeMs), append(size, int32(c.BytecodeSize))
+	}
+	return s.inTx(ctx, true, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO intel.contracts (chain, address, deployer, deploy_tx_hash, block_time_ms, bytecode_size)
+			SELECT DISTINCT ON (ch, addr) ch, addr, dep, hash, ms, size FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::int[]) AS u(ch, addr, dep, hash, ms, size)
+			ON CONFLICT (chain, address) DO UPDATE SET deployer = excluded.deployer, deploy_tx_hash = excluded.deploy_tx_hash,
+				block_time_ms = excluded.block_time_ms, bytecode_size = excluded.bytecode_size`, ch, addr, dep, hash, ms, size); err != nil {
+			return fmt.Errorf("record contracts: %w", err)
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO intel.addresses AS a (chain_type, address, is_contract, version)
+			SELECT ct, addr, true, nextval('intel.attribution_version') FROM (SELECT DISTINCT * FROM unnest($1::text[], $2::text[]) AS u(ct, addr)) d
+			ON CONFLICT (chain_type, address) DO UPDATE SET is_contract = true, version = excluded.version, updated_at = now()
+			WHERE NOT a.is_contract`, ct, addr); err != nil {
+			return fmt.Errorf("mark contracts: %w", err)
+		}
+		return nil
+	})
+}
+
+// ContractInfo is a contract with its token, when it is one.
+type ContractInfo struct {
+	Contract
+	Token *Token
+}
+
+// Token is on-chain token metadata, with its pricing id when known.
+type Token struct {
+	Chain, Address     string
+	Name, Symbol       string
+	Decimals           int
+	PricingID          string
+	Deployer, DeployTx string
+}
+
+// ContractByAddress returns a contract on chain.
+func (s *Store) ContractByAddress(ctx context.Context, chain, addr string) (ContractInfo, error) {
+	var c ContractInfo
+	var tn, ts, tp *string
+	var td *int32
+	err := s.pool.QueryRow(ctx, `SELECT c.chain, c.address, c.deployer, c.deploy_tx_hash, c.block_time_ms, c.bytecode_size,
+			t.name, t.symbol, t.decimals, COALESCE(NULLIF(t.pricing_id, ''), (SELECT d.pricing_id FROM intel.token_deployments d WHERE d.chain = c.chain AND d.address = c.address LIMIT 1), '')
+		FROM intel.contracts c LEFT JOIN intel.tokens t ON t.chain = c.chain AND t.address = c.address
+		WHERE c.chain = $1 AND c.address = $2`, chain, addr).
+		Scan(&c.Chain, &c.Address, &c.Deployer, &c.DeployTxHash, &c.BlockTimeMs, &c.BytecodeSize, &tn, &ts, &td, &tp)
+	if err == pgx.ErrNoRows {
+		return c, ErrNotFound
+	}
+	if err != nil {
+		return c, fmt.Errorf("load contract %s:%s: %w", chain, addr, err)
+	}
+	if tn != nil {
+		c.Token = &Token{Chain: chain, Address: addr, Name: *tn, Symbol: *ts, Decimals: int(*td), PricingID: *tp}
+	}
+	return c, nil
+}
+
+// ApplyTokens upserts on-chain token metadata (chain.tokens.v1). Contract rows come from
+// contract creations only (they carry the block time the contract answer needs).
+func (s *Store) ApplyTokens(ctx context.Context, ts []Token) error {
+	for _, t := range ts {
+		if _, err := s.pool.Exec(ctx, `INSERT INTO intel.tokens (chain, address, name, symbol, decimals, pricing_id, deployer, deploy_tx_hash)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+			ON CONFLICT (chain, address) DO UPDATE SET name = excluded.name, symbol = excluded.symbol, decimals = excluded.decimals,
+				pricing_id = COALESCE(NULLIF(excluded.pricing_id, ''), intel.tokens.pricing_id),
+				deployer = COALESCE(NULLIF(excluded.deployer, ''), intel.tokens.deployer),
+				deploy_tx_hash = COALESCE(NULLIF(excluded.deploy_tx_hash, ''), intel.tokens.deploy_tx_hash)`,
+			t.Chain, t.Address, t.Name, t.Symbol, t.Decimals, t.PricingID, t.Deployer, t.DeployTx); err != nil {
+			return fmt.Errorf("upsert token %s:%s: %w", t.Chain, t.Address, err)
+		}
+	}
+	return nil
+}
+
+// Balance is a balance observation.
+type Balance struct {
+	Chain, ChainType string
+	Address          string
+	TokenAddress     string
+	TokenID          string
+	Decimals         int
+	Balance          *big.Int
+	BlockNumber      uint64
+}
+
+// ApplyBalances keeps the latest observation per (chain, address, token) of addresses without an
+// operator entity (the candidates of predictions). Older observations never replace newer ones.
+func (s *Store) ApplyBalances(ctx context.Context, bs []Balance) error {
+	if len(bs) == 0 {
+		return nil
+	}
+	var ch, ct, addr, tok, tid, bal []string
+	var dec []int32
+	var blk []int64
+	for _, b := range bs {
+		ch, ct, addr, tok, tid = append(ch, b.Chain), append(ct, b.ChainType), append(addr, b.Address), append(tok, b.TokenAddress), append(tid, b.TokenID)
+		bal, dec, blk = append(bal, b.Balance.String()), append(dec, int32(b.Decimals)), append(blk, int64(b.BlockNumber))
+	}
+	_, err := s.pool.Exec(ctx, `INSERT INTO intel.balances AS b (chain, address, token_address, token_id, decimals, balance, block_number)
+		SELECT DISTINCT ON (ch, addr, tok) ch, addr, tok, tid, dec, bal::numeric, blk
+		FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::text[], $8::bigint[]) AS u(ch, ct, addr, tok, tid, dec, bal, blk)
+		WHERE NOT EXISTS (SELECT 1 FROM intel.addresses a WHERE a.chain_type = u.ct AND a.address = u.addr AND a.entity_id IS NOT NULL)
+		ORDER BY ch, addr, tok, blk DESC
+		ON CONFLICT (chain, address, token_address) DO UPDATE SET token_id = excluded.token_id, decimals = excluded.decimals,
+			balance = excluded.balance, block_number = excluded.block_number
+		WHERE excluded.block_number >= b.block_number`, ch, ct, addr, tok, tid, dec, bal, blk)
+	if err != nil {
+		return fmt.Errorf("record balances: %w", err)
+	}
+	return nil
+}
+
+// MarketToken is a registry entry.
+type MarketToken struct {
+	PricingID, Name, Symbol string
+	Deployments             []Deployment
+}
+
+// Deployment is a token's contract on a chain ("" address for a native coin).
+type Deployment struct {
+	Chain, Address string
+	Decimals       int
+}
+
+// ApplyMarketTokens replaces registry entries (market.tokens.v1 is compacted: the latest record
+// per pricing id is the truth). Deleted is a list of pricing ids whose tombstone arrived.
+func (s *Store) ApplyMarketTokens(ctx context.Context, ts []MarketToken, deleted []string) error {
+	return s.inTx(ctx, false, func(tx pgx.Tx) error {
+		if len(deleted) > 0 {
+			if _, err := tx.Exec(ctx, "DELETE FROM intel.market_tokens WHERE pricing_id = ANY($1)", deleted); err != nil {
+				return fmt.Errorf("delete market tokens: %w", err)
+			}
+		}
+		for _, t := range ts {
+			if _, err := tx.Exec(ctx, `INSERT INTO intel.market_tokens (pricing_id, name, symbol) VALUES ($1, $2, $3)
+				ON CONFLICT (pricing_id) DO UPDATE SET name = excluded.name, symbol = excluded.symbol`, t.PricingID, t.Name, t.Symbol); err != nil {
+				return fmt.Errorf("upsert market token %s: %w", t.PricingID, err)
+			}
+			if _, err := tx.Exec(ctx, "DELETE FROM intel.token_deployments WHERE pricing_id = $1", t.PricingID); err != nil {
+				return err
+			}
+			for _, d := range t.Deployments {
+				if _, err := tx.Exec(ctx, `INSERT INTO intel.token_deployments (pricing_id, chain, address, decimals) VALUES ($1, $2, $3, $4)
+					ON CONFLICT DO NOTHING`, t.PricingID, d.Chain, d.Address, d.Decimals); err != nil {
+					return fmt.Errorf("upsert deployment of %s: %w", t.PricingID, err)
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// PricePoint is a USD price at a time.
+type PricePoint struct {
+	PricingID string
+	TimeMs    int64
+	Price     float64
+}
+
+// ApplyPrices records price points (idempotent) and drops points more than 8 days older than
+// the newest of their token.
+func (s *Store) ApplyPrices(ctx context.Context, ps []PricePoint) error {
+	if len(ps) == 0 {
+		return nil
+	}
+	var id []string
+	var ms []int64
+	var p []float64
+	for _, x := range ps {
+		id, ms, p = append(id, x.PricingID), append(ms, x.TimeMs), append(p, x.Price)
+	}
+	return s.inTx(ctx, false, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO intel.prices (pricing_id, time_ms, price)
+			SELECT DISTINCT ON (id, ms) id, ms, p FROM unnest($1::text[], $2::bigint[], $3::float8[]) AS u(id, ms, p)
+			ON CONFLICT (pricing_id, time_ms) DO UPDATE SET price = excluded.price`, id, ms, p); err != nil {
+			return fmt.Errorf("record prices: %w", err)
+		}
+		_, err := tx.Exec(ctx, `DELETE FROM intel.prices x USING (SELECT pricing_id, max(time_ms) AS newest FROM intel.prices WHERE pricing_id = ANY($1) GROUP BY pricing_id) m
+			WHERE x.pricing_id = m.pricing_id AND x.time_ms < m.newest - 8 * 86400000`, id)
+		return err
+	})
+}
+
+// Quote is a token's latest price and its price 24 hours before that.
+type Quote struct {
+	Price, Price24hAgo float64
+	TimeMs             int64
+}
+
+// Quotes returns the quotes of pricing ids that have prices.
+func (s *Store) Quotes(ctx context.Context, ids []string) (map[string]Quote, error) {
+	rows, err := s.pool.Query(ctx, `SELECT l.pricing_id, l.price, l.time_ms,
+			COALESCE((SELECT o.price FROM intel.prices o WHERE o.pricing_id = l.pricing_id AND o.time_ms <= l.time_ms - 86400000 ORDER BY o.time_ms DESC LIMIT 1),
+				(SELECT o.price FROM intel.prices o WHERE o.pricing_id = l.pricing_id ORDER BY o.time_ms LIMIT 1))
+		FROM (SELECT DISTINCT ON (pricing_id) pricing_id, price, time_ms FROM intel.prices WHERE pricing_id = ANY($1) ORDER BY pricing_id, time_ms DESC) l`, ids)
+	if err != nil {
+		return nil, fmt.Errorf("load quotes: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]Quote{}
+	for rows.Next() {
+		var id string
+		var q Quote
+		if err := rows.Scan(&id, &q.Price, &q.TimeMs, &q.Price24hAgo); err != nil {
+			return nil, err
+		}
+		out[id] = q
+	}
+	return out, rows.Err()
+}
+
+// MarketToken returns a registry entry by pricing id.
+func (s *Store) MarketToken(ctx context.Context, id string) (MarketToken, error) {
+	var t MarketToken
+	err := s.pool.QueryRow(ctx, "SELECT pricing_id, name, symbol FROM intel.market_tokens WHERE pricing_id = $1", id).Scan(&t.PricingID, &t.Name, &t.Symbol)
+	if err == pgx.ErrNoRows {
+		return t, ErrNotFound
+	}
+	if err != nil {
+		return t, fmt.Errorf("load market token %s: %w", id, err)
+	}
+	rows, err := s.pool.Query(ctx, "SELECT chain, address, decimals FROM intel.token_deployments WHERE pricing_id = $1 ORDER BY chain, address", id)
+	if err != nil {
+		return t, err
+	}
+	t.Deployments, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (Deployment, error) {
+		var d Deployment
+		err := r.Scan(&d.Chain, &d.Address, &d.Decimals)
+		return d, err
+	})
+	return t, err
+}
+
+// PricingIDByDeployment returns the pricing id of the token at (chain, address): from the
+// registry, else from on-chain metadata that carried one.
+func (s *Store) PricingIDByDeployment(ctx context.Context, chain, addr string) (string, error) {
+	var id string
+	err := s.pool.QueryRow(ctx, `SELECT pricing_id FROM (
+			SELECT pricing_id, 0 AS o FROM intel.token_deployments WHERE chain = $1 AND address = $2
+			UNION ALL SELECT pricing_id, 1 FROM intel.tokens WHERE chain = $1 AND address = $2 AND pricing_id <> '') x
+		ORDER BY o, pricing_id LIMIT 1`, chain, addr).Scan(&id)
+	if err == pgx.ErrNoRows {
+		return "", ErrNotFound
+	}
+	return id, err
+}
+
+// TokenByAddress returns on-chain token metadata.
+func (s *Store) TokenByAddress(ctx context.Context, chain, addr string) (Token, error) {
+	var t Token
+	err := s.pool.QueryRow(ctx, `SELECT chain, address, name, symbol, decimals, pricing_id, deployer, deploy_tx_hash FROM intel.tokens WHERE chain = $1 AND address = $2`, chain, addr).
+		Scan(&t.Chain, &t.Address, &t.Name, &t.Symbol, &t.Decimals, &t.PricingID, &t.Deployer, &t.DeployTx)
+	if err == pgx.ErrNoRows {
+		return t, ErrNotFound
+	}
+	return t, err
+}

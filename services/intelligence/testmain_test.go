@@ -1,0 +1,122 @@
+package intelligence
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chainintel/chainintel/libs/chains"
+	"github.com/chainintel/chainintel/libs/httpx"
+	"github.com/chainintel/chainintel/libs/pgstore"
+	"github.com/chainintel/chainintel/libs/pgstore/pgtest"
+	"github.com/chainintel/chainintel/services/intelligence/internal/app"
+	"github.com/chainintel/chainintel/services/intelligence/internal/attribution"
+	svchttp "github.com/chainintel/chainintel/services/intelligence/internal/http"
+	"github.com/chainintel/chainintel/services/intelligence/internal/store"
+	"github.com/chainintel/chainintel/services/intelligence/migrations"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(pgtest.Main(m, func(ctx context.Context, pool *pgxpool.Pool) error {
+		return pgstore.Migrate(ctx, pool, migrations.Schema, migrations.FS, slog.New(slog.DiscardHandler))
+	}))
+}
+
+const testSecret = "intelligence-test-secret"
+
+// testConfig is a configuration pointing at the package's database (no brokers).
+func testConfig(t testing.TB) Config {
+	var cfg Config
+	cfg.DatabaseURL = pgtest.URL(t)
+	cfg.InternalSecret = testSecret
+	return cfg
+}
+
+// resetDB empties every intel table, so each test starts from nothing.
+func resetDB(t testing.TB) {
+	t.Helper()
+	_, err := pgtest.Pool(t).Exec(context.Background(), `TRUNCATE intel.entities, intel.tags, intel.claims, intel.address_tags,
+		intel.addresses, intel.consumer_offsets, intel.edges, intel.address_activity, intel.balances, intel.contracts, intel.tokens,
+		intel.market_tokens, intel.token_deployments, intel.prices CASCADE; UPDATE intel.publish_cursor SET version = 0`)
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// testAPI is the service's real router over the package database, with a freshly loaded cache.
+type testAPI struct {
+	h     http.Handler
+	cache *attribution.AttributionCache
+	app   *app.Service
+}
+
+func newTestAPI(t testing.TB, ul app.UserLabels, tr app.Activity) *testAPI {
+	t.Helper()
+	st := store.New(pgtest.Pool(t))
+	cache := attribution.NewCache(st)
+	if err := cache.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	set, _ := chains.NewSet(nil)
+	a := &app.Service{Chains: set, Cache: cache, Store: st, UserLabels: ul, Transfers: tr, Log: slog.New(slog.DiscardHandler)}
+	e := httpx.NewEngine(httpx.EngineOptions{Service: Name, Logger: slog.New(slog.DiscardHandler)})
+	e.Use(httpx.IdentityMiddleware(httpx.NewSigner(testSecret)))
+	svchttp.Register(e, a)
+	return &testAPI{h: e, cache: cache, app: a}
+}
+
+// do sends a request (with a signed caller identity when id is not nil) and returns status and body.
+func (api *testAPI) do(t testing.TB, method, path, body string, id *httpx.Identity) (int, string) {
+	t.Helper()
+	var req *http.Request
+	if body != "" {
+		req = httptest.NewRequest(method, path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+	} else {
+		req = httptest.NewRequest(method, path, nil)
+	}
+	if id != nil {
+		httpx.NewSigner(testSecret).Sign(req.Header, *id, timeNow())
+	}
+	w := httptest.NewRecorder()
+	api.h.ServeHTTP(w, req)
+	return w.Code, w.Body.String()
+}
+
+func timeNow() time.Time { return time.Now() }
+
+// assertJSON compares two JSON documents by value.
+func assertJSON(t testing.TB, what, got, want string) {
+	t.Helper()
+	var g, w any
+	if err := json.Unmarshal([]byte(got), &g); err != nil {
+		t.Fatalf("%s: answer is not JSON (%v): %s", what, err, got)
+	}
+	if err := json.Unmarshal([]byte(want), &w); err != nil {
+		t.Fatalf("%s: expected value is not JSON: %v", what, err)
+	}
+	if !reflect.DeepEqual(g, w) {
+		t.Errorf("%s:\n got %s\nwant %s", what, got, compact(want))
+	}
+}
+
+func compact(s string) string {
+	var b bytes.Buffer
+	if json.Compact(&b, []byte(s)) != nil {
+		return s
+	}
+	return b.String()
+}
+
+func pgtestPoolCount(t testing.TB, n *int) error {
+	return pgtest.Pool(t).QueryRow(context.Background(), "SELECT count(*) FROM intel.addresses").Scan(n)
+}

@@ -1,0 +1,22 @@
+// Package http is the stream-fanout service's HTTP layer: its public routes (reached through the edge)
+// and its /internal API.
+package http
+
+import (
+	"net/http"
+
+	"github.com/chainintel/chainintel/libs/httpx"
+	"github.com/gin-gonic/gin"
+)
+
+// pending are the public routes this service owns that are not built yet; they answer 501.
+var pending = [][2]string{
+	{"GET", "/ws/transfers"},
+}
+
+// Register adds the service's routes to e.
+func Register(e *gin.Engine) {
+	for _, r := range pending {
+		e.Handle(r[0], r[1], func(c *gin.Context) { httpx.Error(c, http.StatusNotImplemented, "not implemented yet") })
+	}
+}

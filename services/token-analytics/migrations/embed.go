@@ -1,0 +1,12 @@
+// Package migrations holds the market schema's SQL migrations, embedded in the binary.
+package migrations
+
+import "embed"
+
+// FS holds the migration files.
+//
+//go:embed *.sql
+var FS embed.FS
+
+// Schema is the PostgreSQL schema the token-analytics service owns.
+const Schema = "market"

@@ -1,0 +1,308 @@
+// Command transfers-bench loads simulated transfers into a scratch database through the
+// service's write path and prints the ingest rate (against a raw COPY of the same rows) and
+// latency percentiles of representative queries served by the real router.
+//
+//	BENCH_ROWS=10000000 go run ./cmd/transfers-bench     (make bench)
+//
+// Settings (env): BENCH_ROWS (10,000,000), BENCH_YEAR_ROWS (rows per simulated year, default
+// BENCH_ROWS: a smaller BENCH_ROWS at the density of a larger run), BENCH_BATCH (5,000 rows per write), BENCH_RAW_ROWS
+// (rows of the raw COPY comparison, default min(BENCH_ROWS, 1,000,000)), BENCH_QUERIES (200 runs
+// per query), BENCH_DATABASE_URL (server to create the scratch databases on; default
+// CHAININTEL_TEST_DATABASE_URL or the local server). Scratch databases are dropped at the end
+// unless BENCH_KEEP is set.
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/chainintel/chainintel/libs/chains"
+	"github.com/chainintel/chainintel/libs/httpx"
+	"github.com/chainintel/chainintel/libs/pgstore"
+	"github.com/chainintel/chainintel/libs/pgstore/pgtest"
+	"github.com/chainintel/chainintel/services/ingest/sim"
+	"github.com/chainintel/chainintel/services/transfers/internal/app"
+	"github.com/chainintel/chainintel/services/transfers/internal/events"
+	svchttp "github.com/chainintel/chainintel/services/transfers/internal/http"
+	"github.com/chainintel/chainintel/services/transfers/internal/query"
+	"github.com/chainintel/chainintel/services/transfers/internal/store"
+	"github.com/chainintel/chainintel/services/transfers/migrations"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+func main() {
+	if err := run(context.Background()); err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		os.Exit(1)
+	}
+}
+
+func scratch(ctx context.Context, name string) (*pgxpool.Pool, func(), error) {
+	if u := os.Getenv("BENCH_DATABASE_URL"); u != "" {
+		os.Setenv("CHAININTEL_TEST_DATABASE_URL", u)
+	}
+	url, drop, err := pgtest.CreateDatabase(ctx, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	pool, err := pgstore.Connect(ctx, url, pgstore.Options{MaxConns: 8, AppName: "transfers-bench"})
+	if err != nil {
+		drop()
+		return nil, nil, err
+	}
+	if err := pgstore.Migrate(ctx, pool, migrations.Schema, migrations.FS, nil); err != nil {
+		pool.Close()
+		drop()
+		return nil, nil, err
+	}
+	if os.Getenv("BENCH_KEEP") != "" {
+		fmt.Println("keeping scratch database", url)
+		return pool, pool.Close, nil
+	}
+	return pool, func() { pool.Close(); drop() }, nil
+}
+
+func run(ctx context.Context) error {
+	n := envInt("BENCH_ROWS", 10_000_000)
+	batch := envInt("BENCH_BATCH", 5000)
+	rawN := envInt("BENCH_RAW_ROWS", min(n, 1_000_000))
+	runs := envInt("BENCH_QUERIES", 200)
+	w, err := newWorld(n, envInt("BENCH_YEAR_ROWS", n))
+	if err != nil {
+		return err
+	}
+	if u := os.Getenv("BENCH_QUERY_DB"); u != "" {
+		// Queries only, against a database a BENCH_KEEP run left.
+		pool, err := pgstore.Connect(ctx, u, pgstore.Options{MaxConns: 8, AppName: "transfers-bench"})
+		if err != nil {
+			return err
+		}
+		defer pool.Close()
+		return queries(ctx, store.New(pool), w, runs)
+	}
+	fmt.Printf("simulated world (services/ingest/sim): %d exchanges, %d ethereum customers, %d addresses, chains %v; %d transfers over %s to %s, batches of %d\n",
+		len(w.exchanges), len(w.customers), len(w.w.Addresses()), w.w.Chains(), n, w.cfg.Start.Format("2006-01-02"), w.end.Format("2006-01-02"), batch)
+
+	// Raw COPY of the first rawN rows into an empty schema, then the real write path over the
+	// same rows into another empty schema: the ratio compares like with like.
+	rawPool, dropRaw, err := scratch(ctx, "bench_raw")
+	if err != nil {
+		return err
+	}
+	if err := w.rewind(); err != nil {
+		return err
+	}
+	rawRate, err := load(ctx, store.New(rawPool), w, rawN, batch, true)
+	dropRaw()
+	if err != nil {
+		return fmt.Errorf("raw copy: %w", err)
+	}
+	pool, drop, err := scratch(ctx, "bench")
+	if err != nil {
+		return err
+	}
+	defer drop()
+	st := store.New(pool)
+	if err := w.attributions(ctx, st); err != nil {
+		return err
+	}
+	if err := w.rewind(); err != nil {
+		return err
+	}
+	firstRate, err := load(ctx, st, w, rawN, batch, false)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("ingest, first %d rows: raw COPY %.0f rows/s, write path (COPY + dedupe + rollups) %.0f rows/s, ratio %.2f\n",
+		rawN, rawRate, firstRate, firstRate/rawRate)
+	rate := firstRate
+	if n > rawN {
+		restRate, err := load(ctx, st, w, n-rawN, batch, false)
+		if err != nil {
+			return err
+		}
+		rate = float64(n) / (float64(rawN)/firstRate + float64(n-rawN)/restRate)
+	}
+	fmt.Printf("ingest, all %d rows through the write path: %.0f rows/s\n", n, rate)
+	if _, err := pool.Exec(ctx, "VACUUM ANALYZE"); err != nil {
+		return err
+	}
+	return queries(ctx, st, w, runs)
+}
+
+// load writes n rows from the world and returns rows/s of write time (the simulator's own
+// time is not counted: in production it is another process).
+func load(ctx context.Context, st *store.Store, w *world, n, batch int, raw bool) (float64, error) {
+	var spent time.Duration
+	rows := make([]store.TransferRow, 0, batch)
+	report := time.Now()
+	for done := 0; done < n; {
+		rows = rows[:0]
+		for len(rows) < batch && done+len(rows) < n {
+			rows = append(rows, w.next())
+		}
+		t0 := time.Now()
+		var err error
+		if raw {
+			err = st.CopyTransfersRaw(ctx, rows)
+		} else {
+			_, err = st.WriteTransfers(ctx, rows)
+		}
+		if err != nil {
+			return 0, err
+		}
+		spent += time.Since(t0)
+		done += len(rows)
+		if time.Since(report) > 30*time.Second {
+			fmt.Printf("  ... %d rows, %.0f rows/s\n", done, float64(done)/spent.Seconds())
+			report = time.Now()
+		}
+	}
+	return float64(n) / spent.Seconds(), nil
+}
+
+func queries(ctx context.Context, st *store.Store, w *world, runs int) error {
+	cs, _ := chains.NewSet(nil)
+	r := httpx.NewEngine(httpx.EngineOptions{Service: "transfers", Logger: slog.New(slog.DiscardHandler)})
+	svchttp.Register(r, app.New(st, nil, cs), query.Parser{Chains: cs, Now: func() time.Time { return w.end }})
+	rng := rand.New(rand.NewPCG(7, 7))
+	ex := func() string { return w.exchanges[rng.IntN(len(w.exchanges))] }
+	cases := []struct {
+		name string
+		path func() string
+	}{
+		{"entity base with usdGte", func() string { return "/transfers?base=" + ex() + "&usdGte=10000" }},
+		{"address base sorted by usd (hot wallet)", func() string { return "/transfers?base=" + w.hot[ex()] + "&sortKey=usd" }},
+		{"type:cex inflow over 7 days", func() string { return "/transfers?to=type:cex&from=!type:cex&timeLast=7d" }},
+		{"histogram 30 days (entity, daily)", func() string { return "/transfers/histogram?base=" + ex() + "&timeLast=30d" }},
+		{"counterparties of an entity", func() string { return "/counterparties/entity/" + ex() }},
+		{"page turns (entity, 50 rows, pages 2..10)", func() string {
+			return "/transfers?base=" + ex() + "&limit=50&offset=" + strconv.Itoa(50*(1+rng.IntN(9)))
+		}},
+		{"address base, customer, all flows", func() string { return "/transfers?base=" + w.customers[rng.IntN(len(w.customers))] }},
+	}
+	fmt.Printf("%-45s %10s %10s %10s\n", "query", "p50", "p99", "max")
+	for _, c := range cases {
+		var lat []time.Duration
+		for i := 0; i < runs+5; i++ {
+			req := httptest.NewRequest(http.MethodGet, c.path(), nil).WithContext(ctx)
+			rec := httptest.NewRecorder()
+			t0 := time.Now()
+			r.ServeHTTP(rec, req)
+			d := time.Since(t0)
+			if rec.Code != 200 {
+				return fmt.Errorf("%s: %d %s", req.URL, rec.Code, rec.Body.String())
+			}
+			if i >= 5 { // warm-up
+				lat = append(lat, d)
+			}
+		}
+		slices.Sort(lat)
+		fmt.Printf("%-45s %10s %10s %10s\n", c.name, pct(lat, 50), pct(lat, 99), lat[len(lat)-1].Round(10*time.Microsecond))
+	}
+	return nil
+}
+
+func pct(s []time.Duration, p int) time.Duration {
+	i := (len(s)*p + 99) / 100
+	return s[max(0, min(len(s)-1, i-1))].Round(10 * time.Microsecond)
+}
+
+// world streams the simulator's transfers (services/ingest/sim) as rows, through the
+// consumer's own mapping, and knows the world's entities for the queries.
+type world struct {
+	cfg       sim.Config
+	w         *sim.World
+	buf       []store.TransferRow
+	exchanges []string
+	hot       map[string]string // exchange → an ethereum hot wallet
+	customers []string
+	end       time.Time
+}
+
+func newWorld(n, perYear int) (*world, error) {
+	// Spread perYear transfers (about 1.2 per transaction) over a year of simulated time; n of
+	// them are loaded.
+	cfg := sim.Config{Seed: 11, Exchanges: 6, CustomersPerExchange: 2000, Funds: 5, Whales: 40, FailureRate: -1,
+		Start: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC), TxInterval: time.Duration(float64(365*24*time.Hour) * 1.2 / float64(perYear))}
+	w := &world{cfg: cfg, hot: map[string]string{}}
+	if err := w.rewind(); err != nil {
+		return nil, err
+	}
+	for _, e := range w.w.Entities() {
+		if e.Type == "cex" {
+			w.exchanges = append(w.exchanges, e.ID)
+			if hs := w.w.AddressesOf(e.ID, sim.RoleHotWallet, "ethereum"); len(hs) > 0 {
+				w.hot[e.ID] = hs[0].Address
+			}
+		}
+	}
+	for _, a := range w.w.Addresses() {
+		if a.Role == sim.RoleCustomer && a.Chain == "ethereum" {
+			w.customers = append(w.customers, a.Address)
+		}
+	}
+	w.end = cfg.Start.Add(time.Duration(float64(365*24*time.Hour) * float64(n) / float64(perYear)))
+	return w, nil
+}
+
+func (w *world) rewind() error {
+	sw, err := sim.New(w.cfg)
+	if err != nil {
+		return err
+	}
+	w.w, w.buf = sw, nil
+	return nil
+}
+
+func (w *world) next() store.TransferRow {
+	for len(w.buf) == 0 {
+		for _, m := range w.w.Next(2000).Transfers {
+			if r, err := events.TransferRow(m); err == nil {
+				w.buf = append(w.buf, r)
+			}
+		}
+	}
+	r := w.buf[0]
+	w.buf = w.buf[1:]
+	return r
+}
+
+// attributions loads what intelligence would publish once it has found everything: every
+// simulated address with its entity, deposit addresses with their exchange as deposit service.
+func (w *world) attributions(ctx context.Context, st *store.Store) error {
+	types := map[string]*store.Entity{}
+	for _, e := range w.w.Entities() {
+		types[e.ID] = &store.Entity{ID: e.ID, Name: e.Name, Type: e.Type, Website: e.Website}
+	}
+	var as []store.Attribution
+	now := time.Now()
+	for _, a := range w.w.Addresses() {
+		c, ok := chains.Lookup(a.Chain)
+		if !ok || a.Entity == "" {
+			continue
+		}
+		at := store.Attribution{ChainType: string(c.Type), Address: a.Address, Entity: types[a.Entity], Label: a.Label,
+			IsContract: a.Contract, Version: 1, UpdatedAt: now}
+		if a.Role == sim.RoleDeposit {
+			at.DepositServiceID = a.Entity
+		}
+		as = append(as, at)
+	}
+	return st.ApplyAttributions(ctx, as, nil)
+}

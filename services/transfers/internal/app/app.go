@@ -1,0 +1,485 @@
+// Package app is the transfers service's use cases: it resolves the references of a parsed
+// query (entities, entity types, deposit services, user entities) into address sets through the
+// attribution read model and user-labels, runs the store's reads, and renders the API's objects
+// with the operator's attributions and the caller's own labels.
+package app
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/chainintel/chainintel/libs/address"
+	"github.com/chainintel/chainintel/libs/chains"
+	"github.com/chainintel/chainintel/libs/httpx"
+	"github.com/chainintel/chainintel/services/transfers/internal/query"
+	"github.com/chainintel/chainintel/services/transfers/internal/store"
+	ulclient "github.com/chainintel/chainintel/services/user-labels/client"
+)
+
+// Store is what the app reads.
+type Store interface {
+	ListTransfers(ctx context.Context, f store.TransferFilter, p store.Page) ([]store.TransferRow, int, error)
+	ListSwaps(ctx context.Context, f store.SwapFilter, p store.Page) ([]store.SwapRow, int, error)
+	TransactionsByHash(ctx context.Context, hash string) ([]store.TransactionRow, error)
+	TransfersOfTx(ctx context.Context, chain, hash string, times []time.Time) ([]store.TransferRow, error)
+	Histogram(ctx context.Context, f store.TransferFilter, granularity string) ([]store.Bucket, error)
+	Counterparties(ctx context.Context, f store.CounterpartyFilter) ([]store.Counterparty, error)
+	Flow(ctx context.Context, addrs store.AddrSet, chains []string, from, to time.Time) ([]store.FlowPoint, error)
+	Activity(ctx context.Context, addrs []string) (store.Activity, error)
+	Attributions(ctx context.Context, keys []store.AddressKey) (map[store.AddressKey]store.Attribution, error)
+	SetSize(ctx context.Context, set store.AddrSet) (int, map[string]bool, error)
+	SetAddresses(ctx context.Context, set store.AddrSet) ([]string, error)
+}
+
+// UserLabels is what the app asks user-labels (services/user-labels/client satisfies it).
+type UserLabels interface {
+	Lookup(ctx context.Context, addrs []ulclient.AddressRef) (ulclient.Lookup, error)
+	Entity(ctx context.Context, id string) (ulclient.UserEntity, error)
+	Additions(ctx context.Context, operatorEntityID string) (map[string][]string, error)
+}
+
+// App is safe for concurrent use.
+type App struct {
+	store  Store
+	labels UserLabels
+	chains *chains.Set
+}
+
+// New returns the app. labels may be nil when no user-labels service is configured: then no
+// caller has labels or user entities.
+func New(s Store, labels UserLabels, cs *chains.Set) *App {
+	if labels == nil {
+		labels = noLabels{}
+	}
+	return &App{store: s, labels: labels, chains: cs}
+}
+
+type noLabels struct{}
+
+func (noLabels) Lookup(context.Context, []ulclient.AddressRef) (ulclient.Lookup, error) {
+	return ulclient.Lookup{Labels: map[string]ulclient.Label{}, Entities: map[string][]ulclient.EntityRef{}}, nil
+}
+func (noLabels) Entity(context.Context, string) (ulclient.UserEntity, error) {
+	return ulclient.UserEntity{}, ulclient.ErrNotFound
+}
+func (noLabels) Additions(context.Context, string) (map[string][]string, error) {
+	return map[string][]string{}, nil
+}
+
+// userEntityAddresses returns the addresses of the caller's user entity; unknown is a 404.
+func (a *App) userEntityAddresses(ctx context.Context, param, id string) ([]string, error) {
+	e, err := a.labels.Entity(ctx, id)
+	if errors.Is(err, ulclient.ErrNotFound) {
+		return nil, httpx.NotFound("%sunknown entity %q", prefix(param), id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return flatten(e.Addresses), nil
+}
+
+func prefix(param string) string {
+	if param == "" {
+		return ""
+	}
+	return param + ": "
+}
+
+// flatten turns {chainType: [address]} into canonical addresses.
+func flatten(m map[string][]string) []string {
+	var out []string
+	for ct, as := range m {
+		for _, a := range as {
+			if n, err := address.Normalize(chains.Type(ct), a); err == nil {
+				a = n
+			}
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// resolve turns references into the address sets they include and exclude. only is true
+// when at least one reference includes (then include may be empty: nothing matches). An
+// operator entity the read model does not know, with no additions of the caller, is a 404.
+func (a *App) resolve(ctx context.Context, param string, refs []query.Ref) (include, exclude store.AddrSet, only bool, err error) {
+	var pending []string // operator entities without additions, to check they exist
+	for _, r := range refs {
+		set := &include
+		if r.Negate {
+			set = &exclude
+		} else {
+			only = true
+		}
+		switch r.Kind {
+		case query.KindAddress:
+			set.Addrs = append(set.Addrs, r.Addresses...)
+		case query.KindUserEntity:
+			addrs, err := a.userEntityAddresses(ctx, param, r.Value)
+			if err != nil {
+				return include, exclude, false, err
+			}
+			set.Addrs = append(set.Addrs, addrs...)
+		case query.KindEntity:
+			added, err := a.labels.Additions(ctx, r.Value)
+			if err != nil {
+				return include, exclude, false, err
+			}
+			set.Entities = append(set.Entities, r.Value)
+			if extra := flatten(added); len(extra) > 0 {
+				set.Addrs = append(set.Addrs, extra...)
+			} else {
+				pending = append(pending, r.Value)
+			}
+		case query.KindType:
+			set.Types = append(set.Types, r.Value)
+		case query.KindDeposit:
+			set.Deposits = append(set.Deposits, r.Value)
+		}
+	}
+	for _, set := range []*store.AddrSet{&include, &exclude} {
+		set.Addrs = dedupe(set.Addrs)
+		n, known, err := a.store.SetSize(ctx, *set)
+		if err != nil {
+			return include, exclude, false, err
+		}
+		set.Size = n
+		for _, e := range pending {
+			if slices.Contains(set.Entities, e) && !known[e] {
+				return include, exclude, false, httpx.NotFound("%sunknown entity %q", prefix(param), e)
+			}
+		}
+		if set.Size <= store.BigSet() && len(set.Entities)+len(set.Types)+len(set.Deposits) > 0 {
+			// A small set: list it, so its addresses' own index ranges drive the query.
+			addrs, err := a.store.SetAddresses(ctx, *set)
+			if err != nil {
+				return include, exclude, false, err
+			}
+			*set = store.Addrs(addrs)
+		}
+	}
+	return include, exclude, only, nil
+}
+
+func dedupe(s []string) []string {
+	if len(s) < 2 {
+		return s
+	}
+	slices.Sort(s)
+	return slices.Compact(s)
+}
+
+// chainNames is the chain filter: the requested chains, or the configured ones when they are
+// not every chain (nil: no filter).
+func (a *App) chainNames(cs []chains.Chain) []string {
+	if len(cs) == 0 {
+		if len(a.chains.Chains()) == len(chains.All) {
+			return nil
+		}
+		cs = a.chains.Chains()
+	}
+	return chains.Names(cs)
+}
+
+func tokenFilter(ts []query.Token) (addrs, ids []string) {
+	for _, t := range ts {
+		if t.Address != "" {
+			addrs = append(addrs, t.Address)
+		} else {
+			ids = append(ids, t.PricingID)
+		}
+	}
+	return addrs, ids
+}
+
+// transferFilter resolves a parsed /transfers query.
+func (a *App) transferFilter(ctx context.Context, q query.Transfers) (store.TransferFilter, error) {
+	f := store.TransferFilter{Flow: q.Flow, Chains: a.chainNames(q.Chains), TimeFrom: q.Window.From, TimeTo: q.Window.To,
+		ValueGte: q.ValueGte, ValueLte: q.ValueLte, USDGte: q.USDGte, USDLte: q.USDLte}
+	var err error
+	if len(q.Base) > 0 {
+		if f.Base, _, _, err = a.resolve(ctx, "base", q.Base); err != nil {
+			return f, err
+		}
+		f.HasBase = true
+	}
+	if len(q.Counterparties) > 0 {
+		if f.Counterparties, _, _, err = a.resolve(ctx, "counterparties", q.Counterparties); err != nil {
+			return f, err
+		}
+		f.HasCP = true
+	}
+	if f.From.In, f.From.NotIn, f.From.Only, err = a.resolve(ctx, "from", q.From); err != nil {
+		return f, err
+	}
+	if f.To.In, f.To.NotIn, f.To.Only, err = a.resolve(ctx, "to", q.To); err != nil {
+		return f, err
+	}
+	f.TokenAddrs, f.TokenIDs = tokenFilter(q.Tokens)
+	return f, nil
+}
+
+// TransferList is GET /transfers's answer.
+type TransferList struct {
+	Transfers []Transfer `json:"transfers"`
+	Count     int        `json:"count"`
+}
+
+// Transfers answers GET /transfers.
+func (a *App) Transfers(ctx context.Context, q query.Transfers) (TransferList, error) {
+	f, err := a.transferFilter(ctx, q)
+	if err != nil {
+		return TransferList{}, err
+	}
+	rows, count, err := a.store.ListTransfers(ctx, f, store.Page{SortKey: q.SortKey, SortDir: q.SortDir, Limit: q.Limit, Offset: q.Offset})
+	if err != nil {
+		return TransferList{}, err
+	}
+	b, err := a.newBook(ctx, transferRefs(rows))
+	if err != nil {
+		return TransferList{}, err
+	}
+	out := TransferList{Transfers: make([]Transfer, 0, len(rows)), Count: count}
+	for _, r := range rows {
+		out.Transfers = append(out.Transfers, b.transfer(r))
+	}
+	return out, nil
+}
+
+// HistogramBucket is one bucket of a histogram.
+type HistogramBucket struct {
+	Time  string  `json:"time"`
+	Count int64   `json:"count"`
+	USD   float64 `json:"usd"`
+}
+
+// Histogram answers GET /transfers/histogram and /transfers/histogram/simple.
+func (a *App) Histogram(ctx context.Context, q query.Histogram) ([]HistogramBucket, error) {
+	f, err := a.transferFilter(ctx, q.Transfers)
+	if err != nil {
+		return nil, err
+	}
+	g := store.Day
+	if q.Granularity == "1h" {
+		g = store.Hour
+	}
+	bs, err := a.store.Histogram(ctx, f, g)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]HistogramBucket, 0, len(bs))
+	for _, b := range bs {
+		out = append(out, HistogramBucket{Time: Timestamp(b.Time), Count: b.Count, USD: b.USD})
+	}
+	return out, nil
+}
+
+// SwapList is GET /swaps's answer.
+type SwapList struct {
+	Swaps []Swap `json:"swaps"`
+	Count int    `json:"count"`
+}
+
+// Swaps answers GET /swaps.
+func (a *App) Swaps(ctx context.Context, q query.Swaps) (SwapList, error) {
+	f := store.SwapFilter{Flow: q.Flow, Chains: a.chainNames(q.Chains), TimeFrom: q.Window.From, TimeTo: q.Window.To,
+		USDGte: q.USDGte, USDLte: q.USDLte}
+	var err error
+	if len(q.Base) > 0 {
+		if f.Base, _, _, err = a.resolve(ctx, "base", q.Base); err != nil {
+			return SwapList{}, err
+		}
+		f.HasBase = true
+	}
+	if f.From.In, f.From.NotIn, f.From.Only, err = a.resolve(ctx, "from", q.From); err != nil {
+		return SwapList{}, err
+	}
+	if f.To.In, f.To.NotIn, f.To.Only, err = a.resolve(ctx, "to", q.To); err != nil {
+		return SwapList{}, err
+	}
+	f.TokenAddrs, f.TokenIDs = tokenFilter(q.Tokens)
+	rows, count, err := a.store.ListSwaps(ctx, f, store.Page{SortKey: q.SortKey, SortDir: q.SortDir, Limit: q.Limit, Offset: q.Offset})
+	if err != nil {
+		return SwapList{}, err
+	}
+	refs := make([]addrRef, 0, 3*len(rows))
+	for _, r := range rows {
+		refs = append(refs, addrRef{r.Chain, r.Contract}, addrRef{r.Chain, r.Sender}, addrRef{r.Chain, r.Receiver})
+	}
+	b, err := a.newBook(ctx, refs)
+	if err != nil {
+		return SwapList{}, err
+	}
+	out := SwapList{Swaps: make([]Swap, 0, len(rows)), Count: count}
+	for _, r := range rows {
+		out.Swaps = append(out.Swaps, b.swap(r))
+	}
+	return out, nil
+}
+
+// Transaction answers GET /tx/{hash}: the transaction on every configured chain it is on; a
+// 404 when it is on none.
+func (a *App) Transaction(ctx context.Context, hash string) (map[string]Transaction, error) {
+	txs, err := a.store.TransactionsByHash(ctx, hash)
+	if err != nil {
+		return nil, err
+	}
+	var refs []addrRef
+	transfers := map[string][]store.TransferRow{}
+	times := map[string][]time.Time{}
+	for _, t := range txs {
+		times[t.Chain] = append(times[t.Chain], t.BlockTime)
+	}
+	var found []store.TransactionRow
+	for _, t := range txs {
+		if !a.chains.Has(t.Chain) {
+			continue
+		}
+		found = append(found, t)
+		trs, err := a.store.TransfersOfTx(ctx, t.Chain, t.Hash, times[t.Chain])
+		if err != nil {
+			return nil, err
+		}
+		transfers[t.Chain] = trs
+		refs = append(refs, addrRef{t.Chain, t.From}, addrRef{t.Chain, t.To}, addrRef{t.Chain, t.ContractCreated})
+		refs = append(refs, transferRefs(trs)...)
+	}
+	if len(found) == 0 {
+		return nil, httpx.NotFound("transaction %s not found on any chain", hash)
+	}
+	b, err := a.newBook(ctx, refs)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]Transaction, len(found))
+	for _, t := range found {
+		out[t.Chain] = b.transaction(t, transfers[t.Chain])
+	}
+	return out, nil
+}
+
+// subject resolves a path's address or entity into its address set.
+func (a *App) subject(ctx context.Context, r query.Ref) (store.AddrSet, error) {
+	set, _, _, err := a.resolve(ctx, "", []query.Ref{r})
+	return set, err
+}
+
+// Counterparty is one entry of /counterparties.
+type Counterparty struct {
+	Address          AddressInfo `json:"address"`
+	Chains           []string    `json:"chains"`
+	Flow             string      `json:"flow"`
+	TransactionCount int64       `json:"transactionCount"`
+	USD              float64     `json:"usd"`
+}
+
+// Counterparties answers GET /counterparties/address|entity/....
+func (a *App) Counterparties(ctx context.Context, subject query.Ref, q query.Counterparties) (map[string][]Counterparty, error) {
+	addrs, err := a.subject(ctx, subject)
+	if err != nil {
+		return nil, err
+	}
+	f := store.CounterpartyFilter{Addrs: addrs, Flow: q.Flow, Chains: a.chainNames(q.Chains), TimeFrom: q.Window.From,
+		TimeTo: q.Window.To, ValueGte: q.ValueGte, ValueLte: q.ValueLte, USDGte: q.USDGte, USDLte: q.USDLte, Limit: q.Limit}
+	f.TokenAddrs, f.TokenIDs = tokenFilter(q.Tokens)
+	cps, err := a.store.Counterparties(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	refs := make([]addrRef, 0, len(cps))
+	seenOn := map[string][]string{}
+	for _, c := range cps {
+		refs = append(refs, addrRef{c.Chain, c.Address})
+		if !slices.Contains(seenOn[c.Address], c.Chain) {
+			seenOn[c.Address] = append(seenOn[c.Address], c.Chain)
+		}
+	}
+	b, err := a.newBook(ctx, refs)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]Counterparty{}
+	for _, c := range cps {
+		flow := "either"
+		switch {
+		case c.In && !c.Out:
+			flow = "in"
+		case c.Out && !c.In:
+			flow = "out"
+		}
+		out[c.Chain] = append(out[c.Chain], Counterparty{Address: b.info(c.Chain, c.Address, false), Chains: seenOn[c.Address],
+			Flow: flow, TransactionCount: c.Count, USD: c.USD})
+	}
+	return out, nil
+}
+
+// FlowPoint is one day of /flow.
+type FlowPoint struct {
+	Time              string  `json:"time"`
+	Inflow            float64 `json:"inflow"`
+	Outflow           float64 `json:"outflow"`
+	CumulativeInflow  float64 `json:"cumulativeInflow"`
+	CumulativeOutflow float64 `json:"cumulativeOutflow"`
+}
+
+// Flow answers GET /flow/address|entity/...: daily USD in and out per chain, cumulative from
+// the start of the window.
+func (a *App) Flow(ctx context.Context, subject query.Ref, q query.Flow) (map[string][]FlowPoint, error) {
+	addrs, err := a.subject(ctx, subject)
+	if err != nil {
+		return nil, err
+	}
+	pts, err := a.store.Flow(ctx, addrs, a.chainNames(q.Chains), q.Window.From, q.Window.To)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]FlowPoint{}
+	cum := map[string][2]float64{}
+	for _, p := range pts {
+		c := cum[p.Chain]
+		c[0] += p.Inflow
+		c[1] += p.Outflow
+		cum[p.Chain] = c
+		out[p.Chain] = append(out[p.Chain], FlowPoint{Time: Timestamp(p.Day), Inflow: p.Inflow, Outflow: p.Outflow,
+			CumulativeInflow: c[0], CumulativeOutflow: c[1]})
+	}
+	return out, nil
+}
+
+// Activity is /internal/activity's answer.
+type Activity struct {
+	VolumeUSD     float64 `json:"volumeUsd"`
+	TransferCount int64   `json:"transferCount"`
+	FirstTx       string  `json:"firstTx,omitempty"`
+	LastTx        string  `json:"lastTx,omitempty"`
+}
+
+// Activity answers POST /internal/activity for addresses given as (chain type, address).
+func (a *App) Activity(ctx context.Context, refs []ulclient.AddressRef) (Activity, error) {
+	addrs := make([]string, 0, len(refs))
+	for i, r := range refs {
+		t, err := chains.ParseType(r.ChainType)
+		if err != nil {
+			return Activity{}, httpx.BadRequest("addresses[%d].chainType: %v", i, err)
+		}
+		n, err := address.Normalize(t, r.Address)
+		if err != nil {
+			return Activity{}, httpx.BadRequest("addresses[%d].address: %v", i, err)
+		}
+		addrs = append(addrs, n)
+	}
+	act, err := a.store.Activity(ctx, dedupe(addrs))
+	if err != nil {
+		return Activity{}, err
+	}
+	out := Activity{VolumeUSD: act.VolumeUSD, TransferCount: act.TransferCount}
+	if act.First != nil {
+		out.FirstTx = Timestamp(*act.First)
+	}
+	if act.Last != nil {
+		out.LastTx = Timestamp(*act.Last)
+	}
+	return out, nil
+}

@@ -1,0 +1,64 @@
+// Package config is the transfers service's configuration, read from TRANSFERS_* environment
+// variables.
+package config
+
+import (
+	"time"
+
+	"github.com/chainintel/chainintel/libs/chains"
+	"github.com/chainintel/chainintel/libs/config"
+	"github.com/chainintel/chainintel/libs/service"
+)
+
+// Prefix of every transfers environment variable.
+const Prefix = "TRANSFERS_"
+
+// Config is the transfers service's configuration.
+type Config struct {
+	service.Base
+	service.Postgres
+	service.Kafka
+
+	// Chains lists the chains this deployment serves; empty means all.
+	Chains []string `env:"CHAINS" envSeparator:","`
+
+	// UserLabelsURL is the user-labels service's base URL; empty disables callers' own labels
+	// and user entities.
+	UserLabelsURL string `env:"USER_LABELS_URL" envDefault:"http://user-labels:8080"`
+	// UserLabelsCacheTTL is how long a caller's labels of an address are reused.
+	UserLabelsCacheTTL time.Duration `env:"USER_LABELS_CACHE_TTL" envDefault:"5s"`
+	// ConsumerBatch is the most chain records written in one transaction.
+	ConsumerBatch int `env:"CONSUMER_BATCH" envDefault:"2000"`
+	// GroupRollupsAbove is the number of addresses above which an attribution group (an entity,
+	// its deposit addresses, an entity type) keeps its own rollups; smaller groups are summed
+	// over their addresses at query time. `migrate` builds groups that grew past a lowered value.
+	GroupRollupsAbove int `env:"GROUP_ROLLUPS_ABOVE" envDefault:"64"`
+}
+
+// Validate checks the whole configuration.
+func (c Config) Validate() error {
+	var p config.Problems
+	if err := c.Base.Validate(); err != nil {
+		p = append(p, err)
+	}
+	if c.UserLabelsCacheTTL < 0 {
+		p.Addf("TRANSFERS_USER_LABELS_CACHE_TTL must not be negative")
+	}
+	if c.ConsumerBatch < 1 || c.ConsumerBatch > 50000 {
+		p.Addf("TRANSFERS_CONSUMER_BATCH must be between 1 and 50000")
+	}
+	if c.GroupRollupsAbove < 0 {
+		p.Addf("TRANSFERS_GROUP_ROLLUPS_ABOVE must not be negative")
+	}
+	if _, err := chains.NewSet(c.Chains); err != nil {
+		p.Addf("TRANSFERS_CHAINS: %v", err)
+	}
+	return p.Err()
+}
+
+// Load reads the configuration from the environment.
+func Load() (Config, error) {
+	var c Config
+	err := config.Load(&c, Prefix)
+	return c, err
+}

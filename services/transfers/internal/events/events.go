@@ -1,0 +1,322 @@
+// Package events turns the chain.* and intel.attributions.v1 records the transfers service
+// consumes into store writes. Handlers are idempotent: the store writes only rows it does not
+// have and rollups only from those, so a redelivered batch changes nothing.
+package events
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math"
+	"math/big"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/chainintel/chainintel/libs/address"
+	"github.com/chainintel/chainintel/libs/chains"
+	"github.com/chainintel/chainintel/libs/eventbus"
+	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
+	"github.com/chainintel/chainintel/services/transfers/internal/store"
+)
+
+// Writer is the part of the store the consumers write through.
+type Writer interface {
+	WriteTransfers(ctx context.Context, rows []store.TransferRow) (int, error)
+	WriteTransactions(ctx context.Context, rows []store.TransactionRow) (int, error)
+	WriteSwaps(ctx context.Context, rows []store.SwapRow) (int, error)
+	RemoveBlocks(ctx context.Context, chain string, blocks []store.Block) (store.ReorgResult, error)
+	ApplyAttributions(ctx context.Context, upserts []store.Attribution, deletes []store.AddressKey) error
+}
+
+// Handlers hold the consumers' handlers.
+type Handlers struct {
+	W   Writer
+	Log *slog.Logger
+}
+
+// norm returns addr in its canonical form for chain; a value the chain does not accept is kept
+// as given (lower-cased on EVM chains) rather than dropping chain data.
+func norm(chain, addr string) string {
+	if addr == "" {
+		return ""
+	}
+	if a, err := address.NormalizeForChain(chain, addr); err == nil {
+		return a
+	}
+	if strings.HasPrefix(addr, "0x") || strings.HasPrefix(addr, "0X") {
+		return strings.ToLower(addr)
+	}
+	return addr
+}
+
+// hash lower-cases hex hashes.
+func hash(h string) string {
+	if strings.HasPrefix(h, "0x") || strings.HasPrefix(h, "0X") {
+		return strings.ToLower(h)
+	}
+	return h
+}
+
+func amount(s string, signed bool) (*big.Int, error) {
+	if s == "" {
+		return new(big.Int), nil
+	}
+	v, ok := new(big.Int).SetString(s, 10)
+	if !ok {
+		return nil, fmt.Errorf("amount %q is not a base-10 integer", s)
+	}
+	if !signed && v.Sign() < 0 {
+		return nil, fmt.Errorf("amount %q is negative", s)
+	}
+	if v.CmpAbs(maxNumeric) >= 0 {
+		return nil, fmt.Errorf("amount %q has more than 78 digits", s)
+	}
+	return v, nil
+}
+
+var maxNumeric = new(big.Int).Exp(big.NewInt(10), big.NewInt(78), nil)
+
+// UnitValue is amount / 10^decimals as the nearest float64.
+func UnitValue(a *big.Int, decimals int32) float64 {
+	if a == nil {
+		return 0
+	}
+	s := new(big.Int).Abs(a).String()
+	d := int(decimals)
+	if d < 0 {
+		d = 0
+	}
+	if len(s) <= d {
+		s = strings.Repeat("0", d-len(s)+1) + s
+	}
+	str := s[:len(s)-d] + "." + s[len(s)-d:]
+	f, err := strconv.ParseFloat(str, 64)
+	if err != nil || math.IsInf(f, 0) {
+		f = math.MaxFloat64
+	}
+	if a.Sign() < 0 {
+		f = -f
+	}
+	return f
+}
+
+func usd(v *float64) *float64 {
+	if v == nil || math.IsNaN(*v) || math.IsInf(*v, 0) {
+		return nil
+	}
+	x := *v
+	return &x
+}
+
+// TransferRow maps a Transfer event to a row.
+func TransferRow(m *eventsv1.Transfer) (store.TransferRow, error) {
+	if m.Id == "" || m.Chain == "" || m.TransactionHash == "" || m.BlockTimeMs <= 0 {
+		return store.TransferRow{}, fmt.Errorf("transfer %q lacks id, chain, hash or block time", m.Id)
+	}
+	a, err := amount(m.Amount, false)
+	if err != nil {
+		return store.TransferRow{}, fmt.Errorf("transfer %s: %w", m.Id, err)
+	}
+	txh := hash(m.TransactionHash)
+	id := m.Id
+	if strings.HasPrefix(id, m.TransactionHash) {
+		id = txh + id[len(m.TransactionHash):]
+	}
+	return store.TransferRow{
+		Chain: m.Chain, ID: id, TxHash: txh, BlockHash: hash(m.BlockHash), BlockNumber: int64(m.BlockNumber),
+		BlockTime: time.UnixMilli(m.BlockTimeMs).UTC(), TxIndex: int32(m.TxIndex), LogIndex: int32(m.LogIndex),
+		From: norm(m.Chain, m.From), To: norm(m.Chain, m.To), Token: norm(m.Chain, m.TokenAddress), TokenID: m.TokenId,
+		TokenName: m.TokenName, TokenSymbol: m.TokenSymbol, TokenDecimals: m.TokenDecimals, Amount: a,
+		UnitValue: UnitValue(a, m.TokenDecimals), USD: usd(m.HistoricalUsd), Type: int16(m.Type),
+		FromIsContract: m.FromIsContract, ToIsContract: m.ToIsContract,
+	}, nil
+}
+
+// Transfers handles a batch of chain.transfers.v1.
+func (h Handlers) Transfers(ctx context.Context, batch []eventbus.Message[*eventsv1.Transfer]) error {
+	rows := make([]store.TransferRow, 0, len(batch))
+	for _, m := range batch {
+		if m.Tombstone {
+			continue
+		}
+		r, err := TransferRow(m.Msg)
+		if err != nil {
+			h.Log.Warn("skipping malformed transfer", "error", err, "partition", m.Partition, "offset", m.Offset)
+			continue
+		}
+		rows = append(rows, r)
+	}
+	_, err := h.W.WriteTransfers(ctx, rows)
+	return err
+}
+
+// Transactions handles a batch of chain.transactions.v1.
+func (h Handlers) Transactions(ctx context.Context, batch []eventbus.Message[*eventsv1.Transaction]) error {
+	rows := make([]store.TransactionRow, 0, len(batch))
+	for _, m := range batch {
+		if m.Tombstone {
+			continue
+		}
+		r, err := TransactionRow(m.Msg)
+		if err != nil {
+			h.Log.Warn("skipping malformed transaction", "error", err, "partition", m.Partition, "offset", m.Offset)
+			continue
+		}
+		rows = append(rows, r)
+	}
+	_, err := h.W.WriteTransactions(ctx, rows)
+	return err
+}
+
+// TransactionRow maps a Transaction event to a row.
+func TransactionRow(m *eventsv1.Transaction) (store.TransactionRow, error) {
+	if m.Hash == "" || m.Chain == "" || m.BlockTimeMs <= 0 {
+		return store.TransactionRow{}, fmt.Errorf("transaction %q lacks hash, chain or block time", m.Hash)
+	}
+	var nums [4]*big.Int
+	for i, s := range []string{m.Value, m.GasPrice, m.EffectiveGasPrice, m.Fee} {
+		v, err := amount(s, false)
+		if err != nil {
+			return store.TransactionRow{}, fmt.Errorf("transaction %s: %w", m.Hash, err)
+		}
+		nums[i] = v
+	}
+	return store.TransactionRow{
+		Chain: m.Chain, Hash: hash(m.Hash), BlockHash: hash(m.BlockHash), BlockNumber: int64(m.BlockNumber),
+		BlockTime: time.UnixMilli(m.BlockTimeMs).UTC(), TxIndex: int32(m.TxIndex), From: norm(m.Chain, m.From),
+		To: norm(m.Chain, m.To), ContractCreated: norm(m.Chain, m.ContractCreated), Nonce: int64(m.Nonce), Success: m.Success,
+		Value: nums[0], ValueUSD: usd(m.ValueUsd), GasUsed: int64(m.GasUsed), GasPrice: nums[1], EffectiveGasPrice: nums[2],
+		Fee: nums[3], FeeUSD: usd(m.FeeUsd), MethodID: strings.ToLower(m.MethodId),
+	}, nil
+}
+
+// SwapRow maps a Swap event to a row.
+func SwapRow(m *eventsv1.Swap) (store.SwapRow, error) {
+	if m.Id == "" || m.Chain == "" || m.TransactionHash == "" || m.BlockTimeMs <= 0 {
+		return store.SwapRow{}, fmt.Errorf("swap %q lacks id, chain, hash or block time", m.Id)
+	}
+	a0, err := amount(m.Amount0, true)
+	if err != nil {
+		return store.SwapRow{}, fmt.Errorf("swap %s: %w", m.Id, err)
+	}
+	a1, err := amount(m.Amount1, true)
+	if err != nil {
+		return store.SwapRow{}, fmt.Errorf("swap %s: %w", m.Id, err)
+	}
+	txh := hash(m.TransactionHash)
+	id := m.Id
+	if strings.HasPrefix(id, m.TransactionHash) {
+		id = txh + id[len(m.TransactionHash):]
+	}
+	return store.SwapRow{
+		Chain: m.Chain, ID: id, TxHash: txh, BlockHash: hash(m.BlockHash), BlockNumber: int64(m.BlockNumber),
+		BlockTime: time.UnixMilli(m.BlockTimeMs).UTC(), LogIndex: int32(m.LogIndex), Contract: norm(m.Chain, m.ContractAddress),
+		Sender: norm(m.Chain, m.Sender), Receiver: norm(m.Chain, m.Receiver),
+		Token0: norm(m.Chain, m.Token0), Token0ID: m.Token0Id, Token0Name: m.Token0Name, Token0Symbol: m.Token0Symbol,
+		Token0Decimals: m.Token0Decimals, Amount0: a0,
+		Token1: norm(m.Chain, m.Token1), Token1ID: m.Token1Id, Token1Name: m.Token1Name, Token1Symbol: m.Token1Symbol,
+		Token1Decimals: m.Token1Decimals, Amount1: a1, USD: usd(m.HistoricalUsd), Valid: m.Valid, Protocol: m.Protocol,
+	}, nil
+}
+
+// Swaps handles a batch of chain.swaps.v1.
+func (h Handlers) Swaps(ctx context.Context, batch []eventbus.Message[*eventsv1.Swap]) error {
+	rows := make([]store.SwapRow, 0, len(batch))
+	for _, m := range batch {
+		if m.Tombstone {
+			continue
+		}
+		r, err := SwapRow(m.Msg)
+		if err != nil {
+			h.Log.Warn("skipping malformed swap", "error", err, "partition", m.Partition, "offset", m.Offset)
+			continue
+		}
+		rows = append(rows, r)
+	}
+	_, err := h.W.WriteSwaps(ctx, rows)
+	return err
+}
+
+// Reorgs handles a batch of chain.reorgs.v1, one reorg after the other.
+func (h Handlers) Reorgs(ctx context.Context, batch []eventbus.Message[*eventsv1.Reorg]) error {
+	for _, m := range batch {
+		if m.Tombstone || m.Msg.Chain == "" {
+			continue
+		}
+		blocks := make([]store.Block, 0, len(m.Msg.Orphaned))
+		for _, b := range m.Msg.Orphaned {
+			if b.GetHash() != "" {
+				blocks = append(blocks, store.Block{Number: int64(b.Number), Hash: hash(b.Hash)})
+			}
+		}
+		res, err := h.W.RemoveBlocks(ctx, m.Msg.Chain, blocks)
+		if err != nil {
+			return err
+		}
+		h.Log.Info("reorg applied", "chain", m.Msg.Chain, "orphaned_blocks", len(blocks), "transfers_removed", res.Transfers,
+			"swaps_removed", res.Swaps, "transactions_removed", res.Transactions)
+	}
+	return nil
+}
+
+func entity(e *eventsv1.Entity) *store.Entity {
+	if e == nil || e.Id == "" {
+		return nil
+	}
+	return &store.Entity{ID: e.Id, Name: e.Name, Type: e.Type, Note: e.Note, Service: e.Service, Website: e.Website,
+		Twitter: e.Twitter, LinkedIn: e.Linkedin}
+}
+
+// Attributions handles a batch of intel.attributions.v1: per key, the last record of the batch
+// decides (a tombstone deletes); the store keeps an upsert only when its version is newer.
+func (h Handlers) Attributions(ctx context.Context, batch []eventbus.Message[*eventsv1.Attribution]) error {
+	type state struct {
+		a    *store.Attribution
+		dead bool
+	}
+	last := map[store.AddressKey]state{}
+	var order []store.AddressKey
+	for _, m := range batch {
+		ct, addr, ok := eventsv1.SplitAttributionKey(m.Key)
+		if !m.Tombstone {
+			ct, addr = m.Msg.ChainType, m.Msg.Address
+			ok = ct != "" && addr != ""
+		}
+		if !ok {
+			h.Log.Warn("skipping attribution without chain type and address", "key", m.Key, "offset", m.Offset)
+			continue
+		}
+		if a, err := address.Normalize(chainType(ct), addr); err == nil {
+			addr = a
+		}
+		k := store.AddressKey{ChainType: ct, Address: addr}
+		if _, seen := last[k]; !seen {
+			order = append(order, k)
+		}
+		if m.Tombstone {
+			last[k] = state{dead: true}
+			continue
+		}
+		if prev := last[k]; prev.a != nil && prev.a.Version > m.Msg.Version {
+			continue
+		}
+		last[k] = state{a: &store.Attribution{
+			ChainType: ct, Address: addr, Entity: entity(m.Msg.Entity), Label: m.Msg.Label, Predicted: entity(m.Msg.PredictedEntity),
+			DepositServiceID: m.Msg.DepositServiceId, IsContract: m.Msg.IsContract, Version: m.Msg.Version,
+			UpdatedAt: time.UnixMilli(m.Msg.UpdatedAtMs).UTC(),
+		}}
+	}
+	var ups []store.Attribution
+	var dels []store.AddressKey
+	for _, k := range order {
+		if st := last[k]; st.dead {
+			dels = append(dels, k)
+		} else {
+			ups = append(ups, *st.a)
+		}
+	}
+	return h.W.ApplyAttributions(ctx, ups, dels)
+}
+
+func chainType(s string) chains.Type { return chains.Type(s) }

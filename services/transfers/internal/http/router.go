@@ -1,0 +1,218 @@
+// Package http is the transfers service's HTTP layer: its public routes (reached through the edge)
+// and its /internal API. Handlers parse with internal/query, call internal/app and map errors to
+// the one error shape.
+package http
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/chainintel/chainintel/libs/httpx"
+	"github.com/chainintel/chainintel/libs/params"
+	"github.com/chainintel/chainintel/services/transfers/internal/app"
+	"github.com/chainintel/chainintel/services/transfers/internal/query"
+	ulclient "github.com/chainintel/chainintel/services/user-labels/client"
+	"github.com/gin-gonic/gin"
+)
+
+// MaxActivityAddresses is how many addresses one /internal/activity call may name.
+const MaxActivityAddresses = 1000
+
+type handlers struct {
+	app    *app.App
+	parser query.Parser
+}
+
+// Register adds the service's routes to e.
+func Register(e *gin.Engine, a *app.App, p query.Parser) {
+	h := handlers{app: a, parser: p}
+	e.GET("/transfers", h.transfers)
+	e.GET("/transfers/histogram", h.histogram)
+	e.GET("/transfers/histogram/simple", h.simpleHistogram)
+	e.GET("/swaps", h.swaps)
+	e.GET("/tx/:hash", h.tx)
+	e.GET("/counterparties/address/:address", h.counterparties(addressSubject))
+	e.GET("/counterparties/entity/:entity", h.counterparties(entitySubject))
+	e.GET("/flow/address/:address", h.flow(addressSubject))
+	e.GET("/flow/entity/:entity", h.flow(entitySubject))
+	e.POST("/internal/activity", h.activity)
+}
+
+// fail maps an error: a bad parameter is a 400 naming it; a user-labels failure is a 503.
+func fail(c *gin.Context, err error) {
+	var pe *params.Error
+	var ue *httpx.UpstreamError
+	switch {
+	case errors.As(err, &pe):
+		httpx.Error(c, http.StatusBadRequest, pe.Error())
+	case errors.As(err, &ue):
+		_ = c.Error(err)
+		httpx.Error(c, http.StatusServiceUnavailable, "caller's labels are unavailable; retry later")
+	case errors.Is(err, context.Canceled):
+		httpx.Error(c, 499, "request cancelled")
+	default:
+		httpx.Fail(c, err)
+	}
+}
+
+func rows(c *gin.Context, n int) { c.Header(httpx.HeaderRows, strconv.Itoa(n)) }
+
+func (h handlers) transfers(c *gin.Context) {
+	q, err := h.parser.Transfers(c.Request.URL.Query())
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	out, err := h.app.Transfers(c.Request.Context(), q)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	rows(c, len(out.Transfers))
+	c.JSON(http.StatusOK, out)
+}
+
+func (h handlers) histogram(c *gin.Context) {
+	q, err := h.parser.Histogram(c.Request.URL.Query())
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	out, err := h.app.Histogram(c.Request.Context(), q)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, out)
+}
+
+func (h handlers) simpleHistogram(c *gin.Context) {
+	q, err := h.parser.SimpleHistogram(c.Request.URL.Query())
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	out, err := h.app.Histogram(c.Request.Context(), q)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, out)
+}
+
+func (h handlers) swaps(c *gin.Context) {
+	q, err := h.parser.Swaps(c.Request.URL.Query())
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	out, err := h.app.Swaps(c.Request.Context(), q)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	rows(c, len(out.Swaps))
+	c.JSON(http.StatusOK, out)
+}
+
+func (h handlers) tx(c *gin.Context) {
+	hash, err := query.TxHash(c.Param("hash"))
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	for k := range c.Request.URL.Query() {
+		fail(c, params.Errorf(k, "unknown parameter (this route takes none)"))
+		return
+	}
+	out, err := h.app.Transaction(c.Request.Context(), hash)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, out)
+}
+
+// subject reads a route's address or entity path segment; an unknown format is a 404.
+type subject func(c *gin.Context) (query.Ref, error)
+
+func addressSubject(c *gin.Context) (query.Ref, error) {
+	v := c.Param("address")
+	r, ok := query.PathAddress(v)
+	if !ok {
+		return r, httpx.NotFound("%q is not an address of any supported chain", v)
+	}
+	return r, nil
+}
+
+func entitySubject(c *gin.Context) (query.Ref, error) {
+	v := c.Param("entity")
+	r, ok := query.PathEntity(v)
+	if !ok {
+		return r, httpx.NotFound("unknown entity %q", v)
+	}
+	return r, nil
+}
+
+func (h handlers) counterparties(sub subject) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		s, err := sub(c)
+		if err != nil {
+			fail(c, err)
+			return
+		}
+		q, err := h.parser.Counterparties(c.Request.URL.Query())
+		if err != nil {
+			fail(c, err)
+			return
+		}
+		out, err := h.app.Counterparties(c.Request.Context(), s, q)
+		if err != nil {
+			fail(c, err)
+			return
+		}
+		c.JSON(http.StatusOK, out)
+	}
+}
+
+func (h handlers) flow(sub subject) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		s, err := sub(c)
+		if err != nil {
+			fail(c, err)
+			return
+		}
+		q, err := h.parser.Flow(c.Request.URL.Query())
+		if err != nil {
+			fail(c, err)
+			return
+		}
+		out, err := h.app.Flow(c.Request.Context(), s, q)
+		if err != nil {
+			fail(c, err)
+			return
+		}
+		c.JSON(http.StatusOK, out)
+	}
+}
+
+func (h handlers) activity(c *gin.Context) {
+	var body struct {
+		Addresses []ulclient.AddressRef `json:"addresses"`
+	}
+	if !httpx.BindJSON(c, &body) {
+		return
+	}
+	if len(body.Addresses) > MaxActivityAddresses {
+		httpx.Errorf(c, http.StatusBadRequest, "addresses: at most %d, got %d", MaxActivityAddresses, len(body.Addresses))
+		return
+	}
+	out, err := h.app.Activity(c.Request.Context(), body.Addresses)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, out)
+}

@@ -1,0 +1,9 @@
+package store
+
+// Test-only access to the version 2 row layout (TestMigrationFromVersion2 writes it).
+
+// TransferColumns are the transfer columns without the natural id.
+func TransferColumns() []string { return transferCols }
+
+// TransferValues are a row's values for TransferColumns.
+func TransferValues(r TransferRow) []any { return transferValues(r) }

@@ -1,0 +1,562 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Reads through the live attribution groups' rollups (docs/transfers.md, "Query plans").
+
+// singleGroup names the attribution group that a set's read-model part is, when that part is
+// exactly one entity, one entity type or one deposit service.
+func singleGroup(s AddrSet) (string, bool) {
+	switch {
+	case len(s.Entities) == 1 && len(s.Types)+len(s.Deposits) == 0:
+		return entityGroup(s.Entities[0]), true
+	case len(s.Types) == 1 && len(s.Entities)+len(s.Deposits) == 0:
+		return typeGroup(s.Types[0]), true
+	case len(s.Deposits) == 1 && len(s.Entities)+len(s.Types) == 0:
+		return depositGroup(s.Deposits[0]), true
+	}
+	return "", false
+}
+
+// liveGroup returns the live group standing for the read-model part of set, or "".
+func (s *Store) liveGroup(ctx context.Context, set AddrSet) (string, error) {
+	g, ok := singleGroup(set)
+	if !ok {
+		return "", nil
+	}
+	var live bool
+	err := s.queryRow(ctx, `SELECT live FROM transfers.groups WHERE grp = $1`, g).Scan(&live)
+	if errors.Is(err, pgx.ErrNoRows) || err == nil && !live {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("group %s: %w", g, err)
+	}
+	return g, nil
+}
+
+// pureGroup returns the live group that is the whole of set (no listed addresses), or "".
+func (s *Store) pureGroup(ctx context.Context, set AddrSet) (string, error) {
+	if len(set.Addrs) > 0 {
+		return "", nil
+	}
+	return s.liveGroup(ctx, set)
+}
+
+// outsideGroup returns the addresses of addrs that are not in group g.
+func (s *Store) outsideGroup(ctx context.Context, addrs []string, g string) ([]string, error) {
+	if len(addrs) == 0 {
+		return nil, nil
+	}
+	rows, err := s.query(ctx, `SELECT a FROM unnest($1::text[]) a WHERE NOT EXISTS (SELECT 1 FROM transfers.attributions t
+		WHERE t.address = a AND $2 = ANY(transfers.attribution_groups(t.entity_id, t.entity_type, t.deposit_service_id)))`, addrs, g)
+	if err != nil {
+		return nil, fmt.Errorf("addresses outside %s: %w", g, err)
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
+
+// inGroup is the condition "col is an address of group g" (an index probe of the read model).
+func (b *sqlb) inGroup(col, g string) string {
+	return "EXISTS (SELECT 1 FROM transfers.attributions t WHERE t.address = " + col + " AND " + b.arg(g) +
+		"::text = ANY(transfers.attribution_groups(t.entity_id, t.entity_type, t.deposit_service_id)))"
+}
+
+// keyConds are the chain and token conditions on a rollup table.
+func (b *sqlb) keyConds(chains, tokenAddrs, tokenIDs []string) []string {
+	var c []string
+	if len(chains) > 0 {
+		c = append(c, b.anyOf("chain", chains))
+	}
+	if tc := b.tokenCond([][2]string{{"token", "token_id"}}, tokenAddrs, tokenIDs); tc != "" {
+		c = append(c, tc)
+	}
+	return c
+}
+
+// window is a time window (from, to inclusive; zero is open) cut into rollup buckets: whole
+// days [dLo, dHi) from the daily rollups, the hours at its ends [hLo, dLo) and [dHi, hHi) from
+// the hourly ones (all of [hLo, hHi) when it holds no whole day).
+type window struct {
+	from, to time.Time
+	dLo, dHi time.Time
+	hLo, hHi time.Time
+	noDays   bool
+}
+
+func newWindow(from, to time.Time) window {
+	w := window{from: from, to: to}
+	const day = 24 * time.Hour
+	if !from.IsZero() {
+		from = from.UTC()
+		w.hLo = from.Truncate(time.Hour)
+		w.dLo = from.Truncate(day)
+		if w.dLo.Before(from) {
+			w.dLo = w.dLo.Add(day)
+		}
+	}
+	if !to.IsZero() {
+		end := to.UTC().Add(time.Microsecond) // exclusive
+		w.dHi = end.Truncate(day)
+		w.hHi = end.Truncate(time.Hour)
+		if w.hHi.Before(end) {
+			w.hHi = w.hHi.Add(time.Hour)
+		}
+	}
+	w.noDays = !from.IsZero() && !to.IsZero() && !w.dLo.Before(w.dHi)
+	return w
+}
+
+// dayConds are the conditions on a daily bucket column b; ok is false when no day is whole.
+func (w window) dayConds(b *sqlb, col string) (c []string, ok bool) {
+	if w.noDays {
+		return nil, false
+	}
+	if !w.from.IsZero() {
+		c = append(c, col+" >= "+b.arg(w.dLo))
+	}
+	if !w.to.IsZero() {
+		c = append(c, col+" < "+b.arg(w.dHi))
+	}
+	return c, true
+}
+
+// hourCond is the condition on an hourly bucket column; ok is false when no hour is needed.
+func (w window) hourCond(b *sqlb, col string) (string, bool) {
+	if w.noDays {
+		return col + " >= " + b.arg(w.hLo) + " AND " + col + " < " + b.arg(w.hHi), true
+	}
+	var or []string
+	if !w.from.IsZero() && w.hLo.Before(w.dLo) {
+		or = append(or, "("+col+" >= "+b.arg(w.hLo)+" AND "+col+" < "+b.arg(w.dLo)+")")
+	}
+	if !w.to.IsZero() && w.dHi.Before(w.hHi) {
+		or = append(or, "("+col+" >= "+b.arg(w.dHi)+" AND "+col+" < "+b.arg(w.hHi)+")")
+	}
+	if len(or) == 0 {
+		return "", false
+	}
+	return "(" + strings.Join(or, " OR ") + ")", true
+}
+
+// whole reports whether the hour bucket h lies inside the window.
+func (w window) whole(h time.Time) bool {
+	return (w.from.IsZero() || !h.Before(w.from)) && (w.to.IsZero() || !h.Add(time.Hour).After(w.to.Add(time.Microsecond)))
+}
+
+// countPart is one quantity a rollup count combines: queries yielding (b, v) — the bucket and
+// a count — from daily and from hourly rollups, already filtered by everything but time.
+type countPart struct{ day, hour string }
+
+// windowCounts sums parts over the window per bucket, combines each bucket's values, and
+// returns the total over whole buckets inside the window (inner) and over every bucket that
+// touches it (outer): the exact count lies between.
+func (s *Store) windowCounts(ctx context.Context, b *sqlb, w window, parts []countPart, combine func([]int64) int64) (inner, outer int64, err error) {
+	var arms []string
+	for i, p := range parts {
+		if c, ok := w.dayConds(b, "b"); ok {
+			where := ""
+			if len(c) > 0 {
+				where = " WHERE " + strings.Join(c, " AND ")
+			}
+			arms = append(arms, fmt.Sprintf("SELECT true AS d, b, %d AS i, v FROM (%s) x%s", i, p.day, where))
+		}
+		if c, ok := w.hourCond(b, "b"); ok {
+			arms = append(arms, fmt.Sprintf("SELECT false AS d, b, %d AS i, v FROM (%s) x WHERE %s", i, p.hour, c))
+		}
+	}
+	rows, err := s.query(ctx, "SELECT d, b, i, sum(v)::bigint FROM ("+strings.Join(arms, " UNION ALL ")+") u GROUP BY 1, 2, 3", exec(b.args)...)
+	if err != nil {
+		return 0, 0, fmt.Errorf("rollup count: %w", err)
+	}
+	defer rows.Close()
+	type key struct {
+		day bool
+		b   time.Time
+	}
+	vals := map[key][]int64{}
+	for rows.Next() {
+		var k key
+		var i int
+		var v int64
+		if err := rows.Scan(&k.day, &k.b, &i, &v); err != nil {
+			return 0, 0, fmt.Errorf("scan rollup count: %w", err)
+		}
+		if vals[k] == nil {
+			vals[k] = make([]int64, len(parts))
+		}
+		vals[k][i] = v
+	}
+	if err := rows.Err(); err != nil {
+		return 0, 0, fmt.Errorf("rollup count: %w", err)
+	}
+	for k, v := range vals {
+		n := combine(v)
+		outer += n
+		if k.day || w.whole(k.b) {
+			inner += n
+		}
+	}
+	return inner, outer, nil
+}
+
+// pickN applies a flow to in, out and self counts.
+func pickN(flow string, in, out, self int64) int64 {
+	n, _ := flowSums{inN: in, outN: out, selfN: self}.pick(flow)
+	return n
+}
+
+// simpleSide is a from/to filter that is absent, one live group, or the exclusion of one.
+func (s *Store) simpleSide(ctx context.Context, f AddrFilter) (g string, negate, ok bool, err error) {
+	switch {
+	case !f.Active():
+		return "", false, true, nil
+	case f.Only && f.NotIn.Empty():
+		g, err = s.pureGroup(ctx, f.In)
+		return g, false, g != "", err
+	case !f.Only && !f.NotIn.Empty():
+		g, err = s.pureGroup(ctx, f.NotIn)
+		return g, true, g != "", err
+	}
+	return "", false, false, nil
+}
+
+// rollupCount answers the capped count of a /transfers filter from rollups, when it can: ok is
+// false when the filter needs the rows (value or USD ranges, address sets that are neither
+// listed nor one live group, ...) or the window's partial hours leave the count undecided.
+func (s *Store) rollupCount(ctx context.Context, f TransferFilter) (n int, ok bool, err error) {
+	if f.ValueGte != nil || f.ValueLte != nil || f.USDGte != nil || f.USDLte != nil || f.HasCP {
+		return 0, false, nil
+	}
+	b := &sqlb{}
+	keys := b.keyConds(f.Chains, f.TokenAddrs, f.TokenIDs)
+	where := func(c ...string) string { return strings.Join(append(c, keys...), " AND ") }
+	var parts []countPart
+	var combine func([]int64) int64
+	switch {
+	case f.HasBase:
+		if f.From.Active() || f.To.Active() {
+			return 0, false, nil
+		}
+		g, err := s.pureGroup(ctx, f.Base)
+		if err != nil {
+			return 0, false, err
+		}
+		switch {
+		case g != "":
+			ga := b.arg(g)
+			for _, col := range []string{"in_n", "out_n", "self_n"} {
+				parts = append(parts, countPart{
+					day:  "SELECT bucket b, " + col + " v FROM transfers.grp_daily WHERE " + where("grp = "+ga),
+					hour: "SELECT bucket b, " + col + " v FROM transfers.grp_hourly WHERE " + where("grp = "+ga),
+				})
+			}
+		case !f.Base.modelled():
+			if len(f.Base.Addrs) == 0 {
+				return 0, true, nil
+			}
+			a := b.arg(f.Base.Addrs)
+			in := "to_addr = ANY(" + a + "::text[])"
+			out := "from_addr = ANY(" + a + "::text[])"
+			parts = []countPart{
+				{day: "SELECT bucket b, in_n v FROM transfers.addr_daily WHERE " + where("address = ANY("+a+"::text[])"),
+					hour: "SELECT bucket b, n v FROM transfers.pair_hourly WHERE " + where(in)},
+				{day: "SELECT bucket b, out_n v FROM transfers.addr_daily WHERE " + where("address = ANY("+a+"::text[])"),
+					hour: "SELECT bucket b, n v FROM transfers.pair_hourly WHERE " + where(out)},
+				{day: "SELECT date_trunc('day', bucket, 'UTC') b, n v FROM transfers.pair_hourly WHERE " + where(out, in),
+					hour: "SELECT bucket b, n v FROM transfers.pair_hourly WHERE " + where(out, in)},
+			}
+		default:
+			return 0, false, nil
+		}
+		combine = func(v []int64) int64 { return pickN(f.Flow, v[0], v[1], v[2]) }
+	default:
+		g1, neg1, ok1, err := s.simpleSide(ctx, f.From)
+		if err != nil || !ok1 {
+			return 0, false, err
+		}
+		g2, neg2, ok2, err := s.simpleSide(ctx, f.To)
+		if err != nil || !ok2 {
+			return 0, false, err
+		}
+		parts = []countPart{{
+			day:  "SELECT bucket b, n v FROM transfers.chain_daily" + whereOf(keys),
+			hour: "SELECT bucket b, n v FROM transfers.chain_hourly" + whereOf(keys),
+		}}
+		if g1 != "" {
+			a := b.arg(g1)
+			parts = append(parts, countPart{
+				day:  "SELECT bucket b, out_n v FROM transfers.grp_daily WHERE " + where("grp = "+a),
+				hour: "SELECT bucket b, out_n v FROM transfers.grp_hourly WHERE " + where("grp = "+a),
+			})
+		}
+		if g2 != "" {
+			a := b.arg(g2)
+			parts = append(parts, countPart{
+				day:  "SELECT bucket b, in_n v FROM transfers.grp_daily WHERE " + where("grp = "+a),
+				hour: "SELECT bucket b, in_n v FROM transfers.grp_hourly WHERE " + where("grp = "+a),
+			})
+		}
+		switch {
+		case g1 != "" && g1 == g2: // within one group: its self figures
+			a := b.arg(g1)
+			parts = append(parts, countPart{
+				day:  "SELECT bucket b, self_n v FROM transfers.grp_daily WHERE " + where("grp = "+a),
+				hour: "SELECT bucket b, self_n v FROM transfers.grp_hourly WHERE " + where("grp = "+a),
+			})
+		case g1 != "" && g2 != "":
+			if !strings.HasPrefix(g1, "e:") || !strings.HasPrefix(g2, "e:") {
+				return 0, false, nil // pairs are kept for entity groups only
+			}
+			a1, a2 := b.arg(g1), b.arg(g2)
+			parts = append(parts, countPart{
+				day:  "SELECT bucket b, n v FROM transfers.grp_pair_daily WHERE " + where("from_grp = "+a1, "to_grp = "+a2),
+				hour: "SELECT bucket b, n v FROM transfers.grp_pair_hourly WHERE " + where("from_grp = "+a1, "to_grp = "+a2),
+			})
+		}
+		combine = func(v []int64) int64 {
+			total := v[0]
+			switch {
+			case g1 == "" && g2 == "":
+				return total
+			case g2 == "": // from only
+				if neg1 {
+					return total - v[1]
+				}
+				return v[1]
+			case g1 == "": // to only
+				if neg2 {
+					return total - v[1]
+				}
+				return v[1]
+			}
+			out1, in2, p12 := v[1], v[2], v[3]
+			switch {
+			case !neg1 && !neg2:
+				return p12
+			case !neg1:
+				return out1 - p12
+			case !neg2:
+				return in2 - p12
+			}
+			return total - out1 - in2 + p12
+		}
+	}
+	inner, outer, err := s.windowCounts(ctx, b, newWindow(f.TimeFrom, f.TimeTo), parts, combine)
+	if err != nil {
+		return 0, false, err
+	}
+	switch {
+	case inner >= MaxCount:
+		return MaxCount, true, nil
+	case inner == outer:
+		return int(inner), true, nil
+	}
+	return 0, false, nil
+}
+
+func whereOf(c []string) string {
+	if len(c) == 0 {
+		return ""
+	}
+	return " WHERE " + strings.Join(c, " AND ")
+}
+
+// flowSides are the grp_edges sides a flow selects.
+func flowSides(flow string) []int16 {
+	switch flow {
+	case "out":
+		return []int16{1}
+	case "in":
+		return []int16{2}
+	case "self":
+		return []int16{3}
+	}
+	return []int16{1, 2, 3}
+}
+
+// edgeConds are the conditions on grp_edges (alias e) of an edge-driven read of f for group g:
+// the group, sides, chains and tokens, the window widened to whole hours, and the value and USD
+// ranges where a pair row of one transfer already decides them (a superset otherwise).
+func (b *sqlb) edgeConds(f TransferFilter, g string) []string {
+	c := []string{"e.grp = " + b.arg(g), "e.side = ANY(" + b.arg(flowSides(f.Flow)) + "::smallint[])"}
+	if len(f.Chains) > 0 {
+		c = append(c, b.anyOf("e.chain", f.Chains))
+	}
+	if tc := b.tokenCond([][2]string{{"e.token", "e.token_id"}}, f.TokenAddrs, f.TokenIDs); tc != "" {
+		c = append(c, tc)
+	}
+	if !f.TimeFrom.IsZero() {
+		c = append(c, "e.bucket >= "+b.arg(f.TimeFrom.UTC().Truncate(time.Hour)))
+	}
+	if !f.TimeTo.IsZero() {
+		c = append(c, "e.bucket <= "+b.arg(f.TimeTo))
+	}
+	one := func(cond string, v *float64) {
+		if v != nil {
+			c = append(c, "(e.n > 1 OR e."+cond+" "+b.arg(*v)+")")
+		}
+	}
+	one("usd >=", f.USDGte)
+	one("usd <=", f.USDLte)
+	one("value >=", f.ValueGte)
+	one("value <=", f.ValueLte)
+	return c
+}
+
+// edgeRows renders the edge-driven read of group g's transfers matching f: for each pair row
+// of the group (newest hour first, or oldest), its transfers through the sender's index.
+func (b *sqlb) edgeRows(f TransferFilter, g, cols string) (from string) {
+	rowConds := []string{"t.from_addr = e.from_addr", "t.block_time >= e.bucket", "t.block_time < e.bucket + interval '1 hour'",
+		"t.to_addr = e.to_addr", "t.chain = e.chain", "t.token = e.token"}
+	if !f.TimeFrom.IsZero() {
+		rowConds = append(rowConds, "t.block_time >= "+b.arg(f.TimeFrom))
+	}
+	if !f.TimeTo.IsZero() {
+		rowConds = append(rowConds, "t.block_time <= "+b.arg(f.TimeTo))
+	}
+	for _, r := range []struct {
+		cond string
+		v    *float64
+	}{{"t.unit_value >=", f.ValueGte}, {"t.unit_value <=", f.ValueLte}, {"t.usd >=", f.USDGte}, {"t.usd <=", f.USDLte}} {
+		if r.v != nil {
+			rowConds = append(rowConds, r.cond+" "+b.arg(*r.v))
+		}
+	}
+	return `transfers.grp_edges e CROSS JOIN LATERAL (SELECT ` + cols + ` FROM transfers.transfers t WHERE ` +
+		strings.Join(rowConds, " AND ") + `) t WHERE ` + strings.Join(b.edgeConds(f, g), " AND ")
+}
+
+// edgePlan reports whether f's page can be read through group g's pair rows: a base that is one
+// live entity group and nothing else, no from/to/counterparty filter, sorted by time.
+func (s *Store) edgePlan(ctx context.Context, f TransferFilter) (string, error) {
+	if !f.HasBase || f.HasCP || f.From.Active() || f.To.Active() {
+		return "", nil
+	}
+	if len(f.Base.Entities) != 1 {
+		return "", nil
+	}
+	return s.pureGroup(ctx, f.Base)
+}
+
+// edgePage reads one page of group g's transfers matching f, sorted by time, through its pair
+// rows. The pair rows of the newest (oldest) hours are read in order from the group's index
+// until they hold offset+limit transfers; the transfers of those hours are fetched through the
+// sender's index, filtered, sorted and sliced. When filters leave too few, more hours are read.
+func (s *Store) edgePage(ctx context.Context, f TransferFilter, g string, p Page) ([]TransferRow, error) {
+	need := p.Offset + p.Limit
+	asc := p.SortDir == "asc"
+	dir := "DESC"
+	if asc {
+		dir = "ASC"
+	}
+	for lim := need; ; lim *= 4 {
+		b := &sqlb{rows: true}
+		rows, err := s.query(ctx, `SELECT e.bucket, e.n FROM transfers.grp_edges e WHERE `+strings.Join(b.edgeConds(f, g), " AND ")+
+			` ORDER BY e.bucket `+dir+fmt.Sprintf(" LIMIT %d", lim), exec(b.args)...)
+		if err != nil {
+			return nil, fmt.Errorf("pair rows of %s: %w", g, err)
+		}
+		var bound time.Time
+		var sum int64
+		read := 0
+		for rows.Next() {
+			var t time.Time
+			var n int64
+			if err := rows.Scan(&t, &n); err != nil {
+				return nil, fmt.Errorf("scan pair rows of %s: %w", g, err)
+			}
+			read++
+			if sum < int64(need) || t.Equal(bound) {
+				bound, sum = t, sum+n
+			}
+		}
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("pair rows of %s: %w", g, err)
+		}
+		exhausted := read < lim
+		if read == 0 {
+			return nil, nil
+		}
+		b = &sqlb{rows: true}
+		from := b.edgeRows(f, g, transferSelect)
+		if !exhausted {
+			op := ">="
+			if asc {
+				op = "<="
+			}
+			from += " AND e.bucket " + op + " " + b.arg(bound)
+		}
+		out, err := s.query(ctx, `SELECT `+transferSelectOuter+` FROM (SELECT t.* FROM `+from+`) u ORDER BY `+orderBy("time", p.SortDir)+
+			fmt.Sprintf(" LIMIT %d", need), exec(b.args)...)
+		if err != nil {
+			return nil, fmt.Errorf("list transfers of %s: %w", g, err)
+		}
+		list, err := scanTransfers(out)
+		if err != nil {
+			return nil, err
+		}
+		if len(list) >= need || exhausted {
+			if p.Offset >= len(list) {
+				return nil, nil
+			}
+			return list[p.Offset:], nil
+		}
+	}
+}
+
+// edgeCount counts (capped) group g's transfers matching f through its pair rows. Pair rows of
+// one transfer inside the window decide the value and USD ranges on their own: when at least
+// MaxCount of them match, that is the answer; otherwise the matching transfers are counted.
+func (s *Store) edgeCount(ctx context.Context, f TransferFilter, g string) (int, error) {
+	b := &sqlb{rows: true}
+	c := []string{"e.grp = " + b.arg(g), "e.n = 1", "e.side = ANY(" + b.arg(flowSides(f.Flow)) + "::smallint[])"}
+	if f.USDGte != nil || f.USDLte != nil {
+		c = append(c, "e.usd > 0") // priced: a pair row's usd is 0 for an unknown price
+	}
+	for _, r := range []struct {
+		cond string
+		v    *float64
+	}{{"e.usd >=", f.USDGte}, {"e.usd <=", f.USDLte}, {"e.value >=", f.ValueGte}, {"e.value <=", f.ValueLte}} {
+		if r.v != nil {
+			c = append(c, r.cond+" "+b.arg(*r.v))
+		}
+	}
+	if len(f.Chains) > 0 {
+		c = append(c, b.anyOf("e.chain", f.Chains))
+	}
+	if tc := b.tokenCond([][2]string{{"e.token", "e.token_id"}}, f.TokenAddrs, f.TokenIDs); tc != "" {
+		c = append(c, tc)
+	}
+	// Only whole hours inside the window.
+	w := newWindow(f.TimeFrom, f.TimeTo)
+	if !f.TimeFrom.IsZero() {
+		c = append(c, "e.bucket >= "+b.arg(w.hLo.Add(time.Hour)))
+	}
+	if !f.TimeTo.IsZero() {
+		c = append(c, "e.bucket < "+b.arg(w.hHi.Add(-time.Hour)))
+	}
+	var lower int
+	if err := s.queryRow(ctx, fmt.Sprintf(`SELECT count(*) FROM (SELECT 1 FROM transfers.grp_edges e WHERE %s LIMIT %d) x`,
+		strings.Join(c, " AND "), MaxCount), exec(b.args)...).Scan(&lower); err != nil {
+		return 0, fmt.Errorf("count transfers of %s: %w", g, err)
+	}
+	if lower >= MaxCount {
+		return MaxCount, nil
+	}
+	b = &sqlb{rows: true}
+	var n int
+	if err := s.queryRow(ctx, fmt.Sprintf(`SELECT count(*) FROM (SELECT 1 FROM %s LIMIT %d) x`, b.edgeRows(f, g, "1"), MaxCount),
+		exec(b.args)...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count transfers of %s: %w", g, err)
+	}
+	return n, nil
+}

@@ -1,0 +1,5 @@
+package store_test
+
+import "fmt"
+
+func fmtAny(v any) string { return fmt.Sprint(v) }

@@ -1,0 +1,510 @@
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"math/big"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+)
+
+// TransferRow is one transfer as stored.
+type TransferRow struct {
+	Chain          string
+	ID             string
+	TxHash         string
+	BlockHash      string
+	BlockNumber    int64
+	BlockTime      time.Time
+	TxIndex        int32
+	LogIndex       int32
+	From, To       string
+	Token          string // "" for the native coin
+	TokenID        string
+	TokenName      string
+	TokenSymbol    string
+	TokenDecimals  int32
+	Amount         *big.Int
+	UnitValue      float64
+	USD            *float64
+	Type           int16
+	FromIsContract bool
+	ToIsContract   bool
+}
+
+// TransactionRow is one transaction as stored.
+type TransactionRow struct {
+	Chain             string
+	Hash              string
+	BlockHash         string
+	BlockNumber       int64
+	BlockTime         time.Time
+	TxIndex           int32
+	From, To          string
+	ContractCreated   string
+	Nonce             int64
+	Success           bool
+	Value             *big.Int
+	ValueUSD          *float64
+	GasUsed           int64
+	GasPrice          *big.Int
+	EffectiveGasPrice *big.Int
+	Fee               *big.Int
+	FeeUSD            *float64
+	MethodID          string
+}
+
+// SwapRow is one swap as stored.
+type SwapRow struct {
+	Chain          string
+	ID             string
+	TxHash         string
+	BlockHash      string
+	BlockNumber    int64
+	BlockTime      time.Time
+	LogIndex       int32
+	Contract       string
+	Sender         string
+	Receiver       string
+	Token0         string
+	Token0ID       string
+	Token0Name     string
+	Token0Symbol   string
+	Token0Decimals int32
+	Amount0        *big.Int
+	Token1         string
+	Token1ID       string
+	Token1Name     string
+	Token1Symbol   string
+	Token1Decimals int32
+	Amount1        *big.Int
+	USD            *float64
+	Valid          bool
+	Protocol       string
+}
+
+func num(b *big.Int) pgtype.Numeric {
+	if b == nil {
+		b = new(big.Int)
+	}
+	return pgtype.Numeric{Int: b, Exp: 0, Valid: true}
+}
+
+var transferCols = []string{"chain", "id", "tx_hash", "block_hash", "block_number", "block_time", "tx_index", "log_index",
+	"from_addr", "to_addr", "token", "token_id", "token_name", "token_symbol", "token_decimals", "amount", "unit_value",
+	"usd", "type", "from_is_contract", "to_is_contract"}
+
+func transferValues(r TransferRow) []any {
+	return []any{r.Chain, r.ID, r.TxHash, r.BlockHash, r.BlockNumber, r.BlockTime, r.TxIndex, r.LogIndex,
+		r.From, r.To, r.Token, r.TokenID, r.TokenName, r.TokenSymbol, r.TokenDecimals, num(r.Amount), r.UnitValue,
+		r.USD, r.Type, r.FromIsContract, r.ToIsContract}
+}
+
+// TransferUID is the natural id of a transfer: a 128-bit hash of (tx hash, chain, id, block
+// hash), which is unique with the block time. The block hash is part of it because a transfer
+// re-mined in a replacement block is a different row until the reorg removes the orphaned one.
+// transfers.transfer_uid computes the same in SQL.
+func TransferUID(txHash, chain, id, blockHash string) [16]byte {
+	b := make([]byte, 0, 16+len(txHash)+len(chain)+len(id)+len(blockHash))
+	for i, f := range []string{txHash, chain, id, blockHash} {
+		if i > 0 {
+			b = append(b, '|')
+		}
+		b = strconv.AppendInt(b, int64(len(f)), 10)
+		b = append(b, ':')
+		b = append(b, f...)
+	}
+	h := sha256.Sum256(b)
+	var u [16]byte
+	copy(u[:], h[:16])
+	return u
+}
+
+func transferRowValues(r TransferRow, uid [16]byte) []any {
+	return append(transferValues(r), pgtype.UUID{Bytes: uid, Valid: true})
+}
+
+var transferColsUID = append(append([]string(nil), transferCols...), "uid")
+
+// insertTransfersSQL inserts the staged rows that are new and, from exactly those, updates every
+// rollup: per address and pair, per chain, and per live attribution group of the sender or
+// recipient (the staged from_grps and to_grps: the groups as the read model has them now;
+// relabels re-aggregate).
+var insertTransfersSQL = `WITH ins AS (
+  INSERT INTO transfers.transfers (` + strings.Join(transferColsUID, ", ") + `)
+  SELECT s.` + strings.Join(transferColsUID, ", s.") + ` FROM stage_transfers s
+  WHERE NOT EXISTS (SELECT 1 FROM transfers.orphaned_blocks o WHERE o.chain = s.chain AND o.block_hash = s.block_hash)
+  ON CONFLICT (block_time, uid) DO NOTHING
+  RETURNING uid, chain, block_hash, block_number, block_time, from_addr, to_addr, token, token_id, unit_value, usd
+), insg AS (
+  SELECT i.*, s.from_grps, s.to_grps FROM ins i JOIN stage_transfers s ON s.uid = i.uid AND s.block_time = i.block_time
+), pairs AS (
+  SELECT from_addr, to_addr, date_trunc('hour', block_time, 'UTC') AS bucket, chain, token, min(token_id) AS token_id,
+         count(*) AS n, sum(coalesce(usd, 0)::numeric) AS usd, sum(unit_value::numeric) AS value,
+         min(from_grps) AS fg, min(to_grps) AS tg
+  FROM insg GROUP BY 1, 2, 3, 4, 5
+),
+` + addrRollupCTEs("pairs", 1) + `,
+` + groupRollupCTEs("pairs", 1, "", "") + `,
+blk AS (
+  INSERT INTO transfers.blocks (chain, block_number, block_hash, block_time)
+  SELECT DISTINCT chain, block_number, block_hash, block_time FROM ins ORDER BY 1, 2, 3
+  ON CONFLICT DO NOTHING
+)
+SELECT count(*) FROM ins`
+
+var stageCols = append(append([]string(nil), transferColsUID...), "from_grps", "to_grps")
+
+// groupLock serialises writers of chain rows (shared) with relabels (exclusive): a relabel
+// re-aggregates from rows that every writer committed under the membership it replaces.
+const groupLock = 7283400111
+
+// membCache holds the live groups of addresses the writer has seen, valid for one group epoch.
+type membCache struct {
+	mu    sync.Mutex
+	epoch int64
+	m     map[string][]string
+}
+
+// membCacheMax bounds the cache; past it, it starts over.
+const membCacheMax = 2 << 20
+
+// groupsOf returns the live groups of addrs, from the cache or the read model, in tx (which
+// holds the group lock, so the epoch it reads holds until it commits).
+func (s *Store) groupsOf(ctx context.Context, tx pgx.Tx, addrs map[string][]string) error {
+	var epoch int64
+	if err := tx.QueryRow(ctx, `SELECT epoch FROM transfers.group_epoch`).Scan(&epoch); err != nil {
+		return fmt.Errorf("group epoch: %w", err)
+	}
+	var missing []string
+	s.memb.mu.Lock()
+	if s.memb.m == nil || len(s.memb.m) > membCacheMax {
+		s.memb.m, s.memb.epoch = map[string][]string{}, epoch
+	}
+	for a := range addrs {
+		if g, ok := s.memb.m[a]; ok {
+			addrs[a] = g
+		} else {
+			missing = append(missing, a)
+		}
+	}
+	s.memb.mu.Unlock()
+	if len(missing) == 0 {
+		return nil
+	}
+	rows, err := tx.Query(ctx, `SELECT address, array_agg(grp) FROM (`+membershipSQL("SELECT unnest($1::text[])", true)+`) m GROUP BY address`, missing)
+	if err != nil {
+		return fmt.Errorf("groups of addresses: %w", err)
+	}
+	found := map[string][]string{}
+	for rows.Next() {
+		var a string
+		var g []string
+		if err := rows.Scan(&a, &g); err != nil {
+			rows.Close()
+			return fmt.Errorf("groups of addresses: %w", err)
+		}
+		found[a] = g
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("groups of addresses: %w", err)
+	}
+	s.memb.mu.Lock()
+	defer s.memb.mu.Unlock()
+	for _, a := range missing {
+		g := found[a]
+		if g == nil {
+			g = []string{}
+		}
+		addrs[a] = g
+		if s.memb.epoch == epoch {
+			s.memb.m[a] = g
+		}
+	}
+	return nil
+}
+
+// WriteTransfers stores rows that are not stored yet and adds exactly those to the rollups, in
+// one transaction; rows of orphaned blocks are dropped. It returns how many rows were new, so
+// a redelivered batch returns 0 and changes nothing.
+func (s *Store) WriteTransfers(ctx context.Context, rows []TransferRow) (int, error) {
+	if len(rows) == 0 {
+		return 0, nil
+	}
+	times := make([]time.Time, len(rows))
+	for i, r := range rows {
+		times[i] = r.BlockTime
+	}
+	for _, table := range []string{"transfers", "pair_hourly", "addr_daily"} {
+		if err := s.ensurePartitions(ctx, table, times); err != nil {
+			return 0, err
+		}
+	}
+	// Drop repeats within the batch: the natural key makes the insert skip stored rows, and
+	// this leaves one row per key for it.
+	uids := make([][16]byte, 0, len(rows))
+	keep := make([]int, 0, len(rows))
+	seen := make(map[[16]byte]struct{}, len(rows))
+	addrs := map[string][]string{}
+	for i, r := range rows {
+		u := TransferUID(r.TxHash, r.Chain, r.ID, r.BlockHash)
+		if _, dup := seen[u]; dup {
+			continue
+		}
+		seen[u] = struct{}{}
+		uids = append(uids, u)
+		keep = append(keep, i)
+		addrs[r.From], addrs[r.To] = nil, nil
+	}
+	var n int
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SET LOCAL work_mem = '64MB'; SET LOCAL jit = off; SELECT pg_advisory_xact_lock_shared(`+fmt.Sprint(groupLock)+`);
+			CREATE TEMP TABLE IF NOT EXISTS stage_transfers (LIKE transfers.transfers INCLUDING DEFAULTS, from_grps text[], to_grps text[])
+			ON COMMIT DELETE ROWS`); err != nil {
+			return fmt.Errorf("prepare batch: %w", err)
+		}
+		if err := s.groupsOf(ctx, tx, addrs); err != nil {
+			return err
+		}
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"stage_transfers"}, stageCols, pgx.CopyFromSlice(len(keep), func(i int) ([]any, error) {
+			r := rows[keep[i]]
+			return append(transferRowValues(r, uids[i]), addrs[r.From], addrs[r.To]), nil
+		})); err != nil {
+			return fmt.Errorf("copy transfers: %w", err)
+		}
+		return tx.QueryRow(ctx, insertTransfersSQL).Scan(&n)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("write %d transfers: %w", len(rows), err)
+	}
+	return n, nil
+}
+
+// CopyTransfersRaw COPYs rows straight into the transfers table, with no deduplication and no
+// rollups. It exists to measure the raw write cost the real path is compared against.
+func (s *Store) CopyTransfersRaw(ctx context.Context, rows []TransferRow) error {
+	times := make([]time.Time, len(rows))
+	for i, r := range rows {
+		times[i] = r.BlockTime
+	}
+	if err := s.ensurePartitions(ctx, "transfers", times); err != nil {
+		return err
+	}
+	_, err := s.pool.CopyFrom(ctx, pgx.Identifier{"transfers", "transfers"}, transferColsUID, pgx.CopyFromSlice(len(rows), func(i int) ([]any, error) {
+		r := rows[i]
+		return transferRowValues(r, TransferUID(r.TxHash, r.Chain, r.ID, r.BlockHash)), nil
+	}))
+	return err
+}
+
+var transactionCols = []string{"chain", "hash", "block_hash", "block_number", "block_time", "tx_index", "from_addr", "to_addr",
+	"contract_created", "nonce", "success", "value", "value_usd", "gas_used", "gas_price", "effective_gas_price", "fee",
+	"fee_usd", "method_id"}
+
+// WriteTransactions stores transactions that are not stored yet; it returns how many were new.
+func (s *Store) WriteTransactions(ctx context.Context, rows []TransactionRow) (int, error) {
+	if len(rows) == 0 {
+		return 0, nil
+	}
+	times := make([]time.Time, len(rows))
+	for i, r := range rows {
+		times[i] = r.BlockTime
+	}
+	if err := s.ensurePartitions(ctx, "transactions", times); err != nil {
+		return 0, err
+	}
+	var n int
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `CREATE TEMP TABLE IF NOT EXISTS stage_transactions
+			(LIKE transfers.transactions INCLUDING DEFAULTS) ON COMMIT DELETE ROWS`); err != nil {
+			return fmt.Errorf("stage table: %w", err)
+		}
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"stage_transactions"}, transactionCols, pgx.CopyFromSlice(len(rows), func(i int) ([]any, error) {
+			r := rows[i]
+			return []any{r.Chain, r.Hash, r.BlockHash, r.BlockNumber, r.BlockTime, r.TxIndex, r.From, r.To, r.ContractCreated,
+				r.Nonce, r.Success, num(r.Value), r.ValueUSD, r.GasUsed, num(r.GasPrice), num(r.EffectiveGasPrice), num(r.Fee),
+				r.FeeUSD, r.MethodID}, nil
+		})); err != nil {
+			return fmt.Errorf("copy transactions: %w", err)
+		}
+		return tx.QueryRow(ctx, `WITH ins AS (
+  INSERT INTO transfers.transactions (`+strings.Join(transactionCols, ", ")+`)
+  SELECT DISTINCT ON (s.hash, s.chain, s.block_hash, s.block_time) s.* FROM stage_transactions s
+  WHERE NOT EXISTS (SELECT 1 FROM transfers.orphaned_blocks o WHERE o.chain = s.chain AND o.block_hash = s.block_hash)
+  ON CONFLICT DO NOTHING
+  RETURNING chain, block_hash, block_number, block_time
+), blk AS (
+  INSERT INTO transfers.blocks (chain, block_hash, block_number, block_time)
+  SELECT DISTINCT chain, block_hash, block_number, block_time FROM ins ON CONFLICT DO NOTHING
+)
+SELECT count(*) FROM ins`).Scan(&n)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("write %d transactions: %w", len(rows), err)
+	}
+	return n, nil
+}
+
+var swapCols = []string{"chain", "id", "tx_hash", "block_hash", "block_number", "block_time", "log_index", "contract_addr",
+	"sender", "receiver", "token0", "token0_id", "token0_name", "token0_symbol", "token0_decimals", "amount0",
+	"token1", "token1_id", "token1_name", "token1_symbol", "token1_decimals", "amount1", "usd", "valid", "protocol"}
+
+// WriteSwaps stores swaps that are not stored yet; it returns how many were new.
+func (s *Store) WriteSwaps(ctx context.Context, rows []SwapRow) (int, error) {
+	if len(rows) == 0 {
+		return 0, nil
+	}
+	times := make([]time.Time, len(rows))
+	for i, r := range rows {
+		times[i] = r.BlockTime
+	}
+	if err := s.ensurePartitions(ctx, "swaps", times); err != nil {
+		return 0, err
+	}
+	var n int
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `CREATE TEMP TABLE IF NOT EXISTS stage_swaps
+			(LIKE transfers.swaps INCLUDING DEFAULTS) ON COMMIT DELETE ROWS`); err != nil {
+			return fmt.Errorf("stage table: %w", err)
+		}
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"stage_swaps"}, swapCols, pgx.CopyFromSlice(len(rows), func(i int) ([]any, error) {
+			r := rows[i]
+			return []any{r.Chain, r.ID, r.TxHash, r.BlockHash, r.BlockNumber, r.BlockTime, r.LogIndex, r.Contract,
+				r.Sender, r.Receiver, r.Token0, r.Token0ID, r.Token0Name, r.Token0Symbol, r.Token0Decimals, num(r.Amount0),
+				r.Token1, r.Token1ID, r.Token1Name, r.Token1Symbol, r.Token1Decimals, num(r.Amount1), r.USD, r.Valid, r.Protocol}, nil
+		})); err != nil {
+			return fmt.Errorf("copy swaps: %w", err)
+		}
+		return tx.QueryRow(ctx, `WITH ins AS (
+  INSERT INTO transfers.swaps (`+strings.Join(swapCols, ", ")+`)
+  SELECT DISTINCT ON (s.tx_hash, s.chain, s.id, s.block_hash, s.block_time) s.* FROM stage_swaps s
+  WHERE NOT EXISTS (SELECT 1 FROM transfers.orphaned_blocks o WHERE o.chain = s.chain AND o.block_hash = s.block_hash)
+  ON CONFLICT DO NOTHING
+  RETURNING chain, block_hash, block_number, block_time
+), blk AS (
+  INSERT INTO transfers.blocks (chain, block_hash, block_number, block_time)
+  SELECT DISTINCT chain, block_hash, block_number, block_time FROM ins ON CONFLICT DO NOTHING
+)
+SELECT count(*) FROM ins`).Scan(&n)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("write %d swaps: %w", len(rows), err)
+	}
+	return n, nil
+}
+
+// ReorgResult counts what a reorg removed.
+type ReorgResult struct{ Transactions, Transfers, Swaps int }
+
+// RemoveBlocks removes every transaction, transfer and swap of the orphaned blocks of a chain and
+// subtracts the removed transfers from every rollup (the live groups' too, with the membership
+// they were counted under), in one transaction. The blocks are remembered as orphaned so that
+// their rows arriving later are dropped. Running it again removes nothing more, so a redelivered
+// reorg changes nothing.
+func (s *Store) RemoveBlocks(ctx context.Context, chain string, blocks []Block) (ReorgResult, error) {
+	var res ReorgResult
+	if len(blocks) == 0 {
+		return res, nil
+	}
+	hashes := make([]string, len(blocks))
+	numbers := make([]int64, 0, len(blocks))
+	for i, b := range blocks {
+		hashes[i] = b.Hash
+		if b.Number > 0 {
+			numbers = append(numbers, b.Number)
+		}
+	}
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SET LOCAL work_mem = '64MB'; SET LOCAL jit = off; SELECT pg_advisory_xact_lock_shared(`+fmt.Sprint(groupLock)+`)`); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO transfers.orphaned_blocks (chain, block_hash)
+			SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING`, chain, hashes); err != nil {
+			return fmt.Errorf("record orphaned blocks: %w", err)
+		}
+		// The blocks' times, so the deletes prune to their partitions. A block named without
+		// its number is looked up by hash alone (a scan of the chain's blocks).
+		q := `SELECT DISTINCT block_time FROM transfers.blocks WHERE chain = $1 AND block_hash = ANY($2) AND block_number = ANY($3)`
+		args := []any{chain, hashes, numbers}
+		if len(numbers) < len(blocks) {
+			q, args = `SELECT DISTINCT block_time FROM transfers.blocks WHERE chain = $1 AND block_hash = ANY($2)`, args[:2]
+		}
+		rows, err := tx.Query(ctx, q, args...)
+		if err != nil {
+			return err
+		}
+		times, err := pgx.CollectRows(rows, pgx.RowTo[time.Time])
+		if err != nil {
+			return fmt.Errorf("orphaned block times: %w", err)
+		}
+		if len(times) == 0 {
+			return nil // nothing of these blocks was ever stored, or it was removed already
+		}
+		if err := createSubtractionTables(ctx, tx); err != nil {
+			return err
+		}
+		if err := tx.QueryRow(ctx, `WITH del AS (
+  DELETE FROM transfers.transfers WHERE chain = $1 AND block_hash = ANY($2) AND block_time = ANY($3)
+  RETURNING chain, block_time, from_addr, to_addr, token, token_id, unit_value, usd
+), keep AS (INSERT INTO sub_pairs `+pairsFromRows("del")+`)
+SELECT count(*) FROM del`, chain, hashes, times).Scan(&res.Transfers); err != nil {
+			return fmt.Errorf("remove transfers: %w", err)
+		}
+		if res.Transfers > 0 {
+			if _, err := tx.Exec(ctx, `INSERT INTO sub_memb `+membershipSQL("SELECT from_addr FROM sub_pairs UNION SELECT to_addr FROM sub_pairs", true)); err != nil {
+				return fmt.Errorf("membership of removed transfers: %w", err)
+			}
+			if err := analyze(ctx, tx, "sub_pairs", "sub_memb"); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, `WITH gsrc AS (`+withGroups("sub_pairs", "sub_memb")+`), `+addrRollupCTEs("sub_pairs", -1)+`, `+
+				groupRollupCTEs("gsrc", -1, "", "")+` SELECT 1`); err != nil {
+				return fmt.Errorf("subtract removed transfers: %w", err)
+			}
+			for _, q := range append(addrRollupCleanup("sub_pairs"), groupRollupCleanup("sub_pairs", "sub_memb")) {
+				if _, err := tx.Exec(ctx, q); err != nil {
+					return fmt.Errorf("drop emptied rollups: %w", err)
+				}
+			}
+		}
+		tag, err := tx.Exec(ctx, `DELETE FROM transfers.swaps WHERE chain = $1 AND block_hash = ANY($2) AND block_time = ANY($3)`, chain, hashes, times)
+		if err != nil {
+			return fmt.Errorf("remove swaps: %w", err)
+		}
+		res.Swaps = int(tag.RowsAffected())
+		tag, err = tx.Exec(ctx, `DELETE FROM transfers.transactions WHERE chain = $1 AND block_hash = ANY($2) AND block_time = ANY($3)`, chain, hashes, times)
+		if err != nil {
+			return fmt.Errorf("remove transactions: %w", err)
+		}
+		res.Transactions = int(tag.RowsAffected())
+		_, err = tx.Exec(ctx, `DELETE FROM transfers.blocks WHERE chain = $1 AND block_hash = ANY($2)`, chain, hashes)
+		return err
+	})
+	if err != nil {
+		return ReorgResult{}, fmt.Errorf("reorg of %d %s blocks: %w", len(blocks), chain, err)
+	}
+	return res, nil
+}
+
+// Block names an orphaned block; Number 0 when unknown.
+type Block struct {
+	Number int64
+	Hash   string
+}
+
+// createSubtractionTables creates the session's temporary tables rollup subtractions read:
+// sub_pairs (pair rows to subtract) and sub_memb (their addresses' groups).
+func createSubtractionTables(ctx context.Context, tx pgx.Tx) error {
+	_, err := tx.Exec(ctx, `CREATE TEMP TABLE IF NOT EXISTS sub_pairs (LIKE transfers.pair_hourly) ON COMMIT DELETE ROWS;
+		CREATE TEMP TABLE IF NOT EXISTS sub_memb (address text COLLATE "C", grp text COLLATE "C") ON COMMIT DELETE ROWS`)
+	if err != nil {
+		return fmt.Errorf("subtraction tables: %w", err)
+	}
+	return nil
+}

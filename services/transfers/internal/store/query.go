@@ -1,0 +1,481 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"math/big"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// MaxCount caps the match count of list queries.
+const MaxCount = 10000
+
+// lateralMax is the most driving addresses a branch reads one by one, each through its own
+// ordered index range (cheap top-N per address); larger sets are one = ANY scan.
+var lateralMax = 64
+
+// AddrFilter constrains one side (sender or recipient) of a row.
+type AddrFilter struct {
+	In    AddrSet // the side must be one of these, when Only is set
+	Only  bool    // In applies (an empty In then matches nothing)
+	NotIn AddrSet // the side must be none of these
+}
+
+// Active reports whether the filter constrains anything.
+func (f AddrFilter) Active() bool { return f.Only || !f.NotIn.Empty() }
+
+// TransferFilter is a resolved /transfers filter: every reference turned into an address set.
+type TransferFilter struct {
+	Base           AddrSet
+	HasBase        bool
+	Flow           string // in, out, self, all
+	Counterparties AddrSet
+	HasCP          bool
+	From, To       AddrFilter
+	TokenAddrs     []string
+	TokenIDs       []string
+	Chains         []string // empty: all
+	TimeFrom       time.Time
+	TimeTo         time.Time
+	ValueGte       *float64
+	ValueLte       *float64
+	USDGte         *float64
+	USDLte         *float64
+}
+
+// Page orders and slices a list.
+type Page struct {
+	SortKey string // time, value, usd
+	SortDir string // desc, asc
+	Limit   int
+	Offset  int
+}
+
+// exec makes pgx send a query as an unnamed statement, so PostgreSQL plans it with the actual
+// values every time: large address sets become hashed constants and time bounds prune
+// partitions, which a cached generic plan would not do.
+func exec(args []any) []any { return append([]any{pgx.QueryExecModeExec}, args...) }
+
+// sqlb collects positional arguments.
+type sqlb struct {
+	rows     bool // querying the partitioned chain tables, not rollups
+	counting bool // a count over every match rather than a page
+	args     []any
+}
+
+func (b *sqlb) arg(v any) string {
+	b.args = append(b.args, v)
+	return fmt.Sprintf("$%d", len(b.args))
+}
+
+// bigSet is the size up to which the app lists a set's addresses instead of leaving the read
+// model's part to the query: a few addresses are best read through their own index ranges.
+var bigSet = 64
+
+// BigSet is that size.
+func BigSet() int { return bigSet }
+
+// SetPlanThresholds changes the set sizes that switch query plans and returns a function
+// restoring them. Tests use it to run every filter through every plan; not for concurrent use.
+func SetPlanThresholds(big, lateral int) (restore func()) {
+	ob, ol := bigSet, lateralMax
+	bigSet, lateralMax = big, lateral
+	return func() { bigSet, lateralMax = ob, ol }
+}
+
+// anyOf is "col is one of vals" for short lists (chains, tokens).
+func (b *sqlb) anyOf(col string, vals []string) string {
+	return col + " = ANY(" + b.arg(vals) + "::text[])"
+}
+
+// branch is one arm of a union: rows whose driver column is in drive, plus conditions.
+type branch struct {
+	driverCol string
+	drive     *AddrSet // nil: no driving address set
+	conds     []string
+}
+
+func (b *sqlb) side(col string, f AddrFilter) []string {
+	var c []string
+	if f.Only {
+		c = append(c, b.member(col, f.In))
+	}
+	if !f.NotIn.Empty() {
+		c = append(c, b.notMember(col, f.NotIn))
+	}
+	return c
+}
+
+// flowBranches splits base/flow/counterparties into union arms over the sender and recipient
+// columns. in and out exclude transfers inside base (self).
+func (b *sqlb) flowBranches(fromCol, toCol string, base AddrSet, hasBase bool, flow string, cp AddrSet, hasCP bool) []branch {
+	if !hasBase {
+		return []branch{{}}
+	}
+	cpOn := func(col string) []string {
+		if !hasCP {
+			return nil
+		}
+		return []string{b.member(col, cp)}
+	}
+	switch flow {
+	case "out":
+		return []branch{{driverCol: fromCol, drive: &base, conds: append([]string{b.notMember(toCol, base)}, cpOn(toCol)...)}}
+	case "in":
+		return []branch{{driverCol: toCol, drive: &base, conds: append([]string{b.notMember(fromCol, base)}, cpOn(fromCol)...)}}
+	case "self":
+		c := []string{b.member(toCol, base)}
+		if hasCP {
+			c = append(c, "("+b.member(fromCol, cp)+" OR "+b.member(toCol, cp)+")")
+		}
+		return []branch{{driverCol: fromCol, drive: &base, conds: c}}
+	}
+	return []branch{
+		{driverCol: fromCol, drive: &base, conds: cpOn(toCol)},
+		{driverCol: toCol, drive: &base, conds: append([]string{b.notMember(fromCol, base)}, cpOn(fromCol)...)},
+	}
+}
+
+func (b *sqlb) tokenCond(cols [][2]string, addrs, ids []string) string {
+	if len(addrs) == 0 && len(ids) == 0 {
+		return ""
+	}
+	var or []string
+	for _, c := range cols {
+		if len(addrs) > 0 {
+			or = append(or, b.anyOf(c[0], addrs))
+		}
+		if len(ids) > 0 {
+			or = append(or, b.anyOf(c[1], ids))
+		}
+	}
+	return "(" + strings.Join(or, " OR ") + ")"
+}
+
+// transferConds are the conditions every arm shares.
+func (b *sqlb) transferConds(f TransferFilter, timeCol string) []string {
+	var c []string
+	if len(f.Chains) > 0 {
+		c = append(c, b.anyOf("chain", f.Chains))
+	}
+	if tc := b.tokenCond([][2]string{{"token", "token_id"}}, f.TokenAddrs, f.TokenIDs); tc != "" {
+		c = append(c, tc)
+	}
+	if !f.TimeFrom.IsZero() {
+		c = append(c, timeCol+" >= "+b.arg(f.TimeFrom))
+	}
+	if !f.TimeTo.IsZero() {
+		c = append(c, timeCol+" <= "+b.arg(f.TimeTo))
+	}
+	if f.ValueGte != nil {
+		c = append(c, "unit_value >= "+b.arg(*f.ValueGte))
+	}
+	if f.ValueLte != nil {
+		c = append(c, "unit_value <= "+b.arg(*f.ValueLte))
+	}
+	if f.USDGte != nil {
+		c = append(c, "usd >= "+b.arg(*f.USDGte))
+	}
+	if f.USDLte != nil {
+		c = append(c, "usd <= "+b.arg(*f.USDLte))
+	}
+	c = append(c, b.side("from_addr", f.From)...)
+	c = append(c, b.side("to_addr", f.To)...)
+	return c
+}
+
+func orderBy(key, dir string) string {
+	col := map[string]string{"time": "block_time", "value": "unit_value", "usd": "usd"}[key]
+	if dir == "asc" {
+		if key == "usd" {
+			return col + " ASC NULLS FIRST, chain ASC, id ASC"
+		}
+		return col + " ASC, chain ASC, id ASC"
+	}
+	if key == "usd" {
+		return col + " DESC NULLS LAST, chain DESC, id DESC"
+	}
+	return col + " DESC, chain DESC, id DESC"
+}
+
+// empty reports whether an arm can match nothing (a driving or required set is empty).
+func (br branch) empty() bool { return br.drive != nil && br.drive.Empty() }
+
+// armSQL renders one arm selecting cols from table, ordered and limited.
+func (b *sqlb) armSQL(table, cols string, br branch, common []string, order string, limit int) string {
+	conds := append(append([]string(nil), common...), br.conds...)
+	where := func(extra string) string {
+		all := conds
+		if extra != "" {
+			all = append([]string{extra}, conds...)
+		}
+		if len(all) == 0 {
+			return ""
+		}
+		return " WHERE " + strings.Join(all, " AND ")
+	}
+	lim := ""
+	if limit > 0 {
+		lim = fmt.Sprintf(" LIMIT %d", limit)
+	}
+	if br.drive == nil {
+		return "SELECT " + cols + " FROM " + table + where("") + " ORDER BY " + order + lim
+	}
+	if br.drive.Size > 1 && br.drive.Size <= lateralMax && limit > 0 {
+		return "SELECT x.* FROM (SELECT DISTINCT a FROM (" + b.source(*br.drive) + ") s(a)) d(a) CROSS JOIN LATERAL (SELECT " + cols + " FROM " + table +
+			where(br.driverCol+" = d.a") + " ORDER BY " + order + lim + ") x"
+	}
+	return "SELECT " + cols + " FROM " + table + where(b.member(br.driverCol, *br.drive)) + " ORDER BY " + order + lim
+}
+
+// countSQL renders a capped count over the arms.
+func (b *sqlb) countSQL(table string, arms []branch, common []string) string {
+	var parts []string
+	for _, br := range arms {
+		if br.empty() {
+			continue
+		}
+		conds := append(append([]string(nil), common...), br.conds...)
+		if br.drive != nil {
+			conds = append([]string{b.member(br.driverCol, *br.drive)}, conds...)
+		}
+		w := ""
+		if len(conds) > 0 {
+			w = " WHERE " + strings.Join(conds, " AND ")
+		}
+		parts = append(parts, fmt.Sprintf("(SELECT count(*) FROM (SELECT 1 FROM %s%s LIMIT %d) c)", table, w, MaxCount))
+	}
+	if len(parts) == 0 {
+		return "SELECT 0"
+	}
+	return "SELECT least(" + strings.Join(parts, " + ") + fmt.Sprintf(", %d)", MaxCount)
+}
+
+const transferSelect = `chain, id, tx_hash, block_hash, block_number, block_time, tx_index, log_index, from_addr, to_addr,
+ token, token_id, token_name, token_symbol, token_decimals, amount::text, unit_value, usd, type, from_is_contract, to_is_contract`
+
+func scanTransfers(rows pgx.Rows) ([]TransferRow, error) {
+	defer rows.Close()
+	var out []TransferRow
+	for rows.Next() {
+		var r TransferRow
+		var amount string
+		if err := rows.Scan(&r.Chain, &r.ID, &r.TxHash, &r.BlockHash, &r.BlockNumber, &r.BlockTime, &r.TxIndex, &r.LogIndex,
+			&r.From, &r.To, &r.Token, &r.TokenID, &r.TokenName, &r.TokenSymbol, &r.TokenDecimals, &amount, &r.UnitValue, &r.USD,
+			&r.Type, &r.FromIsContract, &r.ToIsContract); err != nil {
+			return nil, fmt.Errorf("scan transfer: %w", err)
+		}
+		r.Amount, _ = new(big.Int).SetString(amount, 10)
+		r.BlockTime = r.BlockTime.UTC()
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// ListTransfers returns one page of transfers matching f and the capped match count. A base
+// that is one live entity group is paged by time through the group's pair rows; counts come
+// from rollups when the filter allows (see rollupCount), else from the rows.
+func (s *Store) ListTransfers(ctx context.Context, f TransferFilter, p Page) ([]TransferRow, int, error) {
+	g, err := s.edgePlan(ctx, f)
+	if err != nil {
+		return nil, 0, err
+	}
+	var list []TransferRow
+	if g != "" && p.SortKey == "time" {
+		list, err = s.edgePage(ctx, f, g, p)
+	} else {
+		list, err = s.listRows(ctx, f, p)
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	count, ok, err := s.rollupCount(ctx, f)
+	if err != nil || ok {
+		return list, count, err
+	}
+	if g != "" {
+		count, err = s.edgeCount(ctx, f, g)
+		return list, count, err
+	}
+	cb := &sqlb{rows: true, counting: true}
+	carms := cb.flowBranches("from_addr", "to_addr", f.Base, f.HasBase, f.Flow, f.Counterparties, f.HasCP)
+	ccommon := cb.transferConds(f, "block_time")
+	if err := s.queryRow(ctx, cb.countSQL("transfers.transfers", carms, ccommon), exec(cb.args)...).Scan(&count); err != nil {
+		return nil, 0, fmt.Errorf("count transfers: %w", err)
+	}
+	return list, count, nil
+}
+
+// listRows reads one page through the address and sort-key indexes.
+func (s *Store) listRows(ctx context.Context, f TransferFilter, p Page) ([]TransferRow, error) {
+	b := &sqlb{rows: true}
+	arms := b.flowBranches("from_addr", "to_addr", f.Base, f.HasBase, f.Flow, f.Counterparties, f.HasCP)
+	common := b.transferConds(f, "block_time")
+	order := orderBy(p.SortKey, p.SortDir)
+	var parts []string
+	for _, br := range arms {
+		if !br.empty() {
+			parts = append(parts, "("+b.armSQL("transfers.transfers", transferSelect, br, common, order, p.Offset+p.Limit)+")")
+		}
+	}
+	if len(parts) == 0 {
+		return nil, nil
+	}
+	q := "SELECT " + transferSelectOuter + " FROM (" + strings.Join(parts, " UNION ALL ") + ") u ORDER BY " + order +
+		fmt.Sprintf(" LIMIT %d OFFSET %d", p.Limit, p.Offset)
+	rows, err := s.query(ctx, q, exec(b.args)...)
+	if err != nil {
+		return nil, fmt.Errorf("list transfers: %w", err)
+	}
+	return scanTransfers(rows)
+}
+
+// The outer select re-reads the arm columns; amount is already text there.
+const transferSelectOuter = `chain, id, tx_hash, block_hash, block_number, block_time, tx_index, log_index, from_addr, to_addr,
+ token, token_id, token_name, token_symbol, token_decimals, amount, unit_value, usd, type, from_is_contract, to_is_contract`
+
+// TransfersOfTx returns a transaction's transfers on chain, in log order; times are the block
+// times of the transaction's rows on that chain (the transfers are found through them).
+func (s *Store) TransfersOfTx(ctx context.Context, chain, hash string, times []time.Time) ([]TransferRow, error) {
+	rows, err := s.query(ctx, `SELECT `+transferSelect+` FROM transfers.transfers
+		WHERE block_time = ANY($3) AND tx_hash = $1 AND chain = $2 ORDER BY log_index, id`, hash, chain, times)
+	if err != nil {
+		return nil, fmt.Errorf("transfers of %s: %w", hash, err)
+	}
+	return scanTransfers(rows)
+}
+
+// TransactionsByHash returns the transaction with hash on every chain it is stored on.
+func (s *Store) TransactionsByHash(ctx context.Context, hash string) ([]TransactionRow, error) {
+	rows, err := s.query(ctx, `SELECT chain, hash, block_hash, block_number, block_time, tx_index, from_addr, to_addr,
+		contract_created, nonce, success, value::text, value_usd, gas_used, gas_price::text, effective_gas_price::text, fee::text,
+		fee_usd, method_id FROM transfers.transactions WHERE hash = $1 ORDER BY chain`, hash)
+	if err != nil {
+		return nil, fmt.Errorf("transaction %s: %w", hash, err)
+	}
+	defer rows.Close()
+	var out []TransactionRow
+	for rows.Next() {
+		var r TransactionRow
+		var value, gp, egp, fee string
+		if err := rows.Scan(&r.Chain, &r.Hash, &r.BlockHash, &r.BlockNumber, &r.BlockTime, &r.TxIndex, &r.From, &r.To,
+			&r.ContractCreated, &r.Nonce, &r.Success, &value, &r.ValueUSD, &r.GasUsed, &gp, &egp, &fee, &r.FeeUSD, &r.MethodID); err != nil {
+			return nil, fmt.Errorf("scan transaction: %w", err)
+		}
+		r.Value, _ = new(big.Int).SetString(value, 10)
+		r.GasPrice, _ = new(big.Int).SetString(gp, 10)
+		r.EffectiveGasPrice, _ = new(big.Int).SetString(egp, 10)
+		r.Fee, _ = new(big.Int).SetString(fee, 10)
+		r.BlockTime = r.BlockTime.UTC()
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// SwapFilter is a resolved /swaps filter.
+type SwapFilter struct {
+	Base       AddrSet
+	HasBase    bool
+	Flow       string // in (base received), out (base sent), all
+	From, To   AddrFilter
+	TokenAddrs []string
+	TokenIDs   []string
+	Chains     []string
+	TimeFrom   time.Time
+	TimeTo     time.Time
+	USDGte     *float64
+	USDLte     *float64
+}
+
+const swapSelect = `chain, id, tx_hash, block_hash, block_number, block_time, log_index, contract_addr, sender, receiver,
+ token0, token0_id, token0_name, token0_symbol, token0_decimals, amount0::text AS amount0,
+ token1, token1_id, token1_name, token1_symbol, token1_decimals, amount1::text AS amount1, usd, valid, protocol`
+
+const swapSelectOuter = `chain, id, tx_hash, block_hash, block_number, block_time, log_index, contract_addr, sender, receiver,
+ token0, token0_id, token0_name, token0_symbol, token0_decimals, amount0,
+ token1, token1_id, token1_name, token1_symbol, token1_decimals, amount1, usd, valid, protocol`
+
+// ListSwaps returns one page of swaps matching f and the capped match count.
+func (s *Store) ListSwaps(ctx context.Context, f SwapFilter, p Page) ([]SwapRow, int, error) {
+	build := func(b *sqlb) ([]branch, []string) {
+		var arms []branch
+		switch {
+		case !f.HasBase:
+			arms = []branch{{}}
+		case f.Flow == "in":
+			arms = []branch{{driverCol: "receiver", drive: &f.Base}}
+		case f.Flow == "out":
+			arms = []branch{{driverCol: "sender", drive: &f.Base}}
+		default:
+			arms = []branch{{driverCol: "sender", drive: &f.Base}, {driverCol: "receiver", drive: &f.Base, conds: []string{b.notMember("sender", f.Base)}}}
+		}
+		var c []string
+		if len(f.Chains) > 0 {
+			c = append(c, b.anyOf("chain", f.Chains))
+		}
+		if tc := b.tokenCond([][2]string{{"token0", "token0_id"}, {"token1", "token1_id"}}, f.TokenAddrs, f.TokenIDs); tc != "" {
+			c = append(c, tc)
+		}
+		if !f.TimeFrom.IsZero() {
+			c = append(c, "block_time >= "+b.arg(f.TimeFrom))
+		}
+		if !f.TimeTo.IsZero() {
+			c = append(c, "block_time <= "+b.arg(f.TimeTo))
+		}
+		if f.USDGte != nil {
+			c = append(c, "usd >= "+b.arg(*f.USDGte))
+		}
+		if f.USDLte != nil {
+			c = append(c, "usd <= "+b.arg(*f.USDLte))
+		}
+		c = append(c, b.side("sender", f.From)...)
+		c = append(c, b.side("receiver", f.To)...)
+		return arms, c
+	}
+	b := &sqlb{rows: true}
+	arms, common := build(b)
+	order := orderBy(p.SortKey, p.SortDir)
+	var parts []string
+	for _, br := range arms {
+		if !br.empty() {
+			parts = append(parts, "("+b.armSQL("transfers.swaps", swapSelect, br, common, order, p.Offset+p.Limit)+")")
+		}
+	}
+	if len(parts) == 0 {
+		return nil, 0, nil
+	}
+	q := "SELECT " + swapSelectOuter + " FROM (" + strings.Join(parts, " UNION ALL ") + ") u ORDER BY " + order +
+		fmt.Sprintf(" LIMIT %d OFFSET %d", p.Limit, p.Offset)
+	rows, err := s.query(ctx, q, exec(b.args)...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list swaps: %w", err)
+	}
+	defer rows.Close()
+	var out []SwapRow
+	for rows.Next() {
+		var r SwapRow
+		var a0, a1 string
+		if err := rows.Scan(&r.Chain, &r.ID, &r.TxHash, &r.BlockHash, &r.BlockNumber, &r.BlockTime, &r.LogIndex, &r.Contract,
+			&r.Sender, &r.Receiver, &r.Token0, &r.Token0ID, &r.Token0Name, &r.Token0Symbol, &r.Token0Decimals, &a0,
+			&r.Token1, &r.Token1ID, &r.Token1Name, &r.Token1Symbol, &r.Token1Decimals, &a1, &r.USD, &r.Valid, &r.Protocol); err != nil {
+			return nil, 0, fmt.Errorf("scan swap: %w", err)
+		}
+		r.Amount0, _ = new(big.Int).SetString(a0, 10)
+		r.Amount1, _ = new(big.Int).SetString(a1, 10)
+		r.BlockTime = r.BlockTime.UTC()
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, fmt.Errorf("list swaps: %w", err)
+	}
+	cb := &sqlb{rows: true, counting: true}
+	carms, ccommon := build(cb)
+	var count int
+	if err := s.queryRow(ctx, cb.countSQL("transfers.swaps", carms, ccommon), exec(cb.args)...).Scan(&count); err != nil {
+		return nil, 0, fmt.Errorf("count swaps: %w", err)
+	}
+	return out, count, nil
+}

@@ -1,0 +1,659 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Bucket is one histogram bucket.
+type Bucket struct {
+	Time  time.Time
+	Count int64
+	USD   float64
+}
+
+// Granularity of a histogram.
+const (
+	Hour = "hour"
+	Day  = "day"
+)
+
+func gran(g string) time.Duration {
+	if g == Hour {
+		return time.Hour
+	}
+	return 24 * time.Hour
+}
+
+// aggArm renders "SELECT sel FROM table WHERE ..." for one arm (no order, no limit).
+func (b *sqlb) aggArm(table, sel string, br branch, common []string) string {
+	conds := append(append([]string(nil), common...), br.conds...)
+	if br.drive != nil {
+		conds = append([]string{b.member(br.driverCol, *br.drive)}, conds...)
+	}
+	w := ""
+	if len(conds) > 0 {
+		w = " WHERE " + strings.Join(conds, " AND ")
+	}
+	return "SELECT " + sel + " FROM " + table + w
+}
+
+// rollupConds are the chain, token and bucket-window conditions on a rollup table.
+func (b *sqlb) rollupConds(f TransferFilter, tokenCols bool) []string {
+	var c []string
+	if len(f.Chains) > 0 {
+		c = append(c, b.anyOf("chain", f.Chains))
+	}
+	if tokenCols {
+		if tc := b.tokenCond([][2]string{{"token", "token_id"}}, f.TokenAddrs, f.TokenIDs); tc != "" {
+			c = append(c, tc)
+		}
+	}
+	if !f.TimeFrom.IsZero() {
+		c = append(c, "bucket >= "+b.arg(f.TimeFrom))
+	}
+	if !f.TimeTo.IsZero() {
+		c = append(c, "bucket <= "+b.arg(f.TimeTo))
+	}
+	return c
+}
+
+// Histogram buckets the transfers matching f by hour or day. The time window is widened to
+// whole buckets. It reads rollups: per address (base, flow, chains, tokens), per sender and
+// recipient pair (from, to, counterparties), per chain (no address filter). Only value and
+// USD ranges, which no rollup can answer, aggregate the matching rows themselves.
+func (s *Store) Histogram(ctx context.Context, f TransferFilter, g string) ([]Bucket, error) {
+	step := gran(g)
+	if !f.TimeFrom.IsZero() {
+		f.TimeFrom = f.TimeFrom.UTC().Truncate(step)
+	}
+	if !f.TimeTo.IsZero() {
+		f.TimeTo = f.TimeTo.UTC().Truncate(step).Add(step - time.Microsecond)
+	}
+	b := &sqlb{}
+	trunc := func(col string) string { return "date_trunc('" + g + "', " + col + ", 'UTC')" }
+	var q string
+	switch {
+	case f.ValueGte != nil || f.ValueLte != nil || f.USDGte != nil || f.USDLte != nil:
+		b.rows, b.counting = true, true
+		arms := b.flowBranches("from_addr", "to_addr", f.Base, f.HasBase, f.Flow, f.Counterparties, f.HasCP)
+		common := b.transferConds(f, "block_time")
+		var parts []string
+		for _, br := range arms {
+			if !br.empty() {
+				parts = append(parts, b.aggArm("transfers.transfers", trunc("block_time")+" AS b, 1::bigint AS n, coalesce(usd, 0)::numeric AS usd", br, common))
+			}
+		}
+		if len(parts) == 0 {
+			return nil, nil
+		}
+		q = "SELECT b, sum(n), sum(usd)::float8 FROM (" + strings.Join(parts, " UNION ALL ") + ") u GROUP BY b ORDER BY b"
+	case !f.HasBase && !f.HasCP && (f.From.Active() || f.To.Active()):
+		if bs, ok, err := s.groupSideHistogram(ctx, f, g); err != nil || ok {
+			return bs, err
+		}
+		fallthrough
+	case f.From.Active() || f.To.Active() || f.HasCP:
+		arms := b.flowBranches("from_addr", "to_addr", f.Base, f.HasBase, f.Flow, f.Counterparties, f.HasCP)
+		common := append(b.rollupConds(f, true), b.side("from_addr", f.From)...)
+		common = append(common, b.side("to_addr", f.To)...)
+		var parts []string
+		for _, br := range arms {
+			if !br.empty() {
+				parts = append(parts, b.aggArm("transfers.pair_hourly", trunc("bucket")+" AS b, n, usd", br, common))
+			}
+		}
+		if len(parts) == 0 {
+			return nil, nil
+		}
+		q = "SELECT b, sum(n), sum(usd)::float8 FROM (" + strings.Join(parts, " UNION ALL ") + ") u GROUP BY b HAVING sum(n) > 0 ORDER BY b"
+	case f.HasBase:
+		return s.baseHistogram(ctx, f, g)
+	default:
+		table := "chain_hourly"
+		if g == Day {
+			table = "chain_daily"
+		}
+		q = "SELECT " + trunc("bucket") + " AS b, sum(n), sum(usd)::float8 FROM transfers." + table
+		if c := b.rollupConds(f, true); len(c) > 0 {
+			q += " WHERE " + strings.Join(c, " AND ")
+		}
+		q += " GROUP BY 1 HAVING sum(n) > 0 ORDER BY 1"
+	}
+	rows, err := s.query(ctx, q, exec(b.args)...)
+	if err != nil {
+		return nil, fmt.Errorf("histogram: %w", err)
+	}
+	defer rows.Close()
+	var out []Bucket
+	for rows.Next() {
+		var bk Bucket
+		if err := rows.Scan(&bk.Time, &bk.Count, &bk.USD); err != nil {
+			return nil, fmt.Errorf("scan histogram: %w", err)
+		}
+		bk.Time = bk.Time.UTC()
+		out = append(out, bk)
+	}
+	return out, rows.Err()
+}
+
+// flowSums are one bucket's (or one chain-day's) address rollup sums for a set of addresses,
+// with the part that stayed inside the set.
+type flowSums struct {
+	inN, outN, selfN       int64
+	inUSD, outUSD, selfUSD float64
+}
+
+// pick applies a flow: in and out leave out transfers inside the set.
+func (s flowSums) pick(flow string) (int64, float64) {
+	switch flow {
+	case "in":
+		return s.inN - s.selfN, s.inUSD - s.selfUSD
+	case "out":
+		return s.outN - s.selfN, s.outUSD - s.selfUSD
+	case "self":
+		return s.selfN, s.selfUSD
+	}
+	return s.inN + s.outN - s.selfN, s.inUSD + s.outUSD - s.selfUSD
+}
+
+// setSums reads the in/out sums of the set f.Base, and the part that stayed inside it
+// (transfers from one of its addresses to another), grouped by bucket (and chain when byChain).
+// A set that is one live group (plus listed addresses) reads the group's rollups, plus the
+// listed addresses outside it and the transfers between them and the group; any other set
+// sums its addresses' rollups: daily from addr_daily, hourly from pair_hourly.
+func (s *Store) setSums(ctx context.Context, f TransferFilter, g string, byChain bool) (map[[2]string]flowSums, error) {
+	grp, err := s.liveGroup(ctx, f.Base)
+	if err != nil {
+		return nil, err
+	}
+	set := f.Base
+	if grp != "" {
+		outside, err := s.outsideGroup(ctx, f.Base.Addrs, grp)
+		if err != nil {
+			return nil, err
+		}
+		set = Addrs(outside)
+	}
+	b := &sqlb{}
+	key := "date_trunc('" + g + "', bucket, 'UTC')"
+	chainKey := "''"
+	if byChain {
+		chainKey = "chain"
+	}
+	common := b.rollupConds(f, true)
+	where := func(c ...string) string { return strings.Join(append(c, common...), " AND ") }
+	sel := func(vals string) string { return "SELECT " + chainKey + " AS c, " + key + " AS b, " + vals }
+	var arms []string
+	if grp != "" {
+		table := "grp_daily"
+		if g == Hour {
+			table = "grp_hourly"
+		}
+		arms = append(arms, sel("in_n, in_usd, out_n, out_usd, self_n, self_usd")+" FROM transfers."+table+" WHERE "+where("grp = "+b.arg(grp)))
+	}
+	if !set.Empty() {
+		if g == Day {
+			arms = append(arms, sel("in_n, in_usd, out_n, out_usd, 0, 0")+" FROM transfers.addr_daily WHERE "+where(b.member("address", set)))
+		} else {
+			arms = append(arms,
+				sel("n, usd, 0, 0, 0, 0")+" FROM transfers.pair_hourly WHERE "+where(b.member("to_addr", set)),
+				sel("0, 0, n, usd, 0, 0")+" FROM transfers.pair_hourly WHERE "+where(b.member("from_addr", set)))
+		}
+		arms = append(arms, sel("0, 0, 0, 0, n, usd")+" FROM transfers.pair_hourly WHERE "+where(b.member("from_addr", set), b.member("to_addr", set)))
+		if grp != "" {
+			// Transfers between the listed addresses and the group stay inside the set.
+			arms = append(arms,
+				sel("0, 0, 0, 0, n, usd")+" FROM transfers.pair_hourly WHERE "+where(b.member("from_addr", set), b.inGroup("to_addr", grp)),
+				sel("0, 0, 0, 0, n, usd")+" FROM transfers.pair_hourly WHERE "+where(b.member("to_addr", set), b.inGroup("from_addr", grp)))
+		}
+	}
+	if len(arms) == 0 {
+		return map[[2]string]flowSums{}, nil
+	}
+	q := `SELECT c, b, sum(i)::bigint, coalesce(sum(iu), 0)::float8, sum(o)::bigint, coalesce(sum(ou), 0)::float8, sum(x)::bigint, coalesce(sum(xu), 0)::float8
+FROM (` + strings.Join(arms, "\n  UNION ALL ") + `) u(c, b, i, iu, o, ou, x, xu) GROUP BY 1, 2`
+	rows, err := s.query(ctx, q, exec(b.args)...)
+	if err != nil {
+		return nil, fmt.Errorf("address rollups: %w", err)
+	}
+	defer rows.Close()
+	out := map[[2]string]flowSums{}
+	for rows.Next() {
+		var c string
+		var t time.Time
+		var fs flowSums
+		if err := rows.Scan(&c, &t, &fs.inN, &fs.inUSD, &fs.outN, &fs.outUSD, &fs.selfN, &fs.selfUSD); err != nil {
+			return nil, fmt.Errorf("scan address rollups: %w", err)
+		}
+		out[[2]string{c, t.UTC().Format(time.RFC3339)}] = fs
+	}
+	return out, rows.Err()
+}
+
+// groupSideHistogram answers a histogram whose only address filters are from and to, each one
+// live group or its exclusion, from the group rollups: from A = A's out, to B = B's in, both =
+// the group pair's, an exclusion subtracts from all transfers (the per-chain rollup).
+func (s *Store) groupSideHistogram(ctx context.Context, f TransferFilter, g string) ([]Bucket, bool, error) {
+	g1, neg1, ok1, err := s.simpleSide(ctx, f.From)
+	if err != nil || !ok1 {
+		return nil, false, err
+	}
+	g2, neg2, ok2, err := s.simpleSide(ctx, f.To)
+	if err != nil || !ok2 {
+		return nil, false, err
+	}
+	b := &sqlb{}
+	common := b.rollupConds(f, true)
+	where := func(c ...string) string { return whereOf(append(c, common...)) }
+	sfx := "_daily"
+	if g == Hour {
+		sfx = "_hourly"
+	}
+	parts := []string{"SELECT bucket, 0 AS i, n, usd FROM transfers.chain" + sfx + where()}
+	idx := map[string]int{}
+	add := func(name, q string) {
+		idx[name] = len(parts)
+		parts = append(parts, strings.Replace(q, "SELECT bucket, ", fmt.Sprintf("SELECT bucket, %d, ", len(parts)), 1))
+	}
+	if g1 != "" {
+		add("out1", "SELECT bucket, out_n, out_usd FROM transfers.grp"+sfx+where("grp = "+b.arg(g1)))
+	}
+	if g2 != "" {
+		add("in2", "SELECT bucket, in_n, in_usd FROM transfers.grp"+sfx+where("grp = "+b.arg(g2)))
+	}
+	switch {
+	case g1 != "" && g1 == g2: // within one group: its self figures
+		add("p12", "SELECT bucket, self_n, self_usd FROM transfers.grp"+sfx+where("grp = "+b.arg(g1)))
+	case g1 != "" && g2 != "":
+		if !strings.HasPrefix(g1, "e:") || !strings.HasPrefix(g2, "e:") {
+			return nil, false, nil // pairs are kept for entity groups only
+		}
+		add("p12", "SELECT bucket, n, usd FROM transfers.grp_pair"+sfx+where("from_grp = "+b.arg(g1), "to_grp = "+b.arg(g2)))
+	}
+	rows, err := s.query(ctx, "SELECT date_trunc('"+g+"', bucket, 'UTC'), i, sum(n)::bigint, coalesce(sum(usd), 0)::float8 FROM ("+
+		strings.Join(parts, " UNION ALL ")+") u(bucket, i, n, usd) GROUP BY 1, 2", exec(b.args)...)
+	if err != nil {
+		return nil, false, fmt.Errorf("group histogram: %w", err)
+	}
+	defer rows.Close()
+	type val struct {
+		n   []int64
+		usd []float64
+	}
+	byTime := map[time.Time]*val{}
+	for rows.Next() {
+		var t time.Time
+		var i int
+		var n int64
+		var usd float64
+		if err := rows.Scan(&t, &i, &n, &usd); err != nil {
+			return nil, false, fmt.Errorf("scan group histogram: %w", err)
+		}
+		v := byTime[t]
+		if v == nil {
+			v = &val{make([]int64, len(parts)), make([]float64, len(parts))}
+			byTime[t] = v
+		}
+		v.n[i], v.usd[i] = n, usd
+	}
+	if err := rows.Err(); err != nil {
+		return nil, false, err
+	}
+	pick := func(v []int64, u []float64) (int64, float64) {
+		at := func(name string) (int64, float64) {
+			i, ok := idx[name]
+			if !ok {
+				return 0, 0
+			}
+			return v[i], u[i]
+		}
+		tn, tu := v[0], u[0]
+		on, ou := at("out1")
+		in, iu := at("in2")
+		pn, pu := at("p12")
+		switch {
+		case g2 == "" && neg1:
+			return tn - on, tu - ou
+		case g2 == "":
+			return on, ou
+		case g1 == "" && neg2:
+			return tn - in, tu - iu
+		case g1 == "":
+			return in, iu
+		case !neg1 && !neg2:
+			return pn, pu
+		case !neg1:
+			return on - pn, ou - pu
+		case !neg2:
+			return in - pn, iu - pu
+		}
+		return tn - on - in + pn, tu - ou - iu + pu
+	}
+	var out []Bucket
+	for t, v := range byTime {
+		n, usd := pick(v.n, v.usd)
+		if n > 0 {
+			out = append(out, Bucket{Time: t.UTC(), Count: n, USD: usd})
+		}
+	}
+	sortBuckets(out)
+	return out, true, nil
+}
+
+func (s *Store) baseHistogram(ctx context.Context, f TransferFilter, g string) ([]Bucket, error) {
+	if f.Base.Empty() {
+		return nil, nil
+	}
+	sums, err := s.setSums(ctx, f, g, false)
+	if err != nil {
+		return nil, err
+	}
+	var out []Bucket
+	for k, fs := range sums {
+		n, usd := fs.pick(f.Flow)
+		if n <= 0 {
+			continue
+		}
+		t, _ := time.Parse(time.RFC3339, k[1])
+		out = append(out, Bucket{Time: t.UTC(), Count: n, USD: usd})
+	}
+	sortBuckets(out)
+	return out, nil
+}
+
+func sortBuckets(b []Bucket) {
+	for i := 1; i < len(b); i++ {
+		for j := i; j > 0 && b[j].Time.Before(b[j-1].Time); j-- {
+			b[j], b[j-1] = b[j-1], b[j]
+		}
+	}
+}
+
+// FlowPoint is one chain-day of USD flow of a set of addresses.
+type FlowPoint struct {
+	Chain   string
+	Day     time.Time
+	Inflow  float64
+	Outflow float64
+}
+
+// Flow returns the daily USD inflow and outflow of addrs per chain, leaving out transfers
+// between two of addrs, ordered by chain and day.
+func (s *Store) Flow(ctx context.Context, addrs AddrSet, chains []string, from, to time.Time) ([]FlowPoint, error) {
+	if addrs.Empty() {
+		return nil, nil
+	}
+	f := TransferFilter{Base: addrs, HasBase: true, Chains: chains}
+	if !from.IsZero() {
+		f.TimeFrom = from.UTC().Truncate(24 * time.Hour)
+	}
+	if !to.IsZero() {
+		f.TimeTo = to.UTC()
+	}
+	sums, err := s.setSums(ctx, f, Day, true)
+	if err != nil {
+		return nil, err
+	}
+	var out []FlowPoint
+	for k, fs := range sums {
+		_, in := fs.pick("in")
+		_, outUSD := fs.pick("out")
+		inN, _ := fs.pick("in")
+		outN, _ := fs.pick("out")
+		if inN == 0 && outN == 0 {
+			continue
+		}
+		t, _ := time.Parse(time.RFC3339, k[1])
+		out = append(out, FlowPoint{Chain: k[0], Day: t.UTC(), Inflow: in, Outflow: outUSD})
+	}
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && (out[j].Chain < out[j-1].Chain || out[j].Chain == out[j-1].Chain && out[j].Day.Before(out[j-1].Day)); j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out, nil
+}
+
+// CounterpartyFilter selects the counterparties of a set of addresses.
+type CounterpartyFilter struct {
+	Addrs      AddrSet
+	Flow       string // in, out, either
+	Chains     []string
+	TokenAddrs []string
+	TokenIDs   []string
+	TimeFrom   time.Time
+	TimeTo     time.Time
+	ValueGte   *float64
+	ValueLte   *float64
+	USDGte     *float64
+	USDLte     *float64
+	Limit      int // per chain
+}
+
+// Counterparty is one counterparty's aggregates on one chain.
+type Counterparty struct {
+	Chain   string
+	Address string
+	In, Out bool // whether value came from it / went to it
+	Count   int64
+	USD     float64
+}
+
+// Counterparties returns, per chain, the top counterparties of f.Addrs by aggregated USD
+// (descending), from the pair rollup. Addresses of the set itself are not counterparties.
+func (s *Store) Counterparties(ctx context.Context, f CounterpartyFilter) ([]Counterparty, error) {
+	if f.Addrs.Empty() {
+		return nil, nil
+	}
+	b := &sqlb{}
+
+	tf := TransferFilter{Chains: f.Chains, TokenAddrs: f.TokenAddrs, TokenIDs: f.TokenIDs}
+	if !f.TimeFrom.IsZero() {
+		tf.TimeFrom = f.TimeFrom.UTC().Truncate(time.Hour)
+	}
+	tf.TimeTo = f.TimeTo
+	common := b.rollupConds(tf, true)
+	and := ""
+	if len(common) > 0 {
+		and = " AND " + strings.Join(common, " AND ")
+	}
+	grp, err := s.liveGroup(ctx, f.Addrs)
+	if err != nil {
+		return nil, err
+	}
+	set := f.Addrs
+	var arms []string
+	if grp != "" {
+		// A live group: its all-time counterparty rollup (no window, no token filter), or its
+		// pair rows; the listed addresses outside the group are added below, and are not
+		// counterparties.
+		outside, err := s.outsideGroup(ctx, f.Addrs.Addrs, grp)
+		if err != nil {
+			return nil, err
+		}
+		set = Addrs(outside)
+		allTime := f.TimeFrom.IsZero() && f.TimeTo.IsZero() && len(f.TokenAddrs)+len(f.TokenIDs) == 0
+		if allTime && set.Empty() {
+			return s.groupCounterparties(ctx, f, grp)
+		}
+		ga := b.arg(grp)
+		notListed := func(col string) string {
+			if set.Empty() {
+				return ""
+			}
+			return " AND " + b.notMember(col, set)
+		}
+		if allTime { // and holds only the chain condition
+			arms = append(arms, `SELECT chain, cp, `+cpColumns[f.Flow]+` FROM transfers.grp_cp WHERE grp = `+ga+and+notListed("cp"))
+		} else {
+			if f.Flow != "in" {
+				arms = append(arms, `SELECT e.chain, e.to_addr AS cp, 0, e.n, e.n, e.usd, e.value FROM transfers.grp_edges e
+				  WHERE e.grp = `+ga+` AND e.side = 1`+and+notListed("e.to_addr"))
+			}
+			if f.Flow != "out" {
+				arms = append(arms, `SELECT e.chain, e.from_addr AS cp, e.n, 0, e.n, e.usd, e.value FROM transfers.grp_edges e
+				  WHERE e.grp = `+ga+` AND e.side = 2`+and+notListed("e.from_addr"))
+			}
+		}
+	}
+	if !set.Empty() {
+		excl := func(col string) string {
+			if grp == "" {
+				return ""
+			}
+			return " AND NOT " + b.inGroup(col, grp)
+		}
+		if f.Flow != "in" {
+			arms = append(arms, `SELECT chain, to_addr AS cp, 0, n, n, usd, value FROM transfers.pair_hourly
+			  WHERE `+b.member("from_addr", set)+` AND `+b.notMember("to_addr", set)+and+excl("to_addr"))
+		}
+		if f.Flow != "out" {
+			arms = append(arms, `SELECT chain, from_addr AS cp, n, 0, n, usd, value FROM transfers.pair_hourly
+			  WHERE `+b.member("to_addr", set)+` AND `+b.notMember("from_addr", set)+and+excl("from_addr"))
+		}
+	}
+	if len(arms) == 0 {
+		return nil, nil
+	}
+	var having []string
+	if f.USDGte != nil {
+		having = append(having, "sum(usd) >= "+b.arg(*f.USDGte))
+	}
+	if f.USDLte != nil {
+		having = append(having, "sum(usd) <= "+b.arg(*f.USDLte))
+	}
+	if f.ValueGte != nil {
+		having = append(having, "sum(value) >= "+b.arg(*f.ValueGte))
+	}
+	if f.ValueLte != nil {
+		having = append(having, "sum(value) <= "+b.arg(*f.ValueLte))
+	}
+	having = append(having, "sum(n) > 0")
+	q := `WITH g AS (
+  SELECT chain, cp, sum(in_n) > 0 AS has_in, sum(out_n) > 0 AS has_out, sum(n) AS n, sum(usd) AS usd
+  FROM (` + strings.Join(arms, " UNION ALL ") + `) p(chain, cp, in_n, out_n, n, usd, value) GROUP BY cp, chain HAVING ` + strings.Join(having, " AND ") + `
+), r AS (SELECT *, row_number() OVER (PARTITION BY chain ORDER BY usd DESC, cp) AS rn FROM g)
+SELECT chain, cp, has_in, has_out, n, usd::float8 FROM r WHERE rn <= ` + b.arg(f.Limit) + ` ORDER BY chain, usd DESC, cp`
+	rows, err := s.query(ctx, q, exec(b.args)...)
+	if err != nil {
+		return nil, fmt.Errorf("counterparties: %w", err)
+	}
+	defer rows.Close()
+	var out []Counterparty
+	for rows.Next() {
+		var c Counterparty
+		if err := rows.Scan(&c.Chain, &c.Address, &c.In, &c.Out, &c.Count, &c.USD); err != nil {
+			return nil, fmt.Errorf("scan counterparty: %w", err)
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// cpColumns are grp_cp's in_n, out_n, n, usd and value for a counterparty flow.
+var cpColumns = map[string]string{
+	"in":     "in_n, 0, in_n, in_usd, in_value",
+	"out":    "0, out_n, out_n, out_usd, out_value",
+	"either": "in_n, out_n, in_n + out_n, in_usd + out_usd, in_value + out_value",
+}
+
+// groupCounterparties reads the all-time counterparties of live group g from grp_cp: one row per
+// chain and counterparty, so the top ones per chain need no aggregation.
+func (s *Store) groupCounterparties(ctx context.Context, f CounterpartyFilter, g string) ([]Counterparty, error) {
+	b := &sqlb{}
+	conds := []string{"grp = " + b.arg(g), "n > 0"}
+	if len(f.Chains) > 0 {
+		conds = append(conds, b.anyOf("chain", f.Chains))
+	}
+	for _, r := range []struct {
+		cond string
+		v    *float64
+	}{{"usd >=", f.USDGte}, {"usd <=", f.USDLte}, {"value >=", f.ValueGte}, {"value <=", f.ValueLte}} {
+		if r.v != nil {
+			conds = append(conds, r.cond+" "+b.arg(*r.v))
+		}
+	}
+	q := `WITH g AS MATERIALIZED (
+  SELECT chain, cp, in_n > 0 AS has_in, out_n > 0 AS has_out, n, usd FROM (
+    SELECT grp, chain, cp, ` + cpColumns[f.Flow] + ` FROM transfers.grp_cp WHERE grp = ` + b.arg(g) + `) c(grp, chain, cp, in_n, out_n, n, usd, value)
+  WHERE ` + strings.Join(conds, " AND ") + `
+)
+SELECT x.chain, x.cp, x.has_in, x.has_out, x.n, x.usd::float8 FROM (SELECT DISTINCT chain FROM g) c
+CROSS JOIN LATERAL (SELECT * FROM g WHERE g.chain = c.chain ORDER BY usd DESC, cp LIMIT ` + b.arg(f.Limit) + `) x
+ORDER BY x.chain, x.usd DESC, x.cp`
+	rows, err := s.query(ctx, q, exec(b.args)...)
+	if err != nil {
+		return nil, fmt.Errorf("counterparties of %s: %w", g, err)
+	}
+	defer rows.Close()
+	var out []Counterparty
+	for rows.Next() {
+		var c Counterparty
+		if err := rows.Scan(&c.Chain, &c.Address, &c.In, &c.Out, &c.Count, &c.USD); err != nil {
+			return nil, fmt.Errorf("scan counterparty: %w", err)
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// Activity sums a set of addresses' transfers: USD volume and count (each transfer once, even
+// between two of them) and the times of the first and last.
+type Activity struct {
+	VolumeUSD     float64
+	TransferCount int64
+	First, Last   *time.Time
+}
+
+// Activity reads the activity of addrs from the daily rollups; the first and last transfer
+// times are then read from the rows of the first and last active day only.
+func (s *Store) Activity(ctx context.Context, addrs []string) (Activity, error) {
+	var a Activity
+	if len(addrs) == 0 {
+		return a, nil
+	}
+	sums, err := s.setSums(ctx, TransferFilter{Base: Addrs(addrs), HasBase: true}, Day, false)
+	if err != nil {
+		return a, err
+	}
+	var first, last time.Time
+	for k, fs := range sums {
+		n, usd := fs.pick("all")
+		if n <= 0 {
+			continue
+		}
+		a.TransferCount += n
+		a.VolumeUSD += usd
+		t, _ := time.Parse(time.RFC3339, k[1])
+		if first.IsZero() || t.Before(first) {
+			first = t
+		}
+		if t.After(last) {
+			last = t
+		}
+	}
+	if a.TransferCount == 0 {
+		return a, nil
+	}
+	edge := func(day time.Time, agg string) (*time.Time, error) {
+		var t *time.Time
+		err := s.queryRow(ctx, `SELECT `+agg+`(block_time) FROM transfers.transfers
+			WHERE (from_addr = ANY($1) OR to_addr = ANY($1)) AND block_time >= $2 AND block_time < $3`,
+			addrs, day, day.Add(24*time.Hour)).Scan(&t)
+		if t != nil {
+			u := t.UTC()
+			t = &u
+		}
+		return t, err
+	}
+	if a.First, err = edge(first, "min"); err != nil {
+		return a, fmt.Errorf("first transfer: %w", err)
+	}
+	if a.Last, err = edge(last, "max"); err != nil {
+		return a, fmt.Errorf("last transfer: %w", err)
+	}
+	return a, nil
+}

@@ -1,0 +1,142 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// AddrSet is a set of addresses: listed ones, plus those the attribution read model gives to
+// operator entities (as entity or deposit service), entity types and deposit services. The
+// model's part is resolved inside the query, so an exchange with thousands of deposit
+// addresses or a whole entity type never travels as a list.
+type AddrSet struct {
+	Addrs    []string // listed addresses (addresses, user entities, a caller's additions)
+	Entities []string // operator entity ids: their addresses and deposit addresses
+	Types    []string // entity types
+	Deposits []string // deposit addresses of these entities
+	// Size is how many addresses the set holds (at most; a listed address may also come from
+	// the model); it picks the query plan.
+	Size int
+}
+
+// Addrs returns a set of listed addresses.
+func Addrs(a []string) AddrSet { return AddrSet{Addrs: a, Size: len(a)} }
+
+// Empty reports whether the set holds nothing.
+func (s AddrSet) Empty() bool { return s.Size == 0 }
+
+func (s AddrSet) modelled() bool { return len(s.Entities)+len(s.Types)+len(s.Deposits) > 0 }
+
+// modelSQL is a query yielding the addresses of the set's model part.
+func (b *sqlb) modelSQL(s AddrSet) string {
+	var parts []string
+	if len(s.Entities) > 0 {
+		e := b.arg(s.Entities)
+		parts = append(parts,
+			"SELECT address FROM transfers.attributions WHERE entity_id = ANY("+e+"::text[]) AND entity_id <> ''",
+			"SELECT address FROM transfers.attributions WHERE deposit_service_id = ANY("+e+"::text[]) AND deposit_service_id <> ''")
+	}
+	if len(s.Types) > 0 {
+		parts = append(parts, "SELECT address FROM transfers.attributions WHERE entity_type = ANY("+b.arg(s.Types)+"::text[]) AND entity_type <> ''")
+	}
+	if len(s.Deposits) > 0 {
+		parts = append(parts, "SELECT address FROM transfers.attributions WHERE deposit_service_id = ANY("+b.arg(s.Deposits)+"::text[]) AND deposit_service_id <> ''")
+	}
+	return strings.Join(parts, " UNION ALL ")
+}
+
+// source is a query yielding every address of the set (possibly repeated).
+func (b *sqlb) source(s AddrSet) string {
+	var parts []string
+	if len(s.Addrs) > 0 {
+		parts = append(parts, "SELECT unnest("+b.arg(s.Addrs)+"::text[])")
+	}
+	if s.modelled() {
+		parts = append(parts, b.modelSQL(s))
+	}
+	if len(parts) == 0 {
+		return "SELECT NULL::text WHERE false"
+	}
+	return strings.Join(parts, " UNION ALL ")
+}
+
+// member is "col is in s". A listed set is a constant list (index probes). The read model's
+// part, on the partitioned chain tables, is a probe of the attribution indexes per row
+// (correlated EXISTS): with it the planner walks the sort key's index and stops at the first
+// page, where a join with thousands of addresses would read and sort every match. On rollup
+// tables it is a semi-join with the set, planned freely.
+func (b *sqlb) member(col string, s AddrSet) string {
+	if !s.modelled() {
+		return col + " = ANY(" + b.arg(s.Addrs) + "::text[])"
+	}
+	if !b.rows {
+		return col + " IN (" + b.source(s) + ")"
+	}
+	if b.counting {
+		// Counting reads every match: one hash of the set beats a probe per row; col is hidden
+		// so the planner does not probe its index once per address and partition instead.
+		return "(" + col + " || '') IN (" + b.source(s) + ")"
+	}
+	var or []string
+	if len(s.Addrs) > 0 {
+		or = append(or, col+" = ANY("+b.arg(s.Addrs)+"::text[])")
+	}
+	probe := func(attr string, vals []string) {
+		if len(vals) > 0 {
+			or = append(or, "EXISTS (SELECT 1 FROM transfers.attributions a WHERE a."+attr+" = ANY("+b.arg(vals)+
+				"::text[]) AND a."+attr+" <> '' AND a.address = "+col+")")
+		}
+	}
+	probe("entity_id", s.Entities)
+	probe("deposit_service_id", s.Entities)
+	probe("entity_type", s.Types)
+	probe("deposit_service_id", s.Deposits)
+	return "(" + strings.Join(or, " OR ") + ")"
+}
+
+// notMember is "col is not in s"; on rollups and in counts a modelled set is an anti-join.
+func (b *sqlb) notMember(col string, s AddrSet) string {
+	if !s.modelled() || b.rows && !b.counting {
+		return "NOT " + b.member(col, s)
+	}
+	return "NOT EXISTS (SELECT 1 FROM (" + b.source(s) + ") s(a) WHERE s.a = " + col + ")"
+}
+
+// SetSize counts the addresses the read model gives to entities, types and deposit services
+// (from the groups' sizes: a sum, so at most the set's size), and returns which of the
+// entities it knows at all.
+func (s *Store) SetSize(ctx context.Context, set AddrSet) (int, map[string]bool, error) {
+	known := map[string]bool{}
+	if !set.modelled() {
+		return len(set.Addrs), known, nil
+	}
+	var grps []string
+	for _, e := range set.Entities {
+		grps = append(grps, entityGroup(e))
+	}
+	for _, t := range set.Types {
+		grps = append(grps, typeGroup(t))
+	}
+	for _, d := range set.Deposits {
+		grps = append(grps, depositGroup(d))
+	}
+	rows, err := s.query(ctx, `SELECT grp, size FROM transfers.groups WHERE grp = ANY($1::text[]) AND size > 0`, grps)
+	if err != nil {
+		return 0, nil, fmt.Errorf("size of address set: %w", err)
+	}
+	defer rows.Close()
+	n := len(set.Addrs)
+	for rows.Next() {
+		var g string
+		var size int
+		if err := rows.Scan(&g, &size); err != nil {
+			return 0, nil, fmt.Errorf("size of address set: %w", err)
+		}
+		n += size
+		if strings.HasPrefix(g, "e:") {
+			known[g[2:]] = true
+		}
+	}
+	return n, known, rows.Err()
+}

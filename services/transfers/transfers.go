@@ -1,0 +1,89 @@
+// Package transfers serves transfers, swaps, transactions, histograms, counterparties and flow from its own read model of chain data.
+package transfers
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/chainintel/chainintel/libs/chains"
+	"github.com/chainintel/chainintel/libs/eventbus"
+	"github.com/chainintel/chainintel/libs/pgstore"
+	"github.com/chainintel/chainintel/libs/service"
+	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
+	"github.com/chainintel/chainintel/services/transfers/internal/app"
+	"github.com/chainintel/chainintel/services/transfers/internal/config"
+	"github.com/chainintel/chainintel/services/transfers/internal/events"
+	svchttp "github.com/chainintel/chainintel/services/transfers/internal/http"
+	"github.com/chainintel/chainintel/services/transfers/internal/query"
+	"github.com/chainintel/chainintel/services/transfers/internal/store"
+	"github.com/chainintel/chainintel/services/transfers/migrations"
+	ulclient "github.com/chainintel/chainintel/services/user-labels/client"
+)
+
+// Name is the service name.
+const Name = "transfers"
+
+// Config is the service's configuration.
+type Config = config.Config
+
+// Deps are what a caller may hand the service instead of letting it build them.
+type Deps = service.Deps
+
+// LoadConfig reads the configuration from TRANSFERS_* environment variables.
+func LoadConfig() (Config, error) { return config.Load() }
+
+// Migrate applies the transfers schema's migrations, then builds the rollups of attribution
+// groups that are above TRANSFERS_GROUP_ROLLUPS_ABOVE and have none yet (nothing to do normally).
+func Migrate(ctx context.Context, cfg Config, log *slog.Logger) error {
+	if err := service.Migrate(ctx, cfg.Postgres, migrations.Schema, migrations.FS, log); err != nil {
+		return err
+	}
+	pool, err := pgstore.Connect(ctx, cfg.DatabaseURL, pgstore.Options{MaxConns: 2, AppName: Name + "-migrate"})
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	st := store.New(pool)
+	st.SetGroupMin(cfg.GroupRollupsAbove)
+	return st.Reconcile(ctx)
+}
+
+// Run serves until ctx ends.
+func Run(ctx context.Context, cfg Config, deps Deps) error {
+	s, err := service.New(ctx, Name, cfg.Base, deps)
+	if err != nil {
+		return err
+	}
+	service.LogConfig(s.Log, cfg)
+	cs, err := chains.NewSet(cfg.Chains)
+	if err != nil {
+		return err
+	}
+	pool, err := s.Postgres(ctx, cfg.Postgres)
+	if err != nil {
+		return err
+	}
+	st := store.New(pool)
+	st.SetGroupMin(cfg.GroupRollupsAbove)
+
+	var labels app.UserLabels
+	if cfg.UserLabelsURL != "" {
+		c, err := ulclient.New(cfg.UserLabelsURL, s.Signer, s.Tel.TracerProvider)
+		if err != nil {
+			return err
+		}
+		labels = app.NewLabelCache(c, cfg.UserLabelsCacheTTL, 200000)
+	}
+
+	h := events.Handlers{W: st, Log: s.Log}
+	batch := func(o *eventbus.ConsumerOptions) { o.MaxBatch = cfg.ConsumerBatch }
+	service.Consume(s, cfg.Kafka, eventsv1.TopicTransactions, func() *eventsv1.Transaction { return new(eventsv1.Transaction) }, h.Transactions, batch)
+	service.Consume(s, cfg.Kafka, eventsv1.TopicTransfers, func() *eventsv1.Transfer { return new(eventsv1.Transfer) }, h.Transfers, batch)
+	service.Consume(s, cfg.Kafka, eventsv1.TopicSwaps, func() *eventsv1.Swap { return new(eventsv1.Swap) }, h.Swaps, batch)
+	service.Consume(s, cfg.Kafka, eventsv1.TopicReorgs, func() *eventsv1.Reorg { return new(eventsv1.Reorg) }, h.Reorgs)
+	service.Consume(s, cfg.Kafka, eventsv1.TopicAttributions, func() *eventsv1.Attribution { return new(eventsv1.Attribution) }, h.Attributions, batch)
+
+	e := s.Engine()
+	svchttp.Register(e, app.New(st, labels, cs), query.Parser{Chains: cs})
+	return s.Run(ctx, e)
+}

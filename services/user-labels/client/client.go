@@ -1,0 +1,147 @@
+// Package client calls the user-labels service's internal API (docs/contracts.md) for other
+// services: a caller's labels and entities for a batch of addresses, a user entity's addresses,
+// shareable entities, and a caller's additions to operator entities.
+//
+// Caller-scoped calls act for the identity in the context (httpx.WithIdentity), which the
+// edge-signed request already put there.
+package client
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"regexp"
+	"time"
+
+	"github.com/chainintel/chainintel/libs/httpx"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// AddressRef names an address on a chain type.
+type AddressRef struct {
+	ChainType string `json:"chainType"`
+	Address   string `json:"address"`
+}
+
+// Key is the "<chainType>:<address>" form used in lookup answers.
+func (a AddressRef) Key() string { return a.ChainType + ":" + a.Address }
+
+// Label is a caller's label of an address.
+type Label struct {
+	Name string `json:"name"`
+	Note string `json:"note"`
+}
+
+// EntityRef is a caller's entity an address belongs to.
+type EntityRef struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	Note string `json:"note"`
+}
+
+// Lookup is the caller's view of a batch of addresses, keyed by AddressRef.Key().
+type Lookup struct {
+	Labels   map[string]Label       `json:"labels"`
+	Entities map[string][]EntityRef `json:"entities"`
+}
+
+// UserEntity is a caller's custom entity (API.md shape).
+type UserEntity struct {
+	ID        string              `json:"id"`
+	Name      string              `json:"name"`
+	Note      string              `json:"note"`
+	Type      string              `json:"type"`
+	Shareable bool                `json:"shareable"`
+	Addresses map[string][]string `json:"addresses"`
+	CreatedAt time.Time           `json:"createdAt"`
+	UpdatedAt time.Time           `json:"updatedAt"`
+}
+
+// ErrNotFound means the entity does not exist for this caller (or is not shareable).
+var ErrNotFound = errors.New("user entity not found")
+
+var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+
+// IsUserEntityID reports whether id has the shape of a user entity id (a UUID); operator entity
+// ids are slugs and never match.
+func IsUserEntityID(id string) bool { return uuidRE.MatchString(id) }
+
+// Client is safe for concurrent use.
+type Client struct{ c *httpx.InternalClient }
+
+// New returns a client for the user-labels service at baseURL.
+func New(baseURL string, signer *httpx.Signer, tp trace.TracerProvider) (*Client, error) {
+	c, err := httpx.NewInternalClient("user-labels", baseURL, signer, tp, 5*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	return &Client{c: c}, nil
+}
+
+// MaxLookupBatch is the most addresses the service takes in one lookup call; Lookup splits
+// bigger batches into calls of this size.
+const MaxLookupBatch = 10000
+
+// Lookup returns the caller's labels and entity memberships for addrs. Without a caller in ctx
+// it returns an empty lookup and makes no call.
+func (c *Client) Lookup(ctx context.Context, addrs []AddressRef) (Lookup, error) {
+	out := Lookup{Labels: map[string]Label{}, Entities: map[string][]EntityRef{}}
+	if _, ok := httpx.IdentityFrom(ctx); !ok || len(addrs) == 0 {
+		return out, nil
+	}
+	for start := 0; start < len(addrs); start += MaxLookupBatch {
+		var part Lookup
+		chunk := addrs[start:min(start+MaxLookupBatch, len(addrs))]
+		if err := c.c.Do(ctx, http.MethodPost, "/internal/lookup", nil, map[string]any{"addresses": chunk}, &part); err != nil {
+			return out, err
+		}
+		for k, v := range part.Labels {
+			out.Labels[k] = v
+		}
+		for k, v := range part.Entities {
+			out.Entities[k] = v
+		}
+	}
+	return out, nil
+}
+
+// Entity returns the caller's entity id, or ErrNotFound.
+func (c *Client) Entity(ctx context.Context, id string) (UserEntity, error) {
+	var e UserEntity
+	if _, ok := httpx.IdentityFrom(ctx); !ok {
+		return e, ErrNotFound
+	}
+	err := c.c.Do(ctx, http.MethodGet, "/internal/entities/"+url.PathEscape(id), nil, nil, &e)
+	return e, notFound(err)
+}
+
+// SharedEntity returns entity id if it is shareable, or ErrNotFound.
+func (c *Client) SharedEntity(ctx context.Context, id string) (UserEntity, error) {
+	var e UserEntity
+	err := c.c.Do(ctx, http.MethodGet, "/internal/shared/entities/"+url.PathEscape(id), nil, nil, &e)
+	return e, notFound(err)
+}
+
+// Additions returns the caller's addresses added to an operator entity, by chain type.
+func (c *Client) Additions(ctx context.Context, operatorEntityID string) (map[string][]string, error) {
+	var out struct {
+		Addresses map[string][]string `json:"addresses"`
+	}
+	if _, ok := httpx.IdentityFrom(ctx); !ok {
+		return map[string][]string{}, nil
+	}
+	err := c.c.Do(ctx, http.MethodGet, "/internal/additions/"+url.PathEscape(operatorEntityID), nil, nil, &out)
+	if out.Addresses == nil {
+		out.Addresses = map[string][]string{}
+	}
+	return out.Addresses, err
+}
+
+func notFound(err error) error {
+	var ue *httpx.UpstreamError
+	if errors.As(err, &ue) && ue.Status == http.StatusNotFound {
+		return ErrNotFound
+	}
+	return err
+}

@@ -1,0 +1,456 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+
+	"github.com/chainintel/chainintel/libs/httpx"
+	"github.com/chainintel/chainintel/services/user-labels/client"
+)
+
+// Store keeps labels, entities and additions, and writes a change event to the outbox in the
+// same transaction as every change. Every method is scoped to one user; an id of another user's
+// entity is ErrNotFound. Implementations are safe for concurrent use.
+type Store interface {
+	// Labels returns the user's labels and the version of the label set they are, read in one
+	// snapshot (0 when there are none).
+	Labels(ctx context.Context, user string) ([]Label, int64, error)
+	// Versions returns the versions of the user's label set and entity set, which every write
+	// of them moves (zero for a user who never had any).
+	Versions(ctx context.Context, user string) (Versions, error)
+	// LookupIndex reads, in one snapshot, the user's versions, labels and entity memberships.
+	// With over maxLabels labels it holds only the versions (nil maps).
+	LookupIndex(ctx context.Context, user string, maxLabels int) (LookupIndex, error)
+	// UpsertLabels creates or replaces labels (distinct refs) in one transaction.
+	UpsertLabels(ctx context.Context, user string, labels []Label) error
+	// UpdateLabel replaces name and note of an existing label; ErrNotFound when absent.
+	UpdateLabel(ctx context.Context, user string, l Label) error
+	DeleteLabels(ctx context.Context, user string, refs []AddressRef) (int, error)
+
+	CreateEntities(ctx context.Context, user string, in []EntityInput) ([]Entity, error)
+	Entities(ctx context.Context, user string, withAddresses bool) ([]Entity, error)
+	Entity(ctx context.Context, user, id string) (Entity, error)
+	SharedEntity(ctx context.Context, id string) (Entity, error)
+	// ReplaceEntity overwrites name, note, the address set and (when given) shareable.
+	ReplaceEntity(ctx context.Context, user, id string, in EntityInput) (Entity, error)
+	// AddEntityAddresses adds refs with the entity row locked; a *LimitError when the entity
+	// would hold more than max addresses (nothing is added then).
+	AddEntityAddresses(ctx context.Context, user, id string, refs []AddressRef, max int) (Entity, error)
+	DeleteEntity(ctx context.Context, user, id string) (int, error)
+
+	// AddOperatorAdditions records refs as the user's additions to an operator entity, at most
+	// max in all (a *LimitError otherwise), and returns all of them.
+	AddOperatorAdditions(ctx context.Context, user, entityID string, refs []AddressRef, max int) ([]AddressRef, error)
+	OperatorAdditions(ctx context.Context, user, entityID string) ([]AddressRef, error)
+
+	// Lookup returns the user's labels of refs and the user's entities holding them, keyed by
+	// AddressRef.
+	Lookup(ctx context.Context, user string, refs []AddressRef) (map[AddressRef]LabelText, map[AddressRef][]EntityRef, error)
+}
+
+// MaxIndexedLabels is the most labels a user may have for Lookup to keep an in-memory index of
+// them; bigger label sets are looked up address by address in the database.
+const MaxIndexedLabels = 50000
+
+// Service is the user-labels logic. It is safe for concurrent use.
+type Service struct {
+	store  Store
+	types  ChainTypes
+	labels *userCache[labelList]    // nil: no cache
+	index  *userCache[*LookupIndex] // nil: no cache
+	// maxIndexed is the most labels a user may have to be indexed (MaxIndexedLabels).
+	maxIndexed int
+}
+
+// labelList is an encoded GET /user/labels answer.
+type labelList struct {
+	body []byte
+	n    int
+}
+
+// LookupIndex is a user's labels and entity memberships by address, at Versions. Nil maps mean
+// the user has too many labels to index.
+type LookupIndex struct {
+	Versions Versions
+	Labels   map[AddressRef]LabelText
+	Entities map[AddressRef][]EntityRef
+}
+
+// size estimates the memory the index holds.
+func (x *LookupIndex) size() int64 {
+	var n int64
+	for r, l := range x.Labels {
+		n += int64(96 + len(r.ChainType) + len(r.Address) + len(l.Name) + len(l.Note))
+	}
+	for r, es := range x.Entities {
+		n += int64(64 + len(r.ChainType) + len(r.Address))
+		for _, e := range es {
+			n += int64(48 + len(e.ID) + len(e.Name) + len(e.Note))
+		}
+	}
+	return n
+}
+
+// Option tunes a Service.
+type Option func(*Service)
+
+// WithLabelCache keeps up to maxBytes of encoded label lists in memory (see LabelsJSON); 0 or
+// less keeps none.
+func WithLabelCache(maxBytes int64) Option {
+	return func(s *Service) {
+		if maxBytes > 0 {
+			s.labels = newUserCache[labelList](maxBytes)
+		}
+	}
+}
+
+// WithLookupCache keeps up to maxBytes of per-user lookup indexes in memory (see Lookup); 0 or
+// less keeps none.
+func WithLookupCache(maxBytes int64) Option {
+	return func(s *Service) {
+		if maxBytes > 0 {
+			s.index = newUserCache[*LookupIndex](maxBytes)
+		}
+	}
+}
+
+// WithMaxIndexedLabels changes MaxIndexedLabels (for tests of the unindexed path).
+func WithMaxIndexedLabels(n int) Option { return func(s *Service) { s.maxIndexed = n } }
+
+// New returns a service over store accepting the given chain types.
+func New(store Store, types ChainTypes, opts ...Option) *Service {
+	s := &Service{store: store, types: types, maxIndexed: MaxIndexedLabels}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+// ChainTypes are the chain types the service accepts.
+func (s *Service) ChainTypes() ChainTypes { return s.types }
+
+// operatorSlug is the shape of an operator entity id (docs/contracts.md).
+var operatorSlug = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,127}$`)
+
+// IsOperatorEntityID reports whether id has the shape of an operator entity id and not of a
+// user entity id.
+func IsOperatorEntityID(id string) bool {
+	return !client.IsUserEntityID(id) && operatorSlug.MatchString(id)
+}
+
+// LabelsJSON returns every label of user as a JSON array of UserLabel, ordered by chain type and
+// address, and how many there are. With a label cache, an answer built earlier is served while
+// the stored label set is still at the version it was built from (one small query instead of
+// reading and encoding every label).
+func (s *Service) LabelsJSON(ctx context.Context, user string) ([]byte, int, error) {
+	if s.labels != nil {
+		v, err := s.store.Versions(ctx, user)
+		if err != nil {
+			return nil, 0, err
+		}
+		if l, ok := s.labels.get(user, Versions{Labels: v.Labels}); ok {
+			return l.body, l.n, nil
+		}
+	}
+	ls, v, err := s.store.Labels(ctx, user)
+	if err != nil {
+		return nil, 0, err
+	}
+	body, err := json.Marshal(ls)
+	if err != nil {
+		return nil, 0, fmt.Errorf("encode labels: %w", err)
+	}
+	if s.labels != nil && v > 0 {
+		s.labels.put(user, Versions{Labels: v}, labelList{body: body, n: len(ls)}, int64(len(body)))
+	}
+	return body, len(ls), nil
+}
+
+// PutLabels validates the whole batch, then creates or replaces every label in one transaction.
+// The first bad item is reported with its index and nothing is written.
+func (s *Service) PutLabels(ctx context.Context, user string, in []LabelInput) ([]Label, error) {
+	if len(in) == 0 {
+		return nil, httpx.BadRequest("body: want an array of at least one label")
+	}
+	if len(in) > MaxLabelsPerWrite {
+		return nil, httpx.BadRequest("body: at most %d labels per request (got %d)", MaxLabelsPerWrite, len(in))
+	}
+	out := make([]Label, len(in))
+	first := make(map[AddressRef]int, len(in))
+	for i, li := range in {
+		l, err := s.types.ValidateLabel(fmt.Sprintf("labels[%d]", i), li)
+		if err != nil {
+			return nil, err
+		}
+		if j, dup := first[l.Ref()]; dup {
+			return nil, httpx.BadRequest("labels[%d]: same address and chainType as labels[%d]", i, j)
+		}
+		first[l.Ref()] = i
+		out[i] = l
+	}
+	if err := s.store.UpsertLabels(ctx, user, out); err != nil {
+		return nil, fmt.Errorf("upsert %d labels: %w", len(out), err)
+	}
+	return out, nil
+}
+
+// LabelUpdate is a PUT /user/labels/{id} body; Address and ChainType are optional and, when
+// given, must name the label in the path.
+type LabelUpdate struct {
+	Name, Note         string
+	Address, ChainType *string
+}
+
+// UpdateLabel replaces the name and note of the label id ("<address>:<chainType>").
+func (s *Service) UpdateLabel(ctx context.Context, user, id string, u LabelUpdate) (Label, error) {
+	ref, err := s.types.ParseLabelID(id)
+	if err != nil {
+		return Label{}, httpx.BadRequest("label: %v", err)
+	}
+	in := LabelInput{Name: u.Name, Note: u.Note, Address: ref.Address, ChainType: ref.ChainType}
+	if u.ChainType != nil {
+		in.ChainType = *u.ChainType
+	}
+	if u.Address != nil {
+		in.Address = *u.Address
+	}
+	l, err := s.types.ValidateLabel("", in)
+	if err != nil {
+		return Label{}, err
+	}
+	if l.Ref() != ref {
+		return Label{}, httpx.BadRequest("address, chainType: must name the label in the path (%s:%s)", ref.Address, ref.ChainType)
+	}
+	if err := s.store.UpdateLabel(ctx, user, l); err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return Label{}, httpx.NotFound("no label %s:%s", ref.Address, ref.ChainType)
+		}
+		return Label{}, fmt.Errorf("update label: %w", err)
+	}
+	return l, nil
+}
+
+// DeleteLabels deletes the user's labels of refs and returns how many existed.
+func (s *Service) DeleteLabels(ctx context.Context, user string, refs []AddressRef) (int, error) {
+	n, err := s.store.DeleteLabels(ctx, user, refs)
+	if err != nil {
+		return 0, fmt.Errorf("delete labels: %w", err)
+	}
+	return n, nil
+}
+
+// CreateEntities validates every body (errors carry "entities[i]" when the request held an
+// array) and creates them all in one transaction.
+func (s *Service) CreateEntities(ctx context.Context, user string, bodies []EntityBody, array bool) ([]Entity, error) {
+	if len(bodies) == 0 {
+		return nil, httpx.BadRequest("body: want an entity or an array of at least one entity")
+	}
+	ins := make([]EntityInput, len(bodies))
+	for i, b := range bodies {
+		path := ""
+		if array {
+			path = fmt.Sprintf("entities[%d]", i)
+		}
+		in, err := s.types.ValidateEntity(path, b)
+		if err != nil {
+			return nil, err
+		}
+		ins[i] = in
+	}
+	es, err := s.store.CreateEntities(ctx, user, ins)
+	if err != nil {
+		return nil, fmt.Errorf("create %d entities: %w", len(ins), err)
+	}
+	return es, nil
+}
+
+// Entities lists the user's entities, oldest first.
+func (s *Service) Entities(ctx context.Context, user string, withAddresses bool) ([]Entity, error) {
+	return s.store.Entities(ctx, user, withAddresses)
+}
+
+func entityNotFound(id string) error { return httpx.NotFound("no user entity %q", trunc(id)) }
+
+// Entity returns the user's entity id with its addresses.
+func (s *Service) Entity(ctx context.Context, user, id string) (Entity, error) {
+	if !client.IsUserEntityID(id) {
+		return Entity{}, entityNotFound(id)
+	}
+	e, err := s.store.Entity(ctx, user, id)
+	return e, s.entityErr(id, err)
+}
+
+// SharedEntity returns entity id if it is shareable, whoever owns it.
+func (s *Service) SharedEntity(ctx context.Context, id string) (Entity, error) {
+	if !client.IsUserEntityID(id) {
+		return Entity{}, entityNotFound(id)
+	}
+	e, err := s.store.SharedEntity(ctx, id)
+	return e, s.entityErr(id, err)
+}
+
+// ReplaceEntity overwrites name, note and the full address set of the user's entity id, and
+// shareable when given.
+func (s *Service) ReplaceEntity(ctx context.Context, user, id string, b EntityBody) (Entity, error) {
+	if !client.IsUserEntityID(id) {
+		return Entity{}, entityNotFound(id)
+	}
+	in, err := s.types.ValidateEntity("", b)
+	if err != nil {
+		return Entity{}, err
+	}
+	e, err := s.store.ReplaceEntity(ctx, user, id, in)
+	return e, s.entityErr(id, err)
+}
+
+// AddAddresses adds addresses to the user's entity id and returns the entity; for an operator
+// entity id it records them as the user's additions and returns all of them (an Additions). An
+// id that is neither the user's entity nor an operator entity id is not found. Either way the
+// total may not pass MaxEntityAddresses, also under concurrent calls.
+func (s *Service) AddAddresses(ctx context.Context, user, id string, addrs map[string][]string) (any, error) {
+	isUserEntity := client.IsUserEntityID(id)
+	if !isUserEntity && !IsOperatorEntityID(id) {
+		return nil, entityNotFound(id)
+	}
+	refs, err := s.types.ValidateAddresses("", addrs)
+	if err != nil {
+		return nil, err
+	}
+	if isUserEntity {
+		e, err := s.store.AddEntityAddresses(ctx, user, id, refs, MaxEntityAddresses)
+		return e, s.entityErr(id, err)
+	}
+	all, err := s.store.AddOperatorAdditions(ctx, user, id, refs, MaxEntityAddresses)
+	if err != nil {
+		return nil, s.entityErr(id, err)
+	}
+	return Additions{EntityID: id, Addresses: Group(all)}, nil
+}
+
+// DeleteEntity deletes the user's entity id (its addresses with it).
+func (s *Service) DeleteEntity(ctx context.Context, user, id string) (int, error) {
+	if !client.IsUserEntityID(id) {
+		return 0, entityNotFound(id)
+	}
+	n, err := s.store.DeleteEntity(ctx, user, id)
+	if err != nil {
+		return 0, fmt.Errorf("delete entity %s: %w", id, err)
+	}
+	if n == 0 {
+		return 0, entityNotFound(id)
+	}
+	return n, nil
+}
+
+// Additions returns the user's additions to operator entity id by chain type (empty when none).
+func (s *Service) Additions(ctx context.Context, user, id string) (map[string][]string, error) {
+	if !IsOperatorEntityID(id) {
+		return nil, httpx.NotFound("%q is not an operator entity id", trunc(id))
+	}
+	refs, err := s.store.OperatorAdditions(ctx, user, id)
+	if err != nil {
+		return nil, fmt.Errorf("additions to %s: %w", id, err)
+	}
+	return Group(refs), nil
+}
+
+// Lookup returns the user's labels and entity memberships of addrs, keyed by each address as
+// given ("<chainType>:<address>"). Addresses that are not valid for their chain type can hold
+// nothing and are skipped.
+func (s *Service) Lookup(ctx context.Context, user string, addrs []AddressRef) (Lookup, error) {
+	out := Lookup{Labels: map[string]LabelText{}, Entities: map[string][]EntityRef{}}
+	if len(addrs) > MaxLookupAddresses {
+		return out, httpx.BadRequest("addresses: at most %d per lookup (got %d)", MaxLookupAddresses, len(addrs))
+	}
+	asked := make([]AddressRef, 0, len(addrs)) // canonical, parallel to given
+	given := make([]AddressRef, 0, len(addrs))
+	for _, a := range addrs {
+		ref, err := s.types.NormalizeRef(a.ChainType, a.Address)
+		if err != nil {
+			continue
+		}
+		asked = append(asked, ref)
+		given = append(given, a)
+	}
+	if len(asked) == 0 {
+		return out, nil
+	}
+	labels, entities, err := s.lookup(ctx, user, asked)
+	if err != nil {
+		return out, err
+	}
+	for i, ref := range asked {
+		l, hasLabel := labels[ref]
+		es, inEntity := entities[ref]
+		if !hasLabel && !inEntity {
+			continue
+		}
+		k := given[i].Key()
+		if hasLabel {
+			out.Labels[k] = l
+		}
+		if inEntity {
+			out.Entities[k] = es
+		}
+	}
+	return out, nil
+}
+
+// lookup returns the labels and memberships of refs (which may repeat): from the user's
+// in-memory index while it is current (building it when not), or, with no cache or too many
+// labels to index, from the database for refs alone.
+func (s *Service) lookup(ctx context.Context, user string, refs []AddressRef) (map[AddressRef]LabelText, map[AddressRef][]EntityRef, error) {
+	if s.index != nil {
+		v, err := s.store.Versions(ctx, user)
+		if err != nil {
+			return nil, nil, err
+		}
+		if v == (Versions{}) {
+			return nil, nil, nil // the user never had a label or an entity
+		}
+		idx, ok := s.index.get(user, v)
+		if !ok {
+			built, err := s.store.LookupIndex(ctx, user, s.maxIndexed)
+			if err != nil {
+				return nil, nil, err
+			}
+			idx = &built
+			// Kept even when too big to index (nil maps), so it is not re-read until it changes.
+			s.index.put(user, built.Versions, idx, idx.size())
+		}
+		if idx.Labels != nil {
+			return idx.Labels, idx.Entities, nil // read-only from here on
+		}
+	}
+	distinct := make([]AddressRef, 0, len(refs))
+	seen := make(map[AddressRef]bool, len(refs))
+	for _, r := range refs {
+		if !seen[r] {
+			seen[r] = true
+			distinct = append(distinct, r)
+		}
+	}
+	labels, entities, err := s.store.Lookup(ctx, user, distinct)
+	if err != nil {
+		return nil, nil, fmt.Errorf("lookup %d addresses: %w", len(distinct), err)
+	}
+	return labels, entities, nil
+}
+
+// entityErr turns the store's ErrNotFound and LimitError into the caller's 404 and 400.
+func (s *Service) entityErr(id string, err error) error {
+	var le *LimitError
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, ErrNotFound):
+		return entityNotFound(id)
+	case errors.As(err, &le):
+		return httpx.BadRequest("%s", le.Error())
+	default:
+		return fmt.Errorf("entity %s: %w", id, err)
+	}
+}

@@ -1,0 +1,233 @@
+package events
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chainintel/chainintel/libs/eventbus"
+	"github.com/chainintel/chainintel/libs/eventbus/kafkatest"
+	"github.com/chainintel/chainintel/libs/pgstore"
+	"github.com/chainintel/chainintel/libs/pgstore/pgtest"
+	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
+	"github.com/chainintel/chainintel/services/user-labels/internal/app"
+	"github.com/chainintel/chainintel/services/user-labels/internal/store"
+	"github.com/chainintel/chainintel/services/user-labels/migrations"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"google.golang.org/protobuf/proto"
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(pgtest.Main(m, func(ctx context.Context, pool *pgxpool.Pool) error {
+		return pgstore.Migrate(ctx, pool, migrations.Schema, migrations.FS, nil)
+	}))
+}
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+func addr(n int) string { return fmt.Sprintf("0x%040x", n+1) }
+
+func refs(ns ...int) []*eventsv1.AddressRef {
+	out := make([]*eventsv1.AddressRef, len(ns))
+	for i, n := range ns {
+		out[i] = &eventsv1.AddressRef{ChainType: "evm", Address: addr(n)}
+	}
+	return out
+}
+
+type received struct {
+	mu  sync.Mutex
+	got []eventbus.Message[*eventsv1.UserChange]
+}
+
+func (r *received) handle(_ context.Context, b []eventbus.Message[*eventsv1.UserChange]) error {
+	r.mu.Lock()
+	r.got = append(r.got, b...)
+	r.mu.Unlock()
+	return nil
+}
+
+func (r *received) wait(t *testing.T, user string, n int) []eventbus.Message[*eventsv1.UserChange] {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		r.mu.Lock()
+		var mine []eventbus.Message[*eventsv1.UserChange]
+		for _, m := range r.got {
+			if m.Key == user {
+				mine = append(mine, m)
+			}
+		}
+		r.mu.Unlock()
+		if len(mine) >= n || time.Now().After(deadline) {
+			if len(mine) != n {
+				t.Fatalf("got %d events for %s, want %d", len(mine), user, n)
+			}
+			return mine
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Every committed change reaches user.changes.v1, keyed by user id, with the outbox row's event
+// id; rejected changes publish nothing; rows are marked sent.
+func TestChangesArePublishedThroughTheOutbox(t *testing.T) {
+	brokers := kafkatest.Broker(t, eventsv1.TopicUserChanges)
+	pool := pgtest.Pool(t)
+	pub := eventbus.NewPublisher(brokers, eventbus.PublisherOptions{})
+	t.Cleanup(func() { _ = pub.Close() })
+
+	var relay *Relay
+	st := store.New(pool, store.OnOutbox(func() { relay.Kick() }))
+	// A long poll interval: only the kick can make these events arrive quickly.
+	relay = NewRelay(st, pub, RelayOptions{PollInterval: time.Hour, Logger: quiet})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- relay.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	var rec received
+	cons := eventbus.NewConsumer(eventbus.ConsumerOptions{Brokers: brokers, Group: "test", Topic: eventsv1.TopicUserChanges, Logger: quiet},
+		func() *eventsv1.UserChange { return &eventsv1.UserChange{} }, rec.handle)
+	cctx, ccancel := context.WithCancel(context.Background())
+	cdone := make(chan error, 1)
+	go func() { cdone <- cons.Run(cctx) }()
+	t.Cleanup(func() { ccancel(); <-cdone })
+
+	svc := app.New(st, app.NewChainTypes(nil))
+	const user = "user-outbox"
+	bg := context.Background()
+	must := func(_ any, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(svc.PutLabels(bg, user, []app.LabelInput{{Name: "a", Address: addr(2), ChainType: "evm"}, {Name: "b", Address: addr(1), ChainType: "evm"}}))
+	must(svc.UpdateLabel(bg, user, addr(1)+":evm", app.LabelUpdate{Name: "b2"}))
+	must(svc.DeleteLabels(bg, user, []app.AddressRef{{ChainType: "evm", Address: addr(1)}, {ChainType: "evm", Address: addr(50)}}))
+	must(svc.DeleteLabels(bg, user, []app.AddressRef{{ChainType: "evm", Address: addr(50)}})) // deleted nothing: no event
+	es, err := svc.CreateEntities(bg, user, []app.EntityBody{{Name: "e", Addresses: map[string][]string{"evm": {addr(3), addr(4)}}}}, false)
+	must(es, err)
+	id := es[0].ID
+	must(svc.ReplaceEntity(bg, user, id, app.EntityBody{Name: "e2", Addresses: map[string][]string{"evm": {addr(4), addr(5)}}}))
+	must(svc.AddAddresses(bg, user, id, map[string][]string{"evm": {addr(5), addr(6)}}))
+	must(svc.AddAddresses(bg, user, id, map[string][]string{"evm": {addr(6)}})) // nothing new: no event
+	must(svc.AddAddresses(bg, user, "binance", map[string][]string{"evm": {addr(7)}}))
+	many := make([]string, 101)
+	for i := range many {
+		many[i] = addr(1000 + i)
+	}
+	if _, err := svc.AddAddresses(bg, user, id, map[string][]string{"evm": many}); err == nil {
+		t.Fatal("101 addresses were accepted")
+	}
+	must(svc.DeleteEntity(bg, user, id))
+
+	label, entity, additions := eventsv1.UserChange_KIND_LABEL, eventsv1.UserChange_KIND_ENTITY, eventsv1.UserChange_KIND_ENTITY_ADDITIONS
+	upsert, del := eventsv1.UserChange_OP_UPSERT, eventsv1.UserChange_OP_DELETE
+	want := []*eventsv1.UserChange{
+		{UserId: user, Kind: label, Op: upsert, Addresses: refs(2, 1)},
+		{UserId: user, Kind: label, Op: upsert, Addresses: refs(1)},
+		{UserId: user, Kind: label, Op: del, Addresses: refs(1)},
+		{UserId: user, Kind: entity, Op: upsert, EntityId: id, Addresses: refs(3, 4)},
+		{UserId: user, Kind: entity, Op: upsert, EntityId: id, Addresses: refs(3, 4, 5)},
+		{UserId: user, Kind: entity, Op: upsert, EntityId: id, Addresses: refs(6)},
+		{UserId: user, Kind: additions, Op: upsert, EntityId: "binance", Addresses: refs(7)},
+		{UserId: user, Kind: entity, Op: del, EntityId: id, Addresses: refs(4, 5, 6)},
+	}
+	got := rec.wait(t, user, len(want))
+	var ids []string
+	for i, m := range got {
+		m.Msg.TimeMs = 0
+		if !proto.Equal(m.Msg, want[i]) {
+			t.Fatalf("event %d:\n got %v\nwant %v", i, m.Msg, want[i])
+		}
+		if m.EventType != "chainintel.events.v1.UserChange" || m.EventID == "" {
+			t.Fatalf("event %d headers: type %q id %q", i, m.EventType, m.EventID)
+		}
+		ids = append(ids, m.EventID)
+	}
+	// The event ids are the outbox rows', and every row is marked sent.
+	rows, err := pool.Query(bg, `SELECT event_id::text FROM userdata.outbox WHERE key = $1 AND sent_at IS NOT NULL ORDER BY id`, user)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sent []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		sent = append(sent, s)
+	}
+	if !slices.Equal(sent, ids) {
+		t.Fatalf("sent rows %v, event ids %v", sent, ids)
+	}
+	if n, err := st.PendingOutbox(bg); err != nil || n != 0 {
+		t.Fatalf("pending %d %v", n, err)
+	}
+
+	// A big batch of labels is split into events of at most MaxEventAddresses addresses.
+	big := make([]app.LabelInput, 2*store.MaxEventAddresses+1)
+	for i := range big {
+		big[i] = app.LabelInput{Name: "x", Address: addr(10000 + i), ChainType: "evm"}
+	}
+	must(svc.PutLabels(bg, "user-big", big))
+	sizes := []int{}
+	for _, m := range rec.wait(t, "user-big", 3) {
+		sizes = append(sizes, len(m.Msg.Addresses))
+	}
+	if !slices.Equal(sizes, []int{1000, 1000, 1}) {
+		t.Fatalf("event sizes %v", sizes)
+	}
+}
+
+type failingPublisher struct{ calls int }
+
+func (f *failingPublisher) Publish(context.Context, ...eventbus.Event) error {
+	f.calls++
+	return errors.New("broker unreachable")
+}
+
+// When publishing fails the events stay in the outbox, and a later drain sends them.
+func TestFailedPublishLeavesEventsPending(t *testing.T) {
+	pool := pgtest.Pool(t)
+	bg := context.Background()
+	st := store.New(pool)
+	svc := app.New(st, app.NewChainTypes(nil))
+	if _, err := svc.PutLabels(bg, "user-fail", []app.LabelInput{{Name: "a", Address: addr(1), ChainType: "evm"}}); err != nil {
+		t.Fatal(err)
+	}
+	before, err := st.PendingOutbox(bg)
+	if err != nil || before == 0 {
+		t.Fatalf("pending %d %v", before, err)
+	}
+	fp := &failingPublisher{}
+	if err := NewRelay(st, fp, RelayOptions{Logger: quiet}).Drain(bg); err == nil || fp.calls != 1 {
+		t.Fatalf("drain with a failing broker: %v after %d calls", err, fp.calls)
+	}
+	if n, _ := st.PendingOutbox(bg); n != before {
+		t.Fatalf("pending after a failed publish: %d, want %d", n, before)
+	}
+
+	brokers := kafkatest.Broker(t, eventsv1.TopicUserChanges)
+	pub := eventbus.NewPublisher(brokers, eventbus.PublisherOptions{})
+	defer pub.Close()
+	if err := NewRelay(st, pub, RelayOptions{Logger: quiet}).Drain(bg); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := st.PendingOutbox(bg); n != 0 {
+		t.Fatalf("pending after a good drain: %d", n)
+	}
+	// Sent rows are pruned after the retention.
+	if n, err := st.PruneOutbox(bg, time.Now().Add(time.Minute)); err != nil || n < before {
+		t.Fatalf("pruned %d %v", n, err)
+	}
+}

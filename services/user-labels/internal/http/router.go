@@ -1,0 +1,278 @@
+// Package http is the user-labels service's HTTP layer: its public routes (reached through the
+// edge: /user/labels*, /user/entities*) and its /internal API for other services
+// (docs/contracts.md). Handlers decode and check the request shape, call app, and map its errors
+// to the one error shape.
+//
+// Every route acts for the signed caller identity and refuses requests without one, except the
+// shareable entity lookup. Labels and entities belong to the identity's user.
+package http
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+
+	"github.com/chainintel/chainintel/libs/httpx"
+	"github.com/chainintel/chainintel/libs/params"
+	"github.com/chainintel/chainintel/services/user-labels/internal/app"
+	"github.com/gin-gonic/gin"
+)
+
+// MaxPublicBodyBytes is the body limit of the public routes (API.md: 413 over 1 MiB).
+const MaxPublicBodyBytes = httpx.MaxBodyBytes
+
+// MaxInternalBodyBytes is the body limit of the internal routes: a lookup of 10,000 addresses of
+// the longest kind fits.
+const MaxInternalBodyBytes = 2 << 20
+
+// Register adds the service's routes to e, which must verify identities
+// (httpx.IdentityMiddleware) and allow bodies of MaxInternalBodyBytes; public routes get the
+// tighter MaxPublicBodyBytes here. It makes e route on the escaped path, so a label id whose
+// address holds an escaped "/" (base64 TON addresses) stays one path segment.
+func Register(e *gin.Engine, svc *app.Service) {
+	e.UseRawPath = true
+	e.UnescapePathValues = true
+	h := &handlers{svc: svc}
+
+	user := e.Group("/user", httpx.BodyLimit(MaxPublicBodyBytes), httpx.RequireIdentity())
+	user.GET("/labels", h.listLabels)
+	user.POST("/labels", h.putLabels)
+	user.DELETE("/labels", h.deleteLabels)
+	user.PUT("/labels/:label", h.updateLabel)
+	user.DELETE("/labels/:label", h.deleteLabel)
+	user.GET("/entities", h.listEntities)
+	user.POST("/entities", h.createEntities)
+	user.GET("/entities/:id", h.getEntity)
+	user.PUT("/entities/:id", h.replaceEntity)
+	user.DELETE("/entities/:id", h.deleteEntity)
+	user.PUT("/entities/only_add/:id", h.addAddresses)
+
+	in := e.Group("/internal")
+	in.POST("/lookup", httpx.RequireIdentity(), h.lookup)
+	in.GET("/entities/:id", httpx.RequireIdentity(), h.internalEntity)
+	in.GET("/shared/entities/:id", h.sharedEntity)
+	in.GET("/additions/:id", httpx.RequireIdentity(), h.additions)
+}
+
+type handlers struct{ svc *app.Service }
+
+// userOf is the caller's user id; RequireIdentity guarantees there is one.
+func userOf(c *gin.Context) string {
+	id, _ := httpx.IdentityFrom(c.Request.Context())
+	return id.UserID
+}
+
+// body reads the request body as one raw JSON value; false when it has answered already.
+func body(c *gin.Context) ([]byte, bool) {
+	var raw json.RawMessage
+	if !httpx.BindJSON(c, &raw) {
+		return nil, false
+	}
+	return raw, true
+}
+
+func rows(c *gin.Context, n int) { c.Header(httpx.HeaderRows, strconv.Itoa(n)) }
+
+func (h *handlers) listLabels(c *gin.Context) {
+	body, n, err := h.svc.LabelsJSON(c.Request.Context(), userOf(c))
+	if err != nil {
+		httpx.Fail(c, err)
+		return
+	}
+	rows(c, n)
+	c.Data(http.StatusOK, "application/json; charset=utf-8", body)
+}
+
+func (h *handlers) putLabels(c *gin.Context) {
+	raw, ok := body(c)
+	if !ok {
+		return
+	}
+	in, err := decodeLabels(raw)
+	if err != nil {
+		httpx.Fail(c, err)
+		return
+	}
+	ls, err := h.svc.PutLabels(c.Request.Context(), userOf(c), in)
+	if err != nil {
+		httpx.Fail(c, err)
+		return
+	}
+	rows(c, len(ls))
+	c.JSON(http.StatusOK, ls)
+}
+
+func (h *handlers) updateLabel(c *gin.Context) {
+	raw, ok := body(c)
+	if !ok {
+		return
+	}
+	u, err := decodeLabelUpdate(raw)
+	if err != nil {
+		httpx.Fail(c, err)
+		return
+	}
+	l, err := h.svc.UpdateLabel(c.Request.Context(), userOf(c), c.Param("label"), u)
+	if err != nil {
+		httpx.Fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, l)
+}
+
+type deleted struct {
+	Deleted int `json:"deleted"`
+}
+
+func (h *handlers) deleteLabels(c *gin.Context) {
+	refs, err := labelsParam(h.svc.ChainTypes(), c.Request.URL.Query())
+	if err != nil {
+		httpx.Fail(c, err)
+		return
+	}
+	h.finishDelete(c, refs)
+}
+
+func (h *handlers) deleteLabel(c *gin.Context) {
+	refs, err := h.svc.ChainTypes().ParseLabelIDs("label", []string{c.Param("label")}, false)
+	if err != nil {
+		httpx.Fail(c, err)
+		return
+	}
+	h.finishDelete(c, refs)
+}
+
+func (h *handlers) finishDelete(c *gin.Context, refs []app.AddressRef) {
+	n, err := h.svc.DeleteLabels(c.Request.Context(), userOf(c), refs)
+	if err != nil {
+		httpx.Fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, deleted{Deleted: n})
+}
+
+func (h *handlers) listEntities(c *gin.Context) {
+	with, err := params.Bool(c.Request.URL.Query(), "includeAddresses", false)
+	if err != nil {
+		httpx.Fail(c, httpx.BadRequest("%v", err))
+		return
+	}
+	es, err := h.svc.Entities(c.Request.Context(), userOf(c), with)
+	if err != nil {
+		httpx.Fail(c, err)
+		return
+	}
+	rows(c, len(es))
+	c.JSON(http.StatusOK, es)
+}
+
+func (h *handlers) createEntities(c *gin.Context) {
+	raw, ok := body(c)
+	if !ok {
+		return
+	}
+	bodies, array, err := decodeEntities(raw)
+	if err != nil {
+		httpx.Fail(c, err)
+		return
+	}
+	es, err := h.svc.CreateEntities(c.Request.Context(), userOf(c), bodies, array)
+	if err != nil {
+		httpx.Fail(c, err)
+		return
+	}
+	rows(c, len(es))
+	c.JSON(http.StatusOK, es)
+}
+
+func (h *handlers) getEntity(c *gin.Context) {
+	e, err := h.svc.Entity(c.Request.Context(), userOf(c), c.Param("id"))
+	if err != nil {
+		httpx.Fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, e)
+}
+
+func (h *handlers) replaceEntity(c *gin.Context) {
+	raw, ok := body(c)
+	if !ok {
+		return
+	}
+	b, err := decodeEntity(raw)
+	if err != nil {
+		httpx.Fail(c, err)
+		return
+	}
+	e, err := h.svc.ReplaceEntity(c.Request.Context(), userOf(c), c.Param("id"), b)
+	if err != nil {
+		httpx.Fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, e)
+}
+
+func (h *handlers) addAddresses(c *gin.Context) {
+	raw, ok := body(c)
+	if !ok {
+		return
+	}
+	addrs, err := decodeAddresses(raw)
+	if err != nil {
+		httpx.Fail(c, err)
+		return
+	}
+	out, err := h.svc.AddAddresses(c.Request.Context(), userOf(c), c.Param("id"), addrs)
+	if err != nil {
+		httpx.Fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, out)
+}
+
+func (h *handlers) deleteEntity(c *gin.Context) {
+	n, err := h.svc.DeleteEntity(c.Request.Context(), userOf(c), c.Param("id"))
+	if err != nil {
+		httpx.Fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, deleted{Deleted: n})
+}
+
+// lookupRequest is the POST /internal/lookup body.
+type lookupRequest struct {
+	Addresses []app.AddressRef `json:"addresses"`
+}
+
+func (h *handlers) lookup(c *gin.Context) {
+	var req lookupRequest
+	if !httpx.BindJSON(c, &req) {
+		return
+	}
+	out, err := h.svc.Lookup(c.Request.Context(), userOf(c), req.Addresses)
+	if err != nil {
+		httpx.Fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, out)
+}
+
+func (h *handlers) internalEntity(c *gin.Context) { h.getEntity(c) }
+
+func (h *handlers) sharedEntity(c *gin.Context) {
+	e, err := h.svc.SharedEntity(c.Request.Context(), c.Param("id"))
+	if err != nil {
+		httpx.Fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, e)
+}
+
+func (h *handlers) additions(c *gin.Context) {
+	addrs, err := h.svc.Additions(c.Request.Context(), userOf(c), c.Param("id"))
+	if err != nil {
+		httpx.Fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"addresses": addrs})
+}

@@ -1,0 +1,116 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
+	"github.com/chainintel/chainintel/services/user-labels/internal/app"
+	"github.com/jackc/pgx/v5"
+	"google.golang.org/protobuf/proto"
+)
+
+// MaxEventAddresses is the most addresses one UserChange carries; a bigger change (a batch of
+// labels) becomes several events, so no record nears the broker's message size limit.
+const MaxEventAddresses = 1000
+
+// change builds the events describing one change of user's data: a single event, or several
+// when it touches more than MaxEventAddresses addresses. An entity deleted or created without
+// addresses still yields one event.
+func (s *Store) change(user string, kind eventsv1.UserChange_Kind, op eventsv1.UserChange_Op, entityID string, refs []app.AddressRef) []*eventsv1.UserChange {
+	now := s.now().UnixMilli()
+	var out []*eventsv1.UserChange
+	for start := 0; start == 0 || start < len(refs); start += MaxEventAddresses {
+		end := min(start+MaxEventAddresses, len(refs))
+		c := &eventsv1.UserChange{UserId: user, Kind: kind, Op: op, EntityId: entityID, TimeMs: now}
+		for _, r := range refs[start:end] {
+			c.Addresses = append(c.Addresses, &eventsv1.AddressRef{ChainType: r.ChainType, Address: r.Address})
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// enqueue writes changes to the outbox in tx.
+func (s *Store) enqueue(ctx context.Context, tx pgx.Tx, changes ...*eventsv1.UserChange) error {
+	if len(changes) == 0 {
+		return nil
+	}
+	keys := make([]string, len(changes))
+	payloads := make([][]byte, len(changes))
+	for i, c := range changes {
+		b, err := proto.Marshal(c)
+		if err != nil {
+			return fmt.Errorf("encode user change: %w", err)
+		}
+		keys[i], payloads[i] = c.UserId, b
+	}
+	_, err := tx.Exec(ctx, `
+		INSERT INTO userdata.outbox (topic, key, payload)
+		SELECT $1, * FROM unnest($2::text[], $3::bytea[])`, eventsv1.TopicUserChanges, keys, payloads)
+	if err != nil {
+		return fmt.Errorf("write outbox: %w", err)
+	}
+	return nil
+}
+
+// OutboxEvent is an outbox row not yet marked sent.
+type OutboxEvent struct {
+	ID      int64
+	EventID string
+	Topic   string
+	Key     string
+	Payload []byte
+}
+
+// ClaimOutbox locks up to limit unsent events (oldest first, skipping rows another relay holds),
+// hands them to publish, and marks them sent when publish returns nil; when it fails they stay
+// unsent for the next attempt. It returns how many were sent.
+func (s *Store) ClaimOutbox(ctx context.Context, limit int, publish func(context.Context, []OutboxEvent) error) (int, error) {
+	var n int
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `
+			SELECT id, event_id::text, topic, key, payload FROM userdata.outbox
+			WHERE sent_at IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`, limit)
+		if err != nil {
+			return err
+		}
+		evs, err := pgx.CollectRows(rows, pgx.RowToStructByPos[OutboxEvent])
+		if err != nil || len(evs) == 0 {
+			return err
+		}
+		if err := publish(ctx, evs); err != nil {
+			return err
+		}
+		ids := make([]int64, len(evs))
+		for i, e := range evs {
+			ids[i] = e.ID
+		}
+		if _, err := tx.Exec(ctx, `UPDATE userdata.outbox SET sent_at = now() WHERE id = ANY($1)`, ids); err != nil {
+			return err
+		}
+		n = len(evs)
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("relay outbox: %w", err)
+	}
+	return n, nil
+}
+
+// PruneOutbox deletes events sent before cutoff and returns how many.
+func (s *Store) PruneOutbox(ctx context.Context, cutoff time.Time) (int64, error) {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM userdata.outbox WHERE sent_at IS NOT NULL AND sent_at < $1`, cutoff)
+	if err != nil {
+		return 0, fmt.Errorf("prune outbox: %w", err)
+	}
+	return tag.RowsAffected(), nil
+}
+
+// PendingOutbox counts events not yet sent.
+func (s *Store) PendingOutbox(ctx context.Context) (int64, error) {
+	var n int64
+	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM userdata.outbox WHERE sent_at IS NULL`).Scan(&n)
+	return n, err
+}

@@ -1,0 +1,68 @@
+// Package userlabels keeps each caller's private labels and custom entities: the user-labels
+// service. Labels and entities belong to the caller's user (not the key, not the org); every
+// change is published on user.changes.v1 through an outbox so other services' caches drop it.
+package userlabels
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/chainintel/chainintel/libs/chains"
+	"github.com/chainintel/chainintel/libs/httpx"
+	"github.com/chainintel/chainintel/libs/service"
+	"github.com/chainintel/chainintel/services/user-labels/internal/app"
+	"github.com/chainintel/chainintel/services/user-labels/internal/config"
+	"github.com/chainintel/chainintel/services/user-labels/internal/events"
+	svchttp "github.com/chainintel/chainintel/services/user-labels/internal/http"
+	"github.com/chainintel/chainintel/services/user-labels/internal/store"
+	"github.com/chainintel/chainintel/services/user-labels/migrations"
+)
+
+// Name is the service name.
+const Name = "user-labels"
+
+// Config is the service's configuration.
+type Config = config.Config
+
+// Deps are what a caller may hand the service instead of letting it build them.
+type Deps = service.Deps
+
+// LoadConfig reads the configuration from USERLABELS_* environment variables.
+func LoadConfig() (Config, error) { return config.Load() }
+
+// Migrate applies the userdata schema's migrations.
+func Migrate(ctx context.Context, cfg Config, log *slog.Logger) error {
+	return service.Migrate(ctx, cfg.Postgres, migrations.Schema, migrations.FS, log)
+}
+
+// Run serves until ctx ends.
+func Run(ctx context.Context, cfg Config, deps Deps) error {
+	set, err := chains.NewSet(cfg.Chains)
+	if err != nil {
+		return err
+	}
+	s, err := service.New(ctx, Name, cfg.Base, deps)
+	if err != nil {
+		return err
+	}
+	service.LogConfig(s.Log, cfg)
+	pool, err := s.Postgres(ctx, cfg.Postgres)
+	if err != nil {
+		return err
+	}
+	pub := s.Publisher(cfg.Kafka)
+	var relay *events.Relay
+	st := store.New(pool, store.OnOutbox(func() { relay.Kick() }))
+	relay = events.NewRelay(st, pub, events.RelayOptions{
+		PollInterval: cfg.OutboxPollInterval, Retention: cfg.OutboxRetention, Logger: s.Log,
+	})
+	s.Add(relay.Part())
+
+	svc := app.New(st, app.NewChainTypes(set), app.WithLabelCache(cfg.LabelCacheBytes), app.WithLookupCache(cfg.LookupCacheBytes))
+	e := httpx.NewEngine(httpx.EngineOptions{
+		Service: Name, Logger: s.Log, TracerProvider: s.Tel.TracerProvider, MaxBodyBytes: svchttp.MaxInternalBodyBytes,
+	})
+	e.Use(httpx.IdentityMiddleware(s.Signer))
+	svchttp.Register(e, svc)
+	return s.Run(ctx, e)
+}
