@@ -135,7 +135,11 @@ func TestRelabelIsExact(t *testing.T) {
 						}
 					}
 					got := snapshot(t, pool)
-					if got == before {
+					switch {
+					case order == "chain data around the relabel" && got != before:
+						// The relabel already happened mid-stream: redelivering it changes nothing.
+						t.Fatalf("redelivered relabel changed the state:\n%s\nbefore:\n%s", got, before)
+					case order != "chain data around the relabel" && got == before:
 						t.Fatal("relabel changed nothing")
 					}
 					if got != want {

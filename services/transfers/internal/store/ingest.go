@@ -184,7 +184,7 @@ func (s *Store) groupsOf(ctx context.Context, tx pgx.Tx, addrs map[string][]stri
 	}
 	var missing []string
 	s.memb.mu.Lock()
-	if s.memb.m == nil || len(s.memb.m) > membCacheMax {
+	if s.memb.m == nil || s.memb.epoch != epoch || len(s.memb.m) > membCacheMax {
 		s.memb.m, s.memb.epoch = map[string][]string{}, epoch
 	}
 	for a := range addrs {
