@@ -400,15 +400,20 @@ func (b *sqlb) edgeConds(f TransferFilter, g string) []string {
 	if !f.TimeTo.IsZero() {
 		c = append(c, "e.bucket <= "+b.arg(f.TimeTo))
 	}
-	one := func(cond string, v *float64) {
-		if v != nil {
-			c = append(c, "(e.n > 1 OR e."+cond+" "+b.arg(*v)+")")
-		}
+	// Amounts and USD are never negative, so a pair row holds a transfer at or above a lower
+	// bound only if its sum is at or above it; an upper bound decides only single-transfer rows.
+	if f.USDGte != nil {
+		c = append(c, "e.usd >= "+b.arg(*f.USDGte))
 	}
-	one("usd >=", f.USDGte)
-	one("usd <=", f.USDLte)
-	one("value >=", f.ValueGte)
-	one("value <=", f.ValueLte)
+	if f.ValueGte != nil {
+		c = append(c, "e.value >= "+b.arg(*f.ValueGte))
+	}
+	if f.USDLte != nil {
+		c = append(c, "(e.n > 1 OR e.usd <= "+b.arg(*f.USDLte)+")")
+	}
+	if f.ValueLte != nil {
+		c = append(c, "(e.n > 1 OR e.value <= "+b.arg(*f.ValueLte)+")")
+	}
 	return c
 }
 
