@@ -360,7 +360,45 @@ func (s *Store) rollupCount(ctx context.Context, f TransferFilter) (n int, ok bo
 	case inner == outer:
 		return int(inner), true, nil
 	}
-	return 0, false, nil
+	// Undecided: the hours the window cuts hold transfers. Count exactly those from the rows
+	// (at most two partial hours, through the time index) and add the whole buckets.
+	segs, ok := newWindow(f.TimeFrom, f.TimeTo).partialHours()
+	if !ok {
+		return 0, false, nil
+	}
+	total := inner
+	for _, sg := range segs {
+		g := f
+		g.TimeFrom, g.TimeTo = sg[0], sg[1]
+		n, err := s.rowCount(ctx, g)
+		if err != nil {
+			return 0, false, err
+		}
+		total += int64(n)
+	}
+	return int(min(total, MaxCount)), true, nil
+}
+
+// partialHours returns the parts of the window that lie in hour buckets it does not hold
+// whole (at most one at each end; inclusive bounds). ok is false when the window lies within
+// one hour (nothing whole to take from the rollups) or has no bound at all.
+func (w window) partialHours() (segs [][2]time.Time, ok bool) {
+	if w.from.IsZero() && w.to.IsZero() {
+		return nil, false
+	}
+	from, to := w.from.UTC(), w.to.UTC()
+	if !w.from.IsZero() && !w.to.IsZero() && from.Truncate(time.Hour).Equal(to.Truncate(time.Hour)) {
+		return nil, false
+	}
+	if !w.from.IsZero() && !from.Equal(from.Truncate(time.Hour)) {
+		segs = append(segs, [2]time.Time{from, from.Truncate(time.Hour).Add(time.Hour - time.Microsecond)})
+	}
+	if !w.to.IsZero() {
+		if h := to.Truncate(time.Hour); h.Add(time.Hour - time.Microsecond).After(to) {
+			segs = append(segs, [2]time.Time{h, to})
+		}
+	}
+	return segs, true
 }
 
 func whereOf(c []string) string {

@@ -300,13 +300,20 @@ func (s *Store) ListTransfers(ctx context.Context, f TransferFilter, p Page) ([]
 		count, err = s.edgeCount(ctx, f, g)
 		return list, count, err
 	}
+	count, err = s.rowCount(ctx, f)
+	return list, count, err
+}
+
+// rowCount counts (capped) the transfers matching f from the rows.
+func (s *Store) rowCount(ctx context.Context, f TransferFilter) (int, error) {
 	cb := &sqlb{rows: true, counting: true}
 	carms := cb.flowBranches("from_addr", "to_addr", f.Base, f.HasBase, f.Flow, f.Counterparties, f.HasCP)
 	ccommon := cb.transferConds(f, "block_time")
+	var count int
 	if err := s.queryRow(ctx, cb.countSQL("transfers.transfers", carms, ccommon), exec(cb.args)...).Scan(&count); err != nil {
-		return nil, 0, fmt.Errorf("count transfers: %w", err)
+		return 0, fmt.Errorf("count transfers: %w", err)
 	}
-	return list, count, nil
+	return count, nil
 }
 
 // listRows reads one page through the address and sort-key indexes.
