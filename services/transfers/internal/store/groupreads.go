@@ -556,12 +556,25 @@ func (s *Store) edgePage(ctx context.Context, f TransferFilter, g string, p Page
 	}
 }
 
-// edgeCount counts (capped) group g's transfers matching f through its pair rows. Pair rows of
-// one transfer inside the window decide the value and USD ranges on their own: when at least
-// MaxCount of them match, that is the answer; otherwise the matching transfers are counted.
+// edgeCount counts (capped) group g's transfers matching f through its pair rows. A pair row
+// of one transfer in an hour wholly inside the window decides the value and USD ranges on its
+// own, so those are counted from the pair rows alone; the transfers of the other matching pair
+// rows (several transfers, or an hour the window cuts) are counted from the rows.
 func (s *Store) edgeCount(ctx context.Context, f TransferFilter, g string) (int, error) {
+	single := func(b *sqlb) string {
+		c := []string{"e.n = 1"}
+		// Only whole hours inside the window.
+		w := newWindow(f.TimeFrom, f.TimeTo)
+		if !f.TimeFrom.IsZero() {
+			c = append(c, "e.bucket >= "+b.arg(w.hLo.Add(time.Hour)))
+		}
+		if !f.TimeTo.IsZero() {
+			c = append(c, "e.bucket < "+b.arg(w.hHi.Add(-time.Hour)))
+		}
+		return "(" + strings.Join(c, " AND ") + ")"
+	}
 	b := &sqlb{rows: true}
-	c := []string{"e.grp = " + b.arg(g), "e.n = 1", "e.side = ANY(" + b.arg(flowSides(f.Flow)) + "::smallint[])"}
+	c := []string{"e.grp = " + b.arg(g), single(b), "e.side = ANY(" + b.arg(flowSides(f.Flow)) + "::smallint[])"}
 	if f.USDGte != nil || f.USDLte != nil {
 		c = append(c, "e.usd > 0") // priced: a pair row's usd is 0 for an unknown price
 	}
@@ -579,14 +592,6 @@ func (s *Store) edgeCount(ctx context.Context, f TransferFilter, g string) (int,
 	if tc := b.tokenCond([][2]string{{"e.token", "e.token_id"}}, f.TokenAddrs, f.TokenIDs); tc != "" {
 		c = append(c, tc)
 	}
-	// Only whole hours inside the window.
-	w := newWindow(f.TimeFrom, f.TimeTo)
-	if !f.TimeFrom.IsZero() {
-		c = append(c, "e.bucket >= "+b.arg(w.hLo.Add(time.Hour)))
-	}
-	if !f.TimeTo.IsZero() {
-		c = append(c, "e.bucket < "+b.arg(w.hHi.Add(-time.Hour)))
-	}
 	var lower int
 	if err := s.queryRow(ctx, fmt.Sprintf(`SELECT count(*) FROM (SELECT 1 FROM transfers.grp_edges e WHERE %s LIMIT %d) x`,
 		strings.Join(c, " AND "), MaxCount), exec(b.args)...).Scan(&lower); err != nil {
@@ -596,10 +601,10 @@ func (s *Store) edgeCount(ctx context.Context, f TransferFilter, g string) (int,
 		return MaxCount, nil
 	}
 	b = &sqlb{rows: true}
-	var n int
-	if err := s.queryRow(ctx, fmt.Sprintf(`SELECT count(*) FROM (SELECT 1 FROM %s LIMIT %d) x`, b.edgeRows(f, g, "1"), MaxCount),
-		exec(b.args)...).Scan(&n); err != nil {
+	var rest int
+	if err := s.queryRow(ctx, fmt.Sprintf(`SELECT count(*) FROM (SELECT 1 FROM %s AND NOT %s LIMIT %d) x`, b.edgeRows(f, g, "1"), single(b), MaxCount-lower),
+		exec(b.args)...).Scan(&rest); err != nil {
 		return 0, fmt.Errorf("count transfers of %s: %w", g, err)
 	}
-	return n, nil
+	return lower + rest, nil
 }

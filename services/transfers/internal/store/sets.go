@@ -68,6 +68,11 @@ func (b *sqlb) source(s AddrSet) string {
 // tables it is a semi-join with the set, planned freely.
 func (b *sqlb) member(col string, s AddrSet) string {
 	if !s.modelled() {
+		if len(s.Addrs) == 1 && b.rows {
+			// One address as an equality: the planner then uses (address, sort key) indexes
+			// for ordered pages, where with "= ANY" it walks the global sort-key index instead.
+			return col + " = " + b.arg(s.Addrs[0])
+		}
 		return col + " = ANY(" + b.arg(s.Addrs) + "::text[])"
 	}
 	if !b.rows {
