@@ -106,7 +106,7 @@ func (c *InternalClient) Do(ctx context.Context, method, path string, query url.
 		_, _ = io.Copy(io.Discard, resp.Body)
 		return nil
 	}
-	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+	if err := decodeAnswer(resp.Body, out); err != nil {
 		return fmt.Errorf("decode %s %s answer: %w", c.service, path, err)
 	}
 	return nil

@@ -254,7 +254,7 @@ func (h *handlers) lookup(c *gin.Context) {
 		httpx.Fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, out)
+	httpx.FastJSON(c, http.StatusOK, out)
 }
 
 func (h *handlers) internalEntity(c *gin.Context) { h.getEntity(c) }
