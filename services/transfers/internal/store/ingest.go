@@ -161,6 +161,10 @@ SELECT count(*) FROM ins`
 
 var stageCols = append(append([]string(nil), transferColsUID...), "from_grps", "to_grps")
 
+// Every writer inserts the blocks of its rows in key order (chain, number, hash): the
+// transactions, transfers and swaps consumers record the same new blocks at the same time, and
+// inserts of one unique key in different orders deadlock (TestConcurrentWritersOfTheSameBlocks).
+
 // groupLock serialises writers of chain rows (shared) with relabels (exclusive): a relabel
 // re-aggregates from rows that every writer committed under the membership it replaces.
 const groupLock = 7283400111
@@ -340,8 +344,8 @@ func (s *Store) WriteTransactions(ctx context.Context, rows []TransactionRow) (i
   ON CONFLICT DO NOTHING
   RETURNING chain, block_hash, block_number, block_time
 ), blk AS (
-  INSERT INTO transfers.blocks (chain, block_hash, block_number, block_time)
-  SELECT DISTINCT chain, block_hash, block_number, block_time FROM ins ON CONFLICT DO NOTHING
+  INSERT INTO transfers.blocks (chain, block_number, block_hash, block_time)
+  SELECT DISTINCT chain, block_number, block_hash, block_time FROM ins ORDER BY 1, 2, 3 ON CONFLICT DO NOTHING
 )
 SELECT count(*) FROM ins`).Scan(&n)
 	})
@@ -388,8 +392,8 @@ func (s *Store) WriteSwaps(ctx context.Context, rows []SwapRow) (int, error) {
   ON CONFLICT DO NOTHING
   RETURNING chain, block_hash, block_number, block_time
 ), blk AS (
-  INSERT INTO transfers.blocks (chain, block_hash, block_number, block_time)
-  SELECT DISTINCT chain, block_hash, block_number, block_time FROM ins ON CONFLICT DO NOTHING
+  INSERT INTO transfers.blocks (chain, block_number, block_hash, block_time)
+  SELECT DISTINCT chain, block_number, block_hash, block_time FROM ins ORDER BY 1, 2, 3 ON CONFLICT DO NOTHING
 )
 SELECT count(*) FROM ins`).Scan(&n)
 	})

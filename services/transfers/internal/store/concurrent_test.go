@@ -1,0 +1,66 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"math/big"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chainintel/chainintel/libs/pgstore/pgtest"
+	"github.com/chainintel/chainintel/services/transfers/internal/store"
+)
+
+// The transactions, transfers and swaps of the same new blocks are written by three consumers
+// at once; each writer records the blocks. They must never deadlock on each other.
+func TestConcurrentWritersOfTheSameBlocks(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	reset(t, pool)
+	st := store.New(pool)
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for round := 0; round < 15; round++ {
+		var txs []store.TransactionRow
+		var trs []store.TransferRow
+		var sws []store.SwapRow
+		for b := 0; b < 60; b++ {
+			num := int64(round*1000 + b)
+			bh := fmt.Sprintf("0x%064x", num+1)
+			at := t0.Add(time.Duration(num) * 12 * time.Second)
+			for i := 0; i < 3; i++ {
+				h := fmt.Sprintf("0x%060x%04x", num, i)
+				from, to := fmt.Sprintf("0x%040x", rand.IntN(50)+1), fmt.Sprintf("0x%040x", rand.IntN(50)+1)
+				txs = append(txs, store.TransactionRow{Chain: "ethereum", Hash: h, BlockHash: bh, BlockNumber: num, BlockTime: at,
+					TxIndex: int32(i), From: from, To: to, Success: true, Value: big.NewInt(1), GasPrice: big.NewInt(1),
+					EffectiveGasPrice: big.NewInt(1), Fee: big.NewInt(1)})
+				trs = append(trs, store.TransferRow{Chain: "ethereum", ID: fmt.Sprintf("%s_%d", h, i), TxHash: h, BlockHash: bh,
+					BlockNumber: num, BlockTime: at, TxIndex: int32(i), From: from, To: to, TokenID: "ethereum", TokenSymbol: "ETH",
+					TokenDecimals: 18, Amount: big.NewInt(1), UnitValue: 1e-18})
+				sws = append(sws, store.SwapRow{Chain: "ethereum", ID: fmt.Sprintf("%s_s%d", h, i), TxHash: h, BlockHash: bh,
+					BlockNumber: num, BlockTime: at, Amount0: big.NewInt(1), Amount1: big.NewInt(-1)})
+			}
+		}
+		// Each writer sees the blocks in its own order.
+		rand.Shuffle(len(txs), func(i, j int) { txs[i], txs[j] = txs[j], txs[i] })
+		rand.Shuffle(len(sws), func(i, j int) { sws[i], sws[j] = sws[j], sws[i] })
+		var wg sync.WaitGroup
+		errs := make(chan error, 3)
+		for _, w := range []func() error{
+			func() error { _, err := st.WriteTransactions(ctx, txs); return err },
+			func() error { _, err := st.WriteTransfers(ctx, trs); return err },
+			func() error { _, err := st.WriteSwaps(ctx, sws); return err },
+		} {
+			wg.Add(1)
+			go func() { defer wg.Done(); errs <- w() }()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Fatalf("round %d: %v", round, err)
+			}
+		}
+	}
+}
