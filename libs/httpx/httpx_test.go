@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -40,9 +41,29 @@ func TestIdentityRoundTripAndTamper(t *testing.T) {
 	}
 	StripIdentity(h)
 	h.Set("X-Caller-Whatever", "x")
+	h["x-caller-user-id"] = []string{"not canonical"} // as a non-canonicalizing client might send it
 	StripIdentity(h)
 	if len(h) != 0 {
 		t.Fatalf("headers left: %v", h)
+	}
+
+	// Signatures are reused within a second only for the very same identity, never across
+	// identities or seconds.
+	for i, c := range []struct {
+		id  Identity
+		now time.Time
+	}{
+		{id, now}, {id, now}, {Identity{KeyID: "k1", UserID: "u9", Role: RoleIndividual, Tier: "api"}, now},
+		{id, now.Add(time.Second)}, {id, now.Add(2 * time.Second)},
+	} {
+		h := http.Header{}
+		s.Sign(h, c.id, c.now)
+		if got, err := s.Verify(h, c.now); err != nil || got != c.id {
+			t.Fatalf("signature %d: %+v %v", i, got, err)
+		}
+		if h.Get(HeaderTime) != strconv.FormatInt(c.now.Unix(), 10) {
+			t.Fatalf("signature %d: time %s", i, h.Get(HeaderTime))
+		}
 	}
 }
 

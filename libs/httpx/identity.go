@@ -6,9 +6,11 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
+	"hash/maphash"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -46,8 +48,6 @@ const (
 // reads it for per-row credits and strips it.
 const HeaderRows = "X-Chainintel-Rows"
 
-var identityHeaders = []string{HeaderKeyID, HeaderUserID, HeaderOrgID, HeaderRole, HeaderTier, HeaderTime, HeaderSignature}
-
 // MaxIdentitySkew is how far a signature's time may be from the verifier's clock.
 const MaxIdentitySkew = 5 * time.Minute
 
@@ -59,11 +59,25 @@ var (
 )
 
 // Signer signs and verifies identity headers with the shared internal secret. It is safe for
-// concurrent use.
-type Signer struct{ secret []byte }
+// concurrent use. A signature covers the identity and the second it was made in, so the edge
+// keeps the last one per identity slot and reuses it within that second instead of computing
+// an HMAC per request.
+type Signer struct {
+	secret []byte
+	seed   maphash.Seed
+	recent [256]atomic.Pointer[signature]
+}
+
+type signature struct {
+	id      Identity
+	unix    int64
+	ts, mac string
+}
 
 // NewSigner returns a signer for secret, which must not be empty.
-func NewSigner(secret string) *Signer { return &Signer{secret: []byte(secret)} }
+func NewSigner(secret string) *Signer {
+	return &Signer{secret: []byte(secret), seed: maphash.MakeSeed()}
+}
 
 func (s *Signer) mac(id Identity, ts string) string {
 	m := hmac.New(sha256.New, s.secret)
@@ -76,14 +90,22 @@ func (s *Signer) mac(id Identity, ts string) string {
 
 // Sign writes id into h with a signature for time now.
 func (s *Signer) Sign(h http.Header, id Identity, now time.Time) {
-	ts := strconv.FormatInt(now.Unix(), 10)
-	h.Set(HeaderKeyID, id.KeyID)
-	h.Set(HeaderUserID, id.UserID)
-	h.Set(HeaderOrgID, id.OrgID)
-	h.Set(HeaderRole, id.Role)
-	h.Set(HeaderTier, id.Tier)
-	h.Set(HeaderTime, ts)
-	h.Set(HeaderSignature, s.mac(id, ts))
+	unix := now.Unix()
+	slot := &s.recent[maphash.String(s.seed, id.KeyID)%uint64(len(s.recent))]
+	sig := slot.Load()
+	if sig == nil || sig.unix != unix || sig.id != id {
+		ts := strconv.FormatInt(unix, 10)
+		sig = &signature{id: id, unix: unix, ts: ts, mac: s.mac(id, ts)}
+		slot.Store(sig)
+	}
+	// The header names are canonical already: set them without canonicalizing again.
+	h[HeaderKeyID] = []string{id.KeyID}
+	h[HeaderUserID] = []string{id.UserID}
+	h[HeaderOrgID] = []string{id.OrgID}
+	h[HeaderRole] = []string{id.Role}
+	h[HeaderTier] = []string{id.Tier}
+	h[HeaderTime] = []string{sig.ts}
+	h[HeaderSignature] = []string{sig.mac}
 }
 
 // Verify reads and checks the identity in h. ErrNoIdentity when there is none.
@@ -115,11 +137,9 @@ func (s *Signer) Verify(h http.Header, now time.Time) (Identity, error) {
 
 // StripIdentity removes every identity header from h, so a client cannot pose as the edge.
 func StripIdentity(h http.Header) {
-	for _, k := range identityHeaders {
-		h.Del(k)
-	}
+	const prefix = "X-Caller-"
 	for k := range h {
-		if strings.HasPrefix(k, "X-Caller-") {
+		if len(k) >= len(prefix) && strings.EqualFold(k[:len(prefix)], prefix) {
 			delete(h, k)
 		}
 	}

@@ -147,7 +147,7 @@ func Assemble(cfg Config, s *service.Service, pool *pgxpool.Pool, rdb redis.Univ
 	a.Verifier = keys.NewVerifier(keys.NewStore(pool), keys.VerifierOptions{
 		LocalTTL: cfg.KeyLocalTTL, RedisTTL: cfg.KeyCacheTTL, Redis: rdb, Log: s.Log})
 	a.Limiter = ratelimit.New(rdb, ratelimit.Options{Timeout: cfg.LimiterTimeout, FallbackFor: cfg.LimiterFallback,
-		Log: s.Log, MeterProvider: s.Tel.MeterProvider})
+		LeaseTTL: cfg.LimiterLeaseTTL, MaxLease: cfg.LimiterMaxLease, Log: s.Log, MeterProvider: s.Tel.MeterProvider})
 	a.Ledger = metering.NewCreditLedger(rdb, store, metering.LedgerOptions{Sync: cfg.CreditSync, Log: s.Log})
 	a.Producer = metering.NewProducer(pub, metering.ProducerOptions{Queue: cfg.UsageQueue, Batch: cfg.UsageBatch,
 		Log: s.Log, Meter: s.Tel.MeterProvider})
@@ -189,6 +189,7 @@ func (a *Assembly) Parts() []lifecycle.Part {
 		{Name: "key invalidations", Run: a.Verifier.Listen},
 		{Name: "usage producer", Run: a.Producer.Run},
 		{Name: "credit ledger", Run: a.Ledger.Run},
+		{Name: "rate-limit leases", Run: a.Limiter.Run},
 		{Name: "usage event ids retention", Run: a.forgetOldEvents},
 	}
 }

@@ -55,6 +55,10 @@ type Config struct {
 	// edge limits in process after Redis failed before trying Redis again.
 	LimiterTimeout  time.Duration `env:"LIMITER_TIMEOUT" envDefault:"100ms"`
 	LimiterFallback time.Duration `env:"LIMITER_FALLBACK" envDefault:"2s"`
+	// LimiterLeaseTTL is how long a replica may hold tokens leased from a budget in Redis;
+	// LimiterMaxLease caps one lease (1 turns leasing off: one Redis call per request).
+	LimiterLeaseTTL time.Duration `env:"LIMITER_LEASE_TTL" envDefault:"100ms"`
+	LimiterMaxLease int           `env:"LIMITER_MAX_LEASE" envDefault:"64"`
 
 	// MaxInFlight bounds concurrent proxied calls per upstream service; a call that finds no
 	// slot within ShedWait gets a quick 503.
@@ -100,8 +104,11 @@ func (c Config) Validate() error {
 	if _, err := ParseCIDRs(c.TrustedProxies); err != nil {
 		p.Addf("EDGE_TRUSTED_PROXIES: %v", err)
 	}
-	if c.LimiterTimeout <= 0 || c.LimiterFallback <= 0 {
-		p.Addf("EDGE_LIMITER_TIMEOUT and EDGE_LIMITER_FALLBACK must be positive")
+	if c.LimiterTimeout <= 0 || c.LimiterFallback <= 0 || c.LimiterLeaseTTL <= 0 {
+		p.Addf("EDGE_LIMITER_TIMEOUT, EDGE_LIMITER_FALLBACK and EDGE_LIMITER_LEASE_TTL must be positive")
+	}
+	if c.LimiterMaxLease < 1 || c.LimiterMaxLease > 10_000 {
+		p.Addf("EDGE_LIMITER_MAX_LEASE must be between 1 and 10000, got %d", c.LimiterMaxLease)
 	}
 	if c.MaxInFlight <= 0 || c.ShedWait < 0 {
 		p.Addf("EDGE_MAX_IN_FLIGHT must be positive and EDGE_SHED_WAIT not negative")

@@ -74,10 +74,11 @@ func (l RateLimits) Middleware(rt routes.Route, next http.Handler) http.Handler 
 			key, lim = "ip:"+ClientIP(r, l.TrustedProxies), l.Public
 		}
 		d := l.Limiter.Allow(r.Context(), key, lim)
+		// Canonical names assigned directly: Header.Set would canonicalize them on every call.
 		h := w.Header()
-		h.Set("X-RateLimit-Limit", strconv.Itoa(d.Limit))
-		h.Set("X-RateLimit-Remaining", strconv.Itoa(max(d.Remaining, 0)))
-		h.Set("X-RateLimit-Reset", strconv.Itoa(ceilSeconds(d.ResetAfter, 0)))
+		h["X-Ratelimit-Limit"] = []string{strconv.Itoa(d.Limit)}
+		h["X-Ratelimit-Remaining"] = []string{strconv.Itoa(max(d.Remaining, 0))}
+		h["X-Ratelimit-Reset"] = []string{strconv.Itoa(ceilSeconds(d.ResetAfter, 0))}
 		if !d.Allowed {
 			h.Set("Retry-After", strconv.Itoa(ceilSeconds(d.RetryAfter, 1)))
 			proxy.WriteError(w, http.StatusTooManyRequests, "too many requests")

@@ -91,10 +91,10 @@ func (m Metering) Middleware(rt routes.Route, next http.Handler) http.Handler {
 				total = m.Ledger.Add(entity, credits)
 			}
 			mw.credits = credits
-			h := w.Header()
-			h.Set("X-Credits-Used", strconv.FormatInt(credits, 10))
-			h.Set("X-Credits-Period-Used", strconv.FormatInt(total, 10))
-			h.Set("X-Credits-Period-Limit", limit)
+			h := w.Header() // canonical names, assigned without canonicalizing again
+			h["X-Credits-Used"] = []string{strconv.FormatInt(credits, 10)}
+			h["X-Credits-Period-Used"] = []string{strconv.FormatInt(total, 10)}
+			h["X-Credits-Period-Limit"] = []string{limit}
 		}
 		next.ServeHTTP(mw, r.WithContext(ctx))
 		if !mw.wrote {

@@ -2,6 +2,19 @@
 // shared by every edge replica, and an in-process token bucket (golang.org/x/time/rate) used
 // while Redis is unreachable, so the edge keeps limiting (per replica) instead of failing or
 // letting everything through.
+//
+// Redis stays the only authority on a budget, but a replica does not ask it once per request
+// when it need not:
+//
+//   - Leases. A budget with plenty of room left hands a replica several tokens at once
+//     (redis_rate's AllowAtMost); the replica spends them on its next requests for at most
+//     LeaseTTL. A lease is never more than a quarter of what Redis last said was left, and it
+//     grows (doubling, up to MaxLease) only while the replica spends whole leases before they
+//     expire, so a budget near its limit is decided one request at a time, exactly as without
+//     leases. Tokens still unspent when a lease expires go back to Redis. Every admitted
+//     request was paid for in Redis, so the replicas together never admit more than the budget.
+//   - Refusals. When Redis refuses, it says when the next token is due; until then the replica
+//     refuses that budget locally, since tokens only get scarcer.
 package ratelimit
 
 import (
@@ -44,7 +57,11 @@ type Options struct {
 	Timeout time.Duration
 	// FallbackFor is how long the limiter decides in process after a Redis failure before it
 	// tries Redis again (default 2s).
-	FallbackFor   time.Duration
+	FallbackFor time.Duration
+	// LeaseTTL is how long a replica may hold tokens leased from Redis (default 100ms);
+	// MaxLease caps one lease (default 64; 1 turns leasing off).
+	LeaseTTL      time.Duration
+	MaxLease      int
 	Log           *slog.Logger
 	MeterProvider metric.MeterProvider
 }
@@ -55,11 +72,35 @@ type Limiter struct {
 	o       Options
 	local   *expirable.LRU[string, *rate.Limiter]
 	localMu sync.Mutex // makes get-or-add atomic
+	leases  *expirable.LRU[budgetKey, *lease]
+	leaseMu sync.Mutex // makes get-or-add atomic
+	// holding are the leases that may have unspent tokens, for Run to give back when they expire.
+	holding map[*lease]budgetKey
+	holdMu  sync.Mutex
 	// downUntil is the UnixNano until which decisions are local; 0 when Redis is healthy.
 	downUntil atomic.Int64
 
-	decisions metric.Int64Counter
-	fallback  metric.Int64Counter
+	decisions  metric.Int64Counter
+	fallback   metric.Int64Counter
+	calls      metric.Int64Counter
+	redisCalls atomic.Int64
+}
+
+// budgetKey names one budget under one limit (a tier change starts a fresh local lease).
+type budgetKey struct {
+	key string
+	lim Limit
+}
+
+// lease is a replica's share of one budget in Redis.
+type lease struct {
+	mu         sync.Mutex
+	tokens     int       // leased from Redis, not yet spent
+	expires    time.Time // tokens are spent before this or given back
+	size       int       // the next lease asked for
+	remaining  int       // what Redis said was left after the last lease; -1: not asked yet
+	resetAt    time.Time // when the budget is full again, as of the last answer
+	refusedTil time.Time // Redis refused; refuse locally until then
 }
 
 // New returns a limiter over rdb (nil: in process only).
@@ -70,6 +111,12 @@ func New(rdb redis.UniversalClient, o Options) *Limiter {
 	if o.FallbackFor <= 0 {
 		o.FallbackFor = 2 * time.Second
 	}
+	if o.LeaseTTL <= 0 {
+		o.LeaseTTL = 100 * time.Millisecond
+	}
+	if o.MaxLease <= 0 {
+		o.MaxLease = 64
+	}
 	if o.Log == nil {
 		o.Log = slog.Default()
 	}
@@ -77,7 +124,8 @@ func New(rdb redis.UniversalClient, o Options) *Limiter {
 	if mp == nil {
 		mp = noop.NewMeterProvider()
 	}
-	l := &Limiter{o: o, local: expirable.NewLRU[string, *rate.Limiter](200_000, nil, 10*time.Minute)}
+	l := &Limiter{o: o, local: expirable.NewLRU[string, *rate.Limiter](200_000, nil, 10*time.Minute),
+		leases: expirable.NewLRU[budgetKey, *lease](200_000, nil, 10*time.Minute), holding: map[*lease]budgetKey{}}
 	if rdb != nil {
 		l.redis = redis_rate.NewLimiter(newBatchingScripter(rdb, o.Timeout, 256))
 	}
@@ -85,6 +133,8 @@ func New(rdb redis.UniversalClient, o Options) *Limiter {
 	l.decisions, _ = m.Int64Counter("edge_ratelimit_decisions_total", metric.WithDescription("rate-limit decisions by outcome"))
 	l.fallback, _ = m.Int64Counter("edge_ratelimit_local_fallback_total",
 		metric.WithDescription("decisions taken by the in-process limiter because Redis was unreachable"))
+	l.calls, _ = m.Int64Counter("edge_ratelimit_redis_calls_total",
+		metric.WithDescription("rate-limit calls to Redis (leases, single decisions and returned tokens)"))
 	return l
 }
 
@@ -108,15 +158,12 @@ func (l *Limiter) allow(ctx context.Context, key string, lim Limit) Decision {
 	if l.redis != nil {
 		until := l.downUntil.Load()
 		if until == 0 || time.Now().UnixNano() >= until {
-			rctx, cancel := context.WithTimeout(ctx, l.o.Timeout)
-			res, err := l.redis.Allow(rctx, key, redis_rate.Limit{Rate: lim.Rate, Burst: lim.Burst, Period: time.Second})
-			cancel()
+			d, err := l.allowRedis(ctx, key, lim)
 			if err == nil {
 				if until != 0 && l.downUntil.CompareAndSwap(until, 0) {
 					l.o.Log.Info("rate limiting back on Redis")
 				}
-				return Decision{Allowed: res.Allowed > 0, Limit: lim.Rate, Remaining: res.Remaining,
-					RetryAfter: max(res.RetryAfter, 0), ResetAfter: max(res.ResetAfter, 0)}
+				return d
 			}
 			if ctx.Err() != nil {
 				// The caller went away; do not blame Redis.
@@ -131,6 +178,157 @@ func (l *Limiter) allow(ctx context.Context, key string, lim Limit) Decision {
 		l.fallback.Add(ctx, 1)
 	}
 	return l.allowLocal(key, lim)
+}
+
+// RedisCalls is the number of calls made to Redis so far (for benchmarks and tests).
+func (l *Limiter) RedisCalls() int64 { return l.redisCalls.Load() }
+
+func (l *Limiter) leaseOf(key string, lim Limit) *lease {
+	bk := budgetKey{key, lim}
+	if b, ok := l.leases.Get(bk); ok {
+		return b
+	}
+	l.leaseMu.Lock()
+	defer l.leaseMu.Unlock()
+	b, ok := l.leases.Get(bk)
+	if !ok {
+		b = &lease{size: 1, remaining: -1}
+		l.leases.Add(bk, b)
+	}
+	return b
+}
+
+// allowRedis decides from the replica's lease when it can, else asks Redis for the next lease.
+func (l *Limiter) allowRedis(ctx context.Context, key string, lim Limit) (Decision, error) {
+	b := l.leaseOf(key, lim)
+	now := time.Now()
+	b.mu.Lock()
+	if b.tokens > 0 && now.Before(b.expires) {
+		b.tokens--
+		d := Decision{Allowed: true, Limit: lim.Rate, Remaining: b.remaining + b.tokens, ResetAfter: max(b.resetAt.Sub(now), 0)}
+		b.mu.Unlock()
+		return d, nil
+	}
+	if now.Before(b.refusedTil) {
+		d := Decision{Limit: lim.Rate, RetryAfter: b.refusedTil.Sub(now), ResetAfter: max(b.resetAt.Sub(now), 0)}
+		b.mu.Unlock()
+		return d, nil
+	}
+	giveBack := 0
+	switch {
+	case b.tokens > 0: // the last lease expired unspent: give the rest back, lease less
+		giveBack, b.tokens = b.tokens, 0
+		b.size = max(b.size/2, 1)
+	case now.Before(b.expires): // the last lease was spent in time: lease more
+		b.size = min(b.size*2, l.o.MaxLease)
+	}
+	n := 1
+	if b.remaining >= 0 {
+		n = max(min(b.size, b.remaining/4), 1)
+	}
+	b.mu.Unlock()
+
+	rctx, cancel := context.WithTimeout(ctx, l.o.Timeout)
+	defer cancel()
+	rl := redis_rate.Limit{Rate: lim.Rate, Burst: lim.Burst, Period: time.Second}
+	if giveBack > 0 {
+		// A negative cost moves the budget's clock back by the unspent tokens. If that would
+		// overfill the budget, Redis keeps it as it was (the tokens are lost, never doubled).
+		l.countCall(ctx)
+		if _, err := l.redis.AllowN(rctx, key, rl, -giveBack); err != nil {
+			return Decision{}, err
+		}
+	}
+	l.countCall(ctx)
+	var res *redis_rate.Result
+	var err error
+	if n == 1 {
+		res, err = l.redis.AllowN(rctx, key, rl, 1)
+	} else {
+		res, err = l.redis.AllowAtMost(rctx, key, rl, n)
+	}
+	if err != nil {
+		return Decision{}, err
+	}
+	now = time.Now()
+	b.mu.Lock()
+	b.remaining = max(res.Remaining, 0)
+	b.resetAt = now.Add(max(res.ResetAfter, 0))
+	if res.Allowed <= 0 {
+		retry := max(res.RetryAfter, 0)
+		b.refusedTil = now.Add(retry)
+		b.remaining = 0
+		b.mu.Unlock()
+		return Decision{Limit: lim.Rate, RetryAfter: retry, ResetAfter: max(res.ResetAfter, 0)}, nil
+	}
+	b.tokens += res.Allowed - 1
+	b.expires = now.Add(l.o.LeaseTTL)
+	d := Decision{Allowed: true, Limit: lim.Rate, Remaining: b.remaining + b.tokens, ResetAfter: max(res.ResetAfter, 0)}
+	holds := b.tokens > 0
+	b.mu.Unlock()
+	if holds {
+		l.holdMu.Lock()
+		l.holding[b] = budgetKey{key, lim}
+		l.holdMu.Unlock()
+	}
+	return d, nil
+}
+
+// Run gives the unspent tokens of expired leases back to Redis until ctx is done, so a
+// replica whose traffic on a budget stops does not keep tokens another replica could use.
+// Without it, a lease's leftovers go back on the budget's next request to this replica.
+func (l *Limiter) Run(ctx context.Context) error {
+	if l.redis == nil {
+		<-ctx.Done()
+		return nil
+	}
+	t := time.NewTicker(l.o.LeaseTTL)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+			l.giveBackExpired(ctx)
+		}
+	}
+}
+
+func (l *Limiter) giveBackExpired(ctx context.Context) {
+	type due struct {
+		bk budgetKey
+		n  int
+	}
+	var dues []due
+	now := time.Now()
+	l.holdMu.Lock()
+	for b, bk := range l.holding {
+		b.mu.Lock()
+		switch {
+		case b.tokens == 0:
+			delete(l.holding, b)
+		case !now.Before(b.expires):
+			dues = append(dues, due{bk, b.tokens})
+			b.tokens, b.size = 0, max(b.size/2, 1)
+			delete(l.holding, b)
+		}
+		b.mu.Unlock()
+	}
+	l.holdMu.Unlock()
+	for _, d := range dues {
+		rctx, cancel := context.WithTimeout(ctx, l.o.Timeout)
+		l.countCall(rctx)
+		_, err := l.redis.AllowN(rctx, d.bk.key, redis_rate.Limit{Rate: d.bk.lim.Rate, Burst: d.bk.lim.Burst, Period: time.Second}, -d.n)
+		cancel()
+		if err != nil && ctx.Err() == nil {
+			l.o.Log.Debug("giving back unspent rate-limit tokens failed; they are lost until the budget refills", "error", err)
+		}
+	}
+}
+
+func (l *Limiter) countCall(ctx context.Context) {
+	l.redisCalls.Add(1)
+	l.calls.Add(ctx, 1)
 }
 
 func (l *Limiter) allowLocal(key string, lim Limit) Decision {

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/chainintel/chainintel/libs/redisx"
 	"github.com/chainintel/chainintel/libs/redisx/redistest"
@@ -103,5 +104,100 @@ func TestFreshRedisLoadsTheScript(t *testing.T) {
 	wg.Wait()
 	if local.Load() != 0 || allowed.Load() < 10 || allowed.Load() > 11 {
 		t.Fatalf("allowed %d (local %d), want the burst 10 from Redis", allowed.Load(), local.Load())
+	}
+}
+
+// Replicas lease tokens from a budget with room to spare, and together still admit exactly
+// the budget: two limiters (two edge replicas) drain one budget concurrently, in far fewer
+// Redis calls than requests.
+func TestLeasesAcrossReplicasStayExact(t *testing.T) {
+	rdb, _ := redistest.Client(t)
+	a := ratelimit.New(rdb, ratelimit.Options{})
+	b := ratelimit.New(rdb, ratelimit.Options{})
+	lim := ratelimit.Limit{Rate: 1, Burst: 400}
+	var allowed atomic.Int64
+	var wg sync.WaitGroup
+	for _, l := range []*ratelimit.Limiter{a, b} {
+		for w := 0; w < 4; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; i < 150; i++ {
+					if d := l.Allow(context.Background(), "leased", lim); d.Allowed {
+						allowed.Add(1)
+					} else if d.RetryAfter <= 0 || d.Remaining != 0 {
+						t.Errorf("refusal %+v", d)
+					}
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	if n := allowed.Load(); n < 400 || n > 401 {
+		t.Fatalf("two replicas admitted %d of 1200 from a budget of 400", n)
+	}
+	if calls := a.RedisCalls() + b.RedisCalls(); calls >= 400 {
+		t.Fatalf("%d Redis calls for 1200 decisions: leases not used", calls)
+	}
+	t.Logf("1200 decisions, %d admitted, %d Redis calls", allowed.Load(), a.RedisCalls()+b.RedisCalls())
+}
+
+// Tokens a replica leased but did not spend go back to the budget when the lease expires, so
+// another replica can use them.
+func TestUnspentLeaseIsGivenBack(t *testing.T) {
+	rdb, _ := redistest.Client(t)
+	opts := ratelimit.Options{LeaseTTL: 30 * time.Millisecond}
+	a, b := ratelimit.New(rdb, opts), ratelimit.New(rdb, opts)
+	lim := ratelimit.Limit{Rate: 1, Burst: 200}
+	used := 0
+	for i := 0; i < 40; i++ { // leases grow while they are spent in time
+		if a.Allow(context.Background(), "giveback", lim).Allowed {
+			used++
+		}
+	}
+	d := a.Allow(context.Background(), "giveback", lim)
+	if !d.Allowed || d.Remaining >= 200-used {
+		t.Fatalf("after %d requests: %+v", used, d)
+	}
+	used++
+	// The lease expires with tokens left; Run gives them back.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = a.Run(ctx) }()
+	time.Sleep(100 * time.Millisecond)
+	got := 0
+	for i := 0; i < 400; i++ {
+		if b.Allow(context.Background(), "giveback", lim).Allowed {
+			got++
+		}
+	}
+	if total := used + got; total < 200 || total > 201 {
+		t.Fatalf("replica A used %d, replica B got %d: %d of a budget of 200", used, got, total)
+	}
+}
+
+// A budget near its limit is decided one request at a time: after a refusal, no lease is
+// taken, and a refusal is repeated locally until Redis said the next token is due.
+func TestRefusalsAreRemembered(t *testing.T) {
+	rdb, _ := redistest.Client(t)
+	l := ratelimit.New(rdb, ratelimit.Options{})
+	lim := ratelimit.Limit{Rate: 2, Burst: 2}
+	for i := 0; i < 2; i++ {
+		if !l.Allow(context.Background(), "refused", lim).Allowed {
+			t.Fatal("burst refused")
+		}
+	}
+	before := l.RedisCalls()
+	for i := 0; i < 50; i++ {
+		if d := l.Allow(context.Background(), "refused", lim); d.Allowed || d.RetryAfter <= 0 || d.RetryAfter > 500*time.Millisecond {
+			t.Fatalf("over the limit: %+v", d)
+		}
+	}
+	if calls := l.RedisCalls() - before; calls > 2 {
+		t.Fatalf("%d Redis calls for 50 refusals", calls)
+	}
+	time.Sleep(600 * time.Millisecond)
+	if !l.Allow(context.Background(), "refused", lim).Allowed {
+		t.Fatal("refused after the next token was due")
 	}
 }
