@@ -101,6 +101,7 @@ type lease struct {
 	remaining  int       // what Redis said was left after the last lease; -1: not asked yet
 	resetAt    time.Time // when the budget is full again, as of the last answer
 	refusedTil time.Time // Redis refused; refuse locally until then
+	fetching   bool      // a refill is on its way
 }
 
 // New returns a limiter over rdb (nil: in process only).
@@ -206,7 +207,18 @@ func (l *Limiter) allowRedis(ctx context.Context, key string, lim Limit) (Decisi
 	if b.tokens > 0 && now.Before(b.expires) {
 		b.tokens--
 		d := Decision{Allowed: true, Limit: lim.Rate, Remaining: b.remaining + b.tokens, ResetAfter: max(b.resetAt.Sub(now), 0)}
+		// A lease being spent in time is refilled before it runs out, so no request waits
+		// for Redis while the budget has room.
+		refill := 0
+		if b.size > 1 && !b.fetching && b.tokens <= b.size/4 && b.remaining >= 8 {
+			b.size = min(b.size*2, l.o.MaxLease)
+			refill = max(min(b.size, b.remaining/4), 1)
+			b.fetching = true
+		}
 		b.mu.Unlock()
+		if refill > 0 {
+			go l.refill(key, lim, b, refill)
+		}
 		return d, nil
 	}
 	if now.Before(b.refusedTil) {
@@ -272,6 +284,34 @@ func (l *Limiter) allowRedis(ctx context.Context, key string, lim Limit) (Decisi
 		l.holdMu.Unlock()
 	}
 	return d, nil
+}
+
+// refill leases n more tokens for b in the background.
+func (l *Limiter) refill(key string, lim Limit, b *lease, n int) {
+	ctx, cancel := context.WithTimeout(context.Background(), l.o.Timeout)
+	defer cancel()
+	l.countCall(ctx)
+	res, err := l.redis.AllowAtMost(ctx, key, redis_rate.Limit{Rate: lim.Rate, Burst: lim.Burst, Period: time.Second}, n)
+	now := time.Now()
+	b.mu.Lock()
+	b.fetching = false
+	if err != nil { // the next request that finds the lease empty asks Redis itself
+		b.mu.Unlock()
+		return
+	}
+	b.remaining = max(res.Remaining, 0)
+	b.resetAt = now.Add(max(res.ResetAfter, 0))
+	if res.Allowed > 0 {
+		b.tokens += res.Allowed
+		b.expires = now.Add(l.o.LeaseTTL)
+	}
+	holds := b.tokens > 0
+	b.mu.Unlock()
+	if holds {
+		l.holdMu.Lock()
+		l.holding[b] = budgetKey{key, lim}
+		l.holdMu.Unlock()
+	}
 }
 
 // Run gives the unspent tokens of expired leases back to Redis until ctx is done, so a
