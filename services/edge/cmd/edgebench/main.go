@@ -14,6 +14,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 
 	"flag"
@@ -25,6 +26,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
@@ -50,6 +52,10 @@ import (
 )
 
 func main() {
+	if len(os.Args) == 2 && os.Args[1] == "-serve-broker" {
+		serveBroker()
+		return
+	}
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "edgebench:", err)
 		os.Exit(1)
@@ -66,7 +72,7 @@ func run() error {
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run here")
 	sampled := flag.Bool("sampled", true, "record a span per request as a default deployment does (false: spans are not sampled)")
 	quarterRate := flag.Float64("quarter-rate", 0, "requests/s of the quarter-load runs (default: a quarter of the bare proxy's saturation)")
-	only := flag.String("only", "", "run one scenario: chains-direct, chains-edge, bare, edge (default: the whole table)")
+	only := flag.String("only", "", "run one scenario: chains-direct, chains-edge, bare, edge, pair (bare and edge, -rounds times) or quarter (default: the whole table)")
 	flag.Parse()
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
@@ -104,12 +110,15 @@ func run() error {
 	defer rdb.Close()
 	brokers := strings.Split(*kafka, ",")
 	if *kafka == "" {
-		b, err := eventbus.StartEmbeddedBroker(0)
+		// The embedded broker runs in a child process, as a broker is another process in any
+		// deployment: in this one it would keep every usage event on the measured process's
+		// heap, and the growing heap would tax each later round's garbage collection.
+		addrs, stop, err := childBroker()
 		if err != nil {
 			return err
 		}
-		defer b.Close()
-		brokers = b.Addrs()
+		defer stop()
+		brokers = addrs
 		if err := eventbus.EnsureTopics(ctx, brokers, 1, []eventbus.TopicSpec{{Name: eventsv1.TopicUsageCalls, Partitions: 4}}); err != nil {
 			return err
 		}
@@ -256,9 +265,9 @@ func run() error {
 	case "edge":
 		closed(addressPath+", full edge", req(edgeURL, addressPath, key))
 		return nil
-	case "quarter":
+	case "quarter", "pair":
 	default:
-		return fmt.Errorf("-only %q: want chains-direct, chains-edge, bare, edge or quarter", *only)
+		return fmt.Errorf("-only %q: want chains-direct, chains-edge, bare, edge, pair or quarter", *only)
 	}
 	// Pairs run interleaved, -rounds times; each line is the median round, so a burst of
 	// load from elsewhere on a shared machine skews one round, not the comparison.
@@ -281,6 +290,12 @@ func run() error {
 		return closedLoop(client, mk, *conc, *duration)
 	}
 	var b stats
+	if *only == "pair" {
+		b, f := pair("cheap route, bare ReverseProxy", req(bareURL, addressPath, ""),
+			"cheap route, full edge", req(edgeURL, addressPath, key), byRate, sat)
+		fmt.Printf("%-52s %10.2f\n", "  ratio edge/bare (req/s)", f.rps/b.rps)
+		return nil
+	}
 	if *only == "quarter" {
 		b = sat(req(bareURL, addressPath, ""))
 		b.print("cheap route, bare ReverseProxy (saturation)")
@@ -323,6 +338,52 @@ func run() error {
 	fmt.Printf("\ncheap route = GET %s (1 credit)\n", addressPath)
 	fmt.Printf("\ntargets: >= 10000 req/s through the edge, ratio >= 0.80, added p99 <= 1ms at a quarter load\n")
 	return nil
+}
+
+// serveBroker runs an embedded broker, prints its addresses on one line and serves until stdin
+// closes (the parent exited).
+func serveBroker() {
+	b, err := eventbus.StartEmbeddedBroker(0)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "edgebench broker:", err)
+		os.Exit(1)
+	}
+	defer b.Close()
+	fmt.Println(strings.Join(b.Addrs(), ","))
+	_, _ = io.Copy(io.Discard, os.Stdin)
+}
+
+// childBroker starts serveBroker in a child process and returns its addresses.
+func childBroker() ([]string, func(), error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, nil, err
+	}
+	cmd := exec.Command(self, "-serve-broker")
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, nil, err
+	}
+	stop := func() {
+		_ = in.Close()
+		if cmd.Wait() == nil && os.Getenv("EDGEBENCH_BROKER_CPU") != "" {
+			fmt.Printf("embedded broker process CPU: %s user, %s system\n", cmd.ProcessState.UserTime(), cmd.ProcessState.SystemTime())
+		}
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		stop()
+		return nil, nil, fmt.Errorf("embedded broker process: %w", err)
+	}
+	return strings.Split(strings.TrimSpace(line), ","), stop, nil
 }
 
 const addressPath = "/intelligence/address/0x28c6c06298d514db089934071355e5743bf21d60"
