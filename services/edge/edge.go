@@ -175,7 +175,9 @@ func Assemble(cfg Config, s *service.Service, pool *pgxpool.Pool, rdb redis.Univ
 		"GET /analytics/credit-periods": analytics.CreditPeriods(),
 		"GET /analytics/endpoint-calls": analytics.EndpointCalls(),
 	}
-	a.Handler, err = Handler(cfg, s, a.Verifier, own, mws...)
+	fails := &edgehttp.FailedKeys{Limiter: a.Limiter, Keys: a.Verifier, TrustedProxies: trusted,
+		Limit: ratelimit.Limit{Rate: cfg.FailedKeyRate, Burst: cfg.FailedKeyBurst}}
+	a.Handler, err = Handler(cfg, s, a.Verifier, fails, own, mws...)
 	if err != nil {
 		return nil, err
 	}
@@ -213,7 +215,7 @@ func (a *Assembly) forgetOldEvents(ctx context.Context) error {
 
 // Handler builds the public handler: the route table with the edge's own endpoints (own adds
 // or replaces them by route key) and proxies to services, authentication, then mws in order.
-func Handler(cfg Config, s *service.Service, verifier edgehttp.KeyVerifier, own map[string]http.Handler, mws ...edgehttp.Middleware) (http.Handler, error) {
+func Handler(cfg Config, s *service.Service, verifier edgehttp.KeyVerifier, fails *edgehttp.FailedKeys, own map[string]http.Handler, mws ...edgehttp.Middleware) (http.Handler, error) {
 	set, err := chains.NewSet(cfg.Chains)
 	if err != nil {
 		return nil, err
@@ -239,7 +241,7 @@ func Handler(cfg Config, s *service.Service, verifier edgehttp.KeyVerifier, own 
 		all[k] = h
 	}
 	h, err := edgehttp.NewHandler(edgehttp.Options{
-		Routes: routes.Table, Upstreams: upstreams, Own: all, Keys: verifier, Middlewares: mws, Log: s.Log,
+		Routes: routes.Table, Upstreams: upstreams, Own: all, Keys: verifier, Middlewares: mws, Log: s.Log, Failures: fails,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("edge handler: %w", err)

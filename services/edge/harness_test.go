@@ -200,6 +200,10 @@ func (e *testEdge) do(method, path, key string, hdr ...string) result {
 		r.Header.Set("API-Key", key)
 	}
 	for i := 0; i+1 < len(hdr); i += 2 {
+		if hdr[i] == "remote" { // the client's address, not a header
+			r.RemoteAddr = hdr[i+1]
+			continue
+		}
 		r.Header.Set(hdr[i], hdr[i+1])
 	}
 	w := httptest.NewRecorder()

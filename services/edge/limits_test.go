@@ -3,6 +3,7 @@ package edge_test
 import (
 	"context"
 	"net"
+	"net/http"
 	"strconv"
 	"sync"
 	"testing"
@@ -252,3 +253,40 @@ func TestSaturatedUpstreamIsShed(t *testing.T) {
 }
 
 var _ = httpx.RoleOrgAdmin
+
+// An address presenting made-up keys is cut off after FailedKeyBurst failures: 429 with a
+// Retry-After instead of 401, and unknown keys are then refused without a lookup. A key the
+// edge has already verified keeps working from the same address; another address is not
+// affected.
+func TestFailedKeysAreLimitedPerAddress(t *testing.T) {
+	e := newEdge(t, edgeOpts{noConsume: true, tune: func(c *edge.Config) { c.FailedKeyRate, c.FailedKeyBurst = 1, 5 }})
+	good, _ := e.key(t, edge.KeySpec{Tier: "basic"})
+	if r := e.get("/chains", good); r.Status != 200 {
+		t.Fatalf("valid key: %d %s", r.Status, r.Body)
+	}
+	for i := 0; i < 5; i++ {
+		if r := e.get("/chains", "ci_made_up_"+strconv.Itoa(i)); r.Status != 401 {
+			t.Fatalf("bad key %d: %d %s", i, r.Status, r.Body)
+		}
+	}
+	for i := 5; i < 8; i++ {
+		r := e.get("/chains", "ci_made_up_"+strconv.Itoa(i))
+		if r.Status != 429 || r.Body != `{"error":"too many invalid API keys from this address; retry later"}`+"\n" {
+			t.Fatalf("bad key %d past the budget: %d %s", i, r.Status, r.Body)
+		}
+		if ra, err := strconv.Atoi(r.Header.Get("Retry-After")); err != nil || ra < 1 {
+			t.Fatalf("Retry-After %q", r.Header.Get("Retry-After"))
+		}
+	}
+	if r := e.get("/chains", good); r.Status != 200 {
+		t.Fatalf("known valid key from the same address: %d %s", r.Status, r.Body)
+	}
+	other := e.do(http.MethodGet, "/chains", "ci_made_up_x", "remote", "198.51.100.7:1234")
+	if other.Status != 401 {
+		t.Fatalf("another address: %d %s", other.Status, other.Body)
+	}
+	time.Sleep(1100 * time.Millisecond) // one failure refilled
+	if r := e.get("/chains", "ci_made_up_again"); r.Status != 401 {
+		t.Fatalf("after the refill: %d %s", r.Status, r.Body)
+	}
+}

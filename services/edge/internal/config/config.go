@@ -48,6 +48,10 @@ type Config struct {
 	// PublicRate and PublicBurst limit public routes per client IP.
 	PublicRate  int `env:"PUBLIC_RATE" envDefault:"10"`
 	PublicBurst int `env:"PUBLIC_BURST" envDefault:"20"`
+	// FailedKeyRate and FailedKeyBurst limit failed API key checks per client IP: past the
+	// burst, an address gets 429s for keys not already known valid until its budget refills.
+	FailedKeyRate  int `env:"FAILED_KEY_RATE" envDefault:"1"`
+	FailedKeyBurst int `env:"FAILED_KEY_BURST" envDefault:"30"`
 	// TrustedProxies are CIDRs of proxies (the ingress) whose X-Forwarded-For is believed when
 	// deriving a client's IP; empty trusts none and uses the connection's peer address.
 	TrustedProxies []string `env:"TRUSTED_PROXIES" envSeparator:","`
@@ -97,6 +101,9 @@ func (c Config) Validate() error {
 	}
 	if _, err := tiers.FromFile(c.TiersFile); err != nil {
 		p.Addf("EDGE_TIERS_FILE: %v", err)
+	}
+	if c.FailedKeyRate <= 0 || c.FailedKeyBurst <= 0 {
+		p.Addf("EDGE_FAILED_KEY_RATE and EDGE_FAILED_KEY_BURST must be positive")
 	}
 	if c.PublicRate <= 0 || c.PublicBurst <= 0 {
 		p.Addf("EDGE_PUBLIC_RATE and EDGE_PUBLIC_BURST must be positive")

@@ -9,11 +9,15 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/netip"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/chainintel/chainintel/libs/httpx"
 	"github.com/chainintel/chainintel/services/edge/internal/keys"
 	"github.com/chainintel/chainintel/services/edge/internal/proxy"
+	"github.com/chainintel/chainintel/services/edge/internal/ratelimit"
 	"github.com/chainintel/chainintel/services/edge/internal/routes"
 )
 
@@ -36,6 +40,30 @@ type Options struct {
 	Keys        KeyVerifier
 	Middlewares []Middleware // outermost first
 	Log         *slog.Logger
+	// Failures, when set, limits failed key checks per client IP.
+	Failures *FailedKeys
+}
+
+// FailedKeys limits failed API key checks per client IP. Each unknown or revoked key an address
+// presents takes one request from its budget; once the budget is spent the address gets 429s
+// ("too many invalid API keys") with a Retry-After, and keys the replica does not already know
+// as valid are refused without a lookup, so a flood of made-up keys reaches neither Redis nor
+// the database. Keys already verified on this replica keep working from a shared address.
+type FailedKeys struct {
+	Limiter interface {
+		RateLimiter
+		Refused(key string, lim ratelimit.Limit) (time.Duration, bool)
+	}
+	Keys interface {
+		Known(raw string) bool
+	}
+	Limit          ratelimit.Limit
+	TrustedProxies []netip.Prefix
+}
+
+func (f *FailedKeys) refuse(w http.ResponseWriter, retry time.Duration) {
+	w.Header().Set("Retry-After", strconv.Itoa(ceilSeconds(retry, 1)))
+	proxy.WriteError(w, http.StatusTooManyRequests, "too many invalid API keys from this address; retry later")
 }
 
 // NewHandler returns the edge's public handler.
@@ -57,7 +85,7 @@ func NewHandler(o Options) (http.Handler, error) {
 		for i := len(o.Middlewares) - 1; i >= 0; i-- {
 			h = o.Middlewares[i](rt, h)
 		}
-		h = authenticate(rt, o.Keys, o.Log, h)
+		h = authenticate(rt, o.Keys, o.Failures, o.Log, h)
 		mux.Handle(rt.Method+" "+rt.Pattern, h)
 	}
 	// Anything the table does not match: a 405 naming the allowed methods when the path is
@@ -97,7 +125,7 @@ func NewHandler(o Options) (http.Handler, error) {
 
 // authenticate verifies the API-Key header as the route requires and puts the identity in the
 // request context.
-func authenticate(rt routes.Route, v KeyVerifier, log *slog.Logger, next http.Handler) http.Handler {
+func authenticate(rt routes.Route, v KeyVerifier, fails *FailedKeys, log *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		httpx.StripIdentity(r.Header)
 		if rt.Class == routes.Public {
@@ -109,9 +137,23 @@ func authenticate(rt routes.Route, v KeyVerifier, log *slog.Logger, next http.Ha
 			next.ServeHTTP(w, r)
 			return
 		}
+		var budget string
+		if fails != nil {
+			budget = "authfail:" + ClientIP(r, fails.TrustedProxies)
+			if retry, refused := fails.Limiter.Refused(budget, fails.Limit); refused && !fails.Keys.Known(raw) {
+				fails.refuse(w, retry)
+				return
+			}
+		}
 		id, err := v.Verify(r.Context(), raw)
 		switch {
 		case errors.Is(err, keys.ErrInvalid):
+			if fails != nil {
+				if d := fails.Limiter.Allow(r.Context(), budget, fails.Limit); !d.Allowed {
+					fails.refuse(w, d.RetryAfter)
+					return
+				}
+			}
 			proxy.WriteError(w, http.StatusUnauthorized, "error validating API key")
 			return
 		case err != nil:

@@ -108,6 +108,15 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (httpx.Identity, erro
 	return res.id, res.err
 }
 
+// Known reports whether raw is a key this replica has verified as valid and still caches.
+func (v *Verifier) Known(raw string) bool {
+	if raw == "" || len(raw) > MaxKeyLength {
+		return false
+	}
+	r, ok := v.local.Peek(Hash(raw))
+	return ok && r.err == nil
+}
+
 func (v *Verifier) resolve(ctx context.Context, h [32]byte, hx string) (httpx.Identity, error) {
 	if v.o.Redis != nil {
 		rctx, cancel := context.WithTimeout(ctx, v.o.RedisTimeout)

@@ -181,6 +181,21 @@ func (l *Limiter) allow(ctx context.Context, key string, lim Limit) Decision {
 	return l.allowLocal(key, lim)
 }
 
+// Refused reports whether this replica knows the budget key is spent (Redis refused it and the
+// next token is not due yet), and for how long, without asking Redis or taking anything.
+func (l *Limiter) Refused(key string, lim Limit) (time.Duration, bool) {
+	b, ok := l.leases.Peek(budgetKey{key, lim})
+	if !ok {
+		return 0, false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if d := time.Until(b.refusedTil); d > 0 {
+		return d, true
+	}
+	return 0, false
+}
+
 // RedisCalls is the number of calls made to Redis so far (for benchmarks and tests).
 func (l *Limiter) RedisCalls() int64 { return l.redisCalls.Load() }
 
