@@ -84,6 +84,8 @@ type Limiter struct {
 	fallback   metric.Int64Counter
 	calls      metric.Int64Counter
 	redisCalls atomic.Int64
+	// moving counts tokens on their way: asked for by a refill, or being given back.
+	moving atomic.Int64
 }
 
 // budgetKey names one budget under one limit (a tier change starts a fresh local lease).
@@ -196,6 +198,20 @@ func (l *Limiter) Refused(key string, lim Limit) (time.Duration, bool) {
 	return 0, false
 }
 
+// Unspent is the number of leased tokens this replica holds and has not spent yet, with those
+// on their way to or from Redis.
+func (l *Limiter) Unspent() int {
+	l.holdMu.Lock()
+	defer l.holdMu.Unlock()
+	n := int(l.moving.Load())
+	for b := range l.holding {
+		b.mu.Lock()
+		n += b.tokens
+		b.mu.Unlock()
+	}
+	return n
+}
+
 // RedisCalls is the number of calls made to Redis so far (for benchmarks and tests).
 func (l *Limiter) RedisCalls() int64 { return l.redisCalls.Load() }
 
@@ -257,7 +273,7 @@ func (l *Limiter) allowRedis(ctx context.Context, key string, lim Limit) (Decisi
 
 	rctx, cancel := context.WithTimeout(ctx, l.o.Timeout)
 	defer cancel()
-	rl := redis_rate.Limit{Rate: lim.Rate, Burst: lim.Burst, Period: time.Second}
+	rl := gcra(lim)
 	if giveBack > 0 {
 		// A negative cost moves the budget's clock back by the unspent tokens. If that would
 		// overfill the budget, Redis keeps it as it was (the tokens are lost, never doubled).
@@ -285,6 +301,14 @@ func (l *Limiter) allowRedis(ctx context.Context, key string, lim Limit) (Decisi
 		retry := max(res.RetryAfter, 0)
 		b.refusedTil = now.Add(retry)
 		b.remaining = 0
+		if b.tokens > 0 && now.Before(b.expires) {
+			// A concurrent lease landed while this call was refused: spend it here rather
+			// than leave it for the sweeper.
+			b.tokens--
+			d := Decision{Allowed: true, Limit: lim.Rate, Remaining: b.tokens, ResetAfter: max(res.ResetAfter, 0)}
+			b.mu.Unlock()
+			return d, nil
+		}
 		b.mu.Unlock()
 		return Decision{Limit: lim.Rate, RetryAfter: retry, ResetAfter: max(res.ResetAfter, 0)}, nil
 	}
@@ -293,20 +317,32 @@ func (l *Limiter) allowRedis(ctx context.Context, key string, lim Limit) (Decisi
 	d := Decision{Allowed: true, Limit: lim.Rate, Remaining: b.remaining + b.tokens, ResetAfter: max(res.ResetAfter, 0)}
 	holds := b.tokens > 0
 	b.mu.Unlock()
+	l.hold(holds, b, key, lim)
+	return d, nil
+}
+
+// hold records that b may have unspent tokens, for Run to give back when its lease expires.
+func (l *Limiter) hold(holds bool, b *lease, key string, lim Limit) {
 	if holds {
 		l.holdMu.Lock()
 		l.holding[b] = budgetKey{key, lim}
 		l.holdMu.Unlock()
 	}
-	return d, nil
+}
+
+// gcra is lim as redis_rate takes it.
+func gcra(lim Limit) redis_rate.Limit {
+	return redis_rate.Limit{Rate: lim.Rate, Burst: lim.Burst, Period: time.Second}
 }
 
 // refill leases n more tokens for b in the background.
 func (l *Limiter) refill(key string, lim Limit, b *lease, n int) {
+	l.moving.Add(int64(n))
+	defer l.moving.Add(-int64(n))
 	ctx, cancel := context.WithTimeout(context.Background(), l.o.Timeout)
 	defer cancel()
 	l.countCall(ctx)
-	res, err := l.redis.AllowAtMost(ctx, key, redis_rate.Limit{Rate: lim.Rate, Burst: lim.Burst, Period: time.Second}, n)
+	res, err := l.redis.AllowAtMost(ctx, key, gcra(lim), n)
 	now := time.Now()
 	b.mu.Lock()
 	b.fetching = false
@@ -322,11 +358,7 @@ func (l *Limiter) refill(key string, lim Limit, b *lease, n int) {
 	}
 	holds := b.tokens > 0
 	b.mu.Unlock()
-	if holds {
-		l.holdMu.Lock()
-		l.holding[b] = budgetKey{key, lim}
-		l.holdMu.Unlock()
-	}
+	l.hold(holds, b, key, lim)
 }
 
 // Run gives the unspent tokens of expired leases back to Redis until ctx is done, so a
@@ -371,10 +403,14 @@ func (l *Limiter) giveBackExpired(ctx context.Context) {
 	}
 	l.holdMu.Unlock()
 	for _, d := range dues {
+		l.moving.Add(int64(d.n))
+	}
+	for _, d := range dues {
 		rctx, cancel := context.WithTimeout(ctx, l.o.Timeout)
 		l.countCall(rctx)
-		_, err := l.redis.AllowN(rctx, d.bk.key, redis_rate.Limit{Rate: d.bk.lim.Rate, Burst: d.bk.lim.Burst, Period: time.Second}, -d.n)
+		_, err := l.redis.AllowN(rctx, d.bk.key, gcra(d.bk.lim), -d.n)
 		cancel()
+		l.moving.Add(-int64(d.n))
 		if err != nil && ctx.Err() == nil {
 			l.o.Log.Debug("giving back unspent rate-limit tokens failed; they are lost until the budget refills", "error", err)
 		}
