@@ -26,9 +26,22 @@ func TestIdentityRoundTripAndTamper(t *testing.T) {
 	}
 
 	tampered := h.Clone()
-	tampered.Set(HeaderUserID, "u2")
+	tampered.Set(HeaderCaller, withField(h.Get(HeaderCaller), 2, "u2"))
 	if _, err := s.Verify(tampered, now); !errors.Is(err, ErrBadIdentity) {
 		t.Fatalf("tampered identity accepted: %v", err)
+	}
+	for _, bad := range []string{"v1", "v2 k1 u1 o1 org_admin api 1800000000 sig", withField(h.Get(HeaderCaller), 3, "%zz"),
+		h.Get(HeaderCaller) + " extra", strings.Replace(h.Get(HeaderCaller), " ", "  ", 1)} {
+		if _, err := s.Verify(http.Header{HeaderCaller: {bad}}, now); !errors.Is(err, ErrBadIdentity) {
+			t.Fatalf("malformed identity %q: %v", bad, err)
+		}
+	}
+	// Fields are escaped: an id with a space or a percent sign round-trips.
+	odd := Identity{KeyID: "k 1", UserID: "u%2", Role: RoleIndividual, Tier: "api"}
+	oh := http.Header{}
+	s.Sign(oh, odd, now)
+	if got, err := s.Verify(oh, now); err != nil || got != odd {
+		t.Fatalf("escaped identity: %+v %v", got, err)
 	}
 	if _, err := NewSigner("another-secret-value").Verify(h, now); !errors.Is(err, ErrBadIdentity) {
 		t.Fatalf("wrong secret accepted: %v", err)
@@ -41,7 +54,7 @@ func TestIdentityRoundTripAndTamper(t *testing.T) {
 	}
 	StripIdentity(h)
 	h.Set("X-Caller-Whatever", "x")
-	h["x-caller-user-id"] = []string{"not canonical"} // as a non-canonicalizing client might send it
+	h["x-caller"] = []string{"not canonical"} // as a non-canonicalizing client might send it
 	StripIdentity(h)
 	if len(h) != 0 {
 		t.Fatalf("headers left: %v", h)
@@ -61,8 +74,8 @@ func TestIdentityRoundTripAndTamper(t *testing.T) {
 		if got, err := s.Verify(h, c.now); err != nil || got != c.id {
 			t.Fatalf("signature %d: %+v %v", i, got, err)
 		}
-		if h.Get(HeaderTime) != strconv.FormatInt(c.now.Unix(), 10) {
-			t.Fatalf("signature %d: time %s", i, h.Get(HeaderTime))
+		if f := strings.Split(h.Get(HeaderCaller), " "); f[6] != strconv.FormatInt(c.now.Unix(), 10) {
+			t.Fatalf("signature %d: time %s", i, f[6])
 		}
 	}
 }
@@ -96,7 +109,7 @@ func TestEngineErrorsAreJSON(t *testing.T) {
 	signed := http.Header{}
 	s.Sign(signed, Identity{KeyID: "k", UserID: "u9"}, time.Now())
 	forged := signed.Clone()
-	forged.Set(HeaderUserID, "someone-else")
+	forged.Set(HeaderCaller, withField(signed.Get(HeaderCaller), 2, "someone-else"))
 
 	big := `{"a":"` + strings.Repeat("x", MaxBodyBytes) + `"}`
 	tests := []struct {
@@ -137,6 +150,36 @@ func FuzzDecodeJSON(f *testing.F) {
 			if !json.Valid(bytes.TrimSpace([]byte(in))) {
 				t.Fatalf("accepted invalid JSON %q", in)
 			}
+		}
+	})
+}
+
+// withField returns the X-Caller value v with field i replaced.
+func withField(v string, i int, to string) string {
+	f := strings.Split(v, " ")
+	f[i] = to
+	return strings.Join(f, " ")
+}
+
+// Verify reads a header any in-cluster caller can send: it never panics and accepts nothing
+// that Sign did not make.
+func FuzzVerify(f *testing.F) {
+	s := NewSigner("0123456789abcdef")
+	now := time.Unix(1_800_000_000, 0)
+	h := http.Header{}
+	s.Sign(h, Identity{KeyID: "k1", UserID: "u1", OrgID: "o1", Role: RoleOrgAdmin, Tier: "api"}, now)
+	f.Add(h.Get(HeaderCaller))
+	f.Add("v1 a b  d e 1800000000 x")
+	f.Add("")
+	f.Fuzz(func(t *testing.T, v string) {
+		id, err := s.Verify(http.Header{HeaderCaller: {v}}, now)
+		if err != nil {
+			return
+		}
+		again := http.Header{}
+		s.Sign(again, id, now)
+		if got, err := s.Verify(again, now); err != nil || got != id {
+			t.Fatalf("accepted %q as %+v, which does not round-trip: %+v %v", v, id, got, err)
 		}
 	})
 }

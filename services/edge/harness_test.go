@@ -59,7 +59,7 @@ func newBackend(t testing.TB) *backend {
 			<-b.release
 		}
 		id, err := signer.Verify(r.Header, time.Now())
-		if err != nil && r.Header.Get(httpx.HeaderSignature) != "" {
+		if err != nil && r.Header.Get(httpx.HeaderCaller) != "" {
 			http.Error(w, "bad identity", 500)
 			return
 		}

@@ -51,7 +51,7 @@ func TestEdgeOwnRoutesAndErrors(t *testing.T) {
 		}
 	}
 	// The key and client identity headers never reach a service; the signed identity does.
-	r = e.do("GET", "/tx/0xabc", k, "X-Caller-User-Id", "someone-else")
+	r = e.do("GET", "/tx/0xabc", k, "X-Caller-User-Id", "someone-else", "X-Caller", "v1 k someone-else  individual api 1 sig")
 	var echo map[string]string
 	if err := json.Unmarshal([]byte(r.Body), &echo); err != nil || r.Status != 200 {
 		t.Fatalf("proxied: %d %s", r.Status, r.Body)
@@ -118,7 +118,7 @@ func TestWebSocketUpgradeProxiedAfterAuth(t *testing.T) {
 		t.Fatalf("upgrade: %q", status)
 	}
 	h := <-upgraded
-	if h.Get("API-Key") != "" || h.Get("X-Caller-Key-Id") == "" {
+	if h.Get("API-Key") != "" || h.Get("X-Caller") == "" {
 		t.Fatalf("stream-fanout saw %v", h)
 	}
 	for {
