@@ -495,6 +495,9 @@ func (s *Store) edgePlan(ctx context.Context, f TransferFilter) (string, error) 
 // until they hold offset+limit transfers; the transfers of those hours are fetched through the
 // sender's index, filtered, sorted and sliced. When filters leave too few, more hours are read.
 func (s *Store) edgePage(ctx context.Context, f TransferFilter, g string, p Page) ([]TransferRow, error) {
+	if p.Offset > 0 && edgeCountsExact(f) {
+		return s.edgePageSkipping(ctx, f, g, p)
+	}
 	need := p.Offset + p.Limit
 	asc := p.SortDir == "asc"
 	dir := "DESC"
@@ -554,6 +557,93 @@ func (s *Store) edgePage(ctx context.Context, f TransferFilter, g string, p Page
 			return list[p.Offset:], nil
 		}
 	}
+}
+
+// edgeCountsExact reports whether the pair rows of f's read count its transfers exactly, hour
+// by hour: no value or USD range (a pair row's sums cannot decide one per transfer) and a window
+// of whole hours (a cut hour's pair rows hold transfers outside it).
+func edgeCountsExact(f TransferFilter) bool {
+	if f.USDGte != nil || f.USDLte != nil || f.ValueGte != nil || f.ValueLte != nil {
+		return false
+	}
+	whole := func(t time.Time) bool { return t.IsZero() || t.Equal(t.Truncate(time.Hour)) }
+	return whole(f.TimeFrom) && (f.TimeTo.IsZero() || whole(f.TimeTo.Add(time.Microsecond)))
+}
+
+// edgePageSkipping reads a page at an offset without reading the transfers before it: the
+// group's hours (newest or oldest first) with their transfer counts from the pair rows are read
+// until they reach offset+limit; the hours wholly before the page are skipped by count, and
+// only the transfers of the hours the page spans are fetched (through the sender's index),
+// sorted and sliced. A page turn costs about one page, not offset+limit rows. Only for reads
+// whose pair rows count transfers exactly (edgeCountsExact).
+func (s *Store) edgePageSkipping(ctx context.Context, f TransferFilter, g string, p Page) ([]TransferRow, error) {
+	need := int64(p.Offset + p.Limit)
+	asc := p.SortDir == "asc"
+	dir := "DESC"
+	if asc {
+		dir = "ASC"
+	}
+	var first, last time.Time // the hours the page spans (first in read order)
+	var skipped, sum int64    // transfers in the hours before first; in all hours read
+	found := false
+	for lim := 64; ; lim *= 4 {
+		b := &sqlb{rows: true}
+		rows, err := s.query(ctx, `SELECT e.bucket, sum(e.n)::bigint FROM transfers.grp_edges e WHERE `+strings.Join(b.edgeConds(f, g), " AND ")+
+			` GROUP BY e.bucket ORDER BY e.bucket `+dir+fmt.Sprintf(" LIMIT %d", lim), exec(b.args)...)
+		if err != nil {
+			return nil, fmt.Errorf("hours of %s: %w", g, err)
+		}
+		read := 0
+		skipped, sum, found = 0, 0, false
+		for rows.Next() {
+			var t time.Time
+			var n int64
+			if err := rows.Scan(&t, &n); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("scan hours of %s: %w", g, err)
+			}
+			read++
+			if sum >= need {
+				continue
+			}
+			if sum+n <= int64(p.Offset) {
+				skipped += n
+			} else if !found {
+				first, found = t, true
+			}
+			sum += n
+			last = t
+		}
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("hours of %s: %w", g, err)
+		}
+		if sum >= need || read < lim {
+			break
+		}
+	}
+	if !found {
+		return nil, nil // the offset is past the last transfer
+	}
+	b := &sqlb{rows: true}
+	lo, hi := last, first
+	if asc {
+		lo, hi = first, last
+	}
+	from := b.edgeRows(f, g, transferSelect) + " AND e.bucket >= " + b.arg(lo) + " AND e.bucket <= " + b.arg(hi)
+	out, err := s.query(ctx, `SELECT `+transferSelectOuter+` FROM (SELECT t.* FROM `+from+`) u ORDER BY `+orderBy("time", p.SortDir)+
+		fmt.Sprintf(" LIMIT %d", need-skipped), exec(b.args)...)
+	if err != nil {
+		return nil, fmt.Errorf("list transfers of %s: %w", g, err)
+	}
+	list, err := scanTransfers(out)
+	if err != nil {
+		return nil, err
+	}
+	at := p.Offset - int(skipped)
+	if at >= len(list) {
+		return nil, nil
+	}
+	return list[at:], nil
 }
 
 // edgeCount counts (capped) group g's transfers matching f through its pair rows. A pair row
