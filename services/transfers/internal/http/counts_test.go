@@ -20,6 +20,12 @@ func TestCountsOverCutWindows(t *testing.T) {
 		defer liveGroups(t)()
 		testCountsOverCutWindows(t)
 	})
+	t.Run("entity-rollup plans, all-time counts a day at a time", func(t *testing.T) {
+		defer store.SetPlanThresholds(0, 0)()
+		defer store.SetCountChunk(1)()
+		defer liveGroups(t)()
+		testCountsOverCutWindows(t)
+	})
 }
 
 func testCountsOverCutWindows(t *testing.T) {
@@ -35,10 +41,13 @@ func testCountsOverCutWindows(t *testing.T) {
 			windows = append(windows, "timeGte="+at(lo)+"&timeLte="+at(lo+span))
 		}
 	}
-	windows = append(windows, "timeLte="+at(12*time.Hour+30*time.Minute), "timeLte="+at(60*time.Hour))
+	windows = append(windows, "timeLte="+at(12*time.Hour+30*time.Minute), "timeLte="+at(60*time.Hour), "") // "": all time
 	for _, f := range filters {
 		for _, w := range windows {
-			q := "/transfers?limit=1000&" + w
+			q := "/transfers?limit=1000"
+			if w != "" {
+				q += "&" + w
+			}
 			if f != "" {
 				q += "&" + f
 			}

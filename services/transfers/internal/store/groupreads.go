@@ -251,6 +251,9 @@ func (s *Store) rollupCount(ctx context.Context, f TransferFilter) (n int, ok bo
 			return 0, false, err
 		}
 		switch {
+		case g != "" && f.TimeFrom.IsZero() && f.TimeTo.IsZero():
+			n, err := s.groupCountAllTime(ctx, f, g)
+			return n, err == nil, err
 		case g != "":
 			ga := b.arg(g)
 			for _, col := range []string{"in_n", "out_n", "self_n"} {
@@ -377,6 +380,52 @@ func (s *Store) rollupCount(ctx context.Context, f TransferFilter) (n int, ok bo
 		total += int64(n)
 	}
 	return int(min(total, MaxCount)), true, nil
+}
+
+// countChunk is how many days groupCountAllTime reads in its first query (each next one reads
+// four times more).
+var countChunk = 16
+
+// groupCountAllTime counts (capped) live group g's transfers matching f's flow, chains and
+// tokens over all time: its daily rollup, newest days first, a chunk of days at a time (16, then
+// four times more each time; one ordered pass over the group's index per chunk), stopping once
+// the count reaches MaxCount. A busy entity's count reads days, not its whole history.
+func (s *Store) groupCountAllTime(ctx context.Context, f TransferFilter, g string) (int, error) {
+	chunk := countChunk
+	var total int64
+	var before time.Time
+	for {
+		b := &sqlb{}
+		c := append([]string{"grp = " + b.arg(g)}, b.keyConds(f.Chains, f.TokenAddrs, f.TokenIDs)...)
+		if !before.IsZero() {
+			c = append(c, "bucket < "+b.arg(before))
+		}
+		rows, err := s.query(ctx, `SELECT bucket, sum(in_n)::bigint, sum(out_n)::bigint, sum(self_n)::bigint FROM transfers.grp_daily WHERE `+
+			strings.Join(c, " AND ")+fmt.Sprintf(" GROUP BY bucket ORDER BY bucket DESC LIMIT %d", chunk), exec(b.args)...)
+		if err != nil {
+			return 0, fmt.Errorf("count transfers of %s: %w", g, err)
+		}
+		read := 0
+		for rows.Next() {
+			var in, out, self int64
+			if err := rows.Scan(&before, &in, &out, &self); err != nil {
+				rows.Close()
+				return 0, fmt.Errorf("count transfers of %s: %w", g, err)
+			}
+			read++
+			total += pickN(f.Flow, in, out, self)
+		}
+		if err := rows.Err(); err != nil {
+			return 0, fmt.Errorf("count transfers of %s: %w", g, err)
+		}
+		if total >= MaxCount {
+			return MaxCount, nil
+		}
+		if read < chunk {
+			return int(total), nil
+		}
+		chunk *= 4
+	}
 }
 
 // partialHours returns the parts of the window that lie in hour buckets it does not hold
@@ -586,7 +635,7 @@ func (s *Store) edgePageSkipping(ctx context.Context, f TransferFilter, g string
 	var first, last time.Time // the hours the page spans (first in read order)
 	var skipped, sum int64    // transfers in the hours before first; in all hours read
 	found := false
-	for lim := 64; ; lim *= 4 {
+	for lim := 8; ; lim *= 4 { // hours; a busy entity fills a page turn from a few
 		b := &sqlb{rows: true}
 		rows, err := s.query(ctx, `SELECT e.bucket, sum(e.n)::bigint FROM transfers.grp_edges e WHERE `+strings.Join(b.edgeConds(f, g), " AND ")+
 			` GROUP BY e.bucket ORDER BY e.bucket `+dir+fmt.Sprintf(" LIMIT %d", lim), exec(b.args)...)

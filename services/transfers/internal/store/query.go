@@ -86,6 +86,14 @@ func SetPlanThresholds(big, lateral int) (restore func()) {
 	return func() { bigSet, lateralMax = ob, ol }
 }
 
+// SetCountChunk changes how many days an all-time group count reads per query and returns a
+// function restoring it. Tests use it to count across several chunks; not for concurrent use.
+func SetCountChunk(days int) (restore func()) {
+	o := countChunk
+	countChunk = days
+	return func() { countChunk = o }
+}
+
 // anyOf is "col is one of vals" for short lists (chains, tokens).
 func (b *sqlb) anyOf(col string, vals []string) string {
 	return col + " = ANY(" + b.arg(vals) + "::text[])"
