@@ -3,6 +3,7 @@
 #
 #   BENCH=edge,ingest make bench     only some sections (edge ingest intelligence transfers user-labels)
 #   BENCH_ROWS=200000 make bench     a smaller transfers load (default 10,000,000 rows, as issue 6 asks)
+#   BENCH_EDGE_ROUNDS=3 make bench   fewer interleaved edge rounds (default 5; the median is printed)
 #
 # Figures are printed, never asserted. Every section shares this machine's cores with PostgreSQL,
 # Redis and the in-process broker; compare figures printed side by side in one run.
@@ -17,7 +18,7 @@ section() {
 }
 
 if section edge "edge: overhead of the full edge vs direct handler and bare reverse proxy (issues 2, 3)"; then
-  (cd services/edge && go run ./cmd/edgebench -duration "${BENCH_EDGE_DURATION:-5s}")
+  (cd services/edge && go run ./cmd/edgebench -duration "${BENCH_EDGE_DURATION:-5s}" -rounds "${BENCH_EDGE_ROUNDS:-5}")
 fi
 
 if section ingest "ingest: JSON-RPC decode of mainnet block 18,000,000 and simulator -> Kafka (issue 4)"; then
