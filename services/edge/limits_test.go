@@ -271,7 +271,7 @@ func TestFailedKeysAreLimitedPerAddress(t *testing.T) {
 	}
 	for i := 5; i < 8; i++ {
 		r := e.get("/chains", "ci_made_up_"+strconv.Itoa(i))
-		if r.Status != 429 || r.Body != `{"error":"too many invalid API keys from this address; retry later"}`+"\n" {
+		if r.Status != 429 || r.Body != `{"error":"too many requests"}`+"\n" {
 			t.Fatalf("bad key %d past the budget: %d %s", i, r.Status, r.Body)
 		}
 		if ra, err := strconv.Atoi(r.Header.Get("Retry-After")); err != nil || ra < 1 {

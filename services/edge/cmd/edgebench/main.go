@@ -372,12 +372,7 @@ func childBroker() ([]string, func(), error) {
 	if err := cmd.Start(); err != nil {
 		return nil, nil, err
 	}
-	stop := func() {
-		_ = in.Close()
-		if cmd.Wait() == nil && os.Getenv("EDGEBENCH_BROKER_CPU") != "" {
-			fmt.Printf("embedded broker process CPU: %s user, %s system\n", cmd.ProcessState.UserTime(), cmd.ProcessState.SystemTime())
-		}
-	}
+	stop := func() { _ = in.Close(); _ = cmd.Wait() }
 	line, err := bufio.NewReader(out).ReadString('\n')
 	if err != nil {
 		stop()

@@ -46,24 +46,30 @@ type Options struct {
 
 // FailedKeys limits failed API key checks per client IP. Each unknown or revoked key an address
 // presents takes one request from its budget; once the budget is spent the address gets 429s
-// ("too many invalid API keys") with a Retry-After, and keys the replica does not already know
-// as valid are refused without a lookup, so a flood of made-up keys reaches neither Redis nor
-// the database. Keys already verified on this replica keep working from a shared address.
+// ("too many requests", as every rate limit) with a Retry-After, and keys the replica has no cached answer
+// for are refused without a lookup, so a flood of made-up keys reaches neither Redis nor the
+// database. Keys already verified on this replica keep working from a shared address, and a
+// key answered from the replica's cache costs no budget check at all.
 type FailedKeys struct {
 	Limiter interface {
 		RateLimiter
 		Refused(key string, lim ratelimit.Limit) (time.Duration, bool)
 	}
 	Keys interface {
-		Known(raw string) bool
+		Cached(raw string) (id httpx.Identity, ok bool, err error)
 	}
 	Limit          ratelimit.Limit
 	TrustedProxies []netip.Prefix
 }
 
+// budget names the failure budget of r's client address.
+func (f *FailedKeys) budget(r *http.Request) string {
+	return "authfail:" + ClientIP(r, f.TrustedProxies)
+}
+
 func (f *FailedKeys) refuse(w http.ResponseWriter, retry time.Duration) {
 	w.Header().Set("Retry-After", strconv.Itoa(ceilSeconds(retry, 1)))
-	proxy.WriteError(w, http.StatusTooManyRequests, "too many invalid API keys from this address; retry later")
+	proxy.WriteError(w, http.StatusTooManyRequests, "too many requests") // API.md: one 429 body for every rate limit
 }
 
 // NewHandler returns the edge's public handler.
@@ -137,19 +143,26 @@ func authenticate(rt routes.Route, v KeyVerifier, fails *FailedKeys, log *slog.L
 			next.ServeHTTP(w, r)
 			return
 		}
-		var budget string
+		var id httpx.Identity
+		var err error
+		cached := false
 		if fails != nil {
-			budget = "authfail:" + ClientIP(r, fails.TrustedProxies)
-			if retry, refused := fails.Limiter.Refused(budget, fails.Limit); refused && !fails.Keys.Known(raw) {
-				fails.refuse(w, retry)
-				return
-			}
+			id, cached, err = fails.Keys.Cached(raw)
 		}
-		id, err := v.Verify(r.Context(), raw)
+		if !cached {
+			// A lookup: refused outright while this address is over its failure budget.
+			if fails != nil {
+				if retry, refused := fails.Limiter.Refused(fails.budget(r), fails.Limit); refused {
+					fails.refuse(w, retry)
+					return
+				}
+			}
+			id, err = v.Verify(r.Context(), raw)
+		}
 		switch {
 		case errors.Is(err, keys.ErrInvalid):
 			if fails != nil {
-				if d := fails.Limiter.Allow(r.Context(), budget, fails.Limit); !d.Allowed {
+				if d := fails.Limiter.Allow(r.Context(), fails.budget(r), fails.Limit); !d.Allowed {
 					fails.refuse(w, d.RetryAfter)
 					return
 				}

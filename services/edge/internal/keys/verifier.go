@@ -108,13 +108,14 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (httpx.Identity, erro
 	return res.id, res.err
 }
 
-// Known reports whether raw is a key this replica has verified as valid and still caches.
-func (v *Verifier) Known(raw string) bool {
+// Cached returns this replica's cached verification of raw (the identity, or ErrInvalid) without
+// a lookup; ok is false when nothing is cached, and Verify would ask Redis or the database.
+func (v *Verifier) Cached(raw string) (id httpx.Identity, ok bool, err error) {
 	if raw == "" || len(raw) > MaxKeyLength {
-		return false
+		return httpx.Identity{}, true, ErrInvalid
 	}
-	r, ok := v.local.Peek(Hash(raw))
-	return ok && r.err == nil
+	r, ok := v.local.Get(Hash(raw))
+	return r.id, ok, r.err
 }
 
 func (v *Verifier) resolve(ctx context.Context, h [32]byte, hx string) (httpx.Identity, error) {
