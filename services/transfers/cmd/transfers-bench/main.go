@@ -146,24 +146,64 @@ func run(ctx context.Context) error {
 }
 
 // load writes n rows from the world and returns rows/s of write time (the simulator's own
-// time is not counted: in production it is another process).
+// time is not counted: in production it is another process). With BENCH_WRITERS > 1, that many
+// writers (as replicas of the consumer would) write batches concurrently and the rate is rows
+// over the wall time of the writes, the simulator running ahead of them.
 func load(ctx context.Context, st *store.Store, w *world, n, batch int, raw bool) (float64, error) {
-	var spent time.Duration
-	rows := make([]store.TransferRow, 0, batch)
-	report := time.Now()
-	for done := 0; done < n; {
-		rows = rows[:0]
+	write := func(rows []store.TransferRow) error {
+		if raw {
+			return st.CopyTransfersRaw(ctx, rows)
+		}
+		_, err := st.WriteTransfers(ctx, rows)
+		return err
+	}
+	next := func(done int) []store.TransferRow {
+		rows := make([]store.TransferRow, 0, batch)
 		for len(rows) < batch && done+len(rows) < n {
 			rows = append(rows, w.next())
 		}
-		t0 := time.Now()
-		var err error
-		if raw {
-			err = st.CopyTransfersRaw(ctx, rows)
-		} else {
-			_, err = st.WriteTransfers(ctx, rows)
+		return rows
+	}
+	if k := envInt("BENCH_WRITERS", 1); k > 1 {
+		batches := make(chan []store.TransferRow, 4*k)
+		go func() {
+			defer close(batches)
+			for done := 0; done < n; {
+				rows := next(done)
+				done += len(rows)
+				batches <- rows
+			}
+		}()
+		// Let the simulator fill the queue before the clock starts.
+		for len(batches) < cap(batches) && len(batches) < n/batch {
+			time.Sleep(10 * time.Millisecond)
 		}
-		if err != nil {
+		t0 := time.Now()
+		errs := make(chan error, k)
+		for range k {
+			go func() {
+				var err error
+				for rows := range batches {
+					if err == nil {
+						err = write(rows)
+					}
+				}
+				errs <- err
+			}()
+		}
+		for range k {
+			if err := <-errs; err != nil {
+				return 0, err
+			}
+		}
+		return float64(n) / time.Since(t0).Seconds(), nil
+	}
+	var spent time.Duration
+	report := time.Now()
+	for done := 0; done < n; {
+		rows := next(done)
+		t0 := time.Now()
+		if err := write(rows); err != nil {
 			return 0, err
 		}
 		spent += time.Since(t0)

@@ -64,3 +64,45 @@ func TestConcurrentWritersOfTheSameBlocks(t *testing.T) {
 		}
 	}
 }
+
+// Replicas writing the first transfers of a new month at the same moment both need its
+// partitions; neither write may fail because the other created them first.
+func TestConcurrentWritersOfANewMonth(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	reset(t, pool)
+	const writers = 4
+	for m := 0; m < 12; m++ {
+		at := time.Date(2200, time.Month(m+1), 3, 0, 0, 0, 0, time.UTC)
+		var wg sync.WaitGroup
+		errs := make([]error, writers)
+		start := make(chan struct{})
+		for w := 0; w < writers; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				st := store.New(pool) // each replica with its own cache of known partitions
+				h := fmt.Sprintf("0x%060x%04x", m, w)
+				row := store.TransferRow{Chain: "ethereum", ID: h + "_0", TxHash: h, BlockHash: fmt.Sprintf("0x%064x", m*10+w),
+					BlockNumber: int64(m*10 + w), BlockTime: at, From: fmt.Sprintf("0x%040x", w+1), To: fmt.Sprintf("0x%040x", w+2),
+					TokenID: "ethereum", TokenSymbol: "ETH", TokenDecimals: 18, Amount: big.NewInt(1), UnitValue: 1e-18}
+				<-start
+				_, errs[w] = st.WriteTransfers(ctx, []store.TransferRow{row})
+			}()
+		}
+		close(start)
+		wg.Wait()
+		for w, err := range errs {
+			if err != nil {
+				t.Fatalf("month %d, writer %d: %v", m+1, w, err)
+			}
+		}
+	}
+	var n int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM transfers.transfers WHERE block_time >= '2200-01-01'`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 12*writers {
+		t.Fatalf("stored %d transfers, want %d", n, 12*writers)
+	}
+}
