@@ -161,7 +161,9 @@ func TestUserLabelsThroughEdge(t *testing.T) {
 		t.Fatalf("bob's toAddress: %+v %v", to, err)
 	}
 
-	// A rename reaches the other services (their caches follow user.changes.v1).
+	// A rename reaches the other services (their caches follow user.changes.v1): transfers keeps
+	// a caller's labels up to TRANSFERS_USER_LABELS_CACHE_TTL (60 s), so within the 15 s below
+	// only the change event can have dropped the old name.
 	label = `{"name":"Alice's cold wallet","note":"","address":"` + wallet + `","chainType":"evm"}`
 	ulExpectJSON(t, "PUT /user/labels/{id}", p.Do(t, http.MethodPut, "/user/labels/"+upper+":evm", alice, map[string]string{"name": "Alice's cold wallet", "note": ""}), 200, label)
 	ulEventually(t, 10*time.Second, 200*time.Millisecond, func() error {

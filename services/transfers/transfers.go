@@ -3,7 +3,10 @@ package transfers
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"log/slog"
+	"os"
 
 	"github.com/chainintel/chainintel/libs/chains"
 	"github.com/chainintel/chainintel/libs/eventbus"
@@ -72,7 +75,14 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		if err != nil {
 			return err
 		}
-		labels = app.NewLabelCache(c, cfg.UserLabelsCacheTTL, 200000)
+		cache := app.NewLabelCache(c, cfg.UserLabelsCacheTTL, 200000)
+		labels = cache
+		// Every replica holds its own cache, so every replica reads every change: a consumer
+		// group of its own, from the end (an empty cache has nothing older to forget).
+		service.Consume(s, cfg.Kafka, eventsv1.TopicUserChanges, func() *eventsv1.UserChange { return new(eventsv1.UserChange) },
+			events.UserChanges(cache), func(o *eventbus.ConsumerOptions) {
+				o.Group, o.StartAtEnd = Name+"."+eventsv1.TopicUserChanges+"."+replicaID(), true
+			})
 	}
 
 	h := events.Handlers{W: st, Log: s.Log}
@@ -86,4 +96,13 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	e := s.Engine()
 	svchttp.Register(e, app.New(st, labels, cs), query.Parser{Chains: cs})
 	return s.Run(ctx, e)
+}
+
+// replicaID names this process among the service's replicas: the host name (the pod name on
+// Kubernetes) and a random suffix, as two processes may share a host.
+func replicaID() string {
+	h, _ := os.Hostname()
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return h + "-" + hex.EncodeToString(b[:])
 }

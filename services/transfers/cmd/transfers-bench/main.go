@@ -9,7 +9,9 @@
 // (rows of the raw COPY comparison, default min(BENCH_ROWS, 1,000,000)), BENCH_QUERIES (200 runs
 // per query), BENCH_DATABASE_URL (server to create the scratch databases on; default
 // CHAININTEL_TEST_DATABASE_URL or the local server). Scratch databases are dropped at the end
-// unless BENCH_KEEP is set.
+// unless BENCH_KEEP is set. BENCH_WRITERS (1) concurrent writers load the rows; BENCH_QUERY_DB
+// runs the queries only, on a database a BENCH_KEEP run left; BENCH_ONLY runs only the queries
+// whose name contains it; BENCH_CPUPROFILE writes a CPU profile of the queries.
 package main
 
 import (
@@ -20,8 +22,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/chainintel/chainintel/libs/chains"
@@ -236,8 +240,23 @@ func queries(ctx context.Context, st *store.Store, w *world, runs int) error {
 		}},
 		{"address base, customer, all flows", func() string { return "/transfers?base=" + w.customers[rng.IntN(len(w.customers))] }},
 	}
+	if f := os.Getenv("BENCH_CPUPROFILE"); f != "" {
+		out, err := os.Create(f)
+		if err != nil {
+			return err
+		}
+		defer out.Close()
+		if err := pprof.StartCPUProfile(out); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	only := os.Getenv("BENCH_ONLY")
 	fmt.Printf("%-45s %10s %10s %10s\n", "query", "p50", "p99", "max")
 	for _, c := range cases {
+		if only != "" && !strings.Contains(c.name, only) {
+			continue
+		}
 		var lat []time.Duration
 		for i := 0; i < runs+5; i++ {
 			req := httptest.NewRequest(http.MethodGet, c.path(), nil).WithContext(ctx)

@@ -9,19 +9,24 @@ import (
 	ulclient "github.com/chainintel/chainintel/services/user-labels/client"
 )
 
-// LabelCache keeps each caller's user-labels lookups for a short time, so a page of transfers
-// asks user-labels only for addresses it has not seen lately, in one batched call. Entity and
-// additions calls pass through. It is safe for concurrent use.
+// LabelCache keeps each caller's user-labels lookups, so a page of transfers asks user-labels
+// only for addresses it has not seen lately, in one batched call. user-labels announces every
+// change on user.changes.v1 and the service's consumer of it calls Forget, so a caller's edit
+// shows on the next request; the TTL only bounds how stale an entry can get while those events
+// are late (the broker down, the consumer behind). Entity and additions calls pass through. It is
+// safe for concurrent use.
 type LabelCache struct {
 	next UserLabels
 	ttl  time.Duration
 	max  int
 
 	mu      sync.Mutex
-	entries map[cacheKey]cacheEntry
+	entries map[string]map[string]cacheEntry // user → AddressRef.Key() → entry
+	n       int
+	// forgets counts Forget calls: an answer asked for before one is returned but not kept, as
+	// it may predate the change.
+	forgets uint64
 }
-
-type cacheKey struct{ user, addr string }
 
 type cacheEntry struct {
 	label    *ulclient.Label
@@ -31,7 +36,37 @@ type cacheEntry struct {
 
 // NewLabelCache wraps next; entries live for ttl, and at most max are kept.
 func NewLabelCache(next UserLabels, ttl time.Duration, max int) *LabelCache {
-	return &LabelCache{next: next, ttl: ttl, max: max, entries: map[cacheKey]cacheEntry{}}
+	return &LabelCache{next: next, ttl: ttl, max: max, entries: map[string]map[string]cacheEntry{}}
+}
+
+// Forget drops what the cache holds of user's addresses keys (AddressRef.Key()), or of all the
+// user's addresses when keys is empty.
+func (c *LabelCache) Forget(user string, keys []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.forgets++
+	m := c.entries[user]
+	if len(keys) == 0 {
+		c.n -= len(m)
+		delete(c.entries, user)
+		return
+	}
+	for _, k := range keys {
+		if _, ok := m[k]; ok {
+			delete(m, k)
+			c.n--
+		}
+	}
+	if len(m) == 0 {
+		delete(c.entries, user)
+	}
+}
+
+// Len is how many entries the cache holds.
+func (c *LabelCache) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n
 }
 
 // Lookup answers from the cache what it can and asks for the rest in one call.
@@ -44,8 +79,10 @@ func (c *LabelCache) Lookup(ctx context.Context, addrs []ulclient.AddressRef) (u
 	now := time.Now()
 	var miss []ulclient.AddressRef
 	c.mu.Lock()
+	mine := c.entries[id.UserID]
+	forgets := c.forgets
 	for _, a := range addrs {
-		e, ok := c.entries[cacheKey{id.UserID, a.Key()}]
+		e, ok := mine[a.Key()]
 		if !ok || now.After(e.expires) {
 			miss = append(miss, a)
 			continue
@@ -67,8 +104,14 @@ func (c *LabelCache) Lookup(ctx context.Context, addrs []ulclient.AddressRef) (u
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.entries)+len(miss) > c.max {
-		c.entries = map[cacheKey]cacheEntry{}
+	keep := c.forgets == forgets
+	if keep && c.n+len(miss) > c.max {
+		c.entries, c.n = map[string]map[string]cacheEntry{}, 0
+	}
+	mine = c.entries[id.UserID]
+	if keep && mine == nil {
+		mine = map[string]cacheEntry{}
+		c.entries[id.UserID] = mine
 	}
 	for _, a := range miss {
 		k := a.Key()
@@ -80,7 +123,13 @@ func (c *LabelCache) Lookup(ctx context.Context, addrs []ulclient.AddressRef) (u
 		if len(e.entities) > 0 {
 			out.Entities[k] = e.entities
 		}
-		c.entries[cacheKey{id.UserID, k}] = e
+		if !keep {
+			continue
+		}
+		if _, ok := mine[k]; !ok {
+			c.n++
+		}
+		mine[k] = e
 	}
 	return out, nil
 }

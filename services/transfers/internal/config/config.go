@@ -25,8 +25,9 @@ type Config struct {
 	// UserLabelsURL is the user-labels service's base URL; empty disables callers' own labels
 	// and user entities.
 	UserLabelsURL string `env:"USER_LABELS_URL" envDefault:"http://user-labels:8080"`
-	// UserLabelsCacheTTL is how long a caller's labels of an address are reused.
-	UserLabelsCacheTTL time.Duration `env:"USER_LABELS_CACHE_TTL" envDefault:"5s"`
+	// UserLabelsCacheTTL is how long a caller's labels of an address are reused at most: changes
+	// (user.changes.v1) drop them at once, this bounds staleness while those events are late.
+	UserLabelsCacheTTL time.Duration `env:"USER_LABELS_CACHE_TTL" envDefault:"60s"`
 	// ConsumerBatch is the most chain records written in one transaction.
 	ConsumerBatch int `env:"CONSUMER_BATCH" envDefault:"2000"`
 	// GroupRollupsAbove is the number of addresses above which an attribution group (an entity,

@@ -320,3 +320,31 @@ func (h Handlers) Attributions(ctx context.Context, batch []eventbus.Message[*ev
 }
 
 func chainType(s string) chains.Type { return chains.Type(s) }
+
+// Forgetter drops a caller's cached user-labels answers (app.LabelCache).
+type Forgetter interface {
+	Forget(user string, keys []string)
+}
+
+// UserChanges makes the label cache drop what each change on user.changes.v1 makes stale: the
+// caller's entries of the addresses it names, or all the caller's entries when it names none.
+// Forgetting twice is forgetting once, so redelivery is harmless.
+func UserChanges(f Forgetter) eventbus.Handler[*eventsv1.UserChange] {
+	return func(ctx context.Context, batch []eventbus.Message[*eventsv1.UserChange]) error {
+		for _, m := range batch {
+			if m.Tombstone || m.Msg.GetUserId() == "" {
+				continue
+			}
+			keys := make([]string, 0, len(m.Msg.GetAddresses()))
+			for _, a := range m.Msg.GetAddresses() {
+				addr := a.GetAddress()
+				if n, err := address.Normalize(chainType(a.GetChainType()), addr); err == nil {
+					addr = n
+				}
+				keys = append(keys, a.GetChainType()+":"+addr)
+			}
+			f.Forget(m.Msg.GetUserId(), keys)
+		}
+		return nil
+	}
+}

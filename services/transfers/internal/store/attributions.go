@@ -138,23 +138,35 @@ func (s *Store) Attributions(ctx context.Context, keys []AddressKey) (map[Addres
 		return nil, fmt.Errorf("load attributions: %w", err)
 	}
 	defer rows.Close()
+	// The addresses of a page mostly belong to a few entities: each distinct entity document
+	// is decoded once. Entities are read-only once decoded, so they are shared.
+	decoded := map[string]*Entity{}
+	entity := func(raw []byte) (*Entity, error) {
+		if raw == nil {
+			return nil, nil
+		}
+		if e, ok := decoded[string(raw)]; ok {
+			return e, nil
+		}
+		e := new(Entity)
+		if err := json.Unmarshal(raw, e); err != nil {
+			return nil, err
+		}
+		decoded[string(raw)] = e
+		return e, nil
+	}
 	for rows.Next() {
 		var a Attribution
 		var ej, pj []byte
 		if err := rows.Scan(&a.ChainType, &a.Address, &ej, &a.Label, &pj, &a.DepositServiceID, &a.IsContract, &a.Version, &a.UpdatedAt); err != nil {
 			return nil, fmt.Errorf("scan attribution: %w", err)
 		}
-		if ej != nil {
-			a.Entity = new(Entity)
-			if err := json.Unmarshal(ej, a.Entity); err != nil {
-				return nil, fmt.Errorf("attribution entity of %s: %w", a.Address, err)
-			}
+		var err error
+		if a.Entity, err = entity(ej); err != nil {
+			return nil, fmt.Errorf("attribution entity of %s: %w", a.Address, err)
 		}
-		if pj != nil {
-			a.Predicted = new(Entity)
-			if err := json.Unmarshal(pj, a.Predicted); err != nil {
-				return nil, fmt.Errorf("attribution prediction of %s: %w", a.Address, err)
-			}
+		if a.Predicted, err = entity(pj); err != nil {
+			return nil, fmt.Errorf("attribution prediction of %s: %w", a.Address, err)
 		}
 		out[AddressKey{a.ChainType, a.Address}] = a
 	}

@@ -506,9 +506,23 @@ func (b *sqlb) edgeConds(f TransferFilter, g string) []string {
 
 // edgeRows renders the edge-driven read of group g's transfers matching f: for each pair row
 // of the group (newest hour first, or oldest), its transfers through the sender's index.
-func (b *sqlb) edgeRows(f TransferFilter, g, cols string) (from string) {
+//
+// lo and hi (zero: open) bound the pair rows' hours, first to last. They bound the transfers'
+// times inside the lateral read as well, as constants: without them the planner cannot prune the
+// monthly partitions of transfers before execution and plans every one (about 2 ms of the 3 ms of
+// a page turn at 10M rows).
+func (b *sqlb) edgeRows(f TransferFilter, g, cols string, lo, hi time.Time) (from string) {
 	rowConds := []string{"t.from_addr = e.from_addr", "t.block_time >= e.bucket", "t.block_time < e.bucket + interval '1 hour'",
 		"t.to_addr = e.to_addr", "t.chain = e.chain", "t.token = e.token"}
+	edge := b.edgeConds(f, g)
+	if !lo.IsZero() {
+		edge = append(edge, "e.bucket >= "+b.arg(lo))
+		rowConds = append(rowConds, "t.block_time >= "+b.arg(lo))
+	}
+	if !hi.IsZero() {
+		edge = append(edge, "e.bucket <= "+b.arg(hi))
+		rowConds = append(rowConds, "t.block_time < "+b.arg(hi.Add(time.Hour)))
+	}
 	if !f.TimeFrom.IsZero() {
 		rowConds = append(rowConds, "t.block_time >= "+b.arg(f.TimeFrom))
 	}
@@ -524,7 +538,7 @@ func (b *sqlb) edgeRows(f TransferFilter, g, cols string) (from string) {
 		}
 	}
 	return `transfers.grp_edges e CROSS JOIN LATERAL (SELECT ` + cols + ` FROM transfers.transfers t WHERE ` +
-		strings.Join(rowConds, " AND ") + `) t WHERE ` + strings.Join(b.edgeConds(f, g), " AND ")
+		strings.Join(rowConds, " AND ") + `) t WHERE ` + strings.Join(edge, " AND ")
 }
 
 // edgePlan reports whether f's page can be read through group g's pair rows: a base that is one
@@ -582,14 +596,15 @@ func (s *Store) edgePage(ctx context.Context, f TransferFilter, g string, p Page
 			return nil, nil
 		}
 		b = &sqlb{rows: true}
-		from := b.edgeRows(f, g, transferSelect)
+		var lo, hi time.Time
 		if !exhausted {
-			op := ">="
 			if asc {
-				op = "<="
+				hi = bound
+			} else {
+				lo = bound
 			}
-			from += " AND e.bucket " + op + " " + b.arg(bound)
 		}
+		from := b.edgeRows(f, g, transferSelect, lo, hi)
 		out, err := s.query(ctx, `SELECT `+transferSelectOuter+` FROM (SELECT t.* FROM `+from+`) u ORDER BY `+orderBy("time", p.SortDir)+
 			fmt.Sprintf(" LIMIT %d", need), exec(b.args)...)
 		if err != nil {
@@ -678,7 +693,7 @@ func (s *Store) edgePageSkipping(ctx context.Context, f TransferFilter, g string
 	if asc {
 		lo, hi = first, last
 	}
-	from := b.edgeRows(f, g, transferSelect) + " AND e.bucket >= " + b.arg(lo) + " AND e.bucket <= " + b.arg(hi)
+	from := b.edgeRows(f, g, transferSelect, lo, hi)
 	out, err := s.query(ctx, `SELECT `+transferSelectOuter+` FROM (SELECT t.* FROM `+from+`) u ORDER BY `+orderBy("time", p.SortDir)+
 		fmt.Sprintf(" LIMIT %d", need-skipped), exec(b.args)...)
 	if err != nil {
@@ -741,7 +756,7 @@ func (s *Store) edgeCount(ctx context.Context, f TransferFilter, g string) (int,
 	}
 	b = &sqlb{rows: true}
 	var rest int
-	if err := s.queryRow(ctx, fmt.Sprintf(`SELECT count(*) FROM (SELECT 1 FROM %s AND NOT %s LIMIT %d) x`, b.edgeRows(f, g, "1"), single(b), MaxCount-lower),
+	if err := s.queryRow(ctx, fmt.Sprintf(`SELECT count(*) FROM (SELECT 1 FROM %s AND NOT %s LIMIT %d) x`, b.edgeRows(f, g, "1", time.Time{}, time.Time{}), single(b), MaxCount-lower),
 		exec(b.args)...).Scan(&rest); err != nil {
 		return 0, fmt.Errorf("count transfers of %s: %w", g, err)
 	}

@@ -291,6 +291,18 @@ func (s *Store) ListTransfers(ctx context.Context, f TransferFilter, p Page) ([]
 	if err != nil {
 		return nil, 0, err
 	}
+	// The count does not depend on the page: it runs beside it, on a connection of its own.
+	type counted struct {
+		n   int
+		err error
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan counted, 1)
+	go func() {
+		n, err := s.countTransfers(cctx, f, g)
+		done <- counted{n, err}
+	}()
 	var list []TransferRow
 	if g != "" && p.SortKey == "time" {
 		list, err = s.edgePage(ctx, f, g, p)
@@ -300,16 +312,21 @@ func (s *Store) ListTransfers(ctx context.Context, f TransferFilter, p Page) ([]
 	if err != nil {
 		return nil, 0, err
 	}
+	c := <-done
+	return list, c.n, c.err
+}
+
+// countTransfers counts (capped) the transfers matching f: from the rollups when they answer
+// it, from a live group's edges (g), or from the rows.
+func (s *Store) countTransfers(ctx context.Context, f TransferFilter, g string) (int, error) {
 	count, ok, err := s.rollupCount(ctx, f)
 	if err != nil || ok {
-		return list, count, err
+		return count, err
 	}
 	if g != "" {
-		count, err = s.edgeCount(ctx, f, g)
-		return list, count, err
+		return s.edgeCount(ctx, f, g)
 	}
-	count, err = s.rowCount(ctx, f)
-	return list, count, err
+	return s.rowCount(ctx, f)
 }
 
 // rowCount counts (capped) the transfers matching f from the rows.
