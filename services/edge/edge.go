@@ -128,6 +128,7 @@ type Assembly struct {
 	Aggregator *metering.Aggregator
 	store      *usage.Store
 	retention  time.Duration
+	hourlyKeep time.Duration
 	log        *slog.Logger
 }
 
@@ -143,7 +144,7 @@ func Assemble(cfg Config, s *service.Service, pool *pgxpool.Pool, rdb redis.Univ
 	}
 	meter := s.Tel.Meter()
 	store := usage.NewStore(pool)
-	a := &Assembly{Tiers: table, Usage: store, store: store, retention: cfg.UsageDedupRetention, log: s.Log}
+	a := &Assembly{Tiers: table, Usage: store, store: store, retention: cfg.UsageDedupRetention, hourlyKeep: cfg.UsageHourlyRetention, log: s.Log}
 	a.Verifier = keys.NewVerifier(keys.NewStore(pool), keys.VerifierOptions{
 		LocalTTL: cfg.KeyLocalTTL, RedisTTL: cfg.KeyCacheTTL, Redis: rdb, Log: s.Log})
 	a.Limiter = ratelimit.New(rdb, ratelimit.Options{Timeout: cfg.LimiterTimeout, FallbackFor: cfg.LimiterFallback,
@@ -185,18 +186,18 @@ func Assemble(cfg Config, s *service.Service, pool *pgxpool.Pool, rdb redis.Univ
 }
 
 // Parts are the background workers of the edge: key invalidations, the credit ledger's sync,
-// the usage producer and the forgetting of old usage event ids.
+// the usage producer and the retention of usage event ids and hourly usage.
 func (a *Assembly) Parts() []lifecycle.Part {
 	return []lifecycle.Part{
 		{Name: "key invalidations", Run: a.Verifier.Listen},
 		{Name: "usage producer", Run: a.Producer.Run},
 		{Name: "credit ledger", Run: a.Ledger.Run},
 		{Name: "rate-limit leases", Run: a.Limiter.Run},
-		{Name: "usage event ids retention", Run: a.forgetOldEvents},
+		{Name: "usage retention", Run: a.retainUsage},
 	}
 }
 
-func (a *Assembly) forgetOldEvents(ctx context.Context) error {
+func (a *Assembly) retainUsage(ctx context.Context) error {
 	t := time.NewTicker(time.Hour)
 	defer t.Stop()
 	for {
@@ -204,6 +205,14 @@ func (a *Assembly) forgetOldEvents(ctx context.Context) error {
 			a.log.Warn("forgetting old usage event ids failed", "error", err)
 		} else if n > 0 {
 			a.log.Info("forgot old usage event ids", "count", n)
+		}
+		if a.hourlyKeep > 0 {
+			before := time.Now().Add(-a.hourlyKeep).UTC().Truncate(time.Hour)
+			if n, err := a.store.PruneHourlyBefore(ctx, before, 10000); err != nil && ctx.Err() == nil {
+				a.log.Warn("pruning old hourly usage failed", "error", err)
+			} else if n > 0 {
+				a.log.Info("pruned old hourly usage", "rows", n, "before", before)
+			}
 		}
 		select {
 		case <-ctx.Done():

@@ -77,6 +77,9 @@ type Config struct {
 	CreditSync time.Duration `env:"CREDIT_SYNC" envDefault:"250ms"`
 	// UsageDedupRetention is how long consumed usage event ids are remembered for dedup.
 	UsageDedupRetention time.Duration `env:"USAGE_DEDUP_RETENTION" envDefault:"168h"`
+	// UsageHourlyRetention is how long hourly usage per key and route (GET
+	// /analytics/endpoint-calls) is kept; 0 keeps it forever. Billing periods are always kept.
+	UsageHourlyRetention time.Duration `env:"USAGE_HOURLY_RETENTION" envDefault:"9528h"`
 }
 
 // Validate checks the whole configuration.
@@ -122,6 +125,9 @@ func (c Config) Validate() error {
 	}
 	if c.UsageQueue <= 0 || c.UsageBatch <= 0 || c.CreditSync <= 0 || c.UsageDedupRetention <= 0 {
 		p.Addf("EDGE_USAGE_QUEUE, EDGE_USAGE_BATCH, EDGE_CREDIT_SYNC and EDGE_USAGE_DEDUP_RETENTION must be positive")
+	}
+	if c.UsageHourlyRetention != 0 && c.UsageHourlyRetention < 24*time.Hour {
+		p.Addf("EDGE_USAGE_HOURLY_RETENTION must be 0 (keep) or at least 24h, got %s", c.UsageHourlyRetention)
 	}
 	return p.Err()
 }

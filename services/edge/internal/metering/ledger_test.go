@@ -2,6 +2,7 @@ package metering_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -140,5 +141,37 @@ func TestLedgerSyncsOnFreshRedis(t *testing.T) {
 	b.Sync(ctx)
 	if used, _ := b.Used(ctx, e); used != 3 {
 		t.Fatalf("other replica after sync: %d, want 3", used)
+	}
+}
+
+// Hourly usage older than the retention goes, a batch at a time; newer hours and the billing
+// periods stay.
+func TestPruneHourlyUsage(t *testing.T) {
+	ctx := context.Background()
+	store := usage.NewStore(pgtest.Pool(t))
+	old := time.Date(2001, 5, 10, 7, 0, 0, 0, time.UTC) // before any other test's calls
+	recent := time.Date(2001, 8, 10, 7, 0, 0, 0, time.UTC)
+	var calls []usage.Call
+	for i, at := range []time.Time{old, old.Add(time.Hour), old.Add(2 * time.Hour), recent} {
+		calls = append(calls, usage.Call{EventID: fmt.Sprintf("prune-%d", i), KeyID: "kp", UserID: "u-prune", Route: "/transfers",
+			Credits: 3, Time: at, Included: 100})
+	}
+	if _, err := store.Apply(ctx, calls); err != nil {
+		t.Fatal(err)
+	}
+	n, err := store.PruneHourlyBefore(ctx, recent.Add(-24*time.Hour), 1)
+	if err != nil || n != 3 {
+		t.Fatalf("pruned %d (%v), want 3", n, err)
+	}
+	rows, err := store.Hourly(ctx, usage.Scope{UserID: "u-prune"}, old.Add(-time.Hour), recent.Add(time.Hour))
+	if err != nil || len(rows) != 1 || !rows[0].Hour.Equal(recent) {
+		t.Fatalf("hourly after pruning: %+v %v", rows, err)
+	}
+	ps, err := store.CreditPeriods(ctx, usage.Entity{Type: usage.EntityUser, ID: "u-prune"}, 36)
+	if err != nil || len(ps) != 2 {
+		t.Fatalf("billing periods after pruning: %+v %v", ps, err)
+	}
+	if n, err := store.PruneHourlyBefore(ctx, recent.Add(-24*time.Hour), 1); err != nil || n != 0 {
+		t.Fatalf("second prune: %d %v", n, err)
 	}
 }

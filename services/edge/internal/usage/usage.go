@@ -292,6 +292,24 @@ func (s *Store) Hourly(ctx context.Context, sc Scope, from, to time.Time) ([]Hou
 	return out, nil
 }
 
+// PruneHourlyBefore deletes hourly usage rows of hours before t, batch rows at a time so that no
+// statement holds many row locks or a long transaction; it returns how many it deleted. Billing
+// periods (credit_periods) are kept: they are what credits are charged from.
+func (s *Store) PruneHourlyBefore(ctx context.Context, t time.Time, batch int) (int64, error) {
+	var total int64
+	for {
+		tag, err := s.pool.Exec(ctx, `DELETE FROM edge.usage_hourly WHERE ctid = ANY(ARRAY(
+			SELECT ctid FROM edge.usage_hourly WHERE hour < $1 LIMIT $2))`, t, batch)
+		if err != nil {
+			return total, fmt.Errorf("prune hourly usage: %w", err)
+		}
+		total += tag.RowsAffected()
+		if tag.RowsAffected() < int64(batch) {
+			return total, nil
+		}
+	}
+}
+
 // ForgetEventsBefore drops remembered event ids older than t (redelivery after that is not
 // expected); it returns how many it dropped.
 func (s *Store) ForgetEventsBefore(ctx context.Context, t time.Time) (int64, error) {
