@@ -106,3 +106,73 @@ func TestConcurrentWritersOfANewMonth(t *testing.T) {
 		t.Fatalf("stored %d transfers, want %d", n, 12*writers)
 	}
 }
+
+// A reorg handled while the orphaned block's transfers are being written (the two topics have
+// consumers of their own) must still leave none of them: either the reorg waits for the write
+// and removes its rows, or the write comes after and drops them. Rollups end exactly as if the
+// orphaned blocks had never been written, and the two never fail each other (deadlock).
+func TestReorgBesideAWriteOfItsBlock(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	reset(t, pool)
+	st := store.New(pool)
+	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	block := func(num int64, fork string) []store.TransferRow {
+		bh := fmt.Sprintf("0x%s%062x", fork, num)
+		at := t0.Add(time.Duration(num) * 12 * time.Second)
+		var out []store.TransferRow
+		for i := 0; i < 40; i++ {
+			h := fmt.Sprintf("0x%s%058x%04x", fork, num, i)
+			out = append(out, store.TransferRow{Chain: "ethereum", ID: h + "_0", TxHash: h, BlockHash: bh, BlockNumber: num, BlockTime: at,
+				TxIndex: int32(i), From: fmt.Sprintf("0x%040x", i%7+1), To: fmt.Sprintf("0x%040x", i%5+100), TokenID: "ethereum",
+				TokenSymbol: "ETH", TokenDecimals: 18, Amount: big.NewInt(int64(i + 1)), UnitValue: float64(i+1) * 1e-18})
+		}
+		return out
+	}
+	var kept []store.TransferRow
+	for num := int64(1); num <= 30; num++ {
+		orphan, canon := block(num, "aa"), block(num, "bb")
+		// The orphaned block's write, its reorg and the next canonical write start together.
+		var wg sync.WaitGroup
+		errs := make([]error, 3)
+		start := make(chan struct{})
+		for i, f := range []func() error{
+			func() error { _, err := st.WriteTransfers(ctx, orphan); return err },
+			func() error {
+				_, err := st.RemoveBlocks(ctx, "ethereum", []store.Block{{Number: num, Hash: orphan[0].BlockHash}})
+				return err
+			},
+			func() error { _, err := st.WriteTransfers(ctx, canon); return err },
+		} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				errs[i] = f()
+			}()
+		}
+		close(start)
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				t.Fatalf("block %d, step %d: %v", num, i, err)
+			}
+		}
+		kept = append(kept, canon...)
+	}
+	var orphaned int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM transfers.transfers WHERE block_hash LIKE '0xaa%'`).Scan(&orphaned); err != nil {
+		t.Fatal(err)
+	}
+	if orphaned > 0 {
+		t.Fatalf("%d transfers of orphaned blocks survived their reorg", orphaned)
+	}
+	got := snapshot(t, pool)
+	reset(t, pool)
+	if _, err := store.New(pool).WriteTransfers(ctx, kept); err != nil {
+		t.Fatal(err)
+	}
+	if want := snapshot(t, pool); got != want {
+		t.Fatalf("rollups after racing reorgs differ from the canonical blocks written alone:\n%s\nwant\n%s", got, want)
+	}
+}

@@ -165,8 +165,12 @@ var stageCols = append(append([]string(nil), transferColsUID...), "from_grps", "
 // transactions, transfers and swaps consumers record the same new blocks at the same time, and
 // inserts of one unique key in different orders deadlock (TestConcurrentWritersOfTheSameBlocks).
 
-// groupLock serialises writers of chain rows (shared) with relabels (exclusive): a relabel
-// re-aggregates from rows that every writer committed under the membership it replaces.
+// groupLock serialises writers of chain rows (shared) with relabels and reorgs (exclusive). A
+// relabel re-aggregates from rows that every writer committed under the membership it replaces.
+// A reorg must not pass a write of its own blocks: a write that started first would not see
+// the blocks marked orphaned, and the reorg would not see its uncommitted rows, so they would
+// stay (TestReorgBesideAWriteOfItsBlock). Holding it exclusively, the reorg waits for writes in
+// flight and removes their rows; writes after it see the mark and drop them.
 const groupLock = 7283400111
 
 // membCache holds the live groups of addresses the writer has seen, valid for one group epoch.
@@ -325,7 +329,8 @@ func (s *Store) WriteTransactions(ctx context.Context, rows []TransactionRow) (i
 	}
 	var n int
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `CREATE TEMP TABLE IF NOT EXISTS stage_transactions
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock_shared(`+fmt.Sprint(groupLock)+`);
+			CREATE TEMP TABLE IF NOT EXISTS stage_transactions
 			(LIKE transfers.transactions INCLUDING DEFAULTS) ON COMMIT DELETE ROWS`); err != nil {
 			return fmt.Errorf("stage table: %w", err)
 		}
@@ -373,7 +378,8 @@ func (s *Store) WriteSwaps(ctx context.Context, rows []SwapRow) (int, error) {
 	}
 	var n int
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `CREATE TEMP TABLE IF NOT EXISTS stage_swaps
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock_shared(`+fmt.Sprint(groupLock)+`);
+			CREATE TEMP TABLE IF NOT EXISTS stage_swaps
 			(LIKE transfers.swaps INCLUDING DEFAULTS) ON COMMIT DELETE ROWS`); err != nil {
 			return fmt.Errorf("stage table: %w", err)
 		}
@@ -408,7 +414,7 @@ type ReorgResult struct{ Transactions, Transfers, Swaps int }
 
 // RemoveBlocks removes every transaction, transfer and swap of the orphaned blocks of a chain and
 // subtracts the removed transfers from every rollup (the live groups' too, with the membership
-// they were counted under), in one transaction. The blocks are remembered as orphaned so that
+// they were counted under), in one transaction, after the writes in flight (groupLock). The blocks are remembered as orphaned so that
 // their rows arriving later are dropped. Running it again removes nothing more, so a redelivered
 // reorg changes nothing.
 func (s *Store) RemoveBlocks(ctx context.Context, chain string, blocks []Block) (ReorgResult, error) {
@@ -425,7 +431,7 @@ func (s *Store) RemoveBlocks(ctx context.Context, chain string, blocks []Block) 
 		}
 	}
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SET LOCAL work_mem = '64MB'; SET LOCAL jit = off; SELECT pg_advisory_xact_lock_shared(`+fmt.Sprint(groupLock)+`)`); err != nil {
+		if _, err := tx.Exec(ctx, `SET LOCAL work_mem = '64MB'; SET LOCAL jit = off; SELECT pg_advisory_xact_lock(`+fmt.Sprint(groupLock)+`)`); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO transfers.orphaned_blocks (chain, block_hash)
