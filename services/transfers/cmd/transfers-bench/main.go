@@ -11,7 +11,8 @@
 // CHAININTEL_TEST_DATABASE_URL or the local server). Scratch databases are dropped at the end
 // unless BENCH_KEEP is set. BENCH_WRITERS (1) concurrent writers load the rows; BENCH_QUERY_DB
 // runs the queries only, on a database a BENCH_KEEP run left; BENCH_ONLY runs only the queries
-// whose name contains it; BENCH_CPUPROFILE writes a CPU profile of the queries.
+// whose name contains it; BENCH_PATHS adds requests of its own; BENCH_CPUPROFILE writes a CPU
+// profile of the queries.
 package main
 
 import (
@@ -239,6 +240,17 @@ func queries(ctx context.Context, st *store.Store, w *world, runs int) error {
 			return "/transfers?base=" + ex() + "&limit=50&offset=" + strconv.Itoa(50*(1+rng.IntN(9)))
 		}},
 		{"address base, customer, all flows", func() string { return "/transfers?base=" + w.customers[rng.IntN(len(w.customers))] }},
+	}
+	// BENCH_PATHS: other requests to time, separated by spaces; "{exchange}" and "{hot}" stand for
+	// a random exchange and its hot wallet.
+	for _, pth := range strings.Fields(os.Getenv("BENCH_PATHS")) {
+		cases = append(cases, struct {
+			name string
+			path func() string
+		}{pth, func() string {
+			e := ex()
+			return strings.NewReplacer("{exchange}", e, "{hot}", w.hot[e]).Replace(pth)
+		}})
 	}
 	if f := os.Getenv("BENCH_CPUPROFILE"); f != "" {
 		out, err := os.Create(f)

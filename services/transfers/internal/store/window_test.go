@@ -1,0 +1,129 @@
+package store_test
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math/big"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/chainintel/chainintel/libs/pgstore/pgtest"
+	"github.com/chainintel/chainintel/services/transfers/internal/store"
+)
+
+// Pages sorted by USD or value over windows that graze a month (its first or last hours), that
+// are short, or that span months are read in segments (the grazed ends sorted, the rest walked
+// by index); put together they must be exactly the brute-force page: same rows, same order,
+// unknown USD last (descending) or first (ascending), ties by chain and id.
+func TestSortedPagesOverMonthEdges(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	reset(t, pool)
+	st := store.New(pool)
+	rng := rand.New(rand.NewPCG(3, 4))
+	feb := time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)
+	mar := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	addrs := []string{"0x00000000000000000000000000000000000000a1", "0x00000000000000000000000000000000000000a2", "0x00000000000000000000000000000000000000a3"}
+	var all []store.TransferRow
+	for i := 0; i < 600; i++ {
+		// Around the two month boundaries, densest within a day of them.
+		at := feb.Add(time.Duration(rng.IntN(48*60)-24*60) * time.Minute)
+		if i%3 == 0 {
+			at = mar.Add(time.Duration(rng.IntN(48*60)-24*60) * time.Minute)
+		}
+		if i%10 == 0 {
+			at = feb.Add(time.Duration(rng.IntN(28*24)) * time.Hour)
+		}
+		h := fmt.Sprintf("0x%064x", i+1)
+		r := store.TransferRow{Chain: []string{"ethereum", "base"}[i%2], ID: h + "_0", TxHash: h, BlockHash: fmt.Sprintf("0x%063x%d", i, 1),
+			BlockNumber: int64(i), BlockTime: at.Truncate(time.Second), From: addrs[i%3], To: addrs[(i+1)%3], TokenID: "ethereum",
+			TokenSymbol: "ETH", TokenDecimals: 18, Amount: big.NewInt(int64(rng.IntN(50) + 1)), UnitValue: float64(rng.IntN(50) + 1)}
+		if i%7 != 0 {
+			u := float64(rng.IntN(40)) // ties on purpose
+			r.USD = &u
+		}
+		all = append(all, r)
+	}
+	if _, err := st.WriteTransfers(ctx, all); err != nil {
+		t.Fatal(err)
+	}
+	windows := []struct{ from, to time.Time }{
+		{feb.Add(-10 * 24 * time.Hour), feb},                      // ends at midnight on the 1st
+		{feb.Add(-10 * 24 * time.Hour), feb.Add(5 * time.Hour)},   // ends hours into a month
+		{feb.Add(-3 * time.Hour), feb.Add(10 * 24 * time.Hour)},   // starts hours before a month ends
+		{feb.Add(-3 * time.Hour), mar.Add(2 * time.Hour)},         // both ends graze
+		{feb.Add(-2 * time.Hour), feb.Add(3 * time.Hour)},         // short, across a boundary
+		{feb.Add(-20 * 24 * time.Hour), mar.Add(-20 * time.Hour)}, // no grazing end
+		{time.Time{}, feb.Add(30 * time.Minute)},                  // open start
+		{mar.Add(-90 * time.Minute), time.Time{}},                 // open end
+	}
+	key := func(r store.TransferRow, k string) (float64, bool) {
+		if k == "value" {
+			return r.UnitValue, true
+		}
+		if r.USD == nil {
+			return 0, false
+		}
+		return *r.USD, true
+	}
+	for wi, w := range windows {
+		for _, k := range []string{"usd", "value"} {
+			for _, dir := range []string{"desc", "asc"} {
+				for _, base := range []string{"", addrs[0]} {
+					var want []store.TransferRow
+					for _, r := range all {
+						if (!w.from.IsZero() && r.BlockTime.Before(w.from)) || (!w.to.IsZero() && r.BlockTime.After(w.to)) {
+							continue
+						}
+						if base != "" && r.From != base && r.To != base {
+							continue
+						}
+						want = append(want, r)
+					}
+					slices.SortFunc(want, func(a, b store.TransferRow) int {
+						va, oka := key(a, k)
+						vb, okb := key(b, k)
+						c := 0
+						switch {
+						case oka != okb && !oka:
+							c = -1 // unknown sorts lowest
+						case oka != okb:
+							c = 1
+						default:
+							c = cmp.Compare(va, vb)
+						}
+						if c == 0 {
+							c = cmp.Or(cmp.Compare(a.Chain, b.Chain), cmp.Compare(a.ID, b.ID))
+						}
+						if dir == "desc" {
+							c = -c
+						}
+						return c
+					})
+					f := store.TransferFilter{TimeFrom: w.from, TimeTo: w.to}
+					if base != "" {
+						f.Base, f.HasBase, f.Flow = store.Addrs([]string{base}), true, "all"
+					}
+					for _, off := range []int{0, 7, 40} {
+						got, _, err := st.ListTransfers(ctx, f, store.Page{SortKey: k, SortDir: dir, Limit: 20, Offset: off})
+						if err != nil {
+							t.Fatal(err)
+						}
+						exp := want[min(off, len(want)):min(off+20, len(want))]
+						if len(got) != len(exp) {
+							t.Fatalf("window %d %s %s base %q offset %d: %d rows, want %d", wi, k, dir, base, off, len(got), len(exp))
+						}
+						for i := range got {
+							if got[i].ID != exp[i].ID || got[i].Chain != exp[i].Chain {
+								t.Fatalf("window %d %s %s base %q offset %d: row %d is %s, want %s", wi, k, dir, base, off, i, got[i].ID, exp[i].ID)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
