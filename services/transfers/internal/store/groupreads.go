@@ -567,7 +567,11 @@ func (s *Store) edgePage(ctx context.Context, f TransferFilter, g string, p Page
 	if asc {
 		dir = "ASC"
 	}
-	for lim := need; ; lim *= 4 {
+	// Each round reads pair rows holding want transfers; when the filters leave fewer than need
+	// of them (a value range, or a window that cuts its first or last hour, whose pair rows count
+	// transfers outside it), the next round wants four times as many, so the bound moves on
+	// instead of stopping at the same hour again.
+	for lim, want := need, need; ; lim, want = lim*4, want*4 {
 		b := &sqlb{rows: true}
 		rows, err := s.query(ctx, `SELECT e.bucket, e.n FROM transfers.grp_edges e WHERE `+strings.Join(b.edgeConds(f, g), " AND ")+
 			` ORDER BY e.bucket `+dir+fmt.Sprintf(" LIMIT %d", lim), exec(b.args)...)
@@ -584,7 +588,7 @@ func (s *Store) edgePage(ctx context.Context, f TransferFilter, g string, p Page
 				return nil, fmt.Errorf("scan pair rows of %s: %w", g, err)
 			}
 			read++
-			if sum < int64(need) || t.Equal(bound) {
+			if sum < int64(want) || t.Equal(bound) {
 				bound, sum = t, sum+n
 			}
 		}
