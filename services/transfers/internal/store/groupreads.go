@@ -721,6 +721,12 @@ func (s *Store) edgePageSkipping(ctx context.Context, f TransferFilter, g string
 func (s *Store) edgeCount(ctx context.Context, f TransferFilter, g string) (int, error) {
 	single := func(b *sqlb) string {
 		c := []string{"e.n = 1"}
+		if f.USDGte != nil || f.USDLte != nil {
+			// A single pair row's USD is its transfer's only when priced: a 0 is either an
+			// unknown price (outside every USD range) or a zero price (inside usdLte ranges),
+			// so such rows are decided by their transfer.
+			c = append(c, "e.usd > 0")
+		}
 		// Only whole hours inside the window.
 		w := newWindow(f.TimeFrom, f.TimeTo)
 		if !f.TimeFrom.IsZero() {
@@ -733,9 +739,6 @@ func (s *Store) edgeCount(ctx context.Context, f TransferFilter, g string) (int,
 	}
 	b := &sqlb{rows: true}
 	c := []string{"e.grp = " + b.arg(g), single(b), "e.side = ANY(" + b.arg(flowSides(f.Flow)) + "::smallint[])"}
-	if f.USDGte != nil || f.USDLte != nil {
-		c = append(c, "e.usd > 0") // priced: a pair row's usd is 0 for an unknown price
-	}
 	for _, r := range []struct {
 		cond string
 		v    *float64
