@@ -111,8 +111,13 @@ func testHistograms(t *testing.T) {
 		{"/transfers/histogram?from=type:cex&to=!type:cex", `[{"time":"` + day(1) + `","count":1,"usd":4000}]`},
 		{"/transfers/histogram?from=binance&to=coinbase&granularity=1h&timeLast=30d", `[{"time":"2026-01-03T05:00:00Z","count":1,"usd":20000}]`},
 		{"/transfers/histogram?base=binance&counterparties=coinbase", `[{"time":"` + day(2) + `","count":1,"usd":20000}]`},
-		// Row-level ranges.
+		// Row-level ranges (an entity's through its pair rows under the entity-rollup plans).
 		{"/transfers/histogram?usdGte=5000", `[{"time":"` + day(2) + `","count":1,"usd":20000},{"time":"` + day(3) + `","count":2,"usd":19900}]`},
+		{"/transfers/histogram?base=binance&usdGte=3000", `[{"time":"` + day(1) + `","count":1,"usd":4000},{"time":"` + day(2) + `","count":1,"usd":20000}]`},
+		{"/transfers/histogram?base=binance&usdLte=1000", `[{"time":"` + day(0) + `","count":2,"usd":2000}]`},
+		{"/transfers/histogram?base=binance&flow=out&usdGte=1500&usdLte=10000", `[{"time":"` + day(1) + `","count":1,"usd":4000}]`},
+		{"/transfers/histogram?granularity=1h&base=binance&timeGte=2026-01-01T10:30:00Z&timeLte=2026-01-02T09:10:00Z&usdGte=2000",
+			`[{"time":"2026-01-02T09:00:00Z","count":1,"usd":4000}]`},
 		// Hourly, window widened to whole hours.
 		{"/transfers/histogram?granularity=1h&base=binance&timeGte=2026-01-01T10:30:00Z&timeLte=2026-01-02T09:10:00Z",
 			`[{"time":"2026-01-01T10:00:00Z","count":1,"usd":1000},{"time":"2026-01-01T12:00:00Z","count":1,"usd":1000},{"time":"2026-01-02T09:00:00Z","count":1,"usd":4000}]`},
