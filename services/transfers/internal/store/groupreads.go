@@ -529,14 +529,7 @@ func (b *sqlb) edgeRows(f TransferFilter, g, cols string, lo, hi time.Time) (fro
 	if !f.TimeTo.IsZero() {
 		rowConds = append(rowConds, "t.block_time <= "+b.arg(f.TimeTo))
 	}
-	for _, r := range []struct {
-		cond string
-		v    *float64
-	}{{"t.unit_value >=", f.ValueGte}, {"t.unit_value <=", f.ValueLte}, {"t.usd >=", f.USDGte}, {"t.usd <=", f.USDLte}} {
-		if r.v != nil {
-			rowConds = append(rowConds, r.cond+" "+b.arg(*r.v))
-		}
-	}
+	rowConds = append(rowConds, b.rangeConds(f, "t.usd", "t.unit_value")...)
 	return `transfers.grp_edges e CROSS JOIN LATERAL (SELECT ` + cols + ` FROM transfers.transfers t WHERE ` +
 		strings.Join(rowConds, " AND ") + `) t WHERE ` + strings.Join(edge, " AND ")
 }
@@ -719,17 +712,9 @@ func (s *Store) edgePageSkipping(ctx context.Context, f TransferFilter, g string
 // own, so those are counted from the pair rows alone; the transfers of the other matching pair
 // rows (several transfers, or an hour the window cuts) are counted from the rows.
 func (s *Store) edgeCount(ctx context.Context, f TransferFilter, g string) (int, error) {
-	single := func(b *sqlb) string { return b.edgeSingle(f) }
 	b := &sqlb{rows: true}
-	c := []string{"e.grp = " + b.arg(g), single(b), "e.side = ANY(" + b.arg(flowSides(f.Flow)) + "::smallint[])"}
-	for _, r := range []struct {
-		cond string
-		v    *float64
-	}{{"e.usd >=", f.USDGte}, {"e.usd <=", f.USDLte}, {"e.value >=", f.ValueGte}, {"e.value <=", f.ValueLte}} {
-		if r.v != nil {
-			c = append(c, r.cond+" "+b.arg(*r.v))
-		}
-	}
+	c := append([]string{"e.grp = " + b.arg(g), b.edgeSingle(f), "e.side = ANY(" + b.arg(flowSides(f.Flow)) + "::smallint[])"},
+		b.rangeConds(f, "e.usd", "e.value")...)
 	if len(f.Chains) > 0 {
 		c = append(c, b.anyOf("e.chain", f.Chains))
 	}
@@ -746,7 +731,7 @@ func (s *Store) edgeCount(ctx context.Context, f TransferFilter, g string) (int,
 	}
 	b = &sqlb{rows: true}
 	var rest int
-	if err := s.queryRow(ctx, fmt.Sprintf(`SELECT count(*) FROM (SELECT 1 FROM %s AND NOT %s LIMIT %d) x`, b.edgeRows(f, g, "1", time.Time{}, time.Time{}), single(b), MaxCount-lower),
+	if err := s.queryRow(ctx, fmt.Sprintf(`SELECT count(*) FROM (SELECT 1 FROM %s AND NOT %s LIMIT %d) x`, b.edgeRows(f, g, "1", time.Time{}, time.Time{}), b.edgeSingle(f), MaxCount-lower),
 		exec(b.args)...).Scan(&rest); err != nil {
 		return 0, fmt.Errorf("count transfers of %s: %w", g, err)
 	}
@@ -772,39 +757,30 @@ func (b *sqlb) edgeSingle(f TransferFilter) string {
 	return "(" + strings.Join(c, " AND ") + ")"
 }
 
-// edgeRangeHistogram buckets a live entity group's transfers within a value or USD range (no
-// rollup sums per transfer) through its pair rows: a single pair row (edgeSingle) inside the
-// range is its transfer; the transfers of the other pair rows are read and filtered. In the
+// edgeRangeHistogramSQL buckets a live entity group's transfers within a value or USD range
+// (no rollup sums per transfer) through its pair rows: a single pair row (edgeSingle) inside
+// the range is its transfer; the transfers of the other pair rows are read and filtered. In the
 // sparse world of the benchmark nearly every pair row is single, so this reads about one index
-// entry per transfer in range instead of the entity's rows.
-func (s *Store) edgeRangeHistogram(ctx context.Context, f TransferFilter, g, gran string) ([]Bucket, error) {
-	b := &sqlb{rows: true}
+// entry per transfer in range instead of the entity's rows. Columns: bucket, count, usd.
+func (b *sqlb) edgeRangeHistogramSQL(f TransferFilter, g, gran string) string {
 	trunc := func(col string) string { return "date_trunc('" + gran + "', " + col + ", 'UTC')" }
-	c := append(b.edgeConds(f, g), b.edgeSingle(f))
+	c := append(append(b.edgeConds(f, g), b.edgeSingle(f)), b.rangeConds(f, "e.usd", "e.value")...)
+	singles := "SELECT " + trunc("e.bucket") + " AS b, e.usd::float8 AS usd FROM transfers.grp_edges e WHERE " + strings.Join(c, " AND ")
+	rest := "SELECT " + trunc("t.block_time") + ", coalesce(t.usd, 0) FROM " +
+		b.edgeRows(f, g, "block_time, usd", time.Time{}, time.Time{}) + " AND NOT " + b.edgeSingle(f)
+	return "SELECT b, count(*), sum(usd) FROM (" + singles + " UNION ALL " + rest + ") u GROUP BY b ORDER BY b"
+}
+
+// rangeConds are f's value and USD ranges on the given columns.
+func (b *sqlb) rangeConds(f TransferFilter, usdCol, valueCol string) []string {
+	var c []string
 	for _, r := range []struct {
 		cond string
 		v    *float64
-	}{{"e.usd >=", f.USDGte}, {"e.usd <=", f.USDLte}, {"e.value >=", f.ValueGte}, {"e.value <=", f.ValueLte}} {
+	}{{usdCol + " >=", f.USDGte}, {usdCol + " <=", f.USDLte}, {valueCol + " >=", f.ValueGte}, {valueCol + " <=", f.ValueLte}} {
 		if r.v != nil {
 			c = append(c, r.cond+" "+b.arg(*r.v))
 		}
 	}
-	singles := "SELECT " + trunc("e.bucket") + " AS b, e.usd::float8 AS usd FROM transfers.grp_edges e WHERE " + strings.Join(c, " AND ")
-	rest := "SELECT " + trunc("t.block_time") + ", coalesce(t.usd, 0) FROM " +
-		b.edgeRows(f, g, "block_time, usd", time.Time{}, time.Time{}) + " AND NOT " + b.edgeSingle(f)
-	rows, err := s.query(ctx, "SELECT b, count(*), sum(usd) FROM ("+singles+" UNION ALL "+rest+") u GROUP BY b ORDER BY b", exec(b.args)...)
-	if err != nil {
-		return nil, fmt.Errorf("histogram of %s: %w", g, err)
-	}
-	defer rows.Close()
-	var out []Bucket
-	for rows.Next() {
-		var bk Bucket
-		if err := rows.Scan(&bk.Time, &bk.Count, &bk.USD); err != nil {
-			return nil, fmt.Errorf("scan histogram of %s: %w", g, err)
-		}
-		bk.Time = bk.Time.UTC()
-		out = append(out, bk)
-	}
-	return out, rows.Err()
+	return c
 }

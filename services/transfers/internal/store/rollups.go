@@ -63,7 +63,7 @@ func (b *sqlb) rollupConds(f TransferFilter, tokenCols bool) []string {
 // Histogram buckets the transfers matching f by hour or day. The time window is widened to
 // whole buckets. It reads rollups: per address (base, flow, chains, tokens), per sender and
 // recipient pair (from, to, counterparties), per chain (no address filter). Value and USD
-// ranges, which no rollup can answer, go through a live entity's pair rows (edgeRangeHistogram)
+// ranges, which no rollup can answer, go through a live entity's pair rows (edgeRangeHistogramSQL)
 // or aggregate the matching rows themselves.
 func (s *Store) Histogram(ctx context.Context, f TransferFilter, g string) ([]Bucket, error) {
 	step := gran(g)
@@ -78,13 +78,15 @@ func (s *Store) Histogram(ctx context.Context, f TransferFilter, g string) ([]Bu
 	var q string
 	switch {
 	case f.ValueGte != nil || f.ValueLte != nil || f.USDGte != nil || f.USDLte != nil:
-		if grp, err := s.edgePlan(ctx, f); err != nil || grp != "" {
-			if err != nil {
-				return nil, err
-			}
-			return s.edgeRangeHistogram(ctx, f, grp, g)
+		grp, err := s.edgePlan(ctx, f)
+		if err != nil {
+			return nil, err
 		}
 		b.rows, b.counting = true, true
+		if grp != "" {
+			q = b.edgeRangeHistogramSQL(f, grp, g)
+			break
+		}
 		arms := b.flowBranches("from_addr", "to_addr", f.Base, f.HasBase, f.Flow, f.Counterparties, f.HasCP)
 		common := b.transferConds(f, "block_time")
 		var parts []string
