@@ -98,6 +98,14 @@ func run(ctx context.Context) error {
 			return err
 		}
 		defer pool.Close()
+		// Bring it to the current schema first (a kept database may predate a migration).
+		t0 := time.Now()
+		if err := pgstore.Migrate(ctx, pool, migrations.Schema, migrations.FS, nil); err != nil {
+			return err
+		}
+		if d := time.Since(t0); d > time.Second {
+			fmt.Printf("migrated the kept database in %s\n", d.Round(time.Millisecond))
+		}
 		return queries(ctx, store.New(pool), w, runs)
 	}
 	fmt.Printf("simulated world (services/ingest/sim): %d exchanges, %d ethereum customers, %d addresses, chains %v; %d transfers over %s to %s, batches of %d\n",

@@ -316,8 +316,8 @@ func (s *Store) rollupCount(ctx context.Context, f TransferFilter) (n int, ok bo
 				hour: "SELECT bucket b, self_n v FROM transfers.grp_hourly WHERE " + where("grp = "+a),
 			})
 		case g1 != "" && g2 != "":
-			if !strings.HasPrefix(g1, "e:") || !strings.HasPrefix(g2, "e:") {
-				return 0, false, nil // pairs are kept for entity groups only
+			if !pairKept(g1, g2) {
+				return 0, false, nil // no pair rollup of these groups
 			}
 			a1, a2 := b.arg(g1), b.arg(g2)
 			parts = append(parts, countPart{

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"log/slog"
 	"strings"
 	"testing"
 
@@ -125,5 +126,68 @@ func TestMigrationFromVersion2(t *testing.T) {
 	var uids int
 	if err := pool.QueryRow(ctx, `SELECT count(*) FROM transfers.transfers WHERE uid = transfers.transfer_uid(tx_hash, chain, id, block_hash)`).Scan(&uids); err != nil || uids != len(trs) {
 		t.Fatalf("%d rows with their natural id (%v), want %d", uids, err, len(trs))
+	}
+}
+
+// Migration 8 turns the group pair rollups a version 7 writer kept (entity pairs only, a group's
+// pairs with itself included) into the current ones (every pair of two different live groups):
+// the world loaded into the current schema, taken down to version 7 and up again, is unchanged,
+// and at version 7 it holds only entity pairs.
+func TestMigrationOfGroupPairs(t *testing.T) {
+	ctx := context.Background()
+	url, drop, err := pgtest.CreateDatabase(ctx, "transfers_migrate8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer drop()
+	pool, err := pgstore.Connect(ctx, url, pgstore.Options{MaxConns: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	if err := pgstore.Migrate(ctx, pool, migrations.Schema, migrations.FS, nil); err != nil {
+		t.Fatal(err)
+	}
+	st := store.New(pool)
+	st.SetGroupMin(0)
+	h := events.Handlers{W: st, Log: slog.New(slog.DiscardHandler)}
+	if err := h.Attributions(ctx, tw.Msgs(tw.Attributions())); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Transfers(ctx, tw.Msgs(tw.Transfers())); err != nil {
+		t.Fatal(err)
+	}
+	want := snapshot(t, pool)
+	var mixed, self int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE from_grp LIKE 't:%' OR to_grp LIKE 't:%'),
+		count(*) FILTER (WHERE from_grp = to_grp) FROM transfers.grp_pair_hourly`).Scan(&mixed, &self); err != nil {
+		t.Fatal(err)
+	}
+	if mixed == 0 || self != 0 {
+		t.Fatalf("current writer: %d pair rows with a type group (want some), %d of a group with itself (want 0)", mixed, self)
+	}
+
+	db := pgstore.OpenDB(pool)
+	defer db.Close()
+	p, err := goose.NewProvider(goose.DialectPostgres, db, migrations.FS,
+		goose.WithTableName(migrations.Schema+".goose_db_version"), goose.WithDisableGlobalRegistry(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.DownTo(ctx, 7); err != nil {
+		t.Fatal(err)
+	}
+	if err := pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE from_grp LIKE 't:%' OR to_grp LIKE 't:%'),
+		count(*) FILTER (WHERE from_grp = to_grp) FROM transfers.grp_pair_hourly`).Scan(&mixed, &self); err != nil {
+		t.Fatal(err)
+	}
+	if mixed != 0 || self == 0 {
+		t.Fatalf("version 7: %d pair rows with a type group (want 0), %d of a group with itself (want some)", mixed, self)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := snapshot(t, pool); got != want {
+		t.Fatalf("migrated:\n%s\nwant (written by the current writer):\n%s", got, want)
 	}
 }

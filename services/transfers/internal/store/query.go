@@ -284,12 +284,19 @@ func scanTransfers(rows pgx.Rows) ([]TransferRow, error) {
 }
 
 // ListTransfers returns one page of transfers matching f and the capped match count. A base
-// that is one live entity group is paged by time through the group's pair rows; counts come
-// from rollups when the filter allows (see rollupCount), else from the rows.
+// that is one live entity group is paged by time through the group's pair rows, and from=<one
+// live group>&to=<another> through the hours their pair rollup names; counts come from rollups
+// when the filter allows (see rollupCount), else from the rows.
 func (s *Store) ListTransfers(ctx context.Context, f TransferFilter, p Page) ([]TransferRow, int, error) {
 	g, err := s.edgePlan(ctx, f)
 	if err != nil {
 		return nil, 0, err
+	}
+	var pg1, pg2 string
+	if g == "" {
+		if pg1, pg2, err = s.pairPlan(ctx, f); err != nil {
+			return nil, 0, err
+		}
 	}
 	// The count does not depend on the page: it runs beside it, on a connection of its own.
 	type counted struct {
@@ -300,13 +307,22 @@ func (s *Store) ListTransfers(ctx context.Context, f TransferFilter, p Page) ([]
 	defer cancel()
 	done := make(chan counted, 1)
 	go func() {
-		n, err := s.countTransfers(cctx, f, g)
+		var n int
+		var err error
+		if pg1 != "" {
+			n, err = s.pairCountTransfers(cctx, f, pg1, pg2)
+		} else {
+			n, err = s.countTransfers(cctx, f, g)
+		}
 		done <- counted{n, err}
 	}()
 	var list []TransferRow
-	if g != "" && p.SortKey == "time" {
+	switch {
+	case g != "" && p.SortKey == "time":
 		list, err = s.edgePage(ctx, f, g, p)
-	} else {
+	case pg1 != "" && p.SortKey == "time":
+		list, err = s.pairPage(ctx, f, pg1, pg2, p)
+	default:
 		list, err = s.listRows(ctx, f, p)
 	}
 	if err != nil {
@@ -314,6 +330,16 @@ func (s *Store) ListTransfers(ctx context.Context, f TransferFilter, p Page) ([]
 	}
 	c := <-done
 	return list, c.n, c.err
+}
+
+// pairCountTransfers counts (capped) the transfers of f from live group g1 to g2: from the
+// rollups when they answer it, else from the rows of the pair rollup's hours.
+func (s *Store) pairCountTransfers(ctx context.Context, f TransferFilter, g1, g2 string) (int, error) {
+	count, ok, err := s.rollupCount(ctx, f)
+	if err != nil || ok {
+		return count, err
+	}
+	return s.pairCount(ctx, f, g1, g2)
 }
 
 // countTransfers counts (capped) the transfers matching f: from the rollups when they answer

@@ -277,8 +277,8 @@ func (s *Store) groupSideHistogram(ctx context.Context, f TransferFilter, g stri
 	case g1 != "" && g1 == g2: // within one group: its self figures
 		add("p12", "SELECT bucket, self_n, self_usd FROM transfers.grp"+sfx+where("grp = "+b.arg(g1)))
 	case g1 != "" && g2 != "":
-		if !strings.HasPrefix(g1, "e:") || !strings.HasPrefix(g2, "e:") {
-			return nil, false, nil // pairs are kept for entity groups only
+		if !pairKept(g1, g2) {
+			return nil, false, nil // no pair rollup of these groups
 		}
 		add("p12", "SELECT bucket, n, usd FROM transfers.grp_pair"+sfx+where("from_grp = "+b.arg(g1), "to_grp = "+b.arg(g2)))
 	}
