@@ -33,7 +33,8 @@ func testCountsOverCutWindows(t *testing.T) {
 	filters := []string{"", "base=binance", "base=binance&flow=in", "base=coinbase&flow=out", "base=coinbase&flow=self", "from=type:cex&to=type:cex",
 		"to=type:cex&from=!type:cex", "from=binance", "to=!binance", "from=binance&to=coinbase", "base=" + tw.H1,
 		"base=binance&chains=ethereum&tokens=usd-coin", "base=binance&usdGte=1000", "base=binance&flow=out&usdLte=5000", "base=coinbase&valueGte=1",
-		"from=binance&to=type:cex", "from=type:cex&to=coinbase&usdGte=600", "from=deposit:binance&to=binance"}
+		"from=binance&to=type:cex", "from=type:cex&to=coinbase&usdGte=600", "from=deposit:binance&to=binance",
+		"base=binance,coinbase", "base=binance,coinbase&flow=self", "base=coinbase,binance,uniswap&flow=in"}
 	var windows []string
 	at := func(d time.Duration) string { return jsonInt(tw.D0.Add(d).UnixMilli()) }
 	for _, lo := range []time.Duration{-time.Hour, 10*time.Hour + 17*time.Minute, 10 * time.Hour, 35*time.Hour + 59*time.Minute, 57 * time.Hour} {
@@ -89,7 +90,8 @@ func testEntityPagesAtEveryOffset(t *testing.T) {
 	at := func(d time.Duration) string { return jsonInt(tw.D0.Add(d).UnixMilli()) }
 	filters := []string{"base=binance", "base=binance&flow=in", "base=coinbase&flow=out", "base=coinbase&flow=self",
 		"base=binance&chains=ethereum", "base=binance&tokens=usd-coin", "base=binance&usdGte=1000",
-		"base=binance&timeGte=" + at(10*time.Hour), "base=binance&timeGte=" + at(10*time.Hour+17*time.Minute) + "&timeLte=" + at(60*time.Hour)}
+		"base=binance&timeGte=" + at(10*time.Hour), "base=binance&timeGte=" + at(10*time.Hour+17*time.Minute) + "&timeLte=" + at(60*time.Hour),
+		"base=binance,coinbase", "base=coinbase,binance,uniswap&usdGte=600", "from=binance&to=type:cex", "from=type:cex&to=coinbase"}
 	checked := 0
 	for _, f := range filters {
 		for _, dir := range []string{"desc", "asc"} {

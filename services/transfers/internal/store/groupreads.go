@@ -43,6 +43,41 @@ func (s *Store) liveGroup(ctx context.Context, set AddrSet) (string, error) {
 	return g, nil
 }
 
+// maxUnionGroups is the most entities a base may name and still be counted from the rollups
+// of their groups (it reads each group's figures and every pair between them).
+const maxUnionGroups = 8
+
+// disjointEntityGroups returns the live groups of a set that is several entities and nothing
+// else, when every one is live and no address is in two of them (an address of one entity that
+// is a deposit address of another): their union's figures are then sums of theirs. Otherwise
+// it returns nil.
+func (s *Store) disjointEntityGroups(ctx context.Context, set AddrSet) ([]string, error) {
+	if len(set.Addrs)+len(set.Types)+len(set.Deposits) > 0 || len(set.Entities) < 2 || len(set.Entities) > maxUnionGroups {
+		return nil, nil
+	}
+	gs := make([]string, 0, len(set.Entities))
+	seen := map[string]bool{}
+	for _, e := range set.Entities {
+		g := entityGroup(e)
+		if seen[g] {
+			continue
+		}
+		seen[g] = true
+		gs = append(gs, g)
+	}
+	var live int
+	var shared bool
+	if err := s.queryRow(ctx, `SELECT (SELECT count(*) FROM transfers.groups WHERE grp = ANY($1::text[]) AND live),
+		EXISTS (SELECT 1 FROM transfers.attributions WHERE entity_id = ANY($2::text[]) AND deposit_service_id = ANY($2::text[])
+		        AND entity_id <> '' AND deposit_service_id <> '' AND deposit_service_id <> entity_id)`, gs, set.Entities).Scan(&live, &shared); err != nil {
+		return nil, fmt.Errorf("groups of %v: %w", set.Entities, err)
+	}
+	if live < len(gs) || shared {
+		return nil, nil
+	}
+	return gs, nil
+}
+
 // pureGroup returns the live group that is the whole of set (no listed addresses), or "".
 func (s *Store) pureGroup(ctx context.Context, set AddrSet) (string, error) {
 	if len(set.Addrs) > 0 {
@@ -262,6 +297,35 @@ func (s *Store) rollupCount(ctx context.Context, f TransferFilter) (n int, ok bo
 					hour: "SELECT bucket b, " + col + " v FROM transfers.grp_hourly WHERE " + where("grp = "+ga),
 				})
 			}
+		case len(f.Base.Entities) > 1:
+			gs, err := s.disjointEntityGroups(ctx, f.Base)
+			if err != nil || gs == nil {
+				return 0, false, err
+			}
+			// The union of disjoint groups: its in (out) figures are the sum of the groups' in
+			// (out) figures, and what stays inside it is each group's self plus the transfers
+			// from one of the groups to another (pair rollups).
+			for _, g := range gs {
+				ga := b.arg(g)
+				for _, col := range []string{"in_n", "out_n", "self_n"} {
+					parts = append(parts, countPart{
+						day:  "SELECT bucket b, " + col + " v FROM transfers.grp_daily WHERE " + where("grp = "+ga),
+						hour: "SELECT bucket b, " + col + " v FROM transfers.grp_hourly WHERE " + where("grp = "+ga),
+					})
+				}
+			}
+			all := b.arg(gs)
+			parts = append(parts, countPart{
+				day:  "SELECT bucket b, n v FROM transfers.grp_pair_daily WHERE " + where("from_grp = ANY("+all+"::text[])", "to_grp = ANY("+all+"::text[])"),
+				hour: "SELECT bucket b, n v FROM transfers.grp_pair_hourly WHERE " + where("from_grp = ANY("+all+"::text[])", "to_grp = ANY("+all+"::text[])"),
+			})
+			combine = func(v []int64) int64 {
+				var in, out, self int64
+				for i := range gs {
+					in, out, self = in+v[3*i], out+v[3*i+1], self+v[3*i+2]
+				}
+				return pickN(f.Flow, in, out, self+v[3*len(gs)])
+			}
 		case !f.Base.modelled():
 			if len(f.Base.Addrs) == 0 {
 				return 0, true, nil
@@ -280,7 +344,9 @@ func (s *Store) rollupCount(ctx context.Context, f TransferFilter) (n int, ok bo
 		default:
 			return 0, false, nil
 		}
-		combine = func(v []int64) int64 { return pickN(f.Flow, v[0], v[1], v[2]) }
+		if combine == nil {
+			combine = func(v []int64) int64 { return pickN(f.Flow, v[0], v[1], v[2]) }
+		}
 	default:
 		g1, neg1, ok1, err := s.simpleSide(ctx, f.From)
 		if err != nil || !ok1 {

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -182,4 +183,54 @@ func (s *Store) pairCount(ctx context.Context, f TransferFilter, g1, g2 string) 
 			return n, nil
 		}
 	}
+}
+
+// unionPlan returns the live groups of f's base when it is several disjoint entity groups (see
+// disjointEntityGroups) with flow all and no other address filter, or nil.
+func (s *Store) unionPlan(ctx context.Context, f TransferFilter) ([]string, error) {
+	if !f.HasBase || f.HasCP || f.From.Active() || f.To.Active() || f.Flow != "all" {
+		return nil, nil
+	}
+	return s.disjointEntityGroups(ctx, f.Base)
+}
+
+// unionPage reads one page of the transfers of several disjoint entity groups, sorted by time:
+// each group's first offset+limit transfers through its pair rows (edgePage), merged in the
+// page's order, a transfer between two of the groups kept once. The union's first offset+limit
+// transfers are among them: each touches a group, and is among that group's first ones.
+func (s *Store) unionPage(ctx context.Context, f TransferFilter, gs []string, p Page) ([]TransferRow, error) {
+	first := Page{SortKey: p.SortKey, SortDir: p.SortDir, Limit: p.Offset + p.Limit}
+	seen := map[[3]string]bool{}
+	var all []TransferRow
+	for _, g := range gs {
+		list, err := s.edgePage(ctx, f, g, first)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range list {
+			k := [3]string{r.Chain, r.ID, r.BlockHash}
+			if !seen[k] {
+				seen[k] = true
+				all = append(all, r)
+			}
+		}
+	}
+	asc := p.SortDir == "asc"
+	slices.SortFunc(all, func(a, b TransferRow) int {
+		c := a.BlockTime.Compare(b.BlockTime)
+		if c == 0 {
+			c = strings.Compare(a.Chain, b.Chain)
+		}
+		if c == 0 {
+			c = strings.Compare(a.ID, b.ID)
+		}
+		if !asc {
+			c = -c
+		}
+		return c
+	})
+	if p.Offset >= len(all) {
+		return nil, nil
+	}
+	return all[p.Offset:min(len(all), p.Offset+p.Limit)], nil
 }

@@ -285,16 +285,23 @@ func scanTransfers(rows pgx.Rows) ([]TransferRow, error) {
 
 // ListTransfers returns one page of transfers matching f and the capped match count. A base
 // that is one live entity group is paged by time through the group's pair rows, and from=<one
-// live group>&to=<another> through the hours their pair rollup names; counts come from rollups
-// when the filter allows (see rollupCount), else from the rows.
+// live group>&to=<another> through the hours their pair rollup names, and a base of several
+// entities as the merge of their groups' pages; counts come from rollups when the filter allows
+// (see rollupCount), else from the rows.
 func (s *Store) ListTransfers(ctx context.Context, f TransferFilter, p Page) ([]TransferRow, int, error) {
 	g, err := s.edgePlan(ctx, f)
 	if err != nil {
 		return nil, 0, err
 	}
 	var pg1, pg2 string
+	var union []string
 	if g == "" {
 		if pg1, pg2, err = s.pairPlan(ctx, f); err != nil {
+			return nil, 0, err
+		}
+	}
+	if g == "" && pg1 == "" && p.SortKey == "time" {
+		if union, err = s.unionPlan(ctx, f); err != nil {
 			return nil, 0, err
 		}
 	}
@@ -322,6 +329,8 @@ func (s *Store) ListTransfers(ctx context.Context, f TransferFilter, p Page) ([]
 		list, err = s.edgePage(ctx, f, g, p)
 	case pg1 != "" && p.SortKey == "time":
 		list, err = s.pairPage(ctx, f, pg1, pg2, p)
+	case union != nil:
+		list, err = s.unionPage(ctx, f, union, p)
 	default:
 		list, err = s.listRows(ctx, f, p)
 	}
