@@ -13,6 +13,7 @@ import (
 	tw "github.com/chainintel/chainintel/services/transfers/internal/testworld"
 	"github.com/chainintel/chainintel/services/transfers/migrations"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/pressly/goose/v3"
 )
 
@@ -21,26 +22,7 @@ import (
 // Reconcile: exactly the state of loading the world into the current schema.
 func TestMigrationFromVersion2(t *testing.T) {
 	ctx := context.Background()
-	url, drop, err := pgtest.CreateDatabase(ctx, "transfers_migrate")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer drop()
-	pool, err := pgstore.Connect(ctx, url, pgstore.Options{MaxConns: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	if _, err := pool.Exec(ctx, `CREATE SCHEMA transfers`); err != nil {
-		t.Fatal(err)
-	}
-	db := pgstore.OpenDB(pool)
-	defer db.Close()
-	p, err := goose.NewProvider(goose.DialectPostgres, db, migrations.FS,
-		goose.WithTableName(migrations.Schema+".goose_db_version"), goose.WithDisableGlobalRegistry(true))
-	if err != nil {
-		t.Fatal(err)
-	}
+	pool, p := migrationDB(t, "transfers_migrate")
 	if _, err := p.UpTo(ctx, 2); err != nil {
 		t.Fatal(err)
 	}
@@ -135,17 +117,8 @@ func TestMigrationFromVersion2(t *testing.T) {
 // and at version 7 it holds only entity pairs.
 func TestMigrationOfGroupPairs(t *testing.T) {
 	ctx := context.Background()
-	url, drop, err := pgtest.CreateDatabase(ctx, "transfers_migrate8")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer drop()
-	pool, err := pgstore.Connect(ctx, url, pgstore.Options{MaxConns: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	if err := pgstore.Migrate(ctx, pool, migrations.Schema, migrations.FS, nil); err != nil {
+	pool, p := migrationDB(t, "transfers_migrate8")
+	if _, err := p.Up(ctx); err != nil {
 		t.Fatal(err)
 	}
 	st := store.New(pool)
@@ -167,13 +140,6 @@ func TestMigrationOfGroupPairs(t *testing.T) {
 		t.Fatalf("current writer: %d pair rows with a type group (want some), %d of a group with itself (want 0)", mixed, self)
 	}
 
-	db := pgstore.OpenDB(pool)
-	defer db.Close()
-	p, err := goose.NewProvider(goose.DialectPostgres, db, migrations.FS,
-		goose.WithTableName(migrations.Schema+".goose_db_version"), goose.WithDisableGlobalRegistry(true))
-	if err != nil {
-		t.Fatal(err)
-	}
 	if _, err := p.DownTo(ctx, 7); err != nil {
 		t.Fatal(err)
 	}
@@ -190,4 +156,32 @@ func TestMigrationOfGroupPairs(t *testing.T) {
 	if got := snapshot(t, pool); got != want {
 		t.Fatalf("migrated:\n%s\nwant (written by the current writer):\n%s", got, want)
 	}
+}
+
+// migrationDB creates a scratch database with an empty transfers schema and returns a pool on
+// it and a goose provider of the transfers migrations; both go at the end of the test.
+func migrationDB(t *testing.T, name string) (*pgxpool.Pool, *goose.Provider) {
+	t.Helper()
+	ctx := context.Background()
+	url, drop, err := pgtest.CreateDatabase(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(drop)
+	pool, err := pgstore.Connect(ctx, url, pgstore.Options{MaxConns: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	if _, err := pool.Exec(ctx, `CREATE SCHEMA transfers`); err != nil {
+		t.Fatal(err)
+	}
+	db := pgstore.OpenDB(pool)
+	t.Cleanup(func() { db.Close() })
+	p, err := goose.NewProvider(goose.DialectPostgres, db, migrations.FS,
+		goose.WithTableName(migrations.Schema+".goose_db_version"), goose.WithDisableGlobalRegistry(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pool, p
 }
