@@ -543,7 +543,7 @@ const swapSelectOuter = `chain, id, tx_hash, block_hash, block_number, block_tim
 
 // ListSwaps returns one page of swaps matching f and the capped match count.
 func (s *Store) ListSwaps(ctx context.Context, f SwapFilter, p Page) ([]SwapRow, int, error) {
-	build := func(b *sqlb) ([]branch, []string) {
+	build := func(b *sqlb, from, to time.Time) ([]branch, []string) {
 		var arms []branch
 		switch {
 		case !f.HasBase:
@@ -562,11 +562,11 @@ func (s *Store) ListSwaps(ctx context.Context, f SwapFilter, p Page) ([]SwapRow,
 		if tc := b.tokenCond([][2]string{{"token0", "token0_id"}, {"token1", "token1_id"}}, f.TokenAddrs, f.TokenIDs); tc != "" {
 			c = append(c, tc)
 		}
-		if !f.TimeFrom.IsZero() {
-			c = append(c, "block_time >= "+b.arg(f.TimeFrom))
+		if !from.IsZero() {
+			c = append(c, "block_time >= "+b.arg(from))
 		}
-		if !f.TimeTo.IsZero() {
-			c = append(c, "block_time <= "+b.arg(f.TimeTo))
+		if !to.IsZero() {
+			c = append(c, "block_time <= "+b.arg(to))
 		}
 		if f.USDGte != nil {
 			c = append(c, "usd >= "+b.arg(*f.USDGte))
@@ -579,12 +579,20 @@ func (s *Store) ListSwaps(ctx context.Context, f SwapFilter, p Page) ([]SwapRow,
 		return arms, c
 	}
 	b := &sqlb{rows: true}
-	arms, common := build(b)
 	order := orderBy(p.SortKey, p.SortDir)
 	var parts []string
-	for _, br := range arms {
-		if !br.empty() {
-			parts = append(parts, "("+b.armSQL("transfers.swaps", swapSelect, br, common, order, p.Offset+p.Limit)+")")
+	// A window's ends that only graze a month are read by time and sorted, as for transfers
+	// (windowSegments).
+	for _, seg := range windowSegments(TransferFilter{TimeFrom: f.TimeFrom, TimeTo: f.TimeTo}, p.SortKey) {
+		arms, common := build(b, seg.from, seg.to)
+		o := order
+		if seg.sliver {
+			o = sortedNotWalked(order)
+		}
+		for _, br := range arms {
+			if !br.empty() {
+				parts = append(parts, "("+b.armSQL("transfers.swaps", swapSelect, br, common, o, p.Offset+p.Limit)+")")
+			}
 		}
 	}
 	if len(parts) == 0 {
@@ -615,7 +623,7 @@ func (s *Store) ListSwaps(ctx context.Context, f SwapFilter, p Page) ([]SwapRow,
 		return nil, 0, fmt.Errorf("list swaps: %w", err)
 	}
 	cb := &sqlb{rows: true, counting: true}
-	carms, ccommon := build(cb)
+	carms, ccommon := build(cb, f.TimeFrom, f.TimeTo)
 	var count int
 	if err := s.queryRow(ctx, cb.countSQL("transfers.swaps", carms, ccommon), exec(cb.args)...).Scan(&count); err != nil {
 		return nil, 0, fmt.Errorf("count swaps: %w", err)

@@ -127,3 +127,105 @@ func TestSortedPagesOverMonthEdges(t *testing.T) {
 		}
 	}
 }
+
+// Swaps pages sorted by USD over the same kinds of windows are read in the same segments and
+// must be exactly the brute-force page too.
+func TestSortedSwapPagesOverMonthEdges(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	reset(t, pool)
+	st := store.New(pool)
+	rng := rand.New(rand.NewPCG(5, 6))
+	feb := time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)
+	mar := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	addrs := []string{"0x00000000000000000000000000000000000000b1", "0x00000000000000000000000000000000000000b2", "0x00000000000000000000000000000000000000b3"}
+	var all []store.SwapRow
+	for i := 0; i < 400; i++ {
+		at := feb.Add(time.Duration(rng.IntN(48*60)-24*60) * time.Minute)
+		if i%3 == 0 {
+			at = mar.Add(time.Duration(rng.IntN(48*60)-24*60) * time.Minute)
+		}
+		if i%10 == 0 {
+			at = feb.Add(time.Duration(rng.IntN(28*24)) * time.Hour)
+		}
+		h := fmt.Sprintf("0x%064x", i+1)
+		r := store.SwapRow{Chain: []string{"ethereum", "base"}[i%2], ID: h + "_1", TxHash: h, BlockHash: fmt.Sprintf("0x%063x%d", i, 2),
+			BlockNumber: int64(i), BlockTime: at.Truncate(time.Second), LogIndex: 1, Contract: addrs[2], Sender: addrs[i%2], Receiver: addrs[(i+1)%2],
+			Token0ID: "ethereum", Token0Symbol: "ETH", Token0Decimals: 18, Amount0: big.NewInt(int64(i + 1)),
+			Token1ID: "usd-coin", Token1Symbol: "USDC", Token1Decimals: 6, Amount1: big.NewInt(int64(-i - 1)), Valid: true, Protocol: "uniswap_v2"}
+		if i%7 != 0 {
+			u := float64(rng.IntN(40)) // ties on purpose
+			r.USD = &u
+		}
+		all = append(all, r)
+	}
+	if _, err := st.WriteSwaps(ctx, all); err != nil {
+		t.Fatal(err)
+	}
+	windows := []struct{ from, to time.Time }{
+		{feb.Add(-10 * 24 * time.Hour), feb},
+		{feb.Add(-10 * 24 * time.Hour), feb.Add(5 * time.Hour)},
+		{feb.Add(-3 * time.Hour), feb.Add(10 * 24 * time.Hour)},
+		{feb.Add(-3 * time.Hour), mar.Add(2 * time.Hour)},
+		{feb.Add(-2 * time.Hour), feb.Add(3 * time.Hour)},
+		{feb.Add(-20 * 24 * time.Hour), mar.Add(-20 * time.Hour)},
+		{time.Time{}, feb.Add(30 * time.Minute)},
+		{mar.Add(-90 * time.Minute), time.Time{}},
+	}
+	for wi, w := range windows {
+		for _, dir := range []string{"desc", "asc"} {
+			for _, base := range []string{"", addrs[0]} {
+				var want []store.SwapRow
+				for _, r := range all {
+					if (!w.from.IsZero() && r.BlockTime.Before(w.from)) || (!w.to.IsZero() && r.BlockTime.After(w.to)) {
+						continue
+					}
+					if base != "" && r.Sender != base && r.Receiver != base {
+						continue
+					}
+					want = append(want, r)
+				}
+				slices.SortFunc(want, func(a, b store.SwapRow) int {
+					c := 0
+					switch {
+					case (a.USD == nil) != (b.USD == nil) && a.USD == nil:
+						c = -1 // unknown sorts lowest
+					case (a.USD == nil) != (b.USD == nil):
+						c = 1
+					case a.USD != nil:
+						c = cmp.Compare(*a.USD, *b.USD)
+					}
+					if c == 0 {
+						c = cmp.Or(cmp.Compare(a.Chain, b.Chain), cmp.Compare(a.ID, b.ID))
+					}
+					if dir == "desc" {
+						c = -c
+					}
+					return c
+				})
+				f := store.SwapFilter{TimeFrom: w.from, TimeTo: w.to, Flow: "all"}
+				if base != "" {
+					f.Base, f.HasBase = store.Addrs([]string{base}), true
+				}
+				for _, off := range []int{0, 7, 40} {
+					got, n, err := st.ListSwaps(ctx, f, store.Page{SortKey: "usd", SortDir: dir, Limit: 20, Offset: off})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if n != len(want) {
+						t.Fatalf("window %d %s base %q: count %d, want %d", wi, dir, base, n, len(want))
+					}
+					exp := want[min(off, len(want)):min(off+20, len(want))]
+					if len(got) != len(exp) {
+						t.Fatalf("window %d %s base %q offset %d: %d rows, want %d", wi, dir, base, off, len(got), len(exp))
+					}
+					for i := range got {
+						if got[i].ID != exp[i].ID || got[i].Chain != exp[i].Chain {
+							t.Fatalf("window %d %s base %q offset %d: row %d is %s, want %s", wi, dir, base, off, i, got[i].ID, exp[i].ID)
+						}
+					}
+				}
+			}
+		}
+	}
+}
