@@ -248,6 +248,21 @@ func queries(ctx context.Context, st *store.Store, w *world, runs int) error {
 			return "/transfers?base=" + ex() + "&limit=50&offset=" + strconv.Itoa(50*(1+rng.IntN(9)))
 		}},
 		{"address base, customer, all flows", func() string { return "/transfers?base=" + w.customers[rng.IntN(len(w.customers))] }},
+		{"from an entity to a type (from=<exchange>&to=type:cex)", func() string { return "/transfers?from=" + ex() + "&to=type:cex" }},
+		{"from an entity to another (none in this world)", func() string {
+			a, b := ex(), ex()
+			for b == a {
+				b = ex()
+			}
+			return "/transfers?from=" + a + "&to=" + b
+		}},
+		{"base of two entities", func() string {
+			a, b := ex(), ex()
+			for b == a {
+				b = ex()
+			}
+			return "/transfers?base=" + a + "," + b
+		}},
 	}
 	// BENCH_PATHS: other requests to time, separated by spaces; "{exchange}" and "{hot}" stand for
 	// a random exchange and its hot wallet.
