@@ -42,7 +42,7 @@ func (h Handlers) Transfers(ctx context.Context, batch []eventbus.Message[*event
 			ct, from, ok1 := norm(t.Chain, t.From)
 			_, to, ok2 := norm(t.Chain, t.To)
 			if ok1 && ok2 {
-				f.Chain, f.ChainType, f.From, f.To, f.TimeMs = t.Chain, string(ct), from, to, t.BlockTimeMs
+				f.Chain, f.ChainType, f.BlockHash, f.From, f.To, f.TimeMs = t.Chain, string(ct), t.BlockHash, from, to, t.BlockTimeMs
 				if t.HistoricalUsd != nil {
 					f.USD = *t.HistoricalUsd
 				}
@@ -52,6 +52,26 @@ func (h Handlers) Transfers(ctx context.Context, batch []eventbus.Message[*event
 		facts = append(facts, f)
 	}
 	return h.Store.ApplyTransfers(ctx, facts)
+}
+
+// Reorgs takes the transfers of orphaned blocks back out of the heuristic inputs
+// (chain.reorgs.v1). A redelivered reorg changes nothing.
+func (h Handlers) Reorgs(ctx context.Context, batch []eventbus.Message[*eventsv1.Reorg]) error {
+	for _, m := range batch {
+		if m.Tombstone || m.Msg.Chain == "" {
+			continue
+		}
+		hashes := make([]string, 0, len(m.Msg.Orphaned))
+		for _, b := range m.Msg.Orphaned {
+			if b.GetHash() != "" {
+				hashes = append(hashes, b.GetHash())
+			}
+		}
+		if err := h.Store.ApplyReorg(ctx, m.Msg.Chain, hashes); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Transactions records contract creations (chain.transactions.v1).

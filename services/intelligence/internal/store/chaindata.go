@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/big"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -19,10 +20,21 @@ type Offset struct {
 type TransferFact struct {
 	Offset
 	Chain, ChainType string
+	BlockHash        string // "" when unknown: never taken back by a reorg
 	From, To         string
 	TimeMs           int64
 	USD              float64 // 0 when unpriced
 }
+
+// JournalRetention is how long (in chain time, behind the newest transfer of a chain) the
+// transfers of a block are kept in the journal a reorg subtracts them from. Reorgs are a few
+// blocks deep; two days is far beyond any chain's.
+var JournalRetention = 48 * time.Hour
+
+// reorgLock serialises transfer batches (shared) with reorgs (exclusive): a batch that started
+// before a reorg of its blocks would not see them orphaned, and the reorg would not see its
+// uncommitted facts, so they would stay counted.
+const reorgLock = 7283400222
 
 // appliedOffsets returns the highest offset applied per partition of topic.
 func appliedOffsets(ctx context.Context, tx pgx.Tx, topic string) (map[int]int64, error) {
@@ -69,7 +81,14 @@ func (s *Store) ApplyTransfers(ctx context.Context, ts []TransferFact) error {
 		return nil
 	}
 	return s.inTx(ctx, false, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock_shared(`+fmt.Sprint(reorgLock)+`)`); err != nil {
+			return err
+		}
 		done, err := appliedOffsets(ctx, tx, ts[0].Topic)
+		if err != nil {
+			return err
+		}
+		orphaned, err := orphanedOf(ctx, tx, ts)
 		if err != nil {
 			return err
 		}
@@ -77,8 +96,10 @@ func (s *Store) ApplyTransfers(ctx context.Context, ts []TransferFact) error {
 		type edgeKey struct{ chain, from, to string }
 		type edge struct {
 			ct          string
+			n           int64
 			first, last int64
 		}
+		journal := map[blockKey]*blockFacts{}
 		edges := map[edgeKey]*edge{}
 		acts := map[actKey]*act{}
 		addAct := func(ct, addr string, usd float64, ms int64) {
@@ -97,8 +118,18 @@ func (s *Store) ApplyTransfers(ctx context.Context, ts []TransferFact) error {
 				continue
 			}
 			hi[t.Partition] = max(hi[t.Partition], t.Offset.Offset)
-			if t.From == "" || t.To == "" {
+			if t.From == "" || t.To == "" || orphaned[[2]string{t.Chain, t.BlockHash}] {
 				continue
+			}
+			if t.BlockHash != "" {
+				k := blockKey{t.Chain, t.BlockHash}
+				j := journal[k]
+				if j == nil {
+					j = &blockFacts{chainType: t.ChainType, newest: t.TimeMs}
+					journal[k] = j
+				}
+				j.newest = max(j.newest, t.TimeMs)
+				j.from, j.to, j.usd = append(j.from, t.From), append(j.to, t.To), append(j.usd, t.USD)
 			}
 			addAct(t.ChainType, t.From, t.USD, t.TimeMs)
 			if t.To != t.From {
@@ -106,8 +137,9 @@ func (s *Store) ApplyTransfers(ctx context.Context, ts []TransferFact) error {
 				k := edgeKey{t.Chain, t.From, t.To}
 				e := edges[k]
 				if e == nil {
-					edges[k] = &edge{ct: t.ChainType, first: t.TimeMs, last: t.TimeMs}
+					edges[k] = &edge{ct: t.ChainType, n: 1, first: t.TimeMs, last: t.TimeMs}
 				} else {
+					e.n++
 					e.first, e.last = min(e.first, t.TimeMs), max(e.last, t.TimeMs)
 				}
 			}
@@ -116,17 +148,30 @@ func (s *Store) ApplyTransfers(ctx context.Context, ts []TransferFact) error {
 			return nil
 		}
 		var ch, ct, fr, to []string
-		var fi, la []int64
+		var en, fi, la []int64
 		for k, e := range edges {
-			ch, ct, fr, to, fi, la = append(ch, k.chain), append(ct, e.ct), append(fr, k.from), append(to, k.to), append(fi, e.first), append(la, e.last)
+			ch, ct, fr, to, en, fi, la = append(ch, k.chain), append(ct, e.ct), append(fr, k.from), append(to, k.to), append(en, e.n), append(fi, e.first), append(la, e.last)
 		}
 		if len(ch) > 0 {
-			if _, err := tx.Exec(ctx, `INSERT INTO intel.edges AS e (chain, chain_type, from_addr, to_addr, first_ms, last_ms)
-				SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[])
-				ON CONFLICT (chain, from_addr, to_addr) DO UPDATE SET first_ms = LEAST(e.first_ms, excluded.first_ms), last_ms = GREATEST(e.last_mS, excluded.last_ms)`,
-				ch, ct, fr, to, fi, la); err != nil {
+			if _, err := tx.Exec(ctx, `INSERT INTO intel.edges AS e (chain, chain_type, from_addr, to_addr, n, first_ms, last_ms)
+				SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[])
+				ON CONFLICT (chain, from_addr, to_addr) DO UPDATE SET n = e.n + excluded.n,
+					first_ms = LEAST(e.first_ms, excluded.first_ms), last_ms = GREATEST(e.last_mS, excluded.last_ms)`,
+				ch, ct, fr, to, en, fi, la); err != nil {
 				return fmt.Errorf("record transfer edges: %w", err)
 			}
+		}
+		for k, j := range journal {
+			if _, err := tx.Exec(ctx, `INSERT INTO intel.block_facts AS b (chain, block_hash, chain_type, newest_ms, from_addr, to_addr, usd)
+				VALUES ($1, $2, $3, $4, $5, $6, $7)
+				ON CONFLICT (chain, block_hash) DO UPDATE SET newest_ms = GREATEST(b.newest_ms, excluded.newest_ms),
+					from_addr = b.from_addr || excluded.from_addr, to_addr = b.to_addr || excluded.to_addr, usd = b.usd || excluded.usd`,
+				k.chain, k.hash, j.chainType, j.newest, j.from, j.to, j.usd); err != nil {
+				return fmt.Errorf("journal block %s: %w", k.hash, err)
+			}
+		}
+		if err := pruneJournal(ctx, tx, journal); err != nil {
+			return err
 		}
 		var act_ct, act_addr []string
 		var usd []float64
@@ -145,6 +190,151 @@ func (s *Store) ApplyTransfers(ctx context.Context, ts []TransferFact) error {
 			}
 		}
 		return saveOffsets(ctx, tx, ts[0].Topic, hi)
+	})
+}
+
+type blockKey struct{ chain, hash string }
+
+// blockFacts are the facts of one block that a batch applied.
+type blockFacts struct {
+	chainType string
+	newest    int64
+	from, to  []string
+	usd       []float64
+}
+
+// orphanedOf returns the (chain, block hash) pairs of ts's blocks that a reorg orphaned.
+func orphanedOf(ctx context.Context, tx pgx.Tx, ts []TransferFact) (map[[2]string]bool, error) {
+	var chains, hashes []string
+	seen := map[[2]string]bool{}
+	for _, t := range ts {
+		k := [2]string{t.Chain, t.BlockHash}
+		if t.BlockHash != "" && !seen[k] {
+			seen[k] = true
+			chains, hashes = append(chains, t.Chain), append(hashes, t.BlockHash)
+		}
+	}
+	out := map[[2]string]bool{}
+	if len(hashes) == 0 {
+		return out, nil
+	}
+	rows, err := tx.Query(ctx, `SELECT o.chain, o.block_hash FROM intel.orphaned_blocks o
+		JOIN unnest($1::text[], $2::text[]) b(chain, hash) ON o.chain = b.chain AND o.block_hash = b.hash`, chains, hashes)
+	if err != nil {
+		return nil, fmt.Errorf("orphaned blocks: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k [2]string
+		if err := rows.Scan(&k[0], &k[1]); err != nil {
+			return nil, err
+		}
+		out[k] = true
+	}
+	return out, rows.Err()
+}
+
+// pruneJournal drops the journal of blocks older than JournalRetention behind the newest block
+// a batch journaled, per chain.
+func pruneJournal(ctx context.Context, tx pgx.Tx, journal map[blockKey]*blockFacts) error {
+	newest := map[string]int64{}
+	for k, j := range journal {
+		newest[k.chain] = max(newest[k.chain], j.newest)
+	}
+	for chain, ms := range newest {
+		if _, err := tx.Exec(ctx, `DELETE FROM intel.block_facts WHERE chain = $1 AND newest_ms < $2`,
+			chain, ms-JournalRetention.Milliseconds()); err != nil {
+			return fmt.Errorf("prune the block journal: %w", err)
+		}
+	}
+	return nil
+}
+
+// ApplyReorg takes the transfers of chain's orphaned blocks back out of the edges and the
+// address activity, from the journal, and remembers the blocks so that their transfers arriving
+// later are dropped. The journal of those blocks goes with it, so a redelivered reorg changes
+// nothing.
+func (s *Store) ApplyReorg(ctx context.Context, chain string, hashes []string) error {
+	if len(hashes) == 0 {
+		return nil
+	}
+	return s.inTx(ctx, false, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(`+fmt.Sprint(reorgLock)+`)`); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO intel.orphaned_blocks (chain, block_hash) SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING`,
+			chain, hashes); err != nil {
+			return fmt.Errorf("record orphaned blocks: %w", err)
+		}
+		rows, err := tx.Query(ctx, `DELETE FROM intel.block_facts WHERE chain = $1 AND block_hash = ANY($2)
+			RETURNING chain_type, from_addr, to_addr, usd`, chain, hashes)
+		if err != nil {
+			return fmt.Errorf("journal of orphaned blocks: %w", err)
+		}
+		type edgeKey struct{ from, to string }
+		acts := map[actKey]*act{}
+		edges := map[edgeKey]int64{}
+		sub := func(ct, addr string, usd float64) {
+			k := actKey{ct, addr}
+			if acts[k] == nil {
+				acts[k] = &act{}
+			}
+			acts[k].usd += usd
+			acts[k].n++
+		}
+		for rows.Next() {
+			var ct string
+			var from, to []string
+			var usd []float64
+			if err := rows.Scan(&ct, &from, &to, &usd); err != nil {
+				rows.Close()
+				return err
+			}
+			for i := range from {
+				// What ApplyTransfers added for this transfer.
+				sub(ct, from[i], usd[i])
+				if to[i] != from[i] {
+					sub(ct, to[i], usd[i])
+					edges[edgeKey{from[i], to[i]}]++
+				}
+			}
+		}
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("journal of orphaned blocks: %w", err)
+		}
+		var act_ct, act_addr []string
+		var usd []float64
+		var n []int64
+		for k, a := range acts {
+			act_ct, act_addr, usd, n = append(act_ct, k.ct), append(act_addr, k.addr), append(usd, a.usd), append(n, a.n)
+		}
+		if len(act_ct) > 0 {
+			if _, err := tx.Exec(ctx, `UPDATE intel.address_activity a SET volume_usd = a.volume_usd - d.usd, transfer_count = a.transfer_count - d.n
+				FROM unnest($1::text[], $2::text[], $3::float8[], $4::bigint[]) d(ct, addr, usd, n)
+				WHERE a.chain_type = d.ct AND a.address = d.addr`, act_ct, act_addr, usd, n); err != nil {
+				return fmt.Errorf("take back address activity: %w", err)
+			}
+			if _, err := tx.Exec(ctx, `DELETE FROM intel.address_activity a USING unnest($1::text[], $2::text[]) d(ct, addr)
+				WHERE a.chain_type = d.ct AND a.address = d.addr AND a.transfer_count <= 0`, act_ct, act_addr); err != nil {
+				return fmt.Errorf("drop emptied address activity: %w", err)
+			}
+		}
+		var fr, to []string
+		var en []int64
+		for k, c := range edges {
+			fr, to, en = append(fr, k.from), append(to, k.to), append(en, c)
+		}
+		if len(fr) > 0 {
+			if _, err := tx.Exec(ctx, `UPDATE intel.edges e SET n = e.n - d.n FROM unnest($2::text[], $3::text[], $4::bigint[]) d(f, t, n)
+				WHERE e.chain = $1 AND e.from_addr = d.f AND e.to_addr = d.t`, chain, fr, to, en); err != nil {
+				return fmt.Errorf("take back edges: %w", err)
+			}
+			if _, err := tx.Exec(ctx, `DELETE FROM intel.edges e USING unnest($2::text[], $3::text[]) d(f, t)
+				WHERE e.chain = $1 AND e.from_addr = d.f AND e.to_addr = d.t AND e.n <= 0`, chain, fr, to); err != nil {
+				return fmt.Errorf("drop emptied edges: %w", err)
+			}
+		}
+		return nil
 	})
 }
 
