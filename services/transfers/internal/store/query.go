@@ -381,21 +381,11 @@ func (s *Store) listRows(ctx context.Context, f TransferFilter, p Page) ([]Trans
 	b := &sqlb{rows: true}
 	arms := b.flowBranches("from_addr", "to_addr", f.Base, f.HasBase, f.Flow, f.Counterparties, f.HasCP)
 	order := orderBy(p.SortKey, p.SortDir)
-	var parts []string
-	for _, seg := range windowSegments(f, p.SortKey) {
+	parts := b.segmentedArms("transfers.transfers", transferSelect, f.TimeFrom, f.TimeTo, p, func(from, to time.Time) ([]branch, []string) {
 		fs := f
-		fs.TimeFrom, fs.TimeTo = seg.from, seg.to
-		common := b.transferConds(fs, "block_time")
-		o := order
-		if seg.sliver {
-			o = sortedNotWalked(order)
-		}
-		for _, br := range arms {
-			if !br.empty() {
-				parts = append(parts, "("+b.armSQL("transfers.transfers", transferSelect, br, common, o, p.Offset+p.Limit)+")")
-			}
-		}
-	}
+		fs.TimeFrom, fs.TimeTo = from, to
+		return arms, b.transferConds(fs, "block_time")
+	})
 	if len(parts) == 0 {
 		return nil, nil
 	}
@@ -406,6 +396,27 @@ func (s *Store) listRows(ctx context.Context, f TransferFilter, p Page) ([]Trans
 		return nil, fmt.Errorf("list transfers: %w", err)
 	}
 	return scanTransfers(rows)
+}
+
+// segmentedArms renders the arms of a page of table over the window [from, to], one set per
+// segment of the window (windowSegments): build gives the arms and shared conditions of a
+// segment; a sliver is read by its other conditions and sorted.
+func (b *sqlb) segmentedArms(table, cols string, from, to time.Time, p Page, build func(from, to time.Time) ([]branch, []string)) []string {
+	order := orderBy(p.SortKey, p.SortDir)
+	var parts []string
+	for _, seg := range windowSegments(TransferFilter{TimeFrom: from, TimeTo: to}, p.SortKey) {
+		arms, common := build(seg.from, seg.to)
+		o := order
+		if seg.sliver {
+			o = sortedNotWalked(order)
+		}
+		for _, br := range arms {
+			if !br.empty() {
+				parts = append(parts, "("+b.armSQL(table, cols, br, common, o, p.Offset+p.Limit)+")")
+			}
+		}
+	}
+	return parts
 }
 
 // segment is a part of a list's time window; a sliver is read by time and sorted rather than
@@ -580,21 +591,9 @@ func (s *Store) ListSwaps(ctx context.Context, f SwapFilter, p Page) ([]SwapRow,
 	}
 	b := &sqlb{rows: true}
 	order := orderBy(p.SortKey, p.SortDir)
-	var parts []string
-	// A window's ends that only graze a month are read by time and sorted, as for transfers
-	// (windowSegments).
-	for _, seg := range windowSegments(TransferFilter{TimeFrom: f.TimeFrom, TimeTo: f.TimeTo}, p.SortKey) {
-		arms, common := build(b, seg.from, seg.to)
-		o := order
-		if seg.sliver {
-			o = sortedNotWalked(order)
-		}
-		for _, br := range arms {
-			if !br.empty() {
-				parts = append(parts, "("+b.armSQL("transfers.swaps", swapSelect, br, common, o, p.Offset+p.Limit)+")")
-			}
-		}
-	}
+	parts := b.segmentedArms("transfers.swaps", swapSelect, f.TimeFrom, f.TimeTo, p, func(from, to time.Time) ([]branch, []string) {
+		return build(b, from, to)
+	})
 	if len(parts) == 0 {
 		return nil, 0, nil
 	}

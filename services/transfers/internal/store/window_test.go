@@ -14,6 +14,35 @@ import (
 	"github.com/chainintel/chainintel/services/transfers/internal/store"
 )
 
+var (
+	feb = time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)
+	mar = time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	// monthEdgeWindows are windows around February's edges, each of a kind windowSegments splits
+	// (or leaves whole).
+	monthEdgeWindows = []struct{ from, to time.Time }{
+		{feb.Add(-10 * 24 * time.Hour), feb},                      // ends at midnight on the 1st
+		{feb.Add(-10 * 24 * time.Hour), feb.Add(5 * time.Hour)},   // ends hours into a month
+		{feb.Add(-3 * time.Hour), feb.Add(10 * 24 * time.Hour)},   // starts hours before a month ends
+		{feb.Add(-3 * time.Hour), mar.Add(2 * time.Hour)},         // both ends graze
+		{feb.Add(-2 * time.Hour), feb.Add(3 * time.Hour)},         // short, across a boundary
+		{feb.Add(-20 * 24 * time.Hour), mar.Add(-20 * time.Hour)}, // no grazing end
+		{time.Time{}, feb.Add(30 * time.Minute)},                  // open start
+		{mar.Add(-90 * time.Minute), time.Time{}},                 // open end
+	}
+)
+
+// nearMonthEdges is the time of the i-th test row: around February's two month boundaries,
+// densest within a day of them, one in ten anywhere in February.
+func nearMonthEdges(rng *rand.Rand, i int) time.Time {
+	switch {
+	case i%10 == 0:
+		return feb.Add(time.Duration(rng.IntN(28*24)) * time.Hour)
+	case i%3 == 0:
+		return mar.Add(time.Duration(rng.IntN(48*60)-24*60) * time.Minute)
+	}
+	return feb.Add(time.Duration(rng.IntN(48*60)-24*60) * time.Minute)
+}
+
 // Pages sorted by USD or value over windows that graze a month (its first or last hours), that
 // are short, or that span months are read in segments (the grazed ends sorted, the rest walked
 // by index); put together they must be exactly the brute-force page: same rows, same order,
@@ -24,19 +53,10 @@ func TestSortedPagesOverMonthEdges(t *testing.T) {
 	reset(t, pool)
 	st := store.New(pool)
 	rng := rand.New(rand.NewPCG(3, 4))
-	feb := time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)
-	mar := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	addrs := []string{"0x00000000000000000000000000000000000000a1", "0x00000000000000000000000000000000000000a2", "0x00000000000000000000000000000000000000a3"}
 	var all []store.TransferRow
 	for i := 0; i < 600; i++ {
-		// Around the two month boundaries, densest within a day of them.
-		at := feb.Add(time.Duration(rng.IntN(48*60)-24*60) * time.Minute)
-		if i%3 == 0 {
-			at = mar.Add(time.Duration(rng.IntN(48*60)-24*60) * time.Minute)
-		}
-		if i%10 == 0 {
-			at = feb.Add(time.Duration(rng.IntN(28*24)) * time.Hour)
-		}
+		at := nearMonthEdges(rng, i)
 		h := fmt.Sprintf("0x%064x", i+1)
 		r := store.TransferRow{Chain: []string{"ethereum", "base"}[i%2], ID: h + "_0", TxHash: h, BlockHash: fmt.Sprintf("0x%063x%d", i, 1),
 			BlockNumber: int64(i), BlockTime: at.Truncate(time.Second), From: addrs[i%3], To: addrs[(i+1)%3], TokenID: "ethereum",
@@ -50,16 +70,7 @@ func TestSortedPagesOverMonthEdges(t *testing.T) {
 	if _, err := st.WriteTransfers(ctx, all); err != nil {
 		t.Fatal(err)
 	}
-	windows := []struct{ from, to time.Time }{
-		{feb.Add(-10 * 24 * time.Hour), feb},                      // ends at midnight on the 1st
-		{feb.Add(-10 * 24 * time.Hour), feb.Add(5 * time.Hour)},   // ends hours into a month
-		{feb.Add(-3 * time.Hour), feb.Add(10 * 24 * time.Hour)},   // starts hours before a month ends
-		{feb.Add(-3 * time.Hour), mar.Add(2 * time.Hour)},         // both ends graze
-		{feb.Add(-2 * time.Hour), feb.Add(3 * time.Hour)},         // short, across a boundary
-		{feb.Add(-20 * 24 * time.Hour), mar.Add(-20 * time.Hour)}, // no grazing end
-		{time.Time{}, feb.Add(30 * time.Minute)},                  // open start
-		{mar.Add(-90 * time.Minute), time.Time{}},                 // open end
-	}
+	windows := monthEdgeWindows
 	key := func(r store.TransferRow, k string) (float64, bool) {
 		if k == "value" {
 			return r.UnitValue, true
@@ -136,18 +147,10 @@ func TestSortedSwapPagesOverMonthEdges(t *testing.T) {
 	reset(t, pool)
 	st := store.New(pool)
 	rng := rand.New(rand.NewPCG(5, 6))
-	feb := time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)
-	mar := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	addrs := []string{"0x00000000000000000000000000000000000000b1", "0x00000000000000000000000000000000000000b2", "0x00000000000000000000000000000000000000b3"}
 	var all []store.SwapRow
 	for i := 0; i < 400; i++ {
-		at := feb.Add(time.Duration(rng.IntN(48*60)-24*60) * time.Minute)
-		if i%3 == 0 {
-			at = mar.Add(time.Duration(rng.IntN(48*60)-24*60) * time.Minute)
-		}
-		if i%10 == 0 {
-			at = feb.Add(time.Duration(rng.IntN(28*24)) * time.Hour)
-		}
+		at := nearMonthEdges(rng, i)
 		h := fmt.Sprintf("0x%064x", i+1)
 		r := store.SwapRow{Chain: []string{"ethereum", "base"}[i%2], ID: h + "_1", TxHash: h, BlockHash: fmt.Sprintf("0x%063x%d", i, 2),
 			BlockNumber: int64(i), BlockTime: at.Truncate(time.Second), LogIndex: 1, Contract: addrs[2], Sender: addrs[i%2], Receiver: addrs[(i+1)%2],
@@ -162,17 +165,7 @@ func TestSortedSwapPagesOverMonthEdges(t *testing.T) {
 	if _, err := st.WriteSwaps(ctx, all); err != nil {
 		t.Fatal(err)
 	}
-	windows := []struct{ from, to time.Time }{
-		{feb.Add(-10 * 24 * time.Hour), feb},
-		{feb.Add(-10 * 24 * time.Hour), feb.Add(5 * time.Hour)},
-		{feb.Add(-3 * time.Hour), feb.Add(10 * 24 * time.Hour)},
-		{feb.Add(-3 * time.Hour), mar.Add(2 * time.Hour)},
-		{feb.Add(-2 * time.Hour), feb.Add(3 * time.Hour)},
-		{feb.Add(-20 * 24 * time.Hour), mar.Add(-20 * time.Hour)},
-		{time.Time{}, feb.Add(30 * time.Minute)},
-		{mar.Add(-90 * time.Minute), time.Time{}},
-	}
-	for wi, w := range windows {
+	for wi, w := range monthEdgeWindows {
 		for _, dir := range []string{"desc", "asc"} {
 			for _, base := range []string{"", addrs[0]} {
 				var want []store.SwapRow
