@@ -541,9 +541,6 @@ func flowSides(flow string) []int16 {
 // ranges where a pair row of one transfer already decides them (a superset otherwise).
 func (b *sqlb) edgeConds(f TransferFilter, g string) []string {
 	c := []string{"e.grp = " + b.arg(g), "e.side = ANY(" + b.arg(flowSides(f.Flow)) + "::smallint[])"}
-	if f.edgeAlso != nil {
-		c = append(c, f.edgeAlso(b)...)
-	}
 	if len(f.Chains) > 0 {
 		c = append(c, b.anyOf("e.chain", f.Chains))
 	}

@@ -187,59 +187,24 @@ func (s *Store) pairCount(ctx context.Context, f TransferFilter, g1, g2 string) 
 }
 
 // unionPlan returns the live groups of f's base when it is several disjoint entity groups (see
-// disjointEntityGroups) and no other address filter, or nil.
+// disjointEntityGroups) with flow all and no other address filter, or nil.
 func (s *Store) unionPlan(ctx context.Context, f TransferFilter) ([]string, error) {
-	if !f.HasBase || f.HasCP || f.From.Active() || f.To.Active() {
+	if !f.HasBase || f.HasCP || f.From.Active() || f.To.Active() || f.Flow != "all" {
 		return nil, nil
 	}
 	return s.disjointEntityGroups(ctx, f.Base)
 }
 
-// unionPart is the part of f (a base of the groups gs, with its flow) that group gs[i]'s pair
-// rows hold: in, its incoming pair rows from outside every other group; out, its outgoing ones
-// to outside them; self, its own self pair rows and its outgoing ones into another group of the
-// base; all, every pair row (a transfer between two groups is then in both parts).
-func unionPart(f TransferFilter, gs []string, i int) TransferFilter {
-	others := func(b *sqlb, col string, negate bool) []string {
-		var c []string
-		for j, g := range gs {
-			if j == i {
-				continue
-			}
-			if negate {
-				c = append(c, "NOT "+b.inGroup(col, g))
-			} else {
-				c = append(c, b.inGroup(col, g))
-			}
-		}
-		return c
-	}
-	p := f
-	switch f.Flow {
-	case "in":
-		p.edgeAlso = func(b *sqlb) []string { return others(b, "e.from_addr", true) }
-	case "out":
-		p.edgeAlso = func(b *sqlb) []string { return others(b, "e.to_addr", true) }
-	case "self":
-		p.Flow = "all"
-		p.edgeAlso = func(b *sqlb) []string {
-			return []string{"(e.side = 3 OR e.side = 1 AND (" + strings.Join(others(b, "e.to_addr", false), " OR ") + "))"}
-		}
-	}
-	return p
-}
-
 // unionPage reads one page of the transfers of several disjoint entity groups, sorted by time:
-// each group's first offset+limit transfers of its part (unionPart) through its pair rows
-// (edgePage), merged in the page's order, a transfer between two of the groups kept once. The
-// union's first offset+limit transfers are among them: each is in a group's part, and among
-// that part's first ones.
+// each group's first offset+limit transfers through its pair rows (edgePage), merged in the
+// page's order, a transfer between two of the groups kept once. The union's first offset+limit
+// transfers are among them: each touches a group, and is among that group's first ones.
 func (s *Store) unionPage(ctx context.Context, f TransferFilter, gs []string, p Page) ([]TransferRow, error) {
 	first := Page{SortKey: p.SortKey, SortDir: p.SortDir, Limit: p.Offset + p.Limit}
 	seen := map[[3]string]bool{}
 	var all []TransferRow
-	for i, g := range gs {
-		list, err := s.edgePage(ctx, unionPart(f, gs, i), g, first)
+	for _, g := range gs {
+		list, err := s.edgePage(ctx, f, g, first)
 		if err != nil {
 			return nil, err
 		}

@@ -44,10 +44,6 @@ type TransferFilter struct {
 	ValueLte       *float64
 	USDGte         *float64
 	USDLte         *float64
-
-	// edgeAlso adds conditions on a live group's pair rows (alias e) to an edge-driven read:
-	// one group's part of a base of several (unionPage).
-	edgeAlso func(b *sqlb) []string
 }
 
 // Page orders and slices a list.
