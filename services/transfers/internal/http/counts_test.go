@@ -91,7 +91,8 @@ func testEntityPagesAtEveryOffset(t *testing.T) {
 	filters := []string{"base=binance", "base=binance&flow=in", "base=coinbase&flow=out", "base=coinbase&flow=self",
 		"base=binance&chains=ethereum", "base=binance&tokens=usd-coin", "base=binance&usdGte=1000",
 		"base=binance&timeGte=" + at(10*time.Hour), "base=binance&timeGte=" + at(10*time.Hour+17*time.Minute) + "&timeLte=" + at(60*time.Hour),
-		"base=binance,coinbase", "base=coinbase,binance,uniswap&usdGte=600", "from=binance&to=type:cex", "from=type:cex&to=coinbase"}
+		"base=binance,coinbase", "base=coinbase,binance,uniswap&usdGte=600", "base=binance,coinbase&flow=self", "base=binance,coinbase,uniswap&flow=in",
+		"base=binance,a16z,coinbase&flow=out", "from=binance&to=type:cex", "from=type:cex&to=coinbase"}
 	checked := 0
 	for _, f := range filters {
 		for _, dir := range []string{"desc", "asc"} {
