@@ -99,7 +99,7 @@ func (s *Store) ApplyTransfers(ctx context.Context, ts []TransferFact) error {
 			n           int64
 			first, last int64
 		}
-		journal := map[blockKey]*blockFacts{}
+		var journal blockFacts
 		edges := map[edgeKey]*edge{}
 		acts := map[actKey]*act{}
 		addAct := func(ct, addr string, usd float64, ms int64) {
@@ -122,14 +122,7 @@ func (s *Store) ApplyTransfers(ctx context.Context, ts []TransferFact) error {
 				continue
 			}
 			if t.BlockHash != "" {
-				k := blockKey{t.Chain, t.BlockHash}
-				j := journal[k]
-				if j == nil {
-					j = &blockFacts{chainType: t.ChainType, newest: t.TimeMs}
-					journal[k] = j
-				}
-				j.newest = max(j.newest, t.TimeMs)
-				j.from, j.to, j.usd = append(j.from, t.From), append(j.to, t.To), append(j.usd, t.USD)
+				journal.add(t)
 			}
 			addAct(t.ChainType, t.From, t.USD, t.TimeMs)
 			if t.To != t.From {
@@ -161,16 +154,7 @@ func (s *Store) ApplyTransfers(ctx context.Context, ts []TransferFact) error {
 				return fmt.Errorf("record transfer edges: %w", err)
 			}
 		}
-		for k, j := range journal {
-			if _, err := tx.Exec(ctx, `INSERT INTO intel.block_facts AS b (chain, block_hash, chain_type, newest_ms, from_addr, to_addr, usd)
-				VALUES ($1, $2, $3, $4, $5, $6, $7)
-				ON CONFLICT (chain, block_hash) DO UPDATE SET newest_ms = GREATEST(b.newest_ms, excluded.newest_ms),
-					from_addr = b.from_addr || excluded.from_addr, to_addr = b.to_addr || excluded.to_addr, usd = b.usd || excluded.usd`,
-				k.chain, k.hash, j.chainType, j.newest, j.from, j.to, j.usd); err != nil {
-				return fmt.Errorf("journal block %s: %w", k.hash, err)
-			}
-		}
-		if err := pruneJournal(ctx, tx, journal); err != nil {
+		if err := journal.save(ctx, tx); err != nil {
 			return err
 		}
 		var act_ct, act_addr []string
@@ -193,14 +177,47 @@ func (s *Store) ApplyTransfers(ctx context.Context, ts []TransferFact) error {
 	})
 }
 
-type blockKey struct{ chain, hash string }
-
-// blockFacts are the facts of one block that a batch applied.
+// blockFacts are the applied transfers of a batch that a reorg may take back: what each added
+// (sender, recipient, USD), with its chain, block and time, in parallel slices.
 type blockFacts struct {
-	chainType string
-	newest    int64
-	from, to  []string
-	usd       []float64
+	chain, hash, chainType, from, to []string
+	ms                               []int64
+	usd                              []float64
+}
+
+func (j *blockFacts) add(t TransferFact) {
+	j.chain, j.hash, j.chainType = append(j.chain, t.Chain), append(j.hash, t.BlockHash), append(j.chainType, t.ChainType)
+	j.from, j.to, j.ms, j.usd = append(j.from, t.From), append(j.to, t.To), append(j.ms, t.TimeMs), append(j.usd, t.USD)
+}
+
+// save appends the facts to their blocks' journal rows (one statement for the batch), then
+// drops the journal of blocks older than JournalRetention behind the newest block the batch
+// journaled, per chain.
+func (j *blockFacts) save(ctx context.Context, tx pgx.Tx) error {
+	if len(j.chain) == 0 {
+		return nil
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO intel.block_facts AS b (chain, block_hash, chain_type, newest_ms, from_addr, to_addr, usd)
+		SELECT chain, hash, min(ct), max(ms), array_agg(f ORDER BY i), array_agg(t ORDER BY i), array_agg(u ORDER BY i)
+		FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::float8[]) WITH ORDINALITY
+		     x(chain, hash, ct, ms, f, t, u, i)
+		GROUP BY chain, hash ORDER BY chain, hash
+		ON CONFLICT (chain, block_hash) DO UPDATE SET newest_ms = GREATEST(b.newest_ms, excluded.newest_ms),
+			from_addr = b.from_addr || excluded.from_addr, to_addr = b.to_addr || excluded.to_addr, usd = b.usd || excluded.usd`,
+		j.chain, j.hash, j.chainType, j.ms, j.from, j.to, j.usd); err != nil {
+		return fmt.Errorf("journal the batch's blocks: %w", err)
+	}
+	newest := map[string]int64{}
+	for i, c := range j.chain {
+		newest[c] = max(newest[c], j.ms[i])
+	}
+	for chain, ms := range newest {
+		if _, err := tx.Exec(ctx, `DELETE FROM intel.block_facts WHERE chain = $1 AND newest_ms < $2`,
+			chain, ms-JournalRetention.Milliseconds()); err != nil {
+			return fmt.Errorf("prune the block journal: %w", err)
+		}
+	}
+	return nil
 }
 
 // orphanedOf returns the (chain, block hash) pairs of ts's blocks that a reorg orphaned.
@@ -232,22 +249,6 @@ func orphanedOf(ctx context.Context, tx pgx.Tx, ts []TransferFact) (map[[2]strin
 		out[k] = true
 	}
 	return out, rows.Err()
-}
-
-// pruneJournal drops the journal of blocks older than JournalRetention behind the newest block
-// a batch journaled, per chain.
-func pruneJournal(ctx context.Context, tx pgx.Tx, journal map[blockKey]*blockFacts) error {
-	newest := map[string]int64{}
-	for k, j := range journal {
-		newest[k.chain] = max(newest[k.chain], j.newest)
-	}
-	for chain, ms := range newest {
-		if _, err := tx.Exec(ctx, `DELETE FROM intel.block_facts WHERE chain = $1 AND newest_ms < $2`,
-			chain, ms-JournalRetention.Milliseconds()); err != nil {
-			return fmt.Errorf("prune the block journal: %w", err)
-		}
-	}
-	return nil
 }
 
 // ApplyReorg takes the transfers of chain's orphaned blocks back out of the edges and the
