@@ -43,7 +43,8 @@ func heuristicInputs(t *testing.T, pool *pgxpool.Pool) string {
 // A reorg takes the transfers of its orphaned blocks back out of the edges and the address
 // activity: applying two blocks and then orphaning one leaves exactly what applying the other
 // alone leaves. A redelivered reorg changes nothing, and the orphaned block's transfers arriving
-// again afterwards are dropped. Batches and reorgs run concurrently end in the same state as the
+// again afterwards are not counted; a reorg naming the block canonical again counts them once.
+// A transfer published twice counts once. Batches and reorgs run concurrently end in the same state as the
 // kept blocks alone (the advisory lock that orders a reorg after a batch of its own block,
 // store.reorgLock, is there for a window this run does not reliably hit).
 func TestReorgTakesTransfersBack(t *testing.T) {
@@ -89,6 +90,61 @@ func TestReorgTakesTransfersBack(t *testing.T) {
 	}
 	if got := heuristicInputs(t, pool); got != want {
 		t.Fatalf("the orphaned block's transfers arriving late were counted:\n%s\nwant:\n%s", got, want)
+	}
+
+	// The chain goes back to the orphaned block: its transfers (those applied before the reorg
+	// and those that arrived late) count again, once, as when both blocks were applied.
+	both := func() string {
+		resetDB(t)
+		if err := h.Transfers(ctx, msgs(eventsv1.TopicTransfers, append(append([]*eventsv1.Transfer{}, b1...), b2...)...)); err != nil {
+			t.Fatal(err)
+		}
+		return heuristicInputs(t, pool)
+	}
+	wantBoth := both()
+	back := []eventbus.Message[*eventsv1.Reorg]{{Topic: eventsv1.TopicReorgs, Msg: &eventsv1.Reorg{Chain: "ethereum",
+		Orphaned: []*eventsv1.Reorg_Block{{Number: 2, Hash: "0xb2other"}}, Canonical: []*eventsv1.Reorg_Block{{Number: 2, Hash: "0xb2"}}}}}
+	for _, lateFirst := range []bool{true, false} {
+		both()
+		if err := h.Reorgs(ctx, reorg); err != nil {
+			t.Fatal(err)
+		}
+		late := msgs(eventsv1.TopicTransfers, b2[:2]...) // published again after the reorg
+		for i := range late {
+			late[i].Offset += 100
+		}
+		if lateFirst {
+			if err := h.Transfers(ctx, late); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for range 2 { // redelivered
+			if err := h.Reorgs(ctx, back); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !lateFirst {
+			if err := h.Transfers(ctx, late); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := heuristicInputs(t, pool); got != wantBoth {
+			t.Fatalf("back to the orphaned block (its transfers published again first: %v):\n%s\nwant (both blocks):\n%s", lateFirst, got, wantBoth)
+		}
+	}
+
+	// The same transfers published again at new offsets (an ingest restarted mid-batch) are
+	// counted once.
+	both()
+	again := msgs(eventsv1.TopicTransfers, append(append([]*eventsv1.Transfer{}, b1...), b2...)...)
+	for i := range again {
+		again[i].Offset += 1000
+	}
+	if err := h.Transfers(ctx, again); err != nil {
+		t.Fatal(err)
+	}
+	if got := heuristicInputs(t, pool); got != wantBoth {
+		t.Fatalf("transfers published twice:\n%s\nwant:\n%s", got, wantBoth)
 	}
 
 	// Beside each other: batches of many blocks and reorgs of half of them, concurrently. Every

@@ -866,8 +866,13 @@ type Reorg struct {
 	CommonAncestorHash   string                 `protobuf:"bytes,3,opt,name=common_ancestor_hash,json=commonAncestorHash,proto3" json:"common_ancestor_hash,omitempty"`
 	Orphaned             []*Reorg_Block         `protobuf:"bytes,4,rep,name=orphaned,proto3" json:"orphaned,omitempty"`
 	DetectedAtMs         int64                  `protobuf:"varint,5,opt,name=detected_at_ms,json=detectedAtMs,proto3" json:"detected_at_ms,omitempty"`
-	unknownFields        protoimpl.UnknownFields
-	sizeCache            protoimpl.SizeCache
+	// The blocks of the chain the node follows now, above the common ancestor, as far as ingest
+	// read them when it found the reorg. A block an earlier reorg orphaned can be canonical again
+	// (the chain went back to it): a consumer that drops rows of orphaned blocks takes such a
+	// block back, with the rows of it that arrived while it was orphaned.
+	Canonical     []*Reorg_Block `protobuf:"bytes,6,rep,name=canonical,proto3" json:"canonical,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Reorg) Reset() {
@@ -933,6 +938,13 @@ func (x *Reorg) GetDetectedAtMs() int64 {
 		return x.DetectedAtMs
 	}
 	return 0
+}
+
+func (x *Reorg) GetCanonical() []*Reorg_Block {
+	if x != nil {
+		return x.Canonical
+	}
+	return nil
 }
 
 // Token is token metadata discovered on chain. Topic chain.tokens.v1, key "<chain>:<address>".
@@ -1208,13 +1220,14 @@ const file_chainintel_events_v1_chain_proto_rawDesc = "" +
 	"\rowner_address\x18\v \x01(\tR\fownerAddress\x12'\n" +
 	"\x0fsubaccount_kind\x18\f \x01(\tR\x0esubaccountKind\x12\x1d\n" +
 	"\n" +
-	"block_hash\x18\r \x01(\tR\tblockHash\"\x9f\x02\n" +
+	"block_hash\x18\r \x01(\tR\tblockHash\"\xe0\x02\n" +
 	"\x05Reorg\x12\x14\n" +
 	"\x05chain\x18\x01 \x01(\tR\x05chain\x124\n" +
 	"\x16common_ancestor_number\x18\x02 \x01(\x04R\x14commonAncestorNumber\x120\n" +
 	"\x14common_ancestor_hash\x18\x03 \x01(\tR\x12commonAncestorHash\x12=\n" +
 	"\borphaned\x18\x04 \x03(\v2!.chainintel.events.v1.Reorg.BlockR\borphaned\x12$\n" +
-	"\x0edetected_at_ms\x18\x05 \x01(\x03R\fdetectedAtMs\x1a3\n" +
+	"\x0edetected_at_ms\x18\x05 \x01(\x03R\fdetectedAtMs\x12?\n" +
+	"\tcanonical\x18\x06 \x03(\v2!.chainintel.events.v1.Reorg.BlockR\tcanonical\x1a3\n" +
 	"\x05Block\x12\x16\n" +
 	"\x06number\x18\x01 \x01(\x04R\x06number\x12\x12\n" +
 	"\x04hash\x18\x02 \x01(\tR\x04hash\"\xae\x02\n" +
@@ -1264,11 +1277,12 @@ var file_chainintel_events_v1_chain_proto_goTypes = []any{
 var file_chainintel_events_v1_chain_proto_depIdxs = []int32{
 	0, // 0: chainintel.events.v1.Transfer.type:type_name -> chainintel.events.v1.TransferType
 	7, // 1: chainintel.events.v1.Reorg.orphaned:type_name -> chainintel.events.v1.Reorg.Block
-	2, // [2:2] is the sub-list for method output_type
-	2, // [2:2] is the sub-list for method input_type
-	2, // [2:2] is the sub-list for extension type_name
-	2, // [2:2] is the sub-list for extension extendee
-	0, // [0:2] is the sub-list for field type_name
+	7, // 2: chainintel.events.v1.Reorg.canonical:type_name -> chainintel.events.v1.Reorg.Block
+	3, // [3:3] is the sub-list for method output_type
+	3, // [3:3] is the sub-list for method input_type
+	3, // [3:3] is the sub-list for extension type_name
+	3, // [3:3] is the sub-list for extension extendee
+	0, // [0:3] is the sub-list for field type_name
 }
 
 func init() { file_chainintel_events_v1_chain_proto_init() }

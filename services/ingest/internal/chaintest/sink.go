@@ -23,7 +23,8 @@ var Topics = []string{eventsv1.TopicTransactions, eventsv1.TopicTransfers, event
 
 // Sink is a consumer of every chain topic applying the reorg semantics of docs/ingest.md: rows
 // are upserted by id; a reorg deletes the rows of its orphaned block hashes and rows of those
-// hashes arriving later are dropped; a balance observation replaces an older-or-equal block's.
+// hashes arriving later are set aside; a reorg naming such a block canonical again takes it back
+// with the rows set aside; a balance observation replaces an older-or-equal block's.
 type Sink struct {
 	Mu         sync.Mutex
 	Transfers  map[string]*eventsv1.Transfer
@@ -32,6 +33,7 @@ type Sink struct {
 	Balances   map[string]*eventsv1.BalanceObservation
 	Tokens     map[string]*eventsv1.Token
 	Orphaned   map[string]bool
+	Parked     map[string][]func() // block hash → rows of it that arrived while it was orphaned
 	Reorgs     []*eventsv1.Reorg
 	Deliveries int // transfer records delivered, duplicates included
 }
@@ -39,7 +41,8 @@ type Sink struct {
 // StartSink consumes every chain topic until the test ends.
 func StartSink(t testing.TB, brokers []string) *Sink {
 	s := &Sink{Transfers: map[string]*eventsv1.Transfer{}, Txs: map[string]*eventsv1.Transaction{}, Swaps: map[string]*eventsv1.Swap{},
-		Balances: map[string]*eventsv1.BalanceObservation{}, Tokens: map[string]*eventsv1.Token{}, Orphaned: map[string]bool{}}
+		Balances: map[string]*eventsv1.BalanceObservation{}, Tokens: map[string]*eventsv1.Token{}, Orphaned: map[string]bool{},
+		Parked: map[string][]func(){}}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	t.Cleanup(func() { cancel(); wg.Wait() })
@@ -56,9 +59,7 @@ func StartSink(t testing.TB, brokers []string) *Sink {
 			defer s.Mu.Unlock()
 			for _, m := range b {
 				s.Deliveries++
-				if !s.Orphaned[m.Msg.BlockHash] {
-					s.Transfers[m.Msg.Chain+":"+m.Msg.Id] = m.Msg
-				}
+				s.apply(m.Msg.BlockHash, func() { s.Transfers[m.Msg.Chain+":"+m.Msg.Id] = m.Msg })
 			}
 			return nil
 		}))
@@ -67,9 +68,7 @@ func StartSink(t testing.TB, brokers []string) *Sink {
 			s.Mu.Lock()
 			defer s.Mu.Unlock()
 			for _, m := range b {
-				if !s.Orphaned[m.Msg.BlockHash] {
-					s.Txs[m.Msg.Chain+":"+m.Msg.Hash] = m.Msg
-				}
+				s.apply(m.Msg.BlockHash, func() { s.Txs[m.Msg.Chain+":"+m.Msg.Hash] = m.Msg })
 			}
 			return nil
 		}))
@@ -78,9 +77,7 @@ func StartSink(t testing.TB, brokers []string) *Sink {
 			s.Mu.Lock()
 			defer s.Mu.Unlock()
 			for _, m := range b {
-				if !s.Orphaned[m.Msg.BlockHash] {
-					s.Swaps[m.Msg.Chain+":"+m.Msg.Id] = m.Msg
-				}
+				s.apply(m.Msg.BlockHash, func() { s.Swaps[m.Msg.Chain+":"+m.Msg.Id] = m.Msg })
 			}
 			return nil
 		}))
@@ -89,13 +86,12 @@ func StartSink(t testing.TB, brokers []string) *Sink {
 			s.Mu.Lock()
 			defer s.Mu.Unlock()
 			for _, m := range b {
-				if s.Orphaned[m.Msg.BlockHash] {
-					continue
-				}
 				k := m.Msg.Chain + "|" + m.Msg.Address + "|" + m.Msg.TokenAddress
-				if old := s.Balances[k]; old == nil || old.BlockNumber <= m.Msg.BlockNumber {
-					s.Balances[k] = m.Msg
-				}
+				s.apply(m.Msg.BlockHash, func() {
+					if old := s.Balances[k]; old == nil || old.BlockNumber <= m.Msg.BlockNumber {
+						s.Balances[k] = m.Msg
+					}
+				})
 			}
 			return nil
 		}))
@@ -114,6 +110,15 @@ func StartSink(t testing.TB, brokers []string) *Sink {
 			defer s.Mu.Unlock()
 			for _, m := range b {
 				s.Reorgs = append(s.Reorgs, m.Msg)
+				for _, c := range m.Msg.Canonical {
+					if s.Orphaned[c.Hash] {
+						delete(s.Orphaned, c.Hash)
+						for _, f := range s.Parked[c.Hash] {
+							f()
+						}
+						delete(s.Parked, c.Hash)
+					}
+				}
 				for _, o := range m.Msg.Orphaned {
 					s.Orphaned[o.Hash] = true
 				}
@@ -141,6 +146,15 @@ func StartSink(t testing.TB, brokers []string) *Sink {
 			return nil
 		}))
 	return s
+}
+
+// apply applies a row of block now, or sets it aside while the block is orphaned. Callers hold Mu.
+func (s *Sink) apply(block string, f func()) {
+	if s.Orphaned[block] {
+		s.Parked[block] = append(s.Parked[block], f)
+		return
+	}
+	f()
 }
 
 // Eventually polls check until it returns nil or timeout passes.

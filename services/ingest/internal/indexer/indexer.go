@@ -197,7 +197,11 @@ func (x *Indexer) Step(ctx context.Context) (bool, error) {
 	}
 	if len(orphans) > 0 {
 		anc := store.Cursor{Number: next - 1, Hash: decoded[0].ParentHash}
-		if err := x.publishReorg(ctx, anc, orphans); err != nil {
+		canonical := make([]store.Block, len(decoded))
+		for i, d := range decoded {
+			canonical[i] = store.Block{Number: d.Number, Hash: d.Hash}
+		}
+		if err := x.publishReorg(ctx, anc, orphans, canonical); err != nil {
 			return false, err
 		}
 		for _, o := range orphans {
@@ -293,7 +297,15 @@ func (x *Indexer) reorg(ctx context.Context, cur store.Cursor, head uint64) erro
 			reread = append(reread, k.Touched...)
 		}
 	}
-	if err := x.publishReorg(ctx, *anc, orphans); err != nil {
+	// The new branch above the ancestor, as far as the node has it: a consumer holding one of
+	// these blocks as orphaned (the chain went back to it) takes it back.
+	var canonical []store.Block
+	for n := anc.Number + 1; n <= hi; n++ {
+		if h, ok := canon[n]; ok {
+			canonical = append(canonical, store.Block{Number: n, Hash: h})
+		}
+	}
+	if err := x.publishReorg(ctx, *anc, orphans, canonical); err != nil {
 		return err
 	}
 	if err := x.st.Rewind(ctx, chain, *anc, reread); err != nil {
@@ -304,12 +316,15 @@ func (x *Indexer) reorg(ctx context.Context, cur store.Cursor, head uint64) erro
 	return nil
 }
 
-func (x *Indexer) publishReorg(ctx context.Context, anc store.Cursor, orphans []store.Block) error {
+func (x *Indexer) publishReorg(ctx context.Context, anc store.Cursor, orphans, canonical []store.Block) error {
 	r := &eventsv1.Reorg{Chain: x.cfg.Chain.Name, CommonAncestorNumber: anc.Number, CommonAncestorHash: anc.Hash, DetectedAtMs: x.now().UnixMilli()}
 	id := "reorg:" + x.cfg.Chain.Name + ":" + anc.Hash
 	for _, o := range orphans {
 		r.Orphaned = append(r.Orphaned, &eventsv1.Reorg_Block{Number: o.Number, Hash: o.Hash})
 		id += ":" + o.Hash[2:10]
+	}
+	for _, c := range canonical {
+		r.Canonical = append(r.Canonical, &eventsv1.Reorg_Block{Number: c.Number, Hash: c.Hash})
 	}
 	if err := x.pub.Publish(ctx, eventbus.Event{Topic: eventsv1.TopicReorgs, Key: x.cfg.Chain.Name, Msg: r, ID: id}); err != nil {
 		return fmt.Errorf("publish reorg at %d: %w", anc.Number, err)

@@ -232,6 +232,45 @@ func TestReorgEveryConsumerEndsOnWinningBranch(t *testing.T) {
 	}
 }
 
+// The chain goes to branch B and back to branch A, extended: the second reorg names A's blocks
+// canonical again, and a consumer that set aside rows of A's orphaned blocks takes them back,
+// ending on A with every row of it and none of B.
+func TestReorgBackToAnOrphanedBranch(t *testing.T) {
+	a := branch("A", 10, nil, 0)
+	b := branch("B", 12, a, 5)
+	a2 := branch("A", 16, nil, 0) // A, grown longer than B
+	sc := &scriptedChain{}
+	sc.set(a, 10)
+	r := newRig(t, "arbitrum_one", sc.handler())
+	x := r.indexer(r.pub, 1)
+	drain(t, x)
+	eventually(t, 20*time.Second, func() error { return check(r.sink, "arbitrum_one", expect(a, 10, nil)) })
+	sc.set(b, 12)
+	drain(t, x)
+	eventually(t, 20*time.Second, func() error { return check(r.sink, "arbitrum_one", expect(b, 12, a[6:])) })
+	sc.set(a2, 16)
+	drain(t, x)
+	eventually(t, 20*time.Second, func() error { return check(r.sink, "arbitrum_one", expect(a2, 16, b[6:])) })
+
+	r.sink.Mu.Lock()
+	defer r.sink.Mu.Unlock()
+	if len(r.sink.Reorgs) != 2 {
+		t.Fatalf("%d reorg events, want 2", len(r.sink.Reorgs))
+	}
+	back := r.sink.Reorgs[1]
+	if back.CommonAncestorNumber != 5 || len(back.Orphaned) != 7 || len(back.Canonical) == 0 {
+		t.Fatalf("reorg back to A: %v", back)
+	}
+	for i, c := range back.Canonical {
+		if c.Number != uint64(6+i) || c.Hash != evm.HashHex(a2[6+i].hash) {
+			t.Fatalf("canonical %d: %v, want block %d of A", i, c, 6+i)
+		}
+	}
+	if back.Canonical[0].Hash != evm.HashHex(a[6].hash) {
+		t.Fatal("A grown longer does not share its blocks with A")
+	}
+}
+
 // TestRestartAndCrashBetweenPublishAndCommit kills the indexer (a new instance over the same
 // store) and makes every third publish "crash" after Kafka acknowledged it: every transfer is
 // consumed, none is lost, and the consumer's table has each id once.

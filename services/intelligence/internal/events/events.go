@@ -42,7 +42,7 @@ func (h Handlers) Transfers(ctx context.Context, batch []eventbus.Message[*event
 			ct, from, ok1 := norm(t.Chain, t.From)
 			_, to, ok2 := norm(t.Chain, t.To)
 			if ok1 && ok2 {
-				f.Chain, f.ChainType, f.BlockHash, f.From, f.To, f.TimeMs = t.Chain, string(ct), t.BlockHash, from, to, t.BlockTimeMs
+				f.Chain, f.ChainType, f.BlockHash, f.ID, f.From, f.To, f.TimeMs = t.Chain, string(ct), t.BlockHash, t.Id, from, to, t.BlockTimeMs
 				if t.HistoricalUsd != nil {
 					f.USD = *t.HistoricalUsd
 				}
@@ -54,20 +54,23 @@ func (h Handlers) Transfers(ctx context.Context, batch []eventbus.Message[*event
 	return h.Store.ApplyTransfers(ctx, facts)
 }
 
-// Reorgs takes the transfers of orphaned blocks back out of the heuristic inputs
-// (chain.reorgs.v1). A redelivered reorg changes nothing.
+// Reorgs takes the transfers of orphaned blocks back out of the heuristic inputs, and applies
+// those of blocks named canonical again (chain.reorgs.v1). A redelivered reorg changes nothing.
 func (h Handlers) Reorgs(ctx context.Context, batch []eventbus.Message[*eventsv1.Reorg]) error {
 	for _, m := range batch {
 		if m.Tombstone || m.Msg.Chain == "" {
 			continue
 		}
-		hashes := make([]string, 0, len(m.Msg.Orphaned))
-		for _, b := range m.Msg.Orphaned {
-			if b.GetHash() != "" {
-				hashes = append(hashes, b.GetHash())
+		hashes := func(bs []*eventsv1.Reorg_Block) []string {
+			out := make([]string, 0, len(bs))
+			for _, b := range bs {
+				if b.GetHash() != "" {
+					out = append(out, b.GetHash())
+				}
 			}
+			return out
 		}
-		if err := h.Store.ApplyReorg(ctx, m.Msg.Chain, hashes); err != nil {
+		if err := h.Store.ApplyReorg(ctx, m.Msg.Chain, hashes(m.Msg.Orphaned), hashes(m.Msg.Canonical)); err != nil {
 			return err
 		}
 	}

@@ -21,6 +21,7 @@ type TransferFact struct {
 	Offset
 	Chain, ChainType string
 	BlockHash        string // "" when unknown: never taken back by a reorg
+	ID               string // the transfer's id in its chain; "" when unknown (never deduplicated)
 	From, To         string
 	TimeMs           int64
 	USD              float64 // 0 when unpriced
@@ -73,9 +74,88 @@ type act struct {
 	first, last int64
 }
 
+// tally sums what transfers add to the edges and the address activity.
+type tally struct {
+	edges map[[3]string]*edgeSum // chain, from, to
+	acts  map[actKey]*act
+}
+
+type edgeSum struct {
+	ct          string
+	n           int64
+	first, last int64
+}
+
+func newTally() *tally { return &tally{edges: map[[3]string]*edgeSum{}, acts: map[actKey]*act{}} }
+
+// add counts one transfer.
+func (y *tally) add(chain, ct, from, to string, usd float64, ms int64) {
+	addAct := func(addr string) {
+		k := actKey{ct, addr}
+		a := y.acts[k]
+		if a == nil {
+			a = &act{first: ms, last: ms}
+			y.acts[k] = a
+		}
+		a.usd += usd
+		a.n++
+		a.first, a.last = min(a.first, ms), max(a.last, ms)
+	}
+	addAct(from)
+	if to == from {
+		return
+	}
+	addAct(to)
+	k := [3]string{chain, from, to}
+	if e := y.edges[k]; e == nil {
+		y.edges[k] = &edgeSum{ct: ct, n: 1, first: ms, last: ms}
+	} else {
+		e.n++
+		e.first, e.last = min(e.first, ms), max(e.last, ms)
+	}
+}
+
+// save adds the tally to intel.edges and intel.address_activity.
+func (y *tally) save(ctx context.Context, tx pgx.Tx) error {
+	var ch, ct, fr, to []string
+	var en, fi, la []int64
+	for k, e := range y.edges {
+		ch, ct, fr, to, en, fi, la = append(ch, k[0]), append(ct, e.ct), append(fr, k[1]), append(to, k[2]), append(en, e.n), append(fi, e.first), append(la, e.last)
+	}
+	if len(ch) > 0 {
+		if _, err := tx.Exec(ctx, `INSERT INTO intel.edges AS e (chain, chain_type, from_addr, to_addr, n, first_ms, last_ms)
+				SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[])
+				ON CONFLICT (chain, from_addr, to_addr) DO UPDATE SET n = e.n + excluded.n,
+					first_ms = LEAST(e.first_ms, excluded.first_ms), last_ms = GREATEST(e.last_mS, excluded.last_ms)`,
+			ch, ct, fr, to, en, fi, la); err != nil {
+			return fmt.Errorf("record transfer edges: %w", err)
+		}
+	}
+	var actCT, actAddr []string
+	var usd []float64
+	var n, first, last []int64
+	for k, a := range y.acts {
+		actCT, actAddr, usd, n, first, last = append(actCT, k.ct), append(actAddr, k.addr), append(usd, a.usd), append(n, a.n), append(first, a.first), append(last, a.last)
+	}
+	if len(actCT) > 0 {
+		if _, err := tx.Exec(ctx, `INSERT INTO intel.address_activity AS a (chain_type, address, volume_usd, transfer_count, first_ms, last_ms)
+				SELECT * FROM unnest($1::text[], $2::text[], $3::float8[], $4::bigint[], $5::bigint[], $6::bigint[])
+				ON CONFLICT (chain_type, address) DO UPDATE SET volume_usd = a.volume_usd + excluded.volume_usd,
+					transfer_count = a.transfer_count + excluded.transfer_count,
+					first_ms = LEAST(a.first_ms, excluded.first_ms), last_ms = GREATEST(a.last_ms, excluded.last_ms)`,
+			actCT, actAddr, usd, n, first, last); err != nil {
+			return fmt.Errorf("record address activity: %w", err)
+		}
+	}
+	return nil
+}
+
 // ApplyTransfers records the transfers' (from, to) pairs and adds them to the activity of both
 // addresses. Records at or below the offset already applied for their partition are skipped, so
-// a redelivered batch changes nothing.
+// a redelivered batch changes nothing; so are transfers the block journal already holds (the
+// same transfer published again, at a new offset, by an ingest that restarted mid-batch).
+// Transfers of orphaned blocks are journaled but not applied: a reorg naming their block
+// canonical again applies them.
 func (s *Store) ApplyTransfers(ctx context.Context, ts []TransferFact) error {
 	if len(ts) == 0 {
 		return nil
@@ -88,106 +168,64 @@ func (s *Store) ApplyTransfers(ctx context.Context, ts []TransferFact) error {
 		if err != nil {
 			return err
 		}
-		orphaned, err := orphanedOf(ctx, tx, ts)
+		blocks, err := blockStates(ctx, tx, ts)
 		if err != nil {
 			return err
 		}
 		hi := map[int]int64{}
-		type edgeKey struct{ chain, from, to string }
-		type edge struct {
-			ct          string
-			n           int64
-			first, last int64
-		}
 		var journal blockFacts
-		edges := map[edgeKey]*edge{}
-		acts := map[actKey]*act{}
-		addAct := func(ct, addr string, usd float64, ms int64) {
-			k := actKey{ct, addr}
-			a := acts[k]
-			if a == nil {
-				a = &act{first: ms, last: ms}
-				acts[k] = a
-			}
-			a.usd += usd
-			a.n++
-			a.first, a.last = min(a.first, ms), max(a.last, ms)
-		}
+		sums := newTally()
 		for _, t := range ts {
 			if o, ok := done[t.Partition]; ok && t.Offset.Offset <= o {
 				continue
 			}
 			hi[t.Partition] = max(hi[t.Partition], t.Offset.Offset)
-			if t.From == "" || t.To == "" || orphaned[[2]string{t.Chain, t.BlockHash}] {
+			if t.From == "" || t.To == "" {
 				continue
 			}
+			var orphaned bool
 			if t.BlockHash != "" {
-				journal.add(t)
-			}
-			addAct(t.ChainType, t.From, t.USD, t.TimeMs)
-			if t.To != t.From {
-				addAct(t.ChainType, t.To, t.USD, t.TimeMs)
-				k := edgeKey{t.Chain, t.From, t.To}
-				e := edges[k]
-				if e == nil {
-					edges[k] = &edge{ct: t.ChainType, n: 1, first: t.TimeMs, last: t.TimeMs}
-				} else {
-					e.n++
-					e.first, e.last = min(e.first, t.TimeMs), max(e.last, t.TimeMs)
+				b := blocks[[2]string{t.Chain, t.BlockHash}]
+				if t.ID != "" {
+					if b.ids[t.ID] {
+						continue // journaled already: published again
+					}
+					b.ids[t.ID] = true
 				}
+				orphaned = b.orphaned
+				journal.add(t, orphaned)
+			}
+			if !orphaned {
+				sums.add(t.Chain, t.ChainType, t.From, t.To, t.USD, t.TimeMs)
 			}
 		}
 		if len(hi) == 0 {
 			return nil
 		}
-		var ch, ct, fr, to []string
-		var en, fi, la []int64
-		for k, e := range edges {
-			ch, ct, fr, to, en, fi, la = append(ch, k.chain), append(ct, e.ct), append(fr, k.from), append(to, k.to), append(en, e.n), append(fi, e.first), append(la, e.last)
-		}
-		if len(ch) > 0 {
-			if _, err := tx.Exec(ctx, `INSERT INTO intel.edges AS e (chain, chain_type, from_addr, to_addr, n, first_ms, last_ms)
-				SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[])
-				ON CONFLICT (chain, from_addr, to_addr) DO UPDATE SET n = e.n + excluded.n,
-					first_ms = LEAST(e.first_ms, excluded.first_ms), last_ms = GREATEST(e.last_mS, excluded.last_ms)`,
-				ch, ct, fr, to, en, fi, la); err != nil {
-				return fmt.Errorf("record transfer edges: %w", err)
-			}
+		if err := sums.save(ctx, tx); err != nil {
+			return err
 		}
 		if err := journal.save(ctx, tx); err != nil {
 			return err
-		}
-		var act_ct, act_addr []string
-		var usd []float64
-		var n, first, last []int64
-		for k, a := range acts {
-			act_ct, act_addr, usd, n, first, last = append(act_ct, k.ct), append(act_addr, k.addr), append(usd, a.usd), append(n, a.n), append(first, a.first), append(last, a.last)
-		}
-		if len(act_ct) > 0 {
-			if _, err := tx.Exec(ctx, `INSERT INTO intel.address_activity AS a (chain_type, address, volume_usd, transfer_count, first_ms, last_ms)
-				SELECT * FROM unnest($1::text[], $2::text[], $3::float8[], $4::bigint[], $5::bigint[], $6::bigint[])
-				ON CONFLICT (chain_type, address) DO UPDATE SET volume_usd = a.volume_usd + excluded.volume_usd,
-					transfer_count = a.transfer_count + excluded.transfer_count,
-					first_ms = LEAST(a.first_ms, excluded.first_ms), last_ms = GREATEST(a.last_ms, excluded.last_ms)`,
-				act_ct, act_addr, usd, n, first, last); err != nil {
-				return fmt.Errorf("record address activity: %w", err)
-			}
 		}
 		return saveOffsets(ctx, tx, ts[0].Topic, hi)
 	})
 }
 
-// blockFacts are the applied transfers of a batch that a reorg may take back: what each added
-// (sender, recipient, USD), with its chain, block and time, in parallel slices.
+// blockFacts are the transfers of a batch that a reorg may take back or apply: their ids, what
+// each added (sender, recipient, USD, time), with its chain and block, in parallel slices, and
+// whether its block is orphaned.
 type blockFacts struct {
-	chain, hash, chainType, from, to []string
-	ms                               []int64
-	usd                              []float64
+	chain, hash, chainType, id, from, to []string
+	ms                                   []int64
+	usd                                  []float64
+	orphaned                             []bool
 }
 
-func (j *blockFacts) add(t TransferFact) {
-	j.chain, j.hash, j.chainType = append(j.chain, t.Chain), append(j.hash, t.BlockHash), append(j.chainType, t.ChainType)
+func (j *blockFacts) add(t TransferFact, orphaned bool) {
+	j.chain, j.hash, j.chainType, j.id = append(j.chain, t.Chain), append(j.hash, t.BlockHash), append(j.chainType, t.ChainType), append(j.id, t.ID)
 	j.from, j.to, j.ms, j.usd = append(j.from, t.From), append(j.to, t.To), append(j.ms, t.TimeMs), append(j.usd, t.USD)
+	j.orphaned = append(j.orphaned, orphaned)
 }
 
 // save appends the facts to their blocks' journal rows (one statement for the batch), then
@@ -197,14 +235,16 @@ func (j *blockFacts) save(ctx context.Context, tx pgx.Tx) error {
 	if len(j.chain) == 0 {
 		return nil
 	}
-	if _, err := tx.Exec(ctx, `INSERT INTO intel.block_facts AS b (chain, block_hash, chain_type, newest_ms, from_addr, to_addr, usd)
-		SELECT chain, hash, min(ct), max(ms), array_agg(f ORDER BY i), array_agg(t ORDER BY i), array_agg(u ORDER BY i)
-		FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::float8[]) WITH ORDINALITY
-		     x(chain, hash, ct, ms, f, t, u, i)
+	if _, err := tx.Exec(ctx, `INSERT INTO intel.block_facts AS b (chain, block_hash, chain_type, newest_ms, ids, ms, from_addr, to_addr, usd, orphaned)
+		SELECT chain, hash, min(ct), max(ms), array_agg(id ORDER BY i), array_agg(ms ORDER BY i), array_agg(f ORDER BY i),
+		       array_agg(t ORDER BY i), array_agg(u ORDER BY i), bool_or(o)
+		FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[], $8::float8[], $9::bool[])
+		     WITH ORDINALITY x(chain, hash, ct, id, ms, f, t, u, o, i)
 		GROUP BY chain, hash ORDER BY chain, hash
-		ON CONFLICT (chain, block_hash) DO UPDATE SET newest_ms = GREATEST(b.newest_ms, excluded.newest_ms),
-			from_addr = b.from_addr || excluded.from_addr, to_addr = b.to_addr || excluded.to_addr, usd = b.usd || excluded.usd`,
-		j.chain, j.hash, j.chainType, j.ms, j.from, j.to, j.usd); err != nil {
+		ON CONFLICT (chain, block_hash) DO UPDATE SET newest_ms = GREATEST(b.newest_ms, excluded.newest_ms), ids = b.ids || excluded.ids,
+			ms = b.ms || excluded.ms, from_addr = b.from_addr || excluded.from_addr, to_addr = b.to_addr || excluded.to_addr,
+			usd = b.usd || excluded.usd`,
+		j.chain, j.hash, j.chainType, j.id, j.ms, j.from, j.to, j.usd, j.orphaned); err != nil {
 		return fmt.Errorf("journal the batch's blocks: %w", err)
 	}
 	newest := map[string]int64{}
@@ -220,55 +260,81 @@ func (j *blockFacts) save(ctx context.Context, tx pgx.Tx) error {
 	return nil
 }
 
-// orphanedOf returns the (chain, block hash) pairs of ts's blocks that a reorg orphaned.
-func orphanedOf(ctx context.Context, tx pgx.Tx, ts []TransferFact) (map[[2]string]bool, error) {
+// blockState is what a batch needs to know of one of its blocks: whether a reorg orphaned it,
+// and the ids of its transfers the journal holds.
+type blockState struct {
+	orphaned bool
+	ids      map[string]bool
+}
+
+// blockStates returns the state of ts's blocks, by (chain, block hash).
+func blockStates(ctx context.Context, tx pgx.Tx, ts []TransferFact) (map[[2]string]*blockState, error) {
 	var chains, hashes []string
-	seen := map[[2]string]bool{}
+	out := map[[2]string]*blockState{}
 	for _, t := range ts {
 		k := [2]string{t.Chain, t.BlockHash}
-		if t.BlockHash != "" && !seen[k] {
-			seen[k] = true
+		if t.BlockHash != "" && out[k] == nil {
+			out[k] = &blockState{ids: map[string]bool{}}
 			chains, hashes = append(chains, t.Chain), append(hashes, t.BlockHash)
 		}
 	}
-	out := map[[2]string]bool{}
 	if len(hashes) == 0 {
 		return out, nil
 	}
-	rows, err := tx.Query(ctx, `SELECT o.chain, o.block_hash FROM intel.orphaned_blocks o
-		JOIN unnest($1::text[], $2::text[]) b(chain, hash) ON o.chain = b.chain AND o.block_hash = b.hash`, chains, hashes)
+	rows, err := tx.Query(ctx, `SELECT b.chain, b.hash, o.block_hash IS NOT NULL, coalesce(f.ids, '{}')
+		FROM unnest($1::text[], $2::text[]) b(chain, hash)
+		LEFT JOIN intel.orphaned_blocks o ON o.chain = b.chain AND o.block_hash = b.hash
+		LEFT JOIN intel.block_facts f ON f.chain = b.chain AND f.block_hash = b.hash`, chains, hashes)
 	if err != nil {
-		return nil, fmt.Errorf("orphaned blocks: %w", err)
+		return nil, fmt.Errorf("state of the batch's blocks: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var k [2]string
-		if err := rows.Scan(&k[0], &k[1]); err != nil {
+		var orphaned bool
+		var ids []string
+		if err := rows.Scan(&k[0], &k[1], &orphaned, &ids); err != nil {
 			return nil, err
 		}
-		out[k] = true
+		b := out[k]
+		b.orphaned = orphaned
+		for _, id := range ids {
+			if id != "" {
+				b.ids[id] = true
+			}
+		}
 	}
 	return out, rows.Err()
 }
 
-// ApplyReorg takes the transfers of chain's orphaned blocks back out of the edges and the
-// address activity, from the journal, and remembers the blocks so that their transfers arriving
-// later are dropped. The journal of those blocks goes with it, so a redelivered reorg changes
-// nothing.
-func (s *Store) ApplyReorg(ctx context.Context, chain string, hashes []string) error {
-	if len(hashes) == 0 {
+// ApplyReorg applies a reorg of chain. Blocks of canonical that an earlier reorg orphaned are
+// taken back: their journaled transfers (those applied before and those that arrived while
+// the block was orphaned) are applied again. The transfers of the orphaned blocks are taken
+// back out of the edges and the address activity, from the journal, which keeps them marked
+// orphaned; the blocks are remembered so that their transfers arriving later are journaled
+// but not applied. A redelivered reorg changes nothing.
+func (s *Store) ApplyReorg(ctx context.Context, chain string, orphaned, canonical []string) error {
+	if len(orphaned) == 0 && len(canonical) == 0 {
 		return nil
 	}
 	return s.inTx(ctx, false, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(`+fmt.Sprint(reorgLock)+`)`); err != nil {
 			return err
 		}
+		if len(canonical) > 0 {
+			if err := restoreBlocks(ctx, tx, chain, canonical); err != nil {
+				return err
+			}
+		}
+		if len(orphaned) == 0 {
+			return nil
+		}
 		if _, err := tx.Exec(ctx, `INSERT INTO intel.orphaned_blocks (chain, block_hash) SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING`,
-			chain, hashes); err != nil {
+			chain, orphaned); err != nil {
 			return fmt.Errorf("record orphaned blocks: %w", err)
 		}
-		rows, err := tx.Query(ctx, `DELETE FROM intel.block_facts WHERE chain = $1 AND block_hash = ANY($2)
-			RETURNING chain_type, from_addr, to_addr, usd`, chain, hashes)
+		rows, err := tx.Query(ctx, `UPDATE intel.block_facts SET orphaned = true WHERE chain = $1 AND block_hash = ANY($2) AND NOT orphaned
+			RETURNING chain_type, from_addr, to_addr, usd`, chain, orphaned)
 		if err != nil {
 			return fmt.Errorf("journal of orphaned blocks: %w", err)
 		}
@@ -303,20 +369,20 @@ func (s *Store) ApplyReorg(ctx context.Context, chain string, hashes []string) e
 		if err := rows.Err(); err != nil {
 			return fmt.Errorf("journal of orphaned blocks: %w", err)
 		}
-		var act_ct, act_addr []string
+		var actCT, actAddr []string
 		var usd []float64
 		var n []int64
 		for k, a := range acts {
-			act_ct, act_addr, usd, n = append(act_ct, k.ct), append(act_addr, k.addr), append(usd, a.usd), append(n, a.n)
+			actCT, actAddr, usd, n = append(actCT, k.ct), append(actAddr, k.addr), append(usd, a.usd), append(n, a.n)
 		}
-		if len(act_ct) > 0 {
+		if len(actCT) > 0 {
 			if _, err := tx.Exec(ctx, `UPDATE intel.address_activity a SET volume_usd = a.volume_usd - d.usd, transfer_count = a.transfer_count - d.n
 				FROM unnest($1::text[], $2::text[], $3::float8[], $4::bigint[]) d(ct, addr, usd, n)
-				WHERE a.chain_type = d.ct AND a.address = d.addr`, act_ct, act_addr, usd, n); err != nil {
+				WHERE a.chain_type = d.ct AND a.address = d.addr`, actCT, actAddr, usd, n); err != nil {
 				return fmt.Errorf("take back address activity: %w", err)
 			}
 			if _, err := tx.Exec(ctx, `DELETE FROM intel.address_activity a USING unnest($1::text[], $2::text[]) d(ct, addr)
-				WHERE a.chain_type = d.ct AND a.address = d.addr AND a.transfer_count <= 0`, act_ct, act_addr); err != nil {
+				WHERE a.chain_type = d.ct AND a.address = d.addr AND a.transfer_count <= 0`, actCT, actAddr); err != nil {
 				return fmt.Errorf("drop emptied address activity: %w", err)
 			}
 		}
@@ -337,6 +403,42 @@ func (s *Store) ApplyReorg(ctx context.Context, chain string, hashes []string) e
 		}
 		return nil
 	})
+}
+
+// restoreBlocks takes back the blocks of canonical that are orphaned: no longer, and their
+// journaled transfers are applied (with their own times where the journal has them).
+func restoreBlocks(ctx context.Context, tx pgx.Tx, chain string, canonical []string) error {
+	if _, err := tx.Exec(ctx, `DELETE FROM intel.orphaned_blocks WHERE chain = $1 AND block_hash = ANY($2)`, chain, canonical); err != nil {
+		return fmt.Errorf("blocks canonical again: %w", err)
+	}
+	rows, err := tx.Query(ctx, `UPDATE intel.block_facts SET orphaned = false WHERE chain = $1 AND block_hash = ANY($2) AND orphaned
+		RETURNING chain_type, newest_ms, ms, from_addr, to_addr, usd`, chain, canonical)
+	if err != nil {
+		return fmt.Errorf("journal of blocks canonical again: %w", err)
+	}
+	sums := newTally()
+	for rows.Next() {
+		var ct string
+		var newest int64
+		var ms []int64
+		var from, to []string
+		var usd []float64
+		if err := rows.Scan(&ct, &newest, &ms, &from, &to, &usd); err != nil {
+			rows.Close()
+			return err
+		}
+		for i := range from {
+			t := newest // journaled before the journal kept times
+			if len(ms) == len(from) {
+				t = ms[i]
+			}
+			sums.add(chain, ct, from[i], to[i], usd[i], t)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("journal of blocks canonical again: %w", err)
+	}
+	return sums.save(ctx, tx)
 }
 
 // Contract is a deployed contract.

@@ -25,7 +25,7 @@ type Writer interface {
 	WriteTransfers(ctx context.Context, rows []store.TransferRow) (int, error)
 	WriteTransactions(ctx context.Context, rows []store.TransactionRow) (int, error)
 	WriteSwaps(ctx context.Context, rows []store.SwapRow) (int, error)
-	RemoveBlocks(ctx context.Context, chain string, blocks []store.Block) (store.ReorgResult, error)
+	RemoveBlocks(ctx context.Context, chain string, orphaned, canonical []store.Block) (store.ReorgResult, error)
 	ApplyAttributions(ctx context.Context, upserts []store.Attribution, deletes []store.AddressKey) error
 }
 
@@ -244,18 +244,23 @@ func (h Handlers) Reorgs(ctx context.Context, batch []eventbus.Message[*eventsv1
 		if m.Tombstone || m.Msg.Chain == "" {
 			continue
 		}
-		blocks := make([]store.Block, 0, len(m.Msg.Orphaned))
-		for _, b := range m.Msg.Orphaned {
-			if b.GetHash() != "" {
-				blocks = append(blocks, store.Block{Number: int64(b.Number), Hash: hash(b.Hash)})
+		blocks := func(bs []*eventsv1.Reorg_Block) []store.Block {
+			out := make([]store.Block, 0, len(bs))
+			for _, b := range bs {
+				if b.GetHash() != "" {
+					out = append(out, store.Block{Number: int64(b.Number), Hash: hash(b.Hash)})
+				}
 			}
+			return out
 		}
-		res, err := h.W.RemoveBlocks(ctx, m.Msg.Chain, blocks)
+		orphaned := blocks(m.Msg.Orphaned)
+		res, err := h.W.RemoveBlocks(ctx, m.Msg.Chain, orphaned, blocks(m.Msg.Canonical))
 		if err != nil {
 			return err
 		}
-		h.Log.Info("reorg applied", "chain", m.Msg.Chain, "orphaned_blocks", len(blocks), "transfers_removed", res.Transfers,
-			"swaps_removed", res.Swaps, "transactions_removed", res.Transactions)
+		h.Log.Info("reorg applied", "chain", m.Msg.Chain, "orphaned_blocks", len(orphaned), "transfers_removed", res.Transfers,
+			"swaps_removed", res.Swaps, "transactions_removed", res.Transactions, "transfers_restored", res.RestoredTransfers,
+			"swaps_restored", res.RestoredSwaps, "transactions_restored", res.RestoredTransactions)
 	}
 	return nil
 }

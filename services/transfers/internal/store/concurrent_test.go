@@ -139,7 +139,7 @@ func TestReorgBesideAWriteOfItsBlock(t *testing.T) {
 		for i, f := range []func() error{
 			func() error { _, err := st.WriteTransfers(ctx, orphan); return err },
 			func() error {
-				_, err := st.RemoveBlocks(ctx, "ethereum", []store.Block{{Number: num, Hash: orphan[0].BlockHash}})
+				_, err := st.RemoveBlocks(ctx, "ethereum", []store.Block{{Number: num, Hash: orphan[0].BlockHash}}, nil)
 				return err
 			},
 			func() error { _, err := st.WriteTransfers(ctx, canon); return err },

@@ -797,7 +797,7 @@ func (s *Store) edgeCount(ctx context.Context, f TransferFilter, g string) (int,
 	}
 	b = &sqlb{rows: true}
 	var rest int
-	if err := s.queryRow(ctx, fmt.Sprintf(`SELECT count(*) FROM (SELECT 1 FROM %s AND NOT %s LIMIT %d) x`, b.edgeRows(f, g, "1", time.Time{}, time.Time{}), b.edgeSingle(f), MaxCount-lower),
+	if err := s.queryRow(ctx, fmt.Sprintf(`SELECT count(*) FROM (SELECT 1 FROM %s AND %s LIMIT %d) x`, b.edgeRows(f, g, "1", time.Time{}, time.Time{}), b.edgeNotSingle(f), MaxCount-lower),
 		exec(b.args)...).Scan(&rest); err != nil {
 		return 0, fmt.Errorf("count transfers of %s: %w", g, err)
 	}
@@ -823,6 +823,25 @@ func (b *sqlb) edgeSingle(f TransferFilter) string {
 	return "(" + strings.Join(c, " AND ") + ")"
 }
 
+// edgeNotSingle is the negation of edgeSingle, for a read through edgeRows (whose edgeConds
+// it relies on), written as a disjunction the planner can serve from grp_edges_multi (pair rows
+// of several transfers, about 1% of them): with no time window and a positive usdGte it is
+// "e.n <> 1" alone, since edgeConds already keeps only rows with a positive usd.
+func (b *sqlb) edgeNotSingle(f TransferFilter) string {
+	c := []string{"e.n <> 1"}
+	if (f.USDGte != nil || f.USDLte != nil) && (f.USDGte == nil || *f.USDGte <= 0) {
+		c = append(c, "e.usd <= 0")
+	}
+	w := newWindow(f.TimeFrom, f.TimeTo)
+	if !f.TimeFrom.IsZero() {
+		c = append(c, "e.bucket < "+b.arg(w.hLo.Add(time.Hour)))
+	}
+	if !f.TimeTo.IsZero() {
+		c = append(c, "e.bucket >= "+b.arg(w.hHi.Add(-time.Hour)))
+	}
+	return "(" + strings.Join(c, " OR ") + ")"
+}
+
 // edgeRangeHistogramSQL buckets a live entity group's transfers within a value or USD range
 // (no rollup sums per transfer) through its pair rows: a single pair row (edgeSingle) inside
 // the range is its transfer; the transfers of the other pair rows are read and filtered. In the
@@ -833,7 +852,7 @@ func (b *sqlb) edgeRangeHistogramSQL(f TransferFilter, g, gran string) string {
 	c := append(append(b.edgeConds(f, g), b.edgeSingle(f)), b.rangeConds(f, "e.usd", "e.value")...)
 	singles := "SELECT " + trunc("e.bucket") + " AS b, e.usd::float8 AS usd FROM transfers.grp_edges e WHERE " + strings.Join(c, " AND ")
 	rest := "SELECT " + trunc("t.block_time") + ", coalesce(t.usd, 0) FROM " +
-		b.edgeRows(f, g, "block_time, usd", time.Time{}, time.Time{}) + " AND NOT " + b.edgeSingle(f)
+		b.edgeRows(f, g, "block_time, usd", time.Time{}, time.Time{}) + " AND " + b.edgeNotSingle(f)
 	return "SELECT b, count(*), sum(usd) FROM (" + singles + " UNION ALL " + rest + ") u GROUP BY b ORDER BY b"
 }
 

@@ -156,8 +156,17 @@ blk AS (
   INSERT INTO transfers.blocks (chain, block_number, block_hash, block_time)
   SELECT DISTINCT chain, block_number, block_hash, block_time FROM ins ORDER BY 1, 2, 3
   ON CONFLICT DO NOTHING
+), park AS (
+  INSERT INTO transfers.parked_transfers (` + strings.Join(transferColsUID, ", ") + `)
+  SELECT s.` + strings.Join(transferColsUID, ", s.") + ` FROM stage_transfers s
+  WHERE EXISTS (SELECT 1 FROM transfers.orphaned_blocks o WHERE o.chain = s.chain AND o.block_hash = s.block_hash)
+  ON CONFLICT DO NOTHING
 )
 SELECT count(*) FROM ins`
+
+// stageTransfersSQL creates the session's staging table of a transfers write.
+const stageTransfersSQL = `CREATE TEMP TABLE IF NOT EXISTS stage_transfers (LIKE transfers.transfers INCLUDING DEFAULTS, from_grps text[], to_grps text[])
+			ON COMMIT DELETE ROWS`
 
 var stageCols = append(append([]string(nil), transferColsUID...), "from_grps", "to_grps")
 
@@ -273,8 +282,7 @@ func (s *Store) WriteTransfers(ctx context.Context, rows []TransferRow) (int, er
 	var n int
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SET LOCAL work_mem = '64MB'; SET LOCAL jit = off; SELECT pg_advisory_xact_lock_shared(`+fmt.Sprint(groupLock)+`);
-			CREATE TEMP TABLE IF NOT EXISTS stage_transfers (LIKE transfers.transfers INCLUDING DEFAULTS, from_grps text[], to_grps text[])
-			ON COMMIT DELETE ROWS`); err != nil {
+			`+stageTransfersSQL); err != nil {
 			return fmt.Errorf("prepare batch: %w", err)
 		}
 		if err := s.groupsOf(ctx, tx, addrs); err != nil {
@@ -351,6 +359,11 @@ func (s *Store) WriteTransactions(ctx context.Context, rows []TransactionRow) (i
 ), blk AS (
   INSERT INTO transfers.blocks (chain, block_number, block_hash, block_time)
   SELECT DISTINCT chain, block_number, block_hash, block_time FROM ins ORDER BY 1, 2, 3 ON CONFLICT DO NOTHING
+), park AS (
+  INSERT INTO transfers.parked_transactions (`+strings.Join(transactionCols, ", ")+`)
+  SELECT s.* FROM stage_transactions s
+  WHERE EXISTS (SELECT 1 FROM transfers.orphaned_blocks o WHERE o.chain = s.chain AND o.block_hash = s.block_hash)
+  ON CONFLICT DO NOTHING
 )
 SELECT count(*) FROM ins`).Scan(&n)
 	})
@@ -400,6 +413,11 @@ func (s *Store) WriteSwaps(ctx context.Context, rows []SwapRow) (int, error) {
 ), blk AS (
   INSERT INTO transfers.blocks (chain, block_number, block_hash, block_time)
   SELECT DISTINCT chain, block_number, block_hash, block_time FROM ins ORDER BY 1, 2, 3 ON CONFLICT DO NOTHING
+), park AS (
+  INSERT INTO transfers.parked_swaps (`+strings.Join(swapCols, ", ")+`)
+  SELECT s.* FROM stage_swaps s
+  WHERE EXISTS (SELECT 1 FROM transfers.orphaned_blocks o WHERE o.chain = s.chain AND o.block_hash = s.block_hash)
+  ON CONFLICT DO NOTHING
 )
 SELECT count(*) FROM ins`).Scan(&n)
 	})
@@ -409,17 +427,28 @@ SELECT count(*) FROM ins`).Scan(&n)
 	return n, nil
 }
 
-// ReorgResult counts what a reorg removed.
-type ReorgResult struct{ Transactions, Transfers, Swaps int }
+// ReorgResult counts what a reorg removed, and what it took back (rows of blocks it names
+// canonical that an earlier reorg had orphaned).
+type ReorgResult struct {
+	Transactions, Transfers, Swaps                         int
+	RestoredTransactions, RestoredTransfers, RestoredSwaps int
+}
 
-// RemoveBlocks removes every transaction, transfer and swap of the orphaned blocks of a chain and
-// subtracts the removed transfers from every rollup (the live groups' too, with the membership
-// they were counted under), in one transaction, after the writes in flight (groupLock). The blocks are remembered as orphaned so that
-// their rows arriving later are dropped. Running it again removes nothing more, so a redelivered
-// reorg changes nothing.
-func (s *Store) RemoveBlocks(ctx context.Context, chain string, blocks []Block) (ReorgResult, error) {
+// ParkedRetention is how long, in chain time behind the chain's newest stored block, rows of
+// orphaned blocks are kept set aside in case a reorg names their block canonical again.
+const ParkedRetention = 48 * time.Hour
+
+// RemoveBlocks applies a reorg of a chain. Blocks of canonical that an earlier reorg orphaned
+// are taken back: no longer orphaned, their rows that arrived while they were (set aside in
+// parked_*) are written, with their rollups. Then every transaction, transfer and swap of the
+// orphaned blocks is removed and the removed transfers are subtracted from every rollup (the
+// live groups' too, with the membership they were counted under), in one transaction, after
+// the writes in flight (groupLock). The blocks are remembered as orphaned so that their rows
+// arriving later are set aside. Running it again changes nothing more, so a redelivered reorg
+// changes nothing.
+func (s *Store) RemoveBlocks(ctx context.Context, chain string, blocks, canonical []Block) (ReorgResult, error) {
 	var res ReorgResult
-	if len(blocks) == 0 {
+	if len(blocks) == 0 && len(canonical) == 0 {
 		return res, nil
 	}
 	hashes := make([]string, len(blocks))
@@ -430,13 +459,30 @@ func (s *Store) RemoveBlocks(ctx context.Context, chain string, blocks []Block) 
 			numbers = append(numbers, b.Number)
 		}
 	}
+	canon := make([]string, len(canonical))
+	for i, b := range canonical {
+		canon[i] = b.Hash
+	}
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SET LOCAL work_mem = '64MB'; SET LOCAL jit = off; SELECT pg_advisory_xact_lock(`+fmt.Sprint(groupLock)+`)`); err != nil {
 			return err
 		}
+		if err := s.restoreBlocks(ctx, tx, chain, canon, &res); err != nil {
+			return err
+		}
+		if len(blocks) == 0 {
+			return nil
+		}
 		if _, err := tx.Exec(ctx, `INSERT INTO transfers.orphaned_blocks (chain, block_hash)
 			SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING`, chain, hashes); err != nil {
 			return fmt.Errorf("record orphaned blocks: %w", err)
+		}
+		if _, err := tx.Exec(ctx, `WITH newest AS (
+  SELECT block_time - $2::interval AS t FROM transfers.blocks WHERE chain = $1 ORDER BY block_number DESC LIMIT 1
+), a AS (DELETE FROM transfers.parked_transfers WHERE chain = $1 AND block_time < (SELECT t FROM newest)),
+b AS (DELETE FROM transfers.parked_transactions WHERE chain = $1 AND block_time < (SELECT t FROM newest))
+DELETE FROM transfers.parked_swaps WHERE chain = $1 AND block_time < (SELECT t FROM newest)`, chain, ParkedRetention); err != nil {
+			return fmt.Errorf("prune parked rows: %w", err)
 		}
 		// The blocks' times, so the deletes prune to their partitions. A block named without
 		// its number is looked up by hash alone (a scan of the chain's blocks).
@@ -500,6 +546,61 @@ SELECT count(*) FROM del`, chain, hashes, times).Scan(&res.Transfers); err != ni
 		return ReorgResult{}, fmt.Errorf("reorg of %d %s blocks: %w", len(blocks), chain, err)
 	}
 	return res, nil
+}
+
+// restoreBlocks takes back the blocks of canon (hashes) that are orphaned: they are no longer,
+// and their parked rows are written as a write of them would (rollups, blocks), in tx, which
+// holds groupLock exclusively.
+func (s *Store) restoreBlocks(ctx context.Context, tx pgx.Tx, chain string, canon []string, res *ReorgResult) error {
+	if len(canon) == 0 {
+		return nil
+	}
+	rows, err := tx.Query(ctx, `DELETE FROM transfers.orphaned_blocks WHERE chain = $1 AND block_hash = ANY($2) RETURNING block_hash`, chain, canon)
+	if err != nil {
+		return fmt.Errorf("blocks canonical again: %w", err)
+	}
+	back, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return fmt.Errorf("blocks canonical again: %w", err)
+	}
+	if len(back) == 0 {
+		return nil
+	}
+	if _, err := tx.Exec(ctx, stageTransfersSQL); err != nil {
+		return fmt.Errorf("prepare restore: %w", err)
+	}
+	cols := strings.Join(transferColsUID, ", ")
+	if _, err := tx.Exec(ctx, `WITH mv AS (
+  DELETE FROM transfers.parked_transfers WHERE chain = $1 AND block_hash = ANY($2) RETURNING `+cols+`
+), memb AS (
+  SELECT address, array_agg(grp) AS g FROM (`+membershipSQL("SELECT from_addr FROM mv UNION SELECT to_addr FROM mv", true)+`) m GROUP BY address
+)
+INSERT INTO stage_transfers (`+strings.Join(stageCols, ", ")+`)
+SELECT mv.`+strings.Join(transferColsUID, ", mv.")+`, coalesce(mf.g, '{}'), coalesce(mt.g, '{}')
+FROM mv LEFT JOIN memb mf ON mf.address = mv.from_addr LEFT JOIN memb mt ON mt.address = mv.to_addr`, chain, back); err != nil {
+		return fmt.Errorf("stage parked transfers: %w", err)
+	}
+	if err := tx.QueryRow(ctx, insertTransfersSQL).Scan(&res.RestoredTransfers); err != nil {
+		return fmt.Errorf("restore parked transfers: %w", err)
+	}
+	for _, t := range []struct {
+		table, cols string
+		n           *int
+	}{{"transactions", strings.Join(transactionCols, ", "), &res.RestoredTransactions}, {"swaps", strings.Join(swapCols, ", "), &res.RestoredSwaps}} {
+		if err := tx.QueryRow(ctx, `WITH mv AS (
+  DELETE FROM transfers.parked_`+t.table+` WHERE chain = $1 AND block_hash = ANY($2) RETURNING `+t.cols+`
+), ins AS (
+  INSERT INTO transfers.`+t.table+` (`+t.cols+`) SELECT `+t.cols+` FROM mv ON CONFLICT DO NOTHING
+  RETURNING chain, block_hash, block_number, block_time
+), blk AS (
+  INSERT INTO transfers.blocks (chain, block_number, block_hash, block_time)
+  SELECT DISTINCT chain, block_number, block_hash, block_time FROM ins ORDER BY 1, 2, 3 ON CONFLICT DO NOTHING
+)
+SELECT count(*) FROM ins`, chain, back).Scan(t.n); err != nil {
+			return fmt.Errorf("restore parked %s: %w", t.table, err)
+		}
+	}
+	return nil
 }
 
 // Block names an orphaned block; Number 0 when unknown.

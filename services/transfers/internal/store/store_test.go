@@ -67,7 +67,8 @@ func reset(t *testing.T, pool *pgxpool.Pool) {
 	if _, err := pool.Exec(context.Background(), `TRUNCATE transfers.transfers, transfers.transactions, transfers.swaps,
 		transfers.addr_daily, transfers.pair_hourly, transfers.chain_hourly, transfers.chain_daily, transfers.blocks,
 		transfers.orphaned_blocks, transfers.attributions, transfers.groups, transfers.grp_hourly, transfers.grp_daily,
-		transfers.grp_pair_hourly, transfers.grp_pair_daily, transfers.grp_edges, transfers.grp_cp`); err != nil {
+		transfers.grp_pair_hourly, transfers.grp_pair_daily, transfers.grp_edges, transfers.grp_cp,
+		transfers.parked_transfers, transfers.parked_transactions, transfers.parked_swaps`); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -185,6 +186,88 @@ func testRedeliveryAndReorg(t *testing.T) {
 	}
 	if afterReorg == once {
 		t.Fatal("reorg removed nothing")
+	}
+}
+
+// A reorg can name canonical again blocks an earlier reorg orphaned (the chain went back to
+// them): their rows come back exactly as if never orphaned, whether the rows were redelivered
+// while the blocks were orphaned (set aside, then written) or arrive after; redelivering either
+// reorg changes nothing.
+func TestReorgBackToOrphanedBlocks(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	orphans := []string{tw.BlockHash("ethereum", 3), tw.BlockHash("ethereum", 6), tw.BlockHash("ethereum", 20)}
+	var blocks []*eventsv1.Reorg_Block
+	for i, h := range orphans {
+		blocks = append(blocks, &eventsv1.Reorg_Block{Number: uint64(100 + []int{3, 6, 20}[i]), Hash: h})
+	}
+	away := &eventsv1.Reorg{Chain: "ethereum", Orphaned: blocks}
+	back := &eventsv1.Reorg{Chain: "ethereum", Canonical: blocks}
+	redeliver := func(h events.Handlers) {
+		t.Helper()
+		if err := h.Transfers(ctx, tw.Msgs(tw.Transfers())); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.Transactions(ctx, tw.Msgs(tw.Transactions())); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.Swaps(ctx, tw.Msgs(tw.Swaps())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	apply := func(h events.Handlers, r *eventsv1.Reorg) {
+		t.Helper()
+		if err := h.Reorgs(ctx, tw.Msgs([]*eventsv1.Reorg{r})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	parked := func() int {
+		var n int
+		if err := pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM transfers.parked_transfers) + (SELECT count(*) FROM transfers.parked_transactions)
+			+ (SELECT count(*) FROM transfers.parked_swaps)`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for _, rowsFirst := range []bool{true, false} {
+		t.Run(fmt.Sprintf("rows redelivered before the reorg back: %v", rowsFirst), func(t *testing.T) {
+			reset(t, pool)
+			h, _ := handlers(pool)
+			if err := tw.Load(ctx, h); err != nil {
+				t.Fatal(err)
+			}
+			once := snapshot(t, pool)
+			apply(h, away)
+			gone := snapshot(t, pool)
+			if gone == once {
+				t.Fatal("the reorg removed nothing")
+			}
+			if rowsFirst {
+				redeliver(h)
+				if got := snapshot(t, pool); got != gone {
+					t.Fatalf("rows of orphaned blocks were written:\n%s\nwant\n%s", got, gone)
+				}
+				if parked() == 0 {
+					t.Fatal("rows of orphaned blocks were not set aside")
+				}
+			}
+			apply(h, back)
+			apply(h, back) // redelivered
+			if !rowsFirst {
+				redeliver(h)
+			}
+			if got := snapshot(t, pool); got != once {
+				t.Fatalf("after the chain went back:\n%s\nwant (the world as loaded):\n%s", got, once)
+			}
+			if n := parked(); n != 0 {
+				t.Fatalf("%d rows left set aside", n)
+			}
+			redeliver(h)
+			apply(h, back)
+			if got := snapshot(t, pool); got != once {
+				t.Fatal("redelivery after the chain went back changed state")
+			}
+		})
 	}
 }
 
