@@ -532,6 +532,10 @@ func flowSides(flow string) []int16 {
 		return []int16{2}
 	case "self":
 		return []int16{3}
+	case flowFrom:
+		return []int16{1, 3}
+	case flowTo:
+		return []int16{2, 3}
 	}
 	return []int16{1, 2, 3}
 }

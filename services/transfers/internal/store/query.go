@@ -140,6 +140,10 @@ func (b *sqlb) flowBranches(fromCol, toCol string, base AddrSet, hasBase bool, f
 			c = append(c, "("+b.member(fromCol, cp)+" OR "+b.member(toCol, cp)+")")
 		}
 		return []branch{{driverCol: fromCol, drive: &base, conds: c}}
+	case flowFrom:
+		return []branch{{driverCol: fromCol, drive: &base, conds: cpOn(toCol)}}
+	case flowTo:
+		return []branch{{driverCol: toCol, drive: &base, conds: cpOn(fromCol)}}
 	}
 	return []branch{
 		{driverCol: fromCol, drive: &base, conds: cpOn(toCol)},
@@ -283,12 +287,40 @@ func scanTransfers(rows pgx.Rows) ([]TransferRow, error) {
 	return out, rows.Err()
 }
 
+// Flows the API has no name for: every transfer from the base (out and self), or to it (in and
+// self). sideAsBase gives them to from=<entity> and to=<entity>.
+const (
+	flowFrom = "from"
+	flowTo   = "to"
+)
+
+// sideAsBase restates from=<one entity> (or to=<one entity>), with no base, counterparties or
+// other side, as a base of that entity with flow "from" ("to"): the same transfers, which the
+// entity's plans then serve (its pair rows and rollups: a count or histogram with a USD range,
+// a page by time). The entity's deposit addresses are part of both (AddrSet.Entities).
+func sideAsBase(f TransferFilter) TransferFilter {
+	if f.HasBase || f.HasCP {
+		return f
+	}
+	one := func(a AddrFilter) bool {
+		return a.Only && a.NotIn.Empty() && len(a.In.Entities) == 1 && len(a.In.Addrs)+len(a.In.Types)+len(a.In.Deposits) == 0
+	}
+	switch {
+	case one(f.From) && !f.To.Active():
+		f.Base, f.HasBase, f.Flow, f.From = f.From.In, true, flowFrom, AddrFilter{}
+	case one(f.To) && !f.From.Active():
+		f.Base, f.HasBase, f.Flow, f.To = f.To.In, true, flowTo, AddrFilter{}
+	}
+	return f
+}
+
 // ListTransfers returns one page of transfers matching f and the capped match count. A base
 // that is one live entity group is paged by time through the group's pair rows, and from=<one
 // live group>&to=<another> through the hours their pair rollup names, and a base of several
 // entities as the merge of their groups' pages; counts come from rollups when the filter allows
 // (see rollupCount), else from the rows.
 func (s *Store) ListTransfers(ctx context.Context, f TransferFilter, p Page) ([]TransferRow, int, error) {
+	f = sideAsBase(f)
 	g, err := s.edgePlan(ctx, f)
 	if err != nil {
 		return nil, 0, err

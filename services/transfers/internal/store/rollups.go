@@ -66,6 +66,7 @@ func (b *sqlb) rollupConds(f TransferFilter, tokenCols bool) []string {
 // ranges, which no rollup can answer, go through a live entity's pair rows (edgeRangeHistogramSQL)
 // or aggregate the matching rows themselves.
 func (s *Store) Histogram(ctx context.Context, f TransferFilter, g string) ([]Bucket, error) {
+	f = sideAsBase(f)
 	step := gran(g)
 	if !f.TimeFrom.IsZero() {
 		f.TimeFrom = f.TimeFrom.UTC().Truncate(step)
@@ -164,6 +165,10 @@ func (s flowSums) pick(flow string) (int64, float64) {
 		return s.outN - s.selfN, s.outUSD - s.selfUSD
 	case "self":
 		return s.selfN, s.selfUSD
+	case flowFrom:
+		return s.outN, s.outUSD
+	case flowTo:
+		return s.inN, s.inUSD
 	}
 	return s.inN + s.outN - s.selfN, s.inUSD + s.outUSD - s.selfUSD
 }
