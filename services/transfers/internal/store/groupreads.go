@@ -545,6 +545,7 @@ func flowSides(flow string) []int16 {
 // ranges where a pair row of one transfer already decides them (a superset otherwise).
 func (b *sqlb) edgeConds(f TransferFilter, g string) []string {
 	c := []string{"e.grp = " + b.arg(g), "e.side = ANY(" + b.arg(flowSides(f.Flow)) + "::smallint[])"}
+	c = append(c, b.edgeSides(f)...)
 	if len(f.Chains) > 0 {
 		c = append(c, b.anyOf("e.chain", f.Chains))
 	}
@@ -602,6 +603,59 @@ func (b *sqlb) edgeRows(f TransferFilter, g, cols string, lo, hi time.Time) (fro
 	rowConds = append(rowConds, b.rangeConds(f, "t.usd", "t.unit_value")...)
 	return `transfers.grp_edges e CROSS JOIN LATERAL (SELECT ` + cols + ` FROM transfers.transfers t WHERE ` +
 		strings.Join(rowConds, " AND ") + `) t WHERE ` + strings.Join(edge, " AND ")
+}
+
+// edgeSides are f's from and to filters on a pair row's sender and recipient (edgeSidePlan).
+func (b *sqlb) edgeSides(f TransferFilter) []string {
+	return append(b.side("e.from_addr", f.From), b.side("e.to_addr", f.To)...)
+}
+
+// edgeSidePlan restates from=<one live entity>&to=<anything> (or from=<anything>&to=<one
+// live entity>), with no base or counterparties, as the entity's base with flow "from" ("to")
+// and the other side a condition on its pair rows' other address, and returns the entity's
+// group: its pages, counts and range histograms then read its pair rows (every transfer from
+// it, or to it, is one of them) instead of walking every transfer for the pair, e.g.
+// from=deposit:<exchange>&to=<exchange> (a count scanned every row: 400 ms at 400k rows).
+// Where both sides are live groups whose pair the rollups keep, pairPlan serves it instead.
+func (s *Store) edgeSidePlan(ctx context.Context, f TransferFilter) (TransferFilter, string, error) {
+	if f.HasBase || f.HasCP || !f.From.Active() || !f.To.Active() {
+		return f, "", nil
+	}
+	one := func(a AddrFilter) bool {
+		return a.Only && a.NotIn.Empty() && len(a.In.Entities) == 1 && len(a.In.Addrs)+len(a.In.Types)+len(a.In.Deposits) == 0
+	}
+	for _, from := range []bool{true, false} {
+		side := f.To
+		if from {
+			side = f.From
+		}
+		if !one(side) {
+			continue
+		}
+		g, err := s.pureGroup(ctx, side.In)
+		if err != nil || g == "" {
+			if err != nil {
+				return f, "", err
+			}
+			continue
+		}
+		r := f
+		r.Base, r.HasBase = side.In, true
+		other := f.From
+		if from {
+			r.Flow, r.From, other = flowFrom, AddrFilter{}, f.To
+		} else {
+			r.Flow, r.To = flowTo, AddrFilter{}
+		}
+		// The entity's own deposit addresses on the other side (its sweeps): transfers inside
+		// the entity, its self pair rows alone.
+		if other.Only && other.NotIn.Empty() && len(other.In.Addrs)+len(other.In.Entities)+len(other.In.Types) == 0 &&
+			len(other.In.Deposits) == 1 && other.In.Deposits[0] == side.In.Entities[0] {
+			r.Flow = "self"
+		}
+		return r, g, nil
+	}
+	return f, "", nil
 }
 
 // edgePlan reports whether f's page can be read through group g's pair rows: a base that is one
@@ -785,6 +839,7 @@ func (s *Store) edgeCount(ctx context.Context, f TransferFilter, g string) (int,
 	b := &sqlb{rows: true}
 	c := append([]string{"e.grp = " + b.arg(g), b.edgeSingle(f), "e.side = ANY(" + b.arg(flowSides(f.Flow)) + "::smallint[])"},
 		b.rangeConds(f, "e.usd", "e.value")...)
+	c = append(c, b.edgeSides(f)...)
 	if len(f.Chains) > 0 {
 		c = append(c, b.anyOf("e.chain", f.Chains))
 	}

@@ -332,6 +332,12 @@ func (s *Store) ListTransfers(ctx context.Context, f TransferFilter, p Page) ([]
 			return nil, 0, err
 		}
 	}
+	fe := f // f as the page and the count through g's pair rows read it
+	if g == "" && pg1 == "" {
+		if fe, g, err = s.edgeSidePlan(ctx, f); err != nil {
+			return nil, 0, err
+		}
+	}
 	if g == "" && pg1 == "" && p.SortKey == "time" {
 		if union, err = s.unionPlan(ctx, f); err != nil {
 			return nil, 0, err
@@ -351,14 +357,14 @@ func (s *Store) ListTransfers(ctx context.Context, f TransferFilter, p Page) ([]
 		if pg1 != "" {
 			n, err = s.pairCountTransfers(cctx, f, pg1, pg2)
 		} else {
-			n, err = s.countTransfers(cctx, f, g)
+			n, err = s.countTransfers(cctx, f, fe, g)
 		}
 		done <- counted{n, err}
 	}()
 	var list []TransferRow
 	switch {
 	case g != "" && p.SortKey == "time":
-		list, err = s.edgePage(ctx, f, g, p)
+		list, err = s.edgePage(ctx, fe, g, p)
 	case pg1 != "" && p.SortKey == "time":
 		list, err = s.pairPage(ctx, f, pg1, pg2, p)
 	case union != nil:
@@ -384,14 +390,14 @@ func (s *Store) pairCountTransfers(ctx context.Context, f TransferFilter, g1, g2
 }
 
 // countTransfers counts (capped) the transfers matching f: from the rollups when they answer
-// it, from a live group's edges (g), or from the rows.
-func (s *Store) countTransfers(ctx context.Context, f TransferFilter, g string) (int, error) {
+// it, from a live group's edges (g, reading f as fe: see edgeSidePlan), or from the rows.
+func (s *Store) countTransfers(ctx context.Context, f, fe TransferFilter, g string) (int, error) {
 	count, ok, err := s.rollupCount(ctx, f)
 	if err != nil || ok {
 		return count, err
 	}
 	if g != "" {
-		return s.edgeCount(ctx, f, g)
+		return s.edgeCount(ctx, fe, g)
 	}
 	return s.rowCount(ctx, f)
 }

@@ -83,6 +83,11 @@ func (s *Store) Histogram(ctx context.Context, f TransferFilter, g string) ([]Bu
 		if err != nil {
 			return nil, err
 		}
+		if grp == "" {
+			if f, grp, err = s.edgeSidePlan(ctx, f); err != nil {
+				return nil, err
+			}
+		}
 		b.rows, b.counting = true, true
 		if grp != "" {
 			q = b.edgeRangeHistogramSQL(f, grp, g)
