@@ -256,6 +256,11 @@ func queries(ctx context.Context, st *store.Store, w *world, runs int) error {
 			}
 			return "/transfers?from=" + a + "&to=" + b
 		}},
+		{"from an entity with usdGte (from=<exchange>&usdGte=10000)", func() string { return "/transfers?from=" + ex() + "&usdGte=10000" }},
+		{"an exchange's sweeps (from=deposit:<exchange>&to=<exchange>)", func() string {
+			e := ex()
+			return "/transfers?from=deposit:" + e + "&to=" + e
+		}},
 		{"base of two entities", func() string {
 			a, b := ex(), ex()
 			for b == a {
