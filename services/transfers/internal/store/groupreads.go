@@ -868,18 +868,8 @@ func (s *Store) edgeCount(ctx context.Context, f TransferFilter, g string) (int,
 // window, and priced when f has a USD range (a 0 is an unknown or a zero price). Other pair rows
 // are decided by their transfers.
 func (b *sqlb) edgeSingle(f TransferFilter) string {
-	c := []string{"e.n = 1"}
-	if f.USDGte != nil || f.USDLte != nil {
-		c = append(c, "e.usd > 0")
-	}
-	w := newWindow(f.TimeFrom, f.TimeTo)
-	if !f.TimeFrom.IsZero() {
-		c = append(c, "e.bucket >= "+b.arg(w.hLo.Add(time.Hour)))
-	}
-	if !f.TimeTo.IsZero() {
-		c = append(c, "e.bucket < "+b.arg(w.hHi.Add(-time.Hour)))
-	}
-	return "(" + strings.Join(c, " AND ") + ")"
+	is, _ := b.edgeSingleParts(f)
+	return "(" + strings.Join(is, " AND ") + ")"
 }
 
 // edgeNotSingle is the negation of edgeSingle, for a read through edgeRows (whose edgeConds
@@ -887,18 +877,30 @@ func (b *sqlb) edgeSingle(f TransferFilter) string {
 // of several transfers, about 1% of them): with no time window and a positive usdGte it is
 // "e.n <> 1" alone, since edgeConds already keeps only rows with a positive usd.
 func (b *sqlb) edgeNotSingle(f TransferFilter) string {
-	c := []string{"e.n <> 1"}
-	if (f.USDGte != nil || f.USDLte != nil) && (f.USDGte == nil || *f.USDGte <= 0) {
-		c = append(c, "e.usd <= 0")
+	_, not := b.edgeSingleParts(f)
+	return "(" + strings.Join(not, " OR ") + ")"
+}
+
+// edgeSingleParts are edgeSingle's conditions and, one for one, their negations (less the
+// ones edgeConds rules out).
+func (b *sqlb) edgeSingleParts(f TransferFilter) (is, not []string) {
+	is, not = []string{"e.n = 1"}, []string{"e.n <> 1"}
+	if f.USDGte != nil || f.USDLte != nil {
+		is = append(is, "e.usd > 0")
+		if f.USDGte == nil || *f.USDGte <= 0 {
+			not = append(not, "e.usd <= 0")
+		}
 	}
 	w := newWindow(f.TimeFrom, f.TimeTo)
 	if !f.TimeFrom.IsZero() {
-		c = append(c, "e.bucket < "+b.arg(w.hLo.Add(time.Hour)))
+		lo := b.arg(w.hLo.Add(time.Hour))
+		is, not = append(is, "e.bucket >= "+lo), append(not, "e.bucket < "+lo)
 	}
 	if !f.TimeTo.IsZero() {
-		c = append(c, "e.bucket >= "+b.arg(w.hHi.Add(-time.Hour)))
+		hi := b.arg(w.hHi.Add(-time.Hour))
+		is, not = append(is, "e.bucket < "+hi), append(not, "e.bucket >= "+hi)
 	}
-	return "(" + strings.Join(c, " OR ") + ")"
+	return is, not
 }
 
 // edgeRangeHistogramSQL buckets a live entity group's transfers within a value or USD range
