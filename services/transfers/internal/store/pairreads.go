@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // Reads of transfers from one live group to another (from=<entity>&to=type:<t>,
@@ -201,13 +203,21 @@ func (s *Store) unionPlan(ctx context.Context, f TransferFilter) ([]string, erro
 // transfers are among them: each touches a group, and is among that group's first ones.
 func (s *Store) unionPage(ctx context.Context, f TransferFilter, gs []string, p Page) ([]TransferRow, error) {
 	first := Page{SortKey: p.SortKey, SortDir: p.SortDir, Limit: p.Offset + p.Limit}
+	// The groups' pages are read side by side, each on a connection of its own.
+	lists := make([][]TransferRow, len(gs))
+	eg, ectx := errgroup.WithContext(ctx)
+	for i, g := range gs {
+		eg.Go(func() (err error) {
+			lists[i], err = s.edgePage(ectx, f, g, first)
+			return err
+		})
+	}
+	if err := eg.Wait(); err != nil {
+		return nil, err
+	}
 	seen := map[[3]string]bool{}
 	var all []TransferRow
-	for _, g := range gs {
-		list, err := s.edgePage(ctx, f, g, first)
-		if err != nil {
-			return nil, err
-		}
+	for _, list := range lists {
 		for _, r := range list {
 			k := [3]string{r.Chain, r.ID, r.BlockHash}
 			if !seen[k] {
