@@ -178,6 +178,15 @@ func check(s *sink, chain string, w want) error {
 	return nil
 }
 
+// follow makes the node serve branch bs up to head, runs the indexer to it and waits until the
+// consumer holds exactly that branch (gone: the blocks it must have dropped).
+func (r *rig) follow(t *testing.T, x *indexer.Indexer, sc *scriptedChain, bs []*mblock, head uint64, gone []*mblock) {
+	t.Helper()
+	sc.set(bs, head)
+	drain(t, x)
+	eventually(t, 20*time.Second, func() error { return check(r.sink, r.chain.Name, expect(bs, head, gone)) })
+}
+
 func TestReorgEveryConsumerEndsOnWinningBranch(t *testing.T) {
 	a := branch("A", 10, nil, 0)
 	b := branch("B", 14, a, 5)
@@ -185,12 +194,8 @@ func TestReorgEveryConsumerEndsOnWinningBranch(t *testing.T) {
 	sc.set(a, 10)
 	r := newRig(t, "ethereum", sc.handler())
 	x := r.indexer(r.pub, 1)
-	drain(t, x)
-	eventually(t, 20*time.Second, func() error { return check(r.sink, "ethereum", expect(a, 10, nil)) })
-
-	sc.set(b, 14) // the node switches to branch B, which forked after block 5
-	drain(t, x)
-	eventually(t, 20*time.Second, func() error { return check(r.sink, "ethereum", expect(b, 14, a[6:])) })
+	r.follow(t, x, sc, a, 10, nil)
+	r.follow(t, x, sc, b, 14, a[6:]) // the node switches to branch B, which forked after block 5
 
 	r.sink.Mu.Lock()
 	defer r.sink.Mu.Unlock()
@@ -243,14 +248,9 @@ func TestReorgBackToAnOrphanedBranch(t *testing.T) {
 	sc.set(a, 10)
 	r := newRig(t, "arbitrum_one", sc.handler())
 	x := r.indexer(r.pub, 1)
-	drain(t, x)
-	eventually(t, 20*time.Second, func() error { return check(r.sink, "arbitrum_one", expect(a, 10, nil)) })
-	sc.set(b, 12)
-	drain(t, x)
-	eventually(t, 20*time.Second, func() error { return check(r.sink, "arbitrum_one", expect(b, 12, a[6:])) })
-	sc.set(a2, 16)
-	drain(t, x)
-	eventually(t, 20*time.Second, func() error { return check(r.sink, "arbitrum_one", expect(a2, 16, b[6:])) })
+	r.follow(t, x, sc, a, 10, nil)
+	r.follow(t, x, sc, b, 12, a[6:])
+	r.follow(t, x, sc, a2, 16, b[6:])
 
 	r.sink.Mu.Lock()
 	defer r.sink.Mu.Unlock()
