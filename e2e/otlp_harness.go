@@ -16,6 +16,21 @@ type Span struct {
 	Service string
 	Name    string
 	TraceID [16]byte
+	Links   [][16]byte // trace ids of the span's links
+}
+
+// InTrace reports whether the span belongs to the trace or links to it (a consumer's batch
+// span continues its first record's trace and links the others').
+func (s Span) InTrace(id [16]byte) bool {
+	if s.TraceID == id {
+		return true
+	}
+	for _, l := range s.Links {
+		if l == id {
+			return true
+		}
+	}
+	return false
 }
 
 // spanSink is a minimal OTLP/HTTP receiver: the local stack exports every service's traces to
@@ -73,7 +88,13 @@ func (s *spanSink) traces(w http.ResponseWriter, r *http.Request) {
 			for _, sp := range ss.Spans {
 				var id [16]byte
 				copy(id[:], sp.TraceId)
-				s.spans = append(s.spans, Span{Service: svc, Name: sp.Name, TraceID: id})
+				span := Span{Service: svc, Name: sp.Name, TraceID: id}
+				for _, l := range sp.Links {
+					var lid [16]byte
+					copy(lid[:], l.TraceId)
+					span.Links = append(span.Links, lid)
+				}
+				s.spans = append(s.spans, span)
 			}
 		}
 	}

@@ -10,11 +10,11 @@ import (
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
 	"go.opentelemetry.io/otel/propagation"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/trace"
 )
 
 // An event published through the real broker reaches consumers in other services with its trace
-// context intact: their processing spans carry the publisher's trace id.
+// context intact: their processing spans carry the publisher's trace id, as their own when the
+// event is first in its batch, else as a link.
 func TestEventTraceCrossesServices(t *testing.T) {
 	p := Get(t)
 	if p.Spans == nil {
@@ -46,7 +46,7 @@ func TestEventTraceCrossesServices(t *testing.T) {
 	Eventually(t, 30*time.Second, func() error {
 		var consumers []string
 		for _, s := range p.Spans.Spans() {
-			if trace.TraceID(s.TraceID) == traceID && s.Name == "process "+eventsv1.TopicTransfers {
+			if s.InTrace(traceID) && s.Name == "process "+eventsv1.TopicTransfers {
 				consumers = append(consumers, s.Service)
 			}
 		}

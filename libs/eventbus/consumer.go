@@ -189,9 +189,15 @@ func (c *Consumer[M]) fetch(ctx context.Context) ([]kafka.Message, error) {
 	return batch, nil
 }
 
+// maxLinks is how many records' traces a batch span links (OpenTelemetry's default
+// LinkCountLimit).
+const maxLinks = 128
+
 func (c *Consumer[M]) process(ctx, stop context.Context, raw []kafka.Message, attrs metric.MeasurementOption) error {
 	batch := make([]Message[M], 0, len(raw))
-	links := make([]trace.Link, 0, 8)
+	// The batch span links the records' traces, up to the SDK's default limit of links per span:
+	// a record that is not first in its batch is found through its link.
+	links := make([]trace.Link, 0, maxLinks)
 	var dead []Event
 	for _, r := range raw {
 		m := Message[M]{
