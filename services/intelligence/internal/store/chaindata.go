@@ -334,75 +334,80 @@ func (s *Store) ApplyReorg(ctx context.Context, chain string, orphaned, canonica
 			return fmt.Errorf("record orphaned blocks: %w", err)
 		}
 		rows, err := tx.Query(ctx, `UPDATE intel.block_facts SET orphaned = true WHERE chain = $1 AND block_hash = ANY($2) AND NOT orphaned
-			RETURNING chain_type, from_addr, to_addr, usd`, chain, orphaned)
+			RETURNING chain_type, newest_ms, ms, from_addr, to_addr, usd`, chain, orphaned)
 		if err != nil {
 			return fmt.Errorf("journal of orphaned blocks: %w", err)
 		}
-		type edgeKey struct{ from, to string }
-		acts := map[actKey]*act{}
-		edges := map[edgeKey]int64{}
-		sub := func(ct, addr string, usd float64) {
-			k := actKey{ct, addr}
-			if acts[k] == nil {
-				acts[k] = &act{}
-			}
-			acts[k].usd += usd
-			acts[k].n++
-		}
-		for rows.Next() {
-			var ct string
-			var from, to []string
-			var usd []float64
-			if err := rows.Scan(&ct, &from, &to, &usd); err != nil {
-				rows.Close()
-				return err
-			}
-			for i := range from {
-				// What ApplyTransfers added for this transfer.
-				sub(ct, from[i], usd[i])
-				if to[i] != from[i] {
-					sub(ct, to[i], usd[i])
-					edges[edgeKey{from[i], to[i]}]++
-				}
-			}
-		}
-		if err := rows.Err(); err != nil {
+		sums, err := journalTally(rows, chain)
+		if err != nil {
 			return fmt.Errorf("journal of orphaned blocks: %w", err)
 		}
-		var actCT, actAddr []string
-		var usd []float64
-		var n []int64
-		for k, a := range acts {
-			actCT, actAddr, usd, n = append(actCT, k.ct), append(actAddr, k.addr), append(usd, a.usd), append(n, a.n)
-		}
-		if len(actCT) > 0 {
-			if _, err := tx.Exec(ctx, `UPDATE intel.address_activity a SET volume_usd = a.volume_usd - d.usd, transfer_count = a.transfer_count - d.n
-				FROM unnest($1::text[], $2::text[], $3::float8[], $4::bigint[]) d(ct, addr, usd, n)
-				WHERE a.chain_type = d.ct AND a.address = d.addr`, actCT, actAddr, usd, n); err != nil {
-				return fmt.Errorf("take back address activity: %w", err)
-			}
-			if _, err := tx.Exec(ctx, `DELETE FROM intel.address_activity a USING unnest($1::text[], $2::text[]) d(ct, addr)
-				WHERE a.chain_type = d.ct AND a.address = d.addr AND a.transfer_count <= 0`, actCT, actAddr); err != nil {
-				return fmt.Errorf("drop emptied address activity: %w", err)
-			}
-		}
-		var fr, to []string
-		var en []int64
-		for k, c := range edges {
-			fr, to, en = append(fr, k.from), append(to, k.to), append(en, c)
-		}
-		if len(fr) > 0 {
-			if _, err := tx.Exec(ctx, `UPDATE intel.edges e SET n = e.n - d.n FROM unnest($2::text[], $3::text[], $4::bigint[]) d(f, t, n)
-				WHERE e.chain = $1 AND e.from_addr = d.f AND e.to_addr = d.t`, chain, fr, to, en); err != nil {
-				return fmt.Errorf("take back edges: %w", err)
-			}
-			if _, err := tx.Exec(ctx, `DELETE FROM intel.edges e USING unnest($2::text[], $3::text[]) d(f, t)
-				WHERE e.chain = $1 AND e.from_addr = d.f AND e.to_addr = d.t AND e.n <= 0`, chain, fr, to); err != nil {
-				return fmt.Errorf("drop emptied edges: %w", err)
-			}
-		}
-		return nil
+		return sums.takeBack(ctx, tx)
 	})
+}
+
+// journalTally sums what the journal rows (chain_type, newest_ms, ms, from_addr, to_addr, usd)
+// of chain's blocks add: what ApplyTransfers added for their transfers.
+func journalTally(rows pgx.Rows, chain string) (*tally, error) {
+	defer rows.Close()
+	sums := newTally()
+	for rows.Next() {
+		var ct string
+		var newest int64
+		var ms []int64
+		var from, to []string
+		var usd []float64
+		if err := rows.Scan(&ct, &newest, &ms, &from, &to, &usd); err != nil {
+			return nil, err
+		}
+		for i := range from {
+			t := newest // journaled before the journal kept times
+			if len(ms) == len(from) {
+				t = ms[i]
+			}
+			sums.add(chain, ct, from[i], to[i], usd[i], t)
+		}
+	}
+	return sums, rows.Err()
+}
+
+// takeBack subtracts the tally's counts and volumes from intel.edges and intel.address_activity
+// and drops the rows it empties (first and last times are not taken back: a min or max cannot
+// be undone).
+func (y *tally) takeBack(ctx context.Context, tx pgx.Tx) error {
+	var actCT, actAddr []string
+	var usd []float64
+	var n []int64
+	for k, a := range y.acts {
+		actCT, actAddr, usd, n = append(actCT, k.ct), append(actAddr, k.addr), append(usd, a.usd), append(n, a.n)
+	}
+	if len(actCT) > 0 {
+		if _, err := tx.Exec(ctx, `UPDATE intel.address_activity a SET volume_usd = a.volume_usd - d.usd, transfer_count = a.transfer_count - d.n
+			FROM unnest($1::text[], $2::text[], $3::float8[], $4::bigint[]) d(ct, addr, usd, n)
+			WHERE a.chain_type = d.ct AND a.address = d.addr`, actCT, actAddr, usd, n); err != nil {
+			return fmt.Errorf("take back address activity: %w", err)
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM intel.address_activity a USING unnest($1::text[], $2::text[]) d(ct, addr)
+			WHERE a.chain_type = d.ct AND a.address = d.addr AND a.transfer_count <= 0`, actCT, actAddr); err != nil {
+			return fmt.Errorf("drop emptied address activity: %w", err)
+		}
+	}
+	var ch, fr, to []string
+	var en []int64
+	for k, e := range y.edges {
+		ch, fr, to, en = append(ch, k[0]), append(fr, k[1]), append(to, k[2]), append(en, e.n)
+	}
+	if len(ch) > 0 {
+		if _, err := tx.Exec(ctx, `UPDATE intel.edges e SET n = e.n - d.n FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[]) d(c, f, t, n)
+			WHERE e.chain = d.c AND e.from_addr = d.f AND e.to_addr = d.t`, ch, fr, to, en); err != nil {
+			return fmt.Errorf("take back edges: %w", err)
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM intel.edges e USING unnest($1::text[], $2::text[], $3::text[]) d(c, f, t)
+			WHERE e.chain = d.c AND e.from_addr = d.f AND e.to_addr = d.t AND e.n <= 0`, ch, fr, to); err != nil {
+			return fmt.Errorf("drop emptied edges: %w", err)
+		}
+	}
+	return nil
 }
 
 // restoreBlocks takes back the blocks of canonical that are orphaned: no longer, and their
@@ -416,26 +421,8 @@ func restoreBlocks(ctx context.Context, tx pgx.Tx, chain string, canonical []str
 	if err != nil {
 		return fmt.Errorf("journal of blocks canonical again: %w", err)
 	}
-	sums := newTally()
-	for rows.Next() {
-		var ct string
-		var newest int64
-		var ms []int64
-		var from, to []string
-		var usd []float64
-		if err := rows.Scan(&ct, &newest, &ms, &from, &to, &usd); err != nil {
-			rows.Close()
-			return err
-		}
-		for i := range from {
-			t := newest // journaled before the journal kept times
-			if len(ms) == len(from) {
-				t = ms[i]
-			}
-			sums.add(chain, ct, from[i], to[i], usd[i], t)
-		}
-	}
-	if err := rows.Err(); err != nil {
+	sums, err := journalTally(rows, chain)
+	if err != nil {
 		return fmt.Errorf("journal of blocks canonical again: %w", err)
 	}
 	return sums.save(ctx, tx)

@@ -621,36 +621,32 @@ func (s *Store) edgeSidePlan(ctx context.Context, f TransferFilter) (TransferFil
 	if f.HasBase || f.HasCP || !f.From.Active() || !f.To.Active() {
 		return f, "", nil
 	}
-	one := func(a AddrFilter) bool {
-		return a.Only && a.NotIn.Empty() && len(a.In.Entities) == 1 && len(a.In.Addrs)+len(a.In.Types)+len(a.In.Deposits) == 0
-	}
-	for _, from := range []bool{true, false} {
-		side := f.To
-		if from {
-			side = f.From
-		}
-		if !one(side) {
+	for _, c := range []struct {
+		side, other AddrFilter
+		flow        string
+	}{{f.From, f.To, flowFrom}, {f.To, f.From, flowTo}} {
+		if !oneEntity(c.side) {
 			continue
 		}
-		g, err := s.pureGroup(ctx, side.In)
-		if err != nil || g == "" {
-			if err != nil {
-				return f, "", err
-			}
+		g, err := s.pureGroup(ctx, c.side.In)
+		if err != nil {
+			return f, "", err
+		}
+		if g == "" {
 			continue
 		}
 		r := f
-		r.Base, r.HasBase = side.In, true
-		other := f.From
-		if from {
-			r.Flow, r.From, other = flowFrom, AddrFilter{}, f.To
+		r.Base, r.HasBase, r.Flow = c.side.In, true, c.flow
+		if c.flow == flowFrom {
+			r.From = AddrFilter{}
 		} else {
-			r.Flow, r.To = flowTo, AddrFilter{}
+			r.To = AddrFilter{}
 		}
 		// The entity's own deposit addresses on the other side (its sweeps): transfers inside
 		// the entity, its self pair rows alone.
-		if other.Only && other.NotIn.Empty() && len(other.In.Addrs)+len(other.In.Entities)+len(other.In.Types) == 0 &&
-			len(other.In.Deposits) == 1 && other.In.Deposits[0] == side.In.Entities[0] {
+		o := c.other.In
+		if c.other.Only && c.other.NotIn.Empty() && len(o.Addrs)+len(o.Entities)+len(o.Types) == 0 &&
+			len(o.Deposits) == 1 && o.Deposits[0] == c.side.In.Entities[0] {
 			r.Flow = "self"
 		}
 		return r, g, nil

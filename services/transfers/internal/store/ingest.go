@@ -139,7 +139,7 @@ var transferColsUID = append(append([]string(nil), transferCols...), "uid")
 var insertTransfersSQL = `WITH ins AS (
   INSERT INTO transfers.transfers (` + strings.Join(transferColsUID, ", ") + `)
   SELECT s.` + strings.Join(transferColsUID, ", s.") + ` FROM stage_transfers s
-  WHERE NOT EXISTS (SELECT 1 FROM transfers.orphaned_blocks o WHERE o.chain = s.chain AND o.block_hash = s.block_hash)
+  WHERE NOT ` + stagedOrphaned + `
   ON CONFLICT (block_time, uid) DO NOTHING
   RETURNING uid, chain, block_hash, block_number, block_time, from_addr, to_addr, token, token_id, unit_value, usd
 ), insg AS (
@@ -152,17 +152,28 @@ var insertTransfersSQL = `WITH ins AS (
 ),
 ` + addrRollupCTEs("pairs", 1) + `,
 ` + groupRollupCTEs("pairs", 1, "", "") + `,
-blk AS (
-  INSERT INTO transfers.blocks (chain, block_number, block_hash, block_time)
-  SELECT DISTINCT chain, block_number, block_hash, block_time FROM ins ORDER BY 1, 2, 3
-  ON CONFLICT DO NOTHING
-), park AS (
-  INSERT INTO transfers.parked_transfers (` + strings.Join(transferColsUID, ", ") + `)
-  SELECT s.` + strings.Join(transferColsUID, ", s.") + ` FROM stage_transfers s
-  WHERE EXISTS (SELECT 1 FROM transfers.orphaned_blocks o WHERE o.chain = s.chain AND o.block_hash = s.block_hash)
-  ON CONFLICT DO NOTHING
-)
+` + blocksCTE + `, ` + parkCTE("transfers", "stage_transfers", transferColsUID) + `
 SELECT count(*) FROM ins`
+
+// stagedOrphaned is true for a staged row (alias s) of a block a reorg orphaned.
+const stagedOrphaned = `EXISTS (SELECT 1 FROM transfers.orphaned_blocks o WHERE o.chain = s.chain AND o.block_hash = s.block_hash)`
+
+// blocksCTE records the blocks of the rows the CTE ins inserted (chain, block_hash,
+// block_number, block_time), in key order.
+const blocksCTE = `blk AS (
+  INSERT INTO transfers.blocks (chain, block_number, block_hash, block_time)
+  SELECT DISTINCT chain, block_number, block_hash, block_time FROM ins ORDER BY 1, 2, 3 ON CONFLICT DO NOTHING
+)`
+
+// parkCTE sets aside the staged rows (stage, alias s) of orphaned blocks in
+// transfers.parked_<table>, for a reorg that names their block canonical again.
+func parkCTE(table, stage string, cols []string) string {
+	return `park AS (
+  INSERT INTO transfers.parked_` + table + ` (` + strings.Join(cols, ", ") + `)
+  SELECT s.` + strings.Join(cols, ", s.") + ` FROM ` + stage + ` s WHERE ` + stagedOrphaned + `
+  ON CONFLICT DO NOTHING
+)`
+}
 
 // stageTransfersSQL creates the session's staging table of a transfers write.
 const stageTransfersSQL = `CREATE TEMP TABLE IF NOT EXISTS stage_transfers (LIKE transfers.transfers INCLUDING DEFAULTS, from_grps text[], to_grps text[])
@@ -353,18 +364,10 @@ func (s *Store) WriteTransactions(ctx context.Context, rows []TransactionRow) (i
 		return tx.QueryRow(ctx, `WITH ins AS (
   INSERT INTO transfers.transactions (`+strings.Join(transactionCols, ", ")+`)
   SELECT DISTINCT ON (s.hash, s.chain, s.block_hash, s.block_time) s.* FROM stage_transactions s
-  WHERE NOT EXISTS (SELECT 1 FROM transfers.orphaned_blocks o WHERE o.chain = s.chain AND o.block_hash = s.block_hash)
+  WHERE NOT `+stagedOrphaned+`
   ON CONFLICT DO NOTHING
   RETURNING chain, block_hash, block_number, block_time
-), blk AS (
-  INSERT INTO transfers.blocks (chain, block_number, block_hash, block_time)
-  SELECT DISTINCT chain, block_number, block_hash, block_time FROM ins ORDER BY 1, 2, 3 ON CONFLICT DO NOTHING
-), park AS (
-  INSERT INTO transfers.parked_transactions (`+strings.Join(transactionCols, ", ")+`)
-  SELECT s.* FROM stage_transactions s
-  WHERE EXISTS (SELECT 1 FROM transfers.orphaned_blocks o WHERE o.chain = s.chain AND o.block_hash = s.block_hash)
-  ON CONFLICT DO NOTHING
-)
+), `+blocksCTE+`, `+parkCTE("transactions", "stage_transactions", transactionCols)+`
 SELECT count(*) FROM ins`).Scan(&n)
 	})
 	if err != nil {
@@ -407,18 +410,10 @@ func (s *Store) WriteSwaps(ctx context.Context, rows []SwapRow) (int, error) {
 		return tx.QueryRow(ctx, `WITH ins AS (
   INSERT INTO transfers.swaps (`+strings.Join(swapCols, ", ")+`)
   SELECT DISTINCT ON (s.tx_hash, s.chain, s.id, s.block_hash, s.block_time) s.* FROM stage_swaps s
-  WHERE NOT EXISTS (SELECT 1 FROM transfers.orphaned_blocks o WHERE o.chain = s.chain AND o.block_hash = s.block_hash)
+  WHERE NOT `+stagedOrphaned+`
   ON CONFLICT DO NOTHING
   RETURNING chain, block_hash, block_number, block_time
-), blk AS (
-  INSERT INTO transfers.blocks (chain, block_number, block_hash, block_time)
-  SELECT DISTINCT chain, block_number, block_hash, block_time FROM ins ORDER BY 1, 2, 3 ON CONFLICT DO NOTHING
-), park AS (
-  INSERT INTO transfers.parked_swaps (`+strings.Join(swapCols, ", ")+`)
-  SELECT s.* FROM stage_swaps s
-  WHERE EXISTS (SELECT 1 FROM transfers.orphaned_blocks o WHERE o.chain = s.chain AND o.block_hash = s.block_hash)
-  ON CONFLICT DO NOTHING
-)
+), `+blocksCTE+`, `+parkCTE("swaps", "stage_swaps", swapCols)+`
 SELECT count(*) FROM ins`).Scan(&n)
 	})
 	if err != nil {
@@ -592,10 +587,7 @@ FROM mv LEFT JOIN memb mf ON mf.address = mv.from_addr LEFT JOIN memb mt ON mt.a
 ), ins AS (
   INSERT INTO transfers.`+t.table+` (`+t.cols+`) SELECT `+t.cols+` FROM mv ON CONFLICT DO NOTHING
   RETURNING chain, block_hash, block_number, block_time
-), blk AS (
-  INSERT INTO transfers.blocks (chain, block_number, block_hash, block_time)
-  SELECT DISTINCT chain, block_number, block_hash, block_time FROM ins ORDER BY 1, 2, 3 ON CONFLICT DO NOTHING
-)
+), `+blocksCTE+`
 SELECT count(*) FROM ins`, chain, back).Scan(t.n); err != nil {
 			return fmt.Errorf("restore parked %s: %w", t.table, err)
 		}

@@ -294,6 +294,12 @@ const (
 	flowTo   = "to"
 )
 
+// oneEntity reports whether a from/to filter is exactly one operator entity (with its deposit
+// addresses).
+func oneEntity(a AddrFilter) bool {
+	return a.Only && a.NotIn.Empty() && len(a.In.Entities) == 1 && len(a.In.Addrs)+len(a.In.Types)+len(a.In.Deposits) == 0
+}
+
 // sideAsBase restates from=<one entity> (or to=<one entity>), with no base, counterparties or
 // other side, as a base of that entity with flow "from" ("to"): the same transfers, which the
 // entity's plans then serve (its pair rows and rollups: a count or histogram with a USD range,
@@ -302,13 +308,10 @@ func sideAsBase(f TransferFilter) TransferFilter {
 	if f.HasBase || f.HasCP {
 		return f
 	}
-	one := func(a AddrFilter) bool {
-		return a.Only && a.NotIn.Empty() && len(a.In.Entities) == 1 && len(a.In.Addrs)+len(a.In.Types)+len(a.In.Deposits) == 0
-	}
 	switch {
-	case one(f.From) && !f.To.Active():
+	case oneEntity(f.From) && !f.To.Active():
 		f.Base, f.HasBase, f.Flow, f.From = f.From.In, true, flowFrom, AddrFilter{}
-	case one(f.To) && !f.From.Active():
+	case oneEntity(f.To) && !f.From.Active():
 		f.Base, f.HasBase, f.Flow, f.To = f.To.In, true, flowTo, AddrFilter{}
 	}
 	return f
