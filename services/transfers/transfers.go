@@ -68,6 +68,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	}
 	st := store.New(pool)
 	st.SetGroupMin(cfg.GroupRollupsAbove)
+	st.SetAttributionCache(cfg.AttributionCache)
 
 	var labels app.UserLabels
 	if cfg.UserLabelsURL != "" {

@@ -34,6 +34,9 @@ type Config struct {
 	// its deposit addresses, an entity type) keeps its own rollups; smaller groups are summed
 	// over their addresses at query time. `migrate` builds groups that grew past a lowered value.
 	GroupRollupsAbove int `env:"GROUP_ROLLUPS_ABOVE" envDefault:"64"`
+	// AttributionCache is how many addresses' attributions each replica keeps in process for
+	// rendering (about 300 bytes each); a change log keeps them exact. 0 keeps none.
+	AttributionCache int `env:"ATTRIBUTION_CACHE" envDefault:"200000"`
 }
 
 // Validate checks the whole configuration.
@@ -47,6 +50,9 @@ func (c Config) Validate() error {
 	}
 	if c.ConsumerBatch < 1 || c.ConsumerBatch > 50000 {
 		p.Addf("TRANSFERS_CONSUMER_BATCH must be between 1 and 50000")
+	}
+	if c.AttributionCache < 0 || c.AttributionCache > 50_000_000 {
+		p.Addf("TRANSFERS_ATTRIBUTION_CACHE must be between 0 and 50000000")
 	}
 	if c.GroupRollupsAbove < 0 {
 		p.Addf("TRANSFERS_GROUP_ROLLUPS_ABOVE must not be negative")

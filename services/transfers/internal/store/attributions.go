@@ -87,22 +87,28 @@ func (s *Store) ApplyAttributions(ctx context.Context, upserts []Attribution, de
 			return err
 		}
 		if len(deletes) > 0 {
-			if _, err := tx.Exec(ctx, `DELETE FROM transfers.attributions a USING unnest($1::text[], $2::text[]) d(ct, addr)
-				WHERE a.chain_type = d.ct AND a.address = d.addr`, cts, addrs); err != nil {
+			if _, err := tx.Exec(ctx, `WITH gone AS (DELETE FROM transfers.attributions a USING unnest($1::text[], $2::text[]) d(ct, addr)
+				WHERE a.chain_type = d.ct AND a.address = d.addr RETURNING a.chain_type, a.address)
+				INSERT INTO transfers.attribution_changes (chain_type, address) SELECT chain_type, address FROM gone`, cts, addrs); err != nil {
 				return fmt.Errorf("delete attributions: %w", err)
 			}
 		}
 		if len(upserts) > 0 {
-			if _, err := tx.Exec(ctx, `INSERT INTO transfers.attributions AS a
+			if _, err := tx.Exec(ctx, `WITH changed AS (INSERT INTO transfers.attributions AS a
 			SELECT DISTINCT ON (chain_type, address) * FROM stage_attributions ORDER BY chain_type, address, version DESC
 			ON CONFLICT (chain_type, address) DO UPDATE SET
 			  entity_id = excluded.entity_id, entity_type = excluded.entity_type, entity = excluded.entity,
 			  label = excluded.label, predicted_id = excluded.predicted_id, predicted = excluded.predicted,
 			  deposit_service_id = excluded.deposit_service_id, is_contract = excluded.is_contract,
 			  version = excluded.version, updated_at = excluded.updated_at
-			WHERE a.version < excluded.version`); err != nil {
+			WHERE a.version < excluded.version
+			RETURNING a.chain_type, a.address)
+			INSERT INTO transfers.attribution_changes (chain_type, address) SELECT chain_type, address FROM changed`); err != nil {
 				return fmt.Errorf("upsert attributions: %w", err)
 			}
+		}
+		if err := pruneAttributionChanges(ctx, tx); err != nil {
+			return err
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO memb_after `+membershipSQL("SELECT address FROM relabel_addrs", false)); err != nil {
 			return fmt.Errorf("groups after: %w", err)
@@ -119,58 +125,6 @@ func jsonOrNil(b []byte) any {
 		return nil
 	}
 	return string(b)
-}
-
-// Attributions returns what is known of keys, by key.
-func (s *Store) Attributions(ctx context.Context, keys []AddressKey) (map[AddressKey]Attribution, error) {
-	out := make(map[AddressKey]Attribution, len(keys))
-	if len(keys) == 0 {
-		return out, nil
-	}
-	cts, addrs := make([]string, len(keys)), make([]string, len(keys))
-	for i, k := range keys {
-		cts[i], addrs[i] = k.ChainType, k.Address
-	}
-	rows, err := s.query(ctx, `SELECT a.chain_type, a.address, a.entity, a.label, a.predicted, a.deposit_service_id,
-		a.is_contract, a.version, a.updated_at
-		FROM transfers.attributions a JOIN unnest($1::text[], $2::text[]) k(ct, addr) ON a.chain_type = k.ct AND a.address = k.addr`, cts, addrs)
-	if err != nil {
-		return nil, fmt.Errorf("load attributions: %w", err)
-	}
-	defer rows.Close()
-	// The addresses of a page mostly belong to a few entities: each distinct entity document
-	// is decoded once. Entities are read-only once decoded, so they are shared.
-	decoded := map[string]*Entity{}
-	entity := func(raw []byte) (*Entity, error) {
-		if raw == nil {
-			return nil, nil
-		}
-		if e, ok := decoded[string(raw)]; ok {
-			return e, nil
-		}
-		e := new(Entity)
-		if err := json.Unmarshal(raw, e); err != nil {
-			return nil, err
-		}
-		decoded[string(raw)] = e
-		return e, nil
-	}
-	for rows.Next() {
-		var a Attribution
-		var ej, pj []byte
-		if err := rows.Scan(&a.ChainType, &a.Address, &ej, &a.Label, &pj, &a.DepositServiceID, &a.IsContract, &a.Version, &a.UpdatedAt); err != nil {
-			return nil, fmt.Errorf("scan attribution: %w", err)
-		}
-		var err error
-		if a.Entity, err = entity(ej); err != nil {
-			return nil, fmt.Errorf("attribution entity of %s: %w", a.Address, err)
-		}
-		if a.Predicted, err = entity(pj); err != nil {
-			return nil, fmt.Errorf("attribution prediction of %s: %w", a.Address, err)
-		}
-		out[AddressKey{a.ChainType, a.Address}] = a
-	}
-	return out, rows.Err()
 }
 
 // SetAddresses lists the distinct addresses of a set.

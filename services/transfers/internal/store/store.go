@@ -19,6 +19,7 @@ type Store struct {
 
 	groupMin int // groups with more addresses than this are live
 	memb     membCache
+	attrs    *attrCache // nil: none
 
 	mu         sync.Mutex
 	partitions map[string]bool // "<table>:<YYYYMM>" known to exist
@@ -27,7 +28,7 @@ type Store struct {
 
 // New returns a store over pool, whose schema is migrated.
 func New(pool *pgxpool.Pool) *Store {
-	return &Store{pool: pool, groupMin: DefaultGroupMin, partitions: map[string]bool{}, tuned: map[uint32]bool{}}
+	return &Store{pool: pool, groupMin: DefaultGroupMin, attrs: newAttrCache(DefaultAttributionCache), partitions: map[string]bool{}, tuned: map[uint32]bool{}}
 }
 
 // ensurePartitions creates the monthly partitions of table that times fall in.

@@ -1,0 +1,100 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"testing"
+
+	"github.com/chainintel/chainintel/libs/pgstore/pgtest"
+	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
+	"github.com/chainintel/chainintel/services/transfers/internal/store"
+	tw "github.com/chainintel/chainintel/services/transfers/internal/testworld"
+)
+
+// Replicas keep attributions in process; every change to the read model (an upsert, a newer
+// version, a tombstone, an address attributed for the first time) shows on the next read of
+// every replica, including one that had not read for longer than the change log keeps entries.
+// Each read is compared with a store that keeps no cache.
+func TestAttributionCacheFollowsChanges(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	reset(t, pool)
+	if _, err := pool.Exec(ctx, `TRUNCATE transfers.attribution_changes; UPDATE transfers.attribution_log SET pruned = 0`); err != nil {
+		t.Fatal(err)
+	}
+	h, writer := handlers(pool)
+	if err := tw.Load(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	replica := store.New(pool)
+	truth := store.New(pool)
+	truth.SetAttributionCache(0)
+	const fresh = "0x60000000000000000000000000000000000000aa" // no attribution yet
+	var keys []store.AddressKey
+	for _, a := range []string{tw.H1, tw.D1, tw.H2, tw.D3, tw.U1, tw.U2, fresh} {
+		keys = append(keys, store.AddressKey{ChainType: "evm", Address: a})
+	}
+	check := func(step string) {
+		t.Helper()
+		want, err := truth.Attributions(ctx, keys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, st := range map[string]*store.Store{"writer": writer, "replica": replica} {
+			for range 2 { // the second read is answered from the cache
+				got, err := st.Attributions(ctx, keys)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(got, want) {
+					t.Fatalf("%s, %s:\n got %s\nwant %s", step, name, show(got), show(want))
+				}
+			}
+		}
+	}
+	check("loaded")
+	apply := func(msgs []*eventsv1.Attribution, tombstones ...string) {
+		t.Helper()
+		batch := tw.Msgs(msgs)
+		for _, a := range tombstones {
+			m := tw.Msgs([]*eventsv1.Attribution{{}})[0]
+			m.Tombstone, m.Key = true, eventsv1.AttributionKey("evm", a)
+			batch = append(batch, m)
+		}
+		if err := h.Attributions(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A relabel, a stale version (ignored), a first attribution and a tombstone.
+	apply([]*eventsv1.Attribution{
+		tw.Attribution(tw.U2, tw.Coinbase, "Customer", "", false, 2),
+		tw.Attribution(tw.H1, tw.Coinbase, "stale", "", false, 1),
+		tw.Attribution(fresh, tw.Binance, "New Hot Wallet", "", false, 1),
+	}, tw.D3)
+	check("after a relabel, a first attribution and a tombstone")
+
+	// The replica reads nothing while the log moves on and its older entries are pruned: its
+	// next read must not trust what it holds.
+	apply([]*eventsv1.Attribution{tw.Attribution(fresh, tw.Coinbase, "Moved", "", false, 2)})
+	if _, err := writer.Attributions(ctx, keys); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `UPDATE transfers.attribution_changes SET at = now() - interval '2 hours'`); err != nil {
+		t.Fatal(err)
+	}
+	apply([]*eventsv1.Attribution{tw.Attribution(tw.U1, tw.A16z, "Partner", "", false, 5)})
+	var left int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM transfers.attribution_changes`).Scan(&left); err != nil || left != 1 {
+		t.Fatalf("change log after pruning: %d entries (%v), want 1", left, err)
+	}
+	check("after pruning")
+}
+
+func show(m map[store.AddressKey]store.Attribution) string {
+	s := ""
+	for k, a := range m {
+		s += fmt.Sprintf("\n  %s: %q %+v %+v v%d", k.Address, a.Label, a.Entity, a.Predicted, a.Version)
+	}
+	return s
+}
