@@ -230,6 +230,12 @@ func TestTransferFilters(t *testing.T) {
 		defer liveGroups(t)()
 		testTransferFilters(t)
 	})
+	t.Run("entity-rollup plans, other sides probed", func(t *testing.T) {
+		defer store.SetPlanThresholds(0, 0)()
+		defer store.SetEdgeJoinMax(-1)()
+		defer liveGroups(t)()
+		testTransferFilters(t)
+	})
 }
 
 // liveGroups makes every attribution group of the world live (its rollups built), so sets

@@ -87,6 +87,8 @@ func (b *sqlb) pairRows(f TransferFilter, g1, g2 string, hours []time.Time, cols
 			hi = h
 		}
 	}
+	// The groups decide both sides (the pair row's group and inGroup on its other address).
+	f.From, f.To = AddrFilter{}, AddrFilter{}
 	edges := func(g, sides, other string) string {
 		return b.edgeRows(f, g, cols, lo, hi) + " AND e.bucket = ANY(" + b.arg(hours) + "::timestamptz[]) AND e.side = ANY('" + sides +
 			"'::smallint[]) AND " + other
