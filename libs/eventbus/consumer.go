@@ -50,6 +50,12 @@ type ConsumerOptions struct {
 	Propagator     propagation.TextMapPropagator
 	// StartAtEnd makes a new group start at the newest offset instead of the oldest.
 	StartAtEnd bool
+	// Broadcast reads every partition without a consumer group (Group is ignored): each
+	// consumer gets every record from when it starts, at the newest offsets, and commits
+	// nothing. For state each replica keeps for itself, such as a cache that changes
+	// invalidate: a group per replica would leave an abandoned group on the broker at every
+	// restart.
+	Broadcast bool
 }
 
 // Handler processes a batch. Returning an error retries the same batch with backoff; records
@@ -61,7 +67,7 @@ type Consumer[M proto.Message] struct {
 	o      ConsumerOptions
 	newMsg func() M
 	handle Handler[M]
-	r      *kafka.Reader
+	r      reader
 	dlq    *Publisher
 	ownDLQ bool
 	tracer trace.Tracer
@@ -99,7 +105,28 @@ func NewConsumer[M proto.Message](o ConsumerOptions, newMsg func() M, handle Han
 		start = kafka.LastOffset
 	}
 	c := &Consumer[M]{o: o, newMsg: newMsg, handle: handle, tracer: tp.Tracer("chainintel/eventbus")}
-	c.r = kafka.NewReader(kafka.ReaderConfig{
+	if o.Broadcast {
+		c.o.Group = ""
+		c.r = newBroadcastReader(c.o)
+	} else {
+		c.r = groupReader(o, start)
+	}
+	c.dlq = o.DLQ
+	if c.dlq == nil {
+		c.dlq = NewPublisher(o.Brokers, PublisherOptions{TracerProvider: tp, Propagator: o.Propagator})
+		c.ownDLQ = true
+	}
+	m := mp.Meter("chainintel/eventbus")
+	c.consumed, _ = m.Int64Counter("eventbus_consumed_total", metric.WithDescription("records handled and committed"))
+	c.dlqCount, _ = m.Int64Counter("eventbus_dlq_total", metric.WithDescription("records sent to the dead-letter topic"))
+	c.failures, _ = m.Int64Counter("eventbus_handler_failures_total", metric.WithDescription("handler errors (batch retried)"))
+	c.lag, _ = m.Int64Gauge("eventbus_consumer_lag", metric.WithDescription("records behind the partition end"))
+	return c
+}
+
+// groupReader is a consumer group's reader; a new group starts at start.
+func groupReader(o ConsumerOptions, start int64) *kafka.Reader {
+	return kafka.NewReader(kafka.ReaderConfig{
 		Brokers:                o.Brokers,
 		GroupID:                o.Group,
 		Topic:                  o.Topic,
@@ -122,17 +149,6 @@ func NewConsumer[M proto.Message](o ConsumerOptions, newMsg func() M, handle Han
 			o.Logger.Debug("kafka reader: "+fmt.Sprintf(msg, args...), "topic", o.Topic, "group", o.Group)
 		}),
 	})
-	c.dlq = o.DLQ
-	if c.dlq == nil {
-		c.dlq = NewPublisher(o.Brokers, PublisherOptions{TracerProvider: tp, Propagator: o.Propagator})
-		c.ownDLQ = true
-	}
-	m := mp.Meter("chainintel/eventbus")
-	c.consumed, _ = m.Int64Counter("eventbus_consumed_total", metric.WithDescription("records handled and committed"))
-	c.dlqCount, _ = m.Int64Counter("eventbus_dlq_total", metric.WithDescription("records sent to the dead-letter topic"))
-	c.failures, _ = m.Int64Counter("eventbus_handler_failures_total", metric.WithDescription("handler errors (batch retried)"))
-	c.lag, _ = m.Int64Gauge("eventbus_consumer_lag", metric.WithDescription("records behind the partition end"))
-	return c
 }
 
 // Run consumes until ctx ends. A batch being handled when ctx ends is finished and committed

@@ -211,3 +211,106 @@ func TestHandlerFailureRetriesAndCommitsOnlyAfterSuccess(t *testing.T) {
 		t.Fatalf("redelivered committed records: %d", len(col2.got))
 	}
 }
+
+// Broadcast consumers each get every record published after they start, from every partition
+// (including one added later), commit nothing and join no consumer group.
+func TestBroadcastConsumersGetEveryRecord(t *testing.T) {
+	const topic = "test.broadcast.v1"
+	brokers := startBroker(t, topic)
+	pub := NewPublisher(brokers, PublisherOptions{})
+	defer pub.Close()
+	ctx := context.Background()
+	if err := pub.Publish(ctx, Event{Topic: topic, Key: "old", Msg: wrapperspb.String("before")}); err != nil {
+		t.Fatal(err)
+	}
+	cols := []*collector{{}, {}}
+	for _, col := range cols {
+		runConsumer(t, brokers, topic, "", col, func(o *ConsumerOptions) { o.Broadcast = true })
+	}
+	// A consumer starts at the newest offsets once it runs: publish probes until both have one.
+	deadline := time.Now().Add(20 * time.Second)
+	for i := 0; ; i++ {
+		if err := pub.Publish(ctx, Event{Topic: topic, Key: fmt.Sprint("probe", i), Msg: wrapperspb.String("probe")}); err != nil {
+			t.Fatal(err)
+		}
+		ready := true
+		for _, col := range cols {
+			col.mu.Lock()
+			ready = ready && len(col.got) > 0
+			col.mu.Unlock()
+		}
+		if ready {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("broadcast consumers never started")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	var evs []Event
+	for i := range 30 {
+		evs = append(evs, Event{Topic: topic, Key: fmt.Sprint("k", i), Msg: wrapperspb.String(fmt.Sprint("v", i))})
+	}
+	if err := pub.Publish(ctx, evs...); err != nil {
+		t.Fatal(err)
+	}
+	// A partition added while they run is read from its first record.
+	client := &kafka.Client{Addr: kafka.TCP(brokers...), Timeout: 10 * time.Second}
+	if _, err := client.CreatePartitions(ctx, &kafka.CreatePartitionsRequest{
+		Topics: []kafka.TopicPartitionsConfig{{Name: topic, Count: 4}}}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := encode(Event{Topic: topic, Key: "new", Msg: wrapperspb.String("new partition")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := kafka.DialLeader(ctx, "tcp", brokers[0], topic, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Topic = ""
+	if _, err := conn.WriteMessages(m); err != nil {
+		t.Fatal(err)
+	}
+	conn.Close()
+	for i, col := range cols {
+		want := map[string]bool{"new partition": true}
+		for _, e := range evs {
+			want[e.Msg.(*wrapperspb.StringValue).Value] = true
+		}
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			col.mu.Lock()
+			got := map[string]int{}
+			parts := map[int]bool{}
+			for _, m := range col.got {
+				got[m.Msg.Value]++
+				parts[m.Partition] = true
+			}
+			col.mu.Unlock()
+			if got["before"] > 0 {
+				t.Fatalf("consumer %d got a record published before it started", i)
+			}
+			missing := 0
+			for v := range want {
+				if got[v] != 1 && v != "probe" {
+					missing++
+				}
+			}
+			if missing == 0 && parts[3] {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("consumer %d: %d of %d records missing or repeated (%v)", i, missing, len(want), got)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	groups, err := client.ListGroups(ctx, &kafka.ListGroupsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(groups.Groups) != 0 {
+		t.Fatalf("consumer groups on the broker: %+v", groups.Groups)
+	}
+}

@@ -3,10 +3,7 @@ package transfers
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"log/slog"
-	"os"
 
 	"github.com/chainintel/chainintel/libs/chains"
 	"github.com/chainintel/chainintel/libs/eventbus"
@@ -78,12 +75,11 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		}
 		cache := app.NewLabelCache(c, cfg.UserLabelsCacheTTL, 200000)
 		labels = cache
-		// Every replica holds its own cache, so every replica reads every change: a consumer
-		// group of its own, from the end (an empty cache has nothing older to forget).
+		// Every replica holds its own cache, so every replica reads every change, from the end
+		// (an empty cache has nothing older to forget): a broadcast consumer, with no group
+		// left behind on the broker when the replica goes.
 		service.Consume(s, cfg.Kafka, eventsv1.TopicUserChanges, func() *eventsv1.UserChange { return new(eventsv1.UserChange) },
-			events.UserChanges(cache), func(o *eventbus.ConsumerOptions) {
-				o.Group, o.StartAtEnd = Name+"."+eventsv1.TopicUserChanges+"."+replicaID(), true
-			})
+			events.UserChanges(cache), func(o *eventbus.ConsumerOptions) { o.Broadcast = true })
 	}
 
 	h := events.Handlers{W: st, Log: s.Log}
@@ -97,13 +93,4 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	e := s.Engine()
 	svchttp.Register(e, app.New(st, labels, cs), query.Parser{Chains: cs})
 	return s.Run(ctx, e)
-}
-
-// replicaID names this process among the service's replicas: the host name (the pod name on
-// Kubernetes) and a random suffix, as two processes may share a host.
-func replicaID() string {
-	h, _ := os.Hostname()
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	return h + "-" + hex.EncodeToString(b[:])
 }
