@@ -9,6 +9,7 @@ import (
 	"github.com/chainintel/chainintel/services/transfers/internal/events"
 	"github.com/chainintel/chainintel/services/transfers/internal/store"
 	ulclient "github.com/chainintel/chainintel/services/user-labels/client"
+	"golang.org/x/sync/errgroup"
 )
 
 // Entity is the API's Entity object.
@@ -151,12 +152,19 @@ func (a *App) newBook(ctx context.Context, refs []addrRef) (*book, error) {
 		keys = append(keys, k)
 		ul = append(ul, ulclient.AddressRef{ChainType: k.ChainType, Address: k.Address})
 	}
-	attrs, err := a.store.Attributions(ctx, keys)
-	if err != nil {
-		return nil, err
-	}
-	look, err := a.labels.Lookup(ctx, ul)
-	if err != nil {
+	// The read model and user-labels are asked side by side.
+	var attrs map[store.AddressKey]store.Attribution
+	var look ulclient.Lookup
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) {
+		attrs, err = a.store.Attributions(gctx, keys)
+		return err
+	})
+	g.Go(func() (err error) {
+		look, err = a.labels.Lookup(gctx, ul)
+		return err
+	})
+	if err := g.Wait(); err != nil {
 		return nil, err
 	}
 	return &book{attrs: attrs, labels: look.Labels, ents: look.Entities}, nil
