@@ -330,6 +330,10 @@ func (s *Store) rollupCount(ctx context.Context, f TransferFilter) (n int, ok bo
 			if len(f.Base.Addrs) == 0 {
 				return 0, true, nil
 			}
+			if len(f.Base.Addrs) == 1 && f.TimeFrom.IsZero() && f.TimeTo.IsZero() {
+				n, err := s.addrCountAllTime(ctx, f, f.Base.Addrs[0])
+				return n, err == nil, err
+			}
 			a := b.arg(f.Base.Addrs)
 			in := "to_addr = ANY(" + a + "::text[])"
 			out := "from_addr = ANY(" + a + "::text[])"
@@ -492,6 +496,26 @@ func (s *Store) groupCountAllTime(ctx context.Context, f TransferFilter, g strin
 		}
 		chunk *= 4
 	}
+}
+
+// addrCountAllTime counts (capped) address a's transfers matching f's flow, chains and tokens
+// over all time: its daily rollup (in and out, one read of its rows) and its transfers to itself
+// (pair_hourly). The generic rollup count (windowCounts) reads the address's daily rows once
+// for in and once for out: a hot wallet's count took 14 ms on average and up to 55 ms at 10M
+// rows, beside a page of 3 ms.
+func (s *Store) addrCountAllTime(ctx context.Context, f TransferFilter, a string) (int, error) {
+	b := &sqlb{}
+	aa := b.arg(a)
+	keys := b.keyConds(f.Chains, f.TokenAddrs, f.TokenIDs)
+	day := append([]string{"address = " + aa}, keys...)
+	self := append([]string{"from_addr = " + aa, "to_addr = " + aa}, keys...)
+	var in, out, selfN int64
+	if err := s.queryRow(ctx, `SELECT coalesce(sum(in_n), 0)::bigint, coalesce(sum(out_n), 0)::bigint,
+		(SELECT coalesce(sum(n), 0)::bigint FROM transfers.pair_hourly WHERE `+strings.Join(self, " AND ")+`)
+		FROM transfers.addr_daily WHERE `+strings.Join(day, " AND "), exec(b.args)...).Scan(&in, &out, &selfN); err != nil {
+		return 0, fmt.Errorf("count transfers of %s: %w", a, err)
+	}
+	return int(min(pickN(f.Flow, in, out, selfN), MaxCount)), nil
 }
 
 // partialHours returns the parts of the window that lie in hour buckets it does not hold
