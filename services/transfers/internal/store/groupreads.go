@@ -302,6 +302,10 @@ func (s *Store) rollupCount(ctx context.Context, f TransferFilter) (n int, ok bo
 			if err != nil || gs == nil {
 				return 0, false, err
 			}
+			if f.TimeFrom.IsZero() && f.TimeTo.IsZero() {
+				n, err := s.unionCountAllTime(ctx, f, gs)
+				return n, err == nil, err
+			}
 			// The union of disjoint groups: its in (out) figures are the sum of the groups' in
 			// (out) figures, and what stays inside it is each group's self plus the transfers
 			// from one of the groups to another (pair rollups).
@@ -495,6 +499,48 @@ func (s *Store) groupCountAllTime(ctx context.Context, f TransferFilter, g strin
 			return int(total), nil
 		}
 		chunk *= 4
+	}
+}
+
+// unionCountAllTime counts (capped) the transfers of the union of disjoint live groups gs
+// matching f's flow, chains and tokens over all time, as groupCountAllTime counts one group's:
+// newest days first, a span of days at a time (16, then four times more each time), stopping
+// once the count reaches MaxCount. Each span is one read of the groups' daily rollup (in, out
+// and self together) and of the pair rollup between them. Before, the count read every day of
+// every group, six times over: two exchanges took 80 ms on average and up to 400 ms at 10M rows.
+func (s *Store) unionCountAllTime(ctx context.Context, f TransferFilter, gs []string) (int, error) {
+	var first, last *time.Time
+	if err := s.queryRow(ctx, `SELECT min(lo), max(hi) FROM unnest($1::text[]) g(grp),
+		LATERAL (SELECT min(bucket) lo, max(bucket) hi FROM transfers.grp_daily d WHERE d.grp = g.grp) x`, gs).Scan(&first, &last); err != nil {
+		return 0, fmt.Errorf("days of %v: %w", gs, err)
+	}
+	if first == nil {
+		return 0, nil
+	}
+	var total int64
+	hi := last.Add(24 * time.Hour) // exclusive
+	for span := time.Duration(countChunk) * 24 * time.Hour; ; span *= 4 {
+		lo := hi.Add(-span)
+		b := &sqlb{}
+		ga := b.arg(gs)
+		keys := b.keyConds(f.Chains, f.TokenAddrs, f.TokenIDs)
+		days := []string{"bucket >= " + b.arg(lo), "bucket < " + b.arg(hi)}
+		grp := append(append([]string{"grp = ANY(" + ga + "::text[])"}, days...), keys...)
+		pair := append(append([]string{"from_grp = ANY(" + ga + "::text[])", "to_grp = ANY(" + ga + "::text[])"}, days...), keys...)
+		var in, out, self int64
+		if err := s.queryRow(ctx, `SELECT coalesce(sum(in_n), 0)::bigint, coalesce(sum(out_n), 0)::bigint, coalesce(sum(self_n), 0)::bigint
+			+ (SELECT coalesce(sum(n), 0)::bigint FROM transfers.grp_pair_daily WHERE `+strings.Join(pair, " AND ")+`)
+			FROM transfers.grp_daily WHERE `+strings.Join(grp, " AND "), exec(b.args)...).Scan(&in, &out, &self); err != nil {
+			return 0, fmt.Errorf("count transfers of %v: %w", gs, err)
+		}
+		total += pickN(f.Flow, in, out, self)
+		if total >= MaxCount {
+			return MaxCount, nil
+		}
+		if !lo.After(*first) {
+			return int(total), nil
+		}
+		hi = lo
 	}
 }
 
