@@ -364,67 +364,80 @@ func (s *Store) rollupCount(ctx context.Context, f TransferFilter) (n int, ok bo
 		if err != nil || !ok2 {
 			return 0, false, err
 		}
-		parts = []countPart{{
+		if g1 != "" && g2 != "" && g1 != g2 && !pairKept(g1, g2) {
+			return 0, false, nil // no pair rollup of these groups
+		}
+		// The count is a signed sum of at most four figures: every transfer (total), g1's out,
+		// g2's in, and those from g1 to g2 (p12). Only the figures it uses are read: reading
+		// every transfer per day over all time for from=<exchange>&to=type:cex, which is p12
+		// alone, took 80 ms on average and up to 1.2 s at 10M rows.
+		type term struct {
+			sign int64
+			part countPart
+		}
+		var terms []term
+		add := func(sign int64, p countPart) { terms = append(terms, term{sign, p}) }
+		total := countPart{
 			day:  "SELECT bucket b, n v FROM transfers.chain_daily" + whereOf(keys),
 			hour: "SELECT bucket b, n v FROM transfers.chain_hourly" + whereOf(keys),
-		}}
-		if g1 != "" {
-			a := b.arg(g1)
-			parts = append(parts, countPart{
-				day:  "SELECT bucket b, out_n v FROM transfers.grp_daily WHERE " + where("grp = "+a),
-				hour: "SELECT bucket b, out_n v FROM transfers.grp_hourly WHERE " + where("grp = "+a),
-			})
 		}
-		if g2 != "" {
-			a := b.arg(g2)
-			parts = append(parts, countPart{
-				day:  "SELECT bucket b, in_n v FROM transfers.grp_daily WHERE " + where("grp = "+a),
-				hour: "SELECT bucket b, in_n v FROM transfers.grp_hourly WHERE " + where("grp = "+a),
-			})
+		grpPart := func(g, col string) countPart {
+			a := b.arg(g)
+			return countPart{
+				day:  "SELECT bucket b, " + col + " v FROM transfers.grp_daily WHERE " + where("grp = "+a),
+				hour: "SELECT bucket b, " + col + " v FROM transfers.grp_hourly WHERE " + where("grp = "+a),
+			}
 		}
-		switch {
-		case g1 != "" && g1 == g2: // within one group: its self figures
-			a := b.arg(g1)
-			parts = append(parts, countPart{
-				day:  "SELECT bucket b, self_n v FROM transfers.grp_daily WHERE " + where("grp = "+a),
-				hour: "SELECT bucket b, self_n v FROM transfers.grp_hourly WHERE " + where("grp = "+a),
-			})
-		case g1 != "" && g2 != "":
-			if !pairKept(g1, g2) {
-				return 0, false, nil // no pair rollup of these groups
+		pairPart := func() countPart {
+			if g1 == g2 { // within one group: its self figures
+				return grpPart(g1, "self_n")
 			}
 			a1, a2 := b.arg(g1), b.arg(g2)
-			parts = append(parts, countPart{
+			return countPart{
 				day:  "SELECT bucket b, n v FROM transfers.grp_pair_daily WHERE " + where("from_grp = "+a1, "to_grp = "+a2),
 				hour: "SELECT bucket b, n v FROM transfers.grp_pair_hourly WHERE " + where("from_grp = "+a1, "to_grp = "+a2),
-			})
+			}
+		}
+		switch {
+		case g1 == "" && g2 == "":
+			add(1, total)
+		case g2 == "": // from only
+			if neg1 {
+				add(1, total)
+				add(-1, grpPart(g1, "out_n"))
+			} else {
+				add(1, grpPart(g1, "out_n"))
+			}
+		case g1 == "": // to only
+			if neg2 {
+				add(1, total)
+				add(-1, grpPart(g2, "in_n"))
+			} else {
+				add(1, grpPart(g2, "in_n"))
+			}
+		case !neg1 && !neg2:
+			add(1, pairPart())
+		case !neg1:
+			add(1, grpPart(g1, "out_n"))
+			add(-1, pairPart())
+		case !neg2:
+			add(1, grpPart(g2, "in_n"))
+			add(-1, pairPart())
+		default:
+			add(1, total)
+			add(-1, grpPart(g1, "out_n"))
+			add(-1, grpPart(g2, "in_n"))
+			add(1, pairPart())
+		}
+		for _, t := range terms {
+			parts = append(parts, t.part)
 		}
 		combine = func(v []int64) int64 {
-			total := v[0]
-			switch {
-			case g1 == "" && g2 == "":
-				return total
-			case g2 == "": // from only
-				if neg1 {
-					return total - v[1]
-				}
-				return v[1]
-			case g1 == "": // to only
-				if neg2 {
-					return total - v[1]
-				}
-				return v[1]
+			var n int64
+			for i, t := range terms {
+				n += t.sign * v[i]
 			}
-			out1, in2, p12 := v[1], v[2], v[3]
-			switch {
-			case !neg1 && !neg2:
-				return p12
-			case !neg1:
-				return out1 - p12
-			case !neg2:
-				return in2 - p12
-			}
-			return total - out1 - in2 + p12
+			return n
 		}
 	}
 	inner, outer, err := s.windowCounts(ctx, b, newWindow(f.TimeFrom, f.TimeTo), parts, combine)
