@@ -398,23 +398,22 @@ func (s *Store) rollupCount(ctx context.Context, f TransferFilter) (n int, ok bo
 				hour: "SELECT bucket b, n v FROM transfers.grp_pair_hourly WHERE " + where("from_grp = "+a1, "to_grp = "+a2),
 			}
 		}
+		// One side only: its group's figure, or every transfer less it (an exclusion).
+		oneSide := func(p countPart, neg bool) {
+			if neg {
+				add(1, total)
+				add(-1, p)
+			} else {
+				add(1, p)
+			}
+		}
 		switch {
 		case g1 == "" && g2 == "":
 			add(1, total)
 		case g2 == "": // from only
-			if neg1 {
-				add(1, total)
-				add(-1, grpPart(g1, "out_n"))
-			} else {
-				add(1, grpPart(g1, "out_n"))
-			}
+			oneSide(grpPart(g1, "out_n"), neg1)
 		case g1 == "": // to only
-			if neg2 {
-				add(1, total)
-				add(-1, grpPart(g2, "in_n"))
-			} else {
-				add(1, grpPart(g2, "in_n"))
-			}
+			oneSide(grpPart(g2, "in_n"), neg2)
 		case !neg1 && !neg2:
 			add(1, pairPart())
 		case !neg1:
