@@ -98,3 +98,73 @@ func show(m map[store.AddressKey]store.Attribution) string {
 	}
 	return s
 }
+
+// Reads racing with attribution batches leave no stale entry: once the batches are done, every
+// replica's next read equals the read model.
+func TestAttributionCacheUnderConcurrentChanges(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	reset(t, pool)
+	h, _ := handlers(pool)
+	if err := tw.Load(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	truth := store.New(pool)
+	truth.SetAttributionCache(0)
+	replicas := []*store.Store{store.New(pool), store.New(pool)}
+	addrs := []string{tw.H1, tw.D1, tw.H2, tw.U1, tw.U2}
+	var keys []store.AddressKey
+	for _, a := range addrs {
+		keys = append(keys, store.AddressKey{ChainType: "evm", Address: a})
+	}
+	done := make(chan struct{})
+	errs := make(chan error, 8)
+	for _, r := range replicas {
+		for range 2 {
+			go func() {
+				for {
+					select {
+					case <-done:
+						errs <- nil
+						return
+					default:
+					}
+					if _, err := r.Attributions(ctx, keys); err != nil {
+						errs <- err
+						return
+					}
+				}
+			}()
+		}
+	}
+	for v := int64(10); v < 40; v++ {
+		var batch []*eventsv1.Attribution
+		for i, a := range addrs {
+			if (int(v)+i)%2 == 0 {
+				batch = append(batch, tw.Attribution(a, tw.Coinbase, fmt.Sprint("label ", v), "", false, v))
+			}
+		}
+		if err := h.Attributions(ctx, tw.Msgs(batch)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(done)
+	for range 2 * len(replicas) {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := truth.Attributions(ctx, keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range replicas {
+		got, err := r.Attributions(ctx, keys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("replica %d after the batches:\n got %s\nwant %s", i, show(got), show(want))
+		}
+	}
+}
