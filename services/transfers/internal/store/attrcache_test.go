@@ -20,9 +20,6 @@ func TestAttributionCacheFollowsChanges(t *testing.T) {
 	ctx := context.Background()
 	pool := pgtest.Pool(t)
 	reset(t, pool)
-	if _, err := pool.Exec(ctx, `TRUNCATE transfers.attribution_changes; UPDATE transfers.attribution_log SET pruned = 0`); err != nil {
-		t.Fatal(err)
-	}
 	h, writer := handlers(pool)
 	if err := tw.Load(ctx, h); err != nil {
 		t.Fatal(err)

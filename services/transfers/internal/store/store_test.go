@@ -68,7 +68,8 @@ func reset(t *testing.T, pool *pgxpool.Pool) {
 		transfers.addr_daily, transfers.pair_hourly, transfers.chain_hourly, transfers.chain_daily, transfers.blocks,
 		transfers.orphaned_blocks, transfers.attributions, transfers.groups, transfers.grp_hourly, transfers.grp_daily,
 		transfers.grp_pair_hourly, transfers.grp_pair_daily, transfers.grp_edges, transfers.grp_cp,
-		transfers.parked_transfers, transfers.parked_transactions, transfers.parked_swaps`); err != nil {
+		transfers.parked_transfers, transfers.parked_transactions, transfers.parked_swaps, transfers.attribution_changes;
+		UPDATE transfers.attribution_log SET pruned = 0`); err != nil {
 		t.Fatal(err)
 	}
 }
