@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -696,20 +697,77 @@ func (b *sqlb) edgeRows(f TransferFilter, g, cols string, lo, hi time.Time) (fro
 // addresses, of which there are none: 96 → 24 ms at 1M rows). A larger set (an entity type)
 // stays a probe per pair row: hashing a type of millions of addresses would cost more than the
 // probes up to a page or 10,000 matches.
+//
+// A set of entity types whose groups are live (f.typed) is a test of the pair row's own
+// from_t or to_t: the row keeps the live type group of each side (migration 15).
 func (b *sqlb) edgeSides(f TransferFilter) []string {
 	var c []string
 	for _, s := range []struct {
-		col string
-		f   AddrFilter
-	}{{"e.from_addr", f.From}, {"e.to_addr", f.To}} {
+		col, tcol string
+		f         AddrFilter
+		in, not   bool
+	}{{"e.from_addr", "e.from_t", f.From, f.typed.fromIn, f.typed.fromNot}, {"e.to_addr", "e.to_t", f.To, f.typed.toIn, f.typed.toNot}} {
 		if s.f.Only {
-			c = append(c, b.edgeMember(s.col, s.f.In, false, f.sparseSides))
+			if s.in {
+				c = append(c, s.tcol+" = ANY("+b.arg(typeGroups(s.f.In.Types))+"::text[])")
+			} else {
+				c = append(c, b.edgeMember(s.col, s.f.In, false, f.sparseSides))
+			}
 		}
 		if !s.f.NotIn.Empty() {
-			c = append(c, b.edgeMember(s.col, s.f.NotIn, true, f.sparseSides))
+			if s.not {
+				c = append(c, "NOT ("+s.tcol+" = ANY("+b.arg(typeGroups(s.f.NotIn.Types))+"::text[]))")
+			} else {
+				c = append(c, b.edgeMember(s.col, s.f.NotIn, true, f.sparseSides))
+			}
 		}
 	}
 	return c
+}
+
+func typeGroups(types []string) []string {
+	out := make([]string, len(types))
+	for i, t := range types {
+		out[i] = typeGroup(t)
+	}
+	return out
+}
+
+// liveTypes reports whether set is entity types and nothing else, every one a live group: a
+// pair row's from_t/to_t then decide membership (edgeSides).
+func (s *Store) liveTypes(ctx context.Context, set AddrSet) (bool, error) {
+	if len(set.Types) == 0 || len(set.Addrs)+len(set.Entities)+len(set.Deposits) > 0 {
+		return false, nil
+	}
+	gs := typeGroups(set.Types)
+	slices.Sort(gs)
+	gs = slices.Compact(gs)
+	var n int
+	if err := s.queryRow(ctx, `SELECT count(*) FROM transfers.groups WHERE grp = ANY($1::text[]) AND live`, gs).Scan(&n); err != nil {
+		return false, fmt.Errorf("live types: %w", err)
+	}
+	return n == len(gs), nil
+}
+
+// typeSides sets f.typed for the sets of f's sides that are live entity types.
+func (s *Store) typeSides(ctx context.Context, f *TransferFilter) error {
+	for _, c := range []struct {
+		set AddrSet
+		use bool
+		out *bool
+	}{{f.From.In, f.From.Only, &f.typed.fromIn}, {f.From.NotIn, !f.From.NotIn.Empty(), &f.typed.fromNot},
+		{f.To.In, f.To.Only, &f.typed.toIn}, {f.To.NotIn, !f.To.NotIn.Empty(), &f.typed.toNot}} {
+		*c.out = false
+		if !c.use {
+			continue
+		}
+		ok, err := s.liveTypes(ctx, c.set)
+		if err != nil {
+			return err
+		}
+		*c.out = ok
+	}
+	return nil
 }
 
 // edgeJoinMax is the largest set edgeSides joins rather than probes (SetEdgeJoinMax).
@@ -789,6 +847,9 @@ func (s *Store) edgeSidePlan(ctx context.Context, f TransferFilter) (TransferFil
 		if c.other.Only && c.other.NotIn.Empty() && len(o.Addrs)+len(o.Entities)+len(o.Types) == 0 &&
 			len(o.Deposits) == 1 && o.Deposits[0] == c.side.In.Entities[0] {
 			r.Flow = "self"
+		}
+		if err := s.typeSides(ctx, &r); err != nil {
+			return f, "", err
 		}
 		return r, g, nil
 	}

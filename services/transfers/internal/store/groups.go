@@ -103,6 +103,7 @@ func withGroups(src, memb string) string {
 
 // groupSides is a CTE body: the pair rows of src (with fg and tg, see withGroups) with each group
 // of their sender or recipient, and whether the sender (o) and the recipient (i) are in it.
+// fg and tg come along: grp_edges keeps the type groups of both sides.
 // grpOK, when set, restricts the groups (column grp).
 func groupSides(src, grpOK string) string {
 	w := ""
@@ -110,7 +111,7 @@ func groupSides(src, grpOK string) string {
 		w = " WHERE " + grpOK
 	}
 	return `SELECT * FROM (SELECT x.g AS grp, p.from_addr, p.to_addr, p.bucket, p.chain, p.token, p.token_id, p.n, p.usd, p.value,
-         x.g = ANY(p.fg) AS o, x.g = ANY(p.tg) AS i
+         x.g = ANY(p.fg) AS o, x.g = ANY(p.tg) AS i, p.fg, p.tg
   FROM ` + src + ` p CROSS JOIN LATERAL (SELECT DISTINCT g FROM unnest(p.fg || p.tg) g) x) y` + w
 }
 
@@ -166,9 +167,9 @@ func groupRollupCTEs(src string, sign int, grpOK, pairOK string) string {
 ` + flow("gh", "grp_hourly", "hour") + `, ` + flow("gd", "grp_daily", "day") + `,
 ` + pair("gph", "grp_pair_hourly", "hour") + `, ` + pair("gpd", "grp_pair_daily", "day") + `,
 ge AS (
-  INSERT INTO transfers.grp_edges AS r (grp, bucket, from_addr, to_addr, chain, token, token_id, side, n, usd, value)
+  INSERT INTO transfers.grp_edges AS r (grp, bucket, from_addr, to_addr, chain, token, token_id, side, n, usd, value, from_t, to_t)
   SELECT grp, bucket, from_addr, to_addr, chain, token, token_id, CASE WHEN o AND i THEN 3 WHEN o THEN 1 ELSE 2 END,
-         ` + s + ` * n, ` + s + ` * usd, ` + s + ` * value
+         ` + s + ` * n, ` + s + ` * usd, ` + s + ` * value, transfers.type_group(fg), transfers.type_group(tg)
   FROM gsides WHERE grp LIKE 'e:%' ORDER BY 1, 2, 3, 4, 5, 6
   ON CONFLICT (grp, bucket, from_addr, to_addr, chain, token) DO UPDATE SET
     side = excluded.side, n = r.n + excluded.n, usd = r.usd + excluded.usd, value = r.value + excluded.value

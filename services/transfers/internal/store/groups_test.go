@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -199,6 +200,29 @@ func TestGroupsGrowLiveAndRebuild(t *testing.T) {
 	}
 	if again := snapshot(t, pool); again != grown {
 		t.Fatalf("reconciled:\n%s\nmaintained:\n%s", again, grown)
+	}
+	// A type group turning live while entity groups already are: U1 and the pool join the fund, whose
+	// type now has three addresses. The pair rows binance and coinbase already keep name it as
+	// their counterparties' type, as a rebuild from scratch does.
+	if strings.Contains(grown, "|t:fund|") || strings.Contains(grown, "|t:fund\n") {
+		t.Fatalf("fund type on pair rows before it is live:\n%s", grown)
+	}
+	if err := h.Attributions(ctx, tw.Msgs([]*eventsv1.Attribution{
+		tw.Attribution(tw.U1, tw.A16z, "", "", false, 3), tw.Attribution(tw.P, tw.A16z, "", "", true, 3)})); err != nil {
+		t.Fatal(err)
+	}
+	funded := snapshot(t, pool)
+	typed := func(line string) bool {
+		return strings.HasPrefix(line, "e:binance|2026-01-01 10:00:00 +0000 UTC|"+tw.U1+"|"+tw.D1+"|") && strings.HasSuffix(line, "|t:fund|t:cex|")
+	}
+	if !strings.Contains(funded, "t:fund|3|true") || !slices.ContainsFunc(strings.Split(funded, "\n"), typed) {
+		t.Fatalf("after the fund type turned live:\n%s", funded)
+	}
+	if err := st.Rematerialize(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if again := snapshot(t, pool); again != funded {
+		t.Fatalf("rebuilt from scratch:\n%s\nmaintained:\n%s", again, funded)
 	}
 }
 

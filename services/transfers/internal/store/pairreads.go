@@ -93,11 +93,19 @@ func (b *sqlb) pairRows(f TransferFilter, g1, g2 string, hours []time.Time, cols
 		return b.edgeRows(f, g, cols, lo, hi) + " AND e.bucket = ANY(" + b.arg(hours) + "::timestamptz[]) AND e.side = ANY('" + sides +
 			"'::smallint[]) AND " + other
 	}
+	// The other group, when it is a type (live, as both are), is the pair row's own from_t or
+	// to_t (migration 15); another entity is probed in the read model.
+	other := func(col, tcol, g string) string {
+		if strings.HasPrefix(g, "t:") {
+			return tcol + " = " + b.arg(g)
+		}
+		return b.inGroup(col, g)
+	}
 	switch {
 	case strings.HasPrefix(g1, "e:"): // the sender's group: its out and self pair rows to g2
-		return edges(g1, "{1,3}", b.inGroup("e.to_addr", g2))
+		return edges(g1, "{1,3}", other("e.to_addr", "e.to_t", g2))
 	case strings.HasPrefix(g2, "e:"): // the recipient's group: its in and self pair rows from g1
-		return edges(g2, "{2,3}", b.inGroup("e.from_addr", g1))
+		return edges(g2, "{2,3}", other("e.from_addr", "e.from_t", g1))
 	}
 	conds := append([]string{"block_time >= h.bucket", "block_time < h.bucket + interval '1 hour'",
 		"block_time >= " + b.arg(lo), "block_time < " + b.arg(hi.Add(time.Hour))}, b.transferConds(f, "block_time")...)

@@ -49,7 +49,13 @@ type TransferFilter struct {
 	// fewer than a page's worth of transfers (counted), so a page reads every pair row anyway
 	// and the sets are hashed once rather than probed per pair row (edgeMember).
 	sparseSides bool
+	// typed: which of the from/to sets of a read of a live entity's pair rows (edgeSidePlan)
+	// are entity types whose groups are all live; a pair row's from_t and to_t decide them.
+	typed typedSides
 }
+
+// typedSides flags the sets of a TransferFilter's From and To that are live entity types.
+type typedSides struct{ fromIn, fromNot, toIn, toNot bool }
 
 // Page orders and slices a list.
 type Page struct {

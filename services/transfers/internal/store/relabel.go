@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -157,6 +159,19 @@ func materialize(ctx context.Context, tx pgx.Tx, groups []string) error {
 	if _, err := tx.Exec(ctx, groupRollupsOf("sub_pairs", "sub_memb", 1, "grp = ANY($1::text[])", "(fg = ANY($1::text[]) OR tg = ANY($1::text[]))"),
 		groups); err != nil {
 		return fmt.Errorf("build new groups: %w", err)
+	}
+	// A type group that turned live is now the type of its members on the other entity groups'
+	// pair rows (grp_edges.from_t and to_t), which were written while it was not live.
+	if !slices.ContainsFunc(groups, func(g string) bool { return strings.HasPrefix(g, "t:") }) {
+		return nil
+	}
+	if _, err := tx.Exec(ctx, `WITH gsrc AS (`+withGroups("sub_pairs", "sub_memb")+`),
+  gsides AS (`+groupSides("gsrc", "grp LIKE 'e:%' AND grp <> ALL($1::text[])")+`),
+  k AS (SELECT grp, bucket, from_addr, to_addr, chain, token, transfers.type_group(fg) AS ft, transfers.type_group(tg) AS tt FROM gsides)
+UPDATE transfers.grp_edges r SET from_t = k.ft, to_t = k.tt FROM k
+WHERE r.grp = k.grp AND r.bucket = k.bucket AND r.from_addr = k.from_addr AND r.to_addr = k.to_addr AND r.chain = k.chain
+  AND r.token = k.token AND (r.from_t <> k.ft OR r.to_t <> k.tt)`, groups); err != nil {
+		return fmt.Errorf("types of new type groups on pair rows: %w", err)
 	}
 	return nil
 }

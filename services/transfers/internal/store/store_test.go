@@ -41,7 +41,7 @@ func snapshot(t *testing.T, pool *pgxpool.Pool) string {
 		`SELECT grp, bucket, chain, token, token_id, in_n, in_usd, out_n, out_usd, self_n, self_usd FROM transfers.grp_daily ORDER BY 1, 2, 3, 4`,
 		`SELECT from_grp, to_grp, bucket, chain, token, token_id, n, usd FROM transfers.grp_pair_hourly ORDER BY 1, 2, 3, 4, 5`,
 		`SELECT from_grp, to_grp, bucket, chain, token, token_id, n, usd FROM transfers.grp_pair_daily ORDER BY 1, 2, 3, 4, 5`,
-		`SELECT grp, bucket, from_addr, to_addr, chain, token, token_id, side, n, usd, value FROM transfers.grp_edges ORDER BY 1, 2, 3, 4, 5, 6`,
+		`SELECT grp, bucket, from_addr, to_addr, chain, token, token_id, side, n, usd, value, from_t, to_t FROM transfers.grp_edges ORDER BY 1, 2, 3, 4, 5, 6`,
 		`SELECT grp, chain, cp, in_n, in_usd, in_value, out_n, out_usd, out_value FROM transfers.grp_cp ORDER BY 1, 2, 3`,
 	} {
 		rows, err := pool.Query(context.Background(), q)
