@@ -11,8 +11,8 @@
 // CHAININTEL_TEST_DATABASE_URL or the local server). Scratch databases are dropped at the end
 // unless BENCH_KEEP is set. BENCH_WRITERS (1) concurrent writers load the rows; BENCH_QUERY_DB
 // runs the queries only, on a database a BENCH_KEEP run left; BENCH_ONLY runs only the queries
-// whose name contains it; BENCH_PATHS adds requests of its own; BENCH_CPUPROFILE writes a CPU
-// profile of the queries.
+// whose name contains it; BENCH_PATHS adds requests of its own; BENCH_CPUPROFILE and
+// BENCH_MEMPROFILE write CPU and allocation profiles of the queries.
 package main
 
 import (
@@ -23,6 +23,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -290,6 +291,15 @@ func queries(ctx context.Context, st *store.Store, w *world, runs int) error {
 			return err
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if f := os.Getenv("BENCH_MEMPROFILE"); f != "" {
+		runtime.MemProfileRate = 4096
+		defer func() {
+			if out, err := os.Create(f); err == nil {
+				pprof.Lookup("allocs").WriteTo(out, 0)
+				out.Close()
+			}
+		}()
 	}
 	only := os.Getenv("BENCH_ONLY")
 	fmt.Printf("%-45s %10s %10s %10s\n", "query", "p50", "p99", "max")

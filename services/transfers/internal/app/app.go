@@ -29,7 +29,7 @@ type Store interface {
 	Flow(ctx context.Context, addrs store.AddrSet, chains []string, from, to time.Time) ([]store.FlowPoint, error)
 	Activity(ctx context.Context, addrs []string) (store.Activity, error)
 	Attributions(ctx context.Context, keys []store.AddressKey) (map[store.AddressKey]store.Attribution, error)
-	SetSize(ctx context.Context, set store.AddrSet) (int, map[string]bool, error)
+	SetSize(ctx context.Context, set store.AddrSet) (store.AddrSet, map[string]bool, error)
 	SetAddresses(ctx context.Context, set store.AddrSet) ([]string, error)
 }
 
@@ -141,11 +141,11 @@ func (a *App) resolve(ctx context.Context, param string, refs []query.Ref) (incl
 	}
 	for _, set := range []*store.AddrSet{&include, &exclude} {
 		set.Addrs = dedupe(set.Addrs)
-		n, known, err := a.store.SetSize(ctx, *set)
+		sized, known, err := a.store.SetSize(ctx, *set)
 		if err != nil {
 			return include, exclude, false, err
 		}
-		set.Size = n
+		*set = sized
 		for _, e := range pending {
 			if slices.Contains(set.Entities, e) && !known[e] {
 				return include, exclude, false, httpx.NotFound("%sunknown entity %q", prefix(param), e)

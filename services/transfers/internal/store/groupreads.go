@@ -27,10 +27,19 @@ func singleGroup(s AddrSet) (string, bool) {
 	return "", false
 }
 
-// liveGroup returns the live group standing for the read-model part of set, or "".
+// liveGroup returns the live group standing for the read-model part of set, or "". A set whose
+// size SetSize read already knows which of its groups were live then. A group that turned live
+// since is read as not live (a slower plan, the same answer); a live group stops being live
+// only once it has no addresses left, when its rollups and the model agree it holds nothing.
 func (s *Store) liveGroup(ctx context.Context, set AddrSet) (string, error) {
 	g, ok := singleGroup(set)
 	if !ok {
+		return "", nil
+	}
+	if set.liveKnown {
+		if slices.Contains(set.live, g) {
+			return g, nil
+		}
 		return "", nil
 	}
 	var live bool
@@ -742,6 +751,9 @@ func (s *Store) liveTypes(ctx context.Context, set AddrSet) (bool, error) {
 	gs := typeGroups(set.Types)
 	slices.Sort(gs)
 	gs = slices.Compact(gs)
+	if set.liveKnown {
+		return !slices.ContainsFunc(gs, func(g string) bool { return !slices.Contains(set.live, g) }), nil
+	}
 	var n int
 	if err := s.queryRow(ctx, `SELECT count(*) FROM transfers.groups WHERE grp = ANY($1::text[]) AND live`, gs).Scan(&n); err != nil {
 		return false, fmt.Errorf("live types: %w", err)
@@ -1012,21 +1024,14 @@ func (s *Store) edgePageSkipping(ctx context.Context, f TransferFilter, g string
 	if asc {
 		lo, hi = first, last
 	}
+	// The transfers of the first hour before the page are sorted past on the server, not sent.
 	from := b.edgeRows(f, g, transferSelect, lo, hi)
 	out, err := s.query(ctx, `SELECT `+transferSelectOuter+` FROM (SELECT t.* FROM `+from+`) u ORDER BY `+orderBy("time", p.SortDir)+
-		fmt.Sprintf(" LIMIT %d", need-skipped), exec(b.args)...)
+		fmt.Sprintf(" LIMIT %d OFFSET %d", p.Limit, int64(p.Offset)-skipped), exec(b.args)...)
 	if err != nil {
 		return nil, fmt.Errorf("list transfers of %s: %w", g, err)
 	}
-	list, err := scanTransfers(out)
-	if err != nil {
-		return nil, err
-	}
-	at := p.Offset - int(skipped)
-	if at >= len(list) {
-		return nil, nil
-	}
-	return list[at:], nil
+	return scanTransfers(out)
 }
 
 // edgeCount counts (capped) group g's transfers matching f through its pair rows. A pair row

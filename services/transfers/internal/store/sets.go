@@ -18,6 +18,11 @@ type AddrSet struct {
 	// Size is how many addresses the set holds (at most; a listed address may also come from
 	// the model); it picks the query plan.
 	Size int
+
+	// live names the set's model groups that were live when SetSize read them (liveKnown):
+	// the plans then need not ask again.
+	live      []string
+	liveKnown bool
 }
 
 // Addrs returns a set of listed addresses.
@@ -112,13 +117,15 @@ func (b *sqlb) notMember(col string, s AddrSet) string {
 	return "NOT EXISTS (SELECT 1 FROM (" + b.source(s) + ") s(a) WHERE s.a = " + col + ")"
 }
 
-// SetSize counts the addresses the read model gives to entities, types and deposit services
-// (from the groups' sizes: a sum, so at most the set's size), and returns which of the
-// entities it knows at all.
-func (s *Store) SetSize(ctx context.Context, set AddrSet) (int, map[string]bool, error) {
+// SetSize returns set with its Size: the addresses the read model gives to entities, types and
+// deposit services (from the groups' sizes: a sum, so at most the set's size) plus the listed
+// ones. It also returns which of the entities the model knows at all, and keeps in the set which
+// of its groups are live, for the plans (liveGroup).
+func (s *Store) SetSize(ctx context.Context, set AddrSet) (AddrSet, map[string]bool, error) {
 	known := map[string]bool{}
 	if !set.modelled() {
-		return len(set.Addrs), known, nil
+		set.Size = len(set.Addrs)
+		return set, known, nil
 	}
 	var grps []string
 	for _, e := range set.Entities {
@@ -130,22 +137,31 @@ func (s *Store) SetSize(ctx context.Context, set AddrSet) (int, map[string]bool,
 	for _, d := range set.Deposits {
 		grps = append(grps, depositGroup(d))
 	}
-	rows, err := s.query(ctx, `SELECT grp, size FROM transfers.groups WHERE grp = ANY($1::text[]) AND size > 0`, grps)
+	rows, err := s.query(ctx, `SELECT grp, size, live FROM transfers.groups WHERE grp = ANY($1::text[]) AND size > 0`, grps)
 	if err != nil {
-		return 0, nil, fmt.Errorf("size of address set: %w", err)
+		return set, nil, fmt.Errorf("size of address set: %w", err)
 	}
 	defer rows.Close()
 	n := len(set.Addrs)
+	set.live = nil
 	for rows.Next() {
 		var g string
 		var size int
-		if err := rows.Scan(&g, &size); err != nil {
-			return 0, nil, fmt.Errorf("size of address set: %w", err)
+		var live bool
+		if err := rows.Scan(&g, &size, &live); err != nil {
+			return set, nil, fmt.Errorf("size of address set: %w", err)
 		}
 		n += size
 		if strings.HasPrefix(g, "e:") {
 			known[g[2:]] = true
 		}
+		if live {
+			set.live = append(set.live, g)
+		}
 	}
-	return n, known, rows.Err()
+	if err := rows.Err(); err != nil {
+		return set, nil, fmt.Errorf("size of address set: %w", err)
+	}
+	set.Size, set.liveKnown = n, true
+	return set, known, nil
 }
