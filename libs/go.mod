@@ -3,6 +3,7 @@ module github.com/chainintel/chainintel/libs
 go 1.26.0
 
 require (
+	github.com/KimMachineGun/automemlimit v1.0.1
 	github.com/alicebob/miniredis/v2 v2.40.0
 	github.com/btcsuite/btcd/btcutil v1.2.0
 	github.com/caarlos0/env/v11 v11.4.2
@@ -28,6 +29,8 @@ require (
 	golang.org/x/crypto v0.58.0
 	google.golang.org/protobuf v1.36.12
 )
+
+require github.com/pbnjay/memory v0.0.0-20210728143218-7b4eea64cf58 // indirect
 
 require (
 	github.com/beorn7/perks v1.0.1 // indirect

@@ -30,6 +30,8 @@ type Binary[C Configured] struct {
 	Run     func(ctx context.Context, cfg C, deps Deps) error
 	Migrate func(ctx context.Context, cfg C, log *slog.Logger) error
 	Extra   map[string]Command[C]
+	// GCPercent, when set, is the service's GOGC unless the environment sets one (TuneRuntime).
+	GCPercent int
 }
 
 // Main runs the binary with the process's arguments and signals (see Main).
@@ -48,6 +50,7 @@ func (b Binary[C]) Dispatch(ctx context.Context, args []string) error {
 	}
 	switch {
 	case cmd == "serve":
+		TuneRuntime(log, b.GCPercent)
 		return b.Run(ctx, cfg, Deps{Logger: log})
 	case cmd == "migrate":
 		return b.Migrate(ctx, cfg, log)

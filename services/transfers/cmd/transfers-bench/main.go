@@ -24,6 +24,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -34,7 +35,9 @@ import (
 	"github.com/chainintel/chainintel/libs/httpx"
 	"github.com/chainintel/chainintel/libs/pgstore"
 	"github.com/chainintel/chainintel/libs/pgstore/pgtest"
+	"github.com/chainintel/chainintel/libs/service"
 	"github.com/chainintel/chainintel/services/ingest/sim"
+	"github.com/chainintel/chainintel/services/transfers"
 	"github.com/chainintel/chainintel/services/transfers/internal/app"
 	"github.com/chainintel/chainintel/services/transfers/internal/events"
 	svchttp "github.com/chainintel/chainintel/services/transfers/internal/http"
@@ -231,6 +234,11 @@ func load(ctx context.Context, st *store.Store, w *world, n, batch int, raw bool
 }
 
 func queries(ctx context.Context, st *store.Store, w *world, runs int) error {
+	// The service's runtime settings (GOGC unless the environment sets one), as it serves.
+	service.TuneRuntime(slog.New(slog.DiscardHandler), transfers.GCPercent)
+	gc := debug.SetGCPercent(-1)
+	debug.SetGCPercent(gc)
+	fmt.Printf("queries with GOGC=%d (the service's, unless GOGC is set)\n", gc)
 	cs, _ := chains.NewSet(nil)
 	r := httpx.NewEngine(httpx.EngineOptions{Service: "transfers", Logger: slog.New(slog.DiscardHandler)})
 	svchttp.Register(r, app.New(st, nil, cs), query.Parser{Chains: cs, Now: func() time.Time { return w.end }})

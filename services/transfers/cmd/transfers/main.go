@@ -7,5 +7,6 @@ import (
 )
 
 func main() {
-	service.Binary[transfers.Config]{Name: transfers.Name, Load: transfers.LoadConfig, Run: transfers.Run, Migrate: transfers.Migrate}.Main()
+	service.Binary[transfers.Config]{Name: transfers.Name, Load: transfers.LoadConfig, Run: transfers.Run, Migrate: transfers.Migrate,
+		GCPercent: transfers.GCPercent}.Main()
 }
