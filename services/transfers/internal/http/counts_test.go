@@ -36,7 +36,8 @@ func testCountsOverCutWindows(t *testing.T) {
 		"from=binance&to=type:cex", "from=type:cex&to=coinbase&usdGte=600", "from=deposit:binance&to=binance",
 		"base=binance,coinbase", "base=binance,coinbase&flow=self", "base=coinbase,binance,uniswap&flow=in",
 		"from=binance&usdGte=2000", "to=coinbase", "to=binance&usdLte=5000", "from=coinbase&valueGte=1",
-		"from=binance&to=!coinbase", "to=binance&from=!deposit:binance&usdGte=500", "from=deposit:coinbase&to=coinbase"}
+		"from=binance&to=!coinbase", "to=binance&from=!deposit:binance&usdGte=500", "from=deposit:coinbase&to=coinbase",
+		"from=deposit:binance&to=type:cex&usdGte=500", "to=deposit:coinbase&from=!type:cex", "from=type:individual&to=binance&usdGte=1"}
 	var windows []string
 	at := func(d time.Duration) string { return jsonInt(tw.D0.Add(d).UnixMilli()) }
 	for _, lo := range []time.Duration{-time.Hour, 10*time.Hour + 17*time.Minute, 10 * time.Hour, 35*time.Hour + 59*time.Minute, 57 * time.Hour} {
@@ -96,7 +97,7 @@ func testEntityPagesAtEveryOffset(t *testing.T) {
 		"base=binance,coinbase", "base=coinbase,binance,uniswap&usdGte=600", "base=binance,coinbase&flow=self", "base=binance,coinbase,uniswap&flow=in",
 		"base=binance,a16z,coinbase&flow=out", "from=binance&to=type:cex", "from=type:cex&to=coinbase",
 		"from=binance", "to=coinbase&usdGte=600", "to=binance&timeGte=" + at(10*time.Hour+17*time.Minute),
-		"from=binance&to=!coinbase", "from=deposit:binance&to=binance"}
+		"from=binance&to=!coinbase", "from=deposit:binance&to=binance", "from=deposit:coinbase&to=!type:dex", "to=binance&from=!type:cex"}
 	checked := 0
 	for _, f := range filters {
 		for _, dir := range []string{"desc", "asc"} {

@@ -865,7 +865,37 @@ func (s *Store) edgeSidePlan(ctx context.Context, f TransferFilter) (TransferFil
 		}
 		return r, g, nil
 	}
+	// One side the deposit addresses of one entity whose group is live: they are addresses of
+	// its group, so the transfers from (to) them are the group's transfers from (to) its pair
+	// rows' sender (recipient) in them; the side stays as that condition.
+	for _, c := range []struct {
+		side AddrFilter
+		flow string
+	}{{f.From, flowFrom}, {f.To, flowTo}} {
+		if !oneDeposit(c.side) {
+			continue
+		}
+		base := AddrSet{Entities: c.side.In.Deposits, Size: c.side.In.Size}
+		g, err := s.pureGroup(ctx, base)
+		if err != nil {
+			return f, "", err
+		}
+		if g == "" {
+			continue
+		}
+		r := f
+		r.Base, r.HasBase, r.Flow = base, true, c.flow
+		if err := s.typeSides(ctx, &r); err != nil {
+			return f, "", err
+		}
+		return r, g, nil
+	}
 	return f, "", nil
+}
+
+// oneDeposit reports whether a from/to filter is exactly the deposit addresses of one entity.
+func oneDeposit(a AddrFilter) bool {
+	return a.Only && a.NotIn.Empty() && len(a.In.Deposits) == 1 && len(a.In.Addrs)+len(a.In.Types)+len(a.In.Entities) == 0
 }
 
 // edgePlan reports whether f's page can be read through group g's pair rows: a base that is one
