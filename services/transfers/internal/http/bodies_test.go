@@ -118,6 +118,11 @@ func testHistograms(t *testing.T) {
 		{"/transfers/histogram?base=binance&flow=out&usdGte=1500&usdLte=10000", `[{"time":"` + day(1) + `","count":1,"usd":4000}]`},
 		{"/transfers/histogram?granularity=1h&base=binance&timeGte=2026-01-01T10:30:00Z&timeLte=2026-01-02T09:10:00Z&usdGte=2000",
 			`[{"time":"2026-01-02T09:00:00Z","count":1,"usd":4000}]`},
+		// Types and deposit addresses on an entity's pair rows, with a range.
+		{"/transfers/histogram?from=binance&to=!type:cex&usdGte=100", `[{"time":"` + day(1) + `","count":1,"usd":4000}]`},
+		{"/transfers/histogram?to=coinbase&from=type:cex&usdGte=100", `[{"time":"` + day(2) + `","count":2,"usd":20500}]`},
+		{"/transfers/histogram?from=deposit:coinbase&to=type:cex&usdGte=100", `[{"time":"` + day(2) + `","count":1,"usd":500}]`},
+		{"/transfers/histogram?to=deposit:binance&from=!type:cex&usdLte=5000", `[{"time":"` + day(0) + `","count":1,"usd":1000}]`},
 		// Hourly, window widened to whole hours.
 		{"/transfers/histogram?granularity=1h&base=binance&timeGte=2026-01-01T10:30:00Z&timeLte=2026-01-02T09:10:00Z",
 			`[{"time":"2026-01-01T10:00:00Z","count":1,"usd":1000},{"time":"2026-01-01T12:00:00Z","count":1,"usd":1000},{"time":"2026-01-02T09:00:00Z","count":1,"usd":4000}]`},
