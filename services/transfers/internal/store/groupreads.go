@@ -340,6 +340,63 @@ func (s *Store) rollupCount(ctx context.Context, f TransferFilter) (n int, ok bo
 				}
 				return pickN(f.Flow, in, out, self+v[3*len(gs)])
 			}
+		case len(f.Base.Addrs) > 0 && len(f.Base.Entities) == 1 && len(f.Base.Types)+len(f.Base.Deposits) == 0:
+			// One entity and listed addresses (a caller's additions to it, or addresses named
+			// beside it): the entity's group g and the addresses A outside it are disjoint, so
+			// the union's in (out) figures are theirs summed, and what stays inside it is g's
+			// self, A's own transfers among themselves, and those between A and g (pair_hourly:
+			// A's pair rows whose other side is in g). Before, such a count read the matching
+			// rows: 142 ms for an exchange and one address at 10M rows.
+			g, err := s.liveGroup(ctx, f.Base)
+			if err != nil || g == "" {
+				return 0, false, err
+			}
+			outside, err := s.outsideGroup(ctx, f.Base.Addrs, g)
+			if err != nil {
+				return 0, false, err
+			}
+			if f.TimeFrom.IsZero() && f.TimeTo.IsZero() && (len(outside) == 0 || f.Flow == "all" || f.Flow == "self") {
+				// All time: the entity's own count, newest days first. With flow all or self
+				// the union holds at least the entity's transfers, so a busy entity's count is
+				// capped without reading the rest.
+				n, err := s.groupCountAllTime(ctx, f, g)
+				if err != nil || len(outside) == 0 || n >= MaxCount {
+					return n, err == nil, err
+				}
+			}
+			ga := b.arg(g)
+			for _, col := range []string{"in_n", "out_n", "self_n"} {
+				parts = append(parts, countPart{
+					day:  "SELECT bucket b, " + col + " v FROM transfers.grp_daily WHERE " + where("grp = "+ga),
+					hour: "SELECT bucket b, " + col + " v FROM transfers.grp_hourly WHERE " + where("grp = "+ga),
+				})
+			}
+			if len(outside) > 0 {
+				a := b.arg(outside)
+				in, out := "to_addr = ANY("+a+"::text[])", "from_addr = ANY("+a+"::text[])"
+				members := AddrSet{Entities: f.Base.Entities, Size: f.Base.Size}
+				pairs := func(c ...string) countPart {
+					return countPart{
+						day:  "SELECT date_trunc('day', bucket, 'UTC') b, n v FROM transfers.pair_hourly WHERE " + where(c...),
+						hour: "SELECT bucket b, n v FROM transfers.pair_hourly WHERE " + where(c...),
+					}
+				}
+				parts = append(parts,
+					countPart{day: "SELECT bucket b, in_n v FROM transfers.addr_daily WHERE " + where("address = ANY("+a+"::text[])"),
+						hour: "SELECT bucket b, n v FROM transfers.pair_hourly WHERE " + where(in)},
+					countPart{day: "SELECT bucket b, out_n v FROM transfers.addr_daily WHERE " + where("address = ANY("+a+"::text[])"),
+						hour: "SELECT bucket b, n v FROM transfers.pair_hourly WHERE " + where(out)},
+					pairs(out, in),
+					pairs(out, b.member("to_addr", members)),
+					pairs(in, b.member("from_addr", members)))
+			}
+			combine = func(v []int64) int64 {
+				in, out, self := v[0], v[1], v[2]
+				if len(v) > 3 {
+					in, out, self = in+v[3], out+v[4], self+v[5]+v[6]+v[7]
+				}
+				return pickN(f.Flow, in, out, self)
+			}
 		case !f.Base.modelled():
 			if len(f.Base.Addrs) == 0 {
 				return 0, true, nil
