@@ -100,7 +100,8 @@ func testEntityPagesAtEveryOffset(t *testing.T) {
 		"base=binance,coinbase", "base=coinbase,binance,uniswap&usdGte=600", "base=binance,coinbase&flow=self", "base=binance,coinbase,uniswap&flow=in",
 		"base=binance,a16z,coinbase&flow=out", "from=binance&to=type:cex", "from=type:cex&to=coinbase",
 		"from=binance", "to=coinbase&usdGte=600", "to=binance&timeGte=" + at(10*time.Hour+17*time.Minute),
-		"from=binance&to=!coinbase", "from=deposit:binance&to=binance", "from=deposit:coinbase&to=!type:dex", "to=binance&from=!type:cex"}
+		"from=binance&to=!coinbase", "from=deposit:binance&to=binance", "from=deposit:coinbase&to=!type:dex", "to=binance&from=!type:cex",
+		"base=binance," + tw.U1, "base=coinbase," + tw.U2 + "&usdGte=400", "base=binance," + tw.U2 + "," + tw.H2 + "&chains=ethereum"}
 	checked := 0
 	for _, f := range filters {
 		for _, dir := range []string{"desc", "asc"} {

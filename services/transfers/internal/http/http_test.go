@@ -362,6 +362,10 @@ func testTransferFilters(t *testing.T) {
 		{"user entity base self", "base=ENTITY&flow=self", &alice, "t10,t9", -1},
 		{"caller's only_add additions join the operator entity", "base=binance&flow=out", &alice, "t7,t6,t3", -1},
 		{"another caller does not see them", "base=binance&flow=out", &bob, "t6,t3", -1},
+		{"caller's additions with the operator entity, all flows", "base=binance", &alice, "t8,t7,t6,t3,t2,t1", -1},
+		{"caller's additions with the operator entity, second page", "base=binance&limit=2&offset=2", &alice, "t6,t3", 6},
+		{"an entity and an address", "base=binance," + tw.U1, nil, "t10,t9,t6,t3,t2,t1", -1},
+		{"an entity and an address, oldest first, usd floor", "base=binance," + tw.U1 + "&sortDir=asc&usdGte=1500", nil, "t3,t6,t10", -1},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -207,6 +207,82 @@ func (s *Store) unionPlan(ctx context.Context, f TransferFilter) ([]string, erro
 	return s.disjointEntityGroups(ctx, f.Base)
 }
 
+// entityAddrsPlan returns the live group of f's base and the base's listed addresses outside it,
+// when the base is one entity and listed addresses (a caller's additions to it) with flow all
+// and no other address filter; otherwise "" and nil.
+func (s *Store) entityAddrsPlan(ctx context.Context, f TransferFilter) (string, []string, error) {
+	if !f.HasBase || f.HasCP || f.From.Active() || f.To.Active() || f.Flow != "all" ||
+		len(f.Base.Addrs) == 0 || len(f.Base.Entities) != 1 || len(f.Base.Types)+len(f.Base.Deposits) > 0 {
+		return "", nil, nil
+	}
+	g, err := s.liveGroup(ctx, f.Base)
+	if err != nil || g == "" {
+		return "", nil, err
+	}
+	outside, err := s.outsideGroup(ctx, f.Base.Addrs, g)
+	if err != nil || len(outside) == 0 {
+		return "", nil, err // all inside: the entity's own plans serve it (none here: rows)
+	}
+	return g, outside, nil
+}
+
+// entityAddrsPage reads one page of the transfers of entity group g and the addresses addrs
+// outside it, sorted by time: the group's first offset+limit transfers (through its pair rows)
+// and the addresses' (through their indexes), merged, a transfer between the two kept once.
+func (s *Store) entityAddrsPage(ctx context.Context, f TransferFilter, g string, addrs []string, p Page) ([]TransferRow, error) {
+	first := Page{SortKey: p.SortKey, SortDir: p.SortDir, Limit: p.Offset + p.Limit}
+	fa := f
+	fa.Base = Addrs(addrs)
+	lists := make([][]TransferRow, 2)
+	eg, ectx := errgroup.WithContext(ctx)
+	eg.Go(func() (err error) {
+		lists[0], err = s.edgePage(ectx, f, g, first)
+		return err
+	})
+	eg.Go(func() (err error) {
+		lists[1], err = s.listRows(ectx, fa, first)
+		return err
+	})
+	if err := eg.Wait(); err != nil {
+		return nil, err
+	}
+	return mergePages(lists, p), nil
+}
+
+// entityAddrsCount counts (capped) f's transfers, f's base being entity group g and the
+// addresses addrs outside it, flow all: from the rollups when they answer it; otherwise (a value
+// or USD range) the group's count through its pair rows, plus the addresses', less those
+// between the two, which both count. The union holds each part, so a part at the cap is the
+// answer.
+func (s *Store) entityAddrsCount(ctx context.Context, f TransferFilter, g string, addrs []string) (int, error) {
+	n, ok, err := s.rollupCount(ctx, f)
+	if err != nil || ok {
+		return n, err
+	}
+	ng, err := s.edgeCount(ctx, f, g)
+	if err != nil || ng >= MaxCount {
+		return ng, err
+	}
+	fa := f
+	fa.Base = Addrs(addrs)
+	na, err := s.rowCount(ctx, fa)
+	if err != nil || na >= MaxCount {
+		return na, err
+	}
+	between := 0
+	ent := AddrSet{Entities: f.Base.Entities, Size: f.Base.Size}
+	for _, side := range [][2]AddrFilter{{{In: fa.Base, Only: true}, {In: ent, Only: true}}, {{In: ent, Only: true}, {In: fa.Base, Only: true}}} {
+		fb := f
+		fb.Base, fb.HasBase, fb.From, fb.To = AddrSet{}, false, side[0], side[1]
+		m, err := s.rowCount(ctx, fb)
+		if err != nil {
+			return 0, err
+		}
+		between += m
+	}
+	return min(ng+na-between, MaxCount), nil
+}
+
 // unionPage reads one page of the transfers of several disjoint entity groups, sorted by time:
 // each group's first offset+limit transfers through its pair rows (edgePage), merged in the
 // page's order, a transfer between two of the groups kept once. The union's first offset+limit
@@ -225,6 +301,12 @@ func (s *Store) unionPage(ctx context.Context, f TransferFilter, gs []string, p 
 	if err := eg.Wait(); err != nil {
 		return nil, err
 	}
+	return mergePages(lists, p), nil
+}
+
+// mergePages merges lists, each sorted by time in p's direction, keeping a transfer that is in
+// several once, and slices p's page out of the result.
+func mergePages(lists [][]TransferRow, p Page) []TransferRow {
 	seen := map[[3]string]bool{}
 	var all []TransferRow
 	for _, list := range lists {
@@ -251,7 +333,7 @@ func (s *Store) unionPage(ctx context.Context, f TransferFilter, gs []string, p 
 		return c
 	})
 	if p.Offset >= len(all) {
-		return nil, nil
+		return nil
 	}
-	return all[p.Offset:min(len(all), p.Offset+p.Limit)], nil
+	return all[p.Offset:min(len(all), p.Offset+p.Limit)]
 }

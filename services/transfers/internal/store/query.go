@@ -352,9 +352,16 @@ func (s *Store) ListTransfers(ctx context.Context, f TransferFilter, p Page) ([]
 			return nil, 0, err
 		}
 	}
+	var ga string          // the entity of a base of an entity and listed addresses (entityAddrsPlan)
+	var withAddrs []string // and those addresses outside it
 	if g == "" && pg1 == "" && p.SortKey == "time" {
 		if union, err = s.unionPlan(ctx, f); err != nil {
 			return nil, 0, err
+		}
+		if union == nil {
+			if ga, withAddrs, err = s.entityAddrsPlan(ctx, f); err != nil {
+				return nil, 0, err
+			}
 		}
 	}
 	// A page through a live entity's pair rows with a condition on their other side (from or
@@ -388,6 +395,8 @@ func (s *Store) ListTransfers(ctx context.Context, f TransferFilter, p Page) ([]
 		var err error
 		if pg1 != "" {
 			n, err = s.pairCountTransfers(cctx, f, pg1, pg2)
+		} else if withAddrs != nil {
+			n, err = s.entityAddrsCount(cctx, f, ga, withAddrs)
 		} else {
 			n, err = s.countTransfers(cctx, f, fe, g)
 		}
@@ -395,6 +404,8 @@ func (s *Store) ListTransfers(ctx context.Context, f TransferFilter, p Page) ([]
 	}()
 	var list []TransferRow
 	switch {
+	case withAddrs != nil:
+		list, err = s.entityAddrsPage(ctx, f, ga, withAddrs, p)
 	case g != "" && p.SortKey == "time":
 		list, err = s.edgePage(ctx, fe, g, p)
 	case pg1 != "" && p.SortKey == "time":
