@@ -284,6 +284,18 @@ func (s *Store) rollupCount(ctx context.Context, f TransferFilter) (n int, ok bo
 	b := &sqlb{}
 	keys := b.keyConds(f.Chains, f.TokenAddrs, f.TokenIDs)
 	where := func(c ...string) string { return strings.Join(append(c, keys...), " AND ") }
+	// groupFlows are live group g's in, out and self figures (each including self).
+	groupFlows := func(g string) []countPart {
+		ga := b.arg(g)
+		var ps []countPart
+		for _, col := range []string{"in_n", "out_n", "self_n"} {
+			ps = append(ps, countPart{
+				day:  "SELECT bucket b, " + col + " v FROM transfers.grp_daily WHERE " + where("grp = "+ga),
+				hour: "SELECT bucket b, " + col + " v FROM transfers.grp_hourly WHERE " + where("grp = "+ga),
+			})
+		}
+		return ps
+	}
 	var parts []countPart
 	var combine func([]int64) int64
 	switch {
@@ -300,13 +312,7 @@ func (s *Store) rollupCount(ctx context.Context, f TransferFilter) (n int, ok bo
 			n, err := s.groupCountAllTime(ctx, f, g)
 			return n, err == nil, err
 		case g != "":
-			ga := b.arg(g)
-			for _, col := range []string{"in_n", "out_n", "self_n"} {
-				parts = append(parts, countPart{
-					day:  "SELECT bucket b, " + col + " v FROM transfers.grp_daily WHERE " + where("grp = "+ga),
-					hour: "SELECT bucket b, " + col + " v FROM transfers.grp_hourly WHERE " + where("grp = "+ga),
-				})
-			}
+			parts = groupFlows(g)
 		case len(f.Base.Entities) > 1:
 			gs, err := s.disjointEntityGroups(ctx, f.Base)
 			if err != nil || gs == nil {
@@ -320,13 +326,7 @@ func (s *Store) rollupCount(ctx context.Context, f TransferFilter) (n int, ok bo
 			// (out) figures, and what stays inside it is each group's self plus the transfers
 			// from one of the groups to another (pair rollups).
 			for _, g := range gs {
-				ga := b.arg(g)
-				for _, col := range []string{"in_n", "out_n", "self_n"} {
-					parts = append(parts, countPart{
-						day:  "SELECT bucket b, " + col + " v FROM transfers.grp_daily WHERE " + where("grp = "+ga),
-						hour: "SELECT bucket b, " + col + " v FROM transfers.grp_hourly WHERE " + where("grp = "+ga),
-					})
-				}
+				parts = append(parts, groupFlows(g)...)
 			}
 			all := b.arg(gs)
 			parts = append(parts, countPart{
@@ -364,13 +364,7 @@ func (s *Store) rollupCount(ctx context.Context, f TransferFilter) (n int, ok bo
 					return n, err == nil, err
 				}
 			}
-			ga := b.arg(g)
-			for _, col := range []string{"in_n", "out_n", "self_n"} {
-				parts = append(parts, countPart{
-					day:  "SELECT bucket b, " + col + " v FROM transfers.grp_daily WHERE " + where("grp = "+ga),
-					hour: "SELECT bucket b, " + col + " v FROM transfers.grp_hourly WHERE " + where("grp = "+ga),
-				})
-			}
+			parts = groupFlows(g)
 			if len(outside) > 0 {
 				a := b.arg(outside)
 				in, out := "to_addr = ANY("+a+"::text[])", "from_addr = ANY("+a+"::text[])"
