@@ -123,6 +123,10 @@ func testHistograms(t *testing.T) {
 		{"/transfers/histogram?to=coinbase&from=type:cex&usdGte=100", `[{"time":"` + day(2) + `","count":2,"usd":20500}]`},
 		{"/transfers/histogram?from=deposit:coinbase&to=type:cex&usdGte=100", `[{"time":"` + day(2) + `","count":1,"usd":500}]`},
 		{"/transfers/histogram?to=deposit:binance&from=!type:cex&usdLte=5000", `[{"time":"` + day(0) + `","count":1,"usd":1000}]`},
+		// An entity and an address, with a range: the entity's pair rows, the address's rows, less
+		// the transfers between them (t4 here), which both hold.
+		{"/transfers/histogram?base=binance," + tw.U1 + "&usdGte=1500", `[{"time":"` + day(1) + `","count":1,"usd":4000},{"time":"` + day(2) + `","count":1,"usd":20000},{"time":"` + day(4) + `","count":1,"usd":2000}]`},
+		{"/transfers/histogram?base=coinbase," + tw.U2 + "&usdLte=1000", `[{"time":"` + day(1) + `","count":1,"usd":500},{"time":"` + day(2) + `","count":1,"usd":500}]`},
 		// Hourly, window widened to whole hours.
 		{"/transfers/histogram?granularity=1h&base=binance&timeGte=2026-01-01T10:30:00Z&timeLte=2026-01-02T09:10:00Z",
 			`[{"time":"2026-01-01T10:00:00Z","count":1,"usd":1000},{"time":"2026-01-01T12:00:00Z","count":1,"usd":1000},{"time":"2026-01-02T09:00:00Z","count":1,"usd":4000}]`},

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -93,18 +94,16 @@ func (s *Store) Histogram(ctx context.Context, f TransferFilter, g string) ([]Bu
 			q = b.edgeRangeHistogramSQL(f, grp, g)
 			break
 		}
-		arms := b.flowBranches("from_addr", "to_addr", f.Base, f.HasBase, f.Flow, f.Counterparties, f.HasCP)
-		common := b.transferConds(f, "block_time")
-		var parts []string
-		for _, br := range arms {
-			if !br.empty() {
-				parts = append(parts, b.aggArm("transfers.transfers", trunc("block_time")+" AS b, 1::bigint AS n, coalesce(usd, 0)::numeric AS usd", br, common))
-			}
+		ga, addrs, err := s.entityAddrsPlan(ctx, f)
+		if err != nil {
+			return nil, err
 		}
-		if len(parts) == 0 {
+		if addrs != nil {
+			return s.entityAddrsRangeHistogram(ctx, f, ga, addrs, g)
+		}
+		if q = b.rowsHistogramSQL(f, g); q == "" {
 			return nil, nil
 		}
-		q = "SELECT b, sum(n), sum(usd)::float8 FROM (" + strings.Join(parts, " UNION ALL ") + ") u GROUP BY b ORDER BY b"
 	case !f.HasBase && !f.HasCP && (f.From.Active() || f.To.Active()):
 		if bs, ok, err := s.groupSideHistogram(ctx, f, g); err != nil || ok {
 			return bs, err
@@ -137,7 +136,12 @@ func (s *Store) Histogram(ctx context.Context, f TransferFilter, g string) ([]Bu
 		}
 		q += " GROUP BY 1 HAVING sum(n) > 0 ORDER BY 1"
 	}
-	rows, err := s.query(ctx, q, exec(b.args)...)
+	return s.buckets(ctx, q, b.args)
+}
+
+// buckets runs a histogram query yielding (bucket, count, usd).
+func (s *Store) buckets(ctx context.Context, q string, args []any) ([]Bucket, error) {
+	rows, err := s.query(ctx, q, exec(args)...)
 	if err != nil {
 		return nil, fmt.Errorf("histogram: %w", err)
 	}
@@ -152,6 +156,79 @@ func (s *Store) Histogram(ctx context.Context, f TransferFilter, g string) ([]Bu
 		out = append(out, bk)
 	}
 	return out, rows.Err()
+}
+
+// rowsHistogramSQL aggregates the rows matching f into buckets of granularity g ("": none
+// can match). b must render rows in counting mode.
+func (b *sqlb) rowsHistogramSQL(f TransferFilter, g string) string {
+	arms := b.flowBranches("from_addr", "to_addr", f.Base, f.HasBase, f.Flow, f.Counterparties, f.HasCP)
+	common := b.transferConds(f, "block_time")
+	var parts []string
+	for _, br := range arms {
+		if !br.empty() {
+			parts = append(parts, b.aggArm("transfers.transfers", "date_trunc('"+g+"', block_time, 'UTC') AS b, 1::bigint AS n, coalesce(usd, 0)::numeric AS usd", br, common))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "SELECT b, sum(n), sum(usd)::float8 FROM (" + strings.Join(parts, " UNION ALL ") + ") u GROUP BY b ORDER BY b"
+}
+
+// entityAddrsRangeHistogram is the histogram, with a value or USD range, of f's base of entity
+// group ga and the addresses addrs outside it (flow all): the entity's through its pair rows,
+// plus the addresses' from their rows, less the transfers between the two, which both hold.
+// Aggregating the union's rows took 6.9 s for an exchange and one address with usdGte=1000
+// over all time at 10M rows.
+func (s *Store) entityAddrsRangeHistogram(ctx context.Context, f TransferFilter, ga string, addrs []string, g string) ([]Bucket, error) {
+	type part struct {
+		sign int64
+		q    string
+		args []any
+	}
+	var parts []part
+	b := &sqlb{rows: true, counting: true}
+	parts = append(parts, part{1, b.edgeRangeHistogramSQL(f, ga, g), b.args})
+	fa := f
+	fa.Base = Addrs(addrs)
+	b = &sqlb{rows: true, counting: true}
+	if q := b.rowsHistogramSQL(fa, g); q != "" {
+		parts = append(parts, part{1, q, b.args})
+	}
+	ent := AddrSet{Entities: f.Base.Entities, Size: f.Base.Size}
+	for _, side := range [][2]AddrSet{{fa.Base, ent}, {ent, fa.Base}} {
+		fb := f
+		fb.Base, fb.HasBase = AddrSet{}, false
+		fb.From, fb.To = AddrFilter{In: side[0], Only: true}, AddrFilter{In: side[1], Only: true}
+		b = &sqlb{rows: true, counting: true}
+		if q := b.rowsHistogramSQL(fb, g); q != "" {
+			parts = append(parts, part{-1, q, b.args})
+		}
+	}
+	sums := map[time.Time]*Bucket{}
+	for _, p := range parts {
+		bs, err := s.buckets(ctx, p.q, p.args)
+		if err != nil {
+			return nil, err
+		}
+		for _, bk := range bs {
+			t := sums[bk.Time]
+			if t == nil {
+				t = &Bucket{Time: bk.Time}
+				sums[bk.Time] = t
+			}
+			t.Count += p.sign * bk.Count
+			t.USD += float64(p.sign) * bk.USD
+		}
+	}
+	out := make([]Bucket, 0, len(sums))
+	for _, bk := range sums {
+		if bk.Count > 0 {
+			out = append(out, *bk)
+		}
+	}
+	slices.SortFunc(out, func(x, y Bucket) int { return x.Time.Compare(y.Time) })
+	return out, nil
 }
 
 // flowSums are one bucket's (or one chain-day's) address rollup sums for a set of addresses,
