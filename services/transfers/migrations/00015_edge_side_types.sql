@@ -14,16 +14,20 @@ ALTER TABLE transfers.grp_edges
     ADD COLUMN from_t text COLLATE "C" NOT NULL DEFAULT '',
     ADD COLUMN to_t   text COLLATE "C" NOT NULL DEFAULT '';
 
-UPDATE transfers.grp_edges e SET from_t = 't:' || a.entity_type
-FROM transfers.attributions a JOIN transfers.groups g ON g.grp = 't:' || a.entity_type AND g.live
-WHERE a.address = e.from_addr AND a.entity_type <> '';
-UPDATE transfers.grp_edges e SET to_t = 't:' || a.entity_type
-FROM transfers.attributions a JOIN transfers.groups g ON g.grp = 't:' || a.entity_type AND g.live
-WHERE a.address = e.to_addr AND a.entity_type <> '';
-
--- Capped counts with a USD range and a type on the other side read single-transfer pair rows
--- index-only.
+-- The existing pair rows get their types in one pass. grp_edges_usd is dropped first and built
+-- again after it, now carrying the types (so capped counts with a USD range and a type on the
+-- other side read single-transfer pair rows index-only): the UPDATE then does not maintain it
+-- for every rewritten row.
 DROP INDEX transfers.grp_edges_usd;
+UPDATE transfers.grp_edges e SET
+    from_t = coalesce((SELECT 't:' || a.entity_type FROM transfers.attributions a
+                       WHERE a.address = e.from_addr AND a.entity_type <> ''
+                         AND EXISTS (SELECT 1 FROM transfers.groups g WHERE g.grp = 't:' || a.entity_type AND g.live)
+                       ORDER BY 1 LIMIT 1), ''),
+    to_t = coalesce((SELECT 't:' || a.entity_type FROM transfers.attributions a
+                     WHERE a.address = e.to_addr AND a.entity_type <> ''
+                       AND EXISTS (SELECT 1 FROM transfers.groups g WHERE g.grp = 't:' || a.entity_type AND g.live)
+                     ORDER BY 1 LIMIT 1), '');
 CREATE INDEX grp_edges_usd ON transfers.grp_edges (grp, usd) INCLUDE (side, bucket, from_t, to_t) WHERE n = 1;
 -- Statistics of the new columns: without them an entity's hours with a type condition were
 -- planned as a scan of the group's pair rows (180 ms instead of 2 on a 1M-row load).
