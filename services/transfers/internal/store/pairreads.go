@@ -263,24 +263,36 @@ func (s *Store) entityAddrsCount(ctx context.Context, f TransferFilter, g string
 	if err != nil || ng >= MaxCount {
 		return ng, err
 	}
-	fa := f
-	fa.Base = Addrs(addrs)
+	fa, between := entityAddrsParts(f, addrs)
 	na, err := s.rowCount(ctx, fa)
 	if err != nil || na >= MaxCount {
 		return na, err
 	}
-	between := 0
-	ent := AddrSet{Entities: f.Base.Entities, Size: f.Base.Size}
-	for _, side := range [][2]AddrFilter{{{In: fa.Base, Only: true}, {In: ent, Only: true}}, {{In: ent, Only: true}, {In: fa.Base, Only: true}}} {
-		fb := f
-		fb.Base, fb.HasBase, fb.From, fb.To = AddrSet{}, false, side[0], side[1]
+	for _, fb := range between {
 		m, err := s.rowCount(ctx, fb)
 		if err != nil {
 			return 0, err
 		}
-		between += m
+		na -= m
 	}
-	return min(ng+na-between, MaxCount), nil
+	return min(ng+na, MaxCount), nil
+}
+
+// entityAddrsParts splits f, whose base is one entity and the addresses addrs outside it, into
+// the addresses' own filter and the two filters of the transfers between them and the entity
+// (from the addresses to it, and from it to them), which the entity's and the addresses' both
+// hold.
+func entityAddrsParts(f TransferFilter, addrs []string) (fa TransferFilter, between [2]TransferFilter) {
+	fa = f
+	fa.Base = Addrs(addrs)
+	ent := AddrFilter{In: AddrSet{Entities: f.Base.Entities, Size: f.Base.Size}, Only: true}
+	listed := AddrFilter{In: fa.Base, Only: true}
+	for i, side := range [2][2]AddrFilter{{listed, ent}, {ent, listed}} {
+		fb := f
+		fb.Base, fb.HasBase, fb.From, fb.To = AddrSet{}, false, side[0], side[1]
+		between[i] = fb
+	}
+	return fa, between
 }
 
 // unionPage reads one page of the transfers of several disjoint entity groups, sorted by time:

@@ -189,17 +189,12 @@ func (s *Store) entityAddrsRangeHistogram(ctx context.Context, f TransferFilter,
 	var parts []part
 	b := &sqlb{rows: true, counting: true}
 	parts = append(parts, part{1, b.edgeRangeHistogramSQL(f, ga, g), b.args})
-	fa := f
-	fa.Base = Addrs(addrs)
+	fa, between := entityAddrsParts(f, addrs)
 	b = &sqlb{rows: true, counting: true}
 	if q := b.rowsHistogramSQL(fa, g); q != "" {
 		parts = append(parts, part{1, q, b.args})
 	}
-	ent := AddrSet{Entities: f.Base.Entities, Size: f.Base.Size}
-	for _, side := range [][2]AddrSet{{fa.Base, ent}, {ent, fa.Base}} {
-		fb := f
-		fb.Base, fb.HasBase = AddrSet{}, false
-		fb.From, fb.To = AddrFilter{In: side[0], Only: true}, AddrFilter{In: side[1], Only: true}
+	for _, fb := range between {
 		b = &sqlb{rows: true, counting: true}
 		if q := b.rowsHistogramSQL(fb, g); q != "" {
 			parts = append(parts, part{-1, q, b.args})
