@@ -256,6 +256,12 @@ func queries(ctx context.Context, st *store.Store, w *world, runs int) error {
 		{"page turns (entity, 50 rows, pages 2..10)", func() string {
 			return "/transfers?base=" + ex() + "&limit=50&offset=" + strconv.Itoa(50*(1+rng.IntN(9)))
 		}},
+		{"keyset page turns (entity, timeLte, 50 rows)", func() string {
+			// A client paging past the offset limit asks for the rows at or before the last one
+			// it has: any time of the loaded span.
+			t := w.cfg.Start.Add(time.Duration(rng.Int64N(int64(w.end.Sub(w.cfg.Start)))))
+			return "/transfers?base=" + ex() + "&limit=50&timeLte=" + strconv.FormatInt(t.UnixMilli(), 10)
+		}},
 		{"address base, customer, all flows", func() string { return "/transfers?base=" + w.customers[rng.IntN(len(w.customers))] }},
 		{"from an entity to a type (from=<exchange>&to=type:cex)", func() string { return "/transfers?from=" + ex() + "&to=type:cex" }},
 		{"from an entity to another (none in this world)", func() string {

@@ -1,0 +1,125 @@
+package store_test
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math/big"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/chainintel/chainintel/libs/pgstore/pgtest"
+	"github.com/chainintel/chainintel/services/transfers/internal/store"
+)
+
+// Keyset page turns of a live entity with more transfers than the count's cap: a window up to a
+// time inside an hour (timeLte, newest first) or from one (timeGte, oldest first). The count is
+// read a span of days at a time, newest first, and stops at the cap; the hour a window cuts is
+// counted through the entity's pair rows; the page's first read counts that hour's pair rows by
+// the part of it inside the window. Each page and count must equal the brute-force answer:
+// below the cap, at it, and across the month the transfers straddle.
+func TestKeysetPagesOfABusyEntity(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	reset(t, pool)
+	st := store.New(pool)
+	st.SetGroupMin(0)
+	defer store.SetCountChunk(1)() // spans of 1, 4 and 16 days, then the rest
+	addr := func(n int) string { return fmt.Sprintf("0x%040x", 0x1000+n) }
+	x1, x2 := addr(1), addr(2)
+	now := time.Now()
+	ex := &store.Entity{ID: "xx", Name: "XX", Type: "cex"}
+	if err := st.ApplyAttributions(ctx, []store.Attribution{
+		{ChainType: "evm", Address: x1, Entity: ex, Version: 1, UpdatedAt: now},
+		{ChainType: "evm", Address: x2, Entity: ex, Version: 1, UpdatedAt: now},
+	}, nil); err != nil {
+		t.Fatal(err)
+	}
+	// 12,000 transfers over six days around the end of January, busier on some hours than
+	// others; a tenth between two outside addresses.
+	start := time.Date(2026, 1, 28, 0, 0, 0, 0, time.UTC)
+	rng := rand.New(rand.NewPCG(5, 6))
+	var all []store.TransferRow
+	for i := 0; i < 12000; i++ {
+		h := fmt.Sprintf("0x%064x", i+1)
+		at := start.Add(time.Duration(rng.IntN(6*24*3600)) * time.Second)
+		if i%4 == 0 { // a busy hour each day
+			at = start.Add(time.Duration(rng.IntN(6))*24*time.Hour + 13*time.Hour + time.Duration(rng.IntN(3600))*time.Second)
+		}
+		own, other := []string{x1, x2}[i%2], addr(100+rng.IntN(300))
+		from, to := own, other
+		switch {
+		case i%10 == 1:
+			from, to = addr(500+rng.IntN(50)), other
+		case i%3 == 0:
+			from, to = other, own
+		}
+		all = append(all, store.TransferRow{Chain: []string{"ethereum", "base"}[i%2], ID: h + "_0", TxHash: h, BlockHash: h,
+			BlockNumber: int64(i), BlockTime: at, From: from, To: to, TokenID: "ethereum", TokenSymbol: "ETH", TokenDecimals: 18,
+			Amount: big.NewInt(1), UnitValue: 1})
+	}
+	for i := 0; i < len(all); i += 5000 {
+		if _, err := st.WriteTransfers(ctx, all[i:min(i+5000, len(all))]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	newest := func(a, b store.TransferRow) int {
+		return cmp.Or(b.BlockTime.Compare(a.BlockTime), cmp.Compare(b.Chain, a.Chain), cmp.Compare(b.ID, a.ID))
+	}
+	own := func(a string) bool { return a == x1 || a == x2 }
+	capped := 0
+	for _, flow := range []string{"all", "in", "out"} {
+		for _, w := range []struct {
+			from, to time.Time
+			dir      string
+		}{
+			{to: start.Add(5*24*time.Hour + 13*time.Hour + 41*time.Minute + 7*time.Second), dir: "desc"}, // inside a busy hour
+			{to: start.Add(5*24*time.Hour + 13*time.Hour + 2*time.Minute), dir: "desc"},                  // its first minutes
+			{to: start.Add(4*24*time.Hour - time.Millisecond), dir: "desc"},                              // a whole day's end
+			{to: start.Add(2*24*time.Hour + 7*time.Hour + 30*time.Minute), dir: "desc"},                  // below the cap
+			{to: start.Add(6 * 24 * time.Hour), dir: "desc"},                                             // everything
+			{from: start.Add(24*time.Hour + 13*time.Hour + 58*time.Minute), dir: "asc"},                  // the end of a busy hour
+			{from: start.Add(3*24*time.Hour + 5*time.Hour + 20*time.Minute), to: start.Add(5*24*time.Hour + 13*time.Hour + 10*time.Minute), dir: "asc"},
+		} {
+			var want []store.TransferRow
+			for _, r := range all {
+				in := (w.from.IsZero() || !r.BlockTime.Before(w.from)) && (w.to.IsZero() || !r.BlockTime.After(w.to))
+				f, t := own(r.From), own(r.To)
+				match := map[string]bool{"all": f || t, "in": t && !f, "out": f && !t}[flow]
+				if in && match {
+					want = append(want, r)
+				}
+			}
+			slices.SortFunc(want, newest)
+			if w.dir == "asc" {
+				slices.Reverse(want)
+			}
+			f := store.TransferFilter{Flow: flow, Base: store.AddrSet{Entities: []string{"xx"}, Size: 2}, HasBase: true, TimeFrom: w.from, TimeTo: w.to}
+			list, count, err := st.ListTransfers(ctx, f, store.Page{SortKey: "time", SortDir: w.dir, Limit: 50})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c := min(len(want), store.MaxCount); count != c {
+				t.Errorf("flow %s, %v..%v: count %d, want %d", flow, w.from, w.to, count, c)
+			}
+			if len(want) >= store.MaxCount {
+				capped++
+			}
+			var got, exp []string
+			for _, r := range list {
+				got = append(got, r.ID)
+			}
+			for _, r := range want[:min(50, len(want))] {
+				exp = append(exp, r.ID)
+			}
+			if !slices.Equal(got, exp) {
+				t.Errorf("flow %s, %v..%v %s: page\n got %v\nwant %v", flow, w.from, w.to, w.dir, got, exp)
+			}
+		}
+	}
+	if capped == 0 {
+		t.Fatal("no window reached the count's cap")
+	}
+}
