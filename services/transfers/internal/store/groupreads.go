@@ -1067,7 +1067,11 @@ func (s *Store) edgePage(ctx context.Context, f TransferFilter, g string, p Page
 	for want := float64(need); ; want *= 4 {
 		var bound time.Time
 		var exhausted bool
-		for lim := int(want); ; lim *= 4 {
+		lim := int(want)
+		if !cutHour.IsZero() {
+			lim *= 4 // the cut hour's pair rows count for less: a busy one fills the first read
+		}
+		for ; ; lim *= 4 {
 			b := &sqlb{rows: true}
 			rows, err := s.query(ctx, `SELECT e.bucket, e.n FROM transfers.grp_edges e WHERE `+strings.Join(b.edgeConds(f, g), " AND ")+
 				` ORDER BY e.bucket `+dir+fmt.Sprintf(" LIMIT %d", lim), exec(b.args)...)
