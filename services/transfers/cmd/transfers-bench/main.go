@@ -289,15 +289,15 @@ func queries(ctx context.Context, st *store.Store, w *world, runs int) error {
 			return "/transfers?base=" + a + "," + b
 		}},
 	}
-	// BENCH_PATHS: other requests to time, separated by spaces; "{exchange}" and "{hot}" stand for
-	// a random exchange and its hot wallet.
+	// BENCH_PATHS: other requests to time, separated by spaces; "{exchange}", "{hot}" and
+	// "{customer}" stand for a random exchange, its hot wallet and a random customer.
 	for _, pth := range strings.Fields(os.Getenv("BENCH_PATHS")) {
 		cases = append(cases, struct {
 			name string
 			path func() string
 		}{pth, func() string {
 			e := ex()
-			return strings.NewReplacer("{exchange}", e, "{hot}", w.hot[e]).Replace(pth)
+			return strings.NewReplacer("{exchange}", e, "{hot}", w.hot[e], "{customer}", w.customers[rng.IntN(len(w.customers))]).Replace(pth)
 		}})
 	}
 	if f := os.Getenv("BENCH_CPUPROFILE"); f != "" {

@@ -366,6 +366,14 @@ func testTransferFilters(t *testing.T) {
 		{"caller's additions with the operator entity, second page", "base=binance&limit=2&offset=2", &alice, "t6,t3", 6},
 		{"an entity and an address", "base=binance," + tw.U1, nil, "t10,t9,t6,t3,t2,t1", -1},
 		{"an entity and an address, oldest first, usd floor", "base=binance," + tw.U1 + "&sortDir=asc&usdGte=1500", nil, "t3,t6,t10", -1},
+		{"an entity and an address, in: the address's deposit stays inside", "base=binance," + tw.U1 + "&flow=in", nil, "", -1},
+		{"an entity and an address, out", "base=binance," + tw.U1 + "&flow=out", nil, "t9,t6,t3", -1},
+		{"an entity and an address, out, oldest first, second page", "base=binance," + tw.U1 + "&flow=out&sortDir=asc&limit=2&offset=1", nil, "t6,t9", 3},
+		{"an entity and an address, self", "base=binance," + tw.U1 + "&flow=self", nil, "t10,t2,t1", -1},
+		{"caller's additions with the operator entity, in", "base=binance&flow=in", &alice, "t8,t1", -1},
+		{"caller's additions with the operator entity, in, last 12 hours of the pool swap's day", "base=binance&flow=in&timeGte=" + ms(79*time.Hour+30*time.Minute) + "&timeLte=" + ms(80*time.Hour+30*time.Minute), &alice, "t8", -1},
+		{"caller's additions with the operator entity, in, within one hour", "base=binance&flow=in&timeGte=" + ms(80*time.Hour) + "&timeLte=" + ms(80*time.Hour+30*time.Minute), &alice, "t8", -1},
+		{"an entity and two addresses, out to one of them stays inside", "base=binance," + tw.U1 + "," + tw.U2 + "&flow=out", nil, "t6,t4", -1},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -208,10 +208,13 @@ func (s *Store) unionPlan(ctx context.Context, f TransferFilter) ([]string, erro
 }
 
 // entityAddrsPlan returns the live group of f's base and the base's listed addresses outside it,
-// when the base is one entity and listed addresses (a caller's additions to it) with flow all
-// and no other address filter; otherwise "" and nil.
+// when the base is one entity and listed addresses (a caller's additions to it) with no other
+// address filter, and flow all, or flow in or out without a value or USD range (the rollups
+// then count it); otherwise "" and nil.
 func (s *Store) entityAddrsPlan(ctx context.Context, f TransferFilter) (string, []string, error) {
-	if !f.HasBase || f.HasCP || f.From.Active() || f.To.Active() || f.Flow != "all" ||
+	ranged := f.USDGte != nil || f.USDLte != nil || f.ValueGte != nil || f.ValueLte != nil
+	flowOK := f.Flow == "all" || (f.Flow == "in" || f.Flow == "out") && !ranged
+	if !f.HasBase || f.HasCP || f.From.Active() || f.To.Active() || !flowOK ||
 		len(f.Base.Addrs) == 0 || len(f.Base.Entities) != 1 || len(f.Base.Types)+len(f.Base.Deposits) > 0 {
 		return "", nil, nil
 	}
@@ -229,14 +232,24 @@ func (s *Store) entityAddrsPlan(ctx context.Context, f TransferFilter) (string, 
 // entityAddrsPage reads one page of the transfers of entity group g and the addresses addrs
 // outside it, sorted by time: the group's first offset+limit transfers (through its pair rows)
 // and the addresses' (through their indexes), merged, a transfer between the two kept once.
+// With flow in (out), each part leaves out the transfers from (to) the other, which stay inside
+// the union: an exchange's inflow with a caller's additions read every inflow through the
+// attribution indexes before.
 func (s *Store) entityAddrsPage(ctx context.Context, f TransferFilter, g string, addrs []string, p Page) ([]TransferRow, error) {
 	first := Page{SortKey: p.SortKey, SortDir: p.SortDir, Limit: p.Offset + p.Limit}
-	fa := f
+	fe, fa := f, f
 	fa.Base = Addrs(addrs)
+	ent := AddrFilter{NotIn: AddrSet{Entities: f.Base.Entities, Size: f.Base.Size}}
+	switch f.Flow {
+	case "in":
+		fe.From, fa.From = AddrFilter{NotIn: fa.Base}, ent
+	case "out":
+		fe.To, fa.To = AddrFilter{NotIn: fa.Base}, ent
+	}
 	lists := make([][]TransferRow, 2)
 	eg, ectx := errgroup.WithContext(ctx)
 	eg.Go(func() (err error) {
-		lists[0], err = s.edgePage(ectx, f, g, first)
+		lists[0], err = s.edgePage(ectx, fe, g, first)
 		return err
 	})
 	eg.Go(func() (err error) {
@@ -250,14 +263,17 @@ func (s *Store) entityAddrsPage(ctx context.Context, f TransferFilter, g string,
 }
 
 // entityAddrsCount counts (capped) f's transfers, f's base being entity group g and the
-// addresses addrs outside it, flow all: from the rollups when they answer it; otherwise (a value
-// or USD range) the group's count through its pair rows, plus the addresses', less those
+// addresses addrs outside it: from the rollups when they answer it; otherwise (flow all with a
+// value or USD range) the group's count through its pair rows, plus the addresses', less those
 // between the two, which both count. The union holds each part, so a part at the cap is the
 // answer.
 func (s *Store) entityAddrsCount(ctx context.Context, f TransferFilter, g string, addrs []string) (int, error) {
 	n, ok, err := s.rollupCount(ctx, f)
 	if err != nil || ok {
 		return n, err
+	}
+	if f.Flow != "all" { // no range (entityAddrsPlan): a window within one hour
+		return s.rowCount(ctx, f)
 	}
 	ng, err := s.edgeCount(ctx, f, g)
 	if err != nil || ng >= MaxCount {
