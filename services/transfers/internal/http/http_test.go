@@ -373,6 +373,9 @@ func testTransferFilters(t *testing.T) {
 		{"caller's additions with the operator entity, in", "base=binance&flow=in", &alice, "t8,t1", -1},
 		{"caller's additions with the operator entity, in, last 12 hours of the pool swap's day", "base=binance&flow=in&timeGte=" + ms(79*time.Hour+30*time.Minute) + "&timeLte=" + ms(80*time.Hour+30*time.Minute), &alice, "t8", -1},
 		{"caller's additions with the operator entity, in, within one hour", "base=binance&flow=in&timeGte=" + ms(80*time.Hour) + "&timeLte=" + ms(80*time.Hour+30*time.Minute), &alice, "t8", -1},
+		{"caller's additions with the operator entity, self", "base=binance&flow=self", &alice, "t2", -1},
+		{"an entity and two addresses, self", "base=binance," + tw.U1 + "," + tw.U2 + "&flow=self", nil, "t10,t9,t3,t2,t1", -1},
+		{"an entity and two addresses, self, oldest first, a page across both parts", "base=binance," + tw.U1 + "," + tw.U2 + "&flow=self&sortDir=asc&limit=2&offset=1", nil, "t2,t3", 5},
 		{"an entity and two addresses, out to one of them stays inside", "base=binance," + tw.U1 + "," + tw.U2 + "&flow=out", nil, "t6,t4", -1},
 	}
 	for _, c := range cases {

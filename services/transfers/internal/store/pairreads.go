@@ -209,11 +209,11 @@ func (s *Store) unionPlan(ctx context.Context, f TransferFilter) ([]string, erro
 
 // entityAddrsPlan returns the live group of f's base and the base's listed addresses outside it,
 // when the base is one entity and listed addresses (a caller's additions to it) with no other
-// address filter, and flow all, or flow in or out without a value or USD range (the rollups
-// then count it); otherwise "" and nil.
+// address filter, and flow all, or flow in, out or self without a value or USD range (the
+// rollups then count it); otherwise "" and nil.
 func (s *Store) entityAddrsPlan(ctx context.Context, f TransferFilter) (string, []string, error) {
 	ranged := f.USDGte != nil || f.USDLte != nil || f.ValueGte != nil || f.ValueLte != nil
-	flowOK := f.Flow == "all" || (f.Flow == "in" || f.Flow == "out") && !ranged
+	flowOK := f.Flow == "all" || (f.Flow == "in" || f.Flow == "out" || f.Flow == "self") && !ranged
 	if !f.HasBase || f.HasCP || f.From.Active() || f.To.Active() || !flowOK ||
 		len(f.Base.Addrs) == 0 || len(f.Base.Entities) != 1 || len(f.Base.Types)+len(f.Base.Deposits) > 0 {
 		return "", nil, nil
@@ -234,7 +234,9 @@ func (s *Store) entityAddrsPlan(ctx context.Context, f TransferFilter) (string, 
 // and the addresses' (through their indexes), merged, a transfer between the two kept once.
 // With flow in (out), each part leaves out the transfers from (to) the other, which stay inside
 // the union: an exchange's inflow with a caller's additions read every inflow through the
-// attribution indexes before.
+// attribution indexes before. With flow self, the entity's part is its own self transfers and
+// the addresses' part those with both sides in the union (among them, and between them and the
+// entity).
 func (s *Store) entityAddrsPage(ctx context.Context, f TransferFilter, g string, addrs []string, p Page) ([]TransferRow, error) {
 	first := Page{SortKey: p.SortKey, SortDir: p.SortDir, Limit: p.Offset + p.Limit}
 	fe, fa := f, f
@@ -245,6 +247,9 @@ func (s *Store) entityAddrsPage(ctx context.Context, f TransferFilter, g string,
 		fe.From, fa.From = AddrFilter{NotIn: fa.Base}, ent
 	case "out":
 		fe.To, fa.To = AddrFilter{NotIn: fa.Base}, ent
+	case "self":
+		union := AddrFilter{In: f.Base, Only: true}
+		fa.Flow, fa.From, fa.To = "all", union, union
 	}
 	lists := make([][]TransferRow, 2)
 	eg, ectx := errgroup.WithContext(ctx)
