@@ -299,9 +299,10 @@ func (s *Store) cappedWindowCounts(ctx context.Context, b *sqlb, w window, parts
 		return err
 	}
 	lastDay := top
+	rest := false // the next span is the rest of the window
 	for i := 0; ; i++ {
 		lo := top.Add(-span)
-		last := i == 3 || (!w.from.IsZero() && !lo.After(w.from))
+		last := rest || i == 3 || (!w.from.IsZero() && !lo.After(w.from))
 		from, to := lo, top.Add(-µs)
 		if last {
 			from = w.from
@@ -315,9 +316,9 @@ func (s *Store) cappedWindowCounts(ctx context.Context, b *sqlb, w window, parts
 		if last {
 			break
 		}
-		if inner*5 < MaxCount/4 { // the next span would hold too few: the rest at once
-			i = 2
-		}
+		// Days read so far that project to well under the cap after the next span: read the rest
+		// at once rather than span by span.
+		rest = inner*5 < MaxCount/4
 		top, span = lo, span*4
 	}
 	if !w.to.IsZero() && lastDay.Before(w.to.UTC()) { // the last day's hours
