@@ -7,6 +7,7 @@ import (
 
 	"github.com/chainintel/chainintel/libs/chains"
 	"github.com/chainintel/chainintel/libs/eventbus"
+	"github.com/chainintel/chainintel/libs/lifecycle"
 	"github.com/chainintel/chainintel/libs/pgstore"
 	"github.com/chainintel/chainintel/libs/service"
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
@@ -72,6 +73,12 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	st := store.New(pool)
 	st.SetGroupMin(cfg.GroupRollupsAbove)
 	st.SetAttributionCache(cfg.AttributionCache)
+	if cfg.Rollups == "queued" {
+		st.SetQueuedRollups(cfg.RollupLagMax)
+		s.Add(lifecycle.Part{Name: "rollup worker", Run: func(ctx context.Context) error {
+			return st.RunRollups(ctx, cfg.RollupPoll, s.Log)
+		}})
+	}
 
 	var labels app.UserLabels
 	if cfg.UserLabelsURL != "" {

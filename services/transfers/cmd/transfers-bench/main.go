@@ -134,6 +134,29 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("raw copy: %w", err)
 	}
+	writers := max(envInt("BENCH_WRITERS", 1), 1)
+	if os.Getenv("BENCH_INLINE") != "" {
+		// The same rows with the rollups applied inside each write (TRANSFERS_ROLLUPS=inline).
+		ipool, idrop, err := scratch(ctx, "bench_inline")
+		if err != nil {
+			return err
+		}
+		ist := store.New(ipool)
+		if err := w.attributions(ctx, ist); err != nil {
+			idrop()
+			return err
+		}
+		if err := w.rewind(); err != nil {
+			idrop()
+			return err
+		}
+		inlineRate, err := load(ctx, ist, w, rawN, batch, false)
+		idrop()
+		if err != nil {
+			return err
+		}
+		fmt.Printf("ingest, first %d rows, rollups inline: %.0f rows/s, ratio %.2f\n", rawN, inlineRate, inlineRate/rawRate)
+	}
 	pool, drop, err := scratch(ctx, "bench")
 	if err != nil {
 		return err
@@ -146,25 +169,79 @@ func run(ctx context.Context) error {
 	if err := w.rewind(); err != nil {
 		return err
 	}
+	// The first rows as a burst: the writes with the rollups queued and no worker, then the
+	// rollups applied by as many workers as writers.
+	st.SetQueuedRollups(0)
 	firstRate, err := load(ctx, st, w, rawN, batch, false)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("ingest, first %d rows: raw COPY %.0f rows/s, write path (COPY + dedupe + rollups) %.0f rows/s, ratio %.2f\n",
-		rawN, rawRate, firstRate, firstRate/rawRate)
-	rate := firstRate
+	applyRate, err := drain(ctx, st, writers)
+	if err != nil {
+		return err
+	}
+	both := 1 / (1/firstRate + 1/applyRate)
+	fmt.Printf("ingest, first %d rows: raw COPY %.0f rows/s; write path (COPY, dedupe, rollups queued) %.0f rows/s, ratio %.2f;\n"+
+		"  rollups applied %.0f rows/s; writes and rollups one after the other %.0f rows/s, ratio %.2f\n",
+		rawN, rawRate, firstRate, firstRate/rawRate, applyRate, both, both/rawRate)
 	if n > rawN {
-		restRate, err := load(ctx, st, w, n-rawN, batch, false)
+		// The rest as the service runs: writers and one rollup worker per writer at once, the
+		// writers held to the lag bound, timed until the rollups have caught up.
+		st.SetQueuedRollups(500_000)
+		wctx, stop := context.WithCancel(ctx)
+		workers := make(chan error, writers)
+		for range writers {
+			go func() { workers <- st.RunRollups(wctx, 100*time.Millisecond, slog.New(slog.DiscardHandler)) }()
+		}
+		t0 := time.Now()
+		writeRate, err := load(ctx, st, w, n-rawN, batch, false)
+		if err == nil {
+			_, err = drain(ctx, st, writers)
+		}
+		stop()
+		for range writers {
+			<-workers
+		}
 		if err != nil {
 			return err
 		}
-		rate = float64(n) / (float64(rawN)/firstRate + float64(n-rawN)/restRate)
+		rate := float64(n-rawN) / time.Since(t0).Seconds()
+		fmt.Printf("ingest, the other %d rows, writers and rollup workers together: writes %.0f rows/s, until the rollups caught up %.0f rows/s\n",
+			n-rawN, writeRate, rate)
 	}
-	fmt.Printf("ingest, all %d rows through the write path: %.0f rows/s\n", n, rate)
 	if _, err := pool.Exec(ctx, "VACUUM ANALYZE"); err != nil {
 		return err
 	}
 	return queries(ctx, st, w, runs)
+}
+
+// drain applies the rollup queue with k workers at once and returns the rows applied per second.
+func drain(ctx context.Context, st *store.Store, k int) (float64, error) {
+	t0 := time.Now()
+	type res struct {
+		n   int
+		err error
+	}
+	out := make(chan res, k)
+	for range k {
+		go func() {
+			n, err := st.DrainRollups(ctx)
+			out <- res{n, err}
+		}()
+	}
+	total := 0
+	var first error
+	for range k {
+		r := <-out
+		total += r.n
+		if r.err != nil && first == nil {
+			first = r.err
+		}
+	}
+	if first != nil {
+		return 0, first
+	}
+	return float64(total) / time.Since(t0).Seconds(), nil
 }
 
 // load writes n rows from the world and returns rows/s of write time (the simulator's own

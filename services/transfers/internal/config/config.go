@@ -34,6 +34,15 @@ type Config struct {
 	// its deposit addresses, an entity type) keeps its own rollups; smaller groups are summed
 	// over their addresses at query time. `migrate` builds groups that grew past a lowered value.
 	GroupRollupsAbove int `env:"GROUP_ROLLUPS_ABOVE" envDefault:"64"`
+	// Rollups is "queued" (a write stores its rows and queues them; each replica's rollup
+	// worker applies the queue in the background) or "inline" (a write applies the queue before
+	// its offsets are committed: slower, but a read after a write sees it in every rollup).
+	Rollups string `env:"ROLLUPS" envDefault:"queued"`
+	// RollupLagMax bounds the queue: a write that finds more rows queued than this applies as
+	// many as it wrote itself, so ingest slows to what the rollups keep up with. 0: no bound.
+	RollupLagMax int64 `env:"ROLLUP_LAG_MAX" envDefault:"500000"`
+	// RollupPoll is how often the rollup worker looks for rows other replicas queued.
+	RollupPoll time.Duration `env:"ROLLUP_POLL" envDefault:"1s"`
 	// AttributionCache is how many addresses' attributions each replica keeps in process for
 	// rendering (about 300 bytes each); a change log keeps them exact. 0 keeps none.
 	AttributionCache int `env:"ATTRIBUTION_CACHE" envDefault:"200000"`
@@ -53,6 +62,15 @@ func (c Config) Validate() error {
 	}
 	if c.AttributionCache < 0 || c.AttributionCache > 50_000_000 {
 		p.Addf("TRANSFERS_ATTRIBUTION_CACHE must be between 0 and 50000000")
+	}
+	if c.Rollups != "queued" && c.Rollups != "inline" {
+		p.Addf("TRANSFERS_ROLLUPS must be queued or inline, not %q", c.Rollups)
+	}
+	if c.RollupLagMax < 0 {
+		p.Addf("TRANSFERS_ROLLUP_LAG_MAX must not be negative")
+	}
+	if c.RollupPoll <= 0 {
+		p.Addf("TRANSFERS_ROLLUP_POLL must be positive")
 	}
 	if c.GroupRollupsAbove < 0 {
 		p.Addf("TRANSFERS_GROUP_ROLLUPS_ABOVE must not be negative")

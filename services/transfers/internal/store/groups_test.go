@@ -76,7 +76,9 @@ func groupRows(t *testing.T, pool *pgxpool.Pool) string {
 // A relabel re-aggregates exactly the moved addresses' contributions: the state after loading
 // the world and relabelling equals the state of loading the relabelled world directly, whether
 // attributions came before the chain data or after; redelivering the relabels changes nothing.
-func TestRelabelIsExact(t *testing.T) {
+func TestRelabelIsExact(t *testing.T) { testRelabelIsExact(t) }
+
+func testRelabelIsExact(t *testing.T) {
 	ctx := context.Background()
 	pool := pgtest.Pool(t)
 	for _, min := range []int{0, 2} {

@@ -12,6 +12,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/chainintel/chainintel/libs/pgstore"
 )
 
 // TransferRow is one transfer as stored.
@@ -132,27 +134,19 @@ func transferRowValues(r TransferRow, uid [16]byte) []any {
 
 var transferColsUID = append(append([]string(nil), transferCols...), "uid")
 
-// insertTransfersSQL inserts the staged rows that are new and, from exactly those, updates every
-// rollup: per address and pair, per chain, and per live attribution group of the sender or
-// recipient (the staged from_grps and to_grps: the groups as the read model has them now;
-// relabels re-aggregate).
+// insertTransfersSQL inserts the staged rows that are new and queues exactly those for the
+// rollups (rollupqueue.go); staged rows of orphaned blocks are parked instead. It is the write
+// of a batch that may hold stored rows (a redelivery) or rows of orphaned blocks; other batches
+// are COPYed straight in (WriteTransfers).
 var insertTransfersSQL = `WITH ins AS (
   INSERT INTO transfers.transfers (` + strings.Join(transferColsUID, ", ") + `)
-  SELECT s.` + strings.Join(transferColsUID, ", s.") + ` FROM stage_transfers s
+  SELECT s.` + strings.Join(transferColsUID, ", s.") + ` FROM stage_new_transfers s
   WHERE NOT ` + stagedOrphaned + `
   ON CONFLICT (block_time, uid) DO NOTHING
-  RETURNING uid, chain, block_hash, block_number, block_time, from_addr, to_addr, token, token_id, unit_value, usd
-), insg AS (
-  SELECT i.*, s.from_grps, s.to_grps FROM ins i JOIN stage_transfers s ON s.uid = i.uid AND s.block_time = i.block_time
-), pairs AS (
-  SELECT from_addr, to_addr, date_trunc('hour', block_time, 'UTC') AS bucket, chain, token, min(token_id) AS token_id,
-         count(*) AS n, sum(coalesce(usd, 0)::numeric) AS usd, sum(unit_value::numeric) AS value,
-         min(from_grps) AS fg, min(to_grps) AS tg
-  FROM insg GROUP BY 1, 2, 3, 4, 5
-),
-` + addrRollupCTEs("pairs", 1) + `,
-` + groupRollupCTEs("pairs", 1, "", "") + `,
-` + blocksCTE + `, ` + parkCTE("transfers", "stage_transfers", transferColsUID) + `
+  RETURNING ` + queueCols + `
+), q AS (
+  INSERT INTO transfers.rollup_queue (` + queueCols + `) SELECT ` + queueCols + ` FROM ins
+), ` + parkCTE("transfers", "stage_new_transfers", transferColsUID) + `
 SELECT count(*) FROM ins`
 
 // stagedOrphaned is true for a staged row (alias s) of a block a reorg orphaned.
@@ -176,10 +170,8 @@ func parkCTE(table, stage string, cols []string) string {
 }
 
 // stageTransfersSQL creates the session's staging table of a transfers write.
-const stageTransfersSQL = `CREATE TEMP TABLE IF NOT EXISTS stage_transfers (LIKE transfers.transfers INCLUDING DEFAULTS, from_grps text[], to_grps text[])
+const stageTransfersSQL = `CREATE TEMP TABLE IF NOT EXISTS stage_new_transfers (LIKE transfers.transfers INCLUDING DEFAULTS)
 			ON COMMIT DELETE ROWS`
-
-var stageCols = append(append([]string(nil), transferColsUID...), "from_grps", "to_grps")
 
 // Every writer inserts the blocks of its rows in key order (chain, number, hash): the
 // transactions, transfers and swaps consumers record the same new blocks at the same time, and
@@ -258,9 +250,16 @@ func (s *Store) groupsOf(ctx context.Context, tx pgx.Tx, addrs map[string][]stri
 	return nil
 }
 
-// WriteTransfers stores rows that are not stored yet and adds exactly those to the rollups, in
-// one transaction; rows of orphaned blocks are dropped. It returns how many rows were new, so
-// a redelivered batch returns 0 and changes nothing.
+// WriteTransfers stores rows that are not stored yet and queues exactly those for the rollups,
+// in one transaction; rows of orphaned blocks are set aside. It returns how many rows were new,
+// so a redelivered batch returns 0 and changes nothing. With inline rollups (the default) it
+// applies the queue before it returns; with queued rollups the rollup worker does
+// (rollupqueue.go).
+//
+// A batch is COPYed straight into transfers and the queue. If it holds a stored row (the
+// natural key's unique index refuses the COPY) or a row of an orphaned block, the COPY is
+// rolled back and the batch goes through a staging table instead, whose insert skips stored
+// rows and parks orphaned ones.
 func (s *Store) WriteTransfers(ctx context.Context, rows []TransferRow) (int, error) {
 	if len(rows) == 0 {
 		return 0, nil
@@ -279,7 +278,8 @@ func (s *Store) WriteTransfers(ctx context.Context, rows []TransferRow) (int, er
 	uids := make([][16]byte, 0, len(rows))
 	keep := make([]int, 0, len(rows))
 	seen := make(map[[16]byte]struct{}, len(rows))
-	addrs := map[string][]string{}
+	chainsOf, hashes := []string{}, []string{}
+	blockSeen := map[[2]string]bool{}
 	for i, r := range rows {
 		u := TransferUID(r.TxHash, r.Chain, r.ID, r.BlockHash)
 		if _, dup := seen[u]; dup {
@@ -288,21 +288,38 @@ func (s *Store) WriteTransfers(ctx context.Context, rows []TransferRow) (int, er
 		seen[u] = struct{}{}
 		uids = append(uids, u)
 		keep = append(keep, i)
-		addrs[r.From], addrs[r.To] = nil, nil
+		if k := [2]string{r.Chain, r.BlockHash}; !blockSeen[k] {
+			blockSeen[k] = true
+			chainsOf, hashes = append(chainsOf, r.Chain), append(hashes, r.BlockHash)
+		}
 	}
+	row := func(i int) ([]any, error) { return transferRowValues(rows[keep[i]], uids[i]), nil }
 	var n int
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SET LOCAL work_mem = '64MB'; SET LOCAL jit = off; SELECT pg_advisory_xact_lock_shared(`+fmt.Sprint(groupLock)+`);
-			`+stageTransfersSQL); err != nil {
+		if _, err := tx.Exec(ctx, `SET LOCAL work_mem = '64MB'; SET LOCAL jit = off; SELECT pg_advisory_xact_lock_shared(`+fmt.Sprint(groupLock)+`)`); err != nil {
 			return fmt.Errorf("prepare batch: %w", err)
 		}
-		if err := s.groupsOf(ctx, tx, addrs); err != nil {
-			return err
+		// The orphan marks cannot move while the shared lock is held (reorgs hold it
+		// exclusively).
+		var orphans bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM transfers.orphaned_blocks o
+			JOIN unnest($1::text[], $2::text[]) b(chain, hash) ON o.chain = b.chain AND o.block_hash = b.hash)`, chainsOf, hashes).Scan(&orphans); err != nil {
+			return fmt.Errorf("orphaned blocks of the batch: %w", err)
 		}
-		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"stage_transfers"}, stageCols, pgx.CopyFromSlice(len(keep), func(i int) ([]any, error) {
-			r := rows[keep[i]]
-			return append(transferRowValues(r, uids[i]), addrs[r.From], addrs[r.To]), nil
-		})); err != nil {
+		if !orphans {
+			ok, err := copyNewTransfers(ctx, tx, len(keep), row)
+			if err != nil {
+				return err
+			}
+			if ok {
+				n = len(keep)
+				return nil
+			}
+		}
+		if _, err := tx.Exec(ctx, stageTransfersSQL); err != nil {
+			return fmt.Errorf("prepare batch: %w", err)
+		}
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"stage_new_transfers"}, transferColsUID, pgx.CopyFromSlice(len(keep), row)); err != nil {
 			return fmt.Errorf("copy transfers: %w", err)
 		}
 		return tx.QueryRow(ctx, insertTransfersSQL).Scan(&n)
@@ -310,7 +327,36 @@ func (s *Store) WriteTransfers(ctx context.Context, rows []TransferRow) (int, er
 	if err != nil {
 		return 0, fmt.Errorf("write %d transfers: %w", len(rows), err)
 	}
+	if err := s.afterWrite(ctx, n); err != nil {
+		return n, err
+	}
 	return n, nil
+}
+
+// copyNewTransfers COPYs n rows (row i's values are transferColsUID's) into transfers and the
+// rollup queue, inside a savepoint of tx. It reports false, having undone both, when a row is
+// stored already.
+func copyNewTransfers(ctx context.Context, tx pgx.Tx, n int, row func(int) ([]any, error)) (bool, error) {
+	sp, err := tx.Begin(ctx)
+	if err != nil {
+		return false, err
+	}
+	if _, err := sp.CopyFrom(ctx, pgx.Identifier{"transfers", "transfers"}, transferColsUID, pgx.CopyFromSlice(n, row)); err != nil {
+		if pgstore.IsUniqueViolation(err) {
+			return false, sp.Rollback(ctx)
+		}
+		return false, fmt.Errorf("copy transfers: %w", err)
+	}
+	if _, err := sp.CopyFrom(ctx, pgx.Identifier{"transfers", "rollup_queue"}, queueColList, pgx.CopyFromSlice(n, func(i int) ([]any, error) {
+		v, err := row(i)
+		if err != nil {
+			return nil, err
+		}
+		return queueValues(v), nil
+	})); err != nil {
+		return false, fmt.Errorf("queue transfers for the rollups: %w", err)
+	}
+	return true, sp.Commit(ctx)
 }
 
 // CopyTransfersRaw COPYs rows straight into the transfers table, with no deduplication and no
@@ -462,6 +508,11 @@ func (s *Store) RemoveBlocks(ctx context.Context, chain string, blocks, canonica
 		if _, err := tx.Exec(ctx, `SET LOCAL work_mem = '64MB'; SET LOCAL jit = off; SELECT pg_advisory_xact_lock(`+fmt.Sprint(groupLock)+`)`); err != nil {
 			return err
 		}
+		// Queued rows are not in the rollups yet: applied first, the rows the reorg removes are
+		// all in them, and their subtraction is exact.
+		if err := s.applyQueue(ctx, tx); err != nil {
+			return err
+		}
 		if err := s.restoreBlocks(ctx, tx, chain, canon, &res); err != nil {
 			return err
 		}
@@ -540,6 +591,9 @@ SELECT count(*) FROM del`, chain, hashes, times).Scan(&res.Transfers); err != ni
 	if err != nil {
 		return ReorgResult{}, fmt.Errorf("reorg of %d %s blocks: %w", len(blocks), chain, err)
 	}
+	if err := s.afterWrite(ctx, res.RestoredTransfers); err != nil {
+		return res, err
+	}
 	return res, nil
 }
 
@@ -567,12 +621,8 @@ func (s *Store) restoreBlocks(ctx context.Context, tx pgx.Tx, chain string, cano
 	cols := strings.Join(transferColsUID, ", ")
 	if _, err := tx.Exec(ctx, `WITH mv AS (
   DELETE FROM transfers.parked_transfers WHERE chain = $1 AND block_hash = ANY($2) RETURNING `+cols+`
-), memb AS (
-  SELECT address, array_agg(grp) AS g FROM (`+membershipSQL("SELECT from_addr FROM mv UNION SELECT to_addr FROM mv", true)+`) m GROUP BY address
 )
-INSERT INTO stage_transfers (`+strings.Join(stageCols, ", ")+`)
-SELECT mv.`+strings.Join(transferColsUID, ", mv.")+`, coalesce(mf.g, '{}'), coalesce(mt.g, '{}')
-FROM mv LEFT JOIN memb mf ON mf.address = mv.from_addr LEFT JOIN memb mt ON mt.address = mv.to_addr`, chain, back); err != nil {
+INSERT INTO stage_new_transfers (`+cols+`) SELECT `+cols+` FROM mv`, chain, back); err != nil {
 		return fmt.Errorf("stage parked transfers: %w", err)
 	}
 	if err := tx.QueryRow(ctx, insertTransfersSQL).Scan(&res.RestoredTransfers); err != nil {

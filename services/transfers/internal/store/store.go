@@ -20,6 +20,7 @@ type Store struct {
 	groupMin int // groups with more addresses than this are live
 	memb     membCache
 	attrs    *attrCache // nil: none
+	rq       rollupQueue
 
 	mu         sync.Mutex
 	partitions map[string]bool // "<table>:<YYYYMM>" known to exist
@@ -28,7 +29,8 @@ type Store struct {
 
 // New returns a store over pool, whose schema is migrated.
 func New(pool *pgxpool.Pool) *Store {
-	return &Store{pool: pool, groupMin: DefaultGroupMin, attrs: newAttrCache(DefaultAttributionCache), partitions: map[string]bool{}, tuned: map[uint32]bool{}}
+	return &Store{pool: pool, groupMin: DefaultGroupMin, attrs: newAttrCache(DefaultAttributionCache), partitions: map[string]bool{}, tuned: map[uint32]bool{},
+		rq: rollupQueue{wake: make(chan struct{}, 1)}}
 }
 
 // ensurePartitions creates the monthly partitions of table that times fall in.

@@ -1,0 +1,248 @@
+package store
+
+// Queued rollups. A transfers write stores its new rows and appends what the rollups need of
+// them to transfers.rollup_queue, in one transaction (WriteTransfers). Applying moves a batch of
+// queued rows out (DELETE ... RETURNING) and adds them to every rollup, in one transaction:
+// a queued row is counted once, whichever replica applies it and however often a write or an
+// apply is retried.
+//
+// Why it is exact beside relabels and reorgs:
+//   - an apply reads the groups of its rows when it applies them, holding groupLock shared. A
+//     relabel (exclusive) moves only rows already in the rollups from the old groups to the new
+//     ones; rows still queued are applied later under the new groups. Either way every row ends
+//     counted once under the membership of the moment, as if the world had been loaded
+//     relabelled (TestQueuedRollupsAreExact).
+//   - a reorg (exclusive) applies the whole queue first, so every row it removes is in the
+//     rollups it subtracts from.
+//
+// Inline (the default of New), a write applies the queue before it returns, so a read after it
+// sees its rows everywhere. Queued (SetQueuedRollups), a write returns once its rows are stored
+// and RunRollups applies them in the background; a write that finds more than the lag bound
+// queued applies as many rows as it wrote before it returns, so the queue cannot grow without
+// bound under a load the rollups cannot keep up with.
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// queueCols are transfers.rollup_queue's columns: what the rollups and blocks read of a row.
+const queueCols = "chain, block_hash, block_number, block_time, from_addr, to_addr, token, token_id, unit_value, usd"
+
+var queueColList = strings.Split(queueCols, ", ")
+
+// queueValues picks queueCols' values out of a row's transferColsUID values.
+func queueValues(v []any) []any {
+	return []any{v[0], v[3], v[4], v[5], v[8], v[9], v[10], v[11], v[16], v[17]}
+}
+
+// DefaultRollupBatch is the most queued rows one apply takes.
+const DefaultRollupBatch = 20000
+
+// applyRowsSQL creates the session's tables of an apply, its rows and their addresses' live
+// groups, and empties them: a reorg applies several batches in one transaction.
+const applyRowsSQL = `CREATE TEMP TABLE IF NOT EXISTS apply_rows (LIKE transfers.rollup_queue) ON COMMIT DELETE ROWS;
+CREATE TEMP TABLE IF NOT EXISTS apply_memb (address text COLLATE "C", g text[]) ON COMMIT DELETE ROWS;
+TRUNCATE apply_rows, apply_memb`
+
+// takeQueuedSQL moves up to $1 queued rows no other apply holds into apply_rows.
+const takeQueuedSQL = `WITH d AS (
+  DELETE FROM transfers.rollup_queue WHERE ctid = ANY(ARRAY(SELECT ctid FROM transfers.rollup_queue LIMIT $1 FOR UPDATE SKIP LOCKED))
+  RETURNING ` + queueCols + `
+) INSERT INTO apply_rows (` + queueCols + `) SELECT ` + queueCols + ` FROM d`
+
+// applyRollupsSQL adds apply_rows to every rollup: per address and pair, per chain, and per live
+// attribution group of the sender or recipient (apply_memb), and records their blocks.
+var applyRollupsSQL = `WITH ins AS (SELECT * FROM apply_rows),
+insg AS (
+  SELECT i.*, coalesce(mf.g, '{}') AS from_grps, coalesce(mt.g, '{}') AS to_grps
+  FROM ins i LEFT JOIN apply_memb mf ON mf.address = i.from_addr LEFT JOIN apply_memb mt ON mt.address = i.to_addr
+), pairs AS (
+  SELECT from_addr, to_addr, date_trunc('hour', block_time, 'UTC') AS bucket, chain, token, min(token_id) AS token_id,
+         count(*) AS n, sum(coalesce(usd, 0)::numeric) AS usd, sum(unit_value::numeric) AS value,
+         min(from_grps) AS fg, min(to_grps) AS tg
+  FROM insg GROUP BY 1, 2, 3, 4, 5
+),
+` + addrRollupCTEs("pairs", 1) + `,
+` + groupRollupCTEs("pairs", 1, "", "") + `,
+` + blocksCTE + `
+SELECT count(*) FROM ins`
+
+// applyBatch moves up to max queued rows into the rollups in tx, which holds groupLock (shared
+// or exclusive). It returns how many it applied; 0 when nothing is queued that another apply
+// does not hold.
+func (s *Store) applyBatch(ctx context.Context, tx pgx.Tx, max int) (int, error) {
+	if _, err := tx.Exec(ctx, applyRowsSQL); err != nil {
+		return 0, fmt.Errorf("prepare rollups: %w", err)
+	}
+	tag, err := tx.Exec(ctx, takeQueuedSQL, max)
+	if err != nil {
+		return 0, fmt.Errorf("take queued rows: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return 0, nil
+	}
+	rows, err := tx.Query(ctx, `SELECT from_addr FROM apply_rows UNION SELECT to_addr FROM apply_rows`)
+	if err != nil {
+		return 0, fmt.Errorf("addresses of queued rows: %w", err)
+	}
+	list, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return 0, fmt.Errorf("addresses of queued rows: %w", err)
+	}
+	addrs := make(map[string][]string, len(list))
+	for _, a := range list {
+		addrs[a] = nil
+	}
+	if err := s.groupsOf(ctx, tx, addrs); err != nil {
+		return 0, err
+	}
+	memb := make([][]any, 0, len(addrs))
+	for a, g := range addrs {
+		if len(g) > 0 {
+			memb = append(memb, []any{a, g})
+		}
+	}
+	if len(memb) > 0 {
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"apply_memb"}, []string{"address", "g"}, pgx.CopyFromRows(memb)); err != nil {
+			return 0, fmt.Errorf("groups of queued rows: %w", err)
+		}
+	}
+	var n int
+	if err := tx.QueryRow(ctx, applyRollupsSQL).Scan(&n); err != nil {
+		return 0, fmt.Errorf("apply rollups: %w", err)
+	}
+	return n, nil
+}
+
+// ApplyRollups applies up to max queued rows (DefaultRollupBatch when max ≤ 0) in one
+// transaction and returns how many it applied.
+func (s *Store) ApplyRollups(ctx context.Context, max int) (int, error) {
+	if max <= 0 {
+		max = DefaultRollupBatch
+	}
+	var n int
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SET LOCAL work_mem = '64MB'; SET LOCAL jit = off; SELECT pg_advisory_xact_lock_shared(`+fmt.Sprint(groupLock)+`)`); err != nil {
+			return fmt.Errorf("prepare rollups: %w", err)
+		}
+		var err error
+		n, err = s.applyBatch(ctx, tx, max)
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// DrainRollups applies queued rows until none are left that another apply does not hold, and
+// returns how many it applied.
+func (s *Store) DrainRollups(ctx context.Context) (int, error) {
+	total := 0
+	for {
+		n, err := s.ApplyRollups(ctx, s.rollupBatch())
+		total += n
+		if err != nil || n == 0 {
+			return total, err
+		}
+	}
+}
+
+// applyQueue applies the whole queue in tx, which holds groupLock exclusively (no write or apply
+// is in flight, so nothing is skipped).
+func (s *Store) applyQueue(ctx context.Context, tx pgx.Tx) error {
+	for {
+		n, err := s.applyBatch(ctx, tx, s.rollupBatch())
+		if err != nil || n == 0 {
+			return err
+		}
+	}
+}
+
+// QueuedRollups is how many rows wait for the rollups (exact; it counts the queue).
+func (s *Store) QueuedRollups(ctx context.Context) (int64, error) {
+	var n int64
+	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM transfers.rollup_queue`).Scan(&n)
+	return n, err
+}
+
+// rollupQueue is the store's rollup mode (see the package comment above).
+type rollupQueue struct {
+	queued bool
+	lagMax int64
+	batch  int
+	wake   chan struct{}
+}
+
+// SetQueuedRollups makes writes leave their rows queued for RunRollups. A write that finds more
+// than lagMax rows queued (0: no bound) applies as many as it wrote before it returns.
+func (s *Store) SetQueuedRollups(lagMax int64) {
+	s.rq.queued, s.rq.lagMax = true, lagMax
+}
+
+// SetRollupBatch sets the most queued rows one apply takes (DefaultRollupBatch when n ≤ 0).
+func (s *Store) SetRollupBatch(n int) { s.rq.batch = n }
+
+func (s *Store) rollupBatch() int {
+	if s.rq.batch > 0 {
+		return s.rq.batch
+	}
+	return DefaultRollupBatch
+}
+
+// afterWrite runs after a write that queued n rows committed: inline, it applies the queue;
+// queued, it wakes the worker and, past the lag bound, applies n rows itself.
+func (s *Store) afterWrite(ctx context.Context, n int) error {
+	if n == 0 {
+		return nil
+	}
+	if !s.rq.queued {
+		_, err := s.DrainRollups(ctx)
+		return err
+	}
+	select {
+	case s.rq.wake <- struct{}{}:
+	default:
+	}
+	if s.rq.lagMax <= 0 {
+		return nil
+	}
+	// The statistics' live-tuple count: an estimate that lags by about a second, which is as
+	// close as a bound needs, at the cost of a function call.
+	var queued int64
+	if err := s.pool.QueryRow(ctx, `SELECT pg_stat_get_live_tuples('transfers.rollup_queue'::regclass)`).Scan(&queued); err != nil {
+		return fmt.Errorf("rollup queue length: %w", err)
+	}
+	for done := 0; queued > s.rq.lagMax && done < n; {
+		k, err := s.ApplyRollups(ctx, min(n-done, s.rollupBatch()))
+		if err != nil || k == 0 {
+			return err
+		}
+		done += k
+	}
+	return nil
+}
+
+// RunRollups applies queued rows until ctx ends: whenever a write of this store wakes it, and
+// every poll (rows other replicas queued, or a failed apply to retry).
+func (s *Store) RunRollups(ctx context.Context, poll time.Duration, log *slog.Logger) error {
+	t := time.NewTicker(poll)
+	defer t.Stop()
+	for {
+		if _, err := s.DrainRollups(ctx); err != nil && ctx.Err() == nil {
+			log.WarnContext(ctx, "applying queued rollups failed; retrying", "error", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-s.rq.wake:
+		case <-t.C:
+		}
+	}
+}

@@ -1,0 +1,122 @@
+package store_test
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/chainintel/chainintel/libs/pgstore/pgtest"
+	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
+	tw "github.com/chainintel/chainintel/services/transfers/internal/testworld"
+)
+
+// With queued rollups a write stores its rows and leaves the rollups to an apply; once the queue
+// is applied, the state is exactly the one inline writes leave, through redeliveries, reorgs
+// (which apply the queue first), relabels between a write and its apply, and reorgs back to
+// orphaned blocks. The worker applies a write's rows without being asked.
+func TestQueuedRollups(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	defer func() { queuedRollups = false }()
+
+	reset(t, pool)
+	h, _ := handlers(pool)
+	if err := tw.Load(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	want := snapshot(t, pool)
+
+	queuedRollups = true
+	reset(t, pool)
+	h, st := handlers(pool)
+	if err := tw.Load(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	queued, err := st.QueuedRollups(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stored, pairs int64
+	if err := pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM transfers.transfers), (SELECT count(*) FROM transfers.pair_hourly)`).Scan(&stored, &pairs); err != nil {
+		t.Fatal(err)
+	}
+	if queued != stored || stored != int64(len(tw.Transfers())) || pairs != 0 {
+		t.Fatalf("before any apply: %d transfers stored, %d queued, %d pair rows; want %d, %d, 0", stored, queued, pairs, len(tw.Transfers()), len(tw.Transfers()))
+	}
+	if got := snapshot(t, pool); got != want {
+		t.Fatalf("queued rollups, applied:\n%s\nwant (inline):\n%s", got, want)
+	}
+
+	t.Run("reorg of queued rows", func(t *testing.T) {
+		reorg := tw.Msgs([]*eventsv1.Reorg{{Chain: "ethereum", Orphaned: []*eventsv1.Reorg_Block{
+			{Number: 103, Hash: tw.BlockHash("ethereum", 3)}, {Number: 106, Hash: tw.BlockHash("ethereum", 6)}}}})
+		// Expected: inline, the world and then the reorg (TestRedeliveryAndReorg checks that
+		// equals the world loaded without those blocks).
+		queuedRollups = false
+		reset(t, pool)
+		h, _ := handlers(pool)
+		if err := tw.Load(ctx, h); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.Reorgs(ctx, reorg); err != nil {
+			t.Fatal(err)
+		}
+		want := snapshot(t, pool)
+
+		queuedRollups = true
+		reset(t, pool)
+		h, st := handlers(pool)
+		if err := tw.Load(ctx, h); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := st.QueuedRollups(ctx); err != nil || n == 0 {
+			t.Fatalf("%d rows queued before the reorg (%v)", n, err)
+		}
+		if err := h.Reorgs(ctx, reorg); err != nil {
+			t.Fatal(err)
+		}
+		if got := snapshot(t, pool); got != want {
+			t.Fatalf("reorg with rows queued:\n%s\nwant (inline):\n%s", got, want)
+		}
+	})
+	t.Run("redelivery and reorg", testRedeliveryAndReorg)
+	t.Run("relabel", testRelabelIsExact)
+	t.Run("reorg back to orphaned blocks", testReorgBackToOrphanedBlocks)
+
+	t.Run("worker", func(t *testing.T) {
+		reset(t, pool)
+		h, st := handlers(pool)
+		wctx, stop := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- st.RunRollups(wctx, time.Hour, slog.New(slog.DiscardHandler)) }()
+		defer func() {
+			stop()
+			if err := <-done; err != nil {
+				t.Error(err)
+			}
+		}()
+		if err := tw.Load(ctx, h); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			n, err := st.QueuedRollups(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d rows still queued: the worker did not apply the write", n)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		queuedRollups = false // nothing left to apply: snapshot must not apply it itself
+		defer func() { queuedRollups = true }()
+		if got := snapshot(t, pool); got != want {
+			t.Fatalf("applied by the worker:\n%s\nwant (inline):\n%s", got, want)
+		}
+	})
+}
