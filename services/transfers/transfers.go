@@ -75,10 +75,12 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	st.SetAttributionCache(cfg.AttributionCache)
 	if cfg.Rollups == "queued" {
 		st.SetQueuedRollups(cfg.RollupLagMax)
-		s.Add(lifecycle.Part{Name: "rollup worker", Run: func(ctx context.Context) error {
-			return st.RunRollups(ctx, cfg.RollupPoll, s.Log)
-		}})
 	}
+	// Inline, the worker only finds rows a write queued but failed to apply after it committed
+	// (its retry is a redelivery, which queues nothing).
+	s.Add(lifecycle.Part{Name: "rollup worker", Run: func(ctx context.Context) error {
+		return st.RunRollups(ctx, cfg.RollupPoll, s.Log)
+	}})
 
 	var labels app.UserLabels
 	if cfg.UserLabelsURL != "" {

@@ -12,7 +12,10 @@
 // unless BENCH_KEEP is set. BENCH_WRITERS (1) concurrent writers load the rows; BENCH_QUERY_DB
 // runs the queries only, on a database a BENCH_KEEP run left; BENCH_ONLY runs only the queries
 // whose name contains it; BENCH_PATHS adds requests of its own; BENCH_CPUPROFILE and
-// BENCH_MEMPROFILE write CPU and allocation profiles of the queries.
+// BENCH_MEMPROFILE write CPU and allocation profiles of the queries. The first rows are written
+// with the rollups queued and then applied (both rates, and the two one after the other); the
+// rest by writers and rollup workers at once. BENCH_INLINE also loads the first rows with the
+// rollups applied in each write, into a database of their own.
 package main
 
 import (

@@ -41,7 +41,8 @@ type Config struct {
 	// RollupLagMax bounds the queue: a write that finds more rows queued than this applies as
 	// many as it wrote itself, so ingest slows to what the rollups keep up with. 0: no bound.
 	RollupLagMax int64 `env:"ROLLUP_LAG_MAX" envDefault:"500000"`
-	// RollupPoll is how often the rollup worker looks for rows other replicas queued.
+	// RollupPoll is how often the rollup worker looks for rows other replicas queued (or, inline,
+	// rows a write queued but failed to apply).
 	RollupPoll time.Duration `env:"ROLLUP_POLL" envDefault:"1s"`
 	// AttributionCache is how many addresses' attributions each replica keeps in process for
 	// rendering (about 300 bytes each); a change log keeps them exact. 0 keeps none.

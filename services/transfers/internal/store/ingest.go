@@ -508,16 +508,17 @@ func (s *Store) RemoveBlocks(ctx context.Context, chain string, blocks, canonica
 		if _, err := tx.Exec(ctx, `SET LOCAL work_mem = '64MB'; SET LOCAL jit = off; SELECT pg_advisory_xact_lock(`+fmt.Sprint(groupLock)+`)`); err != nil {
 			return err
 		}
-		// Queued rows are not in the rollups yet: applied first, the rows the reorg removes are
-		// all in them, and their subtraction is exact.
-		if err := s.applyQueue(ctx, tx); err != nil {
-			return err
-		}
 		if err := s.restoreBlocks(ctx, tx, chain, canon, &res); err != nil {
 			return err
 		}
 		if len(blocks) == 0 {
 			return nil
+		}
+		// Rows of these blocks still queued are not in the rollups yet: applied first, every row
+		// the reorg removes is in them, and its subtraction is exact. Their blocks are recorded
+		// too, so the reorg finds the blocks' times.
+		if err := s.applyBlocks(ctx, tx, chain, hashes); err != nil {
+			return err
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO transfers.orphaned_blocks (chain, block_hash)
 			SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING`, chain, hashes); err != nil {

@@ -12,8 +12,8 @@ package store
 //     ones; rows still queued are applied later under the new groups. Either way every row ends
 //     counted once under the membership of the moment, as if the world had been loaded
 //     relabelled (TestQueuedRollupsAreExact).
-//   - a reorg (exclusive) applies the whole queue first, so every row it removes is in the
-//     rollups it subtracts from.
+//   - a reorg (exclusive) first applies the queued rows of the blocks it removes, so every row
+//     it removes is in the rollups it subtracts from; other queued rows are not its concern.
 //
 // Inline (the default of New), a write applies the queue before it returns, so a read after it
 // sees its rows everywhere. Queued (SetQueuedRollups), a write returns once its rows are stored
@@ -50,11 +50,19 @@ const applyRowsSQL = `CREATE TEMP TABLE IF NOT EXISTS apply_rows (LIKE transfers
 CREATE TEMP TABLE IF NOT EXISTS apply_memb (address text COLLATE "C", g text[]) ON COMMIT DELETE ROWS;
 TRUNCATE apply_rows, apply_memb`
 
-// takeQueuedSQL moves up to $1 queued rows no other apply holds into apply_rows.
-const takeQueuedSQL = `WITH d AS (
-  DELETE FROM transfers.rollup_queue WHERE ctid = ANY(ARRAY(SELECT ctid FROM transfers.rollup_queue LIMIT $1 FOR UPDATE SKIP LOCKED))
+// takeQueuedSQL moves the queued rows where holds into apply_rows.
+func takeQueuedSQL(where string) string {
+	return `WITH d AS (
+  DELETE FROM transfers.rollup_queue WHERE ` + where + `
   RETURNING ` + queueCols + `
 ) INSERT INTO apply_rows (` + queueCols + `) SELECT ` + queueCols + ` FROM d`
+}
+
+// takeBatchSQL moves up to $1 queued rows no other apply holds into apply_rows.
+var takeBatchSQL = takeQueuedSQL(`ctid = ANY(ARRAY(SELECT ctid FROM transfers.rollup_queue LIMIT $1 FOR UPDATE SKIP LOCKED))`)
+
+// takeBlocksSQL moves the queued rows of chain $1's blocks $2 (hashes) into apply_rows.
+var takeBlocksSQL = takeQueuedSQL(`chain = $1 AND block_hash = ANY($2)`)
 
 // applyRollupsSQL adds apply_rows to every rollup: per address and pair, per chain, and per live
 // attribution group of the sender or recipient (apply_memb), and records their blocks.
@@ -77,10 +85,24 @@ SELECT count(*) FROM ins`
 // or exclusive). It returns how many it applied; 0 when nothing is queued that another apply
 // does not hold.
 func (s *Store) applyBatch(ctx context.Context, tx pgx.Tx, max int) (int, error) {
+	return s.apply(ctx, tx, takeBatchSQL, max)
+}
+
+// applyBlocks applies the queued rows of chain's blocks (hashes) in tx, which holds groupLock
+// exclusively: a reorg, which then removes them, so that it subtracts them from rollups that
+// hold them. Other queued rows stay queued.
+func (s *Store) applyBlocks(ctx context.Context, tx pgx.Tx, chain string, hashes []string) error {
+	_, err := s.apply(ctx, tx, takeBlocksSQL, chain, hashes)
+	return err
+}
+
+// apply moves the queued rows take (a takeQueuedSQL statement, with args) selects into the
+// rollups, in tx, and returns how many.
+func (s *Store) apply(ctx context.Context, tx pgx.Tx, take string, args ...any) (int, error) {
 	if _, err := tx.Exec(ctx, applyRowsSQL); err != nil {
 		return 0, fmt.Errorf("prepare rollups: %w", err)
 	}
-	tag, err := tx.Exec(ctx, takeQueuedSQL, max)
+	tag, err := tx.Exec(ctx, take, args...)
 	if err != nil {
 		return 0, fmt.Errorf("take queued rows: %w", err)
 	}
@@ -150,17 +172,6 @@ func (s *Store) DrainRollups(ctx context.Context) (int, error) {
 		total += n
 		if err != nil || n == 0 {
 			return total, err
-		}
-	}
-}
-
-// applyQueue applies the whole queue in tx, which holds groupLock exclusively (no write or apply
-// is in flight, so nothing is skipped).
-func (s *Store) applyQueue(ctx context.Context, tx pgx.Tx) error {
-	for {
-		n, err := s.applyBatch(ctx, tx, s.rollupBatch())
-		if err != nil || n == 0 {
-			return err
 		}
 	}
 }

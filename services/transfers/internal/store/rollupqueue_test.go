@@ -76,6 +76,10 @@ func TestQueuedRollups(t *testing.T) {
 		if err := h.Reorgs(ctx, reorg); err != nil {
 			t.Fatal(err)
 		}
+		// The reorg applied its own blocks' rows, not the backlog.
+		if n, err := st.QueuedRollups(ctx); err != nil || n == 0 {
+			t.Fatalf("%d rows queued after the reorg (%v), want the other blocks' rows", n, err)
+		}
 		if got := snapshot(t, pool); got != want {
 			t.Fatalf("reorg with rows queued:\n%s\nwant (inline):\n%s", got, want)
 		}
