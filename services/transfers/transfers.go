@@ -79,7 +79,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	// Inline, the worker only finds rows a write queued but failed to apply after it committed
 	// (its retry is a redelivery, which queues nothing).
 	s.Add(lifecycle.Part{Name: "rollup worker", Run: func(ctx context.Context) error {
-		return st.RunRollups(ctx, cfg.RollupPoll, s.Log)
+		return st.RunRollups(ctx, cfg.RollupPoll, s.Log, s.Tel.Meter())
 	}})
 
 	var labels app.UserLabels

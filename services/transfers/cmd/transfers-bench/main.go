@@ -48,6 +48,7 @@ import (
 	"github.com/chainintel/chainintel/services/transfers/internal/store"
 	"github.com/chainintel/chainintel/services/transfers/migrations"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"go.opentelemetry.io/otel/metric/noop"
 )
 
 func envInt(name string, def int) int {
@@ -194,7 +195,7 @@ func run(ctx context.Context) error {
 		wctx, stop := context.WithCancel(ctx)
 		workers := make(chan error, writers)
 		for range writers {
-			go func() { workers <- st.RunRollups(wctx, 100*time.Millisecond, slog.New(slog.DiscardHandler)) }()
+			go func() { workers <- st.RunRollups(wctx, 100*time.Millisecond, slog.New(slog.DiscardHandler), noop.Meter{}) }()
 		}
 		t0 := time.Now()
 		writeRate, err := load(ctx, st, w, n-rawN, batch, false)

@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"go.opentelemetry.io/otel/metric"
 )
 
 // queueCols are transfers.rollup_queue's columns: what the rollups and blocks read of a row.
@@ -241,13 +242,23 @@ func (s *Store) afterWrite(ctx context.Context, n int) error {
 }
 
 // RunRollups applies queued rows until ctx ends: whenever a write of this store wakes it, and
-// every poll (rows other replicas queued, or a failed apply to retry).
-func (s *Store) RunRollups(ctx context.Context, poll time.Duration, log *slog.Logger) error {
+// every poll (rows other replicas queued, or a failed apply to retry). It counts the rows it
+// applies (transfers_rollups_applied_total) and records the queue's length after each pass
+// (transfers_rollup_queue_rows, the statistics' estimate) with meter.
+func (s *Store) RunRollups(ctx context.Context, poll time.Duration, log *slog.Logger, meter metric.Meter) error {
+	applied, _ := meter.Int64Counter("transfers_rollups_applied_total", metric.WithDescription("queued transfers added to the rollups"))
+	queued, _ := meter.Int64Gauge("transfers_rollup_queue_rows", metric.WithDescription("transfers stored and not yet in the rollups (estimate)"))
 	t := time.NewTicker(poll)
 	defer t.Stop()
 	for {
-		if _, err := s.DrainRollups(ctx); err != nil && ctx.Err() == nil {
+		n, err := s.DrainRollups(ctx)
+		applied.Add(ctx, int64(n))
+		if err != nil && ctx.Err() == nil {
 			log.WarnContext(ctx, "applying queued rollups failed; retrying", "error", err)
+		}
+		var left int64
+		if err := s.pool.QueryRow(ctx, `SELECT pg_stat_get_live_tuples('transfers.rollup_queue'::regclass)`).Scan(&left); err == nil {
+			queued.Record(ctx, left)
 		}
 		select {
 		case <-ctx.Done():

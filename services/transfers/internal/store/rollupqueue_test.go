@@ -9,6 +9,7 @@ import (
 	"github.com/chainintel/chainintel/libs/pgstore/pgtest"
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
 	tw "github.com/chainintel/chainintel/services/transfers/internal/testworld"
+	"go.opentelemetry.io/otel/metric/noop"
 )
 
 // With queued rollups a write stores its rows and leaves the rollups to an apply; once the queue
@@ -93,7 +94,7 @@ func TestQueuedRollups(t *testing.T) {
 		h, st := handlers(pool)
 		wctx, stop := context.WithCancel(ctx)
 		done := make(chan error, 1)
-		go func() { done <- st.RunRollups(wctx, time.Hour, slog.New(slog.DiscardHandler)) }()
+		go func() { done <- st.RunRollups(wctx, time.Hour, slog.New(slog.DiscardHandler), noop.Meter{}) }()
 		defer func() {
 			stop()
 			if err := <-done; err != nil {
