@@ -195,7 +195,9 @@ func run(ctx context.Context) error {
 		wctx, stop := context.WithCancel(ctx)
 		workers := make(chan error, writers)
 		for range writers {
-			go func() { workers <- st.RunRollups(wctx, 100*time.Millisecond, slog.New(slog.DiscardHandler), noop.Meter{}) }()
+			go func() {
+				workers <- st.RunRollups(wctx, 100*time.Millisecond, slog.New(slog.DiscardHandler), noop.Meter{})
+			}()
 		}
 		t0 := time.Now()
 		writeRate, err := load(ctx, st, w, n-rawN, batch, false)
