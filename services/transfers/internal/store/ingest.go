@@ -177,8 +177,9 @@ const stageTransfersSQL = `CREATE TEMP TABLE IF NOT EXISTS stage_new_transfers (
 // transactions, transfers and swaps consumers record the same new blocks at the same time, and
 // inserts of one unique key in different orders deadlock (TestConcurrentWritersOfTheSameBlocks).
 
-// groupLock serialises writers of chain rows (shared) with relabels and reorgs (exclusive). A
-// relabel re-aggregates from rows that every writer committed under the membership it replaces.
+// groupLock serialises writers of chain rows and rollup applies (shared) with relabels and
+// reorgs (exclusive). A relabel re-aggregates from rows that every apply added under the
+// membership it replaces (rows still queued are applied after it, under the new one).
 // A reorg must not pass a write of its own blocks: a write that started first would not see
 // the blocks marked orphaned, and the reorg would not see its uncommitted rows, so they would
 // stay (TestReorgBesideAWriteOfItsBlock). Holding it exclusively, the reorg waits for writes in

@@ -8,7 +8,10 @@ import (
 
 	"github.com/chainintel/chainintel/libs/pgstore/pgtest"
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
+	"github.com/chainintel/chainintel/services/transfers/internal/events"
+	"github.com/chainintel/chainintel/services/transfers/internal/store"
 	tw "github.com/chainintel/chainintel/services/transfers/internal/testworld"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"go.opentelemetry.io/otel/metric/noop"
 )
 
@@ -21,19 +24,10 @@ func TestQueuedRollups(t *testing.T) {
 	pool := pgtest.Pool(t)
 	defer func() { queuedRollups = false }()
 
-	reset(t, pool)
-	h, _ := handlers(pool)
-	if err := tw.Load(ctx, h); err != nil {
-		t.Fatal(err)
-	}
+	loadWorld(t, pool, false)
 	want := snapshot(t, pool)
 
-	queuedRollups = true
-	reset(t, pool)
-	h, st := handlers(pool)
-	if err := tw.Load(ctx, h); err != nil {
-		t.Fatal(err)
-	}
+	_, st := loadWorld(t, pool, true)
 	queued, err := st.QueuedRollups(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -54,23 +48,13 @@ func TestQueuedRollups(t *testing.T) {
 			{Number: 103, Hash: tw.BlockHash("ethereum", 3)}, {Number: 106, Hash: tw.BlockHash("ethereum", 6)}}}})
 		// Expected: inline, the world and then the reorg (TestRedeliveryAndReorg checks that
 		// equals the world loaded without those blocks).
-		queuedRollups = false
-		reset(t, pool)
-		h, _ := handlers(pool)
-		if err := tw.Load(ctx, h); err != nil {
-			t.Fatal(err)
-		}
+		h, _ := loadWorld(t, pool, false)
 		if err := h.Reorgs(ctx, reorg); err != nil {
 			t.Fatal(err)
 		}
 		want := snapshot(t, pool)
 
-		queuedRollups = true
-		reset(t, pool)
-		h, st := handlers(pool)
-		if err := tw.Load(ctx, h); err != nil {
-			t.Fatal(err)
-		}
+		h, st := loadWorld(t, pool, true)
 		if n, err := st.QueuedRollups(ctx); err != nil || n == 0 {
 			t.Fatalf("%d rows queued before the reorg (%v)", n, err)
 		}
@@ -124,4 +108,17 @@ func TestQueuedRollups(t *testing.T) {
 			t.Fatalf("applied by the worker:\n%s\nwant (inline):\n%s", got, want)
 		}
 	})
+}
+
+// loadWorld empties the database and loads the test world with handlers whose store queues the
+// rollups (queued) or applies them inline; queuedRollups is left as queued says.
+func loadWorld(t *testing.T, pool *pgxpool.Pool, queued bool) (events.Handlers, *store.Store) {
+	t.Helper()
+	queuedRollups = queued
+	reset(t, pool)
+	h, st := handlers(pool)
+	if err := tw.Load(context.Background(), h); err != nil {
+		t.Fatal(err)
+	}
+	return h, st
 }
