@@ -1,5 +1,7 @@
 package store
 
+import "context"
+
 // Test-only access to the version 2 row layout (TestMigrationFromVersion2 writes it).
 
 // TransferColumns are the transfer columns without the natural id.
@@ -7,3 +9,6 @@ func TransferColumns() []string { return transferCols }
 
 // TransferValues are a row's values for TransferColumns.
 func TransferValues(r TransferRow) []any { return transferValues(r) }
+
+// SetQueueLength makes the rollup lag bound read the queue's length from fn.
+func (s *Store) SetQueueLength(fn func(context.Context) (int64, error)) { s.rq.lengthFn = fn }

@@ -190,6 +190,26 @@ type rollupQueue struct {
 	lagMax int64
 	batch  int
 	wake   chan struct{}
+	// lengthFn, when set, replaces queueLength (tests).
+	lengthFn func(context.Context) (int64, error)
+}
+
+// length is the queue's length as the lag bound reads it.
+func (q *rollupQueue) length(ctx context.Context, s *Store) (int64, error) {
+	if q.lengthFn != nil {
+		return q.lengthFn(ctx)
+	}
+	return s.queueLength(ctx)
+}
+
+// queueLength is the statistics' live-tuple count of the queue: an estimate that lags by about
+// a second, which is as close as a bound needs, at the cost of a function call.
+func (s *Store) queueLength(ctx context.Context) (int64, error) {
+	var n int64
+	if err := s.pool.QueryRow(ctx, `SELECT pg_stat_get_live_tuples('transfers.rollup_queue'::regclass)`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("rollup queue length: %w", err)
+	}
+	return n, nil
 }
 
 // SetQueuedRollups makes writes leave their rows queued for RunRollups. A write that finds more
@@ -225,11 +245,9 @@ func (s *Store) afterWrite(ctx context.Context, n int) error {
 	if s.rq.lagMax <= 0 {
 		return nil
 	}
-	// The statistics' live-tuple count: an estimate that lags by about a second, which is as
-	// close as a bound needs, at the cost of a function call.
-	var queued int64
-	if err := s.pool.QueryRow(ctx, `SELECT pg_stat_get_live_tuples('transfers.rollup_queue'::regclass)`).Scan(&queued); err != nil {
-		return fmt.Errorf("rollup queue length: %w", err)
+	queued, err := s.rq.length(ctx, s)
+	if err != nil {
+		return err
 	}
 	for done := 0; queued > s.rq.lagMax && done < n; {
 		k, err := s.ApplyRollups(ctx, min(n-done, s.rollupBatch()))
@@ -256,8 +274,7 @@ func (s *Store) RunRollups(ctx context.Context, poll time.Duration, log *slog.Lo
 		if err != nil && ctx.Err() == nil {
 			log.WarnContext(ctx, "applying queued rollups failed; retrying", "error", err)
 		}
-		var left int64
-		if err := s.pool.QueryRow(ctx, `SELECT pg_stat_get_live_tuples('transfers.rollup_queue'::regclass)`).Scan(&left); err == nil {
+		if left, err := s.queueLength(ctx); err == nil {
 			queued.Record(ctx, left)
 		}
 		select {

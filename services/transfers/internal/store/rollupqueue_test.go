@@ -73,6 +73,34 @@ func TestQueuedRollups(t *testing.T) {
 	t.Run("relabel", testRelabelIsExact)
 	t.Run("reorg back to orphaned blocks", testReorgBackToOrphanedBlocks)
 
+	t.Run("lag bound", func(t *testing.T) {
+		// Past the bound a write applies as many queued rows as it wrote before it returns;
+		// within it, it leaves them.
+		for _, over := range []bool{false, true} {
+			queuedRollups = true
+			reset(t, pool)
+			h, st := handlers(pool)
+			st.SetQueuedRollups(100)
+			st.SetQueueLength(func(context.Context) (int64, error) {
+				if over {
+					return 101, nil
+				}
+				return 100, nil
+			})
+			trs := tw.Transfers()
+			if err := h.Transfers(ctx, tw.Msgs(trs[:4])); err != nil {
+				t.Fatal(err)
+			}
+			n, err := st.QueuedRollups(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := map[bool]int64{false: 4, true: 0}[over]; n != want {
+				t.Fatalf("over the bound %v: %d rows left queued, want %d", over, n, want)
+			}
+		}
+	})
+
 	t.Run("worker", func(t *testing.T) {
 		reset(t, pool)
 		h, st := handlers(pool)
