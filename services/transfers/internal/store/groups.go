@@ -48,6 +48,14 @@ func pairsFromRows(src string) string {
 // no statement touches a row twice, and orders its keys, so concurrent writers lock rows in one
 // order.
 func addrRollupCTEs(src string, sign int) string {
+	p := addrRollupParts(src, sign)
+	return p.pairs + `, ` + p.daily + `, ` + p.chainHourly + `, ` + p.chainDaily
+}
+
+// addrRollups are addrRollupCTEs one by one (CTEs rp, rd, rch, rcd).
+type addrRollups struct{ pairs, daily, chainHourly, chainDaily string }
+
+func addrRollupParts(src string, sign int) addrRollups {
 	s := fmt.Sprint(sign)
 	chain := func(name, table, unit string) string {
 		return name + ` AS (
@@ -57,13 +65,15 @@ func addrRollupCTEs(src string, sign int) string {
   ON CONFLICT (bucket, chain, token) DO UPDATE SET n = r.n + excluded.n, usd = r.usd + excluded.usd
 )`
 	}
-	return `rp AS (
+	return addrRollups{
+		pairs: `rp AS (
   INSERT INTO transfers.pair_hourly AS r (` + pairCols + `)
   SELECT from_addr, to_addr, bucket, chain, token, token_id, ` + s + ` * n, ` + s + ` * usd, ` + s + ` * value
   FROM ` + src + ` ORDER BY 1, 2, 3, 4, 5
   ON CONFLICT (from_addr, to_addr, bucket, chain, token) DO UPDATE SET
     n = r.n + excluded.n, usd = r.usd + excluded.usd, value = r.value + excluded.value
-), rd AS (
+)`,
+		daily: `rd AS (
   INSERT INTO transfers.addr_daily AS r (address, bucket, chain, token, token_id, in_n, in_usd, in_value, out_n, out_usd, out_value)
   SELECT address, day, chain, token, min(token_id), ` + s + ` * sum(in_n), ` + s + ` * sum(in_usd), ` + s + ` * sum(in_value),
          ` + s + ` * sum(out_n), ` + s + ` * sum(out_usd), ` + s + ` * sum(out_value)
@@ -75,7 +85,10 @@ func addrRollupCTEs(src string, sign int) string {
   ON CONFLICT (address, bucket, chain, token) DO UPDATE SET
     in_n = r.in_n + excluded.in_n, in_usd = r.in_usd + excluded.in_usd, in_value = r.in_value + excluded.in_value,
     out_n = r.out_n + excluded.out_n, out_usd = r.out_usd + excluded.out_usd, out_value = r.out_value + excluded.out_value
-), ` + chain("rch", "chain_hourly", "hour") + `, ` + chain("rcd", "chain_daily", "day")
+)`,
+		chainHourly: chain("rch", "chain_hourly", "hour"),
+		chainDaily:  chain("rcd", "chain_daily", "day"),
+	}
 }
 
 // addrRollupCleanup deletes the address rollup rows a subtraction of src emptied.
@@ -141,6 +154,18 @@ func pairKept(g1, g2 string) bool {
 // grp_pair_hourly, grp_pair_daily, and for entity groups grp_edges and grp_cp. src rows must be
 // unique per pair key.
 func groupRollupCTEs(src string, sign int, grpOK, pairOK string) string {
+	p := groupRollupParts(sign)
+	return `gsides AS (` + groupSides(src, grpOK) + `), gpairs AS (` + groupPairs(src, pairOK) + `),
+` + p.hourly + `, ` + p.daily + `,
+` + p.pairHourly + `, ` + p.pairDaily + `,
+` + p.edges + `, ` + p.cp
+}
+
+// groupRollups are groupRollupCTEs' upserts one by one (CTEs gh, gd, gph, gpd, ge, gc). They
+// read the CTEs gsides (groupSides) and gpairs (groupPairs).
+type groupRollups struct{ hourly, daily, pairHourly, pairDaily, edges, cp string }
+
+func groupRollupParts(sign int) groupRollups {
 	s := fmt.Sprint(sign)
 	flow := func(name, table, unit string) string {
 		return name + ` AS (
@@ -163,17 +188,20 @@ func groupRollupCTEs(src string, sign int, grpOK, pairOK string) string {
   ON CONFLICT (from_grp, to_grp, bucket, chain, token) DO UPDATE SET n = r.n + excluded.n, usd = r.usd + excluded.usd
 )`
 	}
-	return `gsides AS (` + groupSides(src, grpOK) + `), gpairs AS (` + groupPairs(src, pairOK) + `),
-` + flow("gh", "grp_hourly", "hour") + `, ` + flow("gd", "grp_daily", "day") + `,
-` + pair("gph", "grp_pair_hourly", "hour") + `, ` + pair("gpd", "grp_pair_daily", "day") + `,
-ge AS (
+	return groupRollups{
+		hourly:     flow("gh", "grp_hourly", "hour"),
+		daily:      flow("gd", "grp_daily", "day"),
+		pairHourly: pair("gph", "grp_pair_hourly", "hour"),
+		pairDaily:  pair("gpd", "grp_pair_daily", "day"),
+		edges: `ge AS (
   INSERT INTO transfers.grp_edges AS r (grp, bucket, from_addr, to_addr, chain, token, token_id, side, n, usd, value, from_t, to_t)
   SELECT grp, bucket, from_addr, to_addr, chain, token, token_id, CASE WHEN o AND i THEN 3 WHEN o THEN 1 ELSE 2 END,
          ` + s + ` * n, ` + s + ` * usd, ` + s + ` * value, transfers.type_group(fg), transfers.type_group(tg)
   FROM gsides WHERE grp LIKE 'e:%' ORDER BY 1, 2, 3, 4, 5, 6
   ON CONFLICT (grp, bucket, from_addr, to_addr, chain, token) DO UPDATE SET
     side = excluded.side, n = r.n + excluded.n, usd = r.usd + excluded.usd, value = r.value + excluded.value
-), gc AS (
+)`,
+		cp: `gc AS (
   INSERT INTO transfers.grp_cp AS r (grp, chain, cp, in_n, in_usd, in_value, out_n, out_usd, out_value)
   SELECT grp, chain, CASE WHEN o THEN to_addr ELSE from_addr END,
          ` + s + ` * sum(CASE WHEN i THEN n ELSE 0 END), ` + s + ` * sum(CASE WHEN i THEN usd ELSE 0 END),
@@ -183,7 +211,8 @@ ge AS (
   ON CONFLICT (grp, chain, cp) DO UPDATE SET
     in_n = r.in_n + excluded.in_n, in_usd = r.in_usd + excluded.in_usd, in_value = r.in_value + excluded.in_value,
     out_n = r.out_n + excluded.out_n, out_usd = r.out_usd + excluded.out_usd, out_value = r.out_value + excluded.out_value
-)`
+)`,
+	}
 }
 
 // groupRollupCleanup deletes the group rollup rows a subtraction of src (pair rows of memb's

@@ -45,11 +45,17 @@ func queueValues(v []any) []any {
 // DefaultRollupBatch is the most queued rows one apply takes.
 const DefaultRollupBatch = 20000
 
-// applyRowsSQL creates the session's tables of an apply, its rows and their addresses' live
-// groups, and empties them: a reorg applies several batches in one transaction.
-const applyRowsSQL = `CREATE TEMP TABLE IF NOT EXISTS apply_rows (LIKE transfers.rollup_queue) ON COMMIT DELETE ROWS;
+// applyRowsSQL creates the session's tables of an apply and empties them: its rows, their
+// addresses' live groups, its pair rows (with the groups of both sides) and their group sides
+// (groupSides). A reorg applies a batch inside its own transaction.
+var applyRowsSQL = `CREATE TEMP TABLE IF NOT EXISTS apply_rows (LIKE transfers.rollup_queue) ON COMMIT DELETE ROWS;
 CREATE TEMP TABLE IF NOT EXISTS apply_memb (address text COLLATE "C", g text[]) ON COMMIT DELETE ROWS;
-TRUNCATE apply_rows, apply_memb`
+CREATE TEMP TABLE IF NOT EXISTS apply_pairs ON COMMIT DELETE ROWS AS
+  SELECT from_addr, to_addr, block_time AS bucket, chain, token, token_id, 0::bigint AS n, 0::numeric AS usd, 0::numeric AS value,
+         '{}'::text[] AS fg, '{}'::text[] AS tg
+  FROM transfers.rollup_queue WITH NO DATA;
+CREATE TEMP TABLE IF NOT EXISTS apply_sides ON COMMIT DELETE ROWS AS ` + groupSides("apply_pairs", "") + ` WITH NO DATA;
+TRUNCATE apply_rows, apply_memb, apply_pairs, apply_sides`
 
 // takeQueuedSQL moves the queued rows where holds into apply_rows.
 func takeQueuedSQL(where string) string {
@@ -65,22 +71,38 @@ var takeBatchSQL = takeQueuedSQL(`ctid = ANY(ARRAY(SELECT ctid FROM transfers.ro
 // takeBlocksSQL moves the queued rows of chain $1's blocks $2 (hashes) into apply_rows.
 var takeBlocksSQL = takeQueuedSQL(`chain = $1 AND block_hash = ANY($2)`)
 
-// applyRollupsSQL adds apply_rows to every rollup: per address and pair, per chain, and per live
-// attribution group of the sender or recipient (apply_memb), and records their blocks.
-var applyRollupsSQL = `WITH ins AS (SELECT * FROM apply_rows),
-insg AS (
-  SELECT i.*, coalesce(mf.g, '{}') AS from_grps, coalesce(mt.g, '{}') AS to_grps
-  FROM ins i LEFT JOIN apply_memb mf ON mf.address = i.from_addr LEFT JOIN apply_memb mt ON mt.address = i.to_addr
-), pairs AS (
-  SELECT from_addr, to_addr, date_trunc('hour', block_time, 'UTC') AS bucket, chain, token, min(token_id) AS token_id,
-         count(*) AS n, sum(coalesce(usd, 0)::numeric) AS usd, sum(unit_value::numeric) AS value,
-         min(from_grps) AS fg, min(to_grps) AS tg
-  FROM insg GROUP BY 1, 2, 3, 4, 5
-),
-` + addrRollupCTEs("pairs", 1) + `,
-` + groupRollupCTEs("pairs", 1, "", "") + `,
+// applyPairsSQL aggregates apply_rows into apply_pairs, with the live groups of both sides
+// (apply_memb), and those into apply_sides.
+const applyPairsSQL = `INSERT INTO apply_pairs
+SELECT i.from_addr, i.to_addr, date_trunc('hour', i.block_time, 'UTC'), i.chain, i.token, min(i.token_id),
+       count(*), sum(coalesce(i.usd, 0)::numeric), sum(i.unit_value::numeric), min(coalesce(mf.g, '{}')), min(coalesce(mt.g, '{}'))
+FROM apply_rows i LEFT JOIN apply_memb mf ON mf.address = i.from_addr LEFT JOIN apply_memb mt ON mt.address = i.to_addr
+GROUP BY 1, 2, 3, 4, 5`
+
+var applySidesSQL = `INSERT INTO apply_sides ` + groupSides("apply_pairs", "")
+
+// An apply's upserts come in two statements. The first writes rows that batches rarely share
+// (pairs of addresses by the hour, entities' pair rows and counterparties, blocks); the second
+// the rows every batch shares (an exchange's or a type's hours and days, the chains' hours and
+// days, busy addresses' days), right before the commit. Two applies at once (replicas) then
+// overlap in their first statements and take turns only for the second, which holds the shared
+// rows' locks only until the commit. Both statements lock in one order (each table's rows in key
+// order, the tables in statement order), so concurrent applies cannot deadlock.
+var (
+	applyColdSQL = `WITH ins AS (SELECT * FROM apply_rows), gsides AS (SELECT * FROM apply_sides),
+` + addrRollupParts("apply_pairs", 1).pairs + `,
+` + groupRollupParts(1).edges + `,
+` + groupRollupParts(1).cp + `,
 ` + blocksCTE + `
-SELECT count(*) FROM ins`
+SELECT 1`
+	applyHotSQL = `WITH gsides AS (SELECT * FROM apply_sides), gpairs AS (` + groupPairs("apply_pairs", "") + `),
+` + addrRollupParts("apply_pairs", 1).daily + `,
+` + addrRollupParts("apply_pairs", 1).chainHourly + `,
+` + addrRollupParts("apply_pairs", 1).chainDaily + `,
+` + groupRollupParts(1).hourly + `, ` + groupRollupParts(1).daily + `,
+` + groupRollupParts(1).pairHourly + `, ` + groupRollupParts(1).pairDaily + `
+SELECT 1`
+)
 
 // applyBatch moves up to max queued rows into the rollups in tx, which holds groupLock (shared
 // or exclusive). It returns how many it applied; 0 when nothing is queued that another apply
@@ -136,11 +158,12 @@ func (s *Store) apply(ctx context.Context, tx pgx.Tx, take string, args ...any) 
 			return 0, fmt.Errorf("groups of queued rows: %w", err)
 		}
 	}
-	var n int
-	if err := tx.QueryRow(ctx, applyRollupsSQL).Scan(&n); err != nil {
-		return 0, fmt.Errorf("apply rollups: %w", err)
+	for _, q := range []string{applyPairsSQL, applySidesSQL, applyColdSQL, applyHotSQL} {
+		if _, err := tx.Exec(ctx, q); err != nil {
+			return 0, fmt.Errorf("apply rollups: %w", err)
+		}
 	}
-	return n, nil
+	return int(tag.RowsAffected()), nil
 }
 
 // ApplyRollups applies up to max queued rows (DefaultRollupBatch when max ≤ 0) in one
