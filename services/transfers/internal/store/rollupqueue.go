@@ -11,7 +11,7 @@ package store
 //     relabel (exclusive) moves only rows already in the rollups from the old groups to the new
 //     ones; rows still queued are applied later under the new groups. Either way every row ends
 //     counted once under the membership of the moment, as if the world had been loaded
-//     relabelled (TestQueuedRollupsAreExact).
+//     relabelled (TestQueuedRollups).
 //   - a reorg (exclusive) first applies the queued rows of the blocks it removes, so every row
 //     it removes is in the rollups it subtracts from; other queued rows are not its concern.
 //
