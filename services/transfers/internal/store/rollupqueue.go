@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -72,7 +73,7 @@ var takeBatchSQL = takeQueuedSQL(`ctid = ANY(ARRAY(SELECT ctid FROM transfers.ro
 var takeBlocksSQL = takeQueuedSQL(`chain = $1 AND block_hash = ANY($2)`)
 
 // applyPairsSQL aggregates apply_rows into apply_pairs, with the live groups of both sides
-// (apply_memb), and those into apply_sides.
+// (apply_memb); applySidesSQL expands those into apply_sides, one row per pair row and group.
 const applyPairsSQL = `INSERT INTO apply_pairs
 SELECT i.from_addr, i.to_addr, date_trunc('hour', i.block_time, 'UTC'), i.chain, i.token, min(i.token_id),
        count(*), sum(coalesce(i.usd, 0)::numeric), sum(i.unit_value::numeric), min(coalesce(mf.g, '{}')), min(coalesce(mt.g, '{}'))
@@ -166,9 +167,9 @@ func (s *Store) apply(ctx context.Context, tx pgx.Tx, take string, args ...any) 
 	return int(tag.RowsAffected()), nil
 }
 
-// ApplyRollups applies up to max queued rows (DefaultRollupBatch when max ≤ 0) in one
+// applyRollups applies up to max queued rows (DefaultRollupBatch when max ≤ 0) in one
 // transaction and returns how many it applied.
-func (s *Store) ApplyRollups(ctx context.Context, max int) (int, error) {
+func (s *Store) applyRollups(ctx context.Context, max int) (int, error) {
 	if max <= 0 {
 		max = DefaultRollupBatch
 	}
@@ -192,7 +193,7 @@ func (s *Store) ApplyRollups(ctx context.Context, max int) (int, error) {
 func (s *Store) DrainRollups(ctx context.Context) (int, error) {
 	total := 0
 	for {
-		n, err := s.ApplyRollups(ctx, s.rollupBatch())
+		n, err := s.applyRollups(ctx, s.rollupBatch())
 		total += n
 		if err != nil || n == 0 {
 			return total, err
@@ -215,14 +216,32 @@ type rollupQueue struct {
 	wake   chan struct{}
 	// lengthFn, when set, replaces queueLength (tests).
 	lengthFn func(context.Context) (int64, error)
+
+	mu    sync.Mutex
+	lenAt time.Time // when lenN was read
+	lenN  int64
 }
+
+// lengthTTL is how long the lag bound reuses a read of the queue's length: the statistics'
+// estimate trails by about as much, so reading it for every write would only add a round trip.
+const lengthTTL = time.Second
 
 // length is the queue's length as the lag bound reads it.
 func (q *rollupQueue) length(ctx context.Context, s *Store) (int64, error) {
 	if q.lengthFn != nil {
 		return q.lengthFn(ctx)
 	}
-	return s.queueLength(ctx)
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if time.Since(q.lenAt) < lengthTTL {
+		return q.lenN, nil
+	}
+	n, err := s.queueLength(ctx)
+	if err != nil {
+		return 0, err
+	}
+	q.lenAt, q.lenN = time.Now(), n
+	return n, nil
 }
 
 // queueLength is the statistics' live-tuple count of the queue: an estimate that lags by about
@@ -273,7 +292,7 @@ func (s *Store) afterWrite(ctx context.Context, n int) error {
 		return err
 	}
 	for done := 0; queued > s.rq.lagMax && done < n; {
-		k, err := s.ApplyRollups(ctx, min(n-done, s.rollupBatch()))
+		k, err := s.applyRollups(ctx, min(n-done, s.rollupBatch()))
 		if err != nil || k == 0 {
 			return err
 		}
