@@ -143,9 +143,9 @@ var insertTransfersSQL = `WITH ins AS (
   SELECT s.` + strings.Join(transferColsUID, ", s.") + ` FROM stage_new_transfers s
   WHERE NOT ` + stagedOrphaned + `
   ON CONFLICT (block_time, uid) DO NOTHING
-  RETURNING ` + queueCols + `
+  RETURNING ` + keyCols + `
 ), q AS (
-  INSERT INTO transfers.rollup_queue (` + queueCols + `) SELECT ` + queueCols + ` FROM ins
+  INSERT INTO transfers.rollup_keys (` + keyCols + `) SELECT ` + keyCols + ` FROM ins
 ), ` + parkCTE("transfers", "stage_new_transfers", transferColsUID) + `
 SELECT count(*) FROM ins`
 
@@ -348,12 +348,12 @@ func copyNewTransfers(ctx context.Context, tx pgx.Tx, n int, row func(int) ([]an
 		}
 		return false, fmt.Errorf("copy transfers: %w", err)
 	}
-	if _, err := sp.CopyFrom(ctx, pgx.Identifier{"transfers", "rollup_queue"}, queueColList, pgx.CopyFromSlice(n, func(i int) ([]any, error) {
+	if _, err := sp.CopyFrom(ctx, pgx.Identifier{"transfers", "rollup_keys"}, keyColList, pgx.CopyFromSlice(n, func(i int) ([]any, error) {
 		v, err := row(i)
 		if err != nil {
 			return nil, err
 		}
-		return queueValues(v), nil
+		return keyValues(v), nil
 	})); err != nil {
 		return false, fmt.Errorf("queue transfers for the rollups: %w", err)
 	}
@@ -518,7 +518,7 @@ func (s *Store) RemoveBlocks(ctx context.Context, chain string, blocks, canonica
 		// Rows of these blocks still queued are not in the rollups yet: applied first, every row
 		// the reorg removes is in them, and its subtraction is exact. Their blocks are recorded
 		// too, so the reorg finds the blocks' times.
-		if err := s.applyBlocks(ctx, tx, chain, hashes); err != nil {
+		if err := s.applyBlocks(ctx, tx, chain, blocks); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO transfers.orphaned_blocks (chain, block_hash)

@@ -158,6 +158,62 @@ func TestMigrationOfGroupPairs(t *testing.T) {
 	}
 }
 
+// Migration 18 turns the rows a version 17 writer queued for the rollups (their columns) into
+// keys of transfers, and back: the world loaded with its rollups queued (with a twin of a
+// transfer, identical in every queued column), taken down to version 17 and up again, still has
+// every row queued once, and applied it is the state of loading it inline.
+func TestMigrationOfQueuedRows(t *testing.T) {
+	ctx := context.Background()
+	pool, p := migrationDB(t, "transfers_migrate18")
+	if _, err := p.Up(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { queuedRollups = false }()
+	twin, err := events.TransferRow(tw.Transfers()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	twin.ID += "-twin"
+	load := func(queued bool) {
+		_, st := loadWorld(t, pool, queued)
+		if _, err := st.WriteTransfers(ctx, []store.TransferRow{twin}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	load(false)
+	want := snapshot(t, pool)
+
+	load(true)
+	stored := int64(len(tw.Transfers()) + 1)
+	count := func(table string) (n int64) {
+		t.Helper()
+		if err := pool.QueryRow(ctx, `SELECT count(*) FROM transfers.`+table).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := count("rollup_keys"); n != stored {
+		t.Fatalf("%d keys queued, want %d", n, stored)
+	}
+	if _, err := p.DownTo(ctx, 17); err != nil {
+		t.Fatal(err)
+	}
+	if n := count("rollup_queue"); n != stored {
+		t.Fatalf("version 17: %d rows queued, want %d", n, stored)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var distinct int64
+	if err := pool.QueryRow(ctx, `SELECT count(DISTINCT (k.block_time, k.uid)) FROM transfers.rollup_keys k
+		JOIN transfers.transfers t USING (block_time, uid)`).Scan(&distinct); err != nil || distinct != stored {
+		t.Fatalf("%d distinct stored transfers queued (%v), want %d", distinct, err, stored)
+	}
+	if got := snapshot(t, pool); got != want {
+		t.Fatalf("queued across migration 18 and back, applied:\n%s\nwant (inline):\n%s", got, want)
+	}
+}
+
 // migrationDB creates a scratch database with an empty transfers schema and returns a pool on
 // it and a goose provider of the transfers migrations; both go at the end of the test.
 func migrationDB(t *testing.T, name string) (*pgxpool.Pool, *goose.Provider) {

@@ -1,10 +1,10 @@
 package store
 
-// Queued rollups. A transfers write stores its new rows and appends what the rollups need of
-// them to transfers.rollup_queue, in one transaction (WriteTransfers). Applying moves a batch of
-// queued rows out (DELETE ... RETURNING) and adds them to every rollup, in one transaction:
-// a queued row is counted once, whichever replica applies it and however often a write or an
-// apply is retried.
+// Queued rollups. A transfers write stores its new rows and appends their keys (natural key and
+// block) to transfers.rollup_keys, in one transaction (WriteTransfers). Applying moves a batch
+// of queued keys out (DELETE ... RETURNING), reads their rows and adds them to every rollup, in
+// one transaction: a queued row is counted once, whichever replica applies it and however often
+// a write or an apply is retried.
 //
 // Why it is exact beside relabels and reorgs:
 //   - an apply reads the groups of its rows when it applies them, holding groupLock shared. A
@@ -33,14 +33,18 @@ import (
 	"go.opentelemetry.io/otel/metric"
 )
 
-// queueCols are transfers.rollup_queue's columns: what the rollups and blocks read of a row.
-const queueCols = "chain, block_hash, block_number, block_time, from_addr, to_addr, token, token_id, unit_value, usd"
+// applyCols are what the rollups and blocks read of a queued row (apply_rows' columns).
+const applyCols = "chain, block_hash, block_number, block_time, from_addr, to_addr, token, token_id, unit_value, usd"
 
-var queueColList = strings.Split(queueCols, ", ")
+// keyCols are transfers.rollup_keys' columns: a row's natural key, which the apply reads it by,
+// and its block, which a reorg takes its blocks' keys by (applyBlocks).
+const keyCols = "block_time, uid, block_number, chain"
 
-// queueValues picks queueCols' values out of a row's transferColsUID values.
-func queueValues(v []any) []any {
-	return []any{v[0], v[3], v[4], v[5], v[8], v[9], v[10], v[11], v[16], v[17]}
+var keyColList = strings.Split(keyCols, ", ")
+
+// keyValues picks keyCols' values out of a row's transferColsUID values.
+func keyValues(v []any) []any {
+	return []any{v[5], v[len(v)-1], v[4], v[0]}
 }
 
 // DefaultRollupBatch is the most queued rows one apply takes.
@@ -49,28 +53,39 @@ const DefaultRollupBatch = 20000
 // applyRowsSQL creates the session's tables of an apply and empties them: its rows, their
 // addresses' live groups, its pair rows (with the groups of both sides) and their group sides
 // (groupSides). A reorg applies a batch inside its own transaction.
-var applyRowsSQL = `CREATE TEMP TABLE IF NOT EXISTS apply_rows (LIKE transfers.rollup_queue) ON COMMIT DELETE ROWS;
+var applyRowsSQL = `CREATE TEMP TABLE IF NOT EXISTS apply_rows ON COMMIT DELETE ROWS AS SELECT ` + applyCols + ` FROM transfers.transfers WITH NO DATA;
 CREATE TEMP TABLE IF NOT EXISTS apply_memb (address text COLLATE "C", g text[]) ON COMMIT DELETE ROWS;
 CREATE TEMP TABLE IF NOT EXISTS apply_pairs ON COMMIT DELETE ROWS AS
   SELECT from_addr, to_addr, block_time AS bucket, chain, token, token_id, 0::bigint AS n, 0::numeric AS usd, 0::numeric AS value,
          '{}'::text[] AS fg, '{}'::text[] AS tg
-  FROM transfers.rollup_queue WITH NO DATA;
+  FROM transfers.transfers WITH NO DATA;
 CREATE TEMP TABLE IF NOT EXISTS apply_sides ON COMMIT DELETE ROWS AS ` + groupSides("apply_pairs", "") + ` WITH NO DATA;
 TRUNCATE apply_rows, apply_memb, apply_pairs, apply_sides`
 
-// takeQueuedSQL moves the queued rows where holds into apply_rows.
+// takeQueuedSQL moves the queued keys where holds out of the queue and their rows into
+// apply_rows. Each row is read by its key through the natural key's index, its partition
+// pruned at run time: the lateral subquery (kept apart by OFFSET 0) is a parameterised scan, so
+// the planner cannot hash a batch against every partition. A key whose row is gone (removed by
+// a reorg that took it first) cannot occur; it would be dropped, as its row is.
 func takeQueuedSQL(where string) string {
 	return `WITH d AS (
-  DELETE FROM transfers.rollup_queue WHERE ` + where + `
-  RETURNING ` + queueCols + `
-) INSERT INTO apply_rows (` + queueCols + `) SELECT ` + queueCols + ` FROM d`
+  DELETE FROM transfers.rollup_keys WHERE ` + where + `
+  RETURNING block_time, uid
+) INSERT INTO apply_rows (` + applyCols + `) SELECT r.* FROM d CROSS JOIN LATERAL (
+  SELECT ` + applyCols + ` FROM transfers.transfers t WHERE t.block_time = d.block_time AND t.uid = d.uid OFFSET 0) r`
 }
 
 // takeBatchSQL moves up to $1 queued rows no other apply holds into apply_rows.
-var takeBatchSQL = takeQueuedSQL(`ctid = ANY(ARRAY(SELECT ctid FROM transfers.rollup_queue LIMIT $1 FOR UPDATE SKIP LOCKED))`)
+var takeBatchSQL = takeQueuedSQL(`ctid = ANY(ARRAY(SELECT ctid FROM transfers.rollup_keys LIMIT $1 FOR UPDATE SKIP LOCKED))`)
 
-// takeBlocksSQL moves the queued rows of chain $1's blocks $2 (hashes) into apply_rows.
-var takeBlocksSQL = takeQueuedSQL(`chain = $1 AND block_hash = ANY($2)`)
+// takeBlocksSQL moves the queued rows of chain $1's blocks numbered $2 into apply_rows: the rows
+// of a reorg's blocks, and of any other block of the same numbers (applying a queued row early
+// is always right). takeChainSQL moves all of chain $1's, for a reorg naming a block without its
+// number.
+var (
+	takeBlocksSQL = takeQueuedSQL(`chain = $1 AND block_number = ANY($2)`)
+	takeChainSQL  = takeQueuedSQL(`chain = $1`)
+)
 
 // applyPairsSQL aggregates apply_rows into apply_pairs, with the live groups of both sides
 // (apply_memb); applySidesSQL expands those into apply_sides, one row per pair row and group.
@@ -112,11 +127,20 @@ func (s *Store) applyBatch(ctx context.Context, tx pgx.Tx, max int) (int, error)
 	return s.apply(ctx, tx, takeBatchSQL, max)
 }
 
-// applyBlocks applies the queued rows of chain's blocks (hashes) in tx, which holds groupLock
+// applyBlocks applies the queued rows of chain's blocks in tx, which holds groupLock
 // exclusively: a reorg, which then removes them, so that it subtracts them from rollups that
-// hold them. Other queued rows stay queued.
-func (s *Store) applyBlocks(ctx context.Context, tx pgx.Tx, chain string, hashes []string) error {
-	_, err := s.apply(ctx, tx, takeBlocksSQL, chain, hashes)
+// hold them. Other blocks' queued rows stay queued, but for rows of blocks of the same numbers,
+// or, when a block's number is unknown (0), every queued row of the chain.
+func (s *Store) applyBlocks(ctx context.Context, tx pgx.Tx, chain string, blocks []Block) error {
+	numbers := make([]int64, 0, len(blocks))
+	for _, b := range blocks {
+		if b.Number <= 0 {
+			_, err := s.apply(ctx, tx, takeChainSQL, chain)
+			return err
+		}
+		numbers = append(numbers, b.Number)
+	}
+	_, err := s.apply(ctx, tx, takeBlocksSQL, chain, numbers)
 	return err
 }
 
@@ -204,7 +228,7 @@ func (s *Store) DrainRollups(ctx context.Context) (int, error) {
 // QueuedRollups is how many rows wait for the rollups (exact; it counts the queue).
 func (s *Store) QueuedRollups(ctx context.Context) (int64, error) {
 	var n int64
-	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM transfers.rollup_queue`).Scan(&n)
+	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM transfers.rollup_keys`).Scan(&n)
 	return n, err
 }
 
@@ -248,7 +272,7 @@ func (q *rollupQueue) length(ctx context.Context, s *Store) (int64, error) {
 // a second, which is as close as a bound needs, at the cost of a function call.
 func (s *Store) queueLength(ctx context.Context) (int64, error) {
 	var n int64
-	if err := s.pool.QueryRow(ctx, `SELECT pg_stat_get_live_tuples('transfers.rollup_queue'::regclass)`).Scan(&n); err != nil {
+	if err := s.pool.QueryRow(ctx, `SELECT pg_stat_get_live_tuples('transfers.rollup_keys'::regclass)`).Scan(&n); err != nil {
 		return 0, fmt.Errorf("rollup queue length: %w", err)
 	}
 	return n, nil

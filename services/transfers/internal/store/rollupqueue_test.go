@@ -69,6 +69,26 @@ func TestQueuedRollups(t *testing.T) {
 			t.Fatalf("reorg with rows queued:\n%s\nwant (inline):\n%s", got, want)
 		}
 	})
+	t.Run("reorg naming a block without its number", func(t *testing.T) {
+		// The reorg cannot tell which queued rows are its block's: it applies the chain's.
+		reorg := tw.Msgs([]*eventsv1.Reorg{{Chain: "ethereum", Orphaned: []*eventsv1.Reorg_Block{{Hash: tw.BlockHash("ethereum", 3)}}}})
+		h, _ := loadWorld(t, pool, false)
+		if err := h.Reorgs(ctx, reorg); err != nil {
+			t.Fatal(err)
+		}
+		want := snapshot(t, pool)
+		h, _ = loadWorld(t, pool, true)
+		if err := h.Reorgs(ctx, reorg); err != nil {
+			t.Fatal(err)
+		}
+		var left int64
+		if err := pool.QueryRow(ctx, `SELECT count(*) FROM transfers.rollup_keys WHERE chain = 'ethereum'`).Scan(&left); err != nil || left != 0 {
+			t.Fatalf("%d ethereum rows left queued (%v), want 0", left, err)
+		}
+		if got := snapshot(t, pool); got != want {
+			t.Fatalf("reorg with rows queued:\n%s\nwant (inline):\n%s", got, want)
+		}
+	})
 	t.Run("redelivery and reorg", testRedeliveryAndReorg)
 	t.Run("relabel", testRelabelIsExact)
 	t.Run("reorg back to orphaned blocks", testReorgBackToOrphanedBlocks)
