@@ -116,15 +116,20 @@ func withGroups(src, memb string) string {
 
 // groupSides is a CTE body: the pair rows of src (with fg and tg, see withGroups) with each group
 // of their sender or recipient, and whether the sender (o) and the recipient (i) are in it.
-// fg and tg come along: grp_edges keeps the type groups of both sides.
-// grpOK, when set, restricts the groups (column grp).
-func groupSides(src, grpOK string) string {
+// fg and tg come along: grp_edges keeps the type groups of both sides. grpOK, when set,
+// restricts the groups (column grp). timed says src has tf and tl, its pair rows' first and
+// last transfer times (the apply's pair rows); otherwise they are NULL, unknown.
+func groupSides(src, grpOK string, timed bool) string {
 	w := ""
 	if grpOK != "" {
 		w = " WHERE " + grpOK
 	}
+	times := "NULL::timestamptz AS tf, NULL::timestamptz AS tl"
+	if timed {
+		times = "p.tf, p.tl"
+	}
 	return `SELECT * FROM (SELECT x.g AS grp, p.from_addr, p.to_addr, p.bucket, p.chain, p.token, p.token_id, p.n, p.usd, p.value,
-         x.g = ANY(p.fg) AS o, x.g = ANY(p.tg) AS i, p.fg, p.tg
+         x.g = ANY(p.fg) AS o, x.g = ANY(p.tg) AS i, p.fg, p.tg, ` + times + `
   FROM ` + src + ` p CROSS JOIN LATERAL (SELECT DISTINCT g FROM unnest(p.fg || p.tg) g) x) y` + w
 }
 
@@ -155,7 +160,7 @@ func pairKept(g1, g2 string) bool {
 // unique per pair key.
 func groupRollupCTEs(src string, sign int, grpOK, pairOK string) string {
 	p := groupRollupParts(sign)
-	return `gsides AS (` + groupSides(src, grpOK) + `), gpairs AS (` + groupPairs(src, pairOK) + `),
+	return `gsides AS (` + groupSides(src, grpOK, false) + `), gpairs AS (` + groupPairs(src, pairOK) + `),
 ` + p.hourly + `, ` + p.daily + `,
 ` + p.pairHourly + `, ` + p.pairDaily + `,
 ` + p.edges + `, ` + p.cp
@@ -194,12 +199,12 @@ func groupRollupParts(sign int) groupRollups {
 		pairHourly: pair("gph", "grp_pair_hourly", "hour"),
 		pairDaily:  pair("gpd", "grp_pair_daily", "day"),
 		edges: `ge AS (
-  INSERT INTO transfers.grp_edges AS r (grp, bucket, from_addr, to_addr, chain, token, token_id, side, n, usd, value, from_t, to_t)
+  INSERT INTO transfers.grp_edges AS r (grp, bucket, from_addr, to_addr, chain, token, token_id, side, n, usd, value, from_t, to_t, t_first, t_last)
   SELECT grp, bucket, from_addr, to_addr, chain, token, token_id, CASE WHEN o AND i THEN 3 WHEN o THEN 1 ELSE 2 END,
-         ` + s + ` * n, ` + s + ` * usd, ` + s + ` * value, transfers.type_group(fg), transfers.type_group(tg)
+         ` + s + ` * n, ` + s + ` * usd, ` + s + ` * value, transfers.type_group(fg), transfers.type_group(tg), tf, tl
   FROM gsides WHERE grp LIKE 'e:%' ORDER BY 1, 2, 3, 4, 5, 6
   ON CONFLICT (grp, bucket, from_addr, to_addr, chain, token) DO UPDATE SET
-    side = excluded.side, n = r.n + excluded.n, usd = r.usd + excluded.usd, value = r.value + excluded.value
+    side = excluded.side, n = r.n + excluded.n, usd = r.usd + excluded.usd, value = r.value + excluded.value` + edgeTimes(sign) + `
 )`,
 		cp: `gc AS (
   INSERT INTO transfers.grp_cp AS r (grp, chain, cp, in_n, in_usd, in_value, out_n, out_usd, out_value)
@@ -215,10 +220,23 @@ func groupRollupParts(sign int) groupRollups {
 	}
 }
 
+// edgeTimes is the update of a pair row's t_first and t_last (migration 19: bounds on its
+// transfers' times, NULL when unknown) as sign × its new transfers are added. An addition keeps
+// the bounds exact where both sides know them and unknown otherwise; a subtraction keeps them:
+// the rest of the row's transfers lie within them still (edgeNewestPage relies on no more).
+func edgeTimes(sign int) string {
+	if sign < 0 {
+		return ""
+	}
+	return `,
+    t_first = CASE WHEN r.t_first IS NULL OR excluded.t_first IS NULL THEN NULL ELSE least(r.t_first, excluded.t_first) END,
+    t_last = CASE WHEN r.t_last IS NULL OR excluded.t_last IS NULL THEN NULL ELSE greatest(r.t_last, excluded.t_last) END`
+}
+
 // groupRollupCleanup deletes the group rollup rows a subtraction of src (pair rows of memb's
 // addresses) emptied.
 func groupRollupCleanup(src, memb string) string {
-	return `WITH gsrc AS (` + withGroups(src, memb) + `), gsides AS (` + groupSides("gsrc", "") + `), gpairs AS (` + groupPairs("gsrc", "") + `),
+	return `WITH gsrc AS (` + withGroups(src, memb) + `), gsides AS (` + groupSides("gsrc", "", false) + `), gpairs AS (` + groupPairs("gsrc", "") + `),
 d1 AS (DELETE FROM transfers.grp_hourly r USING (SELECT DISTINCT grp, bucket, chain, token FROM gsides) k
   WHERE r.grp = k.grp AND r.bucket = k.bucket AND r.chain = k.chain AND r.token = k.token AND r.in_n = 0 AND r.out_n = 0),
 d2 AS (DELETE FROM transfers.grp_daily r USING (SELECT DISTINCT grp, date_trunc('day', bucket, 'UTC') bucket, chain, token FROM gsides) k

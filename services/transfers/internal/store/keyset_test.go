@@ -19,7 +19,8 @@ import (
 // read a span of days at a time, newest first, and stops at the cap; the hour a window cuts is
 // counted through the entity's pair rows; the page's first read counts that hour's pair rows by
 // the part of it inside the window. Each page and count must equal the brute-force answer:
-// below the cap, at it, and across the month the transfers straddle.
+// below the cap, at it, and across the month the transfers straddle; and so must pages of
+// random sizes at random times.
 func TestKeysetPagesOfABusyEntity(t *testing.T) {
 	ctx := context.Background()
 	pool := pgtest.Pool(t)
@@ -121,5 +122,69 @@ func TestKeysetPagesOfABusyEntity(t *testing.T) {
 	}
 	if capped == 0 {
 		t.Fatal("no window reached the count's cap")
+	}
+
+	// Page turns at random times, of random sizes: the first pages a client paging by time asks
+	// for. They are read from the pair rows that can hold them, by the bounds on their transfers'
+	// times (edgeNewestPage), which a loose or wrong bound would get wrong. Then again after a
+	// relabel adds twenty counterparties to the entity: their pair rows' transfers come into its
+	// pair rows without times, some into rows it had (whose bounds must then be unknown).
+	randomPages(t, st, all, start, rng, own)
+	var more []store.Attribution
+	for n := 100; n < 120; n++ {
+		more = append(more, store.Attribution{ChainType: "evm", Address: addr(n), Entity: ex, Version: 1, UpdatedAt: now})
+	}
+	if err := st.ApplyAttributions(ctx, more, nil); err != nil {
+		t.Fatal(err)
+	}
+	randomPages(t, st, all, start, rng, func(a string) bool {
+		return own(a) || slices.ContainsFunc(more, func(m store.Attribution) bool { return m.Address == a })
+	})
+}
+
+// randomPages checks first pages of entity xx (whose addresses own tells) at random times of the
+// six days from start against all, brute force.
+func randomPages(t *testing.T, st *store.Store, all []store.TransferRow, start time.Time, rng *rand.Rand, own func(string) bool) {
+	t.Helper()
+	ctx := context.Background()
+	newest := func(a, b store.TransferRow) int {
+		return cmp.Or(b.BlockTime.Compare(a.BlockTime), cmp.Compare(b.Chain, a.Chain), cmp.Compare(b.ID, a.ID))
+	}
+	for i := 0; i < 300; i++ {
+		at := start.Add(time.Duration(rng.Int64N(int64(6 * 24 * time.Hour))))
+		dir, flow, limit := []string{"desc", "asc"}[i%2], []string{"all", "in", "out"}[rng.IntN(3)], []int{1, 7, 50, 120}[rng.IntN(4)]
+		f := store.TransferFilter{Flow: flow, Base: store.AddrSet{Entities: []string{"xx"}, Size: 2}, HasBase: true}
+		var want []store.TransferRow
+		for _, r := range all {
+			in := r.BlockTime.Compare(at) <= 0
+			if dir == "asc" {
+				in = r.BlockTime.Compare(at) >= 0
+			}
+			fo, to := own(r.From), own(r.To)
+			if in && map[string]bool{"all": fo || to, "in": to && !fo, "out": fo && !to}[flow] {
+				want = append(want, r)
+			}
+		}
+		slices.SortFunc(want, newest)
+		if dir == "asc" {
+			slices.Reverse(want)
+			f.TimeFrom = at
+		} else {
+			f.TimeTo = at
+		}
+		list, _, err := st.ListTransfers(ctx, f, store.Page{SortKey: "time", SortDir: dir, Limit: limit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got, exp []string
+		for _, r := range list {
+			got = append(got, r.ID)
+		}
+		for _, r := range want[:min(limit, len(want))] {
+			exp = append(exp, r.ID)
+		}
+		if !slices.Equal(got, exp) {
+			t.Fatalf("flow %s, %s from %v, %d rows: page\n got %v\nwant %v", flow, dir, at, limit, got, exp)
+		}
 	}
 }

@@ -166,7 +166,7 @@ func materialize(ctx context.Context, tx pgx.Tx, groups []string) error {
 		return nil
 	}
 	if _, err := tx.Exec(ctx, `WITH gsrc AS (`+withGroups("sub_pairs", "sub_memb")+`),
-  gsides AS (`+groupSides("gsrc", "grp LIKE 'e:%' AND grp <> ALL($1::text[])")+`),
+  gsides AS (`+groupSides("gsrc", "grp LIKE 'e:%' AND grp <> ALL($1::text[])", false)+`),
   k AS (SELECT grp, bucket, from_addr, to_addr, chain, token, transfers.type_group(fg) AS ft, transfers.type_group(tg) AS tt FROM gsides)
 UPDATE transfers.grp_edges r SET from_t = k.ft, to_t = k.tt FROM k
 WHERE r.grp = k.grp AND r.bucket = k.bucket AND r.from_addr = k.from_addr AND r.to_addr = k.to_addr AND r.chain = k.chain

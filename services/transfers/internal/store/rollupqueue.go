@@ -57,9 +57,9 @@ var applyRowsSQL = `CREATE TEMP TABLE IF NOT EXISTS apply_rows ON COMMIT DELETE 
 CREATE TEMP TABLE IF NOT EXISTS apply_memb (address text COLLATE "C", g text[]) ON COMMIT DELETE ROWS;
 CREATE TEMP TABLE IF NOT EXISTS apply_pairs ON COMMIT DELETE ROWS AS
   SELECT from_addr, to_addr, block_time AS bucket, chain, token, token_id, 0::bigint AS n, 0::numeric AS usd, 0::numeric AS value,
-         '{}'::text[] AS fg, '{}'::text[] AS tg
+         '{}'::text[] AS fg, '{}'::text[] AS tg, block_time AS tf, block_time AS tl
   FROM transfers.transfers WITH NO DATA;
-CREATE TEMP TABLE IF NOT EXISTS apply_sides ON COMMIT DELETE ROWS AS ` + groupSides("apply_pairs", "") + ` WITH NO DATA;
+CREATE TEMP TABLE IF NOT EXISTS apply_sides ON COMMIT DELETE ROWS AS ` + groupSides("apply_pairs", "", true) + ` WITH NO DATA;
 TRUNCATE apply_rows, apply_memb, apply_pairs, apply_sides`
 
 // takeQueuedSQL moves the queued keys where holds out of the queue and their rows into
@@ -88,14 +88,15 @@ var (
 )
 
 // applyPairsSQL aggregates apply_rows into apply_pairs, with the live groups of both sides
-// (apply_memb); applySidesSQL expands those into apply_sides, one row per pair row and group.
+// (apply_memb) and the first and last transfer times (for grp_edges' bounds); applySidesSQL expands those into apply_sides, one row per pair row and group.
 const applyPairsSQL = `INSERT INTO apply_pairs
 SELECT i.from_addr, i.to_addr, date_trunc('hour', i.block_time, 'UTC'), i.chain, i.token, min(i.token_id),
-       count(*), sum(coalesce(i.usd, 0)::numeric), sum(i.unit_value::numeric), min(coalesce(mf.g, '{}')), min(coalesce(mt.g, '{}'))
+       count(*), sum(coalesce(i.usd, 0)::numeric), sum(i.unit_value::numeric), min(coalesce(mf.g, '{}')), min(coalesce(mt.g, '{}')),
+       min(i.block_time), max(i.block_time)
 FROM apply_rows i LEFT JOIN apply_memb mf ON mf.address = i.from_addr LEFT JOIN apply_memb mt ON mt.address = i.to_addr
 GROUP BY 1, 2, 3, 4, 5`
 
-var applySidesSQL = `INSERT INTO apply_sides ` + groupSides("apply_pairs", "")
+var applySidesSQL = `INSERT INTO apply_sides ` + groupSides("apply_pairs", "", true)
 
 // An apply's upserts come in two statements. The first writes rows that batches rarely share
 // (pairs of addresses by the hour, entities' pair rows and counterparties, blocks); the second
