@@ -130,6 +130,9 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := printSettings(ctx, rawPool); err != nil {
+		return err
+	}
 	if err := w.rewind(); err != nil {
 		return err
 	}
@@ -219,6 +222,22 @@ func run(ctx context.Context) error {
 		return err
 	}
 	return queries(ctx, st, w, runs)
+}
+
+// printSettings prints the PostgreSQL settings the figures depend on most: its cache and how
+// often it checkpoints (every page an index insertion first dirties after a checkpoint is written
+// whole to the WAL) and whether it compresses those pages.
+func printSettings(ctx context.Context, pool *pgxpool.Pool) error {
+	var out []string
+	for _, name := range []string{"shared_buffers", "max_wal_size", "checkpoint_timeout", "wal_compression"} {
+		var v string
+		if err := pool.QueryRow(ctx, "SELECT current_setting($1)", name).Scan(&v); err != nil {
+			return err
+		}
+		out = append(out, name+"="+v)
+	}
+	fmt.Printf("PostgreSQL: %s\n", strings.Join(out, " "))
+	return nil
 }
 
 // drain applies the rollup queue with k workers at once and returns the rows applied per second.

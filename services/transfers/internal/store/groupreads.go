@@ -1194,15 +1194,23 @@ func (s *Store) edgeNewestPage(ctx context.Context, f TransferFilter, g string, 
 	asc := p.SortDir == "asc"
 	b := &sqlb{rows: true}
 	conds := strings.Join(b.edgeConds(f, g), " AND ")
-	key, dir, cmp, open := "coalesce(e.t_last, e.bucket + interval '1 hour' - interval '1 microsecond')", "DESC", ">=", "'-infinity'"
+	first, last := "coalesce(e.t_first, e.bucket)", "coalesce(e.t_last, e.bucket + interval '1 hour' - interval '1 microsecond')"
+	key, dir, cmp, open := last, "DESC", ">=", "'-infinity'"
 	if asc {
-		key, dir, cmp, open = "coalesce(e.t_first, e.bucket)", "ASC", "<=", "'infinity'"
-		if t := f.TimeFrom; !t.IsZero() {
-			key = "greatest(" + key + ", " + b.arg(t) + "::timestamptz)"
-		}
-	} else if t := f.TimeTo; !t.IsZero() {
-		key = "least(" + key + ", " + b.arg(t) + "::timestamptz)"
+		key, dir, cmp, open = first, "ASC", "<=", "'infinity'"
 	}
+	// A window cutting an hour: pair rows whose transfers all lie outside it are left out (each
+	// would take a place among the page's pair rows and hold nothing), the others keyed by the
+	// window's end at the latest.
+	var in string
+	if t := f.TimeFrom; asc && !t.IsZero() {
+		a := b.arg(t)
+		key, in = "greatest("+key+", "+a+"::timestamptz)", " AND "+last+" >= "+a+"::timestamptz"
+	} else if t := f.TimeTo; !asc && !t.IsZero() {
+		a := b.arg(t)
+		key, in = "least("+key+", "+a+"::timestamptz)", " AND "+first+" <= "+a+"::timestamptz"
+	}
+	conds += in
 	rows, err := s.query(ctx, fmt.Sprintf(`WITH pr AS MATERIALIZED (
   SELECT e.from_addr, e.to_addr, e.chain, e.token, e.bucket, %[1]s AS k FROM transfers.grp_edges e
   WHERE %[2]s AND e.bucket %[3]s coalesce((SELECT e.bucket FROM transfers.grp_edges e WHERE %[2]s
