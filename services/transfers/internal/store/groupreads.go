@@ -1191,6 +1191,9 @@ func (s *Store) edgePage(ctx context.Context, f TransferFilter, g string, p Page
 // read (filters, bounds a reorg left loose or unknown bounds, or fewer transfers than a page):
 // the caller then reads the page hour by hour.
 func (s *Store) edgeNewestPage(ctx context.Context, f TransferFilter, g string, p Page) (list []TransferRow, ok bool, err error) {
+	if p.Limit < 1 {
+		return nil, false, nil
+	}
 	asc := p.SortDir == "asc"
 	b := &sqlb{rows: true}
 	conds := strings.Join(b.edgeConds(f, g), " AND ")
