@@ -7,7 +7,7 @@
 --
 -- Rows queued by a version 17 writer become keys here. Transfers identical in every queued
 -- column are interchangeable for the rollups, so each queued row takes a distinct one of them
--- (numbered on both sides); a block's rows are found by its time and hash.
+-- (numbered on both sides).
 CREATE TABLE transfers.rollup_keys (
     block_time   timestamptz NOT NULL,
     uid          uuid        NOT NULL,
@@ -25,8 +25,10 @@ FROM (SELECT q.*, row_number() OVER (PARTITION BY chain, block_hash, block_numbe
 JOIN (SELECT t.chain, t.block_hash, t.block_number, t.block_time, t.from_addr, t.to_addr, t.token, t.token_id, t.unit_value, t.usd, t.uid,
         row_number() OVER (PARTITION BY t.chain, t.block_hash, t.block_number, t.block_time, t.from_addr, t.to_addr, t.token, t.token_id,
           t.unit_value, t.usd ORDER BY t.uid) AS k
-      FROM transfers.transfers t
-      WHERE (t.block_time, t.chain, t.block_hash) IN (SELECT DISTINCT block_time, chain, block_hash FROM transfers.rollup_queue)) t
+      -- Each queued block's rows by its time (the natural key's index), not a scan of transfers.
+      FROM (SELECT DISTINCT block_time, chain, block_hash FROM transfers.rollup_queue) b
+      CROSS JOIN LATERAL (SELECT * FROM transfers.transfers t
+        WHERE t.block_time = b.block_time AND t.chain = b.chain AND t.block_hash = b.block_hash OFFSET 0) t) t
   ON t.chain = q.chain AND t.block_hash = q.block_hash AND t.block_number = q.block_number AND t.block_time = q.block_time
  AND t.from_addr = q.from_addr AND t.to_addr = q.to_addr AND t.token = q.token AND t.token_id = q.token_id
  AND t.unit_value = q.unit_value AND t.usd IS NOT DISTINCT FROM q.usd AND t.k = q.k;

@@ -88,7 +88,8 @@ var (
 )
 
 // applyPairsSQL aggregates apply_rows into apply_pairs, with the live groups of both sides
-// (apply_memb) and the first and last transfer times (for grp_edges' bounds); applySidesSQL expands those into apply_sides, one row per pair row and group.
+// (apply_memb) and the first and last transfer times (for grp_edges' bounds); applySidesSQL
+// expands those into apply_sides, one row per pair row and group.
 const applyPairsSQL = `INSERT INTO apply_pairs
 SELECT i.from_addr, i.to_addr, date_trunc('hour', i.block_time, 'UTC'), i.chain, i.token, min(i.token_id),
        count(*), sum(coalesce(i.usd, 0)::numeric), sum(i.unit_value::numeric), min(coalesce(mf.g, '{}')), min(coalesce(mt.g, '{}')),
