@@ -82,12 +82,20 @@ func (c *attrCache) sync(ctx context.Context, s *Store) error {
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("attribution changes: %w", err)
 	}
+	c.apply(top, from < 0 || from < pruned || len(changed) >= attrChangesPerSync, changed)
+	return nil
+}
+
+// apply moves the cache to log position top: changed (the addresses of the entries past its
+// position) are dropped, or everything when purge is set. A cache already at or past top is
+// left alone (another read got there first).
+func (c *attrCache) apply(top int64, purge bool, changed []AddressKey) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if top <= c.seq {
-		return nil // another read got here first
+		return
 	}
-	if from < 0 || from < pruned || len(changed) >= attrChangesPerSync {
+	if purge {
 		c.lru.Purge()
 	} else {
 		for _, k := range changed {
@@ -95,7 +103,6 @@ func (c *attrCache) sync(ctx context.Context, s *Store) error {
 		}
 	}
 	c.seq = top
-	return nil
 }
 
 // get returns the cached attributions of keys (those the read model knows) and the keys not
@@ -103,6 +110,11 @@ func (c *attrCache) sync(ctx context.Context, s *Store) error {
 func (c *attrCache) get(keys []AddressKey, out map[AddressKey]Attribution) (miss []AddressKey) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return c.getLocked(keys, out)
+}
+
+// getLocked is get with c.mu held.
+func (c *attrCache) getLocked(keys []AddressKey, out map[AddressKey]Attribution) (miss []AddressKey) {
 	for _, k := range keys {
 		e, ok := c.lru.Get(k)
 		switch {
@@ -130,7 +142,11 @@ func (c *attrCache) put(top int64, keys []AddressKey, found map[AddressKey]Attri
 }
 
 // Attributions returns what is known of keys, by key: from the cache where it holds them, the
-// rest from the read model (and into the cache).
+// rest from the read model (and into the cache). With every key cached, the change log is read
+// past the cache's position and the addresses changed since are dropped and read again. With
+// some keys missing, one statement reads the change log, the missing keys and any cached key the
+// log names, in one snapshot (readSince): a page turn of cache misses made two round trips,
+// about 0.5 ms of a 6 ms turn.
 func (s *Store) Attributions(ctx context.Context, keys []AddressKey) (map[AddressKey]Attribution, error) {
 	out := make(map[AddressKey]Attribution, len(keys))
 	if len(keys) == 0 {
@@ -141,11 +157,25 @@ func (s *Store) Attributions(ctx context.Context, keys []AddressKey) (map[Addres
 		_, err := s.readAttributions(ctx, keys, out)
 		return out, err
 	}
+	c.mu.Lock()
+	seq := c.seq
+	miss := c.getLocked(keys, out) // exact as of seq
+	c.mu.Unlock()
+	if len(miss) > 0 && seq >= 0 {
+		done, err := s.readSince(ctx, c, seq, keys, miss, out)
+		if err != nil {
+			return nil, err
+		}
+		if done {
+			return out, nil
+		}
+		clear(out) // the log moved on too far: start over from the cache's new position
+	}
 	if err := c.sync(ctx, s); err != nil {
 		return nil, err
 	}
-	miss := c.get(keys, out)
-	if len(miss) == 0 {
+	clear(out)
+	if miss = c.get(keys, out); len(miss) == 0 {
 		return out, nil
 	}
 	found := make(map[AddressKey]Attribution, len(miss))
@@ -158,6 +188,92 @@ func (s *Store) Attributions(ctx context.Context, keys []AddressKey) (map[Addres
 		out[k] = a
 	}
 	return out, nil
+}
+
+// readSince completes out, which holds the cached attributions of keys as of change seq (miss:
+// the keys not cached then), in one statement: the change log past seq (up to
+// attrChangesPerSync entries), and the attributions of the missing keys and of every key the
+// log names, all of one snapshot. It applies the log to the cache and keeps what it read. done
+// is false when the log says more than it read (entries pruned past seq, or more than it reads
+// at once): the cache then starts over and the caller reads again.
+func (s *Store) readSince(ctx context.Context, c *attrCache, seq int64, keys, miss []AddressKey, out map[AddressKey]Attribution) (done bool, err error) {
+	cts, addrs, missing := make([]string, len(keys)), make([]string, len(keys)), make([]bool, len(keys))
+	isMiss := make(map[AddressKey]bool, len(miss))
+	for _, k := range miss {
+		isMiss[k] = true
+	}
+	for i, k := range keys {
+		cts[i], addrs[i], missing[i] = k.ChainType, k.Address, isMiss[k]
+	}
+	rows, err := s.queryGeneric(ctx, `WITH l AS (SELECT pruned, coalesce((SELECT max(seq) FROM transfers.attribution_changes), pruned) AS top
+		    FROM transfers.attribution_log),
+		  ch AS MATERIALIZED (SELECT seq, chain_type, address FROM transfers.attribution_changes WHERE seq > $4 ORDER BY seq LIMIT $5),
+		  k AS (SELECT k.ct, k.addr FROM unnest($1::text[], $2::text[], $3::bool[]) k(ct, addr, miss)
+		    WHERE k.miss OR EXISTS (SELECT 1 FROM ch WHERE ch.chain_type = k.ct AND ch.address = k.addr COLLATE "C"))
+		SELECT 0 AS kind, l.pruned, l.top, NULL::text, NULL::text, NULL::jsonb, NULL::text, NULL::jsonb, NULL::text, NULL::boolean,
+		  NULL::bigint, NULL::timestamptz FROM l
+		UNION ALL
+		SELECT 1, ch.seq, NULL, ch.chain_type, ch.address, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM ch
+		UNION ALL
+		SELECT 2, NULL, NULL, a.chain_type, a.address, a.entity, a.label, a.predicted, a.deposit_service_id, a.is_contract,
+		  a.version, a.updated_at
+		FROM k JOIN transfers.attributions a ON a.chain_type = k.ct AND a.address = k.addr COLLATE "C"`,
+		cts, addrs, missing, seq, attrChangesPerSync)
+	if err != nil {
+		return false, fmt.Errorf("load attributions: %w", err)
+	}
+	defer rows.Close()
+	var pruned, top int64
+	entries := 0
+	changed := map[AddressKey]bool{}
+	found := map[AddressKey]Attribution{}
+	dec := entityDecoder{}
+	for rows.Next() {
+		var kind int
+		var n1, n2 *int64
+		var r attrRow
+		if err := rows.Scan(&kind, &n1, &n2, &r.ct, &r.addr, &r.ej, &r.label, &r.pj, &r.dep, &r.isContract, &r.version, &r.updated); err != nil {
+			return false, fmt.Errorf("scan attribution: %w", err)
+		}
+		switch kind {
+		case 0:
+			pruned, top = *n1, *n2
+		case 1:
+			entries++
+			changed[AddressKey{*r.ct, *r.addr}] = true
+		default:
+			a, err := r.attribution(dec)
+			if err != nil {
+				return false, err
+			}
+			found[AddressKey{a.ChainType, a.Address}] = a
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return false, fmt.Errorf("load attributions: %w", err)
+	}
+	rows.Close()
+	complete := seq >= pruned && entries < attrChangesPerSync
+	var ks []AddressKey
+	for k := range changed {
+		ks = append(ks, k)
+	}
+	c.apply(top, !complete, ks)
+	if !complete {
+		return false, nil
+	}
+	var read []AddressKey // every key read: the missing ones and those changed since seq
+	for _, k := range keys {
+		if isMiss[k] || changed[k] {
+			read = append(read, k)
+			delete(out, k)
+			if a, ok := found[k]; ok {
+				out[k] = a
+			}
+		}
+	}
+	c.put(top, read, found)
+	return true, nil
 }
 
 // readAttributions reads keys from the read model into out, and returns the change log's
@@ -178,47 +294,63 @@ func (s *Store) readAttributions(ctx context.Context, keys []AddressKey, out map
 		return 0, fmt.Errorf("load attributions: %w", err)
 	}
 	defer rows.Close()
-	// The addresses of a page mostly belong to a few entities: each distinct entity document
-	// is decoded once. Entities are read-only once decoded, so they are shared.
-	decoded := map[string]*Entity{}
-	entity := func(raw []byte) (*Entity, error) {
-		if raw == nil {
-			return nil, nil
-		}
-		if e, ok := decoded[string(raw)]; ok {
-			return e, nil
-		}
-		e := new(Entity)
-		if err := json.Unmarshal(raw, e); err != nil {
-			return nil, err
-		}
-		decoded[string(raw)] = e
-		return e, nil
-	}
+	dec := entityDecoder{}
 	for rows.Next() {
-		var ct, addr, label, dep *string
-		var ej, pj []byte
-		var isContract *bool
-		var version *int64
-		var updated *time.Time
-		if err := rows.Scan(&top, &ct, &addr, &ej, &label, &pj, &dep, &isContract, &version, &updated); err != nil {
+		var r attrRow
+		if err := rows.Scan(&top, &r.ct, &r.addr, &r.ej, &r.label, &r.pj, &r.dep, &r.isContract, &r.version, &r.updated); err != nil {
 			return 0, fmt.Errorf("scan attribution: %w", err)
 		}
-		if ct == nil {
+		if r.ct == nil {
 			continue // no key is known (the one row of the outer join)
 		}
-		a := Attribution{ChainType: *ct, Address: *addr, Label: *label, DepositServiceID: *dep, IsContract: *isContract,
-			Version: *version, UpdatedAt: *updated}
-		var err error
-		if a.Entity, err = entity(ej); err != nil {
-			return 0, fmt.Errorf("attribution entity of %s: %w", a.Address, err)
-		}
-		if a.Predicted, err = entity(pj); err != nil {
-			return 0, fmt.Errorf("attribution prediction of %s: %w", a.Address, err)
+		a, err := r.attribution(dec)
+		if err != nil {
+			return 0, err
 		}
 		out[AddressKey{a.ChainType, a.Address}] = a
 	}
 	return top, rows.Err()
+}
+
+// attrRow is an attributions row as scanned (NULL where an outer join or a union found none).
+type attrRow struct {
+	ct, addr, label, dep *string
+	ej, pj               []byte
+	isContract           *bool
+	version              *int64
+	updated              *time.Time
+}
+
+// entityDecoder decodes each distinct entity document once: the addresses of a page mostly
+// belong to a few entities. Entities are read-only once decoded, so they are shared.
+type entityDecoder map[string]*Entity
+
+func (d entityDecoder) entity(raw []byte) (*Entity, error) {
+	if raw == nil {
+		return nil, nil
+	}
+	if e, ok := d[string(raw)]; ok {
+		return e, nil
+	}
+	e := new(Entity)
+	if err := json.Unmarshal(raw, e); err != nil {
+		return nil, err
+	}
+	d[string(raw)] = e
+	return e, nil
+}
+
+func (r attrRow) attribution(d entityDecoder) (Attribution, error) {
+	a := Attribution{ChainType: *r.ct, Address: *r.addr, Label: *r.label, DepositServiceID: *r.dep, IsContract: *r.isContract,
+		Version: *r.version, UpdatedAt: *r.updated}
+	var err error
+	if a.Entity, err = d.entity(r.ej); err != nil {
+		return a, fmt.Errorf("attribution entity of %s: %w", a.Address, err)
+	}
+	if a.Predicted, err = d.entity(r.pj); err != nil {
+		return a, fmt.Errorf("attribution prediction of %s: %w", a.Address, err)
+	}
+	return a, nil
 }
 
 // pruneAttributionChanges drops change log entries older than AttributionLogRetention and

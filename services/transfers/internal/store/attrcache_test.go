@@ -25,6 +25,10 @@ func TestAttributionCacheFollowsChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	replica := store.New(pool)
+	// A cache smaller than the keys read: every read has keys cached (some since changed) and
+	// keys not, so it takes the one-statement read of the change log and the missing keys.
+	small := store.New(pool)
+	small.SetAttributionCache(3)
 	truth := store.New(pool)
 	truth.SetAttributionCache(0)
 	const fresh = "0x60000000000000000000000000000000000000aa" // no attribution yet
@@ -38,7 +42,7 @@ func TestAttributionCacheFollowsChanges(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for name, st := range map[string]*store.Store{"writer": writer, "replica": replica} {
+		for name, st := range map[string]*store.Store{"writer": writer, "replica": replica, "small cache": small} {
 			for range 2 { // the second read is answered from the cache
 				got, err := st.Attributions(ctx, keys)
 				if err != nil {
@@ -72,7 +76,11 @@ func TestAttributionCacheFollowsChanges(t *testing.T) {
 	check("after a relabel, a first attribution and a tombstone")
 
 	// The replica reads nothing while the log moves on and its older entries are pruned: its
-	// next read must not trust what it holds.
+	// next read must not trust what it holds. The small cache holds the address about to move
+	// (and misses the others, so it reads the log and the missing keys in one statement).
+	if _, err := small.Attributions(ctx, keys[len(keys)-1:]); err != nil {
+		t.Fatal(err)
+	}
 	apply([]*eventsv1.Attribution{tw.Attribution(fresh, tw.Coinbase, "Moved", "", false, 2)})
 	if _, err := writer.Attributions(ctx, keys); err != nil {
 		t.Fatal(err)
@@ -108,7 +116,8 @@ func TestAttributionCacheUnderConcurrentChanges(t *testing.T) {
 	}
 	truth := store.New(pool)
 	truth.SetAttributionCache(0)
-	replicas := []*store.Store{store.New(pool), store.New(pool)}
+	replicas := []*store.Store{store.New(pool), store.New(pool), store.New(pool)}
+	replicas[2].SetAttributionCache(3) // fewer than the keys: every read has some missing
 	addrs := []string{tw.H1, tw.D1, tw.H2, tw.U1, tw.U2}
 	var keys []store.AddressKey
 	for _, a := range addrs {

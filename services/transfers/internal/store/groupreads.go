@@ -1242,19 +1242,19 @@ func (s *Store) edgeNewestPage(ctx context.Context, f TransferFilter, g string, 
 	conds += in
 	// A page of the group's transfers by chain, token and time alone has one best plan whatever
 	// the values (the group's pair rows by hour; each pair row's transfers by its sender's index):
-	// its two reads are planned once per connection. Ranges and side conditions stay planned
-	// with their values (a USD bound may be best read through grp_edges_usd, a set hashed).
-	mode := exec
+	// its two reads keep their generic plans. Ranges and side conditions stay planned with their
+	// values (a USD bound may be best read through grp_edges_usd, a set hashed).
+	query := func(sql string, args []any) (pgx.Rows, error) { return s.query(ctx, sql, exec(args)...) }
 	if !f.From.Active() && !f.To.Active() && !f.HasCP && f.USDGte == nil && f.USDLte == nil && f.ValueGte == nil && f.ValueLte == nil {
-		mode = planOnce
+		query = func(sql string, args []any) (pgx.Rows, error) { return s.queryGeneric(ctx, sql, args...) }
 	}
-	rows, err := s.query(ctx, fmt.Sprintf(`WITH pr AS MATERIALIZED (
+	rows, err := query(fmt.Sprintf(`WITH pr AS MATERIALIZED (
   SELECT e.from_addr, e.to_addr, e.chain, e.token, e.bucket, %[1]s AS k FROM transfers.grp_edges e
   WHERE %[2]s AND e.bucket %[3]s coalesce((SELECT e.bucket FROM transfers.grp_edges e WHERE %[2]s
                                          ORDER BY e.bucket %[4]s OFFSET %[5]d LIMIT 1), %[6]s)
 ), cut AS (SELECT k FROM pr ORDER BY k %[4]s OFFSET %[5]d LIMIT 1)
 SELECT pr.from_addr, pr.to_addr, pr.chain, pr.token, pr.bucket, cut.k FROM pr, cut WHERE pr.k %[3]s cut.k`,
-		key, conds, cmp, dir, p.Limit-1, open), mode(b.args)...)
+		key, conds, cmp, dir, p.Limit-1, open), b.args)
 	if err != nil {
 		return nil, false, fmt.Errorf("pair rows of %s: %w", g, err)
 	}
@@ -1289,8 +1289,8 @@ SELECT pr.from_addr, pr.to_addr, pr.chain, pr.token, pr.bucket, cut.k FROM pr, c
   FROM unnest(` + b.arg(from) + `::text[], ` + b.arg(to) + `::text[], ` + b.arg(chain) + `::text[], ` + b.arg(token) + `::text[], ` +
 		b.arg(buckets) + `::timestamptz[]) u(f, t, c, k, b)) e`
 	probe := b.edgeProbe(f, transferSelect, lo, hi, "t.block_time "+cmp+" "+b.arg(cut)+"::timestamptz")
-	out, err := s.query(ctx, `SELECT `+transferSelectOuter+` FROM (SELECT t.* FROM `+e+` CROSS JOIN LATERAL `+probe+` t) u ORDER BY `+
-		orderBy("time", p.SortDir)+fmt.Sprintf(" LIMIT %d", p.Limit), mode(b.args)...)
+	out, err := query(`SELECT `+transferSelectOuter+` FROM (SELECT t.* FROM `+e+` CROSS JOIN LATERAL `+probe+` t) u ORDER BY `+
+		orderBy("time", p.SortDir)+fmt.Sprintf(" LIMIT %d", p.Limit), b.args)
 	if err != nil {
 		return nil, false, fmt.Errorf("list transfers of %s: %w", g, err)
 	}

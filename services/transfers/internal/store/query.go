@@ -70,16 +70,6 @@ type Page struct {
 // partitions, which a cached generic plan would not do.
 func exec(args []any) []any { return append([]any{pgx.QueryExecModeExec}, args...) }
 
-// planOnce makes pgx send a query as a named statement it prepares once per connection, for the
-// few hot statements whose best plan does not depend on their values (a keyset page turn's two
-// reads, a group's rollup count): after five executions PostgreSQL keeps their generic plan
-// when it costs no more than the custom ones (it prunes partitions by the parameters when the
-// plan starts), so a page turn stops paying for parsing and planning them, about 2 ms of its
-// backends' time at 10M rows (docs/transfers.md, "Query plans").
-func planOnce(args []any) []any {
-	return append([]any{pgx.QueryExecModeCacheStatement}, args...)
-}
-
 // sqlb collects positional arguments.
 type sqlb struct {
 	rows     bool // querying the partitioned chain tables, not rollups
