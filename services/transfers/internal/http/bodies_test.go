@@ -169,6 +169,17 @@ func testCounterpartiesAndFlow(t *testing.T) {
 	sameJSON(t, e.get(t, &bob, "/counterparties/entity/binance?flow=in"), 200, `{"ethereum":[{"address":`+u1+`,"chains":["ethereum"],"flow":"in","transactionCount":1,"usd":1000}]}`)
 	sameJSON(t, e.get(t, &bob, "/counterparties/entity/binance?usdGte=5000"), 200, `{"ethereum":[{"address":`+h2+`,"chains":["ethereum"],"flow":"out","transactionCount":1,"usd":20000}]}`)
 	sameJSON(t, e.get(t, &bob, "/counterparties/entity/binance?limit=1&tokens=usd-coin"), 200, `{"ethereum":[{"address":`+u1+`,"chains":["ethereum"],"flow":"in","transactionCount":1,"usd":1000}]}`)
+	// The top counterparties by USD when there are more than the limit, and an entity's
+	// counterparties on two chains, all of them or the chains asked for (one named twice).
+	sameJSON(t, e.get(t, &bob, "/counterparties/entity/binance?limit=2"), 200, `{"ethereum":[
+	  {"address":`+h2+`,"chains":["ethereum"],"flow":"out","transactionCount":1,"usd":20000},
+	  {"address":`+u2Bob+`,"chains":["ethereum"],"flow":"out","transactionCount":1,"usd":4000}]}`)
+	u2base := `{"address":"` + tw.U2 + `","chain":"base","predictedEntity":{"id":"coinbase","name":"Coinbase","note":"","type":"cex","service":null},"contract":false,"isUserAddress":false}`
+	sameJSON(t, e.get(t, &bob, "/counterparties/entity/coinbase"), 200, `{
+	  "base":[{"address":`+u2base+`,"chains":["base"],"flow":"in","transactionCount":1,"usd":500}],
+	  "ethereum":[{"address":`+h1Info+`,"chains":["ethereum"],"flow":"in","transactionCount":1,"usd":20000}]}`)
+	sameJSON(t, e.get(t, &bob, "/counterparties/entity/coinbase?chains=base,base"), 200, `{
+	  "base":[{"address":`+u2base+`,"chains":["base"],"flow":"in","transactionCount":1,"usd":500}]}`)
 	// An address seen on two chains, in both directions with one counterparty.
 	u2b := `{"address":"` + tw.U2 + `","chain":"base","predictedEntity":{"id":"coinbase","name":"Coinbase","note":"","type":"cex","service":null},"contract":false,"isUserAddress":false}`
 	d3 := `{"address":"` + tw.D3 + `","chain":"base","serviceEntity":{"id":"coinbase","name":"Coinbase","note":"","type":"cex","service":null},"serviceLabel":{"name":"Deposit","address":"` + tw.D3 + `","chainType":"evm"},"depositServiceID":"coinbase","contract":false,"isUserAddress":false}`

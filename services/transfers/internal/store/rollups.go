@@ -652,13 +652,24 @@ var cpColumns = map[string]string{
 }
 
 // groupCounterparties reads the all-time counterparties of live group g from grp_cp: one row per
-// chain and counterparty, so the top ones per chain need no aggregation.
+// chain and counterparty, so the top ones per chain need no aggregation. Each chain's rows are
+// read on their own (the chains by a skip scan of the key, or the ones asked for) and only its
+// top ones kept. Reading the group's rows once into a CTE that each chain then scanned whole
+// took 34 ms for an exchange at 10M rows (14,500 rows, six chains); this, 20 ms.
 func (s *Store) groupCounterparties(ctx context.Context, f CounterpartyFilter, g string) ([]Counterparty, error) {
 	b := &sqlb{}
-	conds := []string{"grp = " + b.arg(g), "n > 0"}
+	ga := b.arg(g)
+	chains := `WITH RECURSIVE ch AS (
+  (SELECT chain FROM transfers.grp_cp WHERE grp = ` + ga + ` ORDER BY chain LIMIT 1)
+  UNION ALL
+  SELECT (SELECT c.chain FROM transfers.grp_cp c WHERE c.grp = ` + ga + ` AND c.chain > ch.chain ORDER BY c.chain LIMIT 1)
+  FROM ch WHERE ch.chain IS NOT NULL
+)`
 	if len(f.Chains) > 0 {
-		conds = append(conds, b.anyOf("chain", f.Chains))
+		// DISTINCT: the parser drops a chain named twice; a store caller might not.
+		chains = `WITH ch AS (SELECT DISTINCT c COLLATE "C" AS chain FROM unnest(` + b.arg(f.Chains) + `::text[]) c)`
 	}
+	conds := []string{"n > 0"}
 	for _, r := range []struct {
 		cond string
 		v    *float64
@@ -667,14 +678,13 @@ func (s *Store) groupCounterparties(ctx context.Context, f CounterpartyFilter, g
 			conds = append(conds, r.cond+" "+b.arg(*r.v))
 		}
 	}
-	q := `WITH g AS MATERIALIZED (
+	q := chains + `
+SELECT x.chain, x.cp, x.has_in, x.has_out, x.n, x.usd::float8 FROM ch CROSS JOIN LATERAL (
   SELECT chain, cp, in_n > 0 AS has_in, out_n > 0 AS has_out, n, usd FROM (
-    SELECT grp, chain, cp, ` + cpColumns[f.Flow] + ` FROM transfers.grp_cp WHERE grp = ` + b.arg(g) + `) c(grp, chain, cp, in_n, out_n, n, usd, value)
-  WHERE ` + strings.Join(conds, " AND ") + `
-)
-SELECT x.chain, x.cp, x.has_in, x.has_out, x.n, x.usd::float8 FROM (SELECT DISTINCT chain FROM g) c
-CROSS JOIN LATERAL (SELECT * FROM g WHERE g.chain = c.chain ORDER BY usd DESC, cp LIMIT ` + b.arg(f.Limit) + `) x
-ORDER BY x.chain, x.usd DESC, x.cp`
+    SELECT chain, cp, ` + cpColumns[f.Flow] + ` FROM transfers.grp_cp WHERE grp = ` + ga + ` AND chain = ch.chain
+  ) c(chain, cp, in_n, out_n, n, usd, value)
+  WHERE ` + strings.Join(conds, " AND ") + ` ORDER BY usd DESC, cp LIMIT ` + b.arg(f.Limit) + `) x
+ORDER BY x.chain, x.usd DESC, x.cp` // the skip scan's last row (no chain) matches no row
 	rows, err := s.query(ctx, q, exec(b.args)...)
 	if err != nil {
 		return nil, fmt.Errorf("counterparties of %s: %w", g, err)
