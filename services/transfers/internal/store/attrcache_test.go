@@ -174,3 +174,45 @@ func TestAttributionCacheUnderConcurrentChanges(t *testing.T) {
 		}
 	}
 }
+
+// A replica whose cache is more changes behind than a read applies at once (a relabel of a whole
+// entity, say) does not trust what it holds: the change to an address it holds comes after
+// 5,000 others, and its next read, with a key it does not hold, still sees it.
+func TestAttributionCacheBehindManyChanges(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	reset(t, pool)
+	h, _ := handlers(pool)
+	if err := tw.Load(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	replica := store.New(pool)
+	truth := store.New(pool)
+	truth.SetAttributionCache(0)
+	held := store.AddressKey{ChainType: "evm", Address: tw.U2}
+	if _, err := replica.Attributions(ctx, []store.AddressKey{held}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO transfers.attribution_changes (chain_type, address)
+		SELECT 'evm', '0x7' || lpad(i::text, 39, '0') FROM generate_series(1, 5000) i`); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Attributions(ctx, tw.Msgs([]*eventsv1.Attribution{tw.Attribution(tw.U2, tw.Coinbase, "Relabelled", "", false, 9)})); err != nil {
+		t.Fatal(err)
+	}
+	keys := []store.AddressKey{held, {ChainType: "evm", Address: tw.H1}}
+	want, err := truth.Attributions(ctx, keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want[held].Label != "Relabelled" {
+		t.Fatalf("the read model has %q for %s", want[held].Label, tw.U2)
+	}
+	got, err := replica.Attributions(ctx, keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %s\nwant %s", show(got), show(want))
+	}
+}
