@@ -42,6 +42,9 @@ var (
 	initErr error
 )
 
+// StatementTimeout is how long a statement of a package's tests may run (Main's database).
+const StatementTimeout = "5min"
+
 // Main creates the package's database, runs migrate on it, runs the tests and drops the
 // database. Use it from TestMain; its result is the exit code.
 func Main(m *testing.M, migrate func(ctx context.Context, pool *pgxpool.Pool) error) int {
@@ -57,6 +60,16 @@ func Main(m *testing.M, migrate func(ctx context.Context, pool *pgxpool.Pool) er
 		fmt.Fprintln(os.Stderr, "pgtest:", err)
 		return 1
 	}
+	// A statement a test leaves running (a query a broken build never finishes, its test binary
+	// killed by go test's timeout before the database is dropped) would hold a core of the
+	// server for as long as it runs: the package's sessions stop any statement after a while.
+	if _, err := p.Exec(ctx, `DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET statement_timeout = %L', current_database(), '`+
+		StatementTimeout+`'); END $$`); err != nil {
+		p.Close()
+		fmt.Fprintln(os.Stderr, "pgtest: statement timeout:", err)
+		return 1
+	}
+	p.Reset() // the connections open so far were made before the setting
 	if migrate != nil {
 		if err := migrate(ctx, p); err != nil {
 			p.Close()
