@@ -169,7 +169,7 @@ func (s *Store) Attributions(ctx context.Context, keys []AddressKey) (map[Addres
 		if done {
 			return out, nil
 		}
-		clear(out) // the log moved on too far: start over from the cache's new position
+		// The log moved on too far: the cache has started over; read as from scratch.
 	}
 	if err := c.sync(ctx, s); err != nil {
 		return nil, err
