@@ -63,8 +63,8 @@ func Main(m *testing.M, migrate func(ctx context.Context, pool *pgxpool.Pool) er
 	// A statement a test leaves running (a query a broken build never finishes, its test binary
 	// killed by go test's timeout before the database is dropped) would hold a core of the
 	// server for as long as it runs: the package's sessions stop any statement after a while.
-	if _, err := p.Exec(ctx, `DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET statement_timeout = %L', current_database(), '`+
-		StatementTimeout+`'); END $$`); err != nil {
+	if _, err := p.Exec(ctx, "ALTER DATABASE "+pgx.Identifier{p.Config().ConnConfig.Database}.Sanitize()+
+		" SET statement_timeout = '"+StatementTimeout+"'"); err != nil {
 		p.Close()
 		fmt.Fprintln(os.Stderr, "pgtest: statement timeout:", err)
 		return 1

@@ -51,41 +51,6 @@ func newAttrCache(size int) *attrCache {
 // none (every page reads them from the read model).
 func (s *Store) SetAttributionCache(size int) { s.attrs = newAttrCache(size) }
 
-// sync applies the change log past c.seq: the addresses changed since are dropped. A cache that
-// has read nothing yet, fell behind the log's pruning, or has more than attrChangesPerSync
-// changes to apply is emptied and starts at the log's head.
-func (c *attrCache) sync(ctx context.Context, s *Store) error {
-	c.mu.Lock()
-	from := c.seq
-	c.mu.Unlock()
-	rows, err := s.query(ctx, `SELECT l.pruned, coalesce((SELECT max(seq) FROM transfers.attribution_changes), l.pruned),
-		c.seq, c.chain_type, c.address
-		FROM transfers.attribution_log l LEFT JOIN LATERAL (SELECT seq, chain_type, address FROM transfers.attribution_changes
-		  WHERE seq > $1 ORDER BY seq LIMIT $2) c ON true`, from, attrChangesPerSync)
-	if err != nil {
-		return fmt.Errorf("attribution changes: %w", err)
-	}
-	var pruned, top int64
-	var changed []AddressKey
-	for rows.Next() {
-		var seq *int64
-		var k AddressKey
-		var ct, addr *string
-		if err := rows.Scan(&pruned, &top, &seq, &ct, &addr); err != nil {
-			return fmt.Errorf("scan attribution changes: %w", err)
-		}
-		if seq != nil {
-			k.ChainType, k.Address = *ct, *addr
-			changed = append(changed, k)
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("attribution changes: %w", err)
-	}
-	c.apply(top, from < 0 || from < pruned || len(changed) >= attrChangesPerSync, changed)
-	return nil
-}
-
 // apply moves the cache to log position top: changed (the addresses of the entries past its
 // position) are dropped, or everything when purge is set. A cache already at or past top is
 // left alone (another read got there first).
@@ -106,15 +71,8 @@ func (c *attrCache) apply(top int64, purge bool, changed []AddressKey) {
 }
 
 // get returns the cached attributions of keys (those the read model knows) and the keys not
-// cached.
+// cached. c.mu must be held.
 func (c *attrCache) get(keys []AddressKey, out map[AddressKey]Attribution) (miss []AddressKey) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.getLocked(keys, out)
-}
-
-// getLocked is get with c.mu held.
-func (c *attrCache) getLocked(keys []AddressKey, out map[AddressKey]Attribution) (miss []AddressKey) {
 	for _, k := range keys {
 		e, ok := c.lru.Get(k)
 		switch {
@@ -142,61 +100,50 @@ func (c *attrCache) put(top int64, keys []AddressKey, found map[AddressKey]Attri
 }
 
 // Attributions returns what is known of keys, by key: from the cache where it holds them, the
-// rest from the read model (and into the cache). With every key cached, the change log is read
-// past the cache's position and the addresses changed since are dropped and read again. With
-// some keys missing, one statement reads the change log, the missing keys and any cached key the
-// log names, in one snapshot (readSince): a page turn of cache misses made two round trips,
-// about 0.5 ms of a 6 ms turn.
+// rest from the read model (and into the cache). Each read is one statement (readSince): the
+// change log past the cache's position, the keys not cached, and the cached keys the log names,
+// of one snapshot. When the log says more than that statement reads (entries pruned past the
+// cache's position, or more than attrChangesPerSync of them), the cache starts over and every
+// key is read.
 func (s *Store) Attributions(ctx context.Context, keys []AddressKey) (map[AddressKey]Attribution, error) {
-	out := make(map[AddressKey]Attribution, len(keys))
 	if len(keys) == 0 {
-		return out, nil
+		return map[AddressKey]Attribution{}, nil
 	}
-	c := s.attrs
-	if c == nil {
-		_, err := s.readAttributions(ctx, keys, out)
-		return out, err
+	if s.attrs == nil {
+		out := make(map[AddressKey]Attribution, len(keys))
+		return out, s.readAttributions(ctx, keys, out)
 	}
-	c.mu.Lock()
-	seq := c.seq
-	miss := c.getLocked(keys, out) // exact as of seq
-	c.mu.Unlock()
-	if len(miss) > 0 && seq >= 0 {
-		done, err := s.readSince(ctx, c, seq, keys, miss, out)
-		if err != nil {
-			return nil, err
-		}
-		if done {
-			return out, nil
-		}
-		// The log moved on too far: the cache has started over; read as from scratch.
+	out, done, err := s.readSince(ctx, s.attrs, keys, false)
+	if err == nil && !done {
+		out, _, err = s.readSince(ctx, s.attrs, keys, true)
 	}
-	if err := c.sync(ctx, s); err != nil {
-		return nil, err
-	}
-	clear(out)
-	if miss = c.get(keys, out); len(miss) == 0 {
-		return out, nil
-	}
-	found := make(map[AddressKey]Attribution, len(miss))
-	top, err := s.readAttributions(ctx, miss, found)
 	if err != nil {
 		return nil, err
-	}
-	c.put(top, miss, found)
-	for k, a := range found {
-		out[k] = a
 	}
 	return out, nil
 }
 
-// readSince completes out, which holds the cached attributions of keys as of change seq (miss:
-// the keys not cached then), in one statement: the change log past seq (up to
-// attrChangesPerSync entries), and the attributions of the missing keys and of every key the
-// log names, all of one snapshot. It applies the log to the cache and keeps what it read. done
-// is false when the log says more than it read (entries pruned past seq, or more than it reads
-// at once): the cache then starts over and the caller reads again.
-func (s *Store) readSince(ctx context.Context, c *attrCache, seq int64, keys, miss []AddressKey, out map[AddressKey]Attribution) (done bool, err error) {
+// readSince reads keys through cache c in one statement: the change log past the cache's
+// position seq (up to attrChangesPerSync entries), and the attributions of the keys not cached
+// and of every cached key the log names, all of one snapshot. It applies the log to the cache
+// and keeps what it read. done is false when the log says more than it read (entries pruned
+// past seq, or more than it reads at once). afresh (or a cache that has read nothing yet) reads
+// every key and not the log, and empties the cache: what it held may predate changes no longer
+// known.
+func (s *Store) readSince(ctx context.Context, c *attrCache, keys []AddressKey, afresh bool) (out map[AddressKey]Attribution, done bool, err error) {
+	out = make(map[AddressKey]Attribution, len(keys))
+	c.mu.Lock()
+	seq := c.seq
+	afresh = afresh || seq < 0
+	miss := keys
+	if !afresh {
+		miss = c.get(keys, out) // exact as of seq
+	}
+	c.mu.Unlock()
+	limit := attrChangesPerSync
+	if afresh {
+		limit = 0
+	}
 	cts, addrs, missing := make([]string, len(keys)), make([]string, len(keys)), make([]bool, len(keys))
 	isMiss := make(map[AddressKey]bool, len(miss))
 	for _, k := range miss {
@@ -205,6 +152,7 @@ func (s *Store) readSince(ctx context.Context, c *attrCache, seq int64, keys, mi
 	for i, k := range keys {
 		cts[i], addrs[i], missing[i] = k.ChainType, k.Address, isMiss[k]
 	}
+	// COLLATE "C": the address column's collation, so the comparison is a memcmp, as in its index.
 	rows, err := s.queryGeneric(ctx, `WITH l AS (SELECT pruned, coalesce((SELECT max(seq) FROM transfers.attribution_changes), pruned) AS top
 		    FROM transfers.attribution_log),
 		  ch AS MATERIALIZED (SELECT seq, chain_type, address FROM transfers.attribution_changes WHERE seq > $4 ORDER BY seq LIMIT $5),
@@ -218,9 +166,9 @@ func (s *Store) readSince(ctx context.Context, c *attrCache, seq int64, keys, mi
 		SELECT 2, NULL, NULL, a.chain_type, a.address, a.entity, a.label, a.predicted, a.deposit_service_id, a.is_contract,
 		  a.version, a.updated_at
 		FROM k JOIN transfers.attributions a ON a.chain_type = k.ct AND a.address = k.addr COLLATE "C"`,
-		cts, addrs, missing, seq, attrChangesPerSync)
+		cts, addrs, missing, seq, limit)
 	if err != nil {
-		return false, fmt.Errorf("load attributions: %w", err)
+		return nil, false, fmt.Errorf("load attributions: %w", err)
 	}
 	defer rows.Close()
 	var pruned, top int64
@@ -233,7 +181,7 @@ func (s *Store) readSince(ctx context.Context, c *attrCache, seq int64, keys, mi
 		var n1, n2 *int64
 		var r attrRow
 		if err := rows.Scan(&kind, &n1, &n2, &r.ct, &r.addr, &r.ej, &r.label, &r.pj, &r.dep, &r.isContract, &r.version, &r.updated); err != nil {
-			return false, fmt.Errorf("scan attribution: %w", err)
+			return nil, false, fmt.Errorf("scan attribution: %w", err)
 		}
 		switch kind {
 		case 0:
@@ -244,24 +192,22 @@ func (s *Store) readSince(ctx context.Context, c *attrCache, seq int64, keys, mi
 		default:
 			a, err := r.attribution(dec)
 			if err != nil {
-				return false, err
+				return nil, false, err
 			}
 			found[AddressKey{a.ChainType, a.Address}] = a
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return false, fmt.Errorf("load attributions: %w", err)
+		return nil, false, fmt.Errorf("load attributions: %w", err)
 	}
-	rows.Close()
-	complete := seq >= pruned && entries < attrChangesPerSync
-	var ks []AddressKey
+	if !afresh && (seq < pruned || entries >= attrChangesPerSync) {
+		return nil, false, nil
+	}
+	ks := make([]AddressKey, 0, len(changed))
 	for k := range changed {
 		ks = append(ks, k)
 	}
-	c.apply(top, !complete, ks)
-	if !complete {
-		return false, nil
-	}
+	c.apply(top, afresh, ks)
 	var read []AddressKey // every key read: the missing ones and those changed since seq
 	for _, k := range keys {
 		if isMiss[k] || changed[k] {
@@ -273,43 +219,36 @@ func (s *Store) readSince(ctx context.Context, c *attrCache, seq int64, keys, mi
 		}
 	}
 	c.put(top, read, found)
-	return true, nil
+	return out, true, nil
 }
 
-// readAttributions reads keys from the read model into out, and returns the change log's
-// position in the same snapshot.
-func (s *Store) readAttributions(ctx context.Context, keys []AddressKey, out map[AddressKey]Attribution) (top int64, err error) {
+// readAttributions reads keys from the read model into out (a store without a cache).
+func (s *Store) readAttributions(ctx context.Context, keys []AddressKey, out map[AddressKey]Attribution) error {
 	cts, addrs := make([]string, len(keys)), make([]string, len(keys))
 	for i, k := range keys {
 		cts[i], addrs[i] = k.ChainType, k.Address
 	}
-	// One statement, so the rows and the log position are of one snapshot. COLLATE "C": the
-	// address column's collation, so the comparison is a memcmp, as in its index.
-	rows, err := s.query(ctx, `SELECT t.top, a.chain_type, a.address, a.entity, a.label, a.predicted, a.deposit_service_id,
+	rows, err := s.query(ctx, `SELECT a.chain_type, a.address, a.entity, a.label, a.predicted, a.deposit_service_id,
 		a.is_contract, a.version, a.updated_at
-		FROM (SELECT coalesce((SELECT max(seq) FROM transfers.attribution_changes), (SELECT pruned FROM transfers.attribution_log)) AS top) t
-		LEFT JOIN (transfers.attributions a JOIN unnest($1::text[], $2::text[]) k(ct, addr)
-		  ON a.chain_type = k.ct AND a.address = k.addr COLLATE "C") ON true`, cts, addrs)
+		FROM transfers.attributions a JOIN unnest($1::text[], $2::text[]) k(ct, addr)
+		  ON a.chain_type = k.ct AND a.address = k.addr COLLATE "C"`, cts, addrs)
 	if err != nil {
-		return 0, fmt.Errorf("load attributions: %w", err)
+		return fmt.Errorf("load attributions: %w", err)
 	}
 	defer rows.Close()
 	dec := entityDecoder{}
 	for rows.Next() {
 		var r attrRow
-		if err := rows.Scan(&top, &r.ct, &r.addr, &r.ej, &r.label, &r.pj, &r.dep, &r.isContract, &r.version, &r.updated); err != nil {
-			return 0, fmt.Errorf("scan attribution: %w", err)
-		}
-		if r.ct == nil {
-			continue // no key is known (the one row of the outer join)
+		if err := rows.Scan(&r.ct, &r.addr, &r.ej, &r.label, &r.pj, &r.dep, &r.isContract, &r.version, &r.updated); err != nil {
+			return fmt.Errorf("scan attribution: %w", err)
 		}
 		a, err := r.attribution(dec)
 		if err != nil {
-			return 0, err
+			return err
 		}
 		out[AddressKey{a.ChainType, a.Address}] = a
 	}
-	return top, rows.Err()
+	return rows.Err()
 }
 
 // attrRow is an attributions row as scanned (NULL where an outer join or a union found none).
