@@ -19,6 +19,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -439,6 +440,12 @@ func queries(ctx context.Context, st *store.Store, w *world, runs int) error {
 			continue
 		}
 		var lat []time.Duration
+		type timed struct {
+			d   time.Duration
+			url string
+		}
+		var slow []timed
+		short := st.ShortFirstPages()
 		for i := 0; i < runs+5; i++ {
 			req := httptest.NewRequest(http.MethodGet, c.path(), nil).WithContext(ctx)
 			rec := httptest.NewRecorder()
@@ -450,10 +457,21 @@ func queries(ctx context.Context, st *store.Store, w *world, runs int) error {
 			}
 			if i >= 5 { // warm-up
 				lat = append(lat, d)
+				slow = append(slow, timed{d, req.URL.String()})
 			}
 		}
 		slices.Sort(lat)
 		fmt.Printf("%-45s %10s %10s %10s\n", c.name, pct(lat, 50), pct(lat, 99), lat[len(lat)-1].Round(10*time.Microsecond))
+		if n := st.ShortFirstPages() - short; n > 0 {
+			fmt.Printf("  %d of %d first pages read short from their pair rows, then hour by hour\n", n, runs+5)
+		}
+		// BENCH_SLOWEST=n: the n slowest requests of each query, to re-run by BENCH_PATHS.
+		if n, _ := strconv.Atoi(os.Getenv("BENCH_SLOWEST")); n > 0 {
+			slices.SortFunc(slow, func(a, b timed) int { return cmp.Compare(b.d, a.d) })
+			for _, t := range slow[:min(n, len(slow))] {
+				fmt.Printf("  %10s %s\n", t.d.Round(10*time.Microsecond), t.url)
+			}
+		}
 	}
 	return nil
 }

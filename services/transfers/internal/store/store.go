@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -22,10 +23,19 @@ type Store struct {
 	attrs    *attrCache // nil: none
 	rq       rollupQueue
 
+	// shortPages counts first pages of an entity that edgeNewestPage read short and that were
+	// read again hour by hour (ShortFirstPages).
+	shortPages atomic.Int64
+
 	mu         sync.Mutex
 	partitions map[string]bool // "<table>:<YYYYMM>" known to exist
 	tuned      map[uint32]bool // backend pids whose session settings are set
 }
+
+// ShortFirstPages is how many first pages (and keyset page turns) of a live entity were read
+// short from the pair rows that can hold them and read again hour by hour since the store was
+// made: a cost, not an error (their answers are the same).
+func (s *Store) ShortFirstPages() int64 { return s.shortPages.Load() }
 
 // New returns a store over pool, whose schema is migrated.
 func New(pool *pgxpool.Pool) *Store {
