@@ -12,3 +12,6 @@ func TransferValues(r TransferRow) []any { return transferValues(r) }
 
 // SetQueueLength makes the rollup lag bound read the queue's length from fn.
 func (s *Store) SetQueueLength(fn func(context.Context) (int64, error)) { s.rq.lengthFn = fn }
+
+// CappedCountHits is how many counts the store answered from the counts it knows are capped.
+func (s *Store) CappedCountHits() int64 { return s.caps.hits.Load() }

@@ -561,6 +561,10 @@ SELECT count(*) FROM del`, chain, hashes, times).Scan(&res.Transfers); err != ni
 			return fmt.Errorf("remove transfers: %w", err)
 		}
 		if res.Transfers > 0 {
+			// Counts can go down: every replica's remembered capped counts are void.
+			if _, err := tx.Exec(ctx, `UPDATE transfers.group_epoch SET removals = removals + 1`); err != nil {
+				return fmt.Errorf("count removals: %w", err)
+			}
 			if _, err := tx.Exec(ctx, `INSERT INTO sub_memb `+membershipSQL("SELECT from_addr FROM sub_pairs UNION SELECT to_addr FROM sub_pairs", true)); err != nil {
 				return fmt.Errorf("membership of removed transfers: %w", err)
 			}

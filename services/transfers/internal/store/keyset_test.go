@@ -159,6 +159,15 @@ func TestKeysetPagesOfABusyEntity(t *testing.T) {
 		}
 	}
 	randomPages(t, st, kept, start, rng, owned, false)
+
+	// A relabel takes x2 out of the entity: its counts go down (a count remembered at the cap
+	// must not outlive a change of membership, as it must not outlive the reorg above).
+	if err := st.ApplyAttributions(ctx, []store.Attribution{
+		{ChainType: "evm", Address: x2, Entity: &store.Entity{ID: "yy", Name: "YY", Type: "cex"}, Version: 2, UpdatedAt: now},
+	}, nil); err != nil {
+		t.Fatal(err)
+	}
+	randomPages(t, st, kept, start, rng, func(a string) bool { return a != x2 && owned(a) }, false)
 }
 
 // randomPages checks first pages of entity xx (whose addresses own tells) and their counts at
@@ -178,7 +187,12 @@ func randomPages(t *testing.T, st *store.Store, all []store.TransferRow, start t
 			at = all[rng.IntN(len(all))].BlockTime.Add(time.Duration(rng.IntN(3)-1) * time.Millisecond)
 		}
 		dir, flow, limit := []string{"desc", "asc"}[i%2], []string{"all", "in", "out"}[rng.IntN(3)], []int{1, 7, 50, 120}[rng.IntN(4)]
-		f := store.TransferFilter{Flow: flow, Base: store.AddrSet{Entities: []string{"xx"}, Size: 2}, HasBase: true}
+		// The base as the service sizes it, with the version its remembered counts go by.
+		base, _, err := st.SetSize(ctx, store.AddrSet{Entities: []string{"xx"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := store.TransferFilter{Flow: flow, Base: base, HasBase: true}
 		var want []store.TransferRow
 		for _, r := range all {
 			in := r.BlockTime.Compare(at) <= 0
@@ -218,5 +232,110 @@ func randomPages(t *testing.T, st *store.Store, all []store.TransferRow, start t
 		if !slices.Equal(got, exp) {
 			t.Fatalf("flow %s, %s from %v, %d rows: page\n got %v\nwant %v", flow, dir, at, limit, got, exp)
 		}
+	}
+}
+
+// A count found at the cap is remembered for its filter (the count up to a later time is the
+// cap too) while nothing can lower it: a reorg that removes transfers and a relabel that takes
+// an address out of the entity each void it, and the counts after them are exact.
+func TestCappedCountsFollowRemovalsAndRelabels(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	reset(t, pool)
+	st := store.New(pool)
+	st.SetGroupMin(0)
+	addr := func(n int) string { return fmt.Sprintf("0x%040x", 0x2000+n) }
+	x1, x2 := addr(1), addr(2)
+	now := time.Now()
+	ex := &store.Entity{ID: "xx", Name: "XX", Type: "cex"}
+	if err := st.ApplyAttributions(ctx, []store.Attribution{
+		{ChainType: "evm", Address: x1, Entity: ex, Version: 1, UpdatedAt: now},
+		{ChainType: "evm", Address: x2, Entity: ex, Version: 1, UpdatedAt: now},
+	}, nil); err != nil {
+		t.Fatal(err)
+	}
+	// 10,100 transfers of the entity, one a minute; x2 sends the first 200 of them.
+	start := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	row := func(i int) store.TransferRow {
+		h := fmt.Sprintf("0x%064x", 0x10000+i)
+		from := x1
+		if i < 200 {
+			from = x2
+		}
+		return store.TransferRow{Chain: "ethereum", ID: h + "_0", TxHash: h, BlockHash: h, BlockNumber: int64(i + 1),
+			BlockTime: start.Add(time.Duration(i) * time.Minute), From: from, To: addr(100 + i%50), TokenID: "ethereum",
+			TokenSymbol: "ETH", TokenDecimals: 18, Amount: big.NewInt(1), UnitValue: 1}
+	}
+	write := func(from, to int) {
+		var rows []store.TransferRow
+		for i := from; i < to; i++ {
+			rows = append(rows, row(i))
+		}
+		for i := 0; i < len(rows); i += 5000 {
+			if _, err := st.WriteTransfers(ctx, rows[i:min(i+5000, len(rows))]); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	write(0, 10100)
+	end := start.Add(10100 * time.Minute)
+	count := func(at time.Time) int {
+		t.Helper()
+		base, _, err := st.SetSize(ctx, store.AddrSet{Entities: []string{"xx"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, n, err := st.ListTransfers(ctx, store.TransferFilter{Flow: "all", Base: base, HasBase: true, TimeTo: at},
+			store.Page{SortKey: "time", SortDir: "desc", Limit: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	at := start.Add(10050*time.Minute + 30*time.Second) // 10,051 transfers up to it
+	if n := count(at); n != store.MaxCount {
+		t.Fatalf("count up to the 10,051st transfer: %d, want the cap", n)
+	}
+	hits := st.CappedCountHits()
+	if n := count(end); n != store.MaxCount {
+		t.Fatalf("count up to the end: %d, want the cap", n)
+	}
+	if st.CappedCountHits() != hits+1 {
+		t.Fatal("a later count was read again, not answered as the cap it must be")
+	}
+	if n := count(at.Add(-time.Hour)); n != 9991 {
+		t.Fatalf("count an hour earlier: %d, want 9991", n)
+	}
+
+	// A reorg removes 100 of the transfers before at: 9,951 are left up to it.
+	var orphaned []store.Block
+	for i := 1000; i < 1100; i++ {
+		orphaned = append(orphaned, store.Block{Number: int64(i + 1), Hash: row(i).BlockHash})
+	}
+	if _, err := st.RemoveBlocks(ctx, "ethereum", orphaned, nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(at); n != 9951 {
+		t.Fatalf("count after the reorg: %d, want 9951", n)
+	}
+	if n := count(end); n != 10000 {
+		t.Fatalf("count to the end after the reorg: %d, want the cap (10,000 left)", n)
+	}
+
+	// At the cap again up to at; then x2 (200 transfers) leaves the entity.
+	write(10100, 10150)
+	if n := count(at); n != 9951 {
+		t.Fatalf("count up to at after later writes: %d, want 9951", n)
+	}
+	if n := count(end.Add(time.Hour)); n != store.MaxCount {
+		t.Fatalf("count up to the new end: %d, want the cap", n)
+	}
+	if err := st.ApplyAttributions(ctx, []store.Attribution{
+		{ChainType: "evm", Address: x2, Entity: &store.Entity{ID: "yy", Name: "YY", Type: "cex"}, Version: 2, UpdatedAt: now},
+	}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(end.Add(time.Hour)); n != 9850 {
+		t.Fatalf("count after x2 left the entity: %d, want 9850", n)
 	}
 }

@@ -433,16 +433,25 @@ func (s *Store) pairCountTransfers(ctx context.Context, f TransferFilter, g1, g2
 }
 
 // countTransfers counts (capped) the transfers matching f: from the rollups when they answer
-// it, from a live group's edges (g, reading f as fe: see edgeSidePlan), or from the rows.
+// it, from a live group's edges (g, reading f as fe: see edgeSidePlan), or from the rows; a
+// count known to be at the cap (capCache) is not read again.
 func (s *Store) countTransfers(ctx context.Context, f, fe TransferFilter, g string) (int, error) {
+	key, capped := capKey(f)
+	if capped && s.caps.reached(key, f.Base.version, f.TimeTo) {
+		return MaxCount, nil
+	}
 	count, ok, err := s.rollupCount(ctx, f)
-	if err != nil || ok {
-		return count, err
+	if err == nil && !ok {
+		if g != "" {
+			count, err = s.edgeCount(ctx, fe, g)
+		} else {
+			count, err = s.rowCount(ctx, f)
+		}
 	}
-	if g != "" {
-		return s.edgeCount(ctx, fe, g)
+	if err == nil && capped && count >= MaxCount {
+		s.caps.record(key, f.Base.version, f.TimeTo)
 	}
-	return s.rowCount(ctx, f)
+	return count, err
 }
 
 // rowCount counts (capped) the transfers matching f from the rows.

@@ -23,6 +23,10 @@ type AddrSet struct {
 	// the plans then need not ask again.
 	live      []string
 	liveKnown bool
+	// version is the membership epoch and removal count SetSize read with the groups
+	// (versioned): a count read under it cannot have gone down while they stay (capCache).
+	version   [2]int64
+	versioned bool
 }
 
 // Addrs returns a set of listed addresses.
@@ -137,18 +141,19 @@ func (s *Store) SetSize(ctx context.Context, set AddrSet) (AddrSet, map[string]b
 	for _, d := range set.Deposits {
 		grps = append(grps, depositGroup(d))
 	}
-	rows, err := s.query(ctx, `SELECT grp, size, live FROM transfers.groups WHERE grp = ANY($1::text[]) AND size > 0`, grps)
+	rows, err := s.query(ctx, `SELECT g.grp, g.size, g.live, v.epoch, v.removals FROM transfers.groups g, transfers.group_epoch v
+		WHERE g.grp = ANY($1::text[]) AND g.size > 0`, grps)
 	if err != nil {
 		return set, nil, fmt.Errorf("size of address set: %w", err)
 	}
 	defer rows.Close()
 	n := len(set.Addrs)
-	set.live = nil
+	set.live, set.versioned = nil, false
 	for rows.Next() {
 		var g string
 		var size int
 		var live bool
-		if err := rows.Scan(&g, &size, &live); err != nil {
+		if err := rows.Scan(&g, &size, &live, &set.version[0], &set.version[1]); err != nil {
 			return set, nil, fmt.Errorf("size of address set: %w", err)
 		}
 		n += size
@@ -158,6 +163,7 @@ func (s *Store) SetSize(ctx context.Context, set AddrSet) (AddrSet, map[string]b
 		if live {
 			set.live = append(set.live, g)
 		}
+		set.versioned = true
 	}
 	if err := rows.Err(); err != nil {
 		return set, nil, fmt.Errorf("size of address set: %w", err)

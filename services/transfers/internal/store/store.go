@@ -22,6 +22,7 @@ type Store struct {
 	memb     membCache
 	attrs    *attrCache // nil: none
 	rq       rollupQueue
+	caps     capCache // counts known to be at the cap
 
 	// shortPages counts first pages of an entity that edgeNewestPage read short and that were
 	// read again hour by hour (ShortFirstPages).
