@@ -553,6 +553,7 @@ DELETE FROM transfers.parked_swaps WHERE chain = $1 AND block_time < (SELECT t F
 		if err := createSubtractionTables(ctx, tx); err != nil {
 			return err
 		}
+		// The delete voids every replica's remembered capped counts (migration 20's trigger).
 		if err := tx.QueryRow(ctx, `WITH del AS (
   DELETE FROM transfers.transfers WHERE chain = $1 AND block_hash = ANY($2) AND block_time = ANY($3)
   RETURNING chain, block_time, from_addr, to_addr, token, token_id, unit_value, usd
@@ -561,10 +562,6 @@ SELECT count(*) FROM del`, chain, hashes, times).Scan(&res.Transfers); err != ni
 			return fmt.Errorf("remove transfers: %w", err)
 		}
 		if res.Transfers > 0 {
-			// Counts can go down: every replica's remembered capped counts are void.
-			if _, err := tx.Exec(ctx, `UPDATE transfers.group_epoch SET removals = removals + 1`); err != nil {
-				return fmt.Errorf("count removals: %w", err)
-			}
 			if _, err := tx.Exec(ctx, `INSERT INTO sub_memb `+membershipSQL("SELECT from_addr FROM sub_pairs UNION SELECT to_addr FROM sub_pairs", true)); err != nil {
 				return fmt.Errorf("membership of removed transfers: %w", err)
 			}
