@@ -233,11 +233,14 @@ func (a *App) Transfers(ctx context.Context, q query.Transfers) (TransferList, e
 	if err != nil {
 		return TransferList{}, err
 	}
-	rows, count, err := a.store.ListTransfers(ctx, f, store.Page{SortKey: q.SortKey, SortDir: q.SortDir, Limit: q.Limit, Offset: q.Offset})
+	var pf prefetch
+	defer pf.wait()
+	rows, count, err := a.store.ListTransfers(ctx, f, store.Page{SortKey: q.SortKey, SortDir: q.SortDir, Limit: q.Limit, Offset: q.Offset,
+		Prefetch: func(chains, addrs []string) { pf.start(ctx, a, chains, addrs) }})
 	if err != nil {
 		return TransferList{}, err
 	}
-	b, err := a.newBook(ctx, transferRefs(rows))
+	b, err := pf.book(ctx, a, transferRefs(rows))
 	if err != nil {
 		return TransferList{}, err
 	}

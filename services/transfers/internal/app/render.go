@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"math/big"
+	"sync"
 	"time"
 
 	"github.com/chainintel/chainintel/libs/chains"
@@ -168,6 +169,70 @@ func (a *App) newBook(ctx context.Context, refs []addrRef) (*book, error) {
 		return nil, err
 	}
 	return &book{attrs: attrs, labels: look.Labels, ents: look.Entities}, nil
+}
+
+// prefetch reads a book for the addresses a page's transfers are among while the page is read
+// (store.Page.Prefetch), so the attributions and user labels are not read after it. Its zero
+// value has started nothing.
+type prefetch struct {
+	mu      sync.Mutex // reads that run side by side may each know their addresses
+	started bool
+	done    chan struct{}
+	keys    map[store.AddressKey]bool // every address asked for
+	b       *book
+	err     error
+}
+
+// start reads the book of addresses (chains[i], addrs[i]) in the background; only the first
+// call of a request starts one.
+func (p *prefetch) start(ctx context.Context, a *App, chains, addrs []string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.started {
+		return
+	}
+	p.started, p.done = true, make(chan struct{})
+	refs := make([]addrRef, len(addrs))
+	p.keys = make(map[store.AddressKey]bool, len(addrs))
+	for i := range addrs {
+		refs[i] = addrRef{chains[i], addrs[i]}
+		p.keys[store.AddressKey{ChainType: chainTypeOf(chains[i]), Address: addrs[i]}] = true
+	}
+	go func() {
+		defer close(p.done)
+		p.b, p.err = a.newBook(ctx, refs)
+	}()
+}
+
+// wait waits for a read started, if any.
+func (p *prefetch) wait() {
+	p.mu.Lock()
+	started := p.started
+	p.mu.Unlock()
+	if started {
+		<-p.done
+	}
+}
+
+// book is the book of refs: the prefetched one when it holds every address of refs, else one
+// read now.
+func (p *prefetch) book(ctx context.Context, a *App, refs []addrRef) (*book, error) {
+	p.mu.Lock()
+	started := p.started
+	p.mu.Unlock()
+	if started {
+		<-p.done
+		covered := p.err == nil
+		for _, r := range refs {
+			if covered && r.addr != "" && !p.keys[store.AddressKey{ChainType: chainTypeOf(r.chain), Address: r.addr}] {
+				covered = false
+			}
+		}
+		if covered {
+			return p.b, nil
+		}
+	}
+	return a.newBook(ctx, refs)
 }
 
 func entityOut(e *store.Entity) *Entity {

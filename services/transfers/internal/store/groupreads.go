@@ -1303,6 +1303,10 @@ SELECT pr.from_addr, pr.to_addr, pr.chain, pr.token, pr.bucket, cut.k FROM pr, c
 	if len(from) == 0 {
 		return nil, false, nil // fewer pair rows than a page
 	}
+	if p.Prefetch != nil {
+		// The page's transfers are among these pair rows': their senders and recipients.
+		p.Prefetch(append(slices.Clone(chain), chain...), append(slices.Clone(from), to...))
+	}
 	// The pair rows as a relation (their text in the transfers columns' collation, so each probe
 	// uses the index), and their hours' span as constants, so the planner prunes the partitions.
 	b = &sqlb{rows: true}

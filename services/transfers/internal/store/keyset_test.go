@@ -212,9 +212,27 @@ func randomPages(t *testing.T, st *store.Store, all []store.TransferRow, start t
 			f.TimeTo = at
 		}
 		short := st.ShortFirstPages()
-		list, count, err := st.ListTransfers(ctx, f, store.Page{SortKey: "time", SortDir: dir, Limit: limit})
+		var named map[string]bool // the addresses the read named before reading the transfers
+		list, count, err := st.ListTransfers(ctx, f, store.Page{SortKey: "time", SortDir: dir, Limit: limit,
+			Prefetch: func(chains, addrs []string) {
+				named = map[string]bool{}
+				for i := range addrs {
+					named[chains[i]+":"+addrs[i]] = true
+				}
+			}})
 		if err != nil {
 			t.Fatal(err)
+		}
+		// A page read from the pair rows that can hold it names its addresses first (a page
+		// read short is read again hour by hour, from other pair rows).
+		read := st.ShortFirstPages() == short
+		if named == nil && read && len(list) > 0 {
+			t.Errorf("flow %s, %s from %v: the page's addresses were not named before its transfers were read", flow, dir, at)
+		}
+		for _, r := range list {
+			if read && (!named[r.Chain+":"+r.From] || !named[r.Chain+":"+r.To]) {
+				t.Fatalf("flow %s, %s from %v: transfer %s's addresses were not among those named", flow, dir, at, r.ID)
+			}
 		}
 		if c := min(len(want), store.MaxCount); count != c {
 			t.Errorf("flow %s, %s from %v: count %d, want %d", flow, dir, at, count, c)

@@ -63,6 +63,11 @@ type Page struct {
 	SortDir string // desc, asc
 	Limit   int
 	Offset  int
+	// Prefetch, when set, is told the addresses (chains[i], addrs[i]) the page's transfers are
+	// among, as soon as a read knows them and before it reads the transfers, so their
+	// attributions can be read beside it. Only some reads know them early (edgeNewestPage); it
+	// must not block.
+	Prefetch func(chains, addrs []string)
 }
 
 // exec makes pgx send a query as an unnamed statement, so PostgreSQL plans it with the actual
