@@ -23,21 +23,10 @@ import (
 // random sizes at random times.
 func TestKeysetPagesOfABusyEntity(t *testing.T) {
 	ctx := context.Background()
-	pool := pgtest.Pool(t)
-	reset(t, pool)
-	st := store.New(pool)
-	st.SetGroupMin(0)
 	defer store.SetCountChunk(1)() // spans of 1, 4 and 16 days, then the rest
-	addr := func(n int) string { return fmt.Sprintf("0x%040x", 0x1000+n) }
+	st, addr, now := entityXX(t, 0x1000)
 	x1, x2 := addr(1), addr(2)
-	now := time.Now()
 	ex := &store.Entity{ID: "xx", Name: "XX", Type: "cex"}
-	if err := st.ApplyAttributions(ctx, []store.Attribution{
-		{ChainType: "evm", Address: x1, Entity: ex, Version: 1, UpdatedAt: now},
-		{ChainType: "evm", Address: x2, Entity: ex, Version: 1, UpdatedAt: now},
-	}, nil); err != nil {
-		t.Fatal(err)
-	}
 	// 12,000 transfers over six days around the end of January, busier on some hours than
 	// others; a tenth between two outside addresses.
 	start := time.Date(2026, 1, 28, 0, 0, 0, 0, time.UTC)
@@ -258,20 +247,8 @@ func randomPages(t *testing.T, st *store.Store, all []store.TransferRow, start t
 // an address out of the entity each void it, and the counts after them are exact.
 func TestCappedCountsFollowRemovalsAndRelabels(t *testing.T) {
 	ctx := context.Background()
-	pool := pgtest.Pool(t)
-	reset(t, pool)
-	st := store.New(pool)
-	st.SetGroupMin(0)
-	addr := func(n int) string { return fmt.Sprintf("0x%040x", 0x2000+n) }
+	st, addr, now := entityXX(t, 0x2000)
 	x1, x2 := addr(1), addr(2)
-	now := time.Now()
-	ex := &store.Entity{ID: "xx", Name: "XX", Type: "cex"}
-	if err := st.ApplyAttributions(ctx, []store.Attribution{
-		{ChainType: "evm", Address: x1, Entity: ex, Version: 1, UpdatedAt: now},
-		{ChainType: "evm", Address: x2, Entity: ex, Version: 1, UpdatedAt: now},
-	}, nil); err != nil {
-		t.Fatal(err)
-	}
 	// 10,100 transfers of the entity, one a minute; x2 sends the first 200 of them.
 	start := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	row := func(i int) store.TransferRow {
@@ -356,4 +333,24 @@ func TestCappedCountsFollowRemovalsAndRelabels(t *testing.T) {
 	if n := count(end.Add(time.Hour)); n != 9850 {
 		t.Fatalf("count after x2 left the entity: %d, want 9850", n)
 	}
+}
+
+// entityXX is a fresh store in which every group is live and entity xx ("XX", a cex) holds
+// addr(1) and addr(2), addresses numbered from base.
+func entityXX(t *testing.T, base int) (st *store.Store, addr func(int) string, now time.Time) {
+	t.Helper()
+	pool := pgtest.Pool(t)
+	reset(t, pool)
+	st = store.New(pool)
+	st.SetGroupMin(0)
+	addr = func(n int) string { return fmt.Sprintf("0x%040x", base+n) }
+	now = time.Now()
+	ex := &store.Entity{ID: "xx", Name: "XX", Type: "cex"}
+	if err := st.ApplyAttributions(context.Background(), []store.Attribution{
+		{ChainType: "evm", Address: addr(1), Entity: ex, Version: 1, UpdatedAt: now},
+		{ChainType: "evm", Address: addr(2), Entity: ex, Version: 1, UpdatedAt: now},
+	}, nil); err != nil {
+		t.Fatal(err)
+	}
+	return st, addr, now
 }
