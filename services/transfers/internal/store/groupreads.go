@@ -319,6 +319,19 @@ func (s *Store) cappedWindowCounts(ctx context.Context, b *sqlb, w window, parts
 		// Days read so far that project to well under the cap after the next span: read the rest
 		// at once rather than span by span.
 		rest = inner*5 < MaxCount/4
+		if i == 0 && !rest && w.from.IsZero() {
+			// A busy set's window that starts with the data (a keyset turn at its first days) fell
+			// short: the spans before the first stored day hold nothing, and were read one by one
+			// (three statements). Every rollup is applied with the chains' days, so none holds a
+			// day before chain_daily's first.
+			var oldest *time.Time
+			if err := s.queryRow(ctx, `SELECT min(bucket) FROM transfers.chain_daily`).Scan(&oldest); err != nil {
+				return 0, 0, fmt.Errorf("oldest day: %w", err)
+			}
+			if oldest == nil || !oldest.Before(lo) {
+				break
+			}
+		}
 		top, span = lo, span*4
 	}
 	if !w.to.IsZero() && lastDay.Before(w.to.UTC()) { // the last day's hours
