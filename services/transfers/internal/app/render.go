@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"math/big"
-	"sync"
 	"time"
 
 	"github.com/chainintel/chainintel/libs/chains"
@@ -173,25 +172,21 @@ func (a *App) newBook(ctx context.Context, refs []addrRef) (*book, error) {
 
 // prefetch reads a book for the addresses a page's transfers are among while the page is read
 // (store.Page.Prefetch), so the attributions and user labels are not read after it. Its zero
-// value has started nothing.
+// value has started nothing. The store calls start at most once, on the goroutine that reads
+// the page, before it returns.
 type prefetch struct {
-	mu      sync.Mutex // reads that run side by side may each know their addresses
-	started bool
-	done    chan struct{}
-	keys    map[store.AddressKey]bool // every address asked for
-	b       *book
-	err     error
+	done chan struct{}             // nil: nothing started
+	keys map[store.AddressKey]bool // every address asked for
+	b    *book
+	err  error
 }
 
-// start reads the book of addresses (chains[i], addrs[i]) in the background; only the first
-// call of a request starts one.
+// start reads the book of addresses (chains[i], addrs[i]) in the background.
 func (p *prefetch) start(ctx context.Context, a *App, chains, addrs []string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.started {
+	if p.done != nil {
 		return
 	}
-	p.started, p.done = true, make(chan struct{})
+	p.done = make(chan struct{})
 	refs := make([]addrRef, len(addrs))
 	p.keys = make(map[store.AddressKey]bool, len(addrs))
 	for i := range addrs {
@@ -206,10 +201,7 @@ func (p *prefetch) start(ctx context.Context, a *App, chains, addrs []string) {
 
 // wait waits for a read started, if any.
 func (p *prefetch) wait() {
-	p.mu.Lock()
-	started := p.started
-	p.mu.Unlock()
-	if started {
+	if p.done != nil {
 		<-p.done
 	}
 }
@@ -217,10 +209,7 @@ func (p *prefetch) wait() {
 // book is the book of refs: the prefetched one when it holds every address of refs, else one
 // read now.
 func (p *prefetch) book(ctx context.Context, a *App, refs []addrRef) (*book, error) {
-	p.mu.Lock()
-	started := p.started
-	p.mu.Unlock()
-	if started {
+	if p.done != nil {
 		<-p.done
 		covered := p.err == nil
 		for _, r := range refs {

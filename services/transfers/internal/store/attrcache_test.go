@@ -6,7 +6,6 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/chainintel/chainintel/libs/pgstore/pgtest"
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
 	"github.com/chainintel/chainintel/services/transfers/internal/store"
 	tw "github.com/chainintel/chainintel/services/transfers/internal/testworld"
@@ -18,12 +17,7 @@ import (
 // Each read is compared with a store that keeps no cache.
 func TestAttributionCacheFollowsChanges(t *testing.T) {
 	ctx := context.Background()
-	pool := pgtest.Pool(t)
-	reset(t, pool)
-	h, writer := handlers(pool)
-	if err := tw.Load(ctx, h); err != nil {
-		t.Fatal(err)
-	}
+	pool, h, writer := loadedWorld(t)
 	replica := store.New(pool)
 	// A cache smaller than the keys read: every read has keys cached (some since changed) and
 	// keys not, so it takes the one-statement read of the change log and the missing keys.
@@ -108,12 +102,7 @@ func show(m map[store.AddressKey]store.Attribution) string {
 // replica's next read equals the read model.
 func TestAttributionCacheUnderConcurrentChanges(t *testing.T) {
 	ctx := context.Background()
-	pool := pgtest.Pool(t)
-	reset(t, pool)
-	h, _ := handlers(pool)
-	if err := tw.Load(ctx, h); err != nil {
-		t.Fatal(err)
-	}
+	pool, h, _ := loadedWorld(t)
 	truth := store.New(pool)
 	truth.SetAttributionCache(0)
 	replicas := []*store.Store{store.New(pool), store.New(pool), store.New(pool)}
@@ -181,12 +170,7 @@ func TestAttributionCacheUnderConcurrentChanges(t *testing.T) {
 // so does a later read of the other.
 func TestAttributionCacheBehindManyChanges(t *testing.T) {
 	ctx := context.Background()
-	pool := pgtest.Pool(t)
-	reset(t, pool)
-	h, _ := handlers(pool)
-	if err := tw.Load(ctx, h); err != nil {
-		t.Fatal(err)
-	}
+	pool, h, _ := loadedWorld(t)
 	replica := store.New(pool)
 	truth := store.New(pool)
 	truth.SetAttributionCache(0)

@@ -65,8 +65,8 @@ type Page struct {
 	Offset  int
 	// Prefetch, when set, is told the addresses (chains[i], addrs[i]) the page's transfers are
 	// among, as soon as a read knows them and before it reads the transfers, so their
-	// attributions can be read beside it. Only some reads know them early (edgeNewestPage); it
-	// must not block.
+	// attributions can be read beside it. Only some reads know them early (edgeNewestPage): it
+	// is called at most once, on the goroutine that called ListTransfers, and must not block.
 	Prefetch func(chains, addrs []string)
 }
 

@@ -92,6 +92,18 @@ var groupMin = 0
 // queuedRollups makes handlers' stores leave rows queued for the rollups (TestQueuedRollups).
 var queuedRollups = false
 
+// loadedWorld is a fresh test database with the test world loaded through the handlers.
+func loadedWorld(t *testing.T) (*pgxpool.Pool, events.Handlers, *store.Store) {
+	t.Helper()
+	pool := pgtest.Pool(t)
+	reset(t, pool)
+	h, st := handlers(pool)
+	if err := tw.Load(context.Background(), h); err != nil {
+		t.Fatal(err)
+	}
+	return pool, h, st
+}
+
 func handlers(pool *pgxpool.Pool) (events.Handlers, *store.Store) {
 	st := store.New(pool)
 	st.SetGroupMin(groupMin)
@@ -118,12 +130,7 @@ func TestRedeliveryAndReorg(t *testing.T) {
 
 func testRedeliveryAndReorg(t *testing.T) {
 	ctx := context.Background()
-	pool := pgtest.Pool(t)
-	reset(t, pool)
-	h, st := handlers(pool)
-	if err := tw.Load(ctx, h); err != nil {
-		t.Fatal(err)
-	}
+	pool, h, st := loadedWorld(t)
 	once := snapshot(t, pool)
 	if strings.Count(once, "\n") < 40 {
 		t.Fatalf("world looks empty:\n%s", once)
@@ -308,12 +315,7 @@ func rows(t *testing.T, ms []*eventsv1.Transfer) []store.TransferRow {
 // membership follows relabels without touching chain rows.
 func TestAttributionReadModel(t *testing.T) {
 	ctx := context.Background()
-	pool := pgtest.Pool(t)
-	reset(t, pool)
-	h, st := handlers(pool)
-	if err := tw.Load(ctx, h); err != nil {
-		t.Fatal(err)
-	}
+	_, h, st := loadedWorld(t)
 	addrs := func(id string) string {
 		a, err := st.SetAddresses(ctx, store.AddrSet{Entities: []string{id}})
 		if err != nil {
@@ -357,12 +359,7 @@ func TestAttributionReadModel(t *testing.T) {
 // counts once.
 func TestActivity(t *testing.T) {
 	ctx := context.Background()
-	pool := pgtest.Pool(t)
-	reset(t, pool)
-	h, st := handlers(pool)
-	if err := tw.Load(ctx, h); err != nil {
-		t.Fatal(err)
-	}
+	_, _, st := loadedWorld(t)
 	a, err := st.Activity(ctx, []string{tw.U1, tw.U2})
 	if err != nil {
 		t.Fatal(err)
