@@ -252,11 +252,43 @@ func (b *sqlb) armSQL(table, cols string, br branch, common []string, order stri
 	if br.drive == nil {
 		return "SELECT " + cols + " FROM " + table + where("") + " ORDER BY " + order + lim
 	}
-	if br.drive.Size > 1 && br.drive.Size <= lateralMax && limit > 0 {
+	// A page by USD reads its keys from index entries for the whole set at once (keyFirstSQL):
+	// read address by address, each would walk or sort on its own.
+	keyFirst := table == "transfers.transfers" && limit > 0 && strings.HasPrefix(order, "usd ")
+	if br.drive.Size > 1 && br.drive.Size <= lateralMax && limit > 0 && !keyFirst {
 		return "SELECT x.* FROM (SELECT DISTINCT a FROM (" + b.source(*br.drive) + ") s(a)) d(a) CROSS JOIN LATERAL (SELECT " + cols + " FROM " + table +
 			where(br.driverCol+" = d.a") + " ORDER BY " + order + lim + ") x"
 	}
+	if keyFirst {
+		return keyFirstSQL(table, cols, where(b.member(br.driverCol, *br.drive)), order, limit)
+	}
 	return "SELECT " + cols + " FROM " + table + where(b.member(br.driverCol, *br.drive)) + " ORDER BY " + order + lim
+}
+
+// keyFirstSQL renders an arm of addresses' transfers sorted by USD (where is its WHERE clause,
+// order the full sort) in two steps: the natural keys of its first limit rows by USD alone,
+// read from index entries (the addresses' (address, time) entries carry usd, block_time and
+// uid: read and sorted, they answer without the heap; or the global usd index walked with
+// the addresses tested), then those rows, with every row whose USD ties the last key's (the
+// tie-breakers chain and id are in no index), sorted by the full order. Before, the rows were
+// read from the heap for every index entry the plan passed; with no per-address usd index
+// (migration 21) that was each of a busy address's transfers, or each transfer the global walk
+// passed before it had a page.
+func keyFirstSQL(table, cols, where, order string, limit int) string {
+	lead, and := "usd DESC NULLS LAST", " AND "
+	if strings.HasPrefix(order, "usd ASC") {
+		lead = "usd ASC NULLS FIRST"
+	}
+	if where == "" {
+		where, and = " WHERE ", ""
+	}
+	return fmt.Sprintf(`SELECT %[1]s FROM %[2]s WHERE (block_time, uid) IN (
+  WITH k AS MATERIALIZED (SELECT block_time, uid, usd FROM %[2]s%[3]s ORDER BY %[4]s LIMIT %[5]d),
+  last AS MATERIALIZED (SELECT usd FROM k ORDER BY %[4]s OFFSET %[6]d LIMIT 1)
+  SELECT block_time, uid FROM k
+  UNION SELECT block_time, uid FROM %[2]s%[3]s%[7]susd = (SELECT usd FROM last)
+  UNION SELECT block_time, uid FROM %[2]s%[3]s%[7]susd IS NULL AND EXISTS (SELECT FROM last WHERE usd IS NULL))
+ORDER BY %[8]s LIMIT %[5]d`, cols, table, where, lead, limit, limit-1, and, order)
 }
 
 // countSQL renders a capped count over the arms.
