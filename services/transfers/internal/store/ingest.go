@@ -342,18 +342,19 @@ func copyNewTransfers(ctx context.Context, tx pgx.Tx, n int, row func(int) ([]an
 	if err != nil {
 		return false, err
 	}
-	if _, err := sp.CopyFrom(ctx, pgx.Identifier{"transfers", "transfers"}, transferColsUID, pgx.CopyFromSlice(n, row)); err != nil {
+	vals := make([][]any, n) // each row's values, built once for both COPYs
+	if _, err := sp.CopyFrom(ctx, pgx.Identifier{"transfers", "transfers"}, transferColsUID, pgx.CopyFromSlice(n, func(i int) ([]any, error) {
+		v, err := row(i)
+		vals[i] = v
+		return v, err
+	})); err != nil {
 		if pgstore.IsUniqueViolation(err) {
 			return false, sp.Rollback(ctx)
 		}
 		return false, fmt.Errorf("copy transfers: %w", err)
 	}
 	if _, err := sp.CopyFrom(ctx, pgx.Identifier{"transfers", "rollup_keys"}, keyColList, pgx.CopyFromSlice(n, func(i int) ([]any, error) {
-		v, err := row(i)
-		if err != nil {
-			return nil, err
-		}
-		return keyValues(v), nil
+		return keyValues(vals[i]), nil
 	})); err != nil {
 		return false, fmt.Errorf("queue transfers for the rollups: %w", err)
 	}
