@@ -354,3 +354,57 @@ func entityXX(t *testing.T, base int) (st *store.Store, addr func(int) string, n
 	}
 	return st, addr, now
 }
+
+// A client paging back by timeLte asks for ever earlier ends. The first count found at the cap
+// also finds the day by whose end the entity first reached it, so every end after that day is
+// answered from the cache, however early; ends before it are counted exactly.
+func TestCappedCountsOfPagingBack(t *testing.T) {
+	ctx := context.Background()
+	st, addr, _ := entityXX(t, 0x3000)
+	// 10,100 transfers of the entity, one a minute from 1 March: 10,080 by the end of the 7th.
+	start := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	var rows []store.TransferRow
+	for i := range 10100 {
+		h := fmt.Sprintf("0x%064x", 0x30000+i)
+		rows = append(rows, store.TransferRow{Chain: "ethereum", ID: h + "_0", TxHash: h, BlockHash: h, BlockNumber: int64(i + 1),
+			BlockTime: start.Add(time.Duration(i) * time.Minute), From: addr(1), To: addr(100 + i%50), TokenID: "ethereum",
+			TokenSymbol: "ETH", TokenDecimals: 18, Amount: big.NewInt(1), UnitValue: 1})
+	}
+	for i := 0; i < len(rows); i += 5000 {
+		if _, err := st.WriteTransfers(ctx, rows[i:min(i+5000, len(rows))]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	count := func(at time.Time) int {
+		t.Helper()
+		base, _, err := st.SetSize(ctx, store.AddrSet{Entities: []string{"xx"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, n, err := st.ListTransfers(ctx, store.TransferFilter{Flow: "all", Base: base, HasBase: true, TimeTo: at},
+			store.Page{SortKey: "time", SortDir: "desc", Limit: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := count(start.Add(10099 * time.Minute)); n != store.MaxCount {
+		t.Fatalf("count up to the last transfer: %d, want the cap", n)
+	}
+	hits := st.CappedCountHits()
+	for _, back := range []time.Duration{10090 * time.Minute, 10081 * time.Minute, 10080*time.Minute - time.Microsecond} {
+		if n := count(start.Add(back)); n != store.MaxCount {
+			t.Fatalf("count up to %s: %d, want the cap", start.Add(back), n)
+		}
+	}
+	if got := st.CappedCountHits() - hits; got != 3 {
+		t.Fatalf("%d of 3 ends after the day the cap was reached answered from the cache", got)
+	}
+	// Before the end of that day: read, and exact below the cap.
+	if n := count(start.Add(9998*time.Minute + 30*time.Second)); n != 9999 {
+		t.Fatalf("count up to the 9,999th transfer: %d, want 9999", n)
+	}
+	if n := count(start.Add(10079 * time.Minute)); n != store.MaxCount {
+		t.Fatalf("count up to the 10,080th transfer: %d, want the cap", n)
+	}
+}

@@ -486,9 +486,74 @@ func (s *Store) countTransfers(ctx context.Context, f, fe TransferFilter, g stri
 		}
 	}
 	if err == nil && capped && count >= MaxCount {
-		s.caps.record(key, f.Base.version, f.TimeTo)
+		end := f.TimeTo
+		// The first count found at the cap also finds when the base's count first reached it:
+		// every later window end is the cap too, and a client paging back by timeLte asks for
+		// ever earlier ends, each of which the cache would otherwise miss.
+		c, ok, cerr := s.capCrossing(ctx, f)
+		if cerr != nil {
+			return 0, cerr
+		}
+		if ok && (end.IsZero() || c.Before(end)) {
+			end = c
+		}
+		s.caps.record(key, f.Base.version, end)
 	}
 	return count, err
+}
+
+// capCrossing returns the end of the first day by whose end the transfers of f's base reach
+// MaxCount (f's flow, chains and tokens), summed from the base's daily group rollups from its
+// first day; ok is false when they never do, or when the base is not one live group or f has a
+// value or USD range (no daily rollup counts those). Rows applied later only add to the days,
+// so the day stays at or after the true one while the base's version stands.
+func (s *Store) capCrossing(ctx context.Context, f TransferFilter) (time.Time, bool, error) {
+	if f.ValueGte != nil || f.ValueLte != nil || f.USDGte != nil || f.USDLte != nil {
+		return time.Time{}, false, nil
+	}
+	g, err := s.pureGroup(ctx, f.Base)
+	if err != nil || g == "" {
+		return time.Time{}, false, err
+	}
+	// The group's days oldest first, a chunk at a time (each four times the last), through
+	// its rollup's key (group, day): a busy entity reaches the cap within its first days, and
+	// summing all of its days at once scanned the whole rollup (38 ms at 10M rows).
+	var sum int64
+	var after time.Time
+	for lim := 32; ; lim *= 4 {
+		b := &sqlb{}
+		c := append([]string{"grp = " + b.arg(g)}, b.keyConds(f.Chains, f.TokenAddrs, f.TokenIDs)...)
+		if !after.IsZero() {
+			c = append(c, "bucket > "+b.arg(after))
+		}
+		rows, err := s.query(ctx, fmt.Sprintf(`SELECT bucket, sum(%s)::bigint FROM transfers.grp_daily WHERE %s GROUP BY bucket ORDER BY bucket LIMIT %d`,
+			flowExpr(f.Flow), strings.Join(c, " AND "), lim), exec(b.args)...)
+		if err != nil {
+			return time.Time{}, false, fmt.Errorf("days of %s: %w", g, err)
+		}
+		read := 0
+		var day time.Time
+		for rows.Next() {
+			var n int64
+			if err := rows.Scan(&after, &n); err != nil {
+				rows.Close()
+				return time.Time{}, false, fmt.Errorf("days of %s: %w", g, err)
+			}
+			read++
+			if sum += n; sum >= MaxCount && day.IsZero() {
+				day = after
+			}
+		}
+		if err := rows.Err(); err != nil {
+			return time.Time{}, false, fmt.Errorf("days of %s: %w", g, err)
+		}
+		if !day.IsZero() {
+			return day.UTC().Truncate(24 * time.Hour).Add(24*time.Hour - time.Microsecond), true, nil
+		}
+		if read < lim {
+			return time.Time{}, false, nil
+		}
+	}
 }
 
 // rowCount counts (capped) the transfers matching f from the rows.
