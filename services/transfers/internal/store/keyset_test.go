@@ -274,19 +274,7 @@ func TestCappedCountsFollowRemovalsAndRelabels(t *testing.T) {
 	}
 	write(0, 10100)
 	end := start.Add(10100 * time.Minute)
-	count := func(at time.Time) int {
-		t.Helper()
-		base, _, err := st.SetSize(ctx, store.AddrSet{Entities: []string{"xx"}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, n, err := st.ListTransfers(ctx, store.TransferFilter{Flow: "all", Base: base, HasBase: true, TimeTo: at},
-			store.Page{SortKey: "time", SortDir: "desc", Limit: 5})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
+	count := func(at time.Time) int { t.Helper(); return countOfXX(t, st, at) }
 	at := start.Add(10050*time.Minute + 30*time.Second) // 10,051 transfers up to it
 	if n := count(at); n != store.MaxCount {
 		t.Fatalf("count up to the 10,051st transfer: %d, want the cap", n)
@@ -375,19 +363,7 @@ func TestCappedCountsOfPagingBack(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	count := func(at time.Time) int {
-		t.Helper()
-		base, _, err := st.SetSize(ctx, store.AddrSet{Entities: []string{"xx"}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, n, err := st.ListTransfers(ctx, store.TransferFilter{Flow: "all", Base: base, HasBase: true, TimeTo: at},
-			store.Page{SortKey: "time", SortDir: "desc", Limit: 5})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
+	count := func(at time.Time) int { t.Helper(); return countOfXX(t, st, at) }
 	if n := count(start.Add(10099 * time.Minute)); n != store.MaxCount {
 		t.Fatalf("count up to the last transfer: %d, want the cap", n)
 	}
@@ -407,4 +383,20 @@ func TestCappedCountsOfPagingBack(t *testing.T) {
 	if n := count(start.Add(10079 * time.Minute)); n != store.MaxCount {
 		t.Fatalf("count up to the 10,080th transfer: %d, want the cap", n)
 	}
+}
+
+// countOfXX is the count of a page of entity xx's transfers (all flows) up to at.
+func countOfXX(t *testing.T, st *store.Store, at time.Time) int {
+	t.Helper()
+	ctx := context.Background()
+	base, _, err := st.SetSize(ctx, store.AddrSet{Entities: []string{"xx"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, n, err := st.ListTransfers(ctx, store.TransferFilter{Flow: "all", Base: base, HasBase: true, TimeTo: at},
+		store.Page{SortKey: "time", SortDir: "desc", Limit: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
