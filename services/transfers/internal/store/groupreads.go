@@ -270,14 +270,10 @@ func (s *Store) windowCounts(ctx context.Context, b *sqlb, w window, parts []cou
 // than its days (its pair rows of the month, read for their hour), so a count the days cap
 // skips them. Spans are cut at midnight UTC, so no bucket is in two of them and the window's
 // partial hours stay at its ends, where the caller counts them. A window shorter than the
-// first span is read at once. Where the parts' hours are cheap (group rollups, no address's
-// pair rows), the last day's hours are read with the first span: a window that falls short of
+// first span is read at once. Where the parts' hours are cheap (cheapHours: group and chain
+// rollups, no listed address's pair rows), the last day's hours are read with the first span: a window that falls short of
 // the cap then costs one statement less (a keyset turn at an entity's first days).
-func (s *Store) cappedWindowCounts(ctx context.Context, b *sqlb, w window, parts []countPart, combine func([]int64) int64) (inner, outer int64, err error) {
-	cheapHours := true
-	for _, p := range parts {
-		cheapHours = cheapHours && !strings.Contains(p.hour, "transfers.pair_hourly")
-	}
+func (s *Store) cappedWindowCounts(ctx context.Context, b *sqlb, w window, parts []countPart, combine func([]int64) int64, cheapHours bool) (inner, outer int64, err error) {
 	const day = 24 * time.Hour
 	const µs = time.Microsecond
 	span := time.Duration(countChunk) * day
@@ -414,6 +410,7 @@ func (s *Store) rollupCount(ctx context.Context, f TransferFilter) (n int, ok bo
 	var parts []countPart
 	var combine func([]int64) int64
 	var edgeGrp string // a base of one live group, whose partial hours its pair rows count
+	addrHours := false // some part's hours are listed addresses' pair rows (dear; see cappedWindowCounts)
 	switch {
 	case f.HasBase:
 		if f.From.Active() || f.To.Active() {
@@ -492,6 +489,7 @@ func (s *Store) rollupCount(ctx context.Context, f TransferFilter) (n int, ok bo
 			}
 			parts = groupFlows(g)
 			if len(outside) > 0 {
+				addrHours = true
 				a := b.arg(outside)
 				in, out := "to_addr = ANY("+a+"::text[])", "from_addr = ANY("+a+"::text[])"
 				pairs := func(c ...string) countPart {
@@ -527,6 +525,7 @@ func (s *Store) rollupCount(ctx context.Context, f TransferFilter) (n int, ok bo
 				n, err := s.addrCountAllTime(ctx, f, f.Base.Addrs[0])
 				return n, err == nil, err
 			}
+			addrHours = true
 			a := b.arg(f.Base.Addrs)
 			in := "to_addr = ANY(" + a + "::text[])"
 			out := "from_addr = ANY(" + a + "::text[])"
@@ -628,7 +627,7 @@ func (s *Store) rollupCount(ctx context.Context, f TransferFilter) (n int, ok bo
 			return n
 		}
 	}
-	inner, outer, err := s.cappedWindowCounts(ctx, b, newWindow(f.TimeFrom, f.TimeTo), parts, combine)
+	inner, outer, err := s.cappedWindowCounts(ctx, b, newWindow(f.TimeFrom, f.TimeTo), parts, combine, !addrHours)
 	if err != nil {
 		return 0, false, err
 	}
