@@ -71,7 +71,7 @@ func (h handlers) transfers(c *gin.Context) {
 		return
 	}
 	rows(c, len(out.Transfers))
-	c.JSON(http.StatusOK, out)
+	httpx.Answer(c, http.StatusOK, out)
 }
 
 func (h handlers) histogram(c *gin.Context) {
@@ -85,7 +85,7 @@ func (h handlers) histogram(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, out)
+	httpx.Answer(c, http.StatusOK, out)
 }
 
 func (h handlers) simpleHistogram(c *gin.Context) {
@@ -99,7 +99,7 @@ func (h handlers) simpleHistogram(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, out)
+	httpx.Answer(c, http.StatusOK, out)
 }
 
 func (h handlers) swaps(c *gin.Context) {
@@ -114,7 +114,7 @@ func (h handlers) swaps(c *gin.Context) {
 		return
 	}
 	rows(c, len(out.Swaps))
-	c.JSON(http.StatusOK, out)
+	httpx.Answer(c, http.StatusOK, out)
 }
 
 func (h handlers) tx(c *gin.Context) {
