@@ -4,7 +4,7 @@
 #   BENCH=edge,ingest make bench     only some sections (edge ingest intelligence transfers user-labels)
 #   BENCH_ROWS=200000 make bench     a smaller transfers load (default 10,000,000 rows, as issue 6 asks)
 #   BENCH_EDGE_ROUNDS=3 make bench   fewer interleaved edge rounds (default 5; the median is printed)
-#   BENCH_WRITERS=2 make bench       transfers loaded (and raw-COPYed) by two writers, as two replicas
+#   BENCH_WRITERS=1 make bench       transfers loaded (and raw-COPYed) by one writer (default 2, as two replicas)
 #
 # Figures are printed, never asserted. Every section shares this machine's cores with PostgreSQL,
 # Redis and the in-process broker; compare figures printed side by side in one run.
