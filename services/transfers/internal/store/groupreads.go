@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // Reads through the live attribution groups' rollups (docs/transfers.md, "Query plans").
@@ -868,13 +869,73 @@ func (b *sqlb) edgeRows(f TransferFilter, g, cols string, lo, hi time.Time) (fro
 	if !hi.IsZero() {
 		edge = append(edge, "e.bucket <= "+b.arg(hi))
 	}
-	return `transfers.grp_edges e CROSS JOIN LATERAL ` + b.edgeProbe(f, cols, lo, hi) + ` t WHERE ` + strings.Join(edge, " AND ")
+	return `transfers.grp_edges e CROSS JOIN LATERAL ` + b.edgeProbe(f, cols, lo, hi, "transfers.transfers") + ` t WHERE ` + strings.Join(edge, " AND ")
+}
+
+// monthPartition is the monthly partition of transfers.<table> holding every time from lo to hi
+// (transfers.ensure_partition's name: <table>_YYYYMM, months in UTC), or "" when they lie in
+// different months.
+func monthPartition(table string, lo, hi time.Time) string {
+	lo, hi = lo.UTC(), hi.UTC()
+	if lo.IsZero() || hi.IsZero() || lo.Year() != hi.Year() || lo.Month() != hi.Month() {
+		return ""
+	}
+	return "transfers." + table + "_" + lo.Format("200601")
+}
+
+// attachedRefresh is how often the store rereads which partitions transfers has: a partition
+// detached by an operator is read as part of transfers for at most this long.
+var attachedRefresh = time.Minute
+
+// SetAttachedRefresh sets attachedRefresh (tests); restore puts it back.
+func SetAttachedRefresh(d time.Duration) (restore func()) {
+	old := attachedRefresh
+	attachedRefresh = d
+	return func() { attachedRefresh = old }
+}
+
+// attached reports whether name (schema-qualified) is a partition of transfers.transfers, from
+// the catalog read at most attachedRefresh ago (again at once, at most once a second, for a name
+// it did not list: a new month). A failed read answers false (the caller reads the partitioned
+// table).
+func (s *Store) attached(ctx context.Context, name string) bool {
+	s.mu.Lock()
+	ok, age := s.parts[name], time.Since(s.partsRead)
+	s.mu.Unlock()
+	if age < attachedRefresh && (ok || age < min(time.Second, attachedRefresh)) {
+		return ok
+	}
+	rows, err := s.pool.Query(ctx, `SELECT n.nspname || '.' || c.relname FROM pg_inherits i
+		JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE i.inhparent = 'transfers.transfers'::regclass`)
+	if err != nil {
+		return false
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return false
+	}
+	parts := make(map[string]bool, len(names))
+	for _, n := range names {
+		parts[n] = true
+	}
+	s.mu.Lock()
+	s.parts, s.partsRead = parts, time.Now()
+	s.mu.Unlock()
+	return parts[name]
+}
+
+// undefinedTable reports whether err is PostgreSQL's "relation does not exist".
+func undefinedTable(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "42P01"
 }
 
 // edgeProbe is the lateral read of the transfers of pair row e (from_addr, to_addr, chain,
 // token, bucket) matching f, through the sender's or recipient's index, bounded by lo and hi
-// as edgeRows says; more are further conditions on them (alias t).
-func (b *sqlb) edgeProbe(f TransferFilter, cols string, lo, hi time.Time, more ...string) string {
+// as edgeRows says, from table (transfers.transfers or one of its partitions); more are further
+// conditions on them (alias t).
+func (b *sqlb) edgeProbe(f TransferFilter, cols string, lo, hi time.Time, table string, more ...string) string {
 	rowConds := []string{"t.from_addr = e.from_addr", "t.block_time >= e.bucket", "t.block_time < e.bucket + interval '1 hour'",
 		"t.to_addr = e.to_addr", "t.chain = e.chain", "t.token = e.token"}
 	if !lo.IsZero() {
@@ -891,7 +952,7 @@ func (b *sqlb) edgeProbe(f TransferFilter, cols string, lo, hi time.Time, more .
 	}
 	rowConds = append(rowConds, b.rangeConds(f, "t.usd", "t.unit_value")...)
 	rowConds = append(rowConds, more...)
-	return `(SELECT ` + cols + ` FROM transfers.transfers t WHERE ` + strings.Join(rowConds, " AND ") + `)`
+	return `(SELECT ` + cols + ` FROM ` + table + ` t WHERE ` + strings.Join(rowConds, " AND ") + `)`
 }
 
 // edgeSides are f's from and to filters on a pair row's sender and recipient (edgeSidePlan).
@@ -1329,14 +1390,32 @@ SELECT pr.from_addr, pr.to_addr, pr.chain, pr.token, pr.bucket, cut.k FROM pr, c
 		p.Prefetch(append(slices.Clone(chain), chain...), append(slices.Clone(from), to...))
 	}
 	// The pair rows as a relation (their text in the transfers columns' collation, so each probe
-	// uses the index), and their hours' span as constants, so the planner prunes the partitions.
-	b = &sqlb{rows: true}
-	e := `(SELECT u.f COLLATE "C" AS from_addr, u.t COLLATE "C" AS to_addr, u.c COLLATE "C" AS chain, u.k COLLATE "C" AS token, u.b AS bucket
+	// uses the index), and their hours' span as parameters, by which the executor prunes the
+	// partitions. When the hours lie in one month (nearly every page) the read names that month's
+	// partition: its generic plan is one table's, where the partitioned table's plans every
+	// partition (4-7 ms at 13 months, paid by each connection on its first turn, and growing with
+	// the months kept; about 1 ms for one). A partition that is not there (dropped) falls back
+	// to the partitioned table.
+	read := func(table string) (pgx.Rows, error) {
+		b := &sqlb{rows: true}
+		e := `(SELECT u.f COLLATE "C" AS from_addr, u.t COLLATE "C" AS to_addr, u.c COLLATE "C" AS chain, u.k COLLATE "C" AS token, u.b AS bucket
   FROM unnest(` + b.arg(from) + `::text[], ` + b.arg(to) + `::text[], ` + b.arg(chain) + `::text[], ` + b.arg(token) + `::text[], ` +
-		b.arg(buckets) + `::timestamptz[]) u(f, t, c, k, b)) e`
-	probe := b.edgeProbe(f, transferSelect, lo, hi, "t.block_time "+cmp+" "+b.arg(cut)+"::timestamptz")
-	out, err := query(`SELECT `+transferSelectOuter+` FROM (SELECT t.* FROM `+e+` CROSS JOIN LATERAL `+probe+` t) u ORDER BY `+
-		orderBy("time", p.SortDir)+fmt.Sprintf(" LIMIT %d", p.Limit), b.args)
+			b.arg(buckets) + `::timestamptz[]) u(f, t, c, k, b)) e`
+		probe := b.edgeProbe(f, transferSelect, lo, hi, table, "t.block_time "+cmp+" "+b.arg(cut)+"::timestamptz")
+		return query(`SELECT `+transferSelectOuter+` FROM (SELECT t.* FROM `+e+` CROSS JOIN LATERAL `+probe+` t) u ORDER BY `+
+			orderBy("time", p.SortDir)+fmt.Sprintf(" LIMIT %d", p.Limit), b.args)
+	}
+	var out pgx.Rows
+	part := monthPartition("transfers", lo, hi.Add(time.Hour-time.Microsecond))
+	if part != "" && !s.attached(ctx, part) {
+		part = ""
+	}
+	if part != "" {
+		out, err = read(part)
+	}
+	if part == "" || undefinedTable(err) {
+		out, err = read("transfers.transfers")
+	}
 	if err != nil {
 		return nil, false, fmt.Errorf("list transfers of %s: %w", g, err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/chainintel/chainintel/libs/pgstore/pgtest"
 	"github.com/chainintel/chainintel/services/transfers/internal/store"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // Keyset page turns of a live entity with more transfers than the count's cap: a window up to a
@@ -328,6 +329,12 @@ func TestCappedCountsFollowRemovalsAndRelabels(t *testing.T) {
 func entityXX(t *testing.T, base int) (st *store.Store, addr func(int) string, now time.Time) {
 	t.Helper()
 	pool := pgtest.Pool(t)
+	return entityXXOn(t, pool, base)
+}
+
+// entityXXOn is entityXX on pool.
+func entityXXOn(t *testing.T, pool *pgxpool.Pool, base int) (st *store.Store, addr func(int) string, now time.Time) {
+	t.Helper()
 	reset(t, pool)
 	st = store.New(pool)
 	st.SetGroupMin(0)
@@ -399,4 +406,81 @@ func countOfXX(t *testing.T, st *store.Store, at time.Time) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// A keyset turn whose hours lie in one month reads that month's partition by name. A partition
+// an operator detached stops being read once the store rereads the catalog, and one dropped
+// while the store still lists it is read through the partitioned table instead.
+func TestKeysetTurnsOfDetachedAndDroppedMonths(t *testing.T) {
+	ctx := context.Background()
+	defer store.SetAttachedRefresh(time.Hour)()
+	pool := pgtest.Pool(t)
+	st, addr, _ := entityXXOn(t, pool, 0x4000)
+	var rows []store.TransferRow
+	for i := range 400 {
+		h := fmt.Sprintf("0x%064x", 0x40000+i)
+		at := time.Date(2026, 4, 20, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * 69 * time.Minute) // 20 April to 9 May
+		rows = append(rows, store.TransferRow{Chain: "ethereum", ID: h + "_0", TxHash: h, BlockHash: h, BlockNumber: int64(i + 1),
+			BlockTime: at, From: addr(1 + i%2), To: addr(100 + i%7), TokenID: "ethereum", TokenSymbol: "ETH", TokenDecimals: 18,
+			Amount: big.NewInt(1), UnitValue: 1})
+	}
+	if _, err := st.WriteTransfers(ctx, rows); err != nil {
+		t.Fatal(err)
+	}
+	base, _, err := st.SetSize(ctx, store.AddrSet{Entities: []string{"xx"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := time.Date(2026, 5, 8, 0, 0, 0, 0, time.UTC)
+	page := func() []store.TransferRow {
+		t.Helper()
+		list, _, err := st.ListTransfers(ctx, store.TransferFilter{Flow: "all", Base: base, HasBase: true, TimeTo: end},
+			store.Page{SortKey: "time", SortDir: "desc", Limit: 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return list
+	}
+	want := func(upTo time.Time) []time.Time {
+		var ts []time.Time
+		for i := len(rows) - 1; i >= 0 && len(ts) < 20; i-- {
+			if at := rows[i].BlockTime; !at.After(upTo) {
+				ts = append(ts, at)
+			}
+		}
+		return ts
+	}
+	check := func(what string, upTo time.Time) {
+		t.Helper()
+		got := page()
+		var ts []time.Time
+		for _, r := range got {
+			ts = append(ts, r.BlockTime)
+		}
+		if w := want(upTo); !slices.EqualFunc(ts, w, time.Time.Equal) {
+			t.Fatalf("%s: page times %v, want %v", what, ts, w)
+		}
+	}
+	check("May, attached", end) // the May partition by name
+	if _, err := pool.Exec(ctx, `ALTER TABLE transfers.transfers DETACH PARTITION transfers.transfers_202605`); err != nil {
+		t.Fatal(err)
+	}
+	// The store still lists May for an hour: it reads the detached table (the documented bound).
+	check("May, detached, not yet reread", end)
+	restore := store.SetAttachedRefresh(0)
+	// Reread: May is not read. (Its pair rows remain, so the page is read hour by hour from the
+	// partitioned table, which has April's rows only.)
+	check("May, detached", time.Date(2026, 4, 30, 23, 59, 59, 0, time.UTC))
+	restore()
+	if _, err := pool.Exec(ctx, `ALTER TABLE transfers.transfers ATTACH PARTITION transfers.transfers_202605
+		FOR VALUES FROM ('2026-05-01 00:00:00+00') TO ('2026-06-01 00:00:00+00')`); err != nil {
+		t.Fatal(err)
+	}
+	defer store.SetAttachedRefresh(0)()
+	check("May, attached again", end)
+	defer store.SetAttachedRefresh(time.Hour)()
+	if _, err := pool.Exec(ctx, `DROP TABLE transfers.transfers_202605`); err != nil {
+		t.Fatal(err)
+	}
+	check("May, dropped while listed", time.Date(2026, 4, 30, 23, 59, 59, 0, time.UTC))
 }

@@ -30,6 +30,8 @@ type Store struct {
 
 	mu         sync.Mutex
 	partitions map[string]bool // "<table>:<YYYYMM>" known to exist
+	parts      map[string]bool // transfers.transfers' partitions (attached), as of partsRead
+	partsRead  time.Time
 	tuned      map[uint32]bool // backend pids whose session settings are set
 }
 
