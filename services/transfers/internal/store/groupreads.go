@@ -1396,31 +1396,31 @@ SELECT pr.from_addr, pr.to_addr, pr.chain, pr.token, pr.bucket, cut.k FROM pr, c
 	// partition (4-7 ms at 13 months, paid by each connection on its first turn, and growing with
 	// the months kept; about 1 ms for one). A partition that is not there (dropped) falls back
 	// to the partitioned table.
-	read := func(table string) (pgx.Rows, error) {
+	read := func(table string) ([]TransferRow, error) {
 		b := &sqlb{rows: true}
 		e := `(SELECT u.f COLLATE "C" AS from_addr, u.t COLLATE "C" AS to_addr, u.c COLLATE "C" AS chain, u.k COLLATE "C" AS token, u.b AS bucket
   FROM unnest(` + b.arg(from) + `::text[], ` + b.arg(to) + `::text[], ` + b.arg(chain) + `::text[], ` + b.arg(token) + `::text[], ` +
 			b.arg(buckets) + `::timestamptz[]) u(f, t, c, k, b)) e`
 		probe := b.edgeProbe(f, transferSelect, lo, hi, table, "t.block_time "+cmp+" "+b.arg(cut)+"::timestamptz")
-		return query(`SELECT `+transferSelectOuter+` FROM (SELECT t.* FROM `+e+` CROSS JOIN LATERAL `+probe+` t) u ORDER BY `+
+		out, err := query(`SELECT `+transferSelectOuter+` FROM (SELECT t.* FROM `+e+` CROSS JOIN LATERAL `+probe+` t) u ORDER BY `+
 			orderBy("time", p.SortDir)+fmt.Sprintf(" LIMIT %d", p.Limit), b.args)
+		if err != nil {
+			return nil, err
+		}
+		return scanTransfers(out) // an error of the statement may come with its rows
 	}
-	var out pgx.Rows
 	part := monthPartition("transfers", lo, hi.Add(time.Hour-time.Microsecond))
 	if part != "" && !s.attached(ctx, part) {
 		part = ""
 	}
 	if part != "" {
-		out, err = read(part)
+		list, err = read(part)
 	}
 	if part == "" || undefinedTable(err) {
-		out, err = read("transfers.transfers")
+		list, err = read("transfers.transfers")
 	}
 	if err != nil {
 		return nil, false, fmt.Errorf("list transfers of %s: %w", g, err)
-	}
-	if list, err = scanTransfers(out); err != nil {
-		return nil, false, err
 	}
 	return list, len(list) == p.Limit, nil
 }

@@ -432,9 +432,10 @@ func TestKeysetTurnsOfDetachedAndDroppedMonths(t *testing.T) {
 		t.Fatal(err)
 	}
 	end := time.Date(2026, 5, 8, 0, 0, 0, 0, time.UTC)
+	var valueGte *float64 // set: the read's plan made with its values (no generic plan)
 	page := func() []store.TransferRow {
 		t.Helper()
-		list, _, err := st.ListTransfers(ctx, store.TransferFilter{Flow: "all", Base: base, HasBase: true, TimeTo: end},
+		list, _, err := st.ListTransfers(ctx, store.TransferFilter{Flow: "all", Base: base, HasBase: true, TimeTo: end, ValueGte: valueGte},
 			store.Page{SortKey: "time", SortDir: "desc", Limit: 20})
 		if err != nil {
 			t.Fatal(err)
@@ -478,9 +479,14 @@ func TestKeysetTurnsOfDetachedAndDroppedMonths(t *testing.T) {
 	}
 	defer store.SetAttachedRefresh(0)()
 	check("May, attached again", end)
+	zero := 0.0
+	valueGte = &zero
+	check("May, attached again, with a value range", end)
 	defer store.SetAttachedRefresh(time.Hour)()
 	if _, err := pool.Exec(ctx, `DROP TABLE transfers.transfers_202605`); err != nil {
 		t.Fatal(err)
 	}
+	check("May, dropped while listed, with a value range", time.Date(2026, 4, 30, 23, 59, 59, 0, time.UTC))
+	valueGte = nil
 	check("May, dropped while listed", time.Date(2026, 4, 30, 23, 59, 59, 0, time.UTC))
 }
