@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/chainintel/chainintel/libs/pgstore"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // Reads through the live attribution groups' rollups (docs/transfers.md, "Query plans").
@@ -925,12 +925,6 @@ func (s *Store) attached(ctx context.Context, name string) bool {
 	return parts[name]
 }
 
-// undefinedTable reports whether err is PostgreSQL's "relation does not exist".
-func undefinedTable(err error) bool {
-	var pe *pgconn.PgError
-	return errors.As(err, &pe) && pe.Code == "42P01"
-}
-
 // edgeProbe is the lateral read of the transfers of pair row e (from_addr, to_addr, chain,
 // token, bucket) matching f, through the sender's or recipient's index, bounded by lo and hi
 // as edgeRows says, from table (transfers.transfers or one of its partitions); more are further
@@ -1393,8 +1387,8 @@ SELECT pr.from_addr, pr.to_addr, pr.chain, pr.token, pr.bucket, cut.k FROM pr, c
 	// uses the index), and their hours' span as parameters, by which the executor prunes the
 	// partitions. When the hours lie in one month (nearly every page) the read names that month's
 	// partition: its generic plan is one table's, where the partitioned table's plans every
-	// partition (4-7 ms at 13 months, paid by each connection on its first turn, and growing with
-	// the months kept; about 1 ms for one). A partition that is not there (dropped) falls back
+	// partition (7-10 ms at 13 months on a fresh connection, paid by each connection on its first
+	// turn, and growing with the months kept; 1-2 ms for one). A partition that is not there (dropped) falls back
 	// to the partitioned table.
 	read := func(table string) ([]TransferRow, error) {
 		b := &sqlb{rows: true}
@@ -1416,7 +1410,7 @@ SELECT pr.from_addr, pr.to_addr, pr.chain, pr.token, pr.bucket, cut.k FROM pr, c
 	if part != "" {
 		list, err = read(part)
 	}
-	if part == "" || undefinedTable(err) {
+	if part == "" || pgstore.IsCode(err, "42P01") { // undefined_table
 		list, err = read("transfers.transfers")
 	}
 	if err != nil {
