@@ -26,6 +26,9 @@ import (
 type Options struct {
 	MaxConns int32  // 0: pgx default (max(4, NumCPU))
 	AppName  string // shown in pg_stat_activity
+	// Tracer, when set, sees every statement (pgx.QueryTracer; also pgx.BatchTracer and
+	// pgxpool.AcquireTracer when it implements them).
+	Tracer pgx.QueryTracer
 }
 
 // Connect opens a pool and checks the server answers. When it does not, the error says how to
@@ -40,6 +43,9 @@ func Connect(ctx context.Context, url string, o Options) (*pgxpool.Pool, error) 
 	}
 	if o.AppName != "" {
 		cfg.ConnConfig.RuntimeParams["application_name"] = o.AppName
+	}
+	if o.Tracer != nil {
+		cfg.ConnConfig.Tracer = o.Tracer
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {

@@ -6,7 +6,7 @@
 //
 // Settings (env): BENCH_ROWS (10,000,000), BENCH_YEAR_ROWS (rows per simulated year, default
 // BENCH_ROWS: a smaller BENCH_ROWS at the density of a larger run), BENCH_BATCH (5,000 rows per write), BENCH_RAW_ROWS
-// (rows of the raw COPY comparison, default min(BENCH_ROWS, 1,000,000)), BENCH_QUERIES (200 runs
+// (rows of the raw COPY comparison, default min(BENCH_ROWS, 1,000,000)), BENCH_QUERIES (1,000 runs
 // per query), BENCH_DATABASE_URL (server to create the scratch databases on; default
 // CHAININTEL_TEST_DATABASE_URL or the local server, without TLS). Scratch databases are dropped at the end
 // unless BENCH_KEEP is set. BENCH_WRITERS (2: two replicas of the consumer) concurrent writers load the rows; BENCH_QUERY_DB
@@ -30,6 +30,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -59,8 +60,17 @@ import (
 // writer (session 21, PostgreSQL defaults, 1M rows): raw COPY 43,357 rows/s, write path 41,694.
 const defaultWriters = 2
 
+// envInt is the positive integer the environment variable name holds, else def.
 func envInt(name string, def int) int {
 	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+// envCount is envInt where 0 is a setting too (no warm-up, no prewarm, seed 0).
+func envCount(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v >= 0 {
 		return v
 	}
 	return def
@@ -107,14 +117,14 @@ func run(ctx context.Context) error {
 	n := envInt("BENCH_ROWS", 10_000_000)
 	batch := envInt("BENCH_BATCH", 5000)
 	rawN := envInt("BENCH_RAW_ROWS", min(n, 1_000_000))
-	runs := envInt("BENCH_QUERIES", 200)
+	runs := envInt("BENCH_QUERIES", 1000)
 	w, err := newWorld(n, envInt("BENCH_YEAR_ROWS", n))
 	if err != nil {
 		return err
 	}
 	if u := os.Getenv("BENCH_QUERY_DB"); u != "" {
 		// Queries only, against a database a BENCH_KEEP run left.
-		pool, err := pgstore.Connect(ctx, u, pgstore.Options{MaxConns: 8, AppName: "transfers-bench"})
+		pool, err := pgstore.Connect(ctx, u, pgstore.Options{MaxConns: 8, AppName: "transfers-bench", Tracer: tracer{}})
 		if err != nil {
 			return err
 		}
@@ -130,7 +140,7 @@ func run(ctx context.Context) error {
 		if err := prewarm(ctx, pool); err != nil {
 			return err
 		}
-		return queries(ctx, store.New(pool), w, runs)
+		return queries(ctx, pool, store.New(pool), w, runs)
 	}
 	fmt.Printf("simulated world (services/ingest/sim): %d exchanges, %d ethereum customers, %d addresses, chains %v; %d transfers over %s to %s, batches of %d\n",
 		len(w.exchanges), len(w.customers), len(w.w.Addresses()), w.w.Chains(), n, w.cfg.Start.Format("2006-01-02"), w.end.Format("2006-01-02"), batch)
@@ -235,13 +245,15 @@ func run(ctx context.Context) error {
 		fmt.Printf("ingest, the other %d rows, writers and rollup workers together: writes %.0f rows/s, until the rollups caught up %.0f rows/s\n",
 			n-rawN, writeRate, rate)
 	}
-	if _, err := pool.Exec(ctx, "VACUUM ANALYZE"); err != nil {
+	// Settled as a server in use is: vacuumed, analysed, and the load's dirty pages written
+	// (else the checkpoint after the load writes them during the queries).
+	if err := settle(ctx, pool); err != nil {
 		return err
 	}
 	if err := prewarm(ctx, pool); err != nil {
 		return err
 	}
-	return queries(ctx, st, w, runs)
+	return queries(ctx, pool, st, w, runs)
 }
 
 // settle readies a scratch database for a timed load: the attributions just loaded vacuumed
@@ -251,10 +263,10 @@ func run(ctx context.Context) error {
 // CHECKPOINT needs a superuser or pg_checkpoint; without either it is skipped.
 func settle(ctx context.Context, pool *pgxpool.Pool) error {
 	if _, err := pool.Exec(ctx, "VACUUM ANALYZE"); err != nil {
-		return fmt.Errorf("vacuum before the load: %w", err)
+		return fmt.Errorf("vacuum: %w", err)
 	}
 	if _, err := pool.Exec(ctx, "CHECKPOINT"); err != nil {
-		fmt.Printf("no checkpoint before the load: %v\n", err)
+		fmt.Printf("no checkpoint: %v\n", err)
 	}
 	return nil
 }
@@ -269,7 +281,7 @@ func settle(ctx context.Context, pool *pgxpool.Pool) error {
 // 85 µs each here. A server in use has its working set cached; this reads it as one would have.
 // Without the extension (or the right to create it) nothing is read and it says so.
 func prewarm(ctx context.Context, pool *pgxpool.Pool) error {
-	budget := int64(envInt("BENCH_PREWARM_MB", int(memoryMB()*6/10))) << 20
+	budget := int64(envCount("BENCH_PREWARM_MB", int(memoryMB()*6/10))) << 20
 	if budget <= 0 {
 		fmt.Println("no prewarm (BENCH_PREWARM_MB=0): the first queries read from disk what the load left out of the cache")
 		return nil
@@ -469,7 +481,7 @@ func load(ctx context.Context, st *store.Store, w *world, n, batch int, raw bool
 	return float64(n) / spent.Seconds(), nil
 }
 
-func queries(ctx context.Context, st *store.Store, w *world, runs int) error {
+func queries(ctx context.Context, pool *pgxpool.Pool, st *store.Store, w *world, runs int) error {
 	// The service's runtime settings (GOGC unless the environment sets one), as it serves.
 	service.TuneRuntime(slog.New(slog.DiscardHandler), transfers.GCPercent)
 	gc := debug.SetGCPercent(-1)
@@ -480,7 +492,7 @@ func queries(ctx context.Context, st *store.Store, w *world, runs int) error {
 	svchttp.Register(r, app.New(st, nil, cs), query.Parser{Chains: cs, Now: func() time.Time { return w.end }})
 	// BENCH_SEED picks other requests (another run over the same database then reads what the
 	// first did not, as a cold run does).
-	seed := uint64(envInt("BENCH_SEED", 7))
+	seed := uint64(envCount("BENCH_SEED", 7))
 	rng := rand.New(rand.NewPCG(seed, 7))
 	ex := func() string { return w.exchanges[rng.IntN(len(w.exchanges))] }
 	const keysetName = "keyset page turns (entity, timeLte, 50 rows)"
@@ -561,7 +573,7 @@ func queries(ctx context.Context, st *store.Store, w *world, runs int) error {
 	// The first requests of each query are not timed: a process starting to serve pays for its
 	// connections' generic plans (each connection plans each statement once; the transfers read of
 	// a keyset turn, with 13 monthly partitions, 4-7 ms) and fills its attribution cache.
-	warm := envInt("BENCH_WARMUP", 50)
+	warm := envCount("BENCH_WARMUP", 50)
 	only := os.Getenv("BENCH_ONLY")
 	fmt.Printf("%-45s %10s %10s %10s\n", "query", "p50", "p99", "max")
 	for _, c := range cases {
@@ -570,17 +582,24 @@ func queries(ctx context.Context, st *store.Store, w *world, runs int) error {
 		}
 		var lat []time.Duration
 		type timed struct {
-			d   time.Duration
-			url string
+			d        time.Duration
+			url      string
+			tl       *timeline
+			conns    int64  // connections the pool opened during the request
+			gcCycles uint64 // garbage collections that ended during it
 		}
 		var slow []timed
 		short := st.ShortFirstPages()
 		for i := 0; i < runs+warm; i++ {
-			req := httptest.NewRequest(http.MethodGet, c.path(), nil).WithContext(ctx)
+			tctx, tl := withTimeline(ctx)
+			req := httptest.NewRequest(http.MethodGet, c.path(), nil).WithContext(tctx)
 			rec := httptest.NewRecorder()
+			conns0, gc0 := pool.Stat().NewConnsCount(), gcCycles()
 			t0 := time.Now()
+			tl.t0 = t0
 			r.ServeHTTP(rec, req)
 			d := time.Since(t0)
+			conns, gcs := pool.Stat().NewConnsCount()-conns0, gcCycles()-gc0
 			if rec.Code != 200 {
 				return fmt.Errorf("%s: %d %s", req.URL, rec.Code, rec.Body.String())
 			}
@@ -589,7 +608,7 @@ func queries(ctx context.Context, st *store.Store, w *world, runs int) error {
 			}
 			if i >= warm {
 				lat = append(lat, d)
-				slow = append(slow, timed{d, req.URL.String()})
+				slow = append(slow, timed{d, req.URL.String(), tl, conns, gcs})
 			}
 		}
 		slices.Sort(lat)
@@ -599,9 +618,26 @@ func queries(ctx context.Context, st *store.Store, w *world, runs int) error {
 		}
 		// BENCH_SLOWEST=n: the n slowest requests of each query, to re-run by BENCH_PATHS.
 		if n, _ := strconv.Atoi(os.Getenv("BENCH_SLOWEST")); n > 0 {
+			var gcs uint64
+			for _, t := range slow {
+				gcs += t.gcCycles
+			}
+			live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+			metrics.Read(live)
+			fmt.Printf("  %d GC cycles during the %d timed requests; live heap %d MB\n", gcs, len(slow), live[0].Value.Uint64()>>20)
 			slices.SortFunc(slow, func(a, b timed) int { return cmp.Compare(b.d, a.d) })
 			for _, t := range slow[:min(n, len(slow))] {
-				fmt.Printf("  %10s %s\n", t.d.Round(10*time.Microsecond), t.url)
+				var why string
+				if t.conns > 0 {
+					why += fmt.Sprintf(" [%d new connections]", t.conns)
+				}
+				if t.gcCycles > 0 {
+					why += fmt.Sprintf(" [%d GC cycles]", t.gcCycles)
+				}
+				fmt.Printf("  %10s %s%s\n", t.d.Round(10*time.Microsecond), t.url, why)
+				if os.Getenv("BENCH_TIMELINE") != "" {
+					fmt.Print(t.tl)
+				}
 			}
 		}
 	}
@@ -656,6 +692,13 @@ func keysetTurns(r http.Handler, w *world, rng *rand.Rand, ex func() string) (pa
 		}
 	}
 	return path, seen
+}
+
+// gcCycles is how many garbage collections the process has completed.
+func gcCycles() uint64 {
+	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
 }
 
 func pct(s []time.Duration, p int) time.Duration {
