@@ -1,8 +1,10 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -40,6 +42,32 @@ func (tl *timeline) String() string {
 		fmt.Fprintf(&b, "      %7.2f–%7.2f ms  %s\n", ms(s.start), ms(s.end), s.what)
 	}
 	return b.String()
+}
+
+// kinds adds each step's duration to by (keyed by its statement's first words), and the time of
+// the request that no step covers (the process: routing, planning, scanning, rendering, and
+// waiting to run) under "(outside the database)".
+func (tl *timeline) kinds(total time.Duration, by map[string][]time.Duration) {
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	steps := slices.Clone(tl.steps)
+	slices.SortFunc(steps, func(a, b step) int { return cmp.Compare(a.start, b.start) })
+	var covered, end time.Duration
+	for _, s := range steps {
+		what := s.what
+		if i := strings.Index(what, "] "); i >= 0 {
+			what = what[i+2:]
+		}
+		if len(what) > 60 {
+			what = what[:60]
+		}
+		by[what] = append(by[what], s.end-s.start)
+		if s.end > end {
+			covered += s.end - max(s.start, end)
+			end = s.end
+		}
+	}
+	by["(outside the database)"] = append(by["(outside the database)"], total-covered)
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

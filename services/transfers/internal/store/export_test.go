@@ -15,3 +15,11 @@ func (s *Store) SetQueueLength(fn func(context.Context) (int64, error)) { s.rq.l
 
 // CappedCountHits is how many counts the store answered from the counts it knows are capped.
 func (s *Store) CappedCountHits() int64 { return s.caps.hits.Load() }
+
+// SetEdgeUIDs sets whether keyset first pages read pair rows of one known transfer by its uid;
+// restore puts it back.
+func SetEdgeUIDs(on bool) (restore func()) {
+	old := useEdgeUIDs
+	useEdgeUIDs = on
+	return func() { useEdgeUIDs = old }
+}

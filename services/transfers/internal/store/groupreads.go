@@ -10,6 +10,7 @@ import (
 
 	"github.com/chainintel/chainintel/libs/pgstore"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // Reads through the live attribution groups' rollups (docs/transfers.md, "Query plans").
@@ -930,8 +931,25 @@ func (s *Store) attached(ctx context.Context, name string) bool {
 // as edgeRows says, from table (transfers.transfers or one of its partitions); more are further
 // conditions on them (alias t).
 func (b *sqlb) edgeProbe(f TransferFilter, cols string, lo, hi time.Time, table string, more ...string) string {
-	rowConds := []string{"t.from_addr = e.from_addr", "t.block_time >= e.bucket", "t.block_time < e.bucket + interval '1 hour'",
-		"t.to_addr = e.to_addr", "t.chain = e.chain", "t.token = e.token"}
+	return b.probe([]string{"t.from_addr = e.from_addr", "t.block_time >= e.bucket", "t.block_time < e.bucket + interval '1 hour'",
+		"t.to_addr = e.to_addr", "t.chain = e.chain", "t.token = e.token"}, f, cols, lo, hi, table, more...)
+}
+
+// useEdgeUIDs is whether edgeNewestPage reads a pair row of one known transfer by its uid
+// (tests turn it off to read every pair row through the addresses' indexes).
+var useEdgeUIDs = true
+
+// edgeKeyProbe is edgeProbe for a pair row of one transfer known by its natural key (k.uid at
+// k.bt, grp_edges.uid and t_first): that transfer, read through the natural key's index, if it
+// matches f (its pair row matched the rest). The index's entries of a page's span lie on a few
+// leaf pages; a probe of the sender's index reads a leaf page of its own for each pair row.
+func (b *sqlb) edgeKeyProbe(f TransferFilter, cols string, lo, hi time.Time, table string, more ...string) string {
+	return b.probe([]string{"t.block_time = k.bt", "t.uid = k.uid"}, f, cols, lo, hi, table, more...)
+}
+
+// probe is the lateral read of transfers (alias t) from table matching rowConds, f's window and
+// ranges, and more, bounded by lo and hi as edgeRows says.
+func (b *sqlb) probe(rowConds []string, f TransferFilter, cols string, lo, hi time.Time, table string, more ...string) string {
 	if !lo.IsZero() {
 		rowConds = append(rowConds, "t.block_time >= "+b.arg(lo))
 	}
@@ -1290,7 +1308,9 @@ func (s *Store) edgePage(ctx context.Context, f TransferFilter, g string, p Page
 //     or before its key, which is below the cut.
 //
 // So when at least Limit transfers are read, the newest Limit of them are the page (oldest first
-// mirrors it with t_first and timeGte). A keyset turn of an exchange read about 250 pair rows'
+// mirrors it with t_first and timeGte). A pair row of one transfer whose uid it keeps (migration
+// 22, nearly all of them) is read by the natural key, whose index entries for the page's span
+// lie on a few leaf pages; the others through their sender's index, a leaf page each. A keyset turn of an exchange read about 250 pair rows'
 // transfers for a page of 50, hour by hour; this reads about 50. ok is false when fewer are
 // read (filters, bounds a reorg left loose or unknown bounds, or fewer transfers than a page):
 // the caller then reads the page hour by hour.
@@ -1346,26 +1366,36 @@ func (s *Store) edgeNewestPage(ctx context.Context, f TransferFilter, g string, 
 		query = func(sql string, args []any) (pgx.Rows, error) { return s.queryGeneric(ctx, sql, args...) }
 	}
 	rows, err := query(fmt.Sprintf(`WITH pr AS MATERIALIZED (
-  SELECT e.from_addr, e.to_addr, e.chain, e.token, e.bucket, %[1]s AS k, %[7]s AS g FROM transfers.grp_edges e
+  SELECT e.from_addr, e.to_addr, e.chain, e.token, e.bucket, e.uid, e.t_first, %[1]s AS k, %[7]s AS g FROM transfers.grp_edges e
   WHERE %[2]s AND e.bucket %[3]s coalesce((SELECT e.bucket FROM transfers.grp_edges e WHERE %[2]s
                                          ORDER BY e.bucket %[4]s OFFSET %[5]d LIMIT 1), %[6]s)
 ), cut AS (SELECT g AS k FROM pr ORDER BY g %[4]s NULLS LAST OFFSET %[5]d LIMIT 1)
-SELECT pr.from_addr, pr.to_addr, pr.chain, pr.token, pr.bucket, cut.k FROM pr, cut WHERE pr.k %[3]s cut.k`,
+SELECT pr.from_addr, pr.to_addr, pr.chain, pr.token, pr.bucket, pr.uid, pr.t_first, cut.k FROM pr, cut WHERE pr.k %[3]s cut.k`,
 		key, conds, cmp, dir, p.Limit-1, open, sure), b.args)
 	if err != nil {
 		return nil, false, fmt.Errorf("pair rows of %s: %w", g, err)
 	}
-	var from, to, chain, token []string
-	var buckets []time.Time
+	// Pair rows of one known transfer (uid, migration 22) are read by the natural key, the others
+	// through their sender's index; every pair row's addresses are prefetched.
+	var from, to, chain, token, allChains, allAddrs []string
+	var buckets, uidTimes []time.Time
+	var uids []pgtype.UUID
 	var cut, lo, hi time.Time
 	for rows.Next() {
 		var fa, ta, c, tk string
 		var bk time.Time
-		if err := rows.Scan(&fa, &ta, &c, &tk, &bk, &cut); err != nil {
+		var uid pgtype.UUID
+		var tf *time.Time
+		if err := rows.Scan(&fa, &ta, &c, &tk, &bk, &uid, &tf, &cut); err != nil {
 			rows.Close()
 			return nil, false, fmt.Errorf("scan pair rows of %s: %w", g, err)
 		}
-		from, to, chain, token, buckets = append(from, fa), append(to, ta), append(chain, c), append(token, tk), append(buckets, bk)
+		allChains, allAddrs = append(allChains, c, c), append(allAddrs, fa, ta)
+		if uid.Valid && tf != nil && useEdgeUIDs {
+			uids, uidTimes = append(uids, uid), append(uidTimes, *tf)
+		} else {
+			from, to, chain, token, buckets = append(from, fa), append(to, ta), append(chain, c), append(token, tk), append(buckets, bk)
+		}
 		if lo.IsZero() || bk.Before(lo) {
 			lo = bk
 		}
@@ -1376,12 +1406,12 @@ SELECT pr.from_addr, pr.to_addr, pr.chain, pr.token, pr.bucket, cut.k FROM pr, c
 	if err := rows.Err(); err != nil {
 		return nil, false, fmt.Errorf("pair rows of %s: %w", g, err)
 	}
-	if len(from) == 0 {
+	if len(allAddrs) == 0 {
 		return nil, false, nil // fewer pair rows than a page
 	}
 	if p.Prefetch != nil {
 		// The page's transfers are among these pair rows': their senders and recipients.
-		p.Prefetch(append(slices.Clone(chain), chain...), append(slices.Clone(from), to...))
+		p.Prefetch(allChains, allAddrs)
 	}
 	// The pair rows as a relation (their text in the transfers columns' collation, so each probe
 	// uses the index), and their hours' span as parameters, by which the executor prunes the
@@ -1395,8 +1425,12 @@ SELECT pr.from_addr, pr.to_addr, pr.chain, pr.token, pr.bucket, cut.k FROM pr, c
 		e := `(SELECT u.f COLLATE "C" AS from_addr, u.t COLLATE "C" AS to_addr, u.c COLLATE "C" AS chain, u.k COLLATE "C" AS token, u.b AS bucket
   FROM unnest(` + b.arg(from) + `::text[], ` + b.arg(to) + `::text[], ` + b.arg(chain) + `::text[], ` + b.arg(token) + `::text[], ` +
 			b.arg(buckets) + `::timestamptz[]) u(f, t, c, k, b)) e`
-		probe := b.edgeProbe(f, transferSelect, lo, hi, table, "t.block_time "+cmp+" "+b.arg(cut)+"::timestamptz")
-		out, err := query(`SELECT `+transferSelectOuter+` FROM (SELECT t.* FROM `+e+` CROSS JOIN LATERAL `+probe+` t) u ORDER BY `+
+		atCut := "t.block_time " + cmp + " " + b.arg(cut) + "::timestamptz"
+		probe := b.edgeProbe(f, transferSelect, lo, hi, table, atCut)
+		k := `unnest(` + b.arg(uids) + `::uuid[], ` + b.arg(uidTimes) + `::timestamptz[]) k(uid, bt)`
+		byKey := b.edgeKeyProbe(f, transferSelect, lo, hi, table, atCut)
+		out, err := query(`SELECT `+transferSelectOuter+` FROM (SELECT t.* FROM `+k+` CROSS JOIN LATERAL `+byKey+` t
+  UNION ALL SELECT t.* FROM `+e+` CROSS JOIN LATERAL `+probe+` t) u ORDER BY `+
 			orderBy("time", p.SortDir)+fmt.Sprintf(" LIMIT %d", p.Limit), b.args)
 		if err != nil {
 			return nil, err

@@ -118,15 +118,16 @@ func withGroups(src, memb string) string {
 // of their sender or recipient, and whether the sender (o) and the recipient (i) are in it.
 // fg and tg come along: grp_edges keeps the type groups of both sides. grpOK, when set,
 // restricts the groups (column grp). timed says src has tf and tl, its pair rows' first and
-// last transfer times (the apply's pair rows); otherwise they are NULL, unknown.
+// last transfer times, and uid, the uid of a pair row's one transfer (the apply's pair rows);
+// otherwise they are NULL, unknown.
 func groupSides(src, grpOK string, timed bool) string {
 	w := ""
 	if grpOK != "" {
 		w = " WHERE " + grpOK
 	}
-	times := "NULL::timestamptz AS tf, NULL::timestamptz AS tl"
+	times := "NULL::timestamptz AS tf, NULL::timestamptz AS tl, NULL::uuid AS uid"
 	if timed {
-		times = "p.tf, p.tl"
+		times = "p.tf, p.tl, p.uid"
 	}
 	return `SELECT * FROM (SELECT x.g AS grp, p.from_addr, p.to_addr, p.bucket, p.chain, p.token, p.token_id, p.n, p.usd, p.value,
          x.g = ANY(p.fg) AS o, x.g = ANY(p.tg) AS i, p.fg, p.tg, ` + times + `
@@ -199,12 +200,12 @@ func groupRollupParts(sign int) groupRollups {
 		pairHourly: pair("gph", "grp_pair_hourly", "hour"),
 		pairDaily:  pair("gpd", "grp_pair_daily", "day"),
 		edges: `ge AS (
-  INSERT INTO transfers.grp_edges AS r (grp, bucket, from_addr, to_addr, chain, token, token_id, side, n, usd, value, from_t, to_t, t_first, t_last)
+  INSERT INTO transfers.grp_edges AS r (grp, bucket, from_addr, to_addr, chain, token, token_id, side, n, usd, value, from_t, to_t, t_first, t_last, uid)
   SELECT grp, bucket, from_addr, to_addr, chain, token, token_id, CASE WHEN o AND i THEN 3 WHEN o THEN 1 ELSE 2 END,
-         ` + s + ` * n, ` + s + ` * usd, ` + s + ` * value, transfers.type_group(fg), transfers.type_group(tg), tf, tl
+         ` + s + ` * n, ` + s + ` * usd, ` + s + ` * value, transfers.type_group(fg), transfers.type_group(tg), tf, tl, ` + edgeUID(sign) + `
   FROM gsides WHERE grp LIKE 'e:%' ORDER BY 1, 2, 3, 4, 5, 6
   ON CONFLICT (grp, bucket, from_addr, to_addr, chain, token) DO UPDATE SET
-    side = excluded.side, n = r.n + excluded.n, usd = r.usd + excluded.usd, value = r.value + excluded.value` + edgeTimes(sign) + `
+    side = excluded.side, n = r.n + excluded.n, usd = r.usd + excluded.usd, value = r.value + excluded.value, uid = NULL` + edgeTimes(sign) + `
 )`,
 		cp: `gc AS (
   INSERT INTO transfers.grp_cp AS r (grp, chain, cp, in_n, in_usd, in_value, out_n, out_usd, out_value)
@@ -218,6 +219,17 @@ func groupRollupParts(sign int) groupRollups {
     out_n = r.out_n + excluded.out_n, out_usd = r.out_usd + excluded.out_usd, out_value = r.out_value + excluded.out_value
 )`,
 	}
+}
+
+// edgeUID is the uid a new pair row keeps (migration 22): its one transfer's, when an addition
+// creates it from one transfer whose time is known (the apply's pair rows), else NULL. Any
+// change of an existing row makes it NULL (the upsert's update): a row holding a uid holds
+// exactly that transfer, at t_first.
+func edgeUID(sign int) string {
+	if sign < 0 {
+		return "NULL::uuid"
+	}
+	return "CASE WHEN n = 1 AND tf IS NOT NULL THEN uid END"
 }
 
 // edgeTimes is the update of a pair row's t_first and t_last (migration 19: bounds on its

@@ -25,13 +25,15 @@ import (
 func TestKeysetPagesOfABusyEntity(t *testing.T) {
 	ctx := context.Background()
 	defer store.SetCountChunk(1)() // spans of 1, 4 and 16 days, then the rest
-	st, addr, now := entityXX(t, 0x1000)
+	pool := pgtest.Pool(t)
+	st, addr, now := entityXXOn(t, pool, 0x1000)
 	x1, x2 := addr(1), addr(2)
 	ex := &store.Entity{ID: "xx", Name: "XX", Type: "cex"}
 	// 12,000 transfers over six days around the end of January, busier on some hours than
 	// others; a tenth between two outside addresses.
 	start := time.Date(2026, 1, 28, 0, 0, 0, 0, time.UTC)
-	rng := rand.New(rand.NewPCG(5, 6))
+	src := rand.NewPCG(5, 6)
+	rng := rand.New(src)
 	var all []store.TransferRow
 	for i := 0; i < 12000; i++ {
 		h := fmt.Sprintf("0x%064x", i+1)
@@ -119,7 +121,30 @@ func TestKeysetPagesOfABusyEntity(t *testing.T) {
 	// times (edgeNewestPage), which a loose or wrong bound would get wrong. Then again after a
 	// relabel adds twenty counterparties to the entity: their pair rows' transfers come into its
 	// pair rows without times, some into rows it had (whose bounds must then be unknown).
+	// The pair rows of one transfer are read by its uid; the same pages through the addresses'
+	// indexes alone, and with half the uids unknown.
+	if n := edgeUIDsHold(t, pool); n < 1000 {
+		t.Fatalf("%d pair rows know their one transfer's uid, want most of the single ones", n)
+	}
+	state, err := src.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	again := func() *rand.Rand { // the same pages again
+		p := &rand.PCG{}
+		if err := p.UnmarshalBinary(state); err != nil {
+			t.Fatal(err)
+		}
+		return rand.New(p)
+	}
 	randomPages(t, st, all, start, rng, own, true)
+	restore := store.SetEdgeUIDs(false)
+	randomPages(t, st, all, start, again(), own, true)
+	restore()
+	if _, err := pool.Exec(ctx, `UPDATE transfers.grp_edges SET uid = NULL WHERE hashtext(from_addr || to_addr) % 2 = 0`); err != nil {
+		t.Fatal(err)
+	}
+	randomPages(t, st, all, start, again(), own, true)
 	var more []store.Attribution
 	for n := 100; n < 120; n++ {
 		more = append(more, store.Attribution{ChainType: "evm", Address: addr(n), Entity: ex, Version: 1, UpdatedAt: now})
@@ -131,6 +156,7 @@ func TestKeysetPagesOfABusyEntity(t *testing.T) {
 		return own(a) || slices.ContainsFunc(more, func(m store.Attribution) bool { return m.Address == a })
 	}
 	randomPages(t, st, all, start, rng, owned, false)
+	edgeUIDsHold(t, pool)
 
 	// A reorg removes every seventh block: pair rows of several transfers keep bounds on times
 	// that are gone, and some are left with one transfer between bounds that do not meet.
@@ -149,6 +175,7 @@ func TestKeysetPagesOfABusyEntity(t *testing.T) {
 		}
 	}
 	randomPages(t, st, kept, start, rng, owned, false)
+	edgeUIDsHold(t, pool)
 
 	// A relabel takes x2 out of the entity: its counts go down (a count remembered at the cap
 	// must not outlive a change of membership, as it must not outlive the reorg above).
@@ -158,6 +185,25 @@ func TestKeysetPagesOfABusyEntity(t *testing.T) {
 		t.Fatal(err)
 	}
 	randomPages(t, st, kept, start, rng, func(a string) bool { return a != x2 && owned(a) }, false)
+	edgeUIDsHold(t, pool)
+}
+
+// edgeUIDsHold checks that every pair row holding a uid (migration 22) holds exactly that
+// transfer, at its t_first, and returns how many do.
+func edgeUIDsHold(t *testing.T, pool *pgxpool.Pool) int {
+	t.Helper()
+	var n, wrong int
+	if err := pool.QueryRow(context.Background(), `SELECT count(*), count(*) FILTER (WHERE e.n <> 1 OR NOT EXISTS (
+		  SELECT 1 FROM transfers.transfers t WHERE t.block_time = e.t_first AND t.uid = e.uid AND t.from_addr = e.from_addr
+		    AND t.to_addr = e.to_addr AND t.chain = e.chain AND t.token = e.token
+		    AND t.block_time >= e.bucket AND t.block_time < e.bucket + interval '1 hour'))
+		FROM transfers.grp_edges e WHERE e.uid IS NOT NULL`).Scan(&n, &wrong); err != nil {
+		t.Fatal(err)
+	}
+	if wrong > 0 {
+		t.Fatalf("%d of %d pair rows with a uid do not hold exactly that transfer", wrong, n)
+	}
+	return n
 }
 
 // randomPages checks first pages of entity xx (whose addresses own tells) and their counts at

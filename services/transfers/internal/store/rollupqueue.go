@@ -34,7 +34,7 @@ import (
 )
 
 // applyCols are what the rollups and blocks read of a queued row (apply_rows' columns).
-const applyCols = "chain, block_hash, block_number, block_time, from_addr, to_addr, token, token_id, unit_value, usd"
+const applyCols = "chain, block_hash, block_number, block_time, from_addr, to_addr, token, token_id, unit_value, usd, uid"
 
 // keyCols are transfers.rollup_keys' columns: a row's natural key, which the apply reads it by,
 // and its block, which a reorg takes its blocks' keys by (applyBlocks).
@@ -57,7 +57,7 @@ var applyRowsSQL = `CREATE TEMP TABLE IF NOT EXISTS apply_rows ON COMMIT DELETE 
 CREATE TEMP TABLE IF NOT EXISTS apply_memb (address text COLLATE "C", g text[]) ON COMMIT DELETE ROWS;
 CREATE TEMP TABLE IF NOT EXISTS apply_pairs ON COMMIT DELETE ROWS AS
   SELECT from_addr, to_addr, block_time AS bucket, chain, token, token_id, 0::bigint AS n, 0::numeric AS usd, 0::numeric AS value,
-         '{}'::text[] AS fg, '{}'::text[] AS tg, block_time AS tf, block_time AS tl
+         '{}'::text[] AS fg, '{}'::text[] AS tg, block_time AS tf, block_time AS tl, uid
   FROM transfers.transfers WITH NO DATA;
 CREATE TEMP TABLE IF NOT EXISTS apply_sides ON COMMIT DELETE ROWS AS ` + groupSides("apply_pairs", "", true) + ` WITH NO DATA;
 TRUNCATE apply_rows, apply_memb, apply_pairs, apply_sides`
@@ -88,12 +88,13 @@ var (
 )
 
 // applyPairsSQL aggregates apply_rows into apply_pairs, with the live groups of both sides
-// (apply_memb) and the first and last transfer times (for grp_edges' bounds); applySidesSQL
-// expands those into apply_sides, one row per pair row and group.
+// (apply_memb), the first and last transfer times (for grp_edges' bounds) and, for a pair row of
+// one transfer, its uid (grp_edges.uid); applySidesSQL expands those into apply_sides, one row
+// per pair row and group.
 const applyPairsSQL = `INSERT INTO apply_pairs
 SELECT i.from_addr, i.to_addr, date_trunc('hour', i.block_time, 'UTC'), i.chain, i.token, min(i.token_id),
        count(*), sum(coalesce(i.usd, 0)::numeric), sum(i.unit_value::numeric), min(coalesce(mf.g, '{}')), min(coalesce(mt.g, '{}')),
-       min(i.block_time), max(i.block_time)
+       min(i.block_time), max(i.block_time), CASE WHEN count(*) = 1 THEN (array_agg(i.uid))[1] END
 FROM apply_rows i LEFT JOIN apply_memb mf ON mf.address = i.from_addr LEFT JOIN apply_memb mt ON mt.address = i.to_addr
 GROUP BY 1, 2, 3, 4, 5`
 
