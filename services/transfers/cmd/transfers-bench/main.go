@@ -290,8 +290,8 @@ func settle(ctx context.Context, pool *pgxpool.Pool) error {
 
 // prewarm reads the relations the queries read into memory (pg_prewarm, into the operating
 // system's cache), most read first, up to BENCH_PREWARM_MB (default 60% of the machine's memory;
-// 0 skips it): the pair rows and their indexes, the transfers and their address indexes, the
-// attributions, the group rollups, then the rest but the blocks and the rollup queue. Right
+// 0 skips it): the pair rows and their indexes, the transfers with their address and natural-key
+// indexes, the attributions, the group rollups, then the rest but the blocks and the rollup queue. Right
 // after a load the cache holds what the load wrote last, and at 10M rows the database (about
 // 32 GB) is larger than this machine's memory (24 GB), so the first queries at random times of
 // the year read their pages from disk: a keyset turn reads about 60 pages its 50 rows lie on,
@@ -315,7 +315,7 @@ func prewarm(ctx context.Context, pool *pgxpool.Pool) error {
 		ORDER BY CASE
 		  WHEN coalesce(t.relname, c.relname) = 'grp_edges' THEN 0
 		  WHEN coalesce(t.relname, c.relname) ~ '^transfers_[0-9]' AND (i.indexrelid IS NULL
-		    OR pg_get_indexdef(c.oid) ~ '\((from|to)_addr, block_time\)') THEN 1
+		    OR pg_get_indexdef(c.oid) ~ '\((from|to)_addr, block_time\)|\(block_time, uid\)') THEN 1
 		  WHEN coalesce(t.relname, c.relname) LIKE 'attributions%' THEN 2
 		  WHEN coalesce(t.relname, c.relname) LIKE 'grp\_%' THEN 3
 		  ELSE 4 END, pg_relation_size(c.oid) DESC`)

@@ -1306,6 +1306,9 @@ func (s *Store) edgePage(ctx context.Context, f TransferFilter, g string, p Page
 //   - every pair row with a key at or above the cut is read for its transfers at or after the
 //     cut. Any other transfer is older than the cut: in another pair row every transfer is at
 //     or before its key, which is below the cut.
+//   - when fewer than Limit of the pair rows read have such a time (an entity's first hours,
+//     fewer pair rows than a page, or unknown times), there is no cut: all their transfers are
+//     read. They are the newest hours' pair rows; every other transfer is of an older hour.
 //
 // So when at least Limit transfers are read, the newest Limit of them are the page (oldest first
 // mirrors it with t_first and timeGte). A pair row of one transfer whose uid it keeps (migration
@@ -1369,8 +1372,9 @@ func (s *Store) edgeNewestPage(ctx context.Context, f TransferFilter, g string, 
   SELECT e.from_addr, e.to_addr, e.chain, e.token, e.bucket, e.uid, e.t_first, %[1]s AS k, %[7]s AS g FROM transfers.grp_edges e
   WHERE %[2]s AND e.bucket %[3]s coalesce((SELECT e.bucket FROM transfers.grp_edges e WHERE %[2]s
                                          ORDER BY e.bucket %[4]s OFFSET %[5]d LIMIT 1), %[6]s)
-), cut AS (SELECT g AS k FROM pr ORDER BY g %[4]s NULLS LAST OFFSET %[5]d LIMIT 1)
-SELECT pr.from_addr, pr.to_addr, pr.chain, pr.token, pr.bucket, pr.uid, pr.t_first, cut.k FROM pr, cut WHERE pr.k %[3]s cut.k`,
+), cut AS (SELECT (SELECT g FROM pr ORDER BY g %[4]s NULLS LAST OFFSET %[5]d LIMIT 1) AS k)
+SELECT pr.from_addr, pr.to_addr, pr.chain, pr.token, pr.bucket, pr.uid, pr.t_first, cut.k FROM pr, cut
+WHERE cut.k IS NULL OR pr.k %[3]s cut.k`,
 		key, conds, cmp, dir, p.Limit-1, open, sure), b.args)
 	if err != nil {
 		return nil, false, fmt.Errorf("pair rows of %s: %w", g, err)
@@ -1380,7 +1384,8 @@ SELECT pr.from_addr, pr.to_addr, pr.chain, pr.token, pr.bucket, pr.uid, pr.t_fir
 	var from, to, chain, token, allChains, allAddrs []string
 	var buckets, uidTimes []time.Time
 	var uids []pgtype.UUID
-	var cut, lo, hi time.Time
+	var lo, hi time.Time
+	var cut *time.Time // none: fewer than Limit pair rows with a sure time (below)
 	for rows.Next() {
 		var fa, ta, c, tk string
 		var bk time.Time
@@ -1425,10 +1430,13 @@ SELECT pr.from_addr, pr.to_addr, pr.chain, pr.token, pr.bucket, pr.uid, pr.t_fir
 		e := `(SELECT u.f COLLATE "C" AS from_addr, u.t COLLATE "C" AS to_addr, u.c COLLATE "C" AS chain, u.k COLLATE "C" AS token, u.b AS bucket
   FROM unnest(` + b.arg(from) + `::text[], ` + b.arg(to) + `::text[], ` + b.arg(chain) + `::text[], ` + b.arg(token) + `::text[], ` +
 			b.arg(buckets) + `::timestamptz[]) u(f, t, c, k, b)) e`
-		atCut := "t.block_time " + cmp + " " + b.arg(cut) + "::timestamptz"
-		probe := b.edgeProbe(f, transferSelect, lo, hi, table, atCut)
+		var atCut []string
+		if cut != nil {
+			atCut = append(atCut, "t.block_time "+cmp+" "+b.arg(*cut)+"::timestamptz")
+		}
+		probe := b.edgeProbe(f, transferSelect, lo, hi, table, atCut...)
 		k := `unnest(` + b.arg(uids) + `::uuid[], ` + b.arg(uidTimes) + `::timestamptz[]) k(uid, bt)`
-		byKey := b.edgeKeyProbe(f, transferSelect, lo, hi, table, atCut)
+		byKey := b.edgeKeyProbe(f, transferSelect, lo, hi, table, atCut...)
 		out, err := query(`SELECT `+transferSelectOuter+` FROM (SELECT t.* FROM `+k+` CROSS JOIN LATERAL `+byKey+` t
   UNION ALL SELECT t.* FROM `+e+` CROSS JOIN LATERAL `+probe+` t) u ORDER BY `+
 			orderBy("time", p.SortDir)+fmt.Sprintf(" LIMIT %d", p.Limit), b.args)

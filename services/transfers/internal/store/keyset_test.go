@@ -145,6 +145,9 @@ func TestKeysetPagesOfABusyEntity(t *testing.T) {
 		t.Fatal(err)
 	}
 	randomPages(t, st, all, start, again(), own, true)
+	// And other pages (among them a page of 120 at the entity's first hours, with fewer pair rows
+	// than that: read short before the pages without a cut).
+	randomPages(t, st, all, start, rng, own, true)
 	var more []store.Attribution
 	for n := 100; n < 120; n++ {
 		more = append(more, store.Attribution{ChainType: "evm", Address: addr(n), Entity: ex, Version: 1, UpdatedAt: now})
