@@ -1313,8 +1313,9 @@ func (s *Store) edgePage(ctx context.Context, f TransferFilter, g string, p Page
 // So when at least Limit transfers are read, the newest Limit of them are the page (oldest first
 // mirrors it with t_first and timeGte). A pair row of one transfer whose uid it keeps (migration
 // 22, nearly all of them) is read by the natural key, whose index entries for the page's span
-// lie on a few leaf pages; the others through their sender's index, a leaf page each. A keyset turn of an exchange read about 250 pair rows'
-// transfers for a page of 50, hour by hour; this reads about 50. ok is false when fewer are
+// lie on a few leaf pages; the others through their sender's index, a leaf page each. A keyset
+// turn of an exchange read about 250 pair rows' transfers for a page of 50, hour by hour; this
+// reads about 50. ok is false when fewer are
 // read (filters, bounds a reorg left loose or unknown bounds, or fewer transfers than a page):
 // the caller then reads the page hour by hour.
 func (s *Store) edgeNewestPage(ctx context.Context, f TransferFilter, g string, p Page) (list []TransferRow, ok bool, err error) {

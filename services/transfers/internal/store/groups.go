@@ -205,7 +205,7 @@ func groupRollupParts(sign int) groupRollups {
          ` + s + ` * n, ` + s + ` * usd, ` + s + ` * value, transfers.type_group(fg), transfers.type_group(tg), tf, tl, ` + edgeUID(sign) + `
   FROM gsides WHERE grp LIKE 'e:%' ORDER BY 1, 2, 3, 4, 5, 6
   ON CONFLICT (grp, bucket, from_addr, to_addr, chain, token) DO UPDATE SET
-    side = excluded.side, n = r.n + excluded.n, usd = r.usd + excluded.usd, value = r.value + excluded.value, uid = NULL` + edgeTimes(sign) + `
+    side = excluded.side, n = r.n + excluded.n, usd = r.usd + excluded.usd, value = r.value + excluded.value` + edgeTimes(sign) + `
 )`,
 		cp: `gc AS (
   INSERT INTO transfers.grp_cp AS r (grp, chain, cp, in_n, in_usd, in_value, out_n, out_usd, out_value)
@@ -223,8 +223,8 @@ func groupRollupParts(sign int) groupRollups {
 
 // edgeUID is the uid a new pair row keeps (migration 22): its one transfer's, when an addition
 // creates it from one transfer whose time is known (the apply's pair rows), else NULL. Any
-// change of an existing row makes it NULL (the upsert's update): a row holding a uid holds
-// exactly that transfer, at t_first.
+// change of an existing row's count makes it NULL (migration 22's trigger, whatever version
+// writes): a row holding a uid holds exactly that transfer, at t_first.
 func edgeUID(sign int) string {
 	if sign < 0 {
 		return "NULL::uuid"

@@ -539,3 +539,43 @@ func TestKeysetTurnsOfDetachedAndDroppedMonths(t *testing.T) {
 	valueGte = nil
 	check("May, dropped while listed", time.Date(2026, 4, 30, 23, 59, 59, 0, time.UTC))
 }
+
+// A pair row's uid goes with any change of its count, whoever writes it: a replica of an
+// earlier version adds and subtracts transfers with an upsert that knows nothing of the column
+// (a rolling upgrade past migration 22). Other updates of the row keep it.
+func TestEdgeUIDsClearedByAnyWriter(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	st, addr, _ := entityXXOn(t, pool, 0x4000)
+	at := time.Date(2026, 2, 3, 10, 0, 0, 0, time.UTC)
+	var rows []store.TransferRow
+	for i := 0; i < 3; i++ {
+		h := fmt.Sprintf("0x%064x", 0x4000+i)
+		rows = append(rows, store.TransferRow{Chain: "ethereum", ID: h + "_0", TxHash: h, BlockHash: h, BlockNumber: int64(i + 1),
+			BlockTime: at.Add(time.Duration(i) * 10 * time.Hour), From: addr(1), To: addr(10 + i), TokenID: "ethereum",
+			TokenSymbol: "ETH", TokenDecimals: 18, Amount: big.NewInt(1), UnitValue: 1})
+	}
+	if _, err := st.WriteTransfers(ctx, rows); err != nil {
+		t.Fatal(err)
+	}
+	if n := edgeUIDsHold(t, pool); n != 3 {
+		t.Fatalf("%d pair rows with a uid, want 3", n)
+	}
+	// As an earlier version's apply and reorg write: n changes, uid is not named.
+	for _, sql := range []string{
+		`UPDATE transfers.grp_edges SET n = n + 1, usd = usd WHERE to_addr = '` + addr(10) + `'`,
+		`UPDATE transfers.grp_edges SET n = n - 1 WHERE to_addr = '` + addr(11) + `'`,
+		`UPDATE transfers.grp_edges SET from_t = from_t, to_t = to_t WHERE to_addr = '` + addr(12) + `'`,
+	} {
+		if _, err := pool.Exec(ctx, sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var kept []string
+	if err := pool.QueryRow(ctx, `SELECT coalesce(array_agg(to_addr ORDER BY to_addr), '{}') FROM transfers.grp_edges WHERE uid IS NOT NULL`).Scan(&kept); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(kept, []string{addr(12)}) {
+		t.Fatalf("pair rows keeping a uid: %v, want only %s's (its count did not change)", kept, addr(12))
+	}
+}
