@@ -83,6 +83,16 @@ func main() {
 	}
 }
 
+// poolOptions are the bench's pools': with BENCH_TIMELINE, a tracer records each request's
+// statements and connection waits (timeline.go).
+func poolOptions() pgstore.Options {
+	o := pgstore.Options{MaxConns: 8, AppName: "transfers-bench"}
+	if os.Getenv("BENCH_TIMELINE") != "" {
+		o.Tracer = tracer{}
+	}
+	return o
+}
+
 func scratch(ctx context.Context, name string) (*pgxpool.Pool, func(), error) {
 	if u := os.Getenv("BENCH_DATABASE_URL"); u != "" {
 		os.Setenv("CHAININTEL_TEST_DATABASE_URL", u)
@@ -96,7 +106,7 @@ func scratch(ctx context.Context, name string) (*pgxpool.Pool, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	pool, err := pgstore.Connect(ctx, url, pgstore.Options{MaxConns: 8, AppName: "transfers-bench"})
+	pool, err := pgstore.Connect(ctx, url, poolOptions())
 	if err != nil {
 		drop()
 		return nil, nil, err
@@ -124,7 +134,7 @@ func run(ctx context.Context) error {
 	}
 	if u := os.Getenv("BENCH_QUERY_DB"); u != "" {
 		// Queries only, against a database a BENCH_KEEP run left.
-		pool, err := pgstore.Connect(ctx, u, pgstore.Options{MaxConns: 8, AppName: "transfers-bench", Tracer: tracer{}})
+		pool, err := pgstore.Connect(ctx, u, poolOptions())
 		if err != nil {
 			return err
 		}
@@ -620,7 +630,7 @@ func queries(ctx context.Context, pool *pgxpool.Pool, st *store.Store, w *world,
 			rec := httptest.NewRecorder()
 			conns0, gc0 := pool.Stat().NewConnsCount(), gcCycles()
 			t0 := time.Now()
-			tl.t0 = t0
+			tl.t0 = t0 // the timeline's steps count from the request's start
 			r.ServeHTTP(rec, req)
 			d := time.Since(t0)
 			conns, gcs := pool.Stat().NewConnsCount()-conns0, gcCycles()-gc0
