@@ -4,6 +4,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -30,7 +31,15 @@ func NewEngine(o EngineOptions) *gin.Engine {
 	e := gin.New()
 	e.HandleMethodNotAllowed = true
 	e.ContextWithFallback = true // c.Done()/c.Value() follow the request context
-	e.RemoveExtraSlash = true
+	// Route on the path exactly as sent and never re-resolve it: an encoded "/" stays inside its
+	// segment, dot segments and "//" are not collapsed, and no redirect points elsewhere, so a
+	// service serves the very route the edge authorised for that path (docs/edge.md "Paths").
+	// Path values are decoded by pathValues, not by gin, whose decoding turns "+" into a space.
+	e.UseEscapedPath = true
+	e.UnescapePathValues = false
+	e.RemoveExtraSlash = false
+	e.RedirectTrailingSlash = false
+	e.Use(pathValues)
 	if o.TracerProvider != nil {
 		e.Use(otelgin.Middleware(o.Service, otelgin.WithTracerProvider(o.TracerProvider)))
 	}
@@ -48,6 +57,16 @@ func NewEngine(o EngineOptions) *gin.Engine {
 		Error(c, http.StatusMethodNotAllowed, "method "+c.Request.Method+" not allowed on "+c.Request.URL.Path)
 	})
 	return e
+}
+
+// pathValues decodes the matched path parameters (percent-encoding only: "+" stays "+").
+func pathValues(c *gin.Context) {
+	for i, p := range c.Params {
+		if v, err := url.PathUnescape(p.Value); err == nil {
+			c.Params[i].Value = v
+		}
+	}
+	c.Next()
 }
 
 func recoverer(log *slog.Logger) gin.HandlerFunc {

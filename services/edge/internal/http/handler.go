@@ -113,8 +113,16 @@ func NewHandler(o Options) (http.Handler, error) {
 		proxy.WriteError(w, http.StatusNotFound, "no route for "+r.URL.Path)
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Route on the canonical path and forward exactly it (CanonicalPath): what the route table
+		// authorised is what the service serves.
+		decoded, canonical, err := CanonicalPath(r.URL.EscapedPath())
+		if err != nil {
+			proxy.WriteError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		r.URL.Path, r.URL.RawPath = decoded, canonical
 		// Internal routes of services are never reachable from outside, whatever the encoding.
-		if httpx.IsInternalPath(strings.ToLower(r.URL.Path)) || strings.Contains(strings.ToLower(r.URL.RawPath), "/internal") {
+		if httpx.IsInternalPath(strings.ToLower(r.URL.Path)) {
 			proxy.WriteError(w, http.StatusNotFound, "no route for "+r.URL.Path)
 			return
 		}

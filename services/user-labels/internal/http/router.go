@@ -27,11 +27,9 @@ const MaxInternalBodyBytes = 2 << 20
 
 // Register adds the service's routes to e, which must verify identities
 // (httpx.IdentityMiddleware) and allow bodies of MaxInternalBodyBytes; public routes get the
-// tighter MaxPublicBodyBytes here. It makes e route on the escaped path, so a label id whose
-// address holds an escaped "/" (base64 TON addresses) stays one path segment.
+// tighter MaxPublicBodyBytes here. e routes on the escaped path (httpx.NewEngine), so a label id
+// whose address holds an escaped "/" (base64 TON addresses) stays one path segment.
 func Register(e *gin.Engine, svc *app.Service) {
-	e.UseRawPath = true
-	e.UnescapePathValues = true
 	h := &handlers{svc: svc}
 
 	user := e.Group("/user", httpx.BodyLimit(MaxPublicBodyBytes), httpx.RequireIdentity())
