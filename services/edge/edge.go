@@ -32,6 +32,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"golang.org/x/sync/semaphore"
 )
 
 // Name is the service name.
@@ -177,7 +178,7 @@ func Assemble(cfg Config, s *service.Service, pool *pgxpool.Pool, rdb redis.Univ
 		"GET /analytics/endpoint-calls": analytics.EndpointCalls(),
 	}
 	fails := &edgehttp.FailedKeys{Limiter: a.Limiter, Keys: a.Verifier, TrustedProxies: trusted,
-		Limit: ratelimit.Limit{Rate: cfg.FailedKeyRate, Burst: cfg.FailedKeyBurst}}
+		Limit: ratelimit.Limit{Rate: cfg.FailedKeyRate, Burst: cfg.FailedKeyBurst}, Lookups: semaphore.NewWeighted(int64(cfg.FailedKeyLookups))}
 	a.Handler, err = Handler(cfg, s, a.Verifier, fails, own, mws...)
 	if err != nil {
 		return nil, err

@@ -49,9 +49,12 @@ type Config struct {
 	PublicRate  int `env:"PUBLIC_RATE" envDefault:"10"`
 	PublicBurst int `env:"PUBLIC_BURST" envDefault:"20"`
 	// FailedKeyRate and FailedKeyBurst limit failed API key checks per client IP: past the
-	// burst, an address gets 429s for keys not already known valid until its budget refills.
-	FailedKeyRate  int `env:"FAILED_KEY_RATE" envDefault:"1"`
-	FailedKeyBurst int `env:"FAILED_KEY_BURST" envDefault:"30"`
+	// burst, an address gets 429s for keys that do not verify until its budget refills (keys that
+	// verify always pass). FailedKeyLookups bounds the concurrent lookups of keys presented by
+	// addresses over their budget, per replica.
+	FailedKeyRate    int `env:"FAILED_KEY_RATE" envDefault:"1"`
+	FailedKeyBurst   int `env:"FAILED_KEY_BURST" envDefault:"30"`
+	FailedKeyLookups int `env:"FAILED_KEY_LOOKUPS" envDefault:"4"`
 	// TrustedProxies are CIDRs of proxies (the ingress) whose X-Forwarded-For is believed when
 	// deriving a client's IP; empty trusts none and uses the connection's peer address.
 	TrustedProxies []string `env:"TRUSTED_PROXIES" envSeparator:","`
@@ -105,8 +108,8 @@ func (c Config) Validate() error {
 	if _, err := tiers.FromFile(c.TiersFile); err != nil {
 		p.Addf("EDGE_TIERS_FILE: %v", err)
 	}
-	if c.FailedKeyRate <= 0 || c.FailedKeyBurst <= 0 {
-		p.Addf("EDGE_FAILED_KEY_RATE and EDGE_FAILED_KEY_BURST must be positive")
+	if c.FailedKeyRate <= 0 || c.FailedKeyBurst <= 0 || c.FailedKeyLookups <= 0 {
+		p.Addf("EDGE_FAILED_KEY_RATE, EDGE_FAILED_KEY_BURST and EDGE_FAILED_KEY_LOOKUPS must be positive")
 	}
 	if c.PublicRate <= 0 || c.PublicBurst <= 0 {
 		p.Addf("EDGE_PUBLIC_RATE and EDGE_PUBLIC_BURST must be positive")

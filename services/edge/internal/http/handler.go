@@ -19,6 +19,7 @@ import (
 	"github.com/chainintel/chainintel/services/edge/internal/proxy"
 	"github.com/chainintel/chainintel/services/edge/internal/ratelimit"
 	"github.com/chainintel/chainintel/services/edge/internal/routes"
+	"golang.org/x/sync/semaphore"
 )
 
 // Middleware wraps a route's handler. It runs after authentication, so the caller identity (if
@@ -45,11 +46,13 @@ type Options struct {
 }
 
 // FailedKeys limits failed API key checks per client IP. Each unknown or revoked key an address
-// presents takes one request from its budget; once the budget is spent the address gets 429s
-// ("too many requests", as every rate limit) with a Retry-After, and keys the replica has no cached answer
-// for are refused without a lookup, so a flood of made-up keys reaches neither Redis nor the
-// database. Keys already verified on this replica keep working from a shared address, and a
-// key answered from the replica's cache costs no budget check at all.
+// presents takes one request from its budget; once the budget is spent its failures get 429s
+// ("too many requests", as every rate limit) with a Retry-After. Only failures are limited: a key
+// that verifies is never refused, whatever its address did. The keys of an address over its
+// budget are still looked up, but through Lookups, a narrow lane shared by every such address
+// of the replica, so a flood of made-up keys holds at most that many lookups (Redis, then the
+// database) at once and waits for them rather than crowding out other callers. A key answered
+// from the replica's cache costs no budget check at all.
 type FailedKeys struct {
 	Limiter interface {
 		RateLimiter
@@ -60,6 +63,25 @@ type FailedKeys struct {
 	}
 	Limit          ratelimit.Limit
 	TrustedProxies []netip.Prefix
+	// Lookups bounds the concurrent lookups of keys presented by addresses over their budget
+	// (nil: unbounded).
+	Lookups *semaphore.Weighted
+}
+
+// verify looks raw up, through the lane of over-budget lookups when r's address is over its
+// failure budget.
+func (f *FailedKeys) verify(r *http.Request, v KeyVerifier, raw string) (httpx.Identity, error) {
+	if f == nil || f.Lookups == nil {
+		return v.Verify(r.Context(), raw)
+	}
+	if _, over := f.Limiter.Refused(f.budget(r), f.Limit); !over {
+		return v.Verify(r.Context(), raw)
+	}
+	if err := f.Lookups.Acquire(r.Context(), 1); err != nil {
+		return httpx.Identity{}, err
+	}
+	defer f.Lookups.Release(1)
+	return v.Verify(r.Context(), raw)
 }
 
 // budget names the failure budget of r's client address.
@@ -158,14 +180,7 @@ func authenticate(rt routes.Route, v KeyVerifier, fails *FailedKeys, log *slog.L
 			id, cached, err = fails.Keys.Cached(raw)
 		}
 		if !cached {
-			// A lookup: refused outright while this address is over its failure budget.
-			if fails != nil {
-				if retry, refused := fails.Limiter.Refused(fails.budget(r), fails.Limit); refused {
-					fails.refuse(w, retry)
-					return
-				}
-			}
-			id, err = v.Verify(r.Context(), raw)
+			id, err = fails.verify(r, v, raw)
 		}
 		switch {
 		case errors.Is(err, keys.ErrInvalid):
@@ -176,6 +191,9 @@ func authenticate(rt routes.Route, v KeyVerifier, fails *FailedKeys, log *slog.L
 				}
 			}
 			proxy.WriteError(w, http.StatusUnauthorized, "error validating API key")
+			return
+		case err != nil && r.Context().Err() != nil:
+			proxy.WriteError(w, 499, "request cancelled")
 			return
 		case err != nil:
 			log.ErrorContext(r.Context(), "key verification failed", "error", err)
