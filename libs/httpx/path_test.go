@@ -3,6 +3,7 @@ package httpx_test
 import (
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/chainintel/chainintel/libs/httpx"
@@ -42,6 +43,33 @@ func TestEngineNeverReresolvesPaths(t *testing.T) {
 		e.ServeHTTP(w, httptest.NewRequest(http.MethodGet, c.path, nil))
 		if got := w.Body.String(); got != c.want {
 			t.Errorf("%s: %d %s, want %s", c.path, w.Code, got, c.want)
+		}
+	}
+}
+
+// A 400 for a body of the wrong shape names the field and the JSON kind, never a Go type.
+func TestDecodeJSONNamesNoGoTypes(t *testing.T) {
+	type item struct {
+		Address string   `json:"address"`
+		Chains  []string `json:"chains"`
+		Limit   int      `json:"limit"`
+	}
+	cases := []struct {
+		body string
+		v    any
+		want string
+	}{
+		{`{"address":1}`, &item{}, `field "address" must be a string, not number`},
+		{`{"chains":"eth"}`, &item{}, `field "chains" must be an array, not string`},
+		{`{"limit":1.5}`, &item{}, `field "limit" must be an integer, not number 1.5`},
+		{`[1]`, &item{}, `request body must be an object, not array`},
+		{`{"x":1}`, &item{}, `request body has an unknown field "x"`},
+		{`"a"`, &[]item{}, `request body must be an array, not string`},
+	}
+	for _, c := range cases {
+		err := httpx.DecodeJSON(strings.NewReader(c.body), c.v)
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%s: %v, want %q", c.body, err, c.want)
 		}
 	}
 }

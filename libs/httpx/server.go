@@ -2,7 +2,9 @@ package httpx
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/pprof"
@@ -15,15 +17,54 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// NewServer returns an http.Server with the timeouts every chainintel listener uses.
+// Request size limits of every chainintel listener: a request target (path and query) over
+// MaxRequestTarget bytes gets 414, header fields over MaxHeaderBytes together get 431, both in
+// the API's JSON error shape. The server itself reads up to serverHeaderCap (1 MiB) of request
+// line and headers, so requests up to 16 times over those limits are refused here in JSON; past
+// that cap net/http closes the connection with its own plain-text 431 (it has no hook for it).
+const (
+	MaxRequestTarget = 64 << 10
+	MaxHeaderBytes   = 64 << 10
+	serverHeaderCap  = 1 << 20
+)
+
+// NewServer returns an http.Server with the timeouts and request size limits every chainintel
+// listener uses.
 func NewServer(h http.Handler) *http.Server {
 	return &http.Server{
-		Handler:           h,
+		Handler:           requestLimits(h),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       60 * time.Second,
 		IdleTimeout:       120 * time.Second,
-		MaxHeaderBytes:    64 << 10,
+		MaxHeaderBytes:    serverHeaderCap,
 	}
+}
+
+func requestLimits(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if len(r.RequestURI) > MaxRequestTarget {
+			writeError(w, http.StatusRequestURITooLong, fmt.Sprintf("request target (path and query) over %d bytes", MaxRequestTarget))
+			return
+		}
+		n := 0
+		for k, vs := range r.Header {
+			for _, v := range vs {
+				n += len(k) + len(v) + 4 // "k: v\r\n"
+			}
+		}
+		if n > MaxHeaderBytes {
+			writeError(w, http.StatusRequestHeaderFieldsTooLarge, fmt.Sprintf("request header fields over %d bytes", MaxHeaderBytes))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func writeError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Connection", "close")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(ErrorBody{Error: msg})
 }
 
 // ServerPart serves srv on ln as a lifecycle part. Stopping it stops accepting connections and

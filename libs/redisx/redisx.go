@@ -5,14 +5,45 @@ package redisx
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 )
 
+// Option configures Connect.
+type Option func(*options)
+
+type options struct{ log *slog.Logger }
+
+// WithLogger makes go-redis's own messages (dial failures during an outage, pool and pub/sub
+// notices) JSON lines of log instead of plain text on stderr.
+func WithLogger(log *slog.Logger) Option { return func(o *options) { o.log = log } }
+
+// goRedisLogger is set at most once: go-redis holds one logger per process (its package-level
+// redis.SetLogger is the only way to give it one), so the first client built with a logger
+// decides for every client of the process (the local stack runs every service in one process).
+var goRedisLogger sync.Once
+
+// slogPrintf adapts an slog.Logger to go-redis's Printf-style logger.
+type slogPrintf struct{ log *slog.Logger }
+
+func (l slogPrintf) Printf(ctx context.Context, format string, v ...any) {
+	l.log.WarnContext(ctx, "redis client", "detail", strings.TrimSpace(fmt.Sprintf(format, v...)))
+}
+
 // Connect parses url (redis://[:password@]host:port/db) and checks the server answers.
-func Connect(ctx context.Context, url string) (*redis.Client, error) {
+func Connect(ctx context.Context, url string, opts ...Option) (*redis.Client, error) {
+	var o options
+	for _, f := range opts {
+		f(&o)
+	}
+	if o.log != nil {
+		goRedisLogger.Do(func() { redis.SetLogger(slogPrintf{o.log}) })
+	}
 	opt, err := redis.ParseURL(url)
 	if err != nil {
 		return nil, fmt.Errorf("redis URL is not valid: %w", err)

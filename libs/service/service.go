@@ -138,7 +138,7 @@ func (s *Service) Postgres(ctx context.Context, cfg Postgres) (*pgxpool.Pool, er
 
 // Redis connects to Redis and checks it on readiness probes.
 func (s *Service) Redis(ctx context.Context, cfg Redis) (*redis.Client, error) {
-	c, err := redisx.Connect(ctx, cfg.URL)
+	c, err := redisx.Connect(ctx, cfg.URL, redisx.WithLogger(s.Log))
 	if err != nil {
 		return nil, err
 	}

@@ -103,7 +103,7 @@ func (a *Assembly) Traced(s *service.Service) http.Handler {
 // serving when Redis is away (in-process rate limits, database key lookups), so an outage must
 // not take every replica out of the load balancer. It starts even when Redis is down at first.
 func connectRedis(ctx context.Context, s *service.Service, url string) (*redis.Client, error) {
-	rdb, err := redisx.Connect(ctx, url)
+	rdb, err := redisx.Connect(ctx, url, redisx.WithLogger(s.Log))
 	if err != nil {
 		opt, perr := redis.ParseURL(url)
 		if perr != nil {

@@ -70,7 +70,7 @@ func TestStandardRateIsExactPerKey(t *testing.T) {
 	if err != nil || ra < 1 {
 		t.Errorf("Retry-After %q", lastRefused.Header.Get("Retry-After"))
 	}
-	if lastRefused.Header.Get("X-RateLimit-Limit") != strconv.Itoa(basic.Rate) || lastRefused.Header.Get("X-RateLimit-Remaining") != "0" {
+	if lastRefused.Header.Get("X-RateLimit-Limit") != strconv.Itoa(basic.Burst) || lastRefused.Header.Get("X-RateLimit-Remaining") != "0" {
 		t.Errorf("429 rate headers: %v", lastRefused.Header)
 	}
 }

@@ -44,7 +44,7 @@ type Limit struct {
 // Decision is the outcome for one request.
 type Decision struct {
 	Allowed    bool
-	Limit      int           // the sustained rate, for X-RateLimit-Limit
+	Limit      int           // the budget when full (the burst), for X-RateLimit-Limit; Remaining never exceeds it
 	Remaining  int           // requests that could be made right now
 	RetryAfter time.Duration // when refused: wait this long
 	ResetAfter time.Duration // until the budget is full again
@@ -170,7 +170,7 @@ func (l *Limiter) allow(ctx context.Context, key string, lim Limit) Decision {
 			}
 			if ctx.Err() != nil {
 				// The caller went away; do not blame Redis.
-				return Decision{Allowed: false, Limit: lim.Rate, RetryAfter: time.Second}
+				return Decision{Allowed: false, Limit: lim.Burst, RetryAfter: time.Second}
 			}
 			next := time.Now().Add(l.o.FallbackFor).UnixNano()
 			if l.downUntil.CompareAndSwap(until, next) && until == 0 {
@@ -237,7 +237,7 @@ func (l *Limiter) allowRedis(ctx context.Context, key string, lim Limit) (Decisi
 	b.mu.Lock()
 	if b.tokens > 0 && now.Before(b.expires) {
 		b.tokens--
-		d := Decision{Allowed: true, Limit: lim.Rate, Remaining: b.remaining + b.tokens, ResetAfter: max(b.resetAt.Sub(now), 0)}
+		d := Decision{Allowed: true, Limit: lim.Burst, Remaining: b.remaining + b.tokens, ResetAfter: max(b.resetAt.Sub(now), 0)}
 		// A lease being spent in time is refilled before it runs out, so no request waits
 		// for Redis while the budget has room.
 		refill := 0
@@ -253,7 +253,7 @@ func (l *Limiter) allowRedis(ctx context.Context, key string, lim Limit) (Decisi
 		return d, nil
 	}
 	if now.Before(b.refusedTil) {
-		d := Decision{Limit: lim.Rate, RetryAfter: b.refusedTil.Sub(now), ResetAfter: max(b.resetAt.Sub(now), 0)}
+		d := Decision{Limit: lim.Burst, RetryAfter: b.refusedTil.Sub(now), ResetAfter: max(b.resetAt.Sub(now), 0)}
 		b.mu.Unlock()
 		return d, nil
 	}
@@ -305,16 +305,16 @@ func (l *Limiter) allowRedis(ctx context.Context, key string, lim Limit) (Decisi
 			// A concurrent lease landed while this call was refused: spend it here rather
 			// than leave it for the sweeper.
 			b.tokens--
-			d := Decision{Allowed: true, Limit: lim.Rate, Remaining: b.tokens, ResetAfter: max(res.ResetAfter, 0)}
+			d := Decision{Allowed: true, Limit: lim.Burst, Remaining: b.tokens, ResetAfter: max(res.ResetAfter, 0)}
 			b.mu.Unlock()
 			return d, nil
 		}
 		b.mu.Unlock()
-		return Decision{Limit: lim.Rate, RetryAfter: retry, ResetAfter: max(res.ResetAfter, 0)}, nil
+		return Decision{Limit: lim.Burst, RetryAfter: retry, ResetAfter: max(res.ResetAfter, 0)}, nil
 	}
 	b.tokens += res.Allowed - 1
 	b.expires = now.Add(l.o.LeaseTTL)
-	d := Decision{Allowed: true, Limit: lim.Rate, Remaining: b.remaining + b.tokens, ResetAfter: max(res.ResetAfter, 0)}
+	d := Decision{Allowed: true, Limit: lim.Burst, Remaining: b.remaining + b.tokens, ResetAfter: max(res.ResetAfter, 0)}
 	holds := b.tokens > 0
 	b.mu.Unlock()
 	l.hold(holds, b, key, lim)
@@ -433,7 +433,7 @@ func (l *Limiter) allowLocal(key string, lim Limit) Decision {
 	l.localMu.Unlock()
 	now := time.Now()
 	r := rl.ReserveN(now, 1)
-	d := Decision{Limit: lim.Rate, Local: true}
+	d := Decision{Limit: lim.Burst, Local: true}
 	if delay := r.DelayFrom(now); !r.OK() || delay > 0 {
 		r.CancelAt(now)
 		d.RetryAfter = delay

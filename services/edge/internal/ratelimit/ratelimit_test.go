@@ -59,7 +59,7 @@ func TestConcurrentDecisionsAreExact(t *testing.T) {
 		t.Fatalf("two waves: allowed %d of 800 with burst 20 (refill %d)", n, refill)
 	}
 	for i := 0; i < 5; i++ {
-		if d := l.Allow(context.Background(), fmt.Sprintf("other-%d", i), lim); !d.Allowed || d.Remaining != 19 || d.Limit != 1 {
+		if d := l.Allow(context.Background(), fmt.Sprintf("other-%d", i), lim); !d.Allowed || d.Remaining != 19 || d.Limit != 20 {
 			t.Fatalf("fresh budget: %+v", d)
 		}
 	}
