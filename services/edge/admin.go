@@ -169,15 +169,38 @@ func (a *Admin) Revoke(ctx context.Context, keyID, raw string) error {
 	return a.invalidate(ctx, h)
 }
 
+// invalidate drops the keys' cached verifications on every edge. It fails, after the database
+// change, whenever it cannot show that running edges heard it: no Redis configured, Redis
+// unreachable, or no edge subscribed to invalidations on this Redis (an admin pointed at another
+// Redis than the edges' would otherwise report success while the edges keep the key for up to
+// EDGE_KEY_CACHE_TTL). The change is idempotent, so the fix is to run the command again with the
+// edges' Redis.
 func (a *Admin) invalidate(ctx context.Context, hashes ...[32]byte) error {
-	if a.rdb == nil {
+	const after = "; edges keep the old verification for up to EDGE_KEY_CACHE_TTL (60s by default): " +
+		"set EDGE_REDIS_URL to the edges' Redis (the local stack prints it) and run the command again"
+	if len(hashes) == 0 {
 		return nil
 	}
+	if a.rdb == nil {
+		return fmt.Errorf("%w: the database is updated but no Redis is configured%s", ErrEdgesNotNotified, after)
+	}
 	if err := keys.Invalidate(ctx, a.rdb, hashes...); err != nil {
-		return fmt.Errorf("the database is updated but %w; edges keep the old verification up to EDGE_KEY_CACHE_TTL", err)
+		return fmt.Errorf("%w: the database is updated but %v%s", ErrEdgesNotNotified, err, after)
+	}
+	subs, err := a.rdb.PubSubNumSub(ctx, keys.InvalidateChannel).Result()
+	if err != nil {
+		return fmt.Errorf("%w: the database is updated but %v%s", ErrEdgesNotNotified, err, after)
+	}
+	if subs[keys.InvalidateChannel] == 0 {
+		return fmt.Errorf("%w: the database is updated but no edge listens for invalidations on the Redis at %s "+
+			"(if no edge is running, nothing is cached and the change holds)%s", ErrEdgesNotNotified, a.rdb.Options().Addr, after)
 	}
 	return nil
 }
+
+// ErrEdgesNotNotified: a revoke or tier change is in the database, but running edges may not
+// have dropped their cached verifications.
+var ErrEdgesNotNotified = errors.New("running edges were not told")
 
 // ListOrgs lists organisations.
 func (a *Admin) ListOrgs(ctx context.Context) ([]Org, error) { return a.store.ListOrgs(ctx) }

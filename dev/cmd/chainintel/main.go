@@ -57,10 +57,13 @@ chainintel is running.
 
   try: curl -H 'API-Key: %s' %s/chains
 
+  Redis:       %s
+  (edge admin revoke/set-tier reach the running edge only with EDGE_REDIS_URL set to this Redis)
+
 Ingest: %s
 Services: %s
 Press Ctrl-C to stop.
-`, st.URL, st.APIKey, st.APIKey, st.URL, ingestMode(e), serviceList(st))
+`, st.URL, st.APIKey, st.APIKey, st.URL, st.RedisURL, ingestMode(e), serviceList(st))
 	<-st.Done()
 	fmt.Fprintln(os.Stderr, "chainintel stopped")
 	return st.Err()

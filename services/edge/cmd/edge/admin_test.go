@@ -29,8 +29,10 @@ func TestAdminCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.DatabaseURL = pgtest.URL(t)
-	_, cfg.Redis.URL = redistest.Client(t)
+	rdb, url := redistest.Client(t)
+	cfg.Redis.URL = url
 	ctx := context.Background()
+	edgeListening(t, rdb) // revoke and set-tier fail when no edge hears them
 	run := func(args ...string) []byte {
 		t.Helper()
 		var out bytes.Buffer
