@@ -153,16 +153,9 @@ func Assemble(cfg Config, s *service.Service, pool *pgxpool.Pool, rdb redis.Univ
 	a.Ledger = metering.NewCreditLedger(rdb, store, metering.LedgerOptions{Sync: cfg.CreditSync, Log: s.Log})
 	a.Producer = metering.NewProducer(pub, metering.ProducerOptions{Queue: cfg.UsageQueue, Batch: cfg.UsageBatch,
 		Log: s.Log, Meter: s.Tel.MeterProvider})
-	external := map[string]bool{}
-	for _, rt := range routes.Table {
-		if rt.WebSocket {
-			external[rt.Pattern] = true
-		}
-	}
 	a.Aggregator = &metering.Aggregator{
 		Store: store, Ledger: a.Ledger, Log: s.Log,
 		Included: func(tier string) int64 { t, _ := table.Get(tier); return t.IncludedCredits },
-		External: func(route string) bool { return external[route] },
 	}
 	analytics := edgehttp.Analytics{Usage: store, Tiers: table, Routes: routes.Table}
 	shed := edgehttp.NewShedder(cfg.MaxInFlight, cfg.ShedWait, meter)

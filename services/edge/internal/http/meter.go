@@ -21,7 +21,7 @@ import (
 // (metering.CreditLedger).
 type Ledger interface {
 	Used(ctx context.Context, e usage.Entity) (int64, error)
-	Add(e usage.Entity, n int64) int64
+	Add(e usage.Entity, n int64, at time.Time) int64
 }
 
 // UsageRecorder queues a usage event without blocking (metering.Producer).
@@ -88,7 +88,7 @@ func (m Metering) Middleware(rt routes.Route, next http.Handler) http.Handler {
 			}
 			total := used
 			if credits > 0 {
-				total = m.Ledger.Add(entity, credits)
+				total = m.Ledger.Add(entity, credits, start)
 			}
 			mw.credits = credits
 			h := w.Header() // canonical names, assigned without canonicalizing again

@@ -16,14 +16,12 @@ type UsageStore interface {
 }
 
 // Aggregator is the edge's metering consumer: it folds usage.calls.v1 into hourly rollups and
-// billing periods, idempotently on the event id.
+// billing periods, idempotently on the event id, then copies the billing periods' totals to the
+// live ledger's shared totals (CreditLedger.Publish).
 type Aggregator struct {
 	Store UsageStore
 	// Included returns the credits a tier includes per period (0 for an unknown tier).
 	Included func(tier string) int64
-	// External reports whether a route's credits are metered outside the edge's request path
-	// (stream transfers); those are also added to the ledger's shared totals.
-	External func(route string) bool
 	Ledger   *CreditLedger // may be nil
 	Log      *slog.Logger
 }
@@ -49,18 +47,13 @@ func (a *Aggregator) Handle(ctx context.Context, batch []eventbus.Message[*event
 			Route: u.GetRoute(), Credits: u.GetCredits(), Time: at, Included: a.Included(u.GetTier()),
 		})
 	}
-	fresh, err := a.Store.Apply(ctx, calls)
-	if err != nil {
+	if _, err := a.Store.Apply(ctx, calls); err != nil {
 		return err
 	}
-	if a.Ledger != nil && a.External != nil {
-		for _, c := range fresh {
-			if c.Credits > 0 && a.External(c.Route) {
-				if err := a.Ledger.AddExternal(ctx, usage.BilledEntity(c.UserID, c.OrgID), c.Time, c.Credits); err != nil {
-					a.Log.Warn("stream credits not added to the live ledger", "error", err)
-				}
-			}
-		}
+	if a.Ledger != nil {
+		// Every call of the batch, counted now or before (a retry after Redis failed): the
+		// totals are absolute, so publishing them again is harmless.
+		return a.Ledger.Publish(ctx, calls)
 	}
 	return nil
 }

@@ -2,10 +2,11 @@ package metering
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/chainintel/chainintel/services/edge/internal/usage"
@@ -21,7 +22,8 @@ type PeriodSource interface {
 
 // LedgerOptions tune a CreditLedger.
 type LedgerOptions struct {
-	// Sync is how often pending credits are added to Redis and totals re-read (default 250ms).
+	// Sync is how often the period totals of entities in use are re-read from Redis (default
+	// 250ms).
 	Sync    time.Duration
 	Timeout time.Duration // per Redis call (default 200ms)
 	Log     *slog.Logger
@@ -29,12 +31,21 @@ type LedgerOptions struct {
 }
 
 // CreditLedger keeps, per billed entity and billing period, the credits used so far, fast
-// enough to answer on every request. The shared total lives in Redis (one counter per entity
-// and period, seeded from the usage store when missing); each replica adds its calls to a local
-// pending count and syncs it every Sync. A replica's view is therefore exact for its own calls
-// and at most Sync behind for other replicas' — the credit-limit check may let a burst spread
-// over replicas overshoot by that much. The usage store, fed by the metering consumer, stays the
-// billing record. Safe for concurrent use.
+// enough to answer on every request.
+//
+// The shared period total in Redis (a hash per entity and period: "used", and "through", the
+// latest call time in ms it includes) is a copy of the durable ledger (edge.credit_periods) and
+// nothing else: only the metering consumer raises it, after each batch is committed, to the
+// durable figure (Publish: set to the larger value, so replays and retries change nothing), and
+// a replica that finds it missing seeds it from the durable ledger. No replica ever adds to it,
+// so no outage, retry or lost reply can count a call twice, and once the consumer has caught up
+// the total equals the durable ledger exactly, whatever happened to Redis meanwhile.
+//
+// A replica answers the total plus its own calls made after "through" (kept in memory until the
+// total includes them), so its view is exact for its own calls; other replicas' calls appear
+// once the consumer has counted them (its lag, normally well under a second). The credit-limit
+// check of a tier without overage can therefore let a burst spread over replicas overshoot by
+// what they admit within that lag. Safe for concurrent use.
 type CreditLedger struct {
 	rdb   redis.UniversalClient // nil: local only (seeded from the source)
 	src   PeriodSource
@@ -42,18 +53,25 @@ type CreditLedger struct {
 	mu    sync.Mutex
 	byKey map[string]*ledgerEntry
 	load  singleflight.Group
+	warn  atomic.Int64 // unix second of the last "Redis unavailable" warning
 }
 
 type ledgerEntry struct {
 	entity  usage.Entity
 	start   time.Time
-	synced  int64 // last total read from Redis (or the source)
-	pending int64 // added here, not yet in Redis
-	flight  int64 // being added to Redis by a sync in progress
+	durable int64     // the shared total, as last read
+	through int64     // the latest call time (ms) the total includes
+	own     []ownCall // this replica's calls not known to be in the total
+	ownSum  int64
 	used    time.Time
 }
 
-// NewCreditLedger returns a ledger; Run syncs it.
+type ownCall struct {
+	atMs    int64
+	credits int64
+}
+
+// NewCreditLedger returns a ledger; Run keeps it in step with Redis.
 func NewCreditLedger(rdb redis.UniversalClient, src PeriodSource, o LedgerOptions) *CreditLedger {
 	if o.Sync <= 0 {
 		o.Sync = 250 * time.Millisecond
@@ -70,8 +88,27 @@ func NewCreditLedger(rdb redis.UniversalClient, src PeriodSource, o LedgerOption
 	return &CreditLedger{rdb: rdb, src: src, o: o, byKey: map[string]*ledgerEntry{}}
 }
 
+// redisKey names the shared total of an entity's period ("v2": a hash, where an earlier layout
+// kept a plain counter that replicas incremented).
 func redisKey(e usage.Entity, start time.Time) string {
-	return "edge:credits:" + e.Type + ":" + e.ID + ":" + start.Format("2006-01")
+	return "edge:credits:v2:" + e.Type + ":" + e.ID + ":" + start.Format("2006-01")
+}
+
+func (en *ledgerEntry) total() int64 { return en.durable + en.ownSum }
+
+// advance takes a newer shared total and forgets own calls it includes.
+func (en *ledgerEntry) advance(durable, through int64) {
+	en.durable = max(en.durable, durable)
+	en.through = max(en.through, through)
+	keep := en.own[:0]
+	for _, c := range en.own { // in completion order, not quite in call time order
+		if c.atMs <= en.through {
+			en.ownSum -= c.credits
+			continue
+		}
+		keep = append(keep, c)
+	}
+	en.own = keep
 }
 
 // Used returns the credits e has used in the current period. The first call for an entity and
@@ -82,7 +119,7 @@ func (l *CreditLedger) Used(ctx context.Context, e usage.Entity) (int64, error) 
 	l.mu.Lock()
 	if en := l.byKey[k]; en != nil {
 		en.used = l.o.Now()
-		v := en.synced + en.pending + en.flight
+		v := en.total()
 		l.mu.Unlock()
 		return v, nil
 	}
@@ -90,14 +127,15 @@ func (l *CreditLedger) Used(ctx context.Context, e usage.Entity) (int64, error) 
 	_, err, _ := l.load.Do(k, func() (any, error) {
 		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second) // shared by all waiters
 		defer cancel()
-		total, err := l.fetch(fctx, e, start, k)
+		used, through, err := l.fetch(fctx, e, start, k)
 		if err != nil {
 			return nil, err
 		}
 		l.mu.Lock()
 		if l.byKey[k] == nil {
-			l.byKey[k] = &ledgerEntry{entity: e, start: start, synced: total, used: l.o.Now()}
+			l.byKey[k] = &ledgerEntry{entity: e, start: start, used: l.o.Now()}
 		}
+		l.byKey[k].advance(used, through)
 		l.mu.Unlock()
 		return nil, nil
 	})
@@ -106,91 +144,137 @@ func (l *CreditLedger) Used(ctx context.Context, e usage.Entity) (int64, error) 
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	en := l.byKey[k]
-	return en.synced + en.pending + en.flight, nil
+	return l.byKey[k].total(), nil
 }
 
-// Add records n credits used by e now and returns the period's total including them. Used must
-// have been called for e in this period (it loads the entry); otherwise the total counts only
-// this replica's calls until the next sync.
-func (l *CreditLedger) Add(e usage.Entity, n int64) int64 {
-	start, _ := usage.PeriodOf(l.o.Now())
+// Add records n credits used by e in a call made at (the time its usage event carries) and
+// returns the period's total including them. Used must have been called for e in this period
+// (it loads the entry); otherwise the total counts only this replica's calls until the next
+// sync.
+func (l *CreditLedger) Add(e usage.Entity, n int64, at time.Time) int64 {
+	start, _ := usage.PeriodOf(at)
 	k := redisKey(e, start)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	en := l.byKey[k]
 	if en == nil {
-		en = &ledgerEntry{entity: e, start: start, synced: -1}
+		en = &ledgerEntry{entity: e, start: start}
 		l.byKey[k] = en
 	}
-	en.pending += n
+	en.own = append(en.own, ownCall{at.UnixMilli(), n})
+	en.ownSum += n
 	en.used = l.o.Now()
-	return max(en.synced, 0) + en.pending + en.flight
+	return en.total()
 }
 
-// AddExternal adds credits metered outside the edge's request path (stream transfers, counted
-// by the metering consumer) straight to the shared total, when Redis holds one.
-func (l *CreditLedger) AddExternal(ctx context.Context, e usage.Entity, at time.Time, n int64) error {
-	if l.rdb == nil || n == 0 {
+// fetch reads the shared total, seeding Redis from the usage store when it has none.
+func (l *CreditLedger) fetch(ctx context.Context, e usage.Entity, start time.Time, k string) (used, through int64, err error) {
+	if l.rdb != nil {
+		rctx, cancel := context.WithTimeout(ctx, l.o.Timeout)
+		vals, err := l.rdb.HMGet(rctx, k, "used", "through").Result()
+		cancel()
+		if err == nil {
+			if used, through, ok := parseTotal(vals); ok {
+				return used, through, nil
+			}
+		} else {
+			l.warnRedis("credit ledger: Redis unavailable; using the usage store", err)
+		}
+	}
+	used, err = l.src.PeriodUsed(ctx, e, start)
+	if err != nil {
+		return 0, 0, err
+	}
+	if l.rdb != nil {
+		// The durable figure can only be at or below what the consumer sets; raise to it.
+		rctx, cancel := context.WithTimeout(ctx, l.o.Timeout)
+		_ = raiseTotal.Run(rctx, l.rdb, []string{k}, used, 0, ttlSeconds).Err()
+		cancel()
+	}
+	return used, 0, nil
+}
+
+func parseTotal(vals []any) (used, through int64, ok bool) {
+	if len(vals) != 2 || vals[0] == nil {
+		return 0, 0, false
+	}
+	u, err1 := strconv.ParseInt(fmt.Sprint(vals[0]), 10, 64)
+	t, err2 := strconv.ParseInt(fmt.Sprint(vals[1]), 10, 64)
+	if err1 != nil {
+		return 0, 0, false
+	}
+	if vals[1] == nil || err2 != nil {
+		t = 0
+	}
+	return u, t, true
+}
+
+// ttlSeconds keeps a period's total a little over a month.
+const ttlSeconds = 40 * 24 * 3600
+
+// raiseTotal sets a period total's "used" and "through" to the given values where they are
+// larger, so that applying an older or repeated figure changes nothing.
+var raiseTotal = redis.NewScript(`
+local u = tonumber(redis.call("HGET", KEYS[1], "used") or "-1")
+if tonumber(ARGV[1]) > u then redis.call("HSET", KEYS[1], "used", ARGV[1]) end
+local t = tonumber(redis.call("HGET", KEYS[1], "through") or "-1")
+if tonumber(ARGV[2]) > t then redis.call("HSET", KEYS[1], "through", ARGV[2]) end
+redis.call("EXPIRE", KEYS[1], ARGV[3])
+return 1`)
+
+// Publish copies the durable totals of the billed entities of calls (already committed to the
+// usage store) to Redis, with the latest call time of each. The metering consumer calls it
+// after every batch, replays included; an error fails the batch, which is retried, so the shared
+// totals reach the durable ledger once Redis answers.
+func (l *CreditLedger) Publish(ctx context.Context, calls []usage.Call) error {
+	if l.rdb == nil || len(calls) == 0 {
 		return nil
 	}
-	start, _ := usage.PeriodOf(at)
-	ctx, cancel := context.WithTimeout(ctx, l.o.Timeout)
+	type period struct {
+		e     usage.Entity
+		start time.Time
+	}
+	latest := map[period]int64{}
+	for _, c := range calls {
+		start, _ := usage.PeriodOf(c.Time)
+		p := period{usage.BilledEntity(c.UserID, c.OrgID), start}
+		latest[p] = max(latest[p], c.Time.UnixMilli())
+	}
+	type total struct {
+		k             string
+		used, through int64
+	}
+	totals := make([]total, 0, len(latest))
+	for p, through := range latest {
+		used, err := l.src.PeriodUsed(ctx, p.e, p.start)
+		if err != nil {
+			return err
+		}
+		totals = append(totals, total{redisKey(p.e, p.start), used, through})
+	}
+	rctx, cancel := context.WithTimeout(ctx, 4*l.o.Timeout)
 	defer cancel()
-	if err := incrIfExists.Run(ctx, l.rdb, []string{redisKey(e, start)}, n).Err(); err != nil && !errors.Is(err, redis.Nil) {
-		return fmt.Errorf("add stream credits: %w", err)
+	_, err := l.rdb.Pipelined(rctx, func(p redis.Pipeliner) error {
+		for _, t := range totals {
+			// EVAL, not EVALSHA: in a pipeline a missing script cannot be retried per command,
+			// and a restarted Redis has none. The body is short; Redis caches it compiled.
+			raiseTotal.Eval(rctx, p, []string{t.k}, t.used, t.through, ttlSeconds)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("publish period credit totals to Redis: %w", err)
 	}
 	return nil
 }
 
-// fetch reads the shared total, seeding Redis from the source when it has none.
-func (l *CreditLedger) fetch(ctx context.Context, e usage.Entity, start time.Time, k string) (int64, error) {
-	if l.rdb != nil {
-		rctx, cancel := context.WithTimeout(ctx, l.o.Timeout)
-		v, err := l.rdb.Get(rctx, k).Int64()
-		cancel()
-		if err == nil {
-			return v, nil
-		}
-		if !errors.Is(err, redis.Nil) {
-			l.o.Log.Warn("credit ledger: Redis unavailable; using the usage store", "error", err)
-		}
-	}
-	used, err := l.src.PeriodUsed(ctx, e, start)
-	if err != nil {
-		return 0, err
-	}
-	if l.rdb != nil {
-		rctx, cancel := context.WithTimeout(ctx, l.o.Timeout)
-		// Another replica may have seeded meanwhile: keep its figure.
-		ok, err := l.rdb.SetNX(rctx, k, used, 40*24*time.Hour).Result()
-		if err == nil && !ok {
-			if v, err := l.rdb.Get(rctx, k).Int64(); err == nil {
-				used = v
-			}
-		}
-		cancel()
-	}
-	return used, nil
-}
-
-// incrIfExists adds to a counter only when it exists (a missing one is seeded from the usage
-// store first, so a lost Redis never restarts a period at zero); it returns the new total or
-// nil.
-var incrIfExists = redis.NewScript(`
-if redis.call("EXISTS", KEYS[1]) == 0 then return false end
-return redis.call("INCRBY", KEYS[1], ARGV[1])`)
-
-// Run syncs pending credits with Redis every Sync until ctx ends, then once more.
+// Run re-reads the totals in use every Sync until ctx ends.
 func (l *CreditLedger) Run(ctx context.Context) error {
 	t := time.NewTicker(l.o.Sync)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-			l.Sync(fctx)
-			cancel()
 			return nil
 		case <-t.C:
 			l.Sync(ctx)
@@ -198,85 +282,60 @@ func (l *CreditLedger) Run(ctx context.Context) error {
 	}
 }
 
-// Sync adds every entry's pending credits to Redis and re-reads the totals; entries idle for
-// ten minutes and entries of past periods are dropped.
+// Sync re-reads the shared totals of the entries in use (seeding those Redis lost from the usage
+// store) and forgets own calls they now include; entries idle for ten minutes and entries of
+// past periods are dropped.
 func (l *CreditLedger) Sync(ctx context.Context) {
 	now := l.o.Now()
 	start, _ := usage.PeriodOf(now)
 	type job struct {
-		k       string
-		en      *ledgerEntry
-		n       int64
-		missing bool
+		k  string
+		en *ledgerEntry
 	}
 	var jobs []job
 	l.mu.Lock()
 	for k, en := range l.byKey {
-		if en.pending == 0 && (now.Sub(en.used) > 10*time.Minute || en.start.Before(start)) {
+		if now.Sub(en.used) > 10*time.Minute || en.start.Before(start) {
 			delete(l.byKey, k)
 			continue
 		}
-		en.flight, en.pending = en.pending, 0
-		jobs = append(jobs, job{k: k, en: en, n: en.flight})
+		jobs = append(jobs, job{k, en})
 	}
 	l.mu.Unlock()
-	if len(jobs) == 0 {
-		return
-	}
-	if l.rdb == nil {
-		l.mu.Lock()
-		for _, j := range jobs {
-			j.en.synced = max(j.en.synced, 0) + j.en.flight
-			j.en.flight = 0
-		}
-		l.mu.Unlock()
+	if len(jobs) == 0 || l.rdb == nil {
 		return
 	}
 	rctx, cancel := context.WithTimeout(ctx, 4*l.o.Timeout)
-	cmds := make([]*redis.Cmd, len(jobs))
+	cmds := make([]*redis.SliceCmd, len(jobs))
 	_, err := l.rdb.Pipelined(rctx, func(p redis.Pipeliner) error {
 		for i, j := range jobs {
-			// EVAL, not EVALSHA: in a pipeline a missing script cannot be retried per command,
-			// and a restarted Redis has none. The body is short; Redis caches it compiled.
-			cmds[i] = incrIfExists.Eval(rctx, p, []string{j.k}, j.n)
+			cmds[i] = p.HMGet(rctx, j.k, "used", "through")
 		}
 		return nil
 	})
 	cancel()
-	if err != nil && !errors.Is(err, redis.Nil) {
-		// Keep the credits pending; they are added on a later sync.
-		l.mu.Lock()
-		for _, j := range jobs {
-			j.en.pending += j.en.flight
-			j.en.flight = 0
-		}
-		l.mu.Unlock()
-		l.o.Log.Warn("credit ledger: Redis unavailable; credits kept pending", "error", err)
+	if err != nil {
+		l.warnRedis("credit ledger: Redis unavailable; answering from the last totals and this replica's calls", err)
 		return
 	}
-	l.mu.Lock()
 	for i, j := range jobs {
-		v, err := cmds[i].Int64()
-		if err != nil { // missing counter: seed it, keep the credits pending
-			jobs[i].missing = true
-			j.en.pending += j.en.flight
-		} else {
-			j.en.synced = v
-		}
-		j.en.flight = 0
-	}
-	l.mu.Unlock()
-	for _, j := range jobs {
-		if !j.missing {
-			continue
-		}
-		total, err := l.fetch(ctx, j.en.entity, j.en.start, j.k)
-		if err != nil {
-			l.o.Log.Warn("credit ledger: cannot seed period total", "entity", j.en.entity.Type+":"+j.en.entity.ID, "error", err)
-			continue
+		used, through, ok := parseTotal(cmds[i].Val())
+		if !ok { // Redis lost it: seed from the durable ledger
+			var err error
+			if used, through, err = l.fetch(ctx, j.en.entity, j.en.start, j.k); err != nil {
+				l.warnRedis("credit ledger: cannot seed a period total", err)
+				continue
+			}
 		}
 		l.mu.Lock()
-		j.en.synced = total
+		j.en.advance(used, through)
 		l.mu.Unlock()
+	}
+}
+
+func (l *CreditLedger) warnRedis(msg string, err error) {
+	now := l.o.Now().Unix()
+	if last := l.warn.Load(); now-last >= 10 && l.warn.CompareAndSwap(last, now) {
+		l.o.Log.Warn(msg, "error", err)
 	}
 }

@@ -23,16 +23,21 @@ func TestMain(m *testing.M) {
 	}))
 }
 
-// Two replicas' ledgers share a period total through Redis; each is exact for its own calls
-// and sees the other's after a sync. A lost Redis counter is re-seeded from the usage store.
+// Two replicas' ledgers share a period total through Redis, a copy of the durable ledger that
+// only the consumer raises (Publish); each replica is exact for its own calls and sees the
+// other's once the consumer has counted them. A total Redis lost is re-seeded from the store.
 func TestLedgerSharedAcrossReplicas(t *testing.T) {
 	ctx := context.Background()
 	rdb, _ := redistest.Client(t)
 	store := usage.NewStore(pgtest.Pool(t))
-	e := usage.Entity{Type: usage.EntityOrg, ID: "org-ledger"}
+	org := "org-ledger-" + fmt.Sprint(time.Now().UnixNano())
+	e := usage.Entity{Type: usage.EntityOrg, ID: org}
 	now := time.Now()
+	call := func(id string, credits int64, at time.Time) usage.Call {
+		return usage.Call{EventID: id + org, KeyID: "k", UserID: "u", OrgID: org, Route: "/tx/{hash}", Credits: credits, Time: at}
+	}
 	// The usage store already counted 100 credits this period.
-	if _, err := store.Apply(ctx, []usage.Call{{EventID: "seed-1", KeyID: "k", UserID: "u", OrgID: e.ID, Route: "/tx/{hash}", Credits: 100, Time: now}}); err != nil {
+	if _, err := store.Apply(ctx, []usage.Call{call("seed-1", 100, now.Add(-time.Minute))}); err != nil {
 		t.Fatal(err)
 	}
 	a := metering.NewCreditLedger(rdb, store, metering.LedgerOptions{})
@@ -42,38 +47,47 @@ func TestLedgerSharedAcrossReplicas(t *testing.T) {
 			t.Fatalf("initial: %d %v", used, err)
 		}
 	}
-	if got := a.Add(e, 5); got != 105 {
+	ta, tb := now, now.Add(time.Millisecond)
+	if got := a.Add(e, 5, ta); got != 105 {
 		t.Fatalf("a after 5: %d", got)
 	}
-	if got := b.Add(e, 7); got != 107 {
-		t.Fatalf("b after 7 (not synced): %d", got)
+	if got := b.Add(e, 7, tb); got != 107 {
+		t.Fatalf("b after 7: %d", got)
 	}
-	a.Sync(ctx)
-	b.Sync(ctx)
-	a.Sync(ctx)
+	// The consumer counts both calls and publishes the durable total.
+	consumed := []usage.Call{call("a-1", 5, ta), call("b-1", 7, tb)}
+	if _, err := store.Apply(ctx, consumed); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Publish(ctx, consumed); err != nil {
+		t.Fatal(err)
+	}
 	for name, l := range map[string]*metering.CreditLedger{"a": a, "b": b} {
+		l.Sync(ctx)
 		if used, _ := l.Used(ctx, e); used != 112 {
-			t.Fatalf("%s after sync: %d, want 112", name, used)
+			t.Fatalf("%s after the consumer: %d, want 112", name, used)
 		}
 	}
-	// Redis loses the counter: the next sync seeds it from the store (100) and adds what is
-	// pending on top, never restarting at zero.
+	// Redis loses the total: the next sync seeds it from the store, never restarting at zero and
+	// never adding a call twice.
 	if err := rdb.FlushDB(ctx).Err(); err != nil {
 		t.Fatal(err)
 	}
-	a.Add(e, 1)
 	a.Sync(ctx)
-	a.Sync(ctx)
-	if used, _ := a.Used(ctx, e); used != 101 {
-		t.Fatalf("after Redis lost the counter: %d, want 101 (store 100 + 1 pending)", used)
+	if used, _ := a.Used(ctx, e); used != 112 {
+		t.Fatalf("after Redis lost the total: %d, want 112", used)
 	}
-	// Stream credits counted by the consumer reach the shared total.
-	if err := a.AddExternal(ctx, e, now, 9); err != nil {
+	// Stream credits, counted by the consumer only, reach the shared total.
+	stream := []usage.Call{{EventID: "s-1" + org, KeyID: "k", UserID: "u", OrgID: org, Route: "/ws/transfers", Credits: 9, Time: now}}
+	if _, err := store.Apply(ctx, stream); err != nil {
 		t.Fatal(err)
 	}
-	a.Sync(ctx)
-	if used, _ := a.Used(ctx, e); used != 110 {
-		t.Fatalf("after stream credits: %d, want 110", used)
+	if err := a.Publish(ctx, stream); err != nil {
+		t.Fatal(err)
+	}
+	b.Sync(ctx)
+	if used, _ := b.Used(ctx, e); used != 121 {
+		t.Fatalf("after stream credits: %d, want 121", used)
 	}
 }
 
@@ -114,7 +128,8 @@ func TestApplyIdempotent(t *testing.T) {
 	}
 }
 
-// A fresh Redis (no scripts loaded, as after a restart) syncs on the first try.
+// A fresh Redis (no scripts loaded, as after a restart) takes a published total on the first
+// try.
 func TestLedgerSyncsOnFreshRedis(t *testing.T) {
 	ctx := context.Background()
 	srv, err := redisx.StartEmbedded()
@@ -136,11 +151,17 @@ func TestLedgerSyncsOnFreshRedis(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	a.Add(e, 3)
-	a.Sync(ctx)
+	calls := []usage.Call{{EventID: "fresh-1", KeyID: "k", UserID: e.ID, Route: "/tx/{hash}", Credits: 3, Time: time.Now()}}
+	a.Add(e, 3, calls[0].Time)
+	if _, err := store.Apply(ctx, calls); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Publish(ctx, calls); err != nil {
+		t.Fatal(err)
+	}
 	b.Sync(ctx)
 	if used, _ := b.Used(ctx, e); used != 3 {
-		t.Fatalf("other replica after sync: %d, want 3", used)
+		t.Fatalf("other replica after the consumer: %d, want 3", used)
 	}
 }
 
