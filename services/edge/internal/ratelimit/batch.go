@@ -20,6 +20,7 @@ type batchingScripter struct {
 }
 
 type scriptJob struct {
+	ctx  context.Context // the caller's: a job whose caller gave up is not sent
 	sha  string
 	keys []string
 	args []any
@@ -37,7 +38,7 @@ func newBatchingScripter(rdb redis.UniversalClient, timeout time.Duration, maxBa
 
 // EvalSha queues the call for the next pipeline and waits for its answer.
 func (b *batchingScripter) EvalSha(ctx context.Context, sha string, keys []string, args ...any) *redis.Cmd {
-	j := &scriptJob{sha: sha, keys: keys, args: args, done: make(chan *redis.Cmd, 1)}
+	j := &scriptJob{ctx: ctx, sha: sha, keys: keys, args: args, done: make(chan *redis.Cmd, 1)}
 	select {
 	case b.jobs <- j:
 	case <-ctx.Done():
@@ -70,6 +71,19 @@ func (b *batchingScripter) loop() {
 			default:
 				break fill
 			}
+		}
+		// Callers that timed out while Redis was slow are gone: sending their decisions would
+		// only keep the backlog (and the next callers' waits) long.
+		live := batch[:0]
+		for _, j := range batch {
+			if err := j.ctx.Err(); err != nil {
+				j.done <- errCmd(j.ctx, err)
+				continue
+			}
+			live = append(live, j)
+		}
+		if batch = live; len(batch) == 0 {
+			continue
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), b.timeout)
 		if len(batch) == 1 {

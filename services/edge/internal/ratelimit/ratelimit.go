@@ -19,8 +19,10 @@ package ratelimit
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"math"
+	"net"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -70,7 +72,7 @@ type Options struct {
 type Limiter struct {
 	redis   *redis_rate.Limiter // nil: always in process
 	o       Options
-	local   *expirable.LRU[string, *rate.Limiter]
+	local   *expirable.LRU[string, *localBucket]
 	localMu sync.Mutex // makes get-or-add atomic
 	leases  *expirable.LRU[budgetKey, *lease]
 	leaseMu sync.Mutex // makes get-or-add atomic
@@ -79,6 +81,10 @@ type Limiter struct {
 	holdMu  sync.Mutex
 	// downUntil is the UnixNano until which decisions are local; 0 when Redis is healthy.
 	downUntil atomic.Int64
+	// connFails counts connection errors since Redis last answered; lastOK is the UnixNano of
+	// its last answer. Together they tell an outage from a slow answer (see outage).
+	connFails atomic.Int32
+	lastOK    atomic.Int64
 
 	decisions  metric.Int64Counter
 	fallback   metric.Int64Counter
@@ -104,7 +110,18 @@ type lease struct {
 	resetAt    time.Time // when the budget is full again, as of the last answer
 	refusedTil time.Time // Redis refused; refuse locally until then
 	fetching   bool      // a refill is on its way
+	answeredAt time.Time // when Redis last answered for this budget (remaining is as of then)
 }
+
+// localBucket is a budget decided in process, with the time it was last used.
+type localBucket struct {
+	rl       *rate.Limiter
+	lastUsed time.Time
+}
+
+// connFailuresToOpen is how many connection errors in a row (refused, reset, closed) take the
+// limiter off Redis.
+const connFailuresToOpen = 3
 
 // New returns a limiter over rdb (nil: in process only).
 func New(rdb redis.UniversalClient, o Options) *Limiter {
@@ -127,11 +144,12 @@ func New(rdb redis.UniversalClient, o Options) *Limiter {
 	if mp == nil {
 		mp = noop.NewMeterProvider()
 	}
-	l := &Limiter{o: o, local: expirable.NewLRU[string, *rate.Limiter](200_000, nil, 10*time.Minute),
+	l := &Limiter{o: o, local: expirable.NewLRU[string, *localBucket](200_000, nil, 10*time.Minute),
 		leases: expirable.NewLRU[budgetKey, *lease](200_000, nil, 10*time.Minute), holding: map[*lease]budgetKey{}}
 	if rdb != nil {
 		l.redis = redis_rate.NewLimiter(newBatchingScripter(rdb, o.Timeout, 256))
 	}
+	l.lastOK.Store(time.Now().UnixNano())
 	m := mp.Meter("chainintel/edge/ratelimit")
 	l.decisions, _ = m.Int64Counter("edge_ratelimit_decisions_total", metric.WithDescription("rate-limit decisions by outcome"))
 	l.fallback, _ = m.Int64Counter("edge_ratelimit_local_fallback_total",
@@ -163,6 +181,8 @@ func (l *Limiter) allow(ctx context.Context, key string, lim Limit) Decision {
 		if until == 0 || time.Now().UnixNano() >= until {
 			d, err := l.allowRedis(ctx, key, lim)
 			if err == nil {
+				l.connFails.Store(0)
+				l.lastOK.Store(time.Now().UnixNano())
 				if until != 0 && l.downUntil.CompareAndSwap(until, 0) {
 					l.o.Log.Info("rate limiting back on Redis")
 				}
@@ -172,15 +192,36 @@ func (l *Limiter) allow(ctx context.Context, key string, lim Limit) Decision {
 				// The caller went away; do not blame Redis.
 				return Decision{Allowed: false, Limit: lim.Burst, RetryAfter: time.Second}
 			}
-			next := time.Now().Add(l.o.FallbackFor).UnixNano()
-			if l.downUntil.CompareAndSwap(until, next) && until == 0 {
-				l.o.Log.Warn("Redis unreachable for rate limiting; limiting in process (per replica) until it answers",
-					"error", err, "retry_every", l.o.FallbackFor)
+			if l.outage(err) {
+				next := time.Now().Add(l.o.FallbackFor).UnixNano()
+				if l.downUntil.CompareAndSwap(until, next) && until == 0 {
+					l.o.Log.Warn("Redis unreachable for rate limiting; limiting in process (per replica) until it answers",
+						"error", err, "retry_every", l.o.FallbackFor)
+				}
 			}
+			// Either way this request is decided in process, from the budget as Redis last
+			// described it; a slow answer does not take the limiter off Redis.
 		}
 		l.fallback.Add(ctx, 1)
 	}
 	return l.allowLocal(key, lim)
+}
+
+// outage tells a Redis that is down from one that is slow. Connection errors (refused, reset,
+// closed) count, and connFailuresToOpen of them in a row mean down. A timeout means down only
+// when Redis has not answered anything for FallbackFor: under load a whole pipeline of decisions
+// can miss its deadline together while Redis is up and answering.
+func (l *Limiter) outage(err error) bool {
+	if isTimeout(err) {
+		return time.Since(time.Unix(0, l.lastOK.Load())) > l.o.FallbackFor
+	}
+	return l.connFails.Add(1) >= connFailuresToOpen
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, redis.ErrPoolTimeout) ||
+		(errors.As(err, &ne) && ne.Timeout())
 }
 
 // Refused reports whether this replica knows the budget key is spent (Redis refused it and the
@@ -297,6 +338,7 @@ func (l *Limiter) allowRedis(ctx context.Context, key string, lim Limit) (Decisi
 	b.mu.Lock()
 	b.remaining = max(res.Remaining, 0)
 	b.resetAt = now.Add(max(res.ResetAfter, 0))
+	b.answeredAt = now
 	if res.Allowed <= 0 {
 		retry := max(res.RetryAfter, 0)
 		b.refusedTil = now.Add(retry)
@@ -352,6 +394,7 @@ func (l *Limiter) refill(key string, lim Limit, b *lease, n int) {
 	}
 	b.remaining = max(res.Remaining, 0)
 	b.resetAt = now.Add(max(res.ResetAfter, 0))
+	b.answeredAt = now
 	if res.Allowed > 0 {
 		b.tokens += res.Allowed
 		b.expires = now.Add(l.o.LeaseTTL)
@@ -422,16 +465,37 @@ func (l *Limiter) countCall(ctx context.Context) {
 	l.calls.Add(ctx, 1)
 }
 
+// allowLocal decides in process. A budget's local bucket starts from what Redis last said of
+// that budget (tokens left then, the replica's unspent lease, refilled at the rate since), and is
+// started again from it whenever Redis has answered for the budget since the bucket was last
+// used, so falling back never hands out a fresh burst.
 func (l *Limiter) allowLocal(key string, lim Limit) Decision {
 	name := key + "|" + strconv.Itoa(lim.Rate) + "|" + strconv.Itoa(lim.Burst)
-	l.localMu.Lock()
-	rl, ok := l.local.Get(name)
-	if !ok {
-		rl = rate.NewLimiter(rate.Limit(lim.Rate), lim.Burst)
-		l.local.Add(name, rl)
-	}
-	l.localMu.Unlock()
 	now := time.Now()
+	l.localMu.Lock()
+	lb, ok := l.local.Get(name)
+	if !ok {
+		lb = &localBucket{}
+		l.local.Add(name, lb)
+	}
+	if lease, known := l.leases.Peek(budgetKey{key, lim}); known {
+		lease.mu.Lock()
+		if !lease.answeredAt.IsZero() && (lb.rl == nil || lease.answeredAt.After(lb.lastUsed)) {
+			left := lease.remaining + lease.tokens
+			if now.Before(lease.refusedTil) {
+				left = 0
+			}
+			lb.rl = rate.NewLimiter(rate.Limit(lim.Rate), lim.Burst)
+			lb.rl.ReserveN(lease.answeredAt, lim.Burst-min(max(left, 0), lim.Burst))
+		}
+		lease.mu.Unlock()
+	}
+	if lb.rl == nil { // nothing known of this budget: it starts full, as in Redis
+		lb.rl = rate.NewLimiter(rate.Limit(lim.Rate), lim.Burst)
+	}
+	lb.lastUsed = now
+	rl := lb.rl
+	l.localMu.Unlock()
 	r := rl.ReserveN(now, 1)
 	d := Decision{Limit: lim.Burst, Local: true}
 	if delay := r.DelayFrom(now); !r.OK() || delay > 0 {
