@@ -134,4 +134,3 @@ func TestSlowRedisIsNotAnOutage(t *testing.T) {
 		t.Fatal("a stopped Redis did not take the limiter off it")
 	}
 }
-
