@@ -8,10 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/alicebob/miniredis/v2"
 	libconfig "github.com/chainintel/chainintel/libs/config"
 	"github.com/chainintel/chainintel/libs/pgstore"
 	"github.com/chainintel/chainintel/libs/pgstore/pgtest"
-	"github.com/chainintel/chainintel/libs/redisx/redistest"
 	"github.com/chainintel/chainintel/services/edge"
 	"github.com/chainintel/chainintel/services/edge/migrations"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -29,10 +29,12 @@ func TestAdminCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.DatabaseURL = pgtest.URL(t)
-	rdb, url := redistest.Client(t)
-	cfg.Redis.URL = url
+	// A Redis of the test's own: invalidations are published server-wide, and revoke and
+	// set-tier fail when no edge hears them, so the test plays the listening edge.
+	m := miniredis.RunT(t)
+	cfg.Redis.URL = "redis://" + m.Addr() + "/0"
 	ctx := context.Background()
-	edgeListening(t, rdb) // revoke and set-tier fail when no edge hears them
+	edgeListening(t, m.Addr())
 	run := func(args ...string) []byte {
 		t.Helper()
 		var out bytes.Buffer

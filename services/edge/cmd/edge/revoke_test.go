@@ -15,10 +15,12 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// edgeListening subscribes to key invalidations on rdb, as a running edge does, until the test
-// ends.
-func edgeListening(t *testing.T, rdb redis.UniversalClient) {
+// edgeListening subscribes to key invalidations on the Redis at addr, as a running edge does,
+// until the test ends.
+func edgeListening(t *testing.T, addr string) {
 	t.Helper()
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	t.Cleanup(func() { _ = rdb.Close() })
 	ps := rdb.Subscribe(context.Background(), keys.InvalidateChannel)
 	if _, err := ps.Receive(context.Background()); err != nil {
 		t.Fatal(err)
@@ -70,7 +72,7 @@ func TestRevokeFailsLoudlyWhenEdgesCannotHear(t *testing.T) {
 	}
 
 	// An edge listening: the same command succeeds (revoking again is harmless).
-	edgeListening(t, redis.NewClient(&redis.Options{Addr: m.Addr()}))
+	edgeListening(t, m.Addr())
 	out.Reset()
 	if err := admin(ctx, cfg, []string{"revoke", "--key", keyID}, &out); err != nil || !strings.Contains(out.String(), keyID) {
 		t.Fatalf("revoke with an edge listening: %v %s", err, out.String())
