@@ -31,6 +31,9 @@ func CanonicalPath(escaped string) (decoded, canonical string, err error) {
 	if !strings.HasPrefix(escaped, "/") {
 		return "", "", &PathError{Segment: 0, Raw: escaped, Reason: "does not start with /"}
 	}
+	if plainPath(escaped) {
+		return escaped, escaped, nil // already canonical: nothing to decode or encode
+	}
 	segs := strings.Split(escaped[1:], "/")
 	var dec, can strings.Builder
 	dec.Grow(len(escaped))
@@ -49,6 +52,26 @@ func CanonicalPath(escaped string) (decoded, canonical string, err error) {
 		escapeSegment(&can, v)
 	}
 	return dec.String(), can.String(), nil
+}
+
+// plainPath reports whether p ("/..." ) holds only pchars and "/", with no empty segment but a
+// trailing one and no dot segment: the common case, canonical as it is.
+func plainPath(p string) bool {
+	segStart := 1
+	for i := 1; i <= len(p); i++ {
+		if i < len(p) && p[i] != '/' {
+			if !isPchar(p[i]) {
+				return false
+			}
+			continue
+		}
+		seg := p[segStart:i]
+		if (seg == "" && i < len(p)) || seg == "." || seg == ".." {
+			return false
+		}
+		segStart = i + 1
+	}
+	return true
 }
 
 func badSegment(v string, last bool) string {
@@ -86,10 +109,18 @@ func escapeSegment(b *strings.Builder, v string) {
 	}
 }
 
-func isPchar(c byte) bool {
-	switch {
-	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		return true
+func isPchar(c byte) bool { return pchars[c] }
+
+// pchars marks the bytes RFC 3986 allows literally in a path segment.
+var pchars = func() (t [256]bool) {
+	for c := 'a'; c <= 'z'; c++ {
+		t[c], t[c-'a'+'A'] = true, true
 	}
-	return strings.IndexByte("-._~!$&'()*+,;=:@", c) >= 0
-}
+	for c := '0'; c <= '9'; c++ {
+		t[c] = true
+	}
+	for _, c := range "-._~!$&'()*+,;=:@" {
+		t[c] = true
+	}
+	return t
+}()

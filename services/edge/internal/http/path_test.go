@@ -282,3 +282,16 @@ func FuzzCanonicalPath(f *testing.F) {
 		}
 	})
 }
+
+func BenchmarkCanonicalPath(b *testing.B) {
+	for _, p := range []string{"/intelligence/address/0x28c6c06298d514db089934071355e5743bf21d60", "/token/balance/EQ%2Fab+c"} {
+		b.Run(p[:14], func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if _, _, err := edgehttp.CanonicalPath(p); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
