@@ -77,7 +77,7 @@ func (l RateLimits) Middleware(rt routes.Route, next http.Handler) http.Handler 
 		// Canonical names assigned directly: Header.Set would canonicalize them on every call.
 		h := w.Header()
 		h["X-Ratelimit-Limit"] = []string{strconv.Itoa(d.Limit)}
-		h["X-Ratelimit-Remaining"] = []string{strconv.Itoa(max(d.Remaining, 0))}
+		h["X-Ratelimit-Remaining"] = []string{strconv.Itoa(min(max(d.Remaining, 0), d.Limit))}
 		h["X-Ratelimit-Reset"] = []string{strconv.Itoa(ceilSeconds(d.ResetAfter, 0))}
 		if !d.Allowed {
 			h.Set("Retry-After", strconv.Itoa(ceilSeconds(d.RetryAfter, 1)))
