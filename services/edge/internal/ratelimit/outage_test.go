@@ -101,8 +101,12 @@ func TestSlowRedisIsNotAnOutage(t *testing.T) {
 	l := ratelimit.New(outageClient(t, m.Addr(), hook), ratelimit.Options{Timeout: 40 * time.Millisecond, MaxLease: 1})
 	lim := ratelimit.Limit{Rate: 1000, Burst: 1000}
 	ctx := context.Background()
-	if d := l.Allow(ctx, "slow", lim); d.Local || !d.Allowed {
-		t.Fatalf("first decision: %+v", d)
+	for i := 0; ; i++ { // Redis answers (a busy machine may miss the timeout now and then)
+		if d := l.Allow(ctx, "slow", lim); !d.Local && d.Allowed {
+			break
+		} else if i == 50 {
+			t.Fatalf("first decisions: %+v", d)
+		}
 	}
 	hook.slow.Store(true)
 	for i := 0; i < 10; i++ {
