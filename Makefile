@@ -36,7 +36,10 @@ help: ## list targets
 
 .PHONY: run
 run: ## run the whole platform locally (prints the URL and a dev API key)
-	$(GO) run ./dev/cmd/chainintel
+	@# Built, then run directly: `go run` exits 1 whenever it receives SIGINT, whatever its
+	@# child answers, so Ctrl-C (a clean stop, exit 0 from the binary) would end in an error.
+	$(GO) build -o $(CURDIR)/.cache/run/chainintel ./dev/cmd/chainintel
+	$(CURDIR)/.cache/run/chainintel
 
 .PHONY: build
 build: ## build every binary
