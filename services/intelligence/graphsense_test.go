@@ -143,7 +143,7 @@ func TestAddressErrors(t *testing.T) {
 		{"POST", "/intelligence/address/batch", `{"addresses":[]}`, 400, `{"error":"addresses: give at least one address"}`},
 		{"POST", "/intelligence/address/batch", `{"addresses":["0x28c6c06298d514db089934071355e5743bf21d60","nope"]}`, 400,
 			`{"error":"addresses[1]: \"nope\" is not a valid address on any configured chain"}`},
-		{"POST", "/intelligence/address/batch", `{"address":[]}`, 400, `{"error":"request body: json: unknown field \"address\""}`},
+		{"POST", "/intelligence/address/batch", `{"address":[]}`, 400, `{"error":"request body has an unknown field \"address\""}`},
 	}
 	for _, c := range cases {
 		code, body := api.do(t, c.method, c.path, c.body, nil)

@@ -107,7 +107,7 @@ func testInternalLookup(t *testing.T, ev *env) {
 			"evm:`+evmAddr(5)+`":[{"id":"`+e1[0].ID+`","name":"one","note":"n1"}]}}`)
 
 	expect(t, ev.do(t, u, "POST", "/internal/lookup", `{"addresses":[]}`), 200, `{"labels":{},"entities":{}}`)
-	expectError(t, ev.do(t, u, "POST", "/internal/lookup", `{"addresses":[{"chain":"evm"}]}`), 400, `request body: json: unknown field "chain"`)
+	expectError(t, ev.do(t, u, "POST", "/internal/lookup", `{"addresses":[{"chain":"evm"}]}`), 400, `request body has an unknown field "chain"`)
 
 	// At most 10,000 addresses.
 	var b strings.Builder
