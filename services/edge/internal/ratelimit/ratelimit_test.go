@@ -100,7 +100,9 @@ func TestFreshRedisLoadsTheScript(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rdb.Close()
-	l := ratelimit.New(rdb, ratelimit.Options{})
+	// What is tested is the script's loading, not the decision deadline: a deadline no busy
+	// machine misses keeps a slow answer from being taken for an outage.
+	l := ratelimit.New(rdb, ratelimit.Options{Timeout: time.Minute})
 	var allowed, local atomic.Int64
 	var wg sync.WaitGroup
 	for i := 0; i < 50; i++ {
@@ -197,8 +199,8 @@ func TestUnspentLeaseIsGivenBack(t *testing.T) {
 	defer cancel()
 	go func() { _ = a.Run(ctx) }()
 	for wait := time.Now(); a.Unspent() > 0 || time.Since(wait) < 100*time.Millisecond; time.Sleep(10 * time.Millisecond) {
-		if time.Since(wait) > 5*time.Second {
-			t.Fatalf("%d leased tokens still held after 5s", a.Unspent())
+		if time.Since(wait) > time.Minute { // a hang guard
+			t.Fatalf("%d leased tokens still held after a minute", a.Unspent())
 		}
 	}
 	got := 0
