@@ -56,6 +56,10 @@ unit: ## unit and integration tests of every module (real PostgreSQL and Redis, 
 e2e: ## the e2e suite against a local stack it starts (or CHAININTEL_E2E_URL)
 	$(GO) test $(TEST_FLAGS) $(E2E_PKGS)
 
+.PHONY: chaos
+chaos: ## the fault suite: Redis stopped, PostgreSQL cut, under a steady client (make e2e runs it too)
+	$(GO) test $(TEST_FLAGS) -v -run TestFaults $(CURDIR)/e2e/chaos/
+
 .PHONY: charts
 charts: $(BIN)/helm ## render every Helm chart and validate it against the Kubernetes API types
 	@if [ -n "$(CHART_PKGS)" ]; then $(GO) test $(TEST_FLAGS) $(CHART_PKGS); else echo "no chart tests"; fi
