@@ -116,9 +116,11 @@ func TestFaults(t *testing.T) {
 			defer f.Close()
 		}
 	}
+	broker := startBroker(t)
 	stackCtx, stopStack := context.WithCancel(ctx)
 	st, err := stack.Start(stackCtx, stack.Options{HTTPAddr: "127.0.0.1:0", DatabaseURL: proxied, RedisURL: rds.url(),
-		LogLevel: "warn", LogOutput: logOut, SimRate: 3},
+		KafkaBrokers: broker.c.ListenAddrs(),
+		LogLevel:     "warn", LogOutput: logOut, SimRate: 3},
 		slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})))
 	if err != nil {
 		t.Fatal(err)
@@ -147,6 +149,7 @@ func TestFaults(t *testing.T) {
 				t.Fatal(err)
 			}
 		}},
+		{"broker down/up", func(*testing.T) { broker.down.Store(true) }, func(*testing.T) { broker.down.Store(false) }},
 	}
 	r := runner{hc: hc, base: st.URL, key: st.APIKey, paths: paths, db: db}
 	var rows []row
@@ -156,7 +159,7 @@ func TestFaults(t *testing.T) {
 		rows = append(rows, res)
 	}
 
-	fmt.Printf("\nfault suite (a steady client of 2 workers through the edge; each fault lasts 3 s; the embedded broker is not paused)\n")
+	fmt.Printf("\nfault suite (a steady client of 2 workers through the edge; each fault lasts 3 s)\n")
 	fmt.Printf("%-24s %6s %9s %5s %11s %12s %13s  %s\n", "fault", "sent", "answered", "lost", "duplicated", "over-billed", "period drift", "outcomes")
 	for _, r := range rows {
 		fmt.Printf("%-24s %6d %9d %5d %11d %12d %13d  %s\n", r.name, r.sent, r.answered, r.lost, r.dup, r.over, r.drift, r.outcomes)

@@ -9,8 +9,12 @@ import (
 	"os/exec"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // redisServer is a redis-server process of the suite's own on a fixed loopback port, so it can
@@ -172,4 +176,30 @@ func waitDial(addr string) error {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// broker is the platform's embedded Kafka-protocol broker (franz-go's kfake, as dev/stack runs
+// it), started by the suite so that it can be taken down: while down is set, it closes every
+// client connection on its first request, as a broker that went away would.
+type broker struct {
+	c    *kfake.Cluster
+	down atomic.Bool
+}
+
+func startBroker(t *testing.T) *broker {
+	t.Helper()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.DefaultNumPartitions(4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &broker{c: c}
+	c.Control(func(kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		if b.down.Load() {
+			return nil, errors.New("broker down"), true
+		}
+		return nil, nil, false
+	})
+	t.Cleanup(c.Close)
+	return b
 }
