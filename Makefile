@@ -36,7 +36,10 @@ help: ## list targets
 
 .PHONY: run
 run: ## run the whole platform locally (prints the URL and a dev API key)
-	$(GO) run ./dev/cmd/chainintel
+	@# Built, then run directly: `go run` exits 1 whenever it receives SIGINT, whatever its
+	@# child answers, so Ctrl-C (a clean stop, exit 0 from the binary) would end in an error.
+	$(GO) build -o $(CURDIR)/.cache/run/chainintel ./dev/cmd/chainintel
+	$(CURDIR)/.cache/run/chainintel
 
 .PHONY: build
 build: ## build every binary
@@ -52,6 +55,10 @@ unit: ## unit and integration tests of every module (real PostgreSQL and Redis, 
 .PHONY: e2e
 e2e: ## the e2e suite against a local stack it starts (or CHAININTEL_E2E_URL)
 	$(GO) test $(TEST_FLAGS) $(E2E_PKGS)
+
+.PHONY: chaos
+chaos: ## the fault suite: Redis stopped, PostgreSQL cut, under a steady client (make e2e runs it too)
+	$(GO) test $(TEST_FLAGS) -v -run TestFaults $(CURDIR)/e2e/chaos/
 
 .PHONY: charts
 charts: $(BIN)/helm ## render every Helm chart and validate it against the Kubernetes API types

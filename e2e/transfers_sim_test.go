@@ -100,7 +100,8 @@ func TestTransfersSimulatedExchangeDeposit(t *testing.T) {
 				ID string `json:"id"`
 			} `json:"transfers"`
 		}
-		Eventually(t, 5*time.Second-time.Since(s.at), func() error {
+		// A hang guard, not a latency claim (make bench measures how soon a transfer is served).
+		Eventually(t, time.Minute, func() error {
 			r := p.Get(t, path)
 			if r.Status != 200 {
 				return fmt.Errorf("%d %s", r.Status, r.Body)

@@ -161,6 +161,7 @@ func (c *Consumer[M]) Run(ctx context.Context) error {
 		}
 	}()
 	attrs := metric.WithAttributes(attribute.String("topic", c.o.Topic), attribute.String("group", c.o.Group))
+	failures := 0
 	for {
 		raw, err := c.fetch(ctx)
 		if len(raw) == 0 {
@@ -168,10 +169,19 @@ func (c *Consumer[M]) Run(ctx context.Context) error {
 				if ctx.Err() != nil {
 					return nil
 				}
-				return fmt.Errorf("consume %s: %w", c.o.Topic, err)
+				// The broker went away or the group could not be joined: the reader keeps
+				// retrying by itself and reports each failed round here. A broker outage is
+				// waited out, never a reason to stop the service.
+				failures++
+				c.o.Logger.WarnContext(ctx, "broker unavailable; retrying", "topic", c.o.Topic, "group", c.o.Group,
+					"error", err, "attempt", failures)
+				if !sleepCtx(ctx, min(time.Duration(failures)*200*time.Millisecond, 2*time.Second)) {
+					return nil
+				}
 			}
 			continue
 		}
+		failures = 0
 		// The batch is ours now: finish it even if a stop was asked for meanwhile.
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		err = c.process(wctx, ctx, raw, attrs)
@@ -277,7 +287,11 @@ func (c *Consumer[M]) process(ctx, stop context.Context, raw []kafka.Message, at
 		if errors.Is(err, context.Canceled) || stop.Err() != nil {
 			return nil
 		}
-		return fmt.Errorf("commit %s offsets: %w", c.o.Topic, err)
+		// The batch is written; only its offsets are not. The next commit covers them, or,
+		// after a rebalance or restart, the batch is delivered again and the idempotent
+		// handlers absorb it. A broker that went away is no reason to stop the service.
+		c.o.Logger.WarnContext(ctx, "offsets not committed; the batch may be delivered again", "topic", c.o.Topic,
+			"group", c.o.Group, "records", len(raw), "error", err)
 	}
 	return nil
 }
@@ -287,4 +301,16 @@ func (c *Consumer[M]) deadLetter(r kafka.Message, err error) Event {
 		Msg: nil, dlq: &deadRecord{value: r.Value, headers: append(append([]kafka.Header(nil), r.Headers...),
 			kafka.Header{Key: HeaderError, Value: []byte(err.Error())},
 			kafka.Header{Key: HeaderDLQSource, Value: []byte(fmt.Sprintf("%s/%d/%d", r.Topic, r.Partition, r.Offset))})}}
+}
+
+// sleepCtx waits d or until ctx ends; it reports whether d elapsed.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
 }

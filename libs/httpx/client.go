@@ -66,7 +66,8 @@ func NewInternalClient(service, baseURL string, signer *Signer, tp trace.TracerP
 }
 
 // Do sends method to path with query and an optional JSON body, and decodes a 2xx JSON answer
-// into out (when out is not nil). A non-2xx answer is an *UpstreamError.
+// into out (when out is not nil). A 4xx answer is an *UpstreamError; a failed call or a 5xx answer
+// is an *UnavailableError naming the service (the UpstreamError inside it when it answered).
 func (c *InternalClient) Do(ctx context.Context, method, path string, query url.Values, body, out any) error {
 	u := *c.base
 	u.Path = c.base.Path + path
@@ -91,7 +92,10 @@ func (c *InternalClient) Do(ctx context.Context, method, path string, query url.
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return fmt.Errorf("call %s %s: %w", c.service, path, err)
+		if ctx.Err() != nil {
+			return fmt.Errorf("call %s %s: %w", c.service, path, ctx.Err())
+		}
+		return Unavailable(c.service, fmt.Errorf("call %s %s: %w", c.service, path, err))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
@@ -100,7 +104,13 @@ func (c *InternalClient) Do(ctx context.Context, method, path string, query url.
 		if json.Unmarshal(raw, &eb) != nil || eb.Error == "" {
 			eb.Error = http.StatusText(resp.StatusCode)
 		}
-		return &UpstreamError{Service: c.service, Status: resp.StatusCode, Message: eb.Error}
+		ue := &UpstreamError{Service: c.service, Status: resp.StatusCode, Message: eb.Error}
+		if resp.StatusCode >= 500 {
+			// The callee failed or lost a dependency of its own: to this caller the callee is
+			// unavailable, whatever the cause behind it.
+			return Unavailable(c.service, ue)
+		}
+		return ue
 	}
 	if out == nil {
 		_, _ = io.Copy(io.Discard, resp.Body)

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/chainintel/chainintel/libs/params"
 	"github.com/gin-gonic/gin"
 	"go.opentelemetry.io/contrib/instrumentation/github.com/gin-gonic/gin/otelgin"
 	"go.opentelemetry.io/otel/trace"
@@ -51,7 +52,7 @@ func NewEngine(o EngineOptions) *gin.Engine {
 	if limit <= 0 {
 		limit = MaxBodyBytes
 	}
-	e.Use(recoverer(log), BodyLimit(limit), errorLogger(log))
+	e.Use(recoverer(log), BodyLimit(limit), errorLogger(log), ValidText())
 	e.NoRoute(func(c *gin.Context) { Error(c, http.StatusNotFound, "no route for "+c.Request.URL.Path) })
 	e.NoMethod(func(c *gin.Context) {
 		Error(c, http.StatusMethodNotAllowed, "method "+c.Request.Method+" not allowed on "+c.Request.URL.Path)
@@ -91,6 +92,27 @@ func errorLogger(log *slog.Logger) gin.HandlerFunc {
 			log.ErrorContext(c.Request.Context(), "request failed", "method", c.Request.Method,
 				"route", c.FullPath(), "status", c.Writer.Status(), "error", c.Errors.String())
 		}
+	}
+}
+
+// ValidText refuses a request whose path parameters or query string hold text no store accepts
+// (invalid UTF-8, a NUL character; params.Text) with a 400 naming the parameter, before any
+// handler sees it. Bodies are checked by DecodeJSON.
+func ValidText() gin.HandlerFunc {
+	return func(c *gin.Context) {
+		for _, p := range c.Params {
+			if err := params.Text(p.Key, p.Value); err != nil {
+				Error(c, http.StatusBadRequest, err.Error())
+				return
+			}
+		}
+		if c.Request.URL.RawQuery != "" {
+			if err := params.Query(c.Request.URL.Query()); err != nil {
+				Error(c, http.StatusBadRequest, err.Error())
+				return
+			}
+		}
+		c.Next()
 	}
 }
 

@@ -5,7 +5,6 @@
 package httpx
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 
@@ -51,14 +50,7 @@ func Forbidden(format string, args ...any) error {
 	return &StatusError{Status: http.StatusForbidden, Message: fmt.Sprintf(format, args...)}
 }
 
-// Fail maps err to a response: a StatusError keeps its status and message; anything else is a
-// 500 whose details are logged, never shown.
-func Fail(c *gin.Context, err error) {
-	var se *StatusError
-	if errors.As(err, &se) {
-		Error(c, se.Status, se.Message)
-		return
-	}
-	_ = c.Error(err)
-	Error(c, http.StatusInternalServerError, "internal error")
-}
+// Fail maps err to a response through Classify: a StatusError keeps its status and message; a
+// dependency outage is a 503 with Retry-After naming the dependency; anything else is a 500
+// whose details are logged, never shown.
+func Fail(c *gin.Context, err error) { failGin(c, err) }

@@ -1,6 +1,7 @@
 package httpx
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,56 +9,71 @@ import (
 	"net/http"
 	"reflect"
 	"strings"
+	"unicode/utf8"
 )
 
-// DecodeJSON decodes exactly one JSON value from r into v. Unknown fields, trailing data and an
-// empty body are errors worded for the caller.
+// DecodeJSON decodes exactly one JSON value from r into v. Unknown fields, trailing data, an
+// empty body, invalid UTF-8 and NUL characters in strings are errors worded for the caller:
+// they name the field and what was expected, never a Go type.
 func DecodeJSON(r io.Reader, v any) error {
 	if r == nil {
 		return errors.New("request body is empty; want JSON")
 	}
-	dec := json.NewDecoder(r)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		var tooBig *http.MaxBytesError
-		var syn *json.SyntaxError
-		var typ *json.UnmarshalTypeError
-		switch {
-		case errors.As(err, &tooBig):
-			return err
-		case errors.Is(err, io.EOF):
-			return errors.New("request body is empty; want JSON")
-		case errors.As(err, &syn):
-			return fmt.Errorf("request body is not valid JSON (at byte %d)", syn.Offset)
-		case errors.As(err, &typ):
-			if typ.Field != "" {
-				return fmt.Errorf("field %q must be %s, not %s", typ.Field, jsonKind(typ.Type), typ.Value)
-			}
-			return fmt.Errorf("request body must be %s, not %s", jsonKind(typ.Type), typ.Value)
-		case errors.Is(err, io.ErrUnexpectedEOF):
-			return errors.New("request body is truncated JSON")
-		case strings.HasPrefix(err.Error(), "json: unknown field "):
-			return errors.New("request body has an unknown field " + strings.TrimPrefix(err.Error(), "json: unknown field "))
-		default:
-			return fmt.Errorf("request body: %s", strings.TrimPrefix(err.Error(), "json: "))
-		}
-	}
-	if dec.More() {
-		return errors.New("request body has data after the JSON value")
-	}
-	if _, err := dec.Token(); err != io.EOF {
+	raw, err := io.ReadAll(r)
+	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
 			return err
 		}
+		return fmt.Errorf("request body could not be read: %v", err)
+	}
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return errors.New("request body is empty; want JSON")
+	}
+	if err := CheckJSONText(raw); err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return jsonError(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
 		return errors.New("request body has data after the JSON value")
 	}
 	return nil
 }
 
-// jsonKind names what a Go type holds in JSON terms, so that a 400 never names an internal type
-// ("app.LabelInput", "[]string").
-func jsonKind(t reflect.Type) string {
+// jsonError words an encoding/json decoding error for the caller.
+func jsonError(err error) error {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		return fmt.Errorf("request body is not valid JSON (at byte %d)", syn.Offset)
+	case errors.As(err, &typ):
+		if typ.Field != "" {
+			return fmt.Errorf("%s: must be %s, not %s", typ.Field, JSONKind(typ.Type), jsonValueWord(typ.Value))
+		}
+		return fmt.Errorf("request body must be %s, not %s", JSONKind(typ.Type), jsonValueWord(typ.Value))
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return errors.New("request body is truncated JSON")
+	}
+	msg := strings.TrimPrefix(err.Error(), "json: ")
+	if f, ok := strings.CutPrefix(msg, "unknown field "); ok {
+		return fmt.Errorf("request body has an unknown field %s", f)
+	}
+	// Anything else encoding/json reports (an invalid number in a ",string" field, a value
+	// an unmarshaler refused) is about the body's content; it is worded without Go types.
+	return errors.New("request body: " + msg)
+}
+
+// JSONKind words the JSON a Go type decodes from, for error messages ("a string", "an array of
+// strings", "an object"), so no error shows a Go type name.
+func JSONKind(t reflect.Type) string {
+	if t == nil {
+		return "a JSON value"
+	}
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -65,20 +81,177 @@ func jsonKind(t reflect.Type) string {
 	case reflect.String:
 		return "a string"
 	case reflect.Bool:
-		return "a boolean"
+		return "true or false"
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		return "an integer"
 	case reflect.Float32, reflect.Float64:
 		return "a number"
 	case reflect.Slice, reflect.Array:
-		if t.Elem().Kind() == reflect.Uint8 {
-			return "a string"
+		if t.Elem().Kind() == reflect.Uint8 && t.Kind() == reflect.Slice {
+			return "a JSON value"
 		}
-		return "an array"
-	case reflect.Map, reflect.Struct:
+		e := JSONKind(t.Elem())
+		return "an array of " + plural(e)
+	case reflect.Map:
+		return "an object of " + plural(JSONKind(t.Elem()))
+	case reflect.Struct:
 		return "an object"
-	default:
-		return "another JSON value"
+	}
+	return "a JSON value"
+}
+
+func plural(kind string) string {
+	switch {
+	case kind == "true or false":
+		return "true/false values"
+	case kind == "a JSON value":
+		return "JSON values"
+	case strings.HasPrefix(kind, "an array"):
+		return "arrays" + strings.TrimPrefix(kind, "an array")
+	case strings.HasPrefix(kind, "an object"):
+		return "objects" + strings.TrimPrefix(kind, "an object")
+	case strings.HasPrefix(kind, "an "):
+		return kind[3:] + "s"
+	case strings.HasPrefix(kind, "a "):
+		return kind[2:] + "s"
+	}
+	return kind
+}
+
+// jsonValueWord words encoding/json's UnmarshalTypeError.Value ("string", "number 1.5",
+// "bool", "array", "object") for the caller.
+func jsonValueWord(v string) string {
+	switch {
+	case v == "bool":
+		return "true/false"
+	case v == "array", v == "object":
+		return "an " + v
+	case v == "number":
+		return "a number"
+	case strings.HasPrefix(v, "number "):
+		return "the " + v
+	case v == "":
+		return "that value"
+	}
+	return "a " + v
+}
+
+// CheckJSONText checks the strings of a JSON document (keys and values) with the rule every
+// caller's text follows (params.Text): valid UTF-8 and no NUL character, which encoding/json
+// would otherwise turn into U+FFFD or pass to a store that refuses it. The error names the
+// field. Valid input costs one pass over the bytes.
+func CheckJSONText(raw []byte) error {
+	bad := -1
+	what := ""
+	if !utf8.Valid(raw) {
+		for i := 0; i < len(raw); {
+			r, size := utf8.DecodeRune(raw[i:])
+			if r == utf8.RuneError && size == 1 {
+				bad, what = i, "is not valid UTF-8"
+				break
+			}
+			i += size
+		}
+	}
+	if i := nulEscape(raw); i >= 0 && (bad < 0 || i < bad) {
+		bad, what = i, "must not contain a NUL character (\\u0000)"
+	}
+	if i := bytes.IndexByte(raw, 0); i >= 0 && (bad < 0 || i < bad) {
+		bad, what = i, "must not contain a NUL character"
+	}
+	if bad < 0 {
+		return nil
+	}
+	return fmt.Errorf("%s %s", jsonPathAt(raw, bad), what)
+}
+
+// nulEscape returns the offset of the first \u0000 escape in raw, or -1. A backslash escapes
+// the byte after it, so "\\u0000" (an escaped backslash, then u0000) is not one.
+func nulEscape(raw []byte) int {
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '\\' {
+			continue
+		}
+		if i+5 < len(raw) && raw[i+1] == 'u' && string(raw[i+2:i+6]) == "0000" {
+			return i
+		}
+		i++ // skip the escaped byte
+	}
+	return -1
+}
+
+// jsonPathAt names the JSON value (or key) holding byte offset off: "request body" for the
+// root, else "field name", "addresses.evm[2]", "body[3].name". It follows the document's structure
+// by tokens up to off, so it is only used once something is wrong.
+func jsonPathAt(raw []byte, off int) string {
+	type level struct {
+		array bool
+		index int
+		key   string
+		inKey bool // the next string token of an object is a key
+	}
+	var stack []level
+	name := func() string {
+		var b strings.Builder
+		for _, l := range stack {
+			if l.array {
+				fmt.Fprintf(&b, "[%d]", l.index)
+			} else if l.key != "" {
+				if b.Len() > 0 {
+					b.WriteByte('.')
+				}
+				b.WriteString(l.key)
+			}
+		}
+		if b.Len() == 0 {
+			return "request body"
+		}
+		if len(stack) > 0 && stack[0].array {
+			return "body" + b.String() // body[2].name
+		}
+		return b.String()
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return name()
+		}
+		end := int(dec.InputOffset())
+		top := len(stack) - 1
+		switch t := tok.(type) {
+		case json.Delim:
+			switch t {
+			case '{', '[':
+				stack = append(stack, level{array: t == '[', index: -1, inKey: t == '{'})
+				if t == '[' {
+					stack[len(stack)-1].index = 0
+				}
+				continue
+			default:
+				stack = stack[:top]
+				top--
+			}
+		case string:
+			if top >= 0 && !stack[top].array && stack[top].inKey {
+				stack[top].key, stack[top].inKey = t, false
+				if end > off {
+					return name() + " (a field name)"
+				}
+				continue
+			}
+		}
+		if end > off {
+			return name()
+		}
+		// A value ended: the next one is the array's next element or the object's next key.
+		if top >= 0 {
+			if stack[top].array {
+				stack[top].index++
+			} else {
+				stack[top].inKey = true
+			}
+		}
 	}
 }

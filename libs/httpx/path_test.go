@@ -59,12 +59,12 @@ func TestDecodeJSONNamesNoGoTypes(t *testing.T) {
 		v    any
 		want string
 	}{
-		{`{"address":1}`, &item{}, `field "address" must be a string, not number`},
-		{`{"chains":"eth"}`, &item{}, `field "chains" must be an array, not string`},
-		{`{"limit":1.5}`, &item{}, `field "limit" must be an integer, not number 1.5`},
-		{`[1]`, &item{}, `request body must be an object, not array`},
+		{`{"address":1}`, &item{}, `address: must be a string, not a number`},
+		{`{"chains":"eth"}`, &item{}, `chains: must be an array of strings, not a string`},
+		{`{"limit":1.5}`, &item{}, `limit: must be an integer, not the number 1.5`},
+		{`[1]`, &item{}, `request body must be an object, not an array`},
 		{`{"x":1}`, &item{}, `request body has an unknown field "x"`},
-		{`"a"`, &[]item{}, `request body must be an array, not string`},
+		{`"a"`, &[]item{}, `request body must be an array of objects, not a string`},
 	}
 	for _, c := range cases {
 		err := httpx.DecodeJSON(strings.NewReader(c.body), c.v)

@@ -178,7 +178,7 @@ func Time(s string) (time.Time, error) {
 	}
 	if ms, err := strconv.ParseInt(s, 10, 64); err == nil {
 		if ms < 0 || ms > 253402300799999 { // year 9999
-			return time.Time{}, fmt.Errorf("time %d is out of range", ms)
+			return time.Time{}, fmt.Errorf("time %d is out of range (0 to 253402300799999 Unix milliseconds)", ms)
 		}
 		return time.UnixMilli(ms).UTC(), nil
 	}
@@ -186,8 +186,15 @@ func Time(s string) (time.Time, error) {
 	if err != nil {
 		return time.Time{}, fmt.Errorf("time %q must be Unix milliseconds or RFC 3339", trunc(s))
 	}
+	// The same range as milliseconds: before 1970 nothing is stored, and year 1 is Go's zero
+	// time, which a window would read as "no bound".
+	if t.Before(time.Unix(0, 0)) || t.After(maxTime) {
+		return time.Time{}, fmt.Errorf("time %q is out of range (1970-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z)", trunc(s))
+	}
 	return t.UTC(), nil
 }
+
+var maxTime = time.UnixMilli(253402300799999)
 
 // Window is a time range; a zero bound is open.
 type Window struct {

@@ -141,7 +141,8 @@ func TestPublicRoutesPerClientIP(t *testing.T) {
 	}
 }
 
-// A revoked key is refused within a second by every edge replica sharing Redis.
+// A revoked key is refused by every edge replica sharing Redis, though each would keep its
+// cached answer for an hour: only the invalidation over pub/sub explains the refusal.
 func TestRevokedKeyRefusedOnEveryReplica(t *testing.T) {
 	a := newEdge(t, edgeOpts{noConsume: true, tune: func(c *edge.Config) { c.KeyLocalTTL = time.Hour }})
 	b := newEdge(t, edgeOpts{noConsume: true, redis: a.rdb, redisURL: a.cfg.Redis.URL, brokers: a.brokers,
@@ -166,8 +167,9 @@ func TestRevokedKeyRefusedOnEveryReplica(t *testing.T) {
 				}
 				break
 			}
-			if time.Since(revoked) > time.Second {
-				t.Fatalf("replica %d still accepts the revoked key after 1s: %d", i, r.Status)
+			// A hang guard, not a speed claim: the replica's cache TTL is an hour.
+			if time.Since(revoked) > time.Minute {
+				t.Fatalf("replica %d still accepts the revoked key after a minute: %d", i, r.Status)
 			}
 			time.Sleep(5 * time.Millisecond)
 		}
@@ -176,7 +178,7 @@ func TestRevokedKeyRefusedOnEveryReplica(t *testing.T) {
 
 func waitSubscribers(t *testing.T, rdb *redis.Client, n int64) {
 	t.Helper()
-	eventually(t, 5*time.Second, func() error {
+	eventually(t, time.Minute, func() error {
 		m, err := rdb.PubSubNumSub(context.Background(), "edge:keys:invalidate").Result()
 		if err != nil {
 			return err
@@ -233,7 +235,7 @@ func TestSaturatedUpstreamIsShed(t *testing.T) {
 		wg.Add(1)
 		go func() { defer wg.Done(); e.get("/tx/0xblock?block=1", k) }()
 	}
-	eventually(t, 5*time.Second, func() error {
+	eventually(t, time.Minute, func() error {
 		e.backend.mu.Lock()
 		defer e.backend.mu.Unlock()
 		if e.backend.calls < 2 {

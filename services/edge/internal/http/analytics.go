@@ -65,7 +65,7 @@ func (a Analytics) CreditPeriods() http.Handler {
 		e := usage.BilledEntity(id.UserID, id.OrgID)
 		stored, err := a.Usage.CreditPeriods(r.Context(), e, 12)
 		if err != nil {
-			proxy.WriteError(w, http.StatusInternalServerError, "usage figures are unavailable; retry later")
+			httpx.WriteFailure(w, err) // PostgreSQL down: 503 naming it, with Retry-After
 			return
 		}
 		now := a.now().UTC()
@@ -207,7 +207,7 @@ func (a Analytics) EndpointCalls() http.Handler {
 		sc := usage.Scope{UserID: id.UserID, OrgID: id.OrgID}
 		rows, err := a.Usage.Hourly(r.Context(), sc, win.Start.Truncate(time.Hour), win.End)
 		if err != nil {
-			proxy.WriteError(w, http.StatusInternalServerError, "usage figures are unavailable; retry later")
+			httpx.WriteFailure(w, err) // PostgreSQL down: 503 naming it, with Retry-After
 			return
 		}
 		out := EndpointCalls{Period: win.Period, StartTime: win.Start, EndTime: win.End,

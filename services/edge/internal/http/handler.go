@@ -197,6 +197,7 @@ func authenticate(rt routes.Route, v KeyVerifier, fails *FailedKeys, log *slog.L
 			return
 		case err != nil:
 			log.ErrorContext(r.Context(), "key verification failed", "error", err)
+			w.Header().Set("Retry-After", strconv.Itoa(httpx.RetryAfterSeconds)) // a dependency outage, as every service answers it
 			proxy.WriteError(w, http.StatusServiceUnavailable, "authentication is unavailable; retry later")
 			return
 		}

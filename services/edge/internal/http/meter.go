@@ -62,6 +62,7 @@ func (m Metering) Middleware(rt routes.Route, next http.Handler) http.Handler {
 		entity := usage.BilledEntity(id.UserID, id.OrgID)
 		used, err := m.Ledger.Used(r.Context(), entity)
 		if err != nil {
+			w.Header().Set("Retry-After", strconv.Itoa(httpx.RetryAfterSeconds)) // a dependency outage, as every service answers it
 			proxy.WriteError(w, http.StatusServiceUnavailable, "credit metering is unavailable; retry later")
 			return
 		}

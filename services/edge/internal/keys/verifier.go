@@ -16,12 +16,33 @@ import (
 	"golang.org/x/sync/singleflight"
 )
 
-// Redis names used by the verification cache.
+// Redis names used by the verification cache, under a namespace (DefaultNamespace unless
+// VerifierOptions.Namespace says otherwise; tests pass their own, since pub/sub channels are
+// shared by every database of a server).
 const (
-	redisKeyPrefix = "edge:key:"
-	// InvalidateChannel carries the hex hashes of keys whose cached verification must be dropped.
-	InvalidateChannel = "edge:keys:invalidate"
+	// DefaultNamespace prefixes the cache's keys and channel.
+	DefaultNamespace = "edge:"
+	redisKeyPrefix   = "key:"
+	// InvalidateChannel (under the namespace) carries the hex hashes of keys whose cached
+	// verification must be dropped.
+	InvalidateChannel = DefaultNamespace + invalidateName
+	invalidateName    = "keys:invalidate"
 )
+
+// Channel is the invalidation channel of namespace ("" is DefaultNamespace).
+func Channel(namespace string) string {
+	if namespace == "" {
+		namespace = DefaultNamespace
+	}
+	return namespace + invalidateName
+}
+
+func keyName(namespace, hx string) string {
+	if namespace == "" {
+		namespace = DefaultNamespace
+	}
+	return namespace + redisKeyPrefix + hx
+}
 
 // Lookuper resolves a key hash to its identity (ErrInvalid when unknown or revoked).
 type Lookuper interface {
@@ -40,7 +61,10 @@ type VerifierOptions struct {
 	Redis redis.UniversalClient
 	// RedisTimeout bounds each cache read (default 100ms); on timeout the database answers.
 	RedisTimeout time.Duration
-	Log          *slog.Logger
+	// Namespace prefixes the Redis keys and channel (default DefaultNamespace); Invalidate
+	// must be given the same.
+	Namespace string
+	Log       *slog.Logger
 }
 
 // Verifier checks keys: in-process cache, then Redis, then the store. Misses are cached in
@@ -121,7 +145,7 @@ func (v *Verifier) Cached(raw string) (id httpx.Identity, ok bool, err error) {
 func (v *Verifier) resolve(ctx context.Context, h [32]byte, hx string) (httpx.Identity, error) {
 	if v.o.Redis != nil {
 		rctx, cancel := context.WithTimeout(ctx, v.o.RedisTimeout)
-		s, err := v.o.Redis.Get(rctx, redisKeyPrefix+hx).Result()
+		s, err := v.o.Redis.Get(rctx, keyName(v.o.Namespace, hx)).Result()
 		cancel()
 		switch {
 		case err == nil:
@@ -139,7 +163,7 @@ func (v *Verifier) resolve(ctx context.Context, h [32]byte, hx string) (httpx.Id
 	}
 	if v.o.Redis != nil {
 		rctx, cancel := context.WithTimeout(ctx, v.o.RedisTimeout)
-		if err := v.o.Redis.Set(rctx, redisKeyPrefix+hx, encodeIdentity(id), v.o.RedisTTL).Err(); err != nil {
+		if err := v.o.Redis.Set(rctx, keyName(v.o.Namespace, hx), encodeIdentity(id), v.o.RedisTTL).Err(); err != nil {
 			v.logRedisDown(err)
 		}
 		cancel()
@@ -164,7 +188,7 @@ func (v *Verifier) Listen(ctx context.Context) error {
 		<-ctx.Done()
 		return nil
 	}
-	ps := v.o.Redis.Subscribe(ctx, InvalidateChannel)
+	ps := v.o.Redis.Subscribe(ctx, Channel(v.o.Namespace))
 	defer ps.Close()
 	ch := ps.Channel(redis.WithChannelHealthCheckInterval(5 * time.Second))
 	for {
@@ -189,8 +213,13 @@ func (v *Verifier) Listen(ctx context.Context) error {
 }
 
 // Invalidate drops the cached verifications of hashes in Redis and tells every verifier
-// listening to drop them from its process.
+// listening to drop them from its process (DefaultNamespace).
 func Invalidate(ctx context.Context, rdb redis.UniversalClient, hashes ...[32]byte) error {
+	return InvalidateIn(ctx, rdb, DefaultNamespace, hashes...)
+}
+
+// InvalidateIn is Invalidate for the verifiers of namespace.
+func InvalidateIn(ctx context.Context, rdb redis.UniversalClient, namespace string, hashes ...[32]byte) error {
 	if len(hashes) == 0 {
 		return nil
 	}
@@ -198,11 +227,11 @@ func Invalidate(ctx context.Context, rdb redis.UniversalClient, hashes ...[32]by
 	hexes := make([]string, len(hashes))
 	for i, h := range hashes {
 		hexes[i] = hex.EncodeToString(h[:])
-		names[i] = redisKeyPrefix + hexes[i]
+		names[i] = keyName(namespace, hexes[i])
 	}
 	_, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.Del(ctx, names...)
-		p.Publish(ctx, InvalidateChannel, strings.Join(hexes, ","))
+		p.Publish(ctx, Channel(namespace), strings.Join(hexes, ","))
 		return nil
 	})
 	if err != nil {

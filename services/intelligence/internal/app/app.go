@@ -65,19 +65,25 @@ type Service struct {
 const MaxBatch = 1000
 
 // Address answers one address on one chain.
-func (s *Service) Address(ctx context.Context, t Target) AddressInfo {
-	infos := s.infos(ctx, []Target{t})
-	return infos[0]
+func (s *Service) Address(ctx context.Context, t Target) (AddressInfo, error) {
+	infos, err := s.infos(ctx, []Target{t})
+	if err != nil {
+		return AddressInfo{}, err
+	}
+	return infos[0], nil
 }
 
 // AddressAll answers the address on every chain where its format is valid, keyed by chain.
-func (s *Service) AddressAll(ctx context.Context, ts []Target) map[string]AddressInfo {
-	infos := s.infos(ctx, ts)
+func (s *Service) AddressAll(ctx context.Context, ts []Target) (map[string]AddressInfo, error) {
+	infos, err := s.infos(ctx, ts)
+	if err != nil {
+		return nil, err
+	}
 	out := make(map[string]AddressInfo, len(ts))
 	for i, t := range ts {
 		out[t.Chain] = infos[i]
 	}
-	return out
+	return out, nil
 }
 
 // EnrichOptions are the enriched lookup's toggles.
@@ -85,7 +91,10 @@ type EnrichOptions struct{ Tags, Clusters, Predictions bool }
 
 // Enriched answers addresses with tags and clusters, keyed by chain.
 func (s *Service) Enriched(ctx context.Context, ts []Target, o EnrichOptions) (map[string]AddressInfo, error) {
-	infos := s.infos(ctx, ts)
+	infos, err := s.infos(ctx, ts)
+	if err != nil {
+		return nil, err
+	}
 	out := make(map[string]AddressInfo, len(ts))
 	tagsByType := map[chains.Type][]PopulatedTag{}
 	for i, t := range ts {
@@ -151,7 +160,10 @@ func (s *Service) Batch(ctx context.Context, raw []string) (map[string]AddressIn
 		ts = append(ts, t)
 		keys = append(keys, r)
 	}
-	infos := s.infos(ctx, ts)
+	infos, err := s.infos(ctx, ts)
+	if err != nil {
+		return nil, err
+	}
 	out := make(map[string]AddressInfo, len(ts))
 	for i, k := range keys {
 		out[k] = infos[i]
@@ -160,9 +172,10 @@ func (s *Service) Batch(ctx context.Context, raw []string) (map[string]AddressIn
 }
 
 // infos builds the AddressInfo of each target: operator attribution from the cache, the
-// caller's labels and entities from user-labels in one call. When user-labels fails, the answer
-// goes out without the caller's fields (logged): operator attribution never waits on it.
-func (s *Service) infos(ctx context.Context, ts []Target) []AddressInfo {
+// caller's labels and entities from user-labels in one call. When user-labels fails for a
+// caller, the answer is a user-labels outage (503): an answer without the caller's own labels
+// would look complete and be wrong.
+func (s *Service) infos(ctx context.Context, ts []Target) ([]AddressInfo, error) {
 	keys := make([]string, len(ts))
 	for i, t := range ts {
 		keys[i] = t.Key()
@@ -194,16 +207,18 @@ func (s *Service) infos(ctx context.Context, ts []Target) []AddressInfo {
 		}
 		out[i] = info
 	}
-	s.decorateUser(ctx, ts, keys, out)
-	return out
+	if err := s.decorateUser(ctx, ts, keys, out); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
-func (s *Service) decorateUser(ctx context.Context, ts []Target, keys []string, out []AddressInfo) {
+func (s *Service) decorateUser(ctx context.Context, ts []Target, keys []string, out []AddressInfo) error {
 	if s.UserLabels == nil {
-		return
+		return nil
 	}
 	if _, ok := httpx.IdentityFrom(ctx); !ok {
-		return
+		return nil
 	}
 	refs := make([]ulclient.AddressRef, 0, len(ts))
 	seen := map[string]bool{}
@@ -215,8 +230,7 @@ func (s *Service) decorateUser(ctx context.Context, ts []Target, keys []string, 
 	}
 	lk, err := s.UserLabels.Lookup(ctx, refs)
 	if err != nil {
-		s.Log.WarnContext(ctx, "user labels unavailable; answering without the caller's labels", "error", err)
-		return
+		return unavailable("user-labels", err)
 	}
 	for i, t := range ts {
 		if l, ok := lk.Labels[keys[i]]; ok {
@@ -227,6 +241,7 @@ func (s *Service) decorateUser(ctx context.Context, ts []Target, keys []string, 
 			out[i].IsUserAddress = true
 		}
 	}
+	return nil
 }
 
 // Entity returns an operator entity with its tags, or the caller's user entity (UUID ids).
@@ -297,8 +312,13 @@ func userEntityView(ue ulclient.UserEntity) EntityView {
 	return EntityView{ID: ue.ID, Name: ue.Name, Note: ue.Note, Type: "user", Addresses: addrs}
 }
 
+// unavailable marks a failed call to svc as its outage, unless it already is one or the caller
+// went away.
 func unavailable(svc string, err error) error {
-	return errors.Join(&httpx.StatusError{Status: 503, Message: svc + " is unavailable; retry later"}, err)
+	if errors.Is(err, httpx.ErrUnavailable) || errors.Is(err, context.Canceled) {
+		return err
+	}
+	return httpx.Unavailable(svc, err)
 }
 
 // EntitySummary returns an entity's figures: precomputed for operator entities, computed from
@@ -335,7 +355,7 @@ func (s *Service) EntitySummary(ctx context.Context, id string) (EntitySummary, 
 			return sum, nil
 		}
 		if s.Transfers == nil {
-			return EntitySummary{}, &httpx.StatusError{Status: 503, Message: "transfers is unavailable; retry later"}
+			return EntitySummary{}, httpx.Unavailable("transfers", errors.New("no transfers service configured"))
 		}
 		if len(refs) > transfersclient.MaxAddresses {
 			refs = refs[:transfersclient.MaxAddresses]
@@ -469,7 +489,11 @@ func (s *Service) Contract(ctx context.Context, t Target) (ContractView, error) 
 	if n, err := address.Normalize(t.ChainType, c.Deployer); err == nil {
 		dep.Address = n
 	}
-	v := ContractView{Address: t.Address, Chain: t.Chain, Deployer: s.Address(ctx, dep), DeployTxHash: c.DeployTxHash,
+	deployer, err := s.Address(ctx, dep)
+	if err != nil {
+		return ContractView{}, err
+	}
+	v := ContractView{Address: t.Address, Chain: t.Chain, Deployer: deployer, DeployTxHash: c.DeployTxHash,
 		BlockTimestamp: msTime(c.BlockTimeMs), BytecodeSize: c.BytecodeSize}
 	if c.Token != nil {
 		v.Token = &TokenRef{ID: c.Token.PricingID, Name: c.Token.Name, Symbol: c.Token.Symbol, Decimals: c.Token.Decimals}

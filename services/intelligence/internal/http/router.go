@@ -47,7 +47,12 @@ func (h handlers) address(c *gin.Context) {
 		httpx.Fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, h.a.Address(c.Request.Context(), t))
+	v, err := h.a.Address(c.Request.Context(), t)
+	if err != nil {
+		httpx.Fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, v)
 }
 
 func (h handlers) addressAll(c *gin.Context) {
@@ -56,7 +61,12 @@ func (h handlers) addressAll(c *gin.Context) {
 		httpx.Fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, h.a.AddressAll(c.Request.Context(), ts))
+	m, err := h.a.AddressAll(c.Request.Context(), ts)
+	if err != nil {
+		httpx.Fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, m)
 }
 
 func enrichOptions(c *gin.Context) (app.EnrichOptions, error) {

@@ -4,7 +4,6 @@
 package http
 
 import (
-	"context"
 	"errors"
 	"net/http"
 	"strconv"
@@ -40,21 +39,15 @@ func Register(e *gin.Engine, a *app.App, p query.Parser) {
 	e.POST("/internal/activity", h.activity)
 }
 
-// fail maps an error: a bad parameter is a 400 naming it; a user-labels failure is a 503.
+// fail maps an error: a bad parameter is a 400 naming it; everything else as every service does
+// (httpx.Fail: a dependency outage, PostgreSQL or user-labels, is a 503 naming it).
 func fail(c *gin.Context, err error) {
 	var pe *params.Error
-	var ue *httpx.UpstreamError
-	switch {
-	case errors.As(err, &pe):
+	if errors.As(err, &pe) {
 		httpx.Error(c, http.StatusBadRequest, pe.Error())
-	case errors.As(err, &ue):
-		_ = c.Error(err)
-		httpx.Error(c, http.StatusServiceUnavailable, "caller's labels are unavailable; retry later")
-	case errors.Is(err, context.Canceled):
-		httpx.Error(c, 499, "request cancelled")
-	default:
-		httpx.Fail(c, err)
+		return
 	}
+	httpx.Fail(c, err)
 }
 
 func rows(c *gin.Context, n int) { c.Header(httpx.HeaderRows, strconv.Itoa(n)) }

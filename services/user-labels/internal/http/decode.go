@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"reflect"
+	"strings"
 
 	"github.com/chainintel/chainintel/libs/httpx"
 	"github.com/chainintel/chainintel/libs/params"
@@ -180,9 +182,9 @@ func decodeObject(raw []byte, v any) error {
 		return nil
 	case errors.As(err, &typ):
 		if typ.Field != "" {
-			return fmt.Errorf("field %q must be %s, not %s", typ.Field, jsonKind(typ.Type.String()), typ.Value)
+			return fmt.Errorf("field %q must be %s, not %s", typ.Field, jsonKind(typ.Type), valueWord(typ.Value))
 		}
-		return fmt.Errorf("must be an object, not %s", typ.Value)
+		return fmt.Errorf("must be an object, not %s", valueWord(typ.Value))
 	case errors.As(err, &syn):
 		return fmt.Errorf("not valid JSON (at byte %d)", syn.Offset)
 	default:
@@ -191,18 +193,28 @@ func decodeObject(raw []byte, v any) error {
 	}
 }
 
-func jsonKind(goType string) string {
-	switch goType {
-	case "string", "*string":
-		return "a string"
+// jsonKind words what a field takes in the API's terms, never a Go type.
+func jsonKind(t reflect.Type) string {
+	switch t.String() {
 	case "bool", "*bool":
 		return "a boolean"
-	case "[]string":
-		return "an array of strings"
 	case "map[string][]string":
 		return "an object {chainType: [address, ...]}"
 	}
-	return goType
+	return httpx.JSONKind(t)
+}
+
+// valueWord words encoding/json's name of the value it found ("number 1.5", "bool").
+func valueWord(v string) string {
+	switch {
+	case v == "bool":
+		return "a boolean"
+	case v == "array", v == "object":
+		return "an " + v
+	case strings.HasPrefix(v, "number"):
+		return "a number"
+	}
+	return "a " + v
 }
 
 func trimJSONPrefix(s string) string {

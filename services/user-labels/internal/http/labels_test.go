@@ -79,7 +79,7 @@ func TestLabelsLifecycle(t *testing.T) {
 	r = ev.do(t, u, "PUT", "/user/labels/"+btcLower+":bitcoin", `{"name":"a","note":"","colour":"red"}`)
 	expectError(t, r, 400, `body: unknown field "colour"`)
 	r = ev.do(t, u, "PUT", "/user/labels/"+btcLower+":bitcoin", `{"name":1,"note":""}`)
-	expectError(t, r, 400, `body: field "name" must be a string, not number`)
+	expectError(t, r, 400, `body: field "name" must be a string, not a number`)
 
 	// DELETE one by path: 1, then 0.
 	r = ev.do(t, u, "DELETE", "/user/labels/"+tronAddr+":tron", nil)
@@ -146,7 +146,7 @@ func TestLabelBatchIsValidatedAsAWhole(t *testing.T) {
 		{"unknown field", "[" + good(1) + `,{"name":"x","note":"","address":"` + evmAddr(5) + `","chainType":"evm","tags":[]}]`,
 			`labels[1]: unknown field "tags"`},
 		{"wrong type", `[{"name":"x","note":7,"address":"` + evmAddr(5) + `","chainType":"evm"}]`,
-			`labels[0]: field "note" must be a string, not number`},
+			`labels[0]: field "note" must be a string, not a number`},
 		{"not an object", "[" + good(1) + `,"x"]`, `labels[1]: want a JSON object`},
 		{"duplicate once normalised", `[{"name":"a","note":"","address":"0x00000000000000000000000000000000000000ab","chainType":"evm"},` +
 			good(2) + `,{"name":"b","note":"","address":"0x00000000000000000000000000000000000000AB","chainType":"evm"}]`,
