@@ -1,0 +1,373 @@
+package store
+
+import (
+	"context"
+	"math/big"
+	"sort"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+)
+
+// Observation is an exact balance read at a block.
+type Observation struct {
+	Chain, Address, Token string // Token "" is the native coin
+	BlockNumber           int64
+	BlockHash             string
+	BlockTime             time.Time
+	Balance               *big.Int
+	Owner, Kind           string // Solana-style subaccounts: owner and "stake" or "lending"
+	TokenID, TokenName    string
+	TokenSymbol           string
+	TokenDecimals         int32
+}
+
+// Key names one balance: an address's holding of a token on a chain.
+type Key struct{ Chain, Address, Token string }
+
+// Current is a key's current balance row.
+type Current struct {
+	Key
+	BlockNumber int64
+	BlockHash   string
+	BlockTime   time.Time
+	Balance     *big.Int
+	Owner, Kind string
+}
+
+var obsCols = []string{"chain", "address", "token", "block_number", "block_hash", "block_time", "balance", "owner", "kind",
+	"token_id", "token_name", "token_symbol", "token_decimals"}
+
+// WriteObservations stores a batch of observations and moves current balances, snapshots,
+// supplies and entity snapshots forward. An observation already stored changes nothing, and one
+// older (by block) than a key's current balance or its day's snapshot only joins the history,
+// so a redelivered or late batch never overwrites newer figures. It returns how many
+// observations were new.
+func (s *Store) WriteObservations(ctx context.Context, obs []Observation) (int, error) {
+	if len(obs) == 0 {
+		return 0, nil
+	}
+	n := 0
+	err := s.write(ctx, "write observations", func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, q("stage_obs")); err != nil {
+			return err
+		}
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"stage_obs"}, obsCols, pgx.CopyFromSlice(len(obs), func(i int) ([]any, error) {
+			o := obs[i]
+			return []any{o.Chain, o.Address, o.Token, o.BlockNumber, o.BlockHash, o.BlockTime, pgtype.Numeric{Int: o.Balance, Valid: true},
+				o.Owner, o.Kind, o.TokenID, o.TokenName, o.TokenSymbol, o.TokenDecimals}, nil
+		})); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, q("observed_tokens")); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, q("insert_observations"))
+		if err != nil {
+			return err
+		}
+		fresh, err := scanCurrent(rows)
+		if err != nil {
+			return err
+		}
+		n = len(fresh)
+		plans := map[Key]*plan{}
+		for _, c := range fresh {
+			p := plans[c.Key]
+			if p == nil {
+				p = &plan{since: Day(c.BlockTime)}
+				plans[c.Key] = p
+			}
+			if d := Day(c.BlockTime); d.Before(p.since) {
+				p.since = d
+			}
+			p.cands = append(p.cands, Point{Day: Day(c.BlockTime), Block: c.BlockNumber, Balance: c.Balance})
+			if p.top == nil || c.BlockNumber > p.top.BlockNumber {
+				cc := c
+				p.top = &cc
+			}
+		}
+		return s.apply(ctx, tx, plans, false)
+	})
+	return n, err
+}
+
+// plan is what a write does to one key.
+type plan struct {
+	since time.Time
+	// Observations: candidate snapshots and the newest new observation. Reorg: the rebuilt
+	// snapshots from since on and the newest surviving observation (nil: none survives).
+	cands []Point
+	top   *Current
+}
+
+func scanCurrent(rows pgx.Rows) ([]Current, error) {
+	var out []Current
+	for rows.Next() {
+		var c Current
+		var bal string
+		if err := rows.Scan(&c.Chain, &c.Address, &c.Token, &c.BlockNumber, &c.BlockHash, &c.BlockTime, &bal, &c.Owner, &c.Kind); err != nil {
+			return nil, err
+		}
+		v, err := parseInt(bal)
+		if err != nil {
+			return nil, err
+		}
+		c.Balance = v
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// keyArrays splits keys into parallel arrays for unnest.
+func keyArrays(keys []Key) (cs, as, ts []string) {
+	for _, k := range keys {
+		cs, as, ts = append(cs, k.Chain), append(as, k.Address), append(ts, k.Token)
+	}
+	return
+}
+
+func sortedKeys(plans map[Key]*plan) []Key {
+	keys := make([]Key, 0, len(plans))
+	for k := range plans {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := keys[i], keys[j]
+		if a.Chain != b.Chain {
+			return a.Chain < b.Chain
+		}
+		if a.Address != b.Address {
+			return a.Address < b.Address
+		}
+		return a.Token < b.Token
+	})
+	return keys
+}
+
+const dateFmt = "2006-01-02"
+
+// loadDaily reads each key's snapshots from its plan's day on, plus the one before.
+func (s *Store) loadDaily(ctx context.Context, tx pgx.Tx, name string, keys []Key, plans map[Key]*plan) (map[Key][]Point, error) {
+	cs, as, ts := keyArrays(keys)
+	since := make([]string, len(keys))
+	for i, k := range keys {
+		since[i] = plans[k].since.Format(dateFmt)
+	}
+	rows, err := tx.Query(ctx, q(name), cs, as, ts, since)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[Key][]Point{}
+	for rows.Next() {
+		var k Key
+		var day time.Time
+		var block int64
+		var bal string
+		if err := rows.Scan(&k.Chain, &k.Address, &k.Token, &day, &block, &bal); err != nil {
+			return nil, err
+		}
+		v, err := parseInt(bal)
+		if err != nil {
+			return nil, err
+		}
+		out[k] = append(out[k], Point{Day: Day(day), Block: block, Balance: v})
+	}
+	for k := range out {
+		ps := out[k]
+		sort.Slice(ps, func(i, j int) bool { return ps[i].Day.Before(ps[j].Day) })
+	}
+	return out, rows.Err()
+}
+
+// members returns the operator entity of each key's address.
+func (s *Store) members(ctx context.Context, tx pgx.Tx, keys []Key) (map[[2]string]string, error) {
+	seen := map[[2]string]bool{}
+	var cts, as []string
+	for _, k := range keys {
+		r := [2]string{ChainType(k.Chain), k.Address}
+		if !seen[r] {
+			seen[r] = true
+			cts, as = append(cts, r[0]), append(as, r[1])
+		}
+	}
+	rows, err := tx.Query(ctx, q("load_members"), cts, as)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[[2]string]string{}
+	for rows.Next() {
+		var ct, a, e string
+		if err := rows.Scan(&ct, &a, &e); err != nil {
+			return nil, err
+		}
+		out[[2]string{ct, a}] = e
+	}
+	return out, rows.Err()
+}
+
+// writes collects the rows a batch changes, as parallel arrays for unnest.
+type writes struct {
+	cur                                   [9][]any
+	curDel                                [3][]string
+	daily                                 [6][]any
+	dailyDel                              [4][]string
+	supply                                map[[2]string]*big.Int
+	entChange                             map[[4]string]*big.Int // entity, chain, token, day
+	entCurrent                            map[[3]string]*big.Int
+}
+
+func addTo[K comparable](m map[K]*big.Int, k K, v *big.Int) {
+	if v.Sign() == 0 {
+		return
+	}
+	if x, ok := m[k]; ok {
+		x.Add(x, v)
+		return
+	}
+	m[k] = new(big.Int).Set(v)
+}
+
+// apply turns plans into writes: the current row, the snapshots from each plan's day on, the
+// supply, and the changes of the key's entity. replace says the plans hold rebuilt snapshots
+// (a reorg) rather than candidates.
+func (s *Store) apply(ctx context.Context, tx pgx.Tx, plans map[Key]*plan, replace bool) error {
+	if len(plans) == 0 {
+		return nil
+	}
+	keys := sortedKeys(plans)
+	cs, as, ts := keyArrays(keys)
+	rows, err := tx.Query(ctx, q("load_current"), cs, as, ts)
+	if err != nil {
+		return err
+	}
+	olds, err := scanCurrent(rows)
+	if err != nil {
+		return err
+	}
+	oldCur := make(map[Key]Current, len(olds))
+	for _, c := range olds {
+		oldCur[c.Key] = c
+	}
+	daily, err := s.loadDaily(ctx, tx, "load_daily", keys, plans)
+	if err != nil {
+		return err
+	}
+	ents, err := s.members(ctx, tx, keys)
+	if err != nil {
+		return err
+	}
+	w := writes{supply: map[[2]string]*big.Int{}, entChange: map[[4]string]*big.Int{}, entCurrent: map[[3]string]*big.Int{}}
+	for _, k := range keys {
+		s.planKey(k, plans[k], oldCur, daily[k], ents[[2]string{ChainType(k.Chain), k.Address}], replace, &w)
+	}
+	return s.flush(ctx, tx, &w)
+}
+
+// planKey adds one key's changes to w.
+func (s *Store) planKey(k Key, p *plan, oldCur map[Key]Current, before []Point, entity string, replace bool, w *writes) {
+	var after []Point
+	if replace {
+		for _, pt := range before {
+			if pt.Day.Before(p.since) {
+				after = append(after, pt)
+			}
+		}
+		after = append(after, p.cands...)
+	} else {
+		after = Merge(before, p.cands)
+	}
+	// Current balance and supply.
+	old, had := oldCur[k]
+	oldBal := new(big.Int)
+	if had {
+		oldBal = old.Balance
+	}
+	switch {
+	case replace && p.top == nil:
+		if had {
+			w.curDel[0], w.curDel[1], w.curDel[2] = append(w.curDel[0], k.Chain), append(w.curDel[1], k.Address), append(w.curDel[2], k.Token)
+			addTo(w.supply, [2]string{k.Chain, k.Token}, new(big.Int).Neg(oldBal))
+		}
+	case p.top != nil && (replace || !had || p.top.BlockNumber > old.BlockNumber):
+		t := p.top
+		for i, v := range []any{k.Chain, k.Address, k.Token, t.BlockNumber, t.BlockHash, t.BlockTime, t.Balance.String(), t.Owner, t.Kind} {
+			w.cur[i] = append(w.cur[i], v)
+		}
+		addTo(w.supply, [2]string{k.Chain, k.Token}, new(big.Int).Sub(t.Balance, oldBal))
+	}
+	// Snapshots.
+	beforeBy := map[time.Time]Point{}
+	for _, pt := range before {
+		beforeBy[pt.Day] = pt
+	}
+	afterBy := map[time.Time]bool{}
+	for _, pt := range after {
+		afterBy[pt.Day] = true
+		if b, ok := beforeBy[pt.Day]; ok && b.Block == pt.Block && b.Balance.Cmp(pt.Balance) == 0 {
+			continue
+		}
+		for i, v := range []any{k.Chain, k.Address, k.Token, pt.Day.Format(dateFmt), pt.Block, pt.Balance.String()} {
+			w.daily[i] = append(w.daily[i], v)
+		}
+	}
+	for _, pt := range before {
+		if !afterBy[pt.Day] {
+			w.dailyDel[0], w.dailyDel[1] = append(w.dailyDel[0], k.Chain), append(w.dailyDel[1], k.Address)
+			w.dailyDel[2], w.dailyDel[3] = append(w.dailyDel[2], k.Token), append(w.dailyDel[3], pt.Day.Format(dateFmt))
+		}
+	}
+	if entity == "" {
+		return
+	}
+	deltas, final := Diff(before, after)
+	for _, d := range deltas {
+		addTo(w.entChange, [4]string{entity, k.Chain, k.Token, d.Day.Format(dateFmt)}, d.Delta)
+	}
+	addTo(w.entCurrent, [3]string{entity, k.Chain, k.Token}, final)
+}
+
+// flush writes w.
+func (s *Store) flush(ctx context.Context, tx pgx.Tx, w *writes) error {
+	b := &pgx.Batch{}
+	if len(w.curDel[0]) > 0 {
+		b.Queue(q("delete_current"), w.curDel[0], w.curDel[1], w.curDel[2])
+	}
+	if len(w.cur[0]) > 0 {
+		b.Queue(q("upsert_current"), w.cur[0], w.cur[1], w.cur[2], w.cur[3], w.cur[4], w.cur[5], w.cur[6], w.cur[7], w.cur[8])
+	}
+	if len(w.dailyDel[0]) > 0 {
+		b.Queue(q("delete_daily"), w.dailyDel[0], w.dailyDel[1], w.dailyDel[2], w.dailyDel[3])
+	}
+	if len(w.daily[0]) > 0 {
+		b.Queue(q("upsert_daily"), w.daily[0], w.daily[1], w.daily[2], w.daily[3], w.daily[4], w.daily[5])
+	}
+	if len(w.supply) > 0 {
+		var c, t, v []string
+		for k, x := range w.supply {
+			c, t, v = append(c, k[0]), append(t, k[1]), append(v, x.String())
+		}
+		b.Queue(q("add_supply"), c, t, v)
+	}
+	if len(w.entChange) > 0 {
+		var e, c, t, d, v []string
+		for k, x := range w.entChange {
+			e, c, t, d, v = append(e, k[0]), append(c, k[1]), append(t, k[2]), append(d, k[3]), append(v, x.String())
+		}
+		b.Queue(q("add_entity_change"), e, c, t, d, v)
+	}
+	if len(w.entCurrent) > 0 {
+		var e, c, t, v []string
+		for k, x := range w.entCurrent {
+			e, c, t, v = append(e, k[0]), append(c, k[1]), append(t, k[2]), append(v, x.String())
+		}
+		b.Queue(q("add_entity_current"), e, c, t, v)
+	}
+	if b.Len() == 0 {
+		return nil
+	}
+	return tx.SendBatch(ctx, b).Close()
+}
