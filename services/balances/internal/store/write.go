@@ -211,13 +211,13 @@ func (s *Store) members(ctx context.Context, tx pgx.Tx, keys []Key) (map[[2]stri
 
 // writes collects the rows a batch changes, as parallel arrays for unnest.
 type writes struct {
-	cur                                   [9][]any
-	curDel                                [3][]string
-	daily                                 [6][]any
-	dailyDel                              [4][]string
-	supply                                map[[2]string]*big.Int
-	entChange                             map[[4]string]*big.Int // entity, chain, token, day
-	entCurrent                            map[[3]string]*big.Int
+	cur        [9][]any
+	curDel     [3][]string
+	daily      [6][]any
+	dailyDel   [4][]string
+	supply     map[[2]string]*big.Int
+	entChange  map[[4]string]*big.Int // entity, chain, token, day
+	entCurrent map[[3]string]*big.Int
 }
 
 func addTo[K comparable](m map[K]*big.Int, k K, v *big.Int) {
