@@ -50,7 +50,9 @@ type NotFoundError struct{ Msg string }
 
 func (e *NotFoundError) Error() string { return e.Msg }
 
-func notFound(format string, args ...any) error { return &NotFoundError{Msg: fmt.Sprintf(format, args...)} }
+func notFound(format string, args ...any) error {
+	return &NotFoundError{Msg: fmt.Sprintf(format, args...)}
+}
 
 // ParamError is a request the app refuses for a parameter.
 type ParamError struct{ Param, Rule string }

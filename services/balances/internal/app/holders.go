@@ -96,6 +96,9 @@ func (a *App) chainHolders(ctx context.Context, k [2]string, decimals int32, pri
 	if err != nil {
 		return err
 	}
+	if supply.Sign() == 0 {
+		return nil // nobody holds it on this chain
+	}
 	out.TotalSupply[chain] += units(supply, decimals)
 	rs, err := a.st.Holders(ctx, chain, k[1], hq.Limit, hq.Offset)
 	if err != nil {

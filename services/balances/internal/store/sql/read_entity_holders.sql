@@ -1,4 +1,4 @@
-SELECT entity_id, balance::text FROM balances.entity_current
-WHERE chain = $1 AND token = $2 AND balance > 0
-ORDER BY balance DESC, entity_id
+SELECT e.entity_id, e.balance::text FROM balances.entity_current e
+WHERE e.chain = $1 AND e.token = $2 AND e.balance > 0
+ORDER BY e.balance DESC, e.entity_id
 LIMIT $3 OFFSET $4
