@@ -166,29 +166,29 @@ func TestTokenBalanceAndSubaccounts(t *testing.T) {
 func TestBadRequests(t *testing.T) {
 	ev := newEnv(t)
 	for path, want := range map[string]string{
-		"/portfolio/address/@A1":                              `{"error":"time: required (Unix milliseconds or RFC 3339)"}`,
-		"/portfolio/address/@A1?time=yesterday":               `{"error":"time: time \"yesterday\" must be Unix milliseconds or RFC 3339"}`,
-		"/portfolio/timeSeries/address/@A1":                   `{"error":"pricingId: required"}`,
-		"/token/holders/ethereum?limit=101":                  `{"error":"limit: must be between 1 and 100, got 101"}`,
-		"/token/holders/ethereum?offset=950":                 `{"error":"offset: offset+limit must be at most 1000, got 1050"}`,
-		"/token/holders/ethereum?groupByEntity=maybe":        `{"error":"groupByEntity: must be true or false, got \"maybe\""}`,
-		"/balances/address/@A1?chains=mars":                   `{"error":"chains: unknown chain \"mars\""}`,
-		"/balances/entity/binance?cheap=perhaps":             `{"error":"cheap: must be true or false, got \"perhaps\""}`,
-		"/token/balance/ethereum":                            `{"error":"entityID: give entityID or address"}`,
-		"/token/balance/ethereum?entityID=binance&address=@A1": `{"error":"entityID: give entityID or address, not both"}`,
-		"/token/holders/mars/0x00":                           `{"error":"chain: unknown chain \"mars\""}`,
-		"/token/holders/ethereum/0x00":                       `{"error":"address: not a evm address"}`,
-		"/balances/solana/subaccounts/address/@SOLOWN":        `{"error":"pricingID: required"}`,
-		"/balances/solana/subaccounts/address/@A1?pricingID=solana": `{"error":"addresses: \"@A1\" is not a solana address"}`,
+		"/portfolio/address/@A1":                                                `{"error":"time: required (Unix milliseconds or RFC 3339)"}`,
+		"/portfolio/address/@A1?time=yesterday":                                 `{"error":"time: time \"yesterday\" must be Unix milliseconds or RFC 3339"}`,
+		"/portfolio/timeSeries/address/@A1":                                     `{"error":"pricingId: required"}`,
+		"/token/holders/ethereum?limit=101":                                     `{"error":"limit: must be between 1 and 100, got 101"}`,
+		"/token/holders/ethereum?offset=950":                                    `{"error":"offset: offset+limit must be at most 1000, got 1050"}`,
+		"/token/holders/ethereum?groupByEntity=maybe":                           `{"error":"groupByEntity: must be true or false, got \"maybe\""}`,
+		"/balances/address/@A1?chains=mars":                                     `{"error":"chains: unknown chain \"mars\""}`,
+		"/balances/entity/binance?cheap=perhaps":                                `{"error":"cheap: must be true or false, got \"perhaps\""}`,
+		"/token/balance/ethereum":                                               `{"error":"entityID: give entityID or address"}`,
+		"/token/balance/ethereum?entityID=binance&address=@A1":                  `{"error":"entityID: give entityID or address, not both"}`,
+		"/token/holders/mars/0x00":                                              `{"error":"chain: unknown chain \"mars\""}`,
+		"/token/holders/ethereum/0x00":                                          `{"error":"address: not a evm address"}`,
+		"/balances/solana/subaccounts/address/@SOLOWN":                          `{"error":"pricingID: required"}`,
+		"/balances/solana/subaccounts/address/@A1?pricingID=solana":             `{"error":"addresses: \"@A1\" is not a solana address"}`,
 		"/balances/solana/subaccounts/address/@SOLOWN?pricingID=solana&limit=0": `{"error":"limit: must be between 1 and 10000, got 0"}`,
 	} {
 		ev.expect(t, fill(path), 400, fill(want))
 	}
 	for path, want := range map[string]string{
-		"/balances/entity/nobody":                             `{"error":"entity \"nobody\" not found"}`,
+		"/balances/entity/nobody":                              `{"error":"entity \"nobody\" not found"}`,
 		"/history/entity/6ba7b810-9dad-11d1-80b4-00c04fd430c8": `{"error":"entity \"6ba7b810-9dad-11d1-80b4-00c04fd430c8\" not found"}`,
-		"/balances/address/nonsense":                          `{"error":"address \"nonsense\" is not a valid address of any supported chain"}`,
-		"/token/holders/nope":                                 `{"error":"token \"nope\" not found"}`,
+		"/balances/address/nonsense":                           `{"error":"address \"nonsense\" is not a valid address of any supported chain"}`,
+		"/token/holders/nope":                                  `{"error":"token \"nope\" not found"}`,
 		"/token/balance/nope?address=@A1":                      `{"error":"token \"nope\" not found"}`,
 	} {
 		ev.expect(t, fill(path), 404, fill(want))
