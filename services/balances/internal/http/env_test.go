@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -148,6 +149,25 @@ func (ev *env) get(t *testing.T, path string) (int, any) {
 		t.Fatalf("%s: body %q is not JSON: %v", path, rec.Body.String(), err)
 	}
 	return rec.Code, v
+}
+
+// post sends body and compares the whole answer with want.
+func (ev *env) post(t *testing.T, path, body string, status int, want string) {
+	t.Helper()
+	req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	ev.h.ServeHTTP(rec, req)
+	var got, w any
+	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
+		t.Fatalf("%s: body %q is not JSON", path, rec.Body.String())
+	}
+	if err := json.Unmarshal([]byte(want), &w); err != nil {
+		t.Fatal(err)
+	}
+	if rec.Code != status || !reflect.DeepEqual(got, w) {
+		t.Fatalf("POST %s %s: %d %s, want %d %s", path, body, rec.Code, rec.Body.String(), status, want)
+	}
 }
 
 // expect compares the whole answer with want (JSON text).
