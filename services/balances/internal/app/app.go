@@ -85,6 +85,9 @@ func New(st Store, labels UserLabels, cs *chains.Set, opts ...Option) *App {
 	return a
 }
 
+// Now is the app's clock.
+func (a *App) Now() time.Time { return a.now() }
+
 type noLabels struct{}
 
 func (noLabels) Lookup(context.Context, []ulclient.AddressRef) (ulclient.Lookup, error) {

@@ -8,13 +8,23 @@ import (
 	"github.com/chainintel/chainintel/services/balances/internal/store"
 )
 
-// Balances is the answer of /balances/address and /balances/entity.
+// Balances is what /balances/address and /balances/entity share.
 type Balances struct {
-	Addresses          map[string]map[string]AddressInfo `json:"addresses,omitempty"`
-	Entities           map[string]Entity                 `json:"entities,omitempty"`
-	Balances           map[string][]TokenBalance         `json:"balances"`
-	TotalBalance       map[string]float64                `json:"totalBalance"`
-	TotalBalance24hAgo map[string]float64                `json:"totalBalance24hAgo"`
+	Balances           map[string][]TokenBalance `json:"balances"`
+	TotalBalance       map[string]float64        `json:"totalBalance"`
+	TotalBalance24hAgo map[string]float64        `json:"totalBalance24hAgo"`
+}
+
+// AddressBalancesView is the answer of /balances/address.
+type AddressBalancesView struct {
+	Addresses map[string]map[string]AddressInfo `json:"addresses"`
+	Balances
+}
+
+// EntityBalancesView is the answer of /balances/entity.
+type EntityBalancesView struct {
+	Entities map[string]Entity `json:"entities"`
+	Balances
 }
 
 // priced renders holdings as TokenBalances per chain with their totals; exact adds
@@ -65,17 +75,17 @@ func (a *App) priced(ctx context.Context, hs []store.Holding, exact bool) (Balan
 }
 
 // AddressBalances answers /balances/address/{address}.
-func (a *App) AddressBalances(ctx context.Context, addr string, chains []string) (Balances, error) {
+func (a *App) AddressBalances(ctx context.Context, addr string, chains []string) (AddressBalancesView, error) {
+	var out AddressBalancesView
 	s, err := a.AddressSubject(addr, chains)
 	if err != nil {
-		return Balances{}, err
+		return out, err
 	}
 	hs, err := a.holdings(ctx, s, false)
 	if err != nil {
-		return Balances{}, err
+		return out, err
 	}
-	out, err := a.priced(ctx, hs, true)
-	if err != nil {
+	if out.Balances, err = a.priced(ctx, hs, true); err != nil {
 		return out, err
 	}
 	b, err := a.newBook(ctx, s.Refs)
@@ -83,24 +93,24 @@ func (a *App) AddressBalances(ctx context.Context, addr string, chains []string)
 		return out, err
 	}
 	out.Addresses = map[string]map[string]AddressInfo{}
-	for c := range out.Balances {
+	for c := range out.Balances.Balances {
 		out.Addresses[c] = map[string]AddressInfo{s.Address: b.info(c, s.Address)}
 	}
 	return out, nil
 }
 
 // EntityBalances answers /balances/entity/{entity}.
-func (a *App) EntityBalances(ctx context.Context, id string, chains []string, cheap bool) (Balances, error) {
+func (a *App) EntityBalances(ctx context.Context, id string, chains []string, cheap bool) (EntityBalancesView, error) {
+	var out EntityBalancesView
 	s, err := a.EntitySubject(ctx, id, chains)
 	if err != nil {
-		return Balances{}, err
+		return out, err
 	}
 	hs, err := a.holdings(ctx, s, cheap)
 	if err != nil {
-		return Balances{}, err
+		return out, err
 	}
-	out, err := a.priced(ctx, hs, false)
-	if err != nil {
+	if out.Balances, err = a.priced(ctx, hs, false); err != nil {
 		return out, err
 	}
 	ent, err := a.entityView(ctx, s)

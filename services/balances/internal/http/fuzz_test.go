@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chainintel/chainintel/libs/params"
 )
@@ -30,7 +31,7 @@ func FuzzParsers(f *testing.F) {
 		check(err)
 		_, err = ParseEntityBalances(q)
 		check(err)
-		_, err = ParsePortfolio(q)
+		_, err = ParsePortfolio(q, time.Unix(0, 0))
 		check(err)
 		ts, err := ParseTimeSeries(q)
 		check(err)

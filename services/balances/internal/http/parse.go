@@ -88,8 +88,8 @@ type PortfolioQuery struct {
 	Time   time.Time
 }
 
-// ParsePortfolio reads ?time (required: Unix ms or RFC 3339) and ?chains.
-func ParsePortfolio(q url.Values) (PortfolioQuery, error) {
+// ParsePortfolio reads ?time (Unix ms or RFC 3339; now when absent) and ?chains.
+func ParsePortfolio(q url.Values, now time.Time) (PortfolioQuery, error) {
 	cs, err := params.List(q, "chains")
 	if err != nil {
 		return PortfolioQuery{}, err
@@ -99,7 +99,7 @@ func ParsePortfolio(q url.Values) (PortfolioQuery, error) {
 		return PortfolioQuery{}, err
 	}
 	if s == "" {
-		return PortfolioQuery{}, params.Errorf("time", "required (Unix milliseconds or RFC 3339)")
+		return PortfolioQuery{Chains: cs, Time: now}, nil
 	}
 	t, err := params.Time(s)
 	if err != nil {

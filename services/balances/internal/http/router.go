@@ -131,7 +131,7 @@ func (h *handlers) history(entity bool) gin.HandlerFunc {
 
 func (h *handlers) portfolio(entity bool) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		q, err := ParsePortfolio(c.Request.URL.Query())
+		q, err := ParsePortfolio(c.Request.URL.Query(), h.a.Now())
 		if err != nil {
 			fail(c, err)
 			return

@@ -42,7 +42,7 @@ func TestAddressBalances(t *testing.T) {
 			 "price":0,"priceChange24h":0,"priceChange24hPercent":0,"usd":0}]},
 		"totalBalance":{"ethereum":6600},"totalBalance24hAgo":{"ethereum":6300}}`, 100.0/2100*100)))
 	// Chains without the address's rows are absent.
-	ev.expect(t, fill("/balances/address/@A1?chains=base"), 200, `{"balances":{},"totalBalance":{},"totalBalance24hAgo":{}}`)
+	ev.expect(t, fill("/balances/address/@A1?chains=base"), 200, `{"addresses":{},"balances":{},"totalBalance":{},"totalBalance24hAgo":{}}`)
 }
 
 func entityBalancesJSON(ethBal, ethUSD, ethUSD24 float64) string {
@@ -108,6 +108,11 @@ func TestPortfolio(t *testing.T) {
 		"big-token":{"id":"big-token","name":"Big","symbol":"BIG","balance":1180.591620717411303424,"price":0,"usd":0}}}`)
 	ev.expect(t, fill("/portfolio/address/@A1?time=2026-03-08T23:59:59Z"), 200, `{"ethereum":{
 		"ethereum":{"id":"ethereum","name":"Ethereum","symbol":"ETH","balance":1,"price":2000,"usd":2000}}}`)
+	// Without a time, today.
+	ev.expect(t, "/portfolio/entity/binance?chains=solana", 200, `{}`)
+	ev.expect(t, fill("/portfolio/address/@A1"), 200, `{"ethereum":{
+		"ethereum":{"id":"ethereum","name":"Ethereum","symbol":"ETH","balance":2,"price":2200,"usd":4400},
+		"usd-coin":{"id":"usd-coin","name":"USD Coin","symbol":"USDC","balance":500,"price":1,"usd":500}}}`)
 	// A day before any data is empty, not an error.
 	ev.expect(t, fill("/portfolio/address/@A1?time=2026-03-07T12:00:00Z"), 200, `{}`)
 	ev.expect(t, "/portfolio/entity/"+userEnt+"?time=2026-03-10T00:00:00Z&chains=ethereum", 200, `{"ethereum":{
@@ -166,7 +171,6 @@ func TestTokenBalanceAndSubaccounts(t *testing.T) {
 func TestBadRequests(t *testing.T) {
 	ev := newEnv(t)
 	for path, want := range map[string]string{
-		"/portfolio/address/@A1":                                                `{"error":"time: required (Unix milliseconds or RFC 3339)"}`,
 		"/portfolio/address/@A1?time=yesterday":                                 `{"error":"time: time \"yesterday\" must be Unix milliseconds or RFC 3339"}`,
 		"/portfolio/timeSeries/address/@A1":                                     `{"error":"pricingId: required"}`,
 		"/token/holders/ethereum?limit=101":                                     `{"error":"limit: must be between 1 and 100, got 101"}`,
