@@ -115,7 +115,9 @@ func startDevGeth(t *testing.T) rpcNode {
 
 func word(v *big.Int) string { return fmt.Sprintf("%064x", v) }
 
-func addrWord(a string) string { return strings.Repeat("0", 24) + strings.TrimPrefix(strings.ToLower(a), "0x") }
+func addrWord(a string) string {
+	return strings.Repeat("0", 24) + strings.TrimPrefix(strings.ToLower(a), "0x")
+}
 
 func strWords(s string) string {
 	b := make([]byte, 32)

@@ -20,7 +20,9 @@ func sumMap(m map[string]float64) float64 {
 	return s
 }
 
-func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Max(math.Abs(a), math.Abs(b))) }
+func near(a, b float64) bool {
+	return math.Abs(a-b) <= 1e-9*math.Max(1, math.Max(math.Abs(a), math.Abs(b)))
+}
 
 // On the simulator's live world, through the edge: an exchange's /balances/entity total equals
 // the sum of its addresses' /balances/address totals, and its intelligence summary's balanceUsd
