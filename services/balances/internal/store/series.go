@@ -34,6 +34,19 @@ type DayDelta struct {
 // to the entity's change rows, it turns the entity's sums of the old series into sums of the new
 // one. final is how much the last balance moved (the change of the current balance).
 func Diff(before, after []Point) (deltas []DayDelta, final *big.Int) {
+	// The common case, a new day after every earlier one, changes that day and the last balance
+	// alike: no need to walk the days.
+	if nb, na := len(before), len(after); na == nb+1 && samePrefix(before, after) && (nb == 0 || after[na-1].Day.After(before[nb-1].Day)) {
+		prev := new(big.Int)
+		if nb > 0 {
+			prev = before[nb-1].Balance
+		}
+		d := new(big.Int).Sub(after[na-1].Balance, prev)
+		if d.Sign() == 0 {
+			return nil, d
+		}
+		return []DayDelta{{Day: after[na-1].Day, Delta: d}}, d
+	}
 	days := map[time.Time]bool{}
 	for _, p := range before {
 		days[p.Day] = true
@@ -58,9 +71,22 @@ func Diff(before, after []Point) (deltas []DayDelta, final *big.Int) {
 	return deltas, new(big.Int).Sub(ffill(after, far), ffill(before, far))
 }
 
+// samePrefix reports whether after starts with exactly the points of before.
+func samePrefix(before, after []Point) bool {
+	for i, p := range before {
+		if !after[i].Day.Equal(p.Day) || after[i].Balance.Cmp(p.Balance) != 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // Merge returns old with each candidate applied: a candidate replaces its day's point when it
 // was read at a newer block (late, older reads of a day change nothing).
 func Merge(old []Point, cands []Point) []Point {
+	if len(cands) == 1 && (len(old) == 0 || cands[0].Day.After(old[len(old)-1].Day)) {
+		return append(append(make([]Point, 0, len(old)+1), old...), cands[0])
+	}
 	byDay := make(map[time.Time]Point, len(old)+len(cands))
 	for _, p := range old {
 		byDay[p.Day] = p

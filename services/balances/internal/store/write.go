@@ -148,17 +148,26 @@ func sortedKeys(plans map[Key]*plan) []Key {
 
 const dateFmt = "2006-01-02"
 
-// loadDaily reads each key's snapshots from its plan's day on, plus the one before.
-func (s *Store) loadDaily(ctx context.Context, tx pgx.Tx, name string, keys []Key, plans map[Key]*plan) (map[Key][]Point, error) {
+// dailyArgs are load_daily's (and surviving_daily's) arguments for keys.
+func dailyArgs(keys []Key, plans map[Key]*plan) []any {
 	cs, as, ts := keyArrays(keys)
 	since := make([]string, len(keys))
 	for i, k := range keys {
 		since[i] = plans[k].since.Format(dateFmt)
 	}
-	rows, err := tx.Query(ctx, q(name), cs, as, ts, since)
+	return []any{cs, as, ts, since}
+}
+
+// loadDaily reads each key's snapshots with statement name.
+func (s *Store) loadDaily(ctx context.Context, tx pgx.Tx, name string, keys []Key, plans map[Key]*plan) (map[Key][]Point, error) {
+	rows, err := tx.Query(ctx, q(name), dailyArgs(keys, plans)...)
 	if err != nil {
 		return nil, err
 	}
+	return scanDaily(rows)
+}
+
+func scanDaily(rows pgx.Rows) (map[Key][]Point, error) {
 	defer rows.Close()
 	out := map[Key][]Point{}
 	for rows.Next() {
@@ -182,8 +191,8 @@ func (s *Store) loadDaily(ctx context.Context, tx pgx.Tx, name string, keys []Ke
 	return out, rows.Err()
 }
 
-// members returns the operator entity of each key's address.
-func (s *Store) members(ctx context.Context, tx pgx.Tx, keys []Key) (map[[2]string]string, error) {
+// memberArgs are load_members' arguments: each key's address once.
+func memberArgs(keys []Key) []any {
 	seen := map[[2]string]bool{}
 	var cts, as []string
 	for _, k := range keys {
@@ -193,10 +202,11 @@ func (s *Store) members(ctx context.Context, tx pgx.Tx, keys []Key) (map[[2]stri
 			cts, as = append(cts, r[0]), append(as, r[1])
 		}
 	}
-	rows, err := tx.Query(ctx, q("load_members"), cts, as)
-	if err != nil {
-		return nil, err
-	}
+	return []any{cts, as}
+}
+
+// scanMembers reads the operator entity of each address.
+func scanMembers(rows pgx.Rows) (map[[2]string]string, error) {
 	defer rows.Close()
 	out := map[[2]string]string{}
 	for rows.Next() {
@@ -207,6 +217,16 @@ func (s *Store) members(ctx context.Context, tx pgx.Tx, keys []Key) (map[[2]stri
 		out[[2]string{ct, a}] = e
 	}
 	return out, rows.Err()
+}
+
+// scanRows reads the batch's next result with scan.
+func scanRows[T any](br pgx.BatchResults, scan func(pgx.Rows) (T, error)) (T, error) {
+	rows, err := br.Query()
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return scan(rows)
 }
 
 // writes collects the rows a batch changes, as parallel arrays for unnest.
@@ -240,24 +260,37 @@ func (s *Store) apply(ctx context.Context, tx pgx.Tx, plans map[Key]*plan, repla
 	}
 	keys := sortedKeys(plans)
 	cs, as, ts := keyArrays(keys)
-	rows, err := tx.Query(ctx, q("load_current"), cs, as, ts)
+	// The three reads go in one round trip.
+	b := &pgx.Batch{}
+	b.Queue(q("load_current"), cs, as, ts)
+	b.Queue(q("load_daily"), dailyArgs(keys, plans)...)
+	b.Queue(q("load_members"), memberArgs(keys)...)
+	br := tx.SendBatch(ctx, b)
+	rows, err := br.Query()
 	if err != nil {
+		br.Close()
 		return err
 	}
 	olds, err := scanCurrent(rows)
 	if err != nil {
+		br.Close()
 		return err
 	}
 	oldCur := make(map[Key]Current, len(olds))
 	for _, c := range olds {
 		oldCur[c.Key] = c
 	}
-	daily, err := s.loadDaily(ctx, tx, "load_daily", keys, plans)
+	daily, err := scanRows(br, scanDaily)
 	if err != nil {
+		br.Close()
 		return err
 	}
-	ents, err := s.members(ctx, tx, keys)
+	ents, err := scanRows(br, scanMembers)
 	if err != nil {
+		br.Close()
+		return err
+	}
+	if err := br.Close(); err != nil {
 		return err
 	}
 	w := writes{supply: map[[2]string]*big.Int{}, entChange: map[[4]string]*big.Int{}, entCurrent: map[[3]string]*big.Int{}}
