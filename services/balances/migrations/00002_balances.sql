@@ -44,7 +44,8 @@ CREATE TABLE balances.current (
   balance      numeric(78,0) NOT NULL,
   owner        text    NOT NULL DEFAULT '',
   kind         text    NOT NULL DEFAULT '',
-  PRIMARY KEY (chain, address, token)
+  -- Address first: an entity's balances are read address by address, on every chain at once.
+  PRIMARY KEY (address, chain, token)
 );
 CREATE INDEX current_holders ON balances.current (chain, token, balance DESC) WHERE balance > 0;
 CREATE INDEX current_owner ON balances.current (owner, chain) WHERE owner <> '';
@@ -66,7 +67,7 @@ CREATE TABLE balances.address_daily (
   day          date   NOT NULL,
   block_number bigint NOT NULL,
   balance      numeric(78,0) NOT NULL,
-  PRIMARY KEY (chain, address, token, day)
+  PRIMARY KEY (address, chain, token, day)
 );
 
 -- Daily UTC snapshots per operator entity as changes: an entity's balance of a token at the end

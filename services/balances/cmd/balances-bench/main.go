@@ -160,7 +160,7 @@ func run() error {
 	past := strconv.FormatInt(first.AddDate(0, 0, 180).UnixMilli(), 10)
 	fmt.Printf("\n%-55s %10s %10s %10s  %s\n", "query (real router, in process)", "p50", "p99", "max", "target p99")
 	for _, qq := range []struct{ name, path, target string }{
-		{"/balances/entity (10,000 addresses)", "/balances/entity/bench-exchange", "50ms"},
+		{"/balances/entity (" + strconv.Itoa(entN) + " addresses)", "/balances/entity/bench-exchange", "50ms"},
 		{"/balances/entity cheap=true", "/balances/entity/bench-exchange?cheap=true", "10ms"},
 		{"/history/entity (365 days)", "/history/entity/bench-exchange", "20ms"},
 		{"/portfolio/entity at a past day", "/portfolio/entity/bench-exchange?time=" + past, "20ms"},

@@ -73,8 +73,8 @@ func (s *Store) ApplyAttributions(ctx context.Context, as []Attribution) (int, e
 		moved = len(m[0])
 		b := &pgx.Batch{}
 		if moved > 0 {
-			b.Queue(q("move_change"), m[0], m[1], m[2], m[3], s.chains)
-			b.Queue(q("move_current"), m[0], m[1], m[2], m[3], s.chains)
+			b.Queue(q("move_change"), m[0], m[1], m[2], m[3])
+			b.Queue(q("move_current"), m[0], m[1], m[2], m[3])
 		}
 		b.Queue(q("attr_upsert"))
 		b.Queue(q("attr_delete"))

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/chainintel/chainintel/libs/chains"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
@@ -49,13 +50,12 @@ func q(name string) string {
 
 // Store is safe for concurrent use.
 type Store struct {
-	pool   *pgxpool.Pool
-	chains []string // every chain name of the catalogue (joins from chain types to chains)
+	pool *pgxpool.Pool
 }
 
 // New returns a store over pool.
 func New(pool *pgxpool.Pool) *Store {
-	return &Store{pool: pool, chains: chains.Names(chains.All)}
+	return &Store{pool: pool}
 }
 
 // Pool is the store's pool (benchmarks and tests).

@@ -4,8 +4,7 @@ WITH m AS (
 ), d AS (
   SELECT m.old_id, m.new_id, c.chain, c.token, c.balance
   FROM m
-  JOIN unnest($5::text[]) AS ch(chain) ON balances.chain_type(ch.chain) = m.chain_type
-  JOIN balances.current c ON c.chain = ch.chain AND c.address = m.address
+  JOIN balances.current c ON c.address = m.address AND balances.chain_type(c.chain) = m.chain_type
 ), moved AS (
   SELECT entity_id, chain, token, sum(balance) AS balance FROM (
     SELECT old_id AS entity_id, chain, token, -balance AS balance FROM d WHERE old_id <> ''
