@@ -204,7 +204,12 @@ func (a *App) Portfolio(ctx context.Context, s Subject, at time.Time) (map[strin
 		if out[x.key[0]] == nil {
 			out[x.key[0]] = map[string]PortfolioEntry{}
 		}
-		out[x.key[0]][t.ID] = entry(t, x.at(day), closes(pd[t.PricingID]).at(day))
+		e := entry(t, x.at(day), closes(pd[t.PricingID]).at(day))
+		if prev, ok := out[x.key[0]][t.ID]; ok { // two contracts of one id on a chain
+			e.Balance += prev.Balance
+			e.USD += prev.USD
+		}
+		out[x.key[0]][t.ID] = e
 	}
 	return out, nil
 }
