@@ -170,27 +170,7 @@ func TestBalancesGethDevExact(t *testing.T) {
 		t.Skip("starts its own platform on a geth --dev chain")
 	}
 	node := startDevGeth(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	dbURL, drop, err := pgtest.CreateDatabase(ctx, "e2egeth")
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := stack.Start(ctx, stack.Options{HTTPAddr: "127.0.0.1:0", DatabaseURL: dbURL, LogLevel: "error", LogOutput: io.Discard,
-		EVMRPCURL: node.url, EVMChain: "ethereum", EVMStartBlock: "0"}, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})))
-	if err != nil {
-		cancel()
-		drop()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-st.Done():
-		case <-time.After(40 * time.Second):
-		}
-		drop()
-	})
-	p := &Platform{URL: st.URL, APIKey: st.APIKey, HTTP: &http.Client{Timeout: 30 * time.Second}}
+	p, key := gethPlatform(t, node)
 
 	var accts []string
 	node.must(&accts, "eth_accounts")
@@ -226,7 +206,7 @@ func TestBalancesGethDevExact(t *testing.T) {
 			if err := node.call(&wantTok, "eth_call", map[string]any{"to": token, "data": "0x70a08231" + addrWord(a)}, "latest"); err != nil {
 				return err
 			}
-			r := p.Do(t, http.MethodGet, "/balances/address/"+url.PathEscape(a)+"?chains=ethereum", st.APIKey, nil)
+			r := p.Do(t, http.MethodGet, "/balances/address/"+url.PathEscape(a)+"?chains=ethereum", key, nil)
 			if r.Status != 200 {
 				return fmt.Errorf("%s: %d %s", a, r.Status, r.Body)
 			}
@@ -247,4 +227,29 @@ func TestBalancesGethDevExact(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// gethPlatform starts a platform of its own indexing the node from block 0.
+func gethPlatform(t *testing.T, node rpcNode) (*Platform, string) {
+	ctx, cancel := context.WithCancel(context.Background())
+	dbURL, drop, err := pgtest.CreateDatabase(ctx, "e2egeth")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := stack.Start(ctx, stack.Options{HTTPAddr: "127.0.0.1:0", DatabaseURL: dbURL, LogLevel: "error", LogOutput: io.Discard,
+		EVMRPCURL: node.url, EVMChain: "ethereum", EVMStartBlock: "0"}, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})))
+	if err != nil {
+		cancel()
+		drop()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-st.Done():
+		case <-time.After(40 * time.Second):
+		}
+		drop()
+	})
+	return &Platform{URL: st.URL, APIKey: st.APIKey, HTTP: &http.Client{Timeout: 30 * time.Second}}, st.APIKey
 }

@@ -33,29 +33,7 @@ func TestBalancesSimulatedExchangeTotals(t *testing.T) {
 	if p.Stack == nil {
 		t.Skip("needs the local stack's simulator")
 	}
-	var gc ingest.Config
-	if err := config.Defaults(&gc); err != nil {
-		t.Fatal(err)
-	}
-	w, err := sim.New(ingest.SimConfig(gc, time.Now()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cur := w.CuratedData()
-	members := map[string][]string{}
-	for _, a := range cur.Addresses {
-		members[a.Entity] = append(members[a.Entity], a.Address)
-	}
-	exchange := ""
-	for _, e := range cur.Entities {
-		if e.Type == "cex" && len(members[e.ID]) > 0 {
-			exchange = e.ID
-			break
-		}
-	}
-	if exchange == "" {
-		t.Fatal("the simulated world has no curated exchange with addresses")
-	}
+	exchange, members := simExchange(t)
 	entityTotal := func() (float64, error) {
 		r := p.Get(t, "/balances/entity/"+url.PathEscape(exchange))
 		var b struct {
@@ -86,7 +64,7 @@ func TestBalancesSimulatedExchangeTotals(t *testing.T) {
 			t.Fatal(err)
 		}
 		sum := 0.0
-		for _, a := range members[exchange] {
+		for _, a := range members {
 			r := p.Get(t, "/balances/address/"+url.PathEscape(a))
 			if r.Status != 200 {
 				t.Fatalf("/balances/address/%s: %d %s", a, r.Status, r.Body)
@@ -110,11 +88,39 @@ func TestBalancesSimulatedExchangeTotals(t *testing.T) {
 			t.Fatal(err)
 		}
 		if before == after && near(before, sum) && near(before, s.BalanceUSD) {
-			t.Logf("%s: %d addresses, total %.2f USD", exchange, len(members[exchange]), before)
+			t.Logf("%s: %d addresses, total %.2f USD", exchange, len(members), before)
 			return
 		}
 		last = fmt.Sprintf("entity %v then %v, addresses sum %v, summary balanceUsd %v", before, after, sum, s.BalanceUSD)
 		time.Sleep(200 * time.Millisecond)
 	}
 	t.Fatalf("%s: no consistent reading in 30 tries; last: %s", exchange, last)
+}
+
+// simExchange is a curated exchange of the stack's simulated world and its addresses.
+func simExchange(t *testing.T) (string, []string) {
+	var gc ingest.Config
+	if err := config.Defaults(&gc); err != nil {
+		t.Fatal(err)
+	}
+	w, err := sim.New(ingest.SimConfig(gc, time.Now()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur := w.CuratedData()
+	members := map[string][]string{}
+	for _, a := range cur.Addresses {
+		members[a.Entity] = append(members[a.Entity], a.Address)
+	}
+	exchange := ""
+	for _, e := range cur.Entities {
+		if e.Type == "cex" && len(members[e.ID]) > 0 {
+			exchange = e.ID
+			break
+		}
+	}
+	if exchange == "" {
+		t.Fatal("the simulated world has no curated exchange with addresses")
+	}
+	return exchange, members[exchange]
 }

@@ -80,38 +80,8 @@ func run() error {
 	today := store.Day(time.Now())
 	first := today.AddDate(0, 0, -364)
 
-	// The registry, a year of daily prices, and the entity's 10,000 addresses plus 100 smaller
-	// entities of 100 addresses each.
-	if err := st.ApplyTokens(ctx, []store.MarketToken{
-		{PricingID: "ethereum", Name: "Ethereum", Symbol: "ETH", Deployments: []store.Deployment{{Chain: "ethereum", Decimals: 18}}},
-		{PricingID: "bench-token", Name: "Bench", Symbol: "BEN", Deployments: []store.Deployment{{Chain: "ethereum", Token: benchToken, Decimals: 18}}},
-	}, nil); err != nil {
+	if err := seed(ctx, st, n, entN, batch, first); err != nil {
 		return err
-	}
-	var prices []store.PricePoint
-	for d := 0; d < 365; d++ {
-		t := first.AddDate(0, 0, d)
-		prices = append(prices, store.PricePoint{PricingID: "ethereum", Time: t, Price: 2000 + float64(d)},
-			store.PricePoint{PricingID: "bench-token", Time: t, Price: 1 + float64(d)/365})
-	}
-	if err := st.WritePrices(ctx, prices); err != nil {
-		return err
-	}
-	var attrs []store.Attribution
-	ex := &store.Entity{ID: "bench-exchange", Name: "Bench Exchange", Type: "cex"}
-	for i := 0; i < entN; i++ {
-		attrs = append(attrs, store.Attribution{ChainType: "evm", Address: addr(i), Entity: ex, Version: 1})
-	}
-	for e := 0; e < 100 && entN+e*100+100 <= n; e++ {
-		ent := &store.Entity{ID: fmt.Sprintf("bench-fund-%d", e), Name: fmt.Sprintf("Fund %d", e), Type: "fund"}
-		for j := 0; j < 100; j++ {
-			attrs = append(attrs, store.Attribution{ChainType: "evm", Address: addr(entN + e*100 + j), Entity: ent, Version: 1})
-		}
-	}
-	for i := 0; i < len(attrs); i += batch {
-		if _, err := st.ApplyAttributions(ctx, attrs[i:min(i+batch, len(attrs))]); err != nil {
-			return err
-		}
 	}
 
 	// History: each entity address changes on three earlier days of the year.
@@ -154,26 +124,7 @@ func run() error {
 	fmt.Printf("%-45s %12.0f %12.0f %8.2f   (target >= 50,000 obs/s and >= 0.75)\n", "balance observations, write path", wr, rr, wr/rr)
 	fmt.Printf("%-45s %12.0f\n", "history observations (entity, 365 days)", float64(len(hist))/histDur.Seconds())
 
-	cs, _ := chains.NewSet(nil)
-	e := httpx.NewEngine(httpx.EngineOptions{Service: "balances"})
-	svchttp.Register(e, app.New(st, nil, cs))
-	past := strconv.FormatInt(first.AddDate(0, 0, 180).UnixMilli(), 10)
-	fmt.Printf("\n%-55s %10s %10s %10s  %s\n", "query (real router, in process)", "p50", "p99", "max", "target p99")
-	for _, qq := range []struct{ name, path, target string }{
-		{"/balances/entity (" + strconv.Itoa(entN) + " addresses)", "/balances/entity/bench-exchange", "50ms"},
-		{"/balances/entity cheap=true", "/balances/entity/bench-exchange?cheap=true", "10ms"},
-		{"/history/entity (365 days)", "/history/entity/bench-exchange", "20ms"},
-		{"/portfolio/entity at a past day", "/portfolio/entity/bench-exchange?time=" + past, "20ms"},
-		{"/token/holders (" + strconv.Itoa(n) + " holders)", "/token/holders/bench-token", "30ms"},
-		{"/token/holders groupByEntity=true", "/token/holders/bench-token?groupByEntity=true", "30ms"},
-	} {
-		d, err := measure(e, qq.path, queries)
-		if err != nil {
-			return err
-		}
-		fmt.Printf("%-55s %10s %10s %10s  %s\n", qq.name, pct(d, 50), pct(d, 99), d[len(d)-1], qq.target)
-	}
-	return nil
+	return report(st, entN, n, first, queries)
 }
 
 func obs(i int, token string, day time.Time, block, units int64) store.Observation {
@@ -237,4 +188,66 @@ func pct(s []time.Duration, p int) time.Duration {
 		i--
 	}
 	return s[min(i, len(s)-1)].Round(10 * time.Microsecond)
+}
+
+// seed writes the registry, a year of daily prices, and the attributions: the measured entity's
+// addresses plus 100 smaller entities of 100 addresses each.
+func seed(ctx context.Context, st *store.Store, n, entN, batch int, first time.Time) error {
+	if err := st.ApplyTokens(ctx, []store.MarketToken{
+		{PricingID: "ethereum", Name: "Ethereum", Symbol: "ETH", Deployments: []store.Deployment{{Chain: "ethereum", Decimals: 18}}},
+		{PricingID: "bench-token", Name: "Bench", Symbol: "BEN", Deployments: []store.Deployment{{Chain: "ethereum", Token: benchToken, Decimals: 18}}},
+	}, nil); err != nil {
+		return err
+	}
+	var prices []store.PricePoint
+	for d := 0; d < 365; d++ {
+		t := first.AddDate(0, 0, d)
+		prices = append(prices, store.PricePoint{PricingID: "ethereum", Time: t, Price: 2000 + float64(d)},
+			store.PricePoint{PricingID: "bench-token", Time: t, Price: 1 + float64(d)/365})
+	}
+	if err := st.WritePrices(ctx, prices); err != nil {
+		return err
+	}
+	var attrs []store.Attribution
+	ex := &store.Entity{ID: "bench-exchange", Name: "Bench Exchange", Type: "cex"}
+	for i := 0; i < entN; i++ {
+		attrs = append(attrs, store.Attribution{ChainType: "evm", Address: addr(i), Entity: ex, Version: 1})
+	}
+	for e := 0; e < 100 && entN+e*100+100 <= n; e++ {
+		ent := &store.Entity{ID: fmt.Sprintf("bench-fund-%d", e), Name: fmt.Sprintf("Fund %d", e), Type: "fund"}
+		for j := 0; j < 100; j++ {
+			attrs = append(attrs, store.Attribution{ChainType: "evm", Address: addr(entN + e*100 + j), Entity: ent, Version: 1})
+		}
+	}
+	for i := 0; i < len(attrs); i += batch {
+		if _, err := st.ApplyAttributions(ctx, attrs[i:min(i+batch, len(attrs))]); err != nil {
+			return err
+		}
+	}
+
+	return nil
+}
+
+// report measures the named queries through the real router.
+func report(st *store.Store, entN, n int, first time.Time, queries int) error {
+	cs, _ := chains.NewSet(nil)
+	e := httpx.NewEngine(httpx.EngineOptions{Service: "balances"})
+	svchttp.Register(e, app.New(st, nil, cs))
+	past := strconv.FormatInt(first.AddDate(0, 0, 180).UnixMilli(), 10)
+	fmt.Printf("\n%-55s %10s %10s %10s  %s\n", "query (real router, in process)", "p50", "p99", "max", "target p99")
+	for _, qq := range []struct{ name, path, target string }{
+		{"/balances/entity (" + strconv.Itoa(entN) + " addresses)", "/balances/entity/bench-exchange", "50ms"},
+		{"/balances/entity cheap=true", "/balances/entity/bench-exchange?cheap=true", "10ms"},
+		{"/history/entity (365 days)", "/history/entity/bench-exchange", "20ms"},
+		{"/portfolio/entity at a past day", "/portfolio/entity/bench-exchange?time=" + past, "20ms"},
+		{"/token/holders (" + strconv.Itoa(n) + " holders)", "/token/holders/bench-token", "30ms"},
+		{"/token/holders groupByEntity=true", "/token/holders/bench-token?groupByEntity=true", "30ms"},
+	} {
+		d, err := measure(e, qq.path, queries)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("%-55s %10s %10s %10s  %s\n", qq.name, pct(d, 50), pct(d, 99), d[len(d)-1], qq.target)
+	}
+	return nil
 }
