@@ -88,9 +88,64 @@ func (s *Store) WriteObservations(ctx context.Context, obs []Observation) (int, 
 				p.top = &cc
 			}
 		}
-		return s.apply(ctx, tx, plans, false)
+		held, err := s.splitHeld(ctx, tx, plans)
+		if err != nil {
+			return err
+		}
+		if err := s.applyUnheld(ctx, tx, plans); err != nil {
+			return err
+		}
+		return s.apply(ctx, tx, held, false)
 	})
 	return n, err
+}
+
+// splitHeld moves the plans of keys whose address an operator entity holds out of plans: those
+// need the full path (their entity's rows move too); the rest take applyUnheld.
+func (s *Store) splitHeld(ctx context.Context, tx pgx.Tx, plans map[Key]*plan) (map[Key]*plan, error) {
+	keys := sortedKeys(plans)
+	rows, err := tx.Query(ctx, q("load_members"), memberArgs(keys)...)
+	if err != nil {
+		return nil, err
+	}
+	ents, err := scanMembers(rows)
+	if err != nil {
+		return nil, err
+	}
+	held := map[Key]*plan{}
+	for _, k := range keys {
+		if ents[[2]string{ChainType(k.Chain), k.Address}] != "" {
+			held[k] = plans[k]
+			delete(plans, k)
+		}
+	}
+	return held, nil
+}
+
+// applyUnheld writes the current balances, supplies and daily snapshots of keys no entity holds,
+// with the newest-block rules in SQL: nothing needs reading first.
+func (s *Store) applyUnheld(ctx context.Context, tx pgx.Tx, plans map[Key]*plan) error {
+	if len(plans) == 0 {
+		return nil
+	}
+	var cur [9][]any
+	var daily [6][]any
+	for _, k := range sortedKeys(plans) {
+		p := plans[k]
+		t := p.top
+		for i, v := range []any{k.Chain, k.Address, k.Token, t.BlockNumber, t.BlockHash, t.BlockTime, t.Balance.String(), t.Owner, t.Kind} {
+			cur[i] = append(cur[i], v)
+		}
+		for _, pt := range Merge(nil, p.cands) {
+			for i, v := range []any{k.Chain, k.Address, k.Token, pt.Day.Format(dateFmt), pt.Block, pt.Balance.String()} {
+				daily[i] = append(daily[i], v)
+			}
+		}
+	}
+	b := &pgx.Batch{}
+	b.Queue(q("fast_current"), cur[0], cur[1], cur[2], cur[3], cur[4], cur[5], cur[6], cur[7], cur[8])
+	b.Queue(q("fast_daily"), daily[0], daily[1], daily[2], daily[3], daily[4], daily[5])
+	return tx.SendBatch(ctx, b).Close()
 }
 
 // plan is what a write does to one key.
