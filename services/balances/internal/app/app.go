@@ -43,6 +43,7 @@ type Store interface {
 type UserLabels interface {
 	Lookup(ctx context.Context, addrs []ulclient.AddressRef) (ulclient.Lookup, error)
 	Entity(ctx context.Context, id string) (ulclient.UserEntity, error)
+	Additions(ctx context.Context, operatorEntityID string) (map[string][]string, error)
 }
 
 // NotFoundError is an unknown subject: an entity, a token, an address format.
@@ -98,12 +99,16 @@ func (noLabels) Entity(context.Context, string) (ulclient.UserEntity, error) {
 	return ulclient.UserEntity{}, ulclient.ErrNotFound
 }
 
+func (noLabels) Additions(context.Context, string) (map[string][]string, error) {
+	return map[string][]string{}, nil
+}
+
 // Subject is whose balances a route asks for: one address, an operator entity or a caller's
 // user entity.
 type Subject struct {
 	Entity   string      // operator entity id
 	User     bool        // Entity is a user entity; Refs are its addresses
-	Refs     []store.Ref // the address (one) or the user entity's addresses
+	Refs     []store.Ref // the address (one), the user entity's addresses, or the caller's additions to Entity
 	Chains   []string    // the chains asked about
 	Address  string      // the address subject, normalized
 	EntityID string      // the entity id as asked
@@ -176,17 +181,54 @@ func (a *App) EntitySubject(ctx context.Context, id string, requested []string) 
 		return Subject{}, notFound("entity %q not found", trunc(id))
 	}
 	sub.Entity = id
+	if sub.Refs, err = a.additions(ctx, id); err != nil {
+		return Subject{}, err
+	}
 	return sub, nil
+}
+
+// additions are the addresses the caller added to operator entity id (user-labels) that the
+// entity does not hold already, so none is counted twice.
+func (a *App) additions(ctx context.Context, id string) ([]store.Ref, error) {
+	added, err := a.labels.Additions(ctx, id)
+	if err != nil || len(added) == 0 {
+		return nil, err
+	}
+	var refs []store.Ref
+	for ct, addrs := range added {
+		for _, ad := range addrs {
+			refs = append(refs, store.Ref{ChainType: ct, Address: ad})
+		}
+	}
+	attrs, err := a.st.Attributions(ctx, refs)
+	if err != nil {
+		return nil, err
+	}
+	out := refs[:0]
+	for _, r := range refs {
+		if at, ok := attrs[r]; ok && at.Entity != nil && at.Entity.ID == id {
+			continue
+		}
+		out = append(out, r)
+	}
+	return out, nil
 }
 
 // holdings returns the subject's current balances; cheap reads an operator entity's maintained
 // totals instead of summing its addresses.
 func (a *App) holdings(ctx context.Context, s Subject, cheap bool) ([]store.Holding, error) {
 	switch {
-	case s.Entity != "" && cheap:
-		return a.st.EntityBalancesCheap(ctx, s.Entity, s.Chains)
 	case s.Entity != "":
-		return a.st.EntityBalances(ctx, s.Entity, s.Chains)
+		read := a.st.EntityBalances
+		if cheap {
+			read = a.st.EntityBalancesCheap
+		}
+		hs, err := read(ctx, s.Entity, s.Chains)
+		if err != nil || len(s.Refs) == 0 {
+			return hs, err
+		}
+		extra, err := a.st.SetBalances(ctx, s.Refs, s.Chains)
+		return mergeHoldings(append(hs, extra...)), err
 	case len(s.Refs) == 0 || len(s.Chains) == 0:
 		return nil, nil
 	case s.User:
@@ -200,12 +242,33 @@ func (a *App) holdings(ctx context.Context, s Subject, cheap bool) ([]store.Hold
 func (a *App) changes(ctx context.Context, s Subject) ([]store.Change, error) {
 	switch {
 	case s.Entity != "":
-		return a.st.EntityChanges(ctx, s.Entity, s.Chains)
+		cs, err := a.st.EntityChanges(ctx, s.Entity, s.Chains)
+		if err != nil || len(s.Refs) == 0 {
+			return cs, err
+		}
+		extra, err := a.st.SetChanges(ctx, s.Refs, s.Chains)
+		return append(cs, extra...), err
 	case len(s.Refs) == 0 || len(s.Chains) == 0:
 		return nil, nil
 	default:
 		return a.st.SetChanges(ctx, s.Refs, s.Chains)
 	}
+}
+
+// mergeHoldings sums holdings of the same (chain, token), keeping first-seen order.
+func mergeHoldings(hs []store.Holding) []store.Holding {
+	idx := map[[2]string]int{}
+	var out []store.Holding
+	for _, h := range hs {
+		k := [2]string{h.Chain, h.Token}
+		if i, ok := idx[k]; ok {
+			out[i].Balance = new(big.Int).Add(out[i].Balance, h.Balance)
+			continue
+		}
+		idx[k] = len(out)
+		out = append(out, store.Holding{Chain: h.Chain, Token: h.Token, Balance: new(big.Int).Set(h.Balance)})
+	}
+	return out
 }
 
 func trunc(s string) string {

@@ -304,9 +304,11 @@ func (a *App) Subaccounts(ctx context.Context, owners, entities []string, pricin
 		}
 		refs := s.Refs
 		if s.Entity != "" {
-			if refs, err = a.st.EntityMembers(ctx, s.Entity, []string{"solana"}, MaxEntityOwners); err != nil {
+			members, err := a.st.EntityMembers(ctx, s.Entity, []string{"solana"}, MaxEntityOwners)
+			if err != nil {
 				return nil, err
 			}
+			refs = append(members, s.Refs...)
 		}
 		for _, r := range refs {
 			if r.ChainType == "solana" {

@@ -47,7 +47,15 @@ var now = time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
 
 func at(day, hour int) time.Time { return time.Date(2026, 3, day, hour, 0, 0, 0, time.UTC) }
 
-type fakeLabels struct{}
+// fakeLabels is the caller's view from user-labels; additions are the caller's additions to
+// operator entities.
+type fakeLabels struct {
+	additions map[string]map[string][]string
+}
+
+func (f fakeLabels) Additions(_ context.Context, id string) (map[string][]string, error) {
+	return f.additions[id], nil
+}
 
 func (fakeLabels) Lookup(_ context.Context, refs []ulclient.AddressRef) (ulclient.Lookup, error) {
 	out := ulclient.Lookup{Labels: map[string]ulclient.Label{}, Entities: map[string][]ulclient.EntityRef{}}
@@ -87,6 +95,12 @@ func ob(chain, addr, token string, block int64, t time.Time, bal string) store.O
 
 // newEnv builds the known world on an emptied database and the real router over it.
 func newEnv(t *testing.T) *env {
+	t.Helper()
+	return newEnvWith(t, fakeLabels{})
+}
+
+// newEnvWith is newEnv with the caller's view from labels.
+func newEnvWith(t *testing.T, labels fakeLabels) *env {
 	t.Helper()
 	ctx := context.Background()
 	pool := pgtest.Pool(t)
@@ -134,7 +148,7 @@ func newEnv(t *testing.T) *env {
 	cs, err := chains.NewSet(nil)
 	check(err)
 	e := httpx.NewEngine(httpx.EngineOptions{Service: "balances"})
-	Register(e, app.New(st, fakeLabels{}, cs, app.WithClock(func() time.Time { return now })))
+	Register(e, app.New(st, labels, cs, app.WithClock(func() time.Time { return now })))
 	return &env{h: e, st: st}
 }
 

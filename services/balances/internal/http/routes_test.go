@@ -199,3 +199,22 @@ func TestBadRequests(t *testing.T) {
 	}
 	_ = url.Values{}
 }
+
+// The caller's additions to an operator entity count in its balances and history, once each
+// (a1 is the entity's already).
+func TestEntityWithCallerAdditions(t *testing.T) {
+	ev := newEnvWith(t, fakeLabels{additions: map[string]map[string][]string{"binance": {"evm": {a3, a1}}}})
+	want := fill(fmt.Sprintf(`{"entities":{"binance":`+binanceJSON+`},
+		"balances":{"ethereum":[
+			{"id":"ethereum","name":"Ethereum","symbol":"ETH","balance":5.5,"price":2200,"priceChange24h":100,"priceChange24hPercent":%v,
+			 "quoteTime":"2026-03-10T11:00:00Z","usd":12100},
+			{"id":"usd-coin","name":"USD Coin","symbol":"USDC","balance":500,"ethereumAddress":"@USDC","price":1,"priceChange24h":0,
+			 "priceChange24hPercent":0,"quoteTime":"2026-03-08T00:00:00Z","usd":500},
+			{"id":"big-token","name":"Big","symbol":"BIG","balance":1180.591620717411303424,"ethereumAddress":"@BIGT",
+			 "price":0,"priceChange24h":0,"priceChange24hPercent":0,"usd":0}]},
+		"totalBalance":{"ethereum":12600},"totalBalance24hAgo":{"ethereum":12050}}`, 100.0/2100*100))
+	ev.expect(t, "/balances/entity/binance", 200, want)
+	ev.expect(t, "/balances/entity/binance?cheap=true", 200, want)
+	ev.expect(t, "/history/entity/binance", 200, `{"ethereum":[{"time":"2026-03-08T00:00:00Z","usd":8000},
+		{"time":"2026-03-09T00:00:00Z","usd":11000},{"time":"2026-03-10T00:00:00Z","usd":12600}]}`)
+}
