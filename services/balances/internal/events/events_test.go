@@ -68,7 +68,7 @@ func eventually(t *testing.T, what string, f func() (string, string)) {
 }
 
 // Through the in-process broker: observations published twice (at-least-once delivery), a late
-// older one, an attribution and a reorg, all land exactly once.
+// older one, an attribution, a reorg and a relabel, all land exactly once.
 func TestConsumersThroughBroker(t *testing.T) {
 	ctx := context.Background()
 	pool := pgtest.Pool(t)
@@ -119,4 +119,12 @@ func TestConsumersThroughBroker(t *testing.T) {
 	}
 	eventually(t, "current after reorg", func() (string, string) { return cur(), "5" })
 	eventually(t, "entity after reorg", func() (string, string) { return ent(), "5" })
+	// A relabel to y moves the balance and its history.
+	if err := pub.Publish(ctx, eventbus.Event{Topic: eventsv1.TopicAttributions, Key: "evm:" + a1, Msg: &eventsv1.Attribution{ChainType: "evm",
+		Address: a1, Entity: &eventsv1.Entity{Id: "y", Name: "Y", Type: "fund"}, Version: 2}}); err != nil {
+		t.Fatal(err)
+	}
+	entY := read(`SELECT sum(delta)::text FROM balances.entity_change WHERE entity_id = 'y'`)
+	eventually(t, "y after relabel", func() (string, string) { return entY(), "5" })
+	eventually(t, "x after relabel", func() (string, string) { return ent(), "0" })
 }
