@@ -124,3 +124,71 @@ func simExchange(t *testing.T) (string, []string) {
 	}
 	return exchange, members[exchange]
 }
+
+// Every balances route answers through the edge on the simulator's world, with the shapes of
+// API.md, and refuses bad input with the edge passing the service's 400 and 404 through.
+func TestBalancesRoutesThroughEdge(t *testing.T) {
+	p := Get(t)
+	if p.Stack == nil {
+		t.Skip("needs the local stack's simulator")
+	}
+	exchange, members := simExchange(t)
+	addr := url.PathEscape(members[0])
+	Eventually(t, 90*time.Second, func() error {
+		r := p.Get(t, "/token/holders/ethereum")
+		var h struct {
+			TotalSupply map[string]float64 `json:"totalSupply"`
+		}
+		if r.Status != 200 {
+			return fmt.Errorf("holders: %d %s", r.Status, r.Body)
+		}
+		r.JSON(t, &h)
+		if len(h.TotalSupply) == 0 {
+			return fmt.Errorf("no ethereum holders yet: %s", r.Body)
+		}
+		return nil
+	})
+	ms := time.Now().UnixMilli()
+	for path, keys := range map[string][]string{
+		"/balances/address/" + addr:                                        {"addresses", "balances", "totalBalance", "totalBalance24hAgo"},
+		"/balances/entity/" + exchange + "?cheap=true":                     {"entities", "balances", "totalBalance", "totalBalance24hAgo"},
+		"/history/address/" + addr:                                         nil,
+		"/history/entity/" + exchange:                                      nil,
+		fmt.Sprintf("/portfolio/address/%s?time=%d", addr, ms):             nil,
+		fmt.Sprintf("/portfolio/entity/%s?time=%d", exchange, ms):          nil,
+		"/portfolio/timeSeries/address/" + addr + "?pricingId=ethereum":    nil,
+		"/portfolio/timeSeries/entity/" + exchange + "?pricingId=ethereum": nil,
+		"/token/balance/ethereum?entityID=" + exchange:                     {"pricingID", "name", "symbol", "balance", "price", "usd"},
+		"/token/holders/ethereum?groupByEntity=true&limit=5":               {"token", "totalSupply", "addressTopHolders", "entityTopHolders"},
+	} {
+		r := p.Get(t, path)
+		if r.Status != 200 {
+			t.Errorf("%s: %d %s", path, r.Status, r.Body)
+			continue
+		}
+		var m map[string]any
+		r.JSON(t, &m)
+		for _, k := range keys {
+			if _, ok := m[k]; !ok {
+				t.Errorf("%s: no %q in %s", path, k, r.Body)
+			}
+		}
+	}
+	for _, path := range []string{"/balances/solana/subaccounts/entity/" + exchange + "?pricingID=solana",
+		"/balances/solana/subaccounts/address/So11111111111111111111111111111111111111112?pricingID=solana"} {
+		if r := p.Get(t, path); r.Status != 200 || r.Body[0] != '[' {
+			t.Errorf("%s: %d %s", path, r.Status, r.Body)
+		}
+	}
+	for path, want := range map[string]string{
+		"/token/holders/ethereum?limit=101":                          "limit: must be between 1 and 100, got 101",
+		"/portfolio/timeSeries/entity/" + exchange:                   "pricingId: required",
+		"/balances/entity/no-such-entity-anywhere":                   `entity "no-such-entity-anywhere" not found`,
+		"/token/balance/ethereum/" + members[0] + "?address=" + addr: "", // a token contract nobody knows: 404
+	} {
+		r := p.Get(t, path)
+		if r.Status != 400 && r.Status != 404 || (want != "" && r.Error() != want) {
+			t.Errorf("%s: %d %s, want the error %q", path, r.Status, r.Body, want)
+		}
+	}
+}
