@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
 # make bench: prints the performance figures each issue names, section by section.
 #
-#   BENCH=edge,ingest make bench     only some sections (edge ingest intelligence transfers user-labels)
+#   BENCH=edge,ingest make bench     only some sections (edge ingest intelligence transfers user-labels balances)
 #   BENCH_ROWS=200000 make bench     a smaller transfers load (default 10,000,000 rows, as issue 6 asks)
 #   BENCH_EDGE_ROUNDS=3 make bench   fewer interleaved edge rounds (default 5; the median is printed)
 #   BENCH_WRITERS=1 make bench       transfers loaded (and raw-COPYed) by one writer (default 2, as two replicas)
+#   BENCH_BAL_ADDRESSES=200000 make bench   a smaller balances world (default 1,000,000 addresses, as issue 25 asks)
 #
 # Figures are printed, never asserted. Every section shares this machine's cores with PostgreSQL,
 # Redis and the in-process broker; compare figures printed side by side in one run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export GOFLAGS=-buildvcs=false
-want="${BENCH:-edge,ingest,intelligence,user-labels,transfers}"
+want="${BENCH:-edge,ingest,intelligence,user-labels,transfers,balances}"
 
 section() {
   case ",$want," in *",$1,"*) ;; *) return 1 ;; esac
@@ -38,4 +39,8 @@ fi
 
 if section transfers "transfers: ingest rate vs raw COPY and query latency at ${BENCH_ROWS:-10000000} rows (issue 6)"; then
   (cd services/transfers && go run ./cmd/transfers-bench)
+fi
+
+if section balances "balances: observation throughput vs raw COPY and query latency at ${BENCH_BAL_ADDRESSES:-1000000} addresses (issue 25)"; then
+  (cd services/balances && go run ./cmd/balances-bench)
 fi

@@ -264,6 +264,7 @@ func buildUnits(o Options, base service.Base, pg service.Postgres, kafka service
 	errs = append(errs, config.Defaults(&ic))
 	ic.Base, ic.Postgres, ic.Kafka, ic.Chains = base, pg, kafka, o.Chains
 	ic.UserLabelsURL, ic.TransfersURL = url("user-labels"), url("transfers")
+	ic.BalancesURL = url("balances")
 	ic.HeuristicsInterval = 10 * time.Second
 	errs = append(errs, add("intelligence", ic,
 		func(ctx context.Context) error {
@@ -284,6 +285,7 @@ func buildUnits(o Options, base service.Base, pg service.Postgres, kafka service
 	var bc balances.Config
 	errs = append(errs, config.Defaults(&bc))
 	bc.Base, bc.Postgres, bc.Kafka, bc.Chains = base, pg, kafka, o.Chains
+	bc.UserLabelsURL = url("user-labels")
 	errs = append(errs, add("balances", bc,
 		func(ctx context.Context) error { return balances.Migrate(ctx, bc, nil) },
 		func(ctx context.Context, d service.Deps) error { return balances.Run(ctx, bc, d) }))

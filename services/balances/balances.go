@@ -5,10 +5,17 @@ import (
 	"context"
 	"log/slog"
 
+	"github.com/chainintel/chainintel/libs/chains"
+	"github.com/chainintel/chainintel/libs/eventbus"
 	"github.com/chainintel/chainintel/libs/service"
+	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
+	"github.com/chainintel/chainintel/services/balances/internal/app"
 	"github.com/chainintel/chainintel/services/balances/internal/config"
+	"github.com/chainintel/chainintel/services/balances/internal/events"
 	svchttp "github.com/chainintel/chainintel/services/balances/internal/http"
+	"github.com/chainintel/chainintel/services/balances/internal/store"
 	"github.com/chainintel/chainintel/services/balances/migrations"
+	ulclient "github.com/chainintel/chainintel/services/user-labels/client"
 )
 
 // Name is the service name.
@@ -30,6 +37,10 @@ func Migrate(ctx context.Context, cfg Config, log *slog.Logger) error {
 
 // Run serves until ctx ends.
 func Run(ctx context.Context, cfg Config, deps Deps) error {
+	cs, err := chains.NewSet(cfg.Chains)
+	if err != nil {
+		return err
+	}
 	s, err := service.New(ctx, Name, cfg.Base, deps)
 	if err != nil {
 		return err
@@ -39,8 +50,26 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	if err != nil {
 		return err
 	}
-	_ = pool
+	st := store.New(pool)
+
+	var labels app.UserLabels
+	if cfg.UserLabelsURL != "" {
+		c, err := ulclient.New(cfg.UserLabelsURL, s.Signer, s.Tel.TracerProvider)
+		if err != nil {
+			return err
+		}
+		labels = c
+	}
+
+	h := events.Handlers{W: st, Log: s.Log}
+	batch := func(o *eventbus.ConsumerOptions) { o.MaxBatch = cfg.ConsumerBatch }
+	service.Consume(s, cfg.Kafka, eventsv1.TopicMarketTokens, func() *eventsv1.MarketToken { return new(eventsv1.MarketToken) }, h.Tokens)
+	service.Consume(s, cfg.Kafka, eventsv1.TopicPrices, func() *eventsv1.Price { return new(eventsv1.Price) }, h.Prices, batch)
+	service.Consume(s, cfg.Kafka, eventsv1.TopicAttributions, func() *eventsv1.Attribution { return new(eventsv1.Attribution) }, h.Attributions, batch)
+	service.Consume(s, cfg.Kafka, eventsv1.TopicBalances, func() *eventsv1.BalanceObservation { return new(eventsv1.BalanceObservation) }, h.Balances, batch)
+	service.Consume(s, cfg.Kafka, eventsv1.TopicReorgs, func() *eventsv1.Reorg { return new(eventsv1.Reorg) }, h.Reorgs)
+
 	e := s.Engine()
-	svchttp.Register(e)
+	svchttp.Register(e, app.New(st, labels, cs))
 	return s.Run(ctx, e)
 }

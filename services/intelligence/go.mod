@@ -108,3 +108,7 @@ replace (
 replace github.com/chainintel/chainintel/services/user-labels => ../user-labels
 
 replace github.com/chainintel/chainintel/services/ingest => ../ingest
+
+require github.com/chainintel/chainintel/services/balances v0.0.0
+
+replace github.com/chainintel/chainintel/services/balances => ../balances

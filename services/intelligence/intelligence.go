@@ -17,6 +17,7 @@ import (
 	"github.com/chainintel/chainintel/libs/pgstore"
 	"github.com/chainintel/chainintel/libs/service"
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
+	balclient "github.com/chainintel/chainintel/services/balances/client"
 	"github.com/chainintel/chainintel/services/intelligence/internal/app"
 	"github.com/chainintel/chainintel/services/intelligence/internal/attribution"
 	"github.com/chainintel/chainintel/services/intelligence/internal/config"
@@ -98,6 +99,13 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		return fmt.Errorf("INTEL_TRANSFERS_URL: %w", err)
 	}
 	a := &app.Service{Chains: set, Cache: cache, Store: st, UserLabels: ul, Transfers: tc, Log: s.Log}
+	if cfg.BalancesURL != "" {
+		bc, err := balclient.New(cfg.BalancesURL, s.Signer, s.Tel.TracerProvider)
+		if err != nil {
+			return fmt.Errorf("INTEL_BALANCES_URL: %w", err)
+		}
+		a.Balances = bc
+	}
 	e := s.Engine()
 	svchttp.Register(e, a)
 	return s.Run(ctx, e)

@@ -19,6 +19,11 @@ type Config struct {
 
 	// Chains lists the chains this deployment serves; empty means all.
 	Chains []string `env:"CHAINS" envSeparator:","`
+	// UserLabelsURL is the user-labels service's base URL; empty disables callers' own labels
+	// and user entities.
+	UserLabelsURL string `env:"USER_LABELS_URL" envDefault:"http://user-labels:8080"`
+	// ConsumerBatch is the most balance observations written in one transaction.
+	ConsumerBatch int `env:"CONSUMER_BATCH" envDefault:"5000"`
 }
 
 // Validate checks the whole configuration.
@@ -29,6 +34,9 @@ func (c Config) Validate() error {
 	}
 	if _, err := chains.NewSet(c.Chains); err != nil {
 		p.Addf("BALANCES_CHAINS: %v", err)
+	}
+	if c.ConsumerBatch < 1 || c.ConsumerBatch > 50000 {
+		p.Addf("BALANCES_CONSUMER_BATCH: must be between 1 and 50000, got %d", c.ConsumerBatch)
 	}
 	return p.Err()
 }

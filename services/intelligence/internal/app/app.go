@@ -16,6 +16,7 @@ import (
 	"github.com/chainintel/chainintel/libs/address"
 	"github.com/chainintel/chainintel/libs/chains"
 	"github.com/chainintel/chainintel/libs/httpx"
+	balclient "github.com/chainintel/chainintel/services/balances/client"
 	"github.com/chainintel/chainintel/services/intelligence/internal/attribution"
 	"github.com/chainintel/chainintel/services/intelligence/internal/store"
 	"github.com/chainintel/chainintel/services/intelligence/internal/transfersclient"
@@ -51,6 +52,11 @@ type Activity interface {
 	Activity(ctx context.Context, addrs []transfersclient.AddressRef) (transfersclient.Activity, error)
 }
 
+// Balances is the balances service's USD totals (services/balances/client satisfies it).
+type Balances interface {
+	USDTotals(ctx context.Context, addrs []balclient.AddressRef, entities []string) (balclient.Totals, error)
+}
+
 // Service answers the intelligence API. It is safe for concurrent use.
 type Service struct {
 	Chains     *chains.Set
@@ -58,6 +64,7 @@ type Service struct {
 	Store      Store
 	UserLabels UserLabels // nil: no user labels
 	Transfers  Activity   // nil: user-entity summaries unavailable
+	Balances   Balances   // nil: summaries without balanceUsd, predictions by kept balances
 	Log        *slog.Logger
 }
 
@@ -365,6 +372,17 @@ func (s *Service) EntitySummary(ctx context.Context, id string) (EntitySummary, 
 			return EntitySummary{}, unavailable("transfers", err)
 		}
 		sum.VolumeUSD = act.VolumeUSD
+		if s.Balances != nil {
+			brefs := make([]balclient.AddressRef, len(refs))
+			for i, r := range refs {
+				brefs[i] = balclient.AddressRef{ChainType: r.ChainType, Address: r.Address}
+			}
+			tot, err := s.Balances.USDTotals(ctx, brefs, nil)
+			if err != nil {
+				return EntitySummary{}, unavailable("balances", err)
+			}
+			sum.BalanceUSD = tot.TotalUSD
+		}
 		if act.FirstTx != nil {
 			sum.FirstTx = act.FirstTx.UTC().Format(time.RFC3339)
 		}
@@ -384,6 +402,13 @@ func (s *Service) EntitySummary(ctx context.Context, id string) (EntitySummary, 
 		return EntitySummary{}, err
 	}
 	sum := EntitySummary{EntityID: id, NumAddresses: a.NumAddresses, VolumeUSD: a.VolumeUSD}
+	if s.Balances != nil {
+		tot, err := s.Balances.USDTotals(ctx, nil, []string{id})
+		if err != nil {
+			return EntitySummary{}, unavailable("balances", err)
+		}
+		sum.BalanceUSD = tot.Entities[id]
+	}
 	if a.TransferCount > 0 {
 		sum.FirstTx = msTime(a.FirstMs)
 		sum.LastTx = msTime(a.LastMs)
@@ -405,6 +430,9 @@ func (s *Service) EntityPredictions(ctx context.Context, id string) ([]Predictio
 	hb, err := s.Store.PredictedBalances(ctx, id)
 	if err != nil {
 		return nil, err
+	}
+	if s.Balances != nil {
+		return s.predictionsByBalances(ctx, id, hb)
 	}
 	// Pricing ids: the observation's, else the registry's for the token, else the chain's
 	// native coin.
@@ -458,6 +486,38 @@ func (s *Service) EntityPredictions(ctx context.Context, id string) ([]Predictio
 	out := make([]Prediction, 0, len(order))
 	for _, a := range order {
 		out = append(out, Prediction{Address: a, EntityID: id, USDBalance: usd[a]})
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].USDBalance != out[j].USDBalance {
+			return out[i].USDBalance > out[j].USDBalance
+		}
+		return out[i].Address < out[j].Address
+	})
+	if len(out) > MaxPredictions {
+		out = out[:MaxPredictions]
+	}
+	return out, nil
+}
+
+// predictionsByBalances orders the predicted addresses by the balances service's USD value of
+// their current balances.
+func (s *Service) predictionsByBalances(ctx context.Context, id string, hb []store.HeldBalance) ([]Prediction, error) {
+	seen := map[string]bool{}
+	var refs []balclient.AddressRef
+	for _, h := range hb {
+		r := balclient.AddressRef{ChainType: h.ChainType, Address: h.Address}
+		if !seen[r.Key()] {
+			seen[r.Key()] = true
+			refs = append(refs, r)
+		}
+	}
+	tot, err := s.Balances.USDTotals(ctx, refs, nil)
+	if err != nil {
+		return nil, unavailable("balances", err)
+	}
+	out := make([]Prediction, 0, len(refs))
+	for _, r := range refs {
+		out = append(out, Prediction{Address: r.Address, EntityID: id, USDBalance: tot.Addresses[r.Key()]})
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].USDBalance != out[j].USDBalance {

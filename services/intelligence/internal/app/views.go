@@ -55,8 +55,8 @@ type AddressInfo struct {
 	ClusterIDs       *[]string       `json:"clusterIds,omitempty"`
 }
 
-// EntitySummary is the API's entity summary. BalanceUSD is 0 until the balances service
-// provides entity balances (docs/intelligence.md).
+// EntitySummary is the API's entity summary. BalanceUSD is the balances service's USD value of
+// the entity's current balances.
 type EntitySummary struct {
 	EntityID     string  `json:"entityId"`
 	NumAddresses int64   `json:"numAddresses"`

@@ -26,6 +26,10 @@ type Config struct {
 	// user-entity activity.
 	UserLabelsURL string `env:"USER_LABELS_URL" envDefault:"http://user-labels:8080"`
 	TransfersURL  string `env:"TRANSFERS_URL" envDefault:"http://transfers:8080"`
+	// BalancesURL is the internal API asked for the USD balances of entity summaries and
+	// predictions; empty leaves them unpriced (0 in summaries, the service's own kept balances
+	// for predictions).
+	BalancesURL string `env:"BALANCES_URL" envDefault:"http://balances:8080"`
 
 	// CacheRefresh is how often the in-memory attribution cache picks up changes;
 	// PublishInterval how often the outbox relay publishes them.

@@ -1,0 +1,253 @@
+// Command balances-bench builds a world of addresses with balances in a scratch database through
+// the service's write path and prints the balance-update throughput (against a raw COPY of the
+// same rows, as a ratio) and latency percentiles of the queries issue 25 names, served by the
+// real router.
+//
+//	go run ./cmd/balances-bench     (make bench, section "balances")
+//
+// Settings (env): BENCH_BAL_ADDRESSES (1,000,000 addresses, each with a native and a token
+// balance: the token has that many holders), BENCH_BAL_ENTITY (10,000 addresses of the measured
+// entity, each with three earlier days of history over the last 365), BENCH_BATCH (5,000
+// observations per write, as the consumer's batch), BENCH_QUERIES (300 runs per query),
+// BENCH_DATABASE_URL (server for the scratch database; default the test server). The scratch
+// database is dropped at the end.
+package main
+
+import (
+	"context"
+	"fmt"
+	"math/big"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/chainintel/chainintel/libs/chains"
+	"github.com/chainintel/chainintel/libs/httpx"
+	"github.com/chainintel/chainintel/libs/pgstore"
+	"github.com/chainintel/chainintel/libs/pgstore/pgtest"
+	"github.com/chainintel/chainintel/services/balances/internal/app"
+	svchttp "github.com/chainintel/chainintel/services/balances/internal/http"
+	"github.com/chainintel/chainintel/services/balances/internal/store"
+	"github.com/chainintel/chainintel/services/balances/migrations"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+func env(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "balances-bench:", err)
+		os.Exit(1)
+	}
+}
+
+const benchToken = "0x00000000000000000000000000000000000be7c4"
+
+func addr(i int) string { return fmt.Sprintf("0x%040x", 0x1000000+i) }
+
+func run() error {
+	ctx := context.Background()
+	n, entN := env("BENCH_BAL_ADDRESSES", 1_000_000), env("BENCH_BAL_ENTITY", 10_000)
+	batch, queries := env("BENCH_BATCH", 5000), env("BENCH_QUERIES", 300)
+	entN = min(entN, n)
+	if u := os.Getenv("BENCH_DATABASE_URL"); u != "" {
+		os.Setenv("CHAININTEL_TEST_DATABASE_URL", u)
+	}
+	url, drop, err := pgtest.CreateDatabase(ctx, "balancesbench")
+	if err != nil {
+		return err
+	}
+	defer drop()
+	pool, err := pgstore.Connect(ctx, url, pgstore.Options{MaxConns: 4, AppName: "balances-bench"})
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	if err := pgstore.Migrate(ctx, pool, migrations.Schema, migrations.FS, nil); err != nil {
+		return err
+	}
+	st := store.New(pool)
+	today := store.Day(time.Now())
+	first := today.AddDate(0, 0, -364)
+
+	if err := seed(ctx, st, n, entN, batch, first); err != nil {
+		return err
+	}
+
+	// History: each entity address changes on three earlier days of the year.
+	var hist []store.Observation
+	for d := 0; d < 364; d++ {
+		for i := d % 121; i < entN; i += 121 {
+			hist = append(hist, obs(i, "", first.AddDate(0, 0, d), int64(d)*1_000_000+int64(i), int64(d+i%7+1)))
+			hist = append(hist, obs(i, benchToken, first.AddDate(0, 0, d), int64(d)*1_000_000+int64(i), int64(d*3+i%5+1)))
+		}
+	}
+	t0 := time.Now()
+	if err := write(ctx, st, hist, batch); err != nil {
+		return err
+	}
+	histDur := time.Since(t0)
+
+	// Today's reading of every address: a native and a token balance (the token's holders).
+	var bulk []store.Observation
+	for i := 0; i < n; i++ {
+		bulk = append(bulk, obs(i, "", today, 364_000_000+int64(i), int64(i%1000+1)), obs(i, benchToken, today, 364_000_000+int64(i), int64(i%997+2)))
+	}
+	t0 = time.Now()
+	if err := write(ctx, st, bulk, batch); err != nil {
+		return err
+	}
+	writeDur := time.Since(t0)
+	rawDur, err := rawCopy(ctx, pool, bulk, batch)
+	if err != nil {
+		return err
+	}
+	if _, err := pool.Exec(ctx, "VACUUM ANALYZE"); err != nil {
+		return err
+	}
+
+	fmt.Printf("world: %d addresses with balances (%d observations today), entity of %d addresses with %d history observations over 365 days\n",
+		n, len(bulk), entN, len(hist))
+	wr := float64(len(bulk)) / writeDur.Seconds()
+	rr := float64(len(bulk)) / rawDur.Seconds()
+	fmt.Printf("%-45s %12s %12s %8s\n", "throughput (batches of "+strconv.Itoa(batch)+")", "obs/s", "raw COPY/s", "ratio")
+	fmt.Printf("%-45s %12.0f %12.0f %8.2f   (target >= 50,000 obs/s and >= 0.75)\n", "balance observations, write path", wr, rr, wr/rr)
+	fmt.Printf("%-45s %12.0f\n", "history observations (entity, 365 days)", float64(len(hist))/histDur.Seconds())
+
+	return report(st, entN, n, first, queries)
+}
+
+func obs(i int, token string, day time.Time, block, units int64) store.Observation {
+	bal := new(big.Int).Mul(big.NewInt(units), new(big.Int).Exp(big.NewInt(10), big.NewInt(18), nil))
+	return store.Observation{Chain: "ethereum", Address: addr(i), Token: token, BlockNumber: block, BlockHash: "0x" + strconv.FormatInt(block, 16),
+		BlockTime: day.Add(time.Minute), Balance: bal, TokenDecimals: 18}
+}
+
+func write(ctx context.Context, st *store.Store, rows []store.Observation, batch int) error {
+	for i := 0; i < len(rows); i += batch {
+		if _, err := st.WriteObservations(ctx, rows[i:min(i+batch, len(rows))]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// rawCopy copies the same rows, in the same batches, into a table shaped like the observations
+// (same columns and primary key): what storing them costs with nothing derived.
+func rawCopy(ctx context.Context, pool *pgxpool.Pool, rows []store.Observation, batch int) (time.Duration, error) {
+	if _, err := pool.Exec(ctx, "CREATE TABLE raw_observations (LIKE balances.observations INCLUDING ALL)"); err != nil {
+		return 0, err
+	}
+	cols := []string{"chain", "address", "token", "block_number", "block_hash", "block_time", "balance", "owner", "kind"}
+	t0 := time.Now()
+	for i := 0; i < len(rows); i += batch {
+		part := rows[i:min(i+batch, len(rows))]
+		if _, err := pool.CopyFrom(ctx, pgx.Identifier{"raw_observations"}, cols, pgx.CopyFromSlice(len(part), func(j int) ([]any, error) {
+			o := part[j]
+			return []any{o.Chain, o.Address, o.Token, o.BlockNumber, o.BlockHash, o.BlockTime, pgtype.Numeric{Int: o.Balance, Valid: true}, o.Owner, o.Kind}, nil
+		})); err != nil {
+			return 0, err
+		}
+	}
+	return time.Since(t0), nil
+}
+
+// measure runs path q times through the router (after a warm-up) and returns sorted durations.
+func measure(h http.Handler, path string, q int) ([]time.Duration, error) {
+	var out []time.Duration
+	for i := -10; i < q; i++ {
+		req := httptest.NewRequest(http.MethodGet, path, nil)
+		rec := httptest.NewRecorder()
+		t0 := time.Now()
+		h.ServeHTTP(rec, req)
+		d := time.Since(t0)
+		if rec.Code != http.StatusOK {
+			return nil, fmt.Errorf("%s: %d %s", path, rec.Code, rec.Body.String())
+		}
+		if i >= 0 {
+			out = append(out, d)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+func pct(s []time.Duration, p int) time.Duration {
+	i := (len(s)*p + 99) / 100
+	if i > 0 {
+		i--
+	}
+	return s[min(i, len(s)-1)].Round(10 * time.Microsecond)
+}
+
+// seed writes the registry, a year of daily prices, and the attributions: the measured entity's
+// addresses plus 100 smaller entities of 100 addresses each.
+func seed(ctx context.Context, st *store.Store, n, entN, batch int, first time.Time) error {
+	if err := st.ApplyTokens(ctx, []store.MarketToken{
+		{PricingID: "ethereum", Name: "Ethereum", Symbol: "ETH", Deployments: []store.Deployment{{Chain: "ethereum", Decimals: 18}}},
+		{PricingID: "bench-token", Name: "Bench", Symbol: "BEN", Deployments: []store.Deployment{{Chain: "ethereum", Token: benchToken, Decimals: 18}}},
+	}, nil); err != nil {
+		return err
+	}
+	var prices []store.PricePoint
+	for d := 0; d < 365; d++ {
+		t := first.AddDate(0, 0, d)
+		prices = append(prices, store.PricePoint{PricingID: "ethereum", Time: t, Price: 2000 + float64(d)},
+			store.PricePoint{PricingID: "bench-token", Time: t, Price: 1 + float64(d)/365})
+	}
+	if err := st.WritePrices(ctx, prices); err != nil {
+		return err
+	}
+	var attrs []store.Attribution
+	ex := &store.Entity{ID: "bench-exchange", Name: "Bench Exchange", Type: "cex"}
+	for i := 0; i < entN; i++ {
+		attrs = append(attrs, store.Attribution{ChainType: "evm", Address: addr(i), Entity: ex, Version: 1})
+	}
+	for e := 0; e < 100 && entN+e*100+100 <= n; e++ {
+		ent := &store.Entity{ID: fmt.Sprintf("bench-fund-%d", e), Name: fmt.Sprintf("Fund %d", e), Type: "fund"}
+		for j := 0; j < 100; j++ {
+			attrs = append(attrs, store.Attribution{ChainType: "evm", Address: addr(entN + e*100 + j), Entity: ent, Version: 1})
+		}
+	}
+	for i := 0; i < len(attrs); i += batch {
+		if _, err := st.ApplyAttributions(ctx, attrs[i:min(i+batch, len(attrs))]); err != nil {
+			return err
+		}
+	}
+
+	return nil
+}
+
+// report measures the named queries through the real router.
+func report(st *store.Store, entN, n int, first time.Time, queries int) error {
+	cs, _ := chains.NewSet(nil)
+	e := httpx.NewEngine(httpx.EngineOptions{Service: "balances"})
+	svchttp.Register(e, app.New(st, nil, cs))
+	past := strconv.FormatInt(first.AddDate(0, 0, 180).UnixMilli(), 10)
+	fmt.Printf("\n%-55s %10s %10s %10s  %s\n", "query (real router, in process)", "p50", "p99", "max", "target p99")
+	for _, qq := range []struct{ name, path, target string }{
+		{"/balances/entity (" + strconv.Itoa(entN) + " addresses)", "/balances/entity/bench-exchange", "50ms"},
+		{"/balances/entity cheap=true", "/balances/entity/bench-exchange?cheap=true", "10ms"},
+		{"/history/entity (365 days)", "/history/entity/bench-exchange", "20ms"},
+		{"/portfolio/entity at a past day", "/portfolio/entity/bench-exchange?time=" + past, "20ms"},
+		{"/token/holders (" + strconv.Itoa(n) + " holders)", "/token/holders/bench-token", "30ms"},
+		{"/token/holders groupByEntity=true", "/token/holders/bench-token?groupByEntity=true", "30ms"},
+	} {
+		d, err := measure(e, qq.path, queries)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("%-55s %10s %10s %10s  %s\n", qq.name, pct(d, 50), pct(d, 99), d[len(d)-1], qq.target)
+	}
+	return nil
+}

@@ -1,0 +1,105 @@
+package store
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Entity is an operator entity as attributions describe it.
+type Entity struct {
+	ID, Name, Type, Note, Service, Website, Twitter, LinkedIn string
+}
+
+// Attribution is what is known about an address; Tombstone means nothing is any more.
+type Attribution struct {
+	ChainType, Address string
+	Entity, Predicted  *Entity
+	Label              string
+	DepositServiceID   string
+	IsContract         bool
+	Version            int64
+	Tombstone          bool
+}
+
+var attrCols = []string{"chain_type", "address", "entity_id", "label", "predicted_id", "deposit_service_id", "is_contract", "version", "tombstone"}
+
+// ApplyAttributions stores attributions (one per address; an older version than the stored one
+// changes nothing) and moves the balances and snapshots of every address whose entity changed
+// from the old entity to the new one, in the same transaction. It returns how many moved.
+func (s *Store) ApplyAttributions(ctx context.Context, as []Attribution) (int, error) {
+	if len(as) == 0 {
+		return 0, nil
+	}
+	moved := 0
+	err := s.write(ctx, "apply attributions", func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, q("stage_attr")); err != nil {
+			return err
+		}
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"stage_attr"}, attrCols, pgx.CopyFromSlice(len(as), func(i int) ([]any, error) {
+			a := as[i]
+			var eid, pid string
+			if a.Entity != nil {
+				eid = a.Entity.ID
+			}
+			if a.Predicted != nil {
+				pid = a.Predicted.ID
+			}
+			return []any{a.ChainType, a.Address, eid, a.Label, pid, a.DepositServiceID, a.IsContract, a.Version, a.Tombstone}, nil
+		})); err != nil {
+			return err
+		}
+		if err := s.upsertEntities(ctx, tx, as); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, q("attr_moves"))
+		if err != nil {
+			return err
+		}
+		var m [4][]string
+		for rows.Next() {
+			var v [4]string
+			if err := rows.Scan(&v[0], &v[1], &v[2], &v[3]); err != nil {
+				rows.Close()
+				return err
+			}
+			for i := range v {
+				m[i] = append(m[i], v[i])
+			}
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		moved = len(m[0])
+		b := &pgx.Batch{}
+		if moved > 0 {
+			b.Queue(q("move_change"), m[0], m[1], m[2], m[3])
+			b.Queue(q("move_current"), m[0], m[1], m[2], m[3])
+		}
+		b.Queue(q("attr_upsert"))
+		b.Queue(q("attr_delete"))
+		return tx.SendBatch(ctx, b).Close()
+	})
+	return moved, err
+}
+
+func (s *Store) upsertEntities(ctx context.Context, tx pgx.Tx, as []Attribution) error {
+	var cols [8][]string
+	seen := map[string]bool{}
+	for _, a := range as {
+		for _, e := range []*Entity{a.Entity, a.Predicted} {
+			if e == nil || e.ID == "" || seen[e.ID] {
+				continue
+			}
+			seen[e.ID] = true
+			for i, v := range []string{e.ID, e.Name, e.Type, e.Note, e.Service, e.Website, e.Twitter, e.LinkedIn} {
+				cols[i] = append(cols[i], v)
+			}
+		}
+	}
+	if len(cols[0]) == 0 {
+		return nil
+	}
+	_, err := tx.Exec(ctx, q("entity_upsert"), cols[0], cols[1], cols[2], cols[3], cols[4], cols[5], cols[6], cols[7])
+	return err
+}

@@ -1,0 +1,88 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// ReorgResult counts what a reorg changed.
+type ReorgResult struct {
+	Voided, Restored int // observations
+	Keys             int // balances recomputed
+}
+
+// ApplyReorg voids the observations of the orphaned block hashes, takes back those of blocks
+// that are canonical again, and rebuilds every touched balance and snapshot from the newest
+// surviving observations. Applying the same reorg twice changes nothing the second time.
+func (s *Store) ApplyReorg(ctx context.Context, chain string, orphaned, canonical []string) (ReorgResult, error) {
+	var res ReorgResult
+	err := s.write(ctx, "apply reorg", func(tx pgx.Tx) error {
+		res = ReorgResult{}
+		if _, err := tx.Exec(ctx, q("orphan_blocks"), chain, orphaned); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, q("restore_blocks"), chain, canonical); err != nil {
+			return err
+		}
+		plans := map[Key]*plan{}
+		for _, step := range []struct {
+			hashes []string
+			void   bool
+			n      *int
+		}{{orphaned, true, &res.Voided}, {canonical, false, &res.Restored}} {
+			if len(step.hashes) == 0 {
+				continue
+			}
+			rows, err := tx.Query(ctx, q("void_observations"), chain, step.hashes, step.void)
+			if err != nil {
+				return err
+			}
+			for rows.Next() {
+				var k Key
+				var t time.Time
+				if err := rows.Scan(&k.Address, &k.Token, &t); err != nil {
+					rows.Close()
+					return err
+				}
+				k.Chain = chain
+				*step.n++
+				if p := plans[k]; p == nil {
+					plans[k] = &plan{since: Day(t)}
+				} else if Day(t).Before(p.since) {
+					p.since = Day(t)
+				}
+			}
+			if err := rows.Err(); err != nil {
+				return err
+			}
+		}
+		res.Keys = len(plans)
+		if len(plans) == 0 {
+			return nil
+		}
+		keys := sortedKeys(plans)
+		rebuilt, err := s.loadDaily(ctx, tx, "surviving_daily", keys, plans)
+		if err != nil {
+			return err
+		}
+		cs, as, ts := keyArrays(keys)
+		rows, err := tx.Query(ctx, q("surviving_current"), cs, as, ts)
+		if err != nil {
+			return err
+		}
+		tops, err := scanCurrent(rows)
+		if err != nil {
+			return err
+		}
+		for _, k := range keys {
+			plans[k].cands = rebuilt[k]
+		}
+		for i := range tops {
+			plans[tops[i].Key].top = &tops[i]
+		}
+		return s.apply(ctx, tx, plans, true)
+	})
+	return res, err
+}

@@ -1,0 +1,1 @@
+DELETE FROM balances.deployments WHERE pricing_id = $1

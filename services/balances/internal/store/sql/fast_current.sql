@@ -1,0 +1,20 @@
+-- The current balance of keys no entity holds, in one statement: a row replaces the current one
+-- only when read at a newer block, and the supply moves by what the replaced rows changed.
+-- (Keys of entity members go through the store's full path, which also moves entity rows.)
+WITH n AS (
+  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::timestamptz[], $7::numeric[], $8::text[], $9::text[])
+    AS n(chain, address, token, block_number, block_hash, block_time, balance, owner, kind)
+), w AS (
+  SELECT n.*, coalesce(c.balance, 0) AS old_balance
+  FROM n LEFT JOIN balances.current c ON c.address = n.address AND c.chain = n.chain AND c.token = n.token
+  WHERE c.block_number IS NULL OR n.block_number > c.block_number
+), up AS (
+  INSERT INTO balances.current AS c (chain, address, token, block_number, block_hash, block_time, balance, owner, kind)
+  SELECT chain, address, token, block_number, block_hash, block_time, balance, owner, kind FROM w
+  ON CONFLICT (address, chain, token) DO UPDATE
+    SET block_number = excluded.block_number, block_hash = excluded.block_hash, block_time = excluded.block_time,
+        balance = excluded.balance, owner = excluded.owner, kind = excluded.kind
+)
+INSERT INTO balances.token_supply AS t (chain, token, supply)
+SELECT chain, token, sum(balance - old_balance) FROM w GROUP BY chain, token HAVING sum(balance - old_balance) <> 0
+ON CONFLICT (chain, token) DO UPDATE SET supply = t.supply + excluded.supply

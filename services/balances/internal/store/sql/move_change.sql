@@ -1,0 +1,20 @@
+-- Moves the daily snapshots of relabelled addresses ($1 chain types, $2 addresses) from their old
+-- entities ($3) to their new ones ($4): each snapshot's day-over-day change leaves the old
+-- entity's changes and joins the new one's.
+WITH m AS (
+  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS m(chain_type, address, old_id, new_id)
+), d AS (
+  SELECT m.old_id, m.new_id, a.chain, a.token, a.day,
+         a.balance - coalesce(lag(a.balance) OVER (PARTITION BY a.chain, a.address, a.token ORDER BY a.day), 0) AS delta
+  FROM m
+  JOIN balances.address_daily a ON a.address = m.address AND balances.chain_type(a.chain) = m.chain_type
+), moved AS (
+  SELECT entity_id, chain, token, day, sum(delta) AS delta FROM (
+    SELECT old_id AS entity_id, chain, token, day, -delta AS delta FROM d WHERE old_id <> ''
+    UNION ALL
+    SELECT new_id, chain, token, day, delta FROM d WHERE new_id <> ''
+  ) x GROUP BY 1, 2, 3, 4
+)
+INSERT INTO balances.entity_change AS e (entity_id, chain, token, day, delta)
+SELECT entity_id, chain, token, day, delta FROM moved WHERE delta <> 0
+ON CONFLICT (entity_id, chain, token, day) DO UPDATE SET delta = e.delta + excluded.delta

@@ -1,0 +1,8 @@
+-- The newest surviving observation of each key.
+SELECT k.chain, k.address, k.token, o.block_number, o.block_hash, o.block_time, o.balance::text, o.owner, o.kind
+FROM unnest($1::text[], $2::text[], $3::text[]) AS k(chain, address, token)
+CROSS JOIN LATERAL (
+  SELECT * FROM balances.observations o
+  WHERE o.chain = k.chain AND o.address = k.address AND o.token = k.token AND NOT o.void
+  ORDER BY o.block_number DESC LIMIT 1
+) o

@@ -1,0 +1,1 @@
+DELETE FROM balances.market_tokens WHERE pricing_id = $1

@@ -1,0 +1,93 @@
+// Package store is the balances service's PostgreSQL storage (schema balances): observations,
+// current balances, daily snapshots per address and per operator entity, token supply, the
+// token registry, prices and attributions. Its statements are static SQL in sql/*.sql.
+//
+// Every write takes one transaction-scoped advisory lock (sql/lock.sql), so the consumers of
+// observations, reorgs and attributions never interleave their updates of the snapshots.
+package store
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"math/big"
+	"strings"
+
+	"github.com/chainintel/chainintel/libs/chains"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+//go:embed sql/*.sql
+var sqlFS embed.FS
+
+// queries holds every statement by file name (without .sql).
+var queries = func() map[string]string {
+	m := map[string]string{}
+	ents, err := sqlFS.ReadDir("sql")
+	if err != nil {
+		panic(err)
+	}
+	for _, e := range ents {
+		b, err := sqlFS.ReadFile("sql/" + e.Name())
+		if err != nil {
+			panic(err)
+		}
+		m[strings.TrimSuffix(e.Name(), ".sql")] = string(b)
+	}
+	return m
+}()
+
+// q returns the statement named name; a missing one is a programming error caught by the tests.
+func q(name string) string {
+	s, ok := queries[name]
+	if !ok {
+		panic("balances store: no statement " + name)
+	}
+	return s
+}
+
+// Store is safe for concurrent use.
+type Store struct {
+	pool *pgxpool.Pool
+}
+
+// New returns a store over pool.
+func New(pool *pgxpool.Pool) *Store {
+	return &Store{pool: pool}
+}
+
+// Pool is the store's pool (benchmarks and tests).
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
+// write runs fn in a transaction holding the writers' lock.
+func (s *Store) write(ctx context.Context, what string, fn func(tx pgx.Tx) error) error {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, q("lock")); err != nil {
+			return err
+		}
+		return fn(tx)
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return nil
+}
+
+// parseInt parses an exact integer PostgreSQL rendered as text.
+func parseInt(s string) (*big.Int, error) {
+	v, ok := new(big.Int).SetString(s, 10)
+	if !ok {
+		return nil, fmt.Errorf("not an integer: %q", s)
+	}
+	return v, nil
+}
+
+// ChainType is the chain type of a chain name ("evm" for unknown names, like sql chain_type).
+func ChainType(chain string) string {
+	if c, ok := chains.Lookup(chain); ok {
+		return string(c.Type)
+	}
+	return string(chains.TypeEVM)
+}

@@ -1,0 +1,211 @@
+package store_test
+
+import (
+	"context"
+	"math/big"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/chainintel/chainintel/libs/pgstore"
+	"github.com/chainintel/chainintel/libs/pgstore/pgtest"
+	"github.com/chainintel/chainintel/services/balances/internal/store"
+	"github.com/chainintel/chainintel/services/balances/migrations"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(pgtest.Main(m, func(ctx context.Context, pool *pgxpool.Pool) error {
+		return pgstore.Migrate(ctx, pool, migrations.Schema, migrations.FS, nil)
+	}))
+}
+
+// fresh empties every table so each test owns a known world.
+func fresh(t *testing.T) *store.Store {
+	t.Helper()
+	pool := pgtest.Pool(t)
+	if _, err := pool.Exec(context.Background(), `TRUNCATE balances.observations, balances.orphaned_blocks, balances.current,
+		balances.token_supply, balances.address_daily, balances.entity_change, balances.entity_current, balances.observed_tokens,
+		balances.market_tokens, balances.deployments, balances.prices, balances.price_days, balances.attributions, balances.entities`); err != nil {
+		t.Fatal(err)
+	}
+	return store.New(pool)
+}
+
+func big10(s string) *big.Int {
+	v, ok := new(big.Int).SetString(s, 10)
+	if !ok {
+		panic(s)
+	}
+	return v
+}
+
+var day0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+func obs(addr, token string, block int64, at time.Time, bal string) store.Observation {
+	return store.Observation{Chain: "ethereum", Address: addr, Token: token, BlockNumber: block, BlockHash: hashOf(block),
+		BlockTime: at, Balance: big10(bal), TokenDecimals: 18}
+}
+
+func hashOf(block int64) string { return "0x" + big.NewInt(block).Text(16) + "aa" }
+
+// state reads one value with SQL.
+func state(t *testing.T, s *store.Store, sql string, args ...any) string {
+	t.Helper()
+	var v *string
+	if err := s.Pool().QueryRow(context.Background(), sql, args...).Scan(&v); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	if v == nil {
+		return "<null>"
+	}
+	return *v
+}
+
+func current(t *testing.T, s *store.Store, addr, token string) string {
+	return state(t, s, `SELECT balance::text FROM balances.current WHERE chain='ethereum' AND address=$1 AND token=$2`, addr, token)
+}
+
+func entityAt(t *testing.T, s *store.Store, entity, day string) string {
+	return state(t, s, `SELECT coalesce(sum(delta),0)::text FROM balances.entity_change WHERE entity_id=$1 AND day <= $2::date`, entity, day)
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+const (
+	a1  = "0x1111111111111111111111111111111111111111"
+	a2  = "0x2222222222222222222222222222222222222222"
+	tok = "0x9999999999999999999999999999999999999999"
+)
+
+// Above 2^64 with 18 decimals, late and duplicated observations, and the newest by block wins.
+func TestNewestByBlockExactLateAndDuplicate(t *testing.T) {
+	ctx := context.Background()
+	s := fresh(t)
+	huge := "123456789012345678901234567890123456789" // > 2^128
+	if n := must(s.WriteObservations(ctx, []store.Observation{obs(a1, tok, 10, day0, "5"), obs(a1, tok, 20, day0.Add(time.Hour), huge)})); n != 2 {
+		t.Fatalf("new = %d, want 2", n)
+	}
+	if got := current(t, s, a1, tok); got != huge {
+		t.Fatalf("current = %s, want %s", got, huge)
+	}
+	// Late older and duplicated observations change nothing.
+	if n := must(s.WriteObservations(ctx, []store.Observation{obs(a1, tok, 15, day0.Add(30*time.Minute), "7"), obs(a1, tok, 20, day0.Add(time.Hour), huge)})); n != 1 {
+		t.Fatalf("new = %d, want 1 (the late one)", n)
+	}
+	if got := current(t, s, a1, tok); got != huge {
+		t.Fatalf("after late: current = %s, want %s", got, huge)
+	}
+	if got := state(t, s, `SELECT supply::text FROM balances.token_supply WHERE token=$1`, tok); got != huge {
+		t.Fatalf("supply = %s, want %s", got, huge)
+	}
+	if got := state(t, s, `SELECT balance::text FROM balances.address_daily WHERE address=$1`, a1); got != huge {
+		t.Fatalf("snapshot = %s, want %s", got, huge)
+	}
+}
+
+// A reorg voids the orphaned block's observation and falls back to the newest surviving one;
+// the block becoming canonical again restores it.
+func TestReorgFallsBackAndRestores(t *testing.T) {
+	ctx := context.Background()
+	s := fresh(t)
+	must(s.WriteObservations(ctx, []store.Observation{obs(a1, "", 10, day0, "100"), obs(a1, "", 11, day0.Add(24*time.Hour), "300")}))
+	must(s.ApplyAttributions(ctx, []store.Attribution{{ChainType: "evm", Address: a1, Entity: &store.Entity{ID: "x", Name: "X", Type: "cex"}, Version: 1}}))
+	res := must(s.ApplyReorg(ctx, "ethereum", []string{hashOf(11)}, nil))
+	if res.Voided != 1 || res.Keys != 1 {
+		t.Fatalf("reorg = %+v", res)
+	}
+	if got := current(t, s, a1, ""); got != "100" {
+		t.Fatalf("after reorg current = %s, want 100", got)
+	}
+	if got := entityAt(t, s, "x", "2026-03-02"); got != "100" {
+		t.Fatalf("entity on day 2 = %s, want 100", got)
+	}
+	if got := state(t, s, `SELECT balance::text FROM balances.entity_current WHERE entity_id='x'`); got != "100" {
+		t.Fatalf("entity current = %s, want 100", got)
+	}
+	// Twice is once.
+	if res := must(s.ApplyReorg(ctx, "ethereum", []string{hashOf(11)}, nil)); res.Voided != 0 {
+		t.Fatalf("second reorg voided %d", res.Voided)
+	}
+	// A late observation of the orphaned block stays void.
+	must(s.WriteObservations(ctx, []store.Observation{obs(a1, "", 11, day0.Add(24*time.Hour), "300")}))
+	if got := current(t, s, a1, ""); got != "100" {
+		t.Fatalf("orphaned observation applied: %s", got)
+	}
+	must(s.ApplyReorg(ctx, "ethereum", nil, []string{hashOf(11)}))
+	if got := current(t, s, a1, ""); got != "300" {
+		t.Fatalf("after restore current = %s, want 300", got)
+	}
+	if got := entityAt(t, s, "x", "2026-03-02"); got != "300" {
+		t.Fatalf("entity on day 2 after restore = %s, want 300", got)
+	}
+	if got := state(t, s, `SELECT supply::text FROM balances.token_supply WHERE token=''`); got != "300" {
+		t.Fatalf("supply = %s, want 300", got)
+	}
+}
+
+// Day-boundary snapshots: a day's snapshot is its newest observation, days without one carry
+// the previous, and a late observation of a past day moves only that day's entity figure.
+func TestDayBoundaryAndLatePastDay(t *testing.T) {
+	ctx := context.Background()
+	s := fresh(t)
+	must(s.ApplyAttributions(ctx, []store.Attribution{{ChainType: "evm", Address: a1, Entity: &store.Entity{ID: "x", Name: "X", Type: "cex"}, Version: 1}}))
+	end := time.Date(2026, 3, 1, 23, 59, 59, 0, time.UTC)
+	next := time.Date(2026, 3, 2, 0, 0, 1, 0, time.UTC)
+	must(s.WriteObservations(ctx, []store.Observation{obs(a1, "", 10, end, "10"), obs(a1, "", 12, next, "20"), obs(a1, "", 20, next.Add(48*time.Hour), "40")}))
+	for day, want := range map[string]string{"2026-02-28": "0", "2026-03-01": "10", "2026-03-02": "20", "2026-03-03": "20", "2026-03-04": "40"} {
+		if got := entityAt(t, s, "x", day); got != want {
+			t.Errorf("entity on %s = %s, want %s", day, got, want)
+		}
+	}
+	// Block 11 was read late: it is still day 1 (before block 12), older than day 1's newest? No:
+	// newer than block 10, so day 1 ends at its balance.
+	must(s.WriteObservations(ctx, []store.Observation{obs(a1, "", 11, end.Add(500*time.Millisecond), "15")}))
+	for day, want := range map[string]string{"2026-03-01": "15", "2026-03-02": "20", "2026-03-04": "40"} {
+		if got := entityAt(t, s, "x", day); got != want {
+			t.Errorf("after late: entity on %s = %s, want %s", day, got, want)
+		}
+	}
+	if got := current(t, s, a1, ""); got != "40" {
+		t.Fatalf("current = %s, want 40", got)
+	}
+}
+
+// A relabel moves an address's balance and history from one entity to another.
+func TestRelabelMovesBalancesAndHistory(t *testing.T) {
+	ctx := context.Background()
+	s := fresh(t)
+	x := &store.Entity{ID: "x", Name: "X", Type: "cex"}
+	y := &store.Entity{ID: "y", Name: "Y", Type: "fund"}
+	must(s.ApplyAttributions(ctx, []store.Attribution{{ChainType: "evm", Address: a1, Entity: x, Version: 1}, {ChainType: "evm", Address: a2, Entity: x, Version: 1}}))
+	must(s.WriteObservations(ctx, []store.Observation{obs(a1, "", 10, day0, "10"), obs(a2, "", 10, day0, "5"), obs(a1, "", 30, day0.Add(48*time.Hour), "70")}))
+	if got := entityAt(t, s, "x", "2026-03-03"); got != "75" {
+		t.Fatalf("x = %s, want 75", got)
+	}
+	if n := must(s.ApplyAttributions(ctx, []store.Attribution{{ChainType: "evm", Address: a1, Entity: y, Version: 2}})); n != 1 {
+		t.Fatalf("moved %d, want 1", n)
+	}
+	// An older version arriving late moves nothing back.
+	if n := must(s.ApplyAttributions(ctx, []store.Attribution{{ChainType: "evm", Address: a1, Entity: x, Version: 1}})); n != 0 {
+		t.Fatalf("stale version moved %d", n)
+	}
+	for _, c := range []struct{ e, day, want string }{{"x", "2026-03-01", "5"}, {"x", "2026-03-03", "5"}, {"y", "2026-03-01", "10"}, {"y", "2026-03-03", "70"}} {
+		if got := entityAt(t, s, c.e, c.day); got != c.want {
+			t.Errorf("%s on %s = %s, want %s", c.e, c.day, got, c.want)
+		}
+	}
+	if got := state(t, s, `SELECT balance::text FROM balances.entity_current WHERE entity_id='y'`); got != "70" {
+		t.Fatalf("y current = %s, want 70", got)
+	}
+	// A tombstone takes the address out of every entity.
+	must(s.ApplyAttributions(ctx, []store.Attribution{{ChainType: "evm", Address: a1, Tombstone: true}}))
+	if got := entityAt(t, s, "y", "2026-03-03"); got != "0" {
+		t.Fatalf("y after tombstone = %s, want 0", got)
+	}
+}

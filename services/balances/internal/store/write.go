@@ -1,0 +1,461 @@
+package store
+
+import (
+	"context"
+	"math/big"
+	"sort"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+)
+
+// Observation is an exact balance read at a block.
+type Observation struct {
+	Chain, Address, Token string // Token "" is the native coin
+	BlockNumber           int64
+	BlockHash             string
+	BlockTime             time.Time
+	Balance               *big.Int
+	Owner, Kind           string // Solana-style subaccounts: owner and "stake" or "lending"
+	TokenID, TokenName    string
+	TokenSymbol           string
+	TokenDecimals         int32
+}
+
+// Key names one balance: an address's holding of a token on a chain.
+type Key struct{ Chain, Address, Token string }
+
+// Current is a key's current balance row.
+type Current struct {
+	Key
+	BlockNumber int64
+	BlockHash   string
+	BlockTime   time.Time
+	Balance     *big.Int
+	Owner, Kind string
+}
+
+var obsCols = []string{"chain", "address", "token", "block_number", "block_hash", "block_time", "balance", "owner", "kind",
+	"token_id", "token_name", "token_symbol", "token_decimals"}
+
+// WriteObservations stores a batch of observations and moves current balances, snapshots,
+// supplies and entity snapshots forward. An observation already stored changes nothing, and one
+// older (by block) than a key's current balance or its day's snapshot only joins the history,
+// so a redelivered or late batch never overwrites newer figures. It returns how many
+// observations were new.
+func (s *Store) WriteObservations(ctx context.Context, obs []Observation) (int, error) {
+	if len(obs) == 0 {
+		return 0, nil
+	}
+	n := 0
+	err := s.write(ctx, "write observations", func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, q("stage_obs")); err != nil {
+			return err
+		}
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"stage_obs"}, obsCols, pgx.CopyFromSlice(len(obs), func(i int) ([]any, error) {
+			o := obs[i]
+			return []any{o.Chain, o.Address, o.Token, o.BlockNumber, o.BlockHash, o.BlockTime, pgtype.Numeric{Int: o.Balance, Valid: true},
+				o.Owner, o.Kind, o.TokenID, o.TokenName, o.TokenSymbol, o.TokenDecimals}, nil
+		})); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, q("observed_tokens")); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, q("insert_observations"))
+		if err != nil {
+			return err
+		}
+		fresh, err := scanCurrent(rows)
+		if err != nil {
+			return err
+		}
+		n = len(fresh)
+		plans := map[Key]*plan{}
+		for _, c := range fresh {
+			p := plans[c.Key]
+			if p == nil {
+				p = &plan{since: Day(c.BlockTime)}
+				plans[c.Key] = p
+			}
+			if d := Day(c.BlockTime); d.Before(p.since) {
+				p.since = d
+			}
+			p.cands = append(p.cands, Point{Day: Day(c.BlockTime), Block: c.BlockNumber, Balance: c.Balance})
+			if p.top == nil || c.BlockNumber > p.top.BlockNumber {
+				cc := c
+				p.top = &cc
+			}
+		}
+		held, err := s.splitHeld(ctx, tx, plans)
+		if err != nil {
+			return err
+		}
+		if err := s.applyUnheld(ctx, tx, plans); err != nil {
+			return err
+		}
+		return s.apply(ctx, tx, held, false)
+	})
+	return n, err
+}
+
+// splitHeld moves the plans of keys whose address an operator entity holds out of plans: those
+// need the full path (their entity's rows move too); the rest take applyUnheld.
+func (s *Store) splitHeld(ctx context.Context, tx pgx.Tx, plans map[Key]*plan) (map[Key]*plan, error) {
+	keys := sortedKeys(plans)
+	rows, err := tx.Query(ctx, q("load_members"), memberArgs(keys)...)
+	if err != nil {
+		return nil, err
+	}
+	ents, err := scanMembers(rows)
+	if err != nil {
+		return nil, err
+	}
+	held := map[Key]*plan{}
+	for _, k := range keys {
+		if ents[[2]string{ChainType(k.Chain), k.Address}] != "" {
+			held[k] = plans[k]
+			delete(plans, k)
+		}
+	}
+	return held, nil
+}
+
+// applyUnheld writes the current balances, supplies and daily snapshots of keys no entity holds,
+// with the newest-block rules in SQL: nothing needs reading first.
+func (s *Store) applyUnheld(ctx context.Context, tx pgx.Tx, plans map[Key]*plan) error {
+	if len(plans) == 0 {
+		return nil
+	}
+	var cur [9][]any
+	var daily [6][]any
+	for _, k := range sortedKeys(plans) {
+		p := plans[k]
+		t := p.top
+		for i, v := range []any{k.Chain, k.Address, k.Token, t.BlockNumber, t.BlockHash, t.BlockTime, t.Balance.String(), t.Owner, t.Kind} {
+			cur[i] = append(cur[i], v)
+		}
+		for _, pt := range Merge(nil, p.cands) {
+			for i, v := range []any{k.Chain, k.Address, k.Token, pt.Day.Format(dateFmt), pt.Block, pt.Balance.String()} {
+				daily[i] = append(daily[i], v)
+			}
+		}
+	}
+	b := &pgx.Batch{}
+	b.Queue(q("fast_current"), cur[0], cur[1], cur[2], cur[3], cur[4], cur[5], cur[6], cur[7], cur[8])
+	b.Queue(q("fast_daily"), daily[0], daily[1], daily[2], daily[3], daily[4], daily[5])
+	return tx.SendBatch(ctx, b).Close()
+}
+
+// plan is what a write does to one key.
+type plan struct {
+	since time.Time
+	// Observations: candidate snapshots and the newest new observation. Reorg: the rebuilt
+	// snapshots from since on and the newest surviving observation (nil: none survives).
+	cands []Point
+	top   *Current
+}
+
+func scanCurrent(rows pgx.Rows) ([]Current, error) {
+	var out []Current
+	for rows.Next() {
+		var c Current
+		var bal string
+		if err := rows.Scan(&c.Chain, &c.Address, &c.Token, &c.BlockNumber, &c.BlockHash, &c.BlockTime, &bal, &c.Owner, &c.Kind); err != nil {
+			return nil, err
+		}
+		v, err := parseInt(bal)
+		if err != nil {
+			return nil, err
+		}
+		c.Balance = v
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// keyArrays splits keys into parallel arrays for unnest.
+func keyArrays(keys []Key) (cs, as, ts []string) {
+	for _, k := range keys {
+		cs, as, ts = append(cs, k.Chain), append(as, k.Address), append(ts, k.Token)
+	}
+	return
+}
+
+func sortedKeys(plans map[Key]*plan) []Key {
+	keys := make([]Key, 0, len(plans))
+	for k := range plans {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := keys[i], keys[j]
+		if a.Chain != b.Chain {
+			return a.Chain < b.Chain
+		}
+		if a.Address != b.Address {
+			return a.Address < b.Address
+		}
+		return a.Token < b.Token
+	})
+	return keys
+}
+
+const dateFmt = "2006-01-02"
+
+// dailyArgs are load_daily's (and surviving_daily's) arguments for keys.
+func dailyArgs(keys []Key, plans map[Key]*plan) []any {
+	cs, as, ts := keyArrays(keys)
+	since := make([]string, len(keys))
+	for i, k := range keys {
+		since[i] = plans[k].since.Format(dateFmt)
+	}
+	return []any{cs, as, ts, since}
+}
+
+// loadDaily reads each key's snapshots with statement name.
+func (s *Store) loadDaily(ctx context.Context, tx pgx.Tx, name string, keys []Key, plans map[Key]*plan) (map[Key][]Point, error) {
+	rows, err := tx.Query(ctx, q(name), dailyArgs(keys, plans)...)
+	if err != nil {
+		return nil, err
+	}
+	return scanDaily(rows)
+}
+
+func scanDaily(rows pgx.Rows) (map[Key][]Point, error) {
+	defer rows.Close()
+	out := map[Key][]Point{}
+	for rows.Next() {
+		var k Key
+		var day time.Time
+		var block int64
+		var bal string
+		if err := rows.Scan(&k.Chain, &k.Address, &k.Token, &day, &block, &bal); err != nil {
+			return nil, err
+		}
+		v, err := parseInt(bal)
+		if err != nil {
+			return nil, err
+		}
+		out[k] = append(out[k], Point{Day: Day(day), Block: block, Balance: v})
+	}
+	for k := range out {
+		ps := out[k]
+		sort.Slice(ps, func(i, j int) bool { return ps[i].Day.Before(ps[j].Day) })
+	}
+	return out, rows.Err()
+}
+
+// memberArgs are load_members' arguments: each key's address once.
+func memberArgs(keys []Key) []any {
+	seen := map[[2]string]bool{}
+	var cts, as []string
+	for _, k := range keys {
+		r := [2]string{ChainType(k.Chain), k.Address}
+		if !seen[r] {
+			seen[r] = true
+			cts, as = append(cts, r[0]), append(as, r[1])
+		}
+	}
+	return []any{cts, as}
+}
+
+// scanMembers reads the operator entity of each address.
+func scanMembers(rows pgx.Rows) (map[[2]string]string, error) {
+	defer rows.Close()
+	out := map[[2]string]string{}
+	for rows.Next() {
+		var ct, a, e string
+		if err := rows.Scan(&ct, &a, &e); err != nil {
+			return nil, err
+		}
+		out[[2]string{ct, a}] = e
+	}
+	return out, rows.Err()
+}
+
+// scanRows reads the batch's next result with scan.
+func scanRows[T any](br pgx.BatchResults, scan func(pgx.Rows) (T, error)) (T, error) {
+	rows, err := br.Query()
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return scan(rows)
+}
+
+// writes collects the rows a batch changes, as parallel arrays for unnest.
+type writes struct {
+	cur        [9][]any
+	curDel     [3][]string
+	daily      [6][]any
+	dailyDel   [4][]string
+	supply     map[[2]string]*big.Int
+	entChange  map[[4]string]*big.Int // entity, chain, token, day
+	entCurrent map[[3]string]*big.Int
+}
+
+func addTo[K comparable](m map[K]*big.Int, k K, v *big.Int) {
+	if v.Sign() == 0 {
+		return
+	}
+	if x, ok := m[k]; ok {
+		x.Add(x, v)
+		return
+	}
+	m[k] = new(big.Int).Set(v)
+}
+
+// apply turns plans into writes: the current row, the snapshots from each plan's day on, the
+// supply, and the changes of the key's entity. replace says the plans hold rebuilt snapshots
+// (a reorg) rather than candidates.
+func (s *Store) apply(ctx context.Context, tx pgx.Tx, plans map[Key]*plan, replace bool) error {
+	if len(plans) == 0 {
+		return nil
+	}
+	keys := sortedKeys(plans)
+	cs, as, ts := keyArrays(keys)
+	// The three reads go in one round trip.
+	b := &pgx.Batch{}
+	b.Queue(q("load_current"), cs, as, ts)
+	b.Queue(q("load_daily"), dailyArgs(keys, plans)...)
+	b.Queue(q("load_members"), memberArgs(keys)...)
+	br := tx.SendBatch(ctx, b)
+	rows, err := br.Query()
+	if err != nil {
+		br.Close()
+		return err
+	}
+	olds, err := scanCurrent(rows)
+	if err != nil {
+		br.Close()
+		return err
+	}
+	oldCur := make(map[Key]Current, len(olds))
+	for _, c := range olds {
+		oldCur[c.Key] = c
+	}
+	daily, err := scanRows(br, scanDaily)
+	if err != nil {
+		br.Close()
+		return err
+	}
+	ents, err := scanRows(br, scanMembers)
+	if err != nil {
+		br.Close()
+		return err
+	}
+	if err := br.Close(); err != nil {
+		return err
+	}
+	w := writes{supply: map[[2]string]*big.Int{}, entChange: map[[4]string]*big.Int{}, entCurrent: map[[3]string]*big.Int{}}
+	for _, k := range keys {
+		s.planKey(k, plans[k], oldCur, daily[k], ents[[2]string{ChainType(k.Chain), k.Address}], replace, &w)
+	}
+	return s.flush(ctx, tx, &w)
+}
+
+// planKey adds one key's changes to w.
+func (s *Store) planKey(k Key, p *plan, oldCur map[Key]Current, before []Point, entity string, replace bool, w *writes) {
+	var after []Point
+	if replace {
+		for _, pt := range before {
+			if pt.Day.Before(p.since) {
+				after = append(after, pt)
+			}
+		}
+		after = append(after, p.cands...)
+	} else {
+		after = Merge(before, p.cands)
+	}
+	// Current balance and supply.
+	old, had := oldCur[k]
+	oldBal := new(big.Int)
+	if had {
+		oldBal = old.Balance
+	}
+	switch {
+	case replace && p.top == nil:
+		if had {
+			w.curDel[0], w.curDel[1], w.curDel[2] = append(w.curDel[0], k.Chain), append(w.curDel[1], k.Address), append(w.curDel[2], k.Token)
+			addTo(w.supply, [2]string{k.Chain, k.Token}, new(big.Int).Neg(oldBal))
+		}
+	case p.top != nil && (replace || !had || p.top.BlockNumber > old.BlockNumber):
+		t := p.top
+		for i, v := range []any{k.Chain, k.Address, k.Token, t.BlockNumber, t.BlockHash, t.BlockTime, t.Balance.String(), t.Owner, t.Kind} {
+			w.cur[i] = append(w.cur[i], v)
+		}
+		addTo(w.supply, [2]string{k.Chain, k.Token}, new(big.Int).Sub(t.Balance, oldBal))
+	}
+	// Snapshots.
+	beforeBy := map[time.Time]Point{}
+	for _, pt := range before {
+		beforeBy[pt.Day] = pt
+	}
+	afterBy := map[time.Time]bool{}
+	for _, pt := range after {
+		afterBy[pt.Day] = true
+		if b, ok := beforeBy[pt.Day]; ok && b.Block == pt.Block && b.Balance.Cmp(pt.Balance) == 0 {
+			continue
+		}
+		for i, v := range []any{k.Chain, k.Address, k.Token, pt.Day.Format(dateFmt), pt.Block, pt.Balance.String()} {
+			w.daily[i] = append(w.daily[i], v)
+		}
+	}
+	for _, pt := range before {
+		if !afterBy[pt.Day] {
+			w.dailyDel[0], w.dailyDel[1] = append(w.dailyDel[0], k.Chain), append(w.dailyDel[1], k.Address)
+			w.dailyDel[2], w.dailyDel[3] = append(w.dailyDel[2], k.Token), append(w.dailyDel[3], pt.Day.Format(dateFmt))
+		}
+	}
+	if entity == "" {
+		return
+	}
+	deltas, final := Diff(before, after)
+	for _, d := range deltas {
+		addTo(w.entChange, [4]string{entity, k.Chain, k.Token, d.Day.Format(dateFmt)}, d.Delta)
+	}
+	addTo(w.entCurrent, [3]string{entity, k.Chain, k.Token}, final)
+}
+
+// flush writes w.
+func (s *Store) flush(ctx context.Context, tx pgx.Tx, w *writes) error {
+	b := &pgx.Batch{}
+	if len(w.curDel[0]) > 0 {
+		b.Queue(q("delete_current"), w.curDel[0], w.curDel[1], w.curDel[2])
+	}
+	if len(w.cur[0]) > 0 {
+		b.Queue(q("upsert_current"), w.cur[0], w.cur[1], w.cur[2], w.cur[3], w.cur[4], w.cur[5], w.cur[6], w.cur[7], w.cur[8])
+	}
+	if len(w.dailyDel[0]) > 0 {
+		b.Queue(q("delete_daily"), w.dailyDel[0], w.dailyDel[1], w.dailyDel[2], w.dailyDel[3])
+	}
+	if len(w.daily[0]) > 0 {
+		b.Queue(q("upsert_daily"), w.daily[0], w.daily[1], w.daily[2], w.daily[3], w.daily[4], w.daily[5])
+	}
+	if len(w.supply) > 0 {
+		var c, t, v []string
+		for k, x := range w.supply {
+			c, t, v = append(c, k[0]), append(t, k[1]), append(v, x.String())
+		}
+		b.Queue(q("add_supply"), c, t, v)
+	}
+	if len(w.entChange) > 0 {
+		var e, c, t, d, v []string
+		for k, x := range w.entChange {
+			e, c, t, d, v = append(e, k[0]), append(c, k[1]), append(t, k[2]), append(d, k[3]), append(v, x.String())
+		}
+		b.Queue(q("add_entity_change"), e, c, t, d, v)
+	}
+	if len(w.entCurrent) > 0 {
+		var e, c, t, v []string
+		for k, x := range w.entCurrent {
+			e, c, t, v = append(e, k[0]), append(c, k[1]), append(t, k[2]), append(v, x.String())
+		}
+		b.Queue(q("add_entity_current"), e, c, t, v)
+	}
+	if b.Len() == 0 {
+		return nil
+	}
+	return tx.SendBatch(ctx, b).Close()
+}
