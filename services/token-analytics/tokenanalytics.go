@@ -3,8 +3,10 @@
 package tokenanalytics
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -82,15 +84,17 @@ func Import(ctx context.Context, st *store.Store, cfg Config, set *chains.Set, l
 		if err != nil {
 			return fmt.Errorf("token list: %w", err)
 		}
-		us, err := source.ParseTokenList(f, set, cfg.Stablecoins)
+		err = importList(ctx, st, f, set, cfg.Stablecoins)
 		f.Close()
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
-		if err := st.UpsertTokens(ctx, us); err != nil {
-			return err
+		log.Info("token list imported", "path", path)
+	}
+	if len(cfg.TokenLists) > 0 {
+		if err := importList(ctx, st, bytes.NewReader(source.WellKnown), set, cfg.Stablecoins); err != nil {
+			return fmt.Errorf("well-known tokens: %w", err)
 		}
-		log.Info("token list imported", "path", path, "pricing_ids", len(us))
 	}
 	for _, e := range cfg.PriceCSVs {
 		id, path, _ := strings.Cut(e, "=")
@@ -111,6 +115,18 @@ func Import(ctx context.Context, st *store.Store, cfg Config, set *chains.Set, l
 	}
 	return nil
 }
+
+func importList(ctx context.Context, st *store.Store, r io.Reader, set *chains.Set, stablecoins []string) error {
+	us, err := source.ParseTokenList(r, set, stablecoins)
+	if err != nil {
+		return err
+	}
+	return st.UpsertTokens(ctx, us)
+}
+
+// PriceCSVsIn lists the CoinGecko price exports in dir whose coin is known by its file name, as
+// TOKENANALYTICS_PRICE_CSVS entries.
+func PriceCSVsIn(dir string) ([]string, error) { return source.PriceCSVsIn(dir) }
 
 // Run serves until ctx ends.
 func Run(ctx context.Context, cfg Config, deps Deps) error {
@@ -153,7 +169,9 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	return s.Run(ctx, e)
 }
 
-func httpxClient() *http.Client { return &http.Client{Transport: httpx.NewTransport(), Timeout: 30 * time.Second} }
+func httpxClient() *http.Client {
+	return &http.Client{Transport: httpx.NewTransport(), Timeout: 30 * time.Second}
+}
 
 func native(cfg Config) app.Native {
 	n := app.Native{Chain: cfg.NativeChain, Decimals: cfg.NativeDecimals, TotalSupply: cfg.NativeTotalSupply}

@@ -4,9 +4,12 @@
 package source
 
 import (
+	_ "embed"
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -111,4 +114,38 @@ func NativeCoins(set *chains.Set, stablecoins []string) []app.TokenUpdate {
 		out = append(out, *by[id])
 	}
 	return Flag(out, stablecoins)
+}
+
+// WellKnown is a token list of wrapped native coins the public lists leave out (WETH, WBTC),
+// imported with any configured token list.
+//
+//go:embed lists/well-known.json
+var WellKnown []byte
+
+// csvSymbols maps the symbol of a CoinGecko price export's file name ("eth-usd-max.csv") to
+// its pricing id, for the coins whose symbol is unambiguous.
+var csvSymbols = map[string]string{"btc": "bitcoin", "eth": "ethereum", "usdc": "usd-coin", "usdt": "tether",
+	"dai": "dai", "bnb": "binancecoin", "sol": "solana", "pol": "matic-network", "matic": "matic-network",
+	"avax": "avalanche-2", "trx": "tron", "doge": "dogecoin", "ton": "the-open-network", "weth": "weth",
+	"wbtc": "wrapped-bitcoin", "link": "chainlink", "uni": "uniswap"}
+
+// PriceCSVsIn lists the CoinGecko price exports in dir ("[<prefix>__]<symbol>-usd-max.csv") whose
+// symbol is in the well-known table, as "<pricingId>=<path>" entries.
+func PriceCSVsIn(dir string) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range ents {
+		name := e.Name()
+		if _, after, ok := strings.Cut(name, "__"); ok {
+			name = after
+		}
+		sym, ok := strings.CutSuffix(name, "-usd-max.csv")
+		if id := csvSymbols[sym]; ok && id != "" {
+			out = append(out, id+"="+filepath.Join(dir, e.Name()))
+		}
+	}
+	return out, nil
 }
