@@ -21,7 +21,7 @@ const MaxCSVRows = 1_000_000
 // point at its hour. A zero market cap or volume means unknown.
 func ParsePriceCSV(r io.Reader, id string) ([]app.PricePoint, error) {
 	cr := csv.NewReader(r)
-	cr.FieldsPerRecord = 4
+	cr.FieldsPerRecord = 0 // the header sets it: every row has as many fields
 	head, err := cr.Read()
 	if err != nil {
 		return nil, fmt.Errorf("price csv %s: %w", id, err)
