@@ -141,8 +141,8 @@ func TestPriceCSVOnRealFile(t *testing.T) {
 
 func TestPriceCSVRejects(t *testing.T) {
 	for in, want := range map[string]string{
-		"date,price\n":                                 "header",
-		"snapped_at,price,market_cap,total_volume\nx,1,2,3\n":                      `line 2: snapped_at "x" is not a time`,
+		"date,price\n": "header",
+		"snapped_at,price,market_cap,total_volume\nx,1,2,3\n":                        `line 2: snapped_at "x" is not a time`,
 		"snapped_at,price,market_cap,total_volume\n2023-01-01 00:00:00 UTC,-1,0,0\n": `line 2: price "-1" is not a positive number`,
 	} {
 		if _, err := ParsePriceCSV(strings.NewReader(in), "x"); err == nil || !strings.Contains(err.Error(), want) {
