@@ -57,8 +57,9 @@ func (f *MarketFeed) Record(b *Batch) {
 				hs = prehistory(pt)
 			}
 			if hs[len(hs)-1].ms < pt.ms {
-				f.hourly[p.PricingId] = append(hs, pt)
+				hs = append(hs, pt)
 			}
+			f.hourly[p.PricingId] = hs
 		case eventsv1.PriceGranularity_PRICE_GRANULARITY_TICK:
 			if pt.ms >= f.last[p.PricingId].ms {
 				f.last[p.PricingId] = pt

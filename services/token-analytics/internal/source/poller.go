@@ -2,6 +2,7 @@ package source
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"slices"
 	"time"
@@ -87,7 +88,13 @@ func (p *Poller) Cycle(ctx context.Context) error {
 		}
 	}
 	for _, id := range ids {
-		if err := p.History(ctx, id); err != nil {
+		err := p.History(ctx, id)
+		if errors.Is(err, errPermanent) {
+			// The API does not know this coin (or refuses it): the others go on.
+			p.o.Logger.DebugContext(ctx, "price history refused", "pricing_id", id, "error", err)
+			continue
+		}
+		if err != nil {
 			return err
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/chainintel/chainintel/libs/chains"
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
 	"github.com/chainintel/chainintel/services/token-analytics/internal/app"
 	"github.com/jackc/pgx/v5"
@@ -130,6 +131,7 @@ func tokens(ctx context.Context, q querier, ids, chains []string) ([]app.Token, 
 		if err := json.Unmarshal(deps, &t.Deployments); err != nil {
 			return nil, nil, err
 		}
+		slices.SortStableFunc(t.Deployments, func(a, b app.Deployment) int { return chainOrder(a.Chain) - chainOrder(b.Chain) })
 		out = append(out, t)
 		pubs = append(pubs, pub)
 	}
@@ -171,4 +173,15 @@ func (s *Store) PollIDs(ctx context.Context, chains []string, limit int) ([]stri
 		return nil, fmt.Errorf("read poll ids: %w", err)
 	}
 	return ids, nil
+}
+
+// chainOrder is a chain's place in the platform's list of chains (unknown ones last), the order
+// a registry entry lists its deployments in.
+func chainOrder(name string) int {
+	for i, c := range chains.All {
+		if c.Name == name {
+			return i
+		}
+	}
+	return len(chains.All)
 }
