@@ -42,7 +42,7 @@ type TopQuery struct {
 	Chains, TokenIDs           []string
 	MinVolume, MaxVolume       *float64
 	MinMarketCap, MaxMarketCap *float64
-	ReferencePeriods           int // 0: auto
+	ReferencePeriods           int // 0: auto (AutoReferencePeriods)
 }
 
 // Top ranks tokens by q.OrderBy over the current window (or by its change against the mean of

@@ -13,8 +13,8 @@ import (
 
 // Limits of the public parameters.
 const (
-	MaxTopSize       = 100
-	DefaultTopSize   = 20
+	MaxTopSize       = 1000
+	DefaultTopSize   = 50
 	MaxTopFrom       = 10000
 	MaxTopFlowLimit  = 100
 	DefaultTopFlow   = 50
@@ -91,10 +91,14 @@ func ParseTop(q url.Values, set *chains.Set) (app.TopQuery, error) {
 	return t, bounds(q, &t)
 }
 
+// referencePeriods is numReferencePeriods: 1 by default, 0 for auto.
 func referencePeriods(q url.Values) (int, error) {
 	s, err := params.One(q, "numReferencePeriods")
-	if err != nil || s == "" || s == "auto" {
+	if err != nil || s == "auto" {
 		return 0, err
+	}
+	if s == "" {
+		return 1, nil
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil || n < 1 || n > app.MaxReferencePeriods {

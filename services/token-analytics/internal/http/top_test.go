@@ -243,7 +243,7 @@ func TestTopBadParameters(t *testing.T) {
 		"timeframe=1h&orderByAgg=foo":               `orderByAgg: must be one of`,
 		"timeframe=1h&orderByDesc=maybe":            `orderByDesc: must be true or false, got "maybe"`,
 		"timeframe=1h&orderByPercent=2":             `orderByPercent: must be true or false, got "2"`,
-		"timeframe=1h&size=0":                       "size: must be between 1 and 100, got 0",
+		"timeframe=1h&size=0":                       "size: must be between 1 and 1000, got 0",
 		"timeframe=1h&from=-1":                      "from: must be between 0 and 10000, got -1",
 		"timeframe=1h&numReferencePeriods=0":        `numReferencePeriods: must be auto or an integer from 1 to 30, got "0"`,
 		"timeframe=1h&numReferencePeriods=x":        `numReferencePeriods: must be auto or an integer from 1 to 30, got "x"`,
