@@ -71,6 +71,48 @@ func TestTokenVolumeMatchesTransfers(t *testing.T) {
 	}
 }
 
+// TestIntelligenceTokenShowsTokenAnalyticsMarket checks that /intelligence/token answers with
+// the market data token-analytics owns.
+func TestIntelligenceTokenShowsTokenAnalyticsMarket(t *testing.T) {
+	p := Get(t)
+	if p.Stack == nil {
+		t.Skip("needs the local stack's simulator")
+	}
+	Eventually(t, 90*time.Second, func() error {
+		var info struct {
+			Identifier struct {
+				PricingID string `json:"pricingID"`
+			} `json:"identifier"`
+			Price       float64 `json:"price"`
+			Price24hAgo float64 `json:"price24hAgo"`
+			Deployments []struct {
+				Chain string `json:"chain"`
+			} `json:"deployments"`
+		}
+		r := p.Get(t, "/intelligence/token/ethereum")
+		if r.Status != 200 {
+			return fmt.Errorf("/intelligence/token/ethereum: %v", r)
+		}
+		r.JSON(t, &info)
+		var tr struct {
+			Price       float64 `json:"price"`
+			Price24hAgo float64 `json:"price24hAgo"`
+		}
+		r2 := p.Get(t, "/token/trending/ethereum")
+		if r2.Status != 200 {
+			return fmt.Errorf("/token/trending/ethereum: %v", r2)
+		}
+		r2.JSON(t, &tr)
+		if info.Price == 0 || info.Price24hAgo == 0 || len(info.Deployments) == 0 {
+			return fmt.Errorf("no market data yet: %s", r.Body)
+		}
+		if info.Price24hAgo != tr.Price24hAgo {
+			return fmt.Errorf("intelligence says 24 h ago %v, token-analytics %v", info.Price24hAgo, tr.Price24hAgo)
+		}
+		return nil
+	})
+}
+
 // transfersUSD pages /transfers of a token over [from, to) and sums historicalUSD.
 func transfersUSD(t *testing.T, p *Platform, token string, from, to time.Time) (float64, int, error) {
 	sum, n := 0.0, 0

@@ -269,6 +269,7 @@ func buildUnits(o Options, base service.Base, pg service.Postgres, kafka service
 	errs = append(errs, config.Defaults(&ic))
 	ic.Base, ic.Postgres, ic.Kafka, ic.Chains = base, pg, kafka, o.Chains
 	ic.UserLabelsURL, ic.TransfersURL = url("user-labels"), url("transfers")
+	ic.TokenAnalyticsURL = url("token-analytics")
 	ic.HeuristicsInterval = 10 * time.Second
 	errs = append(errs, add("intelligence", ic,
 		func(ctx context.Context) error {

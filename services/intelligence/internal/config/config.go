@@ -26,6 +26,9 @@ type Config struct {
 	// user-entity activity.
 	UserLabelsURL string `env:"USER_LABELS_URL" envDefault:"http://user-labels:8080"`
 	TransfersURL  string `env:"TRANSFERS_URL" envDefault:"http://transfers:8080"`
+	// TokenAnalyticsURL is the internal API of the token registry and prices' owner, asked for
+	// /intelligence/token; empty answers from the local copy of market.tokens.v1 and prices.
+	TokenAnalyticsURL string `env:"TOKEN_ANALYTICS_URL" envDefault:"http://token-analytics:8080"`
 
 	// CacheRefresh is how often the in-memory attribution cache picks up changes;
 	// PublishInterval how often the outbox relay publishes them.
