@@ -55,11 +55,11 @@ func TestTokenVolumeMatchesTransfers(t *testing.T) {
 	for path, status := range map[string]int{
 		"/token/top?timeframe=24h&orderByAgg=netflowCex": 200,
 		"/token/top_flow/" + token + "?timeLast=24h":     200,
-		"/token/trending":                                200,
-		"/token/trending/ethereum":                       200,
-		"/marketdata/altcoin_index":                      200,
-		"/token/top":                                     400,
-		"/token/volume/" + token:                         400,
+		"/token/trending":           200,
+		"/token/trending/ethereum":  200,
+		"/marketdata/altcoin_index": 200,
+		"/token/top":                400,
+		"/token/volume/" + token:    400,
 	} {
 		Eventually(t, 60*time.Second, func() error {
 			time.Sleep(1100 * time.Millisecond)
