@@ -163,7 +163,8 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 			MaxIDs: cfg.PriceMaxIDs, Chains: cfg.Chains, Stablecoins: cfg.Stablecoins, Logger: s.Log})
 		s.Add(lifecycle.Part{Name: "price poller", Run: p.Run})
 	}
-	svc := app.New(st, app.Options{Chains: cfg.Chains, Native: native(cfg)})
+	svc := app.New(st, app.Options{Chains: cfg.Chains, Native: native(cfg), TopRefresh: cfg.TopRefresh, Logger: s.Log})
+	s.Add(lifecycle.Part{Name: "top tokens refresh", Run: svc.RefreshTopLoop})
 	e := s.Engine()
 	svchttp.Register(e, svc, set)
 	return s.Run(ctx, e)

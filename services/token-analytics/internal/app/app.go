@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/big"
+	"sync"
 	"time"
 
 	"github.com/chainintel/chainintel/libs/chains"
@@ -46,12 +48,19 @@ type Options struct {
 	Now    func() time.Time
 	// Bitcoin is the pricing id the altcoin index compares against; default "bitcoin".
 	Bitcoin string
+	// TopRefresh, when positive, keeps the unfiltered /token/top figures in memory, refreshed
+	// this often (RefreshTopLoop): answers are then up to twice this old.
+	TopRefresh time.Duration
+	Logger     *slog.Logger
 }
 
 // Service answers the public queries. It is safe for concurrent use.
 type Service struct {
 	st Store
 	o  Options
+
+	topMu sync.RWMutex
+	top   map[topKey]topSnapshot
 }
 
 // New returns a service over st.
@@ -62,7 +71,10 @@ func New(st Store, o Options) *Service {
 	if o.Bitcoin == "" {
 		o.Bitcoin = "bitcoin"
 	}
-	return &Service{st: st, o: o}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return &Service{st: st, o: o, top: map[topKey]topSnapshot{}}
 }
 
 // Limits of the public queries.

@@ -53,10 +53,7 @@ func (s *Service) Top(ctx context.Context, q TopQuery) (TopResult, error) {
 	if n <= 0 {
 		n = AutoReferencePeriods(q.Timeframe)
 	}
-	curTo := s.o.Now().UTC().Truncate(time.Hour).Add(time.Hour)
-	curFrom := curTo.Add(-q.Timeframe)
-	refFrom := curFrom.Add(-time.Duration(n) * q.Timeframe)
-	ws, err := s.st.TopWindows(ctx, s.chainsOr(q.Chains), q.TokenIDs, refFrom, curFrom, curTo)
+	ws, err := s.windows(ctx, q.Timeframe, n, q.Chains, q.TokenIDs)
 	if err != nil {
 		return TopResult{}, err
 	}
@@ -102,6 +99,87 @@ func (s *Service) Top(ctx context.Context, q TopQuery) (TopResult, error) {
 		res.Tokens = append(res.Tokens, rows[i].row)
 	}
 	return res, nil
+}
+
+// windows returns every token's figures for a timeframe and reference periods: from the
+// snapshot RefreshTop keeps when the request is unfiltered and the snapshot is of the current
+// hour and at most two refresh intervals old, else from the store.
+func (s *Service) windows(ctx context.Context, tf time.Duration, n int, chains, ids []string) ([]TokenWindows, error) {
+	curTo := s.o.Now().UTC().Truncate(time.Hour).Add(time.Hour)
+	key := topKey{int64(tf), int64(n), curTo}
+	cacheable := s.o.TopRefresh > 0 && len(chains) == 0 && len(ids) == 0
+	if cacheable {
+		s.topMu.RLock()
+		snap, ok := s.top[key]
+		s.topMu.RUnlock()
+		if ok && s.o.Now().Sub(snap.at) <= 2*s.o.TopRefresh {
+			return snap.rows, nil
+		}
+	}
+	curFrom := curTo.Add(-tf)
+	ws, err := s.st.TopWindows(ctx, s.chainsOr(chains), ids, curFrom.Add(-time.Duration(n)*tf), curFrom, curTo)
+	if err != nil || !cacheable {
+		return ws, err
+	}
+	s.topMu.Lock()
+	s.top[key] = topSnapshot{at: s.o.Now(), rows: ws}
+	s.topMu.Unlock()
+	return ws, nil
+}
+
+type topKey struct {
+	tf, n int64
+	to    time.Time
+}
+
+type topSnapshot struct {
+	at   time.Time
+	rows []TokenWindows
+}
+
+// RefreshTop recomputes the unfiltered /token/top figures of every timeframe with one and with
+// the automatic number of reference periods, and drops snapshots of past hours. Run it every
+// Options.TopRefresh (RefreshTopLoop).
+func (s *Service) RefreshTop(ctx context.Context) error {
+	curTo := s.o.Now().UTC().Truncate(time.Hour).Add(time.Hour)
+	fresh := map[topKey]topSnapshot{}
+	for _, tf := range Timeframes {
+		for _, n := range []int{1, AutoReferencePeriods(tf)} {
+			key := topKey{int64(tf), int64(n), curTo}
+			if _, done := fresh[key]; done {
+				continue
+			}
+			curFrom := curTo.Add(-tf)
+			ws, err := s.st.TopWindows(ctx, s.o.Chains, nil, curFrom.Add(-time.Duration(n)*tf), curFrom, curTo)
+			if err != nil {
+				return err
+			}
+			fresh[key] = topSnapshot{at: s.o.Now(), rows: ws}
+		}
+	}
+	s.topMu.Lock()
+	s.top = fresh
+	s.topMu.Unlock()
+	return nil
+}
+
+// RefreshTopLoop runs RefreshTop every Options.TopRefresh until ctx ends; a failed refresh is
+// logged and requests compute their figures from the store meanwhile.
+func (s *Service) RefreshTopLoop(ctx context.Context) error {
+	if s.o.TopRefresh <= 0 {
+		<-ctx.Done()
+		return nil
+	}
+	for {
+		if err := s.RefreshTop(ctx); err != nil && ctx.Err() == nil {
+			s.o.Logger.WarnContext(ctx, "top tokens refresh failed", "error", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(s.o.TopRefresh):
+		}
+	}
 }
 
 func interval(f HourFlows, price float64) Interval {

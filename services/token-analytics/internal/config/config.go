@@ -46,6 +46,10 @@ type Config struct {
 	// PriceMaxIDs bounds the pricing ids polled (the largest by market cap).
 	PriceMaxIDs int `env:"PRICE_MAX_IDS" envDefault:"250"`
 
+	// TopRefresh is how often the unfiltered /token/top figures are recomputed into memory
+	// (answers up to twice this old); 0 computes every request from the store.
+	TopRefresh time.Duration `env:"TOP_REFRESH" envDefault:"30s"`
+
 	// The operator's own token for /native/circulating: chain, contract ("" for the chain's
 	// native coin), decimals, exact total supply (smallest unit) and non-circulating addresses.
 	NativeChain       string   `env:"NATIVE_CHAIN"`
