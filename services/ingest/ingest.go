@@ -119,7 +119,6 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 // (INGEST_SIM_MARKET_FEED): a price source base URL is the ingest address plus this path.
 const SimMarketPath = "/sim/coingecko/api/v3"
 
-
 func addIndexer(ctx context.Context, s *service.Service, cfg Config, st *store.Store, pub *eventbus.Publisher) error {
 	chain, _ := chains.Lookup(cfg.EVMChain)
 	start, err := cfg.StartBlock()

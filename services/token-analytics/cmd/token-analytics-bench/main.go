@@ -165,7 +165,8 @@ func rollupThroughput(ctx context.Context, pool *pgxpool.Pool, st *store.Store, 
 }
 
 // seedHours gives every registry token a month of hourly rollups (the tokens without
-// transfers get synthetic hours), so /token/top ranks over 720 hours × every token.
+// transfers get synthetic hours), so /token/top ranks over 720 hours × every token. Rows are
+// written hour by hour, as the consumers write them, so the table's layout is time-ordered.
 func seedHours(ctx context.Context, pool *pgxpool.Pool, now time.Time) error {
 	start := time.Now()
 	tag, err := pool.Exec(ctx, `
@@ -174,6 +175,7 @@ func seedHours(ctx context.Context, pool *pgxpool.Pool, now time.Time) error {
 		FROM market.deployments d
 		CROSS JOIN generate_series(date_trunc('hour', $1::timestamptz) - interval '30 days', date_trunc('hour', $1::timestamptz), interval '1 hour') h
 		WHERE d.address <> ''
+		ORDER BY h, d.address
 		ON CONFLICT DO NOTHING`, now)
 	if err != nil {
 		return err
