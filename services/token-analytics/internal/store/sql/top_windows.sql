@@ -6,21 +6,32 @@ WITH toks AS (
     FROM market.tokens t
     WHERE ($5::text[] IS NULL OR t.pricing_id = ANY($5))
       AND EXISTS (SELECT 1 FROM market.deployments d WHERE d.pricing_id = t.pricing_id AND ($1::text[] IS NULL OR d.chain = ANY($1)))
+), by_deployment AS (
+    -- Summed per (chain, token) first: a hash aggregate over the window's rows, whatever the
+    -- planner guesses of the join below.
+    SELECT h.chain, h.token,
+        sum(h.volume_usd) FILTER (WHERE h.hour >= $3) AS vol,
+        sum(h.cex_in_usd) FILTER (WHERE h.hour >= $3) AS cex_in,
+        sum(h.cex_out_usd) FILTER (WHERE h.hour >= $3) AS cex_out,
+        sum(h.dex_in_usd) FILTER (WHERE h.hour >= $3) AS dex_in,
+        sum(h.dex_out_usd) FILTER (WHERE h.hour >= $3) AS dex_out,
+        sum(h.volume_usd) FILTER (WHERE h.hour < $3) AS p_vol,
+        sum(h.cex_in_usd) FILTER (WHERE h.hour < $3) AS p_cex_in,
+        sum(h.cex_out_usd) FILTER (WHERE h.hour < $3) AS p_cex_out,
+        sum(h.dex_in_usd) FILTER (WHERE h.hour < $3) AS p_dex_in,
+        sum(h.dex_out_usd) FILTER (WHERE h.hour < $3) AS p_dex_out
+    FROM market.flow_hours h
+    WHERE h.hour >= $2 AND h.hour < $4 AND ($1::text[] IS NULL OR h.chain = ANY($1))
+      AND ($5::text[] IS NULL OR (h.chain, h.token) IN (SELECT d.chain, d.address FROM market.deployments d WHERE d.pricing_id = ANY($5)))
+    GROUP BY h.chain, h.token
 ), sums AS (
     SELECT d.pricing_id,
-        coalesce(sum(h.volume_usd) FILTER (WHERE h.hour >= $3), 0) AS vol,
-        coalesce(sum(h.cex_in_usd) FILTER (WHERE h.hour >= $3), 0) AS cex_in,
-        coalesce(sum(h.cex_out_usd) FILTER (WHERE h.hour >= $3), 0) AS cex_out,
-        coalesce(sum(h.dex_in_usd) FILTER (WHERE h.hour >= $3), 0) AS dex_in,
-        coalesce(sum(h.dex_out_usd) FILTER (WHERE h.hour >= $3), 0) AS dex_out,
-        coalesce(sum(h.volume_usd) FILTER (WHERE h.hour < $3), 0) AS p_vol,
-        coalesce(sum(h.cex_in_usd) FILTER (WHERE h.hour < $3), 0) AS p_cex_in,
-        coalesce(sum(h.cex_out_usd) FILTER (WHERE h.hour < $3), 0) AS p_cex_out,
-        coalesce(sum(h.dex_in_usd) FILTER (WHERE h.hour < $3), 0) AS p_dex_in,
-        coalesce(sum(h.dex_out_usd) FILTER (WHERE h.hour < $3), 0) AS p_dex_out
-    FROM market.deployments d
-    JOIN market.flow_hours h ON h.chain = d.chain AND h.token = d.address AND h.hour >= $2 AND h.hour < $4
-    WHERE ($1::text[] IS NULL OR d.chain = ANY($1)) AND ($5::text[] IS NULL OR d.pricing_id = ANY($5))
+        coalesce(sum(b.vol), 0) AS vol, coalesce(sum(b.cex_in), 0) AS cex_in, coalesce(sum(b.cex_out), 0) AS cex_out,
+        coalesce(sum(b.dex_in), 0) AS dex_in, coalesce(sum(b.dex_out), 0) AS dex_out,
+        coalesce(sum(b.p_vol), 0) AS p_vol, coalesce(sum(b.p_cex_in), 0) AS p_cex_in, coalesce(sum(b.p_cex_out), 0) AS p_cex_out,
+        coalesce(sum(b.p_dex_in), 0) AS p_dex_in, coalesce(sum(b.p_dex_out), 0) AS p_dex_out
+    FROM by_deployment b
+    JOIN market.deployments d ON d.chain = b.chain AND d.address = b.token
     GROUP BY d.pricing_id
 )
 SELECT k.pricing_id, k.symbol, k.market_cap, k.stablecoin,
