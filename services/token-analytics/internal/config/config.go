@@ -48,7 +48,7 @@ type Config struct {
 
 	// TopRefresh is how often the unfiltered /token/top figures are recomputed into memory
 	// (answers up to twice this old); 0 computes every request from the store.
-	TopRefresh time.Duration `env:"TOP_REFRESH" envDefault:"1m"`
+	TopRefresh time.Duration `env:"TOP_REFRESH" envDefault:"5m"`
 
 	// The operator's own token for /native/circulating: chain, contract ("" for the chain's
 	// native coin), decimals, exact total supply (smallest unit) and non-circulating addresses.
