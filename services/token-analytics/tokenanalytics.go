@@ -55,6 +55,11 @@ var Commands = map[string]service.Command[Config]{
 		return importOffline(ctx, cfg, log)
 	},
 	"import-prices": func(ctx context.Context, cfg Config, log *slog.Logger, args []string) error {
+		for _, a := range args {
+			if id, path, ok := strings.Cut(a, "="); !ok || id == "" || path == "" {
+				return fmt.Errorf("import-prices: %q is not <pricingId>=<file.csv>", a)
+			}
+		}
 		cfg.TokenLists, cfg.PriceCSVs = nil, args
 		return importOffline(ctx, cfg, log)
 	},
