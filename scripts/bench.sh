@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make bench: prints the performance figures each issue names, section by section.
 #
-#   BENCH=edge,ingest make bench     only some sections (edge ingest intelligence transfers user-labels balances)
+#   BENCH=edge,ingest make bench     only some sections (edge ingest intelligence transfers user-labels balances token-analytics)
 #   BENCH_ROWS=200000 make bench     a smaller transfers load (default 10,000,000 rows, as issue 6 asks)
 #   BENCH_EDGE_ROUNDS=3 make bench   fewer interleaved edge rounds (default 5; the median is printed)
 #   BENCH_WRITERS=1 make bench       transfers loaded (and raw-COPYed) by one writer (default 2, as two replicas)
@@ -12,7 +12,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export GOFLAGS=-buildvcs=false
-want="${BENCH:-edge,ingest,intelligence,user-labels,transfers,balances}"
+want="${BENCH:-edge,ingest,intelligence,user-labels,transfers,balances,token-analytics}"
 
 section() {
   case ",$want," in *",$1,"*) ;; *) return 1 ;; esac
@@ -43,4 +43,8 @@ fi
 
 if section balances "balances: observation throughput vs raw COPY and query latency at ${BENCH_BAL_ADDRESSES:-1000000} addresses (issue 25)"; then
   (cd services/balances && go run ./cmd/balances-bench)
+fi
+
+if section token-analytics "token-analytics: flow rollup vs raw COPY, /token/top over ${BENCH_TA_TOKENS:-5000} tokens with a month of hourly rollups, top_flow, volume (issue 26)"; then
+  (cd services/token-analytics && go run ./cmd/token-analytics-bench)
 fi

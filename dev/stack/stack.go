@@ -51,6 +51,11 @@ type Options struct {
 	EVMChain      string
 	EVMStartBlock string
 	SimRate       float64
+	// TokenLists and PriceCSVDir price real tokens when indexing a node: token lists in the
+	// format of brave-coingecko.json and a directory of CoinGecko price exports, imported by
+	// token-analytics (missing paths are skipped). The simulator serves its own market instead.
+	TokenLists  []string
+	PriceCSVDir string
 }
 
 // Stack is a running platform.
@@ -265,6 +270,7 @@ func buildUnits(o Options, base service.Base, pg service.Postgres, kafka service
 	ic.Base, ic.Postgres, ic.Kafka, ic.Chains = base, pg, kafka, o.Chains
 	ic.UserLabelsURL, ic.TransfersURL = url("user-labels"), url("transfers")
 	ic.BalancesURL = url("balances")
+	ic.TokenAnalyticsURL = url("token-analytics")
 	ic.HeuristicsInterval = 10 * time.Second
 	errs = append(errs, add("intelligence", ic,
 		func(ctx context.Context) error {
@@ -293,6 +299,13 @@ func buildUnits(o Options, base service.Base, pg service.Postgres, kafka service
 	var tac tokenanalytics.Config
 	errs = append(errs, config.Defaults(&tac))
 	tac.Base, tac.Postgres, tac.Kafka, tac.Chains = base, pg, kafka, o.Chains
+	if o.EVMRPCURL == "" {
+		// One pricing path: token-analytics polls the simulator's CoinGecko-compatible feed.
+		tac.PriceAPIURL = url("ingest") + ingest.SimMarketPath
+		tac.PricePollInterval, tac.PriceRequestsPerMinute, tac.PriceHistory = 10*time.Second, 6000, 92*24*time.Hour
+	} else {
+		tac.TokenLists, tac.PriceCSVs = existingPriceSources(o.TokenLists, o.PriceCSVDir)
+	}
 	errs = append(errs, add("token-analytics", tac,
 		func(ctx context.Context) error { return tokenanalytics.Migrate(ctx, tac, nil) },
 		func(ctx context.Context, d service.Deps) error { return tokenanalytics.Run(ctx, tac, d) }))
@@ -319,11 +332,25 @@ func buildUnits(o Options, base service.Base, pg service.Postgres, kafka service
 	if o.SimRate > 0 {
 		gc.SimRate = o.SimRate
 	}
+	gc.SimMarketFeed = o.EVMRPCURL == ""
 	errs = append(errs, add("ingest", gc,
 		func(ctx context.Context) error { return ingest.Migrate(ctx, gc, nil) },
 		func(ctx context.Context, d service.Deps) error { return ingest.Run(ctx, gc, d) }))
 
 	return units, errors.Join(errs...)
+}
+
+// existingPriceSources keeps the token lists that exist and lists the price exports in dir.
+func existingPriceSources(lists []string, dir string) (tokenLists, csvs []string) {
+	for _, l := range lists {
+		if _, err := os.Stat(l); err == nil {
+			tokenLists = append(tokenLists, l)
+		}
+	}
+	if dir != "" {
+		csvs, _ = tokenanalytics.PriceCSVsIn(dir)
+	}
+	return tokenLists, csvs
 }
 
 // waitReady polls every service's readiness probe.

@@ -1,7 +1,8 @@
 // Package ingest indexes EVM chains (or simulates a world) and publishes chain data on the chain.* topics.
 //
 // INGEST_MODE=simulate (the default) runs the simulator (package sim) at INGEST_SIM_RATE
-// transactions per second; it also publishes the token registry and prices. INGEST_MODE=evm
+// transactions per second; it also publishes the token registry and prices, or serves them as a
+// CoinGecko-compatible API for token-analytics to poll (INGEST_SIM_MARKET_FEED). INGEST_MODE=evm
 // follows one chain (INGEST_EVM_CHAIN) through a JSON-RPC node (INGEST_EVM_RPC_URL).
 package ingest
 
@@ -11,6 +12,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/chainintel/chainintel/libs/chains"
@@ -26,6 +28,7 @@ import (
 	"github.com/chainintel/chainintel/services/ingest/internal/store"
 	"github.com/chainintel/chainintel/services/ingest/migrations"
 	"github.com/chainintel/chainintel/services/ingest/sim"
+	"github.com/gin-gonic/gin"
 )
 
 // Name is the service name.
@@ -76,6 +79,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		TracerProvider: s.Tel.TracerProvider, Propagator: s.Tel.Propagator})
 	s.OnStop("kafka publisher", func(context.Context) error { return pub.Close() })
 
+	var feed *sim.MarketFeed
 	switch cfg.Mode {
 	case ModeSimulate:
 		w, err := sim.New(SimConfig(cfg, time.Now()))
@@ -88,7 +92,12 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 			}
 			s.Log.Info("simulator wrote curated.json and ground_truth.csv", "dir", cfg.SimOutputDir)
 		}
-		r := sim.NewRunner(w, pub, sim.RunnerConfig{Rate: cfg.SimRate, BackfillTxs: cfg.SimHistoryTxs, ChunkTxs: cfg.SimPublishBatch}, s.Log)
+		rc := sim.RunnerConfig{Rate: cfg.SimRate, BackfillTxs: cfg.SimHistoryTxs, ChunkTxs: cfg.SimPublishBatch}
+		if cfg.SimMarketFeed {
+			feed = sim.NewMarketFeed()
+			rc.OnBatch, rc.NoMarketEvents = feed.Record, true
+		}
+		r := sim.NewRunner(w, pub, rc, s.Log)
 		s.Add(lifecycle.Part{Name: "simulator", Run: r.Run})
 		s.Log.Info("simulating", "chains", w.Chains(), "rate_tx_per_s", cfg.SimRate, "seed", cfg.SimSeed)
 	case ModeEVM:
@@ -100,8 +109,15 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	}
 	e := s.Engine()
 	svchttp.Register(e)
+	if feed != nil {
+		e.GET(SimMarketPath+"/*path", gin.WrapH(http.StripPrefix(SimMarketPath, feed.Handler())))
+	}
 	return s.Run(ctx, e)
 }
+
+// SimMarketPath is where ingest serves the simulated market's CoinGecko-compatible API
+// (INGEST_SIM_MARKET_FEED): a price source base URL is the ingest address plus this path.
+const SimMarketPath = "/sim/coingecko/api/v3"
 
 func addIndexer(ctx context.Context, s *service.Service, cfg Config, st *store.Store, pub *eventbus.Publisher) error {
 	chain, _ := chains.Lookup(cfg.EVMChain)

@@ -8,9 +8,11 @@ require (
 )
 
 require (
+	github.com/KimMachineGun/automemlimit v1.0.1 // indirect
 	github.com/btcsuite/btcd/btcutil v1.2.0 // indirect
 	github.com/holiman/uint256 v1.3.2 // indirect
 	github.com/mr-tron/base58 v1.3.0 // indirect
+	github.com/pbnjay/memory v0.0.0-20210728143218-7b4eea64cf58 // indirect
 )
 
 require (
@@ -24,6 +26,7 @@ require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/chainintel/chainintel/proto v0.0.0
 	github.com/chainintel/chainintel/services/ingest v0.0.0
+	github.com/chainintel/chainintel/services/token-analytics v0.0.0
 	github.com/chainintel/chainintel/services/user-labels v0.0.0
 	github.com/cloudwego/base64x v0.1.6 // indirect
 	github.com/felixge/httpsnoop v1.1.0 // indirect
@@ -112,3 +115,4 @@ replace github.com/chainintel/chainintel/services/ingest => ../ingest
 require github.com/chainintel/chainintel/services/balances v0.0.0
 
 replace github.com/chainintel/chainintel/services/balances => ../balances
+replace github.com/chainintel/chainintel/services/token-analytics => ../token-analytics

@@ -3,6 +3,7 @@ package intelligence
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -29,6 +30,7 @@ import (
 	"github.com/chainintel/chainintel/services/intelligence/internal/store"
 	"github.com/chainintel/chainintel/services/intelligence/internal/transfersclient"
 	"github.com/chainintel/chainintel/services/intelligence/migrations"
+	taclient "github.com/chainintel/chainintel/services/token-analytics/client"
 	ulclient "github.com/chainintel/chainintel/services/user-labels/client"
 )
 
@@ -106,9 +108,47 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		}
 		a.Balances = bc
 	}
+	if cfg.TokenAnalyticsURL != "" {
+		mc, err := taclient.New(cfg.TokenAnalyticsURL, s.Signer, s.Tel.TracerProvider)
+		if err != nil {
+			return fmt.Errorf("INTEL_TOKEN_ANALYTICS_URL: %w", err)
+		}
+		a.Market = marketData{mc}
+	}
 	e := s.Engine()
 	svchttp.Register(e, a)
 	return s.Run(ctx, e)
+}
+
+// marketData answers app.MarketData from token-analytics.
+type marketData struct{ c *taclient.Client }
+
+func (m marketData) TokenMarket(ctx context.Context, id, chain, address string) (app.TokenInfo, bool, error) {
+	var mk taclient.Market
+	var err error
+	if id != "" {
+		mk, err = m.c.Market(ctx, id)
+	} else {
+		mk, err = m.c.MarketByContract(ctx, chain, address)
+	}
+	if errors.Is(err, taclient.ErrNotFound) {
+		return app.TokenInfo{}, false, nil
+	}
+	if err != nil {
+		return app.TokenInfo{}, false, err
+	}
+	info := app.TokenInfo{Identifier: app.TokenIdentifier{PricingID: mk.Identifier.PricingID, Chain: mk.Identifier.Chain,
+		Address: mk.Identifier.Address}, Name: mk.Name, Symbol: mk.Symbol, Deployments: []app.TokenDeployment{}}
+	if mk.Price != nil {
+		info.Price = *mk.Price
+	}
+	if mk.Price24hAgo != nil {
+		info.Price24hAgo = *mk.Price24hAgo
+	}
+	for _, d := range mk.Deployments {
+		info.Deployments = append(info.Deployments, app.TokenDeployment{Chain: d.Chain, Address: d.Address, Decimals: int(d.Decimals)})
+	}
+	return info, true, nil
 }
 
 func heuristicParams(cfg Config) heuristics.Params {

@@ -1,13 +1,31 @@
-// Package tokenanalytics owns the token registry and prices and serves token rankings, flows, volumes and market data.
+// Package tokenanalytics owns the token registry and prices and serves token rankings, flows,
+// volumes and market data.
 package tokenanalytics
 
 import (
+	"bytes"
 	"context"
+	"fmt"
+	"io"
 	"log/slog"
+	"net/http"
+	"os"
+	"strings"
+	"time"
 
+	"github.com/chainintel/chainintel/libs/chains"
+	"github.com/chainintel/chainintel/libs/eventbus"
+	"github.com/chainintel/chainintel/libs/httpx"
+	"github.com/chainintel/chainintel/libs/lifecycle"
+	"github.com/chainintel/chainintel/libs/pgstore"
 	"github.com/chainintel/chainintel/libs/service"
+	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
+	"github.com/chainintel/chainintel/services/token-analytics/internal/app"
 	"github.com/chainintel/chainintel/services/token-analytics/internal/config"
+	"github.com/chainintel/chainintel/services/token-analytics/internal/events"
 	svchttp "github.com/chainintel/chainintel/services/token-analytics/internal/http"
+	"github.com/chainintel/chainintel/services/token-analytics/internal/source"
+	"github.com/chainintel/chainintel/services/token-analytics/internal/store"
 	"github.com/chainintel/chainintel/services/token-analytics/migrations"
 )
 
@@ -28,8 +46,99 @@ func Migrate(ctx context.Context, cfg Config, log *slog.Logger) error {
 	return service.Migrate(ctx, cfg.Postgres, migrations.Schema, migrations.FS, log)
 }
 
+// Commands are the binary's extra subcommands: `import-tokens <list.json>...` and
+// `import-prices <pricingId>=<file.csv>...` import into the registry and price history (the
+// service, when running, publishes what they wrote).
+var Commands = map[string]service.Command[Config]{
+	"import-tokens": func(ctx context.Context, cfg Config, log *slog.Logger, args []string) error {
+		cfg.TokenLists, cfg.PriceCSVs = args, nil
+		return importOffline(ctx, cfg, log)
+	},
+	"import-prices": func(ctx context.Context, cfg Config, log *slog.Logger, args []string) error {
+		for _, a := range args {
+			if id, path, ok := strings.Cut(a, "="); !ok || id == "" || path == "" {
+				return fmt.Errorf("import-prices: %q is not <pricingId>=<file.csv>", a)
+			}
+		}
+		cfg.TokenLists, cfg.PriceCSVs = nil, args
+		return importOffline(ctx, cfg, log)
+	},
+}
+
+func importOffline(ctx context.Context, cfg Config, log *slog.Logger) error {
+	pool, err := pgstore.Connect(ctx, cfg.DatabaseURL, pgstore.Options{MaxConns: 2, AppName: Name + "-import"})
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	set, err := chains.NewSet(cfg.Chains)
+	if err != nil {
+		return err
+	}
+	return Import(ctx, store.New(pool), cfg, set, log)
+}
+
+// Import writes the native coins of the configured chains, cfg's token lists and price CSVs
+// into the registry and price history. It is idempotent.
+func Import(ctx context.Context, st *store.Store, cfg Config, set *chains.Set, log *slog.Logger) error {
+	if err := st.UpsertTokens(ctx, source.NativeCoins(set, cfg.Stablecoins)); err != nil {
+		return err
+	}
+	for _, path := range cfg.TokenLists {
+		f, err := os.Open(path)
+		if err != nil {
+			return fmt.Errorf("token list: %w", err)
+		}
+		err = importList(ctx, st, f, set, cfg.Stablecoins)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		log.Info("token list imported", "path", path)
+	}
+	if len(cfg.TokenLists) > 0 {
+		if err := importList(ctx, st, bytes.NewReader(source.WellKnown), set, cfg.Stablecoins); err != nil {
+			return fmt.Errorf("well-known tokens: %w", err)
+		}
+	}
+	for _, e := range cfg.PriceCSVs {
+		id, path, _ := strings.Cut(e, "=")
+		f, err := os.Open(path)
+		if err != nil {
+			return fmt.Errorf("price csv: %w", err)
+		}
+		ps, err := source.ParsePriceCSV(f, id)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		n, err := st.AddPrices(ctx, ps)
+		if err != nil {
+			return err
+		}
+		log.Info("price history imported", "path", path, "pricing_id", id, "points", len(ps), "new_or_changed", n)
+	}
+	return nil
+}
+
+func importList(ctx context.Context, st *store.Store, r io.Reader, set *chains.Set, stablecoins []string) error {
+	us, err := source.ParseTokenList(r, set, stablecoins)
+	if err != nil {
+		return err
+	}
+	return st.UpsertTokens(ctx, us)
+}
+
+// PriceCSVsIn lists the CoinGecko price exports in dir whose coin is known by its file name, as
+// TOKENANALYTICS_PRICE_CSVS entries.
+func PriceCSVsIn(dir string) ([]string, error) { return source.PriceCSVsIn(dir) }
+
 // Run serves until ctx ends.
 func Run(ctx context.Context, cfg Config, deps Deps) error {
+	set, err := chains.NewSet(cfg.Chains)
+	if err != nil {
+		return err
+	}
 	s, err := service.New(ctx, Name, cfg.Base, deps)
 	if err != nil {
 		return err
@@ -39,8 +148,62 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	if err != nil {
 		return err
 	}
-	_ = pool
+	pub := s.Publisher(cfg.Kafka)
+	var relay *events.Relay
+	st := store.New(pool, store.OnOutbox(func() { relay.Kick() }))
+	relay = events.NewRelay(st, pub, events.RelayOptions{Logger: s.Log})
+	s.Add(relay.Part())
+	s.Add(lifecycle.Part{Name: "registry import", Run: func(ctx context.Context) error {
+		if err := Import(ctx, st, cfg, set, s.Log); err != nil && ctx.Err() == nil {
+			return fmt.Errorf("import: %w", err)
+		}
+		<-ctx.Done()
+		return nil
+	}})
+	addConsumers(s, cfg, st, set)
+	if cfg.PriceAPIURL != "" {
+		api := source.NewClient(source.ClientOptions{BaseURL: cfg.PriceAPIURL, APIKey: cfg.PriceAPIKey, KeyHeader: cfg.PriceAPIKeyHeader,
+			RequestsPerMinute: cfg.PriceRequestsPerMinute, Logger: s.Log, HTTP: httpxClient()})
+		p := source.NewPoller(api, st, source.PollerOptions{Interval: cfg.PricePollInterval, History: cfg.PriceHistory,
+			MaxIDs: cfg.PriceMaxIDs, Chains: cfg.Chains, Stablecoins: cfg.Stablecoins, Logger: s.Log})
+		s.Add(lifecycle.Part{Name: "price poller", Run: p.Run})
+	}
+	svc := app.New(st, app.Options{Chains: cfg.Chains, Native: native(cfg), TopRefresh: cfg.TopRefresh, Logger: s.Log})
+	s.Add(lifecycle.Part{Name: "top tokens refresh", Run: svc.RefreshTopLoop})
 	e := s.Engine()
-	svchttp.Register(e)
+	svchttp.Register(e, svc, set)
 	return s.Run(ctx, e)
+}
+
+func httpxClient() *http.Client {
+	return &http.Client{Transport: httpx.NewTransport(), Timeout: 30 * time.Second}
+}
+
+func native(cfg Config) app.Native {
+	n := app.Native{Chain: cfg.NativeChain, Decimals: cfg.NativeDecimals, TotalSupply: cfg.NativeTotalSupply}
+	if cfg.NativeChain == "" {
+		return n
+	}
+	n.Token = events.Normalize(cfg.NativeChain, cfg.NativeToken)
+	for _, a := range cfg.NativeReserves {
+		n.Reserves = append(n.Reserves, events.Normalize(cfg.NativeChain, strings.TrimSpace(a)))
+	}
+	return n
+}
+
+func addConsumers(s *service.Service, cfg Config, st *store.Store, set *chains.Set) {
+	n := native(cfg)
+	h := events.Handlers{Store: st, Chains: set, Reserves: map[string]bool{}, Reserve: n.Chain + ":" + n.Token}
+	for _, a := range n.Reserves {
+		h.Reserves[n.Chain+":"+a] = true
+	}
+	big := func(o *eventbus.ConsumerOptions) { o.MaxBatch = 5000 }
+	service.Consume(s, cfg.Kafka, eventsv1.TopicTransfers, func() *eventsv1.Transfer { return new(eventsv1.Transfer) }, h.Transfers, big)
+	service.Consume(s, cfg.Kafka, eventsv1.TopicSwaps, func() *eventsv1.Swap { return new(eventsv1.Swap) }, h.Swaps, big)
+	service.Consume(s, cfg.Kafka, eventsv1.TopicReorgs, func() *eventsv1.Reorg { return new(eventsv1.Reorg) }, h.Reorgs)
+	service.Consume(s, cfg.Kafka, eventsv1.TopicAttributions, func() *eventsv1.Attribution { return new(eventsv1.Attribution) }, h.Attributions, big)
+	service.Consume(s, cfg.Kafka, eventsv1.TopicTokens, func() *eventsv1.Token { return new(eventsv1.Token) }, h.Tokens)
+	if len(n.Reserves) > 0 {
+		service.Consume(s, cfg.Kafka, eventsv1.TopicBalances, func() *eventsv1.BalanceObservation { return new(eventsv1.BalanceObservation) }, h.Balances, big)
+	}
 }

@@ -30,6 +30,9 @@ type env struct {
 	EVMChain      string  `env:"EVM_CHAIN" envDefault:"ethereum"`
 	EVMStartBlock string  `env:"EVM_START_BLOCK" envDefault:"head"`
 	SimRate       float64 `env:"CHAININTEL_SIM_RATE" envDefault:"3"`
+	// Token list and price exports priced with when indexing a node (EVM_RPC_URL).
+	TokenLists  []string `env:"CHAININTEL_TOKEN_LISTS" envSeparator:"," envDefault:"../shared/data/tokens/brave-coingecko.json"`
+	PriceCSVDir string   `env:"CHAININTEL_PRICE_CSV_DIR" envDefault:"../shared/data/prices"`
 }
 
 func main() { service.Main(run) }
@@ -45,6 +48,7 @@ func run(ctx context.Context, _ []string) error {
 		HTTPAddr: e.HTTPAddr, DevAPIKey: e.DevAPIKey, DatabaseURL: e.DatabaseURL, KafkaBrokers: e.KafkaBrokers,
 		RedisURL: e.RedisURL, LogLevel: e.LogLevel, OTLPEndpoint: e.OTLPEndpoint, Chains: e.Chains,
 		EVMRPCURL: e.EVMRPCURL, EVMChain: e.EVMChain, EVMStartBlock: e.EVMStartBlock, SimRate: e.SimRate,
+		TokenLists: e.TokenLists, PriceCSVDir: e.PriceCSVDir,
 	}, log)
 	if err != nil {
 		return err

@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/chainintel/chainintel/libs/eventbus"
+	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
 )
 
 // Publisher is where a Runner sends events; *eventbus.Publisher satisfies it.
@@ -29,6 +31,9 @@ type RunnerConfig struct {
 	ChunkTxs int
 	// OnBatch, when set, sees every batch after it was published.
 	OnBatch func(*Batch)
+	// NoMarketEvents leaves the registry and prices (market.tokens.v1, market.prices.v1) out of
+	// what is published, for when token-analytics publishes them from a MarketFeed.
+	NoMarketEvents bool
 }
 
 // Runner publishes a world's activity at a rate, with the wall clock as the world's clock.
@@ -110,6 +115,11 @@ func (r *Runner) Run(ctx context.Context) error {
 
 func (r *Runner) publish(ctx context.Context, b *Batch) error {
 	ev := b.Events()
+	if r.cfg.NoMarketEvents {
+		ev = slices.DeleteFunc(ev, func(e eventbus.Event) bool {
+			return e.Topic == eventsv1.TopicMarketTokens || e.Topic == eventsv1.TopicPrices
+		})
+	}
 	backoff := 100 * time.Millisecond
 	for {
 		err := r.pub.Publish(ctx, ev...)

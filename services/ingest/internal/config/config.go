@@ -46,6 +46,10 @@ type Config struct {
 	SimOutputDir string `env:"SIM_OUTPUT_DIR"`
 	// SimPublishBatch is the most events per Publish call.
 	SimPublishBatch int `env:"SIM_PUBLISH_BATCH" envDefault:"2000"`
+	// SimMarketFeed serves the simulated market as a CoinGecko-compatible API under
+	// SimMarketPath on the HTTP port instead of publishing market.tokens.v1 and market.prices.v1,
+	// for token-analytics to poll (one pricing path for simulated and real markets).
+	SimMarketFeed bool `env:"SIM_MARKET_FEED" envDefault:"false"`
 
 	// EVM indexer (one chain per deployment).
 	EVMChain  string `env:"EVM_CHAIN" envDefault:"ethereum"`

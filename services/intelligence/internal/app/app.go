@@ -65,7 +65,28 @@ type Service struct {
 	UserLabels UserLabels // nil: no user labels
 	Transfers  Activity   // nil: user-entity summaries unavailable
 	Balances   Balances   // nil: summaries without balanceUsd, predictions by kept balances
+	Market     MarketData // nil: tokens from the local copy of the registry and prices
 	Log        *slog.Logger
+}
+
+// MarketData is the owner of the token registry and prices (token-analytics). ok is false for
+// a token it does not know.
+type MarketData interface {
+	TokenMarket(ctx context.Context, pricingID, chain, address string) (info TokenInfo, ok bool, err error)
+}
+
+// fromMarket asks the registry's owner first; when it fails, the local copy answers (and the
+// failure is logged), so token pages stay up while token-analytics is down.
+func (s *Service) fromMarket(ctx context.Context, id, chain, address string) (TokenInfo, bool) {
+	if s.Market == nil {
+		return TokenInfo{}, false
+	}
+	info, ok, err := s.Market.TokenMarket(ctx, id, chain, address)
+	if err != nil {
+		s.Log.WarnContext(ctx, "token-analytics unavailable; answering from the local registry", "error", err)
+		return TokenInfo{}, false
+	}
+	return info, ok
 }
 
 // MaxBatch is the most addresses a batch lookup takes.
@@ -563,6 +584,9 @@ func (s *Service) Contract(ctx context.Context, t Target) (ContractView, error) 
 
 // TokenByID returns a registry token by pricing id.
 func (s *Service) TokenByID(ctx context.Context, id string) (TokenInfo, error) {
+	if info, ok := s.fromMarket(ctx, id, "", ""); ok {
+		return info, nil
+	}
 	mt, err := s.Store.MarketToken(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return TokenInfo{}, httpx.NotFound("unknown token %q", short(id))
@@ -576,6 +600,9 @@ func (s *Service) TokenByID(ctx context.Context, id string) (TokenInfo, error) {
 // TokenByAddress returns the token deployed at t: the registry entry when its pricing id is
 // known, else the on-chain metadata alone (empty pricing id, no price).
 func (s *Service) TokenByAddress(ctx context.Context, t Target) (TokenInfo, error) {
+	if info, ok := s.fromMarket(ctx, "", t.Chain, t.Address); ok {
+		return info, nil
+	}
 	id, err := s.Store.PricingIDByDeployment(ctx, t.Chain, t.Address)
 	if err == nil {
 		mt, err := s.Store.MarketToken(ctx, id)

@@ -30,6 +30,9 @@ type Config struct {
 	// predictions; empty leaves them unpriced (0 in summaries, the service's own kept balances
 	// for predictions).
 	BalancesURL string `env:"BALANCES_URL" envDefault:"http://balances:8080"`
+	// TokenAnalyticsURL is the internal API of the token registry and prices' owner, asked for
+	// /intelligence/token; empty answers from the local copy of market.tokens.v1 and prices.
+	TokenAnalyticsURL string `env:"TOKEN_ANALYTICS_URL" envDefault:"http://token-analytics:8080"`
 
 	// CacheRefresh is how often the in-memory attribution cache picks up changes;
 	// PublishInterval how often the outbox relay publishes them.

@@ -1,8 +1,13 @@
-// Package config is the token-analytics service's configuration, read from TOKENANALYTICS_* environment
-// variables.
+// Package config is the token-analytics service's configuration, read from TOKENANALYTICS_*
+// environment variables.
 package config
 
 import (
+	"math/big"
+	"net/url"
+	"strings"
+	"time"
+
 	"github.com/chainintel/chainintel/libs/chains"
 	"github.com/chainintel/chainintel/libs/config"
 	"github.com/chainintel/chainintel/libs/service"
@@ -19,6 +24,39 @@ type Config struct {
 
 	// Chains lists the chains this deployment serves; empty means all.
 	Chains []string `env:"CHAINS" envSeparator:","`
+
+	// TokenLists are token lists (the format of brave-coingecko.json: hex chain id → contract →
+	// {name, symbol, coingeckoId, decimals}) imported into the registry at start.
+	TokenLists []string `env:"TOKEN_LISTS" envSeparator:","`
+	// PriceCSVs are daily price histories imported at start, each "<pricingId>=<path>" of a
+	// snapped_at,price,market_cap,total_volume CSV.
+	PriceCSVs []string `env:"PRICE_CSVS" envSeparator:","`
+	// Stablecoins are the pricing ids flagged as stablecoins (left out of the altcoin index).
+	Stablecoins []string `env:"STABLECOINS" envSeparator:"," envDefault:"tether,usd-coin,dai,true-usd,first-digital-usd,ethena-usde,paypal-usd,binance-usd,frax,usdd,gemini-dollar,pax-dollar,agora-dollar,usds,bridged-usdc-polygon-pos-bridge,bridged-usdt"`
+
+	// PriceAPIURL is the base URL of a CoinGecko-compatible API (".../api/v3"); empty: no polling.
+	PriceAPIURL       string        `env:"PRICE_API_URL"`
+	PriceAPIKey       string        `env:"PRICE_API_KEY" secret:"true"`
+	PriceAPIKeyHeader string        `env:"PRICE_API_KEY_HEADER" envDefault:"x-cg-pro-api-key"`
+	PricePollInterval time.Duration `env:"PRICE_POLL_INTERVAL" envDefault:"5m"`
+	// PriceRequestsPerMinute keeps the poller within the API's rate limit.
+	PriceRequestsPerMinute float64 `env:"PRICE_REQUESTS_PER_MINUTE" envDefault:"30"`
+	// PriceHistory is how far back a pricing id's hourly history starts when none is stored.
+	PriceHistory time.Duration `env:"PRICE_HISTORY" envDefault:"2160h"`
+	// PriceMaxIDs bounds the pricing ids polled (the largest by market cap).
+	PriceMaxIDs int `env:"PRICE_MAX_IDS" envDefault:"250"`
+
+	// TopRefresh is how often the unfiltered /token/top figures are recomputed into memory
+	// (answers up to twice this old); 0 computes every request from the store.
+	TopRefresh time.Duration `env:"TOP_REFRESH" envDefault:"5m"`
+
+	// The operator's own token for /native/circulating: chain, contract ("" for the chain's
+	// native coin), decimals, exact total supply (smallest unit) and non-circulating addresses.
+	NativeChain       string   `env:"NATIVE_CHAIN"`
+	NativeToken       string   `env:"NATIVE_TOKEN"`
+	NativeDecimals    int32    `env:"NATIVE_DECIMALS" envDefault:"18"`
+	NativeTotalSupply string   `env:"NATIVE_TOTAL_SUPPLY"`
+	NativeReserves    []string `env:"NATIVE_RESERVES" envSeparator:","`
 }
 
 // Validate checks the whole configuration.
@@ -29,6 +67,30 @@ func (c Config) Validate() error {
 	}
 	if _, err := chains.NewSet(c.Chains); err != nil {
 		p.Addf("TOKENANALYTICS_CHAINS: %v", err)
+	}
+	for _, e := range c.PriceCSVs {
+		if id, path, ok := strings.Cut(e, "="); !ok || id == "" || path == "" {
+			p.Addf("TOKENANALYTICS_PRICE_CSVS: %q is not <pricingId>=<path>", e)
+		}
+	}
+	if c.PriceAPIURL != "" {
+		if u, err := url.Parse(c.PriceAPIURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+			p.Addf("TOKENANALYTICS_PRICE_API_URL: %q is not an http(s) URL", c.PriceAPIURL)
+		}
+	}
+	if c.PricePollInterval <= 0 || c.PriceRequestsPerMinute <= 0 || c.PriceHistory <= 0 || c.PriceMaxIDs <= 0 {
+		p.Addf("TOKENANALYTICS_PRICE_POLL_INTERVAL, _REQUESTS_PER_MINUTE, _HISTORY and _MAX_IDS must be positive")
+	}
+	if c.NativeChain != "" {
+		if _, ok := chains.Lookup(c.NativeChain); !ok {
+			p.Addf("TOKENANALYTICS_NATIVE_CHAIN: unknown chain %q", c.NativeChain)
+		}
+		if v, ok := new(big.Int).SetString(c.NativeTotalSupply, 10); !ok || v.Sign() < 0 {
+			p.Addf("TOKENANALYTICS_NATIVE_TOTAL_SUPPLY: %q is not a non-negative integer (smallest unit)", c.NativeTotalSupply)
+		}
+		if c.NativeDecimals < 0 || c.NativeDecimals > 36 {
+			p.Addf("TOKENANALYTICS_NATIVE_DECIMALS: must be 0..36")
+		}
 	}
 	return p.Err()
 }

@@ -1,30 +1,188 @@
-// Package http is the token-analytics service's HTTP layer: its public routes (reached through the edge)
-// and its /internal API.
+// Package http is the token-analytics service's HTTP layer: its public routes (reached through
+// the edge: /token/top, /token/top_flow/*, /token/volume/*, /token/trending*,
+// /marketdata/altcoin_index, /native/circulating) and its /internal API (the market data of a
+// token, for intelligence). Handlers check parameters, call app, and map its errors to the one
+// error shape.
 package http
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"net/http"
 
+	"github.com/chainintel/chainintel/libs/address"
+	"github.com/chainintel/chainintel/libs/chains"
 	"github.com/chainintel/chainintel/libs/httpx"
+	"github.com/chainintel/chainintel/libs/params"
+	"github.com/chainintel/chainintel/services/token-analytics/internal/app"
 	"github.com/gin-gonic/gin"
 )
 
-// pending are the public routes this service owns that are not built yet; they answer 501.
-var pending = [][2]string{
-	{"GET", "/token/trending"},
-	{"GET", "/token/trending/:id"},
-	{"GET", "/token/top"},
-	{"GET", "/token/top_flow/:id"},
-	{"GET", "/token/top_flow/:id/:address"},
-	{"GET", "/token/volume/:id"},
-	{"GET", "/token/volume/:id/:address"},
-	{"GET", "/marketdata/altcoin_index"},
-	{"GET", "/native/circulating"},
+// Register adds the service's routes to e.
+func Register(e *gin.Engine, svc *app.Service, set *chains.Set) {
+	h := &handlers{svc: svc, set: set}
+	e.GET("/token/top", h.top)
+	e.GET("/token/top_flow/:id", h.topFlow)
+	e.GET("/token/top_flow/:id/:address", h.topFlow)
+	e.GET("/token/volume/:id", h.volume)
+	e.GET("/token/volume/:id/:address", h.volume)
+	e.GET("/token/trending", h.trending)
+	e.GET("/token/trending/:id", h.trendingOne)
+	e.GET("/marketdata/altcoin_index", h.altcoinIndex)
+	e.GET("/native/circulating", h.circulating)
+	e.GET("/internal/tokens/:id", h.market)
+	e.GET("/internal/tokens/:id/:address", h.market)
 }
 
-// Register adds the service's routes to e.
-func Register(e *gin.Engine) {
-	for _, r := range pending {
-		e.Handle(r[0], r[1], func(c *gin.Context) { httpx.Error(c, http.StatusNotImplemented, "not implemented yet") })
+type handlers struct {
+	svc *app.Service
+	set *chains.Set
+}
+
+// fail maps an error to its status: bad parameters 400, unknown tokens 404, missing market
+// data 503, anything else 500 (details logged, never shown).
+func fail(c *gin.Context, err error) {
+	var pe *params.Error
+	switch {
+	case errors.As(err, &pe):
+		httpx.Error(c, http.StatusBadRequest, pe.Error())
+	case errors.Is(err, app.ErrNotFound):
+		httpx.Error(c, http.StatusNotFound, err.Error())
+	case errors.Is(err, app.ErrNotConfigured):
+		httpx.Error(c, http.StatusNotFound, "this deployment has no native token configured")
+	case errors.Is(err, app.ErrUnavailable):
+		httpx.Error(c, http.StatusServiceUnavailable, err.Error())
+	case errors.Is(err, context.Canceled):
+		httpx.Error(c, http.StatusServiceUnavailable, "request canceled")
+	default:
+		httpx.Fail(c, err)
 	}
+}
+
+// tokenRef reads the token of a /:id or /:id/:address route: a pricing id, or a chain (in :id)
+// and a contract address.
+func (h *handlers) tokenRef(c *gin.Context) (app.TokenRef, error) {
+	id, addr := c.Param("id"), c.Param("address")
+	if addr == "" {
+		return app.TokenRef{PricingID: id}, PricingID(id)
+	}
+	if !h.set.Has(id) {
+		if _, known := chains.Lookup(id); known {
+			return app.TokenRef{}, params.Errorf("chain", "chain %q is not configured on this deployment", id)
+		}
+		return app.TokenRef{}, params.Errorf("chain", "unknown chain %q", id)
+	}
+	norm, err := address.NormalizeForChain(id, addr)
+	if err != nil {
+		return app.TokenRef{}, fmt.Errorf("token %s/%s: address is not valid on %s: %w", id, trunc(addr), id, app.ErrNotFound)
+	}
+	return app.TokenRef{Chain: id, Address: norm}, nil
+}
+
+func (h *handlers) top(c *gin.Context) {
+	q, err := ParseTop(c.Request.URL.Query(), h.set)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	res, err := h.svc.Top(c.Request.Context(), q)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	httpx.Answer(c, http.StatusOK, res)
+}
+
+func (h *handlers) topFlow(c *gin.Context) {
+	ref, err := h.tokenRef(c)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	q, err := ParseTopFlow(c.Request.URL.Query(), h.set)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	res, err := h.svc.TopFlows(c.Request.Context(), ref, q.Chains, q.Window, q.Limit)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	httpx.Answer(c, http.StatusOK, res)
+}
+
+func (h *handlers) volume(c *gin.Context) {
+	ref, err := h.tokenRef(c)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	q, err := ParseVolume(c.Request.URL.Query())
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	res, err := h.svc.Volume(c.Request.Context(), ref, q.Granularity, q.Window)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	httpx.Answer(c, http.StatusOK, res)
+}
+
+func (h *handlers) trending(c *gin.Context) {
+	res, err := h.svc.Trending(c.Request.Context())
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	httpx.Answer(c, http.StatusOK, res)
+}
+
+func (h *handlers) trendingOne(c *gin.Context) {
+	id := c.Param("id")
+	if err := PricingID(id); err != nil {
+		fail(c, err)
+		return
+	}
+	res, err := h.svc.TrendingToken(c.Request.Context(), id)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	httpx.Answer(c, http.StatusOK, res)
+}
+
+func (h *handlers) altcoinIndex(c *gin.Context) {
+	n, err := h.svc.AltcoinIndex(c.Request.Context())
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	httpx.Answer(c, http.StatusOK, gin.H{"altcoinIndex": n})
+}
+
+func (h *handlers) circulating(c *gin.Context) {
+	n, err := h.svc.Circulating(c.Request.Context())
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	httpx.Answer(c, http.StatusOK, gin.H{"amount": n})
+}
+
+func (h *handlers) market(c *gin.Context) {
+	ref, err := h.tokenRef(c)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	res, err := h.svc.Market(c.Request.Context(), ref)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	httpx.Answer(c, http.StatusOK, res)
 }

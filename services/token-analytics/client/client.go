@@ -1,0 +1,72 @@
+// Package client calls the token-analytics service's internal API for other services: the
+// market data of a token (name, symbol, price now and 24 h ago, deployments) by pricing id or by
+// contract.
+package client
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/chainintel/chainintel/libs/httpx"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// ErrNotFound is a token the registry does not know.
+var ErrNotFound = errors.New("token not in the registry")
+
+// Deployment is where a token is deployed ("" address for a chain's native coin).
+type Deployment struct {
+	Chain    string `json:"chain"`
+	Address  string `json:"address"`
+	Decimals int32  `json:"decimals"`
+}
+
+// Market is a token's market data. Price and Price24hAgo are nil when unknown.
+type Market struct {
+	Identifier struct {
+		PricingID string `json:"pricingID"`
+		Chain     string `json:"chain,omitempty"`
+		Address   string `json:"address,omitempty"`
+	} `json:"identifier"`
+	Name        string       `json:"name"`
+	Symbol      string       `json:"symbol"`
+	Price       *float64     `json:"price,omitempty"`
+	Price24hAgo *float64     `json:"price24hAgo,omitempty"`
+	Deployments []Deployment `json:"deployments"`
+}
+
+// Client is safe for concurrent use.
+type Client struct{ c *httpx.InternalClient }
+
+// New returns a client for the token-analytics service at baseURL.
+func New(baseURL string, signer *httpx.Signer, tp trace.TracerProvider) (*Client, error) {
+	c, err := httpx.NewInternalClient("token-analytics", baseURL, signer, tp, 5*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	return &Client{c: c}, nil
+}
+
+// Market returns the market data of a pricing id, or ErrNotFound.
+func (c *Client) Market(ctx context.Context, pricingID string) (Market, error) {
+	return c.get(ctx, "/internal/tokens/"+url.PathEscape(pricingID))
+}
+
+// MarketByContract returns the market data of the token deployed at address on chain, or
+// ErrNotFound.
+func (c *Client) MarketByContract(ctx context.Context, chain, address string) (Market, error) {
+	return c.get(ctx, "/internal/tokens/"+url.PathEscape(chain)+"/"+url.PathEscape(address))
+}
+
+func (c *Client) get(ctx context.Context, path string) (Market, error) {
+	var m Market
+	err := c.c.Do(ctx, http.MethodGet, path, nil, nil, &m)
+	var ue *httpx.UpstreamError
+	if errors.As(err, &ue) && ue.Status == http.StatusNotFound {
+		return Market{}, ErrNotFound
+	}
+	return m, err
+}

@@ -1,0 +1,247 @@
+// Command token-analytics-bench prints token-analytics' figures (make bench, section
+// token-analytics): the flow rollup's throughput against a raw COPY of the same rows, and
+// p50/p99 of /token/top over BENCH_TA_TOKENS tokens with a month of hourly rollups, and of
+// /token/top_flow and /token/volume, through the real router on a fresh database.
+package main
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/chainintel/chainintel/libs/chains"
+	"github.com/chainintel/chainintel/libs/httpx"
+	"github.com/chainintel/chainintel/libs/pgstore"
+	"github.com/chainintel/chainintel/libs/pgstore/pgtest"
+	"github.com/chainintel/chainintel/services/token-analytics/internal/app"
+	svchttp "github.com/chainintel/chainintel/services/token-analytics/internal/http"
+	"github.com/chainintel/chainintel/services/token-analytics/internal/store"
+	"github.com/chainintel/chainintel/services/token-analytics/migrations"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+func main() {
+	if err := run(context.Background()); err != nil {
+		fmt.Fprintln(os.Stderr, "token-analytics-bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context) error {
+	tokens := envInt("BENCH_TA_TOKENS", 5000)
+	transfers := envInt("BENCH_TA_TRANSFERS", 200000)
+	queries := envInt("BENCH_TA_QUERIES", 300)
+	url, drop, err := pgtest.CreateDatabase(ctx, "tabench")
+	if err != nil {
+		return err
+	}
+	defer drop()
+	pool, err := pgstore.Connect(ctx, url, pgstore.Options{MaxConns: 8, AppName: "token-analytics-bench"})
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	if err := pgstore.Migrate(ctx, pool, migrations.Schema, migrations.FS, nil); err != nil {
+		return err
+	}
+	st := store.New(pool)
+	now := time.Now().UTC()
+	fmt.Printf("token-analytics: %d tokens, %d transfers over 30 days, %d queries per route\n", tokens, transfers, queries)
+	if err := seedRegistry(ctx, st, tokens, now); err != nil {
+		return err
+	}
+	if err := rollupThroughput(ctx, pool, st, tokens, transfers, now); err != nil {
+		return err
+	}
+	if err := seedHours(ctx, pool, now); err != nil {
+		return err
+	}
+	return latencies(ctx, st, tokens, queries, now)
+}
+
+func tokenAddr(i int) string { return fmt.Sprintf("0x%040x", 0xa000000+i) }
+func holder(i int) string    { return fmt.Sprintf("0x%040x", 0xb000000+i) }
+
+func seedRegistry(ctx context.Context, st *store.Store, n int, now time.Time) error {
+	us := make([]app.TokenUpdate, n)
+	for i := range us {
+		mc := float64(n-i) * 1e6
+		us[i] = app.TokenUpdate{PricingID: fmt.Sprintf("token-%05d", i), Symbol: fmt.Sprintf("T%d", i), MarketCap: &mc,
+			Deployments: []app.Deployment{{Chain: "ethereum", Address: tokenAddr(i), Decimals: 18}}}
+	}
+	if err := st.UpsertTokens(ctx, us); err != nil {
+		return err
+	}
+	var ps []app.PricePoint
+	for i := range n {
+		id := fmt.Sprintf("token-%05d", i)
+		ps = append(ps, app.PricePoint{PricingID: id, Granularity: app.Tick, Time: now, Price: 1 + float64(i%100)})
+		for h := 0; h < 24*8; h++ {
+			ps = append(ps, app.PricePoint{PricingID: id, Granularity: app.Hourly, Time: now.Truncate(time.Hour).Add(-time.Duration(h) * time.Hour), Price: 1 + float64((i+h)%100)})
+		}
+	}
+	_, err := st.AddPrices(ctx, ps)
+	return err
+}
+
+// world makes transfers among 20,000 holders (a tenth of them exchanges or pools) of the
+// first tenth of the tokens, over the last 30 days.
+func world(tokens, n int, now time.Time) []app.Flow {
+	r := rand.New(rand.NewPCG(1, 1))
+	fs := make([]app.Flow, n)
+	for i := range fs {
+		fs[i] = app.Flow{Chain: "ethereum", ID: fmt.Sprintf("0x%016x_%d", i, i%7), ChainType: "evm", BlockHash: fmt.Sprintf("0xb%d", i/50),
+			Time: now.Add(-time.Duration(r.Int64N(int64(30 * 24 * time.Hour)))), Token: tokenAddr(r.IntN(max(1, tokens/10))),
+			From: holder(r.IntN(20000)), To: holder(r.IntN(20000)), Value: r.Float64() * 1000, USD: r.Float64() * 5000}
+	}
+	return fs
+}
+
+func rollupThroughput(ctx context.Context, pool *pgxpool.Pool, st *store.Store, tokens, n int, now time.Time) error {
+	var classes []app.ClassChange
+	for i := 0; i < 20000; i += 10 {
+		typ := "cex"
+		if i%20 == 0 {
+			typ = "dex"
+		}
+		classes = append(classes, app.ClassChange{ChainType: "evm", Address: holder(i), EntityType: typ, SetsEntity: true, Version: 1})
+	}
+	if err := st.ApplyClasses(ctx, classes); err != nil {
+		return err
+	}
+	fs := world(tokens, n, now)
+	const batch = 5000
+	start := time.Now()
+	for i := 0; i < len(fs); i += batch {
+		if err := st.ApplyFlows(ctx, fs[i:min(i+batch, len(fs))]); err != nil {
+			return err
+		}
+	}
+	rollup := time.Since(start)
+	// The raw COPY: the same rows into a table shaped like market.flows, nothing else.
+	if _, err := pool.Exec(ctx, `CREATE TABLE market.bench_copy (LIKE market.flows INCLUDING ALL)`); err != nil {
+		return err
+	}
+	start = time.Now()
+	for i := 0; i < len(fs); i += batch {
+		part := fs[i:min(i+batch, len(fs))]
+		_, err := pool.CopyFrom(ctx, pgx.Identifier{"market", "bench_copy"},
+			[]string{"chain", "id", "chain_type", "block_hash", "hour", "token", "from_addr", "to_addr", "value", "usd", "counted"},
+			pgx.CopyFromSlice(len(part), func(j int) ([]any, error) {
+				f := part[j]
+				return []any{f.Chain, f.ID, f.ChainType, f.BlockHash, f.Time.Truncate(time.Hour), f.Token, f.From, f.To, f.Value, f.USD, true}, nil
+			}))
+		if err != nil {
+			return err
+		}
+	}
+	raw := time.Since(start)
+	rate, rawRate := float64(n)/rollup.Seconds(), float64(n)/raw.Seconds()
+	fmt.Printf("  rollup (store, redelivery-safe, batches of %d): %10.0f transfers/s   raw COPY of the same rows: %10.0f rows/s   ratio %.2f   (target >= 50,000/s and >= 0.75)\n",
+		batch, rate, rawRate, rate/rawRate)
+	// Redelivering the whole world adds nothing; it is timed as well.
+	start = time.Now()
+	for i := 0; i < len(fs); i += batch {
+		if err := st.ApplyFlows(ctx, fs[i:min(i+batch, len(fs))]); err != nil {
+			return err
+		}
+	}
+	fmt.Printf("  redelivery of every transfer: %10.0f transfers/s (nothing added)\n", float64(n)/time.Since(start).Seconds())
+	return nil
+}
+
+// seedHours gives every registry token a month of hourly rollups (the tokens without
+// transfers get synthetic hours), so /token/top ranks over 720 hours × every token. Rows are
+// written hour by hour, as the consumers write them, so the table's layout is time-ordered.
+func seedHours(ctx context.Context, pool *pgxpool.Pool, now time.Time) error {
+	start := time.Now()
+	tag, err := pool.Exec(ctx, `
+		INSERT INTO market.flow_hours (chain, token, hour, transfers, volume_usd, volume_value, cex_in_usd, cex_out_usd, dex_in_usd, dex_out_usd)
+		SELECT d.chain, d.address, h, 10, 1000 + (hashtext(d.address || h::text) & 1023), 500, 100, 90, 50, 40
+		FROM market.deployments d
+		CROSS JOIN generate_series(date_trunc('hour', $1::timestamptz) - interval '30 days', date_trunc('hour', $1::timestamptz), interval '1 hour') h
+		WHERE d.address <> ''
+		ORDER BY h, d.address
+		ON CONFLICT DO NOTHING`, now)
+	if err != nil {
+		return err
+	}
+	if _, err := pool.Exec(ctx, `VACUUM ANALYZE market.flow_hours`); err != nil {
+		return err
+	}
+	if _, err := pool.Exec(ctx, `VACUUM ANALYZE market.flow_address_hours`); err != nil {
+		return err
+	}
+	fmt.Printf("  seeded %d token-hours in %s\n", tag.RowsAffected(), time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+func latencies(ctx context.Context, st *store.Store, tokens, n int, now time.Time) error {
+	set, _ := chains.NewSet(nil)
+	e := httpx.NewEngine(httpx.EngineOptions{Service: "token-analytics"})
+	svc := app.New(st, app.Options{Now: func() time.Time { return now }, TopRefresh: 5 * time.Minute})
+	t0 := time.Now()
+	if err := svc.RefreshTop(ctx); err != nil {
+		return err
+	}
+	fmt.Printf("  /token/top snapshot refresh (5 timeframes x 1 and auto reference periods, TOKENANALYTICS_TOP_REFRESH in service): %s\n", time.Since(t0).Round(time.Millisecond))
+	svchttp.Register(e, svc, set)
+	r := rand.New(rand.NewPCG(2, 2))
+	tfs := []string{"1h", "6h", "12h", "24h", "7d"}
+	routes := []struct {
+		name string
+		path func() string
+	}{
+		{"/token/top (random timeframe, orderByAgg, direction, percent)", func() string {
+			return fmt.Sprintf("/token/top?timeframe=%s&orderByAgg=%s&orderByDesc=%v&orderByPercent=%v&size=50",
+				tfs[r.IntN(len(tfs))], app.OrderByAggs[r.IntN(len(app.OrderByAggs))], r.IntN(2) == 0, r.IntN(4) == 0)
+		}},
+		{"/token/top_flow/{id} (timeLast 24h or 7d, limit 50)", func() string {
+			return fmt.Sprintf("/token/top_flow/token-%05d?timeLast=%s", r.IntN(max(1, tokens/10)), []string{"24h", "7d"}[r.IntN(2)])
+		}},
+		{"/token/volume/{id} (1h over 7d or 1d over 30d)", func() string {
+			g := []string{"granularity=1h&timeLast=7d", "granularity=1d&timeLast=30d"}[r.IntN(2)]
+			return fmt.Sprintf("/token/volume/token-%05d?%s", r.IntN(tokens), g)
+		}},
+	}
+	targets := []string{"p99 <= 50 ms", "p99 <= 30 ms", "p99 <= 30 ms"}
+	for i, rt := range routes {
+		for range 10 { // warm the connections and plans
+			serve(e, rt.path())
+		}
+		ds := make([]time.Duration, n)
+		for j := range ds {
+			p := rt.path()
+			t0 := time.Now()
+			if code := serve(e, p); code != 200 {
+				return fmt.Errorf("%s: %d", p, code)
+			}
+			ds[j] = time.Since(t0)
+		}
+		slices.Sort(ds)
+		fmt.Printf("  %-62s p50 %7.2f ms   p99 %7.2f ms   (target %s)\n", rt.name, ms(ds[len(ds)/2]), ms(ds[len(ds)*99/100]), targets[i])
+	}
+	return nil
+}
+
+func serve(h http.Handler, path string) int {
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, path, nil))
+	return w.Code
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -1,0 +1,356 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/big"
+	"sync"
+	"time"
+
+	"github.com/chainintel/chainintel/libs/chains"
+)
+
+// ErrUnavailable is market data the service does not have yet (no Bitcoin price for the
+// altcoin index, no balance of the native token yet).
+var ErrUnavailable = errors.New("market data not available yet")
+
+// Store is what the service reads.
+type Store interface {
+	Tokens(ctx context.Context, ids, chains []string) ([]Token, error)
+	PricingIDOf(ctx context.Context, chain, address string) (string, error)
+	TopWindows(ctx context.Context, chains, ids []string, refFrom, curFrom, curTo time.Time) ([]TokenWindows, error)
+	TopFlows(ctx context.Context, deps []Deployment, from time.Time, limit int) ([]AddressFlow, error)
+	Volume(ctx context.Context, deps []Deployment, from, to time.Time, size time.Duration) ([]VolumeBucket, error)
+	TrendingIDs(ctx context.Context, chains []string, limit int) ([]string, error)
+	Altcoins(ctx context.Context, exclude string, limit int) ([]AltcoinChange, error)
+	PriceAt(ctx context.Context, id string, g Granularity, t time.Time) (float64, bool, error)
+	ReserveSum(ctx context.Context, chain, token string, addresses []string) (string, error)
+}
+
+// Native is the operator's own token for /native/circulating.
+type Native struct {
+	Chain       string
+	Token       string   // contract ("" for a chain's native coin)
+	Decimals    int32    // of the token
+	TotalSupply string   // exact, smallest unit, base 10
+	Reserves    []string // non-circulating addresses
+}
+
+// Configured reports whether the native token is set.
+func (n Native) Configured() bool { return n.Chain != "" && n.TotalSupply != "" }
+
+// Options configure a Service.
+type Options struct {
+	Chains []string // the deployment's chains; empty means all
+	Native Native
+	Now    func() time.Time
+	// Bitcoin is the pricing id the altcoin index compares against; default "bitcoin".
+	Bitcoin string
+	// TopRefresh, when positive, keeps the unfiltered /token/top figures in memory, refreshed
+	// this often (RefreshTopLoop): answers are then up to twice this old.
+	TopRefresh time.Duration
+	Logger     *slog.Logger
+}
+
+// Service answers the public queries. It is safe for concurrent use.
+type Service struct {
+	st Store
+	o  Options
+
+	topMu sync.RWMutex
+	top   map[topKey]topSnapshot
+}
+
+// New returns a service over st.
+func New(st Store, o Options) *Service {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Bitcoin == "" {
+		o.Bitcoin = "bitcoin"
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return &Service{st: st, o: o, top: map[topKey]topSnapshot{}}
+}
+
+// Limits of the public queries.
+const (
+	AltcoinCount   = 50
+	AltcoinPeriod  = 90 * 24 * time.Hour
+	TrendingLimit  = 100
+	MaxVolumePoint = 2000
+)
+
+// TokenRef names a token: a pricing id, or a chain and contract.
+type TokenRef struct {
+	PricingID      string
+	Chain, Address string
+}
+
+func (r TokenRef) String() string {
+	if r.PricingID != "" {
+		return r.PricingID
+	}
+	return r.Chain + "/" + r.Address
+}
+
+// chainsOr is requested narrowed to the configured chains (requested is already validated).
+func (s *Service) chainsOr(requested []string) []string {
+	if len(requested) > 0 {
+		return requested
+	}
+	return s.o.Chains
+}
+
+// deployments resolves a token to the deployments its flows are summed over.
+func (s *Service) deployments(ctx context.Context, ref TokenRef, chains []string) (Token, []Deployment, error) {
+	id := ref.PricingID
+	if id == "" {
+		var err error
+		if id, err = s.st.PricingIDOf(ctx, ref.Chain, ref.Address); err != nil {
+			return Token{}, nil, fmt.Errorf("token %s: %w", ref, err)
+		}
+	}
+	ts, err := s.st.Tokens(ctx, []string{id}, s.chainsOr(chains))
+	if err != nil {
+		return Token{}, nil, err
+	}
+	if len(ts) == 0 {
+		return Token{}, nil, fmt.Errorf("token %s: %w", ref, ErrNotFound)
+	}
+	t := ts[0]
+	if ref.PricingID == "" {
+		for _, d := range t.Deployments {
+			if d.Chain == ref.Chain && d.Address == ref.Address {
+				return t, []Deployment{d}, nil
+			}
+		}
+		return Token{}, nil, fmt.Errorf("token %s: %w", ref, ErrNotFound)
+	}
+	return t, t.Deployments, nil
+}
+
+// TopFlows returns the addresses with the most flow of a token over the last window.
+func (s *Service) TopFlows(ctx context.Context, ref TokenRef, chains []string, window time.Duration, limit int) ([]TopFlow, error) {
+	_, deps, err := s.deployments(ctx, ref, chains)
+	if err != nil {
+		return nil, err
+	}
+	out := []TopFlow{}
+	if len(deps) == 0 {
+		return out, nil
+	}
+	fs, err := s.st.TopFlows(ctx, deps, s.o.Now().Add(-window).Truncate(time.Hour), limit)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range fs {
+		out = append(out, TopFlow{Address: addressInfo(f), InUSD: f.InUSD, InValue: f.InValue, OutUSD: f.OutUSD, OutValue: f.OutValue})
+	}
+	return out, nil
+}
+
+func addressInfo(f AddressFlow) AddressInfo {
+	ai := AddressInfo{Address: f.Address, Chain: f.Chain}
+	if a := f.Attribution; a != nil {
+		ai.ServiceEntity, ai.PredictedEntity, ai.DepositServiceID, ai.Contract = a.Entity, a.PredictedEntity, a.DepositServiceID, a.Contract
+		if a.Label != "" {
+			ai.ServiceLabel = &AddressLabel{Name: a.Label, Address: f.Address, ChainType: chainTypeOf(f.Chain)}
+		}
+	}
+	return ai
+}
+
+// Volume returns a token's transfer volume in buckets of size over the last window, oldest
+// first, every bucket present. A transfer moves value out of one address into another, so each
+// bucket's in and out are both the bucket's volume.
+func (s *Service) Volume(ctx context.Context, ref TokenRef, size, window time.Duration) ([]VolumePoint, error) {
+	_, deps, err := s.deployments(ctx, ref, nil)
+	if err != nil {
+		return nil, err
+	}
+	now := s.o.Now().UTC()
+	origin := time.Date(2000, 1, 3, 0, 0, 0, 0, time.UTC) // a Monday: weekly buckets start on Mondays
+	to := origin.Add(now.Sub(origin) / size * size).Add(size)
+	from := to.Add(-window).Truncate(time.Hour)
+	from = origin.Add(from.Sub(origin) / size * size)
+	var bs []VolumeBucket
+	if len(deps) > 0 {
+		if bs, err = s.st.Volume(ctx, deps, from, to, size); err != nil {
+			return nil, err
+		}
+	}
+	out := []VolumePoint{}
+	i := 0
+	for t := from; t.Before(to); t = t.Add(size) {
+		p := VolumePoint{Time: t}
+		if i < len(bs) && bs[i].Time.Equal(t) {
+			p.InUSD, p.InValue, p.OutUSD, p.OutValue = bs[i].USD, bs[i].Value, bs[i].USD, bs[i].Value
+			i++
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// Trending returns the priced tokens with the most 24 h volume.
+func (s *Service) Trending(ctx context.Context) ([]TrendingToken, error) {
+	ids, err := s.st.TrendingIDs(ctx, s.o.Chains, TrendingLimit)
+	if err != nil {
+		return nil, err
+	}
+	ts, err := s.st.Tokens(ctx, ids, s.o.Chains)
+	if err != nil {
+		return nil, err
+	}
+	byID := map[string]Token{}
+	for _, t := range ts {
+		byID[t.PricingID] = t
+	}
+	out := make([]TrendingToken, 0, len(ids))
+	for _, id := range ids {
+		tt, err := s.trending(ctx, byID[id])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, tt)
+	}
+	return out, nil
+}
+
+// TrendingToken returns one token's trending figures.
+func (s *Service) TrendingToken(ctx context.Context, id string) (TrendingToken, error) {
+	ts, err := s.st.Tokens(ctx, []string{id}, s.o.Chains)
+	if err != nil {
+		return TrendingToken{}, err
+	}
+	if len(ts) == 0 {
+		return TrendingToken{}, fmt.Errorf("token %s: %w", id, ErrNotFound)
+	}
+	return s.trending(ctx, ts[0])
+}
+
+func (s *Service) trending(ctx context.Context, t Token) (TrendingToken, error) {
+	tt := TrendingToken{Name: t.Name, Symbol: t.Symbol, PricingID: t.PricingID, Price: deref(t.Price),
+		Volume24h: deref(t.Volume24h), AllTimeHigh: deref(t.AllTimeHigh), AllTimeLow: deref(t.AllTimeLow),
+		CirculatingSupply: t.CirculatingSupply, TotalSupply: t.TotalSupply}
+	ago, ok, err := s.priceAt(ctx, t.PricingID, s.o.Now().Add(-24*time.Hour))
+	if err != nil {
+		return TrendingToken{}, err
+	}
+	if ok {
+		tt.Price24hAgo = ago
+	}
+	return tt, nil
+}
+
+// priceAt is the newest hourly price at or before t, else the newest daily one.
+func (s *Service) priceAt(ctx context.Context, id string, t time.Time) (float64, bool, error) {
+	p, ok, err := s.st.PriceAt(ctx, id, Hourly, t)
+	if err != nil || ok {
+		return p, ok, err
+	}
+	return s.st.PriceAt(ctx, id, Daily, t)
+}
+
+// AltcoinIndex counts how many of the AltcoinCount largest non-stablecoin altcoins gained more
+// (or lost less) than Bitcoin over the last AltcoinPeriod. An altcoin without a price that old
+// does not count as beating it.
+func (s *Service) AltcoinIndex(ctx context.Context) (int, error) {
+	then := s.o.Now().Add(-AltcoinPeriod)
+	btc, err := s.st.Tokens(ctx, []string{s.o.Bitcoin}, nil)
+	if err != nil {
+		return 0, err
+	}
+	if len(btc) == 0 || btc[0].Price == nil {
+		return 0, fmt.Errorf("%s price: %w", s.o.Bitcoin, ErrUnavailable)
+	}
+	btcThen, ok, err := s.priceAt(ctx, s.o.Bitcoin, then)
+	if err != nil {
+		return 0, err
+	}
+	if !ok || btcThen <= 0 {
+		return 0, fmt.Errorf("%s price 90 days ago: %w", s.o.Bitcoin, ErrUnavailable)
+	}
+	btcChange := *btc[0].Price/btcThen - 1
+	alts, err := s.st.Altcoins(ctx, s.o.Bitcoin, AltcoinCount)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, a := range alts {
+		before, ok, err := s.priceAt(ctx, a.PricingID, then)
+		if err != nil {
+			return 0, err
+		}
+		if ok && before > 0 && a.Now/before-1 > btcChange {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// Circulating is the native token's total supply minus its non-circulating addresses'
+// balances, in token units.
+func (s *Service) Circulating(ctx context.Context) (float64, error) {
+	n := s.o.Native
+	if !n.Configured() {
+		return 0, fmt.Errorf("native token: %w", ErrNotConfigured)
+	}
+	total, ok := new(big.Int).SetString(n.TotalSupply, 10)
+	if !ok {
+		return 0, fmt.Errorf("native total supply %q is not an integer", n.TotalSupply)
+	}
+	held := new(big.Int)
+	if len(n.Reserves) > 0 {
+		sum, err := s.st.ReserveSum(ctx, n.Chain, n.Token, n.Reserves)
+		if err != nil {
+			return 0, err
+		}
+		if _, ok := held.SetString(sum, 10); !ok {
+			return 0, fmt.Errorf("reserve sum %q is not an integer", sum)
+		}
+	}
+	circ := new(big.Float).SetInt(total.Sub(total, held))
+	scale := new(big.Float).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(n.Decimals)), nil))
+	f, _ := circ.Quo(circ, scale).Float64()
+	return f, nil
+}
+
+// Market returns what /intelligence/token shows of a token.
+func (s *Service) Market(ctx context.Context, ref TokenRef) (TokenMarket, error) {
+	t, _, err := s.deployments(ctx, ref, nil)
+	if err != nil {
+		return TokenMarket{}, err
+	}
+	m := TokenMarket{Identifier: TokenIdentifier{PricingID: t.PricingID, Chain: ref.Chain, Address: ref.Address},
+		Name: t.Name, Symbol: t.Symbol, Price: t.Price, Deployments: t.Deployments}
+	if m.Deployments == nil {
+		m.Deployments = []Deployment{}
+	}
+	if p, ok, err := s.priceAt(ctx, t.PricingID, s.o.Now().Add(-24*time.Hour)); err != nil {
+		return TokenMarket{}, err
+	} else if ok {
+		m.Price24hAgo = &p
+	}
+	return m, nil
+}
+
+func deref(p *float64) float64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// chainTypeOf is the chain type of a chain name ("evm" for the EVM chains).
+func chainTypeOf(chain string) string {
+	if c, ok := chains.Lookup(chain); ok {
+		return string(c.Type)
+	}
+	return chain
+}

@@ -1,0 +1,155 @@
+// Package app is the token-analytics service's domain: the token registry and prices, flow
+// rollups, and the public queries over them (top tokens, top flows, volume, trending, the
+// altcoin index, the native token's circulating supply). It knows nothing of HTTP or SQL.
+package app
+
+import (
+	"errors"
+	"time"
+)
+
+// Typed errors; internal/http maps them to statuses.
+var (
+	// ErrNotFound is an unknown token (pricing id or deployment).
+	ErrNotFound = errors.New("not found")
+	// ErrNotConfigured is a route whose configuration is missing (the native token).
+	ErrNotConfigured = errors.New("not configured")
+)
+
+// Granularity of a stored price point.
+type Granularity int16
+
+// Stored granularities (values of eventsv1.PriceGranularity).
+const (
+	Daily  Granularity = 1
+	Hourly Granularity = 2
+	Tick   Granularity = 3 // a live quote: it updates the registry's price, it is not stored as history
+)
+
+// Deployment is where a token lives: a chain and a contract ("" for the native coin).
+type Deployment struct {
+	Chain    string `json:"chain"`
+	Address  string `json:"address"`
+	Decimals int32  `json:"decimals"`
+}
+
+// Token is a registry entry.
+type Token struct {
+	PricingID         string
+	Name              string
+	Symbol            string
+	TVTicker          string
+	Stablecoin        bool
+	CirculatingSupply *float64
+	TotalSupply       *float64
+	MarketCap         *float64
+	AllTimeHigh       *float64
+	AllTimeLow        *float64
+	Price             *float64
+	PriceTime         time.Time
+	Volume24h         *float64
+	Deployments       []Deployment
+}
+
+// TokenUpdate merges into the registry: empty strings and nil pointers leave a field as it is;
+// deployments are added (or replace the one at the same chain and address).
+type TokenUpdate struct {
+	PricingID         string
+	Name              string
+	Symbol            string
+	TVTicker          string
+	Stablecoin        *bool
+	CirculatingSupply *float64
+	TotalSupply       *float64
+	MarketCap         *float64
+	AllTimeHigh       *float64
+	AllTimeLow        *float64
+	Volume24h         *float64
+	Deployments       []Deployment
+}
+
+// PricePoint is a USD price of a pricing id at a time.
+type PricePoint struct {
+	PricingID   string
+	Granularity Granularity
+	Time        time.Time
+	Price       float64
+	MarketCap   *float64
+	Volume      *float64
+}
+
+// Flow is one transfer as the rollups count it.
+type Flow struct {
+	Chain, ID, ChainType, BlockHash string
+	Time                            time.Time
+	Token                           string // contract, "" for the native coin
+	From, To                        string
+	Value                           float64 // in token units (amount / 10^decimals)
+	USD                             float64 // 0 when no price was known
+}
+
+// ClassChange changes what an address counts as in CEX/DEX flows: its attribution (SetsEntity)
+// or its being a DEX pool (IsPool).
+type ClassChange struct {
+	ChainType, Address string
+	EntityType         string // "" when unattributed
+	SetsEntity         bool
+	IsPool             bool
+	Version            int64 // attribution version; 0 applies whatever is stored
+	Info               *AddressAttribution
+}
+
+// AddressAttribution is what top_flow shows of an address.
+type AddressAttribution struct {
+	Entity           *Entity `json:"entity,omitempty"`
+	Label            string  `json:"label,omitempty"`
+	PredictedEntity  *Entity `json:"predictedEntity,omitempty"`
+	DepositServiceID string  `json:"depositServiceID,omitempty"`
+	Contract         bool    `json:"contract,omitempty"`
+}
+
+// ReserveBalance is an exact balance observation of a non-circulating address.
+type ReserveBalance struct {
+	Chain, Address, Token string
+	BlockNumber           uint64
+	BlockHash             string
+	Balance               string // base 10, smallest unit
+}
+
+// HourFlows are a pricing id's flows summed over a window.
+type HourFlows struct {
+	Volume, CexIn, CexOut, DexIn, DexOut float64
+}
+
+// TokenWindows is one token's figures for /token/top: the current window and the mean of the
+// reference windows before it, with the prices at the end and at the start of the current one.
+type TokenWindows struct {
+	PricingID  string
+	Symbol     string
+	MarketCap  *float64
+	Price      *float64
+	PrevPrice  *float64
+	Current    HourFlows
+	Previous   HourFlows
+	Stablecoin bool
+}
+
+// AddressFlow is one address's flows of a token over a window.
+type AddressFlow struct {
+	Chain                            string
+	Address                          string
+	InUSD, InValue, OutUSD, OutValue float64
+	Attribution                      *AddressAttribution
+}
+
+// VolumeBucket is a token's volume over one bucket.
+type VolumeBucket struct {
+	Time       time.Time
+	USD, Value float64
+}
+
+// AltcoinChange is a token's price now and 90 days ago.
+type AltcoinChange struct {
+	PricingID   string
+	Now, Before float64
+}

@@ -1,0 +1,114 @@
+package app
+
+import "time"
+
+// Entity is the API's Entity object.
+type Entity struct {
+	ID       string  `json:"id"`
+	Name     string  `json:"name"`
+	Note     string  `json:"note"`
+	Type     string  `json:"type"`
+	Service  *string `json:"service"`
+	Website  string  `json:"website,omitempty"`
+	Twitter  string  `json:"twitter,omitempty"`
+	LinkedIn string  `json:"linkedin,omitempty"`
+}
+
+// AddressLabel is the API's AddressLabel object.
+type AddressLabel struct {
+	Name      string `json:"name"`
+	Address   string `json:"address"`
+	ChainType string `json:"chainType"`
+}
+
+// AddressInfo is the API's AddressInfo object.
+type AddressInfo struct {
+	Address          string        `json:"address"`
+	Chain            string        `json:"chain"`
+	ServiceEntity    *Entity       `json:"serviceEntity,omitempty"`
+	ServiceLabel     *AddressLabel `json:"serviceLabel,omitempty"`
+	PredictedEntity  *Entity       `json:"predictedEntity,omitempty"`
+	DepositServiceID string        `json:"depositServiceID,omitempty"`
+	Contract         bool          `json:"contract"`
+	IsUserAddress    bool          `json:"isUserAddress"`
+}
+
+// Interval is one window of a /token/top row.
+type Interval struct {
+	Price            float64 `json:"price"`
+	Volume           float64 `json:"volume"`
+	InflowCexVolume  float64 `json:"inflowCexVolume"`
+	OutflowCexVolume float64 `json:"outflowCexVolume"`
+	InflowDexVolume  float64 `json:"inflowDexVolume"`
+	OutflowDexVolume float64 `json:"outflowDexVolume"`
+	Netflow          float64 `json:"netflow"`
+}
+
+// TopTokenRef identifies a /token/top row's token.
+type TopTokenRef struct {
+	ID        string   `json:"id"`
+	Symbol    string   `json:"symbol"`
+	MarketCap *float64 `json:"marketCap"`
+}
+
+// TopToken is a /token/top row.
+type TopToken struct {
+	Token    TopTokenRef `json:"token"`
+	Current  Interval    `json:"current"`
+	Previous Interval    `json:"previous"`
+}
+
+// TopResult is the /token/top answer.
+type TopResult struct {
+	Tokens []TopToken `json:"tokens"`
+	Total  int        `json:"total"`
+}
+
+// TopFlow is a /token/top_flow row.
+type TopFlow struct {
+	Address  AddressInfo `json:"address"`
+	InUSD    float64     `json:"inUSD"`
+	InValue  float64     `json:"inValue"`
+	OutUSD   float64     `json:"outUSD"`
+	OutValue float64     `json:"outValue"`
+}
+
+// VolumePoint is a /token/volume row.
+type VolumePoint struct {
+	Time     time.Time `json:"time"`
+	InUSD    float64   `json:"inUSD"`
+	InValue  float64   `json:"inValue"`
+	OutUSD   float64   `json:"outUSD"`
+	OutValue float64   `json:"outValue"`
+}
+
+// TrendingToken is a /token/trending row.
+type TrendingToken struct {
+	Name              string   `json:"name"`
+	Symbol            string   `json:"symbol"`
+	PricingID         string   `json:"pricingID"`
+	Price             float64  `json:"price"`
+	Price24hAgo       float64  `json:"price24hAgo"`
+	Volume24h         float64  `json:"volume24h"`
+	AllTimeHigh       float64  `json:"allTimeHigh"`
+	AllTimeLow        float64  `json:"allTimeLow"`
+	CirculatingSupply *float64 `json:"circulatingSupply,omitempty"`
+	TotalSupply       *float64 `json:"totalSupply,omitempty"`
+}
+
+// TokenIdentifier names a token as it was asked for.
+type TokenIdentifier struct {
+	PricingID string `json:"pricingID"`
+	Chain     string `json:"chain,omitempty"`
+	Address   string `json:"address,omitempty"`
+}
+
+// TokenMarket is the market data /intelligence/token shows.
+type TokenMarket struct {
+	Identifier  TokenIdentifier `json:"identifier"`
+	Name        string          `json:"name"`
+	Symbol      string          `json:"symbol"`
+	Price       *float64        `json:"price,omitempty"`
+	Price24hAgo *float64        `json:"price24hAgo,omitempty"`
+	Deployments []Deployment    `json:"deployments"`
+}

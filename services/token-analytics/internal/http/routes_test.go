@@ -1,0 +1,180 @@
+package http
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chainintel/chainintel/libs/eventbus"
+	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
+	"github.com/chainintel/chainintel/services/token-analytics/internal/app"
+)
+
+func TestTopFlow(t *testing.T) {
+	e := knownWorld(t)
+	// Older than the window: left out.
+	e.send(transfer{id: "0xold_1", from: user2, to: user1, token: alpha, usd: 1e6, units: 1, at: now.Add(-50 * time.Hour)})
+	e.expect("/token/top_flow/alpha?timeLast=24h&limit=3", 200, `[
+		{"address":{"address":"`+user1+`","chain":"ethereum","contract":false,"isUserAddress":false},"inUSD":40,"inValue":40,"outUSD":155,"outValue":155},
+		{"address":{"address":"`+cex+`","chain":"ethereum","serviceEntity":{"id":"cex-c1","name":"CEX c1","note":"","type":"cex","service":null},
+		  "contract":false,"isUserAddress":false},"inUSD":100,"inValue":100,"outUSD":30,"outValue":30},
+		{"address":{"address":"`+pool+`","chain":"ethereum","contract":false,"isUserAddress":false},"inUSD":50,"inValue":50,"outUSD":10,"outValue":10}]`)
+	// By contract, upper-case address accepted.
+	code, body := e.get("/token/top_flow/ethereum/" + strings.ToUpper(alpha[2:]) + "?timeLast=24h&limit=1")
+	if code != 404 {
+		t.Errorf("address without 0x: %d %s", code, body)
+	}
+	e.expect("/token/top_flow/ethereum/0x"+strings.ToUpper(alpha[2:])+"?timeLast=24h&limit=1", 200, `[
+		{"address":{"address":"`+user1+`","chain":"ethereum","contract":false,"isUserAddress":false},"inUSD":40,"inValue":40,"outUSD":155,"outValue":155}]`)
+	e.expect("/token/top_flow/alpha?timeLast=24h&chains=base", 200, `[]`)
+	for path, want := range map[string]string{
+		"/token/top_flow/alpha":                       "timeLast: is required, such as 24h or 7d",
+		"/token/top_flow/alpha?timeLast=soon":         `timeLast: duration "soon" must look like 1h, 24h, 7d or 30d`,
+		"/token/top_flow/alpha?timeLast=400d":         "timeLast: must be at most 365d",
+		"/token/top_flow/alpha?timeLast=1d&limit=101": "limit: must be between 1 and 100, got 101",
+		"/token/top_flow/mars/0xaa?timeLast=1d":       `chain: unknown chain "mars"`,
+	} {
+		if code, body := e.get(path); code != 400 || errorOf(body) != want {
+			t.Errorf("%s: %d %s, want 400 %q", path, code, body, want)
+		}
+	}
+	if code, body := e.get("/token/top_flow/nothing?timeLast=1d"); code != 404 || errorOf(body) != "token nothing: not found" {
+		t.Errorf("unknown token: %d %s", code, body)
+	}
+}
+
+func TestVolumeBuckets(t *testing.T) {
+	e := knownWorld(t)
+	// alpha moved 195 (in 1h before now) and another 7 two days ago, also 7 units.
+	e.send(transfer{id: "0xv1_1", from: user1, to: user2, token: alpha, usd: 7, units: 7, at: time.Date(2026, 1, 8, 3, 10, 0, 0, time.UTC)})
+	e.expect("/token/volume/alpha?granularity=1h&timeLast=3h", 200, `[
+		{"time":"2026-01-10T10:00:00Z","inUSD":0,"inValue":0,"outUSD":0,"outValue":0},
+		{"time":"2026-01-10T11:00:00Z","inUSD":195,"inValue":195,"outUSD":195,"outValue":195},
+		{"time":"2026-01-10T12:00:00Z","inUSD":0,"inValue":0,"outUSD":0,"outValue":0}]`)
+	e.expect("/token/volume/ethereum/"+alpha+"?granularity=1d&timeLast=3d", 200, `[
+		{"time":"2026-01-08T00:00:00Z","inUSD":7,"inValue":7,"outUSD":7,"outValue":7},
+		{"time":"2026-01-09T00:00:00Z","inUSD":0,"inValue":0,"outUSD":0,"outValue":0},
+		{"time":"2026-01-10T00:00:00Z","inUSD":195,"inValue":195,"outUSD":195,"outValue":195}]`)
+	for path, want := range map[string]string{
+		"/token/volume/alpha":                              "granularity: is required: one of 1h, 2h, 4h, 6h, 12h, 1d, 7d",
+		"/token/volume/alpha?granularity=3h":               `granularity: must be one of 1h, 2h, 4h, 6h, 12h, 1d, 7d, got "3h"`,
+		"/token/volume/alpha?granularity=1h&timeLast=31d":  "granularity: 1h is allowed over at most 30 days; use 1d",
+		"/token/volume/alpha?granularity=1d&timeLast=12h":  "timeLast: must be at least the granularity 1d",
+		"/token/volume/alpha?granularity=1d&timeLast=1d&x": "",
+	} {
+		code, body := e.get(path)
+		if want == "" {
+			if code != 200 {
+				t.Errorf("%s: %d %s", path, code, body)
+			}
+			continue
+		}
+		if code != 400 || errorOf(body) != want {
+			t.Errorf("%s: %d %s, want 400 %q", path, code, body, want)
+		}
+	}
+	if code, _ := e.get("/token/volume/ethereum/0x00000000000000000000000000000000000000ff?granularity=1d"); code != 404 {
+		t.Errorf("unknown contract: %d", code)
+	}
+}
+
+func TestTrending(t *testing.T) {
+	e := knownWorld(t)
+	e.tokens(app.TokenUpdate{PricingID: "beta", AllTimeHigh: ptr(30), AllTimeLow: ptr(0.1), CirculatingSupply: ptr(1e8), TotalSupply: ptr(2e8)})
+	e.prices(app.PricePoint{PricingID: "beta", Granularity: app.Hourly, Time: now.Add(-25 * time.Hour).Truncate(time.Hour), Price: 8},
+		app.PricePoint{PricingID: "beta", Granularity: app.Tick, Time: now, Price: 10, Volume: ptr(5e6)},
+		app.PricePoint{PricingID: "alpha", Granularity: app.Tick, Time: now, Price: 2, Volume: ptr(1e6)})
+	e.expect("/token/trending/beta", 200, `{"name":"Beta","symbol":"BET","pricingID":"beta","price":10,"price24hAgo":8,"volume24h":5e6,
+		"allTimeHigh":30,"allTimeLow":0.1,"circulatingSupply":1e8,"totalSupply":2e8}`)
+	e.expect("/token/trending", 200, `[
+		{"name":"Beta","symbol":"BET","pricingID":"beta","price":10,"price24hAgo":8,"volume24h":5e6,"allTimeHigh":30,"allTimeLow":0.1,"circulatingSupply":1e8,"totalSupply":2e8},
+		{"name":"Alpha","symbol":"ALP","pricingID":"alpha","price":2,"price24hAgo":0,"volume24h":1e6,"allTimeHigh":0,"allTimeLow":0},
+		{"name":"Gamma","symbol":"GAM","pricingID":"gamma","price":0.5,"price24hAgo":0,"volume24h":0,"allTimeHigh":0,"allTimeLow":0}]`)
+	if code, body := e.get("/token/trending/nope"); code != 404 || errorOf(body) != "token nope: not found" {
+		t.Errorf("%d %s", code, body)
+	}
+}
+
+// TestAltcoinIndex uses a hand-computed table: Bitcoin went from 40,000 to 50,000 (+25%).
+func TestAltcoinIndex(t *testing.T) {
+	e := newEnv(t, app.Native{})
+	then := now.Add(-app.AltcoinPeriod - time.Hour).Truncate(24 * time.Hour)
+	// id, market cap, price 90 days ago, price now, stablecoin: beats Bitcoin?
+	table := []struct {
+		id         string
+		mc, ago, p float64
+		stable     bool
+	}{
+		{"bitcoin", 1e12, 40000, 50000, false}, // the reference
+		{"ethereum", 4e11, 2000, 3000, false},  // +50%: beats
+		{"tether", 1e11, 1, 1.3, true},         // stablecoin: not counted even with +30%
+		{"solana", 9e10, 100, 120, false},      // +20%: does not beat
+		{"ripple", 8e10, 0.5, 0.63, false},     // +26%: beats
+		{"newcoin", 7e10, 0, 10, false},        // no price 90 days ago: does not beat
+		{"doge", 6e10, 0.2, 0.1, false},        // -50%
+	}
+	for _, r := range table {
+		stable := r.stable
+		e.tokens(app.TokenUpdate{PricingID: r.id, Symbol: strings.ToUpper(r.id[:3]), MarketCap: ptr(r.mc), Stablecoin: &stable,
+			Deployments: []app.Deployment{{Chain: "ethereum", Address: "0x" + r.id, Decimals: 18}}})
+		if r.ago > 0 {
+			e.prices(app.PricePoint{PricingID: r.id, Granularity: app.Daily, Time: then, Price: r.ago})
+		}
+		e.prices(app.PricePoint{PricingID: r.id, Granularity: app.Tick, Time: now, Price: r.p, MarketCap: ptr(r.mc)})
+	}
+	e.expect("/marketdata/altcoin_index", 200, `{"altcoinIndex":2}`)
+}
+
+func TestAltcoinIndexWithoutBitcoin(t *testing.T) {
+	e := newEnv(t, app.Native{})
+	if code, body := e.get("/marketdata/altcoin_index"); code != 503 || errorOf(body) != "bitcoin price: market data not available yet" {
+		t.Errorf("%d %s", code, body)
+	}
+}
+
+func TestNativeCirculating(t *testing.T) {
+	tok := "0x00000000000000000000000000000000000000f0"
+	r1, r2 := "0x00000000000000000000000000000000000000a1", "0x00000000000000000000000000000000000000a2"
+	e := newEnv(t, app.Native{Chain: "ethereum", Token: tok, Decimals: 18, TotalSupply: "1000000000000000000000000", Reserves: []string{r1, r2}})
+	// Nothing observed yet: all of it circulates.
+	e.expect("/native/circulating", 200, `{"amount":1000000}`)
+	obs := func(addr, token, bal, block string, n uint64) eventbus.Message[*eventsv1.BalanceObservation] {
+		return eventbus.Message[*eventsv1.BalanceObservation]{Msg: &eventsv1.BalanceObservation{Chain: "ethereum", Address: addr,
+			TokenAddress: token, Balance: bal, BlockNumber: n, BlockHash: block}}
+	}
+	batch := []eventbus.Message[*eventsv1.BalanceObservation]{
+		obs(strings.ToUpper(r1[:2])+r1[2:], tok, "100000000000000000000000", "0xh1", 1), // 100,000
+		obs(r2, tok, "250000500000000000000000", "0xh1", 1),                             // 250,000.5
+		obs(r2, tok, "50000500000000000000000", "0xh2", 2),                              // 50,000.5, newer
+		obs(r1, "0x00000000000000000000000000000000000000f1", "999", "0xh2", 2),         // another token
+		obs("0x00000000000000000000000000000000000000a3", tok, "999", "0xh2", 2),        // not a reserve
+	}
+	for range 2 { // twice: the same observations change nothing
+		if err := e.ev.Balances(context.Background(), batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.expect("/native/circulating", 200, `{"amount":849999.5}`)
+	// Block 0xh2 orphaned: r2 falls back to its older balance.
+	if err := e.store.ApplyReorg(context.Background(), "ethereum", []string{"0xh2"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	e.expect("/native/circulating", 200, `{"amount":649999.5}`)
+}
+
+func TestNativeCirculatingNotConfigured(t *testing.T) {
+	e := newEnv(t, app.Native{})
+	if code, body := e.get("/native/circulating"); code != 404 || errorOf(body) != "this deployment has no native token configured" {
+		t.Errorf("%d %s", code, body)
+	}
+}
+
+func TestInternalMarket(t *testing.T) {
+	e := knownWorld(t)
+	e.prices(app.PricePoint{PricingID: "alpha", Granularity: app.Hourly, Time: now.Add(-24 * time.Hour).Truncate(time.Hour), Price: 1.5})
+	e.expect("/internal/tokens/alpha", 200, `{"identifier":{"pricingID":"alpha"},"name":"Alpha","symbol":"ALP","price":2,"price24hAgo":1.5,
+		"deployments":[{"chain":"ethereum","address":"`+alpha+`","decimals":18}]}`)
+	e.expect("/internal/tokens/ethereum/"+alpha, 200, `{"identifier":{"pricingID":"alpha","chain":"ethereum","address":"`+alpha+`"},"name":"Alpha","symbol":"ALP","price":2,"price24hAgo":1.5,
+		"deployments":[{"chain":"ethereum","address":"`+alpha+`","decimals":18}]}`)
+}

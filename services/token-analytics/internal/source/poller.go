@@ -1,0 +1,200 @@
+package source
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/chainintel/chainintel/services/token-analytics/internal/app"
+)
+
+// PriceStore is what the poller reads and writes.
+type PriceStore interface {
+	PollIDs(ctx context.Context, chains []string, limit int) ([]string, error)
+	UpsertTokens(ctx context.Context, us []app.TokenUpdate) error
+	AddPrices(ctx context.Context, ps []app.PricePoint) (int, error)
+	LatestPriceTime(ctx context.Context, id string, g app.Granularity) (time.Time, error)
+}
+
+// PollerOptions configure a Poller.
+type PollerOptions struct {
+	Interval    time.Duration // between cycles; default 5m
+	History     time.Duration // how far back a history without points starts; default 90 days
+	MaxIDs      int           // pricing ids polled; default 250
+	Chains      []string      // poll tokens deployed on these; empty: all
+	Stablecoins []string
+	Now         func() time.Time
+	Logger      *slog.Logger
+}
+
+// Poller keeps the registry's quotes and every polled pricing id's hourly and daily history
+// current from a CoinGecko-compatible API.
+type Poller struct {
+	api *Client
+	st  PriceStore
+	o   PollerOptions
+}
+
+// ChunkSpan is the longest range asked at once: the API answers hourly points up to 90 days.
+const ChunkSpan = 89 * 24 * time.Hour
+
+// NewPoller returns a poller.
+func NewPoller(api *Client, st PriceStore, o PollerOptions) *Poller {
+	if o.Interval <= 0 {
+		o.Interval = 5 * time.Minute
+	}
+	if o.History <= 0 {
+		o.History = 90 * 24 * time.Hour
+	}
+	if o.MaxIDs <= 0 {
+		o.MaxIDs = 250
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return &Poller{api: api, st: st, o: o}
+}
+
+// Run polls every Interval until ctx ends; a failed cycle is logged and the next one resumes
+// where the stored history ends.
+func (p *Poller) Run(ctx context.Context) error {
+	for {
+		if err := p.Cycle(ctx); err != nil && ctx.Err() == nil {
+			p.o.Logger.WarnContext(ctx, "price poll failed; the next cycle resumes", "error", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(p.o.Interval):
+		}
+	}
+}
+
+// Cycle refreshes the quotes of the polled pricing ids, then fetches each one's history from
+// its newest stored hour to the last complete hour. It stops at the first failure.
+func (p *Poller) Cycle(ctx context.Context) error {
+	ids, err := p.st.PollIDs(ctx, p.o.Chains, p.o.MaxIDs)
+	if err != nil {
+		return err
+	}
+	for start := 0; start < len(ids); start += MaxMarketIDs {
+		if err := p.quotes(ctx, ids[start:min(start+MaxMarketIDs, len(ids))]); err != nil {
+			return err
+		}
+	}
+	for _, id := range ids {
+		err := p.History(ctx, id)
+		if errors.Is(err, errPermanent) {
+			// The API does not know this coin (or refuses it): the others go on.
+			p.o.Logger.DebugContext(ctx, "price history refused", "pricing_id", id, "error", err)
+			continue
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (p *Poller) quotes(ctx context.Context, ids []string) error {
+	ms, err := p.api.Markets(ctx, ids)
+	if err != nil {
+		return err
+	}
+	var us []app.TokenUpdate
+	var ticks []app.PricePoint
+	for _, m := range ms {
+		if !slices.Contains(ids, m.ID) {
+			continue
+		}
+		us = append(us, app.TokenUpdate{PricingID: m.ID, Name: m.Name, CirculatingSupply: m.CirculatingSupply,
+			TotalSupply: m.TotalSupply, MarketCap: m.MarketCap, AllTimeHigh: m.ATH, AllTimeLow: m.ATL, Volume24h: m.TotalVolume})
+		if m.CurrentPrice != nil && *m.CurrentPrice > 0 {
+			at, err := time.Parse(time.RFC3339, m.LastUpdated)
+			if err != nil {
+				at = p.o.Now()
+			}
+			ticks = append(ticks, app.PricePoint{PricingID: m.ID, Granularity: app.Tick, Time: at.UTC(), Price: *m.CurrentPrice,
+				MarketCap: m.MarketCap, Volume: m.TotalVolume})
+		}
+	}
+	if err := p.st.UpsertTokens(ctx, Flag(us, p.o.Stablecoins)); err != nil {
+		return err
+	}
+	_, err = p.st.AddPrices(ctx, ticks)
+	return err
+}
+
+// History fetches id's hourly points (and the daily ones, the 00:00 hour's) after its newest
+// stored hour up to the last complete hour, in ranges of ChunkSpan, storing each range before
+// asking the next, so a failure loses nothing and the next call resumes after the last stored
+// hour.
+func (p *Poller) History(ctx context.Context, id string) error {
+	last, err := p.st.LatestPriceTime(ctx, id, app.Hourly)
+	if err != nil {
+		return err
+	}
+	end := p.o.Now().UTC().Truncate(time.Hour)
+	from := end.Add(-p.o.History)
+	if !last.IsZero() && !last.Before(from) {
+		from = last.Add(time.Hour)
+	}
+	for from.Before(end) {
+		to := from.Add(ChunkSpan)
+		if to.After(end) {
+			to = end
+		}
+		ch, err := p.api.Range(ctx, id, from, to)
+		if err != nil {
+			return err
+		}
+		if _, err := p.st.AddPrices(ctx, ChartPoints(id, ch, from, to)); err != nil {
+			return err
+		}
+		from = to
+	}
+	return nil
+}
+
+// ChartPoints turns a chart into hourly points in [from, to): the first point of each hour, at
+// the hour, with the market cap and volume of the same instant; the 00:00 hour's point is also
+// the day's daily point.
+func ChartPoints(id string, ch Chart, from, to time.Time) []app.PricePoint {
+	caps := pairMap(ch.MarketCaps)
+	vols := pairMap(ch.TotalVolumes)
+	seen := map[time.Time]bool{}
+	var out []app.PricePoint
+	for _, pr := range ch.Prices {
+		ms := int64(pr[0])
+		t := time.UnixMilli(ms).UTC()
+		h := t.Truncate(time.Hour)
+		if h.Before(from) || !h.Before(to) || seen[h] || pr[1] <= 0 {
+			continue
+		}
+		seen[h] = true
+		p := app.PricePoint{PricingID: id, Granularity: app.Hourly, Time: h, Price: pr[1], MarketCap: caps[ms], Volume: vols[ms]}
+		out = append(out, p)
+		if h.Truncate(24 * time.Hour).Equal(h) {
+			d := p
+			d.Granularity = app.Daily
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func pairMap(ps [][2]float64) map[int64]*float64 {
+	m := make(map[int64]*float64, len(ps))
+	for _, p := range ps {
+		v := p[1]
+		if v > 0 {
+			m[int64(p[0])] = &v
+		}
+	}
+	return m
+}

@@ -1,0 +1,158 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/chainintel/chainintel/services/token-analytics/internal/app"
+	"github.com/jackc/pgx/v5"
+)
+
+// ApplyFlows counts transfers in the rollups once each: a transfer already stored (by chain and
+// natural id) adds nothing, one of an orphaned block is stored but not counted.
+func (s *Store) ApplyFlows(ctx context.Context, fs []app.Flow) error {
+	if len(fs) == 0 {
+		return nil
+	}
+	n := len(fs)
+	chains, ids, types, blocks := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	hours := make([]time.Time, n)
+	tokens, froms, tos := make([]string, n), make([]string, n), make([]string, n)
+	values, usds := make([]float64, n), make([]float64, n)
+	for i, f := range fs {
+		chains[i], ids[i], types[i], blocks[i] = f.Chain, f.ID, f.ChainType, f.BlockHash
+		hours[i] = f.Time.UTC().Truncate(time.Hour)
+		tokens[i], froms[i], tos[i] = f.Token, f.From, f.To
+		values[i], usds[i] = f.Value, f.USD
+	}
+	return s.write(ctx, "apply flows", func(tx pgx.Tx) (bool, error) {
+		if _, err := tx.Exec(ctx, sqlLockShared); err != nil {
+			return false, err
+		}
+		_, err := tx.Exec(ctx, sqlFlowsInsert, chains, ids, types, blocks, hours, tokens, froms, tos, values, usds)
+		return false, err
+	})
+}
+
+// ApplyReorg takes the transfers of orphaned blocks out of the rollups and puts those of blocks
+// that are canonical again back in; transfers arriving later for an orphaned block are not
+// counted until it is canonical again.
+func (s *Store) ApplyReorg(ctx context.Context, chain string, orphaned, canonical []string) error {
+	return s.write(ctx, "apply reorg", func(tx pgx.Tx) (bool, error) {
+		if _, err := tx.Exec(ctx, sqlLockExclusive); err != nil {
+			return false, err
+		}
+		if len(canonical) > 0 {
+			if _, err := tx.Exec(ctx, sqlOrphansRemove, chain, canonical); err != nil {
+				return false, err
+			}
+			if _, err := tx.Exec(ctx, sqlFlowsRecount, chain, canonical, true); err != nil {
+				return false, err
+			}
+		}
+		if len(orphaned) > 0 {
+			if _, err := tx.Exec(ctx, sqlOrphansAdd, chain, orphaned); err != nil {
+				return false, err
+			}
+			if _, err := tx.Exec(ctx, sqlFlowsRecount, chain, orphaned, false); err != nil {
+				return false, err
+			}
+		}
+		return false, nil
+	})
+}
+
+// ApplyClasses records address class changes (the newest per address wins; an attribution
+// older than the stored one is ignored) and re-classifies the rollups' past CEX/DEX flows of
+// every address whose class changed.
+func (s *Store) ApplyClasses(ctx context.Context, cs []app.ClassChange) error {
+	if len(cs) == 0 {
+		return nil
+	}
+	cs = lastPerAddress(cs)
+	n := len(cs)
+	types, addrs, ents := make([]string, n), make([]string, n), make([]*string, n)
+	sets, pools := make([]bool, n), make([]bool, n)
+	versions := make([]int64, n)
+	infos := make([][]byte, n)
+	for i, c := range cs {
+		types[i], addrs[i], sets[i], pools[i], versions[i] = c.ChainType, c.Address, c.SetsEntity, c.IsPool, c.Version
+		if c.EntityType != "" {
+			ents[i] = &c.EntityType
+		}
+		if c.Info != nil {
+			b, err := json.Marshal(c.Info)
+			if err != nil {
+				return fmt.Errorf("encode attribution: %w", err)
+			}
+			infos[i] = b
+		}
+	}
+	return s.write(ctx, "apply address classes", func(tx pgx.Tx) (bool, error) {
+		if _, err := tx.Exec(ctx, sqlLockExclusive); err != nil {
+			return false, err
+		}
+		_, err := tx.Exec(ctx, sqlClassesApply, types, addrs, ents, sets, pools, versions, infos)
+		return false, err
+	})
+}
+
+// lastPerAddress merges the changes of one address into one: the attribution of the highest
+// version and the pool flag of any.
+func lastPerAddress(cs []app.ClassChange) []app.ClassChange {
+	by := map[[2]string]int{}
+	var out []app.ClassChange
+	for _, c := range cs {
+		k := [2]string{c.ChainType, c.Address}
+		i, ok := by[k]
+		if !ok {
+			by[k] = len(out)
+			out = append(out, c)
+			continue
+		}
+		o := &out[i]
+		pool := o.IsPool || c.IsPool
+		if c.SetsEntity && (!o.SetsEntity || c.Version >= o.Version || c.Version == 0) {
+			*o = c
+		}
+		o.IsPool = pool
+	}
+	slices.SortFunc(out, func(a, b app.ClassChange) int {
+		if c := strings.Compare(a.ChainType, b.ChainType); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Address, b.Address)
+	})
+	return out
+}
+
+// AddReserveBalances records exact balance observations of non-circulating addresses.
+func (s *Store) AddReserveBalances(ctx context.Context, bs []app.ReserveBalance) error {
+	if len(bs) == 0 {
+		return nil
+	}
+	n := len(bs)
+	chains, addrs, toks, hashes, bals := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	nums := make([]int64, n)
+	for i, b := range bs {
+		chains[i], addrs[i], toks[i], hashes[i], bals[i] = b.Chain, b.Address, b.Token, b.BlockHash, b.Balance
+		nums[i] = int64(b.BlockNumber)
+	}
+	if _, err := s.pool.Exec(ctx, sqlReserveUpsert, chains, addrs, toks, nums, hashes, bals); err != nil {
+		return fmt.Errorf("add reserve balances: %w", err)
+	}
+	return nil
+}
+
+// ReserveSum is the sum (base 10, smallest unit) of the newest balances of addresses of a token.
+func (s *Store) ReserveSum(ctx context.Context, chain, token string, addresses []string) (string, error) {
+	var sum string
+	if err := s.pool.QueryRow(ctx, sqlReserveSum, chain, token, addresses).Scan(&sum); err != nil {
+		return "", fmt.Errorf("sum reserve balances: %w", err)
+	}
+	return sum, nil
+}

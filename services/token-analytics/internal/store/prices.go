@@ -1,0 +1,147 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
+	"github.com/chainintel/chainintel/services/token-analytics/internal/app"
+	"github.com/jackc/pgx/v5"
+	"google.golang.org/protobuf/proto"
+)
+
+// AddPrices stores daily and hourly points, records the newest point of each pricing id as its
+// quote (ticks only do that), and enqueues a market.prices.v1 record of every point that is new
+// or changed and of every tick. It returns how many history points were new or changed.
+func (s *Store) AddPrices(ctx context.Context, ps []app.PricePoint) (int, error) {
+	var n int
+	err := s.write(ctx, "add prices", func(tx pgx.Tx) (bool, error) {
+		var ids []string
+		var grans []int16
+		var times []time.Time
+		var prices []float64
+		var caps, vols []*float64
+		var ticks []app.PricePoint
+		for _, p := range ps {
+			if p.Granularity == app.Tick {
+				ticks = append(ticks, p)
+				continue
+			}
+			ids, grans, times = append(ids, p.PricingID), append(grans, int16(p.Granularity)), append(times, p.Time.UTC())
+			prices, caps, vols = append(prices, p.Price), append(caps, p.MarketCap), append(vols, p.Volume)
+		}
+		var changed []app.PricePoint
+		if len(ids) > 0 {
+			rows, err := tx.Query(ctx, sqlPricesUpsert, ids, grans, times, prices, caps, vols)
+			if err != nil {
+				return false, err
+			}
+			changed, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (app.PricePoint, error) {
+				var p app.PricePoint
+				var g int16
+				err := r.Scan(&p.PricingID, &g, &p.Time, &p.Price, &p.MarketCap, &p.Volume)
+				p.Granularity = app.Granularity(g)
+				return p, err
+			})
+			if err != nil {
+				return false, err
+			}
+		}
+		n = len(changed)
+		out := append(changed, ticks...)
+		if err := quotes(ctx, tx, out); err != nil {
+			return false, err
+		}
+		return len(out) > 0, enqueuePrices(ctx, tx, out)
+	})
+	return n, err
+}
+
+// quotes records the newest point per pricing id as its current price.
+func quotes(ctx context.Context, tx pgx.Tx, ps []app.PricePoint) error {
+	newest := map[string]app.PricePoint{}
+	for _, p := range ps {
+		if q, ok := newest[p.PricingID]; !ok || !p.Time.Before(q.Time) {
+			newest[p.PricingID] = p
+		}
+	}
+	b := &pgx.Batch{}
+	for _, p := range newest {
+		var vol *float64
+		if p.Granularity == app.Tick {
+			vol = p.Volume // a live quote's volume is the rolling 24 h volume
+		}
+		b.Queue(sqlTokenQuote, p.PricingID, p.Price, p.Time.UTC(), p.MarketCap, vol)
+	}
+	return tx.SendBatch(ctx, b).Close()
+}
+
+func enqueuePrices(ctx context.Context, tx pgx.Tx, ps []app.PricePoint) error {
+	if len(ps) == 0 {
+		return nil
+	}
+	keys := make([]string, len(ps))
+	payloads := make([][]byte, len(ps))
+	for i, p := range ps {
+		b, err := proto.Marshal(PriceRecord(p))
+		if err != nil {
+			return fmt.Errorf("encode price: %w", err)
+		}
+		keys[i], payloads[i] = p.PricingID, b
+	}
+	if _, err := tx.Exec(ctx, sqlOutboxInsert, eventsv1.TopicPrices, keys, payloads); err != nil {
+		return fmt.Errorf("write outbox: %w", err)
+	}
+	return nil
+}
+
+// PriceRecord is the market.prices.v1 record of a point.
+func PriceRecord(p app.PricePoint) *eventsv1.Price {
+	return &eventsv1.Price{PricingId: p.PricingID, TimeMs: p.Time.UnixMilli(), Price: p.Price, MarketCap: p.MarketCap,
+		Volume: p.Volume, Granularity: eventsv1.PriceGranularity(p.Granularity)}
+}
+
+// LatestPriceTime is the time of a pricing id's newest point of a granularity (zero if none).
+func (s *Store) LatestPriceTime(ctx context.Context, id string, g app.Granularity) (time.Time, error) {
+	var t *time.Time
+	if err := s.pool.QueryRow(ctx, sqlPriceLatestTime, id, int16(g)).Scan(&t); err != nil {
+		return time.Time{}, fmt.Errorf("latest price of %s: %w", id, err)
+	}
+	if t == nil {
+		return time.Time{}, nil
+	}
+	return t.UTC(), nil
+}
+
+// PriceAt is a pricing id's newest point of a granularity at or before t.
+func (s *Store) PriceAt(ctx context.Context, id string, g app.Granularity, t time.Time) (float64, bool, error) {
+	var p float64
+	err := s.pool.QueryRow(ctx, sqlPriceAt, id, int16(g), t).Scan(&p)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("price of %s at %s: %w", id, t, err)
+	}
+	return p, true, nil
+}
+
+// Prices returns a pricing id's points of a granularity in [from, to], oldest first.
+func (s *Store) Prices(ctx context.Context, id string, g app.Granularity, from, to time.Time) ([]app.PricePoint, error) {
+	rows, err := s.pool.Query(ctx, sqlPricesRange, id, int16(g), from, to)
+	if err != nil {
+		return nil, fmt.Errorf("read prices: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (app.PricePoint, error) {
+		p := app.PricePoint{PricingID: id, Granularity: g}
+		err := r.Scan(&p.Time, &p.Price)
+		p.Time = p.Time.UTC()
+		return p, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read prices: %w", err)
+	}
+	return out, nil
+}

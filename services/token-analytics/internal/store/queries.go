@@ -1,0 +1,119 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/chainintel/chainintel/services/token-analytics/internal/app"
+	"github.com/jackc/pgx/v5"
+)
+
+// TopWindows returns every registry token deployed on chains (all when empty), or only ids when
+// given, with its flows over [refFrom, curFrom) and [curFrom, curTo) and its prices.
+func (s *Store) TopWindows(ctx context.Context, chains, ids []string, refFrom, curFrom, curTo time.Time) ([]app.TokenWindows, error) {
+	var idArg any
+	if len(ids) > 0 {
+		idArg = ids
+	}
+	rows, err := s.pool.Query(ctx, sqlTopWindows, nullChains(chains), refFrom, curFrom, curTo, idArg)
+	if err != nil {
+		return nil, fmt.Errorf("top tokens: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (app.TokenWindows, error) {
+		var w app.TokenWindows
+		c, p := &w.Current, &w.Previous
+		err := r.Scan(&w.PricingID, &w.Symbol, &w.MarketCap, &w.Stablecoin, &w.Price, &w.PrevPrice,
+			&c.Volume, &c.CexIn, &c.CexOut, &c.DexIn, &c.DexOut, &p.Volume, &p.CexIn, &p.CexOut, &p.DexIn, &p.DexOut)
+		return w, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("top tokens: %w", err)
+	}
+	return out, nil
+}
+
+func deploymentArrays(deps []app.Deployment) (chains, tokens []string) {
+	for _, d := range deps {
+		chains, tokens = append(chains, d.Chain), append(tokens, d.Address)
+	}
+	return chains, tokens
+}
+
+// TopFlows returns the limit addresses with the most flow (in + out USD) of deps since from.
+func (s *Store) TopFlows(ctx context.Context, deps []app.Deployment, from time.Time, limit int) ([]app.AddressFlow, error) {
+	chains, tokens := deploymentArrays(deps)
+	rows, err := s.pool.Query(ctx, sqlTopFlow, chains, tokens, from, limit)
+	if err != nil {
+		return nil, fmt.Errorf("top flows: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (app.AddressFlow, error) {
+		var f app.AddressFlow
+		var info []byte
+		if err := r.Scan(&f.Chain, &f.Address, &f.InUSD, &f.InValue, &f.OutUSD, &f.OutValue, &info); err != nil {
+			return f, err
+		}
+		if info != nil {
+			f.Attribution = &app.AddressAttribution{}
+			if err := json.Unmarshal(info, f.Attribution); err != nil {
+				return f, err
+			}
+		}
+		return f, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("top flows: %w", err)
+	}
+	return out, nil
+}
+
+// Volume returns deps' volume in buckets of size over [from, to), only buckets with flows.
+func (s *Store) Volume(ctx context.Context, deps []app.Deployment, from, to time.Time, size time.Duration) ([]app.VolumeBucket, error) {
+	chains, tokens := deploymentArrays(deps)
+	rows, err := s.pool.Query(ctx, sqlVolume, chains, tokens, from, to, size)
+	if err != nil {
+		return nil, fmt.Errorf("token volume: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (app.VolumeBucket, error) {
+		var b app.VolumeBucket
+		err := r.Scan(&b.Time, &b.USD, &b.Value)
+		b.Time = b.Time.UTC()
+		return b, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("token volume: %w", err)
+	}
+	return out, nil
+}
+
+// TrendingIDs returns up to limit priced pricing ids deployed on chains, by 24 h volume.
+func (s *Store) TrendingIDs(ctx context.Context, chains []string, limit int) ([]string, error) {
+	rows, err := s.pool.Query(ctx, sqlTrending, nullChains(chains), limit)
+	if err != nil {
+		return nil, fmt.Errorf("trending: %w", err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("trending: %w", err)
+	}
+	return ids, nil
+}
+
+// Altcoins returns the limit largest non-stablecoin tokens other than exclude, with their
+// current prices.
+func (s *Store) Altcoins(ctx context.Context, exclude string, limit int) ([]app.AltcoinChange, error) {
+	rows, err := s.pool.Query(ctx, sqlAltcoins, exclude, limit)
+	if err != nil {
+		return nil, fmt.Errorf("altcoins: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (app.AltcoinChange, error) {
+		var a app.AltcoinChange
+		err := r.Scan(&a.PricingID, &a.Now)
+		return a, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("altcoins: %w", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,40 @@
+-- Applies address class changes and moves the rollups' cex/dex sums of every hour the address
+-- had flows in from its old class to its new one. Input: chain_type, address, entity_type,
+-- sets_entity (false: only the pool flag changes), is_pool, version, info.
+WITH input AS (
+    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bool[], $5::bool[], $6::int8[], $7::jsonb[])
+        AS t(chain_type, address, entity_type, sets_entity, is_pool, version, info)
+), next AS (
+    SELECT i.chain_type, i.address,
+           market.flow_class(c.entity_type, coalesce(c.is_pool, false)) AS old_class,
+           CASE WHEN i.sets_entity THEN i.entity_type ELSE c.entity_type END AS entity_type,
+           coalesce(c.is_pool, false) OR i.is_pool AS is_pool,
+           CASE WHEN i.sets_entity THEN i.version ELSE coalesce(c.version, 0) END AS version,
+           CASE WHEN i.sets_entity THEN i.info ELSE c.info END AS info
+    FROM input i
+    LEFT JOIN market.address_classes c ON c.chain_type = i.chain_type AND c.address = i.address
+    WHERE NOT i.sets_entity OR c.version IS NULL OR i.version >= c.version OR i.version = 0
+), saved AS (
+    INSERT INTO market.address_classes AS c (chain_type, address, entity_type, is_pool, version, info)
+    SELECT chain_type, address, entity_type, is_pool, version, info FROM next
+    ON CONFLICT (chain_type, address) DO UPDATE SET
+        entity_type = excluded.entity_type, is_pool = excluded.is_pool, version = excluded.version, info = excluded.info
+    RETURNING 1
+), moved AS (
+    SELECT chain_type, address, old_class, market.flow_class(entity_type, is_pool) AS new_class FROM next
+    WHERE old_class IS DISTINCT FROM market.flow_class(entity_type, is_pool)
+), deltas AS (
+    SELECT a.chain, a.token, a.hour,
+        sum(CASE WHEN m.new_class = 'cex' THEN a.in_usd ELSE 0 END - CASE WHEN m.old_class = 'cex' THEN a.in_usd ELSE 0 END) AS cex_in,
+        sum(CASE WHEN m.new_class = 'cex' THEN a.out_usd ELSE 0 END - CASE WHEN m.old_class = 'cex' THEN a.out_usd ELSE 0 END) AS cex_out,
+        sum(CASE WHEN m.new_class = 'dex' THEN a.in_usd ELSE 0 END - CASE WHEN m.old_class = 'dex' THEN a.in_usd ELSE 0 END) AS dex_in,
+        sum(CASE WHEN m.new_class = 'dex' THEN a.out_usd ELSE 0 END - CASE WHEN m.old_class = 'dex' THEN a.out_usd ELSE 0 END) AS dex_out
+    FROM moved m
+    JOIN market.flow_address_hours a ON a.chain_type = m.chain_type AND a.address = m.address
+    GROUP BY a.chain, a.token, a.hour
+)
+UPDATE market.flow_hours h SET
+    cex_in_usd = h.cex_in_usd + d.cex_in, cex_out_usd = h.cex_out_usd + d.cex_out,
+    dex_in_usd = h.dex_in_usd + d.dex_in, dex_out_usd = h.dex_out_usd + d.dex_out
+FROM deltas d
+WHERE h.chain = d.chain AND h.token = d.token AND h.hour = d.hour

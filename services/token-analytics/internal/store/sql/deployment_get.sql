@@ -1,0 +1,1 @@
+SELECT pricing_id FROM market.deployments WHERE chain = $1 AND address = $2

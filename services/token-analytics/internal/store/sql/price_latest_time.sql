@@ -1,0 +1,1 @@
+SELECT max(time) FROM market.prices WHERE pricing_id = $1 AND granularity = $2

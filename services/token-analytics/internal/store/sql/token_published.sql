@@ -1,0 +1,1 @@
+UPDATE market.tokens SET published = $2 WHERE pricing_id = $1

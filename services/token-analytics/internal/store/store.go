@@ -1,0 +1,109 @@
+// Package store is the token-analytics service's PostgreSQL storage (schema market): the token
+// registry, price history, flow rollups, address classes, reserve balances and the outbox of
+// market.tokens.v1 / market.prices.v1 records written in the transaction of each change. Its SQL
+// is in the embedded sql/*.sql files.
+package store
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+//go:embed sql/*.sql
+var files embed.FS
+
+func load(name string) string {
+	b, err := files.ReadFile("sql/" + name + ".sql")
+	if err != nil {
+		panic(fmt.Sprintf("store: missing sql/%s.sql", name))
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// Statements, read once from the embedded files.
+var (
+	sqlTokenUpsert      = load("token_upsert")
+	sqlDeploymentUpsert = load("deployment_upsert")
+	sqlTokensGet        = load("tokens_get")
+	sqlTokenPublished   = load("token_published")
+	sqlDeploymentGet    = load("deployment_get")
+	sqlPollIDs          = load("poll_ids")
+	sqlPricesUpsert     = load("prices_upsert")
+	sqlTokenQuote       = load("token_quote")
+	sqlPriceLatestTime  = load("price_latest_time")
+	sqlPriceAt          = load("price_at")
+	sqlPricesRange      = load("prices_range")
+	sqlFlowsInsert      = load("flows_insert") + "\n" + load("flows_rollup_tail")
+	sqlFlowsRecount     = load("flows_recount") + "\n" + load("flows_rollup_tail")
+	sqlOrphansAdd       = load("orphans_add")
+	sqlOrphansRemove    = load("orphans_remove")
+	sqlClassesApply     = load("classes_apply")
+	sqlLockShared       = load("lock_shared")
+	sqlLockExclusive    = load("lock_exclusive")
+	sqlTopWindows       = load("top_windows")
+	sqlTopFlow          = load("top_flow")
+	sqlVolume           = load("volume")
+	sqlTrending         = load("trending")
+	sqlAltcoins         = load("altcoins")
+	sqlReserveUpsert    = load("reserve_upsert")
+	sqlReserveSum       = load("reserve_sum")
+	sqlOutboxInsert     = load("outbox_insert")
+	sqlOutboxClaim      = load("outbox_claim")
+	sqlOutboxMark       = load("outbox_mark")
+	sqlOutboxPrune      = load("outbox_prune")
+)
+
+// Store is the market schema over a pgx pool. It is safe for concurrent use.
+type Store struct {
+	pool    *pgxpool.Pool
+	changed func() // called after a transaction that wrote outbox rows commits
+}
+
+// Option tunes a Store.
+type Option func(*Store)
+
+// OnOutbox sets a function called (it must not block) after every committed transaction that
+// wrote outbox rows, so the relay publishes them at once.
+func OnOutbox(f func()) Option { return func(s *Store) { s.changed = f } }
+
+// New returns a store over pool.
+func New(pool *pgxpool.Pool, opts ...Option) *Store {
+	s := &Store{pool: pool, changed: func() {}}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+// Pool is the store's pool (for tests and benchmarks that seed tables).
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
+// write runs fn in a transaction and signals the relay when fn wrote outbox rows.
+func (s *Store) write(ctx context.Context, what string, fn func(tx pgx.Tx) (events bool, err error)) error {
+	var events bool
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var err error
+		events, err = fn(tx)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	if events {
+		s.changed()
+	}
+	return nil
+}
+
+// nullChains is chains as a query argument: NULL (every chain) when empty.
+func nullChains(chains []string) any {
+	if len(chains) == 0 {
+		return nil
+	}
+	return chains
+}
