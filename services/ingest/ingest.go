@@ -78,7 +78,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 
 	switch cfg.Mode {
 	case ModeSimulate:
-		w, err := sim.New(SimConfig(cfg, time.Now()))
+		w, rc, err := resumeSim(ctx, cfg, store.New(pool), s.Log)
 		if err != nil {
 			return err
 		}
@@ -88,7 +88,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 			}
 			s.Log.Info("simulator wrote curated.json and ground_truth.csv", "dir", cfg.SimOutputDir)
 		}
-		r := sim.NewRunner(w, pub, sim.RunnerConfig{Rate: cfg.SimRate, BackfillTxs: cfg.SimHistoryTxs, ChunkTxs: cfg.SimPublishBatch}, s.Log)
+		r := sim.NewRunner(w, pub, rc, s.Log)
 		s.Add(lifecycle.Part{Name: "simulator", Run: r.Run})
 		s.Log.Info("simulating", "chains", w.Chains(), "rate_tx_per_s", cfg.SimRate, "seed", cfg.SimSeed)
 	case ModeEVM:
