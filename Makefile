@@ -36,7 +36,11 @@ help: ## list targets
 
 .PHONY: run
 run: ## run the whole platform locally (prints the URL and a dev API key)
-	$(GO) run ./dev/cmd/chainintel
+	@# Built and run, not `go run`: interrupted, go run exits 1 whatever the command's status,
+	@# and make would report "Error 1" after a clean Ctrl-C. Run directly, its status is make's.
+	@mkdir -p $(CURDIR)/.cache
+	$(GO) build -o $(CURDIR)/.cache/chainintel ./dev/cmd/chainintel
+	exec $(CURDIR)/.cache/chainintel
 
 .PHONY: build
 build: ## build every binary

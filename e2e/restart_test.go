@@ -189,12 +189,17 @@ func buildStackBinary(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "chainintel")
 	cmd := exec.Command("go", "build", "-o", bin, "./dev/cmd/chainintel")
-	_, file, _, _ := runtime.Caller(0)
-	cmd.Dir = filepath.Dir(filepath.Dir(file)) // the repository's root (go.work)
+	cmd.Dir = repoRoot()
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("build the stack: %v\n%s", err, out)
 	}
 	return bin
+}
+
+// repoRoot is the repository's root (go.work, Makefile).
+func repoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Dir(filepath.Dir(file))
 }
 
 // stackProcess is a running `make run` command.
@@ -209,16 +214,7 @@ type stackProcess struct {
 func startStack(t *testing.T, bin, dbURL string) *stackProcess {
 	t.Helper()
 	p := &stackProcess{cmd: exec.Command(bin), done: make(chan struct{})}
-	var env []string
-	for _, kv := range os.Environ() {
-		switch k, _, _ := strings.Cut(kv, "="); k {
-		case "KAFKA_BROKERS", "REDIS_URL", "EVM_RPC_URL", "OTEL_EXPORTER_OTLP_ENDPOINT", "CHAININTEL_DEV_API_KEY":
-		default:
-			env = append(env, kv)
-		}
-	}
-	p.cmd.Env = append(env, "DATABASE_URL="+dbURL, "CHAININTEL_HTTP_ADDR=127.0.0.1:0", "CHAININTEL_CHAINS=ethereum,base,solana",
-		"CHAININTEL_SIM_RATE=30", "CHAININTEL_LOG_LEVEL=warn")
+	p.cmd.Env = stackEnv(dbURL)
 	stdout, err := p.cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -249,6 +245,21 @@ func startStack(t *testing.T, bin, dbURL string) *stackProcess {
 		t.Fatalf("the stack did not start within 120 s:\n%s", p.logTail())
 	}
 	return p
+}
+
+// stackEnv is the environment of a `make run` stack of its own on dbURL: embedded broker and
+// Redis, a free edge port, three simulated chains at 30 transactions a second.
+func stackEnv(dbURL string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		switch k, _, _ := strings.Cut(kv, "="); k {
+		case "KAFKA_BROKERS", "REDIS_URL", "EVM_RPC_URL", "OTEL_EXPORTER_OTLP_ENDPOINT", "CHAININTEL_DEV_API_KEY":
+		default:
+			env = append(env, kv)
+		}
+	}
+	return append(env, "DATABASE_URL="+dbURL, "CHAININTEL_HTTP_ADDR=127.0.0.1:0", "CHAININTEL_CHAINS=ethereum,base,solana",
+		"CHAININTEL_SIM_RATE=30", "CHAININTEL_LOG_LEVEL=warn")
 }
 
 // kill stops the process with SIGKILL: nothing is shut down or committed.
