@@ -1,10 +1,12 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"fmt"
 	"math/big"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -333,8 +335,12 @@ func copyNewTransfers(ctx context.Context, tx pgx.Tx, nids [][16]byte, row func(
 		return false, err
 	}
 	n := len(nids)
+	// In key order: two writers claiming some of the same ids (a batch redelivered to another
+	// replica) then wait on each other in one order and cannot deadlock.
+	sorted := slices.Clone(nids)
+	slices.SortFunc(sorted, func(a, b [16]byte) int { return bytes.Compare(a[:], b[:]) })
 	if _, err := sp.CopyFrom(ctx, pgx.Identifier{"transfers", "transfer_ids"}, []string{"nid"}, pgx.CopyFromSlice(n, func(i int) ([]any, error) {
-		return []any{pgtype.UUID{Bytes: nids[i], Valid: true}}, nil
+		return []any{pgtype.UUID{Bytes: sorted[i], Valid: true}}, nil
 	})); err != nil {
 		if pgstore.IsUniqueViolation(err) {
 			return false, sp.Rollback(ctx)
