@@ -3,6 +3,7 @@ package e2e
 import (
 	"bufio"
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"strings"
@@ -14,7 +15,7 @@ import (
 )
 
 // Ctrl-C in the terminal of `make run` (SIGINT to its whole process group, make included)
-// stops the platform and make with status 0.
+// stops the platform cleanly: the command exits 0, so make reports no error.
 func TestMakeRunStopsCleanly(t *testing.T) {
 	if os.Getenv("CHAININTEL_E2E_URL") != "" {
 		t.Skip("the platform under test is not ours to stop (CHAININTEL_E2E_URL)")
@@ -67,8 +68,13 @@ func TestMakeRunStopsCleanly(t *testing.T) {
 	}
 	select {
 	case err := <-done:
-		if err != nil {
-			t.Fatalf("make run stopped with %v after Ctrl-C, want status 0:\n%s", err, tail(logs.String()))
+		// GNU make ends itself with the SIGINT it received, once its recipe has ended (the
+		// shell then reports 130, as for any interrupted make): the recipe's own status shows in
+		// make reporting an error for it, or not.
+		var exit *exec.ExitError
+		interrupted := errors.As(err, &exit) && exit.Sys().(syscall.WaitStatus).Signal() == syscall.SIGINT
+		if (err != nil && !interrupted) || strings.Contains(logs.String(), "Error") || !strings.Contains(logs.String(), "chainintel stopped") {
+			t.Fatalf("make run after Ctrl-C: %v, want the command's status 0 and no error reported:\n%s", err, tail(logs.String()))
 		}
 	case <-time.After(60 * time.Second):
 		t.Fatal("make run did not stop within 60 s of Ctrl-C")
