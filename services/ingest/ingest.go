@@ -82,7 +82,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	var feed *sim.MarketFeed
 	switch cfg.Mode {
 	case ModeSimulate:
-		w, err := sim.New(SimConfig(cfg, time.Now()))
+		w, rc, err := resumeSim(ctx, cfg, store.New(pool), s.Log)
 		if err != nil {
 			return err
 		}
@@ -92,7 +92,6 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 			}
 			s.Log.Info("simulator wrote curated.json and ground_truth.csv", "dir", cfg.SimOutputDir)
 		}
-		rc := sim.RunnerConfig{Rate: cfg.SimRate, BackfillTxs: cfg.SimHistoryTxs, ChunkTxs: cfg.SimPublishBatch}
 		if cfg.SimMarketFeed {
 			feed = sim.NewMarketFeed()
 			rc.OnBatch, rc.NoMarketEvents = feed.Record, true

@@ -256,3 +256,25 @@ func decodePairs(ss []string) []Pair {
 	}
 	return out
 }
+
+// SimState returns the saved state (JSON) of the simulated world named world; ok is false
+// before its first save.
+func (s *Store) SimState(ctx context.Context, world string) (state []byte, ok bool, err error) {
+	err = s.pool.QueryRow(ctx, `SELECT state FROM ingest.sim_state WHERE world = $1`, world).Scan(&state)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("read the state of simulated world %s: %w", world, err)
+	}
+	return state, true, nil
+}
+
+// SaveSimState records the state (JSON) of the simulated world named world.
+func (s *Store) SaveSimState(ctx context.Context, world string, state []byte) error {
+	if _, err := s.pool.Exec(ctx, `INSERT INTO ingest.sim_state (world, state) VALUES ($1, $2)
+		ON CONFLICT (world) DO UPDATE SET state = excluded.state, updated_at = now()`, world, state); err != nil {
+		return fmt.Errorf("save the state of simulated world %s: %w", world, err)
+	}
+	return nil
+}

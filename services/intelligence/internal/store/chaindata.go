@@ -154,6 +154,8 @@ func (y *tally) save(ctx context.Context, tx pgx.Tx) error {
 // addresses. Records at or below the offset already applied for their partition are skipped, so
 // a redelivered batch changes nothing; so are transfers the block journal already holds (the
 // same transfer published again, at a new offset, by an ingest that restarted mid-batch).
+// A transfer whose natural id (chain, id) is counted in another block is displaced, not
+// counted (naturalids.go): a reorg orphaning that block counts it.
 // Transfers of orphaned blocks are journaled but not applied: a reorg naming their block
 // canonical again applies them.
 func (s *Store) ApplyTransfers(ctx context.Context, ts []TransferFact) error {
@@ -174,6 +176,7 @@ func (s *Store) ApplyTransfers(ctx context.Context, ts []TransferFact) error {
 		}
 		hi := map[int]int64{}
 		var journal blockFacts
+		var claims []TransferFact // counted if they win their natural id
 		sums := newTally()
 		for _, t := range ts {
 			if o, ok := done[t.Partition]; ok && t.Offset.Offset <= o {
@@ -191,6 +194,10 @@ func (s *Store) ApplyTransfers(ctx context.Context, ts []TransferFact) error {
 						continue // journaled already: published again
 					}
 					b.ids[t.ID] = true
+					if !b.orphaned {
+						claims = append(claims, t)
+						continue
+					}
 				}
 				orphaned = b.orphaned
 				journal.add(t, orphaned)
@@ -202,10 +209,26 @@ func (s *Store) ApplyTransfers(ctx context.Context, ts []TransferFact) error {
 		if len(hi) == 0 {
 			return nil
 		}
+		won, err := claim(ctx, tx, claims)
+		if err != nil {
+			return err
+		}
+		var displaced []TransferFact
+		for i, t := range claims {
+			if !won[i] {
+				displaced = append(displaced, t) // the same transfer is counted in another block
+				continue
+			}
+			journal.add(t, false)
+			sums.add(t.Chain, t.ChainType, t.From, t.To, t.USD, t.TimeMs)
+		}
 		if err := sums.save(ctx, tx); err != nil {
 			return err
 		}
 		if err := journal.save(ctx, tx); err != nil {
+			return err
+		}
+		if err := saveDisplaced(ctx, tx, displaced); err != nil {
 			return err
 		}
 		return saveOffsets(ctx, tx, ts[0].Topic, hi)
@@ -255,6 +278,10 @@ func (j *blockFacts) save(ctx context.Context, tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `DELETE FROM intel.block_facts WHERE chain = $1 AND newest_ms < $2`,
 			chain, ms-JournalRetention.Milliseconds()); err != nil {
 			return fmt.Errorf("prune the block journal: %w", err)
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM intel.displaced_facts WHERE chain = $1 AND ms < $2`,
+			chain, ms-JournalRetention.Milliseconds()); err != nil {
+			return fmt.Errorf("prune displaced transfers: %w", err)
 		}
 	}
 	return nil
@@ -307,12 +334,14 @@ func blockStates(ctx context.Context, tx pgx.Tx, ts []TransferFact) (map[[2]stri
 	return out, rows.Err()
 }
 
-// ApplyReorg applies a reorg of chain. Blocks of canonical that an earlier reorg orphaned are
-// taken back: their journaled transfers (those applied before and those that arrived while
-// the block was orphaned) are applied again. The transfers of the orphaned blocks are taken
-// back out of the edges and the address activity, from the journal, which keeps them marked
-// orphaned; the blocks are remembered so that their transfers arriving later are journaled
-// but not applied. A redelivered reorg changes nothing.
+// ApplyReorg applies a reorg of chain. The transfers of the orphaned blocks are taken back out
+// of the edges and the address activity, from the journal, which keeps them marked orphaned,
+// and their natural ids are freed; the blocks are remembered so that their transfers arriving
+// later are journaled but not applied. Blocks of canonical that an earlier reorg orphaned are
+// taken back: their journaled transfers (those applied before and those that arrived while the
+// block was orphaned) are applied again. Then the displaced transfers of the freed ids whose
+// block is not orphaned are counted (the same transfers in their new blocks, which arrived
+// before the reorg). A redelivered reorg changes nothing.
 func (s *Store) ApplyReorg(ctx context.Context, chain string, orphaned, canonical []string) error {
 	if len(orphaned) == 0 && len(canonical) == 0 {
 		return nil
@@ -321,44 +350,53 @@ func (s *Store) ApplyReorg(ctx context.Context, chain string, orphaned, canonica
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(`+fmt.Sprint(reorgLock)+`)`); err != nil {
 			return err
 		}
+		var freed []string
+		if len(orphaned) > 0 {
+			if _, err := tx.Exec(ctx, `INSERT INTO intel.orphaned_blocks (chain, block_hash) SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING`,
+				chain, orphaned); err != nil {
+				return fmt.Errorf("record orphaned blocks: %w", err)
+			}
+			rows, err := tx.Query(ctx, `UPDATE intel.block_facts SET orphaned = true WHERE chain = $1 AND block_hash = ANY($2) AND NOT orphaned
+			RETURNING chain_type, newest_ms, ms, from_addr, to_addr, usd, ids`, chain, orphaned)
+			if err != nil {
+				return fmt.Errorf("journal of orphaned blocks: %w", err)
+			}
+			sums, ids, err := journalTally(rows, chain)
+			if err != nil {
+				return fmt.Errorf("journal of orphaned blocks: %w", err)
+			}
+			if err := sums.takeBack(ctx, tx); err != nil {
+				return err
+			}
+			if err := freeIDs(ctx, tx, chain, ids); err != nil {
+				return err
+			}
+			freed = ids
+		}
 		if len(canonical) > 0 {
 			if err := restoreBlocks(ctx, tx, chain, canonical); err != nil {
 				return err
 			}
 		}
-		if len(orphaned) == 0 {
-			return nil
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO intel.orphaned_blocks (chain, block_hash) SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING`,
-			chain, orphaned); err != nil {
-			return fmt.Errorf("record orphaned blocks: %w", err)
-		}
-		rows, err := tx.Query(ctx, `UPDATE intel.block_facts SET orphaned = true WHERE chain = $1 AND block_hash = ANY($2) AND NOT orphaned
-			RETURNING chain_type, newest_ms, ms, from_addr, to_addr, usd`, chain, orphaned)
-		if err != nil {
-			return fmt.Errorf("journal of orphaned blocks: %w", err)
-		}
-		sums, err := journalTally(rows, chain)
-		if err != nil {
-			return fmt.Errorf("journal of orphaned blocks: %w", err)
-		}
-		return sums.takeBack(ctx, tx)
+		return promoteDisplaced(ctx, tx, chain, freed)
 	})
 }
 
-// journalTally sums what the journal rows (chain_type, newest_ms, ms, from_addr, to_addr, usd)
-// of chain's blocks add: what ApplyTransfers added for their transfers.
-func journalTally(rows pgx.Rows, chain string) (*tally, error) {
+// journalTally sums what the journal rows (chain_type, newest_ms, ms, from_addr, to_addr, usd,
+// ids) of chain's blocks add: what ApplyTransfers added for their transfers. It returns their
+// ids too.
+func journalTally(rows pgx.Rows, chain string) (*tally, []string, error) {
 	defer rows.Close()
 	sums := newTally()
+	var all []string
 	for rows.Next() {
 		var ct string
 		var newest int64
 		var ms []int64
-		var from, to []string
+		var from, to, ids []string
 		var usd []float64
-		if err := rows.Scan(&ct, &newest, &ms, &from, &to, &usd); err != nil {
-			return nil, err
+		if err := rows.Scan(&ct, &newest, &ms, &from, &to, &usd, &ids); err != nil {
+			return nil, nil, err
 		}
 		for i := range from {
 			t := newest // journaled before the journal kept times
@@ -367,8 +405,9 @@ func journalTally(rows pgx.Rows, chain string) (*tally, error) {
 			}
 			sums.add(chain, ct, from[i], to[i], usd[i], t)
 		}
+		all = append(all, ids...)
 	}
-	return sums, rows.Err()
+	return sums, all, rows.Err()
 }
 
 // takeBack subtracts the tally's counts and volumes from intel.edges and intel.address_activity
@@ -411,19 +450,29 @@ func (y *tally) takeBack(ctx context.Context, tx pgx.Tx) error {
 }
 
 // restoreBlocks takes back the blocks of canonical that are orphaned: no longer, and their
-// journaled transfers are applied (with their own times where the journal has them).
+// journaled transfers are applied (with their own times where the journal has them) and claim
+// their natural ids.
 func restoreBlocks(ctx context.Context, tx pgx.Tx, chain string, canonical []string) error {
 	if _, err := tx.Exec(ctx, `DELETE FROM intel.orphaned_blocks WHERE chain = $1 AND block_hash = ANY($2)`, chain, canonical); err != nil {
 		return fmt.Errorf("blocks canonical again: %w", err)
 	}
 	rows, err := tx.Query(ctx, `UPDATE intel.block_facts SET orphaned = false WHERE chain = $1 AND block_hash = ANY($2) AND orphaned
-		RETURNING chain_type, newest_ms, ms, from_addr, to_addr, usd`, chain, canonical)
+		RETURNING chain_type, newest_ms, ms, from_addr, to_addr, usd, ids`, chain, canonical)
 	if err != nil {
 		return fmt.Errorf("journal of blocks canonical again: %w", err)
 	}
-	sums, err := journalTally(rows, chain)
+	sums, ids, err := journalTally(rows, chain)
 	if err != nil {
 		return fmt.Errorf("journal of blocks canonical again: %w", err)
+	}
+	facts := make([]TransferFact, 0, len(ids))
+	for _, id := range ids {
+		if id != "" {
+			facts = append(facts, TransferFact{Chain: chain, ID: id})
+		}
+	}
+	if _, err := claim(ctx, tx, facts); err != nil {
+		return err
 	}
 	return sums.save(ctx, tx)
 }

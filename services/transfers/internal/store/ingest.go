@@ -1,12 +1,13 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"fmt"
 	"math/big"
+	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -134,20 +135,12 @@ func transferRowValues(r TransferRow, uid [16]byte) []any {
 
 var transferColsUID = append(append([]string(nil), transferCols...), "uid")
 
-// insertTransfersSQL inserts the staged rows that are new and queues exactly those for the
-// rollups (rollupqueue.go); staged rows of orphaned blocks are parked instead. It is the write
-// of a batch that may hold stored rows (a redelivery) or rows of orphaned blocks; other batches
-// are COPYed straight in (WriteTransfers).
-var insertTransfersSQL = `WITH ins AS (
-  INSERT INTO transfers.transfers (` + strings.Join(transferColsUID, ", ") + `)
-  SELECT s.` + strings.Join(transferColsUID, ", s.") + ` FROM stage_new_transfers s
-  WHERE NOT ` + stagedOrphaned + `
-  ON CONFLICT (block_time, uid) DO NOTHING
-  RETURNING ` + keyCols + `
-), q AS (
-  INSERT INTO transfers.rollup_keys (` + keyCols + `) SELECT ` + keyCols + ` FROM ins
-), ` + parkCTE("transfers", "stage_new_transfers", transferColsUID) + `
-SELECT count(*) FROM ins`
+// insertTransfersSQL inserts the staged rows that are new and whose natural id is free, claims
+// their ids and queues exactly those rows for the rollups (rollupqueue.go); staged rows of
+// orphaned blocks, and rows whose id another block's row holds, are parked instead
+// (naturalids.go). It is the write of a batch that may hold stored rows (a redelivery), rows of
+// orphaned blocks or ids stored already; other batches are COPYed straight in (WriteTransfers).
+var insertTransfersSQL = transfersNatural.insertSQL()
 
 // stagedOrphaned is true for a staged row (alias s) of a block a reorg orphaned.
 const stagedOrphaned = `EXISTS (SELECT 1 FROM transfers.orphaned_blocks o WHERE o.chain = s.chain AND o.block_hash = s.block_hash)`
@@ -158,16 +151,6 @@ const blocksCTE = `blk AS (
   INSERT INTO transfers.blocks (chain, block_number, block_hash, block_time)
   SELECT DISTINCT chain, block_number, block_hash, block_time FROM ins ORDER BY 1, 2, 3 ON CONFLICT DO NOTHING
 )`
-
-// parkCTE sets aside the staged rows (stage, alias s) of orphaned blocks in
-// transfers.parked_<table>, for a reorg that names their block canonical again.
-func parkCTE(table, stage string, cols []string) string {
-	return `park AS (
-  INSERT INTO transfers.parked_` + table + ` (` + strings.Join(cols, ", ") + `)
-  SELECT s.` + strings.Join(cols, ", s.") + ` FROM ` + stage + ` s WHERE ` + stagedOrphaned + `
-  ON CONFLICT DO NOTHING
-)`
-}
 
 // stageTransfersSQL creates the session's staging table of a transfers write.
 const stageTransfersSQL = `CREATE TEMP TABLE IF NOT EXISTS stage_new_transfers (LIKE transfers.transfers INCLUDING DEFAULTS)
@@ -251,16 +234,18 @@ func (s *Store) groupsOf(ctx context.Context, tx pgx.Tx, addrs map[string][]stri
 	return nil
 }
 
-// WriteTransfers stores rows that are not stored yet and queues exactly those for the rollups,
-// in one transaction; rows of orphaned blocks are set aside. It returns how many rows were new,
-// so a redelivered batch returns 0 and changes nothing. With inline rollups (the default) it
-// applies the queue before it returns; with queued rollups the rollup worker does
-// (rollupqueue.go).
+// WriteTransfers stores rows that are not stored yet and whose natural id is free, claims their
+// ids and queues exactly those rows for the rollups, in one transaction; rows of orphaned blocks
+// and rows whose id another block's row holds are set aside (naturalids.go). It returns how
+// many rows were new, so a redelivered batch, or the same transfers in other blocks, returns 0
+// and changes nothing. With inline rollups (the default) it applies the queue before it
+// returns; with queued rollups the rollup worker does (rollupqueue.go).
 //
-// A batch is COPYed straight into transfers and the queue. If it holds a stored row (the
-// natural key's unique index refuses the COPY) or a row of an orphaned block, the COPY is
-// rolled back and the batch goes through a staging table instead, whose insert skips stored
-// rows and parks orphaned ones.
+// A batch is COPYed straight into transfer_ids, transfers and the queue. If it holds a claimed
+// id (transfer_ids' primary key refuses the COPY: a stored row, or its transfer in another
+// block), two rows of one id, or a row of an orphaned block, the COPY is rolled back and the
+// batch goes through a staging table instead, whose insert skips stored rows and parks the
+// others.
 func (s *Store) WriteTransfers(ctx context.Context, rows []TransferRow) (int, error) {
 	if len(rows) == 0 {
 		return 0, nil
@@ -276,9 +261,11 @@ func (s *Store) WriteTransfers(ctx context.Context, rows []TransferRow) (int, er
 	}
 	// Drop repeats within the batch: the natural key makes the insert skip stored rows, and
 	// this leaves one row per key for it.
-	uids := make([][16]byte, 0, len(rows))
+	uids, nids := make([][16]byte, 0, len(rows)), make([][16]byte, 0, len(rows))
 	keep := make([]int, 0, len(rows))
 	seen := make(map[[16]byte]struct{}, len(rows))
+	seenID := make(map[[16]byte]struct{}, len(rows))
+	sameID := false // two rows of one natural id in other blocks: only the staged insert picks one
 	chainsOf, hashes := []string{}, []string{}
 	blockSeen := map[[2]string]bool{}
 	for i, r := range rows {
@@ -287,7 +274,12 @@ func (s *Store) WriteTransfers(ctx context.Context, rows []TransferRow) (int, er
 			continue
 		}
 		seen[u] = struct{}{}
-		uids = append(uids, u)
+		nid := NaturalID(r.TxHash, r.Chain, r.ID)
+		if _, dup := seenID[nid]; dup {
+			sameID = true
+		}
+		seenID[nid] = struct{}{}
+		uids, nids = append(uids, u), append(nids, nid)
 		keep = append(keep, i)
 		if k := [2]string{r.Chain, r.BlockHash}; !blockSeen[k] {
 			blockSeen[k] = true
@@ -307,8 +299,8 @@ func (s *Store) WriteTransfers(ctx context.Context, rows []TransferRow) (int, er
 			JOIN unnest($1::text[], $2::text[]) b(chain, hash) ON o.chain = b.chain AND o.block_hash = b.hash)`, chainsOf, hashes).Scan(&orphans); err != nil {
 			return fmt.Errorf("orphaned blocks of the batch: %w", err)
 		}
-		if !orphans {
-			ok, err := copyNewTransfers(ctx, tx, len(keep), row)
+		if !orphans && !sameID {
+			ok, err := copyNewTransfers(ctx, tx, nids, row)
 			if err != nil {
 				return err
 			}
@@ -334,13 +326,26 @@ func (s *Store) WriteTransfers(ctx context.Context, rows []TransferRow) (int, er
 	return n, nil
 }
 
-// copyNewTransfers COPYs n rows (row i's values are transferColsUID's) into transfers and the
-// rollup queue, inside a savepoint of tx. It reports false, having undone both, when a row is
-// stored already.
-func copyNewTransfers(ctx context.Context, tx pgx.Tx, n int, row func(int) ([]any, error)) (bool, error) {
+// copyNewTransfers COPYs rows' natural ids (nids) into transfer_ids and the rows (row i's
+// values are transferColsUID's) into transfers and the rollup queue, inside a savepoint of tx.
+// It reports false, having undone all three, when an id is claimed already.
+func copyNewTransfers(ctx context.Context, tx pgx.Tx, nids [][16]byte, row func(int) ([]any, error)) (bool, error) {
 	sp, err := tx.Begin(ctx)
 	if err != nil {
 		return false, err
+	}
+	n := len(nids)
+	// In key order: two writers claiming some of the same ids (a batch redelivered to another
+	// replica) then wait on each other in one order and cannot deadlock.
+	sorted := slices.Clone(nids)
+	slices.SortFunc(sorted, func(a, b [16]byte) int { return bytes.Compare(a[:], b[:]) })
+	if _, err := sp.CopyFrom(ctx, pgx.Identifier{"transfers", "transfer_ids"}, []string{"nid"}, pgx.CopyFromSlice(n, func(i int) ([]any, error) {
+		return []any{pgtype.UUID{Bytes: sorted[i], Valid: true}}, nil
+	})); err != nil {
+		if pgstore.IsUniqueViolation(err) {
+			return false, sp.Rollback(ctx)
+		}
+		return false, fmt.Errorf("claim natural ids: %w", err)
 	}
 	vals := make([][]any, n) // each row's values, built once for both COPYs
 	if _, err := sp.CopyFrom(ctx, pgx.Identifier{"transfers", "transfers"}, transferColsUID, pgx.CopyFromSlice(n, func(i int) ([]any, error) {
@@ -382,7 +387,15 @@ var transactionCols = []string{"chain", "hash", "block_hash", "block_number", "b
 	"contract_created", "nonce", "success", "value", "value_usd", "gas_used", "gas_price", "effective_gas_price", "fee",
 	"fee_usd", "method_id"}
 
-// WriteTransactions stores transactions that are not stored yet; it returns how many were new.
+// insertTransactionsSQL and insertSwapsSQL write staged rows as insertTransfersSQL does, without
+// rollups: they record the rows' blocks.
+var (
+	insertTransactionsSQL = transactionsNatural.insertSQL()
+	insertSwapsSQL        = swapsNatural.insertSQL()
+)
+
+// WriteTransactions stores transactions that are not stored yet and whose hash no other block's
+// transaction holds (those are parked, naturalids.go); it returns how many were new.
 func (s *Store) WriteTransactions(ctx context.Context, rows []TransactionRow) (int, error) {
 	if len(rows) == 0 {
 		return 0, nil
@@ -409,14 +422,7 @@ func (s *Store) WriteTransactions(ctx context.Context, rows []TransactionRow) (i
 		})); err != nil {
 			return fmt.Errorf("copy transactions: %w", err)
 		}
-		return tx.QueryRow(ctx, `WITH ins AS (
-  INSERT INTO transfers.transactions (`+strings.Join(transactionCols, ", ")+`)
-  SELECT DISTINCT ON (s.hash, s.chain, s.block_hash, s.block_time) s.* FROM stage_transactions s
-  WHERE NOT `+stagedOrphaned+`
-  ON CONFLICT DO NOTHING
-  RETURNING chain, block_hash, block_number, block_time
-), `+blocksCTE+`, `+parkCTE("transactions", "stage_transactions", transactionCols)+`
-SELECT count(*) FROM ins`).Scan(&n)
+		return tx.QueryRow(ctx, insertTransactionsSQL).Scan(&n)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("write %d transactions: %w", len(rows), err)
@@ -428,7 +434,8 @@ var swapCols = []string{"chain", "id", "tx_hash", "block_hash", "block_number", 
 	"sender", "receiver", "token0", "token0_id", "token0_name", "token0_symbol", "token0_decimals", "amount0",
 	"token1", "token1_id", "token1_name", "token1_symbol", "token1_decimals", "amount1", "usd", "valid", "protocol"}
 
-// WriteSwaps stores swaps that are not stored yet; it returns how many were new.
+// WriteSwaps stores swaps that are not stored yet and whose id no other block's swap holds
+// (those are parked, naturalids.go); it returns how many were new.
 func (s *Store) WriteSwaps(ctx context.Context, rows []SwapRow) (int, error) {
 	if len(rows) == 0 {
 		return 0, nil
@@ -455,14 +462,7 @@ func (s *Store) WriteSwaps(ctx context.Context, rows []SwapRow) (int, error) {
 		})); err != nil {
 			return fmt.Errorf("copy swaps: %w", err)
 		}
-		return tx.QueryRow(ctx, `WITH ins AS (
-  INSERT INTO transfers.swaps (`+strings.Join(swapCols, ", ")+`)
-  SELECT DISTINCT ON (s.tx_hash, s.chain, s.id, s.block_hash, s.block_time) s.* FROM stage_swaps s
-  WHERE NOT `+stagedOrphaned+`
-  ON CONFLICT DO NOTHING
-  RETURNING chain, block_hash, block_number, block_time
-), `+blocksCTE+`, `+parkCTE("swaps", "stage_swaps", swapCols)+`
-SELECT count(*) FROM ins`).Scan(&n)
+		return tx.QueryRow(ctx, insertSwapsSQL).Scan(&n)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("write %d swaps: %w", len(rows), err)
@@ -481,26 +481,20 @@ type ReorgResult struct {
 // orphaned blocks are kept set aside in case a reorg names their block canonical again.
 const ParkedRetention = 48 * time.Hour
 
-// RemoveBlocks applies a reorg of a chain. Blocks of canonical that an earlier reorg orphaned
-// are taken back: no longer orphaned, their rows that arrived while they were (set aside in
-// parked_*) are written, with their rollups. Then every transaction, transfer and swap of the
-// orphaned blocks is removed and the removed transfers are subtracted from every rollup (the
-// live groups' too, with the membership they were counted under), in one transaction, after
-// the writes in flight (groupLock). The blocks are remembered as orphaned so that their rows
-// arriving later are set aside. Running it again changes nothing more, so a redelivered reorg
-// changes nothing.
+// RemoveBlocks applies a reorg of a chain, in one transaction, after the writes in flight
+// (groupLock). Blocks of canonical that an earlier reorg orphaned are no longer. Every
+// transaction, transfer and swap of the orphaned blocks is removed, their natural ids are
+// freed, and the removed transfers are subtracted from every rollup (the live groups' too, with
+// the membership they were counted under). Then the parked rows the reorg makes canonical are
+// written, with their rollups: those of the blocks taken back (rows that arrived while their
+// block was orphaned), and those of the freed ids whose block is not orphaned (the same
+// transfer in its new block, which arrived before the reorg). The blocks are remembered as
+// orphaned so that their rows arriving later are set aside. Running it again changes nothing
+// more, so a redelivered reorg changes nothing.
 func (s *Store) RemoveBlocks(ctx context.Context, chain string, blocks, canonical []Block) (ReorgResult, error) {
 	var res ReorgResult
 	if len(blocks) == 0 && len(canonical) == 0 {
 		return res, nil
-	}
-	hashes := make([]string, len(blocks))
-	numbers := make([]int64, 0, len(blocks))
-	for i, b := range blocks {
-		hashes[i] = b.Hash
-		if b.Number > 0 {
-			numbers = append(numbers, b.Number)
-		}
 	}
 	canon := make([]string, len(canonical))
 	for i, b := range canonical {
@@ -510,87 +504,38 @@ func (s *Store) RemoveBlocks(ctx context.Context, chain string, blocks, canonica
 		if _, err := tx.Exec(ctx, `SET LOCAL work_mem = '64MB'; SET LOCAL jit = off; SELECT pg_advisory_xact_lock(`+fmt.Sprint(groupLock)+`)`); err != nil {
 			return err
 		}
-		if err := s.restoreBlocks(ctx, tx, chain, canon, &res); err != nil {
-			return err
-		}
-		if len(blocks) == 0 {
-			return nil
-		}
-		// Rows of these blocks still queued are not in the rollups yet: applied first, every row
-		// the reorg removes is in them, and its subtraction is exact. Their blocks are recorded
-		// too, so the reorg finds the blocks' times.
-		if err := s.applyBlocks(ctx, tx, chain, blocks); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO transfers.orphaned_blocks (chain, block_hash)
-			SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING`, chain, hashes); err != nil {
-			return fmt.Errorf("record orphaned blocks: %w", err)
-		}
-		if _, err := tx.Exec(ctx, `WITH newest AS (
-  SELECT block_time - $2::interval AS t FROM transfers.blocks WHERE chain = $1 ORDER BY block_number DESC LIMIT 1
-), a AS (DELETE FROM transfers.parked_transfers WHERE chain = $1 AND block_time < (SELECT t FROM newest)),
-b AS (DELETE FROM transfers.parked_transactions WHERE chain = $1 AND block_time < (SELECT t FROM newest))
-DELETE FROM transfers.parked_swaps WHERE chain = $1 AND block_time < (SELECT t FROM newest)`, chain, ParkedRetention); err != nil {
-			return fmt.Errorf("prune parked rows: %w", err)
-		}
-		// The blocks' times, so the deletes prune to their partitions. A block named without
-		// its number is looked up by hash alone (a scan of the chain's blocks).
-		q := `SELECT DISTINCT block_time FROM transfers.blocks WHERE chain = $1 AND block_hash = ANY($2) AND block_number = ANY($3)`
-		args := []any{chain, hashes, numbers}
-		if len(numbers) < len(blocks) {
-			q, args = `SELECT DISTINCT block_time FROM transfers.blocks WHERE chain = $1 AND block_hash = ANY($2)`, args[:2]
-		}
-		rows, err := tx.Query(ctx, q, args...)
+		rows, err := tx.Query(ctx, `DELETE FROM transfers.orphaned_blocks WHERE chain = $1 AND block_hash = ANY($2) RETURNING block_hash`, chain, canon)
 		if err != nil {
-			return err
+			return fmt.Errorf("blocks canonical again: %w", err)
 		}
-		times, err := pgx.CollectRows(rows, pgx.RowTo[time.Time])
+		back, err := pgx.CollectRows(rows, pgx.RowTo[string])
 		if err != nil {
-			return fmt.Errorf("orphaned block times: %w", err)
+			return fmt.Errorf("blocks canonical again: %w", err)
 		}
-		if len(times) == 0 {
-			return nil // nothing of these blocks was ever stored, or it was removed already
-		}
-		if err := createSubtractionTables(ctx, tx); err != nil {
-			return err
-		}
-		// The delete voids every replica's remembered capped counts (migration 20's trigger).
-		if err := tx.QueryRow(ctx, `WITH del AS (
-  DELETE FROM transfers.transfers WHERE chain = $1 AND block_hash = ANY($2) AND block_time = ANY($3)
-  RETURNING chain, block_time, from_addr, to_addr, token, token_id, unit_value, usd
-), keep AS (INSERT INTO sub_pairs `+pairsFromRows("del")+`)
-SELECT count(*) FROM del`, chain, hashes, times).Scan(&res.Transfers); err != nil {
-			return fmt.Errorf("remove transfers: %w", err)
-		}
-		if res.Transfers > 0 {
-			if _, err := tx.Exec(ctx, `INSERT INTO sub_memb `+membershipSQL("SELECT from_addr FROM sub_pairs UNION SELECT to_addr FROM sub_pairs", true)); err != nil {
-				return fmt.Errorf("membership of removed transfers: %w", err)
+		for _, n := range []naturalTable{transfersNatural, transactionsNatural, swapsNatural} {
+			if _, err := tx.Exec(ctx, n.prepareSQL()); err != nil {
+				return fmt.Errorf("prepare reorg: %w", err)
 			}
-			if err := analyze(ctx, tx, "sub_pairs", "sub_memb"); err != nil {
+		}
+		if len(blocks) > 0 {
+			if err := s.removeBlocks(ctx, tx, chain, blocks, &res); err != nil {
 				return err
 			}
-			if _, err := tx.Exec(ctx, `WITH gsrc AS (`+withGroups("sub_pairs", "sub_memb")+`), `+addrRollupCTEs("sub_pairs", -1)+`, `+
-				groupRollupCTEs("gsrc", -1, "", "")+` SELECT 1`); err != nil {
-				return fmt.Errorf("subtract removed transfers: %w", err)
+		}
+		for _, p := range []struct {
+			n       naturalTable
+			removed int
+			out     *int
+		}{{transfersNatural, res.Transfers, &res.RestoredTransfers}, {transactionsNatural, res.Transactions, &res.RestoredTransactions},
+			{swapsNatural, res.Swaps, &res.RestoredSwaps}} {
+			if len(back) == 0 && p.removed == 0 {
+				continue
 			}
-			for _, q := range append(addrRollupCleanup("sub_pairs"), groupRollupCleanup("sub_pairs", "sub_memb")) {
-				if _, err := tx.Exec(ctx, q); err != nil {
-					return fmt.Errorf("drop emptied rollups: %w", err)
-				}
+			if *p.out, err = p.n.promote(ctx, tx, chain, back); err != nil {
+				return err
 			}
 		}
-		tag, err := tx.Exec(ctx, `DELETE FROM transfers.swaps WHERE chain = $1 AND block_hash = ANY($2) AND block_time = ANY($3)`, chain, hashes, times)
-		if err != nil {
-			return fmt.Errorf("remove swaps: %w", err)
-		}
-		res.Swaps = int(tag.RowsAffected())
-		tag, err = tx.Exec(ctx, `DELETE FROM transfers.transactions WHERE chain = $1 AND block_hash = ANY($2) AND block_time = ANY($3)`, chain, hashes, times)
-		if err != nil {
-			return fmt.Errorf("remove transactions: %w", err)
-		}
-		res.Transactions = int(tag.RowsAffected())
-		_, err = tx.Exec(ctx, `DELETE FROM transfers.blocks WHERE chain = $1 AND block_hash = ANY($2)`, chain, hashes)
-		return err
+		return nil
 	})
 	if err != nil {
 		return ReorgResult{}, fmt.Errorf("reorg of %d %s blocks: %w", len(blocks), chain, err)
@@ -601,49 +546,99 @@ SELECT count(*) FROM del`, chain, hashes, times).Scan(&res.Transfers); err != ni
 	return res, nil
 }
 
-// restoreBlocks takes back the blocks of canon (hashes) that are orphaned: they are no longer,
-// and their parked rows are written as a write of them would (rollups, blocks), in tx, which
-// holds groupLock exclusively.
-func (s *Store) restoreBlocks(ctx context.Context, tx pgx.Tx, chain string, canon []string, res *ReorgResult) error {
-	if len(canon) == 0 {
-		return nil
+// removeBlocks removes the rows of chain's orphaned blocks in tx, which holds groupLock
+// exclusively: it marks the blocks orphaned, frees the rows' natural ids (remembered in the
+// freed tables for promote), subtracts the transfers from every rollup and counts what it
+// removed in res.
+func (s *Store) removeBlocks(ctx context.Context, tx pgx.Tx, chain string, blocks []Block, res *ReorgResult) error {
+	hashes := make([]string, len(blocks))
+	numbers := make([]int64, 0, len(blocks))
+	for i, b := range blocks {
+		hashes[i] = b.Hash
+		if b.Number > 0 {
+			numbers = append(numbers, b.Number)
+		}
 	}
-	rows, err := tx.Query(ctx, `DELETE FROM transfers.orphaned_blocks WHERE chain = $1 AND block_hash = ANY($2) RETURNING block_hash`, chain, canon)
+	// Rows of these blocks still queued are not in the rollups yet: applied first, every row
+	// the reorg removes is in them, and its subtraction is exact. Their blocks are recorded
+	// too, so the reorg finds the blocks' times.
+	if err := s.applyBlocks(ctx, tx, chain, blocks); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO transfers.orphaned_blocks (chain, block_hash)
+			SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING`, chain, hashes); err != nil {
+		return fmt.Errorf("record orphaned blocks: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `WITH newest AS (
+  SELECT block_time - $2::interval AS t FROM transfers.blocks WHERE chain = $1 ORDER BY block_number DESC LIMIT 1
+), a AS (DELETE FROM transfers.parked_transfers WHERE chain = $1 AND block_time < (SELECT t FROM newest)),
+b AS (DELETE FROM transfers.parked_transactions WHERE chain = $1 AND block_time < (SELECT t FROM newest))
+DELETE FROM transfers.parked_swaps WHERE chain = $1 AND block_time < (SELECT t FROM newest)`, chain, ParkedRetention); err != nil {
+		return fmt.Errorf("prune parked rows: %w", err)
+	}
+	// The blocks' times, so the deletes prune to their partitions. A block named without
+	// its number is looked up by hash alone (a scan of the chain's blocks).
+	q := `SELECT DISTINCT block_time FROM transfers.blocks WHERE chain = $1 AND block_hash = ANY($2) AND block_number = ANY($3)`
+	args := []any{chain, hashes, numbers}
+	if len(numbers) < len(blocks) {
+		q, args = `SELECT DISTINCT block_time FROM transfers.blocks WHERE chain = $1 AND block_hash = ANY($2)`, args[:2]
+	}
+	rows, err := tx.Query(ctx, q, args...)
 	if err != nil {
-		return fmt.Errorf("blocks canonical again: %w", err)
+		return err
 	}
-	back, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	times, err := pgx.CollectRows(rows, pgx.RowTo[time.Time])
 	if err != nil {
-		return fmt.Errorf("blocks canonical again: %w", err)
+		return fmt.Errorf("orphaned block times: %w", err)
 	}
-	if len(back) == 0 {
-		return nil
+	if len(times) == 0 {
+		return nil // nothing of these blocks was ever stored, or it was removed already
 	}
-	if _, err := tx.Exec(ctx, stageTransfersSQL); err != nil {
-		return fmt.Errorf("prepare restore: %w", err)
+	if err := createSubtractionTables(ctx, tx); err != nil {
+		return err
 	}
-	cols := strings.Join(transferColsUID, ", ")
-	if _, err := tx.Exec(ctx, `WITH mv AS (
-  DELETE FROM transfers.parked_transfers WHERE chain = $1 AND block_hash = ANY($2) RETURNING `+cols+`
-)
-INSERT INTO stage_new_transfers (`+cols+`) SELECT `+cols+` FROM mv`, chain, back); err != nil {
-		return fmt.Errorf("stage parked transfers: %w", err)
+	// The delete voids every replica's remembered capped counts (migration 20's trigger).
+	if err := tx.QueryRow(ctx, `WITH del AS (
+  DELETE FROM transfers.transfers WHERE chain = $1 AND block_hash = ANY($2) AND block_time = ANY($3)
+  RETURNING chain, block_time, from_addr, to_addr, token, token_id, unit_value, usd, tx_hash, id
+), keep AS (INSERT INTO sub_pairs `+pairsFromRows("del")+`), `+transfersNatural.freeSQL()+`
+SELECT count(*) FROM del`, chain, hashes, times).Scan(&res.Transfers); err != nil {
+		return fmt.Errorf("remove transfers: %w", err)
 	}
-	if err := tx.QueryRow(ctx, insertTransfersSQL).Scan(&res.RestoredTransfers); err != nil {
-		return fmt.Errorf("restore parked transfers: %w", err)
+	if res.Transfers > 0 {
+		if err := subtractRemoved(ctx, tx); err != nil {
+			return err
+		}
 	}
-	for _, t := range []struct {
-		table, cols string
-		n           *int
-	}{{"transactions", strings.Join(transactionCols, ", "), &res.RestoredTransactions}, {"swaps", strings.Join(swapCols, ", "), &res.RestoredSwaps}} {
-		if err := tx.QueryRow(ctx, `WITH mv AS (
-  DELETE FROM transfers.parked_`+t.table+` WHERE chain = $1 AND block_hash = ANY($2) RETURNING `+t.cols+`
-), ins AS (
-  INSERT INTO transfers.`+t.table+` (`+t.cols+`) SELECT `+t.cols+` FROM mv ON CONFLICT DO NOTHING
-  RETURNING chain, block_hash, block_number, block_time
-), `+blocksCTE+`
-SELECT count(*) FROM ins`, chain, back).Scan(t.n); err != nil {
-			return fmt.Errorf("restore parked %s: %w", t.table, err)
+	if err := tx.QueryRow(ctx, `WITH del AS (
+  DELETE FROM transfers.swaps WHERE chain = $1 AND block_hash = ANY($2) AND block_time = ANY($3) RETURNING tx_hash, chain, id
+), `+swapsNatural.freeSQL()+` SELECT count(*) FROM del`, chain, hashes, times).Scan(&res.Swaps); err != nil {
+		return fmt.Errorf("remove swaps: %w", err)
+	}
+	if err := tx.QueryRow(ctx, `WITH del AS (
+  DELETE FROM transfers.transactions WHERE chain = $1 AND block_hash = ANY($2) AND block_time = ANY($3) RETURNING hash, chain
+), `+transactionsNatural.freeSQL()+` SELECT count(*) FROM del`, chain, hashes, times).Scan(&res.Transactions); err != nil {
+		return fmt.Errorf("remove transactions: %w", err)
+	}
+	_, err = tx.Exec(ctx, `DELETE FROM transfers.blocks WHERE chain = $1 AND block_hash = ANY($2)`, chain, hashes)
+	return err
+}
+
+// subtractRemoved subtracts the removed transfers (sub_pairs) from every rollup, in tx.
+func subtractRemoved(ctx context.Context, tx pgx.Tx) error {
+	if _, err := tx.Exec(ctx, `INSERT INTO sub_memb `+membershipSQL("SELECT from_addr FROM sub_pairs UNION SELECT to_addr FROM sub_pairs", true)); err != nil {
+		return fmt.Errorf("membership of removed transfers: %w", err)
+	}
+	if err := analyze(ctx, tx, "sub_pairs", "sub_memb"); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, `WITH gsrc AS (`+withGroups("sub_pairs", "sub_memb")+`), `+addrRollupCTEs("sub_pairs", -1)+`, `+
+		groupRollupCTEs("gsrc", -1, "", "")+` SELECT 1`); err != nil {
+		return fmt.Errorf("subtract removed transfers: %w", err)
+	}
+	for _, q := range append(addrRollupCleanup("sub_pairs"), groupRollupCleanup("sub_pairs", "sub_memb")) {
+		if _, err := tx.Exec(ctx, q); err != nil {
+			return fmt.Errorf("drop emptied rollups: %w", err)
 		}
 	}
 	return nil

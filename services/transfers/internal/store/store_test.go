@@ -79,7 +79,7 @@ func reset(t *testing.T, pool *pgxpool.Pool) {
 		transfers.orphaned_blocks, transfers.attributions, transfers.groups, transfers.grp_hourly, transfers.grp_daily,
 		transfers.grp_pair_hourly, transfers.grp_pair_daily, transfers.grp_edges, transfers.grp_cp,
 		transfers.parked_transfers, transfers.parked_transactions, transfers.parked_swaps, transfers.attribution_changes,
-		transfers.rollup_keys;
+		transfers.rollup_keys, transfers.transfer_ids, transfers.swap_ids, transfers.transaction_ids;
 		UPDATE transfers.attribution_log SET pruned = 0`); err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,83 @@
+package intelligence
+
+import (
+	"context"
+	"testing"
+
+	"github.com/chainintel/chainintel/libs/eventbus"
+	"github.com/chainintel/chainintel/libs/pgstore/pgtest"
+	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
+	"github.com/chainintel/chainintel/services/intelligence/internal/events"
+	"github.com/chainintel/chainintel/services/intelligence/internal/store"
+	"google.golang.org/protobuf/proto"
+)
+
+// A transfer is counted once by its natural id, whatever block carries it: the same transfers
+// published again in other blocks at other times (an ingest replaying its hashes) change no
+// edge and no activity; a reorg moving a block's transfers to another block counts them in the
+// new block exactly once, whether the new block's transfers arrive before the reorg or after.
+func TestTransferCountedOnceByID(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	h := events.Handlers{Store: store.New(pool)}
+	hot, c1, c2, d1 := addr(0x100), addr(0xc1), addr(0xc2), addr(0xd1)
+	tr := func(id, block, from, to string, ms int64, v float64) *eventsv1.Transfer {
+		return &eventsv1.Transfer{Id: id, Chain: "ethereum", BlockHash: block, From: from, To: to, BlockTimeMs: ms, HistoricalUsd: usd(v), Amount: "1"}
+	}
+	b1 := []*eventsv1.Transfer{tr("a", "0xb1", c1, d1, 1000, 100), tr("b", "0xb1", d1, hot, 1000, 100)}
+	b2 := []*eventsv1.Transfer{tr("c", "0xb2", c2, d1, 2000, 50), tr("d", "0xb2", c1, d1, 2000, 10)}
+	// moved are b1's transfers in block 0xb3, an hour later.
+	var moved []*eventsv1.Transfer
+	for _, m := range b1 {
+		m = proto.Clone(m).(*eventsv1.Transfer)
+		m.BlockHash, m.BlockTimeMs = "0xb3", m.BlockTimeMs+3_600_000
+		moved = append(moved, m)
+	}
+	offset := int64(0)
+	send := func(ms ...*eventsv1.Transfer) {
+		t.Helper()
+		batch := msgs(eventsv1.TopicTransfers, ms...)
+		for i := range batch {
+			offset++
+			batch[i].Offset = 1000 + offset // new records each time, never a redelivery
+		}
+		if err := h.Transfers(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reorg := []eventbus.Message[*eventsv1.Reorg]{{Topic: eventsv1.TopicReorgs, Msg: &eventsv1.Reorg{Chain: "ethereum",
+		Orphaned: []*eventsv1.Reorg_Block{{Number: 1, Hash: "0xb1"}}, Canonical: []*eventsv1.Reorg_Block{{Number: 1, Hash: "0xb3"}}}}}
+
+	resetDB(t)
+	send(append(append([]*eventsv1.Transfer{}, b1...), b2...)...)
+	once := heuristicInputs(t, pool)
+	send(moved...)
+	send(append(append([]*eventsv1.Transfer{}, moved...), b1...)...)
+	if got := heuristicInputs(t, pool); got != once {
+		t.Fatalf("the same transfers in another block were counted again:\n%s\nwant:\n%s", got, once)
+	}
+
+	resetDB(t)
+	send(append(append([]*eventsv1.Transfer{}, moved...), b2...)...)
+	want := heuristicInputs(t, pool)
+	for _, rowsFirst := range []bool{true, false} {
+		resetDB(t)
+		send(append(append([]*eventsv1.Transfer{}, b1...), b2...)...)
+		if rowsFirst {
+			send(moved...)
+		}
+		for range 2 { // redelivered
+			if err := h.Reorgs(ctx, reorg); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !rowsFirst {
+			send(moved...)
+		}
+		send(b1...) // the orphaned block's transfers again: not counted
+		send(moved...)
+		if got := heuristicInputs(t, pool); got != want {
+			t.Fatalf("after the reorg (new block's transfers first: %v):\n%s\nwant (b1's transfers in their new block):\n%s", rowsFirst, got, want)
+		}
+	}
+}
