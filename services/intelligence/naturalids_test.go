@@ -81,3 +81,40 @@ func TestTransferCountedOnceByID(t *testing.T) {
 		}
 	}
 }
+
+// A broker whose offsets start again (a recreated topic; the local stack's in-memory broker after
+// a restart) delivers new transfers at offsets already applied: they are counted, and transfers
+// already counted are not counted again.
+func TestTransfersCountedAfterOffsetsStartAgain(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	h := events.Handlers{Store: store.New(pool)}
+	hot, c1, c2, d1 := addr(0x100), addr(0xc1), addr(0xc2), addr(0xd1)
+	tr := func(id, block, from, to string, ms int64, v float64) *eventsv1.Transfer {
+		return &eventsv1.Transfer{Id: id, Chain: "ethereum", BlockHash: block, From: from, To: to, BlockTimeMs: ms, HistoricalUsd: usd(v), Amount: "1"}
+	}
+	first := []*eventsv1.Transfer{tr("a", "0xb1", c1, d1, 1000, 100), tr("b", "0xb1", d1, hot, 1000, 100)}
+	second := []*eventsv1.Transfer{tr("c", "0xb2", c2, d1, 2000, 50), tr("d", "0xb2", c1, d1, 2000, 10)}
+	send := func(base int64, ms ...*eventsv1.Transfer) {
+		t.Helper()
+		batch := msgs(eventsv1.TopicTransfers, ms...)
+		for i := range batch {
+			batch[i].Offset = base + int64(i)
+		}
+		if err := h.Transfers(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	resetDB(t)
+	send(0, append(append([]*eventsv1.Transfer{}, first...), second...)...)
+	want := heuristicInputs(t, pool)
+
+	resetDB(t)
+	send(100, first...)
+	send(0, second...) // the broker's offsets started again
+	send(0, first...)  // and the earlier transfers came again
+	if got := heuristicInputs(t, pool); got != want {
+		t.Fatalf("after the offsets started again:\n%s\nwant:\n%s", got, want)
+	}
+}

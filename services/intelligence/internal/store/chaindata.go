@@ -179,7 +179,10 @@ func (s *Store) ApplyTransfers(ctx context.Context, ts []TransferFact) error {
 		var claims []TransferFact // counted if they win their natural id
 		sums := newTally()
 		for _, t := range ts {
-			if o, ok := done[t.Partition]; ok && t.Offset.Offset <= o {
+			// Offsets guard only facts the natural ids cannot: a broker whose offsets start again
+			// (a recreated topic, the local stack's in-memory broker after a restart) must not
+			// make new transfers look applied.
+			if o, ok := done[t.Partition]; ok && t.Offset.Offset <= o && (t.ID == "" || t.BlockHash == "") {
 				continue
 			}
 			hi[t.Partition] = max(hi[t.Partition], t.Offset.Offset)
