@@ -1,0 +1,95 @@
+package ws
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/chainintel/chainintel/services/stream-fanout/internal/store"
+	"github.com/coder/websocket"
+)
+
+// Refusal is an upgrade refused before it happened, with the status and message to answer.
+type Refusal struct {
+	Status  int
+	Message string
+}
+
+func (r *Refusal) Error() string { return r.Message }
+
+// Connect is how a connection starts: empty (subscribe messages follow), or bound to an
+// existing session (REST sessions, v2 streams) with Fresh dropping what it was owed.
+type Connect struct {
+	SessionID string
+	Fresh     bool
+}
+
+// connTTL is how long a connection counts towards its key's limit without a heartbeat (a
+// replica that died leaves its connections counted this long).
+const connTTL = 90 * time.Second
+
+// Serve upgrades the request and serves the connection until it ends. Refusals (the key's
+// connection limit, an unknown session, shutdown) are returned before any upgrade, for the
+// caller to answer as HTTP errors.
+func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, id Identity, cn Connect) error {
+	token := newID()
+	ok, err := h.o.Store.Connect(r.Context(), id.KeyID, token, h.o.MaxConnsPerKey, connTTL)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return &Refusal{http.StatusTooManyRequests, "too many stream connections for this key (limit " + itoa(h.o.MaxConnsPerKey) + ")"}
+	}
+	release := func() { _ = h.o.Store.Disconnect(context.WithoutCancel(r.Context()), id.KeyID, token) }
+	if cn.SessionID != "" {
+		if _, err := h.o.Store.Get(r.Context(), cn.SessionID, id.KeyID); err != nil {
+			release()
+			if errors.Is(err, store.ErrNoSession) {
+				return &Refusal{http.StatusNotFound, "session_id: no such session (it expired or was deleted)"}
+			}
+			return err
+		}
+	}
+	// Callers authenticate with their API key, not cookies, so a cross-origin page gains
+	// nothing a script with the key would not have: the Origin check is off.
+	wsc, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true, CompressionMode: websocket.CompressionDisabled})
+	if err != nil {
+		release()
+		return nil // Accept answered the client
+	}
+	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
+	c := &conn{h: h, ws: wsc, id: id, token: token, q: newQueue(h.o.QueueSize), ctx: ctx, cancel: cancel}
+	if err := h.add(c); err != nil {
+		cancel()
+		release()
+		_ = wsc.Close(websocket.StatusGoingAway, "server shutting down; connect again")
+		return nil
+	}
+	defer h.remove(c)
+	go c.heartbeat()
+	if cn.SessionID != "" {
+		if err := c.resume(cn.SessionID, cn.Fresh, func() {}); err != nil {
+			var pe *ProtocolError
+			if !errors.As(err, &pe) {
+				pe = perr(CodeInternal, "the session could not be restored; retry")
+			}
+			c.fail("", pe)
+		}
+	}
+	c.run()
+	return nil
+}
+
+func (c *conn) heartbeat() {
+	t := time.NewTicker(connTTL / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.ctx.Done():
+			return
+		case <-t.C:
+			_ = c.h.o.Store.Heartbeat(c.ctx, c.id.KeyID, c.token, connTTL)
+		}
+	}
+}
