@@ -90,7 +90,13 @@ func (c *conn) end(code websocket.StatusCode, reason string) {
 		return
 	}
 	c.wstop()
-	<-c.wdone
+	select {
+	case <-c.wdone:
+	case <-time.After(time.Second):
+		// The writer is stuck on a client that does not read: cut the connection under it.
+		_ = c.ws.CloseNow()
+		<-c.wdone
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	c.detach(ctx)
@@ -172,10 +178,6 @@ func (c *conn) writeLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-c.q.wake:
-		}
-		if c.q.isFull() {
-			c.kick("send queue overflow: the client reads too slowly; reconnect with your sessionId")
-			return
 		}
 		for ctx.Err() == nil {
 			o, ok := c.q.next()

@@ -28,6 +28,8 @@ type queue struct {
 	// inflight is the delivery being written, unsent until the write returns.
 	inflight engine.Item
 	wake     chan struct{}
+	// onFull is called once, outside the lock, when an offer finds the queue full.
+	onFull func()
 }
 
 func newQueue(size int) *queue {
@@ -49,9 +51,13 @@ func (q *queue) Offer(it engine.Item) bool {
 		return true // the connection is going away; its release accounts for what it owed
 	}
 	if q.n == len(q.ring) {
+		first := !q.full
 		q.full = true
 		q.mu.Unlock()
 		q.signal()
+		if first && q.onFull != nil {
+			q.onFull()
+		}
 		return false
 	}
 	q.ring[(q.head+q.n)%len(q.ring)] = it

@@ -25,6 +25,9 @@ type Connect struct {
 	Fresh     bool
 }
 
+// slowReason closes a connection whose send queue overflowed.
+const slowReason = "send queue overflow: the client reads too slowly; reconnect with your sessionId"
+
 // connTTL is how long a connection counts towards its key's limit without a heartbeat (a
 // replica that died leaves its connections counted this long).
 const connTTL = 90 * time.Second
@@ -60,6 +63,7 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, id Identity, cn Conn
 	}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	c := &conn{h: h, ws: wsc, id: id, token: token, q: newQueue(h.o.QueueSize), ctx: ctx, cancel: cancel}
+	c.q.onFull = func() { c.kick(slowReason) }
 	if err := h.add(c); err != nil {
 		cancel()
 		release()

@@ -16,8 +16,8 @@ import (
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/render"
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/store"
 	ulclient "github.com/chainintel/chainintel/services/user-labels/client"
-	"github.com/segmentio/kafka-go"
 	"github.com/google/uuid"
+	"github.com/segmentio/kafka-go"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -303,7 +303,9 @@ func decodeTransfer(m kafka.Message, log *slog.Logger) (engine.Record, bool) {
 }
 
 // DecodeTransfer is decodeTransfer for the service's live feed.
-func DecodeTransfer(m kafka.Message, log *slog.Logger) (engine.Record, bool) { return decodeTransfer(m, log) }
+func DecodeTransfer(m kafka.Message, log *slog.Logger) (engine.Record, bool) {
+	return decodeTransfer(m, log)
+}
 
 // detach removes the session from the engine and saves it: served-up-to positions, and every
 // delivery still unsent into the replay buffer, so a reconnect anywhere gets exactly what it
