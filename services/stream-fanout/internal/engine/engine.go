@@ -237,6 +237,7 @@ func (e *Engine) Process(r Record) {
 		}
 		if sd.at.DepositServiceID != "" {
 			rd = e.visit(e.ix.lists[idxDep][sd.at.DepositServiceID], &r, rd)
+			rd = e.visit(e.ix.lists[idxEnt][sd.at.DepositServiceID], &r, rd)
 		}
 	}
 	if t.token != "" {

@@ -62,7 +62,12 @@ func (s *refSet) has(addr string, at *render.Attr) bool {
 		}
 	}
 	if at.DepositServiceID != "" {
+		// An entity id names the entity's own addresses and its deposit addresses, as in
+		// /transfers.
 		if _, ok := s.deps[at.DepositServiceID]; ok {
+			return true
+		}
+		if _, ok := s.ents[at.DepositServiceID]; ok {
 			return true
 		}
 	}

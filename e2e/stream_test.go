@@ -1,0 +1,227 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chainintel/chainintel/libs/config"
+	"github.com/chainintel/chainintel/libs/eventbus"
+	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
+	"github.com/chainintel/chainintel/services/ingest"
+	"github.com/chainintel/chainintel/services/ingest/sim"
+	"github.com/coder/websocket"
+)
+
+// The transfer stream through the edge on the simulator: a filter on the exchanges receives,
+// within 5 s of it appearing on Kafka, a deposit the simulator just made into an exchange's
+// deposit address, and the streamed Transfer is the one /transfers?base=<exchange>&flow=in
+// returns, field for field.
+func TestStreamSimulatedExchangeDeposit(t *testing.T) {
+	p := Get(t)
+	if len(p.Brokers) == 0 || p.Stack == nil {
+		t.Skip("needs the local stack's simulator and Kafka")
+	}
+	var gc ingest.Config
+	if err := config.Defaults(&gc); err != nil {
+		t.Fatal(err)
+	}
+	w, err := sim.New(ingest.SimConfig(gc, time.Now()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	depositOf := map[string]string{}
+	var exchanges []string
+	for _, e := range w.Entities() {
+		if e.Type != "cex" {
+			continue
+		}
+		exchanges = append(exchanges, e.ID)
+		for _, a := range w.AddressesOf(e.ID, sim.RoleDeposit, "") {
+			depositOf[a.Chain+"/"+a.Address] = e.ID
+		}
+	}
+	if len(depositOf) == 0 {
+		t.Fatal("the simulated world has no deposit addresses")
+	}
+
+	// The stream, through the edge, with the caller's key.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	h := http.Header{}
+	h.Set("API-Key", p.KeyFor(t))
+	dctx, dcancel := context.WithTimeout(ctx, 10*time.Second)
+	ws, resp, err := websocket.Dial(dctx, strings.Replace(p.URL, "http", "ws", 1)+"/ws/transfers", &websocket.DialOptions{HTTPHeader: h})
+	dcancel()
+	if err != nil {
+		t.Fatalf("dial the stream through the edge: %v (%v)", err, resp)
+	}
+	defer ws.CloseNow()
+	ws.SetReadLimit(1 << 20)
+	sub, _ := json.Marshal(map[string]any{"type": "subscribe", "id": "s1", "payload": map[string]any{"filters": map[string]any{"to": exchanges}}})
+	if err := ws.Write(ctx, websocket.MessageText, sub); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	streamed := map[string]json.RawMessage{}
+	acked := make(chan map[string]any, 1)
+	go func() {
+		for {
+			_, b, err := ws.Read(ctx)
+			if err != nil {
+				return
+			}
+			var m struct {
+				Type    string          `json:"type"`
+				Payload json.RawMessage `json:"payload"`
+			}
+			_ = json.Unmarshal(b, &m)
+			switch m.Type {
+			case "ack":
+				var a map[string]any
+				_ = json.Unmarshal(m.Payload, &a)
+				acked <- a
+			case "transfer":
+				var tp struct {
+					Transfer json.RawMessage `json:"transfer"`
+				}
+				_ = json.Unmarshal(m.Payload, &tp)
+				var id struct {
+					ID string `json:"id"`
+				}
+				_ = json.Unmarshal(tp.Transfer, &id)
+				mu.Lock()
+				streamed[id.ID] = tp.Transfer
+				mu.Unlock()
+			default:
+				t.Errorf("stream sent %s", b)
+			}
+		}
+	}()
+	select {
+	case a := <-acked:
+		if a["success"] != true {
+			t.Fatalf("subscribe: %v", a)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no ack for the subscribe")
+	}
+
+	// The deposits the simulator publishes from now on.
+	type seen struct {
+		tr *eventsv1.Transfer
+		at time.Time
+	}
+	fresh := make(chan seen, 1024)
+	c := eventbus.NewConsumer(eventbus.ConsumerOptions{Brokers: p.Brokers, Group: "e2e-stream-" + randHex(4),
+		Topic: eventsv1.TopicTransfers, StartAtEnd: true, MaxWait: 10 * time.Millisecond},
+		func() *eventsv1.Transfer { return new(eventsv1.Transfer) },
+		func(_ context.Context, batch []eventbus.Message[*eventsv1.Transfer]) error {
+			for _, m := range batch {
+				if depositOf[m.Msg.Chain+"/"+m.Msg.To] != "" {
+					select {
+					case fresh <- seen{m.Msg, time.Now()}:
+					default:
+					}
+				}
+			}
+			return nil
+		})
+	go func() { _ = c.Run(ctx) }()
+
+	deadline := time.After(90 * time.Second)
+	tried, unattributed := 0, 0
+	for {
+		var s seen
+		select {
+		case s = <-fresh:
+		case <-deadline:
+			t.Skipf("no simulated deposit into an attributed deposit address within 90 s (%d seen, %d not attributed)", tried, unattributed)
+		}
+		tried++
+		ex := depositOf[s.tr.Chain+"/"+s.tr.To]
+		var info struct {
+			DepositServiceID string `json:"depositServiceID"`
+		}
+		if r := p.Get(t, "/intelligence/address/"+url.PathEscape(s.tr.To)+"?chain="+s.tr.Chain); r.Status != 200 {
+			unattributed++
+			continue
+		} else if r.JSON(t, &info); info.DepositServiceID != ex {
+			unattributed++
+			continue
+		}
+		var got json.RawMessage
+		Eventually(t, 5*time.Second-time.Since(s.at), func() error {
+			mu.Lock()
+			defer mu.Unlock()
+			if got = streamed[s.tr.Id]; got == nil {
+				return fmt.Errorf("deposit %s into %s's deposit address not streamed yet", s.tr.Id, ex)
+			}
+			return nil
+		})
+		t.Logf("deposit %s into %s streamed %s after it was on Kafka", s.tr.Id, ex, time.Since(s.at).Round(time.Millisecond))
+		// The same transfer from /transfers, compared as whole objects.
+		path := fmt.Sprintf("/transfers?base=%s&flow=in&chains=%s&timeLast=1h&limit=1000", ex, s.tr.Chain)
+		Eventually(t, 10*time.Second, func() error {
+			r := p.Get(t, path)
+			if r.Status != 200 {
+				return fmt.Errorf("%d %s", r.Status, r.Body)
+			}
+			var list struct {
+				Transfers []json.RawMessage `json:"transfers"`
+			}
+			r.JSON(t, &list)
+			for _, x := range list.Transfers {
+				var id struct {
+					ID string `json:"id"`
+				}
+				_ = json.Unmarshal(x, &id)
+				if id.ID != s.tr.Id {
+					continue
+				}
+				if a, b := canon(t, x), canon(t, got); a != b {
+					t.Fatalf("streamed transfer differs from /transfers:\nstream    %s\ntransfers %s", b, a)
+				}
+				return nil
+			}
+			return fmt.Errorf("deposit %s not in %s yet", s.tr.Id, path)
+		})
+		// Each delivered transfer is a credit the caller's usage shows under the stream route.
+		Eventually(t, 30*time.Second, func() error {
+			r := p.Do(t, "GET", "/analytics/endpoint-calls?period=24h", h.Get("API-Key"), nil)
+			var u struct {
+				DataPoints []struct {
+					CreditBreakdown map[string]int64 `json:"creditBreakdown"`
+				} `json:"dataPoints"`
+			}
+			if r.Status != 200 {
+				return fmt.Errorf("endpoint-calls: %d %s", r.Status, r.Body)
+			}
+			r.JSON(t, &u)
+			var n int64
+			for _, d := range u.DataPoints {
+				n += d.CreditBreakdown["/ws/transfers"]
+			}
+			if n < 1 {
+				return fmt.Errorf("no stream credits in /analytics/endpoint-calls yet")
+			}
+			return nil
+		})
+		return
+	}
+}
+
+func canon(t *testing.T, b []byte) string {
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := json.Marshal(v)
+	return string(out)
+}
