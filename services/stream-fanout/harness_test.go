@@ -264,3 +264,15 @@ func (w *world) attribute(addr, entityID, entityType, deposit string) {
 }
 
 func addr(n int) string { return fmt.Sprintf("0x%040x", 0xabc000+n) }
+
+func contextWithTimeout(d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), d)
+}
+
+func dialWS(ctx context.Context, url string, h http.Header) (*websocket.Conn, *http.Response, error) {
+	c, resp, err := websocket.Dial(ctx, strings.Replace(url, "http", "ws", 1), &websocket.DialOptions{HTTPHeader: h})
+	if err == nil {
+		c.SetReadLimit(1 << 20)
+	}
+	return c, resp, err
+}

@@ -249,3 +249,8 @@ func (s *Store) Apply(ctx context.Context, id, owner string, ttl time.Duration, 
 
 // Connected reports whether the session has an owner.
 func (ss Session) Connected() bool { return ss.Owner != "" }
+
+// NextSeq returns the next numeric id of v2 streams.
+func (s *Store) NextSeq(ctx context.Context) (int64, error) {
+	return s.rdb.Incr(ctx, s.prefix+"seq").Result()
+}

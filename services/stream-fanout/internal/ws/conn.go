@@ -25,6 +25,7 @@ type conn struct {
 	id    Identity
 	token string // owner token of the session in Redis
 	q     *queue
+	v2    bool // a v2 stream connection: its one filter is fixed, no client messages change it
 
 	ctx    context.Context // ends when the connection ends
 	cancel context.CancelFunc
@@ -59,6 +60,14 @@ func (c *conn) window() time.Duration {
 }
 
 func (c *conn) takeUsed() int64 { return c.used.Swap(0) }
+
+// route is the route pattern the connection's deliveries are metered under.
+func (c *conn) route() string {
+	if c.v2 {
+		return RouteV2
+	}
+	return Route
+}
 
 func (c *conn) send(o ...out) { c.q.push(o...) }
 
@@ -132,6 +141,10 @@ func (c *conn) handle(b []byte) {
 	var pe *ProtocolError
 	if errors.As(err, &pe) {
 		c.fail(req.ID, pe)
+		return
+	}
+	if c.v2 {
+		c.fail(req.ID, perr(CodeInvalidPayload, "a v2 stream's filter is fixed when it is created; %s is not available here", req.Type))
 		return
 	}
 	switch req.Type {
@@ -218,7 +231,7 @@ func (c *conn) write(o out) error {
 	if o.credit {
 		c.used.Add(1)
 		if c.h.o.Meter != nil {
-			c.h.o.Meter.Add(c.id, 1, c.h.o.Now())
+			c.h.o.Meter.Add(c.id, c.route(), 1, c.h.o.Now())
 		}
 	}
 	return nil

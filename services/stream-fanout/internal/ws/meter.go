@@ -15,6 +15,9 @@ import (
 // /analytics/endpoint-calls name it.
 const Route = "/ws/transfers"
 
+// RouteV2 is the same for v2 streams.
+const RouteV2 = "/ws/v2/transfers"
+
 // Publisher writes events (eventbus.Publisher).
 type Publisher interface {
 	Publish(ctx context.Context, events ...eventbus.Event) error
@@ -28,11 +31,12 @@ type Meter struct {
 	log   *slog.Logger
 
 	mu   sync.Mutex
-	keys map[string]*meterEntry
+	keys map[string]*meterEntry // key id and route → count
 }
 
 type meterEntry struct {
 	id    Identity
+	route string
 	n     int64
 	first time.Time
 }
@@ -48,13 +52,14 @@ func NewMeter(pub Publisher, every time.Duration, log *slog.Logger) *Meter {
 	return &Meter{pub: pub, every: every, log: log, keys: map[string]*meterEntry{}}
 }
 
-// Add counts n delivered transfers for id.
-func (m *Meter) Add(id Identity, n int64, at time.Time) {
+// Add counts n transfers delivered to id on route.
+func (m *Meter) Add(id Identity, route string, n int64, at time.Time) {
 	m.mu.Lock()
-	e := m.keys[id.KeyID]
+	k := id.KeyID + " " + route
+	e := m.keys[k]
 	if e == nil {
-		e = &meterEntry{id: id, first: at}
-		m.keys[id.KeyID] = e
+		e = &meterEntry{id: id, route: route, first: at}
+		m.keys[k] = e
 	}
 	e.n += n
 	m.mu.Unlock()
@@ -89,8 +94,8 @@ func (m *Meter) Flush(ctx context.Context) {
 	evs := make([]eventbus.Event, 0, len(keys))
 	for _, e := range keys {
 		evs = append(evs, eventbus.Event{Topic: eventsv1.TopicUsageCalls, Key: e.id.KeyID, ID: uuid.Must(uuid.NewV7()).String(),
-			Msg: &eventsv1.UsageCall{KeyId: e.id.KeyID, UserId: e.id.UserID, OrgId: e.id.OrgID, Route: Route, Method: "GET",
-				Status: 200, Credits: e.n, Rows: e.n, TimeMs: e.first.UnixMilli(), Unit: "row", Tier: e.id.Tier}})
+			Msg: &eventsv1.UsageCall{KeyId: e.id.KeyID, UserId: e.id.UserID, OrgId: e.id.OrgID, Route: e.route, Method: "GET",
+				Status: 101, Credits: e.n, Rows: e.n, TimeMs: e.first.UnixMilli(), Unit: "row", Tier: e.id.Tier}})
 	}
 	if err := m.pub.Publish(ctx, evs...); err != nil {
 		m.log.Warn("publishing stream usage failed; kept for the next flush", "keys", len(keys), "error", err)

@@ -23,6 +23,7 @@ func (r *Refusal) Error() string { return r.Message }
 type Connect struct {
 	SessionID string
 	Fresh     bool
+	V2        bool // a v2 stream: SessionID is its streamId
 }
 
 // slowReason closes a connection whose send queue overflowed.
@@ -46,10 +47,18 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, id Identity, cn Conn
 	}
 	release := func() { _ = h.o.Store.Disconnect(context.WithoutCancel(r.Context()), id.KeyID, token) }
 	if cn.SessionID != "" {
-		if _, err := h.o.Store.Get(r.Context(), cn.SessionID, id.KeyID); err != nil {
+		ss, err := h.o.Store.Get(r.Context(), cn.SessionID, id.KeyID)
+		if err == nil && (ss.Kind == KindV2) != cn.V2 {
+			err = store.ErrNoSession
+		}
+		if err != nil {
 			release()
 			if errors.Is(err, store.ErrNoSession) {
-				return &Refusal{http.StatusNotFound, "session_id: no such session (it expired or was deleted)"}
+				name := "session_id"
+				if cn.V2 {
+					name = "stream_id"
+				}
+				return &Refusal{http.StatusNotFound, name + ": no such session (it expired or was deleted)"}
 			}
 			return err
 		}
@@ -64,6 +73,7 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, id Identity, cn Conn
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	c := &conn{h: h, ws: wsc, id: id, token: token, q: newQueue(h.o.QueueSize), ctx: ctx, cancel: cancel}
 	c.q.onFull = func() { c.kick(slowReason) }
+	c.v2 = cn.V2
 	if err := h.add(c); err != nil {
 		cancel()
 		release()

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
-	"time"
 
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/engine"
@@ -179,12 +178,18 @@ func (c *conn) resume(id string, fresh bool, onClaimed func()) error {
 		c.detach(ctx)
 		c.q.reopen()
 	}
-	ss, err := c.h.o.Store.Claim(c.ctx, id, c.id.KeyID, c.token, c.windowOf(id), fresh)
+	ss, err := c.h.o.Store.Claim(c.ctx, id, c.id.KeyID, c.token, c.h.o.V2Window, fresh)
 	if errors.Is(err, store.ErrNoSession) {
 		return perr(CodeNoSession, "session %q does not exist or expired (sessions wait %s for a reconnect)", short(id), c.h.o.Window)
 	}
 	if err != nil {
 		return err
+	}
+	if (ss.Kind == KindV2) != c.v2 {
+		// A v2 stream is reached only at /ws/v2/transfers, a session only at /ws/transfers;
+		// the claim is handed back untouched but for its owner.
+		_ = c.h.o.Store.Apply(c.ctx, id, c.token, c.h.o.V2Window, store.Update{Release: true, Replay: ss.Replay})
+		return perr(CodeNoSession, "session %q does not exist or expired (sessions wait %s for a reconnect)", short(id), c.h.o.Window)
 	}
 	var fs []*engine.Filter
 	for _, fr := range ss.Filters {
@@ -235,8 +240,6 @@ func (c *conn) resume(id string, fresh bool, onClaimed func()) error {
 	}
 	return nil
 }
-
-func (c *conn) windowOf(string) time.Duration { return c.h.o.Window }
 
 // catchUp reads, for every partition where the session was served up to an offset before
 // this replica's position, the records in between and matches them against its filters.
