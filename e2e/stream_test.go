@@ -225,3 +225,65 @@ func canon(t *testing.T, b []byte) string {
 	out, _ := json.Marshal(v)
 	return string(out)
 }
+
+// REST sessions and v2 streams through the edge: made, connected to over the edge's WebSocket
+// proxy, listed as connected, deleted.
+func TestStreamSessionsThroughEdge(t *testing.T) {
+	p := Get(t)
+	key := p.KeyFor(t)
+	r := p.Do(t, "POST", "/ws/v2/streams", key, map[string]any{"to": []string{"binance-sim"}, "chains": []string{"ethereum"}})
+	var made struct {
+		StreamID string `json:"streamId"`
+	}
+	if r.Status != 200 {
+		t.Fatalf("POST /ws/v2/streams: %d %s", r.Status, r.Body)
+	}
+	r.JSON(t, &made)
+	if r := p.Do(t, "POST", "/ws/v2/streams", key, map[string]any{"chains": []string{"ethereum"}}); r.Status != 400 {
+		t.Fatalf("unselective v2 filter: %d %s", r.Status, r.Body)
+	}
+	h := http.Header{}
+	h.Set("API-Key", key)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ws, resp, err := websocket.Dial(ctx, strings.Replace(p.URL, "http", "ws", 1)+"/ws/v2/transfers?stream_id="+made.StreamID, &websocket.DialOptions{HTTPHeader: h})
+	if err != nil {
+		t.Fatalf("dial v2 through the edge: %v (%v)", err, resp)
+	}
+	defer ws.CloseNow()
+	Eventually(t, 10*time.Second, func() error {
+		var list []struct {
+			StreamID    string `json:"streamId"`
+			IsConnected bool   `json:"isConnected"`
+		}
+		r := p.Do(t, "GET", "/ws/v2/streams", key, nil)
+		r.JSON(t, &list)
+		if len(list) != 1 || list[0].StreamID != made.StreamID || !list[0].IsConnected {
+			return fmt.Errorf("streams %s", r.Body)
+		}
+		return nil
+	})
+	var n struct {
+		ActiveConnections int `json:"activeConnections"`
+	}
+	p.Do(t, "GET", "/ws/active_connections", key, nil).JSON(t, &n)
+	if n.ActiveConnections != 1 {
+		t.Fatalf("active connections %d", n.ActiveConnections)
+	}
+	if r := p.Do(t, "DELETE", "/ws/v2/streams/"+made.StreamID, key, nil); r.Status != 200 {
+		t.Fatalf("DELETE stream: %d %s", r.Status, r.Body)
+	}
+	r = p.Do(t, "POST", "/ws/sessions", key, nil)
+	var sess struct {
+		SessionID string `json:"sessionId"`
+	}
+	r.JSON(t, &sess)
+	if r := p.Do(t, "GET", "/ws/sessions/"+sess.SessionID, key, nil); r.Status != 200 || !strings.Contains(string(r.Body), `"isConnected":false`) {
+		t.Fatalf("GET session: %d %s", r.Status, r.Body)
+	}
+	if p.DBURL != "" {
+		if r := p.Do(t, "GET", "/ws/sessions/"+sess.SessionID, p.NewKey(t, "api", "org_admin"), nil); r.Status != 404 {
+			t.Fatalf("another key reads the session: %d", r.Status)
+		}
+	}
+}
