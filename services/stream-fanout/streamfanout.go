@@ -18,7 +18,6 @@ import (
 	svchttp "github.com/chainintel/chainintel/services/stream-fanout/internal/http"
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/store"
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/ws"
-	ulclient "github.com/chainintel/chainintel/services/user-labels/client"
 	"github.com/segmentio/kafka-go"
 )
 
@@ -68,7 +67,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	}
 	var labels ws.Labels
 	if cfg.UserLabelsURL != "" {
-		c, err := ulclient.New(cfg.UserLabelsURL, s.Signer, s.Tel.TracerProvider)
+		c, err := ws.NewLabelsClient(cfg.UserLabelsURL, s.Signer, s.Tel.TracerProvider)
 		if err != nil {
 			return err
 		}
@@ -77,7 +76,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	meter := ws.NewMeter(s.Publisher(cfg.Kafka), time.Second, s.Log)
 	s.Add(lifecycle.Part{Name: "usage meter", Run: meter.Run})
 
-	eng := engine.New(engine.Options{})
+	eng := engine.New(engine.Options{Naive: cfg.NaiveMatcher})
 	transfers := feed.Topic{Brokers: cfg.Brokers, Name: eventsv1.TopicTransfers, Log: s.Log}
 	hub := ws.NewHub(ws.Options{
 		Engine: eng, Store: store.New(rdb, cfg.RedisPrefix, nil), Transfers: transfers, Labels: labels, Meter: meter,

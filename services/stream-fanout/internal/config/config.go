@@ -42,6 +42,9 @@ type Config struct {
 	// DefaultQuota applies to a tier not listed.
 	Quotas       string `env:"QUOTAS" envDefault:"free=1000/10000,basic=10000/1000000,pro=10000/1000000,api=10000/1000000"`
 	DefaultQuota string `env:"DEFAULT_QUOTA" envDefault:"10000/1000000"`
+	// NaiveMatcher checks every filter for every transfer instead of using the indexes: the
+	// baseline `make bench` compares the engine with. Never set it in a deployment.
+	NaiveMatcher bool `env:"NAIVE_MATCHER" envDefault:"false"`
 }
 
 // Quota is one tier's stream quota.

@@ -235,3 +235,6 @@ func hash(h string) string {
 	}
 	return h
 }
+
+// AddrKey names an address on a chain type.
+type AddrKey struct{ ChainType, Address string }

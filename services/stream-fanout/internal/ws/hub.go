@@ -15,14 +15,7 @@ import (
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/engine"
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/feed"
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/store"
-	ulclient "github.com/chainintel/chainintel/services/user-labels/client"
 )
-
-// Labels is the part of the user-labels client the stream uses.
-type Labels interface {
-	Lookup(ctx context.Context, addrs []ulclient.AddressRef) (ulclient.Lookup, error)
-	Entity(ctx context.Context, id string) (ulclient.UserEntity, error)
-}
 
 // Options configure a hub.
 type Options struct {
@@ -106,7 +99,7 @@ type Hub struct {
 func NewHub(o Options) *Hub {
 	o.defaults()
 	return &Hub{o: o, conns: map[*conn]struct{}{}, quotas: newQuotas(o.Store, o.Quotas, o.LeaseSize, o.Now),
-		labels: newLabelCache(time.Minute, 200_000)}
+		labels: newLabelCache(5 * time.Minute)}
 }
 
 // ErrClosing means the replica is shutting down.

@@ -2,43 +2,153 @@ package ws
 
 import (
 	"context"
+	"net/http"
+	"net/url"
 	"sync"
 	"time"
 
+	"github.com/chainintel/chainintel/libs/httpx"
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/render"
 	ulclient "github.com/chainintel/chainintel/services/user-labels/client"
+	"go.opentelemetry.io/otel/trace"
 )
 
-// labelCache keeps each caller's labels and entity memberships of addresses seen lately, so a
-// delivery asks user-labels only about addresses it has not seen within ttl. Entries of a user
-// are dropped when user-labels announces a change (Forget), so an edit shows on the next
-// transfer; the ttl bounds staleness while those announcements are late.
+// Labels is what the stream needs of user-labels: a caller's whole book of labels and entities
+// (deliveries are labelled from memory, never by a call per transfer), and one entity's
+// addresses for filters that name it.
+type Labels interface {
+	Book(ctx context.Context) (Book, error)
+	Entity(ctx context.Context, id string) (ulclient.UserEntity, error)
+}
+
+// Book is a caller's labels and entity memberships by address.
+type Book struct {
+	Labels   map[render.AddrKey]string
+	Entities map[render.AddrKey]*render.Entity
+}
+
+// LabelsClient reads user-labels with the caller's identity from the context.
+type LabelsClient struct {
+	c  *httpx.InternalClient
+	ul *ulclient.Client
+}
+
+// NewLabelsClient returns a client of the user-labels service at baseURL.
+func NewLabelsClient(baseURL string, signer *httpx.Signer, tp trace.TracerProvider) (*LabelsClient, error) {
+	c, err := httpx.NewInternalClient("user-labels", baseURL, signer, tp, 10*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	ul, err := ulclient.New(baseURL, signer, tp)
+	if err != nil {
+		return nil, err
+	}
+	return &LabelsClient{c: c, ul: ul}, nil
+}
+
+// Entity returns one of the caller's entities (ulclient.ErrNotFound when it has none such).
+func (l *LabelsClient) Entity(ctx context.Context, id string) (ulclient.UserEntity, error) {
+	return l.ul.Entity(ctx, id)
+}
+
+// Book reads every label and entity of the caller.
+func (l *LabelsClient) Book(ctx context.Context) (Book, error) {
+	var labels []struct {
+		Name      string `json:"name"`
+		Address   string `json:"address"`
+		ChainType string `json:"chainType"`
+	}
+	if err := l.c.Do(ctx, http.MethodGet, "/user/labels", nil, nil, &labels); err != nil {
+		return Book{}, err
+	}
+	var ents []ulclient.UserEntity
+	if err := l.c.Do(ctx, http.MethodGet, "/user/entities", url.Values{"includeAddresses": {"true"}}, nil, &ents); err != nil {
+		return Book{}, err
+	}
+	b := Book{Labels: make(map[render.AddrKey]string, len(labels)), Entities: map[render.AddrKey]*render.Entity{}}
+	for _, lb := range labels {
+		b.Labels[render.AddrKey{ChainType: lb.ChainType, Address: render.NormalizeAddress(lb.ChainType, lb.Address)}] = lb.Name
+	}
+	for _, e := range ents {
+		re := &render.Entity{ID: e.ID, Name: e.Name, Note: e.Note, Type: "user"}
+		for ct, as := range e.Addresses {
+			for _, a := range as {
+				k := render.AddrKey{ChainType: ct, Address: render.NormalizeAddress(ct, a)}
+				if _, ok := b.Entities[k]; !ok {
+					b.Entities[k] = re
+				}
+			}
+		}
+	}
+	return b, nil
+}
+
+// labelCache holds the books of callers with open connections. A book is read once and kept
+// until user-labels announces a change of that caller (Forget) or ttl passes, which bounds
+// staleness while announcements are late.
 type labelCache struct {
 	ttl time.Duration
-	max int
 
-	mu      sync.Mutex
-	entries map[string]map[string]labelEntry // user → "<chainType>:<address>" → entry
-	n       int
+	mu    sync.Mutex
+	books map[string]*bookEntry
+	// down is until when user-labels is not asked after a failure: transfers go without the
+	// caller's labels meanwhile rather than waiting on it.
+	down time.Time
 }
 
-type labelEntry struct {
-	label   *ulclient.Label
-	entity  *ulclient.EntityRef
-	expires time.Time
+type bookEntry struct {
+	ready chan struct{}
+	book  Book
+	err   error
+	until time.Time
 }
 
-func newLabelCache(ttl time.Duration, max int) *labelCache {
-	return &labelCache{ttl: ttl, max: max, entries: map[string]map[string]labelEntry{}}
+const labelsBackoff = 5 * time.Second
+
+func newLabelCache(ttl time.Duration) *labelCache {
+	return &labelCache{ttl: ttl, books: map[string]*bookEntry{}}
 }
 
-// Forget drops what the cache holds for user.
+// Forget drops user's book: the next delivery reads it again.
 func (h *Hub) Forget(user string) {
+	h.labels.mu.Lock()
+	delete(h.labels.books, user)
+	h.labels.mu.Unlock()
+}
+
+func (h *Hub) book(ctx context.Context, id Identity) (Book, bool) {
 	lc := h.labels
+	now := time.Now()
 	lc.mu.Lock()
-	lc.n -= len(lc.entries[user])
-	delete(lc.entries, user)
-	lc.mu.Unlock()
+	e := lc.books[id.UserID]
+	if e != nil && e.err == nil && now.After(e.until) || e != nil && e.err != nil && now.After(lc.down) {
+		e = nil
+	}
+	if e == nil {
+		if now.Before(lc.down) {
+			lc.mu.Unlock()
+			return Book{}, false
+		}
+		e = &bookEntry{ready: make(chan struct{}), until: now.Add(lc.ttl)}
+		lc.books[id.UserID] = e
+		lc.mu.Unlock()
+		e.book, e.err = h.o.Labels.Book(identityContext(context.WithoutCancel(ctx), id))
+		if e.err != nil {
+			lc.mu.Lock()
+			lc.down = time.Now().Add(labelsBackoff)
+			lc.mu.Unlock()
+			h.o.Log.Warn("user labels unavailable; transfers sent without them for a while", "user", id.UserID, "error", e.err, "for", labelsBackoff)
+		}
+		close(e.ready)
+	} else {
+		lc.mu.Unlock()
+	}
+	select {
+	case <-e.ready:
+	case <-ctx.Done():
+		return Book{}, false
+	}
+	return e.book, e.err == nil
 }
 
 // withLabels returns t with the caller's labels and entities on its addresses; ok is false
@@ -47,69 +157,30 @@ func (h *Hub) withLabels(ctx context.Context, id Identity, t *render.Transfer) (
 	if h.o.Labels == nil {
 		return render.Transfer{}, false
 	}
+	b, ok := h.book(ctx, id)
+	if !ok || len(b.Labels)+len(b.Entities) == 0 {
+		return render.Transfer{}, false
+	}
 	ct := render.ChainType(t.Chain)
-	refs := [2]ulclient.AddressRef{{ChainType: ct, Address: t.FromAddress.Address}, {ChainType: ct, Address: t.ToAddress.Address}}
-	var got [2]labelEntry
-	var miss []ulclient.AddressRef
-	now := time.Now()
-	lc := h.labels
-	lc.mu.Lock()
-	for i, r := range refs {
-		e, ok := lc.entries[id.UserID][r.Key()]
-		if !ok || now.After(e.expires) {
-			miss = append(miss, r)
-			continue
-		}
-		got[i] = e
-	}
-	lc.mu.Unlock()
-	if len(miss) > 0 {
-		look, err := h.o.Labels.Lookup(identityContext(ctx, id), miss)
-		if err != nil {
-			h.o.Log.Warn("user labels unavailable; transfer sent without them", "error", err)
-			return render.Transfer{}, false
-		}
-		lc.mu.Lock()
-		if lc.entries[id.UserID] == nil {
-			lc.entries[id.UserID] = map[string]labelEntry{}
-		}
-		for _, r := range miss {
-			e := labelEntry{expires: now.Add(lc.ttl)}
-			if l, ok := look.Labels[r.Key()]; ok {
-				e.label = &l
-			}
-			if es := look.Entities[r.Key()]; len(es) > 0 {
-				e.entity = &es[0]
-			}
-			if lc.n < lc.max {
-				if _, had := lc.entries[id.UserID][r.Key()]; !had {
-					lc.n++
-				}
-				lc.entries[id.UserID][r.Key()] = e
-			}
-			for i := range refs {
-				if refs[i] == r {
-					got[i] = e
-				}
-			}
-		}
-		lc.mu.Unlock()
-	}
-	if got[0].label == nil && got[0].entity == nil && got[1].label == nil && got[1].entity == nil {
+	fk, tk := render.AddrKey{ChainType: ct, Address: t.FromAddress.Address}, render.AddrKey{ChainType: ct, Address: t.ToAddress.Address}
+	fl, fok := b.Labels[fk]
+	tl, tok := b.Labels[tk]
+	fe, te := b.Entities[fk], b.Entities[tk]
+	if !fok && !tok && fe == nil && te == nil {
 		return render.Transfer{}, false
 	}
 	out := *t
-	apply(&out.FromAddress, ct, got[0])
-	apply(&out.ToAddress, ct, got[1])
+	apply(&out.FromAddress, ct, fl, fok, fe)
+	apply(&out.ToAddress, ct, tl, tok, te)
 	return out, true
 }
 
-func apply(ai *render.AddressInfo, ct string, e labelEntry) {
-	if e.label != nil {
-		ai.UserLabel = &render.AddressLabel{Name: e.label.Name, Address: ai.Address, ChainType: ct}
+func apply(ai *render.AddressInfo, ct, label string, hasLabel bool, e *render.Entity) {
+	if hasLabel {
+		ai.UserLabel = &render.AddressLabel{Name: label, Address: ai.Address, ChainType: ct}
 	}
-	if e.entity != nil {
-		ai.UserEntity = &render.Entity{ID: e.entity.ID, Name: e.entity.Name, Note: e.entity.Note, Type: "user"}
+	if e != nil {
+		ai.UserEntity = e
 		ai.IsUserAddress = true
 	}
 }
