@@ -276,3 +276,5 @@ func dialWS(ctx context.Context, url string, h http.Header) (*websocket.Conn, *h
 	}
 	return c, resp, err
 }
+
+func timeNow() time.Time { return time.Now() }
