@@ -5,13 +5,14 @@
 #   BENCH_ROWS=200000 make bench     a smaller transfers load (default 10,000,000 rows, as issue 6 asks)
 #   BENCH_EDGE_ROUNDS=3 make bench   fewer interleaved edge rounds (default 5; the median is printed)
 #   BENCH_WRITERS=1 make bench       transfers loaded (and raw-COPYed) by one writer (default 2, as two replicas)
+#   BENCH_STREAM_CLIENTS=2000 make bench   fewer stream clients (default 10,000 at 2,000 transfers/s)
 #
 # Figures are printed, never asserted. Every section shares this machine's cores with PostgreSQL,
 # Redis and the in-process broker; compare figures printed side by side in one run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export GOFLAGS=-buildvcs=false
-want="${BENCH:-edge,ingest,intelligence,user-labels,transfers}"
+want="${BENCH:-edge,ingest,intelligence,user-labels,transfers,stream-fanout}"
 
 section() {
   case ",$want," in *",$1,"*) ;; *) return 1 ;; esac
@@ -38,4 +39,9 @@ fi
 
 if section transfers "transfers: ingest rate vs raw COPY and query latency at ${BENCH_ROWS:-10000000} rows (issue 6)"; then
   (cd services/transfers && go run ./cmd/transfers-bench)
+fi
+
+if section stream-fanout "stream-fanout: clients with mixed filters at a fixed transfer rate, indexed vs naive matcher (issue 27)"; then
+  (cd services/stream-fanout && go test -run '^$' -bench Process -benchtime 2000x ./internal/engine/)
+  (cd services/stream-fanout && go run ./cmd/stream-bench)
 fi

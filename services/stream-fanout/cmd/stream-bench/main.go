@@ -346,6 +346,15 @@ func measure(w *world, brokers []string, redisURL, bin string, naive bool, clien
 	time.Sleep(2 * time.Second)
 	rss1, cpu0 := proc(cmd.Process.Pid)
 	res.idleKB = float64(rss1-rss0) / float64(clients)
+	if path := os.Getenv("BENCH_STREAM_PROFILE"); path != "" {
+		if resp, err := http.Get("http://" + opsAddr + "/debug/pprof/heap"); err == nil {
+			if f, err := os.Create(fmt.Sprintf("%s.heap.naive-%v", path, naive)); err == nil {
+				_, _ = io.Copy(f, resp.Body)
+				_ = f.Close()
+			}
+			resp.Body.Close()
+		}
+	}
 
 	var last atomic.Int64
 	for _, c := range conns {

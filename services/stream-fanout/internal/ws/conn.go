@@ -88,7 +88,6 @@ func (c *conn) run() {
 		defer close(c.wdone)
 		c.writeLoop(wctx)
 	}()
-	go c.pingLoop()
 	c.readLoop()
 	c.end(websocket.StatusNormalClosure, "")
 }
@@ -166,30 +165,33 @@ func (c *conn) handle(b []byte) {
 	c.fail(req.ID, perr(CodeInternal, "the request could not be completed; retry"))
 }
 
-func (c *conn) pingLoop() {
-	t := time.NewTicker(c.h.o.PingInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-c.ctx.Done():
-			return
-		case <-t.C:
-			pctx, cancel := context.WithTimeout(c.ctx, c.h.o.PingInterval)
-			err := c.ws.Ping(pctx)
-			cancel()
-			if err != nil && c.ctx.Err() == nil {
-				c.kick("no pong: the client stopped answering pings")
-				return
-			}
+// keepalive pings the client on a goroutine of its own (a ping waits for the pong, which
+// must not hold deliveries back) and keeps the connection counted for its key.
+func (c *conn) keepalive(tick int) {
+	go func() {
+		pctx, cancel := context.WithTimeout(c.ctx, c.h.o.PingInterval)
+		err := c.ws.Ping(pctx)
+		cancel()
+		if err != nil && c.ctx.Err() == nil {
+			c.kick("no pong: the client stopped answering pings")
 		}
+	}()
+	if every := max(int(connTTL/3/c.h.o.PingInterval), 1); tick%every == 0 {
+		_ = c.h.o.Store.Heartbeat(c.ctx, c.id.KeyID, c.token, connTTL)
 	}
 }
 
 func (c *conn) writeLoop(ctx context.Context) {
-	for {
+	t := time.NewTicker(c.h.o.PingInterval)
+	defer t.Stop()
+	for tick := 1; ; {
 		select {
 		case <-ctx.Done():
 			return
+		case <-t.C:
+			c.keepalive(tick)
+			tick++
+			continue
 		case <-c.q.wake:
 		}
 		for ctx.Err() == nil {

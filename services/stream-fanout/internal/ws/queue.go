@@ -20,7 +20,9 @@ type out struct {
 type queue struct {
 	mu      sync.Mutex
 	control []out
+	// ring grows from a few slots up to max: an idle connection holds almost nothing.
 	ring    []engine.Item
+	max     int
 	head, n int
 	hold    bool // live deliveries wait (a reconnect's replay goes first)
 	full    bool
@@ -33,7 +35,20 @@ type queue struct {
 }
 
 func newQueue(size int) *queue {
-	return &queue{ring: make([]engine.Item, size), wake: make(chan struct{}, 1)}
+	return &queue{max: size, wake: make(chan struct{}, 1)}
+}
+
+// grow doubles the ring (up to max), keeping the order; false when it is at max.
+func (q *queue) grow() bool {
+	if len(q.ring) >= q.max {
+		return false
+	}
+	ring := make([]engine.Item, min(max(2*len(q.ring), 8), q.max))
+	for i := 0; i < q.n; i++ {
+		ring[i] = q.ring[(q.head+i)%len(q.ring)]
+	}
+	q.ring, q.head = ring, 0
+	return true
 }
 
 func (q *queue) signal() {
@@ -50,7 +65,7 @@ func (q *queue) Offer(it engine.Item) bool {
 		q.mu.Unlock()
 		return true // the connection is going away; its release accounts for what it owed
 	}
-	if q.n == len(q.ring) {
+	if q.n == len(q.ring) && !q.grow() {
 		first := !q.full
 		q.full = true
 		q.mu.Unlock()

@@ -80,30 +80,21 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, id Identity, cn Conn
 		_ = wsc.Close(websocket.StatusGoingAway, "server shutting down; connect again")
 		return nil
 	}
-	defer h.remove(c)
-	go c.heartbeat()
-	if cn.SessionID != "" {
-		if err := c.resume(cn.SessionID, cn.Fresh, func() {}); err != nil {
-			var pe *ProtocolError
-			if !errors.As(err, &pe) {
-				pe = perr(CodeInternal, "the session could not be restored; retry")
+	// The connection is served on a goroutine of its own, and the handler returns: the
+	// request's deep middleware stack is not kept alive for each of thousands of idle
+	// connections.
+	go func() {
+		defer h.remove(c)
+		if cn.SessionID != "" {
+			if err := c.resume(cn.SessionID, cn.Fresh, func() {}); err != nil {
+				var pe *ProtocolError
+				if !errors.As(err, &pe) {
+					pe = perr(CodeInternal, "the session could not be restored; retry")
+				}
+				c.fail("", pe)
 			}
-			c.fail("", pe)
 		}
-	}
-	c.run()
+		c.run()
+	}()
 	return nil
-}
-
-func (c *conn) heartbeat() {
-	t := time.NewTicker(connTTL / 3)
-	defer t.Stop()
-	for {
-		select {
-		case <-c.ctx.Done():
-			return
-		case <-t.C:
-			_ = c.h.o.Store.Heartbeat(c.ctx, c.id.KeyID, c.token, connTTL)
-		}
-	}
 }
