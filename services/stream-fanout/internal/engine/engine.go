@@ -246,18 +246,20 @@ func (e *Engine) Process(r Record) {
 	if t.tokenID != "" {
 		rd = e.visit(e.ix.lists[idxTok][t.tokenID], &r, rd)
 	}
-	if t.hasUSD {
-		for _, f := range e.ix.usd {
-			if *f.usdGte > t.usd {
-				break
-			}
-			rd = e.try(f, &r, rd)
-		}
-	}
+	rd = e.visit(e.ix.usd, &r, rd)
 }
 
+// visit tries the filters of a list up to the first whose usdGte the transfer's value is below
+// (lists are sorted by it; a transfer without a value passes only filters without one).
 func (e *Engine) visit(l []*Filter, r *Record, rd *Rendered) *Rendered {
+	v := -0.5
+	if e.cur.hasUSD {
+		v = e.cur.usd
+	}
 	for _, f := range l {
+		if f.floor > v {
+			break
+		}
 		rd = e.try(f, r, rd)
 	}
 	return rd

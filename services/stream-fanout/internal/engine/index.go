@@ -84,9 +84,10 @@ type Filter struct {
 	tokAddr, tokID, chains              map[string]struct{}
 	usdGte, usdLte, valGte, valLte      *float64
 
-	// primary is the index the filter sits in; keys are its keys there.
-	primary int
-	keys    []ikey
+	// floor is usdGte, or -1 without one: every list is sorted by it, so a transfer stops
+	// looking at a list where the floors pass its value.
+	floor float64
+	keys  []ikey
 	stamp   uint64 // the last transfer that looked at it
 }
 
@@ -140,6 +141,10 @@ func Compile(id string, spec filter.Spec, userAddrs map[string][]string) *Filter
 		f.chains = setAdd(f.chains, c)
 	}
 	f.keys = f.indexKeys()
+	f.floor = -1
+	if f.usdGte != nil {
+		f.floor = *f.usdGte
+	}
 	return f
 }
 
@@ -284,20 +289,32 @@ func newIndex() *index {
 	return ix
 }
 
+// insertSorted puts f in l after every filter whose floor is not above its own.
+func insertSorted(l []*Filter, f *Filter) []*Filter {
+	i, _ := slices.BinarySearchFunc(l, f.floor, func(g *Filter, v float64) int {
+		if g.floor <= v {
+			return -1
+		}
+		return 1
+	})
+	return slices.Insert(l, i, f)
+}
+
+func removeSorted(l []*Filter, f *Filter) []*Filter {
+	if i := slices.Index(l, f); i >= 0 {
+		l = slices.Delete(l, i, i+1) // keeps the order
+	}
+	return l
+}
+
 func (ix *index) add(f *Filter) {
 	ix.all = append(ix.all, f)
 	for _, k := range f.keys {
 		if k.kind == idxUSD {
-			i, _ := slices.BinarySearchFunc(ix.usd, *f.usdGte, func(g *Filter, v float64) int {
-				if *g.usdGte < v {
-					return -1
-				}
-				return 1
-			})
-			ix.usd = slices.Insert(ix.usd, i, f)
+			ix.usd = insertSorted(ix.usd, f)
 			continue
 		}
-		ix.lists[k.kind][k.key] = append(ix.lists[k.kind][k.key], f)
+		ix.lists[k.kind][k.key] = insertSorted(ix.lists[k.kind][k.key], f)
 	}
 }
 
@@ -305,12 +322,10 @@ func (ix *index) remove(f *Filter) {
 	ix.all = deleteOne(ix.all, f)
 	for _, k := range f.keys {
 		if k.kind == idxUSD {
-			if i := slices.Index(ix.usd, f); i >= 0 {
-				ix.usd = slices.Delete(ix.usd, i, i+1) // keeps the order
-			}
+			ix.usd = removeSorted(ix.usd, f)
 			continue
 		}
-		l := deleteOne(ix.lists[k.kind][k.key], f)
+		l := removeSorted(ix.lists[k.kind][k.key], f)
 		if len(l) == 0 {
 			delete(ix.lists[k.kind], k.key)
 		} else {
