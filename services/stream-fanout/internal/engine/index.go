@@ -88,7 +88,7 @@ type Filter struct {
 	// looking at a list where the floors pass its value.
 	floor float64
 	keys  []ikey
-	stamp   uint64 // the last transfer that looked at it
+	stamp uint64 // the last transfer that looked at it
 }
 
 // Index kinds.
