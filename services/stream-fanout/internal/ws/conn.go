@@ -105,10 +105,16 @@ func (c *conn) end(code websocket.StatusCode, reason string) {
 		_ = c.ws.CloseNow()
 		<-c.wdone
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c.detach(ctx)
-	_ = c.h.o.Store.Disconnect(ctx, c.id.KeyID, c.token)
+	select {
+	case c.h.saves <- struct{}{}:
+		c.detach(ctx)
+		_ = c.h.o.Store.Disconnect(ctx, c.id.KeyID, c.token)
+		<-c.h.saves
+	case <-ctx.Done():
+		c.h.o.Log.Error("no turn to save a session at disconnect; its reconnect may repeat transfers", "key", c.id.KeyID)
+	}
 	_ = c.ws.Close(code, reason)
 	c.cancel()
 }

@@ -93,12 +93,15 @@ type Hub struct {
 	conns   map[*conn]struct{}
 	closing bool
 	wg      sync.WaitGroup
+	// saves bounds the sessions saved at once, so thousands of connections ending together
+	// (a shutdown, a network cut) queue here instead of timing out on the Redis pool.
+	saves chan struct{}
 }
 
 // NewHub returns a hub; RunCheckpoints saves positions, Shutdown ends every connection.
 func NewHub(o Options) *Hub {
 	o.defaults()
-	return &Hub{o: o, conns: map[*conn]struct{}{}, quotas: newQuotas(o.Store, o.Quotas, o.LeaseSize, o.Now),
+	return &Hub{o: o, conns: map[*conn]struct{}{}, saves: make(chan struct{}, 16), quotas: newQuotas(o.Store, o.Quotas, o.LeaseSize, o.Now),
 		labels: newLabelCache(5 * time.Minute)}
 }
 
@@ -147,8 +150,14 @@ func (h *Hub) Shutdown(ctx context.Context) {
 	h.mu.Lock()
 	h.closing = true
 	h.mu.Unlock()
+	// Connections are closed side by side: a close waits for the client's answer.
+	sem := make(chan struct{}, 256)
 	for _, c := range h.snapshot() {
-		c.goAway()
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem }()
+			c.goAway()
+		}()
 	}
 	done := make(chan struct{})
 	go func() { h.wg.Wait(); close(done) }()
