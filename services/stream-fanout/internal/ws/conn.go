@@ -79,15 +79,18 @@ func (c *conn) fail(msgID string, e *ProtocolError) {
 	c.send(out{raw: encode(TypeError, ErrorPayload{Code: e.Code, Message: e.Message, MessageID: msgID})})
 }
 
-// run serves the connection until it ends: the writer and pinger in the background, the
-// reader here.
-func (c *conn) run() {
+// start starts the writer; from then on end may be called.
+func (c *conn) start() {
 	wctx, wstop := context.WithCancel(context.Background())
 	c.wstop, c.wdone = wstop, make(chan struct{})
 	go func() {
 		defer close(c.wdone)
 		c.writeLoop(wctx)
 	}()
+}
+
+// run reads the client's messages until the connection ends, then ends it.
+func (c *conn) run() {
 	c.readLoop()
 	c.end(websocket.StatusNormalClosure, "")
 }

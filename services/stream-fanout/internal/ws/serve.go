@@ -74,7 +74,9 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, id Identity, cn Conn
 	c := &conn{h: h, ws: wsc, id: id, token: token, q: newQueue(h.o.QueueSize), ctx: ctx, cancel: cancel}
 	c.q.onFull = func() { c.kick(slowReason) }
 	c.v2 = cn.V2
+	c.start()
 	if err := h.add(c); err != nil {
+		c.wstop()
 		cancel()
 		release()
 		_ = wsc.Close(websocket.StatusGoingAway, "server shutting down; connect again")
