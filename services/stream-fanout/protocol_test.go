@@ -229,9 +229,18 @@ func TestSlowClientDropped(t *testing.T) {
 	if m := again.next(); m.Type != "ack" {
 		t.Fatalf("reconnect: %s", m.raw)
 	}
+	rctx, rcancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer rcancel()
 	for len(got) < len(all) {
-		id, _, _ := again.transfer()
-		got = append(got, id)
+		_, b, err := again.c.Read(rctx)
+		if err != nil {
+			t.Fatalf("after the reconnect %d of %d transfers: %v", len(got), len(all), err)
+		}
+		var m msg
+		if json.Unmarshal(b, &m) != nil || m.Type != "transfer" {
+			t.Fatalf("after the reconnect: %s", b)
+		}
+		got = append(got, m.Payload["transfer"].(map[string]any)["id"].(string))
 	}
 	for i := range all {
 		if got[i] != all[i] {
