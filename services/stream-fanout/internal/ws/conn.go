@@ -39,6 +39,7 @@ type conn struct {
 	sub     *engine.Sub
 
 	used     atomic.Int64 // delivered since the last save
+	catching atomic.Bool  // a reconnect is reading the topic back
 	released atomic.Bool
 	limited  map[string]time.Time // quota errors sent, per window type, until the window ends
 	buf      []byte
@@ -177,6 +178,11 @@ func (c *conn) handle(b []byte) {
 // keepalive pings the client on a goroutine of its own (a ping waits for the pong, which
 // must not hold deliveries back) and keeps the connection counted for its key.
 func (c *conn) keepalive(tick int) {
+	if c.catching.Load() {
+		// The reader is busy reading the topic back for a reconnect and answers no pong until
+		// it is done; the connection is not judged meanwhile.
+		goto heartbeat
+	}
 	go func() {
 		pctx, cancel := context.WithTimeout(c.ctx, c.h.o.PingInterval)
 		err := c.ws.Ping(pctx)
@@ -185,6 +191,7 @@ func (c *conn) keepalive(tick int) {
 			c.kick("no pong: the client stopped answering pings")
 		}
 	}()
+heartbeat:
 	if every := max(int(connTTL/3/c.h.o.PingInterval), 1); tick%every == 0 {
 		_ = c.h.o.Store.Heartbeat(c.ctx, c.id.KeyID, c.token, connTTL)
 	}

@@ -231,7 +231,9 @@ func (c *conn) resume(id string, fresh bool, onClaimed func()) error {
 	for _, r := range ss.Replay {
 		c.send(out{raw: r, credit: true})
 	}
+	c.catching.Store(true)
 	items, err := c.catchUp(sub, ss.Cursor, pos)
+	c.catching.Store(false)
 	if err != nil {
 		c.h.o.Log.Warn("a resumed session could not read back every transfer it missed", "session", id, "error", err)
 	}
