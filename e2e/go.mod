@@ -32,6 +32,7 @@ require (
 	github.com/chainintel/chainintel/services/transfers v0.0.0 // indirect
 	github.com/chainintel/chainintel/services/user-labels v0.0.0 // indirect
 	github.com/cloudwego/base64x v0.1.6 // indirect
+	github.com/coder/websocket v1.8.15 // indirect
 	github.com/felixge/httpsnoop v1.1.0 // indirect
 	github.com/gabriel-vasile/mimetype v1.4.13 // indirect
 	github.com/gin-contrib/sse v1.1.0 // indirect

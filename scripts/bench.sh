@@ -1,18 +1,19 @@
 #!/usr/bin/env bash
 # make bench: prints the performance figures each issue names, section by section.
 #
-#   BENCH=edge,ingest make bench     only some sections (edge ingest intelligence transfers user-labels balances token-analytics)
+#   BENCH=edge,ingest make bench     only some sections (edge ingest intelligence transfers user-labels balances token-analytics stream-fanout)
 #   BENCH_ROWS=200000 make bench     a smaller transfers load (default 10,000,000 rows, as issue 6 asks)
 #   BENCH_EDGE_ROUNDS=3 make bench   fewer interleaved edge rounds (default 5; the median is printed)
 #   BENCH_WRITERS=1 make bench       transfers loaded (and raw-COPYed) by one writer (default 2, as two replicas)
 #   BENCH_BAL_ADDRESSES=200000 make bench   a smaller balances world (default 1,000,000 addresses, as issue 25 asks)
+#   BENCH_STREAM_CLIENTS=2000 make bench   fewer stream clients (default 10,000 at 2,000 transfers/s)
 #
 # Figures are printed, never asserted. Every section shares this machine's cores with PostgreSQL,
 # Redis and the in-process broker; compare figures printed side by side in one run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export GOFLAGS=-buildvcs=false
-want="${BENCH:-edge,ingest,intelligence,user-labels,transfers,balances,token-analytics}"
+want="${BENCH:-edge,ingest,intelligence,user-labels,transfers,balances,token-analytics,stream-fanout}"
 
 section() {
   case ",$want," in *",$1,"*) ;; *) return 1 ;; esac
@@ -47,4 +48,9 @@ fi
 
 if section token-analytics "token-analytics: flow rollup vs raw COPY, /token/top over ${BENCH_TA_TOKENS:-5000} tokens with a month of hourly rollups, top_flow, volume (issue 26)"; then
   (cd services/token-analytics && go run ./cmd/token-analytics-bench)
+fi
+
+if section stream-fanout "stream-fanout: clients with mixed filters at a fixed transfer rate, indexed vs naive matcher (issue 27)"; then
+  (cd services/stream-fanout && go test -run '^$' -bench Process -benchtime 2000x ./internal/engine/)
+  (cd services/stream-fanout && go run ./cmd/stream-bench)
 fi

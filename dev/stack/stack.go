@@ -313,6 +313,7 @@ func buildUnits(o Options, base service.Base, pg service.Postgres, kafka service
 	var sc streamfanout.Config
 	errs = append(errs, config.Defaults(&sc))
 	sc.Base, sc.Kafka, sc.Redis, sc.Chains = base, kafka, rds, o.Chains
+	sc.UserLabelsURL = url("user-labels")
 	errs = append(errs, add("stream-fanout", sc,
 		func(ctx context.Context) error { return streamfanout.Migrate(ctx, sc, nil) },
 		func(ctx context.Context, d service.Deps) error { return streamfanout.Run(ctx, sc, d) }))

@@ -3,11 +3,22 @@ package streamfanout
 
 import (
 	"context"
+	"errors"
 	"log/slog"
+	"sync/atomic"
+	"time"
 
+	"github.com/chainintel/chainintel/libs/chains"
+	"github.com/chainintel/chainintel/libs/lifecycle"
 	"github.com/chainintel/chainintel/libs/service"
+	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/config"
+	"github.com/chainintel/chainintel/services/stream-fanout/internal/engine"
+	"github.com/chainintel/chainintel/services/stream-fanout/internal/feed"
 	svchttp "github.com/chainintel/chainintel/services/stream-fanout/internal/http"
+	"github.com/chainintel/chainintel/services/stream-fanout/internal/store"
+	"github.com/chainintel/chainintel/services/stream-fanout/internal/ws"
+	"github.com/segmentio/kafka-go"
 )
 
 // Name is the service name.
@@ -33,6 +44,9 @@ func Migrate(ctx context.Context, cfg Config, log *slog.Logger) error {
 
 // Run serves until ctx ends.
 func Run(ctx context.Context, cfg Config, deps Deps) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
 	s, err := service.New(ctx, Name, cfg.Base, deps)
 	if err != nil {
 		return err
@@ -42,8 +56,71 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	if err != nil {
 		return err
 	}
-	_ = rdb
+	served, _ := chains.NewSet(cfg.Chains)
+	tiers, def, _ := cfg.ParseQuotas()
+	quotas := func(tier string) store.Limits {
+		q, ok := tiers[tier]
+		if !ok {
+			q = def
+		}
+		return store.Limits{Hourly: q.Hourly, Monthly: q.Monthly}
+	}
+	var labels ws.Labels
+	if cfg.UserLabelsURL != "" {
+		c, err := ws.NewLabelsClient(cfg.UserLabelsURL, s.Signer, s.Tel.TracerProvider)
+		if err != nil {
+			return err
+		}
+		labels = c
+	}
+	meter := ws.NewMeter(s.Publisher(cfg.Kafka), time.Second, s.Log)
+	s.Add(lifecycle.Part{Name: "usage meter", Run: meter.Run})
+
+	eng := engine.New(engine.Options{Naive: cfg.NaiveMatcher})
+	transfers := feed.Topic{Brokers: cfg.Brokers, Name: eventsv1.TopicTransfers, Log: s.Log}
+	hub := ws.NewHub(ws.Options{
+		Engine: eng, Store: store.New(rdb, cfg.RedisPrefix, nil), Transfers: transfers, Labels: labels, Meter: meter,
+		Served: served, Quotas: quotas, Window: cfg.Window, V2Window: cfg.V2Window, QueueSize: cfg.QueueSize,
+		PingInterval: cfg.PingInterval, WriteTimeout: cfg.WriteTimeout, MaxConnsPerKey: cfg.MaxConnsPerKey,
+		MaxFilters: cfg.MaxFilters, Checkpoint: cfg.Checkpoint, Log: s.Log,
+	})
+	var loaded atomic.Bool
+	s.Ready.AddCheck("attribution read model", func(context.Context) error {
+		if !loaded.Load() {
+			return errors.New("loading")
+		}
+		return nil
+	})
+	p := &ws.Pipeline{Engine: eng, Hub: hub, Transfers: transfers, Log: s.Log, Ready: func() { loaded.Store(true) },
+		Attributions: feed.Topic{Brokers: cfg.Brokers, Name: eventsv1.TopicAttributions, Log: s.Log}}
+	s.Add(lifecycle.Part{Name: "fanout", Run: p.Run, Stop: p.Stop})
+	s.Add(lifecycle.Part{Name: "user changes", Run: func(ctx context.Context) error {
+		return followUserChanges(ctx, cfg.Brokers, hub, s.Log)
+	}})
+
 	e := s.Engine()
-	svchttp.Register(e)
+	svchttp.Register(e, hub)
 	return s.Run(ctx, e)
+}
+
+// followUserChanges drops a caller's cached labels when user-labels announces a change, so the
+// next transfer shows the edit. Every replica reads every change from the end: its cache holds
+// nothing older.
+func followUserChanges(ctx context.Context, brokers []string, hub *ws.Hub, log *slog.Logger) error {
+	t := feed.Topic{Brokers: brokers, Name: eventsv1.TopicUserChanges, Log: log}
+	for {
+		start, err := t.Offsets(ctx, true)
+		if err == nil {
+			err = t.Follow(ctx, start, func(m kafka.Message) { hub.Forget(string(m.Key)) })
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		log.Warn("following user changes failed; retrying", "error", err)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(5 * time.Second):
+		}
+	}
 }

@@ -147,4 +147,15 @@ var Table = []Route{
 
 	// Transfer stream: 1 credit per delivered transfer, metered by stream-fanout itself.
 	{Method: "GET", Pattern: "/ws/transfers", Service: StreamFanout, Class: Standard, Credits: 1, Unit: PerRow, WebSocket: true},
+	// Stream sessions made over REST, and v2 streams (one filter fixed at creation).
+	method("POST", get("/ws/sessions", StreamFanout, Standard, 0)),
+	get("/ws/sessions", StreamFanout, Standard, 0),
+	get("/ws/sessions/{id}", StreamFanout, Standard, 0),
+	method("DELETE", get("/ws/sessions/{id}", StreamFanout, Standard, 0)),
+	get("/ws/session-info", StreamFanout, Standard, 0),
+	get("/ws/active_connections", StreamFanout, Standard, 0),
+	method("POST", get("/ws/v2/streams", StreamFanout, Standard, 0)),
+	get("/ws/v2/streams", StreamFanout, Standard, 0),
+	method("DELETE", get("/ws/v2/streams/{id}", StreamFanout, Standard, 0)),
+	{Method: "GET", Pattern: "/ws/v2/transfers", Service: StreamFanout, Class: Standard, Credits: 1, Unit: PerRow, WebSocket: true},
 }

@@ -3,6 +3,11 @@
 package config
 
 import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
 	"github.com/chainintel/chainintel/libs/chains"
 	"github.com/chainintel/chainintel/libs/config"
 	"github.com/chainintel/chainintel/libs/service"
@@ -19,6 +24,64 @@ type Config struct {
 
 	// Chains lists the chains this deployment serves; empty means all.
 	Chains []string `env:"CHAINS" envSeparator:","`
+	// RedisPrefix starts every Redis key the service writes (sessions, replay buffers, quotas).
+	RedisPrefix string `env:"REDIS_PREFIX" envDefault:"stream:"`
+	// UserLabelsURL is the user-labels service; empty disables callers' labels and user entities.
+	UserLabelsURL string `env:"USER_LABELS_URL" envDefault:"http://user-labels:8080"`
+	// Window is how long a session waits for a reconnect; V2Window the same for v2 streams.
+	Window   time.Duration `env:"SESSION_WINDOW" envDefault:"5m"`
+	V2Window time.Duration `env:"V2_WINDOW" envDefault:"10m"`
+	// QueueSize is the deliveries a connection may have waiting before it is dropped as slow.
+	QueueSize      int           `env:"QUEUE_SIZE" envDefault:"1024"`
+	PingInterval   time.Duration `env:"PING_INTERVAL" envDefault:"20s"`
+	WriteTimeout   time.Duration `env:"WRITE_TIMEOUT" envDefault:"10s"`
+	MaxConnsPerKey int           `env:"MAX_CONNS_PER_KEY" envDefault:"20"`
+	MaxFilters     int           `env:"MAX_FILTERS" envDefault:"50"`
+	Checkpoint     time.Duration `env:"CHECKPOINT" envDefault:"5s"`
+	// Quotas are the tier table's stream quotas, "<tier>=<per hour>/<per month>,...", and
+	// DefaultQuota applies to a tier not listed.
+	Quotas       string `env:"QUOTAS" envDefault:"free=1000/10000,basic=10000/1000000,pro=10000/1000000,api=10000/1000000"`
+	DefaultQuota string `env:"DEFAULT_QUOTA" envDefault:"10000/1000000"`
+	// NaiveMatcher checks every filter for every transfer instead of using the indexes: the
+	// baseline `make bench` compares the engine with. Never set it in a deployment.
+	NaiveMatcher bool `env:"NAIVE_MATCHER" envDefault:"false"`
+}
+
+// Quota is one tier's stream quota.
+type Quota struct{ Hourly, Monthly int64 }
+
+// ParseQuotas parses Quotas and DefaultQuota.
+func (c Config) ParseQuotas() (map[string]Quota, Quota, error) {
+	def, err := parseQuota(c.DefaultQuota)
+	if err != nil {
+		return nil, def, fmt.Errorf("STREAM_DEFAULT_QUOTA: %w", err)
+	}
+	out := map[string]Quota{}
+	for _, item := range strings.Split(c.Quotas, ",") {
+		if item = strings.TrimSpace(item); item == "" {
+			continue
+		}
+		tier, q, ok := strings.Cut(item, "=")
+		if !ok || tier == "" {
+			return nil, def, fmt.Errorf("STREAM_QUOTAS: %q is not <tier>=<per hour>/<per month>", item)
+		}
+		v, err := parseQuota(q)
+		if err != nil {
+			return nil, def, fmt.Errorf("STREAM_QUOTAS: %s: %w", tier, err)
+		}
+		out[tier] = v
+	}
+	return out, def, nil
+}
+
+func parseQuota(s string) (Quota, error) {
+	h, m, ok := strings.Cut(s, "/")
+	hv, err1 := strconv.ParseInt(strings.TrimSpace(h), 10, 64)
+	mv, err2 := strconv.ParseInt(strings.TrimSpace(m), 10, 64)
+	if !ok || err1 != nil || err2 != nil || hv < 0 || mv < 0 {
+		return Quota{}, fmt.Errorf("%q is not <per hour>/<per month> (non-negative integers, 0 for none)", s)
+	}
+	return Quota{hv, mv}, nil
 }
 
 // Validate checks the whole configuration.
@@ -29,6 +92,15 @@ func (c Config) Validate() error {
 	}
 	if _, err := chains.NewSet(c.Chains); err != nil {
 		p.Addf("STREAM_CHAINS: %v", err)
+	}
+	if _, _, err := c.ParseQuotas(); err != nil {
+		p = append(p, err)
+	}
+	if c.Window <= 0 || c.V2Window <= 0 || c.PingInterval <= 0 || c.WriteTimeout <= 0 || c.Checkpoint <= 0 {
+		p.Addf("STREAM_SESSION_WINDOW, STREAM_V2_WINDOW, STREAM_PING_INTERVAL, STREAM_WRITE_TIMEOUT and STREAM_CHECKPOINT must be positive")
+	}
+	if c.QueueSize <= 0 || c.MaxConnsPerKey <= 0 || c.MaxFilters <= 0 {
+		p.Addf("STREAM_QUEUE_SIZE, STREAM_MAX_CONNS_PER_KEY and STREAM_MAX_FILTERS must be positive")
 	}
 	return p.Err()
 }

@@ -1,22 +1,206 @@
-// Package http is the stream-fanout service's HTTP layer: its public routes (reached through the edge)
-// and its /internal API.
+// Package http is the stream-fanout service's HTTP layer: the WebSocket routes and the REST
+// routes of sessions and v2 streams, reached through the edge, which authenticates the key and
+// signs the caller's identity onto the proxied request.
 package http
 
 import (
+	"encoding/json"
+	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/chainintel/chainintel/libs/httpx"
+	"github.com/chainintel/chainintel/services/stream-fanout/internal/filter"
+	"github.com/chainintel/chainintel/services/stream-fanout/internal/store"
+	"github.com/chainintel/chainintel/services/stream-fanout/internal/ws"
 	"github.com/gin-gonic/gin"
 )
 
-// pending are the public routes this service owns that are not built yet; they answer 501.
-var pending = [][2]string{
-	{"GET", "/ws/transfers"},
+// Register adds the service's routes to e.
+func Register(e *gin.Engine, h *ws.Hub) {
+	a := api{h: h}
+	g := e.Group("/", httpx.RequireIdentity())
+	g.GET("/ws/transfers", a.transfers)
+	g.POST("/ws/sessions", a.createSession)
+	g.GET("/ws/sessions", a.sessions)
+	g.GET("/ws/sessions/:id", a.session)
+	g.DELETE("/ws/sessions/:id", a.deleteSession)
+	g.GET("/ws/session-info", a.sessionInfo)
+	g.GET("/ws/active_connections", a.activeConnections)
+	g.POST("/ws/v2/streams", a.createStream)
+	g.GET("/ws/v2/streams", a.streams)
+	g.DELETE("/ws/v2/streams/:id", a.deleteStream)
+	g.GET("/ws/v2/transfers", a.v2transfers)
 }
 
-// Register adds the service's routes to e.
-func Register(e *gin.Engine) {
-	for _, r := range pending {
-		e.Handle(r[0], r[1], func(c *gin.Context) { httpx.Error(c, http.StatusNotImplemented, "not implemented yet") })
+type api struct{ h *ws.Hub }
+
+// transfers upgrades to the v1 stream; ?session_id= binds the connection to a session made
+// over REST (fresh=true drops what it was owed).
+func (a api) transfers(c *gin.Context) {
+	id, _ := httpx.IdentityFrom(c.Request.Context())
+	cn := ws.Connect{SessionID: c.Query("session_id")}
+	switch c.Query("fresh") {
+	case "", "false":
+	case "true":
+		cn.Fresh = true
+	default:
+		httpx.Error(c, http.StatusBadRequest, "fresh: must be true or false")
+		return
 	}
+	if len(cn.SessionID) > 64 {
+		httpx.Error(c, http.StatusBadRequest, "session_id: longer than 64 characters")
+		return
+	}
+	a.serve(c, id, cn)
+}
+
+func (a api) serve(c *gin.Context, id httpx.Identity, cn ws.Connect) {
+	err := a.h.Serve(c.Writer, c.Request, id, cn)
+	var ref *ws.Refusal
+	switch {
+	case err == nil:
+	case errors.As(err, &ref):
+		httpx.Error(c, ref.Status, ref.Message)
+	default:
+		httpx.Error(c, http.StatusServiceUnavailable, "the stream is unavailable; retry later")
+	}
+	c.Abort()
+}
+
+func identity(c *gin.Context) httpx.Identity {
+	id, _ := httpx.IdentityFrom(c.Request.Context())
+	return id
+}
+
+// failed answers an unexpected error; details stay in the log.
+func failed(c *gin.Context, err error) {
+	_ = c.Error(err)
+	httpx.Error(c, http.StatusServiceUnavailable, "the stream's session store is unavailable; retry later")
+}
+
+func (a api) createSession(c *gin.Context) {
+	v, err := a.h.CreateSession(c.Request.Context(), identity(c))
+	if err != nil {
+		failed(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, v)
+}
+
+func (a api) sessions(c *gin.Context) {
+	v, err := a.h.Sessions(c.Request.Context(), identity(c))
+	if err != nil {
+		failed(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, v)
+}
+
+func sessionID(c *gin.Context) (string, bool) {
+	id := c.Param("id")
+	if id == "" || len(id) > 64 {
+		httpx.Error(c, http.StatusBadRequest, "id: must be a session id of 1 to 64 characters")
+		return "", false
+	}
+	return id, true
+}
+
+func (a api) session(c *gin.Context) {
+	id, ok := sessionID(c)
+	if !ok {
+		return
+	}
+	v, err := a.h.Session(c.Request.Context(), identity(c), id)
+	if errors.Is(err, store.ErrNoSession) {
+		httpx.Error(c, http.StatusNotFound, "no such session")
+		return
+	}
+	if err != nil {
+		failed(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, v)
+}
+
+func (a api) del(c *gin.Context, v2 bool, what string) {
+	id, ok := sessionID(c)
+	if !ok {
+		return
+	}
+	found, err := a.h.DeleteSession(c.Request.Context(), identity(c), id, v2)
+	if err != nil {
+		failed(c, err)
+		return
+	}
+	if !found {
+		httpx.Error(c, http.StatusNotFound, "no such "+what)
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"message": what + " deleted"})
+}
+
+func (a api) deleteSession(c *gin.Context) { a.del(c, false, "session") }
+func (a api) deleteStream(c *gin.Context)  { a.del(c, true, "stream") }
+
+func (a api) sessionInfo(c *gin.Context) {
+	c.JSON(http.StatusOK, gin.H{"creditPerTransfer": 1, "creditPerSession": 0, "nextRenewalDate": a.h.NextRenewal(identity(c))})
+}
+
+func (a api) activeConnections(c *gin.Context) {
+	n, err := a.h.ActiveConnections(c.Request.Context(), identity(c))
+	if err != nil {
+		failed(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"activeConnections": n})
+}
+
+// maxBody bounds a v2 stream's filter body.
+const maxBody = 64 << 10
+
+func (a api) createStream(c *gin.Context) {
+	var raw filter.Raw
+	d := json.NewDecoder(http.MaxBytesReader(c.Writer, c.Request.Body, maxBody))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&raw); err != nil {
+		var mb *http.MaxBytesError
+		if errors.As(err, &mb) {
+			httpx.Error(c, http.StatusRequestEntityTooLarge, "body: larger than 64 KiB")
+			return
+		}
+		httpx.Error(c, http.StatusBadRequest, "body: want a TransferFilter JSON object: "+strings.TrimPrefix(err.Error(), "json: "))
+		return
+	}
+	v, err := a.h.CreateStream(c.Request.Context(), identity(c), raw)
+	var fe *filter.Error
+	if errors.As(err, &fe) {
+		httpx.Error(c, http.StatusBadRequest, fe.Error())
+		return
+	}
+	if err != nil {
+		failed(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, v)
+}
+
+func (a api) streams(c *gin.Context) {
+	v, err := a.h.Streams(c.Request.Context(), identity(c))
+	if err != nil {
+		failed(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, v)
+}
+
+// v2transfers upgrades to a v2 stream: deliveries start without any message, and a reconnect
+// within the v2 window replays what matched while away.
+func (a api) v2transfers(c *gin.Context) {
+	id := c.Query("stream_id")
+	if id == "" || len(id) > 64 {
+		httpx.Error(c, http.StatusBadRequest, "stream_id: required, the streamId from POST /ws/v2/streams")
+		return
+	}
+	a.serve(c, identity(c), ws.Connect{SessionID: id, V2: true})
 }

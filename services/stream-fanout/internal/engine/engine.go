@@ -1,0 +1,336 @@
+package engine
+
+import (
+	"context"
+	"time"
+
+	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
+	"github.com/chainintel/chainintel/services/stream-fanout/internal/render"
+)
+
+// Record is one decoded, normalised chain.transfers.v1 record.
+type Record struct {
+	Part int
+	Off  int64
+	Time time.Time // the record's broker time
+	Msg  *eventsv1.Transfer
+}
+
+// Rendered is a matched transfer, rendered once for every filter it matched.
+type Rendered struct {
+	T      render.Transfer
+	JSON   []byte
+	Part   int
+	Off    int64
+	Broker time.Time // when the broker took the record: the start of Kafka-to-client latency
+}
+
+// Item is one delivery owed to a subscription: a transfer and the filter it matched.
+type Item struct {
+	R        *Rendered
+	FilterID string
+}
+
+// Sink takes a subscription's deliveries; Offer must not block and reports false when the
+// subscription's queue is full.
+type Sink interface {
+	Offer(Item) bool
+}
+
+// Sub is one session's presence on this replica: its filters and where its deliveries go.
+type Sub struct {
+	Sink    Sink
+	filters map[string]*Filter
+	// skip holds, per partition, the first offset the session is owed: records before it were
+	// matched for the session elsewhere (it came from a replica that was ahead of this one).
+	skip map[int]int64
+	// full is set when an Offer failed; the subscription gets nothing more. frozen is then
+	// where it stopped being served: the engine's positions with the refused record's own
+	// offset on its partition.
+	full   bool
+	frozen map[int]int64
+}
+
+// Served returns where the subscription has been served up to: per partition, the first
+// offset not offered to it (engine goroutine only).
+func (e *Engine) Served(s *Sub) map[int]int64 {
+	src := e.pos
+	if s.frozen != nil {
+		src = s.frozen
+	}
+	out := make(map[int]int64, len(src))
+	for k, v := range src {
+		out[k] = max(v, s.skip[k])
+	}
+	return out
+}
+
+// Len is how many filters s has (engine goroutine only).
+func (s *Sub) Len() int { return len(s.filters) }
+
+// AttrKey names an address on a chain type in the read model.
+type AttrKey struct{ ChainType, Address string }
+
+// Options configure an engine.
+type Options struct {
+	// Naive checks every filter for every transfer instead of using the indexes (the
+	// benchmark's baseline).
+	Naive bool
+	// OnFull is called (on the engine goroutine) when a subscription's queue overflows.
+	OnFull func(*Sub)
+}
+
+// Engine owns the indexes, the attribution read model and the partition positions.
+type Engine struct {
+	o     Options
+	cmds  chan func()
+	recs  chan Record
+	ix    *index
+	attrs map[AttrKey]*render.Attr
+	pos   map[int]int64
+	seq   uint64
+	cur   txn
+	subs  map[*Sub]struct{}
+
+	matched, delivered, dropped uint64
+}
+
+// New returns an engine; Run drives it. recs is where the feed puts records.
+func New(o Options) *Engine {
+	return &Engine{o: o, cmds: make(chan func()), recs: make(chan Record, 4096), ix: newIndex(),
+		attrs: map[AttrKey]*render.Attr{}, pos: map[int]int64{}, subs: map[*Sub]struct{}{}}
+}
+
+// Records is the channel the feed writes to; a full channel holds the feed back.
+func (e *Engine) Records() chan<- Record { return e.recs }
+
+// Run processes records and commands until ctx ends.
+func (e *Engine) Run(ctx context.Context) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case fn := <-e.cmds:
+			fn()
+		case r := <-e.recs:
+			e.Process(r)
+		}
+	}
+}
+
+// Do runs fn on the engine goroutine and waits for it; false when ctx ended first.
+func (e *Engine) Do(ctx context.Context, fn func()) bool {
+	done := make(chan struct{})
+	select {
+	case e.cmds <- func() { fn(); close(done) }:
+	case <-ctx.Done():
+		return false
+	}
+	<-done
+	return true
+}
+
+// SetPositions sets where the feed starts each partition (engine goroutine only, or before Run).
+func (e *Engine) SetPositions(p map[int]int64) {
+	for k, v := range p {
+		e.pos[k] = v
+	}
+}
+
+// Positions copies the next offset to be processed per partition (engine goroutine only).
+func (e *Engine) Positions() map[int]int64 {
+	out := make(map[int]int64, len(e.pos))
+	for k, v := range e.pos {
+		out[k] = v
+	}
+	return out
+}
+
+// SetAttr applies an attribution (nil deletes); engine goroutine only.
+func (e *Engine) SetAttr(k AttrKey, a *render.Attr) {
+	if a == nil {
+		delete(e.attrs, k)
+		return
+	}
+	if old := e.attrs[k]; old != nil && old.Version > a.Version && a.Version != 0 {
+		return
+	}
+	e.attrs[k] = a
+}
+
+// Attr returns the read model's entry (engine goroutine only).
+func (e *Engine) Attr(k AttrKey) *render.Attr { return e.attrs[k] }
+
+// NewSub registers a subscription with no filters; skip as for Sub.skip. Engine goroutine only.
+func (e *Engine) NewSub(sink Sink, skip map[int]int64) *Sub {
+	s := &Sub{Sink: sink, filters: map[string]*Filter{}, skip: skip}
+	e.subs[s] = struct{}{}
+	return s
+}
+
+// AddFilter indexes f for s (engine goroutine only).
+func (e *Engine) AddFilter(s *Sub, f *Filter) {
+	f.sub = s
+	s.filters[f.ID] = f
+	e.ix.add(f)
+}
+
+// RemoveFilter unindexes s's filter id; false when s has none (engine goroutine only).
+func (e *Engine) RemoveFilter(s *Sub, id string) bool {
+	f := s.filters[id]
+	if f == nil {
+		return false
+	}
+	delete(s.filters, id)
+	e.ix.remove(f)
+	return true
+}
+
+// DropSub removes s and all its filters (engine goroutine only).
+func (e *Engine) DropSub(s *Sub) {
+	for id := range s.filters {
+		e.RemoveFilter(s, id)
+	}
+	delete(e.subs, s)
+}
+
+// Stats are counters since start.
+type Stats struct{ Matched, Delivered, Dropped uint64 }
+
+// Stats reads the counters (engine goroutine only).
+func (e *Engine) Stats() Stats { return Stats{e.matched, e.delivered, e.dropped} }
+
+func (e *Engine) load(r *Record) {
+	m := r.Msg
+	ct := render.ChainType(m.GetChain())
+	e.seq++
+	e.cur = txn{chain: m.GetChain(), token: m.GetTokenAddress(), tokenID: m.GetTokenId(), amount: m.GetAmount(), decimals: m.GetTokenDecimals(),
+		from: side{m.GetFrom(), e.attrs[AttrKey{ct, m.GetFrom()}]}, to: side{m.GetTo(), e.attrs[AttrKey{ct, m.GetTo()}]}}
+	if m.HistoricalUsd != nil {
+		e.cur.usd, e.cur.hasUSD = m.GetHistoricalUsd(), true
+	}
+}
+
+// Process matches one record and offers it to every subscription it matches.
+func (e *Engine) Process(r Record) {
+	if r.Off >= e.pos[r.Part] {
+		e.pos[r.Part] = r.Off + 1
+	}
+	e.load(&r)
+	var rd *Rendered
+	if e.o.Naive {
+		for _, f := range e.ix.all {
+			rd = e.try(f, &r, rd)
+		}
+		return
+	}
+	t := &e.cur
+	rd = e.visit(e.ix.lists[idxAddr][t.from.addr], &r, rd)
+	rd = e.visit(e.ix.lists[idxAddr][t.to.addr], &r, rd)
+	for _, sd := range [2]*side{&t.from, &t.to} {
+		if sd.at == nil {
+			continue
+		}
+		if sd.at.Entity != nil {
+			rd = e.visit(e.ix.lists[idxEnt][sd.at.Entity.ID], &r, rd)
+			rd = e.visit(e.ix.lists[idxType][sd.at.Entity.Type], &r, rd)
+		}
+		if sd.at.DepositServiceID != "" {
+			rd = e.visit(e.ix.lists[idxDep][sd.at.DepositServiceID], &r, rd)
+			rd = e.visit(e.ix.lists[idxEnt][sd.at.DepositServiceID], &r, rd)
+		}
+	}
+	if t.token != "" {
+		rd = e.visit(e.ix.lists[idxTok][t.token], &r, rd)
+	}
+	if t.tokenID != "" {
+		rd = e.visit(e.ix.lists[idxTok][t.tokenID], &r, rd)
+	}
+	rd = e.visit(e.ix.usd, &r, rd)
+}
+
+// visit tries the filters of a list up to the first whose usdGte the transfer's value is below
+// (lists are sorted by it; a transfer without a value passes only filters without one).
+func (e *Engine) visit(l []*Filter, r *Record, rd *Rendered) *Rendered {
+	v := -0.5
+	if e.cur.hasUSD {
+		v = e.cur.usd
+	}
+	for _, f := range l {
+		if f.floor > v {
+			break
+		}
+		rd = e.try(f, r, rd)
+	}
+	return rd
+}
+
+// try checks f once per transfer and offers a match; the transfer is rendered at its first match.
+func (e *Engine) try(f *Filter, r *Record, rd *Rendered) *Rendered {
+	if f.stamp == e.seq {
+		return rd
+	}
+	f.stamp = e.seq
+	s := f.sub
+	if s.full || !f.matches(&e.cur) {
+		return rd
+	}
+	if sk, ok := s.skip[r.Part]; ok && r.Off < sk {
+		return rd
+	}
+	if rd == nil {
+		rd = e.render(r)
+	}
+	e.matched++
+	if s.Sink.Offer(Item{R: rd, FilterID: f.ID}) {
+		e.delivered++
+		return rd
+	}
+	e.dropped++
+	s.full = true
+	s.frozen = e.Positions()
+	s.frozen[r.Part] = r.Off
+	if e.o.OnFull != nil {
+		e.o.OnFull(s)
+	}
+	return rd
+}
+
+func (e *Engine) render(r *Record) *Rendered {
+	rd := &Rendered{T: render.TransferOf(r.Msg, e.cur.from.at, e.cur.to.at), Part: r.Part, Off: r.Off, Broker: r.Time}
+	rd.JSON = render.JSON(&rd.T)
+	return rd
+}
+
+// MatchOne matches records against s's filters only, for a session catching up on what it
+// missed; it returns the deliveries in record order (engine goroutine only).
+func (e *Engine) MatchOne(s *Sub, recs []Record) []Item {
+	var out []Item
+	for i := range recs {
+		r := &recs[i]
+		e.load(r)
+		var rd *Rendered
+		for _, f := range s.filters {
+			if !f.matches(&e.cur) {
+				continue
+			}
+			if rd == nil {
+				rd = e.render(r)
+			}
+			out = append(out, Item{R: rd, FilterID: f.ID})
+		}
+	}
+	return out
+}
+
+// Drain matches every record waiting in the channel (engine goroutine only).
+func (e *Engine) Drain() {
+	for {
+		select {
+		case r := <-e.recs:
+			e.Process(r)
+		default:
+			return
+		}
+	}
+}

@@ -1,0 +1,361 @@
+// Package filter parses and validates stream filters: the JSON a client sends in a subscribe
+// message or a v2 stream body, with the value syntax of GET /transfers (addresses, entity ids,
+// type:<entityType>, deposit:<entityId>, token contracts or pricing ids, chains, base, usdGte).
+package filter
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/chainintel/chainintel/libs/address"
+	"github.com/chainintel/chainintel/libs/chains"
+)
+
+// MinUSDAlone is the smallest usdGte a filter without any address, entity or token may have:
+// such a filter is a candidate for every transfer, so it must be rare.
+const MinUSDAlone = 10_000_000
+
+// MaxValues is the most values one list of a filter may hold.
+const MaxValues = 100
+
+// Kind is what a reference names.
+type Kind int
+
+// Reference kinds.
+const (
+	KindAddress    Kind = iota // an address; Addresses holds its canonical forms
+	KindEntity                 // an operator entity id (slug)
+	KindUserEntity             // a caller's user entity id (UUID)
+	KindType                   // type:<entityType>
+	KindDeposit                // deposit:<entityId>
+)
+
+// Ref is one value of base, from, to or counterparties.
+type Ref struct {
+	Kind      Kind
+	Value     string   // the entity id, entity type, or the address as given
+	Addresses []string // KindAddress: canonical forms, one per chain type it is valid for
+	Negate    bool
+}
+
+// Token is one value of tokens: a contract address or a pricing id.
+type Token struct {
+	Address   string
+	PricingID string
+}
+
+// Spec is a validated filter.
+type Spec struct {
+	Base           []Ref
+	Flow           string // in, out, self, all
+	From, To       []Ref
+	Counterparties []Ref
+	Tokens         []Token
+	Chains         []string
+	USDGte, USDLte *float64
+	ValGte, ValLte *float64
+}
+
+// Error is a filter the rules refuse; its message names the field and the rule.
+type Error struct{ Field, Rule string }
+
+func (e *Error) Error() string { return e.Field + ": " + e.Rule }
+
+func errf(field, format string, args ...any) error {
+	return &Error{Field: field, Rule: fmt.Sprintf(format, args...)}
+}
+
+var (
+	slugRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,127}$`)
+	uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+	typeRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+)
+
+// Raw is a filter as JSON carries it. List fields take an array of strings or one
+// comma-separated string; numbers take a JSON number or a decimal string.
+type Raw struct {
+	From           List    `json:"from,omitempty"`
+	To             List    `json:"to,omitempty"`
+	Chains         List    `json:"chains,omitempty"`
+	Tokens         List    `json:"tokens,omitempty"`
+	Base           List    `json:"base,omitempty"`
+	Counterparties List    `json:"counterparties,omitempty"`
+	Flow           string  `json:"flow,omitempty"`
+	USDGte         *Number `json:"usdGte,omitempty"`
+	USDLte         *Number `json:"usdLte,omitempty"`
+	ValueGte       *Number `json:"valueGte,omitempty"`
+	ValueLte       *Number `json:"valueLte,omitempty"`
+}
+
+// List is a JSON array of strings or one comma-separated string.
+type List []string
+
+// UnmarshalJSON accepts ["a","b"], "a,b" and null.
+func (l *List) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if bytes.Equal(b, []byte("null")) {
+		*l = nil
+		return nil
+	}
+	if len(b) > 0 && b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		*l = splitList(s)
+		return nil
+	}
+	var arr []string
+	if err := json.Unmarshal(b, &arr); err != nil {
+		return fmt.Errorf("want an array of strings or a comma-separated string")
+	}
+	var out []string
+	for _, s := range arr {
+		out = append(out, splitList(s)...)
+	}
+	*l = out
+	return nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, v := range strings.Split(s, ",") {
+		if v = strings.TrimSpace(v); v != "" && !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// Number is a JSON number or a decimal string.
+type Number float64
+
+// UnmarshalJSON accepts 5, 5.5 and "5.5".
+func (n *Number) UnmarshalJSON(b []byte) error {
+	s := strings.Trim(string(bytes.TrimSpace(b)), `"`)
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return fmt.Errorf("want a number")
+	}
+	*n = Number(f)
+	return nil
+}
+
+// Options say which fields a parse accepts.
+type Options struct {
+	// Served are the chains this deployment serves (nil: every known chain).
+	Served *chains.Set
+}
+
+// Parse validates r.
+func Parse(r Raw, o Options) (Spec, error) {
+	var s Spec
+	var err error
+	if s.Chains, err = parseChains(r.Chains, o.Served); err != nil {
+		return s, err
+	}
+	if s.Base, err = refs("base", r.Base, false, false); err != nil {
+		return s, err
+	}
+	if s.From, err = refs("from", r.From, true, true); err != nil {
+		return s, err
+	}
+	if s.To, err = refs("to", r.To, true, true); err != nil {
+		return s, err
+	}
+	if s.Counterparties, err = refs("counterparties", r.Counterparties, false, false); err != nil {
+		return s, err
+	}
+	if len(s.Counterparties) > 0 && len(s.Base) == 0 {
+		return s, errf("counterparties", "only transfers between base and these; give base too")
+	}
+	if s.Tokens, err = tokens(r.Tokens); err != nil {
+		return s, err
+	}
+	s.Flow = r.Flow
+	switch s.Flow {
+	case "":
+		s.Flow = "all"
+	case "in", "out", "self", "all":
+	default:
+		return s, errf("flow", "must be one of in, out, self, all")
+	}
+	if len(s.Base) == 0 && s.Flow != "all" {
+		return s, errf("flow", "is relative to base; give base too")
+	}
+	if s.USDGte, s.USDLte, err = bounds("usdGte", "usdLte", r.USDGte, r.USDLte); err != nil {
+		return s, err
+	}
+	if s.ValGte, s.ValLte, err = bounds("valueGte", "valueLte", r.ValueGte, r.ValueLte); err != nil {
+		return s, err
+	}
+	if !s.Selective() && (s.USDGte == nil || *s.USDGte < MinUSDAlone) {
+		return s, errf("filters", "give at least one address or entity in from, to or base, a token, or usdGte of at least %d", MinUSDAlone)
+	}
+	return s, nil
+}
+
+// Selective reports whether s names at least one address, entity or token a transfer must
+// involve (negations do not count: they narrow nothing down).
+func (s Spec) Selective() bool {
+	return len(s.Base) > 0 || len(s.Tokens) > 0 || positive(s.From) || positive(s.To)
+}
+
+func positive(rs []Ref) bool {
+	for _, r := range rs {
+		if !r.Negate {
+			return true
+		}
+	}
+	return false
+}
+
+func bounds(gteName, lteName string, gte, lte *Number) (*float64, *float64, error) {
+	var g, l *float64
+	if gte != nil {
+		v := float64(*gte)
+		if v < 0 {
+			return nil, nil, errf(gteName, "must not be negative")
+		}
+		g = &v
+	}
+	if lte != nil {
+		v := float64(*lte)
+		if v < 0 {
+			return nil, nil, errf(lteName, "must not be negative")
+		}
+		l = &v
+	}
+	if g != nil && l != nil && *g > *l {
+		return nil, nil, errf(gteName, "is greater than %s", lteName)
+	}
+	return g, l, nil
+}
+
+func parseChains(vals []string, served *chains.Set) ([]string, error) {
+	if len(vals) > MaxValues {
+		return nil, errf("chains", "more than %d values", MaxValues)
+	}
+	for _, v := range vals {
+		if _, ok := chains.Lookup(v); !ok {
+			return nil, errf("chains", "%q is not a known chain", short(v))
+		}
+		if served != nil && !served.Has(v) {
+			return nil, errf("chains", "%q is not served by this deployment", short(v))
+		}
+	}
+	return vals, nil
+}
+
+func refs(name string, vals []string, negation, prefixes bool) ([]Ref, error) {
+	if len(vals) > MaxValues {
+		return nil, errf(name, "more than %d values", MaxValues)
+	}
+	out := make([]Ref, 0, len(vals))
+	for _, v := range vals {
+		r, err := ParseRef(name, v, negation, prefixes)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// ParseRef parses one reference of field name, as GET /transfers does.
+func ParseRef(name, v string, negation, prefixes bool) (Ref, error) {
+	var r Ref
+	if strings.HasPrefix(v, "!") {
+		if !negation {
+			return r, errf(name, "a leading ! (exclusion) is only allowed in from and to")
+		}
+		r.Negate = true
+		v = strings.TrimSpace(v[1:])
+	}
+	if kind, rest, ok := strings.Cut(v, ":"); ok && (kind == "type" || kind == "deposit") {
+		if !prefixes {
+			return r, errf(name, "%s: references are only allowed in from and to", kind)
+		}
+		if kind == "type" {
+			if !typeRE.MatchString(rest) {
+				return r, errf(name, "type:%q is not an entity type such as type:cex", short(rest))
+			}
+			r.Kind, r.Value = KindType, rest
+			return r, nil
+		}
+		if !slugRE.MatchString(rest) {
+			return r, errf(name, "deposit:%q does not name an entity id such as deposit:binance", short(rest))
+		}
+		r.Kind, r.Value = KindDeposit, rest
+		return r, nil
+	}
+	if ts := address.DetectTypes(v); len(ts) > 0 {
+		r.Kind, r.Value = KindAddress, v
+		for _, t := range ts {
+			a, err := address.Normalize(t, v)
+			if err != nil {
+				return r, errf(name, "%v", err)
+			}
+			if !slices.Contains(r.Addresses, a) {
+				r.Addresses = append(r.Addresses, a)
+			}
+		}
+		return r, nil
+	}
+	if strings.HasPrefix(v, "0x") || strings.HasPrefix(v, "0X") {
+		_, err := address.Normalize(chains.TypeEVM, v)
+		return r, errf(name, "%v", err)
+	}
+	switch {
+	case uuidRE.MatchString(v):
+		r.Kind, r.Value = KindUserEntity, strings.ToLower(v)
+	case slugRE.MatchString(v):
+		r.Kind, r.Value = KindEntity, v
+	default:
+		extra := ""
+		if prefixes {
+			extra = ", type:<entityType> or deposit:<entityId>"
+		}
+		return r, errf(name, "%q is not an address, an entity id%s", short(v), extra)
+	}
+	return r, nil
+}
+
+func tokens(vals []string) ([]Token, error) {
+	if len(vals) > MaxValues {
+		return nil, errf("tokens", "more than %d values", MaxValues)
+	}
+	out := make([]Token, 0, len(vals))
+	for _, v := range vals {
+		if ts := address.DetectTypes(v); len(ts) > 0 {
+			a, err := address.Normalize(ts[0], v)
+			if err != nil {
+				return nil, errf("tokens", "%v", err)
+			}
+			out = append(out, Token{Address: a})
+			continue
+		}
+		if strings.HasPrefix(v, "0x") || strings.HasPrefix(v, "0X") {
+			_, err := address.Normalize(chains.TypeEVM, v)
+			return nil, errf("tokens", "%v", err)
+		}
+		if !slugRE.MatchString(v) {
+			return nil, errf("tokens", "%q is neither a token contract address nor a pricing id", short(v))
+		}
+		out = append(out, Token{PricingID: v})
+	}
+	return out, nil
+}
+
+func short(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "..."
+	}
+	return s
+}

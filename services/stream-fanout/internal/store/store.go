@@ -1,0 +1,256 @@
+// Package store keeps what must outlive one replica in Redis: sessions (owner, filters, and
+// the per-partition offsets up to which the session has been served), the replay buffer of
+// transfers matched but not yet sent when a connection went away, the stream quotas, and the
+// live connections per key. Every key is under a configurable prefix.
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Store is safe for concurrent use.
+type Store struct {
+	rdb    redis.UniversalClient
+	prefix string
+	now    func() time.Time
+}
+
+// New returns a store whose keys all start with prefix; now is the clock (nil: time.Now).
+func New(rdb redis.UniversalClient, prefix string, now func() time.Time) *Store {
+	if now == nil {
+		now = time.Now
+	}
+	return &Store{rdb: rdb, prefix: prefix, now: now}
+}
+
+// ErrNoSession means the session does not exist (never, expired, deleted, or another key's).
+var ErrNoSession = errors.New("no such session")
+
+// ErrTakenOver means another connection claimed the session.
+var ErrTakenOver = errors.New("session taken over by another connection")
+
+// FilterRec is one stored filter: its id and the JSON the client sent.
+type FilterRec struct {
+	ID  string          `json:"filterId"`
+	Raw json.RawMessage `json:"filters"`
+}
+
+// Session is a stored session.
+type Session struct {
+	ID        string
+	KeyID     string
+	UserID    string
+	Kind      string // "ws" (subscribe messages), "rest" (created over REST), "v2" (a v2 stream)
+	Seq       int64  // v2 streams: the numeric id
+	Created   time.Time
+	LastSeen  time.Time
+	Used      int64
+	Owner     string // the connection serving it, "" while none does
+	Filters   []FilterRec
+	Cursor    map[int]int64 // partition → first offset not yet served
+	Replay    [][]byte      // messages owed, in order (Claim only)
+	HasCursor bool
+}
+
+func (s *Store) skey(id string) string  { return s.prefix + "s:" + id }
+func (s *Store) rkey(id string) string  { return s.prefix + "r:" + id }
+func (s *Store) kkey(key string) string { return s.prefix + "k:" + key }
+
+func (s *Store) ms() int64 { return s.now().UnixMilli() }
+
+// Create stores a new session, unowned, alive for ttl.
+func (s *Store) Create(ctx context.Context, ss Session, ttl time.Duration) error {
+	f, _ := json.Marshal(ss.Filters)
+	if ss.Filters == nil {
+		f = []byte("[]")
+	}
+	c, _ := json.Marshal(ss.Cursor)
+	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.HSet(ctx, s.skey(ss.ID), "key", ss.KeyID, "user", ss.UserID, "kind", ss.Kind, "seq", ss.Seq, "created", ss.Created.UnixMilli(),
+			"seen", ss.Created.UnixMilli(), "used", 0, "owner", ss.Owner, "filters", f, "cursor", c, "hascursor", boolInt(ss.HasCursor))
+		p.PExpire(ctx, s.skey(ss.ID), ttl)
+		p.SAdd(ctx, s.kkey(ss.KeyID), ss.ID)
+		return nil
+	})
+	return err
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// claim: KEYS session, replay; ARGV key id, owner, now, ttl ms, fresh. Returns the session's
+// fields and the replay buffer, now owned by owner; the replay buffer is handed over (deleted).
+var claimScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 0 then return false end
+if redis.call('HGET', KEYS[1], 'key') ~= ARGV[1] then return false end
+redis.call('HSET', KEYS[1], 'owner', ARGV[2], 'seen', ARGV[3])
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+local replay = {}
+if ARGV[5] ~= '1' then replay = redis.call('LRANGE', KEYS[2], 0, -1) end
+redis.call('DEL', KEYS[2])
+return {redis.call('HGETALL', KEYS[1]), replay}
+`)
+
+// Claim makes owner the session's server and returns it with its replay buffer (emptied in
+// Redis); fresh drops the buffer instead. ErrNoSession when it does not exist for keyID.
+func (s *Store) Claim(ctx context.Context, id, keyID, owner string, ttl time.Duration, fresh bool) (Session, error) {
+	v, err := claimScript.Run(ctx, s.rdb, []string{s.skey(id), s.rkey(id)}, keyID, owner, s.ms(), ttl.Milliseconds(), boolInt(fresh)).Slice()
+	if errors.Is(err, redis.Nil) {
+		return Session{}, ErrNoSession
+	}
+	if err != nil {
+		return Session{}, err
+	}
+	ss, err := parse(id, v[0].([]any))
+	if err != nil {
+		return ss, err
+	}
+	for _, r := range v[1].([]any) {
+		ss.Replay = append(ss.Replay, []byte(r.(string)))
+	}
+	return ss, nil
+}
+
+func parse(id string, flat []any) (Session, error) {
+	m := map[string]string{}
+	for i := 0; i+1 < len(flat); i += 2 {
+		m[flat[i].(string)] = flat[i+1].(string)
+	}
+	ss := Session{ID: id, KeyID: m["key"], UserID: m["user"], Kind: m["kind"], Owner: m["owner"], HasCursor: m["hascursor"] == "1"}
+	ss.Seq, _ = strconv.ParseInt(m["seq"], 10, 64)
+	ss.Used, _ = strconv.ParseInt(m["used"], 10, 64)
+	if ms, err := strconv.ParseInt(m["created"], 10, 64); err == nil {
+		ss.Created = time.UnixMilli(ms).UTC()
+	}
+	if ms, err := strconv.ParseInt(m["seen"], 10, 64); err == nil {
+		ss.LastSeen = time.UnixMilli(ms).UTC()
+	}
+	if err := json.Unmarshal([]byte(m["filters"]), &ss.Filters); err != nil && m["filters"] != "" {
+		return ss, fmt.Errorf("session %s: filters: %w", id, err)
+	}
+	if err := json.Unmarshal([]byte(m["cursor"]), &ss.Cursor); err != nil && m["cursor"] != "" {
+		return ss, fmt.Errorf("session %s: cursor: %w", id, err)
+	}
+	return ss, nil
+}
+
+// Get reads a session of keyID without claiming it.
+func (s *Store) Get(ctx context.Context, id, keyID string) (Session, error) {
+	m, err := s.rdb.HGetAll(ctx, s.skey(id)).Result()
+	if err != nil {
+		return Session{}, err
+	}
+	if len(m) == 0 || m["key"] != keyID {
+		return Session{}, ErrNoSession
+	}
+	flat := make([]any, 0, 2*len(m))
+	for k, v := range m {
+		flat = append(flat, k, v)
+	}
+	return parse(id, flat)
+}
+
+// List returns keyID's live sessions, dropping expired ids from its set.
+func (s *Store) List(ctx context.Context, keyID string) ([]Session, error) {
+	ids, err := s.rdb.SMembers(ctx, s.kkey(keyID)).Result()
+	if err != nil {
+		return nil, err
+	}
+	var out []Session
+	for _, id := range ids {
+		ss, err := s.Get(ctx, id, keyID)
+		if errors.Is(err, ErrNoSession) {
+			s.rdb.SRem(ctx, s.kkey(keyID), id)
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ss)
+	}
+	return out, nil
+}
+
+// Delete removes a session of keyID; false when there was none.
+func (s *Store) Delete(ctx context.Context, id, keyID string) (bool, error) {
+	if _, err := s.Get(ctx, id, keyID); err != nil {
+		if errors.Is(err, ErrNoSession) {
+			return false, nil
+		}
+		return false, err
+	}
+	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.Del(ctx, s.skey(id), s.rkey(id))
+		p.SRem(ctx, s.kkey(keyID), id)
+		return nil
+	})
+	return err == nil, err
+}
+
+// update: KEYS session, replay; ARGV owner, now, ttl ms, filters (” keeps), cursor (” keeps),
+// used delta, release ('1' clears the owner), replay items...
+var updateScript = redis.NewScript(`
+if redis.call('HGET', KEYS[1], 'owner') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'seen', ARGV[2])
+if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'filters', ARGV[4]) end
+if ARGV[5] ~= '' then redis.call('HSET', KEYS[1], 'cursor', ARGV[5], 'hascursor', 1) end
+redis.call('HINCRBY', KEYS[1], 'used', ARGV[6])
+if ARGV[7] == '1' then redis.call('HSET', KEYS[1], 'owner', '') end
+for i = 8, #ARGV do redis.call('RPUSH', KEYS[2], ARGV[i]) end
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+if #ARGV >= 8 then redis.call('PEXPIRE', KEYS[2], ARGV[3]) end
+return 1
+`)
+
+// Update is a write by the session's owner; ErrTakenOver when owner no longer owns it.
+type Update struct {
+	Filters []FilterRec   // nil keeps
+	Cursor  map[int]int64 // nil keeps
+	Used    int64         // transfers delivered since the last update
+	Release bool          // the connection went away: the session waits for a reconnect
+	Replay  [][]byte      // messages owed, appended to the replay buffer
+}
+
+// Apply writes u for owner and keeps the session alive for ttl.
+func (s *Store) Apply(ctx context.Context, id, owner string, ttl time.Duration, u Update) error {
+	var f, c string
+	if u.Filters != nil {
+		b, _ := json.Marshal(u.Filters)
+		f = string(b)
+	}
+	if u.Cursor != nil {
+		b, _ := json.Marshal(u.Cursor)
+		c = string(b)
+	}
+	args := []any{owner, s.ms(), ttl.Milliseconds(), f, c, u.Used, boolInt(u.Release)}
+	for _, r := range u.Replay {
+		args = append(args, r)
+	}
+	n, err := updateScript.Run(ctx, s.rdb, []string{s.skey(id), s.rkey(id)}, args...).Int()
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return ErrTakenOver
+	}
+	return nil
+}
+
+// Connected reports whether the session has an owner.
+func (ss Session) Connected() bool { return ss.Owner != "" }
+
+// NextSeq returns the next numeric id of v2 streams.
+func (s *Store) NextSeq(ctx context.Context) (int64, error) {
+	return s.rdb.Incr(ctx, s.prefix+"seq").Result()
+}

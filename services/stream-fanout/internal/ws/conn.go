@@ -1,0 +1,290 @@
+package ws
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/chainintel/chainintel/libs/httpx"
+	"github.com/chainintel/chainintel/services/stream-fanout/internal/engine"
+	"github.com/chainintel/chainintel/services/stream-fanout/internal/store"
+	"github.com/coder/websocket"
+)
+
+// MaxMessageBytes is the largest client message read; a bigger one closes the connection
+// (1009), the one input the protocol cannot answer and carry on from.
+const MaxMessageBytes = 64 << 10
+
+// conn is one WebSocket connection and the session it serves.
+type conn struct {
+	h     *Hub
+	ws    *websocket.Conn
+	id    Identity
+	token string // owner token of the session in Redis
+	q     *queue
+	v2    bool // a v2 stream connection: its one filter is fixed, no client messages change it
+
+	ctx    context.Context // ends when the connection ends
+	cancel context.CancelFunc
+	wstop  context.CancelFunc // stops the writer
+	wdone  chan struct{}
+
+	mu      sync.Mutex
+	sessID  string
+	kind    string
+	filters []store.FilterRec
+	sub     *engine.Sub
+
+	used     atomic.Int64 // delivered since the last save
+	catching atomic.Bool  // a reconnect is reading the topic back
+	released atomic.Bool
+	limited  map[string]time.Time // quota errors sent, per window type, until the window ends
+	buf      []byte
+}
+
+func (c *conn) current() (*engine.Sub, string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sub, c.sessID
+}
+
+func (c *conn) window() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.kind == "v2" {
+		return c.h.o.V2Window
+	}
+	return c.h.o.Window
+}
+
+func (c *conn) takeUsed() int64 { return c.used.Swap(0) }
+
+// route is the route pattern the connection's deliveries are metered under.
+func (c *conn) route() string {
+	if c.v2 {
+		return RouteV2
+	}
+	return Route
+}
+
+func (c *conn) send(o ...out) { c.q.push(o...) }
+
+func (c *conn) ack(msgID, message string, data any) {
+	c.send(out{raw: encode(TypeAck, Ack{MessageID: msgID, Success: true, Message: message, Data: data})})
+}
+
+func (c *conn) fail(msgID string, e *ProtocolError) {
+	c.send(out{raw: encode(TypeError, ErrorPayload{Code: e.Code, Message: e.Message, MessageID: msgID})})
+}
+
+// start starts the writer; from then on end may be called.
+func (c *conn) start() {
+	wctx, wstop := context.WithCancel(context.Background())
+	c.wstop, c.wdone = wstop, make(chan struct{})
+	go func() {
+		defer close(c.wdone)
+		c.writeLoop(wctx)
+	}()
+}
+
+// run reads the client's messages until the connection ends, then ends it.
+func (c *conn) run() {
+	c.readLoop()
+	c.end(websocket.StatusNormalClosure, "")
+}
+
+// end stops the writer, saves the session and what it is owed, and closes the connection.
+func (c *conn) end(code websocket.StatusCode, reason string) {
+	if !c.released.CompareAndSwap(false, true) {
+		return
+	}
+	c.wstop()
+	select {
+	case <-c.wdone:
+	case <-time.After(time.Second):
+		// The writer is stuck on a client that does not read: cut the connection under it.
+		_ = c.ws.CloseNow()
+		<-c.wdone
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	select {
+	case c.h.saves <- struct{}{}:
+		c.detach(ctx)
+		_ = c.h.o.Store.Disconnect(ctx, c.id.KeyID, c.token)
+		<-c.h.saves
+	case <-ctx.Done():
+		c.h.o.Log.Error("no turn to save a session at disconnect; its reconnect may repeat transfers", "key", c.id.KeyID)
+	}
+	_ = c.ws.Close(code, reason)
+	c.cancel()
+}
+
+// goAway is the replica shutting down: the session is saved for another replica and the
+// client told 1001.
+func (c *conn) goAway() {
+	c.end(websocket.StatusGoingAway, "server shutting down; reconnect with your sessionId")
+}
+
+// kick ends the connection because it cannot go on (taken over, too slow).
+func (c *conn) kick(reason string) {
+	go c.end(websocket.StatusPolicyViolation, reason)
+}
+
+func (c *conn) readLoop() {
+	c.ws.SetReadLimit(MaxMessageBytes)
+	for {
+		_, b, err := c.ws.Read(c.ctx)
+		if err != nil {
+			return
+		}
+		c.handle(b)
+	}
+}
+
+func (c *conn) handle(b []byte) {
+	req, err := Decode(b)
+	var pe *ProtocolError
+	if errors.As(err, &pe) {
+		c.fail(req.ID, pe)
+		return
+	}
+	if c.v2 {
+		c.fail(req.ID, perr(CodeInvalidPayload, "a v2 stream's filter is fixed when it is created; %s is not available here", req.Type))
+		return
+	}
+	switch req.Type {
+	case TypeSubscribe:
+		err = c.subscribe(req)
+	case TypeUnsubscribe:
+		err = c.unsubscribe(req)
+	case TypeReconnect:
+		err = c.reconnect(req)
+	}
+	if err == nil {
+		return
+	}
+	if errors.As(err, &pe) {
+		c.fail(req.ID, pe)
+		return
+	}
+	c.h.o.Log.Error("stream request failed", "type", req.Type, "key", c.id.KeyID, "error", err)
+	c.fail(req.ID, perr(CodeInternal, "the request could not be completed; retry"))
+}
+
+// keepalive pings the client on a goroutine of its own (a ping waits for the pong, which
+// must not hold deliveries back) and keeps the connection counted for its key.
+func (c *conn) keepalive(tick int) {
+	if c.catching.Load() {
+		// The reader is busy reading the topic back for a reconnect and answers no pong until
+		// it is done; the connection is not judged meanwhile.
+		goto heartbeat
+	}
+	go func() {
+		pctx, cancel := context.WithTimeout(c.ctx, c.h.o.PingInterval)
+		err := c.ws.Ping(pctx)
+		cancel()
+		if err != nil && c.ctx.Err() == nil {
+			c.kick("no pong: the client stopped answering pings")
+		}
+	}()
+heartbeat:
+	if every := max(int(connTTL/3/c.h.o.PingInterval), 1); tick%every == 0 {
+		_ = c.h.o.Store.Heartbeat(c.ctx, c.id.KeyID, c.token, connTTL)
+	}
+}
+
+func (c *conn) writeLoop(ctx context.Context) {
+	t := time.NewTicker(c.h.o.PingInterval)
+	defer t.Stop()
+	for tick := 1; ; {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			c.keepalive(tick)
+			tick++
+			continue
+		case <-c.q.wake:
+		}
+		for ctx.Err() == nil {
+			o, ok := c.q.next()
+			if !ok {
+				break
+			}
+			if err := c.write(o); err != nil {
+				if c.ctx.Err() == nil {
+					c.kick("write failed")
+				}
+				return
+			}
+			c.q.sent()
+		}
+	}
+}
+
+// write sends one message; a transfer first takes a credit of the key's quota.
+func (c *conn) write(o out) error {
+	msg := o.raw
+	if o.credit {
+		lt, reset, err := c.h.quotas.take(c.ctx, c.id.KeyID, c.id.Tier)
+		if err != nil {
+			c.h.o.Log.Error("stream quota unavailable", "key", c.id.KeyID, "error", err)
+			return c.writeRaw(encode(TypeError, ErrorPayload{Code: CodeInternal, Message: "quota check failed; transfers are paused"}))
+		}
+		if lt != "" {
+			return c.limit(lt, reset)
+		}
+		if o.item.R != nil {
+			c.buf = c.render(c.buf[:0], o.item)
+			msg = c.buf
+		}
+	}
+	if err := c.writeRaw(msg); err != nil {
+		return err
+	}
+	if o.credit {
+		c.used.Add(1)
+		if c.h.o.Meter != nil {
+			c.h.o.Meter.Add(c.id, c.route(), 1, c.h.o.Now())
+		}
+	}
+	return nil
+}
+
+func (c *conn) writeRaw(b []byte) error {
+	ctx, cancel := context.WithTimeout(context.Background(), c.h.o.WriteTimeout)
+	defer cancel()
+	return c.ws.Write(ctx, websocket.MessageText, b)
+}
+
+// limit tells the client once per window that its quota is spent; the transfer is dropped.
+func (c *conn) limit(lt string, reset time.Time) error {
+	if c.limited == nil {
+		c.limited = map[string]time.Time{}
+	}
+	if until, ok := c.limited[lt]; ok && c.h.o.Now().Before(until) {
+		return nil
+	}
+	c.limited[lt] = reset
+	in := int64(reset.Sub(c.h.o.Now()).Seconds() + 0.999)
+	return c.writeRaw(encode(TypeError, ErrorPayload{Code: CodeTierRateLimited, LimitType: lt, ResetIn: &in,
+		Message: "stream quota reached (" + lt + "); transfers resume when it resets"}))
+}
+
+// render appends a transfer message to dst, with the caller's own labels when it has any on
+// the transfer's addresses.
+func (c *conn) render(dst []byte, it engine.Item) []byte {
+	tj := it.R.JSON
+	if t, ok := c.h.withLabels(c.ctx, c.id, &it.R.T); ok {
+		tj, _ = json.Marshal(t)
+	}
+	return appendTransfer(dst, it.FilterID, tj)
+}
+
+func identityContext(ctx context.Context, id Identity) context.Context {
+	return httpx.WithIdentity(ctx, id)
+}

@@ -1,0 +1,232 @@
+package ws
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/chainintel/chainintel/libs/chains"
+	"github.com/chainintel/chainintel/libs/httpx"
+	"github.com/chainintel/chainintel/services/stream-fanout/internal/engine"
+	"github.com/chainintel/chainintel/services/stream-fanout/internal/feed"
+	"github.com/chainintel/chainintel/services/stream-fanout/internal/store"
+)
+
+// Options configure a hub.
+type Options struct {
+	Engine    *engine.Engine
+	Store     *store.Store
+	Transfers feed.Topic // where a session taken over catches up from
+	Labels    Labels     // nil: no user labels or user entities
+	Meter     *Meter     // nil: nothing metered
+	Served    *chains.Set
+	Quotas    func(tier string) store.Limits
+	// Window is how long a session waits for a reconnect (API.md: 5 minutes); V2Window the
+	// same for v2 streams (10 minutes).
+	Window, V2Window time.Duration
+	QueueSize        int           // deliveries a connection may have waiting (default 1024)
+	PingInterval     time.Duration // keepalive ping period (default 20s)
+	WriteTimeout     time.Duration // a write slower than this drops the client (default 10s)
+	MaxConnsPerKey   int           // live connections per key across replicas (default 20)
+	MaxFilters       int           // filters per session (default 50)
+	LeaseSize        int64         // quota credits taken from Redis at once (default 16)
+	Checkpoint       time.Duration // how often sessions' positions are saved (default 5s)
+	MaxCatchUp       int           // most records a reconnect reads again (default 2,000,000)
+	Log              *slog.Logger
+	Now              func() time.Time
+}
+
+func (o *Options) defaults() {
+	if o.Window <= 0 {
+		o.Window = 5 * time.Minute
+	}
+	if o.V2Window <= 0 {
+		o.V2Window = 10 * time.Minute
+	}
+	if o.QueueSize <= 0 {
+		o.QueueSize = 1024
+	}
+	if o.PingInterval <= 0 {
+		o.PingInterval = 20 * time.Second
+	}
+	if o.WriteTimeout <= 0 {
+		o.WriteTimeout = 10 * time.Second
+	}
+	if o.MaxConnsPerKey <= 0 {
+		o.MaxConnsPerKey = 20
+	}
+	if o.MaxFilters <= 0 {
+		o.MaxFilters = 50
+	}
+	if o.LeaseSize <= 0 {
+		o.LeaseSize = 16
+	}
+	if o.Checkpoint <= 0 {
+		o.Checkpoint = 5 * time.Second
+	}
+	if o.MaxCatchUp <= 0 {
+		o.MaxCatchUp = 2_000_000
+	}
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Quotas == nil {
+		o.Quotas = func(string) store.Limits { return store.Limits{Hourly: 10_000, Monthly: 1_000_000} }
+	}
+}
+
+// Hub holds this replica's connections.
+type Hub struct {
+	o      Options
+	quotas *quotas
+	labels *labelCache
+
+	mu      sync.Mutex
+	conns   map[*conn]struct{}
+	closing bool
+	wg      sync.WaitGroup
+	// saves bounds the sessions saved at once, so thousands of connections ending together
+	// (a shutdown, a network cut) queue here instead of timing out on the Redis pool.
+	saves chan struct{}
+}
+
+// NewHub returns a hub; RunCheckpoints saves positions, Shutdown ends every connection.
+func NewHub(o Options) *Hub {
+	o.defaults()
+	return &Hub{o: o, conns: map[*conn]struct{}{}, saves: make(chan struct{}, 16), quotas: newQuotas(o.Store, o.Quotas, o.LeaseSize, o.Now),
+		labels: newLabelCache(5 * time.Minute)}
+}
+
+// ErrClosing means the replica is shutting down.
+var ErrClosing = errors.New("stream-fanout is shutting down")
+
+func (h *Hub) add(c *conn) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closing {
+		return ErrClosing
+	}
+	h.conns[c] = struct{}{}
+	h.wg.Add(1)
+	return nil
+}
+
+func (h *Hub) remove(c *conn) {
+	h.mu.Lock()
+	delete(h.conns, c)
+	h.mu.Unlock()
+	h.wg.Done()
+}
+
+func (h *Hub) snapshot() []*conn {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make([]*conn, 0, len(h.conns))
+	for c := range h.conns {
+		out = append(out, c)
+	}
+	return out
+}
+
+// Len is the number of open connections on this replica.
+func (h *Hub) Len() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.conns)
+}
+
+// Shutdown closes every connection with 1001 (going away) after saving its session (the
+// positions it was served up to and what it was still owed), so another replica can take it
+// over. The feed must have stopped first, so nothing more is matched meanwhile.
+func (h *Hub) Shutdown(ctx context.Context) {
+	h.mu.Lock()
+	h.closing = true
+	h.mu.Unlock()
+	// Connections are closed side by side: a close waits for the client's answer.
+	sem := make(chan struct{}, 256)
+	for _, c := range h.snapshot() {
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem }()
+			c.goAway()
+		}()
+	}
+	done := make(chan struct{})
+	go func() { h.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+	h.quotas.returnAll(context.WithoutCancel(ctx))
+}
+
+// RunCheckpoints saves every attached session's positions periodically, so a replica that
+// dies without Shutdown costs its sessions at most a few seconds of repeated transfers.
+func (h *Hub) RunCheckpoints(ctx context.Context) error {
+	t := time.NewTicker(h.o.Checkpoint)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+			h.checkpoint(ctx)
+		}
+	}
+}
+
+type mark struct {
+	c      *conn
+	id     string
+	cursor map[int]int64
+}
+
+func (h *Hub) checkpoint(ctx context.Context) {
+	conns := h.snapshot()
+	var marks []mark
+	ok := h.o.Engine.Do(ctx, func() {
+		for _, c := range conns {
+			sub, id := c.current()
+			if sub == nil {
+				continue
+			}
+			cur := h.o.Engine.Served(sub)
+			for p, off := range c.q.lowest() {
+				if off < cur[p] {
+					cur[p] = off
+				}
+			}
+			marks = append(marks, mark{c, id, cur})
+		}
+	})
+	if !ok {
+		return
+	}
+	for _, m := range marks {
+		err := h.o.Store.Apply(ctx, m.id, m.c.token, m.c.window(), store.Update{Cursor: m.cursor, Used: m.c.takeUsed()})
+		if errors.Is(err, store.ErrTakenOver) {
+			m.c.kick("session taken over by another connection")
+		} else if err != nil && ctx.Err() == nil {
+			h.o.Log.Warn("saving a session's position failed", "session", m.id, "error", err)
+		}
+	}
+}
+
+func newID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// Identity is who a connection acts for.
+type Identity = httpx.Identity
+
+func itoa(n int) string { return strconv.Itoa(n) }

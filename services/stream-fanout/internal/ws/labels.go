@@ -1,0 +1,186 @@
+package ws
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/chainintel/chainintel/libs/httpx"
+	"github.com/chainintel/chainintel/services/stream-fanout/internal/render"
+	ulclient "github.com/chainintel/chainintel/services/user-labels/client"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// Labels is what the stream needs of user-labels: a caller's whole book of labels and entities
+// (deliveries are labelled from memory, never by a call per transfer), and one entity's
+// addresses for filters that name it.
+type Labels interface {
+	Book(ctx context.Context) (Book, error)
+	Entity(ctx context.Context, id string) (ulclient.UserEntity, error)
+}
+
+// Book is a caller's labels and entity memberships by address.
+type Book struct {
+	Labels   map[render.AddrKey]string
+	Entities map[render.AddrKey]*render.Entity
+}
+
+// LabelsClient reads user-labels with the caller's identity from the context.
+type LabelsClient struct {
+	c  *httpx.InternalClient
+	ul *ulclient.Client
+}
+
+// NewLabelsClient returns a client of the user-labels service at baseURL.
+func NewLabelsClient(baseURL string, signer *httpx.Signer, tp trace.TracerProvider) (*LabelsClient, error) {
+	c, err := httpx.NewInternalClient("user-labels", baseURL, signer, tp, 10*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	ul, err := ulclient.New(baseURL, signer, tp)
+	if err != nil {
+		return nil, err
+	}
+	return &LabelsClient{c: c, ul: ul}, nil
+}
+
+// Entity returns one of the caller's entities (ulclient.ErrNotFound when it has none such).
+func (l *LabelsClient) Entity(ctx context.Context, id string) (ulclient.UserEntity, error) {
+	return l.ul.Entity(ctx, id)
+}
+
+// Book reads every label and entity of the caller.
+func (l *LabelsClient) Book(ctx context.Context) (Book, error) {
+	var labels []struct {
+		Name      string `json:"name"`
+		Address   string `json:"address"`
+		ChainType string `json:"chainType"`
+	}
+	if err := l.c.Do(ctx, http.MethodGet, "/user/labels", nil, nil, &labels); err != nil {
+		return Book{}, err
+	}
+	var ents []ulclient.UserEntity
+	if err := l.c.Do(ctx, http.MethodGet, "/user/entities", url.Values{"includeAddresses": {"true"}}, nil, &ents); err != nil {
+		return Book{}, err
+	}
+	b := Book{Labels: make(map[render.AddrKey]string, len(labels)), Entities: map[render.AddrKey]*render.Entity{}}
+	for _, lb := range labels {
+		b.Labels[render.AddrKey{ChainType: lb.ChainType, Address: render.NormalizeAddress(lb.ChainType, lb.Address)}] = lb.Name
+	}
+	for _, e := range ents {
+		re := &render.Entity{ID: e.ID, Name: e.Name, Note: e.Note, Type: "user"}
+		for ct, as := range e.Addresses {
+			for _, a := range as {
+				k := render.AddrKey{ChainType: ct, Address: render.NormalizeAddress(ct, a)}
+				if _, ok := b.Entities[k]; !ok {
+					b.Entities[k] = re
+				}
+			}
+		}
+	}
+	return b, nil
+}
+
+// labelCache holds the books of callers with open connections. A book is read once and kept
+// until user-labels announces a change of that caller (Forget) or ttl passes, which bounds
+// staleness while announcements are late.
+type labelCache struct {
+	ttl time.Duration
+
+	mu    sync.Mutex
+	books map[string]*bookEntry
+	// down is until when user-labels is not asked after a failure: transfers go without the
+	// caller's labels meanwhile rather than waiting on it.
+	down time.Time
+}
+
+type bookEntry struct {
+	ready chan struct{}
+	book  Book
+	err   error
+	until time.Time
+}
+
+const labelsBackoff = 5 * time.Second
+
+func newLabelCache(ttl time.Duration) *labelCache {
+	return &labelCache{ttl: ttl, books: map[string]*bookEntry{}}
+}
+
+// Forget drops user's book: the next delivery reads it again.
+func (h *Hub) Forget(user string) {
+	h.labels.mu.Lock()
+	delete(h.labels.books, user)
+	h.labels.mu.Unlock()
+}
+
+func (h *Hub) book(ctx context.Context, id Identity) (Book, bool) {
+	lc := h.labels
+	now := time.Now()
+	lc.mu.Lock()
+	e := lc.books[id.UserID]
+	if e != nil && e.err == nil && now.After(e.until) || e != nil && e.err != nil && now.After(lc.down) {
+		e = nil
+	}
+	if e == nil {
+		if now.Before(lc.down) {
+			lc.mu.Unlock()
+			return Book{}, false
+		}
+		e = &bookEntry{ready: make(chan struct{}), until: now.Add(lc.ttl)}
+		lc.books[id.UserID] = e
+		lc.mu.Unlock()
+		e.book, e.err = h.o.Labels.Book(identityContext(context.WithoutCancel(ctx), id))
+		if e.err != nil {
+			lc.mu.Lock()
+			lc.down = time.Now().Add(labelsBackoff)
+			lc.mu.Unlock()
+			h.o.Log.Warn("user labels unavailable; transfers sent without them for a while", "user", id.UserID, "error", e.err, "for", labelsBackoff)
+		}
+		close(e.ready)
+	} else {
+		lc.mu.Unlock()
+	}
+	select {
+	case <-e.ready:
+	case <-ctx.Done():
+		return Book{}, false
+	}
+	return e.book, e.err == nil
+}
+
+// withLabels returns t with the caller's labels and entities on its addresses; ok is false
+// when the caller has none there (t is then sent as rendered for everyone).
+func (h *Hub) withLabels(ctx context.Context, id Identity, t *render.Transfer) (render.Transfer, bool) {
+	if h.o.Labels == nil {
+		return render.Transfer{}, false
+	}
+	b, ok := h.book(ctx, id)
+	if !ok || len(b.Labels)+len(b.Entities) == 0 {
+		return render.Transfer{}, false
+	}
+	ct := render.ChainType(t.Chain)
+	fk, tk := render.AddrKey{ChainType: ct, Address: t.FromAddress.Address}, render.AddrKey{ChainType: ct, Address: t.ToAddress.Address}
+	fl, fok := b.Labels[fk]
+	tl, tok := b.Labels[tk]
+	fe, te := b.Entities[fk], b.Entities[tk]
+	if !fok && !tok && fe == nil && te == nil {
+		return render.Transfer{}, false
+	}
+	out := *t
+	apply(&out.FromAddress, ct, fl, fok, fe)
+	apply(&out.ToAddress, ct, tl, tok, te)
+	return out, true
+}
+
+func apply(ai *render.AddressInfo, ct, label string, hasLabel bool, e *render.Entity) {
+	if hasLabel {
+		ai.UserLabel = &render.AddressLabel{Name: label, Address: ai.Address, ChainType: ct}
+	}
+	if e != nil {
+		ai.UserEntity = e
+		ai.IsUserAddress = true
+	}
+}

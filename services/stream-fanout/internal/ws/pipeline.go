@@ -1,0 +1,167 @@
+package ws
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
+	"github.com/chainintel/chainintel/services/stream-fanout/internal/engine"
+	"github.com/chainintel/chainintel/services/stream-fanout/internal/feed"
+	"github.com/chainintel/chainintel/services/stream-fanout/internal/render"
+	"github.com/segmentio/kafka-go"
+	"google.golang.org/protobuf/proto"
+)
+
+// Pipeline runs a replica's reading and matching: the attribution read model loaded whole and
+// kept current, the transfer topic followed from its end, the engine, and checkpoints. Stop
+// ends it in the order that loses nothing: the transfer feed first, then what it handed the
+// engine is matched, then every connection is saved and closed, then the engine stops.
+type Pipeline struct {
+	Engine       *engine.Engine
+	Hub          *Hub
+	Transfers    feed.Topic
+	Attributions feed.Topic
+	Log          *slog.Logger
+	// Ready is called once the read model is loaded and the feed started.
+	Ready func()
+
+	mu         sync.Mutex
+	stopFeed   context.CancelFunc
+	feedDone   chan struct{}
+	stopEngine context.CancelFunc
+	engineDone chan struct{}
+}
+
+// Run loads the read model, then follows the transfer topic until ctx ends or Stop.
+func (p *Pipeline) Run(ctx context.Context) error {
+	ectx, stopEngine := context.WithCancel(context.WithoutCancel(ctx))
+	engineDone := make(chan struct{})
+	go func() { defer close(engineDone); _ = p.Engine.Run(ectx) }()
+	fctx, stopFeed := context.WithCancel(ctx)
+	p.mu.Lock()
+	p.stopFeed, p.feedDone, p.stopEngine, p.engineDone = stopFeed, make(chan struct{}), stopEngine, engineDone
+	feedDone := p.feedDone
+	p.mu.Unlock()
+	defer close(feedDone)
+
+	attrStart, err := p.Attributions.Offsets(fctx, false)
+	if err != nil {
+		return err
+	}
+	attrEnd, err := p.Attributions.Offsets(fctx, true)
+	if err != nil {
+		return err
+	}
+	loaded := make(chan struct{})
+	errs := make(chan error, 3)
+	go func() { errs <- p.followAttributions(fctx, attrStart, attrEnd, loaded) }()
+	select {
+	case <-loaded:
+	case err := <-errs:
+		return err
+	case <-fctx.Done():
+		return nil
+	}
+	start, err := p.Transfers.Offsets(fctx, true)
+	if err != nil {
+		return err
+	}
+	p.Engine.Do(fctx, func() { p.Engine.SetPositions(start) })
+	go func() {
+		errs <- p.Transfers.Follow(fctx, start, func(m kafka.Message) {
+			r, ok := decodeTransfer(m, p.Log)
+			if !ok {
+				// A skipped record still moves the partition on.
+				r = engine.Record{Part: m.Partition, Off: m.Offset, Time: m.Time, Msg: &eventsv1.Transfer{}}
+			}
+			select {
+			case p.Engine.Records() <- r:
+			case <-fctx.Done():
+			}
+		})
+	}()
+	go func() { errs <- p.Hub.RunCheckpoints(fctx) }()
+	if p.Ready != nil {
+		p.Ready()
+	}
+	select {
+	case <-fctx.Done():
+		return nil
+	case err := <-errs:
+		if fctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+}
+
+// followAttributions applies intel.attributions.v1 from its start; loaded closes once every
+// partition has reached where it ended when the replica started.
+func (p *Pipeline) followAttributions(ctx context.Context, start, end map[int]int64, loaded chan struct{}) error {
+	var mu sync.Mutex
+	left := map[int]bool{}
+	for part, off := range end {
+		if off > start[part] {
+			left[part] = true
+		}
+	}
+	var once sync.Once
+	done := func() { once.Do(func() { close(loaded) }) }
+	if len(left) == 0 {
+		done()
+	}
+	return p.Attributions.Follow(ctx, start, func(m kafka.Message) {
+		k, a, ok := decodeAttribution(m)
+		if ok {
+			p.Engine.Do(ctx, func() { p.Engine.SetAttr(k, a) })
+		}
+		mu.Lock()
+		if left[m.Partition] && m.Offset >= end[m.Partition]-1 {
+			delete(left, m.Partition)
+			if len(left) == 0 {
+				done()
+			}
+		}
+		mu.Unlock()
+	})
+}
+
+func decodeAttribution(m kafka.Message) (engine.AttrKey, *render.Attr, bool) {
+	ct, addr, ok := eventsv1.SplitAttributionKey(string(m.Key))
+	if m.Value == nil {
+		if !ok {
+			return engine.AttrKey{}, nil, false
+		}
+		return engine.AttrKey{ChainType: ct, Address: render.NormalizeAddress(ct, addr)}, nil, true
+	}
+	a := &eventsv1.Attribution{}
+	if err := proto.Unmarshal(m.Value, a); err != nil || a.GetChainType() == "" || a.GetAddress() == "" {
+		return engine.AttrKey{}, nil, false
+	}
+	ct = a.GetChainType()
+	return engine.AttrKey{ChainType: ct, Address: render.NormalizeAddress(ct, a.GetAddress())}, render.AttrFrom(a), true
+}
+
+// Stop stops the feed, matches what it had handed over, saves and closes every connection
+// (1001), and stops the engine.
+func (p *Pipeline) Stop(ctx context.Context) error {
+	p.mu.Lock()
+	stopFeed, feedDone, stopEngine, engineDone := p.stopFeed, p.feedDone, p.stopEngine, p.engineDone
+	p.mu.Unlock()
+	if stopFeed == nil {
+		return nil
+	}
+	stopFeed()
+	select {
+	case <-feedDone:
+	case <-ctx.Done():
+		return fmt.Errorf("transfer feed did not stop: %w", ctx.Err())
+	}
+	p.Engine.Do(ctx, p.Engine.Drain)
+	p.Hub.Shutdown(ctx)
+	stopEngine()
+	<-engineDone
+	return nil
+}

@@ -1,0 +1,191 @@
+package ws
+
+import (
+	"sync"
+
+	"github.com/chainintel/chainintel/services/stream-fanout/internal/engine"
+)
+
+// out is one message waiting to be sent: raw bytes (acks, errors, replayed messages) or a
+// delivery to render.
+type out struct {
+	raw    []byte
+	item   engine.Item
+	credit bool // a transfer: counts against the quota and is metered
+}
+
+// queue is a connection's outgoing messages: control messages (acks, errors, and what a
+// reconnect replays) go first and are not bounded by count (the reader adds one per client
+// message); live deliveries sit in a bounded ring the engine offers to without blocking.
+type queue struct {
+	mu      sync.Mutex
+	control []out
+	// ring grows from a few slots up to max: an idle connection holds almost nothing.
+	ring    []engine.Item
+	max     int
+	head, n int
+	hold    bool // live deliveries wait (a reconnect's replay goes first)
+	full    bool
+	closed  bool
+	// inflight is the delivery being written, unsent until the write returns.
+	inflight engine.Item
+	wake     chan struct{}
+	// onFull is called once, outside the lock, when an offer finds the queue full.
+	onFull func()
+}
+
+func newQueue(size int) *queue {
+	return &queue{max: size, wake: make(chan struct{}, 1)}
+}
+
+// grow doubles the ring (up to max), keeping the order; false when it is at max.
+func (q *queue) grow() bool {
+	if len(q.ring) >= q.max {
+		return false
+	}
+	ring := make([]engine.Item, min(max(2*len(q.ring), 8), q.max))
+	for i := 0; i < q.n; i++ {
+		ring[i] = q.ring[(q.head+i)%len(q.ring)]
+	}
+	q.ring, q.head = ring, 0
+	return true
+}
+
+func (q *queue) signal() {
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Offer is called by the engine: it never blocks.
+func (q *queue) Offer(it engine.Item) bool {
+	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		return true // the connection is going away; its release accounts for what it owed
+	}
+	if q.n == len(q.ring) && !q.grow() {
+		first := !q.full
+		q.full = true
+		q.mu.Unlock()
+		q.signal()
+		if first && q.onFull != nil {
+			q.onFull()
+		}
+		return false
+	}
+	q.ring[(q.head+q.n)%len(q.ring)] = it
+	q.n++
+	q.mu.Unlock()
+	q.signal()
+	return true
+}
+
+func (q *queue) push(o ...out) {
+	q.mu.Lock()
+	q.control = append(q.control, o...)
+	q.mu.Unlock()
+	q.signal()
+}
+
+func (q *queue) setHold(h bool) {
+	q.mu.Lock()
+	q.hold = h
+	q.mu.Unlock()
+	q.signal()
+}
+
+// next takes the next message to send; ok false when there is none now.
+func (q *queue) next() (o out, ok bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.control) > 0 {
+		o = q.control[0]
+		q.control[0] = out{}
+		q.control = q.control[1:]
+		if o.item.R != nil {
+			q.inflight = o.item
+		}
+		return o, true
+	}
+	if q.hold || q.n == 0 {
+		return o, false
+	}
+	it := q.ring[q.head]
+	q.ring[q.head] = engine.Item{}
+	q.head = (q.head + 1) % len(q.ring)
+	q.n--
+	q.inflight = it
+	return out{item: it, credit: true}, true
+}
+
+func (q *queue) sent() {
+	q.mu.Lock()
+	q.inflight = engine.Item{}
+	q.mu.Unlock()
+}
+
+func (q *queue) isFull() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.full
+}
+
+// unsent returns every delivery not sent yet, in order (the one being written first), and
+// closes the queue to further offers.
+func (q *queue) unsent() (raw [][]byte, items []engine.Item) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.closed = true
+	if q.inflight.R != nil {
+		// The write did not finish; the session gets it again.
+		items = append(items, q.inflight)
+	}
+	var keep []out // acks and errors still go out
+	for _, o := range q.control {
+		switch {
+		case o.item.R != nil:
+			items = append(items, o.item)
+		case o.credit:
+			raw = append(raw, o.raw)
+		default:
+			keep = append(keep, o)
+		}
+	}
+	for i := 0; i < q.n; i++ {
+		items = append(items, q.ring[(q.head+i)%len(q.ring)])
+	}
+	q.control, q.n, q.inflight = keep, 0, engine.Item{}
+	return raw, items
+}
+
+// lowest returns per partition the smallest offset of a delivery not yet sent.
+func (q *queue) lowest() map[int]int64 {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	low := map[int]int64{}
+	see := func(r *engine.Rendered) {
+		if r == nil {
+			return
+		}
+		if v, ok := low[r.Part]; !ok || r.Off < v {
+			low[r.Part] = r.Off
+		}
+	}
+	see(q.inflight.R)
+	for _, o := range q.control {
+		see(o.item.R)
+	}
+	for i := 0; i < q.n; i++ {
+		see(q.ring[(q.head+i)%len(q.ring)].R)
+	}
+	return low
+}
+
+// reopen takes offers again after unsent closed the queue.
+func (q *queue) reopen() {
+	q.mu.Lock()
+	q.closed, q.full = false, false
+	q.mu.Unlock()
+}

@@ -1,0 +1,168 @@
+package ws
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/chainintel/chainintel/services/stream-fanout/internal/filter"
+	"github.com/chainintel/chainintel/services/stream-fanout/internal/store"
+	"github.com/google/uuid"
+)
+
+// Session kinds.
+const (
+	KindWS   = "ws"   // made by a subscribe message
+	KindREST = "rest" // made by POST /ws/sessions
+	KindV2   = "v2"   // a v2 stream
+)
+
+// V2FilterID is the alertId of a v2 stream's one filter.
+func V2FilterID(streamID string) string { return streamID }
+
+// SessionView is a session as the REST routes show it.
+type SessionView struct {
+	SessionID     string    `json:"sessionId"`
+	TransfersUsed int64     `json:"transfersUsed"`
+	CreatedAt     time.Time `json:"createdAt"`
+	IsActive      bool      `json:"isActive"`
+	IsConnected   *bool     `json:"isConnected,omitempty"`
+}
+
+func sessionView(ss store.Session) SessionView {
+	c := ss.Connected()
+	return SessionView{SessionID: ss.ID, TransfersUsed: ss.Used, CreatedAt: ss.Created, IsActive: true, IsConnected: &c}
+}
+
+// CreateSession makes an empty session a client connects to with ?session_id=; it waits the
+// reconnect window for its first connection.
+func (h *Hub) CreateSession(ctx context.Context, id Identity) (SessionView, error) {
+	ss := store.Session{ID: uuid.NewString(), KeyID: id.KeyID, UserID: id.UserID, Kind: KindREST, Created: h.o.Now().UTC().Truncate(time.Millisecond)}
+	if err := h.o.Store.Create(ctx, ss, h.o.Window); err != nil {
+		return SessionView{}, err
+	}
+	v := sessionView(ss)
+	v.IsConnected = nil
+	return v, nil
+}
+
+// Sessions lists the key's sessions of kind ws and rest, oldest first.
+func (h *Hub) Sessions(ctx context.Context, id Identity) ([]SessionView, error) {
+	all, err := h.o.Store.List(ctx, id.KeyID)
+	if err != nil {
+		return nil, err
+	}
+	out := []SessionView{}
+	for _, ss := range sortByCreated(all) {
+		if ss.Kind != KindV2 {
+			out = append(out, sessionView(ss))
+		}
+	}
+	return out, nil
+}
+
+// Session returns one session of the key (store.ErrNoSession when none).
+func (h *Hub) Session(ctx context.Context, id Identity, sessionID string) (SessionView, error) {
+	ss, err := h.o.Store.Get(ctx, sessionID, id.KeyID)
+	if err != nil {
+		return SessionView{}, err
+	}
+	if ss.Kind == KindV2 {
+		return SessionView{}, store.ErrNoSession
+	}
+	return sessionView(ss), nil
+}
+
+// DeleteSession removes a session or stream of the key; a connection serving it is dropped at
+// its next save. false when there was none.
+func (h *Hub) DeleteSession(ctx context.Context, id Identity, sessionID string, kindV2 bool) (bool, error) {
+	ss, err := h.o.Store.Get(ctx, sessionID, id.KeyID)
+	if errors.Is(err, store.ErrNoSession) || err == nil && (ss.Kind == KindV2) != kindV2 {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return h.o.Store.Delete(ctx, sessionID, id.KeyID)
+}
+
+// ActiveConnections is how many stream connections the key has open across replicas.
+func (h *Hub) ActiveConnections(ctx context.Context, id Identity) (int64, error) {
+	return h.o.Store.Connections(ctx, id.KeyID)
+}
+
+// StreamView is a v2 stream as the REST routes show it.
+type StreamView struct {
+	StreamID      string     `json:"streamId"`
+	ID            int64      `json:"id"`
+	CreatedAt     time.Time  `json:"createdAt"`
+	LastActive    *time.Time `json:"lastActive,omitempty"`
+	TransfersUsed *int64     `json:"transfersUsed,omitempty"`
+	IsConnected   *bool      `json:"isConnected,omitempty"`
+}
+
+// CreateStream validates a v2 stream's filter and stores the stream; it waits the v2 window for
+// its first connection. A filter error is a *filter.Error.
+func (h *Hub) CreateStream(ctx context.Context, id Identity, raw filter.Raw) (StreamView, error) {
+	if _, err := filter.Parse(raw, filter.Options{Served: h.o.Served}); err != nil {
+		return StreamView{}, err
+	}
+	// A user entity must exist for the caller now, as it must at subscribe.
+	c := &conn{h: h, id: id}
+	if _, err := c.compile(ctx, "check", raw); err != nil {
+		var pe *ProtocolError
+		if errors.As(err, &pe) {
+			return StreamView{}, &filter.Error{Field: "filters", Rule: pe.Message}
+		}
+		return StreamView{}, err
+	}
+	seq, err := h.o.Store.NextSeq(ctx)
+	if err != nil {
+		return StreamView{}, err
+	}
+	sid := uuid.NewString()
+	b, _ := json.Marshal(raw)
+	ss := store.Session{ID: sid, KeyID: id.KeyID, UserID: id.UserID, Kind: KindV2, Seq: seq, Created: h.o.Now().UTC().Truncate(time.Millisecond),
+		Filters: []store.FilterRec{{ID: V2FilterID(sid), Raw: b}}}
+	if err := h.o.Store.Create(ctx, ss, h.o.V2Window); err != nil {
+		return StreamView{}, err
+	}
+	return StreamView{StreamID: sid, ID: seq, CreatedAt: ss.Created}, nil
+}
+
+// Streams lists the key's v2 streams, oldest first.
+func (h *Hub) Streams(ctx context.Context, id Identity) ([]StreamView, error) {
+	all, err := h.o.Store.List(ctx, id.KeyID)
+	if err != nil {
+		return nil, err
+	}
+	out := []StreamView{}
+	for _, ss := range sortByCreated(all) {
+		if ss.Kind != KindV2 {
+			continue
+		}
+		used, conn := ss.Used, ss.Connected()
+		v := StreamView{StreamID: ss.ID, ID: ss.Seq, CreatedAt: ss.Created, TransfersUsed: &used, IsConnected: &conn}
+		if ss.HasCursor {
+			seen := ss.LastSeen
+			v.LastActive = &seen
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func sortByCreated(ss []store.Session) []store.Session {
+	for i := 1; i < len(ss); i++ {
+		for j := i; j > 0 && (ss[j].Created.Before(ss[j-1].Created) || ss[j].Created.Equal(ss[j-1].Created) && ss[j].ID < ss[j-1].ID); j-- {
+			ss[j], ss[j-1] = ss[j-1], ss[j]
+		}
+	}
+	return ss
+}
+
+// NextRenewal is when the key's monthly stream quota renews.
+func (h *Hub) NextRenewal(id Identity) time.Time {
+	return h.o.Store.WindowAt(id.KeyID, h.o.Now()).MonthEnd
+}

@@ -1,0 +1,102 @@
+package ws
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/chainintel/chainintel/services/stream-fanout/internal/store"
+	"github.com/coder/websocket"
+)
+
+// Refusal is an upgrade refused before it happened, with the status and message to answer.
+type Refusal struct {
+	Status  int
+	Message string
+}
+
+func (r *Refusal) Error() string { return r.Message }
+
+// Connect is how a connection starts: empty (subscribe messages follow), or bound to an
+// existing session (REST sessions, v2 streams) with Fresh dropping what it was owed.
+type Connect struct {
+	SessionID string
+	Fresh     bool
+	V2        bool // a v2 stream: SessionID is its streamId
+}
+
+// slowReason closes a connection whose send queue overflowed.
+const slowReason = "send queue overflow: the client reads too slowly; reconnect with your sessionId"
+
+// connTTL is how long a connection counts towards its key's limit without a heartbeat (a
+// replica that died leaves its connections counted this long).
+const connTTL = 90 * time.Second
+
+// Serve upgrades the request and serves the connection until it ends. Refusals (the key's
+// connection limit, an unknown session, shutdown) are returned before any upgrade, for the
+// caller to answer as HTTP errors.
+func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, id Identity, cn Connect) error {
+	token := newID()
+	ok, err := h.o.Store.Connect(r.Context(), id.KeyID, token, h.o.MaxConnsPerKey, connTTL)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return &Refusal{http.StatusTooManyRequests, "too many stream connections for this key (limit " + itoa(h.o.MaxConnsPerKey) + ")"}
+	}
+	release := func() { _ = h.o.Store.Disconnect(context.WithoutCancel(r.Context()), id.KeyID, token) }
+	if cn.SessionID != "" {
+		ss, err := h.o.Store.Get(r.Context(), cn.SessionID, id.KeyID)
+		if err == nil && (ss.Kind == KindV2) != cn.V2 {
+			err = store.ErrNoSession
+		}
+		if err != nil {
+			release()
+			if errors.Is(err, store.ErrNoSession) {
+				name := "session_id"
+				if cn.V2 {
+					name = "stream_id"
+				}
+				return &Refusal{http.StatusNotFound, name + ": no such session (it expired or was deleted)"}
+			}
+			return err
+		}
+	}
+	// Callers authenticate with their API key, not cookies, so a cross-origin page gains
+	// nothing a script with the key would not have: the Origin check is off.
+	wsc, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true, CompressionMode: websocket.CompressionDisabled})
+	if err != nil {
+		release()
+		return nil // Accept answered the client
+	}
+	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
+	c := &conn{h: h, ws: wsc, id: id, token: token, q: newQueue(h.o.QueueSize), ctx: ctx, cancel: cancel}
+	c.q.onFull = func() { c.kick(slowReason) }
+	c.v2 = cn.V2
+	c.start()
+	if err := h.add(c); err != nil {
+		c.wstop()
+		cancel()
+		release()
+		_ = wsc.Close(websocket.StatusGoingAway, "server shutting down; connect again")
+		return nil
+	}
+	// The connection is served on a goroutine of its own, and the handler returns: the
+	// request's deep middleware stack is not kept alive for each of thousands of idle
+	// connections.
+	go func() {
+		defer h.remove(c)
+		if cn.SessionID != "" {
+			if err := c.resume(cn.SessionID, cn.Fresh, func() {}); err != nil {
+				var pe *ProtocolError
+				if !errors.As(err, &pe) {
+					pe = perr(CodeInternal, "the session could not be restored; retry")
+				}
+				c.fail("", pe)
+			}
+		}
+		c.run()
+	}()
+	return nil
+}

@@ -1,0 +1,340 @@
+package ws
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+
+	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
+	"github.com/chainintel/chainintel/services/stream-fanout/internal/engine"
+	"github.com/chainintel/chainintel/services/stream-fanout/internal/feed"
+	"github.com/chainintel/chainintel/services/stream-fanout/internal/filter"
+	"github.com/chainintel/chainintel/services/stream-fanout/internal/render"
+	"github.com/chainintel/chainintel/services/stream-fanout/internal/store"
+	ulclient "github.com/chainintel/chainintel/services/user-labels/client"
+	"github.com/google/uuid"
+	"github.com/segmentio/kafka-go"
+	"google.golang.org/protobuf/proto"
+)
+
+// compile validates a stored or sent filter and builds it, resolving user entities.
+func (c *conn) compile(ctx context.Context, id string, raw filter.Raw) (*engine.Filter, error) {
+	spec, err := filter.Parse(raw, filter.Options{Served: c.h.o.Served})
+	if err != nil {
+		return nil, perr(CodeInvalidFilter, "%v", err)
+	}
+	users := map[string][]string{}
+	for _, group := range [][]filter.Ref{spec.Base, spec.From, spec.To, spec.Counterparties} {
+		for _, r := range group {
+			if r.Kind != filter.KindUserEntity || users[r.Value] != nil {
+				continue
+			}
+			if c.h.o.Labels == nil {
+				return nil, perr(CodeInvalidFilter, "user entity %s: user entities are not available", r.Value)
+			}
+			ue, err := c.h.o.Labels.Entity(identityContext(ctx, c.id), r.Value)
+			if errors.Is(err, ulclient.ErrNotFound) {
+				return nil, perr(CodeInvalidFilter, "user entity %s: no such entity of yours", r.Value)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("user entity %s: %w", r.Value, err)
+			}
+			addrs := []string{}
+			for ct, as := range ue.Addresses {
+				for _, a := range as {
+					addrs = append(addrs, render.NormalizeAddress(ct, a))
+				}
+			}
+			users[r.Value] = addrs
+		}
+	}
+	return engine.Compile(id, spec, users), nil
+}
+
+// subscribe adds a filter, creating the connection's session on its first one.
+func (c *conn) subscribe(req Request) error {
+	c.mu.Lock()
+	n := len(c.filters)
+	c.mu.Unlock()
+	if n >= c.h.o.MaxFilters {
+		return perr(CodeInvalidFilter, "a session holds at most %d filters; unsubscribe one first", c.h.o.MaxFilters)
+	}
+	fid := newID()
+	f, err := c.compile(c.ctx, fid, req.Filters)
+	if err != nil {
+		return err
+	}
+	rawJSON, _ := json.Marshal(req.Filters)
+	if _, id := c.current(); id == "" {
+		if err := c.create("ws", 0); err != nil {
+			return err
+		}
+	}
+	sub, sessID := c.current()
+	c.mu.Lock()
+	c.filters = append(c.filters, store.FilterRec{ID: fid, Raw: rawJSON})
+	recs := append([]store.FilterRec(nil), c.filters...)
+	c.mu.Unlock()
+	if err := c.h.o.Store.Apply(c.ctx, sessID, c.token, c.window(), store.Update{Filters: recs}); err != nil {
+		return c.storeErr(err)
+	}
+	c.h.o.Engine.Do(c.ctx, func() { c.h.o.Engine.AddFilter(sub, f) })
+	c.ack(req.ID, "subscribed", map[string]string{"filterId": fid, "sessionId": sessID})
+	return nil
+}
+
+func (c *conn) storeErr(err error) error {
+	if errors.Is(err, store.ErrTakenOver) {
+		c.kick("session taken over by another connection")
+		return perr(CodeNoSession, "this session was taken over by another connection")
+	}
+	return err
+}
+
+// create makes a new session served by this connection from the engine's current positions.
+func (c *conn) create(kind string, seq int64) error {
+	var sub *engine.Sub
+	var pos map[int]int64
+	e := c.h.o.Engine
+	if !e.Do(c.ctx, func() { sub = e.NewSub(c.q, nil); pos = e.Positions() }) {
+		return c.ctx.Err()
+	}
+	ss := store.Session{ID: uuid.NewString(), KeyID: c.id.KeyID, UserID: c.id.UserID, Kind: kind, Seq: seq, Created: c.h.o.Now(),
+		Owner: c.token, Cursor: pos, HasCursor: true}
+	if err := c.h.o.Store.Create(c.ctx, ss, c.h.o.Window); err != nil {
+		e.Do(context.WithoutCancel(c.ctx), func() { e.DropSub(sub) })
+		return err
+	}
+	c.mu.Lock()
+	c.sessID, c.kind, c.sub, c.filters = ss.ID, kind, sub, nil
+	c.mu.Unlock()
+	return nil
+}
+
+func (c *conn) unsubscribe(req Request) error {
+	sub, sessID := c.current()
+	if sub == nil {
+		return perr(CodeNoSession, "no session on this connection: subscribe or reconnect first")
+	}
+	c.mu.Lock()
+	idx := -1
+	for i, f := range c.filters {
+		if f.ID == req.FilterID {
+			idx = i
+		}
+	}
+	if idx < 0 {
+		c.mu.Unlock()
+		return perr(CodeFilterNotFound, "filterId %q is not a filter of this session", short(req.FilterID))
+	}
+	c.filters = append(c.filters[:idx:idx], c.filters[idx+1:]...)
+	recs := append([]store.FilterRec{}, c.filters...)
+	c.mu.Unlock()
+	c.h.o.Engine.Do(c.ctx, func() { c.h.o.Engine.RemoveFilter(sub, req.FilterID) })
+	if err := c.h.o.Store.Apply(c.ctx, sessID, c.token, c.window(), store.Update{Filters: recs}); err != nil {
+		return c.storeErr(err)
+	}
+	c.ack(req.ID, "unsubscribed", nil)
+	return nil
+}
+
+// restored is one filter in a reconnect's ack.
+type restored struct {
+	FilterID string          `json:"filterId"`
+	Filters  json.RawMessage `json:"filters"`
+}
+
+func (c *conn) reconnect(req Request) error {
+	if _, id := c.current(); id == req.SessionID {
+		c.ack(req.ID, "reconnected", c.restoredData())
+		return nil
+	}
+	if err := c.resume(req.SessionID, false, func() { c.ack(req.ID, "reconnected", c.restoredData()) }); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (c *conn) restoredData() map[string]any {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	fs := make([]restored, 0, len(c.filters))
+	for _, f := range c.filters {
+		fs = append(fs, restored{FilterID: f.ID, Filters: f.Raw})
+	}
+	return map[string]any{"sessionId": c.sessID, "filters": fs}
+}
+
+// resume takes session id over for this connection: its filters, the replay buffer, and the
+// transfers matched between where it was served up to and where this replica is, read again
+// from the topic. onClaimed runs (the ack) before any of those is queued. fresh drops what the
+// session was owed and starts from now.
+func (c *conn) resume(id string, fresh bool, onClaimed func()) error {
+	if sub, _ := c.current(); sub != nil {
+		ctx := context.WithoutCancel(c.ctx)
+		c.detach(ctx)
+		c.q.reopen()
+	}
+	ss, err := c.h.o.Store.Claim(c.ctx, id, c.id.KeyID, c.token, c.h.o.V2Window, fresh)
+	if errors.Is(err, store.ErrNoSession) {
+		return perr(CodeNoSession, "session %q does not exist or expired (sessions wait %s for a reconnect)", short(id), c.h.o.Window)
+	}
+	if err != nil {
+		return err
+	}
+	if (ss.Kind == KindV2) != c.v2 {
+		// A v2 stream is reached only at /ws/v2/transfers, a session only at /ws/transfers;
+		// the claim is handed back untouched but for its owner.
+		_ = c.h.o.Store.Apply(c.ctx, id, c.token, c.h.o.V2Window, store.Update{Release: true, Replay: ss.Replay})
+		return perr(CodeNoSession, "session %q does not exist or expired (sessions wait %s for a reconnect)", short(id), c.h.o.Window)
+	}
+	var fs []*engine.Filter
+	for _, fr := range ss.Filters {
+		var raw filter.Raw
+		if err := json.Unmarshal(fr.Raw, &raw); err != nil {
+			return fmt.Errorf("session %s filter %s: %w", id, fr.ID, err)
+		}
+		f, err := c.compile(c.ctx, fr.ID, raw)
+		if err != nil {
+			return err
+		}
+		fs = append(fs, f)
+	}
+	e := c.h.o.Engine
+	c.q.setHold(true)
+	defer c.q.setHold(false)
+	var sub *engine.Sub
+	var pos map[int]int64
+	skip := map[int]int64{}
+	if ss.HasCursor && !fresh {
+		skip = ss.Cursor
+	}
+	if !e.Do(c.ctx, func() {
+		pos = e.Positions()
+		sub = e.NewSub(c.q, skip)
+		for _, f := range fs {
+			e.AddFilter(sub, f)
+		}
+	}) {
+		return c.ctx.Err()
+	}
+	c.mu.Lock()
+	c.sessID, c.kind, c.sub, c.filters = ss.ID, ss.Kind, sub, ss.Filters
+	c.mu.Unlock()
+	onClaimed()
+	if fresh || !ss.HasCursor {
+		return nil
+	}
+	for _, r := range ss.Replay {
+		c.send(out{raw: r, credit: true})
+	}
+	c.catching.Store(true)
+	items, err := c.catchUp(sub, ss.Cursor, pos)
+	c.catching.Store(false)
+	if err != nil {
+		c.h.o.Log.Warn("a resumed session could not read back every transfer it missed", "session", id, "error", err)
+	}
+	for _, it := range items {
+		c.send(out{item: it, credit: true})
+	}
+	return nil
+}
+
+// catchUp reads, for every partition where the session was served up to an offset before
+// this replica's position, the records in between and matches them against its filters.
+// Deliveries come in the order the broker took the records.
+func (c *conn) catchUp(sub *engine.Sub, from, to map[int]int64) ([]engine.Item, error) {
+	var recs []engine.Record
+	var firstErr error
+	for p, end := range to {
+		start, ok := from[p]
+		if !ok || start >= end {
+			continue
+		}
+		if int(end-start)+len(recs) > c.h.o.MaxCatchUp {
+			firstErr = fmt.Errorf("partition %d: %d records to read again is over the limit of %d", p, end-start, c.h.o.MaxCatchUp)
+			continue
+		}
+		err := c.h.o.Transfers.Range(c.ctx, p, start, end, func(m kafka.Message) {
+			if r, ok := decodeTransfer(m, c.h.o.Log); ok {
+				recs = append(recs, r)
+			}
+		})
+		if err != nil && firstErr == nil {
+			firstErr = err
+			if errors.Is(err, feed.ErrGone) {
+				firstErr = fmt.Errorf("partition %d: %w", p, err)
+			}
+		}
+	}
+	sort.SliceStable(recs, func(i, j int) bool {
+		if !recs[i].Time.Equal(recs[j].Time) {
+			return recs[i].Time.Before(recs[j].Time)
+		}
+		if recs[i].Part != recs[j].Part {
+			return recs[i].Part < recs[j].Part
+		}
+		return recs[i].Off < recs[j].Off
+	})
+	var items []engine.Item
+	e := c.h.o.Engine
+	for start := 0; start < len(recs); start += 500 {
+		chunk := recs[start:min(start+500, len(recs))]
+		if !e.Do(c.ctx, func() { items = append(items, e.MatchOne(sub, chunk)...) }) {
+			return items, c.ctx.Err()
+		}
+	}
+	return items, firstErr
+}
+
+// decodeTransfer decodes and normalises a chain.transfers.v1 record.
+func decodeTransfer(m kafka.Message, log *slog.Logger) (engine.Record, bool) {
+	if m.Value == nil {
+		return engine.Record{}, false
+	}
+	t := &eventsv1.Transfer{}
+	if err := proto.Unmarshal(m.Value, t); err != nil {
+		log.Warn("skipping undecodable transfer", "partition", m.Partition, "offset", m.Offset, "error", err)
+		return engine.Record{}, false
+	}
+	if err := render.Normalize(t); err != nil {
+		log.Warn("skipping malformed transfer", "partition", m.Partition, "offset", m.Offset, "error", err)
+		return engine.Record{}, false
+	}
+	return engine.Record{Part: m.Partition, Off: m.Offset, Time: m.Time, Msg: t}, true
+}
+
+// DecodeTransfer is decodeTransfer for the service's live feed.
+func DecodeTransfer(m kafka.Message, log *slog.Logger) (engine.Record, bool) {
+	return decodeTransfer(m, log)
+}
+
+// detach removes the session from the engine and saves it: served-up-to positions, and every
+// delivery still unsent into the replay buffer, so a reconnect anywhere gets exactly what it
+// was owed.
+func (c *conn) detach(ctx context.Context) {
+	sub, id := c.current()
+	if sub == nil {
+		return
+	}
+	e := c.h.o.Engine
+	var cursor map[int]int64
+	e.Do(ctx, func() {
+		cursor = e.Served(sub)
+		e.DropSub(sub)
+	})
+	raw, items := c.q.unsent()
+	for _, it := range items {
+		raw = append(raw, c.render(nil, it))
+	}
+	err := c.h.o.Store.Apply(ctx, id, c.token, c.window(), store.Update{Cursor: cursor, Used: c.takeUsed(), Release: true, Replay: raw})
+	if err != nil && !errors.Is(err, store.ErrTakenOver) {
+		c.h.o.Log.Error("saving a session at disconnect failed; its reconnect may miss transfers", "session", id, "error", err)
+	}
+	c.mu.Lock()
+	c.sub, c.sessID, c.filters = nil, "", nil
+	c.mu.Unlock()
+}

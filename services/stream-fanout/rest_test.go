@@ -1,0 +1,180 @@
+package streamfanout_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/chainintel/chainintel/libs/httpx"
+)
+
+type answer struct {
+	status int
+	body   string
+}
+
+func (w *world) call(r *replica, id httpx.Identity, method, path, body string) answer {
+	w.t.Helper()
+	req, _ := http.NewRequest(method, r.url+path, bytes.NewBufferString(body))
+	w.signer.Sign(req.Header, id, time.Now())
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return answer{resp.StatusCode, string(b)}
+}
+
+func (a answer) json(t *testing.T, v any) {
+	t.Helper()
+	if err := json.Unmarshal([]byte(a.body), v); err != nil {
+		t.Fatalf("%d %s: %v", a.status, a.body, err)
+	}
+}
+
+func expect(t *testing.T, got answer, status int, body string) {
+	t.Helper()
+	if got.status != status || !jsonEqual(t, []byte(got.body), []byte(body)) {
+		t.Fatalf("got %d %s\nwant %d %s", got.status, got.body, status, body)
+	}
+}
+
+// TestRESTSessions: a session made over REST, connected to with ?session_id=, listed, replayed
+// on a reconnect, dropped with fresh=true, deleted; invisible to other keys.
+func TestRESTSessions(t *testing.T) {
+	w := newWorld(t)
+	r := w.start(nil)
+	me, other := ident("kr1"), ident("kr2")
+	var made struct {
+		SessionID string `json:"sessionId"`
+		CreatedAt string `json:"createdAt"`
+	}
+	a := w.call(r, me, "POST", "/ws/sessions", "")
+	a.json(t, &made)
+	expect(t, a, 200, `{"sessionId":"`+made.SessionID+`","transfersUsed":0,"createdAt":"`+made.CreatedAt+`","isActive":true}`)
+	expect(t, w.call(r, me, "GET", "/ws/sessions", ""), 200,
+		`[{"sessionId":"`+made.SessionID+`","transfersUsed":0,"createdAt":"`+made.CreatedAt+`","isActive":true,"isConnected":false}]`)
+	expect(t, w.call(r, other, "GET", "/ws/sessions/"+made.SessionID, ""), 404, `{"error":"no such session"}`)
+	expect(t, w.call(r, other, "GET", "/ws/sessions", ""), 200, `[]`)
+
+	from := addr(70)
+	c := w.dial(r, me, "?session_id="+made.SessionID)
+	fid, sess := c.subscribe(map[string]any{"from": []string{from}})
+	if sess != made.SessionID {
+		t.Fatalf("subscribe went to session %s, not %s", sess, made.SessionID)
+	}
+	expect(t, w.call(r, me, "GET", "/ws/sessions/"+sess, ""), 200,
+		`{"sessionId":"`+sess+`","transfersUsed":0,"createdAt":"`+made.CreatedAt+`","isActive":true,"isConnected":true}`)
+	expect(t, w.call(r, me, "GET", "/ws/active_connections", ""), 200, `{"activeConnections":1}`)
+	w.publish(transferMsg(from, addr(71), 1))
+	c.transfer()
+	_ = c.c.CloseNow()
+
+	// Away: two matches, replayed on connecting again, with no message sent.
+	away := []string{}
+	for range 2 {
+		tr := transferMsg(from, addr(71), 2)
+		away = append(away, tr.Id)
+		w.publish(tr)
+	}
+	c2 := w.dial(r, me, "?session_id="+sess)
+	for _, want := range away {
+		if id, alert, _ := c2.transfer(); id != want || alert != fid {
+			t.Fatalf("replayed %s (%s), want %s (%s)", id, alert, want, fid)
+		}
+	}
+	_ = c2.c.CloseNow()
+
+	// fresh=true drops what was owed.
+	w.publish(transferMsg(from, addr(71), 3))
+	c3 := w.dial(r, me, "?session_id="+sess+"&fresh=true")
+	sentinel(t, w, c3, from)
+
+	var info map[string]any
+	a = w.call(r, me, "GET", "/ws/session-info", "")
+	a.json(t, &info)
+	if info["creditPerTransfer"] != 1.0 || info["creditPerSession"] != 0.0 || info["nextRenewalDate"] == nil {
+		t.Fatalf("session-info %s", a.body)
+	}
+	expect(t, w.call(r, other, "DELETE", "/ws/sessions/"+sess, ""), 404, `{"error":"no such session"}`)
+	expect(t, w.call(r, me, "DELETE", "/ws/sessions/"+sess, ""), 200, `{"message":"session deleted"}`)
+	expect(t, w.call(r, me, "GET", "/ws/sessions/"+sess, ""), 404, `{"error":"no such session"}`)
+	_, resp, err := w.tryDial(r, me, "?session_id="+sess)
+	if err == nil || resp.StatusCode != 404 {
+		t.Fatalf("connect to a deleted session: %v %v", err, resp)
+	}
+	expect(t, w.call(r, me, "GET", "/ws/transfers?fresh=maybe", ""), 400, `{"error":"fresh: must be true or false"}`)
+}
+
+// TestV2Streams: a stream with its filter fixed at creation delivers without any message,
+// replays what matched while away on a reconnect, and is listed and deleted over REST.
+func TestV2Streams(t *testing.T) {
+	w := newWorld(t)
+	r := w.start(nil)
+	me := ident("kv1")
+	from := addr(80)
+	expect(t, w.call(r, me, "POST", "/ws/v2/streams", `{"chains":["mars"],"from":["`+from+`"]}`), 400, `{"error":"chains: \"mars\" is not a known chain"}`)
+	expect(t, w.call(r, me, "POST", "/ws/v2/streams", `{"chains":["ethereum"]}`), 400,
+		`{"error":"filters: give at least one address or entity in from, to or base, a token, or usdGte of at least 10000000"}`)
+	expect(t, w.call(r, me, "POST", "/ws/v2/streams", `{"colour":"red"}`), 400, `{"error":"body: want a TransferFilter JSON object: unknown field \"colour\""}`)
+	var made struct {
+		StreamID  string `json:"streamId"`
+		ID        int64  `json:"id"`
+		CreatedAt string `json:"createdAt"`
+	}
+	a := w.call(r, me, "POST", "/ws/v2/streams", `{"from":["`+from+`"],"usdGte":"1","flow":"all"}`)
+	a.json(t, &made)
+	expect(t, a, 200, `{"streamId":"`+made.StreamID+`","id":1,"createdAt":"`+made.CreatedAt+`"}`)
+
+	c := w.v2dial(r, me, made.StreamID)
+	// The filter is fixed: messages changing it are refused, the stream goes on.
+	c.send("subscribe", map[string]any{"filters": map[string]any{"to": []string{"x"}}})
+	c.expectError("INVALID_PAYLOAD")
+	tr := transferMsg(from, addr(81), 5)
+	w.publish(tr)
+	if id, alert, _ := c.transfer(); id != tr.Id || alert != made.StreamID {
+		t.Fatalf("v2 delivery %s (%s)", id, alert)
+	}
+	_ = c.c.CloseNow()
+	var away []string
+	for range 3 {
+		tr := transferMsg(from, addr(81), 6)
+		away = append(away, tr.Id)
+		w.publish(tr)
+	}
+	c2 := w.v2dial(r, me, made.StreamID)
+	for _, want := range away {
+		if id, _, _ := c2.transfer(); id != want {
+			t.Fatalf("v2 replay %s, want %s", id, want)
+		}
+	}
+	var list []map[string]any
+	a = w.call(r, me, "GET", "/ws/v2/streams", "")
+	a.json(t, &list)
+	if len(list) != 1 || list[0]["streamId"] != made.StreamID || list[0]["id"] != 1.0 || list[0]["isConnected"] != true {
+		t.Fatalf("streams %s", a.body)
+	}
+	// A stream is not a session, and the other way round.
+	expect(t, w.call(r, me, "GET", "/ws/sessions", ""), 200, `[]`)
+	expect(t, w.call(r, me, "DELETE", "/ws/sessions/"+made.StreamID, ""), 404, `{"error":"no such session"}`)
+	expect(t, w.call(r, me, "DELETE", "/ws/v2/streams/"+made.StreamID, ""), 200, `{"message":"stream deleted"}`)
+	expect(t, w.call(r, me, "GET", "/ws/v2/transfers", ""), 400, `{"error":"stream_id: required, the streamId from POST /ws/v2/streams"}`)
+}
+
+func (w *world) v2dial(r *replica, id httpx.Identity, stream string) *client {
+	w.t.Helper()
+	h := http.Header{}
+	w.signer.Sign(h, id, time.Now())
+	ctx, cancel := contextWithTimeout(10 * time.Second)
+	defer cancel()
+	c, resp, err := dialWS(ctx, r.url+"/ws/v2/transfers?stream_id="+stream, h)
+	if err != nil {
+		w.t.Fatalf("v2 dial: %v %v", err, resp)
+	}
+	w.t.Cleanup(func() { _ = c.CloseNow() })
+	return &client{t: w.t, c: c}
+}
