@@ -177,7 +177,8 @@ func (s *Service) OnStop(name string, fn func(context.Context) error) { s.runner
 
 // Engine returns a gin engine with the shared middleware and identity verification.
 func (s *Service) Engine() *gin.Engine {
-	e := httpx.NewEngine(httpx.EngineOptions{Service: s.Name, Logger: s.Log, TracerProvider: s.Tel.TracerProvider})
+	e := httpx.NewEngine(httpx.EngineOptions{Service: s.Name, Logger: s.Log, TracerProvider: s.Tel.TracerProvider,
+		MeterProvider: s.Tel.MeterProvider})
 	e.Use(httpx.IdentityMiddleware(s.Signer))
 	return e
 }
