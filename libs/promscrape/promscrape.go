@@ -1,0 +1,135 @@
+// Package promscrape reads a service's /metrics (the Prometheus text format) into samples, for
+// `chainintel status`, the dashboards' metric check and tests that watch a metric move.
+package promscrape
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"strconv"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// Sample is one series' value. Histograms give their _bucket (with le), _sum and _count
+// series, as the text format spells them.
+type Sample struct {
+	Name   string
+	Labels map[string]string
+	Value  float64
+}
+
+// Samples are a scrape's series.
+type Samples []Sample
+
+// Parse reads the text format.
+func Parse(r io.Reader) (Samples, error) {
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(r)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(fams))
+	for n := range fams {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var out Samples
+	for _, n := range names {
+		f := fams[n]
+		for _, m := range f.GetMetric() {
+			out = append(out, samplesOf(n, f.GetType(), m)...)
+		}
+	}
+	return out, nil
+}
+
+func samplesOf(name string, typ dto.MetricType, m *dto.Metric) []Sample {
+	labels := map[string]string{}
+	for _, l := range m.GetLabel() {
+		labels[l.GetName()] = l.GetValue()
+	}
+	with := func(k, v string) map[string]string {
+		c := make(map[string]string, len(labels)+1)
+		for a, b := range labels {
+			c[a] = b
+		}
+		c[k] = v
+		return c
+	}
+	switch typ {
+	case dto.MetricType_COUNTER:
+		return []Sample{{name, labels, m.GetCounter().GetValue()}}
+	case dto.MetricType_GAUGE:
+		return []Sample{{name, labels, m.GetGauge().GetValue()}}
+	case dto.MetricType_HISTOGRAM:
+		h := m.GetHistogram()
+		out := []Sample{{name + "_sum", labels, h.GetSampleSum()}, {name + "_count", labels, float64(h.GetSampleCount())}}
+		for _, b := range h.GetBucket() {
+			out = append(out, Sample{name + "_bucket", with("le", strconv.FormatFloat(b.GetUpperBound(), 'g', -1, 64)), float64(b.GetCumulativeCount())})
+		}
+		return append(out, Sample{name + "_bucket", with("le", "+Inf"), float64(h.GetSampleCount())})
+	case dto.MetricType_SUMMARY:
+		s := m.GetSummary()
+		return []Sample{{name + "_sum", labels, s.GetSampleSum()}, {name + "_count", labels, float64(s.GetSampleCount())}}
+	default:
+		return []Sample{{name, labels, m.GetUntyped().GetValue()}}
+	}
+}
+
+// Scrape fetches and parses url (a service's ops port /metrics).
+func Scrape(ctx context.Context, c *http.Client, url string) (Samples, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	return Parse(io.LimitReader(resp.Body, 64<<20))
+}
+
+// Names is the set of series names present.
+func (s Samples) Names() map[string]bool {
+	out := map[string]bool{}
+	for _, x := range s {
+		out[x.Name] = true
+	}
+	return out
+}
+
+// Select returns the samples named name whose labels include match.
+func (s Samples) Select(name string, match map[string]string) Samples {
+	var out Samples
+next:
+	for _, x := range s {
+		if x.Name != name {
+			continue
+		}
+		for k, v := range match {
+			if x.Labels[k] != v {
+				continue next
+			}
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
+// Value returns the one sample named name whose labels include match.
+func (s Samples) Value(name string, match map[string]string) (float64, bool) {
+	sel := s.Select(name, match)
+	if len(sel) != 1 {
+		return 0, false
+	}
+	return sel[0].Value, true
+}
