@@ -133,3 +133,76 @@ func (s Samples) Value(name string, match map[string]string) (float64, bool) {
 	}
 	return sel[0].Value, true
 }
+
+// promqlWords are PromQL's functions, aggregations and keywords: never metric names.
+var promqlWords = map[string]bool{
+	"by": true, "without": true, "on": true, "ignoring": true, "group_left": true, "group_right": true,
+	"and": true, "or": true, "unless": true, "bool": true, "offset": true, "inf": true, "nan": true,
+	"sum": true, "min": true, "max": true, "avg": true, "count": true, "stddev": true, "stdvar": true,
+	"topk": true, "bottomk": true, "quantile": true, "count_values": true, "group": true,
+}
+
+// MetricNames lists the metric names a PromQL expression reads: identifiers that are not
+// function calls, keywords, label names inside {...} or by/without (...) lists, or strings.
+func MetricNames(expr string) []string {
+	var out []string
+	seen := map[string]bool{}
+	skipList := false // inside by (...) / without (...)
+	for i := 0; i < len(expr); {
+		c := expr[i]
+		switch {
+		case c == '{':
+			i = skipTo(expr, i, '}')
+		case c == '"' || c == '\'' || c == '`':
+			i = skipTo(expr, i, c)
+		case c == '[':
+			i = skipTo(expr, i, ']')
+		case c == ')':
+			skipList = false
+			i++
+		case c >= '0' && c <= '9': // a number or a duration such as 5m
+			for i < len(expr) && (isIdent(expr[i]) || expr[i] == '.') {
+				i++
+			}
+		case isIdentStart(c):
+			j := i
+			for j < len(expr) && isIdent(expr[j]) {
+				j++
+			}
+			word := expr[i:j]
+			k := j
+			for k < len(expr) && expr[k] == ' ' {
+				k++
+			}
+			call := k < len(expr) && expr[k] == '('
+			switch {
+			case word == "by" || word == "without" || word == "on" || word == "ignoring" || word == "group_left" || word == "group_right":
+				skipList = true
+			case skipList || call || promqlWords[word]:
+			default:
+				if !seen[word] {
+					seen[word] = true
+					out = append(out, word)
+				}
+			}
+			i = j
+		default:
+			i++
+		}
+	}
+	return out
+}
+
+func skipTo(s string, i int, end byte) int {
+	for j := i + 1; j < len(s); j++ {
+		if s[j] == end {
+			return j + 1
+		}
+	}
+	return len(s)
+}
+
+func isIdentStart(c byte) bool {
+	return c == '_' || c == ':' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+func isIdent(c byte) bool { return isIdentStart(c) || c >= '0' && c <= '9' }
