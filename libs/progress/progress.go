@@ -2,7 +2,8 @@
 // re-publish): a log line at a steady interval and gauges on the service's meter, and, for a
 // command run by hand on a terminal, a progress bar instead of the log lines.
 //
-// The gauges carry the attribute job (and any attributes the caller adds, such as chain):
+// The gauges carry the attribute task, the job's name (not "job", which Prometheus gives the
+// scrape target), and any attributes the caller adds, such as chain:
 //
 //	progress_done            units done (for ingest: the cursor block)
 //	progress_total           units to do; 0 while unknown (for ingest: the confirmed head)
@@ -92,7 +93,7 @@ func New(o Options) *Reporter {
 	if m == nil {
 		m = noop.NewMeterProvider().Meter("progress")
 	}
-	attrs := append([]attribute.KeyValue{attribute.String("job", o.Job)}, o.Attrs...)
+	attrs := append([]attribute.KeyValue{attribute.String("task", o.Job)}, o.Attrs...)
 	r := &Reporter{o: o, attrs: metric.WithAttributes(attrs...), now: time.Now,
 		counts: map[string]int64{}, lastCnt: map[string]int64{}, rates: map[string]float64{}}
 	r.doneG, _ = m.Float64Gauge("progress_done", metric.WithDescription("units of a long job done"))
@@ -154,7 +155,7 @@ func (r *Reporter) Tick(ctx context.Context) Snapshot {
 	s := r.update()
 	r.record(ctx, s)
 	if r.bar == nil {
-		args := []any{"job", r.o.Job, "unit", r.o.Unit, "done", s.Done, "total", s.Total, "remaining", s.Remaining,
+		args := []any{"task", r.o.Job, "unit", r.o.Unit, "done", s.Done, "total", s.Total, "remaining", s.Remaining,
 			"per_second", round(s.Rate), "eta", etaString(s.ETA)}
 		for _, a := range r.o.Attrs {
 			args = append(args, string(a.Key), a.Value.Emit())

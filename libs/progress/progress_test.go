@@ -74,7 +74,7 @@ func TestReporterRateETAAndGauges(t *testing.T) {
 	if err := json.Unmarshal(lines[1], &second); err != nil {
 		t.Fatal(err)
 	}
-	for k, v := range map[string]any{"job": "ingest", "chain": "ethereum", "done": 300.0, "total": 1000.0, "remaining": 700.0,
+	for k, v := range map[string]any{"task": "ingest", "chain": "ethereum", "done": 300.0, "total": 1000.0, "remaining": 700.0,
 		"per_second": 10.0, "eta": "1m10s", "transfers_per_second": 25.0} {
 		if second[k] != v {
 			t.Errorf("log %s = %v, want %v (%s)", k, second[k], v, lines[1])

@@ -69,7 +69,7 @@ func TestBackfillProgressReachesHead(t *testing.T) {
 		<-done
 	}()
 
-	chain := map[string]string{"job": "ingest", "chain": "ethereum"}
+	chain := map[string]string{"task": "ingest", "chain": "ethereum"}
 	metrics := "http://" + ops.Addr().String() + "/metrics"
 	var seen []float64 // distinct progress_done values, in the order read
 	deadline := time.Now().Add(2 * time.Minute)
