@@ -2,8 +2,11 @@ package ingest_test
 
 import (
 	"context"
+	"encoding/json"
 	"net"
 	"net/http"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -87,6 +90,7 @@ func TestBackfillProgressReachesHead(t *testing.T) {
 			}
 			if okD && okR && okL && d >= float64(head0) && rem == 0 && lag == 0 && eta == 0 && total >= d && blocks == d+1 {
 				t.Logf("cursor went through %v; head %v, %v blocks ingested", seen, total, blocks)
+				checkIngestDashboard(t, s)
 				break
 			}
 		}
@@ -100,4 +104,38 @@ func TestBackfillProgressReachesHead(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// checkIngestDashboard checks that the ingest dashboard's own metrics (not the shared HTTP and
+// consumer ones, which e2e TestDashboardMetricsExist checks) are exported by an EVM ingester.
+func checkIngestDashboard(t *testing.T, s promscrape.Samples) {
+	b, err := os.ReadFile("../../charts/chainintel/dashboards/ingest.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d struct {
+		Panels []struct {
+			Targets []struct{ Expr string } `json:"targets"`
+		} `json:"panels"`
+	}
+	if err := json.Unmarshal(b, &d); err != nil {
+		t.Fatal(err)
+	}
+	have := s.Names()
+	var checked []string
+	for _, p := range d.Panels {
+		for _, tg := range p.Targets {
+			for _, m := range promscrape.MetricNames(tg.Expr) {
+				// Reorgs count only after one; the shared metrics are checked in e2e.
+				if m == "ingest_reorgs_total" || !strings.HasPrefix(m, "ingest_") && !strings.HasPrefix(m, "progress_") {
+					continue
+				}
+				checked = append(checked, m)
+				if !have[m] {
+					t.Errorf("ingest dashboard names %s, which an EVM ingester does not export", m)
+				}
+			}
+		}
+	}
+	t.Logf("ingest dashboard metrics checked: %v", checked)
 }
