@@ -99,6 +99,9 @@ func New(ctx context.Context, name string, base Base, deps Deps) (*Service, erro
 	if log == nil {
 		log = telemetry.NewLogger(os.Stderr, name, base.LogLevel)
 	}
+	// The ops port's /status shows the newest error the service logged.
+	box := &lastErrorBox{}
+	log = slog.New(lastErrorHandler{log.Handler(), box})
 	tel := deps.Telemetry
 	var err error
 	if tel == nil {
@@ -120,7 +123,7 @@ func New(ctx context.Context, name string, base Base, deps Deps) (*Service, erro
 			return nil, fmt.Errorf("ops port %s: %w", base.OpsAddr, err)
 		}
 	}
-	s.runner.Add(httpx.ServerPart("ops server", ln, httpx.NewServer(httpx.OpsHandler(tel.Registry, s.Ready))))
+	s.runner.Add(httpx.ServerPart("ops server", ln, httpx.NewServer(opsHandler(s, box))))
 	return s, nil
 }
 
