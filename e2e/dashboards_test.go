@@ -34,7 +34,9 @@ var pendingServices = map[string]bool{"balances": true, "token-analytics": true,
 
 // TestDashboardMetricsExist scrapes every service's live /metrics (its ops port) after traffic
 // through the edge and checks that every metric every dashboard panel names is exported by
-// that dashboard's service (overview: by any service), except the metrics listed above.
+// that dashboard's service (overview: by any service), except the metrics listed above, and
+// that every label a query groups by or matches on is carried by one of its metrics (job,
+// which Prometheus adds at scrape time, excepted).
 func TestDashboardMetricsExist(t *testing.T) {
 	p := current
 	if p.Stack == nil {
@@ -51,14 +53,10 @@ func TestDashboardMetricsExist(t *testing.T) {
 		p.Do(t, http.MethodGet, path, key, nil)
 	}
 	p.Do(t, http.MethodGet, "/chains", "ci_not_a_key", nil)
-	// Services without a public route (ingest) or whose route the edge answers itself (a
-	// stream without an upgrade) get one unsigned call on their own port: the request metrics
-	// count refusals too.
-	for svc, ep := range p.Stack.Services {
-		if svc == "edge" {
-			continue
-		}
-		resp, err := http.Get(ep.HTTP + "/internal/metrics-probe")
+	// The stream's route (a WebSocket the edge does not upgrade for a plain GET) gets an
+	// unsigned call on the service's own port: request metrics count refusals too.
+	for svc, path := range map[string]string{"stream-fanout": "/ws/transfers"} {
+		resp, err := http.Get(p.Stack.Services[svc].HTTP + path)
 		if err != nil {
 			t.Fatalf("%s: %v", svc, err)
 		}
@@ -66,13 +64,17 @@ func TestDashboardMetricsExist(t *testing.T) {
 	}
 
 	ctx := context.Background()
+	var samples map[string]promscrape.Samples // by dashboard: its service's, or all for the overview
 	scrape := func() map[string]map[string]bool {
 		out := map[string]map[string]bool{"overview": {}}
+		samples = map[string]promscrape.Samples{}
 		for svc, ep := range p.Stack.Services {
 			s, err := promscrape.Scrape(ctx, http.DefaultClient, ep.Ops+"/metrics")
 			if err != nil {
 				t.Fatalf("%s: %v", svc, err)
 			}
+			samples[svc] = s
+			samples["overview"] = append(samples["overview"], s...)
 			out[svc] = s.Names()
 			for n := range out[svc] {
 				out["overview"][n] = true
@@ -113,10 +115,51 @@ func TestDashboardMetricsExist(t *testing.T) {
 	for _, m := range missing {
 		t.Errorf("dashboard %s names %s, which its service does not export", m.board, m.metric)
 	}
+	labels := 0
+	for _, f := range files {
+		board := strings.TrimSuffix(filepath.Base(f), ".json")
+		for _, expr := range dashboardQueries(t, f) {
+			names := promscrape.MetricNames(expr)
+			var present []string
+			for _, n := range names {
+				if samples[board].Names()[n] {
+					present = append(present, n)
+				}
+			}
+			if len(present) == 0 {
+				continue // none exported here: listed above
+			}
+			for _, l := range promscrape.LabelNames(expr) {
+				if l == "job" {
+					continue
+				}
+				labels++
+				if !samples[board].HasLabel(present, l) {
+					t.Errorf("dashboard %s: %s uses label %q, which none of %v carries", board, expr, l, present)
+				}
+			}
+		}
+	}
+	t.Logf("checked %d label uses", labels)
 }
 
 // dashboardMetrics lists the metric names of every panel query of a dashboard file.
 func dashboardMetrics(t *testing.T, path string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, expr := range dashboardQueries(t, path) {
+		for _, m := range promscrape.MetricNames(expr) {
+			if !seen[m] {
+				seen[m] = true
+				out = append(out, m)
+			}
+		}
+	}
+	return out
+}
+
+// dashboardQueries lists every panel query of a dashboard file.
+func dashboardQueries(t *testing.T, path string) []string {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -131,16 +174,10 @@ func dashboardMetrics(t *testing.T, path string) []string {
 	if err := json.Unmarshal(b, &d); err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
-	seen := map[string]bool{}
 	var out []string
 	for _, p := range d.Panels {
 		for _, tg := range p.Targets {
-			for _, m := range promscrape.MetricNames(tg.Expr) {
-				if !seen[m] {
-					seen[m] = true
-					out = append(out, m)
-				}
-			}
+			out = append(out, tg.Expr)
 		}
 	}
 	return out

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -206,3 +208,82 @@ func isIdentStart(c byte) bool {
 	return c == '_' || c == ':' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
 func isIdent(c byte) bool { return isIdentStart(c) || c >= '0' && c <= '9' }
+
+// LabelNames lists the label names a PromQL expression groups by or matches on: those in
+// by/without/on/ignoring (...) lists and on the left of {...} matchers.
+func LabelNames(expr string) []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(n string) {
+		n = strings.TrimSpace(n)
+		if n != "" && !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	for i := 0; i < len(expr); i++ {
+		switch {
+		case expr[i] == '{':
+			end := skipTo(expr, i, '}')
+			for _, m := range splitMatchers(expr[i+1 : max(end-1, i+1)]) {
+				if k := strings.IndexAny(m, "=!~"); k > 0 {
+					add(m[:k])
+				}
+			}
+			i = end - 1
+		case isIdentStart(expr[i]) && (i == 0 || !isIdent(expr[i-1])):
+			j := i
+			for j < len(expr) && isIdent(expr[j]) {
+				j++
+			}
+			switch expr[i:j] {
+			case "by", "without", "on", "ignoring", "group_left", "group_right":
+				k := j
+				for k < len(expr) && expr[k] == ' ' {
+					k++
+				}
+				if k < len(expr) && expr[k] == '(' {
+					end := skipTo(expr, k, ')')
+					for _, n := range strings.Split(expr[k+1:end-1], ",") {
+						add(n)
+					}
+					j = end
+				}
+			}
+			i = j - 1
+		}
+	}
+	return out
+}
+
+// splitMatchers splits a {...} body at commas outside quotes.
+func splitMatchers(s string) []string {
+	var out []string
+	start, quote := 0, byte(0)
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case quote != 0:
+			if c == '\\' {
+				i++
+			} else if c == quote {
+				quote = 0
+			}
+		case c == '"' || c == '\'' || c == '`':
+			quote = c
+		case c == ',':
+			out = append(out, strings.TrimSpace(s[start:i]))
+			start = i + 1
+		}
+	}
+	return append(out, strings.TrimSpace(s[start:]))
+}
+
+// HasLabel says whether any sample named one of names carries label.
+func (s Samples) HasLabel(names []string, label string) bool {
+	for _, x := range s {
+		if _, ok := x.Labels[label]; ok && slices.Contains(names, x.Name) {
+			return true
+		}
+	}
+	return false
+}

@@ -46,3 +46,16 @@ g{chain="y"} 8
 		t.Error("two series answered as one")
 	}
 }
+
+func TestLabelNames(t *testing.T) {
+	for expr, want := range map[string][]string{
+		`sum by (class) (rate(edge_requests_total{job="edge",status=~"5.."}[5m]))`:                                   {"class", "job", "status"},
+		`histogram_quantile(0.99, sum by (le, http_route) (rate(x_bucket{job="$job", a!="b,c"}[$__rate_interval])))`: {"le", "http_route", "job", "a"},
+		`max(a) / clamp_min(sum(rate(b[5m])), 1)`:                                                                    nil,
+		`max by (topic) (eventbus_consumer_lag) > 0 and on (topic, group) ingest_head_lag_blocks`:                    {"topic", "group"},
+	} {
+		if got := LabelNames(expr); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: got %v, want %v", expr, got, want)
+		}
+	}
+}

@@ -125,14 +125,21 @@ func checkIngestDashboard(t *testing.T, s promscrape.Samples) {
 	var checked []string
 	for _, p := range d.Panels {
 		for _, tg := range p.Targets {
+			var own []string
 			for _, m := range promscrape.MetricNames(tg.Expr) {
 				// Reorgs count only after one; the shared metrics are checked in e2e.
 				if m == "ingest_reorgs_total" || !strings.HasPrefix(m, "ingest_") && !strings.HasPrefix(m, "progress_") {
 					continue
 				}
+				own = append(own, m)
 				checked = append(checked, m)
 				if !have[m] {
 					t.Errorf("ingest dashboard names %s, which an EVM ingester does not export", m)
+				}
+			}
+			for _, l := range promscrape.LabelNames(tg.Expr) {
+				if len(own) > 0 && l != "job" && !s.HasLabel(own, l) {
+					t.Errorf("ingest dashboard: %s uses label %q, which none of %v carries", tg.Expr, l, own)
 				}
 			}
 		}
