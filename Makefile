@@ -38,6 +38,10 @@ help: ## list targets
 run: ## run the whole platform locally (prints the URL and a dev API key)
 	$(GO) run ./dev/cmd/chainintel
 
+.PHONY: status
+status: ## one screen of the running `make run`: health, consumer lag, ingest position, last errors
+	$(GO) run ./dev/cmd/chainintel status
+
 .PHONY: build
 build: ## build every binary
 	$(GO) build $(ALL_PKGS)
