@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/chainintel/chainintel/services/edge/internal/routes"
@@ -40,7 +41,17 @@ func (o *Observer) Wrap(rt routes.Route, h http.Handler) http.Handler {
 		return h
 	}
 	base := []attribute.KeyValue{attribute.String("class", string(rt.Class)), attribute.String("route", rt.Key())}
-	set := metric.WithAttributes(base...)
+	set := metric.WithAttributeSet(attribute.NewSet(base...))
+	// The attribute sets by status are built once per route and status, not per call.
+	var byStatus sync.Map // int → metric.MeasurementOption
+	withStatus := func(status int) metric.MeasurementOption {
+		if v, ok := byStatus.Load(status); ok {
+			return v.(metric.MeasurementOption)
+		}
+		opt := metric.WithAttributeSet(attribute.NewSet(append(base[:2:2], attribute.String("status", strconv.Itoa(status)))...))
+		byStatus.Store(status, opt)
+		return opt
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w}
@@ -50,10 +61,12 @@ func (o *Observer) Wrap(rt routes.Route, h http.Handler) http.Handler {
 			status = http.StatusOK
 		}
 		ctx := r.Context()
-		o.requests.Add(ctx, 1, metric.WithAttributes(append(base[:2:2], attribute.String("status", strconv.Itoa(status)))...))
+		o.requests.Add(ctx, 1, withStatus(status))
 		o.duration.Record(ctx, time.Since(start).Seconds(), set)
-		if c, err := strconv.ParseInt(w.Header().Get("X-Credits-Used"), 10, 64); err == nil && c > 0 {
-			o.credits.Add(ctx, c, set)
+		if v := w.Header()["X-Credits-Used"]; len(v) == 1 && v[0] != "0" {
+			if c, err := strconv.ParseInt(v[0], 10, 64); err == nil && c > 0 {
+				o.credits.Add(ctx, c, set)
+			}
 		}
 	})
 }
