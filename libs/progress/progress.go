@@ -150,11 +150,13 @@ func (r *Reporter) get() int64 {
 // smoothing is the weight of the newest interval in the rate; the rest is the previous rate.
 const smoothing = 0.5
 
-// Tick updates the rates, records the gauges and writes the log line.
+// Tick updates the rates, records the gauges and writes the log line, unless the job is idle:
+// nothing done since the last tick and nothing left (a drained queue, a caught-up follower
+// whose head did not move).
 func (r *Reporter) Tick(ctx context.Context) Snapshot {
-	s := r.update()
+	s, moved := r.update()
 	r.record(ctx, s)
-	if r.bar == nil {
+	if r.bar == nil && (moved || s.Remaining > 0) {
 		args := []any{"task", r.o.Job, "unit", r.o.Unit, "done", s.Done, "total", s.Total, "remaining", s.Remaining,
 			"per_second", round(s.Rate), "eta", etaString(s.ETA)}
 		for _, a := range r.o.Attrs {
@@ -173,10 +175,11 @@ func (r *Reporter) Tick(ctx context.Context) Snapshot {
 	return s
 }
 
-func (r *Reporter) update() Snapshot {
+func (r *Reporter) update() (Snapshot, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	now := r.now()
+	moved := !r.primed || r.done != r.lastDone
 	if r.primed {
 		if dt := now.Sub(r.last).Seconds(); dt > 0 {
 			r.rate = smooth(r.rate, float64(r.done-r.lastDone)/dt)
@@ -202,7 +205,7 @@ func (r *Reporter) update() Snapshot {
 	case s.Rate > 0:
 		s.ETA = time.Duration(float64(s.Remaining) / s.Rate * float64(time.Second))
 	}
-	return s
+	return s, moved
 }
 
 func smooth(prev, cur float64) float64 { return smoothing*cur + (1-smoothing)*prev }

@@ -98,3 +98,19 @@ func TestStartStopWritesFinalLine(t *testing.T) {
 		t.Fatalf("final line: %v", line)
 	}
 }
+
+func TestIdleTicksWriteNoLine(t *testing.T) {
+	var logs bytes.Buffer
+	r := New(Options{Job: "queue", Unit: "rows", Log: slog.New(slog.NewJSONHandler(&logs, nil))})
+	ctx := context.Background()
+	r.Tick(ctx) // first tick: a line
+	r.Tick(ctx) // nothing done, nothing left: none
+	r.SetTotal(3)
+	r.Tick(ctx) // work left: a line
+	r.Set(3)
+	r.Tick(ctx) // work done: a line
+	r.Tick(ctx) // idle again: none
+	if n := bytes.Count(logs.Bytes(), []byte("\n")); n != 3 {
+		t.Fatalf("%d lines, want 3:\n%s", n, logs.String())
+	}
+}
