@@ -56,17 +56,17 @@ type Config struct {
 	EVMConfirmations uint64        `env:"EVM_CONFIRMATIONS" envDefault:"12"`
 	EVMBatchBlocks   int           `env:"EVM_BATCH_BLOCKS" envDefault:"10"`
 	EVMPollInterval  time.Duration `env:"EVM_POLL_INTERVAL" envDefault:"2s"`
-	// EVMProgressInterval is how often the indexer logs its progress (blocks/s, transfers/s,
-	// blocks behind the head, ETA) and updates the progress_* gauges.
-	EVMProgressInterval time.Duration `env:"EVM_PROGRESS_INTERVAL" envDefault:"10s"`
-	EVMReorgWindow      uint64        `env:"EVM_REORG_WINDOW" envDefault:"128"`
-	EVMRPCBatch         int           `env:"EVM_RPC_BATCH" envDefault:"100"`
-	EVMRPCTimeout       time.Duration `env:"EVM_RPC_TIMEOUT" envDefault:"30s"`
-	EVMBalances         bool          `env:"EVM_BALANCES" envDefault:"true"`
-	EVMContractFlags    bool          `env:"EVM_CONTRACT_FLAGS" envDefault:"true"`
+	EVMReorgWindow   uint64        `env:"EVM_REORG_WINDOW" envDefault:"128"`
+	EVMRPCBatch      int           `env:"EVM_RPC_BATCH" envDefault:"100"`
+	EVMRPCTimeout    time.Duration `env:"EVM_RPC_TIMEOUT" envDefault:"30s"`
+	EVMBalances      bool          `env:"EVM_BALANCES" envDefault:"true"`
+	EVMContractFlags bool          `env:"EVM_CONTRACT_FLAGS" envDefault:"true"`
 	// EVMMarketWait is how long the indexer waits at start for the token registry and prices
 	// to arrive before ingesting (blocks ingested without them carry no USD values).
 	EVMMarketWait time.Duration `env:"EVM_MARKET_WAIT" envDefault:"5s"`
+	// EVMProgressInterval is how often the indexer logs its progress (blocks/s, transfers/s,
+	// blocks behind the head, ETA) and updates the progress_* gauges.
+	EVMProgressInterval time.Duration `env:"EVM_PROGRESS_INTERVAL" envDefault:"10s"`
 }
 
 // StartBlock parses EVMStartBlock: nil for "head".
