@@ -47,22 +47,7 @@ func TestDashboardMetricsExist(t *testing.T) {
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no dashboards found (%v)", err)
 	}
-	key := p.KeyFor(t)
-	// One call per upstream service, a refused one and a credited one.
-	for _, path := range []string{"/transfers?chain=ethereum&limit=1", "/intelligence/address/0x0000000000000000000000000000000000000001",
-		"/user/labels", "/balances/address/0x0000000000000000000000000000000000000001", "/token/trending", "/chains"} {
-		p.Do(t, http.MethodGet, path, key, nil)
-	}
-	p.Do(t, http.MethodGet, "/chains", "ci_not_a_key", nil)
-	// The stream's route (a WebSocket the edge does not upgrade for a plain GET) gets an
-	// unsigned call on the service's own port: request metrics count refusals too.
-	for svc, path := range map[string]string{"stream-fanout": "/ws/transfers"} {
-		resp, err := http.Get(p.Stack.Services[svc].HTTP + path)
-		if err != nil {
-			t.Fatalf("%s: %v", svc, err)
-		}
-		resp.Body.Close()
-	}
+	dashboardTraffic(t, p)
 
 	ctx := context.Background()
 	var samples map[string]promscrape.Samples // by dashboard: its service's, or all for the overview
@@ -116,32 +101,7 @@ func TestDashboardMetricsExist(t *testing.T) {
 	for _, m := range missing {
 		t.Errorf("dashboard %s names %s, which its service does not export", m.board, m.metric)
 	}
-	labels := 0
-	for _, f := range files {
-		board := strings.TrimSuffix(filepath.Base(f), ".json")
-		for _, expr := range dashboardQueries(t, f) {
-			names := promscrape.MetricNames(expr)
-			var present []string
-			for _, n := range names {
-				if samples[board].Names()[n] {
-					present = append(present, n)
-				}
-			}
-			if len(present) == 0 {
-				continue // none exported here: listed above
-			}
-			for _, l := range promscrape.LabelNames(expr) {
-				if l == "job" {
-					continue
-				}
-				labels++
-				if !samples[board].HasLabel(present, l) {
-					t.Errorf("dashboard %s: %s uses label %q, which none of %v carries", board, expr, l, present)
-				}
-			}
-		}
-	}
-	t.Logf("checked %d label uses", labels)
+	checkDashboardLabels(t, files, samples)
 }
 
 // dashboardMetrics lists the metric names of every panel query of a dashboard file.
@@ -182,4 +142,56 @@ func dashboardQueries(t *testing.T, path string) []string {
 		}
 	}
 	return out
+}
+
+// dashboardTraffic makes one call per upstream service through the edge, a refused one and a
+// credited one, so the request metrics exist.
+func dashboardTraffic(t *testing.T, p *Platform) {
+	key := p.KeyFor(t)
+	// One call per upstream service, a refused one and a credited one.
+	for _, path := range []string{"/transfers?chain=ethereum&limit=1", "/intelligence/address/0x0000000000000000000000000000000000000001",
+		"/user/labels", "/balances/address/0x0000000000000000000000000000000000000001", "/token/trending", "/chains"} {
+		p.Do(t, http.MethodGet, path, key, nil)
+	}
+	p.Do(t, http.MethodGet, "/chains", "ci_not_a_key", nil)
+	// The stream's route (a WebSocket the edge does not upgrade for a plain GET) gets an
+	// unsigned call on the service's own port: request metrics count refusals too.
+	for svc, path := range map[string]string{"stream-fanout": "/ws/transfers"} {
+		resp, err := http.Get(p.Stack.Services[svc].HTTP + path)
+		if err != nil {
+			t.Fatalf("%s: %v", svc, err)
+		}
+		resp.Body.Close()
+	}
+}
+
+// checkDashboardLabels checks that every label a query groups by or matches on (job excepted,
+// which Prometheus adds) is carried by one of the query's metrics the service exports.
+func checkDashboardLabels(t *testing.T, files []string, samples map[string]promscrape.Samples) {
+	labels := 0
+	for _, f := range files {
+		board := strings.TrimSuffix(filepath.Base(f), ".json")
+		for _, expr := range dashboardQueries(t, f) {
+			names := promscrape.MetricNames(expr)
+			var present []string
+			for _, n := range names {
+				if samples[board].Names()[n] {
+					present = append(present, n)
+				}
+			}
+			if len(present) == 0 {
+				continue // none exported here: listed above
+			}
+			for _, l := range promscrape.LabelNames(expr) {
+				if l == "job" {
+					continue
+				}
+				labels++
+				if !samples[board].HasLabel(present, l) {
+					t.Errorf("dashboard %s: %s uses label %q, which none of %v carries", board, expr, l, present)
+				}
+			}
+		}
+	}
+	t.Logf("checked %d label uses", labels)
 }

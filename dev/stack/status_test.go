@@ -82,24 +82,9 @@ func TestStatus(t *testing.T) {
 
 	rds.Close()
 	redisStopped = true
-	// Readiness answers the dependency's state at each probe: poll until it reports it.
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
-		all = stack.Collect(ctx, client, read.Services)
-		var unhealthy []string
-		for _, s := range all {
-			if !s.Healthy {
-				unhealthy = append(unhealthy, s.Name)
-			}
-		}
-		if slices.Equal(unhealthy, withRedis) || time.Now().After(deadline) {
-			out.Reset()
-			stack.Print(&out, all)
-			if !slices.Equal(unhealthy, withRedis) {
-				t.Fatalf("unhealthy %v, want exactly the services that check Redis %v:\n%s", unhealthy, withRedis, out.String())
-			}
-			break
-		}
-	}
+	all = waitForUnhealthy(t, ctx, client, read.Services, withRedis)
+	out.Reset()
+	stack.Print(&out, all)
 	for _, line := range strings.Split(out.String(), "\n") {
 		f := strings.Fields(line)
 		if len(f) < 2 {
@@ -111,4 +96,26 @@ func TestStatus(t *testing.T) {
 		}
 	}
 	t.Logf("after stopping Redis:\n%s", out.String())
+}
+
+// waitForUnhealthy polls the status until exactly want are unhealthy (readiness answers the
+// dependency's state at each probe), failing after 30s.
+func waitForUnhealthy(t *testing.T, ctx context.Context, c *http.Client, services map[string]stack.Endpoint, want []string) []stack.ServiceStatus {
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		all := stack.Collect(ctx, c, services)
+		var unhealthy []string
+		for _, s := range all {
+			if !s.Healthy {
+				unhealthy = append(unhealthy, s.Name)
+			}
+		}
+		if slices.Equal(unhealthy, want) {
+			return all
+		}
+		if time.Now().After(deadline) {
+			var out bytes.Buffer
+			stack.Print(&out, all)
+			t.Fatalf("unhealthy %v, want exactly the services that check Redis %v:\n%s", unhealthy, want, out.String())
+		}
+	}
 }
