@@ -41,6 +41,10 @@ run: ## run the whole platform locally (prints the URL and a dev API key)
 	$(GO) build -o $(CURDIR)/.cache/run/chainintel ./dev/cmd/chainintel
 	$(CURDIR)/.cache/run/chainintel
 
+.PHONY: status
+status: ## one screen of the running `make run`: health, consumer lag, ingest position, last errors
+	$(GO) run ./dev/cmd/chainintel status
+
 .PHONY: build
 build: ## build every binary
 	$(GO) build $(ALL_PKGS)

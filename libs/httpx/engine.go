@@ -10,6 +10,7 @@ import (
 	"github.com/chainintel/chainintel/libs/params"
 	"github.com/gin-gonic/gin"
 	"go.opentelemetry.io/contrib/instrumentation/github.com/gin-gonic/gin/otelgin"
+	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -21,7 +22,10 @@ type EngineOptions struct {
 	Service        string
 	Logger         *slog.Logger
 	TracerProvider trace.TracerProvider // nil: no spans
-	MaxBodyBytes   int64                // 0: MaxBodyBytes
+	// MeterProvider records http_server_request_duration_seconds by route and status (nil:
+	// none); it is set only with TracerProvider.
+	MeterProvider metric.MeterProvider
+	MaxBodyBytes  int64 // 0: MaxBodyBytes
 }
 
 func init() { gin.SetMode(gin.ReleaseMode) }
@@ -42,7 +46,11 @@ func NewEngine(o EngineOptions) *gin.Engine {
 	e.RedirectTrailingSlash = false
 	e.Use(pathValues)
 	if o.TracerProvider != nil {
-		e.Use(otelgin.Middleware(o.Service, otelgin.WithTracerProvider(o.TracerProvider)))
+		opts := []otelgin.Option{otelgin.WithTracerProvider(o.TracerProvider)}
+		if o.MeterProvider != nil {
+			opts = append(opts, otelgin.WithMeterProvider(o.MeterProvider))
+		}
+		e.Use(otelgin.Middleware(o.Service, opts...))
 	}
 	log := o.Logger
 	if log == nil {

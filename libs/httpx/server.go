@@ -110,6 +110,17 @@ func (r *Readiness) AddCheck(name string, fn func(context.Context) error) {
 	r.mu.Unlock()
 }
 
+// CheckNames lists the registered dependency checks.
+func (r *Readiness) CheckNames() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	names := make([]string, 0, len(r.checks))
+	for _, c := range r.checks {
+		names = append(names, c.name)
+	}
+	return names
+}
+
 // MarkStarted is called once the service has finished starting.
 func (r *Readiness) MarkStarted() { r.started.Store(true) }
 

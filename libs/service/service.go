@@ -99,6 +99,9 @@ func New(ctx context.Context, name string, base Base, deps Deps) (*Service, erro
 	if log == nil {
 		log = telemetry.NewLogger(os.Stderr, name, base.LogLevel)
 	}
+	// The ops port's /status shows the newest error the service logged.
+	box := &lastErrorBox{}
+	log = slog.New(lastErrorHandler{log.Handler(), box})
 	tel := deps.Telemetry
 	var err error
 	if tel == nil {
@@ -120,7 +123,7 @@ func New(ctx context.Context, name string, base Base, deps Deps) (*Service, erro
 			return nil, fmt.Errorf("ops port %s: %w", base.OpsAddr, err)
 		}
 	}
-	s.runner.Add(httpx.ServerPart("ops server", ln, httpx.NewServer(httpx.OpsHandler(tel.Registry, s.Ready))))
+	s.runner.Add(httpx.ServerPart("ops server", ln, httpx.NewServer(opsHandler(s, box))))
 	return s, nil
 }
 
@@ -177,7 +180,8 @@ func (s *Service) OnStop(name string, fn func(context.Context) error) { s.runner
 
 // Engine returns a gin engine with the shared middleware and identity verification.
 func (s *Service) Engine() *gin.Engine {
-	e := httpx.NewEngine(httpx.EngineOptions{Service: s.Name, Logger: s.Log, TracerProvider: s.Tel.TracerProvider})
+	e := httpx.NewEngine(httpx.EngineOptions{Service: s.Name, Logger: s.Log, TracerProvider: s.Tel.TracerProvider,
+		MeterProvider: s.Tel.MeterProvider})
 	e.Use(httpx.IdentityMiddleware(s.Signer))
 	return e
 }

@@ -245,6 +245,7 @@ func Handler(cfg Config, s *service.Service, verifier edgehttp.KeyVerifier, fail
 	}
 	h, err := edgehttp.NewHandler(edgehttp.Options{
 		Routes: routes.Table, Upstreams: upstreams, Own: all, Keys: verifier, Middlewares: mws, Log: s.Log, Failures: fails,
+		Observer: edgehttp.NewObserver(s.Tel.Meter()),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("edge handler: %w", err)

@@ -16,6 +16,7 @@ import (
 	"github.com/chainintel/chainintel/libs/eventbus"
 	"github.com/chainintel/chainintel/libs/lifecycle"
 	"github.com/chainintel/chainintel/libs/pgstore"
+	"github.com/chainintel/chainintel/libs/progress"
 	"github.com/chainintel/chainintel/libs/service"
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
 	balclient "github.com/chainintel/chainintel/services/balances/client"
@@ -296,6 +297,14 @@ func ImportGraphSense(ctx context.Context, cfg Config, paths ...string) (Report,
 		}
 		batches = append(batches, b)
 	}
+	prog := progress.New(progress.Options{Job: "intel.import", Unit: "records", Terminal: os.Stderr})
+	var total int64
+	for _, b := range batches {
+		total += int64(len(b.Entities) + len(b.Claims))
+	}
+	prog.SetTotal(total)
+	stop := prog.Start(ctx)
+	defer stop()
 	return withStore(ctx, cfg, func(st *store.Store) (Report, error) {
 		var rep Report
 		defined := map[string]bool{}
@@ -325,6 +334,7 @@ func ImportGraphSense(ctx context.Context, cfg Config, paths ...string) (Report,
 				return rep, fmt.Errorf("%s: %w", b.Source, err)
 			}
 			rep.add(b.Source, res, b)
+			prog.Add(int64(len(b.Entities) + len(b.Claims)))
 		}
 		return rep, nil
 	})
@@ -364,7 +374,24 @@ func Republish(ctx context.Context, cfg Config) (int, error) {
 	defer pool.Close()
 	pub := eventbus.NewPublisher(cfg.Brokers, eventbus.PublisherOptions{})
 	defer pub.Close()
-	return publish.Republish(ctx, store.New(pool), pub)
+	prog := progress.New(progress.Options{Job: "intel.republish", Unit: "attributions", Terminal: os.Stderr})
+	stop := prog.Start(ctx)
+	defer stop()
+	return publish.Republish(ctx, store.New(pool), countingBus{pub, prog})
+}
+
+// countingBus counts published events on a progress reporter.
+type countingBus struct {
+	publish.Bus
+	prog *progress.Reporter
+}
+
+func (b countingBus) Publish(ctx context.Context, events ...eventbus.Event) error {
+	if err := b.Bus.Publish(ctx, events...); err != nil {
+		return err
+	}
+	b.prog.Add(int64(len(events)))
+	return nil
 }
 
 // HeuristicsSummary is what one heuristics pass concluded.

@@ -60,7 +60,8 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 
 	svc := app.New(st, app.NewChainTypes(set), app.WithLabelCache(cfg.LabelCacheBytes), app.WithLookupCache(cfg.LookupCacheBytes))
 	e := httpx.NewEngine(httpx.EngineOptions{
-		Service: Name, Logger: s.Log, TracerProvider: s.Tel.TracerProvider, MaxBodyBytes: svchttp.MaxInternalBodyBytes,
+		Service: Name, Logger: s.Log, TracerProvider: s.Tel.TracerProvider, MeterProvider: s.Tel.MeterProvider,
+		MaxBodyBytes: svchttp.MaxInternalBodyBytes,
 	})
 	e.Use(httpx.IdentityMiddleware(s.Signer))
 	svchttp.Register(e, svc)

@@ -1,13 +1,21 @@
 // Command chainintel runs the whole platform on one machine (`make run`): every service in one
 // process on its own port, an embedded Kafka-protocol broker and Redis unless KAFKA_BROKERS and
-// REDIS_URL are set, and PostgreSQL from DATABASE_URL. It prints the edge URL and a dev API key.
+// REDIS_URL are set, and PostgreSQL from DATABASE_URL. It prints the edge URL and a dev API key,
+// and writes every service's ports to CHAININTEL_STATE_FILE (default dev/tmp/stack.json).
+//
+//	chainintel            run the platform
+//	chainintel status     one screen from the running platform's ops ports: every service's
+//	                      health, consumer lag per topic, ingest position per chain, last error;
+//	                      exits 1 when a service is unhealthy
 package main
 
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/chainintel/chainintel/dev/stack"
 	"github.com/chainintel/chainintel/libs/config"
@@ -33,14 +41,22 @@ type env struct {
 	// Token list and price exports priced with when indexing a node (EVM_RPC_URL).
 	TokenLists  []string `env:"CHAININTEL_TOKEN_LISTS" envSeparator:"," envDefault:"../shared/data/tokens/brave-coingecko.json"`
 	PriceCSVDir string   `env:"CHAININTEL_PRICE_CSV_DIR" envDefault:"../shared/data/prices"`
+	// StateFile is where the running stack advertises its services' ports for `status`.
+	StateFile string `env:"CHAININTEL_STATE_FILE" envDefault:"dev/tmp/stack.json"`
 }
 
 func main() { service.Main(run) }
 
-func run(ctx context.Context, _ []string) error {
+func run(ctx context.Context, args []string) error {
 	var e env
 	if err := config.Load(&e, ""); err != nil {
 		return err
+	}
+	if len(args) > 0 {
+		if args[0] != "status" || len(args) > 1 {
+			return fmt.Errorf("unknown arguments %q: want no argument (run) or status", args)
+		}
+		return status(ctx, e.StateFile)
 	}
 	log := telemetry.NewLogger(os.Stderr, "chainintel", e.LogLevel)
 	fmt.Fprintln(os.Stderr, "starting chainintel (every service in one process)...")
@@ -52,6 +68,11 @@ func run(ctx context.Context, _ []string) error {
 	}, log)
 	if err != nil {
 		return err
+	}
+	if err := st.WriteState(e.StateFile); err != nil {
+		log.Warn("state file not written; `chainintel status` will not find this stack", "path", e.StateFile, "error", err)
+	} else {
+		defer os.Remove(e.StateFile)
 	}
 	fmt.Printf(`
 chainintel is running.
@@ -71,6 +92,28 @@ Press Ctrl-C to stop.
 	<-st.Done()
 	fmt.Fprintln(os.Stderr, "chainintel stopped")
 	return st.Err()
+}
+
+func status(ctx context.Context, stateFile string) error {
+	st, err := stack.ReadState(stateFile)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	all := stack.Collect(ctx, &http.Client{Timeout: 5 * time.Second}, st.Services)
+	fmt.Printf("chainintel at %s (pid %d)\n\n", st.URL, st.PID)
+	stack.Print(os.Stdout, all)
+	var bad []string
+	for _, s := range all {
+		if !s.Healthy {
+			bad = append(bad, s.Name)
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("unhealthy: %s", strings.Join(bad, ", "))
+	}
+	return nil
 }
 
 func ingestMode(e env) string {

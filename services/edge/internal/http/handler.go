@@ -43,6 +43,8 @@ type Options struct {
 	Log         *slog.Logger
 	// Failures, when set, limits failed key checks per client IP.
 	Failures *FailedKeys
+	// Observer, when set, counts every matched call, refusals included.
+	Observer *Observer
 }
 
 // FailedKeys limits failed API key checks per client IP. Each unknown or revoked key an address
@@ -114,6 +116,7 @@ func NewHandler(o Options) (http.Handler, error) {
 			h = o.Middlewares[i](rt, h)
 		}
 		h = authenticate(rt, o.Keys, o.Failures, o.Log, h)
+		h = o.Observer.Wrap(rt, h)
 		mux.Handle(rt.Method+" "+rt.Pattern, h)
 	}
 	// Anything the table does not match: a 405 naming the allowed methods when the path is

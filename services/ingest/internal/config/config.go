@@ -68,6 +68,9 @@ type Config struct {
 	// EVMMarketWait is how long the indexer waits at start for the token registry and prices
 	// to arrive before ingesting (blocks ingested without them carry no USD values).
 	EVMMarketWait time.Duration `env:"EVM_MARKET_WAIT" envDefault:"5s"`
+	// EVMProgressInterval is how often the indexer logs its progress (blocks/s, transfers/s,
+	// blocks behind the head, ETA) and updates the progress_* gauges.
+	EVMProgressInterval time.Duration `env:"EVM_PROGRESS_INTERVAL" envDefault:"10s"`
 }
 
 // StartBlock parses EVMStartBlock: nil for "head".

@@ -16,6 +16,7 @@ import (
 
 	"github.com/chainintel/chainintel/libs/chains"
 	"github.com/chainintel/chainintel/libs/eventbus"
+	"github.com/chainintel/chainintel/libs/progress"
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
 	"github.com/chainintel/chainintel/services/ingest/internal/evm"
 	"github.com/chainintel/chainintel/services/ingest/internal/market"
@@ -47,6 +48,10 @@ type Config struct {
 	ContractFlags bool
 	// Meter records the indexer's metrics; nil records none.
 	Meter metric.Meter
+	// ProgressInterval is how often progress is logged and its gauges updated (default 10s):
+	// job "ingest", done = the cursor block, total = the confirmed head, so remaining is the
+	// blocks behind it.
+	ProgressInterval time.Duration
 }
 
 // Publisher sends events and returns once Kafka acknowledged them.
@@ -69,6 +74,8 @@ type Indexer struct {
 	now    func() time.Time
 
 	blocksC, eventsC, reorgsC metric.Int64Counter
+	transfersC                metric.Int64Counter
+	prog                      *progress.Reporter
 	cursorG, lagG             metric.Int64Gauge
 	attrs                     metric.MeasurementOption
 }
@@ -96,9 +103,12 @@ func New(cfg Config, rpc *evm.Client, st *store.Store, mk *market.Model, pub Pub
 	x.blocksC, _ = m.Int64Counter("ingest_blocks_total", metric.WithDescription("blocks ingested and committed"))
 	x.eventsC, _ = m.Int64Counter("ingest_events_total", metric.WithDescription("events published for committed blocks"))
 	x.reorgsC, _ = m.Int64Counter("ingest_reorgs_total", metric.WithDescription("reorgs detected"))
+	x.transfersC, _ = m.Int64Counter("ingest_transfers_total", metric.WithDescription("transfers published for committed blocks"))
 	x.cursorG, _ = m.Int64Gauge("ingest_cursor_block", metric.WithDescription("last committed block"))
 	x.lagG, _ = m.Int64Gauge("ingest_head_lag_blocks", metric.WithDescription("blocks between the node's head and the cursor"))
 	x.attrs = metric.WithAttributes(attribute.String("chain", cfg.Chain.Name))
+	x.prog = progress.New(progress.Options{Job: "ingest", Unit: "blocks", Attrs: []attribute.KeyValue{attribute.String("chain", cfg.Chain.Name)},
+		Interval: cfg.ProgressInterval, Log: log, Meter: cfg.Meter})
 	return x
 }
 
@@ -107,6 +117,7 @@ var ErrDeepReorg = errors.New("reorg deeper than the kept block hashes")
 
 // Run indexes until ctx ends. Failed rounds are retried with backoff; nothing is skipped.
 func (x *Indexer) Run(ctx context.Context) error {
+	defer x.prog.Start(ctx)()
 	backoff := time.Second
 	for {
 		progressed, err := x.Step(ctx)
@@ -151,6 +162,7 @@ func (x *Indexer) Step(ctx context.Context) (bool, error) {
 		return false, nil
 	}
 	target := head - x.cfg.Confirmations
+	x.prog.SetTotal(int64(target))
 	var next uint64
 	switch {
 	case hasCur:
@@ -161,7 +173,14 @@ func (x *Indexer) Step(ctx context.Context) (bool, error) {
 		next = target
 	}
 	if next > target {
+		if hasCur {
+			x.prog.Set(int64(cur.Number))
+			x.lagG.Record(ctx, int64(head-cur.Number), x.attrs)
+		}
 		return false, nil
+	}
+	if !hasCur {
+		x.prog.Set(int64(next) - 1)
 	}
 	to := min(next+uint64(x.cfg.BatchBlocks)-1, target)
 	raws, err := x.rpc.Blocks(ctx, next, to)
@@ -244,6 +263,13 @@ func (x *Indexer) Step(ctx context.Context) (bool, error) {
 	x.eventsC.Add(ctx, int64(len(events)), x.attrs)
 	x.cursorG.Record(ctx, int64(last.Number), x.attrs)
 	x.lagG.Record(ctx, int64(head-last.Number), x.attrs)
+	transfers := 0
+	for _, d := range decoded {
+		transfers += len(d.Transfers)
+	}
+	x.transfersC.Add(ctx, int64(transfers), x.attrs)
+	x.prog.Set(int64(last.Number))
+	x.prog.Count("transfers", int64(transfers))
 	x.log.Debug("blocks ingested", "from", next, "to", to, "events", len(events), "head", head)
 	return true, nil
 }

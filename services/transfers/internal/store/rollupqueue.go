@@ -29,6 +29,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/chainintel/chainintel/libs/progress"
 	"github.com/jackc/pgx/v5"
 	"go.opentelemetry.io/otel/metric"
 )
@@ -335,16 +336,24 @@ func (s *Store) afterWrite(ctx context.Context, n int) error {
 func (s *Store) RunRollups(ctx context.Context, poll time.Duration, log *slog.Logger, meter metric.Meter) error {
 	applied, _ := meter.Int64Counter("transfers_rollups_applied_total", metric.WithDescription("queued transfers added to the rollups"))
 	queued, _ := meter.Int64Gauge("transfers_rollup_queue_rows", metric.WithDescription("transfers stored and not yet in the rollups (estimate)"))
+	// The queue as a job: remaining is the rows queued, the ETA the lag in seconds at the
+	// current apply rate (progress_eta_seconds{task="transfers.rollups"}).
+	prog := progress.New(progress.Options{Job: "transfers.rollups", Unit: "rows", Log: log, Meter: meter})
+	defer prog.Start(ctx)()
+	var done int64
 	t := time.NewTicker(poll)
 	defer t.Stop()
 	for {
 		n, err := s.DrainRollups(ctx)
 		applied.Add(ctx, int64(n))
+		done += int64(n)
+		prog.Set(done)
 		if err != nil && ctx.Err() == nil {
 			log.WarnContext(ctx, "applying queued rollups failed; retrying", "error", err)
 		}
 		if left, err := s.queueLength(ctx); err == nil {
 			queued.Record(ctx, left)
+			prog.SetTotal(done + left)
 		}
 		select {
 		case <-ctx.Done():

@@ -1,0 +1,165 @@
+package charts
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// dashboard is the part of a Grafana dashboard the checks read; decoding is strict about types.
+type dashboard struct {
+	UID           string   `json:"uid"`
+	Title         string   `json:"title"`
+	Tags          []string `json:"tags"`
+	SchemaVersion int      `json:"schemaVersion"`
+	Templating    struct {
+		List []struct {
+			Name string `json:"name"`
+			Type string `json:"type"`
+		} `json:"list"`
+	} `json:"templating"`
+	Panels []struct {
+		ID         int    `json:"id"`
+		Type       string `json:"type"`
+		Title      string `json:"title"`
+		Datasource struct {
+			Type string `json:"type"`
+			UID  string `json:"uid"`
+		} `json:"datasource"`
+		GridPos struct{ X, Y, W, H int } `json:"gridPos"`
+		Targets []struct {
+			RefID string `json:"refId"`
+			Expr  string `json:"expr"`
+		} `json:"targets"`
+	} `json:"panels"`
+}
+
+// The umbrella renders one ConfigMap with every dashboard file, labelled for Grafana's sidecar;
+// each dashboard is valid JSON with a unique uid, the Prometheus datasource variable, panels
+// inside the 24-column grid, and a PromQL query in every target.
+func TestUmbrellaDashboards(t *testing.T) {
+	files, err := filepath.Glob("chainintel/dashboards/*.json")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no dashboards in chainintel/dashboards (%v)", err)
+	}
+	want := map[string][]byte{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[filepath.Base(f)] = b
+	}
+
+	r := render(t, "./chainintel", nil)
+	cms := dashboardConfigMaps(r)
+	if len(cms) != 1 {
+		t.Fatalf("%d dashboard ConfigMaps, want 1", len(cms))
+	}
+	cm := cms[0]
+	if cm.Name != releaseName+"-dashboards" {
+		t.Errorf("ConfigMap name %q", cm.Name)
+	}
+	if got := cm.Labels["grafana_dashboard"]; got != "1" {
+		t.Errorf("label grafana_dashboard=%q, want \"1\"", got)
+	}
+	var keys []string
+	for k := range cm.Data {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	if len(keys) != len(want) {
+		t.Errorf("ConfigMap keys %v, want the %d files", keys, len(want))
+	}
+	uids := map[string]string{}
+	for name, b := range want {
+		got, ok := cm.Data[name]
+		if !ok {
+			t.Errorf("%s missing from the ConfigMap", name)
+			continue
+		}
+		if !bytes.Equal(bytes.TrimSpace([]byte(got)), bytes.TrimSpace(b)) {
+			t.Errorf("%s: ConfigMap content differs from the file", name)
+		}
+		checkDashboard(t, name, []byte(got), uids)
+	}
+
+	// Switched off, or with another sidecar label.
+	if n := len(dashboardConfigMaps(render(t, "./chainintel", nil, "dashboards.enabled=false"))); n != 0 {
+		t.Errorf("dashboards.enabled=false rendered %d dashboard ConfigMaps", n)
+	}
+	other := dashboardConfigMaps(render(t, "./chainintel", nil, "dashboards.label=my_dashboards", "dashboards.labelValue=yes",
+		"dashboards.annotations.grafana_folder=chainintel"))
+	if len(other) != 1 || other[0].Labels["my_dashboards"] != "yes" || other[0].Annotations["grafana_folder"] != "chainintel" {
+		t.Errorf("custom label/annotations not applied: %+v", other)
+	}
+}
+
+func dashboardConfigMaps(r *Rendered) []*corev1.ConfigMap {
+	var out []*corev1.ConfigMap
+	for _, cm := range Of[*corev1.ConfigMap](r) {
+		if strings.HasSuffix(cm.Name, "-dashboards") {
+			out = append(out, cm)
+		}
+	}
+	return out
+}
+
+func checkDashboard(t *testing.T, name string, raw []byte, uids map[string]string) {
+	t.Helper()
+	var d dashboard
+	if err := json.Unmarshal(raw, &d); err != nil {
+		t.Errorf("%s: %v", name, err)
+		return
+	}
+	if d.UID == "" || len(d.UID) > 40 || d.Title == "" || d.SchemaVersion == 0 {
+		t.Errorf("%s: uid %q (1..40 characters), title %q and schemaVersion %d required", name, d.UID, d.Title, d.SchemaVersion)
+	}
+	if prev, dup := uids[d.UID]; dup {
+		t.Errorf("%s: uid %q also used by %s", name, d.UID, prev)
+	}
+	uids[d.UID] = name
+	hasDS := false
+	for _, v := range d.Templating.List {
+		hasDS = hasDS || (v.Name == "datasource" && v.Type == "datasource")
+	}
+	if !hasDS {
+		t.Errorf("%s: no datasource variable", name)
+	}
+	if len(d.Panels) == 0 {
+		t.Errorf("%s: no panels", name)
+	}
+	ids := map[int]bool{}
+	for _, p := range d.Panels {
+		where := name + ": panel " + p.Title
+		if p.ID == 0 || ids[p.ID] {
+			t.Errorf("%s: id %d missing or repeated", where, p.ID)
+		}
+		ids[p.ID] = true
+		if p.Datasource.Type != "prometheus" || p.Datasource.UID != "${datasource}" {
+			t.Errorf("%s: datasource %+v, want the prometheus ${datasource} variable", where, p.Datasource)
+		}
+		if p.GridPos.W <= 0 || p.GridPos.H <= 0 || p.GridPos.X < 0 || p.GridPos.X+p.GridPos.W > 24 {
+			t.Errorf("%s: gridPos %+v outside the 24-column grid", where, p.GridPos)
+		}
+		if len(p.Targets) == 0 {
+			t.Errorf("%s: no targets", where)
+		}
+		refs := map[string]bool{}
+		for _, tg := range p.Targets {
+			if strings.TrimSpace(tg.Expr) == "" || tg.RefID == "" || refs[tg.RefID] {
+				t.Errorf("%s: target %+v needs an expr and a unique refId", where, tg)
+			}
+			refs[tg.RefID] = true
+			if strings.Count(tg.Expr, "(") != strings.Count(tg.Expr, ")") || strings.Count(tg.Expr, "{") != strings.Count(tg.Expr, "}") {
+				t.Errorf("%s: unbalanced query %s", where, tg.Expr)
+			}
+		}
+	}
+}

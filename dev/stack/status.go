@@ -1,0 +1,205 @@
+package stack
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/chainintel/chainintel/libs/promscrape"
+	"github.com/chainintel/chainintel/libs/service"
+)
+
+// State is what a running stack advertises for `chainintel status`: every service's ports.
+// `make run` writes it to StateFile (dev/tmp/stack.json unless CHAININTEL_STATE_FILE says
+// otherwise) and removes it on a clean stop.
+type State struct {
+	PID      int                 `json:"pid"`
+	URL      string              `json:"url"`
+	Services map[string]Endpoint `json:"services"`
+}
+
+// WriteState writes the stack's state file.
+func (s *Stack) WriteState(path string) error {
+	b, err := json.MarshalIndent(State{PID: os.Getpid(), URL: s.URL, Services: s.Services}, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// ReadState reads a state file.
+func ReadState(path string) (State, error) {
+	var st State
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return st, fmt.Errorf("%s not found: is `make run` running (from this directory)?", path)
+	}
+	if err != nil {
+		return st, err
+	}
+	if err := json.Unmarshal(b, &st); err != nil {
+		return st, fmt.Errorf("%s: %w", path, err)
+	}
+	return st, nil
+}
+
+// MarshalJSON writes the endpoint as {"http": ..., "ops": ...}.
+func (e Endpoint) MarshalJSON() ([]byte, error) {
+	return json.Marshal(map[string]string{"http": e.HTTP, "ops": e.Ops})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (e *Endpoint) UnmarshalJSON(b []byte) error {
+	var m map[string]string
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	e.HTTP, e.Ops = m["http"], m["ops"]
+	return nil
+}
+
+// ServiceStatus is one service as `chainintel status` sees it.
+type ServiceStatus struct {
+	Name string
+	// Healthy: the ops port answered /status and the service is ready.
+	Healthy bool
+	Problem string // why not healthy
+	Status  service.Status
+	// Lag is each consumed topic's records behind the partition end (the largest over groups).
+	Lag map[string]float64
+	// Chains is each ingested chain's position.
+	Chains map[string]ChainPosition
+}
+
+// ChainPosition is where ingest stands on one chain.
+type ChainPosition struct {
+	Cursor, Behind float64
+	ETASeconds     float64 // -1: unknown
+}
+
+// Collect reads every service's /status and /metrics.
+func Collect(ctx context.Context, c *http.Client, services map[string]Endpoint) []ServiceStatus {
+	names := make([]string, 0, len(services))
+	for n := range services {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	out := make([]ServiceStatus, 0, len(names))
+	for _, n := range names {
+		out = append(out, collectOne(ctx, c, n, services[n]))
+	}
+	return out
+}
+
+func collectOne(ctx context.Context, c *http.Client, name string, ep Endpoint) ServiceStatus {
+	ss := ServiceStatus{Name: name, Lag: map[string]float64{}, Chains: map[string]ChainPosition{}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, ep.Ops+"/status", nil)
+	if err != nil {
+		ss.Problem = err.Error()
+		return ss
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		ss.Problem = "ops port unreachable: " + err.Error()
+		return ss
+	}
+	err = json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&ss.Status)
+	resp.Body.Close()
+	if err != nil {
+		ss.Problem = "bad /status answer: " + err.Error()
+		return ss
+	}
+	ss.Healthy, ss.Problem = ss.Status.Ready, ss.Status.NotReady
+	samples, err := promscrape.Scrape(ctx, c, ep.Ops+"/metrics")
+	if err != nil {
+		return ss
+	}
+	for _, x := range samples.Select("eventbus_consumer_lag", nil) {
+		t := x.Labels["topic"]
+		ss.Lag[t] = max(ss.Lag[t], x.Value)
+	}
+	for _, x := range samples.Select("ingest_cursor_block", nil) {
+		ch := x.Labels["chain"]
+		p := ChainPosition{Cursor: x.Value, ETASeconds: -1}
+		if v, ok := samples.Value("ingest_head_lag_blocks", map[string]string{"chain": ch}); ok {
+			p.Behind = v
+		}
+		if v, ok := samples.Value("progress_eta_seconds", map[string]string{"chain": ch, "task": "ingest"}); ok {
+			p.ETASeconds = v
+		}
+		ss.Chains[ch] = p
+	}
+	return ss
+}
+
+// Print writes the one-screen summary.
+func Print(w io.Writer, all []ServiceStatus) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SERVICE\tHEALTH\tCONSUMER LAG (records)\tINGEST POSITION\tLAST ERROR")
+	for _, s := range all {
+		health := "healthy"
+		if !s.Healthy {
+			health = "UNHEALTHY: " + s.Problem
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Name, health, lagText(s.Lag), chainText(s.Chains), lastErrorText(s.Status.LastError))
+	}
+	_ = tw.Flush()
+}
+
+func lagText(lag map[string]float64) string {
+	if len(lag) == 0 {
+		return "-"
+	}
+	var parts []string
+	for t, v := range lag {
+		parts = append(parts, fmt.Sprintf("%s=%.0f", t, v))
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, " ")
+}
+
+func chainText(cs map[string]ChainPosition) string {
+	if len(cs) == 0 {
+		return "-"
+	}
+	var parts []string
+	for ch, p := range cs {
+		eta := "eta unknown"
+		if p.ETASeconds >= 0 {
+			eta = "eta " + (time.Duration(p.ETASeconds) * time.Second).String()
+		}
+		parts = append(parts, fmt.Sprintf("%s block %.0f, %.0f behind, %s", ch, p.Cursor, p.Behind, eta))
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, "; ")
+}
+
+func lastErrorText(e *service.LastError) string {
+	if e == nil {
+		return "-"
+	}
+	s := e.Time.Format(time.RFC3339) + " " + e.Message
+	if e.Error != "" {
+		s += ": " + e.Error
+	}
+	if len(s) > 160 {
+		s = s[:157] + "..."
+	}
+	return s
+}
