@@ -169,6 +169,7 @@ func Assemble(cfg Config, s *service.Service, pool *pgxpool.Pool, rdb redis.Univ
 	own := map[string]http.Handler{
 		"GET /analytics/credit-periods": analytics.CreditPeriods(),
 		"GET /analytics/endpoint-calls": analytics.EndpointCalls(),
+		"GET /subscription/intel-usage": analytics.IntelUsage(),
 	}
 	fails := &edgehttp.FailedKeys{Limiter: a.Limiter, Keys: a.Verifier, TrustedProxies: trusted,
 		Limit: ratelimit.Limit{Rate: cfg.FailedKeyRate, Burst: cfg.FailedKeyBurst}, Lookups: semaphore.NewWeighted(int64(cfg.FailedKeyLookups))}

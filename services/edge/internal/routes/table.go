@@ -76,6 +76,7 @@ var Table = []Route{
 	get("/chains", Edge, Standard, 0),
 	get("/analytics/credit-periods", Edge, Standard, 0),
 	get("/analytics/endpoint-calls", Edge, Standard, 0),
+	get("/subscription/intel-usage", Edge, Standard, 0),
 
 	// Balances, history, portfolio, token balances and holders.
 	get("/balances/address/{address}", Balances, Standard, 1),
