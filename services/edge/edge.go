@@ -22,6 +22,7 @@ import (
 	edgehttp "github.com/chainintel/chainintel/services/edge/internal/http"
 	"github.com/chainintel/chainintel/services/edge/internal/keys"
 	"github.com/chainintel/chainintel/services/edge/internal/metering"
+	"github.com/chainintel/chainintel/services/edge/internal/attribution"
 	"github.com/chainintel/chainintel/services/edge/internal/openapi"
 	"github.com/chainintel/chainintel/services/edge/internal/proxy"
 	"github.com/chainintel/chainintel/services/edge/internal/ratelimit"
@@ -236,10 +237,18 @@ func Handler(cfg Config, s *service.Service, verifier edgehttp.KeyVerifier, fail
 	if err != nil {
 		return nil, err
 	}
+	names, err := attribution.New(cfg.OperatorName)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := names.Document(openapi.Document)
+	if err != nil {
+		return nil, err
+	}
 	all := map[string]http.Handler{
 		"GET /health":       edgehttp.Health(),
 		"GET /chains":       chainList,
-		"GET /openapi.json": edgehttp.Raw("application/json; charset=utf-8", openapi.Document),
+		"GET /openapi.json": edgehttp.Raw("application/json; charset=utf-8", doc),
 	}
 	for k, h := range own {
 		all[k] = h
@@ -250,7 +259,7 @@ func Handler(cfg Config, s *service.Service, verifier edgehttp.KeyVerifier, fail
 	if err != nil {
 		return nil, fmt.Errorf("edge handler: %w", err)
 	}
-	return h, nil
+	return names.Wrap(h), nil
 }
 
 var _ metering.Publisher = (*eventbus.Publisher)(nil)
