@@ -12,7 +12,6 @@ package attribution
 import (
 	"fmt"
 	"net/http"
-	"net/url"
 	"regexp"
 	"strings"
 )
@@ -116,7 +115,8 @@ type keyWriter struct {
 func (k *keyWriter) WriteHeader(status int) {
 	if !k.decided {
 		k.decided = true
-		k.json = strings.HasPrefix(k.Header().Get("Content-Type"), "application/json")
+		// A compressed body is passed as it is: its bytes are not JSON text.
+		k.json = strings.HasPrefix(k.Header().Get("Content-Type"), "application/json") && k.Header().Get("Content-Encoding") == ""
 		if k.json {
 			k.Header().Del("Content-Length") // renamed keys change the length
 		}
@@ -146,13 +146,3 @@ func (k *keyWriter) Flush() {
 
 // Unwrap lets http.ResponseController reach the underlying writer.
 func (k *keyWriter) Unwrap() http.ResponseWriter { return k.ResponseWriter }
-
-// Query renames the operator's parameter names in q to the services' (for tests and callers
-// that build upstream URLs).
-func (n Names) Query(q url.Values) url.Values {
-	out := url.Values{}
-	for k, v := range q {
-		out[n.Inward(k)] = append(out[n.Inward(k)], v...)
-	}
-	return out
-}

@@ -1,5 +1,7 @@
 package attribution
 
+import "bytes"
+
 // KeyRewriter renames the operator-named object keys of a JSON stream fed to it in pieces of
 // any size; everything else (values, strings that happen to read "serviceEntity", whitespace,
 // number formatting) passes through byte for byte. It holds only the key being read.
@@ -21,7 +23,19 @@ func NewKeyRewriter(n Names) *KeyRewriter { return &KeyRewriter{names: n} }
 // held until it ends. The returned slice is valid until the next call.
 func (k *KeyRewriter) Rewrite(p []byte) []byte {
 	k.out = k.out[:0]
-	for _, c := range p {
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		if k.inString && !k.inKey && !k.escape {
+			// Inside a value string: copy up to the next quote or backslash at once.
+			j := bytes.IndexAny(p[i:], "\"\\")
+			if j < 0 {
+				k.out = append(k.out, p[i:]...)
+				break
+			}
+			k.out = append(k.out, p[i:i+j]...)
+			i += j
+			c = p[i]
+		}
 		if k.inString {
 			k.stringByte(c)
 			continue
