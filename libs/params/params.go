@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -275,4 +276,23 @@ func trunc(s string) string {
 		return s[:64] + "..."
 	}
 	return s
+}
+
+// DropUnknown applies the parameter policy every service shares: a query parameter the route
+// does not take is ignored, never refused, as the public API this project mirrors ignores it,
+// so clients written for that API (which send parameters a route may not read, cache busters,
+// parameters of other versions) keep working unchanged. It deletes from q every parameter not
+// in allowed, so no parser can read an ignored one, and returns their names, sorted. The size
+// of the query as a whole stays bounded for every parameter, known or not (Query, applied to
+// every request by libs/httpx NewEngine and by the edge).
+func DropUnknown(q url.Values, allowed ...string) []string {
+	var dropped []string
+	for k := range q {
+		if !slices.Contains(allowed, k) {
+			dropped = append(dropped, k)
+			delete(q, k)
+		}
+	}
+	slices.Sort(dropped)
+	return dropped
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/chainintel/chainintel/libs/redisx"
 	"github.com/chainintel/chainintel/libs/service"
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
+	"github.com/chainintel/chainintel/services/edge/internal/attribution"
 	"github.com/chainintel/chainintel/services/edge/internal/config"
 	edgehttp "github.com/chainintel/chainintel/services/edge/internal/http"
 	"github.com/chainintel/chainintel/services/edge/internal/keys"
@@ -169,6 +170,7 @@ func Assemble(cfg Config, s *service.Service, pool *pgxpool.Pool, rdb redis.Univ
 	own := map[string]http.Handler{
 		"GET /analytics/credit-periods": analytics.CreditPeriods(),
 		"GET /analytics/endpoint-calls": analytics.EndpointCalls(),
+		"GET /subscription/intel-usage": analytics.IntelUsage(),
 	}
 	fails := &edgehttp.FailedKeys{Limiter: a.Limiter, Keys: a.Verifier, TrustedProxies: trusted,
 		Limit: ratelimit.Limit{Rate: cfg.FailedKeyRate, Burst: cfg.FailedKeyBurst}, Lookups: semaphore.NewWeighted(int64(cfg.FailedKeyLookups))}
@@ -235,10 +237,18 @@ func Handler(cfg Config, s *service.Service, verifier edgehttp.KeyVerifier, fail
 	if err != nil {
 		return nil, err
 	}
+	names, err := attribution.New(cfg.OperatorName)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := names.Document(openapi.Document)
+	if err != nil {
+		return nil, err
+	}
 	all := map[string]http.Handler{
 		"GET /health":       edgehttp.Health(),
 		"GET /chains":       chainList,
-		"GET /openapi.json": edgehttp.Raw("application/json; charset=utf-8", openapi.Document),
+		"GET /openapi.json": edgehttp.Raw("application/json; charset=utf-8", doc),
 	}
 	for k, h := range own {
 		all[k] = h
@@ -250,7 +260,7 @@ func Handler(cfg Config, s *service.Service, verifier edgehttp.KeyVerifier, fail
 	if err != nil {
 		return nil, fmt.Errorf("edge handler: %w", err)
 	}
-	return h, nil
+	return names.Wrap(h), nil
 }
 
 var _ metering.Publisher = (*eventbus.Publisher)(nil)

@@ -42,6 +42,11 @@ type Config struct {
 	KeyCacheTTL time.Duration `env:"KEY_CACHE_TTL" envDefault:"60s"`
 	KeyLocalTTL time.Duration `env:"KEY_LOCAL_TTL" envDefault:"1s"`
 
+	// OperatorName is the word of the operator-named fields of the public API (serviceEntity,
+	// serviceLabel, the search toggles, /service/circulating); an operator migrating from the
+	// hosted API sets its own so its clients keep working unchanged (docs/edge.md "Attribution").
+	OperatorName string `env:"OPERATOR_NAME" envDefault:"service"`
+
 	// TiersFile is a YAML or JSON tier table; empty uses the built-in table (docs/edge.md).
 	TiersFile string `env:"TIERS_FILE"`
 

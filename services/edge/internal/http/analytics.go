@@ -3,6 +3,7 @@ package http
 import (
 	"context"
 	"encoding/json"
+	"hash/fnv"
 	"net/http"
 	"net/url"
 	"sort"
@@ -108,6 +109,7 @@ type HourlyUsage struct {
 	Hour            time.Time        `json:"hour"`
 	TotalCalls      int64            `json:"totalCalls"`
 	TotalCredits    int64            `json:"totalCredits"`
+	TotalCostUnits  int64            `json:"totalCostUnits"`
 	CallBreakdown   map[string]int64 `json:"callBreakdown"`
 	CreditBreakdown map[string]int64 `json:"creditBreakdown"`
 }
@@ -115,8 +117,30 @@ type HourlyUsage struct {
 // EndpointInfo is a route pattern's credit weight.
 type EndpointInfo struct {
 	Pattern  string `json:"pattern"`
+	Color    string `json:"color"`
 	Weight   int64  `json:"weight"`
 	UnitType string `json:"unitType"`
+}
+
+// palette is the chart colours endpoint patterns are given; a pattern's colour is fixed by its
+// name (FNV-1a), so one endpoint keeps its colour across windows and callers.
+var palette = [...]string{"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948",
+	"#b07aa1", "#ff9da7", "#9c755f", "#bab0ac", "#1f77b4", "#17becf"}
+
+// ColorOf returns the chart colour of a route pattern.
+func ColorOf(pattern string) string {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(pattern))
+	return palette[h.Sum32()%uint32(len(palette))]
+}
+
+// costUnits is what a route's credits counted: rows for per-row routes (credits / weight),
+// calls otherwise (and for free routes, which have no weight to divide by).
+func costUnits(rt routes.Route, known bool, calls, credits int64) int64 {
+	if known && rt.Unit == routes.PerRow && rt.Credits > 0 {
+		return credits / rt.Credits
+	}
+	return calls
 }
 
 // Window is a resolved reporting window.
@@ -130,9 +154,10 @@ const MaxCustomRange = 366 * 24 * time.Hour
 
 var periods = map[string]time.Duration{"24h": 24 * time.Hour, "7d": 7 * 24 * time.Hour, "30d": 30 * 24 * time.Hour}
 
-// ParseWindow reads period, start_date and end_date (API.md): period 24h|7d|30d (default 24h)
-// ending at end_date or now; start_date and end_date together are a custom range of at most
-// 366 days; start_date alone is an error.
+// ParseWindow reads period, start_date and end_date as the public API does: start_date and
+// end_date together are a custom range of at most 366 days and period is then ignored;
+// otherwise period 24h|7d|30d (default 24h) ends at end_date or now, and a lone start_date is
+// ignored.
 func ParseWindow(q url.Values, now time.Time) (Window, error) {
 	for _, k := range []string{"period", "start_date", "end_date"} {
 		if len(q[k]) > 1 {
@@ -159,12 +184,8 @@ func ParseWindow(q url.Values, now time.Time) (Window, error) {
 		return Window{}, err
 	}
 	period := q.Get("period")
-	if hasStart {
+	if hasStart && hasEnd {
 		switch {
-		case !hasEnd:
-			return Window{}, httpx.BadRequest("start_date: a custom range needs end_date too")
-		case period != "":
-			return Window{}, httpx.BadRequest("period: give either period or a start_date/end_date range, not both")
 		case !start.Before(end):
 			return Window{}, httpx.BadRequest("start_date: must be before end_date")
 		case end.Sub(start) > MaxCustomRange:
@@ -223,12 +244,14 @@ func (a Analytics) EndpointCalls() http.Handler {
 			dp := &out.DataPoints[n-1]
 			dp.TotalCalls += row.Calls
 			dp.TotalCredits += row.Credits
+			rt, known := weights[row.Route]
+			dp.TotalCostUnits += costUnits(rt, known, row.Calls, row.Credits)
 			dp.CallBreakdown[row.Route] += row.Calls
 			dp.CreditBreakdown[row.Route] += row.Credits
 			if !seen[row.Route] {
 				seen[row.Route] = true
-				info := EndpointInfo{Pattern: row.Route, UnitType: string(routes.PerCall)}
-				if rt, ok := weights[row.Route]; ok {
+				info := EndpointInfo{Pattern: row.Route, Color: ColorOf(row.Route), UnitType: string(routes.PerCall)}
+				if known {
 					info.Weight, info.UnitType = rt.Credits, string(rt.Unit)
 				}
 				out.EndpointInfos = append(out.EndpointInfos, info)
@@ -247,4 +270,52 @@ func writeJSON(w http.ResponseWriter, v any) {
 	}
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	_, _ = w.Write(b)
+}
+
+// IntelUsage is the body of GET /subscription/intel-usage.
+type IntelUsage struct {
+	TotalCount  int64                      `json:"totalCount"`
+	TotalLimit  int64                      `json:"totalLimit"`
+	ChainUsage  map[string]IntelChainUsage `json:"chainUsage"`
+	PeriodStart *time.Time                 `json:"periodStart"`
+}
+
+// IntelChainUsage is one chain's intelligence lookups.
+type IntelChainUsage struct {
+	Count int64 `json:"count"`
+}
+
+// IntelUsage answers the intelligence lookups (calls to routes the intelligence service owns)
+// of the caller's billing entity in the current billing period. Metering records route
+// patterns, not the chain a call named, so chainUsage is null (the public schema allows it);
+// totalLimit is the tier's included credits, the only allowance that bounds those lookups.
+func (a Analytics) IntelUsage() http.Handler {
+	intel := map[string]bool{}
+	for _, rt := range a.Routes {
+		if rt.Service == routes.Intelligence {
+			intel[rt.Pattern] = true
+		}
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, ok := httpx.IdentityFrom(r.Context())
+		if !ok {
+			proxy.WriteError(w, http.StatusUnauthorized, "error validating API key")
+			return
+		}
+		now := a.now().UTC()
+		start, _ := usage.PeriodOf(now)
+		rows, err := a.Usage.Hourly(r.Context(), usage.Scope{UserID: id.UserID, OrgID: id.OrgID}, start, now.Add(time.Hour))
+		if err != nil {
+			httpx.WriteFailure(w, err) // PostgreSQL down: 503 naming it, with Retry-After
+			return
+		}
+		tr, _ := a.Tiers.Get(id.Tier)
+		out := IntelUsage{TotalLimit: tr.IncludedCredits, PeriodStart: &start}
+		for _, row := range rows {
+			if intel[row.Route] {
+				out.TotalCount += row.Calls
+			}
+		}
+		writeJSON(w, out)
+	})
 }

@@ -76,6 +76,7 @@ var Table = []Route{
 	get("/chains", Edge, Standard, 0),
 	get("/analytics/credit-periods", Edge, Standard, 0),
 	get("/analytics/endpoint-calls", Edge, Standard, 0),
+	get("/subscription/intel-usage", Edge, Standard, 0),
 
 	// Balances, history, portfolio, token balances and holders.
 	get("/balances/address/{address}", Balances, Standard, 1),
@@ -131,6 +132,7 @@ var Table = []Route{
 	get("/token/volume/{chain}/{address}", TokenAnalytics, Heavy, 3),
 	get("/marketdata/altcoin_index", TokenAnalytics, Standard, 1),
 	get("/native/circulating", TokenAnalytics, Standard, 0),
+	get("/networks/history/{chain}", TokenAnalytics, Standard, 1),
 
 	// User labels and entities.
 	get("/user/labels", UserLabels, Standard, 1),

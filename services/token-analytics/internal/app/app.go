@@ -27,6 +27,26 @@ type Store interface {
 	Altcoins(ctx context.Context, exclude string, limit int) ([]AltcoinChange, error)
 	PriceAt(ctx context.Context, id string, g Granularity, t time.Time) (float64, bool, error)
 	ReserveSum(ctx context.Context, chain, token string, addresses []string) (string, error)
+	PriceHistory(ctx context.Context, id string, g Granularity, from, to time.Time) ([]Quote, error)
+}
+
+// Quote is one point of a coin's price history (GET /networks/history/{chain}).
+type Quote struct {
+	Time      time.Time `json:"time"`
+	USD       float64   `json:"usd"`
+	Volume24h float64   `json:"volume24h"`
+	MarketCap float64   `json:"marketCap"`
+}
+
+// NetworkHistoryDays is the window of GET /networks/history/{chain}: a year of daily points.
+const NetworkHistoryDays = 365
+
+// NetworkHistory is the daily price, 24-hour volume and market cap of a chain's native coin
+// (pricingID) over the last NetworkHistoryDays days, oldest first; an empty list when no price
+// has been ingested for it.
+func (s *Service) NetworkHistory(ctx context.Context, pricingID string) ([]Quote, error) {
+	now := s.o.Now().UTC()
+	return s.st.PriceHistory(ctx, pricingID, Daily, now.Add(-NetworkHistoryDays*24*time.Hour), now)
 }
 
 // Native is the operator's own token for /native/circulating.

@@ -31,6 +31,7 @@ func Register(e *gin.Engine, svc *app.Service, set *chains.Set) {
 	e.GET("/token/trending/:id", h.trendingOne)
 	e.GET("/marketdata/altcoin_index", h.altcoinIndex)
 	e.GET("/native/circulating", h.circulating)
+	e.GET("/networks/history/:chain", h.networkHistory)
 	e.GET("/internal/tokens/:id", h.market)
 	e.GET("/internal/tokens/:id/:address", h.market)
 }
@@ -171,6 +172,25 @@ func (h *handlers) circulating(c *gin.Context) {
 		return
 	}
 	httpx.Answer(c, http.StatusOK, gin.H{"amount": n})
+}
+
+// networkHistory answers the daily quotes of the chain's native coin. token-analytics owns it
+// because it holds the prices (docs/architecture.md).
+func (h *handlers) networkHistory(c *gin.Context) {
+	cs, err := h.set.Resolve([]string{c.Param("chain")})
+	if err != nil || len(cs) != 1 {
+		fail(c, params.Errorf("chain", "%v", err))
+		return
+	}
+	qs, err := h.svc.NetworkHistory(c.Request.Context(), cs[0].NativePricingID)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	if qs == nil {
+		qs = []app.Quote{}
+	}
+	httpx.Answer(c, http.StatusOK, qs)
 }
 
 func (h *handlers) market(c *gin.Context) {

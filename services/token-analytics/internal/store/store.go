@@ -38,6 +38,7 @@ var (
 	sqlPriceLatestTime  = load("price_latest_time")
 	sqlPriceAt          = load("price_at")
 	sqlPricesRange      = load("prices_range")
+	sqlPriceHistory     = load("price_history")
 	sqlFlowsInsert      = load("flows_insert") + "\n" + load("flows_rollup_tail")
 	sqlFlowsRecount     = load("flows_recount") + "\n" + load("flows_rollup_tail")
 	sqlOrphansAdd       = load("orphans_add")

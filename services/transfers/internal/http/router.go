@@ -116,10 +116,6 @@ func (h handlers) tx(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	for k := range c.Request.URL.Query() {
-		fail(c, params.Errorf(k, "unknown parameter (this route takes none)"))
-		return
-	}
 	out, err := h.app.Transaction(c.Request.Context(), hash)
 	if err != nil {
 		fail(c, err)

@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -135,23 +134,12 @@ func (p Parser) now() time.Time {
 	return time.Now()
 }
 
-// known rejects parameters a route does not take, so a misspelt filter is not silently ignored.
+// known applies the shared parameter policy (params.DropUnknown): parameters the route does not
+// take (allowed lists those it does) are ignored, so clients of the public API that send them
+// keep working; it never fails.
 func known(q url.Values, allowed ...string) error {
-	var unknown []string
-	for k := range q {
-		if !slices.Contains(allowed, k) {
-			unknown = append(unknown, k)
-		}
-	}
-	if len(unknown) == 0 {
-		return nil
-	}
-	sort.Strings(unknown)
-	name := short(unknown[0])
-	if name == "" {
-		name = "(empty name)"
-	}
-	return params.Errorf(name, "unknown parameter (this route takes %s)", strings.Join(allowed, ", "))
+	params.DropUnknown(q, allowed...)
+	return nil
 }
 
 var (
