@@ -180,6 +180,18 @@ func seedHours(ctx context.Context, pool *pgxpool.Pool, now time.Time) error {
 	if err != nil {
 		return err
 	}
+	// flow_days is the per-day sum of flow_hours, as the rollup statements keep it.
+	if _, err := pool.Exec(ctx, `
+		TRUNCATE market.flow_days;
+		INSERT INTO market.flow_days (chain, token, day, transfers, volume_usd, volume_value, cex_in_usd, cex_out_usd, dex_in_usd, dex_out_usd)
+		SELECT chain, token, date_bin('1 day', hour, TIMESTAMPTZ '2000-01-03 00:00:00+00') AS day,
+		       sum(transfers), sum(volume_usd), sum(volume_value), sum(cex_in_usd), sum(cex_out_usd), sum(dex_in_usd), sum(dex_out_usd)
+		FROM market.flow_hours GROUP BY 1, 2, 3 ORDER BY 3, 1, 2`); err != nil {
+		return err
+	}
+	if _, err := pool.Exec(ctx, `VACUUM ANALYZE market.flow_days`); err != nil {
+		return err
+	}
 	if _, err := pool.Exec(ctx, `VACUUM ANALYZE market.flow_hours`); err != nil {
 		return err
 	}
