@@ -17,7 +17,8 @@ func (s *Store) TopWindows(ctx context.Context, chains, ids []string, refFrom, c
 	if len(ids) > 0 {
 		idArg = ids
 	}
-	rows, err := s.pool.Query(ctx, sqlTopWindows, nullChains(chains), refFrom, curFrom, curTo, idArg)
+	los, his, daily := pieces(refFrom, curFrom, curTo)
+	rows, err := s.pool.Query(ctx, sqlTopWindows, nullChains(chains), refFrom, curFrom, curTo, idArg, los, his, daily)
 	if err != nil {
 		return nil, fmt.Errorf("top tokens: %w", err)
 	}
@@ -32,6 +33,47 @@ func (s *Store) TopWindows(ctx context.Context, chains, ids []string, refFrom, c
 		return nil, fmt.Errorf("top tokens: %w", err)
 	}
 	return out, nil
+}
+
+// pieces cuts [from, to) into whole UTC days (read from flow_days) and the hours before, after
+// and around split (flow_hours), so that no piece straddles split: the windows on either side of
+// it are summed from one row per token-day plus at most two days of hours per boundary.
+func pieces(from, split, to time.Time) (los, his []time.Time, daily []bool) {
+	add := func(lo, hi time.Time, d bool) {
+		if lo.Before(hi) {
+			los, his, daily = append(los, lo), append(his, hi), append(daily, d)
+		}
+	}
+	firstDay, lastDay := ceilDay(from), to.UTC().Truncate(day)
+	if !firstDay.Before(lastDay) {
+		add(from, to, false)
+		return los, his, daily
+	}
+	add(from, firstDay, false)
+	splitDay := split.UTC().Truncate(day)
+	switch {
+	case splitDay.Before(firstDay) || !splitDay.Before(lastDay):
+		add(firstDay, lastDay, true)
+	case splitDay.Equal(split):
+		add(firstDay, split, true)
+		add(split, lastDay, true)
+	default:
+		add(firstDay, splitDay, true)
+		add(splitDay, splitDay.Add(day), false)
+		add(splitDay.Add(day), lastDay, true)
+	}
+	add(lastDay, to, false)
+	return los, his, daily
+}
+
+const day = 24 * time.Hour
+
+func ceilDay(t time.Time) time.Time {
+	d := t.UTC().Truncate(day)
+	if d.Before(t) {
+		return d.Add(day)
+	}
+	return d
 }
 
 func deploymentArrays(deps []app.Deployment) (chains, tokens []string) {
@@ -71,7 +113,11 @@ func (s *Store) TopFlows(ctx context.Context, deps []app.Deployment, from time.T
 // Volume returns deps' volume in buckets of size over [from, to), only buckets with flows.
 func (s *Store) Volume(ctx context.Context, deps []app.Deployment, from, to time.Time, size time.Duration) ([]app.VolumeBucket, error) {
 	chains, tokens := deploymentArrays(deps)
-	rows, err := s.pool.Query(ctx, sqlVolume, chains, tokens, from, to, size)
+	q := sqlVolume
+	if size%day == 0 && from.Equal(from.UTC().Truncate(day)) {
+		q = sqlVolumeDays // one row per token-day instead of 24
+	}
+	rows, err := s.pool.Query(ctx, q, chains, tokens, from, to, size)
 	if err != nil {
 		return nil, fmt.Errorf("token volume: %w", err)
 	}

@@ -49,6 +49,7 @@ var (
 	sqlTopWindows       = load("top_windows")
 	sqlTopFlow          = load("top_flow")
 	sqlVolume           = load("volume")
+	sqlVolumeDays       = load("volume_days")
 	sqlTrending         = load("trending")
 	sqlAltcoins         = load("altcoins")
 	sqlReserveUpsert    = load("reserve_upsert")

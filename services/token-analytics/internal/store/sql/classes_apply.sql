@@ -1,5 +1,5 @@
 -- Applies address class changes and moves the rollups' cex/dex sums of every hour the address
--- had flows in from its old class to its new one. Input: chain_type, address, entity_type,
+-- had flows in from its old class to its new one (flow_hours and flow_days). Input: chain_type, address, entity_type,
 -- sets_entity (false: only the pool flag changes), is_pool, version, info.
 WITH input AS (
     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bool[], $5::bool[], $6::int8[], $7::jsonb[])
@@ -32,9 +32,21 @@ WITH input AS (
     FROM moved m
     JOIN market.flow_address_hours a ON a.chain_type = m.chain_type AND a.address = m.address
     GROUP BY a.chain, a.token, a.hour
+), by_hour AS (
+    UPDATE market.flow_hours h SET
+        cex_in_usd = h.cex_in_usd + d.cex_in, cex_out_usd = h.cex_out_usd + d.cex_out,
+        dex_in_usd = h.dex_in_usd + d.dex_in, dex_out_usd = h.dex_out_usd + d.dex_out
+    FROM deltas d
+    WHERE h.chain = d.chain AND h.token = d.token AND h.hour = d.hour
+    RETURNING 1
+), day_deltas AS (
+    SELECT chain, token, date_bin('1 day', hour, TIMESTAMPTZ '2000-01-03 00:00:00+00') AS day,
+           sum(cex_in) AS cex_in, sum(cex_out) AS cex_out, sum(dex_in) AS dex_in, sum(dex_out) AS dex_out
+    FROM deltas
+    GROUP BY 1, 2, 3
 )
-UPDATE market.flow_hours h SET
-    cex_in_usd = h.cex_in_usd + d.cex_in, cex_out_usd = h.cex_out_usd + d.cex_out,
-    dex_in_usd = h.dex_in_usd + d.dex_in, dex_out_usd = h.dex_out_usd + d.dex_out
-FROM deltas d
-WHERE h.chain = d.chain AND h.token = d.token AND h.hour = d.hour
+UPDATE market.flow_days y SET
+    cex_in_usd = y.cex_in_usd + d.cex_in, cex_out_usd = y.cex_out_usd + d.cex_out,
+    dex_in_usd = y.dex_in_usd + d.dex_in, dex_out_usd = y.dex_out_usd + d.dex_out
+FROM day_deltas d
+WHERE y.chain = d.chain AND y.token = d.token AND y.day = d.day
