@@ -11,7 +11,11 @@ WITH ins AS (
   RETURNING o.chain, o.address, o.token, o.block_number, o.block_hash, o.block_time, o.balance, o.owner, o.kind, o.void
 )
 INSERT INTO fresh_obs (chain, address, token, block_number, block_hash, block_time, balance, owner, kind, held)
-SELECT i.chain, i.address, i.token, i.block_number, i.block_hash, i.block_time, i.balance, i.owner, i.kind,
-       EXISTS (SELECT 1 FROM balances.attributions a
-               WHERE a.chain_type = balances.chain_type(i.chain) AND a.address = i.address AND a.entity_id <> '')
-FROM ins i WHERE NOT i.void
+SELECT i.chain, i.address, i.token, i.block_number, i.block_hash, i.block_time, i.balance, i.owner, i.kind, h.held IS NOT NULL
+FROM ins i
+-- One primary-key probe per observation (LIMIT 1 keeps the planner from hashing every attribution).
+LEFT JOIN LATERAL (
+  SELECT true AS held FROM balances.attributions a
+  WHERE a.chain_type = balances.chain_type(i.chain) AND a.address = i.address AND a.entity_id <> '' LIMIT 1
+) h ON true
+WHERE NOT i.void
