@@ -99,6 +99,12 @@ func (s *Store) EntityBalances(ctx context.Context, entity string, chains []stri
 	return scanHoldings(s.pool.Query(ctx, q("read_entity_current"), entity, chains))
 }
 
+// EntityBalancesAt returns an operator entity's balances on chains at the end of UTC day day,
+// summed in SQL from its day-over-day changes (O(tokens) rows back).
+func (s *Store) EntityBalancesAt(ctx context.Context, entity string, chains []string, day time.Time) ([]Holding, error) {
+	return scanHoldings(s.pool.Query(ctx, q("read_entity_at"), entity, chains, day.Format(dateFmt)))
+}
+
 // SummedEntityBalances sums an operator entity's addresses' current balances on chains: what
 // EntityBalances must equal. The serving path never reads it (it costs a probe per address);
 // checks of the maintained totals do.
