@@ -69,7 +69,6 @@ func (s *Store) WriteObservations(ctx context.Context, obs []Observation) (int, 
 		b := &pgx.Batch{}
 		b.Queue(q("observed_tokens"))
 		b.Queue(q("insert_observations"))
-		b.Queue(q("analyze_fresh"))
 		b.Queue(q("set_current"))
 		b.Queue(q("set_daily"))
 		b.Queue(q("read_fresh_held"))
@@ -82,7 +81,7 @@ func (s *Store) WriteObservations(ctx context.Context, obs []Observation) (int, 
 			}
 		}
 		n = int(tag.RowsAffected())
-		for i := 0; i < 3; i++ {
+		for i := 0; i < 2; i++ {
 			if _, err := br.Exec(); err != nil {
 				br.Close()
 				return err
