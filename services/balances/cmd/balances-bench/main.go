@@ -9,8 +9,9 @@
 // balance: the token has that many holders), BENCH_BAL_ENTITY (10,000 addresses of the measured
 // entity, each with three earlier days of history over the last 365), BENCH_BATCH (5,000
 // observations per write, as the consumer's batch), BENCH_QUERIES (300 runs per query),
-// BENCH_DATABASE_URL (server for the scratch database; default the test server). The scratch
-// database is dropped at the end.
+// BENCH_DATABASE_URL (server for the scratch database; default the test server),
+// BENCH_BAL_CPUPROFILE (a file: CPU profile of the query phase). The scratch database is dropped
+// at the end.
 package main
 
 import (
@@ -20,6 +21,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"time"
@@ -124,7 +126,56 @@ func run() error {
 	fmt.Printf("%-45s %12.0f %12.0f %8.2f   (target >= 50,000 obs/s and >= 0.75)\n", "balance observations, write path", wr, rr, wr/rr)
 	fmt.Printf("%-45s %12.0f\n", "history observations (entity, 365 days)", float64(len(hist))/histDur.Seconds())
 
+	if err := checkEntity(ctx, st); err != nil {
+		return err
+	}
+	if path := os.Getenv("BENCH_BAL_CPUPROFILE"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	return report(st, entN, n, first, queries)
+}
+
+// checkEntity fails the bench unless the measured entity's maintained totals (what
+// /balances/entity serves) equal the sum of its addresses' current balances, and prints what
+// summing costs.
+func checkEntity(ctx context.Context, st *store.Store) error {
+	chs := []string{"ethereum"}
+	kept, err := st.EntityBalances(ctx, "bench-exchange", chs)
+	if err != nil {
+		return err
+	}
+	var sumDur []time.Duration
+	var summed []store.Holding
+	for i := 0; i < 20; i++ {
+		t0 := time.Now()
+		if summed, err = st.SummedEntityBalances(ctx, "bench-exchange", chs); err != nil {
+			return err
+		}
+		sumDur = append(sumDur, time.Since(t0))
+	}
+	slices.Sort(sumDur)
+	if fmt.Sprint(holdingsText(kept)) != fmt.Sprint(holdingsText(summed)) {
+		return fmt.Errorf("entity totals %v differ from the sum of its addresses %v", holdingsText(kept), holdingsText(summed))
+	}
+	fmt.Printf("entity totals equal the sum of the entity's addresses' current balances (summing them in SQL: p50 %s)\n", pct(sumDur, 50))
+	return nil
+}
+
+func holdingsText(hs []store.Holding) []string {
+	var out []string
+	for _, h := range hs {
+		out = append(out, h.Chain+"/"+h.Token+"="+h.Balance.String())
+	}
+	slices.Sort(out)
+	return out
 }
 
 func obs(i int, token string, day time.Time, block, units int64) store.Observation {

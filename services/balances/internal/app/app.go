@@ -22,9 +22,9 @@ type Store interface {
 	AddressBalances(ctx context.Context, addr string, chains []string) ([]store.Holding, error)
 	SetBalances(ctx context.Context, refs []store.Ref, chains []string) ([]store.Holding, error)
 	EntityBalances(ctx context.Context, entity string, chains []string) ([]store.Holding, error)
-	EntityBalancesCheap(ctx context.Context, entity string, chains []string) ([]store.Holding, error)
 	SetChanges(ctx context.Context, refs []store.Ref, chains []string) ([]store.Change, error)
 	EntityChanges(ctx context.Context, entity string, chains []string) ([]store.Change, error)
+	EntityBalancesAt(ctx context.Context, entity string, chains []string, day time.Time) ([]store.Holding, error)
 	TokenMetas(ctx context.Context, keys [][2]string) (map[[2]string]store.TokenMeta, error)
 	Registry(ctx context.Context, pricingID string) (store.MarketToken, bool, error)
 	PricesAt(ctx context.Context, ids []string, t time.Time) (map[string]store.PricePoint, error)
@@ -214,16 +214,12 @@ func (a *App) additions(ctx context.Context, id string) ([]store.Ref, error) {
 	return out, nil
 }
 
-// holdings returns the subject's current balances; cheap reads an operator entity's maintained
-// totals instead of summing its addresses.
-func (a *App) holdings(ctx context.Context, s Subject, cheap bool) ([]store.Holding, error) {
+// holdings returns the subject's current balances; an operator entity's come from its
+// maintained totals.
+func (a *App) holdings(ctx context.Context, s Subject) ([]store.Holding, error) {
 	switch {
 	case s.Entity != "":
-		read := a.st.EntityBalances
-		if cheap {
-			read = a.st.EntityBalancesCheap
-		}
-		hs, err := read(ctx, s.Entity, s.Chains)
+		hs, err := a.st.EntityBalances(ctx, s.Entity, s.Chains)
 		if err != nil || len(s.Refs) == 0 {
 			return hs, err
 		}

@@ -81,7 +81,7 @@ func (a *App) AddressBalances(ctx context.Context, addr string, chains []string)
 	if err != nil {
 		return out, err
 	}
-	hs, err := a.holdings(ctx, s, false)
+	hs, err := a.holdings(ctx, s)
 	if err != nil {
 		return out, err
 	}
@@ -99,14 +99,16 @@ func (a *App) AddressBalances(ctx context.Context, addr string, chains []string)
 	return out, nil
 }
 
-// EntityBalances answers /balances/entity/{entity}.
-func (a *App) EntityBalances(ctx context.Context, id string, chains []string, cheap bool) (EntityBalancesView, error) {
+// EntityBalances answers /balances/entity/{entity}. An operator entity is answered from its
+// maintained totals whether or not the caller asked for cheap=true: they are exact, so the
+// cheap answer and the full one are the same.
+func (a *App) EntityBalances(ctx context.Context, id string, chains []string) (EntityBalancesView, error) {
 	var out EntityBalancesView
 	s, err := a.EntitySubject(ctx, id, chains)
 	if err != nil {
 		return out, err
 	}
-	hs, err := a.holdings(ctx, s, cheap)
+	hs, err := a.holdings(ctx, s)
 	if err != nil {
 		return out, err
 	}
@@ -230,7 +232,7 @@ func (a *App) TokenBalance(ctx context.Context, r TokenRef, entityID, addr strin
 		return TokenAmount{}, err
 	}
 	s.Chains = intersect(s.Chains, chains)
-	hs, err := a.holdings(ctx, s, false)
+	hs, err := a.holdings(ctx, s)
 	if err != nil {
 		return TokenAmount{}, err
 	}

@@ -172,46 +172,66 @@ func (a *App) Portfolio(ctx context.Context, s Subject, at time.Time) (map[strin
 	if today := store.Day(a.now()); day.After(today) {
 		day = today
 	}
-	cs, err := a.changes(ctx, s)
+	hs, err := a.holdingsAt(ctx, s, day)
 	if err != nil {
 		return nil, err
 	}
-	ss := buildSeries(cs)
 	out := map[string]map[string]PortfolioEntry{}
 	var keys [][2]string
-	for _, x := range ss {
-		keys = append(keys, x.key)
-	}
-	ts, err := a.tokens(ctx, keys)
-	if err != nil {
-		return nil, err
-	}
-	var held []*series
-	for _, x := range ss {
-		if x.at(day).Sign() > 0 {
-			held = append(held, x)
+	var held []store.Holding
+	for _, h := range hs {
+		if h.Balance.Sign() > 0 {
+			keys = append(keys, [2]string{h.Chain, h.Token})
+			held = append(held, h)
 		}
 	}
 	if len(held) == 0 {
 		return out, nil
 	}
+	ts, err := a.tokens(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
 	pd, err := a.st.PriceDays(ctx, pricingIDs(ts), day, day)
 	if err != nil {
 		return nil, err
 	}
-	for _, x := range held {
-		t := ts[x.key]
-		if out[x.key[0]] == nil {
-			out[x.key[0]] = map[string]PortfolioEntry{}
+	for _, h := range held {
+		t := ts[[2]string{h.Chain, h.Token}]
+		if out[h.Chain] == nil {
+			out[h.Chain] = map[string]PortfolioEntry{}
 		}
-		e := entry(t, x.at(day), closes(pd[t.PricingID]).at(day))
-		if prev, ok := out[x.key[0]][t.ID]; ok { // two contracts of one id on a chain
+		e := entry(t, h.Balance, closes(pd[t.PricingID]).at(day))
+		if prev, ok := out[h.Chain][t.ID]; ok { // two contracts of one id on a chain
 			e.Balance += prev.Balance
 			e.USD += prev.USD
 		}
-		out[x.key[0]][t.ID] = e
+		out[h.Chain][t.ID] = e
 	}
 	return out, nil
+}
+
+// holdingsAt returns the subject's balances at the end of day, per (chain, token): an operator
+// entity's summed in SQL, the addresses' (and a caller's additions to an entity) from their
+// snapshots' changes.
+func (a *App) holdingsAt(ctx context.Context, s Subject, day time.Time) ([]store.Holding, error) {
+	var hs []store.Holding
+	refs := s
+	if s.Entity != "" {
+		var err error
+		if hs, err = a.st.EntityBalancesAt(ctx, s.Entity, s.Chains, day); err != nil || len(s.Refs) == 0 {
+			return hs, err
+		}
+		refs.Entity = ""
+	}
+	cs, err := a.changes(ctx, refs)
+	if err != nil {
+		return nil, err
+	}
+	for _, x := range buildSeries(cs) {
+		hs = append(hs, store.Holding{Chain: x.key[0], Token: x.key[1], Balance: x.at(day)})
+	}
+	return mergeHoldings(hs), nil
 }
 
 // TimeSeries answers /portfolio/timeSeries/*: the holdings of one pricing id at the end of every

@@ -73,12 +73,37 @@ func units(v *big.Int, decimals int32) float64 {
 	if v == nil || v.Sign() == 0 {
 		return 0
 	}
-	r := new(big.Rat).SetFrac(v, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(decimals)), nil))
-	f, _ := r.Float64()
+	// Both operands are exact (a big.Float from an Int takes the Int's bit length) and Quo rounds
+	// once to 53 bits, nearest-even: the nearest float64, as big.Rat would give, without the
+	// Rat's GCD normalisation on every call.
+	x := new(big.Float).SetInt(v)
+	q := new(big.Float).SetPrec(53).Quo(x, pow10(decimals))
+	f, _ := q.Float64()
 	if math.IsInf(f, 0) {
 		return math.MaxFloat64
 	}
 	return f
+}
+
+// pow10s holds 10^0 … 10^maxDecimals exactly.
+const maxDecimals = 96
+
+var pow10s = func() []*big.Float {
+	out := make([]*big.Float, maxDecimals+1)
+	p := big.NewInt(1)
+	for i := range out {
+		out[i] = new(big.Float).SetInt(p)
+		p = new(big.Int).Mul(p, big.NewInt(10))
+	}
+	return out
+}()
+
+// pow10 is 10^d as an exact big.Float (read only).
+func pow10(d int32) *big.Float {
+	if d >= 0 && d <= maxDecimals {
+		return pow10s[d]
+	}
+	return new(big.Float).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(max(d, 0))), nil))
 }
 
 // quote is a token's price now and 24 hours ago.

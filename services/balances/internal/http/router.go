@@ -92,7 +92,9 @@ func (h *handlers) entityBalances(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	v, err := h.a.EntityBalances(c.Request.Context(), id, q.Chains, q.Cheap)
+	// q.Cheap is validated but changes nothing: every operator entity answer reads the
+	// maintained totals (app.EntityBalances).
+	v, err := h.a.EntityBalances(c.Request.Context(), id, q.Chains)
 	answer(c, v, err)
 }
 

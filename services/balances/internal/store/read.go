@@ -93,15 +93,23 @@ func (s *Store) SetBalances(ctx context.Context, refs []Ref, chains []string) ([
 	return scanHoldings(s.pool.Query(ctx, q("read_set_balances"), cts, as, chains))
 }
 
-// EntityBalances returns an operator entity's summed current balances on chains, from its
-// addresses' current balances.
+// EntityBalances returns an operator entity's balances on chains from its maintained totals
+// (entity_current): one index range, O(tokens) rows whatever the entity's size.
 func (s *Store) EntityBalances(ctx context.Context, entity string, chains []string) ([]Holding, error) {
-	return scanHoldings(s.pool.Query(ctx, q("read_entity_balances"), entity, chains))
+	return scanHoldings(s.pool.Query(ctx, q("read_entity_current"), entity, chains))
 }
 
-// EntityBalancesCheap returns an operator entity's balances from its maintained totals.
-func (s *Store) EntityBalancesCheap(ctx context.Context, entity string, chains []string) ([]Holding, error) {
-	return scanHoldings(s.pool.Query(ctx, q("read_entity_current"), entity, chains))
+// EntityBalancesAt returns an operator entity's balances on chains at the end of UTC day day,
+// summed in SQL from its day-over-day changes (O(tokens) rows back).
+func (s *Store) EntityBalancesAt(ctx context.Context, entity string, chains []string, day time.Time) ([]Holding, error) {
+	return scanHoldings(s.pool.Query(ctx, q("read_entity_at"), entity, chains, day.Format(dateFmt)))
+}
+
+// SummedEntityBalances sums an operator entity's addresses' current balances on chains: what
+// EntityBalances must equal. The serving path never reads it (it costs a probe per address);
+// checks of the maintained totals do.
+func (s *Store) SummedEntityBalances(ctx context.Context, entity string, chains []string) ([]Holding, error) {
+	return scanHoldings(s.pool.Query(ctx, q("read_entity_balances"), entity, chains))
 }
 
 // SetChanges returns the day-over-day changes of the snapshots of refs on chains.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
@@ -50,102 +51,75 @@ func (s *Store) WriteObservations(ctx context.Context, obs []Observation) (int, 
 	}
 	n := 0
 	err := s.write(ctx, "write observations", func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, q("stage_obs")); err != nil {
-			return err
+		for _, name := range []string{"stage_obs", "stage_fresh"} {
+			if _, err := tx.Exec(ctx, q(name)); err != nil {
+				return err
+			}
 		}
-		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"stage_obs"}, obsCols, pgx.CopyFromSlice(len(obs), func(i int) ([]any, error) {
+		_, err := tx.CopyFrom(ctx, pgx.Identifier{"stage_obs"}, obsCols, pgx.CopyFromSlice(len(obs), func(i int) ([]any, error) {
 			o := obs[i]
 			return []any{o.Chain, o.Address, o.Token, o.BlockNumber, o.BlockHash, o.BlockTime, pgtype.Numeric{Int: o.Balance, Valid: true},
 				o.Owner, o.Kind, o.TokenID, o.TokenName, o.TokenSymbol, o.TokenDecimals}, nil
-		})); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, q("observed_tokens")); err != nil {
-			return err
-		}
-		rows, err := tx.Query(ctx, q("insert_observations"))
+		}))
 		if err != nil {
 			return err
 		}
-		fresh, err := scanCurrent(rows)
+		// One round trip: the observation log, the derived rows of keys no entity holds (set-based,
+		// newest-block rules in SQL), and the new observations of held keys back for the full path.
+		b := &pgx.Batch{}
+		b.Queue(q("observed_tokens"))
+		b.Queue(q("insert_observations"))
+		b.Queue(q("set_current"))
+		b.Queue(q("set_daily"))
+		b.Queue(q("read_fresh_held"))
+		br := tx.SendBatch(ctx, b)
+		var tag pgconn.CommandTag
+		for i := 0; i < 2; i++ {
+			if tag, err = br.Exec(); err != nil {
+				br.Close()
+				return err
+			}
+		}
+		n = int(tag.RowsAffected())
+		for i := 0; i < 2; i++ {
+			if _, err := br.Exec(); err != nil {
+				br.Close()
+				return err
+			}
+		}
+		held, err := scanRows(br, scanCurrent)
 		if err != nil {
+			br.Close()
 			return err
 		}
-		n = len(fresh)
-		plans := map[Key]*plan{}
-		for _, c := range fresh {
-			p := plans[c.Key]
-			if p == nil {
-				p = &plan{since: Day(c.BlockTime)}
-				plans[c.Key] = p
-			}
-			if d := Day(c.BlockTime); d.Before(p.since) {
-				p.since = d
-			}
-			p.cands = append(p.cands, Point{Day: Day(c.BlockTime), Block: c.BlockNumber, Balance: c.Balance})
-			if p.top == nil || c.BlockNumber > p.top.BlockNumber {
-				cc := c
-				p.top = &cc
-			}
-		}
-		held, err := s.splitHeld(ctx, tx, plans)
-		if err != nil {
+		if err := br.Close(); err != nil {
 			return err
 		}
-		if err := s.applyUnheld(ctx, tx, plans); err != nil {
-			return err
-		}
-		return s.apply(ctx, tx, held, false)
+		return s.apply(ctx, tx, heldPlans(held), false)
 	})
 	return n, err
 }
 
-// splitHeld moves the plans of keys whose address an operator entity holds out of plans: those
-// need the full path (their entity's rows move too); the rest take applyUnheld.
-func (s *Store) splitHeld(ctx context.Context, tx pgx.Tx, plans map[Key]*plan) (map[Key]*plan, error) {
-	keys := sortedKeys(plans)
-	rows, err := tx.Query(ctx, q("load_members"), memberArgs(keys)...)
-	if err != nil {
-		return nil, err
-	}
-	ents, err := scanMembers(rows)
-	if err != nil {
-		return nil, err
-	}
-	held := map[Key]*plan{}
-	for _, k := range keys {
-		if ents[[2]string{ChainType(k.Chain), k.Address}] != "" {
-			held[k] = plans[k]
-			delete(plans, k)
+// heldPlans groups new observations of held keys by key: the candidate snapshots, the oldest
+// day they touch and the newest observation.
+func heldPlans(fresh []Current) map[Key]*plan {
+	plans := map[Key]*plan{}
+	for _, c := range fresh {
+		p := plans[c.Key]
+		if p == nil {
+			p = &plan{since: Day(c.BlockTime)}
+			plans[c.Key] = p
+		}
+		if d := Day(c.BlockTime); d.Before(p.since) {
+			p.since = d
+		}
+		p.cands = append(p.cands, Point{Day: Day(c.BlockTime), Block: c.BlockNumber, Balance: c.Balance})
+		if p.top == nil || c.BlockNumber > p.top.BlockNumber {
+			cc := c
+			p.top = &cc
 		}
 	}
-	return held, nil
-}
-
-// applyUnheld writes the current balances, supplies and daily snapshots of keys no entity holds,
-// with the newest-block rules in SQL: nothing needs reading first.
-func (s *Store) applyUnheld(ctx context.Context, tx pgx.Tx, plans map[Key]*plan) error {
-	if len(plans) == 0 {
-		return nil
-	}
-	var cur [9][]any
-	var daily [6][]any
-	for _, k := range sortedKeys(plans) {
-		p := plans[k]
-		t := p.top
-		for i, v := range []any{k.Chain, k.Address, k.Token, t.BlockNumber, t.BlockHash, t.BlockTime, t.Balance.String(), t.Owner, t.Kind} {
-			cur[i] = append(cur[i], v)
-		}
-		for _, pt := range Merge(nil, p.cands) {
-			for i, v := range []any{k.Chain, k.Address, k.Token, pt.Day.Format(dateFmt), pt.Block, pt.Balance.String()} {
-				daily[i] = append(daily[i], v)
-			}
-		}
-	}
-	b := &pgx.Batch{}
-	b.Queue(q("fast_current"), cur[0], cur[1], cur[2], cur[3], cur[4], cur[5], cur[6], cur[7], cur[8])
-	b.Queue(q("fast_daily"), daily[0], daily[1], daily[2], daily[3], daily[4], daily[5])
-	return tx.SendBatch(ctx, b).Close()
+	return plans
 }
 
 // plan is what a write does to one key.

@@ -1,12 +1,17 @@
--- The current balance of keys no entity holds, in one statement: a row replaces the current one
--- only when read at a newer block, and the supply moves by what the replaced rows changed.
--- (Keys of entity members go through the store's full path, which also moves entity rows.)
+-- The current balance of the batch's keys no entity holds, in one statement: each key's newest
+-- new observation replaces the current row only when read at a newer block, and the supply
+-- moves by what the replaced rows changed. The current row is read by a LATERAL … LIMIT 1 (one
+-- primary-key probe per key): a plain join lets the planner hash the whole table.
 WITH n AS (
-  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::timestamptz[], $7::numeric[], $8::text[], $9::text[])
-    AS n(chain, address, token, block_number, block_hash, block_time, balance, owner, kind)
+  SELECT DISTINCT ON (address, chain, token) chain, address, token, block_number, block_hash, block_time, balance, owner, kind
+  FROM fresh_obs WHERE NOT held
+  ORDER BY address, chain, token, block_number DESC, block_hash
 ), w AS (
   SELECT n.*, coalesce(c.balance, 0) AS old_balance
-  FROM n LEFT JOIN balances.current c ON c.address = n.address AND c.chain = n.chain AND c.token = n.token
+  FROM n LEFT JOIN LATERAL (
+    SELECT c.balance, c.block_number FROM balances.current c
+    WHERE c.address = n.address AND c.chain = n.chain AND c.token = n.token LIMIT 1
+  ) c ON true
   WHERE c.block_number IS NULL OR n.block_number > c.block_number
 ), up AS (
   INSERT INTO balances.current AS c (chain, address, token, block_number, block_hash, block_time, balance, owner, kind)
