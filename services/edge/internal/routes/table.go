@@ -118,6 +118,8 @@ var Table = []Route{
 	get("/intelligence/contract/{chain}/{address}", Intelligence, Standard, 1),
 	get("/intelligence/token/{id}", Intelligence, Standard, 1),
 	get("/intelligence/token/{chain}/{address}", Intelligence, Standard, 1),
+	// Search: one credit per call, like the other single lookups (API.md names no price).
+	get("/intelligence/search", Intelligence, Standard, 1),
 	get("/tag/{id}/params", Intelligence, Standard, 5),
 	get("/tag/{id}/summary", Intelligence, Standard, 1),
 

@@ -38,6 +38,13 @@ type Store interface {
 	PricingIDByDeployment(ctx context.Context, chain, addr string) (string, error)
 	TokenByAddress(ctx context.Context, chain, addr string) (store.Token, error)
 	Quotes(ctx context.Context, ids []string) (map[string]store.Quote, error)
+
+	SearchAddresses(ctx context.Context, addrPrefix, labelPrefix string, n int) ([]store.AddressHit, error)
+	SearchEntities(ctx context.Context, q string, limit, offset int) ([]attribution.Entity, error)
+	SearchTwitter(ctx context.Context, q string, limit, offset int) ([]attribution.Entity, error)
+	SearchTypes(ctx context.Context, q string, limit, offset int) ([]string, error)
+	SearchTags(ctx context.Context, q string, limit, offset int) ([]store.TagHit, error)
+	SearchTokens(ctx context.Context, q string, limit, offset int) ([]store.TokenHit, error)
 }
 
 // UserLabels is the user-labels service as the app uses it.
@@ -45,6 +52,7 @@ type UserLabels interface {
 	Lookup(ctx context.Context, addrs []ulclient.AddressRef) (ulclient.Lookup, error)
 	Entity(ctx context.Context, id string) (ulclient.UserEntity, error)
 	SharedEntity(ctx context.Context, id string) (ulclient.UserEntity, error)
+	Search(ctx context.Context, query string, limit, offset int) (ulclient.SearchResult, error)
 }
 
 // Activity is the transfers service's activity figures.
@@ -337,7 +345,8 @@ func userEntityView(ue ulclient.UserEntity) EntityView {
 	if addrs == nil {
 		addrs = map[string][]string{}
 	}
-	return EntityView{ID: ue.ID, Name: ue.Name, Note: ue.Note, Type: "user", Addresses: addrs}
+	shareable := ue.Shareable
+	return EntityView{ID: ue.ID, Name: ue.Name, Note: ue.Note, Type: "user", Addresses: addrs, LinkShareable: &shareable}
 }
 
 // unavailable marks a failed call to svc as its outage, unless it already is one or the caller

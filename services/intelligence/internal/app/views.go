@@ -18,6 +18,8 @@ type EntityView struct {
 	Description   string              `json:"description,omitempty"`
 	Addresses     map[string][]string `json:"addresses,omitempty"`
 	PopulatedTags *[]PopulatedTag     `json:"populatedTags,omitempty"`
+	// LinkShareable is set on user entities: whether anyone may read it by its id.
+	LinkShareable *bool `json:"linkShareable,omitempty"`
 }
 
 // AddressLabel is the API's AddressLabel.

@@ -32,6 +32,7 @@ func Register(e *gin.Engine, a *app.Service) {
 	e.GET("/intelligence/token/:id/:address", h.tokenByAddress)
 	e.GET("/tag/:id/params", h.tagParams)
 	e.GET("/tag/:id/summary", h.tagSummary)
+	e.GET("/intelligence/search", h.search)
 }
 
 type handlers struct{ a *app.Service }
