@@ -1,0 +1,72 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chainintel/chainintel/services/intelligence"
+)
+
+// Search through the edge: an imported entity and its labelled address, and the caller's own
+// label, are found by name, label prefix and address prefix; one credit per call.
+func TestIntelligenceSearchThroughEdge(t *testing.T) {
+	p := Get(t)
+	cfg := intelConfig(t, p)
+	key, get := intelKey(t, p)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	suffix := randHex(4)
+	ent, wallet, mine := "e2e-search-"+suffix, "0x"+randHex(20), "0x"+randHex(20)
+	doc := fmt.Sprintf(`{"entities":[{"id":%q,"name":"Searchable Desk %s","type":"fund"}],
+		"addresses":[{"chainType":"evm","address":%q,"entity":%q,"label":"Zq%s treasury"}]}`, ent, suffix, wallet, ent, suffix)
+	if _, err := intelligence.ImportCurated(ctx, cfg, strings.NewReader(doc)); err != nil {
+		t.Fatal(err)
+	}
+	if r := p.Do(t, http.MethodPost, "/user/labels", key, []map[string]string{{"name": "my zq" + suffix + " wallet", "note": "", "address": mine, "chainType": "evm"}}); r.Status != 200 {
+		t.Fatalf("POST /user/labels: %d %s", r.Status, r.Body)
+	}
+
+	type entity struct {
+		ID string `json:"id"`
+	}
+	var res struct {
+		ServiceEntities  []entity      `json:"serviceEntities"`
+		ServiceAddresses []addressInfo `json:"serviceAddresses"`
+		UserAddresses    []addressInfo `json:"userAddresses"`
+	}
+	Eventually(t, 10*time.Second, func() error {
+		r := get("/intelligence/search?query=zq" + suffix)
+		if r.Status != 200 {
+			return fmt.Errorf("search: %d %s", r.Status, r.Body)
+		}
+		if c := r.Header.Get("X-Credits-Used"); c != "1" {
+			return fmt.Errorf("X-Credits-Used %q, want 1", c)
+		}
+		r.JSON(t, &res)
+		if len(res.ServiceAddresses) != 1 || res.ServiceAddresses[0].Address != wallet || res.ServiceAddresses[0].ServiceEntity == nil ||
+			res.ServiceAddresses[0].ServiceEntity.ID != ent {
+			return fmt.Errorf("serviceAddresses by label prefix: %s", r.Body)
+		}
+		if len(res.UserAddresses) != 1 || res.UserAddresses[0].Address != mine || res.UserAddresses[0].UserLabel == nil {
+			return fmt.Errorf("userAddresses: %s", r.Body)
+		}
+		return nil
+	})
+	r := get("/intelligence/search?query=searchable%20desk%20" + suffix + "&serviceAddresses=0")
+	r.JSON(t, &res)
+	if r.Status != 200 || len(res.ServiceEntities) != 1 || res.ServiceEntities[0].ID != ent || len(res.ServiceAddresses) != 0 {
+		t.Fatalf("entity by name: %d %s", r.Status, r.Body)
+	}
+	r = get("/intelligence/search?query=" + wallet[:30])
+	r.JSON(t, &res)
+	if r.Status != 200 || len(res.ServiceAddresses) != 1 || res.ServiceAddresses[0].Address != wallet {
+		t.Fatalf("address prefix: %d %s", r.Status, r.Body)
+	}
+	if r := get("/intelligence/search?query=a&tokens=500"); r.Status != 400 || r.Error() != "tokens: must be between 0 and 100, got 500" {
+		t.Fatalf("bad toggle: %d %s", r.Status, r.Body)
+	}
+}
