@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -68,5 +69,62 @@ func TestIntelligenceSearchThroughEdge(t *testing.T) {
 	}
 	if r := get("/intelligence/search?query=a&tokens=500"); r.Status != 400 || r.Error() != "tokens: must be between 0 and 100, got 500" {
 		t.Fatalf("bad toggle: %d %s", r.Status, r.Body)
+	}
+}
+
+// The batch/all and enriched batch routes, entity types and a cluster summary through the edge,
+// with their credits.
+func TestIntelligenceBatchesThroughEdge(t *testing.T) {
+	p := Get(t)
+	cfg := intelConfig(t, p)
+	key, get := intelKey(t, p)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	suffix := randHex(4)
+	ent, wallet := "e2e-batch-"+suffix, "0x"+randHex(20)
+	doc := fmt.Sprintf(`{"entities":[{"id":%q,"name":"Batch Desk","type":"e2e-type-%s"}],
+		"addresses":[{"chainType":"evm","address":%q,"entity":%q,"label":"Batch wallet","tags":[{"id":"e2e-tag-%s","params":""}]}],
+		"tags":[{"id":"e2e-tag-%s","label":"E2E tag","rank":5}]}`, ent, suffix, wallet, ent, suffix, suffix)
+	if _, err := intelligence.ImportCurated(ctx, cfg, strings.NewReader(doc)); err != nil {
+		t.Fatal(err)
+	}
+	r := get("/intelligence/entity_types")
+	var types []string
+	if r.JSON(t, &types); r.Status != 200 || !slices.Contains(types, "e2e-type-"+suffix) || r.Header.Get("X-Credits-Used") != "0" {
+		t.Fatalf("entity_types: %d %s %v", r.Status, r.Body, r.Header)
+	}
+	Eventually(t, 10*time.Second, func() error {
+		r := p.Do(t, http.MethodPost, "/intelligence/address/batch/all?chains=ethereum,base", key, map[string]any{"addresses": []string{wallet}})
+		var out struct {
+			Addresses map[string]map[string]addressInfo `json:"addresses"`
+		}
+		r.JSON(t, &out)
+		m := out.Addresses[wallet]
+		if r.Status != 200 || len(m) != 2 || m["base"].ServiceEntity == nil || m["base"].ServiceEntity.ID != ent {
+			return fmt.Errorf("batch/all: %d %s", r.Status, r.Body)
+		}
+		if c := r.Header.Get("X-Credits-Used"); c != "2" {
+			return fmt.Errorf("batch/all X-Credits-Used %q, want 2", c)
+		}
+		return nil
+	})
+	r = p.Do(t, http.MethodPost, "/intelligence/address_enriched/batch", key, map[string]any{"addresses": []string{wallet, wallet[:2] + strings.Repeat("0", 40)}})
+	var enr struct {
+		Addresses map[string]struct {
+			PopulatedTags []struct {
+				ID string `json:"id"`
+			} `json:"populatedTags"`
+		} `json:"addresses"`
+	}
+	if r.JSON(t, &enr); r.Status != 200 || len(enr.Addresses[wallet].PopulatedTags) != 1 || enr.Addresses[wallet].PopulatedTags[0].ID != "e2e-tag-"+suffix ||
+		r.Header.Get("X-Credits-Used") != "4" {
+		t.Fatalf("enriched batch: %d %s %v", r.Status, r.Body, r.Header)
+	}
+	r = p.Do(t, http.MethodPost, "/intelligence/address_enriched/batch/all?chains=ethereum", key, map[string]any{"addresses": []string{wallet}})
+	if r.Status != 200 || r.Header.Get("X-Credits-Used") != "4" || !strings.Contains(string(r.Body), `"e2e-tag-`+suffix) {
+		t.Fatalf("enriched batch/all: %d %s %v", r.Status, r.Body, r.Header)
+	}
+	if r := get("/cluster/cl-ffffffffffffffff/summary"); r.Status != 404 || r.Error() != `unknown cluster "cl-ffffffffffffffff"` {
+		t.Fatalf("unknown cluster: %d %s", r.Status, r.Body)
 	}
 }

@@ -7,6 +7,10 @@ CREATE INDEX addresses_search_address ON intel.addresses ((address COLLATE "C"))
 CREATE INDEX addresses_search_label ON intel.addresses ((lower(label) COLLATE "C"), chain_type, address)
     WHERE label <> '';
 
+-- GET /cluster/{id}/summary reads a cluster's members.
+CREATE INDEX addresses_clusters ON intel.addresses USING gin (cluster_ids) WHERE cluster_ids <> '{}';
+
 -- +goose Down
+DROP INDEX intel.addresses_clusters;
 DROP INDEX intel.addresses_search_label;
 DROP INDEX intel.addresses_search_address;

@@ -45,6 +45,9 @@ type Store interface {
 	SearchTypes(ctx context.Context, q string, limit, offset int) ([]string, error)
 	SearchTags(ctx context.Context, q string, limit, offset int) ([]store.TagHit, error)
 	SearchTokens(ctx context.Context, q string, limit, offset int) ([]store.TokenHit, error)
+	AddressTagsMany(ctx context.Context, keys []store.AddressKey) (map[store.AddressKey][]store.PopulatedTag, error)
+	EntityTypes(ctx context.Context) ([]string, error)
+	ClusterActivity(ctx context.Context, id string) (store.ClusterActivity, error)
 }
 
 // UserLabels is the user-labels service as the app uses it.
