@@ -128,3 +128,57 @@ func TestIntelligenceBatchesThroughEdge(t *testing.T) {
 		t.Fatalf("unknown cluster: %d %s", r.Status, r.Body)
 	}
 }
+
+// An import shows in the change feeds through the edge.
+func TestIntelligenceChangeFeedsThroughEdge(t *testing.T) {
+	p := Get(t)
+	cfg := intelConfig(t, p)
+	_, get := intelKey(t, p)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	since := time.Now().Add(-time.Second).UnixMilli()
+	suffix := randHex(4)
+	ent, wallet := "e2e-feed-"+suffix, "0x"+randHex(20)
+	doc := fmt.Sprintf(`{"entities":[{"id":%q,"name":"Feed Desk","type":"fund"}],
+		"addresses":[{"chainType":"evm","address":%q,"entity":%q,"label":"Feed wallet"}]}`, ent, wallet, ent)
+	if _, err := intelligence.ImportCurated(ctx, cfg, strings.NewReader(doc)); err != nil {
+		t.Fatal(err)
+	}
+	var page struct {
+		Items []struct {
+			ID       string `json:"id"`
+			Address  string `json:"address"`
+			EntityID string `json:"entity_id"`
+			Status   string `json:"status"`
+		} `json:"items"`
+		HasMore   bool   `json:"hasMore"`
+		PageToken string `json:"pageToken"`
+	}
+	found := func(path string, match func(id, addr, entity, status string) bool) {
+		t.Helper()
+		token := ""
+		for range 50 {
+			r := get(path + "&limit=1000&pageToken=" + token)
+			if r.Status != 200 || r.Header.Get("X-Credits-Used") != "1" {
+				t.Fatalf("%s: %d %s", path, r.Status, r.Body)
+			}
+			page.HasMore, page.PageToken = false, ""
+			r.JSON(t, &page)
+			for _, it := range page.Items {
+				if match(it.ID, it.Address, it.EntityID, it.Status) {
+					return
+				}
+			}
+			if !page.HasMore {
+				break
+			}
+			token = page.PageToken
+		}
+		t.Fatalf("%s: the import's change is not in the feed", path)
+	}
+	found(fmt.Sprintf("/intelligence/entities/updates?since=%d", since), func(id, _, _, status string) bool { return id == ent && status == "new" })
+	found(fmt.Sprintf("/intelligence/addresses/updates?since=%d", since), func(_, addr, entity, _ string) bool { return addr == wallet && entity == ent })
+	if r := get("/intelligence/tags/updates?status=gone"); r.Status != 400 {
+		t.Fatalf("bad status: %d %s", r.Status, r.Body)
+	}
+}

@@ -127,6 +127,11 @@ var Table = []Route{
 	method("POST", perRow(get("/intelligence/address_enriched/batch", Intelligence, Standard, 2))),
 	method("POST", perRow(get("/intelligence/address_enriched/batch/all", Intelligence, Standard, 4))),
 	get("/cluster/{id}/summary", Intelligence, Standard, 1),
+	// Change feeds: one credit a page, like a list lookup.
+	get("/intelligence/entities/updates", Intelligence, Standard, 1),
+	get("/intelligence/addresses/updates", Intelligence, Standard, 1),
+	get("/intelligence/tags/updates", Intelligence, Standard, 1),
+	get("/intelligence/address_tags/updates", Intelligence, Standard, 1),
 	get("/tag/{id}/params", Intelligence, Standard, 5),
 	get("/tag/{id}/summary", Intelligence, Standard, 1),
 

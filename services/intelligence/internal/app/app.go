@@ -48,6 +48,10 @@ type Store interface {
 	AddressTagsMany(ctx context.Context, keys []store.AddressKey) (map[store.AddressKey][]store.PopulatedTag, error)
 	EntityTypes(ctx context.Context) ([]string, error)
 	ClusterActivity(ctx context.Context, id string) (store.ClusterActivity, error)
+	EntityUpdates(ctx context.Context, q store.UpdatesQuery) ([]store.EntityUpdate, error)
+	AddressUpdates(ctx context.Context, q store.UpdatesQuery) ([]store.AddressUpdate, error)
+	TagUpdates(ctx context.Context, q store.UpdatesQuery) ([]store.TagUpdate, error)
+	AddressTagUpdates(ctx context.Context, q store.UpdatesQuery) ([]store.AddressTagUpdate, error)
 }
 
 // UserLabels is the user-labels service as the app uses it.

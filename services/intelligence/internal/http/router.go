@@ -38,6 +38,9 @@ func Register(e *gin.Engine, a *app.Service) {
 	e.POST("/intelligence/address_enriched/batch", h.enrichedBatch)
 	e.POST("/intelligence/address_enriched/batch/all", h.enrichedBatchAll)
 	e.GET("/cluster/:id/summary", h.clusterSummary)
+	for _, kind := range []string{"entities", "addresses", "tags", "address_tags"} {
+		e.GET("/intelligence/"+kind+"/updates", h.updates(kind))
+	}
 }
 
 type handlers struct{ a *app.Service }

@@ -41,3 +41,29 @@ func FuzzParseSearch(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseUpdates: any query string either parses into a window and a page within the limits
+// or is a 400.
+func FuzzParseUpdates(f *testing.F) {
+	for _, s := range []string{"since=1700000000000", "from=2024-01-01T00:00:00Z&to=2024-02-01T00:00:00Z", "status=deleted&limit=5",
+		"pageToken=42", "pageToken=-1", "since=1&from=2", "limit=1001", "to=0&since=1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		q, err := url.ParseQuery(raw)
+		if err != nil {
+			return
+		}
+		u, err := ParseUpdates(q)
+		if err != nil {
+			var se *httpx.StatusError
+			if !errors.As(err, &se) || se.Status != 400 {
+				t.Fatalf("%q: error %v is not a 400", raw, err)
+			}
+			return
+		}
+		if u.Limit < 1 || u.Limit > app.MaxUpdates || u.After < 0 || u.To.Before(u.From) {
+			t.Fatalf("%q: accepted %+v", raw, u)
+		}
+	})
+}
