@@ -269,6 +269,32 @@ func BenchmarkAddressLookup(b *testing.B) {
 		reportPercentiles(b, lat)
 		b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu_ms/op")
 	})
+	// Search over the same million labelled addresses, every category on (10 results each):
+	// in turn a label prefix, an address prefix and an entity name.
+	b.Run("search", func(b *testing.B) {
+		lat := make([]time.Duration, 0, b.N)
+		var cpu time.Duration
+		for i := range b.N {
+			var q string
+			switch i % 3 {
+			case 0:
+				q = "wallet%20" + strconv.Itoa(r.IntN(n))
+			case 1:
+				q = addrOf(r.IntN(n))[:8]
+			default:
+				q = "bench%20entity%20" + strconv.Itoa(r.IntN(1000))
+			}
+			t0, c0 := time.Now(), cpuTime()
+			code, out := api.do(b, "GET", "/intelligence/search?query="+q, "", nil)
+			lat = append(lat, time.Since(t0))
+			cpu += cpuTime() - c0
+			if code != 200 || strings.Contains(out, `"serviceAddresses":[]`) && i%3 != 2 {
+				b.Fatalf("%s: %d %s", q, code, out[:min(len(out), 300)])
+			}
+		}
+		reportPercentiles(b, lat)
+		b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu_ms/op")
+	})
 }
 
 // cpuTime is the process's user and system CPU time: with other work on the machine, wall-clock

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/chainintel/chainintel/libs/chains"
 	"github.com/chainintel/chainintel/libs/httpx"
 	"github.com/chainintel/chainintel/services/intelligence/internal/store"
@@ -96,54 +98,60 @@ func (s *Service) Search(ctx context.Context, r SearchRequest) (SearchResult, er
 	if q == "" {
 		return out, nil
 	}
-	var err error
+	// The categories are independent queries: run them at once, so a search costs about its
+	// slowest category rather than their sum.
+	g, gctx := errgroup.WithContext(ctx)
 	if p := r.page("serviceEntities"); p.Limit > 0 {
-		es, err := s.Store.SearchEntities(ctx, q, p.Limit, p.Offset)
-		if err != nil {
-			return out, err
-		}
-		for i := range es {
-			out.ServiceEntities = append(out.ServiceEntities, *entityView(&es[i]))
-		}
+		g.Go(func() error {
+			es, err := s.Store.SearchEntities(gctx, q, p.Limit, p.Offset)
+			for i := range es {
+				out.ServiceEntities = append(out.ServiceEntities, *entityView(&es[i]))
+			}
+			return err
+		})
 	}
 	if p := r.page("twitter"); p.Limit > 0 {
-		es, err := s.Store.SearchTwitter(ctx, q, p.Limit, p.Offset)
-		if err != nil {
-			return out, err
-		}
-		for i := range es {
-			out.Twitter = append(out.Twitter, *entityView(&es[i]))
-		}
+		g.Go(func() error {
+			es, err := s.Store.SearchTwitter(gctx, q, p.Limit, p.Offset)
+			for i := range es {
+				out.Twitter = append(out.Twitter, *entityView(&es[i]))
+			}
+			return err
+		})
 	}
 	if p := r.page("types"); p.Limit > 0 {
-		if out.Types, err = s.Store.SearchTypes(ctx, q, p.Limit, p.Offset); err != nil {
-			return out, err
-		}
-		if out.Types == nil {
-			out.Types = []string{}
-		}
+		g.Go(func() error {
+			ts, err := s.Store.SearchTypes(gctx, q, p.Limit, p.Offset)
+			out.Types = append(out.Types, ts...)
+			return err
+		})
 	}
 	if p := r.page("tags"); p.Limit > 0 {
-		tags, err := s.Store.SearchTags(ctx, q, p.Limit, p.Offset)
-		if err != nil {
-			return out, err
-		}
-		for _, t := range tags {
-			out.Tags = append(out.Tags, SearchTag{Value: t.ID, Formatted: t.Label})
-		}
+		g.Go(func() error {
+			tags, err := s.Store.SearchTags(gctx, q, p.Limit, p.Offset)
+			for _, t := range tags {
+				out.Tags = append(out.Tags, SearchTag{Value: t.ID, Formatted: t.Label})
+			}
+			return err
+		})
 	}
 	if p := r.page("tokens"); p.Limit > 0 {
-		if out.Tokens, err = s.searchTokens(ctx, q, p); err != nil {
-			return out, err
-		}
+		g.Go(func() error {
+			ts, err := s.searchTokens(gctx, q, p)
+			out.Tokens = append(out.Tokens, ts...)
+			return err
+		})
 	}
 	if p := r.page("serviceAddresses"); p.Limit > 0 {
-		if out.ServiceAddresses, err = s.searchAddresses(ctx, strings.TrimSpace(r.Query), p); err != nil {
-			return out, err
-		}
+		g.Go(func() error {
+			as, err := s.searchAddresses(gctx, strings.TrimSpace(r.Query), p)
+			out.ServiceAddresses = append(out.ServiceAddresses, as...)
+			return err
+		})
 	}
-	if err := s.searchUser(ctx, q, r.page("userEntities"), r.page("userAddresses"), &out); err != nil {
-		return out, err
+	g.Go(func() error { return s.searchUser(gctx, q, r.page("userEntities"), r.page("userAddresses"), &out) })
+	if err := g.Wait(); err != nil {
+		return emptySearch(), err
 	}
 	return out, nil
 }

@@ -39,7 +39,7 @@ type AddressHit struct {
 // SearchAddresses returns up to n addresses starting with addrPrefix, then up to n whose
 // lower-cased label starts with labelPrefix, each part in byte order.
 func (s *Store) SearchAddresses(ctx context.Context, addrPrefix, labelPrefix string, n int) ([]AddressHit, error) {
-	rows, err := s.pool.Query(ctx, searchAddressesSQL, LikeBody(addrPrefix)+"%", LikeBody(labelPrefix)+"%", n)
+	rows, err := s.pool.Query(ctx, searchAddressesSQL, addrPrefix, labelPrefix, n)
 	if err != nil {
 		return nil, fmt.Errorf("search addresses: %w", err)
 	}
