@@ -591,7 +591,7 @@ func (s *Service) Contract(ctx context.Context, t Target) (ContractView, error) 
 		return ContractView{}, err
 	}
 	v := ContractView{Address: t.Address, Chain: t.Chain, Deployer: deployer, DeployTxHash: c.DeployTxHash,
-		BlockTimestamp: msTime(c.BlockTimeMs), BytecodeSize: c.BytecodeSize}
+		TransactionHash: c.DeployTxHash, BlockTimestamp: msTime(c.BlockTimeMs), BytecodeSize: c.BytecodeSize}
 	if c.Token != nil {
 		v.Token = &TokenRef{ID: c.Token.PricingID, Name: c.Token.Name, Symbol: c.Token.Symbol, Decimals: c.Token.Decimals}
 	}
