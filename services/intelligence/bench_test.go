@@ -272,9 +272,11 @@ func BenchmarkAddressLookup(b *testing.B) {
 	// Search over the same million labelled addresses, every category on (10 results each):
 	// in turn a label prefix, an address prefix and an entity name.
 	b.Run("search", func(b *testing.B) {
-		lat := make([]time.Duration, 0, b.N)
+		// Percentiles need samples: at least 300 queries whatever b.N (make bench runs 1x).
+		runs := max(b.N, 300)
+		lat := make([]time.Duration, 0, runs)
 		var cpu time.Duration
-		for i := range b.N {
+		for i := range runs {
 			var q string
 			switch i % 3 {
 			case 0:
@@ -293,7 +295,9 @@ func BenchmarkAddressLookup(b *testing.B) {
 			}
 		}
 		reportPercentiles(b, lat)
-		b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu_ms/op")
+		b.ReportMetric(float64(cpu.Microseconds())/1000/float64(runs), "cpu_ms/op")
+		// The target is p99 ≤ 20 ms (issue 29): below 1 meets it.
+		b.ReportMetric(float64(lat[min(len(lat)-1, int(0.99*float64(len(lat))))].Microseconds())/1000/20, "p99/target")
 	})
 }
 
