@@ -198,7 +198,7 @@ func TestUserLabelsThroughEdge(t *testing.T) {
 	}
 	id := created[0].ID
 	entity := func(name string, addrs string) string {
-		return fmt.Sprintf(`{"id":%q,"name":%q,"note":"","type":"user","shareable":false,"addresses":%s,"createdAt":%q,"updatedAt":%q}`,
+		return fmt.Sprintf(`{"id":%q,"name":%q,"note":"","type":"user","shareable":false,"linkShareable":false,"service":null,"addresses":%s,"createdAt":%q,"updatedAt":%q}`,
 			id, name, addrs, created[0].CreatedAt.Format(time.RFC3339Nano), created[0].UpdatedAt.Format(time.RFC3339Nano))
 	}
 	ulExpectJSON(t, "POST /user/entities", r, 200, "["+entity("Alice's desk", `{"evm":["`+wallet+`"]}`)+"]")

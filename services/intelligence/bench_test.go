@@ -269,6 +269,36 @@ func BenchmarkAddressLookup(b *testing.B) {
 		reportPercentiles(b, lat)
 		b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu_ms/op")
 	})
+	// Search over the same million labelled addresses, every category on (10 results each):
+	// in turn a label prefix, an address prefix and an entity name.
+	b.Run("search", func(b *testing.B) {
+		// Percentiles need samples: at least 300 queries whatever b.N (make bench runs 1x).
+		runs := max(b.N, 300)
+		lat := make([]time.Duration, 0, runs)
+		var cpu time.Duration
+		for i := range runs {
+			var q string
+			switch i % 3 {
+			case 0:
+				q = "wallet%20" + strconv.Itoa(r.IntN(n))
+			case 1:
+				q = addrOf(r.IntN(n))[:8]
+			default:
+				q = "bench%20entity%20" + strconv.Itoa(r.IntN(1000))
+			}
+			t0, c0 := time.Now(), cpuTime()
+			code, out := api.do(b, "GET", "/intelligence/search?query="+q, "", nil)
+			lat = append(lat, time.Since(t0))
+			cpu += cpuTime() - c0
+			if code != 200 || strings.Contains(out, `"serviceAddresses":[]`) && i%3 != 2 {
+				b.Fatalf("%s: %d %s", q, code, out[:min(len(out), 300)])
+			}
+		}
+		reportPercentiles(b, lat)
+		b.ReportMetric(float64(cpu.Microseconds())/1000/float64(runs), "cpu_ms/op")
+		// The target is p99 ≤ 20 ms (issue 29): below 1 meets it.
+		b.ReportMetric(float64(lat[min(len(lat)-1, int(0.99*float64(len(lat))))].Microseconds())/1000/20, "p99/target")
+	})
 }
 
 // cpuTime is the process's user and system CPU time: with other work on the machine, wall-clock

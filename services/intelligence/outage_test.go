@@ -85,6 +85,10 @@ func TestUserLabelsDownIsA503(t *testing.T) {
 		{"GET", "/intelligence/address_enriched/" + outageAddr + "/all", ""},
 		{"GET", "/intelligence/address_with_extra_enrichment/" + outageAddr, ""},
 		{"POST", "/intelligence/address/batch", string(batch)},
+		{"POST", "/intelligence/address/batch/all", string(batch)},
+		{"POST", "/intelligence/address_enriched/batch", string(batch)},
+		{"POST", "/intelligence/address_enriched/batch/all", string(batch)},
+		{"GET", "/intelligence/search?query=binance", ""},
 		{"GET", "/intelligence/entity/" + userEntity, ""},
 		{"GET", "/intelligence/entity/" + userEntity + "/summary", ""},
 	} {
@@ -121,6 +125,13 @@ func TestPostgresDownIsA503OnEveryRoute(t *testing.T) {
 		"/intelligence/token/ethereum/" + outageAddr,
 		"/tag/cex/params",
 		"/tag/cex/summary",
+		"/intelligence/search?query=binance",
+		"/intelligence/entity_types",
+		"/cluster/cl-0000000000000001/summary",
+		"/intelligence/entities/updates",
+		"/intelligence/addresses/updates",
+		"/intelligence/tags/updates",
+		"/intelligence/address_tags/updates",
 	} {
 		t.Run(path, func(t *testing.T) { wantUnavailable(t, h, "GET", path, "", "PostgreSQL") })
 	}

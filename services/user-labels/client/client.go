@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"strconv"
 	"time"
 
 	"github.com/chainintel/chainintel/libs/httpx"
@@ -48,14 +49,15 @@ type Lookup struct {
 
 // UserEntity is a caller's custom entity (API.md shape).
 type UserEntity struct {
-	ID        string              `json:"id"`
-	Name      string              `json:"name"`
-	Note      string              `json:"note"`
-	Type      string              `json:"type"`
-	Shareable bool                `json:"shareable"`
-	Addresses map[string][]string `json:"addresses"`
-	CreatedAt time.Time           `json:"createdAt"`
-	UpdatedAt time.Time           `json:"updatedAt"`
+	ID            string              `json:"id"`
+	Name          string              `json:"name"`
+	Note          string              `json:"note"`
+	Type          string              `json:"type"`
+	Shareable     bool                `json:"shareable"`
+	LinkShareable bool                `json:"linkShareable"`
+	Addresses     map[string][]string `json:"addresses"`
+	CreatedAt     time.Time           `json:"createdAt"`
+	UpdatedAt     time.Time           `json:"updatedAt"`
 }
 
 // ErrNotFound means the entity does not exist for this caller (or is not shareable).
@@ -121,6 +123,33 @@ func (c *Client) SharedEntity(ctx context.Context, id string) (UserEntity, error
 	var e UserEntity
 	err := c.c.Do(ctx, http.MethodGet, "/internal/shared/entities/"+url.PathEscape(id), nil, nil, &e)
 	return e, notFound(err)
+}
+
+// UserLabel is one of the caller's labels with its address.
+type UserLabel struct {
+	Name      string `json:"name"`
+	Note      string `json:"note"`
+	Address   string `json:"address"`
+	ChainType string `json:"chainType"`
+}
+
+// SearchResult is the caller's labels and entities matching a search query.
+type SearchResult struct {
+	Entities []UserEntity `json:"entities"`
+	Labels   []UserLabel  `json:"labels"`
+}
+
+// Search returns the caller's labels and entities matching query (name substring or address
+// prefix, case-insensitive), up to limit of each after skipping offset. Without a caller in ctx
+// it returns nothing and makes no call.
+func (c *Client) Search(ctx context.Context, query string, limit, offset int) (SearchResult, error) {
+	out := SearchResult{Entities: []UserEntity{}, Labels: []UserLabel{}}
+	if _, ok := httpx.IdentityFrom(ctx); !ok || limit == 0 {
+		return out, nil
+	}
+	q := url.Values{"query": {query}, "limit": {strconv.Itoa(limit)}, "offset": {strconv.Itoa(offset)}}
+	err := c.c.Do(ctx, http.MethodGet, "/internal/search", q, nil, &out)
+	return out, err
 }
 
 // Additions returns the caller's addresses added to an operator entity, by chain type.

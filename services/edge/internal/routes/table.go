@@ -119,6 +119,20 @@ var Table = []Route{
 	get("/intelligence/contract/{chain}/{address}", Intelligence, Standard, 1),
 	get("/intelligence/token/{id}", Intelligence, Standard, 1),
 	get("/intelligence/token/{chain}/{address}", Intelligence, Standard, 1),
+	// Search: one credit per call, like the other single lookups (API.md names no price).
+	get("/intelligence/search", Intelligence, Standard, 1),
+	// Metadata costs nothing, like /chains; batches cost per address what the single lookup
+	// costs per call; a cluster summary like an entity summary (API.md names none of these).
+	get("/intelligence/entity_types", Intelligence, Standard, 0),
+	method("POST", perRow(get("/intelligence/address/batch/all", Intelligence, Standard, 2))),
+	method("POST", perRow(get("/intelligence/address_enriched/batch", Intelligence, Standard, 2))),
+	method("POST", perRow(get("/intelligence/address_enriched/batch/all", Intelligence, Standard, 4))),
+	get("/cluster/{id}/summary", Intelligence, Standard, 1),
+	// Change feeds: one credit a page, like a list lookup.
+	get("/intelligence/entities/updates", Intelligence, Standard, 1),
+	get("/intelligence/addresses/updates", Intelligence, Standard, 1),
+	get("/intelligence/tags/updates", Intelligence, Standard, 1),
+	get("/intelligence/address_tags/updates", Intelligence, Standard, 1),
 	get("/tag/{id}/params", Intelligence, Standard, 5),
 	get("/tag/{id}/summary", Intelligence, Standard, 1),
 

@@ -38,6 +38,20 @@ type Store interface {
 	PricingIDByDeployment(ctx context.Context, chain, addr string) (string, error)
 	TokenByAddress(ctx context.Context, chain, addr string) (store.Token, error)
 	Quotes(ctx context.Context, ids []string) (map[string]store.Quote, error)
+
+	SearchAddresses(ctx context.Context, addrPrefix, labelPrefix string, n int) ([]store.AddressHit, error)
+	SearchEntities(ctx context.Context, q string, limit, offset int) ([]attribution.Entity, error)
+	SearchTwitter(ctx context.Context, q string, limit, offset int) ([]attribution.Entity, error)
+	SearchTypes(ctx context.Context, q string, limit, offset int) ([]string, error)
+	SearchTags(ctx context.Context, q string, limit, offset int) ([]store.TagHit, error)
+	SearchTokens(ctx context.Context, q string, limit, offset int) ([]store.TokenHit, error)
+	AddressTagsMany(ctx context.Context, keys []store.AddressKey) (map[store.AddressKey][]store.PopulatedTag, error)
+	EntityTypes(ctx context.Context) ([]string, error)
+	ClusterActivity(ctx context.Context, id string) (store.ClusterActivity, error)
+	EntityUpdates(ctx context.Context, q store.UpdatesQuery) ([]store.EntityUpdate, error)
+	AddressUpdates(ctx context.Context, q store.UpdatesQuery) ([]store.AddressUpdate, error)
+	TagUpdates(ctx context.Context, q store.UpdatesQuery) ([]store.TagUpdate, error)
+	AddressTagUpdates(ctx context.Context, q store.UpdatesQuery) ([]store.AddressTagUpdate, error)
 }
 
 // UserLabels is the user-labels service as the app uses it.
@@ -45,6 +59,7 @@ type UserLabels interface {
 	Lookup(ctx context.Context, addrs []ulclient.AddressRef) (ulclient.Lookup, error)
 	Entity(ctx context.Context, id string) (ulclient.UserEntity, error)
 	SharedEntity(ctx context.Context, id string) (ulclient.UserEntity, error)
+	Search(ctx context.Context, query string, limit, offset int) (ulclient.SearchResult, error)
 }
 
 // Activity is the transfers service's activity figures.
@@ -337,7 +352,8 @@ func userEntityView(ue ulclient.UserEntity) EntityView {
 	if addrs == nil {
 		addrs = map[string][]string{}
 	}
-	return EntityView{ID: ue.ID, Name: ue.Name, Note: ue.Note, Type: "user", Addresses: addrs}
+	shareable := ue.Shareable
+	return EntityView{ID: ue.ID, Name: ue.Name, Note: ue.Note, Type: "user", Addresses: addrs, LinkShareable: &shareable}
 }
 
 // unavailable marks a failed call to svc as its outage, unless it already is one or the caller
@@ -575,7 +591,7 @@ func (s *Service) Contract(ctx context.Context, t Target) (ContractView, error) 
 		return ContractView{}, err
 	}
 	v := ContractView{Address: t.Address, Chain: t.Chain, Deployer: deployer, DeployTxHash: c.DeployTxHash,
-		BlockTimestamp: msTime(c.BlockTimeMs), BytecodeSize: c.BytecodeSize}
+		TransactionHash: c.DeployTxHash, BlockTimestamp: msTime(c.BlockTimeMs), BytecodeSize: c.BytecodeSize}
 	if c.Token != nil {
 		v.Token = &TokenRef{ID: c.Token.PricingID, Name: c.Token.Name, Symbol: c.Token.Symbol, Decimals: c.Token.Decimals}
 	}

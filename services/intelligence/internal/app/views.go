@@ -18,6 +18,8 @@ type EntityView struct {
 	Description   string              `json:"description,omitempty"`
 	Addresses     map[string][]string `json:"addresses,omitempty"`
 	PopulatedTags *[]PopulatedTag     `json:"populatedTags,omitempty"`
+	// LinkShareable is set on user entities: whether anyone may read it by its id.
+	LinkShareable *bool `json:"linkShareable,omitempty"`
 }
 
 // AddressLabel is the API's AddressLabel.
@@ -83,13 +85,15 @@ type TokenRef struct {
 
 // ContractView is the API's contract answer.
 type ContractView struct {
-	Address        string      `json:"address"`
-	Chain          string      `json:"chain"`
-	Deployer       AddressInfo `json:"deployer"`
-	DeployTxHash   string      `json:"deployTxHash"`
-	BlockTimestamp string      `json:"blockTimestamp"`
-	BytecodeSize   int         `json:"bytecodeSize"`
-	Token          *TokenRef   `json:"token,omitempty"`
+	Address      string      `json:"address"`
+	Chain        string      `json:"chain"`
+	Deployer     AddressInfo `json:"deployer"`
+	DeployTxHash string      `json:"deployTxHash"`
+	// TransactionHash is DeployTxHash under the public API's name.
+	TransactionHash string    `json:"transactionHash"`
+	BlockTimestamp  string    `json:"blockTimestamp"`
+	BytecodeSize    int       `json:"bytecodeSize"`
+	Token           *TokenRef `json:"token,omitempty"`
 }
 
 // TokenIdentifier says how a token was identified.

@@ -32,6 +32,15 @@ func Register(e *gin.Engine, a *app.Service) {
 	e.GET("/intelligence/token/:id/:address", h.tokenByAddress)
 	e.GET("/tag/:id/params", h.tagParams)
 	e.GET("/tag/:id/summary", h.tagSummary)
+	e.GET("/intelligence/search", h.search)
+	e.GET("/intelligence/entity_types", h.entityTypes)
+	e.POST("/intelligence/address/batch/all", h.batchAll)
+	e.POST("/intelligence/address_enriched/batch", h.enrichedBatch)
+	e.POST("/intelligence/address_enriched/batch/all", h.enrichedBatchAll)
+	e.GET("/cluster/:id/summary", h.clusterSummary)
+	for _, kind := range []string{"entities", "addresses", "tags", "address_tags"} {
+		e.GET("/intelligence/"+kind+"/updates", h.updates(kind))
+	}
 }
 
 type handlers struct{ a *app.Service }

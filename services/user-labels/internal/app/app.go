@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"unicode/utf8"
 
 	"github.com/chainintel/chainintel/libs/httpx"
 	"github.com/chainintel/chainintel/services/user-labels/client"
@@ -49,6 +50,11 @@ type Store interface {
 	// Lookup returns the user's labels of refs and the user's entities holding them, keyed by
 	// AddressRef.
 	Lookup(ctx context.Context, user string, refs []AddressRef) (map[AddressRef]LabelText, map[AddressRef][]EntityRef, error)
+
+	// SearchLabels and SearchEntities return the user's labels and entities matching query
+	// (case-insensitive name substring or address prefix), best matches first.
+	SearchLabels(ctx context.Context, user, query string, limit, offset int) ([]Label, error)
+	SearchEntities(ctx context.Context, user, query string, limit, offset int) ([]Entity, error)
 }
 
 // MaxIndexedLabels is the most labels a user may have for Lookup to keep an in-memory index of
@@ -355,6 +361,39 @@ func (s *Service) Additions(ctx context.Context, user, id string) (map[string][]
 		return nil, fmt.Errorf("additions to %s: %w", id, err)
 	}
 	return Group(refs), nil
+}
+
+// Search limits: the query's length in characters, and results per kind.
+const (
+	MaxSearchQueryRunes = 200
+	MaxSearchResults    = 100
+	MaxSearchOffset     = 10000
+)
+
+// Search returns the user's labels and entities matching query, up to limit of each after
+// skipping offset.
+func (s *Service) Search(ctx context.Context, user, query string, limit, offset int) (SearchResult, error) {
+	if n := utf8.RuneCountInString(query); n == 0 || n > MaxSearchQueryRunes {
+		return SearchResult{}, httpx.BadRequest("query: must be 1 to %d characters (got %d)", MaxSearchQueryRunes, n)
+	}
+	if limit < 0 || limit > MaxSearchResults {
+		return SearchResult{}, httpx.BadRequest("limit: must be 0 to %d (got %d)", MaxSearchResults, limit)
+	}
+	if offset < 0 || offset > MaxSearchOffset {
+		return SearchResult{}, httpx.BadRequest("offset: must be 0 to %d (got %d)", MaxSearchOffset, offset)
+	}
+	out := SearchResult{Entities: []Entity{}, Labels: []Label{}}
+	if limit == 0 {
+		return out, nil
+	}
+	var err error
+	if out.Labels, err = s.store.SearchLabels(ctx, user, query, limit, offset); err != nil {
+		return out, err
+	}
+	if out.Entities, err = s.store.SearchEntities(ctx, user, query, limit, offset); err != nil {
+		return out, err
+	}
+	return out, nil
 }
 
 // Lookup returns the user's labels and entity memberships of addrs, keyed by each address as

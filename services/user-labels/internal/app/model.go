@@ -44,14 +44,24 @@ func (l Label) Ref() AddressRef { return AddressRef{ChainType: l.ChainType, Addr
 // Entity is a user's custom entity (API.md UserEntity). Addresses is nil when it was not asked
 // for (it is then omitted from JSON) and never nil otherwise.
 type Entity struct {
-	ID        string              `json:"id"`
-	Name      string              `json:"name"`
-	Note      string              `json:"note"`
-	Type      string              `json:"type"`
-	Shareable bool                `json:"shareable"`
-	Addresses map[string][]string `json:"addresses,omitzero"`
-	CreatedAt time.Time           `json:"createdAt"`
-	UpdatedAt time.Time           `json:"updatedAt"`
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Note      string `json:"note"`
+	Type      string `json:"type"`
+	Shareable bool   `json:"shareable"`
+	// LinkShareable is Shareable under the public API's name; Service is always null (a user
+	// entity is nobody's service). Both are in the public Entity shape clients read.
+	LinkShareable bool                `json:"linkShareable"`
+	Service       *bool               `json:"service"`
+	Addresses     map[string][]string `json:"addresses,omitzero"`
+	CreatedAt     time.Time           `json:"createdAt"`
+	UpdatedAt     time.Time           `json:"updatedAt"`
+}
+
+// SearchResult is a user's labels and entities matching a search query.
+type SearchResult struct {
+	Entities []Entity `json:"entities"`
+	Labels   []Label  `json:"labels"`
 }
 
 // EntityInput is a validated entity body: name and note within limits, addresses canonical,

@@ -12,8 +12,8 @@ import (
 
 // entityJSON renders the expected UserEntity for e's id and times with the given fields.
 func entityJSON(e app.Entity, name, note string, shareable bool, addresses string) string {
-	s := fmt.Sprintf(`{"id":%q,"name":%q,"note":%q,"type":"user","shareable":%t,"createdAt":%q,"updatedAt":%q`,
-		e.ID, name, note, shareable, e.CreatedAt.Format(time.RFC3339Nano), e.UpdatedAt.Format(time.RFC3339Nano))
+	s := fmt.Sprintf(`{"id":%q,"name":%q,"note":%q,"type":"user","shareable":%t,"linkShareable":%t,"service":null,"createdAt":%q,"updatedAt":%q`,
+		e.ID, name, note, shareable, shareable, e.CreatedAt.Format(time.RFC3339Nano), e.UpdatedAt.Format(time.RFC3339Nano))
 	if addresses != "" {
 		s += `,"addresses":` + addresses
 	}

@@ -50,6 +50,7 @@ func Register(e *gin.Engine, svc *app.Service) {
 	in.GET("/entities/:id", httpx.RequireIdentity(), h.internalEntity)
 	in.GET("/shared/entities/:id", h.sharedEntity)
 	in.GET("/additions/:id", httpx.RequireIdentity(), h.additions)
+	in.GET("/search", httpx.RequireIdentity(), h.search)
 }
 
 type handlers struct{ svc *app.Service }
@@ -273,4 +274,31 @@ func (h *handlers) additions(c *gin.Context) {
 		return
 	}
 	c.JSON(http.StatusOK, gin.H{"addresses": addrs})
+}
+
+// search is GET /internal/search?query=&limit=&offset=: the caller's matching labels and
+// entities.
+func (h *handlers) search(c *gin.Context) {
+	q := c.Request.URL.Query()
+	query, err := params.One(q, "query")
+	if err != nil {
+		httpx.Fail(c, httpx.BadRequest("%v", err))
+		return
+	}
+	limit, err := params.Int(q, "limit", 10, 0, app.MaxSearchResults)
+	if err != nil {
+		httpx.Fail(c, httpx.BadRequest("%v", err))
+		return
+	}
+	offset, err := params.Int(q, "offset", 0, 0, app.MaxSearchOffset)
+	if err != nil {
+		httpx.Fail(c, httpx.BadRequest("%v", err))
+		return
+	}
+	out, err := h.svc.Search(c.Request.Context(), userOf(c), query, limit, offset)
+	if err != nil {
+		httpx.Fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, out)
 }

@@ -25,6 +25,7 @@ func scanEntity(row pgx.Row) (app.Entity, error) {
 		return e, app.ErrNotFound
 	}
 	e.CreatedAt, e.UpdatedAt = e.CreatedAt.UTC(), e.UpdatedAt.UTC()
+	e.LinkShareable = e.Shareable
 	return e, err
 }
 

@@ -1,0 +1,237 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"regexp"
+	"sort"
+
+	"github.com/chainintel/chainintel/libs/httpx"
+	balclient "github.com/chainintel/chainintel/services/balances/client"
+	"github.com/chainintel/chainintel/services/intelligence/internal/store"
+)
+
+// batchTargets validates a batch's addresses (1..MaxBatch) and returns, for each distinct
+// address as given, its targets: on chain when one is given, else on the first configured
+// chain of its detected type, or (all) on every configured chain where its format is valid,
+// restricted to only when that is not empty. An address with no target is a 400 naming it.
+func (s *Service) batchTargets(raw []string, chain string, all bool, only map[string]bool) ([]string, [][]Target, error) {
+	if len(raw) == 0 {
+		return nil, nil, httpx.BadRequest("addresses: give at least one address")
+	}
+	if len(raw) > MaxBatch {
+		return nil, nil, httpx.BadRequest("addresses: at most %d addresses per call, got %d", MaxBatch, len(raw))
+	}
+	var keys []string
+	var targets [][]Target
+	seen := make(map[string]bool, len(raw))
+	for i, r := range raw {
+		if seen[r] {
+			continue
+		}
+		seen[r] = true
+		var ts []Target
+		if all {
+			found, err := ParseTargetsAll(s.Chains, r)
+			if err == nil {
+				for _, t := range found {
+					if len(only) == 0 || only[t.Chain] {
+						ts = append(ts, t)
+					}
+				}
+			}
+		} else if t, err := ParseTarget(s.Chains, r, chain); err == nil {
+			ts = []Target{t}
+		} else if se := (*httpx.StatusError)(nil); errors.As(err, &se) && se.Status == http.StatusBadRequest {
+			return nil, nil, err // the chain parameter
+		}
+		if len(ts) == 0 {
+			return nil, nil, httpx.BadRequest("addresses[%d]: %q is not a valid address on any requested chain", i, short(r))
+		}
+		keys = append(keys, r)
+		targets = append(targets, ts)
+	}
+	return keys, targets, nil
+}
+
+// ChainFilter resolves the chains parameter (and a lone chain) of a /batch/all route: an unknown
+// or unconfigured chain is a 400.
+func (s *Service) ChainFilter(names []string) (map[string]bool, error) {
+	if len(names) == 0 {
+		return nil, nil
+	}
+	cs, err := s.Chains.Resolve(names)
+	if err != nil {
+		return nil, httpx.BadRequest("chains: %v", err)
+	}
+	out := make(map[string]bool, len(cs))
+	for _, c := range cs {
+		out[c.Name] = true
+	}
+	return out, nil
+}
+
+func flatten(targets [][]Target) []Target {
+	var out []Target
+	for _, ts := range targets {
+		out = append(out, ts...)
+	}
+	return out
+}
+
+// BatchAll answers up to MaxBatch addresses on every configured chain where each is valid (only
+// the chains in only, when given), keyed by the address as given and then by chain.
+func (s *Service) BatchAll(ctx context.Context, raw []string, only map[string]bool, enrich *EnrichOptions) (map[string]map[string]AddressInfo, error) {
+	keys, targets, err := s.batchTargets(raw, "", true, only)
+	if err != nil {
+		return nil, err
+	}
+	flat := flatten(targets)
+	infos, err := s.infos(ctx, flat)
+	if err != nil {
+		return nil, err
+	}
+	if enrich != nil {
+		if err := s.enrich(ctx, flat, infos, *enrich); err != nil {
+			return nil, err
+		}
+	}
+	out := make(map[string]map[string]AddressInfo, len(keys))
+	n := 0
+	for i, k := range keys {
+		m := make(map[string]AddressInfo, len(targets[i]))
+		for _, t := range targets[i] {
+			m[t.Chain] = infos[n]
+			n++
+		}
+		out[k] = m
+	}
+	return out, nil
+}
+
+// EnrichedBatch answers up to MaxBatch addresses enriched (tags, clusters), each on chain when
+// given, else on the chain detected from its format, keyed by the address as given.
+func (s *Service) EnrichedBatch(ctx context.Context, raw []string, chain string, o EnrichOptions) (map[string]AddressInfo, error) {
+	keys, targets, err := s.batchTargets(raw, chain, false, nil)
+	if err != nil {
+		return nil, err
+	}
+	flat := flatten(targets)
+	infos, err := s.infos(ctx, flat)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.enrich(ctx, flat, infos, o); err != nil {
+		return nil, err
+	}
+	out := make(map[string]AddressInfo, len(keys))
+	for i, k := range keys {
+		out[k] = infos[i]
+	}
+	return out, nil
+}
+
+// enrich adds tags (one query for all addresses) and clusters to infos, parallel to ts, as the
+// single enriched lookup does.
+func (s *Service) enrich(ctx context.Context, ts []Target, infos []AddressInfo, o EnrichOptions) error {
+	var tags map[store.AddressKey][]store.PopulatedTag
+	if o.Tags {
+		keys := make([]store.AddressKey, 0, len(ts))
+		seen := map[store.AddressKey]bool{}
+		for _, t := range ts {
+			k := store.AddressKey{ChainType: string(t.ChainType), Address: t.Address}
+			if !seen[k] {
+				seen[k] = true
+				keys = append(keys, k)
+			}
+		}
+		var err error
+		if tags, err = s.Store.AddressTagsMany(ctx, keys); err != nil {
+			return err
+		}
+	}
+	var keys []string
+	if o.Clusters {
+		keys = make([]string, len(ts))
+		for i, t := range ts {
+			keys[i] = t.Key()
+		}
+	}
+	clusters := s.Cache.Lookup(keys)
+	for i, t := range ts {
+		if !o.Predictions {
+			infos[i].PredictedEntity = nil
+		}
+		if o.Tags {
+			mine := []PopulatedTag{}
+			for _, pt := range populated(tags[store.AddressKey{ChainType: string(t.ChainType), Address: t.Address}]) {
+				if pt.Chain == "" || pt.Chain == t.Chain {
+					mine = append(mine, pt)
+				}
+			}
+			infos[i].PopulatedTags = &mine
+		}
+		if o.Clusters {
+			ids := []string{}
+			ids = append(ids, clusters[i].ClusterIDs...)
+			infos[i].ClusterIDs = &ids
+		}
+	}
+	return nil
+}
+
+// EntityTypes lists the types operator entities have.
+func (s *Service) EntityTypes(ctx context.Context) ([]string, error) {
+	ts, err := s.Store.EntityTypes(ctx)
+	if ts == nil {
+		ts = []string{}
+	}
+	return ts, err
+}
+
+// ClusterSummary is the public API's cluster summary; FirstTx and LastTx are null without
+// activity.
+type ClusterSummary struct {
+	ClusterID    string  `json:"clusterId"`
+	NumAddresses int64   `json:"numAddresses"`
+	VolumeUSD    float64 `json:"volumeUsd"`
+	BalanceUSD   float64 `json:"balanceUsd"`
+	FirstTx      *string `json:"firstTx"`
+	LastTx       *string `json:"lastTx"`
+}
+
+var clusterIDRE = regexp.MustCompile(`^cl-[0-9a-f]{16}$`)
+
+// ClusterSummary sums the activity of a heuristic cluster's members (as an entity summary does)
+// and, with a balances service, the USD value of their balances.
+func (s *Service) ClusterSummary(ctx context.Context, id string) (ClusterSummary, error) {
+	if !clusterIDRE.MatchString(id) {
+		return ClusterSummary{}, httpx.NotFound("unknown cluster %q (cluster ids are cl- and 16 hex digits)", short(id))
+	}
+	ca, err := s.Store.ClusterActivity(ctx, id)
+	if err != nil {
+		return ClusterSummary{}, err
+	}
+	if ca.NumAddresses == 0 {
+		return ClusterSummary{}, httpx.NotFound("unknown cluster %q", id)
+	}
+	sum := ClusterSummary{ClusterID: id, NumAddresses: ca.NumAddresses, VolumeUSD: ca.VolumeUSD}
+	if s.Balances != nil {
+		refs := make([]balclient.AddressRef, len(ca.Members))
+		for i, m := range ca.Members {
+			refs[i] = balclient.AddressRef{ChainType: m.ChainType, Address: m.Address}
+		}
+		sort.Slice(refs, func(i, j int) bool { return refs[i].ChainType+refs[i].Address < refs[j].ChainType+refs[j].Address })
+		tot, err := s.Balances.USDTotals(ctx, refs, nil)
+		if err != nil {
+			return ClusterSummary{}, unavailable("balances", err)
+		}
+		sum.BalanceUSD = tot.TotalUSD
+	}
+	if ca.TransferCount > 0 {
+		f, l := msTime(ca.FirstMs), msTime(ca.LastMs)
+		sum.FirstTx, sum.LastTx = &f, &l
+	}
+	return sum, nil
+}

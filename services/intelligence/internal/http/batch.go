@@ -1,0 +1,102 @@
+package http
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/chainintel/chainintel/libs/httpx"
+	"github.com/chainintel/chainintel/libs/params"
+	"github.com/chainintel/chainintel/services/intelligence/internal/app"
+	"github.com/gin-gonic/gin"
+)
+
+// chainFilter reads the chains list and the lone chain parameter of a /batch/all route.
+func (h handlers) chainFilter(c *gin.Context) (map[string]bool, error) {
+	q := c.Request.URL.Query()
+	names, err := params.List(q, "chains")
+	if err != nil {
+		return nil, httpx.BadRequest("%v", err)
+	}
+	one, err := params.One(q, "chain")
+	if err != nil {
+		return nil, httpx.BadRequest("%v", err)
+	}
+	if one != "" {
+		names = append(names, one)
+	}
+	return h.a.ChainFilter(names)
+}
+
+func (h handlers) batchAll(c *gin.Context) { h.batchAllWith(c, false) }
+
+func (h handlers) enrichedBatchAll(c *gin.Context) { h.batchAllWith(c, true) }
+
+func (h handlers) batchAllWith(c *gin.Context, enriched bool) {
+	var o *app.EnrichOptions
+	if enriched {
+		eo, err := enrichOptions(c)
+		if err != nil {
+			httpx.Fail(c, err)
+			return
+		}
+		o = &eo
+	}
+	only, err := h.chainFilter(c)
+	if err != nil {
+		httpx.Fail(c, err)
+		return
+	}
+	var req batchRequest
+	if !httpx.BindJSON(c, &req) {
+		return
+	}
+	m, err := h.a.BatchAll(c.Request.Context(), req.Addresses, only, o)
+	if err != nil {
+		httpx.Fail(c, err)
+		return
+	}
+	c.Header(httpx.HeaderRows, strconv.Itoa(len(req.Addresses)))
+	c.JSON(http.StatusOK, gin.H{"addresses": m})
+}
+
+func (h handlers) enrichedBatch(c *gin.Context) {
+	o, err := enrichOptions(c)
+	if err != nil {
+		httpx.Fail(c, err)
+		return
+	}
+	chain, err := params.One(c.Request.URL.Query(), "chain")
+	if err != nil {
+		httpx.Fail(c, httpx.BadRequest("%v", err))
+		return
+	}
+	var req batchRequest
+	if !httpx.BindJSON(c, &req) {
+		return
+	}
+	m, err := h.a.EnrichedBatch(c.Request.Context(), req.Addresses, chain, o)
+	if err != nil {
+		httpx.Fail(c, err)
+		return
+	}
+	c.Header(httpx.HeaderRows, strconv.Itoa(len(req.Addresses)))
+	c.JSON(http.StatusOK, gin.H{"addresses": m})
+}
+
+func (h handlers) entityTypes(c *gin.Context) {
+	v, err := h.a.EntityTypes(c.Request.Context())
+	if err != nil {
+		httpx.Fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, v)
+}
+
+func (h handlers) clusterSummary(c *gin.Context) {
+	v, err := h.a.ClusterSummary(c.Request.Context(), c.Param("id"))
+	if err != nil {
+		httpx.Fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, v)
+}

@@ -1,0 +1,94 @@
+package store
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+)
+
+var (
+	//go:embed sql/address_tags_many.sql
+	addressTagsManySQL string
+	//go:embed sql/entity_types.sql
+	entityTypesSQL string
+	//go:embed sql/cluster_activity.sql
+	clusterActivitySQL string
+)
+
+// AddressKey names an address of a chain type.
+type AddressKey struct{ ChainType, Address string }
+
+// AddressTagsMany returns the tags of each of keys that has any, by rank.
+func (s *Store) AddressTagsMany(ctx context.Context, keys []AddressKey) (map[AddressKey][]PopulatedTag, error) {
+	types, addrs := make([]string, len(keys)), make([]string, len(keys))
+	for i, k := range keys {
+		types[i], addrs[i] = k.ChainType, k.Address
+	}
+	rows, err := s.pool.Query(ctx, addressTagsManySQL, types, addrs)
+	if err != nil {
+		return nil, fmt.Errorf("load tags of %d addresses: %w", len(keys), err)
+	}
+	out := map[AddressKey][]PopulatedTag{}
+	var k AddressKey
+	var p PopulatedTag
+	_, err = pgx.ForEachRow(rows, []any{&k.ChainType, &k.Address, &p.Tag.ID, &p.Tag.Label, &p.Tag.Rank, &p.Tag.DisablePage,
+		&p.Tag.ExcludeEntities, &p.Tag.Chain, &p.Params}, func() error {
+		out[k] = append(out[k], p)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("load tags of %d addresses: %w", len(keys), err)
+	}
+	return out, nil
+}
+
+// EntityTypes returns the types operator entities have, sorted.
+func (s *Store) EntityTypes(ctx context.Context) ([]string, error) {
+	rows, err := s.pool.Query(ctx, entityTypesSQL)
+	if err != nil {
+		return nil, fmt.Errorf("entity types: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("entity types: %w", err)
+	}
+	return out, nil
+}
+
+// ClusterActivity is a cluster's members and the sums of their activity.
+type ClusterActivity struct {
+	Members []AddressKey
+	EntityActivity
+}
+
+// ClusterActivity returns the members of cluster id (none when it does not exist) and their
+// activity.
+func (s *Store) ClusterActivity(ctx context.Context, id string) (ClusterActivity, error) {
+	var ca ClusterActivity
+	rows, err := s.pool.Query(ctx, clusterActivitySQL, id)
+	if err != nil {
+		return ca, fmt.Errorf("cluster %s: %w", id, err)
+	}
+	var k AddressKey
+	var vol float64
+	var n, first, last int64
+	_, err = pgx.ForEachRow(rows, []any{&k.ChainType, &k.Address, &vol, &n, &first, &last}, func() error {
+		ca.Members = append(ca.Members, k)
+		ca.VolumeUSD += vol
+		ca.TransferCount += n
+		if n > 0 {
+			if ca.FirstMs == 0 || first < ca.FirstMs {
+				ca.FirstMs = first
+			}
+			ca.LastMs = max(ca.LastMs, last)
+		}
+		return nil
+	})
+	if err != nil {
+		return ca, fmt.Errorf("cluster %s: %w", id, err)
+	}
+	ca.NumAddresses = int64(len(ca.Members))
+	return ca, nil
+}

@@ -1,0 +1,12 @@
+-- Tag changes (as updates_entities.sql), with the tag as it is now and how many addresses and
+-- entities carry it.
+SELECT c.seq, c.at, c.status, c.key1, t.label, t.rank,
+       (SELECT count(DISTINCT (at.chain_type, at.address)) FROM intel.address_tags at WHERE at.tag_id = c.key1),
+       (SELECT count(DISTINCT a.entity_id) FROM intel.address_tags at
+          JOIN intel.addresses a ON a.chain_type = at.chain_type AND a.address = at.address
+          WHERE at.tag_id = c.key1 AND a.entity_id IS NOT NULL)
+FROM intel.change_log c
+LEFT JOIN intel.tags t ON t.id = c.key1
+WHERE c.kind = 'tag' AND c.seq > $1 AND c.at >= $2 AND c.at <= $3 AND ($4 = '' OR c.status = $4)
+ORDER BY c.seq
+LIMIT $5

@@ -1,0 +1,68 @@
+package store
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"strings"
+
+	"github.com/chainintel/chainintel/services/user-labels/internal/app"
+	"github.com/jackc/pgx/v5"
+)
+
+var (
+	//go:embed sql/search_labels.sql
+	searchLabelsSQL string
+	//go:embed sql/search_entities.sql
+	searchEntitiesSQL string
+)
+
+// likeBody escapes s for use inside a LIKE pattern with ESCAPE '\'.
+func likeBody(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+}
+
+// SearchLabels returns the user's labels matching query (name substring or address prefix,
+// case-insensitive), best matches first.
+func (s *Store) SearchLabels(ctx context.Context, user, query string, limit, offset int) ([]app.Label, error) {
+	q := strings.ToLower(query)
+	rows, err := s.pool.Query(ctx, searchLabelsSQL, user, q, likeBody(q), limit, offset)
+	if err != nil {
+		return nil, fmt.Errorf("search labels: %w", err)
+	}
+	out := []app.Label{}
+	var l app.Label
+	_, err = pgx.ForEachRow(rows, []any{&l.Name, &l.Note, &l.Address, &l.ChainType}, func() error {
+		out = append(out, l)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("search labels: %w", err)
+	}
+	return out, nil
+}
+
+// SearchEntities returns the user's entities matching query (name substring or an address
+// prefix, case-insensitive), best matches first, with their addresses.
+func (s *Store) SearchEntities(ctx context.Context, user, query string, limit, offset int) ([]app.Entity, error) {
+	q := strings.ToLower(query)
+	rows, err := s.pool.Query(ctx, searchEntitiesSQL, user, q, likeBody(q), limit, offset)
+	if err != nil {
+		return nil, fmt.Errorf("search entities: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (app.Entity, error) { return scanEntity(r) })
+	if err != nil {
+		return nil, fmt.Errorf("search entities: %w", err)
+	}
+	if out == nil {
+		out = []app.Entity{}
+	}
+	for i := range out {
+		refs, err := addressesOf(ctx, s.pool, out[i].ID)
+		if err != nil {
+			return nil, fmt.Errorf("addresses of entity %s: %w", out[i].ID, err)
+		}
+		out[i].Addresses = app.Group(refs)
+	}
+	return out, nil
+}
