@@ -21,8 +21,29 @@ func (s *Store) ApplyFlows(ctx context.Context, fs []app.Flow) error {
 	if len(fs) == 0 {
 		return nil
 	}
+	chains, ids, cols := flowColumns(fs)
+	return s.write(ctx, "apply flows", func(tx pgx.Tx) (bool, error) {
+		if _, err := tx.Exec(ctx, sqlLockShared); err != nil {
+			return false, err
+		}
+		// Each statement below sees what writers of the same ids committed before the lock.
+		if _, err := tx.Exec(ctx, sqlFlowIDsLock, chains, ids); err != nil {
+			return false, err
+		}
+		if _, err := tx.Exec(ctx, sqlFlowsInsert, cols...); err != nil {
+			return false, err
+		}
+		_, err := tx.Exec(ctx, sqlFlowsSettleBatch, chains, ids)
+		return false, err
+	})
+}
+
+// flowColumns are the arguments of sqlFlowsInsert (parallel arrays, one element per transfer)
+// and, of them, the chains and natural ids.
+func flowColumns(fs []app.Flow) (chains, ids []string, cols []any) {
 	n := len(fs)
-	chains, ids, types, blocks := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	chains, ids = make([]string, n), make([]string, n)
+	types, blocks := make([]string, n), make([]string, n)
 	hours := make([]time.Time, n)
 	tokens, froms, tos := make([]string, n), make([]string, n), make([]string, n)
 	values, usds := make([]float64, n), make([]float64, n)
@@ -32,20 +53,7 @@ func (s *Store) ApplyFlows(ctx context.Context, fs []app.Flow) error {
 		tokens[i], froms[i], tos[i] = f.Token, f.From, f.To
 		values[i], usds[i] = f.Value, f.USD
 	}
-	return s.write(ctx, "apply flows", func(tx pgx.Tx) (bool, error) {
-		if _, err := tx.Exec(ctx, sqlLockShared); err != nil {
-			return false, err
-		}
-		// Each statement below sees what writers of the same ids committed before the lock.
-		if _, err := tx.Exec(ctx, sqlFlowIDsLock, chains, ids); err != nil {
-			return false, err
-		}
-		if _, err := tx.Exec(ctx, sqlFlowsInsert, chains, ids, types, blocks, hours, tokens, froms, tos, values, usds); err != nil {
-			return false, err
-		}
-		_, err := tx.Exec(ctx, sqlFlowsSettleBatch, chains, ids)
-		return false, err
-	})
+	return chains, ids, []any{chains, ids, types, blocks, hours, tokens, froms, tos, values, usds}
 }
 
 // ApplyReorg records which blocks are orphaned and which are canonical again, then re-decides
