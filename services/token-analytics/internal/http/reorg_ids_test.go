@@ -174,3 +174,43 @@ func TestReorgMovesTransfer(t *testing.T) {
 	e.reorg([]string{"0xa1", "0xb1"}, []string{"0xa2", "0xb2"})
 	step("forward again", moved)
 }
+
+// TestReserveBalanceMovedByReorg checks that a reserve balance observed at one height in two
+// blocks counts from the block not orphaned, whether the reorg or the new block's observation
+// arrives first, through redelivery and a reorg back.
+func TestReserveBalanceMovedByReorg(t *testing.T) {
+	tok, r := "0x00000000000000000000000000000000000000f0", "0x00000000000000000000000000000000000000a1"
+	e := newEnv(t, app.Native{Chain: "ethereum", Token: tok, Decimals: 18, TotalSupply: "1000000000000000000000000", Reserves: []string{r}})
+	obs := func(bal, block string) {
+		t.Helper()
+		m := eventbus.Message[*eventsv1.BalanceObservation]{Msg: &eventsv1.BalanceObservation{Chain: "ethereum", Address: r,
+			TokenAddress: tok, Balance: bal, BlockNumber: 2, BlockHash: block}}
+		if err := e.ev.Balances(context.Background(), []eventbus.Message[*eventsv1.BalanceObservation]{m}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const old, moved = "100000000000000000000000", "300000000000000000000000" // 100,000 and 300,000
+	for _, reorgFirst := range []bool{true, false} {
+		a, b := fmt.Sprintf("0xa%v", reorgFirst), fmt.Sprintf("0xb%v", reorgFirst)
+		obs(old, a)
+		e.expect("/native/circulating", 200, `{"amount":900000}`)
+		if reorgFirst {
+			e.reorg([]string{a}, []string{b})
+			e.expect("/native/circulating", 200, `{"amount":1000000}`)
+			obs(moved, b)
+		} else {
+			obs(moved, b)
+			e.reorg([]string{a}, []string{b})
+		}
+		e.expect("/native/circulating", 200, `{"amount":700000}`)
+		obs(old, a)
+		obs(moved, b)
+		e.reorg([]string{a}, []string{b})
+		e.expect("/native/circulating", 200, `{"amount":700000}`)
+		e.reorg([]string{b}, []string{a})
+		e.expect("/native/circulating", 200, `{"amount":900000}`)
+		if _, err := pgtest.Pool(t).Exec(context.Background(), `TRUNCATE market.reserve_balances, market.orphaned_blocks`); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
