@@ -12,14 +12,38 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// ApplyFlows counts transfers in the rollups once each: a transfer already stored (by chain and
-// natural id) adds nothing, one of an orphaned block is stored but not counted.
+// ApplyFlows stores the batch's transfers, one row per copy (chain, natural id, block hash), and
+// counts each natural id once in the rollups: in the copy whose block is not orphaned (the one
+// counted already while its block stays so). A redelivered copy changes nothing; a copy of an
+// orphaned block is stored uncounted; a copy of an id counted in another block waits until a
+// reorg orphans that block.
 func (s *Store) ApplyFlows(ctx context.Context, fs []app.Flow) error {
 	if len(fs) == 0 {
 		return nil
 	}
+	chains, ids, cols := flowColumns(fs)
+	return s.write(ctx, "apply flows", func(tx pgx.Tx) (bool, error) {
+		if _, err := tx.Exec(ctx, sqlLockShared); err != nil {
+			return false, err
+		}
+		// Each statement below sees what writers of the same ids committed before the lock.
+		if _, err := tx.Exec(ctx, sqlFlowIDsLock, chains, ids); err != nil {
+			return false, err
+		}
+		if _, err := tx.Exec(ctx, sqlFlowsInsert, cols...); err != nil {
+			return false, err
+		}
+		_, err := tx.Exec(ctx, sqlFlowsSettleBatch, chains, ids)
+		return false, err
+	})
+}
+
+// flowColumns are the arguments of sqlFlowsInsert (parallel arrays, one element per transfer)
+// and, of them, the chains and natural ids.
+func flowColumns(fs []app.Flow) (chains, ids []string, cols []any) {
 	n := len(fs)
-	chains, ids, types, blocks := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	chains, ids = make([]string, n), make([]string, n)
+	types, blocks := make([]string, n), make([]string, n)
 	hours := make([]time.Time, n)
 	tokens, froms, tos := make([]string, n), make([]string, n), make([]string, n)
 	values, usds := make([]float64, n), make([]float64, n)
@@ -29,19 +53,17 @@ func (s *Store) ApplyFlows(ctx context.Context, fs []app.Flow) error {
 		tokens[i], froms[i], tos[i] = f.Token, f.From, f.To
 		values[i], usds[i] = f.Value, f.USD
 	}
-	return s.write(ctx, "apply flows", func(tx pgx.Tx) (bool, error) {
-		if _, err := tx.Exec(ctx, sqlLockShared); err != nil {
-			return false, err
-		}
-		_, err := tx.Exec(ctx, sqlFlowsInsert, chains, ids, types, blocks, hours, tokens, froms, tos, values, usds)
-		return false, err
-	})
+	return chains, ids, []any{chains, ids, types, blocks, hours, tokens, froms, tos, values, usds}
 }
 
-// ApplyReorg takes the transfers of orphaned blocks out of the rollups and puts those of blocks
-// that are canonical again back in; transfers arriving later for an orphaned block are not
-// counted until it is canonical again.
+// ApplyReorg records which blocks are orphaned and which are canonical again, then re-decides
+// which copy counts of every natural id with a copy in those blocks: an orphaned copy leaves the
+// rollups and another copy of its id in a block not orphaned, stored before or after the reorg,
+// takes its place.
 func (s *Store) ApplyReorg(ctx context.Context, chain string, orphaned, canonical []string) error {
+	if len(orphaned) == 0 && len(canonical) == 0 {
+		return nil
+	}
 	return s.write(ctx, "apply reorg", func(tx pgx.Tx) (bool, error) {
 		if _, err := tx.Exec(ctx, sqlLockExclusive); err != nil {
 			return false, err
@@ -50,19 +72,15 @@ func (s *Store) ApplyReorg(ctx context.Context, chain string, orphaned, canonica
 			if _, err := tx.Exec(ctx, sqlOrphansRemove, chain, canonical); err != nil {
 				return false, err
 			}
-			if _, err := tx.Exec(ctx, sqlFlowsRecount, chain, canonical, true); err != nil {
-				return false, err
-			}
 		}
 		if len(orphaned) > 0 {
 			if _, err := tx.Exec(ctx, sqlOrphansAdd, chain, orphaned); err != nil {
 				return false, err
 			}
-			if _, err := tx.Exec(ctx, sqlFlowsRecount, chain, orphaned, false); err != nil {
-				return false, err
-			}
 		}
-		return false, nil
+		blocks := append(slices.Clip(orphaned), canonical...)
+		_, err := tx.Exec(ctx, sqlFlowsSettleBlock, chain, blocks)
+		return false, err
 	})
 }
 
