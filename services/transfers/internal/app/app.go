@@ -225,6 +225,9 @@ func (a *App) transferFilter(ctx context.Context, q query.Transfers) (store.Tran
 type TransferList struct {
 	Transfers []Transfer `json:"transfers"`
 	Count     int        `json:"count"`
+	// NextCursor (includeCursors=true) is the cursor parameter of the next page, absent at the
+	// end (cursor.go).
+	NextCursor string `json:"nextCursor,omitempty"`
 }
 
 // Transfers answers GET /transfers.
@@ -235,8 +238,16 @@ func (a *App) Transfers(ctx context.Context, q query.Transfers) (TransferList, e
 	}
 	var pf prefetch
 	defer pf.wait()
-	rows, count, err := a.store.ListTransfers(ctx, f, store.Page{SortKey: q.SortKey, SortDir: q.SortDir, Limit: q.Limit, Offset: q.Offset,
-		Prefetch: func(chains, addrs []string) { pf.start(ctx, a, chains, addrs) }})
+	p := store.Page{SortKey: q.SortKey, SortDir: q.SortDir, Limit: q.Limit, Offset: q.Offset,
+		Prefetch: func(chains, addrs []string) { pf.start(ctx, a, chains, addrs) }}
+	var rows, read []store.TransferRow
+	var count int
+	if q.Cursor != nil {
+		rows, read, count, err = a.cursorPage(ctx, f, q, p)
+	} else {
+		rows, count, err = a.store.ListTransfers(ctx, f, p)
+		read = rows
+	}
 	if err != nil {
 		return TransferList{}, err
 	}
@@ -247,6 +258,9 @@ func (a *App) Transfers(ctx context.Context, q query.Transfers) (TransferList, e
 	out := TransferList{Transfers: make([]Transfer, 0, len(rows)), Count: count}
 	for _, r := range rows {
 		out.Transfers = append(out.Transfers, b.transfer(r))
+	}
+	if q.IncludeCursors || q.Cursor != nil {
+		out.NextCursor = nextCursor(q, rows, read)
 	}
 	return out, nil
 }

@@ -67,6 +67,11 @@ type Transfers struct {
 	SortDir        string // desc, asc
 	Limit          int
 	Offset         int
+	// IncludeCursors asks for the next page's cursor; Cursor, when set, is where this page
+	// starts (cursor.go); Filter is FilterHash of the query, for the cursors it issues.
+	IncludeCursors bool
+	Cursor         *Cursor
+	Filter         uint64
 }
 
 // Histogram is a parsed /transfers/histogram or /transfers/histogram/simple.
@@ -159,11 +164,13 @@ var (
 	transferFilters = append([]string{"base", "flow", "from", "to", "counterparties", "tokens", "chains",
 		"valueGte", "valueLte", "usdGte", "usdLte"}, timeParams...)
 	pageParams = []string{"sortKey", "sortDir", "limit", "offset"}
+	// cursorPageParams are /transfers' (and /transfers/unenriched's) keyset paging (cursor.go).
+	cursorPageParams = []string{"includeCursors", "cursor"}
 )
 
 // Transfers parses GET /transfers.
 func (p Parser) Transfers(q url.Values) (Transfers, error) {
-	if err := known(q, append(slices.Clone(transferFilters), pageParams...)...); err != nil {
+	if err := known(q, append(append(slices.Clone(transferFilters), pageParams...), cursorPageParams...)...); err != nil {
 		return Transfers{}, err
 	}
 	t, err := p.transferFilters(q)
@@ -177,6 +184,10 @@ func (p Parser) Transfers(q url.Values) (Transfers, error) {
 		return Transfers{}, err
 	}
 	if t.Limit, t.Offset, err = page(q); err != nil {
+		return Transfers{}, err
+	}
+	t.Filter = FilterHash(q)
+	if err := paging(q, &t); err != nil {
 		return Transfers{}, err
 	}
 	return t, nil
