@@ -31,6 +31,7 @@ type Store interface {
 	Attributions(ctx context.Context, keys []store.AddressKey) (map[store.AddressKey]store.Attribution, error)
 	SetSize(ctx context.Context, set store.AddrSet) (store.AddrSet, map[string]bool, error)
 	SetAddresses(ctx context.Context, set store.AddrSet) ([]string, error)
+	ExchangeVolumes(ctx context.Context, addrs, chains []string) ([]store.ExchangeVolume, error)
 }
 
 // UserLabels is what the app asks user-labels (services/user-labels/client satisfies it).
@@ -232,14 +233,22 @@ type TransferList struct {
 
 // Transfers answers GET /transfers.
 func (a *App) Transfers(ctx context.Context, q query.Transfers) (TransferList, error) {
+	return a.transferList(ctx, q, true)
+}
+
+// transferList reads a page of transfers; enrich renders their addresses' attributions and the
+// caller's labels (else only address and chain: /transfers/unenriched).
+func (a *App) transferList(ctx context.Context, q query.Transfers, enrich bool) (TransferList, error) {
 	f, err := a.transferFilter(ctx, q)
 	if err != nil {
 		return TransferList{}, err
 	}
 	var pf prefetch
 	defer pf.wait()
-	p := store.Page{SortKey: q.SortKey, SortDir: q.SortDir, Limit: q.Limit, Offset: q.Offset,
-		Prefetch: func(chains, addrs []string) { pf.start(ctx, a, chains, addrs) }}
+	p := store.Page{SortKey: q.SortKey, SortDir: q.SortDir, Limit: q.Limit, Offset: q.Offset}
+	if enrich {
+		p.Prefetch = func(chains, addrs []string) { pf.start(ctx, a, chains, addrs) }
+	}
 	var rows, read []store.TransferRow
 	var count int
 	if q.Cursor != nil {
@@ -251,9 +260,11 @@ func (a *App) Transfers(ctx context.Context, q query.Transfers) (TransferList, e
 	if err != nil {
 		return TransferList{}, err
 	}
-	b, err := pf.book(ctx, a, transferRefs(rows))
-	if err != nil {
-		return TransferList{}, err
+	b := &book{}
+	if enrich {
+		if b, err = pf.book(ctx, a, transferRefs(rows)); err != nil {
+			return TransferList{}, err
+		}
 	}
 	out := TransferList{Transfers: make([]Transfer, 0, len(rows)), Count: count}
 	for _, r := range rows {

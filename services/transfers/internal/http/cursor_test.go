@@ -245,3 +245,18 @@ func testCursorErrors(t *testing.T, w *busyWorld) {
 		t.Fatalf("reordered query: %d %s", res.status, res.body)
 	}
 }
+
+func mustJSON(t *testing.T, b []byte, v any) {
+	t.Helper()
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("%v: %s", err, b)
+	}
+}
+
+// cursorAfter returns the nextCursor of the answer to path.
+func cursorAfter(t *testing.T, e *env, path string) string {
+	t.Helper()
+	var p cursorPage
+	mustJSON(t, e.get(t, &bob, path).body, &p)
+	return p.NextCursor
+}
