@@ -327,6 +327,9 @@ func (a *App) Swaps(ctx context.Context, q query.Swaps) (SwapList, error) {
 	if f.To.In, f.To.NotIn, f.To.Only, err = a.resolve(ctx, "to", q.To); err != nil {
 		return SwapList{}, err
 	}
+	if err := a.swapFilters(ctx, q, &f); err != nil {
+		return SwapList{}, err
+	}
 	f.TokenAddrs, f.TokenIDs = tokenFilter(q.Tokens)
 	rows, count, err := a.store.ListSwaps(ctx, f, store.Page{SortKey: q.SortKey, SortDir: q.SortDir, Limit: q.Limit, Offset: q.Offset})
 	if err != nil {

@@ -48,3 +48,40 @@ func (p Parser) Volume(q url.Values) (Volume, error) {
 	cs, err := p.chains(q)
 	return Volume{Chains: cs}, err
 }
+
+// MaxProtocols is how many protocols one /swaps query may name.
+const MaxProtocols = 50
+
+// swapFilters parses the /swaps filters beyond /transfers's: senders, receivers,
+// counterparties, protocols and the token amount ranges.
+func (p Parser) swapFilters(q url.Values, s *Swaps) error {
+	var err error
+	if s.Senders, err = refs(q, "senders", true, true, s.Chains); err != nil {
+		return err
+	}
+	if s.Receivers, err = refs(q, "receivers", true, true, s.Chains); err != nil {
+		return err
+	}
+	if s.Counterparties, err = refs(q, "counterparties", false, false, s.Chains); err != nil {
+		return err
+	}
+	if len(s.Counterparties) > 0 && len(s.Base) == 0 {
+		return params.Errorf("counterparties", "selects swaps between base and these; give base too")
+	}
+	if s.Protocols, err = params.List(q, "protocols"); err != nil {
+		return err
+	}
+	if len(s.Protocols) > MaxProtocols {
+		return params.Errorf("protocols", "at most %d, got %d", MaxProtocols, len(s.Protocols))
+	}
+	for _, v := range s.Protocols {
+		if !slugRE.MatchString(v) {
+			return params.Errorf("protocols", "%q is not a protocol id such as uniswap-v3", short(v))
+		}
+	}
+	if s.Value0Gte, s.Value0Lte, err = params.FloatRange(q, "value0Gte", "value0Lte"); err != nil {
+		return err
+	}
+	s.Value1Gte, s.Value1Lte, err = params.FloatRange(q, "value1Gte", "value1Lte")
+	return err
+}
