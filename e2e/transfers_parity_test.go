@@ -73,7 +73,10 @@ func TestTransfersParityRoutesThroughEdge(t *testing.T) {
 	}
 	Eventually(t, 5*time.Second, func() error {
 		r := p.Get(t, "/transfers/tx/"+dep+"?chain=ethereum&transferType=token")
-		if r.JSON(t, &txs); r.Status != 200 || len(txs) != 3 || txs[0].ID != dep+"_1" || txs[2].To.DepositServiceID != ex {
+		if r.Status != 200 {
+			return fmt.Errorf("/transfers/tx: %d %s", r.Status, r.Body)
+		}
+		if r.JSON(t, &txs); len(txs) != 3 || txs[0].ID != dep+"_1" || txs[2].To.DepositServiceID != ex {
 			return fmt.Errorf("/transfers/tx: %d %s", r.Status, r.Body)
 		}
 		return nil
@@ -127,7 +130,10 @@ func TestTransfersParityRoutesThroughEdge(t *testing.T) {
 	Eventually(t, 5*time.Second, func() error {
 		var v volumes
 		r := heavy("/volume/address/" + customer)
-		if r.JSON(t, &v); r.Status != 200 || len(v["ethereum"]) != 1 || len(v["ethereum"][0].Volumes) != 1 {
+		if r.Status != 200 {
+			return fmt.Errorf("volume of the customer: %d %s", r.Status, r.Body)
+		}
+		if r.JSON(t, &v); len(v["ethereum"]) != 1 || len(v["ethereum"][0].Volumes) != 1 {
 			return fmt.Errorf("volume of the customer: %d %s", r.Status, r.Body)
 		}
 		got := v["ethereum"][0].Volumes[0]
