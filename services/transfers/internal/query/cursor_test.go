@@ -49,3 +49,13 @@ func FuzzCursor(f *testing.F) {
 		}
 	})
 }
+
+// The cursor parameters and the /swaps filters join the seeds every parser fuzz target starts
+// from.
+func init() {
+	c := Cursor{SortKey: "time", SortDir: "desc", Key: 1767225600123456, Chain: "ethereum", ID: "0xab_3", Ties: 2,
+		Filter: FilterHash(url.Values{"base": {"binance"}})}.Encode()
+	seeds = append(seeds, "base=binance&includeCursors=true", "base=binance&cursor="+c, "includeCursors=1&sortKey=usd",
+		"cursor="+c+"&offset=50", "senders=binance&receivers=!type:cex&protocols=uniswap_v3&value0Gte=-1&value1Lte=2",
+		"base=binance&counterparties=coinbase&flow=self")
+}
