@@ -75,7 +75,14 @@ func fromCursor(f store.TransferFilter, c *query.Cursor) store.TransferFilter {
 func (a *App) cursorPage(ctx context.Context, f store.TransferFilter, q query.Transfers, p store.Page) (page, read []store.TransferRow, count int, err error) {
 	c := q.Cursor
 	f = fromCursor(f, c)
-	want := min(c.Ties+q.Limit, maxCursorRead)
+	// The read's LIMIT is part of its statement text, and each text is planned once per
+	// connection (generic plans, store.go): the ties are padded to a power of two, so a run of
+	// turns reuses a few texts rather than planning one for every tie count.
+	pad := 4
+	for pad < c.Ties {
+		pad *= 2
+	}
+	want := min(pad+q.Limit, maxCursorRead)
 	for {
 		p.Limit, p.Offset = want, 0
 		rows, n, err := a.store.ListTransfers(ctx, f, p)
