@@ -532,7 +532,9 @@ func queries(ctx context.Context, pool *pgxpool.Pool, st *store.Store, w *world,
 	const keysetName = "keyset page turns (entity, timeLte, 50 rows)"
 	keysetPath, keysetSeen := keysetTurns(r, w, rng, ex)
 	// seen reads the answers of a query whose next request depends on them.
-	seen := map[string]func([]byte){keysetName: keysetSeen}
+	const cursorName = "cursor page turns (entity, cursor, 50 rows)"
+	cursorPath, cursorSeen := cursorTurns(r, w, rng, ex)
+	seen := map[string]func([]byte){keysetName: keysetSeen, cursorName: cursorSeen}
 	cases := []struct {
 		name string
 		path func() string
@@ -551,6 +553,7 @@ func queries(ctx context.Context, pool *pgxpool.Pool, st *store.Store, w *world,
 			return "/transfers?base=" + ex() + "&limit=50&timeLte=" + strconv.FormatInt(t.UnixMilli(), 10)
 		}},
 		{keysetName, keysetPath},
+		{cursorName, cursorPath},
 		{"address base, customer, all flows", func() string { return "/transfers?base=" + w.customers[rng.IntN(len(w.customers))] }},
 		{"from an entity to a type (from=<exchange>&to=type:cex)", func() string { return "/transfers?from=" + ex() + "&to=type:cex" }},
 		{"from an entity to another (none in this world)", func() string {

@@ -31,6 +31,7 @@ type Store interface {
 	Attributions(ctx context.Context, keys []store.AddressKey) (map[store.AddressKey]store.Attribution, error)
 	SetSize(ctx context.Context, set store.AddrSet) (store.AddrSet, map[string]bool, error)
 	SetAddresses(ctx context.Context, set store.AddrSet) ([]string, error)
+	ExchangeVolumes(ctx context.Context, addrs, chains []string) ([]store.ExchangeVolume, error)
 }
 
 // UserLabels is what the app asks user-labels (services/user-labels/client satisfies it).
@@ -225,28 +226,52 @@ func (a *App) transferFilter(ctx context.Context, q query.Transfers) (store.Tran
 type TransferList struct {
 	Transfers []Transfer `json:"transfers"`
 	Count     int        `json:"count"`
+	// NextCursor (includeCursors=true) is the cursor parameter of the next page, absent at the
+	// end (cursor.go).
+	NextCursor string `json:"nextCursor,omitempty"`
 }
 
 // Transfers answers GET /transfers.
 func (a *App) Transfers(ctx context.Context, q query.Transfers) (TransferList, error) {
+	return a.transferList(ctx, q, true)
+}
+
+// transferList reads a page of transfers; enrich renders their addresses' attributions and the
+// caller's labels (else only address and chain: /transfers/unenriched).
+func (a *App) transferList(ctx context.Context, q query.Transfers, enrich bool) (TransferList, error) {
 	f, err := a.transferFilter(ctx, q)
 	if err != nil {
 		return TransferList{}, err
 	}
 	var pf prefetch
 	defer pf.wait()
-	rows, count, err := a.store.ListTransfers(ctx, f, store.Page{SortKey: q.SortKey, SortDir: q.SortDir, Limit: q.Limit, Offset: q.Offset,
-		Prefetch: func(chains, addrs []string) { pf.start(ctx, a, chains, addrs) }})
+	p := store.Page{SortKey: q.SortKey, SortDir: q.SortDir, Limit: q.Limit, Offset: q.Offset}
+	if enrich {
+		p.Prefetch = func(chains, addrs []string) { pf.start(ctx, a, chains, addrs) }
+	}
+	var rows, read []store.TransferRow
+	var count int
+	if q.Cursor != nil {
+		rows, read, count, err = a.cursorPage(ctx, f, q, p)
+	} else {
+		rows, count, err = a.store.ListTransfers(ctx, f, p)
+		read = rows
+	}
 	if err != nil {
 		return TransferList{}, err
 	}
-	b, err := pf.book(ctx, a, transferRefs(rows))
-	if err != nil {
-		return TransferList{}, err
+	b := &book{}
+	if enrich {
+		if b, err = pf.book(ctx, a, transferRefs(rows)); err != nil {
+			return TransferList{}, err
+		}
 	}
 	out := TransferList{Transfers: make([]Transfer, 0, len(rows)), Count: count}
 	for _, r := range rows {
 		out.Transfers = append(out.Transfers, b.transfer(r))
+	}
+	if q.IncludeCursors || q.Cursor != nil {
+		out.NextCursor = nextCursor(q, rows, read)
 	}
 	return out, nil
 }
@@ -300,6 +325,9 @@ func (a *App) Swaps(ctx context.Context, q query.Swaps) (SwapList, error) {
 		return SwapList{}, err
 	}
 	if f.To.In, f.To.NotIn, f.To.Only, err = a.resolve(ctx, "to", q.To); err != nil {
+		return SwapList{}, err
+	}
+	if err := a.swapFilters(ctx, q, &f); err != nil {
 		return SwapList{}, err
 	}
 	f.TokenAddrs, f.TokenIDs = tokenFilter(q.Tokens)

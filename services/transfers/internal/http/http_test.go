@@ -440,7 +440,7 @@ func TestTransferErrors(t *testing.T) {
 		{"/transfers/histogram?granularity=1h", 400, "granularity: 1h covers at most 30 days"},
 		{"/transfers/histogram?granularity=1h&timeLast=31d", 400, "granularity:"},
 		{"/transfers/histogram?granularity=1w", 400, "granularity: must be one of 1h, 1d"},
-		{"/swaps?flow=self&base=" + tw.U1, 400, "flow: must be one of in, out, all"},
+		{"/swaps?flow=both&base=" + tw.U1, 400, "flow: must be one of in, out, self, all"},
 		{"/swaps?sortKey=value", 400, "sortKey: must be one of time, usd"},
 		{"/tx/not-a-hash!", 400, "hash:"},
 		{"/tx/" + tw.TxHash(999), 404, "not found on any chain"},

@@ -66,6 +66,11 @@ type Transfers struct {
 	SortDir        string // desc, asc
 	Limit          int
 	Offset         int
+	// IncludeCursors asks for the next page's cursor; Cursor, when set, is where this page
+	// starts (cursor.go); Filter is FilterHash of the query, for the cursors it issues.
+	IncludeCursors bool
+	Cursor         *Cursor
+	Filter         uint64
 }
 
 // Histogram is a parsed /transfers/histogram or /transfers/histogram/simple.
@@ -88,6 +93,12 @@ type Swaps struct {
 	SortDir  string
 	Limit    int
 	Offset   int
+	// Senders and Receivers constrain each side as from and to do; Counterparties the side
+	// other than base; Protocols the pool's protocol; Value0/Value1 each token's amount.
+	Senders, Receivers                         []Ref
+	Counterparties                             []Ref
+	Protocols                                  []string
+	Value0Gte, Value0Lte, Value1Gte, Value1Lte *float64
 }
 
 // Counterparties is a parsed /counterparties/... query.
@@ -147,11 +158,13 @@ var (
 	transferFilters = append([]string{"base", "flow", "from", "to", "counterparties", "tokens", "chains",
 		"valueGte", "valueLte", "usdGte", "usdLte"}, timeParams...)
 	pageParams = []string{"sortKey", "sortDir", "limit", "offset"}
+	// cursorPageParams are /transfers' (and /transfers/unenriched's) keyset paging (cursor.go).
+	cursorPageParams = []string{"includeCursors", "cursor"}
 )
 
 // Transfers parses GET /transfers.
 func (p Parser) Transfers(q url.Values) (Transfers, error) {
-	if err := known(q, append(slices.Clone(transferFilters), pageParams...)...); err != nil {
+	if err := known(q, append(append(slices.Clone(transferFilters), pageParams...), cursorPageParams...)...); err != nil {
 		return Transfers{}, err
 	}
 	t, err := p.transferFilters(q)
@@ -165,6 +178,10 @@ func (p Parser) Transfers(q url.Values) (Transfers, error) {
 		return Transfers{}, err
 	}
 	if t.Limit, t.Offset, err = page(q); err != nil {
+		return Transfers{}, err
+	}
+	t.Filter = FilterHash(q)
+	if err := paging(q, &t); err != nil {
 		return Transfers{}, err
 	}
 	return t, nil
@@ -252,35 +269,22 @@ func (p Parser) Histogram(q url.Values) (Histogram, error) {
 	return h, nil
 }
 
-// SimpleHistogram parses GET /transfers/histogram/simple: daily buckets.
+// SimpleHistogram parses GET /transfers/histogram/simple: daily buckets, every /transfers filter.
 func (p Parser) SimpleHistogram(q url.Values) (Histogram, error) {
-	if err := known(q, append([]string{"base", "chains", "flow"}, timeParams...)...); err != nil {
+	if err := known(q, transferFilters...); err != nil {
 		return Histogram{}, err
 	}
-	var h Histogram
-	h.Granularity = "1d"
-	var err error
-	if h.Chains, err = p.chains(q); err != nil {
-		return h, err
+	t, err := p.transferFilters(q)
+	if err != nil {
+		return Histogram{}, err
 	}
-	if h.Base, err = refs(q, "base", false, false, h.Chains); err != nil {
-		return h, err
-	}
-	if h.Flow, err = params.Enum(q, "flow", "all", "in", "out", "self", "all"); err != nil {
-		return h, err
-	}
-	if len(h.Base) == 0 && h.Flow != "all" {
-		return h, params.Errorf("flow", "is relative to base; give base too")
-	}
-	if h.Window, err = params.TimeWindow(q, p.now()); err != nil {
-		return h, err
-	}
-	return h, nil
+	return Histogram{Transfers: t, Granularity: "1d"}, nil
 }
 
 // Swaps parses GET /swaps.
 func (p Parser) Swaps(q url.Values) (Swaps, error) {
-	if err := known(q, append([]string{"base", "chains", "flow", "from", "to", "tokens", "usdGte", "usdLte"},
+	if err := known(q, append([]string{"base", "chains", "flow", "from", "to", "tokens", "usdGte", "usdLte",
+		"senders", "receivers", "counterparties", "protocols", "value0Gte", "value0Lte", "value1Gte", "value1Lte"},
 		append(slices.Clone(timeParams), pageParams...)...)...); err != nil {
 		return Swaps{}, err
 	}
@@ -292,7 +296,7 @@ func (p Parser) Swaps(q url.Values) (Swaps, error) {
 	if s.Base, err = refs(q, "base", false, false, s.Chains); err != nil {
 		return s, err
 	}
-	if s.Flow, err = params.Enum(q, "flow", "all", "in", "out", "all"); err != nil {
+	if s.Flow, err = params.Enum(q, "flow", "all", "in", "out", "self", "all"); err != nil {
 		return s, err
 	}
 	if len(s.Base) == 0 && s.Flow != "all" {
@@ -311,6 +315,9 @@ func (p Parser) Swaps(q url.Values) (Swaps, error) {
 		return s, err
 	}
 	if s.USDGte, s.USDLte, err = params.FloatRange(q, "usdGte", "usdLte"); err != nil {
+		return s, err
+	}
+	if err := p.swapFilters(q, &s); err != nil {
 		return s, err
 	}
 	if s.SortKey, err = params.Enum(q, "sortKey", "time", "time", "usd"); err != nil {

@@ -734,6 +734,12 @@ type SwapFilter struct {
 	TimeTo     time.Time
 	USDGte     *float64
 	USDLte     *float64
+	// The filters of swapfilters.go.
+	Senders, Receivers                         AddrFilter
+	Counterparties                             AddrSet
+	HasCP                                      bool
+	Protocols                                  []string
+	Value0Gte, Value0Lte, Value1Gte, Value1Lte *float64
 }
 
 const swapSelect = `chain, id, tx_hash, block_hash, block_number, block_time, log_index, contract_addr, sender, receiver,
@@ -755,6 +761,8 @@ func (s *Store) ListSwaps(ctx context.Context, f SwapFilter, p Page) ([]SwapRow,
 			arms = []branch{{driverCol: "receiver", drive: &f.Base}}
 		case f.Flow == "out":
 			arms = []branch{{driverCol: "sender", drive: &f.Base}}
+		case f.Flow == "self":
+			arms = []branch{{driverCol: "sender", drive: &f.Base, conds: []string{b.member("receiver", f.Base)}}}
 		default:
 			arms = []branch{{driverCol: "sender", drive: &f.Base}, {driverCol: "receiver", drive: &f.Base, conds: []string{b.notMember("sender", f.Base)}}}
 		}
@@ -779,6 +787,7 @@ func (s *Store) ListSwaps(ctx context.Context, f SwapFilter, p Page) ([]SwapRow,
 		}
 		c = append(c, b.side("sender", f.From)...)
 		c = append(c, b.side("receiver", f.To)...)
+		c = append(c, b.swapExtras(f)...)
 		return arms, c
 	}
 	b := &sqlb{rows: true}

@@ -1,0 +1,83 @@
+package http_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"testing"
+
+	tw "github.com/chainintel/chainintel/services/transfers/internal/testworld"
+)
+
+// The /swaps filters of the public operations list: senders, receivers, counterparties,
+// protocols, each token's amount range, flow=self; and their errors.
+func TestSwapParameters(t *testing.T) {
+	e := world(t)
+	list := func(path string) string {
+		r := e.get(t, &bob, path)
+		var out struct {
+			Swaps []struct {
+				ID string `json:"id"`
+			} `json:"swaps"`
+			Count int `json:"count"`
+		}
+		if r.status != 200 || json.Unmarshal(r.body, &out) != nil {
+			t.Fatalf("%s: %d %s", path, r.status, r.body)
+		}
+		s := ""
+		for _, x := range out.Swaps {
+			s += x.ID[len(x.ID)-2:] + " "
+		}
+		return s + fmt.Sprintf("(%d)", out.Count)
+	}
+	// _4: U1 -> U1 on ethereum, +1000 USDC / -0.5 WETH, uniswap_v3; _7: U2 -> U1 on base,
+	// -250 USDC / +0.125 WETH, uniswap_v2.
+	for path, want := range map[string]string{
+		"/swaps?senders=" + tw.U2:                               "_7 (1)",
+		"/swaps?senders=!" + tw.U2:                              "_4 (1)",
+		"/swaps?receivers=" + tw.U1:                             "_7 _4 (2)",
+		"/swaps?receivers=" + tw.U2:                             "(0)",
+		"/swaps?senders=binance":                                "(0)",
+		"/swaps?base=" + tw.U1 + "&counterparties=" + tw.U2:     "_7 (1)",
+		"/swaps?base=" + tw.U2 + "&counterparties=" + tw.F:      "(0)",
+		"/swaps?protocols=uniswap_v3":                           "_4 (1)",
+		"/swaps?protocols=uniswap_v2,uniswap_v3":                "_7 _4 (2)",
+		"/swaps?value0Gte=0":                                    "_4 (1)",
+		"/swaps?value0Lte=-250":                                 "_7 (1)",
+		"/swaps?value1Gte=0.1&value1Lte=0.125":                  "_7 (1)",
+		"/swaps?value1Lte=-0.5":                                 "_4 (1)",
+		"/swaps?base=" + tw.U1 + "&flow=self":                   "_4 (1)",
+		"/swaps?senders=" + tw.U1 + "&protocols=uniswap_v2":     "(0)",
+		"/swaps?receivers=" + tw.U1 + "&value0Gte=-300&limit=1": "_7 (2)",
+	} {
+		if got := list(path); got != want {
+			t.Errorf("%s: got %s, want %s", path, got, want)
+		}
+	}
+	for path, want := range map[string]string{
+		"/swaps?counterparties=" + tw.U2:          "counterparties: selects swaps between base and these; give base too",
+		"/swaps?protocols=Uniswap%20V3":           `protocols: "Uniswap V3" is not a protocol id such as uniswap-v3`,
+		"/swaps?value0Gte=1&value0Lte=0":          "value0Gte: must not be greater than value0Lte",
+		"/swaps?value1Lte=lots":                   `value1Lte: must be a number, got "lots"`,
+		"/swaps?senders=type:nope!":               `senders: type:"nope!" is not an entity type such as type:cex`,
+		"/swaps?base=" + tw.U1 + "&flow=sideways": `flow: must be one of in, out, self, all, got "sideways"`,
+	} {
+		b, _ := json.Marshal(map[string]string{"error": want})
+		sameJSON(t, e.get(t, &bob, path), http.StatusBadRequest, string(b))
+	}
+}
+
+// /transfers/histogram/simple takes every /transfers filter and answers as the daily
+// /transfers/histogram does.
+func TestSimpleHistogramFilters(t *testing.T) {
+	e := world(t)
+	sameJSON(t, e.get(t, nil, "/transfers/histogram/simple?tokens=usd-coin&usdGte=600"), http.StatusOK,
+		`[{"time":"2026-01-01T00:00:00Z","count":2,"usd":2000},{"time":"2026-01-04T00:00:00Z","count":1,"usd":9900}]`)
+	for _, q := range []string{"from=" + tw.U1, "to=type:cex", "base=binance&counterparties=" + tw.U2, "tokens=usd-coin&usdGte=600",
+		"valueGte=2&valueLte=10", "base=binance&flow=in&timeLast=30d", "from=!" + tw.U1 + "&chains=ethereum"} {
+		want := e.get(t, nil, "/transfers/histogram?granularity=1d&"+q)
+		sameJSON(t, e.get(t, nil, "/transfers/histogram/simple?"+q), http.StatusOK, string(want.body))
+	}
+	sameJSON(t, e.get(t, nil, "/transfers/histogram/simple?granularity=1h"), http.StatusBadRequest,
+		`{"error":"granularity: unknown parameter (this route takes base, flow, from, to, counterparties, tokens, chains, valueGte, valueLte, usdGte, usdLte, timeLast, timeGte, timeLte)"}`)
+}
