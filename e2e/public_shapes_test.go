@@ -39,6 +39,8 @@ var knownShapeGaps = map[string]bool{
 	"GET /intelligence/entity/{entity}/summary: the answer lacks required field lastTx":      true,
 	"GET /token/holders/{id}: the answer lacks required field entityTopHolders":              true,
 	"GET /token/holders/{chain}/{address}: the answer lacks required field entityTopHolders": true,
+	// The public text does not say what an address update's boolean "service" means.
+	"GET /intelligence/addresses/updates: items[] lacks required field service": true,
 }
 
 var templateParam = regexp.MustCompile(`\{[^}]*\}`)
