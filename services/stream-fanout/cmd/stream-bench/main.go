@@ -9,7 +9,8 @@
 // Settings (env): BENCH_STREAM_CLIENTS (10,000), BENCH_STREAM_RATE (transfers/s, 2,000),
 // BENCH_STREAM_SECONDS (10), BENCH_STREAM_NAIVE (1: also run the naive matcher), BENCH_REDIS_URL
 // (redis://127.0.0.1:6379/0; keys under a random prefix, deleted at the end), BENCH_STREAM_PROFILE
-// (write the server's CPU profile during the load to this path, suffixed .naive-<bool>).
+// (write the server's CPU profile during the load to this path, suffixed .naive-<bool>, and
+// this process's, the clients' side, suffixed .clients.naive-<bool>).
 package main
 
 import (
@@ -26,6 +27,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -171,6 +173,9 @@ type result struct {
 	seconds              float64
 	p50, p99             time.Duration
 	idleKB, cpuPerKDeliv float64
+	// cores used during the load: the server process, and this process (the clients, the
+	// broker and the publisher), so a run shows which side held it back.
+	serverCores, benchCores float64
 	published            int
 }
 
@@ -238,6 +243,7 @@ func ratio(a, b time.Duration) float64 { return float64(a) / float64(max(b, 1)) 
 func print(name string, r result) {
 	fmt.Printf("%-30s published %d, delivered %d in %.1f s: %.0f deliveries/s; Kafka-to-client p50 %s p99 %s; %.1f KB per idle connection; %.3f CPU-s per 1,000 deliveries\n",
 		name, r.published, r.deliveries, r.seconds, float64(r.deliveries)/r.seconds, dur(r.p50), dur(r.p99), r.idleKB, r.cpuPerKDeliv)
+	fmt.Printf("%-30s cores used during the load: server %.2f, clients+broker+publisher %.2f (of 2, shared)\n", "", r.serverCores, r.benchCores)
 }
 
 // dur prints a percentile, ">10s" when it is past the histogram (the run fell behind).
@@ -356,6 +362,7 @@ func measure(w *world, brokers []string, redisURL, bin string, naive bool, clien
 	}
 	time.Sleep(2 * time.Second)
 	rss1, cpu0 := proc(cmd.Process.Pid)
+	_, self0 := proc(os.Getpid())
 	res.idleKB = float64(rss1-rss0) / float64(clients)
 	if path := os.Getenv("BENCH_STREAM_PROFILE"); path != "" {
 		if resp, err := http.Get("http://" + opsAddr + "/debug/pprof/heap"); err == nil {
@@ -418,6 +425,12 @@ func measure(w *world, brokers []string, redisURL, bin string, naive bool, clien
 			}
 		}()
 	}
+	if path := os.Getenv("BENCH_STREAM_PROFILE"); path != "" {
+		// This process's CPU profile during the load: the clients' side.
+		if f, err := os.Create(fmt.Sprintf("%s.clients.naive-%v", path, naive)); err == nil && pprof.StartCPUProfile(f) == nil {
+			defer func() { pprof.StopCPUProfile(); _ = f.Close() }()
+		}
+	}
 	// Publish at the rate, in 10 ms batches.
 	pub := eventbus.NewPublisher(brokers, eventbus.PublisherOptions{})
 	defer pub.Close()
@@ -452,6 +465,9 @@ func measure(w *world, brokers []string, redisURL, bin string, naive bool, clien
 		prev = n
 	}
 	_, cpu1 := proc(cmd.Process.Pid)
+	_, self1 := proc(os.Getpid())
+	wall := time.Since(start).Seconds()
+	res.serverCores, res.benchCores = (cpu1-cpu0).Seconds()/wall, (self1-self0).Seconds()/wall
 	res.deliveries = delivered.Load()
 	res.seconds = time.Unix(0, last.Load()).Sub(start).Seconds()
 	res.p50, res.p99 = lat.pct(0.50), lat.pct(0.99)

@@ -22,6 +22,7 @@ const MaxMessageBytes = 64 << 10
 type conn struct {
 	h     *Hub
 	ws    *websocket.Conn
+	cc    *corkConn // the socket under ws, to batch writes
 	id    Identity
 	token string // owner token of the session in Redis
 	q     *queue
@@ -211,32 +212,112 @@ func (c *conn) writeLoop(ctx context.Context) {
 		case <-c.q.wake:
 		}
 		for ctx.Err() == nil {
-			o, ok := c.q.next()
-			if !ok {
-				break
-			}
-			if err := c.write(o); err != nil {
+			n, err := c.writeBatch(ctx)
+			if err != nil {
 				if c.ctx.Err() == nil {
 					c.kick("write failed")
 				}
 				return
 			}
-			c.q.sent()
+			if n == 0 {
+				break
+			}
 		}
 	}
 }
 
-// write sends one message; a transfer first takes a credit of the key's quota.
-func (c *conn) write(o out) error {
+// writeBatch writes what is queued, up to corkMax bytes, with one write to the socket
+// rather than one per message; its deliveries count as sent once that write returns (when
+// it fails part way, those whose bytes all went out count as sent: none is sent twice).
+func (c *conn) writeBatch(ctx context.Context) (n int, err error) {
+	if c.cc == nil {
+		return c.writeUncorked(ctx)
+	}
+	type mark struct {
+		end              int
+		inflight, credit bool
+	}
+	var marks []mark
+	var werr error
+	c.cc.cork()
+	for ctx.Err() == nil && c.cc.buffered() < corkMax {
+		o, ok := c.q.next()
+		if !ok {
+			break
+		}
+		credited, err := c.write(o)
+		if err != nil {
+			werr = err // what was batched before it is still written
+			break
+		}
+		n++
+		marks = append(marks, mark{c.cc.buffered(), o.item.R != nil, credited})
+	}
+	written, err := c.cc.uncork()
+	var sent int
+	var credits int64
+	for _, m := range marks {
+		if err != nil && m.end > written {
+			break
+		}
+		if m.inflight {
+			sent++
+		}
+		if m.credit {
+			credits++
+		}
+	}
+	c.q.sentFirst(sent)
+	c.account(credits)
+	if err == nil {
+		err = werr
+	}
+	return n, err
+}
+
+// writeUncorked writes one message at a time (a connection whose socket is not a corkConn).
+func (c *conn) writeUncorked(ctx context.Context) (n int, err error) {
+	for ctx.Err() == nil {
+		o, ok := c.q.next()
+		if !ok {
+			return n, nil
+		}
+		credited, err := c.write(o)
+		if err != nil {
+			return n, err
+		}
+		n++
+		c.q.sent()
+		if credited {
+			c.account(1)
+		}
+	}
+	return n, nil
+}
+
+// account counts delivered transfers for the session and the meter.
+func (c *conn) account(credits int64) {
+	if credits == 0 {
+		return
+	}
+	c.used.Add(credits)
+	if c.h.o.Meter != nil {
+		c.h.o.Meter.Add(c.id, c.route(), credits, c.h.o.Now())
+	}
+}
+
+// write sends one message; a transfer first takes a credit of the key's quota. credited
+// reports a transfer written, to be counted once the batch is sent.
+func (c *conn) write(o out) (credited bool, err error) {
 	msg := o.raw
 	if o.credit {
 		lt, reset, err := c.h.quotas.take(c.ctx, c.id.KeyID, c.id.Tier)
 		if err != nil {
 			c.h.o.Log.Error("stream quota unavailable", "key", c.id.KeyID, "error", err)
-			return c.writeRaw(encode(TypeError, ErrorPayload{Code: CodeInternal, Message: "quota check failed; transfers are paused"}))
+			return false, c.writeRaw(encode(TypeError, ErrorPayload{Code: CodeInternal, Message: "quota check failed; transfers are paused"}))
 		}
 		if lt != "" {
-			return c.limit(lt, reset)
+			return false, c.limit(lt, reset)
 		}
 		if o.item.R != nil {
 			c.buf = c.render(c.buf[:0], o.item)
@@ -244,15 +325,9 @@ func (c *conn) write(o out) error {
 		}
 	}
 	if err := c.writeRaw(msg); err != nil {
-		return err
+		return false, err
 	}
-	if o.credit {
-		c.used.Add(1)
-		if c.h.o.Meter != nil {
-			c.h.o.Meter.Add(c.id, c.route(), 1, c.h.o.Now())
-		}
-	}
-	return nil
+	return o.credit, nil
 }
 
 func (c *conn) writeRaw(b []byte) error {
