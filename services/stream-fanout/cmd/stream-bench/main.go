@@ -176,7 +176,7 @@ type result struct {
 	// cores used during the load: the server process, and this process (the clients, the
 	// broker and the publisher), so a run shows which side held it back.
 	serverCores, benchCores float64
-	published            int
+	published               int
 }
 
 func run() error {
