@@ -7,7 +7,9 @@
 //	go run ./cmd/stream-bench          (make bench, section stream-fanout)
 //
 // Settings (env): BENCH_STREAM_CLIENTS (10,000), BENCH_STREAM_RATE (transfers/s, 2,000),
-// BENCH_STREAM_SECONDS (10), BENCH_STREAM_NAIVE (1: also run the naive matcher), BENCH_REDIS_URL
+// BENCH_STREAM_SECONDS (10), BENCH_STREAM_NAIVE (1: also run the naive matcher), BENCH_STREAM_PEER
+// (1: also run the peer, Centrifugo v6, built with go install at bench time; BENCH_CENTRIFUGO
+// names a binary instead), BENCH_REDIS_URL
 // (redis://127.0.0.1:6379/0; keys under a random prefix, deleted at the end), BENCH_STREAM_PROFILE
 // (write the server's CPU profile during the load to this path, suffixed .naive-<bool>, and
 // this process's, the clients' side, suffixed .clients.naive-<bool>).
@@ -234,6 +236,16 @@ func run() error {
 		print("naive matcher (every filter)", slow)
 		fmt.Printf("\nindexed vs naive: deliveries/s %.2fx, p99 %.2fx lower, server CPU per delivery %.2fx lower\n",
 			(float64(fast.deliveries)/fast.seconds)/(float64(slow.deliveries)/slow.seconds), ratio(slow.p99, fast.p99), slow.cpuPerKDeliv/fast.cpuPerKDeliv)
+	}
+	if os.Getenv("BENCH_STREAM_PEER") != "0" {
+		peer, err := measurePeer(w, clients, rate, secs)
+		if err != nil {
+			fmt.Printf("\npeer: Centrifugo v6 not measured: %v\n", err)
+			return nil
+		}
+		print("Centrifugo v6.9.1 (peer)", peer)
+		fmt.Printf("\nstream-fanout vs Centrifugo: deliveries/s %.2fx, p99 %.2fx lower, KB per idle connection %.2fx, server CPU per delivery %.2fx lower\n",
+			(float64(fast.deliveries)/fast.seconds)/(float64(peer.deliveries)/peer.seconds), ratio(peer.p99, fast.p99), fast.idleKB/peer.idleKB, peer.cpuPerKDeliv/fast.cpuPerKDeliv)
 	}
 	return nil
 }

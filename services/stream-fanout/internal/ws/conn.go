@@ -30,8 +30,15 @@ type conn struct {
 
 	ctx    context.Context // ends when the connection ends
 	cancel context.CancelFunc
+	wctx   context.Context    // ends when the writer must stop
 	wstop  context.CancelFunc // stops the writer
-	wdone  chan struct{}
+	// The writer runs on a goroutine only while there is something to send (an idle
+	// connection keeps no writer stack); writing says one is running, writers waits for it.
+	writing atomic.Bool
+	writers sync.WaitGroup
+	wmu     sync.Mutex // orders starting a writer before stopWriter's wait
+	ping    *time.Timer
+	pings   int
 
 	mu      sync.Mutex
 	sessID  string
@@ -81,14 +88,72 @@ func (c *conn) fail(msgID string, e *ProtocolError) {
 	c.send(out{raw: encode(TypeError, ErrorPayload{Code: e.Code, Message: e.Message, MessageID: msgID})})
 }
 
-// start starts the writer; from then on end may be called.
+// start makes the connection writable and starts its keepalive; from then on end may be
+// called.
 func (c *conn) start() {
-	wctx, wstop := context.WithCancel(context.Background())
-	c.wstop, c.wdone = wstop, make(chan struct{})
-	go func() {
-		defer close(c.wdone)
-		c.writeLoop(wctx)
-	}()
+	c.wctx, c.wstop = context.WithCancel(context.Background())
+	c.q.wake = c.wake
+	c.ping = time.AfterFunc(c.h.o.PingInterval, c.onPing)
+}
+
+// wake starts a writer goroutine unless one is running.
+func (c *conn) wake() {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if c.wctx.Err() != nil || !c.writing.CompareAndSwap(false, true) {
+		return
+	}
+	c.writers.Add(1)
+	go c.drain()
+}
+
+// drain writes until the queue is empty, then lets the goroutine go; a message queued
+// between the last look and letting go starts the next writer through wake.
+func (c *conn) drain() {
+	defer c.writers.Done()
+	for {
+		for c.wctx.Err() == nil {
+			n, err := c.writeBatch(c.wctx)
+			if err != nil {
+				if c.ctx.Err() == nil {
+					c.kick("write failed")
+				}
+				return // writing stays set: nothing writes on a failed connection
+			}
+			if n == 0 {
+				break
+			}
+		}
+		c.writing.Store(false)
+		if c.wctx.Err() != nil || !c.q.pending() || !c.writing.CompareAndSwap(false, true) {
+			return
+		}
+	}
+}
+
+func (c *conn) onPing() {
+	if c.wctx.Err() != nil {
+		return
+	}
+	c.pings++
+	c.keepalive(c.pings)
+	c.ping.Reset(c.h.o.PingInterval)
+}
+
+// stopWriter stops the writer and waits for it; false when it did not stop within d.
+func (c *conn) stopWriter(d time.Duration) bool {
+	c.wmu.Lock()
+	c.wstop()
+	c.wmu.Unlock()
+	c.ping.Stop()
+	done := make(chan struct{})
+	go func() { c.writers.Wait(); close(done) }()
+	select {
+	case <-done:
+		return true
+	case <-time.After(d):
+		return false
+	}
 }
 
 // run reads the client's messages until the connection ends, then ends it.
@@ -102,13 +167,10 @@ func (c *conn) end(code websocket.StatusCode, reason string) {
 	if !c.released.CompareAndSwap(false, true) {
 		return
 	}
-	c.wstop()
-	select {
-	case <-c.wdone:
-	case <-time.After(time.Second):
+	if !c.stopWriter(time.Second) {
 		// The writer is stuck on a client that does not read: cut the connection under it.
 		_ = c.ws.CloseNow()
-		<-c.wdone
+		c.writers.Wait()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -195,34 +257,6 @@ func (c *conn) keepalive(tick int) {
 heartbeat:
 	if every := max(int(connTTL/3/c.h.o.PingInterval), 1); tick%every == 0 {
 		_ = c.h.o.Store.Heartbeat(c.ctx, c.id.KeyID, c.token, connTTL)
-	}
-}
-
-func (c *conn) writeLoop(ctx context.Context) {
-	t := time.NewTicker(c.h.o.PingInterval)
-	defer t.Stop()
-	for tick := 1; ; {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			c.keepalive(tick)
-			tick++
-			continue
-		case <-c.q.wake:
-		}
-		for ctx.Err() == nil {
-			n, err := c.writeBatch(ctx)
-			if err != nil {
-				if c.ctx.Err() == nil {
-					c.kick("write failed")
-				}
-				return
-			}
-			if n == 0 {
-				break
-			}
-		}
 	}
 }
 

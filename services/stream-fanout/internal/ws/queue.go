@@ -29,13 +29,14 @@ type queue struct {
 	closed  bool
 	// inflight are the deliveries of the batch being written, unsent until it is written.
 	inflight []engine.Item
-	wake     chan struct{}
+	// wake is called, outside the lock, when there may be something to send.
+	wake func()
 	// onFull is called once, outside the lock, when an offer finds the queue full.
 	onFull func()
 }
 
 func newQueue(size int) *queue {
-	return &queue{max: size, wake: make(chan struct{}, 1)}
+	return &queue{max: size, wake: func() {}}
 }
 
 // grow doubles the ring (up to max), keeping the order; false when it is at max.
@@ -51,12 +52,7 @@ func (q *queue) grow() bool {
 	return true
 }
 
-func (q *queue) signal() {
-	select {
-	case q.wake <- struct{}{}:
-	default:
-	}
-}
+func (q *queue) signal() { q.wake() }
 
 // Offer is called by the engine: it never blocks.
 func (q *queue) Offer(it engine.Item) bool {
@@ -135,6 +131,13 @@ func (q *queue) sent() {
 	clear(q.inflight)
 	q.inflight = q.inflight[:0]
 	q.mu.Unlock()
+}
+
+// pending reports whether next would return a message.
+func (q *queue) pending() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.control) > 0 || (!q.hold && q.n > 0)
 }
 
 func (q *queue) isFull() bool {

@@ -77,7 +77,7 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, id Identity, cn Conn
 	c.v2 = cn.V2
 	c.start()
 	if err := h.add(c); err != nil {
-		c.wstop()
+		c.stopWriter(time.Second)
 		cancel()
 		release()
 		_ = wsc.Close(websocket.StatusGoingAway, "server shutting down; connect again")
