@@ -302,15 +302,20 @@ func peerPublish(addr, apiKey string, w *world, m *matcher, idx map[string]int, 
 	if err != nil {
 		return err
 	}
-	req, err := http.NewRequest(http.MethodPost, "http://"+addr+"/api/batch", bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("X-API-Key", apiKey)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
+	var resp *http.Response
+	for try := 0; ; try++ {
+		req, err := http.NewRequest(http.MethodPost, "http://"+addr+"/api/batch", bytes.NewReader(body))
+		if err != nil {
+			return err
+		}
+		req.Header.Set("X-API-Key", apiKey)
+		req.Header.Set("Content-Type", "application/json")
+		if resp, err = http.DefaultClient.Do(req); err == nil {
+			break
+		}
+		if try == 2 {
+			return fmt.Errorf("centrifugo batch of %d bytes: %w", len(body), err)
+		}
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
