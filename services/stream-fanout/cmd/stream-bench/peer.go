@@ -122,6 +122,7 @@ func measurePeer(w *world, clients, rate, secs int) (result, error) {
 	host, port, _ := strings.Cut(addr, ":")
 	const apiKey = "stream-bench-centrifugo-api-key"
 	cmd := exec.Command(bin)
+	cmd.Dir = os.TempDir() // configured by env alone, never by a config.json where the bench runs
 	cmd.Env = append(os.Environ(), "CENTRIFUGO_CLIENT_INSECURE=true", "CENTRIFUGO_HEALTH_ENABLED=true", "CENTRIFUGO_HTTP_API_KEY="+apiKey,
 		"CENTRIFUGO_HTTP_SERVER_ADDRESS="+host, "CENTRIFUGO_HTTP_SERVER_PORT="+port, "CENTRIFUGO_LOG_LEVEL=error")
 	cmd.Stderr = os.Stderr
