@@ -50,7 +50,7 @@ if section token-analytics "token-analytics: flow rollup vs raw COPY, /token/top
   (cd services/token-analytics && go run ./cmd/token-analytics-bench)
 fi
 
-if section stream-fanout "stream-fanout: clients with mixed filters at a fixed transfer rate, indexed vs naive matcher (issue 27)"; then
+if section stream-fanout "stream-fanout: clients with mixed filters at a fixed transfer rate, indexed vs naive matcher vs Centrifugo v6 (issue 27)"; then
   (cd services/stream-fanout && go test -run '^$' -bench Process -benchtime 2000x ./internal/engine/)
   (cd services/stream-fanout && go run ./cmd/stream-bench)
 fi

@@ -7,9 +7,12 @@
 //	go run ./cmd/stream-bench          (make bench, section stream-fanout)
 //
 // Settings (env): BENCH_STREAM_CLIENTS (10,000), BENCH_STREAM_RATE (transfers/s, 2,000),
-// BENCH_STREAM_SECONDS (10), BENCH_STREAM_NAIVE (1: also run the naive matcher), BENCH_REDIS_URL
+// BENCH_STREAM_SECONDS (10), BENCH_STREAM_NAIVE (1: also run the naive matcher), BENCH_STREAM_PEER
+// (1: also run the peer, Centrifugo v6, built with go install at bench time; BENCH_CENTRIFUGO
+// names a binary instead), BENCH_REDIS_URL
 // (redis://127.0.0.1:6379/0; keys under a random prefix, deleted at the end), BENCH_STREAM_PROFILE
-// (write the server's CPU profile during the load to this path, suffixed .naive-<bool>).
+// (write the server's CPU profile during the load to this path, suffixed .naive-<bool>, and
+// this process's, the clients' side, suffixed .clients.naive-<bool>).
 package main
 
 import (
@@ -26,6 +29,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -171,7 +175,10 @@ type result struct {
 	seconds              float64
 	p50, p99             time.Duration
 	idleKB, cpuPerKDeliv float64
-	published            int
+	// cores used during the load: the server process, and this process (the clients, the
+	// broker and the publisher), so a run shows which side held it back.
+	serverCores, benchCores float64
+	published               int
 }
 
 func run() error {
@@ -230,6 +237,16 @@ func run() error {
 		fmt.Printf("\nindexed vs naive: deliveries/s %.2fx, p99 %.2fx lower, server CPU per delivery %.2fx lower\n",
 			(float64(fast.deliveries)/fast.seconds)/(float64(slow.deliveries)/slow.seconds), ratio(slow.p99, fast.p99), slow.cpuPerKDeliv/fast.cpuPerKDeliv)
 	}
+	if os.Getenv("BENCH_STREAM_PEER") != "0" {
+		peer, err := measurePeer(w, clients, rate, secs)
+		if err != nil {
+			fmt.Printf("\npeer: Centrifugo v6 not measured: %v\n", err)
+			return nil
+		}
+		print("Centrifugo v6.9.1 (peer)", peer)
+		fmt.Printf("\nstream-fanout vs Centrifugo: deliveries/s %.2fx, p99 %.2fx lower, KB per idle connection %.2fx, server CPU per delivery %.2fx lower\n",
+			(float64(fast.deliveries)/fast.seconds)/(float64(peer.deliveries)/peer.seconds), ratio(peer.p99, fast.p99), fast.idleKB/peer.idleKB, peer.cpuPerKDeliv/fast.cpuPerKDeliv)
+	}
 	return nil
 }
 
@@ -238,6 +255,7 @@ func ratio(a, b time.Duration) float64 { return float64(a) / float64(max(b, 1)) 
 func print(name string, r result) {
 	fmt.Printf("%-30s published %d, delivered %d in %.1f s: %.0f deliveries/s; Kafka-to-client p50 %s p99 %s; %.1f KB per idle connection; %.3f CPU-s per 1,000 deliveries\n",
 		name, r.published, r.deliveries, r.seconds, float64(r.deliveries)/r.seconds, dur(r.p50), dur(r.p99), r.idleKB, r.cpuPerKDeliv)
+	fmt.Printf("%-30s cores used during the load: server %.2f, clients+broker+publisher %.2f (of 2, shared)\n", "", r.serverCores, r.benchCores)
 }
 
 // dur prints a percentile, ">10s" when it is past the histogram (the run fell behind).
@@ -356,6 +374,7 @@ func measure(w *world, brokers []string, redisURL, bin string, naive bool, clien
 	}
 	time.Sleep(2 * time.Second)
 	rss1, cpu0 := proc(cmd.Process.Pid)
+	_, self0 := proc(os.Getpid())
 	res.idleKB = float64(rss1-rss0) / float64(clients)
 	if path := os.Getenv("BENCH_STREAM_PROFILE"); path != "" {
 		if resp, err := http.Get("http://" + opsAddr + "/debug/pprof/heap"); err == nil {
@@ -418,6 +437,12 @@ func measure(w *world, brokers []string, redisURL, bin string, naive bool, clien
 			}
 		}()
 	}
+	if path := os.Getenv("BENCH_STREAM_PROFILE"); path != "" {
+		// This process's CPU profile during the load: the clients' side.
+		if f, err := os.Create(fmt.Sprintf("%s.clients.naive-%v", path, naive)); err == nil && pprof.StartCPUProfile(f) == nil {
+			defer func() { pprof.StopCPUProfile(); _ = f.Close() }()
+		}
+	}
 	// Publish at the rate, in 10 ms batches.
 	pub := eventbus.NewPublisher(brokers, eventbus.PublisherOptions{})
 	defer pub.Close()
@@ -452,6 +477,9 @@ func measure(w *world, brokers []string, redisURL, bin string, naive bool, clien
 		prev = n
 	}
 	_, cpu1 := proc(cmd.Process.Pid)
+	_, self1 := proc(os.Getpid())
+	wall := time.Since(start).Seconds()
+	res.serverCores, res.benchCores = (cpu1-cpu0).Seconds()/wall, (self1-self0).Seconds()/wall
 	res.deliveries = delivered.Load()
 	res.seconds = time.Unix(0, last.Load()).Sub(start).Seconds()
 	res.p50, res.p99 = lat.pct(0.50), lat.pct(0.99)

@@ -22,6 +22,7 @@ const MaxMessageBytes = 64 << 10
 type conn struct {
 	h     *Hub
 	ws    *websocket.Conn
+	cc    *corkConn // the socket under ws, to batch writes
 	id    Identity
 	token string // owner token of the session in Redis
 	q     *queue
@@ -29,8 +30,15 @@ type conn struct {
 
 	ctx    context.Context // ends when the connection ends
 	cancel context.CancelFunc
+	wctx   context.Context    // ends when the writer must stop
 	wstop  context.CancelFunc // stops the writer
-	wdone  chan struct{}
+	// The writer runs on a goroutine only while there is something to send (an idle
+	// connection keeps no writer stack); writing says one is running, writers waits for it.
+	writing atomic.Bool
+	writers sync.WaitGroup
+	wmu     sync.Mutex // orders starting a writer before stopWriter's wait
+	ping    *time.Timer
+	pings   int
 
 	mu      sync.Mutex
 	sessID  string
@@ -80,14 +88,72 @@ func (c *conn) fail(msgID string, e *ProtocolError) {
 	c.send(out{raw: encode(TypeError, ErrorPayload{Code: e.Code, Message: e.Message, MessageID: msgID})})
 }
 
-// start starts the writer; from then on end may be called.
+// start makes the connection writable and starts its keepalive; from then on end may be
+// called.
 func (c *conn) start() {
-	wctx, wstop := context.WithCancel(context.Background())
-	c.wstop, c.wdone = wstop, make(chan struct{})
-	go func() {
-		defer close(c.wdone)
-		c.writeLoop(wctx)
-	}()
+	c.wctx, c.wstop = context.WithCancel(context.Background())
+	c.q.wake = c.wake
+	c.ping = time.AfterFunc(c.h.o.PingInterval, c.onPing)
+}
+
+// wake starts a writer goroutine unless one is running.
+func (c *conn) wake() {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if c.wctx.Err() != nil || !c.writing.CompareAndSwap(false, true) {
+		return
+	}
+	c.writers.Add(1)
+	go c.drain()
+}
+
+// drain writes until the queue is empty, then lets the goroutine go; a message queued
+// between the last look and letting go starts the next writer through wake.
+func (c *conn) drain() {
+	defer c.writers.Done()
+	for {
+		for c.wctx.Err() == nil {
+			n, err := c.writeBatch(c.wctx)
+			if err != nil {
+				if c.ctx.Err() == nil {
+					c.kick("write failed")
+				}
+				return // writing stays set: nothing writes on a failed connection
+			}
+			if n == 0 {
+				break
+			}
+		}
+		c.writing.Store(false)
+		if c.wctx.Err() != nil || !c.q.pending() || !c.writing.CompareAndSwap(false, true) {
+			return
+		}
+	}
+}
+
+func (c *conn) onPing() {
+	if c.wctx.Err() != nil {
+		return
+	}
+	c.pings++
+	c.keepalive(c.pings)
+	c.ping.Reset(c.h.o.PingInterval)
+}
+
+// stopWriter stops the writer and waits for it; false when it did not stop within d.
+func (c *conn) stopWriter(d time.Duration) bool {
+	c.wmu.Lock()
+	c.wstop()
+	c.wmu.Unlock()
+	c.ping.Stop()
+	done := make(chan struct{})
+	go func() { c.writers.Wait(); close(done) }()
+	select {
+	case <-done:
+		return true
+	case <-time.After(d):
+		return false
+	}
 }
 
 // run reads the client's messages until the connection ends, then ends it.
@@ -101,13 +167,10 @@ func (c *conn) end(code websocket.StatusCode, reason string) {
 	if !c.released.CompareAndSwap(false, true) {
 		return
 	}
-	c.wstop()
-	select {
-	case <-c.wdone:
-	case <-time.After(time.Second):
+	if !c.stopWriter(time.Second) {
 		// The writer is stuck on a client that does not read: cut the connection under it.
 		_ = c.ws.CloseNow()
-		<-c.wdone
+		c.writers.Wait()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -197,46 +260,98 @@ heartbeat:
 	}
 }
 
-func (c *conn) writeLoop(ctx context.Context) {
-	t := time.NewTicker(c.h.o.PingInterval)
-	defer t.Stop()
-	for tick := 1; ; {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			c.keepalive(tick)
-			tick++
-			continue
-		case <-c.q.wake:
+// writeBatch writes what is queued, up to corkMax bytes, with one write to the socket
+// rather than one per message; its deliveries count as sent once that write returns (when
+// it fails part way, those whose bytes all went out count as sent: none is sent twice).
+func (c *conn) writeBatch(ctx context.Context) (n int, err error) {
+	if c.cc == nil {
+		return c.writeUncorked(ctx)
+	}
+	type mark struct {
+		end              int
+		inflight, credit bool
+	}
+	var marks []mark
+	var werr error
+	c.cc.cork()
+	for ctx.Err() == nil && c.cc.buffered() < corkMax {
+		o, ok := c.q.next()
+		if !ok {
+			break
 		}
-		for ctx.Err() == nil {
-			o, ok := c.q.next()
-			if !ok {
-				break
-			}
-			if err := c.write(o); err != nil {
-				if c.ctx.Err() == nil {
-					c.kick("write failed")
-				}
-				return
-			}
-			c.q.sent()
+		credited, err := c.write(o)
+		if err != nil {
+			werr = err // what was batched before it is still written
+			break
 		}
+		n++
+		marks = append(marks, mark{c.cc.buffered(), o.item.R != nil, credited})
+	}
+	written, err := c.cc.uncork()
+	var sent int
+	var credits int64
+	for _, m := range marks {
+		if err != nil && m.end > written {
+			break
+		}
+		if m.inflight {
+			sent++
+		}
+		if m.credit {
+			credits++
+		}
+	}
+	c.q.sentFirst(sent)
+	c.account(credits)
+	if err == nil {
+		err = werr
+	}
+	return n, err
+}
+
+// writeUncorked writes one message at a time (a connection whose socket is not a corkConn).
+func (c *conn) writeUncorked(ctx context.Context) (n int, err error) {
+	for ctx.Err() == nil {
+		o, ok := c.q.next()
+		if !ok {
+			return n, nil
+		}
+		credited, err := c.write(o)
+		if err != nil {
+			return n, err
+		}
+		n++
+		c.q.sent()
+		if credited {
+			c.account(1)
+		}
+	}
+	return n, nil
+}
+
+// account counts delivered transfers for the session and the meter.
+func (c *conn) account(credits int64) {
+	if credits == 0 {
+		return
+	}
+	c.used.Add(credits)
+	if c.h.o.Meter != nil {
+		c.h.o.Meter.Add(c.id, c.route(), credits, c.h.o.Now())
 	}
 }
 
-// write sends one message; a transfer first takes a credit of the key's quota.
-func (c *conn) write(o out) error {
+// write sends one message; a transfer first takes a credit of the key's quota. credited
+// reports a transfer written, to be counted once the batch is sent.
+func (c *conn) write(o out) (credited bool, err error) {
 	msg := o.raw
 	if o.credit {
 		lt, reset, err := c.h.quotas.take(c.ctx, c.id.KeyID, c.id.Tier)
 		if err != nil {
 			c.h.o.Log.Error("stream quota unavailable", "key", c.id.KeyID, "error", err)
-			return c.writeRaw(encode(TypeError, ErrorPayload{Code: CodeInternal, Message: "quota check failed; transfers are paused"}))
+			return false, c.writeRaw(encode(TypeError, ErrorPayload{Code: CodeInternal, Message: "quota check failed; transfers are paused"}))
 		}
 		if lt != "" {
-			return c.limit(lt, reset)
+			return false, c.limit(lt, reset)
 		}
 		if o.item.R != nil {
 			c.buf = c.render(c.buf[:0], o.item)
@@ -244,15 +359,9 @@ func (c *conn) write(o out) error {
 		}
 	}
 	if err := c.writeRaw(msg); err != nil {
-		return err
+		return false, err
 	}
-	if o.credit {
-		c.used.Add(1)
-		if c.h.o.Meter != nil {
-			c.h.o.Meter.Add(c.id, c.route(), 1, c.h.o.Now())
-		}
-	}
-	return nil
+	return o.credit, nil
 }
 
 func (c *conn) writeRaw(b []byte) error {

@@ -27,15 +27,16 @@ type queue struct {
 	hold    bool // live deliveries wait (a reconnect's replay goes first)
 	full    bool
 	closed  bool
-	// inflight is the delivery being written, unsent until the write returns.
-	inflight engine.Item
-	wake     chan struct{}
+	// inflight are the deliveries of the batch being written, unsent until it is written.
+	inflight []engine.Item
+	// wake is called, outside the lock, when there may be something to send.
+	wake func()
 	// onFull is called once, outside the lock, when an offer finds the queue full.
 	onFull func()
 }
 
 func newQueue(size int) *queue {
-	return &queue{max: size, wake: make(chan struct{}, 1)}
+	return &queue{max: size, wake: func() {}}
 }
 
 // grow doubles the ring (up to max), keeping the order; false when it is at max.
@@ -51,12 +52,7 @@ func (q *queue) grow() bool {
 	return true
 }
 
-func (q *queue) signal() {
-	select {
-	case q.wake <- struct{}{}:
-	default:
-	}
-}
+func (q *queue) signal() { q.wake() }
 
 // Offer is called by the engine: it never blocks.
 func (q *queue) Offer(it engine.Item) bool {
@@ -105,7 +101,7 @@ func (q *queue) next() (o out, ok bool) {
 		q.control[0] = out{}
 		q.control = q.control[1:]
 		if o.item.R != nil {
-			q.inflight = o.item
+			q.inflight = append(q.inflight, o.item)
 		}
 		return o, true
 	}
@@ -116,14 +112,32 @@ func (q *queue) next() (o out, ok bool) {
 	q.ring[q.head] = engine.Item{}
 	q.head = (q.head + 1) % len(q.ring)
 	q.n--
-	q.inflight = it
+	q.inflight = append(q.inflight, it)
 	return out{item: it, credit: true}, true
+}
+
+// sentFirst marks the first n deliveries of the batch sent, when a write failed part way:
+// those the client got are not owed again.
+func (q *queue) sentFirst(n int) {
+	q.mu.Lock()
+	n = min(n, len(q.inflight))
+	clear(q.inflight[:n])
+	q.inflight = q.inflight[n:]
+	q.mu.Unlock()
 }
 
 func (q *queue) sent() {
 	q.mu.Lock()
-	q.inflight = engine.Item{}
+	clear(q.inflight)
+	q.inflight = q.inflight[:0]
 	q.mu.Unlock()
+}
+
+// pending reports whether next would return a message.
+func (q *queue) pending() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.control) > 0 || (!q.hold && q.n > 0)
 }
 
 func (q *queue) isFull() bool {
@@ -138,10 +152,8 @@ func (q *queue) unsent() (raw [][]byte, items []engine.Item) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.closed = true
-	if q.inflight.R != nil {
-		// The write did not finish; the session gets it again.
-		items = append(items, q.inflight)
-	}
+	// The batch being written did not finish; the session gets it again.
+	items = append(items, q.inflight...)
 	var keep []out // acks and errors still go out
 	for _, o := range q.control {
 		switch {
@@ -156,7 +168,7 @@ func (q *queue) unsent() (raw [][]byte, items []engine.Item) {
 	for i := 0; i < q.n; i++ {
 		items = append(items, q.ring[(q.head+i)%len(q.ring)])
 	}
-	q.control, q.n, q.inflight = keep, 0, engine.Item{}
+	q.control, q.n, q.inflight = keep, 0, nil
 	return raw, items
 }
 
@@ -173,7 +185,9 @@ func (q *queue) lowest() map[int]int64 {
 			low[r.Part] = r.Off
 		}
 	}
-	see(q.inflight.R)
+	for _, it := range q.inflight {
+		see(it.R)
+	}
 	for _, o := range q.control {
 		see(o.item.R)
 	}

@@ -21,15 +21,38 @@ type quotas struct {
 }
 
 type keyQuota struct {
-	mu     sync.Mutex
-	w      store.Window
-	left   int64
+	mu   sync.Mutex
+	w    store.Window
+	left int64
+	// size is the next lease: it doubles (up to maxLeaseFactor times the base) while each
+	// lease is spent within leaseTurn, so a key receiving thousands of transfers a second
+	// costs a few Redis calls a second rather than one per base lease, and falls back to the
+	// base when the key slows down, so little sits leased on one replica.
+	size   int64
+	leased time.Time
 	denied string    // the window type found exhausted
 	until  time.Time // denied holds until then
 }
 
 func newQuotas(st *store.Store, limits func(string) store.Limits, lease int64, now func() time.Time) *quotas {
 	return &quotas{st: st, limits: limits, lease: lease, now: now, keys: map[string]*keyQuota{}}
+}
+
+const (
+	maxLeaseFactor = 64
+	leaseTurn      = time.Second
+)
+
+// nextLease is the size of kq's next lease at now.
+func (q *quotas) nextLease(kq *keyQuota, now time.Time) int64 {
+	switch {
+	case kq.size == 0 || now.Sub(kq.leased) >= leaseTurn:
+		kq.size = q.lease
+	case kq.size < q.lease*maxLeaseFactor:
+		kq.size *= 2
+	}
+	kq.leased = now
+	return kq.size
 }
 
 // take uses one credit of keyID's quota. When a limit is reached it returns the window type
@@ -58,7 +81,7 @@ func (q *quotas) take(ctx context.Context, keyID, tier string) (limitType string
 	}
 	kq.denied = ""
 	if kq.left == 0 {
-		n, lt, err := q.st.Lease(ctx, w, q.limits(tier), q.lease)
+		n, lt, err := q.st.Lease(ctx, w, q.limits(tier), q.nextLease(kq, now))
 		if err != nil {
 			return "", time.Time{}, err
 		}

@@ -65,18 +65,19 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, id Identity, cn Conn
 	}
 	// Callers authenticate with their API key, not cookies, so a cross-origin page gains
 	// nothing a script with the key would not have: the Origin check is off.
-	wsc, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true, CompressionMode: websocket.CompressionDisabled})
+	cw := &corkWriter{ResponseWriter: w, timeout: h.o.WriteTimeout}
+	wsc, err := websocket.Accept(cw, r, &websocket.AcceptOptions{InsecureSkipVerify: true, CompressionMode: websocket.CompressionDisabled})
 	if err != nil {
 		release()
 		return nil // Accept answered the client
 	}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
-	c := &conn{h: h, ws: wsc, id: id, token: token, q: newQueue(h.o.QueueSize), ctx: ctx, cancel: cancel}
+	c := &conn{h: h, ws: wsc, cc: cw.cc, id: id, token: token, q: newQueue(h.o.QueueSize), ctx: ctx, cancel: cancel}
 	c.q.onFull = func() { c.kick(slowReason) }
 	c.v2 = cn.V2
 	c.start()
 	if err := h.add(c); err != nil {
-		c.wstop()
+		c.stopWriter(time.Second)
 		cancel()
 		release()
 		_ = wsc.Close(websocket.StatusGoingAway, "server shutting down; connect again")

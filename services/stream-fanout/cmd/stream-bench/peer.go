@@ -1,0 +1,326 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
+	"github.com/coder/websocket"
+)
+
+// The peer: the same clients (one channel each) and the same messages per client through
+// Centrifugo v6, built from the Go module proxy at bench time into a temporary directory.
+// The bench does the matching (Centrifugo has no filters) and publishes each transfer with
+// one broadcast to the channels of the clients it matches, batched per 10 ms over the HTTP API.
+const centrifugoModule = "github.com/centrifugal/centrifugo/v6@v6.9.1"
+
+func centrifugoBinary() (string, error) {
+	if p := os.Getenv("BENCH_CENTRIFUGO"); p != "" {
+		return p, nil
+	}
+	dir := filepath.Join(os.TempDir(), "chainintel-bench-centrifugo-v6.9.1")
+	bin := filepath.Join(dir, "centrifugo")
+	if _, err := os.Stat(bin); err == nil {
+		return bin, nil
+	}
+	cmd := exec.Command("go", "install", centrifugoModule)
+	cmd.Dir = os.TempDir()
+	cmd.Env = append(os.Environ(), "GOBIN="+dir, "GOFLAGS=-buildvcs=false")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go install %s: %v\n%s", centrifugoModule, err, out)
+	}
+	return bin, nil
+}
+
+// matcher is the bench's own index of the clients' filters (the proportions of world.filter).
+type matcher struct {
+	w               *world
+	from, to, ent   map[string][]int
+	typeFrom, token map[string][]int
+	floor           []float64
+	big             []int
+}
+
+func newMatcher(w *world, clients int) *matcher {
+	m := &matcher{w: w, from: map[string][]int{}, to: map[string][]int{}, ent: map[string][]int{},
+		typeFrom: map[string][]int{}, token: map[string][]int{}, floor: make([]float64, clients)}
+	rng := rand.New(rand.NewPCG(7, 8)) // the filters measure gives the servers
+	for i := range clients {
+		f := w.filter(i, rng)
+		if v, ok := f["usdGte"].(int); ok {
+			m.floor[i] = float64(v)
+		}
+		switch {
+		case f["tokens"] != nil:
+			m.token[f["tokens"].([]string)[0]] = append(m.token[f["tokens"].([]string)[0]], i)
+		case f["from"] != nil && strings.HasPrefix(f["from"].([]string)[0], "type:"):
+			t := strings.TrimPrefix(f["from"].([]string)[0], "type:")
+			m.typeFrom[t] = append(m.typeFrom[t], i)
+		case f["from"] != nil:
+			m.from[f["from"].([]string)[0]] = append(m.from[f["from"].([]string)[0]], i)
+		case f["to"] != nil && strings.HasPrefix(f["to"].([]string)[0], "ent-"):
+			m.ent[f["to"].([]string)[0]] = append(m.ent[f["to"].([]string)[0]], i)
+		case f["to"] != nil:
+			m.to[f["to"].([]string)[0]] = append(m.to[f["to"].([]string)[0]], i)
+		default:
+			m.big = append(m.big, i)
+		}
+	}
+	return m
+}
+
+// match returns the channels of the clients t matches.
+func (m *matcher) match(t *eventsv1.Transfer, idx map[string]int) []string {
+	usd := *t.HistoricalUsd
+	var out []string
+	add := func(ids []int) {
+		for _, i := range ids {
+			if usd >= m.floor[i] {
+				out = append(out, "c"+strconv.Itoa(i))
+			}
+		}
+	}
+	add(m.from[t.From])
+	add(m.to[t.To])
+	add(m.token[t.TokenId])
+	add(m.big)
+	fi, ti := idx[t.From], idx[t.To]
+	if e := m.w.entityOf[fi]; e >= 0 {
+		add(m.typeFrom[types[e%len(types)]])
+	}
+	seen := -1
+	if e := m.w.entityOf[ti]; e >= 0 {
+		seen = e
+		add(m.ent[fmt.Sprintf("ent-%d", e)])
+	}
+	if d := m.w.depOf[ti]; d >= 0 && d != seen {
+		add(m.ent[fmt.Sprintf("ent-%d", d)])
+	}
+	return out
+}
+
+// measurePeer runs the workload through Centrifugo; deliveries and latency as measure.
+func measurePeer(w *world, clients, rate, secs int) (result, error) {
+	var res result
+	bin, err := centrifugoBinary()
+	if err != nil {
+		return res, err
+	}
+	addr := freePort()
+	host, port, _ := strings.Cut(addr, ":")
+	const apiKey = "stream-bench-centrifugo-api-key"
+	cmd := exec.Command(bin)
+	cmd.Dir = os.TempDir() // configured by env alone, never by a config.json where the bench runs
+	cmd.Env = append(os.Environ(), "CENTRIFUGO_CLIENT_INSECURE=true", "CENTRIFUGO_HEALTH_ENABLED=true", "CENTRIFUGO_HTTP_API_KEY="+apiKey,
+		"CENTRIFUGO_HTTP_SERVER_ADDRESS="+host, "CENTRIFUGO_HTTP_SERVER_PORT="+port, "CENTRIFUGO_LOG_LEVEL=error")
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		return res, err
+	}
+	defer func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait() }()
+	for i := 0; ; i++ {
+		if resp, err := http.Get("http://" + addr + "/health"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				break
+			}
+		}
+		if i > 300 {
+			return res, fmt.Errorf("centrifugo not ready")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	rss0, _ := proc(cmd.Process.Pid)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	conns := make([]*websocket.Conn, clients)
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 64)
+	errs := make(chan error, clients)
+	for i := range clients {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			c, err := peerConnect(ctx, addr, i)
+			if err != nil {
+				errs <- err
+				return
+			}
+			conns[i] = c
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return res, err
+	}
+	time.Sleep(2 * time.Second)
+	rss1, cpu0 := proc(cmd.Process.Pid)
+	_, self0 := proc(os.Getpid())
+	res.idleKB = float64(rss1-rss0) / float64(clients)
+
+	var lat latency
+	var delivered, last atomic.Int64
+	for _, c := range conns {
+		go peerRead(ctx, c, &lat, &delivered, &last)
+	}
+	m := newMatcher(w, clients)
+	idx := make(map[string]int, len(w.addrs))
+	for i, a := range w.addrs {
+		idx[a] = i
+	}
+	prng := rand.New(rand.NewPCG(11, 12)) // the transfers measure publishes
+	start := time.Now()
+	tick := time.NewTicker(10 * time.Millisecond)
+	for res.published < rate*secs {
+		<-tick.C
+		due := min(int(time.Since(start).Seconds()*float64(rate)), rate*secs) - res.published
+		if due <= 0 {
+			continue
+		}
+		if err := peerPublish(addr, apiKey, w, m, idx, prng, due); err != nil {
+			return res, err
+		}
+		res.published += due
+	}
+	tick.Stop()
+	for prev := int64(-1); ; {
+		time.Sleep(time.Second)
+		n := delivered.Load()
+		if n == prev {
+			break
+		}
+		prev = n
+	}
+	_, cpu1 := proc(cmd.Process.Pid)
+	_, self1 := proc(os.Getpid())
+	wall := time.Since(start).Seconds()
+	res.serverCores, res.benchCores = (cpu1-cpu0).Seconds()/wall, (self1-self0).Seconds()/wall
+	res.deliveries = delivered.Load()
+	res.seconds = time.Unix(0, last.Load()).Sub(start).Seconds()
+	res.p50, res.p99 = lat.pct(0.50), lat.pct(0.99)
+	res.cpuPerKDeliv = (cpu1 - cpu0).Seconds() / float64(max(res.deliveries, 1)) * 1000
+	cancel()
+	for _, c := range conns {
+		_ = c.CloseNow()
+	}
+	return res, nil
+}
+
+// peerConnect connects client i with Centrifugo's JSON protocol and subscribes it to c<i>.
+func peerConnect(ctx context.Context, addr string, i int) (*websocket.Conn, error) {
+	dctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	c, _, err := websocket.Dial(dctx, "ws://"+addr+"/connection/websocket", nil)
+	if err != nil {
+		return nil, err
+	}
+	c.SetReadLimit(1 << 22)
+	for id, cmd := range []string{`{"id":1,"connect":{}}`, fmt.Sprintf(`{"id":2,"subscribe":{"channel":"c%d"}}`, i)} {
+		if err := c.Write(dctx, websocket.MessageText, []byte(cmd)); err != nil {
+			return nil, err
+		}
+		_, m, err := c.Read(dctx)
+		if err != nil || !bytes.Contains(m, []byte(fmt.Sprintf(`"id":%d`, id+1))) || bytes.Contains(m, []byte(`"error"`)) {
+			return nil, fmt.Errorf("centrifugo %s: %v %s", cmd, err, m)
+		}
+	}
+	return c, nil
+}
+
+// peerRead counts the publications a client receives (several per frame, one a line) and
+// answers the server's pings.
+func peerRead(ctx context.Context, c *websocket.Conn, lat *latency, delivered, last *atomic.Int64) {
+	key := []byte(`"blockNumber":`)
+	for {
+		_, m, err := c.Read(ctx)
+		if err != nil {
+			return
+		}
+		now := time.Now()
+		if bytes.Equal(bytes.TrimSpace(m), []byte(`{}`)) {
+			_ = c.Write(ctx, websocket.MessageText, []byte(`{}`))
+			continue
+		}
+		for {
+			i := bytes.Index(m, key)
+			if i < 0 {
+				break
+			}
+			m = m[i+len(key):]
+			j := bytes.IndexAny(m, ",}")
+			if us, err := strconv.ParseInt(string(m[:j]), 10, 64); err == nil {
+				lat.add(now.Sub(time.UnixMicro(us)))
+			}
+			delivered.Add(1)
+			last.Store(now.UnixNano())
+		}
+	}
+}
+
+// peerPublish publishes n transfers: one broadcast each to the channels it matches, in one
+// batch request.
+func peerPublish(addr, apiKey string, w *world, m *matcher, idx map[string]int, rng *rand.Rand, n int) error {
+	type broadcast struct {
+		Channels []string        `json:"channels"`
+		Data     json.RawMessage `json:"data"`
+	}
+	var cmds []map[string]broadcast
+	now := time.Now()
+	for range n {
+		t := w.transfer(rng, now)
+		chans := m.match(t, idx)
+		if len(chans) == 0 {
+			continue
+		}
+		data, err := json.Marshal(map[string]any{"id": t.Id, "chain": t.Chain, "transactionHash": t.TransactionHash,
+			"blockNumber": t.BlockNumber, "blockTimestamp": t.BlockTimeMs / 1000, "fromAddress": map[string]any{"address": t.From},
+			"toAddress": map[string]any{"address": t.To}, "tokenId": t.TokenId, "tokenSymbol": t.TokenSymbol,
+			"unitValue": t.Amount, "historicalUSD": *t.HistoricalUsd})
+		if err != nil {
+			return err
+		}
+		cmds = append(cmds, map[string]broadcast{"broadcast": {Channels: chans, Data: data}})
+	}
+	if len(cmds) == 0 {
+		return nil
+	}
+	body, err := json.Marshal(map[string]any{"commands": cmds})
+	if err != nil {
+		return err
+	}
+	var resp *http.Response
+	for try := 0; ; try++ {
+		req, err := http.NewRequest(http.MethodPost, "http://"+addr+"/api/batch", bytes.NewReader(body))
+		if err != nil {
+			return err
+		}
+		req.Header.Set("X-API-Key", apiKey)
+		req.Header.Set("Content-Type", "application/json")
+		if resp, err = http.DefaultClient.Do(req); err == nil {
+			break
+		}
+		if try == 2 {
+			return fmt.Errorf("centrifugo batch of %d bytes: %w", len(body), err)
+		}
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("centrifugo batch: %s", resp.Status)
+	}
+	return nil
+}
