@@ -236,6 +236,7 @@ func (c *conn) write(o out) error {
 			return c.writeRaw(encode(TypeError, ErrorPayload{Code: CodeInternal, Message: "quota check failed; transfers are paused"}))
 		}
 		if lt != "" {
+			c.h.o.Metrics.quotaRefused(lt)
 			return c.limit(lt, reset)
 		}
 		if o.item.R != nil {
@@ -248,6 +249,7 @@ func (c *conn) write(o out) error {
 	}
 	if o.credit {
 		c.used.Add(1)
+		c.h.o.Metrics.deliveredAt(brokerTime(o.item), c.h.o.Now())
 		if c.h.o.Meter != nil {
 			c.h.o.Meter.Add(c.id, c.route(), 1, c.h.o.Now())
 		}
