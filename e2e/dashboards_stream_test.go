@@ -11,10 +11,14 @@ import (
 	"github.com/coder/websocket"
 )
 
+// simTokens are the pricing ids of the simulator's native coins and common tokens.
+var simTokens = []string{"bitcoin", "ethereum", "solana", "binancecoin", "matic-network", "avalanche-2", "tron",
+	"dogecoin", "the-open-network", "usd-coin", "tether", "weth", "wrapped-bitcoin", "chainlink", "uniswap"}
+
 // streamDelivery subscribes to the stream through the edge and reads until the first transfer
 // arrives, so stream-fanout's delivery metrics (the delivered counter, the Kafka-to-client
 // latency histogram, the read position lag) exist whether or not the stream tests ran first.
-// The simulator writes ethereum transfers continuously; the wait ends with the first one.
+// The simulator writes transfers of these tokens continuously; the wait ends with the first one.
 func streamDelivery(t *testing.T, p *Platform) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -27,7 +31,7 @@ func streamDelivery(t *testing.T, p *Platform) {
 	}
 	defer ws.CloseNow()
 	ws.SetReadLimit(1 << 20)
-	sub, _ := json.Marshal(map[string]any{"type": "subscribe", "id": "metrics", "payload": map[string]any{"filters": map[string]any{"chains": []string{"ethereum"}}}})
+	sub, _ := json.Marshal(map[string]any{"type": "subscribe", "id": "metrics", "payload": map[string]any{"filters": map[string]any{"tokens": simTokens}}})
 	if err := ws.Write(ctx, websocket.MessageText, sub); err != nil {
 		t.Fatal(err)
 	}
@@ -46,6 +50,8 @@ func streamDelivery(t *testing.T, p *Platform) {
 		switch {
 		case m.Type == "ack" && m.Payload["success"] != true:
 			t.Fatalf("subscribe: %s", b)
+		case m.Type == "error":
+			t.Fatalf("stream refused the subscription: %s", b)
 		case m.Type == "transfer":
 			_ = ws.Close(websocket.StatusNormalClosure, "")
 			return
