@@ -27,6 +27,8 @@ var notInLocalStack = map[string]string{
 	// Counters that appear with their first event.
 	"*/eventbus_handler_failures_total": "only after a handler fails",
 	"*/eventbus_dlq_total":              "only after an undecodable record",
+
+	"stream-fanout/stream_quota_refusals_total": "only after a key's stream quota is spent",
 }
 
 // pendingServices are services whose consumers may not exist yet: their shared consumer
@@ -48,6 +50,7 @@ func TestDashboardMetricsExist(t *testing.T) {
 		t.Fatalf("no dashboards found (%v)", err)
 	}
 	dashboardTraffic(t, p)
+	streamDelivery(t, p)
 
 	ctx := context.Background()
 	var samples map[string]promscrape.Samples // by dashboard: its service's, or all for the overview

@@ -76,10 +76,14 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	meter := ws.NewMeter(s.Publisher(cfg.Kafka), time.Second, s.Log)
 	s.Add(lifecycle.Part{Name: "usage meter", Run: meter.Run})
 
+	metrics, err := ws.NewMetrics(s.Tel.Meter())
+	if err != nil {
+		return err
+	}
 	eng := engine.New(engine.Options{Naive: cfg.NaiveMatcher})
 	transfers := feed.Topic{Brokers: cfg.Brokers, Name: eventsv1.TopicTransfers, Log: s.Log}
 	hub := ws.NewHub(ws.Options{
-		Engine: eng, Store: store.New(rdb, cfg.RedisPrefix, nil), Transfers: transfers, Labels: labels, Meter: meter,
+		Engine: eng, Store: store.New(rdb, cfg.RedisPrefix, nil), Transfers: transfers, Labels: labels, Meter: meter, Metrics: metrics,
 		Served: served, Quotas: quotas, Window: cfg.Window, V2Window: cfg.V2Window, QueueSize: cfg.QueueSize,
 		PingInterval: cfg.PingInterval, WriteTimeout: cfg.WriteTimeout, MaxConnsPerKey: cfg.MaxConnsPerKey,
 		MaxFilters: cfg.MaxFilters, Checkpoint: cfg.Checkpoint, Log: s.Log,

@@ -270,6 +270,7 @@ func (c *conn) writeBatch(ctx context.Context) (n int, err error) {
 	type mark struct {
 		end              int
 		inflight, credit bool
+		broker           time.Time // when the broker took a credited transfer (for the latency metric)
 	}
 	var marks []mark
 	var werr error
@@ -285,11 +286,12 @@ func (c *conn) writeBatch(ctx context.Context) (n int, err error) {
 			break
 		}
 		n++
-		marks = append(marks, mark{c.cc.buffered(), o.item.R != nil, credited})
+		marks = append(marks, mark{c.cc.buffered(), o.item.R != nil, credited, brokerTime(o.item)})
 	}
 	written, err := c.cc.uncork()
 	var sent int
 	var credits int64
+	now := c.h.o.Now()
 	for _, m := range marks {
 		if err != nil && m.end > written {
 			break
@@ -299,6 +301,7 @@ func (c *conn) writeBatch(ctx context.Context) (n int, err error) {
 		}
 		if m.credit {
 			credits++
+			c.h.o.Metrics.deliveredAt(m.broker, now)
 		}
 	}
 	c.q.sentFirst(sent)
@@ -324,6 +327,7 @@ func (c *conn) writeUncorked(ctx context.Context) (n int, err error) {
 		c.q.sent()
 		if credited {
 			c.account(1)
+			c.h.o.Metrics.deliveredAt(brokerTime(o.item), c.h.o.Now())
 		}
 	}
 	return n, nil
@@ -351,6 +355,7 @@ func (c *conn) write(o out) (credited bool, err error) {
 			return false, c.writeRaw(encode(TypeError, ErrorPayload{Code: CodeInternal, Message: "quota check failed; transfers are paused"}))
 		}
 		if lt != "" {
+			c.h.o.Metrics.quotaRefused(lt)
 			return false, c.limit(lt, reset)
 		}
 		if o.item.R != nil {

@@ -24,6 +24,7 @@ type Options struct {
 	Transfers feed.Topic // where a session taken over catches up from
 	Labels    Labels     // nil: no user labels or user entities
 	Meter     *Meter     // nil: nothing metered
+	Metrics   *Metrics   // nil: no OpenTelemetry instruments
 	Served    *chains.Set
 	Quotas    func(tier string) store.Limits
 	// Window is how long a session waits for a reconnect (API.md: 5 minutes); V2Window the
@@ -115,6 +116,7 @@ func (h *Hub) add(c *conn) error {
 		return ErrClosing
 	}
 	h.conns[c] = struct{}{}
+	h.o.Metrics.opened()
 	h.wg.Add(1)
 	return nil
 }
@@ -123,6 +125,7 @@ func (h *Hub) remove(c *conn) {
 	h.mu.Lock()
 	delete(h.conns, c)
 	h.mu.Unlock()
+	h.o.Metrics.closed()
 	h.wg.Done()
 }
 

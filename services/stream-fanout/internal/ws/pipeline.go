@@ -71,6 +71,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	p.Engine.Do(fctx, func() { p.Engine.SetPositions(start) })
 	go func() {
 		errs <- p.Transfers.Follow(fctx, start, func(m kafka.Message) {
+			p.Hub.o.Metrics.position(m)
 			r, ok := decodeTransfer(m, p.Log)
 			if !ok {
 				// A skipped record still moves the partition on.

@@ -73,7 +73,12 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, id Identity, cn Conn
 	}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	c := &conn{h: h, ws: wsc, cc: cw.cc, id: id, token: token, q: newQueue(h.o.QueueSize), ctx: ctx, cancel: cancel}
-	c.q.onFull = func() { c.kick(slowReason) }
+	c.q.onFull = func() {
+		if !c.released.Load() { // a queue filling behind a connection already ending drops no client
+			h.o.Metrics.slowDropped()
+		}
+		c.kick(slowReason)
+	}
 	c.v2 = cn.V2
 	c.start()
 	if err := h.add(c); err != nil {

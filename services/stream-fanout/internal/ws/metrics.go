@@ -1,0 +1,107 @@
+package ws
+
+import (
+	"context"
+	"time"
+
+	"github.com/chainintel/chainintel/services/stream-fanout/internal/engine"
+	"github.com/segmentio/kafka-go"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+)
+
+// Metrics are the stream's own instruments, exported on the ops port's /metrics. A nil
+// *Metrics records nothing, so tests and tools may build a hub without a meter.
+type Metrics struct {
+	conns     metric.Int64UpDownCounter
+	delivered metric.Int64Counter
+	slow      metric.Int64Counter
+	refused   metric.Int64Counter
+	latency   metric.Float64Histogram
+	lag       metric.Int64Gauge
+}
+
+// NewMetrics creates the stream's instruments on meter.
+func NewMetrics(meter metric.Meter) (*Metrics, error) {
+	m := &Metrics{}
+	var err error
+	if m.conns, err = meter.Int64UpDownCounter("stream_connections", metric.WithDescription("open WebSocket connections on this replica")); err != nil {
+		return nil, err
+	}
+	if m.delivered, err = meter.Int64Counter("stream_transfers_delivered_total", metric.WithDescription("transfers written to clients (each credits the key's stream quota)")); err != nil {
+		return nil, err
+	}
+	if m.slow, err = meter.Int64Counter("stream_slow_clients_dropped_total", metric.WithDescription("connections dropped because their delivery queue was full")); err != nil {
+		return nil, err
+	}
+	if m.refused, err = meter.Int64Counter("stream_quota_refusals_total", metric.WithDescription("transfers not delivered because the key's stream quota was spent, by limit type")); err != nil {
+		return nil, err
+	}
+	if m.latency, err = meter.Float64Histogram("stream_delivery_latency_seconds",
+		metric.WithDescription("from the broker taking a transfer to its write to a client completing"),
+		metric.WithExplicitBucketBoundaries(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)); err != nil {
+		return nil, err
+	}
+	if m.lag, err = meter.Int64Gauge("stream_feed_lag", metric.WithDescription("chain.transfers.v1 records behind the partition end at the stream's read position, by partition")); err != nil {
+		return nil, err
+	}
+	// Counters start at zero so rate() and alerts see them before the first event.
+	ctx := context.Background()
+	m.conns.Add(ctx, 0)
+	m.delivered.Add(ctx, 0)
+	m.slow.Add(ctx, 0)
+	return m, nil
+}
+
+func (m *Metrics) opened() {
+	if m != nil {
+		m.conns.Add(context.Background(), 1)
+	}
+}
+
+func (m *Metrics) closed() {
+	if m != nil {
+		m.conns.Add(context.Background(), -1)
+	}
+}
+
+// deliveredAt counts one transfer written to a client; broker is when the broker took it
+// (zero for a record without a broker time, which is counted but not timed).
+func (m *Metrics) deliveredAt(broker, now time.Time) {
+	if m == nil {
+		return
+	}
+	m.delivered.Add(context.Background(), 1)
+	if !broker.IsZero() {
+		m.latency.Record(context.Background(), max(now.Sub(broker).Seconds(), 0))
+	}
+}
+
+func (m *Metrics) slowDropped() {
+	if m != nil {
+		m.slow.Add(context.Background(), 1)
+	}
+}
+
+func (m *Metrics) quotaRefused(limitType string) {
+	if m != nil {
+		m.refused.Add(context.Background(), 1, metric.WithAttributes(attribute.String("limit_type", limitType)))
+	}
+}
+
+// position records how far the stream's read of a partition is behind its end, from the
+// high-water mark the fetch that returned msg reported.
+func (m *Metrics) position(msg kafka.Message) {
+	if m == nil || msg.HighWaterMark <= 0 {
+		return
+	}
+	m.lag.Record(context.Background(), max(msg.HighWaterMark-msg.Offset-1, 0),
+		metric.WithAttributes(attribute.Int("partition", msg.Partition)))
+}
+
+func brokerTime(it engine.Item) time.Time {
+	if it.R == nil {
+		return time.Time{}
+	}
+	return it.R.Broker
+}

@@ -1,0 +1,82 @@
+package ws
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/chainintel/chainintel/services/stream-fanout/internal/engine"
+	"github.com/segmentio/kafka-go"
+	"go.opentelemetry.io/otel/attribute"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+)
+
+// The instruments record what the hub's hooks tell them, under the names the dashboard reads.
+func TestMetricsRecord(t *testing.T) {
+	r := sdkmetric.NewManualReader()
+	m, err := NewMetrics(sdkmetric.NewMeterProvider(sdkmetric.WithReader(r)).Meter("test"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 1, 1, 0, 0, 10, 0, time.UTC)
+	m.opened()
+	m.opened()
+	m.closed()
+	m.deliveredAt(brokerTime(engine.Item{R: &engine.Rendered{Broker: now.Add(-250 * time.Millisecond)}}), now)
+	m.deliveredAt(brokerTime(engine.Item{}), now) // counted, not timed
+	m.slowDropped()
+	m.quotaRefused("hourly")
+	m.position(kafka.Message{Partition: 3, Offset: 90, HighWaterMark: 100})
+	m.position(kafka.Message{Partition: 4, Offset: 7}) // no high-water mark: nothing recorded
+
+	var rm metricdata.ResourceMetrics
+	if err := r.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]metricdata.Aggregation{}
+	for _, sm := range rm.ScopeMetrics {
+		for _, md := range sm.Metrics {
+			got[md.Name] = md.Data
+		}
+	}
+	sum := func(name string) int64 {
+		s, ok := got[name].(metricdata.Sum[int64])
+		if !ok || len(s.DataPoints) != 1 {
+			t.Fatalf("%s: %#v", name, got[name])
+		}
+		return s.DataPoints[0].Value
+	}
+	for name, want := range map[string]int64{"stream_connections": 1, "stream_transfers_delivered_total": 2,
+		"stream_slow_clients_dropped_total": 1, "stream_quota_refusals_total": 1} {
+		if v := sum(name); v != want {
+			t.Errorf("%s = %d, want %d", name, v, want)
+		}
+	}
+	refused := got["stream_quota_refusals_total"].(metricdata.Sum[int64]).DataPoints[0].Attributes
+	if v, _ := refused.Value("limit_type"); v.AsString() != "hourly" {
+		t.Errorf("quota refusal attributes %v", refused.ToSlice())
+	}
+	h, ok := got["stream_delivery_latency_seconds"].(metricdata.Histogram[float64])
+	if !ok || len(h.DataPoints) != 1 || h.DataPoints[0].Count != 1 || h.DataPoints[0].Sum != 0.25 {
+		t.Fatalf("latency: %#v", got["stream_delivery_latency_seconds"])
+	}
+	g, ok := got["stream_feed_lag"].(metricdata.Gauge[int64])
+	if !ok || len(g.DataPoints) != 1 || g.DataPoints[0].Value != 9 {
+		t.Fatalf("feed lag: %#v", got["stream_feed_lag"])
+	}
+	if p, _ := g.DataPoints[0].Attributes.Value("partition"); p != attribute.IntValue(3) {
+		t.Errorf("feed lag partition %v", p)
+	}
+}
+
+// A hub built without instruments records nothing and does not fail.
+func TestNilMetrics(t *testing.T) {
+	var m *Metrics
+	m.opened()
+	m.closed()
+	m.deliveredAt(time.Now(), time.Now())
+	m.slowDropped()
+	m.quotaRefused("monthly")
+	m.position(kafka.Message{HighWaterMark: 5})
+}
