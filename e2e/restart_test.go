@@ -214,7 +214,7 @@ type stackProcess struct {
 func startStack(t *testing.T, bin, dbURL string) *stackProcess {
 	t.Helper()
 	p := &stackProcess{cmd: exec.Command(bin), done: make(chan struct{})}
-	p.cmd.Env = stackEnv(dbURL)
+	p.cmd.Env = stackEnv(dbURL, filepath.Join(t.TempDir(), "stack.json"))
 	stdout, err := p.cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -249,7 +249,7 @@ func startStack(t *testing.T, bin, dbURL string) *stackProcess {
 
 // stackEnv is the environment of a `make run` stack of its own on dbURL: embedded broker and
 // Redis, a free edge port, three simulated chains at 30 transactions a second.
-func stackEnv(dbURL string) []string {
+func stackEnv(dbURL, stateFile string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		switch k, _, _ := strings.Cut(kv, "="); k {
@@ -259,7 +259,9 @@ func stackEnv(dbURL string) []string {
 		}
 	}
 	return append(env, "DATABASE_URL="+dbURL, "CHAININTEL_HTTP_ADDR=127.0.0.1:0", "CHAININTEL_CHAINS=ethereum,base,solana",
-		"CHAININTEL_SIM_RATE=30", "CHAININTEL_LOG_LEVEL=warn")
+		"CHAININTEL_SIM_RATE=30", "CHAININTEL_LOG_LEVEL=warn",
+		// A killed stack leaves its state file behind: in the test's own directory, not the tree.
+		"CHAININTEL_STATE_FILE="+stateFile)
 }
 
 // kill stops the process with SIGKILL: nothing is shut down or committed.
