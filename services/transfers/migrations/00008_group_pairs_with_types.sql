@@ -1,7 +1,6 @@
 -- +goose Up
 -- Group pair rollups (grp_pair_hourly, grp_pair_daily) were kept between entity groups only, so
--- a count or histogram of from=<entity>&to=type:<t> summed the entity's rows: 250-440 ms for an
--- exchange at 10M transfers. They now hold every pair of two different live entity or type
+-- a count or histogram of from=<entity>&to=type:<t> summed the entity's rows. They now hold every pair of two different live entity or type
 -- groups (store.pairKept; deposit groups are left out), and no longer the pairs of a group with
 -- itself (its self figures are in grp_hourly and grp_daily, which is what every read takes).
 --

@@ -29,8 +29,8 @@ UPDATE transfers.grp_edges e SET
                        AND EXISTS (SELECT 1 FROM transfers.groups g WHERE g.grp = 't:' || a.entity_type AND g.live)
                      ORDER BY 1 LIMIT 1), '');
 CREATE INDEX grp_edges_usd ON transfers.grp_edges (grp, usd) INCLUDE (side, bucket, from_t, to_t) WHERE n = 1;
--- Statistics of the new columns: without them an entity's hours with a type condition were
--- planned as a scan of the group's pair rows (180 ms instead of 2 on a 1M-row load).
+-- Statistics of the new columns: without them an entity's hours with a type condition are
+-- planned as a scan of the group's pair rows instead of a probe of its index.
 ANALYZE transfers.grp_edges;
 
 -- +goose Down

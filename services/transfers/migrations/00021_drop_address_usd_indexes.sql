@@ -1,7 +1,7 @@
 -- +goose Up
 -- The per-address USD indexes (migration 4) were two of the seven index insertions every
--- transfer costs, and among the dearest: a COPY of 600,000 rows into the table ran 1.6 times
--- as fast without them (docs/transfers.md, Measured, session 20). The global usd index carries
+-- transfer costs, and among the dearest, and the write path's rate is bound by its index
+-- insertions (docs/transfers.md, Storage). The global usd index carries
 -- the addresses and the natural key instead, so a page of addresses sorted by USD reads the
 -- natural keys of its rows from index entries alone (store.keyFirstSQL): the global index
 -- walked with the addresses tested on each entry (a busy address), or the addresses' (address,
