@@ -43,9 +43,9 @@ func UnmarshalFast(raw []byte, v any) (err error) {
 }
 
 // Answer writes v, a value without maps, as a JSON answer with goccy/go-json: the same document
-// encoding/json (gin's c.JSON) writes, in about a third of its time (TestAnswerMatchesEncodingJSON,
-// FuzzAnswer). Public answers that are pages of rows use it: encoding a page of 50 transfers
-// with encoding/json was about a fifth of a page turn's CPU. Not for maps: go-json orders their
+// encoding/json (gin's c.JSON) writes, at less cost (TestAnswerMatchesEncodingJSON,
+// FuzzAnswer). Public answers that are pages of rows use it: encoding is a large share of a
+// page turn's CPU. Not for maps: go-json orders their
 // keys by their encoded form (a key with '<', or a prefix of another followed by a space, sorts
 // elsewhere).
 func Answer(c *gin.Context, status int, v any) {

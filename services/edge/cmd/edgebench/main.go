@@ -316,8 +316,8 @@ func run() error {
 	}
 	// Both paths are offered the rate at the same time, request by request in turn, so a
 	// burst of load from elsewhere on this shared machine lands on both alike; the difference
-	// of their latencies is what the edge adds. (Measured one after the other instead, the p99
-	// of a bare proxy alone moves by more than 1 ms from one 5 s round to the next.)
+	// of their latencies is what the edge adds. (One after the other, the bare proxy's own p99
+	// moves between rounds by more than the 1 ms the target allows the edge.)
 	fmt.Printf("open loop at a quarter of the bare proxy's saturation: %.0f req/s to each, interleaved request by request\n", rate)
 	var qbs, qes []stats
 	var d50, d99 []time.Duration

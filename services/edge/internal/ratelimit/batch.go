@@ -30,8 +30,8 @@ type scriptJob struct {
 func newBatchingScripter(rdb redis.UniversalClient, timeout time.Duration, maxBatch int) *batchingScripter {
 	b := &batchingScripter{UniversalClient: rdb, jobs: make(chan *scriptJob, 4096), timeout: timeout, max: maxBatch}
 	// One pipeline in flight: while it is on the wire the next batch forms, so under load
-	// batches grow instead of splitting over more round trips (measured: fewer syscalls per
-	// decision, higher throughput); at low load a decision still goes alone at once.
+	// batches grow instead of splitting over more round trips (fewer syscalls per decision);
+	// at low load a decision still goes alone at once.
 	go b.loop()
 	return b
 }
