@@ -137,7 +137,9 @@ func (c *devChain) waitReceipt(h common.Hash) *types.Receipt {
 		if err == nil {
 			return r
 		}
-		if !errors.Is(err, ethereum.NotFound) {
+		// A node just started answers "transaction indexing is in progress" until its
+		// transaction index has caught up: not yet, like NotFound.
+		if !errors.Is(err, ethereum.NotFound) && !strings.Contains(err.Error(), "indexing is in progress") {
 			c.t.Fatal(err)
 		}
 		if time.Now().After(deadline) {
