@@ -17,6 +17,7 @@ import (
 	"github.com/chainintel/chainintel/libs/eventbus"
 	"github.com/chainintel/chainintel/libs/eventbus/kafkatest"
 	"github.com/chainintel/chainintel/libs/pgstore/pgtest"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/wrapperspb"
@@ -316,5 +317,33 @@ func TestStopPublishesWhatIsLeft(t *testing.T) {
 	}
 	if n := pending(t); n != 0 || len(rec.ids()) != 1 {
 		t.Fatalf("%d rows left after stop, %d published", n, len(rec.ids()))
+	}
+}
+
+// Write kicks only after a committed transaction that wrote rows; a failed one leaves nothing.
+func TestWriteKicksAfterCommit(t *testing.T) {
+	table(t)
+	pool := pgtest.Pool(t)
+	bg := context.Background()
+	kicks := 0
+	kick := func() { kicks++ }
+	insert := func(tx pgx.Tx) error {
+		_, err := tx.Exec(bg, query("insert"), topicNames, []string{"k"}, [][]byte{{}})
+		return err
+	}
+	if err := Write(bg, pool, "add", func(tx pgx.Tx) (bool, error) { return true, insert(tx) }, kick); err != nil || kicks != 1 || pending(t) != 1 {
+		t.Fatalf("write: %v, %d kicks, %d rows", err, kicks, pending(t))
+	}
+	if err := Write(bg, pool, "nothing", func(pgx.Tx) (bool, error) { return false, nil }, kick); err != nil || kicks != 1 {
+		t.Fatalf("write of no rows: %v, %d kicks", err, kicks)
+	}
+	err := Write(bg, pool, "broken", func(tx pgx.Tx) (bool, error) {
+		if err := insert(tx); err != nil {
+			return false, err
+		}
+		return true, errors.New("refused")
+	}, kick)
+	if err == nil || err.Error() != "broken: refused" || kicks != 1 || pending(t) != 1 {
+		t.Fatalf("failed write: %v, %d kicks, %d rows", err, kicks, pending(t))
 	}
 }

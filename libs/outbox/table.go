@@ -9,6 +9,25 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
+// Write runs fn in a transaction of db and, when fn wrote outbox rows (returned true) and the
+// transaction committed, calls committed: a store's kick of its relay, so the rows are published
+// at once rather than at the next poll. what names the write in the error.
+func Write(ctx context.Context, db DB, what string, fn func(tx pgx.Tx) (events bool, err error), committed func()) error {
+	var events bool
+	err := pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
+		var err error
+		events, err = fn(tx)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	if events {
+		committed()
+	}
+	return nil
+}
+
 // DB is what Table needs of a pool.
 type DB interface {
 	Begin(ctx context.Context) (pgx.Tx, error)

@@ -110,25 +110,9 @@ func NormalizeAddress(chainType, addr string) string {
 	return addr
 }
 
-func norm(chain, addr string) string {
-	if addr == "" {
-		return ""
-	}
-	if a, err := address.NormalizeForChain(chain, addr); err == nil {
-		return a
-	}
-	if strings.HasPrefix(addr, "0x") || strings.HasPrefix(addr, "0X") {
-		return strings.ToLower(addr)
-	}
-	return addr
-}
+func norm(chain, addr string) string { return address.Canonical(chain, addr) }
 
-func hash(h string) string {
-	if strings.HasPrefix(h, "0x") || strings.HasPrefix(h, "0X") {
-		return strings.ToLower(h)
-	}
-	return h
-}
+func hash(h string) string { return address.CanonicalHash(h) }
 
 // AddrKey names an address on a chain type.
 type AddrKey struct{ ChainType, Address string }

@@ -35,28 +35,9 @@ type Handlers struct {
 	Log *slog.Logger
 }
 
-// norm returns addr in its canonical form for chain; a value the chain does not accept is kept
-// as given (lower-cased on EVM chains) rather than dropping chain data.
-func norm(chain, addr string) string {
-	if addr == "" {
-		return ""
-	}
-	if a, err := address.NormalizeForChain(chain, addr); err == nil {
-		return a
-	}
-	if strings.HasPrefix(addr, "0x") || strings.HasPrefix(addr, "0X") {
-		return strings.ToLower(addr)
-	}
-	return addr
-}
+func norm(chain, addr string) string { return address.Canonical(chain, addr) }
 
-// hash lower-cases hex hashes.
-func hash(h string) string {
-	if strings.HasPrefix(h, "0x") || strings.HasPrefix(h, "0X") {
-		return strings.ToLower(h)
-	}
-	return h
-}
+func hash(h string) string { return address.CanonicalHash(h) }
 
 func amount(s string, signed bool) (*big.Int, error) {
 	if s == "" {
