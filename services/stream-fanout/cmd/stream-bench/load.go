@@ -39,6 +39,13 @@ func connectAll(ctx context.Context, clients int, dial func(ctx context.Context,
 	return conns, nil
 }
 
+// closeAll closes the clients' connections.
+func closeAll(conns []*websocket.Conn) {
+	for _, c := range conns {
+		_ = c.CloseNow()
+	}
+}
+
 // load is what a run measures while the workload is published: the deliveries its clients
 // read, and the server's and this process's CPU time from the start.
 type load struct {

@@ -445,9 +445,7 @@ func measure(w *world, brokers []string, redisURL, bin string, naive bool, clien
 	}
 	l.finish(&res)
 	cancel()
-	for _, c := range conns {
-		_ = c.CloseNow()
-	}
+	closeAll(conns)
 	return res, nil
 }
 

@@ -171,9 +171,7 @@ func measurePeer(w *world, clients, rate, secs int) (result, error) {
 	}
 	l.finish(&res)
 	cancel()
-	for _, c := range conns {
-		_ = c.CloseNow()
-	}
+	closeAll(conns)
 	return res, nil
 }
 
