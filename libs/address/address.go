@@ -33,6 +33,7 @@ package address
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 
@@ -145,6 +146,27 @@ func NormalizeForChain(chain string, addr string) (string, error) {
 		return "", fmt.Errorf("%w %q", ErrUnknownChain, chain)
 	}
 	return Normalize(c.Type, addr)
+}
+
+// Canonical is addr in its canonical form for chain. A value the chain does not accept is kept
+// as given, lower-cased when hex, so a consumer stores chain data it cannot check rather than
+// dropping it; "" stays "".
+func Canonical(chain, addr string) string {
+	if addr == "" {
+		return ""
+	}
+	if a, err := NormalizeForChain(chain, addr); err == nil {
+		return a
+	}
+	return CanonicalHash(addr)
+}
+
+// CanonicalHash is a block or transaction hash as stored: lower-cased when hex, else as given.
+func CanonicalHash(h string) string {
+	if strings.HasPrefix(h, "0x") || strings.HasPrefix(h, "0X") {
+		return strings.ToLower(h)
+	}
+	return h
 }
 
 func known(t chains.Type) bool {

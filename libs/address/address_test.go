@@ -457,3 +457,25 @@ func BenchmarkDetect(b *testing.B) {
 		})
 	}
 }
+
+// Canonical keeps chain data it cannot check: a valid address is normalised, an invalid one is
+// kept (lower-cased when hex), and an unknown chain's value likewise.
+func TestCanonical(t *testing.T) {
+	for _, c := range []struct{ chain, in, want string }{
+		{"ethereum", "0xABCDEF0123456789ABCDEF0123456789ABCDEF01", "0xabcdef0123456789abcdef0123456789abcdef01"},
+		{"ethereum", "0xNOTHEX", "0xnothex"},
+		{"ethereum", "", ""},
+		{"no-such-chain", "0XAB", "0xab"},
+		{"no-such-chain", "SomeThing", "SomeThing"},
+	} {
+		if got := Canonical(c.chain, c.in); got != c.want {
+			t.Errorf("Canonical(%q, %q) = %q, want %q", c.chain, c.in, got, c.want)
+		}
+	}
+	if got := CanonicalHash("0XAbC"); got != "0xabc" {
+		t.Errorf("CanonicalHash = %q", got)
+	}
+	if got := CanonicalHash("AbC"); got != "AbC" {
+		t.Errorf("CanonicalHash = %q", got)
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"strconv"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -65,6 +64,3 @@ func WaitForBroker(ctx context.Context, brokers []string) error {
 		}
 	}
 }
-
-// HostPort joins host and port.
-func HostPort(host string, port int) string { return net.JoinHostPort(host, strconv.Itoa(port)) }

@@ -154,14 +154,6 @@ func BindJSON(c *gin.Context, v any) bool {
 	return true
 }
 
-// RouteOf returns the matched route pattern, or the path when nothing matched.
-func RouteOf(c *gin.Context) string {
-	if p := c.FullPath(); p != "" {
-		return p
-	}
-	return c.Request.URL.Path
-}
-
 // IsInternalPath reports whether path is under /internal/, which the edge never routes.
 func IsInternalPath(path string) bool {
 	return path == "/internal" || strings.HasPrefix(path, "/internal/")

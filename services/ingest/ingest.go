@@ -22,7 +22,6 @@ import (
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
 	"github.com/chainintel/chainintel/services/ingest/internal/config"
 	"github.com/chainintel/chainintel/services/ingest/internal/evm"
-	svchttp "github.com/chainintel/chainintel/services/ingest/internal/http"
 	"github.com/chainintel/chainintel/services/ingest/internal/indexer"
 	"github.com/chainintel/chainintel/services/ingest/internal/market"
 	"github.com/chainintel/chainintel/services/ingest/internal/store"
@@ -107,7 +106,6 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		return fmt.Errorf("unknown INGEST_MODE %q", cfg.Mode)
 	}
 	e := s.Engine()
-	svchttp.Register(e)
 	if feed != nil {
 		e.GET(SimMarketPath+"/*path", gin.WrapH(http.StripPrefix(SimMarketPath, feed.Handler())))
 	}

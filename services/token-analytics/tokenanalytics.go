@@ -17,6 +17,7 @@ import (
 	"github.com/chainintel/chainintel/libs/eventbus"
 	"github.com/chainintel/chainintel/libs/httpx"
 	"github.com/chainintel/chainintel/libs/lifecycle"
+	"github.com/chainintel/chainintel/libs/outbox"
 	"github.com/chainintel/chainintel/libs/pgstore"
 	"github.com/chainintel/chainintel/libs/service"
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
@@ -149,9 +150,9 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		return err
 	}
 	pub := s.Publisher(cfg.Kafka)
-	var relay *events.Relay
+	var relay *outbox.Relay
 	st := store.New(pool, store.OnOutbox(func() { relay.Kick() }))
-	relay = events.NewRelay(st, pub, events.RelayOptions{Logger: s.Log})
+	relay = events.NewRelay(st, pub, outbox.Options{Logger: s.Log})
 	s.Add(relay.Part())
 	s.Add(lifecycle.Part{Name: "registry import", Run: func(ctx context.Context) error {
 		if err := Import(ctx, st, cfg, set, s.Log); err != nil && ctx.Err() == nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/chainintel/chainintel/libs/chains"
 	"github.com/chainintel/chainintel/libs/httpx"
+	"github.com/chainintel/chainintel/libs/outbox"
 	"github.com/chainintel/chainintel/libs/service"
 	"github.com/chainintel/chainintel/services/user-labels/internal/app"
 	"github.com/chainintel/chainintel/services/user-labels/internal/config"
@@ -51,9 +52,9 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		return err
 	}
 	pub := s.Publisher(cfg.Kafka)
-	var relay *events.Relay
+	var relay *outbox.Relay
 	st := store.New(pool, store.OnOutbox(func() { relay.Kick() }))
-	relay = events.NewRelay(st, pub, events.RelayOptions{
+	relay = events.NewRelay(st, pub, outbox.Options{
 		PollInterval: cfg.OutboxPollInterval, Retention: cfg.OutboxRetention, Logger: s.Log,
 	})
 	s.Add(relay.Part())

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/chainintel/chainintel/libs/httpx"
+	"github.com/chainintel/chainintel/libs/render"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -173,4 +174,16 @@ func notFound(err error) error {
 		return ErrNotFound
 	}
 	return err
+}
+
+// Apply adds to ai (an address of chainType) the caller's label of it and the first of the
+// caller's entities holding it, as the API renders them.
+func (l Lookup) Apply(ai *render.AddressInfo, chainType string) {
+	key := AddressRef{ChainType: chainType, Address: ai.Address}.Key()
+	label, ok := l.Labels[key]
+	var ent *render.Entity
+	if es := l.Entities[key]; len(es) > 0 {
+		ent = render.UserEntity(es[0].ID, es[0].Name, es[0].Note)
+	}
+	ai.SetUser(chainType, label.Name, ok, ent)
 }

@@ -3,42 +3,18 @@ package app
 import (
 	"context"
 
+	"github.com/chainintel/chainintel/libs/render"
 	"github.com/chainintel/chainintel/services/balances/internal/store"
 	ulclient "github.com/chainintel/chainintel/services/user-labels/client"
 )
 
-// Entity is the API's Entity object.
-type Entity struct {
-	ID       string  `json:"id"`
-	Name     string  `json:"name"`
-	Note     string  `json:"note"`
-	Type     string  `json:"type"`
-	Service  *string `json:"service"`
-	Website  string  `json:"website,omitempty"`
-	Twitter  string  `json:"twitter,omitempty"`
-	LinkedIn string  `json:"linkedin,omitempty"`
-}
-
-// AddressLabel is the API's AddressLabel object.
-type AddressLabel struct {
-	Name      string `json:"name"`
-	Address   string `json:"address"`
-	ChainType string `json:"chainType"`
-}
-
-// AddressInfo is the API's AddressInfo object.
-type AddressInfo struct {
-	Address          string        `json:"address"`
-	Chain            string        `json:"chain"`
-	ServiceEntity    *Entity       `json:"serviceEntity,omitempty"`
-	ServiceLabel     *AddressLabel `json:"serviceLabel,omitempty"`
-	PredictedEntity  *Entity       `json:"predictedEntity,omitempty"`
-	UserEntity       *Entity       `json:"userEntity,omitempty"`
-	UserLabel        *AddressLabel `json:"userLabel,omitempty"`
-	DepositServiceID string        `json:"depositServiceID,omitempty"`
-	Contract         bool          `json:"contract"`
-	IsUserAddress    bool          `json:"isUserAddress"`
-}
+// The API's address objects are libs/render's, shared with every service that answers with
+// them.
+type (
+	Entity       = render.Entity
+	AddressLabel = render.AddressLabel
+	AddressInfo  = render.AddressInfo
+)
 
 // TokenBalance is the API's TokenBalance object. A token without a price has price and usd 0
 // and no quoteTime.
@@ -56,17 +32,7 @@ type TokenBalance struct {
 	USD                   float64 `json:"usd"`
 }
 
-func entityOut(e *store.Entity) *Entity {
-	if e == nil {
-		return nil
-	}
-	out := &Entity{ID: e.ID, Name: e.Name, Note: e.Note, Type: e.Type, Website: e.Website, Twitter: e.Twitter, LinkedIn: e.LinkedIn}
-	if e.Service != "" {
-		s := e.Service
-		out.Service = &s
-	}
-	return out
-}
+func entityOut(e *store.Entity) *Entity { return render.EntityOf((*render.StoredEntity)(e)) }
 
 // book holds the attributions and the caller's labels of a set of addresses.
 type book struct {
@@ -92,23 +58,12 @@ func (a *App) newBook(ctx context.Context, refs []store.Ref) (*book, error) {
 
 func (b *book) info(chain, addr string) AddressInfo {
 	ct := store.ChainType(chain)
-	ai := AddressInfo{Address: addr, Chain: chain}
-	if at, ok := b.attrs[store.Ref{ChainType: ct, Address: addr}]; ok {
-		ai.ServiceEntity = entityOut(at.Entity)
-		if at.Label != "" {
-			ai.ServiceLabel = &AddressLabel{Name: at.Label, Address: addr, ChainType: ct}
-		}
-		ai.PredictedEntity = entityOut(at.Predicted)
-		ai.DepositServiceID = at.DepositServiceID
-		ai.Contract = at.IsContract
+	var at *render.Attribution
+	if a, ok := b.attrs[store.Ref{ChainType: ct, Address: addr}]; ok {
+		at = &render.Attribution{Entity: entityOut(a.Entity), Label: a.Label, Predicted: entityOut(a.Predicted),
+			DepositServiceID: a.DepositServiceID, IsContract: a.IsContract}
 	}
-	key := ct + ":" + addr
-	if l, ok := b.labels.Labels[key]; ok {
-		ai.UserLabel = &AddressLabel{Name: l.Name, Address: addr, ChainType: ct}
-	}
-	if es := b.labels.Entities[key]; len(es) > 0 {
-		ai.UserEntity = &Entity{ID: es[0].ID, Name: es[0].Name, Note: es[0].Note, Type: "user"}
-		ai.IsUserAddress = true
-	}
+	ai := render.Info(chain, ct, addr, false, at)
+	b.labels.Apply(&ai, ct)
 	return ai
 }

@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"math"
 	"math/big"
-	"strings"
 	"time"
 
 	"github.com/chainintel/chainintel/libs/address"
@@ -35,27 +34,9 @@ type Handlers struct {
 	Log *slog.Logger
 }
 
-// norm returns addr in its canonical form for chain; a value the chain does not accept is kept
-// as given (lower-cased when hex) rather than dropping chain data.
-func norm(chain, addr string) string {
-	if addr == "" {
-		return ""
-	}
-	if a, err := address.NormalizeForChain(chain, addr); err == nil {
-		return a
-	}
-	if strings.HasPrefix(addr, "0x") || strings.HasPrefix(addr, "0X") {
-		return strings.ToLower(addr)
-	}
-	return addr
-}
+func norm(chain, addr string) string { return address.Canonical(chain, addr) }
 
-func hash(h string) string {
-	if strings.HasPrefix(h, "0x") || strings.HasPrefix(h, "0X") {
-		return strings.ToLower(h)
-	}
-	return h
-}
+func hash(h string) string { return address.CanonicalHash(h) }
 
 var maxNumeric = new(big.Int).Exp(big.NewInt(10), big.NewInt(78), nil)
 

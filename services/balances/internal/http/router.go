@@ -4,8 +4,10 @@
 package http
 
 import (
+	"context"
 	"errors"
 	"net/http"
+	"net/url"
 
 	"github.com/chainintel/chainintel/libs/address"
 	"github.com/chainintel/chainintel/libs/chains"
@@ -19,20 +21,20 @@ import (
 // Register adds the service's routes to e (which verifies identities).
 func Register(e *gin.Engine, a *app.App) {
 	h := &handlers{a: a}
-	e.GET("/balances/address/:address", h.addressBalances)
-	e.GET("/balances/entity/:entity", h.entityBalances)
-	e.GET("/balances/solana/subaccounts/address/:addresses", h.subaccountsByAddress)
-	e.GET("/balances/solana/subaccounts/entity/:entities", h.subaccountsByEntity)
-	e.GET("/history/address/:address", h.history(false))
-	e.GET("/history/entity/:entity", h.history(true))
-	e.GET("/portfolio/address/:address", h.portfolio(false))
-	e.GET("/portfolio/entity/:entity", h.portfolio(true))
-	e.GET("/portfolio/timeSeries/address/:address", h.timeSeries(false))
-	e.GET("/portfolio/timeSeries/entity/:entity", h.timeSeries(true))
-	e.GET("/token/balance/:id", h.tokenBalance)
-	e.GET("/token/balance/:id/:address", h.tokenBalance)
-	e.GET("/token/holders/:id", h.holders)
-	e.GET("/token/holders/:id/:address", h.holders)
+	e.GET("/balances/address/:address", pathRoute(param("address"), ParseChains, h.addressBalances))
+	e.GET("/balances/entity/:entity", pathRoute(param("entity"), ParseEntityBalances, h.entityBalances))
+	e.GET("/balances/solana/subaccounts/address/:addresses", pathRoute(subaccounts("addresses"), noQuery, h.subaccountsByAddress))
+	e.GET("/balances/solana/subaccounts/entity/:entities", pathRoute(subaccounts("entities"), noQuery, h.subaccountsByEntity))
+	e.GET("/history/address/:address", subjectRoute(h, false, ParseChains, h.history))
+	e.GET("/history/entity/:entity", subjectRoute(h, true, ParseChains, h.history))
+	e.GET("/portfolio/address/:address", subjectRoute(h, false, h.parsePortfolio, h.portfolio))
+	e.GET("/portfolio/entity/:entity", subjectRoute(h, true, h.parsePortfolio, h.portfolio))
+	e.GET("/portfolio/timeSeries/address/:address", subjectRoute(h, false, ParseTimeSeries, h.timeSeries))
+	e.GET("/portfolio/timeSeries/entity/:entity", subjectRoute(h, true, ParseTimeSeries, h.timeSeries))
+	e.GET("/token/balance/:id", pathRoute(tokenRef, ParseTokenBalance, h.tokenBalance))
+	e.GET("/token/balance/:id/:address", pathRoute(tokenRef, ParseTokenBalance, h.tokenBalance))
+	e.GET("/token/holders/:id", pathRoute(tokenRef, ParseHolders, h.holders))
+	e.GET("/token/holders/:id/:address", pathRoute(tokenRef, ParseHolders, h.holders))
 	e.POST("/internal/balances/usd", httpx.BodyLimit(MaxInternalBody), h.usdTotals)
 }
 
@@ -66,36 +68,80 @@ func answer(c *gin.Context, v any, err error) {
 	httpx.Answer(c, http.StatusOK, v)
 }
 
-func (h *handlers) addressBalances(c *gin.Context) {
-	addr, err := pathValue("address", c.Param("address"))
-	if err != nil {
-		fail(c, err)
-		return
+// pathRoute serves a route of what its path names (read by path) and its query (read by
+// query, after the path); a reading's error is answered by fail, do's answer by answer.
+func pathRoute[P, Q any](path func(*gin.Context) (P, error), query func(url.Values) (Q, error),
+	do func(context.Context, P, Q) (any, error)) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		p, err := path(c)
+		if err != nil {
+			fail(c, err)
+			return
+		}
+		q, err := query(c.Request.URL.Query())
+		if err != nil {
+			fail(c, err)
+			return
+		}
+		v, err := do(c.Request.Context(), p, q)
+		answer(c, v, err)
 	}
-	q, err := ParseChains(c.Request.URL.Query())
-	if err != nil {
-		fail(c, err)
-		return
-	}
-	v, err := h.a.AddressBalances(c.Request.Context(), addr, q.Chains)
-	answer(c, v, err)
 }
 
-func (h *handlers) entityBalances(c *gin.Context) {
-	id, err := pathValue("entity", c.Param("entity"))
-	if err != nil {
-		fail(c, err)
-		return
+// chainsQuery is a query that names the chains of the route's subject.
+type chainsQuery interface{ chainList() []string }
+
+func (q ChainsQuery) chainList() []string     { return q.Chains }
+func (q PortfolioQuery) chainList() []string  { return q.Chains }
+func (q TimeSeriesQuery) chainList() []string { return q.Chains }
+
+// subjectRoute serves a route of an address or entity subject (entity says which path
+// parameter names it). The query is read first: the subject is resolved on its chains.
+func subjectRoute[Q chainsQuery](h *handlers, entity bool, query func(url.Values) (Q, error),
+	do func(context.Context, app.Subject, Q) (any, error)) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		q, err := query(c.Request.URL.Query())
+		if err != nil {
+			fail(c, err)
+			return
+		}
+		s, err := h.subject(c, entity, q.chainList())
+		if err != nil {
+			fail(c, err)
+			return
+		}
+		v, err := do(c.Request.Context(), s, q)
+		answer(c, v, err)
 	}
-	q, err := ParseEntityBalances(c.Request.URL.Query())
-	if err != nil {
-		fail(c, err)
-		return
+}
+
+// param reads the path parameter name.
+func param(name string) func(*gin.Context) (string, error) {
+	return func(c *gin.Context) (string, error) { return pathValue(name, c.Param(name)) }
+}
+
+// subaccounts reads a subaccounts route: its path list (the path parameter name) and query.
+func subaccounts(name string) func(*gin.Context) (SubaccountsQuery, error) {
+	return func(c *gin.Context) (SubaccountsQuery, error) {
+		return ParseSubaccounts(name, c.Param(name), c.Request.URL.Query())
 	}
-	// q.Cheap is validated but changes nothing: every operator entity answer reads the
-	// maintained totals (app.EntityBalances).
-	v, err := h.a.EntityBalances(c.Request.Context(), id, q.Chains)
-	answer(c, v, err)
+}
+
+// noQuery is the query reading of a route whose path reading reads its query too.
+func noQuery(url.Values) (struct{}, error) { return struct{}{}, nil }
+
+func (h *handlers) parsePortfolio(q url.Values) (PortfolioQuery, error) {
+	return ParsePortfolio(q, h.a.Now())
+}
+
+func (h *handlers) addressBalances(ctx context.Context, addr string, q ChainsQuery) (any, error) {
+	return h.a.AddressBalances(ctx, addr, q.Chains)
+}
+
+// entityBalances: q.Cheap is validated but changes nothing, as every operator entity answer
+// reads the maintained totals (app.EntityBalances).
+func (h *handlers) entityBalances(ctx context.Context, id string, q EntityBalancesQuery) (any, error) {
+	return h.a.EntityBalances(ctx, id, q.Chains)
 }
 
 // subject resolves the route's address or entity path parameter on chains.
@@ -114,55 +160,16 @@ func (h *handlers) subject(c *gin.Context, entity bool, chains []string) (app.Su
 	return h.a.AddressSubject(v, chains)
 }
 
-func (h *handlers) history(entity bool) gin.HandlerFunc {
-	return func(c *gin.Context) {
-		q, err := ParseChains(c.Request.URL.Query())
-		if err != nil {
-			fail(c, err)
-			return
-		}
-		s, err := h.subject(c, entity, q.Chains)
-		if err != nil {
-			fail(c, err)
-			return
-		}
-		v, err := h.a.History(c.Request.Context(), s)
-		answer(c, v, err)
-	}
+func (h *handlers) history(ctx context.Context, s app.Subject, _ ChainsQuery) (any, error) {
+	return h.a.History(ctx, s)
 }
 
-func (h *handlers) portfolio(entity bool) gin.HandlerFunc {
-	return func(c *gin.Context) {
-		q, err := ParsePortfolio(c.Request.URL.Query(), h.a.Now())
-		if err != nil {
-			fail(c, err)
-			return
-		}
-		s, err := h.subject(c, entity, q.Chains)
-		if err != nil {
-			fail(c, err)
-			return
-		}
-		v, err := h.a.Portfolio(c.Request.Context(), s, q.Time)
-		answer(c, v, err)
-	}
+func (h *handlers) portfolio(ctx context.Context, s app.Subject, q PortfolioQuery) (any, error) {
+	return h.a.Portfolio(ctx, s, q.Time)
 }
 
-func (h *handlers) timeSeries(entity bool) gin.HandlerFunc {
-	return func(c *gin.Context) {
-		q, err := ParseTimeSeries(c.Request.URL.Query())
-		if err != nil {
-			fail(c, err)
-			return
-		}
-		s, err := h.subject(c, entity, q.Chains)
-		if err != nil {
-			fail(c, err)
-			return
-		}
-		v, err := h.a.TimeSeries(c.Request.Context(), s, q.PricingID)
-		answer(c, v, err)
-	}
+func (h *handlers) timeSeries(ctx context.Context, s app.Subject, q TimeSeriesQuery) (any, error) {
+	return h.a.TimeSeries(ctx, s, q.PricingID)
 }
 
 // tokenRef reads /{id} or /{chain}/{address}.
@@ -189,63 +196,28 @@ func tokenRef(c *gin.Context) (app.TokenRef, error) {
 	return app.TokenRef{Chain: ch.Name, Address: n}, nil
 }
 
-func (h *handlers) tokenBalance(c *gin.Context) {
-	r, err := tokenRef(c)
-	if err != nil {
-		fail(c, err)
-		return
-	}
-	q, err := ParseTokenBalance(c.Request.URL.Query())
-	if err != nil {
-		fail(c, err)
-		return
-	}
-	v, err := h.a.TokenBalance(c.Request.Context(), r, q.EntityID, q.Address)
-	answer(c, v, err)
+func (h *handlers) tokenBalance(ctx context.Context, r app.TokenRef, q TokenBalanceQuery) (any, error) {
+	return h.a.TokenBalance(ctx, r, q.EntityID, q.Address)
 }
 
-func (h *handlers) holders(c *gin.Context) {
-	r, err := tokenRef(c)
-	if err != nil {
-		fail(c, err)
-		return
-	}
-	q, err := ParseHolders(c.Request.URL.Query())
-	if err != nil {
-		fail(c, err)
-		return
-	}
-	v, err := h.a.Holders(c.Request.Context(), r, q)
-	answer(c, v, err)
+func (h *handlers) holders(ctx context.Context, r app.TokenRef, q app.HoldersQuery) (any, error) {
+	return h.a.Holders(ctx, r, q)
 }
 
-func (h *handlers) subaccountsByAddress(c *gin.Context) {
-	q, err := ParseSubaccounts("addresses", c.Param("addresses"), c.Request.URL.Query())
-	if err != nil {
-		fail(c, err)
-		return
-	}
+func (h *handlers) subaccountsByAddress(ctx context.Context, q SubaccountsQuery, _ struct{}) (any, error) {
 	owners := make([]string, 0, len(q.Items))
 	for _, a := range q.Items {
 		n, err := address.Normalize(chains.TypeSolana, a)
 		if err != nil {
-			fail(c, params.Errorf("addresses", "%q is not a solana address", a))
-			return
+			return nil, params.Errorf("addresses", "%q is not a solana address", a)
 		}
 		owners = append(owners, n)
 	}
-	v, err := h.a.Subaccounts(c.Request.Context(), owners, nil, q.PricingID, q.Limit)
-	answer(c, v, err)
+	return h.a.Subaccounts(ctx, owners, nil, q.PricingID, q.Limit)
 }
 
-func (h *handlers) subaccountsByEntity(c *gin.Context) {
-	q, err := ParseSubaccounts("entities", c.Param("entities"), c.Request.URL.Query())
-	if err != nil {
-		fail(c, err)
-		return
-	}
-	v, err := h.a.Subaccounts(c.Request.Context(), nil, q.Items, q.PricingID, q.Limit)
-	answer(c, v, err)
+func (h *handlers) subaccountsByEntity(ctx context.Context, q SubaccountsQuery, _ struct{}) (any, error) {
+	return h.a.Subaccounts(ctx, nil, q.Items, q.PricingID, q.Limit)
 }
 
 // usdBody is the internal totals request.

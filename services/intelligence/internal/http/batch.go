@@ -51,12 +51,7 @@ func (h handlers) batchAllWith(c *gin.Context, enriched bool) {
 		return
 	}
 	m, err := h.a.BatchAll(c.Request.Context(), req.Addresses, only, o)
-	if err != nil {
-		httpx.Fail(c, err)
-		return
-	}
-	c.Header(httpx.HeaderRows, strconv.Itoa(len(req.Addresses)))
-	c.JSON(http.StatusOK, gin.H{"addresses": m})
+	answerBatch(c, len(req.Addresses), m, err)
 }
 
 func (h handlers) enrichedBatch(c *gin.Context) {
@@ -75,11 +70,17 @@ func (h handlers) enrichedBatch(c *gin.Context) {
 		return
 	}
 	m, err := h.a.EnrichedBatch(c.Request.Context(), req.Addresses, chain, o)
+	answerBatch(c, len(req.Addresses), m, err)
+}
+
+// answerBatch answers a batch route: the addresses keyed as given, and the rows header, as a
+// batch costs a credit per requested address.
+func answerBatch[M any](c *gin.Context, requested int, m M, err error) {
 	if err != nil {
 		httpx.Fail(c, err)
 		return
 	}
-	c.Header(httpx.HeaderRows, strconv.Itoa(len(req.Addresses)))
+	c.Header(httpx.HeaderRows, strconv.Itoa(requested))
 	c.JSON(http.StatusOK, gin.H{"addresses": m})
 }
 

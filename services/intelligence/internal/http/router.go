@@ -147,13 +147,7 @@ func (h handlers) batch(c *gin.Context) {
 		return
 	}
 	m, err := h.a.Batch(c.Request.Context(), req.Addresses)
-	if err != nil {
-		httpx.Fail(c, err)
-		return
-	}
-	// Batch costs a credit per requested address.
-	c.Header(httpx.HeaderRows, strconv.Itoa(len(req.Addresses)))
-	c.JSON(http.StatusOK, gin.H{"addresses": m})
+	answerBatch(c, len(req.Addresses), m, err)
 }
 
 func (h handlers) entity(c *gin.Context) {

@@ -32,7 +32,6 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -330,51 +329,37 @@ func measure(w *world, brokers []string, redisURL, bin string, naive bool, clien
 
 	signer := httpx.NewSigner(secret)
 	rng := rand.New(rand.NewPCG(7, 8)) // the same filters for both servers
-	var lat latency
-	var delivered atomic.Int64
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var wg sync.WaitGroup
-	conns := make([]*websocket.Conn, clients)
-	sem := make(chan struct{}, 64)
-	errs := make(chan error, clients)
-	for i := range clients {
-		f := w.filter(i, rng)
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			h := http.Header{}
-			signer.Sign(h, httpx.Identity{KeyID: fmt.Sprintf("key-%d", i%100), UserID: fmt.Sprintf("user-%d", i%100), Role: httpx.RoleIndividual, Tier: "bench"}, time.Now())
-			dctx, dcancel := context.WithTimeout(ctx, 60*time.Second)
-			defer dcancel()
-			c, _, err := websocket.Dial(dctx, "ws://"+httpAddr+"/ws/transfers", &websocket.DialOptions{HTTPHeader: h})
-			if err != nil {
-				errs <- err
-				return
-			}
-			c.SetReadLimit(1 << 20)
-			b, _ := json.Marshal(map[string]any{"type": "subscribe", "id": "1", "payload": map[string]any{"filters": f}})
-			if err := c.Write(dctx, websocket.MessageText, b); err != nil {
-				errs <- err
-				return
-			}
-			if _, m, err := c.Read(dctx); err != nil || !bytes.Contains(m, []byte(`"success":true`)) {
-				errs <- fmt.Errorf("subscribe: %v %s", err, m)
-				return
-			}
-			conns[i] = c
-		}()
+	filters := make([]map[string]any, clients) // drawn in order, before the dials run in parallel
+	for i := range filters {
+		filters[i] = w.filter(i, rng)
 	}
-	wg.Wait()
-	close(errs)
-	if err := <-errs; err != nil {
+	conns, err := connectAll(ctx, clients, func(ctx context.Context, i int) (*websocket.Conn, error) {
+		h := http.Header{}
+		signer.Sign(h, httpx.Identity{KeyID: fmt.Sprintf("key-%d", i%100), UserID: fmt.Sprintf("user-%d", i%100), Role: httpx.RoleIndividual, Tier: "bench"}, time.Now())
+		dctx, dcancel := context.WithTimeout(ctx, 60*time.Second)
+		defer dcancel()
+		c, _, err := websocket.Dial(dctx, "ws://"+httpAddr+"/ws/transfers", &websocket.DialOptions{HTTPHeader: h})
+		if err != nil {
+			return nil, err
+		}
+		c.SetReadLimit(1 << 20)
+		b, _ := json.Marshal(map[string]any{"type": "subscribe", "id": "1", "payload": map[string]any{"filters": filters[i]}})
+		if err := c.Write(dctx, websocket.MessageText, b); err != nil {
+			return nil, err
+		}
+		if _, m, err := c.Read(dctx); err != nil || !bytes.Contains(m, []byte(`"success":true`)) {
+			return nil, fmt.Errorf("subscribe: %v %s", err, m)
+		}
+		return c, nil
+	})
+	if err != nil {
 		return res, err
 	}
 	time.Sleep(2 * time.Second)
-	rss1, cpu0 := proc(cmd.Process.Pid)
-	_, self0 := proc(os.Getpid())
+	rss1, _ := proc(cmd.Process.Pid)
+	l := newLoad(cmd.Process.Pid)
 	res.idleKB = float64(rss1-rss0) / float64(clients)
 	if path := os.Getenv("BENCH_STREAM_PROFILE"); path != "" {
 		if resp, err := http.Get("http://" + opsAddr + "/debug/pprof/heap"); err == nil {
@@ -386,7 +371,6 @@ func measure(w *world, brokers []string, redisURL, bin string, naive bool, clien
 		}
 	}
 
-	var last atomic.Int64
 	for _, c := range conns {
 		go func() {
 			key := []byte(`"blockNumber":`)
@@ -400,10 +384,10 @@ func measure(w *world, brokers []string, redisURL, bin string, naive bool, clien
 					rest := m[i+len(key):]
 					j := bytes.IndexByte(rest, ',')
 					if us, err := strconv.ParseInt(string(rest[:j]), 10, 64); err == nil {
-						lat.add(now.Sub(time.UnixMicro(us)))
+						l.lat.add(now.Sub(time.UnixMicro(us)))
 					}
-					delivered.Add(1)
-					last.Store(now.UnixNano())
+					l.delivered.Add(1)
+					l.last.Store(now.UnixNano())
 				}
 			}
 		}()
@@ -447,47 +431,21 @@ func measure(w *world, brokers []string, redisURL, bin string, naive bool, clien
 	pub := eventbus.NewPublisher(brokers, eventbus.PublisherOptions{})
 	defer pub.Close()
 	prng := rand.New(rand.NewPCG(11, 12))
-	start := time.Now()
-	tick := time.NewTicker(10 * time.Millisecond)
-	for res.published < rate*secs {
-		<-tick.C
-		due := min(int(time.Since(start).Seconds()*float64(rate)), rate*secs) - res.published
-		if due <= 0 {
-			continue
-		}
+	err = l.publish(&res, rate, secs, func(due int) error {
 		evs := make([]eventbus.Event, due)
 		now := time.Now()
 		for i := range evs {
 			t := w.transfer(prng, now)
 			evs[i] = eventbus.Event{Topic: eventsv1.TopicTransfers, Key: eventsv1.ChainKey(t.Chain, t.TransactionHash), Msg: t}
 		}
-		if err := pub.Publish(context.Background(), evs...); err != nil {
-			return res, err
-		}
-		res.published += due
+		return pub.Publish(context.Background(), evs...)
+	})
+	if err != nil {
+		return res, err
 	}
-	tick.Stop()
-	// Wait until deliveries stop.
-	for prev := int64(-1); ; {
-		time.Sleep(time.Second)
-		n := delivered.Load()
-		if n == prev {
-			break
-		}
-		prev = n
-	}
-	_, cpu1 := proc(cmd.Process.Pid)
-	_, self1 := proc(os.Getpid())
-	wall := time.Since(start).Seconds()
-	res.serverCores, res.benchCores = (cpu1-cpu0).Seconds()/wall, (self1-self0).Seconds()/wall
-	res.deliveries = delivered.Load()
-	res.seconds = time.Unix(0, last.Load()).Sub(start).Seconds()
-	res.p50, res.p99 = lat.pct(0.50), lat.pct(0.99)
-	res.cpuPerKDeliv = (cpu1 - cpu0).Seconds() / float64(max(res.deliveries, 1)) * 1000
+	l.finish(&res)
 	cancel()
-	for _, c := range conns {
-		_ = c.CloseNow()
-	}
+	closeAll(conns)
 	return res, nil
 }
 

@@ -8,79 +8,24 @@ import (
 	"fmt"
 	"math"
 	"math/big"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/chainintel/chainintel/libs/address"
 	"github.com/chainintel/chainintel/libs/chains"
+	apirender "github.com/chainintel/chainintel/libs/render"
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
 )
 
-// Entity is the API's Entity object.
-type Entity struct {
-	ID       string  `json:"id"`
-	Name     string  `json:"name"`
-	Note     string  `json:"note"`
-	Type     string  `json:"type"`
-	Service  *string `json:"service"`
-	Website  string  `json:"website,omitempty"`
-	Twitter  string  `json:"twitter,omitempty"`
-	LinkedIn string  `json:"linkedin,omitempty"`
-}
-
-// AddressLabel is the API's AddressLabel object.
-type AddressLabel struct {
-	Name      string `json:"name"`
-	Address   string `json:"address"`
-	ChainType string `json:"chainType"`
-}
-
-// AddressInfo is the API's AddressInfo object.
-type AddressInfo struct {
-	Address          string        `json:"address"`
-	Chain            string        `json:"chain"`
-	ServiceEntity    *Entity       `json:"serviceEntity,omitempty"`
-	ServiceLabel     *AddressLabel `json:"serviceLabel,omitempty"`
-	PredictedEntity  *Entity       `json:"predictedEntity,omitempty"`
-	UserEntity       *Entity       `json:"userEntity,omitempty"`
-	UserLabel        *AddressLabel `json:"userLabel,omitempty"`
-	DepositServiceID string        `json:"depositServiceID,omitempty"`
-	Contract         bool          `json:"contract"`
-	IsUserAddress    bool          `json:"isUserAddress"`
-}
-
-// Transfer is the API's Transfer object.
-type Transfer struct {
-	ID              string      `json:"id"`
-	TransactionHash string      `json:"transactionHash"`
-	BlockHash       string      `json:"blockHash"`
-	BlockNumber     int64       `json:"blockNumber"`
-	BlockTimestamp  string      `json:"blockTimestamp"`
-	Chain           string      `json:"chain"`
-	FromAddress     AddressInfo `json:"fromAddress"`
-	ToAddress       AddressInfo `json:"toAddress"`
-	FromIsContract  bool        `json:"fromIsContract"`
-	ToIsContract    bool        `json:"toIsContract"`
-	TokenAddress    *string     `json:"tokenAddress,omitempty"`
-	TokenID         string      `json:"tokenId"`
-	TokenName       string      `json:"tokenName"`
-	TokenSymbol     string      `json:"tokenSymbol"`
-	TokenDecimals   int32       `json:"tokenDecimals"`
-	UnitValue       float64     `json:"unitValue"`
-	HistoricalUSD   *float64    `json:"historicalUSD,omitempty"`
-	Type            string      `json:"type"`
-}
-
-// Attr is what the read model knows of one address.
-type Attr struct {
-	Entity           *Entity
-	Label            string
-	Predicted        *Entity
-	DepositServiceID string
-	IsContract       bool
-	Version          int64
-}
+// The API's objects and what the read model knows of an address are libs/render's, so a
+// streamed transfer is built by the same rules as one read from /transfers.
+type (
+	Entity       = apirender.Entity
+	AddressLabel = apirender.AddressLabel
+	AddressInfo  = apirender.AddressInfo
+	Transfer     = apirender.Transfer
+	Attr         = apirender.Attribution
+)
 
 // AttrFrom converts an attribution record.
 func AttrFrom(a *eventsv1.Attribution) *Attr {
@@ -92,48 +37,24 @@ func entity(e *eventsv1.Entity) *Entity {
 	if e == nil || e.GetId() == "" {
 		return nil
 	}
-	out := &Entity{ID: e.GetId(), Name: e.GetName(), Note: e.GetNote(), Type: e.GetType(), Website: e.GetWebsite(),
-		Twitter: e.GetTwitter(), LinkedIn: e.GetLinkedin()}
-	if s := e.GetService(); s != "" {
-		out.Service = &s
-	}
-	return out
+	return apirender.EntityOf(&apirender.StoredEntity{ID: e.GetId(), Name: e.GetName(), Type: e.GetType(), Note: e.GetNote(),
+		Service: e.GetService(), Website: e.GetWebsite(), Twitter: e.GetTwitter(), LinkedIn: e.GetLinkedin()})
 }
 
 // ChainType is the chain type of chain ("" when unknown).
-func ChainType(chain string) string {
-	if c, ok := chains.Lookup(chain); ok {
-		return string(c.Type)
-	}
-	return ""
-}
-
-// Info renders an address's AddressInfo without the caller's own labels.
-func Info(chain, chainType, addr string, contract bool, at *Attr) AddressInfo {
-	ai := AddressInfo{Address: addr, Chain: chain, Contract: contract}
-	if at != nil {
-		ai.ServiceEntity = at.Entity
-		if at.Label != "" {
-			ai.ServiceLabel = &AddressLabel{Name: at.Label, Address: addr, ChainType: chainType}
-		}
-		ai.PredictedEntity = at.Predicted
-		ai.DepositServiceID = at.DepositServiceID
-		ai.Contract = ai.Contract || at.IsContract
-	}
-	return ai
-}
+func ChainType(chain string) string { return apirender.ChainType(chain) }
 
 // Transfer renders t with the attributions of its two addresses (nil when unknown).
 func TransferOf(t *eventsv1.Transfer, from, to *Attr) Transfer {
 	ct := ChainType(t.GetChain())
 	out := Transfer{
 		ID: t.GetId(), TransactionHash: t.GetTransactionHash(), BlockHash: t.GetBlockHash(), BlockNumber: int64(t.GetBlockNumber()),
-		BlockTimestamp: time.UnixMilli(t.GetBlockTimeMs()).UTC().Format(time.RFC3339Nano), Chain: t.GetChain(),
-		FromAddress:    Info(t.GetChain(), ct, t.GetFrom(), t.GetFromIsContract(), from),
-		ToAddress:      Info(t.GetChain(), ct, t.GetTo(), t.GetToIsContract(), to),
+		BlockTimestamp: apirender.Timestamp(time.UnixMilli(t.GetBlockTimeMs())), Chain: t.GetChain(),
+		FromAddress:    apirender.Info(t.GetChain(), ct, t.GetFrom(), t.GetFromIsContract(), from),
+		ToAddress:      apirender.Info(t.GetChain(), ct, t.GetTo(), t.GetToIsContract(), to),
 		FromIsContract: t.GetFromIsContract(), ToIsContract: t.GetToIsContract(), TokenID: t.GetTokenId(),
 		TokenName: t.GetTokenName(), TokenSymbol: t.GetTokenSymbol(), TokenDecimals: t.GetTokenDecimals(),
-		UnitValue: UnitValue(t.GetAmount(), t.GetTokenDecimals()), Type: transferType(t),
+		UnitValue: UnitValue(t.GetAmount(), t.GetTokenDecimals()), Type: apirender.TransferType(int32(t.GetType()), t.GetTokenAddress()),
 	}
 	if t.HistoricalUsd != nil {
 		if v := t.GetHistoricalUsd(); !math.IsNaN(v) && !math.IsInf(v, 0) {
@@ -146,40 +67,13 @@ func TransferOf(t *eventsv1.Transfer, from, to *Attr) Transfer {
 	return out
 }
 
-func transferType(t *eventsv1.Transfer) string {
-	switch t.GetType() {
-	case eventsv1.TransferType(1):
-		return "external"
-	case eventsv1.TransferType(2):
-		return "internal"
-	case eventsv1.TransferType(3):
-		return "token"
-	}
-	if t.GetTokenAddress() != "" {
-		return "token"
-	}
-	return "external"
-}
-
 // UnitValue is amount (base 10, smallest unit) in whole units, as /transfers computes it.
 func UnitValue(amount string, decimals int32) float64 {
 	a, ok := new(big.Int).SetString(amount, 10)
 	if !ok {
 		return 0
 	}
-	s := new(big.Int).Abs(a).String()
-	d := max(int(decimals), 0)
-	if len(s) <= d {
-		s = strings.Repeat("0", d-len(s)+1) + s
-	}
-	f, err := strconv.ParseFloat(s[:len(s)-d]+"."+s[len(s)-d:], 64)
-	if err != nil || math.IsInf(f, 0) {
-		f = math.MaxFloat64
-	}
-	if a.Sign() < 0 {
-		f = -f
-	}
-	return f
+	return apirender.UnitValue(a, decimals)
 }
 
 // JSON encodes t.
@@ -216,25 +110,9 @@ func NormalizeAddress(chainType, addr string) string {
 	return addr
 }
 
-func norm(chain, addr string) string {
-	if addr == "" {
-		return ""
-	}
-	if a, err := address.NormalizeForChain(chain, addr); err == nil {
-		return a
-	}
-	if strings.HasPrefix(addr, "0x") || strings.HasPrefix(addr, "0X") {
-		return strings.ToLower(addr)
-	}
-	return addr
-}
+func norm(chain, addr string) string { return address.Canonical(chain, addr) }
 
-func hash(h string) string {
-	if strings.HasPrefix(h, "0x") || strings.HasPrefix(h, "0X") {
-		return strings.ToLower(h)
-	}
-	return h
-}
+func hash(h string) string { return address.CanonicalHash(h) }
 
 // AddrKey names an address on a chain type.
 type AddrKey struct{ ChainType, Address string }

@@ -170,17 +170,7 @@ func (h *Hub) withLabels(ctx context.Context, id Identity, t *render.Transfer) (
 		return render.Transfer{}, false
 	}
 	out := *t
-	apply(&out.FromAddress, ct, fl, fok, fe)
-	apply(&out.ToAddress, ct, tl, tok, te)
+	out.FromAddress.SetUser(ct, fl, fok, fe)
+	out.ToAddress.SetUser(ct, tl, tok, te)
 	return out, true
-}
-
-func apply(ai *render.AddressInfo, ct, label string, hasLabel bool, e *render.Entity) {
-	if hasLabel {
-		ai.UserLabel = &render.AddressLabel{Name: label, Address: ai.Address, ChainType: ct}
-	}
-	if e != nil {
-		ai.UserEntity = e
-		ai.IsUserAddress = true
-	}
 }

@@ -140,12 +140,6 @@ func (q *queue) pending() bool {
 	return len(q.control) > 0 || (!q.hold && q.n > 0)
 }
 
-func (q *queue) isFull() bool {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return q.full
-}
-
 // unsent returns every delivery not sent yet, in order (the one being written first), and
 // closes the queue to further offers.
 func (q *queue) unsent() (raw [][]byte, items []engine.Item) {

@@ -307,11 +307,6 @@ func decodeTransfer(m kafka.Message, log *slog.Logger) (engine.Record, bool) {
 	return engine.Record{Part: m.Partition, Off: m.Offset, Time: m.Time, Msg: t}, true
 }
 
-// DecodeTransfer is decodeTransfer for the service's live feed.
-func DecodeTransfer(m kafka.Message, log *slog.Logger) (engine.Record, bool) {
-	return decodeTransfer(m, log)
-}
-
 // detach removes the session from the engine and saves it: served-up-to positions, and every
 // delivery still unsent into the replay buffer, so a reconnect anywhere gets exactly what it
 // was owed.

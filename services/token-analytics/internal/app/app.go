@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/chainintel/chainintel/libs/chains"
+	"github.com/chainintel/chainintel/libs/render"
 )
 
 // ErrUnavailable is market data the service does not have yet (no Bitcoin price for the
@@ -175,14 +176,12 @@ func (s *Service) TopFlows(ctx context.Context, ref TokenRef, chains []string, w
 }
 
 func addressInfo(f AddressFlow) AddressInfo {
-	ai := AddressInfo{Address: f.Address, Chain: f.Chain}
+	var at *render.Attribution
 	if a := f.Attribution; a != nil {
-		ai.ServiceEntity, ai.PredictedEntity, ai.DepositServiceID, ai.Contract = a.Entity, a.PredictedEntity, a.DepositServiceID, a.Contract
-		if a.Label != "" {
-			ai.ServiceLabel = &AddressLabel{Name: a.Label, Address: f.Address, ChainType: chainTypeOf(f.Chain)}
-		}
+		at = &render.Attribution{Entity: a.Entity, Label: a.Label, Predicted: a.PredictedEntity,
+			DepositServiceID: a.DepositServiceID, IsContract: a.Contract}
 	}
-	return ai
+	return render.Info(f.Chain, chainTypeOf(f.Chain), f.Address, false, at)
 }
 
 // Volume returns a token's transfer volume in buckets of size over the last window, oldest

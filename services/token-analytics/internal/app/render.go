@@ -1,37 +1,18 @@
 package app
 
-import "time"
+import (
+	"time"
 
-// Entity is the API's Entity object.
-type Entity struct {
-	ID       string  `json:"id"`
-	Name     string  `json:"name"`
-	Note     string  `json:"note"`
-	Type     string  `json:"type"`
-	Service  *string `json:"service"`
-	Website  string  `json:"website,omitempty"`
-	Twitter  string  `json:"twitter,omitempty"`
-	LinkedIn string  `json:"linkedin,omitempty"`
-}
+	"github.com/chainintel/chainintel/libs/render"
+)
 
-// AddressLabel is the API's AddressLabel object.
-type AddressLabel struct {
-	Name      string `json:"name"`
-	Address   string `json:"address"`
-	ChainType string `json:"chainType"`
-}
-
-// AddressInfo is the API's AddressInfo object.
-type AddressInfo struct {
-	Address          string        `json:"address"`
-	Chain            string        `json:"chain"`
-	ServiceEntity    *Entity       `json:"serviceEntity,omitempty"`
-	ServiceLabel     *AddressLabel `json:"serviceLabel,omitempty"`
-	PredictedEntity  *Entity       `json:"predictedEntity,omitempty"`
-	DepositServiceID string        `json:"depositServiceID,omitempty"`
-	Contract         bool          `json:"contract"`
-	IsUserAddress    bool          `json:"isUserAddress"`
-}
+// The API's address objects are libs/render's, shared with every service that answers with
+// them (a /token/top_flow address has no user labels: the caller's are not looked up).
+type (
+	Entity       = render.Entity
+	AddressLabel = render.AddressLabel
+	AddressInfo  = render.AddressInfo
+)
 
 // Interval is one window of a /token/top row.
 type Interval struct {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/chainintel/chainintel/libs/chains"
 	"github.com/chainintel/chainintel/libs/eventbus"
+	"github.com/chainintel/chainintel/libs/render"
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
 	"github.com/chainintel/chainintel/services/token-analytics/internal/app"
 )
@@ -158,12 +159,8 @@ func entity(e *eventsv1.Entity) *app.Entity {
 	if e == nil || e.Id == "" {
 		return nil
 	}
-	out := &app.Entity{ID: e.Id, Name: e.Name, Note: e.Note, Type: e.Type, Website: e.Website, Twitter: e.Twitter, LinkedIn: e.Linkedin}
-	if e.Service != "" {
-		s := e.Service
-		out.Service = &s
-	}
-	return out
+	return render.EntityOf(&render.StoredEntity{ID: e.Id, Name: e.Name, Type: e.Type, Note: e.Note, Service: e.Service,
+		Website: e.Website, Twitter: e.Twitter, LinkedIn: e.Linkedin})
 }
 
 // Tokens add on-chain discoveries that carry a pricing id to the registry.

@@ -1,147 +1,17 @@
 package events
 
 import (
-	"context"
-	"fmt"
-	"log/slog"
-	"time"
-
-	"github.com/chainintel/chainintel/libs/eventbus"
-	"github.com/chainintel/chainintel/libs/lifecycle"
+	"github.com/chainintel/chainintel/libs/outbox"
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
-	"github.com/chainintel/chainintel/services/token-analytics/internal/store"
 	"google.golang.org/protobuf/proto"
 )
 
-// Outbox is the store side of the relay.
-type Outbox interface {
-	ClaimOutbox(ctx context.Context, limit int, publish func(context.Context, []store.OutboxEvent) error) (int, error)
-	PruneOutbox(ctx context.Context, cutoff time.Time) (int64, error)
-}
-
-// Publisher writes events to Kafka.
-type Publisher interface {
-	Publish(ctx context.Context, events ...eventbus.Event) error
-}
-
-// RelayOptions tune a Relay.
-type RelayOptions struct {
-	PollInterval time.Duration // how often to look for events without a kick; default 1s
-	Retention    time.Duration // how long sent rows are kept; default 24h
-	BatchSize    int           // events per publish; default 500
-	Logger       *slog.Logger
-}
-
-// Relay publishes outbox events in order of writing. Several replicas may run one each: rows
-// are claimed with SKIP LOCKED, so each event is published by one of them (at least once: a
-// crash between publishing and marking re-publishes with the same event id). It is safe for
-// concurrent use.
-type Relay struct {
-	outbox Outbox
-	pub    Publisher
-	o      RelayOptions
-	kick   chan struct{}
-}
-
-// NewRelay returns a relay; run it with Part.
-func NewRelay(outbox Outbox, pub Publisher, o RelayOptions) *Relay {
-	if o.PollInterval <= 0 {
-		o.PollInterval = time.Second
-	}
-	if o.Retention <= 0 {
-		o.Retention = 24 * time.Hour
-	}
-	if o.BatchSize <= 0 {
-		o.BatchSize = 500
-	}
-	if o.Logger == nil {
-		o.Logger = slog.Default()
-	}
-	return &Relay{outbox: outbox, pub: pub, o: o, kick: make(chan struct{}, 1)}
-}
-
-// Kick makes the relay look for events now. It never blocks.
-func (r *Relay) Kick() {
-	select {
-	case r.kick <- struct{}{}:
-	default:
-	}
-}
-
-// Part runs the relay as a lifecycle part. On stop it makes one last pass so events of
-// requests that finished are not left for the next start.
-func (r *Relay) Part() lifecycle.Part {
-	return lifecycle.Part{Name: "outbox relay", Run: r.Run}
-}
-
-// Run relays until ctx ends.
-func (r *Relay) Run(ctx context.Context) error {
-	poll := time.NewTicker(r.o.PollInterval)
-	defer poll.Stop()
-	prune := time.NewTicker(time.Hour)
-	defer prune.Stop()
-	failures := 0
-	for {
-		if err := r.Drain(ctx); err != nil && ctx.Err() == nil {
-			failures++
-			r.o.Logger.WarnContext(ctx, "outbox relay failed; retrying", "error", err, "attempt", failures)
-			select {
-			case <-ctx.Done():
-			case <-time.After(min(time.Duration(failures)*200*time.Millisecond, 5*time.Second)):
-			}
-			continue
-		}
-		failures = 0
-		select {
-		case <-ctx.Done():
-			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-			err := r.Drain(fctx)
-			cancel()
-			if err != nil {
-				r.o.Logger.Warn("outbox relay: last pass failed; events stay in the outbox for the next start", "error", err)
-			}
-			return nil
-		case <-r.kick:
-		case <-poll.C:
-		case <-prune.C:
-			if n, err := r.outbox.PruneOutbox(ctx, time.Now().Add(-r.o.Retention)); err != nil {
-				r.o.Logger.WarnContext(ctx, "outbox prune failed", "error", err)
-			} else if n > 0 {
-				r.o.Logger.DebugContext(ctx, "outbox pruned", "rows", n)
-			}
-		}
-	}
-}
-
-// Drain publishes every pending event and returns once none is left (or on the first error).
-func (r *Relay) Drain(ctx context.Context) error {
-	for {
-		n, err := r.outbox.ClaimOutbox(ctx, r.o.BatchSize, r.publish)
-		if err != nil {
-			return err
-		}
-		if n < r.o.BatchSize {
-			return nil
-		}
-	}
-}
-
-func (r *Relay) publish(ctx context.Context, evs []store.OutboxEvent) error {
-	out := make([]eventbus.Event, len(evs))
-	for i, e := range evs {
-		var m proto.Message
-		switch e.Topic {
-		case eventsv1.TopicMarketTokens:
-			m = &eventsv1.MarketToken{}
-		case eventsv1.TopicPrices:
-			m = &eventsv1.Price{}
-		default:
-			return fmt.Errorf("outbox row %d has topic %q; only %s and %s are relayed", e.ID, e.Topic, eventsv1.TopicMarketTokens, eventsv1.TopicPrices)
-		}
-		if err := proto.Unmarshal(e.Payload, m); err != nil {
-			return fmt.Errorf("outbox row %d: decode: %w", e.ID, err)
-		}
-		out[i] = eventbus.Event{Topic: e.Topic, Key: e.Key, Msg: m, ID: e.EventID}
-	}
-	return r.pub.Publish(ctx, out...)
+// NewRelay returns the relay of the store's outbox (see libs/outbox): the token registry's
+// MarketToken records and the Price records the store writes in the same transaction as each
+// change.
+func NewRelay(st outbox.Store, pub outbox.Publisher, o outbox.Options) *outbox.Relay {
+	return outbox.NewRelay(st, pub, outbox.Messages{
+		eventsv1.TopicMarketTokens: func() proto.Message { return &eventsv1.MarketToken{} },
+		eventsv1.TopicPrices:       func() proto.Message { return &eventsv1.Price{} },
+	}, o)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/chainintel/chainintel/libs/eventbus"
 	"github.com/chainintel/chainintel/libs/eventbus/kafkatest"
+	"github.com/chainintel/chainintel/libs/outbox"
 	"github.com/chainintel/chainintel/libs/pgstore"
 	"github.com/chainintel/chainintel/libs/pgstore/pgtest"
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
@@ -34,7 +35,7 @@ func TestRelayPublishesRegistryAndPrices(t *testing.T) {
 	pub := eventbus.NewPublisher(brokers, eventbus.PublisherOptions{})
 	defer pub.Close()
 	st := store.New(pgtest.Pool(t))
-	relay := NewRelay(st, pub, RelayOptions{PollInterval: 50 * time.Millisecond})
+	relay := NewRelay(st, pub, outbox.Options{PollInterval: 50 * time.Millisecond})
 	go func() { _ = relay.Run(ctx) }()
 
 	mc := 3e11

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/chainintel/chainintel/libs/outbox"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
@@ -89,19 +90,7 @@ func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 
 // write runs fn in a transaction and signals the relay when fn wrote outbox rows.
 func (s *Store) write(ctx context.Context, what string, fn func(tx pgx.Tx) (events bool, err error)) error {
-	var events bool
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		var err error
-		events, err = fn(tx)
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("%s: %w", what, err)
-	}
-	if events {
-		s.changed()
-	}
-	return nil
+	return outbox.Write(ctx, s.pool, what, fn, s.changed)
 }
 
 // nullChains is chains as a query argument: NULL (every chain) when empty.

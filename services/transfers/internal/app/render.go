@@ -6,66 +6,20 @@ import (
 	"time"
 
 	"github.com/chainintel/chainintel/libs/chains"
-	"github.com/chainintel/chainintel/services/transfers/internal/events"
+	"github.com/chainintel/chainintel/libs/render"
 	"github.com/chainintel/chainintel/services/transfers/internal/store"
 	ulclient "github.com/chainintel/chainintel/services/user-labels/client"
 	"golang.org/x/sync/errgroup"
 )
 
-// Entity is the API's Entity object.
-type Entity struct {
-	ID       string  `json:"id"`
-	Name     string  `json:"name"`
-	Note     string  `json:"note"`
-	Type     string  `json:"type"`
-	Service  *string `json:"service"`
-	Website  string  `json:"website,omitempty"`
-	Twitter  string  `json:"twitter,omitempty"`
-	LinkedIn string  `json:"linkedin,omitempty"`
-}
-
-// AddressLabel is the API's AddressLabel object.
-type AddressLabel struct {
-	Name      string `json:"name"`
-	Address   string `json:"address"`
-	ChainType string `json:"chainType"`
-}
-
-// AddressInfo is the API's AddressInfo object.
-type AddressInfo struct {
-	Address          string        `json:"address"`
-	Chain            string        `json:"chain"`
-	ServiceEntity    *Entity       `json:"serviceEntity,omitempty"`
-	ServiceLabel     *AddressLabel `json:"serviceLabel,omitempty"`
-	PredictedEntity  *Entity       `json:"predictedEntity,omitempty"`
-	UserEntity       *Entity       `json:"userEntity,omitempty"`
-	UserLabel        *AddressLabel `json:"userLabel,omitempty"`
-	DepositServiceID string        `json:"depositServiceID,omitempty"`
-	Contract         bool          `json:"contract"`
-	IsUserAddress    bool          `json:"isUserAddress"`
-}
-
-// Transfer is the API's Transfer object.
-type Transfer struct {
-	ID              string      `json:"id"`
-	TransactionHash string      `json:"transactionHash"`
-	BlockHash       string      `json:"blockHash"`
-	BlockNumber     int64       `json:"blockNumber"`
-	BlockTimestamp  string      `json:"blockTimestamp"`
-	Chain           string      `json:"chain"`
-	FromAddress     AddressInfo `json:"fromAddress"`
-	ToAddress       AddressInfo `json:"toAddress"`
-	FromIsContract  bool        `json:"fromIsContract"`
-	ToIsContract    bool        `json:"toIsContract"`
-	TokenAddress    *string     `json:"tokenAddress,omitempty"`
-	TokenID         string      `json:"tokenId"`
-	TokenName       string      `json:"tokenName"`
-	TokenSymbol     string      `json:"tokenSymbol"`
-	TokenDecimals   int32       `json:"tokenDecimals"`
-	UnitValue       float64     `json:"unitValue"`
-	HistoricalUSD   *float64    `json:"historicalUSD,omitempty"`
-	Type            string      `json:"type"`
-}
+// The API's address and transfer objects are libs/render's, shared with every service that
+// answers with them.
+type (
+	Entity       = render.Entity
+	AddressLabel = render.AddressLabel
+	AddressInfo  = render.AddressInfo
+	Transfer     = render.Transfer
+)
 
 // Swap is the API's Swap object.
 type Swap struct {
@@ -120,21 +74,15 @@ type Transaction struct {
 }
 
 // Timestamp renders a time as the API does: RFC 3339, UTC.
-func Timestamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+func Timestamp(t time.Time) string { return render.Timestamp(t) }
 
-func chainTypeOf(chain string) string {
-	if c, ok := chains.Lookup(chain); ok {
-		return string(c.Type)
-	}
-	return ""
-}
+func chainTypeOf(chain string) string { return render.ChainType(chain) }
 
 // book renders the AddressInfo of every address of one response, from one read of the
 // attribution model and one (cached) user-labels lookup.
 type book struct {
-	attrs  map[store.AddressKey]store.Attribution
-	labels map[string]ulclient.Label
-	ents   map[string][]ulclient.EntityRef
+	attrs map[store.AddressKey]store.Attribution
+	user  ulclient.Lookup
 }
 
 type addrRef struct{ chain, addr string }
@@ -167,7 +115,7 @@ func (a *App) newBook(ctx context.Context, refs []addrRef) (*book, error) {
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	return &book{attrs: attrs, labels: look.Labels, ents: look.Entities}, nil
+	return &book{attrs: attrs, user: look}, nil
 }
 
 // prefetch reads a book for the addresses a page's transfers are among while the page is read
@@ -224,55 +172,21 @@ func (p *prefetch) book(ctx context.Context, a *App, refs []addrRef) (*book, err
 	return a.newBook(ctx, refs)
 }
 
-func entityOut(e *store.Entity) *Entity {
-	if e == nil {
-		return nil
-	}
-	out := &Entity{ID: e.ID, Name: e.Name, Note: e.Note, Type: e.Type, Website: e.Website, Twitter: e.Twitter, LinkedIn: e.LinkedIn}
-	if e.Service != "" {
-		s := e.Service
-		out.Service = &s
-	}
-	return out
-}
+func entityOut(e *store.Entity) *Entity { return render.EntityOf((*render.StoredEntity)(e)) }
 
 func (b *book) info(chain, addr string, contract bool) AddressInfo {
 	ct := chainTypeOf(chain)
-	ai := AddressInfo{Address: addr, Chain: chain, Contract: contract}
-	if at, ok := b.attrs[store.AddressKey{ChainType: ct, Address: addr}]; ok {
-		ai.ServiceEntity = entityOut(at.Entity)
-		if at.Label != "" {
-			ai.ServiceLabel = &AddressLabel{Name: at.Label, Address: addr, ChainType: ct}
-		}
-		ai.PredictedEntity = entityOut(at.Predicted)
-		ai.DepositServiceID = at.DepositServiceID
-		ai.Contract = ai.Contract || at.IsContract
+	var at *render.Attribution
+	if a, ok := b.attrs[store.AddressKey{ChainType: ct, Address: addr}]; ok {
+		at = &render.Attribution{Entity: entityOut(a.Entity), Label: a.Label, Predicted: entityOut(a.Predicted),
+			DepositServiceID: a.DepositServiceID, IsContract: a.IsContract}
 	}
-	key := ct + ":" + addr
-	if l, ok := b.labels[key]; ok {
-		ai.UserLabel = &AddressLabel{Name: l.Name, Address: addr, ChainType: ct}
-	}
-	if es := b.ents[key]; len(es) > 0 {
-		ai.UserEntity = &Entity{ID: es[0].ID, Name: es[0].Name, Note: es[0].Note, Type: "user"}
-		ai.IsUserAddress = true
-	}
+	ai := render.Info(chain, ct, addr, contract, at)
+	b.user.Apply(&ai, ct)
 	return ai
 }
 
-func transferType(r store.TransferRow) string {
-	switch r.Type {
-	case 1:
-		return "external"
-	case 2:
-		return "internal"
-	case 3:
-		return "token"
-	}
-	if r.Token != "" {
-		return "token"
-	}
-	return "external"
-}
+func transferType(r store.TransferRow) string { return render.TransferType(int32(r.Type), r.Token) }
 
 func transferRefs(rows []store.TransferRow) []addrRef {
 	refs := make([]addrRef, 0, 2*len(rows))
@@ -288,7 +202,7 @@ func (b *book) transfer(r store.TransferRow) Transfer {
 		BlockTimestamp: Timestamp(r.BlockTime), Chain: r.Chain,
 		FromAddress: b.info(r.Chain, r.From, r.FromIsContract), ToAddress: b.info(r.Chain, r.To, r.ToIsContract),
 		FromIsContract: r.FromIsContract, ToIsContract: r.ToIsContract, TokenID: r.TokenID, TokenName: r.TokenName,
-		TokenSymbol: r.TokenSymbol, TokenDecimals: r.TokenDecimals, UnitValue: events.UnitValue(r.Amount, r.TokenDecimals),
+		TokenSymbol: r.TokenSymbol, TokenDecimals: r.TokenDecimals, UnitValue: render.UnitValue(r.Amount, r.TokenDecimals),
 		HistoricalUSD: r.USD, Type: transferType(r),
 	}
 	if r.Token != "" {
@@ -304,9 +218,9 @@ func (b *book) swap(r store.SwapRow) Swap {
 		BlockTimestamp: Timestamp(r.BlockTime), ContractAddress: b.info(r.Chain, r.Contract, true),
 		Sender: b.info(r.Chain, r.Sender, false), Receiver: b.info(r.Chain, r.Receiver, false),
 		Token0: r.Token0, Token0ID: r.Token0ID, Token0Name: r.Token0Name, Token0Symbol: r.Token0Symbol,
-		Token0Decimals: r.Token0Decimals, UnitValue0: events.UnitValue(r.Amount0, r.Token0Decimals),
+		Token0Decimals: r.Token0Decimals, UnitValue0: render.UnitValue(r.Amount0, r.Token0Decimals),
 		Token1: r.Token1, Token1ID: r.Token1ID, Token1Name: r.Token1Name, Token1Symbol: r.Token1Symbol,
-		Token1Decimals: r.Token1Decimals, UnitValue1: events.UnitValue(r.Amount1, r.Token1Decimals),
+		Token1Decimals: r.Token1Decimals, UnitValue1: render.UnitValue(r.Amount1, r.Token1Decimals),
 		HistoricalUSD: r.USD, Valid: r.Valid,
 	}
 	if s.ContractAddress.ServiceEntity != nil {
@@ -330,9 +244,9 @@ func (b *book) transaction(r store.TransactionRow, transfers []store.TransferRow
 	}
 	t := Transaction{
 		Hash: r.Hash, Chain: r.Chain, BlockNumber: r.BlockNumber, BlockHash: r.BlockHash, BlockTimestamp: Timestamp(r.BlockTime),
-		From: b.info(r.Chain, r.From, false), Nonce: r.Nonce, Status: "failed", Value: events.UnitValue(r.Value, dec),
+		From: b.info(r.Chain, r.From, false), Nonce: r.Nonce, Status: "failed", Value: render.UnitValue(r.Value, dec),
 		ValueExact: r.Value.String(), USD: r.ValueUSD, GasUsed: r.GasUsed, GasPrice: bigFloat(r.GasPrice),
-		EffectiveGasPrice: bigFloat(r.EffectiveGasPrice), Fee: events.UnitValue(r.Fee, dec), FeeUSD: r.FeeUSD,
+		EffectiveGasPrice: bigFloat(r.EffectiveGasPrice), Fee: render.UnitValue(r.Fee, dec), FeeUSD: r.FeeUSD,
 		MethodID: r.MethodID, Transfers: make([]Transfer, 0, len(transfers)),
 	}
 	if r.Success {

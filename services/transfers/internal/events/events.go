@@ -9,13 +9,13 @@ import (
 	"log/slog"
 	"math"
 	"math/big"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/chainintel/chainintel/libs/address"
 	"github.com/chainintel/chainintel/libs/chains"
 	"github.com/chainintel/chainintel/libs/eventbus"
+	"github.com/chainintel/chainintel/libs/render"
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
 	"github.com/chainintel/chainintel/services/transfers/internal/store"
 )
@@ -35,28 +35,9 @@ type Handlers struct {
 	Log *slog.Logger
 }
 
-// norm returns addr in its canonical form for chain; a value the chain does not accept is kept
-// as given (lower-cased on EVM chains) rather than dropping chain data.
-func norm(chain, addr string) string {
-	if addr == "" {
-		return ""
-	}
-	if a, err := address.NormalizeForChain(chain, addr); err == nil {
-		return a
-	}
-	if strings.HasPrefix(addr, "0x") || strings.HasPrefix(addr, "0X") {
-		return strings.ToLower(addr)
-	}
-	return addr
-}
+func norm(chain, addr string) string { return address.Canonical(chain, addr) }
 
-// hash lower-cases hex hashes.
-func hash(h string) string {
-	if strings.HasPrefix(h, "0x") || strings.HasPrefix(h, "0X") {
-		return strings.ToLower(h)
-	}
-	return h
-}
+func hash(h string) string { return address.CanonicalHash(h) }
 
 func amount(s string, signed bool) (*big.Int, error) {
 	if s == "" {
@@ -76,30 +57,6 @@ func amount(s string, signed bool) (*big.Int, error) {
 }
 
 var maxNumeric = new(big.Int).Exp(big.NewInt(10), big.NewInt(78), nil)
-
-// UnitValue is amount / 10^decimals as the nearest float64.
-func UnitValue(a *big.Int, decimals int32) float64 {
-	if a == nil {
-		return 0
-	}
-	s := new(big.Int).Abs(a).String()
-	d := int(decimals)
-	if d < 0 {
-		d = 0
-	}
-	if len(s) <= d {
-		s = strings.Repeat("0", d-len(s)+1) + s
-	}
-	str := s[:len(s)-d] + "." + s[len(s)-d:]
-	f, err := strconv.ParseFloat(str, 64)
-	if err != nil || math.IsInf(f, 0) {
-		f = math.MaxFloat64
-	}
-	if a.Sign() < 0 {
-		f = -f
-	}
-	return f
-}
 
 func usd(v *float64) *float64 {
 	if v == nil || math.IsNaN(*v) || math.IsInf(*v, 0) {
@@ -128,7 +85,7 @@ func TransferRow(m *eventsv1.Transfer) (store.TransferRow, error) {
 		BlockTime: time.UnixMilli(m.BlockTimeMs).UTC(), TxIndex: int32(m.TxIndex), LogIndex: int32(m.LogIndex),
 		From: norm(m.Chain, m.From), To: norm(m.Chain, m.To), Token: norm(m.Chain, m.TokenAddress), TokenID: m.TokenId,
 		TokenName: m.TokenName, TokenSymbol: m.TokenSymbol, TokenDecimals: m.TokenDecimals, Amount: a,
-		UnitValue: UnitValue(a, m.TokenDecimals), USD: usd(m.HistoricalUsd), Type: int16(m.Type),
+		UnitValue: render.UnitValue(a, m.TokenDecimals), USD: usd(m.HistoricalUsd), Type: int16(m.Type),
 		FromIsContract: m.FromIsContract, ToIsContract: m.ToIsContract,
 	}, nil
 }

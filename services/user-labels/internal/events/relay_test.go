@@ -14,6 +14,7 @@ import (
 
 	"github.com/chainintel/chainintel/libs/eventbus"
 	"github.com/chainintel/chainintel/libs/eventbus/kafkatest"
+	"github.com/chainintel/chainintel/libs/outbox"
 	"github.com/chainintel/chainintel/libs/pgstore"
 	"github.com/chainintel/chainintel/libs/pgstore/pgtest"
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
@@ -84,10 +85,10 @@ func TestChangesArePublishedThroughTheOutbox(t *testing.T) {
 	pub := eventbus.NewPublisher(brokers, eventbus.PublisherOptions{})
 	t.Cleanup(func() { _ = pub.Close() })
 
-	var relay *Relay
+	var relay *outbox.Relay
 	st := store.New(pool, store.OnOutbox(func() { relay.Kick() }))
 	// A long poll interval: only the kick can make these events arrive quickly.
-	relay = NewRelay(st, pub, RelayOptions{PollInterval: time.Hour, Logger: quiet})
+	relay = NewRelay(st, pub, outbox.Options{PollInterval: time.Hour, Logger: quiet})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- relay.Run(ctx) }()
@@ -210,7 +211,7 @@ func TestFailedPublishLeavesEventsPending(t *testing.T) {
 		t.Fatalf("pending %d %v", before, err)
 	}
 	fp := &failingPublisher{}
-	if err := NewRelay(st, fp, RelayOptions{Logger: quiet}).Drain(bg); err == nil || fp.calls != 1 {
+	if err := NewRelay(st, fp, outbox.Options{Logger: quiet}).Drain(bg); err == nil || fp.calls != 1 {
 		t.Fatalf("drain with a failing broker: %v after %d calls", err, fp.calls)
 	}
 	if n, _ := st.PendingOutbox(bg); n != before {
@@ -220,7 +221,7 @@ func TestFailedPublishLeavesEventsPending(t *testing.T) {
 	brokers := kafkatest.Broker(t, eventsv1.TopicUserChanges)
 	pub := eventbus.NewPublisher(brokers, eventbus.PublisherOptions{})
 	defer pub.Close()
-	if err := NewRelay(st, pub, RelayOptions{Logger: quiet}).Drain(bg); err != nil {
+	if err := NewRelay(st, pub, outbox.Options{Logger: quiet}).Drain(bg); err != nil {
 		t.Fatal(err)
 	}
 	if n, _ := st.PendingOutbox(bg); n != 0 {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/chainintel/chainintel/libs/outbox"
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
 	"github.com/chainintel/chainintel/services/user-labels/internal/app"
 	"github.com/jackc/pgx/v5"
@@ -55,57 +56,28 @@ func (s *Store) enqueue(ctx context.Context, tx pgx.Tx, changes ...*eventsv1.Use
 	return nil
 }
 
-// OutboxEvent is an outbox row not yet marked sent.
-type OutboxEvent struct {
-	ID      int64
-	EventID string
-	Topic   string
-	Key     string
-	Payload []byte
+const (
+	sqlOutboxClaim = `
+		SELECT id, event_id::text, topic, key, payload FROM userdata.outbox
+		WHERE sent_at IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`
+	sqlOutboxMark  = `UPDATE userdata.outbox SET sent_at = now() WHERE id = ANY($1)`
+	sqlOutboxPrune = `DELETE FROM userdata.outbox WHERE sent_at IS NOT NULL AND sent_at < $1`
+)
+
+func (s *Store) outbox() outbox.Table {
+	return outbox.Table{DB: s.pool, Claim: sqlOutboxClaim, Mark: sqlOutboxMark, Prune: sqlOutboxPrune}
 }
 
 // ClaimOutbox locks up to limit unsent events (oldest first, skipping rows another relay holds),
 // hands them to publish, and marks them sent when publish returns nil; when it fails they stay
 // unsent for the next attempt. It returns how many were sent.
-func (s *Store) ClaimOutbox(ctx context.Context, limit int, publish func(context.Context, []OutboxEvent) error) (int, error) {
-	var n int
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, `
-			SELECT id, event_id::text, topic, key, payload FROM userdata.outbox
-			WHERE sent_at IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`, limit)
-		if err != nil {
-			return err
-		}
-		evs, err := pgx.CollectRows(rows, pgx.RowToStructByPos[OutboxEvent])
-		if err != nil || len(evs) == 0 {
-			return err
-		}
-		if err := publish(ctx, evs); err != nil {
-			return err
-		}
-		ids := make([]int64, len(evs))
-		for i, e := range evs {
-			ids[i] = e.ID
-		}
-		if _, err := tx.Exec(ctx, `UPDATE userdata.outbox SET sent_at = now() WHERE id = ANY($1)`, ids); err != nil {
-			return err
-		}
-		n = len(evs)
-		return nil
-	})
-	if err != nil {
-		return 0, fmt.Errorf("relay outbox: %w", err)
-	}
-	return n, nil
+func (s *Store) ClaimOutbox(ctx context.Context, limit int, publish func(context.Context, []outbox.Event) error) (int, error) {
+	return s.outbox().ClaimOutbox(ctx, limit, publish)
 }
 
 // PruneOutbox deletes events sent before cutoff and returns how many.
 func (s *Store) PruneOutbox(ctx context.Context, cutoff time.Time) (int64, error) {
-	tag, err := s.pool.Exec(ctx, `DELETE FROM userdata.outbox WHERE sent_at IS NOT NULL AND sent_at < $1`, cutoff)
-	if err != nil {
-		return 0, fmt.Errorf("prune outbox: %w", err)
-	}
-	return tag.RowsAffected(), nil
+	return s.outbox().PruneOutbox(ctx, cutoff)
 }
 
 // PendingOutbox counts events not yet sent.

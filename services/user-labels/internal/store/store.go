@@ -8,9 +8,9 @@ package store
 
 import (
 	"context"
-	"fmt"
 	"time"
 
+	"github.com/chainintel/chainintel/libs/outbox"
 	"github.com/chainintel/chainintel/services/user-labels/internal/app"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -44,19 +44,7 @@ func New(pool *pgxpool.Pool, opts ...Option) *Store {
 // write runs fn in a transaction and, when it committed events (fn returns true), signals the
 // relay.
 func (s *Store) write(ctx context.Context, what string, fn func(tx pgx.Tx) (events bool, err error)) error {
-	var events bool
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		var err error
-		events, err = fn(tx)
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("%s: %w", what, err)
-	}
-	if events {
-		s.changed()
-	}
-	return nil
+	return outbox.Write(ctx, s.pool, what, fn, s.changed)
 }
 
 // refArrays splits refs into parallel arrays for unnest.

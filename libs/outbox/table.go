@@ -1,0 +1,90 @@
+package outbox
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// Write runs fn in a transaction of db and, when fn wrote outbox rows (returned true) and the
+// transaction committed, calls committed: a store's kick of its relay, so the rows are published
+// at once rather than at the next poll. what names the write in the error.
+func Write(ctx context.Context, db DB, what string, fn func(tx pgx.Tx) (events bool, err error), committed func()) error {
+	var events bool
+	err := pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
+		var err error
+		events, err = fn(tx)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	if events {
+		committed()
+	}
+	return nil
+}
+
+// DB is what Table needs of a pool.
+type DB interface {
+	Begin(ctx context.Context) (pgx.Tx, error)
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}
+
+// Table is a service's outbox table in PostgreSQL, read and written with the service's own
+// static queries (each service keeps its outbox in its own schema). It is a Store.
+type Table struct {
+	DB DB
+	// Claim takes the limit ($1) and returns id, event_id::text, topic, key, payload of unsent
+	// rows, oldest first, FOR UPDATE SKIP LOCKED.
+	Claim string
+	// Mark sets sent_at of the rows whose ids are $1 (bigint[]).
+	Mark string
+	// Prune deletes the rows sent before $1.
+	Prune string
+}
+
+// ClaimOutbox locks up to limit unsent rows (oldest first, skipping rows another relay holds),
+// hands them to publish, and marks them sent when publish returns nil; when it fails they stay
+// unsent for the next attempt. It returns how many were sent.
+func (t Table) ClaimOutbox(ctx context.Context, limit int, publish func(context.Context, []Event) error) (int, error) {
+	var n int
+	err := pgx.BeginFunc(ctx, t.DB, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, t.Claim, limit)
+		if err != nil {
+			return err
+		}
+		evs, err := pgx.CollectRows(rows, pgx.RowToStructByPos[Event])
+		if err != nil || len(evs) == 0 {
+			return err
+		}
+		if err := publish(ctx, evs); err != nil {
+			return err
+		}
+		ids := make([]int64, len(evs))
+		for i, e := range evs {
+			ids[i] = e.ID
+		}
+		if _, err := tx.Exec(ctx, t.Mark, ids); err != nil {
+			return err
+		}
+		n = len(evs)
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("relay outbox: %w", err)
+	}
+	return n, nil
+}
+
+// PruneOutbox deletes rows sent before cutoff and returns how many.
+func (t Table) PruneOutbox(ctx context.Context, cutoff time.Time) (int64, error) {
+	tag, err := t.DB.Exec(ctx, t.Prune, cutoff)
+	if err != nil {
+		return 0, fmt.Errorf("prune outbox: %w", err)
+	}
+	return tag.RowsAffected(), nil
+}

@@ -1,0 +1,1 @@
+SELECT event_id::text FROM relaytest.outbox ORDER BY id

@@ -1,0 +1,1 @@
+SELECT count(*) FROM relaytest.outbox WHERE sent_at IS NULL

@@ -1,0 +1,1 @@
+DELETE FROM relaytest.outbox WHERE sent_at IS NOT NULL AND sent_at < $1

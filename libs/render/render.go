@@ -1,0 +1,182 @@
+// Package render holds the API's address and transfer objects (Entity, AddressLabel,
+// AddressInfo, Transfer in docs API.md) and the rules that fill them. Every service that answers
+// with them (transfers, balances, token-analytics, stream-fanout) renders through this package,
+// so one address or transfer reads the same, byte for byte, wherever it is asked for.
+package render
+
+import (
+	"math"
+	"math/big"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/chainintel/chainintel/libs/chains"
+)
+
+// Entity is the API's Entity object.
+type Entity struct {
+	ID       string  `json:"id"`
+	Name     string  `json:"name"`
+	Note     string  `json:"note"`
+	Type     string  `json:"type"`
+	Service  *string `json:"service"`
+	Website  string  `json:"website,omitempty"`
+	Twitter  string  `json:"twitter,omitempty"`
+	LinkedIn string  `json:"linkedin,omitempty"`
+}
+
+// AddressLabel is the API's AddressLabel object.
+type AddressLabel struct {
+	Name      string `json:"name"`
+	Address   string `json:"address"`
+	ChainType string `json:"chainType"`
+}
+
+// AddressInfo is the API's AddressInfo object.
+type AddressInfo struct {
+	Address          string        `json:"address"`
+	Chain            string        `json:"chain"`
+	ServiceEntity    *Entity       `json:"serviceEntity,omitempty"`
+	ServiceLabel     *AddressLabel `json:"serviceLabel,omitempty"`
+	PredictedEntity  *Entity       `json:"predictedEntity,omitempty"`
+	UserEntity       *Entity       `json:"userEntity,omitempty"`
+	UserLabel        *AddressLabel `json:"userLabel,omitempty"`
+	DepositServiceID string        `json:"depositServiceID,omitempty"`
+	Contract         bool          `json:"contract"`
+	IsUserAddress    bool          `json:"isUserAddress"`
+}
+
+// Transfer is the API's Transfer object.
+type Transfer struct {
+	ID              string      `json:"id"`
+	TransactionHash string      `json:"transactionHash"`
+	BlockHash       string      `json:"blockHash"`
+	BlockNumber     int64       `json:"blockNumber"`
+	BlockTimestamp  string      `json:"blockTimestamp"`
+	Chain           string      `json:"chain"`
+	FromAddress     AddressInfo `json:"fromAddress"`
+	ToAddress       AddressInfo `json:"toAddress"`
+	FromIsContract  bool        `json:"fromIsContract"`
+	ToIsContract    bool        `json:"toIsContract"`
+	TokenAddress    *string     `json:"tokenAddress,omitempty"`
+	TokenID         string      `json:"tokenId"`
+	TokenName       string      `json:"tokenName"`
+	TokenSymbol     string      `json:"tokenSymbol"`
+	TokenDecimals   int32       `json:"tokenDecimals"`
+	UnitValue       float64     `json:"unitValue"`
+	HistoricalUSD   *float64    `json:"historicalUSD,omitempty"`
+	Type            string      `json:"type"`
+}
+
+// StoredEntity is an entity as the services' attribution read models keep it. Their own entity
+// types have these fields in this order, so a *store.Entity converts to a *StoredEntity.
+type StoredEntity struct {
+	ID, Name, Type, Note, Service, Website, Twitter, LinkedIn string
+}
+
+// EntityOf renders a stored entity (nil for nil). An entity of no service has "service": null.
+func EntityOf(e *StoredEntity) *Entity {
+	if e == nil {
+		return nil
+	}
+	out := &Entity{ID: e.ID, Name: e.Name, Note: e.Note, Type: e.Type, Website: e.Website, Twitter: e.Twitter, LinkedIn: e.LinkedIn}
+	if e.Service != "" {
+		s := e.Service
+		out.Service = &s
+	}
+	return out
+}
+
+// UserEntity renders a caller's own entity.
+func UserEntity(id, name, note string) *Entity {
+	return &Entity{ID: id, Name: name, Note: note, Type: "user"}
+}
+
+// Attribution is what the attribution read model knows of one address.
+type Attribution struct {
+	Entity           *Entity
+	Label            string
+	Predicted        *Entity
+	DepositServiceID string
+	IsContract       bool
+	Version          int64 // the read model's version, for readers that keep the newest
+}
+
+// Info renders the AddressInfo of addr on chain (of chainType) from what the read model knows of
+// it (at, nil when nothing); contract is whether the caller knows it for a contract. The
+// caller's own labels are added with SetUser.
+func Info(chain, chainType, addr string, contract bool, at *Attribution) AddressInfo {
+	ai := AddressInfo{Address: addr, Chain: chain, Contract: contract}
+	if at != nil {
+		ai.ServiceEntity = at.Entity
+		if at.Label != "" {
+			ai.ServiceLabel = &AddressLabel{Name: at.Label, Address: addr, ChainType: chainType}
+		}
+		ai.PredictedEntity = at.Predicted
+		ai.DepositServiceID = at.DepositServiceID
+		ai.Contract = ai.Contract || at.IsContract
+	}
+	return ai
+}
+
+// SetUser adds what the caller's own labels say of the address: its label (when hasLabel) and
+// the caller's entity holding it (nil when none).
+func (ai *AddressInfo) SetUser(chainType, label string, hasLabel bool, e *Entity) {
+	if hasLabel {
+		ai.UserLabel = &AddressLabel{Name: label, Address: ai.Address, ChainType: chainType}
+	}
+	if e != nil {
+		ai.UserEntity = e
+		ai.IsUserAddress = true
+	}
+}
+
+// ChainType is the chain type of chain ("" when unknown).
+func ChainType(chain string) string {
+	if c, ok := chains.Lookup(chain); ok {
+		return string(c.Type)
+	}
+	return ""
+}
+
+// Timestamp renders a time as the API does: RFC 3339, UTC.
+func Timestamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+// TransferType names a transfer's type: typ is the chain.transfers.v1 TransferType (1
+// external, 2 internal, 3 token); an unset one is a token transfer when it has a token address.
+func TransferType(typ int32, tokenAddress string) string {
+	switch typ {
+	case 1:
+		return "external"
+	case 2:
+		return "internal"
+	case 3:
+		return "token"
+	}
+	if tokenAddress != "" {
+		return "token"
+	}
+	return "external"
+}
+
+// UnitValue is amount (in the token's smallest unit) in whole units; nil is 0, and an amount too
+// large for a float64 is its largest value.
+func UnitValue(a *big.Int, decimals int32) float64 {
+	if a == nil {
+		return 0
+	}
+	s := new(big.Int).Abs(a).String()
+	d := max(int(decimals), 0)
+	if len(s) <= d {
+		s = strings.Repeat("0", d-len(s)+1) + s
+	}
+	f, err := strconv.ParseFloat(s[:len(s)-d]+"."+s[len(s)-d:], 64)
+	if err != nil || math.IsInf(f, 0) {
+		f = math.MaxFloat64
+	}
+	if a.Sign() < 0 {
+		f = -f
+	}
+	return f
+}
