@@ -21,6 +21,7 @@ type Store interface {
 	Tokens(ctx context.Context, ids, chains []string) ([]Token, error)
 	PricingIDOf(ctx context.Context, chain, address string) (string, error)
 	TopWindows(ctx context.Context, chains, ids []string, refFrom, curFrom, curTo time.Time) ([]TokenWindows, error)
+	TopParts(ctx context.Context, chains []string, refFrom, curFrom, curTo time.Time) ([]TokenParts, error)
 	TopFlows(ctx context.Context, deps []Deployment, from time.Time, limit int) ([]AddressFlow, error)
 	Volume(ctx context.Context, deps []Deployment, from, to time.Time, size time.Duration) ([]VolumeBucket, error)
 	TrendingIDs(ctx context.Context, chains []string, limit int) ([]string, error)

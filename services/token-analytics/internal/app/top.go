@@ -102,29 +102,34 @@ func (s *Service) Top(ctx context.Context, q TopQuery) (TopResult, error) {
 }
 
 // windows returns every token's figures for a timeframe and reference periods: from the
-// snapshot RefreshTop keeps when the request is unfiltered and the snapshot is of the current
-// hour and at most two refresh intervals old, else from the store.
+// snapshot RefreshTop keeps when it is of the current hour and at most two refresh intervals old
+// (narrowed to the requested chains and pricing ids by summing the per-chain parts it holds),
+// else from the store.
 func (s *Service) windows(ctx context.Context, tf time.Duration, n int, chains, ids []string) ([]TokenWindows, error) {
 	curTo := s.o.Now().UTC().Truncate(time.Hour).Add(time.Hour)
 	key := topKey{int64(tf), int64(n), curTo}
-	cacheable := s.o.TopRefresh > 0 && len(chains) == 0 && len(ids) == 0
-	if cacheable {
+	if s.o.TopRefresh > 0 {
 		s.topMu.RLock()
 		snap, ok := s.top[key]
 		s.topMu.RUnlock()
 		if ok && s.o.Now().Sub(snap.at) <= 2*s.o.TopRefresh {
-			return snap.rows, nil
+			return snap.narrow(chains, ids), nil
 		}
 	}
 	curFrom := curTo.Add(-tf)
-	ws, err := s.st.TopWindows(ctx, s.chainsOr(chains), ids, curFrom.Add(-time.Duration(n)*tf), curFrom, curTo)
-	if err != nil || !cacheable {
-		return ws, err
+	refFrom := curFrom.Add(-time.Duration(n) * tf)
+	if s.o.TopRefresh <= 0 || len(chains) > 0 || len(ids) > 0 {
+		// A narrowed request reads only its tokens' rollups; it does not fill the snapshot.
+		return s.st.TopWindows(ctx, s.chainsOr(chains), ids, refFrom, curFrom, curTo)
+	}
+	snap, err := s.snapshot(ctx, refFrom, curFrom, curTo)
+	if err != nil {
+		return nil, err
 	}
 	s.topMu.Lock()
-	s.top[key] = topSnapshot{at: s.o.Now(), rows: ws}
+	s.top[key] = snap
 	s.topMu.Unlock()
-	return ws, nil
+	return snap.rows, nil
 }
 
 type topKey struct {
@@ -132,14 +137,63 @@ type topKey struct {
 	to    time.Time
 }
 
+// topSnapshot is every token's figures for one timeframe, number of reference periods and hour:
+// rows[i] is parts[i]'s token summed over all its chains.
 type topSnapshot struct {
-	at   time.Time
-	rows []TokenWindows
+	at    time.Time
+	rows  []TokenWindows
+	parts []TokenParts
 }
 
-// RefreshTop recomputes the unfiltered /token/top figures of every timeframe with one and with
-// the automatic number of reference periods, and drops snapshots of past hours. Run it every
-// Options.TopRefresh (RefreshTopLoop).
+func (s *Service) snapshot(ctx context.Context, refFrom, curFrom, curTo time.Time) (topSnapshot, error) {
+	ps, err := s.st.TopParts(ctx, s.o.Chains, refFrom, curFrom, curTo)
+	if err != nil {
+		return topSnapshot{}, err
+	}
+	rows := make([]TokenWindows, len(ps))
+	for i, p := range ps {
+		rows[i] = p.TokenWindows
+	}
+	return topSnapshot{at: s.o.Now(), rows: rows, parts: ps}, nil
+}
+
+// narrow is the snapshot's rows of the pricing ids ids (all when empty), each summed over its
+// parts on chains (all when empty); a token without a deployment on chains is left out, as the
+// store's TopWindows leaves it out.
+func (p topSnapshot) narrow(chains, ids []string) []TokenWindows {
+	if len(chains) == 0 && len(ids) == 0 {
+		return p.rows
+	}
+	want := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		want[id] = true
+	}
+	out := make([]TokenWindows, 0, len(p.rows))
+	for i, t := range p.parts {
+		if len(ids) > 0 && !want[t.PricingID] {
+			continue
+		}
+		if len(chains) == 0 {
+			out = append(out, p.rows[i])
+			continue
+		}
+		w, found := t.TokenWindows, false
+		w.Current, w.Previous = HourFlows{}, HourFlows{}
+		for _, c := range t.Parts {
+			if slices.Contains(chains, c.Chain) {
+				w.Current, w.Previous, found = w.Current.Add(c.Current), w.Previous.Add(c.Previous), true
+			}
+		}
+		if found {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// RefreshTop recomputes every token's /token/top figures, per chain, for every timeframe with
+// one and with the automatic number of reference periods, and drops snapshots of past hours.
+// Run it every Options.TopRefresh (RefreshTopLoop).
 func (s *Service) RefreshTop(ctx context.Context) error {
 	curTo := s.o.Now().UTC().Truncate(time.Hour).Add(time.Hour)
 	fresh := map[topKey]topSnapshot{}
@@ -150,11 +204,11 @@ func (s *Service) RefreshTop(ctx context.Context) error {
 				continue
 			}
 			curFrom := curTo.Add(-tf)
-			ws, err := s.st.TopWindows(ctx, s.o.Chains, nil, curFrom.Add(-time.Duration(n)*tf), curFrom, curTo)
+			snap, err := s.snapshot(ctx, curFrom.Add(-time.Duration(n)*tf), curFrom, curTo)
 			if err != nil {
 				return err
 			}
-			fresh[key] = topSnapshot{at: s.o.Now(), rows: ws}
+			fresh[key] = snap
 		}
 	}
 	s.topMu.Lock()

@@ -49,6 +49,7 @@ var (
 	sqlLockShared       = load("lock_shared")
 	sqlLockExclusive    = load("lock_exclusive")
 	sqlTopWindows       = load("top_windows")
+	sqlTopParts         = load("top_parts")
 	sqlTopFlow          = load("top_flow")
 	sqlVolume           = load("volume")
 	sqlVolumeDays       = load("volume_days")
