@@ -27,6 +27,7 @@ import (
 	"github.com/chainintel/chainintel/services/token-analytics/internal/source"
 	"github.com/chainintel/chainintel/services/token-analytics/internal/store"
 	"github.com/chainintel/chainintel/services/token-analytics/migrations"
+	ulclient "github.com/chainintel/chainintel/services/user-labels/client"
 )
 
 // Name is the service name.
@@ -168,7 +169,15 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 			MaxIDs: cfg.PriceMaxIDs, Chains: cfg.Chains, Stablecoins: cfg.Stablecoins, Logger: s.Log})
 		s.Add(lifecycle.Part{Name: "price poller", Run: p.Run})
 	}
-	svc := app.New(st, app.Options{Chains: cfg.Chains, Native: native(cfg), TopRefresh: cfg.TopRefresh, Logger: s.Log})
+	o := app.Options{Chains: cfg.Chains, Native: native(cfg), TopRefresh: cfg.TopRefresh, Logger: s.Log}
+	if cfg.UserLabelsURL != "" {
+		c, err := ulclient.New(cfg.UserLabelsURL, s.Signer, s.Tel.TracerProvider)
+		if err != nil {
+			return fmt.Errorf("TOKENANALYTICS_USER_LABELS_URL: %w", err)
+		}
+		o.UserLabels = c
+	}
+	svc := app.New(st, o)
 	s.Add(lifecycle.Part{Name: "top tokens refresh", Run: svc.RefreshTopLoop})
 	e := s.Engine()
 	svchttp.Register(e, svc, set)

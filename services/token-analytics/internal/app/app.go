@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/chainintel/chainintel/libs/chains"
+	ulclient "github.com/chainintel/chainintel/services/user-labels/client"
 )
 
 // ErrUnavailable is market data the service does not have yet (no Bitcoin price for the
@@ -50,6 +51,12 @@ func (s *Service) NetworkHistory(ctx context.Context, pricingID string) ([]Quote
 	return s.st.PriceHistory(ctx, pricingID, Daily, now.Add(-NetworkHistoryDays*24*time.Hour), now)
 }
 
+// UserLabels is what the service asks user-labels: the caller's own labels and entities of
+// addresses (services/user-labels/client satisfies it; it answers nothing without a caller).
+type UserLabels interface {
+	Lookup(ctx context.Context, addrs []ulclient.AddressRef) (ulclient.Lookup, error)
+}
+
 // Native is the operator's own token for /native/circulating.
 type Native struct {
 	Chain       string
@@ -72,6 +79,8 @@ type Options struct {
 	// TopRefresh, when positive, keeps the unfiltered /token/top figures in memory, refreshed
 	// this often (RefreshTopLoop): answers are then up to twice this old.
 	TopRefresh time.Duration
+	// UserLabels, when set, adds the caller's own labels and entities to top_flow's addresses.
+	UserLabels UserLabels
 	Logger     *slog.Logger
 }
 
@@ -169,10 +178,45 @@ func (s *Service) TopFlows(ctx context.Context, ref TokenRef, chains []string, w
 	if err != nil {
 		return nil, err
 	}
+	labels, err := s.callerLabels(ctx, fs)
+	if err != nil {
+		return nil, err
+	}
 	for _, f := range fs {
-		out = append(out, TopFlow{Address: addressInfo(f), InUSD: f.InUSD, InValue: f.InValue, OutUSD: f.OutUSD, OutValue: f.OutValue})
+		ai := addressInfo(f)
+		key := chainTypeOf(f.Chain) + ":" + f.Address
+		if l, ok := labels.Labels[key]; ok {
+			ai.UserLabel = &AddressLabel{Name: l.Name, Address: f.Address, ChainType: chainTypeOf(f.Chain)}
+		}
+		if es := labels.Entities[key]; len(es) > 0 {
+			ai.UserEntity = &Entity{ID: es[0].ID, Name: es[0].Name, Note: es[0].Note, Type: "user"}
+			ai.IsUserAddress = true
+		}
+		out = append(out, TopFlow{Address: ai, InUSD: f.InUSD, InValue: f.InValue, OutUSD: f.OutUSD, OutValue: f.OutValue})
 	}
 	return out, nil
+}
+
+// callerLabels asks user-labels, once, for the caller's labels and entities of the flows'
+// distinct addresses (none without a user-labels client or a caller).
+func (s *Service) callerLabels(ctx context.Context, fs []AddressFlow) (ulclient.Lookup, error) {
+	if s.o.UserLabels == nil || len(fs) == 0 {
+		return ulclient.Lookup{}, nil
+	}
+	seen := map[ulclient.AddressRef]bool{}
+	var refs []ulclient.AddressRef
+	for _, f := range fs {
+		r := ulclient.AddressRef{ChainType: chainTypeOf(f.Chain), Address: f.Address}
+		if !seen[r] {
+			seen[r] = true
+			refs = append(refs, r)
+		}
+	}
+	l, err := s.o.UserLabels.Lookup(ctx, refs)
+	if err != nil {
+		return ulclient.Lookup{}, fmt.Errorf("caller labels: %w", err)
+	}
+	return l, nil
 }
 
 func addressInfo(f AddressFlow) AddressInfo {

@@ -28,6 +28,8 @@ type AddressInfo struct {
 	ServiceEntity    *Entity       `json:"serviceEntity,omitempty"`
 	ServiceLabel     *AddressLabel `json:"serviceLabel,omitempty"`
 	PredictedEntity  *Entity       `json:"predictedEntity,omitempty"`
+	UserEntity       *Entity       `json:"userEntity,omitempty"`
+	UserLabel        *AddressLabel `json:"userLabel,omitempty"`
 	DepositServiceID string        `json:"depositServiceID,omitempty"`
 	Contract         bool          `json:"contract"`
 	IsUserAddress    bool          `json:"isUserAddress"`

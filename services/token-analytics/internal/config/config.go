@@ -50,6 +50,10 @@ type Config struct {
 	// (answers up to twice this old); 0 computes every request from the store.
 	TopRefresh time.Duration `env:"TOP_REFRESH" envDefault:"5m"`
 
+	// UserLabelsURL is the user-labels service's base URL, asked for the caller's own labels and
+	// entities of top_flow's addresses; empty: none are added.
+	UserLabelsURL string `env:"USER_LABELS_URL" envDefault:"http://user-labels:8080"`
+
 	// The operator's own token for /native/circulating: chain, contract ("" for the chain's
 	// native coin), decimals, exact total supply (smallest unit) and non-circulating addresses.
 	NativeChain       string   `env:"NATIVE_CHAIN"`
