@@ -151,7 +151,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	}
 	pub := s.Publisher(cfg.Kafka)
 	var relay *events.Relay
-	st := store.New(pool, store.OnOutbox(func() { relay.Kick() }))
+	st := store.New(pool, store.OnOutbox(func() { relay.Kick() }), store.Retention(cfg.FlowRetention, time.Now))
 	relay = events.NewRelay(st, pub, events.RelayOptions{Logger: s.Log})
 	s.Add(relay.Part())
 	s.Add(lifecycle.Part{Name: "registry import", Run: func(ctx context.Context) error {
@@ -162,6 +162,9 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		return nil
 	}})
 	addConsumers(s, cfg, st, set)
+	if cfg.FlowRetention > 0 {
+		s.Add(pruneLoop(st, cfg.FlowPruneInterval, s.Log))
+	}
 	if cfg.PriceAPIURL != "" {
 		api := source.NewClient(source.ClientOptions{BaseURL: cfg.PriceAPIURL, APIKey: cfg.PriceAPIKey, KeyHeader: cfg.PriceAPIKeyHeader,
 			RequestsPerMinute: cfg.PriceRequestsPerMinute, Logger: s.Log, HTTP: httpxClient()})
@@ -182,6 +185,27 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	e := s.Engine()
 	svchttp.Register(e, svc, set)
 	return s.Run(ctx, e)
+}
+
+// pruneLoop deletes flows older than the store's horizon every interval (at start too).
+func pruneLoop(st *store.Store, every time.Duration, log *slog.Logger) lifecycle.Part {
+	return lifecycle.Part{Name: "flow pruning", Run: func(ctx context.Context) error {
+		for {
+			n, err := st.PruneFlows(ctx)
+			switch {
+			case err != nil && ctx.Err() == nil:
+				log.WarnContext(ctx, "flow pruning failed", "error", err)
+			case err == nil:
+				log.DebugContext(ctx, "flows pruned", "before", st.FlowHorizon(), "copies", n.Copies,
+					"address_hours", n.AddressHours, "hours", n.Hours, "days", n.Days)
+			}
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(every):
+			}
+		}
+	}}
 }
 
 func httpxClient() *http.Client {

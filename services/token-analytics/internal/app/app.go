@@ -107,6 +107,10 @@ func New(st Store, o Options) *Service {
 	return &Service{st: st, o: o, top: map[topKey]topSnapshot{}}
 }
 
+// MinFlowRetention is the shortest flow retention the routes allow: top_flow and volume reach
+// 365 days back, volume's weekly buckets up to a week more, and the horizon is a day's start.
+const MinFlowRetention = (365 + 7 + 1) * 24 * time.Hour
+
 // Limits of the public queries.
 const (
 	AltcoinCount   = 50

@@ -18,6 +18,9 @@ import (
 // orphaned block is stored uncounted; a copy of an id counted in another block waits until a
 // reorg orphans that block.
 func (s *Store) ApplyFlows(ctx context.Context, fs []app.Flow) error {
+	if h := s.FlowHorizon(); !h.IsZero() {
+		fs = slices.DeleteFunc(slices.Clone(fs), func(f app.Flow) bool { return f.Time.Before(h) })
+	}
 	if len(fs) == 0 {
 		return nil
 	}
@@ -36,6 +39,55 @@ func (s *Store) ApplyFlows(ctx context.Context, fs []app.Flow) error {
 		_, err := tx.Exec(ctx, sqlFlowsSettleBatch, chains, ids)
 		return false, err
 	})
+}
+
+// FlowHorizon is the start of the first UTC day whose flows are kept (zero without retention).
+func (s *Store) FlowHorizon() time.Time {
+	if s.retention <= 0 {
+		return time.Time{}
+	}
+	return s.now().UTC().Add(-s.retention).Truncate(day)
+}
+
+// PruneCounts are the rows PruneFlows deleted.
+type PruneCounts struct {
+	Copies, IDs, AddressHours, Hours, Days int64
+}
+
+// pruneBatch bounds the rows one pruning transaction deletes from each table.
+const pruneBatch = 10000
+
+// PruneFlows deletes what is older than the flow horizon: transfer copies and natural ids whose
+// every copy is, and rollup rows of earlier hours and days, in transactions of at most
+// pruneBatch rows per table. It holds the transfer writers' shared lock, so no class change or
+// reorg (which rewrite past rollup rows) runs meanwhile; transfer writers do (they write no row
+// before the horizon). Without retention it does nothing.
+func (s *Store) PruneFlows(ctx context.Context) (PruneCounts, error) {
+	var total PruneCounts
+	h := s.FlowHorizon()
+	if h.IsZero() {
+		return total, nil
+	}
+	for {
+		var c PruneCounts
+		err := s.write(ctx, "prune flows", func(tx pgx.Tx) (bool, error) {
+			if _, err := tx.Exec(ctx, sqlLockShared); err != nil {
+				return false, err
+			}
+			if err := tx.QueryRow(ctx, sqlPruneFlows, h, pruneBatch).Scan(&c.Copies, &c.IDs); err != nil {
+				return false, err
+			}
+			return false, tx.QueryRow(ctx, sqlPruneRollups, h, pruneBatch).Scan(&c.AddressHours, &c.Hours, &c.Days)
+		})
+		if err != nil {
+			return total, err
+		}
+		total = PruneCounts{total.Copies + c.Copies, total.IDs + c.IDs, total.AddressHours + c.AddressHours,
+			total.Hours + c.Hours, total.Days + c.Days}
+		if c.Copies < pruneBatch && c.AddressHours < pruneBatch && c.Hours < pruneBatch && c.Days < pruneBatch {
+			return total, nil
+		}
+	}
 }
 
 // flowColumns are the arguments of sqlFlowsInsert (parallel arrays, one element per transfer)
