@@ -42,6 +42,7 @@ var (
 	sqlPriceHistory     = load("price_history")
 	sqlFlowIDsLock      = load("flow_ids_lock")
 	sqlFlowsInsert      = load("flows_insert")
+	sqlFlowsInsertFirst = load("flows_insert_first") + "\n" + load("flows_rollup_tail")
 	sqlFlowsSettleBatch = load("flows_keys_batch") + "\n" + load("flows_settle") + "\n" + load("flows_rollup_tail")
 	sqlFlowsSettleBlock = load("flows_keys_blocks") + "\n" + load("flows_settle") + "\n" + load("flows_rollup_tail")
 	sqlOrphansAdd       = load("orphans_add")
