@@ -299,6 +299,7 @@ func buildUnits(o Options, base service.Base, pg service.Postgres, kafka service
 	var tac tokenanalytics.Config
 	errs = append(errs, config.Defaults(&tac))
 	tac.Base, tac.Postgres, tac.Kafka, tac.Chains = base, pg, kafka, o.Chains
+	tac.UserLabelsURL = url("user-labels")
 	if o.EVMRPCURL == "" {
 		// One pricing path: token-analytics polls the simulator's CoinGecko-compatible feed.
 		tac.PriceAPIURL = url("ingest") + ingest.SimMarketPath

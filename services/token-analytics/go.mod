@@ -4,7 +4,7 @@ go 1.26.0
 
 require (
 	github.com/chainintel/chainintel/libs v0.0.0
-	github.com/chainintel/chainintel/proto v0.0.0-00010101000000-000000000000
+	github.com/chainintel/chainintel/proto v0.0.0
 	github.com/gin-gonic/gin v1.12.0
 	github.com/jackc/pgx/v5 v5.12.0
 	go.opentelemetry.io/otel/trace v1.47.0
@@ -100,3 +100,7 @@ replace (
 	github.com/chainintel/chainintel/libs => ../../libs
 	github.com/chainintel/chainintel/proto => ../../proto
 )
+
+require github.com/chainintel/chainintel/services/user-labels v0.0.0
+
+replace github.com/chainintel/chainintel/services/user-labels => ../user-labels

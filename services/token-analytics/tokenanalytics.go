@@ -28,6 +28,7 @@ import (
 	"github.com/chainintel/chainintel/services/token-analytics/internal/source"
 	"github.com/chainintel/chainintel/services/token-analytics/internal/store"
 	"github.com/chainintel/chainintel/services/token-analytics/migrations"
+	ulclient "github.com/chainintel/chainintel/services/user-labels/client"
 )
 
 // Name is the service name.
@@ -151,7 +152,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	}
 	pub := s.Publisher(cfg.Kafka)
 	var relay *outbox.Relay
-	st := store.New(pool, store.OnOutbox(func() { relay.Kick() }))
+	st := store.New(pool, store.OnOutbox(func() { relay.Kick() }), store.Retention(cfg.FlowRetention, time.Now))
 	relay = events.NewRelay(st, pub, outbox.Options{Logger: s.Log})
 	s.Add(relay.Part())
 	s.Add(lifecycle.Part{Name: "registry import", Run: func(ctx context.Context) error {
@@ -162,6 +163,9 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		return nil
 	}})
 	addConsumers(s, cfg, st, set)
+	if cfg.FlowRetention > 0 {
+		s.Add(pruneLoop(st, cfg.FlowPruneInterval, s.Log))
+	}
 	if cfg.PriceAPIURL != "" {
 		api := source.NewClient(source.ClientOptions{BaseURL: cfg.PriceAPIURL, APIKey: cfg.PriceAPIKey, KeyHeader: cfg.PriceAPIKeyHeader,
 			RequestsPerMinute: cfg.PriceRequestsPerMinute, Logger: s.Log, HTTP: httpxClient()})
@@ -169,11 +173,40 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 			MaxIDs: cfg.PriceMaxIDs, Chains: cfg.Chains, Stablecoins: cfg.Stablecoins, Logger: s.Log})
 		s.Add(lifecycle.Part{Name: "price poller", Run: p.Run})
 	}
-	svc := app.New(st, app.Options{Chains: cfg.Chains, Native: native(cfg), TopRefresh: cfg.TopRefresh, Logger: s.Log})
+	o := app.Options{Chains: cfg.Chains, Native: native(cfg), TopRefresh: cfg.TopRefresh, Logger: s.Log}
+	if cfg.UserLabelsURL != "" {
+		c, err := ulclient.New(cfg.UserLabelsURL, s.Signer, s.Tel.TracerProvider)
+		if err != nil {
+			return fmt.Errorf("TOKENANALYTICS_USER_LABELS_URL: %w", err)
+		}
+		o.UserLabels = c
+	}
+	svc := app.New(st, o)
 	s.Add(lifecycle.Part{Name: "top tokens refresh", Run: svc.RefreshTopLoop})
 	e := s.Engine()
 	svchttp.Register(e, svc, set)
 	return s.Run(ctx, e)
+}
+
+// pruneLoop deletes flows older than the store's horizon every interval (at start too).
+func pruneLoop(st *store.Store, every time.Duration, log *slog.Logger) lifecycle.Part {
+	return lifecycle.Part{Name: "flow pruning", Run: func(ctx context.Context) error {
+		for {
+			n, err := st.PruneFlows(ctx)
+			switch {
+			case err != nil && ctx.Err() == nil:
+				log.WarnContext(ctx, "flow pruning failed", "error", err)
+			case err == nil:
+				log.DebugContext(ctx, "flows pruned", "before", st.FlowHorizon(), "copies", n.Copies,
+					"address_hours", n.AddressHours, "hours", n.Hours, "days", n.Days)
+			}
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(every):
+			}
+		}
+	}}
 }
 
 func httpxClient() *http.Client {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/chainintel/chainintel/libs/chains"
 	"github.com/chainintel/chainintel/libs/render"
+	ulclient "github.com/chainintel/chainintel/services/user-labels/client"
 )
 
 // ErrUnavailable is market data the service does not have yet (no Bitcoin price for the
@@ -22,6 +23,7 @@ type Store interface {
 	Tokens(ctx context.Context, ids, chains []string) ([]Token, error)
 	PricingIDOf(ctx context.Context, chain, address string) (string, error)
 	TopWindows(ctx context.Context, chains, ids []string, refFrom, curFrom, curTo time.Time) ([]TokenWindows, error)
+	TopParts(ctx context.Context, chains []string, refFrom, curFrom, curTo time.Time) ([]TokenParts, error)
 	TopFlows(ctx context.Context, deps []Deployment, from time.Time, limit int) ([]AddressFlow, error)
 	Volume(ctx context.Context, deps []Deployment, from, to time.Time, size time.Duration) ([]VolumeBucket, error)
 	TrendingIDs(ctx context.Context, chains []string, limit int) ([]string, error)
@@ -50,6 +52,12 @@ func (s *Service) NetworkHistory(ctx context.Context, pricingID string) ([]Quote
 	return s.st.PriceHistory(ctx, pricingID, Daily, now.Add(-NetworkHistoryDays*24*time.Hour), now)
 }
 
+// UserLabels is what the service asks user-labels: the caller's own labels and entities of
+// addresses (services/user-labels/client satisfies it; it answers nothing without a caller).
+type UserLabels interface {
+	Lookup(ctx context.Context, addrs []ulclient.AddressRef) (ulclient.Lookup, error)
+}
+
 // Native is the operator's own token for /native/circulating.
 type Native struct {
 	Chain       string
@@ -72,6 +80,8 @@ type Options struct {
 	// TopRefresh, when positive, keeps the unfiltered /token/top figures in memory, refreshed
 	// this often (RefreshTopLoop): answers are then up to twice this old.
 	TopRefresh time.Duration
+	// UserLabels, when set, adds the caller's own labels and entities to top_flow's addresses.
+	UserLabels UserLabels
 	Logger     *slog.Logger
 }
 
@@ -97,6 +107,10 @@ func New(st Store, o Options) *Service {
 	}
 	return &Service{st: st, o: o, top: map[topKey]topSnapshot{}}
 }
+
+// MinFlowRetention is the shortest flow retention the routes allow: top_flow and volume reach
+// 365 days back, volume's weekly buckets up to a week more, and the horizon is a day's start.
+const MinFlowRetention = (365 + 7 + 1) * 24 * time.Hour
 
 // Limits of the public queries.
 const (
@@ -169,10 +183,38 @@ func (s *Service) TopFlows(ctx context.Context, ref TokenRef, chains []string, w
 	if err != nil {
 		return nil, err
 	}
+	labels, err := s.callerLabels(ctx, fs)
+	if err != nil {
+		return nil, err
+	}
 	for _, f := range fs {
-		out = append(out, TopFlow{Address: addressInfo(f), InUSD: f.InUSD, InValue: f.InValue, OutUSD: f.OutUSD, OutValue: f.OutValue})
+		ai := addressInfo(f)
+		labels.Apply(&ai, chainTypeOf(f.Chain))
+		out = append(out, TopFlow{Address: ai, InUSD: f.InUSD, InValue: f.InValue, OutUSD: f.OutUSD, OutValue: f.OutValue})
 	}
 	return out, nil
+}
+
+// callerLabels asks user-labels, once, for the caller's labels and entities of the flows'
+// distinct addresses (none without a user-labels client or a caller).
+func (s *Service) callerLabels(ctx context.Context, fs []AddressFlow) (ulclient.Lookup, error) {
+	if s.o.UserLabels == nil || len(fs) == 0 {
+		return ulclient.Lookup{}, nil
+	}
+	seen := map[ulclient.AddressRef]bool{}
+	var refs []ulclient.AddressRef
+	for _, f := range fs {
+		r := ulclient.AddressRef{ChainType: chainTypeOf(f.Chain), Address: f.Address}
+		if !seen[r] {
+			seen[r] = true
+			refs = append(refs, r)
+		}
+	}
+	l, err := s.o.UserLabels.Lookup(ctx, refs)
+	if err != nil {
+		return ulclient.Lookup{}, fmt.Errorf("caller labels: %w", err)
+	}
+	return l, nil
 }
 
 func addressInfo(f AddressFlow) AddressInfo {

@@ -121,6 +121,25 @@ type HourFlows struct {
 	Volume, CexIn, CexOut, DexIn, DexOut float64
 }
 
+// Add is f plus g, field by field.
+func (f HourFlows) Add(g HourFlows) HourFlows {
+	return HourFlows{Volume: f.Volume + g.Volume, CexIn: f.CexIn + g.CexIn, CexOut: f.CexOut + g.CexOut,
+		DexIn: f.DexIn + g.DexIn, DexOut: f.DexOut + g.DexOut}
+}
+
+// ChainFlows are a token's flows on one chain over a /token/top request's windows.
+type ChainFlows struct {
+	Chain             string
+	Current, Previous HourFlows
+}
+
+// TokenParts is a token's TokenWindows (Current and Previous summed over every part) with its
+// flows kept per chain, so that a request narrowed to some chains sums only theirs.
+type TokenParts struct {
+	TokenWindows
+	Parts []ChainFlows // ordered by chain
+}
+
 // TokenWindows is one token's figures for /token/top: the current window and the mean of the
 // reference windows before it, with the prices at the end and at the start of the current one.
 type TokenWindows struct {

@@ -7,7 +7,7 @@ import (
 )
 
 // The API's address objects are libs/render's, shared with every service that answers with
-// them (a /token/top_flow address has no user labels: the caller's are not looked up).
+// them (the caller's own labels are added with user-labels' Lookup.Apply).
 type (
 	Entity       = render.Entity
 	AddressLabel = render.AddressLabel

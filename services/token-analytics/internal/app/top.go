@@ -3,6 +3,7 @@ package app
 import (
 	"cmp"
 	"context"
+	"iter"
 	"math"
 	"slices"
 	"time"
@@ -53,7 +54,7 @@ func (s *Service) Top(ctx context.Context, q TopQuery) (TopResult, error) {
 	if n <= 0 {
 		n = AutoReferencePeriods(q.Timeframe)
 	}
-	ws, err := s.windows(ctx, q.Timeframe, n, q.Chains, q.TokenIDs)
+	ws, hint, err := s.windows(ctx, q.Timeframe, n, q.Chains, q.TokenIDs)
 	if err != nil {
 		return TopResult{}, err
 	}
@@ -61,8 +62,8 @@ func (s *Service) Top(ctx context.Context, q TopQuery) (TopResult, error) {
 		row TopToken
 		key float64
 	}
-	rows := make([]ranked, 0, len(ws))
-	for _, w := range ws {
+	rows := make([]ranked, 0, hint)
+	for w := range ws {
 		cur := interval(w.Current, deref(w.Price))
 		prev := interval(scale(w.Previous, 1/float64(n)), deref(w.PrevPrice))
 		if !within(cur.Volume, q.MinVolume, q.MaxVolume) || !withinPtr(w.MarketCap, q.MinMarketCap, q.MaxMarketCap) {
@@ -102,29 +103,36 @@ func (s *Service) Top(ctx context.Context, q TopQuery) (TopResult, error) {
 }
 
 // windows returns every token's figures for a timeframe and reference periods: from the
-// snapshot RefreshTop keeps when the request is unfiltered and the snapshot is of the current
-// hour and at most two refresh intervals old, else from the store.
-func (s *Service) windows(ctx context.Context, tf time.Duration, n int, chains, ids []string) ([]TokenWindows, error) {
+// snapshot RefreshTop keeps when it is of the current hour and at most two refresh intervals old
+// (narrowed to the requested chains and pricing ids by summing the per-chain parts it holds),
+// else from the store.
+// The second result is how many tokens ws yields at most.
+func (s *Service) windows(ctx context.Context, tf time.Duration, n int, chains, ids []string) (ws iter.Seq[TokenWindows], hint int, err error) {
 	curTo := s.o.Now().UTC().Truncate(time.Hour).Add(time.Hour)
 	key := topKey{int64(tf), int64(n), curTo}
-	cacheable := s.o.TopRefresh > 0 && len(chains) == 0 && len(ids) == 0
-	if cacheable {
+	if s.o.TopRefresh > 0 {
 		s.topMu.RLock()
 		snap, ok := s.top[key]
 		s.topMu.RUnlock()
 		if ok && s.o.Now().Sub(snap.at) <= 2*s.o.TopRefresh {
-			return snap.rows, nil
+			return snap.narrow(chains, ids), snap.hint(ids), nil
 		}
 	}
 	curFrom := curTo.Add(-tf)
-	ws, err := s.st.TopWindows(ctx, s.chainsOr(chains), ids, curFrom.Add(-time.Duration(n)*tf), curFrom, curTo)
-	if err != nil || !cacheable {
-		return ws, err
+	refFrom := curFrom.Add(-time.Duration(n) * tf)
+	if s.o.TopRefresh <= 0 || len(chains) > 0 || len(ids) > 0 {
+		// A narrowed request reads only its tokens' rollups; it does not fill the snapshot.
+		rows, err := s.st.TopWindows(ctx, s.chainsOr(chains), ids, refFrom, curFrom, curTo)
+		return slices.Values(rows), len(rows), err
+	}
+	snap, err := s.snapshot(ctx, refFrom, curFrom, curTo)
+	if err != nil {
+		return nil, 0, err
 	}
 	s.topMu.Lock()
-	s.top[key] = topSnapshot{at: s.o.Now(), rows: ws}
+	s.top[key] = snap
 	s.topMu.Unlock()
-	return ws, nil
+	return slices.Values(snap.rows), len(snap.rows), nil
 }
 
 type topKey struct {
@@ -132,14 +140,74 @@ type topKey struct {
 	to    time.Time
 }
 
+// topSnapshot is every token's figures for one timeframe, number of reference periods and hour:
+// rows[i] is parts[i]'s token summed over all its chains.
 type topSnapshot struct {
-	at   time.Time
-	rows []TokenWindows
+	at    time.Time
+	rows  []TokenWindows
+	parts []TokenParts
 }
 
-// RefreshTop recomputes the unfiltered /token/top figures of every timeframe with one and with
-// the automatic number of reference periods, and drops snapshots of past hours. Run it every
-// Options.TopRefresh (RefreshTopLoop).
+func (s *Service) snapshot(ctx context.Context, refFrom, curFrom, curTo time.Time) (topSnapshot, error) {
+	ps, err := s.st.TopParts(ctx, s.o.Chains, refFrom, curFrom, curTo)
+	if err != nil {
+		return topSnapshot{}, err
+	}
+	rows := make([]TokenWindows, len(ps))
+	for i, p := range ps {
+		rows[i] = p.TokenWindows
+	}
+	return topSnapshot{at: s.o.Now(), rows: rows, parts: ps}, nil
+}
+
+// hint is how many of the snapshot's tokens a request for ids (all when empty) can keep.
+func (p topSnapshot) hint(ids []string) int {
+	if len(ids) > 0 && len(ids) < len(p.rows) {
+		return len(ids)
+	}
+	return len(p.rows)
+}
+
+// narrow yields the snapshot's rows of the pricing ids ids (all when empty), each summed over
+// its parts on chains (all when empty); a token without a deployment on chains is left out, as
+// the store's TopWindows leaves it out. It yields them without copying the snapshot.
+func (p topSnapshot) narrow(chains, ids []string) iter.Seq[TokenWindows] {
+	if len(chains) == 0 && len(ids) == 0 {
+		return slices.Values(p.rows)
+	}
+	want := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		want[id] = true
+	}
+	return func(yield func(TokenWindows) bool) {
+		for i := range p.parts {
+			t := &p.parts[i]
+			if len(ids) > 0 && !want[t.PricingID] {
+				continue
+			}
+			if len(chains) == 0 {
+				if !yield(p.rows[i]) {
+					return
+				}
+				continue
+			}
+			w, found := t.TokenWindows, false
+			w.Current, w.Previous = HourFlows{}, HourFlows{}
+			for _, c := range t.Parts {
+				if slices.Contains(chains, c.Chain) {
+					w.Current, w.Previous, found = w.Current.Add(c.Current), w.Previous.Add(c.Previous), true
+				}
+			}
+			if found && !yield(w) {
+				return
+			}
+		}
+	}
+}
+
+// RefreshTop recomputes every token's /token/top figures, per chain, for every timeframe with
+// one and with the automatic number of reference periods, and drops snapshots of past hours.
+// Run it every Options.TopRefresh (RefreshTopLoop).
 func (s *Service) RefreshTop(ctx context.Context) error {
 	curTo := s.o.Now().UTC().Truncate(time.Hour).Add(time.Hour)
 	fresh := map[topKey]topSnapshot{}
@@ -150,11 +218,11 @@ func (s *Service) RefreshTop(ctx context.Context) error {
 				continue
 			}
 			curFrom := curTo.Add(-tf)
-			ws, err := s.st.TopWindows(ctx, s.o.Chains, nil, curFrom.Add(-time.Duration(n)*tf), curFrom, curTo)
+			snap, err := s.snapshot(ctx, curFrom.Add(-time.Duration(n)*tf), curFrom, curTo)
 			if err != nil {
 				return err
 			}
-			fresh[key] = topSnapshot{at: s.o.Now(), rows: ws}
+			fresh[key] = snap
 		}
 	}
 	s.topMu.Lock()

@@ -6,23 +6,36 @@ import (
 	"time"
 )
 
-// windowsStore answers TopWindows with fixed rows and counts the calls.
+// windowsStore answers TopParts and TopWindows with fixed rows and counts the calls.
 type windowsStore struct {
 	Store
-	calls int
-	rows  []TokenWindows
+	calls, windowCalls int
+	parts              []TokenParts
+}
+
+func (w *windowsStore) TopParts(context.Context, []string, time.Time, time.Time, time.Time) ([]TokenParts, error) {
+	w.calls++
+	return w.parts, nil
 }
 
 func (w *windowsStore) TopWindows(context.Context, []string, []string, time.Time, time.Time, time.Time) ([]TokenWindows, error) {
-	w.calls++
-	return w.rows, nil
+	w.windowCalls++
+	return nil, nil
+}
+
+func parts(id string, cs ...ChainFlows) TokenParts {
+	t := TokenParts{TokenWindows: TokenWindows{PricingID: id}, Parts: cs}
+	for _, c := range cs {
+		t.Current, t.Previous = t.Current.Add(c.Current), t.Previous.Add(c.Previous)
+	}
+	return t
 }
 
 func TestTopSnapshot(t *testing.T) {
 	now := time.Date(2026, 1, 10, 12, 30, 0, 0, time.UTC)
-	st := &windowsStore{rows: []TokenWindows{
-		{PricingID: "a", Current: HourFlows{Volume: 1}},
-		{PricingID: "b", Current: HourFlows{Volume: 2}},
+	st := &windowsStore{parts: []TokenParts{
+		parts("a", ChainFlows{Chain: "base", Current: HourFlows{Volume: 4}}, ChainFlows{Chain: "ethereum", Current: HourFlows{Volume: 1}}),
+		parts("b", ChainFlows{Chain: "ethereum", Current: HourFlows{Volume: 2}}),
 	}}
 	s := New(st, Options{Now: func() time.Time { return now }, TopRefresh: 30 * time.Second})
 	if err := s.RefreshTop(context.Background()); err != nil {
@@ -34,27 +47,39 @@ func TestTopSnapshot(t *testing.T) {
 	}
 	q := TopQuery{Timeframe: 24 * time.Hour, OrderBy: "volume", Desc: true, Size: 10, ReferencePeriods: 1}
 	res, err := s.Top(context.Background(), q)
-	if err != nil || st.calls != 9 || res.Total != 2 || res.Tokens[0].Token.ID != "b" {
+	if err != nil || st.calls != 9 || res.Total != 2 || res.Tokens[0].Token.ID != "a" || res.Tokens[0].Current.Volume != 5 {
 		t.Fatalf("from the snapshot: %+v %v (%d calls)", res, err, st.calls)
 	}
-	// Filtered requests and other reference periods go to the store.
+	// Requests narrowed to chains or pricing ids are answered from the snapshot's per-chain parts.
 	q.Chains = []string{"ethereum"}
-	if _, err := s.Top(context.Background(), q); err != nil || st.calls != 10 {
-		t.Fatalf("filtered: %v (%d calls)", err, st.calls)
+	res, err = s.Top(context.Background(), q)
+	if err != nil || st.calls != 9 || st.windowCalls != 0 || res.Total != 2 || res.Tokens[0].Token.ID != "b" || res.Tokens[1].Current.Volume != 1 {
+		t.Fatalf("chains: %+v %v (%d calls)", res, err, st.calls)
 	}
-	q.Chains, q.ReferencePeriods = nil, 3
-	if _, err := s.Top(context.Background(), q); err != nil || st.calls != 11 {
+	q.Chains, q.TokenIDs = []string{"base"}, []string{"b", "a"}
+	res, err = s.Top(context.Background(), q)
+	if err != nil || st.calls != 9 || res.Total != 1 || res.Tokens[0].Current.Volume != 4 {
+		t.Fatalf("chains and ids: %+v %v (%d calls)", res, err, st.calls)
+	}
+	// Other reference periods: unfiltered fills a snapshot, narrowed goes to the store.
+	q.Chains, q.TokenIDs, q.ReferencePeriods = nil, nil, 3
+	if _, err := s.Top(context.Background(), q); err != nil || st.calls != 10 {
 		t.Fatalf("3 periods: %v (%d calls)", err, st.calls)
+	}
+	q.ReferencePeriods = 4
+	q.Chains = []string{"ethereum"}
+	if _, err := s.Top(context.Background(), q); err != nil || st.calls != 10 || st.windowCalls != 1 {
+		t.Fatalf("4 periods, narrowed: %v (%d, %d calls)", err, st.calls, st.windowCalls)
 	}
 	// A snapshot older than two refresh intervals is not used.
 	now = now.Add(61 * time.Second)
-	q.ReferencePeriods = 1
-	if _, err := s.Top(context.Background(), q); err != nil || st.calls != 12 {
+	q.Chains, q.ReferencePeriods = nil, 1
+	if _, err := s.Top(context.Background(), q); err != nil || st.calls != 11 {
 		t.Fatalf("stale: %v (%d calls)", err, st.calls)
 	}
 	// The next hour's window is another snapshot.
 	now = now.Add(time.Hour)
-	if _, err := s.Top(context.Background(), q); err != nil || st.calls != 13 {
+	if _, err := s.Top(context.Background(), q); err != nil || st.calls != 12 {
 		t.Fatalf("next hour: %v (%d calls)", err, st.calls)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/chainintel/chainintel/libs/chains"
 	"github.com/chainintel/chainintel/libs/config"
 	"github.com/chainintel/chainintel/libs/service"
+	"github.com/chainintel/chainintel/services/token-analytics/internal/app"
 )
 
 // Prefix of every token-analytics environment variable.
@@ -50,6 +51,17 @@ type Config struct {
 	// (answers up to twice this old); 0 computes every request from the store.
 	TopRefresh time.Duration `env:"TOP_REFRESH" envDefault:"5m"`
 
+	// FlowRetention is how long transfer copies and flow rollups are kept (from the UTC day of
+	// now - FlowRetention on; older transfers are not counted): 0 keeps everything, otherwise at
+	// least app.MinFlowRetention, what the routes reach. FlowPruneInterval is how often older
+	// rows are deleted.
+	FlowRetention     time.Duration `env:"FLOW_RETENTION" envDefault:"9600h"`
+	FlowPruneInterval time.Duration `env:"FLOW_PRUNE_INTERVAL" envDefault:"1h"`
+
+	// UserLabelsURL is the user-labels service's base URL, asked for the caller's own labels and
+	// entities of top_flow's addresses; empty: none are added.
+	UserLabelsURL string `env:"USER_LABELS_URL" envDefault:"http://user-labels:8080"`
+
 	// The operator's own token for /native/circulating: chain, contract ("" for the chain's
 	// native coin), decimals, exact total supply (smallest unit) and non-circulating addresses.
 	NativeChain       string   `env:"NATIVE_CHAIN"`
@@ -80,6 +92,13 @@ func (c Config) Validate() error {
 	}
 	if c.PricePollInterval <= 0 || c.PriceRequestsPerMinute <= 0 || c.PriceHistory <= 0 || c.PriceMaxIDs <= 0 {
 		p.Addf("TOKENANALYTICS_PRICE_POLL_INTERVAL, _REQUESTS_PER_MINUTE, _HISTORY and _MAX_IDS must be positive")
+	}
+	if c.FlowRetention != 0 && c.FlowRetention < app.MinFlowRetention {
+		p.Addf("TOKENANALYTICS_FLOW_RETENTION: must be 0 (keep everything) or at least %s (what the routes reach), got %s",
+			app.MinFlowRetention, c.FlowRetention)
+	}
+	if c.FlowPruneInterval <= 0 {
+		p.Addf("TOKENANALYTICS_FLOW_PRUNE_INTERVAL: must be positive")
 	}
 	if c.NativeChain != "" {
 		if _, ok := chains.Lookup(c.NativeChain); !ok {

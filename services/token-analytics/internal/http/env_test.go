@@ -23,12 +23,17 @@ import (
 	"github.com/chainintel/chainintel/services/token-analytics/internal/events"
 	"github.com/chainintel/chainintel/services/token-analytics/internal/store"
 	"github.com/chainintel/chainintel/services/token-analytics/migrations"
+	ulmigrations "github.com/chainintel/chainintel/services/user-labels/migrations"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 func TestMain(m *testing.M) {
 	os.Exit(pgtest.Main(m, func(ctx context.Context, pool *pgxpool.Pool) error {
-		return pgstore.Migrate(ctx, pool, migrations.Schema, migrations.FS, nil)
+		if err := pgstore.Migrate(ctx, pool, migrations.Schema, migrations.FS, nil); err != nil {
+			return err
+		}
+		// The real user-labels service answers callers' labels in labels_test.go.
+		return pgstore.Migrate(ctx, pool, ulmigrations.Schema, ulmigrations.FS, nil)
 	}))
 }
 

@@ -18,24 +18,127 @@ import (
 // orphaned block is stored uncounted; a copy of an id counted in another block waits until a
 // reorg orphans that block.
 func (s *Store) ApplyFlows(ctx context.Context, fs []app.Flow) error {
+	if h := s.FlowHorizon(); !h.IsZero() {
+		fs = slices.DeleteFunc(slices.Clone(fs), func(f app.Flow) bool { return f.Time.Before(h) })
+	}
 	if len(fs) == 0 {
 		return nil
 	}
-	chains, ids, cols := flowColumns(fs)
+	chains, ids, _ := flowColumns(fs)
 	return s.write(ctx, "apply flows", func(tx pgx.Tx) (bool, error) {
 		if _, err := tx.Exec(ctx, sqlLockShared); err != nil {
 			return false, err
 		}
 		// Each statement below sees what writers of the same ids committed before the lock.
-		if _, err := tx.Exec(ctx, sqlFlowIDsLock, chains, ids); err != nil {
+		claimed, err := claimIDs(ctx, tx, chains, ids)
+		if err != nil {
 			return false, err
 		}
+		first, rest := splitFirst(fs, claimed)
+		if len(first) > 0 {
+			_, _, cols := flowColumns(first)
+			if _, err := tx.Exec(ctx, sqlFlowsInsertFirst, cols...); err != nil {
+				return false, err
+			}
+		}
+		if len(rest) == 0 {
+			return false, nil
+		}
+		rc, rids, cols := flowColumns(rest)
 		if _, err := tx.Exec(ctx, sqlFlowsInsert, cols...); err != nil {
 			return false, err
 		}
-		_, err := tx.Exec(ctx, sqlFlowsSettleBatch, chains, ids)
+		_, err = tx.Exec(ctx, sqlFlowsSettleBatch, rc, rids)
 		return false, err
 	})
+}
+
+type flowKey struct{ chain, id string }
+
+// claimIDs claims or locks the batch's natural ids and returns those claimed now: ids of which
+// no copy was stored before.
+func claimIDs(ctx context.Context, tx pgx.Tx, chains, ids []string) (map[flowKey]bool, error) {
+	rows, err := tx.Query(ctx, sqlFlowIDsLock, chains, ids)
+	if err != nil {
+		return nil, err
+	}
+	claimed := map[flowKey]bool{}
+	var k flowKey
+	_, err = pgx.ForEachRow(rows, []any{&k.chain, &k.id}, func() error {
+		claimed[k] = true
+		return nil
+	})
+	return claimed, err
+}
+
+// splitFirst separates the transfers whose id was claimed now and occurs once in the batch (the
+// only copy of its id: it counts unless its block is orphaned) from the others, whose copies
+// flows_settle weighs against each other.
+func splitFirst(fs []app.Flow, claimed map[flowKey]bool) (first, rest []app.Flow) {
+	if len(claimed) == 0 {
+		return nil, fs
+	}
+	seen := make(map[flowKey]int, len(fs))
+	for _, f := range fs {
+		seen[flowKey{f.Chain, f.ID}]++
+	}
+	for _, f := range fs {
+		if k := (flowKey{f.Chain, f.ID}); claimed[k] && seen[k] == 1 {
+			first = append(first, f)
+		} else {
+			rest = append(rest, f)
+		}
+	}
+	return first, rest
+}
+
+// FlowHorizon is the start of the first UTC day whose flows are kept (zero without retention).
+func (s *Store) FlowHorizon() time.Time {
+	if s.retention <= 0 {
+		return time.Time{}
+	}
+	return s.now().UTC().Add(-s.retention).Truncate(day)
+}
+
+// PruneCounts are the rows PruneFlows deleted.
+type PruneCounts struct {
+	Copies, IDs, AddressHours, Hours, Days int64
+}
+
+// pruneBatch bounds the rows one pruning transaction deletes from each table.
+const pruneBatch = 10000
+
+// PruneFlows deletes what is older than the flow horizon: transfer copies and natural ids whose
+// every copy is, and rollup rows of earlier hours and days, in transactions of at most
+// pruneBatch rows per table. It holds the transfer writers' shared lock, so no class change or
+// reorg (which rewrite past rollup rows) runs meanwhile; transfer writers do (they write no row
+// before the horizon). Without retention it does nothing.
+func (s *Store) PruneFlows(ctx context.Context) (PruneCounts, error) {
+	var total PruneCounts
+	h := s.FlowHorizon()
+	if h.IsZero() {
+		return total, nil
+	}
+	for {
+		var c PruneCounts
+		err := s.write(ctx, "prune flows", func(tx pgx.Tx) (bool, error) {
+			if _, err := tx.Exec(ctx, sqlLockShared); err != nil {
+				return false, err
+			}
+			if err := tx.QueryRow(ctx, sqlPruneFlows, h, pruneBatch).Scan(&c.Copies, &c.IDs); err != nil {
+				return false, err
+			}
+			return false, tx.QueryRow(ctx, sqlPruneRollups, h, pruneBatch).Scan(&c.AddressHours, &c.Hours, &c.Days)
+		})
+		if err != nil {
+			return total, err
+		}
+		total = PruneCounts{total.Copies + c.Copies, total.IDs + c.IDs, total.AddressHours + c.AddressHours,
+			total.Hours + c.Hours, total.Days + c.Days}
+		if c.Copies < pruneBatch && c.AddressHours < pruneBatch && c.Hours < pruneBatch && c.Days < pruneBatch {
+			return total, nil
+		}
+	}
 }
 
 // flowColumns are the arguments of sqlFlowsInsert (parallel arrays, one element per transfer)

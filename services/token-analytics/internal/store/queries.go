@@ -35,6 +35,36 @@ func (s *Store) TopWindows(ctx context.Context, chains, ids []string, refFrom, c
 	return out, nil
 }
 
+// TopParts returns every registry token deployed on chains (all when empty) with its flows over
+// [refFrom, curFrom) and [curFrom, curTo) per chain of its deployments there, and its prices.
+// Each token's Current and Previous are the sums of its parts, in chain order.
+func (s *Store) TopParts(ctx context.Context, chains []string, refFrom, curFrom, curTo time.Time) ([]app.TokenParts, error) {
+	los, his, daily := pieces(refFrom, curFrom, curTo)
+	rows, err := s.pool.Query(ctx, sqlTopParts, nullChains(chains), refFrom, curFrom, curTo, los, his, daily)
+	if err != nil {
+		return nil, fmt.Errorf("top tokens per chain: %w", err)
+	}
+	var out []app.TokenParts
+	var w app.TokenWindows
+	var part app.ChainFlows
+	c, p := &part.Current, &part.Previous
+	_, err = pgx.ForEachRow(rows, []any{&w.PricingID, &w.Symbol, &w.MarketCap, &w.Stablecoin, &w.Price, &w.PrevPrice, &part.Chain,
+		&c.Volume, &c.CexIn, &c.CexOut, &c.DexIn, &c.DexOut, &p.Volume, &p.CexIn, &p.CexOut, &p.DexIn, &p.DexOut}, func() error {
+		if n := len(out); n == 0 || out[n-1].PricingID != w.PricingID {
+			out = append(out, app.TokenParts{TokenWindows: w})
+		}
+		t := &out[len(out)-1]
+		t.Parts = append(t.Parts, part)
+		t.Current, t.Previous = t.Current.Add(part.Current), t.Previous.Add(part.Previous)
+		w.MarketCap, w.Price, w.PrevPrice = nil, nil, nil // scanned into fresh pointers, never shared by two tokens
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("top tokens per chain: %w", err)
+	}
+	return out, nil
+}
+
 // pieces cuts [from, to) into whole UTC days (read from flow_days) and the hours before, after
 // and around split (flow_hours), so that no piece straddles split: the windows on either side of
 // it are summed from one row per token-day plus at most two days of hours per boundary.

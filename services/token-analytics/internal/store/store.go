@@ -9,6 +9,7 @@ import (
 	"embed"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/chainintel/chainintel/libs/outbox"
 	"github.com/jackc/pgx/v5"
@@ -42,6 +43,7 @@ var (
 	sqlPriceHistory     = load("price_history")
 	sqlFlowIDsLock      = load("flow_ids_lock")
 	sqlFlowsInsert      = load("flows_insert")
+	sqlFlowsInsertFirst = load("flows_insert_first") + "\n" + load("flows_rollup_tail")
 	sqlFlowsSettleBatch = load("flows_keys_batch") + "\n" + load("flows_settle") + "\n" + load("flows_rollup_tail")
 	sqlFlowsSettleBlock = load("flows_keys_blocks") + "\n" + load("flows_settle") + "\n" + load("flows_rollup_tail")
 	sqlOrphansAdd       = load("orphans_add")
@@ -50,6 +52,7 @@ var (
 	sqlLockShared       = load("lock_shared")
 	sqlLockExclusive    = load("lock_exclusive")
 	sqlTopWindows       = load("top_windows")
+	sqlTopParts         = load("top_parts")
 	sqlTopFlow          = load("top_flow")
 	sqlVolume           = load("volume")
 	sqlVolumeDays       = load("volume_days")
@@ -61,12 +64,16 @@ var (
 	sqlOutboxClaim      = load("outbox_claim")
 	sqlOutboxMark       = load("outbox_mark")
 	sqlOutboxPrune      = load("outbox_prune")
+	sqlPruneFlows       = load("prune_flows")
+	sqlPruneRollups     = load("prune_rollups")
 )
 
 // Store is the market schema over a pgx pool. It is safe for concurrent use.
 type Store struct {
-	pool    *pgxpool.Pool
-	changed func() // called after a transaction that wrote outbox rows commits
+	pool      *pgxpool.Pool
+	changed   func() // called after a transaction that wrote outbox rows commits
+	retention time.Duration
+	now       func() time.Time
 }
 
 // Option tunes a Store.
@@ -76,9 +83,17 @@ type Option func(*Store)
 // wrote outbox rows, so the relay publishes them at once.
 func OnOutbox(f func()) Option { return func(s *Store) { s.changed = f } }
 
+// Retention keeps flows (transfer copies, natural ids and every rollup row) only from the flow
+// horizon on: the UTC day of now() - d. ApplyFlows drops older transfers and PruneFlows deletes
+// older rows, so a transfer redelivered after its rows were pruned is not counted again. 0 (the
+// default) keeps everything.
+func Retention(d time.Duration, now func() time.Time) Option {
+	return func(s *Store) { s.retention, s.now = d, now }
+}
+
 // New returns a store over pool.
 func New(pool *pgxpool.Pool, opts ...Option) *Store {
-	s := &Store{pool: pool, changed: func() {}}
+	s := &Store{pool: pool, changed: func() {}, now: time.Now}
 	for _, o := range opts {
 		o(s)
 	}

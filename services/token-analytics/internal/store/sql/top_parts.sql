@@ -1,0 +1,64 @@
+-- /token/top's in-memory copy: per registry token and per chain of its deployments among $1
+-- (all when NULL), its flows on that chain over the reference windows [$2, $3) and the current
+-- window [$3, $4), with the token's price now and at $3; ordered by pricing id and chain, so a
+-- request filtered by chains or pricing ids is answered by summing the rows it keeps. $5, $6,
+-- $7: the pieces of [$2, $4) (from, to, whole days) that Store.TopParts cuts, as top_windows.
+WITH toks AS (
+    SELECT t.pricing_id, t.symbol, t.market_cap, t.stablecoin, t.price
+    FROM market.tokens t
+), tchains AS (
+    SELECT DISTINCT d.pricing_id, d.chain
+    FROM market.deployments d
+    WHERE $1::text[] IS NULL OR d.chain = ANY($1)
+), segs AS (
+    SELECT * FROM unnest($5::timestamptz[], $6::timestamptz[], $7::bool[]) AS s(lo, hi, daily)
+    WHERE s.lo >= $2::timestamptz
+), pieces AS (
+    SELECT h.chain, h.token, h.hour AS t, h.volume_usd, h.cex_in_usd, h.cex_out_usd, h.dex_in_usd, h.dex_out_usd
+    FROM segs s
+    JOIN market.flow_hours h ON NOT s.daily AND h.hour >= s.lo AND h.hour < s.hi
+    WHERE $1::text[] IS NULL OR h.chain = ANY($1)
+    UNION ALL
+    SELECT y.chain, y.token, y.day, y.volume_usd, y.cex_in_usd, y.cex_out_usd, y.dex_in_usd, y.dex_out_usd
+    FROM segs s
+    JOIN market.flow_days y ON s.daily AND y.day >= s.lo AND y.day < s.hi
+    WHERE $1::text[] IS NULL OR y.chain = ANY($1)
+), by_deployment AS (
+    SELECT h.chain, h.token,
+        sum(h.volume_usd) FILTER (WHERE h.t >= $3) AS vol,
+        sum(h.cex_in_usd) FILTER (WHERE h.t >= $3) AS cex_in,
+        sum(h.cex_out_usd) FILTER (WHERE h.t >= $3) AS cex_out,
+        sum(h.dex_in_usd) FILTER (WHERE h.t >= $3) AS dex_in,
+        sum(h.dex_out_usd) FILTER (WHERE h.t >= $3) AS dex_out,
+        sum(h.volume_usd) FILTER (WHERE h.t < $3) AS p_vol,
+        sum(h.cex_in_usd) FILTER (WHERE h.t < $3) AS p_cex_in,
+        sum(h.cex_out_usd) FILTER (WHERE h.t < $3) AS p_cex_out,
+        sum(h.dex_in_usd) FILTER (WHERE h.t < $3) AS p_dex_in,
+        sum(h.dex_out_usd) FILTER (WHERE h.t < $3) AS p_dex_out
+    FROM pieces h
+    GROUP BY h.chain, h.token
+), sums AS (
+    SELECT d.pricing_id, d.chain,
+        coalesce(sum(b.vol), 0) AS vol, coalesce(sum(b.cex_in), 0) AS cex_in, coalesce(sum(b.cex_out), 0) AS cex_out,
+        coalesce(sum(b.dex_in), 0) AS dex_in, coalesce(sum(b.dex_out), 0) AS dex_out,
+        coalesce(sum(b.p_vol), 0) AS p_vol, coalesce(sum(b.p_cex_in), 0) AS p_cex_in, coalesce(sum(b.p_cex_out), 0) AS p_cex_out,
+        coalesce(sum(b.p_dex_in), 0) AS p_dex_in, coalesce(sum(b.p_dex_out), 0) AS p_dex_out
+    FROM by_deployment b
+    JOIN market.deployments d ON d.chain = b.chain AND d.address = b.token
+    GROUP BY d.pricing_id, d.chain
+), priced AS (
+    SELECT k.pricing_id, k.symbol, k.market_cap, k.stablecoin,
+           coalesce(k.price, (SELECT p.price FROM market.prices p WHERE p.pricing_id = k.pricing_id AND p.granularity = 2
+                              AND p.time <= $4 ORDER BY p.time DESC LIMIT 1)) AS price,
+           (SELECT p.price FROM market.prices p WHERE p.pricing_id = k.pricing_id AND p.granularity = 2
+            AND p.time <= $3 ORDER BY p.time DESC LIMIT 1) AS prev_price
+    FROM toks k
+    WHERE EXISTS (SELECT 1 FROM tchains c WHERE c.pricing_id = k.pricing_id)
+)
+SELECT k.pricing_id, k.symbol, k.market_cap, k.stablecoin, k.price, k.prev_price, c.chain,
+       coalesce(s.vol, 0), coalesce(s.cex_in, 0), coalesce(s.cex_out, 0), coalesce(s.dex_in, 0), coalesce(s.dex_out, 0),
+       coalesce(s.p_vol, 0), coalesce(s.p_cex_in, 0), coalesce(s.p_cex_out, 0), coalesce(s.p_dex_in, 0), coalesce(s.p_dex_out, 0)
+FROM priced k
+JOIN tchains c ON c.pricing_id = k.pricing_id
+LEFT JOIN sums s ON s.pricing_id = c.pricing_id AND s.chain = c.chain
+ORDER BY k.pricing_id, c.chain
