@@ -25,6 +25,7 @@ type Store interface {
 	SetChanges(ctx context.Context, refs []store.Ref, chains []string) ([]store.Change, error)
 	EntityChanges(ctx context.Context, entity string, chains []string) ([]store.Change, error)
 	EntityBalancesAt(ctx context.Context, entity string, chains []string, day time.Time) ([]store.Holding, error)
+	EntityBalancesBack(ctx context.Context, entity string, chains []string, day time.Time) ([]store.Holding, error)
 	TokenMetas(ctx context.Context, keys [][2]string) (map[[2]string]store.TokenMeta, error)
 	Registry(ctx context.Context, pricingID string) (store.MarketToken, bool, error)
 	PricesAt(ctx context.Context, ids []string, t time.Time) (map[string]store.PricePoint, error)

@@ -182,8 +182,13 @@ func entity(e *eventsv1.Entity) *store.Entity {
 	if e == nil || e.Id == "" {
 		return nil
 	}
-	return &store.Entity{ID: e.Id, Name: e.Name, Type: e.Type, Note: e.Note, Service: e.Service, Website: e.Website,
-		Twitter: e.Twitter, LinkedIn: e.Linkedin}
+	out := &store.Entity{ID: e.Id, Name: e.Name, Type: e.Type, Note: e.Note, Service: e.Service, Website: e.Website,
+		Twitter: e.Twitter, LinkedIn: e.Linkedin, Description: e.Description, Tags: []store.Tag{}}
+	for _, t := range e.PopulatedTags {
+		out.Tags = append(out.Tags, store.Tag{ID: t.Id, Label: t.Label, Rank: t.Rank, Params: t.TagParams, DisablePage: t.DisablePage,
+			ExcludeEntities: t.ExcludeEntities, Chain: t.Chain})
+	}
+	return out
 }
 
 // Attributions handles a batch of intel.attributions.v1: per address the newest version of the

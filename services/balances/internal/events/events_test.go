@@ -121,10 +121,16 @@ func TestConsumersThroughBroker(t *testing.T) {
 	eventually(t, "entity after reorg", func() (string, string) { return ent(), "5" })
 	// A relabel to y moves the balance and its history.
 	if err := pub.Publish(ctx, eventbus.Event{Topic: eventsv1.TopicAttributions, Key: "evm:" + a1, Msg: &eventsv1.Attribution{ChainType: "evm",
-		Address: a1, Entity: &eventsv1.Entity{Id: "y", Name: "Y", Type: "fund"}, Version: 2}}); err != nil {
+		Address: a1, Entity: &eventsv1.Entity{Id: "y", Name: "Y", Type: "fund", Description: "A fund.",
+			PopulatedTags: []*eventsv1.PopulatedTag{{Id: "fund", Label: "Fund", Rank: 3, TagParams: "p", Chain: "ethereum"}}}, Version: 2}}); err != nil {
 		t.Fatal(err)
 	}
 	entY := read(`SELECT sum(delta)::text FROM balances.entity_change WHERE entity_id = 'y'`)
 	eventually(t, "y after relabel", func() (string, string) { return entY(), "5" })
 	eventually(t, "x after relabel", func() (string, string) { return ent(), "0" })
+	// The entity's description and populated tags come with it.
+	details := read(`SELECT description || ' ' || populated_tags::text FROM balances.entities WHERE id = 'y'`)
+	eventually(t, "y's details", func() (string, string) {
+		return details(), `A fund. [{"id": "fund", "rank": 3, "chain": "ethereum", "label": "Fund", "tagParams": "p", "disablePage": false, "excludeEntities": false}]`
+	})
 }

@@ -126,7 +126,8 @@ func newEnvWith(t *testing.T, labels fakeLabels) *env {
 		{PricingID: "ethereum", Time: at(10, 11), Price: 2200}, {PricingID: "usd-coin", Time: at(8, 0), Price: 1},
 		{PricingID: "solana", Time: at(10, 0), Price: 100},
 	}))
-	binance := &store.Entity{ID: "binance", Name: "Binance", Type: "cex", Service: "exchange"}
+	binance := &store.Entity{ID: "binance", Name: "Binance", Type: "cex", Service: "exchange", Description: "Centralised exchange.",
+		Tags: []store.Tag{{ID: "cex", Label: "Exchange", Rank: 1}, {ID: "hot-wallet", Label: "Hot wallet", Rank: 2, Params: "eth", DisablePage: true, Chain: "ethereum"}}}
 	_, err := st.ApplyAttributions(ctx, []store.Attribution{
 		{ChainType: "evm", Address: a1, Entity: binance, Label: "Binance 14", Version: 1},
 		{ChainType: "evm", Address: a2, Entity: binance, Version: 1},

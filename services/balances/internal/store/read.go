@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"math/big"
 	"time"
 
@@ -103,6 +105,13 @@ func (s *Store) EntityBalances(ctx context.Context, entity string, chains []stri
 // summed in SQL from its day-over-day changes (O(tokens) rows back).
 func (s *Store) EntityBalancesAt(ctx context.Context, entity string, chains []string, day time.Time) ([]Holding, error) {
 	return scanHoldings(s.pool.Query(ctx, q("read_entity_at"), entity, chains, day.Format(dateFmt)))
+}
+
+// EntityBalancesBack returns an operator entity's balances on chains at the end of UTC day day,
+// counted back from its maintained totals (read_entity_back.sql): the cheap form of
+// EntityBalancesAt for a recent day.
+func (s *Store) EntityBalancesBack(ctx context.Context, entity string, chains []string, day time.Time) ([]Holding, error) {
+	return scanHoldings(s.pool.Query(ctx, q("read_entity_back"), entity, chains, day.Format(dateFmt)))
 }
 
 // SummedEntityBalances sums an operator entity's addresses' current balances on chains: what
@@ -269,8 +278,12 @@ func (s *Store) Entities(ctx context.Context, ids []string) (map[string]Entity, 
 	out := map[string]Entity{}
 	for rows.Next() {
 		var e Entity
-		if err := rows.Scan(&e.ID, &e.Name, &e.Type, &e.Note, &e.Service, &e.Website, &e.Twitter, &e.LinkedIn); err != nil {
+		var tags string
+		if err := rows.Scan(&e.ID, &e.Name, &e.Type, &e.Note, &e.Service, &e.Website, &e.Twitter, &e.LinkedIn, &e.Description, &tags); err != nil {
 			return nil, err
+		}
+		if err := json.Unmarshal([]byte(tags), &e.Tags); err != nil {
+			return nil, fmt.Errorf("entity %s: populated tags: %w", e.ID, err)
 		}
 		out[e.ID] = e
 	}
