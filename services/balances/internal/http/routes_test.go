@@ -23,9 +23,9 @@ const (
 		"description":"Centralised exchange.","populatedTags":[{"id":"cex","label":"Exchange","rank":1,"tagParams":"",
 		"disablePage":false,"excludeEntities":false},{"id":"hot-wallet","label":"Hot wallet","rank":2,"tagParams":"eth",
 		"disablePage":true,"excludeEntities":false,"chain":"ethereum"}]}`
-	infoA1      = `{"address":"@A1","chain":"ethereum","serviceEntity":` + binanceJSON + `,"serviceLabel":{"name":"Binance 14","address":"@A1","chainType":"evm"},"contract":false,"isUserAddress":false}`
-	infoA2      = `{"address":"@A2","chain":"ethereum","serviceEntity":` + binanceJSON + `,"contract":false,"isUserAddress":false}`
-	infoA3      = `{"address":"@A3","chain":"ethereum","userLabel":{"name":"cold wallet","address":"@A3","chainType":"evm"},"userEntity":{"id":"` + userEnt + `","name":"my desk","note":"","type":"user","service":null},"contract":false,"isUserAddress":true}`
+	infoA1 = `{"address":"@A1","chain":"ethereum","serviceEntity":` + binanceJSON + `,"serviceLabel":{"name":"Binance 14","address":"@A1","chainType":"evm"},"contract":false,"isUserAddress":false}`
+	infoA2 = `{"address":"@A2","chain":"ethereum","serviceEntity":` + binanceJSON + `,"contract":false,"isUserAddress":false}`
+	infoA3 = `{"address":"@A3","chain":"ethereum","userLabel":{"name":"cold wallet","address":"@A3","chainType":"evm"},"userEntity":{"id":"` + userEnt + `","name":"my desk","note":"","type":"user","service":null},"contract":false,"isUserAddress":true}`
 )
 
 func TestAddressBalances(t *testing.T) {
