@@ -33,7 +33,7 @@ const (
 // consume runs the service's handlers as consumer groups on the in-process broker.
 func consume(t *testing.T, brokers []string, h events.Handlers) {
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{}, 3)
+	done := make(chan struct{}, 4)
 	run := func(c interface{ Run(context.Context) error }) {
 		go func() { _ = c.Run(ctx); done <- struct{}{} }()
 	}
@@ -44,9 +44,14 @@ func consume(t *testing.T, brokers []string, h events.Handlers) {
 	run(eventbus.NewConsumer(o(eventsv1.TopicBalances), func() *eventsv1.BalanceObservation { return new(eventsv1.BalanceObservation) }, h.Balances))
 	run(eventbus.NewConsumer(o(eventsv1.TopicReorgs), func() *eventsv1.Reorg { return new(eventsv1.Reorg) }, h.Reorgs))
 	run(eventbus.NewConsumer(o(eventsv1.TopicAttributions), func() *eventsv1.Attribution { return new(eventsv1.Attribution) }, h.Attributions))
+	if st, ok := h.W.(events.LogApplier); ok {
+		run(events.Applier{Store: st, Log: slog.New(slog.DiscardHandler), Batch: 1000, Idle: 10 * time.Millisecond})
+	} else {
+		done <- struct{}{}
+	}
 	t.Cleanup(func() {
 		cancel()
-		for range 3 {
+		for range 4 {
 			<-done
 		}
 	})
