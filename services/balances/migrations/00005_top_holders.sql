@@ -50,20 +50,28 @@ $$;
 -- +goose StatementEnd
 
 -- +goose StatementBegin
--- sync_top_holders folds one statement's changed current rows (changed_rows: chain, address,
--- token, balance, 0 for a deleted row) into top_holders: members follow their balance (and leave
--- at 0), others join when they rank above the floor; then tokens over 2,000 members are trimmed
+-- sync_top_holders folds one statement's changed current rows that matter (changed_rows: chain,
+-- address, token, balance, 0 for a deleted row; members and rows ranked above the floor) into
+-- top_holders: members follow their balance (and leave at 0), others join; then tokens over 2,000 members are trimmed
 -- and tokens with fewer than 1,000 members above the floor refilled.
 CREATE FUNCTION balances.sync_top_holders() RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+  added bigint;
+  changed bigint;
 BEGIN
   DELETE FROM balances.top_holders t USING changed_rows c
   WHERE c.balance = 0 AND t.chain = c.chain AND t.token = c.token AND t.address = c.address;
-  INSERT INTO balances.top_holders AS t (chain, token, address, balance)
-  SELECT c.chain, c.token, c.address, c.balance FROM changed_rows c
-  LEFT JOIN balances.top_floor f ON f.chain = c.chain AND f.token = c.token
-  WHERE c.balance > 0 AND (f.chain IS NULL OR c.balance > f.balance OR (c.balance = f.balance AND c.address < f.address)
-     OR EXISTS (SELECT 1 FROM balances.top_holders m WHERE m.chain = c.chain AND m.token = c.token AND m.address = c.address))
-  ON CONFLICT (chain, token, address) DO UPDATE SET balance = excluded.balance;
+  WITH up AS (
+    INSERT INTO balances.top_holders AS t (chain, token, address, balance)
+    SELECT c.chain, c.token, c.address, c.balance FROM changed_rows c WHERE c.balance > 0
+    ON CONFLICT (chain, token, address) DO UPDATE SET balance = excluded.balance
+    RETURNING (xmax = 0) AS inserted
+  )
+  SELECT count(*) FILTER (WHERE inserted) INTO added FROM up;
+  SELECT count(*) INTO changed FROM changed_rows;
+  -- Only new members can take a token over 2,000, and only members that fell or left can leave
+  -- fewer than 1,000 above its floor.
+  IF added > 0 THEN
   WITH gone AS (
     -- By tuple id: a join with the ranked rows lets the planner rank once per member.
     DELETE FROM balances.top_holders WHERE ctid = ANY (ARRAY (
@@ -81,32 +89,46 @@ BEGIN
   SELECT chain, token, balance, address FROM top
   ON CONFLICT (chain, token) DO UPDATE SET balance = excluded.balance, address = excluded.address
     WHERE excluded.balance > f.balance OR (excluded.balance = f.balance AND excluded.address < f.address);
+  END IF;
+  IF changed > added THEN
   PERFORM balances.refill_top_holders(f.chain, f.token)
   FROM balances.top_floor f
   WHERE (f.chain, f.token) IN (SELECT chain, token FROM changed_rows)
     AND (SELECT count(*) FROM (SELECT 1 FROM balances.top_holders m
          WHERE m.chain = f.chain AND m.token = f.token
            AND (m.balance > f.balance OR (m.balance = f.balance AND m.address < f.address)) LIMIT 1000) x) < 1000;
+  END IF;
 END
 $$;
 -- +goose StatementEnd
 
 -- +goose StatementBegin
+-- current_changed collects the rows a statement on current changed that can move its token's top
+-- holders (members, and others ranking above the floor; most rows of a big token are neither)
+-- and folds them in.
 CREATE FUNCTION balances.current_changed() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   CREATE TEMP TABLE IF NOT EXISTS changed_rows (chain text, address text, token text, balance numeric(78,0))
     ON COMMIT DELETE ROWS;
   DELETE FROM changed_rows;
   IF TG_OP = 'DELETE' THEN
-    INSERT INTO changed_rows SELECT chain, address, token, 0 FROM old_rows;
+    INSERT INTO changed_rows SELECT chain, address, token, 0 FROM old_rows o
+    WHERE EXISTS (SELECT 1 FROM balances.top_holders m WHERE m.chain = o.chain AND m.token = o.token AND m.address = o.address);
   ELSIF TG_OP = 'UPDATE' THEN
     INSERT INTO changed_rows SELECT n.chain, n.address, n.token, n.balance FROM new_rows n
     JOIN old_rows o ON o.chain = n.chain AND o.address = n.address AND o.token = n.token
-    WHERE o.balance <> n.balance;
+    LEFT JOIN balances.top_floor f ON f.chain = n.chain AND f.token = n.token
+    WHERE o.balance <> n.balance
+      AND (f.chain IS NULL OR n.balance > f.balance OR (n.balance = f.balance AND n.address < f.address)
+        OR EXISTS (SELECT 1 FROM balances.top_holders m WHERE m.chain = n.chain AND m.token = n.token AND m.address = n.address));
   ELSE
-    INSERT INTO changed_rows SELECT chain, address, token, balance FROM new_rows;
+    INSERT INTO changed_rows SELECT n.chain, n.address, n.token, n.balance FROM new_rows n
+    LEFT JOIN balances.top_floor f ON f.chain = n.chain AND f.token = n.token
+    WHERE n.balance > 0 AND (f.chain IS NULL OR n.balance > f.balance OR (n.balance = f.balance AND n.address < f.address));
   END IF;
-  PERFORM balances.sync_top_holders();
+  IF FOUND THEN
+    PERFORM balances.sync_top_holders();
+  END IF;
   RETURN NULL;
 END
 $$;
