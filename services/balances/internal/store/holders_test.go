@@ -10,9 +10,8 @@ import (
 	"github.com/chainintel/chainintel/services/balances/internal/store"
 )
 
-// The holders read (top_holders above the floor) equals the ranking of every current balance,
-// with many ties, after the token outgrows 2,000 members, after its top holders sell (the
-// token is refilled from current) and after a reorg takes sales back.
+// The holders read equals the ranking of every current balance (ties by address), deep pages
+// included, after the top holders sell and after a reorg takes the sales back.
 func TestTopHoldersMatchCurrent(t *testing.T) {
 	ctx := context.Background()
 	s := fresh(t)
