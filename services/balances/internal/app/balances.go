@@ -293,12 +293,8 @@ func (a *App) TokenBalance(ctx context.Context, r TokenRef, entityID, addr strin
 			out.Balance += units(h.Balance, metas[k].Decimals)
 		}
 	}
-	if t.PricingID != "" {
-		qs, err := a.quotes(ctx, []string{t.PricingID}, a.now())
-		if err != nil {
-			return out, err
-		}
-		out.Price = qs[t.PricingID].Price
+	if out.Price, err = a.priceNow(ctx, t.PricingID); err != nil {
+		return out, err
 	}
 	out.USD = out.Balance * out.Price
 	return out, nil
@@ -376,11 +372,10 @@ func (a *App) Subaccounts(ctx context.Context, owners, entities []string, pricin
 	if err != nil {
 		return nil, err
 	}
-	qs, err := a.quotes(ctx, []string{t.PricingID}, a.now())
+	price, err := a.priceNow(ctx, t.PricingID)
 	if err != nil {
 		return nil, err
 	}
-	price := qs[t.PricingID].Price
 	for _, sa := range subs {
 		m := metas[[2]string{sa.Chain, sa.Token}]
 		u := units(sa.Balance, m.Decimals)
