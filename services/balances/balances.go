@@ -4,6 +4,7 @@ package balances
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"github.com/chainintel/chainintel/libs/chains"
 	"github.com/chainintel/chainintel/libs/eventbus"
@@ -86,7 +87,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	service.Consume(s, cfg.Kafka, eventsv1.TopicAttributions, func() *eventsv1.Attribution { return new(eventsv1.Attribution) }, h.Attributions, batch)
 	service.Consume(s, cfg.Kafka, eventsv1.TopicBalances, func() *eventsv1.BalanceObservation { return new(eventsv1.BalanceObservation) }, h.Balances, batch)
 	service.Consume(s, cfg.Kafka, eventsv1.TopicReorgs, func() *eventsv1.Reorg { return new(eventsv1.Reorg) }, h.Reorgs)
-	ap := events.Applier{Store: st, Log: s.Log, Batch: cfg.ApplyBatch, Idle: cfg.ApplyIdle}
+	ap := events.Applier{Store: st, Log: s.Log, Batch: cfg.ApplyBatch, Idle: cfg.ApplyIdle, Retry: time.Second}
 	s.Add(lifecycle.Part{Name: "observation log applier", Run: ap.Run})
 	if err := backlogGauge(s.Tel.Meter(), st); err != nil {
 		return err

@@ -19,8 +19,10 @@ type Applier struct {
 	Log   *slog.Logger
 	// Batch is the most observations applied in one transaction.
 	Batch int
-	// Idle is the wait after a round that found the log empty or failed.
+	// Idle is the wait after a round that found the log empty.
 	Idle time.Duration
+	// Retry is the wait after a round that failed (its rows stay in the log).
+	Retry time.Duration
 }
 
 // Run applies the log until ctx ends.
@@ -30,16 +32,18 @@ func (a Applier) Run(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return nil
 		}
-		if err != nil {
-			a.Log.Warn("applying the observation log failed; retrying", "error", err)
-		}
-		if err == nil && taken == a.Batch {
+		wait := a.Idle
+		switch {
+		case err != nil:
+			a.Log.Warn("applying the observation log failed; retrying", "error", err, "retry_in", a.Retry)
+			wait = a.Retry
+		case taken == a.Batch:
 			continue // more is waiting
 		}
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-time.After(a.Idle):
+		case <-time.After(wait):
 		}
 	}
 }

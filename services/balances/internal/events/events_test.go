@@ -45,7 +45,7 @@ func consume(t *testing.T, brokers []string, h events.Handlers) {
 	run(eventbus.NewConsumer(o(eventsv1.TopicReorgs), func() *eventsv1.Reorg { return new(eventsv1.Reorg) }, h.Reorgs))
 	run(eventbus.NewConsumer(o(eventsv1.TopicAttributions), func() *eventsv1.Attribution { return new(eventsv1.Attribution) }, h.Attributions))
 	if st, ok := h.W.(events.LogApplier); ok {
-		run(events.Applier{Store: st, Log: slog.New(slog.DiscardHandler), Batch: 1000, Idle: 10 * time.Millisecond})
+		run(events.Applier{Store: st, Log: slog.New(slog.DiscardHandler), Batch: 1000, Idle: 10 * time.Millisecond, Retry: 100 * time.Millisecond})
 	} else {
 		done <- struct{}{}
 	}
