@@ -81,6 +81,10 @@ func (s *Store) AppendObservations(ctx context.Context, obs []Observation) error
 // does, in one transaction under the writers' lock (so a crash leaves them in the log). It
 // returns how many it took (0: the log was empty) and how many of those were new.
 func (s *Store) ApplyLog(ctx context.Context, limit int) (taken, fresh int, err error) {
+	var pending bool
+	if err := s.pool.QueryRow(ctx, q("log_pending")).Scan(&pending); err != nil || !pending {
+		return 0, 0, err
+	}
 	err = s.write(ctx, "apply observation log", func(tx pgx.Tx) error {
 		if err := createStages(ctx, tx); err != nil {
 			return err
