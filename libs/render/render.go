@@ -24,6 +24,20 @@ type Entity struct {
 	Website  string  `json:"website,omitempty"`
 	Twitter  string  `json:"twitter,omitempty"`
 	LinkedIn string  `json:"linkedin,omitempty"`
+	// Description and PopulatedTags are set on the entities of /balances/entity only.
+	Description   *string         `json:"description,omitempty"`
+	PopulatedTags *[]PopulatedTag `json:"populatedTags,omitempty"`
+}
+
+// PopulatedTag is the API's PopulatedTag.
+type PopulatedTag struct {
+	ID              string `json:"id"`
+	Label           string `json:"label"`
+	Rank            int32  `json:"rank"`
+	TagParams       string `json:"tagParams"`
+	DisablePage     bool   `json:"disablePage"`
+	ExcludeEntities bool   `json:"excludeEntities"`
+	Chain           string `json:"chain,omitempty"`
 }
 
 // AddressLabel is the API's AddressLabel object.

@@ -4,9 +4,11 @@ package balances
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"github.com/chainintel/chainintel/libs/chains"
 	"github.com/chainintel/chainintel/libs/eventbus"
+	"github.com/chainintel/chainintel/libs/lifecycle"
 	"github.com/chainintel/chainintel/libs/service"
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
 	"github.com/chainintel/chainintel/services/balances/internal/app"
@@ -16,7 +18,24 @@ import (
 	"github.com/chainintel/chainintel/services/balances/internal/store"
 	"github.com/chainintel/chainintel/services/balances/migrations"
 	ulclient "github.com/chainintel/chainintel/services/user-labels/client"
+	"go.opentelemetry.io/otel/metric"
 )
+
+// backlogGauge exports how many observations the log holds that the applier has not folded into
+// the read models yet: reads lag the consumer by that many.
+func backlogGauge(m metric.Meter, st *store.Store) error {
+	_, err := m.Int64ObservableGauge("balances.observation_log.backlog",
+		metric.WithDescription("observations appended to the log and not applied to balances yet"),
+		metric.WithInt64Callback(func(ctx context.Context, o metric.Int64Observer) error {
+			n, err := st.LogBacklog(ctx)
+			if err != nil {
+				return err
+			}
+			o.Observe(n)
+			return nil
+		}))
+	return err
+}
 
 // Name is the service name.
 const Name = "balances"
@@ -68,6 +87,11 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	service.Consume(s, cfg.Kafka, eventsv1.TopicAttributions, func() *eventsv1.Attribution { return new(eventsv1.Attribution) }, h.Attributions, batch)
 	service.Consume(s, cfg.Kafka, eventsv1.TopicBalances, func() *eventsv1.BalanceObservation { return new(eventsv1.BalanceObservation) }, h.Balances, batch)
 	service.Consume(s, cfg.Kafka, eventsv1.TopicReorgs, func() *eventsv1.Reorg { return new(eventsv1.Reorg) }, h.Reorgs)
+	ap := events.Applier{Store: st, Log: s.Log, Batch: cfg.ApplyBatch, Idle: cfg.ApplyIdle, Retry: time.Second}
+	s.Add(lifecycle.Part{Name: "observation log applier", Run: ap.Run})
+	if err := backlogGauge(s.Tel.Meter(), st); err != nil {
+		return err
+	}
 
 	e := s.Engine()
 	svchttp.Register(e, app.New(st, labels, cs))

@@ -25,15 +25,19 @@ const (
 
 // Entity is a real-world actor as addresses show it.
 type Entity struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
-	Type          string                 `protobuf:"bytes,3,opt,name=type,proto3" json:"type,omitempty"` // cex, dex, fund, individual, ...
-	Note          string                 `protobuf:"bytes,4,opt,name=note,proto3" json:"note,omitempty"`
-	Service       string                 `protobuf:"bytes,5,opt,name=service,proto3" json:"service,omitempty"`
-	Website       string                 `protobuf:"bytes,6,opt,name=website,proto3" json:"website,omitempty"`
-	Twitter       string                 `protobuf:"bytes,7,opt,name=twitter,proto3" json:"twitter,omitempty"`
-	Linkedin      string                 `protobuf:"bytes,8,opt,name=linkedin,proto3" json:"linkedin,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Id          string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Name        string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	Type        string                 `protobuf:"bytes,3,opt,name=type,proto3" json:"type,omitempty"` // cex, dex, fund, individual, ...
+	Note        string                 `protobuf:"bytes,4,opt,name=note,proto3" json:"note,omitempty"`
+	Service     string                 `protobuf:"bytes,5,opt,name=service,proto3" json:"service,omitempty"`
+	Website     string                 `protobuf:"bytes,6,opt,name=website,proto3" json:"website,omitempty"`
+	Twitter     string                 `protobuf:"bytes,7,opt,name=twitter,proto3" json:"twitter,omitempty"`
+	Linkedin    string                 `protobuf:"bytes,8,opt,name=linkedin,proto3" json:"linkedin,omitempty"`
+	Description string                 `protobuf:"bytes,9,opt,name=description,proto3" json:"description,omitempty"`
+	// The entity's tags as /intelligence/entity/{id} populates them (its addresses' tags that
+	// propagate to entities), by rank.
+	PopulatedTags []*PopulatedTag `protobuf:"bytes,10,rep,name=populated_tags,json=populatedTags,proto3" json:"populated_tags,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -124,6 +128,113 @@ func (x *Entity) GetLinkedin() string {
 	return ""
 }
 
+func (x *Entity) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+func (x *Entity) GetPopulatedTags() []*PopulatedTag {
+	if x != nil {
+		return x.PopulatedTags
+	}
+	return nil
+}
+
+// PopulatedTag is a tag with its parameter value.
+type PopulatedTag struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	Id              string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Label           string                 `protobuf:"bytes,2,opt,name=label,proto3" json:"label,omitempty"`
+	Rank            int32                  `protobuf:"varint,3,opt,name=rank,proto3" json:"rank,omitempty"`
+	TagParams       string                 `protobuf:"bytes,4,opt,name=tag_params,json=tagParams,proto3" json:"tag_params,omitempty"`
+	DisablePage     bool                   `protobuf:"varint,5,opt,name=disable_page,json=disablePage,proto3" json:"disable_page,omitempty"`
+	ExcludeEntities bool                   `protobuf:"varint,6,opt,name=exclude_entities,json=excludeEntities,proto3" json:"exclude_entities,omitempty"`
+	Chain           string                 `protobuf:"bytes,7,opt,name=chain,proto3" json:"chain,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *PopulatedTag) Reset() {
+	*x = PopulatedTag{}
+	mi := &file_chainintel_events_v1_intel_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PopulatedTag) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PopulatedTag) ProtoMessage() {}
+
+func (x *PopulatedTag) ProtoReflect() protoreflect.Message {
+	mi := &file_chainintel_events_v1_intel_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PopulatedTag.ProtoReflect.Descriptor instead.
+func (*PopulatedTag) Descriptor() ([]byte, []int) {
+	return file_chainintel_events_v1_intel_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *PopulatedTag) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *PopulatedTag) GetLabel() string {
+	if x != nil {
+		return x.Label
+	}
+	return ""
+}
+
+func (x *PopulatedTag) GetRank() int32 {
+	if x != nil {
+		return x.Rank
+	}
+	return 0
+}
+
+func (x *PopulatedTag) GetTagParams() string {
+	if x != nil {
+		return x.TagParams
+	}
+	return ""
+}
+
+func (x *PopulatedTag) GetDisablePage() bool {
+	if x != nil {
+		return x.DisablePage
+	}
+	return false
+}
+
+func (x *PopulatedTag) GetExcludeEntities() bool {
+	if x != nil {
+		return x.ExcludeEntities
+	}
+	return false
+}
+
+func (x *PopulatedTag) GetChain() string {
+	if x != nil {
+		return x.Chain
+	}
+	return ""
+}
+
 // Attribution is everything known about one address. Topic intel.attributions.v1 (compacted),
 // key "<chainType>:<address>"; a tombstone (empty value) means nothing is known any more.
 type Attribution struct {
@@ -144,7 +255,7 @@ type Attribution struct {
 
 func (x *Attribution) Reset() {
 	*x = Attribution{}
-	mi := &file_chainintel_events_v1_intel_proto_msgTypes[1]
+	mi := &file_chainintel_events_v1_intel_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -156,7 +267,7 @@ func (x *Attribution) String() string {
 func (*Attribution) ProtoMessage() {}
 
 func (x *Attribution) ProtoReflect() protoreflect.Message {
-	mi := &file_chainintel_events_v1_intel_proto_msgTypes[1]
+	mi := &file_chainintel_events_v1_intel_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -169,7 +280,7 @@ func (x *Attribution) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Attribution.ProtoReflect.Descriptor instead.
 func (*Attribution) Descriptor() ([]byte, []int) {
-	return file_chainintel_events_v1_intel_proto_rawDescGZIP(), []int{1}
+	return file_chainintel_events_v1_intel_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *Attribution) GetChainType() string {
@@ -246,7 +357,7 @@ var File_chainintel_events_v1_intel_proto protoreflect.FileDescriptor
 
 const file_chainintel_events_v1_intel_proto_rawDesc = "" +
 	"\n" +
-	" chainintel/events/v1/intel.proto\x12\x14chainintel.events.v1\"\xbe\x01\n" +
+	" chainintel/events/v1/intel.proto\x12\x14chainintel.events.v1\"\xab\x02\n" +
 	"\x06Entity\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x12\n" +
@@ -255,7 +366,19 @@ const file_chainintel_events_v1_intel_proto_rawDesc = "" +
 	"\aservice\x18\x05 \x01(\tR\aservice\x12\x18\n" +
 	"\awebsite\x18\x06 \x01(\tR\awebsite\x12\x18\n" +
 	"\atwitter\x18\a \x01(\tR\atwitter\x12\x1a\n" +
-	"\blinkedin\x18\b \x01(\tR\blinkedin\"\x89\x03\n" +
+	"\blinkedin\x18\b \x01(\tR\blinkedin\x12 \n" +
+	"\vdescription\x18\t \x01(\tR\vdescription\x12I\n" +
+	"\x0epopulated_tags\x18\n" +
+	" \x03(\v2\".chainintel.events.v1.PopulatedTagR\rpopulatedTags\"\xcb\x01\n" +
+	"\fPopulatedTag\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
+	"\x05label\x18\x02 \x01(\tR\x05label\x12\x12\n" +
+	"\x04rank\x18\x03 \x01(\x05R\x04rank\x12\x1d\n" +
+	"\n" +
+	"tag_params\x18\x04 \x01(\tR\ttagParams\x12!\n" +
+	"\fdisable_page\x18\x05 \x01(\bR\vdisablePage\x12)\n" +
+	"\x10exclude_entities\x18\x06 \x01(\bR\x0fexcludeEntities\x12\x14\n" +
+	"\x05chain\x18\a \x01(\tR\x05chain\"\x89\x03\n" +
 	"\vAttribution\x12\x1d\n" +
 	"\n" +
 	"chain_type\x18\x01 \x01(\tR\tchainType\x12\x18\n" +
@@ -284,19 +407,21 @@ func file_chainintel_events_v1_intel_proto_rawDescGZIP() []byte {
 	return file_chainintel_events_v1_intel_proto_rawDescData
 }
 
-var file_chainintel_events_v1_intel_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
+var file_chainintel_events_v1_intel_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
 var file_chainintel_events_v1_intel_proto_goTypes = []any{
-	(*Entity)(nil),      // 0: chainintel.events.v1.Entity
-	(*Attribution)(nil), // 1: chainintel.events.v1.Attribution
+	(*Entity)(nil),       // 0: chainintel.events.v1.Entity
+	(*PopulatedTag)(nil), // 1: chainintel.events.v1.PopulatedTag
+	(*Attribution)(nil),  // 2: chainintel.events.v1.Attribution
 }
 var file_chainintel_events_v1_intel_proto_depIdxs = []int32{
-	0, // 0: chainintel.events.v1.Attribution.entity:type_name -> chainintel.events.v1.Entity
-	0, // 1: chainintel.events.v1.Attribution.predicted_entity:type_name -> chainintel.events.v1.Entity
-	2, // [2:2] is the sub-list for method output_type
-	2, // [2:2] is the sub-list for method input_type
-	2, // [2:2] is the sub-list for extension type_name
-	2, // [2:2] is the sub-list for extension extendee
-	0, // [0:2] is the sub-list for field type_name
+	1, // 0: chainintel.events.v1.Entity.populated_tags:type_name -> chainintel.events.v1.PopulatedTag
+	0, // 1: chainintel.events.v1.Attribution.entity:type_name -> chainintel.events.v1.Entity
+	0, // 2: chainintel.events.v1.Attribution.predicted_entity:type_name -> chainintel.events.v1.Entity
+	3, // [3:3] is the sub-list for method output_type
+	3, // [3:3] is the sub-list for method input_type
+	3, // [3:3] is the sub-list for extension type_name
+	3, // [3:3] is the sub-list for extension extendee
+	0, // [0:3] is the sub-list for field type_name
 }
 
 func init() { file_chainintel_events_v1_intel_proto_init() }
@@ -310,7 +435,7 @@ func file_chainintel_events_v1_intel_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_chainintel_events_v1_intel_proto_rawDesc), len(file_chainintel_events_v1_intel_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   2,
+			NumMessages:   3,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -25,6 +25,7 @@ type Store interface {
 	SetChanges(ctx context.Context, refs []store.Ref, chains []string) ([]store.Change, error)
 	EntityChanges(ctx context.Context, entity string, chains []string) ([]store.Change, error)
 	EntityBalancesAt(ctx context.Context, entity string, chains []string, day time.Time) ([]store.Holding, error)
+	EntityBalancesBack(ctx context.Context, entity string, chains []string, day time.Time) ([]store.Holding, error)
 	TokenMetas(ctx context.Context, keys [][2]string) (map[[2]string]store.TokenMeta, error)
 	Registry(ctx context.Context, pricingID string) (store.MarketToken, bool, error)
 	PricesAt(ctx context.Context, ids []string, t time.Time) (map[string]store.PricePoint, error)
@@ -35,6 +36,7 @@ type Store interface {
 	Holders(ctx context.Context, chain, token string, limit, offset int) ([]store.Ranked, error)
 	EntityHolders(ctx context.Context, chain, token string, limit, offset int) ([]store.Ranked, error)
 	Supply(ctx context.Context, chain, token string) (*big.Int, error)
+	HolderPage(ctx context.Context, chain, token string, limit, offset int, entities bool) (store.HolderPage, error)
 	Subaccounts(ctx context.Context, owners []string, tokens [][2]string, limit int) ([]store.Subaccount, error)
 	SetHoldings(ctx context.Context, refs []store.Ref, chains []string) ([]store.AddressHolding, error)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/chainintel/chainintel/services/balances/internal/store"
 )
@@ -28,10 +29,11 @@ type EntityBalancesView struct {
 }
 
 // priced renders holdings as TokenBalances per chain with their totals; exact adds
-// balanceExact.
-func (a *App) priced(ctx context.Context, hs []store.Holding, exact bool) (Balances, error) {
+// balanceExact. ago are the holdings of 24 h ago (holdingsAgo), valued at the prices in force
+// then for totalBalance24hAgo.
+func (a *App) priced(ctx context.Context, hs, ago []store.Holding, exact bool) (Balances, error) {
 	out := Balances{Balances: map[string][]TokenBalance{}, TotalBalance: map[string]float64{}, TotalBalance24hAgo: map[string]float64{}}
-	ts, err := a.tokens(ctx, holdingKeys(hs))
+	ts, err := a.tokens(ctx, holdingKeys(append(append([]store.Holding{}, hs...), ago...)))
 	if err != nil {
 		return out, err
 	}
@@ -60,7 +62,16 @@ func (a *App) priced(ctx context.Context, hs []store.Holding, exact bool) (Balan
 		}
 		out.Balances[h.Chain] = append(out.Balances[h.Chain], tb)
 		out.TotalBalance[h.Chain] += tb.USD
-		out.TotalBalance24hAgo[h.Chain] += tb.Balance * q.Price24h
+	}
+	for c := range out.Balances {
+		out.TotalBalance24hAgo[c] = 0
+	}
+	for _, h := range ago {
+		if _, ok := out.Balances[h.Chain]; !ok || h.Balance.Sign() <= 0 {
+			continue // the answer covers the chains the subject holds something on now
+		}
+		t := ts[[2]string{h.Chain, h.Token}]
+		out.TotalBalance24hAgo[h.Chain] += units(h.Balance, t.Decimals) * qs[t.PricingID].Price24h
 	}
 	for c := range out.Balances {
 		l := out.Balances[c]
@@ -74,6 +85,33 @@ func (a *App) priced(ctx context.Context, hs []store.Holding, exact bool) (Balan
 	return out, nil
 }
 
+// holdingsAgo returns the subject's balances 24 h ago as its daily snapshots hold them: the
+// snapshot of the UTC day of now−24 h (yesterday's close). An operator entity's are counted back
+// from its maintained totals (one day of changes); addresses' come from their snapshots.
+func (a *App) holdingsAgo(ctx context.Context, s Subject) ([]store.Holding, error) {
+	day := store.Day(a.now().Add(-24 * time.Hour))
+	if s.Entity == "" {
+		return a.holdingsAt(ctx, s, day)
+	}
+	hs, err := a.st.EntityBalancesBack(ctx, s.Entity, s.Chains, day)
+	if err != nil || len(s.Refs) == 0 {
+		return hs, err
+	}
+	refs := s
+	refs.Entity = ""
+	extra, err := a.holdingsAt(ctx, refs, day)
+	return mergeHoldings(append(hs, extra...)), err
+}
+
+// currentAndAgo returns the subject's current holdings and those of 24 h ago.
+func (a *App) currentAndAgo(ctx context.Context, s Subject) (hs, ago []store.Holding, err error) {
+	if hs, err = a.holdings(ctx, s); err != nil {
+		return nil, nil, err
+	}
+	ago, err = a.holdingsAgo(ctx, s)
+	return hs, ago, err
+}
+
 // AddressBalances answers /balances/address/{address}.
 func (a *App) AddressBalances(ctx context.Context, addr string, chains []string) (AddressBalancesView, error) {
 	var out AddressBalancesView
@@ -81,11 +119,11 @@ func (a *App) AddressBalances(ctx context.Context, addr string, chains []string)
 	if err != nil {
 		return out, err
 	}
-	hs, err := a.holdings(ctx, s)
+	hs, ago, err := a.currentAndAgo(ctx, s)
 	if err != nil {
 		return out, err
 	}
-	if out.Balances, err = a.priced(ctx, hs, true); err != nil {
+	if out.Balances, err = a.priced(ctx, hs, ago, true); err != nil {
 		return out, err
 	}
 	b, err := a.newBook(ctx, s.Refs)
@@ -108,11 +146,11 @@ func (a *App) EntityBalances(ctx context.Context, id string, chains []string) (E
 	if err != nil {
 		return out, err
 	}
-	hs, err := a.holdings(ctx, s)
+	hs, ago, err := a.currentAndAgo(ctx, s)
 	if err != nil {
 		return out, err
 	}
-	if out.Balances, err = a.priced(ctx, hs, false); err != nil {
+	if out.Balances, err = a.priced(ctx, hs, ago, false); err != nil {
 		return out, err
 	}
 	ent, err := a.entityView(ctx, s)
@@ -134,14 +172,22 @@ func (a *App) entityView(ctx context.Context, s Subject) (Entity, error) {
 		if typ == "" {
 			typ = "user"
 		}
-		return Entity{ID: ue.ID, Name: ue.Name, Note: ue.Note, Type: typ}, nil
+		desc, tags := "", []PopulatedTag{}
+		return Entity{ID: ue.ID, Name: ue.Name, Note: ue.Note, Type: typ, Description: &desc, PopulatedTags: &tags}, nil
 	}
 	ents, err := a.st.Entities(ctx, []string{s.Entity})
 	if err != nil {
 		return Entity{}, err
 	}
 	e := ents[s.Entity]
-	return *entityOut(&e), nil
+	out := entityOut(&e)
+	tags := make([]PopulatedTag, 0, len(e.Tags))
+	for _, t := range e.Tags {
+		tags = append(tags, PopulatedTag{ID: t.ID, Label: t.Label, Rank: t.Rank, TagParams: t.Params, DisablePage: t.DisablePage,
+			ExcludeEntities: t.ExcludeEntities, Chain: t.Chain})
+	}
+	out.Description, out.PopulatedTags = &e.Description, &tags
+	return *out, nil
 }
 
 // TokenAmount is the answer of /token/balance.
@@ -247,12 +293,8 @@ func (a *App) TokenBalance(ctx context.Context, r TokenRef, entityID, addr strin
 			out.Balance += units(h.Balance, metas[k].Decimals)
 		}
 	}
-	if t.PricingID != "" {
-		qs, err := a.quotes(ctx, []string{t.PricingID}, a.now())
-		if err != nil {
-			return out, err
-		}
-		out.Price = qs[t.PricingID].Price
+	if out.Price, err = a.priceNow(ctx, t.PricingID); err != nil {
+		return out, err
 	}
 	out.USD = out.Balance * out.Price
 	return out, nil
@@ -330,11 +372,10 @@ func (a *App) Subaccounts(ctx context.Context, owners, entities []string, pricin
 	if err != nil {
 		return nil, err
 	}
-	qs, err := a.quotes(ctx, []string{t.PricingID}, a.now())
+	price, err := a.priceNow(ctx, t.PricingID)
 	if err != nil {
 		return nil, err
 	}
-	price := qs[t.PricingID].Price
 	for _, sa := range subs {
 		m := metas[[2]string{sa.Chain, sa.Token}]
 		u := units(sa.Balance, m.Decimals)

@@ -74,13 +74,9 @@ func (a *App) Holders(ctx context.Context, r TokenRef, hq HoldersQuery) (Holders
 	if hq.GroupByEntity {
 		out.EntityTopHolders = map[string][]EntityHolder{}
 	}
-	var price float64
-	if t.PricingID != "" {
-		qs, err := a.quotes(ctx, []string{t.PricingID}, a.now())
-		if err != nil {
-			return out, err
-		}
-		price = qs[t.PricingID].Price
+	price, err := a.priceNow(ctx, t.PricingID)
+	if err != nil {
+		return out, err
 	}
 	for _, k := range keys {
 		if err := a.chainHolders(ctx, k, metas[k].Decimals, price, hq, &out); err != nil {
@@ -92,18 +88,15 @@ func (a *App) Holders(ctx context.Context, r TokenRef, hq HoldersQuery) (Holders
 
 func (a *App) chainHolders(ctx context.Context, k [2]string, decimals int32, price float64, hq HoldersQuery, out *Holders) error {
 	chain := k[0]
-	supply, err := a.st.Supply(ctx, chain, k[1])
+	page, err := a.st.HolderPage(ctx, chain, k[1], hq.Limit, hq.Offset, hq.GroupByEntity)
 	if err != nil {
 		return err
 	}
+	supply, rs := page.Supply, page.Addresses
 	if supply.Sign() == 0 {
 		return nil // nobody holds it on this chain
 	}
 	out.TotalSupply[chain] += units(supply, decimals)
-	rs, err := a.st.Holders(ctx, chain, k[1], hq.Limit, hq.Offset)
-	if err != nil {
-		return err
-	}
 	refs := make([]store.Ref, len(rs))
 	for i, r := range rs {
 		refs[i] = store.Ref{ChainType: store.ChainType(chain), Address: r.ID}
@@ -124,10 +117,7 @@ func (a *App) chainHolders(ctx context.Context, k [2]string, decimals int32, pri
 	if !hq.GroupByEntity {
 		return nil
 	}
-	es, err := a.st.EntityHolders(ctx, chain, k[1], hq.Limit, hq.Offset)
-	if err != nil {
-		return err
-	}
+	es := page.Entities
 	ids := make([]string, len(es))
 	for i, e := range es {
 		ids[i] = e.ID

@@ -140,6 +140,18 @@ func (a *App) quotes(ctx context.Context, ids []string, now time.Time) (map[stri
 	return out, nil
 }
 
+// priceNow is the price in force now of pricing id id (0 without one or without a price).
+func (a *App) priceNow(ctx context.Context, id string) (float64, error) {
+	if id == "" {
+		return 0, nil
+	}
+	ps, err := a.st.PricesAt(ctx, []string{id}, a.now())
+	if err != nil {
+		return 0, err
+	}
+	return ps[id].Price, nil
+}
+
 func pricingIDs(ts map[[2]string]token) []string {
 	seen := map[string]bool{}
 	var ids []string

@@ -12,6 +12,7 @@ import (
 // them.
 type (
 	Entity       = render.Entity
+	PopulatedTag = render.PopulatedTag
 	AddressLabel = render.AddressLabel
 	AddressInfo  = render.AddressInfo
 )
@@ -32,7 +33,13 @@ type TokenBalance struct {
 	USD                   float64 `json:"usd"`
 }
 
-func entityOut(e *store.Entity) *Entity { return render.EntityOf((*render.StoredEntity)(e)) }
+func entityOut(e *store.Entity) *Entity {
+	if e == nil {
+		return nil
+	}
+	return render.EntityOf(&render.StoredEntity{ID: e.ID, Name: e.Name, Type: e.Type, Note: e.Note, Service: e.Service,
+		Website: e.Website, Twitter: e.Twitter, LinkedIn: e.LinkedIn})
+}
 
 // book holds the attributions and the caller's labels of a set of addresses.
 type book struct {

@@ -3,6 +3,8 @@
 package config
 
 import (
+	"time"
+
 	"github.com/chainintel/chainintel/libs/chains"
 	"github.com/chainintel/chainintel/libs/config"
 	"github.com/chainintel/chainintel/libs/service"
@@ -24,6 +26,11 @@ type Config struct {
 	UserLabelsURL string `env:"USER_LABELS_URL" envDefault:"http://user-labels:8080"`
 	// ConsumerBatch is the most balance observations written in one transaction.
 	ConsumerBatch int `env:"CONSUMER_BATCH" envDefault:"5000"`
+	// ApplyBatch is the most logged observations the applier folds into the read models in one
+	// transaction.
+	ApplyBatch int `env:"APPLY_BATCH" envDefault:"20000"`
+	// ApplyIdle is the applier's wait when the observation log is empty.
+	ApplyIdle time.Duration `env:"APPLY_IDLE" envDefault:"50ms"`
 }
 
 // Validate checks the whole configuration.
@@ -37,6 +44,12 @@ func (c Config) Validate() error {
 	}
 	if c.ConsumerBatch < 1 || c.ConsumerBatch > 50000 {
 		p.Addf("BALANCES_CONSUMER_BATCH: must be between 1 and 50000, got %d", c.ConsumerBatch)
+	}
+	if c.ApplyBatch < 1 || c.ApplyBatch > 200000 {
+		p.Addf("BALANCES_APPLY_BATCH: must be between 1 and 200000, got %d", c.ApplyBatch)
+	}
+	if c.ApplyIdle < time.Millisecond || c.ApplyIdle > time.Minute {
+		p.Addf("BALANCES_APPLY_IDLE: must be between 1ms and 1m, got %s", c.ApplyIdle)
 	}
 	return p.Err()
 }

@@ -21,7 +21,7 @@ import (
 
 // Writer is the part of the store the consumers write through.
 type Writer interface {
-	WriteObservations(ctx context.Context, obs []store.Observation) (int, error)
+	AppendObservations(ctx context.Context, obs []store.Observation) error
 	ApplyReorg(ctx context.Context, chain string, orphaned, canonical []string) (store.ReorgResult, error)
 	ApplyTokens(ctx context.Context, ups []store.MarketToken, deleted []string) error
 	WritePrices(ctx context.Context, ps []store.PricePoint) error
@@ -63,7 +63,9 @@ func Observation(m *eventsv1.BalanceObservation) (store.Observation, error) {
 	}, nil
 }
 
-// Balances handles a batch of chain.balances.v1.
+// Balances handles a batch of chain.balances.v1: it appends the batch to the observation log
+// (the Applier folds it into the read models) and returns, so offsets are committed once the
+// observations are durable.
 func (h Handlers) Balances(ctx context.Context, batch []eventbus.Message[*eventsv1.BalanceObservation]) error {
 	rows := make([]store.Observation, 0, len(batch))
 	for _, m := range batch {
@@ -77,8 +79,7 @@ func (h Handlers) Balances(ctx context.Context, batch []eventbus.Message[*events
 		}
 		rows = append(rows, o)
 	}
-	_, err := h.W.WriteObservations(ctx, rows)
-	return err
+	return h.W.AppendObservations(ctx, rows)
 }
 
 // Reorgs handles a batch of chain.reorgs.v1, one reorg after the other.
@@ -163,8 +164,13 @@ func entity(e *eventsv1.Entity) *store.Entity {
 	if e == nil || e.Id == "" {
 		return nil
 	}
-	return &store.Entity{ID: e.Id, Name: e.Name, Type: e.Type, Note: e.Note, Service: e.Service, Website: e.Website,
-		Twitter: e.Twitter, LinkedIn: e.Linkedin}
+	out := &store.Entity{ID: e.Id, Name: e.Name, Type: e.Type, Note: e.Note, Service: e.Service, Website: e.Website,
+		Twitter: e.Twitter, LinkedIn: e.Linkedin, Description: e.Description, Tags: []store.Tag{}}
+	for _, t := range e.PopulatedTags {
+		out.Tags = append(out.Tags, store.Tag{ID: t.Id, Label: t.Label, Rank: t.Rank, Params: t.TagParams, DisablePage: t.DisablePage,
+			ExcludeEntities: t.ExcludeEntities, Chain: t.Chain})
+	}
+	return out
 }
 
 // Attributions handles a batch of intel.attributions.v1: per address the newest version of the

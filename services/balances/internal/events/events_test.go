@@ -33,7 +33,7 @@ const (
 // consume runs the service's handlers as consumer groups on the in-process broker.
 func consume(t *testing.T, brokers []string, h events.Handlers) {
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{}, 3)
+	done := make(chan struct{}, 4)
 	run := func(c interface{ Run(context.Context) error }) {
 		go func() { _ = c.Run(ctx); done <- struct{}{} }()
 	}
@@ -44,9 +44,14 @@ func consume(t *testing.T, brokers []string, h events.Handlers) {
 	run(eventbus.NewConsumer(o(eventsv1.TopicBalances), func() *eventsv1.BalanceObservation { return new(eventsv1.BalanceObservation) }, h.Balances))
 	run(eventbus.NewConsumer(o(eventsv1.TopicReorgs), func() *eventsv1.Reorg { return new(eventsv1.Reorg) }, h.Reorgs))
 	run(eventbus.NewConsumer(o(eventsv1.TopicAttributions), func() *eventsv1.Attribution { return new(eventsv1.Attribution) }, h.Attributions))
+	if st, ok := h.W.(events.LogApplier); ok {
+		run(events.Applier{Store: st, Log: slog.New(slog.DiscardHandler), Batch: 1000, Idle: 10 * time.Millisecond, Retry: 100 * time.Millisecond})
+	} else {
+		done <- struct{}{}
+	}
 	t.Cleanup(func() {
 		cancel()
-		for range 3 {
+		for range 4 {
 			<-done
 		}
 	})
@@ -121,10 +126,16 @@ func TestConsumersThroughBroker(t *testing.T) {
 	eventually(t, "entity after reorg", func() (string, string) { return ent(), "5" })
 	// A relabel to y moves the balance and its history.
 	if err := pub.Publish(ctx, eventbus.Event{Topic: eventsv1.TopicAttributions, Key: "evm:" + a1, Msg: &eventsv1.Attribution{ChainType: "evm",
-		Address: a1, Entity: &eventsv1.Entity{Id: "y", Name: "Y", Type: "fund"}, Version: 2}}); err != nil {
+		Address: a1, Entity: &eventsv1.Entity{Id: "y", Name: "Y", Type: "fund", Description: "A fund.",
+			PopulatedTags: []*eventsv1.PopulatedTag{{Id: "fund", Label: "Fund", Rank: 3, TagParams: "p", Chain: "ethereum"}}}, Version: 2}}); err != nil {
 		t.Fatal(err)
 	}
 	entY := read(`SELECT sum(delta)::text FROM balances.entity_change WHERE entity_id = 'y'`)
 	eventually(t, "y after relabel", func() (string, string) { return entY(), "5" })
 	eventually(t, "x after relabel", func() (string, string) { return ent(), "0" })
+	// The entity's description and populated tags come with it.
+	details := read(`SELECT description || ' ' || populated_tags::text FROM balances.entities WHERE id = 'y'`)
+	eventually(t, "y's details", func() (string, string) {
+		return details(), `A fund. [{"id": "fund", "rank": 3, "chain": "ethereum", "label": "Fund", "tagParams": "p", "disablePage": false, "excludeEntities": false}]`
+	})
 }

@@ -106,7 +106,8 @@ func newEnvWith(t *testing.T, labels fakeLabels) *env {
 	pool := pgtest.Pool(t)
 	if _, err := pool.Exec(ctx, `TRUNCATE balances.observations, balances.orphaned_blocks, balances.current,
 		balances.token_supply, balances.address_daily, balances.entity_change, balances.entity_current, balances.observed_tokens,
-		balances.market_tokens, balances.deployments, balances.prices, balances.price_days, balances.attributions, balances.entities`); err != nil {
+		balances.market_tokens, balances.deployments, balances.prices, balances.price_days, balances.attributions, balances.entities,
+		balances.observation_log`); err != nil {
 		t.Fatal(err)
 	}
 	st := store.New(pool)
@@ -126,7 +127,8 @@ func newEnvWith(t *testing.T, labels fakeLabels) *env {
 		{PricingID: "ethereum", Time: at(10, 11), Price: 2200}, {PricingID: "usd-coin", Time: at(8, 0), Price: 1},
 		{PricingID: "solana", Time: at(10, 0), Price: 100},
 	}))
-	binance := &store.Entity{ID: "binance", Name: "Binance", Type: "cex", Service: "exchange"}
+	binance := &store.Entity{ID: "binance", Name: "Binance", Type: "cex", Service: "exchange", Description: "Centralised exchange.",
+		Tags: []store.Tag{{ID: "cex", Label: "Exchange", Rank: 1}, {ID: "hot-wallet", Label: "Hot wallet", Rank: 2, Params: "eth", DisablePage: true, Chain: "ethereum"}}}
 	_, err := st.ApplyAttributions(ctx, []store.Attribution{
 		{ChainType: "evm", Address: a1, Entity: binance, Label: "Binance 14", Version: 1},
 		{ChainType: "evm", Address: a2, Entity: binance, Version: 1},

@@ -17,9 +17,15 @@ func fill(s string) string {
 
 const (
 	binanceJSON = `{"id":"binance","name":"Binance","note":"","type":"cex","service":"exchange"}`
-	infoA1      = `{"address":"@A1","chain":"ethereum","serviceEntity":` + binanceJSON + `,"serviceLabel":{"name":"Binance 14","address":"@A1","chainType":"evm"},"contract":false,"isUserAddress":false}`
-	infoA2      = `{"address":"@A2","chain":"ethereum","serviceEntity":` + binanceJSON + `,"contract":false,"isUserAddress":false}`
-	infoA3      = `{"address":"@A3","chain":"ethereum","userLabel":{"name":"cold wallet","address":"@A3","chainType":"evm"},"userEntity":{"id":"` + userEnt + `","name":"my desk","note":"","type":"user","service":null},"contract":false,"isUserAddress":true}`
+	// The entity object of /balances/entity also carries what attributions say of the entity
+	// beyond its name: its description and populated tags.
+	binanceFullJSON = `{"id":"binance","name":"Binance","note":"","type":"cex","service":"exchange",
+		"description":"Centralised exchange.","populatedTags":[{"id":"cex","label":"Exchange","rank":1,"tagParams":"",
+		"disablePage":false,"excludeEntities":false},{"id":"hot-wallet","label":"Hot wallet","rank":2,"tagParams":"eth",
+		"disablePage":true,"excludeEntities":false,"chain":"ethereum"}]}`
+	infoA1 = `{"address":"@A1","chain":"ethereum","serviceEntity":` + binanceJSON + `,"serviceLabel":{"name":"Binance 14","address":"@A1","chainType":"evm"},"contract":false,"isUserAddress":false}`
+	infoA2 = `{"address":"@A2","chain":"ethereum","serviceEntity":` + binanceJSON + `,"contract":false,"isUserAddress":false}`
+	infoA3 = `{"address":"@A3","chain":"ethereum","userLabel":{"name":"cold wallet","address":"@A3","chainType":"evm"},"userEntity":{"id":"` + userEnt + `","name":"my desk","note":"","type":"user","service":null},"contract":false,"isUserAddress":true}`
 )
 
 func TestAddressBalances(t *testing.T) {
@@ -46,7 +52,7 @@ func TestAddressBalances(t *testing.T) {
 }
 
 func entityBalancesJSON(ethBal, ethUSD, ethUSD24 float64) string {
-	return fmt.Sprintf(`{"entities":{"binance":`+binanceJSON+`},
+	return fmt.Sprintf(`{"entities":{"binance":`+binanceFullJSON+`},
 		"balances":{"ethereum":[
 			{"id":"ethereum","name":"Ethereum","symbol":"ETH","balance":%v,"price":2200,"priceChange24h":100,"priceChange24hPercent":%v,
 			 "quoteTime":"2026-03-10T11:00:00Z","usd":%v},
@@ -54,7 +60,7 @@ func entityBalancesJSON(ethBal, ethUSD, ethUSD24 float64) string {
 			 "priceChange24hPercent":0,"quoteTime":"2026-03-08T00:00:00Z","usd":500}%s]},
 		"totalBalance":{"ethereum":%v},"totalBalance24hAgo":{"ethereum":%v}}`, ethBal, 100.0/2100*100, ethUSD,
 		map[bool]string{true: `,{"id":"big-token","name":"Big","symbol":"BIG","balance":1180.591620717411303424,"ethereumAddress":"@BIGT",
-			 "price":0,"priceChange24h":0,"priceChange24hPercent":0,"usd":0}`, false: ""}[ethBal == 5], ethUSD+500, ethUSD24+500)
+			 "price":0,"priceChange24h":0,"priceChange24hPercent":0,"usd":0}`, false: ""}[ethBal != 2], ethUSD+500, ethUSD24+500)
 }
 
 func TestEntityBalancesLiveCheapAndRelabel(t *testing.T) {
@@ -79,13 +85,14 @@ func TestEntityBalancesLiveCheapAndRelabel(t *testing.T) {
 func TestUserEntityBalances(t *testing.T) {
 	ev := newEnv(t)
 	ev.expect(t, "/balances/entity/"+userEnt+"?chains=ethereum", 200, fill(fmt.Sprintf(`{
-		"entities":{"`+userEnt+`":{"id":"`+userEnt+`","name":"my desk","note":"","type":"user","service":null}},
+		"entities":{"`+userEnt+`":{"id":"`+userEnt+`","name":"my desk","note":"","type":"user","service":null,
+			"description":"","populatedTags":[]}},
 		"balances":{"ethereum":[
 			{"id":"ethereum","name":"Ethereum","symbol":"ETH","balance":3.5,"price":2200,"priceChange24h":100,"priceChange24hPercent":%v,
 			 "quoteTime":"2026-03-10T11:00:00Z","usd":7700},
 			{"id":"big-token","name":"Big","symbol":"BIG","balance":1180.591620717411303424,"ethereumAddress":"@BIGT",
 			 "price":0,"priceChange24h":0,"priceChange24hPercent":0,"usd":0}]},
-		"totalBalance":{"ethereum":7700},"totalBalance24hAgo":{"ethereum":7350}}`, 100.0/2100*100)))
+		"totalBalance":{"ethereum":7700},"totalBalance24hAgo":{"ethereum":6300}}`, 100.0/2100*100)))
 }
 
 func TestHistory(t *testing.T) {
@@ -204,7 +211,7 @@ func TestBadRequests(t *testing.T) {
 // (a1 is the entity's already).
 func TestEntityWithCallerAdditions(t *testing.T) {
 	ev := newEnvWith(t, fakeLabels{additions: map[string]map[string][]string{"binance": {"evm": {a3, a1}}}})
-	want := fill(fmt.Sprintf(`{"entities":{"binance":`+binanceJSON+`},
+	want := fill(fmt.Sprintf(`{"entities":{"binance":`+binanceFullJSON+`},
 		"balances":{"ethereum":[
 			{"id":"ethereum","name":"Ethereum","symbol":"ETH","balance":5.5,"price":2200,"priceChange24h":100,"priceChange24hPercent":%v,
 			 "quoteTime":"2026-03-10T11:00:00Z","usd":12100},
@@ -212,9 +219,32 @@ func TestEntityWithCallerAdditions(t *testing.T) {
 			 "priceChange24hPercent":0,"quoteTime":"2026-03-08T00:00:00Z","usd":500},
 			{"id":"big-token","name":"Big","symbol":"BIG","balance":1180.591620717411303424,"ethereumAddress":"@BIGT",
 			 "price":0,"priceChange24h":0,"priceChange24hPercent":0,"usd":0}]},
-		"totalBalance":{"ethereum":12600},"totalBalance24hAgo":{"ethereum":12050}}`, 100.0/2100*100))
+		"totalBalance":{"ethereum":12600},"totalBalance24hAgo":{"ethereum":11000}}`, 100.0/2100*100))
 	ev.expect(t, "/balances/entity/binance", 200, want)
 	ev.expect(t, "/balances/entity/binance?cheap=true", 200, want)
 	ev.expect(t, "/history/entity/binance", 200, `{"ethereum":[{"time":"2026-03-08T00:00:00Z","usd":8000},
 		{"time":"2026-03-09T00:00:00Z","usd":11000},{"time":"2026-03-10T00:00:00Z","usd":12600}]}`)
+}
+
+// totalBalance24hAgo values the holdings of 24 h ago (yesterday's snapshots), not today's, at
+// the prices in force then: a1 receives 2 ETH today, which count now and not 24 h ago, for the
+// address and for its entity.
+func TestTotalBalance24hAgoUsesPastHoldings(t *testing.T) {
+	ev := newEnv(t)
+	if _, err := ev.st.WriteObservations(context.Background(), []store.Observation{
+		ob("ethereum", a1, "", 250, at(10, 5), "4000000000000000000"),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ev.expect(t, fill("/balances/address/@A1"), 200, fill(fmt.Sprintf(`{
+		"addresses":{"ethereum":{"@A1":`+infoA1+`}},
+		"balances":{"ethereum":[
+			{"id":"ethereum","name":"Ethereum","symbol":"ETH","balance":4,"balanceExact":"4000000000000000000","price":2200,
+			 "priceChange24h":100,"priceChange24hPercent":%v,"quoteTime":"2026-03-10T11:00:00Z","usd":8800},
+			{"id":"usd-coin","name":"USD Coin","symbol":"USDC","balance":500,"balanceExact":"500000000","ethereumAddress":"@USDC",
+			 "price":1,"priceChange24h":0,"priceChange24hPercent":0,"quoteTime":"2026-03-08T00:00:00Z","usd":500}]},
+		"totalBalance":{"ethereum":9300},"totalBalance24hAgo":{"ethereum":4700}}`, 100.0/2100*100)))
+	want := fill(entityBalancesJSON(7, 15400, 10500))
+	ev.expect(t, "/balances/entity/binance", 200, want)
+	ev.expect(t, "/balances/entity/binance?cheap=true", 200, want)
 }

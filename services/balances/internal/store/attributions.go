@@ -2,13 +2,28 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/jackc/pgx/v5"
 )
 
-// Entity is an operator entity as attributions describe it.
+// Entity is an operator entity as attributions describe it. Description and Tags are read by
+// Entities only (the entity object of /balances/entity); Tags nil is stored as no tags.
 type Entity struct {
 	ID, Name, Type, Note, Service, Website, Twitter, LinkedIn string
+	Description                                               string
+	Tags                                                      []Tag
+}
+
+// Tag is one of an entity's populated tags.
+type Tag struct {
+	ID              string `json:"id"`
+	Label           string `json:"label"`
+	Rank            int32  `json:"rank"`
+	Params          string `json:"tagParams"`
+	DisablePage     bool   `json:"disablePage"`
+	ExcludeEntities bool   `json:"excludeEntities"`
+	Chain           string `json:"chain,omitempty"`
 }
 
 // Attribution is what is known about an address; Tombstone means nothing is any more.
@@ -84,7 +99,7 @@ func (s *Store) ApplyAttributions(ctx context.Context, as []Attribution) (int, e
 }
 
 func (s *Store) upsertEntities(ctx context.Context, tx pgx.Tx, as []Attribution) error {
-	var cols [8][]string
+	var cols [10][]string
 	seen := map[string]bool{}
 	for _, a := range as {
 		for _, e := range []*Entity{a.Entity, a.Predicted} {
@@ -92,7 +107,15 @@ func (s *Store) upsertEntities(ctx context.Context, tx pgx.Tx, as []Attribution)
 				continue
 			}
 			seen[e.ID] = true
-			for i, v := range []string{e.ID, e.Name, e.Type, e.Note, e.Service, e.Website, e.Twitter, e.LinkedIn} {
+			tags := e.Tags
+			if tags == nil {
+				tags = []Tag{}
+			}
+			js, err := json.Marshal(tags)
+			if err != nil {
+				return err
+			}
+			for i, v := range []string{e.ID, e.Name, e.Type, e.Note, e.Service, e.Website, e.Twitter, e.LinkedIn, e.Description, string(js)} {
 				cols[i] = append(cols[i], v)
 			}
 		}
@@ -100,6 +123,6 @@ func (s *Store) upsertEntities(ctx context.Context, tx pgx.Tx, as []Attribution)
 	if len(cols[0]) == 0 {
 		return nil
 	}
-	_, err := tx.Exec(ctx, q("entity_upsert"), cols[0], cols[1], cols[2], cols[3], cols[4], cols[5], cols[6], cols[7])
+	_, err := tx.Exec(ctx, q("entity_upsert"), cols[0], cols[1], cols[2], cols[3], cols[4], cols[5], cols[6], cols[7], cols[8], cols[9])
 	return err
 }

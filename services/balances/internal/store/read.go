@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"math/big"
 	"time"
 
@@ -103,6 +105,13 @@ func (s *Store) EntityBalances(ctx context.Context, entity string, chains []stri
 // summed in SQL from its day-over-day changes (O(tokens) rows back).
 func (s *Store) EntityBalancesAt(ctx context.Context, entity string, chains []string, day time.Time) ([]Holding, error) {
 	return scanHoldings(s.pool.Query(ctx, q("read_entity_at"), entity, chains, day.Format(dateFmt)))
+}
+
+// EntityBalancesBack returns an operator entity's balances on chains at the end of UTC day day,
+// counted back from its maintained totals (read_entity_back.sql): the cheap form of
+// EntityBalancesAt for a recent day.
+func (s *Store) EntityBalancesBack(ctx context.Context, entity string, chains []string, day time.Time) ([]Holding, error) {
+	return scanHoldings(s.pool.Query(ctx, q("read_entity_back"), entity, chains, day.Format(dateFmt)))
 }
 
 // SummedEntityBalances sums an operator entity's addresses' current balances on chains: what
@@ -269,8 +278,12 @@ func (s *Store) Entities(ctx context.Context, ids []string) (map[string]Entity, 
 	out := map[string]Entity{}
 	for rows.Next() {
 		var e Entity
-		if err := rows.Scan(&e.ID, &e.Name, &e.Type, &e.Note, &e.Service, &e.Website, &e.Twitter, &e.LinkedIn); err != nil {
+		var tags string
+		if err := rows.Scan(&e.ID, &e.Name, &e.Type, &e.Note, &e.Service, &e.Website, &e.Twitter, &e.LinkedIn, &e.Description, &tags); err != nil {
 			return nil, err
+		}
+		if err := json.Unmarshal([]byte(tags), &e.Tags); err != nil {
+			return nil, fmt.Errorf("entity %s: populated tags: %w", e.ID, err)
 		}
 		out[e.ID] = e
 	}
@@ -306,6 +319,10 @@ func (s *Store) ranked(ctx context.Context, name, chain, token string, limit, of
 	if err != nil {
 		return nil, err
 	}
+	return scanRanked(rows)
+}
+
+func scanRanked(rows pgx.Rows) ([]Ranked, error) {
 	defer rows.Close()
 	var out []Ranked
 	for rows.Next() {
@@ -314,9 +331,11 @@ func (s *Store) ranked(ctx context.Context, name, chain, token string, limit, of
 		if err := rows.Scan(&r.ID, &bal); err != nil {
 			return nil, err
 		}
-		if r.Balance, err = parseInt(bal); err != nil {
+		v, err := parseInt(bal)
+		if err != nil {
 			return nil, err
 		}
+		r.Balance = v
 		out = append(out, r)
 	}
 	return out, rows.Err()
@@ -330,6 +349,45 @@ func (s *Store) Holders(ctx context.Context, chain, token string, limit, offset 
 // EntityHolders returns the operator entities holding the most of a token on a chain.
 func (s *Store) EntityHolders(ctx context.Context, chain, token string, limit, offset int) ([]Ranked, error) {
 	return s.ranked(ctx, "read_entity_holders", chain, token, limit, offset)
+}
+
+// HolderPage is a token's supply on a chain and one page of its largest holders: addresses and,
+// when asked, operator entities.
+type HolderPage struct {
+	Supply              *big.Int
+	Addresses, Entities []Ranked
+}
+
+// HolderPage reads a token's supply and a page of its holders (and entity holders when entities
+// is set) in one round trip.
+func (s *Store) HolderPage(ctx context.Context, chain, token string, limit, offset int, entities bool) (HolderPage, error) {
+	b := &pgx.Batch{}
+	b.Queue(q("read_supply"), chain, token)
+	b.Queue(q("read_holders"), chain, token, limit, offset)
+	if entities {
+		b.Queue(q("read_entity_holders"), chain, token, limit, offset)
+	}
+	br := s.pool.SendBatch(ctx, b)
+	defer br.Close()
+	out := HolderPage{Supply: new(big.Int)}
+	var v string
+	switch err := br.QueryRow().Scan(&v); {
+	case err == pgx.ErrNoRows:
+	case err != nil:
+		return out, err
+	default:
+		sup, err := parseInt(v)
+		if err != nil {
+			return out, err
+		}
+		out.Supply = sup
+	}
+	var err error
+	if out.Addresses, err = scanRows(br, scanRanked); err != nil || !entities {
+		return out, err
+	}
+	out.Entities, err = scanRows(br, scanRanked)
+	return out, err
 }
 
 // Supply returns the sum of every current balance of a token on a chain.

@@ -26,7 +26,8 @@ func fresh(t *testing.T) *store.Store {
 	pool := pgtest.Pool(t)
 	if _, err := pool.Exec(context.Background(), `TRUNCATE balances.observations, balances.orphaned_blocks, balances.current,
 		balances.token_supply, balances.address_daily, balances.entity_change, balances.entity_current, balances.observed_tokens,
-		balances.market_tokens, balances.deployments, balances.prices, balances.price_days, balances.attributions, balances.entities`); err != nil {
+		balances.market_tokens, balances.deployments, balances.prices, balances.price_days, balances.attributions, balances.entities,
+		balances.observation_log`); err != nil {
 		t.Fatal(err)
 	}
 	return store.New(pool)

@@ -2,12 +2,12 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"math/big"
 	"sort"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
@@ -41,63 +41,122 @@ var obsCols = []string{"chain", "address", "token", "block_number", "block_hash"
 	"token_id", "token_name", "token_symbol", "token_decimals"}
 
 // WriteObservations stores a batch of observations and moves current balances, snapshots,
-// supplies and entity snapshots forward. An observation already stored changes nothing, and one
-// older (by block) than a key's current balance or its day's snapshot only joins the history,
-// so a redelivered or late batch never overwrites newer figures. It returns how many
-// observations were new.
+// supplies and entity snapshots forward, in one transaction: what ApplyLog does with the rows it
+// takes from the log. An observation already stored changes nothing, and one older (by block)
+// than a key's current balance or its day's snapshot only joins the history, so a redelivered or
+// late batch never overwrites newer figures. It returns how many observations were new.
 func (s *Store) WriteObservations(ctx context.Context, obs []Observation) (int, error) {
 	if len(obs) == 0 {
 		return 0, nil
 	}
 	n := 0
 	err := s.write(ctx, "write observations", func(tx pgx.Tx) error {
-		for _, name := range []string{"stage_obs", "stage_fresh"} {
-			if _, err := tx.Exec(ctx, q(name)); err != nil {
-				return err
-			}
-		}
-		_, err := tx.CopyFrom(ctx, pgx.Identifier{"stage_obs"}, obsCols, pgx.CopyFromSlice(len(obs), func(i int) ([]any, error) {
-			o := obs[i]
-			return []any{o.Chain, o.Address, o.Token, o.BlockNumber, o.BlockHash, o.BlockTime, pgtype.Numeric{Int: o.Balance, Valid: true},
-				o.Owner, o.Kind, o.TokenID, o.TokenName, o.TokenSymbol, o.TokenDecimals}, nil
-		}))
-		if err != nil {
+		if err := createStages(ctx, tx); err != nil {
 			return err
 		}
-		// One round trip: the observation log, the derived rows of keys no entity holds (set-based,
-		// newest-block rules in SQL), and the new observations of held keys back for the full path.
-		b := &pgx.Batch{}
-		b.Queue(q("observed_tokens"))
-		b.Queue(q("insert_observations"))
-		b.Queue(q("set_current"))
-		b.Queue(q("set_daily"))
-		b.Queue(q("read_fresh_held"))
-		br := tx.SendBatch(ctx, b)
-		var tag pgconn.CommandTag
-		for i := 0; i < 2; i++ {
-			if tag, err = br.Exec(); err != nil {
-				br.Close()
-				return err
-			}
-		}
-		n = int(tag.RowsAffected())
-		for i := 0; i < 2; i++ {
-			if _, err := br.Exec(); err != nil {
-				br.Close()
-				return err
-			}
-		}
-		held, err := scanRows(br, scanCurrent)
-		if err != nil {
-			br.Close()
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"stage_obs"}, obsCols, copyObservations(obs)); err != nil {
 			return err
 		}
-		if err := br.Close(); err != nil {
-			return err
-		}
-		return s.apply(ctx, tx, heldPlans(held), false)
+		var err error
+		n, err = s.applyStaged(ctx, tx)
+		return err
 	})
 	return n, err
+}
+
+// AppendObservations appends a batch to the observation log with one COPY and returns: nothing
+// is derived and no lock is taken, so the consumer commits its offsets at the speed of COPY.
+// ApplyLog folds the log into the read models.
+func (s *Store) AppendObservations(ctx context.Context, obs []Observation) error {
+	if len(obs) == 0 {
+		return nil
+	}
+	if _, err := s.pool.CopyFrom(ctx, pgx.Identifier{"balances", "observation_log"}, obsCols, copyObservations(obs)); err != nil {
+		return fmt.Errorf("append observations: %w", err)
+	}
+	return nil
+}
+
+// ApplyLog takes up to limit observations from the log and applies them as WriteObservations
+// does, in one transaction under the writers' lock (so a crash leaves them in the log). It
+// returns how many it took (0: the log was empty) and how many of those were new.
+func (s *Store) ApplyLog(ctx context.Context, limit int) (taken, fresh int, err error) {
+	var pending bool
+	if err := s.pool.QueryRow(ctx, q("log_pending")).Scan(&pending); err != nil || !pending {
+		return 0, 0, err
+	}
+	err = s.write(ctx, "apply observation log", func(tx pgx.Tx) error {
+		if err := createStages(ctx, tx); err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, q("take_log"), limit)
+		if err != nil {
+			return err
+		}
+		if taken = int(tag.RowsAffected()); taken == 0 {
+			return nil
+		}
+		fresh, err = s.applyStaged(ctx, tx)
+		return err
+	})
+	return taken, fresh, err
+}
+
+// LogBacklog is how many observations the log holds that are not applied yet.
+func (s *Store) LogBacklog(ctx context.Context) (int64, error) {
+	var n int64
+	err := s.pool.QueryRow(ctx, q("log_backlog")).Scan(&n)
+	return n, err
+}
+
+func createStages(ctx context.Context, tx pgx.Tx) error {
+	for _, name := range []string{"stage_obs", "stage_fresh"} {
+		if _, err := tx.Exec(ctx, q(name)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func copyObservations(obs []Observation) pgx.CopyFromSource {
+	return pgx.CopyFromSlice(len(obs), func(i int) ([]any, error) {
+		o := obs[i]
+		return []any{o.Chain, o.Address, o.Token, o.BlockNumber, o.BlockHash, o.BlockTime, pgtype.Numeric{Int: o.Balance, Valid: true},
+			o.Owner, o.Kind, o.TokenID, o.TokenName, o.TokenSymbol, o.TokenDecimals}, nil
+	})
+}
+
+// applyStaged applies the observations in stage_obs: one round trip for the observation log,
+// the derived rows of keys no entity holds (set-based, newest-block rules in SQL), and the new
+// observations of held keys back for the full path. It returns how many observations were new.
+func (s *Store) applyStaged(ctx context.Context, tx pgx.Tx) (int, error) {
+	b := &pgx.Batch{}
+	b.Queue(q("observed_tokens"))
+	b.Queue(q("insert_observations"))
+	b.Queue(q("set_current"))
+	b.Queue(q("set_daily"))
+	b.Queue(q("read_fresh_held"))
+	br := tx.SendBatch(ctx, b)
+	n := 0
+	for i := 0; i < 4; i++ {
+		tag, err := br.Exec()
+		if err != nil {
+			br.Close()
+			return 0, err
+		}
+		if i == 1 {
+			n = int(tag.RowsAffected())
+		}
+	}
+	held, err := scanRows(br, scanCurrent)
+	if err != nil {
+		br.Close()
+		return 0, err
+	}
+	if err := br.Close(); err != nil {
+		return 0, err
+	}
+	return n, s.apply(ctx, tx, heldPlans(held), false)
 }
 
 // heldPlans groups new observations of held keys by key: the candidate snapshots, the oldest

@@ -47,7 +47,8 @@ func protoEntity(e *attribution.Entity) *eventsv1.Entity {
 	if e == nil {
 		return nil
 	}
-	return &eventsv1.Entity{Id: e.ID, Name: e.Name, Type: e.Type, Note: e.Note, Service: e.Service, Website: e.Website, Twitter: e.Twitter, Linkedin: e.LinkedIn}
+	return &eventsv1.Entity{Id: e.ID, Name: e.Name, Type: e.Type, Note: e.Note, Service: e.Service, Website: e.Website, Twitter: e.Twitter, Linkedin: e.LinkedIn,
+		Description: e.Description}
 }
 
 func send(bus Bus) func(context.Context, []store.AttributionRow) error {

@@ -1,1 +1,2 @@
-SELECT id, name, type, note, service, website, twitter, linkedin FROM balances.entities WHERE id = ANY($1::text[])
+SELECT id, name, type, note, service, website, twitter, linkedin, description, populated_tags::text
+FROM balances.entities WHERE id = ANY($1::text[])

@@ -1,0 +1,2 @@
+-- Observations appended and not applied yet.
+SELECT count(*) FROM balances.observation_log
