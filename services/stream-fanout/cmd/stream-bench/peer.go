@@ -168,6 +168,7 @@ func measurePeer(w *world, clients, rate, secs int) (result, error) {
 	if err := <-errs; err != nil {
 		return res, err
 	}
+	res.owed, res.serverDelivered = owedDeliveries(w, clients, rate*secs), -1
 	time.Sleep(2 * time.Second)
 	rss1, cpu0 := proc(cmd.Process.Pid)
 	_, self0 := proc(os.Getpid())
@@ -198,11 +199,14 @@ func measurePeer(w *world, clients, rate, secs int) (result, error) {
 		res.published += due
 	}
 	tick.Stop()
-	for prev := int64(-1); ; {
+	for prev, still := int64(-1), 0; still < 15; { // as measure: until all owed arrived or none for a while
 		time.Sleep(time.Second)
 		n := delivered.Load()
-		if n == prev {
+		if n >= res.owed {
 			break
+		}
+		if still++; n != prev {
+			still = 0
 		}
 		prev = n
 	}

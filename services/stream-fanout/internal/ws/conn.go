@@ -38,7 +38,6 @@ type conn struct {
 	writers sync.WaitGroup
 	wmu     sync.Mutex // orders starting a writer before stopWriter's wait
 	ping    *time.Timer
-	pings   int
 
 	mu      sync.Mutex
 	sessID  string
@@ -135,8 +134,7 @@ func (c *conn) onPing() {
 	if c.wctx.Err() != nil {
 		return
 	}
-	c.pings++
-	c.keepalive(c.pings)
+	c.keepalive()
 	c.ping.Reset(c.h.o.PingInterval)
 }
 
@@ -239,12 +237,12 @@ func (c *conn) handle(b []byte) {
 }
 
 // keepalive pings the client on a goroutine of its own (a ping waits for the pong, which
-// must not hold deliveries back) and keeps the connection counted for its key.
-func (c *conn) keepalive(tick int) {
+// must not hold deliveries back). The hub's heartbeats keep the connection counted for its key.
+func (c *conn) keepalive() {
 	if c.catching.Load() {
 		// The reader is busy reading the topic back for a reconnect and answers no pong until
 		// it is done; the connection is not judged meanwhile.
-		goto heartbeat
+		return
 	}
 	go func() {
 		pctx, cancel := context.WithTimeout(c.ctx, c.h.o.PingInterval)
@@ -254,10 +252,6 @@ func (c *conn) keepalive(tick int) {
 			c.kick("no pong: the client stopped answering pings")
 		}
 	}()
-heartbeat:
-	if every := max(int(connTTL/3/c.h.o.PingInterval), 1); tick%every == 0 {
-		_ = c.h.o.Store.Heartbeat(c.ctx, c.id.KeyID, c.token, connTTL)
-	}
 }
 
 // writeBatch writes what is queued, up to corkMax bytes, with one write to the socket
