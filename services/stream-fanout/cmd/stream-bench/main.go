@@ -478,7 +478,12 @@ func measure(w *world, brokers []string, redisURL, bin string, naive bool, clien
 	// A client the server drops (its pong late behind a backlog, its queue full) reconnects
 	// with its sessionId, as a real client does, and is owed what was matched meanwhile; a
 	// transfer it gets twice counts as a duplicate, not a delivery.
+	redials := make(chan struct{}, 32)
 	redial := func(i int, cl *benchClient) bool {
+		// As a client should: back off a moment, and not all at once.
+		time.Sleep(time.Second + rand.N(2*time.Second))
+		redials <- struct{}{}
+		defer func() { <-redials }()
 		for try := 0; ctx.Err() == nil && try < 20; try++ {
 			c, err := dial(i)
 			if err != nil {

@@ -45,11 +45,15 @@ type conn struct {
 	filters []store.FilterRec
 	sub     *engine.Sub
 
-	used     atomic.Int64 // delivered since the last save
-	catching atomic.Bool  // a reconnect is reading the topic back
-	released atomic.Bool
-	limited  map[string]time.Time // quota errors sent, per window type, until the window ends
-	buf      []byte
+	used atomic.Int64 // delivered since the last save
+	// lastWrite is when a batch last reached the socket (unix ns); latePongs counts the pings
+	// in a row answered late.
+	lastWrite atomic.Int64
+	latePongs atomic.Int32
+	catching  atomic.Bool // a reconnect is reading the topic back
+	released  atomic.Bool
+	limited   map[string]time.Time // quota errors sent, per window type, until the window ends
+	buf       []byte
 }
 
 func (c *conn) current() (*engine.Sub, string) {
@@ -245,14 +249,26 @@ func (c *conn) keepalive() {
 		return
 	}
 	go func() {
+		start := time.Now().UnixNano()
 		pctx, cancel := context.WithTimeout(c.ctx, c.h.o.PingInterval)
 		err := c.ws.Ping(pctx)
 		cancel()
-		if err != nil && c.ctx.Err() == nil {
+		if err == nil {
+			c.latePongs.Store(0)
+			return
+		}
+		// A client reading through a backlog answers the ping only once it reaches it: while
+		// batches are still being written to it, a late pong is forgiven up to maxLatePongs
+		// times in a row; a client that takes nothing and answers nothing is dropped at once.
+		late := c.latePongs.Add(1)
+		if c.ctx.Err() == nil && (c.lastWrite.Load() < start || late >= maxLatePongs) {
 			c.kick("no pong: the client stopped answering pings")
 		}
 	}()
 }
+
+// maxLatePongs is how many pings in a row a client still being written to may answer late.
+const maxLatePongs = 3
 
 // writeBatch writes what is queued, up to corkMax bytes, with one write to the socket
 // rather than one per message; its deliveries count as sent once that write returns (when
@@ -283,6 +299,9 @@ func (c *conn) writeBatch(ctx context.Context) (n int, err error) {
 		marks = append(marks, mark{c.cc.buffered(), o.item.R != nil, credited, brokerTime(o.item)})
 	}
 	written, err := c.cc.uncork()
+	if written > 0 {
+		c.lastWrite.Store(time.Now().UnixNano())
+	}
 	var sent int
 	var credits int64
 	now := c.h.o.Now()
@@ -295,9 +314,10 @@ func (c *conn) writeBatch(ctx context.Context) (n int, err error) {
 		}
 		if m.credit {
 			credits++
-			c.h.o.Metrics.deliveredAt(m.broker, now)
+			c.h.o.Metrics.timed(m.broker, now)
 		}
 	}
+	c.h.o.Metrics.deliveredN(credits)
 	c.q.sentFirst(sent)
 	c.account(credits)
 	if err == nil {
@@ -364,6 +384,11 @@ func (c *conn) write(o out) (credited bool, err error) {
 }
 
 func (c *conn) writeRaw(b []byte) error {
+	if c.cc != nil && c.cc.isCorked() {
+		// Corked, the write only appends to the batch (uncork bounds the socket write by the
+		// write timeout): no timer and context per message.
+		return c.ws.Write(context.Background(), websocket.MessageText, b)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), c.h.o.WriteTimeout)
 	defer cancel()
 	return c.ws.Write(ctx, websocket.MessageText, b)

@@ -50,6 +50,13 @@ func (c *corkConn) cork() {
 	c.mu.Unlock()
 }
 
+// isCorked reports whether writes land in the batch.
+func (c *corkConn) isCorked() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.corked
+}
+
 // buffered is how much the batch holds.
 func (c *corkConn) buffered() int {
 	c.mu.Lock()
