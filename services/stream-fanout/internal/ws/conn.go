@@ -50,7 +50,8 @@ type conn struct {
 	// in a row answered late.
 	lastWrite atomic.Int64
 	latePongs atomic.Int32
-	catching  atomic.Bool // a reconnect is reading the topic back
+	paused    atomic.Int64 // unix ns until which the writer waits (the quota could not be checked)
+	catching  atomic.Bool  // a reconnect is reading the topic back
 	released  atomic.Bool
 	limited   map[string]time.Time // quota errors sent, per window type, until the window ends
 	buf       []byte
@@ -128,7 +129,7 @@ func (c *conn) drain() {
 			}
 		}
 		c.writing.Store(false)
-		if c.wctx.Err() != nil || !c.q.pending() || !c.writing.CompareAndSwap(false, true) {
+		if c.wctx.Err() != nil || c.isPaused() || !c.q.pending() || !c.writing.CompareAndSwap(false, true) {
 			return
 		}
 	}
@@ -284,13 +285,27 @@ func (c *conn) writeBatch(ctx context.Context) (n int, err error) {
 	}
 	var marks []mark
 	var werr error
+	if c.isPaused() {
+		return 0, nil
+	}
+	if c.q.pending() && !c.h.quotas.ready(c.id.KeyID) {
+		// A lease is taken before the batch starts: a ping corked behind a Redis round trip
+		// would wait with it. A failure is reported by the write that needs the credit.
+		_ = c.h.quotas.prime(c.ctx, c.id.KeyID, c.id.Tier)
+	}
 	c.cc.cork()
 	for ctx.Err() == nil && c.cc.buffered() < corkMax {
+		if n > 0 && !c.h.quotas.ready(c.id.KeyID) {
+			break // what is batched goes out before a lease is waited for
+		}
 		o, ok := c.q.next()
 		if !ok {
 			break
 		}
 		credited, err := c.write(o)
+		if errors.Is(err, errPaused) {
+			break
+		}
 		if err != nil {
 			werr = err // what was batched before it is still written
 			break
@@ -334,6 +349,9 @@ func (c *conn) writeUncorked(ctx context.Context) (n int, err error) {
 			return n, nil
 		}
 		credited, err := c.write(o)
+		if errors.Is(err, errPaused) {
+			return 0, nil
+		}
 		if err != nil {
 			return n, err
 		}
@@ -365,8 +383,14 @@ func (c *conn) write(o out) (credited bool, err error) {
 	if o.credit {
 		lt, reset, err := c.h.quotas.take(c.ctx, c.id.KeyID, c.id.Tier)
 		if err != nil {
+			// The transfer stays owed: it goes back first in line and the writer pauses.
 			c.h.o.Log.Error("stream quota unavailable", "key", c.id.KeyID, "error", err)
-			return false, c.writeRaw(encode(TypeError, ErrorPayload{Code: CodeInternal, Message: "quota check failed; transfers are paused"}))
+			c.q.unnext(o)
+			c.pauseWriter()
+			if err := c.writeRaw(encode(TypeError, ErrorPayload{Code: CodeInternal, Message: "quota check failed; transfers are paused"})); err != nil {
+				return false, err
+			}
+			return false, errPaused
 		}
 		if lt != "" {
 			c.h.o.Metrics.quotaRefused(lt)
@@ -382,6 +406,20 @@ func (c *conn) write(o out) (credited bool, err error) {
 	}
 	return o.credit, nil
 }
+
+// errPaused ends a batch whose next transfer could not take a quota credit.
+var errPaused = errors.New("writer paused")
+
+// quotaRetry is how long a writer waits after the quota could not be checked.
+const quotaRetry = time.Second
+
+// pauseWriter stops writing for quotaRetry and wakes the writer after it.
+func (c *conn) pauseWriter() {
+	c.paused.Store(time.Now().Add(quotaRetry).UnixNano())
+	time.AfterFunc(quotaRetry, c.wake)
+}
+
+func (c *conn) isPaused() bool { return time.Now().UnixNano() < c.paused.Load() }
 
 func (c *conn) writeRaw(b []byte) error {
 	if c.cc != nil && c.cc.isCorked() {
