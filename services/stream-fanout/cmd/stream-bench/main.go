@@ -400,7 +400,7 @@ func measure(w *world, brokers []string, redisURL, bin string, naive bool, clien
 	signer := httpx.NewSigner(secret)
 	rng := rand.New(rand.NewPCG(7, 8)) // the same filters for both servers
 	var lat latency
-	var delivered, dups, reconnects atomic.Int64
+	var delivered, dups, reconnects, closes atomic.Int64
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var wg sync.WaitGroup
@@ -466,7 +466,7 @@ func measure(w *world, brokers []string, redisURL, bin string, naive bool, clien
 	res.idleKB = float64(rss1-rss0) / float64(clients)
 	if path := os.Getenv("BENCH_STREAM_PROFILE"); path != "" {
 		if resp, err := http.Get("http://" + opsAddr + "/debug/pprof/heap"); err == nil {
-			if f, err := os.Create(fmt.Sprintf("%s.heap.naive-%v", path, naive)); err == nil {
+			if f, err := os.Create(fmt.Sprintf("%s.heap.%s.naive-%v", path, filepath.Base(bin), naive)); err == nil {
 				_, _ = io.Copy(f, resp.Body)
 				_ = f.Close()
 			}
@@ -508,6 +508,9 @@ func measure(w *world, brokers []string, redisURL, bin string, naive bool, clien
 			for {
 				m, err := readInto(cl.c.Load(), buf[:0])
 				if err != nil {
+					if ctx.Err() == nil && closes.Add(1) <= 3 {
+						fmt.Fprintf(os.Stderr, "client %d dropped: %v\n", i, err)
+					}
 					_ = cl.c.Load().CloseNow()
 					if ctx.Err() != nil || !redial(i, cl) {
 						return
@@ -549,7 +552,7 @@ func measure(w *world, brokers []string, redisURL, bin string, naive bool, clien
 				return
 			}
 			defer resp.Body.Close()
-			f, err := os.Create(fmt.Sprintf("%s.naive-%v", path, naive))
+			f, err := os.Create(fmt.Sprintf("%s.%s.naive-%v", path, filepath.Base(bin), naive))
 			if err == nil {
 				_, _ = io.Copy(f, resp.Body)
 				_ = f.Close()
@@ -562,7 +565,7 @@ func measure(w *world, brokers []string, redisURL, bin string, naive bool, clien
 				return
 			}
 			defer resp.Body.Close()
-			f, err := os.Create(fmt.Sprintf("%s.goroutines.naive-%v", path, naive))
+			f, err := os.Create(fmt.Sprintf("%s.goroutines.%s.naive-%v", path, filepath.Base(bin), naive))
 			if err == nil {
 				_, _ = io.Copy(f, resp.Body)
 				_ = f.Close()
@@ -571,7 +574,7 @@ func measure(w *world, brokers []string, redisURL, bin string, naive bool, clien
 	}
 	if path := os.Getenv("BENCH_STREAM_PROFILE"); path != "" {
 		// This process's CPU profile during the load: the clients' side.
-		if f, err := os.Create(fmt.Sprintf("%s.clients.naive-%v", path, naive)); err == nil && pprof.StartCPUProfile(f) == nil {
+		if f, err := os.Create(fmt.Sprintf("%s.clients.%s.naive-%v", path, filepath.Base(bin), naive)); err == nil && pprof.StartCPUProfile(f) == nil {
 			defer func() { pprof.StopCPUProfile(); _ = f.Close() }()
 		}
 	}
@@ -611,6 +614,15 @@ func measure(w *world, brokers []string, redisURL, bin string, naive bool, clien
 			still = 0
 		}
 		prev = n
+	}
+	if path := os.Getenv("BENCH_STREAM_PROFILE"); path != "" {
+		if resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/goroutine?debug=1", opsAddr)); err == nil {
+			if f, err := os.Create(fmt.Sprintf("%s.goroutines-end.%s.naive-%v", path, filepath.Base(bin), naive)); err == nil {
+				_, _ = io.Copy(f, resp.Body)
+				_ = f.Close()
+			}
+			resp.Body.Close()
+		}
 	}
 	res.serverDelivered, res.slowDropped = serverCounters(opsAddr)
 	res.dups, res.reconnects = dups.Load(), reconnects.Load()
