@@ -55,6 +55,9 @@ type conn struct {
 	released  atomic.Bool
 	limited   map[string]time.Time // quota errors sent, per window type, until the window ends
 	buf       []byte
+	// bookE is the caller's labels book as last read, while the cache's gen is bookGen.
+	bookE   *bookEntry
+	bookGen uint64
 }
 
 func (c *conn) current() (*engine.Sub, string) {
@@ -450,7 +453,7 @@ func (c *conn) limit(lt string, reset time.Time) error {
 // the transfer's addresses.
 func (c *conn) render(dst []byte, it engine.Item) []byte {
 	tj := it.R.JSON
-	if t, ok := c.h.withLabels(c.ctx, c.id, &it.R.T); ok {
+	if t, ok := c.withLabels(&it.R.T); ok {
 		tj, _ = json.Marshal(t)
 	}
 	return appendTransfer(dst, it.FilterID, tj)
