@@ -235,19 +235,14 @@ func run() error {
 		return err
 	}
 	print("stream-fanout (indexed)", fast)
-	var base *result
 	if bb := os.Getenv("BENCH_STREAM_BASELINE"); bb != "" {
-		r, err := measure(w, brokers, redisURL, bb, false, clients, rate, secs)
+		base, err := measure(w, brokers, redisURL, bb, false, clients, rate, secs)
 		if err != nil {
 			return fmt.Errorf("baseline %s: %w", bb, err)
 		}
-		print("baseline build (indexed)", r)
-		base = &r
-	}
-	if base != nil {
+		print("baseline build (indexed)", base)
 		fmt.Printf("\nthis build vs baseline: deliveries/s %.2fx, p50 %.2fx lower, p99 %.2fx lower, server CPU per delivery %.2fx lower\n",
-			(float64(fast.deliveries)/fast.seconds)/(float64(base.deliveries)/base.seconds), ratio(base.p50, fast.p50), ratio(base.p99, fast.p99),
-			base.cpuPerKDeliv/fast.cpuPerKDeliv)
+			perSec(fast)/perSec(base), ratio(base.p50, fast.p50), ratio(base.p99, fast.p99), base.cpuPerKDeliv/fast.cpuPerKDeliv)
 	}
 	if os.Getenv("BENCH_STREAM_NAIVE") != "0" {
 		slow, err := measure(w, brokers, redisURL, bin, true, clients, rate, secs)
@@ -270,6 +265,8 @@ func run() error {
 	}
 	return nil
 }
+
+func perSec(r result) float64 { return float64(r.deliveries) / r.seconds }
 
 func ratio(a, b time.Duration) float64 { return float64(a) / float64(max(b, 1)) }
 
