@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -144,19 +145,39 @@ func measurePeer(w *world, clients, rate, secs int) (result, error) {
 	rss0, _ := proc(cmd.Process.Pid)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	conns, err := connectAll(ctx, clients, func(ctx context.Context, i int) (*websocket.Conn, error) {
-		return peerConnect(ctx, addr, i)
-	})
-	if err != nil {
+	conns := make([]*websocket.Conn, clients)
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 64)
+	errs := make(chan error, clients)
+	for i := range clients {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			c, err := peerConnect(ctx, addr, i)
+			if err != nil {
+				errs <- err
+				return
+			}
+			conns[i] = c
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
 		return res, err
 	}
+	res.owed, res.serverDelivered = owedDeliveries(w, clients, rate*secs), -1
 	time.Sleep(2 * time.Second)
-	rss1, _ := proc(cmd.Process.Pid)
-	l := newLoad(cmd.Process.Pid)
+	rss1, cpu0 := proc(cmd.Process.Pid)
+	_, self0 := proc(os.Getpid())
 	res.idleKB = float64(rss1-rss0) / float64(clients)
 
+	var lat latency
+	var delivered, last atomic.Int64
 	for _, c := range conns {
-		go peerRead(ctx, c, &l.lat, &l.delivered, &l.last)
+		go peerRead(ctx, c, &lat, &delivered, &last)
 	}
 	m := newMatcher(w, clients)
 	idx := make(map[string]int, len(w.addrs))
@@ -164,14 +185,43 @@ func measurePeer(w *world, clients, rate, secs int) (result, error) {
 		idx[a] = i
 	}
 	prng := rand.New(rand.NewPCG(11, 12)) // the transfers measure publishes
-	if err := l.publish(&res, rate, secs, func(due int) error {
-		return peerPublish(addr, apiKey, w, m, idx, prng, due)
-	}); err != nil {
-		return res, err
+	start := time.Now()
+	tick := time.NewTicker(10 * time.Millisecond)
+	for res.published < rate*secs {
+		<-tick.C
+		due := min(int(time.Since(start).Seconds()*float64(rate)), rate*secs) - res.published
+		if due <= 0 {
+			continue
+		}
+		if err := peerPublish(addr, apiKey, w, m, idx, prng, due); err != nil {
+			return res, err
+		}
+		res.published += due
 	}
-	l.finish(&res)
+	tick.Stop()
+	for prev, still := int64(-1), 0; still < 15; { // as measure: until all owed arrived or none for a while
+		time.Sleep(time.Second)
+		n := delivered.Load()
+		if n >= res.owed {
+			break
+		}
+		if still++; n != prev {
+			still = 0
+		}
+		prev = n
+	}
+	_, cpu1 := proc(cmd.Process.Pid)
+	_, self1 := proc(os.Getpid())
+	wall := time.Since(start).Seconds()
+	res.serverCores, res.benchCores = (cpu1-cpu0).Seconds()/wall, (self1-self0).Seconds()/wall
+	res.deliveries = delivered.Load()
+	res.seconds = time.Unix(0, last.Load()).Sub(start).Seconds()
+	res.p50, res.p99 = lat.pct(0.50), lat.pct(0.99)
+	res.cpuPerKDeliv = (cpu1 - cpu0).Seconds() / float64(max(res.deliveries, 1)) * 1000
 	cancel()
-	closeAll(conns)
+	for _, c := range conns {
+		_ = c.CloseNow()
+	}
 	return res, nil
 }
 

@@ -103,9 +103,24 @@ func (s *Store) Connect(ctx context.Context, keyID, conn string, limit int, ttl 
 	return n == 1, err
 }
 
-// Heartbeat keeps conn counted for ttl more.
-func (s *Store) Heartbeat(ctx context.Context, keyID, conn string, ttl time.Duration) error {
-	return s.rdb.ZAddXX(ctx, s.ckey(keyID), redis.Z{Score: float64(s.now().Add(ttl).UnixMilli()), Member: conn}).Err()
+// HeartbeatAll keeps every connection of conns (connection ids by key id) counted for ttl
+// more, in one pipelined round trip rather than one call per connection.
+func (s *Store) HeartbeatAll(ctx context.Context, conns map[string][]string, ttl time.Duration) error {
+	if len(conns) == 0 {
+		return nil
+	}
+	score := float64(s.now().Add(ttl).UnixMilli())
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for keyID, ids := range conns {
+			zs := make([]redis.Z, len(ids))
+			for i, id := range ids {
+				zs[i] = redis.Z{Score: score, Member: id}
+			}
+			p.ZAddXX(ctx, s.ckey(keyID), zs...)
+		}
+		return nil
+	})
+	return err
 }
 
 // Disconnect stops counting conn.

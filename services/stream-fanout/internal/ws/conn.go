@@ -38,7 +38,6 @@ type conn struct {
 	writers sync.WaitGroup
 	wmu     sync.Mutex // orders starting a writer before stopWriter's wait
 	ping    *time.Timer
-	pings   int
 
 	mu      sync.Mutex
 	sessID  string
@@ -46,11 +45,19 @@ type conn struct {
 	filters []store.FilterRec
 	sub     *engine.Sub
 
-	used     atomic.Int64 // delivered since the last save
-	catching atomic.Bool  // a reconnect is reading the topic back
-	released atomic.Bool
-	limited  map[string]time.Time // quota errors sent, per window type, until the window ends
-	buf      []byte
+	used atomic.Int64 // delivered since the last save
+	// lastWrite is when a batch last reached the socket (unix ns); latePongs counts the pings
+	// in a row answered late.
+	lastWrite atomic.Int64
+	latePongs atomic.Int32
+	paused    atomic.Int64 // unix ns until which the writer waits (the quota could not be checked)
+	catching  atomic.Bool  // a reconnect is reading the topic back
+	released  atomic.Bool
+	limited   map[string]time.Time // quota errors sent, per window type, until the window ends
+	buf       []byte
+	// bookE is the caller's labels book as last read, while the cache's gen is bookGen.
+	bookE   *bookEntry
+	bookGen uint64
 }
 
 func (c *conn) current() (*engine.Sub, string) {
@@ -125,7 +132,7 @@ func (c *conn) drain() {
 			}
 		}
 		c.writing.Store(false)
-		if c.wctx.Err() != nil || !c.q.pending() || !c.writing.CompareAndSwap(false, true) {
+		if c.wctx.Err() != nil || c.isPaused() || !c.q.pending() || !c.writing.CompareAndSwap(false, true) {
 			return
 		}
 	}
@@ -135,8 +142,7 @@ func (c *conn) onPing() {
 	if c.wctx.Err() != nil {
 		return
 	}
-	c.pings++
-	c.keepalive(c.pings)
+	c.keepalive()
 	c.ping.Reset(c.h.o.PingInterval)
 }
 
@@ -239,26 +245,34 @@ func (c *conn) handle(b []byte) {
 }
 
 // keepalive pings the client on a goroutine of its own (a ping waits for the pong, which
-// must not hold deliveries back) and keeps the connection counted for its key.
-func (c *conn) keepalive(tick int) {
+// must not hold deliveries back). The hub's heartbeats keep the connection counted for its key.
+func (c *conn) keepalive() {
 	if c.catching.Load() {
 		// The reader is busy reading the topic back for a reconnect and answers no pong until
 		// it is done; the connection is not judged meanwhile.
-		goto heartbeat
+		return
 	}
 	go func() {
+		start := time.Now().UnixNano()
 		pctx, cancel := context.WithTimeout(c.ctx, c.h.o.PingInterval)
 		err := c.ws.Ping(pctx)
 		cancel()
-		if err != nil && c.ctx.Err() == nil {
+		if err == nil {
+			c.latePongs.Store(0)
+			return
+		}
+		// A client reading through a backlog answers the ping only once it reaches it: while
+		// batches are still being written to it, a late pong is forgiven up to maxLatePongs
+		// times in a row; a client that takes nothing and answers nothing is dropped at once.
+		late := c.latePongs.Add(1)
+		if c.ctx.Err() == nil && (c.lastWrite.Load() < start || late >= maxLatePongs) {
 			c.kick("no pong: the client stopped answering pings")
 		}
 	}()
-heartbeat:
-	if every := max(int(connTTL/3/c.h.o.PingInterval), 1); tick%every == 0 {
-		_ = c.h.o.Store.Heartbeat(c.ctx, c.id.KeyID, c.token, connTTL)
-	}
 }
+
+// maxLatePongs is how many pings in a row a client still being written to may answer late.
+const maxLatePongs = 3
 
 // writeBatch writes what is queued, up to corkMax bytes, with one write to the socket
 // rather than one per message; its deliveries count as sent once that write returns (when
@@ -274,13 +288,27 @@ func (c *conn) writeBatch(ctx context.Context) (n int, err error) {
 	}
 	var marks []mark
 	var werr error
+	if c.isPaused() {
+		return 0, nil
+	}
+	if c.q.pending() && !c.h.quotas.ready(c.id.KeyID) {
+		// A lease is taken before the batch starts: a ping corked behind a Redis round trip
+		// would wait with it. A failure is reported by the write that needs the credit.
+		_ = c.h.quotas.prime(c.ctx, c.id.KeyID, c.id.Tier)
+	}
 	c.cc.cork()
 	for ctx.Err() == nil && c.cc.buffered() < corkMax {
+		if n > 0 && !c.h.quotas.ready(c.id.KeyID) {
+			break // what is batched goes out before a lease is waited for
+		}
 		o, ok := c.q.next()
 		if !ok {
 			break
 		}
 		credited, err := c.write(o)
+		if errors.Is(err, errPaused) {
+			break
+		}
 		if err != nil {
 			werr = err // what was batched before it is still written
 			break
@@ -289,6 +317,9 @@ func (c *conn) writeBatch(ctx context.Context) (n int, err error) {
 		marks = append(marks, mark{c.cc.buffered(), o.item.R != nil, credited, brokerTime(o.item)})
 	}
 	written, err := c.cc.uncork()
+	if written > 0 {
+		c.lastWrite.Store(time.Now().UnixNano())
+	}
 	var sent int
 	var credits int64
 	now := c.h.o.Now()
@@ -301,9 +332,10 @@ func (c *conn) writeBatch(ctx context.Context) (n int, err error) {
 		}
 		if m.credit {
 			credits++
-			c.h.o.Metrics.deliveredAt(m.broker, now)
+			c.h.o.Metrics.timed(m.broker, now)
 		}
 	}
+	c.h.o.Metrics.deliveredN(credits)
 	c.q.sentFirst(sent)
 	c.account(credits)
 	if err == nil {
@@ -320,6 +352,9 @@ func (c *conn) writeUncorked(ctx context.Context) (n int, err error) {
 			return n, nil
 		}
 		credited, err := c.write(o)
+		if errors.Is(err, errPaused) {
+			return 0, nil
+		}
 		if err != nil {
 			return n, err
 		}
@@ -351,8 +386,14 @@ func (c *conn) write(o out) (credited bool, err error) {
 	if o.credit {
 		lt, reset, err := c.h.quotas.take(c.ctx, c.id.KeyID, c.id.Tier)
 		if err != nil {
+			// The transfer stays owed: it goes back first in line and the writer pauses.
 			c.h.o.Log.Error("stream quota unavailable", "key", c.id.KeyID, "error", err)
-			return false, c.writeRaw(encode(TypeError, ErrorPayload{Code: CodeInternal, Message: "quota check failed; transfers are paused"}))
+			c.q.unnext(o)
+			c.pauseWriter()
+			if err := c.writeRaw(encode(TypeError, ErrorPayload{Code: CodeInternal, Message: "quota check failed; transfers are paused"})); err != nil {
+				return false, err
+			}
+			return false, errPaused
 		}
 		if lt != "" {
 			c.h.o.Metrics.quotaRefused(lt)
@@ -369,7 +410,26 @@ func (c *conn) write(o out) (credited bool, err error) {
 	return o.credit, nil
 }
 
+// errPaused ends a batch whose next transfer could not take a quota credit.
+var errPaused = errors.New("writer paused")
+
+// quotaRetry is how long a writer waits after the quota could not be checked.
+const quotaRetry = time.Second
+
+// pauseWriter stops writing for quotaRetry and wakes the writer after it.
+func (c *conn) pauseWriter() {
+	c.paused.Store(time.Now().Add(quotaRetry).UnixNano())
+	time.AfterFunc(quotaRetry, c.wake)
+}
+
+func (c *conn) isPaused() bool { return time.Now().UnixNano() < c.paused.Load() }
+
 func (c *conn) writeRaw(b []byte) error {
+	if c.cc != nil && c.cc.isCorked() {
+		// Corked, the write only appends to the batch (uncork bounds the socket write by the
+		// write timeout): no timer and context per message.
+		return c.ws.Write(context.Background(), websocket.MessageText, b)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), c.h.o.WriteTimeout)
 	defer cancel()
 	return c.ws.Write(ctx, websocket.MessageText, b)
@@ -393,7 +453,7 @@ func (c *conn) limit(lt string, reset time.Time) error {
 // the transfer's addresses.
 func (c *conn) render(dst []byte, it engine.Item) []byte {
 	tj := it.R.JSON
-	if t, ok := c.h.withLabels(c.ctx, c.id, &it.R.T); ok {
+	if t, ok := c.withLabels(&it.R.T); ok {
 		tj, _ = json.Marshal(t)
 	}
 	return appendTransfer(dst, it.FilterID, tj)

@@ -50,6 +50,13 @@ func (c *corkConn) cork() {
 	c.mu.Unlock()
 }
 
+// isCorked reports whether writes land in the batch.
+func (c *corkConn) isCorked() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.corked
+}
+
 // buffered is how much the batch holds.
 func (c *corkConn) buffered() int {
 	c.mu.Lock()
@@ -77,6 +84,9 @@ func (c *corkConn) uncork() (written int, err error) {
 	}
 	if c.timeout > 0 {
 		_ = c.Conn.SetWriteDeadline(time.Now().Add(c.timeout))
+		// The deadline is the batch's alone: left set, it would fail the next write through
+		// (a ping, a close) once it passed, and that failure would end the connection.
+		defer func() { _ = c.Conn.SetWriteDeadline(time.Time{}) }()
 	}
 	return c.Conn.Write(*b)
 }

@@ -172,17 +172,35 @@ func (h *Hub) Shutdown(ctx context.Context) {
 }
 
 // RunCheckpoints saves every attached session's positions periodically, so a replica that
-// dies without Shutdown costs its sessions at most a few seconds of repeated transfers.
+// dies without Shutdown costs its sessions at most a few seconds of repeated transfers, and
+// keeps this replica's connections counted for their keys.
 func (h *Hub) RunCheckpoints(ctx context.Context) error {
 	t := time.NewTicker(h.o.Checkpoint)
 	defer t.Stop()
+	hb := time.NewTicker(connTTL / 3)
+	defer hb.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
 			h.checkpoint(ctx)
+		case <-hb.C:
+			h.heartbeat(ctx)
 		}
+	}
+}
+
+// heartbeat refreshes every open connection's entry in its key's connection count with one
+// pipelined round trip: thousands of connections opened together would otherwise refresh
+// together, one call each, and crowd the Redis pool the deliveries' quota leases need.
+func (h *Hub) heartbeat(ctx context.Context) {
+	byKey := map[string][]string{}
+	for _, c := range h.snapshot() {
+		byKey[c.id.KeyID] = append(byKey[c.id.KeyID], c.token)
+	}
+	if err := h.o.Store.HeartbeatAll(ctx, byKey, connTTL); err != nil && ctx.Err() == nil {
+		h.o.Log.Warn("refreshing the connection counts failed", "error", err)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/chainintel/chainintel/libs/httpx"
@@ -94,6 +95,8 @@ type labelCache struct {
 	// down is until when user-labels is not asked after a failure: transfers go without the
 	// caller's labels meanwhile rather than waiting on it.
 	down time.Time
+	// gen counts Forget calls: a connection's cached book is good while gen has not moved.
+	gen atomic.Uint64
 }
 
 type bookEntry struct {
@@ -113,10 +116,31 @@ func newLabelCache(ttl time.Duration) *labelCache {
 func (h *Hub) Forget(user string) {
 	h.labels.mu.Lock()
 	delete(h.labels.books, user)
+	h.labels.gen.Add(1)
 	h.labels.mu.Unlock()
 }
 
-func (h *Hub) book(ctx context.Context, id Identity) (Book, bool) {
+// book is the caller's book for a delivery: the connection keeps the entry it last got while
+// no change was announced and it is fresh, so a delivery takes no lock shared by every
+// connection (writer goroutine only).
+func (c *conn) book() (Book, bool) {
+	lc := c.h.labels
+	if e := c.bookE; e != nil && c.bookGen == lc.gen.Load() && time.Now().Before(e.until) {
+		return e.book, true
+	}
+	gen := lc.gen.Load()
+	e := c.h.bookEntry(c.ctx, c.id)
+	if e == nil || e.err != nil {
+		c.bookE = nil
+		return Book{}, false
+	}
+	c.bookE, c.bookGen = e, gen
+	return e.book, true
+}
+
+// bookEntry returns the caller's entry once it is read (nil while user-labels is down or ctx
+// ended first).
+func (h *Hub) bookEntry(ctx context.Context, id Identity) *bookEntry {
 	lc := h.labels
 	now := time.Now()
 	lc.mu.Lock()
@@ -127,7 +151,7 @@ func (h *Hub) book(ctx context.Context, id Identity) (Book, bool) {
 	if e == nil {
 		if now.Before(lc.down) {
 			lc.mu.Unlock()
-			return Book{}, false
+			return nil
 		}
 		e = &bookEntry{ready: make(chan struct{}), until: now.Add(lc.ttl)}
 		lc.books[id.UserID] = e
@@ -146,18 +170,18 @@ func (h *Hub) book(ctx context.Context, id Identity) (Book, bool) {
 	select {
 	case <-e.ready:
 	case <-ctx.Done():
-		return Book{}, false
+		return nil
 	}
-	return e.book, e.err == nil
+	return e
 }
 
 // withLabels returns t with the caller's labels and entities on its addresses; ok is false
 // when the caller has none there (t is then sent as rendered for everyone).
-func (h *Hub) withLabels(ctx context.Context, id Identity, t *render.Transfer) (render.Transfer, bool) {
-	if h.o.Labels == nil {
+func (c *conn) withLabels(t *render.Transfer) (render.Transfer, bool) {
+	if c.h.o.Labels == nil {
 		return render.Transfer{}, false
 	}
-	b, ok := h.book(ctx, id)
+	b, ok := c.book()
 	if !ok || len(b.Labels)+len(b.Entities) == 0 {
 		return render.Transfer{}, false
 	}

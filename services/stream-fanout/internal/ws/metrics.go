@@ -77,6 +77,20 @@ func (m *Metrics) deliveredAt(broker, now time.Time) {
 	}
 }
 
+// deliveredN counts n transfers written to clients in one batch.
+func (m *Metrics) deliveredN(n int64) {
+	if m != nil && n > 0 {
+		m.delivered.Add(context.Background(), n)
+	}
+}
+
+// timed records one delivery's Kafka-to-client time (broker zero: not timed).
+func (m *Metrics) timed(broker, now time.Time) {
+	if m != nil && !broker.IsZero() {
+		m.latency.Record(context.Background(), max(now.Sub(broker).Seconds(), 0))
+	}
+}
+
 func (m *Metrics) slowDropped() {
 	if m != nil {
 		m.slow.Add(context.Background(), 1)

@@ -116,6 +116,17 @@ func (q *queue) next() (o out, ok bool) {
 	return out{item: it, credit: true}, true
 }
 
+// unnext puts back the message next just returned, first in line: it was not sent.
+func (q *queue) unnext(o out) {
+	q.mu.Lock()
+	if n := len(q.inflight); n > 0 && o.item.R != nil {
+		q.inflight[n-1] = engine.Item{}
+		q.inflight = q.inflight[:n-1]
+	}
+	q.control = append([]out{o}, q.control...)
+	q.mu.Unlock()
+}
+
 // sentFirst marks the first n deliveries of the batch sent, when a write failed part way:
 // those the client got are not owed again.
 func (q *queue) sentFirst(n int) {

@@ -32,6 +32,9 @@ type keyQuota struct {
 	leased time.Time
 	denied string    // the window type found exhausted
 	until  time.Time // denied holds until then
+	// fetching is set while the next lease is taken in the background: a key's writers spend
+	// what is left meanwhile instead of queueing on this lock behind a Redis round trip.
+	fetching bool
 }
 
 func newQuotas(st *store.Store, limits func(string) store.Limits, lease int64, now func() time.Time) *quotas {
@@ -58,17 +61,49 @@ func (q *quotas) nextLease(kq *keyQuota, now time.Time) int64 {
 // take uses one credit of keyID's quota. When a limit is reached it returns the window type
 // and when it resets.
 func (q *quotas) take(ctx context.Context, keyID, tier string) (limitType string, reset time.Time, err error) {
+	kq, now := q.key(keyID), q.now()
+	kq.mu.Lock()
+	defer kq.mu.Unlock()
+	if limitType, reset, err = q.fill(ctx, kq, keyID, tier, now); limitType != "" || err != nil {
+		return limitType, reset, err
+	}
+	kq.left--
+	if kq.left <= kq.size/2 && !kq.fetching {
+		kq.fetching = true
+		go q.prefetch(context.WithoutCancel(ctx), kq, kq.w, q.limits(tier), q.nextLease(kq, now))
+	}
+	return "", time.Time{}, nil
+}
+
+// prime makes sure keyID holds a credit on this replica (or is known to be refused), leasing
+// one from Redis when it holds none, without using it: a writer primes before it starts a
+// batch, so it does not wait on Redis with a batch (and a ping) held back.
+func (q *quotas) prime(ctx context.Context, keyID, tier string) error {
+	kq := q.key(keyID)
+	kq.mu.Lock()
+	defer kq.mu.Unlock()
+	_, _, err := q.fill(ctx, kq, keyID, tier, q.now())
+	return err
+}
+
+func (q *quotas) key(keyID string) *keyQuota {
 	q.mu.Lock()
+	defer q.mu.Unlock()
 	kq := q.keys[keyID]
 	if kq == nil {
 		kq = &keyQuota{}
 		q.keys[keyID] = kq
 	}
-	q.mu.Unlock()
-	now := q.now()
-	kq.mu.Lock()
-	defer kq.mu.Unlock()
-	w := q.st.WindowAt(keyID, now)
+	return kq
+}
+
+// fill moves kq to now's window and leases credits when it holds none; limitType names the
+// window found exhausted (kq.mu held).
+func (q *quotas) fill(ctx context.Context, kq *keyQuota, keyID, tier string, now time.Time) (limitType string, reset time.Time, err error) {
+	w := kq.w
+	if !within(w, now) {
+		w = q.st.WindowAt(keyID, now)
+	}
 	if !w.Hour.Equal(kq.w.Hour) {
 		// A lease belongs to its hour; what is left of the last one is given back to it.
 		if kq.left > 0 {
@@ -80,22 +115,64 @@ func (q *quotas) take(ctx context.Context, keyID, tier string) (limitType string
 		return kq.denied, kq.until, nil
 	}
 	kq.denied = ""
-	if kq.left == 0 {
-		n, lt, err := q.st.Lease(ctx, w, q.limits(tier), q.nextLease(kq, now))
-		if err != nil {
-			return "", time.Time{}, err
-		}
-		if n == 0 {
-			kq.denied, kq.until = lt, w.HourEnd
-			if lt == store.LimitMonthly {
-				kq.until = w.MonthEnd
-			}
-			return kq.denied, kq.until, nil
-		}
-		kq.left = n
+	if kq.left > 0 {
+		return "", time.Time{}, nil
 	}
-	kq.left--
+	n, lt, err := q.st.Lease(ctx, w, q.limits(tier), q.nextLease(kq, now))
+	if err != nil {
+		return "", time.Time{}, err
+	}
+	if n == 0 {
+		kq.denied, kq.until = lt, w.HourEnd
+		if lt == store.LimitMonthly {
+			kq.until = w.MonthEnd
+		}
+		return kq.denied, kq.until, nil
+	}
+	kq.left = n
 	return "", time.Time{}, nil
+}
+
+// prefetch takes the key's next lease before the current one is spent. The script never
+// grants past either limit, so credits leased ahead are still within the quota; when the
+// limit is reached it grants nothing and the key is refused once what it holds is spent.
+func (q *quotas) prefetch(ctx context.Context, kq *keyQuota, w store.Window, l store.Limits, want int64) {
+	n, _, err := q.st.Lease(ctx, w, l, want)
+	kq.mu.Lock()
+	defer kq.mu.Unlock()
+	kq.fetching = false
+	if err != nil || n == 0 {
+		return
+	}
+	if !kq.w.Hour.Equal(w.Hour) {
+		// The hour turned meanwhile: the lease belongs to the hour it was taken in.
+		_ = q.st.Return(ctx, w, n)
+		return
+	}
+	kq.left += n
+}
+
+// ready reports whether take would answer for keyID without waiting on Redis: it holds a
+// credit on this replica, or is known to be refused until its window ends.
+func (q *quotas) ready(keyID string) bool {
+	q.mu.Lock()
+	kq := q.keys[keyID]
+	q.mu.Unlock()
+	if kq == nil {
+		return false
+	}
+	kq.mu.Lock()
+	defer kq.mu.Unlock()
+	now := q.now()
+	if !within(kq.w, now) {
+		return false
+	}
+	return kq.left > 0 && kq.denied == "" || kq.denied != "" && now.Before(kq.until)
+}
+
+// within reports whether t is in w's hour (a zero window holds nothing).
+func within(w store.Window, t time.Time) bool {
+	return !t.Before(w.Hour) && t.Before(w.HourEnd)
 }
 
 // returnAll gives back every lease not used (on shutdown).
