@@ -60,6 +60,10 @@ var (
 	sqlOutboxClaim      = load("outbox_claim")
 	sqlOutboxMark       = load("outbox_mark")
 	sqlOutboxPrune      = load("outbox_prune")
+
+	sqlNetworkBlocksUpsert = load("network_blocks_upsert")
+	sqlNetworkBlocksPrune  = load("network_blocks_prune")
+	sqlNetworkStatus       = load("network_status")
 )
 
 // Store is the market schema over a pgx pool. It is safe for concurrent use.
