@@ -138,32 +138,8 @@ func ParseUpdateFilters(raw url.Values, kind string, q *store.UpdatesQuery) (app
 
 func updateFilter(raw url.Values, name string, q *store.UpdatesQuery) error {
 	switch name {
-	case "label":
-		v, err := params.One(raw, name)
-		if err != nil {
-			return httpx.BadRequest("%v", err)
-		}
-		q.Label = v
-		return nil
-	case "tagParams":
-		v, err := params.One(raw, name)
-		if err != nil {
-			return httpx.BadRequest("%v", err)
-		}
-		if _, given := raw[name]; given {
-			q.TagParams = &v
-		}
-		return nil
-	case "service":
-		if _, given := raw[name]; !given {
-			return nil
-		}
-		v, err := params.Bool(raw, name, false)
-		if err != nil {
-			return httpx.BadRequest("%v", err)
-		}
-		q.Service = &v
-		return nil
+	case "label", "tagParams", "service":
+		return updateScalarFilter(raw, name, q)
 	}
 	vs, err := params.List(raw, name)
 	if err != nil {
@@ -199,6 +175,40 @@ func updateFilter(raw url.Values, name string, q *store.UpdatesQuery) error {
 		q.TagIDs = vs
 	case "category":
 		q.Categories = vs
+	}
+	return nil
+}
+
+// updateScalarFilter reads a single-valued filter: label, tagParams (given empty, it selects the
+// empty parameter) or service.
+func updateScalarFilter(raw url.Values, name string, q *store.UpdatesQuery) error {
+	switch name {
+	case "label":
+		v, err := params.One(raw, name)
+		if err != nil {
+			return httpx.BadRequest("%v", err)
+		}
+		q.Label = v
+		return nil
+	case "tagParams":
+		v, err := params.One(raw, name)
+		if err != nil {
+			return httpx.BadRequest("%v", err)
+		}
+		if _, given := raw[name]; given {
+			q.TagParams = &v
+		}
+		return nil
+	case "service":
+		if _, given := raw[name]; !given {
+			return nil
+		}
+		v, err := params.Bool(raw, name, false)
+		if err != nil {
+			return httpx.BadRequest("%v", err)
+		}
+		q.Service = &v
+		return nil
 	}
 	return nil
 }

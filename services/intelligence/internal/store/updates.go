@@ -64,15 +64,15 @@ type EntityUpdate struct {
 // AddressUpdate is a change of an address's attribution, with the attribution as it is now.
 // Chain is filled in by the caller from ChainType.
 type AddressUpdate struct {
-	ChainType       string   `json:"-"`
-	Address         string   `json:"address"`
-	Chain           string   `json:"chain"`
-	EntityID        *string  `json:"entity_id"`
-	EntityName      *string  `json:"entity_name"`
-	EntityType      *string  `json:"entity_type"`
-	Label           *string  `json:"label"`
-	DepositExchange *string  `json:"deposit_exchange_id"`
-	Service         bool     `json:"service"`
+	ChainType       string  `json:"-"`
+	Address         string  `json:"address"`
+	Chain           string  `json:"chain"`
+	EntityID        *string `json:"entity_id"`
+	EntityName      *string `json:"entity_name"`
+	EntityType      *string `json:"entity_type"`
+	Label           *string `json:"label"`
+	DepositExchange *string `json:"deposit_exchange_id"`
+	Service         bool    `json:"service"`
 	// ClusterIDs and PredictedEntity are filled always and shown on request (includeClusters,
 	// includeEntityPredictions); PopulatedTags is filled by the caller on request (includeTags).
 	ClusterIDs      *[]string        `json:"cluster_ids,omitempty"`
