@@ -178,6 +178,18 @@ func TestIntelligenceChangeFeedsThroughEdge(t *testing.T) {
 	}
 	found(fmt.Sprintf("/intelligence/entities/updates?since=%d", since), func(id, _, _, status string) bool { return id == ent && status == "new" })
 	found(fmt.Sprintf("/intelligence/addresses/updates?since=%d", since), func(_, addr, entity, _ string) bool { return addr == wallet && entity == ent })
+	// Filtered through the edge: only the import's entity and address, newest first.
+	for _, path := range []string{
+		fmt.Sprintf("/intelligence/entities/updates?entityId=%s&entityType=fund&orderBy=-diff_seq", ent),
+		fmt.Sprintf("/intelligence/addresses/updates?chain=ethereum&address=%s&entityId=%s&label=FEED&service=true", "0x"+strings.ToUpper(wallet[2:]), ent),
+	} {
+		found(path, func(id, addr, entity, _ string) bool { return id == ent || addr == wallet })
+		for _, it := range page.Items {
+			if it.ID != ent && it.Address != wallet {
+				t.Fatalf("%s: an item the filters exclude: %+v", path, it)
+			}
+		}
+	}
 	if r := get("/intelligence/tags/updates?status=gone"); r.Status != 400 {
 		t.Fatalf("bad status: %d %s", r.Status, r.Body)
 	}

@@ -35,3 +35,60 @@ func TestNetworkHistoryThroughEdge(t *testing.T) {
 		t.Errorf("unknown chain: %d %s, want 400 %q", r.Status, r.Body, want)
 	}
 }
+
+// GET /networks/status through the edge: the simulated ethereum chain has a tip that rises as
+// blocks are ingested, a recent tip time, counted transfers and transactions, and the native
+// coin's quote.
+func TestNetworkStatusThroughEdge(t *testing.T) {
+	p := Get(t)
+	type status struct {
+		Chain     string   `json:"chain"`
+		Active    bool     `json:"active"`
+		Price     float64  `json:"price"`
+		MarketCap *float64 `json:"marketCap"`
+		Tip       uint64   `json:"tip"`
+		TPS       *float64 `json:"tps"`
+		Transfers int64    `json:"transfers"`
+		GasFee    *float64 `json:"gasFee"`
+		AsOf      struct {
+			Tip   time.Time  `json:"tip"`
+			Price *time.Time `json:"price"`
+		} `json:"asOf"`
+	}
+	read := func() (status, string) {
+		var st map[string]status
+		r := p.Get(t, "/networks/status?notAPublicParameter=1")
+		r.JSON(t, &st)
+		if r.Status != http.StatusOK {
+			t.Fatalf("/networks/status: %d %s", r.Status, r.Body)
+		}
+		return st["ethereum"], string(r.Body)
+	}
+	var first status
+	var body string
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		first, body = read()
+		if first.Tip > 0 && first.Transfers > 0 && first.Price > 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(time.Second)
+	}
+	if first.Chain != "ethereum" || first.Tip == 0 || first.Transfers == 0 || first.Price <= 0 || first.AsOf.Price == nil ||
+		first.TPS == nil || first.MarketCap == nil || first.AsOf.Tip.IsZero() {
+		t.Fatalf("ethereum status lacks figures: %s", body)
+	}
+	for {
+		next, body := read()
+		if next.Tip > first.Tip {
+			if next.AsOf.Tip.Before(first.AsOf.Tip) {
+				t.Fatalf("tip %d is older than tip %d: %s", next.Tip, first.Tip, body)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the tip stayed at %d: %s", first.Tip, body)
+		}
+		time.Sleep(time.Second)
+	}
+}

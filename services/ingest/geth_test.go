@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -22,10 +23,12 @@ import (
 	"github.com/chainintel/chainintel/libs/service"
 	ingest "github.com/chainintel/chainintel/services/ingest"
 	"github.com/chainintel/chainintel/services/ingest/internal/chaintest"
+	"github.com/chainintel/chainintel/services/ingest/internal/evm"
 	"github.com/chainintel/chainintel/services/ingest/migrations"
 	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/accounts/abi"
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/ethclient"
@@ -265,6 +268,17 @@ func TestGethDev(t *testing.T) {
 		t.Fatal("token deployment failed")
 	}
 	token := rcpt.ContractAddress
+	// Two proxies of the token: an EIP-1167 clone, and a contract whose constructor writes the
+	// token into the EIP-1967 implementation slot (its runtime code is one STOP).
+	clone := common.FromHex("0x3d602d80600a3d3981f3363d3d373d3d3d363d73" + strings.TrimPrefix(strings.ToLower(token.Hex()), "0x") + "5af43d82803e903d91602b57fd5bf3")
+	cloneRcpt := c.waitReceipt(c.send(ws[0], next(0), nil, new(big.Int), clone, 200_000))
+	slotProxy := append(append([]byte{0x73}, token.Bytes()...), 0x7f)
+	slotProxy = append(slotProxy, evm.EIP1967ImplementationSlot.Bytes()...)
+	slotProxy = append(slotProxy, common.FromHex("0x556000600053600160"+"00f3")...)
+	slotRcpt := c.waitReceipt(c.send(ws[0], next(0), nil, new(big.Int), slotProxy, 200_000))
+	if cloneRcpt.Status != 1 || slotRcpt.Status != 1 {
+		t.Fatal("proxy deployment failed")
+	}
 
 	round := func(r int) {
 		var hs []common.Hash
@@ -373,6 +387,35 @@ func TestGethDev(t *testing.T) {
 	code, _ := c.ec.CodeAt(ctx, token, nil)
 	if deploy == nil || deploy.ContractCreated != strings.ToLower(token.Hex()) || deploy.BytecodeSize != uint32(len(code)) || deploy.To != "" {
 		t.Errorf("deployment transaction %v; want contract %s with %d bytes of code", deploy, token.Hex(), len(code))
+	}
+
+	// The contracts with their code as the chain holds it, the token's selectors and the proxies'
+	// implementation.
+	for _, w := range []struct {
+		rcpt  *types.Receipt
+		proxy string
+		sels  []string
+	}{
+		{rcpt, "", []string{"0x70a08231", "0xa9059cbb"}},
+		{cloneRcpt, strings.ToLower(token.Hex()), nil},
+		{slotRcpt, strings.ToLower(token.Hex()), nil},
+	} {
+		addr := strings.ToLower(w.rcpt.ContractAddress.Hex())
+		got := sink.Contracts["ethereum:"+addr]
+		code, _ := c.ec.CodeAt(ctx, w.rcpt.ContractAddress, nil)
+		if got == nil || got.Bytecode != hexutil.Encode(code) || got.ProxyImplementation != w.proxy || got.Deployer != strings.ToLower(ws[0].addr.Hex()) ||
+			got.DeployTxHash != strings.ToLower(w.rcpt.TxHash.Hex()) || got.InternalDeployer != "" || got.BlockNumber != w.rcpt.BlockNumber.Uint64() {
+			t.Errorf("contract %s: %v; want its code, proxy of %q, deployed by %s in %s", addr, got, w.proxy, ws[0].addr.Hex(), w.rcpt.TxHash.Hex())
+			continue
+		}
+		for _, sel := range w.sels {
+			if !slices.Contains(got.FunctionSighashes, sel) {
+				t.Errorf("contract %s: selectors %v lack %s", addr, got.FunctionSighashes, sel)
+			}
+		}
+		if w.sels == nil && len(got.FunctionSighashes) != 0 {
+			t.Errorf("proxy %s: selectors %v, want none", addr, got.FunctionSighashes)
+		}
 	}
 
 	// Every pair a transfer touched has an observation, and every observation is exact.

@@ -88,6 +88,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	service.Consume(s, cfg.Kafka, eventsv1.TopicTransfers, func() *eventsv1.Transfer { return new(eventsv1.Transfer) }, h.Transfers)
 	service.Consume(s, cfg.Kafka, eventsv1.TopicReorgs, func() *eventsv1.Reorg { return new(eventsv1.Reorg) }, h.Reorgs)
 	service.Consume(s, cfg.Kafka, eventsv1.TopicTransactions, func() *eventsv1.Transaction { return new(eventsv1.Transaction) }, h.Transactions)
+	service.Consume(s, cfg.Kafka, eventsv1.TopicContracts, func() *eventsv1.Contract { return new(eventsv1.Contract) }, h.Contracts)
 	service.Consume(s, cfg.Kafka, eventsv1.TopicTokens, func() *eventsv1.Token { return new(eventsv1.Token) }, h.Tokens)
 	service.Consume(s, cfg.Kafka, eventsv1.TopicBalances, func() *eventsv1.BalanceObservation { return new(eventsv1.BalanceObservation) }, h.Balances)
 	service.Consume(s, cfg.Kafka, eventsv1.TopicMarketTokens, func() *eventsv1.MarketToken { return new(eventsv1.MarketToken) }, h.MarketTokens)

@@ -65,7 +65,7 @@ func TestChangeFeeds(t *testing.T) {
 	got, _ := feed(t, api, "/intelligence/entities/updates", start)
 	assertJSON(t, "entities", got, `{"items":[{`+acmeNow+`,"status":"new"},{`+acmeNow+`,"status":"updated"}],"hasMore":false}`)
 
-	addrNow := `"address":"` + hot1 + `","chain":"ethereum","entity_id":"acme","entity_name":"Acme Exchange","entity_type":"cex","label":"Hot 2","deposit_exchange_id":null,"cluster_ids":[]`
+	addrNow := `"address":"` + hot1 + `","chain":"ethereum","entity_id":"acme","entity_name":"Acme Exchange","entity_type":"cex","label":"Hot 2","deposit_exchange_id":null,"service":true,"cluster_ids":[]`
 	got, _ = feed(t, api, "/intelligence/addresses/updates", start)
 	assertJSON(t, "addresses", got, `{"items":[{`+addrNow+`,"status":"new"},{`+addrNow+`,"status":"updated"}],"hasMore":false}`)
 

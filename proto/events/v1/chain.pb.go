@@ -1064,6 +1064,143 @@ func (x *Token) GetDeployTxHash() string {
 	return ""
 }
 
+// Contract is what the chain says of a contract the platform has seen: one created by a
+// transaction of an ingested block (at the top level or inside a call), or one first seen when a
+// block used it as a token. Topic chain.contracts.v1, key "<chain>:<address>". The facts of one
+// contract are the same in every record of it, so consumers may upsert.
+type Contract struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Chain   string                 `protobuf:"bytes,1,opt,name=chain,proto3" json:"chain,omitempty"`
+	Address string                 `protobuf:"bytes,2,opt,name=address,proto3" json:"address,omitempty"`
+	// The block the code was read at: the creation's block, or the block of first sight.
+	BlockNumber uint64 `protobuf:"varint,3,opt,name=block_number,json=blockNumber,proto3" json:"block_number,omitempty"`
+	BlockHash   string `protobuf:"bytes,4,opt,name=block_hash,json=blockHash,proto3" json:"block_hash,omitempty"`
+	BlockTimeMs int64  `protobuf:"varint,5,opt,name=block_time_ms,json=blockTimeMs,proto3" json:"block_time_ms,omitempty"`
+	Bytecode    string `protobuf:"bytes,6,opt,name=bytecode,proto3" json:"bytecode,omitempty"` // runtime code, "0x" + hex
+	// "0x" + 8 hex digits of every selector the dispatcher compares the calldata with
+	// (PUSH4 <selector> EQ), sorted, without duplicates.
+	FunctionSighashes []string `protobuf:"bytes,7,rep,name=function_sighashes,json=functionSighashes,proto3" json:"function_sighashes,omitempty"`
+	// The implementation a proxy delegates to: the EIP-1967 implementation slot, or the target
+	// of an EIP-1167 minimal proxy; empty when the contract is neither.
+	ProxyImplementation string `protobuf:"bytes,8,opt,name=proxy_implementation,json=proxyImplementation,proto3" json:"proxy_implementation,omitempty"`
+	// Set when the creation is known: the account that sent the creating transaction, and the
+	// transaction.
+	Deployer     string `protobuf:"bytes,9,opt,name=deployer,proto3" json:"deployer,omitempty"`
+	DeployTxHash string `protobuf:"bytes,10,opt,name=deploy_tx_hash,json=deployTxHash,proto3" json:"deploy_tx_hash,omitempty"`
+	// The contract the creating transaction called, when the contract was created inside that
+	// call (CREATE/CREATE2 from a contract) rather than by the transaction itself.
+	InternalDeployer string `protobuf:"bytes,11,opt,name=internal_deployer,json=internalDeployer,proto3" json:"internal_deployer,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *Contract) Reset() {
+	*x = Contract{}
+	mi := &file_chainintel_events_v1_chain_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Contract) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Contract) ProtoMessage() {}
+
+func (x *Contract) ProtoReflect() protoreflect.Message {
+	mi := &file_chainintel_events_v1_chain_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Contract.ProtoReflect.Descriptor instead.
+func (*Contract) Descriptor() ([]byte, []int) {
+	return file_chainintel_events_v1_chain_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *Contract) GetChain() string {
+	if x != nil {
+		return x.Chain
+	}
+	return ""
+}
+
+func (x *Contract) GetAddress() string {
+	if x != nil {
+		return x.Address
+	}
+	return ""
+}
+
+func (x *Contract) GetBlockNumber() uint64 {
+	if x != nil {
+		return x.BlockNumber
+	}
+	return 0
+}
+
+func (x *Contract) GetBlockHash() string {
+	if x != nil {
+		return x.BlockHash
+	}
+	return ""
+}
+
+func (x *Contract) GetBlockTimeMs() int64 {
+	if x != nil {
+		return x.BlockTimeMs
+	}
+	return 0
+}
+
+func (x *Contract) GetBytecode() string {
+	if x != nil {
+		return x.Bytecode
+	}
+	return ""
+}
+
+func (x *Contract) GetFunctionSighashes() []string {
+	if x != nil {
+		return x.FunctionSighashes
+	}
+	return nil
+}
+
+func (x *Contract) GetProxyImplementation() string {
+	if x != nil {
+		return x.ProxyImplementation
+	}
+	return ""
+}
+
+func (x *Contract) GetDeployer() string {
+	if x != nil {
+		return x.Deployer
+	}
+	return ""
+}
+
+func (x *Contract) GetDeployTxHash() string {
+	if x != nil {
+		return x.DeployTxHash
+	}
+	return ""
+}
+
+func (x *Contract) GetInternalDeployer() string {
+	if x != nil {
+		return x.InternalDeployer
+	}
+	return ""
+}
+
 type Reorg_Block struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Number        uint64                 `protobuf:"varint,1,opt,name=number,proto3" json:"number,omitempty"`
@@ -1074,7 +1211,7 @@ type Reorg_Block struct {
 
 func (x *Reorg_Block) Reset() {
 	*x = Reorg_Block{}
-	mi := &file_chainintel_events_v1_chain_proto_msgTypes[6]
+	mi := &file_chainintel_events_v1_chain_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1086,7 +1223,7 @@ func (x *Reorg_Block) String() string {
 func (*Reorg_Block) ProtoMessage() {}
 
 func (x *Reorg_Block) ProtoReflect() protoreflect.Message {
-	mi := &file_chainintel_events_v1_chain_proto_msgTypes[6]
+	mi := &file_chainintel_events_v1_chain_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1243,7 +1380,21 @@ const file_chainintel_events_v1_chain_proto_rawDesc = "" +
 	"\x10discovered_block\x18\b \x01(\x04R\x0fdiscoveredBlock\x12\x1a\n" +
 	"\bdeployer\x18\t \x01(\tR\bdeployer\x12$\n" +
 	"\x0edeploy_tx_hash\x18\n" +
-	" \x01(\tR\fdeployTxHash*~\n" +
+	" \x01(\tR\fdeployTxHash\"\x8d\x03\n" +
+	"\bContract\x12\x14\n" +
+	"\x05chain\x18\x01 \x01(\tR\x05chain\x12\x18\n" +
+	"\aaddress\x18\x02 \x01(\tR\aaddress\x12!\n" +
+	"\fblock_number\x18\x03 \x01(\x04R\vblockNumber\x12\x1d\n" +
+	"\n" +
+	"block_hash\x18\x04 \x01(\tR\tblockHash\x12\"\n" +
+	"\rblock_time_ms\x18\x05 \x01(\x03R\vblockTimeMs\x12\x1a\n" +
+	"\bbytecode\x18\x06 \x01(\tR\bbytecode\x12-\n" +
+	"\x12function_sighashes\x18\a \x03(\tR\x11functionSighashes\x121\n" +
+	"\x14proxy_implementation\x18\b \x01(\tR\x13proxyImplementation\x12\x1a\n" +
+	"\bdeployer\x18\t \x01(\tR\bdeployer\x12$\n" +
+	"\x0edeploy_tx_hash\x18\n" +
+	" \x01(\tR\fdeployTxHash\x12+\n" +
+	"\x11internal_deployer\x18\v \x01(\tR\x10internalDeployer*~\n" +
 	"\fTransferType\x12\x1d\n" +
 	"\x19TRANSFER_TYPE_UNSPECIFIED\x10\x00\x12\x1a\n" +
 	"\x16TRANSFER_TYPE_EXTERNAL\x10\x01\x12\x1a\n" +
@@ -1263,7 +1414,7 @@ func file_chainintel_events_v1_chain_proto_rawDescGZIP() []byte {
 }
 
 var file_chainintel_events_v1_chain_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_chainintel_events_v1_chain_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
+var file_chainintel_events_v1_chain_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
 var file_chainintel_events_v1_chain_proto_goTypes = []any{
 	(TransferType)(0),          // 0: chainintel.events.v1.TransferType
 	(*Transaction)(nil),        // 1: chainintel.events.v1.Transaction
@@ -1272,12 +1423,13 @@ var file_chainintel_events_v1_chain_proto_goTypes = []any{
 	(*BalanceObservation)(nil), // 4: chainintel.events.v1.BalanceObservation
 	(*Reorg)(nil),              // 5: chainintel.events.v1.Reorg
 	(*Token)(nil),              // 6: chainintel.events.v1.Token
-	(*Reorg_Block)(nil),        // 7: chainintel.events.v1.Reorg.Block
+	(*Contract)(nil),           // 7: chainintel.events.v1.Contract
+	(*Reorg_Block)(nil),        // 8: chainintel.events.v1.Reorg.Block
 }
 var file_chainintel_events_v1_chain_proto_depIdxs = []int32{
 	0, // 0: chainintel.events.v1.Transfer.type:type_name -> chainintel.events.v1.TransferType
-	7, // 1: chainintel.events.v1.Reorg.orphaned:type_name -> chainintel.events.v1.Reorg.Block
-	7, // 2: chainintel.events.v1.Reorg.canonical:type_name -> chainintel.events.v1.Reorg.Block
+	8, // 1: chainintel.events.v1.Reorg.orphaned:type_name -> chainintel.events.v1.Reorg.Block
+	8, // 2: chainintel.events.v1.Reorg.canonical:type_name -> chainintel.events.v1.Reorg.Block
 	3, // [3:3] is the sub-list for method output_type
 	3, // [3:3] is the sub-list for method input_type
 	3, // [3:3] is the sub-list for extension type_name
@@ -1299,7 +1451,7 @@ func file_chainintel_events_v1_chain_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_chainintel_events_v1_chain_proto_rawDesc), len(file_chainintel_events_v1_chain_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   7,
+			NumMessages:   8,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

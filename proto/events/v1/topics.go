@@ -12,6 +12,7 @@ const (
 	TopicBalances     = "chain.balances.v1"
 	TopicReorgs       = "chain.reorgs.v1"
 	TopicTokens       = "chain.tokens.v1"
+	TopicContracts    = "chain.contracts.v1"
 	TopicAttributions = "intel.attributions.v1"
 	TopicMarketTokens = "market.tokens.v1"
 	TopicPrices       = "market.prices.v1"
@@ -35,6 +36,7 @@ var Topics = []TopicInfo{
 	{TopicBalances, false, "<chain>:<address>", "BalanceObservation"},
 	{TopicReorgs, false, "<chain>", "Reorg"},
 	{TopicTokens, false, "<chain>:<address>", "Token"},
+	{TopicContracts, false, "<chain>:<address>", "Contract"},
 	{TopicAttributions, true, "<chainType>:<address>", "Attribution"},
 	{TopicMarketTokens, true, "<pricingId>", "MarketToken"},
 	{TopicPrices, false, "<pricingId>", "Price"},

@@ -53,6 +53,7 @@ type Batch struct {
 	Prices       []*eventsv1.Price
 	MarketTokens []*eventsv1.MarketToken
 	Tokens       []*eventsv1.Token
+	Contracts    []*eventsv1.Contract
 	Activities   []Activity
 }
 

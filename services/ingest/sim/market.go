@@ -95,7 +95,8 @@ func (w *World) Price(pricingID string) (float64, bool) {
 }
 
 // Bootstrap returns what a consumer needs before the first transaction: the token registry
-// (market.tokens.v1), token metadata (chain.tokens.v1), the current prices and every address's
+// (market.tokens.v1), token metadata (chain.tokens.v1), the token contracts (chain.contracts.v1),
+// the current prices and every address's
 // starting balance (at the block of the current clock).
 func (w *World) Bootstrap() *Batch {
 	b := &Batch{}
@@ -106,6 +107,7 @@ func (w *World) Bootstrap() *Batch {
 				Decimals: t.decimals, PricingId: t.pricingID, DiscoveredBlock: cs.timing.first})
 		}
 	}
+	b.Contracts = w.tokenContracts()
 	w.emitPrices(b, w.priceAt)
 	for _, cs := range w.chains {
 		n := cs.blockAt(w, w.now)

@@ -184,7 +184,7 @@ func (w *World) WriteFiles(dir string) error {
 
 // Len is the number of events in the batch.
 func (b *Batch) Len() int {
-	return len(b.Transactions) + len(b.Transfers) + len(b.Swaps) + len(b.Balances) + len(b.Prices) + len(b.MarketTokens) + len(b.Tokens)
+	return len(b.Transactions) + len(b.Transfers) + len(b.Swaps) + len(b.Balances) + len(b.Prices) + len(b.MarketTokens) + len(b.Tokens) + len(b.Contracts)
 }
 
 // Events returns the batch as events to publish, with the platform's topics, keys and ids
@@ -197,6 +197,9 @@ func (b *Batch) Events() []eventbus.Event {
 	}
 	for _, m := range b.Tokens {
 		ev = append(ev, eventbus.Event{Topic: eventsv1.TopicTokens, Key: m.Chain + ":" + m.Address, Msg: m, ID: "token:" + m.Chain + ":" + m.Address})
+	}
+	for _, m := range b.Contracts {
+		ev = append(ev, eventbus.Event{Topic: eventsv1.TopicContracts, Key: m.Chain + ":" + m.Address, Msg: m, ID: "contract:" + m.Chain + ":" + m.Address})
 	}
 	for _, m := range b.Prices {
 		ev = append(ev, eventbus.Event{Topic: eventsv1.TopicPrices, Key: m.PricingId, Msg: m,

@@ -151,6 +151,7 @@ var Table = []Route{
 	get("/marketdata/altcoin_index", TokenAnalytics, Standard, 1),
 	get("/native/circulating", TokenAnalytics, Standard, 0),
 	get("/networks/history/{chain}", TokenAnalytics, Standard, 1),
+	get("/networks/status", TokenAnalytics, Standard, 1),
 
 	// User labels and entities.
 	get("/user/labels", UserLabels, Standard, 1),

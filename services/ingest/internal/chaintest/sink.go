@@ -19,7 +19,7 @@ var Quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 // Topics are the topics ingest publishes and reads.
 var Topics = []string{eventsv1.TopicTransactions, eventsv1.TopicTransfers, eventsv1.TopicSwaps, eventsv1.TopicBalances,
-	eventsv1.TopicReorgs, eventsv1.TopicTokens, eventsv1.TopicMarketTokens, eventsv1.TopicPrices}
+	eventsv1.TopicReorgs, eventsv1.TopicTokens, eventsv1.TopicContracts, eventsv1.TopicMarketTokens, eventsv1.TopicPrices}
 
 // Sink is a consumer of every chain topic applying the reorg semantics of docs/ingest.md: rows
 // are upserted by id; a reorg deletes the rows of its orphaned block hashes and rows of those
@@ -32,6 +32,7 @@ type Sink struct {
 	Swaps      map[string]*eventsv1.Swap
 	Balances   map[string]*eventsv1.BalanceObservation
 	Tokens     map[string]*eventsv1.Token
+	Contracts  map[string]*eventsv1.Contract // by "<chain>:<address>"
 	Orphaned   map[string]bool
 	Parked     map[string][]func() // block hash → rows of it that arrived while it was orphaned
 	Reorgs     []*eventsv1.Reorg
@@ -41,7 +42,7 @@ type Sink struct {
 // StartSink consumes every chain topic until the test ends.
 func StartSink(t testing.TB, brokers []string) *Sink {
 	s := &Sink{Transfers: map[string]*eventsv1.Transfer{}, Txs: map[string]*eventsv1.Transaction{}, Swaps: map[string]*eventsv1.Swap{},
-		Balances: map[string]*eventsv1.BalanceObservation{}, Tokens: map[string]*eventsv1.Token{}, Orphaned: map[string]bool{},
+		Balances: map[string]*eventsv1.BalanceObservation{}, Tokens: map[string]*eventsv1.Token{}, Contracts: map[string]*eventsv1.Contract{}, Orphaned: map[string]bool{},
 		Parked: map[string][]func(){}}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -101,6 +102,15 @@ func StartSink(t testing.TB, brokers []string) *Sink {
 			defer s.Mu.Unlock()
 			for _, m := range b {
 				s.Tokens[m.Msg.Chain+":"+m.Msg.Address] = m.Msg
+			}
+			return nil
+		}))
+	run(eventbus.NewConsumer(opts(eventsv1.TopicContracts), func() *eventsv1.Contract { return &eventsv1.Contract{} },
+		func(_ context.Context, b []eventbus.Message[*eventsv1.Contract]) error {
+			s.Mu.Lock()
+			defer s.Mu.Unlock()
+			for _, m := range b {
+				s.apply(m.Msg.BlockHash, func() { s.Contracts[m.Msg.Chain+":"+m.Msg.Address] = m.Msg })
 			}
 			return nil
 		}))

@@ -22,6 +22,7 @@ import (
 	"github.com/chainintel/chainintel/services/ingest/internal/market"
 	"github.com/chainintel/chainintel/services/ingest/internal/store"
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/holiman/uint256"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -382,7 +383,8 @@ func (x *Indexer) build(ctx context.Context, blocks []*evm.Decoded, reread []sto
 			return nil, nil, err
 		}
 	}
-	if err := x.creationSizes(ctx, blocks); err != nil {
+	contracts, err := x.contractFacts(ctx, blocks, newTokens)
+	if err != nil {
 		return nil, nil, err
 	}
 	var balances [][]*eventsv1.BalanceObservation
@@ -396,6 +398,10 @@ func (x *Indexer) build(ctx context.Context, blocks []*evm.Decoded, reread []sto
 		m := &eventsv1.Token{Chain: chain, Address: t.Address, Name: t.Name, Symbol: t.Symbol, Decimals: t.Decimals,
 			PricingId: x.mk.PricingID(chain, t.Address), NonStandard: t.NonStandard, DiscoveredBlock: t.DiscoveredBlock}
 		ev = append(ev, eventbus.Event{Topic: eventsv1.TopicTokens, Key: chain + ":" + t.Address, Msg: m, ID: "token:" + chain + ":" + t.Address})
+	}
+	for _, c := range contracts {
+		ev = append(ev, eventbus.Event{Topic: eventsv1.TopicContracts, Key: chain + ":" + c.Address, Msg: c,
+			ID: "contract:" + chain + ":" + c.Address + ":" + c.BlockHash})
 	}
 	nativeID := x.mk.PricingID(chain, "")
 	if nativeID == "" {
@@ -632,29 +638,105 @@ func (x *Indexer) loadCode(ctx context.Context, blocks []*evm.Decoded) error {
 	return nil
 }
 
-func (x *Indexer) creationSizes(ctx context.Context, blocks []*evm.Decoded) error {
-	var qs []evm.BalanceQuery
-	var txs []*eventsv1.Transaction
+// contractFacts reads the code and EIP-1967 implementation slot of every contract the blocks
+// created (a creating transaction's receipt names it) and of every token first seen in them,
+// sets the creations' bytecode sizes, and returns the contracts to publish. A token whose code
+// is absent one block before its first sight was created in that block, inside a call: its
+// creation is the transaction of its first transfer, sent by the deployer to the contract that
+// created it (no traces are read, so a factory reached through another contract shows as the
+// contract the transaction called).
+func (x *Indexer) contractFacts(ctx context.Context, blocks []*evm.Decoded, newTokens []store.Token) ([]*eventsv1.Contract, error) {
+	chain := x.cfg.Chain.Name
+	type seen struct {
+		c    *eventsv1.Contract
+		tx   *eventsv1.Transaction // the creating transaction, when it created the contract itself
+		d    *evm.Decoded
+		prev bool // also read the code one block earlier
+	}
+	var cs []seen
+	known := map[string]bool{}
+	byNumber := map[uint64]*evm.Decoded{}
 	for _, d := range blocks {
+		byNumber[d.Number] = d
 		for _, t := range d.Transactions {
-			if t.ContractCreated != "" {
-				qs = append(qs, evm.BalanceQuery{Address: common.HexToAddress(t.ContractCreated), Block: d.Number})
-				txs = append(txs, t)
+			if t.ContractCreated == "" {
+				continue
 			}
+			known[t.ContractCreated] = true
+			cs = append(cs, seen{c: &eventsv1.Contract{Chain: chain, Address: t.ContractCreated, Deployer: t.From, DeployTxHash: t.Hash}, tx: t, d: d})
 		}
 	}
-	if len(qs) == 0 {
-		return nil
+	for _, tk := range newTokens {
+		d := byNumber[tk.DiscoveredBlock]
+		if known[tk.Address] || d == nil {
+			continue
+		}
+		known[tk.Address] = true
+		cs = append(cs, seen{c: &eventsv1.Contract{Chain: chain, Address: tk.Address}, d: d, prev: d.Number > 0})
 	}
-	sizes, err := x.rpc.CodeSizes(ctx, qs)
+	if len(cs) == 0 {
+		return nil, nil
+	}
+	var qs []evm.BalanceQuery
+	for _, s := range cs {
+		qs = append(qs, evm.BalanceQuery{Address: common.HexToAddress(s.c.Address), Block: s.d.Number})
+		if s.prev {
+			qs = append(qs, evm.BalanceQuery{Address: common.HexToAddress(s.c.Address), Block: s.d.Number - 1})
+		}
+	}
+	res, err := x.rpc.CodeAndImplementationSlot(ctx, qs)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	for i, t := range txs {
-		t.BytecodeSize = uint32(sizes[i])
-		x.code[t.ContractCreated] = sizes[i] > 0
+	var out []*eventsv1.Contract
+	k := 0
+	for _, s := range cs {
+		r := res[k]
+		k++
+		earlier := true
+		if s.prev {
+			earlier = len(res[k].Code) > 0
+			k++
+		}
+		if s.tx != nil {
+			s.tx.BytecodeSize = uint32(len(r.Code))
+		}
+		x.code[s.c.Address] = len(r.Code) > 0
+		if len(r.Code) == 0 {
+			continue // a failed creation, or an address without code
+		}
+		c := s.c
+		c.BlockNumber, c.BlockHash, c.BlockTimeMs = s.d.Number, s.d.Hash, s.d.TimeMs
+		c.Bytecode = hexutil.Encode(r.Code)
+		c.FunctionSighashes = evm.FunctionSighashes(r.Code)
+		c.ProxyImplementation = evm.ImplementationFromSlot(r.Slot)
+		if c.ProxyImplementation == "" {
+			c.ProxyImplementation = evm.MinimalProxyTarget(r.Code)
+		}
+		if !earlier {
+			internalCreation(c, s.d)
+		}
+		out = append(out, c)
 	}
-	return nil
+	return out, nil
+}
+
+// internalCreation fills the creation of a contract created inside a call of block d: the
+// transaction of its first transfer.
+func internalCreation(c *eventsv1.Contract, d *evm.Decoded) {
+	var hash string
+	for _, t := range d.Transfers {
+		if t.TokenAddress == c.Address {
+			hash = t.TransactionHash
+			break
+		}
+	}
+	for _, t := range d.Transactions {
+		if t.Hash == hash {
+			c.Deployer, c.DeployTxHash, c.InternalDeployer = t.From, t.Hash, t.To
+			return
+		}
+	}
 }
 
 // readBalances reads, for every block, the balance of each pair it touched at that block;

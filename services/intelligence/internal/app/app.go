@@ -582,20 +582,44 @@ func (s *Service) Contract(ctx context.Context, t Target) (ContractView, error) 
 	if err != nil {
 		return ContractView{}, err
 	}
-	dep := Target{Chain: t.Chain, ChainType: t.ChainType, Address: c.Deployer}
-	if n, err := address.Normalize(t.ChainType, c.Deployer); err == nil {
-		dep.Address = n
-	}
-	deployer, err := s.Address(ctx, dep)
-	if err != nil {
+	v := ContractView{Address: t.Address, Chain: t.Chain, DeployTxHash: c.DeployTxHash, TransactionHash: c.DeployTxHash,
+		BlockTimestamp: msTime(c.BlockTimeMs), BytecodeSize: c.BytecodeSize, Bytecode: c.Bytecode}
+	if v.Deployer, err = s.addressOrNil(ctx, t, c.Deployer); err != nil {
 		return ContractView{}, err
 	}
-	v := ContractView{Address: t.Address, Chain: t.Chain, Deployer: deployer, DeployTxHash: c.DeployTxHash,
-		TransactionHash: c.DeployTxHash, BlockTimestamp: msTime(c.BlockTimeMs), BytecodeSize: c.BytecodeSize}
+	if v.InternalDeployer, err = s.addressOrNil(ctx, t, c.InternalDeployer); err != nil {
+		return ContractView{}, err
+	}
+	if c.CodeKnown {
+		v.FunctionSighashes = c.FunctionSighashes
+		if v.FunctionSighashes == nil {
+			v.FunctionSighashes = []string{}
+		}
+	}
+	if c.ProxyImplementation != "" {
+		p := c.ProxyImplementation
+		v.IsProxy, v.ProxyAddress = true, &p
+	}
 	if c.Token != nil {
 		v.Token = &TokenRef{ID: c.Token.PricingID, Name: c.Token.Name, Symbol: c.Token.Symbol, Decimals: c.Token.Decimals}
 	}
 	return v, nil
+}
+
+// addressOrNil is the AddressInfo of addr on t's chain, nil for "".
+func (s *Service) addressOrNil(ctx context.Context, t Target, addr string) (*AddressInfo, error) {
+	if addr == "" {
+		return nil, nil
+	}
+	dep := Target{Chain: t.Chain, ChainType: t.ChainType, Address: addr}
+	if n, err := address.Normalize(t.ChainType, addr); err == nil {
+		dep.Address = n
+	}
+	info, err := s.Address(ctx, dep)
+	if err != nil {
+		return nil, err
+	}
+	return &info, nil
 }
 
 // TokenByID returns a registry token by pricing id.

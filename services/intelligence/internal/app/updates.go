@@ -35,6 +35,11 @@ func page[T any](items []T, limit int, change func(T) store.Change) UpdatesPage 
 			p.PageToken = strconv.FormatInt(last.Seq, 10)
 		}
 		latest := last.At
+		for _, it := range items { // newest first pages end with the oldest
+			if at := change(it).At; at.After(latest) {
+				latest = at
+			}
+		}
 		p.LatestDiffTs = &latest
 	}
 	if items == nil {
@@ -51,9 +56,16 @@ func (s *Service) chainOf(chainType string) string {
 	return chainType
 }
 
+// UpdatesInclude says which optional parts an address update shows: its tags (populated_tags),
+// its predicted entity (predicted_entity) and its clusters (cluster_ids).
+type UpdatesInclude struct {
+	Tags, Predictions, Clusters bool
+}
+
 // Updates returns a page of the change feed of kind (entities, addresses, tags or
 // address_tags); q.Limit is the page size (one more row is read to tell whether more follow).
-func (s *Service) Updates(ctx context.Context, kind string, q store.UpdatesQuery) (UpdatesPage, error) {
+// inc applies to the addresses feed.
+func (s *Service) Updates(ctx context.Context, kind string, q store.UpdatesQuery, inc UpdatesInclude) (UpdatesPage, error) {
 	limit := q.Limit
 	q.Limit++
 	switch kind {
@@ -62,10 +74,13 @@ func (s *Service) Updates(ctx context.Context, kind string, q store.UpdatesQuery
 		return page(us, limit, func(u store.EntityUpdate) store.Change { return u.Change }), err
 	case "addresses":
 		us, err := s.Store.AddressUpdates(ctx, q)
-		for i := range us {
-			us[i].Chain = s.chainOf(us[i].ChainType)
+		if err != nil {
+			return UpdatesPage{}, err
 		}
-		return page(us, limit, func(u store.AddressUpdate) store.Change { return u.Change }), err
+		if err := s.includeInUpdates(ctx, us, inc); err != nil {
+			return UpdatesPage{}, err
+		}
+		return page(us, limit, func(u store.AddressUpdate) store.Change { return u.Change }), nil
 	case "tags":
 		us, err := s.Store.TagUpdates(ctx, q)
 		return page(us, limit, func(u store.TagUpdate) store.Change { return u.Change }), err
@@ -76,4 +91,39 @@ func (s *Service) Updates(ctx context.Context, kind string, q store.UpdatesQuery
 		}
 		return page(us, limit, func(u store.AddressTagUpdate) store.Change { return u.Change }), err
 	}
+}
+
+// includeInUpdates fills or drops the optional parts of address updates as inc says. Tags shown
+// are the address's tags now that apply on its chain.
+func (s *Service) includeInUpdates(ctx context.Context, us []store.AddressUpdate, inc UpdatesInclude) error {
+	for i := range us {
+		us[i].Chain = s.chainOf(us[i].ChainType)
+		if !inc.Clusters {
+			us[i].ClusterIDs = nil
+		}
+		if !inc.Predictions {
+			us[i].PredictedEntity = nil
+		}
+	}
+	if !inc.Tags || len(us) == 0 {
+		return nil
+	}
+	keys := make([]store.AddressKey, len(us))
+	for i, u := range us {
+		keys[i] = store.AddressKey{ChainType: u.ChainType, Address: u.Address}
+	}
+	tags, err := s.Store.AddressTagsMany(ctx, keys)
+	if err != nil {
+		return err
+	}
+	for i, u := range us {
+		mine := []PopulatedTag{}
+		for _, pt := range populated(tags[keys[i]]) {
+			if pt.Chain == "" || pt.Chain == u.Chain {
+				mine = append(mine, pt)
+			}
+		}
+		us[i].PopulatedTags = mine
+	}
+	return nil
 }

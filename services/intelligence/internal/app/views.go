@@ -83,17 +83,25 @@ type TokenRef struct {
 	Decimals int    `json:"decimals"`
 }
 
-// ContractView is the API's contract answer.
+// ContractView is the API's contract answer. Deployer is null when the creation was not seen
+// (a contract first seen as a token); InternalDeployer is the contract that created it inside
+// a call, null for a contract the transaction created itself or whose creation was not seen.
+// Bytecode is "" and FunctionSighashes null while only the creating transaction is known.
 type ContractView struct {
-	Address      string      `json:"address"`
-	Chain        string      `json:"chain"`
-	Deployer     AddressInfo `json:"deployer"`
-	DeployTxHash string      `json:"deployTxHash"`
+	Address      string       `json:"address"`
+	Chain        string       `json:"chain"`
+	Deployer     *AddressInfo `json:"deployer"`
+	DeployTxHash string       `json:"deployTxHash"`
 	// TransactionHash is DeployTxHash under the public API's name.
-	TransactionHash string    `json:"transactionHash"`
-	BlockTimestamp  string    `json:"blockTimestamp"`
-	BytecodeSize    int       `json:"bytecodeSize"`
-	Token           *TokenRef `json:"token,omitempty"`
+	TransactionHash   string       `json:"transactionHash"`
+	BlockTimestamp    string       `json:"blockTimestamp"`
+	BytecodeSize      int          `json:"bytecodeSize"`
+	Bytecode          string       `json:"bytecode"`
+	FunctionSighashes []string     `json:"functionSighashes"`
+	IsProxy           bool         `json:"isProxy"`
+	ProxyAddress      *string      `json:"proxyAddress"`
+	InternalDeployer  *AddressInfo `json:"internalDeployer"`
+	Token             *TokenRef    `json:"token,omitempty"`
 }
 
 // TokenIdentifier says how a token was identified.

@@ -1,5 +1,6 @@
 // Package events holds the intelligence service's Kafka consumers: transfers feed the
-// heuristics and the entity activity figures, transactions the contract registry, chain.tokens
+// heuristics and the entity activity figures, transactions and chain.contracts the contract
+// registry, chain.tokens
 // the token metadata, balances the predictions' USD figures, and the market topics the token
 // registry and prices. Every handler is idempotent.
 package events
@@ -92,6 +93,29 @@ func (h Handlers) Transactions(ctx context.Context, batch []eventbus.Message[*ev
 		_, dep, _ := norm(t.Chain, t.From)
 		cs = append(cs, store.Contract{Chain: t.Chain, ChainType: string(ct), Address: addr, Deployer: dep,
 			DeployTxHash: t.Hash, BlockTimeMs: t.BlockTimeMs, BytecodeSize: int(t.BytecodeSize)})
+	}
+	return h.Store.ApplyContracts(ctx, cs)
+}
+
+// Contracts records what the chain says of contracts: code, selectors, proxy implementation,
+// and the creation when known (chain.contracts.v1).
+func (h Handlers) Contracts(ctx context.Context, batch []eventbus.Message[*eventsv1.Contract]) error {
+	var cs []store.Contract
+	for _, m := range batch {
+		if m.Tombstone {
+			continue
+		}
+		c := m.Msg
+		ct, addr, ok := norm(c.Chain, c.Address)
+		if !ok || c.Bytecode == "" {
+			continue
+		}
+		_, dep, _ := norm(c.Chain, c.Deployer)
+		_, idep, _ := norm(c.Chain, c.InternalDeployer)
+		_, proxy, _ := norm(c.Chain, c.ProxyImplementation)
+		cs = append(cs, store.Contract{Chain: c.Chain, ChainType: string(ct), Address: addr, Deployer: dep, DeployTxHash: c.DeployTxHash,
+			BlockTimeMs: c.BlockTimeMs, BytecodeSize: (len(c.Bytecode) - 2) / 2, CodeKnown: true, Bytecode: c.Bytecode,
+			FunctionSighashes: c.FunctionSighashes, ProxyImplementation: proxy, InternalDeployer: idep})
 	}
 	return h.Store.ApplyContracts(ctx, cs)
 }

@@ -2,8 +2,10 @@ package store
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 	"math/big"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -480,34 +482,44 @@ func restoreBlocks(ctx context.Context, tx pgx.Tx, chain string, canonical []str
 	return sums.save(ctx, tx)
 }
 
-// Contract is a deployed contract.
+// Contract is a deployed contract. Deployer and DeployTxHash are empty when its creation was
+// not seen; CodeKnown says Bytecode, FunctionSighashes and ProxyImplementation were read from
+// the chain (chain.contracts.v1), not only the creating transaction.
 type Contract struct {
-	Chain, ChainType string
-	Address          string
-	Deployer         string
-	DeployTxHash     string
-	BlockTimeMs      int64
-	BytecodeSize     int
+	Chain, ChainType    string
+	Address             string
+	Deployer            string
+	DeployTxHash        string
+	BlockTimeMs         int64
+	BytecodeSize        int
+	CodeKnown           bool
+	Bytecode            string
+	FunctionSighashes   []string
+	ProxyImplementation string
+	InternalDeployer    string
 }
 
-// ApplyContracts records contract creations and marks the addresses as contracts (a new
-// attribution version when they were not marked yet). Idempotent.
+//go:embed sql/contracts_upsert.sql
+var contractsUpsertSQL string
+
+// ApplyContracts records contracts (contracts_upsert.sql says how records of one contract
+// merge) and marks the addresses as contracts (a new attribution version when they were not
+// marked yet). Idempotent.
 func (s *Store) ApplyContracts(ctx context.Context, cs []Contract) error {
 	if len(cs) == 0 {
 		return nil
 	}
-	var ch, ct, addr, dep, hash []string
-	var ms []int64
-	var size []int32
-	for _, c := range cs {
-		ch, ct, addr, dep, hash = append(ch, c.Chain), append(ct, c.ChainType), append(addr, c.Address), append(dep, c.Deployer), append(hash, c.DeployTxHash)
-		ms, size = append(ms, c.BlockTimeMs), append(size, int32(c.BytecodeSize))
+	n := len(cs)
+	ch, ct, addr, dep, hash := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	code, sels, proxy, idep := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	ms, size, known := make([]int64, n), make([]int32, n), make([]bool, n)
+	for i, c := range cs {
+		ch[i], ct[i], addr[i], dep[i], hash[i] = c.Chain, c.ChainType, c.Address, c.Deployer, c.DeployTxHash
+		code[i], sels[i], proxy[i], idep[i] = c.Bytecode, strings.Join(c.FunctionSighashes, ","), c.ProxyImplementation, c.InternalDeployer
+		ms[i], size[i], known[i] = c.BlockTimeMs, int32(c.BytecodeSize), c.CodeKnown
 	}
 	return s.inTx(ctx, true, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `INSERT INTO intel.contracts (chain, address, deployer, deploy_tx_hash, block_time_ms, bytecode_size)
-			SELECT DISTINCT ON (ch, addr) ch, addr, dep, hash, ms, size FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::int[]) AS u(ch, addr, dep, hash, ms, size)
-			ON CONFLICT (chain, address) DO UPDATE SET deployer = excluded.deployer, deploy_tx_hash = excluded.deploy_tx_hash,
-				block_time_ms = excluded.block_time_ms, bytecode_size = excluded.bytecode_size`, ch, addr, dep, hash, ms, size); err != nil {
+		if _, err := tx.Exec(ctx, contractsUpsertSQL, ch, addr, dep, hash, ms, size, known, code, sels, proxy, idep); err != nil {
 			return fmt.Errorf("record contracts: %w", err)
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO intel.addresses AS a (chain_type, address, is_contract, version)
@@ -541,10 +553,12 @@ func (s *Store) ContractByAddress(ctx context.Context, chain, addr string) (Cont
 	var tn, ts, tp *string
 	var td *int32
 	err := s.pool.QueryRow(ctx, `SELECT c.chain, c.address, c.deployer, c.deploy_tx_hash, c.block_time_ms, c.bytecode_size,
+			c.code_known, c.bytecode, c.function_sighashes, c.proxy_implementation, c.internal_deployer,
 			t.name, t.symbol, t.decimals, COALESCE(NULLIF(t.pricing_id, ''), (SELECT d.pricing_id FROM intel.token_deployments d WHERE d.chain = c.chain AND d.address = c.address LIMIT 1), '')
 		FROM intel.contracts c LEFT JOIN intel.tokens t ON t.chain = c.chain AND t.address = c.address
 		WHERE c.chain = $1 AND c.address = $2`, chain, addr).
-		Scan(&c.Chain, &c.Address, &c.Deployer, &c.DeployTxHash, &c.BlockTimeMs, &c.BytecodeSize, &tn, &ts, &td, &tp)
+		Scan(&c.Chain, &c.Address, &c.Deployer, &c.DeployTxHash, &c.BlockTimeMs, &c.BytecodeSize,
+			&c.CodeKnown, &c.Bytecode, &c.FunctionSighashes, &c.ProxyImplementation, &c.InternalDeployer, &tn, &ts, &td, &tp)
 	if err == pgx.ErrNoRows {
 		return c, ErrNotFound
 	}

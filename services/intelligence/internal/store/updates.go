@@ -4,6 +4,7 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -20,13 +21,26 @@ var (
 	updatesAddressTagsSQL string
 )
 
-// UpdatesQuery selects change-log entries: after sequence After, at times From..To, of Status
-// ("" for all), at most Limit.
+// UpdatesQuery selects change-log entries: after sequence After (before it when Desc, newest
+// first), at times From..To, of Status ("" for all), at most Limit; and, by feed, the filters on
+// the record as it is now (nil or "": any; see sql/updates_*.sql): ChainTypes, Addresses,
+// EntityIDs, EntityTypes, Label, Service, DepositIDs, TagIDs, TagParams, Categories.
 type UpdatesQuery struct {
-	After    int64
-	From, To time.Time
-	Status   string
-	Limit    int
+	After      int64
+	From, To   time.Time
+	Status     string
+	Limit      int
+	Desc       bool
+	ChainTypes []string
+	Addresses  []string
+	EntityIDs  []string
+	EntityType []string
+	Label      string
+	Service    *bool
+	DepositIDs []string
+	TagIDs     []string
+	TagParams  *string
+	Categories []string
 }
 
 // Change is what every change-log entry carries.
@@ -50,16 +64,28 @@ type EntityUpdate struct {
 // AddressUpdate is a change of an address's attribution, with the attribution as it is now.
 // Chain is filled in by the caller from ChainType.
 type AddressUpdate struct {
-	ChainType       string   `json:"-"`
-	Address         string   `json:"address"`
-	Chain           string   `json:"chain"`
-	EntityID        *string  `json:"entity_id"`
-	EntityName      *string  `json:"entity_name"`
-	EntityType      *string  `json:"entity_type"`
-	Label           *string  `json:"label"`
-	DepositExchange *string  `json:"deposit_exchange_id"`
-	ClusterIDs      []string `json:"cluster_ids"`
+	ChainType       string  `json:"-"`
+	Address         string  `json:"address"`
+	Chain           string  `json:"chain"`
+	EntityID        *string `json:"entity_id"`
+	EntityName      *string `json:"entity_name"`
+	EntityType      *string `json:"entity_type"`
+	Label           *string `json:"label"`
+	DepositExchange *string `json:"deposit_exchange_id"`
+	Service         bool    `json:"service"`
+	// ClusterIDs and PredictedEntity are filled always and shown on request (includeClusters,
+	// includeEntityPredictions); PopulatedTags is filled by the caller on request (includeTags).
+	ClusterIDs      *[]string        `json:"cluster_ids,omitempty"`
+	PredictedEntity *PredictedEntity `json:"predicted_entity,omitempty"`
+	PopulatedTags   any              `json:"populated_tags,omitempty"`
 	Change
+}
+
+// PredictedEntity is the entity an address update's address is predicted to belong to.
+type PredictedEntity struct {
+	ID   string  `json:"id"`
+	Name string  `json:"name"`
+	Type *string `json:"type"`
 }
 
 // TagUpdate is a change of a tag definition, with the tag as it is now.
@@ -89,8 +115,13 @@ type AddressTagUpdate struct {
 	Change
 }
 
-func updates[T any](ctx context.Context, s *Store, sql string, q UpdatesQuery, scan func(pgx.CollectableRow) (T, error)) ([]T, error) {
-	rows, err := s.pool.Query(ctx, sql, q.After, q.From, q.To, q.Status, q.Limit)
+func updates[T any](ctx context.Context, s *Store, sql string, q UpdatesQuery, filters []any, scan func(pgx.CollectableRow) (T, error)) ([]T, error) {
+	after := q.After
+	if q.Desc && after == 0 {
+		after = math.MaxInt64
+	}
+	args := append([]any{after, q.From, q.To, q.Status, q.Limit, q.Desc}, filters...)
+	rows, err := s.pool.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, fmt.Errorf("change log: %w", err)
 	}
@@ -103,7 +134,7 @@ func updates[T any](ctx context.Context, s *Store, sql string, q UpdatesQuery, s
 
 // EntityUpdates returns entity changes selected by q, in sequence order.
 func (s *Store) EntityUpdates(ctx context.Context, q UpdatesQuery) ([]EntityUpdate, error) {
-	return updates(ctx, s, updatesEntitiesSQL, q, func(r pgx.CollectableRow) (EntityUpdate, error) {
+	return updates(ctx, s, updatesEntitiesSQL, q, []any{null(q.EntityIDs), null(q.EntityType)}, func(r pgx.CollectableRow) (EntityUpdate, error) {
 		var u EntityUpdate
 		err := r.Scan(&u.Seq, &u.At, &u.Status, &u.ID, &u.Name, &u.Type, &u.Website, &u.Twitter, &u.LinkedIn)
 		u.At = u.At.UTC()
@@ -113,13 +144,23 @@ func (s *Store) EntityUpdates(ctx context.Context, q UpdatesQuery) ([]EntityUpda
 
 // AddressUpdates returns address attribution changes selected by q, in sequence order.
 func (s *Store) AddressUpdates(ctx context.Context, q UpdatesQuery) ([]AddressUpdate, error) {
-	return updates(ctx, s, updatesAddressesSQL, q, func(r pgx.CollectableRow) (AddressUpdate, error) {
+	filters := []any{null(q.ChainTypes), null(q.Addresses), null(q.EntityIDs), null(q.EntityType), q.Label, q.Service,
+		null(q.DepositIDs), null(q.TagIDs), q.TagParams}
+	return updates(ctx, s, updatesAddressesSQL, q, filters, func(r pgx.CollectableRow) (AddressUpdate, error) {
 		var u AddressUpdate
+		var clusters []string
+		var service *bool
+		var pid, pname, ptype *string
 		err := r.Scan(&u.Seq, &u.At, &u.Status, &u.ChainType, &u.Address, &u.EntityID, &u.EntityName, &u.EntityType, &u.Label,
-			&u.DepositExchange, &u.ClusterIDs)
+			&u.DepositExchange, &clusters, &service, &pid, &pname, &ptype)
 		u.At = u.At.UTC()
-		if u.ClusterIDs == nil {
-			u.ClusterIDs = []string{}
+		if clusters == nil {
+			clusters = []string{}
+		}
+		u.ClusterIDs = &clusters
+		u.Service = service != nil && *service
+		if pid != nil && pname != nil {
+			u.PredictedEntity = &PredictedEntity{ID: *pid, Name: *pname, Type: ptype}
 		}
 		return u, err
 	})
@@ -127,7 +168,7 @@ func (s *Store) AddressUpdates(ctx context.Context, q UpdatesQuery) ([]AddressUp
 
 // TagUpdates returns tag changes selected by q, in sequence order.
 func (s *Store) TagUpdates(ctx context.Context, q UpdatesQuery) ([]TagUpdate, error) {
-	return updates(ctx, s, updatesTagsSQL, q, func(r pgx.CollectableRow) (TagUpdate, error) {
+	return updates(ctx, s, updatesTagsSQL, q, []any{null(q.TagIDs), null(q.Categories)}, func(r pgx.CollectableRow) (TagUpdate, error) {
 		var u TagUpdate
 		err := r.Scan(&u.Seq, &u.At, &u.Status, &u.ID, &u.Name, &u.Rank, &u.AddressCount, &u.EntityCount)
 		u.At = u.At.UTC()
@@ -137,11 +178,20 @@ func (s *Store) TagUpdates(ctx context.Context, q UpdatesQuery) ([]TagUpdate, er
 
 // AddressTagUpdates returns address tag changes selected by q, in sequence order.
 func (s *Store) AddressTagUpdates(ctx context.Context, q UpdatesQuery) ([]AddressTagUpdate, error) {
-	return updates(ctx, s, updatesAddressTagsSQL, q, func(r pgx.CollectableRow) (AddressTagUpdate, error) {
+	filters := []any{null(q.ChainTypes), null(q.Addresses), null(q.TagIDs), q.TagParams, null(q.EntityIDs), null(q.Categories)}
+	return updates(ctx, s, updatesAddressTagsSQL, q, filters, func(r pgx.CollectableRow) (AddressTagUpdate, error) {
 		var u AddressTagUpdate
 		err := r.Scan(&u.Seq, &u.At, &u.Status, &u.ChainType, &u.Address, &u.TagID, &u.TagParams, &u.TagName, &u.Rank,
 			&u.EntityID, &u.EntityName, &u.EntityType, &u.Label)
 		u.At = u.At.UTC()
 		return u, err
 	})
+}
+
+// null is a filter list as a query argument: NULL (any) when empty.
+func null(vs []string) any {
+	if len(vs) == 0 {
+		return nil
+	}
+	return vs
 }

@@ -31,6 +31,7 @@ type Store interface {
 	PriceAt(ctx context.Context, id string, g Granularity, t time.Time) (float64, bool, error)
 	ReserveSum(ctx context.Context, chain, token string, addresses []string) (string, error)
 	PriceHistory(ctx context.Context, id string, g Granularity, from, to time.Time) ([]Quote, error)
+	NetworkFigures(ctx context.Context, chains, pricingIDs []string) ([]NetworkFigures, error)
 }
 
 // Quote is one point of a coin's price history (GET /networks/history/{chain}).

@@ -1,5 +1,5 @@
 // Package events is the token-analytics service's Kafka side: the consumers that keep the flow
-// rollups, the registry's on-chain discoveries, address classes and reserve balances, and the
+// rollups, the per-block figures of /networks/status, the registry's on-chain discoveries, address classes and reserve balances, and the
 // relay that publishes the outbox (market.tokens.v1, market.prices.v1).
 package events
 
@@ -24,6 +24,7 @@ type Store interface {
 	ApplyClasses(ctx context.Context, cs []app.ClassChange) error
 	UpsertTokens(ctx context.Context, us []app.TokenUpdate) error
 	AddReserveBalances(ctx context.Context, bs []app.ReserveBalance) error
+	ApplyBlocks(ctx context.Context, bs []app.BlockStat) error
 }
 
 // Handlers are the consumers' batch handlers. Every one is idempotent: a redelivered batch
@@ -74,6 +75,33 @@ func (h Handlers) Transfers(ctx context.Context, batch []eventbus.Message[*event
 			Value: Units(t.Amount, t.TokenDecimals), USD: t.GetHistoricalUsd()})
 	}
 	return h.Store.ApplyFlows(ctx, fs)
+}
+
+// Transactions keep, per block, its transaction count and lowest gas price for
+// /networks/status: a transaction with index i says its block has at least i+1.
+func (h Handlers) Transactions(ctx context.Context, batch []eventbus.Message[*eventsv1.Transaction]) error {
+	bs := make([]app.BlockStat, 0, len(batch))
+	for _, m := range batch {
+		t := m.Msg
+		if m.Tombstone || t.BlockHash == "" {
+			continue
+		}
+		if _, ok := h.chainType(t.Chain); !ok {
+			continue
+		}
+		b := app.BlockStat{Chain: t.Chain, Hash: t.BlockHash, Number: t.BlockNumber, Time: time.UnixMilli(t.BlockTimeMs).UTC(),
+			Transactions: int(t.TxIndex) + 1}
+		price := t.EffectiveGasPrice
+		if price == "" {
+			price = t.GasPrice
+		}
+		if v, ok := new(big.Float).SetString(price); ok && price != "" {
+			f, _ := v.Float64()
+			b.MinGasPrice = &f
+		}
+		bs = append(bs, b)
+	}
+	return h.Store.ApplyBlocks(ctx, bs)
 }
 
 // Units is an exact amount in the smallest unit as a float of token units (0 if unparsable).

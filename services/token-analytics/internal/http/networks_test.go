@@ -1,8 +1,14 @@
 package http
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
+
+	"github.com/chainintel/chainintel/libs/eventbus"
+	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
 
 	"github.com/chainintel/chainintel/services/token-analytics/internal/app"
 )
@@ -30,4 +36,79 @@ func TestNetworkHistory(t *testing.T) {
 	e.expect("/networks/history/bsc?unknown=1", 200, `[{"time":"`+d(1)+`","usd":600,"volume24h":0,"marketCap":0}]`)
 	e.expect("/networks/history/polygon", 200, `[]`)
 	e.expect("/networks/history/nochain", 400, `{"error":"chain: unknown chain \"nochain\""}`)
+}
+
+// txs delivers chain.transactions.v1 records of one block: one per transaction index, with a
+// gas price in gwei ("" for none).
+func (e *env) txs(chain, block string, number uint64, at time.Time, gwei string, indexes ...uint32) {
+	e.t.Helper()
+	var batch []eventbus.Message[*eventsv1.Transaction]
+	for _, i := range indexes {
+		price := ""
+		if gwei != "" {
+			price = gwei + "000000000"
+		}
+		batch = append(batch, eventbus.Message[*eventsv1.Transaction]{Msg: &eventsv1.Transaction{Chain: chain,
+			Hash: fmt.Sprintf("%s_%d", block, i), BlockHash: block, BlockNumber: number, BlockTimeMs: at.UnixMilli(),
+			TxIndex: i, EffectiveGasPrice: price}})
+	}
+	if err := e.ev.Transactions(context.Background(), batch); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// GET /networks/status: per chain with a block, the tip (an orphaned block is not one), the
+// transactions per second after the oldest block of the hour up to the tip, the mean of the
+// hour's blocks' lowest gas prices in gwei, the transfers of the 24 hours up to the tip and the
+// native quote with its change over 24 hours; a chain without a quote has price fields 0 and a
+// null asOf.price; a chain whose tip is over an hour old is not active. Redelivered and partial
+// blocks count once.
+func TestNetworkStatus(t *testing.T) {
+	e := newEnv(t, app.Native{})
+	tip := now.Add(-10 * time.Minute)
+	e.txs("ethereum", "0xa1", 100, tip.Add(-2*time.Hour), "10", 0, 1, 2, 3, 4)
+	e.txs("ethereum", "0xa2", 101, tip.Add(-50*time.Minute), "30", 0, 3)
+	e.txs("ethereum", "0xa2", 101, tip.Add(-50*time.Minute), "20", 1, 2)
+	e.txs("ethereum", "0xa3", 102, tip.Add(-20*time.Minute), "40", 9, 0)
+	e.txs("ethereum", "0xa4", 103, tip, "30", 0, 5, 2)
+	e.txs("ethereum", "0xa4", 103, tip, "30", 0, 5, 2)
+	e.txs("ethereum", "0xa5", 104, tip.Add(12*time.Second), "1", 0, 1, 2)
+	if err := e.ev.Reorgs(context.Background(), []eventbus.Message[*eventsv1.Reorg]{{Msg: &eventsv1.Reorg{Chain: "ethereum",
+		Orphaned: []*eventsv1.Reorg_Block{{Number: 104, Hash: "0xa5"}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	e.txs("bsc", "0xb1", 7, now.Add(-3*time.Hour), "", 0)
+	e.send(transfer{id: "0xt1_1", from: "0x01", to: "0x02", usd: 5, units: 1, at: tip.Add(-30 * time.Minute)},
+		transfer{id: "0xt2_1", from: "0x01", to: "0x02", usd: 5, units: 1, at: tip.Add(-31 * time.Minute)},
+		transfer{id: "0xt3_1", from: "0x01", to: "0x02", usd: 5, units: 1, at: tip.Add(-25 * time.Hour)})
+	e.tokens(app.TokenUpdate{PricingID: "ethereum", Name: "Ether", Symbol: "ETH"})
+	hour := now.Truncate(time.Hour)
+	e.prices(app.PricePoint{PricingID: "ethereum", Granularity: app.Hourly, Time: hour.Add(-24 * time.Hour), Price: 2900},
+		app.PricePoint{PricingID: "ethereum", Granularity: app.Hourly, Time: hour, Price: 3000, MarketCap: ptr(3.6e11)},
+		app.PricePoint{PricingID: "ethereum", Granularity: app.Tick, Time: hour, Price: 3000, MarketCap: ptr(3.6e11), Volume: ptr(2e10)})
+	ts := func(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+	e.expect("/networks/status?unknown=1", 200, `{
+		"ethereum":{"chain":"ethereum","active":true,"price":3000,"priceChange24h":100,"priceChange24hPercent":3.4483,
+			"volume":2e10,"marketCap":3.6e11,"tip":103,"tps":0.0053,"transfers":2,"gasFee":30,"satFee":null,
+			"asOf":{"fee":"`+ts(tip)+`","price":"`+ts(hour)+`","tip":"`+ts(tip)+`","transfers":"`+ts(tip.Add(-30*time.Minute).Truncate(time.Hour))+`"}},
+		"bsc":{"chain":"bsc","active":false,"price":0,"priceChange24h":0,"priceChange24hPercent":0,
+			"volume":0,"marketCap":0,"tip":7,"tps":0,"transfers":0,"gasFee":null,"satFee":null,
+			"asOf":{"fee":null,"price":null,"tip":"`+ts(now.Add(-3*time.Hour))+`","transfers":"`+ts(now.Add(-3*time.Hour))+`"}}}`)
+
+	// The orphaned block back on the chain is the tip again.
+	if err := e.ev.Reorgs(context.Background(), []eventbus.Message[*eventsv1.Reorg]{{Msg: &eventsv1.Reorg{Chain: "ethereum",
+		Canonical: []*eventsv1.Reorg_Block{{Number: 104, Hash: "0xa5"}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	code, body := e.get("/networks/status")
+	var st map[string]struct{ Tip uint64 }
+	if err := json.Unmarshal([]byte(body), &st); code != 200 || err != nil || st["ethereum"].Tip != 104 {
+		t.Fatalf("after the block came back: %d %s", code, body)
+	}
+}
+
+// GET /networks/status with no block ingested is an empty object.
+func TestNetworkStatusEmpty(t *testing.T) {
+	e := newEnv(t, app.Native{})
+	e.expect("/networks/status", 200, `{}`)
 }

@@ -1,6 +1,6 @@
 // Package http is the token-analytics service's HTTP layer: its public routes (reached through
 // the edge: /token/top, /token/top_flow/*, /token/volume/*, /token/trending*,
-// /marketdata/altcoin_index, /native/circulating) and its /internal API (the market data of a
+// /marketdata/altcoin_index, /native/circulating, /networks/history/{chain}, /networks/status) and its /internal API (the market data of a
 // token, for intelligence). Handlers check parameters, call app, and map its errors to the one
 // error shape.
 package http
@@ -32,6 +32,7 @@ func Register(e *gin.Engine, svc *app.Service, set *chains.Set) {
 	e.GET("/marketdata/altcoin_index", h.altcoinIndex)
 	e.GET("/native/circulating", h.circulating)
 	e.GET("/networks/history/:chain", h.networkHistory)
+	e.GET("/networks/status", h.networkStatus)
 	e.GET("/internal/tokens/:id", h.market)
 	e.GET("/internal/tokens/:id/:address", h.market)
 }
@@ -191,6 +192,18 @@ func (h *handlers) networkHistory(c *gin.Context) {
 		qs = []app.Quote{}
 	}
 	httpx.Answer(c, http.StatusOK, qs)
+}
+
+// networkStatus answers the status of every chain of the deployment that has a block. It is
+// here, beside the native coins' quotes, because token-analytics keeps its own per-block figures
+// and transfer rollups (docs/architecture.md "Networks").
+func (h *handlers) networkStatus(c *gin.Context) {
+	st, err := h.svc.NetworkStatus(c.Request.Context(), h.set.Chains())
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	httpx.Answer(c, http.StatusOK, st)
 }
 
 func (h *handlers) market(c *gin.Context) {

@@ -66,6 +66,10 @@ var (
 	sqlOutboxPrune      = load("outbox_prune")
 	sqlPruneFlows       = load("prune_flows")
 	sqlPruneRollups     = load("prune_rollups")
+
+	sqlNetworkBlocksUpsert = load("network_blocks_upsert")
+	sqlNetworkBlocksPrune  = load("network_blocks_prune")
+	sqlNetworkStatus       = load("network_status")
 )
 
 // Store is the market schema over a pgx pool. It is safe for concurrent use.

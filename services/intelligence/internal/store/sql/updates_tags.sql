@@ -1,5 +1,6 @@
--- Tag changes (as updates_entities.sql), with the tag as it is now and how many addresses and
--- entities carry it.
+-- Tag changes (as updates_entities.sql for $1..$6), with the tag as it is now and how many
+-- addresses and entities carry it; $7 tag ids and $8 categories (null: any). Tags carry no
+-- category here (category is null), so a category filter selects none.
 SELECT c.seq, c.at, c.status, c.key1, t.label, t.rank,
        (SELECT count(DISTINCT (at.chain_type, at.address)) FROM intel.address_tags at WHERE at.tag_id = c.key1),
        (SELECT count(DISTINCT a.entity_id) FROM intel.address_tags at
@@ -7,6 +8,9 @@ SELECT c.seq, c.at, c.status, c.key1, t.label, t.rank,
           WHERE at.tag_id = c.key1 AND a.entity_id IS NOT NULL)
 FROM intel.change_log c
 LEFT JOIN intel.tags t ON t.id = c.key1
-WHERE c.kind = 'tag' AND c.seq > $1 AND c.at >= $2 AND c.at <= $3 AND ($4 = '' OR c.status = $4)
-ORDER BY c.seq
+WHERE c.kind = 'tag' AND (CASE WHEN $6 THEN c.seq < $1 ELSE c.seq > $1 END)
+  AND c.at >= $2 AND c.at <= $3 AND ($4 = '' OR c.status = $4)
+  AND ($7::text[] IS NULL OR c.key1 = ANY($7))
+  AND ($8::text[] IS NULL OR NULL::text = ANY($8))
+ORDER BY CASE WHEN $6 THEN -c.seq ELSE c.seq END
 LIMIT $5

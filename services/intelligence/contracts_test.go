@@ -1,0 +1,84 @@
+package intelligence
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/chainintel/chainintel/libs/pgstore/pgtest"
+	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
+	"github.com/chainintel/chainintel/services/intelligence/internal/events"
+	"github.com/chainintel/chainintel/services/intelligence/internal/store"
+)
+
+// TestContractFacts feeds chain.contracts.v1 and chain.transactions.v1 records, in both orders
+// and twice, and reads /intelligence/contract: a contract with its creating transaction and code,
+// a token first seen without its creation (no deployer), and an EIP-1967 proxy created inside a
+// factory's call; each address is a contract in /intelligence/address.
+func TestContractFacts(t *testing.T) {
+	resetDB(t)
+	ctx := context.Background()
+	h := events.Handlers{Store: store.New(pgtest.Pool(t))}
+	tok, eoa, seen, proxy, factory := addr(0x7a), addr(0xe0), addr(0x5e), addr(0x9a), addr(0xfa)
+	code := "0x8063a9059cbb1461000b5760006000fd5b00"
+	contracts := msgs(eventsv1.TopicContracts,
+		&eventsv1.Contract{Chain: "ethereum", Address: tok, BlockNumber: 10, BlockHash: "0xb10", BlockTimeMs: 1_700_000_000_000, Bytecode: code,
+			FunctionSighashes: []string{"0xa9059cbb"}, Deployer: eoa, DeployTxHash: "0xdeploy"},
+		&eventsv1.Contract{Chain: "ethereum", Address: seen, BlockNumber: 20, BlockHash: "0xb20", BlockTimeMs: 1_700_000_100_000, Bytecode: "0x00"},
+		&eventsv1.Contract{Chain: "ethereum", Address: "0x" + strings.ToUpper(proxy[2:]), BlockNumber: 30, BlockHash: "0xb30",
+			BlockTimeMs: 1_700_000_200_000, Bytecode: "0x3660", ProxyImplementation: "0x" + strings.ToUpper(tok[2:]), Deployer: eoa,
+			DeployTxHash: "0xfactorycall", InternalDeployer: factory})
+	creation := msgs(eventsv1.TopicTransactions, &eventsv1.Transaction{Chain: "ethereum", Hash: "0xdeploy", From: eoa,
+		ContractCreated: tok, BlockTimeMs: 1_700_000_000_000, Success: true, BytecodeSize: 18})
+	for range 2 {
+		if err := h.Contracts(ctx, contracts); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.Transactions(ctx, creation); err != nil {
+			t.Fatal(err)
+		}
+	}
+	api := newTestAPI(t, nil, nil)
+	info := func(a string, contract bool) string {
+		c := "false"
+		if contract {
+			c = "true"
+		}
+		return `{"address":"` + a + `","chain":"ethereum","contract":` + c + `,"isUserAddress":false}`
+	}
+	for _, c := range []struct{ path, want string }{
+		{"/intelligence/contract/ethereum/" + tok, `{"address":"` + tok + `","chain":"ethereum","deployer":` + info(eoa, false) + `,
+			"deployTxHash":"0xdeploy","transactionHash":"0xdeploy","blockTimestamp":"2023-11-14T22:13:20Z","bytecodeSize":18,
+			"bytecode":"` + code + `","functionSighashes":["0xa9059cbb"],"isProxy":false,"proxyAddress":null,"internalDeployer":null}`},
+		{"/intelligence/contract/ethereum/" + seen + "?notAParameter=1", `{"address":"` + seen + `","chain":"ethereum","deployer":null,
+			"deployTxHash":"","transactionHash":"","blockTimestamp":"2023-11-14T22:15:00Z","bytecodeSize":1,
+			"bytecode":"0x00","functionSighashes":[],"isProxy":false,"proxyAddress":null,"internalDeployer":null}`},
+		{"/intelligence/contract/ethereum/" + proxy, `{"address":"` + proxy + `","chain":"ethereum","deployer":` + info(eoa, false) + `,
+			"deployTxHash":"0xfactorycall","transactionHash":"0xfactorycall","blockTimestamp":"2023-11-14T22:16:40Z","bytecodeSize":2,
+			"bytecode":"0x3660","functionSighashes":[],"isProxy":true,"proxyAddress":"` + tok + `","internalDeployer":` + info(factory, false) + `}`},
+		{"/intelligence/address/" + seen, info(seen, true)},
+		{"/intelligence/address/" + proxy, info(proxy, true)},
+	} {
+		code, body := api.do(t, "GET", c.path, "", nil)
+		if code != 200 {
+			t.Errorf("%s: %d %s", c.path, code, body)
+			continue
+		}
+		assertJSON(t, c.path, body, c.want)
+	}
+	for _, c := range []struct {
+		path string
+		code int
+		want string
+	}{
+		{"/intelligence/contract/ethereum/" + addr(0x404), 404, `{"error":"no contract deployment known at ` + addr(0x404) + ` on ethereum"}`},
+		{"/intelligence/contract/nochain/" + tok, 400, ``},
+	} {
+		code, body := api.do(t, "GET", c.path, "", nil)
+		if code != c.code {
+			t.Errorf("%s: %d %s, want %d", c.path, code, body, c.code)
+		} else if c.want != "" {
+			assertJSON(t, c.path, body, c.want)
+		}
+	}
+}
