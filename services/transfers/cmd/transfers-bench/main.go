@@ -150,7 +150,7 @@ func run(ctx context.Context) error {
 		if err := prewarm(ctx, pool); err != nil {
 			return err
 		}
-		return queries(ctx, pool, store.New(pool), w, runs)
+		return queries(ctx, pool, store.New(pool, store.DefaultOptions()), w, runs)
 	}
 	fmt.Printf("simulated world (services/ingest/sim): %d exchanges, %d ethereum customers, %d addresses, chains %v; %d transfers over %s to %s, batches of %d\n",
 		len(w.exchanges), len(w.customers), len(w.w.Addresses()), w.w.Chains(), n, w.cfg.Start.Format("2006-01-02"), w.end.Format("2006-01-02"), batch)
@@ -181,7 +181,7 @@ func run(ctx context.Context) error {
 			return 0, err
 		}
 		replay()
-		rate, err := load(ctx, store.New(rawPool), w, rawN, batch, true)
+		rate, err := load(ctx, store.New(rawPool, store.DefaultOptions()), w, rawN, batch, true)
 		if err != nil {
 			return 0, fmt.Errorf("raw copy: %w", err)
 		}
@@ -198,7 +198,9 @@ func run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		ist := store.New(ipool)
+		io := store.DefaultOptions()
+		io.InlineRollups = true
+		ist := store.New(ipool, io)
 		if err := w.attributions(ctx, ist); err != nil {
 			idrop()
 			return err
@@ -216,7 +218,10 @@ func run(ctx context.Context) error {
 		return err
 	}
 	defer drop()
-	st := store.New(pool)
+	// The first rows as a burst: the writes with the rollups queued and no lag bound, no worker.
+	burst := store.DefaultOptions()
+	burst.RollupLagMax = 0
+	st := store.New(pool, burst)
 	if err := w.attributions(ctx, st); err != nil {
 		return err
 	}
@@ -224,9 +229,7 @@ func run(ctx context.Context) error {
 		return err
 	}
 	replay()
-	// The first rows as a burst: the writes with the rollups queued and no worker, then the
-	// rollups applied by as many workers as writers.
-	st.SetQueuedRollups(0)
+	// The first rows as a burst (above), then the rollups applied by as many workers as writers.
 	firstRate, err := load(ctx, st, w, rawN, batch, false)
 	if err != nil {
 		return err
@@ -247,8 +250,8 @@ func run(ctx context.Context) error {
 		rawN, rawRate, rawBefore, rawAfter, firstRate, firstRate/rawRate, applyRate, both, both/rawRate)
 	if n > rawN {
 		// The rest as the service runs: writers and one rollup worker per writer at once, the
-		// writers held to the lag bound, timed until the rollups have caught up.
-		st.SetQueuedRollups(500_000)
+		// writers held to the service's lag bound, timed until the rollups have caught up.
+		st = store.New(pool, store.DefaultOptions())
 		wctx, stop := context.WithCancel(ctx)
 		workers := make(chan error, writers)
 		for range writers {
@@ -832,7 +835,7 @@ func (w *world) next() store.TransferRow {
 
 // warmAttributions reads the attribution of every address of the world through the store's
 // cache, as a server that has served pages for a while holds them: the cache
-// (store.DefaultAttributionCache, 200,000 addresses) holds all of this world's. A fresh process
+// (store.DefaultOptions().AttributionCache, 200,000 addresses) holds all of this world's. A fresh process
 // instead reads about half of a keyset turn's addresses (44 of 78) from the read model, which
 // pg_prewarm and the warm-up requests leave as they are (BENCH_ATTR_WARM=0 measures that).
 func (w *world) warmAttributions(ctx context.Context, st *store.Store) error {

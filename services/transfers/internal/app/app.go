@@ -29,7 +29,7 @@ type Store interface {
 	Flow(ctx context.Context, addrs store.AddrSet, chains []string, from, to time.Time) ([]store.FlowPoint, error)
 	Activity(ctx context.Context, addrs []string) (store.Activity, error)
 	Attributions(ctx context.Context, keys []store.AddressKey) (map[store.AddressKey]store.Attribution, error)
-	SetSize(ctx context.Context, set store.AddrSet) (store.AddrSet, map[string]bool, error)
+	ResolveSet(ctx context.Context, set store.AddrSet) (store.AddrSet, map[string]bool, error)
 	SetAddresses(ctx context.Context, set store.AddrSet) ([]string, error)
 	ExchangeVolumes(ctx context.Context, addrs, chains []string) ([]store.ExchangeVolume, error)
 }
@@ -142,24 +142,16 @@ func (a *App) resolve(ctx context.Context, param string, refs []query.Ref) (incl
 	}
 	for _, set := range []*store.AddrSet{&include, &exclude} {
 		set.Addrs = dedupe(set.Addrs)
-		sized, known, err := a.store.SetSize(ctx, *set)
+		resolved, known, err := a.store.ResolveSet(ctx, *set)
 		if err != nil {
 			return include, exclude, false, err
 		}
-		*set = sized
 		for _, e := range pending {
 			if slices.Contains(set.Entities, e) && !known[e] {
 				return include, exclude, false, httpx.NotFound("%sunknown entity %q", prefix(param), e)
 			}
 		}
-		if set.Size <= store.BigSet() && len(set.Entities)+len(set.Types)+len(set.Deposits) > 0 {
-			// A small set: list it, so its addresses' own index ranges drive the query.
-			addrs, err := a.store.SetAddresses(ctx, *set)
-			if err != nil {
-				return include, exclude, false, err
-			}
-			*set = store.Addrs(addrs)
-		}
+		*set = resolved
 	}
 	return include, exclude, only, nil
 }

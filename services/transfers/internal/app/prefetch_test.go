@@ -34,7 +34,7 @@ func (s *pageStore) ListTransfers(ctx context.Context, f store.TransferFilter, p
 	return s.rows, len(s.rows), nil
 }
 
-func (s *pageStore) SetSize(ctx context.Context, set store.AddrSet) (store.AddrSet, map[string]bool, error) {
+func (s *pageStore) ResolveSet(ctx context.Context, set store.AddrSet) (store.AddrSet, map[string]bool, error) {
 	set.Size = len(set.Addrs)
 	return set, map[string]bool{}, nil
 }

@@ -11,9 +11,6 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// DefaultAttributionCache is how many addresses' attributions a store keeps in process.
-const DefaultAttributionCache = 200_000
-
 // AttributionLogRetention is how long the attribution change log keeps an entry. A replica that
 // reads nothing for longer drops its whole cache on its next read.
 const AttributionLogRetention = time.Hour
@@ -46,10 +43,6 @@ func newAttrCache(size int) *attrCache {
 	l, _ := lru.New[AddressKey, cachedAttr](size) // only a size < 1 fails
 	return &attrCache{seq: -1, lru: l}
 }
-
-// SetAttributionCache sets how many addresses' attributions the store keeps in process; 0 keeps
-// none (every page reads them from the read model).
-func (s *Store) SetAttributionCache(size int) { s.attrs = newAttrCache(size) }
 
 // apply moves the cache to log position top: changed (the addresses of the entries past its
 // position) are dropped, or everything when purge is set. A cache already at or past top is

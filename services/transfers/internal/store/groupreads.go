@@ -262,7 +262,7 @@ func (s *Store) windowCounts(ctx context.Context, b *sqlb, w window, parts []cou
 
 // cappedWindowCounts is windowCounts read a span of whole days at a time from the window's
 // upper end (or, with none, from the newest day stored, that span open above), newest first:
-// countChunk days, four times more each next time, and the rest after the third, or at once
+// Options.CountChunkDays days, four times more each next time, and the rest after the third, or at once
 // when the days read so far hold too few for the next span to reach MaxCount; it stops once the
 // whole days hold MaxCount. The hours of the window's last day are read after the whole days,
 // and only when those fall short. A busy group's count over a long window — a keyset page turn,
@@ -278,7 +278,7 @@ func (s *Store) windowCounts(ctx context.Context, b *sqlb, w window, parts []cou
 func (s *Store) cappedWindowCounts(ctx context.Context, b *sqlb, w window, parts []countPart, combine func([]int64) int64, cheapHours bool) (inner, outer int64, err error) {
 	const day = 24 * time.Hour
 	const µs = time.Microsecond
-	span := time.Duration(countChunk) * day
+	span := time.Duration(s.opt.CountChunkDays) * day
 	var top time.Time // the exclusive end of the whole days read first
 	if !w.to.IsZero() {
 		top = w.to.UTC().Add(µs).Truncate(day)
@@ -297,7 +297,7 @@ func (s *Store) cappedWindowCounts(ctx context.Context, b *sqlb, w window, parts
 	}
 	// Each query appends its bounds to the arguments the parts were built with.
 	read := func(from, to time.Time) error {
-		sb := &sqlb{rows: b.rows, counting: b.counting, args: slices.Clone(b.args)}
+		sb := s.newb(sqlb{rows: b.rows, counting: b.counting, args: slices.Clone(b.args)})
 		in, out, err := s.windowCounts(ctx, sb, newWindow(from, to), parts, combine)
 		inner, outer = inner+in, outer+out
 		return err
@@ -394,7 +394,7 @@ func (s *Store) rollupCount(ctx context.Context, f TransferFilter) (n int, ok bo
 	if f.ValueGte != nil || f.ValueLte != nil || f.USDGte != nil || f.USDLte != nil || f.HasCP {
 		return 0, false, nil
 	}
-	b := &sqlb{}
+	b := s.newb(sqlb{})
 	keys := b.keyConds(f.Chains, f.TokenAddrs, f.TokenIDs)
 	where := func(c ...string) string { return strings.Join(append(c, keys...), " AND ") }
 	// groupFlows are live group g's in, out and self figures (each including self).
@@ -666,20 +666,16 @@ func (s *Store) rollupCount(ctx context.Context, f TransferFilter) (n int, ok bo
 	return int(min(total, MaxCount)), true, nil
 }
 
-// countChunk is how many days groupCountAllTime reads in its first query (each next one reads
-// four times more).
-var countChunk = 16
-
 // groupCountAllTime counts (capped) live group g's transfers matching f's flow, chains and
 // tokens over all time: its daily rollup, newest days first, a chunk of days at a time (16, then
 // four times more each time; one ordered pass over the group's index per chunk), stopping once
 // the count reaches MaxCount. A busy entity's count reads days, not its whole history.
 func (s *Store) groupCountAllTime(ctx context.Context, f TransferFilter, g string) (int, error) {
-	chunk := countChunk
+	chunk := s.opt.CountChunkDays
 	var total int64
 	var before time.Time
 	for {
-		b := &sqlb{}
+		b := s.newb(sqlb{})
 		c := append([]string{"grp = " + b.arg(g)}, b.keyConds(f.Chains, f.TokenAddrs, f.TokenIDs)...)
 		if !before.IsZero() {
 			c = append(c, "bucket < "+b.arg(before))
@@ -729,9 +725,9 @@ func (s *Store) unionCountAllTime(ctx context.Context, f TransferFilter, gs []st
 	}
 	var total int64
 	hi := last.Add(24 * time.Hour) // exclusive
-	for span := time.Duration(countChunk) * 24 * time.Hour; ; span *= 4 {
+	for span := time.Duration(s.opt.CountChunkDays) * 24 * time.Hour; ; span *= 4 {
 		lo := hi.Add(-span)
-		b := &sqlb{}
+		b := s.newb(sqlb{})
 		ga := b.arg(gs)
 		keys := b.keyConds(f.Chains, f.TokenAddrs, f.TokenIDs)
 		days := []string{"bucket >= " + b.arg(lo), "bucket < " + b.arg(hi)}
@@ -760,7 +756,7 @@ func (s *Store) unionCountAllTime(ctx context.Context, f TransferFilter, gs []st
 // for in and once for out: a hot wallet's count took 14 ms on average and up to 55 ms at 10M
 // rows, beside a page of 3 ms.
 func (s *Store) addrCountAllTime(ctx context.Context, f TransferFilter, a string) (int, error) {
-	b := &sqlb{}
+	b := s.newb(sqlb{})
 	aa := b.arg(a)
 	keys := b.keyConds(f.Chains, f.TokenAddrs, f.TokenIDs)
 	day := append([]string{"address = " + aa}, keys...)
@@ -884,26 +880,16 @@ func monthPartition(table string, lo, hi time.Time) string {
 	return "transfers." + table + "_" + lo.Format("200601")
 }
 
-// attachedRefresh is how often the store rereads which partitions transfers has: a partition
-// detached by an operator is read as part of transfers for at most this long.
-var attachedRefresh = time.Minute
-
-// SetAttachedRefresh sets attachedRefresh (tests); restore puts it back.
-func SetAttachedRefresh(d time.Duration) (restore func()) {
-	old := attachedRefresh
-	attachedRefresh = d
-	return func() { attachedRefresh = old }
-}
-
 // attached reports whether name (schema-qualified) is a partition of transfers.transfers, from
-// the catalog read at most attachedRefresh ago (again at once, at most once a second, for a name
+// the catalog read at most Options.PartitionRefresh ago (again at once, at most once a second, for a name
 // it did not list: a new month). A failed read answers false (the caller reads the partitioned
 // table).
 func (s *Store) attached(ctx context.Context, name string) bool {
 	s.mu.Lock()
 	ok, age := s.parts[name], time.Since(s.partsRead)
 	s.mu.Unlock()
-	if age < attachedRefresh && (ok || age < min(time.Second, attachedRefresh)) {
+	refresh := s.opt.PartitionRefresh
+	if age < refresh && (ok || age < min(time.Second, refresh)) {
 		return ok
 	}
 	rows, err := s.pool.Query(ctx, `SELECT n.nspname || '.' || c.relname FROM pg_inherits i
@@ -935,10 +921,6 @@ func (b *sqlb) edgeProbe(f TransferFilter, cols string, lo, hi time.Time, table 
 		"t.to_addr = e.to_addr", "t.chain = e.chain", "t.token = e.token"}, f, cols, lo, hi, table, more...)
 }
 
-// useEdgeUIDs is whether edgeNewestPage reads a pair row of one known transfer by its uid
-// (tests turn it off to read every pair row through the addresses' indexes).
-var useEdgeUIDs = true
-
 // edgeKeyProbe is edgeProbe for a pair row of one transfer known by its natural key (k.uid at
 // k.bt, grp_edges.uid and t_first): that transfer, read through the natural key's index, if it
 // matches f (its pair row matched the rest). The index's entries of a page's span lie on a few
@@ -969,7 +951,7 @@ func (b *sqlb) probe(rowConds []string, f TransferFilter, cols string, lo, hi ti
 
 // edgeSides are f's from and to filters on a pair row's sender and recipient (edgeSidePlan).
 //
-// A side of at most edgeJoinMax addresses (an entity, its deposit addresses) is a semi-join (an
+// A side of at most Options.PairJoinMax addresses (an entity, its deposit addresses) is a semi-join (an
 // anti-join for an exclusion) with the set, which the planner may hash: a count over an
 // entity's pair rows whose other side rarely matches then hashes the set once instead of probing
 // the attribution index for every pair row (an exchange's transfers to its own deposit
@@ -1052,24 +1034,12 @@ func (s *Store) typeSides(ctx context.Context, f *TransferFilter) error {
 	return nil
 }
 
-// edgeJoinMax is the largest set edgeSides joins rather than probes (SetEdgeJoinMax).
-var edgeJoinMax = 32 << 10
-
-// SetEdgeJoinMax changes the largest set a condition on a pair row's other side joins rather
-// than probes, and returns a function restoring it. Tests use it to run every case through both
-// renderings; not for concurrent use.
-func SetEdgeJoinMax(n int) (restore func()) {
-	o := edgeJoinMax
-	edgeJoinMax = n
-	return func() { edgeJoinMax = o }
-}
-
 // edgeMember is "col is (not) in s" on a grp_edges column (edgeSides). sparse (the conditions
-// match few pair rows, so all are read) hashes a modelled set of at most edgeJoinMax addresses
+// match few pair rows, so all are read) hashes a modelled set of at most Options.PairJoinMax addresses
 // for certain: an OFFSET keeps the subquery from becoming a join the planner would probe per
 // pair row, expecting a LIMIT to stop it early.
 func (b *sqlb) edgeMember(col string, s AddrSet, not, sparse bool) string {
-	if s.Size > edgeJoinMax {
+	if s.Size > b.joinMax {
 		if not {
 			return b.notMember(col, s)
 		}
@@ -1230,7 +1200,7 @@ func (s *Store) edgePage(ctx context.Context, f TransferFilter, g string, p Page
 			lim *= 4 // the cut hour's pair rows count for less: a busy one fills the first read
 		}
 		for ; ; lim *= 4 {
-			b := &sqlb{rows: true}
+			b := s.newb(sqlb{rows: true})
 			rows, err := s.query(ctx, `SELECT e.bucket, e.n FROM transfers.grp_edges e WHERE `+strings.Join(b.edgeConds(f, g), " AND ")+
 				` ORDER BY e.bucket `+dir+fmt.Sprintf(" LIMIT %d", lim), exec(b.args)...)
 			if err != nil {
@@ -1266,7 +1236,7 @@ func (s *Store) edgePage(ctx context.Context, f TransferFilter, g string, p Page
 				break
 			}
 		}
-		b := &sqlb{rows: true}
+		b := s.newb(sqlb{rows: true})
 		var lo, hi time.Time
 		if !exhausted {
 			if asc {
@@ -1323,7 +1293,7 @@ func (s *Store) edgeNewestPage(ctx context.Context, f TransferFilter, g string, 
 		return nil, false, nil
 	}
 	asc := p.SortDir == "asc"
-	b := &sqlb{rows: true}
+	b := s.newb(sqlb{rows: true})
 	conds := strings.Join(b.edgeConds(f, g), " AND ")
 	first, last := "coalesce(e.t_first, e.bucket)", "coalesce(e.t_last, e.bucket + interval '1 hour' - interval '1 microsecond')"
 	key, dir, cmp, open := last, "DESC", ">=", "'-infinity'"
@@ -1397,7 +1367,7 @@ WHERE cut.k IS NULL OR pr.k %[3]s cut.k`,
 			return nil, false, fmt.Errorf("scan pair rows of %s: %w", g, err)
 		}
 		allChains, allAddrs = append(allChains, c, c), append(allAddrs, fa, ta)
-		if uid.Valid && tf != nil && useEdgeUIDs {
+		if uid.Valid && tf != nil && s.opt.PairUIDs {
 			uids, uidTimes = append(uids, uid), append(uidTimes, *tf)
 		} else {
 			from, to, chain, token, buckets = append(from, fa), append(to, ta), append(chain, c), append(token, tk), append(buckets, bk)
@@ -1427,7 +1397,7 @@ WHERE cut.k IS NULL OR pr.k %[3]s cut.k`,
 	// turn, and growing with the months kept; 1-2 ms for one). A partition that is not there (dropped) falls back
 	// to the partitioned table.
 	read := func(table string) ([]TransferRow, error) {
-		b := &sqlb{rows: true}
+		b := s.newb(sqlb{rows: true})
 		e := `(SELECT u.f COLLATE "C" AS from_addr, u.t COLLATE "C" AS to_addr, u.c COLLATE "C" AS chain, u.k COLLATE "C" AS token, u.b AS bucket
   FROM unnest(` + b.arg(from) + `::text[], ` + b.arg(to) + `::text[], ` + b.arg(chain) + `::text[], ` + b.arg(token) + `::text[], ` +
 			b.arg(buckets) + `::timestamptz[]) u(f, t, c, k, b)) e`
@@ -1490,7 +1460,7 @@ func (s *Store) edgePageSkipping(ctx context.Context, f TransferFilter, g string
 	var skipped, sum int64    // transfers in the hours before first; in all hours read
 	found := false
 	for lim := 8; ; lim *= 4 { // hours; a busy entity fills a page turn from a few
-		b := &sqlb{rows: true}
+		b := s.newb(sqlb{rows: true})
 		rows, err := s.query(ctx, `SELECT e.bucket, sum(e.n)::bigint FROM transfers.grp_edges e WHERE `+strings.Join(b.edgeConds(f, g), " AND ")+
 			` GROUP BY e.bucket ORDER BY e.bucket `+dir+fmt.Sprintf(" LIMIT %d", lim), exec(b.args)...)
 		if err != nil {
@@ -1527,7 +1497,7 @@ func (s *Store) edgePageSkipping(ctx context.Context, f TransferFilter, g string
 	if !found {
 		return nil, nil // the offset is past the last transfer
 	}
-	b := &sqlb{rows: true}
+	b := s.newb(sqlb{rows: true})
 	lo, hi := last, first
 	if asc {
 		lo, hi = first, last
@@ -1547,7 +1517,7 @@ func (s *Store) edgePageSkipping(ctx context.Context, f TransferFilter, g string
 // own, so those are counted from the pair rows alone; the transfers of the other matching pair
 // rows (several transfers, or an hour the window cuts) are counted from the rows.
 func (s *Store) edgeCount(ctx context.Context, f TransferFilter, g string) (int, error) {
-	b := &sqlb{rows: true}
+	b := s.newb(sqlb{rows: true})
 	c := append([]string{"e.grp = " + b.arg(g), b.edgeSingle(f), "e.side = ANY(" + b.arg(flowSides(f.Flow)) + "::smallint[])"},
 		b.rangeConds(f, "e.usd", "e.value")...)
 	c = append(c, b.edgeSides(f)...)
@@ -1565,7 +1535,7 @@ func (s *Store) edgeCount(ctx context.Context, f TransferFilter, g string) (int,
 	if lower >= MaxCount {
 		return MaxCount, nil
 	}
-	b = &sqlb{rows: true}
+	b = s.newb(sqlb{rows: true})
 	var rest int
 	if err := s.queryRow(ctx, fmt.Sprintf(`SELECT count(*) FROM (SELECT 1 FROM %s AND %s LIMIT %d) x`, b.edgeRows(f, g, "1", time.Time{}, time.Time{}), b.edgeNotSingle(f), MaxCount-lower),
 		exec(b.args)...).Scan(&rest); err != nil {

@@ -43,7 +43,7 @@ func (s *Store) pairPlan(ctx context.Context, f TransferFilter) (g1, g2 string, 
 // of f's chains and tokens inside f's window, with how many each (for a window that cuts an
 // hour, or a value or USD range, an upper bound of the matches).
 func (s *Store) pairHours(ctx context.Context, f TransferFilter, g1, g2, dir string, lim int) ([]time.Time, []int64, error) {
-	b := &sqlb{}
+	b := s.newb(sqlb{})
 	c := append([]string{"from_grp = " + b.arg(g1), "to_grp = " + b.arg(g2)}, b.keyConds(f.Chains, f.TokenAddrs, f.TokenIDs)...)
 	if !f.TimeFrom.IsZero() {
 		c = append(c, "bucket >= "+b.arg(f.TimeFrom.UTC().Truncate(time.Hour)))
@@ -156,7 +156,7 @@ func (s *Store) pairPage(ctx context.Context, f TransferFilter, g1, g2 string, p
 		if len(read) == 0 {
 			return nil, nil // the offset is past the last transfer
 		}
-		b := &sqlb{rows: true}
+		b := s.newb(sqlb{rows: true})
 		q := "SELECT " + transferSelectOuter + " FROM (SELECT t.* FROM " + b.pairRows(f, g1, g2, read, transferSelect) +
 			") u ORDER BY " + orderBy("time", p.SortDir) + fmt.Sprintf(" LIMIT %d", need-skipped)
 		rows, err := s.query(ctx, q, exec(b.args)...)
@@ -186,7 +186,7 @@ func (s *Store) pairCount(ctx context.Context, f TransferFilter, g1, g2 string) 
 		if err != nil || len(hours) == 0 {
 			return 0, err
 		}
-		b := &sqlb{rows: true, counting: true}
+		b := s.newb(sqlb{rows: true, counting: true})
 		var n int
 		q := fmt.Sprintf("SELECT count(*) FROM (SELECT 1 FROM %s LIMIT %d) c", b.pairRows(f, g1, g2, hours, "1"), MaxCount)
 		if err := s.queryRow(ctx, q, exec(b.args)...).Scan(&n); err != nil {

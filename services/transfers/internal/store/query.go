@@ -13,10 +13,6 @@ import (
 // MaxCount caps the match count of list queries.
 const MaxCount = 10000
 
-// lateralMax is the most driving addresses a branch reads one by one, each through its own
-// ordered index range (cheap top-N per address); larger sets are one = ANY scan.
-var lateralMax = 64
-
 // AddrFilter constrains one side (sender or recipient) of a row.
 type AddrFilter struct {
 	In    AddrSet // the side must be one of these, when Only is set
@@ -80,34 +76,20 @@ type sqlb struct {
 	rows     bool // querying the partitioned chain tables, not rollups
 	counting bool // a count over every match rather than a page
 	args     []any
+
+	lateralMax int // Options.LateralMax
+	joinMax    int // Options.PairJoinMax
+}
+
+// newb is b with the store's plan thresholds.
+func (s *Store) newb(b sqlb) *sqlb {
+	b.lateralMax, b.joinMax = s.opt.LateralMax, s.opt.PairJoinMax
+	return &b
 }
 
 func (b *sqlb) arg(v any) string {
 	b.args = append(b.args, v)
 	return fmt.Sprintf("$%d", len(b.args))
-}
-
-// bigSet is the size up to which the app lists a set's addresses instead of leaving the read
-// model's part to the query: a few addresses are best read through their own index ranges.
-var bigSet = 64
-
-// BigSet is that size.
-func BigSet() int { return bigSet }
-
-// SetPlanThresholds changes the set sizes that switch query plans and returns a function
-// restoring them. Tests use it to run every filter through every plan; not for concurrent use.
-func SetPlanThresholds(big, lateral int) (restore func()) {
-	ob, ol := bigSet, lateralMax
-	bigSet, lateralMax = big, lateral
-	return func() { bigSet, lateralMax = ob, ol }
-}
-
-// SetCountChunk changes how many days an all-time group count reads per query and returns a
-// function restoring it. Tests use it to count across several chunks; not for concurrent use.
-func SetCountChunk(days int) (restore func()) {
-	o := countChunk
-	countChunk = days
-	return func() { countChunk = o }
 }
 
 // anyOf is "col is one of vals" for short lists (chains, tokens).
@@ -255,7 +237,7 @@ func (b *sqlb) armSQL(table, cols string, br branch, common []string, order stri
 	// A page by USD reads its keys from index entries for the whole set at once (keyFirstSQL):
 	// read address by address, each would walk or sort on its own.
 	keyFirst := table == "transfers.transfers" && limit > 0 && strings.HasPrefix(order, "usd ")
-	if br.drive.Size > 1 && br.drive.Size <= lateralMax && limit > 0 && !keyFirst {
+	if br.drive.Size > 1 && br.drive.Size <= b.lateralMax && limit > 0 && !keyFirst {
 		return "SELECT x.* FROM (SELECT DISTINCT a FROM (" + b.source(*br.drive) + ") s(a)) d(a) CROSS JOIN LATERAL (SELECT " + cols + " FROM " + table +
 			where(br.driverCol+" = d.a") + " ORDER BY " + order + lim + ") x"
 	}
@@ -521,7 +503,7 @@ func (s *Store) capCrossing(ctx context.Context, f TransferFilter) (time.Time, b
 	var sum int64
 	var after time.Time
 	for lim := 32; ; lim *= 4 {
-		b := &sqlb{}
+		b := s.newb(sqlb{})
 		c := append([]string{"grp = " + b.arg(g)}, b.keyConds(f.Chains, f.TokenAddrs, f.TokenIDs)...)
 		if !after.IsZero() {
 			c = append(c, "bucket > "+b.arg(after))
@@ -558,7 +540,7 @@ func (s *Store) capCrossing(ctx context.Context, f TransferFilter) (time.Time, b
 
 // rowCount counts (capped) the transfers matching f from the rows.
 func (s *Store) rowCount(ctx context.Context, f TransferFilter) (int, error) {
-	cb := &sqlb{rows: true, counting: true}
+	cb := s.newb(sqlb{rows: true, counting: true})
 	carms := cb.flowBranches("from_addr", "to_addr", f.Base, f.HasBase, f.Flow, f.Counterparties, f.HasCP)
 	ccommon := cb.transferConds(f, "block_time")
 	var count int
@@ -570,7 +552,7 @@ func (s *Store) rowCount(ctx context.Context, f TransferFilter) (int, error) {
 
 // listRows reads one page through the address and sort-key indexes.
 func (s *Store) listRows(ctx context.Context, f TransferFilter, p Page) ([]TransferRow, error) {
-	b := &sqlb{rows: true}
+	b := s.newb(sqlb{rows: true})
 	arms := b.flowBranches("from_addr", "to_addr", f.Base, f.HasBase, f.Flow, f.Counterparties, f.HasCP)
 	order := orderBy(p.SortKey, p.SortDir)
 	parts := b.segmentedArms("transfers.transfers", transferSelect, f.TimeFrom, f.TimeTo, p, func(from, to time.Time) ([]branch, []string) {
@@ -790,7 +772,7 @@ func (s *Store) ListSwaps(ctx context.Context, f SwapFilter, p Page) ([]SwapRow,
 		c = append(c, b.swapExtras(f)...)
 		return arms, c
 	}
-	b := &sqlb{rows: true}
+	b := s.newb(sqlb{rows: true})
 	order := orderBy(p.SortKey, p.SortDir)
 	parts := b.segmentedArms("transfers.swaps", swapSelect, f.TimeFrom, f.TimeTo, p, func(from, to time.Time) ([]branch, []string) {
 		return build(b, from, to)
@@ -822,7 +804,7 @@ func (s *Store) ListSwaps(ctx context.Context, f SwapFilter, p Page) ([]SwapRow,
 	if err := rows.Err(); err != nil {
 		return nil, 0, fmt.Errorf("list swaps: %w", err)
 	}
-	cb := &sqlb{rows: true, counting: true}
+	cb := s.newb(sqlb{rows: true, counting: true})
 	carms, ccommon := build(cb, f.TimeFrom, f.TimeTo)
 	var count int
 	if err := s.queryRow(ctx, cb.countSQL("transfers.swaps", carms, ccommon), exec(cb.args)...).Scan(&count); err != nil {

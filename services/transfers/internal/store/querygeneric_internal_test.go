@@ -24,7 +24,7 @@ func TestQueryGenericLeavesTheConnectionClean(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	s := New(pool)
+	s := New(pool, DefaultOptions())
 	mode := func(step string) {
 		t.Helper()
 		c, err := pool.Acquire(ctx)

@@ -9,14 +9,6 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// DefaultGroupMin is the number of addresses above which an attribution group is live (keeps
-// rollups): smaller groups are summed over their addresses at query time, as cheaply.
-const DefaultGroupMin = 64
-
-// SetGroupMin changes the size above which groups become live. Groups already live stay live;
-// Rematerialize applies the threshold to every group. Not for concurrent use with writes.
-func (s *Store) SetGroupMin(n int) { s.groupMin = n }
-
 // relabel runs after a batch of attribution changes, in its transaction, with memb_before and
 // memb_after holding the groups of the batch's addresses before and after it. For the addresses
 // whose groups changed it subtracts their pair_hourly rows' contributions under the old
@@ -121,7 +113,7 @@ func (s *Store) transitions(ctx context.Context, tx pgx.Tx) ([]string, error) {
 		return nil, err
 	}
 	if err := tx.QueryRow(ctx, `WITH f AS (UPDATE transfers.groups SET live = true WHERE NOT live AND size > $1 RETURNING grp)
-		SELECT coalesce(array_agg(grp), '{}') FROM f`, s.groupMin).Scan(&fresh); err != nil {
+		SELECT coalesce(array_agg(grp), '{}') FROM f`, s.opt.GroupMin).Scan(&fresh); err != nil {
 		return nil, fmt.Errorf("grown groups: %w", err)
 	}
 	return fresh, nil

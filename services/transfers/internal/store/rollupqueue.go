@@ -15,8 +15,8 @@ package store
 //   - a reorg (exclusive) first applies the queued rows of the blocks it removes, so every row
 //     it removes is in the rollups it subtracts from; other queued rows are not its concern.
 //
-// Inline (the default of New), a write applies the queue before it returns, so a read after it
-// sees its rows everywhere. Queued (SetQueuedRollups), a write returns once its rows are stored
+// Inline (Options.InlineRollups), a write applies the queue before it returns, so a read after it
+// sees its rows everywhere. Queued (the default), a write returns once its rows are stored
 // and RunRollups applies them in the background; a write that finds more than the lag bound
 // queued applies as many rows as it wrote before it returns, so the queue cannot grow without
 // bound under a load the rollups cannot keep up with.
@@ -47,9 +47,6 @@ var keyColList = strings.Split(keyCols, ", ")
 func keyValues(v []any) []any {
 	return []any{v[5], v[len(v)-1], v[4], v[0]}
 }
-
-// DefaultRollupBatch is the most queued rows one apply takes.
-const DefaultRollupBatch = 20000
 
 // applyRowsSQL creates the session's tables of an apply and empties them: its rows, their
 // addresses' live groups, its pair rows (with the groups of both sides) and their group sides
@@ -195,11 +192,11 @@ func (s *Store) apply(ctx context.Context, tx pgx.Tx, take string, args ...any) 
 	return int(tag.RowsAffected()), nil
 }
 
-// applyRollups applies up to max queued rows (DefaultRollupBatch when max ≤ 0) in one
+// applyRollups applies up to max queued rows (Options.RollupBatch when max ≤ 0) in one
 // transaction and returns how many it applied.
 func (s *Store) applyRollups(ctx context.Context, max int) (int, error) {
 	if max <= 0 {
-		max = DefaultRollupBatch
+		max = s.rollupBatch()
 	}
 	var n int
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
@@ -282,20 +279,11 @@ func (s *Store) queueLength(ctx context.Context) (int64, error) {
 	return n, nil
 }
 
-// SetQueuedRollups makes writes leave their rows queued for RunRollups. A write that finds more
-// than lagMax rows queued (0: no bound) applies as many as it wrote before it returns.
-func (s *Store) SetQueuedRollups(lagMax int64) {
-	s.rq.queued, s.rq.lagMax = true, lagMax
-}
-
-// SetRollupBatch sets the most queued rows one apply takes (DefaultRollupBatch when n ≤ 0).
-func (s *Store) SetRollupBatch(n int) { s.rq.batch = n }
-
 func (s *Store) rollupBatch() int {
 	if s.rq.batch > 0 {
 		return s.rq.batch
 	}
-	return DefaultRollupBatch
+	return DefaultOptions().RollupBatch
 }
 
 // afterWrite runs after a write that queued n rows committed: inline, it applies the queue;

@@ -75,7 +75,7 @@ func (s *Store) Histogram(ctx context.Context, f TransferFilter, g string) ([]Bu
 	if !f.TimeTo.IsZero() {
 		f.TimeTo = f.TimeTo.UTC().Truncate(step).Add(step - time.Microsecond)
 	}
-	b := &sqlb{}
+	b := s.newb(sqlb{})
 	trunc := func(col string) string { return "date_trunc('" + g + "', " + col + ", 'UTC')" }
 	var q string
 	switch {
@@ -187,15 +187,15 @@ func (s *Store) entityAddrsRangeHistogram(ctx context.Context, f TransferFilter,
 		args []any
 	}
 	var parts []part
-	b := &sqlb{rows: true, counting: true}
+	b := s.newb(sqlb{rows: true, counting: true})
 	parts = append(parts, part{1, b.edgeRangeHistogramSQL(f, ga, g), b.args})
 	fa, between := entityAddrsParts(f, addrs)
-	b = &sqlb{rows: true, counting: true}
+	b = s.newb(sqlb{rows: true, counting: true})
 	if q := b.rowsHistogramSQL(fa, g); q != "" {
 		parts = append(parts, part{1, q, b.args})
 	}
 	for _, fb := range between {
-		b = &sqlb{rows: true, counting: true}
+		b = s.newb(sqlb{rows: true, counting: true})
 		if q := b.rowsHistogramSQL(fb, g); q != "" {
 			parts = append(parts, part{-1, q, b.args})
 		}
@@ -268,7 +268,7 @@ func (s *Store) setSums(ctx context.Context, f TransferFilter, g string, byChain
 		}
 		set = Addrs(outside)
 	}
-	b := &sqlb{}
+	b := s.newb(sqlb{})
 	key := "date_trunc('" + g + "', bucket, 'UTC')"
 	chainKey := "''"
 	if byChain {
@@ -336,7 +336,7 @@ func (s *Store) groupSideHistogram(ctx context.Context, f TransferFilter, g stri
 	if err != nil || !ok2 {
 		return nil, false, err
 	}
-	b := &sqlb{}
+	b := s.newb(sqlb{})
 	common := b.rollupConds(f, true)
 	where := func(c ...string) string { return whereOf(append(c, common...)) }
 	sfx := "_daily"
@@ -539,7 +539,7 @@ func (s *Store) Counterparties(ctx context.Context, f CounterpartyFilter) ([]Cou
 	if f.Addrs.Empty() {
 		return nil, nil
 	}
-	b := &sqlb{}
+	b := s.newb(sqlb{})
 
 	tf := TransferFilter{Chains: f.Chains, TokenAddrs: f.TokenAddrs, TokenIDs: f.TokenIDs}
 	if !f.TimeFrom.IsZero() {
@@ -657,7 +657,7 @@ var cpColumns = map[string]string{
 // top ones kept. Reading the group's rows once into a CTE that each chain then scanned whole
 // took 34 ms for an exchange at 10M rows (14,500 rows, six chains); this, 20 ms.
 func (s *Store) groupCounterparties(ctx context.Context, f CounterpartyFilter, g string) ([]Counterparty, error) {
-	b := &sqlb{}
+	b := s.newb(sqlb{})
 	ga := b.arg(g)
 	chains := `WITH RECURSIVE ch AS (
   (SELECT chain FROM transfers.grp_cp WHERE grp = ` + ga + ` ORDER BY chain LIMIT 1)

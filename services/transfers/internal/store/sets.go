@@ -121,6 +121,21 @@ func (b *sqlb) notMember(col string, s AddrSet) string {
 	return "NOT EXISTS (SELECT 1 FROM (" + b.source(s) + ") s(a) WHERE s.a = " + col + ")"
 }
 
+// ResolveSet is set as the read plans take it: sized (SetSize), and, when it is modelled and
+// holds at most Options.ListSetMax addresses, listed address by address (its addresses' own
+// index ranges then drive the reads). It also returns which of the entities the model knows.
+func (s *Store) ResolveSet(ctx context.Context, set AddrSet) (AddrSet, map[string]bool, error) {
+	sized, known, err := s.SetSize(ctx, set)
+	if err != nil || sized.Size > s.opt.ListSetMax || !sized.modelled() {
+		return sized, known, err
+	}
+	addrs, err := s.SetAddresses(ctx, sized)
+	if err != nil {
+		return sized, nil, err
+	}
+	return Addrs(addrs), known, nil
+}
+
 // SetSize returns set with its Size: the addresses the read model gives to entities, types and
 // deposit services (from the groups' sizes: a sum, so at most the set's size) plus the listed
 // ones. It also returns which of the entities the model knows at all, and keeps in the set which

@@ -17,8 +17,8 @@ import (
 // Store is safe for concurrent use.
 type Store struct {
 	pool *pgxpool.Pool
+	opt  Options
 
-	groupMin int // groups with more addresses than this are live
 	memb     membCache
 	attrs    *attrCache // nil: none
 	rq       rollupQueue
@@ -40,10 +40,11 @@ type Store struct {
 // made: a cost, not an error (their answers are the same).
 func (s *Store) ShortFirstPages() int64 { return s.shortPages.Load() }
 
-// New returns a store over pool, whose schema is migrated.
-func New(pool *pgxpool.Pool) *Store {
-	return &Store{pool: pool, groupMin: DefaultGroupMin, attrs: newAttrCache(DefaultAttributionCache), partitions: map[string]bool{}, tuned: map[uint32]bool{},
-		rq: rollupQueue{wake: make(chan struct{}, 1)}}
+// New returns a store over pool, whose schema is migrated, configured by o (DefaultOptions for
+// the service's defaults).
+func New(pool *pgxpool.Pool, o Options) *Store {
+	return &Store{pool: pool, opt: o, attrs: newAttrCache(o.AttributionCache), partitions: map[string]bool{}, tuned: map[uint32]bool{},
+		rq: rollupQueue{queued: !o.InlineRollups, lagMax: o.RollupLagMax, batch: o.RollupBatch, lengthFn: o.QueueLength, wake: make(chan struct{}, 1)}}
 }
 
 // ensurePartitions creates the monthly partitions of table that times fall in.
