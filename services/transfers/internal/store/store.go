@@ -19,10 +19,10 @@ type Store struct {
 	pool *pgxpool.Pool
 	opt  Options
 
-	memb     membCache
-	attrs    *attrCache // nil: none
-	rq       rollupQueue
-	caps     capCache // counts known to be at the cap
+	memb  membCache
+	attrs *attrCache // nil: none
+	rq    rollupQueue
+	caps  capCache // counts known to be at the cap
 
 	// shortPages counts first pages of an entity that edgeNewestPage read short and that were
 	// read again hour by hour (ShortFirstPages).
