@@ -20,7 +20,7 @@ import (
 
 // Store is what the app reads.
 type Store interface {
-	ListTransfers(ctx context.Context, f store.TransferFilter, p store.Page) ([]store.TransferRow, int, error)
+	PageTransfers(ctx context.Context, f store.TransferFilter, p store.Page) (store.TransferPage, error)
 	ListSwaps(ctx context.Context, f store.SwapFilter, p store.Page) ([]store.SwapRow, int, error)
 	TransactionsByHash(ctx context.Context, hash string) ([]store.TransactionRow, error)
 	TransfersOfTx(ctx context.Context, chain, hash string, times []time.Time) ([]store.TransferRow, error)
@@ -235,26 +235,23 @@ func (a *App) transferList(ctx context.Context, q query.Transfers, enrich bool) 
 	if err != nil {
 		return TransferList{}, err
 	}
-	var pf prefetch
-	defer pf.wait()
-	p := store.Page{SortKey: q.SortKey, SortDir: q.SortDir, Limit: q.Limit, Offset: q.Offset}
-	if enrich {
-		p.Prefetch = func(chains, addrs []string) { pf.start(ctx, a, chains, addrs) }
-	}
-	var rows, read []store.TransferRow
-	var count int
+	// Rendering, the store reads the page's attributions beside it where its plan can.
+	p := store.Page{SortKey: q.SortKey, SortDir: q.SortDir, Limit: q.Limit, Offset: q.Offset, Attributions: enrich}
+	var pg store.TransferPage
+	var read []store.TransferRow
 	if q.Cursor != nil {
-		rows, read, count, err = a.cursorPage(ctx, f, q, p)
+		pg, read, err = a.cursorPage(ctx, f, q, p)
 	} else {
-		rows, count, err = a.store.ListTransfers(ctx, f, p)
-		read = rows
+		pg, err = a.store.PageTransfers(ctx, f, p)
+		read = pg.Rows
 	}
 	if err != nil {
 		return TransferList{}, err
 	}
+	rows, count := pg.Rows, pg.Count
 	b := &book{}
 	if enrich {
-		if b, err = pf.book(ctx, a, transferRefs(rows)); err != nil {
+		if b, err = a.newBook(ctx, transferRefs(rows), pg.Attributed); err != nil {
 			return TransferList{}, err
 		}
 	}
@@ -331,7 +328,7 @@ func (a *App) Swaps(ctx context.Context, q query.Swaps) (SwapList, error) {
 	for _, r := range rows {
 		refs = append(refs, addrRef{r.Chain, r.Contract}, addrRef{r.Chain, r.Sender}, addrRef{r.Chain, r.Receiver})
 	}
-	b, err := a.newBook(ctx, refs)
+	b, err := a.newBook(ctx, refs, nil)
 	if err != nil {
 		return SwapList{}, err
 	}
@@ -372,7 +369,7 @@ func (a *App) Transaction(ctx context.Context, hash string) (map[string]Transact
 	if len(found) == 0 {
 		return nil, httpx.NotFound("transaction %s not found on any chain", hash)
 	}
-	b, err := a.newBook(ctx, refs)
+	b, err := a.newBook(ctx, refs, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -419,7 +416,7 @@ func (a *App) Counterparties(ctx context.Context, subject query.Ref, q query.Cou
 			seenOn[c.Address] = append(seenOn[c.Address], c.Chain)
 		}
 	}
-	b, err := a.newBook(ctx, refs)
+	b, err := a.newBook(ctx, refs, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -1351,7 +1351,7 @@ WHERE cut.k IS NULL OR pr.k %[3]s cut.k`,
 		return nil, false, fmt.Errorf("pair rows of %s: %w", g, err)
 	}
 	// Pair rows of one known transfer (uid, migration 22) are read by the natural key, the others
-	// through their sender's index; every pair row's addresses are prefetched.
+	// through their sender's index; the attributions of every pair row's addresses are read beside the transfers (Page.Attributions).
 	var from, to, chain, token, allChains, allAddrs []string
 	var buckets, uidTimes []time.Time
 	var uids []pgtype.UUID
@@ -1385,10 +1385,8 @@ WHERE cut.k IS NULL OR pr.k %[3]s cut.k`,
 	if len(allAddrs) == 0 {
 		return nil, false, nil // fewer pair rows than a page
 	}
-	if p.Prefetch != nil {
-		// The page's transfers are among these pair rows': their senders and recipients.
-		p.Prefetch(allChains, allAddrs)
-	}
+	// The page's transfers are among these pair rows': their senders and recipients.
+	p.beside.start(ctx, s, allChains, allAddrs)
 	// The pair rows as a relation (their text in the transfers columns' collation, so each probe
 	// uses the index), and their hours' span as parameters, by which the executor prunes the
 	// partitions. When the hours lie in one month (nearly every page) the read names that month's

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chainintel/chainintel/libs/chains"
 	"github.com/chainintel/chainintel/libs/pgstore/pgtest"
 	"github.com/chainintel/chainintel/services/transfers/internal/store"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -250,16 +251,17 @@ func randomPages(t *testing.T, st *store.Store, all []store.TransferRow, start t
 			f.TimeTo = at
 		}
 		short := st.ShortFirstPages()
-		var named map[string]bool // the addresses the read named before reading the transfers
-		list, count, err := st.ListTransfers(ctx, f, store.Page{SortKey: "time", SortDir: dir, Limit: limit,
-			Prefetch: func(chains, addrs []string) {
-				named = map[string]bool{}
-				for i := range addrs {
-					named[chains[i]+":"+addrs[i]] = true
-				}
-			}})
+		pg, err := st.PageTransfers(ctx, f, store.Page{SortKey: "time", SortDir: dir, Limit: limit, Attributions: true})
 		if err != nil {
 			t.Fatal(err)
+		}
+		list, count := pg.Rows, pg.Count
+		var named map[string]bool // the addresses the read named (read the attributions of) before reading the transfers
+		if pg.Attributed != nil {
+			named = map[string]bool{}
+			for k := range pg.Attributed.Asked {
+				named[k.ChainType+":"+k.Address] = true
+			}
 		}
 		// A page read from the pair rows that can hold it names its addresses first (a page
 		// read short is read again hour by hour, from other pair rows).
@@ -268,7 +270,7 @@ func randomPages(t *testing.T, st *store.Store, all []store.TransferRow, start t
 			t.Errorf("flow %s, %s from %v: the page's addresses were not named before its transfers were read", flow, dir, at)
 		}
 		for _, r := range list {
-			if read && (!named[r.Chain+":"+r.From] || !named[r.Chain+":"+r.To]) {
+			if ct := chainType(r.Chain); read && (!named[ct+":"+r.From] || !named[ct+":"+r.To]) {
 				t.Fatalf("flow %s, %s from %v: transfer %s's addresses were not among those named", flow, dir, at, r.ID)
 			}
 		}
@@ -578,4 +580,10 @@ func TestEdgeUIDsClearedByAnyWriter(t *testing.T) {
 	if !slices.Equal(kept, []string{addr(12)}) {
 		t.Fatalf("pair rows keeping a uid: %v, want only %s's (its count did not change)", kept, addr(12))
 	}
+}
+
+// chainType is the type of the chain named chain, as attributions are keyed.
+func chainType(chain string) string {
+	c, _ := chains.Lookup(chain)
+	return string(c.Type)
 }

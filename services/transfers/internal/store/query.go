@@ -59,11 +59,13 @@ type Page struct {
 	SortDir string // desc, asc
 	Limit   int
 	Offset  int
-	// Prefetch, when set, is told the addresses (chains[i], addrs[i]) the page's transfers are
-	// among, as soon as a read knows them and before it reads the transfers, so their
-	// attributions can be read beside it. Only some reads know them early (edgeNewestPage): it
-	// is called at most once, on the goroutine that called ListTransfers, and must not block.
-	Prefetch func(chains, addrs []string)
+	// Attributions asks PageTransfers for the attributions of the addresses the page's
+	// transfers are among, read beside the transfers where the plan knows those addresses
+	// before it reads them (edgeNewestPage: its pair rows' senders and recipients), so a caller
+	// rendering the page need not read them after it.
+	Attributions bool
+
+	beside *besideRead // the read Attributions asked for; nil: none
 }
 
 // exec makes pgx send a query as an unnamed statement, so PostgreSQL plans it with the actual
@@ -353,6 +355,26 @@ func sideAsBase(f TransferFilter) TransferFilter {
 // entities as the merge of their groups' pages; counts come from rollups when the filter allows
 // (see rollupCount), else from the rows.
 func (s *Store) ListTransfers(ctx context.Context, f TransferFilter, p Page) ([]TransferRow, int, error) {
+	p.beside = nil
+	return s.listTransfers(ctx, f, p)
+}
+
+// PageTransfers is ListTransfers with, when p.Attributions asks and the plan knew the page's
+// addresses before it read the transfers, the attributions of those addresses read beside it.
+func (s *Store) PageTransfers(ctx context.Context, f TransferFilter, p Page) (TransferPage, error) {
+	p.beside = nil
+	if p.Attributions {
+		p.beside = &besideRead{}
+	}
+	rows, n, err := s.listTransfers(ctx, f, p)
+	attributed := p.beside.wait()
+	if err != nil {
+		return TransferPage{}, err
+	}
+	return TransferPage{Rows: rows, Count: n, Attributed: attributed}, nil
+}
+
+func (s *Store) listTransfers(ctx context.Context, f TransferFilter, p Page) ([]TransferRow, int, error) {
 	f = sideAsBase(f)
 	g, err := s.edgePlan(ctx, f)
 	if err != nil {
