@@ -349,11 +349,8 @@ func sideAsBase(f TransferFilter) TransferFilter {
 	return f
 }
 
-// ListTransfers returns one page of transfers matching f and the capped match count. A base
-// that is one live entity group is paged by time through the group's pair rows, and from=<one
-// live group>&to=<another> through the hours their pair rollup names, and a base of several
-// entities as the merge of their groups' pages; counts come from rollups when the filter allows
-// (see rollupCount), else from the rows.
+// ListTransfers returns one page of transfers matching f and the capped match count, read by the
+// plan planTransfers chooses (plans.go).
 func (s *Store) ListTransfers(ctx context.Context, f TransferFilter, p Page) ([]TransferRow, int, error) {
 	p.beside = nil
 	return s.listTransfers(ctx, f, p)
@@ -374,56 +371,25 @@ func (s *Store) PageTransfers(ctx context.Context, f TransferFilter, p Page) (Tr
 	return TransferPage{Rows: rows, Count: n, Attributed: attributed}, nil
 }
 
+// listTransfers plans the read of f's page p, then runs the plan: its count beside its page, on
+// a connection of its own (the count does not depend on the page), or first where the page
+// needs it (countFirst).
 func (s *Store) listTransfers(ctx context.Context, f TransferFilter, p Page) ([]TransferRow, int, error) {
-	f = sideAsBase(f)
-	g, err := s.edgePlan(ctx, f)
+	plan, err := s.planTransfers(ctx, sideAsBase(f), p.SortKey)
 	if err != nil {
 		return nil, 0, err
 	}
-	var pg1, pg2 string
-	var union []string
-	if g == "" {
-		if pg1, pg2, err = s.pairPlan(ctx, f); err != nil {
-			return nil, 0, err
-		}
-	}
-	fe := f // f as the page and the count through g's pair rows read it
-	if g == "" && pg1 == "" {
-		if fe, g, err = s.edgeSidePlan(ctx, f); err != nil {
-			return nil, 0, err
-		}
-	}
-	var ga string          // the entity of a base of an entity and listed addresses (entityAddrsPlan)
-	var withAddrs []string // and those addresses outside it
-	if g == "" && pg1 == "" && p.SortKey == "time" {
-		if union, err = s.unionPlan(ctx, f); err != nil {
-			return nil, 0, err
-		}
-		if union == nil {
-			if ga, withAddrs, err = s.entityAddrsPlan(ctx, f); err != nil {
-				return nil, 0, err
-			}
-		}
-	}
-	// A page through a live entity's pair rows with a condition on their other side (from or
-	// to) walks the pair rows until it has a page of matches: where there are fewer, it reads
-	// them all, probing the other side's set for each. The count is then taken first: a page
-	// past it is empty without reading, and a page that would read every pair row hashes the
-	// sets instead (from=<exchange>&to=deposit:<exchange>, which matches nothing: 96 → 24 ms at
-	// 1M rows).
-	if g != "" && p.SortKey == "time" && (fe.From.Active() || fe.To.Active()) {
-		n, err := s.countTransfers(ctx, f, fe, g)
+	if cf, ok := plan.(countFirst); ok && cf.countFirst(p) {
+		n, err := plan.count(ctx)
 		if err != nil {
 			return nil, 0, err
 		}
 		if n <= p.Offset {
 			return nil, n, nil
 		}
-		fe.sparseSides = n < min(p.Offset+p.Limit, MaxCount)
-		list, err := s.edgePage(ctx, fe, g, p)
+		list, err := cf.pageCounted(ctx, p, n)
 		return list, n, err
 	}
-	// The count does not depend on the page: it runs beside it, on a connection of its own.
 	type counted struct {
 		n   int
 		err error
@@ -432,30 +398,10 @@ func (s *Store) listTransfers(ctx context.Context, f TransferFilter, p Page) ([]
 	defer cancel()
 	done := make(chan counted, 1)
 	go func() {
-		var n int
-		var err error
-		if pg1 != "" {
-			n, err = s.pairCountTransfers(cctx, f, pg1, pg2)
-		} else if withAddrs != nil {
-			n, err = s.entityAddrsCount(cctx, f, ga, withAddrs)
-		} else {
-			n, err = s.countTransfers(cctx, f, fe, g)
-		}
+		n, err := plan.count(cctx)
 		done <- counted{n, err}
 	}()
-	var list []TransferRow
-	switch {
-	case withAddrs != nil:
-		list, err = s.entityAddrsPage(ctx, f, ga, withAddrs, p)
-	case g != "" && p.SortKey == "time":
-		list, err = s.edgePage(ctx, fe, g, p)
-	case pg1 != "" && p.SortKey == "time":
-		list, err = s.pairPage(ctx, f, pg1, pg2, p)
-	case union != nil:
-		list, err = s.unionPage(ctx, f, union, p)
-	default:
-		list, err = s.listRows(ctx, f, p)
-	}
+	list, err := plan.page(ctx, p)
 	if err != nil {
 		return nil, 0, err
 	}
