@@ -146,7 +146,7 @@ func (s *Store) readSince(ctx context.Context, c *attrCache, keys []AddressKey, 
 		cts[i], addrs[i], missing[i] = k.ChainType, k.Address, isMiss[k]
 	}
 	// COLLATE "C": the address column's collation, so the comparison is a memcmp, as in its index.
-	rows, err := s.queryGeneric(ctx, `WITH l AS (SELECT pruned, coalesce((SELECT max(seq) FROM transfers.attribution_changes), pruned) AS top
+	rows, err := s.db.QueryGeneric(ctx, `WITH l AS (SELECT pruned, coalesce((SELECT max(seq) FROM transfers.attribution_changes), pruned) AS top
 		    FROM transfers.attribution_log),
 		  ch AS MATERIALIZED (SELECT seq, chain_type, address FROM transfers.attribution_changes WHERE seq > $4 ORDER BY seq LIMIT $5),
 		  k AS (SELECT k.ct, k.addr FROM unnest($1::text[], $2::text[], $3::bool[]) k(ct, addr, miss)
@@ -221,7 +221,7 @@ func (s *Store) readAttributions(ctx context.Context, keys []AddressKey, out map
 	for i, k := range keys {
 		cts[i], addrs[i] = k.ChainType, k.Address
 	}
-	rows, err := s.query(ctx, `SELECT a.chain_type, a.address, a.entity, a.label, a.predicted, a.deposit_service_id,
+	rows, err := s.db.Query(ctx, `SELECT a.chain_type, a.address, a.entity, a.label, a.predicted, a.deposit_service_id,
 		a.is_contract, a.version, a.updated_at
 		FROM transfers.attributions a JOIN unnest($1::text[], $2::text[]) k(ct, addr)
 		  ON a.chain_type = k.ct AND a.address = k.addr COLLATE "C"`, cts, addrs)

@@ -130,7 +130,7 @@ func jsonOrNil(b []byte) any {
 // SetAddresses lists the distinct addresses of a set.
 func (s *Store) SetAddresses(ctx context.Context, set AddrSet) ([]string, error) {
 	b := s.newb(sqlb{})
-	rows, err := s.query(ctx, "SELECT DISTINCT a FROM ("+b.source(set)+") s(a) ORDER BY a", b.args...)
+	rows, err := s.db.Query(ctx, "SELECT DISTINCT a FROM ("+b.source(set)+") s(a) ORDER BY a", b.args...)
 	if err != nil {
 		return nil, fmt.Errorf("addresses of set: %w", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/chainintel/chainintel/libs/pgstore"
+	"github.com/chainintel/chainintel/services/transfers/internal/store/db"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 )
@@ -45,7 +46,7 @@ func (s *Store) liveGroup(ctx context.Context, set AddrSet) (string, error) {
 		return "", nil
 	}
 	var live bool
-	err := s.queryRow(ctx, `SELECT live FROM transfers.groups WHERE grp = $1`, g).Scan(&live)
+	err := s.db.QueryRow(ctx, `SELECT live FROM transfers.groups WHERE grp = $1`, g).Scan(&live)
 	if errors.Is(err, pgx.ErrNoRows) || err == nil && !live {
 		return "", nil
 	}
@@ -79,7 +80,7 @@ func (s *Store) disjointEntityGroups(ctx context.Context, set AddrSet) ([]string
 	}
 	var live int
 	var shared bool
-	if err := s.queryRow(ctx, `SELECT (SELECT count(*) FROM transfers.groups WHERE grp = ANY($1::text[]) AND live),
+	if err := s.db.QueryRow(ctx, `SELECT (SELECT count(*) FROM transfers.groups WHERE grp = ANY($1::text[]) AND live),
 		EXISTS (SELECT 1 FROM transfers.attributions WHERE entity_id = ANY($2::text[]) AND deposit_service_id = ANY($2::text[])
 		        AND entity_id <> '' AND deposit_service_id <> '' AND deposit_service_id <> entity_id)`, gs, set.Entities).Scan(&live, &shared); err != nil {
 		return nil, fmt.Errorf("groups of %v: %w", set.Entities, err)
@@ -103,7 +104,7 @@ func (s *Store) outsideGroup(ctx context.Context, addrs []string, g string) ([]s
 	if len(addrs) == 0 {
 		return nil, nil
 	}
-	rows, err := s.query(ctx, `SELECT a FROM unnest($1::text[]) a WHERE NOT EXISTS (SELECT 1 FROM transfers.attributions t
+	rows, err := s.db.Query(ctx, `SELECT a FROM unnest($1::text[]) a WHERE NOT EXISTS (SELECT 1 FROM transfers.attributions t
 		WHERE t.address = a AND $2 = ANY(transfers.attribution_groups(t.entity_id, t.entity_type, t.deposit_service_id)))`, addrs, g)
 	if err != nil {
 		return nil, fmt.Errorf("addresses outside %s: %w", g, err)
@@ -225,7 +226,7 @@ func (s *Store) windowCounts(ctx context.Context, b *sqlb, w window, parts []cou
 			arms = append(arms, fmt.Sprintf("SELECT false AS d, b, %d AS i, v FROM (%s) x WHERE %s", i, p.hour, c))
 		}
 	}
-	rows, err := s.query(ctx, "SELECT d, b, i, sum(v)::bigint FROM ("+strings.Join(arms, " UNION ALL ")+") u GROUP BY 1, 2, 3", exec(b.args)...)
+	rows, err := s.db.Query(ctx, "SELECT d, b, i, sum(v)::bigint FROM ("+strings.Join(arms, " UNION ALL ")+") u GROUP BY 1, 2, 3", db.Exec(b.args)...)
 	if err != nil {
 		return 0, 0, fmt.Errorf("rollup count: %w", err)
 	}
@@ -284,7 +285,7 @@ func (s *Store) cappedWindowCounts(ctx context.Context, b *sqlb, w window, parts
 		top = w.to.UTC().Add(µs).Truncate(day)
 	} else {
 		var newest *time.Time
-		if err := s.queryRow(ctx, `SELECT max(bucket) FROM transfers.chain_daily`).Scan(&newest); err != nil {
+		if err := s.db.QueryRow(ctx, `SELECT max(bucket) FROM transfers.chain_daily`).Scan(&newest); err != nil {
 			return 0, 0, fmt.Errorf("newest day: %w", err)
 		}
 		if newest == nil {
@@ -332,7 +333,7 @@ func (s *Store) cappedWindowCounts(ctx context.Context, b *sqlb, w window, parts
 			// (three statements). Every rollup is applied with the chains' days, so none holds a
 			// day before chain_daily's first.
 			var oldest *time.Time
-			if err := s.queryRow(ctx, `SELECT min(bucket) FROM transfers.chain_daily`).Scan(&oldest); err != nil {
+			if err := s.db.QueryRow(ctx, `SELECT min(bucket) FROM transfers.chain_daily`).Scan(&oldest); err != nil {
 				return 0, 0, fmt.Errorf("oldest day: %w", err)
 			}
 			if oldest == nil || !oldest.Before(lo) {
@@ -680,8 +681,8 @@ func (s *Store) groupCountAllTime(ctx context.Context, f TransferFilter, g strin
 		if !before.IsZero() {
 			c = append(c, "bucket < "+b.arg(before))
 		}
-		rows, err := s.query(ctx, `SELECT bucket, sum(in_n)::bigint, sum(out_n)::bigint, sum(self_n)::bigint FROM transfers.grp_daily WHERE `+
-			strings.Join(c, " AND ")+fmt.Sprintf(" GROUP BY bucket ORDER BY bucket DESC LIMIT %d", chunk), exec(b.args)...)
+		rows, err := s.db.Query(ctx, `SELECT bucket, sum(in_n)::bigint, sum(out_n)::bigint, sum(self_n)::bigint FROM transfers.grp_daily WHERE `+
+			strings.Join(c, " AND ")+fmt.Sprintf(" GROUP BY bucket ORDER BY bucket DESC LIMIT %d", chunk), db.Exec(b.args)...)
 		if err != nil {
 			return 0, fmt.Errorf("count transfers of %s: %w", g, err)
 		}
@@ -716,7 +717,7 @@ func (s *Store) groupCountAllTime(ctx context.Context, f TransferFilter, g strin
 // every group, six times over: two exchanges took 80 ms on average and up to 400 ms at 10M rows.
 func (s *Store) unionCountAllTime(ctx context.Context, f TransferFilter, gs []string) (int, error) {
 	var first, last *time.Time
-	if err := s.queryRow(ctx, `SELECT min(lo), max(hi) FROM unnest($1::text[]) g(grp),
+	if err := s.db.QueryRow(ctx, `SELECT min(lo), max(hi) FROM unnest($1::text[]) g(grp),
 		LATERAL (SELECT min(bucket) lo, max(bucket) hi FROM transfers.grp_daily d WHERE d.grp = g.grp) x`, gs).Scan(&first, &last); err != nil {
 		return 0, fmt.Errorf("days of %v: %w", gs, err)
 	}
@@ -734,9 +735,9 @@ func (s *Store) unionCountAllTime(ctx context.Context, f TransferFilter, gs []st
 		grp := append(append([]string{"grp = ANY(" + ga + "::text[])"}, days...), keys...)
 		pair := append(append([]string{"from_grp = ANY(" + ga + "::text[])", "to_grp = ANY(" + ga + "::text[])"}, days...), keys...)
 		var in, out, self int64
-		if err := s.queryRow(ctx, `SELECT coalesce(sum(in_n), 0)::bigint, coalesce(sum(out_n), 0)::bigint, coalesce(sum(self_n), 0)::bigint
+		if err := s.db.QueryRow(ctx, `SELECT coalesce(sum(in_n), 0)::bigint, coalesce(sum(out_n), 0)::bigint, coalesce(sum(self_n), 0)::bigint
 			+ (SELECT coalesce(sum(n), 0)::bigint FROM transfers.grp_pair_daily WHERE `+strings.Join(pair, " AND ")+`)
-			FROM transfers.grp_daily WHERE `+strings.Join(grp, " AND "), exec(b.args)...).Scan(&in, &out, &self); err != nil {
+			FROM transfers.grp_daily WHERE `+strings.Join(grp, " AND "), db.Exec(b.args)...).Scan(&in, &out, &self); err != nil {
 			return 0, fmt.Errorf("count transfers of %v: %w", gs, err)
 		}
 		total += pickN(f.Flow, in, out, self)
@@ -762,9 +763,9 @@ func (s *Store) addrCountAllTime(ctx context.Context, f TransferFilter, a string
 	day := append([]string{"address = " + aa}, keys...)
 	self := append([]string{"from_addr = " + aa, "to_addr = " + aa}, keys...)
 	var in, out, selfN int64
-	if err := s.queryRow(ctx, `SELECT coalesce(sum(in_n), 0)::bigint, coalesce(sum(out_n), 0)::bigint,
+	if err := s.db.QueryRow(ctx, `SELECT coalesce(sum(in_n), 0)::bigint, coalesce(sum(out_n), 0)::bigint,
 		(SELECT coalesce(sum(n), 0)::bigint FROM transfers.pair_hourly WHERE `+strings.Join(self, " AND ")+`)
-		FROM transfers.addr_daily WHERE `+strings.Join(day, " AND "), exec(b.args)...).Scan(&in, &out, &selfN); err != nil {
+		FROM transfers.addr_daily WHERE `+strings.Join(day, " AND "), db.Exec(b.args)...).Scan(&in, &out, &selfN); err != nil {
 		return 0, fmt.Errorf("count transfers of %s: %w", a, err)
 	}
 	return int(min(pickN(f.Flow, in, out, selfN), MaxCount)), nil
@@ -1007,7 +1008,7 @@ func (s *Store) liveTypes(ctx context.Context, set AddrSet) (bool, error) {
 		return !slices.ContainsFunc(gs, func(g string) bool { return !slices.Contains(set.live, g) }), nil
 	}
 	var n int
-	if err := s.queryRow(ctx, `SELECT count(*) FROM transfers.groups WHERE grp = ANY($1::text[]) AND live`, gs).Scan(&n); err != nil {
+	if err := s.db.QueryRow(ctx, `SELECT count(*) FROM transfers.groups WHERE grp = ANY($1::text[]) AND live`, gs).Scan(&n); err != nil {
 		return false, fmt.Errorf("live types: %w", err)
 	}
 	return n == len(gs), nil
@@ -1201,8 +1202,8 @@ func (s *Store) edgePage(ctx context.Context, f TransferFilter, g string, p Page
 		}
 		for ; ; lim *= 4 {
 			b := s.newb(sqlb{rows: true})
-			rows, err := s.query(ctx, `SELECT e.bucket, e.n FROM transfers.grp_edges e WHERE `+strings.Join(b.edgeConds(f, g), " AND ")+
-				` ORDER BY e.bucket `+dir+fmt.Sprintf(" LIMIT %d", lim), exec(b.args)...)
+			rows, err := s.db.Query(ctx, `SELECT e.bucket, e.n FROM transfers.grp_edges e WHERE `+strings.Join(b.edgeConds(f, g), " AND ")+
+				` ORDER BY e.bucket `+dir+fmt.Sprintf(" LIMIT %d", lim), db.Exec(b.args)...)
 			if err != nil {
 				return nil, fmt.Errorf("pair rows of %s: %w", g, err)
 			}
@@ -1246,8 +1247,8 @@ func (s *Store) edgePage(ctx context.Context, f TransferFilter, g string, p Page
 			}
 		}
 		from := b.edgeRows(f, g, transferSelect, lo, hi)
-		out, err := s.query(ctx, `SELECT `+transferSelectOuter+` FROM (SELECT t.* FROM `+from+`) u ORDER BY `+orderBy("time", p.SortDir)+
-			fmt.Sprintf(" LIMIT %d", need), exec(b.args)...)
+		out, err := s.db.Query(ctx, `SELECT `+transferSelectOuter+` FROM (SELECT t.* FROM `+from+`) u ORDER BY `+orderBy("time", p.SortDir)+
+			fmt.Sprintf(" LIMIT %d", need), db.Exec(b.args)...)
 		if err != nil {
 			return nil, fmt.Errorf("list transfers of %s: %w", g, err)
 		}
@@ -1335,9 +1336,9 @@ func (s *Store) edgeNewestPage(ctx context.Context, f TransferFilter, g string, 
 	// the values (the group's pair rows by hour; each pair row's transfers by its sender's index):
 	// its two reads keep their generic plans. Ranges and side conditions stay planned with their
 	// values (a USD bound may be best read through grp_edges_usd, a set hashed).
-	query := func(sql string, args []any) (pgx.Rows, error) { return s.query(ctx, sql, exec(args)...) }
+	query := func(sql string, args []any) (pgx.Rows, error) { return s.db.Query(ctx, sql, db.Exec(args)...) }
 	if !f.From.Active() && !f.To.Active() && !f.HasCP && f.USDGte == nil && f.USDLte == nil && f.ValueGte == nil && f.ValueLte == nil {
-		query = func(sql string, args []any) (pgx.Rows, error) { return s.queryGeneric(ctx, sql, args...) }
+		query = func(sql string, args []any) (pgx.Rows, error) { return s.db.QueryGeneric(ctx, sql, args...) }
 	}
 	rows, err := query(fmt.Sprintf(`WITH pr AS MATERIALIZED (
   SELECT e.from_addr, e.to_addr, e.chain, e.token, e.bucket, e.uid, e.t_first, %[1]s AS k, %[7]s AS g FROM transfers.grp_edges e
@@ -1459,8 +1460,8 @@ func (s *Store) edgePageSkipping(ctx context.Context, f TransferFilter, g string
 	found := false
 	for lim := 8; ; lim *= 4 { // hours; a busy entity fills a page turn from a few
 		b := s.newb(sqlb{rows: true})
-		rows, err := s.query(ctx, `SELECT e.bucket, sum(e.n)::bigint FROM transfers.grp_edges e WHERE `+strings.Join(b.edgeConds(f, g), " AND ")+
-			` GROUP BY e.bucket ORDER BY e.bucket `+dir+fmt.Sprintf(" LIMIT %d", lim), exec(b.args)...)
+		rows, err := s.db.Query(ctx, `SELECT e.bucket, sum(e.n)::bigint FROM transfers.grp_edges e WHERE `+strings.Join(b.edgeConds(f, g), " AND ")+
+			` GROUP BY e.bucket ORDER BY e.bucket `+dir+fmt.Sprintf(" LIMIT %d", lim), db.Exec(b.args)...)
 		if err != nil {
 			return nil, fmt.Errorf("hours of %s: %w", g, err)
 		}
@@ -1502,8 +1503,8 @@ func (s *Store) edgePageSkipping(ctx context.Context, f TransferFilter, g string
 	}
 	// The transfers of the first hour before the page are sorted past on the server, not sent.
 	from := b.edgeRows(f, g, transferSelect, lo, hi)
-	out, err := s.query(ctx, `SELECT `+transferSelectOuter+` FROM (SELECT t.* FROM `+from+`) u ORDER BY `+orderBy("time", p.SortDir)+
-		fmt.Sprintf(" LIMIT %d OFFSET %d", p.Limit, int64(p.Offset)-skipped), exec(b.args)...)
+	out, err := s.db.Query(ctx, `SELECT `+transferSelectOuter+` FROM (SELECT t.* FROM `+from+`) u ORDER BY `+orderBy("time", p.SortDir)+
+		fmt.Sprintf(" LIMIT %d OFFSET %d", p.Limit, int64(p.Offset)-skipped), db.Exec(b.args)...)
 	if err != nil {
 		return nil, fmt.Errorf("list transfers of %s: %w", g, err)
 	}
@@ -1526,8 +1527,8 @@ func (s *Store) edgeCount(ctx context.Context, f TransferFilter, g string) (int,
 		c = append(c, tc)
 	}
 	var lower int
-	if err := s.queryRow(ctx, fmt.Sprintf(`SELECT count(*) FROM (SELECT 1 FROM transfers.grp_edges e WHERE %s LIMIT %d) x`,
-		strings.Join(c, " AND "), MaxCount), exec(b.args)...).Scan(&lower); err != nil {
+	if err := s.db.QueryRow(ctx, fmt.Sprintf(`SELECT count(*) FROM (SELECT 1 FROM transfers.grp_edges e WHERE %s LIMIT %d) x`,
+		strings.Join(c, " AND "), MaxCount), db.Exec(b.args)...).Scan(&lower); err != nil {
 		return 0, fmt.Errorf("count transfers of %s: %w", g, err)
 	}
 	if lower >= MaxCount {
@@ -1535,8 +1536,8 @@ func (s *Store) edgeCount(ctx context.Context, f TransferFilter, g string) (int,
 	}
 	b = s.newb(sqlb{rows: true})
 	var rest int
-	if err := s.queryRow(ctx, fmt.Sprintf(`SELECT count(*) FROM (SELECT 1 FROM %s AND %s LIMIT %d) x`, b.edgeRows(f, g, "1", time.Time{}, time.Time{}), b.edgeNotSingle(f), MaxCount-lower),
-		exec(b.args)...).Scan(&rest); err != nil {
+	if err := s.db.QueryRow(ctx, fmt.Sprintf(`SELECT count(*) FROM (SELECT 1 FROM %s AND %s LIMIT %d) x`, b.edgeRows(f, g, "1", time.Time{}, time.Time{}), b.edgeNotSingle(f), MaxCount-lower),
+		db.Exec(b.args)...).Scan(&rest); err != nil {
 		return 0, fmt.Errorf("count transfers of %s: %w", g, err)
 	}
 	return lower + rest, nil

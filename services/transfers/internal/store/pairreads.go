@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
+
+	"github.com/chainintel/chainintel/services/transfers/internal/store/db"
 )
 
 // Reads of transfers from one live group to another (from=<entity>&to=type:<t>,
@@ -51,8 +53,8 @@ func (s *Store) pairHours(ctx context.Context, f TransferFilter, g1, g2, dir str
 	if !f.TimeTo.IsZero() {
 		c = append(c, "bucket <= "+b.arg(f.TimeTo))
 	}
-	rows, err := s.query(ctx, "SELECT bucket, sum(n)::bigint FROM transfers.grp_pair_hourly WHERE "+strings.Join(c, " AND ")+
-		" GROUP BY bucket HAVING sum(n) > 0 ORDER BY bucket "+dir+fmt.Sprintf(" LIMIT %d", lim), exec(b.args)...)
+	rows, err := s.db.Query(ctx, "SELECT bucket, sum(n)::bigint FROM transfers.grp_pair_hourly WHERE "+strings.Join(c, " AND ")+
+		" GROUP BY bucket HAVING sum(n) > 0 ORDER BY bucket "+dir+fmt.Sprintf(" LIMIT %d", lim), db.Exec(b.args)...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("hours from %s to %s: %w", g1, g2, err)
 	}
@@ -159,7 +161,7 @@ func (s *Store) pairPage(ctx context.Context, f TransferFilter, g1, g2 string, p
 		b := s.newb(sqlb{rows: true})
 		q := "SELECT " + transferSelectOuter + " FROM (SELECT t.* FROM " + b.pairRows(f, g1, g2, read, transferSelect) +
 			") u ORDER BY " + orderBy("time", p.SortDir) + fmt.Sprintf(" LIMIT %d", need-skipped)
-		rows, err := s.query(ctx, q, exec(b.args)...)
+		rows, err := s.db.Query(ctx, q, db.Exec(b.args)...)
 		if err != nil {
 			return nil, fmt.Errorf("transfers from %s to %s: %w", g1, g2, err)
 		}
@@ -189,7 +191,7 @@ func (s *Store) pairCount(ctx context.Context, f TransferFilter, g1, g2 string) 
 		b := s.newb(sqlb{rows: true, counting: true})
 		var n int
 		q := fmt.Sprintf("SELECT count(*) FROM (SELECT 1 FROM %s LIMIT %d) c", b.pairRows(f, g1, g2, hours, "1"), MaxCount)
-		if err := s.queryRow(ctx, q, exec(b.args)...).Scan(&n); err != nil {
+		if err := s.db.QueryRow(ctx, q, db.Exec(b.args)...).Scan(&n); err != nil {
 			return 0, fmt.Errorf("count transfers from %s to %s: %w", g1, g2, err)
 		}
 		if n >= MaxCount || len(hours) < lim {

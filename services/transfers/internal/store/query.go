@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/chainintel/chainintel/services/transfers/internal/store/db"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -67,11 +68,6 @@ type Page struct {
 
 	beside *besideRead // the read Attributions asked for; nil: none
 }
-
-// exec makes pgx send a query as an unnamed statement, so PostgreSQL plans it with the actual
-// values every time: large address sets become hashed constants and time bounds prune
-// partitions, which a cached generic plan would not do.
-func exec(args []any) []any { return append([]any{pgx.QueryExecModeExec}, args...) }
 
 // sqlb collects positional arguments.
 type sqlb struct {
@@ -476,8 +472,8 @@ func (s *Store) capCrossing(ctx context.Context, f TransferFilter) (time.Time, b
 		if !after.IsZero() {
 			c = append(c, "bucket > "+b.arg(after))
 		}
-		rows, err := s.query(ctx, fmt.Sprintf(`SELECT bucket, sum(%s)::bigint FROM transfers.grp_daily WHERE %s GROUP BY bucket ORDER BY bucket LIMIT %d`,
-			flowExpr(f.Flow), strings.Join(c, " AND "), lim), exec(b.args)...)
+		rows, err := s.db.Query(ctx, fmt.Sprintf(`SELECT bucket, sum(%s)::bigint FROM transfers.grp_daily WHERE %s GROUP BY bucket ORDER BY bucket LIMIT %d`,
+			flowExpr(f.Flow), strings.Join(c, " AND "), lim), db.Exec(b.args)...)
 		if err != nil {
 			return time.Time{}, false, fmt.Errorf("days of %s: %w", g, err)
 		}
@@ -512,7 +508,7 @@ func (s *Store) rowCount(ctx context.Context, f TransferFilter) (int, error) {
 	carms := cb.flowBranches("from_addr", "to_addr", f.Base, f.HasBase, f.Flow, f.Counterparties, f.HasCP)
 	ccommon := cb.transferConds(f, "block_time")
 	var count int
-	if err := s.queryRow(ctx, cb.countSQL("transfers.transfers", carms, ccommon), exec(cb.args)...).Scan(&count); err != nil {
+	if err := s.db.QueryRow(ctx, cb.countSQL("transfers.transfers", carms, ccommon), db.Exec(cb.args)...).Scan(&count); err != nil {
 		return 0, fmt.Errorf("count transfers: %w", err)
 	}
 	return count, nil
@@ -533,7 +529,7 @@ func (s *Store) listRows(ctx context.Context, f TransferFilter, p Page) ([]Trans
 	}
 	q := "SELECT " + transferSelectOuter + " FROM (" + strings.Join(parts, " UNION ALL ") + ") u ORDER BY " + order +
 		fmt.Sprintf(" LIMIT %d OFFSET %d", p.Limit, p.Offset)
-	rows, err := s.query(ctx, q, exec(b.args)...)
+	rows, err := s.db.Query(ctx, q, db.Exec(b.args)...)
 	if err != nil {
 		return nil, fmt.Errorf("list transfers: %w", err)
 	}
@@ -636,7 +632,7 @@ const transferSelectOuter = `chain, id, tx_hash, block_hash, block_number, block
 // TransfersOfTx returns a transaction's transfers on chain, in log order; times are the block
 // times of the transaction's rows on that chain (the transfers are found through them).
 func (s *Store) TransfersOfTx(ctx context.Context, chain, hash string, times []time.Time) ([]TransferRow, error) {
-	rows, err := s.query(ctx, `SELECT `+transferSelect+` FROM transfers.transfers
+	rows, err := s.db.Query(ctx, `SELECT `+transferSelect+` FROM transfers.transfers
 		WHERE block_time = ANY($3) AND tx_hash = $1 AND chain = $2 ORDER BY log_index, id`, hash, chain, times)
 	if err != nil {
 		return nil, fmt.Errorf("transfers of %s: %w", hash, err)
@@ -646,7 +642,7 @@ func (s *Store) TransfersOfTx(ctx context.Context, chain, hash string, times []t
 
 // TransactionsByHash returns the transaction with hash on every chain it is stored on.
 func (s *Store) TransactionsByHash(ctx context.Context, hash string) ([]TransactionRow, error) {
-	rows, err := s.query(ctx, `SELECT chain, hash, block_hash, block_number, block_time, tx_index, from_addr, to_addr,
+	rows, err := s.db.Query(ctx, `SELECT chain, hash, block_hash, block_number, block_time, tx_index, from_addr, to_addr,
 		contract_created, nonce, success, value::text, value_usd, gas_used, gas_price::text, effective_gas_price::text, fee::text,
 		fee_usd, method_id FROM transfers.transactions WHERE hash = $1 ORDER BY chain`, hash)
 	if err != nil {
@@ -750,7 +746,7 @@ func (s *Store) ListSwaps(ctx context.Context, f SwapFilter, p Page) ([]SwapRow,
 	}
 	q := "SELECT " + swapSelectOuter + " FROM (" + strings.Join(parts, " UNION ALL ") + ") u ORDER BY " + order +
 		fmt.Sprintf(" LIMIT %d OFFSET %d", p.Limit, p.Offset)
-	rows, err := s.query(ctx, q, exec(b.args)...)
+	rows, err := s.db.Query(ctx, q, db.Exec(b.args)...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list swaps: %w", err)
 	}
@@ -775,7 +771,7 @@ func (s *Store) ListSwaps(ctx context.Context, f SwapFilter, p Page) ([]SwapRow,
 	cb := s.newb(sqlb{rows: true, counting: true})
 	carms, ccommon := build(cb, f.TimeFrom, f.TimeTo)
 	var count int
-	if err := s.queryRow(ctx, cb.countSQL("transfers.swaps", carms, ccommon), exec(cb.args)...).Scan(&count); err != nil {
+	if err := s.db.QueryRow(ctx, cb.countSQL("transfers.swaps", carms, ccommon), db.Exec(cb.args)...).Scan(&count); err != nil {
 		return nil, 0, fmt.Errorf("count swaps: %w", err)
 	}
 	return out, count, nil

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/chainintel/chainintel/services/transfers/internal/store/db"
 )
 
 // Bucket is one histogram bucket.
@@ -141,7 +143,7 @@ func (s *Store) Histogram(ctx context.Context, f TransferFilter, g string) ([]Bu
 
 // buckets runs a histogram query yielding (bucket, count, usd).
 func (s *Store) buckets(ctx context.Context, q string, args []any) ([]Bucket, error) {
-	rows, err := s.query(ctx, q, exec(args)...)
+	rows, err := s.db.Query(ctx, q, db.Exec(args)...)
 	if err != nil {
 		return nil, fmt.Errorf("histogram: %w", err)
 	}
@@ -306,7 +308,7 @@ func (s *Store) setSums(ctx context.Context, f TransferFilter, g string, byChain
 	}
 	q := `SELECT c, b, sum(i)::bigint, coalesce(sum(iu), 0)::float8, sum(o)::bigint, coalesce(sum(ou), 0)::float8, sum(x)::bigint, coalesce(sum(xu), 0)::float8
 FROM (` + strings.Join(arms, "\n  UNION ALL ") + `) u(c, b, i, iu, o, ou, x, xu) GROUP BY 1, 2`
-	rows, err := s.query(ctx, q, exec(b.args)...)
+	rows, err := s.db.Query(ctx, q, db.Exec(b.args)...)
 	if err != nil {
 		return nil, fmt.Errorf("address rollups: %w", err)
 	}
@@ -364,8 +366,8 @@ func (s *Store) groupSideHistogram(ctx context.Context, f TransferFilter, g stri
 		}
 		add("p12", "SELECT bucket, n, usd FROM transfers.grp_pair"+sfx+where("from_grp = "+b.arg(g1), "to_grp = "+b.arg(g2)))
 	}
-	rows, err := s.query(ctx, "SELECT date_trunc('"+g+"', bucket, 'UTC'), i, sum(n)::bigint, coalesce(sum(usd), 0)::float8 FROM ("+
-		strings.Join(parts, " UNION ALL ")+") u(bucket, i, n, usd) GROUP BY 1, 2", exec(b.args)...)
+	rows, err := s.db.Query(ctx, "SELECT date_trunc('"+g+"', bucket, 'UTC'), i, sum(n)::bigint, coalesce(sum(usd), 0)::float8 FROM ("+
+		strings.Join(parts, " UNION ALL ")+") u(bucket, i, n, usd) GROUP BY 1, 2", db.Exec(b.args)...)
 	if err != nil {
 		return nil, false, fmt.Errorf("group histogram: %w", err)
 	}
@@ -628,7 +630,7 @@ func (s *Store) Counterparties(ctx context.Context, f CounterpartyFilter) ([]Cou
   FROM (` + strings.Join(arms, " UNION ALL ") + `) p(chain, cp, in_n, out_n, n, usd, value) GROUP BY cp, chain HAVING ` + strings.Join(having, " AND ") + `
 ), r AS (SELECT *, row_number() OVER (PARTITION BY chain ORDER BY usd DESC, cp) AS rn FROM g)
 SELECT chain, cp, has_in, has_out, n, usd::float8 FROM r WHERE rn <= ` + b.arg(f.Limit) + ` ORDER BY chain, usd DESC, cp`
-	rows, err := s.query(ctx, q, exec(b.args)...)
+	rows, err := s.db.Query(ctx, q, db.Exec(b.args)...)
 	if err != nil {
 		return nil, fmt.Errorf("counterparties: %w", err)
 	}
@@ -685,7 +687,7 @@ SELECT x.chain, x.cp, x.has_in, x.has_out, x.n, x.usd::float8 FROM ch CROSS JOIN
   ) c(chain, cp, in_n, out_n, n, usd, value)
   WHERE ` + strings.Join(conds, " AND ") + ` ORDER BY usd DESC, cp LIMIT ` + b.arg(f.Limit) + `) x
 ORDER BY x.chain, x.usd DESC, x.cp` // the skip scan's last row (no chain) matches no row
-	rows, err := s.query(ctx, q, exec(b.args)...)
+	rows, err := s.db.Query(ctx, q, db.Exec(b.args)...)
 	if err != nil {
 		return nil, fmt.Errorf("counterparties of %s: %w", g, err)
 	}
@@ -741,7 +743,7 @@ func (s *Store) Activity(ctx context.Context, addrs []string) (Activity, error) 
 	}
 	edge := func(day time.Time, agg string) (*time.Time, error) {
 		var t *time.Time
-		err := s.queryRow(ctx, `SELECT `+agg+`(block_time) FROM transfers.transfers
+		err := s.db.QueryRow(ctx, `SELECT `+agg+`(block_time) FROM transfers.transfers
 			WHERE (from_addr = ANY($1) OR to_addr = ANY($1)) AND block_time >= $2 AND block_time < $3`,
 			addrs, day, day.Add(24*time.Hour)).Scan(&t)
 		if t != nil {

@@ -156,7 +156,7 @@ func (s *Store) SetSize(ctx context.Context, set AddrSet) (AddrSet, map[string]b
 	for _, d := range set.Deposits {
 		grps = append(grps, depositGroup(d))
 	}
-	rows, err := s.query(ctx, `SELECT g.grp, g.size, g.live, v.epoch, v.removals FROM transfers.groups g, transfers.group_epoch v
+	rows, err := s.db.Query(ctx, `SELECT g.grp, g.size, g.live, v.epoch, v.removals FROM transfers.groups g, transfers.group_epoch v
 		WHERE g.grp = ANY($1::text[]) AND g.size > 0`, grps)
 	if err != nil {
 		return set, nil, fmt.Errorf("size of address set: %w", err)
