@@ -4,38 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"time"
 
+	"github.com/chainintel/chainintel/services/transfers/internal/store/attribution"
 	"github.com/jackc/pgx/v5"
 )
 
-// Entity is an entity as attributions publish it; it renders as the API's Entity.
-type Entity struct {
-	ID       string `json:"id"`
-	Name     string `json:"name"`
-	Type     string `json:"type"`
-	Note     string `json:"note"`
-	Service  string `json:"service,omitempty"`
-	Website  string `json:"website,omitempty"`
-	Twitter  string `json:"twitter,omitempty"`
-	LinkedIn string `json:"linkedin,omitempty"`
-}
-
-// Attribution is what the read model knows of one address.
-type Attribution struct {
-	ChainType        string
-	Address          string
-	Entity           *Entity
-	Label            string
-	Predicted        *Entity
-	DepositServiceID string
-	IsContract       bool
-	Version          int64
-	UpdatedAt        time.Time
-}
-
-// AddressKey names an address of a chain type.
-type AddressKey struct{ ChainType, Address string }
+// Entity, Attribution and AddressKey are the attribution read model's (package attribution).
+type (
+	Entity      = attribution.Entity
+	Attribution = attribution.Attribution
+	AddressKey  = attribution.AddressKey
+)
 
 // ApplyAttributions applies a batch of attribution changes in order: an upsert keeps only a
 // version newer than the stored one; a deletion (tombstone) removes the address. When the
@@ -107,7 +86,7 @@ func (s *Store) ApplyAttributions(ctx context.Context, upserts []Attribution, de
 				return fmt.Errorf("upsert attributions: %w", err)
 			}
 		}
-		if err := pruneAttributionChanges(ctx, tx); err != nil {
+		if err := attribution.PruneChanges(ctx, tx); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO memb_after `+membershipSQL("SELECT address FROM relabel_addrs", false)); err != nil {

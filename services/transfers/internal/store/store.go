@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/chainintel/chainintel/services/transfers/internal/store/attribution"
 	"github.com/chainintel/chainintel/services/transfers/internal/store/db"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
@@ -21,7 +22,7 @@ type Store struct {
 	opt  Options
 
 	memb  membCache
-	attrs *attrCache // nil: none
+	attrs *attribution.Model
 	rq    rollupQueue
 	caps  capCache // counts known to be at the cap
 
@@ -43,7 +44,8 @@ func (s *Store) ShortFirstPages() int64 { return s.shortPages.Load() }
 // New returns a store over pool, whose schema is migrated, configured by o (DefaultOptions for
 // the service's defaults).
 func New(pool *pgxpool.Pool, o Options) *Store {
-	return &Store{pool: pool, db: db.New(pool), opt: o, attrs: newAttrCache(o.AttributionCache), partitions: map[string]bool{},
+	d := db.New(pool)
+	return &Store{pool: pool, db: d, opt: o, attrs: attribution.New(d, o.AttributionCache), partitions: map[string]bool{},
 		rq: rollupQueue{queued: !o.InlineRollups, lagMax: o.RollupLagMax, batch: o.RollupBatch, lengthFn: o.QueueLength, wake: make(chan struct{}, 1)}}
 }
 
@@ -69,4 +71,9 @@ func (s *Store) ensurePartitions(ctx context.Context, table string, times []time
 		s.mu.Unlock()
 	}
 	return nil
+}
+
+// Attributions returns what the attribution read model knows of keys, by key (attribution.Model).
+func (s *Store) Attributions(ctx context.Context, keys []AddressKey) (map[AddressKey]Attribution, error) {
+	return s.attrs.Attributions(ctx, keys)
 }

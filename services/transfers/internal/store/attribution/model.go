@@ -1,4 +1,7 @@
-package store
+// Package attribution is the transfers store's attribution read model as the API reads it: what
+// the model knows of an address (its entity, label, prediction, deposit service), read through
+// an in-process cache that the model's change log keeps exact.
+package attribution
 
 import (
 	"context"
@@ -7,25 +10,64 @@ import (
 	"sync"
 	"time"
 
+	"github.com/chainintel/chainintel/services/transfers/internal/store/db"
 	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/jackc/pgx/v5"
 )
 
-// AttributionLogRetention is how long the attribution change log keeps an entry. A replica that
+// Entity is an entity as attributions publish it; it renders as the API's Entity.
+type Entity struct {
+	ID       string `json:"id"`
+	Name     string `json:"name"`
+	Type     string `json:"type"`
+	Note     string `json:"note"`
+	Service  string `json:"service,omitempty"`
+	Website  string `json:"website,omitempty"`
+	Twitter  string `json:"twitter,omitempty"`
+	LinkedIn string `json:"linkedin,omitempty"`
+}
+
+// Attribution is what the read model knows of one address.
+type Attribution struct {
+	ChainType        string
+	Address          string
+	Entity           *Entity
+	Label            string
+	Predicted        *Entity
+	DepositServiceID string
+	IsContract       bool
+	Version          int64
+	UpdatedAt        time.Time
+}
+
+// AddressKey names an address of a chain type.
+type AddressKey struct{ ChainType, Address string }
+
+// Model reads attributions; it is safe for concurrent use.
+type Model struct {
+	db    *db.DB
+	cache *cache // nil: none
+}
+
+// New returns a model reading through d that keeps up to cacheSize addresses' attributions in
+// process (0: none).
+func New(d *db.DB, cacheSize int) *Model { return &Model{db: d, cache: newCache(cacheSize)} }
+
+// LogRetention is how long the attribution change log keeps an entry. A replica that
 // reads nothing for longer drops its whole cache on its next read.
-const AttributionLogRetention = time.Hour
+const LogRetention = time.Hour
 
 // attrChangesPerSync is the most change-log entries a read applies one by one; past that the
 // cache starts over (a relabel of a whole entity, a restart of intelligence).
 const attrChangesPerSync = 5000
 
-// attrCache keeps the attributions of the addresses pages render (rendering a page of 50
+// cache keeps the attributions of the addresses pages render (rendering a page of 50
 // transfers looks up about 100 addresses: a few milliseconds of index probes, most of a page
 // turn), including addresses the read model does not know. It is exact: before each use it reads
 // the change log (attribution_changes, migration 13) past seq, the last entry it has applied, and
 // drops the addresses named there; a row read from the database is kept only if it was read at
 // or after seq (top), since an older read may predate a change the cache has already applied.
-type attrCache struct {
+type cache struct {
 	mu  sync.Mutex
 	seq int64 // every change up to here is reflected; -1: nothing read yet
 	lru *lru.Cache[AddressKey, cachedAttr]
@@ -36,18 +78,18 @@ type cachedAttr struct {
 	known bool // false: the read model has no attribution for the address
 }
 
-func newAttrCache(size int) *attrCache {
+func newCache(size int) *cache {
 	if size <= 0 {
 		return nil
 	}
 	l, _ := lru.New[AddressKey, cachedAttr](size) // only a size < 1 fails
-	return &attrCache{seq: -1, lru: l}
+	return &cache{seq: -1, lru: l}
 }
 
 // apply moves the cache to log position top: changed (the addresses of the entries past its
 // position) are dropped, or everything when purge is set. A cache already at or past top is
 // left alone (another read got there first).
-func (c *attrCache) apply(top int64, purge bool, changed []AddressKey) {
+func (c *cache) apply(top int64, purge bool, changed []AddressKey) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if top <= c.seq {
@@ -65,7 +107,7 @@ func (c *attrCache) apply(top int64, purge bool, changed []AddressKey) {
 
 // get returns the cached attributions of keys (those the read model knows) and the keys not
 // cached. c.mu must be held.
-func (c *attrCache) get(keys []AddressKey, out map[AddressKey]Attribution) (miss []AddressKey) {
+func (c *cache) get(keys []AddressKey, out map[AddressKey]Attribution) (miss []AddressKey) {
 	for _, k := range keys {
 		e, ok := c.lru.Get(k)
 		switch {
@@ -80,7 +122,7 @@ func (c *attrCache) get(keys []AddressKey, out map[AddressKey]Attribution) (miss
 
 // put keeps what a read at log position top found of keys (found: the known ones), unless the
 // cache has applied changes past top.
-func (c *attrCache) put(top int64, keys []AddressKey, found map[AddressKey]Attribution) {
+func (c *cache) put(top int64, keys []AddressKey, found map[AddressKey]Attribution) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if top < c.seq {
@@ -98,17 +140,17 @@ func (c *attrCache) put(top int64, keys []AddressKey, found map[AddressKey]Attri
 // of one snapshot. When the log says more than that statement reads (entries pruned past the
 // cache's position, or more than attrChangesPerSync of them), the cache starts over and every
 // key is read.
-func (s *Store) Attributions(ctx context.Context, keys []AddressKey) (map[AddressKey]Attribution, error) {
+func (s *Model) Attributions(ctx context.Context, keys []AddressKey) (map[AddressKey]Attribution, error) {
 	if len(keys) == 0 {
 		return map[AddressKey]Attribution{}, nil
 	}
-	if s.attrs == nil {
+	if s.cache == nil {
 		out := make(map[AddressKey]Attribution, len(keys))
 		return out, s.readAttributions(ctx, keys, out)
 	}
-	out, done, err := s.readSince(ctx, s.attrs, keys, false)
+	out, done, err := s.readSince(ctx, s.cache, keys, false)
 	if err == nil && !done {
-		out, _, err = s.readSince(ctx, s.attrs, keys, true)
+		out, _, err = s.readSince(ctx, s.cache, keys, true)
 	}
 	if err != nil {
 		return nil, err
@@ -123,7 +165,7 @@ func (s *Store) Attributions(ctx context.Context, keys []AddressKey) (map[Addres
 // past seq, or more than it reads at once). afresh (or a cache that has read nothing yet) reads
 // every key and not the log, and empties the cache: what it held may predate changes no longer
 // known.
-func (s *Store) readSince(ctx context.Context, c *attrCache, keys []AddressKey, afresh bool) (out map[AddressKey]Attribution, done bool, err error) {
+func (s *Model) readSince(ctx context.Context, c *cache, keys []AddressKey, afresh bool) (out map[AddressKey]Attribution, done bool, err error) {
 	out = make(map[AddressKey]Attribution, len(keys))
 	c.mu.Lock()
 	seq := c.seq
@@ -215,8 +257,8 @@ func (s *Store) readSince(ctx context.Context, c *attrCache, keys []AddressKey, 
 	return out, true, nil
 }
 
-// readAttributions reads keys from the read model into out (a store without a cache).
-func (s *Store) readAttributions(ctx context.Context, keys []AddressKey, out map[AddressKey]Attribution) error {
+// readAttributions reads keys from the read model into out (a model without a cache).
+func (s *Model) readAttributions(ctx context.Context, keys []AddressKey, out map[AddressKey]Attribution) error {
 	cts, addrs := make([]string, len(keys)), make([]string, len(keys))
 	for i, k := range keys {
 		cts[i], addrs[i] = k.ChainType, k.Address
@@ -285,13 +327,13 @@ func (r attrRow) attribution(d entityDecoder) (Attribution, error) {
 	return a, nil
 }
 
-// pruneAttributionChanges drops change log entries older than AttributionLogRetention and
+// PruneChanges drops change log entries older than LogRetention and
 // records the last one dropped.
-func pruneAttributionChanges(ctx context.Context, tx pgx.Tx) error {
+func PruneChanges(ctx context.Context, tx pgx.Tx) error {
 	if _, err := tx.Exec(ctx, `WITH gone AS (DELETE FROM transfers.attribution_changes
 		  WHERE at < now() - make_interval(secs => $1) RETURNING seq)
 		UPDATE transfers.attribution_log SET pruned = greatest(pruned, (SELECT max(seq) FROM gone))
-		WHERE EXISTS (SELECT 1 FROM gone)`, AttributionLogRetention.Seconds()); err != nil {
+		WHERE EXISTS (SELECT 1 FROM gone)`, LogRetention.Seconds()); err != nil {
 		return fmt.Errorf("prune attribution changes: %w", err)
 	}
 	return nil
