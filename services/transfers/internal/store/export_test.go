@@ -1,12 +1,14 @@
 package store
 
+import "github.com/chainintel/chainintel/services/transfers/internal/store/write"
+
 // Test-only access to the version 2 row layout (TestMigrationFromVersion2 writes it).
 
 // TransferColumns are the transfer columns without the natural id.
-func TransferColumns() []string { return transferCols }
+func TransferColumns() []string { return write.TransferColumns() }
 
 // TransferValues are a row's values for TransferColumns.
-func TransferValues(r TransferRow) []any { return transferValues(r) }
+func TransferValues(r TransferRow) []any { return write.TransferValues(r) }
 
 // CappedCountHits is how many counts the store answered from the counts it knows are capped.
 func (s *Store) CappedCountHits() int64 { return s.caps.hits.Load() }

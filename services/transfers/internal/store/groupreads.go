@@ -10,6 +10,7 @@ import (
 
 	"github.com/chainintel/chainintel/libs/pgstore"
 	"github.com/chainintel/chainintel/services/transfers/internal/store/db"
+	"github.com/chainintel/chainintel/services/transfers/internal/store/records"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 )
@@ -21,11 +22,11 @@ import (
 func singleGroup(s AddrSet) (string, bool) {
 	switch {
 	case len(s.Entities) == 1 && len(s.Types)+len(s.Deposits) == 0:
-		return entityGroup(s.Entities[0]), true
+		return records.EntityGroup(s.Entities[0]), true
 	case len(s.Types) == 1 && len(s.Entities)+len(s.Deposits) == 0:
-		return typeGroup(s.Types[0]), true
+		return records.TypeGroup(s.Types[0]), true
 	case len(s.Deposits) == 1 && len(s.Entities)+len(s.Types) == 0:
-		return depositGroup(s.Deposits[0]), true
+		return records.DepositGroup(s.Deposits[0]), true
 	}
 	return "", false
 }
@@ -71,7 +72,7 @@ func (s *Store) disjointEntityGroups(ctx context.Context, set AddrSet) ([]string
 	gs := make([]string, 0, len(set.Entities))
 	seen := map[string]bool{}
 	for _, e := range set.Entities {
-		g := entityGroup(e)
+		g := records.EntityGroup(e)
 		if seen[g] {
 			continue
 		}
@@ -555,7 +556,7 @@ func (s *Store) rollupCount(ctx context.Context, f TransferFilter) (n int, ok bo
 		if err != nil || !ok2 {
 			return 0, false, err
 		}
-		if g1 != "" && g2 != "" && g1 != g2 && !pairKept(g1, g2) {
+		if g1 != "" && g2 != "" && g1 != g2 && !records.PairKept(g1, g2) {
 			return 0, false, nil // no pair rollup of these groups
 		}
 		// The count is a signed sum of at most four figures: every transfer (total), g1's out,
@@ -990,7 +991,7 @@ func (b *sqlb) edgeSides(f TransferFilter) []string {
 func typeGroups(types []string) []string {
 	out := make([]string, len(types))
 	for i, t := range types {
-		out[i] = typeGroup(t)
+		out[i] = records.TypeGroup(t)
 	}
 	return out
 }

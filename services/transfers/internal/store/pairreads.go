@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/chainintel/chainintel/services/transfers/internal/store/db"
+	"github.com/chainintel/chainintel/services/transfers/internal/store/records"
 )
 
 // Reads of transfers from one live group to another (from=<entity>&to=type:<t>,
@@ -35,7 +36,7 @@ func (s *Store) pairPlan(ctx context.Context, f TransferFilter) (g1, g2 string, 
 	if g1, err = s.pureGroup(ctx, f.From.In); err != nil || g1 == "" {
 		return "", "", err
 	}
-	if g2, err = s.pureGroup(ctx, f.To.In); err != nil || g2 == "" || !pairKept(g1, g2) {
+	if g2, err = s.pureGroup(ctx, f.To.In); err != nil || g2 == "" || !records.PairKept(g1, g2) {
 		return "", "", err
 	}
 	return g1, g2, nil

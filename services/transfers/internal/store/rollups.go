@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/chainintel/chainintel/services/transfers/internal/store/db"
+	"github.com/chainintel/chainintel/services/transfers/internal/store/records"
 )
 
 // Bucket is one histogram bucket.
@@ -361,7 +362,7 @@ func (s *Store) groupSideHistogram(ctx context.Context, f TransferFilter, g stri
 	case g1 != "" && g1 == g2: // within one group: its self figures
 		add("p12", "SELECT bucket, self_n, self_usd FROM transfers.grp"+sfx+where("grp = "+b.arg(g1)))
 	case g1 != "" && g2 != "":
-		if !pairKept(g1, g2) {
+		if !records.PairKept(g1, g2) {
 			return nil, false, nil // no pair rollup of these groups
 		}
 		add("p12", "SELECT bucket, n, usd FROM transfers.grp_pair"+sfx+where("from_grp = "+b.arg(g1), "to_grp = "+b.arg(g2)))

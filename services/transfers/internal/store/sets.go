@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/chainintel/chainintel/services/transfers/internal/store/records"
 )
 
 // AddrSet is a set of addresses: listed ones, plus those the attribution read model gives to
@@ -148,13 +150,13 @@ func (s *Store) SetSize(ctx context.Context, set AddrSet) (AddrSet, map[string]b
 	}
 	var grps []string
 	for _, e := range set.Entities {
-		grps = append(grps, entityGroup(e))
+		grps = append(grps, records.EntityGroup(e))
 	}
 	for _, t := range set.Types {
-		grps = append(grps, typeGroup(t))
+		grps = append(grps, records.TypeGroup(t))
 	}
 	for _, d := range set.Deposits {
-		grps = append(grps, depositGroup(d))
+		grps = append(grps, records.DepositGroup(d))
 	}
 	rows, err := s.db.Query(ctx, `SELECT g.grp, g.size, g.live, v.epoch, v.removals FROM transfers.groups g, transfers.group_epoch v
 		WHERE g.grp = ANY($1::text[]) AND g.size > 0`, grps)
