@@ -9,6 +9,3 @@ func TransferColumns() []string { return write.TransferColumns() }
 
 // TransferValues are a row's values for TransferColumns.
 func TransferValues(r TransferRow) []any { return write.TransferValues(r) }
-
-// CappedCountHits is how many counts the store answered from the counts it knows are capped.
-func (s *Store) CappedCountHits() int64 { return s.caps.hits.Load() }

@@ -22,6 +22,9 @@ type DB struct {
 // New returns a DB over pool.
 func New(pool *pgxpool.Pool) *DB { return &DB{pool: pool, tuned: map[uint32]bool{}} }
 
+// Pool is the pool itself, for statements that need none of the session settings.
+func (s *DB) Pool() *pgxpool.Pool { return s.pool }
+
 // Exec makes pgx send a query as an unnamed statement, so PostgreSQL plans it with the actual
 // values every time: large address sets become hashed constants and time bounds prune
 // partitions, which a cached generic plan would not do. It returns args to pass to Query.

@@ -1,8 +1,9 @@
-package store
+package read
 
 import (
 	"context"
 	"fmt"
+	"github.com/jackc/pgx/v5"
 	"strings"
 
 	"github.com/chainintel/chainintel/services/transfers/internal/store/records"
@@ -126,7 +127,7 @@ func (b *sqlb) notMember(col string, s AddrSet) string {
 // ResolveSet is set as the read plans take it: sized (SetSize), and, when it is modelled and
 // holds at most Options.ListSetMax addresses, listed address by address (its addresses' own
 // index ranges then drive the reads). It also returns which of the entities the model knows.
-func (s *Store) ResolveSet(ctx context.Context, set AddrSet) (AddrSet, map[string]bool, error) {
+func (s *Reader) ResolveSet(ctx context.Context, set AddrSet) (AddrSet, map[string]bool, error) {
 	sized, known, err := s.SetSize(ctx, set)
 	if err != nil || sized.Size > s.opt.ListSetMax || !sized.modelled() {
 		return sized, known, err
@@ -142,7 +143,7 @@ func (s *Store) ResolveSet(ctx context.Context, set AddrSet) (AddrSet, map[strin
 // deposit services (from the groups' sizes: a sum, so at most the set's size) plus the listed
 // ones. It also returns which of the entities the model knows at all, and keeps in the set which
 // of its groups are live, for the plans (liveGroup).
-func (s *Store) SetSize(ctx context.Context, set AddrSet) (AddrSet, map[string]bool, error) {
+func (s *Reader) SetSize(ctx context.Context, set AddrSet) (AddrSet, map[string]bool, error) {
 	known := map[string]bool{}
 	if !set.modelled() {
 		set.Size = len(set.Addrs)
@@ -187,4 +188,14 @@ func (s *Store) SetSize(ctx context.Context, set AddrSet) (AddrSet, map[string]b
 	}
 	set.Size, set.liveKnown = n, true
 	return set, known, nil
+}
+
+// SetAddresses lists the distinct addresses of a set.
+func (s *Reader) SetAddresses(ctx context.Context, set AddrSet) ([]string, error) {
+	b := s.newb(sqlb{})
+	rows, err := s.db.Query(ctx, "SELECT DISTINCT a FROM ("+b.source(set)+") s(a) ORDER BY a", b.args...)
+	if err != nil {
+		return nil, fmt.Errorf("addresses of set: %w", err)
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
 }

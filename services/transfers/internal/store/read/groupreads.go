@@ -1,4 +1,4 @@
-package store
+package read
 
 import (
 	"context"
@@ -35,7 +35,7 @@ func singleGroup(s AddrSet) (string, bool) {
 // size SetSize read already knows which of its groups were live then. A group that turned live
 // since is read as not live (a slower plan, the same answer); a live group stops being live
 // only once it has no addresses left, when its rollups and the model agree it holds nothing.
-func (s *Store) liveGroup(ctx context.Context, set AddrSet) (string, error) {
+func (s *Reader) liveGroup(ctx context.Context, set AddrSet) (string, error) {
 	g, ok := singleGroup(set)
 	if !ok {
 		return "", nil
@@ -65,7 +65,7 @@ const maxUnionGroups = 8
 // else, when every one is live and no address is in two of them (an address of one entity that
 // is a deposit address of another): their union's figures are then sums of theirs. Otherwise
 // it returns nil.
-func (s *Store) disjointEntityGroups(ctx context.Context, set AddrSet) ([]string, error) {
+func (s *Reader) disjointEntityGroups(ctx context.Context, set AddrSet) ([]string, error) {
 	if len(set.Addrs)+len(set.Types)+len(set.Deposits) > 0 || len(set.Entities) < 2 || len(set.Entities) > maxUnionGroups {
 		return nil, nil
 	}
@@ -93,7 +93,7 @@ func (s *Store) disjointEntityGroups(ctx context.Context, set AddrSet) ([]string
 }
 
 // pureGroup returns the live group that is the whole of set (no listed addresses), or "".
-func (s *Store) pureGroup(ctx context.Context, set AddrSet) (string, error) {
+func (s *Reader) pureGroup(ctx context.Context, set AddrSet) (string, error) {
 	if len(set.Addrs) > 0 {
 		return "", nil
 	}
@@ -101,7 +101,7 @@ func (s *Store) pureGroup(ctx context.Context, set AddrSet) (string, error) {
 }
 
 // outsideGroup returns the addresses of addrs that are not in group g.
-func (s *Store) outsideGroup(ctx context.Context, addrs []string, g string) ([]string, error) {
+func (s *Reader) outsideGroup(ctx context.Context, addrs []string, g string) ([]string, error) {
 	if len(addrs) == 0 {
 		return nil, nil
 	}
@@ -213,7 +213,7 @@ type countPart struct{ day, hour string }
 // windowCounts sums parts over the window per bucket, combines each bucket's values, and
 // returns the total over whole buckets inside the window (inner) and over every bucket that
 // touches it (outer): the exact count lies between.
-func (s *Store) windowCounts(ctx context.Context, b *sqlb, w window, parts []countPart, combine func([]int64) int64) (inner, outer int64, err error) {
+func (s *Reader) windowCounts(ctx context.Context, b *sqlb, w window, parts []countPart, combine func([]int64) int64) (inner, outer int64, err error) {
 	var arms []string
 	for i, p := range parts {
 		if c, ok := w.dayConds(b, "b"); ok {
@@ -277,7 +277,7 @@ func (s *Store) windowCounts(ctx context.Context, b *sqlb, w window, parts []cou
 // first span is read at once. Where the parts' hours are cheap (cheapHours: group and chain
 // rollups, no listed address's pair rows), the last day's hours are read with the first span: a window that falls short of
 // the cap then costs one statement less (a keyset turn at an entity's first days).
-func (s *Store) cappedWindowCounts(ctx context.Context, b *sqlb, w window, parts []countPart, combine func([]int64) int64, cheapHours bool) (inner, outer int64, err error) {
+func (s *Reader) cappedWindowCounts(ctx context.Context, b *sqlb, w window, parts []countPart, combine func([]int64) int64, cheapHours bool) (inner, outer int64, err error) {
 	const day = 24 * time.Hour
 	const µs = time.Microsecond
 	span := time.Duration(s.opt.CountChunkDays) * day
@@ -375,7 +375,7 @@ func pickN(flow string, in, out, self int64) int64 {
 }
 
 // simpleSide is a from/to filter that is absent, one live group, or the exclusion of one.
-func (s *Store) simpleSide(ctx context.Context, f AddrFilter) (g string, negate, ok bool, err error) {
+func (s *Reader) simpleSide(ctx context.Context, f AddrFilter) (g string, negate, ok bool, err error) {
 	switch {
 	case !f.Active():
 		return "", false, true, nil
@@ -392,7 +392,7 @@ func (s *Store) simpleSide(ctx context.Context, f AddrFilter) (g string, negate,
 // rollupCount answers the capped count of a /transfers filter from rollups, when it can: ok is
 // false when the filter needs the rows (value or USD ranges, address sets that are neither
 // listed nor one live group, ...) or the window's partial hours leave the count undecided.
-func (s *Store) rollupCount(ctx context.Context, f TransferFilter) (n int, ok bool, err error) {
+func (s *Reader) rollupCount(ctx context.Context, f TransferFilter) (n int, ok bool, err error) {
 	if f.ValueGte != nil || f.ValueLte != nil || f.USDGte != nil || f.USDLte != nil || f.HasCP {
 		return 0, false, nil
 	}
@@ -672,7 +672,7 @@ func (s *Store) rollupCount(ctx context.Context, f TransferFilter) (n int, ok bo
 // tokens over all time: its daily rollup, newest days first, a chunk of days at a time (16, then
 // four times more each time; one ordered pass over the group's index per chunk), stopping once
 // the count reaches MaxCount. A busy entity's count reads days, not its whole history.
-func (s *Store) groupCountAllTime(ctx context.Context, f TransferFilter, g string) (int, error) {
+func (s *Reader) groupCountAllTime(ctx context.Context, f TransferFilter, g string) (int, error) {
 	chunk := s.opt.CountChunkDays
 	var total int64
 	var before time.Time
@@ -716,7 +716,7 @@ func (s *Store) groupCountAllTime(ctx context.Context, f TransferFilter, g strin
 // once the count reaches MaxCount. Each span is one read of the groups' daily rollup (in, out
 // and self together) and of the pair rollup between them. Before, the count read every day of
 // every group, six times over: two exchanges took 80 ms on average and up to 400 ms at 10M rows.
-func (s *Store) unionCountAllTime(ctx context.Context, f TransferFilter, gs []string) (int, error) {
+func (s *Reader) unionCountAllTime(ctx context.Context, f TransferFilter, gs []string) (int, error) {
 	var first, last *time.Time
 	if err := s.db.QueryRow(ctx, `SELECT min(lo), max(hi) FROM unnest($1::text[]) g(grp),
 		LATERAL (SELECT min(bucket) lo, max(bucket) hi FROM transfers.grp_daily d WHERE d.grp = g.grp) x`, gs).Scan(&first, &last); err != nil {
@@ -757,7 +757,7 @@ func (s *Store) unionCountAllTime(ctx context.Context, f TransferFilter, gs []st
 // (pair_hourly). The generic rollup count (windowCounts) reads the address's daily rows once
 // for in and once for out: a hot wallet's count took 14 ms on average and up to 55 ms at 10M
 // rows, beside a page of 3 ms.
-func (s *Store) addrCountAllTime(ctx context.Context, f TransferFilter, a string) (int, error) {
+func (s *Reader) addrCountAllTime(ctx context.Context, f TransferFilter, a string) (int, error) {
 	b := s.newb(sqlb{})
 	aa := b.arg(a)
 	keys := b.keyConds(f.Chains, f.TokenAddrs, f.TokenIDs)
@@ -886,7 +886,7 @@ func monthPartition(table string, lo, hi time.Time) string {
 // the catalog read at most Options.PartitionRefresh ago (again at once, at most once a second, for a name
 // it did not list: a new month). A failed read answers false (the caller reads the partitioned
 // table).
-func (s *Store) attached(ctx context.Context, name string) bool {
+func (s *Reader) attached(ctx context.Context, name string) bool {
 	s.mu.Lock()
 	ok, age := s.parts[name], time.Since(s.partsRead)
 	s.mu.Unlock()
@@ -894,7 +894,7 @@ func (s *Store) attached(ctx context.Context, name string) bool {
 	if age < refresh && (ok || age < min(time.Second, refresh)) {
 		return ok
 	}
-	rows, err := s.pool.Query(ctx, `SELECT n.nspname || '.' || c.relname FROM pg_inherits i
+	rows, err := s.db.Pool().Query(ctx, `SELECT n.nspname || '.' || c.relname FROM pg_inherits i
 		JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_namespace n ON n.oid = c.relnamespace
 		WHERE i.inhparent = 'transfers.transfers'::regclass`)
 	if err != nil {
@@ -998,7 +998,7 @@ func typeGroups(types []string) []string {
 
 // liveTypes reports whether set is entity types and nothing else, every one a live group: a
 // pair row's from_t/to_t then decide membership (edgeSides).
-func (s *Store) liveTypes(ctx context.Context, set AddrSet) (bool, error) {
+func (s *Reader) liveTypes(ctx context.Context, set AddrSet) (bool, error) {
 	if len(set.Types) == 0 || len(set.Addrs)+len(set.Entities)+len(set.Deposits) > 0 {
 		return false, nil
 	}
@@ -1016,7 +1016,7 @@ func (s *Store) liveTypes(ctx context.Context, set AddrSet) (bool, error) {
 }
 
 // typeSides sets f.typed for the sets of f's sides that are live entity types.
-func (s *Store) typeSides(ctx context.Context, f *TransferFilter) error {
+func (s *Reader) typeSides(ctx context.Context, f *TransferFilter) error {
 	for _, c := range []struct {
 		set AddrSet
 		use bool
@@ -1070,7 +1070,7 @@ func (b *sqlb) edgeMember(col string, s AddrSet, not, sparse bool) string {
 // it, or to it, is one of them) instead of walking every transfer for the pair, e.g.
 // from=deposit:<exchange>&to=<exchange> (a count scanned every row: 400 ms at 400k rows).
 // Where both sides are live groups whose pair the rollups keep, pairPlan serves it instead.
-func (s *Store) edgeSidePlan(ctx context.Context, f TransferFilter) (TransferFilter, string, error) {
+func (s *Reader) edgeSidePlan(ctx context.Context, f TransferFilter) (TransferFilter, string, error) {
 	if f.HasBase || f.HasCP || !f.From.Active() || !f.To.Active() {
 		return f, "", nil
 	}
@@ -1142,7 +1142,7 @@ func oneDeposit(a AddrFilter) bool {
 
 // edgePlan reports whether f's page can be read through group g's pair rows: a base that is one
 // live entity group and nothing else, no from/to/counterparty filter, sorted by time.
-func (s *Store) edgePlan(ctx context.Context, f TransferFilter) (string, error) {
+func (s *Reader) edgePlan(ctx context.Context, f TransferFilter) (string, error) {
 	if !f.HasBase || f.HasCP || f.From.Active() || f.To.Active() {
 		return "", nil
 	}
@@ -1156,7 +1156,7 @@ func (s *Store) edgePlan(ctx context.Context, f TransferFilter) (string, error) 
 // rows. The pair rows of the newest (oldest) hours are read in order from the group's index
 // until they hold offset+limit transfers; the transfers of those hours are fetched through the
 // sender's index, filtered, sorted and sliced. When filters leave too few, more hours are read.
-func (s *Store) edgePage(ctx context.Context, f TransferFilter, g string, p Page) ([]TransferRow, error) {
+func (s *Reader) edgePage(ctx context.Context, f TransferFilter, g string, p Page) ([]TransferRow, error) {
 	if p.Offset > 0 && edgeCountsExact(f) {
 		return s.edgePageSkipping(ctx, f, g, p)
 	}
@@ -1290,7 +1290,7 @@ func (s *Store) edgePage(ctx context.Context, f TransferFilter, g string, p Page
 // reads about 50. ok is false when fewer are
 // read (filters, bounds a reorg left loose or unknown bounds, or fewer transfers than a page):
 // the caller then reads the page hour by hour.
-func (s *Store) edgeNewestPage(ctx context.Context, f TransferFilter, g string, p Page) (list []TransferRow, ok bool, err error) {
+func (s *Reader) edgeNewestPage(ctx context.Context, f TransferFilter, g string, p Page) (list []TransferRow, ok bool, err error) {
 	if p.Limit < 1 {
 		return nil, false, nil
 	}
@@ -1449,7 +1449,7 @@ func edgeCountsExact(f TransferFilter) bool {
 // only the transfers of the hours the page spans are fetched (through the sender's index),
 // sorted and sliced. A page turn costs about one page, not offset+limit rows. Only for reads
 // whose pair rows count transfers exactly (edgeCountsExact).
-func (s *Store) edgePageSkipping(ctx context.Context, f TransferFilter, g string, p Page) ([]TransferRow, error) {
+func (s *Reader) edgePageSkipping(ctx context.Context, f TransferFilter, g string, p Page) ([]TransferRow, error) {
 	need := int64(p.Offset + p.Limit)
 	asc := p.SortDir == "asc"
 	dir := "DESC"
@@ -1516,7 +1516,7 @@ func (s *Store) edgePageSkipping(ctx context.Context, f TransferFilter, g string
 // of one transfer in an hour wholly inside the window decides the value and USD ranges on its
 // own, so those are counted from the pair rows alone; the transfers of the other matching pair
 // rows (several transfers, or an hour the window cuts) are counted from the rows.
-func (s *Store) edgeCount(ctx context.Context, f TransferFilter, g string) (int, error) {
+func (s *Reader) edgeCount(ctx context.Context, f TransferFilter, g string) (int, error) {
 	b := s.newb(sqlb{rows: true})
 	c := append([]string{"e.grp = " + b.arg(g), b.edgeSingle(f), "e.side = ANY(" + b.arg(flowSides(f.Flow)) + "::smallint[])"},
 		b.rangeConds(f, "e.usd", "e.value")...)

@@ -1,4 +1,4 @@
-package store
+package read
 
 import (
 	"context"
@@ -23,7 +23,7 @@ import (
 // pairPlan returns the two live groups of f when its only address filters are from=<one live
 // group> and to=<another> whose pairs are kept and it has no value or USD range, or "" when f is
 // not of that shape.
-func (s *Store) pairPlan(ctx context.Context, f TransferFilter) (g1, g2 string, err error) {
+func (s *Reader) pairPlan(ctx context.Context, f TransferFilter) (g1, g2 string, err error) {
 	if f.HasBase || f.HasCP || !f.From.Only || !f.To.Only || !f.From.NotIn.Empty() || !f.To.NotIn.Empty() {
 		return "", "", nil
 	}
@@ -45,7 +45,7 @@ func (s *Store) pairPlan(ctx context.Context, f TransferFilter) (g1, g2 string, 
 // pairHours reads, in dir order, up to lim hours in which group g1 sent to group g2 transfers
 // of f's chains and tokens inside f's window, with how many each (for a window that cuts an
 // hour, or a value or USD range, an upper bound of the matches).
-func (s *Store) pairHours(ctx context.Context, f TransferFilter, g1, g2, dir string, lim int) ([]time.Time, []int64, error) {
+func (s *Reader) pairHours(ctx context.Context, f TransferFilter, g1, g2, dir string, lim int) ([]time.Time, []int64, error) {
 	b := s.newb(sqlb{})
 	c := append([]string{"from_grp = " + b.arg(g1), "to_grp = " + b.arg(g2)}, b.keyConds(f.Chains, f.TokenAddrs, f.TokenIDs)...)
 	if !f.TimeFrom.IsZero() {
@@ -121,7 +121,7 @@ func (b *sqlb) pairRows(f TransferFilter, g1, g2 string, hours []time.Time, cols
 // transfers; when the counts are exact (edgeCountsExact), the hours wholly before the page are
 // skipped by count. Only the rows of the remaining hours are read, sorted and sliced. When a
 // range or a cut hour leaves too few, more hours are read.
-func (s *Store) pairPage(ctx context.Context, f TransferFilter, g1, g2 string, p Page) ([]TransferRow, error) {
+func (s *Reader) pairPage(ctx context.Context, f TransferFilter, g1, g2 string, p Page) ([]TransferRow, error) {
 	need := int64(p.Offset + p.Limit)
 	dir := "DESC"
 	if p.SortDir == "asc" {
@@ -183,7 +183,7 @@ func (s *Store) pairPage(ctx context.Context, f TransferFilter, g1, g2 string, p
 
 // pairCount counts (capped) f's transfers from g1 to g2 in the pair rollup's hours, newest
 // first, reading more hours until the cap or the last hour.
-func (s *Store) pairCount(ctx context.Context, f TransferFilter, g1, g2 string) (int, error) {
+func (s *Reader) pairCount(ctx context.Context, f TransferFilter, g1, g2 string) (int, error) {
 	for lim := 64; ; lim *= 4 {
 		hours, _, err := s.pairHours(ctx, f, g1, g2, "DESC", lim)
 		if err != nil || len(hours) == 0 {
@@ -203,7 +203,7 @@ func (s *Store) pairCount(ctx context.Context, f TransferFilter, g1, g2 string) 
 
 // unionPlan returns the live groups of f's base when it is several disjoint entity groups (see
 // disjointEntityGroups) with flow all and no other address filter, or nil.
-func (s *Store) unionPlan(ctx context.Context, f TransferFilter) ([]string, error) {
+func (s *Reader) unionPlan(ctx context.Context, f TransferFilter) ([]string, error) {
 	if !f.HasBase || f.HasCP || f.From.Active() || f.To.Active() || f.Flow != "all" {
 		return nil, nil
 	}
@@ -214,7 +214,7 @@ func (s *Store) unionPlan(ctx context.Context, f TransferFilter) ([]string, erro
 // when the base is one entity and listed addresses (a caller's additions to it) with no other
 // address filter, and flow all, or flow in, out or self without a value or USD range (the
 // rollups then count it); otherwise "" and nil.
-func (s *Store) entityAddrsPlan(ctx context.Context, f TransferFilter) (string, []string, error) {
+func (s *Reader) entityAddrsPlan(ctx context.Context, f TransferFilter) (string, []string, error) {
 	ranged := f.USDGte != nil || f.USDLte != nil || f.ValueGte != nil || f.ValueLte != nil
 	flowOK := f.Flow == "all" || (f.Flow == "in" || f.Flow == "out" || f.Flow == "self") && !ranged
 	if !f.HasBase || f.HasCP || f.From.Active() || f.To.Active() || !flowOK ||
@@ -240,7 +240,7 @@ func (s *Store) entityAddrsPlan(ctx context.Context, f TransferFilter) (string, 
 // attribution indexes before. With flow self, the entity's part is its own self transfers and
 // the addresses' part those with both sides in the union (among them, and between them and the
 // entity).
-func (s *Store) entityAddrsPage(ctx context.Context, f TransferFilter, g string, addrs []string, p Page) ([]TransferRow, error) {
+func (s *Reader) entityAddrsPage(ctx context.Context, f TransferFilter, g string, addrs []string, p Page) ([]TransferRow, error) {
 	first := Page{SortKey: p.SortKey, SortDir: p.SortDir, Limit: p.Offset + p.Limit}
 	fe, fa := f, f
 	fa.Base = Addrs(addrs)
@@ -275,7 +275,7 @@ func (s *Store) entityAddrsPage(ctx context.Context, f TransferFilter, g string,
 // value or USD range) the group's count through its pair rows, plus the addresses', less those
 // between the two, which both count. The union holds each part, so a part at the cap is the
 // answer.
-func (s *Store) entityAddrsCount(ctx context.Context, f TransferFilter, g string, addrs []string) (int, error) {
+func (s *Reader) entityAddrsCount(ctx context.Context, f TransferFilter, g string, addrs []string) (int, error) {
 	n, ok, err := s.rollupCount(ctx, f)
 	if err != nil || ok {
 		return n, err
@@ -323,7 +323,7 @@ func entityAddrsParts(f TransferFilter, addrs []string) (fa TransferFilter, betw
 // each group's first offset+limit transfers through its pair rows (edgePage), merged in the
 // page's order, a transfer between two of the groups kept once. The union's first offset+limit
 // transfers are among them: each touches a group, and is among that group's first ones.
-func (s *Store) unionPage(ctx context.Context, f TransferFilter, gs []string, p Page) ([]TransferRow, error) {
+func (s *Reader) unionPage(ctx context.Context, f TransferFilter, gs []string, p Page) ([]TransferRow, error) {
 	first := Page{SortKey: p.SortKey, SortDir: p.SortDir, Limit: p.Offset + p.Limit}
 	// The groups' pages are read side by side, each on a connection of its own.
 	lists := make([][]TransferRow, len(gs))

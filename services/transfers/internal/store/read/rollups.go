@@ -1,4 +1,4 @@
-package store
+package read
 
 import (
 	"context"
@@ -69,7 +69,7 @@ func (b *sqlb) rollupConds(f TransferFilter, tokenCols bool) []string {
 // recipient pair (from, to, counterparties), per chain (no address filter). Value and USD
 // ranges, which no rollup can answer, go through a live entity's pair rows (edgeRangeHistogramSQL)
 // or aggregate the matching rows themselves.
-func (s *Store) Histogram(ctx context.Context, f TransferFilter, g string) ([]Bucket, error) {
+func (s *Reader) Histogram(ctx context.Context, f TransferFilter, g string) ([]Bucket, error) {
 	f = sideAsBase(f)
 	step := gran(g)
 	if !f.TimeFrom.IsZero() {
@@ -143,7 +143,7 @@ func (s *Store) Histogram(ctx context.Context, f TransferFilter, g string) ([]Bu
 }
 
 // buckets runs a histogram query yielding (bucket, count, usd).
-func (s *Store) buckets(ctx context.Context, q string, args []any) ([]Bucket, error) {
+func (s *Reader) buckets(ctx context.Context, q string, args []any) ([]Bucket, error) {
 	rows, err := s.db.Query(ctx, q, db.Exec(args)...)
 	if err != nil {
 		return nil, fmt.Errorf("histogram: %w", err)
@@ -183,7 +183,7 @@ func (b *sqlb) rowsHistogramSQL(f TransferFilter, g string) string {
 // plus the addresses' from their rows, less the transfers between the two, which both hold.
 // Aggregating the union's rows took 6.9 s for an exchange and one address with usdGte=1000
 // over all time at 10M rows.
-func (s *Store) entityAddrsRangeHistogram(ctx context.Context, f TransferFilter, ga string, addrs []string, g string) ([]Bucket, error) {
+func (s *Reader) entityAddrsRangeHistogram(ctx context.Context, f TransferFilter, ga string, addrs []string, g string) ([]Bucket, error) {
 	type part struct {
 		sign int64
 		q    string
@@ -258,7 +258,7 @@ func (s flowSums) pick(flow string) (int64, float64) {
 // A set that is one live group (plus listed addresses) reads the group's rollups, plus the
 // listed addresses outside it and the transfers between them and the group; any other set
 // sums its addresses' rollups: daily from addr_daily, hourly from pair_hourly.
-func (s *Store) setSums(ctx context.Context, f TransferFilter, g string, byChain bool) (map[[2]string]flowSums, error) {
+func (s *Reader) setSums(ctx context.Context, f TransferFilter, g string, byChain bool) (map[[2]string]flowSums, error) {
 	grp, err := s.liveGroup(ctx, f.Base)
 	if err != nil {
 		return nil, err
@@ -330,7 +330,7 @@ FROM (` + strings.Join(arms, "\n  UNION ALL ") + `) u(c, b, i, iu, o, ou, x, xu)
 // groupSideHistogram answers a histogram whose only address filters are from and to, each one
 // live group or its exclusion, from the group rollups: from A = A's out, to B = B's in, both =
 // the group pair's, an exclusion subtracts from all transfers (the per-chain rollup).
-func (s *Store) groupSideHistogram(ctx context.Context, f TransferFilter, g string) ([]Bucket, bool, error) {
+func (s *Reader) groupSideHistogram(ctx context.Context, f TransferFilter, g string) ([]Bucket, bool, error) {
 	g1, neg1, ok1, err := s.simpleSide(ctx, f.From)
 	if err != nil || !ok1 {
 		return nil, false, err
@@ -437,7 +437,7 @@ func (s *Store) groupSideHistogram(ctx context.Context, f TransferFilter, g stri
 	return out, true, nil
 }
 
-func (s *Store) baseHistogram(ctx context.Context, f TransferFilter, g string) ([]Bucket, error) {
+func (s *Reader) baseHistogram(ctx context.Context, f TransferFilter, g string) ([]Bucket, error) {
 	if f.Base.Empty() {
 		return nil, nil
 	}
@@ -476,7 +476,7 @@ type FlowPoint struct {
 
 // Flow returns the daily USD inflow and outflow of addrs per chain, leaving out transfers
 // between two of addrs, ordered by chain and day.
-func (s *Store) Flow(ctx context.Context, addrs AddrSet, chains []string, from, to time.Time) ([]FlowPoint, error) {
+func (s *Reader) Flow(ctx context.Context, addrs AddrSet, chains []string, from, to time.Time) ([]FlowPoint, error) {
 	if addrs.Empty() {
 		return nil, nil
 	}
@@ -538,7 +538,7 @@ type Counterparty struct {
 
 // Counterparties returns, per chain, the top counterparties of f.Addrs by aggregated USD
 // (descending), from the pair rollup. Addresses of the set itself are not counterparties.
-func (s *Store) Counterparties(ctx context.Context, f CounterpartyFilter) ([]Counterparty, error) {
+func (s *Reader) Counterparties(ctx context.Context, f CounterpartyFilter) ([]Counterparty, error) {
 	if f.Addrs.Empty() {
 		return nil, nil
 	}
@@ -659,7 +659,7 @@ var cpColumns = map[string]string{
 // read on their own (the chains by a skip scan of the key, or the ones asked for) and only its
 // top ones kept. Reading the group's rows once into a CTE that each chain then scanned whole
 // took 34 ms for an exchange at 10M rows (14,500 rows, six chains); this, 20 ms.
-func (s *Store) groupCounterparties(ctx context.Context, f CounterpartyFilter, g string) ([]Counterparty, error) {
+func (s *Reader) groupCounterparties(ctx context.Context, f CounterpartyFilter, g string) ([]Counterparty, error) {
 	b := s.newb(sqlb{})
 	ga := b.arg(g)
 	chains := `WITH RECURSIVE ch AS (
@@ -714,7 +714,7 @@ type Activity struct {
 
 // Activity reads the activity of addrs from the daily rollups; the first and last transfer
 // times are then read from the rows of the first and last active day only.
-func (s *Store) Activity(ctx context.Context, addrs []string) (Activity, error) {
+func (s *Reader) Activity(ctx context.Context, addrs []string) (Activity, error) {
 	var a Activity
 	if len(addrs) == 0 {
 		return a, nil

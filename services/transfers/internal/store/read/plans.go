@@ -1,4 +1,4 @@
-package store
+package read
 
 import "context"
 
@@ -29,7 +29,7 @@ type countFirst interface {
 
 // planTransfers chooses the plan of f (its from/to sides already restated as a base where one
 // entity stands alone: sideAsBase) for a page sorted by sortKey.
-func (s *Store) planTransfers(ctx context.Context, f TransferFilter, sortKey string) (transferPlan, error) {
+func (s *Reader) planTransfers(ctx context.Context, f TransferFilter, sortKey string) (transferPlan, error) {
 	g, err := s.edgePlan(ctx, f)
 	if err != nil || g != "" {
 		return groupPlan{s: s, f: f, fe: f, g: g}, err
@@ -62,7 +62,7 @@ func (s *Store) planTransfers(ctx context.Context, f TransferFilter, sortKey str
 // groupPlan reads live group g's transfers through its pair rows; fe is f as they read it (a
 // condition on their other side: edgeSidePlan).
 type groupPlan struct {
-	s     *Store
+	s     *Reader
 	f, fe TransferFilter
 	g     string
 }
@@ -96,7 +96,7 @@ func (pl groupPlan) pageCounted(ctx context.Context, p Page, n int) ([]TransferR
 // groupPairPlan reads the transfers from live group g1 to g2 through the hours of their pair
 // rollup.
 type groupPairPlan struct {
-	s      *Store
+	s      *Reader
 	f      TransferFilter
 	g1, g2 string
 }
@@ -114,7 +114,7 @@ func (pl groupPairPlan) count(ctx context.Context) (int, error) {
 
 // groupUnionPlan reads a base of disjoint live groups gs as the merge of their pages.
 type groupUnionPlan struct {
-	s  *Store
+	s  *Reader
 	f  TransferFilter
 	gs []string
 }
@@ -129,7 +129,7 @@ func (pl groupUnionPlan) count(ctx context.Context) (int, error) {
 
 // entityAddrsPlan reads a base of live group g and listed addresses outside it.
 type entityAddrsPlan struct {
-	s     *Store
+	s     *Reader
 	f     TransferFilter
 	g     string
 	addrs []string
@@ -145,7 +145,7 @@ func (pl entityAddrsPlan) count(ctx context.Context) (int, error) {
 
 // rowsPlan reads the rows through the address and sort-key indexes.
 type rowsPlan struct {
-	s *Store
+	s *Reader
 	f TransferFilter
 }
 

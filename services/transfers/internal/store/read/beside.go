@@ -1,4 +1,4 @@
-package store
+package read
 
 import (
 	"context"
@@ -46,7 +46,7 @@ type besideRead struct {
 
 // start reads the attributions of the addresses (chains[i], addrs[i]); only the first call of a
 // read starts one.
-func (r *besideRead) start(ctx context.Context, s *Store, chainNames, addrs []string) {
+func (r *besideRead) start(ctx context.Context, s *Reader, chainNames, addrs []string) {
 	if r == nil || r.done != nil {
 		return
 	}
@@ -63,7 +63,7 @@ func (r *besideRead) start(ctx context.Context, s *Store, chainNames, addrs []st
 	}
 	go func() {
 		defer close(r.done)
-		r.res.Attrs, r.err = s.Attributions(ctx, keys)
+		r.res.Attrs, r.err = s.attrs.Attributions(ctx, keys)
 	}()
 }
 

@@ -1,4 +1,4 @@
-package store
+package read
 
 import (
 	"context"
@@ -80,7 +80,7 @@ type sqlb struct {
 }
 
 // newb is b with the store's plan thresholds.
-func (s *Store) newb(b sqlb) *sqlb {
+func (s *Reader) newb(b sqlb) *sqlb {
 	b.lateralMax, b.joinMax = s.opt.LateralMax, s.opt.PairJoinMax
 	return &b
 }
@@ -347,14 +347,14 @@ func sideAsBase(f TransferFilter) TransferFilter {
 
 // ListTransfers returns one page of transfers matching f and the capped match count, read by the
 // plan planTransfers chooses (plans.go).
-func (s *Store) ListTransfers(ctx context.Context, f TransferFilter, p Page) ([]TransferRow, int, error) {
+func (s *Reader) ListTransfers(ctx context.Context, f TransferFilter, p Page) ([]TransferRow, int, error) {
 	p.beside = nil
 	return s.listTransfers(ctx, f, p)
 }
 
 // PageTransfers is ListTransfers with, when p.Attributions asks and the plan knew the page's
 // addresses before it read the transfers, the attributions of those addresses read beside it.
-func (s *Store) PageTransfers(ctx context.Context, f TransferFilter, p Page) (TransferPage, error) {
+func (s *Reader) PageTransfers(ctx context.Context, f TransferFilter, p Page) (TransferPage, error) {
 	p.beside = nil
 	if p.Attributions {
 		p.beside = &besideRead{}
@@ -370,7 +370,7 @@ func (s *Store) PageTransfers(ctx context.Context, f TransferFilter, p Page) (Tr
 // listTransfers plans the read of f's page p, then runs the plan: its count beside its page, on
 // a connection of its own (the count does not depend on the page), or first where the page
 // needs it (countFirst).
-func (s *Store) listTransfers(ctx context.Context, f TransferFilter, p Page) ([]TransferRow, int, error) {
+func (s *Reader) listTransfers(ctx context.Context, f TransferFilter, p Page) ([]TransferRow, int, error) {
 	plan, err := s.planTransfers(ctx, sideAsBase(f), p.SortKey)
 	if err != nil {
 		return nil, 0, err
@@ -407,7 +407,7 @@ func (s *Store) listTransfers(ctx context.Context, f TransferFilter, p Page) ([]
 
 // pairCountTransfers counts (capped) the transfers of f from live group g1 to g2: from the
 // rollups when they answer it, else from the rows of the pair rollup's hours.
-func (s *Store) pairCountTransfers(ctx context.Context, f TransferFilter, g1, g2 string) (int, error) {
+func (s *Reader) pairCountTransfers(ctx context.Context, f TransferFilter, g1, g2 string) (int, error) {
 	count, ok, err := s.rollupCount(ctx, f)
 	if err != nil || ok {
 		return count, err
@@ -418,7 +418,7 @@ func (s *Store) pairCountTransfers(ctx context.Context, f TransferFilter, g1, g2
 // countTransfers counts (capped) the transfers matching f: from the rollups when they answer
 // it, from a live group's edges (g, reading f as fe: see edgeSidePlan), or from the rows; a
 // count known to be at the cap (capCache) is not read again.
-func (s *Store) countTransfers(ctx context.Context, f, fe TransferFilter, g string) (int, error) {
+func (s *Reader) countTransfers(ctx context.Context, f, fe TransferFilter, g string) (int, error) {
 	key, capped := capKey(f)
 	if capped && s.caps.reached(key, f.Base.version, f.TimeTo) {
 		return MaxCount, nil
@@ -453,7 +453,7 @@ func (s *Store) countTransfers(ctx context.Context, f, fe TransferFilter, g stri
 // first day; ok is false when they never do, or when the base is not one live group or f has a
 // value or USD range (no daily rollup counts those). Rows applied later only add to the days,
 // so the day stays at or after the true one while the base's version stands.
-func (s *Store) capCrossing(ctx context.Context, f TransferFilter) (time.Time, bool, error) {
+func (s *Reader) capCrossing(ctx context.Context, f TransferFilter) (time.Time, bool, error) {
 	if f.ValueGte != nil || f.ValueLte != nil || f.USDGte != nil || f.USDLte != nil {
 		return time.Time{}, false, nil
 	}
@@ -503,7 +503,7 @@ func (s *Store) capCrossing(ctx context.Context, f TransferFilter) (time.Time, b
 }
 
 // rowCount counts (capped) the transfers matching f from the rows.
-func (s *Store) rowCount(ctx context.Context, f TransferFilter) (int, error) {
+func (s *Reader) rowCount(ctx context.Context, f TransferFilter) (int, error) {
 	cb := s.newb(sqlb{rows: true, counting: true})
 	carms := cb.flowBranches("from_addr", "to_addr", f.Base, f.HasBase, f.Flow, f.Counterparties, f.HasCP)
 	ccommon := cb.transferConds(f, "block_time")
@@ -515,7 +515,7 @@ func (s *Store) rowCount(ctx context.Context, f TransferFilter) (int, error) {
 }
 
 // listRows reads one page through the address and sort-key indexes.
-func (s *Store) listRows(ctx context.Context, f TransferFilter, p Page) ([]TransferRow, error) {
+func (s *Reader) listRows(ctx context.Context, f TransferFilter, p Page) ([]TransferRow, error) {
 	b := s.newb(sqlb{rows: true})
 	arms := b.flowBranches("from_addr", "to_addr", f.Base, f.HasBase, f.Flow, f.Counterparties, f.HasCP)
 	order := orderBy(p.SortKey, p.SortDir)
@@ -631,7 +631,7 @@ const transferSelectOuter = `chain, id, tx_hash, block_hash, block_number, block
 
 // TransfersOfTx returns a transaction's transfers on chain, in log order; times are the block
 // times of the transaction's rows on that chain (the transfers are found through them).
-func (s *Store) TransfersOfTx(ctx context.Context, chain, hash string, times []time.Time) ([]TransferRow, error) {
+func (s *Reader) TransfersOfTx(ctx context.Context, chain, hash string, times []time.Time) ([]TransferRow, error) {
 	rows, err := s.db.Query(ctx, `SELECT `+transferSelect+` FROM transfers.transfers
 		WHERE block_time = ANY($3) AND tx_hash = $1 AND chain = $2 ORDER BY log_index, id`, hash, chain, times)
 	if err != nil {
@@ -641,7 +641,7 @@ func (s *Store) TransfersOfTx(ctx context.Context, chain, hash string, times []t
 }
 
 // TransactionsByHash returns the transaction with hash on every chain it is stored on.
-func (s *Store) TransactionsByHash(ctx context.Context, hash string) ([]TransactionRow, error) {
+func (s *Reader) TransactionsByHash(ctx context.Context, hash string) ([]TransactionRow, error) {
 	rows, err := s.db.Query(ctx, `SELECT chain, hash, block_hash, block_number, block_time, tx_index, from_addr, to_addr,
 		contract_created, nonce, success, value::text, value_usd, gas_used, gas_price::text, effective_gas_price::text, fee::text,
 		fee_usd, method_id FROM transfers.transactions WHERE hash = $1 ORDER BY chain`, hash)
@@ -697,7 +697,7 @@ const swapSelectOuter = `chain, id, tx_hash, block_hash, block_number, block_tim
  token1, token1_id, token1_name, token1_symbol, token1_decimals, amount1, usd, valid, protocol`
 
 // ListSwaps returns one page of swaps matching f and the capped match count.
-func (s *Store) ListSwaps(ctx context.Context, f SwapFilter, p Page) ([]SwapRow, int, error) {
+func (s *Reader) ListSwaps(ctx context.Context, f SwapFilter, p Page) ([]SwapRow, int, error) {
 	build := func(b *sqlb, from, to time.Time) ([]branch, []string) {
 		var arms []branch
 		switch {
