@@ -56,8 +56,7 @@ import (
 
 // defaultWriters is how many writers load the rows unless BENCH_WRITERS says: two, as two
 // replicas of the consumer write (the chart scales it up to the topic's partitions), on this
-// machine's two cores. The raw COPY runs as many, so the ratio compares like with like. One
-// writer (session 21, PostgreSQL defaults, 1M rows): raw COPY 43,357 rows/s, write path 41,694.
+// machine's two cores. The raw COPY runs as many, so the ratio compares like with like.
 const defaultWriters = 2
 
 // envInt is the positive integer the environment variable name holds, else def.
@@ -98,8 +97,7 @@ func scratch(ctx context.Context, name string) (*pgxpool.Pool, func(), error) {
 		os.Setenv("CHAININTEL_TEST_DATABASE_URL", u)
 	} else if os.Getenv("CHAININTEL_TEST_DATABASE_URL") == "" {
 		// The local server without TLS, as the chart's in-cluster default connects: TLS on a
-		// loopback connection is no part of the service's cost (page turns' p99 measured about
-		// 0.5 ms more with it).
+		// loopback connection is no part of the service's cost.
 		os.Setenv("CHAININTEL_TEST_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable")
 	}
 	url, drop, err := pgtest.CreateDatabase(ctx, name)
@@ -157,10 +155,9 @@ func run(ctx context.Context) error {
 
 	// Raw COPY of the first rawN rows into an empty schema, then the real write path over the
 	// same rows into another empty schema, then the raw COPY again: the ratio compares like with
-	// like, against the faster raw COPY. One raw COPY, always first, measured slower than the
-	// write path after it in several runs (which does more); two raw COPYs of the same rows
-	// measured 70,439 and 85,081 rows/s in one run, 85,618 and 78,928 in the next, so a single
-	// one says little. The first rows are simulated once and replayed to each.
+	// like, against the faster raw COPY: two raw COPYs of the same rows differ by more than the
+	// write path's overhead, so a single one says little. The first rows are simulated once and
+	// replayed to each.
 	if err := w.rewind(); err != nil {
 		return err
 	}
@@ -305,10 +302,10 @@ func settle(ctx context.Context, pool *pgxpool.Pool) error {
 // system's cache), most read first, up to BENCH_PREWARM_MB (default 60% of the machine's memory;
 // 0 skips it): the pair rows and their indexes, the transfers with their address and natural-key
 // indexes, the attributions, the group rollups, then the rest but the blocks and the rollup queue. Right
-// after a load the cache holds what the load wrote last, and at 10M rows the database (about
-// 32 GB) is larger than this machine's memory (24 GB), so the first queries at random times of
-// the year read their pages from disk: a keyset turn reads about 60 pages its 50 rows lie on,
-// 85 µs each here. A server in use has its working set cached; this reads it as one would have.
+// after a load the cache holds what the load wrote last, and a large load's database can be
+// larger than the machine's memory, so the first queries at random times of the year would read
+// their pages from disk (a keyset turn reads the pages its 50 rows lie on). A server in use has
+// its working set cached; this reads it as one would have.
 // Without the extension (or the right to create it) nothing is read and it says so.
 func prewarm(ctx context.Context, pool *pgxpool.Pool) error {
 	budget := int64(envCount("BENCH_PREWARM_MB", int(memoryMB()*6/10))) << 20
@@ -611,8 +608,8 @@ func queries(ctx context.Context, pool *pgxpool.Pool, st *store.Store, w *world,
 		}()
 	}
 	// The first requests of each query are not timed: a process starting to serve pays for its
-	// connections' generic plans (each connection plans each statement once; the transfers read of
-	// a keyset turn, with 13 monthly partitions, 4-7 ms) and fills its attribution cache.
+	// connections' generic plans (each connection plans each statement once, over every monthly
+	// partition) and fills its attribution cache.
 	warm := envCount("BENCH_WARMUP", 50)
 	only := os.Getenv("BENCH_ONLY")
 	fmt.Printf("%-45s %10s %10s %10s\n", "query", "p50", "p99", "max")

@@ -86,9 +86,8 @@ func (s *DB) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
 // choice (plan_cache_mode auto) keeps planning them with each call's values because the generic
 // plan's estimate counts every partition it will prune at run time. The statement runs in a
 // read-only transaction that sets plan_cache_mode for itself alone, sent with it in one round
-// trip (the transaction's three statements cost about 0.1 ms; planning the transfers read of a
-// keyset page turn at 10M rows, about 1 ms). An error rolls the setting back with the
-// transaction.
+// trip (the transaction's statements cost much less than planning a keyset page turn's
+// transfers read with its values). An error rolls the setting back with the transaction.
 func (s *DB) QueryGeneric(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
 	c, err := s.Conn(ctx)
 	if err != nil {

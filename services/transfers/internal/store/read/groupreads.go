@@ -207,7 +207,7 @@ func (w window) whole(h time.Time) bool {
 // condition on them prunes partitions and uses the index): an hour lies in the window's whole
 // days exactly when its day does, and every combination is a signed sum, so summing by hour
 // instead of by day changes no total. With the day computed, a hot wallet's count planned and
-// probed every month's partition: 2.7 ms a read at 10M rows.
+// probed every month's partition.
 type countPart struct{ day, hour string }
 
 // windowCounts sums parts over the window per bucket, combines each bucket's values, and
@@ -269,8 +269,8 @@ func (s *Reader) windowCounts(ctx context.Context, b *sqlb, w window, parts []co
 // whole days hold MaxCount. The hours of the window's last day are read after the whole days,
 // and only when those fall short. A busy group's count over a long window — a keyset page turn,
 // base=<exchange>&timeLte=<the last row's time>, or all time with a caller's additions and
-// flow in — then reads days, not the window's whole history: the keyset turn's count read every
-// day before timeLte, 8.7 ms of an 11 ms page turn at 10M rows. A hot wallet's hours cost more
+// flow in — then reads days, not the window's whole history (read whole, the keyset turn's
+// count read every day before timeLte, most of the turn's cost). A hot wallet's hours cost more
 // than its days (its pair rows of the month, read for their hour), so a count the days cap
 // skips them. Spans are cut at midnight UTC, so no bucket is in two of them and the window's
 // partial hours stay at its ends, where the caller counts them. A window shorter than the
@@ -472,8 +472,7 @@ func (s *Reader) rollupCount(ctx context.Context, f TransferFilter) (n int, ok b
 			// beside it): the entity's group g and the addresses A outside it are disjoint, so
 			// the union's in (out) figures are theirs summed, and what stays inside it is g's
 			// self, A's own transfers among themselves, and those between A and g (pair_hourly:
-			// A's pair rows whose other side is in g). Before, such a count read the matching
-			// rows: 142 ms for an exchange and one address at 10M rows.
+			// A's pair rows whose other side is in g), rather than the matching rows.
 			g, err := s.liveGroup(ctx, f.Base)
 			if err != nil || g == "" {
 				return 0, false, err
@@ -509,8 +508,8 @@ func (s *Reader) rollupCount(ctx context.Context, f TransferFilter) (n int, ok b
 						hour: "SELECT bucket b, n v FROM transfers.pair_hourly WHERE " + where(out)},
 					pairs(out, in),
 					// The other side in g: a probe per pair row of the listed addresses. As a set
-					// the planner hashed all of an exchange's addresses (~14k) for every count:
-					// 31 ms at 1M rows, beside a page of 2.
+					// the planner hashed all of an exchange's addresses for every count, costing far
+					// more than the page beside it.
 					pairs(out, b.inGroup("to_addr", g)),
 					pairs(in, b.inGroup("from_addr", g)))
 			}
@@ -562,7 +561,7 @@ func (s *Reader) rollupCount(ctx context.Context, f TransferFilter) (n int, ok b
 		// The count is a signed sum of at most four figures: every transfer (total), g1's out,
 		// g2's in, and those from g1 to g2 (p12). Only the figures it uses are read: reading
 		// every transfer per day over all time for from=<exchange>&to=type:cex, which is p12
-		// alone, took 80 ms on average and up to 1.2 s at 10M rows.
+		// alone, read every day of both groups for one term.
 		type term struct {
 			sign int64
 			part countPart
@@ -643,8 +642,8 @@ func (s *Reader) rollupCount(ctx context.Context, f TransferFilter) (n int, ok b
 	}
 	// Undecided: the hours the window cuts hold transfers. Count exactly those (at most two
 	// partial hours): a live group's through its pair rows of the hour, else from the rows
-	// through the time index. An exchange's hour from the rows took 37 ms at 10M rows (every
-	// transfer of the hour tested against its addresses).
+	// through the time index (from the rows, every transfer of the hour is tested against the
+	// group's addresses).
 	segs, ok := newWindow(f.TimeFrom, f.TimeTo).partialHours()
 	if !ok {
 		return 0, false, nil
@@ -714,8 +713,8 @@ func (s *Reader) groupCountAllTime(ctx context.Context, f TransferFilter, g stri
 // matching f's flow, chains and tokens over all time, as groupCountAllTime counts one group's:
 // newest days first, a span of days at a time (16, then four times more each time), stopping
 // once the count reaches MaxCount. Each span is one read of the groups' daily rollup (in, out
-// and self together) and of the pair rollup between them. Before, the count read every day of
-// every group, six times over: two exchanges took 80 ms on average and up to 400 ms at 10M rows.
+// and self together) and of the pair rollup between them, rather than every day of every
+// group, once per figure.
 func (s *Reader) unionCountAllTime(ctx context.Context, f TransferFilter, gs []string) (int, error) {
 	var first, last *time.Time
 	if err := s.db.QueryRow(ctx, `SELECT min(lo), max(hi) FROM unnest($1::text[]) g(grp),
@@ -755,8 +754,7 @@ func (s *Reader) unionCountAllTime(ctx context.Context, f TransferFilter, gs []s
 // addrCountAllTime counts (capped) address a's transfers matching f's flow, chains and tokens
 // over all time: its daily rollup (in and out, one read of its rows) and its transfers to itself
 // (pair_hourly). The generic rollup count (windowCounts) reads the address's daily rows once
-// for in and once for out: a hot wallet's count took 14 ms on average and up to 55 ms at 10M
-// rows, beside a page of 3 ms.
+// for in and once for out, which for a hot wallet costs several times the page beside it.
 func (s *Reader) addrCountAllTime(ctx context.Context, f TransferFilter, a string) (int, error) {
 	b := s.newb(sqlb{})
 	aa := b.arg(a)
@@ -858,8 +856,8 @@ func (b *sqlb) edgeConds(f TransferFilter, g string) []string {
 //
 // lo and hi (zero: open) bound the pair rows' hours, first to last. They bound the transfers'
 // times inside the lateral read as well, as constants: without them the planner cannot prune the
-// monthly partitions of transfers before execution and plans every one (about 2 ms of the 3 ms of
-// a page turn at 10M rows).
+// monthly partitions of transfers before execution and plans every one (most of a page turn's
+// cost).
 func (b *sqlb) edgeRows(f TransferFilter, g, cols string, lo, hi time.Time) (from string) {
 	edge := b.edgeConds(f, g)
 	if !lo.IsZero() {
@@ -957,7 +955,7 @@ func (b *sqlb) probe(rowConds []string, f TransferFilter, cols string, lo, hi ti
 // anti-join for an exclusion) with the set, which the planner may hash: a count over an
 // entity's pair rows whose other side rarely matches then hashes the set once instead of probing
 // the attribution index for every pair row (an exchange's transfers to its own deposit
-// addresses, of which there are none: 96 → 24 ms at 1M rows). A larger set (an entity type)
+// addresses, of which there are none). A larger set (an entity type)
 // stays a probe per pair row: hashing a type of millions of addresses would cost more than the
 // probes up to a page or 10,000 matches.
 //
@@ -1068,7 +1066,7 @@ func (b *sqlb) edgeMember(col string, s AddrSet, not, sparse bool) string {
 // and the other side a condition on its pair rows' other address, and returns the entity's
 // group: its pages, counts and range histograms then read its pair rows (every transfer from
 // it, or to it, is one of them) instead of walking every transfer for the pair, e.g.
-// from=deposit:<exchange>&to=<exchange> (a count scanned every row: 400 ms at 400k rows).
+// from=deposit:<exchange>&to=<exchange> (whose count would otherwise scan every row).
 // Where both sides are live groups whose pair the rollups keep, pairPlan serves it instead.
 func (s *Reader) edgeSidePlan(ctx context.Context, f TransferFilter) (TransferFilter, string, error) {
 	if f.HasBase || f.HasCP || !f.From.Active() || !f.To.Active() {
@@ -1393,9 +1391,8 @@ WHERE cut.k IS NULL OR pr.k %[3]s cut.k`,
 	// uses the index), and their hours' span as parameters, by which the executor prunes the
 	// partitions. When the hours lie in one month (nearly every page) the read names that month's
 	// partition: its generic plan is one table's, where the partitioned table's plans every
-	// partition (7-10 ms at 13 months on a fresh connection, paid by each connection on its first
-	// turn, and growing with the months kept; 1-2 ms for one). A partition that is not there (dropped) falls back
-	// to the partitioned table.
+	// partition (paid by each connection on its first turn, and growing with the months kept). A
+	// partition that is not there (dropped) falls back to the partitioned table.
 	read := func(table string) ([]TransferRow, error) {
 		b := s.newb(sqlb{rows: true})
 		e := `(SELECT u.f COLLATE "C" AS from_addr, u.t COLLATE "C" AS to_addr, u.c COLLATE "C" AS chain, u.k COLLATE "C" AS token, u.b AS bucket
@@ -1580,8 +1577,8 @@ func (b *sqlb) edgeNotSingle(f TransferFilter) string {
 // the window (empty without one).
 //
 // A keyset page turn's count reads the hour its timeLte cuts from the pair rows: before the
-// known times counted, each of that hour's pair rows was decided by reading its transfers
-// (about 2 ms of a 7 ms turn at 1M rows).
+// known times counted, each of that hour's pair rows was decided by reading its transfers (a
+// large part of the turn).
 func (b *sqlb) edgeSingleParts(f TransferFilter) (is, not []string, outside string) {
 	is, not = []string{"e.n = 1"}, []string{"e.n <> 1"}
 	if f.USDGte != nil || f.USDLte != nil {

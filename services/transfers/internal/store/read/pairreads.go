@@ -16,8 +16,8 @@ import (
 // Reads of transfers from one live group to another (from=<entity>&to=type:<t>,
 // from=type:cex&to=<entity>, ...; see pairKept), guided by the groups' pair rollup:
 // grp_pair_hourly names the hours that hold such transfers, so only those hours' rows are read.
-// Without it such a page walked the sender's transfers looking for matches (290-400 ms at 2M
-// rows, 12.8 s for a pair with no transfers at all). Also the pages of a base of several
+// Without it such a page walks the sender's transfers looking for matches (all of them for a
+// pair with no transfers at all). Also the pages of a base of several
 // entities, merged from their groups' pages.
 
 // pairPlan returns the two live groups of f when its only address filters are from=<one live

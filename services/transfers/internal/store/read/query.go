@@ -463,7 +463,7 @@ func (s *Reader) capCrossing(ctx context.Context, f TransferFilter) (time.Time, 
 	}
 	// The group's days oldest first, a chunk at a time (each four times the last), through
 	// its rollup's key (group, day): a busy entity reaches the cap within its first days, and
-	// summing all of its days at once scanned the whole rollup (38 ms at 10M rows).
+	// summing all of its days at once scans the whole rollup.
 	var sum int64
 	var after time.Time
 	for lim := 32; ; lim *= 4 {
@@ -571,8 +571,8 @@ const sliverShare = 32
 // windowSegments splits f's window for a page sorted by USD or value. Such a page walks each
 // monthly partition's sort-key index until it has enough rows inside the window; where the
 // window only grazes a partition (it ends an hour into a month, or starts an hour before one
-// ends) that walk passes nearly the whole partition before giving up (0.5 s for a week ending
-// at midnight on the 1st, at 10M rows). Those ends, under 1/32 of their month, become arms of
+// ends) that walk passes nearly the whole partition before giving up (a week ending at
+// midnight on the 1st, say). Those ends, under 1/32 of their month, become arms of
 // their own read through the time (or address and time) indexes and sorted.
 func windowSegments(f TransferFilter, sortKey string) []segment {
 	whole := []segment{{from: f.TimeFrom, to: f.TimeTo}}

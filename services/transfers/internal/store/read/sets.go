@@ -101,8 +101,8 @@ func (b *sqlb) member(col string, s AddrSet) string {
 	}
 	// OFFSET 0 keeps each EXISTS a probe per row: without it the planner may turn it into a
 	// hashed subplan, and over a partitioned table it builds that hash once per partition and
-	// subplan (an exchange's ~15k addresses, four subplans, 13 monthly partitions: 250 ms before
-	// the first row of a page sorted by USD or value, where the probes take 4 ms).
+	// subplan: an exchange's addresses, hashed for every subplan and monthly partition before
+	// the first row of a page sorted by USD or value, cost far more than the probes.
 	probe := func(attr string, vals []string) {
 		if len(vals) > 0 {
 			or = append(or, "EXISTS (SELECT 1 FROM transfers.attributions a WHERE a."+attr+" = ANY("+b.arg(vals)+
