@@ -5,6 +5,7 @@ package attribution
 
 import (
 	"context"
+	_ "embed"
 	"encoding/json"
 	"fmt"
 	"sync"
@@ -42,6 +43,11 @@ type Attribution struct {
 
 // AddressKey names an address of a chain type.
 type AddressKey struct{ ChainType, Address string }
+
+// readSinceSQL is readSince's statement.
+//
+//go:embed sql/read_since.sql
+var readSinceSQL string
 
 // Model reads attributions; it is safe for concurrent use.
 type Model struct {
@@ -187,54 +193,15 @@ func (s *Model) readSince(ctx context.Context, c *cache, keys []AddressKey, afre
 	for i, k := range keys {
 		cts[i], addrs[i], missing[i] = k.ChainType, k.Address, isMiss[k]
 	}
-	// COLLATE "C": the address column's collation, so the comparison is a memcmp, as in its index.
-	rows, err := s.db.QueryGeneric(ctx, `WITH l AS (SELECT pruned, coalesce((SELECT max(seq) FROM transfers.attribution_changes), pruned) AS top
-		    FROM transfers.attribution_log),
-		  ch AS MATERIALIZED (SELECT seq, chain_type, address FROM transfers.attribution_changes WHERE seq > $4 ORDER BY seq LIMIT $5),
-		  k AS (SELECT k.ct, k.addr FROM unnest($1::text[], $2::text[], $3::bool[]) k(ct, addr, miss)
-		    WHERE k.miss OR EXISTS (SELECT 1 FROM ch WHERE ch.chain_type = k.ct AND ch.address = k.addr COLLATE "C"))
-		SELECT 0 AS kind, l.pruned, l.top, NULL::text, NULL::text, NULL::jsonb, NULL::text, NULL::jsonb, NULL::text, NULL::boolean,
-		  NULL::bigint, NULL::timestamptz FROM l
-		UNION ALL
-		SELECT 1, ch.seq, NULL, ch.chain_type, ch.address, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM ch
-		UNION ALL
-		SELECT 2, NULL, NULL, a.chain_type, a.address, a.entity, a.label, a.predicted, a.deposit_service_id, a.is_contract,
-		  a.version, a.updated_at
-		FROM k JOIN transfers.attributions a ON a.chain_type = k.ct AND a.address = k.addr COLLATE "C"`,
-		cts, addrs, missing, seq, limit)
+	rows, err := s.db.QueryGeneric(ctx, readSinceSQL, cts, addrs, missing, seq, limit)
 	if err != nil {
 		return nil, false, fmt.Errorf("load attributions: %w", err)
 	}
-	defer rows.Close()
-	var pruned, top int64
-	entries := 0
-	changed := map[AddressKey]bool{}
-	found := map[AddressKey]Attribution{}
-	dec := entityDecoder{}
-	for rows.Next() {
-		var kind int
-		var n1, n2 *int64
-		var r attrRow
-		if err := rows.Scan(&kind, &n1, &n2, &r.ct, &r.addr, &r.ej, &r.label, &r.pj, &r.dep, &r.isContract, &r.version, &r.updated); err != nil {
-			return nil, false, fmt.Errorf("scan attribution: %w", err)
-		}
-		switch kind {
-		case 0:
-			pruned, top = *n1, *n2
-		case 1:
-			entries++
-			changed[AddressKey{*r.ct, *r.addr}] = true
-		default:
-			a, err := r.attribution(dec)
-			if err != nil {
-				return nil, false, err
-			}
-			found[AddressKey{a.ChainType, a.Address}] = a
-		}
+	r, err := scanSince(rows)
+	if err != nil {
+		return nil, false, err
 	}
-	if err := rows.Err(); err != nil {
-		return nil, false, fmt.Errorf("load attributions: %w", err)
-	}
+	pruned, top, entries, changed, found := r.pruned, r.top, r.entries, r.changed, r.found
 	if !afresh && (seq < pruned || entries >= attrChangesPerSync) {
 		return nil, false, nil
 	}
@@ -255,6 +222,48 @@ func (s *Model) readSince(ctx context.Context, c *cache, keys []AddressKey, afre
 	}
 	c.put(top, read, found)
 	return out, true, nil
+}
+
+// sinceRead is what readSince's statement read: the log's pruned position and top, its entries
+// past the cache's position (how many, and the addresses they name) and the attributions found.
+type sinceRead struct {
+	pruned, top int64
+	entries     int
+	changed     map[AddressKey]bool
+	found       map[AddressKey]Attribution
+}
+
+// scanSince reads the rows of readSinceSQL (kind 0: the log's bounds; 1: a log entry; 2: an
+// attribution) and closes them.
+func scanSince(rows pgx.Rows) (sinceRead, error) {
+	defer rows.Close()
+	r := sinceRead{changed: map[AddressKey]bool{}, found: map[AddressKey]Attribution{}}
+	dec := entityDecoder{}
+	for rows.Next() {
+		var kind int
+		var n1, n2 *int64
+		var a attrRow
+		if err := rows.Scan(&kind, &n1, &n2, &a.ct, &a.addr, &a.ej, &a.label, &a.pj, &a.dep, &a.isContract, &a.version, &a.updated); err != nil {
+			return r, fmt.Errorf("scan attribution: %w", err)
+		}
+		switch kind {
+		case 0:
+			r.pruned, r.top = *n1, *n2
+		case 1:
+			r.entries++
+			r.changed[AddressKey{*a.ct, *a.addr}] = true
+		default:
+			at, err := a.attribution(dec)
+			if err != nil {
+				return r, err
+			}
+			r.found[AddressKey{at.ChainType, at.Address}] = at
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return r, fmt.Errorf("load attributions: %w", err)
+	}
+	return r, nil
 }
 
 // readAttributions reads keys from the read model into out (a model without a cache).
