@@ -15,8 +15,9 @@ import (
 const Prefix = "TRANSFERS_"
 
 // Config is the transfers service's configuration. The store's settings (GroupRollupsAbove,
-// Rollups, RollupLagMax, AttributionCache) default to store.DefaultOptions, the one place the
-// service's defaults are written down: Load starts from them.
+// Rollups, RollupLagMax, AttributionCache) default to store.DefaultOptions' values
+// (TestStoreDefaults keeps the two equal), so the service, its benches and tests run the store
+// alike; StoreOptions turns them into the store's Options.
 type Config struct {
 	service.Base
 	service.Postgres
@@ -36,20 +37,20 @@ type Config struct {
 	// GroupRollupsAbove is the number of addresses above which an attribution group (an entity,
 	// its deposit addresses, an entity type) keeps its own rollups; smaller groups are summed
 	// over their addresses at query time. `migrate` builds groups that grew past a lowered value.
-	GroupRollupsAbove int `env:"GROUP_ROLLUPS_ABOVE"`
+	GroupRollupsAbove int `env:"GROUP_ROLLUPS_ABOVE" envDefault:"64"`
 	// Rollups is "queued" (a write stores its rows and queues them; each replica's rollup
 	// worker applies the queue in the background) or "inline" (a write applies the queue before
 	// its offsets are committed: slower, but a read after a write sees it in every rollup).
-	Rollups string `env:"ROLLUPS"`
+	Rollups string `env:"ROLLUPS" envDefault:"queued"`
 	// RollupLagMax bounds the queue: a write that finds more rows queued than this applies as
 	// many as it wrote itself, so ingest slows to what the rollups keep up with. 0: no bound.
-	RollupLagMax int64 `env:"ROLLUP_LAG_MAX"`
+	RollupLagMax int64 `env:"ROLLUP_LAG_MAX" envDefault:"500000"`
 	// RollupPoll is how often the rollup worker looks for rows other replicas queued (or, inline,
 	// rows a write queued but failed to apply).
 	RollupPoll time.Duration `env:"ROLLUP_POLL" envDefault:"1s"`
 	// AttributionCache is how many addresses' attributions each replica keeps in process for
 	// rendering (about 300 bytes each); a change log keeps them exact. 0 keeps none.
-	AttributionCache int `env:"ATTRIBUTION_CACHE"`
+	AttributionCache int `env:"ATTRIBUTION_CACHE" envDefault:"200000"`
 }
 
 // Validate checks the whole configuration.
@@ -85,22 +86,11 @@ func (c Config) Validate() error {
 	return p.Err()
 }
 
-// Load reads the configuration from the environment, over the store's defaults.
+// Load reads the configuration from the environment.
 func Load() (Config, error) {
-	c := Defaults()
+	var c Config
 	err := config.Load(&c, Prefix)
 	return c, err
-}
-
-// Defaults is the configuration with the store's settings at store.DefaultOptions and nothing
-// else set (the environment's defaults are applied by Load).
-func Defaults() Config {
-	o := store.DefaultOptions()
-	rollups := "queued"
-	if o.InlineRollups {
-		rollups = "inline"
-	}
-	return Config{GroupRollupsAbove: o.GroupMin, Rollups: rollups, RollupLagMax: o.RollupLagMax, AttributionCache: o.AttributionCache}
 }
 
 // StoreOptions are the store's options under this configuration.
