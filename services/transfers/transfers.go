@@ -50,9 +50,7 @@ func Migrate(ctx context.Context, cfg Config, log *slog.Logger) error {
 		return err
 	}
 	defer pool.Close()
-	st := store.New(pool)
-	st.SetGroupMin(cfg.GroupRollupsAbove)
-	return st.Reconcile(ctx)
+	return store.New(pool, cfg.StoreOptions()).Reconcile(ctx)
 }
 
 // Run serves until ctx ends.
@@ -70,12 +68,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	if err != nil {
 		return err
 	}
-	st := store.New(pool)
-	st.SetGroupMin(cfg.GroupRollupsAbove)
-	st.SetAttributionCache(cfg.AttributionCache)
-	if cfg.Rollups == "queued" {
-		st.SetQueuedRollups(cfg.RollupLagMax)
-	}
+	st := store.New(pool, cfg.StoreOptions())
 	// Inline, the worker only finds rows a write queued but failed to apply after it committed
 	// (its retry is a redelivery, which queues nothing).
 	s.Add(lifecycle.Part{Name: "rollup worker", Run: func(ctx context.Context) error {

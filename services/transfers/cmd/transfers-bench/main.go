@@ -56,8 +56,7 @@ import (
 
 // defaultWriters is how many writers load the rows unless BENCH_WRITERS says: two, as two
 // replicas of the consumer write (the chart scales it up to the topic's partitions), on this
-// machine's two cores. The raw COPY runs as many, so the ratio compares like with like. One
-// backend's COPY is bound to one core, so one writer cannot show what two replicas write.
+// machine's two cores. The raw COPY runs as many, so the ratio compares like with like.
 const defaultWriters = 2
 
 // envInt is the positive integer the environment variable name holds, else def.
@@ -98,7 +97,7 @@ func scratch(ctx context.Context, name string) (*pgxpool.Pool, func(), error) {
 		os.Setenv("CHAININTEL_TEST_DATABASE_URL", u)
 	} else if os.Getenv("CHAININTEL_TEST_DATABASE_URL") == "" {
 		// The local server without TLS, as the chart's in-cluster default connects: TLS on a
-		// loopback connection is no part of the service's cost, and it shows in page turns' p99.
+		// loopback connection is no part of the service's cost.
 		os.Setenv("CHAININTEL_TEST_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable")
 	}
 	url, drop, err := pgtest.CreateDatabase(ctx, name)
@@ -149,16 +148,16 @@ func run(ctx context.Context) error {
 		if err := prewarm(ctx, pool); err != nil {
 			return err
 		}
-		return queries(ctx, pool, store.New(pool), w, runs)
+		return queries(ctx, pool, store.New(pool, store.DefaultOptions()), w, runs)
 	}
 	fmt.Printf("simulated world (services/ingest/sim): %d exchanges, %d ethereum customers, %d addresses, chains %v; %d transfers over %s to %s, batches of %d\n",
 		len(w.exchanges), len(w.customers), len(w.w.Addresses()), w.w.Chains(), n, w.cfg.Start.Format("2006-01-02"), w.end.Format("2006-01-02"), batch)
 
 	// Raw COPY of the first rawN rows into an empty schema, then the real write path over the
 	// same rows into another empty schema, then the raw COPY again: the ratio compares like with
-	// like, against the faster raw COPY: two raw COPYs of the same rows in one run differ by a
-	// sixth on this machine, so a single one, always first, says little. The first rows are
-	// simulated once and replayed to each.
+	// like, against the faster raw COPY: two raw COPYs of the same rows differ by more than the
+	// write path's overhead, so a single one says little. The first rows are simulated once and
+	// replayed to each.
 	if err := w.rewind(); err != nil {
 		return err
 	}
@@ -179,7 +178,7 @@ func run(ctx context.Context) error {
 			return 0, err
 		}
 		replay()
-		rate, err := load(ctx, store.New(rawPool), w, rawN, batch, true)
+		rate, err := load(ctx, store.New(rawPool, store.DefaultOptions()), w, rawN, batch, true)
 		if err != nil {
 			return 0, fmt.Errorf("raw copy: %w", err)
 		}
@@ -196,7 +195,9 @@ func run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		ist := store.New(ipool)
+		io := store.DefaultOptions()
+		io.InlineRollups = true
+		ist := store.New(ipool, io)
 		if err := w.attributions(ctx, ist); err != nil {
 			idrop()
 			return err
@@ -214,7 +215,10 @@ func run(ctx context.Context) error {
 		return err
 	}
 	defer drop()
-	st := store.New(pool)
+	// The first rows as a burst: the writes with the rollups queued and no lag bound, no worker.
+	burst := store.DefaultOptions()
+	burst.RollupLagMax = 0
+	st := store.New(pool, burst)
 	if err := w.attributions(ctx, st); err != nil {
 		return err
 	}
@@ -222,9 +226,7 @@ func run(ctx context.Context) error {
 		return err
 	}
 	replay()
-	// The first rows as a burst: the writes with the rollups queued and no worker, then the
-	// rollups applied by as many workers as writers.
-	st.SetQueuedRollups(0)
+	// The first rows as a burst (above), then the rollups applied by as many workers as writers.
 	firstRate, err := load(ctx, st, w, rawN, batch, false)
 	if err != nil {
 		return err
@@ -245,8 +247,8 @@ func run(ctx context.Context) error {
 		rawN, rawRate, rawBefore, rawAfter, firstRate, firstRate/rawRate, applyRate, both, both/rawRate)
 	if n > rawN {
 		// The rest as the service runs: writers and one rollup worker per writer at once, the
-		// writers held to the lag bound, timed until the rollups have caught up.
-		st.SetQueuedRollups(500_000)
+		// writers held to the service's lag bound, timed until the rollups have caught up.
+		st = store.New(pool, store.DefaultOptions())
 		wctx, stop := context.WithCancel(ctx)
 		workers := make(chan error, writers)
 		for range writers {
@@ -300,10 +302,10 @@ func settle(ctx context.Context, pool *pgxpool.Pool) error {
 // system's cache), most read first, up to BENCH_PREWARM_MB (default 60% of the machine's memory;
 // 0 skips it): the pair rows and their indexes, the transfers with their address and natural-key
 // indexes, the attributions, the group rollups, then the rest but the blocks and the rollup queue. Right
-// after a load the cache holds what the load wrote last, and at 10M rows the database is
-// larger than a small machine's memory, so the first queries at random times of the year would
-// read their pages from disk, one after another (a keyset turn's 50 rows lie on about as many
-// pages). A server in use has its working set cached; this reads it as one would have.
+// after a load the cache holds what the load wrote last, and a large load's database can be
+// larger than the machine's memory, so the first queries at random times of the year would read
+// their pages from disk (a keyset turn reads the pages its 50 rows lie on). A server in use has
+// its working set cached; this reads it as one would have.
 // Without the extension (or the right to create it) nothing is read and it says so.
 func prewarm(ctx context.Context, pool *pgxpool.Pool) error {
 	budget := int64(envCount("BENCH_PREWARM_MB", int(memoryMB()*6/10))) << 20
@@ -606,8 +608,8 @@ func queries(ctx context.Context, pool *pgxpool.Pool, st *store.Store, w *world,
 		}()
 	}
 	// The first requests of each query are not timed: a process starting to serve pays for its
-	// connections' generic plans (each connection plans each statement once; a keyset turn's
-	// transfers read plans every monthly partition) and fills its attribution cache.
+	// connections' generic plans (each connection plans each statement once, over every monthly
+	// partition) and fills its attribution cache.
 	warm := envCount("BENCH_WARMUP", 50)
 	only := os.Getenv("BENCH_ONLY")
 	fmt.Printf("%-45s %10s %10s %10s\n", "query", "p50", "p99", "max")
@@ -830,7 +832,7 @@ func (w *world) next() store.TransferRow {
 
 // warmAttributions reads the attribution of every address of the world through the store's
 // cache, as a server that has served pages for a while holds them: the cache
-// (store.DefaultAttributionCache, 200,000 addresses) holds all of this world's. A fresh process
+// (store.DefaultOptions().AttributionCache, 200,000 addresses) holds all of this world's. A fresh process
 // instead reads about half of a keyset turn's addresses (44 of 78) from the read model, which
 // pg_prewarm and the warm-up requests leave as they are (BENCH_ATTR_WARM=0 measures that).
 func (w *world) warmAttributions(ctx context.Context, st *store.Store) error {

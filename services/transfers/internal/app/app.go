@@ -20,7 +20,7 @@ import (
 
 // Store is what the app reads.
 type Store interface {
-	ListTransfers(ctx context.Context, f store.TransferFilter, p store.Page) ([]store.TransferRow, int, error)
+	PageTransfers(ctx context.Context, f store.TransferFilter, p store.Page) (store.TransferPage, error)
 	ListSwaps(ctx context.Context, f store.SwapFilter, p store.Page) ([]store.SwapRow, int, error)
 	TransactionsByHash(ctx context.Context, hash string) ([]store.TransactionRow, error)
 	TransfersOfTx(ctx context.Context, chain, hash string, times []time.Time) ([]store.TransferRow, error)
@@ -29,7 +29,7 @@ type Store interface {
 	Flow(ctx context.Context, addrs store.AddrSet, chains []string, from, to time.Time) ([]store.FlowPoint, error)
 	Activity(ctx context.Context, addrs []string) (store.Activity, error)
 	Attributions(ctx context.Context, keys []store.AddressKey) (map[store.AddressKey]store.Attribution, error)
-	SetSize(ctx context.Context, set store.AddrSet) (store.AddrSet, map[string]bool, error)
+	ResolveSet(ctx context.Context, set store.AddrSet) (store.AddrSet, map[string]bool, error)
 	SetAddresses(ctx context.Context, set store.AddrSet) ([]string, error)
 	ExchangeVolumes(ctx context.Context, addrs, chains []string) ([]store.ExchangeVolume, error)
 }
@@ -142,24 +142,16 @@ func (a *App) resolve(ctx context.Context, param string, refs []query.Ref) (incl
 	}
 	for _, set := range []*store.AddrSet{&include, &exclude} {
 		set.Addrs = dedupe(set.Addrs)
-		sized, known, err := a.store.SetSize(ctx, *set)
+		resolved, known, err := a.store.ResolveSet(ctx, *set)
 		if err != nil {
 			return include, exclude, false, err
 		}
-		*set = sized
 		for _, e := range pending {
 			if slices.Contains(set.Entities, e) && !known[e] {
 				return include, exclude, false, httpx.NotFound("%sunknown entity %q", prefix(param), e)
 			}
 		}
-		if set.Size <= store.BigSet() && len(set.Entities)+len(set.Types)+len(set.Deposits) > 0 {
-			// A small set: list it, so its addresses' own index ranges drive the query.
-			addrs, err := a.store.SetAddresses(ctx, *set)
-			if err != nil {
-				return include, exclude, false, err
-			}
-			*set = store.Addrs(addrs)
-		}
+		*set = resolved
 	}
 	return include, exclude, only, nil
 }
@@ -243,26 +235,23 @@ func (a *App) transferList(ctx context.Context, q query.Transfers, enrich bool) 
 	if err != nil {
 		return TransferList{}, err
 	}
-	var pf prefetch
-	defer pf.wait()
-	p := store.Page{SortKey: q.SortKey, SortDir: q.SortDir, Limit: q.Limit, Offset: q.Offset}
-	if enrich {
-		p.Prefetch = func(chains, addrs []string) { pf.start(ctx, a, chains, addrs) }
-	}
-	var rows, read []store.TransferRow
-	var count int
+	// Rendering, the store reads the page's attributions beside it where its plan can.
+	p := store.Page{SortKey: q.SortKey, SortDir: q.SortDir, Limit: q.Limit, Offset: q.Offset, Attributions: enrich}
+	var pg store.TransferPage
+	var read []store.TransferRow
 	if q.Cursor != nil {
-		rows, read, count, err = a.cursorPage(ctx, f, q, p)
+		pg, read, err = a.cursorPage(ctx, f, q, p)
 	} else {
-		rows, count, err = a.store.ListTransfers(ctx, f, p)
-		read = rows
+		pg, err = a.store.PageTransfers(ctx, f, p)
+		read = pg.Rows
 	}
 	if err != nil {
 		return TransferList{}, err
 	}
+	rows, count := pg.Rows, pg.Count
 	b := &book{}
 	if enrich {
-		if b, err = pf.book(ctx, a, transferRefs(rows)); err != nil {
+		if b, err = a.newBook(ctx, transferRefs(rows), pg.Attributed); err != nil {
 			return TransferList{}, err
 		}
 	}
@@ -339,7 +328,7 @@ func (a *App) Swaps(ctx context.Context, q query.Swaps) (SwapList, error) {
 	for _, r := range rows {
 		refs = append(refs, addrRef{r.Chain, r.Contract}, addrRef{r.Chain, r.Sender}, addrRef{r.Chain, r.Receiver})
 	}
-	b, err := a.newBook(ctx, refs)
+	b, err := a.newBook(ctx, refs, nil)
 	if err != nil {
 		return SwapList{}, err
 	}
@@ -380,7 +369,7 @@ func (a *App) Transaction(ctx context.Context, hash string) (map[string]Transact
 	if len(found) == 0 {
 		return nil, httpx.NotFound("transaction %s not found on any chain", hash)
 	}
-	b, err := a.newBook(ctx, refs)
+	b, err := a.newBook(ctx, refs, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -427,7 +416,7 @@ func (a *App) Counterparties(ctx context.Context, subject query.Ref, q query.Cou
 			seenOn[c.Address] = append(seenOn[c.Address], c.Chain)
 		}
 	}
-	b, err := a.newBook(ctx, refs)
+	b, err := a.newBook(ctx, refs, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -70,9 +70,10 @@ func fromCursor(f store.TransferFilter, c *query.Cursor) store.TransferFilter {
 // cursorPage reads the page after q.Cursor: the rows from its key on, of which those at or
 // before its place are dropped. The read asks for the page plus the cursor's ties; when more
 // rows share the key than the cursor counted (rows written since at that very key), it reads
-// again with more. read is every row the last read returned (for the next cursor's ties); count
-// is the matches from the cursor on.
-func (a *App) cursorPage(ctx context.Context, f store.TransferFilter, q query.Transfers, p store.Page) (page, read []store.TransferRow, count int, err error) {
+// again with more. The page's Rows are the page and its Count the matches from the cursor on;
+// its Attributed is the first read's that had any (Page.Attributions). read is every row the
+// last read returned (for the next cursor's ties).
+func (a *App) cursorPage(ctx context.Context, f store.TransferFilter, q query.Transfers, p store.Page) (pg store.TransferPage, read []store.TransferRow, err error) {
 	c := q.Cursor
 	f = fromCursor(f, c)
 	// The read's LIMIT is part of its statement text, and each text is planned once per
@@ -83,12 +84,19 @@ func (a *App) cursorPage(ctx context.Context, f store.TransferFilter, q query.Tr
 		pad *= 2
 	}
 	want := min(pad+q.Limit, maxCursorRead)
+	var page []store.TransferRow
+	var attributed *store.Attributed
 	for {
 		p.Limit, p.Offset = want, 0
-		rows, n, err := a.store.ListTransfers(ctx, f, p)
+		p.Attributions = p.Attributions && attributed == nil
+		got, err := a.store.PageTransfers(ctx, f, p)
 		if err != nil {
-			return nil, nil, 0, err
+			return store.TransferPage{}, nil, err
 		}
+		if attributed == nil {
+			attributed = got.Attributed
+		}
+		rows, n := got.Rows, got.Count
 		page = page[:0]
 		for _, r := range rows {
 			if ahead(c, r) {
@@ -100,10 +108,10 @@ func (a *App) cursorPage(ctx context.Context, f store.TransferFilter, q query.Tr
 			if n < store.MaxCount {
 				n = max(n-skipped, len(page))
 			}
-			return page[:min(len(page), q.Limit)], rows, n, nil
+			return store.TransferPage{Rows: page[:min(len(page), q.Limit)], Count: n, Attributed: attributed}, rows, nil
 		}
 		if want >= maxCursorRead {
-			return nil, nil, 0, params.Errorf("cursor", "more than %d transfers share this page's %s; narrow the query (timeGte/timeLte, chains)", maxCursorRead, c.SortKey)
+			return store.TransferPage{}, nil, params.Errorf("cursor", "more than %d transfers share this page's %s; narrow the query (timeGte/timeLte, chains)", maxCursorRead, c.SortKey)
 		}
 		want = min(want*4, maxCursorRead)
 	}

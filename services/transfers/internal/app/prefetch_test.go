@@ -15,9 +15,10 @@ import (
 	"github.com/chainintel/chainintel/services/transfers/internal/store"
 )
 
-// pageStore is a store whose page read names the addresses its transfers are among (prefetch,
-// through Page.Prefetch) before it returns rows, and which records every attribution read.
-// Addresses starting 0xe belong to entity "ex".
+// pageStore is a store whose page read, when it names the addresses its transfers are among
+// (prefetch), reads their attributions beside the page (Page.Attributions) as the store's plans
+// that know them early do, and which records every attribution read. Addresses starting 0xe
+// belong to entity "ex".
 type pageStore struct {
 	app.Store // other methods are not used
 	prefetch  []string
@@ -27,14 +28,26 @@ type pageStore struct {
 	reads [][]string
 }
 
-func (s *pageStore) ListTransfers(ctx context.Context, f store.TransferFilter, p store.Page) ([]store.TransferRow, int, error) {
-	if s.prefetch != nil && p.Prefetch != nil {
-		p.Prefetch(slices.Repeat([]string{"ethereum"}, len(s.prefetch)), s.prefetch)
+func (s *pageStore) PageTransfers(ctx context.Context, f store.TransferFilter, p store.Page) (store.TransferPage, error) {
+	pg := store.TransferPage{Rows: s.rows, Count: len(s.rows)}
+	if s.prefetch != nil && p.Attributions {
+		a := &store.Attributed{Asked: map[store.AddressKey]bool{}}
+		var keys []store.AddressKey
+		for _, addr := range s.prefetch {
+			k := store.AddressKey{ChainType: "evm", Address: addr}
+			a.Asked[k] = true
+			keys = append(keys, k)
+		}
+		var err error
+		if a.Attrs, err = s.Attributions(ctx, keys); err != nil {
+			return pg, err
+		}
+		pg.Attributed = a
 	}
-	return s.rows, len(s.rows), nil
+	return pg, nil
 }
 
-func (s *pageStore) SetSize(ctx context.Context, set store.AddrSet) (store.AddrSet, map[string]bool, error) {
+func (s *pageStore) ResolveSet(ctx context.Context, set store.AddrSet) (store.AddrSet, map[string]bool, error) {
 	set.Size = len(set.Addrs)
 	return set, map[string]bool{}, nil
 }

@@ -87,7 +87,9 @@ type book struct {
 
 type addrRef struct{ chain, addr string }
 
-func (a *App) newBook(ctx context.Context, refs []addrRef) (*book, error) {
+// newBook reads the book of refs. The attributions read beside the page (attributed) are used
+// when they hold every address of refs; else they are read now, beside the user labels.
+func (a *App) newBook(ctx context.Context, refs []addrRef, attributed *store.Attributed) (*book, error) {
 	seen := map[store.AddressKey]bool{}
 	var keys []store.AddressKey
 	var ul []ulclient.AddressRef
@@ -104,10 +106,14 @@ func (a *App) newBook(ctx context.Context, refs []addrRef) (*book, error) {
 	var attrs map[store.AddressKey]store.Attribution
 	var look ulclient.Lookup
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() (err error) {
-		attrs, err = a.store.Attributions(gctx, keys)
-		return err
-	})
+	if attributed.Covers(keys) {
+		attrs = attributed.Attrs
+	} else {
+		g.Go(func() (err error) {
+			attrs, err = a.store.Attributions(gctx, keys)
+			return err
+		})
+	}
 	g.Go(func() (err error) {
 		look, err = a.labels.Lookup(gctx, ul)
 		return err
@@ -116,60 +122,6 @@ func (a *App) newBook(ctx context.Context, refs []addrRef) (*book, error) {
 		return nil, err
 	}
 	return &book{attrs: attrs, user: look}, nil
-}
-
-// prefetch reads a book for the addresses a page's transfers are among while the page is read
-// (store.Page.Prefetch), so the attributions and user labels are not read after it. Its zero
-// value has started nothing. The store calls start at most once, on the goroutine that reads
-// the page, before it returns.
-type prefetch struct {
-	done chan struct{}             // nil: nothing started
-	keys map[store.AddressKey]bool // every address asked for
-	b    *book
-	err  error
-}
-
-// start reads the book of addresses (chains[i], addrs[i]) in the background.
-func (p *prefetch) start(ctx context.Context, a *App, chains, addrs []string) {
-	if p.done != nil {
-		return
-	}
-	p.done = make(chan struct{})
-	refs := make([]addrRef, len(addrs))
-	p.keys = make(map[store.AddressKey]bool, len(addrs))
-	for i := range addrs {
-		refs[i] = addrRef{chains[i], addrs[i]}
-		p.keys[store.AddressKey{ChainType: chainTypeOf(chains[i]), Address: addrs[i]}] = true
-	}
-	go func() {
-		defer close(p.done)
-		p.b, p.err = a.newBook(ctx, refs)
-	}()
-}
-
-// wait waits for a read started, if any.
-func (p *prefetch) wait() {
-	if p.done != nil {
-		<-p.done
-	}
-}
-
-// book is the book of refs: the prefetched one when it holds every address of refs, else one
-// read now.
-func (p *prefetch) book(ctx context.Context, a *App, refs []addrRef) (*book, error) {
-	if p.done != nil {
-		<-p.done
-		covered := p.err == nil
-		for _, r := range refs {
-			if covered && r.addr != "" && !p.keys[store.AddressKey{ChainType: chainTypeOf(r.chain), Address: r.addr}] {
-				covered = false
-			}
-		}
-		if covered {
-			return p.b, nil
-		}
-	}
-	return a.newBook(ctx, refs)
 }
 
 func entityOut(e *store.Entity) *Entity { return render.EntityOf((*render.StoredEntity)(e)) }

@@ -52,7 +52,7 @@ func (a *App) TransfersOfTx(ctx context.Context, hash, chain, typ string) ([]Tra
 		}
 		return nil, httpx.NotFound("transaction %s not found on any chain", hash)
 	}
-	b, err := a.newBook(ctx, transferRefs(rows))
+	b, err := a.newBook(ctx, transferRefs(rows), nil)
 	if err != nil {
 		return nil, err
 	}

@@ -8,12 +8,16 @@ import (
 	"github.com/chainintel/chainintel/libs/chains"
 	"github.com/chainintel/chainintel/libs/config"
 	"github.com/chainintel/chainintel/libs/service"
+	"github.com/chainintel/chainintel/services/transfers/internal/store"
 )
 
 // Prefix of every transfers environment variable.
 const Prefix = "TRANSFERS_"
 
-// Config is the transfers service's configuration.
+// Config is the transfers service's configuration. The store's settings (GroupRollupsAbove,
+// Rollups, RollupLagMax, AttributionCache) default to store.DefaultOptions' values
+// (TestStoreDefaults keeps the two equal), so the service, its benches and tests run the store
+// alike; StoreOptions turns them into the store's Options.
 type Config struct {
 	service.Base
 	service.Postgres
@@ -87,4 +91,14 @@ func Load() (Config, error) {
 	var c Config
 	err := config.Load(&c, Prefix)
 	return c, err
+}
+
+// StoreOptions are the store's options under this configuration.
+func (c Config) StoreOptions() store.Options {
+	o := store.DefaultOptions()
+	o.GroupMin = c.GroupRollupsAbove
+	o.AttributionCache = c.AttributionCache
+	o.InlineRollups = c.Rollups == "inline"
+	o.RollupLagMax = c.RollupLagMax
+	return o
 }

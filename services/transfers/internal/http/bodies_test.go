@@ -18,7 +18,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/chainintel/chainintel/services/transfers/internal/store"
 	tw "github.com/chainintel/chainintel/services/transfers/internal/testworld"
 )
 
@@ -82,11 +81,11 @@ func TestTransferObject(t *testing.T) {
 func TestHistograms(t *testing.T) {
 	t.Run("small-set plans", testHistograms)
 	t.Run("large-set plans", func(t *testing.T) {
-		defer store.SetPlanThresholds(0, 0)()
+		defer plans(t, largeSets(0))()
 		testHistograms(t)
 	})
 	t.Run("entity-rollup plans", func(t *testing.T) {
-		defer store.SetPlanThresholds(0, 0)()
+		defer plans(t, largeSets(0))()
 		defer liveGroups(t)()
 		testHistograms(t)
 	})
@@ -148,11 +147,11 @@ func testHistograms(t *testing.T) {
 func TestCounterpartiesAndFlow(t *testing.T) {
 	t.Run("small-set plans", testCounterpartiesAndFlow)
 	t.Run("large-set plans", func(t *testing.T) {
-		defer store.SetPlanThresholds(0, 0)()
+		defer plans(t, largeSets(0))()
 		testCounterpartiesAndFlow(t)
 	})
 	t.Run("entity-rollup plans", func(t *testing.T) {
-		defer store.SetPlanThresholds(0, 0)()
+		defer plans(t, largeSets(0))()
 		defer liveGroups(t)()
 		testCounterpartiesAndFlow(t)
 	})

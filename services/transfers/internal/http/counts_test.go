@@ -16,13 +16,13 @@ import (
 func TestCountsOverCutWindows(t *testing.T) {
 	t.Run("default plans", testCountsOverCutWindows)
 	t.Run("entity-rollup plans", func(t *testing.T) {
-		defer store.SetPlanThresholds(0, 0)()
+		defer plans(t, largeSets(0))()
 		defer liveGroups(t)()
 		testCountsOverCutWindows(t)
 	})
 	t.Run("entity-rollup plans, all-time counts a day at a time", func(t *testing.T) {
-		defer store.SetPlanThresholds(0, 0)()
-		defer store.SetCountChunk(1)()
+		defer plans(t, largeSets(0))()
+		defer plans(t, func(o *store.Options) { o.CountChunkDays = 1 })()
 		defer liveGroups(t)()
 		testCountsOverCutWindows(t)
 	})
@@ -85,7 +85,7 @@ func testCountsOverCutWindows(t *testing.T) {
 func TestEntityPagesAtEveryOffset(t *testing.T) {
 	t.Run("default plans", testEntityPagesAtEveryOffset)
 	t.Run("entity-rollup plans", func(t *testing.T) {
-		defer store.SetPlanThresholds(0, 0)()
+		defer plans(t, largeSets(0))()
 		defer liveGroups(t)()
 		testEntityPagesAtEveryOffset(t)
 	})

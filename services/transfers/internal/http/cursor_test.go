@@ -59,8 +59,9 @@ func loadBusyWorld(t *testing.T) (*busyWorld, error) {
 	if err := pgstore.Migrate(ctx, pool, migrations.Schema, migrations.FS, nil); err != nil {
 		return nil, err
 	}
-	st := store.New(pool)
-	st.SetGroupMin(0)
+	o := store.DefaultOptions()
+	o.GroupMin, o.InlineRollups = 0, true
+	st := store.New(pool, o)
 	addr := func(n int) string { return fmt.Sprintf("0x%040x", 0xc000+n) }
 	x1, x2 := addr(1), addr(2)
 	now := time.Date(2026, 2, 10, 0, 0, 0, 0, time.UTC)

@@ -55,6 +55,9 @@ var (
 type env struct {
 	router      *gin.Engine
 	store       *store.Store
+	opts        store.Options // of store and router (build)
+	pool        *pgxpool.Pool
+	render      app.UserLabels
 	handlers    events.Handlers
 	ulURL       string
 	aliceEntity string // alice's user entity {U1, U2}
@@ -143,8 +146,11 @@ func setup(t *testing.T) (*env, error) {
 		return nil, err
 	}
 
-	pool := pgtest.Pool(t)
-	e.store = store.New(pool)
+	e.pool = pgtest.Pool(t)
+	// The service's options but for rollups applied inline: a read after a write sees it.
+	o := store.DefaultOptions()
+	o.InlineRollups = true
+	e.store = store.New(e.pool, o)
 	e.handlers = events.Handlers{W: e.store, Log: slog.New(slog.DiscardHandler)}
 	if err := tw.Load(ctx, e.handlers); err != nil {
 		return nil, err
@@ -153,12 +159,43 @@ func setup(t *testing.T) (*env, error) {
 	if err != nil {
 		return nil, err
 	}
+	e.render = app.NewLabelCache(client, time.Minute, 1000)
+	e.build(o)
+	return e, nil
+}
+
+// build makes the env's router over its store, whose options are o.
+func (e *env) build(o store.Options) {
+	e.opts = o
 	cs, _ := chains.NewSet(nil)
 	e.router = httpx.NewEngine(httpx.EngineOptions{Service: "transfers"})
-	e.router.Use(httpx.IdentityMiddleware(signer))
-	svchttp.Register(e.router, app.New(e.store, app.NewLabelCache(client, time.Minute, 1000), cs),
+	e.router.Use(httpx.IdentityMiddleware(httpx.NewSigner(secret)))
+	svchttp.Register(e.router, app.New(e.store, e.render, cs),
 		query.Parser{Chains: cs, Now: func() time.Time { return tw.Now }})
-	return e, nil
+}
+
+// plans serves the world with edits to the current options (plan thresholds, group sizes) until
+// the returned function restores them; calls nest.
+func plans(t *testing.T, edits ...func(*store.Options)) (restore func()) {
+	t.Helper()
+	e := world(t)
+	old := e.opts
+	o := old
+	for _, f := range edits {
+		f(&o)
+	}
+	e.store = store.New(e.pool, o)
+	e.build(o)
+	return func() {
+		e.store = store.New(e.pool, old)
+		e.build(old)
+	}
+}
+
+// largeSets plans every address set as a large one (listed sets: none; per-address LATERAL
+// reads: up to lateral addresses).
+func largeSets(lateral int) func(*store.Options) {
+	return func(o *store.Options) { o.ListSetMax, o.LateralMax = 0, lateral }
 }
 
 type resp struct {
@@ -218,21 +255,21 @@ func names(s []string) string {
 func TestTransferFilters(t *testing.T) {
 	t.Run("small-set plans", testTransferFilters)
 	t.Run("large-set plans", func(t *testing.T) {
-		defer store.SetPlanThresholds(0, 0)()
+		defer plans(t, largeSets(0))()
 		testTransferFilters(t)
 	})
 	t.Run("lateral plans", func(t *testing.T) {
-		defer store.SetPlanThresholds(0, 1000)()
+		defer plans(t, largeSets(1000))()
 		testTransferFilters(t)
 	})
 	t.Run("entity-rollup plans", func(t *testing.T) {
-		defer store.SetPlanThresholds(0, 0)()
+		defer plans(t, largeSets(0))()
 		defer liveGroups(t)()
 		testTransferFilters(t)
 	})
 	t.Run("entity-rollup plans, other sides probed", func(t *testing.T) {
-		defer store.SetPlanThresholds(0, 0)()
-		defer store.SetEdgeJoinMax(-1)()
+		defer plans(t, largeSets(0))()
+		defer plans(t, func(o *store.Options) { o.PairJoinMax = -1 })()
 		defer liveGroups(t)()
 		testTransferFilters(t)
 	})
@@ -244,14 +281,17 @@ func TestTransferFilters(t *testing.T) {
 func liveGroups(t *testing.T) (restore func()) {
 	t.Helper()
 	e := world(t)
-	set := func(n int) {
-		e.store.SetGroupMin(n)
+	back := plans(t, func(o *store.Options) { o.GroupMin = 0 })
+	rematerialize := func() {
 		if err := e.store.Rematerialize(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 	}
-	set(0)
-	return func() { set(store.DefaultGroupMin) }
+	rematerialize()
+	return func() {
+		back()
+		rematerialize()
+	}
 }
 
 func testTransferFilters(t *testing.T) {

@@ -117,7 +117,7 @@ func TestPostgresDownIsA503OnEveryRoute(t *testing.T) {
 	}
 	closed.Close()
 	for name, pool := range map[string]*pgxpool.Pool{"unreachable": dead, "closed": closed} {
-		r := outageRouter(t, store.New(pool), e.ulURL)
+		r := outageRouter(t, store.New(pool, store.DefaultOptions()), e.ulURL)
 		for _, rt := range outageRoutes(e) {
 			t.Run(name+" "+rt.method+" "+rt.path, func(t *testing.T) {
 				wantUnavailable(t, serve(r, &alice, rt.method, rt.path, rt.body), "PostgreSQL")

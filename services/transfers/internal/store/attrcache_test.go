@@ -18,13 +18,11 @@ import (
 func TestAttributionCacheFollowsChanges(t *testing.T) {
 	ctx := context.Background()
 	pool, h, writer := loadedWorld(t)
-	replica := store.New(pool)
+	replica := newStore(pool)
 	// A cache smaller than the keys read: every read has keys cached (some since changed) and
 	// keys not, so it takes the one-statement read of the change log and the missing keys.
-	small := store.New(pool)
-	small.SetAttributionCache(3)
-	truth := store.New(pool)
-	truth.SetAttributionCache(0)
+	small := newStore(pool, func(o *store.Options) { o.AttributionCache = 3 })
+	truth := newStore(pool, func(o *store.Options) { o.AttributionCache = 0 })
 	const fresh = "0x60000000000000000000000000000000000000aa" // no attribution yet
 	var keys []store.AddressKey
 	for _, a := range []string{tw.H1, tw.D1, tw.H2, tw.D3, tw.U1, tw.U2, fresh} {
@@ -103,10 +101,9 @@ func show(m map[store.AddressKey]store.Attribution) string {
 func TestAttributionCacheUnderConcurrentChanges(t *testing.T) {
 	ctx := context.Background()
 	pool, h, _ := loadedWorld(t)
-	truth := store.New(pool)
-	truth.SetAttributionCache(0)
-	replicas := []*store.Store{store.New(pool), store.New(pool), store.New(pool)}
-	replicas[2].SetAttributionCache(3) // fewer than the keys: every read has some missing
+	truth := newStore(pool, func(o *store.Options) { o.AttributionCache = 0 })
+	replicas := []*store.Store{newStore(pool), newStore(pool),
+		newStore(pool, func(o *store.Options) { o.AttributionCache = 3 })} // fewer than the keys: every read has some missing
 	addrs := []string{tw.H1, tw.D1, tw.H2, tw.U1, tw.U2}
 	var keys []store.AddressKey
 	for _, a := range addrs {
@@ -171,9 +168,8 @@ func TestAttributionCacheUnderConcurrentChanges(t *testing.T) {
 func TestAttributionCacheBehindManyChanges(t *testing.T) {
 	ctx := context.Background()
 	pool, h, _ := loadedWorld(t)
-	replica := store.New(pool)
-	truth := store.New(pool)
-	truth.SetAttributionCache(0)
+	replica := newStore(pool)
+	truth := newStore(pool, func(o *store.Options) { o.AttributionCache = 0 })
 	u1, u2 := store.AddressKey{ChainType: "evm", Address: tw.U1}, store.AddressKey{ChainType: "evm", Address: tw.U2}
 	if _, err := replica.Attributions(ctx, []store.AddressKey{u1, u2}); err != nil {
 		t.Fatal(err)

@@ -19,7 +19,7 @@ func TestConcurrentWritersOfTheSameBlocks(t *testing.T) {
 	ctx := context.Background()
 	pool := pgtest.Pool(t)
 	reset(t, pool)
-	st := store.New(pool)
+	st := newStore(pool)
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for round := 0; round < 15; round++ {
 		var txs []store.TransactionRow
@@ -81,7 +81,7 @@ func TestConcurrentWritersOfANewMonth(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				st := store.New(pool) // each replica with its own cache of known partitions
+				st := newStore(pool) // each replica with its own cache of known partitions
 				h := fmt.Sprintf("0x%060x%04x", m, w)
 				row := store.TransferRow{Chain: "ethereum", ID: h + "_0", TxHash: h, BlockHash: fmt.Sprintf("0x%064x", m*10+w),
 					BlockNumber: int64(m*10 + w), BlockTime: at, From: fmt.Sprintf("0x%040x", w+1), To: fmt.Sprintf("0x%040x", w+2),
@@ -115,7 +115,7 @@ func TestReorgBesideAWriteOfItsBlock(t *testing.T) {
 	ctx := context.Background()
 	pool := pgtest.Pool(t)
 	reset(t, pool)
-	st := store.New(pool)
+	st := newStore(pool)
 	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	block := func(num int64, fork string) []store.TransferRow {
 		bh := fmt.Sprintf("0x%s%062x", fork, num)
@@ -169,7 +169,7 @@ func TestReorgBesideAWriteOfItsBlock(t *testing.T) {
 	}
 	got := snapshot(t, pool)
 	reset(t, pool)
-	if _, err := store.New(pool).WriteTransfers(ctx, kept); err != nil {
+	if _, err := newStore(pool).WriteTransfers(ctx, kept); err != nil {
 		t.Fatal(err)
 	}
 	if want := snapshot(t, pool); got != want {

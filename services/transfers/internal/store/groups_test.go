@@ -188,16 +188,14 @@ func TestGroupsGrowLiveAndRebuild(t *testing.T) {
 		t.Fatalf("rebuilt from scratch:\n%s\nmaintained:\n%s", again, grown)
 	}
 	// The same with a threshold nothing reaches: no group live, no group rollups.
-	st.SetGroupMin(1000)
-	if err := st.Rematerialize(ctx); err != nil {
+	if err := newStore(pool, withGroupMin(1000)).Rematerialize(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if rows := groupRows(t, pool); strings.Trim(rows, "-\n") != "" {
 		t.Fatalf("group rollups without live groups:\n%s", rows)
 	}
 	// And back: Reconcile builds what grew past a lowered threshold.
-	st.SetGroupMin(2)
-	if err := st.Reconcile(ctx); err != nil {
+	if err := newStore(pool, withGroupMin(2)).Reconcile(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if again := snapshot(t, pool); again != grown {

@@ -1,5 +1,24 @@
 package store_test
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/chainintel/chainintel/services/transfers/internal/store"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
 
 func fmtAny(v any) string { return fmt.Sprint(v) }
+
+// newStore is a store over pool with the options the tests run with, the service's defaults but
+// for rollups applied inline (a read after a write sees it in every rollup), then edits.
+func newStore(pool *pgxpool.Pool, edits ...func(*store.Options)) *store.Store {
+	o := store.DefaultOptions()
+	o.InlineRollups = true
+	for _, e := range edits {
+		e(&o)
+	}
+	return store.New(pool, o)
+}
+
+// withGroupMin sets Options.GroupMin.
+func withGroupMin(n int) func(*store.Options) { return func(o *store.Options) { o.GroupMin = n } }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chainintel/chainintel/libs/chains"
 	"github.com/chainintel/chainintel/libs/pgstore/pgtest"
 	"github.com/chainintel/chainintel/services/transfers/internal/store"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -24,9 +25,9 @@ import (
 // random sizes at random times.
 func TestKeysetPagesOfABusyEntity(t *testing.T) {
 	ctx := context.Background()
-	defer store.SetCountChunk(1)() // spans of 1, 4 and 16 days, then the rest
 	pool := pgtest.Pool(t)
-	st, addr, now := entityXXOn(t, pool, 0x1000)
+	// Count spans of 1, 4 and 16 days, then the rest.
+	st, addr, now := entityXXOn(t, pool, 0x1000, func(o *store.Options) { o.CountChunkDays = 1 })
 	x1, x2 := addr(1), addr(2)
 	ex := &store.Entity{ID: "xx", Name: "XX", Type: "cex"}
 	// 12,000 transfers over six days around the end of January, busier on some hours than
@@ -138,9 +139,8 @@ func TestKeysetPagesOfABusyEntity(t *testing.T) {
 		return rand.New(p)
 	}
 	randomPages(t, st, all, start, rng, own, true)
-	restore := store.SetEdgeUIDs(false)
-	randomPages(t, st, all, start, again(), own, true)
-	restore()
+	noUIDs := newStore(pool, withGroupMin(0), func(o *store.Options) { o.CountChunkDays, o.PairUIDs = 1, false })
+	randomPages(t, noUIDs, all, start, again(), own, true)
 	if _, err := pool.Exec(ctx, `UPDATE transfers.grp_edges SET uid = NULL WHERE hashtext(from_addr || to_addr) % 2 = 0`); err != nil {
 		t.Fatal(err)
 	}
@@ -251,16 +251,17 @@ func randomPages(t *testing.T, st *store.Store, all []store.TransferRow, start t
 			f.TimeTo = at
 		}
 		short := st.ShortFirstPages()
-		var named map[string]bool // the addresses the read named before reading the transfers
-		list, count, err := st.ListTransfers(ctx, f, store.Page{SortKey: "time", SortDir: dir, Limit: limit,
-			Prefetch: func(chains, addrs []string) {
-				named = map[string]bool{}
-				for i := range addrs {
-					named[chains[i]+":"+addrs[i]] = true
-				}
-			}})
+		pg, err := st.PageTransfers(ctx, f, store.Page{SortKey: "time", SortDir: dir, Limit: limit, Attributions: true})
 		if err != nil {
 			t.Fatal(err)
+		}
+		list, count := pg.Rows, pg.Count
+		var named map[string]bool // the addresses the read named (read the attributions of) before reading the transfers
+		if pg.Attributed != nil {
+			named = map[string]bool{}
+			for k := range pg.Attributed.Asked {
+				named[k.ChainType+":"+k.Address] = true
+			}
 		}
 		// A page read from the pair rows that can hold it names its addresses first (a page
 		// read short is read again hour by hour, from other pair rows).
@@ -269,7 +270,7 @@ func randomPages(t *testing.T, st *store.Store, all []store.TransferRow, start t
 			t.Errorf("flow %s, %s from %v: the page's addresses were not named before its transfers were read", flow, dir, at)
 		}
 		for _, r := range list {
-			if read && (!named[r.Chain+":"+r.From] || !named[r.Chain+":"+r.To]) {
+			if ct := chainType(r.Chain); read && (!named[ct+":"+r.From] || !named[ct+":"+r.To]) {
 				t.Fatalf("flow %s, %s from %v: transfer %s's addresses were not among those named", flow, dir, at, r.ID)
 			}
 		}
@@ -382,11 +383,10 @@ func entityXX(t *testing.T, base int) (st *store.Store, addr func(int) string, n
 }
 
 // entityXXOn is entityXX on pool.
-func entityXXOn(t *testing.T, pool *pgxpool.Pool, base int) (st *store.Store, addr func(int) string, now time.Time) {
+func entityXXOn(t *testing.T, pool *pgxpool.Pool, base int, edits ...func(*store.Options)) (st *store.Store, addr func(int) string, now time.Time) {
 	t.Helper()
 	reset(t, pool)
-	st = store.New(pool)
-	st.SetGroupMin(0)
+	st = newStore(pool, append([]func(*store.Options){withGroupMin(0)}, edits...)...)
 	addr = func(n int) string { return fmt.Sprintf("0x%040x", base+n) }
 	now = time.Now()
 	ex := &store.Entity{ID: "xx", Name: "XX", Type: "cex"}
@@ -462,9 +462,11 @@ func countOfXX(t *testing.T, st *store.Store, at time.Time) int {
 // while the store still lists it is read through the partitioned table instead.
 func TestKeysetTurnsOfDetachedAndDroppedMonths(t *testing.T) {
 	ctx := context.Background()
-	defer store.SetAttachedRefresh(time.Hour)()
 	pool := pgtest.Pool(t)
-	st, addr, _ := entityXXOn(t, pool, 0x4000)
+	// st rereads the catalog at most hourly; rereads, on every read.
+	st, addr, _ := entityXXOn(t, pool, 0x4000, func(o *store.Options) { o.PartitionRefresh = time.Hour })
+	rereads := newStore(pool, withGroupMin(0), func(o *store.Options) { o.PartitionRefresh = 0 })
+	reader := st
 	var rows []store.TransferRow
 	for i := range 400 {
 		h := fmt.Sprintf("0x%064x", 0x40000+i)
@@ -484,7 +486,7 @@ func TestKeysetTurnsOfDetachedAndDroppedMonths(t *testing.T) {
 	var valueGte *float64 // set: the read's plan made with its values (no generic plan)
 	page := func() []store.TransferRow {
 		t.Helper()
-		list, _, err := st.ListTransfers(ctx, store.TransferFilter{Flow: "all", Base: base, HasBase: true, TimeTo: end, ValueGte: valueGte},
+		list, _, err := reader.ListTransfers(ctx, store.TransferFilter{Flow: "all", Base: base, HasBase: true, TimeTo: end, ValueGte: valueGte},
 			store.Page{SortKey: "time", SortDir: "desc", Limit: 20})
 		if err != nil {
 			t.Fatal(err)
@@ -517,21 +519,21 @@ func TestKeysetTurnsOfDetachedAndDroppedMonths(t *testing.T) {
 	}
 	// The store still lists May for an hour: it reads the detached table (the documented bound).
 	check("May, detached, not yet reread", end)
-	restore := store.SetAttachedRefresh(0)
+	reader = rereads
 	// Reread: May is not read. (Its pair rows remain, so the page is read hour by hour from the
 	// partitioned table, which has April's rows only.)
 	check("May, detached", time.Date(2026, 4, 30, 23, 59, 59, 0, time.UTC))
-	restore()
+	reader = st
 	if _, err := pool.Exec(ctx, `ALTER TABLE transfers.transfers ATTACH PARTITION transfers.transfers_202605
 		FOR VALUES FROM ('2026-05-01 00:00:00+00') TO ('2026-06-01 00:00:00+00')`); err != nil {
 		t.Fatal(err)
 	}
-	defer store.SetAttachedRefresh(0)()
+	reader = rereads
 	check("May, attached again", end)
 	zero := 0.0
 	valueGte = &zero
 	check("May, attached again, with a value range", end)
-	defer store.SetAttachedRefresh(time.Hour)()
+	reader = st // it still lists May
 	if _, err := pool.Exec(ctx, `DROP TABLE transfers.transfers_202605`); err != nil {
 		t.Fatal(err)
 	}
@@ -578,4 +580,10 @@ func TestEdgeUIDsClearedByAnyWriter(t *testing.T) {
 	if !slices.Equal(kept, []string{addr(12)}) {
 		t.Fatalf("pair rows keeping a uid: %v, want only %s's (its count did not change)", kept, addr(12))
 	}
+}
+
+// chainType is the type of the chain named chain, as attributions are keyed.
+func chainType(chain string) string {
+	c, _ := chains.Lookup(chain)
+	return string(c.Type)
 }

@@ -78,8 +78,7 @@ func TestMigrationFromVersion2(t *testing.T) {
 	if err := pgstore.Migrate(ctx, pool, migrations.Schema, migrations.FS, nil); err != nil {
 		t.Fatal(err)
 	}
-	v3 := store.New(pool)
-	v3.SetGroupMin(0)
+	v3 := newStore(pool, withGroupMin(0))
 	if err := v3.Reconcile(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -121,8 +120,7 @@ func TestMigrationOfGroupPairs(t *testing.T) {
 	if _, err := p.Up(ctx); err != nil {
 		t.Fatal(err)
 	}
-	st := store.New(pool)
-	st.SetGroupMin(0)
+	st := newStore(pool, withGroupMin(0))
 	h := events.Handlers{W: st, Log: slog.New(slog.DiscardHandler)}
 	if err := h.Attributions(ctx, tw.Msgs(tw.Attributions())); err != nil {
 		t.Fatal(err)

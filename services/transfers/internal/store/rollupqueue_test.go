@@ -99,14 +99,16 @@ func TestQueuedRollups(t *testing.T) {
 		for _, over := range []bool{false, true} {
 			queuedRollups = true
 			reset(t, pool)
-			h, st := handlers(pool)
-			st.SetQueuedRollups(100)
-			st.SetQueueLength(func(context.Context) (int64, error) {
-				if over {
-					return 101, nil
+			st := newStore(pool, withGroupMin(groupMin), func(o *store.Options) {
+				o.InlineRollups, o.RollupLagMax, o.RollupBatch = false, 100, 3
+				o.QueueLength = func(context.Context) (int64, error) {
+					if over {
+						return 101, nil
+					}
+					return 100, nil
 				}
-				return 100, nil
 			})
+			h := events.Handlers{W: st, Log: slog.New(slog.DiscardHandler)}
 			trs := tw.Transfers()
 			if err := h.Transfers(ctx, tw.Msgs(trs[:4])); err != nil {
 				t.Fatal(err)

@@ -31,10 +31,10 @@ func TestMain(m *testing.M) {
 func snapshot(t *testing.T, pool *pgxpool.Pool) string {
 	t.Helper()
 	if queuedRollups {
-		if _, err := store.New(pool).DrainRollups(context.Background()); err != nil {
+		if _, err := newStore(pool).DrainRollups(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-	} else if n, err := store.New(pool).QueuedRollups(context.Background()); err != nil || n != 0 {
+	} else if n, err := newStore(pool).QueuedRollups(context.Background()); err != nil || n != 0 {
 		t.Fatalf("%d rows left queued after inline writes (%v)", n, err)
 	}
 	var b strings.Builder
@@ -105,12 +105,12 @@ func loadedWorld(t *testing.T) (*pgxpool.Pool, events.Handlers, *store.Store) {
 }
 
 func handlers(pool *pgxpool.Pool) (events.Handlers, *store.Store) {
-	st := store.New(pool)
-	st.SetGroupMin(groupMin)
-	if queuedRollups {
-		st.SetQueuedRollups(0)
-		st.SetRollupBatch(3) // several applies per drain, and a reorg's drain takes more than one
-	}
+	st := newStore(pool, withGroupMin(groupMin), func(o *store.Options) {
+		if queuedRollups {
+			o.InlineRollups, o.RollupLagMax = false, 0
+			o.RollupBatch = 3 // several applies per drain, and a reorg's drain takes more than one
+		}
+	})
 	return events.Handlers{W: st, Log: slog.New(slog.DiscardHandler)}, st
 }
 
@@ -119,7 +119,7 @@ func handlers(pool *pgxpool.Pool) (events.Handlers, *store.Store) {
 // orphaned block arriving later are dropped. With live attribution groups (every group of the
 // world) and without (none).
 func TestRedeliveryAndReorg(t *testing.T) {
-	for _, min := range []int{0, store.DefaultGroupMin} {
+	for _, min := range []int{0, store.DefaultOptions().GroupMin} {
 		t.Run(fmt.Sprintf("groups above %d addresses live", min), func(t *testing.T) {
 			defer func(m int) { groupMin = m }(groupMin)
 			groupMin = min

@@ -22,8 +22,7 @@ func TestTypeSidesOnPairRows(t *testing.T) {
 	ctx := context.Background()
 	pool := pgtest.Pool(t)
 	reset(t, pool)
-	st := store.New(pool)
-	st.SetGroupMin(0)
+	st := newStore(pool, withGroupMin(0))
 	addr := func(n int) string { return fmt.Sprintf("0x%040x", 0xa0+n) }
 	x1, x2, i1, i2, u := addr(1), addr(2), addr(3), addr(4), addr(5)
 	ex := &store.Entity{ID: "xx", Name: "XX", Type: "cex"}

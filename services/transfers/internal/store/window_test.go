@@ -53,7 +53,7 @@ func TestSortedPagesOverMonthEdges(t *testing.T) {
 	ctx := context.Background()
 	pool := pgtest.Pool(t)
 	reset(t, pool)
-	st := store.New(pool)
+	st := newStore(pool)
 	rng := rand.New(rand.NewPCG(3, 4))
 	addrs := []string{"0x00000000000000000000000000000000000000a1", "0x00000000000000000000000000000000000000a2", "0x00000000000000000000000000000000000000a3"}
 	var all []store.TransferRow
@@ -147,7 +147,7 @@ func TestSortedSwapPagesOverMonthEdges(t *testing.T) {
 	ctx := context.Background()
 	pool := pgtest.Pool(t)
 	reset(t, pool)
-	st := store.New(pool)
+	st := newStore(pool)
 	rng := rand.New(rand.NewPCG(5, 6))
 	addrs := []string{"0x00000000000000000000000000000000000000b1", "0x00000000000000000000000000000000000000b2", "0x00000000000000000000000000000000000000b3"}
 	var all []store.SwapRow

@@ -17,9 +17,7 @@ func TestEntityCountWithZeroPricedTransfer(t *testing.T) {
 	ctx := context.Background()
 	pool := pgtest.Pool(t)
 	reset(t, pool)
-	defer store.SetPlanThresholds(0, 0)()
-	st := store.New(pool)
-	st.SetGroupMin(0)
+	st := newStore(pool, withGroupMin(0), func(o *store.Options) { o.ListSetMax, o.LateralMax = 0, 0 })
 	ent := &store.Entity{ID: "zz", Name: "ZZ", Type: "cex"}
 	a1, a2 := "0x00000000000000000000000000000000000000e1", "0x00000000000000000000000000000000000000e2"
 	now := time.Now()

@@ -1,4 +1,4 @@
-package store
+package read
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/chainintel/chainintel/libs/pgstore"
+	"github.com/chainintel/chainintel/services/transfers/internal/store/db"
+	"github.com/chainintel/chainintel/services/transfers/internal/store/records"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 )
@@ -20,11 +22,11 @@ import (
 func singleGroup(s AddrSet) (string, bool) {
 	switch {
 	case len(s.Entities) == 1 && len(s.Types)+len(s.Deposits) == 0:
-		return entityGroup(s.Entities[0]), true
+		return records.EntityGroup(s.Entities[0]), true
 	case len(s.Types) == 1 && len(s.Entities)+len(s.Deposits) == 0:
-		return typeGroup(s.Types[0]), true
+		return records.TypeGroup(s.Types[0]), true
 	case len(s.Deposits) == 1 && len(s.Entities)+len(s.Types) == 0:
-		return depositGroup(s.Deposits[0]), true
+		return records.DepositGroup(s.Deposits[0]), true
 	}
 	return "", false
 }
@@ -33,7 +35,7 @@ func singleGroup(s AddrSet) (string, bool) {
 // size SetSize read already knows which of its groups were live then. A group that turned live
 // since is read as not live (a slower plan, the same answer); a live group stops being live
 // only once it has no addresses left, when its rollups and the model agree it holds nothing.
-func (s *Store) liveGroup(ctx context.Context, set AddrSet) (string, error) {
+func (s *Reader) liveGroup(ctx context.Context, set AddrSet) (string, error) {
 	g, ok := singleGroup(set)
 	if !ok {
 		return "", nil
@@ -45,7 +47,7 @@ func (s *Store) liveGroup(ctx context.Context, set AddrSet) (string, error) {
 		return "", nil
 	}
 	var live bool
-	err := s.queryRow(ctx, `SELECT live FROM transfers.groups WHERE grp = $1`, g).Scan(&live)
+	err := s.db.QueryRow(ctx, `SELECT live FROM transfers.groups WHERE grp = $1`, g).Scan(&live)
 	if errors.Is(err, pgx.ErrNoRows) || err == nil && !live {
 		return "", nil
 	}
@@ -63,14 +65,14 @@ const maxUnionGroups = 8
 // else, when every one is live and no address is in two of them (an address of one entity that
 // is a deposit address of another): their union's figures are then sums of theirs. Otherwise
 // it returns nil.
-func (s *Store) disjointEntityGroups(ctx context.Context, set AddrSet) ([]string, error) {
+func (s *Reader) disjointEntityGroups(ctx context.Context, set AddrSet) ([]string, error) {
 	if len(set.Addrs)+len(set.Types)+len(set.Deposits) > 0 || len(set.Entities) < 2 || len(set.Entities) > maxUnionGroups {
 		return nil, nil
 	}
 	gs := make([]string, 0, len(set.Entities))
 	seen := map[string]bool{}
 	for _, e := range set.Entities {
-		g := entityGroup(e)
+		g := records.EntityGroup(e)
 		if seen[g] {
 			continue
 		}
@@ -79,7 +81,7 @@ func (s *Store) disjointEntityGroups(ctx context.Context, set AddrSet) ([]string
 	}
 	var live int
 	var shared bool
-	if err := s.queryRow(ctx, `SELECT (SELECT count(*) FROM transfers.groups WHERE grp = ANY($1::text[]) AND live),
+	if err := s.db.QueryRow(ctx, `SELECT (SELECT count(*) FROM transfers.groups WHERE grp = ANY($1::text[]) AND live),
 		EXISTS (SELECT 1 FROM transfers.attributions WHERE entity_id = ANY($2::text[]) AND deposit_service_id = ANY($2::text[])
 		        AND entity_id <> '' AND deposit_service_id <> '' AND deposit_service_id <> entity_id)`, gs, set.Entities).Scan(&live, &shared); err != nil {
 		return nil, fmt.Errorf("groups of %v: %w", set.Entities, err)
@@ -91,7 +93,7 @@ func (s *Store) disjointEntityGroups(ctx context.Context, set AddrSet) ([]string
 }
 
 // pureGroup returns the live group that is the whole of set (no listed addresses), or "".
-func (s *Store) pureGroup(ctx context.Context, set AddrSet) (string, error) {
+func (s *Reader) pureGroup(ctx context.Context, set AddrSet) (string, error) {
 	if len(set.Addrs) > 0 {
 		return "", nil
 	}
@@ -99,11 +101,11 @@ func (s *Store) pureGroup(ctx context.Context, set AddrSet) (string, error) {
 }
 
 // outsideGroup returns the addresses of addrs that are not in group g.
-func (s *Store) outsideGroup(ctx context.Context, addrs []string, g string) ([]string, error) {
+func (s *Reader) outsideGroup(ctx context.Context, addrs []string, g string) ([]string, error) {
 	if len(addrs) == 0 {
 		return nil, nil
 	}
-	rows, err := s.query(ctx, `SELECT a FROM unnest($1::text[]) a WHERE NOT EXISTS (SELECT 1 FROM transfers.attributions t
+	rows, err := s.db.Query(ctx, `SELECT a FROM unnest($1::text[]) a WHERE NOT EXISTS (SELECT 1 FROM transfers.attributions t
 		WHERE t.address = a AND $2 = ANY(transfers.attribution_groups(t.entity_id, t.entity_type, t.deposit_service_id)))`, addrs, g)
 	if err != nil {
 		return nil, fmt.Errorf("addresses outside %s: %w", g, err)
@@ -205,13 +207,13 @@ func (w window) whole(h time.Time) bool {
 // condition on them prunes partitions and uses the index): an hour lies in the window's whole
 // days exactly when its day does, and every combination is a signed sum, so summing by hour
 // instead of by day changes no total. With the day computed, a hot wallet's count planned and
-// probed every month's partition: 2.7 ms a read at 10M rows.
+// probed every month's partition.
 type countPart struct{ day, hour string }
 
 // windowCounts sums parts over the window per bucket, combines each bucket's values, and
 // returns the total over whole buckets inside the window (inner) and over every bucket that
 // touches it (outer): the exact count lies between.
-func (s *Store) windowCounts(ctx context.Context, b *sqlb, w window, parts []countPart, combine func([]int64) int64) (inner, outer int64, err error) {
+func (s *Reader) windowCounts(ctx context.Context, b *sqlb, w window, parts []countPart, combine func([]int64) int64) (inner, outer int64, err error) {
 	var arms []string
 	for i, p := range parts {
 		if c, ok := w.dayConds(b, "b"); ok {
@@ -225,7 +227,7 @@ func (s *Store) windowCounts(ctx context.Context, b *sqlb, w window, parts []cou
 			arms = append(arms, fmt.Sprintf("SELECT false AS d, b, %d AS i, v FROM (%s) x WHERE %s", i, p.hour, c))
 		}
 	}
-	rows, err := s.query(ctx, "SELECT d, b, i, sum(v)::bigint FROM ("+strings.Join(arms, " UNION ALL ")+") u GROUP BY 1, 2, 3", exec(b.args)...)
+	rows, err := s.db.Query(ctx, "SELECT d, b, i, sum(v)::bigint FROM ("+strings.Join(arms, " UNION ALL ")+") u GROUP BY 1, 2, 3", db.Exec(b.args)...)
 	if err != nil {
 		return 0, 0, fmt.Errorf("rollup count: %w", err)
 	}
@@ -262,29 +264,29 @@ func (s *Store) windowCounts(ctx context.Context, b *sqlb, w window, parts []cou
 
 // cappedWindowCounts is windowCounts read a span of whole days at a time from the window's
 // upper end (or, with none, from the newest day stored, that span open above), newest first:
-// countChunk days, four times more each next time, and the rest after the third, or at once
+// Options.CountChunkDays days, four times more each next time, and the rest after the third, or at once
 // when the days read so far hold too few for the next span to reach MaxCount; it stops once the
 // whole days hold MaxCount. The hours of the window's last day are read after the whole days,
 // and only when those fall short. A busy group's count over a long window — a keyset page turn,
 // base=<exchange>&timeLte=<the last row's time>, or all time with a caller's additions and
-// flow in — then reads days, not the window's whole history: the keyset turn's count read every
-// day before timeLte, 8.7 ms of an 11 ms page turn at 10M rows. A hot wallet's hours cost more
+// flow in — then reads days, not the window's whole history (read whole, the keyset turn's
+// count read every day before timeLte, most of the turn's cost). A hot wallet's hours cost more
 // than its days (its pair rows of the month, read for their hour), so a count the days cap
 // skips them. Spans are cut at midnight UTC, so no bucket is in two of them and the window's
 // partial hours stay at its ends, where the caller counts them. A window shorter than the
 // first span is read at once. Where the parts' hours are cheap (cheapHours: group and chain
 // rollups, no listed address's pair rows), the last day's hours are read with the first span: a window that falls short of
 // the cap then costs one statement less (a keyset turn at an entity's first days).
-func (s *Store) cappedWindowCounts(ctx context.Context, b *sqlb, w window, parts []countPart, combine func([]int64) int64, cheapHours bool) (inner, outer int64, err error) {
+func (s *Reader) cappedWindowCounts(ctx context.Context, b *sqlb, w window, parts []countPart, combine func([]int64) int64, cheapHours bool) (inner, outer int64, err error) {
 	const day = 24 * time.Hour
 	const µs = time.Microsecond
-	span := time.Duration(countChunk) * day
+	span := time.Duration(s.opt.CountChunkDays) * day
 	var top time.Time // the exclusive end of the whole days read first
 	if !w.to.IsZero() {
 		top = w.to.UTC().Add(µs).Truncate(day)
 	} else {
 		var newest *time.Time
-		if err := s.queryRow(ctx, `SELECT max(bucket) FROM transfers.chain_daily`).Scan(&newest); err != nil {
+		if err := s.db.QueryRow(ctx, `SELECT max(bucket) FROM transfers.chain_daily`).Scan(&newest); err != nil {
 			return 0, 0, fmt.Errorf("newest day: %w", err)
 		}
 		if newest == nil {
@@ -297,7 +299,7 @@ func (s *Store) cappedWindowCounts(ctx context.Context, b *sqlb, w window, parts
 	}
 	// Each query appends its bounds to the arguments the parts were built with.
 	read := func(from, to time.Time) error {
-		sb := &sqlb{rows: b.rows, counting: b.counting, args: slices.Clone(b.args)}
+		sb := s.newb(sqlb{rows: b.rows, counting: b.counting, args: slices.Clone(b.args)})
 		in, out, err := s.windowCounts(ctx, sb, newWindow(from, to), parts, combine)
 		inner, outer = inner+in, outer+out
 		return err
@@ -332,7 +334,7 @@ func (s *Store) cappedWindowCounts(ctx context.Context, b *sqlb, w window, parts
 			// (three statements). Every rollup is applied with the chains' days, so none holds a
 			// day before chain_daily's first.
 			var oldest *time.Time
-			if err := s.queryRow(ctx, `SELECT min(bucket) FROM transfers.chain_daily`).Scan(&oldest); err != nil {
+			if err := s.db.QueryRow(ctx, `SELECT min(bucket) FROM transfers.chain_daily`).Scan(&oldest); err != nil {
 				return 0, 0, fmt.Errorf("oldest day: %w", err)
 			}
 			if oldest == nil || !oldest.Before(lo) {
@@ -373,7 +375,7 @@ func pickN(flow string, in, out, self int64) int64 {
 }
 
 // simpleSide is a from/to filter that is absent, one live group, or the exclusion of one.
-func (s *Store) simpleSide(ctx context.Context, f AddrFilter) (g string, negate, ok bool, err error) {
+func (s *Reader) simpleSide(ctx context.Context, f AddrFilter) (g string, negate, ok bool, err error) {
 	switch {
 	case !f.Active():
 		return "", false, true, nil
@@ -390,11 +392,11 @@ func (s *Store) simpleSide(ctx context.Context, f AddrFilter) (g string, negate,
 // rollupCount answers the capped count of a /transfers filter from rollups, when it can: ok is
 // false when the filter needs the rows (value or USD ranges, address sets that are neither
 // listed nor one live group, ...) or the window's partial hours leave the count undecided.
-func (s *Store) rollupCount(ctx context.Context, f TransferFilter) (n int, ok bool, err error) {
+func (s *Reader) rollupCount(ctx context.Context, f TransferFilter) (n int, ok bool, err error) {
 	if f.ValueGte != nil || f.ValueLte != nil || f.USDGte != nil || f.USDLte != nil || f.HasCP {
 		return 0, false, nil
 	}
-	b := &sqlb{}
+	b := s.newb(sqlb{})
 	keys := b.keyConds(f.Chains, f.TokenAddrs, f.TokenIDs)
 	where := func(c ...string) string { return strings.Join(append(c, keys...), " AND ") }
 	// groupFlows are live group g's in, out and self figures (each including self).
@@ -470,8 +472,7 @@ func (s *Store) rollupCount(ctx context.Context, f TransferFilter) (n int, ok bo
 			// beside it): the entity's group g and the addresses A outside it are disjoint, so
 			// the union's in (out) figures are theirs summed, and what stays inside it is g's
 			// self, A's own transfers among themselves, and those between A and g (pair_hourly:
-			// A's pair rows whose other side is in g). Before, such a count read the matching
-			// rows: 142 ms for an exchange and one address at 10M rows.
+			// A's pair rows whose other side is in g), rather than the matching rows.
 			g, err := s.liveGroup(ctx, f.Base)
 			if err != nil || g == "" {
 				return 0, false, err
@@ -507,8 +508,8 @@ func (s *Store) rollupCount(ctx context.Context, f TransferFilter) (n int, ok bo
 						hour: "SELECT bucket b, n v FROM transfers.pair_hourly WHERE " + where(out)},
 					pairs(out, in),
 					// The other side in g: a probe per pair row of the listed addresses. As a set
-					// the planner hashed all of an exchange's addresses (~14k) for every count:
-					// 31 ms at 1M rows, beside a page of 2.
+					// the planner hashed all of an exchange's addresses for every count, costing far
+					// more than the page beside it.
 					pairs(out, b.inGroup("to_addr", g)),
 					pairs(in, b.inGroup("from_addr", g)))
 			}
@@ -554,13 +555,13 @@ func (s *Store) rollupCount(ctx context.Context, f TransferFilter) (n int, ok bo
 		if err != nil || !ok2 {
 			return 0, false, err
 		}
-		if g1 != "" && g2 != "" && g1 != g2 && !pairKept(g1, g2) {
+		if g1 != "" && g2 != "" && g1 != g2 && !records.PairKept(g1, g2) {
 			return 0, false, nil // no pair rollup of these groups
 		}
 		// The count is a signed sum of at most four figures: every transfer (total), g1's out,
 		// g2's in, and those from g1 to g2 (p12). Only the figures it uses are read: reading
 		// every transfer per day over all time for from=<exchange>&to=type:cex, which is p12
-		// alone, took 80 ms on average and up to 1.2 s at 10M rows.
+		// alone, read every day of both groups for one term.
 		type term struct {
 			sign int64
 			part countPart
@@ -641,8 +642,8 @@ func (s *Store) rollupCount(ctx context.Context, f TransferFilter) (n int, ok bo
 	}
 	// Undecided: the hours the window cuts hold transfers. Count exactly those (at most two
 	// partial hours): a live group's through its pair rows of the hour, else from the rows
-	// through the time index. An exchange's hour from the rows took 37 ms at 10M rows (every
-	// transfer of the hour tested against its addresses).
+	// through the time index (from the rows, every transfer of the hour is tested against the
+	// group's addresses).
 	segs, ok := newWindow(f.TimeFrom, f.TimeTo).partialHours()
 	if !ok {
 		return 0, false, nil
@@ -666,26 +667,22 @@ func (s *Store) rollupCount(ctx context.Context, f TransferFilter) (n int, ok bo
 	return int(min(total, MaxCount)), true, nil
 }
 
-// countChunk is how many days groupCountAllTime reads in its first query (each next one reads
-// four times more).
-var countChunk = 16
-
 // groupCountAllTime counts (capped) live group g's transfers matching f's flow, chains and
 // tokens over all time: its daily rollup, newest days first, a chunk of days at a time (16, then
 // four times more each time; one ordered pass over the group's index per chunk), stopping once
 // the count reaches MaxCount. A busy entity's count reads days, not its whole history.
-func (s *Store) groupCountAllTime(ctx context.Context, f TransferFilter, g string) (int, error) {
-	chunk := countChunk
+func (s *Reader) groupCountAllTime(ctx context.Context, f TransferFilter, g string) (int, error) {
+	chunk := s.opt.CountChunkDays
 	var total int64
 	var before time.Time
 	for {
-		b := &sqlb{}
+		b := s.newb(sqlb{})
 		c := append([]string{"grp = " + b.arg(g)}, b.keyConds(f.Chains, f.TokenAddrs, f.TokenIDs)...)
 		if !before.IsZero() {
 			c = append(c, "bucket < "+b.arg(before))
 		}
-		rows, err := s.query(ctx, `SELECT bucket, sum(in_n)::bigint, sum(out_n)::bigint, sum(self_n)::bigint FROM transfers.grp_daily WHERE `+
-			strings.Join(c, " AND ")+fmt.Sprintf(" GROUP BY bucket ORDER BY bucket DESC LIMIT %d", chunk), exec(b.args)...)
+		rows, err := s.db.Query(ctx, `SELECT bucket, sum(in_n)::bigint, sum(out_n)::bigint, sum(self_n)::bigint FROM transfers.grp_daily WHERE `+
+			strings.Join(c, " AND ")+fmt.Sprintf(" GROUP BY bucket ORDER BY bucket DESC LIMIT %d", chunk), db.Exec(b.args)...)
 		if err != nil {
 			return 0, fmt.Errorf("count transfers of %s: %w", g, err)
 		}
@@ -716,11 +713,11 @@ func (s *Store) groupCountAllTime(ctx context.Context, f TransferFilter, g strin
 // matching f's flow, chains and tokens over all time, as groupCountAllTime counts one group's:
 // newest days first, a span of days at a time (16, then four times more each time), stopping
 // once the count reaches MaxCount. Each span is one read of the groups' daily rollup (in, out
-// and self together) and of the pair rollup between them. Before, the count read every day of
-// every group, six times over: two exchanges took 80 ms on average and up to 400 ms at 10M rows.
-func (s *Store) unionCountAllTime(ctx context.Context, f TransferFilter, gs []string) (int, error) {
+// and self together) and of the pair rollup between them, rather than every day of every
+// group, once per figure.
+func (s *Reader) unionCountAllTime(ctx context.Context, f TransferFilter, gs []string) (int, error) {
 	var first, last *time.Time
-	if err := s.queryRow(ctx, `SELECT min(lo), max(hi) FROM unnest($1::text[]) g(grp),
+	if err := s.db.QueryRow(ctx, `SELECT min(lo), max(hi) FROM unnest($1::text[]) g(grp),
 		LATERAL (SELECT min(bucket) lo, max(bucket) hi FROM transfers.grp_daily d WHERE d.grp = g.grp) x`, gs).Scan(&first, &last); err != nil {
 		return 0, fmt.Errorf("days of %v: %w", gs, err)
 	}
@@ -729,18 +726,18 @@ func (s *Store) unionCountAllTime(ctx context.Context, f TransferFilter, gs []st
 	}
 	var total int64
 	hi := last.Add(24 * time.Hour) // exclusive
-	for span := time.Duration(countChunk) * 24 * time.Hour; ; span *= 4 {
+	for span := time.Duration(s.opt.CountChunkDays) * 24 * time.Hour; ; span *= 4 {
 		lo := hi.Add(-span)
-		b := &sqlb{}
+		b := s.newb(sqlb{})
 		ga := b.arg(gs)
 		keys := b.keyConds(f.Chains, f.TokenAddrs, f.TokenIDs)
 		days := []string{"bucket >= " + b.arg(lo), "bucket < " + b.arg(hi)}
 		grp := append(append([]string{"grp = ANY(" + ga + "::text[])"}, days...), keys...)
 		pair := append(append([]string{"from_grp = ANY(" + ga + "::text[])", "to_grp = ANY(" + ga + "::text[])"}, days...), keys...)
 		var in, out, self int64
-		if err := s.queryRow(ctx, `SELECT coalesce(sum(in_n), 0)::bigint, coalesce(sum(out_n), 0)::bigint, coalesce(sum(self_n), 0)::bigint
+		if err := s.db.QueryRow(ctx, `SELECT coalesce(sum(in_n), 0)::bigint, coalesce(sum(out_n), 0)::bigint, coalesce(sum(self_n), 0)::bigint
 			+ (SELECT coalesce(sum(n), 0)::bigint FROM transfers.grp_pair_daily WHERE `+strings.Join(pair, " AND ")+`)
-			FROM transfers.grp_daily WHERE `+strings.Join(grp, " AND "), exec(b.args)...).Scan(&in, &out, &self); err != nil {
+			FROM transfers.grp_daily WHERE `+strings.Join(grp, " AND "), db.Exec(b.args)...).Scan(&in, &out, &self); err != nil {
 			return 0, fmt.Errorf("count transfers of %v: %w", gs, err)
 		}
 		total += pickN(f.Flow, in, out, self)
@@ -757,18 +754,17 @@ func (s *Store) unionCountAllTime(ctx context.Context, f TransferFilter, gs []st
 // addrCountAllTime counts (capped) address a's transfers matching f's flow, chains and tokens
 // over all time: its daily rollup (in and out, one read of its rows) and its transfers to itself
 // (pair_hourly). The generic rollup count (windowCounts) reads the address's daily rows once
-// for in and once for out: a hot wallet's count took 14 ms on average and up to 55 ms at 10M
-// rows, beside a page of 3 ms.
-func (s *Store) addrCountAllTime(ctx context.Context, f TransferFilter, a string) (int, error) {
-	b := &sqlb{}
+// for in and once for out, which for a hot wallet costs several times the page beside it.
+func (s *Reader) addrCountAllTime(ctx context.Context, f TransferFilter, a string) (int, error) {
+	b := s.newb(sqlb{})
 	aa := b.arg(a)
 	keys := b.keyConds(f.Chains, f.TokenAddrs, f.TokenIDs)
 	day := append([]string{"address = " + aa}, keys...)
 	self := append([]string{"from_addr = " + aa, "to_addr = " + aa}, keys...)
 	var in, out, selfN int64
-	if err := s.queryRow(ctx, `SELECT coalesce(sum(in_n), 0)::bigint, coalesce(sum(out_n), 0)::bigint,
+	if err := s.db.QueryRow(ctx, `SELECT coalesce(sum(in_n), 0)::bigint, coalesce(sum(out_n), 0)::bigint,
 		(SELECT coalesce(sum(n), 0)::bigint FROM transfers.pair_hourly WHERE `+strings.Join(self, " AND ")+`)
-		FROM transfers.addr_daily WHERE `+strings.Join(day, " AND "), exec(b.args)...).Scan(&in, &out, &selfN); err != nil {
+		FROM transfers.addr_daily WHERE `+strings.Join(day, " AND "), db.Exec(b.args)...).Scan(&in, &out, &selfN); err != nil {
 		return 0, fmt.Errorf("count transfers of %s: %w", a, err)
 	}
 	return int(min(pickN(f.Flow, in, out, selfN), MaxCount)), nil
@@ -860,8 +856,8 @@ func (b *sqlb) edgeConds(f TransferFilter, g string) []string {
 //
 // lo and hi (zero: open) bound the pair rows' hours, first to last. They bound the transfers'
 // times inside the lateral read as well, as constants: without them the planner cannot prune the
-// monthly partitions of transfers before execution and plans every one (about 2 ms of the 3 ms of
-// a page turn at 10M rows).
+// monthly partitions of transfers before execution and plans every one (most of a page turn's
+// cost).
 func (b *sqlb) edgeRows(f TransferFilter, g, cols string, lo, hi time.Time) (from string) {
 	edge := b.edgeConds(f, g)
 	if !lo.IsZero() {
@@ -884,29 +880,19 @@ func monthPartition(table string, lo, hi time.Time) string {
 	return "transfers." + table + "_" + lo.Format("200601")
 }
 
-// attachedRefresh is how often the store rereads which partitions transfers has: a partition
-// detached by an operator is read as part of transfers for at most this long.
-var attachedRefresh = time.Minute
-
-// SetAttachedRefresh sets attachedRefresh (tests); restore puts it back.
-func SetAttachedRefresh(d time.Duration) (restore func()) {
-	old := attachedRefresh
-	attachedRefresh = d
-	return func() { attachedRefresh = old }
-}
-
 // attached reports whether name (schema-qualified) is a partition of transfers.transfers, from
-// the catalog read at most attachedRefresh ago (again at once, at most once a second, for a name
+// the catalog read at most Options.PartitionRefresh ago (again at once, at most once a second, for a name
 // it did not list: a new month). A failed read answers false (the caller reads the partitioned
 // table).
-func (s *Store) attached(ctx context.Context, name string) bool {
+func (s *Reader) attached(ctx context.Context, name string) bool {
 	s.mu.Lock()
 	ok, age := s.parts[name], time.Since(s.partsRead)
 	s.mu.Unlock()
-	if age < attachedRefresh && (ok || age < min(time.Second, attachedRefresh)) {
+	refresh := s.opt.PartitionRefresh
+	if age < refresh && (ok || age < min(time.Second, refresh)) {
 		return ok
 	}
-	rows, err := s.pool.Query(ctx, `SELECT n.nspname || '.' || c.relname FROM pg_inherits i
+	rows, err := s.db.Pool().Query(ctx, `SELECT n.nspname || '.' || c.relname FROM pg_inherits i
 		JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_namespace n ON n.oid = c.relnamespace
 		WHERE i.inhparent = 'transfers.transfers'::regclass`)
 	if err != nil {
@@ -934,10 +920,6 @@ func (b *sqlb) edgeProbe(f TransferFilter, cols string, lo, hi time.Time, table 
 	return b.probe([]string{"t.from_addr = e.from_addr", "t.block_time >= e.bucket", "t.block_time < e.bucket + interval '1 hour'",
 		"t.to_addr = e.to_addr", "t.chain = e.chain", "t.token = e.token"}, f, cols, lo, hi, table, more...)
 }
-
-// useEdgeUIDs is whether edgeNewestPage reads a pair row of one known transfer by its uid
-// (tests turn it off to read every pair row through the addresses' indexes).
-var useEdgeUIDs = true
 
 // edgeKeyProbe is edgeProbe for a pair row of one transfer known by its natural key (k.uid at
 // k.bt, grp_edges.uid and t_first): that transfer, read through the natural key's index, if it
@@ -969,11 +951,11 @@ func (b *sqlb) probe(rowConds []string, f TransferFilter, cols string, lo, hi ti
 
 // edgeSides are f's from and to filters on a pair row's sender and recipient (edgeSidePlan).
 //
-// A side of at most edgeJoinMax addresses (an entity, its deposit addresses) is a semi-join (an
+// A side of at most Options.PairJoinMax addresses (an entity, its deposit addresses) is a semi-join (an
 // anti-join for an exclusion) with the set, which the planner may hash: a count over an
 // entity's pair rows whose other side rarely matches then hashes the set once instead of probing
 // the attribution index for every pair row (an exchange's transfers to its own deposit
-// addresses, of which there are none: 96 → 24 ms at 1M rows). A larger set (an entity type)
+// addresses, of which there are none). A larger set (an entity type)
 // stays a probe per pair row: hashing a type of millions of addresses would cost more than the
 // probes up to a page or 10,000 matches.
 //
@@ -1007,14 +989,14 @@ func (b *sqlb) edgeSides(f TransferFilter) []string {
 func typeGroups(types []string) []string {
 	out := make([]string, len(types))
 	for i, t := range types {
-		out[i] = typeGroup(t)
+		out[i] = records.TypeGroup(t)
 	}
 	return out
 }
 
 // liveTypes reports whether set is entity types and nothing else, every one a live group: a
 // pair row's from_t/to_t then decide membership (edgeSides).
-func (s *Store) liveTypes(ctx context.Context, set AddrSet) (bool, error) {
+func (s *Reader) liveTypes(ctx context.Context, set AddrSet) (bool, error) {
 	if len(set.Types) == 0 || len(set.Addrs)+len(set.Entities)+len(set.Deposits) > 0 {
 		return false, nil
 	}
@@ -1025,14 +1007,14 @@ func (s *Store) liveTypes(ctx context.Context, set AddrSet) (bool, error) {
 		return !slices.ContainsFunc(gs, func(g string) bool { return !slices.Contains(set.live, g) }), nil
 	}
 	var n int
-	if err := s.queryRow(ctx, `SELECT count(*) FROM transfers.groups WHERE grp = ANY($1::text[]) AND live`, gs).Scan(&n); err != nil {
+	if err := s.db.QueryRow(ctx, `SELECT count(*) FROM transfers.groups WHERE grp = ANY($1::text[]) AND live`, gs).Scan(&n); err != nil {
 		return false, fmt.Errorf("live types: %w", err)
 	}
 	return n == len(gs), nil
 }
 
 // typeSides sets f.typed for the sets of f's sides that are live entity types.
-func (s *Store) typeSides(ctx context.Context, f *TransferFilter) error {
+func (s *Reader) typeSides(ctx context.Context, f *TransferFilter) error {
 	for _, c := range []struct {
 		set AddrSet
 		use bool
@@ -1052,24 +1034,12 @@ func (s *Store) typeSides(ctx context.Context, f *TransferFilter) error {
 	return nil
 }
 
-// edgeJoinMax is the largest set edgeSides joins rather than probes (SetEdgeJoinMax).
-var edgeJoinMax = 32 << 10
-
-// SetEdgeJoinMax changes the largest set a condition on a pair row's other side joins rather
-// than probes, and returns a function restoring it. Tests use it to run every case through both
-// renderings; not for concurrent use.
-func SetEdgeJoinMax(n int) (restore func()) {
-	o := edgeJoinMax
-	edgeJoinMax = n
-	return func() { edgeJoinMax = o }
-}
-
 // edgeMember is "col is (not) in s" on a grp_edges column (edgeSides). sparse (the conditions
-// match few pair rows, so all are read) hashes a modelled set of at most edgeJoinMax addresses
+// match few pair rows, so all are read) hashes a modelled set of at most Options.PairJoinMax addresses
 // for certain: an OFFSET keeps the subquery from becoming a join the planner would probe per
 // pair row, expecting a LIMIT to stop it early.
 func (b *sqlb) edgeMember(col string, s AddrSet, not, sparse bool) string {
-	if s.Size > edgeJoinMax {
+	if s.Size > b.joinMax {
 		if not {
 			return b.notMember(col, s)
 		}
@@ -1096,9 +1066,9 @@ func (b *sqlb) edgeMember(col string, s AddrSet, not, sparse bool) string {
 // and the other side a condition on its pair rows' other address, and returns the entity's
 // group: its pages, counts and range histograms then read its pair rows (every transfer from
 // it, or to it, is one of them) instead of walking every transfer for the pair, e.g.
-// from=deposit:<exchange>&to=<exchange> (a count scanned every row: 400 ms at 400k rows).
+// from=deposit:<exchange>&to=<exchange> (whose count would otherwise scan every row).
 // Where both sides are live groups whose pair the rollups keep, pairPlan serves it instead.
-func (s *Store) edgeSidePlan(ctx context.Context, f TransferFilter) (TransferFilter, string, error) {
+func (s *Reader) edgeSidePlan(ctx context.Context, f TransferFilter) (TransferFilter, string, error) {
 	if f.HasBase || f.HasCP || !f.From.Active() || !f.To.Active() {
 		return f, "", nil
 	}
@@ -1170,7 +1140,7 @@ func oneDeposit(a AddrFilter) bool {
 
 // edgePlan reports whether f's page can be read through group g's pair rows: a base that is one
 // live entity group and nothing else, no from/to/counterparty filter, sorted by time.
-func (s *Store) edgePlan(ctx context.Context, f TransferFilter) (string, error) {
+func (s *Reader) edgePlan(ctx context.Context, f TransferFilter) (string, error) {
 	if !f.HasBase || f.HasCP || f.From.Active() || f.To.Active() {
 		return "", nil
 	}
@@ -1184,7 +1154,7 @@ func (s *Store) edgePlan(ctx context.Context, f TransferFilter) (string, error) 
 // rows. The pair rows of the newest (oldest) hours are read in order from the group's index
 // until they hold offset+limit transfers; the transfers of those hours are fetched through the
 // sender's index, filtered, sorted and sliced. When filters leave too few, more hours are read.
-func (s *Store) edgePage(ctx context.Context, f TransferFilter, g string, p Page) ([]TransferRow, error) {
+func (s *Reader) edgePage(ctx context.Context, f TransferFilter, g string, p Page) ([]TransferRow, error) {
 	if p.Offset > 0 && edgeCountsExact(f) {
 		return s.edgePageSkipping(ctx, f, g, p)
 	}
@@ -1230,9 +1200,9 @@ func (s *Store) edgePage(ctx context.Context, f TransferFilter, g string, p Page
 			lim *= 4 // the cut hour's pair rows count for less: a busy one fills the first read
 		}
 		for ; ; lim *= 4 {
-			b := &sqlb{rows: true}
-			rows, err := s.query(ctx, `SELECT e.bucket, e.n FROM transfers.grp_edges e WHERE `+strings.Join(b.edgeConds(f, g), " AND ")+
-				` ORDER BY e.bucket `+dir+fmt.Sprintf(" LIMIT %d", lim), exec(b.args)...)
+			b := s.newb(sqlb{rows: true})
+			rows, err := s.db.Query(ctx, `SELECT e.bucket, e.n FROM transfers.grp_edges e WHERE `+strings.Join(b.edgeConds(f, g), " AND ")+
+				` ORDER BY e.bucket `+dir+fmt.Sprintf(" LIMIT %d", lim), db.Exec(b.args)...)
 			if err != nil {
 				return nil, fmt.Errorf("pair rows of %s: %w", g, err)
 			}
@@ -1266,7 +1236,7 @@ func (s *Store) edgePage(ctx context.Context, f TransferFilter, g string, p Page
 				break
 			}
 		}
-		b := &sqlb{rows: true}
+		b := s.newb(sqlb{rows: true})
 		var lo, hi time.Time
 		if !exhausted {
 			if asc {
@@ -1276,8 +1246,8 @@ func (s *Store) edgePage(ctx context.Context, f TransferFilter, g string, p Page
 			}
 		}
 		from := b.edgeRows(f, g, transferSelect, lo, hi)
-		out, err := s.query(ctx, `SELECT `+transferSelectOuter+` FROM (SELECT t.* FROM `+from+`) u ORDER BY `+orderBy("time", p.SortDir)+
-			fmt.Sprintf(" LIMIT %d", need), exec(b.args)...)
+		out, err := s.db.Query(ctx, `SELECT `+transferSelectOuter+` FROM (SELECT t.* FROM `+from+`) u ORDER BY `+orderBy("time", p.SortDir)+
+			fmt.Sprintf(" LIMIT %d", need), db.Exec(b.args)...)
 		if err != nil {
 			return nil, fmt.Errorf("list transfers of %s: %w", g, err)
 		}
@@ -1318,12 +1288,12 @@ func (s *Store) edgePage(ctx context.Context, f TransferFilter, g string, p Page
 // reads about 50. ok is false when fewer are
 // read (filters, bounds a reorg left loose or unknown bounds, or fewer transfers than a page):
 // the caller then reads the page hour by hour.
-func (s *Store) edgeNewestPage(ctx context.Context, f TransferFilter, g string, p Page) (list []TransferRow, ok bool, err error) {
+func (s *Reader) edgeNewestPage(ctx context.Context, f TransferFilter, g string, p Page) (list []TransferRow, ok bool, err error) {
 	if p.Limit < 1 {
 		return nil, false, nil
 	}
 	asc := p.SortDir == "asc"
-	b := &sqlb{rows: true}
+	b := s.newb(sqlb{rows: true})
 	conds := strings.Join(b.edgeConds(f, g), " AND ")
 	first, last := "coalesce(e.t_first, e.bucket)", "coalesce(e.t_last, e.bucket + interval '1 hour' - interval '1 microsecond')"
 	key, dir, cmp, open := last, "DESC", ">=", "'-infinity'"
@@ -1365,9 +1335,9 @@ func (s *Store) edgeNewestPage(ctx context.Context, f TransferFilter, g string, 
 	// the values (the group's pair rows by hour; each pair row's transfers by its sender's index):
 	// its two reads keep their generic plans. Ranges and side conditions stay planned with their
 	// values (a USD bound may be best read through grp_edges_usd, a set hashed).
-	query := func(sql string, args []any) (pgx.Rows, error) { return s.query(ctx, sql, exec(args)...) }
+	query := func(sql string, args []any) (pgx.Rows, error) { return s.db.Query(ctx, sql, db.Exec(args)...) }
 	if !f.From.Active() && !f.To.Active() && !f.HasCP && f.USDGte == nil && f.USDLte == nil && f.ValueGte == nil && f.ValueLte == nil {
-		query = func(sql string, args []any) (pgx.Rows, error) { return s.queryGeneric(ctx, sql, args...) }
+		query = func(sql string, args []any) (pgx.Rows, error) { return s.db.QueryGeneric(ctx, sql, args...) }
 	}
 	rows, err := query(fmt.Sprintf(`WITH pr AS MATERIALIZED (
   SELECT e.from_addr, e.to_addr, e.chain, e.token, e.bucket, e.uid, e.t_first, %[1]s AS k, %[7]s AS g FROM transfers.grp_edges e
@@ -1381,7 +1351,7 @@ WHERE cut.k IS NULL OR pr.k %[3]s cut.k`,
 		return nil, false, fmt.Errorf("pair rows of %s: %w", g, err)
 	}
 	// Pair rows of one known transfer (uid, migration 22) are read by the natural key, the others
-	// through their sender's index; every pair row's addresses are prefetched.
+	// through their sender's index; the attributions of every pair row's addresses are read beside the transfers (Page.Attributions).
 	var from, to, chain, token, allChains, allAddrs []string
 	var buckets, uidTimes []time.Time
 	var uids []pgtype.UUID
@@ -1397,7 +1367,7 @@ WHERE cut.k IS NULL OR pr.k %[3]s cut.k`,
 			return nil, false, fmt.Errorf("scan pair rows of %s: %w", g, err)
 		}
 		allChains, allAddrs = append(allChains, c, c), append(allAddrs, fa, ta)
-		if uid.Valid && tf != nil && useEdgeUIDs {
+		if uid.Valid && tf != nil && s.opt.PairUIDs {
 			uids, uidTimes = append(uids, uid), append(uidTimes, *tf)
 		} else {
 			from, to, chain, token, buckets = append(from, fa), append(to, ta), append(chain, c), append(token, tk), append(buckets, bk)
@@ -1415,19 +1385,16 @@ WHERE cut.k IS NULL OR pr.k %[3]s cut.k`,
 	if len(allAddrs) == 0 {
 		return nil, false, nil // fewer pair rows than a page
 	}
-	if p.Prefetch != nil {
-		// The page's transfers are among these pair rows': their senders and recipients.
-		p.Prefetch(allChains, allAddrs)
-	}
+	// The page's transfers are among these pair rows': their senders and recipients.
+	p.beside.start(ctx, s, allChains, allAddrs)
 	// The pair rows as a relation (their text in the transfers columns' collation, so each probe
 	// uses the index), and their hours' span as parameters, by which the executor prunes the
 	// partitions. When the hours lie in one month (nearly every page) the read names that month's
 	// partition: its generic plan is one table's, where the partitioned table's plans every
-	// partition (7-10 ms at 13 months on a fresh connection, paid by each connection on its first
-	// turn, and growing with the months kept; 1-2 ms for one). A partition that is not there (dropped) falls back
-	// to the partitioned table.
+	// partition (paid by each connection on its first turn, and growing with the months kept). A
+	// partition that is not there (dropped) falls back to the partitioned table.
 	read := func(table string) ([]TransferRow, error) {
-		b := &sqlb{rows: true}
+		b := s.newb(sqlb{rows: true})
 		e := `(SELECT u.f COLLATE "C" AS from_addr, u.t COLLATE "C" AS to_addr, u.c COLLATE "C" AS chain, u.k COLLATE "C" AS token, u.b AS bucket
   FROM unnest(` + b.arg(from) + `::text[], ` + b.arg(to) + `::text[], ` + b.arg(chain) + `::text[], ` + b.arg(token) + `::text[], ` +
 			b.arg(buckets) + `::timestamptz[]) u(f, t, c, k, b)) e`
@@ -1479,7 +1446,7 @@ func edgeCountsExact(f TransferFilter) bool {
 // only the transfers of the hours the page spans are fetched (through the sender's index),
 // sorted and sliced. A page turn costs about one page, not offset+limit rows. Only for reads
 // whose pair rows count transfers exactly (edgeCountsExact).
-func (s *Store) edgePageSkipping(ctx context.Context, f TransferFilter, g string, p Page) ([]TransferRow, error) {
+func (s *Reader) edgePageSkipping(ctx context.Context, f TransferFilter, g string, p Page) ([]TransferRow, error) {
 	need := int64(p.Offset + p.Limit)
 	asc := p.SortDir == "asc"
 	dir := "DESC"
@@ -1490,9 +1457,9 @@ func (s *Store) edgePageSkipping(ctx context.Context, f TransferFilter, g string
 	var skipped, sum int64    // transfers in the hours before first; in all hours read
 	found := false
 	for lim := 8; ; lim *= 4 { // hours; a busy entity fills a page turn from a few
-		b := &sqlb{rows: true}
-		rows, err := s.query(ctx, `SELECT e.bucket, sum(e.n)::bigint FROM transfers.grp_edges e WHERE `+strings.Join(b.edgeConds(f, g), " AND ")+
-			` GROUP BY e.bucket ORDER BY e.bucket `+dir+fmt.Sprintf(" LIMIT %d", lim), exec(b.args)...)
+		b := s.newb(sqlb{rows: true})
+		rows, err := s.db.Query(ctx, `SELECT e.bucket, sum(e.n)::bigint FROM transfers.grp_edges e WHERE `+strings.Join(b.edgeConds(f, g), " AND ")+
+			` GROUP BY e.bucket ORDER BY e.bucket `+dir+fmt.Sprintf(" LIMIT %d", lim), db.Exec(b.args)...)
 		if err != nil {
 			return nil, fmt.Errorf("hours of %s: %w", g, err)
 		}
@@ -1527,15 +1494,15 @@ func (s *Store) edgePageSkipping(ctx context.Context, f TransferFilter, g string
 	if !found {
 		return nil, nil // the offset is past the last transfer
 	}
-	b := &sqlb{rows: true}
+	b := s.newb(sqlb{rows: true})
 	lo, hi := last, first
 	if asc {
 		lo, hi = first, last
 	}
 	// The transfers of the first hour before the page are sorted past on the server, not sent.
 	from := b.edgeRows(f, g, transferSelect, lo, hi)
-	out, err := s.query(ctx, `SELECT `+transferSelectOuter+` FROM (SELECT t.* FROM `+from+`) u ORDER BY `+orderBy("time", p.SortDir)+
-		fmt.Sprintf(" LIMIT %d OFFSET %d", p.Limit, int64(p.Offset)-skipped), exec(b.args)...)
+	out, err := s.db.Query(ctx, `SELECT `+transferSelectOuter+` FROM (SELECT t.* FROM `+from+`) u ORDER BY `+orderBy("time", p.SortDir)+
+		fmt.Sprintf(" LIMIT %d OFFSET %d", p.Limit, int64(p.Offset)-skipped), db.Exec(b.args)...)
 	if err != nil {
 		return nil, fmt.Errorf("list transfers of %s: %w", g, err)
 	}
@@ -1546,8 +1513,8 @@ func (s *Store) edgePageSkipping(ctx context.Context, f TransferFilter, g string
 // of one transfer in an hour wholly inside the window decides the value and USD ranges on its
 // own, so those are counted from the pair rows alone; the transfers of the other matching pair
 // rows (several transfers, or an hour the window cuts) are counted from the rows.
-func (s *Store) edgeCount(ctx context.Context, f TransferFilter, g string) (int, error) {
-	b := &sqlb{rows: true}
+func (s *Reader) edgeCount(ctx context.Context, f TransferFilter, g string) (int, error) {
+	b := s.newb(sqlb{rows: true})
 	c := append([]string{"e.grp = " + b.arg(g), b.edgeSingle(f), "e.side = ANY(" + b.arg(flowSides(f.Flow)) + "::smallint[])"},
 		b.rangeConds(f, "e.usd", "e.value")...)
 	c = append(c, b.edgeSides(f)...)
@@ -1558,17 +1525,17 @@ func (s *Store) edgeCount(ctx context.Context, f TransferFilter, g string) (int,
 		c = append(c, tc)
 	}
 	var lower int
-	if err := s.queryRow(ctx, fmt.Sprintf(`SELECT count(*) FROM (SELECT 1 FROM transfers.grp_edges e WHERE %s LIMIT %d) x`,
-		strings.Join(c, " AND "), MaxCount), exec(b.args)...).Scan(&lower); err != nil {
+	if err := s.db.QueryRow(ctx, fmt.Sprintf(`SELECT count(*) FROM (SELECT 1 FROM transfers.grp_edges e WHERE %s LIMIT %d) x`,
+		strings.Join(c, " AND "), MaxCount), db.Exec(b.args)...).Scan(&lower); err != nil {
 		return 0, fmt.Errorf("count transfers of %s: %w", g, err)
 	}
 	if lower >= MaxCount {
 		return MaxCount, nil
 	}
-	b = &sqlb{rows: true}
+	b = s.newb(sqlb{rows: true})
 	var rest int
-	if err := s.queryRow(ctx, fmt.Sprintf(`SELECT count(*) FROM (SELECT 1 FROM %s AND %s LIMIT %d) x`, b.edgeRows(f, g, "1", time.Time{}, time.Time{}), b.edgeNotSingle(f), MaxCount-lower),
-		exec(b.args)...).Scan(&rest); err != nil {
+	if err := s.db.QueryRow(ctx, fmt.Sprintf(`SELECT count(*) FROM (SELECT 1 FROM %s AND %s LIMIT %d) x`, b.edgeRows(f, g, "1", time.Time{}, time.Time{}), b.edgeNotSingle(f), MaxCount-lower),
+		db.Exec(b.args)...).Scan(&rest); err != nil {
 		return 0, fmt.Errorf("count transfers of %s: %w", g, err)
 	}
 	return lower + rest, nil
@@ -1610,8 +1577,8 @@ func (b *sqlb) edgeNotSingle(f TransferFilter) string {
 // the window (empty without one).
 //
 // A keyset page turn's count reads the hour its timeLte cuts from the pair rows: before the
-// known times counted, each of that hour's pair rows was decided by reading its transfers
-// (about 2 ms of a 7 ms turn at 1M rows).
+// known times counted, each of that hour's pair rows was decided by reading its transfers (a
+// large part of the turn).
 func (b *sqlb) edgeSingleParts(f TransferFilter) (is, not []string, outside string) {
 	is, not = []string{"e.n = 1"}, []string{"e.n <> 1"}
 	if f.USDGte != nil || f.USDLte != nil {

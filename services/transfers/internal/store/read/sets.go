@@ -1,9 +1,12 @@
-package store
+package read
 
 import (
 	"context"
 	"fmt"
+	"github.com/jackc/pgx/v5"
 	"strings"
+
+	"github.com/chainintel/chainintel/services/transfers/internal/store/records"
 )
 
 // AddrSet is a set of addresses: listed ones, plus those the attribution read model gives to
@@ -98,8 +101,8 @@ func (b *sqlb) member(col string, s AddrSet) string {
 	}
 	// OFFSET 0 keeps each EXISTS a probe per row: without it the planner may turn it into a
 	// hashed subplan, and over a partitioned table it builds that hash once per partition and
-	// subplan (an exchange's ~15k addresses, four subplans, 13 monthly partitions: 250 ms before
-	// the first row of a page sorted by USD or value, where the probes take 4 ms).
+	// subplan: an exchange's addresses, hashed for every subplan and monthly partition before
+	// the first row of a page sorted by USD or value, cost far more than the probes.
 	probe := func(attr string, vals []string) {
 		if len(vals) > 0 {
 			or = append(or, "EXISTS (SELECT 1 FROM transfers.attributions a WHERE a."+attr+" = ANY("+b.arg(vals)+
@@ -121,11 +124,26 @@ func (b *sqlb) notMember(col string, s AddrSet) string {
 	return "NOT EXISTS (SELECT 1 FROM (" + b.source(s) + ") s(a) WHERE s.a = " + col + ")"
 }
 
+// ResolveSet is set as the read plans take it: sized (SetSize), and, when it is modelled and
+// holds at most Options.ListSetMax addresses, listed address by address (its addresses' own
+// index ranges then drive the reads). It also returns which of the entities the model knows.
+func (s *Reader) ResolveSet(ctx context.Context, set AddrSet) (AddrSet, map[string]bool, error) {
+	sized, known, err := s.SetSize(ctx, set)
+	if err != nil || sized.Size > s.opt.ListSetMax || !sized.modelled() {
+		return sized, known, err
+	}
+	addrs, err := s.SetAddresses(ctx, sized)
+	if err != nil {
+		return sized, nil, err
+	}
+	return Addrs(addrs), known, nil
+}
+
 // SetSize returns set with its Size: the addresses the read model gives to entities, types and
 // deposit services (from the groups' sizes: a sum, so at most the set's size) plus the listed
 // ones. It also returns which of the entities the model knows at all, and keeps in the set which
 // of its groups are live, for the plans (liveGroup).
-func (s *Store) SetSize(ctx context.Context, set AddrSet) (AddrSet, map[string]bool, error) {
+func (s *Reader) SetSize(ctx context.Context, set AddrSet) (AddrSet, map[string]bool, error) {
 	known := map[string]bool{}
 	if !set.modelled() {
 		set.Size = len(set.Addrs)
@@ -133,15 +151,15 @@ func (s *Store) SetSize(ctx context.Context, set AddrSet) (AddrSet, map[string]b
 	}
 	var grps []string
 	for _, e := range set.Entities {
-		grps = append(grps, entityGroup(e))
+		grps = append(grps, records.EntityGroup(e))
 	}
 	for _, t := range set.Types {
-		grps = append(grps, typeGroup(t))
+		grps = append(grps, records.TypeGroup(t))
 	}
 	for _, d := range set.Deposits {
-		grps = append(grps, depositGroup(d))
+		grps = append(grps, records.DepositGroup(d))
 	}
-	rows, err := s.query(ctx, `SELECT g.grp, g.size, g.live, v.epoch, v.removals FROM transfers.groups g, transfers.group_epoch v
+	rows, err := s.db.Query(ctx, `SELECT g.grp, g.size, g.live, v.epoch, v.removals FROM transfers.groups g, transfers.group_epoch v
 		WHERE g.grp = ANY($1::text[]) AND g.size > 0`, grps)
 	if err != nil {
 		return set, nil, fmt.Errorf("size of address set: %w", err)
@@ -170,4 +188,14 @@ func (s *Store) SetSize(ctx context.Context, set AddrSet) (AddrSet, map[string]b
 	}
 	set.Size, set.liveKnown = n, true
 	return set, known, nil
+}
+
+// SetAddresses lists the distinct addresses of a set.
+func (s *Reader) SetAddresses(ctx context.Context, set AddrSet) ([]string, error) {
+	b := s.newb(sqlb{})
+	rows, err := s.db.Query(ctx, "SELECT DISTINCT a FROM ("+b.source(set)+") s(a) ORDER BY a", b.args...)
+	if err != nil {
+		return nil, fmt.Errorf("addresses of set: %w", err)
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
 }

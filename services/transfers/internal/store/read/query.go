@@ -1,4 +1,4 @@
-package store
+package read
 
 import (
 	"context"
@@ -7,15 +7,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/chainintel/chainintel/services/transfers/internal/store/db"
 	"github.com/jackc/pgx/v5"
 )
 
 // MaxCount caps the match count of list queries.
 const MaxCount = 10000
-
-// lateralMax is the most driving addresses a branch reads one by one, each through its own
-// ordered index range (cheap top-N per address); larger sets are one = ANY scan.
-var lateralMax = 64
 
 // AddrFilter constrains one side (sender or recipient) of a row.
 type AddrFilter struct {
@@ -63,51 +60,34 @@ type Page struct {
 	SortDir string // desc, asc
 	Limit   int
 	Offset  int
-	// Prefetch, when set, is told the addresses (chains[i], addrs[i]) the page's transfers are
-	// among, as soon as a read knows them and before it reads the transfers, so their
-	// attributions can be read beside it. Only some reads know them early (edgeNewestPage): it
-	// is called at most once, on the goroutine that called ListTransfers, and must not block.
-	Prefetch func(chains, addrs []string)
-}
+	// Attributions asks PageTransfers for the attributions of the addresses the page's
+	// transfers are among, read beside the transfers where the plan knows those addresses
+	// before it reads them (edgeNewestPage: its pair rows' senders and recipients), so a caller
+	// rendering the page need not read them after it.
+	Attributions bool
 
-// exec makes pgx send a query as an unnamed statement, so PostgreSQL plans it with the actual
-// values every time: large address sets become hashed constants and time bounds prune
-// partitions, which a cached generic plan would not do.
-func exec(args []any) []any { return append([]any{pgx.QueryExecModeExec}, args...) }
+	beside *besideRead // the read Attributions asked for; nil: none
+}
 
 // sqlb collects positional arguments.
 type sqlb struct {
 	rows     bool // querying the partitioned chain tables, not rollups
 	counting bool // a count over every match rather than a page
 	args     []any
+
+	lateralMax int // Options.LateralMax
+	joinMax    int // Options.PairJoinMax
+}
+
+// newb is b with the store's plan thresholds.
+func (s *Reader) newb(b sqlb) *sqlb {
+	b.lateralMax, b.joinMax = s.opt.LateralMax, s.opt.PairJoinMax
+	return &b
 }
 
 func (b *sqlb) arg(v any) string {
 	b.args = append(b.args, v)
 	return fmt.Sprintf("$%d", len(b.args))
-}
-
-// bigSet is the size up to which the app lists a set's addresses instead of leaving the read
-// model's part to the query: a few addresses are best read through their own index ranges.
-var bigSet = 64
-
-// BigSet is that size.
-func BigSet() int { return bigSet }
-
-// SetPlanThresholds changes the set sizes that switch query plans and returns a function
-// restoring them. Tests use it to run every filter through every plan; not for concurrent use.
-func SetPlanThresholds(big, lateral int) (restore func()) {
-	ob, ol := bigSet, lateralMax
-	bigSet, lateralMax = big, lateral
-	return func() { bigSet, lateralMax = ob, ol }
-}
-
-// SetCountChunk changes how many days an all-time group count reads per query and returns a
-// function restoring it. Tests use it to count across several chunks; not for concurrent use.
-func SetCountChunk(days int) (restore func()) {
-	o := countChunk
-	countChunk = days
-	return func() { countChunk = o }
 }
 
 // anyOf is "col is one of vals" for short lists (chains, tokens).
@@ -255,7 +235,7 @@ func (b *sqlb) armSQL(table, cols string, br branch, common []string, order stri
 	// A page by USD reads its keys from index entries for the whole set at once (keyFirstSQL):
 	// read address by address, each would walk or sort on its own.
 	keyFirst := table == "transfers.transfers" && limit > 0 && strings.HasPrefix(order, "usd ")
-	if br.drive.Size > 1 && br.drive.Size <= lateralMax && limit > 0 && !keyFirst {
+	if br.drive.Size > 1 && br.drive.Size <= b.lateralMax && limit > 0 && !keyFirst {
 		return "SELECT x.* FROM (SELECT DISTINCT a FROM (" + b.source(*br.drive) + ") s(a)) d(a) CROSS JOIN LATERAL (SELECT " + cols + " FROM " + table +
 			where(br.driverCol+" = d.a") + " ORDER BY " + order + lim + ") x"
 	}
@@ -365,61 +345,47 @@ func sideAsBase(f TransferFilter) TransferFilter {
 	return f
 }
 
-// ListTransfers returns one page of transfers matching f and the capped match count. A base
-// that is one live entity group is paged by time through the group's pair rows, and from=<one
-// live group>&to=<another> through the hours their pair rollup names, and a base of several
-// entities as the merge of their groups' pages; counts come from rollups when the filter allows
-// (see rollupCount), else from the rows.
-func (s *Store) ListTransfers(ctx context.Context, f TransferFilter, p Page) ([]TransferRow, int, error) {
-	f = sideAsBase(f)
-	g, err := s.edgePlan(ctx, f)
+// ListTransfers returns one page of transfers matching f and the capped match count, read by the
+// plan planTransfers chooses (plans.go).
+func (s *Reader) ListTransfers(ctx context.Context, f TransferFilter, p Page) ([]TransferRow, int, error) {
+	p.beside = nil
+	return s.listTransfers(ctx, f, p)
+}
+
+// PageTransfers is ListTransfers with, when p.Attributions asks and the plan knew the page's
+// addresses before it read the transfers, the attributions of those addresses read beside it.
+func (s *Reader) PageTransfers(ctx context.Context, f TransferFilter, p Page) (TransferPage, error) {
+	p.beside = nil
+	if p.Attributions {
+		p.beside = &besideRead{}
+	}
+	rows, n, err := s.listTransfers(ctx, f, p)
+	attributed := p.beside.wait()
+	if err != nil {
+		return TransferPage{}, err
+	}
+	return TransferPage{Rows: rows, Count: n, Attributed: attributed}, nil
+}
+
+// listTransfers plans the read of f's page p, then runs the plan: its count beside its page, on
+// a connection of its own (the count does not depend on the page), or first where the page
+// needs it (countFirst).
+func (s *Reader) listTransfers(ctx context.Context, f TransferFilter, p Page) ([]TransferRow, int, error) {
+	plan, err := s.planTransfers(ctx, sideAsBase(f), p.SortKey)
 	if err != nil {
 		return nil, 0, err
 	}
-	var pg1, pg2 string
-	var union []string
-	if g == "" {
-		if pg1, pg2, err = s.pairPlan(ctx, f); err != nil {
-			return nil, 0, err
-		}
-	}
-	fe := f // f as the page and the count through g's pair rows read it
-	if g == "" && pg1 == "" {
-		if fe, g, err = s.edgeSidePlan(ctx, f); err != nil {
-			return nil, 0, err
-		}
-	}
-	var ga string          // the entity of a base of an entity and listed addresses (entityAddrsPlan)
-	var withAddrs []string // and those addresses outside it
-	if g == "" && pg1 == "" && p.SortKey == "time" {
-		if union, err = s.unionPlan(ctx, f); err != nil {
-			return nil, 0, err
-		}
-		if union == nil {
-			if ga, withAddrs, err = s.entityAddrsPlan(ctx, f); err != nil {
-				return nil, 0, err
-			}
-		}
-	}
-	// A page through a live entity's pair rows with a condition on their other side (from or
-	// to) walks the pair rows until it has a page of matches: where there are fewer, it reads
-	// them all, probing the other side's set for each. The count is then taken first: a page
-	// past it is empty without reading, and a page that would read every pair row hashes the
-	// sets instead (from=<exchange>&to=deposit:<exchange>, which matches nothing: 96 → 24 ms at
-	// 1M rows).
-	if g != "" && p.SortKey == "time" && (fe.From.Active() || fe.To.Active()) {
-		n, err := s.countTransfers(ctx, f, fe, g)
+	if cf, ok := plan.(countFirst); ok && cf.countFirst(p) {
+		n, err := plan.count(ctx)
 		if err != nil {
 			return nil, 0, err
 		}
 		if n <= p.Offset {
 			return nil, n, nil
 		}
-		fe.sparseSides = n < min(p.Offset+p.Limit, MaxCount)
-		list, err := s.edgePage(ctx, fe, g, p)
+		list, err := cf.pageCounted(ctx, p, n)
 		return list, n, err
 	}
-	// The count does not depend on the page: it runs beside it, on a connection of its own.
 	type counted struct {
 		n   int
 		err error
@@ -428,30 +394,10 @@ func (s *Store) ListTransfers(ctx context.Context, f TransferFilter, p Page) ([]
 	defer cancel()
 	done := make(chan counted, 1)
 	go func() {
-		var n int
-		var err error
-		if pg1 != "" {
-			n, err = s.pairCountTransfers(cctx, f, pg1, pg2)
-		} else if withAddrs != nil {
-			n, err = s.entityAddrsCount(cctx, f, ga, withAddrs)
-		} else {
-			n, err = s.countTransfers(cctx, f, fe, g)
-		}
+		n, err := plan.count(cctx)
 		done <- counted{n, err}
 	}()
-	var list []TransferRow
-	switch {
-	case withAddrs != nil:
-		list, err = s.entityAddrsPage(ctx, f, ga, withAddrs, p)
-	case g != "" && p.SortKey == "time":
-		list, err = s.edgePage(ctx, fe, g, p)
-	case pg1 != "" && p.SortKey == "time":
-		list, err = s.pairPage(ctx, f, pg1, pg2, p)
-	case union != nil:
-		list, err = s.unionPage(ctx, f, union, p)
-	default:
-		list, err = s.listRows(ctx, f, p)
-	}
+	list, err := plan.page(ctx, p)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -461,7 +407,7 @@ func (s *Store) ListTransfers(ctx context.Context, f TransferFilter, p Page) ([]
 
 // pairCountTransfers counts (capped) the transfers of f from live group g1 to g2: from the
 // rollups when they answer it, else from the rows of the pair rollup's hours.
-func (s *Store) pairCountTransfers(ctx context.Context, f TransferFilter, g1, g2 string) (int, error) {
+func (s *Reader) pairCountTransfers(ctx context.Context, f TransferFilter, g1, g2 string) (int, error) {
 	count, ok, err := s.rollupCount(ctx, f)
 	if err != nil || ok {
 		return count, err
@@ -472,7 +418,7 @@ func (s *Store) pairCountTransfers(ctx context.Context, f TransferFilter, g1, g2
 // countTransfers counts (capped) the transfers matching f: from the rollups when they answer
 // it, from a live group's edges (g, reading f as fe: see edgeSidePlan), or from the rows; a
 // count known to be at the cap (capCache) is not read again.
-func (s *Store) countTransfers(ctx context.Context, f, fe TransferFilter, g string) (int, error) {
+func (s *Reader) countTransfers(ctx context.Context, f, fe TransferFilter, g string) (int, error) {
 	key, capped := capKey(f)
 	if capped && s.caps.reached(key, f.Base.version, f.TimeTo) {
 		return MaxCount, nil
@@ -507,7 +453,7 @@ func (s *Store) countTransfers(ctx context.Context, f, fe TransferFilter, g stri
 // first day; ok is false when they never do, or when the base is not one live group or f has a
 // value or USD range (no daily rollup counts those). Rows applied later only add to the days,
 // so the day stays at or after the true one while the base's version stands.
-func (s *Store) capCrossing(ctx context.Context, f TransferFilter) (time.Time, bool, error) {
+func (s *Reader) capCrossing(ctx context.Context, f TransferFilter) (time.Time, bool, error) {
 	if f.ValueGte != nil || f.ValueLte != nil || f.USDGte != nil || f.USDLte != nil {
 		return time.Time{}, false, nil
 	}
@@ -517,17 +463,17 @@ func (s *Store) capCrossing(ctx context.Context, f TransferFilter) (time.Time, b
 	}
 	// The group's days oldest first, a chunk at a time (each four times the last), through
 	// its rollup's key (group, day): a busy entity reaches the cap within its first days, and
-	// summing all of its days at once scanned the whole rollup (38 ms at 10M rows).
+	// summing all of its days at once scans the whole rollup.
 	var sum int64
 	var after time.Time
 	for lim := 32; ; lim *= 4 {
-		b := &sqlb{}
+		b := s.newb(sqlb{})
 		c := append([]string{"grp = " + b.arg(g)}, b.keyConds(f.Chains, f.TokenAddrs, f.TokenIDs)...)
 		if !after.IsZero() {
 			c = append(c, "bucket > "+b.arg(after))
 		}
-		rows, err := s.query(ctx, fmt.Sprintf(`SELECT bucket, sum(%s)::bigint FROM transfers.grp_daily WHERE %s GROUP BY bucket ORDER BY bucket LIMIT %d`,
-			flowExpr(f.Flow), strings.Join(c, " AND "), lim), exec(b.args)...)
+		rows, err := s.db.Query(ctx, fmt.Sprintf(`SELECT bucket, sum(%s)::bigint FROM transfers.grp_daily WHERE %s GROUP BY bucket ORDER BY bucket LIMIT %d`,
+			flowExpr(f.Flow), strings.Join(c, " AND "), lim), db.Exec(b.args)...)
 		if err != nil {
 			return time.Time{}, false, fmt.Errorf("days of %s: %w", g, err)
 		}
@@ -557,20 +503,20 @@ func (s *Store) capCrossing(ctx context.Context, f TransferFilter) (time.Time, b
 }
 
 // rowCount counts (capped) the transfers matching f from the rows.
-func (s *Store) rowCount(ctx context.Context, f TransferFilter) (int, error) {
-	cb := &sqlb{rows: true, counting: true}
+func (s *Reader) rowCount(ctx context.Context, f TransferFilter) (int, error) {
+	cb := s.newb(sqlb{rows: true, counting: true})
 	carms := cb.flowBranches("from_addr", "to_addr", f.Base, f.HasBase, f.Flow, f.Counterparties, f.HasCP)
 	ccommon := cb.transferConds(f, "block_time")
 	var count int
-	if err := s.queryRow(ctx, cb.countSQL("transfers.transfers", carms, ccommon), exec(cb.args)...).Scan(&count); err != nil {
+	if err := s.db.QueryRow(ctx, cb.countSQL("transfers.transfers", carms, ccommon), db.Exec(cb.args)...).Scan(&count); err != nil {
 		return 0, fmt.Errorf("count transfers: %w", err)
 	}
 	return count, nil
 }
 
 // listRows reads one page through the address and sort-key indexes.
-func (s *Store) listRows(ctx context.Context, f TransferFilter, p Page) ([]TransferRow, error) {
-	b := &sqlb{rows: true}
+func (s *Reader) listRows(ctx context.Context, f TransferFilter, p Page) ([]TransferRow, error) {
+	b := s.newb(sqlb{rows: true})
 	arms := b.flowBranches("from_addr", "to_addr", f.Base, f.HasBase, f.Flow, f.Counterparties, f.HasCP)
 	order := orderBy(p.SortKey, p.SortDir)
 	parts := b.segmentedArms("transfers.transfers", transferSelect, f.TimeFrom, f.TimeTo, p, func(from, to time.Time) ([]branch, []string) {
@@ -583,7 +529,7 @@ func (s *Store) listRows(ctx context.Context, f TransferFilter, p Page) ([]Trans
 	}
 	q := "SELECT " + transferSelectOuter + " FROM (" + strings.Join(parts, " UNION ALL ") + ") u ORDER BY " + order +
 		fmt.Sprintf(" LIMIT %d OFFSET %d", p.Limit, p.Offset)
-	rows, err := s.query(ctx, q, exec(b.args)...)
+	rows, err := s.db.Query(ctx, q, db.Exec(b.args)...)
 	if err != nil {
 		return nil, fmt.Errorf("list transfers: %w", err)
 	}
@@ -625,8 +571,8 @@ const sliverShare = 32
 // windowSegments splits f's window for a page sorted by USD or value. Such a page walks each
 // monthly partition's sort-key index until it has enough rows inside the window; where the
 // window only grazes a partition (it ends an hour into a month, or starts an hour before one
-// ends) that walk passes nearly the whole partition before giving up (0.5 s for a week ending
-// at midnight on the 1st, at 10M rows). Those ends, under 1/32 of their month, become arms of
+// ends) that walk passes nearly the whole partition before giving up (a week ending at
+// midnight on the 1st, say). Those ends, under 1/32 of their month, become arms of
 // their own read through the time (or address and time) indexes and sorted.
 func windowSegments(f TransferFilter, sortKey string) []segment {
 	whole := []segment{{from: f.TimeFrom, to: f.TimeTo}}
@@ -685,8 +631,8 @@ const transferSelectOuter = `chain, id, tx_hash, block_hash, block_number, block
 
 // TransfersOfTx returns a transaction's transfers on chain, in log order; times are the block
 // times of the transaction's rows on that chain (the transfers are found through them).
-func (s *Store) TransfersOfTx(ctx context.Context, chain, hash string, times []time.Time) ([]TransferRow, error) {
-	rows, err := s.query(ctx, `SELECT `+transferSelect+` FROM transfers.transfers
+func (s *Reader) TransfersOfTx(ctx context.Context, chain, hash string, times []time.Time) ([]TransferRow, error) {
+	rows, err := s.db.Query(ctx, `SELECT `+transferSelect+` FROM transfers.transfers
 		WHERE block_time = ANY($3) AND tx_hash = $1 AND chain = $2 ORDER BY log_index, id`, hash, chain, times)
 	if err != nil {
 		return nil, fmt.Errorf("transfers of %s: %w", hash, err)
@@ -695,8 +641,8 @@ func (s *Store) TransfersOfTx(ctx context.Context, chain, hash string, times []t
 }
 
 // TransactionsByHash returns the transaction with hash on every chain it is stored on.
-func (s *Store) TransactionsByHash(ctx context.Context, hash string) ([]TransactionRow, error) {
-	rows, err := s.query(ctx, `SELECT chain, hash, block_hash, block_number, block_time, tx_index, from_addr, to_addr,
+func (s *Reader) TransactionsByHash(ctx context.Context, hash string) ([]TransactionRow, error) {
+	rows, err := s.db.Query(ctx, `SELECT chain, hash, block_hash, block_number, block_time, tx_index, from_addr, to_addr,
 		contract_created, nonce, success, value::text, value_usd, gas_used, gas_price::text, effective_gas_price::text, fee::text,
 		fee_usd, method_id FROM transfers.transactions WHERE hash = $1 ORDER BY chain`, hash)
 	if err != nil {
@@ -751,7 +697,7 @@ const swapSelectOuter = `chain, id, tx_hash, block_hash, block_number, block_tim
  token1, token1_id, token1_name, token1_symbol, token1_decimals, amount1, usd, valid, protocol`
 
 // ListSwaps returns one page of swaps matching f and the capped match count.
-func (s *Store) ListSwaps(ctx context.Context, f SwapFilter, p Page) ([]SwapRow, int, error) {
+func (s *Reader) ListSwaps(ctx context.Context, f SwapFilter, p Page) ([]SwapRow, int, error) {
 	build := func(b *sqlb, from, to time.Time) ([]branch, []string) {
 		var arms []branch
 		switch {
@@ -790,7 +736,7 @@ func (s *Store) ListSwaps(ctx context.Context, f SwapFilter, p Page) ([]SwapRow,
 		c = append(c, b.swapExtras(f)...)
 		return arms, c
 	}
-	b := &sqlb{rows: true}
+	b := s.newb(sqlb{rows: true})
 	order := orderBy(p.SortKey, p.SortDir)
 	parts := b.segmentedArms("transfers.swaps", swapSelect, f.TimeFrom, f.TimeTo, p, func(from, to time.Time) ([]branch, []string) {
 		return build(b, from, to)
@@ -800,7 +746,7 @@ func (s *Store) ListSwaps(ctx context.Context, f SwapFilter, p Page) ([]SwapRow,
 	}
 	q := "SELECT " + swapSelectOuter + " FROM (" + strings.Join(parts, " UNION ALL ") + ") u ORDER BY " + order +
 		fmt.Sprintf(" LIMIT %d OFFSET %d", p.Limit, p.Offset)
-	rows, err := s.query(ctx, q, exec(b.args)...)
+	rows, err := s.db.Query(ctx, q, db.Exec(b.args)...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list swaps: %w", err)
 	}
@@ -822,10 +768,10 @@ func (s *Store) ListSwaps(ctx context.Context, f SwapFilter, p Page) ([]SwapRow,
 	if err := rows.Err(); err != nil {
 		return nil, 0, fmt.Errorf("list swaps: %w", err)
 	}
-	cb := &sqlb{rows: true, counting: true}
+	cb := s.newb(sqlb{rows: true, counting: true})
 	carms, ccommon := build(cb, f.TimeFrom, f.TimeTo)
 	var count int
-	if err := s.queryRow(ctx, cb.countSQL("transfers.swaps", carms, ccommon), exec(cb.args)...).Scan(&count); err != nil {
+	if err := s.db.QueryRow(ctx, cb.countSQL("transfers.swaps", carms, ccommon), db.Exec(cb.args)...).Scan(&count); err != nil {
 		return nil, 0, fmt.Errorf("count swaps: %w", err)
 	}
 	return out, count, nil

@@ -1,4 +1,4 @@
-package store
+package write
 
 // Natural ids (migration 23, docs/transfers.md "Natural ids"). A transfer or swap is
 // `<txHash>_<index>` on its chain and a transaction is its hash on its chain, whatever block

@@ -1,34 +1,79 @@
-package store
+// Package attribution is the transfers store's attribution read model as the API reads it: what
+// the model knows of an address (its entity, label, prediction, deposit service), read through
+// an in-process cache that the model's change log keeps exact.
+package attribution
 
 import (
 	"context"
+	_ "embed"
 	"encoding/json"
 	"fmt"
 	"sync"
 	"time"
 
+	"github.com/chainintel/chainintel/services/transfers/internal/store/db"
 	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/jackc/pgx/v5"
 )
 
-// DefaultAttributionCache is how many addresses' attributions a store keeps in process.
-const DefaultAttributionCache = 200_000
+// Entity is an entity as attributions publish it; it renders as the API's Entity.
+type Entity struct {
+	ID       string `json:"id"`
+	Name     string `json:"name"`
+	Type     string `json:"type"`
+	Note     string `json:"note"`
+	Service  string `json:"service,omitempty"`
+	Website  string `json:"website,omitempty"`
+	Twitter  string `json:"twitter,omitempty"`
+	LinkedIn string `json:"linkedin,omitempty"`
+}
 
-// AttributionLogRetention is how long the attribution change log keeps an entry. A replica that
+// Attribution is what the read model knows of one address.
+type Attribution struct {
+	ChainType        string
+	Address          string
+	Entity           *Entity
+	Label            string
+	Predicted        *Entity
+	DepositServiceID string
+	IsContract       bool
+	Version          int64
+	UpdatedAt        time.Time
+}
+
+// AddressKey names an address of a chain type.
+type AddressKey struct{ ChainType, Address string }
+
+// readSinceSQL is readSince's statement.
+//
+//go:embed sql/read_since.sql
+var readSinceSQL string
+
+// Model reads attributions; it is safe for concurrent use.
+type Model struct {
+	db    *db.DB
+	cache *cache // nil: none
+}
+
+// New returns a model reading through d that keeps up to cacheSize addresses' attributions in
+// process (0: none).
+func New(d *db.DB, cacheSize int) *Model { return &Model{db: d, cache: newCache(cacheSize)} }
+
+// LogRetention is how long the attribution change log keeps an entry. A replica that
 // reads nothing for longer drops its whole cache on its next read.
-const AttributionLogRetention = time.Hour
+const LogRetention = time.Hour
 
 // attrChangesPerSync is the most change-log entries a read applies one by one; past that the
 // cache starts over (a relabel of a whole entity, a restart of intelligence).
 const attrChangesPerSync = 5000
 
-// attrCache keeps the attributions of the addresses pages render (rendering a page of 50
+// cache keeps the attributions of the addresses pages render (rendering a page of 50
 // transfers looks up about 100 addresses: a few milliseconds of index probes, most of a page
 // turn), including addresses the read model does not know. It is exact: before each use it reads
 // the change log (attribution_changes, migration 13) past seq, the last entry it has applied, and
 // drops the addresses named there; a row read from the database is kept only if it was read at
 // or after seq (top), since an older read may predate a change the cache has already applied.
-type attrCache struct {
+type cache struct {
 	mu  sync.Mutex
 	seq int64 // every change up to here is reflected; -1: nothing read yet
 	lru *lru.Cache[AddressKey, cachedAttr]
@@ -39,22 +84,18 @@ type cachedAttr struct {
 	known bool // false: the read model has no attribution for the address
 }
 
-func newAttrCache(size int) *attrCache {
+func newCache(size int) *cache {
 	if size <= 0 {
 		return nil
 	}
 	l, _ := lru.New[AddressKey, cachedAttr](size) // only a size < 1 fails
-	return &attrCache{seq: -1, lru: l}
+	return &cache{seq: -1, lru: l}
 }
-
-// SetAttributionCache sets how many addresses' attributions the store keeps in process; 0 keeps
-// none (every page reads them from the read model).
-func (s *Store) SetAttributionCache(size int) { s.attrs = newAttrCache(size) }
 
 // apply moves the cache to log position top: changed (the addresses of the entries past its
 // position) are dropped, or everything when purge is set. A cache already at or past top is
 // left alone (another read got there first).
-func (c *attrCache) apply(top int64, purge bool, changed []AddressKey) {
+func (c *cache) apply(top int64, purge bool, changed []AddressKey) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if top <= c.seq {
@@ -72,7 +113,7 @@ func (c *attrCache) apply(top int64, purge bool, changed []AddressKey) {
 
 // get returns the cached attributions of keys (those the read model knows) and the keys not
 // cached. c.mu must be held.
-func (c *attrCache) get(keys []AddressKey, out map[AddressKey]Attribution) (miss []AddressKey) {
+func (c *cache) get(keys []AddressKey, out map[AddressKey]Attribution) (miss []AddressKey) {
 	for _, k := range keys {
 		e, ok := c.lru.Get(k)
 		switch {
@@ -87,7 +128,7 @@ func (c *attrCache) get(keys []AddressKey, out map[AddressKey]Attribution) (miss
 
 // put keeps what a read at log position top found of keys (found: the known ones), unless the
 // cache has applied changes past top.
-func (c *attrCache) put(top int64, keys []AddressKey, found map[AddressKey]Attribution) {
+func (c *cache) put(top int64, keys []AddressKey, found map[AddressKey]Attribution) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if top < c.seq {
@@ -105,17 +146,17 @@ func (c *attrCache) put(top int64, keys []AddressKey, found map[AddressKey]Attri
 // of one snapshot. When the log says more than that statement reads (entries pruned past the
 // cache's position, or more than attrChangesPerSync of them), the cache starts over and every
 // key is read.
-func (s *Store) Attributions(ctx context.Context, keys []AddressKey) (map[AddressKey]Attribution, error) {
+func (s *Model) Attributions(ctx context.Context, keys []AddressKey) (map[AddressKey]Attribution, error) {
 	if len(keys) == 0 {
 		return map[AddressKey]Attribution{}, nil
 	}
-	if s.attrs == nil {
+	if s.cache == nil {
 		out := make(map[AddressKey]Attribution, len(keys))
 		return out, s.readAttributions(ctx, keys, out)
 	}
-	out, done, err := s.readSince(ctx, s.attrs, keys, false)
+	out, done, err := s.readSince(ctx, s.cache, keys, false)
 	if err == nil && !done {
-		out, _, err = s.readSince(ctx, s.attrs, keys, true)
+		out, _, err = s.readSince(ctx, s.cache, keys, true)
 	}
 	if err != nil {
 		return nil, err
@@ -130,7 +171,7 @@ func (s *Store) Attributions(ctx context.Context, keys []AddressKey) (map[Addres
 // past seq, or more than it reads at once). afresh (or a cache that has read nothing yet) reads
 // every key and not the log, and empties the cache: what it held may predate changes no longer
 // known.
-func (s *Store) readSince(ctx context.Context, c *attrCache, keys []AddressKey, afresh bool) (out map[AddressKey]Attribution, done bool, err error) {
+func (s *Model) readSince(ctx context.Context, c *cache, keys []AddressKey, afresh bool) (out map[AddressKey]Attribution, done bool, err error) {
 	out = make(map[AddressKey]Attribution, len(keys))
 	c.mu.Lock()
 	seq := c.seq
@@ -152,54 +193,15 @@ func (s *Store) readSince(ctx context.Context, c *attrCache, keys []AddressKey, 
 	for i, k := range keys {
 		cts[i], addrs[i], missing[i] = k.ChainType, k.Address, isMiss[k]
 	}
-	// COLLATE "C": the address column's collation, so the comparison is a memcmp, as in its index.
-	rows, err := s.queryGeneric(ctx, `WITH l AS (SELECT pruned, coalesce((SELECT max(seq) FROM transfers.attribution_changes), pruned) AS top
-		    FROM transfers.attribution_log),
-		  ch AS MATERIALIZED (SELECT seq, chain_type, address FROM transfers.attribution_changes WHERE seq > $4 ORDER BY seq LIMIT $5),
-		  k AS (SELECT k.ct, k.addr FROM unnest($1::text[], $2::text[], $3::bool[]) k(ct, addr, miss)
-		    WHERE k.miss OR EXISTS (SELECT 1 FROM ch WHERE ch.chain_type = k.ct AND ch.address = k.addr COLLATE "C"))
-		SELECT 0 AS kind, l.pruned, l.top, NULL::text, NULL::text, NULL::jsonb, NULL::text, NULL::jsonb, NULL::text, NULL::boolean,
-		  NULL::bigint, NULL::timestamptz FROM l
-		UNION ALL
-		SELECT 1, ch.seq, NULL, ch.chain_type, ch.address, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM ch
-		UNION ALL
-		SELECT 2, NULL, NULL, a.chain_type, a.address, a.entity, a.label, a.predicted, a.deposit_service_id, a.is_contract,
-		  a.version, a.updated_at
-		FROM k JOIN transfers.attributions a ON a.chain_type = k.ct AND a.address = k.addr COLLATE "C"`,
-		cts, addrs, missing, seq, limit)
+	rows, err := s.db.QueryGeneric(ctx, readSinceSQL, cts, addrs, missing, seq, limit)
 	if err != nil {
 		return nil, false, fmt.Errorf("load attributions: %w", err)
 	}
-	defer rows.Close()
-	var pruned, top int64
-	entries := 0
-	changed := map[AddressKey]bool{}
-	found := map[AddressKey]Attribution{}
-	dec := entityDecoder{}
-	for rows.Next() {
-		var kind int
-		var n1, n2 *int64
-		var r attrRow
-		if err := rows.Scan(&kind, &n1, &n2, &r.ct, &r.addr, &r.ej, &r.label, &r.pj, &r.dep, &r.isContract, &r.version, &r.updated); err != nil {
-			return nil, false, fmt.Errorf("scan attribution: %w", err)
-		}
-		switch kind {
-		case 0:
-			pruned, top = *n1, *n2
-		case 1:
-			entries++
-			changed[AddressKey{*r.ct, *r.addr}] = true
-		default:
-			a, err := r.attribution(dec)
-			if err != nil {
-				return nil, false, err
-			}
-			found[AddressKey{a.ChainType, a.Address}] = a
-		}
+	r, err := scanSince(rows)
+	if err != nil {
+		return nil, false, err
 	}
-	if err := rows.Err(); err != nil {
-		return nil, false, fmt.Errorf("load attributions: %w", err)
-	}
+	pruned, top, entries, changed, found := r.pruned, r.top, r.entries, r.changed, r.found
 	if !afresh && (seq < pruned || entries >= attrChangesPerSync) {
 		return nil, false, nil
 	}
@@ -222,13 +224,55 @@ func (s *Store) readSince(ctx context.Context, c *attrCache, keys []AddressKey, 
 	return out, true, nil
 }
 
-// readAttributions reads keys from the read model into out (a store without a cache).
-func (s *Store) readAttributions(ctx context.Context, keys []AddressKey, out map[AddressKey]Attribution) error {
+// sinceRead is what readSince's statement read: the log's pruned position and top, its entries
+// past the cache's position (how many, and the addresses they name) and the attributions found.
+type sinceRead struct {
+	pruned, top int64
+	entries     int
+	changed     map[AddressKey]bool
+	found       map[AddressKey]Attribution
+}
+
+// scanSince reads the rows of readSinceSQL (kind 0: the log's bounds; 1: a log entry; 2: an
+// attribution) and closes them.
+func scanSince(rows pgx.Rows) (sinceRead, error) {
+	defer rows.Close()
+	r := sinceRead{changed: map[AddressKey]bool{}, found: map[AddressKey]Attribution{}}
+	dec := entityDecoder{}
+	for rows.Next() {
+		var kind int
+		var n1, n2 *int64
+		var a attrRow
+		if err := rows.Scan(&kind, &n1, &n2, &a.ct, &a.addr, &a.ej, &a.label, &a.pj, &a.dep, &a.isContract, &a.version, &a.updated); err != nil {
+			return r, fmt.Errorf("scan attribution: %w", err)
+		}
+		switch kind {
+		case 0:
+			r.pruned, r.top = *n1, *n2
+		case 1:
+			r.entries++
+			r.changed[AddressKey{*a.ct, *a.addr}] = true
+		default:
+			at, err := a.attribution(dec)
+			if err != nil {
+				return r, err
+			}
+			r.found[AddressKey{at.ChainType, at.Address}] = at
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return r, fmt.Errorf("load attributions: %w", err)
+	}
+	return r, nil
+}
+
+// readAttributions reads keys from the read model into out (a model without a cache).
+func (s *Model) readAttributions(ctx context.Context, keys []AddressKey, out map[AddressKey]Attribution) error {
 	cts, addrs := make([]string, len(keys)), make([]string, len(keys))
 	for i, k := range keys {
 		cts[i], addrs[i] = k.ChainType, k.Address
 	}
-	rows, err := s.query(ctx, `SELECT a.chain_type, a.address, a.entity, a.label, a.predicted, a.deposit_service_id,
+	rows, err := s.db.Query(ctx, `SELECT a.chain_type, a.address, a.entity, a.label, a.predicted, a.deposit_service_id,
 		a.is_contract, a.version, a.updated_at
 		FROM transfers.attributions a JOIN unnest($1::text[], $2::text[]) k(ct, addr)
 		  ON a.chain_type = k.ct AND a.address = k.addr COLLATE "C"`, cts, addrs)
@@ -292,13 +336,13 @@ func (r attrRow) attribution(d entityDecoder) (Attribution, error) {
 	return a, nil
 }
 
-// pruneAttributionChanges drops change log entries older than AttributionLogRetention and
+// PruneChanges drops change log entries older than LogRetention and
 // records the last one dropped.
-func pruneAttributionChanges(ctx context.Context, tx pgx.Tx) error {
+func PruneChanges(ctx context.Context, tx pgx.Tx) error {
 	if _, err := tx.Exec(ctx, `WITH gone AS (DELETE FROM transfers.attribution_changes
 		  WHERE at < now() - make_interval(secs => $1) RETURNING seq)
 		UPDATE transfers.attribution_log SET pruned = greatest(pruned, (SELECT max(seq) FROM gone))
-		WHERE EXISTS (SELECT 1 FROM gone)`, AttributionLogRetention.Seconds()); err != nil {
+		WHERE EXISTS (SELECT 1 FROM gone)`, LogRetention.Seconds()); err != nil {
 		return fmt.Errorf("prune attribution changes: %w", err)
 	}
 	return nil

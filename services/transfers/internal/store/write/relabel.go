@@ -1,4 +1,4 @@
-package store
+package write
 
 import (
 	"context"
@@ -9,14 +9,6 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// DefaultGroupMin is the number of addresses above which an attribution group is live (keeps
-// rollups): smaller groups are summed over their addresses at query time, as cheaply.
-const DefaultGroupMin = 64
-
-// SetGroupMin changes the size above which groups become live. Groups already live stay live;
-// Rematerialize applies the threshold to every group. Not for concurrent use with writes.
-func (s *Store) SetGroupMin(n int) { s.groupMin = n }
-
 // relabel runs after a batch of attribution changes, in its transaction, with memb_before and
 // memb_after holding the groups of the batch's addresses before and after it. For the addresses
 // whose groups changed it subtracts their pair_hourly rows' contributions under the old
@@ -24,7 +16,7 @@ func (s *Store) SetGroupMin(n int) { s.groupMin = n }
 // past the threshold are built from pair_hourly, groups left without addresses are dropped.
 // Every transfer writer holds the shared group lock, so pair_hourly holds exactly the rows the
 // rollups were built from.
-func (s *Store) relabel(ctx context.Context, tx pgx.Tx) error {
+func (s *Writer) relabel(ctx context.Context, tx pgx.Tx) error {
 	if err := createSubtractionTables(ctx, tx); err != nil {
 		return err
 	}
@@ -104,7 +96,7 @@ SELECT (SELECT count(*) FROM rem) + (SELECT count(*) FROM ad)`).Scan(&changed); 
 
 // transitions drops the live groups left without addresses and marks live the groups that
 // grew past the threshold; it returns the latter, still to be built.
-func (s *Store) transitions(ctx context.Context, tx pgx.Tx) ([]string, error) {
+func (s *Writer) transitions(ctx context.Context, tx pgx.Tx) ([]string, error) {
 	var dead, fresh []string
 	if err := tx.QueryRow(ctx, `WITH d AS (UPDATE transfers.groups SET live = false WHERE live AND size <= 0 RETURNING grp)
 		SELECT coalesce(array_agg(grp), '{}') FROM d`).Scan(&dead); err != nil {
@@ -121,7 +113,7 @@ func (s *Store) transitions(ctx context.Context, tx pgx.Tx) ([]string, error) {
 		return nil, err
 	}
 	if err := tx.QueryRow(ctx, `WITH f AS (UPDATE transfers.groups SET live = true WHERE NOT live AND size > $1 RETURNING grp)
-		SELECT coalesce(array_agg(grp), '{}') FROM f`, s.groupMin).Scan(&fresh); err != nil {
+		SELECT coalesce(array_agg(grp), '{}') FROM f`, s.opt.GroupMin).Scan(&fresh); err != nil {
 		return nil, fmt.Errorf("grown groups: %w", err)
 	}
 	return fresh, nil
@@ -179,7 +171,7 @@ WHERE r.grp = k.grp AND r.bucket = k.bucket AND r.from_addr = k.from_addr AND r.
 // Reconcile makes the live groups follow the threshold for groups that grew past it (after a
 // migration, or a lower threshold): it builds them. It changes nothing when everything is in
 // order, so it is cheap to run at every migration.
-func (s *Store) Reconcile(ctx context.Context) error {
+func (s *Writer) Reconcile(ctx context.Context) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SET LOCAL work_mem = '64MB'; SET LOCAL jit = off; SELECT pg_advisory_xact_lock(`+fmt.Sprint(groupLock)+`)`); err != nil {
 			return err
@@ -198,7 +190,7 @@ func (s *Store) Reconcile(ctx context.Context) error {
 // Rematerialize rebuilds every group rollup from pair_hourly and the read model: group sizes
 // are recounted and exactly the groups above the threshold are live. It is how a changed
 // threshold applies to groups already live, and a repair tool.
-func (s *Store) Rematerialize(ctx context.Context) error {
+func (s *Writer) Rematerialize(ctx context.Context) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SET LOCAL work_mem = '64MB'; SET LOCAL jit = off; SELECT pg_advisory_xact_lock(`+fmt.Sprint(groupLock)+`);
 			TRUNCATE transfers.grp_hourly, transfers.grp_daily, transfers.grp_pair_hourly, transfers.grp_pair_daily,

@@ -1,4 +1,4 @@
-package store
+package read
 
 import (
 	"context"
@@ -8,19 +8,22 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
+
+	"github.com/chainintel/chainintel/services/transfers/internal/store/db"
+	"github.com/chainintel/chainintel/services/transfers/internal/store/records"
 )
 
 // Reads of transfers from one live group to another (from=<entity>&to=type:<t>,
 // from=type:cex&to=<entity>, ...; see pairKept), guided by the groups' pair rollup:
 // grp_pair_hourly names the hours that hold such transfers, so only those hours' rows are read.
-// Without it such a page walked the sender's transfers looking for matches (290-400 ms at 2M
-// rows, 12.8 s for a pair with no transfers at all). Also the pages of a base of several
+// Without it such a page walks the sender's transfers looking for matches (all of them for a
+// pair with no transfers at all). Also the pages of a base of several
 // entities, merged from their groups' pages.
 
 // pairPlan returns the two live groups of f when its only address filters are from=<one live
 // group> and to=<another> whose pairs are kept and it has no value or USD range, or "" when f is
 // not of that shape.
-func (s *Store) pairPlan(ctx context.Context, f TransferFilter) (g1, g2 string, err error) {
+func (s *Reader) pairPlan(ctx context.Context, f TransferFilter) (g1, g2 string, err error) {
 	if f.HasBase || f.HasCP || !f.From.Only || !f.To.Only || !f.From.NotIn.Empty() || !f.To.NotIn.Empty() {
 		return "", "", nil
 	}
@@ -33,7 +36,7 @@ func (s *Store) pairPlan(ctx context.Context, f TransferFilter) (g1, g2 string, 
 	if g1, err = s.pureGroup(ctx, f.From.In); err != nil || g1 == "" {
 		return "", "", err
 	}
-	if g2, err = s.pureGroup(ctx, f.To.In); err != nil || g2 == "" || !pairKept(g1, g2) {
+	if g2, err = s.pureGroup(ctx, f.To.In); err != nil || g2 == "" || !records.PairKept(g1, g2) {
 		return "", "", err
 	}
 	return g1, g2, nil
@@ -42,8 +45,8 @@ func (s *Store) pairPlan(ctx context.Context, f TransferFilter) (g1, g2 string, 
 // pairHours reads, in dir order, up to lim hours in which group g1 sent to group g2 transfers
 // of f's chains and tokens inside f's window, with how many each (for a window that cuts an
 // hour, or a value or USD range, an upper bound of the matches).
-func (s *Store) pairHours(ctx context.Context, f TransferFilter, g1, g2, dir string, lim int) ([]time.Time, []int64, error) {
-	b := &sqlb{}
+func (s *Reader) pairHours(ctx context.Context, f TransferFilter, g1, g2, dir string, lim int) ([]time.Time, []int64, error) {
+	b := s.newb(sqlb{})
 	c := append([]string{"from_grp = " + b.arg(g1), "to_grp = " + b.arg(g2)}, b.keyConds(f.Chains, f.TokenAddrs, f.TokenIDs)...)
 	if !f.TimeFrom.IsZero() {
 		c = append(c, "bucket >= "+b.arg(f.TimeFrom.UTC().Truncate(time.Hour)))
@@ -51,8 +54,8 @@ func (s *Store) pairHours(ctx context.Context, f TransferFilter, g1, g2, dir str
 	if !f.TimeTo.IsZero() {
 		c = append(c, "bucket <= "+b.arg(f.TimeTo))
 	}
-	rows, err := s.query(ctx, "SELECT bucket, sum(n)::bigint FROM transfers.grp_pair_hourly WHERE "+strings.Join(c, " AND ")+
-		" GROUP BY bucket HAVING sum(n) > 0 ORDER BY bucket "+dir+fmt.Sprintf(" LIMIT %d", lim), exec(b.args)...)
+	rows, err := s.db.Query(ctx, "SELECT bucket, sum(n)::bigint FROM transfers.grp_pair_hourly WHERE "+strings.Join(c, " AND ")+
+		" GROUP BY bucket HAVING sum(n) > 0 ORDER BY bucket "+dir+fmt.Sprintf(" LIMIT %d", lim), db.Exec(b.args)...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("hours from %s to %s: %w", g1, g2, err)
 	}
@@ -118,7 +121,7 @@ func (b *sqlb) pairRows(f TransferFilter, g1, g2 string, hours []time.Time, cols
 // transfers; when the counts are exact (edgeCountsExact), the hours wholly before the page are
 // skipped by count. Only the rows of the remaining hours are read, sorted and sliced. When a
 // range or a cut hour leaves too few, more hours are read.
-func (s *Store) pairPage(ctx context.Context, f TransferFilter, g1, g2 string, p Page) ([]TransferRow, error) {
+func (s *Reader) pairPage(ctx context.Context, f TransferFilter, g1, g2 string, p Page) ([]TransferRow, error) {
 	need := int64(p.Offset + p.Limit)
 	dir := "DESC"
 	if p.SortDir == "asc" {
@@ -156,10 +159,10 @@ func (s *Store) pairPage(ctx context.Context, f TransferFilter, g1, g2 string, p
 		if len(read) == 0 {
 			return nil, nil // the offset is past the last transfer
 		}
-		b := &sqlb{rows: true}
+		b := s.newb(sqlb{rows: true})
 		q := "SELECT " + transferSelectOuter + " FROM (SELECT t.* FROM " + b.pairRows(f, g1, g2, read, transferSelect) +
 			") u ORDER BY " + orderBy("time", p.SortDir) + fmt.Sprintf(" LIMIT %d", need-skipped)
-		rows, err := s.query(ctx, q, exec(b.args)...)
+		rows, err := s.db.Query(ctx, q, db.Exec(b.args)...)
 		if err != nil {
 			return nil, fmt.Errorf("transfers from %s to %s: %w", g1, g2, err)
 		}
@@ -180,16 +183,16 @@ func (s *Store) pairPage(ctx context.Context, f TransferFilter, g1, g2 string, p
 
 // pairCount counts (capped) f's transfers from g1 to g2 in the pair rollup's hours, newest
 // first, reading more hours until the cap or the last hour.
-func (s *Store) pairCount(ctx context.Context, f TransferFilter, g1, g2 string) (int, error) {
+func (s *Reader) pairCount(ctx context.Context, f TransferFilter, g1, g2 string) (int, error) {
 	for lim := 64; ; lim *= 4 {
 		hours, _, err := s.pairHours(ctx, f, g1, g2, "DESC", lim)
 		if err != nil || len(hours) == 0 {
 			return 0, err
 		}
-		b := &sqlb{rows: true, counting: true}
+		b := s.newb(sqlb{rows: true, counting: true})
 		var n int
 		q := fmt.Sprintf("SELECT count(*) FROM (SELECT 1 FROM %s LIMIT %d) c", b.pairRows(f, g1, g2, hours, "1"), MaxCount)
-		if err := s.queryRow(ctx, q, exec(b.args)...).Scan(&n); err != nil {
+		if err := s.db.QueryRow(ctx, q, db.Exec(b.args)...).Scan(&n); err != nil {
 			return 0, fmt.Errorf("count transfers from %s to %s: %w", g1, g2, err)
 		}
 		if n >= MaxCount || len(hours) < lim {
@@ -200,7 +203,7 @@ func (s *Store) pairCount(ctx context.Context, f TransferFilter, g1, g2 string) 
 
 // unionPlan returns the live groups of f's base when it is several disjoint entity groups (see
 // disjointEntityGroups) with flow all and no other address filter, or nil.
-func (s *Store) unionPlan(ctx context.Context, f TransferFilter) ([]string, error) {
+func (s *Reader) unionPlan(ctx context.Context, f TransferFilter) ([]string, error) {
 	if !f.HasBase || f.HasCP || f.From.Active() || f.To.Active() || f.Flow != "all" {
 		return nil, nil
 	}
@@ -211,7 +214,7 @@ func (s *Store) unionPlan(ctx context.Context, f TransferFilter) ([]string, erro
 // when the base is one entity and listed addresses (a caller's additions to it) with no other
 // address filter, and flow all, or flow in, out or self without a value or USD range (the
 // rollups then count it); otherwise "" and nil.
-func (s *Store) entityAddrsPlan(ctx context.Context, f TransferFilter) (string, []string, error) {
+func (s *Reader) entityAddrsPlan(ctx context.Context, f TransferFilter) (string, []string, error) {
 	ranged := f.USDGte != nil || f.USDLte != nil || f.ValueGte != nil || f.ValueLte != nil
 	flowOK := f.Flow == "all" || (f.Flow == "in" || f.Flow == "out" || f.Flow == "self") && !ranged
 	if !f.HasBase || f.HasCP || f.From.Active() || f.To.Active() || !flowOK ||
@@ -237,7 +240,7 @@ func (s *Store) entityAddrsPlan(ctx context.Context, f TransferFilter) (string, 
 // attribution indexes before. With flow self, the entity's part is its own self transfers and
 // the addresses' part those with both sides in the union (among them, and between them and the
 // entity).
-func (s *Store) entityAddrsPage(ctx context.Context, f TransferFilter, g string, addrs []string, p Page) ([]TransferRow, error) {
+func (s *Reader) entityAddrsPage(ctx context.Context, f TransferFilter, g string, addrs []string, p Page) ([]TransferRow, error) {
 	first := Page{SortKey: p.SortKey, SortDir: p.SortDir, Limit: p.Offset + p.Limit}
 	fe, fa := f, f
 	fa.Base = Addrs(addrs)
@@ -272,7 +275,7 @@ func (s *Store) entityAddrsPage(ctx context.Context, f TransferFilter, g string,
 // value or USD range) the group's count through its pair rows, plus the addresses', less those
 // between the two, which both count. The union holds each part, so a part at the cap is the
 // answer.
-func (s *Store) entityAddrsCount(ctx context.Context, f TransferFilter, g string, addrs []string) (int, error) {
+func (s *Reader) entityAddrsCount(ctx context.Context, f TransferFilter, g string, addrs []string) (int, error) {
 	n, ok, err := s.rollupCount(ctx, f)
 	if err != nil || ok {
 		return n, err
@@ -320,7 +323,7 @@ func entityAddrsParts(f TransferFilter, addrs []string) (fa TransferFilter, betw
 // each group's first offset+limit transfers through its pair rows (edgePage), merged in the
 // page's order, a transfer between two of the groups kept once. The union's first offset+limit
 // transfers are among them: each touches a group, and is among that group's first ones.
-func (s *Store) unionPage(ctx context.Context, f TransferFilter, gs []string, p Page) ([]TransferRow, error) {
+func (s *Reader) unionPage(ctx context.Context, f TransferFilter, gs []string, p Page) ([]TransferRow, error) {
 	first := Page{SortKey: p.SortKey, SortDir: p.SortDir, Limit: p.Offset + p.Limit}
 	// The groups' pages are read side by side, each on a connection of its own.
 	lists := make([][]TransferRow, len(gs))

@@ -1,4 +1,4 @@
-package store
+package write
 
 // Queued rollups. A transfers write stores its new rows and appends their keys (natural key and
 // block) to transfers.rollup_keys, in one transaction (WriteTransfers). Applying moves a batch
@@ -15,8 +15,8 @@ package store
 //   - a reorg (exclusive) first applies the queued rows of the blocks it removes, so every row
 //     it removes is in the rollups it subtracts from; other queued rows are not its concern.
 //
-// Inline (the default of New), a write applies the queue before it returns, so a read after it
-// sees its rows everywhere. Queued (SetQueuedRollups), a write returns once its rows are stored
+// Inline (Options.InlineRollups), a write applies the queue before it returns, so a read after it
+// sees its rows everywhere. Queued (the default), a write returns once its rows are stored
 // and RunRollups applies them in the background; a write that finds more than the lag bound
 // queued applies as many rows as it wrote before it returns, so the queue cannot grow without
 // bound under a load the rollups cannot keep up with.
@@ -47,9 +47,6 @@ var keyColList = strings.Split(keyCols, ", ")
 func keyValues(v []any) []any {
 	return []any{v[5], v[len(v)-1], v[4], v[0]}
 }
-
-// DefaultRollupBatch is the most queued rows one apply takes.
-const DefaultRollupBatch = 20000
 
 // applyRowsSQL creates the session's tables of an apply and empties them: its rows, their
 // addresses' live groups, its pair rows (with the groups of both sides) and their group sides
@@ -127,7 +124,7 @@ SELECT 1`
 // applyBatch moves up to max queued rows into the rollups in tx, which holds groupLock (shared
 // or exclusive). It returns how many it applied; 0 when nothing is queued that another apply
 // does not hold.
-func (s *Store) applyBatch(ctx context.Context, tx pgx.Tx, max int) (int, error) {
+func (s *Writer) applyBatch(ctx context.Context, tx pgx.Tx, max int) (int, error) {
 	return s.apply(ctx, tx, takeBatchSQL, max)
 }
 
@@ -135,7 +132,7 @@ func (s *Store) applyBatch(ctx context.Context, tx pgx.Tx, max int) (int, error)
 // exclusively: a reorg, which then removes them, so that it subtracts them from rollups that
 // hold them. Other blocks' queued rows stay queued, but for rows of blocks of the same numbers,
 // or, when a block's number is unknown (0), every queued row of the chain.
-func (s *Store) applyBlocks(ctx context.Context, tx pgx.Tx, chain string, blocks []Block) error {
+func (s *Writer) applyBlocks(ctx context.Context, tx pgx.Tx, chain string, blocks []Block) error {
 	numbers := make([]int64, 0, len(blocks))
 	for _, b := range blocks {
 		if b.Number <= 0 {
@@ -150,7 +147,7 @@ func (s *Store) applyBlocks(ctx context.Context, tx pgx.Tx, chain string, blocks
 
 // apply moves the queued rows take (a takeQueuedSQL statement, with args) selects into the
 // rollups, in tx, and returns how many.
-func (s *Store) apply(ctx context.Context, tx pgx.Tx, take string, args ...any) (int, error) {
+func (s *Writer) apply(ctx context.Context, tx pgx.Tx, take string, args ...any) (int, error) {
 	if _, err := tx.Exec(ctx, applyRowsSQL); err != nil {
 		return 0, fmt.Errorf("prepare rollups: %w", err)
 	}
@@ -195,11 +192,11 @@ func (s *Store) apply(ctx context.Context, tx pgx.Tx, take string, args ...any) 
 	return int(tag.RowsAffected()), nil
 }
 
-// applyRollups applies up to max queued rows (DefaultRollupBatch when max ≤ 0) in one
+// applyRollups applies up to max queued rows (Options.RollupBatch when max ≤ 0) in one
 // transaction and returns how many it applied.
-func (s *Store) applyRollups(ctx context.Context, max int) (int, error) {
+func (s *Writer) applyRollups(ctx context.Context, max int) (int, error) {
 	if max <= 0 {
-		max = DefaultRollupBatch
+		max = s.rollupBatch()
 	}
 	var n int
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
@@ -218,7 +215,7 @@ func (s *Store) applyRollups(ctx context.Context, max int) (int, error) {
 
 // DrainRollups applies queued rows until none are left that another apply does not hold, and
 // returns how many it applied.
-func (s *Store) DrainRollups(ctx context.Context) (int, error) {
+func (s *Writer) DrainRollups(ctx context.Context) (int, error) {
 	total := 0
 	for {
 		n, err := s.applyRollups(ctx, s.rollupBatch())
@@ -230,7 +227,7 @@ func (s *Store) DrainRollups(ctx context.Context) (int, error) {
 }
 
 // QueuedRollups is how many rows wait for the rollups (exact; it counts the queue).
-func (s *Store) QueuedRollups(ctx context.Context) (int64, error) {
+func (s *Writer) QueuedRollups(ctx context.Context) (int64, error) {
 	var n int64
 	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM transfers.rollup_keys`).Scan(&n)
 	return n, err
@@ -255,7 +252,7 @@ type rollupQueue struct {
 const lengthTTL = time.Second
 
 // length is the queue's length as the lag bound reads it.
-func (q *rollupQueue) length(ctx context.Context, s *Store) (int64, error) {
+func (q *rollupQueue) length(ctx context.Context, s *Writer) (int64, error) {
 	if q.lengthFn != nil {
 		return q.lengthFn(ctx)
 	}
@@ -274,7 +271,7 @@ func (q *rollupQueue) length(ctx context.Context, s *Store) (int64, error) {
 
 // queueLength is the statistics' live-tuple count of the queue: an estimate that lags by about
 // a second, which is as close as a bound needs, at the cost of a function call.
-func (s *Store) queueLength(ctx context.Context) (int64, error) {
+func (s *Writer) queueLength(ctx context.Context) (int64, error) {
 	var n int64
 	if err := s.pool.QueryRow(ctx, `SELECT pg_stat_get_live_tuples('transfers.rollup_keys'::regclass)`).Scan(&n); err != nil {
 		return 0, fmt.Errorf("rollup queue length: %w", err)
@@ -282,25 +279,19 @@ func (s *Store) queueLength(ctx context.Context) (int64, error) {
 	return n, nil
 }
 
-// SetQueuedRollups makes writes leave their rows queued for RunRollups. A write that finds more
-// than lagMax rows queued (0: no bound) applies as many as it wrote before it returns.
-func (s *Store) SetQueuedRollups(lagMax int64) {
-	s.rq.queued, s.rq.lagMax = true, lagMax
-}
+// defaultRollupBatch is the most queued rows one apply takes when Options.RollupBatch is not set.
+const defaultRollupBatch = 20_000
 
-// SetRollupBatch sets the most queued rows one apply takes (DefaultRollupBatch when n ≤ 0).
-func (s *Store) SetRollupBatch(n int) { s.rq.batch = n }
-
-func (s *Store) rollupBatch() int {
+func (s *Writer) rollupBatch() int {
 	if s.rq.batch > 0 {
 		return s.rq.batch
 	}
-	return DefaultRollupBatch
+	return defaultRollupBatch
 }
 
 // afterWrite runs after a write that queued n rows committed: inline, it applies the queue;
 // queued, it wakes the worker and, past the lag bound, applies n rows itself.
-func (s *Store) afterWrite(ctx context.Context, n int) error {
+func (s *Writer) afterWrite(ctx context.Context, n int) error {
 	if n == 0 {
 		return nil
 	}
@@ -333,7 +324,7 @@ func (s *Store) afterWrite(ctx context.Context, n int) error {
 // every poll (rows other replicas queued, or a failed apply to retry). It counts the rows it
 // applies (transfers_rollups_applied_total) and records the queue's length after each pass
 // (transfers_rollup_queue_rows, the statistics' estimate) with meter.
-func (s *Store) RunRollups(ctx context.Context, poll time.Duration, log *slog.Logger, meter metric.Meter) error {
+func (s *Writer) RunRollups(ctx context.Context, poll time.Duration, log *slog.Logger, meter metric.Meter) error {
 	applied, _ := meter.Int64Counter("transfers_rollups_applied_total", metric.WithDescription("queued transfers added to the rollups"))
 	queued, _ := meter.Int64Gauge("transfers_rollup_queue_rows", metric.WithDescription("transfers stored and not yet in the rollups (estimate)"))
 	// The queue as a job: remaining is the rows queued, the ETA the lag in seconds at the

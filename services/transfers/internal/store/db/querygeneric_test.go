@@ -1,14 +1,18 @@
-package store
+package db_test
 
 import (
 	"context"
+	"os"
 	"testing"
 
 	"github.com/chainintel/chainintel/libs/pgstore/pgtest"
+	"github.com/chainintel/chainintel/services/transfers/internal/store/db"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// queryGeneric runs its statement under a generic plan in a transaction of its own, and leaves
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m, nil)) }
+
+// QueryGeneric runs its statement under a generic plan in a transaction of its own, and leaves
 // its connection as it found it, whether the statement succeeds or fails: plan_cache_mode is
 // back to the server's setting and no transaction is left open (a pool of one connection, so
 // every statement runs on the same one).
@@ -24,7 +28,7 @@ func TestQueryGenericLeavesTheConnectionClean(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	s := New(pool)
+	s := db.New(pool)
 	mode := func(step string) {
 		t.Helper()
 		c, err := pool.Acquire(ctx)
@@ -44,7 +48,7 @@ func TestQueryGenericLeavesTheConnectionClean(t *testing.T) {
 		}
 	}
 	for i := range 7 { // past the five custom plans PostgreSQL would otherwise try
-		rows, err := s.queryGeneric(ctx, `SELECT current_setting('plan_cache_mode'), x FROM generate_series(1, $1::int) x`, 3)
+		rows, err := s.QueryGeneric(ctx, `SELECT current_setting('plan_cache_mode'), x FROM generate_series(1, $1::int) x`, 3)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -66,7 +70,7 @@ func TestQueryGenericLeavesTheConnectionClean(t *testing.T) {
 		mode("after a statement")
 	}
 	// Rows closed before they are all read.
-	rows, err := s.queryGeneric(ctx, `SELECT x FROM generate_series(1, $1::int) x`, 1000)
+	rows, err := s.QueryGeneric(ctx, `SELECT x FROM generate_series(1, $1::int) x`, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +78,7 @@ func TestQueryGenericLeavesTheConnectionClean(t *testing.T) {
 	rows.Close()
 	mode("after rows closed early")
 	// A statement failing as it runs.
-	rows, err = s.queryGeneric(ctx, `SELECT 1 / (x - $1::int) FROM generate_series(1, 3) x`, 2)
+	rows, err = s.QueryGeneric(ctx, `SELECT 1 / (x - $1::int) FROM generate_series(1, 3) x`, 2)
 	if err == nil {
 		for rows.Next() {
 		}

@@ -1,4 +1,4 @@
-package store
+package attribution
 
 import "testing"
 
@@ -6,7 +6,7 @@ import "testing"
 // applied (an older read may hold what a change replaced); an address without attribution is
 // kept as such.
 func TestAttrCacheKeepsNoReadOlderThanItsChanges(t *testing.T) {
-	c := newAttrCache(8)
+	c := newCache(8)
 	k, unknown := AddressKey{"evm", "0xa"}, AddressKey{"evm", "0xb"}
 	c.seq = 5
 	c.put(4, []AddressKey{k}, map[AddressKey]Attribution{k: {Label: "before change 5"}})

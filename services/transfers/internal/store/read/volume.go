@@ -1,4 +1,4 @@
-package store
+package read
 
 import (
 	"context"
@@ -24,8 +24,8 @@ type ExchangeVolume struct {
 
 // ExchangeVolumes returns the daily volume of addrs with every exchange, on chains (nil: all),
 // ordered by chain, day and exchange id.
-func (s *Store) ExchangeVolumes(ctx context.Context, addrs, chains []string) ([]ExchangeVolume, error) {
-	rows, err := s.query(ctx, volumeSQL, addrs, chains)
+func (s *Reader) ExchangeVolumes(ctx context.Context, addrs, chains []string) ([]ExchangeVolume, error) {
+	rows, err := s.db.Query(ctx, volumeSQL, addrs, chains)
 	if err != nil {
 		return nil, fmt.Errorf("exchange volumes: %w", err)
 	}

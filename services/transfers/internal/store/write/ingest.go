@@ -1,4 +1,4 @@
-package store
+package write
 
 import (
 	"bytes"
@@ -11,86 +11,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/chainintel/chainintel/services/transfers/internal/store/records"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/chainintel/chainintel/libs/pgstore"
 )
-
-// TransferRow is one transfer as stored.
-type TransferRow struct {
-	Chain          string
-	ID             string
-	TxHash         string
-	BlockHash      string
-	BlockNumber    int64
-	BlockTime      time.Time
-	TxIndex        int32
-	LogIndex       int32
-	From, To       string
-	Token          string // "" for the native coin
-	TokenID        string
-	TokenName      string
-	TokenSymbol    string
-	TokenDecimals  int32
-	Amount         *big.Int
-	UnitValue      float64
-	USD            *float64
-	Type           int16
-	FromIsContract bool
-	ToIsContract   bool
-}
-
-// TransactionRow is one transaction as stored.
-type TransactionRow struct {
-	Chain             string
-	Hash              string
-	BlockHash         string
-	BlockNumber       int64
-	BlockTime         time.Time
-	TxIndex           int32
-	From, To          string
-	ContractCreated   string
-	Nonce             int64
-	Success           bool
-	Value             *big.Int
-	ValueUSD          *float64
-	GasUsed           int64
-	GasPrice          *big.Int
-	EffectiveGasPrice *big.Int
-	Fee               *big.Int
-	FeeUSD            *float64
-	MethodID          string
-}
-
-// SwapRow is one swap as stored.
-type SwapRow struct {
-	Chain          string
-	ID             string
-	TxHash         string
-	BlockHash      string
-	BlockNumber    int64
-	BlockTime      time.Time
-	LogIndex       int32
-	Contract       string
-	Sender         string
-	Receiver       string
-	Token0         string
-	Token0ID       string
-	Token0Name     string
-	Token0Symbol   string
-	Token0Decimals int32
-	Amount0        *big.Int
-	Token1         string
-	Token1ID       string
-	Token1Name     string
-	Token1Symbol   string
-	Token1Decimals int32
-	Amount1        *big.Int
-	USD            *float64
-	Valid          bool
-	Protocol       string
-}
 
 func num(b *big.Int) pgtype.Numeric {
 	if b == nil {
@@ -103,7 +29,7 @@ var transferCols = []string{"chain", "id", "tx_hash", "block_hash", "block_numbe
 	"from_addr", "to_addr", "token", "token_id", "token_name", "token_symbol", "token_decimals", "amount", "unit_value",
 	"usd", "type", "from_is_contract", "to_is_contract"}
 
-func transferValues(r TransferRow) []any {
+func transferValues(r records.TransferRow) []any {
 	return []any{r.Chain, r.ID, r.TxHash, r.BlockHash, r.BlockNumber, r.BlockTime, r.TxIndex, r.LogIndex,
 		r.From, r.To, r.Token, r.TokenID, r.TokenName, r.TokenSymbol, r.TokenDecimals, num(r.Amount), r.UnitValue,
 		r.USD, r.Type, r.FromIsContract, r.ToIsContract}
@@ -129,7 +55,7 @@ func TransferUID(txHash, chain, id, blockHash string) [16]byte {
 	return u
 }
 
-func transferRowValues(r TransferRow, uid [16]byte) []any {
+func transferRowValues(r records.TransferRow, uid [16]byte) []any {
 	return append(transferValues(r), pgtype.UUID{Bytes: uid, Valid: true})
 }
 
@@ -181,7 +107,7 @@ const membCacheMax = 2 << 20
 
 // groupsOf returns the live groups of addrs, from the cache or the read model, in tx (which
 // holds the group lock, so the epoch it reads holds until it commits).
-func (s *Store) groupsOf(ctx context.Context, tx pgx.Tx, addrs map[string][]string) error {
+func (s *Writer) groupsOf(ctx context.Context, tx pgx.Tx, addrs map[string][]string) error {
 	var epoch int64
 	if err := tx.QueryRow(ctx, `SELECT epoch FROM transfers.group_epoch`).Scan(&epoch); err != nil {
 		return fmt.Errorf("group epoch: %w", err)
@@ -246,7 +172,7 @@ func (s *Store) groupsOf(ctx context.Context, tx pgx.Tx, addrs map[string][]stri
 // block), two rows of one id, or a row of an orphaned block, the COPY is rolled back and the
 // batch goes through a staging table instead, whose insert skips stored rows and parks the
 // others.
-func (s *Store) WriteTransfers(ctx context.Context, rows []TransferRow) (int, error) {
+func (s *Writer) WriteTransfers(ctx context.Context, rows []records.TransferRow) (int, error) {
 	if len(rows) == 0 {
 		return 0, nil
 	}
@@ -368,7 +294,7 @@ func copyNewTransfers(ctx context.Context, tx pgx.Tx, nids [][16]byte, row func(
 
 // CopyTransfersRaw COPYs rows straight into the transfers table, with no deduplication and no
 // rollups. It exists to measure the raw write cost the real path is compared against.
-func (s *Store) CopyTransfersRaw(ctx context.Context, rows []TransferRow) error {
+func (s *Writer) CopyTransfersRaw(ctx context.Context, rows []records.TransferRow) error {
 	times := make([]time.Time, len(rows))
 	for i, r := range rows {
 		times[i] = r.BlockTime
@@ -396,7 +322,7 @@ var (
 
 // WriteTransactions stores transactions that are not stored yet and whose hash no other block's
 // transaction holds (those are parked, naturalids.go); it returns how many were new.
-func (s *Store) WriteTransactions(ctx context.Context, rows []TransactionRow) (int, error) {
+func (s *Writer) WriteTransactions(ctx context.Context, rows []records.TransactionRow) (int, error) {
 	if len(rows) == 0 {
 		return 0, nil
 	}
@@ -436,7 +362,7 @@ var swapCols = []string{"chain", "id", "tx_hash", "block_hash", "block_number", 
 
 // WriteSwaps stores swaps that are not stored yet and whose id no other block's swap holds
 // (those are parked, naturalids.go); it returns how many were new.
-func (s *Store) WriteSwaps(ctx context.Context, rows []SwapRow) (int, error) {
+func (s *Writer) WriteSwaps(ctx context.Context, rows []records.SwapRow) (int, error) {
 	if len(rows) == 0 {
 		return 0, nil
 	}
@@ -491,7 +417,7 @@ const ParkedRetention = 48 * time.Hour
 // transfer in its new block, which arrived before the reorg). The blocks are remembered as
 // orphaned so that their rows arriving later are set aside. Running it again changes nothing
 // more, so a redelivered reorg changes nothing.
-func (s *Store) RemoveBlocks(ctx context.Context, chain string, blocks, canonical []Block) (ReorgResult, error) {
+func (s *Writer) RemoveBlocks(ctx context.Context, chain string, blocks, canonical []Block) (ReorgResult, error) {
 	var res ReorgResult
 	if len(blocks) == 0 && len(canonical) == 0 {
 		return res, nil
@@ -550,7 +476,7 @@ func (s *Store) RemoveBlocks(ctx context.Context, chain string, blocks, canonica
 // exclusively: it marks the blocks orphaned, frees the rows' natural ids (remembered in the
 // freed tables for promote), subtracts the transfers from every rollup and counts what it
 // removed in res.
-func (s *Store) removeBlocks(ctx context.Context, tx pgx.Tx, chain string, blocks []Block, res *ReorgResult) error {
+func (s *Writer) removeBlocks(ctx context.Context, tx pgx.Tx, chain string, blocks []Block, res *ReorgResult) error {
 	hashes := make([]string, len(blocks))
 	numbers := make([]int64, 0, len(blocks))
 	for i, b := range blocks {
@@ -660,3 +586,10 @@ func createSubtractionTables(ctx context.Context, tx pgx.Tx) error {
 	}
 	return nil
 }
+
+// TransferColumns are the transfer columns without the natural id (the row layout before it,
+// which the migration tests write).
+func TransferColumns() []string { return transferCols }
+
+// TransferValues are a row's values for TransferColumns.
+func TransferValues(r records.TransferRow) []any { return transferValues(r) }

@@ -1,4 +1,4 @@
-package store
+package read
 
 import (
 	"context"
@@ -6,6 +6,9 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/chainintel/chainintel/services/transfers/internal/store/db"
+	"github.com/chainintel/chainintel/services/transfers/internal/store/records"
 )
 
 // Bucket is one histogram bucket.
@@ -66,7 +69,7 @@ func (b *sqlb) rollupConds(f TransferFilter, tokenCols bool) []string {
 // recipient pair (from, to, counterparties), per chain (no address filter). Value and USD
 // ranges, which no rollup can answer, go through a live entity's pair rows (edgeRangeHistogramSQL)
 // or aggregate the matching rows themselves.
-func (s *Store) Histogram(ctx context.Context, f TransferFilter, g string) ([]Bucket, error) {
+func (s *Reader) Histogram(ctx context.Context, f TransferFilter, g string) ([]Bucket, error) {
 	f = sideAsBase(f)
 	step := gran(g)
 	if !f.TimeFrom.IsZero() {
@@ -75,7 +78,7 @@ func (s *Store) Histogram(ctx context.Context, f TransferFilter, g string) ([]Bu
 	if !f.TimeTo.IsZero() {
 		f.TimeTo = f.TimeTo.UTC().Truncate(step).Add(step - time.Microsecond)
 	}
-	b := &sqlb{}
+	b := s.newb(sqlb{})
 	trunc := func(col string) string { return "date_trunc('" + g + "', " + col + ", 'UTC')" }
 	var q string
 	switch {
@@ -140,8 +143,8 @@ func (s *Store) Histogram(ctx context.Context, f TransferFilter, g string) ([]Bu
 }
 
 // buckets runs a histogram query yielding (bucket, count, usd).
-func (s *Store) buckets(ctx context.Context, q string, args []any) ([]Bucket, error) {
-	rows, err := s.query(ctx, q, exec(args)...)
+func (s *Reader) buckets(ctx context.Context, q string, args []any) ([]Bucket, error) {
+	rows, err := s.db.Query(ctx, q, db.Exec(args)...)
 	if err != nil {
 		return nil, fmt.Errorf("histogram: %w", err)
 	}
@@ -178,24 +181,23 @@ func (b *sqlb) rowsHistogramSQL(f TransferFilter, g string) string {
 // entityAddrsRangeHistogram is the histogram, with a value or USD range, of f's base of entity
 // group ga and the addresses addrs outside it (flow all): the entity's through its pair rows,
 // plus the addresses' from their rows, less the transfers between the two, which both hold.
-// Aggregating the union's rows took 6.9 s for an exchange and one address with usdGte=1000
-// over all time at 10M rows.
-func (s *Store) entityAddrsRangeHistogram(ctx context.Context, f TransferFilter, ga string, addrs []string, g string) ([]Bucket, error) {
+// Aggregating the union's rows instead reads every transfer of the entity in the window.
+func (s *Reader) entityAddrsRangeHistogram(ctx context.Context, f TransferFilter, ga string, addrs []string, g string) ([]Bucket, error) {
 	type part struct {
 		sign int64
 		q    string
 		args []any
 	}
 	var parts []part
-	b := &sqlb{rows: true, counting: true}
+	b := s.newb(sqlb{rows: true, counting: true})
 	parts = append(parts, part{1, b.edgeRangeHistogramSQL(f, ga, g), b.args})
 	fa, between := entityAddrsParts(f, addrs)
-	b = &sqlb{rows: true, counting: true}
+	b = s.newb(sqlb{rows: true, counting: true})
 	if q := b.rowsHistogramSQL(fa, g); q != "" {
 		parts = append(parts, part{1, q, b.args})
 	}
 	for _, fb := range between {
-		b = &sqlb{rows: true, counting: true}
+		b = s.newb(sqlb{rows: true, counting: true})
 		if q := b.rowsHistogramSQL(fb, g); q != "" {
 			parts = append(parts, part{-1, q, b.args})
 		}
@@ -255,7 +257,7 @@ func (s flowSums) pick(flow string) (int64, float64) {
 // A set that is one live group (plus listed addresses) reads the group's rollups, plus the
 // listed addresses outside it and the transfers between them and the group; any other set
 // sums its addresses' rollups: daily from addr_daily, hourly from pair_hourly.
-func (s *Store) setSums(ctx context.Context, f TransferFilter, g string, byChain bool) (map[[2]string]flowSums, error) {
+func (s *Reader) setSums(ctx context.Context, f TransferFilter, g string, byChain bool) (map[[2]string]flowSums, error) {
 	grp, err := s.liveGroup(ctx, f.Base)
 	if err != nil {
 		return nil, err
@@ -268,7 +270,7 @@ func (s *Store) setSums(ctx context.Context, f TransferFilter, g string, byChain
 		}
 		set = Addrs(outside)
 	}
-	b := &sqlb{}
+	b := s.newb(sqlb{})
 	key := "date_trunc('" + g + "', bucket, 'UTC')"
 	chainKey := "''"
 	if byChain {
@@ -306,7 +308,7 @@ func (s *Store) setSums(ctx context.Context, f TransferFilter, g string, byChain
 	}
 	q := `SELECT c, b, sum(i)::bigint, coalesce(sum(iu), 0)::float8, sum(o)::bigint, coalesce(sum(ou), 0)::float8, sum(x)::bigint, coalesce(sum(xu), 0)::float8
 FROM (` + strings.Join(arms, "\n  UNION ALL ") + `) u(c, b, i, iu, o, ou, x, xu) GROUP BY 1, 2`
-	rows, err := s.query(ctx, q, exec(b.args)...)
+	rows, err := s.db.Query(ctx, q, db.Exec(b.args)...)
 	if err != nil {
 		return nil, fmt.Errorf("address rollups: %w", err)
 	}
@@ -327,7 +329,7 @@ FROM (` + strings.Join(arms, "\n  UNION ALL ") + `) u(c, b, i, iu, o, ou, x, xu)
 // groupSideHistogram answers a histogram whose only address filters are from and to, each one
 // live group or its exclusion, from the group rollups: from A = A's out, to B = B's in, both =
 // the group pair's, an exclusion subtracts from all transfers (the per-chain rollup).
-func (s *Store) groupSideHistogram(ctx context.Context, f TransferFilter, g string) ([]Bucket, bool, error) {
+func (s *Reader) groupSideHistogram(ctx context.Context, f TransferFilter, g string) ([]Bucket, bool, error) {
 	g1, neg1, ok1, err := s.simpleSide(ctx, f.From)
 	if err != nil || !ok1 {
 		return nil, false, err
@@ -336,7 +338,7 @@ func (s *Store) groupSideHistogram(ctx context.Context, f TransferFilter, g stri
 	if err != nil || !ok2 {
 		return nil, false, err
 	}
-	b := &sqlb{}
+	b := s.newb(sqlb{})
 	common := b.rollupConds(f, true)
 	where := func(c ...string) string { return whereOf(append(c, common...)) }
 	sfx := "_daily"
@@ -359,13 +361,13 @@ func (s *Store) groupSideHistogram(ctx context.Context, f TransferFilter, g stri
 	case g1 != "" && g1 == g2: // within one group: its self figures
 		add("p12", "SELECT bucket, self_n, self_usd FROM transfers.grp"+sfx+where("grp = "+b.arg(g1)))
 	case g1 != "" && g2 != "":
-		if !pairKept(g1, g2) {
+		if !records.PairKept(g1, g2) {
 			return nil, false, nil // no pair rollup of these groups
 		}
 		add("p12", "SELECT bucket, n, usd FROM transfers.grp_pair"+sfx+where("from_grp = "+b.arg(g1), "to_grp = "+b.arg(g2)))
 	}
-	rows, err := s.query(ctx, "SELECT date_trunc('"+g+"', bucket, 'UTC'), i, sum(n)::bigint, coalesce(sum(usd), 0)::float8 FROM ("+
-		strings.Join(parts, " UNION ALL ")+") u(bucket, i, n, usd) GROUP BY 1, 2", exec(b.args)...)
+	rows, err := s.db.Query(ctx, "SELECT date_trunc('"+g+"', bucket, 'UTC'), i, sum(n)::bigint, coalesce(sum(usd), 0)::float8 FROM ("+
+		strings.Join(parts, " UNION ALL ")+") u(bucket, i, n, usd) GROUP BY 1, 2", db.Exec(b.args)...)
 	if err != nil {
 		return nil, false, fmt.Errorf("group histogram: %w", err)
 	}
@@ -434,7 +436,7 @@ func (s *Store) groupSideHistogram(ctx context.Context, f TransferFilter, g stri
 	return out, true, nil
 }
 
-func (s *Store) baseHistogram(ctx context.Context, f TransferFilter, g string) ([]Bucket, error) {
+func (s *Reader) baseHistogram(ctx context.Context, f TransferFilter, g string) ([]Bucket, error) {
 	if f.Base.Empty() {
 		return nil, nil
 	}
@@ -473,7 +475,7 @@ type FlowPoint struct {
 
 // Flow returns the daily USD inflow and outflow of addrs per chain, leaving out transfers
 // between two of addrs, ordered by chain and day.
-func (s *Store) Flow(ctx context.Context, addrs AddrSet, chains []string, from, to time.Time) ([]FlowPoint, error) {
+func (s *Reader) Flow(ctx context.Context, addrs AddrSet, chains []string, from, to time.Time) ([]FlowPoint, error) {
 	if addrs.Empty() {
 		return nil, nil
 	}
@@ -535,11 +537,11 @@ type Counterparty struct {
 
 // Counterparties returns, per chain, the top counterparties of f.Addrs by aggregated USD
 // (descending), from the pair rollup. Addresses of the set itself are not counterparties.
-func (s *Store) Counterparties(ctx context.Context, f CounterpartyFilter) ([]Counterparty, error) {
+func (s *Reader) Counterparties(ctx context.Context, f CounterpartyFilter) ([]Counterparty, error) {
 	if f.Addrs.Empty() {
 		return nil, nil
 	}
-	b := &sqlb{}
+	b := s.newb(sqlb{})
 
 	tf := TransferFilter{Chains: f.Chains, TokenAddrs: f.TokenAddrs, TokenIDs: f.TokenIDs}
 	if !f.TimeFrom.IsZero() {
@@ -628,7 +630,7 @@ func (s *Store) Counterparties(ctx context.Context, f CounterpartyFilter) ([]Cou
   FROM (` + strings.Join(arms, " UNION ALL ") + `) p(chain, cp, in_n, out_n, n, usd, value) GROUP BY cp, chain HAVING ` + strings.Join(having, " AND ") + `
 ), r AS (SELECT *, row_number() OVER (PARTITION BY chain ORDER BY usd DESC, cp) AS rn FROM g)
 SELECT chain, cp, has_in, has_out, n, usd::float8 FROM r WHERE rn <= ` + b.arg(f.Limit) + ` ORDER BY chain, usd DESC, cp`
-	rows, err := s.query(ctx, q, exec(b.args)...)
+	rows, err := s.db.Query(ctx, q, db.Exec(b.args)...)
 	if err != nil {
 		return nil, fmt.Errorf("counterparties: %w", err)
 	}
@@ -654,10 +656,10 @@ var cpColumns = map[string]string{
 // groupCounterparties reads the all-time counterparties of live group g from grp_cp: one row per
 // chain and counterparty, so the top ones per chain need no aggregation. Each chain's rows are
 // read on their own (the chains by a skip scan of the key, or the ones asked for) and only its
-// top ones kept. Reading the group's rows once into a CTE that each chain then scanned whole
-// took 34 ms for an exchange at 10M rows (14,500 rows, six chains); this, 20 ms.
-func (s *Store) groupCounterparties(ctx context.Context, f CounterpartyFilter, g string) ([]Counterparty, error) {
-	b := &sqlb{}
+// top ones kept, rather than the group's rows read once into a CTE that each chain then scans
+// whole.
+func (s *Reader) groupCounterparties(ctx context.Context, f CounterpartyFilter, g string) ([]Counterparty, error) {
+	b := s.newb(sqlb{})
 	ga := b.arg(g)
 	chains := `WITH RECURSIVE ch AS (
   (SELECT chain FROM transfers.grp_cp WHERE grp = ` + ga + ` ORDER BY chain LIMIT 1)
@@ -685,7 +687,7 @@ SELECT x.chain, x.cp, x.has_in, x.has_out, x.n, x.usd::float8 FROM ch CROSS JOIN
   ) c(chain, cp, in_n, out_n, n, usd, value)
   WHERE ` + strings.Join(conds, " AND ") + ` ORDER BY usd DESC, cp LIMIT ` + b.arg(f.Limit) + `) x
 ORDER BY x.chain, x.usd DESC, x.cp` // the skip scan's last row (no chain) matches no row
-	rows, err := s.query(ctx, q, exec(b.args)...)
+	rows, err := s.db.Query(ctx, q, db.Exec(b.args)...)
 	if err != nil {
 		return nil, fmt.Errorf("counterparties of %s: %w", g, err)
 	}
@@ -711,7 +713,7 @@ type Activity struct {
 
 // Activity reads the activity of addrs from the daily rollups; the first and last transfer
 // times are then read from the rows of the first and last active day only.
-func (s *Store) Activity(ctx context.Context, addrs []string) (Activity, error) {
+func (s *Reader) Activity(ctx context.Context, addrs []string) (Activity, error) {
 	var a Activity
 	if len(addrs) == 0 {
 		return a, nil
@@ -741,7 +743,7 @@ func (s *Store) Activity(ctx context.Context, addrs []string) (Activity, error) 
 	}
 	edge := func(day time.Time, agg string) (*time.Time, error) {
 		var t *time.Time
-		err := s.queryRow(ctx, `SELECT `+agg+`(block_time) FROM transfers.transfers
+		err := s.db.QueryRow(ctx, `SELECT `+agg+`(block_time) FROM transfers.transfers
 			WHERE (from_addr = ANY($1) OR to_addr = ANY($1)) AND block_time >= $2 AND block_time < $3`,
 			addrs, day, day.Add(24*time.Hour)).Scan(&t)
 		if t != nil {

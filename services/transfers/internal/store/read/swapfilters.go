@@ -1,4 +1,4 @@
-package store
+package read
 
 // swapExtras are the conditions of the /swaps filters beyond base, flow, from, to, tokens, time
 // and USD: the sender and receiver sets (senders, receivers), the other side of base

@@ -1,4 +1,4 @@
-package store
+package write
 
 import (
 	"fmt"
@@ -11,11 +11,6 @@ import (
 // name with an entity id, `deposit:` and `type:`. A group with more than a threshold of
 // addresses is live: its rollups (grp_*) are maintained on write from the read model, and
 // re-aggregated from pair_hourly when a relabel moves an address in or out of it.
-
-// Group names.
-func entityGroup(id string) string  { return "e:" + id }
-func depositGroup(id string) string { return "d:" + id }
-func typeGroup(t string) string     { return "t:" + t }
 
 // membershipSQL is a query yielding (address, grp) for the distinct addresses the query addrs
 // yields, from the attribution read model (one index probe per address); live restricts it to
@@ -135,7 +130,7 @@ func groupSides(src, grpOK string, timed bool) string {
 }
 
 // groupPairs is a CTE body: the pair rows of src with every (sender's live group, recipient's
-// live group) pair that pairKept names; pairOK, when set, restricts them further (columns fg,
+// live group) pair that records.PairKept names; pairOK, when set, restricts them further (columns fg,
 // tg). Pairs of one group are its self figures, which grp_hourly has.
 func groupPairs(src, pairOK string) string {
 	w := " WHERE fg <> tg AND fg NOT LIKE 'd:%' AND tg NOT LIKE 'd:%'"
@@ -144,15 +139,6 @@ func groupPairs(src, pairOK string) string {
 	}
 	return `SELECT * FROM (SELECT f AS fg, t AS tg, p.bucket, p.chain, p.token, p.token_id, p.n, p.usd
     FROM ` + src + ` p CROSS JOIN LATERAL unnest(p.fg) f CROSS JOIN LATERAL unnest(p.tg) t) x` + w
-}
-
-// pairKept reports whether the group pair rollups hold the transfers from group g1 to g2: two
-// different entity or type groups, so that from=<entity>&to=type:<t> and the like are sums of
-// rollup rows. Pairs with deposit groups are not kept: they nearly doubled the pair rows (every
-// deposit address is in its entity's group too, so a sweep is a pair of d:<x> and e:<x>) and a
-// tenth of the write rate for a filter rarely asked.
-func pairKept(g1, g2 string) bool {
-	return g1 != g2 && !strings.HasPrefix(g1, "d:") && !strings.HasPrefix(g2, "d:")
 }
 
 // groupRollupCTEs returns CTEs adding sign × the pair rows of src (with fg and tg, the groups
