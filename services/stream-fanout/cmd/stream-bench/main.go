@@ -32,7 +32,6 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -291,9 +290,8 @@ func proc(pid int) (rssKB int64, cpu time.Duration) {
 	return
 }
 
-// measure runs one server through the whole workload. It is one long function on purpose: the
-// steps (start, connect, idle memory, load, drain, CPU) share the server process, the clients
-// and the clocks, and read in order as the measurement they make.
+// measure runs one server through the whole workload: start, connect, idle memory, load, drain,
+// CPU (the steps in load.go, shared with measurePeer).
 func measure(w *world, brokers []string, redisURL, bin string, naive bool, clients, rate, secs int) (result, error) {
 	var res result
 	prefix := fmt.Sprintf("bench%d:", rand.Uint64())
@@ -312,183 +310,129 @@ func measure(w *world, brokers []string, redisURL, bin string, naive bool, clien
 		_ = cmd.Wait()
 		cleanRedis(redisURL, prefix)
 	}()
-	for i := 0; ; i++ {
-		resp, err := http.Get("http://" + opsAddr + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				break
-			}
-		}
-		if i > 600 {
-			return res, fmt.Errorf("server not ready: %v", err)
-		}
-		time.Sleep(100 * time.Millisecond)
+	if err := waitReady("http://"+opsAddr+"/readyz", 600); err != nil {
+		return res, err
 	}
 	time.Sleep(500 * time.Millisecond)
 	rss0, _ := proc(cmd.Process.Pid)
 
-	signer := httpx.NewSigner(secret)
-	rng := rand.New(rand.NewPCG(7, 8)) // the same filters for both servers
-	var lat latency
-	var delivered atomic.Int64
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var wg sync.WaitGroup
-	conns := make([]*websocket.Conn, clients)
-	sem := make(chan struct{}, 64)
-	errs := make(chan error, clients)
-	for i := range clients {
-		f := w.filter(i, rng)
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			h := http.Header{}
-			signer.Sign(h, httpx.Identity{KeyID: fmt.Sprintf("key-%d", i%100), UserID: fmt.Sprintf("user-%d", i%100), Role: httpx.RoleIndividual, Tier: "bench"}, time.Now())
-			dctx, dcancel := context.WithTimeout(ctx, 60*time.Second)
-			defer dcancel()
-			c, _, err := websocket.Dial(dctx, "ws://"+httpAddr+"/ws/transfers", &websocket.DialOptions{HTTPHeader: h})
-			if err != nil {
-				errs <- err
-				return
-			}
-			c.SetReadLimit(1 << 20)
-			b, _ := json.Marshal(map[string]any{"type": "subscribe", "id": "1", "payload": map[string]any{"filters": f}})
-			if err := c.Write(dctx, websocket.MessageText, b); err != nil {
-				errs <- err
-				return
-			}
-			if _, m, err := c.Read(dctx); err != nil || !bytes.Contains(m, []byte(`"success":true`)) {
-				errs <- fmt.Errorf("subscribe: %v %s", err, m)
-				return
-			}
-			conns[i] = c
-		}()
+	signer := httpx.NewSigner(secret)
+	rng := rand.New(rand.NewPCG(7, 8)) // the same filters for both servers
+	filters := make([]map[string]any, clients)
+	for i := range filters {
+		filters[i] = w.filter(i, rng)
 	}
-	wg.Wait()
-	close(errs)
-	if err := <-errs; err != nil {
+	conns, err := connectAll(clients, func(i int) (*websocket.Conn, error) {
+		return subscribe(ctx, signer, httpAddr, i, filters[i])
+	})
+	if err != nil {
 		return res, err
 	}
-	time.Sleep(2 * time.Second)
-	rss1, cpu0 := proc(cmd.Process.Pid)
-	_, self0 := proc(os.Getpid())
-	res.idleKB = float64(rss1-rss0) / float64(clients)
-	if path := os.Getenv("BENCH_STREAM_PROFILE"); path != "" {
-		if resp, err := http.Get("http://" + opsAddr + "/debug/pprof/heap"); err == nil {
-			if f, err := os.Create(fmt.Sprintf("%s.heap.naive-%v", path, naive)); err == nil {
-				_, _ = io.Copy(f, resp.Body)
-				_ = f.Close()
-			}
-			resp.Body.Close()
-		}
+	cpu0, self0 := idleMemory(&res, cmd, rss0, clients)
+	profile := os.Getenv("BENCH_STREAM_PROFILE")
+	if profile != "" {
+		saveProfile("http://"+opsAddr+"/debug/pprof/heap", fmt.Sprintf("%s.heap.naive-%v", profile, naive))
 	}
 
-	var last atomic.Int64
+	var t tally
 	for _, c := range conns {
-		go func() {
-			key := []byte(`"blockNumber":`)
-			for {
-				_, m, err := c.Read(ctx)
-				if err != nil {
-					return
-				}
-				now := time.Now()
-				if i := bytes.Index(m, key); i >= 0 {
-					rest := m[i+len(key):]
-					j := bytes.IndexByte(rest, ',')
-					if us, err := strconv.ParseInt(string(rest[:j]), 10, 64); err == nil {
-						lat.add(now.Sub(time.UnixMicro(us)))
-					}
-					delivered.Add(1)
-					last.Store(now.UnixNano())
-				}
-			}
-		}()
+		go readDeliveries(ctx, c, &t)
 	}
-
-	if path := os.Getenv("BENCH_STREAM_PROFILE"); path != "" {
-		// The server's CPU profile during the load, from its ops port.
-		go func() {
-			resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", opsAddr, max(secs-1, 1)))
-			if err != nil {
-				return
-			}
-			defer resp.Body.Close()
-			f, err := os.Create(fmt.Sprintf("%s.naive-%v", path, naive))
-			if err == nil {
-				_, _ = io.Copy(f, resp.Body)
-				_ = f.Close()
-			}
-		}()
-		go func() {
-			time.Sleep(time.Duration(secs) * time.Second / 2)
-			resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/goroutine?debug=1", opsAddr))
-			if err != nil {
-				return
-			}
-			defer resp.Body.Close()
-			f, err := os.Create(fmt.Sprintf("%s.goroutines.naive-%v", path, naive))
-			if err == nil {
-				_, _ = io.Copy(f, resp.Body)
-				_ = f.Close()
-			}
-		}()
-	}
-	if path := os.Getenv("BENCH_STREAM_PROFILE"); path != "" {
+	if profile != "" {
+		profileLoad(profile, opsAddr, naive, secs)
 		// This process's CPU profile during the load: the clients' side.
-		if f, err := os.Create(fmt.Sprintf("%s.clients.naive-%v", path, naive)); err == nil && pprof.StartCPUProfile(f) == nil {
+		if f, err := os.Create(fmt.Sprintf("%s.clients.naive-%v", profile, naive)); err == nil && pprof.StartCPUProfile(f) == nil {
 			defer func() { pprof.StopCPUProfile(); _ = f.Close() }()
 		}
 	}
-	// Publish at the rate, in 10 ms batches.
 	pub := eventbus.NewPublisher(brokers, eventbus.PublisherOptions{})
 	defer pub.Close()
 	prng := rand.New(rand.NewPCG(11, 12))
 	start := time.Now()
-	tick := time.NewTicker(10 * time.Millisecond)
-	for res.published < rate*secs {
-		<-tick.C
-		due := min(int(time.Since(start).Seconds()*float64(rate)), rate*secs) - res.published
-		if due <= 0 {
-			continue
-		}
-		evs := make([]eventbus.Event, due)
+	err = publishAtRate(&res, start, rate, secs, func(n int) error {
+		evs := make([]eventbus.Event, n)
 		now := time.Now()
 		for i := range evs {
 			t := w.transfer(prng, now)
 			evs[i] = eventbus.Event{Topic: eventsv1.TopicTransfers, Key: eventsv1.ChainKey(t.Chain, t.TransactionHash), Msg: t}
 		}
-		if err := pub.Publish(context.Background(), evs...); err != nil {
-			return res, err
-		}
-		res.published += due
+		return pub.Publish(context.Background(), evs...)
+	})
+	if err != nil {
+		return res, err
 	}
-	tick.Stop()
-	// Wait until deliveries stop.
-	for prev := int64(-1); ; {
-		time.Sleep(time.Second)
-		n := delivered.Load()
-		if n == prev {
-			break
-		}
-		prev = n
-	}
-	_, cpu1 := proc(cmd.Process.Pid)
-	_, self1 := proc(os.Getpid())
-	wall := time.Since(start).Seconds()
-	res.serverCores, res.benchCores = (cpu1-cpu0).Seconds()/wall, (self1-self0).Seconds()/wall
-	res.deliveries = delivered.Load()
-	res.seconds = time.Unix(0, last.Load()).Sub(start).Seconds()
-	res.p50, res.p99 = lat.pct(0.50), lat.pct(0.99)
-	res.cpuPerKDeliv = (cpu1 - cpu0).Seconds() / float64(max(res.deliveries, 1)) * 1000
-	cancel()
-	for _, c := range conns {
-		_ = c.CloseNow()
-	}
+	finish(&res, &t, cmd, start, cpu0, self0, cancel, conns)
 	return res, nil
+}
+
+// subscribe connects client i to stream-fanout, signed as one of 100 keys, and subscribes it to
+// its filters.
+func subscribe(ctx context.Context, signer *httpx.Signer, httpAddr string, i int, filters map[string]any) (*websocket.Conn, error) {
+	h := http.Header{}
+	signer.Sign(h, httpx.Identity{KeyID: fmt.Sprintf("key-%d", i%100), UserID: fmt.Sprintf("user-%d", i%100), Role: httpx.RoleIndividual, Tier: "bench"}, time.Now())
+	dctx, dcancel := context.WithTimeout(ctx, 60*time.Second)
+	defer dcancel()
+	c, _, err := websocket.Dial(dctx, "ws://"+httpAddr+"/ws/transfers", &websocket.DialOptions{HTTPHeader: h})
+	if err != nil {
+		return nil, err
+	}
+	c.SetReadLimit(1 << 20)
+	b, _ := json.Marshal(map[string]any{"type": "subscribe", "id": "1", "payload": map[string]any{"filters": filters}})
+	if err := c.Write(dctx, websocket.MessageText, b); err != nil {
+		return nil, err
+	}
+	if _, m, err := c.Read(dctx); err != nil || !bytes.Contains(m, []byte(`"success":true`)) {
+		return nil, fmt.Errorf("subscribe: %v %s", err, m)
+	}
+	return c, nil
+}
+
+// readDeliveries counts every transfer c receives, with its Kafka-to-client latency (the
+// published blockNumber carries the publishing time in microseconds).
+func readDeliveries(ctx context.Context, c *websocket.Conn, t *tally) {
+	key := []byte(`"blockNumber":`)
+	for {
+		_, m, err := c.Read(ctx)
+		if err != nil {
+			return
+		}
+		now := time.Now()
+		if i := bytes.Index(m, key); i >= 0 {
+			rest := m[i+len(key):]
+			j := bytes.IndexByte(rest, ',')
+			if us, err := strconv.ParseInt(string(rest[:j]), 10, 64); err == nil {
+				t.lat.add(now.Sub(time.UnixMicro(us)))
+			}
+			t.delivered.Add(1)
+			t.last.Store(now.UnixNano())
+		}
+	}
+}
+
+// profileLoad saves the server's CPU profile during the load and its goroutines halfway through,
+// from its ops port, in the background.
+func profileLoad(path, opsAddr string, naive bool, secs int) {
+	go saveProfile(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", opsAddr, max(secs-1, 1)), fmt.Sprintf("%s.naive-%v", path, naive))
+	go func() {
+		time.Sleep(time.Duration(secs) * time.Second / 2)
+		saveProfile(fmt.Sprintf("http://%s/debug/pprof/goroutine?debug=1", opsAddr), fmt.Sprintf("%s.goroutines.naive-%v", path, naive))
+	}()
+}
+
+// saveProfile copies what url answers into the file at path; a failure only loses the profile.
+func saveProfile(url, path string) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return
+	}
+	defer resp.Body.Close()
+	f, err := os.Create(path)
+	if err == nil {
+		_, _ = io.Copy(f, resp.Body)
+		_ = f.Close()
+	}
 }
 
 func cleanRedis(url, prefix string) {

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -130,53 +129,21 @@ func measurePeer(w *world, clients, rate, secs int) (result, error) {
 		return res, err
 	}
 	defer func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait() }()
-	for i := 0; ; i++ {
-		if resp, err := http.Get("http://" + addr + "/health"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				break
-			}
-		}
-		if i > 300 {
-			return res, fmt.Errorf("centrifugo not ready")
-		}
-		time.Sleep(100 * time.Millisecond)
+	if err := waitReady("http://"+addr+"/health", 300); err != nil {
+		return res, err
 	}
 	rss0, _ := proc(cmd.Process.Pid)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	conns := make([]*websocket.Conn, clients)
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 64)
-	errs := make(chan error, clients)
-	for i := range clients {
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			c, err := peerConnect(ctx, addr, i)
-			if err != nil {
-				errs <- err
-				return
-			}
-			conns[i] = c
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	if err := <-errs; err != nil {
+	conns, err := connectAll(clients, func(i int) (*websocket.Conn, error) { return peerConnect(ctx, addr, i) })
+	if err != nil {
 		return res, err
 	}
-	time.Sleep(2 * time.Second)
-	rss1, cpu0 := proc(cmd.Process.Pid)
-	_, self0 := proc(os.Getpid())
-	res.idleKB = float64(rss1-rss0) / float64(clients)
+	cpu0, self0 := idleMemory(&res, cmd, rss0, clients)
 
-	var lat latency
-	var delivered, last atomic.Int64
+	var t tally
 	for _, c := range conns {
-		go peerRead(ctx, c, &lat, &delivered, &last)
+		go peerRead(ctx, c, &t.lat, &t.delivered, &t.last)
 	}
 	m := newMatcher(w, clients)
 	idx := make(map[string]int, len(w.addrs))
@@ -185,39 +152,11 @@ func measurePeer(w *world, clients, rate, secs int) (result, error) {
 	}
 	prng := rand.New(rand.NewPCG(11, 12)) // the transfers measure publishes
 	start := time.Now()
-	tick := time.NewTicker(10 * time.Millisecond)
-	for res.published < rate*secs {
-		<-tick.C
-		due := min(int(time.Since(start).Seconds()*float64(rate)), rate*secs) - res.published
-		if due <= 0 {
-			continue
-		}
-		if err := peerPublish(addr, apiKey, w, m, idx, prng, due); err != nil {
-			return res, err
-		}
-		res.published += due
+	err = publishAtRate(&res, start, rate, secs, func(n int) error { return peerPublish(addr, apiKey, w, m, idx, prng, n) })
+	if err != nil {
+		return res, err
 	}
-	tick.Stop()
-	for prev := int64(-1); ; {
-		time.Sleep(time.Second)
-		n := delivered.Load()
-		if n == prev {
-			break
-		}
-		prev = n
-	}
-	_, cpu1 := proc(cmd.Process.Pid)
-	_, self1 := proc(os.Getpid())
-	wall := time.Since(start).Seconds()
-	res.serverCores, res.benchCores = (cpu1-cpu0).Seconds()/wall, (self1-self0).Seconds()/wall
-	res.deliveries = delivered.Load()
-	res.seconds = time.Unix(0, last.Load()).Sub(start).Seconds()
-	res.p50, res.p99 = lat.pct(0.50), lat.pct(0.99)
-	res.cpuPerKDeliv = (cpu1 - cpu0).Seconds() / float64(max(res.deliveries, 1)) * 1000
-	cancel()
-	for _, c := range conns {
-		_ = c.CloseNow()
-	}
+	finish(&res, &t, cmd, start, cpu0, self0, cancel, conns)
 	return res, nil
 }
 
