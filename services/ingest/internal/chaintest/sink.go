@@ -109,43 +109,49 @@ func StartSink(t testing.TB, brokers []string) *Sink {
 			s.Mu.Lock()
 			defer s.Mu.Unlock()
 			for _, m := range b {
-				s.Reorgs = append(s.Reorgs, m.Msg)
-				for _, c := range m.Msg.Canonical {
-					if s.Orphaned[c.Hash] {
-						delete(s.Orphaned, c.Hash)
-						for _, f := range s.Parked[c.Hash] {
-							f()
-						}
-						delete(s.Parked, c.Hash)
-					}
-				}
-				for _, o := range m.Msg.Orphaned {
-					s.Orphaned[o.Hash] = true
-				}
-				for k, v := range s.Transfers {
-					if s.Orphaned[v.BlockHash] {
-						delete(s.Transfers, k)
-					}
-				}
-				for k, v := range s.Txs {
-					if s.Orphaned[v.BlockHash] {
-						delete(s.Txs, k)
-					}
-				}
-				for k, v := range s.Swaps {
-					if s.Orphaned[v.BlockHash] {
-						delete(s.Swaps, k)
-					}
-				}
-				for k, v := range s.Balances {
-					if s.Orphaned[v.BlockHash] {
-						delete(s.Balances, k)
-					}
-				}
+				s.reorg(m.Msg)
 			}
 			return nil
 		}))
 	return s
+}
+
+// reorg records a reorg: blocks it makes canonical again get their parked rows back, and the rows
+// of the blocks it orphans are dropped. The caller holds Mu.
+func (s *Sink) reorg(r *eventsv1.Reorg) {
+	s.Reorgs = append(s.Reorgs, r)
+	for _, c := range r.Canonical {
+		if s.Orphaned[c.Hash] {
+			delete(s.Orphaned, c.Hash)
+			for _, f := range s.Parked[c.Hash] {
+				f()
+			}
+			delete(s.Parked, c.Hash)
+		}
+	}
+	for _, o := range r.Orphaned {
+		s.Orphaned[o.Hash] = true
+	}
+	for k, v := range s.Transfers {
+		if s.Orphaned[v.BlockHash] {
+			delete(s.Transfers, k)
+		}
+	}
+	for k, v := range s.Txs {
+		if s.Orphaned[v.BlockHash] {
+			delete(s.Txs, k)
+		}
+	}
+	for k, v := range s.Swaps {
+		if s.Orphaned[v.BlockHash] {
+			delete(s.Swaps, k)
+		}
+	}
+	for k, v := range s.Balances {
+		if s.Orphaned[v.BlockHash] {
+			delete(s.Balances, k)
+		}
+	}
 }
 
 // apply applies a row of block now, or sets it aside while the block is orphaned. Callers hold Mu.

@@ -374,59 +374,7 @@ func (s *Service) EntitySummary(ctx context.Context, id string) (EntitySummary, 
 	// else needs one.
 	needKey := &httpx.StatusError{Status: http.StatusUnauthorized, Message: "error validating API key"}
 	if ulclient.IsUserEntityID(id) {
-		ue, err := s.userEntity(ctx, id, true)
-		var se *httpx.StatusError
-		if !caller && errors.As(err, &se) && se.Status == http.StatusNotFound {
-			return EntitySummary{}, needKey
-		}
-		if err != nil {
-			return EntitySummary{}, err
-		}
-		var refs []transfersclient.AddressRef
-		for ct, list := range ue.Addresses {
-			for _, a := range list {
-				refs = append(refs, transfersclient.AddressRef{ChainType: ct, Address: a})
-			}
-		}
-		sort.Slice(refs, func(i, j int) bool {
-			if refs[i].ChainType != refs[j].ChainType {
-				return refs[i].ChainType < refs[j].ChainType
-			}
-			return refs[i].Address < refs[j].Address
-		})
-		sum := EntitySummary{EntityID: id, NumAddresses: int64(len(refs))}
-		if len(refs) == 0 {
-			return sum, nil
-		}
-		if s.Transfers == nil {
-			return EntitySummary{}, httpx.Unavailable("transfers", errors.New("no transfers service configured"))
-		}
-		if len(refs) > transfersclient.MaxAddresses {
-			refs = refs[:transfersclient.MaxAddresses]
-		}
-		act, err := s.Transfers.Activity(ctx, refs)
-		if err != nil {
-			return EntitySummary{}, unavailable("transfers", err)
-		}
-		sum.VolumeUSD = act.VolumeUSD
-		if s.Balances != nil {
-			brefs := make([]balclient.AddressRef, len(refs))
-			for i, r := range refs {
-				brefs[i] = balclient.AddressRef{ChainType: r.ChainType, Address: r.Address}
-			}
-			tot, err := s.Balances.USDTotals(ctx, brefs, nil)
-			if err != nil {
-				return EntitySummary{}, unavailable("balances", err)
-			}
-			sum.BalanceUSD = tot.TotalUSD
-		}
-		if act.FirstTx != nil {
-			sum.FirstTx = act.FirstTx.UTC().Format(time.RFC3339)
-		}
-		if act.LastTx != nil {
-			sum.LastTx = act.LastTx.UTC().Format(time.RFC3339)
-		}
-		return sum, nil
+		return s.userEntitySummary(ctx, id, caller, needKey)
 	}
 	if !caller {
 		return EntitySummary{}, needKey
@@ -449,6 +397,64 @@ func (s *Service) EntitySummary(ctx context.Context, id string) (EntitySummary, 
 	if a.TransferCount > 0 {
 		sum.FirstTx = msTime(a.FirstMs)
 		sum.LastTx = msTime(a.LastMs)
+	}
+	return sum, nil
+}
+
+// userEntitySummary computes a user entity's figures from its addresses' transfers and balances.
+// Without a caller, an entity that is not shareable answers needKey.
+func (s *Service) userEntitySummary(ctx context.Context, id string, caller bool, needKey error) (EntitySummary, error) {
+	ue, err := s.userEntity(ctx, id, true)
+	var se *httpx.StatusError
+	if !caller && errors.As(err, &se) && se.Status == http.StatusNotFound {
+		return EntitySummary{}, needKey
+	}
+	if err != nil {
+		return EntitySummary{}, err
+	}
+	var refs []transfersclient.AddressRef
+	for ct, list := range ue.Addresses {
+		for _, a := range list {
+			refs = append(refs, transfersclient.AddressRef{ChainType: ct, Address: a})
+		}
+	}
+	sort.Slice(refs, func(i, j int) bool {
+		if refs[i].ChainType != refs[j].ChainType {
+			return refs[i].ChainType < refs[j].ChainType
+		}
+		return refs[i].Address < refs[j].Address
+	})
+	sum := EntitySummary{EntityID: id, NumAddresses: int64(len(refs))}
+	if len(refs) == 0 {
+		return sum, nil
+	}
+	if s.Transfers == nil {
+		return EntitySummary{}, httpx.Unavailable("transfers", errors.New("no transfers service configured"))
+	}
+	if len(refs) > transfersclient.MaxAddresses {
+		refs = refs[:transfersclient.MaxAddresses]
+	}
+	act, err := s.Transfers.Activity(ctx, refs)
+	if err != nil {
+		return EntitySummary{}, unavailable("transfers", err)
+	}
+	sum.VolumeUSD = act.VolumeUSD
+	if s.Balances != nil {
+		brefs := make([]balclient.AddressRef, len(refs))
+		for i, r := range refs {
+			brefs[i] = balclient.AddressRef{ChainType: r.ChainType, Address: r.Address}
+		}
+		tot, err := s.Balances.USDTotals(ctx, brefs, nil)
+		if err != nil {
+			return EntitySummary{}, unavailable("balances", err)
+		}
+		sum.BalanceUSD = tot.TotalUSD
+	}
+	if act.FirstTx != nil {
+		sum.FirstTx = act.FirstTx.UTC().Format(time.RFC3339)
+	}
+	if act.LastTx != nil {
+		sum.LastTx = act.LastTx.UTC().Format(time.RFC3339)
 	}
 	return sum, nil
 }
