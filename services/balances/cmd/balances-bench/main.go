@@ -86,6 +86,29 @@ func run() error {
 		return err
 	}
 
+	if err := writeAll(ctx, pool, st, n, entN, batch, today, first); err != nil {
+		return err
+	}
+	if err := checkEntity(ctx, st); err != nil {
+		return err
+	}
+	if path := os.Getenv("BENCH_BAL_CPUPROFILE"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	return report(st, entN, n, first, queries)
+}
+
+// writeAll times the entity's year of history and today's reading of every address through the
+// write path, against a raw COPY of today's, and prints the rates.
+func writeAll(ctx context.Context, pool *pgxpool.Pool, st *store.Store, n, entN, batch int, today, first time.Time) error {
 	// History: each entity address changes on three earlier days of the year.
 	var hist []store.Observation
 	for d := 0; d < 364; d++ {
@@ -125,22 +148,7 @@ func run() error {
 	fmt.Printf("%-45s %12s %12s %8s\n", "throughput (batches of "+strconv.Itoa(batch)+")", "obs/s", "raw COPY/s", "ratio")
 	fmt.Printf("%-45s %12.0f %12.0f %8.2f   (target >= 50,000 obs/s and >= 0.75)\n", "balance observations, write path", wr, rr, wr/rr)
 	fmt.Printf("%-45s %12.0f\n", "history observations (entity, 365 days)", float64(len(hist))/histDur.Seconds())
-
-	if err := checkEntity(ctx, st); err != nil {
-		return err
-	}
-	if path := os.Getenv("BENCH_BAL_CPUPROFILE"); path != "" {
-		f, err := os.Create(path)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
-	}
-	return report(st, entN, n, first, queries)
+	return nil
 }
 
 // checkEntity fails the bench unless the measured entity's maintained totals (what

@@ -133,144 +133,20 @@ func run(ctx context.Context) error {
 		return err
 	}
 	if u := os.Getenv("BENCH_QUERY_DB"); u != "" {
-		// Queries only, against a database a BENCH_KEEP run left.
-		pool, err := pgstore.Connect(ctx, u, poolOptions())
-		if err != nil {
-			return err
-		}
-		defer pool.Close()
-		// Bring it to the current schema first (a kept database may predate a migration).
-		t0 := time.Now()
-		if err := pgstore.Migrate(ctx, pool, migrations.Schema, migrations.FS, nil); err != nil {
-			return err
-		}
-		if d := time.Since(t0); d > time.Second {
-			fmt.Printf("migrated the kept database in %s\n", d.Round(time.Millisecond))
-		}
-		if err := prewarm(ctx, pool); err != nil {
-			return err
-		}
-		return queries(ctx, pool, store.New(pool), w, runs)
+		return queriesOnly(ctx, u, w, runs)
 	}
 	fmt.Printf("simulated world (services/ingest/sim): %d exchanges, %d ethereum customers, %d addresses, chains %v; %d transfers over %s to %s, batches of %d\n",
 		len(w.exchanges), len(w.customers), len(w.w.Addresses()), w.w.Chains(), n, w.cfg.Start.Format("2006-01-02"), w.end.Format("2006-01-02"), batch)
-
-	// Raw COPY of the first rawN rows into an empty schema, then the real write path over the
-	// same rows into another empty schema, then the raw COPY again: the ratio compares like with
-	// like, against the faster raw COPY. One raw COPY, always first, measured slower than the
-	// write path after it in several runs (which does more); two raw COPYs of the same rows
-	// measured 70,439 and 85,081 rows/s in one run, 85,618 and 78,928 in the next, so a single
-	// one says little. The first rows are simulated once and replayed to each.
-	if err := w.rewind(); err != nil {
-		return err
-	}
-	first, rest := w.take(rawN)
-	replay := func() { w.buf = append(slices.Clone(first), rest...) }
-	rawCopy := func(settings bool) (float64, error) {
-		rawPool, dropRaw, err := scratch(ctx, "bench_raw")
-		if err != nil {
-			return 0, err
-		}
-		defer dropRaw()
-		if settings {
-			if err := printSettings(ctx, rawPool); err != nil {
-				return 0, err
-			}
-		}
-		if err := settle(ctx, rawPool); err != nil {
-			return 0, err
-		}
-		replay()
-		rate, err := load(ctx, store.New(rawPool), w, rawN, batch, true)
-		if err != nil {
-			return 0, fmt.Errorf("raw copy: %w", err)
-		}
-		return rate, nil
-	}
-	rawBefore, err := rawCopy(true)
-	if err != nil {
-		return err
-	}
-	writers := max(envInt("BENCH_WRITERS", defaultWriters), 1)
-	if os.Getenv("BENCH_INLINE") != "" {
-		// The same rows with the rollups applied inside each write (TRANSFERS_ROLLUPS=inline).
-		ipool, idrop, err := scratch(ctx, "bench_inline")
-		if err != nil {
-			return err
-		}
-		ist := store.New(ipool)
-		if err := w.attributions(ctx, ist); err != nil {
-			idrop()
-			return err
-		}
-		replay()
-		inlineRate, err := load(ctx, ist, w, rawN, batch, false)
-		idrop()
-		if err != nil {
-			return err
-		}
-		fmt.Printf("ingest, first %d rows, rollups inline: %.0f rows/s, ratio %.2f (to the first raw COPY)\n", rawN, inlineRate, inlineRate/rawBefore)
-	}
-	pool, drop, err := scratch(ctx, "bench")
+	lb := &loadBench{w: w, n: n, rawN: rawN, batch: batch, writers: max(envInt("BENCH_WRITERS", defaultWriters), 1)}
+	pool, st, drop, err := lb.firstRows(ctx)
 	if err != nil {
 		return err
 	}
 	defer drop()
-	st := store.New(pool)
-	if err := w.attributions(ctx, st); err != nil {
-		return err
-	}
-	if err := settle(ctx, pool); err != nil {
-		return err
-	}
-	replay()
-	// The first rows as a burst: the writes with the rollups queued and no worker, then the
-	// rollups applied by as many workers as writers.
-	st.SetQueuedRollups(0)
-	firstRate, err := load(ctx, st, w, rawN, batch, false)
-	if err != nil {
-		return err
-	}
-	applyRate, err := drain(ctx, st, writers)
-	if err != nil {
-		return err
-	}
-	rawAfter, err := rawCopy(false)
-	if err != nil {
-		return err
-	}
-	w.buf, first = rest, nil // the load goes on after the first rows
-	rawRate := max(rawBefore, rawAfter)
-	both := 1 / (1/firstRate + 1/applyRate)
-	fmt.Printf("ingest, first %d rows: raw COPY %.0f rows/s (before the write path %.0f, after it %.0f); write path (COPY, dedupe, rollups queued) %.0f rows/s, ratio %.2f;\n"+
-		"  rollups applied %.0f rows/s; writes and rollups one after the other %.0f rows/s, ratio %.2f\n",
-		rawN, rawRate, rawBefore, rawAfter, firstRate, firstRate/rawRate, applyRate, both, both/rawRate)
 	if n > rawN {
-		// The rest as the service runs: writers and one rollup worker per writer at once, the
-		// writers held to the lag bound, timed until the rollups have caught up.
-		st.SetQueuedRollups(500_000)
-		wctx, stop := context.WithCancel(ctx)
-		workers := make(chan error, writers)
-		for range writers {
-			go func() {
-				workers <- st.RunRollups(wctx, 100*time.Millisecond, slog.New(slog.DiscardHandler), noop.Meter{})
-			}()
-		}
-		t0 := time.Now()
-		writeRate, err := load(ctx, st, w, n-rawN, batch, false)
-		if err == nil {
-			_, err = drain(ctx, st, writers)
-		}
-		stop()
-		for range writers {
-			<-workers
-		}
-		if err != nil {
+		if err := lb.otherRows(ctx, st); err != nil {
 			return err
 		}
-		rate := float64(n-rawN) / time.Since(t0).Seconds()
-		fmt.Printf("ingest, the other %d rows, writers and rollup workers together: writes %.0f rows/s, until the rollups caught up %.0f rows/s\n",
-			n-rawN, writeRate, rate)
 	}
 	// Settled as a server in use is: vacuumed, analysed, and the load's dirty pages written
 	// (else the checkpoint after the load writes them during the queries).
@@ -281,6 +157,167 @@ func run(ctx context.Context) error {
 		return err
 	}
 	return queries(ctx, pool, st, w, runs)
+}
+
+// queriesOnly runs the queries against a database a BENCH_KEEP run left.
+func queriesOnly(ctx context.Context, url string, w *world, runs int) error {
+	pool, err := pgstore.Connect(ctx, url, poolOptions())
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	// Bring it to the current schema first (a kept database may predate a migration).
+	t0 := time.Now()
+	if err := pgstore.Migrate(ctx, pool, migrations.Schema, migrations.FS, nil); err != nil {
+		return err
+	}
+	if d := time.Since(t0); d > time.Second {
+		fmt.Printf("migrated the kept database in %s\n", d.Round(time.Millisecond))
+	}
+	if err := prewarm(ctx, pool); err != nil {
+		return err
+	}
+	return queries(ctx, pool, store.New(pool), w, runs)
+}
+
+// loadBench times the write path's load of the world's rows.
+type loadBench struct {
+	w              *world
+	n, rawN, batch int
+	writers        int
+	first, rest    []store.TransferRow // the first rawN rows, simulated once and replayed
+}
+
+func (lb *loadBench) replay() { lb.w.buf = append(slices.Clone(lb.first), lb.rest...) }
+
+// rawCopy COPYs the first rows into an empty schema of their own, the baseline of the write path.
+func (lb *loadBench) rawCopy(ctx context.Context, settings bool) (float64, error) {
+	rawPool, dropRaw, err := scratch(ctx, "bench_raw")
+	if err != nil {
+		return 0, err
+	}
+	defer dropRaw()
+	if settings {
+		if err := printSettings(ctx, rawPool); err != nil {
+			return 0, err
+		}
+	}
+	if err := settle(ctx, rawPool); err != nil {
+		return 0, err
+	}
+	lb.replay()
+	rate, err := load(ctx, store.New(rawPool), lb.w, lb.rawN, lb.batch, true)
+	if err != nil {
+		return 0, fmt.Errorf("raw copy: %w", err)
+	}
+	return rate, nil
+}
+
+// inline loads the first rows with the rollups applied inside each write
+// (TRANSFERS_ROLLUPS=inline), into a database of their own.
+func (lb *loadBench) inline(ctx context.Context, rawBefore float64) error {
+	ipool, idrop, err := scratch(ctx, "bench_inline")
+	if err != nil {
+		return err
+	}
+	ist := store.New(ipool)
+	if err := lb.w.attributions(ctx, ist); err != nil {
+		idrop()
+		return err
+	}
+	lb.replay()
+	inlineRate, err := load(ctx, ist, lb.w, lb.rawN, lb.batch, false)
+	idrop()
+	if err != nil {
+		return err
+	}
+	fmt.Printf("ingest, first %d rows, rollups inline: %.0f rows/s, ratio %.2f (to the first raw COPY)\n", lb.rawN, inlineRate, inlineRate/rawBefore)
+	return nil
+}
+
+// firstRows times the first rawN rows: a raw COPY into an empty schema, then the real write path
+// over the same rows into another empty schema, then the raw COPY again. The ratio compares like
+// with like, against the faster raw COPY: one raw COPY alone, always first, says little, as two of
+// the same rows differ by more than the write path's margin from one run to the next. It returns
+// the write path's database, the rows after the first still to load.
+func (lb *loadBench) firstRows(ctx context.Context) (*pgxpool.Pool, *store.Store, func(), error) {
+	if err := lb.w.rewind(); err != nil {
+		return nil, nil, nil, err
+	}
+	lb.first, lb.rest = lb.w.take(lb.rawN)
+	rawBefore, err := lb.rawCopy(ctx, true)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if os.Getenv("BENCH_INLINE") != "" {
+		if err := lb.inline(ctx, rawBefore); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	pool, drop, err := scratch(ctx, "bench")
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	fail := func(err error) (*pgxpool.Pool, *store.Store, func(), error) { drop(); return nil, nil, nil, err }
+	st := store.New(pool)
+	if err := lb.w.attributions(ctx, st); err != nil {
+		return fail(err)
+	}
+	if err := settle(ctx, pool); err != nil {
+		return fail(err)
+	}
+	lb.replay()
+	// The first rows as a burst: the writes with the rollups queued and no worker, then the
+	// rollups applied by as many workers as writers.
+	st.SetQueuedRollups(0)
+	firstRate, err := load(ctx, st, lb.w, lb.rawN, lb.batch, false)
+	if err != nil {
+		return fail(err)
+	}
+	applyRate, err := drain(ctx, st, lb.writers)
+	if err != nil {
+		return fail(err)
+	}
+	rawAfter, err := lb.rawCopy(ctx, false)
+	if err != nil {
+		return fail(err)
+	}
+	lb.w.buf, lb.first = lb.rest, nil // the load goes on after the first rows
+	rawRate := max(rawBefore, rawAfter)
+	both := 1 / (1/firstRate + 1/applyRate)
+	fmt.Printf("ingest, first %d rows: raw COPY %.0f rows/s (before the write path %.0f, after it %.0f); write path (COPY, dedupe, rollups queued) %.0f rows/s, ratio %.2f;\n"+
+		"  rollups applied %.0f rows/s; writes and rollups one after the other %.0f rows/s, ratio %.2f\n",
+		lb.rawN, rawRate, rawBefore, rawAfter, firstRate, firstRate/rawRate, applyRate, both, both/rawRate)
+	return pool, st, drop, nil
+}
+
+// otherRows loads the rest as the service runs: writers and one rollup worker per writer at
+// once, the writers held to the lag bound, timed until the rollups have caught up.
+func (lb *loadBench) otherRows(ctx context.Context, st *store.Store) error {
+	st.SetQueuedRollups(500_000)
+	wctx, stop := context.WithCancel(ctx)
+	workers := make(chan error, lb.writers)
+	for range lb.writers {
+		go func() {
+			workers <- st.RunRollups(wctx, 100*time.Millisecond, slog.New(slog.DiscardHandler), noop.Meter{})
+		}()
+	}
+	t0 := time.Now()
+	writeRate, err := load(ctx, st, lb.w, lb.n-lb.rawN, lb.batch, false)
+	if err == nil {
+		_, err = drain(ctx, st, lb.writers)
+	}
+	stop()
+	for range lb.writers {
+		<-workers
+	}
+	if err != nil {
+		return err
+	}
+	rate := float64(lb.n-lb.rawN) / time.Since(t0).Seconds()
+	fmt.Printf("ingest, the other %d rows, writers and rollup workers together: writes %.0f rows/s, until the rollups caught up %.0f rows/s\n",
+		lb.n-lb.rawN, writeRate, rate)
+	return nil
 }
 
 // settle readies a scratch database for a timed load: the attributions just loaded vacuumed
@@ -535,10 +572,39 @@ func queries(ctx context.Context, pool *pgxpool.Pool, st *store.Store, w *world,
 	const cursorName = "cursor page turns (entity, cursor, 50 rows)"
 	cursorPath, cursorSeen := cursorTurns(r, w, rng, ex)
 	seen := map[string]func([]byte){keysetName: keysetSeen, cursorName: cursorSeen}
-	cases := []struct {
-		name string
-		path func() string
-	}{
+	cases := queryCases(w, rng, ex, benchCase{keysetName, keysetPath}, benchCase{cursorName, cursorPath})
+	stopProfiles, err := startProfiles()
+	if err != nil {
+		return err
+	}
+	defer stopProfiles()
+	// The first requests of each query are not timed: a process starting to serve pays for its
+	// connections' generic plans (each connection plans each statement once; the transfers read of
+	// a keyset turn, with 13 monthly partitions, 4-7 ms) and fills its attribution cache.
+	warm := envCount("BENCH_WARMUP", 50)
+	only := os.Getenv("BENCH_ONLY")
+	fmt.Printf("%-45s %10s %10s %10s\n", "query", "p50", "p99", "max")
+	for _, c := range cases {
+		if only != "" && !strings.Contains(c.name, only) {
+			continue
+		}
+		if err := timeQuery(ctx, pool, st, r, c, seen[c.name], runs, warm); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// benchCase is one query the bench times: path makes each request's path.
+type benchCase struct {
+	name string
+	path func() string
+}
+
+// queryCases are the representative queries, keyset and cursor turns among them, then those of
+// BENCH_PATHS.
+func queryCases(w *world, rng *rand.Rand, ex func() string, keyset, cursor benchCase) []benchCase {
+	cases := []benchCase{
 		{"entity base with usdGte", func() string { return "/transfers?base=" + ex() + "&usdGte=10000" }},
 		{"address base sorted by usd (hot wallet)", func() string { return "/transfers?base=" + w.hot[ex()] + "&sortKey=usd" }},
 		{"type:cex inflow over 7 days", func() string { return "/transfers?to=type:cex&from=!type:cex&timeLast=7d" }},
@@ -552,8 +618,8 @@ func queries(ctx context.Context, pool *pgxpool.Pool, st *store.Store, w *world,
 			t := w.cfg.Start.Add(time.Duration(rng.Int64N(int64(w.end.Sub(w.cfg.Start)))))
 			return "/transfers?base=" + ex() + "&limit=50&timeLte=" + strconv.FormatInt(t.UnixMilli(), 10)
 		}},
-		{keysetName, keysetPath},
-		{cursorName, cursorPath},
+		keyset,
+		cursor,
 		{"address base, customer, all flows", func() string { return "/transfers?base=" + w.customers[rng.IntN(len(w.customers))] }},
 		{"from an entity to a type (from=<exchange>&to=type:cex)", func() string { return "/transfers?from=" + ex() + "&to=type:cex" }},
 		{"from an entity to another (none in this world)", func() string {
@@ -579,123 +645,135 @@ func queries(ctx context.Context, pool *pgxpool.Pool, st *store.Store, w *world,
 	// BENCH_PATHS: other requests to time, separated by spaces; "{exchange}", "{hot}" and
 	// "{customer}" stand for a random exchange, its hot wallet and a random customer.
 	for _, pth := range strings.Fields(os.Getenv("BENCH_PATHS")) {
-		cases = append(cases, struct {
-			name string
-			path func() string
-		}{pth, func() string {
+		cases = append(cases, benchCase{pth, func() string {
 			e := ex()
 			return strings.NewReplacer("{exchange}", e, "{hot}", w.hot[e], "{customer}", w.customers[rng.IntN(len(w.customers))]).Replace(pth)
 		}})
 	}
+	return cases
+}
+
+// startProfiles starts the CPU profile BENCH_CPUPROFILE names, and arranges the allocation profile
+// BENCH_MEMPROFILE names; stop writes them.
+func startProfiles() (stop func(), err error) {
+	var stops []func()
+	stop = func() {
+		for i := len(stops) - 1; i >= 0; i-- {
+			stops[i]()
+		}
+	}
 	if f := os.Getenv("BENCH_CPUPROFILE"); f != "" {
 		out, err := os.Create(f)
 		if err != nil {
-			return err
+			return stop, err
 		}
-		defer out.Close()
+		stops = append(stops, func() { out.Close() })
 		if err := pprof.StartCPUProfile(out); err != nil {
-			return err
+			return stop, err
 		}
-		defer pprof.StopCPUProfile()
+		stops = append(stops, pprof.StopCPUProfile)
 	}
 	if f := os.Getenv("BENCH_MEMPROFILE"); f != "" {
 		runtime.MemProfileRate = 4096
-		defer func() {
+		stops = append(stops, func() {
 			if out, err := os.Create(f); err == nil {
 				pprof.Lookup("allocs").WriteTo(out, 0)
 				out.Close()
 			}
-		}()
+		})
 	}
-	// The first requests of each query are not timed: a process starting to serve pays for its
-	// connections' generic plans (each connection plans each statement once; the transfers read of
-	// a keyset turn, with 13 monthly partitions, 4-7 ms) and fills its attribution cache.
-	warm := envCount("BENCH_WARMUP", 50)
-	only := os.Getenv("BENCH_ONLY")
-	fmt.Printf("%-45s %10s %10s %10s\n", "query", "p50", "p99", "max")
-	for _, c := range cases {
-		if only != "" && !strings.Contains(c.name, only) {
-			continue
+	return stop, nil
+}
+
+// timedRequest is one timed request, kept to print the slowest.
+type timedRequest struct {
+	d        time.Duration
+	url      string
+	tl       *timeline
+	conns    int64  // connections the pool opened during the request
+	gcCycles uint64 // garbage collections that ended during it
+}
+
+// timeQuery serves warm untimed then runs timed requests of c through r and prints their
+// percentiles; seen, when set, reads each answer.
+func timeQuery(ctx context.Context, pool *pgxpool.Pool, st *store.Store, r http.Handler, c benchCase, seen func([]byte), runs, warm int) error {
+	var lat []time.Duration
+	var slow []timedRequest
+	short := st.ShortFirstPages()
+	for i := 0; i < runs+warm; i++ {
+		tctx, tl := withTimeline(ctx)
+		req := httptest.NewRequest(http.MethodGet, c.path(), nil).WithContext(tctx)
+		rec := httptest.NewRecorder()
+		conns0, gc0 := pool.Stat().NewConnsCount(), gcCycles()
+		t0 := time.Now()
+		tl.t0 = t0 // the timeline's steps count from the request's start
+		r.ServeHTTP(rec, req)
+		d := time.Since(t0)
+		conns, gcs := pool.Stat().NewConnsCount()-conns0, gcCycles()-gc0
+		if rec.Code != 200 {
+			return fmt.Errorf("%s: %d %s", req.URL, rec.Code, rec.Body.String())
 		}
-		var lat []time.Duration
-		type timed struct {
-			d        time.Duration
-			url      string
-			tl       *timeline
-			conns    int64  // connections the pool opened during the request
-			gcCycles uint64 // garbage collections that ended during it
+		if seen != nil {
+			seen(rec.Body.Bytes())
 		}
-		var slow []timed
-		short := st.ShortFirstPages()
-		for i := 0; i < runs+warm; i++ {
-			tctx, tl := withTimeline(ctx)
-			req := httptest.NewRequest(http.MethodGet, c.path(), nil).WithContext(tctx)
-			rec := httptest.NewRecorder()
-			conns0, gc0 := pool.Stat().NewConnsCount(), gcCycles()
-			t0 := time.Now()
-			tl.t0 = t0 // the timeline's steps count from the request's start
-			r.ServeHTTP(rec, req)
-			d := time.Since(t0)
-			conns, gcs := pool.Stat().NewConnsCount()-conns0, gcCycles()-gc0
-			if rec.Code != 200 {
-				return fmt.Errorf("%s: %d %s", req.URL, rec.Code, rec.Body.String())
-			}
-			if f := seen[c.name]; f != nil {
-				f(rec.Body.Bytes())
-			}
-			if i >= warm {
-				lat = append(lat, d)
-				slow = append(slow, timed{d, req.URL.String(), tl, conns, gcs})
-			}
+		if i >= warm {
+			lat = append(lat, d)
+			slow = append(slow, timedRequest{d, req.URL.String(), tl, conns, gcs})
 		}
-		slices.Sort(lat)
-		fmt.Printf("%-45s %10s %10s %10s\n", c.name, pct(lat, 50), pct(lat, 99), lat[len(lat)-1].Round(10*time.Microsecond))
-		if n := st.ShortFirstPages() - short; n > 0 {
-			fmt.Printf("  %d of %d first pages read short from their pair rows, then hour by hour\n", n, runs+warm)
-		}
-		// BENCH_SLOWEST=n: the n slowest requests of each query, to re-run by BENCH_PATHS.
-		if n, _ := strconv.Atoi(os.Getenv("BENCH_SLOWEST")); n > 0 {
-			var gcs uint64
-			for _, t := range slow {
-				gcs += t.gcCycles
-			}
-			if os.Getenv("BENCH_TIMELINE") != "" {
-				// Where the time of all the timed requests went, step by step.
-				by := map[string][]time.Duration{}
-				for _, t := range slow {
-					t.tl.kinds(t.d, by)
-				}
-				var names []string
-				for k := range by {
-					names = append(names, k)
-				}
-				slices.Sort(names)
-				for _, k := range names {
-					d := by[k]
-					slices.Sort(d)
-					fmt.Printf("  %-62s n=%-5d p50 %8s  p99 %8s\n", k, len(d), pct(d, 50), pct(d, 99))
-				}
-			}
-			live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-			metrics.Read(live)
-			fmt.Printf("  %d GC cycles during the %d timed requests; live heap %d MB\n", gcs, len(slow), live[0].Value.Uint64()>>20)
-			slices.SortFunc(slow, func(a, b timed) int { return cmp.Compare(b.d, a.d) })
-			for _, t := range slow[:min(n, len(slow))] {
-				var why string
-				if t.conns > 0 {
-					why += fmt.Sprintf(" [%d new connections]", t.conns)
-				}
-				if t.gcCycles > 0 {
-					why += fmt.Sprintf(" [%d GC cycles]", t.gcCycles)
-				}
-				fmt.Printf("  %10s %s%s\n", t.d.Round(10*time.Microsecond), t.url, why)
-				if os.Getenv("BENCH_TIMELINE") != "" {
-					fmt.Print(t.tl)
-				}
-			}
-		}
+	}
+	slices.Sort(lat)
+	fmt.Printf("%-45s %10s %10s %10s\n", c.name, pct(lat, 50), pct(lat, 99), lat[len(lat)-1].Round(10*time.Microsecond))
+	if n := st.ShortFirstPages() - short; n > 0 {
+		fmt.Printf("  %d of %d first pages read short from their pair rows, then hour by hour\n", n, runs+warm)
+	}
+	// BENCH_SLOWEST=n: the n slowest requests of each query, to re-run by BENCH_PATHS.
+	if n, _ := strconv.Atoi(os.Getenv("BENCH_SLOWEST")); n > 0 {
+		printSlowest(slow, n)
 	}
 	return nil
+}
+
+// printSlowest prints where the timed requests' time went (with BENCH_TIMELINE), the garbage
+// collections during them, and the n slowest.
+func printSlowest(slow []timedRequest, n int) {
+	var gcs uint64
+	for _, t := range slow {
+		gcs += t.gcCycles
+	}
+	if os.Getenv("BENCH_TIMELINE") != "" {
+		// Where the time of all the timed requests went, step by step.
+		by := map[string][]time.Duration{}
+		for _, t := range slow {
+			t.tl.kinds(t.d, by)
+		}
+		var names []string
+		for k := range by {
+			names = append(names, k)
+		}
+		slices.Sort(names)
+		for _, k := range names {
+			d := by[k]
+			slices.Sort(d)
+			fmt.Printf("  %-62s n=%-5d p50 %8s  p99 %8s\n", k, len(d), pct(d, 50), pct(d, 99))
+		}
+	}
+	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(live)
+	fmt.Printf("  %d GC cycles during the %d timed requests; live heap %d MB\n", gcs, len(slow), live[0].Value.Uint64()>>20)
+	slices.SortFunc(slow, func(a, b timedRequest) int { return cmp.Compare(b.d, a.d) })
+	for _, t := range slow[:min(n, len(slow))] {
+		var why string
+		if t.conns > 0 {
+			why += fmt.Sprintf(" [%d new connections]", t.conns)
+		}
+		if t.gcCycles > 0 {
+			why += fmt.Sprintf(" [%d GC cycles]", t.gcCycles)
+		}
+		fmt.Printf("  %10s %s%s\n", t.d.Round(10*time.Microsecond), t.url, why)
+		if os.Getenv("BENCH_TIMELINE") != "" {
+			fmt.Print(t.tl)
+		}
+	}
 }
 
 // keysetTurns returns the paths of clients paging on by time, and what reads each answer: a
