@@ -36,14 +36,14 @@ func (h handlers) batchAllWith(c *gin.Context, enriched bool) {
 	if enriched {
 		eo, err := enrichOptions(c)
 		if err != nil {
-			httpx.Fail(c, err)
+			fail(c, err)
 			return
 		}
 		o = &eo
 	}
 	only, err := h.chainFilter(c)
 	if err != nil {
-		httpx.Fail(c, err)
+		fail(c, err)
 		return
 	}
 	var req batchRequest
@@ -52,7 +52,7 @@ func (h handlers) batchAllWith(c *gin.Context, enriched bool) {
 	}
 	m, err := h.a.BatchAll(c.Request.Context(), req.Addresses, only, o)
 	if err != nil {
-		httpx.Fail(c, err)
+		fail(c, err)
 		return
 	}
 	c.Header(httpx.HeaderRows, strconv.Itoa(len(req.Addresses)))
@@ -62,7 +62,7 @@ func (h handlers) batchAllWith(c *gin.Context, enriched bool) {
 func (h handlers) enrichedBatch(c *gin.Context) {
 	o, err := enrichOptions(c)
 	if err != nil {
-		httpx.Fail(c, err)
+		fail(c, err)
 		return
 	}
 	chain, err := params.One(c.Request.URL.Query(), "chain")
@@ -76,7 +76,7 @@ func (h handlers) enrichedBatch(c *gin.Context) {
 	}
 	m, err := h.a.EnrichedBatch(c.Request.Context(), req.Addresses, chain, o)
 	if err != nil {
-		httpx.Fail(c, err)
+		fail(c, err)
 		return
 	}
 	c.Header(httpx.HeaderRows, strconv.Itoa(len(req.Addresses)))
@@ -86,7 +86,7 @@ func (h handlers) enrichedBatch(c *gin.Context) {
 func (h handlers) entityTypes(c *gin.Context) {
 	v, err := h.a.EntityTypes(c.Request.Context())
 	if err != nil {
-		httpx.Fail(c, err)
+		fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, v)
@@ -95,7 +95,7 @@ func (h handlers) entityTypes(c *gin.Context) {
 func (h handlers) clusterSummary(c *gin.Context) {
 	v, err := h.a.ClusterSummary(c.Request.Context(), c.Param("id"))
 	if err != nil {
-		httpx.Fail(c, err)
+		fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, v)

@@ -17,12 +17,12 @@ func (h handlers) updates(kind string) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		q, err := ParseUpdates(c.Request.URL.Query())
 		if err != nil {
-			httpx.Fail(c, err)
+			fail(c, err)
 			return
 		}
 		p, err := h.a.Updates(c.Request.Context(), kind, q)
 		if err != nil {
-			httpx.Fail(c, err)
+			fail(c, err)
 			return
 		}
 		c.JSON(http.StatusOK, p)

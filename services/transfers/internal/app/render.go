@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/chainintel/chainintel/libs/chains"
-	"github.com/chainintel/chainintel/services/transfers/internal/events"
 	"github.com/chainintel/chainintel/services/transfers/internal/store"
+	"github.com/chainintel/chainintel/services/transfers/internal/units"
 	ulclient "github.com/chainintel/chainintel/services/user-labels/client"
 	"golang.org/x/sync/errgroup"
 )
@@ -288,7 +288,7 @@ func (b *book) transfer(r store.TransferRow) Transfer {
 		BlockTimestamp: Timestamp(r.BlockTime), Chain: r.Chain,
 		FromAddress: b.info(r.Chain, r.From, r.FromIsContract), ToAddress: b.info(r.Chain, r.To, r.ToIsContract),
 		FromIsContract: r.FromIsContract, ToIsContract: r.ToIsContract, TokenID: r.TokenID, TokenName: r.TokenName,
-		TokenSymbol: r.TokenSymbol, TokenDecimals: r.TokenDecimals, UnitValue: events.UnitValue(r.Amount, r.TokenDecimals),
+		TokenSymbol: r.TokenSymbol, TokenDecimals: r.TokenDecimals, UnitValue: units.Value(r.Amount, r.TokenDecimals),
 		HistoricalUSD: r.USD, Type: transferType(r),
 	}
 	if r.Token != "" {
@@ -304,9 +304,9 @@ func (b *book) swap(r store.SwapRow) Swap {
 		BlockTimestamp: Timestamp(r.BlockTime), ContractAddress: b.info(r.Chain, r.Contract, true),
 		Sender: b.info(r.Chain, r.Sender, false), Receiver: b.info(r.Chain, r.Receiver, false),
 		Token0: r.Token0, Token0ID: r.Token0ID, Token0Name: r.Token0Name, Token0Symbol: r.Token0Symbol,
-		Token0Decimals: r.Token0Decimals, UnitValue0: events.UnitValue(r.Amount0, r.Token0Decimals),
+		Token0Decimals: r.Token0Decimals, UnitValue0: units.Value(r.Amount0, r.Token0Decimals),
 		Token1: r.Token1, Token1ID: r.Token1ID, Token1Name: r.Token1Name, Token1Symbol: r.Token1Symbol,
-		Token1Decimals: r.Token1Decimals, UnitValue1: events.UnitValue(r.Amount1, r.Token1Decimals),
+		Token1Decimals: r.Token1Decimals, UnitValue1: units.Value(r.Amount1, r.Token1Decimals),
 		HistoricalUSD: r.USD, Valid: r.Valid,
 	}
 	if s.ContractAddress.ServiceEntity != nil {
@@ -330,9 +330,9 @@ func (b *book) transaction(r store.TransactionRow, transfers []store.TransferRow
 	}
 	t := Transaction{
 		Hash: r.Hash, Chain: r.Chain, BlockNumber: r.BlockNumber, BlockHash: r.BlockHash, BlockTimestamp: Timestamp(r.BlockTime),
-		From: b.info(r.Chain, r.From, false), Nonce: r.Nonce, Status: "failed", Value: events.UnitValue(r.Value, dec),
+		From: b.info(r.Chain, r.From, false), Nonce: r.Nonce, Status: "failed", Value: units.Value(r.Value, dec),
 		ValueExact: r.Value.String(), USD: r.ValueUSD, GasUsed: r.GasUsed, GasPrice: bigFloat(r.GasPrice),
-		EffectiveGasPrice: bigFloat(r.EffectiveGasPrice), Fee: events.UnitValue(r.Fee, dec), FeeUSD: r.FeeUSD,
+		EffectiveGasPrice: bigFloat(r.EffectiveGasPrice), Fee: units.Value(r.Fee, dec), FeeUSD: r.FeeUSD,
 		MethodID: r.MethodID, Transfers: make([]Transfer, 0, len(transfers)),
 	}
 	if r.Success {

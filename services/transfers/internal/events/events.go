@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"math"
 	"math/big"
-	"strconv"
 	"strings"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 	"github.com/chainintel/chainintel/libs/eventbus"
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
 	"github.com/chainintel/chainintel/services/transfers/internal/store"
+	"github.com/chainintel/chainintel/services/transfers/internal/units"
 )
 
 // Writer is the part of the store the consumers write through.
@@ -77,30 +77,6 @@ func amount(s string, signed bool) (*big.Int, error) {
 
 var maxNumeric = new(big.Int).Exp(big.NewInt(10), big.NewInt(78), nil)
 
-// UnitValue is amount / 10^decimals as the nearest float64.
-func UnitValue(a *big.Int, decimals int32) float64 {
-	if a == nil {
-		return 0
-	}
-	s := new(big.Int).Abs(a).String()
-	d := int(decimals)
-	if d < 0 {
-		d = 0
-	}
-	if len(s) <= d {
-		s = strings.Repeat("0", d-len(s)+1) + s
-	}
-	str := s[:len(s)-d] + "." + s[len(s)-d:]
-	f, err := strconv.ParseFloat(str, 64)
-	if err != nil || math.IsInf(f, 0) {
-		f = math.MaxFloat64
-	}
-	if a.Sign() < 0 {
-		f = -f
-	}
-	return f
-}
-
 func usd(v *float64) *float64 {
 	if v == nil || math.IsNaN(*v) || math.IsInf(*v, 0) {
 		return nil
@@ -128,7 +104,7 @@ func TransferRow(m *eventsv1.Transfer) (store.TransferRow, error) {
 		BlockTime: time.UnixMilli(m.BlockTimeMs).UTC(), TxIndex: int32(m.TxIndex), LogIndex: int32(m.LogIndex),
 		From: norm(m.Chain, m.From), To: norm(m.Chain, m.To), Token: norm(m.Chain, m.TokenAddress), TokenID: m.TokenId,
 		TokenName: m.TokenName, TokenSymbol: m.TokenSymbol, TokenDecimals: m.TokenDecimals, Amount: a,
-		UnitValue: UnitValue(a, m.TokenDecimals), USD: usd(m.HistoricalUsd), Type: int16(m.Type),
+		UnitValue: units.Value(a, m.TokenDecimals), USD: usd(m.HistoricalUsd), Type: int16(m.Type),
 		FromIsContract: m.FromIsContract, ToIsContract: m.ToIsContract,
 	}, nil
 }
