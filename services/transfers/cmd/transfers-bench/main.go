@@ -42,7 +42,6 @@ import (
 	"github.com/chainintel/chainintel/libs/pgstore"
 	"github.com/chainintel/chainintel/libs/pgstore/pgtest"
 	"github.com/chainintel/chainintel/libs/service"
-	"github.com/chainintel/chainintel/services/ingest/sim"
 	"github.com/chainintel/chainintel/services/transfers"
 	"github.com/chainintel/chainintel/services/transfers/internal/app"
 	"github.com/chainintel/chainintel/services/transfers/internal/events"
@@ -50,6 +49,7 @@ import (
 	"github.com/chainintel/chainintel/services/transfers/internal/query"
 	"github.com/chainintel/chainintel/services/transfers/internal/store"
 	"github.com/chainintel/chainintel/services/transfers/migrations"
+	"github.com/chainintel/chainintel/sim"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.opentelemetry.io/otel/metric/noop"
 )
@@ -135,7 +135,7 @@ func run(ctx context.Context) error {
 	if u := os.Getenv("BENCH_QUERY_DB"); u != "" {
 		return queriesOnly(ctx, u, w, runs)
 	}
-	fmt.Printf("simulated world (services/ingest/sim): %d exchanges, %d ethereum customers, %d addresses, chains %v; %d transfers over %s to %s, batches of %d\n",
+	fmt.Printf("simulated world (sim): %d exchanges, %d ethereum customers, %d addresses, chains %v; %d transfers over %s to %s, batches of %d\n",
 		len(w.exchanges), len(w.customers), len(w.w.Addresses()), w.w.Chains(), n, w.cfg.Start.Format("2006-01-02"), w.end.Format("2006-01-02"), batch)
 	lb := &loadBench{w: w, n: n, rawN: rawN, batch: batch, writers: max(envInt("BENCH_WRITERS", defaultWriters), 1)}
 	pool, st, drop, err := lb.firstRows(ctx)
@@ -838,7 +838,7 @@ func pct(s []time.Duration, p int) time.Duration {
 	return s[max(0, min(len(s)-1, i-1))].Round(10 * time.Microsecond)
 }
 
-// world streams the simulator's transfers (services/ingest/sim) as rows, through the
+// world streams the simulator's transfers (the sim module) as rows, through the
 // consumer's own mapping, and knows the world's entities for the queries.
 type world struct {
 	cfg       sim.Config
