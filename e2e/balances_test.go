@@ -9,7 +9,7 @@ import (
 
 	"github.com/chainintel/chainintel/libs/config"
 	"github.com/chainintel/chainintel/services/ingest"
-	"github.com/chainintel/chainintel/services/ingest/sim"
+	"github.com/chainintel/chainintel/sim"
 )
 
 func sumMap(m map[string]float64) float64 {

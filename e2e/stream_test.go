@@ -14,7 +14,7 @@ import (
 	"github.com/chainintel/chainintel/libs/eventbus"
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
 	"github.com/chainintel/chainintel/services/ingest"
-	"github.com/chainintel/chainintel/services/ingest/sim"
+	"github.com/chainintel/chainintel/sim"
 	"github.com/coder/websocket"
 )
 

@@ -11,7 +11,7 @@ import (
 	"github.com/chainintel/chainintel/libs/eventbus"
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
 	"github.com/chainintel/chainintel/services/ingest"
-	"github.com/chainintel/chainintel/services/ingest/sim"
+	"github.com/chainintel/chainintel/sim"
 )
 
 // The platform's own simulator publishes live activity; a fresh deposit it makes to an exchange

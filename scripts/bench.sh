@@ -26,7 +26,7 @@ fi
 
 if section ingest "ingest: JSON-RPC decode of mainnet block 18,000,000 and simulator -> Kafka (issue 4)"; then
   (cd services/ingest && go test -run '^$' -bench DecodeMainnet -benchtime 300x ./internal/evm/)
-  (cd services/ingest && go test -run '^$' -bench PublishToKafka -benchtime 20x ./sim/)
+  (cd sim && go test -run '^$' -bench PublishToKafka -benchtime 20x .)
 fi
 
 if section intelligence "intelligence: deposit detection vs ground truth, lookups with 1M labelled addresses (issue 5)"; then

@@ -10,8 +10,8 @@ import (
 	"github.com/chainintel/chainintel/libs/config"
 	"github.com/chainintel/chainintel/libs/sharedtest"
 	"github.com/chainintel/chainintel/services/ingest"
-	"github.com/chainintel/chainintel/services/ingest/sim"
 	"github.com/chainintel/chainintel/services/intelligence"
+	"github.com/chainintel/chainintel/sim"
 )
 
 // seedIntelligence imports what an operator would know about the local world: the simulator's

@@ -90,6 +90,61 @@ type unit struct {
 // Start brings the platform up and returns once every service is serving. Cancel ctx to stop
 // it; Done closes when everything has stopped.
 func Start(ctx context.Context, o Options, log *slog.Logger) (*Stack, error) {
+	o = o.withDefaults()
+	st := &Stack{APIKey: o.DevAPIKey, DBURL: o.DatabaseURL, Services: map[string]Endpoint{}, done: make(chan struct{})}
+	ok := false
+	defer func() {
+		if !ok {
+			st.runCleanup()
+		}
+	}()
+
+	if err := pgstore.EnsureDatabase(ctx, o.DatabaseURL); err != nil {
+		return nil, err
+	}
+	if err := st.startBroker(ctx, o, log); err != nil {
+		return nil, err
+	}
+	if err := st.startRedis(o, log); err != nil {
+		return nil, err
+	}
+	httpLn, opsLn, err := st.listen(o)
+	if err != nil {
+		return nil, err
+	}
+
+	p := platform{o: o,
+		base: service.Base{LogLevel: o.LogLevel, ShutdownTimeout: 20 * time.Second, InternalSecret: randomKey(),
+			Telemetry: telemetry.Config{OTLPEndpoint: o.OTLPEndpoint, SampleRatio: 1}},
+		pg:    service.Postgres{DatabaseURL: o.DatabaseURL, MaxConns: 8},
+		kafka: service.Kafka{Brokers: st.Brokers, Partitions: 4, ReplicationFactor: 1},
+		rds:   service.Redis{URL: st.RedisURL},
+		url:   func(n string) string { return st.Services[n].HTTP },
+	}
+	units, err := buildUnits(p)
+	if err != nil {
+		return nil, err
+	}
+	for _, u := range units {
+		if err := u.migrate(ctx); err != nil {
+			return nil, fmt.Errorf("migrate %s: %w", u.name, err)
+		}
+	}
+	var ec edge.Config
+	ec.Postgres = p.pg
+	if err := edge.SeedDevKey(ctx, ec, o.DevAPIKey); err != nil {
+		return nil, fmt.Errorf("seed dev API key: %w", err)
+	}
+	st.run(ctx, o, units, httpLn, opsLn)
+	if err := waitReady(ctx, st); err != nil {
+		return nil, err
+	}
+	ok = true
+	return st, nil
+}
+
+// withDefaults fills in the options left empty.
+func (o Options) withDefaults() Options {
 	if o.HTTPAddr == "" {
 		o.HTTPAddr = "127.0.0.1:8080"
 	}
@@ -105,56 +160,53 @@ func Start(ctx context.Context, o Options, log *slog.Logger) (*Stack, error) {
 	if o.DevAPIKey == "" {
 		o.DevAPIKey = randomKey()
 	}
-	st := &Stack{APIKey: o.DevAPIKey, DBURL: o.DatabaseURL, Services: map[string]Endpoint{}, done: make(chan struct{})}
-	ok := false
-	defer func() {
-		if !ok {
-			st.runCleanup()
-		}
-	}()
+	return o
+}
 
-	if err := pgstore.EnsureDatabase(ctx, o.DatabaseURL); err != nil {
-		return nil, err
-	}
-
-	st.Brokers = o.KafkaBrokers
-	if len(st.Brokers) == 0 {
+// startBroker starts an embedded broker unless the options name one, and creates every topic.
+func (s *Stack) startBroker(ctx context.Context, o Options, log *slog.Logger) error {
+	s.Brokers = o.KafkaBrokers
+	if len(s.Brokers) == 0 {
 		b, err := eventbus.StartEmbeddedBroker(0)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		st.cleanup = append(st.cleanup, b.Close)
-		st.Brokers = b.Addrs()
-		log.Info("embedded Kafka-protocol broker started", "addr", st.Brokers)
+		s.cleanup = append(s.cleanup, b.Close)
+		s.Brokers = b.Addrs()
+		log.Info("embedded Kafka-protocol broker started", "addr", s.Brokers)
 	}
 	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	if err := eventbus.WaitForBroker(wctx, st.Brokers); err != nil {
-		return nil, err
+	if err := eventbus.WaitForBroker(wctx, s.Brokers); err != nil {
+		return err
 	}
 	var specs []eventbus.TopicSpec
 	for _, t := range eventsv1.Topics {
 		specs = append(specs, eventbus.TopicSpec{Name: t.Name, Partitions: 4, Compacted: t.Compacted})
 	}
-	if err := eventbus.EnsureTopics(wctx, st.Brokers, 1, specs); err != nil {
-		return nil, err
-	}
+	return eventbus.EnsureTopics(wctx, s.Brokers, 1, specs)
+}
 
-	st.RedisURL = o.RedisURL
-	if st.RedisURL == "" {
+// startRedis starts an embedded Redis-protocol server unless the options name a Redis.
+func (s *Stack) startRedis(o Options, log *slog.Logger) error {
+	s.RedisURL = o.RedisURL
+	if s.RedisURL == "" {
 		r, err := redisx.StartEmbedded()
 		if err != nil {
-			return nil, err
+			return err
 		}
-		st.cleanup = append(st.cleanup, r.Close)
-		st.RedisURL = r.URL()
-		log.Info("embedded Redis-protocol server started", "url", st.RedisURL)
+		s.cleanup = append(s.cleanup, r.Close)
+		s.RedisURL = r.URL()
+		log.Info("embedded Redis-protocol server started", "url", s.RedisURL)
 	}
+	return nil
+}
 
-	// Listeners first, so every service knows every other's address before any starts.
+// listen opens every service's HTTP and ops listeners first, so every service knows every
+// other's address before any starts.
+func (s *Stack) listen(o Options) (httpLn, opsLn map[string]net.Listener, err error) {
 	names := []string{"edge", "transfers", "intelligence", "user-labels", "balances", "token-analytics", "stream-fanout", "ingest"}
-	httpLn := map[string]net.Listener{}
-	opsLn := map[string]net.Listener{}
+	httpLn, opsLn = map[string]net.Listener{}, map[string]net.Listener{}
 	for _, n := range names {
 		addr := "127.0.0.1:0"
 		if n == "edge" {
@@ -162,40 +214,22 @@ func Start(ctx context.Context, o Options, log *slog.Logger) (*Stack, error) {
 		}
 		ln, err := net.Listen("tcp", addr)
 		if err != nil {
-			return nil, fmt.Errorf("%s: listen on %s: %w (set CHAININTEL_HTTP_ADDR to a free address)", n, addr, err)
+			return nil, nil, fmt.Errorf("%s: listen on %s: %w (set CHAININTEL_HTTP_ADDR to a free address)", n, addr, err)
 		}
 		httpLn[n] = ln
 		ops, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		opsLn[n] = ops
-		st.Services[n] = Endpoint{HTTP: "http://" + ln.Addr().String(), Ops: "http://" + ops.Addr().String()}
+		s.Services[n] = Endpoint{HTTP: "http://" + ln.Addr().String(), Ops: "http://" + ops.Addr().String()}
 	}
-	st.URL = st.Services["edge"].HTTP
+	s.URL = s.Services["edge"].HTTP
+	return httpLn, opsLn, nil
+}
 
-	base := service.Base{LogLevel: o.LogLevel, ShutdownTimeout: 20 * time.Second, InternalSecret: randomKey(),
-		Telemetry: telemetry.Config{OTLPEndpoint: o.OTLPEndpoint, SampleRatio: 1}}
-	pg := service.Postgres{DatabaseURL: o.DatabaseURL, MaxConns: 8}
-	kafka := service.Kafka{Brokers: st.Brokers, Partitions: 4, ReplicationFactor: 1}
-	rds := service.Redis{URL: st.RedisURL}
-	url := func(n string) string { return st.Services[n].HTTP }
-
-	units, err := buildUnits(o, base, pg, kafka, rds, url)
-	if err != nil {
-		return nil, err
-	}
-	for _, u := range units {
-		if err := u.migrate(ctx); err != nil {
-			return nil, fmt.Errorf("migrate %s: %w", u.name, err)
-		}
-	}
-	var ec edge.Config
-	ec.Postgres = pg
-	if err := edge.SeedDevKey(ctx, ec, o.DevAPIKey); err != nil {
-		return nil, fmt.Errorf("seed dev API key: %w", err)
-	}
-
+// run starts every unit; when all have stopped it records why, cleans up and closes Done.
+func (s *Stack) run(ctx context.Context, o Options, units []unit, httpLn, opsLn map[string]net.Listener) {
 	var wg sync.WaitGroup
 	errs := make(chan error, len(units))
 	for _, u := range units {
@@ -216,15 +250,10 @@ func Start(ctx context.Context, o Options, log *slog.Logger) (*Stack, error) {
 		for e := range errs {
 			all = append(all, e)
 		}
-		st.err = errors.Join(all...)
-		st.runCleanup()
-		close(st.done)
+		s.err = errors.Join(all...)
+		s.runCleanup()
+		close(s.done)
 	}()
-	if err := waitReady(ctx, st); err != nil {
-		return nil, err
-	}
-	ok = true
-	return st, nil
 }
 
 func (s *Stack) runCleanup() {
@@ -235,111 +264,137 @@ func (s *Stack) runCleanup() {
 	})
 }
 
-func buildUnits(o Options, base service.Base, pg service.Postgres, kafka service.Kafka, rds service.Redis, url func(string) string) ([]unit, error) {
-	var units []unit
-	add := func(name string, cfg any, migrate func(context.Context) error, run func(context.Context, service.Deps) error) error {
-		if v, ok := cfg.(config.Validator); ok {
-			if err := v.Validate(); err != nil {
-				return fmt.Errorf("%s config: %w", name, err)
-			}
-		}
-		units = append(units, unit{name: name, migrate: migrate, run: run})
-		return nil
-	}
-	var errs []error
+// platform is what every service's configuration is built from.
+type platform struct {
+	o     Options
+	base  service.Base
+	pg    service.Postgres
+	kafka service.Kafka
+	rds   service.Redis
+	url   func(service string) string // a service's HTTP base URL
+}
 
+// unitSet collects the units and every configuration problem, to report them all at once.
+type unitSet struct {
+	units []unit
+	errs  []error
+}
+
+func (s *unitSet) defaults(cfg any) { s.errs = append(s.errs, config.Defaults(cfg)) }
+
+func (s *unitSet) add(name string, cfg any, migrate func(context.Context) error, run func(context.Context, service.Deps) error) {
+	if v, ok := cfg.(config.Validator); ok {
+		if err := v.Validate(); err != nil {
+			s.errs = append(s.errs, fmt.Errorf("%s config: %w", name, err))
+			return
+		}
+	}
+	s.units = append(s.units, unit{name: name, migrate: migrate, run: run})
+}
+
+func buildUnits(p platform) ([]unit, error) {
+	var us unitSet
+	p.addAPIs(&us)
+	p.addPipelines(&us)
+	return us.units, errors.Join(us.errs...)
+}
+
+// addAPIs configures the services that answer API requests: edge, transfers, intelligence and
+// user-labels.
+func (p platform) addAPIs(us *unitSet) {
 	var ec edge.Config
-	errs = append(errs, config.Defaults(&ec))
-	ec.Base, ec.Postgres, ec.Kafka, ec.Redis, ec.Chains = base, pg, kafka, rds, o.Chains
-	ec.UpstreamTransfers, ec.UpstreamIntelligence, ec.UpstreamUserLabels = url("transfers"), url("intelligence"), url("user-labels")
-	ec.UpstreamBalances, ec.UpstreamTokenAnalytics, ec.UpstreamStreamFanout = url("balances"), url("token-analytics"), url("stream-fanout")
-	errs = append(errs, add("edge", ec,
+	us.defaults(&ec)
+	ec.Base, ec.Postgres, ec.Kafka, ec.Redis, ec.Chains = p.base, p.pg, p.kafka, p.rds, p.o.Chains
+	ec.UpstreamTransfers, ec.UpstreamIntelligence, ec.UpstreamUserLabels = p.url("transfers"), p.url("intelligence"), p.url("user-labels")
+	ec.UpstreamBalances, ec.UpstreamTokenAnalytics, ec.UpstreamStreamFanout = p.url("balances"), p.url("token-analytics"), p.url("stream-fanout")
+	us.add("edge", ec,
 		func(ctx context.Context) error { return edge.Migrate(ctx, ec, nil) },
-		func(ctx context.Context, d service.Deps) error { return edge.Run(ctx, ec, d) }))
+		func(ctx context.Context, d service.Deps) error { return edge.Run(ctx, ec, d) })
 
 	var tc transfers.Config
-	errs = append(errs, config.Defaults(&tc))
-	tc.Base, tc.Postgres, tc.Kafka, tc.Chains = base, pg, kafka, o.Chains
-	tc.UserLabelsURL = url("user-labels")
-	errs = append(errs, add("transfers", tc,
+	us.defaults(&tc)
+	tc.Base, tc.Postgres, tc.Kafka, tc.Chains = p.base, p.pg, p.kafka, p.o.Chains
+	tc.UserLabelsURL = p.url("user-labels")
+	us.add("transfers", tc,
 		func(ctx context.Context) error { return transfers.Migrate(ctx, tc, nil) },
-		func(ctx context.Context, d service.Deps) error { return transfers.Run(ctx, tc, d) }))
+		func(ctx context.Context, d service.Deps) error { return transfers.Run(ctx, tc, d) })
 
 	var ic intelligence.Config
-	errs = append(errs, config.Defaults(&ic))
-	ic.Base, ic.Postgres, ic.Kafka, ic.Chains = base, pg, kafka, o.Chains
-	ic.UserLabelsURL, ic.TransfersURL = url("user-labels"), url("transfers")
-	ic.BalancesURL = url("balances")
-	ic.TokenAnalyticsURL = url("token-analytics")
+	us.defaults(&ic)
+	ic.Base, ic.Postgres, ic.Kafka, ic.Chains = p.base, p.pg, p.kafka, p.o.Chains
+	ic.UserLabelsURL, ic.TransfersURL = p.url("user-labels"), p.url("transfers")
+	ic.BalancesURL = p.url("balances")
+	ic.TokenAnalyticsURL = p.url("token-analytics")
 	ic.HeuristicsInterval = 10 * time.Second
-	errs = append(errs, add("intelligence", ic,
+	us.add("intelligence", ic,
 		func(ctx context.Context) error {
 			if err := intelligence.Migrate(ctx, ic, nil); err != nil {
 				return err
 			}
-			return seedIntelligence(ctx, ic, o.Chains)
+			return seedIntelligence(ctx, ic, p.o.Chains)
 		},
-		func(ctx context.Context, d service.Deps) error { return intelligence.Run(ctx, ic, d) }))
+		func(ctx context.Context, d service.Deps) error { return intelligence.Run(ctx, ic, d) })
 
 	var uc userlabels.Config
-	errs = append(errs, config.Defaults(&uc))
-	uc.Base, uc.Postgres, uc.Kafka, uc.Chains = base, pg, kafka, o.Chains
-	errs = append(errs, add("user-labels", uc,
+	us.defaults(&uc)
+	uc.Base, uc.Postgres, uc.Kafka, uc.Chains = p.base, p.pg, p.kafka, p.o.Chains
+	us.add("user-labels", uc,
 		func(ctx context.Context) error { return userlabels.Migrate(ctx, uc, nil) },
-		func(ctx context.Context, d service.Deps) error { return userlabels.Run(ctx, uc, d) }))
+		func(ctx context.Context, d service.Deps) error { return userlabels.Run(ctx, uc, d) })
+}
 
+// addPipelines configures balances, token-analytics, stream-fanout and ingest.
+func (p platform) addPipelines(us *unitSet) {
 	var bc balances.Config
-	errs = append(errs, config.Defaults(&bc))
-	bc.Base, bc.Postgres, bc.Kafka, bc.Chains = base, pg, kafka, o.Chains
-	bc.UserLabelsURL = url("user-labels")
-	errs = append(errs, add("balances", bc,
+	us.defaults(&bc)
+	bc.Base, bc.Postgres, bc.Kafka, bc.Chains = p.base, p.pg, p.kafka, p.o.Chains
+	bc.UserLabelsURL = p.url("user-labels")
+	us.add("balances", bc,
 		func(ctx context.Context) error { return balances.Migrate(ctx, bc, nil) },
-		func(ctx context.Context, d service.Deps) error { return balances.Run(ctx, bc, d) }))
+		func(ctx context.Context, d service.Deps) error { return balances.Run(ctx, bc, d) })
 
 	var tac tokenanalytics.Config
-	errs = append(errs, config.Defaults(&tac))
-	tac.Base, tac.Postgres, tac.Kafka, tac.Chains = base, pg, kafka, o.Chains
-	tac.UserLabelsURL = url("user-labels")
-	if o.EVMRPCURL == "" {
+	us.defaults(&tac)
+	tac.Base, tac.Postgres, tac.Kafka, tac.Chains = p.base, p.pg, p.kafka, p.o.Chains
+	tac.UserLabelsURL = p.url("user-labels")
+	if p.o.EVMRPCURL == "" {
 		// One pricing path: token-analytics polls the simulator's CoinGecko-compatible feed.
-		tac.PriceAPIURL = url("ingest") + ingest.SimMarketPath
+		tac.PriceAPIURL = p.url("ingest") + ingest.SimMarketPath
 		tac.PricePollInterval, tac.PriceRequestsPerMinute, tac.PriceHistory = 10*time.Second, 6000, 92*24*time.Hour
 	} else {
-		tac.TokenLists, tac.PriceCSVs = existingPriceSources(o.TokenLists, o.PriceCSVDir)
+		tac.TokenLists, tac.PriceCSVs = existingPriceSources(p.o.TokenLists, p.o.PriceCSVDir)
 	}
-	errs = append(errs, add("token-analytics", tac,
+	us.add("token-analytics", tac,
 		func(ctx context.Context) error { return tokenanalytics.Migrate(ctx, tac, nil) },
-		func(ctx context.Context, d service.Deps) error { return tokenanalytics.Run(ctx, tac, d) }))
+		func(ctx context.Context, d service.Deps) error { return tokenanalytics.Run(ctx, tac, d) })
 
 	var sc streamfanout.Config
-	errs = append(errs, config.Defaults(&sc))
-	sc.Base, sc.Kafka, sc.Redis, sc.Chains = base, kafka, rds, o.Chains
-	sc.UserLabelsURL = url("user-labels")
-	errs = append(errs, add("stream-fanout", sc,
+	us.defaults(&sc)
+	sc.Base, sc.Kafka, sc.Redis, sc.Chains = p.base, p.kafka, p.rds, p.o.Chains
+	sc.UserLabelsURL = p.url("user-labels")
+	us.add("stream-fanout", sc,
 		func(ctx context.Context) error { return streamfanout.Migrate(ctx, sc, nil) },
-		func(ctx context.Context, d service.Deps) error { return streamfanout.Run(ctx, sc, d) }))
+		func(ctx context.Context, d service.Deps) error { return streamfanout.Run(ctx, sc, d) })
 
 	var gc ingest.Config
-	errs = append(errs, config.Defaults(&gc))
-	gc.Base, gc.Postgres, gc.Kafka, gc.Chains = base, pg, kafka, o.Chains
-	if o.EVMRPCURL != "" {
-		gc.Mode, gc.EVMRPCURL = ingest.ModeEVM, o.EVMRPCURL
-		if o.EVMChain != "" {
-			gc.EVMChain = o.EVMChain
+	us.defaults(&gc)
+	gc.Base, gc.Postgres, gc.Kafka, gc.Chains = p.base, p.pg, p.kafka, p.o.Chains
+	if p.o.EVMRPCURL != "" {
+		gc.Mode, gc.EVMRPCURL = ingest.ModeEVM, p.o.EVMRPCURL
+		if p.o.EVMChain != "" {
+			gc.EVMChain = p.o.EVMChain
 		}
-		if o.EVMStartBlock != "" {
-			gc.EVMStartBlock = o.EVMStartBlock
+		if p.o.EVMStartBlock != "" {
+			gc.EVMStartBlock = p.o.EVMStartBlock
 		}
 	}
-	if o.SimRate > 0 {
-		gc.SimRate = o.SimRate
+	if p.o.SimRate > 0 {
+		gc.SimRate = p.o.SimRate
 	}
-	gc.SimMarketFeed = o.EVMRPCURL == ""
-	errs = append(errs, add("ingest", gc,
+	gc.SimMarketFeed = p.o.EVMRPCURL == ""
+	us.add("ingest", gc,
 		func(ctx context.Context) error { return ingest.Migrate(ctx, gc, nil) },
-		func(ctx context.Context, d service.Deps) error { return ingest.Run(ctx, gc, d) }))
-
-	return units, errors.Join(errs...)
+		func(ctx context.Context, d service.Deps) error { return ingest.Run(ctx, gc, d) })
 }
 
 // existingPriceSources keeps the token lists that exist and lists the price exports in dir.

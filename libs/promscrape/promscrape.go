@@ -167,18 +167,11 @@ func MetricNames(expr string) []string {
 				i++
 			}
 		case isIdentStart(c):
-			j := i
-			for j < len(expr) && isIdent(expr[j]) {
-				j++
-			}
-			word := expr[i:j]
-			k := j
-			for k < len(expr) && expr[k] == ' ' {
-				k++
-			}
-			call := k < len(expr) && expr[k] == '('
+			var word string
+			var call bool
+			word, call, i = identAt(expr, i)
 			switch {
-			case word == "by" || word == "without" || word == "on" || word == "ignoring" || word == "group_left" || word == "group_right":
+			case groupingWords[word]:
 				skipList = true
 			case skipList || call || promqlWords[word]:
 			default:
@@ -187,12 +180,28 @@ func MetricNames(expr string) []string {
 					out = append(out, word)
 				}
 			}
-			i = j
 		default:
 			i++
 		}
 	}
 	return out
+}
+
+// groupingWords introduce a list of label names in parentheses.
+var groupingWords = map[string]bool{"by": true, "without": true, "on": true, "ignoring": true, "group_left": true, "group_right": true}
+
+// identAt reads the identifier starting at i: the word, whether a call's parenthesis follows it,
+// and where it ends.
+func identAt(expr string, i int) (word string, call bool, end int) {
+	j := i
+	for j < len(expr) && isIdent(expr[j]) {
+		j++
+	}
+	k := j
+	for k < len(expr) && expr[k] == ' ' {
+		k++
+	}
+	return expr[i:j], k < len(expr) && expr[k] == '(', j
 }
 
 func skipTo(s string, i int, end byte) int {

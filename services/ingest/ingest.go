@@ -26,7 +26,7 @@ import (
 	"github.com/chainintel/chainintel/services/ingest/internal/market"
 	"github.com/chainintel/chainintel/services/ingest/internal/store"
 	"github.com/chainintel/chainintel/services/ingest/migrations"
-	"github.com/chainintel/chainintel/services/ingest/sim"
+	"github.com/chainintel/chainintel/sim"
 	"github.com/gin-gonic/gin"
 )
 

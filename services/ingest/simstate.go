@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/chainintel/chainintel/services/ingest/internal/store"
-	"github.com/chainintel/chainintel/services/ingest/sim"
+	"github.com/chainintel/chainintel/sim"
 )
 
 // simWorld names a simulated world in ingest.sim_state: its seed and chains, which decide its

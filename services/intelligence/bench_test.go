@@ -18,11 +18,11 @@ import (
 	"github.com/chainintel/chainintel/libs/eventbus"
 	"github.com/chainintel/chainintel/libs/pgstore/pgtest"
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
-	"github.com/chainintel/chainintel/services/ingest/sim"
 	"github.com/chainintel/chainintel/services/intelligence/internal/attribution"
 	"github.com/chainintel/chainintel/services/intelligence/internal/events"
 	"github.com/chainintel/chainintel/services/intelligence/internal/heuristics"
 	"github.com/chainintel/chainintel/services/intelligence/internal/store"
+	"github.com/chainintel/chainintel/sim"
 	"github.com/jackc/pgx/v5"
 )
 

@@ -11,8 +11,12 @@ require (
 	github.com/KimMachineGun/automemlimit v1.0.1 // indirect
 	github.com/btcsuite/btcd/btcutil v1.2.0 // indirect
 	github.com/holiman/uint256 v1.3.2 // indirect
+	github.com/mitchellh/colorstring v0.0.0-20190213212951-d06e56a500db // indirect
 	github.com/mr-tron/base58 v1.3.0 // indirect
 	github.com/pbnjay/memory v0.0.0-20210728143218-7b4eea64cf58 // indirect
+	github.com/rivo/uniseg v0.4.7 // indirect
+	github.com/schollz/progressbar/v3 v3.19.0 // indirect
+	golang.org/x/term v0.47.0 // indirect
 )
 
 require (
@@ -25,7 +29,6 @@ require (
 	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/chainintel/chainintel/proto v0.0.0
-	github.com/chainintel/chainintel/services/ingest v0.0.0
 	github.com/chainintel/chainintel/services/token-analytics v0.0.0
 	github.com/chainintel/chainintel/services/user-labels v0.0.0
 	github.com/cloudwego/base64x v0.1.6 // indirect
@@ -52,7 +55,7 @@ require (
 	github.com/mattn/go-isatty v0.0.24 // indirect
 	github.com/mfridman/interpolate v0.0.2 // indirect
 	github.com/modern-go/concurrent v0.0.0-20180306012644-bacd9c7ef1dd // indirect
-	github.com/modern-go/reflect2 v1.0.2 // indirect
+	github.com/modern-go/reflect2 v1.0.3-0.20250322232337-35a7c28c31ee // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/pelletier/go-toml/v2 v2.2.4 // indirect
 	github.com/pierrec/lz4/v4 v4.1.33 // indirect
@@ -110,9 +113,12 @@ replace (
 
 replace github.com/chainintel/chainintel/services/user-labels => ../user-labels
 
-replace github.com/chainintel/chainintel/services/ingest => ../ingest
-
 require github.com/chainintel/chainintel/services/balances v0.0.0
 
 replace github.com/chainintel/chainintel/services/balances => ../balances
+
 replace github.com/chainintel/chainintel/services/token-analytics => ../token-analytics
+
+require github.com/chainintel/chainintel/sim v0.0.0
+
+replace github.com/chainintel/chainintel/sim => ../../sim

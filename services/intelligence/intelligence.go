@@ -264,6 +264,25 @@ func ImportGraphSense(ctx context.Context, cfg Config, paths ...string) (Report,
 	if len(files) == 0 {
 		return Report{}, fmt.Errorf("no .yaml files in %s", strings.Join(paths, ", "))
 	}
+	batches, err := parseGraphSense(files)
+	if err != nil {
+		return Report{}, err
+	}
+	prog := progress.New(progress.Options{Job: "intel.import", Unit: "records", Terminal: os.Stderr})
+	var total int64
+	for _, b := range batches {
+		total += int64(len(b.Entities) + len(b.Claims))
+	}
+	prog.SetTotal(total)
+	stop := prog.Start(ctx)
+	defer stop()
+	return withStore(ctx, cfg, func(st *store.Store) (Report, error) {
+		return applyGraphSense(ctx, st, batches, prog)
+	})
+}
+
+// parseGraphSense reads the actor packs first, then the tag packs, one batch each.
+func parseGraphSense(files []string) ([]importer.Batch, error) {
 	var actorFiles, packFiles []string
 	for _, f := range files {
 		if strings.HasSuffix(f, ".actorpack.yaml") {
@@ -276,69 +295,65 @@ func ImportGraphSense(ctx context.Context, cfg Config, paths ...string) (Report,
 	for _, f := range actorFiles {
 		fh, err := os.Open(f)
 		if err != nil {
-			return Report{}, err
+			return nil, err
 		}
 		es, skipped, err := importer.ParseGraphSenseActors(fh)
 		fh.Close()
 		if err != nil {
-			return Report{}, fmt.Errorf("%s: %w", f, err)
+			return nil, fmt.Errorf("%s: %w", f, err)
 		}
 		batches = append(batches, importer.Batch{Source: "graphsense:actors", Entities: es, Skipped: skipped})
 	}
 	for _, f := range packFiles {
 		fh, err := os.Open(f)
 		if err != nil {
-			return Report{}, err
+			return nil, err
 		}
 		name := strings.TrimSuffix(filepath.Base(f), ".yaml")
 		b, err := importer.ParseGraphSenseTagPack(fh, name)
 		fh.Close()
 		if err != nil {
-			return Report{}, fmt.Errorf("%s: %w", f, err)
+			return nil, fmt.Errorf("%s: %w", f, err)
 		}
 		batches = append(batches, b)
 	}
-	prog := progress.New(progress.Options{Job: "intel.import", Unit: "records", Terminal: os.Stderr})
-	var total int64
+	return batches, nil
+}
+
+// applyGraphSense applies the batches in order, creating first the actors that tag packs name
+// but no actor pack (nor the store) defines.
+func applyGraphSense(ctx context.Context, st *store.Store, batches []importer.Batch, prog *progress.Reporter) (Report, error) {
+	var rep Report
+	defined := map[string]bool{}
 	for _, b := range batches {
-		total += int64(len(b.Entities) + len(b.Claims))
+		for _, e := range b.Entities {
+			defined[e.ID] = true
+		}
 	}
-	prog.SetTotal(total)
-	stop := prog.Start(ctx)
-	defer stop()
-	return withStore(ctx, cfg, func(st *store.Store) (Report, error) {
-		var rep Report
-		defined := map[string]bool{}
-		for _, b := range batches {
-			for _, e := range b.Entities {
-				defined[e.ID] = true
+	for _, b := range batches {
+		var refs []string
+		for _, c := range b.Claims {
+			if c.EntityID != "" && !defined[c.EntityID] {
+				refs = append(refs, c.EntityID)
+				defined[c.EntityID] = true
 			}
 		}
-		for _, b := range batches {
-			var refs []string
-			for _, c := range b.Claims {
-				if c.EntityID != "" && !defined[c.EntityID] {
-					refs = append(refs, c.EntityID)
-					defined[c.EntityID] = true
-				}
-			}
-			missing, err := st.MissingEntities(ctx, refs)
-			if err != nil {
-				return rep, err
-			}
-			for _, id := range missing {
-				b.Entities = append(b.Entities, attribution.Entity{ID: id, Name: id})
-				b.Skipped = append(b.Skipped, fmt.Sprintf("%s: actor %q is in no actor pack; created with its id as name", b.Source, id))
-			}
-			res, err := st.ApplyBatch(ctx, b)
-			if err != nil {
-				return rep, fmt.Errorf("%s: %w", b.Source, err)
-			}
-			rep.add(b.Source, res, b)
-			prog.Add(int64(len(b.Entities) + len(b.Claims)))
+		missing, err := st.MissingEntities(ctx, refs)
+		if err != nil {
+			return rep, err
 		}
-		return rep, nil
-	})
+		for _, id := range missing {
+			b.Entities = append(b.Entities, attribution.Entity{ID: id, Name: id})
+			b.Skipped = append(b.Skipped, fmt.Sprintf("%s: actor %q is in no actor pack; created with its id as name", b.Source, id))
+		}
+		res, err := st.ApplyBatch(ctx, b)
+		if err != nil {
+			return rep, fmt.Errorf("%s: %w", b.Source, err)
+		}
+		rep.add(b.Source, res, b)
+		prog.Add(int64(len(b.Entities) + len(b.Claims)))
+	}
+	return rep, nil
 }
 
 func yamlFiles(paths []string) ([]string, error) {

@@ -23,6 +23,11 @@ const adminUsage = `edge admin <command> [flags]   (prints JSON)
   tiers       the tier table in force (EDGE_TIERS_FILE or the built-in one)
 `
 
+// adminFlags are the flags every admin command may take.
+type adminFlags struct {
+	name, email, role, org, orgName, user, tier, key string
+}
+
 // admin runs one administration command and prints its result as JSON on out.
 func admin(ctx context.Context, cfg edge.Config, args []string, out io.Writer) error {
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
@@ -32,15 +37,15 @@ func admin(ctx context.Context, cfg edge.Config, args []string, out io.Writer) e
 	cmd, args := args[0], args[1:]
 	fs := flag.NewFlagSet("edge admin "+cmd, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	var name, email, role, org, orgName, user, tier, key string
-	fs.StringVar(&name, "name", "", "name")
-	fs.StringVar(&email, "email", "", "user email")
-	fs.StringVar(&role, "role", "", "org_admin, org_member or individual")
-	fs.StringVar(&org, "org", "", "org id")
-	fs.StringVar(&orgName, "org-name", "", "name of a new org")
-	fs.StringVar(&user, "user", "", "user id")
-	fs.StringVar(&tier, "tier", "", "tier name")
-	fs.StringVar(&key, "key", "", "key id")
+	var f adminFlags
+	fs.StringVar(&f.name, "name", "", "name")
+	fs.StringVar(&f.email, "email", "", "user email")
+	fs.StringVar(&f.role, "role", "", "org_admin, org_member or individual")
+	fs.StringVar(&f.org, "org", "", "org id")
+	fs.StringVar(&f.orgName, "org-name", "", "name of a new org")
+	fs.StringVar(&f.user, "user", "", "user id")
+	fs.StringVar(&f.tier, "tier", "", "tier name")
+	fs.StringVar(&f.key, "key", "", "key id")
 	what := ""
 	if cmd == "list" && len(args) > 0 {
 		what, args = args[0], args[1:]
@@ -56,63 +61,65 @@ func admin(ctx context.Context, cfg edge.Config, args []string, out io.Writer) e
 		return err
 	}
 	defer a.Close()
-
-	var result any
-	switch cmd {
-	case "create-org":
-		if name == "" {
-			return errors.New("create-org needs --name")
-		}
-		result, err = a.CreateOrg(ctx, name)
-	case "create-user":
-		if email == "" || role == "" {
-			return errors.New("create-user needs --email and --role")
-		}
-		result, err = a.CreateUser(ctx, org, email, role)
-	case "create-key":
-		if tier == "" {
-			return errors.New("create-key needs --tier")
-		}
-		var raw string
-		var k edge.KeyInfo
-		raw, k, err = a.CreateKey(ctx, edge.KeySpec{OrgID: org, OrgName: orgName, UserID: user, Email: email, Role: role, Tier: tier, Name: name})
-		result = struct {
-			Key string `json:"key"`
-			edge.KeyInfo
-		}{raw, k}
-	case "set-tier":
-		if tier == "" || (key == "") == (org == "") {
-			return errors.New("set-tier needs --tier and one of --key or --org")
-		}
-		var n int
-		n, err = a.SetTier(ctx, key, org, tier)
-		result = map[string]any{"tier": tier, "keysChanged": n}
-	case "revoke":
-		if key == "" {
-			return errors.New("revoke needs --key")
-		}
-		err = a.Revoke(ctx, key, "")
-		result = map[string]any{"revoked": key}
-	case "list":
-		switch what {
-		case "orgs":
-			result, err = a.ListOrgs(ctx)
-		case "users":
-			result, err = a.ListUsers(ctx, org)
-		case "keys":
-			result, err = a.ListKeys(ctx, org, user)
-		default:
-			return fmt.Errorf("list what? want orgs, users or keys\n\n%s", adminUsage)
-		}
-	case "tiers":
-		result = a.Tiers()
-	default:
-		return fmt.Errorf("unknown admin command %q\n\n%s", cmd, adminUsage)
-	}
+	result, err := adminRun(ctx, a, cmd, what, f)
 	if err != nil {
 		return err
 	}
 	enc := json.NewEncoder(out)
 	enc.SetIndent("", "  ")
 	return enc.Encode(result)
+}
+
+// adminRun runs command cmd (list's object is what) and returns what it prints.
+func adminRun(ctx context.Context, a *edge.Admin, cmd, what string, f adminFlags) (any, error) {
+	switch cmd {
+	case "create-org":
+		if f.name == "" {
+			return nil, errors.New("create-org needs --name")
+		}
+		return a.CreateOrg(ctx, f.name)
+	case "create-user":
+		if f.email == "" || f.role == "" {
+			return nil, errors.New("create-user needs --email and --role")
+		}
+		return a.CreateUser(ctx, f.org, f.email, f.role)
+	case "create-key":
+		if f.tier == "" {
+			return nil, errors.New("create-key needs --tier")
+		}
+		raw, k, err := a.CreateKey(ctx, edge.KeySpec{OrgID: f.org, OrgName: f.orgName, UserID: f.user, Email: f.email, Role: f.role, Tier: f.tier, Name: f.name})
+		return struct {
+			Key string `json:"key"`
+			edge.KeyInfo
+		}{raw, k}, err
+	case "set-tier":
+		if f.tier == "" || (f.key == "") == (f.org == "") {
+			return nil, errors.New("set-tier needs --tier and one of --key or --org")
+		}
+		n, err := a.SetTier(ctx, f.key, f.org, f.tier)
+		return map[string]any{"tier": f.tier, "keysChanged": n}, err
+	case "revoke":
+		if f.key == "" {
+			return nil, errors.New("revoke needs --key")
+		}
+		return map[string]any{"revoked": f.key}, a.Revoke(ctx, f.key, "")
+	case "list":
+		return adminList(ctx, a, what, f)
+	case "tiers":
+		return a.Tiers(), nil
+	}
+	return nil, fmt.Errorf("unknown admin command %q\n\n%s", cmd, adminUsage)
+}
+
+// adminList lists orgs, users or keys.
+func adminList(ctx context.Context, a *edge.Admin, what string, f adminFlags) (any, error) {
+	switch what {
+	case "orgs":
+		return a.ListOrgs(ctx)
+	case "users":
+		return a.ListUsers(ctx, f.org)
+	case "keys":
+		return a.ListKeys(ctx, f.org, f.user)
+	}
+	return nil, fmt.Errorf("list what? want orgs, users or keys\n\n%s", adminUsage)
 }

@@ -48,6 +48,8 @@ import (
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
 	"github.com/chainintel/chainintel/services/edge"
 	"github.com/chainintel/chainintel/services/edge/migrations"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
 
@@ -62,20 +64,60 @@ func main() {
 	}
 }
 
-func run() error {
-	duration := flag.Duration("duration", 5*time.Second, "measuring time per scenario")
-	warmup := flag.Duration("warmup", time.Second, "warm-up time per scenario")
-	conc := flag.Int("concurrency", 32, "concurrent clients in the saturation runs")
-	rounds := flag.Int("rounds", 3, "interleaved rounds per pair; the median round is printed")
-	redisURL := flag.String("redis", redistest.ServerURL(), "Redis URL")
-	kafka := flag.String("kafka", "", "Kafka brokers (default: an embedded broker)")
-	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run here")
-	sampled := flag.Bool("sampled", true, "record a span per request as a default deployment does (false: spans are not sampled)")
-	quarterRate := flag.Float64("quarter-rate", 0, "requests/s of the quarter-load runs (default: a quarter of the bare proxy's saturation)")
-	only := flag.String("only", "", "run one scenario: chains-direct, chains-edge, bare, edge, pair (bare and edge, -rounds times) or quarter (default: the whole table)")
+// options are the command's flags.
+type options struct {
+	duration, warmup time.Duration
+	conc, rounds     int
+	redisURL, kafka  string
+	cpuProfile, only string
+	sampled          bool
+	quarterRate      float64
+}
+
+func parseFlags() options {
+	var o options
+	flag.DurationVar(&o.duration, "duration", 5*time.Second, "measuring time per scenario")
+	flag.DurationVar(&o.warmup, "warmup", time.Second, "warm-up time per scenario")
+	flag.IntVar(&o.conc, "concurrency", 32, "concurrent clients in the saturation runs")
+	flag.IntVar(&o.rounds, "rounds", 3, "interleaved rounds per pair; the median round is printed")
+	flag.StringVar(&o.redisURL, "redis", redistest.ServerURL(), "Redis URL")
+	flag.StringVar(&o.kafka, "kafka", "", "Kafka brokers (default: an embedded broker)")
+	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run here")
+	flag.BoolVar(&o.sampled, "sampled", true, "record a span per request as a default deployment does (false: spans are not sampled)")
+	flag.Float64Var(&o.quarterRate, "quarter-rate", 0, "requests/s of the quarter-load runs (default: a quarter of the bare proxy's saturation)")
+	flag.StringVar(&o.only, "only", "", "run one scenario: chains-direct, chains-edge, bare, edge, pair (bare and edge, -rounds times) or quarter (default: the whole table)")
 	flag.Parse()
-	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
+	return o
+}
+
+// bench is what the scenarios measure against; close releases it in the reverse order of setup.
+type bench struct {
+	o       options
+	closers []func()
+
+	dbURL   string
+	pool    *pgxpool.Pool
+	rdb     *redis.Client
+	brokers []string
+	backend string // the cheap service endpoint every proxy forwards to
+
+	edgeURL, key          string // the edge, and an API key of a tier that never limits
+	chainsDirect, bareURL string // the baselines
+	client                *http.Client
+}
+
+func (b *bench) onClose(f func()) { b.closers = append(b.closers, f) }
+
+func (b *bench) close() {
+	for i := len(b.closers) - 1; i >= 0; i-- {
+		b.closers[i]()
+	}
+}
+
+func run() error {
+	o := parseFlags()
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
 		if err != nil {
 			return err
 		}
@@ -87,29 +129,54 @@ func run() error {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	b := &bench{o: o}
+	defer b.close()
+	if err := b.startDeps(ctx); err != nil {
+		return err
+	}
+	if err := b.startEdge(ctx); err != nil {
+		return err
+	}
+	if err := b.startBaselines(); err != nil {
+		return err
+	}
+	b.client = &http.Client{Transport: &http.Transport{MaxIdleConns: 4 * o.conc, MaxIdleConnsPerHost: 4 * o.conc, IdleConnTimeout: time.Minute}}
+	if err := b.check(); err != nil {
+		return err
+	}
 
-	// Dependencies.
+	fmt.Printf("edge overhead — GOMAXPROCS=%d, NumCPU=%d, %s per scenario after %s warm-up, %d concurrent clients (closed loop), median of %d interleaved rounds\n",
+		runtime.GOMAXPROCS(0), runtime.NumCPU(), o.duration, o.warmup, o.conc, o.rounds)
+	fmt.Printf("load generator, edge, backend, Redis, PostgreSQL and broker share this machine; spans sampled: %v\n\n", o.sampled)
+	fmt.Printf("%-52s %10s %9s %9s %7s\n", "scenario", "req/s", "p50", "p99", "errors")
+	return b.measure()
+}
+
+// startDeps brings up PostgreSQL (a fresh migrated database), Redis, the broker and the backend.
+func (b *bench) startDeps(ctx context.Context) error {
 	dbURL, drop, err := pgtest.CreateDatabase(ctx, "edgebench")
 	if err != nil {
 		return err
 	}
-	defer drop()
+	b.onClose(drop)
+	b.dbURL = dbURL
 	pool, err := pgstore.Connect(ctx, dbURL, pgstore.Options{MaxConns: 8, AppName: "edgebench"})
 	if err != nil {
 		return err
 	}
-	defer pool.Close()
+	b.onClose(pool.Close)
+	b.pool = pool
 	if err := pgstore.Migrate(ctx, pool, migrations.Schema, migrations.FS, nil); err != nil {
 		return err
 	}
-	rdb, err := redisx.Connect(ctx, *redisURL)
+	rdb, err := redisx.Connect(ctx, b.o.redisURL)
 	if err != nil {
 		return err
 	}
-	defer rdb.Close()
-	brokers := strings.Split(*kafka, ",")
-	if *kafka == "" {
+	b.onClose(func() { _ = rdb.Close() })
+	b.rdb = rdb
+	b.brokers = strings.Split(b.o.kafka, ",")
+	if b.o.kafka == "" {
 		// The embedded broker runs in a child process, as a broker is another process in any
 		// deployment: in this one it would keep every usage event on the measured process's
 		// heap, and the growing heap would tax each later round's garbage collection.
@@ -117,63 +184,49 @@ func run() error {
 		if err != nil {
 			return err
 		}
-		defer stop()
-		brokers = addrs
-		if err := eventbus.EnsureTopics(ctx, brokers, 1, []eventbus.TopicSpec{{Name: eventsv1.TopicUsageCalls, Partitions: 4}}); err != nil {
+		b.onClose(stop)
+		b.brokers = addrs
+		if err := eventbus.EnsureTopics(ctx, b.brokers, 1, []eventbus.TopicSpec{{Name: eventsv1.TopicUsageCalls, Partitions: 4}}); err != nil {
 			return err
 		}
 	}
 
 	// The backend: a cheap service endpoint.
 	backendBody := []byte(`{"address":"0x28c6c06298d514db089934071355e5743bf21d60","chain":"ethereum","contract":false,"isUserAddress":false}`)
-	backend, err := serve(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	b.backend, err = serve(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(backendBody)
 	}))
-	if err != nil {
-		return err
-	}
+	return err
+}
 
-	// The edge, assembled as Run assembles it, with a tier that never limits the bench.
-	dir, err := os.MkdirTemp("", "edgebench")
+// startEdge assembles the edge as Run assembles it, with a tier that never limits the bench, and
+// creates the bench's API key.
+func (b *bench) startEdge(ctx context.Context) error {
+	cfg, err := b.edgeConfig()
 	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
-	tiersFile := filepath.Join(dir, "tiers.yaml")
-	if err := os.WriteFile(tiersFile, []byte("- {name: bench, rate: 10000000, burst: 10000000, heavyRate: 1, api: true, includedCredits: 1000000000000, overage: true}\n"), 0o600); err != nil {
-		return err
-	}
-	var cfg edge.Config
-	if err := libconfig.Defaults(&cfg); err != nil {
-		return err
-	}
-	cfg.InternalSecret = "edgebench-internal-secret-0123456789"
-	cfg.DatabaseURL, cfg.Redis.URL, cfg.Brokers, cfg.TiersFile = dbURL, *redisURL, brokers, tiersFile
-	cfg.UpstreamTransfers, cfg.UpstreamIntelligence, cfg.UpstreamUserLabels = backend, backend, backend
-	cfg.UpstreamBalances, cfg.UpstreamTokenAnalytics, cfg.UpstreamStreamFanout = backend, backend, backend
-	if err := cfg.Validate(); err != nil {
 		return err
 	}
 	ops, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
 	}
-	defer ops.Close()
+	b.onClose(func() { _ = ops.Close() })
 	tel, err := telemetry.Setup(ctx, edge.Name, cfg.Telemetry)
 	if err != nil {
 		return err
 	}
-	if !*sampled {
+	if !b.o.sampled {
 		tel.TracerProvider = sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.NeverSample()))
 	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	s, err := service.New(ctx, edge.Name, cfg.Base, service.Deps{Logger: log, Telemetry: tel, OpsListener: ops})
 	if err != nil {
 		return err
 	}
-	pub := eventbus.NewPublisher(brokers, eventbus.PublisherOptions{})
-	defer pub.Close()
-	a, err := edge.Assemble(cfg, s, pool, rdb, pub)
+	pub := eventbus.NewPublisher(b.brokers, eventbus.PublisherOptions{})
+	b.onClose(func() { _ = pub.Close() })
+	a, err := edge.Assemble(cfg, s, b.pool, b.rdb, pub)
 	if err != nil {
 		return err
 	}
@@ -183,53 +236,77 @@ func run() error {
 		wg.Add(1)
 		go func() { defer wg.Done(); _ = p.Run(pctx) }()
 	}
-	defer func() { stopParts(); wg.Wait() }()
-	edgeURL, err := serve(a.Traced(s))
-	if err != nil {
+	b.onClose(func() { stopParts(); wg.Wait() })
+	if b.edgeURL, err = serve(a.Traced(s)); err != nil {
 		return err
 	}
 	admin, err := edge.OpenAdmin(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	key, _, err := admin.CreateKey(ctx, edge.KeySpec{Tier: "bench"})
+	b.key, _, err = admin.CreateKey(ctx, edge.KeySpec{Tier: "bench"})
 	admin.Close()
-	if err != nil {
-		return err
-	}
+	return err
+}
 
-	// The baselines: /chains served directly, and a bare reverse proxy to the backend.
-	chainsDirect, err := serve(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+// edgeConfig is the edge's default configuration pointed at the bench's dependencies, every
+// upstream at the backend.
+func (b *bench) edgeConfig() (edge.Config, error) {
+	var cfg edge.Config
+	dir, err := os.MkdirTemp("", "edgebench")
+	if err != nil {
+		return cfg, err
+	}
+	b.onClose(func() { _ = os.RemoveAll(dir) })
+	tiersFile := filepath.Join(dir, "tiers.yaml")
+	if err := os.WriteFile(tiersFile, []byte("- {name: bench, rate: 10000000, burst: 10000000, heavyRate: 1, api: true, includedCredits: 1000000000000, overage: true}\n"), 0o600); err != nil {
+		return cfg, err
+	}
+	if err := libconfig.Defaults(&cfg); err != nil {
+		return cfg, err
+	}
+	cfg.InternalSecret = "edgebench-internal-secret-0123456789"
+	cfg.DatabaseURL, cfg.Redis.URL, cfg.Brokers, cfg.TiersFile = b.dbURL, b.o.redisURL, b.brokers, tiersFile
+	cfg.UpstreamTransfers, cfg.UpstreamIntelligence, cfg.UpstreamUserLabels = b.backend, b.backend, b.backend
+	cfg.UpstreamBalances, cfg.UpstreamTokenAnalytics, cfg.UpstreamStreamFanout = b.backend, b.backend, b.backend
+	return cfg, cfg.Validate()
+}
+
+// startBaselines serves /chains directly, and a bare reverse proxy to the backend.
+func (b *bench) startBaselines() error {
+	var err error
+	b.chainsDirect, err = serve(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
 		_, _ = w.Write(chainsBody)
 	}))
 	if err != nil {
 		return err
 	}
-	target, _ := url.Parse(backend)
+	target, _ := url.Parse(b.backend)
 	bare := &httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) { pr.SetURL(target); pr.SetXForwarded() }, Transport: httpx.NewTransport()}
-	bareURL, err := serve(bare)
-	if err != nil {
-		return err
-	}
+	b.bareURL, err = serve(bare)
+	return err
+}
 
-	client := &http.Client{Transport: &http.Transport{MaxIdleConns: 4 * *conc, MaxIdleConnsPerHost: 4 * *conc, IdleConnTimeout: time.Minute}}
-	req := func(base, path, key string) func() (*http.Request, error) {
-		return func() (*http.Request, error) {
-			r, err := http.NewRequest(http.MethodGet, base+path, nil)
-			if err == nil && key != "" {
-				r.Header.Set("API-Key", key)
-			}
-			return r, err
+// request makes GET base+path requests, with the API key when one is given.
+func request(base, path, key string) func() (*http.Request, error) {
+	return func() (*http.Request, error) {
+		r, err := http.NewRequest(http.MethodGet, base+path, nil)
+		if err == nil && key != "" {
+			r.Header.Set("API-Key", key)
 		}
+		return r, err
 	}
-	// Check every target answers as expected before measuring.
+}
+
+// check makes sure every target answers as expected before measuring.
+func (b *bench) check() error {
 	for _, c := range []struct{ name, base, path, key string }{
-		{"direct /chains", chainsDirect, "/chains", ""}, {"edge /chains", edgeURL, "/chains", key},
-		{"bare proxy", bareURL, addressPath, ""}, {"edge proxy", edgeURL, addressPath, key},
+		{"direct /chains", b.chainsDirect, "/chains", ""}, {"edge /chains", b.edgeURL, "/chains", b.key},
+		{"bare proxy", b.bareURL, addressPath, ""}, {"edge proxy", b.edgeURL, addressPath, b.key},
 	} {
-		r, _ := req(c.base, c.path, c.key)()
-		resp, err := client.Do(r)
+		r, _ := request(c.base, c.path, c.key)()
+		resp, err := b.client.Do(r)
 		if err != nil {
 			return fmt.Errorf("%s: %w", c.name, err)
 		}
@@ -239,105 +316,105 @@ func run() error {
 			return fmt.Errorf("%s answered %d", c.name, resp.StatusCode)
 		}
 	}
+	return nil
+}
 
-	fmt.Printf("edge overhead — GOMAXPROCS=%d, NumCPU=%d, %s per scenario after %s warm-up, %d concurrent clients (closed loop), median of %d interleaved rounds\n",
-		runtime.GOMAXPROCS(0), runtime.NumCPU(), *duration, *warmup, *conc, *rounds)
-	fmt.Printf("load generator, edge, backend, Redis, PostgreSQL and broker share this machine; spans sampled: %v\n\n", *sampled)
-	fmt.Printf("%-52s %10s %9s %9s %7s\n", "scenario", "req/s", "p50", "p99", "errors")
+// sat runs a closed loop at saturation after a warm-up.
+func (b *bench) sat(mk func() (*http.Request, error)) stats {
+	_ = closedLoop(b.client, mk, b.o.conc, b.o.warmup)
+	return closedLoop(b.client, mk, b.o.conc, b.o.duration)
+}
 
-	closed := func(name string, mk func() (*http.Request, error)) stats {
-		_ = closedLoop(client, mk, *conc, *warmup)
-		st := closedLoop(client, mk, *conc, *duration)
-		st.print(name)
-		return st
+// pair runs two scenarios interleaved, -rounds times; each line is the median round, so a burst of
+// load from elsewhere on a shared machine skews one round, not the comparison.
+func (b *bench) pair(nameA string, mkA func() (*http.Request, error), nameB string, mkB func() (*http.Request, error)) (stats, stats) {
+	var as, bs []stats
+	for range b.o.rounds {
+		as = append(as, b.sat(mkA))
+		bs = append(bs, b.sat(mkB))
 	}
-	switch *only {
-	case "":
-	case "chains-direct":
-		closed("/chains, handler served directly", req(chainsDirect, "/chains", ""))
+	ma, mb := median(as, byRate), median(bs, byRate)
+	ma.print(nameA)
+	mb.print(nameB)
+	if b.o.rounds > 1 {
+		fmt.Printf("  every round: %s | %s\n", spread(as), spread(bs))
+	}
+	return ma, mb
+}
+
+// measure runs the scenarios -only names, or the whole table.
+func (b *bench) measure() error {
+	single := map[string]struct {
+		name string
+		mk   func() (*http.Request, error)
+	}{
+		"chains-direct": {"/chains, handler served directly", request(b.chainsDirect, "/chains", "")},
+		"chains-edge":   {"/chains through the edge", request(b.edgeURL, "/chains", b.key)},
+		"bare":          {addressPath + ", bare ReverseProxy", request(b.bareURL, addressPath, "")},
+		"edge":          {addressPath + ", full edge", request(b.edgeURL, addressPath, b.key)},
+	}
+	if sc, ok := single[b.o.only]; ok {
+		b.sat(sc.mk).print(sc.name)
 		return nil
-	case "chains-edge":
-		closed("/chains through the edge", req(edgeURL, "/chains", key))
-		return nil
-	case "bare":
-		closed(addressPath+", bare ReverseProxy", req(bareURL, addressPath, ""))
-		return nil
-	case "edge":
-		closed(addressPath+", full edge", req(edgeURL, addressPath, key))
-		return nil
-	case "quarter", "pair":
+	}
+	switch b.o.only {
+	case "", "quarter", "pair":
 	default:
-		return fmt.Errorf("-only %q: want chains-direct, chains-edge, bare, edge, pair or quarter", *only)
+		return fmt.Errorf("-only %q: want chains-direct, chains-edge, bare, edge, pair or quarter", b.o.only)
 	}
-	// Pairs run interleaved, -rounds times; each line is the median round, so a burst of
-	// load from elsewhere on a shared machine skews one round, not the comparison.
-	pair := func(nameA string, a func() (*http.Request, error), nameB string, b func() (*http.Request, error), by func(stats) float64, run func(func() (*http.Request, error)) stats) (stats, stats) {
-		var as, bs []stats
-		for range *rounds {
-			as = append(as, run(a))
-			bs = append(bs, run(b))
-		}
-		ma, mb := median(as, by), median(bs, by)
-		ma.print(nameA)
-		mb.print(nameB)
-		if *rounds > 1 {
-			fmt.Printf("  every round: %s | %s\n", spread(as), spread(bs))
-		}
-		return ma, mb
-	}
-	sat := func(mk func() (*http.Request, error)) stats {
-		_ = closedLoop(client, mk, *conc, *warmup)
-		return closedLoop(client, mk, *conc, *duration)
-	}
-	var b stats
-	if *only == "pair" {
-		b, f := pair("cheap route, bare ReverseProxy", req(bareURL, addressPath, ""),
-			"cheap route, full edge", req(edgeURL, addressPath, key), byRate, sat)
-		fmt.Printf("%-52s %10.2f\n", "  ratio edge/bare (req/s)", f.rps/b.rps)
+	bareReq, edgeReq := request(b.bareURL, addressPath, ""), request(b.edgeURL, addressPath, b.key)
+	var bare stats
+	switch b.o.only {
+	case "pair":
+		bare, full := b.pair("cheap route, bare ReverseProxy", bareReq, "cheap route, full edge", edgeReq)
+		fmt.Printf("%-52s %10.2f\n", "  ratio edge/bare (req/s)", full.rps/bare.rps)
 		return nil
-	}
-	if *only == "quarter" {
-		b = sat(req(bareURL, addressPath, ""))
-		b.print("cheap route, bare ReverseProxy (saturation)")
+	case "quarter":
+		bare = b.sat(bareReq)
+		bare.print("cheap route, bare ReverseProxy (saturation)")
 		fmt.Println()
-	} else {
-		d, e := pair("/chains, handler served directly", req(chainsDirect, "/chains", ""),
-			"/chains through the edge (auth+limiter+metering)", req(edgeURL, "/chains", key), byRate, sat)
+	default:
+		d, e := b.pair("/chains, handler served directly", request(b.chainsDirect, "/chains", ""),
+			"/chains through the edge (auth+limiter+metering)", request(b.edgeURL, "/chains", b.key))
 		fmt.Printf("%-52s %10.2f\n\n", "  ratio edge/direct (req/s)", e.rps/d.rps)
-		var f stats
-		b, f = pair("cheap route, bare ReverseProxy", req(bareURL, addressPath, ""),
-			"cheap route, full edge", req(edgeURL, addressPath, key), byRate, sat)
-		fmt.Printf("%-52s %10.2f\n\n", "  ratio edge/bare (req/s)", f.rps/b.rps)
+		var full stats
+		bare, full = b.pair("cheap route, bare ReverseProxy", bareReq, "cheap route, full edge", edgeReq)
+		fmt.Printf("%-52s %10.2f\n\n", "  ratio edge/bare (req/s)", full.rps/bare.rps)
 	}
+	b.quarter(bare)
+	fmt.Printf("\ncheap route = GET %s (1 credit)\n", addressPath)
+	fmt.Printf("\ntargets: >= 10000 req/s through the edge, ratio >= 0.80, added p99 <= 1ms at a quarter load\n")
+	return nil
+}
 
-	rate := b.rps / 4
-	if *quarterRate > 0 {
-		rate = *quarterRate
+// quarter offers both paths a quarter of the bare proxy's saturation (or -quarter-rate) at the same
+// time, request by request in turn, so a burst of load from elsewhere on this shared machine lands
+// on both alike; the difference of their latencies is what the edge adds. (Measured one after the
+// other instead, the p99 of a bare proxy alone moves by more than its share of the edge's budget
+// from one round to the next.)
+func (b *bench) quarter(bare stats) {
+	rate := bare.rps / 4
+	if b.o.quarterRate > 0 {
+		rate = b.o.quarterRate
 	}
-	// Both paths are offered the rate at the same time, request by request in turn, so a
-	// burst of load from elsewhere on this shared machine lands on both alike; the difference
-	// of their latencies is what the edge adds. (One after the other, the bare proxy's own p99
-	// moves between rounds by more than the 1 ms the target allows the edge.)
 	fmt.Printf("open loop at a quarter of the bare proxy's saturation: %.0f req/s to each, interleaved request by request\n", rate)
+	bareReq, edgeReq := request(b.bareURL, addressPath, ""), request(b.edgeURL, addressPath, b.key)
 	var qbs, qes []stats
 	var d50, d99 []time.Duration
-	for range *rounds {
-		_, _ = openLoopPair(client, req(bareURL, addressPath, ""), req(edgeURL, addressPath, key), rate, *warmup)
-		qb, qe := openLoopPair(client, req(bareURL, addressPath, ""), req(edgeURL, addressPath, key), rate, *duration)
+	for range b.o.rounds {
+		_, _ = openLoopPair(b.client, bareReq, edgeReq, rate, b.o.warmup)
+		qb, qe := openLoopPair(b.client, bareReq, edgeReq, rate, b.o.duration)
 		qbs, qes = append(qbs, qb), append(qes, qe)
 		d50, d99 = append(d50, qe.p50-qb.p50), append(d99, qe.p99-qb.p99)
 	}
 	median(qbs, byP99).print("cheap route, bare ReverseProxy")
 	median(qes, byP99).print("cheap route, full edge")
-	if *rounds > 1 {
+	if b.o.rounds > 1 {
 		fmt.Printf("  every round: %s | %s\n", spread(qbs), spread(qes))
 	}
 	slices.Sort(d50)
 	slices.Sort(d99)
 	fmt.Printf("%-52s %10s %9s %9s\n", "  added by the edge (median of rounds)", "", fmtDur(d50[len(d50)/2]), fmtDur(d99[len(d99)/2]))
-	fmt.Printf("\ncheap route = GET %s (1 credit)\n", addressPath)
-	fmt.Printf("\ntargets: >= 10000 req/s through the edge, ratio >= 0.80, added p99 <= 1ms at a quarter load\n")
-	return nil
 }
 
 // serveBroker runs an embedded broker, prints its addresses on one line and serves until stdin

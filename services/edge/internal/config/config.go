@@ -93,8 +93,15 @@ type Config struct {
 // Validate checks the whole configuration.
 func (c Config) Validate() error {
 	var p config.Problems
+	c.validateRouting(&p)
+	c.validateLimits(&p)
+	return p.Err()
+}
+
+// validateRouting checks the base settings, chains, upstreams, keys and tiers.
+func (c Config) validateRouting(p *config.Problems) {
 	if err := c.Base.Validate(); err != nil {
-		p = append(p, err)
+		*p = append(*p, err)
 	}
 	if _, err := chains.NewSet(c.Chains); err != nil {
 		p.Addf("EDGE_CHAINS: %v", err)
@@ -113,6 +120,10 @@ func (c Config) Validate() error {
 	if _, err := tiers.FromFile(c.TiersFile); err != nil {
 		p.Addf("EDGE_TIERS_FILE: %v", err)
 	}
+}
+
+// validateLimits checks the rate limits, proxies, limiter, shedding and usage settings.
+func (c Config) validateLimits(p *config.Problems) {
 	if c.FailedKeyRate <= 0 || c.FailedKeyBurst <= 0 || c.FailedKeyLookups <= 0 {
 		p.Addf("EDGE_FAILED_KEY_RATE, EDGE_FAILED_KEY_BURST and EDGE_FAILED_KEY_LOOKUPS must be positive")
 	}
@@ -137,7 +148,6 @@ func (c Config) Validate() error {
 	if c.UsageHourlyRetention != 0 && c.UsageHourlyRetention < 24*time.Hour {
 		p.Addf("EDGE_USAGE_HOURLY_RETENTION must be 0 (keep) or at least 24h, got %s", c.UsageHourlyRetention)
 	}
-	return p.Err()
 }
 
 // ParseCIDRs parses CIDRs (a bare IP is taken as a single-address prefix).

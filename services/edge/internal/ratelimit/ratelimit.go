@@ -274,6 +274,21 @@ func (l *Limiter) leaseOf(key string, lim Limit) *lease {
 // allowRedis decides from the replica's lease when it can, else asks Redis for the next lease.
 func (l *Limiter) allowRedis(ctx context.Context, key string, lim Limit) (Decision, error) {
 	b := l.leaseOf(key, lim)
+	d, ask, giveBack := l.fromLease(b, key, lim)
+	if ask == 0 {
+		return d, nil
+	}
+	res, err := l.askRedis(ctx, key, lim, giveBack, ask)
+	if err != nil {
+		return Decision{}, err
+	}
+	return l.takeLease(b, key, lim, res), nil
+}
+
+// fromLease decides from b alone when its lease has tokens or Redis refused it recently
+// (ask = 0); else it returns how many tokens to ask Redis for (ask >= 1) and how many unspent
+// ones of an expired lease to give back first, having resized the lease.
+func (l *Limiter) fromLease(b *lease, key string, lim Limit) (d Decision, ask, giveBack int) {
 	now := time.Now()
 	b.mu.Lock()
 	if b.tokens > 0 && now.Before(b.expires) {
@@ -291,14 +306,13 @@ func (l *Limiter) allowRedis(ctx context.Context, key string, lim Limit) (Decisi
 		if refill > 0 {
 			go l.refill(key, lim, b, refill)
 		}
-		return d, nil
+		return d, 0, 0
 	}
 	if now.Before(b.refusedTil) {
 		d := Decision{Limit: lim.Burst, RetryAfter: b.refusedTil.Sub(now), ResetAfter: max(b.resetAt.Sub(now), 0)}
 		b.mu.Unlock()
-		return d, nil
+		return d, 0, 0
 	}
-	giveBack := 0
 	switch {
 	case b.tokens > 0: // the last lease expired unspent: give the rest back, lease less
 		giveBack, b.tokens = b.tokens, 0
@@ -306,12 +320,16 @@ func (l *Limiter) allowRedis(ctx context.Context, key string, lim Limit) (Decisi
 	case now.Before(b.expires): // the last lease was spent in time: lease more
 		b.size = min(b.size*2, l.o.MaxLease)
 	}
-	n := 1
+	ask = 1
 	if b.remaining >= 0 {
-		n = max(min(b.size, b.remaining/4), 1)
+		ask = max(min(b.size, b.remaining/4), 1)
 	}
 	b.mu.Unlock()
+	return Decision{}, ask, giveBack
+}
 
+// askRedis gives back giveBack unspent tokens, then asks for a lease of up to n.
+func (l *Limiter) askRedis(ctx context.Context, key string, lim Limit, giveBack, n int) (*redis_rate.Result, error) {
 	rctx, cancel := context.WithTimeout(ctx, l.o.Timeout)
 	defer cancel()
 	rl := gcra(lim)
@@ -320,21 +338,19 @@ func (l *Limiter) allowRedis(ctx context.Context, key string, lim Limit) (Decisi
 		// overfill the budget, Redis keeps it as it was (the tokens are lost, never doubled).
 		l.countCall(ctx)
 		if _, err := l.redis.AllowN(rctx, key, rl, -giveBack); err != nil {
-			return Decision{}, err
+			return nil, err
 		}
 	}
 	l.countCall(ctx)
-	var res *redis_rate.Result
-	var err error
 	if n == 1 {
-		res, err = l.redis.AllowN(rctx, key, rl, 1)
-	} else {
-		res, err = l.redis.AllowAtMost(rctx, key, rl, n)
+		return l.redis.AllowN(rctx, key, rl, 1)
 	}
-	if err != nil {
-		return Decision{}, err
-	}
-	now = time.Now()
+	return l.redis.AllowAtMost(rctx, key, rl, n)
+}
+
+// takeLease records Redis's answer in b and decides this request from it.
+func (l *Limiter) takeLease(b *lease, key string, lim Limit, res *redis_rate.Result) Decision {
+	now := time.Now()
 	b.mu.Lock()
 	b.remaining = max(res.Remaining, 0)
 	b.resetAt = now.Add(max(res.ResetAfter, 0))
@@ -349,10 +365,10 @@ func (l *Limiter) allowRedis(ctx context.Context, key string, lim Limit) (Decisi
 			b.tokens--
 			d := Decision{Allowed: true, Limit: lim.Burst, Remaining: b.tokens, ResetAfter: max(res.ResetAfter, 0)}
 			b.mu.Unlock()
-			return d, nil
+			return d
 		}
 		b.mu.Unlock()
-		return Decision{Limit: lim.Burst, RetryAfter: retry, ResetAfter: max(res.ResetAfter, 0)}, nil
+		return Decision{Limit: lim.Burst, RetryAfter: retry, ResetAfter: max(res.ResetAfter, 0)}
 	}
 	b.tokens += res.Allowed - 1
 	b.expires = now.Add(l.o.LeaseTTL)
@@ -360,7 +376,7 @@ func (l *Limiter) allowRedis(ctx context.Context, key string, lim Limit) (Decisi
 	holds := b.tokens > 0
 	b.mu.Unlock()
 	l.hold(holds, b, key, lim)
-	return d, nil
+	return d
 }
 
 // hold records that b may have unspent tokens, for Run to give back when its lease expires.

@@ -3,10 +3,9 @@ package evm
 import (
 	"bytes"
 	"context"
-	"encoding/hex"
 	"fmt"
-	"slices"
 
+	"github.com/chainintel/chainintel/libs/evmcode"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/rpc"
@@ -16,34 +15,9 @@ import (
 // where EIP-1967 proxies keep the address they delegate to.
 var EIP1967ImplementationSlot = common.HexToHash("0x360894a13ba1a3210667c828492db98dca3e2076cc3735a920a3ca505d382bbc")
 
-// Opcodes the dispatcher scan reads.
-const (
-	opPush1  = 0x60
-	opPush4  = 0x63
-	opPush32 = 0x7f
-	opEQ     = 0x14
-)
-
-// FunctionSighashes are the selectors a contract's dispatcher compares the calldata with:
-// every PUSH4 immediately followed by EQ, walking the code opcode by opcode so that push data
-// is never read as an opcode. Sorted "0x" + 8 hex digits, without duplicates; nil for no code.
-// Selectors a compiler compares otherwise (Vyper's XOR, jump tables) are not found.
-func FunctionSighashes(code []byte) []string {
-	var out []string
-	for i := 0; i < len(code); i++ {
-		op := code[i]
-		if op < opPush1 || op > opPush32 {
-			continue
-		}
-		n := int(op-opPush1) + 1
-		if op == opPush4 && i+5 < len(code) && code[i+5] == opEQ {
-			out = append(out, "0x"+hex.EncodeToString(code[i+1:i+5]))
-		}
-		i += n
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
-}
+// FunctionSighashes are the selectors a contract's dispatcher compares the calldata with
+// (evmcode.FunctionSighashes, which the simulator shares).
+func FunctionSighashes(code []byte) []string { return evmcode.FunctionSighashes(code) }
 
 // EIP-1167 minimal proxy: 363d3d373d3d3d363d73 <20-byte target> 5af43d82803e903d91602b57fd5bf3.
 var (

@@ -67,6 +67,16 @@ func HashHex(h common.Hash) string {
 
 var zeroAddr common.Address
 
+// decoder accumulates one block's events, remembering what it has already listed.
+type decoder struct {
+	chain     string
+	d         *Decoded
+	seenTouch map[Touch]struct{}
+	seenToken map[string]bool
+	seenPool  map[string]bool
+	amt       uint256.Int // scratch for token amounts
+}
+
 // Decode turns a block and its receipts into chain events for chain. It fails when the
 // receipts do not belong to the block's transactions (a node answering from two forks).
 func Decode(chain string, rb *RawBlock) (*Decoded, error) {
@@ -74,125 +84,147 @@ func Decode(chain string, rb *RawBlock) (*Decoded, error) {
 	if len(rb.Receipts) != len(b.Transactions) {
 		return nil, fmt.Errorf("block %d: %d receipts for %d transactions", uint64(b.Number), len(rb.Receipts), len(b.Transactions))
 	}
-	d := &Decoded{Number: uint64(b.Number), Hash: HashHex(b.Hash), ParentHash: HashHex(b.ParentHash), TimeMs: int64(b.Timestamp) * 1000}
-	seenTouch := make(map[Touch]struct{}, 4*len(b.Transactions))
-	touch := func(addr, token string) {
-		t := Touch{addr, token}
-		if _, ok := seenTouch[t]; !ok {
-			seenTouch[t] = struct{}{}
-			d.Touched = append(d.Touched, t)
-		}
+	x := &decoder{
+		chain:     chain,
+		d:         &Decoded{Number: uint64(b.Number), Hash: HashHex(b.Hash), ParentHash: HashHex(b.ParentHash), TimeMs: int64(b.Timestamp) * 1000},
+		seenTouch: make(map[Touch]struct{}, 4*len(b.Transactions)),
+		seenToken: map[string]bool{},
+		seenPool:  map[string]bool{},
 	}
-	seenToken := map[string]bool{}
-	seenPool := map[string]bool{}
 	// The fee recipient is paid in every block with transactions.
 	if len(b.Transactions) > 0 {
-		touch(Addr(b.Miner), "")
+		x.touch(Addr(b.Miner), "")
 	}
 	for _, w := range b.Withdrawals {
 		if w.Amount > 0 {
-			touch(Addr(w.Address), "")
+			x.touch(Addr(w.Address), "")
 		}
 	}
-	var amt uint256.Int
 	for i := range b.Transactions {
 		tx := &b.Transactions[i]
 		rc := &rb.Receipts[i]
 		if rc.TxHash != tx.Hash {
-			return nil, fmt.Errorf("block %d: receipt %d is for %s, not %s", d.Number, i, rc.TxHash.Hex(), tx.Hash.Hex())
+			return nil, fmt.Errorf("block %d: receipt %d is for %s, not %s", x.d.Number, i, rc.TxHash.Hex(), tx.Hash.Hex())
 		}
 		if rc.BlockHash != (common.Hash{}) && rc.BlockHash != b.Hash {
-			return nil, fmt.Errorf("block %d: receipt of %s is from block %s, not %s", d.Number, tx.Hash.Hex(), rc.BlockHash.Hex(), b.Hash.Hex())
+			return nil, fmt.Errorf("block %d: receipt of %s is from block %s, not %s", x.d.Number, tx.Hash.Hex(), rc.BlockHash.Hex(), b.Hash.Hex())
 		}
-		hash := HashHex(tx.Hash)
-		from := Addr(tx.From)
-		ok := rc.Succeeded()
-		t := &eventsv1.Transaction{
-			Chain: chain, Hash: hash, BlockNumber: d.Number, BlockHash: d.Hash, BlockTimeMs: d.TimeMs, TxIndex: uint32(tx.Index),
-			From: from, Nonce: uint64(tx.Nonce), Success: ok, Value: bigDec(tx.Value), GasUsed: uint64(rc.GasUsed),
-			GasPrice: bigDec(tx.GasPrice),
+		x.transaction(tx, rc)
+	}
+	return x.d, nil
+}
+
+func (x *decoder) touch(addr, token string) {
+	t := Touch{addr, token}
+	if _, ok := x.seenTouch[t]; !ok {
+		x.seenTouch[t] = struct{}{}
+		x.d.Touched = append(x.d.Touched, t)
+	}
+}
+
+// transaction decodes one transaction with its receipt: the transaction event, its external
+// transfer and, when it succeeded, its logs.
+func (x *decoder) transaction(tx *Transaction, rc *Receipt) {
+	d := x.d
+	hash := HashHex(tx.Hash)
+	from := Addr(tx.From)
+	ok := rc.Succeeded()
+	t := &eventsv1.Transaction{
+		Chain: x.chain, Hash: hash, BlockNumber: d.Number, BlockHash: d.Hash, BlockTimeMs: d.TimeMs, TxIndex: uint32(tx.Index),
+		From: from, Nonce: uint64(tx.Nonce), Success: ok, Value: bigDec(tx.Value), GasUsed: uint64(rc.GasUsed),
+		GasPrice: bigDec(tx.GasPrice),
+	}
+	egp := rc.EffectiveGasPrice
+	if egp == nil {
+		egp = tx.GasPrice
+	}
+	t.EffectiveGasPrice = bigDec(egp)
+	var fee uint256.Int
+	if egp != nil {
+		fee.SetFromBig(egp.ToInt())
+		fee.Mul(&fee, uint256.NewInt(uint64(rc.GasUsed)))
+	}
+	t.Fee = fee.Dec()
+	if len(tx.Input) >= 4 {
+		t.MethodId = "0x" + hex.EncodeToString(tx.Input[:4])
+	}
+	to := ""
+	if tx.To != nil {
+		to = Addr(*tx.To)
+		t.To = to
+	} else if rc.ContractAddress != nil && ok {
+		t.ContractCreated = Addr(*rc.ContractAddress)
+		to = t.ContractCreated
+		d.Created = append(d.Created, to)
+	}
+	d.Transactions = append(d.Transactions, t)
+	x.touch(from, "") // the sender pays the fee, even when the transaction fails
+	if !ok {
+		return // a failed transaction moves no value and its logs are discarded
+	}
+	if tx.Value != nil && tx.Value.ToInt().Sign() > 0 && to != "" {
+		d.Transfers = append(d.Transfers, &eventsv1.Transfer{
+			Id: hash + "_ext", Chain: x.chain, TransactionHash: hash, BlockHash: d.Hash, BlockNumber: d.Number, BlockTimeMs: d.TimeMs,
+			From: from, To: to, Amount: t.Value, Type: eventsv1.TransferType_TRANSFER_TYPE_EXTERNAL, TxIndex: t.TxIndex,
+		})
+		x.touch(to, "")
+	}
+	for j := range rc.Logs {
+		l := &rc.Logs[j]
+		if l.Removed || len(l.Topics) == 0 {
+			continue
 		}
-		egp := rc.EffectiveGasPrice
-		if egp == nil {
-			egp = tx.GasPrice
-		}
-		t.EffectiveGasPrice = bigDec(egp)
-		var fee uint256.Int
-		if egp != nil {
-			fee.SetFromBig(egp.ToInt())
-			fee.Mul(&fee, uint256.NewInt(uint64(rc.GasUsed)))
-		}
-		t.Fee = fee.Dec()
-		if len(tx.Input) >= 4 {
-			t.MethodId = "0x" + hex.EncodeToString(tx.Input[:4])
-		}
-		to := ""
-		if tx.To != nil {
-			to = Addr(*tx.To)
-			t.To = to
-		} else if rc.ContractAddress != nil && ok {
-			t.ContractCreated = Addr(*rc.ContractAddress)
-			to = t.ContractCreated
-			d.Created = append(d.Created, to)
-		}
-		d.Transactions = append(d.Transactions, t)
-		touch(from, "") // the sender pays the fee, even when the transaction fails
-		if !ok {
-			continue // a failed transaction moves no value and its logs are discarded
-		}
-		if tx.Value != nil && tx.Value.ToInt().Sign() > 0 && to != "" {
-			d.Transfers = append(d.Transfers, &eventsv1.Transfer{
-				Id: hash + "_ext", Chain: chain, TransactionHash: hash, BlockHash: d.Hash, BlockNumber: d.Number, BlockTimeMs: d.TimeMs,
-				From: from, To: to, Amount: t.Value, Type: eventsv1.TransferType_TRANSFER_TYPE_EXTERNAL, TxIndex: t.TxIndex,
-			})
-			touch(to, "")
-		}
-		for j := range rc.Logs {
-			l := &rc.Logs[j]
-			if l.Removed || len(l.Topics) == 0 {
-				continue
-			}
-			switch l.Topics[0] {
-			case TopicTransfer:
-				// ERC-721 emits the same signature with the token id as a fourth topic.
-				if len(l.Topics) != 3 || len(l.Data) != 32 {
-					continue
-				}
-				amt.SetBytes32(l.Data)
-				token := Addr(l.Address)
-				tr := &eventsv1.Transfer{
-					Id: hash + "_" + strconv.FormatUint(uint64(l.LogIndex), 10), Chain: chain, TransactionHash: hash, BlockHash: d.Hash,
-					BlockNumber: d.Number, BlockTimeMs: d.TimeMs, From: topicAddr(l.Topics[1]), To: topicAddr(l.Topics[2]),
-					TokenAddress: token, Amount: amt.Dec(), Type: eventsv1.TransferType_TRANSFER_TYPE_TOKEN, TxIndex: t.TxIndex,
-					LogIndex: uint32(l.LogIndex),
-				}
-				d.Transfers = append(d.Transfers, tr)
-				if !seenToken[token] {
-					seenToken[token] = true
-					d.Tokens = append(d.Tokens, token)
-				}
-				if tr.From != Addr(zeroAddr) {
-					touch(tr.From, token)
-				}
-				if tr.To != Addr(zeroAddr) {
-					touch(tr.To, token)
-				}
-			case TopicSwapV2, TopicSwapV3:
-				s := decodeSwap(l)
-				if s == nil {
-					continue
-				}
-				s.Id = hash + "_" + strconv.FormatUint(uint64(l.LogIndex), 10)
-				s.Chain, s.TransactionHash, s.BlockHash, s.BlockNumber, s.BlockTimeMs = chain, hash, d.Hash, d.Number, d.TimeMs
-				d.Swaps = append(d.Swaps, s)
-				if !seenPool[s.ContractAddress] {
-					seenPool[s.ContractAddress] = true
-					d.Pools = append(d.Pools, s.ContractAddress)
-				}
-			}
+		switch l.Topics[0] {
+		case TopicTransfer:
+			x.tokenTransfer(hash, t.TxIndex, l)
+		case TopicSwapV2, TopicSwapV3:
+			x.swap(hash, l)
 		}
 	}
-	return d, nil
+}
+
+// tokenTransfer decodes an ERC-20 Transfer log.
+func (x *decoder) tokenTransfer(hash string, txIndex uint32, l *Log) {
+	// ERC-721 emits the same signature with the token id as a fourth topic.
+	if len(l.Topics) != 3 || len(l.Data) != 32 {
+		return
+	}
+	d := x.d
+	x.amt.SetBytes32(l.Data)
+	token := Addr(l.Address)
+	tr := &eventsv1.Transfer{
+		Id: hash + "_" + strconv.FormatUint(uint64(l.LogIndex), 10), Chain: x.chain, TransactionHash: hash, BlockHash: d.Hash,
+		BlockNumber: d.Number, BlockTimeMs: d.TimeMs, From: topicAddr(l.Topics[1]), To: topicAddr(l.Topics[2]),
+		TokenAddress: token, Amount: x.amt.Dec(), Type: eventsv1.TransferType_TRANSFER_TYPE_TOKEN, TxIndex: txIndex,
+		LogIndex: uint32(l.LogIndex),
+	}
+	d.Transfers = append(d.Transfers, tr)
+	if !x.seenToken[token] {
+		x.seenToken[token] = true
+		d.Tokens = append(d.Tokens, token)
+	}
+	if tr.From != Addr(zeroAddr) {
+		x.touch(tr.From, token)
+	}
+	if tr.To != Addr(zeroAddr) {
+		x.touch(tr.To, token)
+	}
+}
+
+// swap decodes a V2 or V3 Swap log.
+func (x *decoder) swap(hash string, l *Log) {
+	s := decodeSwap(l)
+	if s == nil {
+		return
+	}
+	d := x.d
+	s.Id = hash + "_" + strconv.FormatUint(uint64(l.LogIndex), 10)
+	s.Chain, s.TransactionHash, s.BlockHash, s.BlockNumber, s.BlockTimeMs = x.chain, hash, d.Hash, d.Number, d.TimeMs
+	d.Swaps = append(d.Swaps, s)
+	if !x.seenPool[s.ContractAddress] {
+		x.seenPool[s.ContractAddress] = true
+		d.Pools = append(d.Pools, s.ContractAddress)
+	}
 }
 
 // decodeSwap reads a V2 or V3 Swap log; nil when its shape is not the standard one.

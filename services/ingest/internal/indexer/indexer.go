@@ -147,82 +147,131 @@ func (x *Indexer) Run(ctx context.Context) error {
 	}
 }
 
+// round is the range of blocks one Step ingests.
+type round struct {
+	cur      store.Cursor
+	hasCur   bool
+	head     uint64
+	next, to uint64
+}
+
 // Step runs one round: it ingests the next range of confirmed blocks, or handles a reorg. It
 // reports whether it made progress.
 func (x *Indexer) Step(ctx context.Context) (bool, error) {
-	chain := x.cfg.Chain.Name
-	cur, hasCur, err := x.st.Cursor(ctx, chain)
+	r, ok, err := x.nextRound(ctx)
+	if err != nil || !ok {
+		return false, err
+	}
+	decoded, reorged, err := x.fetch(ctx, r)
 	if err != nil {
 		return false, err
 	}
-	head, err := x.rpc.BlockNumber(ctx)
+	if reorged {
+		return true, x.reorg(ctx, r.cur, r.head)
+	}
+	reread, err := x.toReread(ctx, r, decoded)
 	if err != nil {
 		return false, err
 	}
-	if head < x.cfg.Confirmations {
-		return false, nil
+	x.fresh = map[string]store.Token{}
+	events, newTokens, err := x.build(ctx, decoded, reread)
+	if err != nil {
+		return false, err
 	}
-	target := head - x.cfg.Confirmations
+	if err := x.save(ctx, r, decoded, events, newTokens); err != nil {
+		return false, err
+	}
+	x.recordRound(ctx, r, decoded, len(events))
+	return true, nil
+}
+
+// nextRound reads the cursor and the head and picks the range of confirmed blocks to ingest;
+// ok is false when there is none yet.
+func (x *Indexer) nextRound(ctx context.Context) (r round, ok bool, err error) {
+	r.cur, r.hasCur, err = x.st.Cursor(ctx, x.cfg.Chain.Name)
+	if err != nil {
+		return r, false, err
+	}
+	r.head, err = x.rpc.BlockNumber(ctx)
+	if err != nil {
+		return r, false, err
+	}
+	if r.head < x.cfg.Confirmations {
+		return r, false, nil
+	}
+	target := r.head - x.cfg.Confirmations
 	x.prog.SetTotal(int64(target))
-	var next uint64
 	switch {
-	case hasCur:
-		next = cur.Number + 1
+	case r.hasCur:
+		r.next = r.cur.Number + 1
 	case x.cfg.StartBlock != nil:
-		next = *x.cfg.StartBlock
+		r.next = *x.cfg.StartBlock
 	default:
-		next = target
+		r.next = target
 	}
-	if next > target {
-		if hasCur {
-			x.prog.Set(int64(cur.Number))
-			x.lagG.Record(ctx, int64(head-cur.Number), x.attrs)
+	if r.next > target {
+		if r.hasCur {
+			x.prog.Set(int64(r.cur.Number))
+			x.lagG.Record(ctx, int64(r.head-r.cur.Number), x.attrs)
 		}
-		return false, nil
+		return r, false, nil
 	}
-	if !hasCur {
-		x.prog.Set(int64(next) - 1)
+	if !r.hasCur {
+		x.prog.Set(int64(r.next) - 1)
 	}
-	to := min(next+uint64(x.cfg.BatchBlocks)-1, target)
-	raws, err := x.rpc.Blocks(ctx, next, to)
+	r.to = min(r.next+uint64(x.cfg.BatchBlocks)-1, target)
+	return r, true, nil
+}
+
+// fetch reads and decodes the round's blocks; reorged is true when the first one does not
+// extend the cursor's block.
+func (x *Indexer) fetch(ctx context.Context, r round) (decoded []*evm.Decoded, reorged bool, err error) {
+	raws, err := x.rpc.Blocks(ctx, r.next, r.to)
 	if err != nil {
-		return false, err
+		return nil, false, err
 	}
 	for i := 1; i < len(raws); i++ {
 		if raws[i].Block.ParentHash != raws[i-1].Block.Hash {
-			return false, fmt.Errorf("block %d does not extend block %d: the node switched branch while answering", next+uint64(i), next+uint64(i)-1)
+			return nil, false, fmt.Errorf("block %d does not extend block %d: the node switched branch while answering", r.next+uint64(i), r.next+uint64(i)-1)
 		}
 	}
-	if hasCur && evm.HashHex(raws[0].Block.ParentHash) != cur.Hash {
-		return true, x.reorg(ctx, cur, head)
+	if r.hasCur && evm.HashHex(raws[0].Block.ParentHash) != r.cur.Hash {
+		return nil, true, nil
 	}
-	decoded := make([]*evm.Decoded, len(raws))
+	decoded = make([]*evm.Decoded, len(raws))
 	for i, rb := range raws {
-		if decoded[i], err = evm.Decode(chain, rb); err != nil {
-			return false, err
+		if decoded[i], err = evm.Decode(x.cfg.Chain.Name, rb); err != nil {
+			return nil, false, err
 		}
 	}
+	return decoded, false, nil
+}
+
+// toReread lists the (holder, token) pairs whose balances must be read again: those of blocks
+// orphaned since a crashed round wrote them, and those queued for a rebalance.
+func (x *Indexer) toReread(ctx context.Context, r round, decoded []*evm.Decoded) ([]store.Pair, error) {
+	chain := x.cfg.Chain.Name
 	// Blocks written ahead by a round that crashed before its commit, and since replaced on
 	// chain, were published: tell consumers they are orphaned.
 	var reread []store.Pair
-	stale, err := x.st.Blocks(ctx, chain, next, next+x.cfg.ReorgWindow)
+	stale, err := x.st.Blocks(ctx, chain, r.next, r.next+x.cfg.ReorgWindow)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	var orphans []store.Block
 	for _, s := range stale {
-		if s.Number <= to && s.Hash != decoded[s.Number-next].Hash {
+		if s.Number <= r.to && s.Hash != decoded[s.Number-r.next].Hash {
 			orphans = append(orphans, s)
 		}
 	}
 	if len(orphans) > 0 {
-		anc := store.Cursor{Number: next - 1, Hash: decoded[0].ParentHash}
+		anc := store.Cursor{Number: r.next - 1, Hash: decoded[0].ParentHash}
 		canonical := make([]store.Block, len(decoded))
 		for i, d := range decoded {
 			canonical[i] = store.Block{Number: d.Number, Hash: d.Hash}
 		}
 		if err := x.publishReorg(ctx, anc, orphans, canonical); err != nil {
-			return false, err
+			return nil, err
 		}
 		for _, o := range orphans {
 			reread = append(reread, o.Touched...)
@@ -230,24 +279,23 @@ func (x *Indexer) Step(ctx context.Context) (bool, error) {
 	}
 	queued, err := x.st.Rebalance(ctx, chain)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
-	reread = append(reread, queued...)
+	return append(reread, queued...), nil
+}
 
-	x.fresh = map[string]store.Token{}
-	events, newTokens, err := x.build(ctx, decoded, reread)
-	if err != nil {
-		return false, err
-	}
+// save writes the blocks ahead, publishes their events, then commits the cursor and new tokens.
+func (x *Indexer) save(ctx context.Context, r round, decoded []*evm.Decoded, events []eventbus.Event, newTokens []store.Token) error {
+	chain := x.cfg.Chain.Name
 	recs := make([]store.Block, len(decoded))
 	for i, d := range decoded {
 		recs[i] = store.Block{Number: d.Number, Hash: d.Hash, ParentHash: d.ParentHash, Touched: pairs(d.Touched)}
 	}
 	if err := x.st.SaveBlocks(ctx, chain, recs); err != nil {
-		return false, err
+		return err
 	}
 	if err := x.pub.Publish(ctx, events...); err != nil {
-		return false, fmt.Errorf("publish blocks %d..%d: %w", next, to, err)
+		return fmt.Errorf("publish blocks %d..%d: %w", r.next, r.to, err)
 	}
 	last := decoded[len(decoded)-1]
 	prune := uint64(0)
@@ -255,15 +303,21 @@ func (x *Indexer) Step(ctx context.Context) (bool, error) {
 		prune = last.Number - x.cfg.ReorgWindow
 	}
 	if err := x.st.Commit(ctx, chain, store.Cursor{Number: last.Number, Hash: last.Hash}, newTokens, prune); err != nil {
-		return false, err
+		return err
 	}
 	for _, t := range newTokens {
 		x.tokens[t.Address] = t
 	}
+	return nil
+}
+
+// recordRound updates the metrics and the progress line after a committed round.
+func (x *Indexer) recordRound(ctx context.Context, r round, decoded []*evm.Decoded, events int) {
+	last := decoded[len(decoded)-1]
 	x.blocksC.Add(ctx, int64(len(decoded)), x.attrs)
-	x.eventsC.Add(ctx, int64(len(events)), x.attrs)
+	x.eventsC.Add(ctx, int64(events), x.attrs)
 	x.cursorG.Record(ctx, int64(last.Number), x.attrs)
-	x.lagG.Record(ctx, int64(head-last.Number), x.attrs)
+	x.lagG.Record(ctx, int64(r.head-last.Number), x.attrs)
 	transfers := 0
 	for _, d := range decoded {
 		transfers += len(d.Transfers)
@@ -271,8 +325,7 @@ func (x *Indexer) Step(ctx context.Context) (bool, error) {
 	x.transfersC.Add(ctx, int64(transfers), x.attrs)
 	x.prog.Set(int64(last.Number))
 	x.prog.Count("transfers", int64(transfers))
-	x.log.Debug("blocks ingested", "from", next, "to", to, "events", len(events), "head", head)
-	return true, nil
+	x.log.Debug("blocks ingested", "from", r.next, "to", r.to, "events", events, "head", r.head)
 }
 
 // reorg walks back from the cursor to the newest block whose hash the node still has,
@@ -739,19 +792,38 @@ func internalCreation(c *eventsv1.Contract, d *evm.Decoded) {
 	}
 }
 
+// balanceWant is one balance to read: a (holder, token) pair at one of the round's blocks.
+type balanceWant struct {
+	block int
+	pair  evm.Touch
+}
+
 // readBalances reads, for every block, the balance of each pair it touched at that block;
 // pairs to re-read after a reorg are read at the last block. Reads the node refuses (a
 // reverting balanceOf, state it no longer keeps) are skipped and logged.
 func (x *Indexer) readBalances(ctx context.Context, blocks []*evm.Decoded, reread []store.Pair) ([][]*eventsv1.BalanceObservation, error) {
-	chain := x.cfg.Chain.Name
-	type want struct {
-		block int
-		pair  evm.Touch
+	wants := balanceWants(blocks, reread)
+	values, err := x.readValues(ctx, blocks, wants)
+	if err != nil {
+		return nil, err
 	}
-	var wants []want
+	out := make([][]*eventsv1.BalanceObservation, len(blocks))
+	for i, w := range wants {
+		if values[i] == "" {
+			continue
+		}
+		out[w.block] = append(out[w.block], x.observation(blocks[w.block], w.pair, values[i]))
+	}
+	return out, nil
+}
+
+// balanceWants lists every pair each block touched, then the pairs to re-read (at the last
+// block) that the last block did not touch.
+func balanceWants(blocks []*evm.Decoded, reread []store.Pair) []balanceWant {
+	var wants []balanceWant
 	for i, d := range blocks {
 		for _, t := range d.Touched {
-			wants = append(wants, want{i, t})
+			wants = append(wants, balanceWant{i, t})
 		}
 	}
 	lastTouched := map[evm.Touch]bool{}
@@ -762,9 +834,15 @@ func (x *Indexer) readBalances(ctx context.Context, blocks []*evm.Decoded, rerea
 		t := evm.Touch{Address: p.Address, Token: p.Token}
 		if !lastTouched[t] {
 			lastTouched[t] = true
-			wants = append(wants, want{len(blocks) - 1, t})
+			wants = append(wants, balanceWant{len(blocks) - 1, t})
 		}
 	}
+	return wants
+}
+
+// readValues reads the wanted balances, native and token ones in one batch each; a refused read
+// leaves its value empty.
+func (x *Indexer) readValues(ctx context.Context, blocks []*evm.Decoded, wants []balanceWant) ([]string, error) {
 	var nq []evm.BalanceQuery
 	var tq []evm.TokenBalanceQuery
 	var nIdx, tIdx []int
@@ -813,29 +891,26 @@ func (x *Indexer) readBalances(ctx context.Context, blocks []*evm.Decoded, rerea
 		x.log.Warn("balance reads refused by the node were skipped", "count", failed, "first_error", firstErr,
 			"from", blocks[0].Number, "to", blocks[len(blocks)-1].Number)
 	}
+	return values, nil
+}
+
+// observation is the balance event of pair at block d.
+func (x *Indexer) observation(d *evm.Decoded, pair evm.Touch, value string) *eventsv1.BalanceObservation {
 	c := x.cfg.Chain
-	out := make([][]*eventsv1.BalanceObservation, len(blocks))
-	for i, w := range wants {
-		if values[i] == "" {
-			continue
+	o := &eventsv1.BalanceObservation{Chain: c.Name, Address: pair.Address, TokenAddress: pair.Token, BlockNumber: d.Number,
+		BlockTimeMs: d.TimeMs, Balance: value, BlockHash: d.Hash}
+	if pair.Token == "" {
+		o.TokenName, o.TokenSymbol, o.TokenDecimals = c.NativeName, c.NativeSymbol, c.NativeDecimals
+		o.TokenId = x.mk.PricingID(c.Name, "")
+		if o.TokenId == "" {
+			o.TokenId = c.NativePricingID
 		}
-		d := blocks[w.block]
-		o := &eventsv1.BalanceObservation{Chain: chain, Address: w.pair.Address, TokenAddress: w.pair.Token, BlockNumber: d.Number,
-			BlockTimeMs: d.TimeMs, Balance: values[i], BlockHash: d.Hash}
-		if w.pair.Token == "" {
-			o.TokenName, o.TokenSymbol, o.TokenDecimals = c.NativeName, c.NativeSymbol, c.NativeDecimals
-			o.TokenId = x.mk.PricingID(chain, "")
-			if o.TokenId == "" {
-				o.TokenId = c.NativePricingID
-			}
-		} else {
-			tk, _ := x.token(w.pair.Token)
-			o.TokenName, o.TokenSymbol, o.TokenDecimals = tk.Name, tk.Symbol, tk.Decimals
-			o.TokenId = x.mk.PricingID(chain, w.pair.Token)
-		}
-		out[w.block] = append(out[w.block], o)
+	} else {
+		tk, _ := x.token(pair.Token)
+		o.TokenName, o.TokenSymbol, o.TokenDecimals = tk.Name, tk.Symbol, tk.Decimals
+		o.TokenId = x.mk.PricingID(c.Name, pair.Token)
 	}
-	return out, nil
+	return o
 }
 
 func cmp(first, err error) error {

@@ -5,7 +5,6 @@ import (
 
 	"github.com/chainintel/chainintel/libs/address"
 	"github.com/chainintel/chainintel/libs/chains"
-	"github.com/chainintel/chainintel/libs/httpx"
 )
 
 // Target is one address on one chain, normalised.
@@ -27,7 +26,7 @@ func ParseTarget(set *chains.Set, raw, chain string) (Target, error) {
 	if chain != "" {
 		cs, err := set.Resolve([]string{chain})
 		if err != nil {
-			return Target{}, httpx.BadRequest("chain: %v", err)
+			return Target{}, invalid("chain", "%v", err)
 		}
 		c := cs[0]
 		n, err := address.Normalize(c.Type, raw)
@@ -47,7 +46,7 @@ func ParseTarget(set *chains.Set, raw, chain string) (Target, error) {
 		}
 		return Target{Chain: c.Name, ChainType: t, Address: n}, nil
 	}
-	return Target{}, httpx.NotFound("address %q has the format of no chain configured on this deployment", short(raw))
+	return Target{}, notFound("address", "address %q has the format of no chain configured on this deployment", short(raw))
 }
 
 func firstOfType(set *chains.Set, t chains.Type) (chains.Chain, bool) {
@@ -73,7 +72,7 @@ func ParseTargetsAll(set *chains.Set, raw string) ([]Target, error) {
 		}
 	}
 	if len(out) == 0 {
-		return nil, httpx.NotFound("address %q has the format of no chain configured on this deployment", short(raw))
+		return nil, notFound("address", "address %q has the format of no chain configured on this deployment", short(raw))
 	}
 	return out, nil
 }
@@ -83,7 +82,7 @@ func ParseTargetsAll(set *chains.Set, raw string) ([]Target, error) {
 func ParseChainAddress(set *chains.Set, chain, raw string) (Target, error) {
 	cs, err := set.Resolve([]string{chain})
 	if err != nil {
-		return Target{}, httpx.BadRequest("chain: %v", err)
+		return Target{}, invalid("chain", "%v", err)
 	}
 	n, err := address.Normalize(cs[0].Type, raw)
 	if err != nil {
@@ -95,9 +94,9 @@ func ParseChainAddress(set *chains.Set, chain, raw string) (Target, error) {
 func notAddress(err error) error {
 	var ae *address.Error
 	if errors.As(err, &ae) {
-		return httpx.NotFound("%s", ae.Error())
+		return notFound("address", "%s", ae.Error())
 	}
-	return httpx.NotFound("%v", err)
+	return notFound("address", "%v", err)
 }
 
 func short(s string) string {

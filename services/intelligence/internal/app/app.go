@@ -6,10 +6,10 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"math"
 	"math/big"
-	"net/http"
 	"sort"
 	"time"
 
@@ -183,10 +183,10 @@ func (s *Service) Enriched(ctx context.Context, ts []Target, o EnrichOptions) (m
 // the address as given. An address valid on no configured chain is a 400 naming it.
 func (s *Service) Batch(ctx context.Context, raw []string) (map[string]AddressInfo, error) {
 	if len(raw) == 0 {
-		return nil, httpx.BadRequest("addresses: give at least one address")
+		return nil, invalid("addresses", "give at least one address")
 	}
 	if len(raw) > MaxBatch {
-		return nil, httpx.BadRequest("addresses: at most %d addresses per call, got %d", MaxBatch, len(raw))
+		return nil, invalid("addresses", "at most %d addresses per call, got %d", MaxBatch, len(raw))
 	}
 	ts := make([]Target, 0, len(raw))
 	keys := make([]string, 0, len(raw))
@@ -198,7 +198,7 @@ func (s *Service) Batch(ctx context.Context, raw []string) (map[string]AddressIn
 		seen[r] = true
 		t, err := ParseTarget(s.Chains, r, "")
 		if err != nil {
-			return nil, httpx.BadRequest("addresses[%d]: %q is not a valid address on any configured chain", i, short(r))
+			return nil, invalid(fmt.Sprintf("addresses[%d]", i), "%q is not a valid address on any configured chain", short(r))
 		}
 		ts = append(ts, t)
 		keys = append(keys, r)
@@ -316,11 +316,11 @@ func (s *Service) Entity(ctx context.Context, id string) (EntityView, error) {
 
 func (s *Service) operatorEntity(ctx context.Context, id string) (attribution.Entity, error) {
 	if !attribution.ValidEntityID(id) {
-		return attribution.Entity{}, httpx.NotFound("unknown entity %q", short(id))
+		return attribution.Entity{}, notFound("entity", "unknown entity %q", short(id))
 	}
 	e, err := s.Store.Entity(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return e, httpx.NotFound("unknown entity %q", id)
+		return e, notFound("entity", "unknown entity %q", id)
 	}
 	return e, err
 }
@@ -328,7 +328,7 @@ func (s *Service) operatorEntity(ctx context.Context, id string) (attribution.En
 // userEntity returns the caller's user entity, or (when shared is allowed) a shareable one.
 func (s *Service) userEntity(ctx context.Context, id string, shared bool) (ulclient.UserEntity, error) {
 	if s.UserLabels == nil {
-		return ulclient.UserEntity{}, httpx.NotFound("unknown entity %q", id)
+		return ulclient.UserEntity{}, notFound("entity", "unknown entity %q", id)
 	}
 	var ue ulclient.UserEntity
 	err := ulclient.ErrNotFound
@@ -339,7 +339,7 @@ func (s *Service) userEntity(ctx context.Context, id string, shared bool) (ulcli
 		ue, err = s.UserLabels.SharedEntity(ctx, id)
 	}
 	if errors.Is(err, ulclient.ErrNotFound) {
-		return ue, httpx.NotFound("unknown entity %q", id)
+		return ue, notFound("entity", "unknown entity %q", id)
 	}
 	if err != nil {
 		return ue, unavailable("user-labels", err)
@@ -372,64 +372,11 @@ func (s *Service) EntitySummary(ctx context.Context, id string) (EntitySummary, 
 	_, caller := httpx.IdentityFrom(ctx)
 	// The edge lets this route through without a key for shareable user entities; anything
 	// else needs one.
-	needKey := &httpx.StatusError{Status: http.StatusUnauthorized, Message: "error validating API key"}
 	if ulclient.IsUserEntityID(id) {
-		ue, err := s.userEntity(ctx, id, true)
-		var se *httpx.StatusError
-		if !caller && errors.As(err, &se) && se.Status == http.StatusNotFound {
-			return EntitySummary{}, needKey
-		}
-		if err != nil {
-			return EntitySummary{}, err
-		}
-		var refs []transfersclient.AddressRef
-		for ct, list := range ue.Addresses {
-			for _, a := range list {
-				refs = append(refs, transfersclient.AddressRef{ChainType: ct, Address: a})
-			}
-		}
-		sort.Slice(refs, func(i, j int) bool {
-			if refs[i].ChainType != refs[j].ChainType {
-				return refs[i].ChainType < refs[j].ChainType
-			}
-			return refs[i].Address < refs[j].Address
-		})
-		sum := EntitySummary{EntityID: id, NumAddresses: int64(len(refs))}
-		if len(refs) == 0 {
-			return sum, nil
-		}
-		if s.Transfers == nil {
-			return EntitySummary{}, httpx.Unavailable("transfers", errors.New("no transfers service configured"))
-		}
-		if len(refs) > transfersclient.MaxAddresses {
-			refs = refs[:transfersclient.MaxAddresses]
-		}
-		act, err := s.Transfers.Activity(ctx, refs)
-		if err != nil {
-			return EntitySummary{}, unavailable("transfers", err)
-		}
-		sum.VolumeUSD = act.VolumeUSD
-		if s.Balances != nil {
-			brefs := make([]balclient.AddressRef, len(refs))
-			for i, r := range refs {
-				brefs[i] = balclient.AddressRef{ChainType: r.ChainType, Address: r.Address}
-			}
-			tot, err := s.Balances.USDTotals(ctx, brefs, nil)
-			if err != nil {
-				return EntitySummary{}, unavailable("balances", err)
-			}
-			sum.BalanceUSD = tot.TotalUSD
-		}
-		if act.FirstTx != nil {
-			sum.FirstTx = act.FirstTx.UTC().Format(time.RFC3339)
-		}
-		if act.LastTx != nil {
-			sum.LastTx = act.LastTx.UTC().Format(time.RFC3339)
-		}
-		return sum, nil
+		return s.userEntitySummary(ctx, id, caller)
 	}
 	if !caller {
-		return EntitySummary{}, needKey
+		return EntitySummary{}, ErrUnauthenticated
 	}
 	if _, err := s.operatorEntity(ctx, id); err != nil {
 		return EntitySummary{}, err
@@ -449,6 +396,63 @@ func (s *Service) EntitySummary(ctx context.Context, id string) (EntitySummary, 
 	if a.TransferCount > 0 {
 		sum.FirstTx = msTime(a.FirstMs)
 		sum.LastTx = msTime(a.LastMs)
+	}
+	return sum, nil
+}
+
+// userEntitySummary computes a user entity's figures from its addresses' transfers and balances.
+// Without a caller, an entity that is not shareable is ErrUnauthenticated.
+func (s *Service) userEntitySummary(ctx context.Context, id string, caller bool) (EntitySummary, error) {
+	ue, err := s.userEntity(ctx, id, true)
+	if !caller && errors.Is(err, ErrNotFound) {
+		return EntitySummary{}, ErrUnauthenticated
+	}
+	if err != nil {
+		return EntitySummary{}, err
+	}
+	var refs []transfersclient.AddressRef
+	for ct, list := range ue.Addresses {
+		for _, a := range list {
+			refs = append(refs, transfersclient.AddressRef{ChainType: ct, Address: a})
+		}
+	}
+	sort.Slice(refs, func(i, j int) bool {
+		if refs[i].ChainType != refs[j].ChainType {
+			return refs[i].ChainType < refs[j].ChainType
+		}
+		return refs[i].Address < refs[j].Address
+	})
+	sum := EntitySummary{EntityID: id, NumAddresses: int64(len(refs))}
+	if len(refs) == 0 {
+		return sum, nil
+	}
+	if s.Transfers == nil {
+		return EntitySummary{}, httpx.Unavailable("transfers", errors.New("no transfers service configured"))
+	}
+	if len(refs) > transfersclient.MaxAddresses {
+		refs = refs[:transfersclient.MaxAddresses]
+	}
+	act, err := s.Transfers.Activity(ctx, refs)
+	if err != nil {
+		return EntitySummary{}, unavailable("transfers", err)
+	}
+	sum.VolumeUSD = act.VolumeUSD
+	if s.Balances != nil {
+		brefs := make([]balclient.AddressRef, len(refs))
+		for i, r := range refs {
+			brefs[i] = balclient.AddressRef{ChainType: r.ChainType, Address: r.Address}
+		}
+		tot, err := s.Balances.USDTotals(ctx, brefs, nil)
+		if err != nil {
+			return EntitySummary{}, unavailable("balances", err)
+		}
+		sum.BalanceUSD = tot.TotalUSD
+	}
+	if act.FirstTx != nil {
+		sum.FirstTx = act.FirstTx.UTC().Format(time.RFC3339)
+	}
+	if act.LastTx != nil {
+		sum.LastTx = act.LastTx.UTC().Format(time.RFC3339)
 	}
 	return sum, nil
 }
@@ -577,7 +581,7 @@ func units(v *big.Int, decimals int) float64 {
 func (s *Service) Contract(ctx context.Context, t Target) (ContractView, error) {
 	c, err := s.Store.ContractByAddress(ctx, t.Chain, t.Address)
 	if errors.Is(err, store.ErrNotFound) {
-		return ContractView{}, httpx.NotFound("no contract deployment known at %s on %s", t.Address, t.Chain)
+		return ContractView{}, notFound("contract", "no contract deployment known at %s on %s", t.Address, t.Chain)
 	}
 	if err != nil {
 		return ContractView{}, err
@@ -629,7 +633,7 @@ func (s *Service) TokenByID(ctx context.Context, id string) (TokenInfo, error) {
 	}
 	mt, err := s.Store.MarketToken(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return TokenInfo{}, httpx.NotFound("unknown token %q", short(id))
+		return TokenInfo{}, notFound("token", "unknown token %q", short(id))
 	}
 	if err != nil {
 		return TokenInfo{}, err
@@ -657,7 +661,7 @@ func (s *Service) TokenByAddress(ctx context.Context, t Target) (TokenInfo, erro
 	}
 	tok, err := s.Store.TokenByAddress(ctx, t.Chain, t.Address)
 	if errors.Is(err, store.ErrNotFound) {
-		return TokenInfo{}, httpx.NotFound("no token known at %s on %s", t.Address, t.Chain)
+		return TokenInfo{}, notFound("token", "no token known at %s on %s", t.Address, t.Chain)
 	}
 	if err != nil {
 		return TokenInfo{}, err
@@ -718,11 +722,11 @@ func (s *Service) TagSummary(ctx context.Context, id string) (TagSummary, error)
 
 func (s *Service) tag(ctx context.Context, id string) (attribution.Tag, error) {
 	if !attribution.ValidEntityID(id) {
-		return attribution.Tag{}, httpx.NotFound("unknown tag %q", short(id))
+		return attribution.Tag{}, notFound("tag", "unknown tag %q", short(id))
 	}
 	t, err := s.Store.Tag(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return t, httpx.NotFound("unknown tag %q", id)
+		return t, notFound("tag", "unknown tag %q", id)
 	}
 	return t, err
 }

@@ -3,11 +3,10 @@ package app
 import (
 	"context"
 	"errors"
-	"net/http"
+	"fmt"
 	"regexp"
 	"sort"
 
-	"github.com/chainintel/chainintel/libs/httpx"
 	balclient "github.com/chainintel/chainintel/services/balances/client"
 	"github.com/chainintel/chainintel/services/intelligence/internal/store"
 )
@@ -18,10 +17,10 @@ import (
 // restricted to only when that is not empty. An address with no target is a 400 naming it.
 func (s *Service) batchTargets(raw []string, chain string, all bool, only map[string]bool) ([]string, [][]Target, error) {
 	if len(raw) == 0 {
-		return nil, nil, httpx.BadRequest("addresses: give at least one address")
+		return nil, nil, invalid("addresses", "give at least one address")
 	}
 	if len(raw) > MaxBatch {
-		return nil, nil, httpx.BadRequest("addresses: at most %d addresses per call, got %d", MaxBatch, len(raw))
+		return nil, nil, invalid("addresses", "at most %d addresses per call, got %d", MaxBatch, len(raw))
 	}
 	var keys []string
 	var targets [][]Target
@@ -43,11 +42,11 @@ func (s *Service) batchTargets(raw []string, chain string, all bool, only map[st
 			}
 		} else if t, err := ParseTarget(s.Chains, r, chain); err == nil {
 			ts = []Target{t}
-		} else if se := (*httpx.StatusError)(nil); errors.As(err, &se) && se.Status == http.StatusBadRequest {
+		} else if errors.Is(err, ErrInvalidInput) {
 			return nil, nil, err // the chain parameter
 		}
 		if len(ts) == 0 {
-			return nil, nil, httpx.BadRequest("addresses[%d]: %q is not a valid address on any requested chain", i, short(r))
+			return nil, nil, invalid(fmt.Sprintf("addresses[%d]", i), "%q is not a valid address on any requested chain", short(r))
 		}
 		keys = append(keys, r)
 		targets = append(targets, ts)
@@ -63,7 +62,7 @@ func (s *Service) ChainFilter(names []string) (map[string]bool, error) {
 	}
 	cs, err := s.Chains.Resolve(names)
 	if err != nil {
-		return nil, httpx.BadRequest("chains: %v", err)
+		return nil, invalid("chains", "%v", err)
 	}
 	out := make(map[string]bool, len(cs))
 	for _, c := range cs {
@@ -207,14 +206,14 @@ var clusterIDRE = regexp.MustCompile(`^cl-[0-9a-f]{16}$`)
 // and, with a balances service, the USD value of their balances.
 func (s *Service) ClusterSummary(ctx context.Context, id string) (ClusterSummary, error) {
 	if !clusterIDRE.MatchString(id) {
-		return ClusterSummary{}, httpx.NotFound("unknown cluster %q (cluster ids are cl- and 16 hex digits)", short(id))
+		return ClusterSummary{}, notFound("cluster", "unknown cluster %q (cluster ids are cl- and 16 hex digits)", short(id))
 	}
 	ca, err := s.Store.ClusterActivity(ctx, id)
 	if err != nil {
 		return ClusterSummary{}, err
 	}
 	if ca.NumAddresses == 0 {
-		return ClusterSummary{}, httpx.NotFound("unknown cluster %q", id)
+		return ClusterSummary{}, notFound("cluster", "unknown cluster %q", id)
 	}
 	sum := ClusterSummary{ClusterID: id, NumAddresses: ca.NumAddresses, VolumeUSD: ca.VolumeUSD}
 	if s.Balances != nil {

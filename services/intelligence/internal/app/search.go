@@ -80,7 +80,7 @@ func emptySearch() SearchResult {
 // ValidSearchQuery checks the query's length.
 func ValidSearchQuery(q string) error {
 	if n := utf8.RuneCountInString(q); n == 0 || n > MaxSearchQueryRunes {
-		return httpx.BadRequest("query: must be 1 to %d characters (got %d)", MaxSearchQueryRunes, n)
+		return invalid("query", "must be 1 to %d characters (got %d)", MaxSearchQueryRunes, n)
 	}
 	return nil
 }

@@ -36,14 +36,14 @@ func (h handlers) batchAllWith(c *gin.Context, enriched bool) {
 	if enriched {
 		eo, err := enrichOptions(c)
 		if err != nil {
-			httpx.Fail(c, err)
+			fail(c, err)
 			return
 		}
 		o = &eo
 	}
 	only, err := h.chainFilter(c)
 	if err != nil {
-		httpx.Fail(c, err)
+		fail(c, err)
 		return
 	}
 	var req batchRequest
@@ -57,7 +57,7 @@ func (h handlers) batchAllWith(c *gin.Context, enriched bool) {
 func (h handlers) enrichedBatch(c *gin.Context) {
 	o, err := enrichOptions(c)
 	if err != nil {
-		httpx.Fail(c, err)
+		fail(c, err)
 		return
 	}
 	chain, err := params.One(c.Request.URL.Query(), "chain")
@@ -77,7 +77,7 @@ func (h handlers) enrichedBatch(c *gin.Context) {
 // batch costs a credit per requested address.
 func answerBatch[M any](c *gin.Context, requested int, m M, err error) {
 	if err != nil {
-		httpx.Fail(c, err)
+		fail(c, err)
 		return
 	}
 	c.Header(httpx.HeaderRows, strconv.Itoa(requested))
@@ -87,7 +87,7 @@ func answerBatch[M any](c *gin.Context, requested int, m M, err error) {
 func (h handlers) entityTypes(c *gin.Context) {
 	v, err := h.a.EntityTypes(c.Request.Context())
 	if err != nil {
-		httpx.Fail(c, err)
+		fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, v)
@@ -96,7 +96,7 @@ func (h handlers) entityTypes(c *gin.Context) {
 func (h handlers) clusterSummary(c *gin.Context) {
 	v, err := h.a.ClusterSummary(c.Request.Context(), c.Param("id"))
 	if err != nil {
-		httpx.Fail(c, err)
+		fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, v)

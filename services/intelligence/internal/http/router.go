@@ -3,6 +3,7 @@
 package http
 
 import (
+	"errors"
 	"net/http"
 	"strconv"
 
@@ -53,12 +54,12 @@ func (h handlers) address(c *gin.Context) {
 	}
 	t, err := app.ParseTarget(h.a.Chains, c.Param("address"), chain)
 	if err != nil {
-		httpx.Fail(c, err)
+		fail(c, err)
 		return
 	}
 	v, err := h.a.Address(c.Request.Context(), t)
 	if err != nil {
-		httpx.Fail(c, err)
+		fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, v)
@@ -67,12 +68,12 @@ func (h handlers) address(c *gin.Context) {
 func (h handlers) addressAll(c *gin.Context) {
 	ts, err := app.ParseTargetsAll(h.a.Chains, c.Param("address"))
 	if err != nil {
-		httpx.Fail(c, err)
+		fail(c, err)
 		return
 	}
 	m, err := h.a.AddressAll(c.Request.Context(), ts)
 	if err != nil {
-		httpx.Fail(c, err)
+		fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, m)
@@ -97,7 +98,7 @@ func enrichOptions(c *gin.Context) (app.EnrichOptions, error) {
 func (h handlers) enriched(c *gin.Context) {
 	o, err := enrichOptions(c)
 	if err != nil {
-		httpx.Fail(c, err)
+		fail(c, err)
 		return
 	}
 	chain, err := params.One(c.Request.URL.Query(), "chain")
@@ -107,12 +108,12 @@ func (h handlers) enriched(c *gin.Context) {
 	}
 	t, err := app.ParseTarget(h.a.Chains, c.Param("address"), chain)
 	if err != nil {
-		httpx.Fail(c, err)
+		fail(c, err)
 		return
 	}
 	m, err := h.a.Enriched(c.Request.Context(), []app.Target{t}, o)
 	if err != nil {
-		httpx.Fail(c, err)
+		fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, m[t.Chain])
@@ -121,17 +122,17 @@ func (h handlers) enriched(c *gin.Context) {
 func (h handlers) enrichedAll(c *gin.Context) {
 	o, err := enrichOptions(c)
 	if err != nil {
-		httpx.Fail(c, err)
+		fail(c, err)
 		return
 	}
 	ts, err := app.ParseTargetsAll(h.a.Chains, c.Param("address"))
 	if err != nil {
-		httpx.Fail(c, err)
+		fail(c, err)
 		return
 	}
 	m, err := h.a.Enriched(c.Request.Context(), ts, o)
 	if err != nil {
-		httpx.Fail(c, err)
+		fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, m)
@@ -153,7 +154,7 @@ func (h handlers) batch(c *gin.Context) {
 func (h handlers) entity(c *gin.Context) {
 	v, err := h.a.Entity(c.Request.Context(), c.Param("entity"))
 	if err != nil {
-		httpx.Fail(c, err)
+		fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, v)
@@ -162,7 +163,7 @@ func (h handlers) entity(c *gin.Context) {
 func (h handlers) summary(c *gin.Context) {
 	v, err := h.a.EntitySummary(c.Request.Context(), c.Param("entity"))
 	if err != nil {
-		httpx.Fail(c, err)
+		fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, v)
@@ -171,7 +172,7 @@ func (h handlers) summary(c *gin.Context) {
 func (h handlers) predictions(c *gin.Context) {
 	v, err := h.a.EntityPredictions(c.Request.Context(), c.Param("entity"))
 	if err != nil {
-		httpx.Fail(c, err)
+		fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, v)
@@ -180,12 +181,12 @@ func (h handlers) predictions(c *gin.Context) {
 func (h handlers) contract(c *gin.Context) {
 	t, err := app.ParseChainAddress(h.a.Chains, c.Param("chain"), c.Param("address"))
 	if err != nil {
-		httpx.Fail(c, err)
+		fail(c, err)
 		return
 	}
 	v, err := h.a.Contract(c.Request.Context(), t)
 	if err != nil {
-		httpx.Fail(c, err)
+		fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, v)
@@ -194,7 +195,7 @@ func (h handlers) contract(c *gin.Context) {
 func (h handlers) tokenByID(c *gin.Context) {
 	v, err := h.a.TokenByID(c.Request.Context(), c.Param("id"))
 	if err != nil {
-		httpx.Fail(c, err)
+		fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, v)
@@ -203,12 +204,12 @@ func (h handlers) tokenByID(c *gin.Context) {
 func (h handlers) tokenByAddress(c *gin.Context) {
 	t, err := app.ParseChainAddress(h.a.Chains, c.Param("id"), c.Param("address"))
 	if err != nil {
-		httpx.Fail(c, err)
+		fail(c, err)
 		return
 	}
 	v, err := h.a.TokenByAddress(c.Request.Context(), t)
 	if err != nil {
-		httpx.Fail(c, err)
+		fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, v)
@@ -228,7 +229,7 @@ func (h handlers) tagParams(c *gin.Context) {
 	}
 	v, err := h.a.TagParams(c.Request.Context(), c.Param("id"), limit, offset)
 	if err != nil {
-		httpx.Fail(c, err)
+		fail(c, err)
 		return
 	}
 	c.Header(httpx.HeaderRows, strconv.Itoa(len(v)))
@@ -238,8 +239,25 @@ func (h handlers) tagParams(c *gin.Context) {
 func (h handlers) tagSummary(c *gin.Context) {
 	v, err := h.a.TagSummary(c.Request.Context(), c.Param("id"))
 	if err != nil {
-		httpx.Fail(c, err)
+		fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, v)
+}
+
+// fail answers err: the app's domain errors become their statuses here (invalid input 400, not
+// found 404, no caller 401), and everything else is answered as every service does (httpx.Fail:
+// a dependency outage is a 503 naming it).
+func fail(c *gin.Context, err error) {
+	var inv *app.InvalidInputError
+	var nf *app.NotFoundError
+	switch {
+	case errors.As(err, &inv):
+		err = &httpx.StatusError{Status: http.StatusBadRequest, Message: inv.Error()}
+	case errors.As(err, &nf):
+		err = &httpx.StatusError{Status: http.StatusNotFound, Message: nf.Error()}
+	case errors.Is(err, app.ErrUnauthenticated):
+		err = &httpx.StatusError{Status: http.StatusUnauthorized, Message: app.ErrUnauthenticated.Error()}
+	}
+	httpx.Fail(c, err)
 }

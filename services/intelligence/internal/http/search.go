@@ -17,12 +17,12 @@ import (
 func (h handlers) search(c *gin.Context) {
 	r, err := ParseSearch(c.Request.URL.Query())
 	if err != nil {
-		httpx.Fail(c, err)
+		fail(c, err)
 		return
 	}
 	v, err := h.a.Search(c.Request.Context(), r)
 	if err != nil {
-		httpx.Fail(c, err)
+		fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, v)
@@ -39,7 +39,7 @@ func ParseSearch(q url.Values) (app.SearchRequest, error) {
 		return r, httpx.BadRequest("%v", err)
 	}
 	if err := app.ValidSearchQuery(query); err != nil {
-		return r, err
+		return r, httpx.BadRequest("%v", err)
 	}
 	r.Query = query
 	limits, err := filterObject(q, "filterLimits", app.MaxSearchResults)

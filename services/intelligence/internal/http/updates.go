@@ -20,7 +20,7 @@ func (h handlers) updates(kind string) gin.HandlerFunc {
 		raw := c.Request.URL.Query()
 		q, err := ParseUpdates(raw)
 		if err != nil {
-			httpx.Fail(c, err)
+			fail(c, err)
 			return
 		}
 		inc, err := ParseUpdateFilters(raw, kind, &q)
@@ -30,7 +30,7 @@ func (h handlers) updates(kind string) gin.HandlerFunc {
 		}
 		p, err := h.a.Updates(c.Request.Context(), kind, q, inc)
 		if err != nil {
-			httpx.Fail(c, err)
+			fail(c, err)
 			return
 		}
 		c.JSON(http.StatusOK, p)

@@ -110,8 +110,21 @@ func parseCuratedJSON(r io.Reader, source string) (Batch, error) {
 	}
 	b := Batch{Source: source}
 	var p problems
+	b.Entities = curatedEntities(f.Entities, &p)
+	b.Tags = curatedTags(f.Tags, &p)
+	b.Claims = curatedClaims(f.Addresses, &p)
+	if err := p.err("curated JSON"); err != nil {
+		return Batch{}, err
+	}
+	b.dedupe()
+	return b, nil
+}
+
+// curatedEntities checks the file's entities, recording each problem in p.
+func curatedEntities(in []curatedEntity, p *problems) []attribution.Entity {
+	var out []attribution.Entity
 	entities := map[string]bool{}
-	for i, e := range f.Entities {
+	for i, e := range in {
 		at := fmt.Sprintf("entities[%d]", i)
 		if !attribution.ValidEntityID(e.ID) {
 			p.addf("%s.id %q: want a slug matching ^[a-z0-9][a-z0-9_.-]{0,127}$", at, trunc(e.ID))
@@ -131,11 +144,17 @@ func parseCuratedJSON(r io.Reader, source string) (Batch, error) {
 			p.addf("%s: name ≤ 256, type ≤ 64, note ≤ 4096, description ≤ 16384 bytes", at)
 		}
 		entities[e.ID] = true
-		b.Entities = append(b.Entities, attribution.Entity{ID: e.ID, Name: e.Name, Type: e.Type, Note: e.Note,
+		out = append(out, attribution.Entity{ID: e.ID, Name: e.Name, Type: e.Type, Note: e.Note,
 			Description: e.Description, Website: e.Website, Twitter: e.Twitter, LinkedIn: e.LinkedIn, Service: e.Service})
 	}
+	return out
+}
+
+// curatedTags checks the file's tags, recording each problem in p.
+func curatedTags(in []curatedTag, p *problems) []attribution.Tag {
+	var out []attribution.Tag
 	tags := map[string]bool{}
-	for i, t := range f.Tags {
+	for i, t := range in {
 		at := fmt.Sprintf("tags[%d]", i)
 		if !attribution.ValidEntityID(t.ID) {
 			p.addf("%s.id %q: want a slug matching ^[a-z0-9][a-z0-9_.-]{0,127}$", at, trunc(t.ID))
@@ -153,10 +172,16 @@ func parseCuratedJSON(r io.Reader, source string) (Batch, error) {
 			rank = *t.Rank
 		}
 		tags[t.ID] = true
-		b.Tags = append(b.Tags, attribution.Tag{ID: t.ID, Label: t.Label, Rank: rank, DisablePage: t.DisablePage,
+		out = append(out, attribution.Tag{ID: t.ID, Label: t.Label, Rank: rank, DisablePage: t.DisablePage,
 			ExcludeEntities: t.ExcludeEntities, Chain: t.Chain})
 	}
-	for i, a := range f.Addresses {
+	return out
+}
+
+// curatedClaims checks the file's addresses, recording each problem in p.
+func curatedClaims(in []curatedAddress, p *problems) []Claim {
+	var out []Claim
+	for i, a := range in {
 		at := fmt.Sprintf("addresses[%d]", i)
 		ct, addr, err := normalizeAddress(a.ChainType, a.Chain, a.Address)
 		if err != nil {
@@ -187,14 +212,10 @@ func parseCuratedJSON(r io.Reader, source string) (Batch, error) {
 		if len(a.Label) > 256 {
 			p.addf("%s.label: at most 256 bytes", at)
 		}
-		b.Claims = append(b.Claims, Claim{ChainType: string(ct), Address: addr, EntityID: a.Entity, Label: a.Label,
+		out = append(out, Claim{ChainType: string(ct), Address: addr, EntityID: a.Entity, Label: a.Label,
 			Confidence: conf, Tags: a.Tags})
 	}
-	if err := p.err("curated JSON"); err != nil {
-		return Batch{}, err
-	}
-	b.dedupe()
-	return b, nil
+	return out
 }
 
 func confidence(v *float64) (float32, bool) {

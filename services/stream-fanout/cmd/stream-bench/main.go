@@ -360,6 +360,10 @@ func proc(pid int) (rssKB int64, cpu time.Duration) {
 // measure runs one server through the whole workload. It is one long function on purpose: the
 // steps (start, connect, idle memory, load, drain, CPU) share the server process, the clients
 // and the clocks, and read in order as the measurement they make.
+// funclen: a bench driver printing one table in the order it measures; its split into steps is
+// an open item of the lint gate (docs/README.md)
+//
+//gocyclo:ignore
 func measure(w *world, brokers []string, redisURL, bin string, naive bool, clients, rate, secs int) (result, error) {
 	var res result
 	prefix := fmt.Sprintf("bench%d:", rand.Uint64())

@@ -218,6 +218,11 @@ func (t *txn) unitValue() float64 {
 
 // matches reports whether t passes every condition of f.
 func (f *Filter) matches(t *txn) bool {
+	return f.matchesAsset(t) && f.matchesParties(t)
+}
+
+// matchesAsset checks the chain, the token and the amount.
+func (f *Filter) matchesAsset(t *txn) bool {
 	if f.chains != nil {
 		if _, ok := f.chains[t.chain]; !ok {
 			return false
@@ -239,6 +244,11 @@ func (f *Filter) matches(t *txn) bool {
 	if f.valGte != nil && t.unitValue() < *f.valGte || f.valLte != nil && t.unitValue() > *f.valLte {
 		return false
 	}
+	return true
+}
+
+// matchesParties checks the sender, the recipient and the base.
+func (f *Filter) matchesParties(t *txn) bool {
 	if f.from.n > 0 && !f.from.has(t.from.addr, t.from.at) || f.fromNeg.n > 0 && f.fromNeg.has(t.from.addr, t.from.at) {
 		return false
 	}

@@ -42,7 +42,6 @@ import (
 	"github.com/chainintel/chainintel/libs/pgstore"
 	"github.com/chainintel/chainintel/libs/pgstore/pgtest"
 	"github.com/chainintel/chainintel/libs/service"
-	"github.com/chainintel/chainintel/services/ingest/sim"
 	"github.com/chainintel/chainintel/services/transfers"
 	"github.com/chainintel/chainintel/services/transfers/internal/app"
 	"github.com/chainintel/chainintel/services/transfers/internal/events"
@@ -50,6 +49,7 @@ import (
 	"github.com/chainintel/chainintel/services/transfers/internal/query"
 	"github.com/chainintel/chainintel/services/transfers/internal/store"
 	"github.com/chainintel/chainintel/services/transfers/migrations"
+	"github.com/chainintel/chainintel/sim"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.opentelemetry.io/otel/metric/noop"
 )
@@ -121,6 +121,10 @@ func scratch(ctx context.Context, name string) (*pgxpool.Pool, func(), error) {
 	return pool, func() { pool.Close(); drop() }, nil
 }
 
+// funclen: a bench driver printing one table in the order it measures; its split into steps is
+// an open item of the lint gate (docs/README.md)
+//
+//gocyclo:ignore
 func run(ctx context.Context) error {
 	n := envInt("BENCH_ROWS", 10_000_000)
 	batch := envInt("BENCH_BATCH", 5000)
@@ -508,6 +512,10 @@ func load(ctx context.Context, st *store.Store, w *world, n, batch int, raw bool
 	return float64(n) / spent.Seconds(), nil
 }
 
+// funclen: a bench driver printing one table in the order it measures; its split into steps is
+// an open item of the lint gate (docs/README.md)
+//
+//gocyclo:ignore
 func queries(ctx context.Context, pool *pgxpool.Pool, st *store.Store, w *world, runs int) error {
 	// The service's runtime settings (GOGC unless the environment sets one), as it serves.
 	service.TuneRuntime(slog.New(slog.DiscardHandler), transfers.GCPercent)

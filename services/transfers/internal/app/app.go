@@ -12,7 +12,6 @@ import (
 
 	"github.com/chainintel/chainintel/libs/address"
 	"github.com/chainintel/chainintel/libs/chains"
-	"github.com/chainintel/chainintel/libs/httpx"
 	"github.com/chainintel/chainintel/services/transfers/internal/query"
 	"github.com/chainintel/chainintel/services/transfers/internal/store"
 	ulclient "github.com/chainintel/chainintel/services/user-labels/client"
@@ -73,7 +72,7 @@ func (noLabels) Additions(context.Context, string) (map[string][]string, error) 
 func (a *App) userEntityAddresses(ctx context.Context, param, id string) ([]string, error) {
 	e, err := a.labels.Entity(ctx, id)
 	if errors.Is(err, ulclient.ErrNotFound) {
-		return nil, httpx.NotFound("%sunknown entity %q", prefix(param), id)
+		return nil, notFound("entity", "%sunknown entity %q", prefix(param), id)
 	}
 	if err != nil {
 		return nil, err
@@ -148,7 +147,7 @@ func (a *App) resolve(ctx context.Context, param string, refs []query.Ref) (incl
 		}
 		for _, e := range pending {
 			if slices.Contains(set.Entities, e) && !known[e] {
-				return include, exclude, false, httpx.NotFound("%sunknown entity %q", prefix(param), e)
+				return include, exclude, false, notFound("entity", "%sunknown entity %q", prefix(param), e)
 			}
 		}
 		*set = resolved
@@ -367,7 +366,7 @@ func (a *App) Transaction(ctx context.Context, hash string) (map[string]Transact
 		refs = append(refs, transferRefs(trs)...)
 	}
 	if len(found) == 0 {
-		return nil, httpx.NotFound("transaction %s not found on any chain", hash)
+		return nil, notFound("transaction", "transaction %s not found on any chain", hash)
 	}
 	b, err := a.newBook(ctx, refs, nil)
 	if err != nil {
@@ -482,11 +481,11 @@ func (a *App) Activity(ctx context.Context, refs []ulclient.AddressRef) (Activit
 	for i, r := range refs {
 		t, err := chains.ParseType(r.ChainType)
 		if err != nil {
-			return Activity{}, httpx.BadRequest("addresses[%d].chainType: %v", i, err)
+			return Activity{}, invalidAt("addresses", i, "chainType", err)
 		}
 		n, err := address.Normalize(t, r.Address)
 		if err != nil {
-			return Activity{}, httpx.BadRequest("addresses[%d].address: %v", i, err)
+			return Activity{}, invalidAt("addresses", i, "address", err)
 		}
 		addrs = append(addrs, n)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/chainintel/chainintel/libs/httpx"
 	"github.com/chainintel/chainintel/services/transfers/internal/query"
 	"github.com/chainintel/chainintel/services/transfers/internal/store"
 )
@@ -48,9 +47,9 @@ func (a *App) TransfersOfTx(ctx context.Context, hash, chain, typ string) ([]Tra
 	}
 	if !found {
 		if chain != "" {
-			return nil, httpx.NotFound("transaction %s not found on %s", hash, chain)
+			return nil, notFound("transaction", "transaction %s not found on %s", hash, chain)
 		}
-		return nil, httpx.NotFound("transaction %s not found on any chain", hash)
+		return nil, notFound("transaction", "transaction %s not found on any chain", hash)
 	}
 	b, err := a.newBook(ctx, transferRefs(rows), nil)
 	if err != nil {

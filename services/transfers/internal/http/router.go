@@ -43,13 +43,21 @@ func Register(e *gin.Engine, a *app.App, p query.Parser) {
 	e.POST("/internal/activity", h.activity)
 }
 
-// fail maps an error: a bad parameter is a 400 naming it; everything else as every service does
-// (httpx.Fail: a dependency outage, PostgreSQL or user-labels, is a 503 naming it).
+// fail maps an error: a bad parameter or an invalid input of the app is a 400 naming it, what the
+// app does not know a 404; everything else as every service does (httpx.Fail: a dependency
+// outage, PostgreSQL or user-labels, is a 503 naming it).
 func fail(c *gin.Context, err error) {
 	var pe *params.Error
-	if errors.As(err, &pe) {
+	var inv *app.InvalidInputError
+	var nf *app.NotFoundError
+	switch {
+	case errors.As(err, &pe):
 		httpx.Error(c, http.StatusBadRequest, pe.Error())
 		return
+	case errors.As(err, &inv):
+		err = &httpx.StatusError{Status: http.StatusBadRequest, Message: inv.Error()}
+	case errors.As(err, &nf):
+		err = &httpx.StatusError{Status: http.StatusNotFound, Message: nf.Error()}
 	}
 	httpx.Fail(c, err)
 }

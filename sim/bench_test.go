@@ -12,7 +12,7 @@ import (
 	"github.com/chainintel/chainintel/libs/eventbus"
 	"github.com/chainintel/chainintel/libs/eventbus/kafkatest"
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
-	"github.com/chainintel/chainintel/services/ingest/sim"
+	"github.com/chainintel/chainintel/sim"
 )
 
 // BenchmarkPublishToKafka measures simulator → Kafka throughput: the world generates batches

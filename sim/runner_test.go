@@ -9,7 +9,7 @@ import (
 	"github.com/chainintel/chainintel/libs/eventbus"
 	"github.com/chainintel/chainintel/libs/eventbus/kafkatest"
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
-	"github.com/chainintel/chainintel/services/ingest/sim"
+	"github.com/chainintel/chainintel/sim"
 )
 
 // counting passes events to a real publisher and counts them per topic.

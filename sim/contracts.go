@@ -6,8 +6,8 @@ import (
 	"encoding/hex"
 
 	"github.com/chainintel/chainintel/libs/chains"
+	"github.com/chainintel/chainintel/libs/evmcode"
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
-	"github.com/chainintel/chainintel/services/ingest/internal/evm"
 )
 
 // erc20Selectors are the functions of the simulated token contracts: name, symbol, decimals,
@@ -62,7 +62,7 @@ func (w *World) tokenContracts() []*eventsv1.Contract {
 		for _, t := range cs.tokens[1:] {
 			out = append(out, &eventsv1.Contract{Chain: cs.chain.Name, Address: t.address, BlockNumber: n,
 				BlockHash: blockHash(w.cfg.Seed, cs.chain.Type, cs.chain.Name, n), BlockTimeMs: cs.blockTime(w, n).UnixMilli(),
-				Bytecode: "0x" + hex.EncodeToString(code), FunctionSighashes: evm.FunctionSighashes(code),
+				Bytecode: "0x" + hex.EncodeToString(code), FunctionSighashes: evmcode.FunctionSighashes(code),
 				Deployer:     derived(w.cfg.Seed, 20, "token deployer", cs.chain.Name, t.address),
 				DeployTxHash: derived(w.cfg.Seed, 32, "token deployment", cs.chain.Name, t.address)})
 		}

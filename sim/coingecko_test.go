@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chainintel/chainintel/services/ingest/sim"
+	"github.com/chainintel/chainintel/sim"
 )
 
 // TestMarketFeedServesTheWorldsPrices checks the CoinGecko-compatible API against the world's

@@ -356,7 +356,30 @@ func (w *World) buildEntities() {
 		}
 		w.exchanges = append(w.exchanges, ex)
 	}
-	// DEX: one protocol entity per chain family, a router and pools per chain.
+	w.buildDEX()
+	// Funds and whales: wallets on every chain, deposit addresses at two exchanges.
+	for i := 0; i < w.cfg.Funds; i++ {
+		e := w.entity(fundNames[i].id, fundNames[i].name, "fund", "", true)
+		w.funds = append(w.funds, w.newHolder(e, RoleFund, "Fund Wallet", 6e6, 2))
+	}
+	for i := 0; i < w.cfg.Whales; i++ {
+		e := w.entity(fmt.Sprintf("whale-%02d-sim", i+1), fmt.Sprintf("Whale %d (simulated)", i+1), "individual", "", false)
+		w.whales = append(w.whales, w.newHolder(e, RoleWhale, "", 2e6, 2))
+	}
+	// Retail customers, each with a home exchange (and sometimes a second one).
+	for i := 0; i < w.cfg.Exchanges*w.cfg.CustomersPerExchange; i++ {
+		e := w.entity(fmt.Sprintf("customer-%04d-sim", i+1), fmt.Sprintf("Customer %d (simulated)", i+1), "individual", "", false)
+		n := 1
+		if w.r.IntN(4) == 0 {
+			n = 2
+		}
+		c := w.newHolderAt(e, RoleCustomer, "", 3e4, []int{i % w.cfg.Exchanges, (i + 1 + w.r.IntN(w.cfg.Exchanges)) % w.cfg.Exchanges}[:n])
+		w.customers = append(w.customers, c)
+	}
+}
+
+// buildDEX creates one protocol entity per chain family, a router and pools per chain.
+func (w *World) buildDEX() {
 	var uni, ray *Entity
 	for _, cs := range w.chains {
 		specs := poolsFor(cs.chain)
@@ -400,25 +423,6 @@ func (w *World) buildEntities() {
 			acct.bal[b.idx] = *b.units(3e7/b.price.value, w.r)
 			cs.pools = append(cs.pools, &pool{acct: acct, token0: a, token1: b, protocol: ps.protocol, router: rt, label: label})
 		}
-	}
-	// Funds and whales: wallets on every chain, deposit addresses at two exchanges.
-	for i := 0; i < w.cfg.Funds; i++ {
-		e := w.entity(fundNames[i].id, fundNames[i].name, "fund", "", true)
-		w.funds = append(w.funds, w.newHolder(e, RoleFund, "Fund Wallet", 6e6, 2))
-	}
-	for i := 0; i < w.cfg.Whales; i++ {
-		e := w.entity(fmt.Sprintf("whale-%02d-sim", i+1), fmt.Sprintf("Whale %d (simulated)", i+1), "individual", "", false)
-		w.whales = append(w.whales, w.newHolder(e, RoleWhale, "", 2e6, 2))
-	}
-	// Retail customers, each with a home exchange (and sometimes a second one).
-	for i := 0; i < w.cfg.Exchanges*w.cfg.CustomersPerExchange; i++ {
-		e := w.entity(fmt.Sprintf("customer-%04d-sim", i+1), fmt.Sprintf("Customer %d (simulated)", i+1), "individual", "", false)
-		n := 1
-		if w.r.IntN(4) == 0 {
-			n = 2
-		}
-		c := w.newHolderAt(e, RoleCustomer, "", 3e4, []int{i % w.cfg.Exchanges, (i + 1 + w.r.IntN(w.cfg.Exchanges)) % w.cfg.Exchanges}[:n])
-		w.customers = append(w.customers, c)
 	}
 }
 

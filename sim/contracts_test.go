@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/chainintel/chainintel/services/ingest/internal/evm"
+	"github.com/chainintel/chainintel/libs/evmcode"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 )
 
@@ -27,7 +27,7 @@ func TestBootstrapTokenContracts(t *testing.T) {
 	deployers := map[string]bool{}
 	for _, c := range boot.Contracts {
 		code, err := hexutil.Decode(c.Bytecode)
-		if !tokens[c.Address] || c.Chain != "ethereum" || err != nil || !slices.Equal(evm.FunctionSighashes(code), want) ||
+		if !tokens[c.Address] || c.Chain != "ethereum" || err != nil || !slices.Equal(evmcode.FunctionSighashes(code), want) ||
 			!slices.Equal(c.FunctionSighashes, want) || len(c.Deployer) != 42 || len(c.DeployTxHash) != 66 || c.BlockHash == "" || c.ProxyImplementation != "" {
 			t.Errorf("contract %v", c)
 		}
