@@ -86,18 +86,10 @@ func answerBatch[M any](c *gin.Context, requested int, m M, err error) {
 
 func (h handlers) entityTypes(c *gin.Context) {
 	v, err := h.a.EntityTypes(c.Request.Context())
-	if err != nil {
-		fail(c, err)
-		return
-	}
-	c.JSON(http.StatusOK, v)
+	answer(c, v, err)
 }
 
 func (h handlers) clusterSummary(c *gin.Context) {
 	v, err := h.a.ClusterSummary(c.Request.Context(), c.Param("id"))
-	if err != nil {
-		fail(c, err)
-		return
-	}
-	c.JSON(http.StatusOK, v)
+	answer(c, v, err)
 }

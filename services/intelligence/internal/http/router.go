@@ -58,11 +58,7 @@ func (h handlers) address(c *gin.Context) {
 		return
 	}
 	v, err := h.a.Address(c.Request.Context(), t)
-	if err != nil {
-		fail(c, err)
-		return
-	}
-	c.JSON(http.StatusOK, v)
+	answer(c, v, err)
 }
 
 func (h handlers) addressAll(c *gin.Context) {
@@ -72,11 +68,7 @@ func (h handlers) addressAll(c *gin.Context) {
 		return
 	}
 	m, err := h.a.AddressAll(c.Request.Context(), ts)
-	if err != nil {
-		fail(c, err)
-		return
-	}
-	c.JSON(http.StatusOK, m)
+	answer(c, m, err)
 }
 
 func enrichOptions(c *gin.Context) (app.EnrichOptions, error) {
@@ -131,11 +123,7 @@ func (h handlers) enrichedAll(c *gin.Context) {
 		return
 	}
 	m, err := h.a.Enriched(c.Request.Context(), ts, o)
-	if err != nil {
-		fail(c, err)
-		return
-	}
-	c.JSON(http.StatusOK, m)
+	answer(c, m, err)
 }
 
 type batchRequest struct {
@@ -153,29 +141,17 @@ func (h handlers) batch(c *gin.Context) {
 
 func (h handlers) entity(c *gin.Context) {
 	v, err := h.a.Entity(c.Request.Context(), c.Param("entity"))
-	if err != nil {
-		fail(c, err)
-		return
-	}
-	c.JSON(http.StatusOK, v)
+	answer(c, v, err)
 }
 
 func (h handlers) summary(c *gin.Context) {
 	v, err := h.a.EntitySummary(c.Request.Context(), c.Param("entity"))
-	if err != nil {
-		fail(c, err)
-		return
-	}
-	c.JSON(http.StatusOK, v)
+	answer(c, v, err)
 }
 
 func (h handlers) predictions(c *gin.Context) {
 	v, err := h.a.EntityPredictions(c.Request.Context(), c.Param("entity"))
-	if err != nil {
-		fail(c, err)
-		return
-	}
-	c.JSON(http.StatusOK, v)
+	answer(c, v, err)
 }
 
 func (h handlers) contract(c *gin.Context) {
@@ -185,20 +161,12 @@ func (h handlers) contract(c *gin.Context) {
 		return
 	}
 	v, err := h.a.Contract(c.Request.Context(), t)
-	if err != nil {
-		fail(c, err)
-		return
-	}
-	c.JSON(http.StatusOK, v)
+	answer(c, v, err)
 }
 
 func (h handlers) tokenByID(c *gin.Context) {
 	v, err := h.a.TokenByID(c.Request.Context(), c.Param("id"))
-	if err != nil {
-		fail(c, err)
-		return
-	}
-	c.JSON(http.StatusOK, v)
+	answer(c, v, err)
 }
 
 func (h handlers) tokenByAddress(c *gin.Context) {
@@ -208,11 +176,7 @@ func (h handlers) tokenByAddress(c *gin.Context) {
 		return
 	}
 	v, err := h.a.TokenByAddress(c.Request.Context(), t)
-	if err != nil {
-		fail(c, err)
-		return
-	}
-	c.JSON(http.StatusOK, v)
+	answer(c, v, err)
 }
 
 func (h handlers) tagParams(c *gin.Context) {
@@ -238,11 +202,7 @@ func (h handlers) tagParams(c *gin.Context) {
 
 func (h handlers) tagSummary(c *gin.Context) {
 	v, err := h.a.TagSummary(c.Request.Context(), c.Param("id"))
-	if err != nil {
-		fail(c, err)
-		return
-	}
-	c.JSON(http.StatusOK, v)
+	answer(c, v, err)
 }
 
 // fail answers err: the app's domain errors become their statuses here (invalid input 400, not
@@ -260,4 +220,13 @@ func fail(c *gin.Context, err error) {
 		err = &httpx.StatusError{Status: http.StatusUnauthorized, Message: app.ErrUnauthenticated.Error()}
 	}
 	httpx.Fail(c, err)
+}
+
+// answer writes v as a 200, or the error's status when err is set.
+func answer[T any](c *gin.Context, v T, err error) {
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, v)
 }
