@@ -92,7 +92,7 @@ type Service struct {
 	o  Options
 
 	topMu sync.RWMutex
-	top   map[topKey]topSnapshot
+	top   map[topKey]*topSnapshot
 }
 
 // New returns a service over st.
@@ -106,7 +106,7 @@ func New(st Store, o Options) *Service {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	return &Service{st: st, o: o, top: map[topKey]topSnapshot{}}
+	return &Service{st: st, o: o, top: map[topKey]*topSnapshot{}}
 }
 
 // MinFlowRetention is the shortest flow retention the routes allow: top_flow and volume reach

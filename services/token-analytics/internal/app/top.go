@@ -3,9 +3,10 @@ package app
 import (
 	"cmp"
 	"context"
-	"iter"
 	"math"
 	"slices"
+	"strings"
+	"sync"
 	"time"
 )
 
@@ -54,60 +55,18 @@ func (s *Service) Top(ctx context.Context, q TopQuery) (TopResult, error) {
 	if n <= 0 {
 		n = AutoReferencePeriods(q.Timeframe)
 	}
-	ws, hint, err := s.windows(ctx, q.Timeframe, n, q.Chains, q.TokenIDs)
+	v, err := s.topView(ctx, q.Timeframe, n, q.Chains, q.TokenIDs)
 	if err != nil {
 		return TopResult{}, err
 	}
-	type ranked struct {
-		row TopToken
-		key float64
-	}
-	rows := make([]ranked, 0, hint)
-	for w := range ws {
-		cur := interval(w.Current, deref(w.Price))
-		prev := interval(scale(w.Previous, 1/float64(n)), deref(w.PrevPrice))
-		if !within(cur.Volume, q.MinVolume, q.MaxVolume) || !withinPtr(w.MarketCap, q.MinMarketCap, q.MaxMarketCap) {
-			continue
-		}
-		key := Metric(q.OrderBy, w.Current, deref(w.Price))
-		if q.Percent {
-			key = change(key, Metric(q.OrderBy, scale(w.Previous, 1/float64(n)), deref(w.PrevPrice)))
-		}
-		rows = append(rows, ranked{TopToken{Token: TopTokenRef{ID: w.PricingID, Symbol: w.Symbol, MarketCap: w.MarketCap},
-			Current: cur, Previous: prev}, key})
-	}
-	slices.SortFunc(rows, func(a, b ranked) int {
-		an, bn := math.IsNaN(a.key), math.IsNaN(b.key)
-		switch {
-		case an && bn:
-		case an:
-			return 1
-		case bn:
-			return -1
-		default:
-			c := cmp.Compare(a.key, b.key)
-			if q.Desc {
-				c = -c
-			}
-			if c != 0 {
-				return c
-			}
-		}
-		return cmp.Compare(a.row.Token.ID, b.row.Token.ID)
-	})
-	res := TopResult{Tokens: []TopToken{}, Total: len(rows)}
-	for i := q.From; i < len(rows) && i < q.From+q.Size; i++ {
-		res.Tokens = append(res.Tokens, rows[i].row)
-	}
-	return res, nil
+	return v.page(q), nil
 }
 
-// windows returns every token's figures for a timeframe and reference periods: from the
-// snapshot RefreshTop keeps when it is of the current hour and at most two refresh intervals old
-// (narrowed to the requested chains and pricing ids by summing the per-chain parts it holds),
-// else from the store.
-// The second result is how many tokens ws yields at most.
-func (s *Service) windows(ctx context.Context, tf time.Duration, n int, chains, ids []string) (ws iter.Seq[TokenWindows], hint int, err error) {
+// topView returns the tokens' figures for a timeframe, reference periods and chains, ranked on
+// demand: from the snapshot RefreshTop keeps when it is of the current hour and at most two
+// refresh intervals old (its view of the requested chains, kept with its rankings), else from
+// the store (a view of the requested tokens only, used once).
+func (s *Service) topView(ctx context.Context, tf time.Duration, n int, chains, ids []string) (*topView, error) {
 	curTo := s.o.Now().UTC().Truncate(time.Hour).Add(time.Hour)
 	key := topKey{int64(tf), int64(n), curTo}
 	if s.o.TopRefresh > 0 {
@@ -115,7 +74,7 @@ func (s *Service) windows(ctx context.Context, tf time.Duration, n int, chains, 
 		snap, ok := s.top[key]
 		s.topMu.RUnlock()
 		if ok && s.o.Now().Sub(snap.at) <= 2*s.o.TopRefresh {
-			return snap.narrow(chains, ids), snap.hint(ids), nil
+			return snap.view(chains), nil
 		}
 	}
 	curFrom := curTo.Add(-tf)
@@ -123,16 +82,19 @@ func (s *Service) windows(ctx context.Context, tf time.Duration, n int, chains, 
 	if s.o.TopRefresh <= 0 || len(chains) > 0 || len(ids) > 0 {
 		// A narrowed request reads only its tokens' rollups; it does not fill the snapshot.
 		rows, err := s.st.TopWindows(ctx, s.chainsOr(chains), ids, refFrom, curFrom, curTo)
-		return slices.Values(rows), len(rows), err
+		if err != nil {
+			return nil, err
+		}
+		return newTopView(rows, n), nil
 	}
-	snap, err := s.snapshot(ctx, refFrom, curFrom, curTo)
+	snap, err := s.snapshot(ctx, n, refFrom, curFrom, curTo)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	s.topMu.Lock()
 	s.top[key] = snap
 	s.topMu.Unlock()
-	return slices.Values(snap.rows), len(snap.rows), nil
+	return snap.all, nil
 }
 
 type topKey struct {
@@ -141,68 +103,249 @@ type topKey struct {
 }
 
 // topSnapshot is every token's figures for one timeframe, number of reference periods and hour:
-// rows[i] is parts[i]'s token summed over all its chains.
+// all sums each token over all its chains; views narrowed to other sets of chains are made on
+// first use from parts (each token's figures per chain) and kept, at most maxTopViews of them.
 type topSnapshot struct {
 	at    time.Time
-	rows  []TokenWindows
+	n     int
 	parts []TokenParts
+	all   *topView
+
+	mu    sync.Mutex
+	views map[string]*topView
 }
 
-func (s *Service) snapshot(ctx context.Context, refFrom, curFrom, curTo time.Time) (topSnapshot, error) {
+// maxTopViews bounds the chain sets a snapshot keeps views of; a request for another set ranks
+// its own view. Requests name configured chains, so the sets asked for in practice are few.
+const maxTopViews = 32
+
+func (s *Service) snapshot(ctx context.Context, n int, refFrom, curFrom, curTo time.Time) (*topSnapshot, error) {
 	ps, err := s.st.TopParts(ctx, s.o.Chains, refFrom, curFrom, curTo)
 	if err != nil {
-		return topSnapshot{}, err
+		return nil, err
 	}
 	rows := make([]TokenWindows, len(ps))
 	for i, p := range ps {
 		rows[i] = p.TokenWindows
 	}
-	return topSnapshot{at: s.o.Now(), rows: rows, parts: ps}, nil
+	return &topSnapshot{at: s.o.Now(), n: n, parts: ps, all: newTopView(rows, n), views: map[string]*topView{}}, nil
 }
 
-// hint is how many of the snapshot's tokens a request for ids (all when empty) can keep.
-func (p topSnapshot) hint(ids []string) int {
-	if len(ids) > 0 && len(ids) < len(p.rows) {
-		return len(ids)
+// view is the snapshot's view of chains (all when empty).
+func (p *topSnapshot) view(chains []string) *topView {
+	if len(chains) == 0 {
+		return p.all
 	}
-	return len(p.rows)
+	key := strings.Join(slices.Sorted(slices.Values(chains)), ",")
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if v, ok := p.views[key]; ok {
+		return v
+	}
+	v := newTopView(p.narrow(chains), p.n)
+	if len(p.views) < maxTopViews {
+		p.views[key] = v
+	}
+	return v
 }
 
-// narrow yields the snapshot's rows of the pricing ids ids (all when empty), each summed over
-// its parts on chains (all when empty); a token without a deployment on chains is left out, as
-// the store's TopWindows leaves it out. It yields them without copying the snapshot.
-func (p topSnapshot) narrow(chains, ids []string) iter.Seq[TokenWindows] {
-	if len(chains) == 0 && len(ids) == 0 {
-		return slices.Values(p.rows)
+// narrow is the snapshot's tokens each summed over its parts on chains; a token without a
+// deployment on chains is left out, as the store's TopWindows leaves it out.
+func (p *topSnapshot) narrow(chains []string) []TokenWindows {
+	rows := make([]TokenWindows, 0, len(p.parts))
+	for i := range p.parts {
+		t := &p.parts[i]
+		w, found := t.TokenWindows, false
+		w.Current, w.Previous = HourFlows{}, HourFlows{}
+		for _, c := range t.Parts {
+			if slices.Contains(chains, c.Chain) {
+				w.Current, w.Previous, found = w.Current.Add(c.Current), w.Previous.Add(c.Previous), true
+			}
+		}
+		if found {
+			rows = append(rows, w)
+		}
 	}
-	want := make(map[string]bool, len(ids))
-	for _, id := range ids {
-		want[id] = true
+	return rows
+}
+
+// topView is a set of tokens' figures with their rankings, each computed on first use and kept:
+// a request pages a ranking, skipping the tokens its filters leave out, and allocates only its
+// page.
+type topView struct {
+	rows []TokenWindows
+	n    int
+
+	mu     sync.Mutex
+	index  map[string]int32 // pricing id -> row
+	orders map[orderKey][]int32
+}
+
+type orderKey struct {
+	agg           string
+	percent, desc bool
+}
+
+func newTopView(rows []TokenWindows, n int) *topView {
+	return &topView{rows: rows, n: n, orders: map[orderKey][]int32{}}
+}
+
+// warm computes every ranking ahead of requests.
+func (v *topView) warm() {
+	for _, agg := range OrderByAggs {
+		for _, percent := range []bool{false, true} {
+			v.order(orderKey{agg, percent, true})
+			v.order(orderKey{agg, percent, false})
+		}
 	}
-	return func(yield func(TokenWindows) bool) {
-		for i := range p.parts {
-			t := &p.parts[i]
-			if len(ids) > 0 && !want[t.PricingID] {
-				continue
+}
+
+// key is row i's ranking value for k: the metric, or its relative change against the mean of
+// the reference windows (NaN when that is zero).
+func (v *topView) key(i int, agg string, percent bool) float64 {
+	w := &v.rows[i]
+	key := Metric(agg, w.Current, deref(w.Price))
+	if percent {
+		key = change(key, Metric(agg, scale(w.Previous, 1/float64(v.n)), deref(w.PrevPrice)))
+	}
+	return key
+}
+
+// order is the rows' ranking for k: by key (descending with k.desc), undefined keys last, ties by
+// pricing id.
+func (v *topView) order(k orderKey) []int32 {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if o, ok := v.orders[k]; ok {
+		return o
+	}
+	keys := make([]float64, len(v.rows))
+	for i := range v.rows {
+		keys[i] = v.key(i, k.agg, k.percent)
+	}
+	asc, ok := v.orders[orderKey{k.agg, k.percent, false}]
+	if !ok {
+		asc = ascending(keys, v.rows)
+		v.orders[orderKey{k.agg, k.percent, false}] = asc
+	}
+	if !k.desc {
+		return asc
+	}
+	desc := descending(asc, keys)
+	v.orders[k] = desc
+	return desc
+}
+
+// ascending ranks rows by keys, NaN last, ties by pricing id.
+func ascending(keys []float64, rows []TokenWindows) []int32 {
+	o := make([]int32, len(keys))
+	for i := range o {
+		o[i] = int32(i)
+	}
+	slices.SortFunc(o, func(a, b int32) int {
+		an, bn := math.IsNaN(keys[a]), math.IsNaN(keys[b])
+		switch {
+		case an && bn:
+		case an:
+			return 1
+		case bn:
+			return -1
+		default:
+			if c := cmp.Compare(keys[a], keys[b]); c != 0 {
+				return c
 			}
-			if len(chains) == 0 {
-				if !yield(p.rows[i]) {
-					return
-				}
-				continue
-			}
-			w, found := t.TokenWindows, false
-			w.Current, w.Previous = HourFlows{}, HourFlows{}
-			for _, c := range t.Parts {
-				if slices.Contains(chains, c.Chain) {
-					w.Current, w.Previous, found = w.Current.Add(c.Current), w.Previous.Add(c.Previous), true
-				}
-			}
-			if found && !yield(w) {
-				return
+		}
+		return cmp.Compare(rows[a].PricingID, rows[b].PricingID)
+	})
+	return o
+}
+
+// descending is the ascending ranking asc turned around: the defined keys reversed, each run
+// of equal keys back in pricing id order, the undefined ones still last.
+func descending(asc []int32, keys []float64) []int32 {
+	d := slices.Clone(asc)
+	m := len(d)
+	for m > 0 && math.IsNaN(keys[d[m-1]]) {
+		m--
+	}
+	slices.Reverse(d[:m])
+	for i := 0; i < m; {
+		j := i + 1
+		for j < m && keys[d[j]] == keys[d[i]] {
+			j++
+		}
+		slices.Reverse(d[i:j])
+		i = j
+	}
+	return d
+}
+
+// page answers q from the view: its ranking, filtered by q's pricing ids and bounds.
+func (v *topView) page(q TopQuery) TopResult {
+	order := v.order(orderKey{q.OrderBy, q.Percent, q.Desc})
+	keep := v.filter(q)
+	res := TopResult{Tokens: make([]TopToken, 0, max(0, min(q.Size, len(order)-q.From)))}
+	if keep == nil {
+		for _, i := range order[min(q.From, len(order)):min(q.From+q.Size, len(order))] {
+			res.Tokens = append(res.Tokens, v.token(int(i)))
+		}
+		res.Total = len(order)
+		return res
+	}
+	for _, i := range order {
+		if !keep(int(i)) {
+			continue
+		}
+		if res.Total >= q.From && res.Total < q.From+q.Size {
+			res.Tokens = append(res.Tokens, v.token(int(i)))
+		}
+		res.Total++
+	}
+	return res
+}
+
+// filter is which rows q keeps (nil: every row).
+func (v *topView) filter(q TopQuery) func(int) bool {
+	var ids []bool
+	if len(q.TokenIDs) > 0 {
+		ids = make([]bool, len(v.rows))
+		index := v.ids()
+		for _, id := range q.TokenIDs {
+			if i, ok := index[id]; ok {
+				ids[i] = true
 			}
 		}
 	}
+	bounded := q.MinVolume != nil || q.MaxVolume != nil || q.MinMarketCap != nil || q.MaxMarketCap != nil
+	if ids == nil && !bounded {
+		return nil
+	}
+	return func(i int) bool {
+		if ids != nil && !ids[i] {
+			return false
+		}
+		w := &v.rows[i]
+		return within(w.Current.Volume, q.MinVolume, q.MaxVolume) && withinPtr(w.MarketCap, q.MinMarketCap, q.MaxMarketCap)
+	}
+}
+
+// ids is the view's row of each pricing id.
+func (v *topView) ids() map[string]int32 {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.index == nil {
+		v.index = make(map[string]int32, len(v.rows))
+		for i, w := range v.rows {
+			v.index[w.PricingID] = int32(i)
+		}
+	}
+	return v.index
+}
+
+func (v *topView) token(i int) TopToken {
+	w := &v.rows[i]
+	return TopToken{Token: TopTokenRef{ID: w.PricingID, Symbol: w.Symbol, MarketCap: w.MarketCap},
+		Current: interval(w.Current, deref(w.Price)), Previous: interval(scale(w.Previous, 1/float64(v.n)), deref(w.PrevPrice))}
 }
 
 // RefreshTop recomputes every token's /token/top figures, per chain, for every timeframe with
@@ -210,7 +353,7 @@ func (p topSnapshot) narrow(chains, ids []string) iter.Seq[TokenWindows] {
 // Run it every Options.TopRefresh (RefreshTopLoop).
 func (s *Service) RefreshTop(ctx context.Context) error {
 	curTo := s.o.Now().UTC().Truncate(time.Hour).Add(time.Hour)
-	fresh := map[topKey]topSnapshot{}
+	fresh := map[topKey]*topSnapshot{}
 	for _, tf := range Timeframes {
 		for _, n := range []int{1, AutoReferencePeriods(tf)} {
 			key := topKey{int64(tf), int64(n), curTo}
@@ -218,10 +361,11 @@ func (s *Service) RefreshTop(ctx context.Context) error {
 				continue
 			}
 			curFrom := curTo.Add(-tf)
-			snap, err := s.snapshot(ctx, curFrom.Add(-time.Duration(n)*tf), curFrom, curTo)
+			snap, err := s.snapshot(ctx, n, curFrom.Add(-time.Duration(n)*tf), curFrom, curTo)
 			if err != nil {
 				return err
 			}
+			snap.all.warm()
 			fresh[key] = snap
 		}
 	}
