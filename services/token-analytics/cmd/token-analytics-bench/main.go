@@ -61,7 +61,8 @@ func run(ctx context.Context) error {
 	}
 	st := store.New(pool)
 	now := time.Now().UTC()
-	fmt.Printf("token-analytics: %d tokens, %d transfers over 30 days, %d queries per route\n", tokens, transfers, queries)
+	fmt.Printf("token-analytics: %d tokens, %d transfers in block order (%d a block of 12 s, Zipf token mix), a month of hourly rollups, %d queries per route\n",
+		tokens, transfers, transfersPerBlock, queries)
 	if err := seedRegistry(ctx, st, tokens, now); err != nil {
 		return err
 	}
@@ -99,18 +100,29 @@ func seedRegistry(ctx context.Context, st *store.Store, n int, now time.Time) er
 	return err
 }
 
-// world makes transfers among 20,000 holders (a tenth of them exchanges or pools) of the
-// first tenth of the tokens, over the last 30 days.
+// world makes n transfers as a chain delivers them: in block order, transferPerBlock to a
+// block of 12 seconds, the last block now, so a consumer batch covers minutes of one or two
+// hours. The token of each is drawn from the first tenth of the registry by a Zipf law (s 1.1:
+// the most used token carries about a fifth of the transfers, as stablecoins do), its sender
+// and receiver uniformly from 20,000 holders (a tenth of them exchanges or pools).
+// Transaction and block hashes have a real hash's 66 characters.
 func world(tokens, n int, now time.Time) []app.Flow {
 	r := rand.New(rand.NewPCG(1, 1))
+	zipf := rand.NewZipf(rand.New(rand.NewPCG(3, 3)), 1.1, 1, uint64(max(1, tokens/10)-1))
+	blocks := (n + transfersPerBlock - 1) / transfersPerBlock
 	fs := make([]app.Flow, n)
 	for i := range fs {
-		fs[i] = app.Flow{Chain: "ethereum", ID: fmt.Sprintf("0x%016x_%d", i, i%7), ChainType: "evm", BlockHash: fmt.Sprintf("0xb%d", i/50),
-			Time: now.Add(-time.Duration(r.Int64N(int64(30 * 24 * time.Hour)))), Token: tokenAddr(r.IntN(max(1, tokens/10))),
-			From: holder(r.IntN(20000)), To: holder(r.IntN(20000)), Value: r.Float64() * 1000, USD: r.Float64() * 5000}
+		b := i / transfersPerBlock
+		fs[i] = app.Flow{Chain: "ethereum", ID: fmt.Sprintf("0x%064x_%d", 0xc0ffee000000+i/3, i%3), ChainType: "evm",
+			BlockHash: fmt.Sprintf("0x%064x", 0xb10c000000+b), Time: now.Add(-time.Duration(blocks-1-b) * 12 * time.Second),
+			Token: tokenAddr(int(zipf.Uint64())), From: holder(r.IntN(20000)), To: holder(r.IntN(20000)),
+			Value: r.Float64() * 1000, USD: r.Float64() * 5000}
 	}
 	return fs
 }
+
+// transfersPerBlock is about an Ethereum block's token transfers.
+const transfersPerBlock = 150
 
 func rollupThroughput(ctx context.Context, pool *pgxpool.Pool, st *store.Store, tokens, n int, now time.Time) error {
 	var classes []app.ClassChange

@@ -35,11 +35,8 @@ func (s *Store) ApplyFlows(ctx context.Context, fs []app.Flow) error {
 			return false, err
 		}
 		first, rest := splitFirst(fs, claimed)
-		if len(first) > 0 {
-			_, _, cols := flowColumns(first)
-			if _, err := tx.Exec(ctx, sqlFlowsInsertFirst, cols...); err != nil {
-				return false, err
-			}
+		if err := countFirst(ctx, tx, first); err != nil {
+			return false, err
 		}
 		if len(rest) == 0 {
 			return false, nil
