@@ -1,11 +1,7 @@
 package store
 
 import (
-	"cmp"
 	"context"
-	"maps"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/chainintel/chainintel/services/token-analytics/internal/app"
@@ -134,39 +130,26 @@ func (b *rollupBatch) leg(k legKey, chainType string) *leg {
 	return l
 }
 
-func compareHour(a, b hourKey) int {
-	if c := strings.Compare(a.chain, b.chain); c != 0 {
-		return c
-	}
-	if c := strings.Compare(a.token, b.token); c != 0 {
-		return c
-	}
-	return a.hour.Compare(b.hour)
-}
-
-// args are sqlFlowsRollupFirst's arguments, each key once and in key order, so concurrent
-// writers lock rollup rows in the same order.
+// args are sqlFlowsRollupFirst's arguments, each key once.
 func (b *rollupBatch) args() []any {
-	lks := slices.SortedFunc(maps.Keys(b.legs), func(x, y legKey) int {
-		return cmp.Or(compareHour(x.hourKey, y.hourKey), strings.Compare(x.address, y.address))
-	})
-	n := len(lks)
+	n := len(b.legs)
 	lChains, lTypes, lTokens, lAddrs := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 	lHours := make([]time.Time, n)
 	inUSD, inValue, outUSD, outValue := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
-	for i, k := range lks {
-		l := b.legs[k]
+	i := 0
+	for k, l := range b.legs {
 		lChains[i], lTypes[i], lTokens[i], lHours[i], lAddrs[i] = k.chain, l.chainType, k.token, k.hour, k.address
 		inUSD[i], inValue[i], outUSD[i], outValue[i] = l.inUSD, l.inValue, l.outUSD, l.outValue
+		i++
 	}
-	hks := slices.SortedFunc(maps.Keys(b.hours), compareHour)
-	m := len(hks)
+	m := len(b.hours)
 	hChains, hTokens, hHours := make([]string, m), make([]string, m), make([]time.Time, m)
 	transfers, usds, values := make([]int64, m), make([]float64, m), make([]float64, m)
-	for i, k := range hks {
-		h := b.hours[k]
+	i = 0
+	for k, h := range b.hours {
 		hChains[i], hTokens[i], hHours[i] = k.chain, k.token, k.hour
 		transfers[i], usds[i], values[i] = h.transfers, h.usd, h.value
+		i++
 	}
 	return []any{lChains, lTypes, lTokens, lHours, lAddrs, inUSD, inValue, outUSD, outValue,
 		hChains, hTokens, hHours, transfers, usds, values}
