@@ -117,7 +117,7 @@ type topSnapshot struct {
 
 // maxTopViews bounds the chain sets a snapshot keeps views of; a request for another set ranks
 // its own view. Requests name configured chains, so the sets asked for in practice are few.
-const maxTopViews = 32
+const maxTopViews = 8
 
 func (s *Service) snapshot(ctx context.Context, n int, refFrom, curFrom, curTo time.Time) (*topSnapshot, error) {
 	ps, err := s.st.TopParts(ctx, s.o.Chains, refFrom, curFrom, curTo)
