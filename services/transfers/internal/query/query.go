@@ -89,7 +89,7 @@ type Swaps struct {
 	Window   params.Window
 	USDGte   *float64
 	USDLte   *float64
-	SortKey  string // time, usd
+	SortKey  string // time, value (read.swapSource), usd
 	SortDir  string
 	Limit    int
 	Offset   int
@@ -320,7 +320,7 @@ func (p Parser) Swaps(q url.Values) (Swaps, error) {
 	if err := p.swapFilters(q, &s); err != nil {
 		return s, err
 	}
-	if s.SortKey, err = params.Enum(q, "sortKey", "time", "time", "usd"); err != nil {
+	if s.SortKey, err = params.Enum(q, "sortKey", "time", "time", "value", "usd"); err != nil {
 		return s, err
 	}
 	if s.SortDir, err = params.Enum(q, "sortDir", "desc", "desc", "asc"); err != nil {

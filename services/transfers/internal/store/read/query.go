@@ -738,7 +738,8 @@ func (s *Reader) ListSwaps(ctx context.Context, f SwapFilter, p Page) ([]SwapRow
 	}
 	b := s.newb(sqlb{rows: true})
 	order := orderBy(p.SortKey, p.SortDir)
-	parts := b.segmentedArms("transfers.swaps", swapSelect, f.TimeFrom, f.TimeTo, p, func(from, to time.Time) ([]branch, []string) {
+	table, cols := swapSource(p.SortKey)
+	parts := b.segmentedArms(table, cols, f.TimeFrom, f.TimeTo, p, func(from, to time.Time) ([]branch, []string) {
 		return build(b, from, to)
 	})
 	if len(parts) == 0 {
