@@ -141,8 +141,8 @@ func TestCounterpartyTags(t *testing.T) {
 		"/counterparties/entity/binance?tags=hot&flow=in":          `{}`,
 		"/counterparties/entity/binance?tags=nosuch":               `{}`,
 		// U2's: D3 (base, 500), U1 (base, 0), H1 (ethereum, 4000). bridge is a tag on base only.
-		"/counterparties/address/" + tw.U2 + "?tags=bridge":        `{"base":[{"address":` + d3 + `,"chains":["base"],"flow":"out","transactionCount":1,"usd":500}]}`,
-		"/counterparties/address/" + tw.U2 + "?tags=hot,bridge":    `{"base":[{"address":` + d3 + `,"chains":["base"],"flow":"out","transactionCount":1,"usd":500}],"ethereum":[{"address":` + h1 + `,"chains":["ethereum"],"flow":"in","transactionCount":1,"usd":4000}]}`,
+		"/counterparties/address/" + tw.U2 + "?tags=bridge":          `{"base":[{"address":` + d3 + `,"chains":["base"],"flow":"out","transactionCount":1,"usd":500}]}`,
+		"/counterparties/address/" + tw.U2 + "?tags=hot,bridge":      `{"base":[{"address":` + d3 + `,"chains":["base"],"flow":"out","transactionCount":1,"usd":500}],"ethereum":[{"address":` + h1 + `,"chains":["ethereum"],"flow":"in","transactionCount":1,"usd":4000}]}`,
 		"/counterparties/address/" + tw.U2 + "?tags=kyc&chains=base": `{"base":[{"address":{"address":"` + tw.U1 + `","chain":"base","contract":false,"isUserAddress":false},"chains":["base"],"flow":"in","transactionCount":1,"usd":0}]}`,
 		// An unknown parameter beside tags is ignored, as everywhere.
 		"/counterparties/entity/binance?tags=hot&sortKey=usd": `{"ethereum":[{"address":` + h2 + `,"chains":["ethereum"],"flow":"out","transactionCount":1,"usd":20000}]}`,
