@@ -264,7 +264,7 @@ func (a *App) transferList(ctx context.Context, q query.Transfers, enrich bool) 
 		out.Transfers = append(out.Transfers, b.transfer(r))
 	}
 	if q.IncludeCursors || q.Cursor != nil {
-		out.NextCursor = nextCursor(q, rows, read)
+		out.NextCursor = nextCursor(q, rows, read, count)
 	}
 	return out, nil
 }

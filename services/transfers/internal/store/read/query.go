@@ -65,6 +65,10 @@ type Page struct {
 	// before it reads them (edgeNewestPage: its pair rows' senders and recipients), so a caller
 	// rendering the page need not read them after it.
 	Attributions bool
+	// NoCount reads the page without its count (Count 0): the caller knows it (a cursor page
+	// carries it, app/cursor.go), and a count read beside the page holds the page until it ends.
+	// A plan whose page needs the count first still reads it.
+	NoCount bool
 
 	beside *besideRead // the read Attributions asked for; nil: none
 }
@@ -385,6 +389,10 @@ func (s *Reader) listTransfers(ctx context.Context, f TransferFilter, p Page) ([
 		}
 		list, err := cf.pageCounted(ctx, p, n)
 		return list, n, err
+	}
+	if p.NoCount {
+		list, err := plan.page(ctx, p)
+		return list, 0, err
 	}
 	type counted struct {
 		n   int
