@@ -3,6 +3,7 @@ package transfers
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 
 	"github.com/chainintel/chainintel/libs/chains"
@@ -15,6 +16,7 @@ import (
 	"github.com/chainintel/chainintel/services/transfers/internal/config"
 	"github.com/chainintel/chainintel/services/transfers/internal/events"
 	svchttp "github.com/chainintel/chainintel/services/transfers/internal/http"
+	"github.com/chainintel/chainintel/services/transfers/internal/intel"
 	"github.com/chainintel/chainintel/services/transfers/internal/query"
 	"github.com/chainintel/chainintel/services/transfers/internal/store"
 	"github.com/chainintel/chainintel/services/transfers/migrations"
@@ -98,7 +100,15 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	service.Consume(s, cfg.Kafka, eventsv1.TopicReorgs, func() *eventsv1.Reorg { return new(eventsv1.Reorg) }, h.Reorgs)
 	service.Consume(s, cfg.Kafka, eventsv1.TopicAttributions, func() *eventsv1.Attribution { return new(eventsv1.Attribution) }, h.Attributions, batch)
 
+	var opts []app.Option
+	if cfg.IntelligenceURL != "" {
+		ic, err := intel.New(cfg.IntelligenceURL, s.Signer, s.Tel.TracerProvider)
+		if err != nil {
+			return fmt.Errorf("TRANSFERS_INTELLIGENCE_URL: %w", err)
+		}
+		opts = append(opts, app.WithTags(ic))
+	}
 	e := s.Engine()
-	svchttp.Register(e, app.New(st, labels, cs), query.Parser{Chains: cs})
+	svchttp.Register(e, app.New(st, labels, cs, opts...), query.Parser{Chains: cs})
 	return s.Run(ctx, e)
 }

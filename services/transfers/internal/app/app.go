@@ -45,15 +45,20 @@ type App struct {
 	store  Store
 	labels UserLabels
 	chains *chains.Set
+	tags   Tags // nil: no intelligence service (tags.go)
 }
 
 // New returns the app. labels may be nil when no user-labels service is configured: then no
 // caller has labels or user entities.
-func New(s Store, labels UserLabels, cs *chains.Set) *App {
+func New(s Store, labels UserLabels, cs *chains.Set, opts ...Option) *App {
 	if labels == nil {
 		labels = noLabels{}
 	}
-	return &App{store: s, labels: labels, chains: cs}
+	a := &App{store: s, labels: labels, chains: cs}
+	for _, o := range opts {
+		o(a)
+	}
+	return a
 }
 
 type noLabels struct{}
@@ -259,7 +264,7 @@ func (a *App) transferList(ctx context.Context, q query.Transfers, enrich bool) 
 		out.Transfers = append(out.Transfers, b.transfer(r))
 	}
 	if q.IncludeCursors || q.Cursor != nil {
-		out.NextCursor = nextCursor(q, rows, read)
+		out.NextCursor = nextCursor(q, rows, read, count)
 	}
 	return out, nil
 }
@@ -403,7 +408,12 @@ func (a *App) Counterparties(ctx context.Context, subject query.Ref, q query.Cou
 	f := store.CounterpartyFilter{Addrs: addrs, Flow: q.Flow, Chains: a.chainNames(q.Chains), TimeFrom: q.Window.From,
 		TimeTo: q.Window.To, ValueGte: q.ValueGte, ValueLte: q.ValueLte, USDGte: q.USDGte, USDLte: q.USDLte, Limit: q.Limit}
 	f.TokenAddrs, f.TokenIDs = tokenFilter(q.Tokens)
-	cps, err := a.store.Counterparties(ctx, f)
+	var cps []store.Counterparty
+	if len(q.Tags) > 0 {
+		cps, err = a.taggedCounterparties(ctx, f, q.Tags)
+	} else {
+		cps, err = a.store.Counterparties(ctx, f)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -73,9 +73,15 @@ func fromCursor(f store.TransferFilter, c *query.Cursor) store.TransferFilter {
 // again with more. The page's Rows are the page and its Count the matches from the cursor on;
 // its Attributed is the first read's that had any (Page.Attributions). read is every row the
 // last read returned (for the next cursor's ties).
+//
+// A cursor whose page counted fewer than the cap carries the matches after it (Cursor.Ahead):
+// that is this page's count, and the page is read without one. Read, a count below the cap is
+// not remembered (the store's capCache keeps counts at the cap), so a client paging towards an
+// entity's first transfers read it on every turn, and the turn waited for it.
 func (a *App) cursorPage(ctx context.Context, f store.TransferFilter, q query.Transfers, p store.Page) (pg store.TransferPage, read []store.TransferRow, err error) {
 	c := q.Cursor
 	f = fromCursor(f, c)
+	p.NoCount = c.Ahead >= 0
 	// The read's LIMIT is part of its statement text, and each text is planned once per
 	// connection (generic plans, store.go): the ties are padded to a power of two, so a run of
 	// turns reuses a few texts rather than planning one for every tie count.
@@ -105,7 +111,10 @@ func (a *App) cursorPage(ctx context.Context, f store.TransferFilter, q query.Tr
 		}
 		if len(page) >= q.Limit || len(rows) < want {
 			skipped := len(rows) - len(page)
-			if n < store.MaxCount {
+			switch {
+			case p.NoCount:
+				n = max(c.Ahead, len(page))
+			case n < store.MaxCount:
 				n = max(n-skipped, len(page))
 			}
 			return store.TransferPage{Rows: page[:min(len(page), q.Limit)], Count: n, Attributed: attributed}, rows, nil
@@ -118,8 +127,10 @@ func (a *App) cursorPage(ctx context.Context, f store.TransferFilter, q query.Tr
 }
 
 // nextCursor is the cursor after the last row of page; read is every row of the read the page
-// came from, in order, so the ties of the last row's key are counted across pages.
-func nextCursor(q query.Transfers, page, read []store.TransferRow) string {
+// came from, in order, so the ties of the last row's key are counted across pages. count is the
+// page's count: below the cap, the matches after the page are count less the page and the rows
+// before it (its offset), which the cursor carries.
+func nextCursor(q query.Transfers, page, read []store.TransferRow, count int) string {
 	if len(page) < q.Limit || len(page) == 0 {
 		return "" // the end
 	}
@@ -134,6 +145,10 @@ func nextCursor(q query.Transfers, page, read []store.TransferRow) string {
 			break
 		}
 	}
+	ahead := -1
+	if count < store.MaxCount {
+		ahead = max(count-q.Offset-len(page), 0)
+	}
 	return query.Cursor{SortKey: q.SortKey, SortDir: q.SortDir, Key: key, Chain: last.Chain, ID: last.ID,
-		Ties: max(ties, 1), Filter: q.Filter}.Encode()
+		Ties: max(ties, 1), Filter: q.Filter, Ahead: ahead}.Encode()
 }

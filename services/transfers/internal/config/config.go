@@ -32,6 +32,9 @@ type Config struct {
 	// UserLabelsCacheTTL is how long a caller's labels of an address are reused at most: changes
 	// (user.changes.v1) drop them at once, this bounds staleness while those events are late.
 	UserLabelsCacheTTL time.Duration `env:"USER_LABELS_CACHE_TTL" envDefault:"60s"`
+	// IntelligenceURL is the intelligence service's base URL, asked for the tags of
+	// counterparties (/counterparties' tags filter); empty makes that filter a 400.
+	IntelligenceURL string `env:"INTELLIGENCE_URL" envDefault:"http://intelligence:8080"`
 	// ConsumerBatch is the most chain records written in one transaction.
 	ConsumerBatch int `env:"CONSUMER_BATCH" envDefault:"2000"`
 	// GroupRollupsAbove is the number of addresses above which an attribution group (an entity,

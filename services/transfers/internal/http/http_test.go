@@ -481,7 +481,7 @@ func TestTransferErrors(t *testing.T) {
 		{"/transfers/histogram?granularity=1h&timeLast=31d", 400, "granularity:"},
 		{"/transfers/histogram?granularity=1w", 400, "granularity: must be one of 1h, 1d"},
 		{"/swaps?flow=both&base=" + tw.U1, 400, "flow: must be one of in, out, self, all"},
-		{"/swaps?sortKey=value", 400, "sortKey: must be one of time, usd"},
+		{"/swaps?sortKey=amount", 400, "sortKey: must be one of time, value, usd"},
 		{"/tx/not-a-hash!", 400, "hash:"},
 		{"/tx/" + tw.TxHash(999), 404, "not found on any chain"},
 		{"/counterparties/address/nope", 404, "not an address"},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"testing"
+	"time"
 
 	tw "github.com/chainintel/chainintel/services/transfers/internal/testworld"
 )
@@ -49,6 +50,13 @@ func TestSwapParameters(t *testing.T) {
 		"/swaps?base=" + tw.U1 + "&flow=self":                   "_4 (1)",
 		"/swaps?senders=" + tw.U1 + "&protocols=uniswap_v2":     "(0)",
 		"/swaps?receivers=" + tw.U1 + "&value0Gte=-300&limit=1": "_7 (2)",
+		// sortKey=value: |unitValue0|, _4 1000 and _7 250 (time puts _7 first).
+		"/swaps?sortKey=value":                                "_4 _7 (2)",
+		"/swaps?sortKey=value&sortDir=asc":                    "_7 _4 (2)",
+		"/swaps?sortKey=value&limit=1&offset=1":               "_7 (2)",
+		"/swaps?base=" + tw.U1 + "&sortKey=value&sortDir=asc": "_7 _4 (2)",
+		"/swaps?base=" + tw.U1 + "&flow=in&sortKey=value":     "_4 _7 (2)",
+		"/swaps?sortKey=value&timeGte=" + tw.D0.Add(75*time.Hour).Format(time.RFC3339) + "&timeLte=" + tw.D0.Add(77*time.Hour).Format(time.RFC3339): "_4 _7 (2)",
 	} {
 		if got := list(path); got != want {
 			t.Errorf("%s: got %s, want %s", path, got, want)

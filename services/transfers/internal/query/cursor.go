@@ -19,7 +19,9 @@ import (
 // the end past the offset window and sees each row once. Ties counts the rows before and at
 // that place sharing its key; it only sizes the next read (the rows strictly after are found by
 // comparing places, whatever it says). Filter is a hash of the query's filters, so a cursor is
-// refused on a query other than the one it came from.
+// refused on a query other than the one it came from. Ahead is how many matches lie strictly
+// after its place, when its page counted fewer than the cap (-1: not known): the next page's
+// count is then carried rather than read (app/cursor.go).
 type Cursor struct {
 	SortKey string // time or value
 	SortDir string // desc or asc
@@ -28,12 +30,17 @@ type Cursor struct {
 	ID      string
 	Ties    int
 	Filter  uint64
+	Ahead   int
+
+	v1 bool // decoded from a version 1 text (no Ahead), which it encodes back to
 }
 
 // MaxCursor is the longest cursor accepted, encoded.
 const MaxCursor = 512
 
-const cursorVersion = 1
+// cursorVersion 2 adds Ahead; a version 1 cursor (issued before) is still accepted, with Ahead
+// unknown, so clients paging across an upgrade go on.
+const cursorVersion = 2
 
 // cursorParams are the parameters that do not select rows: a cursor is valid across them.
 var cursorParams = []string{"cursor", "includeCursors", "limit", "offset"}
@@ -58,11 +65,18 @@ func FilterHash(q url.Values) uint64 {
 
 // Encode returns the cursor's opaque text (base64url of a versioned binary record).
 func (c Cursor) Encode() string {
-	b := make([]byte, 0, 32+len(c.Chain)+len(c.ID))
-	b = append(b, cursorVersion, sortCode(c.SortKey, c.SortDir))
+	b := make([]byte, 0, 36+len(c.Chain)+len(c.ID))
+	v := byte(cursorVersion)
+	if c.v1 {
+		v = 1
+	}
+	b = append(b, v, sortCode(c.SortKey, c.SortDir))
 	b = binary.BigEndian.AppendUint64(b, uint64(c.Key))
 	b = binary.BigEndian.AppendUint64(b, c.Filter)
 	b = binary.AppendUvarint(b, uint64(c.Ties))
+	if !c.v1 {
+		b = binary.AppendUvarint(b, uint64(c.Ahead+1)) // 0: unknown
+	}
 	b = binary.AppendUvarint(b, uint64(len(c.Chain)))
 	b = append(b, c.Chain...)
 	b = append(b, c.ID...)
@@ -92,17 +106,24 @@ func DecodeCursor(s string) (Cursor, error) {
 	if err != nil {
 		return bad("is not a cursor")
 	}
-	if len(b) < 18 || b[0] != cursorVersion || int(b[1]) >= len(sortCodes) {
+	if len(b) < 18 || (b[0] != cursorVersion && b[0] != 1) || int(b[1]) >= len(sortCodes) {
 		return bad("is not a cursor")
 	}
 	c := Cursor{SortKey: sortCodes[b[1]].key, SortDir: sortCodes[b[1]].dir,
-		Key: int64(binary.BigEndian.Uint64(b[2:])), Filter: binary.BigEndian.Uint64(b[10:])}
+		Key: int64(binary.BigEndian.Uint64(b[2:])), Filter: binary.BigEndian.Uint64(b[10:]), Ahead: -1, v1: b[0] == 1}
 	rest := b[18:]
 	ties, n := binary.Uvarint(rest)
 	if n <= 0 || ties < 1 || ties > MaxWindow {
 		return bad("is not a cursor")
 	}
 	rest = rest[n:]
+	if !c.v1 {
+		ahead, n := binary.Uvarint(rest)
+		if n <= 0 || ahead > MaxWindow { // Ahead is below the count cap (10,000, as the window)
+			return bad("is not a cursor")
+		}
+		c.Ahead, rest = int(ahead)-1, rest[n:]
+	}
 	cl, n := binary.Uvarint(rest)
 	if n <= 0 || cl == 0 || cl > 32 || uint64(len(rest)-n) <= cl {
 		return bad("is not a cursor")

@@ -11,12 +11,18 @@ func TestCursorRoundTrip(t *testing.T) {
 	q := url.Values{"base": {"binance"}, "flow": {"in"}}
 	for _, c := range []Cursor{
 		{SortKey: "time", SortDir: "desc", Key: 1767225600123456, Chain: "ethereum", ID: "0xab_3", Ties: 1, Filter: FilterHash(q)},
-		{SortKey: "value", SortDir: "asc", Key: int64(math.Float64bits(-2.5)), Chain: "solana", ID: strings.Repeat("z", 256), Ties: MaxWindow},
+		{SortKey: "value", SortDir: "asc", Key: int64(math.Float64bits(-2.5)), Chain: "solana", ID: strings.Repeat("z", 256), Ties: MaxWindow, Ahead: -1},
+		{SortKey: "time", SortDir: "asc", Key: 1, Chain: "base", ID: "0x1_0", Ties: 2, Ahead: MaxWindow - 1},
 	} {
 		got, err := DecodeCursor(c.Encode())
 		if err != nil || got != c {
 			t.Errorf("%+v: decoded %+v, %v", c, got, err)
 		}
+	}
+	// A version 1 cursor (no Ahead) is accepted, with Ahead unknown, and is its own text.
+	v1 := "AQAABi0KhpN-wGvyKCkavdzSAQR0cm9uMDIyZjMxOTA2YWVjYzJmMGI1MmY5ZGYzNTI3ZjYwZjc0ZDc1ZDkwNzY3OGYwYTY0ZThjMDNkZTJiZjYzYjFiZl8w"
+	if c, err := DecodeCursor(v1); err != nil || c.Ahead != -1 || c.Chain != "tron" || c.Encode() != v1 {
+		t.Errorf("version 1 cursor: %+v, %v", c, err)
 	}
 	// The filters' hash ignores order and the paging parameters.
 	a := FilterHash(url.Values{"flow": {"in"}, "base": {"b", "a"}, "limit": {"5"}, "cursor": {"x"}})
@@ -44,7 +50,8 @@ func FuzzCursor(f *testing.F) {
 			}
 			return
 		}
-		if c.Encode() != s || c.Ties < 1 || c.Ties > MaxWindow || c.Chain == "" || len(c.Chain) > 32 || len(c.ID) > 256 {
+		if c.Encode() != s || c.Ties < 1 || c.Ties > MaxWindow || c.Chain == "" || len(c.Chain) > 32 || len(c.ID) > 256 ||
+			c.Ahead < -1 || c.Ahead >= MaxWindow {
 			t.Fatalf("%q: accepted %+v", s, c)
 		}
 	})

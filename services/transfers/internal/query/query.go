@@ -89,7 +89,7 @@ type Swaps struct {
 	Window   params.Window
 	USDGte   *float64
 	USDLte   *float64
-	SortKey  string // time, usd
+	SortKey  string // time, value (read.swapSource), usd
 	SortDir  string
 	Limit    int
 	Offset   int
@@ -112,6 +112,8 @@ type Counterparties struct {
 	ValueLte *float64
 	USDGte   *float64
 	USDLte   *float64
+	// Tags keeps the counterparties whose address carries one of these tag ids (app/tags.go).
+	Tags []string
 }
 
 // Flow is a parsed /flow/... query.
@@ -320,7 +322,7 @@ func (p Parser) Swaps(q url.Values) (Swaps, error) {
 	if err := p.swapFilters(q, &s); err != nil {
 		return s, err
 	}
-	if s.SortKey, err = params.Enum(q, "sortKey", "time", "time", "usd"); err != nil {
+	if s.SortKey, err = params.Enum(q, "sortKey", "time", "time", "value", "usd"); err != nil {
 		return s, err
 	}
 	if s.SortDir, err = params.Enum(q, "sortDir", "desc", "desc", "asc"); err != nil {
@@ -334,7 +336,7 @@ func (p Parser) Swaps(q url.Values) (Swaps, error) {
 
 // Counterparties parses the query of GET /counterparties/....
 func (p Parser) Counterparties(q url.Values) (Counterparties, error) {
-	if err := known(q, append([]string{"flow", "limit", "chains", "tokens", "valueGte", "valueLte", "usdGte", "usdLte"}, timeParams...)...); err != nil {
+	if err := known(q, append([]string{"flow", "limit", "chains", "tokens", "valueGte", "valueLte", "usdGte", "usdLte", "tags"}, timeParams...)...); err != nil {
 		return Counterparties{}, err
 	}
 	var c Counterparties
@@ -358,6 +360,9 @@ func (p Parser) Counterparties(q url.Values) (Counterparties, error) {
 		return c, err
 	}
 	if c.USDGte, c.USDLte, err = params.FloatRange(q, "usdGte", "usdLte"); err != nil {
+		return c, err
+	}
+	if c.Tags, err = counterpartyTags(q); err != nil {
 		return c, err
 	}
 	return c, nil

@@ -2,6 +2,7 @@ package query
 
 import (
 	"net/url"
+	"slices"
 
 	"github.com/chainintel/chainintel/libs/chains"
 	"github.com/chainintel/chainintel/libs/params"
@@ -84,4 +85,21 @@ func (p Parser) swapFilters(q url.Values, s *Swaps) error {
 	}
 	s.Value1Gte, s.Value1Lte, err = params.FloatRange(q, "value1Gte", "value1Lte")
 	return err
+}
+
+// MaxTags is how many tag ids one /counterparties query may name.
+const MaxTags = 50
+
+// counterpartyTags parses /counterparties' tags: tag ids as intelligence names them (any text,
+// matched exactly), without repeats.
+func counterpartyTags(q url.Values) ([]string, error) {
+	ts, err := params.List(q, "tags")
+	if err != nil {
+		return nil, err
+	}
+	if len(ts) > MaxTags {
+		return nil, params.Errorf("tags", "at most %d, got %d", MaxTags, len(ts))
+	}
+	slices.Sort(ts) // one order whatever the caller's, for the calls to intelligence
+	return ts, nil
 }

@@ -65,6 +65,10 @@ type Page struct {
 	// before it reads them (edgeNewestPage: its pair rows' senders and recipients), so a caller
 	// rendering the page need not read them after it.
 	Attributions bool
+	// NoCount reads the page without its count (Count 0): the caller knows it (a cursor page
+	// carries it, app/cursor.go), and a count read beside the page holds the page until it ends.
+	// A plan whose page needs the count first still reads it.
+	NoCount bool
 
 	beside *besideRead // the read Attributions asked for; nil: none
 }
@@ -385,6 +389,10 @@ func (s *Reader) listTransfers(ctx context.Context, f TransferFilter, p Page) ([
 		}
 		list, err := cf.pageCounted(ctx, p, n)
 		return list, n, err
+	}
+	if p.NoCount {
+		list, err := plan.page(ctx, p)
+		return list, 0, err
 	}
 	type counted struct {
 		n   int
@@ -738,7 +746,8 @@ func (s *Reader) ListSwaps(ctx context.Context, f SwapFilter, p Page) ([]SwapRow
 	}
 	b := s.newb(sqlb{rows: true})
 	order := orderBy(p.SortKey, p.SortDir)
-	parts := b.segmentedArms("transfers.swaps", swapSelect, f.TimeFrom, f.TimeTo, p, func(from, to time.Time) ([]branch, []string) {
+	table, cols := swapSource(p.SortKey)
+	parts := b.segmentedArms(table, cols, f.TimeFrom, f.TimeTo, p, func(from, to time.Time) ([]branch, []string) {
 		return build(b, from, to)
 	})
 	if len(parts) == 0 {

@@ -1,0 +1,61 @@
+// Package intel asks the intelligence service what this service's read model does not hold:
+// the tags of addresses. intel.attributions.v1 carries an address's entity, label and deposit
+// service but not its tags, so /counterparties' tags filter asks intelligence for the tags of
+// the counterparties it considers, through intelligence's enriched address batch.
+package intel
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/chainintel/chainintel/libs/httpx"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// MaxBatch is the most addresses intelligence's batch routes take in one call; Tags splits
+// larger lists into calls of this size.
+const MaxBatch = 1000
+
+// Client is safe for concurrent use.
+type Client struct{ c *httpx.InternalClient }
+
+// New returns a client for the intelligence service at baseURL. Calls act for the identity in
+// the context (httpx.WithIdentity), as the caller's own request to intelligence would.
+func New(baseURL string, signer *httpx.Signer, tp trace.TracerProvider) (*Client, error) {
+	c, err := httpx.NewInternalClient("intelligence", baseURL, signer, tp, 5*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	return &Client{c: c}, nil
+}
+
+type enrichedBatch struct {
+	Addresses map[string]struct {
+		PopulatedTags []struct {
+			ID string `json:"id"`
+		} `json:"populatedTags"`
+	} `json:"addresses"`
+}
+
+// Tags returns the tag ids each of addrs carries on chain: its populatedTags as
+// /intelligence/address_enriched shows them (the address's own tags, those of another chain
+// left out), keyed by the address as given. Addresses without tags are absent.
+func (c *Client) Tags(ctx context.Context, chain string, addrs []string) (map[string][]string, error) {
+	out := map[string][]string{}
+	q := url.Values{"chain": {chain}, "includeClusters": {"false"}, "includeEntityPredictions": {"false"}}
+	for start := 0; start < len(addrs); start += MaxBatch {
+		var part enrichedBatch
+		chunk := addrs[start:min(start+MaxBatch, len(addrs))]
+		if err := c.c.Do(ctx, http.MethodPost, "/intelligence/address_enriched/batch", q, map[string]any{"addresses": chunk}, &part); err != nil {
+			return nil, err
+		}
+		for a, info := range part.Addresses {
+			for _, t := range info.PopulatedTags {
+				out[a] = append(out[a], t.ID)
+			}
+		}
+	}
+	return out, nil
+}
