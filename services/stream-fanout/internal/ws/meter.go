@@ -54,8 +54,14 @@ func NewMeter(pub Publisher, every time.Duration, log *slog.Logger) *Meter {
 
 // Add counts n transfers delivered to id on route.
 func (m *Meter) Add(id Identity, route string, n int64, at time.Time) {
+	m.add(meterKey(id, route), id, route, n, at)
+}
+
+// meterKey is the meter's entry for a key and route: a connection makes it once, not per batch.
+func meterKey(id Identity, route string) string { return id.KeyID + " " + route }
+
+func (m *Meter) add(k string, id Identity, route string, n int64, at time.Time) {
 	m.mu.Lock()
-	k := id.KeyID + " " + route
 	e := m.keys[k]
 	if e == nil {
 		e = &meterEntry{id: id, route: route, first: at}
