@@ -2,7 +2,6 @@ package ws
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"strconv"
 	"sync"
@@ -58,7 +57,8 @@ type conn struct {
 	// kq is the key's quota entry; held the credits the batch being written took (writer only).
 	kq       *keyQuota
 	held     heldCredits
-	meterKey string // the meter's key for the connection's key and route
+	batchAt  time.Time // when the batch being written started (writer only)
+	meterKey string    // the meter's key for the connection's key and route
 	// bookE is the caller's labels book as last read, while the cache's gen is bookGen.
 	bookE   *bookEntry
 	bookGen uint64
@@ -315,14 +315,15 @@ const maxBatchCredits = 64
 // rather than one per message; its deliveries count as sent once that write returns (when
 // it fails part way, those whose bytes all went out count as sent: none is sent twice).
 func (c *conn) writeBatch(ctx context.Context) (n int, err error) {
-	if c.isPaused() {
+	if c.isPaused() || !c.q.pending() {
 		return 0, nil
 	}
-	if c.q.pending() && !c.h.quotas.ready(c.kq) {
+	if !c.h.quotas.ready(c.kq) {
 		// A lease is taken before the batch starts: a ping corked behind a Redis round trip
 		// would wait with it. A failure is reported by the write that needs the credit.
 		_ = c.h.quotas.prime(c.ctx, c.kq, c.id.KeyID, c.id.Tier)
 	}
+	c.batchAt = time.Now()
 	mp := marksPool.Get().(*[]batchMark)
 	defer func() { *mp = (*mp)[:0]; marksPool.Put(mp) }()
 	c.cc.cork()
@@ -432,10 +433,7 @@ func (c *conn) write(o out) (credited bool, err error) {
 // writeTransfer puts a delivery in the batch: the Transfer JSON rendered once for every client
 // (or, when the caller has labels on its addresses, with them) behind the filter's alertId.
 func (c *conn) writeTransfer(it engine.Item) error {
-	tj := it.R.JSON
-	if t, ok := c.withLabels(&it.R.T); ok {
-		tj, _ = json.Marshal(t)
-	}
+	tj := c.transferJSON(it.R, c.batchAt)
 	var a [96]byte
 	if c.cc.appendTransfer(strconv.AppendQuote(a[:0], it.FilterID), tj) {
 		return nil
@@ -485,11 +483,7 @@ func (c *conn) limit(lt string, reset time.Time) error {
 // render appends a transfer message to dst, with the caller's own labels when it has any on
 // the transfer's addresses.
 func (c *conn) render(dst []byte, it engine.Item) []byte {
-	tj := it.R.JSON
-	if t, ok := c.withLabels(&it.R.T); ok {
-		tj, _ = json.Marshal(t)
-	}
-	return appendTransfer(dst, it.FilterID, tj)
+	return appendTransfer(dst, it.FilterID, c.transferJSON(it.R, time.Now()))
 }
 
 func identityContext(ctx context.Context, id Identity) context.Context {
