@@ -55,10 +55,10 @@ type conn struct {
 	released  atomic.Bool
 	limited   map[string]time.Time // quota errors sent, per window type, until the window ends
 	// kq is the key's quota entry; held the credits the batch being written took (writer only).
-	kq       *keyQuota
-	held     heldCredits
-	batchAt  time.Time // when the batch being written started (writer only)
-	meterKey string    // the meter's key for the connection's key and route
+	kq      *keyQuota
+	held    heldCredits
+	batchAt time.Time   // when the batch being written started (writer only)
+	meter   *meterEntry // the meter's count for the connection's key and route (nil: none)
 	// bookE is the caller's labels book as last read, while the cache's gen is bookGen.
 	bookE   *bookEntry
 	bookGen uint64
@@ -104,13 +104,19 @@ func (c *conn) fail(msgID string, e *ProtocolError) {
 func (c *conn) start() {
 	c.wctx, c.wstop = context.WithCancel(context.Background())
 	c.kq = c.h.quotas.key(c.id.KeyID)
-	c.meterKey = meterKey(c.id, c.route())
+	if c.h.o.Meter != nil {
+		c.meter = c.h.o.Meter.acquire(c.id, c.route())
+	}
 	c.q.wake = c.wake
 	c.ping = time.AfterFunc(c.h.o.PingInterval, c.onPing)
 }
 
 // wake starts a writer goroutine unless one is running.
 func (c *conn) wake() {
+	if c.writing.Load() {
+		// The running writer takes it: drain looks at the queue again after letting go.
+		return
+	}
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	if c.wctx.Err() != nil || !c.writing.CompareAndSwap(false, true) {
@@ -184,6 +190,7 @@ func (c *conn) end(code websocket.StatusCode, reason string) {
 		_ = c.ws.CloseNow()
 		c.writers.Wait()
 	}
+	c.releaseMeter()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	select {
@@ -196,6 +203,15 @@ func (c *conn) end(code websocket.StatusCode, reason string) {
 	}
 	_ = c.ws.Close(code, reason)
 	c.cancel()
+}
+
+// releaseMeter lets the meter drop the connection's entry once nothing more is counted in it
+// (the writer has stopped).
+func (c *conn) releaseMeter() {
+	if c.meter != nil {
+		c.h.o.Meter.release(c.meter)
+		c.meter = nil
+	}
 }
 
 // goAway is the replica shutting down: the session is saved for another replica and the
@@ -392,8 +408,8 @@ func (c *conn) account(credits int64) {
 		return
 	}
 	c.used.Add(credits)
-	if c.h.o.Meter != nil {
-		c.h.o.Meter.add(c.meterKey, c.id, c.route(), credits, c.h.o.Now())
+	if c.meter != nil {
+		c.meter.add(credits, c.h.o.Now())
 	}
 }
 

@@ -83,6 +83,7 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, id Identity, cn Conn
 	c.start()
 	if err := h.add(c); err != nil {
 		c.stopWriter(time.Second)
+		c.releaseMeter()
 		cancel()
 		release()
 		_ = wsc.Close(websocket.StatusGoingAway, "server shutting down; connect again")
