@@ -9,13 +9,14 @@
 //
 // Settings (env): BENCH_STREAM_CLIENTS (10,000), BENCH_STREAM_RATE (transfers/s, 2,000),
 // BENCH_STREAM_SECONDS (10), BENCH_STREAM_NAIVE (1: also run the naive matcher),
-// BENCH_STREAM_BASELINE (a stream-fanout binary built from another commit, run first on the same
-// workload and printed as ratios), BENCH_STREAM_PEER
-// (1: also run the peer, Centrifugo v6, built with go install at bench time; BENCH_CENTRIFUGO
-// names a binary instead), BENCH_REDIS_URL
-// (redis://127.0.0.1:6379/0; keys under a random prefix, deleted at the end), BENCH_STREAM_PROFILE
-// (write the server's CPU profile during the load to this path, suffixed .naive-<bool>, and
-// this process's, the clients' side, suffixed .clients.naive-<bool>).
+// BENCH_STREAM_BASELINE (a stream-fanout binary built from another commit, run on the same
+// workload and printed as ratios), BENCH_STREAM_PEER (1: also run the peer, Centrifugo v6,
+// built with go install at bench time; BENCH_CENTRIFUGO names a binary instead),
+// BENCH_REDIS_URL (redis://127.0.0.1:6379/0; keys under a random prefix, deleted at the end),
+// BENCH_STREAM_PROFILE=<path> (the server's CPU profile during the load, <path>.<binary>.naive-<bool>;
+// this process's, the clients' side, <path>.clients.…; the server's heap once the clients are
+// connected, <path>.heap.…; its goroutines mid-load and at the end, <path>.goroutine.… and
+// <path>.goroutine.end.…).
 package main
 
 import (
@@ -39,6 +40,7 @@ import (
 
 	"github.com/chainintel/chainintel/libs/eventbus"
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
+	"github.com/chainintel/chainintel/services/stream-fanout/internal/render"
 	"github.com/coder/websocket"
 	"github.com/redis/go-redis/v9"
 )
@@ -107,6 +109,16 @@ func (w *world) attributions() []eventbus.Event {
 		evs = append(evs, eventbus.Event{Topic: eventsv1.TopicAttributions, Key: eventsv1.AttributionKey("evm", a), Msg: at})
 	}
 	return evs
+}
+
+// attrIndex is the attribution of each attributed address, as the servers' read model has it.
+func (w *world) attrIndex() map[string]*render.Attr {
+	out := map[string]*render.Attr{}
+	for _, ev := range w.attributions() {
+		a := ev.Msg.(*eventsv1.Attribution)
+		out[a.GetAddress()] = render.AttrFrom(a)
+	}
+	return out
 }
 
 // index is the position of each address in w.addrs.

@@ -15,13 +15,15 @@ import (
 	"time"
 
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
+	"github.com/chainintel/chainintel/services/stream-fanout/internal/render"
 	"github.com/coder/websocket"
 )
 
 // The peer: the same clients (one channel each) and the same messages per client through
 // Centrifugo v6, built from the Go module proxy at bench time into a temporary directory.
-// The bench does the matching (Centrifugo has no filters) and publishes each transfer with
-// one broadcast to the channels of the clients it matches, batched per 10 ms over the HTTP API.
+// The bench does the matching (Centrifugo has no filters) and publishes each transfer, rendered
+// as stream-fanout renders it, with one broadcast to the channels of the clients it matches,
+// batched per 10 ms over the HTTP API.
 const centrifugoModule = "github.com/centrifugal/centrifugo/v6@v6.9.1"
 
 func centrifugoBinary() (string, error) {
@@ -184,10 +186,10 @@ func measurePeer(w *world, clients, rate, secs int) (result, error) {
 	for _, c := range conns {
 		go peerRead(ctx, c, &cs)
 	}
-	m, idx := newMatcher(w, clients), w.index()
+	m, idx, attrs := newMatcher(w, clients), w.index(), w.attrIndex()
 	prng := rand.New(rand.NewPCG(11, 12)) // the transfers measure publishes
 	c0, start := cpuOf(pid), time.Now()
-	res.published, err = publishLoad(rate, secs, start, func(n int) error { return peerPublish(p.addr, w, m, idx, prng, n) })
+	res.published, err = publishLoad(rate, secs, start, func(n int) error { return peerPublish(p.addr, w, m, idx, attrs, prng, n) })
 	if err != nil {
 		return res, err
 	}
@@ -247,9 +249,15 @@ func peerRead(ctx context.Context, c *websocket.Conn, cs *counters) {
 	}
 }
 
-// peerPublish publishes n transfers: one broadcast each to the channels it matches, in one
-// batch request.
-func peerPublish(addr string, w *world, m *matcher, idx map[string]int, rng *rand.Rand, n int) error {
+// peerBatch is the most broadcasts one request to Centrifugo's HTTP API carries: after a stall
+// the publisher has many transfers due at once, and one request for all of them would pass the
+// API's body limit.
+const peerBatch = 256
+
+// peerPublish publishes n transfers: one broadcast each to the channels it matches, with the
+// Transfer JSON stream-fanout sends (rendered by its code, with the attributions of the
+// world), in batch requests.
+func peerPublish(addr string, w *world, m *matcher, idx map[string]int, attrs map[string]*render.Attr, rng *rand.Rand, n int) error {
 	type broadcast struct {
 		Channels []string        `json:"channels"`
 		Data     json.RawMessage `json:"data"`
@@ -262,22 +270,25 @@ func peerPublish(addr string, w *world, m *matcher, idx map[string]int, rng *ran
 		if len(chans) == 0 {
 			continue
 		}
-		data, err := json.Marshal(map[string]any{"id": t.Id, "chain": t.Chain, "transactionHash": t.TransactionHash,
-			"blockNumber": t.BlockNumber, "blockTimestamp": t.BlockTimeMs / 1000, "fromAddress": map[string]any{"address": t.From},
-			"toAddress": map[string]any{"address": t.To}, "tokenId": t.TokenId, "tokenSymbol": t.TokenSymbol,
-			"unitValue": t.Amount, "historicalUSD": *t.HistoricalUsd})
+		tr := render.TransferOf(t, attrs[t.From], attrs[t.To])
+		cmds = append(cmds, map[string]broadcast{"broadcast": {Channels: chans, Data: render.JSON(&tr)}})
+	}
+	for len(cmds) > 0 {
+		k := min(len(cmds), peerBatch)
+		body, err := json.Marshal(map[string]any{"commands": cmds[:k]})
 		if err != nil {
 			return err
 		}
-		cmds = append(cmds, map[string]broadcast{"broadcast": {Channels: chans, Data: data}})
+		if err := peerPost(addr, body); err != nil {
+			return err
+		}
+		cmds = cmds[k:]
 	}
-	if len(cmds) == 0 {
-		return nil
-	}
-	body, err := json.Marshal(map[string]any{"commands": cmds})
-	if err != nil {
-		return err
-	}
+	return nil
+}
+
+// peerPost sends one batch request to Centrifugo's HTTP API.
+func peerPost(addr string, body []byte) error {
 	var resp *http.Response
 	for try := 0; ; try++ {
 		req, err := http.NewRequest(http.MethodPost, "http://"+addr+"/api/batch", bytes.NewReader(body))
