@@ -9,20 +9,20 @@
 //
 // Settings (env): BENCH_STREAM_CLIENTS (10,000), BENCH_STREAM_RATE (transfers/s, 2,000),
 // BENCH_STREAM_SECONDS (10), BENCH_STREAM_NAIVE (1: also run the naive matcher),
-// BENCH_STREAM_BASELINE (a stream-fanout binary built from another commit, run first on the same
-// workload and printed as ratios), BENCH_STREAM_PEER
-// (1: also run the peer, Centrifugo v6, built with go install at bench time; BENCH_CENTRIFUGO
-// names a binary instead), BENCH_REDIS_URL
-// (redis://127.0.0.1:6379/0; keys under a random prefix, deleted at the end), BENCH_STREAM_PROFILE
-// (write the server's CPU profile during the load to this path, suffixed .naive-<bool>, and
-// this process's, the clients' side, suffixed .clients.naive-<bool>).
+// BENCH_STREAM_BASELINE (a stream-fanout binary built from another commit, run on the same
+// workload and printed as ratios), BENCH_STREAM_PEER (1: also run the peer, Centrifugo v6,
+// built with go install at bench time; BENCH_CENTRIFUGO names a binary instead),
+// BENCH_REDIS_URL (redis://127.0.0.1:6379/0; keys under a random prefix, deleted at the end),
+// BENCH_STREAM_PROFILE=<path> (the server's CPU profile during the load, <path>.<binary>.naive-<bool>;
+// this process's, the clients' side, <path>.clients.…; the server's heap once the clients are
+// connected, <path>.heap.…; its goroutines mid-load and at the end, <path>.goroutine.… and
+// <path>.goroutine.end.…).
 package main
 
 import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -32,16 +32,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/chainintel/chainintel/libs/eventbus"
-	"github.com/chainintel/chainintel/libs/httpx"
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
+	"github.com/chainintel/chainintel/services/stream-fanout/internal/render"
 	"github.com/coder/websocket"
 	"github.com/redis/go-redis/v9"
 )
@@ -112,6 +111,25 @@ func (w *world) attributions() []eventbus.Event {
 	return evs
 }
 
+// attrIndex is the attribution of each attributed address, as the servers' read model has it.
+func (w *world) attrIndex() map[string]*render.Attr {
+	out := map[string]*render.Attr{}
+	for _, ev := range w.attributions() {
+		a := ev.Msg.(*eventsv1.Attribution)
+		out[a.GetAddress()] = render.AttrFrom(a)
+	}
+	return out
+}
+
+// index is the position of each address in w.addrs.
+func (w *world) index() map[string]int {
+	idx := make(map[string]int, len(w.addrs))
+	for i, a := range w.addrs {
+		idx[a] = i
+	}
+	return idx
+}
+
 // filter is client i's filter: addresses, entities, types with a floor, tokens with a floor,
 // and large-value-only, in the proportions of a trading desk's watch lists.
 func (w *world) filter(i int, rng *rand.Rand) map[string]any {
@@ -178,6 +196,9 @@ type result struct {
 	seconds              float64
 	p50, p99             time.Duration
 	idleKB, cpuPerKDeliv float64
+	// idleHeapKB and idleStackKB split idleKB: the Go heap and goroutine stacks in use per
+	// idle connection (-1 when the server does not export them).
+	idleHeapKB, idleStackKB float64
 	// cores used during the load: the server process, and this process (the clients, the
 	// broker and the publisher), so a run shows which side held it back.
 	serverCores, benchCores float64
@@ -273,6 +294,9 @@ func ratio(a, b time.Duration) float64 { return float64(a) / float64(max(b, 1)) 
 func print(name string, r result) {
 	fmt.Printf("%-30s published %d, delivered %d in %.1f s: %.0f deliveries/s; Kafka-to-client p50 %s p99 %s; %.1f KB per idle connection; %.3f CPU-s per 1,000 deliveries\n",
 		name, r.published, r.deliveries, r.seconds, float64(r.deliveries)/r.seconds, dur(r.p50), dur(r.p99), r.idleKB, r.cpuPerKDeliv)
+	if r.idleHeapKB >= 0 {
+		fmt.Printf("%-30s per idle connection: %.1f KB of Go heap, %.1f KB of goroutine stacks in use\n", "", r.idleHeapKB, r.idleStackKB)
+	}
 	fmt.Printf("%-30s cores used during the load: server %.2f, clients+broker+publisher %.2f (of 2, shared)\n", "", r.serverCores, r.benchCores)
 	switch {
 	case r.serverDelivered >= 0:
@@ -286,11 +310,7 @@ func print(name string, r result) {
 // owedDeliveries is how many deliveries the n transfers measure publishes owe the clients'
 // filters: the same transfers (the same seed) through the bench's own matcher.
 func owedDeliveries(w *world, clients, n int) int64 {
-	m := newMatcher(w, clients)
-	idx := make(map[string]int, len(w.addrs))
-	for i, a := range w.addrs {
-		idx[a] = i
-	}
+	m, idx := newMatcher(w, clients), w.index()
 	prng := rand.New(rand.NewPCG(11, 12))
 	var owed int64
 	for range n {
@@ -301,11 +321,22 @@ func owedDeliveries(w *world, clients, n int) int64 {
 
 // serverCounters reads the server's own delivery and slow-drop counters from its /metrics.
 func serverCounters(opsAddr string) (delivered, slow int64) {
-	resp, err := http.Get("http://" + opsAddr + "/metrics")
-	if err != nil {
+	v := metricValues(opsAddr, "stream_transfers_delivered_total", "stream_slow_clients_dropped_total")
+	if v == nil {
 		return -1, -1
 	}
+	return int64(v["stream_transfers_delivered_total"]), int64(v["stream_slow_clients_dropped_total"])
+}
+
+// metricValues reads the named metrics from a server's /metrics, each summed over its series
+// (nil when /metrics cannot be read).
+func metricValues(opsAddr string, names ...string) map[string]float64 {
+	resp, err := http.Get("http://" + opsAddr + "/metrics")
+	if err != nil {
+		return nil
+	}
 	defer resp.Body.Close()
+	out := map[string]float64{}
 	s := bufio.NewScanner(resp.Body)
 	s.Buffer(make([]byte, 1<<20), 1<<20)
 	for s.Scan() {
@@ -313,15 +344,13 @@ func serverCounters(opsAddr string) (delivered, slow int64) {
 		if len(f) < 2 || strings.HasPrefix(f[0], "#") {
 			continue
 		}
-		v, _ := strconv.ParseFloat(f[len(f)-1], 64)
-		switch name, _, _ := strings.Cut(f[0], "{"); name {
-		case "stream_transfers_delivered_total":
-			delivered += int64(v)
-		case "stream_slow_clients_dropped_total":
-			slow += int64(v)
+		name, _, _ := strings.Cut(f[0], "{")
+		if slices.Contains(names, name) {
+			v, _ := strconv.ParseFloat(f[len(f)-1], 64)
+			out[name] += v
 		}
 	}
-	return delivered, slow
+	return out
 }
 
 // dur prints a percentile, ">10s" when it is past the histogram (the run fell behind).
@@ -355,299 +384,6 @@ func proc(pid int) (rssKB int64, cpu time.Duration) {
 		cpu = time.Duration(ut+st) * 10 * time.Millisecond // USER_HZ 100
 	}
 	return
-}
-
-// measure runs one server through the whole workload. It is one long function on purpose: the
-// steps (start, connect, idle memory, load, drain, CPU) share the server process, the clients
-// and the clocks, and read in order as the measurement they make.
-// funclen: a bench driver printing one table in the order it measures; its split into steps is
-// an open item of the lint gate (docs/README.md)
-//
-//gocyclo:ignore
-func measure(w *world, brokers []string, redisURL, bin string, naive bool, clients, rate, secs int) (result, error) {
-	var res result
-	prefix := fmt.Sprintf("bench%d:", rand.Uint64())
-	httpAddr, opsAddr := freePort(), freePort()
-	cmd := exec.Command(bin)
-	cmd.Env = append(os.Environ(), "STREAM_HTTP_ADDR="+httpAddr, "STREAM_OPS_ADDR="+opsAddr, "STREAM_INTERNAL_SECRET="+secret,
-		"STREAM_KAFKA_BROKERS="+strings.Join(brokers, ","), "STREAM_REDIS_URL="+redisURL, "STREAM_REDIS_PREFIX="+prefix,
-		"STREAM_USER_LABELS_URL="+labelsURL, "STREAM_MAX_CONNS_PER_KEY=1000", "STREAM_QUOTAS=bench=0/0", "STREAM_LOG_LEVEL=error",
-		"STREAM_CHECKPOINT=30s", "STREAM_QUEUE_SIZE=4096", fmt.Sprintf("STREAM_NAIVE_MATCHER=%v", naive))
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		return res, err
-	}
-	defer func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		_ = cmd.Wait()
-		cleanRedis(redisURL, prefix)
-	}()
-	for i := 0; ; i++ {
-		resp, err := http.Get("http://" + opsAddr + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				break
-			}
-		}
-		if i > 600 {
-			return res, fmt.Errorf("server not ready: %v", err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	time.Sleep(500 * time.Millisecond)
-	rss0, _ := proc(cmd.Process.Pid)
-
-	signer := httpx.NewSigner(secret)
-	rng := rand.New(rand.NewPCG(7, 8)) // the same filters for both servers
-	var lat latency
-	var delivered, dups, reconnects, closes atomic.Int64
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var wg sync.WaitGroup
-	cls := make([]*benchClient, clients)
-	sem := make(chan struct{}, 64)
-	errs := make(chan error, clients)
-	dial := func(i int) (*websocket.Conn, error) {
-		h := http.Header{}
-		signer.Sign(h, httpx.Identity{KeyID: fmt.Sprintf("key-%d", i%100), UserID: fmt.Sprintf("user-%d", i%100), Role: httpx.RoleIndividual, Tier: "bench"}, time.Now())
-		dctx, dcancel := context.WithTimeout(ctx, 60*time.Second)
-		defer dcancel()
-		c, _, err := websocket.Dial(dctx, "ws://"+httpAddr+"/ws/transfers", &websocket.DialOptions{HTTPHeader: h})
-		if err == nil {
-			c.SetReadLimit(1 << 20)
-		}
-		return c, err
-	}
-	for i := range clients {
-		f := w.filter(i, rng)
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			c, err := dial(i)
-			if err != nil {
-				errs <- err
-				return
-			}
-			dctx, dcancel := context.WithTimeout(ctx, 60*time.Second)
-			defer dcancel()
-			b, _ := json.Marshal(map[string]any{"type": "subscribe", "id": "1", "payload": map[string]any{"filters": f}})
-			if err := c.Write(dctx, websocket.MessageText, b); err != nil {
-				errs <- err
-				return
-			}
-			var ack struct {
-				Payload struct {
-					Success bool
-					Data    struct {
-						SessionID string `json:"sessionId"`
-					}
-				}
-			}
-			if _, m, err := c.Read(dctx); err != nil || json.Unmarshal(m, &ack) != nil || !ack.Payload.Success {
-				errs <- fmt.Errorf("subscribe: %v %s", err, m)
-				return
-			}
-			cl := &benchClient{sess: ack.Payload.Data.SessionID, seen: map[uint64]struct{}{}}
-			cl.c.Store(c)
-			cls[i] = cl
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	if err := <-errs; err != nil {
-		return res, err
-	}
-	res.owed = owedDeliveries(w, clients, rate*secs)
-	time.Sleep(2 * time.Second)
-	rss1, cpu0 := proc(cmd.Process.Pid)
-	_, self0 := proc(os.Getpid())
-	res.idleKB = float64(rss1-rss0) / float64(clients)
-	if path := os.Getenv("BENCH_STREAM_PROFILE"); path != "" {
-		if resp, err := http.Get("http://" + opsAddr + "/debug/pprof/heap"); err == nil {
-			if f, err := os.Create(fmt.Sprintf("%s.heap.%s.naive-%v", path, filepath.Base(bin), naive)); err == nil {
-				_, _ = io.Copy(f, resp.Body)
-				_ = f.Close()
-			}
-			resp.Body.Close()
-		}
-	}
-
-	var last atomic.Int64
-	// A client the server drops (its pong late behind a backlog, its queue full) reconnects
-	// with its sessionId, as a real client does, and is owed what was matched meanwhile; a
-	// transfer it gets twice counts as a duplicate, not a delivery.
-	redials := make(chan struct{}, 32)
-	redial := func(i int, cl *benchClient) bool {
-		// As a client should: back off a moment, and not all at once.
-		time.Sleep(time.Second + rand.N(2*time.Second))
-		redials <- struct{}{}
-		defer func() { <-redials }()
-		for try := 0; ctx.Err() == nil && try < 20; try++ {
-			c, err := dial(i)
-			if err != nil {
-				time.Sleep(time.Second)
-				continue
-			}
-			b, _ := json.Marshal(map[string]any{"type": "reconnect", "id": "r", "payload": map[string]any{"sessionId": cl.sess}})
-			if err := c.Write(ctx, websocket.MessageText, b); err != nil {
-				_ = c.CloseNow()
-				continue
-			}
-			reconnects.Add(1)
-			cl.c.Store(c)
-			return true
-		}
-		return false
-	}
-	for i, cl := range cls {
-		go func() {
-			blockKey, idKey := []byte(`"blockNumber":`), []byte(`"transfer":{"id":"`)
-			buf := make([]byte, 0, 4096)
-			for {
-				m, err := readInto(cl.c.Load(), buf[:0])
-				if err != nil {
-					if ctx.Err() == nil && closes.Add(1) <= 3 {
-						fmt.Fprintf(os.Stderr, "client %d dropped: %v\n", i, err)
-					}
-					_ = cl.c.Load().CloseNow()
-					if ctx.Err() != nil || !redial(i, cl) {
-						return
-					}
-					continue
-				}
-				buf = m
-				now := time.Now()
-				bi, ii := bytes.Index(m, blockKey), bytes.Index(m, idKey)
-				if bi < 0 || ii < 0 {
-					if bytes.Contains(m, []byte(`"type":"error"`)) {
-						fmt.Fprintf(os.Stderr, "client %d: %s\n", i, m)
-					}
-					continue
-				}
-				id := m[ii+len(idKey):]
-				id = id[:max(bytes.IndexByte(id, '_'), 0)]
-				n, _ := strconv.ParseUint(string(id[max(len(id)-16, 0):]), 16, 64)
-				if _, ok := cl.seen[n]; ok {
-					dups.Add(1)
-					continue
-				}
-				cl.seen[n] = struct{}{}
-				rest := m[bi+len(blockKey):]
-				if us, err := strconv.ParseInt(string(rest[:max(bytes.IndexByte(rest, ','), 0)]), 10, 64); err == nil {
-					lat.add(now.Sub(time.UnixMicro(us)))
-				}
-				delivered.Add(1)
-				last.Store(now.UnixNano())
-			}
-		}()
-	}
-
-	if path := os.Getenv("BENCH_STREAM_PROFILE"); path != "" {
-		// The server's CPU profile during the load, from its ops port.
-		go func() {
-			resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", opsAddr, max(secs-1, 1)))
-			if err != nil {
-				return
-			}
-			defer resp.Body.Close()
-			f, err := os.Create(fmt.Sprintf("%s.%s.naive-%v", path, filepath.Base(bin), naive))
-			if err == nil {
-				_, _ = io.Copy(f, resp.Body)
-				_ = f.Close()
-			}
-		}()
-		go func() {
-			time.Sleep(time.Duration(secs) * time.Second / 2)
-			resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/goroutine?debug=1", opsAddr))
-			if err != nil {
-				return
-			}
-			defer resp.Body.Close()
-			f, err := os.Create(fmt.Sprintf("%s.goroutines.%s.naive-%v", path, filepath.Base(bin), naive))
-			if err == nil {
-				_, _ = io.Copy(f, resp.Body)
-				_ = f.Close()
-			}
-		}()
-	}
-	if path := os.Getenv("BENCH_STREAM_PROFILE"); path != "" {
-		// This process's CPU profile during the load: the clients' side.
-		if f, err := os.Create(fmt.Sprintf("%s.clients.%s.naive-%v", path, filepath.Base(bin), naive)); err == nil && pprof.StartCPUProfile(f) == nil {
-			defer func() { pprof.StopCPUProfile(); _ = f.Close() }()
-		}
-	}
-	// Publish at the rate, in 10 ms batches.
-	pub := eventbus.NewPublisher(brokers, eventbus.PublisherOptions{})
-	defer pub.Close()
-	prng := rand.New(rand.NewPCG(11, 12))
-	start := time.Now()
-	tick := time.NewTicker(10 * time.Millisecond)
-	for res.published < rate*secs {
-		<-tick.C
-		due := min(int(time.Since(start).Seconds()*float64(rate)), rate*secs) - res.published
-		if due <= 0 {
-			continue
-		}
-		evs := make([]eventbus.Event, due)
-		now := time.Now()
-		for i := range evs {
-			t := w.transfer(prng, now)
-			evs[i] = eventbus.Event{Topic: eventsv1.TopicTransfers, Key: eventsv1.ChainKey(t.Chain, t.TransactionHash), Msg: t}
-		}
-		if err := pub.Publish(context.Background(), evs...); err != nil {
-			return res, err
-		}
-		res.published += due
-	}
-	tick.Stop()
-	// Wait until every owed delivery arrived, or none arrived for a while (a loss): on a
-	// shared machine a second without deliveries happens while the server waits for a core.
-	for prev, still := int64(-1), 0; still < 15; {
-		time.Sleep(time.Second)
-		n := delivered.Load()
-		if n >= res.owed {
-			break
-		}
-		if still++; n != prev {
-			still = 0
-		}
-		prev = n
-	}
-	if path := os.Getenv("BENCH_STREAM_PROFILE"); path != "" {
-		if resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/goroutine?debug=1", opsAddr)); err == nil {
-			if f, err := os.Create(fmt.Sprintf("%s.goroutines-end.%s.naive-%v", path, filepath.Base(bin), naive)); err == nil {
-				_, _ = io.Copy(f, resp.Body)
-				_ = f.Close()
-			}
-			resp.Body.Close()
-		}
-	}
-	res.serverDelivered, res.slowDropped = serverCounters(opsAddr)
-	res.dups, res.reconnects = dups.Load(), reconnects.Load()
-	_, cpu1 := proc(cmd.Process.Pid)
-	_, self1 := proc(os.Getpid())
-	wall := time.Since(start).Seconds()
-	res.serverCores, res.benchCores = (cpu1-cpu0).Seconds()/wall, (self1-self0).Seconds()/wall
-	res.deliveries = delivered.Load()
-	res.seconds = time.Unix(0, last.Load()).Sub(start).Seconds()
-	res.p50, res.p99 = lat.pct(0.50), lat.pct(0.99)
-	res.cpuPerKDeliv = (cpu1 - cpu0).Seconds() / float64(max(res.deliveries, 1)) * 1000
-	cancel()
-	for _, cl := range cls {
-		_ = cl.c.Load().CloseNow()
-	}
-	return res, nil
-}
-
-// benchClient is one client of measure: its connection (replaced when it reconnects), its
-// session, and the transfers it received (read by its reader goroutine only).
-type benchClient struct {
-	c    atomic.Pointer[websocket.Conn]
-	sess string
-	seen map[uint64]struct{}
 }
 
 // readInto reads one message into buf's space (a client reads tens of thousands of messages

@@ -12,18 +12,18 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
+	"github.com/chainintel/chainintel/services/stream-fanout/internal/render"
 	"github.com/coder/websocket"
 )
 
 // The peer: the same clients (one channel each) and the same messages per client through
 // Centrifugo v6, built from the Go module proxy at bench time into a temporary directory.
-// The bench does the matching (Centrifugo has no filters) and publishes each transfer with
-// one broadcast to the channels of the clients it matches, batched per 10 ms over the HTTP API.
+// The bench does the matching (Centrifugo has no filters) and publishes each transfer, rendered
+// as stream-fanout renders it, with one broadcast to the channels of the clients it matches,
+// batched per 10 ms over the HTTP API.
 const centrifugoModule = "github.com/centrifugal/centrifugo/v6@v6.9.1"
 
 func centrifugoBinary() (string, error) {
@@ -111,119 +111,90 @@ func (m *matcher) match(t *eventsv1.Transfer, idx map[string]int) []string {
 	return out
 }
 
-// measurePeer runs the workload through Centrifugo; deliveries and latency as measure.
-// funclen: a bench driver printing one table in the order it measures; its split into steps is
-// an open item of the lint gate (docs/README.md)
-func measurePeer(w *world, clients, rate, secs int) (result, error) {
-	var res result
+// centrifugo is a Centrifugo process under test.
+type centrifugo struct {
+	cmd  *exec.Cmd
+	addr string
+}
+
+const peerAPIKey = "stream-bench-centrifugo-api-key"
+
+// startCentrifugo builds (or finds) Centrifugo, starts it configured by env alone and waits
+// until it is healthy.
+func startCentrifugo() (*centrifugo, error) {
 	bin, err := centrifugoBinary()
 	if err != nil {
-		return res, err
+		return nil, err
 	}
-	addr := freePort()
-	host, port, _ := strings.Cut(addr, ":")
-	const apiKey = "stream-bench-centrifugo-api-key"
-	cmd := exec.Command(bin)
-	cmd.Dir = os.TempDir() // configured by env alone, never by a config.json where the bench runs
-	cmd.Env = append(os.Environ(), "CENTRIFUGO_CLIENT_INSECURE=true", "CENTRIFUGO_HEALTH_ENABLED=true", "CENTRIFUGO_HTTP_API_KEY="+apiKey,
-		"CENTRIFUGO_HTTP_SERVER_ADDRESS="+host, "CENTRIFUGO_HTTP_SERVER_PORT="+port, "CENTRIFUGO_LOG_LEVEL=error")
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		return res, err
+	p := &centrifugo{addr: freePort()}
+	host, port, _ := strings.Cut(p.addr, ":")
+	p.cmd = exec.Command(bin)
+	p.cmd.Dir = os.TempDir() // configured by env alone, never by a config.json where the bench runs
+	p.cmd.Env = append(os.Environ(), "CENTRIFUGO_CLIENT_INSECURE=true", "CENTRIFUGO_HEALTH_ENABLED=true", "CENTRIFUGO_HTTP_API_KEY="+peerAPIKey,
+		"CENTRIFUGO_HTTP_SERVER_ADDRESS="+host, "CENTRIFUGO_HTTP_SERVER_PORT="+port, "CENTRIFUGO_LOG_LEVEL=error",
+		"CENTRIFUGO_PROMETHEUS_ENABLED=true")
+	p.cmd.Stderr = os.Stderr
+	if err := p.cmd.Start(); err != nil {
+		return nil, err
 	}
-	defer func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait() }()
 	for i := 0; ; i++ {
-		if resp, err := http.Get("http://" + addr + "/health"); err == nil {
+		if resp, err := http.Get("http://" + p.addr + "/health"); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == 200 {
-				break
+				return p, nil
 			}
 		}
 		if i > 300 {
-			return res, fmt.Errorf("centrifugo not ready")
+			p.stop()
+			return nil, fmt.Errorf("centrifugo not ready")
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	rss0, _ := proc(cmd.Process.Pid)
+}
+
+func (p *centrifugo) stop() { _ = p.cmd.Process.Signal(os.Interrupt); _ = p.cmd.Wait() }
+
+// measurePeer runs the workload through Centrifugo: the same clients, each on a channel of its
+// own, and the same deliveries, counted as measure counts them.
+func measurePeer(w *world, clients, rate, secs int) (result, error) {
+	res := result{serverDelivered: -1}
+	p, err := startCentrifugo()
+	if err != nil {
+		return res, err
+	}
+	defer p.stop()
+	pid := p.cmd.Process.Pid
+	before := memoryOf(pid, p.addr)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	conns := make([]*websocket.Conn, clients)
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 64)
-	errs := make(chan error, clients)
-	for i := range clients {
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			c, err := peerConnect(ctx, addr, i)
-			if err != nil {
-				errs <- err
-				return
+	defer func() {
+		for _, c := range conns {
+			if c != nil {
+				_ = c.CloseNow()
 			}
-			conns[i] = c
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	if err := <-errs; err != nil {
+		}
+	}()
+	if err := connectAll(clients, func(i int) (err error) { conns[i], err = peerConnect(ctx, p.addr, i); return err }); err != nil {
 		return res, err
 	}
-	res.owed, res.serverDelivered = owedDeliveries(w, clients, rate*secs), -1
+	res.owed = owedDeliveries(w, clients, rate*secs)
 	time.Sleep(2 * time.Second)
-	rss1, cpu0 := proc(cmd.Process.Pid)
-	_, self0 := proc(os.Getpid())
-	res.idleKB = float64(rss1-rss0) / float64(clients)
+	res.idle(before, memoryOf(pid, p.addr), clients)
 
-	var lat latency
-	var delivered, last atomic.Int64
+	var cs counters
 	for _, c := range conns {
-		go peerRead(ctx, c, &lat, &delivered, &last)
+		go peerRead(ctx, c, &cs)
 	}
-	m := newMatcher(w, clients)
-	idx := make(map[string]int, len(w.addrs))
-	for i, a := range w.addrs {
-		idx[a] = i
-	}
+	m, idx, attrs := newMatcher(w, clients), w.index(), w.attrIndex()
 	prng := rand.New(rand.NewPCG(11, 12)) // the transfers measure publishes
-	start := time.Now()
-	tick := time.NewTicker(10 * time.Millisecond)
-	for res.published < rate*secs {
-		<-tick.C
-		due := min(int(time.Since(start).Seconds()*float64(rate)), rate*secs) - res.published
-		if due <= 0 {
-			continue
-		}
-		if err := peerPublish(addr, apiKey, w, m, idx, prng, due); err != nil {
-			return res, err
-		}
-		res.published += due
+	c0, start := cpuOf(pid), time.Now()
+	res.published, err = publishLoad(rate, secs, start, func(n int) error { return peerPublish(p.addr, w, m, idx, attrs, prng, n) })
+	if err != nil {
+		return res, err
 	}
-	tick.Stop()
-	for prev, still := int64(-1), 0; still < 15; { // as measure: until all owed arrived or none for a while
-		time.Sleep(time.Second)
-		n := delivered.Load()
-		if n >= res.owed {
-			break
-		}
-		if still++; n != prev {
-			still = 0
-		}
-		prev = n
-	}
-	_, cpu1 := proc(cmd.Process.Pid)
-	_, self1 := proc(os.Getpid())
-	wall := time.Since(start).Seconds()
-	res.serverCores, res.benchCores = (cpu1-cpu0).Seconds()/wall, (self1-self0).Seconds()/wall
-	res.deliveries = delivered.Load()
-	res.seconds = time.Unix(0, last.Load()).Sub(start).Seconds()
-	res.p50, res.p99 = lat.pct(0.50), lat.pct(0.99)
-	res.cpuPerKDeliv = (cpu1 - cpu0).Seconds() / float64(max(res.deliveries, 1)) * 1000
-	cancel()
-	for _, c := range conns {
-		_ = c.CloseNow()
-	}
+	waitOwed(&cs.delivered, res.owed)
+	res.finish(&cs, start, c0, cpuOf(pid))
 	return res, nil
 }
 
@@ -250,7 +221,7 @@ func peerConnect(ctx context.Context, addr string, i int) (*websocket.Conn, erro
 
 // peerRead counts the publications a client receives (several per frame, one a line) and
 // answers the server's pings.
-func peerRead(ctx context.Context, c *websocket.Conn, lat *latency, delivered, last *atomic.Int64) {
+func peerRead(ctx context.Context, c *websocket.Conn, cs *counters) {
 	key := []byte(`"blockNumber":`)
 	for {
 		_, m, err := c.Read(ctx)
@@ -270,17 +241,23 @@ func peerRead(ctx context.Context, c *websocket.Conn, lat *latency, delivered, l
 			m = m[i+len(key):]
 			j := bytes.IndexAny(m, ",}")
 			if us, err := strconv.ParseInt(string(m[:j]), 10, 64); err == nil {
-				lat.add(now.Sub(time.UnixMicro(us)))
+				cs.lat.add(now.Sub(time.UnixMicro(us)))
 			}
-			delivered.Add(1)
-			last.Store(now.UnixNano())
+			cs.delivered.Add(1)
+			cs.last.Store(now.UnixNano())
 		}
 	}
 }
 
-// peerPublish publishes n transfers: one broadcast each to the channels it matches, in one
-// batch request.
-func peerPublish(addr, apiKey string, w *world, m *matcher, idx map[string]int, rng *rand.Rand, n int) error {
+// peerBatch is the most broadcasts one request to Centrifugo's HTTP API carries: after a stall
+// the publisher has many transfers due at once, and one request for all of them would pass the
+// API's body limit.
+const peerBatch = 256
+
+// peerPublish publishes n transfers: one broadcast each to the channels it matches, with the
+// Transfer JSON stream-fanout sends (rendered by its code, with the attributions of the
+// world), in batch requests.
+func peerPublish(addr string, w *world, m *matcher, idx map[string]int, attrs map[string]*render.Attr, rng *rand.Rand, n int) error {
 	type broadcast struct {
 		Channels []string        `json:"channels"`
 		Data     json.RawMessage `json:"data"`
@@ -293,29 +270,32 @@ func peerPublish(addr, apiKey string, w *world, m *matcher, idx map[string]int, 
 		if len(chans) == 0 {
 			continue
 		}
-		data, err := json.Marshal(map[string]any{"id": t.Id, "chain": t.Chain, "transactionHash": t.TransactionHash,
-			"blockNumber": t.BlockNumber, "blockTimestamp": t.BlockTimeMs / 1000, "fromAddress": map[string]any{"address": t.From},
-			"toAddress": map[string]any{"address": t.To}, "tokenId": t.TokenId, "tokenSymbol": t.TokenSymbol,
-			"unitValue": t.Amount, "historicalUSD": *t.HistoricalUsd})
+		tr := render.TransferOf(t, attrs[t.From], attrs[t.To])
+		cmds = append(cmds, map[string]broadcast{"broadcast": {Channels: chans, Data: render.JSON(&tr)}})
+	}
+	for len(cmds) > 0 {
+		k := min(len(cmds), peerBatch)
+		body, err := json.Marshal(map[string]any{"commands": cmds[:k]})
 		if err != nil {
 			return err
 		}
-		cmds = append(cmds, map[string]broadcast{"broadcast": {Channels: chans, Data: data}})
+		if err := peerPost(addr, body); err != nil {
+			return err
+		}
+		cmds = cmds[k:]
 	}
-	if len(cmds) == 0 {
-		return nil
-	}
-	body, err := json.Marshal(map[string]any{"commands": cmds})
-	if err != nil {
-		return err
-	}
+	return nil
+}
+
+// peerPost sends one batch request to Centrifugo's HTTP API.
+func peerPost(addr string, body []byte) error {
 	var resp *http.Response
 	for try := 0; ; try++ {
 		req, err := http.NewRequest(http.MethodPost, "http://"+addr+"/api/batch", bytes.NewReader(body))
 		if err != nil {
 			return err
 		}
-		req.Header.Set("X-API-Key", apiKey)
+		req.Header.Set("X-API-Key", peerAPIKey)
 		req.Header.Set("Content-Type", "application/json")
 		if resp, err = http.DefaultClient.Do(req); err == nil {
 			break

@@ -2,8 +2,8 @@ package ws
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,7 +22,7 @@ const MaxMessageBytes = 64 << 10
 type conn struct {
 	h     *Hub
 	ws    *websocket.Conn
-	cc    *corkConn // the socket under ws, to batch writes
+	cc    *corkConn // the socket under ws, to batch writes (never nil)
 	id    Identity
 	token string // owner token of the session in Redis
 	q     *queue
@@ -54,7 +54,11 @@ type conn struct {
 	catching  atomic.Bool  // a reconnect is reading the topic back
 	released  atomic.Bool
 	limited   map[string]time.Time // quota errors sent, per window type, until the window ends
-	buf       []byte
+	// kq is the key's quota entry; held the credits the batch being written took (writer only).
+	kq      *keyQuota
+	held    heldCredits
+	batchAt time.Time   // when the batch being written started (writer only)
+	meter   *meterEntry // the meter's count for the connection's key and route (nil: none)
 	// bookE is the caller's labels book as last read, while the cache's gen is bookGen.
 	bookE   *bookEntry
 	bookGen uint64
@@ -99,12 +103,20 @@ func (c *conn) fail(msgID string, e *ProtocolError) {
 // called.
 func (c *conn) start() {
 	c.wctx, c.wstop = context.WithCancel(context.Background())
+	c.kq = c.h.quotas.key(c.id.KeyID)
+	if c.h.o.Meter != nil {
+		c.meter = c.h.o.Meter.acquire(c.id, c.route())
+	}
 	c.q.wake = c.wake
 	c.ping = time.AfterFunc(c.h.o.PingInterval, c.onPing)
 }
 
 // wake starts a writer goroutine unless one is running.
 func (c *conn) wake() {
+	if c.writing.Load() {
+		// The running writer takes it: drain looks at the queue again after letting go.
+		return
+	}
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	if c.wctx.Err() != nil || !c.writing.CompareAndSwap(false, true) {
@@ -178,6 +190,7 @@ func (c *conn) end(code websocket.StatusCode, reason string) {
 		_ = c.ws.CloseNow()
 		c.writers.Wait()
 	}
+	c.releaseMeter()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	select {
@@ -192,6 +205,15 @@ func (c *conn) end(code websocket.StatusCode, reason string) {
 	c.cancel()
 }
 
+// releaseMeter lets the meter drop the connection's entry once nothing more is counted in it
+// (the writer has stopped).
+func (c *conn) releaseMeter() {
+	if c.meter != nil {
+		c.h.o.Meter.release(c.meter)
+		c.meter = nil
+	}
+}
+
 // goAway is the replica shutting down: the session is saved for another replica and the
 // client told 1001.
 func (c *conn) goAway() {
@@ -203,6 +225,10 @@ func (c *conn) kick(reason string) {
 	go c.end(websocket.StatusPolicyViolation, reason)
 }
 
+// readLoop reads client messages and has each handled, in order, on a goroutine of its own:
+// handling (decoding, compiling a filter, Redis calls) grows a stack several times deeper than
+// reading does, and the reader, which lives as long as the connection, would keep that stack
+// while the connection idles.
 func (c *conn) readLoop() {
 	c.ws.SetReadLimit(MaxMessageBytes)
 	for {
@@ -210,8 +236,16 @@ func (c *conn) readLoop() {
 		if err != nil {
 			return
 		}
-		c.handle(b)
+		aside(func() { c.handle(b) })
 	}
+}
+
+// aside runs fn on a goroutine of its own and waits for it, so the deep stack fn grows is let
+// go with that goroutine instead of kept by the caller (see readLoop).
+func aside(fn func()) {
+	done := make(chan struct{})
+	go func() { defer close(done); fn() }()
+	<-done
 }
 
 func (c *conn) handle(b []byte) {
@@ -274,52 +308,80 @@ func (c *conn) keepalive() {
 // maxLatePongs is how many pings in a row a client still being written to may answer late.
 const maxLatePongs = 3
 
+// batchMark is one message of a batch: where its bytes end in the batch, whether it is a
+// delivery the queue holds in flight, and whether it took a credit (and when the broker took it).
+type batchMark struct {
+	end              int
+	inflight, credit bool
+	broker           time.Time
+}
+
+var marksPool = sync.Pool{New: func() any { m := make([]batchMark, 0, 64); return &m }}
+
+// heldCredits are quota credits a batch took at once and has not used yet.
+type heldCredits struct {
+	n    int64
+	hour time.Time
+}
+
+// maxBatchCredits is the most credits a batch takes at once.
+const maxBatchCredits = 64
+
 // writeBatch writes what is queued, up to corkMax bytes, with one write to the socket
 // rather than one per message; its deliveries count as sent once that write returns (when
 // it fails part way, those whose bytes all went out count as sent: none is sent twice).
 func (c *conn) writeBatch(ctx context.Context) (n int, err error) {
-	if c.cc == nil {
-		return c.writeUncorked(ctx)
-	}
-	type mark struct {
-		end              int
-		inflight, credit bool
-		broker           time.Time // when the broker took a credited transfer (for the latency metric)
-	}
-	var marks []mark
-	var werr error
-	if c.isPaused() {
+	if c.isPaused() || !c.q.pending() {
 		return 0, nil
 	}
-	if c.q.pending() && !c.h.quotas.ready(c.id.KeyID) {
+	if !c.h.quotas.ready(c.kq) {
 		// A lease is taken before the batch starts: a ping corked behind a Redis round trip
 		// would wait with it. A failure is reported by the write that needs the credit.
-		_ = c.h.quotas.prime(c.ctx, c.id.KeyID, c.id.Tier)
+		_ = c.h.quotas.prime(c.ctx, c.kq, c.id.KeyID, c.id.Tier)
 	}
+	c.batchAt = time.Now()
+	mp := marksPool.Get().(*[]batchMark)
+	defer func() { *mp = (*mp)[:0]; marksPool.Put(mp) }()
 	c.cc.cork()
+	n, werr := c.fillBatch(ctx, mp)
+	written, err := c.cc.uncork()
+	c.h.quotas.giveBack(c.ctx, c.kq, c.held.hour, c.held.n)
+	c.held = heldCredits{}
+	if written > 0 {
+		c.lastWrite.Store(time.Now().UnixNano())
+	}
+	c.settle(*mp, written, err)
+	if err == nil {
+		err = werr
+	}
+	return n, err
+}
+
+// fillBatch puts queued messages into the corked batch until it is full or the queue empty.
+func (c *conn) fillBatch(ctx context.Context, marks *[]batchMark) (n int, err error) {
 	for ctx.Err() == nil && c.cc.buffered() < corkMax {
-		if n > 0 && !c.h.quotas.ready(c.id.KeyID) {
+		if n > 0 && c.held.n == 0 && !c.h.quotas.ready(c.kq) {
 			break // what is batched goes out before a lease is waited for
 		}
 		o, ok := c.q.next()
 		if !ok {
-			break
+			return n, nil
 		}
 		credited, err := c.write(o)
 		if errors.Is(err, errPaused) {
-			break
+			return n, nil
 		}
 		if err != nil {
-			werr = err // what was batched before it is still written
-			break
+			return n, err // what was batched before it is still written
 		}
 		n++
-		marks = append(marks, mark{c.cc.buffered(), o.item.R != nil, credited, brokerTime(o.item)})
+		*marks = append(*marks, batchMark{c.cc.buffered(), o.item.R != nil, credited, brokerTime(o.item)})
 	}
-	written, err := c.cc.uncork()
-	if written > 0 {
-		c.lastWrite.Store(time.Now().UnixNano())
-	}
+	return n, nil
+}
+
+// settle counts what a batch delivered: every message whose bytes all reached the socket.
+func (c *conn) settle(marks []batchMark, written int, err error) {
 	var sent int
 	var credits int64
 	now := c.h.o.Now()
@@ -338,34 +400,6 @@ func (c *conn) writeBatch(ctx context.Context) (n int, err error) {
 	c.h.o.Metrics.deliveredN(credits)
 	c.q.sentFirst(sent)
 	c.account(credits)
-	if err == nil {
-		err = werr
-	}
-	return n, err
-}
-
-// writeUncorked writes one message at a time (a connection whose socket is not a corkConn).
-func (c *conn) writeUncorked(ctx context.Context) (n int, err error) {
-	for ctx.Err() == nil {
-		o, ok := c.q.next()
-		if !ok {
-			return n, nil
-		}
-		credited, err := c.write(o)
-		if errors.Is(err, errPaused) {
-			return 0, nil
-		}
-		if err != nil {
-			return n, err
-		}
-		n++
-		c.q.sent()
-		if credited {
-			c.account(1)
-			c.h.o.Metrics.deliveredAt(brokerTime(o.item), c.h.o.Now())
-		}
-	}
-	return n, nil
 }
 
 // account counts delivered transfers for the session and the meter.
@@ -374,17 +408,21 @@ func (c *conn) account(credits int64) {
 		return
 	}
 	c.used.Add(credits)
-	if c.h.o.Meter != nil {
-		c.h.o.Meter.Add(c.id, c.route(), credits, c.h.o.Now())
+	if c.meter != nil {
+		c.meter.add(credits, c.h.o.Now())
 	}
 }
 
-// write sends one message; a transfer first takes a credit of the key's quota. credited
-// reports a transfer written, to be counted once the batch is sent.
+// write puts one message in the batch; a transfer first takes a credit of the key's quota
+// (the batch takes them several at once). credited reports a transfer written, to be counted
+// once the batch is sent.
 func (c *conn) write(o out) (credited bool, err error) {
-	msg := o.raw
-	if o.credit {
-		lt, reset, err := c.h.quotas.take(c.ctx, c.id.KeyID, c.id.Tier)
+	if !o.credit {
+		return false, c.writeRaw(o.raw)
+	}
+	if c.held.n == 0 {
+		want := int64(min(c.q.waiting()+1, maxBatchCredits))
+		got, hour, lt, reset, err := c.h.quotas.take(c.ctx, c.kq, c.id.KeyID, c.id.Tier, want)
 		if err != nil {
 			// The transfer stays owed: it goes back first in line and the writer pauses.
 			c.h.o.Log.Error("stream quota unavailable", "key", c.id.KeyID, "error", err)
@@ -399,15 +437,24 @@ func (c *conn) write(o out) (credited bool, err error) {
 			c.h.o.Metrics.quotaRefused(lt)
 			return false, c.limit(lt, reset)
 		}
-		if o.item.R != nil {
-			c.buf = c.render(c.buf[:0], o.item)
-			msg = c.buf
-		}
+		c.held = heldCredits{got, hour}
 	}
-	if err := c.writeRaw(msg); err != nil {
-		return false, err
+	c.held.n--
+	if o.item.R == nil {
+		return true, c.writeRaw(o.raw) // a replayed message, rendered when it was saved
 	}
-	return o.credit, nil
+	return true, c.writeTransfer(o.item)
+}
+
+// writeTransfer puts a delivery in the batch: the Transfer JSON rendered once for every client
+// (or, when the caller has labels on its addresses, with them) behind the filter's alertId.
+func (c *conn) writeTransfer(it engine.Item) error {
+	tj := c.transferJSON(it.R, c.batchAt)
+	var a [96]byte
+	if c.cc.appendTransfer(strconv.AppendQuote(a[:0], it.FilterID), tj) {
+		return nil
+	}
+	return c.writeRaw(appendTransfer(nil, it.FilterID, tj))
 }
 
 // errPaused ends a batch whose next transfer could not take a quota credit.
@@ -425,10 +472,10 @@ func (c *conn) pauseWriter() {
 func (c *conn) isPaused() bool { return time.Now().UnixNano() < c.paused.Load() }
 
 func (c *conn) writeRaw(b []byte) error {
-	if c.cc != nil && c.cc.isCorked() {
-		// Corked, the write only appends to the batch (uncork bounds the socket write by the
-		// write timeout): no timer and context per message.
-		return c.ws.Write(context.Background(), websocket.MessageText, b)
+	if c.cc.appendText(b) {
+		// Corked, the message joins the batch (uncork bounds the socket write by the write
+		// timeout).
+		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), c.h.o.WriteTimeout)
 	defer cancel()
@@ -452,11 +499,7 @@ func (c *conn) limit(lt string, reset time.Time) error {
 // render appends a transfer message to dst, with the caller's own labels when it has any on
 // the transfer's addresses.
 func (c *conn) render(dst []byte, it engine.Item) []byte {
-	tj := it.R.JSON
-	if t, ok := c.withLabels(&it.R.T); ok {
-		tj, _ = json.Marshal(t)
-	}
-	return appendTransfer(dst, it.FilterID, tj)
+	return appendTransfer(dst, it.FilterID, c.transferJSON(it.R, time.Now()))
 }
 
 func identityContext(ctx context.Context, id Identity) context.Context {

@@ -2,6 +2,7 @@ package ws
 
 import (
 	"bufio"
+	"encoding/binary"
 	"errors"
 	"net"
 	"net/http"
@@ -22,15 +23,20 @@ const (
 
 var corkPool = sync.Pool{New: func() any { b := make([]byte, 0, corkMax+4<<10); return &b }}
 
-// corkConn lets the writer send a batch of WebSocket messages with one write: coder/websocket
-// flushes every message, and while corked those flushes land in a buffer that uncork writes at
-// once. Uncorked (control frames outside a batch, the handshake, close) it writes through.
+// corkConn lets the writer send a batch of WebSocket messages with one write: while corked, the
+// writer's messages (appendText, appendTransfer) and any frame coder/websocket flushes meanwhile
+// (a ping, a pong) land in a buffer that uncork writes at once. Uncorked (control frames outside
+// a batch, the handshake, close) it writes through.
 type corkConn struct {
 	net.Conn
 	mu      sync.Mutex
 	corked  bool
 	buf     *[]byte // from corkPool while corked; an idle connection holds none
 	timeout time.Duration
+	// deadline is the write deadline last set on the socket (unix ns). It is renewed before a
+	// write that would find less than half the timeout left, not set and cleared around every
+	// batch: two deadline changes per batch cost more than the batch's other work.
+	deadline int64
 }
 
 func (c *corkConn) Write(p []byte) (int, error) {
@@ -40,7 +46,74 @@ func (c *corkConn) Write(p []byte) (int, error) {
 		*c.buf = append(*c.buf, p...)
 		return len(p), nil
 	}
+	c.renewDeadline()
 	return c.Conn.Write(p)
+}
+
+// renewDeadline gives the next socket write at least half the write timeout (c.mu held).
+func (c *corkConn) renewDeadline() {
+	if c.timeout <= 0 {
+		return
+	}
+	now := time.Now().UnixNano()
+	if c.deadline-now >= int64(c.timeout/2) {
+		return
+	}
+	c.deadline = now + int64(c.timeout)
+	_ = c.Conn.SetWriteDeadline(time.Unix(0, c.deadline))
+}
+
+// Pieces of a transfer message around its alertId and Transfer (protocol.go's appendTransfer).
+const (
+	transferHead = `{"type":"transfer","payload":{"alertId":`
+	transferMid  = `,"transfer":`
+	transferTail = `}}`
+)
+
+// appendFrameHeader appends the header of an unmasked, final text frame of n payload bytes
+// (RFC 6455 5.2; a server's frames are not masked).
+func appendFrameHeader(b []byte, n int) []byte {
+	b = append(b, 0x81)
+	switch {
+	case n < 126:
+		return append(b, byte(n))
+	case n <= 0xffff:
+		return append(b, 126, byte(n>>8), byte(n))
+	}
+	return binary.BigEndian.AppendUint64(append(b, 127), uint64(n))
+}
+
+// appendText adds one text message to the batch as a whole frame, built here instead of by
+// coder/websocket: its per-message locking, context checks and writer reset cost more than
+// the frame itself. The writer goroutine is the only one writing data messages, and the
+// library's own frames (pings, pongs, close) reach Write whole (they fit its buffer and are
+// flushed at once), so frames never interleave. false when not corked.
+func (c *corkConn) appendText(p []byte) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.corked {
+		return false
+	}
+	*c.buf = append(appendFrameHeader(*c.buf, len(p)), p...)
+	return true
+}
+
+// appendTransfer adds a transfer message for the quoted alertId, with the Transfer JSON shared
+// by every client it goes to copied once, straight into the batch. false when not corked.
+func (c *corkConn) appendTransfer(alertQuoted, transfer []byte) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.corked {
+		return false
+	}
+	n := len(transferHead) + len(alertQuoted) + len(transferMid) + len(transfer) + len(transferTail)
+	b := appendFrameHeader(*c.buf, n)
+	b = append(b, transferHead...)
+	b = append(b, alertQuoted...)
+	b = append(b, transferMid...)
+	b = append(b, transfer...)
+	*c.buf = append(b, transferTail...)
+	return true
 }
 
 func (c *corkConn) cork() {
@@ -48,13 +121,6 @@ func (c *corkConn) cork() {
 	c.corked = true
 	c.buf = corkPool.Get().(*[]byte)
 	c.mu.Unlock()
-}
-
-// isCorked reports whether writes land in the batch.
-func (c *corkConn) isCorked() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.corked
 }
 
 // buffered is how much the batch holds.
@@ -82,12 +148,9 @@ func (c *corkConn) uncork() (written int, err error) {
 	if len(*b) == 0 {
 		return 0, nil
 	}
-	if c.timeout > 0 {
-		_ = c.Conn.SetWriteDeadline(time.Now().Add(c.timeout))
-		// The deadline is the batch's alone: left set, it would fail the next write through
-		// (a ping, a close) once it passed, and that failure would end the connection.
-		defer func() { _ = c.Conn.SetWriteDeadline(time.Time{}) }()
-	}
+	// The deadline left set is renewed before any later write (a ping, a close), so it never
+	// fails a write it was not meant for.
+	c.renewDeadline()
 	return c.Conn.Write(*b)
 }
 

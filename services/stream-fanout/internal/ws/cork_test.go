@@ -1,10 +1,17 @@
 package ws
 
 import (
+	"context"
 	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/coder/websocket"
 )
 
 // A batch's write deadline must not outlive the batch: a ping or close written through later,
@@ -38,5 +45,46 @@ func TestCorkDeadlineIsTheBatchsAlone(t *testing.T) {
 	time.Sleep(100 * time.Millisecond) // past the batch's deadline
 	if _, err := cc.Write([]byte("ping")); err != nil {
 		t.Fatalf("a write through after a batch failed: %v", err)
+	}
+}
+
+// The frames a batch builds itself (every payload length form of RFC 6455, a transfer message
+// and a plain one) read back whole and in order with a real WebSocket client.
+func TestCorkFramesReadByAClient(t *testing.T) {
+	long := strings.Repeat("x", 70_000)
+	want := []string{`{"type":"ack"}`, strings.Repeat("m", 300), `{"type":"transfer","payload":{"alertId":"f\"1","transfer":{"id":"a"}}}`, long}
+	done := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		cw := &corkWriter{ResponseWriter: w, timeout: time.Minute}
+		c, err := websocket.Accept(cw, r, nil)
+		if err != nil {
+			return
+		}
+		defer c.CloseNow()
+		cw.cc.cork()
+		ok := cw.cc.appendText([]byte(want[0])) && cw.cc.appendText([]byte(want[1])) &&
+			cw.cc.appendTransfer([]byte(strconv.Quote(`f"1`)), []byte(`{"id":"a"}`)) && cw.cc.appendText([]byte(long))
+		if _, err := cw.cc.uncork(); err != nil || !ok {
+			t.Errorf("batch not written: corked %v, %v", ok, err)
+		}
+		if cw.cc.appendText([]byte("late")) {
+			t.Error("a message was batched while not corked")
+		}
+		<-done
+	}))
+	defer srv.Close()
+	defer close(done)
+	ctx := context.Background()
+	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseNow()
+	c.SetReadLimit(1 << 20)
+	for i, w := range want {
+		typ, m, err := c.Read(ctx)
+		if err != nil || typ != websocket.MessageText || string(m) != w {
+			t.Fatalf("message %d: %v %v %.80q, want %.80q", i, typ, err, m, w)
+		}
 	}
 }

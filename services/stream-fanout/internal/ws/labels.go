@@ -2,6 +2,7 @@ package ws
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"sync"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/chainintel/chainintel/libs/httpx"
+	"github.com/chainintel/chainintel/services/stream-fanout/internal/engine"
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/render"
 	ulclient "github.com/chainintel/chainintel/services/user-labels/client"
 	"go.opentelemetry.io/otel/trace"
@@ -123,9 +125,9 @@ func (h *Hub) Forget(user string) {
 // book is the caller's book for a delivery: the connection keeps the entry it last got while
 // no change was announced and it is fresh, so a delivery takes no lock shared by every
 // connection (writer goroutine only).
-func (c *conn) book() (Book, bool) {
+func (c *conn) book(now time.Time) (Book, bool) {
 	lc := c.h.labels
-	if e := c.bookE; e != nil && c.bookGen == lc.gen.Load() && time.Now().Before(e.until) {
+	if e := c.bookE; e != nil && c.bookGen == lc.gen.Load() && now.Before(e.until) {
 		return e.book, true
 	}
 	gen := lc.gen.Load()
@@ -175,26 +177,48 @@ func (h *Hub) bookEntry(ctx context.Context, id Identity) *bookEntry {
 	return e
 }
 
-// withLabels returns t with the caller's labels and entities on its addresses; ok is false
-// when the caller has none there (t is then sent as rendered for everyone).
-func (c *conn) withLabels(t *render.Transfer) (render.Transfer, bool) {
+// transferJSON is the Transfer JSON a delivery of r sends: the one rendered for every client,
+// or, when the caller has labels or entities on its addresses, r's transfer with them.
+func (c *conn) transferJSON(r *engine.Rendered, now time.Time) []byte {
+	b, ok := c.labelsOn(&r.T, now)
+	if !ok {
+		return r.JSON
+	}
+	return labelledJSON(&r.T, b)
+}
+
+// labelsOn returns the caller's book when it has a label or entity on one of t's addresses.
+func (c *conn) labelsOn(t *render.Transfer, now time.Time) (Book, bool) {
 	if c.h.o.Labels == nil {
-		return render.Transfer{}, false
+		return Book{}, false
 	}
-	b, ok := c.book()
+	b, ok := c.book(now)
 	if !ok || len(b.Labels)+len(b.Entities) == 0 {
-		return render.Transfer{}, false
+		return Book{}, false
 	}
+	ct := render.ChainType(t.Chain)
+	fk, tk := render.AddrKey{ChainType: ct, Address: t.FromAddress.Address}, render.AddrKey{ChainType: ct, Address: t.ToAddress.Address}
+	_, fok := b.Labels[fk]
+	_, tok := b.Labels[tk]
+	if !fok && !tok && b.Entities[fk] == nil && b.Entities[tk] == nil {
+		return Book{}, false
+	}
+	return b, true
+}
+
+// labelledJSON renders t with the caller's labels and entities from b on its addresses. It is
+// kept out of line: its copy of the Transfer would otherwise sit in the frame of every
+// delivery, and the writer's stack would grow (and be copied) for deliveries without labels.
+//
+//go:noinline
+func labelledJSON(t *render.Transfer, b Book) []byte {
 	ct := render.ChainType(t.Chain)
 	fk, tk := render.AddrKey{ChainType: ct, Address: t.FromAddress.Address}, render.AddrKey{ChainType: ct, Address: t.ToAddress.Address}
 	fl, fok := b.Labels[fk]
 	tl, tok := b.Labels[tk]
-	fe, te := b.Entities[fk], b.Entities[tk]
-	if !fok && !tok && fe == nil && te == nil {
-		return render.Transfer{}, false
-	}
 	out := *t
-	out.FromAddress.SetUser(ct, fl, fok, fe)
-	out.ToAddress.SetUser(ct, tl, tok, te)
-	return out, true
+	out.FromAddress.SetUser(ct, fl, fok, b.Entities[fk])
+	out.ToAddress.SetUser(ct, tl, tok, b.Entities[tk])
+	j, _ := json.Marshal(out)
+	return j
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/chainintel/chainintel/libs/eventbus"
@@ -25,6 +26,8 @@ type Publisher interface {
 
 // Meter sums delivered transfers per key and publishes them on usage.calls.v1 as the edge's
 // metering does for calls: one UsageCall per key and flush, one credit per transfer, unit "row".
+// A connection holds its key's entry (acquire, release) and counts into it without a lock
+// shared by every connection.
 type Meter struct {
 	pub   Publisher
 	every time.Duration
@@ -37,8 +40,17 @@ type Meter struct {
 type meterEntry struct {
 	id    Identity
 	route string
-	n     int64
-	first time.Time
+	n     atomic.Int64
+	// first is when the first transfer counted since the last flush was delivered (unix ns, 0
+	// while none is).
+	first atomic.Int64
+	refs  int // connections holding the entry (m.mu)
+}
+
+// add counts n transfers delivered at at.
+func (e *meterEntry) add(n int64, at time.Time) {
+	e.first.CompareAndSwap(0, at.UnixNano())
+	e.n.Add(n)
 }
 
 // NewMeter returns a meter publishing through pub every period.
@@ -54,14 +66,28 @@ func NewMeter(pub Publisher, every time.Duration, log *slog.Logger) *Meter {
 
 // Add counts n transfers delivered to id on route.
 func (m *Meter) Add(id Identity, route string, n int64, at time.Time) {
-	m.mu.Lock()
+	e := m.acquire(id, route)
+	e.add(n, at)
+	m.release(e)
+}
+
+// acquire returns id's entry on route, held until release: a flush keeps it while held.
+func (m *Meter) acquire(id Identity, route string) *meterEntry {
 	k := id.KeyID + " " + route
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	e := m.keys[k]
 	if e == nil {
-		e = &meterEntry{id: id, route: route, first: at}
+		e = &meterEntry{id: id, route: route}
 		m.keys[k] = e
 	}
-	e.n += n
+	e.refs++
+	return e
+}
+
+func (m *Meter) release(e *meterEntry) {
+	m.mu.Lock()
+	e.refs--
 	m.mu.Unlock()
 }
 
@@ -82,32 +108,63 @@ func (m *Meter) Run(ctx context.Context) error {
 	}
 }
 
+// counted is one entry's count taken by a flush.
+type counted struct {
+	e     *meterEntry
+	n     int64
+	first int64
+}
+
+// take takes every entry's count, and drops the entries nobody holds and nothing was counted in.
+func (m *Meter) take() []counted {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []counted
+	for k, e := range m.keys {
+		n := e.n.Swap(0)
+		if n == 0 {
+			if e.refs == 0 {
+				delete(m.keys, k)
+			}
+			continue
+		}
+		first := e.first.Swap(0)
+		if first == 0 {
+			first = time.Now().UnixNano() // counted between the two swaps of the last flush
+		}
+		out = append(out, counted{e, n, first})
+	}
+	return out
+}
+
 // Flush publishes what was counted; a failed publish is kept for the next flush.
 func (m *Meter) Flush(ctx context.Context) {
-	m.mu.Lock()
-	keys := m.keys
-	m.keys = map[string]*meterEntry{}
-	m.mu.Unlock()
-	if len(keys) == 0 {
+	cs := m.take()
+	if len(cs) == 0 {
 		return
 	}
-	evs := make([]eventbus.Event, 0, len(keys))
-	for _, e := range keys {
-		evs = append(evs, eventbus.Event{Topic: eventsv1.TopicUsageCalls, Key: e.id.KeyID, ID: uuid.Must(uuid.NewV7()).String(),
-			Msg: &eventsv1.UsageCall{KeyId: e.id.KeyID, UserId: e.id.UserID, OrgId: e.id.OrgID, Route: e.route, Method: "GET",
-				Status: 101, Credits: e.n, Rows: e.n, TimeMs: e.first.UnixMilli(), Unit: "row", Tier: e.id.Tier}})
+	evs := make([]eventbus.Event, 0, len(cs))
+	for _, c := range cs {
+		id := c.e.id
+		evs = append(evs, eventbus.Event{Topic: eventsv1.TopicUsageCalls, Key: id.KeyID, ID: uuid.Must(uuid.NewV7()).String(),
+			Msg: &eventsv1.UsageCall{KeyId: id.KeyID, UserId: id.UserID, OrgId: id.OrgID, Route: c.e.route, Method: "GET",
+				Status: 101, Credits: c.n, Rows: c.n, TimeMs: time.Unix(0, c.first).UnixMilli(), Unit: "row", Tier: id.Tier}})
 	}
 	if err := m.pub.Publish(ctx, evs...); err != nil {
-		m.log.Warn("publishing stream usage failed; kept for the next flush", "keys", len(keys), "error", err)
+		m.log.Warn("publishing stream usage failed; kept for the next flush", "keys", len(cs), "error", err)
 		m.mu.Lock()
-		for k, e := range keys {
-			if cur := m.keys[k]; cur != nil {
-				cur.n += e.n
-				if e.first.Before(cur.first) {
-					cur.first = e.first
-				}
-			} else {
+		for _, c := range cs {
+			// Into the key's entry: the one taken from, or, when that was dropped meanwhile,
+			// the one made since.
+			k := c.e.id.KeyID + " " + c.e.route
+			e := m.keys[k]
+			if e == nil {
+				e = c.e
 				m.keys[k] = e
+			}
+			e.n.Add(c.n)
+			if f := e.first.Load(); f == 0 || c.first < f {
+				e.first.Store(c.first)
 			}
 		}
 		m.mu.Unlock()

@@ -2,6 +2,7 @@ package ws
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/engine"
@@ -19,6 +20,9 @@ type Metrics struct {
 	refused   metric.Int64Counter
 	latency   metric.Float64Histogram
 	lag       metric.Int64Gauge
+	// lagAttrs holds each partition's attribute option for lag, made once: building an
+	// attribute set per record cost more than recording the value.
+	lagAttrs sync.Map // int → metric.RecordOption
 }
 
 // NewMetrics creates the stream's instruments on meter.
@@ -109,8 +113,11 @@ func (m *Metrics) position(msg kafka.Message) {
 	if m == nil || msg.HighWaterMark <= 0 {
 		return
 	}
-	m.lag.Record(context.Background(), max(msg.HighWaterMark-msg.Offset-1, 0),
-		metric.WithAttributes(attribute.Int("partition", msg.Partition)))
+	opt, ok := m.lagAttrs.Load(msg.Partition)
+	if !ok {
+		opt, _ = m.lagAttrs.LoadOrStore(msg.Partition, metric.WithAttributes(attribute.Int("partition", msg.Partition)))
+	}
+	m.lag.Record(context.Background(), max(msg.HighWaterMark-msg.Offset-1, 0), opt.(metric.RecordOption))
 }
 
 func brokerTime(it engine.Item) time.Time {

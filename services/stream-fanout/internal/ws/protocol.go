@@ -163,9 +163,9 @@ func encode(typ string, payload any) []byte {
 
 // appendTransfer appends a transfer message for alertID with the rendered transfer JSON.
 func appendTransfer(dst []byte, alertID string, transfer []byte) []byte {
-	dst = append(dst, `{"type":"transfer","payload":{"alertId":`...)
+	dst = append(dst, transferHead...)
 	dst = strconv.AppendQuote(dst, alertID)
-	dst = append(dst, `,"transfer":`...)
+	dst = append(dst, transferMid...)
 	dst = append(dst, transfer...)
-	return append(dst, "}}"...)
+	return append(dst, transferTail...)
 }

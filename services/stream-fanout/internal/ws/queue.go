@@ -151,6 +151,16 @@ func (q *queue) pending() bool {
 	return len(q.control) > 0 || (!q.hold && q.n > 0)
 }
 
+// waiting is how many messages next would still return now (besides one just taken).
+func (q *queue) waiting() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.hold {
+		return len(q.control)
+	}
+	return len(q.control) + q.n
+}
+
 // unsent returns every delivery not sent yet, in order (the one being written first), and
 // closes the queue to further offers.
 func (q *queue) unsent() (raw [][]byte, items []engine.Item) {

@@ -21,9 +21,10 @@ type quotas struct {
 }
 
 type keyQuota struct {
-	mu   sync.Mutex
-	w    store.Window
-	left int64
+	keyID string
+	mu    sync.Mutex
+	w     store.Window
+	left  int64
 	// size is the next lease: it doubles (up to maxLeaseFactor times the base) while each
 	// lease is spent within leaseTurn, so a key receiving thousands of transfers a second
 	// costs a few Redis calls a second rather than one per base lease, and falls back to the
@@ -58,28 +59,44 @@ func (q *quotas) nextLease(kq *keyQuota, now time.Time) int64 {
 	return kq.size
 }
 
-// take uses one credit of keyID's quota. When a limit is reached it returns the window type
-// and when it resets.
-func (q *quotas) take(ctx context.Context, keyID, tier string) (limitType string, reset time.Time, err error) {
-	kq, now := q.key(keyID), q.now()
+// take uses up to want credits of keyID's quota (kq, its entry) at once: a batch's transfers
+// take theirs under one lock, and what the batch does not use goes back through giveBack. When
+// a limit is reached it returns no credit, the window type and when it resets.
+func (q *quotas) take(ctx context.Context, kq *keyQuota, keyID, tier string, want int64) (got int64, hour time.Time, limitType string, reset time.Time, err error) {
+	now := q.now()
 	kq.mu.Lock()
 	defer kq.mu.Unlock()
 	if limitType, reset, err = q.fill(ctx, kq, keyID, tier, now); limitType != "" || err != nil {
-		return limitType, reset, err
+		return 0, time.Time{}, limitType, reset, err
 	}
-	kq.left--
+	got = min(max(want, 1), kq.left)
+	kq.left -= got
 	if kq.left <= kq.size/2 && !kq.fetching {
 		kq.fetching = true
 		go q.prefetch(context.WithoutCancel(ctx), kq, kq.w, q.limits(tier), q.nextLease(kq, now))
 	}
-	return "", time.Time{}, nil
+	return got, kq.w.Hour, "", time.Time{}, nil
 }
 
-// prime makes sure keyID holds a credit on this replica (or is known to be refused), leasing
+// giveBack returns n credits take granted in hour and a batch did not use; when the hour
+// has turned meanwhile they go back to Redis, as fill gives back a lease of the last hour.
+func (q *quotas) giveBack(ctx context.Context, kq *keyQuota, hour time.Time, n int64) {
+	if n <= 0 {
+		return
+	}
+	kq.mu.Lock()
+	defer kq.mu.Unlock()
+	if kq.w.Hour.Equal(hour) {
+		kq.left += n
+		return
+	}
+	_ = q.st.Return(ctx, q.st.WindowAt(kq.keyID, hour), n)
+}
+
+// prime makes sure the key holds a credit on this replica (or is known to be refused), leasing
 // one from Redis when it holds none, without using it: a writer primes before it starts a
 // batch, so it does not wait on Redis with a batch (and a ping) held back.
-func (q *quotas) prime(ctx context.Context, keyID, tier string) error {
-	kq := q.key(keyID)
+func (q *quotas) prime(ctx context.Context, kq *keyQuota, keyID, tier string) error {
 	kq.mu.Lock()
 	defer kq.mu.Unlock()
 	_, _, err := q.fill(ctx, kq, keyID, tier, q.now())
@@ -91,7 +108,7 @@ func (q *quotas) key(keyID string) *keyQuota {
 	defer q.mu.Unlock()
 	kq := q.keys[keyID]
 	if kq == nil {
-		kq = &keyQuota{}
+		kq = &keyQuota{keyID: keyID}
 		q.keys[keyID] = kq
 	}
 	return kq
@@ -152,15 +169,9 @@ func (q *quotas) prefetch(ctx context.Context, kq *keyQuota, w store.Window, l s
 	kq.left += n
 }
 
-// ready reports whether take would answer for keyID without waiting on Redis: it holds a
-// credit on this replica, or is known to be refused until its window ends.
-func (q *quotas) ready(keyID string) bool {
-	q.mu.Lock()
-	kq := q.keys[keyID]
-	q.mu.Unlock()
-	if kq == nil {
-		return false
-	}
+// ready reports whether take would answer for the key (kq) without waiting on Redis: it holds
+// a credit on this replica, or is known to be refused until its window ends.
+func (q *quotas) ready(kq *keyQuota) bool {
 	kq.mu.Lock()
 	defer kq.mu.Unlock()
 	now := q.now()

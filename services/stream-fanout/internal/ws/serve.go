@@ -83,6 +83,7 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, id Identity, cn Conn
 	c.start()
 	if err := h.add(c); err != nil {
 		c.stopWriter(time.Second)
+		c.releaseMeter()
 		cancel()
 		release()
 		_ = wsc.Close(websocket.StatusGoingAway, "server shutting down; connect again")
@@ -94,15 +95,20 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, id Identity, cn Conn
 	go func() {
 		defer h.remove(c)
 		if cn.SessionID != "" {
-			if err := c.resume(cn.SessionID, cn.Fresh, func() {}); err != nil {
-				var pe *ProtocolError
-				if !errors.As(err, &pe) {
-					pe = perr(CodeInternal, "the session could not be restored; retry")
-				}
-				c.fail("", pe)
-			}
+			aside(func() { c.restore(cn) })
 		}
 		c.run()
 	}()
 	return nil
+}
+
+// restore binds a connection made with a session to it, telling the client when it cannot.
+func (c *conn) restore(cn Connect) {
+	if err := c.resume(cn.SessionID, cn.Fresh, func() {}); err != nil {
+		var pe *ProtocolError
+		if !errors.As(err, &pe) {
+			pe = perr(CodeInternal, "the session could not be restored; retry")
+		}
+		c.fail("", pe)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
+	"time"
 
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/engine"
@@ -209,7 +210,10 @@ func (c *conn) resume(id string, fresh bool, onClaimed func()) error {
 	var sub *engine.Sub
 	var pos map[int]int64
 	skip := map[int]int64{}
-	if ss.HasCursor && !fresh {
+	switch {
+	case fresh:
+		skip = c.topicEnd()
+	case ss.HasCursor:
 		skip = ss.Cursor
 	}
 	if !e.Do(c.ctx, func() {
@@ -241,6 +245,19 @@ func (c *conn) resume(id string, fresh bool, onClaimed func()) error {
 		c.send(out{item: it, credit: true})
 	}
 	return nil
+}
+
+// topicEnd is where the transfer topic ends now: a fresh connection is owed nothing published
+// before it, including records this replica has not read yet.
+func (c *conn) topicEnd() map[int]int64 {
+	ctx, cancel := context.WithTimeout(c.ctx, 5*time.Second)
+	defer cancel()
+	end, err := c.h.o.Transfers.Offsets(ctx, true)
+	if err != nil {
+		c.h.o.Log.Warn("the transfer topic's end could not be read; a fresh session starts where this replica is", "error", err)
+		return map[int]int64{}
+	}
+	return end
 }
 
 // catchUp reads, for every partition where the session was served up to an offset before
