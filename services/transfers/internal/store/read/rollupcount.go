@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/chainintel/chainintel/services/transfers/internal/store/db"
-	"github.com/chainintel/chainintel/services/transfers/internal/store/records"
 )
 
 // keyConds are the chain and token conditions on a rollup table.
@@ -100,33 +99,69 @@ func (s *Reader) windowCounts(ctx context.Context, b *sqlb, w window, parts []co
 // rollups, no listed address's pair rows), the last day's hours are read with the first span: a window that falls short of
 // the cap then costs one statement less (a keyset turn at an entity's first days).
 func (s *Reader) cappedWindowCounts(ctx context.Context, b *sqlb, w window, parts []countPart, combine func([]int64) int64, cheapHours bool) (inner, outer int64, err error) {
-	const day = 24 * time.Hour
-	const µs = time.Microsecond
-	span := time.Duration(s.opt.CountChunkDays) * day
-	var top time.Time // the exclusive end of the whole days read first
-	if !w.to.IsZero() {
-		top = w.to.UTC().Add(µs).Truncate(day)
-	} else {
-		var newest *time.Time
-		if err := s.db.QueryRow(ctx, `SELECT max(bucket) FROM transfers.chain_daily`).Scan(&newest); err != nil {
-			return 0, 0, fmt.Errorf("newest day: %w", err)
-		}
-		if newest == nil {
-			return s.windowCounts(ctx, b, w, parts, combine)
-		}
-		top = newest.UTC().Truncate(day).Add(day)
+	span := time.Duration(s.opt.CountChunkDays) * 24 * time.Hour
+	top, err := s.countTop(ctx, w)
+	if err != nil {
+		return 0, 0, err
 	}
-	if !w.from.IsZero() && !top.Add(-span).After(w.from) {
+	if top.IsZero() || !w.from.IsZero() && !top.Add(-span).After(w.from) {
 		return s.windowCounts(ctx, b, w, parts, combine)
 	}
-	// Each query appends its bounds to the arguments the parts were built with.
-	read := func(from, to time.Time) error {
-		sb := s.newb(sqlb{rows: b.rows, counting: b.counting, args: slices.Clone(b.args)})
-		in, out, err := s.windowCounts(ctx, sb, newWindow(from, to), parts, combine)
-		inner, outer = inner+in, outer+out
-		return err
+	c := &spanCounts{s: s, b: b, parts: parts, combine: combine}
+	lastDay, capped, err := c.readSpans(ctx, w, top, span, cheapHours)
+	if err != nil {
+		return 0, 0, err
 	}
-	lastDay := top
+	if !capped && !w.to.IsZero() && lastDay.Before(w.to.UTC()) { // the last day's hours
+		if err := c.read(ctx, lastDay, w.to); err != nil {
+			return 0, 0, err
+		}
+	}
+	return c.inner, c.outer, nil
+}
+
+// countTop is the exclusive end of the whole days a capped count reads first: the end of the
+// window's last whole day, or with no upper end the day after the newest stored (zero when
+// none is).
+func (s *Reader) countTop(ctx context.Context, w window) (time.Time, error) {
+	const day = 24 * time.Hour
+	if !w.to.IsZero() {
+		return w.to.UTC().Add(time.Microsecond).Truncate(day), nil
+	}
+	var newest *time.Time
+	if err := s.db.QueryRow(ctx, `SELECT max(bucket) FROM transfers.chain_daily`).Scan(&newest); err != nil {
+		return time.Time{}, fmt.Errorf("newest day: %w", err)
+	}
+	if newest == nil {
+		return time.Time{}, nil
+	}
+	return newest.UTC().Truncate(day).Add(day), nil
+}
+
+// spanCounts sums windowCounts over spans of a window (cappedWindowCounts).
+type spanCounts struct {
+	s            *Reader
+	b            *sqlb
+	parts        []countPart
+	combine      func([]int64) int64
+	inner, outer int64
+}
+
+// read adds the counts of the window from..to. Each query appends its bounds to the arguments
+// the parts were built with.
+func (c *spanCounts) read(ctx context.Context, from, to time.Time) error {
+	sb := c.s.newb(sqlb{rows: c.b.rows, counting: c.b.counting, args: slices.Clone(c.b.args)})
+	in, out, err := c.s.windowCounts(ctx, sb, newWindow(from, to), c.parts, c.combine)
+	c.inner, c.outer = c.inner+in, c.outer+out
+	return err
+}
+
+// readSpans reads the whole days of w below top, newest first, a span at a time, as
+// cappedWindowCounts says. lastDay is where the window's last day's hours, still to read,
+// start (top when none were read); capped reports the count reached MaxCount.
+func (c *spanCounts) readSpans(ctx context.Context, w window, top time.Time, span time.Duration, cheapHours bool) (lastDay time.Time, capped bool, err error) {
+	const µs = time.Microsecond
+	lastDay = top
 	rest := false // the next span is the rest of the window
 	for i := 0; ; i++ {
 		lo := top.Add(-span)
@@ -141,36 +176,36 @@ func (s *Reader) cappedWindowCounts(ctx context.Context, b *sqlb, w window, part
 		if i == 0 && cheapHours && !w.to.IsZero() {
 			to, lastDay = w.to, w.to // the last day's hours too
 		}
-		if err := read(from, to); err != nil || inner >= MaxCount {
-			return inner, outer, err
+		if err := c.read(ctx, from, to); err != nil || c.inner >= MaxCount {
+			return lastDay, err == nil, err
 		}
 		if last {
-			break
+			return lastDay, false, nil
 		}
 		// Days read so far that project to well under the cap after the next span: read the rest
 		// at once rather than span by span.
-		rest = inner*5 < MaxCount/4
+		rest = c.inner*5 < MaxCount/4
 		if i == 0 && !rest && w.from.IsZero() {
 			// A busy set's window that starts with the data (a keyset turn at its first days) fell
-			// short: the spans before the first stored day hold nothing, and were read one by one
-			// (three statements). Every rollup is applied with the chains' days, so none holds a
-			// day before chain_daily's first.
-			var oldest *time.Time
-			if err := s.db.QueryRow(ctx, `SELECT min(bucket) FROM transfers.chain_daily`).Scan(&oldest); err != nil {
-				return 0, 0, fmt.Errorf("oldest day: %w", err)
-			}
-			if oldest == nil || !oldest.Before(lo) {
-				break
+			// short: the spans before the first stored day hold nothing, and would be read one by
+			// one (three statements).
+			older, err := c.s.daysBefore(ctx, lo)
+			if err != nil || !older {
+				return lastDay, false, err
 			}
 		}
 		top, span = lo, span*4
 	}
-	if !w.to.IsZero() && lastDay.Before(w.to.UTC()) { // the last day's hours
-		if err := read(lastDay, w.to); err != nil {
-			return 0, 0, err
-		}
+}
+
+// daysBefore reports whether any rollup holds a day before t. Every rollup is applied with the
+// chains' days, so none holds a day before chain_daily's first.
+func (s *Reader) daysBefore(ctx context.Context, t time.Time) (bool, error) {
+	var oldest *time.Time
+	if err := s.db.QueryRow(ctx, `SELECT min(bucket) FROM transfers.chain_daily`).Scan(&oldest); err != nil {
+		return false, fmt.Errorf("oldest day: %w", err)
 	}
-	return inner, outer, nil
+	return oldest != nil && oldest.Before(t), nil
 }
 
 // flowExpr is pickN over a group rollup's in_n, out_n and self_n columns, in SQL.
@@ -194,284 +229,6 @@ func flowExpr(flow string) string {
 func pickN(flow string, in, out, self int64) int64 {
 	n, _ := flowSums{inN: in, outN: out, selfN: self}.pick(flow)
 	return n
-}
-
-// rollupCount answers the capped count of a /transfers filter from rollups, when it can: ok is
-// false when the filter needs the rows (value or USD ranges, address sets that are neither
-// listed nor one live group, ...) or the window's partial hours leave the count undecided.
-func (s *Reader) rollupCount(ctx context.Context, f TransferFilter) (n int, ok bool, err error) {
-	if f.ValueGte != nil || f.ValueLte != nil || f.USDGte != nil || f.USDLte != nil || f.HasCP {
-		return 0, false, nil
-	}
-	b := s.newb(sqlb{})
-	keys := b.keyConds(f.Chains, f.TokenAddrs, f.TokenIDs)
-	where := func(c ...string) string { return strings.Join(append(c, keys...), " AND ") }
-	// groupFlows are live group g's in, out and self figures (each including self).
-	groupFlows := func(g string) []countPart {
-		ga := b.arg(g)
-		var ps []countPart
-		for _, col := range []string{"in_n", "out_n", "self_n"} {
-			ps = append(ps, countPart{
-				day:  "SELECT bucket b, " + col + " v FROM transfers.grp_daily WHERE " + where("grp = "+ga),
-				hour: "SELECT bucket b, " + col + " v FROM transfers.grp_hourly WHERE " + where("grp = "+ga),
-			})
-		}
-		return ps
-	}
-	var parts []countPart
-	var combine func([]int64) int64
-	var edgeGrp string // a base of one live group, whose partial hours its pair rows count
-	addrHours := false // some part's hours are listed addresses' pair rows (dear; see cappedWindowCounts)
-	switch {
-	case f.HasBase:
-		if f.From.Active() || f.To.Active() {
-			return 0, false, nil
-		}
-		g, err := s.pureGroup(ctx, f.Base)
-		if err != nil {
-			return 0, false, err
-		}
-		switch {
-		case g != "" && f.TimeFrom.IsZero() && f.TimeTo.IsZero():
-			n, err := s.groupCountAllTime(ctx, f, g)
-			return n, err == nil, err
-		case g != "":
-			// One group: the flow's figure per bucket in one read of its rows (reading in, out
-			// and self apart scanned them three times: a keyset page turn's count read 780 rows
-			// of an exchange's 16 days instead of 260).
-			ga := b.arg(g)
-			v := flowExpr(f.Flow)
-			parts = []countPart{{
-				day:  "SELECT bucket b, " + v + " v FROM transfers.grp_daily WHERE " + where("grp = "+ga),
-				hour: "SELECT bucket b, " + v + " v FROM transfers.grp_hourly WHERE " + where("grp = "+ga),
-			}}
-			combine = func(v []int64) int64 { return v[0] }
-			edgeGrp = g
-		case len(f.Base.Entities) > 1:
-			gs, err := s.disjointEntityGroups(ctx, f.Base)
-			if err != nil || gs == nil {
-				return 0, false, err
-			}
-			if f.TimeFrom.IsZero() && f.TimeTo.IsZero() {
-				n, err := s.unionCountAllTime(ctx, f, gs)
-				return n, err == nil, err
-			}
-			// The union of disjoint groups: its in (out) figures are the sum of the groups' in
-			// (out) figures, and what stays inside it is each group's self plus the transfers
-			// from one of the groups to another (pair rollups).
-			for _, g := range gs {
-				parts = append(parts, groupFlows(g)...)
-			}
-			all := b.arg(gs)
-			parts = append(parts, countPart{
-				day:  "SELECT bucket b, n v FROM transfers.grp_pair_daily WHERE " + where("from_grp = ANY("+all+"::text[])", "to_grp = ANY("+all+"::text[])"),
-				hour: "SELECT bucket b, n v FROM transfers.grp_pair_hourly WHERE " + where("from_grp = ANY("+all+"::text[])", "to_grp = ANY("+all+"::text[])"),
-			})
-			combine = func(v []int64) int64 {
-				var in, out, self int64
-				for i := range gs {
-					in, out, self = in+v[3*i], out+v[3*i+1], self+v[3*i+2]
-				}
-				return pickN(f.Flow, in, out, self+v[3*len(gs)])
-			}
-		case len(f.Base.Addrs) > 0 && len(f.Base.Entities) == 1 && len(f.Base.Types)+len(f.Base.Deposits) == 0:
-			// One entity and listed addresses (a caller's additions to it, or addresses named
-			// beside it): the entity's group g and the addresses A outside it are disjoint, so
-			// the union's in (out) figures are theirs summed, and what stays inside it is g's
-			// self, A's own transfers among themselves, and those between A and g (pair_hourly:
-			// A's pair rows whose other side is in g), rather than the matching rows.
-			g, err := s.liveGroup(ctx, f.Base)
-			if err != nil || g == "" {
-				return 0, false, err
-			}
-			outside, err := s.outsideGroup(ctx, f.Base.Addrs, g)
-			if err != nil {
-				return 0, false, err
-			}
-			if f.TimeFrom.IsZero() && f.TimeTo.IsZero() && (len(outside) == 0 || f.Flow == "all" || f.Flow == "self") {
-				// All time: the entity's own count, newest days first. With flow all or self
-				// the union holds at least the entity's transfers, so a busy entity's count is
-				// capped without reading the rest.
-				n, err := s.groupCountAllTime(ctx, f, g)
-				if err != nil || len(outside) == 0 || n >= MaxCount {
-					return n, err == nil, err
-				}
-			}
-			parts = groupFlows(g)
-			if len(outside) > 0 {
-				addrHours = true
-				a := b.arg(outside)
-				in, out := "to_addr = ANY("+a+"::text[])", "from_addr = ANY("+a+"::text[])"
-				pairs := func(c ...string) countPart {
-					return countPart{
-						day:  "SELECT bucket b, n v FROM transfers.pair_hourly WHERE " + where(c...),
-						hour: "SELECT bucket b, n v FROM transfers.pair_hourly WHERE " + where(c...),
-					}
-				}
-				parts = append(parts,
-					countPart{day: "SELECT bucket b, in_n v FROM transfers.addr_daily WHERE " + where("address = ANY("+a+"::text[])"),
-						hour: "SELECT bucket b, n v FROM transfers.pair_hourly WHERE " + where(in)},
-					countPart{day: "SELECT bucket b, out_n v FROM transfers.addr_daily WHERE " + where("address = ANY("+a+"::text[])"),
-						hour: "SELECT bucket b, n v FROM transfers.pair_hourly WHERE " + where(out)},
-					pairs(out, in),
-					// The other side in g: a probe per pair row of the listed addresses. As a set
-					// the planner hashed all of an exchange's addresses for every count, costing far
-					// more than the page beside it.
-					pairs(out, b.inGroup("to_addr", g)),
-					pairs(in, b.inGroup("from_addr", g)))
-			}
-			combine = func(v []int64) int64 {
-				in, out, self := v[0], v[1], v[2]
-				if len(v) > 3 {
-					in, out, self = in+v[3], out+v[4], self+v[5]+v[6]+v[7]
-				}
-				return pickN(f.Flow, in, out, self)
-			}
-		case !f.Base.modelled():
-			if len(f.Base.Addrs) == 0 {
-				return 0, true, nil
-			}
-			if len(f.Base.Addrs) == 1 && f.TimeFrom.IsZero() && f.TimeTo.IsZero() {
-				n, err := s.addrCountAllTime(ctx, f, f.Base.Addrs[0])
-				return n, err == nil, err
-			}
-			addrHours = true
-			a := b.arg(f.Base.Addrs)
-			in := "to_addr = ANY(" + a + "::text[])"
-			out := "from_addr = ANY(" + a + "::text[])"
-			parts = []countPart{
-				{day: "SELECT bucket b, in_n v FROM transfers.addr_daily WHERE " + where("address = ANY("+a+"::text[])"),
-					hour: "SELECT bucket b, n v FROM transfers.pair_hourly WHERE " + where(in)},
-				{day: "SELECT bucket b, out_n v FROM transfers.addr_daily WHERE " + where("address = ANY("+a+"::text[])"),
-					hour: "SELECT bucket b, n v FROM transfers.pair_hourly WHERE " + where(out)},
-				{day: "SELECT bucket b, n v FROM transfers.pair_hourly WHERE " + where(out, in),
-					hour: "SELECT bucket b, n v FROM transfers.pair_hourly WHERE " + where(out, in)},
-			}
-		default:
-			return 0, false, nil
-		}
-		if combine == nil {
-			combine = func(v []int64) int64 { return pickN(f.Flow, v[0], v[1], v[2]) }
-		}
-	default:
-		g1, neg1, ok1, err := s.simpleSide(ctx, f.From)
-		if err != nil || !ok1 {
-			return 0, false, err
-		}
-		g2, neg2, ok2, err := s.simpleSide(ctx, f.To)
-		if err != nil || !ok2 {
-			return 0, false, err
-		}
-		if g1 != "" && g2 != "" && g1 != g2 && !records.PairKept(g1, g2) {
-			return 0, false, nil // no pair rollup of these groups
-		}
-		// The count is a signed sum of at most four figures: every transfer (total), g1's out,
-		// g2's in, and those from g1 to g2 (p12). Only the figures it uses are read: reading
-		// every transfer per day over all time for from=<exchange>&to=type:cex, which is p12
-		// alone, read every day of both groups for one term.
-		type term struct {
-			sign int64
-			part countPart
-		}
-		var terms []term
-		add := func(sign int64, p countPart) { terms = append(terms, term{sign, p}) }
-		total := countPart{
-			day:  "SELECT bucket b, n v FROM transfers.chain_daily" + whereOf(keys),
-			hour: "SELECT bucket b, n v FROM transfers.chain_hourly" + whereOf(keys),
-		}
-		grpPart := func(g, col string) countPart {
-			a := b.arg(g)
-			return countPart{
-				day:  "SELECT bucket b, " + col + " v FROM transfers.grp_daily WHERE " + where("grp = "+a),
-				hour: "SELECT bucket b, " + col + " v FROM transfers.grp_hourly WHERE " + where("grp = "+a),
-			}
-		}
-		pairPart := func() countPart {
-			if g1 == g2 { // within one group: its self figures
-				return grpPart(g1, "self_n")
-			}
-			a1, a2 := b.arg(g1), b.arg(g2)
-			return countPart{
-				day:  "SELECT bucket b, n v FROM transfers.grp_pair_daily WHERE " + where("from_grp = "+a1, "to_grp = "+a2),
-				hour: "SELECT bucket b, n v FROM transfers.grp_pair_hourly WHERE " + where("from_grp = "+a1, "to_grp = "+a2),
-			}
-		}
-		// One side only: its group's figure, or every transfer less it (an exclusion).
-		oneSide := func(p countPart, neg bool) {
-			if neg {
-				add(1, total)
-				add(-1, p)
-			} else {
-				add(1, p)
-			}
-		}
-		switch {
-		case g1 == "" && g2 == "":
-			add(1, total)
-		case g2 == "": // from only
-			oneSide(grpPart(g1, "out_n"), neg1)
-		case g1 == "": // to only
-			oneSide(grpPart(g2, "in_n"), neg2)
-		case !neg1 && !neg2:
-			add(1, pairPart())
-		case !neg1:
-			add(1, grpPart(g1, "out_n"))
-			add(-1, pairPart())
-		case !neg2:
-			add(1, grpPart(g2, "in_n"))
-			add(-1, pairPart())
-		default:
-			add(1, total)
-			add(-1, grpPart(g1, "out_n"))
-			add(-1, grpPart(g2, "in_n"))
-			add(1, pairPart())
-		}
-		for _, t := range terms {
-			parts = append(parts, t.part)
-		}
-		combine = func(v []int64) int64 {
-			var n int64
-			for i, t := range terms {
-				n += t.sign * v[i]
-			}
-			return n
-		}
-	}
-	inner, outer, err := s.cappedWindowCounts(ctx, b, newWindow(f.TimeFrom, f.TimeTo), parts, combine, !addrHours)
-	if err != nil {
-		return 0, false, err
-	}
-	switch {
-	case inner >= MaxCount:
-		return MaxCount, true, nil
-	case inner == outer:
-		return int(inner), true, nil
-	}
-	// Undecided: the hours the window cuts hold transfers. Count exactly those (at most two
-	// partial hours): a live group's through its pair rows of the hour, else from the rows
-	// through the time index (from the rows, every transfer of the hour is tested against the
-	// group's addresses).
-	segs, ok := newWindow(f.TimeFrom, f.TimeTo).partialHours()
-	if !ok {
-		return 0, false, nil
-	}
-	total := inner
-	for _, sg := range segs {
-		g := f
-		g.TimeFrom, g.TimeTo = sg[0], sg[1]
-		var n int
-		var err error
-		if edgeGrp != "" {
-			n, err = s.edgeCount(ctx, g, edgeGrp)
-		} else {
-			n, err = s.rowCount(ctx, g)
-		}
-		if err != nil {
-			return 0, false, err
-		}
-		total += int64(n)
-	}
-	return int(min(total, MaxCount)), true, nil
 }
 
 // groupCountAllTime counts (capped) live group g's transfers matching f's flow, chains and

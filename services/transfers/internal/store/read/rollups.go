@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/chainintel/chainintel/services/transfers/internal/store/db"
-	"github.com/chainintel/chainintel/services/transfers/internal/store/records"
+	"github.com/jackc/pgx/v5"
 )
 
 // Bucket is one histogram bucket.
@@ -327,113 +327,71 @@ FROM (` + strings.Join(arms, "\n  UNION ALL ") + `) u(c, b, i, iu, o, ou, x, xu)
 }
 
 // groupSideHistogram answers a histogram whose only address filters are from and to, each one
-// live group or its exclusion, from the group rollups: from A = A's out, to B = B's in, both =
-// the group pair's, an exclusion subtracts from all transfers (the per-chain rollup).
+// live group or its exclusion, from the group rollups: the signed sum of the figures
+// groupSides.terms names, per bucket.
 func (s *Reader) groupSideHistogram(ctx context.Context, f TransferFilter, g string) ([]Bucket, bool, error) {
-	g1, neg1, ok1, err := s.simpleSide(ctx, f.From)
-	if err != nil || !ok1 {
-		return nil, false, err
-	}
-	g2, neg2, ok2, err := s.simpleSide(ctx, f.To)
-	if err != nil || !ok2 {
+	sides, ok, err := s.groupSides(ctx, f)
+	if err != nil || !ok {
 		return nil, false, err
 	}
 	b := s.newb(sqlb{})
 	common := b.rollupConds(f, true)
-	where := func(c ...string) string { return whereOf(append(c, common...)) }
 	sfx := "_daily"
 	if g == Hour {
 		sfx = "_hourly"
 	}
-	parts := []string{"SELECT bucket, 0 AS i, n, usd FROM transfers.chain" + sfx + where()}
-	idx := map[string]int{}
-	add := func(name, q string) {
-		idx[name] = len(parts)
-		parts = append(parts, strings.Replace(q, "SELECT bucket, ", fmt.Sprintf("SELECT bucket, %d, ", len(parts)), 1))
-	}
-	if g1 != "" {
-		add("out1", "SELECT bucket, out_n, out_usd FROM transfers.grp"+sfx+where("grp = "+b.arg(g1)))
-	}
-	if g2 != "" {
-		add("in2", "SELECT bucket, in_n, in_usd FROM transfers.grp"+sfx+where("grp = "+b.arg(g2)))
-	}
-	switch {
-	case g1 != "" && g1 == g2: // within one group: its self figures
-		add("p12", "SELECT bucket, self_n, self_usd FROM transfers.grp"+sfx+where("grp = "+b.arg(g1)))
-	case g1 != "" && g2 != "":
-		if !records.PairKept(g1, g2) {
-			return nil, false, nil // no pair rollup of these groups
-		}
-		add("p12", "SELECT bucket, n, usd FROM transfers.grp_pair"+sfx+where("from_grp = "+b.arg(g1), "to_grp = "+b.arg(g2)))
+	terms := sides.terms()
+	arms := make([]string, len(terms))
+	for i, t := range terms {
+		fs := sides.figureSQL(b, t.fig, sfx, common)
+		arms[i] = fmt.Sprintf("SELECT bucket, %d, %s, %s FROM %s", i, fs.n, fs.usd, fs.from)
 	}
 	rows, err := s.db.Query(ctx, "SELECT date_trunc('"+g+"', bucket, 'UTC'), i, sum(n)::bigint, coalesce(sum(usd), 0)::float8 FROM ("+
-		strings.Join(parts, " UNION ALL ")+") u(bucket, i, n, usd) GROUP BY 1, 2", db.Exec(b.args)...)
+		strings.Join(arms, " UNION ALL ")+") u(bucket, i, n, usd) GROUP BY 1, 2", db.Exec(b.args)...)
 	if err != nil {
 		return nil, false, fmt.Errorf("group histogram: %w", err)
 	}
-	defer rows.Close()
-	type val struct {
-		n   []int64
-		usd []float64
-	}
-	byTime := map[time.Time]*val{}
-	for rows.Next() {
-		var t time.Time
-		var i int
-		var n int64
-		var usd float64
-		if err := rows.Scan(&t, &i, &n, &usd); err != nil {
-			return nil, false, fmt.Errorf("scan group histogram: %w", err)
-		}
-		v := byTime[t]
-		if v == nil {
-			v = &val{make([]int64, len(parts)), make([]float64, len(parts))}
-			byTime[t] = v
-		}
-		v.n[i], v.usd[i] = n, usd
-	}
-	if err := rows.Err(); err != nil {
+	byTime, err := scanTermBuckets(rows, len(terms))
+	if err != nil {
 		return nil, false, err
-	}
-	pick := func(v []int64, u []float64) (int64, float64) {
-		at := func(name string) (int64, float64) {
-			i, ok := idx[name]
-			if !ok {
-				return 0, 0
-			}
-			return v[i], u[i]
-		}
-		tn, tu := v[0], u[0]
-		on, ou := at("out1")
-		in, iu := at("in2")
-		pn, pu := at("p12")
-		switch {
-		case g2 == "" && neg1:
-			return tn - on, tu - ou
-		case g2 == "":
-			return on, ou
-		case g1 == "" && neg2:
-			return tn - in, tu - iu
-		case g1 == "":
-			return in, iu
-		case !neg1 && !neg2:
-			return pn, pu
-		case !neg1:
-			return on - pn, ou - pu
-		case !neg2:
-			return in - pn, iu - pu
-		}
-		return tn - on - in + pn, tu - ou - iu + pu
 	}
 	var out []Bucket
 	for t, v := range byTime {
-		n, usd := pick(v.n, v.usd)
+		n, usd := sumTerms(terms, v.n, v.usd)
 		if n > 0 {
 			out = append(out, Bucket{Time: t.UTC(), Count: n, USD: usd})
 		}
 	}
 	sortBuckets(out)
 	return out, true, nil
+}
+
+// termValues are one bucket's figures, one per term.
+type termValues struct {
+	n   []int64
+	usd []float64
+}
+
+// scanTermBuckets reads rows of (bucket, term index, count, usd) into each bucket's figures.
+func scanTermBuckets(rows pgx.Rows, terms int) (map[time.Time]*termValues, error) {
+	defer rows.Close()
+	byTime := map[time.Time]*termValues{}
+	for rows.Next() {
+		var t time.Time
+		var i int
+		var n int64
+		var usd float64
+		if err := rows.Scan(&t, &i, &n, &usd); err != nil {
+			return nil, fmt.Errorf("scan group histogram: %w", err)
+		}
+		v := byTime[t]
+		if v == nil {
+			v = &termValues{make([]int64, terms), make([]float64, terms)}
+			byTime[t] = v
+		}
+		v.n[i], v.usd[i] = n, usd
+	}
+	return byTime, rows.Err()
 }
 
 func (s *Reader) baseHistogram(ctx context.Context, f TransferFilter, g string) ([]Bucket, error) {
