@@ -54,6 +54,11 @@ type TransferFilter struct {
 // typedSides flags the sets of a TransferFilter's From and To that are live entity types.
 type typedSides struct{ fromIn, fromNot, toIn, toNot bool }
 
+// ranged reports whether f has a value or USD range, which no rollup sums per transfer.
+func (f TransferFilter) ranged() bool {
+	return f.ValueGte != nil || f.ValueLte != nil || f.USDGte != nil || f.USDLte != nil
+}
+
 // Page orders and slices a list.
 type Page struct {
 	SortKey string // time, value, usd

@@ -78,67 +78,82 @@ func (s *Reader) Histogram(ctx context.Context, f TransferFilter, g string) ([]B
 	if !f.TimeTo.IsZero() {
 		f.TimeTo = f.TimeTo.UTC().Truncate(step).Add(step - time.Microsecond)
 	}
-	b := s.newb(sqlb{})
-	trunc := func(col string) string { return "date_trunc('" + g + "', " + col + ", 'UTC')" }
-	var q string
 	switch {
-	case f.ValueGte != nil || f.ValueLte != nil || f.USDGte != nil || f.USDLte != nil:
-		grp, err := s.edgePlan(ctx, f)
-		if err != nil {
-			return nil, err
-		}
-		if grp == "" {
-			if f, grp, err = s.edgeSidePlan(ctx, f); err != nil {
-				return nil, err
-			}
-		}
-		b.rows, b.counting = true, true
-		if grp != "" {
-			q = b.edgeRangeHistogramSQL(f, grp, g)
-			break
-		}
-		ga, addrs, err := s.entityAddrsPlan(ctx, f)
-		if err != nil {
-			return nil, err
-		}
-		if addrs != nil {
-			return s.entityAddrsRangeHistogram(ctx, f, ga, addrs, g)
-		}
-		if q = b.rowsHistogramSQL(f, g); q == "" {
-			return nil, nil
-		}
+	case f.ranged():
+		return s.rangeHistogram(ctx, f, g)
 	case !f.HasBase && !f.HasCP && (f.From.Active() || f.To.Active()):
 		if bs, ok, err := s.groupSideHistogram(ctx, f, g); err != nil || ok {
 			return bs, err
 		}
-		fallthrough
+		return s.pairHistogram(ctx, f, g)
 	case f.From.Active() || f.To.Active() || f.HasCP:
-		arms := b.flowBranches("from_addr", "to_addr", f.Base, f.HasBase, f.Flow, f.Counterparties, f.HasCP)
-		common := append(b.rollupConds(f, true), b.side("from_addr", f.From)...)
-		common = append(common, b.side("to_addr", f.To)...)
-		var parts []string
-		for _, br := range arms {
-			if !br.empty() {
-				parts = append(parts, b.aggArm("transfers.pair_hourly", trunc("bucket")+" AS b, n, usd", br, common))
-			}
-		}
-		if len(parts) == 0 {
-			return nil, nil
-		}
-		q = "SELECT b, sum(n), sum(usd)::float8 FROM (" + strings.Join(parts, " UNION ALL ") + ") u GROUP BY b HAVING sum(n) > 0 ORDER BY b"
+		return s.pairHistogram(ctx, f, g)
 	case f.HasBase:
 		return s.baseHistogram(ctx, f, g)
-	default:
-		table := "chain_hourly"
-		if g == Day {
-			table = "chain_daily"
-		}
-		q = "SELECT " + trunc("bucket") + " AS b, sum(n), sum(usd)::float8 FROM transfers." + table
-		if c := b.rollupConds(f, true); len(c) > 0 {
-			q += " WHERE " + strings.Join(c, " AND ")
-		}
-		q += " GROUP BY 1 HAVING sum(n) > 0 ORDER BY 1"
 	}
+	return s.chainHistogram(ctx, f, g)
+}
+
+// rangeHistogram is the histogram of a filter with a value or USD range: through a live
+// entity's pair rows where one is the base or a side (edgeRangeHistogramSQL), an entity and
+// addresses beside it in parts (entityAddrsRangeHistogram), else from the matching rows.
+func (s *Reader) rangeHistogram(ctx context.Context, f TransferFilter, g string) ([]Bucket, error) {
+	grp, err := s.edgePlan(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	if grp == "" {
+		if f, grp, err = s.edgeSidePlan(ctx, f); err != nil {
+			return nil, err
+		}
+	}
+	b := s.newb(sqlb{rows: true, counting: true})
+	if grp != "" {
+		return s.buckets(ctx, b.edgeRangeHistogramSQL(f, grp, g), b.args)
+	}
+	ga, addrs, err := s.entityAddrsPlan(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	if addrs != nil {
+		return s.entityAddrsRangeHistogram(ctx, f, ga, addrs, g)
+	}
+	q := b.rowsHistogramSQL(f, g)
+	if q == "" {
+		return nil, nil
+	}
+	return s.buckets(ctx, q, b.args)
+}
+
+// pairHistogram is the histogram of a filter with from, to or counterparty sets, from the
+// address pair rollup.
+func (s *Reader) pairHistogram(ctx context.Context, f TransferFilter, g string) ([]Bucket, error) {
+	b := s.newb(sqlb{})
+	arms := b.flowBranches("from_addr", "to_addr", f.Base, f.HasBase, f.Flow, f.Counterparties, f.HasCP)
+	common := append(b.rollupConds(f, true), b.side("from_addr", f.From)...)
+	common = append(common, b.side("to_addr", f.To)...)
+	var parts []string
+	for _, br := range arms {
+		if !br.empty() {
+			parts = append(parts, b.aggArm("transfers.pair_hourly", "date_trunc('"+g+"', bucket, 'UTC') AS b, n, usd", br, common))
+		}
+	}
+	if len(parts) == 0 {
+		return nil, nil
+	}
+	q := "SELECT b, sum(n), sum(usd)::float8 FROM (" + strings.Join(parts, " UNION ALL ") + ") u GROUP BY b HAVING sum(n) > 0 ORDER BY b"
+	return s.buckets(ctx, q, b.args)
+}
+
+// chainHistogram is the histogram of a filter with no address set, from the per-chain rollup.
+func (s *Reader) chainHistogram(ctx context.Context, f TransferFilter, g string) ([]Bucket, error) {
+	b := s.newb(sqlb{})
+	table := "chain_hourly"
+	if g == Day {
+		table = "chain_daily"
+	}
+	q := "SELECT date_trunc('" + g + "', bucket, 'UTC') AS b, sum(n), sum(usd)::float8 FROM transfers." + table + whereOf(b.rollupConds(f, true)) +
+		" GROUP BY 1 HAVING sum(n) > 0 ORDER BY 1"
 	return s.buckets(ctx, q, b.args)
 }
 
@@ -518,8 +533,7 @@ func (s *Reader) Counterparties(ctx context.Context, f CounterpartyFilter) ([]Co
 	set := f.Addrs
 	var arms []string
 	if grp != "" {
-		// A live group: its all-time counterparty rollup (no window, no token filter), or its
-		// pair rows; the listed addresses outside the group are added below, and are not
+		// A live group: the listed addresses outside the group are added below, and are not
 		// counterparties.
 		outside, err := s.outsideGroup(ctx, f.Addrs.Addrs, grp)
 		if err != nil {
@@ -530,59 +544,16 @@ func (s *Reader) Counterparties(ctx context.Context, f CounterpartyFilter) ([]Co
 		if allTime && set.Empty() {
 			return s.groupCounterparties(ctx, f, grp)
 		}
-		ga := b.arg(grp)
-		notListed := func(col string) string {
-			if set.Empty() {
-				return ""
-			}
-			return " AND " + b.notMember(col, set)
-		}
-		if allTime { // and holds only the chain condition
-			arms = append(arms, `SELECT chain, cp, `+cpColumns[f.Flow]+` FROM transfers.grp_cp WHERE grp = `+ga+and+notListed("cp"))
-		} else {
-			if f.Flow != "in" {
-				arms = append(arms, `SELECT e.chain, e.to_addr AS cp, 0, e.n, e.n, e.usd, e.value FROM transfers.grp_edges e
-				  WHERE e.grp = `+ga+` AND e.side = 1`+and+notListed("e.to_addr"))
-			}
-			if f.Flow != "out" {
-				arms = append(arms, `SELECT e.chain, e.from_addr AS cp, e.n, 0, e.n, e.usd, e.value FROM transfers.grp_edges e
-				  WHERE e.grp = `+ga+` AND e.side = 2`+and+notListed("e.from_addr"))
-			}
-		}
+		arms = b.groupCounterpartyArms(f, grp, set, and, allTime)
 	}
 	if !set.Empty() {
-		excl := func(col string) string {
-			if grp == "" {
-				return ""
-			}
-			return " AND NOT " + b.inGroup(col, grp)
-		}
-		if f.Flow != "in" {
-			arms = append(arms, `SELECT chain, to_addr AS cp, 0, n, n, usd, value FROM transfers.pair_hourly
-			  WHERE `+b.member("from_addr", set)+` AND `+b.notMember("to_addr", set)+and+excl("to_addr"))
-		}
-		if f.Flow != "out" {
-			arms = append(arms, `SELECT chain, from_addr AS cp, n, 0, n, usd, value FROM transfers.pair_hourly
-			  WHERE `+b.member("to_addr", set)+` AND `+b.notMember("from_addr", set)+and+excl("from_addr"))
-		}
+		arms = append(arms, b.setCounterpartyArms(f, set, grp, and)...)
 	}
 	if len(arms) == 0 {
 		return nil, nil
 	}
-	var having []string
-	if f.USDGte != nil {
-		having = append(having, "sum(usd) >= "+b.arg(*f.USDGte))
-	}
-	if f.USDLte != nil {
-		having = append(having, "sum(usd) <= "+b.arg(*f.USDLte))
-	}
-	if f.ValueGte != nil {
-		having = append(having, "sum(value) >= "+b.arg(*f.ValueGte))
-	}
-	if f.ValueLte != nil {
-		having = append(having, "sum(value) <= "+b.arg(*f.ValueLte))
-	}
-	having = append(having, "sum(n) > 0")
+	ranges := TransferFilter{USDGte: f.USDGte, USDLte: f.USDLte, ValueGte: f.ValueGte, ValueLte: f.ValueLte}
+	having := append(b.rangeConds(ranges, "sum(usd)", "sum(value)"), "sum(n) > 0")
 	q := `WITH g AS (
   SELECT chain, cp, sum(in_n) > 0 AS has_in, sum(out_n) > 0 AS has_out, sum(n) AS n, sum(usd) AS usd
   FROM (` + strings.Join(arms, " UNION ALL ") + `) p(chain, cp, in_n, out_n, n, usd, value) GROUP BY cp, chain HAVING ` + strings.Join(having, " AND ") + `
@@ -602,6 +573,55 @@ SELECT chain, cp, has_in, has_out, n, usd::float8 FROM r WHERE rn <= ` + b.arg(f
 		out = append(out, c)
 	}
 	return out, rows.Err()
+}
+
+// groupCounterpartyArms are the union arms (chain, cp, in_n, out_n, n, usd, value) of live
+// group grp's counterparties: its all-time counterparty rollup (allTime: no window, no token
+// filter; and then holds only the chain condition), or its pair rows. The addresses of set
+// (listed beside the group) are not counterparties.
+func (b *sqlb) groupCounterpartyArms(f CounterpartyFilter, grp string, set AddrSet, and string, allTime bool) []string {
+	ga := b.arg(grp)
+	notListed := func(col string) string {
+		if set.Empty() {
+			return ""
+		}
+		return " AND " + b.notMember(col, set)
+	}
+	if allTime {
+		return []string{`SELECT chain, cp, ` + cpColumns[f.Flow] + ` FROM transfers.grp_cp WHERE grp = ` + ga + and + notListed("cp")}
+	}
+	var arms []string
+	if f.Flow != "in" {
+		arms = append(arms, `SELECT e.chain, e.to_addr AS cp, 0, e.n, e.n, e.usd, e.value FROM transfers.grp_edges e
+				  WHERE e.grp = `+ga+` AND e.side = 1`+and+notListed("e.to_addr"))
+	}
+	if f.Flow != "out" {
+		arms = append(arms, `SELECT e.chain, e.from_addr AS cp, e.n, 0, e.n, e.usd, e.value FROM transfers.grp_edges e
+				  WHERE e.grp = `+ga+` AND e.side = 2`+and+notListed("e.from_addr"))
+	}
+	return arms
+}
+
+// setCounterpartyArms are the union arms of the counterparties of listed addresses set, from
+// the pair rollup: the set's own addresses, and those of live group grp (when set is listed
+// beside it), are not counterparties.
+func (b *sqlb) setCounterpartyArms(f CounterpartyFilter, set AddrSet, grp, and string) []string {
+	excl := func(col string) string {
+		if grp == "" {
+			return ""
+		}
+		return " AND NOT " + b.inGroup(col, grp)
+	}
+	var arms []string
+	if f.Flow != "in" {
+		arms = append(arms, `SELECT chain, to_addr AS cp, 0, n, n, usd, value FROM transfers.pair_hourly
+			  WHERE `+b.member("from_addr", set)+` AND `+b.notMember("to_addr", set)+and+excl("to_addr"))
+	}
+	if f.Flow != "out" {
+		arms = append(arms, `SELECT chain, from_addr AS cp, n, 0, n, usd, value FROM transfers.pair_hourly
+			  WHERE `+b.member("to_addr", set)+` AND `+b.notMember("from_addr", set)+and+excl("from_addr"))
+	}
+	return arms
 }
 
 // cpColumns are grp_cp's in_n, out_n, n, usd and value for a counterparty flow.
