@@ -118,25 +118,7 @@ func (s *Reader) edgePage(ctx context.Context, f TransferFilter, g string, p Pag
 	}
 	need := p.Offset + p.Limit
 	asc := p.SortDir == "asc"
-	dir := "DESC"
-	if asc {
-		dir = "ASC"
-	}
-	// The hour the window cuts where the read starts (timeLte inside an hour, for a keyset page
-	// turn) holds transfers outside it: its pair rows count towards the page by the part of
-	// the hour inside the window. Counted whole, they stopped the first round at that hour (two
-	// minutes of transfers, say) and a second round read the page again: 2 of 3 keyset page
-	// turns of an exchange did so. Left out, the page read an hour more than it needed.
-	var cutHour time.Time
-	cutPart := 1.0
-	const cutMargin = 0.6 // an even share would fall short of a page about half the time
-	if t := f.TimeTo.UTC(); !asc && !t.IsZero() {
-		if end := t.Add(time.Microsecond); !end.Equal(end.Truncate(time.Hour)) {
-			cutHour, cutPart = end.Truncate(time.Hour), float64(end.Sub(end.Truncate(time.Hour)))/float64(time.Hour)
-		}
-	} else if t := f.TimeFrom.UTC(); asc && !t.IsZero() && !t.Equal(t.Truncate(time.Hour)) {
-		cutHour, cutPart = t.Truncate(time.Hour), float64(t.Truncate(time.Hour).Add(time.Hour).Sub(t))/float64(time.Hour)
-	}
+	cut := newPageCut(f, asc)
 	// Each round reads pair rows holding want transfers (more of them while those read hold
 	// fewer: reading pair rows is cheap beside reading their transfers), then the transfers of
 	// their hours. When the filters leave fewer than need of them (a value range, a window that
@@ -144,50 +126,14 @@ func (s *Reader) edgePage(ctx context.Context, f TransferFilter, g string, p Pag
 	// round wants four times as many, so the bound moves on instead of stopping at the same hour
 	// again.
 	for want := float64(need); ; want *= 4 {
-		var bound time.Time
-		var exhausted bool
 		lim := int(want)
-		if !cutHour.IsZero() {
+		if !cut.hour.IsZero() {
 			lim *= 4 // the cut hour's pair rows count for less: a busy one fills the first read
 		}
-		for ; ; lim *= 4 {
-			b := s.newb(sqlb{rows: true})
-			rows, err := s.db.Query(ctx, `SELECT e.bucket, e.n FROM transfers.grp_edges e WHERE `+strings.Join(b.edgeConds(f, g), " AND ")+
-				` ORDER BY e.bucket `+dir+fmt.Sprintf(" LIMIT %d", lim), db.Exec(b.args)...)
-			if err != nil {
-				return nil, fmt.Errorf("pair rows of %s: %w", g, err)
-			}
-			var sum float64
-			read := 0
-			bound = time.Time{}
-			for rows.Next() {
-				var t time.Time
-				var n int64
-				if err := rows.Scan(&t, &n); err != nil {
-					rows.Close()
-					return nil, fmt.Errorf("scan pair rows of %s: %w", g, err)
-				}
-				read++
-				if sum < want || t.Equal(bound) {
-					bound = t
-					if t.Equal(cutHour) {
-						sum += float64(n) * cutPart * cutMargin
-					} else {
-						sum += float64(n)
-					}
-				}
-			}
-			if err := rows.Err(); err != nil {
-				return nil, fmt.Errorf("pair rows of %s: %w", g, err)
-			}
-			if read == 0 {
-				return nil, nil
-			}
-			if exhausted = read < lim; exhausted || sum >= want {
-				break
-			}
+		bound, exhausted, found, err := s.pageBound(ctx, f, g, asc, want, lim, cut)
+		if err != nil || !found {
+			return nil, err
 		}
-		b := s.newb(sqlb{rows: true})
 		var lo, hi time.Time
 		if !exhausted {
 			if asc {
@@ -196,6 +142,7 @@ func (s *Reader) edgePage(ctx context.Context, f TransferFilter, g string, p Pag
 				lo = bound
 			}
 		}
+		b := s.newb(sqlb{rows: true})
 		from := b.edgeRows(f, g, transferSelect, lo, hi)
 		out, err := s.db.Query(ctx, `SELECT `+transferSelectOuter+` FROM (SELECT t.* FROM `+from+`) u ORDER BY `+orderBy("time", p.SortDir)+
 			fmt.Sprintf(" LIMIT %d", need), db.Exec(b.args)...)
@@ -213,6 +160,91 @@ func (s *Reader) edgePage(ctx context.Context, f TransferFilter, g string, p Pag
 			return list[p.Offset:], nil
 		}
 	}
+}
+
+// pageCut is the hour the window cuts where a page's read starts (timeLte inside an hour, for
+// a keyset page turn), and the share of that hour inside the window. That hour holds transfers
+// outside the window: its pair rows count towards the page by the part of the hour inside it.
+// Counted whole, they stopped the first round at that hour (two minutes of transfers, say) and
+// a second round read the page again (most keyset page turns of an exchange did so). Left out,
+// the page read an hour more than it needed.
+type pageCut struct {
+	hour time.Time // zero: none
+	part float64
+}
+
+// cutMargin scales a cut hour's share: an even share would fall short of a page about half the
+// time.
+const cutMargin = 0.6
+
+func newPageCut(f TransferFilter, asc bool) pageCut {
+	if t := f.TimeTo.UTC(); !asc && !t.IsZero() {
+		if end := t.Add(time.Microsecond); !end.Equal(end.Truncate(time.Hour)) {
+			return pageCut{end.Truncate(time.Hour), float64(end.Sub(end.Truncate(time.Hour))) / float64(time.Hour)}
+		}
+	} else if t := f.TimeFrom.UTC(); asc && !t.IsZero() && !t.Equal(t.Truncate(time.Hour)) {
+		return pageCut{t.Truncate(time.Hour), float64(t.Truncate(time.Hour).Add(time.Hour).Sub(t)) / float64(time.Hour)}
+	}
+	return pageCut{part: 1}
+}
+
+// weight is how many of a pair row's n transfers of hour t count towards a page.
+func (c pageCut) weight(t time.Time, n int64) float64 {
+	if t.Equal(c.hour) {
+		return float64(n) * c.part * cutMargin
+	}
+	return float64(n)
+}
+
+// pageBound reads group g's pair rows matching f in page order, lim at first and four times
+// more each time, until those read hold want transfers (weighed by cut), and returns the hour
+// of the last of them (bound: all pair rows of that hour count). exhausted reports every pair
+// row was read; found is false when there is none.
+func (s *Reader) pageBound(ctx context.Context, f TransferFilter, g string, asc bool, want float64, lim int, cut pageCut) (bound time.Time, exhausted, found bool, err error) {
+	dir := "DESC"
+	if asc {
+		dir = "ASC"
+	}
+	for ; ; lim *= 4 {
+		b := s.newb(sqlb{rows: true})
+		rows, err := s.db.Query(ctx, `SELECT e.bucket, e.n FROM transfers.grp_edges e WHERE `+strings.Join(b.edgeConds(f, g), " AND ")+
+			` ORDER BY e.bucket `+dir+fmt.Sprintf(" LIMIT %d", lim), db.Exec(b.args)...)
+		if err != nil {
+			return bound, false, false, fmt.Errorf("pair rows of %s: %w", g, err)
+		}
+		var sum float64
+		var read int
+		bound, sum, read, err = boundOf(rows, want, cut)
+		if err != nil {
+			return bound, false, false, fmt.Errorf("pair rows of %s: %w", g, err)
+		}
+		if read == 0 {
+			return bound, false, false, nil
+		}
+		if exhausted = read < lim; exhausted || sum >= want {
+			return bound, exhausted, true, nil
+		}
+	}
+}
+
+// boundOf scans pair rows (hour, n) in page order: bound is the hour at which they hold want
+// transfers (every pair row of that hour counted), or the last one's; sum what they hold up to
+// it; read how many rows there were.
+func boundOf(rows pgx.Rows, want float64, cut pageCut) (bound time.Time, sum float64, read int, err error) {
+	defer rows.Close()
+	for rows.Next() {
+		var t time.Time
+		var n int64
+		if err := rows.Scan(&t, &n); err != nil {
+			return bound, sum, read, fmt.Errorf("scan: %w", err)
+		}
+		read++
+		if sum < want || t.Equal(bound) {
+			bound = t
+			sum += cut.weight(t, n)
+		}
+	}
+	return bound, sum, read, rows.Err()
 }
 
 // edgeNewestPage reads a first page (no offset: a first page or a keyset page turn) of group
@@ -246,50 +278,8 @@ func (s *Reader) edgeNewestPage(ctx context.Context, f TransferFilter, g string,
 	asc := p.SortDir == "asc"
 	b := s.newb(sqlb{rows: true})
 	conds := strings.Join(b.edgeConds(f, g), " AND ")
-	first, last := "coalesce(e.t_first, e.bucket)", "coalesce(e.t_last, e.bucket + interval '1 hour' - interval '1 microsecond')"
-	key, dir, cmp, open := last, "DESC", ">=", "'-infinity'"
-	if asc {
-		key, dir, cmp, open = first, "ASC", "<=", "'infinity'"
-	}
-	// A window cutting an hour: pair rows whose transfers all lie outside it are left out (each
-	// would take a place among the page's pair rows and hold nothing), the others keyed by the
-	// window's end at the latest.
-	//
-	// The cut is taken from another time of each pair row, one it surely has a transfer of the
-	// window at or beyond (newest first: at or after; oldest first: at or before), where its
-	// bounds tell one: its newest transfer when inside the window, else its oldest (the window's
-	// end falls between them), else its hour when the window holds all of it; else none (NULL).
-	// A pair row whose transfers straddle the window's end has its key at that end but may hold
-	// nothing from the cut on; cut by keys, it took a place among the page's Limit with nothing,
-	// the page fell short and was read again hour by hour (a few in a hundred keyset turns of an
-	// exchange). Each such time lies in its pair row's hour, so the cut lies in the hours read,
-	// and every pair row keyed at or beyond it is among them.
-	hourEnd := "e.bucket + interval '1 hour' - interval '1 microsecond'"
-	sure := "coalesce(e.t_last, e.bucket)"
-	if asc {
-		sure = "coalesce(e.t_first, " + hourEnd + ")"
-	}
-	var in string
-	if t := f.TimeFrom; asc && !t.IsZero() {
-		a := b.arg(t)
-		key, in = "greatest("+key+", "+a+"::timestamptz)", " AND "+last+" >= "+a+"::timestamptz"
-		sure = "CASE WHEN e.t_first IS NULL THEN CASE WHEN e.bucket >= " + a + "::timestamptz THEN " + hourEnd + " END WHEN e.t_first >= " +
-			a + "::timestamptz THEN e.t_first ELSE e.t_last END"
-	} else if t := f.TimeTo; !asc && !t.IsZero() {
-		a := b.arg(t)
-		key, in = "least("+key+", "+a+"::timestamptz)", " AND "+first+" <= "+a+"::timestamptz"
-		sure = "CASE WHEN e.t_last IS NULL THEN CASE WHEN " + hourEnd + " <= " + a + "::timestamptz THEN e.bucket END WHEN e.t_last <= " +
-			a + "::timestamptz THEN e.t_last ELSE e.t_first END"
-	}
-	conds += in
-	// A page of the group's transfers by chain, token and time alone has one best plan whatever
-	// the values (the group's pair rows by hour; each pair row's transfers by its sender's index):
-	// its two reads keep their generic plans. Ranges and side conditions stay planned with their
-	// values (a USD bound may be best read through grp_edges_usd, a set hashed).
-	query := func(sql string, args []any) (pgx.Rows, error) { return s.db.Query(ctx, sql, db.Exec(args)...) }
-	if !f.From.Active() && !f.To.Active() && !f.HasCP && f.USDGte == nil && f.USDLte == nil && f.ValueGte == nil && f.ValueLte == nil {
-		query = func(sql string, args []any) (pgx.Rows, error) { return s.db.QueryGeneric(ctx, sql, args...) }
-	}
+	k := newNewestKeys(b, f, asc)
+	query := s.pageQuery(ctx, f)
 	rows, err := query(fmt.Sprintf(`WITH pr AS MATERIALIZED (
   SELECT e.from_addr, e.to_addr, e.chain, e.token, e.bucket, e.uid, e.t_first, %[1]s AS k, %[7]s AS g FROM transfers.grp_edges e
   WHERE %[2]s AND e.bucket %[3]s coalesce((SELECT e.bucket FROM transfers.grp_edges e WHERE %[2]s
@@ -297,76 +287,29 @@ func (s *Reader) edgeNewestPage(ctx context.Context, f TransferFilter, g string,
 ), cut AS (SELECT (SELECT g FROM pr ORDER BY g %[4]s NULLS LAST OFFSET %[5]d LIMIT 1) AS k)
 SELECT pr.from_addr, pr.to_addr, pr.chain, pr.token, pr.bucket, pr.uid, pr.t_first, cut.k FROM pr, cut
 WHERE cut.k IS NULL OR pr.k %[3]s cut.k`,
-		key, conds, cmp, dir, p.Limit-1, open, sure), b.args)
+		k.key, conds+k.in, k.cmp, k.dir, p.Limit-1, k.open, k.sure), b.args)
 	if err != nil {
 		return nil, false, fmt.Errorf("pair rows of %s: %w", g, err)
 	}
-	// Pair rows of one known transfer (uid, migration 22) are read by the natural key, the others
-	// through their sender's index; the attributions of every pair row's addresses are read beside the transfers (Page.Attributions).
-	var from, to, chain, token, allChains, allAddrs []string
-	var buckets, uidTimes []time.Time
-	var uids []pgtype.UUID
-	var lo, hi time.Time
-	var cut *time.Time // none: fewer than Limit pair rows with a sure time (below)
-	for rows.Next() {
-		var fa, ta, c, tk string
-		var bk time.Time
-		var uid pgtype.UUID
-		var tf *time.Time
-		if err := rows.Scan(&fa, &ta, &c, &tk, &bk, &uid, &tf, &cut); err != nil {
-			rows.Close()
-			return nil, false, fmt.Errorf("scan pair rows of %s: %w", g, err)
-		}
-		allChains, allAddrs = append(allChains, c, c), append(allAddrs, fa, ta)
-		if uid.Valid && tf != nil && s.opt.PairUIDs {
-			uids, uidTimes = append(uids, uid), append(uidTimes, *tf)
-		} else {
-			from, to, chain, token, buckets = append(from, fa), append(to, ta), append(chain, c), append(token, tk), append(buckets, bk)
-		}
-		if lo.IsZero() || bk.Before(lo) {
-			lo = bk
-		}
-		if bk.After(hi) {
-			hi = bk
-		}
-	}
-	if err := rows.Err(); err != nil {
+	pr, err := scanPagePairRows(rows, s.opt.PairUIDs)
+	if err != nil {
 		return nil, false, fmt.Errorf("pair rows of %s: %w", g, err)
 	}
-	if len(allAddrs) == 0 {
+	if len(pr.allAddrs) == 0 {
 		return nil, false, nil // fewer pair rows than a page
 	}
 	// The page's transfers are among these pair rows': their senders and recipients.
-	p.beside.start(ctx, s, allChains, allAddrs)
-	// The pair rows as a relation (their text in the transfers columns' collation, so each probe
-	// uses the index), and their hours' span as parameters, by which the executor prunes the
-	// partitions. When the hours lie in one month (nearly every page) the read names that month's
+	p.beside.start(ctx, s, pr.allChains, pr.allAddrs)
+	// When the hours lie in one month (nearly every page) the read names that month's
 	// partition: its generic plan is one table's, where the partitioned table's plans every
 	// partition (paid by each connection on its first turn, and growing with the months kept). A
 	// partition that is not there (dropped) falls back to the partitioned table.
-	read := func(table string) ([]TransferRow, error) {
-		b := s.newb(sqlb{rows: true})
-		e := `(SELECT u.f COLLATE "C" AS from_addr, u.t COLLATE "C" AS to_addr, u.c COLLATE "C" AS chain, u.k COLLATE "C" AS token, u.b AS bucket
-  FROM unnest(` + b.arg(from) + `::text[], ` + b.arg(to) + `::text[], ` + b.arg(chain) + `::text[], ` + b.arg(token) + `::text[], ` +
-			b.arg(buckets) + `::timestamptz[]) u(f, t, c, k, b)) e`
-		var atCut []string
-		if cut != nil {
-			atCut = append(atCut, "t.block_time "+cmp+" "+b.arg(*cut)+"::timestamptz")
-		}
-		probe := b.edgeProbe(f, transferSelect, lo, hi, table, atCut...)
-		k := `unnest(` + b.arg(uids) + `::uuid[], ` + b.arg(uidTimes) + `::timestamptz[]) k(uid, bt)`
-		byKey := b.edgeKeyProbe(f, transferSelect, lo, hi, table, atCut...)
-		out, err := query(`SELECT `+transferSelectOuter+` FROM (SELECT t.* FROM `+k+` CROSS JOIN LATERAL `+byKey+` t
-  UNION ALL SELECT t.* FROM `+e+` CROSS JOIN LATERAL `+probe+` t) u ORDER BY `+
-			orderBy("time", p.SortDir)+fmt.Sprintf(" LIMIT %d", p.Limit), b.args)
-		if err != nil {
-			return nil, err
-		}
-		return scanTransfers(out) // an error of the statement may come with its rows
-	}
-	part := monthPartition("transfers", lo, hi.Add(time.Hour-time.Microsecond))
+	part := monthPartition("transfers", pr.lo, pr.hi.Add(time.Hour-time.Microsecond))
 	if part != "" && !s.attached(ctx, part) {
 		part = ""
+	}
+	read := func(table string) ([]TransferRow, error) {
+		return s.pagePairRowsTransfers(query, f, p, pr, k.cmp, table)
 	}
 	if part != "" {
 		list, err = read(part)
@@ -378,6 +321,128 @@ WHERE cut.k IS NULL OR pr.k %[3]s cut.k`,
 		return nil, false, fmt.Errorf("list transfers of %s: %w", g, err)
 	}
 	return list, len(list) == p.Limit, nil
+}
+
+// newestKeys are the SQL of edgeNewestPage's keys for a pair row e: key, the latest (oldest
+// first: earliest) its transfers in the window can be; sure, a time it surely has a transfer of
+// the window at or beyond (NULL: none known); in, the condition leaving out pair rows wholly
+// outside the window; dir, cmp and open the order, its comparison and its open end.
+type newestKeys struct {
+	key, sure, in, dir, cmp, open string
+}
+
+// newNewestKeys renders f's newestKeys (its window's bound becomes an argument of b).
+//
+// A window cutting an hour: pair rows whose transfers all lie outside it are left out (each
+// would take a place among the page's pair rows and hold nothing), the others keyed by the
+// window's end at the latest.
+//
+// The cut is taken from another time of each pair row, one it surely has a transfer of the
+// window at or beyond (newest first: at or after; oldest first: at or before), where its
+// bounds tell one: its newest transfer when inside the window, else its oldest (the window's
+// end falls between them), else its hour when the window holds all of it; else none (NULL).
+// A pair row whose transfers straddle the window's end has its key at that end but may hold
+// nothing from the cut on; cut by keys, it took a place among the page's Limit with nothing,
+// the page fell short and was read again hour by hour (a few in a hundred keyset turns of an
+// exchange). Each such time lies in its pair row's hour, so the cut lies in the hours read,
+// and every pair row keyed at or beyond it is among them.
+func newNewestKeys(b *sqlb, f TransferFilter, asc bool) newestKeys {
+	first, last := "coalesce(e.t_first, e.bucket)", "coalesce(e.t_last, e.bucket + interval '1 hour' - interval '1 microsecond')"
+	hourEnd := "e.bucket + interval '1 hour' - interval '1 microsecond'"
+	k := newestKeys{key: last, sure: "coalesce(e.t_last, e.bucket)", dir: "DESC", cmp: ">=", open: "'-infinity'"}
+	if asc {
+		k = newestKeys{key: first, sure: "coalesce(e.t_first, " + hourEnd + ")", dir: "ASC", cmp: "<=", open: "'infinity'"}
+	}
+	if t := f.TimeFrom; asc && !t.IsZero() {
+		a := b.arg(t)
+		k.key, k.in = "greatest("+k.key+", "+a+"::timestamptz)", " AND "+last+" >= "+a+"::timestamptz"
+		k.sure = "CASE WHEN e.t_first IS NULL THEN CASE WHEN e.bucket >= " + a + "::timestamptz THEN " + hourEnd + " END WHEN e.t_first >= " +
+			a + "::timestamptz THEN e.t_first ELSE e.t_last END"
+	} else if t := f.TimeTo; !asc && !t.IsZero() {
+		a := b.arg(t)
+		k.key, k.in = "least("+k.key+", "+a+"::timestamptz)", " AND "+first+" <= "+a+"::timestamptz"
+		k.sure = "CASE WHEN e.t_last IS NULL THEN CASE WHEN " + hourEnd + " <= " + a + "::timestamptz THEN e.bucket END WHEN e.t_last <= " +
+			a + "::timestamptz THEN e.t_last ELSE e.t_first END"
+	}
+	return k
+}
+
+// pageQuery is how edgeNewestPage runs its two reads. A page of the group's transfers by chain,
+// token and time alone has one best plan whatever the values (the group's pair rows by hour;
+// each pair row's transfers by its sender's index): its reads keep their generic plans. Ranges
+// and side conditions stay planned with their values (a USD bound may be best read through
+// grp_edges_usd, a set hashed).
+func (s *Reader) pageQuery(ctx context.Context, f TransferFilter) func(sql string, args []any) (pgx.Rows, error) {
+	if !f.From.Active() && !f.To.Active() && !f.HasCP && !f.ranged() {
+		return func(sql string, args []any) (pgx.Rows, error) { return s.db.QueryGeneric(ctx, sql, args...) }
+	}
+	return func(sql string, args []any) (pgx.Rows, error) { return s.db.Query(ctx, sql, db.Exec(args)...) }
+}
+
+// pagePairRows are the pair rows that can hold a first page (edgeNewestPage). Pair rows of one
+// known transfer (uid, migration 22) are read by the natural key (uids at uidTimes), the others
+// through their sender's index (from, to, chain, token, buckets); the attributions of every
+// pair row's addresses (allChains, allAddrs) are read beside the transfers (Page.Attributions).
+type pagePairRows struct {
+	from, to, chain, token []string
+	buckets, uidTimes      []time.Time
+	uids                   []pgtype.UUID
+	allChains, allAddrs    []string
+	lo, hi                 time.Time  // the first and last hour
+	cut                    *time.Time // none: fewer than Limit pair rows with a sure time
+}
+
+// scanPagePairRows reads edgeNewestPage's pair rows; pairUIDs is Options.PairUIDs.
+func scanPagePairRows(rows pgx.Rows, pairUIDs bool) (pagePairRows, error) {
+	defer rows.Close()
+	var pr pagePairRows
+	for rows.Next() {
+		var fa, ta, c, tk string
+		var bk time.Time
+		var uid pgtype.UUID
+		var tf *time.Time
+		if err := rows.Scan(&fa, &ta, &c, &tk, &bk, &uid, &tf, &pr.cut); err != nil {
+			return pr, fmt.Errorf("scan: %w", err)
+		}
+		pr.allChains, pr.allAddrs = append(pr.allChains, c, c), append(pr.allAddrs, fa, ta)
+		if uid.Valid && tf != nil && pairUIDs {
+			pr.uids, pr.uidTimes = append(pr.uids, uid), append(pr.uidTimes, *tf)
+		} else {
+			pr.from, pr.to, pr.chain, pr.token, pr.buckets = append(pr.from, fa), append(pr.to, ta), append(pr.chain, c), append(pr.token, tk), append(pr.buckets, bk)
+		}
+		if pr.lo.IsZero() || bk.Before(pr.lo) {
+			pr.lo = bk
+		}
+		if bk.After(pr.hi) {
+			pr.hi = bk
+		}
+	}
+	return pr, rows.Err()
+}
+
+// pagePairRowsTransfers reads the page's transfers of pr from table (transfers.transfers or
+// one of its partitions), at or beyond the cut (cmp), sorted and limited. The pair rows are a
+// relation (their text in the transfers columns' collation, so each probe uses the index), and
+// their hours' span parameters, by which the executor prunes the partitions.
+func (s *Reader) pagePairRowsTransfers(query func(string, []any) (pgx.Rows, error), f TransferFilter, p Page, pr pagePairRows, cmp, table string) ([]TransferRow, error) {
+	b := s.newb(sqlb{rows: true})
+	e := `(SELECT u.f COLLATE "C" AS from_addr, u.t COLLATE "C" AS to_addr, u.c COLLATE "C" AS chain, u.k COLLATE "C" AS token, u.b AS bucket
+  FROM unnest(` + b.arg(pr.from) + `::text[], ` + b.arg(pr.to) + `::text[], ` + b.arg(pr.chain) + `::text[], ` + b.arg(pr.token) + `::text[], ` +
+		b.arg(pr.buckets) + `::timestamptz[]) u(f, t, c, k, b)) e`
+	var atCut []string
+	if pr.cut != nil {
+		atCut = append(atCut, "t.block_time "+cmp+" "+b.arg(*pr.cut)+"::timestamptz")
+	}
+	probe := b.edgeProbe(f, transferSelect, pr.lo, pr.hi, table, atCut...)
+	k := `unnest(` + b.arg(pr.uids) + `::uuid[], ` + b.arg(pr.uidTimes) + `::timestamptz[]) k(uid, bt)`
+	byKey := b.edgeKeyProbe(f, transferSelect, pr.lo, pr.hi, table, atCut...)
+	out, err := query(`SELECT `+transferSelectOuter+` FROM (SELECT t.* FROM `+k+` CROSS JOIN LATERAL `+byKey+` t
+  UNION ALL SELECT t.* FROM `+e+` CROSS JOIN LATERAL `+probe+` t) u ORDER BY `+
+		orderBy("time", p.SortDir)+fmt.Sprintf(" LIMIT %d", p.Limit), b.args)
+	if err != nil {
+		return nil, err
+	}
+	return scanTransfers(out) // an error of the statement may come with its rows
 }
 
 // edgeCountsExact reports whether the pair rows of f's read count its transfers exactly, hour
