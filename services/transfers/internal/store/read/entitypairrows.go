@@ -2,11 +2,15 @@ package read
 
 import (
 	"context"
+	_ "embed"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 )
+
+//go:embed sql/transfer_partitions.sql
+var transferPartitionsSQL string
 
 // flowSides are the grp_edges sides a flow selects.
 func flowSides(flow string) []int16 {
@@ -101,9 +105,7 @@ func (s *Reader) attached(ctx context.Context, name string) bool {
 	if age < refresh && (ok || age < min(time.Second, refresh)) {
 		return ok
 	}
-	rows, err := s.db.Pool().Query(ctx, `SELECT n.nspname || '.' || c.relname FROM pg_inherits i
-		JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_namespace n ON n.oid = c.relnamespace
-		WHERE i.inhparent = 'transfers.transfers'::regclass`)
+	rows, err := s.db.Pool().Query(ctx, transferPartitionsSQL)
 	if err != nil {
 		return false
 	}

@@ -2,6 +2,7 @@ package read
 
 import (
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 	"slices"
@@ -9,6 +10,18 @@ import (
 	"github.com/chainintel/chainintel/services/transfers/internal/store/records"
 	"github.com/jackc/pgx/v5"
 )
+
+//go:embed sql/group_live.sql
+var groupLiveSQL string
+
+//go:embed sql/entity_groups_disjoint.sql
+var entityGroupsDisjointSQL string
+
+//go:embed sql/outside_group.sql
+var outsideGroupSQL string
+
+//go:embed sql/live_groups_count.sql
+var liveGroupsCountSQL string
 
 // The live attribution groups a set stands for: reads through their rollups (docs/transfers.md,
 // "Query plans") start from these.
@@ -43,7 +56,7 @@ func (s *Reader) liveGroup(ctx context.Context, set AddrSet) (string, error) {
 		return "", nil
 	}
 	var live bool
-	err := s.db.QueryRow(ctx, `SELECT live FROM transfers.groups WHERE grp = $1`, g).Scan(&live)
+	err := s.db.QueryRow(ctx, groupLiveSQL, g).Scan(&live)
 	if errors.Is(err, pgx.ErrNoRows) || err == nil && !live {
 		return "", nil
 	}
@@ -77,9 +90,7 @@ func (s *Reader) disjointEntityGroups(ctx context.Context, set AddrSet) ([]strin
 	}
 	var live int
 	var shared bool
-	if err := s.db.QueryRow(ctx, `SELECT (SELECT count(*) FROM transfers.groups WHERE grp = ANY($1::text[]) AND live),
-		EXISTS (SELECT 1 FROM transfers.attributions WHERE entity_id = ANY($2::text[]) AND deposit_service_id = ANY($2::text[])
-		        AND entity_id <> '' AND deposit_service_id <> '' AND deposit_service_id <> entity_id)`, gs, set.Entities).Scan(&live, &shared); err != nil {
+	if err := s.db.QueryRow(ctx, entityGroupsDisjointSQL, gs, set.Entities).Scan(&live, &shared); err != nil {
 		return nil, fmt.Errorf("groups of %v: %w", set.Entities, err)
 	}
 	if live < len(gs) || shared {
@@ -101,8 +112,7 @@ func (s *Reader) outsideGroup(ctx context.Context, addrs []string, g string) ([]
 	if len(addrs) == 0 {
 		return nil, nil
 	}
-	rows, err := s.db.Query(ctx, `SELECT a FROM unnest($1::text[]) a WHERE NOT EXISTS (SELECT 1 FROM transfers.attributions t
-		WHERE t.address = a AND $2 = ANY(transfers.attribution_groups(t.entity_id, t.entity_type, t.deposit_service_id)))`, addrs, g)
+	rows, err := s.db.Query(ctx, outsideGroupSQL, addrs, g)
 	if err != nil {
 		return nil, fmt.Errorf("addresses outside %s: %w", g, err)
 	}
@@ -151,7 +161,7 @@ func (s *Reader) liveTypes(ctx context.Context, set AddrSet) (bool, error) {
 		return !slices.ContainsFunc(gs, func(g string) bool { return !slices.Contains(set.live, g) }), nil
 	}
 	var n int
-	if err := s.db.QueryRow(ctx, `SELECT count(*) FROM transfers.groups WHERE grp = ANY($1::text[]) AND live`, gs).Scan(&n); err != nil {
+	if err := s.db.QueryRow(ctx, liveGroupsCountSQL, gs).Scan(&n); err != nil {
 		return false, fmt.Errorf("live types: %w", err)
 	}
 	return n == len(gs), nil

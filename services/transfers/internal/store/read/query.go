@@ -2,6 +2,7 @@ package read
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 	"math/big"
 	"strings"
@@ -10,6 +11,9 @@ import (
 	"github.com/chainintel/chainintel/services/transfers/internal/store/db"
 	"github.com/jackc/pgx/v5"
 )
+
+//go:embed sql/transactions_by_hash.sql
+var transactionsByHashSQL string
 
 // MaxCount caps the match count of list queries.
 const MaxCount = 10000
@@ -647,9 +651,7 @@ func (s *Reader) TransfersOfTx(ctx context.Context, chain, hash string, times []
 
 // TransactionsByHash returns the transaction with hash on every chain it is stored on.
 func (s *Reader) TransactionsByHash(ctx context.Context, hash string) ([]TransactionRow, error) {
-	rows, err := s.db.Query(ctx, `SELECT chain, hash, block_hash, block_number, block_time, tx_index, from_addr, to_addr,
-		contract_created, nonce, success, value::text, value_usd, gas_used, gas_price::text, effective_gas_price::text, fee::text,
-		fee_usd, method_id FROM transfers.transactions WHERE hash = $1 ORDER BY chain`, hash)
+	rows, err := s.db.Query(ctx, transactionsByHashSQL, hash)
 	if err != nil {
 		return nil, fmt.Errorf("transaction %s: %w", hash, err)
 	}

@@ -2,6 +2,7 @@ package read
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 	"slices"
 	"strings"
@@ -9,6 +10,15 @@ import (
 
 	"github.com/chainintel/chainintel/services/transfers/internal/store/db"
 )
+
+//go:embed sql/newest_day.sql
+var newestDaySQL string
+
+//go:embed sql/oldest_day.sql
+var oldestDaySQL string
+
+//go:embed sql/groups_days.sql
+var groupsDaysSQL string
 
 // keyConds are the chain and token conditions on a rollup table.
 func (b *sqlb) keyConds(chains, tokenAddrs, tokenIDs []string) []string {
@@ -129,7 +139,7 @@ func (s *Reader) countTop(ctx context.Context, w window) (time.Time, error) {
 		return w.to.UTC().Add(time.Microsecond).Truncate(day), nil
 	}
 	var newest *time.Time
-	if err := s.db.QueryRow(ctx, `SELECT max(bucket) FROM transfers.chain_daily`).Scan(&newest); err != nil {
+	if err := s.db.QueryRow(ctx, newestDaySQL).Scan(&newest); err != nil {
 		return time.Time{}, fmt.Errorf("newest day: %w", err)
 	}
 	if newest == nil {
@@ -202,7 +212,7 @@ func (c *spanCounts) readSpans(ctx context.Context, w window, top time.Time, spa
 // chains' days, so none holds a day before chain_daily's first.
 func (s *Reader) daysBefore(ctx context.Context, t time.Time) (bool, error) {
 	var oldest *time.Time
-	if err := s.db.QueryRow(ctx, `SELECT min(bucket) FROM transfers.chain_daily`).Scan(&oldest); err != nil {
+	if err := s.db.QueryRow(ctx, oldestDaySQL).Scan(&oldest); err != nil {
 		return false, fmt.Errorf("oldest day: %w", err)
 	}
 	return oldest != nil && oldest.Before(t), nil
@@ -281,8 +291,7 @@ func (s *Reader) groupCountAllTime(ctx context.Context, f TransferFilter, g stri
 // group, once per figure.
 func (s *Reader) unionCountAllTime(ctx context.Context, f TransferFilter, gs []string) (int, error) {
 	var first, last *time.Time
-	if err := s.db.QueryRow(ctx, `SELECT min(lo), max(hi) FROM unnest($1::text[]) g(grp),
-		LATERAL (SELECT min(bucket) lo, max(bucket) hi FROM transfers.grp_daily d WHERE d.grp = g.grp) x`, gs).Scan(&first, &last); err != nil {
+	if err := s.db.QueryRow(ctx, groupsDaysSQL, gs).Scan(&first, &last); err != nil {
 		return 0, fmt.Errorf("days of %v: %w", gs, err)
 	}
 	if first == nil {

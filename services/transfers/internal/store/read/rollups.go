@@ -2,6 +2,7 @@ package read
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 	"slices"
 	"strings"
@@ -10,6 +11,12 @@ import (
 	"github.com/chainintel/chainintel/services/transfers/internal/store/db"
 	"github.com/jackc/pgx/v5"
 )
+
+//go:embed sql/first_transfer.sql
+var firstTransferSQL string
+
+//go:embed sql/last_transfer.sql
+var lastTransferSQL string
 
 // Bucket is one histogram bucket.
 type Bucket struct {
@@ -719,21 +726,19 @@ func (s *Reader) Activity(ctx context.Context, addrs []string) (Activity, error)
 	if a.TransferCount == 0 {
 		return a, nil
 	}
-	edge := func(day time.Time, agg string) (*time.Time, error) {
+	transferAt := func(day time.Time, sql string) (*time.Time, error) {
 		var t *time.Time
-		err := s.db.QueryRow(ctx, `SELECT `+agg+`(block_time) FROM transfers.transfers
-			WHERE (from_addr = ANY($1) OR to_addr = ANY($1)) AND block_time >= $2 AND block_time < $3`,
-			addrs, day, day.Add(24*time.Hour)).Scan(&t)
+		err := s.db.QueryRow(ctx, sql, addrs, day, day.Add(24*time.Hour)).Scan(&t)
 		if t != nil {
 			u := t.UTC()
 			t = &u
 		}
 		return t, err
 	}
-	if a.First, err = edge(first, "min"); err != nil {
+	if a.First, err = transferAt(first, firstTransferSQL); err != nil {
 		return a, fmt.Errorf("first transfer: %w", err)
 	}
-	if a.Last, err = edge(last, "max"); err != nil {
+	if a.Last, err = transferAt(last, lastTransferSQL); err != nil {
 		return a, fmt.Errorf("last transfer: %w", err)
 	}
 	return a, nil
