@@ -239,8 +239,9 @@ func (s *Reader) sideCountPlan(ctx context.Context, f TransferFilter, c countSQL
 	terms := sides.terms()
 	plan := &countPlan{}
 	for _, t := range terms {
-		day := sides.figureSQL(c.b, t.fig, "_daily", c.keys)
-		hour := sides.figureSQL(c.b, t.fig, "_hourly", c.keys)
+		a1, a2 := sides.figureArgs(c.b, t.fig)
+		day := sides.figureSQL(t.fig, "_daily", c.keys, a1, a2)
+		hour := sides.figureSQL(t.fig, "_hourly", c.keys, a1, a2)
 		plan.parts = append(plan.parts, countPart{
 			day:  "SELECT bucket b, " + day.n + " v FROM " + day.from,
 			hour: "SELECT bucket b, " + hour.n + " v FROM " + hour.from,

@@ -75,25 +75,38 @@ func (gs groupSides) terms() []sideTerm {
 	return []sideTerm{{1, figTotal}, {-1, figOut1}, {-1, figIn2}, {1, figPair}}
 }
 
+// figureArgs are the groups a figure reads as arguments of b (figureSQL's a1 and a2): rendered
+// once for both grains of a count, since a statement may read one grain only and every argument
+// it is given must appear in it.
+func (gs groupSides) figureArgs(b *sqlb, fig sideFigure) (a1, a2 string) {
+	if fig == figOut1 || fig == figPair {
+		a1 = b.arg(gs.g1)
+	}
+	if fig == figIn2 || fig == figPair && gs.g1 != gs.g2 {
+		a2 = b.arg(gs.g2)
+	}
+	return a1, a2
+}
+
 // figureSQL is where a figure lives in the rollups of one grain (sfx "_daily" or "_hourly"):
-// from is the table with its conditions (conds added to the figure's own), n and usd its count
-// and USD columns.
+// from is the table with its conditions (conds added to the figure's own; a1 and a2 the from
+// and to groups as figureArgs rendered them), n and usd its count and USD columns.
 type figureSQL struct{ from, n, usd string }
 
-func (gs groupSides) figureSQL(b *sqlb, fig sideFigure, sfx string, conds []string) figureSQL {
-	group := func(g, prefix string) figureSQL {
-		return figureSQL{"transfers.grp" + sfx + whereOf(append([]string{"grp = " + b.arg(g)}, conds...)), prefix + "_n", prefix + "_usd"}
+func (gs groupSides) figureSQL(fig sideFigure, sfx string, conds []string, a1, a2 string) figureSQL {
+	group := func(ga, prefix string) figureSQL {
+		return figureSQL{"transfers.grp" + sfx + whereOf(append([]string{"grp = " + ga}, conds...)), prefix + "_n", prefix + "_usd"}
 	}
 	switch fig {
 	case figOut1:
-		return group(gs.g1, "out")
+		return group(a1, "out")
 	case figIn2:
-		return group(gs.g2, "in")
+		return group(a2, "in")
 	case figPair:
 		if gs.g1 == gs.g2 { // within one group: its self figures
-			return group(gs.g1, "self")
+			return group(a1, "self")
 		}
-		own := []string{"from_grp = " + b.arg(gs.g1), "to_grp = " + b.arg(gs.g2)}
+		own := []string{"from_grp = " + a1, "to_grp = " + a2}
 		return figureSQL{"transfers.grp_pair" + sfx + whereOf(append(own, conds...)), "n", "usd"}
 	}
 	return figureSQL{"transfers.chain" + sfx + whereOf(conds), "n", "usd"}

@@ -365,7 +365,8 @@ func (s *Reader) groupSideHistogram(ctx context.Context, f TransferFilter, g str
 	terms := sides.terms()
 	arms := make([]string, len(terms))
 	for i, t := range terms {
-		fs := sides.figureSQL(b, t.fig, sfx, common)
+		a1, a2 := sides.figureArgs(b, t.fig)
+		fs := sides.figureSQL(t.fig, sfx, common, a1, a2)
 		arms[i] = fmt.Sprintf("SELECT bucket, %d, %s, %s FROM %s", i, fs.n, fs.usd, fs.from)
 	}
 	rows, err := s.db.Query(ctx, "SELECT date_trunc('"+g+"', bucket, 'UTC'), i, sum(n)::bigint, coalesce(sum(usd), 0)::float8 FROM ("+
