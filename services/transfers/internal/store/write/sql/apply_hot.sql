@@ -5,8 +5,8 @@ WITH gsides AS (SELECT * FROM apply_sides), gpairs AS (SELECT * FROM (SELECT f A
     FROM apply_pairs p CROSS JOIN LATERAL unnest(p.fg) f CROSS JOIN LATERAL unnest(p.tg) t) x WHERE fg <> tg AND fg NOT LIKE 'd:%' AND tg NOT LIKE 'd:%'),
 rd AS (
   INSERT INTO transfers.addr_daily AS r (address, bucket, chain, token, token_id, in_n, in_usd, in_value, out_n, out_usd, out_value)
-  SELECT address, day, chain, token, min(token_id), 1 * sum(in_n), 1 * sum(in_usd), 1 * sum(in_value),
-         1 * sum(out_n), 1 * sum(out_usd), 1 * sum(out_value)
+  SELECT address, day, chain, token, min(token_id), sum(in_n), sum(in_usd), sum(in_value),
+         sum(out_n), sum(out_usd), sum(out_value)
   FROM (SELECT from_addr AS address, date_trunc('day', bucket, 'UTC') AS day, chain, token, token_id,
                0 AS in_n, 0 AS in_usd, 0 AS in_value, n AS out_n, usd AS out_usd, value AS out_value FROM apply_pairs
         UNION ALL
@@ -18,22 +18,22 @@ rd AS (
 ),
 rch AS (
   INSERT INTO transfers.chain_hourly AS r (bucket, chain, token, token_id, n, usd)
-  SELECT date_trunc('hour', bucket, 'UTC'), chain, token, min(token_id), 1 * sum(n), 1 * sum(usd)
+  SELECT date_trunc('hour', bucket, 'UTC'), chain, token, min(token_id), sum(n), sum(usd)
   FROM apply_pairs GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
   ON CONFLICT (bucket, chain, token) DO UPDATE SET n = r.n + excluded.n, usd = r.usd + excluded.usd
 ),
 rcd AS (
   INSERT INTO transfers.chain_daily AS r (bucket, chain, token, token_id, n, usd)
-  SELECT date_trunc('day', bucket, 'UTC'), chain, token, min(token_id), 1 * sum(n), 1 * sum(usd)
+  SELECT date_trunc('day', bucket, 'UTC'), chain, token, min(token_id), sum(n), sum(usd)
   FROM apply_pairs GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
   ON CONFLICT (bucket, chain, token) DO UPDATE SET n = r.n + excluded.n, usd = r.usd + excluded.usd
 ),
 gh AS (
   INSERT INTO transfers.grp_hourly AS r (grp, bucket, chain, token, token_id, in_n, in_usd, out_n, out_usd, self_n, self_usd)
   SELECT grp, date_trunc('hour', bucket, 'UTC'), chain, token, min(token_id),
-         1 * sum(CASE WHEN i THEN n ELSE 0 END), 1 * sum(CASE WHEN i THEN usd ELSE 0 END),
-         1 * sum(CASE WHEN o THEN n ELSE 0 END), 1 * sum(CASE WHEN o THEN usd ELSE 0 END),
-         1 * sum(CASE WHEN o AND i THEN n ELSE 0 END), 1 * sum(CASE WHEN o AND i THEN usd ELSE 0 END)
+         sum(CASE WHEN i THEN n ELSE 0 END), sum(CASE WHEN i THEN usd ELSE 0 END),
+         sum(CASE WHEN o THEN n ELSE 0 END), sum(CASE WHEN o THEN usd ELSE 0 END),
+         sum(CASE WHEN o AND i THEN n ELSE 0 END), sum(CASE WHEN o AND i THEN usd ELSE 0 END)
   FROM gsides GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
   ON CONFLICT (grp, bucket, chain, token) DO UPDATE SET
     in_n = r.in_n + excluded.in_n, in_usd = r.in_usd + excluded.in_usd, out_n = r.out_n + excluded.out_n,
@@ -41,9 +41,9 @@ gh AS (
 ), gd AS (
   INSERT INTO transfers.grp_daily AS r (grp, bucket, chain, token, token_id, in_n, in_usd, out_n, out_usd, self_n, self_usd)
   SELECT grp, date_trunc('day', bucket, 'UTC'), chain, token, min(token_id),
-         1 * sum(CASE WHEN i THEN n ELSE 0 END), 1 * sum(CASE WHEN i THEN usd ELSE 0 END),
-         1 * sum(CASE WHEN o THEN n ELSE 0 END), 1 * sum(CASE WHEN o THEN usd ELSE 0 END),
-         1 * sum(CASE WHEN o AND i THEN n ELSE 0 END), 1 * sum(CASE WHEN o AND i THEN usd ELSE 0 END)
+         sum(CASE WHEN i THEN n ELSE 0 END), sum(CASE WHEN i THEN usd ELSE 0 END),
+         sum(CASE WHEN o THEN n ELSE 0 END), sum(CASE WHEN o THEN usd ELSE 0 END),
+         sum(CASE WHEN o AND i THEN n ELSE 0 END), sum(CASE WHEN o AND i THEN usd ELSE 0 END)
   FROM gsides GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
   ON CONFLICT (grp, bucket, chain, token) DO UPDATE SET
     in_n = r.in_n + excluded.in_n, in_usd = r.in_usd + excluded.in_usd, out_n = r.out_n + excluded.out_n,
@@ -51,12 +51,12 @@ gh AS (
 ),
 gph AS (
   INSERT INTO transfers.grp_pair_hourly AS r (from_grp, to_grp, bucket, chain, token, token_id, n, usd)
-  SELECT fg, tg, date_trunc('hour', bucket, 'UTC'), chain, token, min(token_id), 1 * sum(n), 1 * sum(usd)
+  SELECT fg, tg, date_trunc('hour', bucket, 'UTC'), chain, token, min(token_id), sum(n), sum(usd)
   FROM gpairs GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5
   ON CONFLICT (from_grp, to_grp, bucket, chain, token) DO UPDATE SET n = r.n + excluded.n, usd = r.usd + excluded.usd
 ), gpd AS (
   INSERT INTO transfers.grp_pair_daily AS r (from_grp, to_grp, bucket, chain, token, token_id, n, usd)
-  SELECT fg, tg, date_trunc('day', bucket, 'UTC'), chain, token, min(token_id), 1 * sum(n), 1 * sum(usd)
+  SELECT fg, tg, date_trunc('day', bucket, 'UTC'), chain, token, min(token_id), sum(n), sum(usd)
   FROM gpairs GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5
   ON CONFLICT (from_grp, to_grp, bucket, chain, token) DO UPDATE SET n = r.n + excluded.n, usd = r.usd + excluded.usd
 )
