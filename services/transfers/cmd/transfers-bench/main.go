@@ -77,6 +77,14 @@ func envCount(name string, def int) int {
 }
 
 func main() {
+	if len(os.Args) == 4 && os.Args[1] == "compare" {
+		// transfers-bench compare <baseline output> <current output>
+		if err := compare(os.Args[2], os.Args[3]); err != nil {
+			fmt.Fprintln(os.Stderr, "error:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(context.Background()); err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)

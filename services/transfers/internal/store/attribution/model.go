@@ -73,8 +73,8 @@ const LogRetention = time.Hour
 const attrChangesPerSync = 5000
 
 // cache keeps the attributions of the addresses pages render (rendering a page of 50
-// transfers looks up about 100 addresses: a few milliseconds of index probes, most of a page
-// turn), including addresses the read model does not know. It is exact: before each use it reads
+// transfers looks up about 100 addresses, an index probe each: more work than the rest of a
+// page turn), including addresses the read model does not know. It is exact: before each use it reads
 // the change log (attribution_changes, migration 13) past seq, the last entry it has applied, and
 // drops the addresses named there; a row read from the database is kept only if it was read at
 // or after seq (top), since an older read may predate a change the cache has already applied.
