@@ -284,7 +284,7 @@ func (s *Reader) readCountPlan(ctx context.Context, f TransferFilter, b *sqlb, p
 		var n int
 		var err error
 		if plan.pairGroup != "" {
-			n, err = s.edgeCount(ctx, g, plan.pairGroup)
+			n, err = s.entityPairCount(ctx, g, plan.pairGroup)
 		} else {
 			n, err = s.rowCount(ctx, g)
 		}

@@ -12,14 +12,14 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
-// edgeSidePlan restates from=<one live entity>&to=<anything> (or from=<anything>&to=<one
+// entityPairSidePlan restates from=<one live entity>&to=<anything> (or from=<anything>&to=<one
 // live entity>), with no base or counterparties, as the entity's base with flow "from" ("to")
 // and the other side a condition on its pair rows' other address, and returns the entity's
 // group: its pages, counts and range histograms then read its pair rows (every transfer from
 // it, or to it, is one of them) instead of walking every transfer for the pair, e.g.
 // from=deposit:<exchange>&to=<exchange> (whose count would otherwise scan every row).
 // Where both sides are live groups whose pair the rollups keep, pairPlan serves it instead.
-func (s *Reader) edgeSidePlan(ctx context.Context, f TransferFilter) (TransferFilter, string, error) {
+func (s *Reader) entityPairSidePlan(ctx context.Context, f TransferFilter) (TransferFilter, string, error) {
 	if f.HasBase || f.HasCP || !f.From.Active() || !f.To.Active() {
 		return f, "", nil
 	}
@@ -89,9 +89,9 @@ func oneDeposit(a AddrFilter) bool {
 	return a.Only && a.NotIn.Empty() && len(a.In.Deposits) == 1 && len(a.In.Addrs)+len(a.In.Types)+len(a.In.Entities) == 0
 }
 
-// edgePlan reports whether f's page can be read through group g's pair rows: a base that is one
-// live entity group and nothing else, no from/to/counterparty filter, sorted by time.
-func (s *Reader) edgePlan(ctx context.Context, f TransferFilter) (string, error) {
+// entityPairPlan reports whether f's page can be read through group g's pair rows: a base that is
+// one live entity group and nothing else, no from/to/counterparty filter, sorted by time.
+func (s *Reader) entityPairPlan(ctx context.Context, f TransferFilter) (string, error) {
 	if !f.HasBase || f.HasCP || f.From.Active() || f.To.Active() {
 		return "", nil
 	}
@@ -101,16 +101,16 @@ func (s *Reader) edgePlan(ctx context.Context, f TransferFilter) (string, error)
 	return s.pureGroup(ctx, f.Base)
 }
 
-// edgePage reads one page of group g's transfers matching f, sorted by time, through its pair
+// entityPairPage reads one page of group g's transfers matching f, sorted by time, through its pair
 // rows. The pair rows of the newest (oldest) hours are read in order from the group's index
 // until they hold offset+limit transfers; the transfers of those hours are fetched through the
 // sender's index, filtered, sorted and sliced. When filters leave too few, more hours are read.
-func (s *Reader) edgePage(ctx context.Context, f TransferFilter, g string, p Page) ([]TransferRow, error) {
-	if p.Offset > 0 && edgeCountsExact(f) {
-		return s.edgePageSkipping(ctx, f, g, p)
+func (s *Reader) entityPairPage(ctx context.Context, f TransferFilter, g string, p Page) ([]TransferRow, error) {
+	if p.Offset > 0 && entityPairCountsExact(f) {
+		return s.entityPairPageSkipping(ctx, f, g, p)
 	}
 	if p.Offset == 0 {
-		list, ok, err := s.edgeNewestPage(ctx, f, g, p)
+		list, ok, err := s.entityPairNewestPage(ctx, f, g, p)
 		if err != nil || ok {
 			return list, err
 		}
@@ -143,7 +143,7 @@ func (s *Reader) edgePage(ctx context.Context, f TransferFilter, g string, p Pag
 			}
 		}
 		b := s.newb(sqlb{rows: true})
-		from := b.edgeRows(f, g, transferSelect, lo, hi)
+		from := b.entityPairRows(f, g, transferSelect, lo, hi)
 		out, err := s.db.Query(ctx, `SELECT `+transferSelectOuter+` FROM (SELECT t.* FROM `+from+`) u ORDER BY `+orderBy("time", p.SortDir)+
 			fmt.Sprintf(" LIMIT %d", need), db.Exec(b.args)...)
 		if err != nil {
@@ -207,7 +207,7 @@ func (s *Reader) pageBound(ctx context.Context, f TransferFilter, g string, asc 
 	}
 	for ; ; lim *= 4 {
 		b := s.newb(sqlb{rows: true})
-		rows, err := s.db.Query(ctx, `SELECT e.bucket, e.n FROM transfers.grp_edges e WHERE `+strings.Join(b.edgeConds(f, g), " AND ")+
+		rows, err := s.db.Query(ctx, `SELECT e.bucket, e.n FROM transfers.entity_pair_rows e WHERE `+strings.Join(b.entityPairConds(f, g), " AND ")+
 			` ORDER BY e.bucket `+dir+fmt.Sprintf(" LIMIT %d", lim), db.Exec(b.args)...)
 		if err != nil {
 			return bound, false, false, fmt.Errorf("pair rows of %s: %w", g, err)
@@ -247,42 +247,41 @@ func boundOf(rows pgx.Rows, want float64, cut pageCut) (bound time.Time, sum flo
 	return bound, sum, read, rows.Err()
 }
 
-// edgeNewestPage reads a first page (no offset: a first page or a keyset page turn) of group
-// g's transfers matching f, sorted by time, from only the pair rows that can hold it, by the
-// bounds on their transfers' times (grp_edges.t_first, t_last; the hour's when unknown). Newest
-// first, each pair row's key is the latest its transfers in the window can be (least of t_last
-// and timeLte), and:
+// entityPairNewestPage reads a first page (no offset: a first page or a keyset page turn) of group
+// g's transfers matching f, sorted by time, from only the pair rows that can hold it, by the bounds
+// on their transfers' times (entity_pair_rows.t_first, t_last; the hour's when unknown). Newest
+// first, each pair row's key is the latest its transfers in the window can be (least of t_last and
+// timeLte), and:
 //
 //   - the pair rows of the newest hours holding Limit rows are read (rows of older hours have keys
-//     below those hours), and the cut is the Limit-th highest time among them at or after which
-//     a pair row surely holds a transfer of the window (below), though not below those hours;
-//   - every pair row with a key at or above the cut is read for its transfers at or after the
-//     cut. Any other transfer is older than the cut: in another pair row every transfer is at
-//     or before its key, which is below the cut.
-//   - when fewer than Limit of the pair rows read have such a time (an entity's first hours,
-//     fewer pair rows than a page, or unknown times), there is no cut: all their transfers are
-//     read. They are the newest hours' pair rows; every other transfer is of an older hour.
+//     below those hours), and the cut is the Limit-th highest time among them at or after which a
+//     pair row surely holds a transfer of the window (below), though not below those hours;
+//   - every pair row with a key at or above the cut is read for its transfers at or after the cut.
+//     Any other transfer is older than the cut: in another pair row every transfer is at or before
+//     its key, which is below the cut.
+//   - when fewer than Limit of the pair rows read have such a time (an entity's first hours, fewer
+//     pair rows than a page, or unknown times), there is no cut: all their transfers are read. They
+//     are the newest hours' pair rows; every other transfer is of an older hour.
 //
 // So when at least Limit transfers are read, the newest Limit of them are the page (oldest first
 // mirrors it with t_first and timeGte). A pair row of one transfer whose uid it keeps (migration
-// 22, nearly all of them) is read by the natural key, whose index entries for the page's span
-// lie on a few leaf pages; the others through their sender's index, a leaf page each. A keyset
-// turn of an exchange read about 250 pair rows' transfers for a page of 50, hour by hour; this
-// reads about 50. ok is false when fewer are
-// read (filters, bounds a reorg left loose or unknown bounds, or fewer transfers than a page):
-// the caller then reads the page hour by hour.
-func (s *Reader) edgeNewestPage(ctx context.Context, f TransferFilter, g string, p Page) (list []TransferRow, ok bool, err error) {
+// 22, nearly all of them) is read by the natural key, whose index entries for the page's span lie
+// on a few leaf pages; the others through their sender's index, a leaf page each. A keyset turn of
+// an exchange read about 250 pair rows' transfers for a page of 50, hour by hour; this reads about
+// 50. ok is false when fewer are read (filters, bounds a reorg left loose or unknown bounds, or
+// fewer transfers than a page): the caller then reads the page hour by hour.
+func (s *Reader) entityPairNewestPage(ctx context.Context, f TransferFilter, g string, p Page) (list []TransferRow, ok bool, err error) {
 	if p.Limit < 1 {
 		return nil, false, nil
 	}
 	asc := p.SortDir == "asc"
 	b := s.newb(sqlb{rows: true})
-	conds := strings.Join(b.edgeConds(f, g), " AND ")
+	conds := strings.Join(b.entityPairConds(f, g), " AND ")
 	k := newNewestKeys(b, f, asc)
 	query := s.pageQuery(ctx, f)
 	rows, err := query(fmt.Sprintf(`WITH pr AS MATERIALIZED (
-  SELECT e.from_addr, e.to_addr, e.chain, e.token, e.bucket, e.uid, e.t_first, %[1]s AS k, %[7]s AS g FROM transfers.grp_edges e
-  WHERE %[2]s AND e.bucket %[3]s coalesce((SELECT e.bucket FROM transfers.grp_edges e WHERE %[2]s
+  SELECT e.from_addr, e.to_addr, e.chain, e.token, e.bucket, e.uid, e.t_first, %[1]s AS k, %[7]s AS g FROM transfers.entity_pair_rows e
+  WHERE %[2]s AND e.bucket %[3]s coalesce((SELECT e.bucket FROM transfers.entity_pair_rows e WHERE %[2]s
                                          ORDER BY e.bucket %[4]s OFFSET %[5]d LIMIT 1), %[6]s)
 ), cut AS (SELECT (SELECT g FROM pr ORDER BY g %[4]s NULLS LAST OFFSET %[5]d LIMIT 1) AS k)
 SELECT pr.from_addr, pr.to_addr, pr.chain, pr.token, pr.bucket, pr.uid, pr.t_first, cut.k FROM pr, cut
@@ -323,7 +322,7 @@ WHERE cut.k IS NULL OR pr.k %[3]s cut.k`,
 	return list, len(list) == p.Limit, nil
 }
 
-// newestKeys are the SQL of edgeNewestPage's keys for a pair row e: key, the latest (oldest
+// newestKeys are the SQL of entityPairNewestPage's keys for a pair row e: key, the latest (oldest
 // first: earliest) its transfers in the window can be; sure, a time it surely has a transfer of
 // the window at or beyond (NULL: none known); in, the condition leaving out pair rows wholly
 // outside the window; dir, cmp and open the order, its comparison and its open end.
@@ -367,11 +366,11 @@ func newNewestKeys(b *sqlb, f TransferFilter, asc bool) newestKeys {
 	return k
 }
 
-// pageQuery is how edgeNewestPage runs its two reads. A page of the group's transfers by chain,
-// token and time alone has one best plan whatever the values (the group's pair rows by hour;
-// each pair row's transfers by its sender's index): its reads keep their generic plans. Ranges
-// and side conditions stay planned with their values (a USD bound may be best read through
-// grp_edges_usd, a set hashed).
+// pageQuery is how entityPairNewestPage runs its two reads. A page of the group's transfers by
+// chain, token and time alone has one best plan whatever the values (the group's pair rows by hour;
+// each pair row's transfers by its sender's index): its reads keep their generic plans. Ranges and
+// side conditions stay planned with their values (a USD bound may be best read through
+// entity_pair_rows_usd, a set hashed).
 func (s *Reader) pageQuery(ctx context.Context, f TransferFilter) func(sql string, args []any) (pgx.Rows, error) {
 	if !f.From.Active() && !f.To.Active() && !f.HasCP && !f.ranged() {
 		return func(sql string, args []any) (pgx.Rows, error) { return s.db.QueryGeneric(ctx, sql, args...) }
@@ -379,7 +378,7 @@ func (s *Reader) pageQuery(ctx context.Context, f TransferFilter) func(sql strin
 	return func(sql string, args []any) (pgx.Rows, error) { return s.db.Query(ctx, sql, db.Exec(args)...) }
 }
 
-// pagePairRows are the pair rows that can hold a first page (edgeNewestPage). Pair rows of one
+// pagePairRows are the pair rows that can hold a first page (entityPairNewestPage). Pair rows of one
 // known transfer (uid, migration 22) are read by the natural key (uids at uidTimes), the others
 // through their sender's index (from, to, chain, token, buckets); the attributions of every
 // pair row's addresses (allChains, allAddrs) are read beside the transfers (Page.Attributions).
@@ -392,7 +391,7 @@ type pagePairRows struct {
 	cut                    *time.Time // none: fewer than Limit pair rows with a sure time
 }
 
-// scanPagePairRows reads edgeNewestPage's pair rows; pairUIDs is Options.PairUIDs.
+// scanPagePairRows reads entityPairNewestPage's pair rows; pairUIDs is Options.PairUIDs.
 func scanPagePairRows(rows pgx.Rows, pairUIDs bool) (pagePairRows, error) {
 	defer rows.Close()
 	var pr pagePairRows
@@ -433,9 +432,9 @@ func (s *Reader) pagePairRowsTransfers(query func(string, []any) (pgx.Rows, erro
 	if pr.cut != nil {
 		atCut = append(atCut, "t.block_time "+cmp+" "+b.arg(*pr.cut)+"::timestamptz")
 	}
-	probe := b.edgeProbe(f, transferSelect, pr.lo, pr.hi, table, atCut...)
+	probe := b.entityPairProbe(f, transferSelect, pr.lo, pr.hi, table, atCut...)
 	k := `unnest(` + b.arg(pr.uids) + `::uuid[], ` + b.arg(pr.uidTimes) + `::timestamptz[]) k(uid, bt)`
-	byKey := b.edgeKeyProbe(f, transferSelect, pr.lo, pr.hi, table, atCut...)
+	byKey := b.entityPairKeyProbe(f, transferSelect, pr.lo, pr.hi, table, atCut...)
 	out, err := query(`SELECT `+transferSelectOuter+` FROM (SELECT t.* FROM `+k+` CROSS JOIN LATERAL `+byKey+` t
   UNION ALL SELECT t.* FROM `+e+` CROSS JOIN LATERAL `+probe+` t) u ORDER BY `+
 		orderBy("time", p.SortDir)+fmt.Sprintf(" LIMIT %d", p.Limit), b.args)
@@ -445,10 +444,10 @@ func (s *Reader) pagePairRowsTransfers(query func(string, []any) (pgx.Rows, erro
 	return scanTransfers(out) // an error of the statement may come with its rows
 }
 
-// edgeCountsExact reports whether the pair rows of f's read count its transfers exactly, hour
+// entityPairCountsExact reports whether the pair rows of f's read count its transfers exactly, hour
 // by hour: no value or USD range (a pair row's sums cannot decide one per transfer) and a window
 // of whole hours (a cut hour's pair rows hold transfers outside it).
-func edgeCountsExact(f TransferFilter) bool {
+func entityPairCountsExact(f TransferFilter) bool {
 	if f.USDGte != nil || f.USDLte != nil || f.ValueGte != nil || f.ValueLte != nil {
 		return false
 	}
@@ -456,13 +455,13 @@ func edgeCountsExact(f TransferFilter) bool {
 	return whole(f.TimeFrom) && (f.TimeTo.IsZero() || whole(f.TimeTo.Add(time.Microsecond)))
 }
 
-// edgePageSkipping reads a page at an offset without reading the transfers before it: the
+// entityPairPageSkipping reads a page at an offset without reading the transfers before it: the
 // group's hours (newest or oldest first) with their transfer counts from the pair rows are read
 // until they reach offset+limit; the hours wholly before the page are skipped by count, and
 // only the transfers of the hours the page spans are fetched (through the sender's index),
 // sorted and sliced. A page turn costs about one page, not offset+limit rows. Only for reads
-// whose pair rows count transfers exactly (edgeCountsExact).
-func (s *Reader) edgePageSkipping(ctx context.Context, f TransferFilter, g string, p Page) ([]TransferRow, error) {
+// whose pair rows count transfers exactly (entityPairCountsExact).
+func (s *Reader) entityPairPageSkipping(ctx context.Context, f TransferFilter, g string, p Page) ([]TransferRow, error) {
 	need := int64(p.Offset + p.Limit)
 	asc := p.SortDir == "asc"
 	dir := "DESC"
@@ -474,7 +473,7 @@ func (s *Reader) edgePageSkipping(ctx context.Context, f TransferFilter, g strin
 	found := false
 	for lim := 8; ; lim *= 4 { // hours; a busy entity fills a page turn from a few
 		b := s.newb(sqlb{rows: true})
-		rows, err := s.db.Query(ctx, `SELECT e.bucket, sum(e.n)::bigint FROM transfers.grp_edges e WHERE `+strings.Join(b.edgeConds(f, g), " AND ")+
+		rows, err := s.db.Query(ctx, `SELECT e.bucket, sum(e.n)::bigint FROM transfers.entity_pair_rows e WHERE `+strings.Join(b.entityPairConds(f, g), " AND ")+
 			` GROUP BY e.bucket ORDER BY e.bucket `+dir+fmt.Sprintf(" LIMIT %d", lim), db.Exec(b.args)...)
 		if err != nil {
 			return nil, fmt.Errorf("hours of %s: %w", g, err)
@@ -516,7 +515,7 @@ func (s *Reader) edgePageSkipping(ctx context.Context, f TransferFilter, g strin
 		lo, hi = first, last
 	}
 	// The transfers of the first hour before the page are sorted past on the server, not sent.
-	from := b.edgeRows(f, g, transferSelect, lo, hi)
+	from := b.entityPairRows(f, g, transferSelect, lo, hi)
 	out, err := s.db.Query(ctx, `SELECT `+transferSelectOuter+` FROM (SELECT t.* FROM `+from+`) u ORDER BY `+orderBy("time", p.SortDir)+
 		fmt.Sprintf(" LIMIT %d OFFSET %d", p.Limit, int64(p.Offset)-skipped), db.Exec(b.args)...)
 	if err != nil {

@@ -12,7 +12,7 @@ import (
 //go:embed sql/transfer_partitions.sql
 var transferPartitionsSQL string
 
-// flowSides are the grp_edges sides a flow selects.
+// flowSides are the entity_pair_rows sides a flow selects.
 func flowSides(flow string) []int16 {
 	switch flow {
 	case "out":
@@ -29,12 +29,13 @@ func flowSides(flow string) []int16 {
 	return []int16{1, 2, 3}
 }
 
-// edgeConds are the conditions on grp_edges (alias e) of an edge-driven read of f for group g:
-// the group, sides, chains and tokens, the window widened to whole hours, and the value and USD
-// ranges where a pair row of one transfer already decides them (a superset otherwise).
-func (b *sqlb) edgeConds(f TransferFilter, g string) []string {
+// entityPairConds are the conditions on entity_pair_rows (alias e) of a pair-row-driven read of f
+// for group g: the group, sides, chains and tokens, the window widened to whole hours, and the
+// value and USD ranges where a pair row of one transfer already decides them (a superset
+// otherwise).
+func (b *sqlb) entityPairConds(f TransferFilter, g string) []string {
 	c := []string{"e.grp = " + b.arg(g), "e.side = ANY(" + b.arg(flowSides(f.Flow)) + "::smallint[])"}
-	c = append(c, b.edgeSides(f)...)
+	c = append(c, b.entityPairSides(f)...)
 	if len(f.Chains) > 0 {
 		c = append(c, b.anyOf("e.chain", f.Chains))
 	}
@@ -64,22 +65,21 @@ func (b *sqlb) edgeConds(f TransferFilter, g string) []string {
 	return c
 }
 
-// edgeRows renders the edge-driven read of group g's transfers matching f: for each pair row
-// of the group (newest hour first, or oldest), its transfers through the sender's index.
+// entityPairRows renders the pair-row-driven read of group g's transfers matching f: for each pair
+// row of the group (newest hour first, or oldest), its transfers through the sender's index.
 //
-// lo and hi (zero: open) bound the pair rows' hours, first to last. They bound the transfers'
-// times inside the lateral read as well, as constants: without them the planner cannot prune the
-// monthly partitions of transfers before execution and plans every one (most of a page turn's
-// cost).
-func (b *sqlb) edgeRows(f TransferFilter, g, cols string, lo, hi time.Time) (from string) {
-	edge := b.edgeConds(f, g)
+// lo and hi (zero: open) bound the pair rows' hours, first to last. They bound the transfers' times
+// inside the lateral read as well, as constants: without them the planner cannot prune the monthly
+// partitions of transfers before execution and plans every one (most of a page turn's cost).
+func (b *sqlb) entityPairRows(f TransferFilter, g, cols string, lo, hi time.Time) (from string) {
+	conds := b.entityPairConds(f, g)
 	if !lo.IsZero() {
-		edge = append(edge, "e.bucket >= "+b.arg(lo))
+		conds = append(conds, "e.bucket >= "+b.arg(lo))
 	}
 	if !hi.IsZero() {
-		edge = append(edge, "e.bucket <= "+b.arg(hi))
+		conds = append(conds, "e.bucket <= "+b.arg(hi))
 	}
-	return `transfers.grp_edges e CROSS JOIN LATERAL ` + b.edgeProbe(f, cols, lo, hi, "transfers.transfers") + ` t WHERE ` + strings.Join(edge, " AND ")
+	return `transfers.entity_pair_rows e CROSS JOIN LATERAL ` + b.entityPairProbe(f, cols, lo, hi, "transfers.transfers") + ` t WHERE ` + strings.Join(conds, " AND ")
 }
 
 // monthPartition is the monthly partition of transfers.<table> holding every time from lo to hi
@@ -93,9 +93,9 @@ func monthPartition(table string, lo, hi time.Time) string {
 	return "transfers." + table + "_" + lo.Format("200601")
 }
 
-// attached reports whether name (schema-qualified) is a partition of transfers.transfers, from
-// the catalog read at most Options.PartitionRefresh ago (again at once, at most once a second, for a name
-// it did not list: a new month). A failed read answers false (the caller reads the partitioned
+// attached reports whether name (schema-qualified) is a partition of transfers.transfers, from the
+// catalog read at most Options.PartitionRefresh ago (again at once, at most once a second, for a
+// name it did not list: a new month). A failed read answers false (the caller reads the partitioned
 // table).
 func (s *Reader) attached(ctx context.Context, name string) bool {
 	s.mu.Lock()
@@ -123,25 +123,26 @@ func (s *Reader) attached(ctx context.Context, name string) bool {
 	return parts[name]
 }
 
-// edgeProbe is the lateral read of the transfers of pair row e (from_addr, to_addr, chain,
-// token, bucket) matching f, through the sender's or recipient's index, bounded by lo and hi
-// as edgeRows says, from table (transfers.transfers or one of its partitions); more are further
+// entityPairProbe is the lateral read of the transfers of pair row e (from_addr, to_addr, chain,
+// token, bucket) matching f, through the sender's or recipient's index, bounded by lo and hi as
+// entityPairRows says, from table (transfers.transfers or one of its partitions); more are further
 // conditions on them (alias t).
-func (b *sqlb) edgeProbe(f TransferFilter, cols string, lo, hi time.Time, table string, more ...string) string {
+func (b *sqlb) entityPairProbe(f TransferFilter, cols string, lo, hi time.Time, table string, more ...string) string {
 	return b.probe([]string{"t.from_addr = e.from_addr", "t.block_time >= e.bucket", "t.block_time < e.bucket + interval '1 hour'",
 		"t.to_addr = e.to_addr", "t.chain = e.chain", "t.token = e.token"}, f, cols, lo, hi, table, more...)
 }
 
-// edgeKeyProbe is edgeProbe for a pair row of one transfer known by its natural key (k.uid at
-// k.bt, grp_edges.uid and t_first): that transfer, read through the natural key's index, if it
-// matches f (its pair row matched the rest). The index's entries of a page's span lie on a few
-// leaf pages; a probe of the sender's index reads a leaf page of its own for each pair row.
-func (b *sqlb) edgeKeyProbe(f TransferFilter, cols string, lo, hi time.Time, table string, more ...string) string {
+// entityPairKeyProbe is entityPairProbe for a pair row of one transfer known by its natural key
+// (k.uid at k.bt, entity_pair_rows.uid and t_first): that transfer, read through the natural key's
+// index, if it matches f (its pair row matched the rest). The index's entries of a page's span lie
+// on a few leaf pages; a probe of the sender's index reads a leaf page of its own for each pair
+// row.
+func (b *sqlb) entityPairKeyProbe(f TransferFilter, cols string, lo, hi time.Time, table string, more ...string) string {
 	return b.probe([]string{"t.block_time = k.bt", "t.uid = k.uid"}, f, cols, lo, hi, table, more...)
 }
 
 // probe is the lateral read of transfers (alias t) from table matching rowConds, f's window and
-// ranges, and more, bounded by lo and hi as edgeRows says.
+// ranges, and more, bounded by lo and hi as entityPairRows says.
 func (b *sqlb) probe(rowConds []string, f TransferFilter, cols string, lo, hi time.Time, table string, more ...string) string {
 	if !lo.IsZero() {
 		rowConds = append(rowConds, "t.block_time >= "+b.arg(lo))
@@ -160,19 +161,19 @@ func (b *sqlb) probe(rowConds []string, f TransferFilter, cols string, lo, hi ti
 	return `(SELECT ` + cols + ` FROM ` + table + ` t WHERE ` + strings.Join(rowConds, " AND ") + `)`
 }
 
-// edgeSides are f's from and to filters on a pair row's sender and recipient (edgeSidePlan).
+// entityPairSides are f's from and to filters on a pair row's sender and recipient
+// (entityPairSidePlan).
 //
-// A side of at most Options.PairJoinMax addresses (an entity, its deposit addresses) is a semi-join (an
-// anti-join for an exclusion) with the set, which the planner may hash: a count over an
+// A side of at most Options.PairJoinMax addresses (an entity, its deposit addresses) is a semi-join
+// (an anti-join for an exclusion) with the set, which the planner may hash: a count over an
 // entity's pair rows whose other side rarely matches then hashes the set once instead of probing
-// the attribution index for every pair row (an exchange's transfers to its own deposit
-// addresses, of which there are none). A larger set (an entity type)
-// stays a probe per pair row: hashing a type of millions of addresses would cost more than the
-// probes up to a page or 10,000 matches.
+// the attribution index for every pair row (an exchange's transfers to its own deposit addresses,
+// of which there are none). A larger set (an entity type) stays a probe per pair row: hashing a
+// type of millions of addresses would cost more than the probes up to a page or 10,000 matches.
 //
-// A set of entity types whose groups are live (f.typed) is a test of the pair row's own
-// from_t or to_t: the row keeps the live type group of each side (migration 15).
-func (b *sqlb) edgeSides(f TransferFilter) []string {
+// A set of entity types whose groups are live (f.typed) is a test of the pair row's own from_t or
+// to_t: the row keeps the live type group of each side (migration 15).
+func (b *sqlb) entityPairSides(f TransferFilter) []string {
 	var c []string
 	for _, s := range []struct {
 		col, tcol string
@@ -183,25 +184,25 @@ func (b *sqlb) edgeSides(f TransferFilter) []string {
 			if s.in {
 				c = append(c, s.tcol+" = ANY("+b.arg(typeGroups(s.f.In.Types))+"::text[])")
 			} else {
-				c = append(c, b.edgeMember(s.col, s.f.In, false, f.sparseSides))
+				c = append(c, b.entityPairMember(s.col, s.f.In, false, f.sparseSides))
 			}
 		}
 		if !s.f.NotIn.Empty() {
 			if s.not {
 				c = append(c, "NOT ("+s.tcol+" = ANY("+b.arg(typeGroups(s.f.NotIn.Types))+"::text[]))")
 			} else {
-				c = append(c, b.edgeMember(s.col, s.f.NotIn, true, f.sparseSides))
+				c = append(c, b.entityPairMember(s.col, s.f.NotIn, true, f.sparseSides))
 			}
 		}
 	}
 	return c
 }
 
-// edgeMember is "col is (not) in s" on a grp_edges column (edgeSides). sparse (the conditions
-// match few pair rows, so all are read) hashes a modelled set of at most Options.PairJoinMax addresses
-// for certain: an OFFSET keeps the subquery from becoming a join the planner would probe per
-// pair row, expecting a LIMIT to stop it early.
-func (b *sqlb) edgeMember(col string, s AddrSet, not, sparse bool) string {
+// entityPairMember is "col is (not) in s" on a entity_pair_rows column (entityPairSides). sparse
+// (the conditions match few pair rows, so all are read) hashes a modelled set of at most
+// Options.PairJoinMax addresses for certain: an OFFSET keeps the subquery from becoming a join the
+// planner would probe per pair row, expecting a LIMIT to stop it early.
+func (b *sqlb) entityPairMember(col string, s AddrSet, not, sparse bool) string {
 	if s.Size > b.joinMax {
 		if not {
 			return b.notMember(col, s)
@@ -209,7 +210,7 @@ func (b *sqlb) edgeMember(col string, s AddrSet, not, sparse bool) string {
 		return b.member(col, s)
 	}
 	rows, counting := b.rows, b.counting
-	b.rows, b.counting = false, false // renders a join: grp_edges is not partitioned (see member)
+	b.rows, b.counting = false, false // renders a join: entity_pair_rows is not partitioned (see member)
 	defer func() { b.rows, b.counting = rows, counting }()
 	if sparse && s.modelled() {
 		in := col + " IN (" + b.source(s) + " OFFSET 0)"

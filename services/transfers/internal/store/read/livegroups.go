@@ -149,7 +149,7 @@ func typeGroups(types []string) []string {
 }
 
 // liveTypes reports whether set is entity types and nothing else, every one a live group: a
-// pair row's from_t/to_t then decide membership (edgeSides).
+// pair row's from_t/to_t then decide membership (entityPairSides).
 func (s *Reader) liveTypes(ctx context.Context, set AddrSet) (bool, error) {
 	if len(set.Types) == 0 || len(set.Addrs)+len(set.Entities)+len(set.Deposits) > 0 {
 		return false, nil

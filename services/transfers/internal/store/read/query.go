@@ -46,11 +46,11 @@ type TransferFilter struct {
 	USDGte         *float64
 	USDLte         *float64
 
-	// sparseSides: the from/to conditions on a live entity's pair rows (edgeSidePlan) match
+	// sparseSides: the from/to conditions on a live entity's pair rows (entityPairSidePlan) match
 	// fewer than a page's worth of transfers (counted), so a page reads every pair row anyway
-	// and the sets are hashed once rather than probed per pair row (edgeMember).
+	// and the sets are hashed once rather than probed per pair row (entityPairMember).
 	sparseSides bool
-	// typed: which of the from/to sets of a read of a live entity's pair rows (edgeSidePlan)
+	// typed: which of the from/to sets of a read of a live entity's pair rows (entityPairSidePlan)
 	// are entity types whose groups are all live; a pair row's from_t and to_t decide them.
 	typed typedSides
 }
@@ -71,7 +71,7 @@ type Page struct {
 	Offset  int
 	// Attributions asks PageTransfers for the attributions of the addresses the page's
 	// transfers are among, read beside the transfers where the plan knows those addresses
-	// before it reads them (edgeNewestPage: its pair rows' senders and recipients), so a caller
+	// before it reads them (entityPairNewestPage: its pair rows' senders and recipients), so a caller
 	// rendering the page need not read them after it.
 	Attributions bool
 
@@ -424,9 +424,9 @@ func (s *Reader) pairCountTransfers(ctx context.Context, f TransferFilter, g1, g
 	return s.pairCount(ctx, f, g1, g2)
 }
 
-// countTransfers counts (capped) the transfers matching f: from the rollups when they answer
-// it, from a live group's edges (g, reading f as fe: see edgeSidePlan), or from the rows; a
-// count known to be at the cap (capCache) is not read again.
+// countTransfers counts (capped) the transfers matching f: from the rollups when they answer it,
+// from a live group's entity pair rows (g, reading f as fe: see entityPairSidePlan), or from the
+// rows; a count known to be at the cap (capCache) is not read again.
 func (s *Reader) countTransfers(ctx context.Context, f, fe TransferFilter, g string) (int, error) {
 	key, capped := capKey(f)
 	if capped && s.caps.reached(key, f.Base.version, f.TimeTo) {
@@ -435,7 +435,7 @@ func (s *Reader) countTransfers(ctx context.Context, f, fe TransferFilter, g str
 	count, ok, err := s.rollupCount(ctx, f)
 	if err == nil && !ok {
 		if g != "" {
-			count, err = s.edgeCount(ctx, fe, g)
+			count, err = s.entityPairCount(ctx, fe, g)
 		} else {
 			count, err = s.rowCount(ctx, f)
 		}

@@ -71,11 +71,11 @@ func (b *sqlb) rollupConds(f TransferFilter, tokenCols bool) []string {
 	return c
 }
 
-// Histogram buckets the transfers matching f by hour or day. The time window is widened to
-// whole buckets. It reads rollups: per address (base, flow, chains, tokens), per sender and
-// recipient pair (from, to, counterparties), per chain (no address filter). Value and USD
-// ranges, which no rollup can answer, go through a live entity's pair rows (edgeRangeHistogramSQL)
-// or aggregate the matching rows themselves.
+// Histogram buckets the transfers matching f by hour or day. The time window is widened to whole
+// buckets. It reads rollups: per address (base, flow, chains, tokens), per sender and recipient
+// pair (from, to, counterparties), per chain (no address filter). Value and USD ranges, which no
+// rollup can answer, go through a live entity's pair rows (entityPairRangeHistogramSQL) or
+// aggregate the matching rows themselves.
 func (s *Reader) Histogram(ctx context.Context, f TransferFilter, g string) ([]Bucket, error) {
 	f = sideAsBase(f)
 	step := gran(g)
@@ -102,21 +102,21 @@ func (s *Reader) Histogram(ctx context.Context, f TransferFilter, g string) ([]B
 }
 
 // rangeHistogram is the histogram of a filter with a value or USD range: through a live
-// entity's pair rows where one is the base or a side (edgeRangeHistogramSQL), an entity and
+// entity's pair rows where one is the base or a side (entityPairRangeHistogramSQL), an entity and
 // addresses beside it in parts (entityAddrsRangeHistogram), else from the matching rows.
 func (s *Reader) rangeHistogram(ctx context.Context, f TransferFilter, g string) ([]Bucket, error) {
-	grp, err := s.edgePlan(ctx, f)
+	grp, err := s.entityPairPlan(ctx, f)
 	if err != nil {
 		return nil, err
 	}
 	if grp == "" {
-		if f, grp, err = s.edgeSidePlan(ctx, f); err != nil {
+		if f, grp, err = s.entityPairSidePlan(ctx, f); err != nil {
 			return nil, err
 		}
 	}
 	b := s.newb(sqlb{rows: true, counting: true})
 	if grp != "" {
-		return s.buckets(ctx, b.edgeRangeHistogramSQL(f, grp, g), b.args)
+		return s.buckets(ctx, b.entityPairRangeHistogramSQL(f, grp, g), b.args)
 	}
 	ga, addrs, err := s.entityAddrsPlan(ctx, f)
 	if err != nil {
@@ -212,7 +212,7 @@ func (s *Reader) entityAddrsRangeHistogram(ctx context.Context, f TransferFilter
 	}
 	var parts []part
 	b := s.newb(sqlb{rows: true, counting: true})
-	parts = append(parts, part{1, b.edgeRangeHistogramSQL(f, ga, g), b.args})
+	parts = append(parts, part{1, b.entityPairRangeHistogramSQL(f, ga, g), b.args})
 	fa, between := entityAddrsParts(f, addrs)
 	b = s.newb(sqlb{rows: true, counting: true})
 	if q := b.rowsHistogramSQL(fa, g); q != "" {
@@ -600,11 +600,11 @@ func (b *sqlb) groupCounterpartyArms(f CounterpartyFilter, grp string, set AddrS
 	}
 	var arms []string
 	if f.Flow != "in" {
-		arms = append(arms, `SELECT e.chain, e.to_addr AS cp, 0, e.n, e.n, e.usd, e.value FROM transfers.grp_edges e
+		arms = append(arms, `SELECT e.chain, e.to_addr AS cp, 0, e.n, e.n, e.usd, e.value FROM transfers.entity_pair_rows e
 				  WHERE e.grp = `+ga+` AND e.side = 1`+and+notListed("e.to_addr"))
 	}
 	if f.Flow != "out" {
-		arms = append(arms, `SELECT e.chain, e.from_addr AS cp, e.n, 0, e.n, e.usd, e.value FROM transfers.grp_edges e
+		arms = append(arms, `SELECT e.chain, e.from_addr AS cp, e.n, 0, e.n, e.usd, e.value FROM transfers.entity_pair_rows e
 				  WHERE e.grp = `+ga+` AND e.side = 2`+and+notListed("e.from_addr"))
 	}
 	return arms

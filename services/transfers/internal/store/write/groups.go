@@ -11,7 +11,7 @@ package write
 // subtract_removed_transfers.sql, add_group_rollups.sql, subtract_group_rollups.sql,
 // build_new_groups.sql) follows the same rules: each upsert groups first, so no statement
 // touches a row twice, and orders its keys, so concurrent writers lock rows in one order. A
-// group's pair row (grp_edges) keeps the type groups of both sides, bounds on its transfers'
+// group's pair row (entity_pair_rows) keeps the type groups of both sides, bounds on its transfers'
 // times (t_first, t_last: migration 19; an addition keeps them exact where both sides know them,
 // a subtraction keeps them, as the rest of the row's transfers lie within them still) and, when
 // an addition creates it from one transfer whose time is known, that transfer's uid (migration
@@ -25,5 +25,5 @@ var dropEmptiedRollups = []string{dropEmptiedPairHourlySQL, dropEmptiedAddrDaily
 
 // dropGroupRows delete every rollup row of the groups in the text[] parameter $1, one live-group
 // rollup each.
-var dropGroupRows = []string{dropGroupRowsGrpHourlySQL, dropGroupRowsGrpDailySQL, dropGroupRowsGrpEdgesSQL,
+var dropGroupRows = []string{dropGroupRowsGrpHourlySQL, dropGroupRowsGrpDailySQL, dropGroupRowsEntityPairRowsSQL,
 	dropGroupRowsGrpCpSQL, dropGroupRowsGrpPairHourlySQL, dropGroupRowsGrpPairDailySQL}

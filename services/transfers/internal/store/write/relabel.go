@@ -133,7 +133,7 @@ func materialize(ctx context.Context, tx pgx.Tx, groups []string) error {
 		return fmt.Errorf("build new groups: %w", err)
 	}
 	// A type group that turned live is now the type of its members on the other entity groups'
-	// pair rows (grp_edges.from_t and to_t), which were written while it was not live.
+	// pair rows (entity_pair_rows.from_t and to_t), which were written while it was not live.
 	if !slices.ContainsFunc(groups, func(g string) bool { return strings.HasPrefix(g, "t:") }) {
 		return nil
 	}

@@ -60,8 +60,8 @@ var (
 	dropGroupRowsGrpCpSQL string
 	//go:embed sql/drop_group_rows_grp_daily.sql
 	dropGroupRowsGrpDailySQL string
-	//go:embed sql/drop_group_rows_grp_edges.sql
-	dropGroupRowsGrpEdgesSQL string
+	//go:embed sql/drop_group_rows_entity_pair_rows.sql
+	dropGroupRowsEntityPairRowsSQL string
 	//go:embed sql/drop_group_rows_grp_hourly.sql
 	dropGroupRowsGrpHourlySQL string
 	//go:embed sql/drop_group_rows_grp_pair_daily.sql

@@ -11,7 +11,7 @@ rp AS (
     n = r.n + excluded.n, usd = r.usd + excluded.usd, value = r.value + excluded.value
 ),
 ge AS (
-  INSERT INTO transfers.grp_edges AS r (grp, bucket, from_addr, to_addr, chain, token, token_id, side, n, usd, value, from_t, to_t, t_first, t_last, uid)
+  INSERT INTO transfers.entity_pair_rows AS r (grp, bucket, from_addr, to_addr, chain, token, token_id, side, n, usd, value, from_t, to_t, t_first, t_last, uid)
   SELECT grp, bucket, from_addr, to_addr, chain, token, token_id, CASE WHEN o AND i THEN 3 WHEN o THEN 1 ELSE 2 END,
          n, usd, value, transfers.type_group(fg), transfers.type_group(tg), tf, tl, CASE WHEN n = 1 AND tf IS NOT NULL THEN uid END
   FROM gsides WHERE grp LIKE 'e:%' ORDER BY 1, 2, 3, 4, 5, 6

@@ -1,5 +1,6 @@
 -- Aggregates apply_rows into apply_pairs, with the live groups of both sides (apply_memb), the
--- first and last transfer times (grp_edges' bounds) and, for a pair row of one transfer, its uid.
+-- first and last transfer times (entity_pair_rows' bounds) and, for a pair row of one transfer, its
+-- uid.
 INSERT INTO apply_pairs
 SELECT i.from_addr, i.to_addr, date_trunc('hour', i.block_time, 'UTC'), i.chain, i.token, min(i.token_id),
        count(*), sum(coalesce(i.usd, 0)::numeric), sum(i.unit_value::numeric), min(coalesce(mf.g, '{}')), min(coalesce(mt.g, '{}')),

@@ -13,7 +13,7 @@ d3 AS (DELETE FROM transfers.grp_pair_hourly r USING (SELECT DISTINCT fg, tg, bu
   WHERE r.from_grp = k.fg AND r.to_grp = k.tg AND r.bucket = k.bucket AND r.chain = k.chain AND r.token = k.token AND r.n = 0),
 d4 AS (DELETE FROM transfers.grp_pair_daily r USING (SELECT DISTINCT fg, tg, date_trunc('day', bucket, 'UTC') bucket, chain, token FROM gpairs) k
   WHERE r.from_grp = k.fg AND r.to_grp = k.tg AND r.bucket = k.bucket AND r.chain = k.chain AND r.token = k.token AND r.n = 0),
-d5 AS (DELETE FROM transfers.grp_edges r USING (SELECT grp, bucket, from_addr, to_addr, chain, token FROM gsides WHERE grp LIKE 'e:%') k
+d5 AS (DELETE FROM transfers.entity_pair_rows r USING (SELECT grp, bucket, from_addr, to_addr, chain, token FROM gsides WHERE grp LIKE 'e:%') k
   WHERE r.grp = k.grp AND r.bucket = k.bucket AND r.from_addr = k.from_addr AND r.to_addr = k.to_addr AND r.chain = k.chain
     AND r.token = k.token AND r.n = 0),
 d6 AS (DELETE FROM transfers.grp_cp r USING (SELECT DISTINCT grp, chain, CASE WHEN o THEN to_addr ELSE from_addr END cp
