@@ -5,17 +5,17 @@
 //	BENCH_ROWS=10000000 go run ./cmd/transfers-bench     (make bench)
 //
 // Settings (env): BENCH_ROWS (10,000,000), BENCH_YEAR_ROWS (rows per simulated year, default
-// BENCH_ROWS: a smaller BENCH_ROWS at the density of a larger run), BENCH_BATCH (5,000 rows per
-// write), BENCH_RAW_ROWS (rows of the raw COPY comparison, default min(BENCH_ROWS, 1,000,000)),
-// BENCH_QUERIES (1,000 runs per query), BENCH_DATABASE_URL (server to create the scratch databases
-// on; default CHAININTEL_TEST_DATABASE_URL or the local server, without TLS). Scratch databases are
-// dropped at the end unless BENCH_KEEP is set. BENCH_WRITERS (2: two replicas of the consumer)
-// concurrent writers load the rows; BENCH_QUERY_DB runs the queries only, on a database a
-// BENCH_KEEP run left; BENCH_ONLY runs only the queries whose name contains it; BENCH_PATHS adds
-// requests of its own; BENCH_CPUPROFILE and BENCH_MEMPROFILE write CPU and allocation profiles of
-// the queries. The first rows are written with the rollups queued and then applied (both rates, and
-// the two one after the other); the rest by writers and rollup workers at once. BENCH_INLINE also
-// loads the first rows with the rollups applied in each write, into a database of their own.
+// BENCH_ROWS: a smaller BENCH_ROWS at the density of a larger run), BENCH_BATCH (5,000 rows per write), BENCH_RAW_ROWS
+// (rows of the raw COPY comparison, default min(BENCH_ROWS, 1,000,000)), BENCH_QUERIES (1,000 runs
+// per query), BENCH_DATABASE_URL (server to create the scratch databases on; default
+// CHAININTEL_TEST_DATABASE_URL or the local server, without TLS). Scratch databases are dropped at the end
+// unless BENCH_KEEP is set. BENCH_WRITERS (2: two replicas of the consumer) concurrent writers load the rows; BENCH_QUERY_DB
+// runs the queries only, on a database a BENCH_KEEP run left; BENCH_ONLY runs only the queries
+// whose name contains it; BENCH_PATHS adds requests of its own; BENCH_CPUPROFILE and
+// BENCH_MEMPROFILE write CPU and allocation profiles of the queries. The first rows are written
+// with the rollups queued and then applied (both rates, and the two one after the other); the
+// rest by writers and rollup workers at once. BENCH_INLINE also loads the first rows with the
+// rollups applied in each write, into a database of their own.
 package main
 
 import (
@@ -358,15 +358,15 @@ func settle(ctx context.Context, pool *pgxpool.Pool) error {
 	return nil
 }
 
-// prewarm reads the relations the queries read into memory (pg_prewarm, into the operating system's
-// cache), most read first, up to BENCH_PREWARM_MB (default 60% of the machine's memory; 0 skips
-// it): the pair rows and their indexes, the transfers with their address and natural-key indexes,
-// the attributions, the group rollups, then the rest but the blocks and the rollup queue. Right
-// after a load the cache holds what the load wrote last, and a large load's database can be larger
-// than the machine's memory, so the first queries at random times of the year would read their
-// pages from disk (a keyset turn reads the pages its 50 rows lie on). A server in use has its
-// working set cached; this reads it as one would have. Without the extension (or the right to
-// create it) nothing is read and it says so.
+// prewarm reads the relations the queries read into memory (pg_prewarm, into the operating
+// system's cache), most read first, up to BENCH_PREWARM_MB (default 60% of the machine's memory;
+// 0 skips it): the pair rows and their indexes, the transfers with their address and natural-key
+// indexes, the attributions, the group rollups, then the rest but the blocks and the rollup queue. Right
+// after a load the cache holds what the load wrote last, and a large load's database can be
+// larger than the machine's memory, so the first queries at random times of the year would read
+// their pages from disk (a keyset turn reads the pages its 50 rows lie on). A server in use has
+// its working set cached; this reads it as one would have.
+// Without the extension (or the right to create it) nothing is read and it says so.
 func prewarm(ctx context.Context, pool *pgxpool.Pool) error {
 	budget := int64(envCount("BENCH_PREWARM_MB", int(memoryMB()*6/10))) << 20
 	if budget <= 0 {
@@ -933,11 +933,11 @@ func (w *world) next() store.TransferRow {
 	return r
 }
 
-// warmAttributions reads the attribution of every address of the world through the store's cache,
-// as a server that has served pages for a while holds them: the cache
-// (store.DefaultOptions().AttributionCache, 200,000 addresses) holds all of this world's. A fresh
-// process instead reads about half of a keyset turn's addresses (44 of 78) from the read model,
-// which pg_prewarm and the warm-up requests leave as they are (BENCH_ATTR_WARM=0 measures that).
+// warmAttributions reads the attribution of every address of the world through the store's
+// cache, as a server that has served pages for a while holds them: the cache
+// (store.DefaultOptions().AttributionCache, 200,000 addresses) holds all of this world's. A fresh process
+// instead reads about half of a keyset turn's addresses (44 of 78) from the read model, which
+// pg_prewarm and the warm-up requests leave as they are (BENCH_ATTR_WARM=0 measures that).
 func (w *world) warmAttributions(ctx context.Context, st *store.Store) error {
 	t0 := time.Now()
 	var keys []store.AddressKey

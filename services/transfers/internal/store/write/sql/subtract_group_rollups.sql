@@ -1,5 +1,4 @@
--- Subtracts the pair rows of sub_pairs from the group rollups, with the groups sub_memb gives their
--- addresses.
+-- Subtracts the pair rows of sub_pairs from the group rollups, with the groups sub_memb gives their addresses.
 WITH gsrc AS (SELECT p.*, coalesce(mf.g, '{}') AS fg, coalesce(mt.g, '{}') AS tg FROM sub_pairs p
   LEFT JOIN (SELECT address, array_agg(grp) AS g FROM sub_memb GROUP BY address) mf ON mf.address = p.from_addr
   LEFT JOIN (SELECT address, array_agg(grp) AS g FROM sub_memb GROUP BY address) mt ON mt.address = p.to_addr), gsides AS (SELECT * FROM (SELECT x.g AS grp, p.from_addr, p.to_addr, p.bucket, p.chain, p.token, p.token_id, p.n, p.usd, p.value,
