@@ -34,4 +34,3 @@ func (b *sqlb) rollupConds(f TransferFilter, tokenCols bool) []string {
 	}
 	return c
 }
-
