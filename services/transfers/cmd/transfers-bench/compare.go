@@ -5,22 +5,25 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 )
 
-// compare prints two runs' figures side by side, with the second's over the first's: the write
-// path's rates (rows/s; a ratio above 1 is faster) and each query's p50 and p99 (a ratio below 1
-// is faster). Its arguments are the output of a baseline build's run and of the current build's,
-// over the same row count and, for the queries, the same database (scripts/bench.sh,
-// BENCH_TRANSFERS_BASELINE).
-func compare(baseFile, curFile string) error {
-	base, err := readFigures(baseFile)
+// compare prints two builds' figures side by side, with the current's over the baseline's: the
+// write path's rates (rows/s; a ratio above 1 is faster) and each query's p50 and p99 (a ratio
+// below 1 is faster). Its arguments are comma-separated lists of the outputs of the baseline
+// build's runs and of the current build's, over the same row count and, for the queries, the
+// same database (scripts/bench-transfers-baseline.sh). A query timed in several passes shows
+// each build's best pass (the least disturbed on a shared machine) and the spread of the
+// baseline's passes (its slowest p50 over its fastest): ratios within it are noise.
+func compare(baseFiles, curFiles string) error {
+	base, err := readFigures(strings.Split(baseFiles, ","))
 	if err != nil {
 		return err
 	}
-	cur, err := readFigures(curFile)
+	cur, err := readFigures(strings.Split(curFiles, ","))
 	if err != nil {
 		return err
 	}
@@ -33,25 +36,36 @@ func compare(baseFile, curFile string) error {
 		b := base.rates[k]
 		fmt.Printf("%-62s %12.0f %12.0f %8.2f\n", k, b, c, c/b)
 	}
-	fmt.Printf("\n%-55s %10s %10s %6s %10s %10s %6s\n", "query (latency)", "base p50", "cur p50", "ratio", "base p99", "cur p99", "ratio")
+	fmt.Printf("\n%-55s %10s %10s %6s %10s %10s %6s %7s\n", "query (best pass of each build)", "base p50", "cur p50", "ratio",
+		"base p99", "cur p99", "ratio", "spread")
 	for _, k := range base.queryOrder {
 		c, ok := cur.queries[k]
 		if !ok {
 			continue
 		}
 		b := base.queries[k]
-		fmt.Printf("%-55s %10s %10s %6.2f %10s %10s %6.2f\n", k, b[0], c[0], float64(c[0])/float64(b[0]), b[1], c[1], float64(c[1])/float64(b[1]))
+		b50, c50, b99, c99 := slices.Min(b.p50), slices.Min(c.p50), slices.Min(b.p99), slices.Min(c.p99)
+		spread := "-"
+		if len(b.p50) > 1 {
+			spread = fmt.Sprintf("%.2f", float64(slices.Max(b.p50))/float64(b50))
+		}
+		fmt.Printf("%-55s %10s %10s %6.2f %10s %10s %6.2f %7s\n", k, b50, c50, float64(c50)/float64(b50), b99, c99,
+			float64(c99)/float64(b99), spread)
 	}
 	return nil
 }
 
-// figures are what a run printed: the write path's rates by name, each query's p50 and p99.
+// figures are what a build's runs printed: the write path's rates by name (the first run's that
+// prints each), each query's p50 and p99 of every pass.
 type figures struct {
 	rates      map[string]float64
 	rateOrder  []string
-	queries    map[string][2]time.Duration
+	queries    map[string]*passes
 	queryOrder []string
 }
+
+// passes are a query's percentiles, one of each pass.
+type passes struct{ p50, p99 []time.Duration }
 
 // The write path's lines (run's output), and the rates each names in order.
 var rateLines = []struct {
@@ -67,18 +81,28 @@ var rateLines = []struct {
 		[]string{"other rows, writes beside the rollup workers", "other rows, until the rollups caught up"}},
 }
 
-func readFigures(file string) (*figures, error) {
-	f, err := os.Open(file)
-	if err != nil {
-		return nil, err
+func readFigures(files []string) (*figures, error) {
+	out := &figures{rates: map[string]float64{}, queries: map[string]*passes{}}
+	for _, file := range files {
+		if err := out.read(file); err != nil {
+			return nil, err
+		}
 	}
-	defer f.Close()
-	out := &figures{rates: map[string]float64{}, queries: map[string][2]time.Duration{}}
+	return out, nil
+}
+
+// read adds the figures of one run's output.
+func (f *figures) read(file string) error {
+	r, err := os.Open(file)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
 	inTable := false
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		line := sc.Text()
-		out.rateLine(line)
+		f.rateLine(line)
 		fields := strings.Fields(line)
 		if len(fields) == 4 && fields[0] == "query" && fields[1] == "p50" {
 			inTable = true
@@ -93,12 +117,15 @@ func readFigures(file string) (*figures, error) {
 			continue
 		}
 		name := strings.Join(fields[:len(fields)-3], " ")
-		if _, dup := out.queries[name]; !dup {
-			out.queryOrder = append(out.queryOrder, name)
+		q := f.queries[name]
+		if q == nil {
+			q = &passes{}
+			f.queries[name] = q
+			f.queryOrder = append(f.queryOrder, name)
 		}
-		out.queries[name] = [2]time.Duration{p50, p99}
+		q.p50, q.p99 = append(q.p50, p50), append(q.p99, p99)
 	}
-	return out, sc.Err()
+	return sc.Err()
 }
 
 // rateLine records the rates line names, if it is one of the write path's lines.
@@ -115,8 +142,8 @@ func (f *figures) rateLine(line string) {
 			}
 			if _, dup := f.rates[name]; !dup {
 				f.rateOrder = append(f.rateOrder, name)
+				f.rates[name] = v
 			}
-			f.rates[name] = v
 		}
 	}
 }

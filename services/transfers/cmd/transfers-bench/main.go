@@ -15,7 +15,12 @@
 // BENCH_MEMPROFILE write CPU and allocation profiles of the queries. The first rows are written
 // with the rollups queued and then applied (both rates, and the two one after the other); the
 // rest by writers and rollup workers at once. BENCH_INLINE also loads the first rows with the
-// rollups applied in each write, into a database of their own.
+// rollups applied in each write, into a database of their own. BENCH_NO_QUERIES stops after the
+// write path's figures.
+//
+//	transfers-bench compare <baseline output> <current output>
+//
+// prints two runs' figures side by side with their ratios (scripts/bench-transfers-baseline.sh).
 package main
 
 import (
