@@ -5,6 +5,8 @@
 #   BENCH_ROWS=200000 make bench     a smaller transfers load (default 10,000,000 rows, as issue 6 asks)
 #   BENCH_EDGE_ROUNDS=3 make bench   fewer interleaved edge rounds (default 5; the median is printed)
 #   BENCH_WRITERS=1 make bench       transfers loaded (and raw-COPYed) by one writer (default 2, as two replicas)
+#   BENCH_TRANSFERS_BASELINE=pre-split make bench   transfers beside a baseline build (a revision; pre-split: before
+#                                    the store split) on one loaded database, ratios printed (scripts/bench-transfers-baseline.sh)
 #   BENCH_BAL_ADDRESSES=200000 make bench   a smaller balances world (default 1,000,000 addresses, as issue 25 asks)
 #   BENCH_STREAM_CLIENTS=2000 make bench   fewer stream clients (default 10,000 at 2,000 transfers/s)
 #
@@ -39,7 +41,11 @@ if section user-labels "user-labels: label reads with 10,000 labels, 1,000-addre
 fi
 
 if section transfers "transfers: ingest rate vs raw COPY and query latency at ${BENCH_ROWS:-10000000} rows (issue 6)"; then
-  (cd services/transfers && go run ./cmd/transfers-bench)
+  if [ -n "${BENCH_TRANSFERS_BASELINE:-}" ]; then
+    bash scripts/bench-transfers-baseline.sh
+  else
+    (cd services/transfers && go run ./cmd/transfers-bench)
+  fi
 fi
 
 if section balances "balances: observation throughput vs raw COPY and query latency at ${BENCH_BAL_ADDRESSES:-1000000} addresses (issue 25)"; then

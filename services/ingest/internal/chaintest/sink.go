@@ -12,6 +12,7 @@ import (
 
 	"github.com/chainintel/chainintel/libs/eventbus"
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
+	"google.golang.org/protobuf/proto"
 )
 
 // Quiet is a logger that drops everything.
@@ -40,8 +41,6 @@ type Sink struct {
 }
 
 // StartSink consumes every chain topic until the test ends.
-// funclen: one test fixture's setup read top to bottom (topics, consumers, the wait); its split is an
-// open item of the lint gate (docs/README.md)
 func StartSink(t testing.TB, brokers []string) *Sink {
 	s := &Sink{Transfers: map[string]*eventsv1.Transfer{}, Txs: map[string]*eventsv1.Transaction{}, Swaps: map[string]*eventsv1.Swap{},
 		Balances: map[string]*eventsv1.BalanceObservation{}, Tokens: map[string]*eventsv1.Token{}, Contracts: map[string]*eventsv1.Contract{}, Orphaned: map[string]bool{},
@@ -53,79 +52,58 @@ func StartSink(t testing.TB, brokers []string) *Sink {
 		wg.Add(1)
 		go func() { defer wg.Done(); _ = r.Run(ctx) }()
 	}
+	for _, c := range s.consumers(brokers) {
+		run(c)
+	}
+	return s
+}
+
+// consumers are the sink's consumer of each chain topic.
+func (s *Sink) consumers(brokers []string) []interface{ Run(context.Context) error } {
 	opts := func(topic string) eventbus.ConsumerOptions {
 		return eventbus.ConsumerOptions{Brokers: brokers, Group: "sink." + topic, Topic: topic, Logger: Quiet, MaxWait: 20 * time.Millisecond}
 	}
-	run(eventbus.NewConsumer(opts(eventsv1.TopicTransfers), func() *eventsv1.Transfer { return &eventsv1.Transfer{} },
-		func(_ context.Context, b []eventbus.Message[*eventsv1.Transfer]) error {
-			s.Mu.Lock()
-			defer s.Mu.Unlock()
-			for _, m := range b {
-				s.Deliveries++
-				s.apply(m.Msg.BlockHash, func() { s.Transfers[m.Msg.Chain+":"+m.Msg.Id] = m.Msg })
-			}
-			return nil
-		}))
-	run(eventbus.NewConsumer(opts(eventsv1.TopicTransactions), func() *eventsv1.Transaction { return &eventsv1.Transaction{} },
-		func(_ context.Context, b []eventbus.Message[*eventsv1.Transaction]) error {
-			s.Mu.Lock()
-			defer s.Mu.Unlock()
-			for _, m := range b {
-				s.apply(m.Msg.BlockHash, func() { s.Txs[m.Msg.Chain+":"+m.Msg.Hash] = m.Msg })
-			}
-			return nil
-		}))
-	run(eventbus.NewConsumer(opts(eventsv1.TopicSwaps), func() *eventsv1.Swap { return &eventsv1.Swap{} },
-		func(_ context.Context, b []eventbus.Message[*eventsv1.Swap]) error {
-			s.Mu.Lock()
-			defer s.Mu.Unlock()
-			for _, m := range b {
-				s.apply(m.Msg.BlockHash, func() { s.Swaps[m.Msg.Chain+":"+m.Msg.Id] = m.Msg })
-			}
-			return nil
-		}))
-	run(eventbus.NewConsumer(opts(eventsv1.TopicBalances), func() *eventsv1.BalanceObservation { return &eventsv1.BalanceObservation{} },
-		func(_ context.Context, b []eventbus.Message[*eventsv1.BalanceObservation]) error {
-			s.Mu.Lock()
-			defer s.Mu.Unlock()
-			for _, m := range b {
-				k := m.Msg.Chain + "|" + m.Msg.Address + "|" + m.Msg.TokenAddress
-				s.apply(m.Msg.BlockHash, func() {
-					if old := s.Balances[k]; old == nil || old.BlockNumber <= m.Msg.BlockNumber {
-						s.Balances[k] = m.Msg
-					}
-				})
-			}
-			return nil
-		}))
-	run(eventbus.NewConsumer(opts(eventsv1.TopicTokens), func() *eventsv1.Token { return &eventsv1.Token{} },
-		func(_ context.Context, b []eventbus.Message[*eventsv1.Token]) error {
-			s.Mu.Lock()
-			defer s.Mu.Unlock()
-			for _, m := range b {
-				s.Tokens[m.Msg.Chain+":"+m.Msg.Address] = m.Msg
-			}
-			return nil
-		}))
-	run(eventbus.NewConsumer(opts(eventsv1.TopicContracts), func() *eventsv1.Contract { return &eventsv1.Contract{} },
-		func(_ context.Context, b []eventbus.Message[*eventsv1.Contract]) error {
-			s.Mu.Lock()
-			defer s.Mu.Unlock()
-			for _, m := range b {
-				s.apply(m.Msg.BlockHash, func() { s.Contracts[m.Msg.Chain+":"+m.Msg.Address] = m.Msg })
-			}
-			return nil
-		}))
-	run(eventbus.NewConsumer(opts(eventsv1.TopicReorgs), func() *eventsv1.Reorg { return &eventsv1.Reorg{} },
-		func(_ context.Context, b []eventbus.Message[*eventsv1.Reorg]) error {
-			s.Mu.Lock()
-			defer s.Mu.Unlock()
-			for _, m := range b {
-				s.reorg(m.Msg)
-			}
-			return nil
-		}))
-	return s
+	return []interface{ Run(context.Context) error }{
+		sinkConsumer(s, opts(eventsv1.TopicTransfers), func(m *eventsv1.Transfer) {
+			s.Deliveries++
+			s.apply(m.BlockHash, func() { s.Transfers[m.Chain+":"+m.Id] = m })
+		}),
+		sinkConsumer(s, opts(eventsv1.TopicTransactions), func(m *eventsv1.Transaction) {
+			s.apply(m.BlockHash, func() { s.Txs[m.Chain+":"+m.Hash] = m })
+		}),
+		sinkConsumer(s, opts(eventsv1.TopicSwaps), func(m *eventsv1.Swap) {
+			s.apply(m.BlockHash, func() { s.Swaps[m.Chain+":"+m.Id] = m })
+		}),
+		sinkConsumer(s, opts(eventsv1.TopicBalances), func(m *eventsv1.BalanceObservation) {
+			k := m.Chain + "|" + m.Address + "|" + m.TokenAddress
+			s.apply(m.BlockHash, func() {
+				if old := s.Balances[k]; old == nil || old.BlockNumber <= m.BlockNumber {
+					s.Balances[k] = m
+				}
+			})
+		}),
+		sinkConsumer(s, opts(eventsv1.TopicTokens), func(m *eventsv1.Token) { s.Tokens[m.Chain+":"+m.Address] = m }),
+		sinkConsumer(s, opts(eventsv1.TopicContracts), func(m *eventsv1.Contract) {
+			s.apply(m.BlockHash, func() { s.Contracts[m.Chain+":"+m.Address] = m })
+		}),
+		sinkConsumer(s, opts(eventsv1.TopicReorgs), s.reorg),
+	}
+}
+
+// sinkConsumer is a consumer of o's topic that hands each message of a batch, in order, to each,
+// holding the sink's Mu for the batch.
+func sinkConsumer[M interface {
+	proto.Message
+	*T
+}, T any](s *Sink, o eventbus.ConsumerOptions, each func(M)) *eventbus.Consumer[M] {
+	return eventbus.NewConsumer(o, func() M { return M(new(T)) }, func(_ context.Context, b []eventbus.Message[M]) error {
+		s.Mu.Lock()
+		defer s.Mu.Unlock()
+		for _, m := range b {
+			each(m.Msg)
+		}
+		return nil
+	})
 }
 
 // reorg records a reorg: blocks it makes canonical again get their parked rows back, and the rows

@@ -15,7 +15,12 @@
 // BENCH_MEMPROFILE write CPU and allocation profiles of the queries. The first rows are written
 // with the rollups queued and then applied (both rates, and the two one after the other); the
 // rest by writers and rollup workers at once. BENCH_INLINE also loads the first rows with the
-// rollups applied in each write, into a database of their own.
+// rollups applied in each write, into a database of their own. BENCH_NO_QUERIES stops after the
+// write path's figures.
+//
+//	transfers-bench compare <baseline output> <current output>
+//
+// prints two runs' figures side by side with their ratios (scripts/bench-transfers-baseline.sh).
 package main
 
 import (
@@ -24,6 +29,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -76,6 +82,14 @@ func envCount(name string, def int) int {
 }
 
 func main() {
+	if len(os.Args) == 4 && os.Args[1] == "compare" {
+		// transfers-bench compare <baseline output> <current output>
+		if err := compare(os.Args[2], os.Args[3]); err != nil {
+			fmt.Fprintln(os.Stderr, "error:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(context.Background()); err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)
@@ -121,160 +135,38 @@ func scratch(ctx context.Context, name string) (*pgxpool.Pool, func(), error) {
 	return pool, func() { pool.Close(); drop() }, nil
 }
 
-// funclen: a bench driver printing one table in the order it measures; its split into steps is
-// an open item of the lint gate (docs/README.md)
-//
-//gocyclo:ignore
+// bench is one run's settings and simulated world.
+type bench struct {
+	w                    *world
+	n, batch, rawN, runs int
+	writers              int
+	first, rest          []store.TransferRow // the first rawN rows, and those the simulator made beyond them
+}
+
+// replay makes the world serve the first rows again, then the rest.
+func (b *bench) replay() { b.w.buf = append(slices.Clone(b.first), b.rest...) }
+
 func run(ctx context.Context) error {
 	n := envInt("BENCH_ROWS", 10_000_000)
-	batch := envInt("BENCH_BATCH", 5000)
-	rawN := envInt("BENCH_RAW_ROWS", min(n, 1_000_000))
-	runs := envInt("BENCH_QUERIES", 1000)
+	b := &bench{n: n, batch: envInt("BENCH_BATCH", 5000), rawN: envInt("BENCH_RAW_ROWS", min(n, 1_000_000)),
+		runs: envInt("BENCH_QUERIES", 1000), writers: max(envInt("BENCH_WRITERS", defaultWriters), 1)}
 	w, err := newWorld(n, envInt("BENCH_YEAR_ROWS", n))
 	if err != nil {
 		return err
 	}
+	b.w = w
 	if u := os.Getenv("BENCH_QUERY_DB"); u != "" {
-		// Queries only, against a database a BENCH_KEEP run left.
-		pool, err := pgstore.Connect(ctx, u, poolOptions())
-		if err != nil {
-			return err
-		}
-		defer pool.Close()
-		// Bring it to the current schema first (a kept database may predate a migration).
-		t0 := time.Now()
-		if err := pgstore.Migrate(ctx, pool, migrations.Schema, migrations.FS, nil); err != nil {
-			return err
-		}
-		if d := time.Since(t0); d > time.Second {
-			fmt.Printf("migrated the kept database in %s\n", d.Round(time.Millisecond))
-		}
-		if err := prewarm(ctx, pool); err != nil {
-			return err
-		}
-		return queries(ctx, pool, store.New(pool, store.DefaultOptions()), w, runs)
+		return queryKept(ctx, u, w, b.runs)
 	}
 	fmt.Printf("simulated world (services/ingest/sim): %d exchanges, %d ethereum customers, %d addresses, chains %v; %d transfers over %s to %s, batches of %d\n",
-		len(w.exchanges), len(w.customers), len(w.w.Addresses()), w.w.Chains(), n, w.cfg.Start.Format("2006-01-02"), w.end.Format("2006-01-02"), batch)
-
-	// Raw COPY of the first rawN rows into an empty schema, then the real write path over the
-	// same rows into another empty schema, then the raw COPY again: the ratio compares like with
-	// like, against the faster raw COPY: two raw COPYs of the same rows differ by more than the
-	// write path's overhead, so a single one says little. The first rows are simulated once and
-	// replayed to each.
-	if err := w.rewind(); err != nil {
-		return err
-	}
-	first, rest := w.take(rawN)
-	replay := func() { w.buf = append(slices.Clone(first), rest...) }
-	rawCopy := func(settings bool) (float64, error) {
-		rawPool, dropRaw, err := scratch(ctx, "bench_raw")
-		if err != nil {
-			return 0, err
-		}
-		defer dropRaw()
-		if settings {
-			if err := printSettings(ctx, rawPool); err != nil {
-				return 0, err
-			}
-		}
-		if err := settle(ctx, rawPool); err != nil {
-			return 0, err
-		}
-		replay()
-		rate, err := load(ctx, store.New(rawPool, store.DefaultOptions()), w, rawN, batch, true)
-		if err != nil {
-			return 0, fmt.Errorf("raw copy: %w", err)
-		}
-		return rate, nil
-	}
-	rawBefore, err := rawCopy(true)
-	if err != nil {
-		return err
-	}
-	writers := max(envInt("BENCH_WRITERS", defaultWriters), 1)
-	if os.Getenv("BENCH_INLINE") != "" {
-		// The same rows with the rollups applied inside each write (TRANSFERS_ROLLUPS=inline).
-		ipool, idrop, err := scratch(ctx, "bench_inline")
-		if err != nil {
-			return err
-		}
-		io := store.DefaultOptions()
-		io.InlineRollups = true
-		ist := store.New(ipool, io)
-		if err := w.attributions(ctx, ist); err != nil {
-			idrop()
-			return err
-		}
-		replay()
-		inlineRate, err := load(ctx, ist, w, rawN, batch, false)
-		idrop()
-		if err != nil {
-			return err
-		}
-		fmt.Printf("ingest, first %d rows, rollups inline: %.0f rows/s, ratio %.2f (to the first raw COPY)\n", rawN, inlineRate, inlineRate/rawBefore)
-	}
-	pool, drop, err := scratch(ctx, "bench")
+		len(w.exchanges), len(w.customers), len(w.w.Addresses()), w.w.Chains(), n, w.cfg.Start.Format("2006-01-02"), w.end.Format("2006-01-02"), b.batch)
+	pool, st, drop, err := b.loadAll(ctx)
 	if err != nil {
 		return err
 	}
 	defer drop()
-	// The first rows as a burst: the writes with the rollups queued and no lag bound, no worker.
-	burst := store.DefaultOptions()
-	burst.RollupLagMax = 0
-	st := store.New(pool, burst)
-	if err := w.attributions(ctx, st); err != nil {
-		return err
-	}
-	if err := settle(ctx, pool); err != nil {
-		return err
-	}
-	replay()
-	// The first rows as a burst (above), then the rollups applied by as many workers as writers.
-	firstRate, err := load(ctx, st, w, rawN, batch, false)
-	if err != nil {
-		return err
-	}
-	applyRate, err := drain(ctx, st, writers)
-	if err != nil {
-		return err
-	}
-	rawAfter, err := rawCopy(false)
-	if err != nil {
-		return err
-	}
-	w.buf, first = rest, nil // the load goes on after the first rows
-	rawRate := max(rawBefore, rawAfter)
-	both := 1 / (1/firstRate + 1/applyRate)
-	fmt.Printf("ingest, first %d rows: raw COPY %.0f rows/s (before the write path %.0f, after it %.0f); write path (COPY, dedupe, rollups queued) %.0f rows/s, ratio %.2f;\n"+
-		"  rollups applied %.0f rows/s; writes and rollups one after the other %.0f rows/s, ratio %.2f\n",
-		rawN, rawRate, rawBefore, rawAfter, firstRate, firstRate/rawRate, applyRate, both, both/rawRate)
-	if n > rawN {
-		// The rest as the service runs: writers and one rollup worker per writer at once, the
-		// writers held to the service's lag bound, timed until the rollups have caught up.
-		st = store.New(pool, store.DefaultOptions())
-		wctx, stop := context.WithCancel(ctx)
-		workers := make(chan error, writers)
-		for range writers {
-			go func() {
-				workers <- st.RunRollups(wctx, 100*time.Millisecond, slog.New(slog.DiscardHandler), noop.Meter{})
-			}()
-		}
-		t0 := time.Now()
-		writeRate, err := load(ctx, st, w, n-rawN, batch, false)
-		if err == nil {
-			_, err = drain(ctx, st, writers)
-		}
-		stop()
-		for range writers {
-			<-workers
-		}
-		if err != nil {
-			return err
-		}
-		rate := float64(n-rawN) / time.Since(t0).Seconds()
-		fmt.Printf("ingest, the other %d rows, writers and rollup workers together: writes %.0f rows/s, until the rollups caught up %.0f rows/s\n",
-			n-rawN, writeRate, rate)
+	if os.Getenv("BENCH_NO_QUERIES") != "" {
+		return nil // the write path's figures only (scripts/bench.sh's baseline comparison)
 	}
 	// Settled as a server in use is: vacuumed, analysed, and the load's dirty pages written
 	// (else the checkpoint after the load writes them during the queries).
@@ -284,7 +176,176 @@ func run(ctx context.Context) error {
 	if err := prewarm(ctx, pool); err != nil {
 		return err
 	}
-	return queries(ctx, pool, st, w, runs)
+	return queries(ctx, pool, st, w, b.runs)
+}
+
+// queryKept runs the queries only, against the database at url that a BENCH_KEEP run left.
+func queryKept(ctx context.Context, url string, w *world, runs int) error {
+	pool, err := pgstore.Connect(ctx, url, poolOptions())
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	// Bring it to the current schema first (a kept database may predate a migration).
+	t0 := time.Now()
+	if err := pgstore.Migrate(ctx, pool, migrations.Schema, migrations.FS, nil); err != nil {
+		return err
+	}
+	if d := time.Since(t0); d > time.Second {
+		fmt.Printf("migrated the kept database in %s\n", d.Round(time.Millisecond))
+	}
+	if err := prewarm(ctx, pool); err != nil {
+		return err
+	}
+	return queries(ctx, pool, store.New(pool, store.DefaultOptions()), w, runs)
+}
+
+// loadAll loads the world's rows and prints the write path's figures: a raw COPY of the first
+// rawN rows into an empty schema, then the real write path over the same rows into another
+// empty schema, then the raw COPY again (the ratio compares like with like, against the faster
+// raw COPY: two raw COPYs of the same rows differ by more than the write path's overhead, so a
+// single one says little), then the rest of the rows as the service runs. The first rows are
+// simulated once and replayed to each. It returns the loaded database's pool and store, and
+// what drops it.
+func (b *bench) loadAll(ctx context.Context) (*pgxpool.Pool, *store.Store, func(), error) {
+	if err := b.w.rewind(); err != nil {
+		return nil, nil, nil, err
+	}
+	b.first, b.rest = b.w.take(b.rawN)
+	rawBefore, err := b.rawCopy(ctx, true)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if os.Getenv("BENCH_INLINE") != "" {
+		if err := b.loadInline(ctx, rawBefore); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	pool, drop, err := scratch(ctx, "bench")
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	st, err := b.loadFirst(ctx, pool, rawBefore)
+	if err == nil && b.n > b.rawN {
+		st, err = b.loadRest(ctx, pool)
+	}
+	if err != nil {
+		drop()
+		return nil, nil, nil, err
+	}
+	return pool, st, drop, nil
+}
+
+// rawCopy COPYs the first rows into a scratch database of its own, with no deduplication and no
+// rollups, and returns its rate; settings prints the server's settings first.
+func (b *bench) rawCopy(ctx context.Context, settings bool) (float64, error) {
+	rawPool, dropRaw, err := scratch(ctx, "bench_raw")
+	if err != nil {
+		return 0, err
+	}
+	defer dropRaw()
+	if settings {
+		if err := printSettings(ctx, rawPool); err != nil {
+			return 0, err
+		}
+	}
+	if err := settle(ctx, rawPool); err != nil {
+		return 0, err
+	}
+	b.replay()
+	rate, err := load(ctx, store.New(rawPool, store.DefaultOptions()), b.w, b.rawN, b.batch, true)
+	if err != nil {
+		return 0, fmt.Errorf("raw copy: %w", err)
+	}
+	return rate, nil
+}
+
+// loadInline loads the first rows with the rollups applied inside each write
+// (TRANSFERS_ROLLUPS=inline), into a scratch database of its own, and prints its rate.
+func (b *bench) loadInline(ctx context.Context, rawBefore float64) error {
+	ipool, idrop, err := scratch(ctx, "bench_inline")
+	if err != nil {
+		return err
+	}
+	defer idrop()
+	io := store.DefaultOptions()
+	io.InlineRollups = true
+	ist := store.New(ipool, io)
+	if err := b.w.attributions(ctx, ist); err != nil {
+		return err
+	}
+	b.replay()
+	inlineRate, err := load(ctx, ist, b.w, b.rawN, b.batch, false)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("ingest, first %d rows, rollups inline: %.0f rows/s, ratio %.2f (to the first raw COPY)\n", b.rawN, inlineRate, inlineRate/rawBefore)
+	return nil
+}
+
+// loadFirst loads the first rows into pool as a burst (the writes with the rollups queued and no
+// lag bound, no worker), then applies the rollups with as many workers as writers, then runs the
+// raw COPY again, and prints the three rates.
+func (b *bench) loadFirst(ctx context.Context, pool *pgxpool.Pool, rawBefore float64) (*store.Store, error) {
+	burst := store.DefaultOptions()
+	burst.RollupLagMax = 0
+	st := store.New(pool, burst)
+	if err := b.w.attributions(ctx, st); err != nil {
+		return nil, err
+	}
+	if err := settle(ctx, pool); err != nil {
+		return nil, err
+	}
+	b.replay()
+	firstRate, err := load(ctx, st, b.w, b.rawN, b.batch, false)
+	if err != nil {
+		return nil, err
+	}
+	applyRate, err := drain(ctx, st, b.writers)
+	if err != nil {
+		return nil, err
+	}
+	rawAfter, err := b.rawCopy(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	b.w.buf, b.first = b.rest, nil // the load goes on after the first rows
+	rawRate := max(rawBefore, rawAfter)
+	both := 1 / (1/firstRate + 1/applyRate)
+	fmt.Printf("ingest, first %d rows: raw COPY %.0f rows/s (before the write path %.0f, after it %.0f); write path (COPY, dedupe, rollups queued) %.0f rows/s, ratio %.2f;\n"+
+		"  rollups applied %.0f rows/s; writes and rollups one after the other %.0f rows/s, ratio %.2f\n",
+		b.rawN, rawRate, rawBefore, rawAfter, firstRate, firstRate/rawRate, applyRate, both, both/rawRate)
+	return st, nil
+}
+
+// loadRest loads the rows after the first as the service runs: writers and one rollup worker
+// per writer at once, the writers held to the service's lag bound, timed until the rollups have
+// caught up. It prints both rates.
+func (b *bench) loadRest(ctx context.Context, pool *pgxpool.Pool) (*store.Store, error) {
+	st := store.New(pool, store.DefaultOptions())
+	wctx, stop := context.WithCancel(ctx)
+	workers := make(chan error, b.writers)
+	for range b.writers {
+		go func() {
+			workers <- st.RunRollups(wctx, 100*time.Millisecond, slog.New(slog.DiscardHandler), noop.Meter{})
+		}()
+	}
+	t0 := time.Now()
+	writeRate, err := load(ctx, st, b.w, b.n-b.rawN, b.batch, false)
+	if err == nil {
+		_, err = drain(ctx, st, b.writers)
+	}
+	stop()
+	for range b.writers {
+		<-workers
+	}
+	if err != nil {
+		return nil, err
+	}
+	rate := float64(b.n-b.rawN) / time.Since(t0).Seconds()
+	fmt.Printf("ingest, the other %d rows, writers and rollup workers together: writes %.0f rows/s, until the rollups caught up %.0f rows/s\n",
+		b.n-b.rawN, writeRate, rate)
+	return st, nil
 }
 
 // settle readies a scratch database for a timed load: the attributions just loaded vacuumed
@@ -327,7 +388,7 @@ func prewarm(ctx context.Context, pool *pgxpool.Pool) error {
 		WHERE n.nspname = 'transfers' AND c.relkind IN ('r', 'i') AND pg_relation_size(c.oid) > 0
 		  AND coalesce(t.relname, c.relname) NOT LIKE 'blocks%' AND coalesce(t.relname, c.relname) <> 'rollup_keys'
 		ORDER BY CASE
-		  WHEN coalesce(t.relname, c.relname) = 'grp_edges' THEN 0
+		  WHEN coalesce(t.relname, c.relname) = 'entity_pair_rows' THEN 0
 		  WHEN coalesce(t.relname, c.relname) ~ '^transfers_[0-9]' AND (i.indexrelid IS NULL
 		    OR pg_get_indexdef(c.oid) ~ '\((from|to)_addr, block_time\)|\(block_time, uid\)') THEN 1
 		  WHEN coalesce(t.relname, c.relname) LIKE 'attributions%' THEN 2
@@ -512,109 +573,22 @@ func load(ctx context.Context, st *store.Store, w *world, n, batch int, raw bool
 	return float64(n) / spent.Seconds(), nil
 }
 
-// funclen: a bench driver printing one table in the order it measures; its split into steps is
-// an open item of the lint gate (docs/README.md)
-//
-//gocyclo:ignore
+// queries times each query case (queryCases) through the service's router over st, after
+// BENCH_WARMUP untimed requests, and prints its latency percentiles.
 func queries(ctx context.Context, pool *pgxpool.Pool, st *store.Store, w *world, runs int) error {
-	// The service's runtime settings (GOGC unless the environment sets one), as it serves.
-	service.TuneRuntime(slog.New(slog.DiscardHandler), transfers.GCPercent)
-	gc := debug.SetGCPercent(-1)
-	debug.SetGCPercent(gc)
-	fmt.Printf("queries with GOGC=%d (the service's, unless GOGC is set)\n", gc)
-	if envCount("BENCH_ATTR_WARM", 1) > 0 {
-		if err := w.warmAttributions(ctx, st); err != nil {
-			return err
-		}
-	} else {
-		fmt.Println("attribution cache cold (BENCH_ATTR_WARM=0): pages read the attributions of the addresses they meet first")
+	r, err := queryRouter(ctx, st, w)
+	if err != nil {
+		return err
 	}
-	cs, _ := chains.NewSet(nil)
-	r := httpx.NewEngine(httpx.EngineOptions{Service: "transfers", Logger: slog.New(slog.DiscardHandler)})
-	svchttp.Register(r, app.New(st, nil, cs), query.Parser{Chains: cs, Now: func() time.Time { return w.end }})
 	// BENCH_SEED picks other requests (another run over the same database then reads what the
 	// first did not, as a cold run does).
 	seed := uint64(envCount("BENCH_SEED", 7))
-	rng := rand.New(rand.NewPCG(seed, 7))
-	ex := func() string { return w.exchanges[rng.IntN(len(w.exchanges))] }
-	const keysetName = "keyset page turns (entity, timeLte, 50 rows)"
-	keysetPath, keysetSeen := keysetTurns(r, w, rng, ex)
-	// seen reads the answers of a query whose next request depends on them.
-	const cursorName = "cursor page turns (entity, cursor, 50 rows)"
-	cursorPath, cursorSeen := cursorTurns(r, w, rng, ex)
-	seen := map[string]func([]byte){keysetName: keysetSeen, cursorName: cursorSeen}
-	cases := []struct {
-		name string
-		path func() string
-	}{
-		{"entity base with usdGte", func() string { return "/transfers?base=" + ex() + "&usdGte=10000" }},
-		{"address base sorted by usd (hot wallet)", func() string { return "/transfers?base=" + w.hot[ex()] + "&sortKey=usd" }},
-		{"type:cex inflow over 7 days", func() string { return "/transfers?to=type:cex&from=!type:cex&timeLast=7d" }},
-		{"histogram 30 days (entity, daily)", func() string { return "/transfers/histogram?base=" + ex() + "&timeLast=30d" }},
-		{"counterparties of an entity", func() string { return "/counterparties/entity/" + ex() }},
-		{"page turns (entity, 50 rows, pages 2..10)", func() string {
-			return "/transfers?base=" + ex() + "&limit=50&offset=" + strconv.Itoa(50*(1+rng.IntN(9)))
-		}},
-		{"first pages at a random time (entity, timeLte, 50 rows)", func() string {
-			// A client starting to page past the offset limit somewhere in the loaded span.
-			t := w.cfg.Start.Add(time.Duration(rng.Int64N(int64(w.end.Sub(w.cfg.Start)))))
-			return "/transfers?base=" + ex() + "&limit=50&timeLte=" + strconv.FormatInt(t.UnixMilli(), 10)
-		}},
-		{keysetName, keysetPath},
-		{cursorName, cursorPath},
-		{"address base, customer, all flows", func() string { return "/transfers?base=" + w.customers[rng.IntN(len(w.customers))] }},
-		{"from an entity to a type (from=<exchange>&to=type:cex)", func() string { return "/transfers?from=" + ex() + "&to=type:cex" }},
-		{"from an entity to another (none in this world)", func() string {
-			a, b := ex(), ex()
-			for b == a {
-				b = ex()
-			}
-			return "/transfers?from=" + a + "&to=" + b
-		}},
-		{"from an entity with usdGte (from=<exchange>&usdGte=10000)", func() string { return "/transfers?from=" + ex() + "&usdGte=10000" }},
-		{"an exchange's sweeps (from=deposit:<exchange>&to=<exchange>)", func() string {
-			e := ex()
-			return "/transfers?from=deposit:" + e + "&to=" + e
-		}},
-		{"base of two entities", func() string {
-			a, b := ex(), ex()
-			for b == a {
-				b = ex()
-			}
-			return "/transfers?base=" + a + "," + b
-		}},
+	cases := queryCases(r, w, rand.New(rand.NewPCG(seed, 7)))
+	stop, err := startProfiles()
+	if err != nil {
+		return err
 	}
-	// BENCH_PATHS: other requests to time, separated by spaces; "{exchange}", "{hot}" and
-	// "{customer}" stand for a random exchange, its hot wallet and a random customer.
-	for _, pth := range strings.Fields(os.Getenv("BENCH_PATHS")) {
-		cases = append(cases, struct {
-			name string
-			path func() string
-		}{pth, func() string {
-			e := ex()
-			return strings.NewReplacer("{exchange}", e, "{hot}", w.hot[e], "{customer}", w.customers[rng.IntN(len(w.customers))]).Replace(pth)
-		}})
-	}
-	if f := os.Getenv("BENCH_CPUPROFILE"); f != "" {
-		out, err := os.Create(f)
-		if err != nil {
-			return err
-		}
-		defer out.Close()
-		if err := pprof.StartCPUProfile(out); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
-	}
-	if f := os.Getenv("BENCH_MEMPROFILE"); f != "" {
-		runtime.MemProfileRate = 4096
-		defer func() {
-			if out, err := os.Create(f); err == nil {
-				pprof.Lookup("allocs").WriteTo(out, 0)
-				out.Close()
-			}
-		}()
-	}
+	defer stop()
 	// The first requests of each query are not timed: a process starting to serve pays for its
 	// connections' generic plans (each connection plans each statement once, over every monthly
 	// partition) and fills its attribution cache.
@@ -625,85 +599,211 @@ func queries(ctx context.Context, pool *pgxpool.Pool, st *store.Store, w *world,
 		if only != "" && !strings.Contains(c.name, only) {
 			continue
 		}
-		var lat []time.Duration
-		type timed struct {
-			d        time.Duration
-			url      string
-			tl       *timeline
-			conns    int64  // connections the pool opened during the request
-			gcCycles uint64 // garbage collections that ended during it
-		}
-		var slow []timed
-		short := st.ShortFirstPages()
-		for i := 0; i < runs+warm; i++ {
-			tctx, tl := withTimeline(ctx)
-			req := httptest.NewRequest(http.MethodGet, c.path(), nil).WithContext(tctx)
-			rec := httptest.NewRecorder()
-			conns0, gc0 := pool.Stat().NewConnsCount(), gcCycles()
-			t0 := time.Now()
-			tl.t0 = t0 // the timeline's steps count from the request's start
-			r.ServeHTTP(rec, req)
-			d := time.Since(t0)
-			conns, gcs := pool.Stat().NewConnsCount()-conns0, gcCycles()-gc0
-			if rec.Code != 200 {
-				return fmt.Errorf("%s: %d %s", req.URL, rec.Code, rec.Body.String())
-			}
-			if f := seen[c.name]; f != nil {
-				f(rec.Body.Bytes())
-			}
-			if i >= warm {
-				lat = append(lat, d)
-				slow = append(slow, timed{d, req.URL.String(), tl, conns, gcs})
-			}
-		}
-		slices.Sort(lat)
-		fmt.Printf("%-45s %10s %10s %10s\n", c.name, pct(lat, 50), pct(lat, 99), lat[len(lat)-1].Round(10*time.Microsecond))
-		if n := st.ShortFirstPages() - short; n > 0 {
-			fmt.Printf("  %d of %d first pages read short from their pair rows, then hour by hour\n", n, runs+warm)
-		}
-		// BENCH_SLOWEST=n: the n slowest requests of each query, to re-run by BENCH_PATHS.
-		if n, _ := strconv.Atoi(os.Getenv("BENCH_SLOWEST")); n > 0 {
-			var gcs uint64
-			for _, t := range slow {
-				gcs += t.gcCycles
-			}
-			if os.Getenv("BENCH_TIMELINE") != "" {
-				// Where the time of all the timed requests went, step by step.
-				by := map[string][]time.Duration{}
-				for _, t := range slow {
-					t.tl.kinds(t.d, by)
-				}
-				var names []string
-				for k := range by {
-					names = append(names, k)
-				}
-				slices.Sort(names)
-				for _, k := range names {
-					d := by[k]
-					slices.Sort(d)
-					fmt.Printf("  %-62s n=%-5d p50 %8s  p99 %8s\n", k, len(d), pct(d, 50), pct(d, 99))
-				}
-			}
-			live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-			metrics.Read(live)
-			fmt.Printf("  %d GC cycles during the %d timed requests; live heap %d MB\n", gcs, len(slow), live[0].Value.Uint64()>>20)
-			slices.SortFunc(slow, func(a, b timed) int { return cmp.Compare(b.d, a.d) })
-			for _, t := range slow[:min(n, len(slow))] {
-				var why string
-				if t.conns > 0 {
-					why += fmt.Sprintf(" [%d new connections]", t.conns)
-				}
-				if t.gcCycles > 0 {
-					why += fmt.Sprintf(" [%d GC cycles]", t.gcCycles)
-				}
-				fmt.Printf("  %10s %s%s\n", t.d.Round(10*time.Microsecond), t.url, why)
-				if os.Getenv("BENCH_TIMELINE") != "" {
-					fmt.Print(t.tl)
-				}
-			}
+		if err := timeQuery(ctx, pool, st, r, c, runs, warm); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// queryRouter is the service's router over st, with its runtime settings (GOGC unless the
+// environment sets one) and, unless BENCH_ATTR_WARM=0, an attribution cache holding the world's.
+func queryRouter(ctx context.Context, st *store.Store, w *world) (http.Handler, error) {
+	service.TuneRuntime(slog.New(slog.DiscardHandler), transfers.GCPercent)
+	gc := debug.SetGCPercent(-1)
+	debug.SetGCPercent(gc)
+	fmt.Printf("queries with GOGC=%d (the service's, unless GOGC is set)\n", gc)
+	if envCount("BENCH_ATTR_WARM", 1) > 0 {
+		if err := w.warmAttributions(ctx, st); err != nil {
+			return nil, err
+		}
+	} else {
+		fmt.Println("attribution cache cold (BENCH_ATTR_WARM=0): pages read the attributions of the addresses they meet first")
+	}
+	cs, _ := chains.NewSet(nil)
+	r := httpx.NewEngine(httpx.EngineOptions{Service: "transfers", Logger: slog.New(slog.DiscardHandler)})
+	svchttp.Register(r, app.New(st, nil, cs), query.Parser{Chains: cs, Now: func() time.Time { return w.end }})
+	return r, nil
+}
+
+// queryCase is a query the bench times: the path of each request, and, for a query whose next
+// request depends on the answers, what reads each answer.
+type queryCase struct {
+	name string
+	path func() string
+	seen func([]byte)
+}
+
+// queryCases are the queries the bench times, with BENCH_PATHS's own: other requests to time,
+// separated by spaces, where "{exchange}", "{hot}" and "{customer}" stand for a random exchange,
+// its hot wallet and a random customer.
+func queryCases(r http.Handler, w *world, rng *rand.Rand) []queryCase {
+	ex := func() string { return w.exchanges[rng.IntN(len(w.exchanges))] }
+	other := func(a string) string {
+		b := ex()
+		for b == a {
+			b = ex()
+		}
+		return b
+	}
+	keysetPath, keysetSeen := keysetTurns(r, w, rng, ex)
+	cursorPath, cursorSeen := cursorTurns(r, w, rng, ex)
+	cases := []queryCase{
+		{"entity base with usdGte", func() string { return "/transfers?base=" + ex() + "&usdGte=10000" }, nil},
+		{"address base sorted by usd (hot wallet)", func() string { return "/transfers?base=" + w.hot[ex()] + "&sortKey=usd" }, nil},
+		{"type:cex inflow over 7 days", func() string { return "/transfers?to=type:cex&from=!type:cex&timeLast=7d" }, nil},
+		{"histogram 30 days (entity, daily)", func() string { return "/transfers/histogram?base=" + ex() + "&timeLast=30d" }, nil},
+		{"counterparties of an entity", func() string { return "/counterparties/entity/" + ex() }, nil},
+		{"page turns (entity, 50 rows, pages 2..10)", func() string {
+			return "/transfers?base=" + ex() + "&limit=50&offset=" + strconv.Itoa(50*(1+rng.IntN(9)))
+		}, nil},
+		{"first pages at a random time (entity, timeLte, 50 rows)", func() string {
+			// A client starting to page past the offset limit somewhere in the loaded span.
+			t := w.cfg.Start.Add(time.Duration(rng.Int64N(int64(w.end.Sub(w.cfg.Start)))))
+			return "/transfers?base=" + ex() + "&limit=50&timeLte=" + strconv.FormatInt(t.UnixMilli(), 10)
+		}, nil},
+		{"keyset page turns (entity, timeLte, 50 rows)", keysetPath, keysetSeen},
+		{"cursor page turns (entity, cursor, 50 rows)", cursorPath, cursorSeen},
+		{"address base, customer, all flows", func() string { return "/transfers?base=" + w.customers[rng.IntN(len(w.customers))] }, nil},
+		{"from an entity to a type (from=<exchange>&to=type:cex)", func() string { return "/transfers?from=" + ex() + "&to=type:cex" }, nil},
+		{"from an entity to another (none in this world)", func() string {
+			a := ex()
+			return "/transfers?from=" + a + "&to=" + other(a)
+		}, nil},
+		{"from an entity with usdGte (from=<exchange>&usdGte=10000)", func() string { return "/transfers?from=" + ex() + "&usdGte=10000" }, nil},
+		{"an exchange's sweeps (from=deposit:<exchange>&to=<exchange>)", func() string {
+			e := ex()
+			return "/transfers?from=deposit:" + e + "&to=" + e
+		}, nil},
+		{"base of two entities", func() string {
+			a := ex()
+			return "/transfers?base=" + a + "," + other(a)
+		}, nil},
+	}
+	for _, pth := range strings.Fields(os.Getenv("BENCH_PATHS")) {
+		cases = append(cases, queryCase{pth, func() string {
+			e := ex()
+			return strings.NewReplacer("{exchange}", e, "{hot}", w.hot[e], "{customer}", w.customers[rng.IntN(len(w.customers))]).Replace(pth)
+		}, nil})
+	}
+	return cases
+}
+
+// startProfiles starts the CPU profile BENCH_CPUPROFILE names and the allocation profile
+// BENCH_MEMPROFILE names; stop ends them and writes the latter.
+func startProfiles() (stop func(), err error) {
+	var stops []func()
+	stop = func() {
+		for _, f := range slices.Backward(stops) {
+			f()
+		}
+	}
+	if f := os.Getenv("BENCH_CPUPROFILE"); f != "" {
+		out, err := os.Create(f)
+		if err != nil {
+			return nil, err
+		}
+		if err := pprof.StartCPUProfile(out); err != nil {
+			out.Close()
+			return nil, err
+		}
+		stops = append(stops, func() { out.Close() }, pprof.StopCPUProfile)
+	}
+	if f := os.Getenv("BENCH_MEMPROFILE"); f != "" {
+		runtime.MemProfileRate = 4096
+		stops = append(stops, func() {
+			if out, err := os.Create(f); err == nil {
+				pprof.Lookup("allocs").WriteTo(out, 0)
+				out.Close()
+			}
+		})
+	}
+	return stop, nil
+}
+
+// timedRequest is one timed request of a query, for BENCH_SLOWEST.
+type timedRequest struct {
+	d        time.Duration
+	url      string
+	tl       *timeline
+	conns    int64  // connections the pool opened during the request
+	gcCycles uint64 // garbage collections that ended during it
+}
+
+// timeQuery serves warm untimed and runs timed requests of c and prints their latency
+// percentiles, and with BENCH_SLOWEST=n the n slowest requests, to re-run by BENCH_PATHS.
+func timeQuery(ctx context.Context, pool *pgxpool.Pool, st *store.Store, r http.Handler, c queryCase, runs, warm int) error {
+	var lat []time.Duration
+	var slow []timedRequest
+	short := st.ShortFirstPages()
+	for i := 0; i < runs+warm; i++ {
+		tctx, tl := withTimeline(ctx)
+		req := httptest.NewRequest(http.MethodGet, c.path(), nil).WithContext(tctx)
+		rec := httptest.NewRecorder()
+		conns0, gc0 := pool.Stat().NewConnsCount(), gcCycles()
+		t0 := time.Now()
+		tl.t0 = t0 // the timeline's steps count from the request's start
+		r.ServeHTTP(rec, req)
+		d := time.Since(t0)
+		conns, gcs := pool.Stat().NewConnsCount()-conns0, gcCycles()-gc0
+		if rec.Code != 200 {
+			return fmt.Errorf("%s: %d %s", req.URL, rec.Code, rec.Body.String())
+		}
+		if c.seen != nil {
+			c.seen(rec.Body.Bytes())
+		}
+		if i >= warm {
+			lat = append(lat, d)
+			slow = append(slow, timedRequest{d, req.URL.String(), tl, conns, gcs})
+		}
+	}
+	slices.Sort(lat)
+	fmt.Printf("%-45s %10s %10s %10s\n", c.name, pct(lat, 50), pct(lat, 99), lat[len(lat)-1].Round(10*time.Microsecond))
+	if n := st.ShortFirstPages() - short; n > 0 {
+		fmt.Printf("  %d of %d first pages read short from their pair rows, then hour by hour\n", n, runs+warm)
+	}
+	if n, _ := strconv.Atoi(os.Getenv("BENCH_SLOWEST")); n > 0 {
+		printSlowest(slow, n)
+	}
+	return nil
+}
+
+// printSlowest prints the GC cycles and live heap of a query's timed requests, where their time
+// went step by step (BENCH_TIMELINE), and its n slowest requests.
+func printSlowest(slow []timedRequest, n int) {
+	var gcs uint64
+	for _, t := range slow {
+		gcs += t.gcCycles
+	}
+	timelines := os.Getenv("BENCH_TIMELINE") != ""
+	if timelines {
+		by := map[string][]time.Duration{}
+		for _, t := range slow {
+			t.tl.kinds(t.d, by)
+		}
+		for _, k := range slices.Sorted(maps.Keys(by)) {
+			d := by[k]
+			slices.Sort(d)
+			fmt.Printf("  %-62s n=%-5d p50 %8s  p99 %8s\n", k, len(d), pct(d, 50), pct(d, 99))
+		}
+	}
+	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(live)
+	fmt.Printf("  %d GC cycles during the %d timed requests; live heap %d MB\n", gcs, len(slow), live[0].Value.Uint64()>>20)
+	slices.SortFunc(slow, func(a, b timedRequest) int { return cmp.Compare(b.d, a.d) })
+	for _, t := range slow[:min(n, len(slow))] {
+		var why string
+		if t.conns > 0 {
+			why += fmt.Sprintf(" [%d new connections]", t.conns)
+		}
+		if t.gcCycles > 0 {
+			why += fmt.Sprintf(" [%d GC cycles]", t.gcCycles)
+		}
+		fmt.Printf("  %10s %s%s\n", t.d.Round(10*time.Microsecond), t.url, why)
+		if timelines {
+			fmt.Print(t.tl)
+		}
+	}
 }
 
 // keysetTurns returns the paths of clients paging on by time, and what reads each answer: a

@@ -119,12 +119,12 @@ func TestKeysetPagesOfABusyEntity(t *testing.T) {
 
 	// Page turns at random times, of random sizes: the first pages a client paging by time asks
 	// for. They are read from the pair rows that can hold them, by the bounds on their transfers'
-	// times (edgeNewestPage), which a loose or wrong bound would get wrong. Then again after a
+	// times (entityPairNewestPage), which a loose or wrong bound would get wrong. Then again after a
 	// relabel adds twenty counterparties to the entity: their pair rows' transfers come into its
 	// pair rows without times, some into rows it had (whose bounds must then be unknown).
 	// The pair rows of one transfer are read by its uid; the same pages through the addresses'
 	// indexes alone, and with half the uids unknown.
-	if n := edgeUIDsHold(t, pool); n < 1000 {
+	if n := entityPairUIDsHold(t, pool); n < 1000 {
 		t.Fatalf("%d pair rows know their one transfer's uid, want most of the single ones", n)
 	}
 	state, err := src.MarshalBinary()
@@ -141,7 +141,7 @@ func TestKeysetPagesOfABusyEntity(t *testing.T) {
 	randomPages(t, st, all, start, rng, own, true)
 	noUIDs := newStore(pool, withGroupMin(0), func(o *store.Options) { o.CountChunkDays, o.PairUIDs = 1, false })
 	randomPages(t, noUIDs, all, start, again(), own, true)
-	if _, err := pool.Exec(ctx, `UPDATE transfers.grp_edges SET uid = NULL WHERE hashtext(from_addr || to_addr) % 2 = 0`); err != nil {
+	if _, err := pool.Exec(ctx, `UPDATE transfers.entity_pair_rows SET uid = NULL WHERE hashtext(from_addr || to_addr) % 2 = 0`); err != nil {
 		t.Fatal(err)
 	}
 	randomPages(t, st, all, start, again(), own, true)
@@ -159,7 +159,7 @@ func TestKeysetPagesOfABusyEntity(t *testing.T) {
 		return own(a) || slices.ContainsFunc(more, func(m store.Attribution) bool { return m.Address == a })
 	}
 	randomPages(t, st, all, start, rng, owned, false)
-	edgeUIDsHold(t, pool)
+	entityPairUIDsHold(t, pool)
 
 	// A reorg removes every seventh block: pair rows of several transfers keep bounds on times
 	// that are gone, and some are left with one transfer between bounds that do not meet.
@@ -178,7 +178,7 @@ func TestKeysetPagesOfABusyEntity(t *testing.T) {
 		}
 	}
 	randomPages(t, st, kept, start, rng, owned, false)
-	edgeUIDsHold(t, pool)
+	entityPairUIDsHold(t, pool)
 
 	// A relabel takes x2 out of the entity: its counts go down (a count remembered at the cap
 	// must not outlive a change of membership, as it must not outlive the reorg above).
@@ -188,19 +188,19 @@ func TestKeysetPagesOfABusyEntity(t *testing.T) {
 		t.Fatal(err)
 	}
 	randomPages(t, st, kept, start, rng, func(a string) bool { return a != x2 && owned(a) }, false)
-	edgeUIDsHold(t, pool)
+	entityPairUIDsHold(t, pool)
 }
 
-// edgeUIDsHold checks that every pair row holding a uid (migration 22) holds exactly that
+// entityPairUIDsHold checks that every pair row holding a uid (migration 22) holds exactly that
 // transfer, at its t_first, and returns how many do.
-func edgeUIDsHold(t *testing.T, pool *pgxpool.Pool) int {
+func entityPairUIDsHold(t *testing.T, pool *pgxpool.Pool) int {
 	t.Helper()
 	var n, wrong int
 	if err := pool.QueryRow(context.Background(), `SELECT count(*), count(*) FILTER (WHERE e.n <> 1 OR NOT EXISTS (
 		  SELECT 1 FROM transfers.transfers t WHERE t.block_time = e.t_first AND t.uid = e.uid AND t.from_addr = e.from_addr
 		    AND t.to_addr = e.to_addr AND t.chain = e.chain AND t.token = e.token
 		    AND t.block_time >= e.bucket AND t.block_time < e.bucket + interval '1 hour'))
-		FROM transfers.grp_edges e WHERE e.uid IS NOT NULL`).Scan(&n, &wrong); err != nil {
+		FROM transfers.entity_pair_rows e WHERE e.uid IS NOT NULL`).Scan(&n, &wrong); err != nil {
 		t.Fatal(err)
 	}
 	if wrong > 0 {
@@ -545,7 +545,7 @@ func TestKeysetTurnsOfDetachedAndDroppedMonths(t *testing.T) {
 // A pair row's uid goes with any change of its count, whoever writes it: a replica of an
 // earlier version adds and subtracts transfers with an upsert that knows nothing of the column
 // (a rolling upgrade past migration 22). Other updates of the row keep it.
-func TestEdgeUIDsClearedByAnyWriter(t *testing.T) {
+func TestEntityPairUIDsClearedByAnyWriter(t *testing.T) {
 	ctx := context.Background()
 	pool := pgtest.Pool(t)
 	st, addr, _ := entityXXOn(t, pool, 0x4000)
@@ -560,21 +560,21 @@ func TestEdgeUIDsClearedByAnyWriter(t *testing.T) {
 	if _, err := st.WriteTransfers(ctx, rows); err != nil {
 		t.Fatal(err)
 	}
-	if n := edgeUIDsHold(t, pool); n != 3 {
+	if n := entityPairUIDsHold(t, pool); n != 3 {
 		t.Fatalf("%d pair rows with a uid, want 3", n)
 	}
 	// As an earlier version's apply and reorg write: n changes, uid is not named.
 	for _, sql := range []string{
-		`UPDATE transfers.grp_edges SET n = n + 1, usd = usd WHERE to_addr = '` + addr(10) + `'`,
-		`UPDATE transfers.grp_edges SET n = n - 1 WHERE to_addr = '` + addr(11) + `'`,
-		`UPDATE transfers.grp_edges SET from_t = from_t, to_t = to_t WHERE to_addr = '` + addr(12) + `'`,
+		`UPDATE transfers.entity_pair_rows SET n = n + 1, usd = usd WHERE to_addr = '` + addr(10) + `'`,
+		`UPDATE transfers.entity_pair_rows SET n = n - 1 WHERE to_addr = '` + addr(11) + `'`,
+		`UPDATE transfers.entity_pair_rows SET from_t = from_t, to_t = to_t WHERE to_addr = '` + addr(12) + `'`,
 	} {
 		if _, err := pool.Exec(ctx, sql); err != nil {
 			t.Fatal(err)
 		}
 	}
 	var kept []string
-	if err := pool.QueryRow(ctx, `SELECT coalesce(array_agg(to_addr ORDER BY to_addr), '{}') FROM transfers.grp_edges WHERE uid IS NOT NULL`).Scan(&kept); err != nil {
+	if err := pool.QueryRow(ctx, `SELECT coalesce(array_agg(to_addr ORDER BY to_addr), '{}') FROM transfers.entity_pair_rows WHERE uid IS NOT NULL`).Scan(&kept); err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(kept, []string{addr(12)}) {

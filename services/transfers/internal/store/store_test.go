@@ -51,7 +51,7 @@ func snapshot(t *testing.T, pool *pgxpool.Pool) string {
 		`SELECT grp, bucket, chain, token, token_id, in_n, in_usd, out_n, out_usd, self_n, self_usd FROM transfers.grp_daily ORDER BY 1, 2, 3, 4`,
 		`SELECT from_grp, to_grp, bucket, chain, token, token_id, n, usd FROM transfers.grp_pair_hourly ORDER BY 1, 2, 3, 4, 5`,
 		`SELECT from_grp, to_grp, bucket, chain, token, token_id, n, usd FROM transfers.grp_pair_daily ORDER BY 1, 2, 3, 4, 5`,
-		`SELECT grp, bucket, from_addr, to_addr, chain, token, token_id, side, n, usd, value, from_t, to_t FROM transfers.grp_edges ORDER BY 1, 2, 3, 4, 5, 6`,
+		`SELECT grp, bucket, from_addr, to_addr, chain, token, token_id, side, n, usd, value, from_t, to_t FROM transfers.entity_pair_rows ORDER BY 1, 2, 3, 4, 5, 6`,
 		`SELECT grp, chain, cp, in_n, in_usd, in_value, out_n, out_usd, out_value FROM transfers.grp_cp ORDER BY 1, 2, 3`,
 	} {
 		rows, err := pool.Query(context.Background(), q)
@@ -77,7 +77,7 @@ func reset(t *testing.T, pool *pgxpool.Pool) {
 	if _, err := pool.Exec(context.Background(), `TRUNCATE transfers.transfers, transfers.transactions, transfers.swaps,
 		transfers.addr_daily, transfers.pair_hourly, transfers.chain_hourly, transfers.chain_daily, transfers.blocks,
 		transfers.orphaned_blocks, transfers.attributions, transfers.groups, transfers.grp_hourly, transfers.grp_daily,
-		transfers.grp_pair_hourly, transfers.grp_pair_daily, transfers.grp_edges, transfers.grp_cp,
+		transfers.grp_pair_hourly, transfers.grp_pair_daily, transfers.entity_pair_rows, transfers.grp_cp,
 		transfers.parked_transfers, transfers.parked_transactions, transfers.parked_swaps, transfers.attribution_changes,
 		transfers.rollup_keys, transfers.transfer_ids, transfers.swap_ids, transfers.transaction_ids;
 		UPDATE transfers.attribution_log SET pruned = 0`); err != nil {

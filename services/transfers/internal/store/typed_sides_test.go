@@ -107,7 +107,7 @@ func TestTypeSidesOnPairRows(t *testing.T) {
 		{"xx", "!type:individual", "t3"},
 	})
 	var types []string
-	if err := pool.QueryRow(ctx, `SELECT array_agg(DISTINCT from_t || '>' || to_t ORDER BY from_t || '>' || to_t) FROM transfers.grp_edges WHERE grp = 'e:xx'`).Scan(&types); err != nil {
+	if err := pool.QueryRow(ctx, `SELECT array_agg(DISTINCT from_t || '>' || to_t ORDER BY from_t || '>' || to_t) FROM transfers.entity_pair_rows WHERE grp = 'e:xx'`).Scan(&types); err != nil {
 		t.Fatal(err)
 	}
 	if want := []string{"t:cex>t:cex", "t:cex>t:individual", "t:individual>t:cex"}; !slices.Equal(types, want) {

@@ -44,10 +44,15 @@ type Attribution struct {
 // AddressKey names an address of a chain type.
 type AddressKey struct{ ChainType, Address string }
 
-// readSinceSQL is readSince's statement.
-//
-//go:embed sql/read_since.sql
-var readSinceSQL string
+// The model's statements, each file saying what its statement does.
+var (
+	//go:embed sql/read_since.sql
+	readSinceSQL string
+	//go:embed sql/read_attributions.sql
+	readAttributionsSQL string
+	//go:embed sql/prune_changes.sql
+	pruneChangesSQL string
+)
 
 // Model reads attributions; it is safe for concurrent use.
 type Model struct {
@@ -68,8 +73,8 @@ const LogRetention = time.Hour
 const attrChangesPerSync = 5000
 
 // cache keeps the attributions of the addresses pages render (rendering a page of 50
-// transfers looks up about 100 addresses: a few milliseconds of index probes, most of a page
-// turn), including addresses the read model does not know. It is exact: before each use it reads
+// transfers looks up about 100 addresses, an index probe each: more work than the rest of a
+// page turn), including addresses the read model does not know. It is exact: before each use it reads
 // the change log (attribution_changes, migration 13) past seq, the last entry it has applied, and
 // drops the addresses named there; a row read from the database is kept only if it was read at
 // or after seq (top), since an older read may predate a change the cache has already applied.
@@ -272,10 +277,7 @@ func (s *Model) readAttributions(ctx context.Context, keys []AddressKey, out map
 	for i, k := range keys {
 		cts[i], addrs[i] = k.ChainType, k.Address
 	}
-	rows, err := s.db.Query(ctx, `SELECT a.chain_type, a.address, a.entity, a.label, a.predicted, a.deposit_service_id,
-		a.is_contract, a.version, a.updated_at
-		FROM transfers.attributions a JOIN unnest($1::text[], $2::text[]) k(ct, addr)
-		  ON a.chain_type = k.ct AND a.address = k.addr COLLATE "C"`, cts, addrs)
+	rows, err := s.db.Query(ctx, readAttributionsSQL, cts, addrs)
 	if err != nil {
 		return fmt.Errorf("load attributions: %w", err)
 	}
@@ -339,10 +341,7 @@ func (r attrRow) attribution(d entityDecoder) (Attribution, error) {
 // PruneChanges drops change log entries older than LogRetention and
 // records the last one dropped.
 func PruneChanges(ctx context.Context, tx pgx.Tx) error {
-	if _, err := tx.Exec(ctx, `WITH gone AS (DELETE FROM transfers.attribution_changes
-		  WHERE at < now() - make_interval(secs => $1) RETURNING seq)
-		UPDATE transfers.attribution_log SET pruned = greatest(pruned, (SELECT max(seq) FROM gone))
-		WHERE EXISTS (SELECT 1 FROM gone)`, LogRetention.Seconds()); err != nil {
+	if _, err := tx.Exec(ctx, pruneChangesSQL, LogRetention.Seconds()); err != nil {
 		return fmt.Errorf("prune attribution changes: %w", err)
 	}
 	return nil

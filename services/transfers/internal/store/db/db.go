@@ -5,6 +5,7 @@ package db
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 	"sync"
 
@@ -30,11 +31,17 @@ func (s *DB) Pool() *pgxpool.Pool { return s.pool }
 // partitions, which a cached generic plan would not do. It returns args to pass to Query.
 func Exec(args []any) []any { return append([]any{pgx.QueryExecModeExec}, args...) }
 
-// sessionSettings are set once per connection the store reads through. The store's statements
-// are short and planned per execution: JIT compilation (seconds for a statement with many CTEs)
-// and parallel workers (milliseconds to start) cost more than they save, and a sort or hash of a
-// few hundred thousand rollup rows should stay in memory.
-const sessionSettings = `SET jit = off; SET max_parallel_workers_per_gather = 0; SET work_mem = '32MB'`
+// The statements of the store's connections, each file saying what its statement does.
+var (
+	//go:embed sql/session_settings.sql
+	sessionSettingsSQL string
+	//go:embed sql/begin_read_only.sql
+	beginReadOnlySQL string
+	//go:embed sql/force_generic_plan.sql
+	forceGenericPlanSQL string
+	//go:embed sql/commit.sql
+	commitSQL string
+)
 
 // Conn acquires a connection with the store's session settings.
 func (s *DB) Conn(ctx context.Context) (*pgxpool.Conn, error) {
@@ -47,7 +54,7 @@ func (s *DB) Conn(ctx context.Context) (*pgxpool.Conn, error) {
 	done := s.tuned[pid]
 	s.mu.Unlock()
 	if !done {
-		if _, err := c.Exec(ctx, sessionSettings); err != nil {
+		if _, err := c.Exec(ctx, sessionSettingsSQL); err != nil {
 			c.Release()
 			return nil, fmt.Errorf("session settings: %w", err)
 		}
@@ -94,10 +101,10 @@ func (s *DB) QueryGeneric(ctx context.Context, sql string, args ...any) (pgx.Row
 		return nil, err
 	}
 	b := &pgx.Batch{}
-	b.Queue("BEGIN READ ONLY")
-	b.Queue("SET LOCAL plan_cache_mode = force_generic_plan")
+	b.Queue(beginReadOnlySQL)
+	b.Queue(forceGenericPlanSQL)
 	b.Queue(sql, args...) // prepared and cached: the pool's default mode
-	b.Queue("COMMIT")
+	b.Queue(commitSQL)
 	br := c.SendBatch(ctx, b)
 	fail := func(err error) (pgx.Rows, error) {
 		_ = br.Close()

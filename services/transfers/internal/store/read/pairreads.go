@@ -74,7 +74,7 @@ func (s *Reader) pairHours(ctx context.Context, f TransferFilter, g1, g2, dir st
 }
 
 // pairRows renders the rows of f from g1 to g2 inside the given hours (a FROM clause and its
-// conditions). When one of the groups is an entity, its pair rows of those hours (grp_edges)
+// conditions). When one of the groups is an entity, its pair rows of those hours (entity_pair_rows)
 // drive the read: the other side's membership and, for a pair row of one transfer, the value and
 // USD ranges are decided there, and only the matching pair rows' transfers are read. Between two
 // type groups each hour's transfers are read through the time index and filtered. Either way
@@ -92,8 +92,8 @@ func (b *sqlb) pairRows(f TransferFilter, g1, g2 string, hours []time.Time, cols
 	}
 	// The groups decide both sides (the pair row's group and inGroup on its other address).
 	f.From, f.To = AddrFilter{}, AddrFilter{}
-	edges := func(g, sides, other string) string {
-		return b.edgeRows(f, g, cols, lo, hi) + " AND e.bucket = ANY(" + b.arg(hours) + "::timestamptz[]) AND e.side = ANY('" + sides +
+	pairRows := func(g, sides, other string) string {
+		return b.entityPairRows(f, g, cols, lo, hi) + " AND e.bucket = ANY(" + b.arg(hours) + "::timestamptz[]) AND e.side = ANY('" + sides +
 			"'::smallint[]) AND " + other
 	}
 	// The other group, when it is a type (live, as both are), is the pair row's own from_t or
@@ -106,9 +106,9 @@ func (b *sqlb) pairRows(f TransferFilter, g1, g2 string, hours []time.Time, cols
 	}
 	switch {
 	case strings.HasPrefix(g1, "e:"): // the sender's group: its out and self pair rows to g2
-		return edges(g1, "{1,3}", other("e.to_addr", "e.to_t", g2))
+		return pairRows(g1, "{1,3}", other("e.to_addr", "e.to_t", g2))
 	case strings.HasPrefix(g2, "e:"): // the recipient's group: its in and self pair rows from g1
-		return edges(g2, "{2,3}", other("e.from_addr", "e.from_t", g1))
+		return pairRows(g2, "{2,3}", other("e.from_addr", "e.from_t", g1))
 	}
 	conds := append([]string{"block_time >= h.bucket", "block_time < h.bucket + interval '1 hour'",
 		"block_time >= " + b.arg(lo), "block_time < " + b.arg(hi.Add(time.Hour))}, b.transferConds(f, "block_time")...)
@@ -118,7 +118,7 @@ func (b *sqlb) pairRows(f TransferFilter, g1, g2 string, hours []time.Time, cols
 
 // pairPage reads one page of f's transfers from g1 to g2, sorted by time. The pair rollup's
 // hours (newest or oldest first) are read with their counts until they hold offset+limit
-// transfers; when the counts are exact (edgeCountsExact), the hours wholly before the page are
+// transfers; when the counts are exact (entityPairCountsExact), the hours wholly before the page are
 // skipped by count. Only the rows of the remaining hours are read, sorted and sliced. When a
 // range or a cut hour leaves too few, more hours are read.
 func (s *Reader) pairPage(ctx context.Context, f TransferFilter, g1, g2 string, p Page) ([]TransferRow, error) {
@@ -127,7 +127,7 @@ func (s *Reader) pairPage(ctx context.Context, f TransferFilter, g1, g2 string, 
 	if p.SortDir == "asc" {
 		dir = "ASC"
 	}
-	exact := edgeCountsExact(f)
+	exact := entityPairCountsExact(f)
 	// want is how many transfers the hours read must count: when the rows of those hours fall
 	// short of the page (a range, or a cut hour, leaves fewer than the counts say), the next
 	// round wants four times as many, so it reads further instead of the same hours again.
@@ -257,7 +257,7 @@ func (s *Reader) entityAddrsPage(ctx context.Context, f TransferFilter, g string
 	lists := make([][]TransferRow, 2)
 	eg, ectx := errgroup.WithContext(ctx)
 	eg.Go(func() (err error) {
-		lists[0], err = s.edgePage(ectx, fe, g, first)
+		lists[0], err = s.entityPairPage(ectx, fe, g, first)
 		return err
 	})
 	eg.Go(func() (err error) {
@@ -283,7 +283,7 @@ func (s *Reader) entityAddrsCount(ctx context.Context, f TransferFilter, g strin
 	if f.Flow != "all" { // no range (entityAddrsPlan): a window within one hour
 		return s.rowCount(ctx, f)
 	}
-	ng, err := s.edgeCount(ctx, f, g)
+	ng, err := s.entityPairCount(ctx, f, g)
 	if err != nil || ng >= MaxCount {
 		return ng, err
 	}
@@ -320,7 +320,7 @@ func entityAddrsParts(f TransferFilter, addrs []string) (fa TransferFilter, betw
 }
 
 // unionPage reads one page of the transfers of several disjoint entity groups, sorted by time:
-// each group's first offset+limit transfers through its pair rows (edgePage), merged in the
+// each group's first offset+limit transfers through its pair rows (entityPairPage), merged in the
 // page's order, a transfer between two of the groups kept once. The union's first offset+limit
 // transfers are among them: each touches a group, and is among that group's first ones.
 func (s *Reader) unionPage(ctx context.Context, f TransferFilter, gs []string, p Page) ([]TransferRow, error) {
@@ -330,7 +330,7 @@ func (s *Reader) unionPage(ctx context.Context, f TransferFilter, gs []string, p
 	eg, ectx := errgroup.WithContext(ctx)
 	for i, g := range gs {
 		eg.Go(func() (err error) {
-			lists[i], err = s.edgePage(ectx, f, g, first)
+			lists[i], err = s.entityPairPage(ectx, f, g, first)
 			return err
 		})
 	}

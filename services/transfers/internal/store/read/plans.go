@@ -5,17 +5,17 @@ import "context"
 // The plans of a /transfers read. planTransfers is the one place that chooses among them; each
 // reads its page and its (capped) count its own way:
 //
-//   - groupPlan: the base is one live attribution group (an entity, a type, a deposit service,
-//     or from=/to= one of them: edgePlan, edgeSidePlan): pages by time through the group's pair
-//     rows (edgePage), counts from its rollups or pair rows (countTransfers).
+//   - groupPlan: the base is one live attribution group (an entity, a type, a deposit service, or
+//     from=/to= one of them: entityPairPlan, entityPairSidePlan): pages by time through the group's
+//     pair rows (entityPairPage), counts from its rollups or pair rows (countTransfers).
 //   - groupPairPlan: from=<one live group>&to=<another> whose pair the rollups keep (pairPlan):
 //     pages by time through the hours their pair rollup names (pairPage).
 //   - groupUnionPlan: a base of several entities (unionPlan): the merge of their groups' pages.
 //   - entityAddrsPlan: a base of one entity and listed addresses (entityAddrsPlan).
 //   - rowsPlan: anything else, read through the address and sort-key indexes (listRows, rowCount).
 //
-// A plan other than groupPlan and rowsPlan pages by time only; sorted otherwise, its rows are
-// read as rowsPlan reads them, and counted its own way.
+// A plan other than groupPlan and rowsPlan pages by time only; sorted otherwise, its rows are read
+// as rowsPlan reads them, and counted its own way.
 type transferPlan interface {
 	page(ctx context.Context, p Page) ([]TransferRow, error)
 	count(ctx context.Context) (int, error)
@@ -30,7 +30,7 @@ type countFirst interface {
 // planTransfers chooses the plan of f (its from/to sides already restated as a base where one
 // entity stands alone: sideAsBase) for a page sorted by sortKey.
 func (s *Reader) planTransfers(ctx context.Context, f TransferFilter, sortKey string) (transferPlan, error) {
-	g, err := s.edgePlan(ctx, f)
+	g, err := s.entityPairPlan(ctx, f)
 	if err != nil || g != "" {
 		return groupPlan{s: s, f: f, fe: f, g: g}, err
 	}
@@ -41,7 +41,7 @@ func (s *Reader) planTransfers(ctx context.Context, f TransferFilter, sortKey st
 	if g1 != "" {
 		return groupPairPlan{s: s, f: f, g1: g1, g2: g2}, nil
 	}
-	fe, g, err := s.edgeSidePlan(ctx, f)
+	fe, g, err := s.entityPairSidePlan(ctx, f)
 	if err != nil || g != "" {
 		return groupPlan{s: s, f: f, fe: fe, g: g}, err
 	}
@@ -60,7 +60,7 @@ func (s *Reader) planTransfers(ctx context.Context, f TransferFilter, sortKey st
 }
 
 // groupPlan reads live group g's transfers through its pair rows; fe is f as they read it (a
-// condition on their other side: edgeSidePlan).
+// condition on their other side: entityPairSidePlan).
 type groupPlan struct {
 	s     *Reader
 	f, fe TransferFilter
@@ -71,7 +71,7 @@ func (pl groupPlan) page(ctx context.Context, p Page) ([]TransferRow, error) {
 	if p.SortKey != "time" {
 		return pl.s.listRows(ctx, pl.f, p)
 	}
-	return pl.s.edgePage(ctx, pl.fe, pl.g, p)
+	return pl.s.entityPairPage(ctx, pl.fe, pl.g, p)
 }
 
 func (pl groupPlan) count(ctx context.Context) (int, error) {
@@ -90,7 +90,7 @@ func (pl groupPlan) countFirst(p Page) bool {
 func (pl groupPlan) pageCounted(ctx context.Context, p Page, n int) ([]TransferRow, error) {
 	fe := pl.fe
 	fe.sparseSides = n < min(p.Offset+p.Limit, MaxCount)
-	return pl.s.edgePage(ctx, fe, pl.g, p)
+	return pl.s.entityPairPage(ctx, fe, pl.g, p)
 }
 
 // groupPairPlan reads the transfers from live group g1 to g2 through the hours of their pair

@@ -2,6 +2,7 @@ package read
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 	"math/big"
 	"strings"
@@ -10,6 +11,9 @@ import (
 	"github.com/chainintel/chainintel/services/transfers/internal/store/db"
 	"github.com/jackc/pgx/v5"
 )
+
+//go:embed sql/transactions_by_hash.sql
+var transactionsByHashSQL string
 
 // MaxCount caps the match count of list queries.
 const MaxCount = 10000
@@ -42,17 +46,22 @@ type TransferFilter struct {
 	USDGte         *float64
 	USDLte         *float64
 
-	// sparseSides: the from/to conditions on a live entity's pair rows (edgeSidePlan) match
+	// sparseSides: the from/to conditions on a live entity's pair rows (entityPairSidePlan) match
 	// fewer than a page's worth of transfers (counted), so a page reads every pair row anyway
-	// and the sets are hashed once rather than probed per pair row (edgeMember).
+	// and the sets are hashed once rather than probed per pair row (entityPairMember).
 	sparseSides bool
-	// typed: which of the from/to sets of a read of a live entity's pair rows (edgeSidePlan)
+	// typed: which of the from/to sets of a read of a live entity's pair rows (entityPairSidePlan)
 	// are entity types whose groups are all live; a pair row's from_t and to_t decide them.
 	typed typedSides
 }
 
 // typedSides flags the sets of a TransferFilter's From and To that are live entity types.
 type typedSides struct{ fromIn, fromNot, toIn, toNot bool }
+
+// ranged reports whether f has a value or USD range, which no rollup sums per transfer.
+func (f TransferFilter) ranged() bool {
+	return f.ValueGte != nil || f.ValueLte != nil || f.USDGte != nil || f.USDLte != nil
+}
 
 // Page orders and slices a list.
 type Page struct {
@@ -62,7 +71,7 @@ type Page struct {
 	Offset  int
 	// Attributions asks PageTransfers for the attributions of the addresses the page's
 	// transfers are among, read beside the transfers where the plan knows those addresses
-	// before it reads them (edgeNewestPage: its pair rows' senders and recipients), so a caller
+	// before it reads them (entityPairNewestPage: its pair rows' senders and recipients), so a caller
 	// rendering the page need not read them after it.
 	Attributions bool
 	// NoCount reads the page without its count (Count 0): the caller knows it (a cursor page
@@ -423,9 +432,9 @@ func (s *Reader) pairCountTransfers(ctx context.Context, f TransferFilter, g1, g
 	return s.pairCount(ctx, f, g1, g2)
 }
 
-// countTransfers counts (capped) the transfers matching f: from the rollups when they answer
-// it, from a live group's edges (g, reading f as fe: see edgeSidePlan), or from the rows; a
-// count known to be at the cap (capCache) is not read again.
+// countTransfers counts (capped) the transfers matching f: from the rollups when they answer it,
+// from a live group's entity pair rows (g, reading f as fe: see entityPairSidePlan), or from the
+// rows; a count known to be at the cap (capCache) is not read again.
 func (s *Reader) countTransfers(ctx context.Context, f, fe TransferFilter, g string) (int, error) {
 	key, capped := capKey(f)
 	if capped && s.caps.reached(key, f.Base.version, f.TimeTo) {
@@ -434,7 +443,7 @@ func (s *Reader) countTransfers(ctx context.Context, f, fe TransferFilter, g str
 	count, ok, err := s.rollupCount(ctx, f)
 	if err == nil && !ok {
 		if g != "" {
-			count, err = s.edgeCount(ctx, fe, g)
+			count, err = s.entityPairCount(ctx, fe, g)
 		} else {
 			count, err = s.rowCount(ctx, f)
 		}
@@ -650,9 +659,7 @@ func (s *Reader) TransfersOfTx(ctx context.Context, chain, hash string, times []
 
 // TransactionsByHash returns the transaction with hash on every chain it is stored on.
 func (s *Reader) TransactionsByHash(ctx context.Context, hash string) ([]TransactionRow, error) {
-	rows, err := s.db.Query(ctx, `SELECT chain, hash, block_hash, block_number, block_time, tx_index, from_addr, to_addr,
-		contract_created, nonce, success, value::text, value_usd, gas_used, gas_price::text, effective_gas_price::text, fee::text,
-		fee_usd, method_id FROM transfers.transactions WHERE hash = $1 ORDER BY chain`, hash)
+	rows, err := s.db.Query(ctx, transactionsByHashSQL, hash)
 	if err != nil {
 		return nil, fmt.Errorf("transaction %s: %w", hash, err)
 	}

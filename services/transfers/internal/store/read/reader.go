@@ -28,7 +28,7 @@ type Reader struct {
 	attrs *attribution.Model // read beside a page (Page.Attributions)
 	caps  capCache           // counts known to be at the cap
 
-	// shortPages counts first pages of an entity that edgeNewestPage read short and that were
+	// shortPages counts first pages of an entity that entityPairNewestPage read short and that were
 	// read again hour by hour (ShortFirstPages).
 	shortPages atomic.Int64
 

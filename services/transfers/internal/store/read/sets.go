@@ -2,12 +2,16 @@ package read
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
-	"github.com/jackc/pgx/v5"
 	"strings"
 
 	"github.com/chainintel/chainintel/services/transfers/internal/store/records"
+	"github.com/jackc/pgx/v5"
 )
+
+//go:embed sql/group_sizes.sql
+var groupSizesSQL string
 
 // AddrSet is a set of addresses: listed ones, plus those the attribution read model gives to
 // operator entities (as entity or deposit service), entity types and deposit services. The
@@ -159,8 +163,7 @@ func (s *Reader) SetSize(ctx context.Context, set AddrSet) (AddrSet, map[string]
 	for _, d := range set.Deposits {
 		grps = append(grps, records.DepositGroup(d))
 	}
-	rows, err := s.db.Query(ctx, `SELECT g.grp, g.size, g.live, v.epoch, v.removals FROM transfers.groups g, transfers.group_epoch v
-		WHERE g.grp = ANY($1::text[]) AND g.size > 0`, grps)
+	rows, err := s.db.Query(ctx, groupSizesSQL, grps)
 	if err != nil {
 		return set, nil, fmt.Errorf("size of address set: %w", err)
 	}

@@ -18,11 +18,7 @@ func (s *Writer) ApplyAttributions(ctx context.Context, upserts []attribution.At
 		return nil
 	}
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SET LOCAL work_mem = '64MB'; SET LOCAL jit = off; SELECT pg_advisory_xact_lock(`+fmt.Sprint(groupLock)+`);
-			CREATE TEMP TABLE IF NOT EXISTS stage_attributions (LIKE transfers.attributions) ON COMMIT DELETE ROWS;
-			CREATE TEMP TABLE IF NOT EXISTS relabel_addrs (address text COLLATE "C" PRIMARY KEY) ON COMMIT DELETE ROWS;
-			CREATE TEMP TABLE IF NOT EXISTS memb_before (address text COLLATE "C", grp text COLLATE "C") ON COMMIT DELETE ROWS;
-			CREATE TEMP TABLE IF NOT EXISTS memb_after (address text COLLATE "C", grp text COLLATE "C") ON COMMIT DELETE ROWS`); err != nil {
+		if _, err := tx.Exec(ctx, prepareAttributionsSQL); err != nil {
 			return fmt.Errorf("prepare attributions: %w", err)
 		}
 		cts, addrs := make([]string, len(deletes)), make([]string, len(deletes))
@@ -49,40 +45,29 @@ func (s *Writer) ApplyAttributions(ctx context.Context, upserts []attribution.At
 			return fmt.Errorf("copy attributions: %w", err)
 		}
 		// The groups of every address the batch names, before and after it.
-		if _, err := tx.Exec(ctx, `INSERT INTO relabel_addrs SELECT address FROM stage_attributions UNION SELECT unnest($1::text[])`, addrs); err != nil {
+		if _, err := tx.Exec(ctx, relabelAddrsSQL, addrs); err != nil {
 			return fmt.Errorf("addresses of the batch: %w", err)
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO memb_before `+membershipSQL("SELECT address FROM relabel_addrs", false)); err != nil {
+		if _, err := tx.Exec(ctx, membBeforeSQL); err != nil {
 			return fmt.Errorf("groups before: %w", err)
 		}
 		if err := analyze(ctx, tx, "relabel_addrs", "memb_before"); err != nil {
 			return err
 		}
 		if len(deletes) > 0 {
-			if _, err := tx.Exec(ctx, `WITH gone AS (DELETE FROM transfers.attributions a USING unnest($1::text[], $2::text[]) d(ct, addr)
-				WHERE a.chain_type = d.ct AND a.address = d.addr RETURNING a.chain_type, a.address)
-				INSERT INTO transfers.attribution_changes (chain_type, address) SELECT chain_type, address FROM gone`, cts, addrs); err != nil {
+			if _, err := tx.Exec(ctx, deleteAttributionsSQL, cts, addrs); err != nil {
 				return fmt.Errorf("delete attributions: %w", err)
 			}
 		}
 		if len(upserts) > 0 {
-			if _, err := tx.Exec(ctx, `WITH changed AS (INSERT INTO transfers.attributions AS a
-			SELECT DISTINCT ON (chain_type, address) * FROM stage_attributions ORDER BY chain_type, address, version DESC
-			ON CONFLICT (chain_type, address) DO UPDATE SET
-			  entity_id = excluded.entity_id, entity_type = excluded.entity_type, entity = excluded.entity,
-			  label = excluded.label, predicted_id = excluded.predicted_id, predicted = excluded.predicted,
-			  deposit_service_id = excluded.deposit_service_id, is_contract = excluded.is_contract,
-			  version = excluded.version, updated_at = excluded.updated_at
-			WHERE a.version < excluded.version
-			RETURNING a.chain_type, a.address)
-			INSERT INTO transfers.attribution_changes (chain_type, address) SELECT chain_type, address FROM changed`); err != nil {
+			if _, err := tx.Exec(ctx, upsertAttributionsSQL); err != nil {
 				return fmt.Errorf("upsert attributions: %w", err)
 			}
 		}
 		if err := attribution.PruneChanges(ctx, tx); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO memb_after `+membershipSQL("SELECT address FROM relabel_addrs", false)); err != nil {
+		if _, err := tx.Exec(ctx, membAfterSQL); err != nil {
 			return fmt.Errorf("groups after: %w", err)
 		}
 		if err := analyze(ctx, tx, "memb_after"); err != nil {

@@ -61,27 +61,6 @@ func transferRowValues(r records.TransferRow, uid [16]byte) []any {
 
 var transferColsUID = append(append([]string(nil), transferCols...), "uid")
 
-// insertTransfersSQL inserts the staged rows that are new and whose natural id is free, claims
-// their ids and queues exactly those rows for the rollups (rollupqueue.go); staged rows of
-// orphaned blocks, and rows whose id another block's row holds, are parked instead
-// (naturalids.go). It is the write of a batch that may hold stored rows (a redelivery), rows of
-// orphaned blocks or ids stored already; other batches are COPYed straight in (WriteTransfers).
-var insertTransfersSQL = transfersNatural.insertSQL()
-
-// stagedOrphaned is true for a staged row (alias s) of a block a reorg orphaned.
-const stagedOrphaned = `EXISTS (SELECT 1 FROM transfers.orphaned_blocks o WHERE o.chain = s.chain AND o.block_hash = s.block_hash)`
-
-// blocksCTE records the blocks of the rows the CTE ins inserted (chain, block_hash,
-// block_number, block_time), in key order.
-const blocksCTE = `blk AS (
-  INSERT INTO transfers.blocks (chain, block_number, block_hash, block_time)
-  SELECT DISTINCT chain, block_number, block_hash, block_time FROM ins ORDER BY 1, 2, 3 ON CONFLICT DO NOTHING
-)`
-
-// stageTransfersSQL creates the session's staging table of a transfers write.
-const stageTransfersSQL = `CREATE TEMP TABLE IF NOT EXISTS stage_new_transfers (LIKE transfers.transfers INCLUDING DEFAULTS)
-			ON COMMIT DELETE ROWS`
-
 // Every writer inserts the blocks of its rows in key order (chain, number, hash): the
 // transactions, transfers and swaps consumers record the same new blocks at the same time, and
 // inserts of one unique key in different orders deadlock (TestConcurrentWritersOfTheSameBlocks).
@@ -92,7 +71,9 @@ const stageTransfersSQL = `CREATE TEMP TABLE IF NOT EXISTS stage_new_transfers (
 // A reorg must not pass a write of its own blocks: a write that started first would not see
 // the blocks marked orphaned, and the reorg would not see its uncommitted rows, so they would
 // stay (TestReorgBesideAWriteOfItsBlock). Holding it exclusively, the reorg waits for writes in
-// flight and removes their rows; writes after it see the mark and drop them.
+// flight and removes their rows; writes after it see the mark and drop them. The statements that
+// take it (lock_shared.sql, lock_exclusive.sql and the prepare_*.sql) write its number out
+// (TestStatementsTakeGroupLock).
 const groupLock = 7283400111
 
 // membCache holds the live groups of addresses the writer has seen, valid for one group epoch.
@@ -109,7 +90,7 @@ const membCacheMax = 2 << 20
 // holds the group lock, so the epoch it reads holds until it commits).
 func (s *Writer) groupsOf(ctx context.Context, tx pgx.Tx, addrs map[string][]string) error {
 	var epoch int64
-	if err := tx.QueryRow(ctx, `SELECT epoch FROM transfers.group_epoch`).Scan(&epoch); err != nil {
+	if err := tx.QueryRow(ctx, groupEpochSQL).Scan(&epoch); err != nil {
 		return fmt.Errorf("group epoch: %w", err)
 	}
 	var missing []string
@@ -128,7 +109,7 @@ func (s *Writer) groupsOf(ctx context.Context, tx pgx.Tx, addrs map[string][]str
 	if len(missing) == 0 {
 		return nil
 	}
-	rows, err := tx.Query(ctx, `SELECT address, array_agg(grp) FROM (`+membershipSQL("SELECT unnest($1::text[])", true)+`) m GROUP BY address`, missing)
+	rows, err := tx.Query(ctx, liveGroupsOfAddressesSQL, missing)
 	if err != nil {
 		return fmt.Errorf("groups of addresses: %w", err)
 	}
@@ -215,14 +196,13 @@ func (s *Writer) WriteTransfers(ctx context.Context, rows []records.TransferRow)
 	row := func(i int) ([]any, error) { return transferRowValues(rows[keep[i]], uids[i]), nil }
 	var n int
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SET LOCAL work_mem = '64MB'; SET LOCAL jit = off; SELECT pg_advisory_xact_lock_shared(`+fmt.Sprint(groupLock)+`)`); err != nil {
+		if _, err := tx.Exec(ctx, lockSharedSQL); err != nil {
 			return fmt.Errorf("prepare batch: %w", err)
 		}
 		// The orphan marks cannot move while the shared lock is held (reorgs hold it
 		// exclusively).
 		var orphans bool
-		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM transfers.orphaned_blocks o
-			JOIN unnest($1::text[], $2::text[]) b(chain, hash) ON o.chain = b.chain AND o.block_hash = b.hash)`, chainsOf, hashes).Scan(&orphans); err != nil {
+		if err := tx.QueryRow(ctx, batchHasOrphanedBlocksSQL, chainsOf, hashes).Scan(&orphans); err != nil {
 			return fmt.Errorf("orphaned blocks of the batch: %w", err)
 		}
 		if !orphans && !sameID {
@@ -235,13 +215,13 @@ func (s *Writer) WriteTransfers(ctx context.Context, rows []records.TransferRow)
 				return nil
 			}
 		}
-		if _, err := tx.Exec(ctx, stageTransfersSQL); err != nil {
+		if _, err := tx.Exec(ctx, createStageNewTransfersSQL); err != nil {
 			return fmt.Errorf("prepare batch: %w", err)
 		}
 		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"stage_new_transfers"}, transferColsUID, pgx.CopyFromSlice(len(keep), row)); err != nil {
 			return fmt.Errorf("copy transfers: %w", err)
 		}
-		return tx.QueryRow(ctx, insertTransfersSQL).Scan(&n)
+		return tx.QueryRow(ctx, insertStagedTransfersSQL).Scan(&n)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("write %d transfers: %w", len(rows), err)
@@ -313,13 +293,6 @@ var transactionCols = []string{"chain", "hash", "block_hash", "block_number", "b
 	"contract_created", "nonce", "success", "value", "value_usd", "gas_used", "gas_price", "effective_gas_price", "fee",
 	"fee_usd", "method_id"}
 
-// insertTransactionsSQL and insertSwapsSQL write staged rows as insertTransfersSQL does, without
-// rollups: they record the rows' blocks.
-var (
-	insertTransactionsSQL = transactionsNatural.insertSQL()
-	insertSwapsSQL        = swapsNatural.insertSQL()
-)
-
 // WriteTransactions stores transactions that are not stored yet and whose hash no other block's
 // transaction holds (those are parked, naturalids.go); it returns how many were new.
 func (s *Writer) WriteTransactions(ctx context.Context, rows []records.TransactionRow) (int, error) {
@@ -335,9 +308,7 @@ func (s *Writer) WriteTransactions(ctx context.Context, rows []records.Transacti
 	}
 	var n int
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock_shared(`+fmt.Sprint(groupLock)+`);
-			CREATE TEMP TABLE IF NOT EXISTS stage_transactions
-			(LIKE transfers.transactions INCLUDING DEFAULTS) ON COMMIT DELETE ROWS`); err != nil {
+		if _, err := tx.Exec(ctx, prepareTransactionsWriteSQL); err != nil {
 			return fmt.Errorf("stage table: %w", err)
 		}
 		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"stage_transactions"}, transactionCols, pgx.CopyFromSlice(len(rows), func(i int) ([]any, error) {
@@ -348,7 +319,7 @@ func (s *Writer) WriteTransactions(ctx context.Context, rows []records.Transacti
 		})); err != nil {
 			return fmt.Errorf("copy transactions: %w", err)
 		}
-		return tx.QueryRow(ctx, insertTransactionsSQL).Scan(&n)
+		return tx.QueryRow(ctx, insertStagedTransactionsSQL).Scan(&n)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("write %d transactions: %w", len(rows), err)
@@ -375,9 +346,7 @@ func (s *Writer) WriteSwaps(ctx context.Context, rows []records.SwapRow) (int, e
 	}
 	var n int
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock_shared(`+fmt.Sprint(groupLock)+`);
-			CREATE TEMP TABLE IF NOT EXISTS stage_swaps
-			(LIKE transfers.swaps INCLUDING DEFAULTS) ON COMMIT DELETE ROWS`); err != nil {
+		if _, err := tx.Exec(ctx, prepareSwapsWriteSQL); err != nil {
 			return fmt.Errorf("stage table: %w", err)
 		}
 		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"stage_swaps"}, swapCols, pgx.CopyFromSlice(len(rows), func(i int) ([]any, error) {
@@ -388,7 +357,7 @@ func (s *Writer) WriteSwaps(ctx context.Context, rows []records.SwapRow) (int, e
 		})); err != nil {
 			return fmt.Errorf("copy swaps: %w", err)
 		}
-		return tx.QueryRow(ctx, insertSwapsSQL).Scan(&n)
+		return tx.QueryRow(ctx, insertStagedSwapsSQL).Scan(&n)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("write %d swaps: %w", len(rows), err)
@@ -427,10 +396,10 @@ func (s *Writer) RemoveBlocks(ctx context.Context, chain string, blocks, canonic
 		canon[i] = b.Hash
 	}
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SET LOCAL work_mem = '64MB'; SET LOCAL jit = off; SELECT pg_advisory_xact_lock(`+fmt.Sprint(groupLock)+`)`); err != nil {
+		if _, err := tx.Exec(ctx, lockExclusiveSQL); err != nil {
 			return err
 		}
-		rows, err := tx.Query(ctx, `DELETE FROM transfers.orphaned_blocks WHERE chain = $1 AND block_hash = ANY($2) RETURNING block_hash`, chain, canon)
+		rows, err := tx.Query(ctx, unorphanBlocksSQL, chain, canon)
 		if err != nil {
 			return fmt.Errorf("blocks canonical again: %w", err)
 		}
@@ -439,7 +408,7 @@ func (s *Writer) RemoveBlocks(ctx context.Context, chain string, blocks, canonic
 			return fmt.Errorf("blocks canonical again: %w", err)
 		}
 		for _, n := range []naturalTable{transfersNatural, transactionsNatural, swapsNatural} {
-			if _, err := tx.Exec(ctx, n.prepareSQL()); err != nil {
+			if _, err := tx.Exec(ctx, n.prepare); err != nil {
 				return fmt.Errorf("prepare reorg: %w", err)
 			}
 		}
@@ -491,23 +460,17 @@ func (s *Writer) removeBlocks(ctx context.Context, tx pgx.Tx, chain string, bloc
 	if err := s.applyBlocks(ctx, tx, chain, blocks); err != nil {
 		return err
 	}
-	if _, err := tx.Exec(ctx, `INSERT INTO transfers.orphaned_blocks (chain, block_hash)
-			SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING`, chain, hashes); err != nil {
+	if _, err := tx.Exec(ctx, orphanBlocksSQL, chain, hashes); err != nil {
 		return fmt.Errorf("record orphaned blocks: %w", err)
 	}
-	if _, err := tx.Exec(ctx, `WITH newest AS (
-  SELECT block_time - $2::interval AS t FROM transfers.blocks WHERE chain = $1 ORDER BY block_number DESC LIMIT 1
-), a AS (DELETE FROM transfers.parked_transfers WHERE chain = $1 AND block_time < (SELECT t FROM newest)),
-b AS (DELETE FROM transfers.parked_transactions WHERE chain = $1 AND block_time < (SELECT t FROM newest))
-DELETE FROM transfers.parked_swaps WHERE chain = $1 AND block_time < (SELECT t FROM newest)`, chain, ParkedRetention); err != nil {
+	if _, err := tx.Exec(ctx, pruneParkedSQL, chain, ParkedRetention); err != nil {
 		return fmt.Errorf("prune parked rows: %w", err)
 	}
 	// The blocks' times, so the deletes prune to their partitions. A block named without
 	// its number is looked up by hash alone (a scan of the chain's blocks).
-	q := `SELECT DISTINCT block_time FROM transfers.blocks WHERE chain = $1 AND block_hash = ANY($2) AND block_number = ANY($3)`
-	args := []any{chain, hashes, numbers}
+	q, args := blockTimesSQL, []any{chain, hashes, numbers}
 	if len(numbers) < len(blocks) {
-		q, args = `SELECT DISTINCT block_time FROM transfers.blocks WHERE chain = $1 AND block_hash = ANY($2)`, args[:2]
+		q, args = blockTimesByHashSQL, args[:2]
 	}
 	rows, err := tx.Query(ctx, q, args...)
 	if err != nil {
@@ -523,12 +486,7 @@ DELETE FROM transfers.parked_swaps WHERE chain = $1 AND block_time < (SELECT t F
 	if err := createSubtractionTables(ctx, tx); err != nil {
 		return err
 	}
-	// The delete voids every replica's remembered capped counts (migration 20's trigger).
-	if err := tx.QueryRow(ctx, `WITH del AS (
-  DELETE FROM transfers.transfers WHERE chain = $1 AND block_hash = ANY($2) AND block_time = ANY($3)
-  RETURNING chain, block_time, from_addr, to_addr, token, token_id, unit_value, usd, tx_hash, id
-), keep AS (INSERT INTO sub_pairs `+pairsFromRows("del")+`), `+transfersNatural.freeSQL()+`
-SELECT count(*) FROM del`, chain, hashes, times).Scan(&res.Transfers); err != nil {
+	if err := tx.QueryRow(ctx, removeTransfersSQL, chain, hashes, times).Scan(&res.Transfers); err != nil {
 		return fmt.Errorf("remove transfers: %w", err)
 	}
 	if res.Transfers > 0 {
@@ -536,33 +494,28 @@ SELECT count(*) FROM del`, chain, hashes, times).Scan(&res.Transfers); err != ni
 			return err
 		}
 	}
-	if err := tx.QueryRow(ctx, `WITH del AS (
-  DELETE FROM transfers.swaps WHERE chain = $1 AND block_hash = ANY($2) AND block_time = ANY($3) RETURNING tx_hash, chain, id
-), `+swapsNatural.freeSQL()+` SELECT count(*) FROM del`, chain, hashes, times).Scan(&res.Swaps); err != nil {
+	if err := tx.QueryRow(ctx, removeSwapsSQL, chain, hashes, times).Scan(&res.Swaps); err != nil {
 		return fmt.Errorf("remove swaps: %w", err)
 	}
-	if err := tx.QueryRow(ctx, `WITH del AS (
-  DELETE FROM transfers.transactions WHERE chain = $1 AND block_hash = ANY($2) AND block_time = ANY($3) RETURNING hash, chain
-), `+transactionsNatural.freeSQL()+` SELECT count(*) FROM del`, chain, hashes, times).Scan(&res.Transactions); err != nil {
+	if err := tx.QueryRow(ctx, removeTransactionsSQL, chain, hashes, times).Scan(&res.Transactions); err != nil {
 		return fmt.Errorf("remove transactions: %w", err)
 	}
-	_, err = tx.Exec(ctx, `DELETE FROM transfers.blocks WHERE chain = $1 AND block_hash = ANY($2)`, chain, hashes)
+	_, err = tx.Exec(ctx, deleteBlocksSQL, chain, hashes)
 	return err
 }
 
 // subtractRemoved subtracts the removed transfers (sub_pairs) from every rollup, in tx.
 func subtractRemoved(ctx context.Context, tx pgx.Tx) error {
-	if _, err := tx.Exec(ctx, `INSERT INTO sub_memb `+membershipSQL("SELECT from_addr FROM sub_pairs UNION SELECT to_addr FROM sub_pairs", true)); err != nil {
+	if _, err := tx.Exec(ctx, subMembLiveGroupsSQL); err != nil {
 		return fmt.Errorf("membership of removed transfers: %w", err)
 	}
 	if err := analyze(ctx, tx, "sub_pairs", "sub_memb"); err != nil {
 		return err
 	}
-	if _, err := tx.Exec(ctx, `WITH gsrc AS (`+withGroups("sub_pairs", "sub_memb")+`), `+addrRollupCTEs("sub_pairs", -1)+`, `+
-		groupRollupCTEs("gsrc", -1, "", "")+` SELECT 1`); err != nil {
+	if _, err := tx.Exec(ctx, subtractRemovedTransfersSQL); err != nil {
 		return fmt.Errorf("subtract removed transfers: %w", err)
 	}
-	for _, q := range append(addrRollupCleanup("sub_pairs"), groupRollupCleanup("sub_pairs", "sub_memb")) {
+	for _, q := range dropEmptiedRollups {
 		if _, err := tx.Exec(ctx, q); err != nil {
 			return fmt.Errorf("drop emptied rollups: %w", err)
 		}
@@ -579,8 +532,7 @@ type Block struct {
 // createSubtractionTables creates the session's temporary tables rollup subtractions read:
 // sub_pairs (pair rows to subtract) and sub_memb (their addresses' groups).
 func createSubtractionTables(ctx context.Context, tx pgx.Tx) error {
-	_, err := tx.Exec(ctx, `CREATE TEMP TABLE IF NOT EXISTS sub_pairs (LIKE transfers.pair_hourly) ON COMMIT DELETE ROWS;
-		CREATE TEMP TABLE IF NOT EXISTS sub_memb (address text COLLATE "C", grp text COLLATE "C") ON COMMIT DELETE ROWS`)
+	_, err := tx.Exec(ctx, createSubtractionTablesSQL)
 	if err != nil {
 		return fmt.Errorf("subtraction tables: %w", err)
 	}

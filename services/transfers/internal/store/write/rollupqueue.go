@@ -25,7 +25,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 	"time"
 
@@ -34,98 +33,25 @@ import (
 	"go.opentelemetry.io/otel/metric"
 )
 
-// applyCols are what the rollups and blocks read of a queued row (apply_rows' columns).
-const applyCols = "chain, block_hash, block_number, block_time, from_addr, to_addr, token, token_id, unit_value, usd, uid"
+// keyColList are transfers.rollup_keys' columns: a row's natural key, which the apply reads it
+// by, and its block, which a reorg takes its blocks' keys by (applyBlocks).
+var keyColList = []string{"block_time", "uid", "block_number", "chain"}
 
-// keyCols are transfers.rollup_keys' columns: a row's natural key, which the apply reads it by,
-// and its block, which a reorg takes its blocks' keys by (applyBlocks).
-const keyCols = "block_time, uid, block_number, chain"
-
-var keyColList = strings.Split(keyCols, ", ")
-
-// keyValues picks keyCols' values out of a row's transferColsUID values.
+// keyValues picks keyColList's values out of a row's transferColsUID values.
 func keyValues(v []any) []any {
 	return []any{v[5], v[len(v)-1], v[4], v[0]}
 }
 
-// applyRowsSQL creates the session's tables of an apply and empties them: its rows, their
-// addresses' live groups, its pair rows (with the groups of both sides) and their group sides
-// (groupSides). A reorg applies a batch inside its own transaction.
-var applyRowsSQL = `CREATE TEMP TABLE IF NOT EXISTS apply_rows ON COMMIT DELETE ROWS AS SELECT ` + applyCols + ` FROM transfers.transfers WITH NO DATA;
-CREATE TEMP TABLE IF NOT EXISTS apply_memb (address text COLLATE "C", g text[]) ON COMMIT DELETE ROWS;
-CREATE TEMP TABLE IF NOT EXISTS apply_pairs ON COMMIT DELETE ROWS AS
-  SELECT from_addr, to_addr, block_time AS bucket, chain, token, token_id, 0::bigint AS n, 0::numeric AS usd, 0::numeric AS value,
-         '{}'::text[] AS fg, '{}'::text[] AS tg, block_time AS tf, block_time AS tl, uid
-  FROM transfers.transfers WITH NO DATA;
-CREATE TEMP TABLE IF NOT EXISTS apply_sides ON COMMIT DELETE ROWS AS ` + groupSides("apply_pairs", "", true) + ` WITH NO DATA;
-TRUNCATE apply_rows, apply_memb, apply_pairs, apply_sides`
-
-// takeQueuedSQL moves the queued keys where holds out of the queue and their rows into
-// apply_rows. Each row is read by its key through the natural key's index, its partition
-// pruned at run time: the lateral subquery (kept apart by OFFSET 0) is a parameterised scan, so
-// the planner cannot hash a batch against every partition. A key whose row is gone (removed by
-// a reorg that took it first) cannot occur; it would be dropped, as its row is.
-func takeQueuedSQL(where string) string {
-	return `WITH d AS (
-  DELETE FROM transfers.rollup_keys WHERE ` + where + `
-  RETURNING block_time, uid
-) INSERT INTO apply_rows (` + applyCols + `) SELECT r.* FROM d CROSS JOIN LATERAL (
-  SELECT ` + applyCols + ` FROM transfers.transfers t WHERE t.block_time = d.block_time AND t.uid = d.uid OFFSET 0) r`
-}
-
-// takeBatchSQL moves up to $1 queued rows no other apply holds into apply_rows.
-var takeBatchSQL = takeQueuedSQL(`ctid = ANY(ARRAY(SELECT ctid FROM transfers.rollup_keys LIMIT $1 FOR UPDATE SKIP LOCKED))`)
-
-// takeBlocksSQL moves the queued rows of chain $1's blocks numbered $2 into apply_rows: the rows
-// of a reorg's blocks, and of any other block of the same numbers (applying a queued row early
-// is always right). takeChainSQL moves all of chain $1's, for a reorg naming a block without its
-// number.
-var (
-	takeBlocksSQL = takeQueuedSQL(`chain = $1 AND block_number = ANY($2)`)
-	takeChainSQL  = takeQueuedSQL(`chain = $1`)
-)
-
-// applyPairsSQL aggregates apply_rows into apply_pairs, with the live groups of both sides
-// (apply_memb), the first and last transfer times (for grp_edges' bounds) and, for a pair row of
-// one transfer, its uid (grp_edges.uid); applySidesSQL expands those into apply_sides, one row
-// per pair row and group.
-const applyPairsSQL = `INSERT INTO apply_pairs
-SELECT i.from_addr, i.to_addr, date_trunc('hour', i.block_time, 'UTC'), i.chain, i.token, min(i.token_id),
-       count(*), sum(coalesce(i.usd, 0)::numeric), sum(i.unit_value::numeric), min(coalesce(mf.g, '{}')), min(coalesce(mt.g, '{}')),
-       min(i.block_time), max(i.block_time), CASE WHEN count(*) = 1 THEN (array_agg(i.uid))[1] END
-FROM apply_rows i LEFT JOIN apply_memb mf ON mf.address = i.from_addr LEFT JOIN apply_memb mt ON mt.address = i.to_addr
-GROUP BY 1, 2, 3, 4, 5`
-
-var applySidesSQL = `INSERT INTO apply_sides ` + groupSides("apply_pairs", "", true)
-
-// An apply's upserts come in two statements. The first writes rows that batches rarely share
-// (pairs of addresses by the hour, entities' pair rows and counterparties, blocks); the second
-// the rows every batch shares (an exchange's or a type's hours and days, the chains' hours and
-// days, busy addresses' days), right before the commit. Two applies at once (replicas) then
-// overlap in their first statements and take turns only for the second, which holds the shared
-// rows' locks only until the commit. Both statements lock in one order (each table's rows in key
-// order, the tables in statement order), so concurrent applies cannot deadlock.
-var (
-	applyColdSQL = `WITH ins AS (SELECT * FROM apply_rows), gsides AS (SELECT * FROM apply_sides),
-` + addrRollupParts("apply_pairs", 1).pairs + `,
-` + groupRollupParts(1).edges + `,
-` + groupRollupParts(1).cp + `,
-` + blocksCTE + `
-SELECT 1`
-	applyHotSQL = `WITH gsides AS (SELECT * FROM apply_sides), gpairs AS (` + groupPairs("apply_pairs", "") + `),
-` + addrRollupParts("apply_pairs", 1).daily + `,
-` + addrRollupParts("apply_pairs", 1).chainHourly + `,
-` + addrRollupParts("apply_pairs", 1).chainDaily + `,
-` + groupRollupParts(1).hourly + `, ` + groupRollupParts(1).daily + `,
-` + groupRollupParts(1).pairHourly + `, ` + groupRollupParts(1).pairDaily + `
-SELECT 1`
-)
+// An apply's upserts come in two statements (apply_cold.sql, apply_hot.sql). The first writes
+// rows that batches rarely share; the second the rows every batch shares, right before the
+// commit. Two applies at once (replicas) then overlap in their first statements and take turns
+// only for the second, which holds the shared rows' locks only until the commit.
 
 // applyBatch moves up to max queued rows into the rollups in tx, which holds groupLock (shared
 // or exclusive). It returns how many it applied; 0 when nothing is queued that another apply
 // does not hold.
 func (s *Writer) applyBatch(ctx context.Context, tx pgx.Tx, max int) (int, error) {
-	return s.apply(ctx, tx, takeBatchSQL, max)
+	return s.apply(ctx, tx, takeQueuedBatchSQL, max)
 }
 
 // applyBlocks applies the queued rows of chain's blocks in tx, which holds groupLock
@@ -136,19 +62,19 @@ func (s *Writer) applyBlocks(ctx context.Context, tx pgx.Tx, chain string, block
 	numbers := make([]int64, 0, len(blocks))
 	for _, b := range blocks {
 		if b.Number <= 0 {
-			_, err := s.apply(ctx, tx, takeChainSQL, chain)
+			_, err := s.apply(ctx, tx, takeQueuedChainSQL, chain)
 			return err
 		}
 		numbers = append(numbers, b.Number)
 	}
-	_, err := s.apply(ctx, tx, takeBlocksSQL, chain, numbers)
+	_, err := s.apply(ctx, tx, takeQueuedBlocksSQL, chain, numbers)
 	return err
 }
 
-// apply moves the queued rows take (a takeQueuedSQL statement, with args) selects into the
+// apply moves the queued rows take (a take_queued_*.sql statement, with args) selects into the
 // rollups, in tx, and returns how many.
 func (s *Writer) apply(ctx context.Context, tx pgx.Tx, take string, args ...any) (int, error) {
-	if _, err := tx.Exec(ctx, applyRowsSQL); err != nil {
+	if _, err := tx.Exec(ctx, createApplyTablesSQL); err != nil {
 		return 0, fmt.Errorf("prepare rollups: %w", err)
 	}
 	tag, err := tx.Exec(ctx, take, args...)
@@ -158,7 +84,7 @@ func (s *Writer) apply(ctx context.Context, tx pgx.Tx, take string, args ...any)
 	if tag.RowsAffected() == 0 {
 		return 0, nil
 	}
-	rows, err := tx.Query(ctx, `SELECT from_addr FROM apply_rows UNION SELECT to_addr FROM apply_rows`)
+	rows, err := tx.Query(ctx, applyAddressesSQL)
 	if err != nil {
 		return 0, fmt.Errorf("addresses of queued rows: %w", err)
 	}
@@ -200,7 +126,7 @@ func (s *Writer) applyRollups(ctx context.Context, max int) (int, error) {
 	}
 	var n int
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SET LOCAL work_mem = '64MB'; SET LOCAL jit = off; SELECT pg_advisory_xact_lock_shared(`+fmt.Sprint(groupLock)+`)`); err != nil {
+		if _, err := tx.Exec(ctx, lockSharedSQL); err != nil {
 			return fmt.Errorf("prepare rollups: %w", err)
 		}
 		var err error
@@ -229,7 +155,7 @@ func (s *Writer) DrainRollups(ctx context.Context) (int, error) {
 // QueuedRollups is how many rows wait for the rollups (exact; it counts the queue).
 func (s *Writer) QueuedRollups(ctx context.Context) (int64, error) {
 	var n int64
-	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM transfers.rollup_keys`).Scan(&n)
+	err := s.pool.QueryRow(ctx, queuedRollupsSQL).Scan(&n)
 	return n, err
 }
 
@@ -273,7 +199,7 @@ func (q *rollupQueue) length(ctx context.Context, s *Writer) (int64, error) {
 // a second, which is as close as a bound needs, at the cost of a function call.
 func (s *Writer) queueLength(ctx context.Context) (int64, error) {
 	var n int64
-	if err := s.pool.QueryRow(ctx, `SELECT pg_stat_get_live_tuples('transfers.rollup_keys'::regclass)`).Scan(&n); err != nil {
+	if err := s.pool.QueryRow(ctx, queueLengthSQL).Scan(&n); err != nil {
 		return 0, fmt.Errorf("rollup queue length: %w", err)
 	}
 	return n, nil

@@ -54,7 +54,7 @@ func (s *Writer) ensurePartitions(ctx context.Context, table string, times []tim
 	}
 	s.mu.Unlock()
 	for _, t := range missing {
-		if _, err := s.pool.Exec(ctx, `SELECT transfers.ensure_partition($1, $2)`, table, t); err != nil {
+		if _, err := s.pool.Exec(ctx, ensurePartitionSQL, table, t); err != nil {
 			return fmt.Errorf("create %s partition for %s: %w", table, t.UTC().Format("2006-01"), err)
 		}
 		s.mu.Lock()

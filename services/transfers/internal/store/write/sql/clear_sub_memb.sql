@@ -1,0 +1,2 @@
+-- Empties sub_memb.
+DELETE FROM sub_memb

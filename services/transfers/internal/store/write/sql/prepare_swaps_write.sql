@@ -1,0 +1,4 @@
+-- groupLock (7283400111) shared and the session's staging table of a swaps write.
+SELECT pg_advisory_xact_lock_shared(7283400111);
+CREATE TEMP TABLE IF NOT EXISTS stage_swaps
+    (LIKE transfers.swaps INCLUDING DEFAULTS) ON COMMIT DELETE ROWS
