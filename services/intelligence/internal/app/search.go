@@ -118,6 +118,13 @@ func (s *Service) Search(ctx context.Context, r SearchRequest) (SearchResult, er
 	if p := r.page("types"); p.Limit > 0 {
 		out.Types = append(out.Types, s.Cache.SearchTypes(q, p.Limit, p.Offset)...)
 	}
+	if !s.searchesUser(ctx, r) {
+		// Nothing to wait for but PostgreSQL: no second goroutine to schedule.
+		if err := s.searchStored(ctx, r, q, &out); err != nil {
+			return emptySearch(), err
+		}
+		return out, nil
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return s.searchStored(gctx, r, q, &out) })
 	g.Go(func() error { return s.searchUser(gctx, q, r.page("userEntities"), r.page("userAddresses"), &out) })
@@ -125,6 +132,13 @@ func (s *Service) Search(ctx context.Context, r SearchRequest) (SearchResult, er
 		return emptySearch(), err
 	}
 	return out, nil
+}
+
+// searchesUser reports whether a search asks user-labels: a caller with a key, and a user
+// category on.
+func (s *Service) searchesUser(ctx context.Context, r SearchRequest) bool {
+	_, caller := httpx.IdentityFrom(ctx)
+	return caller && s.UserLabels != nil && (r.page("userEntities").Limit > 0 || r.page("userAddresses").Limit > 0)
 }
 
 // searchStored fills the addresses, tags and tokens of out from one batch of statements.
