@@ -167,7 +167,9 @@ func shapeSamples(t *testing.T, p *Platform, key string) map[string]string {
 }
 
 func sampleValue(name string, schema map[string]any, samples map[string]string) (string, bool) {
-	if v, ok := samples[name]; ok {
+	// A sample named like the parameter serves only when it has the parameter's type: search's
+	// `tokens` is a result count, not the token list other routes' `tokens` is.
+	if v, ok := samples[name]; ok && fitsType(v, schema) {
 		return v, true
 	}
 	if e, ok := schema["enum"].([]any); ok && len(e) > 0 {
@@ -190,6 +192,19 @@ func sampleValue(name string, schema map[string]any, samples map[string]string) 
 		return "1", true
 	}
 	return "", false
+}
+
+// fitsType reports whether a sample value can stand for a parameter of schema's type.
+func fitsType(v string, schema map[string]any) bool {
+	switch schema["type"] {
+	case "integer":
+		_, err := strconv.ParseInt(v, 10, 64)
+		return err == nil
+	case "number":
+		_, err := strconv.ParseFloat(v, 64)
+		return err == nil
+	}
+	return true
 }
 
 // walkOperation calls op twice and returns its gaps: with every listed query parameter and an
