@@ -9,9 +9,9 @@ import (
 )
 
 // GET /intelligence/contract/{chain}/{address} through the edge for a simulated token contract:
-// its code, the ERC-20 selectors of its dispatcher, no proxy, its deployer and deployment; the
-// token's address is a contract in /intelligence/address and in the `to` of a transaction calling
-// it in /tx.
+// its code, the ERC-20 selectors of its dispatcher, no proxy, its deployer and deployment (the
+// internal deployer is the deployer: its transaction created it); the token's address is a
+// contract in /intelligence/address and in the `to` of a transaction calling it in /tx.
 func TestContractIntelligenceThroughEdge(t *testing.T) {
 	p := Get(t)
 	var tr struct {
@@ -69,7 +69,7 @@ func TestContractIntelligenceThroughEdge(t *testing.T) {
 	r.JSON(t, &c)
 	if c.Address != token || !strings.HasPrefix(c.Bytecode, "0x") || len(c.Bytecode) < 10 || !slices.Contains(c.FunctionSighashes, "0xa9059cbb") ||
 		c.IsProxy == nil || *c.IsProxy || c.ProxyAddress != nil || c.Deployer == nil || len(c.Deployer.Address) != 42 ||
-		c.InternalDeployer != nil || len(c.TransactionHash) != 66 || c.BlockTimestamp == "" {
+		c.InternalDeployer == nil || c.InternalDeployer.Address != c.Deployer.Address || len(c.TransactionHash) != 66 || c.BlockTimestamp == "" {
 		t.Fatalf("token contract %s: %s", token, r.Body)
 	}
 	var a info

@@ -49,7 +49,7 @@ func TestSummaryAndPredictionsUseBalances(t *testing.T) {
 	if code != 200 {
 		t.Fatalf("summary: %d %s", code, body)
 	}
-	assertJSON(t, "summary", body, `{"entityId":"acme","numAddresses":1,"balanceUsd":123456.75,"volumeUsd":0}`)
+	assertJSON(t, "summary", body, `{"entityId":"acme","numAddresses":1,"balanceUsd":123456.75,"volumeUsd":0,"firstTx":null,"lastTx":null}`)
 	code, body = api.do(t, "GET", "/intelligence/entity_predictions/acme", "", caller)
 	if code != 200 {
 		t.Fatalf("predictions: %d %s", code, body)

@@ -49,7 +49,7 @@ func TestContractFacts(t *testing.T) {
 	for _, c := range []struct{ path, want string }{
 		{"/intelligence/contract/ethereum/" + tok, `{"address":"` + tok + `","chain":"ethereum","deployer":` + info(eoa, false) + `,
 			"deployTxHash":"0xdeploy","transactionHash":"0xdeploy","blockTimestamp":"2023-11-14T22:13:20Z","bytecodeSize":18,
-			"bytecode":"` + code + `","functionSighashes":["0xa9059cbb"],"isProxy":false,"proxyAddress":null,"internalDeployer":null}`},
+			"bytecode":"` + code + `","functionSighashes":["0xa9059cbb"],"isProxy":false,"proxyAddress":null,"internalDeployer":` + info(eoa, false) + `}`},
 		{"/intelligence/contract/ethereum/" + seen + "?notAParameter=1", `{"address":"` + seen + `","chain":"ethereum","deployer":null,
 			"deployTxHash":"","transactionHash":"","blockTimestamp":"2023-11-14T22:15:00Z","bytecodeSize":1,
 			"bytecode":"0x00","functionSighashes":[],"isProxy":false,"proxyAddress":null,"internalDeployer":null}`},

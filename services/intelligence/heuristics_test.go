@@ -116,7 +116,7 @@ func TestHeuristicsAndChainData(t *testing.T) {
 		{"/intelligence/entity/acme/summary", `{"entityId":"acme","numAddresses":1,"balanceUsd":0,"volumeUsd":1235,"firstTx":"1970-01-01T00:00:04Z","lastTx":"1970-01-01T00:00:09Z"}`},
 		{"/intelligence/contract/ethereum/" + tok, `{"address":"` + tok + `","chain":"ethereum","deployer":{"address":"` + c2 + `","chain":"ethereum","contract":false,"isUserAddress":false},
 			"deployTxHash":"0xdeploy","transactionHash":"0xdeploy","blockTimestamp":"2023-11-14T22:13:20Z","bytecodeSize":2048,
-			"bytecode":"","functionSighashes":null,"isProxy":false,"proxyAddress":null,"internalDeployer":null,"token":{"id":"acme-token","name":"Acme Token","symbol":"ACME","decimals":6}}`},
+			"bytecode":"","functionSighashes":null,"isProxy":false,"proxyAddress":null,"internalDeployer":{"address":"` + c2 + `","chain":"ethereum","contract":false,"isUserAddress":false},"token":{"id":"acme-token","name":"Acme Token","symbol":"ACME","decimals":6}}`},
 		{"/intelligence/address/" + tok, `{"address":"` + tok + `","chain":"ethereum","contract":true,"isUserAddress":false}`},
 		{"/intelligence/token/acme-token", `{"identifier":{"pricingID":"acme-token"},"name":"Acme Token","symbol":"ACME","price":0.5,"price24hAgo":0.5,
 			"deployments":[{"chain":"base","address":"` + addr(0x71) + `","decimals":6},{"chain":"ethereum","address":"` + tok + `","decimals":6}]}`},

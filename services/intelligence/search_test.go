@@ -73,11 +73,21 @@ func searchWorld(t *testing.T) {
 
 // TestSearch: every category on a known world, ranked (equal, then prefix, then substring),
 // with toggles, offsets and the filter objects; the caller's own entities and labels; bad
-// parameters named.
+// parameters named. Both plans answer the same: the service's (entities from memory, the rest
+// in one batch) and the benchmark's baseline (a statement per category).
 func TestSearch(t *testing.T) {
 	searchWorld(t)
+	for _, perCategory := range []bool{false, true} {
+		t.Run(map[bool]string{false: "memory_and_batch", true: "per_category"}[perCategory], func(t *testing.T) {
+			testSearch(t, perCategory)
+		})
+	}
+}
+
+func testSearch(t *testing.T, perCategory bool) {
 	calls := 0
 	api := newTestAPI(t, searchUserLabels{calls: &calls}, nil)
+	api.app.SearchPerCategory = perCategory
 	id := httpx.Identity{KeyID: "k-s", UserID: "u-s", Role: httpx.RoleIndividual, Tier: "api"}
 
 	binance := `{"id":"binance","name":"Binance","note":"","type":"cex","service":null,"twitter":"https://twitter.com/binance"}`
@@ -175,4 +185,31 @@ func TestSearch(t *testing.T) {
 func searchCategoryNames() []string {
 	return []string{"serviceEntities", "serviceAddresses", "userEntities", "userAddresses", "ens",
 		"types", "services", "twitter", "opensea", "tokens", "pools", "tags", "polymarketEvents"}
+}
+
+// TestSearchSeesNewEntities: an entity imported while the service runs is found once the
+// attribution cache has refreshed, with its type, as the database-backed plan finds it.
+func TestSearchSeesNewEntities(t *testing.T) {
+	searchWorld(t)
+	api := newTestAPI(t, nil, nil)
+	q := "/intelligence/search?query=okx&serviceAddresses=0&tokens=0&tags=0"
+	empty := `"ens":[],"opensea":[],"pools":[],"polymarketEvents":[],"polymarketWallets":[],"services":[]`
+	_, body := api.do(t, "GET", q, "", nil)
+	assertJSON(t, "before the import", body, `{"serviceEntities":[],"serviceAddresses":[],"userEntities":[],"userAddresses":[],
+		"types":[],"twitter":[],"tokens":[],"tags":[],`+empty+`}`)
+	doc := `{"entities":[{"id":"okx","name":"OKX","type":"okx-cex","twitter":"https://x.com/okx"}]}`
+	if _, err := ImportCurated(context.Background(), testConfig(t), strings.NewReader(doc)); err != nil {
+		t.Fatal(err)
+	}
+	if err := api.cache.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	okx := `{"id":"okx","name":"OKX","note":"","type":"okx-cex","service":null,"twitter":"https://x.com/okx"}`
+	want := `{"serviceEntities":[` + okx + `],"serviceAddresses":[],"userEntities":[],"userAddresses":[],
+		"types":["okx-cex"],"twitter":[` + okx + `],"tokens":[],"tags":[],` + empty + `}`
+	for _, perCategory := range []bool{false, true} {
+		api.app.SearchPerCategory = perCategory
+		_, body = api.do(t, "GET", q, "", nil)
+		assertJSON(t, "after the import", body, want)
+	}
 }

@@ -89,6 +89,10 @@ func ValidSearchQuery(q string) error {
 // prefix), the caller's own entities and labelled addresses, tokens (by ticker, name, pricing id
 // or contract address prefix), tags and entity types, each category ranked best first: equal to
 // the query, then starting with it, then containing it.
+//
+// Entities, twitter handles and types come from the attribution cache's entities (memory);
+// addresses, tags and tokens from PostgreSQL in one batch, while user-labels is asked at the
+// same time.
 func (s *Service) Search(ctx context.Context, r SearchRequest) (SearchResult, error) {
 	out := emptySearch()
 	if err := ValidSearchQuery(r.Query); err != nil {
@@ -98,8 +102,95 @@ func (s *Service) Search(ctx context.Context, r SearchRequest) (SearchResult, er
 	if q == "" {
 		return out, nil
 	}
-	// The categories are independent queries: run them at once, so a search costs about its
-	// slowest category rather than their sum.
+	if s.SearchPerCategory {
+		return s.searchPerCategory(ctx, r, q)
+	}
+	if p := r.page("serviceEntities"); p.Limit > 0 {
+		for _, e := range s.Cache.SearchEntities(q, p.Limit, p.Offset) {
+			out.ServiceEntities = append(out.ServiceEntities, *entityView(&e))
+		}
+	}
+	if p := r.page("twitter"); p.Limit > 0 {
+		for _, e := range s.Cache.SearchTwitter(q, p.Limit, p.Offset) {
+			out.Twitter = append(out.Twitter, *entityView(&e))
+		}
+	}
+	if p := r.page("types"); p.Limit > 0 {
+		out.Types = append(out.Types, s.Cache.SearchTypes(q, p.Limit, p.Offset)...)
+	}
+	if !s.searchesUser(ctx, r) {
+		// Nothing to wait for but PostgreSQL: no second goroutine to schedule.
+		if err := s.searchStored(ctx, r, q, &out); err != nil {
+			return emptySearch(), err
+		}
+		return out, nil
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return s.searchStored(gctx, r, q, &out) })
+	g.Go(func() error { return s.searchUser(gctx, q, r.page("userEntities"), r.page("userAddresses"), &out) })
+	if err := g.Wait(); err != nil {
+		return emptySearch(), err
+	}
+	return out, nil
+}
+
+// searchesUser reports whether a search asks user-labels: a caller with a key, and a user
+// category on.
+func (s *Service) searchesUser(ctx context.Context, r SearchRequest) bool {
+	_, caller := httpx.IdentityFrom(ctx)
+	return caller && s.UserLabels != nil && (r.page("userEntities").Limit > 0 || r.page("userAddresses").Limit > 0)
+}
+
+// searchStored fills the addresses, tags and tokens of out from one batch of statements.
+func (s *Service) searchStored(ctx context.Context, r SearchRequest, q string, out *SearchResult) error {
+	raw := strings.TrimSpace(r.Query)
+	pa, pt, pk := r.page("serviceAddresses"), r.page("tags"), r.page("tokens")
+	addrPrefix, labelPrefix := addressPrefixes(raw)
+	sq := store.SearchQuery{AddrPrefix: addrPrefix, LabelPrefix: labelPrefix, Text: q,
+		Tags: store.Page{Limit: pt.Limit, Offset: pt.Offset}, Tokens: store.Page{Limit: pk.Limit, Offset: pk.Offset}}
+	if pa.Limit > 0 {
+		sq.Addresses = pa.Offset + pa.Limit
+	}
+	hits, err := s.Store.Search(ctx, sq)
+	if err != nil {
+		return err
+	}
+	for _, t := range hits.Tags {
+		out.Tags = append(out.Tags, SearchTag{Value: t.ID, Formatted: t.Label})
+	}
+	if pk.Limit > 0 {
+		ts, err := s.tokenInfos(ctx, hits.Tokens)
+		if err != nil {
+			return err
+		}
+		out.Tokens = append(out.Tokens, ts...)
+	}
+	if pa.Limit > 0 {
+		as, err := s.addressInfos(ctx, hits.Addresses, addrPrefix, labelPrefix, pa)
+		if err != nil {
+			return err
+		}
+		out.ServiceAddresses = append(out.ServiceAddresses, as...)
+	}
+	return nil
+}
+
+// addressPrefixes are the prefixes an address search looks for: the query as given for
+// addresses (lower case when it starts 0x: EVM addresses are stored lower case) and lower case
+// for labels.
+func addressPrefixes(raw string) (addrPrefix, labelPrefix string) {
+	lower := strings.ToLower(raw)
+	if strings.HasPrefix(lower, "0x") {
+		return lower, lower
+	}
+	return raw, lower
+}
+
+// searchPerCategory answers every category with its own PostgreSQL statement, run at once:
+// the plan before entities were searched in memory and the rest batched, kept as the
+// benchmark's baseline (Service.SearchPerCategory).
+func (s *Service) searchPerCategory(ctx context.Context, r SearchRequest, q string) (SearchResult, error) {
+	out := emptySearch()
 	g, gctx := errgroup.WithContext(ctx)
 	if p := r.page("serviceEntities"); p.Limit > 0 {
 		g.Go(func() error {
@@ -126,9 +217,20 @@ func (s *Service) Search(ctx context.Context, r SearchRequest) (SearchResult, er
 			return err
 		})
 	}
+	s.searchStoredPerCategory(gctx, g, r, q, &out)
+	g.Go(func() error { return s.searchUser(gctx, q, r.page("userEntities"), r.page("userAddresses"), &out) })
+	if err := g.Wait(); err != nil {
+		return emptySearch(), err
+	}
+	return out, nil
+}
+
+// searchStoredPerCategory starts the tags, tokens and addresses statements of the baseline
+// plan, one goroutine and statement each.
+func (s *Service) searchStoredPerCategory(ctx context.Context, g *errgroup.Group, r SearchRequest, q string, out *SearchResult) {
 	if p := r.page("tags"); p.Limit > 0 {
 		g.Go(func() error {
-			tags, err := s.Store.SearchTags(gctx, q, p.Limit, p.Offset)
+			tags, err := s.Store.SearchTags(ctx, q, p.Limit, p.Offset)
 			for _, t := range tags {
 				out.Tags = append(out.Tags, SearchTag{Value: t.ID, Formatted: t.Label})
 			}
@@ -137,37 +239,32 @@ func (s *Service) Search(ctx context.Context, r SearchRequest) (SearchResult, er
 	}
 	if p := r.page("tokens"); p.Limit > 0 {
 		g.Go(func() error {
-			ts, err := s.searchTokens(gctx, q, p)
+			hits, err := s.Store.SearchTokens(ctx, q, p.Limit, p.Offset)
+			if err != nil {
+				return err
+			}
+			ts, err := s.tokenInfos(ctx, hits)
 			out.Tokens = append(out.Tokens, ts...)
 			return err
 		})
 	}
 	if p := r.page("serviceAddresses"); p.Limit > 0 {
 		g.Go(func() error {
-			as, err := s.searchAddresses(gctx, strings.TrimSpace(r.Query), p)
+			addrPrefix, labelPrefix := addressPrefixes(strings.TrimSpace(r.Query))
+			hits, err := s.Store.SearchAddresses(ctx, addrPrefix, labelPrefix, p.Offset+p.Limit)
+			if err != nil {
+				return err
+			}
+			as, err := s.addressInfos(ctx, hits, addrPrefix, labelPrefix, p)
 			out.ServiceAddresses = append(out.ServiceAddresses, as...)
 			return err
 		})
 	}
-	g.Go(func() error { return s.searchUser(gctx, q, r.page("userEntities"), r.page("userAddresses"), &out) })
-	if err := g.Wait(); err != nil {
-		return emptySearch(), err
-	}
-	return out, nil
 }
 
-// searchAddresses merges the address-prefix and label-prefix matches: an equal address first,
+// addressInfos merges the address-prefix and label-prefix matches: an equal address first,
 // then an equal label, then address prefixes, then label prefixes (each in index order).
-func (s *Service) searchAddresses(ctx context.Context, raw string, p SearchPage) ([]AddressInfo, error) {
-	lower := strings.ToLower(raw)
-	addrPrefix := raw
-	if strings.HasPrefix(lower, "0x") {
-		addrPrefix = lower // EVM addresses are stored lower case
-	}
-	hits, err := s.Store.SearchAddresses(ctx, addrPrefix, lower, p.Offset+p.Limit)
-	if err != nil {
-		return nil, err
-	}
+func (s *Service) addressInfos(ctx context.Context, hits []store.AddressHit, addrPrefix, lower string, p SearchPage) ([]AddressInfo, error) {
 	rank := func(h store.AddressHit) int {
 		switch {
 		case !h.ByLabel && h.Address == addrPrefix:
@@ -201,11 +298,9 @@ func (s *Service) searchAddresses(ctx context.Context, raw string, p SearchPage)
 	return s.infos(ctx, ts)
 }
 
-func (s *Service) searchTokens(ctx context.Context, q string, p SearchPage) ([]TokenInfo, error) {
-	hits, err := s.Store.SearchTokens(ctx, q, p.Limit, p.Offset)
-	if err != nil {
-		return nil, err
-	}
+// tokenInfos is the answer of each token a search found: a registry token as its page shows it,
+// a token seen on chain with its one deployment.
+func (s *Service) tokenInfos(ctx context.Context, hits []store.TokenHit) ([]TokenInfo, error) {
 	out := []TokenInfo{}
 	for _, h := range hits {
 		if h.PricingID == "" {

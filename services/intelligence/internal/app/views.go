@@ -58,14 +58,15 @@ type AddressInfo struct {
 }
 
 // EntitySummary is the API's entity summary. BalanceUSD is the balances service's USD value of
-// the entity's current balances.
+// the entity's current balances. FirstTx and LastTx are the times of the entity's first and
+// last transfer, null (not absent: the public shape requires them) when it has none.
 type EntitySummary struct {
 	EntityID     string  `json:"entityId"`
 	NumAddresses int64   `json:"numAddresses"`
 	BalanceUSD   float64 `json:"balanceUsd"`
 	VolumeUSD    float64 `json:"volumeUsd"`
-	FirstTx      string  `json:"firstTx,omitempty"`
-	LastTx       string  `json:"lastTx,omitempty"`
+	FirstTx      *string `json:"firstTx"`
+	LastTx       *string `json:"lastTx"`
 }
 
 // Prediction is one address predicted to belong to an entity.
@@ -84,8 +85,9 @@ type TokenRef struct {
 }
 
 // ContractView is the API's contract answer. Deployer is null when the creation was not seen
-// (a contract first seen as a token); InternalDeployer is the contract that created it inside
-// a call, null for a contract the transaction created itself or whose creation was not seen.
+// (a contract first seen as a token); InternalDeployer is the address that executed the
+// creation: the contract that created it inside a call, the deployer itself for a contract its
+// transaction created, null when the creation was not seen.
 // Bytecode is "" and FunctionSighashes null while only the creating transaction is known.
 type ContractView struct {
 	Address      string       `json:"address"`

@@ -37,8 +37,12 @@ type AttributionCache struct {
 	strs    []string
 	strIdx  map[string]int32
 	ents    map[string]*Entity
-	entVer  int64
-	addrVer int64
+	search  []entityText // every entity, for search (search.go)
+	types   []string     // the distinct entity types, sorted
+	// searchStale: entities changed since search and types were built.
+	searchStale bool
+	entVer      int64
+	addrVer     int64
 }
 
 // entry is one address; string fields are offsets into the arena or indexes into strs (-1: none).
@@ -76,11 +80,20 @@ func (c *AttributionCache) Refresh(ctx context.Context) error {
 			c.ents[e.ID] = &e
 			c.entVer = max(c.entVer, e.Version)
 		}
+		c.searchStale = c.searchStale || len(es) > 0
 		c.mu.Unlock()
 		if len(es) < refreshPage {
 			break
 		}
 	}
+	// Rebuilt once all pages are in (not per page), and on a later refresh if this one failed
+	// after applying some.
+	c.mu.Lock()
+	if c.searchStale {
+		c.rebuildSearch()
+		c.searchStale = false
+	}
+	c.mu.Unlock()
 	for {
 		c.mu.RLock()
 		v := c.addrVer
