@@ -86,6 +86,9 @@ func (s *Store) ApplyLog(ctx context.Context, limit int) (taken, fresh int, err 
 		return 0, 0, err
 	}
 	err = s.write(ctx, "apply observation log", func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, q("apply_async_commit")); err != nil {
+			return err
+		}
 		if err := createStages(ctx, tx); err != nil {
 			return err
 		}
