@@ -36,7 +36,7 @@ type Store interface {
 	Holders(ctx context.Context, chain, token string, limit, offset int) ([]store.Ranked, error)
 	EntityHolders(ctx context.Context, chain, token string, limit, offset int) ([]store.Ranked, error)
 	Supply(ctx context.Context, chain, token string) (*big.Int, error)
-	HolderPage(ctx context.Context, chain, token string, limit, offset int, entities bool) (store.HolderPage, error)
+	HolderPages(ctx context.Context, hq store.HolderQuery) (store.HolderPages, error)
 	Subaccounts(ctx context.Context, owners []string, tokens [][2]string, limit int) ([]store.Subaccount, error)
 	SetHoldings(ctx context.Context, refs []store.Ref, chains []string) ([]store.AddressHolding, error)
 }

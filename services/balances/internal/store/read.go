@@ -142,8 +142,12 @@ func (s *Store) TokenMetas(ctx context.Context, keys [][2]string) (map[[2]string
 	if err != nil {
 		return nil, err
 	}
+	return scanTokenMetas(rows)
+}
+
+func scanTokenMetas(rows pgx.Rows) (map[[2]string]TokenMeta, error) {
 	defer rows.Close()
-	out := make(map[[2]string]TokenMeta, len(keys))
+	out := map[[2]string]TokenMeta{}
 	for rows.Next() {
 		var k [2]string
 		var m TokenMeta
@@ -185,6 +189,10 @@ func (s *Store) PricesAt(ctx context.Context, ids []string, t time.Time) (map[st
 	if err != nil {
 		return nil, err
 	}
+	return scanPrices(rows)
+}
+
+func scanPrices(rows pgx.Rows) (map[string]PricePoint, error) {
 	defer rows.Close()
 	out := map[string]PricePoint{}
 	for rows.Next() {
@@ -349,45 +357,6 @@ func (s *Store) Holders(ctx context.Context, chain, token string, limit, offset 
 // EntityHolders returns the operator entities holding the most of a token on a chain.
 func (s *Store) EntityHolders(ctx context.Context, chain, token string, limit, offset int) ([]Ranked, error) {
 	return s.ranked(ctx, "read_entity_holders", chain, token, limit, offset)
-}
-
-// HolderPage is a token's supply on a chain and one page of its largest holders: addresses and,
-// when asked, operator entities.
-type HolderPage struct {
-	Supply              *big.Int
-	Addresses, Entities []Ranked
-}
-
-// HolderPage reads a token's supply and a page of its holders (and entity holders when entities
-// is set) in one round trip.
-func (s *Store) HolderPage(ctx context.Context, chain, token string, limit, offset int, entities bool) (HolderPage, error) {
-	b := &pgx.Batch{}
-	b.Queue(q("read_supply"), chain, token)
-	b.Queue(q("read_holders"), chain, token, limit, offset)
-	if entities {
-		b.Queue(q("read_entity_holders"), chain, token, limit, offset)
-	}
-	br := s.pool.SendBatch(ctx, b)
-	defer br.Close()
-	out := HolderPage{Supply: new(big.Int)}
-	var v string
-	switch err := br.QueryRow().Scan(&v); {
-	case err == pgx.ErrNoRows:
-	case err != nil:
-		return out, err
-	default:
-		sup, err := parseInt(v)
-		if err != nil {
-			return out, err
-		}
-		out.Supply = sup
-	}
-	var err error
-	if out.Addresses, err = scanRows(br, scanRanked); err != nil || !entities {
-		return out, err
-	}
-	out.Entities, err = scanRows(br, scanRanked)
-	return out, err
 }
 
 // Supply returns the sum of every current balance of a token on a chain.

@@ -1,0 +1,16 @@
+-- A page of a token's largest address holders on chain $1 (chain type $5) with each address's
+-- attribution and its entities, so the page needs no second read of attributions.
+SELECT h.address, h.balance::text, a.address IS NOT NULL, coalesce(a.label, ''), coalesce(a.deposit_service_id, ''),
+       coalesce(a.is_contract, false),
+       e.id, e.name, e.type, e.note, e.service, e.website, e.twitter, e.linkedin,
+       p.id, p.name, p.type, p.note, p.service, p.website, p.twitter, p.linkedin
+FROM (
+  SELECT c.address, c.balance FROM balances.current c
+  WHERE c.chain = $1 AND c.token = $2 AND c.balance > 0
+  ORDER BY c.balance DESC, c.address
+  LIMIT $3 OFFSET $4
+) h
+LEFT JOIN balances.attributions a ON a.chain_type = $5 AND a.address = h.address
+LEFT JOIN balances.entities e ON e.id = nullif(a.entity_id, '')
+LEFT JOIN balances.entities p ON p.id = nullif(a.predicted_id, '')
+ORDER BY h.balance DESC, h.address
