@@ -24,6 +24,7 @@ type Store interface {
 	EntityBalances(ctx context.Context, entity string, chains []string) ([]store.Holding, error)
 	SetChanges(ctx context.Context, refs []store.Ref, chains []string) ([]store.Change, error)
 	EntityChanges(ctx context.Context, entity string, chains []string) ([]store.Change, error)
+	EntityWindow(ctx context.Context, entity string, chains []string, natives map[string]string, earliest, to time.Time) (store.EntityWindow, error)
 	EntityBalancesAt(ctx context.Context, entity string, chains []string, day time.Time) ([]store.Holding, error)
 	EntityBalancesBack(ctx context.Context, entity string, chains []string, day time.Time) ([]store.Holding, error)
 	TokenMetas(ctx context.Context, keys [][2]string) (map[[2]string]store.TokenMeta, error)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
+	"sort"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -219,6 +220,10 @@ func (s *Store) PriceDays(ctx context.Context, ids []string, from, to time.Time)
 	if err != nil {
 		return nil, err
 	}
+	return scanPriceDays(rows)
+}
+
+func scanPriceDays(rows pgx.Rows) (map[string][]DayPrice, error) {
 	defer rows.Close()
 	out := map[string][]DayPrice{}
 	for rows.Next() {
@@ -230,7 +235,45 @@ func (s *Store) PriceDays(ctx context.Context, ids []string, from, to time.Time)
 		d.Day = Day(d.Day)
 		out[id] = append(out[id], d)
 	}
+	for _, l := range out {
+		sort.Slice(l, func(i, j int) bool { return l[i].Day.Before(l[j].Day) })
+	}
 	return out, rows.Err()
+}
+
+// EntityWindow is what an operator entity's history and time series read: its day-over-day
+// changes, what is known of their tokens, and the daily closes of the pricing ids those tokens
+// can resolve to.
+type EntityWindow struct {
+	Changes []Change
+	Metas   map[[2]string]TokenMeta
+	Closes  map[string][]DayPrice
+}
+
+// EntityWindow reads an operator entity's window on chains in one round trip: natives maps
+// each chain to its native coin's pricing id (the catalogue's), earliest is the first day the
+// closes may start on and to the last.
+func (s *Store) EntityWindow(ctx context.Context, entity string, chains []string, natives map[string]string, earliest, to time.Time) (EntityWindow, error) {
+	var ncs, nids []string
+	for c, id := range natives {
+		ncs, nids = append(ncs, c), append(nids, id)
+	}
+	b := &pgx.Batch{}
+	b.Queue(q("read_entity_changes"), entity, chains)
+	b.Queue(q("read_entity_token_meta"), entity, chains)
+	b.Queue(q("read_entity_price_days"), entity, chains, ncs, nids, earliest.Format(dateFmt), to.Format(dateFmt))
+	br := s.pool.SendBatch(ctx, b)
+	defer br.Close()
+	var w EntityWindow
+	var err error
+	if w.Changes, err = scanChanges(br.Query()); err != nil {
+		return w, err
+	}
+	if w.Metas, err = scanRows(br, scanTokenMetas); err != nil {
+		return w, err
+	}
+	w.Closes, err = scanRows(br, scanPriceDays)
+	return w, err
 }
 
 // AttributionView is an address's attribution with its entities.
