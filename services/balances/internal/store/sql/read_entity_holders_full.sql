@@ -1,5 +1,6 @@
 -- A page of the operator entities holding the most of a token on a chain, with what
--- attributions say of each entity (an entity attributions never named has empty fields).
+-- attributions say of each entity (an entity attributions never named has empty fields); the
+-- entity is a LATERAL … LIMIT 1 probe per holder, whatever plan the page size gets.
 SELECT h.entity_id, h.balance::text, coalesce(e.name, ''), coalesce(e.type, ''), coalesce(e.note, ''), coalesce(e.service, ''),
        coalesce(e.website, ''), coalesce(e.twitter, ''), coalesce(e.linkedin, '')
 FROM (
@@ -8,5 +9,5 @@ FROM (
   ORDER BY x.balance DESC, x.entity_id
   LIMIT $3 OFFSET $4
 ) h
-LEFT JOIN balances.entities e ON e.id = h.entity_id
+LEFT JOIN LATERAL (SELECT * FROM balances.entities e WHERE e.id = h.entity_id LIMIT 1) e ON true
 ORDER BY h.balance DESC, h.entity_id
