@@ -1,5 +1,6 @@
--- A page of a token's largest address holders on chain $1 (chain type $5) with each address's
--- attribution and its entities, so the page needs no second read of attributions. Each join is
+-- A page of a token's largest address holders on chain $1 (chain type $5), from top_holders
+-- (which holds at least the 1,000 largest), with each address's attribution and its entities,
+-- so the page needs no second read of attributions. Each join is
 -- a LATERAL … LIMIT 1 (one primary-key probe per holder): with the page size a parameter, a
 -- plain join lets a generic plan hash the whole attributions table.
 SELECT h.address, h.balance::text, a.address IS NOT NULL, coalesce(a.label, ''), coalesce(a.deposit_service_id, ''),
@@ -7,9 +8,9 @@ SELECT h.address, h.balance::text, a.address IS NOT NULL, coalesce(a.label, ''),
        e.id, e.name, e.type, e.note, e.service, e.website, e.twitter, e.linkedin,
        p.id, p.name, p.type, p.note, p.service, p.website, p.twitter, p.linkedin
 FROM (
-  SELECT c.address, c.balance FROM balances.current c
-  WHERE c.chain = $1 AND c.token = $2 AND c.balance > 0
-  ORDER BY c.balance DESC, c.address
+  SELECT t.address, t.balance FROM balances.top_holders t
+  WHERE t.chain = $1 AND t.token = $2
+  ORDER BY t.balance DESC, t.address
   LIMIT $3 OFFSET $4
 ) h
 LEFT JOIN LATERAL (

@@ -4,6 +4,7 @@
 -- changed. A key new to the table is written by the insert alone (no probe of current before
 -- it); only the keys the insert skipped are probed, by a LATERAL … LIMIT 1 (one primary-key
 -- probe per key: a plain join lets the planner hash the whole table), and updated by tuple id.
+-- top_holders follows the changed balances (only those at or above their token's floor are in).
 WITH n AS (
   SELECT DISTINCT ON (address, chain, token) chain, address, token, block_number, block_hash, block_time, balance, owner, kind
   FROM fresh_obs WHERE NOT held
@@ -27,6 +28,18 @@ WITH n AS (
   SET block_number = old.block_number, block_hash = old.block_hash, block_time = old.block_time,
       balance = old.balance, owner = old.owner, kind = old.kind
   FROM old WHERE c.ctid = old.tid
+), moved AS (
+  -- The keys whose balance changed, against their token's top_holders floor (as top_set).
+  SELECT m.chain, m.address, m.token, m.balance, coalesce(f.floor, 0) AS floor
+  FROM (SELECT chain, address, token, balance FROM ins UNION ALL SELECT chain, address, token, balance FROM old) m
+  LEFT JOIN balances.top_floor f ON f.chain = m.chain AND f.token = m.token
+), top_out AS (
+  DELETE FROM balances.top_holders t USING moved m
+  WHERE t.chain = m.chain AND t.token = m.token AND t.address = m.address AND (m.balance <= 0 OR m.balance < m.floor)
+), top_in AS (
+  INSERT INTO balances.top_holders AS t (chain, token, address, balance)
+  SELECT chain, token, address, balance FROM moved WHERE balance > 0 AND balance >= floor
+  ON CONFLICT (chain, token, address) DO UPDATE SET balance = excluded.balance
 )
 INSERT INTO balances.token_supply AS t (chain, token, supply)
 SELECT chain, token, sum(delta) FROM (
