@@ -58,14 +58,21 @@ const benchToken = "0x00000000000000000000000000000000000be7c4"
 
 func addr(i int) string { return fmt.Sprintf("0x%040x", 0x1000000+i) }
 
-// funclen: a bench driver printing one table in the order it measures; its split into steps is
-// an open item of the lint gate (docs/README.md)
+// config is the bench's settings (see the package comment).
+type config struct {
+	n, entN, batch, queries, applyBatch int
+}
+
+func loadConfig() config {
+	c := config{n: env("BENCH_BAL_ADDRESSES", 1_000_000), entN: env("BENCH_BAL_ENTITY", 10_000), batch: env("BENCH_BATCH", 5000),
+		queries: env("BENCH_QUERIES", 300), applyBatch: env("BENCH_APPLY_BATCH", 20000)}
+	c.entN = min(c.entN, c.n)
+	return c
+}
+
 func run() error {
 	ctx := context.Background()
-	n, entN := env("BENCH_BAL_ADDRESSES", 1_000_000), env("BENCH_BAL_ENTITY", 10_000)
-	batch, queries := env("BENCH_BATCH", 5000), env("BENCH_QUERIES", 300)
-	applyBatch := env("BENCH_APPLY_BATCH", 20000)
-	entN = min(entN, n)
+	cfg := loadConfig()
 	if u := os.Getenv("BENCH_DATABASE_URL"); u != "" {
 		os.Setenv("CHAININTEL_TEST_DATABASE_URL", u)
 	}
@@ -83,63 +90,13 @@ func run() error {
 		return err
 	}
 	st := store.New(pool)
-	today := store.Day(time.Now())
-	first := today.AddDate(0, 0, -364)
-
-	if err := seed(ctx, st, n, entN, batch, first); err != nil {
+	first := store.Day(time.Now()).AddDate(0, 0, -364)
+	if err := seed(ctx, st, cfg.n, cfg.entN, cfg.batch, first); err != nil {
 		return err
 	}
-
-	// History: each entity address changes on three earlier days of the year.
-	var hist []store.Observation
-	for d := 0; d < 364; d++ {
-		for i := d % 121; i < entN; i += 121 {
-			hist = append(hist, obs(i, "", first.AddDate(0, 0, d), int64(d)*1_000_000+int64(i), int64(d+i%7+1)))
-			hist = append(hist, obs(i, benchToken, first.AddDate(0, 0, d), int64(d)*1_000_000+int64(i), int64(d*3+i%5+1)))
-		}
-	}
-	t0 := time.Now()
-	if err := write(ctx, st, hist, batch); err != nil {
+	if err := throughput(ctx, st, pool, cfg, first); err != nil {
 		return err
 	}
-	histDur := time.Since(t0)
-
-	// Today's reading of every address: a native and a token balance (the token's holders).
-	var bulk []store.Observation
-	for i := 0; i < n; i++ {
-		bulk = append(bulk, obs(i, "", today, 364_000_000+int64(i), int64(i%1000+1)), obs(i, benchToken, today, 364_000_000+int64(i), int64(i%997+2)))
-	}
-	// Half the readings through the direct write (the derived rows in each batch's transaction),
-	// half as the consumer writes them: appended to the observation log, with the applier folding
-	// the log into the read models at the same time.
-	half := len(bulk) / 2
-	t0 = time.Now()
-	if err := write(ctx, st, bulk[:half], batch); err != nil {
-		return err
-	}
-	directDur := time.Since(t0)
-	appendDur, applyDur, backlog, err := appendAndApply(ctx, st, bulk[half:], batch, applyBatch)
-	if err != nil {
-		return err
-	}
-	rawDur, err := rawCopy(ctx, pool, bulk, batch)
-	if err != nil {
-		return err
-	}
-	if _, err := pool.Exec(ctx, "VACUUM ANALYZE"); err != nil {
-		return err
-	}
-
-	fmt.Printf("world: %d addresses with balances (%d observations today), entity of %d addresses with %d history observations over 365 days\n",
-		n, len(bulk), entN, len(hist))
-	rr := float64(len(bulk)) / rawDur.Seconds()
-	rate := func(rows int, d time.Duration) float64 { return float64(rows) / d.Seconds() }
-	fmt.Printf("%-62s %10s %12s %8s\n", "throughput (batches of "+strconv.Itoa(batch)+", applier "+strconv.Itoa(applyBatch)+")", "obs/s", "raw COPY/s", "ratio")
-	fmt.Printf("%-62s %10.0f %12.0f %8.2f\n", "direct write (derived rows in the batch's transaction)", rate(half, directDur), rr, rate(half, directDur)/rr)
-	fmt.Printf("%-62s %10.0f %12.0f %8.2f   (target >= 50,000 obs/s and >= 0.75)\n", "consumer: append to the observation log", rate(len(bulk)-half, appendDur), rr, rate(len(bulk)-half, appendDur)/rr)
-	fmt.Printf("%-62s %10.0f %12.0f %8.2f   (backlog when the appends ended: %d)\n", "applier: log into current and snapshots, until drained", rate(len(bulk)-half, applyDur), rr, rate(len(bulk)-half, applyDur)/rr, backlog)
-	fmt.Printf("%-62s %10.0f\n", "history observations (entity, 365 days, direct write)", float64(len(hist))/histDur.Seconds())
-
 	if err := checkEntity(ctx, st); err != nil {
 		return err
 	}
@@ -154,7 +111,71 @@ func run() error {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	return report(st, entN, n, first, queries)
+	return report(st, cfg.entN, cfg.n, first, cfg.queries)
+}
+
+// history is the measured entity's year: each of its addresses changes on three earlier days.
+func history(entN int, first time.Time) []store.Observation {
+	var hist []store.Observation
+	for d := 0; d < 364; d++ {
+		for i := d % 121; i < entN; i += 121 {
+			hist = append(hist, obs(i, "", first.AddDate(0, 0, d), int64(d)*1_000_000+int64(i), int64(d+i%7+1)))
+			hist = append(hist, obs(i, benchToken, first.AddDate(0, 0, d), int64(d)*1_000_000+int64(i), int64(d*3+i%5+1)))
+		}
+	}
+	return hist
+}
+
+// today is today's reading of every address: a native and a token balance (the token's
+// holders).
+func today(n int, day time.Time) []store.Observation {
+	bulk := make([]store.Observation, 0, 2*n)
+	for i := 0; i < n; i++ {
+		bulk = append(bulk, obs(i, "", day, 364_000_000+int64(i), int64(i%1000+1)), obs(i, benchToken, day, 364_000_000+int64(i), int64(i%997+2)))
+	}
+	return bulk
+}
+
+// throughput writes the entity's history and today's readings, half through the direct write
+// (the derived rows in each batch's transaction) and half as the consumer writes them (appended
+// to the observation log, with the applier folding the log into the read models at the same
+// time), raw-COPYs the same rows, and prints the rates side by side.
+func throughput(ctx context.Context, st *store.Store, pool *pgxpool.Pool, cfg config, first time.Time) error {
+	hist := history(cfg.entN, first)
+	t0 := time.Now()
+	if err := write(ctx, st, hist, cfg.batch); err != nil {
+		return err
+	}
+	histDur := time.Since(t0)
+	bulk := today(cfg.n, first.AddDate(0, 0, 364))
+	half := len(bulk) / 2
+	t0 = time.Now()
+	if err := write(ctx, st, bulk[:half], cfg.batch); err != nil {
+		return err
+	}
+	directDur := time.Since(t0)
+	appendDur, applyDur, backlog, err := appendAndApply(ctx, st, bulk[half:], cfg.batch, cfg.applyBatch)
+	if err != nil {
+		return err
+	}
+	rawDur, err := rawCopy(ctx, pool, bulk, cfg.batch)
+	if err != nil {
+		return err
+	}
+	if _, err := pool.Exec(ctx, "VACUUM ANALYZE"); err != nil {
+		return err
+	}
+	fmt.Printf("world: %d addresses with balances (%d observations today), entity of %d addresses with %d history observations over 365 days\n",
+		cfg.n, len(bulk), cfg.entN, len(hist))
+	rr := float64(len(bulk)) / rawDur.Seconds()
+	rate := func(rows int, d time.Duration) float64 { return float64(rows) / d.Seconds() }
+	logged := len(bulk) - half
+	fmt.Printf("%-62s %10s %12s %8s\n", "throughput (batches of "+strconv.Itoa(cfg.batch)+", applier "+strconv.Itoa(cfg.applyBatch)+")", "obs/s", "raw COPY/s", "ratio")
+	fmt.Printf("%-62s %10.0f %12.0f %8.2f\n", "direct write (derived rows in the batch's transaction)", rate(half, directDur), rr, rate(half, directDur)/rr)
+	fmt.Printf("%-62s %10.0f %12.0f %8.2f   (target >= 50,000 obs/s and >= 0.75)\n", "consumer: append to the observation log", rate(logged, appendDur), rr, rate(logged, appendDur)/rr)
+	fmt.Printf("%-62s %10.0f %12.0f %8.2f   (backlog when the appends ended: %d)\n", "applier: log into current and snapshots, until drained", rate(logged, applyDur), rr, rate(logged, applyDur)/rr, backlog)
+	fmt.Printf("%-62s %10.0f\n", "history observations (entity, 365 days, direct write)", float64(len(hist))/histDur.Seconds())
+	return nil
 }
 
 // checkEntity fails the bench unless the measured entity's maintained totals (what

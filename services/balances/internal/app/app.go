@@ -24,6 +24,7 @@ type Store interface {
 	EntityBalances(ctx context.Context, entity string, chains []string) ([]store.Holding, error)
 	SetChanges(ctx context.Context, refs []store.Ref, chains []string) ([]store.Change, error)
 	EntityChanges(ctx context.Context, entity string, chains []string) ([]store.Change, error)
+	EntityWindow(ctx context.Context, entity string, chains []string, natives map[string]string, earliest, to time.Time) (store.EntityWindow, error)
 	EntityBalancesAt(ctx context.Context, entity string, chains []string, day time.Time) ([]store.Holding, error)
 	EntityBalancesBack(ctx context.Context, entity string, chains []string, day time.Time) ([]store.Holding, error)
 	TokenMetas(ctx context.Context, keys [][2]string) (map[[2]string]store.TokenMeta, error)
@@ -36,7 +37,7 @@ type Store interface {
 	Holders(ctx context.Context, chain, token string, limit, offset int) ([]store.Ranked, error)
 	EntityHolders(ctx context.Context, chain, token string, limit, offset int) ([]store.Ranked, error)
 	Supply(ctx context.Context, chain, token string) (*big.Int, error)
-	HolderPage(ctx context.Context, chain, token string, limit, offset int, entities bool) (store.HolderPage, error)
+	HolderPages(ctx context.Context, hq store.HolderQuery) (store.HolderPages, error)
 	Subaccounts(ctx context.Context, owners []string, tokens [][2]string, limit int) ([]store.Subaccount, error)
 	SetHoldings(ctx context.Context, refs []store.Ref, chains []string) ([]store.AddressHolding, error)
 }

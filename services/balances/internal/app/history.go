@@ -6,6 +6,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/chainintel/chainintel/libs/chains"
 	"github.com/chainintel/chainintel/services/balances/internal/store"
 )
 
@@ -67,21 +68,36 @@ func (c closes) at(d time.Time) float64 {
 }
 
 // window loads the subject's series, their tokens and their closes from the first day with data
-// (at most MaxHistoryDays back) to today; keep filters tokens.
+// (at most MaxHistoryDays back) to today; keep filters tokens. An operator entity without the
+// caller's additions reads all three in one round trip.
 func (a *App) window(ctx context.Context, s Subject, keep func(token) bool) (ss []*series, ts map[[2]string]token, px map[string]closes, from, to time.Time, err error) {
-	cs, err := a.changes(ctx, s)
-	if err != nil {
+	to = store.Day(a.now())
+	earliest := to.AddDate(0, 0, -(MaxHistoryDays - 1))
+	var cs []store.Change
+	var pd map[string][]store.DayPrice
+	if s.Entity != "" && len(s.Refs) == 0 {
+		var w store.EntityWindow
+		if w, err = a.st.EntityWindow(ctx, s.Entity, s.Chains, nativeIDs(s.Chains), earliest, to); err != nil {
+			return
+		}
+		cs, pd = w.Changes, w.Closes
+		ts = map[[2]string]token{}
+		for k, m := range w.Metas {
+			ts[k] = resolveToken(k, m)
+		}
+	} else if cs, err = a.changes(ctx, s); err != nil {
 		return
 	}
 	all := buildSeries(cs)
-	keys := make([][2]string, 0, len(all))
-	for _, x := range all {
-		keys = append(keys, x.key)
+	if ts == nil {
+		keys := make([][2]string, 0, len(all))
+		for _, x := range all {
+			keys = append(keys, x.key)
+		}
+		if ts, err = a.tokens(ctx, keys); err != nil {
+			return
+		}
 	}
-	if ts, err = a.tokens(ctx, keys); err != nil {
-		return
-	}
-	to = store.Day(a.now())
 	for _, x := range all {
 		if keep != nil && !keep(ts[x.key]) {
 			continue
@@ -91,21 +107,33 @@ func (a *App) window(ctx context.Context, s Subject, keep func(token) bool) (ss 
 			from = x.days[0]
 		}
 	}
-	if min := to.AddDate(0, 0, -(MaxHistoryDays - 1)); from.Before(min) {
-		from = min
+	if from.Before(earliest) {
+		from = earliest
 	}
 	px = map[string]closes{}
 	if len(ss) == 0 {
 		return
 	}
-	pd, err := a.st.PriceDays(ctx, pricingIDs(ts), from, to)
-	if err != nil {
-		return
+	if pd == nil {
+		if pd, err = a.st.PriceDays(ctx, pricingIDs(ts), from, to); err != nil {
+			return
+		}
 	}
 	for id, l := range pd {
 		px[id] = l
 	}
 	return
+}
+
+// nativeIDs maps each chain to its native coin's pricing id in the chain catalogue.
+func nativeIDs(names []string) map[string]string {
+	out := map[string]string{}
+	for _, n := range names {
+		if c, ok := chains.Lookup(n); ok && c.NativePricingID != "" {
+			out[n] = c.NativePricingID
+		}
+	}
+	return out
 }
 
 // HistoryPoint is a day's USD value.

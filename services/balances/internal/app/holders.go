@@ -5,6 +5,7 @@ import (
 	"math/big"
 
 	"github.com/chainintel/chainintel/services/balances/internal/store"
+	ulclient "github.com/chainintel/chainintel/services/user-labels/client"
 )
 
 // HolderToken is the token object of /token/holders.
@@ -36,7 +37,8 @@ type Holders struct {
 	Token             HolderToken                `json:"token"`
 	TotalSupply       map[string]float64         `json:"totalSupply"`
 	AddressTopHolders map[string][]AddressHolder `json:"addressTopHolders"`
-	EntityTopHolders  map[string][]EntityHolder  `json:"entityTopHolders,omitempty"`
+	// EntityTopHolders is null unless the entities are asked for (groupByEntity).
+	EntityTopHolders map[string][]EntityHolder `json:"entityTopHolders"`
 }
 
 // HoldersQuery pages the holders.
@@ -55,15 +57,23 @@ func pct(part, whole *big.Int) float64 {
 }
 
 // Holders answers /token/holders/*: per chain the largest holders of the token, by address and,
-// grouped, by operator entity; pctOfCap divides by the sum of every holder's balance.
+// grouped, by operator entity; pctOfCap divides by the sum of every holder's balance. After the
+// token is resolved, one round trip reads its metadata, its price and every chain's page (the
+// addresses with their attributions, the entities with their objects), and one user-labels
+// lookup covers the addresses of every chain.
 func (a *App) Holders(ctx context.Context, r TokenRef, hq HoldersQuery) (Holders, error) {
 	t, keys, err := a.deployments(ctx, r)
 	if err != nil {
 		return Holders{}, err
 	}
-	metas, err := a.tokens(ctx, keys)
+	pages, err := a.st.HolderPages(ctx, store.HolderQuery{Keys: keys, PricingID: t.PricingID, Now: a.now(),
+		Limit: hq.Limit, Offset: hq.Offset, Entities: hq.GroupByEntity})
 	if err != nil {
 		return Holders{}, err
+	}
+	metas := make(map[[2]string]token, len(keys))
+	for _, k := range keys {
+		metas[k] = resolveToken(k, pages.Metas[k])
 	}
 	out := Holders{Token: HolderToken{ID: t.ID, Name: t.Name, Symbol: t.Symbol, TVTicker: t.TVTicker},
 		TotalSupply: map[string]float64{}, AddressTopHolders: map[string][]AddressHolder{}}
@@ -74,69 +84,68 @@ func (a *App) Holders(ctx context.Context, r TokenRef, hq HoldersQuery) (Holders
 	if hq.GroupByEntity {
 		out.EntityTopHolders = map[string][]EntityHolder{}
 	}
-	price, err := a.priceNow(ctx, t.PricingID)
+	b, err := a.holderBook(ctx, keys, pages.Pages)
 	if err != nil {
 		return out, err
 	}
 	for _, k := range keys {
-		if err := a.chainHolders(ctx, k, metas[k].Decimals, price, hq, &out); err != nil {
-			return out, err
-		}
+		chainHolders(k[0], pages.Pages[k], metas[k].Decimals, pages.Price.Price, b, &out)
 	}
 	return out, nil
 }
 
-func (a *App) chainHolders(ctx context.Context, k [2]string, decimals int32, price float64, hq HoldersQuery, out *Holders) error {
-	chain := k[0]
-	page, err := a.st.HolderPage(ctx, chain, k[1], hq.Limit, hq.Offset, hq.GroupByEntity)
-	if err != nil {
-		return err
+// holderBook is the attributions the pages carry and the caller's labels of every address on
+// them, asked in one lookup.
+func (a *App) holderBook(ctx context.Context, keys [][2]string, pages map[[2]string]store.HolderPage) (*book, error) {
+	b := &book{attrs: map[store.Ref]store.AttributionView{}}
+	var ul []ulclient.AddressRef
+	for _, k := range keys {
+		p := pages[k]
+		if p.Supply.Sign() == 0 {
+			continue
+		}
+		ct := store.ChainType(k[0])
+		for _, r := range p.Addresses {
+			ul = append(ul, ulclient.AddressRef{ChainType: ct, Address: r.ID})
+		}
+		for ref, v := range p.Attrs {
+			b.attrs[ref] = v
+		}
 	}
-	supply, rs := page.Supply, page.Addresses
+	var err error
+	b.labels, err = a.labels.Lookup(ctx, ul)
+	return b, err
+}
+
+// chainHolders adds one chain's page to out (nothing when nobody holds the token there).
+func chainHolders(chain string, page store.HolderPage, decimals int32, price float64, b *book, out *Holders) {
+	supply := page.Supply
 	if supply.Sign() == 0 {
-		return nil // nobody holds it on this chain
+		return
 	}
 	out.TotalSupply[chain] += units(supply, decimals)
-	refs := make([]store.Ref, len(rs))
-	for i, r := range rs {
-		refs[i] = store.Ref{ChainType: store.ChainType(chain), Address: r.ID}
-	}
-	b, err := a.newBook(ctx, refs)
-	if err != nil {
-		return err
-	}
 	list := out.AddressTopHolders[chain]
 	if list == nil {
 		list = []AddressHolder{}
 	}
-	for _, r := range rs {
+	for _, r := range page.Addresses {
 		u := units(r.Balance, decimals)
 		list = append(list, AddressHolder{Address: b.info(chain, r.ID), Balance: u, USD: u * price, PctOfCap: pct(r.Balance, supply)})
 	}
 	out.AddressTopHolders[chain] = list
-	if !hq.GroupByEntity {
-		return nil
-	}
-	es := page.Entities
-	ids := make([]string, len(es))
-	for i, e := range es {
-		ids[i] = e.ID
-	}
-	ents, err := a.st.Entities(ctx, ids)
-	if err != nil {
-		return err
+	if out.EntityTopHolders == nil {
+		return
 	}
 	elist := out.EntityTopHolders[chain]
 	if elist == nil {
 		elist = []EntityHolder{}
 	}
-	for _, e := range es {
-		ent := ents[e.ID]
+	for _, e := range page.Entities {
+		ent := page.EntityOf[e.ID]
 		u := units(e.Balance, decimals)
 		elist = append(elist, EntityHolder{Entity: *entityOut(&ent), Balance: u, USD: u * price, PctOfCap: pct(e.Balance, supply)})
 	}
 	out.EntityTopHolders[chain] = elist
-	return nil
 }
 
 // Totals is the answer of the internal USD totals route.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
+	"sort"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -142,8 +143,12 @@ func (s *Store) TokenMetas(ctx context.Context, keys [][2]string) (map[[2]string
 	if err != nil {
 		return nil, err
 	}
+	return scanTokenMetas(rows)
+}
+
+func scanTokenMetas(rows pgx.Rows) (map[[2]string]TokenMeta, error) {
 	defer rows.Close()
-	out := make(map[[2]string]TokenMeta, len(keys))
+	out := map[[2]string]TokenMeta{}
 	for rows.Next() {
 		var k [2]string
 		var m TokenMeta
@@ -185,6 +190,10 @@ func (s *Store) PricesAt(ctx context.Context, ids []string, t time.Time) (map[st
 	if err != nil {
 		return nil, err
 	}
+	return scanPrices(rows)
+}
+
+func scanPrices(rows pgx.Rows) (map[string]PricePoint, error) {
 	defer rows.Close()
 	out := map[string]PricePoint{}
 	for rows.Next() {
@@ -211,6 +220,10 @@ func (s *Store) PriceDays(ctx context.Context, ids []string, from, to time.Time)
 	if err != nil {
 		return nil, err
 	}
+	return scanPriceDays(rows)
+}
+
+func scanPriceDays(rows pgx.Rows) (map[string][]DayPrice, error) {
 	defer rows.Close()
 	out := map[string][]DayPrice{}
 	for rows.Next() {
@@ -222,7 +235,45 @@ func (s *Store) PriceDays(ctx context.Context, ids []string, from, to time.Time)
 		d.Day = Day(d.Day)
 		out[id] = append(out[id], d)
 	}
+	for _, l := range out {
+		sort.Slice(l, func(i, j int) bool { return l[i].Day.Before(l[j].Day) })
+	}
 	return out, rows.Err()
+}
+
+// EntityWindow is what an operator entity's history and time series read: its day-over-day
+// changes, what is known of their tokens, and the daily closes of the pricing ids those tokens
+// can resolve to.
+type EntityWindow struct {
+	Changes []Change
+	Metas   map[[2]string]TokenMeta
+	Closes  map[string][]DayPrice
+}
+
+// EntityWindow reads an operator entity's window on chains in one round trip: natives maps
+// each chain to its native coin's pricing id (the catalogue's), earliest is the first day the
+// closes may start on and to the last.
+func (s *Store) EntityWindow(ctx context.Context, entity string, chains []string, natives map[string]string, earliest, to time.Time) (EntityWindow, error) {
+	var ncs, nids []string
+	for c, id := range natives {
+		ncs, nids = append(ncs, c), append(nids, id)
+	}
+	b := &pgx.Batch{}
+	b.Queue(q("read_entity_changes"), entity, chains)
+	b.Queue(q("read_entity_token_meta"), entity, chains)
+	b.Queue(q("read_entity_price_days"), entity, chains, ncs, nids, earliest.Format(dateFmt), to.Format(dateFmt))
+	br := s.pool.SendBatch(ctx, b)
+	defer br.Close()
+	var w EntityWindow
+	var err error
+	if w.Changes, err = scanChanges(br.Query()); err != nil {
+		return w, err
+	}
+	if w.Metas, err = scanRows(br, scanTokenMetas); err != nil {
+		return w, err
+	}
+	w.Closes, err = scanRows(br, scanPriceDays)
+	return w, err
 }
 
 // AttributionView is an address's attribution with its entities.
@@ -349,45 +400,6 @@ func (s *Store) Holders(ctx context.Context, chain, token string, limit, offset 
 // EntityHolders returns the operator entities holding the most of a token on a chain.
 func (s *Store) EntityHolders(ctx context.Context, chain, token string, limit, offset int) ([]Ranked, error) {
 	return s.ranked(ctx, "read_entity_holders", chain, token, limit, offset)
-}
-
-// HolderPage is a token's supply on a chain and one page of its largest holders: addresses and,
-// when asked, operator entities.
-type HolderPage struct {
-	Supply              *big.Int
-	Addresses, Entities []Ranked
-}
-
-// HolderPage reads a token's supply and a page of its holders (and entity holders when entities
-// is set) in one round trip.
-func (s *Store) HolderPage(ctx context.Context, chain, token string, limit, offset int, entities bool) (HolderPage, error) {
-	b := &pgx.Batch{}
-	b.Queue(q("read_supply"), chain, token)
-	b.Queue(q("read_holders"), chain, token, limit, offset)
-	if entities {
-		b.Queue(q("read_entity_holders"), chain, token, limit, offset)
-	}
-	br := s.pool.SendBatch(ctx, b)
-	defer br.Close()
-	out := HolderPage{Supply: new(big.Int)}
-	var v string
-	switch err := br.QueryRow().Scan(&v); {
-	case err == pgx.ErrNoRows:
-	case err != nil:
-		return out, err
-	default:
-		sup, err := parseInt(v)
-		if err != nil {
-			return out, err
-		}
-		out.Supply = sup
-	}
-	var err error
-	if out.Addresses, err = scanRows(br, scanRanked); err != nil || !entities {
-		return out, err
-	}
-	out.Entities, err = scanRows(br, scanRanked)
-	return out, err
 }
 
 // Supply returns the sum of every current balance of a token on a chain.

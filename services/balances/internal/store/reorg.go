@@ -82,7 +82,23 @@ func (s *Store) ApplyReorg(ctx context.Context, chain string, orphaned, canonica
 		for i := range tops {
 			plans[tops[i].Key].top = &tops[i]
 		}
-		return s.apply(ctx, tx, plans, true)
+		if err := s.apply(ctx, tx, plans, true); err != nil {
+			return err
+		}
+		return keepTop(ctx, tx, planTokens(keys))
 	})
 	return res, err
+}
+
+// planTokens is the (chain, token) of keys, each once.
+func planTokens(keys []Key) [][2]string {
+	seen := map[[2]string]bool{}
+	var out [][2]string
+	for _, k := range keys {
+		if t := [2]string{k.Chain, k.Token}; !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	return out
 }

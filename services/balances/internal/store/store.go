@@ -64,8 +64,10 @@ func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 // write runs fn in a transaction holding the writers' lock.
 func (s *Store) write(ctx context.Context, what string, fn func(tx pgx.Tx) error) error {
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, q("lock")); err != nil {
-			return err
+		for _, name := range []string{"lock", "write_plans"} {
+			if _, err := tx.Exec(ctx, q(name)); err != nil {
+				return err
+			}
 		}
 		return fn(tx)
 	})

@@ -27,7 +27,7 @@ func fresh(t *testing.T) *store.Store {
 	if _, err := pool.Exec(context.Background(), `TRUNCATE balances.observations, balances.orphaned_blocks, balances.current,
 		balances.token_supply, balances.address_daily, balances.entity_change, balances.entity_current, balances.observed_tokens,
 		balances.market_tokens, balances.deployments, balances.prices, balances.price_days, balances.attributions, balances.entities,
-		balances.observation_log`); err != nil {
+		balances.observation_log, balances.top_holders, balances.top_floor`); err != nil {
 		t.Fatal(err)
 	}
 	return store.New(pool)
@@ -208,5 +208,26 @@ func TestRelabelMovesBalancesAndHistory(t *testing.T) {
 	must(s.ApplyAttributions(ctx, []store.Attribution{{ChainType: "evm", Address: a1, Tombstone: true}}))
 	if got := entityAt(t, s, "y", "2026-03-03"); got != "0" {
 		t.Fatalf("y after tombstone = %s, want 0", got)
+	}
+}
+
+// A later batch moves an existing key no entity holds: a newer block replaces the current row
+// and the supply moves by the difference; an older one in the same batch as a new key changes
+// nothing of the existing key.
+func TestLaterBatchUpdatesExistingKey(t *testing.T) {
+	ctx := context.Background()
+	s := fresh(t)
+	must(s.WriteObservations(ctx, []store.Observation{obs(a1, tok, 10, day0, "5"), obs(a2, tok, 10, day0, "7")}))
+	must(s.WriteObservations(ctx, []store.Observation{obs(a1, tok, 12, day0.Add(time.Hour), "11"), obs(a2, tok, 9, day0, "100"),
+		obs("0x3333333333333333333333333333333333333333", tok, 12, day0.Add(time.Hour), "1")}))
+	for _, c := range []struct{ what, got, want string }{
+		{"a1", current(t, s, a1, tok), "11"},
+		{"a2 (older block)", current(t, s, a2, tok), "7"},
+		{"supply", state(t, s, `SELECT supply::text FROM balances.token_supply WHERE token=$1`, tok), "19"},
+		{"a1 snapshot", state(t, s, `SELECT balance::text FROM balances.address_daily WHERE address=$1`, a1), "11"},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s = %s, want %s", c.what, c.got, c.want)
+		}
 	}
 }

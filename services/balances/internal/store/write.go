@@ -86,6 +86,9 @@ func (s *Store) ApplyLog(ctx context.Context, limit int) (taken, fresh int, err 
 		return 0, 0, err
 	}
 	err = s.write(ctx, "apply observation log", func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, q("apply_async_commit")); err != nil {
+			return err
+		}
 		if err := createStages(ctx, tx); err != nil {
 			return err
 		}
@@ -135,6 +138,7 @@ func (s *Store) applyStaged(ctx context.Context, tx pgx.Tx) (int, error) {
 	b.Queue(q("insert_observations"))
 	b.Queue(q("set_current"))
 	b.Queue(q("set_daily"))
+	b.Queue(q("fresh_tokens"))
 	b.Queue(q("read_fresh_held"))
 	br := tx.SendBatch(ctx, b)
 	n := 0
@@ -148,6 +152,11 @@ func (s *Store) applyStaged(ctx context.Context, tx pgx.Tx) (int, error) {
 			n = int(tag.RowsAffected())
 		}
 	}
+	tokens, err := scanRows(br, scanTokens)
+	if err != nil {
+		br.Close()
+		return 0, err
+	}
 	held, err := scanRows(br, scanCurrent)
 	if err != nil {
 		br.Close()
@@ -156,7 +165,56 @@ func (s *Store) applyStaged(ctx context.Context, tx pgx.Tx) (int, error) {
 	if err := br.Close(); err != nil {
 		return 0, err
 	}
-	return n, s.apply(ctx, tx, heldPlans(held), false)
+	if err := s.apply(ctx, tx, heldPlans(held), false); err != nil {
+		return 0, err
+	}
+	return n, keepTop(ctx, tx, tokens)
+}
+
+// holdersDepth is how deep /token/holders reads (offset + limit): top_holders keeps at least
+// that many rows of a token above a floor (see migrations/00005_top_holders.sql).
+const holdersDepth = 1000
+
+// keepTop trims the top_holders of tokens that grew over three times holdersDepth rows and
+// refills from current those that fell under holdersDepth above a floor.
+func keepTop(ctx context.Context, tx pgx.Tx, tokens [][2]string) error {
+	if len(tokens) == 0 {
+		return nil
+	}
+	cs, ts := make([]string, len(tokens)), make([]string, len(tokens))
+	for i, t := range tokens {
+		cs[i], ts[i] = t[0], t[1]
+	}
+	if _, err := tx.Exec(ctx, q("top_trim"), cs, ts, holdersDepth); err != nil {
+		return err
+	}
+	rows, err := tx.Query(ctx, q("top_short"), cs, ts, holdersDepth)
+	if err != nil {
+		return err
+	}
+	short, err := scanTokens(rows)
+	if err != nil {
+		return err
+	}
+	for _, t := range short {
+		if _, err := tx.Exec(ctx, q("top_refill"), t[0], t[1], holdersDepth); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func scanTokens(rows pgx.Rows) ([][2]string, error) {
+	defer rows.Close()
+	var out [][2]string
+	for rows.Next() {
+		var t [2]string
+		if err := rows.Scan(&t[0], &t[1]); err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
 }
 
 // heldPlans groups new observations of held keys by key: the candidate snapshots, the oldest
@@ -459,6 +517,15 @@ func (s *Store) flush(ctx context.Context, tx pgx.Tx, w *writes) error {
 	}
 	if len(w.cur[0]) > 0 {
 		b.Queue(q("upsert_current"), w.cur[0], w.cur[1], w.cur[2], w.cur[3], w.cur[4], w.cur[5], w.cur[6], w.cur[7], w.cur[8])
+	}
+	if n := len(w.cur[0]) + len(w.curDel[0]); n > 0 {
+		// top_holders follows: the new balances, and 0 for the keys that lost their row.
+		cs, as, ts, bs := make([]any, 0, n), make([]any, 0, n), make([]any, 0, n), make([]any, 0, n)
+		cs, as, ts, bs = append(cs, w.cur[0]...), append(as, w.cur[1]...), append(ts, w.cur[2]...), append(bs, w.cur[6]...)
+		for i := range w.curDel[0] {
+			cs, as, ts, bs = append(cs, w.curDel[0][i]), append(as, w.curDel[1][i]), append(ts, w.curDel[2][i]), append(bs, "0")
+		}
+		b.Queue(q("top_set"), cs, as, ts, bs)
 	}
 	if len(w.dailyDel[0]) > 0 {
 		b.Queue(q("delete_daily"), w.dailyDel[0], w.dailyDel[1], w.dailyDel[2], w.dailyDel[3])

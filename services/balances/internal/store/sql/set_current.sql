@@ -1,25 +1,51 @@
 -- The current balance of the batch's keys no entity holds, in one statement: each key's newest
--- new observation replaces the current row only when read at a newer block, and the supply
--- moves by what the replaced rows changed. The current row is read by a LATERAL … LIMIT 1 (one
--- primary-key probe per key): a plain join lets the planner hash the whole table.
+-- new observation is inserted for a key without a current row, and replaces the current row of
+-- an existing key only when read at a newer block; the supply moves by what the statement
+-- changed. A key new to the table is written by the insert alone (no probe of current before
+-- it); only the keys the insert skipped are probed, by a LATERAL … LIMIT 1 (one primary-key
+-- probe per key: a plain join lets the planner hash the whole table), and updated by tuple id.
+-- top_holders follows the changed balances (only those at or above their token's floor are in).
 WITH n AS (
   SELECT DISTINCT ON (address, chain, token) chain, address, token, block_number, block_hash, block_time, balance, owner, kind
   FROM fresh_obs WHERE NOT held
   ORDER BY address, chain, token, block_number DESC, block_hash
-), w AS (
-  SELECT n.*, coalesce(c.balance, 0) AS old_balance
-  FROM n LEFT JOIN LATERAL (
-    SELECT c.balance, c.block_number FROM balances.current c
-    WHERE c.address = n.address AND c.chain = n.chain AND c.token = n.token LIMIT 1
-  ) c ON true
-  WHERE c.block_number IS NULL OR n.block_number > c.block_number
-), up AS (
+), ins AS (
   INSERT INTO balances.current AS c (chain, address, token, block_number, block_hash, block_time, balance, owner, kind)
-  SELECT chain, address, token, block_number, block_hash, block_time, balance, owner, kind FROM w
-  ON CONFLICT (address, chain, token) DO UPDATE
-    SET block_number = excluded.block_number, block_hash = excluded.block_hash, block_time = excluded.block_time,
-        balance = excluded.balance, owner = excluded.owner, kind = excluded.kind
+  SELECT chain, address, token, block_number, block_hash, block_time, balance, owner, kind FROM n
+  ON CONFLICT (address, chain, token) DO NOTHING
+  RETURNING c.address, c.chain, c.token, c.balance
+), old AS (
+  SELECT n.*, c.tid, c.balance AS old_balance
+  FROM n
+  CROSS JOIN LATERAL (
+    SELECT c.ctid AS tid, c.balance, c.block_number FROM balances.current c
+    WHERE c.address = n.address AND c.chain = n.chain AND c.token = n.token LIMIT 1
+  ) c
+  WHERE n.block_number > c.block_number
+    AND NOT EXISTS (SELECT 1 FROM ins WHERE ins.address = n.address AND ins.chain = n.chain AND ins.token = n.token)
+), up AS (
+  UPDATE balances.current c
+  SET block_number = old.block_number, block_hash = old.block_hash, block_time = old.block_time,
+      balance = old.balance, owner = old.owner, kind = old.kind
+  FROM old WHERE c.ctid = old.tid
+), moved AS (
+  -- The keys whose balance changed, against their token's top_holders floor (as top_set).
+  SELECT m.chain, m.address, m.token, m.balance, coalesce(f.floor, 0) AS floor
+  FROM (SELECT chain, address, token, balance FROM ins UNION ALL SELECT chain, address, token, balance FROM old) m
+  LEFT JOIN balances.top_floor f ON f.chain = m.chain AND f.token = m.token
+), top_out AS (
+  DELETE FROM balances.top_holders t USING moved m
+  WHERE t.chain = m.chain AND t.token = m.token AND t.address = m.address AND (m.balance <= 0 OR m.balance < m.floor)
+), top_in AS (
+  INSERT INTO balances.top_holders AS t (chain, token, address, balance)
+  SELECT chain, token, address, balance FROM moved WHERE balance > 0 AND balance >= floor
+  ON CONFLICT (chain, token, address) DO UPDATE SET balance = excluded.balance
 )
 INSERT INTO balances.token_supply AS t (chain, token, supply)
-SELECT chain, token, sum(balance - old_balance) FROM w GROUP BY chain, token HAVING sum(balance - old_balance) <> 0
+SELECT chain, token, sum(delta) FROM (
+  SELECT chain, token, balance AS delta FROM ins
+  UNION ALL
+  SELECT chain, token, balance - old_balance FROM old
+) d
+GROUP BY chain, token HAVING sum(delta) <> 0
 ON CONFLICT (chain, token) DO UPDATE SET supply = t.supply + excluded.supply
