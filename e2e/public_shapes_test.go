@@ -55,6 +55,7 @@ func TestPublicShapes(t *testing.T) {
 	}
 	routed := routedPaths(t, p)
 	key := p.KeyFor(t)
+	waitForMarket(t, p, key)
 	samples := shapeSamples(t, p, key)
 	var gaps []string
 	walked := 0
@@ -112,6 +113,36 @@ func routedPaths(t *testing.T, p *Platform) map[string]bool {
 		}
 	}
 	return out
+}
+
+// waitForMarket waits (up to a minute) until every chain /networks/status lists has its native
+// coin's quote: a stack just started has blocks before the market's first prices, and a walk
+// run then (alone, or first in the suite) would check shapes of answers still warming up.
+func waitForMarket(t *testing.T, p *Platform, key string) {
+	deadline := time.Now().Add(time.Minute)
+	for {
+		var st map[string]struct {
+			AsOf struct {
+				Price *string `json:"price"`
+			} `json:"asOf"`
+		}
+		r := p.Do(t, http.MethodGet, "/networks/status", key, nil)
+		priced := r.Status == http.StatusOK
+		if priced {
+			r.JSON(t, &st)
+			for _, c := range st {
+				priced = priced && c.AsOf.Price != nil
+			}
+		}
+		if priced && len(st) > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Logf("market data still warming up after a minute (/networks/status: %d %s): walking anyway", r.Status, r.Body)
+			return
+		}
+		time.Sleep(time.Second)
+	}
 }
 
 // shapeSamples are values for path and query parameters that name things the local stack
