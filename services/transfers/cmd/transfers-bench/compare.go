@@ -36,7 +36,7 @@ func compare(baseFiles, curFiles string) error {
 		b := base.rates[k]
 		fmt.Printf("%-62s %12.0f %12.0f %8.2f\n", k, b, c, c/b)
 	}
-	fmt.Printf("\n%-55s %10s %10s %6s %10s %10s %6s %7s\n", "query (best pass of each build)", "base p50", "cur p50", "ratio",
+	fmt.Printf("\n%-62s %10s %10s %6s %10s %10s %6s %7s\n", "query (best pass of each build)", "base p50", "cur p50", "ratio",
 		"base p99", "cur p99", "ratio", "spread")
 	for _, k := range base.queryOrder {
 		c, ok := cur.queries[k]
@@ -49,7 +49,7 @@ func compare(baseFiles, curFiles string) error {
 		if len(b.p50) > 1 {
 			spread = fmt.Sprintf("%.2f", float64(slices.Max(b.p50))/float64(b50))
 		}
-		fmt.Printf("%-55s %10s %10s %6.2f %10s %10s %6.2f %7s\n", k, b50, c50, float64(c50)/float64(b50), b99, c99,
+		fmt.Printf("%-62s %10s %10s %6.2f %10s %10s %6.2f %7s\n", k, b50, c50, float64(c50)/float64(b50), b99, c99,
 			float64(c99)/float64(b99), spread)
 	}
 	return nil
