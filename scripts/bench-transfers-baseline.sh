@@ -8,9 +8,10 @@
 # 1. The baseline's transfers-bench (built from `git archive` of the revision, in .cache) loads
 #    the rows with BENCH_KEEP set, prints its write path's figures and times its queries, and
 #    leaves its databases.
-# 2. The current build times its queries on the database the baseline loaded (BENCH_QUERY_DB;
-#    its migrations bring the schema forward first), then the baseline again on it, alternating
-#    for BENCH_TRANSFERS_ROUNDS (2) passes of each.
+# 2. The current build times its queries on a copy of the database the baseline loaded
+#    (CREATE DATABASE ... TEMPLATE, then BENCH_QUERY_DB; its migrations bring the copy's schema
+#    forward, which the baseline could not read after a rename), then the baseline again on its
+#    own, alternating for BENCH_TRANSFERS_ROUNDS (2) passes of each.
 # 3. The current build loads the same rows into databases of its own (BENCH_NO_QUERIES) and
 #    prints its write path's figures.
 # 4. Both builds' figures side by side, with current/baseline ratios and the spread of the
@@ -55,15 +56,20 @@ if [ -z "$db" ]; then
   echo "the baseline left no loaded database" >&2
   exit 1
 fi
+# The current build's copy: the same rows, pages and statistics, migrated forward on first use.
+dbname=$(sed 's/?.*//; s|.*/||' <<<"$db")
+curname="${dbname}_cur"
+createdb --maintenance-db="$server" -T "$dbname" "$curname"
+curdb="${db/\/$dbname/\/$curname}"
+echo "keeping scratch database $curdb" >"$out/cur-db.txt"
 base="$out/base-1.txt" cur="$out/cur-load.txt"
 for i in $(seq 1 "$rounds"); do
-  echo "--- current build: queries on the database the baseline loaded, pass $i of $rounds ($(loadavg))"
-  (unset BENCH_KEEP BENCH_NO_QUERIES; BENCH_QUERY_DB="$db" "$cache/transfers-bench-current") | tee "$out/cur-$i.txt"
+  echo "--- current build: queries on a copy of the database the baseline loaded, pass $i of $rounds ($(loadavg))"
+  (unset BENCH_KEEP BENCH_NO_QUERIES; BENCH_QUERY_DB="$curdb" "$cache/transfers-bench-current") | tee "$out/cur-$i.txt"
   cur="$cur,$out/cur-$i.txt"
   if [ "$i" -lt "$rounds" ]; then
     # The baseline's next pass on the same database: passes alternate, so a change of the
-    # machine's load falls on both builds. A baseline whose migrations predate the current
-    # build's may refuse the database; its first pass stands alone then.
+    # machine's load falls on both builds.
     echo "--- baseline $rev: queries, pass $((i + 1)) of $rounds ($(loadavg))"
     if (unset BENCH_KEEP BENCH_NO_QUERIES; BENCH_QUERY_DB="$db" "$cache/transfers-bench-$rev") | tee "$out/base-$((i + 1)).txt"; then
       base="$base,$out/base-$((i + 1)).txt"
