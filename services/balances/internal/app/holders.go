@@ -37,8 +37,9 @@ type Holders struct {
 	Token             HolderToken                `json:"token"`
 	TotalSupply       map[string]float64         `json:"totalSupply"`
 	AddressTopHolders map[string][]AddressHolder `json:"addressTopHolders"`
-	// EntityTopHolders is null unless the entities are asked for (groupByEntity).
-	EntityTopHolders map[string][]EntityHolder `json:"entityTopHolders"`
+	// EntityTopHolders is omitted unless the entities are asked for (groupByEntity): API.md marks
+	// it optional, and absent optional fields are omitted, not null.
+	EntityTopHolders map[string][]EntityHolder `json:"entityTopHolders,omitempty"`
 }
 
 // HoldersQuery pages the holders.
