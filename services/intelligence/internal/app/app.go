@@ -601,12 +601,11 @@ func (s *Service) Contract(ctx context.Context, t Target) (ContractView, error) 
 	// The internal deployer is the address that executed the creation: the factory contract
 	// for a creation inside a call, else the transaction's sender itself (the deployer). The
 	// public shape requires the object; it is null only while the creation is unknown.
-	idep := c.InternalDeployer
-	if idep == "" {
-		idep = c.Deployer
-	}
-	if v.InternalDeployer, err = s.addressOrNil(ctx, t, idep); err != nil {
-		return ContractView{}, err
+	v.InternalDeployer = v.Deployer
+	if c.InternalDeployer != "" && c.InternalDeployer != c.Deployer {
+		if v.InternalDeployer, err = s.addressOrNil(ctx, t, c.InternalDeployer); err != nil {
+			return ContractView{}, err
+		}
 	}
 	if c.CodeKnown {
 		v.FunctionSighashes = c.FunctionSighashes

@@ -10,15 +10,33 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
+// updatesSQL is a feed's statement for each direction: oldest first (asc) and newest first
+// (desc). They are separate statements, not one with the direction as a parameter, so each is a
+// plain range on seq ordered by seq, which the change_log (kind, seq) index serves.
+type updatesSQL struct{ asc, desc string }
+
 var (
-	//go:embed sql/updates_entities.sql
-	updatesEntitiesSQL string
-	//go:embed sql/updates_addresses.sql
-	updatesAddressesSQL string
-	//go:embed sql/updates_tags.sql
-	updatesTagsSQL string
-	//go:embed sql/updates_address_tags.sql
-	updatesAddressTagsSQL string
+	//go:embed sql/updates_entities_asc.sql
+	updatesEntitiesAscSQL string
+	//go:embed sql/updates_entities_desc.sql
+	updatesEntitiesDescSQL string
+	//go:embed sql/updates_addresses_asc.sql
+	updatesAddressesAscSQL string
+	//go:embed sql/updates_addresses_desc.sql
+	updatesAddressesDescSQL string
+	//go:embed sql/updates_tags_asc.sql
+	updatesTagsAscSQL string
+	//go:embed sql/updates_tags_desc.sql
+	updatesTagsDescSQL string
+	//go:embed sql/updates_address_tags_asc.sql
+	updatesAddressTagsAscSQL string
+	//go:embed sql/updates_address_tags_desc.sql
+	updatesAddressTagsDescSQL string
+
+	updatesEntitiesSQL    = updatesSQL{updatesEntitiesAscSQL, updatesEntitiesDescSQL}
+	updatesAddressesSQL   = updatesSQL{updatesAddressesAscSQL, updatesAddressesDescSQL}
+	updatesTagsSQL        = updatesSQL{updatesTagsAscSQL, updatesTagsDescSQL}
+	updatesAddressTagsSQL = updatesSQL{updatesAddressTagsAscSQL, updatesAddressTagsDescSQL}
 )
 
 // UpdatesQuery selects change-log entries: after sequence After (before it when Desc, newest
@@ -115,12 +133,15 @@ type AddressTagUpdate struct {
 	Change
 }
 
-func updates[T any](ctx context.Context, s *Store, sql string, q UpdatesQuery, filters []any, scan func(pgx.CollectableRow) (T, error)) ([]T, error) {
-	after := q.After
-	if q.Desc && after == 0 {
-		after = math.MaxInt64
+func updates[T any](ctx context.Context, s *Store, stmts updatesSQL, q UpdatesQuery, filters []any, scan func(pgx.CollectableRow) (T, error)) ([]T, error) {
+	after, sql := q.After, stmts.asc
+	if q.Desc {
+		sql = stmts.desc
+		if after == 0 {
+			after = math.MaxInt64
+		}
 	}
-	args := append([]any{after, q.From, q.To, q.Status, q.Limit, q.Desc}, filters...)
+	args := append([]any{after, q.From, q.To, q.Status, q.Limit}, filters...)
 	rows, err := s.pool.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, fmt.Errorf("change log: %w", err)

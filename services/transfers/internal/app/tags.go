@@ -23,12 +23,17 @@ func WithTags(t Tags) Option { return func(a *App) { a.tags = t } }
 // batch routes' maximum).
 const tagBatch = 1000
 
+// maxTagRead is the deepest a tags filter reads a chain's ranking: a rare tag on a busy subject
+// would otherwise read (and ask intelligence about) every counterparty it has.
+const maxTagRead = 16384
+
 // taggedCounterparties returns, per chain, the first f.Limit counterparties by USD (the store's
 // order) whose address carries one of tags. The store ranks counterparties; only intelligence
 // knows their tags, so the ranking is read for more counterparties than the limit (four times,
 // at least 256) and their tags asked in that order, a chain at a time, until each chain has
 // f.Limit matches; a chain that has fewer while the store read as many as were asked for is
-// read again four times deeper (the tags already asked are kept), until the store has no more.
+// read again four times deeper (the tags already asked are kept), until the store has no more or
+// maxTagRead counterparties were read.
 func (a *App) taggedCounterparties(ctx context.Context, f store.CounterpartyFilter, tags []string) ([]store.Counterparty, error) {
 	if a.tags == nil {
 		return nil, &InvalidInputError{Field: "tags", Reason: "needs the intelligence service, which this deployment does not configure"}
@@ -39,7 +44,7 @@ func (a *App) taggedCounterparties(ctx context.Context, f store.CounterpartyFilt
 	}
 	limit := f.Limit
 	tagged := map[addrRef]bool{} // the counterparties asked about: whether they carry one of tags
-	for read := max(4*limit, 256); ; read *= 4 {
+	for read := max(4*limit, 256); ; read = min(4*read, max(maxTagRead, 4*limit)) {
 		f.Limit = read
 		cps, err := a.store.Counterparties(ctx, f)
 		if err != nil {
@@ -65,7 +70,7 @@ func (a *App) taggedCounterparties(ctx context.Context, f store.CounterpartyFilt
 				deeper = true // the chain may have more counterparties than were read
 			}
 		}
-		if !deeper {
+		if !deeper || read >= maxTagRead {
 			return out, nil
 		}
 	}

@@ -6,10 +6,12 @@ package intel
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/url"
 	"time"
 
+	"github.com/chainintel/chainintel/libs/address"
 	"github.com/chainintel/chainintel/libs/httpx"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -44,11 +46,25 @@ type enrichedBatch struct {
 // left out), keyed by the address as given. Addresses without tags are absent.
 func (c *Client) Tags(ctx context.Context, chain string, addrs []string) (map[string][]string, error) {
 	out := map[string][]string{}
+	// An address the chain does not accept (stored as given) carries no tags, and intelligence
+	// refuses a batch holding one: it is not asked about.
+	valid := make([]string, 0, len(addrs))
+	for _, a := range addrs {
+		if _, err := address.NormalizeForChain(chain, a); err == nil {
+			valid = append(valid, a)
+		}
+	}
 	q := url.Values{"chain": {chain}, "includeClusters": {"false"}, "includeEntityPredictions": {"false"}}
-	for start := 0; start < len(addrs); start += MaxBatch {
+	for start := 0; start < len(valid); start += MaxBatch {
 		var part enrichedBatch
-		chunk := addrs[start:min(start+MaxBatch, len(addrs))]
+		chunk := valid[start:min(start+MaxBatch, len(valid))]
 		if err := c.c.Do(ctx, http.MethodPost, "/intelligence/address_enriched/batch", q, map[string]any{"addresses": chunk}, &part); err != nil {
+			// Whatever intelligence answers (a chain it does not serve, say), the caller's
+			// request was valid: the dependency failed it, a 503 naming intelligence.
+			var ue *httpx.UpstreamError
+			if errors.As(err, &ue) {
+				return nil, httpx.Unavailable("intelligence", err)
+			}
 			return nil, err
 		}
 		for a, info := range part.Addresses {

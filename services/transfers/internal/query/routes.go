@@ -2,7 +2,6 @@ package query
 
 import (
 	"net/url"
-	"slices"
 
 	"github.com/chainintel/chainintel/libs/chains"
 	"github.com/chainintel/chainintel/libs/params"
@@ -100,6 +99,5 @@ func counterpartyTags(q url.Values) ([]string, error) {
 	if len(ts) > MaxTags {
 		return nil, params.Errorf("tags", "at most %d, got %d", MaxTags, len(ts))
 	}
-	slices.Sort(ts) // one order whatever the caller's, for the calls to intelligence
 	return ts, nil
 }
