@@ -449,7 +449,7 @@ func (c *conn) write(o out) (credited bool, err error) {
 // writeTransfer puts a delivery in the batch: the Transfer JSON rendered once for every client
 // (or, when the caller has labels on its addresses, with them) behind the filter's alertId.
 func (c *conn) writeTransfer(it engine.Item) error {
-	tj := c.transferJSON(it.R, c.batchAt)
+	tj := c.transferJSON(it.R, c.batchAt, true)
 	var a [96]byte
 	if c.cc.appendTransfer(strconv.AppendQuote(a[:0], it.FilterID), tj) {
 		return nil
@@ -497,9 +497,10 @@ func (c *conn) limit(lt string, reset time.Time) error {
 }
 
 // render appends a transfer message to dst, with the caller's own labels when it has any on
-// the transfer's addresses.
+// the transfer's addresses. It runs off the writer goroutine (detach, reached from the reader
+// on a reconnect while the writer runs), so it leaves the writer's cached book alone.
 func (c *conn) render(dst []byte, it engine.Item) []byte {
-	return appendTransfer(dst, it.FilterID, c.transferJSON(it.R, time.Now()))
+	return appendTransfer(dst, it.FilterID, c.transferJSON(it.R, time.Now(), false))
 }
 
 func identityContext(ctx context.Context, id Identity) context.Context {

@@ -179,20 +179,38 @@ func (h *Hub) bookEntry(ctx context.Context, id Identity) *bookEntry {
 
 // transferJSON is the Transfer JSON a delivery of r sends: the one rendered for every client,
 // or, when the caller has labels or entities on its addresses, r's transfer with them.
-func (c *conn) transferJSON(r *engine.Rendered, now time.Time) []byte {
-	b, ok := c.labelsOn(&r.T, now)
+// writer says the caller is the writer goroutine, which may use and refresh the connection's
+// cached book (c.bookE); any other goroutine (detach, from the reader) takes the cache's entry
+// without touching the connection's.
+func (c *conn) transferJSON(r *engine.Rendered, now time.Time, writer bool) []byte {
+	b, ok := c.labelsOn(&r.T, now, writer)
 	if !ok {
 		return r.JSON
 	}
 	return labelledJSON(&r.T, b)
 }
 
+// sharedBook is the caller's book from the hub's cache, for goroutines other than the writer.
+func (c *conn) sharedBook() (Book, bool) {
+	e := c.h.bookEntry(c.ctx, c.id)
+	if e == nil || e.err != nil {
+		return Book{}, false
+	}
+	return e.book, true
+}
+
 // labelsOn returns the caller's book when it has a label or entity on one of t's addresses.
-func (c *conn) labelsOn(t *render.Transfer, now time.Time) (Book, bool) {
+func (c *conn) labelsOn(t *render.Transfer, now time.Time, writer bool) (Book, bool) {
 	if c.h.o.Labels == nil {
 		return Book{}, false
 	}
-	b, ok := c.book(now)
+	var b Book
+	var ok bool
+	if writer {
+		b, ok = c.book(now)
+	} else {
+		b, ok = c.sharedBook()
+	}
 	if !ok || len(b.Labels)+len(b.Entities) == 0 {
 		return Book{}, false
 	}

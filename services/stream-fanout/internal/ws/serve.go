@@ -82,7 +82,12 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, id Identity, cn Conn
 	c.v2 = cn.V2
 	c.start()
 	if err := h.add(c); err != nil {
-		c.stopWriter(time.Second)
+		if !c.stopWriter(time.Second) {
+			// The writer is stuck on a client that does not read: cut the connection under it,
+			// and let the meter go only once the writer no longer counts in it.
+			_ = wsc.CloseNow()
+			c.writers.Wait()
+		}
 		c.releaseMeter()
 		cancel()
 		release()
