@@ -29,10 +29,9 @@ type HolderPage struct {
 
 // HolderPages is everything /token/holders reads after resolving the token.
 type HolderPages struct {
-	Metas    map[[2]string]TokenMeta
-	Price    PricePoint // zero without a price
-	Pages    map[[2]string]HolderPage
-	HasPrice bool
+	Metas map[[2]string]TokenMeta
+	Price PricePoint // zero without a price
+	Pages map[[2]string]HolderPage
 }
 
 // HolderPages reads, in one round trip, the token's metadata on each deployment, its price now,
@@ -66,7 +65,7 @@ func (s *Store) HolderPages(ctx context.Context, hq HolderQuery) (HolderPages, e
 		if err != nil {
 			return out, err
 		}
-		out.Price, out.HasPrice = ps[hq.PricingID]
+		out.Price = ps[hq.PricingID]
 	}
 	for _, k := range hq.Keys {
 		p, err := readHolderPage(br, k[0], hq.Entities)

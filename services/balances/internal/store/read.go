@@ -397,24 +397,6 @@ func (s *Store) Holders(ctx context.Context, chain, token string, limit, offset 
 	return s.ranked(ctx, "read_holders", chain, token, limit, offset)
 }
 
-// EntityHolders returns the operator entities holding the most of a token on a chain.
-func (s *Store) EntityHolders(ctx context.Context, chain, token string, limit, offset int) ([]Ranked, error) {
-	return s.ranked(ctx, "read_entity_holders", chain, token, limit, offset)
-}
-
-// Supply returns the sum of every current balance of a token on a chain.
-func (s *Store) Supply(ctx context.Context, chain, token string) (*big.Int, error) {
-	var v string
-	err := s.pool.QueryRow(ctx, q("read_supply"), chain, token).Scan(&v)
-	if err == pgx.ErrNoRows {
-		return new(big.Int), nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	return parseInt(v)
-}
-
 // Subaccount is a Solana-style subaccount balance.
 type Subaccount struct {
 	Address, Owner, Chain, Token string
