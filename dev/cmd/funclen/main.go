@@ -1,7 +1,7 @@
 // Command funclen reports every function declaration longer than a limit, so `make lint` can hold
 // the project's rule that no function runs over 80 lines unless a comment says why.
 //
-//	funclen [-max 80] [-tests] [-exclude dir]... dir...
+//	funclen [-max 80] [-tests] dir...
 //
 // Each dir is walked recursively (vendor, testdata and hidden directories are skipped, as are
 // generated files). A function's length is counted from its `func` line to its closing brace.
@@ -32,11 +32,6 @@ import (
 // marker introduces the justification comment that exempts a function.
 const marker = "funclen:"
 
-type multiFlag []string
-
-func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
-func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
-
 // finding is one function over the limit (or with an empty justification).
 type finding struct {
 	pos    token.Position
@@ -48,10 +43,8 @@ type finding struct {
 func main() {
 	max := flag.Int("max", 80, "longest function allowed, in lines")
 	tests := flag.Bool("tests", false, "check _test.go files too")
-	var excludes multiFlag
-	flag.Var(&excludes, "exclude", "directory to skip (repeatable)")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: funclen [-max 80] [-tests] [-exclude dir]... dir...")
+		fmt.Fprintln(os.Stderr, "usage: funclen [-max 80] [-tests] dir...")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -60,14 +53,6 @@ func main() {
 		os.Exit(2)
 	}
 	c := checker{max: *max, tests: *tests, fset: token.NewFileSet()}
-	for _, e := range excludes {
-		abs, err := filepath.Abs(e)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "funclen:", err)
-			os.Exit(2)
-		}
-		c.excludes = append(c.excludes, filepath.Clean(abs))
-	}
 	for _, dir := range flag.Args() {
 		if err := c.walk(dir); err != nil {
 			fmt.Fprintln(os.Stderr, "funclen:", err)
@@ -88,25 +73,10 @@ func main() {
 }
 
 type checker struct {
-	max      int
-	tests    bool
-	excludes []string
-	fset     *token.FileSet
-	found    []finding
-}
-
-// excluded reports whether path lies in one of the excluded directories.
-func (c *checker) excluded(path string) bool {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return false
-	}
-	for _, e := range c.excludes {
-		if abs == e || strings.HasPrefix(abs, e+string(filepath.Separator)) {
-			return true
-		}
-	}
-	return false
+	max   int
+	tests bool
+	fset  *token.FileSet
+	found []finding
 }
 
 func (c *checker) walk(root string) error {
@@ -117,9 +87,6 @@ func (c *checker) walk(root string) error {
 		if d.IsDir() {
 			name := d.Name()
 			if path != root && (name == "vendor" || name == "testdata" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
-				return filepath.SkipDir
-			}
-			if c.excluded(path) {
 				return filepath.SkipDir
 			}
 			return nil
