@@ -108,6 +108,16 @@ type bookEntry struct {
 	until time.Time
 }
 
+// isReady says the entry's book has been read (successfully or not).
+func (e *bookEntry) isReady() bool {
+	select {
+	case <-e.ready:
+		return true
+	default:
+		return false
+	}
+}
+
 const labelsBackoff = 5 * time.Second
 
 func newLabelCache(ttl time.Duration) *labelCache {
@@ -147,7 +157,9 @@ func (h *Hub) bookEntry(ctx context.Context, id Identity) *bookEntry {
 	now := time.Now()
 	lc.mu.Lock()
 	e := lc.books[id.UserID]
-	if e != nil && e.err == nil && now.After(e.until) || e != nil && e.err != nil && now.After(lc.down) {
+	// An entry still being read is waited for: its err is written, without the lock, only
+	// before ready is closed, so it is looked at only after.
+	if e != nil && e.isReady() && (e.err == nil && now.After(e.until) || e.err != nil && now.After(lc.down)) {
 		e = nil
 	}
 	if e == nil {
