@@ -10,8 +10,10 @@ const swapValue = `abs(amount0 / power(10::numeric, token0_decimals))`
 // swapSource is the table and columns a /swaps page reads its arms from: sorted by value, the
 // swaps with their value as the column unit_value, so the sort (orderBy, and sortedNotWalked
 // for a window's slivers) names it as it names transfers' unit_value, in the arms and in the
-// statement that merges them. No index holds the value: a page by value reads the matching
-// swaps of its arms and sorts them (a base's through its sender and receiver indexes).
+// statement that merges them. The subquery is flattened, so the sort is on swapValue itself,
+// which the swaps_value index (migration 25) holds with chain and id: a page without a base
+// walks it; a base's page reads its swaps through the sender and receiver indexes and sorts
+// them. swapValue and the index's expression must stay the same text.
 func swapSource(sortKey string) (table, cols string) {
 	if sortKey != "value" {
 		return "transfers.swaps", swapSelect
