@@ -121,7 +121,7 @@ replace github.com/chainintel/chainintel/sim => ../../sim
 
 require (
 	github.com/chainintel/chainintel/services/intelligence v0.0.0
-	go.opentelemetry.io/otel/trace v1.47.0
+	go.opentelemetry.io/otel/trace v1.47.0 // indirect
 )
 
 replace github.com/chainintel/chainintel/services/intelligence => ../intelligence

@@ -16,7 +16,7 @@ import (
 	"github.com/chainintel/chainintel/services/transfers/internal/config"
 	"github.com/chainintel/chainintel/services/transfers/internal/events"
 	svchttp "github.com/chainintel/chainintel/services/transfers/internal/http"
-	"github.com/chainintel/chainintel/services/transfers/internal/intel"
+	intelclient "github.com/chainintel/chainintel/services/intelligence/client"
 	"github.com/chainintel/chainintel/services/transfers/internal/query"
 	"github.com/chainintel/chainintel/services/transfers/internal/store"
 	"github.com/chainintel/chainintel/services/transfers/migrations"
@@ -102,7 +102,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 
 	var opts []app.Option
 	if cfg.IntelligenceURL != "" {
-		ic, err := intel.New(cfg.IntelligenceURL, s.Signer, s.Tel.TracerProvider)
+		ic, err := intelclient.New(cfg.IntelligenceURL, s.Signer, s.Tel.TracerProvider)
 		if err != nil {
 			return fmt.Errorf("TRANSFERS_INTELLIGENCE_URL: %w", err)
 		}

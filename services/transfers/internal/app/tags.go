@@ -6,7 +6,7 @@ import (
 	"github.com/chainintel/chainintel/services/transfers/internal/store"
 )
 
-// Tags is what the app asks intelligence (internal/intel satisfies it): the tag ids each
+// Tags is what the app asks intelligence (services/intelligence/client satisfies it): the tag ids each
 // address carries on chain, keyed by address; addresses without tags may be absent.
 type Tags interface {
 	Tags(ctx context.Context, chain string, addrs []string) (map[string][]string, error)

@@ -20,7 +20,7 @@ import (
 	intelligence "github.com/chainintel/chainintel/services/intelligence"
 	"github.com/chainintel/chainintel/services/transfers/internal/app"
 	svchttp "github.com/chainintel/chainintel/services/transfers/internal/http"
-	"github.com/chainintel/chainintel/services/transfers/internal/intel"
+	intelclient "github.com/chainintel/chainintel/services/intelligence/client"
 	"github.com/chainintel/chainintel/services/transfers/internal/query"
 	tw "github.com/chainintel/chainintel/services/transfers/internal/testworld"
 	"github.com/gin-gonic/gin"
@@ -109,7 +109,7 @@ func waitHTTP(url string) error {
 // tagsRouter is the world's router with its app asking intelligence at url for tags.
 func tagsRouter(t *testing.T, url string) *gin.Engine {
 	e := world(t)
-	ic, err := intel.New(url, httpx.NewSigner(secret), nil)
+	ic, err := intelclient.New(url, httpx.NewSigner(secret), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,8 +1,11 @@
-// Package intel asks the intelligence service what this service's read model does not hold:
-// the tags of addresses. intel.attributions.v1 carries an address's entity, label and deposit
-// service but not its tags, so /counterparties' tags filter asks intelligence for the tags of
-// the counterparties it considers, through intelligence's enriched address batch.
-package intel
+// Package client calls the intelligence service for other services: the tags of addresses,
+// which intel.attributions.v1 does not carry (an address's entity, label and deposit service
+// are on the topic), through intelligence's enriched address batch. transfers' /counterparties
+// tags filter asks it about the counterparties it considers.
+//
+// Calls act for the identity in the context (httpx.WithIdentity), as the caller's own request
+// to intelligence would.
+package client
 
 import (
 	"context"
@@ -23,8 +26,7 @@ const MaxBatch = 1000
 // Client is safe for concurrent use.
 type Client struct{ c *httpx.InternalClient }
 
-// New returns a client for the intelligence service at baseURL. Calls act for the identity in
-// the context (httpx.WithIdentity), as the caller's own request to intelligence would.
+// New returns a client for the intelligence service at baseURL.
 func New(baseURL string, signer *httpx.Signer, tp trace.TracerProvider) (*Client, error) {
 	c, err := httpx.NewInternalClient("intelligence", baseURL, signer, tp, 5*time.Second)
 	if err != nil {

@@ -1,0 +1,174 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/chainintel/chainintel/libs/chains"
+	"github.com/chainintel/chainintel/libs/httpx"
+	"github.com/chainintel/chainintel/libs/pgstore"
+	"github.com/chainintel/chainintel/libs/pgstore/pgtest"
+	intelligence "github.com/chainintel/chainintel/services/intelligence"
+	"github.com/chainintel/chainintel/services/intelligence/client"
+	"github.com/chainintel/chainintel/services/intelligence/internal/app"
+	"github.com/chainintel/chainintel/services/intelligence/internal/attribution"
+	svchttp "github.com/chainintel/chainintel/services/intelligence/internal/http"
+	"github.com/chainintel/chainintel/services/intelligence/internal/store"
+	"github.com/chainintel/chainintel/services/intelligence/migrations"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(pgtest.Main(m, func(ctx context.Context, pool *pgxpool.Pool) error {
+		return pgstore.Migrate(ctx, pool, migrations.Schema, migrations.FS, slog.New(slog.DiscardHandler))
+	}))
+}
+
+const secret = "intelligence-client-test-secret"
+
+func addr(n int) string { return fmt.Sprintf("0x%040x", n) }
+
+// The tags an operator curated: addr(1) is "hot" and "kyc", addr(2) "kyc", addr(1500) "hot"
+// (past the first batch of a long list), and addr(3) "bridge", a tag of base only.
+var curated = `{"entities":[{"id":"binance","name":"Binance","type":"cex"}],
+  "addresses":[
+    {"chainType":"evm","address":"` + addr(1) + `","entity":"binance","tags":[{"id":"hot","params":""},{"id":"kyc","params":"tier 1"}]},
+    {"chainType":"evm","address":"` + addr(2) + `","tags":[{"id":"kyc","params":"tier 2"}]},
+    {"chainType":"evm","address":"` + addr(1500) + `","tags":[{"id":"hot","params":""}]},
+    {"chainType":"evm","address":"` + addr(3) + `","tags":[{"id":"bridge","params":""}]}],
+  "tags":[{"id":"hot","label":"Hot wallet","rank":1},{"id":"kyc","label":"KYC {param}","rank":2},
+    {"id":"bridge","label":"Bridge","rank":3,"chain":"base"}]}`
+
+// server runs the real intelligence router (serving ethereum and base) over the package
+// database with the curated tags imported, and returns a client of it.
+func server(t *testing.T) *client.Client {
+	t.Helper()
+	ctx := context.Background()
+	var cfg intelligence.Config
+	cfg.DatabaseURL = pgtest.URL(t)
+	if _, err := intelligence.ImportCurated(ctx, cfg, strings.NewReader(curated)); err != nil {
+		t.Fatal(err)
+	}
+	st := store.New(pgtest.Pool(t))
+	cache := attribution.NewCache(st)
+	if err := cache.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	set, err := chains.NewSet([]string{"ethereum", "base"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &app.Service{Chains: set, Cache: cache, Store: st, Log: slog.New(slog.DiscardHandler)}
+	signer := httpx.NewSigner(secret)
+	e := httpx.NewEngine(httpx.EngineOptions{Service: intelligence.Name, Logger: slog.New(slog.DiscardHandler)})
+	e.Use(httpx.IdentityMiddleware(signer))
+	svchttp.Register(e, a)
+	srv := httptest.NewServer(e)
+	t.Cleanup(srv.Close)
+	c, err := client.New(srv.URL, signer, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func caller() context.Context {
+	return httpx.WithIdentity(context.Background(), httpx.Identity{KeyID: "k-alice", UserID: "alice", OrgID: "org", Role: httpx.RoleOrgMember, Tier: "api"})
+}
+
+func TestTagsAgainstTheService(t *testing.T) {
+	c := server(t)
+	ctx := caller()
+
+	// Each address's own tags on the chain asked, keyed as given; untagged addresses absent,
+	// a tag of another chain left out.
+	got, err := c.Tags(ctx, "ethereum", []string{addr(1), addr(2), addr(3), addr(9)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{addr(1): {"hot", "kyc"}, addr(2): {"kyc"}}
+	if !reflect.DeepEqual(sorted(got), want) {
+		t.Fatalf("ethereum tags: %v, want %v", got, want)
+	}
+	got, err = c.Tags(ctx, "base", []string{addr(3)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string][]string{addr(3): {"bridge"}}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("base tags: %v, want %v", got, want)
+	}
+
+	// An address the chain does not accept is not asked about (intelligence would refuse the
+	// whole batch): the others still answer.
+	got, err = c.Tags(ctx, "ethereum", []string{"not-an-address", addr(2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string][]string{addr(2): {"kyc"}}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("with an invalid address: %v, want %v", got, want)
+	}
+
+	// A list longer than a batch is asked in batches: the tagged address past the first is found.
+	long := make([]string, 0, 1600)
+	for i := 1; i <= 1600; i++ {
+		long = append(long, addr(i))
+	}
+	got, err = c.Tags(ctx, "ethereum", long)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = map[string][]string{addr(1): {"hot", "kyc"}, addr(2): {"kyc"}, addr(1500): {"hot"}}
+	if !reflect.DeepEqual(sorted(got), want) {
+		t.Fatalf("1,600 addresses: %v, want %v", got, want)
+	}
+	if got, err := c.Tags(ctx, "ethereum", nil); err != nil || len(got) != 0 {
+		t.Fatalf("no addresses: %v %v, want none and no error", got, err)
+	}
+}
+
+// MaxBatch is intelligence's own batch limit: a larger batch would be refused whole.
+func TestMaxBatchIsTheServiceLimit(t *testing.T) {
+	if client.MaxBatch != app.MaxBatch {
+		t.Fatalf("client.MaxBatch %d, intelligence takes %d", client.MaxBatch, app.MaxBatch)
+	}
+}
+
+// Whatever intelligence refuses (a chain it does not serve), the caller's request was valid:
+// the client fails with the dependency unavailable (a 503 naming intelligence); a service
+// that does not answer fails too.
+func TestTagsFailures(t *testing.T) {
+	c := server(t)
+	_, err := c.Tags(caller(), "polygon", []string{addr(1)})
+	var ue *httpx.UnavailableError
+	if !errors.As(err, &ue) || ue.Dependency != "intelligence" {
+		t.Fatalf("a chain intelligence does not serve: %v, want intelligence unavailable", err)
+	}
+
+	srv := httptest.NewServer(nil)
+	url := srv.URL
+	srv.Close()
+	down, err := client.New(url, httpx.NewSigner(secret), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := down.Tags(caller(), "ethereum", []string{addr(1)}); err == nil {
+		t.Fatal("intelligence down: no error")
+	}
+}
+
+// sorted returns m with each list sorted (the order of an address's tags is not part of the answer).
+func sorted(m map[string][]string) map[string][]string {
+	out := map[string][]string{}
+	for k, v := range m {
+		out[k] = slices.Sorted(slices.Values(v))
+	}
+	return out
+}
