@@ -26,7 +26,6 @@ import (
 // Store is what the app reads from the database.
 type Store interface {
 	Entity(ctx context.Context, id string) (attribution.Entity, error)
-	AddressTags(ctx context.Context, chainType, addr string) ([]store.PopulatedTag, error)
 	EntityTags(ctx context.Context, entityID string) ([]store.PopulatedTag, error)
 	Tag(ctx context.Context, id string) (attribution.Tag, error)
 	TagParams(ctx context.Context, id string, limit, offset int) ([]string, error)
@@ -134,7 +133,9 @@ func (s *Service) AddressAll(ctx context.Context, ts []Target) (map[string]Addre
 	return out, nil
 }
 
-// EnrichOptions are the enriched lookup's toggles.
+// EnrichOptions say which optional parts an answer shows: the address's tags on its chain, its
+// cluster ids and its predicted entity. The enriched lookups and the addresses change feed
+// take them.
 type EnrichOptions struct{ Tags, Clusters, Predictions bool }
 
 // Enriched answers addresses with tags and clusters, keyed by chain.
@@ -143,43 +144,12 @@ func (s *Service) Enriched(ctx context.Context, ts []Target, o EnrichOptions) (m
 	if err != nil {
 		return nil, err
 	}
+	if err := s.enrich(ctx, ts, infos, o); err != nil {
+		return nil, err
+	}
 	out := make(map[string]AddressInfo, len(ts))
-	tagsByType := map[chains.Type][]PopulatedTag{}
 	for i, t := range ts {
-		info := infos[i]
-		if !o.Predictions {
-			info.PredictedEntity = nil
-		}
-		if o.Tags {
-			tags, ok := tagsByType[t.ChainType]
-			if !ok {
-				pt, err := s.Store.AddressTags(ctx, string(t.ChainType), t.Address)
-				if err != nil {
-					return nil, err
-				}
-				tags = populated(pt)
-				tagsByType[t.ChainType] = tags
-			}
-			// Chain-specific tags show only on their chain.
-			var mine []PopulatedTag
-			for _, pt := range tags {
-				if pt.Chain == "" || pt.Chain == t.Chain {
-					mine = append(mine, pt)
-				}
-			}
-			if mine == nil {
-				mine = []PopulatedTag{}
-			}
-			info.PopulatedTags = &mine
-		}
-		if o.Clusters {
-			ids := []string{}
-			if r := s.Cache.Lookup([]string{t.Key()})[0]; len(r.ClusterIDs) > 0 {
-				ids = append(ids, r.ClusterIDs...)
-			}
-			info.ClusterIDs = &ids
-		}
-		out[t.Chain] = info
+		out[t.Chain] = infos[i]
 	}
 	return out, nil
 }

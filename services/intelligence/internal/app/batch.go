@@ -131,8 +131,8 @@ func (s *Service) EnrichedBatch(ctx context.Context, raw []string, chain string,
 	return out, nil
 }
 
-// enrich adds tags (one query for all addresses) and clusters to infos, parallel to ts, as the
-// single enriched lookup does.
+// enrich adds tags (one query for all addresses) and clusters to infos, parallel to ts, and
+// drops the predicted entity, as o says.
 func (s *Service) enrich(ctx context.Context, ts []Target, infos []AddressInfo, o EnrichOptions) error {
 	var tags map[store.AddressKey][]store.PopulatedTag
 	if o.Tags {
@@ -163,12 +163,7 @@ func (s *Service) enrich(ctx context.Context, ts []Target, infos []AddressInfo, 
 			infos[i].PredictedEntity = nil
 		}
 		if o.Tags {
-			mine := []PopulatedTag{}
-			for _, pt := range populated(tags[store.AddressKey{ChainType: string(t.ChainType), Address: t.Address}]) {
-				if pt.Chain == "" || pt.Chain == t.Chain {
-					mine = append(mine, pt)
-				}
-			}
+			mine := tagsOnChain(tags[store.AddressKey{ChainType: string(t.ChainType), Address: t.Address}], t.Chain)
 			infos[i].PopulatedTags = &mine
 		}
 		if o.Clusters {

@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/chainintel/chainintel/libs/address"
 	"github.com/chainintel/chainintel/libs/chains"
 	"github.com/chainintel/chainintel/libs/httpx"
 	"github.com/chainintel/chainintel/services/intelligence/internal/store"
@@ -179,11 +180,7 @@ func (s *Service) searchStored(ctx context.Context, r SearchRequest, q string, o
 // addresses (lower case when it starts 0x: EVM addresses are stored lower case) and lower case
 // for labels.
 func addressPrefixes(raw string) (addrPrefix, labelPrefix string) {
-	lower := strings.ToLower(raw)
-	if strings.HasPrefix(lower, "0x") {
-		return lower, lower
-	}
-	return raw, lower
+	return address.CanonicalHash(raw), strings.ToLower(raw)
 }
 
 // searchPerCategory answers every category with its own PostgreSQL statement, run at once:

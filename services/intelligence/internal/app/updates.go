@@ -56,16 +56,12 @@ func (s *Service) chainOf(chainType string) string {
 	return chainType
 }
 
-// UpdatesInclude says which optional parts an address update shows: its tags (populated_tags),
-// its predicted entity (predicted_entity) and its clusters (cluster_ids).
-type UpdatesInclude struct {
-	Tags, Predictions, Clusters bool
-}
-
 // Updates returns a page of the change feed of kind (entities, addresses, tags or
 // address_tags); q.Limit is the page size (one more row is read to tell whether more follow).
-// inc applies to the addresses feed.
-func (s *Service) Updates(ctx context.Context, kind string, q store.UpdatesQuery, inc UpdatesInclude) (UpdatesPage, error) {
+// inc says which optional parts an address update shows (its tags as populated_tags, its
+// predicted entity, its cluster ids), as the enriched lookup's toggles do; it applies to the
+// addresses feed.
+func (s *Service) Updates(ctx context.Context, kind string, q store.UpdatesQuery, inc EnrichOptions) (UpdatesPage, error) {
 	limit := q.Limit
 	q.Limit++
 	switch kind {
@@ -95,7 +91,7 @@ func (s *Service) Updates(ctx context.Context, kind string, q store.UpdatesQuery
 
 // includeInUpdates fills or drops the optional parts of address updates as inc says. Tags shown
 // are the address's tags now that apply on its chain.
-func (s *Service) includeInUpdates(ctx context.Context, us []store.AddressUpdate, inc UpdatesInclude) error {
+func (s *Service) includeInUpdates(ctx context.Context, us []store.AddressUpdate, inc EnrichOptions) error {
 	for i := range us {
 		us[i].Chain = s.chainOf(us[i].ChainType)
 		if !inc.Clusters {
@@ -117,13 +113,7 @@ func (s *Service) includeInUpdates(ctx context.Context, us []store.AddressUpdate
 		return err
 	}
 	for i, u := range us {
-		mine := []PopulatedTag{}
-		for _, pt := range populated(tags[keys[i]]) {
-			if pt.Chain == "" || pt.Chain == u.Chain {
-				mine = append(mine, pt)
-			}
-		}
-		us[i].PopulatedTags = mine
+		us[i].PopulatedTags = tagsOnChain(tags[keys[i]], u.Chain)
 	}
 	return nil
 }

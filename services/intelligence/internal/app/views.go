@@ -158,6 +158,18 @@ func populated(ts []store.PopulatedTag) []PopulatedTag {
 	return out
 }
 
+// tagsOnChain is the tags of an address on chain: a tag of one chain shows only on it. It is
+// never nil (an address without tags shows an empty list).
+func tagsOnChain(ts []store.PopulatedTag, chain string) []PopulatedTag {
+	out := []PopulatedTag{}
+	for _, t := range ts {
+		if t.Tag.Chain == "" || t.Tag.Chain == chain {
+			out = append(out, populatedTag(t.Tag, t.Params))
+		}
+	}
+	return out
+}
+
 func populatedTag(t attribution.Tag, params string) PopulatedTag {
 	return PopulatedTag{ID: t.ID, Label: t.PopulatedLabel(params), Rank: t.Rank, TagParams: params,
 		DisablePage: t.DisablePage, ExcludeEntities: t.ExcludeEntities, Chain: t.Chain}

@@ -82,14 +82,27 @@ func page[T any](buckets [][]T, limit, offset int) []T {
 func (c *AttributionCache) SearchEntities(q string, limit, offset int) []Entity {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	buckets := make([][]Entity, 3)
+	buckets := make([][]*Entity, 3)
 	for i := range c.search {
 		t := &c.search[i]
 		if r := bestRank(matchRank(t.id, q), matchRank(t.name, q)); r >= 0 {
-			buckets[r] = append(buckets[r], *t.e)
+			buckets[r] = append(buckets[r], t.e)
 		}
 	}
-	return page(buckets, limit, offset)
+	return copied(page(buckets, limit, offset))
+}
+
+// copied copies the entities of a page out of the cache (the caller holds c.mu): a search
+// ranks pointers to every match and copies only the page's.
+func copied(es []*Entity) []Entity {
+	if len(es) == 0 {
+		return nil
+	}
+	out := make([]Entity, len(es))
+	for i, e := range es {
+		out[i] = *e
+	}
+	return out
 }
 
 // SearchTwitter returns the operator entities whose twitter handle (or its address) contains q
@@ -97,19 +110,19 @@ func (c *AttributionCache) SearchEntities(q string, limit, offset int) []Entity 
 func (c *AttributionCache) SearchTwitter(q string, limit, offset int) []Entity {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	buckets := make([][]Entity, 2)
+	buckets := make([][]*Entity, 2)
 	for i := range c.search {
 		t := &c.search[i]
 		if t.twitter == "" || !strings.Contains(t.twitter, q) {
 			continue
 		}
 		if t.twitter == q || strings.HasSuffix(t.twitter, "/"+q) {
-			buckets[0] = append(buckets[0], *t.e)
+			buckets[0] = append(buckets[0], t.e)
 		} else {
-			buckets[1] = append(buckets[1], *t.e)
+			buckets[1] = append(buckets[1], t.e)
 		}
 	}
-	return page(buckets, limit, offset)
+	return copied(page(buckets, limit, offset))
 }
 
 // SearchTypes returns the entity types containing q (lower case): equal first, then starting

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/chainintel/chainintel/libs/address"
 	"github.com/chainintel/chainintel/libs/chains"
 	"github.com/chainintel/chainintel/libs/httpx"
 	"github.com/chainintel/chainintel/libs/params"
@@ -113,8 +114,8 @@ var updateFilters = map[string][]string{
 // for the addresses feed, what to include: includeTags (false), includeEntityPredictions
 // (false), includeClusters (true). A filter another feed takes is ignored, as any unknown
 // parameter.
-func ParseUpdateFilters(raw url.Values, kind string, q *store.UpdatesQuery) (app.UpdatesInclude, error) {
-	inc := app.UpdatesInclude{Clusters: true}
+func ParseUpdateFilters(raw url.Values, kind string, q *store.UpdatesQuery) (app.EnrichOptions, error) {
+	inc := app.EnrichOptions{Clusters: true}
 	for _, name := range updateFilters[kind] {
 		if err := updateFilter(raw, name, q); err != nil {
 			return inc, err
@@ -160,10 +161,7 @@ func updateFilter(raw url.Values, name string, q *store.UpdatesQuery) error {
 		}
 	case "address":
 		for _, v := range vs {
-			if strings.HasPrefix(v, "0x") || strings.HasPrefix(v, "0X") {
-				v = "0x" + strings.ToLower(v[2:])
-			}
-			q.Addresses = append(q.Addresses, v)
+			q.Addresses = append(q.Addresses, address.CanonicalHash(v))
 		}
 	case "entityId":
 		q.EntityIDs = vs

@@ -60,7 +60,7 @@ func namesAParameter(msg string, names []string) bool {
 }
 
 // checkUpdateFilters checks what ParseUpdateFilters accepted from q for feed k.
-func checkUpdateFilters(t *testing.T, k, raw string, q url.Values, u store.UpdatesQuery, inc app.UpdatesInclude) {
+func checkUpdateFilters(t *testing.T, k, raw string, q url.Values, u store.UpdatesQuery, inc app.EnrichOptions) {
 	t.Helper()
 	takes := func(name string) bool { return slices.Contains(updateFilters[k], name) }
 	set := map[string]bool{"chain": len(u.ChainTypes) > 0, "address": len(u.Addresses) > 0, "entityId": len(u.EntityIDs) > 0,
@@ -92,7 +92,7 @@ func checkUpdateFilters(t *testing.T, k, raw string, q url.Values, u store.Updat
 			t.Fatalf("%s %q: address %q not canonical", k, raw, a)
 		}
 	}
-	if k != "addresses" && inc != (app.UpdatesInclude{Clusters: true}) {
+	if k != "addresses" && inc != (app.EnrichOptions{Clusters: true}) {
 		t.Fatalf("%s %q: includes %+v on a feed without them", k, raw, inc)
 	}
 }

@@ -208,7 +208,7 @@ func ParseGraphSenseTagPack(r io.Reader, name string) (Batch, error) {
 			if ty == chains.TypeEVM {
 				// Packs carry mixed-case EVM addresses whose EIP-55 checksum does not always hold;
 				// the case is cosmetic there.
-				a = strings.ToLower(a)
+				a = address.CanonicalHash(a)
 			}
 			if n, err := address.Normalize(ty, a); err == nil {
 				ct, norm = ty, n

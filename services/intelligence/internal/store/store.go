@@ -120,13 +120,6 @@ func (s *Store) Entity(ctx context.Context, id string) (attribution.Entity, erro
 	return e, nil
 }
 
-// AddressTags returns the tags of one address, by rank.
-func (s *Store) AddressTags(ctx context.Context, chainType, addr string) ([]PopulatedTag, error) {
-	return s.populatedTags(ctx, `SELECT DISTINCT t.id, t.label, t.rank, t.disable_page, t.exclude_entities, t.chain, at.params
-		FROM intel.address_tags at JOIN intel.tags t ON t.id = at.tag_id
-		WHERE at.chain_type = $1 AND at.address = $2`, chainType, addr)
-}
-
 // EntityTags returns the tags of an entity: those of its addresses, except tags that are not
 // propagated to entities.
 func (s *Store) EntityTags(ctx context.Context, entityID string) ([]PopulatedTag, error) {
