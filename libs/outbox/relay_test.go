@@ -61,7 +61,7 @@ func table(t *testing.T) Table {
 	if _, err := pool.Exec(context.Background(), query("truncate")); err != nil {
 		t.Fatal(err)
 	}
-	return Table{DB: pool, Claim: query("claim"), Mark: query("mark"), Prune: query("prune")}
+	return NewTable(pool, pgx.Identifier{"relaytest", "outbox"})
 }
 
 // write adds one row per message, as a service's store does in its transaction.
@@ -345,5 +345,41 @@ func TestWriteKicksAfterCommit(t *testing.T) {
 	}, kick)
 	if err == nil || err.Error() != "broken: refused" || kicks != 1 || pending(t) != 1 {
 		t.Fatalf("failed write: %v, %d kicks, %d rows", err, kicks, pending(t))
+	}
+}
+
+// NewTable quotes the table's name: an outbox whose schema and table names hold a quote, a
+// semicolon, spaces and capitals is claimed, marked and pruned as any other, and the name is
+// never read as SQL (the table next to it stays).
+func TestNewTableQuotesTheName(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	name := pgx.Identifier{`Odd "Schema"`, `out; DROP TABLE relaytest.outbox; --`}
+	q := name.Sanitize()
+	if _, err := pool.Exec(ctx, `CREATE SCHEMA `+pgx.Identifier{name[0]}.Sanitize()+`;
+CREATE TABLE `+q+` (LIKE relaytest.outbox INCLUDING DEFAULTS)`); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_, _ = pool.Exec(ctx, `DROP SCHEMA `+pgx.Identifier{name[0]}.Sanitize()+` CASCADE`)
+	})
+	b, _ := proto.Marshal(wrapperspb.String("x"))
+	if _, err := pool.Exec(ctx, `INSERT INTO `+q+` (topic, key, payload) VALUES ($1, 'k', $2)`, topicNames, b); err != nil {
+		t.Fatal(err)
+	}
+	rec := &recorder{}
+	tb := NewTable(pool, name)
+	if err := NewRelay(tb, rec, msgs, Options{Logger: quiet}).Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.got) != 1 || rec.got[0].Key != "k" {
+		t.Fatalf("published %+v, want the one row", rec.got)
+	}
+	n, err := tb.PruneOutbox(ctx, time.Now().Add(time.Minute))
+	if err != nil || n != 1 {
+		t.Fatalf("prune: %d %v, want 1 row", n, err)
+	}
+	if _, err := pool.Exec(ctx, query("truncate")); err != nil {
+		t.Fatalf("the test outbox next to it: %v", err)
 	}
 }

@@ -2,6 +2,7 @@ package outbox
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 	"time"
 
@@ -34,8 +35,9 @@ type DB interface {
 	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
 }
 
-// Table is a service's outbox table in PostgreSQL, read and written with the service's own
-// static queries (each service keeps its outbox in its own schema). It is a Store.
+// Table is a service's outbox table in PostgreSQL (each service keeps its outbox in its own
+// schema, with the columns id bigserial, event_id uuid, topic, key, payload and sent_at). It is
+// a Store. Make it with NewTable.
 type Table struct {
 	DB DB
 	// Claim takes the limit ($1) and returns id, event_id::text, topic, key, payload of unsent
@@ -45,6 +47,24 @@ type Table struct {
 	Mark string
 	// Prune deletes the rows sent before $1.
 	Prune string
+}
+
+// The statements of every outbox table, with the table's quoted name for %[1]s.
+var (
+	//go:embed sql/claim.sql
+	claimSQL string
+	//go:embed sql/mark.sql
+	markSQL string
+	//go:embed sql/prune.sql
+	pruneSQL string
+)
+
+// NewTable returns the outbox table name (schema and table, as pgx.Identifier{"market",
+// "outbox"}) over db. The name is quoted (pgx.Identifier.Sanitize), so any name is read as a
+// name and never as SQL.
+func NewTable(db DB, name pgx.Identifier) Table {
+	q := name.Sanitize()
+	return Table{DB: db, Claim: fmt.Sprintf(claimSQL, q), Mark: fmt.Sprintf(markSQL, q), Prune: fmt.Sprintf(pruneSQL, q)}
 }
 
 // ClaimOutbox locks up to limit unsent rows (oldest first, skipping rows another relay holds),

@@ -56,16 +56,8 @@ func (s *Store) enqueue(ctx context.Context, tx pgx.Tx, changes ...*eventsv1.Use
 	return nil
 }
 
-const (
-	sqlOutboxClaim = `
-		SELECT id, event_id::text, topic, key, payload FROM userdata.outbox
-		WHERE sent_at IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`
-	sqlOutboxMark  = `UPDATE userdata.outbox SET sent_at = now() WHERE id = ANY($1)`
-	sqlOutboxPrune = `DELETE FROM userdata.outbox WHERE sent_at IS NOT NULL AND sent_at < $1`
-)
-
 func (s *Store) outbox() outbox.Table {
-	return outbox.Table{DB: s.pool, Claim: sqlOutboxClaim, Mark: sqlOutboxMark, Prune: sqlOutboxPrune}
+	return outbox.NewTable(s.pool, pgx.Identifier{"userdata", "outbox"})
 }
 
 // ClaimOutbox locks up to limit unsent events (oldest first, skipping rows another relay holds),

@@ -1,0 +1,2 @@
+-- Deletes the rows of the outbox table %[1]s sent before $1.
+DELETE FROM %[1]s WHERE sent_at IS NOT NULL AND sent_at < $1

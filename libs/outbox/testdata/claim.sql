@@ -1,1 +1,0 @@
-SELECT id, event_id::text, topic, key, payload FROM relaytest.outbox WHERE sent_at IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED
