@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/chainintel/chainintel/services/transfers/internal/store"
@@ -22,3 +23,10 @@ func newStore(pool *pgxpool.Pool, edits ...func(*store.Options)) *store.Store {
 
 // withGroupMin sets Options.GroupMin.
 func withGroupMin(n int) func(*store.Options) { return func(o *store.Options) { o.GroupMin = n } }
+
+// listTransfers is a page of transfers matching f and its capped count, as the app reads them
+// (PageTransfers) without attributions beside the page.
+func listTransfers(ctx context.Context, st *store.Store, f store.TransferFilter, p store.Page) ([]store.TransferRow, int, error) {
+	pg, err := st.PageTransfers(ctx, f, p)
+	return pg.Rows, pg.Count, err
+}

@@ -91,7 +91,7 @@ func TestKeysetPagesOfABusyEntity(t *testing.T) {
 				slices.Reverse(want)
 			}
 			f := store.TransferFilter{Flow: flow, Base: store.AddrSet{Entities: []string{"xx"}, Size: 2}, HasBase: true, TimeFrom: w.from, TimeTo: w.to}
-			list, count, err := st.ListTransfers(ctx, f, store.Page{SortKey: "time", SortDir: w.dir, Limit: 50})
+			list, count, err := listTransfers(ctx, st, f, store.Page{SortKey: "time", SortDir: w.dir, Limit: 50})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -449,7 +449,7 @@ func countOfXX(t *testing.T, st *store.Store, at time.Time) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, n, err := st.ListTransfers(ctx, store.TransferFilter{Flow: "all", Base: base, HasBase: true, TimeTo: at},
+	_, n, err := listTransfers(ctx, st, store.TransferFilter{Flow: "all", Base: base, HasBase: true, TimeTo: at},
 		store.Page{SortKey: "time", SortDir: "desc", Limit: 5})
 	if err != nil {
 		t.Fatal(err)
@@ -486,7 +486,7 @@ func TestKeysetTurnsOfDetachedAndDroppedMonths(t *testing.T) {
 	var valueGte *float64 // set: the read's plan made with its values (no generic plan)
 	page := func() []store.TransferRow {
 		t.Helper()
-		list, _, err := reader.ListTransfers(ctx, store.TransferFilter{Flow: "all", Base: base, HasBase: true, TimeTo: end, ValueGte: valueGte},
+		list, _, err := listTransfers(ctx, reader, store.TransferFilter{Flow: "all", Base: base, HasBase: true, TimeTo: end, ValueGte: valueGte},
 			store.Page{SortKey: "time", SortDir: "desc", Limit: 20})
 		if err != nil {
 			t.Fatal(err)

@@ -75,7 +75,7 @@ func TestTypeSidesOnPairRows(t *testing.T) {
 					one := 1.0
 					f.USDGte = &one
 				}
-				list, count, err := st.ListTransfers(ctx, f, store.Page{SortKey: "time", SortDir: "asc", Limit: 50})
+				list, count, err := listTransfers(ctx, st, f, store.Page{SortKey: "time", SortDir: "asc", Limit: 50})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -121,7 +121,7 @@ func TestSortedPagesOverMonthEdges(t *testing.T) {
 						f.Base, f.HasBase, f.Flow = store.Addrs(base), true, "all"
 					}
 					for _, off := range []int{0, 7, 40} {
-						got, _, err := st.ListTransfers(ctx, f, store.Page{SortKey: k, SortDir: dir, Limit: 20, Offset: off})
+						got, _, err := listTransfers(ctx, st, f, store.Page{SortKey: k, SortDir: dir, Limit: 20, Offset: off})
 						if err != nil {
 							t.Fatal(err)
 						}

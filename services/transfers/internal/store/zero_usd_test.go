@@ -41,7 +41,7 @@ func TestEntityCountWithZeroPricedTransfer(t *testing.T) {
 	}
 	for _, lte := range []float64{5, 0} {
 		f := store.TransferFilter{Base: store.AddrSet{Entities: []string{"zz"}, Size: 2}, HasBase: true, Flow: "all", USDLte: &lte}
-		list, count, err := st.ListTransfers(ctx, f, store.Page{SortKey: "time", SortDir: "desc", Limit: 50})
+		list, count, err := listTransfers(ctx, st, f, store.Page{SortKey: "time", SortDir: "desc", Limit: 50})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -358,15 +358,10 @@ func sideAsBase(f TransferFilter) TransferFilter {
 	return f
 }
 
-// ListTransfers returns one page of transfers matching f and the capped match count, read by the
-// plan planTransfers chooses (plans.go).
-func (s *Reader) ListTransfers(ctx context.Context, f TransferFilter, p Page) ([]TransferRow, int, error) {
-	p.beside = nil
-	return s.listTransfers(ctx, f, p)
-}
-
-// PageTransfers is ListTransfers with, when p.Attributions asks and the plan knew the page's
-// addresses before it read the transfers, the attributions of those addresses read beside it.
+// PageTransfers returns one page of transfers matching f and the capped match count, read by
+// the plan planTransfers chooses (plans.go), with, when p.Attributions asks and the plan knew
+// the page's addresses before it read the transfers, the attributions of those addresses read
+// beside it.
 func (s *Reader) PageTransfers(ctx context.Context, f TransferFilter, p Page) (TransferPage, error) {
 	p.beside = nil
 	if p.Attributions {

@@ -8,8 +8,7 @@ package write
 // re-aggregated from pair_hourly when a relabel moves an address in or out of it.
 //
 // Every statement that adds to or subtracts from the rollups (sql/apply_*.sql,
-// subtract_removed_transfers.sql, add_group_rollups.sql, subtract_group_rollups.sql,
-// build_new_groups.sql) follows the same rules: each upsert groups first, so no statement
+// subtract_removed_transfers.sql, group_rollups.sql, build_new_groups.sql) follows the same rules: each upsert groups first, so no statement
 // touches a row twice, and orders its keys, so concurrent writers lock rows in one order. A
 // group's pair row (entity_pair_rows) keeps the type groups of both sides, bounds on its transfers'
 // times (t_first, t_last: migration 19; an addition keeps them exact where both sides know them,
@@ -17,6 +16,12 @@ package write
 // an addition creates it from one transfer whose time is known, that transfer's uid (migration
 // 22; any change of its count makes it NULL). Pair rows of one group are its self figures, which
 // grp_hourly has.
+
+// The signs group_rollups.sql takes: it adds sub_pairs to the group rollups or subtracts them.
+const (
+	signAdd      = 1
+	signSubtract = -1
+)
 
 // dropEmptiedRollups delete the rollup rows a subtraction of sub_pairs (with sub_memb's groups)
 // emptied, address and chain rollups first.

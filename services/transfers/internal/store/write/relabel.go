@@ -53,7 +53,7 @@ func (s *Writer) relabel(ctx context.Context, tx pgx.Tx) error {
 		if err := analyze(ctx, tx, "sub_memb"); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, subtractGroupRollupsSQL); err != nil {
+		if _, err := tx.Exec(ctx, groupRollupsSQL, signSubtract); err != nil {
 			return fmt.Errorf("subtract old membership: %w", err)
 		}
 		if _, err := tx.Exec(ctx, dropEmptiedGroupRollupsSQL); err != nil {
@@ -74,7 +74,7 @@ func (s *Writer) relabel(ctx context.Context, tx pgx.Tx) error {
 		if err := analyze(ctx, tx, "sub_memb"); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, addGroupRollupsSQL); err != nil {
+		if _, err := tx.Exec(ctx, groupRollupsSQL, signAdd); err != nil {
 			return fmt.Errorf("add new membership: %w", err)
 		}
 	}

@@ -6,8 +6,6 @@ import _ "embed"
 // Statements are built in Go only where a name is computed (analyze's table names).
 
 var (
-	//go:embed sql/add_group_rollups.sql
-	addGroupRollupsSQL string
 	//go:embed sql/apply_addresses.sql
 	applyAddressesSQL string
 	//go:embed sql/apply_cold.sql
@@ -70,6 +68,8 @@ var (
 	dropGroupRowsGrpPairHourlySQL string
 	//go:embed sql/ensure_partition.sql
 	ensurePartitionSQL string
+	//go:embed sql/group_rollups.sql
+	groupRollupsSQL string
 	//go:embed sql/group_epoch.sql
 	groupEpochSQL string
 	//go:embed sql/insert_staged_swaps.sql
@@ -144,8 +144,6 @@ var (
 	stageParkedTransfersSQL string
 	//go:embed sql/sub_memb_live_groups.sql
 	subMembLiveGroupsSQL string
-	//go:embed sql/subtract_group_rollups.sql
-	subtractGroupRollupsSQL string
 	//go:embed sql/subtract_removed_transfers.sql
 	subtractRemovedTransfersSQL string
 	//go:embed sql/take_queued_batch.sql
