@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/chainintel/chainintel/libs/evmcode"
+	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 )
 
@@ -41,5 +42,25 @@ func TestBootstrapTokenContracts(t *testing.T) {
 		if c.Deployer != boot.Contracts[i].Deployer || c.DeployTxHash != boot.Contracts[i].DeployTxHash {
 			t.Fatalf("contract %d differs for the same seed", i)
 		}
+	}
+	// Published again (a restarted simulator bootstraps again), each contract has the id it had,
+	// the indexer's scheme "contract:<chain>:<address>:<blockHash>".
+	againIDs := map[string]string{}
+	for _, e := range again.Events() {
+		againIDs[e.Topic+" "+e.Key] = e.ID
+	}
+	n := 0
+	for _, e := range boot.Events() {
+		c, ok := e.Msg.(*eventsv1.Contract)
+		if !ok {
+			continue
+		}
+		n++
+		if want := "contract:ethereum:" + c.Address + ":" + c.BlockHash; e.ID != want || againIDs[e.Topic+" "+e.Key] != want {
+			t.Errorf("contract %s: ids %q and %q; want %q", c.Address, e.ID, againIDs[e.Topic+" "+e.Key], want)
+		}
+	}
+	if n != len(boot.Contracts) {
+		t.Errorf("%d contract events for %d contracts", n, len(boot.Contracts))
 	}
 }

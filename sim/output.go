@@ -196,23 +196,23 @@ func (b *Batch) Events() []eventbus.Event {
 		ev = append(ev, eventbus.Event{Topic: eventsv1.TopicMarketTokens, Key: m.PricingId, Msg: m, ID: "market-token:" + m.PricingId})
 	}
 	for _, m := range b.Tokens {
-		ev = append(ev, eventbus.Event{Topic: eventsv1.TopicTokens, Key: m.Chain + ":" + m.Address, Msg: m, ID: "token:" + m.Chain + ":" + m.Address})
+		ev = append(ev, eventbus.Event{Topic: eventsv1.TopicTokens, Key: m.Chain + ":" + m.Address, Msg: m, ID: eventsv1.TokenEventID(m)})
 	}
 	for _, m := range b.Contracts {
-		ev = append(ev, eventbus.Event{Topic: eventsv1.TopicContracts, Key: m.Chain + ":" + m.Address, Msg: m, ID: "contract:" + m.Chain + ":" + m.Address})
+		ev = append(ev, eventbus.Event{Topic: eventsv1.TopicContracts, Key: m.Chain + ":" + m.Address, Msg: m, ID: eventsv1.ContractEventID(m)})
 	}
 	for _, m := range b.Prices {
 		ev = append(ev, eventbus.Event{Topic: eventsv1.TopicPrices, Key: m.PricingId, Msg: m,
 			ID: "price:" + m.PricingId + ":" + strconv.FormatInt(m.TimeMs, 10) + ":" + strconv.Itoa(int(m.Granularity))})
 	}
 	for _, m := range b.Transactions {
-		ev = append(ev, eventbus.Event{Topic: eventsv1.TopicTransactions, Key: eventsv1.ChainKey(m.Chain, m.Hash), Msg: m, ID: "tx:" + m.Chain + ":" + m.Hash})
+		ev = append(ev, eventbus.Event{Topic: eventsv1.TopicTransactions, Key: eventsv1.ChainKey(m.Chain, m.Hash), Msg: m, ID: eventsv1.TransactionEventID(m)})
 	}
 	for _, m := range b.Transfers {
-		ev = append(ev, eventbus.Event{Topic: eventsv1.TopicTransfers, Key: eventsv1.ChainKey(m.Chain, m.TransactionHash), Msg: m, ID: "transfer:" + m.Chain + ":" + m.Id})
+		ev = append(ev, eventbus.Event{Topic: eventsv1.TopicTransfers, Key: eventsv1.ChainKey(m.Chain, m.TransactionHash), Msg: m, ID: eventsv1.TransferEventID(m)})
 	}
 	for _, m := range b.Swaps {
-		ev = append(ev, eventbus.Event{Topic: eventsv1.TopicSwaps, Key: eventsv1.ChainKey(m.Chain, m.TransactionHash), Msg: m, ID: "swap:" + m.Chain + ":" + m.Id})
+		ev = append(ev, eventbus.Event{Topic: eventsv1.TopicSwaps, Key: eventsv1.ChainKey(m.Chain, m.TransactionHash), Msg: m, ID: eventsv1.SwapEventID(m)})
 	}
 	for _, m := range b.Balances {
 		ev = append(ev, eventbus.Event{Topic: eventsv1.TopicBalances, Key: m.Chain + ":" + m.Address, Msg: m,

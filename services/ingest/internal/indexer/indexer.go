@@ -450,11 +450,10 @@ func (x *Indexer) build(ctx context.Context, blocks []*evm.Decoded, reread []sto
 	for _, t := range newTokens {
 		m := &eventsv1.Token{Chain: chain, Address: t.Address, Name: t.Name, Symbol: t.Symbol, Decimals: t.Decimals,
 			PricingId: x.mk.PricingID(chain, t.Address), NonStandard: t.NonStandard, DiscoveredBlock: t.DiscoveredBlock}
-		ev = append(ev, eventbus.Event{Topic: eventsv1.TopicTokens, Key: chain + ":" + t.Address, Msg: m, ID: "token:" + chain + ":" + t.Address})
+		ev = append(ev, eventbus.Event{Topic: eventsv1.TopicTokens, Key: chain + ":" + t.Address, Msg: m, ID: eventsv1.TokenEventID(m)})
 	}
 	for _, c := range contracts {
-		ev = append(ev, eventbus.Event{Topic: eventsv1.TopicContracts, Key: chain + ":" + c.Address, Msg: c,
-			ID: "contract:" + chain + ":" + c.Address + ":" + c.BlockHash})
+		ev = append(ev, eventbus.Event{Topic: eventsv1.TopicContracts, Key: chain + ":" + c.Address, Msg: c, ID: eventsv1.ContractEventID(c)})
 	}
 	nativeID := x.mk.PricingID(chain, "")
 	if nativeID == "" {
@@ -469,15 +468,15 @@ func (x *Indexer) build(ctx context.Context, blocks []*evm.Decoded, reread []sto
 				t.ValueUsd = usd(t.Value, x.cfg.Chain.NativeDecimals, nativePrice)
 				t.FeeUsd = usd(t.Fee, x.cfg.Chain.NativeDecimals, nativePrice)
 			}
-			ev = append(ev, eventbus.Event{Topic: eventsv1.TopicTransactions, Key: eventsv1.ChainKey(chain, t.Hash), Msg: t, ID: "tx:" + chain + ":" + t.Hash + suffix})
+			ev = append(ev, eventbus.Event{Topic: eventsv1.TopicTransactions, Key: eventsv1.ChainKey(chain, t.Hash), Msg: t, ID: eventsv1.TransactionEventID(t)})
 		}
 		for _, t := range d.Transfers {
 			x.fillTransfer(t, nativeID, at)
-			ev = append(ev, eventbus.Event{Topic: eventsv1.TopicTransfers, Key: eventsv1.ChainKey(chain, t.TransactionHash), Msg: t, ID: "transfer:" + chain + ":" + t.Id + suffix})
+			ev = append(ev, eventbus.Event{Topic: eventsv1.TopicTransfers, Key: eventsv1.ChainKey(chain, t.TransactionHash), Msg: t, ID: eventsv1.TransferEventID(t)})
 		}
 		for _, s := range d.Swaps {
 			x.fillSwap(s, at)
-			ev = append(ev, eventbus.Event{Topic: eventsv1.TopicSwaps, Key: eventsv1.ChainKey(chain, s.TransactionHash), Msg: s, ID: "swap:" + chain + ":" + s.Id + suffix})
+			ev = append(ev, eventbus.Event{Topic: eventsv1.TopicSwaps, Key: eventsv1.ChainKey(chain, s.TransactionHash), Msg: s, ID: eventsv1.SwapEventID(s)})
 		}
 		if balances != nil {
 			for _, o := range balances[bi] {
