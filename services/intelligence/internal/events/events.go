@@ -80,93 +80,85 @@ func (h Handlers) Reorgs(ctx context.Context, batch []eventbus.Message[*eventsv1
 
 // Transactions records contract creations (chain.transactions.v1).
 func (h Handlers) Transactions(ctx context.Context, batch []eventbus.Message[*eventsv1.Transaction]) error {
-	var cs []store.Contract
-	for _, m := range batch {
-		if m.Tombstone || m.Msg.ContractCreated == "" || !m.Msg.Success {
-			continue
-		}
-		t := m.Msg
-		ct, addr, ok := norm(t.Chain, t.ContractCreated)
-		if !ok {
-			continue
-		}
-		_, dep, _ := norm(t.Chain, t.From)
-		cs = append(cs, store.Contract{Chain: t.Chain, ChainType: string(ct), Address: addr, Deployer: dep,
-			DeployTxHash: t.Hash, BlockTimeMs: t.BlockTimeMs, BytecodeSize: int(t.BytecodeSize)})
+	return eventbus.WriteRows(creation, h.Store.ApplyContracts)(ctx, batch)
+}
+
+func creation(m eventbus.Message[*eventsv1.Transaction]) (store.Contract, bool) {
+	t := m.Msg
+	if t.ContractCreated == "" || !t.Success {
+		return store.Contract{}, false
 	}
-	return h.Store.ApplyContracts(ctx, cs)
+	ct, addr, ok := norm(t.Chain, t.ContractCreated)
+	if !ok {
+		return store.Contract{}, false
+	}
+	_, dep, _ := norm(t.Chain, t.From)
+	return store.Contract{Chain: t.Chain, ChainType: string(ct), Address: addr, Deployer: dep,
+		DeployTxHash: t.Hash, BlockTimeMs: t.BlockTimeMs, BytecodeSize: int(t.BytecodeSize)}, true
 }
 
 // Contracts records what the chain says of contracts: code, selectors, proxy implementation,
 // and the creation when known (chain.contracts.v1).
 func (h Handlers) Contracts(ctx context.Context, batch []eventbus.Message[*eventsv1.Contract]) error {
-	var cs []store.Contract
-	for _, m := range batch {
-		if m.Tombstone {
-			continue
-		}
-		c := m.Msg
-		ct, addr, ok := norm(c.Chain, c.Address)
-		if !ok || c.Bytecode == "" {
-			continue
-		}
-		_, dep, _ := norm(c.Chain, c.Deployer)
-		_, idep, _ := norm(c.Chain, c.InternalDeployer)
-		_, proxy, _ := norm(c.Chain, c.ProxyImplementation)
-		cs = append(cs, store.Contract{Chain: c.Chain, ChainType: string(ct), Address: addr, Deployer: dep, DeployTxHash: c.DeployTxHash,
-			BlockTimeMs: c.BlockTimeMs, BytecodeSize: (len(c.Bytecode) - 2) / 2, CodeKnown: true, Bytecode: c.Bytecode,
-			FunctionSighashes: c.FunctionSighashes, ProxyImplementation: proxy, InternalDeployer: idep})
+	return eventbus.WriteRows(contract, h.Store.ApplyContracts)(ctx, batch)
+}
+
+func contract(m eventbus.Message[*eventsv1.Contract]) (store.Contract, bool) {
+	c := m.Msg
+	ct, addr, ok := norm(c.Chain, c.Address)
+	if !ok || c.Bytecode == "" {
+		return store.Contract{}, false
 	}
-	return h.Store.ApplyContracts(ctx, cs)
+	_, dep, _ := norm(c.Chain, c.Deployer)
+	_, idep, _ := norm(c.Chain, c.InternalDeployer)
+	_, proxy, _ := norm(c.Chain, c.ProxyImplementation)
+	return store.Contract{Chain: c.Chain, ChainType: string(ct), Address: addr, Deployer: dep, DeployTxHash: c.DeployTxHash,
+		BlockTimeMs: c.BlockTimeMs, BytecodeSize: (len(c.Bytecode) - 2) / 2, CodeKnown: true, Bytecode: c.Bytecode,
+		FunctionSighashes: c.FunctionSighashes, ProxyImplementation: proxy, InternalDeployer: idep}, true
 }
 
 // Tokens records token metadata (chain.tokens.v1).
 func (h Handlers) Tokens(ctx context.Context, batch []eventbus.Message[*eventsv1.Token]) error {
-	var ts []store.Token
-	for _, m := range batch {
-		if m.Tombstone {
-			continue
-		}
-		t := m.Msg
-		_, addr, ok := norm(t.Chain, t.Address)
-		if !ok {
-			continue
-		}
-		_, dep, _ := norm(t.Chain, t.Deployer)
-		ts = append(ts, store.Token{Chain: t.Chain, Address: addr, Name: t.Name, Symbol: t.Symbol, Decimals: int(t.Decimals),
-			PricingID: t.PricingId, Deployer: dep, DeployTx: t.DeployTxHash})
+	return eventbus.WriteRows(token, h.Store.ApplyTokens)(ctx, batch)
+}
+
+func token(m eventbus.Message[*eventsv1.Token]) (store.Token, bool) {
+	t := m.Msg
+	_, addr, ok := norm(t.Chain, t.Address)
+	if !ok {
+		return store.Token{}, false
 	}
-	return h.Store.ApplyTokens(ctx, ts)
+	_, dep, _ := norm(t.Chain, t.Deployer)
+	return store.Token{Chain: t.Chain, Address: addr, Name: t.Name, Symbol: t.Symbol, Decimals: int(t.Decimals),
+		PricingID: t.PricingId, Deployer: dep, DeployTx: t.DeployTxHash}, true
 }
 
 // Balances keeps the latest balances of candidate addresses (chain.balances.v1).
 func (h Handlers) Balances(ctx context.Context, batch []eventbus.Message[*eventsv1.BalanceObservation]) error {
-	var bs []store.Balance
-	for _, m := range batch {
-		if m.Tombstone || m.Msg.OwnerAddress != "" {
-			continue
-		}
-		b := m.Msg
-		ct, addr, ok := norm(b.Chain, b.Address)
-		if !ok {
-			continue
-		}
-		tok := ""
-		if b.TokenAddress != "" {
-			if _, t, ok := norm(b.Chain, b.TokenAddress); ok {
-				tok = t
-			} else {
-				continue
-			}
-		}
-		v, ok := new(big.Int).SetString(b.Balance, 10)
-		if !ok || v.Sign() < 0 {
-			continue
-		}
-		bs = append(bs, store.Balance{Chain: b.Chain, ChainType: string(ct), Address: addr, TokenAddress: tok, TokenID: b.TokenId,
-			Decimals: int(b.TokenDecimals), Balance: v, BlockNumber: b.BlockNumber})
+	return eventbus.WriteRows(balance, h.Store.ApplyBalances)(ctx, batch)
+}
+
+func balance(m eventbus.Message[*eventsv1.BalanceObservation]) (store.Balance, bool) {
+	b := m.Msg
+	if b.OwnerAddress != "" {
+		return store.Balance{}, false
 	}
-	return h.Store.ApplyBalances(ctx, bs)
+	ct, addr, ok := norm(b.Chain, b.Address)
+	if !ok {
+		return store.Balance{}, false
+	}
+	tok := ""
+	if b.TokenAddress != "" {
+		if _, tok, ok = norm(b.Chain, b.TokenAddress); !ok {
+			return store.Balance{}, false
+		}
+	}
+	v, ok := new(big.Int).SetString(b.Balance, 10)
+	if !ok || v.Sign() < 0 {
+		return store.Balance{}, false
+	}
+	return store.Balance{Chain: b.Chain, ChainType: string(ct), Address: addr, TokenAddress: tok, TokenID: b.TokenId,
+		Decimals: int(b.TokenDecimals), Balance: v, BlockNumber: b.BlockNumber}, true
 }
 
 // MarketTokens keeps the token registry (market.tokens.v1, compacted).
@@ -217,12 +209,7 @@ func (h Handlers) MarketTokens(ctx context.Context, batch []eventbus.Message[*ev
 
 // Prices records price points (market.prices.v1).
 func (h Handlers) Prices(ctx context.Context, batch []eventbus.Message[*eventsv1.Price]) error {
-	ps := make([]store.PricePoint, 0, len(batch))
-	for _, m := range batch {
-		if m.Tombstone || m.Msg.PricingId == "" || !(m.Msg.Price >= 0) {
-			continue
-		}
-		ps = append(ps, store.PricePoint{PricingID: m.Msg.PricingId, TimeMs: m.Msg.TimeMs, Price: m.Msg.Price})
-	}
-	return h.Store.ApplyPrices(ctx, ps)
+	return eventbus.WriteRows(func(m eventbus.Message[*eventsv1.Price]) (store.PricePoint, bool) {
+		return store.PricePoint{PricingID: m.Msg.PricingId, TimeMs: m.Msg.TimeMs, Price: m.Msg.Price}, m.Msg.PricingId != "" && m.Msg.Price >= 0
+	}, h.Store.ApplyPrices)(ctx, batch)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/chainintel/chainintel/libs/render"
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
 	"github.com/chainintel/chainintel/services/transfers/internal/store"
+	"google.golang.org/protobuf/proto"
 )
 
 // Writer is the part of the store the consumers write through.
@@ -66,6 +67,22 @@ func usd(v *float64) *float64 {
 	return &x
 }
 
+// writeRows is the handler writing a batch's rows with write, the records toRow rejects skipped
+// with a warning.
+func writeRows[M proto.Message, R any](h Handlers, what string, toRow func(M) (R, error),
+	write func(context.Context, []R) (int, error)) eventbus.Handler[M] {
+	return eventbus.WriteRows(func(m eventbus.Message[M]) (R, bool) {
+		r, err := toRow(m.Msg)
+		if err != nil {
+			h.Log.Warn("skipping malformed "+what, "error", err, "partition", m.Partition, "offset", m.Offset)
+		}
+		return r, err == nil
+	}, func(ctx context.Context, rows []R) error {
+		_, err := write(ctx, rows)
+		return err
+	})
+}
+
 // TransferRow maps a Transfer event to a row.
 func TransferRow(m *eventsv1.Transfer) (store.TransferRow, error) {
 	if m.Id == "" || m.Chain == "" || m.TransactionHash == "" || m.BlockTimeMs <= 0 {
@@ -92,38 +109,12 @@ func TransferRow(m *eventsv1.Transfer) (store.TransferRow, error) {
 
 // Transfers handles a batch of chain.transfers.v1.
 func (h Handlers) Transfers(ctx context.Context, batch []eventbus.Message[*eventsv1.Transfer]) error {
-	rows := make([]store.TransferRow, 0, len(batch))
-	for _, m := range batch {
-		if m.Tombstone {
-			continue
-		}
-		r, err := TransferRow(m.Msg)
-		if err != nil {
-			h.Log.Warn("skipping malformed transfer", "error", err, "partition", m.Partition, "offset", m.Offset)
-			continue
-		}
-		rows = append(rows, r)
-	}
-	_, err := h.W.WriteTransfers(ctx, rows)
-	return err
+	return writeRows(h, "transfer", TransferRow, h.W.WriteTransfers)(ctx, batch)
 }
 
 // Transactions handles a batch of chain.transactions.v1.
 func (h Handlers) Transactions(ctx context.Context, batch []eventbus.Message[*eventsv1.Transaction]) error {
-	rows := make([]store.TransactionRow, 0, len(batch))
-	for _, m := range batch {
-		if m.Tombstone {
-			continue
-		}
-		r, err := TransactionRow(m.Msg)
-		if err != nil {
-			h.Log.Warn("skipping malformed transaction", "error", err, "partition", m.Partition, "offset", m.Offset)
-			continue
-		}
-		rows = append(rows, r)
-	}
-	_, err := h.W.WriteTransactions(ctx, rows)
-	return err
+	return writeRows(h, "transaction", TransactionRow, h.W.WriteTransactions)(ctx, batch)
 }
 
 // TransactionRow maps a Transaction event to a row.
@@ -179,20 +170,7 @@ func SwapRow(m *eventsv1.Swap) (store.SwapRow, error) {
 
 // Swaps handles a batch of chain.swaps.v1.
 func (h Handlers) Swaps(ctx context.Context, batch []eventbus.Message[*eventsv1.Swap]) error {
-	rows := make([]store.SwapRow, 0, len(batch))
-	for _, m := range batch {
-		if m.Tombstone {
-			continue
-		}
-		r, err := SwapRow(m.Msg)
-		if err != nil {
-			h.Log.Warn("skipping malformed swap", "error", err, "partition", m.Partition, "offset", m.Offset)
-			continue
-		}
-		rows = append(rows, r)
-	}
-	_, err := h.W.WriteSwaps(ctx, rows)
-	return err
+	return writeRows(h, "swap", SwapRow, h.W.WriteSwaps)(ctx, batch)
 }
 
 // Reorgs handles a batch of chain.reorgs.v1, one reorg after the other.
