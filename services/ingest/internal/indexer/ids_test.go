@@ -2,8 +2,10 @@ package indexer_test
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -100,7 +102,7 @@ func TestEventIDsSharedWithSimulatorAndStableOnReindex(t *testing.T) {
 	}
 }
 
-// ids maps each fact ("<topic> <record key> <payload>") to its event id, failing on an empty
+// ids maps each fact ("<topic> <record key> <payload digest>") to its event id, failing on an empty
 // id or on two facts of a round sharing one.
 func ids(t *testing.T, ev []eventbus.Event) map[string]string {
 	t.Helper()
@@ -118,7 +120,7 @@ func ids(t *testing.T, ev []eventbus.Event) map[string]string {
 			t.Fatalf("%s %s: empty or repeated id %q", e.Topic, e.Key, e.ID)
 		}
 		seen[e.ID] = true
-		out[e.Topic+" "+e.Key+" "+string(b)] = e.ID
+		out[fmt.Sprintf("%s %s %x", e.Topic, e.Key, sha256.Sum256(b))] = e.ID
 	}
 	return out
 }
