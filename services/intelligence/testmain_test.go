@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -15,21 +14,13 @@ import (
 
 	"github.com/chainintel/chainintel/libs/chains"
 	"github.com/chainintel/chainintel/libs/httpx"
-	"github.com/chainintel/chainintel/libs/pgstore"
 	"github.com/chainintel/chainintel/libs/pgstore/pgtest"
 	"github.com/chainintel/chainintel/services/intelligence/internal/app"
 	"github.com/chainintel/chainintel/services/intelligence/internal/attribution"
-	svchttp "github.com/chainintel/chainintel/services/intelligence/internal/http"
-	"github.com/chainintel/chainintel/services/intelligence/internal/store"
-	"github.com/chainintel/chainintel/services/intelligence/migrations"
-	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/chainintel/chainintel/services/intelligence/internal/inteltest"
 )
 
-func TestMain(m *testing.M) {
-	os.Exit(pgtest.Main(m, func(ctx context.Context, pool *pgxpool.Pool) error {
-		return pgstore.Migrate(ctx, pool, migrations.Schema, migrations.FS, slog.New(slog.DiscardHandler))
-	}))
-}
+func TestMain(m *testing.M) { os.Exit(inteltest.Main(m)) }
 
 const testSecret = "intelligence-test-secret"
 
@@ -62,17 +53,10 @@ type testAPI struct {
 
 func newTestAPI(t testing.TB, ul app.UserLabels, tr app.Activity) *testAPI {
 	t.Helper()
-	st := store.New(pgtest.Pool(t))
-	cache := attribution.NewCache(st)
-	if err := cache.Refresh(context.Background()); err != nil {
-		t.Fatal(err)
-	}
 	set, _ := chains.NewSet(nil)
-	a := &app.Service{Chains: set, Cache: cache, Store: st, UserLabels: ul, Transfers: tr, Log: slog.New(slog.DiscardHandler)}
-	e := httpx.NewEngine(httpx.EngineOptions{Service: Name, Logger: slog.New(slog.DiscardHandler)})
-	e.Use(httpx.IdentityMiddleware(httpx.NewSigner(testSecret)))
-	svchttp.Register(e, a)
-	return &testAPI{h: e, cache: cache, app: a}
+	a := &app.Service{Chains: set, UserLabels: ul, Transfers: tr}
+	h := inteltest.Router(t, Name, httpx.NewSigner(testSecret), a)
+	return &testAPI{h: h, cache: a.Cache, app: a}
 }
 
 // do sends a request (with a signed caller identity when id is not nil) and returns status and body.

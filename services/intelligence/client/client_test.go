@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http/httptest"
 	"os"
 	"reflect"
@@ -14,23 +13,14 @@ import (
 
 	"github.com/chainintel/chainintel/libs/chains"
 	"github.com/chainintel/chainintel/libs/httpx"
-	"github.com/chainintel/chainintel/libs/pgstore"
 	"github.com/chainintel/chainintel/libs/pgstore/pgtest"
 	intelligence "github.com/chainintel/chainintel/services/intelligence"
 	"github.com/chainintel/chainintel/services/intelligence/client"
 	"github.com/chainintel/chainintel/services/intelligence/internal/app"
-	"github.com/chainintel/chainintel/services/intelligence/internal/attribution"
-	svchttp "github.com/chainintel/chainintel/services/intelligence/internal/http"
-	"github.com/chainintel/chainintel/services/intelligence/internal/store"
-	"github.com/chainintel/chainintel/services/intelligence/migrations"
-	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/chainintel/chainintel/services/intelligence/internal/inteltest"
 )
 
-func TestMain(m *testing.M) {
-	os.Exit(pgtest.Main(m, func(ctx context.Context, pool *pgxpool.Pool) error {
-		return pgstore.Migrate(ctx, pool, migrations.Schema, migrations.FS, slog.New(slog.DiscardHandler))
-	}))
-}
+func TestMain(m *testing.M) { os.Exit(inteltest.Main(m)) }
 
 const secret = "intelligence-client-test-secret"
 
@@ -57,21 +47,12 @@ func server(t *testing.T) *client.Client {
 	if _, err := intelligence.ImportCurated(ctx, cfg, strings.NewReader(curated)); err != nil {
 		t.Fatal(err)
 	}
-	st := store.New(pgtest.Pool(t))
-	cache := attribution.NewCache(st)
-	if err := cache.Refresh(ctx); err != nil {
-		t.Fatal(err)
-	}
 	set, err := chains.NewSet([]string{"ethereum", "base"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := &app.Service{Chains: set, Cache: cache, Store: st, Log: slog.New(slog.DiscardHandler)}
 	signer := httpx.NewSigner(secret)
-	e := httpx.NewEngine(httpx.EngineOptions{Service: intelligence.Name, Logger: slog.New(slog.DiscardHandler)})
-	e.Use(httpx.IdentityMiddleware(signer))
-	svchttp.Register(e, a)
-	srv := httptest.NewServer(e)
+	srv := httptest.NewServer(inteltest.Router(t, intelligence.Name, signer, &app.Service{Chains: set}))
 	t.Cleanup(srv.Close)
 	c, err := client.New(srv.URL, signer, nil)
 	if err != nil {
