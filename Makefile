@@ -1,7 +1,7 @@
 # chainintel — build, run and test the whole platform.
 #
 #   make run     the whole platform on this machine (URL and dev API key printed)
-#   make test    vet + unit/integration tests + chart validation + e2e (what CI runs)
+#   make test    lint + unit/integration tests + chart validation + e2e (what CI runs)
 #
 # Tools the build needs are installed into .bin/ from the Go module proxy, pinned.
 
