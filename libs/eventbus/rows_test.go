@@ -23,7 +23,9 @@ func TestWriteRows(t *testing.T) {
 		calls = append(calls, rows)
 		return writeErr
 	})
-	msg := func(v string) Message[*wrapperspb.StringValue] { return Message[*wrapperspb.StringValue]{Msg: wrapperspb.String(v)} }
+	msg := func(v string) Message[*wrapperspb.StringValue] {
+		return Message[*wrapperspb.StringValue]{Msg: wrapperspb.String(v)}
+	}
 	tomb := Message[*wrapperspb.StringValue]{Msg: wrapperspb.String("7"), Tombstone: true}
 	if err := h(context.Background(), []Message[*wrapperspb.StringValue]{msg("3"), tomb, msg("x"), msg("1")}); err != nil {
 		t.Fatal(err)
