@@ -28,25 +28,31 @@ type Aggregator struct {
 
 // Handle is the consumer's batch handler.
 func (a *Aggregator) Handle(ctx context.Context, batch []eventbus.Message[*eventsv1.UsageCall]) error {
-	calls := make([]usage.Call, 0, len(batch))
-	for _, m := range batch {
-		if m.Tombstone || m.EventID == "" {
-			continue
-		}
-		u := m.Msg
-		if u.GetKeyId() == "" || u.GetUserId() == "" || u.GetRoute() == "" || u.GetCredits() < 0 {
-			a.Log.Warn("usage event ignored: missing key, user or route", "event_id", m.EventID)
-			continue
-		}
-		at := time.UnixMilli(u.GetTimeMs())
-		if u.GetTimeMs() <= 0 {
-			at = m.Time
-		}
-		calls = append(calls, usage.Call{
-			EventID: m.EventID, KeyID: u.GetKeyId(), UserID: u.GetUserId(), OrgID: u.GetOrgId(),
-			Route: u.GetRoute(), Credits: u.GetCredits(), Time: at, Included: a.Included(u.GetTier()),
-		})
+	return eventbus.WriteRows(a.call, a.write)(ctx, batch)
+}
+
+// call is the usage call a record carries; records without an event id (nothing to
+// de-duplicate on) or without key, user or route are left out.
+func (a *Aggregator) call(m eventbus.Message[*eventsv1.UsageCall]) (usage.Call, bool) {
+	if m.EventID == "" {
+		return usage.Call{}, false
 	}
+	u := m.Msg
+	if u.GetKeyId() == "" || u.GetUserId() == "" || u.GetRoute() == "" || u.GetCredits() < 0 {
+		a.Log.Warn("usage event ignored: missing key, user or route", "event_id", m.EventID)
+		return usage.Call{}, false
+	}
+	at := time.UnixMilli(u.GetTimeMs())
+	if u.GetTimeMs() <= 0 {
+		at = m.Time
+	}
+	return usage.Call{
+		EventID: m.EventID, KeyID: u.GetKeyId(), UserID: u.GetUserId(), OrgID: u.GetOrgId(),
+		Route: u.GetRoute(), Credits: u.GetCredits(), Time: at, Included: a.Included(u.GetTier()),
+	}, true
+}
+
+func (a *Aggregator) write(ctx context.Context, calls []usage.Call) error {
 	if _, err := a.Store.Apply(ctx, calls); err != nil {
 		return err
 	}
