@@ -28,6 +28,11 @@ func TestFlowRetention(t *testing.T) {
 	if err := st.ApplyFlows(ctx, fs); err != nil {
 		t.Fatal(err)
 	}
+	// The hours before the clock's are closed (in flow_address_hours); the newest transfer's hour
+	// stays open (read from market.flows).
+	if c, err := st.CloseHours(ctx); err != nil || c.Transfers != 4 {
+		t.Fatalf("closed %+v, %v; want the 4 transfers before the clock's hour", c, err)
+	}
 	routes := []string{"/token/top_flow/alpha?timeLast=365d&limit=100", "/token/volume/alpha?granularity=7d&timeLast=365d",
 		"/token/volume/alpha?granularity=1d&timeLast=365d", "/token/volume/alpha?granularity=12h&timeLast=365d",
 		"/token/top?timeframe=7d&numReferencePeriods=30"}

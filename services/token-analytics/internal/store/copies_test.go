@@ -27,7 +27,7 @@ func TestConcurrentCopiesCountOnce(t *testing.T) {
 	ctx := context.Background()
 	pool := pgtest.Pool(t)
 	if _, err := pool.Exec(ctx, `TRUNCATE market.flows, market.flow_ids, market.orphaned_blocks, market.flow_hours,
-		market.flow_days, market.flow_address_hours`); err != nil {
+		market.flow_days, market.flow_address_hours, market.flow_marks`); err != nil {
 		t.Fatal(err)
 	}
 	st := New(pool)

@@ -17,7 +17,7 @@ var flowsCopyColumns = []string{"chain", "id", "chain_type", "block_hash", "hour
 // guarantees none is stored yet, so there is nothing to conflict with), and the counted ones are
 // summed here per (token, hour, address) and per (token, hour), so the rollups take one upsert
 // per key instead of one per transfer (flows_rollup_first.sql).
-func countFirst(ctx context.Context, tx pgx.Tx, fs []app.Flow) error {
+func countFirst(ctx context.Context, tx pgx.Tx, fs []app.Flow, marks flowMarks) error {
 	if len(fs) == 0 {
 		return nil
 	}
@@ -44,7 +44,7 @@ func countFirst(ctx context.Context, tx pgx.Tx, fs []app.Flow) error {
 	if len(agg.hours) == 0 {
 		return nil
 	}
-	_, err = tx.Exec(ctx, sqlFlowsRollupFirst, agg.args()...)
+	_, err = tx.Exec(ctx, sqlFlowsRollupFirst, agg.args(marks)...)
 	return err
 }
 
@@ -130,16 +130,19 @@ func (b *rollupBatch) leg(k legKey, chainType string) *leg {
 	return l
 }
 
-// args are sqlFlowsRollupFirst's arguments, each key once.
-func (b *rollupBatch) args() []any {
+// args are sqlFlowsRollupFirst's arguments, each key once; a leg is closed when its hour is
+// before its chain's rolled_until in marks.
+func (b *rollupBatch) args(marks flowMarks) []any {
 	n := len(b.legs)
 	lChains, lTypes, lTokens, lAddrs := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 	lHours := make([]time.Time, n)
 	inUSD, inValue, outUSD, outValue := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
+	closed := make([]bool, n)
 	i := 0
 	for k, l := range b.legs {
 		lChains[i], lTypes[i], lTokens[i], lHours[i], lAddrs[i] = k.chain, l.chainType, k.token, k.hour, k.address
 		inUSD[i], inValue[i], outUSD[i], outValue[i] = l.inUSD, l.inValue, l.outUSD, l.outValue
+		closed[i] = marks.closed(k.chain, k.hour)
 		i++
 	}
 	m := len(b.hours)
@@ -152,5 +155,5 @@ func (b *rollupBatch) args() []any {
 		i++
 	}
 	return []any{lChains, lTypes, lTokens, lHours, lAddrs, inUSD, inValue, outUSD, outValue,
-		hChains, hTokens, hHours, transfers, usds, values}
+		hChains, hTokens, hHours, transfers, usds, values, closed}
 }

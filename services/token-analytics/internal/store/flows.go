@@ -29,13 +29,20 @@ func (s *Store) ApplyFlows(ctx context.Context, fs []app.Flow) error {
 		if _, err := tx.Exec(ctx, sqlLockShared); err != nil {
 			return false, err
 		}
+		marks, err := readMarks(ctx, tx)
+		if err != nil {
+			return false, err
+		}
+		if err := s.moveHeads(ctx, tx, marks, newestHours(fs)); err != nil {
+			return false, err
+		}
 		// Each statement below sees what writers of the same ids committed before the lock.
 		claimed, err := claimIDs(ctx, tx, chains, ids)
 		if err != nil {
 			return false, err
 		}
 		first, rest := splitFirst(fs, claimed)
-		if err := countFirst(ctx, tx, first); err != nil {
+		if err := countFirst(ctx, tx, first, marks); err != nil {
 			return false, err
 		}
 		if len(rest) == 0 {
@@ -51,6 +58,17 @@ func (s *Store) ApplyFlows(ctx context.Context, fs []app.Flow) error {
 }
 
 type flowKey struct{ chain, id string }
+
+// newestHours is the hour of the newest transfer of each chain of fs.
+func newestHours(fs []app.Flow) map[string]time.Time {
+	out := map[string]time.Time{}
+	for i := range fs {
+		if h := fs[i].Time.UTC().Truncate(time.Hour); h.After(out[fs[i].Chain]) {
+			out[fs[i].Chain] = h
+		}
+	}
+	return out
+}
 
 // claimIDs claims or locks the batch's natural ids and returns those claimed now: ids of which
 // no copy was stored before.

@@ -1,18 +1,21 @@
 -- Adds a batch's first-seen counted transfers, aggregated in Go, to the rollups: $1..$9 are the
 -- per-(chain, token, hour, address) legs (chain, chain_type, token, hour, address, in_usd,
 -- in_value, out_usd, out_value; each key once), $10..$15 the per-(chain, token, hour) sums
--- (chain, token, hour, transfers, volume_usd, volume_value; each key once). Rows are upserted
+-- (chain, token, hour, transfers, volume_usd, volume_value; each key once), $16 whether each leg's
+-- hour is closed (before its chain's rolled_until): only those legs are added to
+-- flow_address_hours, the open hours' are read from market.flows. Rows are upserted
 -- in the key order of flows_rollup_tail, so concurrent writers lock them in one order. A leg's
 -- in is classified by its address's class as the receiver, its out as the sender, as
 -- flows_rollup_tail classifies each transfer, with one class lookup per address instead of two
 -- per transfer.
 WITH legs AS (
     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::text[],
-                         $6::float8[], $7::float8[], $8::float8[], $9::float8[])
-        AS l(chain, chain_type, token, hour, address, in_usd, in_value, out_usd, out_value)
+                         $6::float8[], $7::float8[], $8::float8[], $9::float8[], $16::bool[])
+        AS l(chain, chain_type, token, hour, address, in_usd, in_value, out_usd, out_value, closed)
 ), by_address AS (
     INSERT INTO market.flow_address_hours AS a (chain, token, hour, address, chain_type, in_usd, in_value, out_usd, out_value)
     SELECT chain, token, hour, address, chain_type, in_usd, in_value, out_usd, out_value FROM legs
+    WHERE closed
     ORDER BY chain, token, hour, address
     ON CONFLICT (chain, token, hour, address) DO UPDATE SET
         in_usd = a.in_usd + excluded.in_usd, in_value = a.in_value + excluded.in_value,
