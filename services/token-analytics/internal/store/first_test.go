@@ -17,7 +17,7 @@ import (
 func TestFirstBatchSummedPerKey(t *testing.T) {
 	ctx := context.Background()
 	pool := pgtest.Pool(t)
-	if _, err := pool.Exec(ctx, `TRUNCATE market.flows, market.flow_ids, market.orphaned_blocks, market.flow_hours,
+	if _, err := pool.Exec(ctx, `TRUNCATE market.flows, market.orphaned_blocks, market.flow_hours,
 		market.flow_days, market.flow_address_hours, market.address_classes, market.flow_marks`); err != nil {
 		t.Fatal(err)
 	}
