@@ -48,6 +48,7 @@ var (
 	sqlFlowsClose       = load("flows_close")
 	sqlFlowsInsert      = load("flows_insert")
 	sqlOrphansOf        = load("orphans_of")
+	sqlClassesOf        = load("classes_of")
 	sqlFlowsRollupFirst = load("flows_rollup_first") + "\n" + load("flows_rollup_hours")
 	sqlFlowsSettleBatch = load("flows_keys_batch") + "\n" + load("flows_settle") + "\n" + load("flows_rollup_tail") + "\n" + load("flows_rollup_hours")
 	sqlFlowsSettleBlock = load("flows_keys_blocks") + "\n" + load("flows_settle") + "\n" + load("flows_rollup_tail") + "\n" + load("flows_rollup_hours")
