@@ -23,6 +23,23 @@ func (m flowMarks) closed(chain string, hour time.Time) bool {
 	return ok && hour.Before(k.rolledUntil)
 }
 
+// due is whether closeHours has an hour to close at clock (all: every delivered hour).
+func (m flowMarks) due(clock time.Time, all bool) bool {
+	for _, k := range m {
+		target := k.head
+		switch {
+		case all:
+			target = k.head.Add(time.Hour)
+		case clock.Before(target):
+			target = clock
+		}
+		if target.After(k.rolledUntil) {
+			return true
+		}
+	}
+	return false
+}
+
 func readMarks(ctx context.Context, tx pgx.Tx) (flowMarks, error) {
 	rows, err := tx.Query(ctx, sqlFlowMarks)
 	if err != nil {
@@ -84,8 +101,21 @@ func (s *Store) CloseAllHours(ctx context.Context) (Closed, error) {
 func (s *Store) closeHours(ctx context.Context, all bool) (Closed, error) {
 	var c Closed
 	clock := s.now().UTC().Truncate(time.Hour)
-	err := s.write(ctx, "close flow hours", func(tx pgx.Tx) (bool, error) {
+	// Most runs find nothing to close: they do not take the lock, which waits for the writers.
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return c, err
+	}
+	marks, err := readMarks(ctx, tx)
+	_ = tx.Rollback(ctx)
+	if err != nil || !marks.due(clock, all) {
+		return c, err
+	}
+	err = s.write(ctx, "close flow hours", func(tx pgx.Tx) (bool, error) {
 		if _, err := tx.Exec(ctx, sqlLockExclusive); err != nil {
+			return false, err
+		}
+		if _, err := tx.Exec(ctx, sqlCloseWorkMem); err != nil {
 			return false, err
 		}
 		return false, tx.QueryRow(ctx, sqlFlowsClose, clock, all).Scan(&c.Rows, &c.Transfers, &c.Chains)

@@ -46,6 +46,7 @@ var (
 	sqlFlowMarks        = load("flow_marks")
 	sqlFlowMarksHead    = load("flow_marks_head")
 	sqlFlowsClose       = load("flows_close")
+	sqlCloseWorkMem     = load("close_work_mem")
 	sqlFlowsInsert      = load("flows_insert")
 	sqlOrphansOf        = load("orphans_of")
 	sqlClassesOf        = load("classes_of")
