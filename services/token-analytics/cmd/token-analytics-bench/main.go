@@ -1,7 +1,8 @@
 // Command token-analytics-bench prints token-analytics' figures (make bench, section
 // token-analytics): the flow rollup's throughput against a raw COPY of the same rows, and
 // p50/p99 of /token/top over BENCH_TA_TOKENS tokens with a month of hourly rollups, and of
-// /token/top_flow and /token/volume, through the real router on a fresh database.
+// /token/top_flow and /token/volume, through the real router on a fresh database
+// (BENCH_TA_ROLLUP_ONLY=1: the rollup figures only).
 package main
 
 import (
@@ -68,6 +69,9 @@ func run(ctx context.Context) error {
 	}
 	if err := rollupThroughput(ctx, pool, st, tokens, transfers, now); err != nil {
 		return err
+	}
+	if os.Getenv("BENCH_TA_ROLLUP_ONLY") != "" {
+		return nil
 	}
 	if err := seedHours(ctx, pool, now); err != nil {
 		return err

@@ -31,11 +31,15 @@ WITH input AS (
     FROM moved m
     JOIN market.flow_address_hours a ON a.chain_type = m.chain_type AND a.address = m.address
     UNION ALL
-    SELECT f.chain, f.token, f.hour, m.old_class, m.new_class,
-           CASE WHEN f.to_addr = m.address THEN f.usd ELSE 0 END, CASE WHEN f.from_addr = m.address THEN f.usd ELSE 0 END
+    SELECT f.chain, f.token, f.hour, m.old_class, m.new_class, f.usd, 0
     FROM market.flow_marks k
     JOIN market.flows f ON f.chain = k.chain AND f.hour >= k.rolled_until AND f.counted
-    JOIN moved m ON m.chain_type = f.chain_type AND m.address IN (f.to_addr, f.from_addr)
+    JOIN moved m ON m.chain_type = f.chain_type AND m.address = f.to_addr
+    UNION ALL
+    SELECT f.chain, f.token, f.hour, m.old_class, m.new_class, 0, f.usd
+    FROM market.flow_marks k
+    JOIN market.flows f ON f.chain = k.chain AND f.hour >= k.rolled_until AND f.counted
+    JOIN moved m ON m.chain_type = f.chain_type AND m.address = f.from_addr
 ), deltas AS (
     SELECT chain, token, hour,
         sum(CASE WHEN new_class = 'cex' THEN in_usd ELSE 0 END - CASE WHEN old_class = 'cex' THEN in_usd ELSE 0 END) AS cex_in,
