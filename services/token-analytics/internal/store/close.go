@@ -23,9 +23,11 @@ func (m flowMarks) closed(chain string, hour time.Time) bool {
 	return ok && hour.Before(k.rolledUntil)
 }
 
-// due is whether closeHours has an hour to close at clock (all: every delivered hour).
-func (m flowMarks) due(clock time.Time, all bool) bool {
-	for _, k := range m {
+// due are the hour ranges [from, to) closeHours closes at clock, per chain: the hours before
+// both the newest delivered one and clock (all: every delivered hour) not closed yet.
+func (m flowMarks) due(clock time.Time, all bool) map[string][2]time.Time {
+	out := map[string][2]time.Time{}
+	for chain, k := range m {
 		target := k.head
 		switch {
 		case all:
@@ -34,10 +36,10 @@ func (m flowMarks) due(clock time.Time, all bool) bool {
 			target = clock
 		}
 		if target.After(k.rolledUntil) {
-			return true
+			out[chain] = [2]time.Time{k.rolledUntil, target}
 		}
 	}
-	return false
+	return out
 }
 
 func readMarks(ctx context.Context, tx pgx.Tx) (flowMarks, error) {
@@ -97,7 +99,8 @@ func (s *Store) CloseAllHours(ctx context.Context) (Closed, error) {
 
 // closeHours holds the writers' lock alone: a transfer batch decides per hour whether to add
 // its per-address sums to flow_address_hours by the marks it read, so none may commit between
-// the close's read of market.flows and its move of the mark.
+// the close's read of market.flows and its move of the mark. Each due chain's range is closed by
+// one statement with the range as constants, so it reads only that range of market.flows.
 func (s *Store) closeHours(ctx context.Context, all bool) (Closed, error) {
 	var c Closed
 	clock := s.now().UTC().Truncate(time.Hour)
@@ -108,17 +111,28 @@ func (s *Store) closeHours(ctx context.Context, all bool) (Closed, error) {
 	}
 	marks, err := readMarks(ctx, tx)
 	_ = tx.Rollback(ctx)
-	if err != nil || !marks.due(clock, all) {
+	if err != nil || len(marks.due(clock, all)) == 0 {
 		return c, err
 	}
 	err = s.write(ctx, "close flow hours", func(tx pgx.Tx) (bool, error) {
-		if _, err := tx.Exec(ctx, sqlLockExclusive); err != nil {
+		c = Closed{}
+		for _, q := range []string{sqlLockExclusive, sqlCloseWorkMem} {
+			if _, err := tx.Exec(ctx, q); err != nil {
+				return false, err
+			}
+		}
+		marks, err := readMarks(ctx, tx)
+		if err != nil {
 			return false, err
 		}
-		if _, err := tx.Exec(ctx, sqlCloseWorkMem); err != nil {
-			return false, err
+		for chain, r := range marks.due(clock, all) {
+			var rows, transfers, chains int64
+			if err := tx.QueryRow(ctx, sqlFlowsClose, chain, r[0], r[1]).Scan(&rows, &transfers, &chains); err != nil {
+				return false, err
+			}
+			c = Closed{c.Rows + rows, c.Transfers + transfers, c.Chains + chains}
 		}
-		return false, tx.QueryRow(ctx, sqlFlowsClose, clock, all).Scan(&c.Rows, &c.Transfers, &c.Chains)
+		return false, nil
 	})
 	return c, err
 }

@@ -26,7 +26,9 @@ WITH input AS (
     WHERE old_class IS DISTINCT FROM market.flow_class(entity_type, is_pool)
 ), address_legs AS (
     -- the moved addresses' in and out USD per token and hour: of closed hours from
-    -- flow_address_hours, of open ones (from the chain's rolled_until on) from market.flows
+    -- flow_address_hours, of open ones (from the chain's rolled_until on) from market.flows,
+    -- whose range (bounded on both sides, so a plan made without the bound's value still reads
+    -- a range) is found through the BRIN index on hour
     SELECT a.chain, a.token, a.hour, m.old_class, m.new_class, a.in_usd, a.out_usd
     FROM moved m
     JOIN market.flow_address_hours a ON a.chain_type = m.chain_type AND a.address = m.address
@@ -34,11 +36,13 @@ WITH input AS (
     SELECT f.chain, f.token, f.hour, m.old_class, m.new_class, f.usd, 0
     FROM market.flow_marks k
     JOIN market.flows f ON f.chain = k.chain AND f.hour >= k.rolled_until AND f.counted
+        AND f.hour >= (SELECT min(rolled_until) FROM market.flow_marks) AND f.hour < 'infinity'
     JOIN moved m ON m.chain_type = f.chain_type AND m.address = f.to_addr
     UNION ALL
     SELECT f.chain, f.token, f.hour, m.old_class, m.new_class, 0, f.usd
     FROM market.flow_marks k
     JOIN market.flows f ON f.chain = k.chain AND f.hour >= k.rolled_until AND f.counted
+        AND f.hour >= (SELECT min(rolled_until) FROM market.flow_marks) AND f.hour < 'infinity'
     JOIN moved m ON m.chain_type = f.chain_type AND m.address = f.from_addr
 ), deltas AS (
     SELECT chain, token, hour,
