@@ -166,6 +166,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	if cfg.FlowRetention > 0 {
 		s.Add(pruneLoop(st, cfg.FlowPruneInterval, s.Log))
 	}
+	s.Add(closeLoop(st, cfg.FlowCloseInterval, s.Log))
 	if cfg.PriceAPIURL != "" {
 		api := source.NewClient(source.ClientOptions{BaseURL: cfg.PriceAPIURL, APIKey: cfg.PriceAPIKey, KeyHeader: cfg.PriceAPIKeyHeader,
 			RequestsPerMinute: cfg.PriceRequestsPerMinute, Logger: s.Log, HTTP: httpxClient()})
@@ -199,6 +200,27 @@ func pruneLoop(st *store.Store, every time.Duration, log *slog.Logger) lifecycle
 			case err == nil:
 				log.DebugContext(ctx, "flows pruned", "before", st.FlowHorizon(), "copies", n.Copies,
 					"address_hours", n.AddressHours, "hours", n.Hours, "days", n.Days)
+			}
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(every):
+			}
+		}
+	}}
+}
+
+// closeLoop closes the flow hours no transfer is expected in any more every interval (at start
+// too), so top_flow and class changes read per transfer only the hours still open.
+func closeLoop(st *store.Store, every time.Duration, log *slog.Logger) lifecycle.Part {
+	return lifecycle.Part{Name: "flow hour close", Run: func(ctx context.Context) error {
+		for {
+			c, err := st.CloseHours(ctx)
+			switch {
+			case err != nil && ctx.Err() == nil:
+				log.WarnContext(ctx, "closing flow hours failed", "error", err)
+			case err == nil && c.Chains > 0:
+				log.DebugContext(ctx, "flow hours closed", "chains", c.Chains, "rows", c.Rows, "transfers", c.Transfers)
 			}
 			select {
 			case <-ctx.Done():

@@ -57,6 +57,9 @@ type Config struct {
 	// rows are deleted.
 	FlowRetention     time.Duration `env:"FLOW_RETENTION" envDefault:"9600h"`
 	FlowPruneInterval time.Duration `env:"FLOW_PRUNE_INTERVAL" envDefault:"1h"`
+	// FlowCloseInterval is how often the hours no transfer is expected in any more are closed:
+	// their per-address rollup built from the stored transfers (store.CloseHours).
+	FlowCloseInterval time.Duration `env:"FLOW_CLOSE_INTERVAL" envDefault:"1m"`
 
 	// UserLabelsURL is the user-labels service's base URL, asked for the caller's own labels and
 	// entities of top_flow's addresses; empty: none are added.
@@ -99,6 +102,9 @@ func (c Config) Validate() error {
 	}
 	if c.FlowPruneInterval <= 0 {
 		p.Addf("TOKENANALYTICS_FLOW_PRUNE_INTERVAL: must be positive")
+	}
+	if c.FlowCloseInterval <= 0 {
+		p.Addf("TOKENANALYTICS_FLOW_CLOSE_INTERVAL: must be positive")
 	}
 	if c.NativeChain != "" {
 		if _, ok := chains.Lookup(c.NativeChain); !ok {

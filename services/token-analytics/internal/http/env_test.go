@@ -53,7 +53,7 @@ func newEnv(t testing.TB, native app.Native) *env {
 	pool := pgtest.Pool(t)
 	if _, err := pool.Exec(context.Background(), `TRUNCATE market.tokens, market.deployments, market.prices, market.outbox,
 		market.flows, market.orphaned_blocks, market.address_classes, market.flow_hours, market.flow_days, market.flow_address_hours,
-		market.reserve_balances, market.network_blocks`); err != nil {
+		market.reserve_balances, market.network_blocks, market.flow_marks`); err != nil {
 		t.Fatal(err)
 	}
 	st := store.New(pool)

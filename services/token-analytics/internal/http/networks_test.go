@@ -112,3 +112,27 @@ func TestNetworkStatusEmpty(t *testing.T) {
 	e := newEnv(t, app.Native{})
 	e.expect("/networks/status", 200, `{}`)
 }
+
+// A block claiming a time far in the future (one bad event) is stored but does not prune the
+// chain's retained blocks: pruning follows only block times up to the clock plus a small skew.
+func TestNetworkBlocksFutureTimeKeepsBlocks(t *testing.T) {
+	e := newEnv(t, app.Native{})
+	tip := now.Add(-10 * time.Minute)
+	e.txs("ethereum", "0xa1", 100, tip.Add(-2*time.Hour), "10", 0, 1)
+	e.txs("ethereum", "0xa2", 101, tip.Add(-time.Hour), "20", 0)
+	e.txs("ethereum", "0xa3", 102, tip, "30", 0, 1, 2)
+	e.txs("ethereum", "0xbad", 99, now.AddDate(30, 0, 0), "5", 0)
+	var kept int
+	if err := e.store.Pool().QueryRow(context.Background(),
+		`SELECT count(*) FROM market.network_blocks WHERE chain = 'ethereum' AND block_hash IN ('0xa1', '0xa2', '0xa3')`).Scan(&kept); err != nil {
+		t.Fatal(err)
+	}
+	if kept != 3 {
+		t.Fatalf("after a far-future block, %d of the 3 retained blocks are left", kept)
+	}
+	code, body := e.get("/networks/status")
+	var st map[string]struct{ Tip uint64 }
+	if err := json.Unmarshal([]byte(body), &st); code != 200 || err != nil || st["ethereum"].Tip != 102 {
+		t.Fatalf("status after a far-future block: %d %s", code, body)
+	}
+}

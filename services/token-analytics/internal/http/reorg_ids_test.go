@@ -10,6 +10,7 @@ import (
 	"github.com/chainintel/chainintel/libs/pgstore/pgtest"
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
 	"github.com/chainintel/chainintel/services/token-analytics/internal/app"
+	"github.com/chainintel/chainintel/services/token-analytics/internal/store"
 )
 
 // reorg delivers a chain.reorgs.v1 record of ethereum to the consumer.
@@ -52,10 +53,24 @@ func countedBlocks(t *testing.T) map[string]string {
 	return got
 }
 
-// rollupsMatchCounted fails unless flow_hours, flow_days and flow_address_hours equal their
+// rollupsMatchCounted fails unless flow_hours, flow_days and the per-address flows equal their
 // recomputation from the counted rows of market.flows and the current address classes (rows
-// whose sums are all zero count as absent).
+// whose sums are all zero count as absent); the per-address flows are what top_flow reads:
+// flow_address_hours for each chain's closed hours (before its rolled_until, and no row from
+// it on) and the counted rows of market.flows for the open ones. It checks, then closes every
+// hour before each chain's newest delivered one and checks again, so the steps after run on
+// closed hours too.
 func rollupsMatchCounted(t *testing.T, step string) {
+	t.Helper()
+	rollupsMatch(t, step)
+	closed, err := store.New(pgtest.Pool(t)).CloseHours(context.Background())
+	if err != nil {
+		t.Fatalf("%s: close hours: %v", step, err)
+	}
+	rollupsMatch(t, fmt.Sprintf("%s, then %d rows of closed hours built", step, closed.Rows))
+}
+
+func rollupsMatch(t *testing.T, step string) {
 	t.Helper()
 	checks := map[string]string{
 		"flow_hours": `
@@ -96,15 +111,30 @@ func rollupsMatchCounted(t *testing.T, step string) {
 			), want AS (
 				SELECT chain, token, hour, address, sum(in_usd) AS in_usd, sum(in_value) AS in_value, sum(out_usd) AS out_usd, sum(out_value) AS out_value
 				FROM legs GROUP BY 1, 2, 3, 4
+			), open_legs AS (
+				SELECT f.chain, f.token, f.hour, l.*
+				FROM market.flows f
+				JOIN market.flow_marks m ON m.chain = f.chain AND f.hour >= m.rolled_until
+				CROSS JOIN LATERAL (VALUES (f.to_addr, f.usd, f.value, 0::float8, 0::float8), (f.from_addr, 0, 0, f.usd, f.value))
+					AS l(address, in_usd, in_value, out_usd, out_value)
+				WHERE f.counted
 			), got AS (
-				SELECT chain, token, hour, address, in_usd, in_value, out_usd, out_value FROM market.flow_address_hours
-				WHERE in_usd <> 0 OR in_value <> 0 OR out_usd <> 0 OR out_value <> 0
+				SELECT chain, token, hour, address, sum(in_usd) AS in_usd, sum(in_value) AS in_value, sum(out_usd) AS out_usd, sum(out_value) AS out_value
+				FROM (SELECT chain, token, hour, address, in_usd, in_value, out_usd, out_value FROM market.flow_address_hours
+				      UNION ALL SELECT * FROM open_legs) r
+				GROUP BY 1, 2, 3, 4
+				HAVING sum(in_usd) <> 0 OR sum(in_value) <> 0 OR sum(out_usd) <> 0 OR sum(out_value) <> 0
 			)
 			SELECT count(*) FROM want w FULL JOIN got g USING (chain, token, hour, address)
 			WHERE round(w.in_usd::numeric, 6) IS DISTINCT FROM round(g.in_usd::numeric, 6)
 			   OR round(w.in_value::numeric, 6) IS DISTINCT FROM round(g.in_value::numeric, 6)
 			   OR round(w.out_usd::numeric, 6) IS DISTINCT FROM round(g.out_usd::numeric, 6)
 			   OR round(w.out_value::numeric, 6) IS DISTINCT FROM round(g.out_value::numeric, 6)`,
+		"flow_address_hours (open hours)": `
+			SELECT count(*) FROM market.flow_address_hours a
+			WHERE NOT EXISTS (SELECT 1 FROM market.flow_marks m WHERE m.chain = a.chain AND a.hour < m.rolled_until)`,
+		"flow_marks (chains with counted transfers)": `
+			SELECT count(DISTINCT chain) FROM market.flows f WHERE counted AND NOT EXISTS (SELECT 1 FROM market.flow_marks m WHERE m.chain = f.chain)`,
 	}
 	for table, q := range checks {
 		var bad int

@@ -138,8 +138,20 @@ func TestTopWholeBody(t *testing.T) {
 	}
 }
 
+// A relabel re-classifies the past flows of the address, whether their hours are still open
+// (read from market.flows) or closed (in flow_address_hours).
 func TestTopRelabelReclassifies(t *testing.T) {
+	t.Run("open hours", func(t *testing.T) { topRelabel(t, false) })
+	t.Run("closed hours", func(t *testing.T) { topRelabel(t, true) })
+}
+
+func topRelabel(t *testing.T, closed bool) {
 	e := knownWorld(t)
+	if closed {
+		if c, err := e.store.CloseAllHours(context.Background()); err != nil || c.Transfers == 0 {
+			t.Fatalf("closed %+v, %v", c, err)
+		}
+	}
 	// The CEX address becomes a fund: its flows are no longer CEX flows; the pool stays a DEX.
 	e.attribute(2, cex, "fund")
 	e.expect("/token/top?timeframe=24h&tokenIds=alpha&numReferencePeriods=1", 200, `{"tokens":[

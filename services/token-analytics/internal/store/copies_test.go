@@ -26,8 +26,8 @@ func TestMain(m *testing.M) {
 func TestConcurrentCopiesCountOnce(t *testing.T) {
 	ctx := context.Background()
 	pool := pgtest.Pool(t)
-	if _, err := pool.Exec(ctx, `TRUNCATE market.flows, market.flow_ids, market.orphaned_blocks, market.flow_hours,
-		market.flow_days, market.flow_address_hours`); err != nil {
+	if _, err := pool.Exec(ctx, `TRUNCATE market.flows, market.orphaned_blocks, market.flow_hours,
+		market.flow_days, market.flow_address_hours, market.flow_marks`); err != nil {
 		t.Fatal(err)
 	}
 	st := New(pool)
@@ -46,7 +46,7 @@ func TestConcurrentCopiesCountOnce(t *testing.T) {
 	for _, q := range []struct {
 		sql  string
 		args []any
-	}{{sqlLockShared, nil}, {sqlFlowIDsLock, []any{chains, ids}}, {sqlFlowsInsert, cols}, {sqlFlowsSettleBatch, []any{chains, ids}}} {
+	}{{sqlLockShared, nil}, {sqlFlowsChainLock, []any{chains}}, {sqlFlowsInsert, cols}, {sqlFlowsSettleBatch, []any{chains, ids}}} {
 		if _, err := tx.Exec(ctx, q.sql, q.args...); err != nil {
 			t.Fatal(err)
 		}

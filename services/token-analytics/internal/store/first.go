@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/chainintel/chainintel/services/token-analytics/internal/app"
@@ -11,13 +12,13 @@ import (
 // flowsCopyColumns are the columns countFirst copies into market.flows.
 var flowsCopyColumns = []string{"chain", "id", "chain_type", "block_hash", "hour", "token", "from_addr", "to_addr", "value", "usd", "counted"}
 
-// countFirst stores the copies of the natural ids the batch claimed first (claimIDs returned
-// them and each occurs once in fs): no other copy of them exists, so each counts unless its
-// block is orphaned, as flows_settle would decide. The copies are written with COPY (the claim
-// guarantees none is stored yet, so there is nothing to conflict with), and the counted ones are
-// summed here per (token, hour, address) and per (token, hour), so the rollups take one upsert
-// per key instead of one per transfer (flows_rollup_first.sql).
-func countFirst(ctx context.Context, tx pgx.Tx, fs []app.Flow) error {
+// countFirst stores the copies of the natural ids the batch saw first (no copy of them is
+// stored and each occurs once in fs): each counts unless its block is orphaned, as flows_settle
+// would decide. The copies are written with COPY (the writers' chain lock and the check before
+// guarantee none is stored yet, so there is nothing to conflict with), and the counted ones are
+// summed and classified here per (token, hour), and per (token, hour, address) for closed hours,
+// so the rollups take one upsert per key instead of one per transfer (flows_rollup_first.sql).
+func countFirst(ctx context.Context, tx pgx.Tx, fs []app.Flow, marks flowMarks) error {
 	if len(fs) == 0 {
 		return nil
 	}
@@ -35,14 +36,17 @@ func countFirst(ctx context.Context, tx pgx.Tx, fs []app.Flow) error {
 	if err != nil {
 		return err
 	}
-	var agg rollupBatch
-	for i := range fs {
-		if f := &fs[i]; !orphaned[blockKey{f.Chain, f.BlockHash}] {
-			agg.add(f)
-		}
-	}
-	if len(agg.hours) == 0 {
+	counted := slices.DeleteFunc(slices.Clone(fs), func(f app.Flow) bool { return orphaned[blockKey{f.Chain, f.BlockHash}] })
+	if len(counted) == 0 {
 		return nil
+	}
+	classes, err := classesOf(ctx, tx, counted)
+	if err != nil {
+		return err
+	}
+	agg := rollupBatch{classes: classes, marks: marks}
+	for i := range counted {
+		agg.add(&counted[i])
 	}
 	_, err = tx.Exec(ctx, sqlFlowsRollupFirst, agg.args()...)
 	return err
@@ -73,6 +77,36 @@ func orphanedOf(ctx context.Context, tx pgx.Tx, fs []app.Flow) (map[blockKey]boo
 	return orphaned, err
 }
 
+// addressKey is an address of a chain type.
+type addressKey struct{ chainType, address string }
+
+// classesOf is the CEX/DEX class of every sender and receiver of fs that has one. The writers'
+// shared lock keeps classes from changing until the batch commits.
+func classesOf(ctx context.Context, tx pgx.Tx, fs []app.Flow) (map[addressKey]string, error) {
+	seen := make(map[addressKey]bool, 2*len(fs))
+	var types, addrs []string
+	for i := range fs {
+		for _, a := range [2]string{fs[i].From, fs[i].To} {
+			if k := (addressKey{fs[i].ChainType, a}); !seen[k] {
+				seen[k] = true
+				types, addrs = append(types, k.chainType), append(addrs, k.address)
+			}
+		}
+	}
+	rows, err := tx.Query(ctx, sqlClassesOf, types, addrs)
+	if err != nil {
+		return nil, err
+	}
+	classes := map[addressKey]string{}
+	var k addressKey
+	var class string
+	_, err = pgx.ForEachRow(rows, []any{&k.chainType, &k.address, &class}, func() error {
+		classes[k] = class
+		return nil
+	})
+	return classes, err
+}
+
 type hourKey struct {
 	chain, token string
 	hour         time.Time
@@ -89,19 +123,23 @@ type leg struct {
 }
 
 type hourSum struct {
-	transfers  int64
-	usd, value float64
+	transfers                    int64
+	usd, value                   float64
+	cexIn, cexOut, dexIn, dexOut float64
 }
 
-// rollupBatch is a batch's counted transfers summed per (chain, token, hour, address) and per
-// (chain, token, hour).
+// rollupBatch is a batch's counted transfers summed per (chain, token, hour), their USD in and
+// out of CEX and DEX addresses by the classes of their receivers and senders, and per (chain,
+// token, hour, address) for the hours marks has closed.
 type rollupBatch struct {
-	legs  map[legKey]*leg
-	hours map[hourKey]*hourSum
+	classes map[addressKey]string
+	marks   flowMarks
+	legs    map[legKey]*leg
+	hours   map[hourKey]*hourSum
 }
 
 func (b *rollupBatch) add(f *app.Flow) {
-	if b.legs == nil {
+	if b.hours == nil {
 		b.legs, b.hours = map[legKey]*leg{}, map[hourKey]*hourSum{}
 	}
 	hk := hourKey{f.Chain, f.Token, f.Time.UTC().Truncate(time.Hour)}
@@ -113,6 +151,21 @@ func (b *rollupBatch) add(f *app.Flow) {
 	h.transfers++
 	h.usd += f.USD
 	h.value += f.Value
+	switch b.classes[addressKey{f.ChainType, f.To}] {
+	case "cex":
+		h.cexIn += f.USD
+	case "dex":
+		h.dexIn += f.USD
+	}
+	switch b.classes[addressKey{f.ChainType, f.From}] {
+	case "cex":
+		h.cexOut += f.USD
+	case "dex":
+		h.dexOut += f.USD
+	}
+	if !b.marks.closed(f.Chain, hk.hour) {
+		return
+	}
 	to := b.leg(legKey{hk, f.To}, f.ChainType)
 	to.inUSD += f.USD
 	to.inValue += f.Value
@@ -144,13 +197,16 @@ func (b *rollupBatch) args() []any {
 	}
 	m := len(b.hours)
 	hChains, hTokens, hHours := make([]string, m), make([]string, m), make([]time.Time, m)
-	transfers, usds, values := make([]int64, m), make([]float64, m), make([]float64, m)
+	transfers := make([]int64, m)
+	usds, values := make([]float64, m), make([]float64, m)
+	cexIn, cexOut, dexIn, dexOut := make([]float64, m), make([]float64, m), make([]float64, m), make([]float64, m)
 	i = 0
 	for k, h := range b.hours {
 		hChains[i], hTokens[i], hHours[i] = k.chain, k.token, k.hour
 		transfers[i], usds[i], values[i] = h.transfers, h.usd, h.value
+		cexIn[i], cexOut[i], dexIn[i], dexOut[i] = h.cexIn, h.cexOut, h.dexIn, h.dexOut
 		i++
 	}
 	return []any{lChains, lTypes, lTokens, lHours, lAddrs, inUSD, inValue, outUSD, outValue,
-		hChains, hTokens, hHours, transfers, usds, values}
+		hChains, hTokens, hHours, transfers, usds, values, cexIn, cexOut, dexIn, dexOut}
 }

@@ -17,8 +17,13 @@ import (
 func TestFirstBatchSummedPerKey(t *testing.T) {
 	ctx := context.Background()
 	pool := pgtest.Pool(t)
-	if _, err := pool.Exec(ctx, `TRUNCATE market.flows, market.flow_ids, market.orphaned_blocks, market.flow_hours,
-		market.flow_days, market.flow_address_hours, market.address_classes`); err != nil {
+	if _, err := pool.Exec(ctx, `TRUNCATE market.flows, market.orphaned_blocks, market.flow_hours,
+		market.flow_days, market.flow_address_hours, market.address_classes, market.flow_marks`); err != nil {
+		t.Fatal(err)
+	}
+	// Every hour of the chain is closed, so the batch adds its per-address sums to
+	// flow_address_hours itself, as a late transfer of a closed hour does.
+	if _, err := pool.Exec(ctx, `INSERT INTO market.flow_marks (chain, rolled_until) VALUES ('ethereum', 'infinity')`); err != nil {
 		t.Fatal(err)
 	}
 	st := New(pool)

@@ -29,13 +29,23 @@ func (s *Store) ApplyFlows(ctx context.Context, fs []app.Flow) error {
 		if _, err := tx.Exec(ctx, sqlLockShared); err != nil {
 			return false, err
 		}
-		// Each statement below sees what writers of the same ids committed before the lock.
-		claimed, err := claimIDs(ctx, tx, chains, ids)
+		// Each statement below sees what the chains' other writers committed before the lock.
+		if _, err := tx.Exec(ctx, sqlFlowsChainLock, chains); err != nil {
+			return false, err
+		}
+		marks, err := readMarks(ctx, tx)
 		if err != nil {
 			return false, err
 		}
-		first, rest := splitFirst(fs, claimed)
-		if err := countFirst(ctx, tx, first); err != nil {
+		if err := s.moveHeads(ctx, tx, marks, newestHours(fs)); err != nil {
+			return false, err
+		}
+		seen, err := seenIDs(ctx, tx, chains, ids)
+		if err != nil {
+			return false, err
+		}
+		first, rest := splitFirst(fs, seen)
+		if err := countFirst(ctx, tx, first, marks); err != nil {
 			return false, err
 		}
 		if len(rest) == 0 {
@@ -52,27 +62,37 @@ func (s *Store) ApplyFlows(ctx context.Context, fs []app.Flow) error {
 
 type flowKey struct{ chain, id string }
 
-// claimIDs claims or locks the batch's natural ids and returns those claimed now: ids of which
-// no copy was stored before.
-func claimIDs(ctx context.Context, tx pgx.Tx, chains, ids []string) (map[flowKey]bool, error) {
-	rows, err := tx.Query(ctx, sqlFlowIDsLock, chains, ids)
+// newestHours is the hour of the newest transfer of each chain of fs.
+func newestHours(fs []app.Flow) map[string]time.Time {
+	out := map[string]time.Time{}
+	for i := range fs {
+		if h := fs[i].Time.UTC().Truncate(time.Hour); h.After(out[fs[i].Chain]) {
+			out[fs[i].Chain] = h
+		}
+	}
+	return out
+}
+
+// seenIDs returns the batch's natural ids of which a copy is stored.
+func seenIDs(ctx context.Context, tx pgx.Tx, chains, ids []string) (map[flowKey]bool, error) {
+	rows, err := tx.Query(ctx, sqlFlowsSeen, chains, ids)
 	if err != nil {
 		return nil, err
 	}
-	claimed := map[flowKey]bool{}
+	seen := map[flowKey]bool{}
 	var k flowKey
 	_, err = pgx.ForEachRow(rows, []any{&k.chain, &k.id}, func() error {
-		claimed[k] = true
+		seen[k] = true
 		return nil
 	})
-	return claimed, err
+	return seen, err
 }
 
-// splitFirst separates the transfers whose id was claimed now and occurs once in the batch (the
-// only copy of its id: it counts unless its block is orphaned) from the others, whose copies
-// flows_settle weighs against each other.
-func splitFirst(fs []app.Flow, claimed map[flowKey]bool) (first, rest []app.Flow) {
-	if len(claimed) == 0 {
+// splitFirst separates the transfers whose id has no stored copy and occurs once in the batch
+// (the only copy of its id: it counts unless its block is orphaned) from the others, whose
+// copies flows_settle weighs against each other.
+func splitFirst(fs []app.Flow, stored map[flowKey]bool) (first, rest []app.Flow) {
+	if len(stored) == len(fs) {
 		return nil, fs
 	}
 	seen := make(map[flowKey]int, len(fs))
@@ -80,7 +100,7 @@ func splitFirst(fs []app.Flow, claimed map[flowKey]bool) (first, rest []app.Flow
 		seen[flowKey{f.Chain, f.ID}]++
 	}
 	for _, f := range fs {
-		if k := (flowKey{f.Chain, f.ID}); claimed[k] && seen[k] == 1 {
+		if k := (flowKey{f.Chain, f.ID}); !stored[k] && seen[k] == 1 {
 			first = append(first, f)
 		} else {
 			rest = append(rest, f)
@@ -99,14 +119,14 @@ func (s *Store) FlowHorizon() time.Time {
 
 // PruneCounts are the rows PruneFlows deleted.
 type PruneCounts struct {
-	Copies, IDs, AddressHours, Hours, Days int64
+	Copies, AddressHours, Hours, Days int64
 }
 
 // pruneBatch bounds the rows one pruning transaction deletes from each table.
 const pruneBatch = 10000
 
-// PruneFlows deletes what is older than the flow horizon: transfer copies and natural ids whose
-// every copy is, and rollup rows of earlier hours and days, in transactions of at most
+// PruneFlows deletes what is older than the flow horizon: the transfer copies of natural ids
+// whose every copy is, and rollup rows of earlier hours and days, in transactions of at most
 // pruneBatch rows per table. It holds the transfer writers' shared lock, so no class change or
 // reorg (which rewrite past rollup rows) runs meanwhile; transfer writers do (they write no row
 // before the horizon). Without retention it does nothing.
@@ -122,7 +142,7 @@ func (s *Store) PruneFlows(ctx context.Context) (PruneCounts, error) {
 			if _, err := tx.Exec(ctx, sqlLockShared); err != nil {
 				return false, err
 			}
-			if err := tx.QueryRow(ctx, sqlPruneFlows, h, pruneBatch).Scan(&c.Copies, &c.IDs); err != nil {
+			if err := tx.QueryRow(ctx, sqlPruneFlows, h, pruneBatch).Scan(&c.Copies); err != nil {
 				return false, err
 			}
 			return false, tx.QueryRow(ctx, sqlPruneRollups, h, pruneBatch).Scan(&c.AddressHours, &c.Hours, &c.Days)
@@ -130,8 +150,7 @@ func (s *Store) PruneFlows(ctx context.Context) (PruneCounts, error) {
 		if err != nil {
 			return total, err
 		}
-		total = PruneCounts{total.Copies + c.Copies, total.IDs + c.IDs, total.AddressHours + c.AddressHours,
-			total.Hours + c.Hours, total.Days + c.Days}
+		total = PruneCounts{total.Copies + c.Copies, total.AddressHours + c.AddressHours, total.Hours + c.Hours, total.Days + c.Days}
 		if c.Copies < pruneBatch && c.AddressHours < pruneBatch && c.Hours < pruneBatch && c.Days < pruneBatch {
 			return total, nil
 		}

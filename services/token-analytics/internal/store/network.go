@@ -9,9 +9,15 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
+// blockClockSkew is how far past the store's clock a block's time may be and still move the
+// pruning of network blocks: a block claiming a later time is stored but cannot make its chain's
+// retained blocks look old.
+const blockClockSkew = 15 * time.Minute
+
 // ApplyBlocks records block figures from chain.transactions.v1 (several stats of one block are
 // merged first) and drops each chain's blocks more than two days older than its newest in the
-// batch. Idempotent: a redelivered or partial block leaves its row as the fullest delivery made it.
+// batch, of those not later than the clock plus blockClockSkew. Idempotent: a redelivered or
+// partial block leaves its row as the fullest delivery made it.
 func (s *Store) ApplyBlocks(ctx context.Context, bs []app.BlockStat) error {
 	if len(bs) == 0 {
 		return nil
@@ -20,8 +26,9 @@ func (s *Store) ApplyBlocks(ctx context.Context, bs []app.BlockStat) error {
 	by := map[key]int{}
 	var merged []app.BlockStat
 	newest := map[string]time.Time{}
+	latest := s.now().Add(blockClockSkew)
 	for _, b := range bs {
-		if b.Time.After(newest[b.Chain]) {
+		if b.Time.After(newest[b.Chain]) && !b.Time.After(latest) {
 			newest[b.Chain] = b.Time
 		}
 		k := key{b.Chain, b.Hash}

@@ -1,5 +1,6 @@
 -- Applies address class changes and moves the rollups' cex/dex sums of every hour the address
--- had flows in from its old class to its new one (flow_hours and flow_days). Input: chain_type, address, entity_type,
+-- had flows in from its old class to its new one (flow_hours and flow_days), reading the
+-- address's flows of closed hours from flow_address_hours and of open hours from market.flows. Input: chain_type, address, entity_type,
 -- sets_entity (false: only the pool flag changes), is_pool, version, info.
 WITH input AS (
     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bool[], $5::bool[], $6::int8[], $7::jsonb[])
@@ -23,15 +24,34 @@ WITH input AS (
 ), moved AS (
     SELECT chain_type, address, old_class, market.flow_class(entity_type, is_pool) AS new_class FROM next
     WHERE old_class IS DISTINCT FROM market.flow_class(entity_type, is_pool)
-), deltas AS (
-    SELECT a.chain, a.token, a.hour,
-        sum(CASE WHEN m.new_class = 'cex' THEN a.in_usd ELSE 0 END - CASE WHEN m.old_class = 'cex' THEN a.in_usd ELSE 0 END) AS cex_in,
-        sum(CASE WHEN m.new_class = 'cex' THEN a.out_usd ELSE 0 END - CASE WHEN m.old_class = 'cex' THEN a.out_usd ELSE 0 END) AS cex_out,
-        sum(CASE WHEN m.new_class = 'dex' THEN a.in_usd ELSE 0 END - CASE WHEN m.old_class = 'dex' THEN a.in_usd ELSE 0 END) AS dex_in,
-        sum(CASE WHEN m.new_class = 'dex' THEN a.out_usd ELSE 0 END - CASE WHEN m.old_class = 'dex' THEN a.out_usd ELSE 0 END) AS dex_out
+), address_legs AS (
+    -- the moved addresses' in and out USD per token and hour: of closed hours from
+    -- flow_address_hours, of open ones (from the chain's rolled_until on) from market.flows,
+    -- whose range (bounded on both sides, so a plan made without the bound's value still reads
+    -- a range) is found through the BRIN index on hour
+    SELECT a.chain, a.token, a.hour, m.old_class, m.new_class, a.in_usd, a.out_usd
     FROM moved m
     JOIN market.flow_address_hours a ON a.chain_type = m.chain_type AND a.address = m.address
-    GROUP BY a.chain, a.token, a.hour
+    UNION ALL
+    SELECT f.chain, f.token, f.hour, m.old_class, m.new_class, f.usd, 0
+    FROM market.flow_marks k
+    JOIN market.flows f ON f.chain = k.chain AND f.hour >= k.rolled_until AND f.counted
+        AND f.hour >= (SELECT min(rolled_until) FROM market.flow_marks) AND f.hour < 'infinity'
+    JOIN moved m ON m.chain_type = f.chain_type AND m.address = f.to_addr
+    UNION ALL
+    SELECT f.chain, f.token, f.hour, m.old_class, m.new_class, 0, f.usd
+    FROM market.flow_marks k
+    JOIN market.flows f ON f.chain = k.chain AND f.hour >= k.rolled_until AND f.counted
+        AND f.hour >= (SELECT min(rolled_until) FROM market.flow_marks) AND f.hour < 'infinity'
+    JOIN moved m ON m.chain_type = f.chain_type AND m.address = f.from_addr
+), deltas AS (
+    SELECT chain, token, hour,
+        sum(CASE WHEN new_class = 'cex' THEN in_usd ELSE 0 END - CASE WHEN old_class = 'cex' THEN in_usd ELSE 0 END) AS cex_in,
+        sum(CASE WHEN new_class = 'cex' THEN out_usd ELSE 0 END - CASE WHEN old_class = 'cex' THEN out_usd ELSE 0 END) AS cex_out,
+        sum(CASE WHEN new_class = 'dex' THEN in_usd ELSE 0 END - CASE WHEN old_class = 'dex' THEN in_usd ELSE 0 END) AS dex_in,
+        sum(CASE WHEN new_class = 'dex' THEN out_usd ELSE 0 END - CASE WHEN old_class = 'dex' THEN out_usd ELSE 0 END) AS dex_out
+    FROM address_legs
+    GROUP BY chain, token, hour
 ), by_hour AS (
     UPDATE market.flow_hours h SET
         cex_in_usd = h.cex_in_usd + d.cex_in, cex_out_usd = h.cex_out_usd + d.cex_out,

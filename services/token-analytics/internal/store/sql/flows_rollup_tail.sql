@@ -6,7 +6,10 @@
 ), by_address AS (
     INSERT INTO market.flow_address_hours AS a (chain, token, hour, address, chain_type, in_usd, in_value, out_usd, out_value)
     SELECT chain, token, hour, address, min(chain_type), sum(in_usd), sum(in_value), sum(out_usd), sum(out_value)
-    FROM legs GROUP BY chain, token, hour, address
+    FROM legs l
+    -- per address only in closed hours: the open ones are read from market.flows
+    WHERE l.hour < (SELECT coalesce(max(m.rolled_until), '-infinity') FROM market.flow_marks m WHERE m.chain = l.chain)
+    GROUP BY chain, token, hour, address
     ORDER BY chain, token, hour, address
     ON CONFLICT (chain, token, hour, address) DO UPDATE SET
         in_usd = a.in_usd + excluded.in_usd, in_value = a.in_value + excluded.in_value,

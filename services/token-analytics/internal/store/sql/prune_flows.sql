@@ -1,5 +1,5 @@
--- Deletes the copies of up to $2 natural ids whose every copy is of an hour before $1, and
--- those ids' rows of flow_ids. Returns the copies and ids deleted.
+-- Deletes the copies of up to $2 natural ids whose every copy is of an hour before $1. Returns
+-- the copies deleted.
 WITH old AS (
     SELECT f.chain, f.id
     FROM market.flows f
@@ -10,11 +10,6 @@ WITH old AS (
     DELETE FROM market.flows f
     USING (SELECT DISTINCT chain, id FROM old) o
     WHERE f.chain = o.chain AND f.id = o.id
-    RETURNING f.chain, f.id
-), ids AS (
-    DELETE FROM market.flow_ids c
-    USING (SELECT DISTINCT chain, id FROM copies) k
-    WHERE c.chain = k.chain AND c.id = k.id
     RETURNING 1
 )
-SELECT (SELECT count(*) FROM copies), (SELECT count(*) FROM ids)
+SELECT count(*) FROM copies

@@ -1,0 +1,33 @@
+-- +goose Up
+-- flow_address_hours is built per closed hour from the counted rows of market.flows
+-- (internal/store/sql/flows_close.sql) instead of in every transfer batch. Per chain,
+-- rolled_until is the first hour not yet built: flow_address_hours holds every counted transfer
+-- of the hours before it (a late copy, reorg or relabel of such an hour updates its rows in
+-- place), and the hours from it on are read from market.flows. head is the newest hour a
+-- transfer batch delivered, at most the clock's; hours before it are closed.
+CREATE TABLE market.flow_marks (
+    chain        text PRIMARY KEY,
+    rolled_until timestamptz NOT NULL DEFAULT '-infinity',
+    head         timestamptz NOT NULL DEFAULT '-infinity'
+);
+-- Every counted transfer stored so far is in flow_address_hours already.
+INSERT INTO market.flow_marks (chain, rolled_until, head)
+SELECT chain, max(hour) + interval '1 hour', max(hour) FROM market.flows GROUP BY chain;
+
+-- The open hours of a token, read by top_flow and by the hour close.
+CREATE INDEX flows_token_hour ON market.flows (chain, token, hour);
+
+-- +goose Down
+DROP INDEX market.flows_token_hour;
+INSERT INTO market.flow_address_hours AS a (chain, token, hour, address, chain_type, in_usd, in_value, out_usd, out_value)
+SELECT f.chain, f.token, f.hour, l.address, min(f.chain_type), sum(l.in_usd), sum(l.in_value), sum(l.out_usd), sum(l.out_value)
+FROM market.flows f
+JOIN market.flow_marks m ON m.chain = f.chain AND f.hour >= m.rolled_until
+CROSS JOIN LATERAL (VALUES (f.to_addr, f.usd, f.value, 0::float8, 0::float8), (f.from_addr, 0, 0, f.usd, f.value))
+    AS l(address, in_usd, in_value, out_usd, out_value)
+WHERE f.counted
+GROUP BY 1, 2, 3, 4
+ON CONFLICT (chain, token, hour, address) DO UPDATE SET
+    in_usd = a.in_usd + excluded.in_usd, in_value = a.in_value + excluded.in_value,
+    out_usd = a.out_usd + excluded.out_usd, out_value = a.out_value + excluded.out_value;
+DROP TABLE market.flow_marks;
