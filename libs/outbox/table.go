@@ -39,14 +39,14 @@ type DB interface {
 // schema, with the columns id bigserial, event_id uuid, topic, key, payload and sent_at). It is
 // a Store. Make it with NewTable.
 type Table struct {
-	DB DB
-	// Claim takes the limit ($1) and returns id, event_id::text, topic, key, payload of unsent
+	db DB
+	// claim takes the limit ($1) and returns id, event_id::text, topic, key, payload of unsent
 	// rows, oldest first, FOR UPDATE SKIP LOCKED.
-	Claim string
-	// Mark sets sent_at of the rows whose ids are $1 (bigint[]).
-	Mark string
-	// Prune deletes the rows sent before $1.
-	Prune string
+	claim string
+	// mark sets sent_at of the rows whose ids are $1 (bigint[]).
+	mark string
+	// prune deletes the rows sent before $1.
+	prune string
 }
 
 // The statements of every outbox table, with the table's quoted name for %[1]s.
@@ -64,7 +64,7 @@ var (
 // name and never as SQL.
 func NewTable(db DB, name pgx.Identifier) Table {
 	q := name.Sanitize()
-	return Table{DB: db, Claim: fmt.Sprintf(claimSQL, q), Mark: fmt.Sprintf(markSQL, q), Prune: fmt.Sprintf(pruneSQL, q)}
+	return Table{db: db, claim: fmt.Sprintf(claimSQL, q), mark: fmt.Sprintf(markSQL, q), prune: fmt.Sprintf(pruneSQL, q)}
 }
 
 // ClaimOutbox locks up to limit unsent rows (oldest first, skipping rows another relay holds),
@@ -72,8 +72,8 @@ func NewTable(db DB, name pgx.Identifier) Table {
 // unsent for the next attempt. It returns how many were sent.
 func (t Table) ClaimOutbox(ctx context.Context, limit int, publish func(context.Context, []Event) error) (int, error) {
 	var n int
-	err := pgx.BeginFunc(ctx, t.DB, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, t.Claim, limit)
+	err := pgx.BeginFunc(ctx, t.db, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, t.claim, limit)
 		if err != nil {
 			return err
 		}
@@ -88,7 +88,7 @@ func (t Table) ClaimOutbox(ctx context.Context, limit int, publish func(context.
 		for i, e := range evs {
 			ids[i] = e.ID
 		}
-		if _, err := tx.Exec(ctx, t.Mark, ids); err != nil {
+		if _, err := tx.Exec(ctx, t.mark, ids); err != nil {
 			return err
 		}
 		n = len(evs)
@@ -102,7 +102,7 @@ func (t Table) ClaimOutbox(ctx context.Context, limit int, publish func(context.
 
 // PruneOutbox deletes rows sent before cutoff and returns how many.
 func (t Table) PruneOutbox(ctx context.Context, cutoff time.Time) (int64, error) {
-	tag, err := t.DB.Exec(ctx, t.Prune, cutoff)
+	tag, err := t.db.Exec(ctx, t.prune, cutoff)
 	if err != nil {
 		return 0, fmt.Errorf("prune outbox: %w", err)
 	}

@@ -5,10 +5,11 @@ import (
 	"time"
 
 	"github.com/chainintel/chainintel/libs/outbox"
+	"github.com/jackc/pgx/v5"
 )
 
 func (s *Store) outbox() outbox.Table {
-	return outbox.Table{DB: s.pool, Claim: sqlOutboxClaim, Mark: sqlOutboxMark, Prune: sqlOutboxPrune}
+	return outbox.NewTable(s.pool, pgx.Identifier{"market", "outbox"})
 }
 
 // ClaimOutbox locks up to limit unsent rows (oldest first, skipping rows another relay holds),

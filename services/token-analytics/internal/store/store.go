@@ -68,9 +68,6 @@ var (
 	sqlReserveUpsert    = load("reserve_upsert")
 	sqlReserveSum       = load("reserve_sum")
 	sqlOutboxInsert     = load("outbox_insert")
-	sqlOutboxClaim      = load("outbox_claim")
-	sqlOutboxMark       = load("outbox_mark")
-	sqlOutboxPrune      = load("outbox_prune")
 	sqlPruneFlows       = load("prune_flows")
 	sqlPruneRollups     = load("prune_rollups")
 

@@ -1,2 +1,0 @@
-SELECT id, event_id::text, topic, key, payload FROM market.outbox
-WHERE sent_at IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED

@@ -1,1 +1,0 @@
-UPDATE market.outbox SET sent_at = now() WHERE id = ANY($1)

@@ -1,1 +1,0 @@
-DELETE FROM market.outbox WHERE sent_at IS NOT NULL AND sent_at < $1
