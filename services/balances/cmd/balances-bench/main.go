@@ -237,7 +237,7 @@ func appendAndApply(ctx context.Context, st *store.Store, rows []store.Observati
 	t0 := time.Now()
 	go func() {
 		for {
-			taken, _, err := st.ApplyLog(ctx, applyBatch)
+			taken, _, err := st.ApplyPending(ctx, applyBatch)
 			if err != nil {
 				applied <- err
 				return
@@ -261,7 +261,7 @@ func appendAndApply(ctx context.Context, st *store.Store, rows []store.Observati
 		}
 	}
 	appendDur = time.Since(t0)
-	if backlog, err = st.LogBacklog(ctx); err != nil {
+	if backlog, err = st.Backlog(ctx); err != nil {
 		return 0, 0, 0, err
 	}
 	close(appended)
