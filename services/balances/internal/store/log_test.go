@@ -60,7 +60,7 @@ func TestAppendedObservationsApplyOnce(t *testing.T) {
 	}
 	for _, c := range []struct{ what, got, want string }{
 		{"a1 current", current(t, s, a1, tok), huge},
-		{"a1 snapshot", state(t, s, `SELECT balance::text FROM balances.address_daily WHERE address=$1`, a1), huge},
+		{"a1 snapshot", snapshot(t, s, a1, tok, "2026-03-01"), huge},
 		{"supply", state(t, s, `SELECT supply::text FROM balances.token_supply WHERE token=$1`, tok), huge},
 		{"a2 current (block 31 orphaned)", current(t, s, a2, ""), "7"},
 		{"void observations", state(t, s, `SELECT count(*)::text FROM balances.observations o JOIN balances.orphaned_blocks b

@@ -45,10 +45,6 @@ func (s *Store) ApplyReorg(ctx context.Context, chain string, orphaned, canonica
 			return nil
 		}
 		keys := sortedKeys(plans)
-		rebuilt, err := s.loadDaily(ctx, tx, "surviving_daily", keys, plans)
-		if err != nil {
-			return err
-		}
 		cs, as, ts := keyArrays(keys)
 		rows, err := tx.Query(ctx, q("surviving_current"), cs, as, ts)
 		if err != nil {
@@ -58,11 +54,20 @@ func (s *Store) ApplyReorg(ctx context.Context, chain string, orphaned, canonica
 		if err != nil {
 			return err
 		}
+		for i := range tops {
+			p := plans[tops[i].Key]
+			p.top = &tops[i]
+			// The current row is its day's snapshot: the rebuild covers the day of the new one.
+			if d := Day(p.top.BlockTime); d.Before(p.since) {
+				p.since = d
+			}
+		}
+		rebuilt, err := s.loadDaily(ctx, tx, "surviving_daily", keys, plans)
+		if err != nil {
+			return err
+		}
 		for _, k := range keys {
 			plans[k].cands = rebuilt[k]
-		}
-		for i := range tops {
-			plans[tops[i].Key].top = &tops[i]
 		}
 		if err := s.apply(ctx, tx, plans, true); err != nil {
 			return err

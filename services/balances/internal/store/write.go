@@ -160,20 +160,18 @@ func copyObservations(obs []Observation) pgx.CopyFromSource {
 }
 
 // applyFresh applies the observations in fresh_obs: one round trip for the derived rows of keys
-// no entity holds (set-based, newest-block rules in SQL), and the observations of held keys back
-// for the full path.
+// no entity holds (set_current.sql: current, the snapshots of days other than the current row's,
+// supply and top holders, newest-block rules in SQL), and the observations of held keys back for
+// the full path.
 func (s *Store) applyFresh(ctx context.Context, tx pgx.Tx) error {
 	b := &pgx.Batch{}
 	b.Queue(q("set_current"))
-	b.Queue(q("set_daily"))
 	b.Queue(q("fresh_tokens"))
 	b.Queue(q("read_fresh_held"))
 	br := tx.SendBatch(ctx, b)
-	for i := 0; i < 2; i++ {
-		if _, err := br.Exec(); err != nil {
-			br.Close()
-			return err
-		}
+	if _, err := br.Exec(); err != nil {
+		br.Close()
+		return err
 	}
 	tokens, err := scanRows(br, scanTokens)
 	if err != nil {
