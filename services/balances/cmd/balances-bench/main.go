@@ -126,21 +126,23 @@ func history(entN int, first time.Time) []store.Observation {
 	return hist
 }
 
-// today is today's reading of every address: a native and a token balance (the token's
-// holders).
-func today(n int, day time.Time) []store.Observation {
-	bulk := make([]store.Observation, 0, 2*n)
-	for i := 0; i < n; i++ {
-		bulk = append(bulk, obs(i, "", day, 364_000_000+int64(i), int64(i%1000+1)), obs(i, benchToken, day, 364_000_000+int64(i), int64(i%997+2)))
+// readings is a reading on day of addresses from to to (a native and a token balance each: the
+// token's holders), at blocks base+i.
+func readings(from, to int, day time.Time, base int64) []store.Observation {
+	bulk := make([]store.Observation, 0, 2*(to-from))
+	for i := from; i < to; i++ {
+		bulk = append(bulk, obs(i, "", day, base+int64(i), int64(i%1000+1)), obs(i, benchToken, day, base+int64(i), int64(i%997+2)))
 	}
 	return bulk
 }
 
-// throughput writes the entity's history and today's readings as the service takes them
-// (appended by COPY in the consumer's batches, folded into the read models by the applier):
-// half appended with no applier running and then applied alone, so each side's rate shows, and
-// half appended while an applier runs, so the rate from received to readable shows. It
-// raw-COPYs the same rows and prints the rates side by side.
+// throughput writes the entity's history and yesterday's reading of every address as the
+// service takes them (appended by COPY in the consumer's batches, folded into the read models by
+// the applier): half appended with no applier running and then applied alone, so each side's
+// rate shows, and half appended while an applier runs, so the rate from received to readable
+// shows. Every one of these is the first reading of its key. Then today's readings of half the
+// addresses, with an applier running: each updates a current row and closes yesterday's
+// snapshot. It raw-COPYs yesterday's rows and prints the rates side by side.
 func throughput(ctx context.Context, st *store.Store, pool *pgxpool.Pool, cfg config, first time.Time) error {
 	hist := history(cfg.entN, first)
 	t0 := time.Now()
@@ -148,7 +150,7 @@ func throughput(ctx context.Context, st *store.Store, pool *pgxpool.Pool, cfg co
 		return err
 	}
 	histDur := time.Since(t0)
-	bulk := today(cfg.n, first.AddDate(0, 0, 364))
+	bulk := readings(0, cfg.n, first.AddDate(0, 0, 363), 364_000_000)
 	half := len(bulk) / 2
 	t0 = time.Now()
 	if err := appendAll(ctx, st, bulk[:half], cfg.batch); err != nil {
@@ -164,6 +166,13 @@ func throughput(ctx context.Context, st *store.Store, pool *pgxpool.Pool, cfg co
 	if err != nil {
 		return err
 	}
+	// Today's readings of the second half's addresses (no entity holds them): each replaces a
+	// current row of yesterday and closes yesterday's snapshot (an address_daily row).
+	next := readings(cfg.n/2, cfg.n, first.AddDate(0, 0, 364), 366_000_000)
+	_, nextDur, _, err := appendAndApply(ctx, st, next, cfg.batch, cfg.applyBatch)
+	if err != nil {
+		return err
+	}
 	rawDur, err := rawCopy(ctx, pool, bulk, cfg.batch)
 	if err != nil {
 		return err
@@ -171,8 +180,8 @@ func throughput(ctx context.Context, st *store.Store, pool *pgxpool.Pool, cfg co
 	if _, err := pool.Exec(ctx, "VACUUM ANALYZE"); err != nil {
 		return err
 	}
-	fmt.Printf("world: %d addresses with balances (%d observations today), entity of %d addresses with %d history observations over 365 days\n",
-		cfg.n, len(bulk), cfg.entN, len(hist))
+	fmt.Printf("world: %d addresses with balances (%d observations yesterday, %d today), entity of %d addresses with %d history observations over 365 days\n",
+		cfg.n, len(bulk), len(next), cfg.entN, len(hist))
 	rr := float64(len(bulk)) / rawDur.Seconds()
 	second := len(bulk) - half
 	line := func(what string, rows int, d time.Duration, note string) {
@@ -187,6 +196,7 @@ func throughput(ctx context.Context, st *store.Store, pool *pgxpool.Pool, cfg co
 	line("both at once: received -> readable (first append to drained)", second, bothDur,
 		fmt.Sprintf("   (target >= 50,000 obs/s and >= 0.75; appends %.0f obs/s, backlog at their end %d)",
 			float64(second)/bothAppendDur.Seconds(), backlog))
+	line("both at once, next day: existing keys, closing yesterday's snapshot", len(next), nextDur, "")
 	fmt.Printf("%-70s %10.0f\n", "history observations (entity, 365 days, appended and applied per batch)", float64(len(hist))/histDur.Seconds())
 	return nil
 }
