@@ -271,8 +271,8 @@ func drain(ctx context.Context, st *store.Store, applyBatch int) error {
 }
 
 // appendAndApply appends rows in batches (as the consumer does) while an applier folds them into
-// the read models; it returns how long the appends took, how long until the log was
-// drained, and the backlog when the appends ended.
+// the read models; it returns how long the appends took, how long until nothing waited, and
+// the backlog when the appends ended.
 func appendAndApply(ctx context.Context, st *store.Store, rows []store.Observation, batch, applyBatch int) (appendDur, applyDur time.Duration, backlog int64, err error) {
 	appended := make(chan struct{})
 	applied := make(chan error, 1)
