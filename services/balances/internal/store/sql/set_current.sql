@@ -1,11 +1,11 @@
 -- The current balance and the snapshots of the round's keys no entity holds, in one statement.
--- Each key's newest observation of the round is inserted for a key without a current row, and
--- replaces the current row of an existing key only when read at a newer block; the supply moves
--- by what the statement changed. Every key is probed once, by a LATERAL … LIMIT 1 (one
--- primary-key probe per key: a plain join lets the planner hash the whole table); a key without
--- a row is written by a plain insert (its index descent the only other one), an existing key is
--- updated by tuple id. top_holders follows the changed balances (only those at or above their
--- token's floor are in).
+-- Each key's newest new observation is inserted for a key without a current row, and replaces
+-- the current row of an existing key only when read at a newer block; the supply moves by what
+-- the statement changed. A key new to the table is written by the insert alone (no probe of
+-- current before it); only the keys the insert skipped are probed, by a LATERAL … LIMIT 1 (one
+-- primary-key probe per key: a plain join lets the planner hash the whole table), and updated by
+-- tuple id. top_holders follows the changed balances (only those at or above their token's floor
+-- are in).
 --
 -- The current row is also its day's snapshot (readers take, per day, the newest by block of
 -- address_daily and current), so address_daily gets a row only for a day that is not the
@@ -17,20 +17,21 @@ WITH n AS (
   SELECT DISTINCT ON (address, chain, token) chain, address, token, block_number, block_hash, block_time, balance, owner, kind
   FROM fresh_obs WHERE NOT held
   ORDER BY address, chain, token, block_number DESC, block_hash
+), ins AS (
+  INSERT INTO balances.current AS c (chain, address, token, block_number, block_hash, block_time, balance, owner, kind)
+  SELECT chain, address, token, block_number, block_hash, block_time, balance, owner, kind FROM n
+  ON CONFLICT (address, chain, token) DO NOTHING
+  RETURNING c.address, c.chain, c.token, c.balance
 ), probed AS (
   SELECT n.*, c.tid, c.balance AS old_balance, c.block_number AS old_block, c.block_time AS old_time
   FROM n
-  LEFT JOIN LATERAL (
+  CROSS JOIN LATERAL (
     SELECT c.ctid AS tid, c.balance, c.block_number, c.block_time FROM balances.current c
     WHERE c.address = n.address AND c.chain = n.chain AND c.token = n.token LIMIT 1
-  ) c ON true
-), ins AS (
-  -- No other writer inserts into current while the writers' lock is held.
-  INSERT INTO balances.current AS c (chain, address, token, block_number, block_hash, block_time, balance, owner, kind)
-  SELECT chain, address, token, block_number, block_hash, block_time, balance, owner, kind FROM probed WHERE tid IS NULL
-  RETURNING c.address, c.chain, c.token, c.balance
+  ) c
+  WHERE NOT EXISTS (SELECT 1 FROM ins WHERE ins.address = n.address AND ins.chain = n.chain AND ins.token = n.token)
 ), old AS (
-  SELECT * FROM probed WHERE tid IS NOT NULL AND block_number > old_block
+  SELECT * FROM probed WHERE block_number > old_block
 ), up AS (
   UPDATE balances.current c
   SET block_number = old.block_number, block_hash = old.block_hash, block_time = old.block_time,
@@ -41,7 +42,7 @@ WITH n AS (
   FROM old WHERE (old_time AT TIME ZONE 'UTC')::date < (block_time AT TIME ZONE 'UTC')::date
   UNION ALL
   SELECT chain, address, token, (block_time AT TIME ZONE 'UTC')::date, block_number, balance
-  FROM probed WHERE tid IS NOT NULL AND block_number <= old_block AND (block_time AT TIME ZONE 'UTC')::date < (old_time AT TIME ZONE 'UTC')::date
+  FROM probed WHERE block_number <= old_block AND (block_time AT TIME ZONE 'UTC')::date < (old_time AT TIME ZONE 'UTC')::date
   UNION ALL
   SELECT f.chain, f.address, f.token, (f.block_time AT TIME ZONE 'UTC')::date, f.block_number, f.balance
   FROM fresh_obs f JOIN n ON n.address = f.address AND n.chain = f.chain AND n.token = f.token
