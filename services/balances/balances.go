@@ -21,13 +21,13 @@ import (
 	"go.opentelemetry.io/otel/metric"
 )
 
-// backlogGauge exports how many observations the log holds that the applier has not folded into
-// the read models yet: reads lag the consumer by that many.
+// backlogGauge exports how many observations are appended and not folded into the read models
+// yet (past the applier's mark): reads lag the consumer by that many.
 func backlogGauge(m metric.Meter, st *store.Store) error {
-	_, err := m.Int64ObservableGauge("balances.observation_log.backlog",
-		metric.WithDescription("observations appended to the log and not applied to balances yet"),
+	_, err := m.Int64ObservableGauge("balances.observations.backlog",
+		metric.WithDescription("observations appended and not applied to balances yet"),
 		metric.WithInt64Callback(func(ctx context.Context, o metric.Int64Observer) error {
-			n, err := st.LogBacklog(ctx)
+			n, err := st.Backlog(ctx)
 			if err != nil {
 				return err
 			}
@@ -88,7 +88,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	service.Consume(s, cfg.Kafka, eventsv1.TopicBalances, func() *eventsv1.BalanceObservation { return new(eventsv1.BalanceObservation) }, h.Balances, batch)
 	service.Consume(s, cfg.Kafka, eventsv1.TopicReorgs, func() *eventsv1.Reorg { return new(eventsv1.Reorg) }, h.Reorgs)
 	ap := events.Applier{Store: st, Log: s.Log, Batch: cfg.ApplyBatch, Idle: cfg.ApplyIdle, Retry: time.Second}
-	s.Add(lifecycle.Part{Name: "observation log applier", Run: ap.Run})
+	s.Add(lifecycle.Part{Name: "observations applier", Run: ap.Run})
 	if err := backlogGauge(s.Tel.Meter(), st); err != nil {
 		return err
 	}

@@ -26,10 +26,10 @@ type Config struct {
 	UserLabelsURL string `env:"USER_LABELS_URL" envDefault:"http://user-labels:8080"`
 	// ConsumerBatch is the most balance observations written in one transaction.
 	ConsumerBatch int `env:"CONSUMER_BATCH" envDefault:"5000"`
-	// ApplyBatch is the most logged observations the applier folds into the read models in one
+	// ApplyBatch is the most appended observations the applier folds into the read models in one
 	// transaction.
 	ApplyBatch int `env:"APPLY_BATCH" envDefault:"20000"`
-	// ApplyIdle is the applier's wait when the observation log is empty.
+	// ApplyIdle is the applier's wait when no appended observation waits.
 	ApplyIdle time.Duration `env:"APPLY_IDLE" envDefault:"50ms"`
 }
 

@@ -63,8 +63,8 @@ func Observation(m *eventsv1.BalanceObservation) (store.Observation, error) {
 	}, nil
 }
 
-// Balances handles a batch of chain.balances.v1: it appends the batch to the observation log
-// (the Applier folds it into the read models) and returns, so offsets are committed once the
+// Balances handles a batch of chain.balances.v1: it appends the batch to observations (the
+// Applier folds it into the read models) and returns, so offsets are committed once the
 // observations are durable.
 func (h Handlers) Balances(ctx context.Context, batch []eventbus.Message[*eventsv1.BalanceObservation]) error {
 	rows := make([]store.Observation, 0, len(batch))

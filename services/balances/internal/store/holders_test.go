@@ -66,7 +66,7 @@ func checkHolders(t *testing.T, s *store.Store, when string) {
 
 // With more holders than the top keeps, the top is trimmed above a floor; when the largest sell
 // below it the top is refilled from current, and a reorg taking the sales back lifts them in
-// again: every page 1,000 deep equals current's ranking throughout, through the log too.
+// again: every page 1,000 deep equals current's ranking throughout, through the applier too.
 func TestTopHoldersTrimAndRefill(t *testing.T) {
 	ctx := context.Background()
 	s := fresh(t)

@@ -13,48 +13,30 @@ type ReorgResult struct {
 	Keys             int // balances recomputed
 }
 
-// ApplyReorg voids the observations of the orphaned block hashes, takes back those of blocks
-// that are canonical again, and rebuilds every touched balance and snapshot from the newest
-// surviving observations. Applying the same reorg twice changes nothing the second time.
+// ApplyReorg voids the observations of the orphaned block hashes (remembered in
+// orphaned_blocks), takes back those of blocks that are canonical again, and rebuilds every
+// touched balance and snapshot from the newest surviving observations. Applying the same reorg twice changes nothing the second time.
 func (s *Store) ApplyReorg(ctx context.Context, chain string, orphaned, canonical []string) (ReorgResult, error) {
 	var res ReorgResult
 	err := s.write(ctx, "apply reorg", func(tx pgx.Tx) error {
 		res = ReorgResult{}
-		if _, err := tx.Exec(ctx, q("orphan_blocks"), chain, orphaned); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, q("restore_blocks"), chain, canonical); err != nil {
-			return err
-		}
 		plans := map[Key]*plan{}
 		for _, step := range []struct {
+			stmt   string
 			hashes []string
-			void   bool
 			n      *int
-		}{{orphaned, true, &res.Voided}, {canonical, false, &res.Restored}} {
+		}{{"orphan_blocks", orphaned, &res.Voided}, {"restore_blocks", canonical, &res.Restored}} {
 			if len(step.hashes) == 0 {
 				continue
 			}
-			rows, err := tx.Query(ctx, q("void_observations"), chain, step.hashes, step.void)
+			changed, err := blockHashes(ctx, tx, step.stmt, chain, step.hashes)
 			if err != nil {
 				return err
 			}
-			for rows.Next() {
-				var k Key
-				var t time.Time
-				if err := rows.Scan(&k.Address, &k.Token, &t); err != nil {
-					rows.Close()
-					return err
-				}
-				k.Chain = chain
-				*step.n++
-				if p := plans[k]; p == nil {
-					plans[k] = &plan{since: Day(t)}
-				} else if Day(t).Before(p.since) {
-					p.since = Day(t)
-				}
+			if len(changed) == 0 {
+				continue
 			}
-			if err := rows.Err(); err != nil {
+			if err := addBlockKeys(ctx, tx, chain, changed, plans, step.n); err != nil {
 				return err
 			}
 		}
@@ -63,10 +45,6 @@ func (s *Store) ApplyReorg(ctx context.Context, chain string, orphaned, canonica
 			return nil
 		}
 		keys := sortedKeys(plans)
-		rebuilt, err := s.loadDaily(ctx, tx, "surviving_daily", keys, plans)
-		if err != nil {
-			return err
-		}
 		cs, as, ts := keyArrays(keys)
 		rows, err := tx.Query(ctx, q("surviving_current"), cs, as, ts)
 		if err != nil {
@@ -76,11 +54,20 @@ func (s *Store) ApplyReorg(ctx context.Context, chain string, orphaned, canonica
 		if err != nil {
 			return err
 		}
+		for i := range tops {
+			p := plans[tops[i].Key]
+			p.top = &tops[i]
+			// The current row is its day's snapshot: the rebuild covers the day of the new one.
+			if d := Day(p.top.BlockTime); d.Before(p.since) {
+				p.since = d
+			}
+		}
+		rebuilt, err := s.loadDaily(ctx, tx, "surviving_daily", keys, plans)
+		if err != nil {
+			return err
+		}
 		for _, k := range keys {
 			plans[k].cands = rebuilt[k]
-		}
-		for i := range tops {
-			plans[tops[i].Key].top = &tops[i]
 		}
 		if err := s.apply(ctx, tx, plans, true); err != nil {
 			return err
@@ -88,6 +75,40 @@ func (s *Store) ApplyReorg(ctx context.Context, chain string, orphaned, canonica
 		return keepTop(ctx, tx, planTokens(keys))
 	})
 	return res, err
+}
+
+// blockHashes runs orphan_blocks or restore_blocks and returns the hashes whose state changed.
+func blockHashes(ctx context.Context, tx pgx.Tx, stmt, chain string, hashes []string) ([]string, error) {
+	rows, err := tx.Query(ctx, q(stmt), chain, hashes)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
+
+// addBlockKeys adds to plans the keys the observations of blocks touch, from the oldest day
+// they touch, and counts those observations in n.
+func addBlockKeys(ctx context.Context, tx pgx.Tx, chain string, hashes []string, plans map[Key]*plan, n *int) error {
+	rows, err := tx.Query(ctx, q("block_keys"), chain, hashes)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k Key
+		var t time.Time
+		if err := rows.Scan(&k.Address, &k.Token, &t); err != nil {
+			return err
+		}
+		k.Chain = chain
+		*n++
+		if p := plans[k]; p == nil {
+			plans[k] = &plan{since: Day(t)}
+		} else if Day(t).Before(p.since) {
+			p.since = Day(t)
+		}
+	}
+	return rows.Err()
 }
 
 // planTokens is the (chain, token) of keys, each once.

@@ -27,7 +27,7 @@ func fresh(t *testing.T) *store.Store {
 	if _, err := pool.Exec(context.Background(), `TRUNCATE balances.observations, balances.orphaned_blocks, balances.current,
 		balances.token_supply, balances.address_daily, balances.entity_change, balances.entity_current, balances.observed_tokens,
 		balances.market_tokens, balances.deployments, balances.prices, balances.price_days, balances.attributions, balances.entities,
-		balances.observation_log, balances.top_holders, balances.top_floor`); err != nil {
+		balances.top_holders, balances.top_floor`); err != nil {
 		t.Fatal(err)
 	}
 	return store.New(pool)
@@ -67,6 +67,23 @@ func current(t *testing.T, s *store.Store, addr, token string) string {
 	return state(t, s, `SELECT balance::text FROM balances.current WHERE chain='ethereum' AND address=$1 AND token=$2`, addr, token)
 }
 
+// snapshot is an address's balance of token at the end of UTC day day, as history and portfolio
+// reads see it (the sum of its snapshots' day-over-day changes up to day).
+func snapshot(t *testing.T, s *store.Store, addr, token, day string) string {
+	t.Helper()
+	d, err := time.Parse("2006-01-02", day)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := new(big.Int)
+	for _, c := range must(s.SetChanges(context.Background(), []store.Ref{{ChainType: "evm", Address: addr}}, []string{"ethereum"})) {
+		if c.Token == token && !c.Day.After(d) {
+			sum.Add(sum, c.Delta)
+		}
+	}
+	return sum.String()
+}
+
 func entityAt(t *testing.T, s *store.Store, entity, day string) string {
 	return state(t, s, `SELECT coalesce(sum(delta),0)::text FROM balances.entity_change WHERE entity_id=$1 AND day <= $2::date`, entity, day)
 }
@@ -90,14 +107,15 @@ func TestNewestByBlockExactLateAndDuplicate(t *testing.T) {
 	s := fresh(t)
 	huge := "123456789012345678901234567890123456789" // > 2^128
 	if n := must(s.WriteObservations(ctx, []store.Observation{obs(a1, tok, 10, day0, "5"), obs(a1, tok, 20, day0.Add(time.Hour), huge)})); n != 2 {
-		t.Fatalf("new = %d, want 2", n)
+		t.Fatalf("applied = %d, want 2", n)
 	}
 	if got := current(t, s, a1, tok); got != huge {
 		t.Fatalf("current = %s, want %s", got, huge)
 	}
-	// Late older and duplicated observations change nothing.
-	if n := must(s.WriteObservations(ctx, []store.Observation{obs(a1, tok, 15, day0.Add(30*time.Minute), "7"), obs(a1, tok, 20, day0.Add(time.Hour), huge)})); n != 1 {
-		t.Fatalf("new = %d, want 1 (the late one)", n)
+	// Late older and duplicated observations are applied (observations is append-only) and change
+	// nothing.
+	if n := must(s.WriteObservations(ctx, []store.Observation{obs(a1, tok, 15, day0.Add(30*time.Minute), "7"), obs(a1, tok, 20, day0.Add(time.Hour), huge)})); n != 2 {
+		t.Fatalf("applied = %d, want 2", n)
 	}
 	if got := current(t, s, a1, tok); got != huge {
 		t.Fatalf("after late: current = %s, want %s", got, huge)
@@ -105,7 +123,7 @@ func TestNewestByBlockExactLateAndDuplicate(t *testing.T) {
 	if got := state(t, s, `SELECT supply::text FROM balances.token_supply WHERE token=$1`, tok); got != huge {
 		t.Fatalf("supply = %s, want %s", got, huge)
 	}
-	if got := state(t, s, `SELECT balance::text FROM balances.address_daily WHERE address=$1`, a1); got != huge {
+	if got := snapshot(t, s, a1, tok, "2026-03-01"); got != huge {
 		t.Fatalf("snapshot = %s, want %s", got, huge)
 	}
 }
@@ -224,10 +242,52 @@ func TestLaterBatchUpdatesExistingKey(t *testing.T) {
 		{"a1", current(t, s, a1, tok), "11"},
 		{"a2 (older block)", current(t, s, a2, tok), "7"},
 		{"supply", state(t, s, `SELECT supply::text FROM balances.token_supply WHERE token=$1`, tok), "19"},
-		{"a1 snapshot", state(t, s, `SELECT balance::text FROM balances.address_daily WHERE address=$1`, a1), "11"},
+		{"a1 snapshot", snapshot(t, s, a1, tok, "2026-03-01"), "11"},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s = %s, want %s", c.what, c.got, c.want)
+		}
+	}
+}
+
+// Snapshots of a key no entity holds, across days: a day's snapshot is its newest observation,
+// whether it arrived in its own batch, in one batch with later days, or late; the current row
+// is today's snapshot and a reorg of it falls back on the same day.
+func TestUnheldSnapshotsAcrossDays(t *testing.T) {
+	ctx := context.Background()
+	s := fresh(t)
+	day := func(d int) time.Time { return day0.AddDate(0, 0, d) }
+	must(s.WriteObservations(ctx, []store.Observation{obs(a1, "", 10, day(0), "10")}))
+	must(s.WriteObservations(ctx, []store.Observation{obs(a1, "", 12, day(1), "20")}))
+	// Late: newer than day 0's snapshot, older than the current row.
+	must(s.WriteObservations(ctx, []store.Observation{obs(a1, "", 11, day(0).Add(time.Hour), "15")}))
+	must(s.WriteObservations(ctx, []store.Observation{obs(a1, "", 20, day(3), "40"), obs(a1, "", 19, day(2), "30"),
+		obs(a1, "", 21, day(3).Add(time.Hour), "45")}))
+	// Late and older than the current row, on its day; and a duplicate.
+	must(s.WriteObservations(ctx, []store.Observation{obs(a1, "", 18, day(2).Add(-time.Hour), "28"), obs(a1, "", 20, day(3), "40")}))
+	want := map[string]string{"2026-02-28": "0", "2026-03-01": "15", "2026-03-02": "20", "2026-03-03": "30", "2026-03-04": "45", "2026-03-05": "45"}
+	for d, w := range want {
+		if got := snapshot(t, s, a1, "", d); got != w {
+			t.Errorf("snapshot on %s = %s, want %s", d, got, w)
+		}
+	}
+	if got := current(t, s, a1, ""); got != "45" {
+		t.Fatalf("current = %s, want 45", got)
+	}
+	must(s.ApplyReorg(ctx, "ethereum", []string{hashOf(21)}, nil))
+	for d, w := range map[string]string{"2026-03-03": "30", "2026-03-04": "40"} {
+		if got := snapshot(t, s, a1, "", d); got != w {
+			t.Errorf("after reorg: snapshot on %s = %s, want %s", d, got, w)
+		}
+	}
+	if got := current(t, s, a1, ""); got != "40" {
+		t.Fatalf("after reorg: current = %s, want 40", got)
+	}
+	// A relabel into an entity takes the whole history, today's snapshot (the current row) included.
+	must(s.ApplyAttributions(ctx, []store.Attribution{{ChainType: "evm", Address: a1, Entity: &store.Entity{ID: "x", Name: "X", Type: "cex"}, Version: 1}}))
+	for d, w := range map[string]string{"2026-03-01": "15", "2026-03-03": "30", "2026-03-04": "40"} {
+		if got := entityAt(t, s, "x", d); got != w {
+			t.Errorf("entity on %s = %s, want %s", d, got, w)
 		}
 	}
 }

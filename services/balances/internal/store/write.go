@@ -37,138 +37,159 @@ type Current struct {
 	Owner, Kind string
 }
 
-var obsCols = []string{"chain", "address", "token", "block_number", "block_hash", "block_time", "balance", "owner", "kind",
-	"token_id", "token_name", "token_symbol", "token_decimals"}
+var obsCols = []string{"chain", "address", "token", "block_number", "block_hash", "block_time", "balance", "owner", "kind"}
 
-// WriteObservations stores a batch of observations and moves current balances, snapshots,
-// supplies and entity snapshots forward, in one transaction: what ApplyLog does with the rows it
-// takes from the log. An observation already stored changes nothing, and one older (by block)
-// than a key's current balance or its day's snapshot only joins the history, so a redelivered or
-// late batch never overwrites newer figures. It returns how many observations were new.
-func (s *Store) WriteObservations(ctx context.Context, obs []Observation) (int, error) {
-	if len(obs) == 0 {
-		return 0, nil
-	}
-	n := 0
-	err := s.write(ctx, "write observations", func(tx pgx.Tx) error {
-		if err := createStages(ctx, tx); err != nil {
-			return err
-		}
-		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"stage_obs"}, obsCols, copyObservations(obs)); err != nil {
-			return err
-		}
-		var err error
-		n, err = s.applyStaged(ctx, tx)
-		return err
-	})
-	return n, err
-}
-
-// AppendObservations appends a batch to the observation log with one COPY and returns: nothing
-// is derived and no lock is taken, so the consumer commits its offsets at the speed of COPY.
-// ApplyLog folds the log into the read models.
+// AppendObservations stores a batch: one COPY into observations and the token metadata it
+// carried, in one transaction that waits only for another append (sql/append_lock.sql).
+// Nothing is derived here, so the consumer commits its offsets at the speed of COPY;
+// ApplyPending folds what was appended into the read models. A redelivered batch is stored
+// twice and changes no figure.
 func (s *Store) AppendObservations(ctx context.Context, obs []Observation) error {
 	if len(obs) == 0 {
 		return nil
 	}
-	if _, err := s.pool.CopyFrom(ctx, pgx.Identifier{"balances", "observation_log"}, obsCols, copyObservations(obs)); err != nil {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, q("append_lock")); err != nil {
+			return err
+		}
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"balances", "observations"}, obsCols, copyObservations(obs)); err != nil {
+			return err
+		}
+		if args := tokenArgs(obs); args != nil {
+			_, err := tx.Exec(ctx, q("observed_tokens"), args...)
+			return err
+		}
+		return nil
+	})
+	if err != nil {
 		return fmt.Errorf("append observations: %w", err)
 	}
 	return nil
 }
 
-// ApplyLog takes up to limit observations from the log and applies them as WriteObservations
-// does, in one transaction under the writers' lock (so a crash leaves them in the log). It
-// returns how many it took (0: the log was empty) and how many of those were new.
-func (s *Store) ApplyLog(ctx context.Context, limit int) (taken, fresh int, err error) {
+// tokenArgs are observed_tokens' arguments: the metadata of each token of obs as its newest
+// observation by block carried it (nil: only native coins).
+func tokenArgs(obs []Observation) []any {
+	newest := map[[2]string]Observation{}
+	for _, o := range obs {
+		k := [2]string{o.Chain, o.Token}
+		if o.Token == "" {
+			continue
+		}
+		if n, ok := newest[k]; !ok || o.BlockNumber > n.BlockNumber {
+			newest[k] = o
+		}
+	}
+	if len(newest) == 0 {
+		return nil
+	}
+	var cs, ts, ids, names, syms []string
+	var decs []int32
+	for _, o := range newest {
+		cs, ts, ids, names, syms = append(cs, o.Chain), append(ts, o.Token), append(ids, o.TokenID), append(names, o.TokenName), append(syms, o.TokenSymbol)
+		decs = append(decs, o.TokenDecimals)
+	}
+	return []any{cs, ts, ids, names, syms, decs}
+}
+
+// WriteObservations appends a batch and applies every observation appended up to it
+// (ApplyPending until nothing waits), so the batch is in the read models when it returns: the
+// path tests and the bench's history take. It returns how many observations the rounds applied (void ones
+// excepted, duplicates included).
+func (s *Store) WriteObservations(ctx context.Context, obs []Observation) (int, error) {
+	if err := s.AppendObservations(ctx, obs); err != nil {
+		return 0, err
+	}
+	n := 0
+	for {
+		taken, fresh, err := s.ApplyPending(ctx, applyRound)
+		n += fresh
+		if err != nil || taken < applyRound {
+			return n, err
+		}
+	}
+}
+
+// applyRound is the most observations WriteObservations applies in one transaction.
+const applyRound = 20000
+
+// ApplyPending takes up to limit observations past the applier's mark and folds them into
+// current balances, snapshots, supplies and entity rows, in one transaction under the writers' lock
+// that also moves the mark (so a crash leaves them to the next round). An observation older (by
+// block) than a key's current balance or its day's snapshot, or already applied (redelivered),
+// only joins the history. It returns how many it took (0: none waited) and how many of those
+// were not void.
+func (s *Store) ApplyPending(ctx context.Context, limit int) (taken, fresh int, err error) {
 	var pending bool
 	if err := s.pool.QueryRow(ctx, q("log_pending")).Scan(&pending); err != nil || !pending {
 		return 0, 0, err
 	}
-	err = s.write(ctx, "apply observation log", func(tx pgx.Tx) error {
+	err = s.write(ctx, "apply observations", func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, q("apply_async_commit")); err != nil {
 			return err
 		}
-		if err := createStages(ctx, tx); err != nil {
+		if _, err := tx.Exec(ctx, q("stage_fresh")); err != nil {
 			return err
 		}
-		tag, err := tx.Exec(ctx, q("take_log"), limit)
-		if err != nil {
+		var t, f int64
+		if err := tx.QueryRow(ctx, q("take_observations"), limit).Scan(&t, &f); err != nil {
 			return err
 		}
-		if taken = int(tag.RowsAffected()); taken == 0 {
+		taken, fresh = int(t), int(f)
+		if fresh == 0 {
 			return nil
 		}
-		fresh, err = s.applyStaged(ctx, tx)
-		return err
+		return s.applyFresh(ctx, tx)
 	})
 	return taken, fresh, err
 }
 
-// LogBacklog is how many observations the log holds that are not applied yet.
-func (s *Store) LogBacklog(ctx context.Context) (int64, error) {
+// Backlog is how many observations are appended and not applied yet.
+func (s *Store) Backlog(ctx context.Context) (int64, error) {
 	var n int64
 	err := s.pool.QueryRow(ctx, q("log_backlog")).Scan(&n)
 	return n, err
-}
-
-func createStages(ctx context.Context, tx pgx.Tx) error {
-	for _, name := range []string{"stage_obs", "stage_fresh"} {
-		if _, err := tx.Exec(ctx, q(name)); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 func copyObservations(obs []Observation) pgx.CopyFromSource {
 	return pgx.CopyFromSlice(len(obs), func(i int) ([]any, error) {
 		o := obs[i]
 		return []any{o.Chain, o.Address, o.Token, o.BlockNumber, o.BlockHash, o.BlockTime, pgtype.Numeric{Int: o.Balance, Valid: true},
-			o.Owner, o.Kind, o.TokenID, o.TokenName, o.TokenSymbol, o.TokenDecimals}, nil
+			o.Owner, o.Kind}, nil
 	})
 }
 
-// applyStaged applies the observations in stage_obs: one round trip for the observation log,
-// the derived rows of keys no entity holds (set-based, newest-block rules in SQL), and the new
-// observations of held keys back for the full path. It returns how many observations were new.
-func (s *Store) applyStaged(ctx context.Context, tx pgx.Tx) (int, error) {
+// applyFresh applies the observations in fresh_obs: one round trip for the derived rows of keys
+// no entity holds (set_current.sql: current, the snapshots of days other than the current row's,
+// supply and top holders, newest-block rules in SQL), and the observations of held keys back for
+// the full path.
+func (s *Store) applyFresh(ctx context.Context, tx pgx.Tx) error {
 	b := &pgx.Batch{}
-	b.Queue(q("observed_tokens"))
-	b.Queue(q("insert_observations"))
 	b.Queue(q("set_current"))
-	b.Queue(q("set_daily"))
 	b.Queue(q("fresh_tokens"))
 	b.Queue(q("read_fresh_held"))
 	br := tx.SendBatch(ctx, b)
-	n := 0
-	for i := 0; i < 4; i++ {
-		tag, err := br.Exec()
-		if err != nil {
-			br.Close()
-			return 0, err
-		}
-		if i == 1 {
-			n = int(tag.RowsAffected())
-		}
+	if _, err := br.Exec(); err != nil {
+		br.Close()
+		return err
 	}
 	tokens, err := scanRows(br, scanTokens)
 	if err != nil {
 		br.Close()
-		return 0, err
+		return err
 	}
 	held, err := scanRows(br, scanCurrent)
 	if err != nil {
 		br.Close()
-		return 0, err
+		return err
 	}
 	if err := br.Close(); err != nil {
-		return 0, err
+		return err
 	}
 	if err := s.apply(ctx, tx, heldPlans(held), false); err != nil {
-		return 0, err
+		return err
 	}
-	return n, keepTop(ctx, tx, tokens)
+	return keepTop(ctx, tx, tokens)
 }
 
 // holdersDepth is how deep /token/holders reads (offset + limit): top_holders keeps at least

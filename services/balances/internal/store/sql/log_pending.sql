@@ -1,3 +1,3 @@
--- Whether the observation log holds anything, read before taking the writers' lock so an idle
--- applier does not take it.
-SELECT EXISTS (SELECT 1 FROM balances.observation_log)
+-- Whether observations past the applier's mark wait, read before taking the writers' lock so an
+-- idle applier does not take it.
+SELECT EXISTS (SELECT 1 FROM balances.observations WHERE id > (SELECT id FROM balances.apply_mark))
