@@ -123,10 +123,10 @@ func (c *conn) wake() {
 		return
 	}
 	c.writers.Add(1)
-	go c.drain()
+	c.h.writers.run(c)
 }
 
-// drain writes until the queue is empty, then lets the goroutine go; a message queued
+// drain writes until the queue is empty, then lets the connection go; a message queued
 // between the last look and letting go starts the next writer through wake.
 func (c *conn) drain() {
 	defer c.writers.Done()

@@ -90,6 +90,8 @@ type Hub struct {
 	quotas *quotas
 	labels *labelCache
 	ends   *topicEnds // the transfer topic's end, shared by fresh connects
+	// writers run the connections' writers on goroutines kept between batches.
+	writers *writerPool
 
 	mu      sync.Mutex
 	conns   map[*conn]struct{}
@@ -106,7 +108,7 @@ func NewHub(o Options) *Hub {
 	return &Hub{o: o, conns: map[*conn]struct{}{}, saves: make(chan struct{}, 16), quotas: newQuotas(o.Store, o.Quotas, o.LeaseSize, o.Now),
 		labels: newLabelCache(5 * time.Minute), ends: newTopicEnds(func(ctx context.Context) (map[int]int64, error) {
 			return o.Transfers.Offsets(ctx, true)
-		}, topicEndTTL, time.Now)}
+		}, topicEndTTL, time.Now), writers: newWriterPool(time.Second)}
 }
 
 // topicEndTTL is how long a read of the transfer topic's end serves fresh connects.
