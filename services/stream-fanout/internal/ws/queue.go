@@ -55,7 +55,7 @@ func (q *queue) grow() bool {
 
 func (q *queue) signal() { q.wake() }
 
-// Offer is called by the engine: it never blocks.
+// Offer is called by the engine: it never blocks, and leaves waking the writer to Wake.
 func (q *queue) Offer(it engine.Item) bool {
 	q.mu.Lock()
 	if q.closed {
@@ -75,9 +75,12 @@ func (q *queue) Offer(it engine.Item) bool {
 	q.ring[(q.head+q.n)%len(q.ring)] = it
 	q.n++
 	q.mu.Unlock()
-	q.signal()
 	return true
 }
+
+// Wake is called by the engine once it has offered what the records it matched together owe
+// the subscription (Offer itself wakes no writer).
+func (q *queue) Wake() { q.signal() }
 
 func (q *queue) push(o ...out) {
 	q.mu.Lock()
