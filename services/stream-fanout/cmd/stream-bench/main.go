@@ -191,6 +191,7 @@ type result struct {
 	// count of transfers written and of clients dropped as slow, from its /metrics.
 	owed, serverDelivered, slowDropped int64
 	dups, reconnects                   int64 // transfers a client got twice; clients that reconnected
+	closed                             int64 // the peer's clients the server disconnected (they do not reconnect)
 }
 
 func run() error {
@@ -311,7 +312,7 @@ func print(name string, r result) {
 		fmt.Printf("%-30s owed %d deliveries, received %d once (%d missing, %d twice); server counted %d written, %d clients dropped as slow, %d reconnects\n", "",
 			r.owed, r.deliveries, r.owed-r.deliveries, r.dups, r.serverDelivered, r.slowDropped, r.reconnects)
 	case r.owed > 0:
-		fmt.Printf("%-30s owed %d deliveries, received %d (%d missing)\n", "", r.owed, r.deliveries, r.owed-r.deliveries)
+		fmt.Printf("%-30s owed %d deliveries, received %d (%d missing); %d clients disconnected by the server\n", "", r.owed, r.deliveries, r.owed-r.deliveries, r.closed)
 	}
 }
 

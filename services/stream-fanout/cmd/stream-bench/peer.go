@@ -128,6 +128,7 @@ func measurePeer(ld load) (result, error) {
 	}
 	waitOwed(&cs.delivered, res.owed)
 	res.finish(&cs, start, c0, cpuOf(pid))
+	res.closed = cs.closes.Load()
 	return res, nil
 }
 
@@ -164,6 +165,9 @@ func peerRead(ctx context.Context, c *websocket.Conn, cs *counters) {
 	for {
 		_, m, err := c.Read(ctx)
 		if err != nil {
+			if ctx.Err() == nil {
+				cs.closes.Add(1) // the peer's clients do not reconnect: what follows is missing
+			}
 			return
 		}
 		now := time.Now()
