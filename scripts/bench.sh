@@ -9,6 +9,7 @@
 #                                    the store split) on one loaded database, ratios printed (scripts/bench-transfers-baseline.sh)
 #   BENCH_BAL_ADDRESSES=200000 make bench   a smaller balances world (default 1,000,000 addresses, as issue 25 asks)
 #   BENCH_STREAM_CLIENTS=2000 make bench   fewer stream clients (default 10,000 at 2,000 transfers/s)
+#   BENCH_STREAM_MIX=single make bench     stream clients of one filter each (default watchlists: 1 to 5 a client)
 #
 # Figures are printed, never asserted. Every section shares this machine's cores with PostgreSQL,
 # Redis and the in-process broker; compare figures printed side by side in one run.

@@ -7,7 +7,8 @@
 //
 //	go run ./cmd/stream-bench          (make bench, section stream-fanout)
 //
-// Settings (env): BENCH_STREAM_CLIENTS (10,000), BENCH_STREAM_RATE (transfers/s, 2,000),
+// Settings (env): BENCH_STREAM_MIX (watchlists: 1 to 5 filters a client, popular targets
+// followed by many; single: one filter a client, see mix.go), BENCH_STREAM_CLIENTS (10,000), BENCH_STREAM_RATE (transfers/s, 2,000),
 // BENCH_STREAM_SECONDS (10), BENCH_STREAM_NAIVE (1: also run the naive matcher),
 // BENCH_STREAM_BASELINE (a stream-fanout binary built from another commit, run on the same
 // workload and printed as ratios), BENCH_STREAM_PEER (1: also run the peer, Centrifugo v6,
@@ -130,23 +131,6 @@ func (w *world) index() map[string]int {
 	return idx
 }
 
-// filter is client i's filter: addresses, entities, types with a floor, tokens with a floor,
-// and large-value-only, in the proportions of a trading desk's watch lists.
-func (w *world) filter(i int, rng *rand.Rand) map[string]any {
-	switch i % 10 {
-	case 0, 1, 2, 3:
-		side := []string{"from", "to"}[rng.IntN(2)]
-		return map[string]any{side: []string{w.addrs[rng.IntN(len(w.addrs))]}}
-	case 4, 5, 6:
-		return map[string]any{"to": []string{fmt.Sprintf("ent-%d", rng.IntN(w.entities))}}
-	case 7:
-		return map[string]any{"from": []string{"type:" + types[rng.IntN(len(types))]}, "usdGte": 100_000}
-	case 8:
-		return map[string]any{"tokens": []string{w.tokens[rng.IntN(len(w.tokens))]}, "usdGte": 10_000}
-	}
-	return map[string]any{"usdGte": 10_000_000 + rng.IntN(90_000_000)}
-}
-
 var seq atomic.Uint64
 
 func (w *world) transfer(rng *rand.Rand, now time.Time) *eventsv1.Transfer {
@@ -207,9 +191,14 @@ type result struct {
 	// count of transfers written and of clients dropped as slow, from its /metrics.
 	owed, serverDelivered, slowDropped int64
 	dups, reconnects                   int64 // transfers a client got twice; clients that reconnected
+	closed                             int64 // the peer's clients the server disconnected (they do not reconnect)
 }
 
 func run() error {
+	mx, err := mixFromEnv()
+	if err != nil {
+		return err
+	}
 	clients := env("BENCH_STREAM_CLIENTS", 10_000)
 	rate := env("BENCH_STREAM_RATE", 2_000)
 	secs := env("BENCH_STREAM_SECONDS", 10)
@@ -249,15 +238,35 @@ func run() error {
 	}
 	defer os.Remove(bin)
 
-	fmt.Printf("workload: %d clients (4 in 10 an address, 3 an entity, 1 an entity type with usdGte 100k, 1 a token with usdGte 10k, 1 usdGte >= 10M),\n"+
-		"          %d transfers/s for %d s between 5,000 addresses (half attributed to 200 entities), 2 cores shared by server, clients and broker\n\n", clients, rate, secs)
-	fast, err := measure(w, brokers, redisURL, bin, false, clients, rate, secs)
+	return compare(newLoad(w, mx, clients, rate, secs), brokers, redisURL, bin)
+}
+
+// newLoad makes the workload of mx and prints what it is and what its transfers owe.
+func newLoad(w *world, mx mix, clients, rate, secs int) load {
+	subs := workload(w, mx, clients)
+	nf := 0
+	for _, fs := range subs {
+		nf += len(fs)
+	}
+	fmt.Printf("workload: mix %q (BENCH_STREAM_MIX): %d clients holding %d filters;\n          %s;\n"+
+		"          %d transfers/s for %d s between 5,000 addresses (half attributed to 200 entities, 1 in 10 deposit addresses) in 100 tokens,\n"+
+		"          2 cores shared by server, clients and broker\n", mx.name, clients, nf, mx.about, rate, secs)
+	ld := load{w: w, subs: subs, rate: rate, secs: secs}
+	ld.owed = owedDeliveries(w, subs, rate*secs)
+	fmt.Printf("          the transfers owe %d deliveries (%.1f per transfer, %.0f a second)\n\n", ld.owed, float64(ld.owed)/float64(rate*secs), float64(ld.owed)/float64(secs))
+	return ld
+}
+
+// compare measures this build, then the baseline build, the naive matcher and the peer as
+// asked, on the same load, and prints their ratios.
+func compare(ld load, brokers []string, redisURL, bin string) error {
+	fast, err := measure(ld, brokers, redisURL, bin, false)
 	if err != nil {
 		return err
 	}
 	print("stream-fanout (indexed)", fast)
 	if bb := os.Getenv("BENCH_STREAM_BASELINE"); bb != "" {
-		base, err := measure(w, brokers, redisURL, bb, false, clients, rate, secs)
+		base, err := measure(ld, brokers, redisURL, bb, false)
 		if err != nil {
 			return fmt.Errorf("baseline %s: %w", bb, err)
 		}
@@ -266,7 +275,7 @@ func run() error {
 			perSec(fast)/perSec(base), ratio(base.p50, fast.p50), ratio(base.p99, fast.p99), base.cpuPerKDeliv/fast.cpuPerKDeliv)
 	}
 	if os.Getenv("BENCH_STREAM_NAIVE") != "0" {
-		slow, err := measure(w, brokers, redisURL, bin, true, clients, rate, secs)
+		slow, err := measure(ld, brokers, redisURL, bin, true)
 		if err != nil {
 			return err
 		}
@@ -275,7 +284,7 @@ func run() error {
 			(float64(fast.deliveries)/fast.seconds)/(float64(slow.deliveries)/slow.seconds), ratio(slow.p99, fast.p99), slow.cpuPerKDeliv/fast.cpuPerKDeliv)
 	}
 	if os.Getenv("BENCH_STREAM_PEER") != "0" {
-		peer, err := measurePeer(w, clients, rate, secs)
+		peer, err := measurePeer(ld)
 		if err != nil {
 			fmt.Printf("\npeer: Centrifugo v6 not measured: %v\n", err)
 			return nil
@@ -303,14 +312,23 @@ func print(name string, r result) {
 		fmt.Printf("%-30s owed %d deliveries, received %d once (%d missing, %d twice); server counted %d written, %d clients dropped as slow, %d reconnects\n", "",
 			r.owed, r.deliveries, r.owed-r.deliveries, r.dups, r.serverDelivered, r.slowDropped, r.reconnects)
 	case r.owed > 0:
-		fmt.Printf("%-30s owed %d deliveries, received %d (%d missing)\n", "", r.owed, r.deliveries, r.owed-r.deliveries)
+		fmt.Printf("%-30s owed %d deliveries, received %d (%d missing); %d clients disconnected by the server\n", "", r.owed, r.deliveries, r.owed-r.deliveries, r.closed)
 	}
+}
+
+// load is a run's workload: the world, every client's filters, the rate and duration, and the
+// deliveries its transfers owe.
+type load struct {
+	w          *world
+	subs       [][]spec
+	rate, secs int
+	owed       int64
 }
 
 // owedDeliveries is how many deliveries the n transfers measure publishes owe the clients'
 // filters: the same transfers (the same seed) through the bench's own matcher.
-func owedDeliveries(w *world, clients, n int) int64 {
-	m, idx := newMatcher(w, clients), w.index()
+func owedDeliveries(w *world, subs [][]spec, n int) int64 {
+	m, idx := newMatcher(w, subs), w.index()
 	prng := rand.New(rand.NewPCG(11, 12))
 	var owed int64
 	for range n {

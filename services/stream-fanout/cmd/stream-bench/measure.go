@@ -159,6 +159,9 @@ type counters struct {
 type benchClient struct {
 	c    atomic.Pointer[websocket.Conn]
 	sess string
+	// fids are the client's filter ids, each its filter's place in the client's list; seen
+	// holds the deliveries received, by transfer and filter.
+	fids map[string]uint64
 	seen map[uint64]struct{}
 }
 
@@ -182,30 +185,35 @@ func (d *dialer) dial(ctx context.Context, i int) (*websocket.Conn, error) {
 	return c, err
 }
 
-// subscribe connects client i and subscribes it to filter f.
-func (d *dialer) subscribe(ctx context.Context, i int, f map[string]any) (*benchClient, error) {
+// subscribe connects client i and subscribes it to its filters, one subscribe message each.
+func (d *dialer) subscribe(ctx context.Context, i int, fs []spec) (*benchClient, error) {
 	c, err := d.dial(ctx, i)
 	if err != nil {
 		return nil, err
 	}
 	dctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	b, _ := json.Marshal(map[string]any{"type": "subscribe", "id": "1", "payload": map[string]any{"filters": f}})
-	if err := c.Write(dctx, websocket.MessageText, b); err != nil {
-		return nil, err
-	}
-	var ack struct {
-		Payload struct {
-			Success bool
-			Data    struct {
-				SessionID string `json:"sessionId"`
+	cl := &benchClient{fids: map[string]uint64{}, seen: map[uint64]struct{}{}}
+	for j, f := range fs {
+		b, _ := json.Marshal(map[string]any{"type": "subscribe", "id": strconv.Itoa(j), "payload": map[string]any{"filters": f.payload()}})
+		if err := c.Write(dctx, websocket.MessageText, b); err != nil {
+			return nil, err
+		}
+		var ack struct {
+			Payload struct {
+				Success bool
+				Data    struct {
+					SessionID string `json:"sessionId"`
+					FilterID  string `json:"filterId"`
+				}
 			}
 		}
+		if _, m, err := c.Read(dctx); err != nil || json.Unmarshal(m, &ack) != nil || !ack.Payload.Success {
+			return nil, fmt.Errorf("subscribe: %v %s", err, m)
+		}
+		cl.sess = ack.Payload.Data.SessionID
+		cl.fids[ack.Payload.Data.FilterID] = uint64(j)
 	}
-	if _, m, err := c.Read(dctx); err != nil || json.Unmarshal(m, &ack) != nil || !ack.Payload.Success {
-		return nil, fmt.Errorf("subscribe: %v %s", err, m)
-	}
-	cl := &benchClient{sess: ack.Payload.Data.SessionID, seen: map[uint64]struct{}{}}
 	cl.c.Store(c)
 	return cl, nil
 }
@@ -233,15 +241,10 @@ func connectAll(n int, connect func(i int) error) error {
 
 // connectClients connects and subscribes the workload's clients (the same filters for every
 // server measured).
-func (d *dialer) connectClients(ctx context.Context, w *world, clients int) ([]*benchClient, error) {
-	rng := rand.New(rand.NewPCG(7, 8))
-	filters := make([]map[string]any, clients)
-	for i := range filters {
-		filters[i] = w.filter(i, rng)
-	}
-	cls := make([]*benchClient, clients)
-	err := connectAll(clients, func(i int) (err error) {
-		cls[i], err = d.subscribe(ctx, i, filters[i])
+func (d *dialer) connectClients(ctx context.Context, subs [][]spec) ([]*benchClient, error) {
+	cls := make([]*benchClient, len(subs))
+	err := connectAll(len(subs), func(i int) (err error) {
+		cls[i], err = d.subscribe(ctx, i, subs[i])
 		return err
 	})
 	if err != nil {
@@ -305,7 +308,7 @@ func (d *dialer) read(ctx context.Context, i int, cl *benchClient, cs *counters)
 	}
 }
 
-var blockKey, idKey = []byte(`"blockNumber":`), []byte(`"transfer":{"id":"`)
+var blockKey, idKey, alertKey = []byte(`"blockNumber":`), []byte(`"transfer":{"id":"`), []byte(`"alertId":"`)
 
 // count records one message a client received.
 func (cl *benchClient) count(m []byte, i int, cs *counters) {
@@ -320,6 +323,10 @@ func (cl *benchClient) count(m []byte, i int, cs *counters) {
 	id := m[ii+len(idKey):]
 	id = id[:max(bytes.IndexByte(id, '_'), 0)]
 	n, _ := strconv.ParseUint(string(id[max(len(id)-16, 0):]), 16, 64)
+	if ai := bytes.Index(m, alertKey); ai >= 0 {
+		a := m[ai+len(alertKey):]
+		n = n<<3 | cl.fids[string(a[:max(bytes.IndexByte(a, '"'), 0)])]
+	}
 	if _, ok := cl.seen[n]; ok {
 		cs.dups.Add(1)
 		return
@@ -409,7 +416,7 @@ func (r *result) finish(cs *counters, start time.Time, c0, c1 cpu) {
 // measure runs one stream-fanout server through the workload: connect and subscribe the
 // clients, take the idle memory, publish at the rate, wait for every owed delivery, and read
 // the CPU both sides used.
-func measure(w *world, brokers []string, redisURL, bin string, naive bool, clients, rate, secs int) (result, error) {
+func measure(ld load, brokers []string, redisURL, bin string, naive bool) (result, error) {
 	res := result{serverDelivered: -1}
 	srv, err := startServer(bin, brokers, redisURL, naive)
 	if err != nil {
@@ -421,23 +428,23 @@ func measure(w *world, brokers []string, redisURL, bin string, naive bool, clien
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	d := &dialer{addr: srv.httpAddr, signer: httpx.NewSigner(secret), redials: make(chan struct{}, 32)}
-	cls, err := d.connectClients(ctx, w, clients)
+	cls, err := d.connectClients(ctx, ld.subs)
 	if err != nil {
 		return res, err
 	}
 	defer closeClients(cls)
-	res.owed = owedDeliveries(w, clients, rate*secs)
+	res.owed = ld.owed
 	time.Sleep(2 * time.Second)
-	res.idle(before, memoryOf(pid, srv.opsAddr), clients)
+	res.idle(before, memoryOf(pid, srv.opsAddr), len(cls))
 	srv.saveDebug("heap", "")
 
 	var cs counters
 	for i, cl := range cls {
 		go d.read(ctx, i, cl, &cs)
 	}
-	stopProfile := srv.profileLoad(secs)
+	stopProfile := srv.profileLoad(ld.secs)
 	c0, start := cpuOf(pid), time.Now()
-	res.published, err = publishTransfers(brokers, w, rate, secs, start)
+	res.published, err = publishTransfers(brokers, ld.w, ld.rate, ld.secs, start)
 	if err != nil {
 		stopProfile()
 		return res, err

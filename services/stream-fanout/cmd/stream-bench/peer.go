@@ -14,7 +14,6 @@ import (
 	"strings"
 	"time"
 
-	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/render"
 	"github.com/coder/websocket"
 )
@@ -42,73 +41,6 @@ func centrifugoBinary() (string, error) {
 		return "", fmt.Errorf("go install %s: %v\n%s", centrifugoModule, err, out)
 	}
 	return bin, nil
-}
-
-// matcher is the bench's own index of the clients' filters (the proportions of world.filter).
-type matcher struct {
-	w               *world
-	from, to, ent   map[string][]int
-	typeFrom, token map[string][]int
-	floor           []float64
-	big             []int
-}
-
-func newMatcher(w *world, clients int) *matcher {
-	m := &matcher{w: w, from: map[string][]int{}, to: map[string][]int{}, ent: map[string][]int{},
-		typeFrom: map[string][]int{}, token: map[string][]int{}, floor: make([]float64, clients)}
-	rng := rand.New(rand.NewPCG(7, 8)) // the filters measure gives the servers
-	for i := range clients {
-		f := w.filter(i, rng)
-		if v, ok := f["usdGte"].(int); ok {
-			m.floor[i] = float64(v)
-		}
-		switch {
-		case f["tokens"] != nil:
-			m.token[f["tokens"].([]string)[0]] = append(m.token[f["tokens"].([]string)[0]], i)
-		case f["from"] != nil && strings.HasPrefix(f["from"].([]string)[0], "type:"):
-			t := strings.TrimPrefix(f["from"].([]string)[0], "type:")
-			m.typeFrom[t] = append(m.typeFrom[t], i)
-		case f["from"] != nil:
-			m.from[f["from"].([]string)[0]] = append(m.from[f["from"].([]string)[0]], i)
-		case f["to"] != nil && strings.HasPrefix(f["to"].([]string)[0], "ent-"):
-			m.ent[f["to"].([]string)[0]] = append(m.ent[f["to"].([]string)[0]], i)
-		case f["to"] != nil:
-			m.to[f["to"].([]string)[0]] = append(m.to[f["to"].([]string)[0]], i)
-		default:
-			m.big = append(m.big, i)
-		}
-	}
-	return m
-}
-
-// match returns the channels of the clients t matches.
-func (m *matcher) match(t *eventsv1.Transfer, idx map[string]int) []string {
-	usd := *t.HistoricalUsd
-	var out []string
-	add := func(ids []int) {
-		for _, i := range ids {
-			if usd >= m.floor[i] {
-				out = append(out, "c"+strconv.Itoa(i))
-			}
-		}
-	}
-	add(m.from[t.From])
-	add(m.to[t.To])
-	add(m.token[t.TokenId])
-	add(m.big)
-	fi, ti := idx[t.From], idx[t.To]
-	if e := m.w.entityOf[fi]; e >= 0 {
-		add(m.typeFrom[types[e%len(types)]])
-	}
-	seen := -1
-	if e := m.w.entityOf[ti]; e >= 0 {
-		seen = e
-		add(m.ent[fmt.Sprintf("ent-%d", e)])
-	}
-	if d := m.w.depOf[ti]; d >= 0 && d != seen {
-		add(m.ent[fmt.Sprintf("ent-%d", d)])
-	}
-	return out
 }
 
 // centrifugo is a Centrifugo process under test.
@@ -156,7 +88,8 @@ func (p *centrifugo) stop() { _ = p.cmd.Process.Signal(os.Interrupt); _ = p.cmd.
 
 // measurePeer runs the workload through Centrifugo: the same clients, each on a channel of its
 // own, and the same deliveries, counted as measure counts them.
-func measurePeer(w *world, clients, rate, secs int) (result, error) {
+func measurePeer(ld load) (result, error) {
+	w, clients := ld.w, len(ld.subs)
 	res := result{serverDelivered: -1}
 	p, err := startCentrifugo()
 	if err != nil {
@@ -175,10 +108,10 @@ func measurePeer(w *world, clients, rate, secs int) (result, error) {
 			}
 		}
 	}()
-	if err := connectAll(clients, func(i int) (err error) { conns[i], err = peerConnect(ctx, p.addr, i); return err }); err != nil {
+	if err := connectAll(clients, func(i int) (err error) { conns[i], err = peerConnect(ctx, p.addr, i, len(ld.subs[i])); return err }); err != nil {
 		return res, err
 	}
-	res.owed = owedDeliveries(w, clients, rate*secs)
+	res.owed = ld.owed
 	time.Sleep(2 * time.Second)
 	res.idle(before, memoryOf(pid, p.addr), clients)
 
@@ -186,20 +119,22 @@ func measurePeer(w *world, clients, rate, secs int) (result, error) {
 	for _, c := range conns {
 		go peerRead(ctx, c, &cs)
 	}
-	m, idx, attrs := newMatcher(w, clients), w.index(), w.attrIndex()
+	m, idx, attrs := newMatcher(w, ld.subs), w.index(), w.attrIndex()
 	prng := rand.New(rand.NewPCG(11, 12)) // the transfers measure publishes
 	c0, start := cpuOf(pid), time.Now()
-	res.published, err = publishLoad(rate, secs, start, func(n int) error { return peerPublish(p.addr, w, m, idx, attrs, prng, n) })
+	res.published, err = publishLoad(ld.rate, ld.secs, start, func(n int) error { return peerPublish(p.addr, w, m, idx, attrs, prng, n) })
 	if err != nil {
 		return res, err
 	}
 	waitOwed(&cs.delivered, res.owed)
 	res.finish(&cs, start, c0, cpuOf(pid))
+	res.closed = cs.closes.Load()
 	return res, nil
 }
 
-// peerConnect connects client i with Centrifugo's JSON protocol and subscribes it to c<i>.
-func peerConnect(ctx context.Context, addr string, i int) (*websocket.Conn, error) {
+// peerConnect connects client i with Centrifugo's JSON protocol and subscribes it to one
+// channel per filter, c<i>.<j>.
+func peerConnect(ctx context.Context, addr string, i, filters int) (*websocket.Conn, error) {
 	dctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	c, _, err := websocket.Dial(dctx, "ws://"+addr+"/connection/websocket", nil)
@@ -207,7 +142,11 @@ func peerConnect(ctx context.Context, addr string, i int) (*websocket.Conn, erro
 		return nil, err
 	}
 	c.SetReadLimit(1 << 22)
-	for id, cmd := range []string{`{"id":1,"connect":{}}`, fmt.Sprintf(`{"id":2,"subscribe":{"channel":"c%d"}}`, i)} {
+	cmds := []string{`{"id":1,"connect":{}}`}
+	for j := range filters {
+		cmds = append(cmds, fmt.Sprintf(`{"id":%d,"subscribe":{"channel":"c%d.%d"}}`, j+2, i, j))
+	}
+	for id, cmd := range cmds {
 		if err := c.Write(dctx, websocket.MessageText, []byte(cmd)); err != nil {
 			return nil, err
 		}
@@ -226,6 +165,9 @@ func peerRead(ctx context.Context, c *websocket.Conn, cs *counters) {
 	for {
 		_, m, err := c.Read(ctx)
 		if err != nil {
+			if ctx.Err() == nil {
+				cs.closes.Add(1) // the peer's clients do not reconnect: what follows is missing
+			}
 			return
 		}
 		now := time.Now()
@@ -266,9 +208,13 @@ func peerPublish(addr string, w *world, m *matcher, idx map[string]int, attrs ma
 	now := time.Now()
 	for range n {
 		t := w.transfer(rng, now)
-		chans := m.match(t, idx)
-		if len(chans) == 0 {
+		subs := m.match(t, idx)
+		if len(subs) == 0 {
 			continue
+		}
+		chans := make([]string, len(subs))
+		for i, s := range subs {
+			chans[i] = s.channel()
 		}
 		tr := render.TransferOf(t, attrs[t.From], attrs[t.To])
 		cmds = append(cmds, map[string]broadcast{"broadcast": {Channels: chans, Data: render.JSON(&tr)}})

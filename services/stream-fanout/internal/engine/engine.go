@@ -37,9 +37,18 @@ type Sink interface {
 	Offer(Item) bool
 }
 
+// Waker is a Sink that leaves waking its consumer to the engine: the engine wakes it once
+// after the records it matched together, so what several records (or several filters of one
+// record) owe one subscription is sent as one batch, after one wakeup.
+type Waker interface {
+	Wake()
+}
+
 // Sub is one session's presence on this replica: its filters and where its deliveries go.
 type Sub struct {
 	Sink    Sink
+	waker   Waker // Sink as a Waker, nil when it wakes itself
+	touched bool  // offered something since the engine last woke it
 	filters map[string]*Filter
 	// skip holds, per partition, the first offset the session is owed: records before it were
 	// matched for the session elsewhere (it came from a replica that was ahead of this one).
@@ -91,6 +100,8 @@ type Engine struct {
 	seq   uint64
 	cur   txn
 	subs  map[*Sub]struct{}
+	// touched are the subscriptions offered something since the last wake.
+	touched []*Sub
 
 	matched, delivered, dropped uint64
 }
@@ -114,8 +125,36 @@ func (e *Engine) Run(ctx context.Context) error {
 			fn()
 		case r := <-e.recs:
 			e.Process(r)
+			e.more()
+			e.wake()
 		}
 	}
+}
+
+// burst is the most records matched, after one, before the subscriptions they matched are
+// woken: what is already waiting, not what is still to come.
+const burst = 32
+
+// more matches the records already waiting, up to burst.
+func (e *Engine) more() {
+	for range burst {
+		select {
+		case r := <-e.recs:
+			e.Process(r)
+		default:
+			return
+		}
+	}
+}
+
+// wake wakes every subscription offered something since the last wake (engine goroutine only).
+func (e *Engine) wake() {
+	for i, s := range e.touched {
+		s.touched = false
+		s.waker.Wake()
+		e.touched[i] = nil
+	}
+	e.touched = e.touched[:0]
 }
 
 // Do runs fn on the engine goroutine and waits for it; false when ctx ended first.
@@ -164,6 +203,7 @@ func (e *Engine) Attr(k AttrKey) *render.Attr { return e.attrs[k] }
 // NewSub registers a subscription with no filters; skip as for Sub.skip. Engine goroutine only.
 func (e *Engine) NewSub(sink Sink, skip map[int]int64) *Sub {
 	s := &Sub{Sink: sink, filters: map[string]*Filter{}, skip: skip}
+	s.waker, _ = sink.(Waker)
 	e.subs[s] = struct{}{}
 	return s
 }
@@ -284,6 +324,10 @@ func (e *Engine) try(f *Filter, r *Record, rd *Rendered) *Rendered {
 	e.matched++
 	if s.Sink.Offer(Item{R: rd, FilterID: f.ID}) {
 		e.delivered++
+		if s.waker != nil && !s.touched {
+			s.touched = true
+			e.touched = append(e.touched, s)
+		}
 		return rd
 	}
 	e.dropped++
@@ -323,8 +367,10 @@ func (e *Engine) MatchOne(s *Sub, recs []Record) []Item {
 	return out
 }
 
-// Drain matches every record waiting in the channel (engine goroutine only).
+// Drain matches every record waiting in the channel and wakes what they matched (engine
+// goroutine only).
 func (e *Engine) Drain() {
+	defer e.wake()
 	for {
 		select {
 		case r := <-e.recs:

@@ -14,64 +14,126 @@ import (
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/render"
 )
 
+// refSet is one side's references of a filter (addresses, entities, entity types, deposit
+// services). Most filters name one value on a side, which the set holds as that value and its
+// kind, checked with one comparison and no map; a set of more values keeps maps by kind.
 type refSet struct {
+	one  string
+	kind int // of one: an index kind (idxAddr … idxDep) + 1; 0 when one is unset
+	many *refMaps
+	n    int // references added (a set with references but no values matches nothing)
+}
+
+// refMaps are a refSet's values by kind, once it holds more than one.
+type refMaps struct {
 	addrs, ents, types, deps map[string]struct{}
-	n                        int
 }
 
 func (s *refSet) add(r filter.Ref, userAddrs map[string][]string) {
-	put := func(m *map[string]struct{}, v string) {
-		if *m == nil {
-			*m = map[string]struct{}{}
-		}
-		(*m)[v] = struct{}{}
-	}
 	s.n++
 	switch r.Kind {
 	case filter.KindAddress:
 		for _, a := range r.Addresses {
-			put(&s.addrs, a)
+			s.put(idxAddr, a)
 		}
 	case filter.KindUserEntity:
 		for _, a := range userAddrs[r.Value] {
-			put(&s.addrs, a)
+			s.put(idxAddr, a)
 		}
 	case filter.KindEntity:
-		put(&s.ents, r.Value)
+		s.put(idxEnt, r.Value)
 	case filter.KindType:
-		put(&s.types, r.Value)
+		s.put(idxType, r.Value)
 	case filter.KindDeposit:
-		put(&s.deps, r.Value)
+		s.put(idxDep, r.Value)
 	}
+}
+
+// put adds the value v of index kind k.
+func (s *refSet) put(k int, v string) {
+	switch {
+	case s.many == nil && s.kind == 0:
+		s.one, s.kind = v, k+1
+		return
+	case s.many == nil && s.kind == k+1 && s.one == v:
+		return
+	case s.many == nil:
+		s.many = &refMaps{}
+		s.many.put(s.kind-1, s.one)
+		s.one, s.kind = "", 0
+	}
+	s.many.put(k, v)
+}
+
+func (m *refMaps) put(k int, v string) {
+	p := [...]*map[string]struct{}{idxAddr: &m.addrs, idxEnt: &m.ents, idxType: &m.types, idxDep: &m.deps}[k]
+	if *p == nil {
+		*p = map[string]struct{}{}
+	}
+	(*p)[v] = struct{}{}
 }
 
 // has reports whether the side (an address and what the read model knows of it) is in the set.
 func (s *refSet) has(addr string, at *render.Attr) bool {
-	if _, ok := s.addrs[addr]; ok {
+	if s.many != nil {
+		return s.many.has(addr, at)
+	}
+	switch s.kind {
+	case idxAddr + 1:
+		return s.one == addr
+	case idxEnt + 1:
+		// An entity id names the entity's own addresses and its deposit addresses, as in
+		// /transfers.
+		return at != nil && (at.Entity != nil && at.Entity.ID == s.one || at.DepositServiceID != "" && at.DepositServiceID == s.one)
+	case idxType + 1:
+		return at != nil && at.Entity != nil && at.Entity.Type == s.one
+	case idxDep + 1:
+		return at != nil && at.DepositServiceID != "" && at.DepositServiceID == s.one
+	}
+	return false
+}
+
+func (m *refMaps) has(addr string, at *render.Attr) bool {
+	if _, ok := m.addrs[addr]; ok {
 		return true
 	}
 	if at == nil {
 		return false
 	}
 	if at.Entity != nil {
-		if _, ok := s.ents[at.Entity.ID]; ok {
+		if _, ok := m.ents[at.Entity.ID]; ok {
 			return true
 		}
-		if _, ok := s.types[at.Entity.Type]; ok {
+		if _, ok := m.types[at.Entity.Type]; ok {
 			return true
 		}
 	}
 	if at.DepositServiceID != "" {
-		// An entity id names the entity's own addresses and its deposit addresses, as in
-		// /transfers.
-		if _, ok := s.deps[at.DepositServiceID]; ok {
+		if _, ok := m.deps[at.DepositServiceID]; ok {
 			return true
 		}
-		if _, ok := s.ents[at.DepositServiceID]; ok {
+		if _, ok := m.ents[at.DepositServiceID]; ok {
 			return true
 		}
 	}
 	return false
+}
+
+// keys are the set's values as index keys.
+func (s *refSet) keys() []ikey {
+	if s.many == nil {
+		if s.kind == 0 {
+			return nil
+		}
+		return []ikey{{s.kind - 1, s.one}}
+	}
+	var ks []ikey
+	for k, m := range [...]map[string]struct{}{idxAddr: s.many.addrs, idxEnt: s.many.ents, idxType: s.many.types, idxDep: s.many.deps} {
+		for v := range m {
+			ks = append(ks, ikey{k, v})
+		}
+	}
+	return ks
 }
 
 // Filter is a compiled filter of one subscription.
@@ -160,23 +222,9 @@ func setAdd(m map[string]struct{}, v string) map[string]struct{} {
 // from refs, then to, then tokens; a filter with none of them sits in the usdGte list.
 func (f *Filter) indexKeys() []ikey {
 	for _, s := range []*refSet{&f.base, &f.from, &f.to} {
-		if s.n == 0 {
-			continue
+		if s.n > 0 {
+			return s.keys()
 		}
-		var ks []ikey
-		for a := range s.addrs {
-			ks = append(ks, ikey{idxAddr, a})
-		}
-		for e := range s.ents {
-			ks = append(ks, ikey{idxEnt, e})
-		}
-		for t := range s.types {
-			ks = append(ks, ikey{idxType, t})
-		}
-		for d := range s.deps {
-			ks = append(ks, ikey{idxDep, d})
-		}
-		return ks
 	}
 	if len(f.tokAddr)+len(f.tokID) > 0 {
 		var ks []ikey

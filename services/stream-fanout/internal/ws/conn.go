@@ -123,10 +123,10 @@ func (c *conn) wake() {
 		return
 	}
 	c.writers.Add(1)
-	go c.drain()
+	c.h.writers.run(c)
 }
 
-// drain writes until the queue is empty, then lets the goroutine go; a message queued
+// drain writes until the queue is empty, then lets the connection go; a message queued
 // between the last look and letting go starts the next writer through wake.
 func (c *conn) drain() {
 	defer c.writers.Done()
@@ -144,7 +144,7 @@ func (c *conn) drain() {
 			}
 		}
 		c.writing.Store(false)
-		if c.wctx.Err() != nil || c.isPaused() || !c.q.pending() || !c.writing.CompareAndSwap(false, true) {
+		if c.wctx.Err() != nil || !c.hasWork() || !c.writing.CompareAndSwap(false, true) {
 			return
 		}
 	}
@@ -331,7 +331,10 @@ const maxBatchCredits = 64
 // rather than one per message; its deliveries count as sent once that write returns (when
 // it fails part way, those whose bytes all went out count as sent: none is sent twice).
 func (c *conn) writeBatch(ctx context.Context) (n int, err error) {
-	if c.isPaused() || !c.q.pending() {
+	if c.isPaused() {
+		return c.writeControl()
+	}
+	if !c.q.pending() {
 		return 0, nil
 	}
 	if !c.h.quotas.ready(c.kq) {
@@ -353,6 +356,30 @@ func (c *conn) writeBatch(ctx context.Context) (n int, err error) {
 	c.settle(*mp, written, err)
 	if err == nil {
 		err = werr
+	}
+	return n, err
+}
+
+// writeControl writes, in one batch, the acks and errors waiting while the writer is paused
+// on the quota: the deliveries wait for a credit, the answers to the client's messages do not.
+func (c *conn) writeControl() (n int, err error) {
+	c.cc.cork()
+	for c.cc.buffered() < corkMax {
+		o, ok := c.q.nextControl()
+		if !ok {
+			break
+		}
+		if err = c.writeRaw(o.raw); err != nil {
+			break
+		}
+		n++
+	}
+	written, uerr := c.cc.uncork()
+	if written > 0 {
+		c.lastWrite.Store(time.Now().UnixNano())
+	}
+	if uerr != nil {
+		return n, uerr
 	}
 	return n, err
 }
@@ -467,6 +494,14 @@ const quotaRetry = time.Second
 func (c *conn) pauseWriter() {
 	c.paused.Store(time.Now().Add(quotaRetry).UnixNano())
 	time.AfterFunc(quotaRetry, c.wake)
+}
+
+// hasWork reports whether a writer has something to send now: while paused, only acks and errors.
+func (c *conn) hasWork() bool {
+	if c.isPaused() {
+		return c.q.pendingControl()
+	}
+	return c.q.pending()
 }
 
 func (c *conn) isPaused() bool { return time.Now().UnixNano() < c.paused.Load() }

@@ -89,6 +89,9 @@ type Hub struct {
 	o      Options
 	quotas *quotas
 	labels *labelCache
+	ends   *topicEnds // the transfer topic's end, shared by fresh connects
+	// writers run the connections' writers on goroutines kept between batches.
+	writers *writerPool
 
 	mu      sync.Mutex
 	conns   map[*conn]struct{}
@@ -103,8 +106,13 @@ type Hub struct {
 func NewHub(o Options) *Hub {
 	o.defaults()
 	return &Hub{o: o, conns: map[*conn]struct{}{}, saves: make(chan struct{}, 16), quotas: newQuotas(o.Store, o.Quotas, o.LeaseSize, o.Now),
-		labels: newLabelCache(5 * time.Minute)}
+		labels: newLabelCache(5 * time.Minute), ends: newTopicEnds(func(ctx context.Context) (map[int]int64, error) {
+			return o.Transfers.Offsets(ctx, true)
+		}, topicEndTTL, time.Now), writers: newWriterPool(time.Second)}
 }
+
+// topicEndTTL is how long a read of the transfer topic's end serves fresh connects.
+const topicEndTTL = time.Second
 
 // ErrClosing means the replica is shutting down.
 var ErrClosing = errors.New("stream-fanout is shutting down")

@@ -64,13 +64,6 @@ func NewMeter(pub Publisher, every time.Duration, log *slog.Logger) *Meter {
 	return &Meter{pub: pub, every: every, log: log, keys: map[string]*meterEntry{}}
 }
 
-// Add counts n transfers delivered to id on route.
-func (m *Meter) Add(id Identity, route string, n int64, at time.Time) {
-	e := m.acquire(id, route)
-	e.add(n, at)
-	m.release(e)
-}
-
 // acquire returns id's entry on route, held until release: a flush keeps it while held.
 func (m *Meter) acquire(id Identity, route string) *meterEntry {
 	k := id.KeyID + " " + route

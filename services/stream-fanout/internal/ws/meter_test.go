@@ -35,7 +35,9 @@ func TestMeterCountsHeldEntries(t *testing.T) {
 	at := time.UnixMilli(1_700_000_000_000)
 	e.add(2, at)
 	e.add(3, at.Add(time.Second))
-	m.Add(id, Route, 1, at.Add(2*time.Second)) // another counter of the same key and route
+	e2 := m.acquire(id, Route) // another connection of the same key and route
+	e2.add(1, at.Add(2*time.Second))
+	m.release(e2)
 	pub.fail = true
 	m.Flush(context.Background())
 	pub.fail = false

@@ -69,18 +69,6 @@ func (m *Metrics) closed() {
 	}
 }
 
-// deliveredAt counts one transfer written to a client; broker is when the broker took it
-// (zero for a record without a broker time, which is counted but not timed).
-func (m *Metrics) deliveredAt(broker, now time.Time) {
-	if m == nil {
-		return
-	}
-	m.delivered.Add(context.Background(), 1)
-	if !broker.IsZero() {
-		m.latency.Record(context.Background(), max(now.Sub(broker).Seconds(), 0))
-	}
-}
-
 // deliveredN counts n transfers written to clients in one batch.
 func (m *Metrics) deliveredN(n int64) {
 	if m != nil && n > 0 {

@@ -23,8 +23,9 @@ func TestMetricsRecord(t *testing.T) {
 	m.opened()
 	m.opened()
 	m.closed()
-	m.deliveredAt(brokerTime(engine.Item{R: &engine.Rendered{Broker: now.Add(-250 * time.Millisecond)}}), now)
-	m.deliveredAt(brokerTime(engine.Item{}), now) // counted, not timed
+	m.deliveredN(2)
+	m.timed(brokerTime(engine.Item{R: &engine.Rendered{Broker: now.Add(-250 * time.Millisecond)}}), now)
+	m.timed(brokerTime(engine.Item{}), now) // not timed
 	m.slowDropped()
 	m.quotaRefused("hourly")
 	m.position(kafka.Message{Partition: 3, Offset: 90, HighWaterMark: 100})
@@ -75,7 +76,8 @@ func TestNilMetrics(t *testing.T) {
 	var m *Metrics
 	m.opened()
 	m.closed()
-	m.deliveredAt(time.Now(), time.Now())
+	m.deliveredN(1)
+	m.timed(time.Now(), time.Now())
 	m.slowDropped()
 	m.quotaRefused("monthly")
 	m.position(kafka.Message{HighWaterMark: 5})

@@ -1,6 +1,7 @@
 package ws
 
 import (
+	"slices"
 	"sync"
 
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/engine"
@@ -54,7 +55,7 @@ func (q *queue) grow() bool {
 
 func (q *queue) signal() { q.wake() }
 
-// Offer is called by the engine: it never blocks.
+// Offer is called by the engine: it never blocks, and leaves waking the writer to Wake.
 func (q *queue) Offer(it engine.Item) bool {
 	q.mu.Lock()
 	if q.closed {
@@ -74,9 +75,12 @@ func (q *queue) Offer(it engine.Item) bool {
 	q.ring[(q.head+q.n)%len(q.ring)] = it
 	q.n++
 	q.mu.Unlock()
-	q.signal()
 	return true
 }
+
+// Wake is called by the engine once it has offered what the records it matched together owe
+// the subscription (Offer itself wakes no writer).
+func (q *queue) Wake() { q.signal() }
 
 func (q *queue) push(o ...out) {
 	q.mu.Lock()
@@ -115,6 +119,30 @@ func (q *queue) next() (o out, ok bool) {
 	q.inflight = append(q.inflight, it)
 	return out{item: it, credit: true}, true
 }
+
+// nextControl takes the first ack or error waiting (a message that takes no credit), past
+// any delivery queued before it: a writer paused on the quota still sends those.
+func (q *queue) nextControl() (o out, ok bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for i, m := range q.control {
+		if isControl(m) {
+			q.control = slices.Delete(q.control, i, i+1)
+			return m, true
+		}
+	}
+	return o, false
+}
+
+// pendingControl reports whether nextControl would return a message.
+func (q *queue) pendingControl() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return slices.ContainsFunc(q.control, isControl)
+}
+
+// isControl reports whether o is an ack or error: it takes no credit and owes no delivery.
+func isControl(o out) bool { return !o.credit && o.item.R == nil }
 
 // unnext puts back the message next just returned, first in line: it was not sent.
 func (q *queue) unnext(o out) {

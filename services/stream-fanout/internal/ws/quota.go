@@ -18,6 +18,12 @@ type quotas struct {
 
 	mu   sync.Mutex
 	keys map[string]*keyQuota
+
+	// fetches tracks the leases being taken in the background, so returnAll gives back
+	// what they bring; closed (under fetchMu) stops new ones once returnAll has begun.
+	fetchMu sync.Mutex
+	closed  bool
+	fetches sync.WaitGroup
 }
 
 type keyQuota struct {
@@ -71,7 +77,7 @@ func (q *quotas) take(ctx context.Context, kq *keyQuota, keyID, tier string, wan
 	}
 	got = min(max(want, 1), kq.left)
 	kq.left -= got
-	if kq.left <= kq.size/2 && !kq.fetching {
+	if kq.left <= kq.size/2 && !kq.fetching && q.startFetch() {
 		kq.fetching = true
 		go q.prefetch(context.WithoutCancel(ctx), kq, kq.w, q.limits(tier), q.nextLease(kq, now))
 	}
@@ -150,10 +156,22 @@ func (q *quotas) fill(ctx context.Context, kq *keyQuota, keyID, tier string, now
 	return "", time.Time{}, nil
 }
 
+// startFetch registers a background lease; false once returnAll has begun.
+func (q *quotas) startFetch() bool {
+	q.fetchMu.Lock()
+	defer q.fetchMu.Unlock()
+	if q.closed {
+		return false
+	}
+	q.fetches.Add(1)
+	return true
+}
+
 // prefetch takes the key's next lease before the current one is spent. The script never
 // grants past either limit, so credits leased ahead are still within the quota; when the
 // limit is reached it grants nothing and the key is refused once what it holds is spent.
 func (q *quotas) prefetch(ctx context.Context, kq *keyQuota, w store.Window, l store.Limits, want int64) {
+	defer q.fetches.Done()
 	n, _, err := q.st.Lease(ctx, w, l, want)
 	kq.mu.Lock()
 	defer kq.mu.Unlock()
@@ -186,8 +204,13 @@ func within(w store.Window, t time.Time) bool {
 	return !t.Before(w.Hour) && t.Before(w.HourEnd)
 }
 
-// returnAll gives back every lease not used (on shutdown).
+// returnAll gives back every lease not used (on shutdown), after the leases being taken in
+// the background have arrived: one landing later would stay counted in Redis, unused.
 func (q *quotas) returnAll(ctx context.Context) {
+	q.fetchMu.Lock()
+	q.closed = true
+	q.fetchMu.Unlock()
+	q.fetches.Wait()
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for _, kq := range q.keys {

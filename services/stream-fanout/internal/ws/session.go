@@ -247,12 +247,13 @@ func (c *conn) resume(id string, fresh bool, onClaimed func()) error {
 	return nil
 }
 
-// topicEnd is where the transfer topic ends now: a fresh connection is owed nothing published
-// before it, including records this replica has not read yet.
+// topicEnd is where the transfer topic ends now (read at most a second before, shared by the
+// replica's fresh connects): a fresh connection is owed nothing published before it, including
+// records this replica has not read yet.
 func (c *conn) topicEnd() map[int]int64 {
 	ctx, cancel := context.WithTimeout(c.ctx, 5*time.Second)
 	defer cancel()
-	end, err := c.h.o.Transfers.Offsets(ctx, true)
+	end, err := c.h.ends.get(ctx)
 	if err != nil {
 		c.h.o.Log.Warn("the transfer topic's end could not be read; a fresh session starts where this replica is", "error", err)
 		return map[int]int64{}
