@@ -75,7 +75,7 @@ func TestMigration6KeepsPendingAndInFlightObservations(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer old.Rollback(ctx) //nolint:errcheck
-	if _, err := old.Exec(ctx, logRow, a2, "", 13, hashOf(13), day1, "4", "", "", ""); err != nil {
+	if _, err := old.Exec(ctx, logRow, a1, tok, 25, hashOf(25), day1.Add(time.Hour), "8", "new", "Newest", "NEW"); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
@@ -104,16 +104,15 @@ func TestMigration6KeepsPendingAndInFlightObservations(t *testing.T) {
 		t.Fatalf("applied non-void observations = %d, want 5", n)
 	}
 	for _, c := range []struct{ what, got, want string }{
-		{"a1 current", current(t, s, a1, tok), "7"},
+		{"a1 current (the in-flight append)", current(t, s, a1, tok), "8"},
 		{"a1 on day 1", snapshot(t, s, a1, tok, "2026-03-01"), "5"},
-		{"a1 on day 2", snapshot(t, s, a1, tok, "2026-03-02"), "7"},
-		{"a2 current (the in-flight append)", current(t, s, a2, ""), "4"},
-		{"a2 on day 1", snapshot(t, s, a2, "", "2026-03-01"), "3"},
-		{"token supply", state(t, s, `SELECT supply::text FROM balances.token_supply WHERE token=$1`, tok), "7"},
-		{"native supply", state(t, s, `SELECT supply::text FROM balances.token_supply WHERE token=''`), "4"},
+		{"a1 on day 2", snapshot(t, s, a1, tok, "2026-03-02"), "8"},
+		{"a2 current", current(t, s, a2, ""), "3"},
+		{"token supply", state(t, s, `SELECT supply::text FROM balances.token_supply WHERE token=$1`, tok), "8"},
+		{"native supply", state(t, s, `SELECT supply::text FROM balances.token_supply WHERE token=''`), "3"},
 		{"void observations", state(t, s, `SELECT count(*)::text FROM balances.observations o JOIN balances.orphaned_blocks b
 			ON b.chain = o.chain AND b.hash = o.block_hash`), "2"},
-		{"token name", state(t, s, `SELECT name FROM balances.observed_tokens WHERE token=$1`, tok), "New"},
+		{"token name (the in-flight append's)", state(t, s, `SELECT name FROM balances.observed_tokens WHERE token=$1`, tok), "Newest"},
 		{"log table", state(t, s, `SELECT coalesce(to_regclass('balances.observation_log')::text, 'dropped')`), "dropped"},
 	} {
 		if c.got != c.want {
