@@ -12,6 +12,8 @@ type Point struct {
 	Day     time.Time
 	Block   int64
 	Balance *big.Int
+	// stored: a row of address_daily holds it (load_daily), not only the current row.
+	stored bool
 }
 
 // ffill is the balance at the end of day d: the last point on or before d, or zero.

@@ -342,14 +342,15 @@ func scanDaily(rows pgx.Rows) (map[Key][]Point, error) {
 		var day time.Time
 		var block int64
 		var bal string
-		if err := rows.Scan(&k.Chain, &k.Address, &k.Token, &day, &block, &bal); err != nil {
+		var stored bool
+		if err := rows.Scan(&k.Chain, &k.Address, &k.Token, &day, &block, &bal, &stored); err != nil {
 			return nil, err
 		}
 		v, err := parseInt(bal)
 		if err != nil {
 			return nil, err
 		}
-		out[k] = append(out[k], Point{Day: Day(day), Block: block, Balance: v})
+		out[k] = append(out[k], Point{Day: Day(day), Block: block, Balance: v, stored: stored})
 	}
 	for k := range out {
 		ps := out[k]
@@ -480,11 +481,26 @@ func (s *Store) planKey(k Key, p *plan, oldCur map[Key]Current, before []Point, 
 	} else {
 		after = Merge(before, p.cands)
 	}
-	// Current balance and supply.
+	curDay := planCurrent(k, p, oldCur, replace, w)
+	planDays(k, before, after, curDay, w)
+	if entity == "" {
+		return
+	}
+	deltas, final := Diff(before, after)
+	for _, d := range deltas {
+		addTo(w.entChange, [4]string{entity, k.Chain, k.Token, d.Day.Format(dateFmt)}, d.Delta)
+	}
+	addTo(w.entCurrent, [3]string{entity, k.Chain, k.Token}, final)
+}
+
+// planCurrent adds the key's current row and supply changes to w and returns the day of the
+// current row the write leaves (zero: none).
+func planCurrent(k Key, p *plan, oldCur map[Key]Current, replace bool, w *writes) time.Time {
 	old, had := oldCur[k]
 	oldBal := new(big.Int)
+	var day time.Time
 	if had {
-		oldBal = old.Balance
+		oldBal, day = old.Balance, Day(old.BlockTime)
 	}
 	switch {
 	case replace && p.top == nil:
@@ -492,22 +508,30 @@ func (s *Store) planKey(k Key, p *plan, oldCur map[Key]Current, before []Point, 
 			w.curDel[0], w.curDel[1], w.curDel[2] = append(w.curDel[0], k.Chain), append(w.curDel[1], k.Address), append(w.curDel[2], k.Token)
 			addTo(w.supply, [2]string{k.Chain, k.Token}, new(big.Int).Neg(oldBal))
 		}
+		return time.Time{}
 	case p.top != nil && (replace || !had || p.top.BlockNumber > old.BlockNumber):
 		t := p.top
 		for i, v := range []any{k.Chain, k.Address, k.Token, t.BlockNumber, t.BlockHash, t.BlockTime, t.Balance.String(), t.Owner, t.Kind} {
 			w.cur[i] = append(w.cur[i], v)
 		}
 		addTo(w.supply, [2]string{k.Chain, k.Token}, new(big.Int).Sub(t.Balance, oldBal))
+		return Day(t.BlockTime)
 	}
-	// Snapshots.
-	beforeBy := map[time.Time]Point{}
+	return day
+}
+
+// planDays adds to w the snapshot rows that turn before into after. A point of before held only
+// by the old current row counts as absent on any day but curDay (the day of the current row the
+// write leaves): once the current row is of another day, or gone, address_daily must hold it.
+func planDays(k Key, before, after []Point, curDay time.Time, w *writes) {
+	beforeBy := make(map[time.Time]Point, len(before))
 	for _, pt := range before {
 		beforeBy[pt.Day] = pt
 	}
-	afterBy := map[time.Time]bool{}
+	afterBy := make(map[time.Time]bool, len(after))
 	for _, pt := range after {
 		afterBy[pt.Day] = true
-		if b, ok := beforeBy[pt.Day]; ok && b.Block == pt.Block && b.Balance.Cmp(pt.Balance) == 0 {
+		if b, ok := beforeBy[pt.Day]; ok && b.Block == pt.Block && b.Balance.Cmp(pt.Balance) == 0 && (b.stored || pt.Day.Equal(curDay)) {
 			continue
 		}
 		for i, v := range []any{k.Chain, k.Address, k.Token, pt.Day.Format(dateFmt), pt.Block, pt.Balance.String()} {
@@ -520,14 +544,6 @@ func (s *Store) planKey(k Key, p *plan, oldCur map[Key]Current, before []Point, 
 			w.dailyDel[2], w.dailyDel[3] = append(w.dailyDel[2], k.Token), append(w.dailyDel[3], pt.Day.Format(dateFmt))
 		}
 	}
-	if entity == "" {
-		return
-	}
-	deltas, final := Diff(before, after)
-	for _, d := range deltas {
-		addTo(w.entChange, [4]string{entity, k.Chain, k.Token, d.Day.Format(dateFmt)}, d.Delta)
-	}
-	addTo(w.entCurrent, [3]string{entity, k.Chain, k.Token}, final)
 }
 
 // flush writes w.

@@ -1,5 +1,6 @@
--- The snapshots a key has from day $4 on, rebuilt from its surviving observations.
-SELECT k.chain, k.address, k.token, d.day, d.block_number, d.balance::text
+-- The snapshots a key has from day $4 on, rebuilt from its surviving observations (none of them
+-- stored yet).
+SELECT k.chain, k.address, k.token, d.day, d.block_number, d.balance::text, false
 FROM unnest($1::text[], $2::text[], $3::text[], $4::date[]) AS k(chain, address, token, since)
 CROSS JOIN LATERAL (
   SELECT DISTINCT ON ((o.block_time AT TIME ZONE 'UTC')::date)
