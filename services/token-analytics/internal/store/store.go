@@ -46,6 +46,8 @@ var (
 	sqlFlowMarks        = load("flow_marks")
 	sqlFlowMarksHead    = load("flow_marks_head")
 	sqlFlowsClose       = load("flows_close")
+	sqlFlowsCloseNext   = load("flows_close_next")
+	sqlFlowMarksPrune   = load("flow_marks_prune")
 	sqlCloseWorkMem     = load("close_work_mem")
 	sqlFlowsInsert      = load("flows_insert")
 	sqlOrphansOf        = load("orphans_of")
