@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/chainintel/chainintel/libs/pgstore"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -182,7 +183,28 @@ func (s *Store) closeChunk(ctx context.Context, chain string, now time.Time, all
 		if next != nil && next.Add(closeChunk).Before(r[1]) {
 			r[1], done = next.Add(closeChunk), false
 		}
-		return false, tx.QueryRow(ctx, sqlFlowsClose, chain, r[0], r[1]).Scan(&c.Rows, &c.Transfers, &c.Chains)
+		c, err = closeRange(ctx, tx, chain, r)
+		return false, err
 	})
 	return c, done, err
+}
+
+// closeRange builds the rows of the hours r of chain by a plain insert, and when a row of them
+// exists already (written from rolled_until on by a replica of the previous model) rebuilds
+// them instead, setting such rows to the rebuilt sums.
+func closeRange(ctx context.Context, tx pgx.Tx, chain string, r [2]time.Time) (Closed, error) {
+	var c Closed
+	sp, err := tx.Begin(ctx)
+	if err != nil {
+		return c, err
+	}
+	err = sp.QueryRow(ctx, sqlFlowsClose, chain, r[0], r[1]).Scan(&c.Rows, &c.Transfers, &c.Chains)
+	if err == nil {
+		return c, sp.Commit(ctx)
+	}
+	if rerr := sp.Rollback(ctx); !pgstore.IsUniqueViolation(err) || rerr != nil {
+		return c, errors.Join(err, rerr)
+	}
+	err = tx.QueryRow(ctx, sqlFlowsRebuild, chain, r[0], r[1]).Scan(&c.Rows, &c.Transfers, &c.Chains)
+	return c, err
 }

@@ -1,11 +1,13 @@
 -- Closes the hours [$2, $3) of chain $1: builds their flow_address_hours rows from the counted
 -- copies in market.flows (one row per token, hour and address) and moves the chain's
--- rolled_until to $3. It rebuilds rather than adds: a row already there (written from
--- rolled_until on by a replica of the previous model during a rolling upgrade, or seeded by
--- migration 00007 for a far-future hour) is set to the rebuilt sums, and one of a key whose
--- every copy is uncounted to zero, so closing a range twice or over such rows gives the same
--- rows. Every row there stems from a copy in market.flows of its key. The range is found through
--- flows_chain_hour. Returns the rows written and the counted transfers they sum.
+-- rolled_until to $3. Followed by flows_close_end.sql: a plain insert, which fails (23505) when
+-- a row of the range exists already; with flows_close_rebuild.sql between them (what the close
+-- runs then) a row there is set to the rebuilt sums instead, so closing a range twice, or over
+-- rows written from rolled_until on (by a replica of the previous model during a rolling
+-- upgrade, or as migration 00007 left a far-future hour), gives the same rows. Every such row
+-- stems from a copy in market.flows of its key: a key whose copies are all uncounted gets a
+-- row (of zeros) only when one is there. The range is found through flows_chain_hour. Returns
+-- the rows written and the counted transfers they sum.
 WITH src AS (
     SELECT f.chain, f.token, f.hour, f.chain_type, f.from_addr, f.to_addr, f.usd, f.value, f.counted
     FROM market.flows f
@@ -23,11 +25,3 @@ WITH src AS (
         SELECT 1 FROM market.flow_address_hours x
         WHERE x.chain = s.chain AND x.token = s.token AND x.hour = s.hour AND x.address = l.address)
     ORDER BY 1, 2, 3, 4
-    ON CONFLICT (chain, token, hour, address) DO UPDATE SET
-        in_usd = excluded.in_usd, in_value = excluded.in_value, out_usd = excluded.out_usd, out_value = excluded.out_value
-    RETURNING 1
-), moved AS (
-    UPDATE market.flow_marks SET rolled_until = $3 WHERE chain = $1
-    RETURNING 1
-)
-SELECT (SELECT count(*) FROM ins), (SELECT count(*) FILTER (WHERE counted) FROM src), (SELECT count(*) FROM moved)
