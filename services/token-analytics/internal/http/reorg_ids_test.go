@@ -57,13 +57,14 @@ func countedBlocks(t *testing.T) map[string]string {
 // recomputation from the counted rows of market.flows and the current address classes (rows
 // whose sums are all zero count as absent); the per-address flows are what top_flow reads:
 // flow_address_hours for each chain's closed hours (before its rolled_until, and no row from
-// it on) and the counted rows of market.flows for the open ones. It checks, then closes every
-// hour before each chain's newest delivered one and checks again, so the steps after run on
-// closed hours too.
+// it on) and the counted rows of market.flows for the open ones. It checks, then closes every hour before each chain's newest delivered one and checks again, so the
+// steps after run on closed hours too.
 func rollupsMatchCounted(t *testing.T, step string) {
 	t.Helper()
 	rollupsMatch(t, step)
-	closed, err := store.New(pgtest.Pool(t)).CloseHours(context.Background())
+	// The clock is in the hour of the newest transfers (now - 2h), which stays open.
+	clock := now.Add(-110 * time.Minute)
+	closed, err := store.New(pgtest.Pool(t), store.Retention(0, func() time.Time { return clock })).CloseHours(context.Background())
 	if err != nil {
 		t.Fatalf("%s: close hours: %v", step, err)
 	}

@@ -2,8 +2,13 @@ package store
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
 	"time"
 
+	"github.com/chainintel/chainintel/libs/pgstore"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -23,15 +28,30 @@ func (m flowMarks) closed(chain string, hour time.Time) bool {
 	return ok && hour.Before(k.rolledUntil)
 }
 
-// due are the hour ranges [from, to) closeHours closes at clock, per chain: the hours before
-// both the newest delivered one and clock (all: every delivered hour) not closed yet.
-func (m flowMarks) due(clock time.Time, all bool) map[string][2]time.Time {
+// closeGrace is how long after the clock has left a chain's newest delivered hour that hour is
+// closed although no later one was delivered: blocks of the hour delivered a little late still
+// find it open, and a chain that stops delivering does not keep it (and the hours up to the
+// clock's) open.
+const closeGrace = 15 * time.Minute
+
+// closeChunk is the most hours holding transfers one close transaction builds, so a chain's
+// backlog closes in transactions of bounded size.
+const closeChunk = 3 * time.Hour
+
+// due are the hour ranges [from, to) closeHours closes at now, per chain: the hours not closed
+// yet before both the newest delivered one and the clock's, and up to the clock's hour once
+// closeGrace has passed since the clock left the newest delivered one (all: every delivered
+// hour).
+func (m flowMarks) due(now time.Time, all bool) map[string][2]time.Time {
 	out := map[string][2]time.Time{}
+	clock := now.Truncate(time.Hour)
 	for chain, k := range m {
 		target := k.head
 		switch {
 		case all:
 			target = k.head.Add(time.Hour)
+		case !now.Before(k.head.Add(time.Hour + closeGrace)):
+			target = clock
 		case clock.Before(target):
 			target = clock
 		}
@@ -84,10 +104,12 @@ type Closed struct {
 	Rows, Transfers, Chains int64
 }
 
-// CloseHours builds flow_address_hours for every chain's hours before both its newest delivered
-// hour and the clock's hour (the hours no transfer is expected in any more; a late one updates
-// the rows in place) from market.flows, so top_flow and class changes read per address only the
-// hours still open.
+// CloseHours builds flow_address_hours from market.flows for every chain's hours before both its
+// newest delivered hour and the clock's hour, and up to the clock's hour once the clock has left
+// the newest delivered one by closeGrace (the hours no transfer is expected in any more; a late
+// one updates the rows in place), so top_flow and class changes read per address only the hours
+// still open. Each chain closes in its own transactions: one chain's failure leaves the others'
+// closes done, and is returned with the others' errors.
 func (s *Store) CloseHours(ctx context.Context) (Closed, error) {
 	return s.closeHours(ctx, false)
 }
@@ -97,13 +119,9 @@ func (s *Store) CloseAllHours(ctx context.Context) (Closed, error) {
 	return s.closeHours(ctx, true)
 }
 
-// closeHours holds the writers' lock alone: a transfer batch decides per hour whether to add
-// its per-address sums to flow_address_hours by the marks it read, so none may commit between
-// the close's read of market.flows and its move of the mark. Each due chain's range is closed by
-// one statement with the range as constants, so it reads only that range of market.flows.
 func (s *Store) closeHours(ctx context.Context, all bool) (Closed, error) {
 	var c Closed
-	clock := s.now().UTC().Truncate(time.Hour)
+	now := s.now().UTC()
 	// Most runs find nothing to close: they do not take the lock, which waits for the writers.
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
@@ -111,11 +129,40 @@ func (s *Store) closeHours(ctx context.Context, all bool) (Closed, error) {
 	}
 	marks, err := readMarks(ctx, tx)
 	_ = tx.Rollback(ctx)
-	if err != nil || len(marks.due(clock, all)) == 0 {
+	if err != nil {
 		return c, err
 	}
-	err = s.write(ctx, "close flow hours", func(tx pgx.Tx) (bool, error) {
-		c = Closed{}
+	due := marks.due(now, all)
+	chains := slices.Sorted(maps.Keys(due))
+	var errs []error
+	for _, chain := range chains {
+		var closed int64
+		for {
+			n, done, err := s.closeChunk(ctx, chain, now, all)
+			c.Rows, c.Transfers, closed = c.Rows+n.Rows, c.Transfers+n.Transfers, max(closed, n.Chains)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("close flow hours of %s: %w", chain, err))
+			}
+			if err != nil || done {
+				break
+			}
+		}
+		c.Chains += closed
+	}
+	return c, errors.Join(errs...)
+}
+
+// closeChunk closes the due hours of chain from its rolled_until up to at most closeChunk past
+// the first hour holding a copy, in one transaction, and reports whether none is left due. It
+// holds the writers' lock alone: a transfer batch decides per hour whether to add its
+// per-address sums to flow_address_hours by the marks it read, so none may commit between the
+// close's read of market.flows and its move of the mark. The range is passed as constants, so
+// the statement reads only that range of the chain's copies.
+func (s *Store) closeChunk(ctx context.Context, chain string, now time.Time, all bool) (Closed, bool, error) {
+	var c Closed
+	done := true
+	err := s.write(ctx, "close flow hours", func(tx pgx.Tx) (bool, error) {
+		c, done = Closed{}, true
 		for _, q := range []string{sqlLockExclusive, sqlCloseWorkMem} {
 			if _, err := tx.Exec(ctx, q); err != nil {
 				return false, err
@@ -125,14 +172,39 @@ func (s *Store) closeHours(ctx context.Context, all bool) (Closed, error) {
 		if err != nil {
 			return false, err
 		}
-		for chain, r := range marks.due(clock, all) {
-			var rows, transfers, chains int64
-			if err := tx.QueryRow(ctx, sqlFlowsClose, chain, r[0], r[1]).Scan(&rows, &transfers, &chains); err != nil {
-				return false, err
-			}
-			c = Closed{c.Rows + rows, c.Transfers + transfers, c.Chains + chains}
+		r, ok := marks.due(now, all)[chain]
+		if !ok {
+			return false, nil
 		}
-		return false, nil
+		var next *time.Time
+		if err := tx.QueryRow(ctx, sqlFlowsCloseNext, chain, r[0], r[1]).Scan(&next); err != nil {
+			return false, err
+		}
+		if next != nil && next.Add(closeChunk).Before(r[1]) {
+			r[1], done = next.Add(closeChunk), false
+		}
+		c, err = closeRange(ctx, tx, chain, r)
+		return false, err
 	})
+	return c, done, err
+}
+
+// closeRange builds the rows of the hours r of chain by a plain insert, and when a row of them
+// exists already (written from rolled_until on by a replica of the previous model) rebuilds
+// them instead, setting such rows to the rebuilt sums.
+func closeRange(ctx context.Context, tx pgx.Tx, chain string, r [2]time.Time) (Closed, error) {
+	var c Closed
+	sp, err := tx.Begin(ctx)
+	if err != nil {
+		return c, err
+	}
+	err = sp.QueryRow(ctx, sqlFlowsClose, chain, r[0], r[1]).Scan(&c.Rows, &c.Transfers, &c.Chains)
+	if err == nil {
+		return c, sp.Commit(ctx)
+	}
+	if rerr := sp.Rollback(ctx); !pgstore.IsUniqueViolation(err) || rerr != nil {
+		return c, errors.Join(err, rerr)
+	}
+	err = tx.QueryRow(ctx, sqlFlowsRebuild, chain, r[0], r[1]).Scan(&c.Rows, &c.Transfers, &c.Chains)
 	return c, err
 }

@@ -152,9 +152,17 @@ func (s *Store) PruneFlows(ctx context.Context) (PruneCounts, error) {
 		}
 		total = PruneCounts{total.Copies + c.Copies, total.AddressHours + c.AddressHours, total.Hours + c.Hours, total.Days + c.Days}
 		if c.Copies < pruneBatch && c.AddressHours < pruneBatch && c.Hours < pruneBatch && c.Days < pruneBatch {
-			return total, nil
+			break
 		}
 	}
+	// A chain idle since before the horizon has nothing left to close there.
+	return total, s.write(ctx, "prune flow marks", func(tx pgx.Tx) (bool, error) {
+		if _, err := tx.Exec(ctx, sqlLockShared); err != nil {
+			return false, err
+		}
+		_, err := tx.Exec(ctx, sqlFlowMarksPrune, h)
+		return false, err
+	})
 }
 
 // flowColumns are the arguments of sqlFlowsInsert (parallel arrays, one element per transfer)

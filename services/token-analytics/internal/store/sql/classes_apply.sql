@@ -24,25 +24,34 @@ WITH input AS (
 ), moved AS (
     SELECT chain_type, address, old_class, market.flow_class(entity_type, is_pool) AS new_class FROM next
     WHERE old_class IS DISTINCT FROM market.flow_class(entity_type, is_pool)
+), open_flows AS (
+    -- per chain, its counted rows from its rolled_until on: the subquery is run once per mark
+    -- with the chain and hour as its index bounds (OFFSET 0 keeps it from being flattened into
+    -- a join that reads every chain's rows), and not at all when no class moved
+    SELECT f.chain, f.token, f.hour, f.chain_type, f.from_addr, f.to_addr, f.usd
+    FROM market.flow_marks k
+    CROSS JOIN LATERAL (
+        SELECT * FROM market.flows f
+        WHERE f.chain = k.chain AND f.hour >= k.rolled_until AND f.counted
+        OFFSET 0
+    ) f
+    WHERE EXISTS (SELECT 1 FROM moved)
 ), address_legs AS (
-    -- the moved addresses' in and out USD per token and hour: of closed hours from
-    -- flow_address_hours, of open ones (from the chain's rolled_until on) from market.flows,
-    -- whose range (bounded on both sides, so a plan made without the bound's value still reads
-    -- a range) is found through the BRIN index on hour
+    -- the moved addresses' in and out USD per token and hour: of each chain's closed hours
+    -- (before its rolled_until, so a row from it on is never counted next to the transfers it
+    -- sums) from flow_address_hours, of its open ones from market.flows (open_flows), so a
+    -- chain whose hours stay open long does not make the others' closed hours read
     SELECT a.chain, a.token, a.hour, m.old_class, m.new_class, a.in_usd, a.out_usd
     FROM moved m
     JOIN market.flow_address_hours a ON a.chain_type = m.chain_type AND a.address = m.address
+    JOIN market.flow_marks k ON k.chain = a.chain AND a.hour < k.rolled_until
     UNION ALL
     SELECT f.chain, f.token, f.hour, m.old_class, m.new_class, f.usd, 0
-    FROM market.flow_marks k
-    JOIN market.flows f ON f.chain = k.chain AND f.hour >= k.rolled_until AND f.counted
-        AND f.hour >= (SELECT min(rolled_until) FROM market.flow_marks) AND f.hour < 'infinity'
+    FROM open_flows f
     JOIN moved m ON m.chain_type = f.chain_type AND m.address = f.to_addr
     UNION ALL
     SELECT f.chain, f.token, f.hour, m.old_class, m.new_class, 0, f.usd
-    FROM market.flow_marks k
-    JOIN market.flows f ON f.chain = k.chain AND f.hour >= k.rolled_until AND f.counted
-        AND f.hour >= (SELECT min(rolled_until) FROM market.flow_marks) AND f.hour < 'infinity'
+    FROM open_flows f
     JOIN moved m ON m.chain_type = f.chain_type AND m.address = f.from_addr
 ), deltas AS (
     SELECT chain, token, hour,

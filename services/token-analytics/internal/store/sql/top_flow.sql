@@ -1,5 +1,6 @@
 -- The addresses with the most flow of the deployments ($1 chains, $2 contracts) since $3: closed
--- hours from flow_address_hours, open ones (from the chain's rolled_until on; every hour of a
+-- hours (before the chain's rolled_until, so a row from it on is never counted next to the
+-- transfers it sums) from flow_address_hours, open ones (from the chain's rolled_until on; every hour of a
 -- chain without a mark) from the counted rows of market.flows, through flows_token_hour with the
 -- open range's start as its bound.
 WITH deps AS (
@@ -10,6 +11,7 @@ WITH deps AS (
     SELECT a.chain, a.address, a.chain_type, a.in_usd, a.in_value, a.out_usd, a.out_value
     FROM deps
     JOIN market.flow_address_hours a ON a.chain = deps.chain AND a.token = deps.token AND a.hour >= $3
+        AND a.hour < deps.open_from
     UNION ALL
     SELECT f.chain, l.address, f.chain_type, l.in_usd, l.in_value, l.out_usd, l.out_value
     FROM deps
