@@ -50,7 +50,7 @@ type conn struct {
 	// in a row answered late.
 	lastWrite atomic.Int64
 	latePongs atomic.Int32
-	paused    atomic.Int64 // unix ns until which the writer waits (the quota could not be checked)
+	paused    atomic.Int64 // monoNow() until which the writer waits (the quota could not be checked)
 	catching  atomic.Bool  // a reconnect is reading the topic back
 	released  atomic.Bool
 	limited   map[string]time.Time // quota errors sent, per window type, until the window ends
@@ -492,7 +492,7 @@ const quotaRetry = time.Second
 
 // pauseWriter stops writing for quotaRetry and wakes the writer after it.
 func (c *conn) pauseWriter() {
-	c.paused.Store(time.Now().Add(quotaRetry).UnixNano())
+	c.paused.Store(monoNow() + int64(quotaRetry))
 	time.AfterFunc(quotaRetry, c.wake)
 }
 
@@ -504,7 +504,14 @@ func (c *conn) hasWork() bool {
 	return c.q.pending()
 }
 
-func (c *conn) isPaused() bool { return time.Now().UnixNano() < c.paused.Load() }
+func (c *conn) isPaused() bool { return monoNow() < c.paused.Load() }
+
+// monoEpoch anchors monoNow: durations since it are read on the monotonic clock, as the resume
+// timer runs, so a wall clock stepped back during a pause cannot outlast the timer's wake.
+var monoEpoch = time.Now()
+
+// monoNow is the monotonic time in nanoseconds since monoEpoch.
+func monoNow() int64 { return int64(time.Since(monoEpoch)) }
 
 func (c *conn) writeRaw(b []byte) error {
 	if c.cc.appendText(b) {

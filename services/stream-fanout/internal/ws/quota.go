@@ -81,6 +81,7 @@ func (q *quotas) take(ctx context.Context, kq *keyQuota, keyID, tier string, wan
 		kq.fetching = true
 		go q.prefetch(context.WithoutCancel(ctx), kq, kq.w, q.limits(tier), q.nextLease(kq, now))
 	}
+	q.returnLeftIfClosed(ctx, kq)
 	return got, kq.w.Hour, "", time.Time{}, nil
 }
 
@@ -94,9 +95,26 @@ func (q *quotas) giveBack(ctx context.Context, kq *keyQuota, hour time.Time, n i
 	defer kq.mu.Unlock()
 	if kq.w.Hour.Equal(hour) {
 		kq.left += n
+		q.returnLeftIfClosed(ctx, kq)
 		return
 	}
 	_ = q.st.Return(ctx, q.st.WindowAt(kq.keyID, hour), n)
+}
+
+// returnLeftIfClosed gives kq's unused credits straight back to Redis once returnAll has
+// begun: a writer still running after it (the shutdown's wait ended first) must not leave
+// credits on a replica that is going away, counted as used until the hour ends (kq.mu held).
+func (q *quotas) returnLeftIfClosed(ctx context.Context, kq *keyQuota) {
+	if kq.left <= 0 {
+		return
+	}
+	q.fetchMu.Lock()
+	closed := q.closed
+	q.fetchMu.Unlock()
+	if closed {
+		_ = q.st.Return(ctx, kq.w, kq.left)
+		kq.left = 0
+	}
 }
 
 // prime makes sure the key holds a credit on this replica (or is known to be refused), leasing
@@ -106,6 +124,7 @@ func (q *quotas) prime(ctx context.Context, kq *keyQuota, keyID, tier string) er
 	kq.mu.Lock()
 	defer kq.mu.Unlock()
 	_, _, err := q.fill(ctx, kq, keyID, tier, q.now())
+	q.returnLeftIfClosed(ctx, kq)
 	return err
 }
 

@@ -43,3 +43,43 @@ func TestReturnAllGivesBackLeasesTakenAhead(t *testing.T) {
 		t.Fatalf("Redis counts %d credits used, the writers used %d", lim.Hourly-left, used)
 	}
 }
+
+// A writer still running when returnAll has run (the shutdown's wait ended first) gives back
+// what its batch did not use, and takes no more than it uses: Redis again counts exactly the
+// credits the writers used.
+func TestCreditsAfterReturnAllGoBackToRedis(t *testing.T) {
+	rdb, _ := redistest.Client(t)
+	now := time.Date(2026, 3, 10, 14, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	st := store.New(rdb, fmt.Sprintf("qr%d:", rand.Uint64()), clock)
+	lim := store.Limits{Hourly: 100_000, Monthly: 1_000_000}
+	limits := func(string) store.Limits { return lim }
+	ctx := context.Background()
+	q := newQuotas(st, limits, 64, clock)
+	kq := q.key("k")
+	// A batch takes 10 before shutdown, and uses 4 of them.
+	got, hour, lt, _, err := q.take(ctx, kq, "k", "t", 10)
+	if err != nil || lt != "" || got != 10 {
+		t.Fatalf("take: %d %q %v", got, lt, err)
+	}
+	q.returnAll(ctx)
+	q.giveBack(ctx, kq, hour, 6)
+	used := int64(4)
+	// Another batch starts after returnAll and uses all it takes.
+	if err := q.prime(ctx, kq, "k", "t"); err != nil {
+		t.Fatal(err)
+	}
+	got, _, lt, _, err = q.take(ctx, kq, "k", "t", 3)
+	if err != nil || lt != "" || got != 3 {
+		t.Fatalf("take after returnAll: %d %q %v", got, lt, err)
+	}
+	used += got
+	w := st.WindowAt("k", now)
+	left, _, err := st.Lease(ctx, w, lim, lim.Hourly)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if left != lim.Hourly-used {
+		t.Fatalf("Redis counts %d credits used, the writers used %d", lim.Hourly-left, used)
+	}
+}

@@ -8,8 +8,9 @@ import (
 
 // topicEnds is the transfer topic's end as fresh connections need it, read from the broker at
 // most once per ttl and shared: thousands of clients connecting with fresh=true together cost
-// one ListOffsets, not one each. A fresh session may therefore start up to ttl before its
-// connect (it can be sent a transfer published just before); it never starts later.
+// one ListOffsets, not one each. A fresh session therefore starts at the later of this end
+// (read at most ttl before its connect, so it can be sent a transfer published just before)
+// and the replica's position when the session is registered.
 type topicEnds struct {
 	read func(context.Context) (map[int]int64, error)
 	ttl  time.Duration
