@@ -21,7 +21,7 @@ func TestPausedWriterStillSendsAcks(t *testing.T) {
 	c.wctx, c.wstop = context.WithCancel(context.Background())
 	defer c.wstop()
 	c.q.wake = c.wake
-	c.paused.Store(time.Now().Add(time.Hour).UnixNano())
+	c.paused.Store(monoNow() + int64(time.Hour))
 	owed := &engine.Rendered{Part: 0, Off: 7, JSON: []byte(`{"id":"t"}`)}
 	c.q.unnext(out{item: engine.Item{R: owed, FilterID: "f"}, credit: true})
 	c.ack("m1", "subscribed", nil)
