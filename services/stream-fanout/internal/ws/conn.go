@@ -59,6 +59,7 @@ type conn struct {
 	held    heldCredits
 	batchAt time.Time   // when the batch being written started (writer only)
 	takenAt time.Time   // when the writer took the batch up, before waiting for a quota lease
+	staged  uint32      // deliveries timed, for sampling their stages (writer only)
 	meter   *meterEntry // the meter's count for the connection's key and route (nil: none)
 	// bookE is the caller's labels book as last read, while the cache's gen is bookGen.
 	bookE   *bookEntry
@@ -423,7 +424,8 @@ func (c *conn) settle(marks []batchMark, written int, err error) {
 		}
 		if m.credit {
 			credits++
-			c.h.o.Metrics.timed(m.r, c.takenAt, c.batchAt, now)
+			c.staged++
+			c.h.o.Metrics.timed(m.r, c.staged%stageEvery == 0, c.takenAt, c.batchAt, now)
 		}
 	}
 	c.h.o.Metrics.deliveredN(credits)

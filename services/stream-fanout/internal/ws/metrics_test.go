@@ -26,9 +26,10 @@ func TestMetricsRecord(t *testing.T) {
 	m.deliveredN(2)
 	b := now.Add(-250 * time.Millisecond)
 	m.timed(&engine.Rendered{Broker: b, Fetched: b.Add(10 * time.Millisecond), Matched: b.Add(20 * time.Millisecond)},
-		b.Add(40*time.Millisecond), b.Add(80*time.Millisecond), now)
-	m.timed(&engine.Rendered{}, now, now, now) // no broker time: not timed
-	m.timed(nil, now, now, now)                // a control message: not timed
+		true, b.Add(40*time.Millisecond), b.Add(80*time.Millisecond), now)
+	m.timed(&engine.Rendered{Broker: b}, false, now, now, now) // timed, its stages not sampled
+	m.timed(&engine.Rendered{}, true, now, now, now)           // no broker time: not timed
+	m.timed(nil, true, now, now, now)                          // a control message: not timed
 	m.slowDropped()
 	m.quotaRefused("hourly")
 	m.position(kafka.Message{Partition: 3, Offset: 90, HighWaterMark: 100})
@@ -62,7 +63,7 @@ func TestMetricsRecord(t *testing.T) {
 		t.Errorf("quota refusal attributes %v", refused.ToSlice())
 	}
 	h, ok := got["stream_delivery_latency_seconds"].(metricdata.Histogram[float64])
-	if !ok || len(h.DataPoints) != 1 || h.DataPoints[0].Count != 1 || h.DataPoints[0].Sum != 0.25 {
+	if !ok || len(h.DataPoints) != 1 || h.DataPoints[0].Count != 2 || h.DataPoints[0].Sum != 0.5 {
 		t.Fatalf("latency: %#v", got["stream_delivery_latency_seconds"])
 	}
 	st, ok := got["stream_delivery_stage_seconds"].(metricdata.Histogram[float64])
@@ -91,7 +92,7 @@ func TestNilMetrics(t *testing.T) {
 	m.opened()
 	m.closed()
 	m.deliveredN(1)
-	m.timed(&engine.Rendered{Broker: time.Now()}, time.Now(), time.Now(), time.Now())
+	m.timed(&engine.Rendered{Broker: time.Now()}, true, time.Now(), time.Now(), time.Now())
 	m.slowDropped()
 	m.quotaRefused("monthly")
 	m.position(kafka.Message{HighWaterMark: 5})
