@@ -150,7 +150,7 @@ func (s *server) profileLoad(secs int) (stop func()) {
 
 // counters are what the clients saw during a load.
 type counters struct {
-	lat                                       latency
+	lat, pub                                  latency
 	delivered, dups, reconnects, closes, last atomic.Int64
 }
 
@@ -361,7 +361,7 @@ func publishLoad(rate, secs int, start time.Time, publish func(n int) error) (in
 }
 
 // publishTransfers is publishLoad to the broker: the transfers measure's clients are owed.
-func publishTransfers(brokers []string, w *world, rate, secs int, start time.Time) (int, error) {
+func publishTransfers(brokers []string, w *world, rate, secs int, start time.Time, acked *latency) (int, error) {
 	pub := eventbus.NewPublisher(brokers, eventbus.PublisherOptions{})
 	defer pub.Close()
 	prng := rand.New(rand.NewPCG(11, 12))
@@ -372,7 +372,11 @@ func publishTransfers(brokers []string, w *world, rate, secs int, start time.Tim
 			t := w.transfer(prng, now)
 			evs[i] = eventbus.Event{Topic: eventsv1.TopicTransfers, Key: eventsv1.ChainKey(t.Chain, t.TransactionHash), Msg: t}
 		}
-		return pub.Publish(context.Background(), evs...)
+		err := pub.Publish(context.Background(), evs...)
+		if acked != nil {
+			acked.add(time.Since(now))
+		}
+		return err
 	})
 }
 
@@ -410,6 +414,7 @@ func (r *result) finish(cs *counters, start time.Time, c0, c1 cpu) {
 	r.dups, r.reconnects = cs.dups.Load(), cs.reconnects.Load()
 	r.seconds = time.Unix(0, cs.last.Load()).Sub(start).Seconds()
 	r.p50, r.p99 = cs.lat.pct(0.50), cs.lat.pct(0.99)
+	r.pub50, r.pub99 = cs.pub.pct(0.50), cs.pub.pct(0.99)
 	r.cpuPerKDeliv = (c1.server - c0.server).Seconds() / float64(max(r.deliveries, 1)) * 1000
 }
 
@@ -444,7 +449,7 @@ func measure(ld load, brokers []string, redisURL, bin string, naive bool) (resul
 	}
 	stopProfile := srv.profileLoad(ld.secs)
 	c0, start := cpuOf(pid), time.Now()
-	res.published, err = publishTransfers(brokers, ld.w, ld.rate, ld.secs, start)
+	res.published, err = publishTransfers(brokers, ld.w, ld.rate, ld.secs, start, &cs.pub)
 	if err != nil {
 		stopProfile()
 		return res, err
@@ -453,6 +458,7 @@ func measure(ld load, brokers []string, redisURL, bin string, naive bool) (resul
 	stopProfile()
 	srv.saveDebug("goroutine.end", "?debug=1")
 	res.serverDelivered, res.slowDropped = serverCounters(srv.opsAddr)
+	res.stages = serverStages(srv.opsAddr)
 	res.finish(&cs, start, c0, cpuOf(pid))
 	cancel()
 	return res, nil

@@ -13,7 +13,9 @@ type Record struct {
 	Part int
 	Off  int64
 	Time time.Time // the record's broker time
-	Msg  *eventsv1.Transfer
+	// Fetched is when the replica's reader returned the record (zero: not timed).
+	Fetched time.Time
+	Msg     *eventsv1.Transfer
 }
 
 // Rendered is a matched transfer, rendered once for every filter it matched.
@@ -23,6 +25,9 @@ type Rendered struct {
 	Part   int
 	Off    int64
 	Broker time.Time // when the broker took the record: the start of Kafka-to-client latency
+	// Fetched and Matched are when the replica read the record and when the engine matched
+	// it: the stages of a delivery's latency that precede its connection's writer.
+	Fetched, Matched time.Time
 }
 
 // Item is one delivery owed to a subscription: a transfer and the filter it matched.
@@ -341,7 +346,8 @@ func (e *Engine) try(f *Filter, r *Record, rd *Rendered) *Rendered {
 }
 
 func (e *Engine) render(r *Record) *Rendered {
-	rd := &Rendered{T: render.TransferOf(r.Msg, e.cur.from.at, e.cur.to.at), Part: r.Part, Off: r.Off, Broker: r.Time}
+	rd := &Rendered{T: render.TransferOf(r.Msg, e.cur.from.at, e.cur.to.at), Part: r.Part, Off: r.Off, Broker: r.Time,
+		Fetched: r.Fetched, Matched: time.Now()}
 	rd.JSON = render.JSON(&rd.T)
 	return rd
 }

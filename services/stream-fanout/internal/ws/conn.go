@@ -58,6 +58,8 @@ type conn struct {
 	kq      *keyQuota
 	held    heldCredits
 	batchAt time.Time   // when the batch being written started (writer only)
+	takenAt time.Time   // when the writer took the batch up, before waiting for a quota lease
+	staged  uint32      // deliveries timed, for sampling their stages (writer only)
 	meter   *meterEntry // the meter's count for the connection's key and route (nil: none)
 	// bookE is the caller's labels book as last read, while the cache's gen is bookGen.
 	bookE   *bookEntry
@@ -313,7 +315,7 @@ const maxLatePongs = 3
 type batchMark struct {
 	end              int
 	inflight, credit bool
-	broker           time.Time
+	r                *engine.Rendered
 }
 
 var marksPool = sync.Pool{New: func() any { m := make([]batchMark, 0, 64); return &m }}
@@ -337,6 +339,7 @@ func (c *conn) writeBatch(ctx context.Context) (n int, err error) {
 	if !c.q.pending() {
 		return 0, nil
 	}
+	c.takenAt = time.Now()
 	if !c.h.quotas.ready(c.kq) {
 		// A lease is taken before the batch starts: a ping corked behind a Redis round trip
 		// would wait with it. A failure is reported by the write that needs the credit.
@@ -402,7 +405,7 @@ func (c *conn) fillBatch(ctx context.Context, marks *[]batchMark) (n int, err er
 			return n, err // what was batched before it is still written
 		}
 		n++
-		*marks = append(*marks, batchMark{c.cc.buffered(), o.item.R != nil, credited, brokerTime(o.item)})
+		*marks = append(*marks, batchMark{c.cc.buffered(), o.item.R != nil, credited, o.item.R})
 	}
 	return n, nil
 }
@@ -421,7 +424,8 @@ func (c *conn) settle(marks []batchMark, written int, err error) {
 		}
 		if m.credit {
 			credits++
-			c.h.o.Metrics.timed(m.broker, now)
+			c.staged++
+			c.h.o.Metrics.timed(m.r, c.staged%stageEvery == 0, c.takenAt, c.batchAt, now)
 		}
 	}
 	c.h.o.Metrics.deliveredN(credits)

@@ -24,8 +24,12 @@ func TestMetricsRecord(t *testing.T) {
 	m.opened()
 	m.closed()
 	m.deliveredN(2)
-	m.timed(brokerTime(engine.Item{R: &engine.Rendered{Broker: now.Add(-250 * time.Millisecond)}}), now)
-	m.timed(brokerTime(engine.Item{}), now) // not timed
+	b := now.Add(-250 * time.Millisecond)
+	m.timed(&engine.Rendered{Broker: b, Fetched: b.Add(10 * time.Millisecond), Matched: b.Add(20 * time.Millisecond)},
+		true, b.Add(40*time.Millisecond), b.Add(80*time.Millisecond), now)
+	m.timed(&engine.Rendered{Broker: b}, false, now, now, now) // timed, its stages not sampled
+	m.timed(&engine.Rendered{}, true, now, now, now)           // no broker time: not timed
+	m.timed(nil, true, now, now, now)                          // a control message: not timed
 	m.slowDropped()
 	m.quotaRefused("hourly")
 	m.position(kafka.Message{Partition: 3, Offset: 90, HighWaterMark: 100})
@@ -59,8 +63,19 @@ func TestMetricsRecord(t *testing.T) {
 		t.Errorf("quota refusal attributes %v", refused.ToSlice())
 	}
 	h, ok := got["stream_delivery_latency_seconds"].(metricdata.Histogram[float64])
-	if !ok || len(h.DataPoints) != 1 || h.DataPoints[0].Count != 1 || h.DataPoints[0].Sum != 0.25 {
+	if !ok || len(h.DataPoints) != 1 || h.DataPoints[0].Count != 2 || h.DataPoints[0].Sum != 0.5 {
 		t.Fatalf("latency: %#v", got["stream_delivery_latency_seconds"])
+	}
+	st, ok := got["stream_delivery_stage_seconds"].(metricdata.Histogram[float64])
+	if !ok || len(st.DataPoints) != numStages {
+		t.Fatalf("stages: %#v", got["stream_delivery_stage_seconds"])
+	}
+	want := map[string]float64{"fetched": 0.01, "matched": 0.02, "taken": 0.04, "batched": 0.08, "written": 0.25}
+	for _, dp := range st.DataPoints {
+		name, _ := dp.Attributes.Value("stage")
+		if w, ok := want[name.AsString()]; !ok || dp.Count != 1 || dp.Sum < w-1e-9 || dp.Sum > w+1e-9 {
+			t.Errorf("stage %q: count %d sum %v", name.AsString(), dp.Count, dp.Sum)
+		}
 	}
 	g, ok := got["stream_feed_lag"].(metricdata.Gauge[int64])
 	if !ok || len(g.DataPoints) != 1 || g.DataPoints[0].Value != 9 {
@@ -77,7 +92,7 @@ func TestNilMetrics(t *testing.T) {
 	m.opened()
 	m.closed()
 	m.deliveredN(1)
-	m.timed(time.Now(), time.Now())
+	m.timed(&engine.Rendered{Broker: time.Now()}, true, time.Now(), time.Now(), time.Now())
 	m.slowDropped()
 	m.quotaRefused("monthly")
 	m.position(kafka.Message{HighWaterMark: 5})

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/engine"
@@ -72,11 +73,13 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	go func() {
 		errs <- p.Transfers.Follow(fctx, start, func(m kafka.Message) {
 			p.Hub.o.Metrics.position(m)
+			fetched := time.Now()
 			r, ok := decodeTransfer(m, p.Log)
 			if !ok {
 				// A skipped record still moves the partition on.
 				r = engine.Record{Part: m.Partition, Off: m.Offset, Time: m.Time, Msg: &eventsv1.Transfer{}}
 			}
+			r.Fetched = fetched
 			select {
 			case p.Engine.Records() <- r:
 			case <-fctx.Done():
