@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"log/slog"
+	"runtime"
 	"strconv"
 	"sync"
 	"time"
@@ -33,6 +34,7 @@ type Options struct {
 	QueueSize        int           // deliveries a connection may have waiting (default 1024)
 	PingInterval     time.Duration // keepalive ping period (default 20s)
 	WriteTimeout     time.Duration // a write slower than this drops the client (default 10s)
+	Writers          int           // goroutines writing to connections (default 4 per core)
 	MaxConnsPerKey   int           // live connections per key across replicas (default 20)
 	MaxFilters       int           // filters per session (default 50)
 	LeaseSize        int64         // quota credits taken from Redis at once (default 16)
@@ -57,6 +59,9 @@ func (o *Options) defaults() {
 	}
 	if o.WriteTimeout <= 0 {
 		o.WriteTimeout = 10 * time.Second
+	}
+	if o.Writers <= 0 {
+		o.Writers = 4 * runtime.GOMAXPROCS(0)
 	}
 	if o.MaxConnsPerKey <= 0 {
 		o.MaxConnsPerKey = 20
@@ -108,11 +113,15 @@ func NewHub(o Options) *Hub {
 	return &Hub{o: o, conns: map[*conn]struct{}{}, saves: make(chan struct{}, 16), quotas: newQuotas(o.Store, o.Quotas, o.LeaseSize, o.Now),
 		labels: newLabelCache(5 * time.Minute), ends: newTopicEnds(func(ctx context.Context) (map[int]int64, error) {
 			return o.Transfers.Offsets(ctx, true)
-		}, topicEndTTL, time.Now), writers: newWriterPool(time.Second)}
+		}, topicEndTTL, time.Now), writers: newWriterPool(o.Writers, time.Second, writerStall)}
 }
 
 // topicEndTTL is how long a read of the transfer topic's end serves fresh connects.
 const topicEndTTL = time.Second
+
+// writerStall is how long woken connections wait while every writer is stuck on a slow
+// socket before the pool adds a writer: about a frame of the latency a subscriber expects.
+const writerStall = 20 * time.Millisecond
 
 // ErrClosing means the replica is shutting down.
 var ErrClosing = errors.New("stream-fanout is shutting down")
