@@ -1,6 +1,7 @@
 // Command stream-bench measures the transfer stream end to end: N WebSocket clients with mixed
 // filters on a stream-fanout process, transfers published to the broker at a fixed rate, and
-// prints deliveries per second, Kafka-to-client latency percentiles, the server's memory per
+// prints deliveries per second, latency percentiles (from the publish and from the broker's ack
+// to the client), the server's memory per
 // idle connection and CPU per delivery; then the same workload on a server whose matcher
 // checks every filter for every transfer, as ratios. Every run counts the deliveries the
 // workload owes (the bench's own matcher) and waits for them, so a shortfall is a loss.
@@ -179,7 +180,10 @@ func (l *latency) pct(p float64) time.Duration {
 type result struct {
 	deliveries int64
 	seconds    float64
-	p50, p99   time.Duration
+	// p50 and p99 are from a transfer's publish (before the publisher's batch) to a client
+	// reading it, the figure the peer, which has no broker, compares on; k50 and k99 from the
+	// broker's ack of its batch (zero for the peer).
+	p50, p99, k50, k99 time.Duration
 	// stages are the server's per-delivery stages (stream_delivery_stage_seconds), nil when it has none.
 	stages []stage
 	// pub50 and pub99 are the publisher's: from a batch's publish to the broker's ack.
@@ -312,8 +316,12 @@ func perSec(r result) float64 { return float64(r.deliveries) / r.seconds }
 func ratio(a, b time.Duration) float64 { return float64(a) / float64(max(b, 1)) }
 
 func print(name string, r result) {
-	fmt.Printf("%-30s published %d, delivered %d in %.1f s: %.0f deliveries/s; Kafka-to-client p50 %s p99 %s; %.1f KB per idle connection; %.3f CPU-s per 1,000 deliveries\n",
-		name, r.published, r.deliveries, r.seconds, float64(r.deliveries)/r.seconds, dur(r.p50), dur(r.p99), r.idleKB, r.cpuPerKDeliv)
+	kafka := "–"
+	if r.k99 > 0 {
+		kafka = fmt.Sprintf("p50 %s p99 %s", dur(r.k50), dur(r.k99))
+	}
+	fmt.Printf("%-30s published %d, delivered %d in %.1f s: %.0f deliveries/s; publish-to-client p50 %s p99 %s; Kafka-to-client %s; %.1f KB per idle connection; %.3f CPU-s per 1,000 deliveries\n",
+		name, r.published, r.deliveries, r.seconds, float64(r.deliveries)/r.seconds, dur(r.p50), dur(r.p99), kafka, r.idleKB, r.cpuPerKDeliv)
 	if r.idleHeapKB >= 0 {
 		fmt.Printf("%-30s per idle connection: %.1f KB of Go heap, %.1f KB of goroutine stacks in use\n", "", r.idleHeapKB, r.idleStackKB)
 	}

@@ -150,8 +150,33 @@ func (s *server) profileLoad(secs int) (stop func()) {
 
 // counters are what the clients saw during a load.
 type counters struct {
-	lat, pub                                  latency
+	// lat is from a transfer's publish (before the publisher's batch) to a client reading it;
+	// kafka from the broker's ack of its batch (the record is in the topic), as acks holds it.
+	lat, kafka, pub                           latency
+	acks                                      ackTimes
 	delivered, dups, reconnects, closes, last atomic.Int64
+}
+
+// ackTimes holds, by transfer sequence number, when the broker acked the batch that carried it
+// (unix ns; 0 while not acked). Sized for every transfer one bench process publishes.
+type ackTimes struct{ at [1 << 22]atomic.Int64 }
+
+func (a *ackTimes) set(seq uint64, t int64) { a.at[seq%uint64(len(a.at))].Store(t) }
+
+// since is how long before now the broker acked seq: 0 when the client read the transfer
+// before the publisher saw the ack (it was in the topic then).
+func (a *ackTimes) since(seq uint64, now time.Time) time.Duration {
+	t := a.at[seq%uint64(len(a.at))].Load()
+	if t == 0 {
+		return 0
+	}
+	return max(time.Duration(now.UnixNano()-t), 0)
+}
+
+// seqOf is a transfer's sequence number: the last 16 hex digits of its hash (world.transfer).
+func seqOf(hash string) uint64 {
+	n, _ := strconv.ParseUint(hash[max(len(hash)-16, 0):], 16, 64)
+	return n
 }
 
 // benchClient is one client of measure: its connection (replaced when it reconnects), its
@@ -323,6 +348,7 @@ func (cl *benchClient) count(m []byte, i int, cs *counters) {
 	id := m[ii+len(idKey):]
 	id = id[:max(bytes.IndexByte(id, '_'), 0)]
 	n, _ := strconv.ParseUint(string(id[max(len(id)-16, 0):]), 16, 64)
+	seq := n
 	if ai := bytes.Index(m, alertKey); ai >= 0 {
 		a := m[ai+len(alertKey):]
 		n = n<<3 | cl.fids[string(a[:max(bytes.IndexByte(a, '"'), 0)])]
@@ -336,6 +362,7 @@ func (cl *benchClient) count(m []byte, i int, cs *counters) {
 	if us, err := strconv.ParseInt(string(rest[:max(bytes.IndexByte(rest, ','), 0)]), 10, 64); err == nil {
 		cs.lat.add(now.Sub(time.UnixMicro(us)))
 	}
+	cs.kafka.add(cs.acks.since(seq, now))
 	cs.delivered.Add(1)
 	cs.last.Store(now.UnixNano())
 }
@@ -361,7 +388,7 @@ func publishLoad(rate, secs int, start time.Time, publish func(n int) error) (in
 }
 
 // publishTransfers is publishLoad to the broker: the transfers measure's clients are owed.
-func publishTransfers(brokers []string, w *world, rate, secs int, start time.Time, acked *latency) (int, error) {
+func publishTransfers(brokers []string, w *world, rate, secs int, start time.Time, cs *counters) (int, error) {
 	pub := eventbus.NewPublisher(brokers, eventbus.PublisherOptions{})
 	defer pub.Close()
 	prng := rand.New(rand.NewPCG(11, 12))
@@ -373,8 +400,10 @@ func publishTransfers(brokers []string, w *world, rate, secs int, start time.Tim
 			evs[i] = eventbus.Event{Topic: eventsv1.TopicTransfers, Key: eventsv1.ChainKey(t.Chain, t.TransactionHash), Msg: t}
 		}
 		err := pub.Publish(context.Background(), evs...)
-		if acked != nil {
-			acked.add(time.Since(now))
+		acked := time.Now()
+		cs.pub.add(acked.Sub(now))
+		for _, e := range evs {
+			cs.acks.set(seqOf(e.Msg.(*eventsv1.Transfer).TransactionHash), acked.UnixNano())
 		}
 		return err
 	})
@@ -414,6 +443,7 @@ func (r *result) finish(cs *counters, start time.Time, c0, c1 cpu) {
 	r.dups, r.reconnects = cs.dups.Load(), cs.reconnects.Load()
 	r.seconds = time.Unix(0, cs.last.Load()).Sub(start).Seconds()
 	r.p50, r.p99 = cs.lat.pct(0.50), cs.lat.pct(0.99)
+	r.k50, r.k99 = cs.kafka.pct(0.50), cs.kafka.pct(0.99)
 	r.pub50, r.pub99 = cs.pub.pct(0.50), cs.pub.pct(0.99)
 	r.cpuPerKDeliv = (c1.server - c0.server).Seconds() / float64(max(r.deliveries, 1)) * 1000
 }
@@ -449,7 +479,7 @@ func measure(ld load, brokers []string, redisURL, bin string, naive bool) (resul
 	}
 	stopProfile := srv.profileLoad(ld.secs)
 	c0, start := cpuOf(pid), time.Now()
-	res.published, err = publishTransfers(brokers, ld.w, ld.rate, ld.secs, start, &cs.pub)
+	res.published, err = publishTransfers(brokers, ld.w, ld.rate, ld.secs, start, &cs)
 	if err != nil {
 		stopProfile()
 		return res, err
