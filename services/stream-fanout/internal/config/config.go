@@ -32,9 +32,12 @@ type Config struct {
 	Window   time.Duration `env:"SESSION_WINDOW" envDefault:"5m"`
 	V2Window time.Duration `env:"V2_WINDOW" envDefault:"10m"`
 	// QueueSize is the deliveries a connection may have waiting before it is dropped as slow.
-	QueueSize      int           `env:"QUEUE_SIZE" envDefault:"1024"`
-	PingInterval   time.Duration `env:"PING_INTERVAL" envDefault:"20s"`
-	WriteTimeout   time.Duration `env:"WRITE_TIMEOUT" envDefault:"10s"`
+	QueueSize    int           `env:"QUEUE_SIZE" envDefault:"1024"`
+	PingInterval time.Duration `env:"PING_INTERVAL" envDefault:"20s"`
+	WriteTimeout time.Duration `env:"WRITE_TIMEOUT" envDefault:"10s"`
+	// Writers is how many goroutines write to connections (0: four per core the process may
+	// use); more are added while all of them are stuck on clients that do not read.
+	Writers        int           `env:"WRITERS" envDefault:"0"`
 	MaxConnsPerKey int           `env:"MAX_CONNS_PER_KEY" envDefault:"20"`
 	MaxFilters     int           `env:"MAX_FILTERS" envDefault:"50"`
 	Checkpoint     time.Duration `env:"CHECKPOINT" envDefault:"5s"`
@@ -98,6 +101,9 @@ func (c Config) Validate() error {
 	}
 	if c.Window <= 0 || c.V2Window <= 0 || c.PingInterval <= 0 || c.WriteTimeout <= 0 || c.Checkpoint <= 0 {
 		p.Addf("STREAM_SESSION_WINDOW, STREAM_V2_WINDOW, STREAM_PING_INTERVAL, STREAM_WRITE_TIMEOUT and STREAM_CHECKPOINT must be positive")
+	}
+	if c.Writers < 0 {
+		p.Addf("STREAM_WRITERS must not be negative (0: four per core)")
 	}
 	if c.QueueSize <= 0 || c.MaxConnsPerKey <= 0 || c.MaxFilters <= 0 {
 		p.Addf("STREAM_QUEUE_SIZE, STREAM_MAX_CONNS_PER_KEY and STREAM_MAX_FILTERS must be positive")
