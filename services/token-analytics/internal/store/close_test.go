@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io/fs"
 	"regexp"
@@ -61,27 +60,7 @@ func flowsRead(t *testing.T, pool *pgxpool.Pool, cs []app.ClassChange) float64 {
 		[]*string{&c.EntityType}, []bool{c.SetsEntity}, []bool{c.IsPool}, []int64{c.Version}, [][]byte{nil}).Scan(&plan); err != nil {
 		t.Fatal(err)
 	}
-	var doc []struct{ Plan map[string]any }
-	if err := json.Unmarshal(plan, &doc); err != nil {
-		t.Fatal(err)
-	}
-	var walk func(n map[string]any) float64
-	walk = func(n map[string]any) float64 {
-		var sum float64
-		if n["Relation Name"] == "flows" {
-			loops, _ := n["Actual Loops"].(float64)
-			for _, k := range []string{"Actual Rows", "Rows Removed by Filter", "Rows Removed by Index Recheck"} {
-				v, _ := n[k].(float64)
-				sum += v * loops
-			}
-		}
-		kids, _ := n["Plans"].([]any)
-		for _, k := range kids {
-			sum += walk(k.(map[string]any))
-		}
-		return sum
-	}
-	return walk(doc[0].Plan)
+	return rowsRead(t, plan, "flows")
 }
 
 // TestIdleChainClosesAndRelabelReadsOpenHoursPerChain has a chain that stopped delivering two
