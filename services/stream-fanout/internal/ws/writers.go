@@ -1,6 +1,7 @@
 package ws
 
 import (
+	"runtime"
 	"sync/atomic"
 	"time"
 )
@@ -67,6 +68,12 @@ func (p *writerPool) writer() {
 		case c := <-p.q:
 			p.taken.Add(1)
 			c.drain()
+			if len(p.q) > 0 {
+				// Let the topic reader and the engine, woken meanwhile, run before the next
+				// connection: a writer with work never blocks, so without this they would wait
+				// for the scheduler to preempt the writers.
+				runtime.Gosched()
+			}
 			t.Reset(p.idle)
 		case <-t.C:
 			return
