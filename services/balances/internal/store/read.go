@@ -365,38 +365,6 @@ type Ranked struct {
 	Balance *big.Int
 }
 
-func (s *Store) ranked(ctx context.Context, name, chain, token string, limit, offset int) ([]Ranked, error) {
-	rows, err := s.pool.Query(ctx, q(name), chain, token, limit, offset)
-	if err != nil {
-		return nil, err
-	}
-	return scanRanked(rows)
-}
-
-func scanRanked(rows pgx.Rows) ([]Ranked, error) {
-	defer rows.Close()
-	var out []Ranked
-	for rows.Next() {
-		var r Ranked
-		var bal string
-		if err := rows.Scan(&r.ID, &bal); err != nil {
-			return nil, err
-		}
-		v, err := parseInt(bal)
-		if err != nil {
-			return nil, err
-		}
-		r.Balance = v
-		out = append(out, r)
-	}
-	return out, rows.Err()
-}
-
-// Holders returns the largest holders of a token on a chain.
-func (s *Store) Holders(ctx context.Context, chain, token string, limit, offset int) ([]Ranked, error) {
-	return s.ranked(ctx, "read_holders", chain, token, limit, offset)
-}
-
 // Subaccount is a Solana-style subaccount balance.
 type Subaccount struct {
 	Address, Owner, Chain, Token string
