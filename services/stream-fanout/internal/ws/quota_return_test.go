@@ -15,12 +15,8 @@ import (
 // being taken ahead in the background when returnAll runs: Redis then counts exactly the
 // credits the writers used.
 func TestReturnAllGivesBackLeasesTakenAhead(t *testing.T) {
-	rdb, _ := redistest.Client(t)
-	now := time.Date(2026, 3, 10, 14, 0, 0, 0, time.UTC)
-	clock := func() time.Time { return now }
-	st := store.New(rdb, fmt.Sprintf("qr%d:", rand.Uint64()), clock)
-	lim := store.Limits{Hourly: 100_000, Monthly: 1_000_000}
-	limits := func(string) store.Limits { return lim }
+	st, now, clock := quotaStore(t)
+	limits := func(string) store.Limits { return returnLimits }
 	ctx := context.Background()
 	var used int64
 	for i := range 20 {
@@ -34,26 +30,15 @@ func TestReturnAllGivesBackLeasesTakenAhead(t *testing.T) {
 		used += got
 		q.returnAll(ctx)
 	}
-	w := st.WindowAt("k", now)
-	left, _, err := st.Lease(ctx, w, lim, lim.Hourly)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if left != lim.Hourly-used {
-		t.Fatalf("Redis counts %d credits used, the writers used %d", lim.Hourly-left, used)
-	}
+	checkRedisUsed(t, st, now, used)
 }
 
 // A writer still running when returnAll has run (the shutdown's wait ended first) gives back
 // what its batch did not use, and takes no more than it uses: Redis again counts exactly the
 // credits the writers used.
 func TestCreditsAfterReturnAllGoBackToRedis(t *testing.T) {
-	rdb, _ := redistest.Client(t)
-	now := time.Date(2026, 3, 10, 14, 0, 0, 0, time.UTC)
-	clock := func() time.Time { return now }
-	st := store.New(rdb, fmt.Sprintf("qr%d:", rand.Uint64()), clock)
-	lim := store.Limits{Hourly: 100_000, Monthly: 1_000_000}
-	limits := func(string) store.Limits { return lim }
+	st, now, clock := quotaStore(t)
+	limits := func(string) store.Limits { return returnLimits }
 	ctx := context.Background()
 	q := newQuotas(st, limits, 64, clock)
 	kq := q.key("k")
@@ -74,12 +59,28 @@ func TestCreditsAfterReturnAllGoBackToRedis(t *testing.T) {
 		t.Fatalf("take after returnAll: %d %q %v", got, lt, err)
 	}
 	used += got
-	w := st.WindowAt("k", now)
-	left, _, err := st.Lease(ctx, w, lim, lim.Hourly)
+	checkRedisUsed(t, st, now, used)
+}
+
+var returnLimits = store.Limits{Hourly: 100_000, Monthly: 1_000_000}
+
+// quotaStore is a quota store on a fresh Redis prefix with a fixed clock.
+func quotaStore(t *testing.T) (*store.Store, time.Time, func() time.Time) {
+	t.Helper()
+	rdb, _ := redistest.Client(t)
+	now := time.Date(2026, 3, 10, 14, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	return store.New(rdb, fmt.Sprintf("qr%d:", rand.Uint64()), clock), now, clock
+}
+
+// checkRedisUsed fails unless Redis counts exactly used credits of key k's hour at now.
+func checkRedisUsed(t *testing.T, st *store.Store, now time.Time, used int64) {
+	t.Helper()
+	left, _, err := st.Lease(context.Background(), st.WindowAt("k", now), returnLimits, returnLimits.Hourly)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if left != lim.Hourly-used {
-		t.Fatalf("Redis counts %d credits used, the writers used %d", lim.Hourly-left, used)
+	if left != returnLimits.Hourly-used {
+		t.Fatalf("Redis counts %d credits used, the writers used %d", returnLimits.Hourly-left, used)
 	}
 }
