@@ -119,14 +119,7 @@ func TestIdleChainClosesAndRelabelReadsOpenHoursPerChain(t *testing.T) {
 	if err := st.ApplyClasses(ctx, relabel); err != nil {
 		t.Fatal(err)
 	}
-	var moved, want float64
-	if err := pool.QueryRow(ctx, `SELECT (SELECT sum(cex_in_usd) FROM market.flow_hours),
-		(SELECT sum(usd) FROM market.flows WHERE to_addr = '0xhot' AND counted)`).Scan(&moved, &want); err != nil {
-		t.Fatal(err)
-	}
-	if moved != want {
-		t.Fatalf("cex inflow %v after the relabel, want %v", moved, want)
-	}
+	checkHotInflow(t, pool)
 }
 
 // TestCloseRebuildsRowsFromRolledUntil has rows in flow_address_hours from a chain's
@@ -254,14 +247,7 @@ func TestCloseRebuildsRowsFromRolledUntil(t *testing.T) {
 		t.Fatalf("the orphaned copy's hour: %s, want %s", orphaned, want)
 	}
 	topFlow("closed")
-	var moved, want float64
-	if err := pool.QueryRow(ctx, `SELECT (SELECT sum(cex_in_usd) FROM market.flow_hours),
-		(SELECT sum(usd) FROM market.flows WHERE to_addr = '0xhot' AND counted)`).Scan(&moved, &want); err != nil {
-		t.Fatal(err)
-	}
-	if moved != want {
-		t.Fatalf("cex inflow %v after the relabel, want %v", moved, want)
-	}
+	checkHotInflow(t, pool)
 }
 
 // TestMigrationSeedsMarksAtMostAnHourAhead runs migration 00007's seed of market.flow_marks over
@@ -323,5 +309,19 @@ func TestPruneMovesMarksToTheHorizon(t *testing.T) {
 	}
 	if wrong != 0 {
 		t.Fatalf("%d marks not at the horizon (or moved back) after pruning", wrong)
+	}
+}
+
+// checkHotInflow fails unless flow_hours' CEX inflow is every counted transfer into 0xhot (the
+// exchange address the tests' relabel makes).
+func checkHotInflow(t *testing.T, pool *pgxpool.Pool) {
+	t.Helper()
+	var moved, want float64
+	if err := pool.QueryRow(context.Background(), `SELECT (SELECT sum(cex_in_usd) FROM market.flow_hours),
+		(SELECT sum(usd) FROM market.flows WHERE to_addr = '0xhot' AND counted)`).Scan(&moved, &want); err != nil {
+		t.Fatal(err)
+	}
+	if moved != want {
+		t.Fatalf("cex inflow %v after the relabel, want %v", moved, want)
 	}
 }
