@@ -72,29 +72,11 @@ func TestSwapPagesByValue(t *testing.T) {
 					}
 					return c
 				})
-				f := store.SwapFilter{TimeFrom: w.from, TimeTo: w.to, Flow: "all"}
-				if base != "" {
-					f.Base, f.HasBase = store.Addrs([]string{base}), true
+				keys := make([][2]string, len(want))
+				for i, x := range want {
+					keys[i] = [2]string{x.r.Chain, x.r.ID}
 				}
-				for _, off := range []int{0, 7, 40} {
-					got, n, err := st.ListSwaps(ctx, f, store.Page{SortKey: "value", SortDir: dir, Limit: 20, Offset: off})
-					if err != nil {
-						t.Fatal(err)
-					}
-					if n != len(want) {
-						t.Fatalf("window %d %s base %q: count %d, want %d", wi, dir, base, n, len(want))
-					}
-					exp := want[min(off, len(want)):min(off+20, len(want))]
-					if len(got) != len(exp) {
-						t.Fatalf("window %d %s base %q offset %d: %d rows, want %d", wi, dir, base, off, len(got), len(exp))
-					}
-					for i := range got {
-						if got[i].ID != exp[i].r.ID || got[i].Chain != exp[i].r.Chain {
-							t.Fatalf("window %d %s base %q offset %d: row %d is %s %s, want %s %s", wi, dir, base, off, i,
-								got[i].Chain, got[i].ID, exp[i].r.Chain, exp[i].r.ID)
-						}
-					}
-				}
+				checkSwapPages(t, st, fmt.Sprintf("window %d %s base %q", wi, dir, base), swapFilter(w.from, w.to, base), "value", dir, keys)
 			}
 		}
 	}

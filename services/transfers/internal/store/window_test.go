@@ -198,28 +198,44 @@ func TestSortedSwapPagesOverMonthEdges(t *testing.T) {
 					}
 					return c
 				})
-				f := store.SwapFilter{TimeFrom: w.from, TimeTo: w.to, Flow: "all"}
-				if base != "" {
-					f.Base, f.HasBase = store.Addrs([]string{base}), true
+				keys := make([][2]string, len(want))
+				for i, x := range want {
+					keys[i] = [2]string{x.Chain, x.ID}
 				}
-				for _, off := range []int{0, 7, 40} {
-					got, n, err := st.ListSwaps(ctx, f, store.Page{SortKey: "usd", SortDir: dir, Limit: 20, Offset: off})
-					if err != nil {
-						t.Fatal(err)
-					}
-					if n != len(want) {
-						t.Fatalf("window %d %s base %q: count %d, want %d", wi, dir, base, n, len(want))
-					}
-					exp := want[min(off, len(want)):min(off+20, len(want))]
-					if len(got) != len(exp) {
-						t.Fatalf("window %d %s base %q offset %d: %d rows, want %d", wi, dir, base, off, len(got), len(exp))
-					}
-					for i := range got {
-						if got[i].ID != exp[i].ID || got[i].Chain != exp[i].Chain {
-							t.Fatalf("window %d %s base %q offset %d: row %d is %s, want %s", wi, dir, base, off, i, got[i].ID, exp[i].ID)
-						}
-					}
-				}
+				checkSwapPages(t, st, fmt.Sprintf("window %d %s base %q", wi, dir, base), swapFilter(w.from, w.to, base), "usd", dir, keys)
+			}
+		}
+	}
+}
+
+// swapFilter is every swap in [from, to] (zero: unbounded), of base when it is not empty.
+func swapFilter(from, to time.Time, base string) store.SwapFilter {
+	f := store.SwapFilter{TimeFrom: from, TimeTo: to, Flow: "all"}
+	if base != "" {
+		f.Base, f.HasBase = store.Addrs([]string{base}), true
+	}
+	return f
+}
+
+// checkSwapPages reads pages of 20 at offsets 0, 7 and 40 sorted by sortKey and compares the
+// count and each page's (chain, id) with want, the whole expected order.
+func checkSwapPages(t *testing.T, st *store.Store, what string, f store.SwapFilter, sortKey, dir string, want [][2]string) {
+	t.Helper()
+	for _, off := range []int{0, 7, 40} {
+		got, n, err := st.ListSwaps(context.Background(), f, store.Page{SortKey: sortKey, SortDir: dir, Limit: 20, Offset: off})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n != len(want) {
+			t.Fatalf("%s: count %d, want %d", what, n, len(want))
+		}
+		exp := want[min(off, len(want)):min(off+20, len(want))]
+		if len(got) != len(exp) {
+			t.Fatalf("%s offset %d: %d rows, want %d", what, off, len(got), len(exp))
+		}
+		for i := range got {
+			if got[i].Chain != exp[i][0] || got[i].ID != exp[i][1] {
+				t.Fatalf("%s offset %d: row %d is %s %s, want %s %s", what, off, i, got[i].Chain, got[i].ID, exp[i][0], exp[i][1])
 			}
 		}
 	}
