@@ -35,13 +35,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime/debug"
-	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/chainintel/chainintel/libs/eventbus"
+	"github.com/chainintel/chainintel/libs/promscrape"
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/render"
 	"github.com/coder/websocket"
@@ -369,23 +369,14 @@ func serverCounters(opsAddr string) (delivered, slow int64) {
 // metricValues reads the named metrics from a server's /metrics, each summed over its series
 // (nil when /metrics cannot be read).
 func metricValues(opsAddr string, names ...string) map[string]float64 {
-	resp, err := http.Get("http://" + opsAddr + "/metrics")
+	samples, err := promscrape.Scrape(context.Background(), http.DefaultClient, "http://"+opsAddr+"/metrics")
 	if err != nil {
 		return nil
 	}
-	defer resp.Body.Close()
 	out := map[string]float64{}
-	s := bufio.NewScanner(resp.Body)
-	s.Buffer(make([]byte, 1<<20), 1<<20)
-	for s.Scan() {
-		f := strings.Fields(s.Text())
-		if len(f) < 2 || strings.HasPrefix(f[0], "#") {
-			continue
-		}
-		name, _, _ := strings.Cut(f[0], "{")
-		if slices.Contains(names, name) {
-			v, _ := strconv.ParseFloat(f[len(f)-1], 64)
-			out[name] += v
+	for _, name := range names {
+		for _, x := range samples.Select(name, nil) {
+			out[name] += x.Value
 		}
 	}
 	return out

@@ -1,13 +1,16 @@
 package main
 
 import (
-	"bufio"
+	"context"
 	"fmt"
 	"net/http"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/chainintel/chainintel/libs/promscrape"
+	"github.com/chainintel/chainintel/services/stream-fanout/internal/ws"
 )
 
 // stage is one point a delivery passed, with the p50 and p99 of the time from its publish
@@ -17,43 +20,28 @@ type stage struct {
 	p50, p99 time.Duration
 }
 
-// serverStages reads the server's stream_delivery_stage_seconds histogram (per delivery,
-// cumulative from the broker's timestamp) and returns each stage's p50 and p99, interpolated
-// within the bucket; nil when /metrics has none.
+// serverStages reads the server's stream_delivery_stage_seconds histogram (1 delivery in 8
+// per connection, cumulative from the broker's timestamp) and returns each stage's p50 and
+// p99, interpolated within the bucket, in a delivery's order; nil when /metrics has none.
 func serverStages(opsAddr string) []stage {
-	resp, err := http.Get("http://" + opsAddr + "/metrics")
+	samples, err := promscrape.Scrape(context.Background(), http.DefaultClient, "http://"+opsAddr+"/metrics")
 	if err != nil {
 		return nil
 	}
-	defer resp.Body.Close()
 	type bucket struct{ le, n float64 }
-	hist := map[string][]bucket{}
-	var order []string
-	s := bufio.NewScanner(resp.Body)
-	s.Buffer(make([]byte, 1<<20), 1<<20)
-	for s.Scan() {
-		line := s.Text()
-		if !strings.HasPrefix(line, "stream_delivery_stage_seconds_bucket{") {
+	var out []stage
+	for _, name := range ws.StageNames {
+		var b []bucket
+		for _, x := range samples.Select("stream_delivery_stage_seconds_bucket", map[string]string{"stage": name}) {
+			le, err := strconv.ParseFloat(x.Labels["le"], 64)
+			if err != nil {
+				le = 1e9 // +Inf
+			}
+			b = append(b, bucket{le, x.Value})
+		}
+		if len(b) == 0 {
 			continue
 		}
-		name, le := label(line, "stage"), label(line, "le")
-		f := strings.Fields(line)
-		n, _ := strconv.ParseFloat(f[len(f)-1], 64)
-		v, err := strconv.ParseFloat(le, 64)
-		if le == "+Inf" || err != nil {
-			v = 1e9
-		}
-		if _, ok := hist[name]; !ok {
-			order = append(order, name)
-		}
-		hist[name] = append(hist[name], bucket{v, n})
-	}
-	// The server lists its stages in no particular order; print them in a delivery's.
-	rank := map[string]int{"fetched": 1, "matched": 2, "taken": 3, "batched": 4, "written": 5}
-	sort.SliceStable(order, func(i, j int) bool { return rank[order[i]] < rank[order[j]] })
-	var out []stage
-	for _, name := range order {
-		b := hist[name]
 		sort.Slice(b, func(i, j int) bool { return b[i].le < b[j].le })
 		pct := func(p float64) time.Duration {
 			want, lo, prev := p*b[len(b)-1].n, 0.0, 0.0
@@ -69,16 +57,6 @@ func serverStages(opsAddr string) []stage {
 		out = append(out, stage{name, pct(0.50), pct(0.99)})
 	}
 	return out
-}
-
-// label returns the value of label k in a Prometheus text line.
-func label(line, k string) string {
-	_, v, ok := strings.Cut(line, k+`="`)
-	if !ok {
-		return ""
-	}
-	v, _, _ = strings.Cut(v, `"`)
-	return v
 }
 
 // printStages prints a run's delivery stages on one line: the publisher's acknowledgement,

@@ -54,7 +54,7 @@ func NewMetrics(meter metric.Meter) (*Metrics, error) {
 		metric.WithExplicitBucketBoundaries(stageBuckets...)); err != nil {
 		return nil, err
 	}
-	for i, name := range stageNames {
+	for i, name := range StageNames {
 		m.stageOpt[i] = metric.WithAttributeSet(attribute.NewSet(attribute.String("stage", name)))
 	}
 	if m.lag, err = meter.Int64Gauge("stream_feed_lag", metric.WithDescription("chain.transfers.v1 records behind the partition end at the stream's read position, by partition")); err != nil {
@@ -98,7 +98,7 @@ const (
 )
 
 // StageNames are the values of stream_delivery_stage_seconds' stage attribute, in order.
-var stageNames = [numStages]string{"fetched", "matched", "taken", "batched", "written"}
+var StageNames = [numStages]string{"fetched", "matched", "taken", "batched", "written"}
 
 // stageBuckets are fine enough for a p99 read off them to within a few percent.
 var stageBuckets = []float64{0.0005, 0.001, 0.002, 0.003, 0.005, 0.0075, 0.01, 0.015, 0.02, 0.03, 0.04, 0.05, 0.075,

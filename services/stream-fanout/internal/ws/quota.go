@@ -3,6 +3,7 @@ package ws
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/store"
@@ -20,9 +21,10 @@ type quotas struct {
 	keys map[string]*keyQuota
 
 	// fetches tracks the leases being taken in the background, so returnAll gives back
-	// what they bring; closed (under fetchMu) stops new ones once returnAll has begun.
+	// what they bring; closed (set under fetchMu, so a new fetch cannot race the wait) stops
+	// new ones once returnAll has begun, and is read without the lock on the writers' path.
 	fetchMu sync.Mutex
-	closed  bool
+	closed  atomic.Bool
 	fetches sync.WaitGroup
 }
 
@@ -108,10 +110,7 @@ func (q *quotas) returnLeftIfClosed(ctx context.Context, kq *keyQuota) {
 	if kq.left <= 0 {
 		return
 	}
-	q.fetchMu.Lock()
-	closed := q.closed
-	q.fetchMu.Unlock()
-	if closed {
+	if q.closed.Load() {
 		_ = q.st.Return(ctx, kq.w, kq.left)
 		kq.left = 0
 	}
@@ -179,7 +178,7 @@ func (q *quotas) fill(ctx context.Context, kq *keyQuota, keyID, tier string, now
 func (q *quotas) startFetch() bool {
 	q.fetchMu.Lock()
 	defer q.fetchMu.Unlock()
-	if q.closed {
+	if q.closed.Load() {
 		return false
 	}
 	q.fetches.Add(1)
@@ -227,7 +226,7 @@ func within(w store.Window, t time.Time) bool {
 // the background have arrived: one landing later would stay counted in Redis, unused.
 func (q *quotas) returnAll(ctx context.Context) {
 	q.fetchMu.Lock()
-	q.closed = true
+	q.closed.Store(true)
 	q.fetchMu.Unlock()
 	q.fetches.Wait()
 	q.mu.Lock()
