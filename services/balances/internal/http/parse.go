@@ -7,15 +7,16 @@ import (
 
 	"github.com/chainintel/chainintel/libs/params"
 	"github.com/chainintel/chainintel/services/balances/internal/app"
+	"github.com/chainintel/chainintel/services/balances/internal/store"
 )
 
 // Limits on user input.
 const (
-	MaxPathValue      = 256  // bytes of an address, entity id or pricing id
-	MaxPathList       = 100  // addresses or entities in one subaccounts path
-	MaxHoldersLimit   = 100  // holders per page
-	MaxHoldersWindow  = 1000 // offset + limit
-	DefaultSubLimit   = 1000 // subaccounts per answer
+	MaxPathValue      = 256                // bytes of an address, entity id or pricing id
+	MaxPathList       = 100                // addresses or entities in one subaccounts path
+	MaxHoldersLimit   = 100                // holders per page
+	MaxHoldersWindow  = store.HoldersDepth // offset + limit: as deep as top_holders keeps
+	DefaultSubLimit   = 1000               // subaccounts per answer
 	MaxSubLimit       = 10000
 	MaxInternalRefs   = 10000 // addresses in one internal totals call
 	MaxInternalEntity = 1000  // entities in one internal totals call

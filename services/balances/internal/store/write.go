@@ -121,7 +121,7 @@ const applyRound = 20000
 // were not void.
 func (s *Store) ApplyPending(ctx context.Context, limit int) (taken, fresh int, err error) {
 	var pending bool
-	if err := s.pool.QueryRow(ctx, q("log_pending")).Scan(&pending); err != nil || !pending {
+	if err := s.pool.QueryRow(ctx, q("pending")).Scan(&pending); err != nil || !pending {
 		return 0, 0, err
 	}
 	err = s.write(ctx, "apply observations", func(tx pgx.Tx) error {
@@ -147,7 +147,7 @@ func (s *Store) ApplyPending(ctx context.Context, limit int) (taken, fresh int, 
 // Backlog is how many observations are appended and not applied yet.
 func (s *Store) Backlog(ctx context.Context) (int64, error) {
 	var n int64
-	err := s.pool.QueryRow(ctx, q("log_backlog")).Scan(&n)
+	err := s.pool.QueryRow(ctx, q("backlog")).Scan(&n)
 	return n, err
 }
 
@@ -192,12 +192,12 @@ func (s *Store) applyFresh(ctx context.Context, tx pgx.Tx) error {
 	return keepTop(ctx, tx, tokens)
 }
 
-// holdersDepth is how deep /token/holders reads (offset + limit): top_holders keeps at least
+// HoldersDepth is how deep /token/holders reads (offset + limit): top_holders keeps at least
 // that many rows of a token above a floor (see migrations/00005_top_holders.sql).
-const holdersDepth = 1000
+const HoldersDepth = 1000
 
-// keepTop trims the top_holders of tokens that grew over three times holdersDepth rows and
-// refills from current those that fell under holdersDepth above a floor.
+// keepTop trims the top_holders of tokens that grew over three times HoldersDepth rows and
+// refills from current those that fell under HoldersDepth above a floor.
 func keepTop(ctx context.Context, tx pgx.Tx, tokens [][2]string) error {
 	if len(tokens) == 0 {
 		return nil
@@ -206,10 +206,10 @@ func keepTop(ctx context.Context, tx pgx.Tx, tokens [][2]string) error {
 	for i, t := range tokens {
 		cs[i], ts[i] = t[0], t[1]
 	}
-	if _, err := tx.Exec(ctx, q("top_trim"), cs, ts, holdersDepth); err != nil {
+	if _, err := tx.Exec(ctx, q("top_trim"), cs, ts, HoldersDepth); err != nil {
 		return err
 	}
-	rows, err := tx.Query(ctx, q("top_short"), cs, ts, holdersDepth)
+	rows, err := tx.Query(ctx, q("top_short"), cs, ts, HoldersDepth)
 	if err != nil {
 		return err
 	}
@@ -218,7 +218,7 @@ func keepTop(ctx context.Context, tx pgx.Tx, tokens [][2]string) error {
 		return err
 	}
 	for _, t := range short {
-		if _, err := tx.Exec(ctx, q("top_refill"), t[0], t[1], holdersDepth); err != nil {
+		if _, err := tx.Exec(ctx, q("top_refill"), t[0], t[1], HoldersDepth); err != nil {
 			return err
 		}
 	}
