@@ -89,7 +89,7 @@ func allTime(f TransferFilter) bool { return f.TimeFrom.IsZero() && f.TimeTo.IsZ
 // false when the filter needs the rows (value or USD ranges, address sets that are neither
 // listed nor one live group, ...) or the window's partial hours leave the count undecided.
 func (s *Reader) rollupCount(ctx context.Context, f TransferFilter) (n int, ok bool, err error) {
-	if f.ValueGte != nil || f.ValueLte != nil || f.USDGte != nil || f.USDLte != nil || f.HasCP {
+	if f.ranged() || f.HasCP {
 		return 0, false, nil
 	}
 	b := s.newb(sqlb{})

@@ -448,7 +448,7 @@ func (s *Reader) pagePairRowsTransfers(query func(string, []any) (pgx.Rows, erro
 // by hour: no value or USD range (a pair row's sums cannot decide one per transfer) and a window
 // of whole hours (a cut hour's pair rows hold transfers outside it).
 func entityPairCountsExact(f TransferFilter) bool {
-	if f.USDGte != nil || f.USDLte != nil || f.ValueGte != nil || f.ValueLte != nil {
+	if f.ranged() {
 		return false
 	}
 	whole := func(t time.Time) bool { return t.IsZero() || t.Equal(t.Truncate(time.Hour)) }

@@ -30,7 +30,7 @@ func (s *Reader) pairPlan(ctx context.Context, f TransferFilter) (g1, g2 string,
 	// With a value or USD range the pair rollup's counts no longer say where the matches are:
 	// a range matching few of a busy pair's transfers would read every hour of the pair, twice
 	// (page and count), slower than the plan through the sender's and recipient's indexes.
-	if f.USDGte != nil || f.USDLte != nil || f.ValueGte != nil || f.ValueLte != nil {
+	if f.ranged() {
 		return "", "", nil
 	}
 	if g1, err = s.pureGroup(ctx, f.From.In); err != nil || g1 == "" {
@@ -215,7 +215,7 @@ func (s *Reader) unionPlan(ctx context.Context, f TransferFilter) ([]string, err
 // address filter, and flow all, or flow in, out or self without a value or USD range (the
 // rollups then count it); otherwise "" and nil.
 func (s *Reader) entityAddrsPlan(ctx context.Context, f TransferFilter) (string, []string, error) {
-	ranged := f.USDGte != nil || f.USDLte != nil || f.ValueGte != nil || f.ValueLte != nil
+	ranged := f.ranged()
 	flowOK := f.Flow == "all" || (f.Flow == "in" || f.Flow == "out" || f.Flow == "self") && !ranged
 	if !f.HasBase || f.HasCP || f.From.Active() || f.To.Active() || !flowOK ||
 		len(f.Base.Addrs) == 0 || len(f.Base.Entities) != 1 || len(f.Base.Types)+len(f.Base.Deposits) > 0 {

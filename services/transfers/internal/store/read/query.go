@@ -466,7 +466,7 @@ func (s *Reader) countTransfers(ctx context.Context, f, fe TransferFilter, g str
 // value or USD range (no daily rollup counts those). Rows applied later only add to the days,
 // so the day stays at or after the true one while the base's version stands.
 func (s *Reader) capCrossing(ctx context.Context, f TransferFilter) (time.Time, bool, error) {
-	if f.ValueGte != nil || f.ValueLte != nil || f.USDGte != nil || f.USDLte != nil {
+	if f.ranged() {
 		return time.Time{}, false, nil
 	}
 	g, err := s.pureGroup(ctx, f.Base)
