@@ -36,24 +36,19 @@ type Item struct {
 	FilterID string
 }
 
-// Sink takes a subscription's deliveries; Offer must not block and reports false when the
-// subscription's queue is full.
+// Sink takes a subscription's deliveries. Offer must not block and reports false when the
+// subscription's queue is full; it wakes no consumer. The engine calls Wake once after the
+// records it matched together, so what several records (or several filters of one record)
+// owe one subscription is sent as one batch, after one wakeup.
 type Sink interface {
 	Offer(Item) bool
-}
-
-// Waker is a Sink that leaves waking its consumer to the engine: the engine wakes it once
-// after the records it matched together, so what several records (or several filters of one
-// record) owe one subscription is sent as one batch, after one wakeup.
-type Waker interface {
 	Wake()
 }
 
 // Sub is one session's presence on this replica: its filters and where its deliveries go.
 type Sub struct {
 	Sink    Sink
-	waker   Waker // Sink as a Waker, nil when it wakes itself
-	touched bool  // offered something since the engine last woke it
+	touched bool // offered something since the engine last woke it
 	filters map[string]*Filter
 	// skip holds, per partition, the first offset the session is owed: records before it were
 	// matched for the session elsewhere (it came from a replica that was ahead of this one).
@@ -156,7 +151,7 @@ func (e *Engine) more() {
 func (e *Engine) wake() {
 	for i, s := range e.touched {
 		s.touched = false
-		s.waker.Wake()
+		s.Sink.Wake()
 		e.touched[i] = nil
 	}
 	e.touched = e.touched[:0]
@@ -208,7 +203,6 @@ func (e *Engine) Attr(k AttrKey) *render.Attr { return e.attrs[k] }
 // NewSub registers a subscription with no filters; skip as for Sub.skip. Engine goroutine only.
 func (e *Engine) NewSub(sink Sink, skip map[int]int64) *Sub {
 	s := &Sub{Sink: sink, filters: map[string]*Filter{}, skip: skip}
-	s.waker, _ = sink.(Waker)
 	e.subs[s] = struct{}{}
 	return s
 }
@@ -329,7 +323,7 @@ func (e *Engine) try(f *Filter, r *Record, rd *Rendered) *Rendered {
 	e.matched++
 	if s.Sink.Offer(Item{R: rd, FilterID: f.ID}) {
 		e.delivered++
-		if s.waker != nil && !s.touched {
+		if !s.touched {
 			s.touched = true
 			e.touched = append(e.touched, s)
 		}

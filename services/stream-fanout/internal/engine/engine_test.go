@@ -14,6 +14,8 @@ type countSink struct{ got []Item }
 
 func (s *countSink) Offer(it Item) bool { s.got = append(s.got, it); return true }
 
+func (s *countSink) Wake() {}
+
 func addr(n int) string { return fmt.Sprintf("0x%040x", n) }
 
 func spec(t testing.TB, r filter.Raw) filter.Spec {

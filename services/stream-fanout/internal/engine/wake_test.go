@@ -21,8 +21,8 @@ func (s *wakeSink) Wake() {
 	s.woken <- struct{}{}
 }
 
-// A subscription that wakes through the engine is woken once, after every record waiting
-// together was offered to it (two filters on three records: six offers, one wakeup).
+// A subscription is woken once, after every record waiting together was offered to it (two
+// filters on three records: six offers, one wakeup).
 func TestEngineWakesOncePerBurst(t *testing.T) {
 	e := New(Options{})
 	s := &wakeSink{woken: make(chan struct{}, 8)}
