@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"golang.org/x/sync/singleflight"
 )
 
 // topicEnds is the transfer topic's end as fresh connections need it, read from the broker at
@@ -15,19 +17,12 @@ type topicEnds struct {
 	read func(context.Context) (map[int]int64, error)
 	ttl  time.Duration
 	now  func() time.Time
+	// reads lets callers that arrive while a read is in flight wait for it rather than read.
+	reads singleflight.Group
 
-	mu   sync.Mutex
-	end  map[int]int64 // shared and read-only: never changed once stored
-	at   time.Time     // when the read that returned end started
-	call *endRead      // the read in flight, nil when none is
-}
-
-// endRead is one read of the topic's end, waited for by every caller that arrives meanwhile.
-type endRead struct {
-	done    chan struct{}
-	started time.Time
-	end     map[int]int64
-	err     error
+	mu  sync.Mutex
+	end map[int]int64 // shared and read-only: never changed once stored
+	at  time.Time     // when the read that returned end started
 }
 
 func newTopicEnds(read func(context.Context) (map[int]int64, error), ttl time.Duration, now func() time.Time) *topicEnds {
@@ -35,41 +30,48 @@ func newTopicEnds(read func(context.Context) (map[int]int64, error), ttl time.Du
 }
 
 // get returns the topic's end as read within ttl, reading it when no read that recent is
-// stored or in flight. The map is shared: callers must not change it.
+// stored or in flight. The map is shared: callers must not change it. A caller whose ctx ends
+// stops waiting; the read goes on for the others.
 func (t *topicEnds) get(ctx context.Context) (map[int]int64, error) {
-	t.mu.Lock()
-	now := t.now()
-	if t.end != nil && now.Sub(t.at) < t.ttl {
-		end := t.end
-		t.mu.Unlock()
+	if end, ok := t.fresh(); ok {
 		return end, nil
 	}
-	call := t.call
-	if call == nil {
-		call = &endRead{done: make(chan struct{}), started: now}
-		t.call = call
-		go t.fetch(context.WithoutCancel(ctx), call)
-	}
-	t.mu.Unlock()
+	rctx := context.WithoutCancel(ctx)
+	ch := t.reads.DoChan("end", func() (any, error) { return t.fetch(rctx) })
 	select {
-	case <-call.done:
-		return call.end, call.err
+	case r := <-ch:
+		if r.Err != nil {
+			return nil, r.Err
+		}
+		return r.Val.(map[int]int64), nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
 }
 
-// fetch reads the end for call and stores it for the callers of the next ttl (a failure is
-// not stored: the next caller reads again).
-func (t *topicEnds) fetch(ctx context.Context, call *endRead) {
+// fresh returns the stored end while it is younger than ttl.
+func (t *topicEnds) fresh() (map[int]int64, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.end, t.end != nil && t.now().Sub(t.at) < t.ttl
+}
+
+// fetch reads the end and stores it for the callers of the next ttl (a failure is not stored:
+// the next caller reads again). A caller that found no fresh end just before the read it
+// would have joined finished gets that read's end, not a second read.
+func (t *topicEnds) fetch(ctx context.Context) (map[int]int64, error) {
+	if end, ok := t.fresh(); ok {
+		return end, nil
+	}
+	started := t.now()
 	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	call.end, call.err = t.read(rctx)
-	t.mu.Lock()
-	if call.err == nil && (t.end == nil || !call.started.Before(t.at)) {
-		t.end, t.at = call.end, call.started
+	end, err := t.read(rctx)
+	if err != nil {
+		return nil, err
 	}
-	t.call = nil
+	t.mu.Lock()
+	t.end, t.at = end, started
 	t.mu.Unlock()
-	close(call.done)
+	return end, nil
 }

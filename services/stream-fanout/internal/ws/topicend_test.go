@@ -65,3 +65,33 @@ func TestTopicEndsSharedAcrossConnects(t *testing.T) {
 		t.Fatalf("after a failed read: end %v, %v; want a new read, not the failure", end, err)
 	}
 }
+
+// A connect that gives up waiting gets its own context's error; the read it started goes on
+// and serves the next connect without a second read.
+func TestTopicEndsReadOutlivesAGivenUpConnect(t *testing.T) {
+	var reads atomic.Int32
+	release := make(chan struct{})
+	read := func(context.Context) (map[int]int64, error) {
+		reads.Add(1)
+		<-release
+		return map[int]int64{0: 7}, nil
+	}
+	te := newTopicEnds(read, time.Hour, time.Now)
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error)
+	go func() {
+		_, err := te.get(ctx)
+		errc <- err
+	}()
+	for reads.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("a connect that gave up got %v, want context.Canceled", err)
+	}
+	close(release)
+	if end, err := te.get(context.Background()); err != nil || end[0] != 7 || reads.Load() != 1 {
+		t.Fatalf("next connect: end %v, %v, %d reads; want the first read's end and no second read", end, err, reads.Load())
+	}
+}
