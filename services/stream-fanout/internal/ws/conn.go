@@ -480,7 +480,7 @@ func (c *conn) write(o out) (credited bool, err error) {
 // writeTransfer puts a delivery in the batch: the Transfer JSON rendered once for every client
 // (or, when the caller has labels on its addresses, with them) behind the filter's alertId.
 func (c *conn) writeTransfer(it engine.Item) error {
-	tj := c.transferJSON(it.R, c.batchAt, true)
+	tj := c.transferJSON(it.R, c.batchAt)
 	var a [96]byte
 	if c.cc.appendTransfer(strconv.AppendQuote(a[:0], it.FilterID), tj) {
 		return nil
@@ -542,11 +542,21 @@ func (c *conn) limit(lt string, reset time.Time) error {
 		Message: "stream quota reached (" + lt + "); transfers resume when it resets"}))
 }
 
-// render appends a transfer message to dst, with the caller's own labels when it has any on
-// the transfer's addresses. It runs off the writer goroutine (detach, reached from the reader
-// on a reconnect while the writer runs), so it leaves the writer's cached book alone.
-func (c *conn) render(dst []byte, it engine.Item) []byte {
-	return appendTransfer(dst, it.FilterID, c.transferJSON(it.R, time.Now(), false))
+// renderUnsent appends to raw the transfer messages of items, with the caller's own labels
+// where it has any on a transfer's addresses. The caller's book is looked up once for them
+// all; it is this connection's caller's, keyed by its user, and a session is claimed again
+// only with the key that created it, so the replay shows labels to none but their owner. It
+// runs off the writer goroutine (detach, reached from the reader on a reconnect while the
+// writer runs), so it leaves the writer's cached book alone.
+func (c *conn) renderUnsent(raw [][]byte, items []engine.Item) [][]byte {
+	if len(items) == 0 {
+		return raw
+	}
+	b := c.sharedBook()
+	for _, it := range items {
+		raw = append(raw, appendTransfer(nil, it.FilterID, transferWith(it.R, b)))
+	}
+	return raw
 }
 
 func identityContext(ctx context.Context, id Identity) context.Context {

@@ -189,51 +189,48 @@ func (h *Hub) bookEntry(ctx context.Context, id Identity) *bookEntry {
 	return e
 }
 
-// transferJSON is the Transfer JSON a delivery of r sends: the one rendered for every client,
-// or, when the caller has labels or entities on its addresses, r's transfer with them.
-// writer says the caller is the writer goroutine, which may use and refresh the connection's
-// cached book (c.bookE); any other goroutine (detach, from the reader) takes the cache's entry
-// without touching the connection's.
-func (c *conn) transferJSON(r *engine.Rendered, now time.Time, writer bool) []byte {
-	b, ok := c.labelsOn(&r.T, now, writer)
+// transferJSON is the Transfer JSON the writer sends for r: the one rendered for every
+// client, or, when the caller has labels or entities on its addresses, r's transfer with them.
+// It uses and refreshes the connection's cached book (c.bookE): writer goroutine only.
+func (c *conn) transferJSON(r *engine.Rendered, now time.Time) []byte {
+	if c.h.o.Labels == nil {
+		return r.JSON
+	}
+	b, ok := c.book(now)
 	if !ok {
 		return r.JSON
 	}
-	return labelledJSON(&r.T, b)
+	return transferWith(r, b)
 }
 
-// sharedBook is the caller's book from the hub's cache, for goroutines other than the writer.
-func (c *conn) sharedBook() (Book, bool) {
+// sharedBook is the caller's book from the hub's cache, for goroutines other than the writer
+// (an empty book when there are no user labels or user-labels is down).
+func (c *conn) sharedBook() Book {
+	if c.h.o.Labels == nil {
+		return Book{}
+	}
 	e := c.h.bookEntry(c.ctx, c.id)
 	if e == nil || e.err != nil {
-		return Book{}, false
+		return Book{}
 	}
-	return e.book, true
+	return e.book
 }
 
-// labelsOn returns the caller's book when it has a label or entity on one of t's addresses.
-func (c *conn) labelsOn(t *render.Transfer, now time.Time, writer bool) (Book, bool) {
-	if c.h.o.Labels == nil {
-		return Book{}, false
+// transferWith is r's Transfer JSON with the labels and entities of b on its addresses: the
+// JSON rendered for every client when b has none there.
+func transferWith(r *engine.Rendered, b Book) []byte {
+	if len(b.Labels)+len(b.Entities) == 0 {
+		return r.JSON
 	}
-	var b Book
-	var ok bool
-	if writer {
-		b, ok = c.book(now)
-	} else {
-		b, ok = c.sharedBook()
-	}
-	if !ok || len(b.Labels)+len(b.Entities) == 0 {
-		return Book{}, false
-	}
+	t := &r.T
 	ct := render.ChainType(t.Chain)
 	fk, tk := render.AddrKey{ChainType: ct, Address: t.FromAddress.Address}, render.AddrKey{ChainType: ct, Address: t.ToAddress.Address}
 	_, fok := b.Labels[fk]
 	_, tok := b.Labels[tk]
 	if !fok && !tok && b.Entities[fk] == nil && b.Entities[tk] == nil {
-		return Book{}, false
+		return r.JSON
 	}
-	return b, true
+	return labelledJSON(t, b)
 }
 
 // labelledJSON renders t with the caller's labels and entities from b on its addresses. It is

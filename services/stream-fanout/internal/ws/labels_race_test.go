@@ -19,8 +19,9 @@ func (l staticLabels) Entity(context.Context, string) (ulclient.UserEntity, erro
 }
 
 // A reconnect message on a live connection detaches its session on the reader's goroutine,
-// rendering what is still unsent (render) while the writer delivers transfers (transferJSON):
-// render must leave the writer's cached book (c.bookE, c.bookGen) alone. Run with -race.
+// rendering what is still unsent (renderUnsent) while the writer delivers transfers
+// (transferJSON): renderUnsent must leave the writer's cached book (c.bookE, c.bookGen)
+// alone. Run with -race.
 func TestRenderOffTheWriterLeavesItsBookAlone(t *testing.T) {
 	h := NewHub(Options{Labels: staticLabels{Book{Labels: map[render.AddrKey]string{{ChainType: "evm", Address: "0xabc"}: "mine"}}}})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -34,15 +35,15 @@ func TestRenderOffTheWriterLeavesItsBookAlone(t *testing.T) {
 	go func() { // the writer
 		defer wg.Done()
 		for i := 0; i < 200; i++ {
-			c.transferJSON(r, time.Now(), true)
+			c.transferJSON(r, time.Now())
 			h.Forget("u1") // the writer's next delivery reads the book again
 		}
 	}()
 	go func() { // the reader, detaching on a reconnect
 		defer wg.Done()
 		for i := 0; i < 200; i++ {
-			if b := c.render(nil, it); len(b) == 0 {
-				t.Error("render returned nothing")
+			if b := c.renderUnsent(nil, []engine.Item{it}); len(b) != 1 || len(b[0]) == 0 {
+				t.Error("renderUnsent returned nothing")
 				return
 			}
 		}

@@ -339,10 +339,7 @@ func (c *conn) detach(ctx context.Context) {
 		cursor = e.Served(sub)
 		e.DropSub(sub)
 	})
-	raw, items := c.q.unsent()
-	for _, it := range items {
-		raw = append(raw, c.render(nil, it))
-	}
+	raw := c.renderUnsent(c.q.unsent())
 	err := c.h.o.Store.Apply(ctx, id, c.token, c.window(), store.Update{Cursor: cursor, Used: c.takeUsed(), Release: true, Replay: raw})
 	if err != nil && !errors.Is(err, store.ErrTakenOver) {
 		c.h.o.Log.Error("saving a session at disconnect failed; its reconnect may miss transfers", "session", id, "error", err)
