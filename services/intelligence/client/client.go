@@ -1,6 +1,6 @@
 // Package client calls the intelligence service for other services: the tags of addresses,
 // which intel.attributions.v1 does not carry (an address's entity, label and deposit service
-// are on the topic), through intelligence's enriched address batch. transfers' /counterparties
+// are on the topic), through intelligence's internal tags lookup. transfers' /counterparties
 // tags filter asks it about the counterparties it considers.
 //
 // Calls act for the identity in the context (httpx.WithIdentity), as the caller's own request
@@ -35,17 +35,14 @@ func New(baseURL string, signer *httpx.Signer, tp trace.TracerProvider) (*Client
 	return &Client{c: c}, nil
 }
 
-type enrichedBatch struct {
-	Addresses map[string]struct {
-		PopulatedTags []struct {
-			ID string `json:"id"`
-		} `json:"populatedTags"`
-	} `json:"addresses"`
+type tagBatch struct {
+	Addresses map[string][]string `json:"addresses"`
 }
 
 // Tags returns the tag ids each of addrs carries on chain: its populatedTags as
 // /intelligence/address_enriched shows them (the address's own tags, those of another chain
-// left out), keyed by the address as given. Addresses without tags are absent.
+// left out), keyed by the address as given. Addresses without tags are absent. It asks
+// POST /internal/tags, which reads only the tags (no attribution, no user labels).
 func (c *Client) Tags(ctx context.Context, chain string, addrs []string) (map[string][]string, error) {
 	out := map[string][]string{}
 	// An address the chain does not accept (stored as given) carries no tags, and intelligence
@@ -56,11 +53,11 @@ func (c *Client) Tags(ctx context.Context, chain string, addrs []string) (map[st
 			valid = append(valid, a)
 		}
 	}
-	q := url.Values{"chain": {chain}, "includeClusters": {"false"}, "includeEntityPredictions": {"false"}}
+	q := url.Values{"chain": {chain}}
 	for start := 0; start < len(valid); start += MaxBatch {
-		var part enrichedBatch
+		var part tagBatch
 		chunk := valid[start:min(start+MaxBatch, len(valid))]
-		if err := c.c.Do(ctx, http.MethodPost, "/intelligence/address_enriched/batch", q, map[string]any{"addresses": chunk}, &part); err != nil {
+		if err := c.c.Do(ctx, http.MethodPost, "/internal/tags", q, map[string]any{"addresses": chunk}, &part); err != nil {
 			// Whatever intelligence answers (a chain it does not serve, say), the caller's
 			// request was valid: the dependency failed it, a 503 naming intelligence.
 			var ue *httpx.UpstreamError
@@ -69,10 +66,8 @@ func (c *Client) Tags(ctx context.Context, chain string, addrs []string) (map[st
 			}
 			return nil, err
 		}
-		for a, info := range part.Addresses {
-			for _, t := range info.PopulatedTags {
-				out[a] = append(out[a], t.ID)
-			}
+		for a, ids := range part.Addresses {
+			out[a] = append(out[a], ids...)
 		}
 	}
 	return out, nil

@@ -18,6 +18,7 @@ import (
 	"github.com/chainintel/chainintel/services/intelligence/client"
 	"github.com/chainintel/chainintel/services/intelligence/internal/app"
 	"github.com/chainintel/chainintel/services/intelligence/internal/inteltest"
+	ulclient "github.com/chainintel/chainintel/services/user-labels/client"
 )
 
 func TestMain(m *testing.M) { os.Exit(inteltest.Main(m)) }
@@ -41,6 +42,12 @@ var curated = `{"entities":[{"id":"binance","name":"Binance","type":"cex"}],
 // database with the curated tags imported, and returns a client of it.
 func server(t *testing.T) *client.Client {
 	t.Helper()
+	return serverWith(t, nil)
+}
+
+// serverWith is server with ul as the service's user-labels.
+func serverWith(t *testing.T, ul app.UserLabels) *client.Client {
+	t.Helper()
 	ctx := context.Background()
 	var cfg intelligence.Config
 	cfg.DatabaseURL = pgtest.URL(t)
@@ -52,7 +59,7 @@ func server(t *testing.T) *client.Client {
 		t.Fatal(err)
 	}
 	signer := httpx.NewSigner(secret)
-	srv := httptest.NewServer(inteltest.Router(t, intelligence.Name, signer, &app.Service{Chains: set}))
+	srv := httptest.NewServer(inteltest.Router(t, intelligence.Name, signer, &app.Service{Chains: set, UserLabels: ul}))
 	t.Cleanup(srv.Close)
 	c, err := client.New(srv.URL, signer, nil)
 	if err != nil {
@@ -112,6 +119,25 @@ func TestTagsAgainstTheService(t *testing.T) {
 	}
 	if got, err := c.Tags(ctx, "ethereum", nil); err != nil || len(got) != 0 {
 		t.Fatalf("no addresses: %v %v, want none and no error", got, err)
+	}
+}
+
+// Tags reads only the tags: no user-labels lookup for the caller (an enriched batch for the
+// same caller would be a user-labels outage), so user-labels being down does not fail it.
+func TestTagsReadNoUserLabels(t *testing.T) {
+	dead := httptest.NewServer(nil)
+	dead.Close()
+	ul, err := ulclient.New(dead.URL, httpx.NewSigner(secret), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := serverWith(t, ul)
+	got, err := c.Tags(caller(), "ethereum", []string{addr(1), addr(2), addr(9)})
+	if err != nil {
+		t.Fatalf("user-labels down: %v, want the tags", err)
+	}
+	if want := map[string][]string{addr(1): {"hot", "kyc"}, addr(2): {"kyc"}}; !reflect.DeepEqual(sorted(got), want) {
+		t.Fatalf("user-labels down: %v, want %v", got, want)
 	}
 }
 

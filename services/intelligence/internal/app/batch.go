@@ -131,22 +131,53 @@ func (s *Service) EnrichedBatch(ctx context.Context, raw []string, chain string,
 	return out, nil
 }
 
+// TagIDs answers up to MaxBatch addresses, each on chain when given, else on the chain detected
+// from its format, with the ids of the tags it carries there (its populatedTags on the enriched
+// batch) keyed by the address as given; an address without tags is absent. Only the tags are
+// read: no attribution, no user-labels lookup (transfers' /counterparties tags filter).
+func (s *Service) TagIDs(ctx context.Context, raw []string, chain string) (map[string][]string, error) {
+	keys, targets, err := s.batchTargets(raw, chain, false, nil)
+	if err != nil {
+		return nil, err
+	}
+	flat := flatten(targets)
+	tags, err := s.addressTags(ctx, flat)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]string{}
+	for i, k := range keys {
+		t := flat[i]
+		for _, pt := range tags[store.AddressKey{ChainType: string(t.ChainType), Address: t.Address}] {
+			if tagOnChain(pt.Tag, t.Chain) {
+				out[k] = append(out[k], pt.Tag.ID)
+			}
+		}
+	}
+	return out, nil
+}
+
+// addressTags loads the tags of ts' distinct addresses in one query.
+func (s *Service) addressTags(ctx context.Context, ts []Target) (map[store.AddressKey][]store.PopulatedTag, error) {
+	keys := make([]store.AddressKey, 0, len(ts))
+	seen := map[store.AddressKey]bool{}
+	for _, t := range ts {
+		k := store.AddressKey{ChainType: string(t.ChainType), Address: t.Address}
+		if !seen[k] {
+			seen[k] = true
+			keys = append(keys, k)
+		}
+	}
+	return s.Store.AddressTagsMany(ctx, keys)
+}
+
 // enrich adds tags (one query for all addresses) and clusters to infos, parallel to ts, and
 // drops the predicted entity, as o says.
 func (s *Service) enrich(ctx context.Context, ts []Target, infos []AddressInfo, o EnrichOptions) error {
 	var tags map[store.AddressKey][]store.PopulatedTag
 	if o.Tags {
-		keys := make([]store.AddressKey, 0, len(ts))
-		seen := map[store.AddressKey]bool{}
-		for _, t := range ts {
-			k := store.AddressKey{ChainType: string(t.ChainType), Address: t.Address}
-			if !seen[k] {
-				seen[k] = true
-				keys = append(keys, k)
-			}
-		}
 		var err error
-		if tags, err = s.Store.AddressTagsMany(ctx, keys); err != nil {
+		if tags, err = s.addressTags(ctx, ts); err != nil {
 			return err
 		}
 	}

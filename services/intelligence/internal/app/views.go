@@ -163,12 +163,15 @@ func populated(ts []store.PopulatedTag) []PopulatedTag {
 func tagsOnChain(ts []store.PopulatedTag, chain string) []PopulatedTag {
 	out := []PopulatedTag{}
 	for _, t := range ts {
-		if t.Tag.Chain == "" || t.Tag.Chain == chain {
+		if tagOnChain(t.Tag, chain) {
 			out = append(out, populatedTag(t.Tag, t.Params))
 		}
 	}
 	return out
 }
+
+// tagOnChain reports whether t applies on chain: a tag of every chain, or of that one.
+func tagOnChain(t attribution.Tag, chain string) bool { return t.Chain == "" || t.Chain == chain }
 
 func populatedTag(t attribution.Tag, params string) PopulatedTag {
 	return PopulatedTag{ID: t.ID, Label: t.PopulatedLabel(params), Rank: t.Rank, TagParams: params,

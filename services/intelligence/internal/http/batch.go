@@ -73,6 +73,21 @@ func (h handlers) enrichedBatch(c *gin.Context) {
 	answerBatch(c, len(req.Addresses), m, err)
 }
 
+// tagIDs answers POST /internal/tags?chain=: the tag ids of each address (services/intelligence/client).
+func (h handlers) tagIDs(c *gin.Context) {
+	chain, err := params.One(c.Request.URL.Query(), "chain")
+	if err != nil {
+		httpx.Fail(c, httpx.BadRequest("%v", err))
+		return
+	}
+	var req batchRequest
+	if !httpx.BindJSON(c, &req) {
+		return
+	}
+	m, err := h.a.TagIDs(c.Request.Context(), req.Addresses, chain)
+	answer(c, gin.H{"addresses": m}, err)
+}
+
 // answerBatch answers a batch route: the addresses keyed as given, and the rows header, as a
 // batch costs a credit per requested address.
 func answerBatch[M any](c *gin.Context, requested int, m M, err error) {

@@ -1,5 +1,5 @@
 // Package http is the intelligence service's HTTP layer: its public routes (reached through the
-// edge at the same paths).
+// edge at the same paths) and its /internal API for other services (which the edge never routes).
 package http
 
 import (
@@ -42,6 +42,7 @@ func Register(e *gin.Engine, a *app.Service) {
 	for _, kind := range []string{"entities", "addresses", "tags", "address_tags"} {
 		e.GET("/intelligence/"+kind+"/updates", h.updates(kind))
 	}
+	e.POST("/internal/tags", h.tagIDs)
 }
 
 type handlers struct{ a *app.Service }
