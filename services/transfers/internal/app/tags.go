@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 
+	intelclient "github.com/chainintel/chainintel/services/intelligence/client"
 	"github.com/chainintel/chainintel/services/transfers/internal/store"
 )
 
@@ -18,10 +19,6 @@ type Option func(*App)
 // WithTags makes /counterparties' tags filter ask t. Without it a tags filter is a 400: the
 // tags live in intelligence and this service's read model holds none.
 func WithTags(t Tags) Option { return func(a *App) { a.tags = t } }
-
-// tagBatch is how many of a chain's counterparties one call to intelligence asks about (its
-// batch routes' maximum).
-const tagBatch = 1000
 
 // maxTagRead is the deepest a tags filter reads a chain's ranking: a rare tag on a busy subject
 // would otherwise read (and ask intelligence about) every counterparty it has.
@@ -99,14 +96,15 @@ func (a *App) matchTags(ctx context.Context, chain string, cands []store.Counter
 	return out, nil
 }
 
-// askTags asks intelligence about the next tagBatch addresses of cands not asked yet, and
-// records for each whether it carries one of want.
+// askTags asks intelligence about the next intelclient.MaxBatch addresses of cands not asked
+// yet (one call: the most its tags lookup takes), and records for each whether it carries one
+// of want.
 func (a *App) askTags(ctx context.Context, chain string, cands []store.Counterparty, want map[string]bool, tagged map[addrRef]bool) error {
 	var batch []string
 	for _, c := range cands {
 		if _, asked := tagged[addrRef{chain, c.Address}]; !asked {
 			batch = append(batch, c.Address)
-			if len(batch) == tagBatch {
+			if len(batch) == intelclient.MaxBatch {
 				break
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/chainintel/chainintel/libs/chains"
+	intelclient "github.com/chainintel/chainintel/services/intelligence/client"
 	"github.com/chainintel/chainintel/services/transfers/internal/app"
 	"github.com/chainintel/chainintel/services/transfers/internal/query"
 	"github.com/chainintel/chainintel/services/transfers/internal/store"
@@ -49,7 +50,7 @@ type fakeTags struct {
 
 func (f *fakeTags) Tags(ctx context.Context, chain string, addrs []string) (map[string][]string, error) {
 	f.calls++
-	if len(addrs) > 1000 {
+	if len(addrs) > intelclient.MaxBatch {
 		return nil, fmt.Errorf("%d addresses in one call", len(addrs))
 	}
 	out := map[string][]string{}
