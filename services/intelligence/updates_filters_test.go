@@ -76,6 +76,7 @@ func TestChangeFeedFilters(t *testing.T) {
 		{"/intelligence/addresses/updates?depositExchangeId=acme", ""},
 		{"/intelligence/tags/updates", "hot:new whale:new"},
 		{"/intelligence/tags/updates?tagId=whale", "whale:new"},
+		{"/intelligence/tags/updates?orderBy=-diff_seq", "whale:new hot:new"},
 		{"/intelligence/tags/updates?category=exchange", ""},
 		{"/intelligence/address_tags/updates?tagId=hot", hot1 + "/hot():new " + a2 + "/hot(p1):new"},
 		{"/intelligence/address_tags/updates?tagParams=p1", a2 + "/hot(p1):new"},
