@@ -79,6 +79,16 @@ func flatten(targets [][]Target) []Target {
 	return out
 }
 
+// batchOnChain is batchTargets for one chain (chain, else each address's detected one): the
+// distinct addresses as given and, parallel to them, their one target each.
+func (s *Service) batchOnChain(raw []string, chain string) ([]string, []Target, error) {
+	keys, targets, err := s.batchTargets(raw, chain, false, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	return keys, flatten(targets), nil
+}
+
 // BatchAll answers up to MaxBatch addresses on every configured chain where each is valid (only
 // the chains in only, when given), keyed by the address as given and then by chain.
 func (s *Service) BatchAll(ctx context.Context, raw []string, only map[string]bool, enrich *EnrichOptions) (map[string]map[string]AddressInfo, error) {
@@ -112,11 +122,10 @@ func (s *Service) BatchAll(ctx context.Context, raw []string, only map[string]bo
 // EnrichedBatch answers up to MaxBatch addresses enriched (tags, clusters), each on chain when
 // given, else on the chain detected from its format, keyed by the address as given.
 func (s *Service) EnrichedBatch(ctx context.Context, raw []string, chain string, o EnrichOptions) (map[string]AddressInfo, error) {
-	keys, targets, err := s.batchTargets(raw, chain, false, nil)
+	keys, flat, err := s.batchOnChain(raw, chain)
 	if err != nil {
 		return nil, err
 	}
-	flat := flatten(targets)
 	infos, err := s.infos(ctx, flat)
 	if err != nil {
 		return nil, err
@@ -136,11 +145,10 @@ func (s *Service) EnrichedBatch(ctx context.Context, raw []string, chain string,
 // batch) keyed by the address as given; an address without tags is absent. Only the tags are
 // read: no attribution, no user-labels lookup (transfers' /counterparties tags filter).
 func (s *Service) TagIDs(ctx context.Context, raw []string, chain string) (map[string][]string, error) {
-	keys, targets, err := s.batchTargets(raw, chain, false, nil)
+	keys, flat, err := s.batchOnChain(raw, chain)
 	if err != nil {
 		return nil, err
 	}
-	flat := flatten(targets)
 	tags, err := s.addressTags(ctx, flat)
 	if err != nil {
 		return nil, err

@@ -60,13 +60,8 @@ func (h handlers) enrichedBatch(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	chain, err := params.One(c.Request.URL.Query(), "chain")
-	if err != nil {
-		httpx.Fail(c, httpx.BadRequest("%v", err))
-		return
-	}
-	var req batchRequest
-	if !httpx.BindJSON(c, &req) {
+	chain, req, ok := chainBatch(c)
+	if !ok {
 		return
 	}
 	m, err := h.a.EnrichedBatch(c.Request.Context(), req.Addresses, chain, o)
@@ -75,17 +70,24 @@ func (h handlers) enrichedBatch(c *gin.Context) {
 
 // tagIDs answers POST /internal/tags?chain=: the tag ids of each address (services/intelligence/client).
 func (h handlers) tagIDs(c *gin.Context) {
-	chain, err := params.One(c.Request.URL.Query(), "chain")
-	if err != nil {
-		httpx.Fail(c, httpx.BadRequest("%v", err))
-		return
-	}
-	var req batchRequest
-	if !httpx.BindJSON(c, &req) {
+	chain, req, ok := chainBatch(c)
+	if !ok {
 		return
 	}
 	m, err := h.a.TagIDs(c.Request.Context(), req.Addresses, chain)
 	answer(c, gin.H{"addresses": m}, err)
+}
+
+// chainBatch reads a one-chain batch route's chain parameter and body; when either is bad it
+// has already answered (400, or 413 over the body limit) and returns false.
+func chainBatch(c *gin.Context) (string, batchRequest, bool) {
+	var req batchRequest
+	chain, err := params.One(c.Request.URL.Query(), "chain")
+	if err != nil {
+		httpx.Fail(c, httpx.BadRequest("%v", err))
+		return "", req, false
+	}
+	return chain, req, httpx.BindJSON(c, &req)
 }
 
 // answerBatch answers a batch route: the addresses keyed as given, and the rows header, as a
