@@ -5,7 +5,6 @@ import (
 	_ "embed"
 	"fmt"
 	"math"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -17,38 +16,28 @@ import (
 type updatesSQL struct{ asc, desc string }
 
 var (
-	//go:embed sql/updates_entities.sql
+	//go:embed sql/updates_entities_asc.sql
 	updatesEntitiesAscSQL string
-	//go:embed sql/updates_addresses.sql
+	//go:embed sql/updates_entities_desc.sql
+	updatesEntitiesDescSQL string
+	//go:embed sql/updates_addresses_asc.sql
 	updatesAddressesAscSQL string
-	//go:embed sql/updates_tags.sql
+	//go:embed sql/updates_addresses_desc.sql
+	updatesAddressesDescSQL string
+	//go:embed sql/updates_tags_asc.sql
 	updatesTagsAscSQL string
-	//go:embed sql/updates_address_tags.sql
+	//go:embed sql/updates_tags_desc.sql
+	updatesTagsDescSQL string
+	//go:embed sql/updates_address_tags_asc.sql
 	updatesAddressTagsAscSQL string
+	//go:embed sql/updates_address_tags_desc.sql
+	updatesAddressTagsDescSQL string
 
-	updatesEntitiesSQL    = bothDirections(updatesEntitiesAscSQL)
-	updatesAddressesSQL   = bothDirections(updatesAddressesAscSQL)
-	updatesTagsSQL        = bothDirections(updatesTagsAscSQL)
-	updatesAddressTagsSQL = bothDirections(updatesAddressTagsAscSQL)
+	updatesEntitiesSQL    = updatesSQL{updatesEntitiesAscSQL, updatesEntitiesDescSQL}
+	updatesAddressesSQL   = updatesSQL{updatesAddressesAscSQL, updatesAddressesDescSQL}
+	updatesTagsSQL        = updatesSQL{updatesTagsAscSQL, updatesTagsDescSQL}
+	updatesAddressTagsSQL = updatesSQL{updatesAddressTagsAscSQL, updatesAddressTagsDescSQL}
 )
-
-// descClauses are the clauses of a feed's oldest-first statement and their newest-first forms:
-// the only difference between the two.
-var descClauses = [][2]string{{"AND c.seq > $1", "AND c.seq < $1"}, {"ORDER BY c.seq\n", "ORDER BY c.seq DESC\n"}}
-
-// bothDirections returns a feed's statements from its oldest-first text (sql/updates_*.sql),
-// deriving the newest-first one by descClauses. A text without each clause exactly once is a
-// programming error, caught when the package loads.
-func bothDirections(asc string) updatesSQL {
-	desc := asc
-	for _, c := range descClauses {
-		if n := strings.Count(desc, c[0]); n != 1 {
-			panic(fmt.Sprintf("updates statement has %q %d times, want once:\n%s", c[0], n, asc))
-		}
-		desc = strings.Replace(desc, c[0], c[1], 1)
-	}
-	return updatesSQL{asc, desc}
-}
 
 // UpdatesQuery selects change-log entries: after sequence After (before it when Desc, newest
 // first), at times From..To, of Status ("" for all), at most Limit; and, by feed, the filters on
