@@ -125,7 +125,7 @@ func (s *Store) ApplyPending(ctx context.Context, limit int) (taken, fresh int, 
 		return 0, 0, err
 	}
 	err = s.write(ctx, "apply observations", func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, q("apply_async_commit")); err != nil {
+		if _, err := tx.Exec(ctx, q("apply_settings")); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, q("stage_fresh")); err != nil {

@@ -44,9 +44,14 @@ WITH n AS (
   SELECT chain, address, token, (block_time AT TIME ZONE 'UTC')::date, block_number, balance
   FROM probed WHERE block_number <= old_block AND (block_time AT TIME ZONE 'UTC')::date < (old_time AT TIME ZONE 'UTC')::date
   UNION ALL
-  SELECT f.chain, f.address, f.token, (f.block_time AT TIME ZONE 'UTC')::date, f.block_number, f.balance
-  FROM fresh_obs f JOIN n ON n.address = f.address AND n.chain = f.chain AND n.token = f.token
-  WHERE NOT f.held AND (f.block_time AT TIME ZONE 'UTC')::date <> (n.block_time AT TIME ZONE 'UTC')::date
+  -- The round's observations of a day other than their key's newest one's (one sort of the
+  -- round's rows, by the window, rather than a join of them with n).
+  SELECT chain, address, token, day, block_number, balance FROM (
+    SELECT chain, address, token, block_number, balance, (block_time AT TIME ZONE 'UTC')::date AS day,
+      first_value((block_time AT TIME ZONE 'UTC')::date) OVER (
+        PARTITION BY address, chain, token ORDER BY block_number DESC, block_hash) AS top_day
+    FROM fresh_obs WHERE NOT held
+  ) r WHERE day <> top_day
 ), daily AS (
   INSERT INTO balances.address_daily AS a (chain, address, token, day, block_number, balance)
   SELECT DISTINCT ON (address, chain, token, day) chain, address, token, day, block_number, balance
