@@ -325,3 +325,103 @@ func checkHotInflow(t *testing.T, pool *pgxpool.Pool) {
 		t.Fatalf("cex inflow %v after the relabel, want %v", moved, want)
 	}
 }
+
+// finishesOrWaits runs f and reports whether it finished (with its error) before waiting on a
+// lock; when it waits, done delivers its error later.
+func finishesOrWaits(t *testing.T, pool *pgxpool.Pool, f func() error) (finished bool, done <-chan error) {
+	t.Helper()
+	ch := make(chan error, 1)
+	go func() { ch <- f() }()
+	for {
+		select {
+		case err := <-ch:
+			if err != nil {
+				t.Fatal(err)
+			}
+			return true, ch
+		default:
+		}
+		var waiting bool
+		if err := pool.QueryRow(context.Background(), `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid())`).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		if waiting {
+			return false, ch
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestCloseBuildsBesideWriters holds a close's build of the hours before the clock's open: a
+// batch of the clock's hour must commit meanwhile, a late copy of a closing hour must wait for
+// the build and then add itself to flow_address_hours, so the closed hours' rows are the sums of
+// every counted copy, the late one included.
+func TestCloseBuildsBesideWriters(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	emptyFlows(t, pool)
+	st := New(pool, Retention(0, func() time.Time { return closeClock }))
+	clockHour := closeClock.Truncate(time.Hour)
+	if err := st.ApplyFlows(ctx, hourlyFlows("ethereum", clockHour.Add(-2*time.Hour), clockHour.Add(time.Hour), 9)); err != nil {
+		t.Fatal(err)
+	}
+	due, done, err := st.announceClose(ctx, "ethereum", closeClock, false)
+	if err != nil || !due || !done {
+		t.Fatalf("announcing the close: due %v, done %v, %v", due, done, err)
+	}
+	build, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = build.Rollback(ctx) }()
+	if _, err := build.Exec(ctx, sqlFlowsCloseLock, "ethereum"); err != nil {
+		t.Fatal(err)
+	}
+	current := []app.Flow{{Chain: "ethereum", ID: "0xcur_0", ChainType: "evm", BlockHash: "0xbcur", Time: clockHour.Add(20 * time.Minute),
+		Token: "0xt", From: "0xu1", To: "0xhot", Value: 1, USD: 7}}
+	if finished, _ := finishesOrWaits(t, pool, func() error { return st.ApplyFlows(ctx, current) }); !finished {
+		t.Fatal("a batch of an open hour waited for the close")
+	}
+	late := []app.Flow{{Chain: "ethereum", ID: "0xlate_0", ChainType: "evm", BlockHash: "0xblate", Time: clockHour.Add(-90 * time.Minute),
+		Token: "0xt", From: "0xu2", To: "0xhot", Value: 1, USD: 11}}
+	finished, lateDone := finishesOrWaits(t, pool, func() error { return st.ApplyFlows(ctx, late) })
+	if finished {
+		t.Fatal("a late copy of a closing hour did not wait for the close")
+	}
+	c, err := closeRange(ctx, build, "ethereum", [2]time.Time{time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC), clockHour})
+	if err != nil || c.Transfers != 18 {
+		t.Fatalf("the build closed %d transfers (%v), want the 18 stored before it", c.Transfers, err)
+	}
+	if err := build.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-lateDone; err != nil {
+		t.Fatal(err)
+	}
+	var bad, rolled int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM (
+			(SELECT a.token, a.hour, a.address, a.in_usd, a.out_usd FROM market.flow_address_hours a
+			EXCEPT
+			SELECT f.token, f.hour, l.address, sum(l.in_usd), sum(l.out_usd)
+			FROM market.flows f
+			CROSS JOIN LATERAL (VALUES (f.to_addr, f.usd, 0::float8), (f.from_addr, 0, f.usd)) AS l(address, in_usd, out_usd)
+			WHERE f.counted AND f.hour < $1
+			GROUP BY 1, 2, 3)
+			UNION ALL
+			(SELECT f.token, f.hour, l.address, sum(l.in_usd), sum(l.out_usd)
+			FROM market.flows f
+			CROSS JOIN LATERAL (VALUES (f.to_addr, f.usd, 0::float8), (f.from_addr, 0, f.usd)) AS l(address, in_usd, out_usd)
+			WHERE f.counted AND f.hour < $1
+			GROUP BY 1, 2, 3
+			EXCEPT
+			SELECT a.token, a.hour, a.address, a.in_usd, a.out_usd FROM market.flow_address_hours a)) d`, clockHour).Scan(&bad); err != nil {
+		t.Fatal(err)
+	}
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM market.flow_marks WHERE rolled_until = $1`, clockHour).Scan(&rolled); err != nil {
+		t.Fatal(err)
+	}
+	if bad != 0 || rolled != 1 {
+		t.Fatalf("%d rows of flow_address_hours differ from the closed hours' counted copies (rolled_until at the clock's hour: %d)", bad, rolled)
+	}
+}
