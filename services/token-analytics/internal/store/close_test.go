@@ -399,9 +399,19 @@ func TestCloseBuildsBesideWriters(t *testing.T) {
 	if err := <-lateDone; err != nil {
 		t.Fatal(err)
 	}
+	checkClosedRows(t, pool, clockHour)
+}
+
+// checkClosedRows fails unless flow_address_hours holds exactly the sums of the counted copies of
+// the hours before until (besides rows of zeros, which a copy leaving a closed hour leaves) and
+// the chain's rolled_until is until.
+func checkClosedRows(t *testing.T, pool *pgxpool.Pool, until time.Time) {
+	t.Helper()
+	ctx := context.Background()
 	var bad, rolled int
 	if err := pool.QueryRow(ctx, `SELECT count(*) FROM (
 			(SELECT a.token, a.hour, a.address, a.in_usd, a.out_usd FROM market.flow_address_hours a
+			WHERE (a.in_usd, a.out_usd) <> (0, 0)
 			EXCEPT
 			SELECT f.token, f.hour, l.address, sum(l.in_usd), sum(l.out_usd)
 			FROM market.flows f
@@ -415,13 +425,83 @@ func TestCloseBuildsBesideWriters(t *testing.T) {
 			WHERE f.counted AND f.hour < $1
 			GROUP BY 1, 2, 3
 			EXCEPT
-			SELECT a.token, a.hour, a.address, a.in_usd, a.out_usd FROM market.flow_address_hours a)) d`, clockHour).Scan(&bad); err != nil {
+			SELECT a.token, a.hour, a.address, a.in_usd, a.out_usd FROM market.flow_address_hours a)) d`, until).Scan(&bad); err != nil {
 		t.Fatal(err)
 	}
-	if err := pool.QueryRow(ctx, `SELECT count(*) FROM market.flow_marks WHERE rolled_until = $1`, clockHour).Scan(&rolled); err != nil {
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM market.flow_marks WHERE rolled_until = $1`, until).Scan(&rolled); err != nil {
 		t.Fatal(err)
 	}
 	if bad != 0 || rolled != 1 {
 		t.Fatalf("%d rows of flow_address_hours differ from the closed hours' counted copies (rolled_until at the clock's hour: %d)", bad, rolled)
 	}
+}
+
+// TestCloseHoldsReorgsAndRedeliveries holds a close's build open: a reorg of the chain and a
+// redelivered batch (whose settling may move copies of the hours being built) must wait for it,
+// and the closed hours' rows must then be the sums of the copies counted after both.
+func TestCloseHoldsReorgsAndRedeliveries(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	emptyFlows(t, pool)
+	st := New(pool, Retention(0, func() time.Time { return closeClock }))
+	clockHour := closeClock.Truncate(time.Hour)
+	fs := hourlyFlows("ethereum", clockHour.Add(-2*time.Hour), clockHour.Add(time.Hour), 9)
+	if err := st.ApplyFlows(ctx, fs); err != nil {
+		t.Fatal(err)
+	}
+	if due, _, err := st.announceClose(ctx, "ethereum", closeClock, false); err != nil || !due {
+		t.Fatalf("announcing the close: due %v, %v", due, err)
+	}
+	build, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = build.Rollback(ctx) }()
+	if _, err := build.Exec(ctx, sqlFlowsCloseLock, "ethereum"); err != nil {
+		t.Fatal(err)
+	}
+	orphaned := fs[0].BlockHash // a block of the first hour, being built
+	finished, reorgDone := finishesOrWaits(t, pool, func() error { return st.ApplyReorg(ctx, "ethereum", []string{orphaned}, nil) })
+	if finished {
+		t.Fatal("a reorg of the chain did not wait for the close")
+	}
+	if _, err := closeRange(ctx, build, "ethereum", [2]time.Time{time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC), clockHour}); err != nil {
+		t.Fatal(err)
+	}
+	if err := build.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-reorgDone; err != nil {
+		t.Fatal(err)
+	}
+	checkClosedRows(t, pool, clockHour)
+	// A redelivery while the next hours' build is held.
+	if _, err := pool.Exec(ctx, `UPDATE market.flow_marks SET rolled_until = $1, closing_until = $2`, clockHour.Add(-time.Hour), clockHour); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `DELETE FROM market.flow_address_hours WHERE hour >= $1`, clockHour.Add(-time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	build, err = pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = build.Rollback(ctx) }()
+	if _, err := build.Exec(ctx, sqlFlowsCloseLock, "ethereum"); err != nil {
+		t.Fatal(err)
+	}
+	finished, redeliveryDone := finishesOrWaits(t, pool, func() error { return st.ApplyFlows(ctx, fs[len(fs)-1:]) })
+	if finished {
+		t.Fatal("a redelivered batch did not wait for the close")
+	}
+	if _, err := closeRange(ctx, build, "ethereum", [2]time.Time{clockHour.Add(-time.Hour), clockHour}); err != nil {
+		t.Fatal(err)
+	}
+	if err := build.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-redeliveryDone; err != nil {
+		t.Fatal(err)
+	}
+	checkClosedRows(t, pool, clockHour)
 }
