@@ -162,8 +162,8 @@ func rollupThroughput(ctx context.Context, pool *pgxpool.Pool, st *store.Store, 
 	// The raw COPY: the same rows into a table with market.flows' columns, primary key and block
 	// and hour indexes (the table the rollup's figures have always been compared with), nothing else.
 	if _, err := pool.Exec(ctx, `CREATE TABLE market.bench_copy (LIKE market.flows INCLUDING DEFAULTS,
-		PRIMARY KEY (chain, id, block_hash));
-		CREATE INDEX ON market.bench_copy (chain, block_hash);
+		PRIMARY KEY (chain, id, block));
+		CREATE INDEX ON market.bench_copy (chain, block);
 		CREATE INDEX ON market.bench_copy USING brin (hour)`); err != nil {
 		return err
 	}
@@ -171,7 +171,7 @@ func rollupThroughput(ctx context.Context, pool *pgxpool.Pool, st *store.Store, 
 	for i := 0; i < len(fs); i += batch {
 		part := fs[i:min(i+batch, len(fs))]
 		_, err := pool.CopyFrom(ctx, pgx.Identifier{"market", "bench_copy"},
-			[]string{"chain", "id", "chain_type", "block_hash", "hour", "token", "from_addr", "to_addr", "value", "usd", "counted"},
+			[]string{"chain", "id", "chain_type", "block", "hour", "token", "from_addr", "to_addr", "value", "usd", "counted"},
 			pgx.CopyFromSlice(len(part), func(j int) ([]any, error) {
 				f := part[j]
 				return []any{f.Chain, f.ID, f.ChainType, f.BlockHash, f.Time.Truncate(time.Hour), f.Token, f.From, f.To, f.Value, f.USD, true}, nil

@@ -265,7 +265,7 @@ func TestMigrationSeedsMarksAtMostAnHourAhead(t *testing.T) {
 	if seed == nil {
 		t.Fatal("no seed of market.flow_marks in migration 00007")
 	}
-	if _, err := pool.Exec(ctx, `INSERT INTO market.flows (chain, id, chain_type, block_hash, hour, token, from_addr, to_addr, value, usd, counted)
+	if _, err := pool.Exec(ctx, `INSERT INTO market.flows (chain, id, chain_type, block, hour, token, from_addr, to_addr, value, usd, counted)
 		VALUES ('ahead', '0x1_0', 'evm', '0xb', date_trunc('hour', now() + interval '3 days'), '0xt', '0xa', '0xb', 1, 1, true),
 		       ('ahead', '0x2_0', 'evm', '0xb', date_trunc('hour', now() - interval '2 hours'), '0xt', '0xa', '0xb', 1, 1, true),
 		       ('behind', '0x3_0', 'evm', '0xb', date_trunc('hour', now() - interval '5 hours'), '0xt', '0xa', '0xb', 1, 1, true)`); err != nil {
