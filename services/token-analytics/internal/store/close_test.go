@@ -330,6 +330,13 @@ func checkHotInflow(t *testing.T, pool *pgxpool.Pool) {
 // lock; when it waits, done delivers its error later.
 func finishesOrWaits(t *testing.T, pool *pgxpool.Pool, f func() error) (finished bool, done <-chan error) {
 	t.Helper()
+	return finishesOrWaitsBeside(t, pool, 0, f)
+}
+
+// finishesOrWaitsBeside is finishesOrWaits while waiting sessions already wait on locks: f waits
+// when more than that many do.
+func finishesOrWaitsBeside(t *testing.T, pool *pgxpool.Pool, waiting int, f func() error) (finished bool, done <-chan error) {
+	t.Helper()
 	ch := make(chan error, 1)
 	go func() { ch <- f() }()
 	for {
@@ -341,16 +348,22 @@ func finishesOrWaits(t *testing.T, pool *pgxpool.Pool, f func() error) (finished
 			return true, ch
 		default:
 		}
-		var waiting bool
-		if err := pool.QueryRow(context.Background(), `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
-			WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid())`).Scan(&waiting); err != nil {
-			t.Fatal(err)
-		}
-		if waiting {
+		if lockWaiters(t, pool) > waiting {
 			return false, ch
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// lockWaiters is how many other sessions of the test database wait on a lock.
+func lockWaiters(t *testing.T, pool *pgxpool.Pool) int {
+	t.Helper()
+	var n int
+	if err := pool.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
+		WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 // TestCloseBuildsBesideWriters holds a close's build of the hours before the clock's open: a
@@ -504,4 +517,86 @@ func TestCloseHoldsReorgsAndRedeliveries(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkClosedRows(t, pool, clockHour)
+}
+
+// TestTwoReplicasCloseBesideWritersAndReorg runs CloseHours of one chain in two stores at once
+// (two replicas) while the chain's close lock is held, so both have announced the same hours and
+// wait to build them: a batch of the open hour must commit meanwhile, a reorg of the chain and a
+// late copy of a closing hour must wait, and once the lock is free the hours must be built once
+// (the second build re-reads the marks and finds them closed) and the closed rows be the sums of
+// the copies counted after the reorg and the late copy.
+func TestTwoReplicasCloseBesideWritersAndReorg(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	emptyFlows(t, pool)
+	now := func() time.Time { return closeClock }
+	st, other := New(pool, Retention(0, now)), New(pool, Retention(0, now))
+	clockHour := closeClock.Truncate(time.Hour)
+	fs := hourlyFlows("ethereum", clockHour.Add(-2*time.Hour), clockHour.Add(time.Hour), 9)
+	if err := st.ApplyFlows(ctx, fs); err != nil {
+		t.Fatal(err)
+	}
+	hold, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = hold.Rollback(ctx) }()
+	if _, err := hold.Exec(ctx, sqlFlowsCloseLock, "ethereum"); err != nil {
+		t.Fatal(err)
+	}
+	closes := make(chan Closed, 2)
+	for _, s := range []*Store{st, other} {
+		go func() {
+			c, err := s.CloseHours(ctx)
+			if err != nil {
+				t.Error(err)
+			}
+			closes <- c
+		}()
+	}
+	for lockWaiters(t, pool) < 2 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	late, done := besideHeldCloses(t, pool, st, clockHour, fs[0].BlockHash)
+	if err := hold.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	a, b := <-closes, <-closes
+	if min(a.Transfers, b.Transfers) != 0 || a.Transfers+b.Transfers != 18 {
+		t.Fatalf("the two closes built %d and %d transfers, want the 18 of the closed hours built once", a.Transfers, b.Transfers)
+	}
+	for _, ch := range done {
+		if err := <-ch; err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkClosedRows(t, pool, clockHour)
+	var counted bool
+	if err := pool.QueryRow(ctx, `SELECT counted FROM market.flows WHERE id = $1`, late.ID).Scan(&counted); err != nil || !counted {
+		t.Fatalf("the late copy is counted: %v (%v)", counted, err)
+	}
+}
+
+// besideHeldCloses runs, while two closes of ethereum wait to build the hours before clockHour,
+// a batch of clockHour (it must commit), a reorg orphaning block and a late copy of a closing
+// hour (both must wait), and returns the late copy and the waiting ones' results.
+func besideHeldCloses(t *testing.T, pool *pgxpool.Pool, st *Store, clockHour time.Time, block string) (app.Flow, []<-chan error) {
+	t.Helper()
+	ctx := context.Background()
+	current := []app.Flow{{Chain: "ethereum", ID: "0xcur_0", ChainType: "evm", BlockHash: "0xbcur", Time: clockHour.Add(20 * time.Minute),
+		Token: "0xt", From: "0xu1", To: "0xhot", Value: 1, USD: 7}}
+	if finished, _ := finishesOrWaitsBeside(t, pool, 2, func() error { return st.ApplyFlows(ctx, current) }); !finished {
+		t.Fatal("a batch of an open hour waited for the closes")
+	}
+	finished, reorgDone := finishesOrWaitsBeside(t, pool, 2, func() error { return st.ApplyReorg(ctx, "ethereum", []string{block}, nil) })
+	if finished {
+		t.Fatal("a reorg of the chain did not wait for the closes")
+	}
+	late := app.Flow{Chain: "ethereum", ID: "0xlate_0", ChainType: "evm", BlockHash: "0xblate", Time: clockHour.Add(-90 * time.Minute),
+		Token: "0xt", From: "0xu2", To: "0xhot", Value: 1, USD: 11}
+	finished, lateDone := finishesOrWaitsBeside(t, pool, 3, func() error { return st.ApplyFlows(ctx, []app.Flow{late}) })
+	if finished {
+		t.Fatal("a late copy of a closing hour did not wait for the closes")
+	}
+	return late, []<-chan error{reorgDone, lateDone}
 }
