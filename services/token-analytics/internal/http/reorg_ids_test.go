@@ -31,7 +31,7 @@ func (e *env) reorg(orphaned, canonical []string) {
 // countedBlocks is the block of the counted copy of each natural id; an id counted twice fails.
 func countedBlocks(t *testing.T) map[string]string {
 	t.Helper()
-	rows, err := pgtest.Pool(t).Query(context.Background(), `SELECT id, block_hash FROM market.flows WHERE counted ORDER BY id, block_hash`)
+	rows, err := pgtest.Pool(t).Query(context.Background(), `SELECT id, block FROM market.flows WHERE counted ORDER BY id, block`)
 	if err != nil {
 		t.Fatal(err)
 	}

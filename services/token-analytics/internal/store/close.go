@@ -17,15 +17,26 @@ import (
 // cannot close the hours before it early.
 const headSkew = time.Hour
 
-// flowMarks are the chains' rows of market.flow_marks: per chain, the first hour not in
-// flow_address_hours yet and the newest delivered hour.
-type flowMarks map[string]struct{ rolledUntil, head time.Time }
+// flowMark is a chain's row of market.flow_marks: the first hour not in flow_address_hours yet,
+// the newest delivered hour and the end of the hours a close has announced (closing_until; the
+// hours from rolledUntil up to it are being closed, or were announced by a close that failed).
+type flowMark struct{ rolledUntil, head, closingUntil time.Time }
+
+// flowMarks are the chains' marks.
+type flowMarks map[string]flowMark
 
 // closed is whether hour of chain is closed: in flow_address_hours rather than read from
 // market.flows. A chain without a mark has no closed hour.
 func (m flowMarks) closed(chain string, hour time.Time) bool {
 	k, ok := m[chain]
 	return ok && hour.Before(k.rolledUntil)
+}
+
+// closing is whether the hour of a copy of chain is in the hours a close has announced and not
+// built yet: a writer storing it waits for the chain's close (sqlFlowsCloseLockShared).
+func (m flowMarks) closing(chain string, hour time.Time) bool {
+	k, ok := m[chain]
+	return ok && !hour.Before(k.rolledUntil) && hour.Before(k.closingUntil)
 }
 
 // closeGrace is how long after the clock has left a chain's newest delivered hour that hour is
@@ -69,9 +80,9 @@ func readMarks(ctx context.Context, tx pgx.Tx) (flowMarks, error) {
 	}
 	marks := flowMarks{}
 	var chain string
-	var until, head time.Time
-	_, err = pgx.ForEachRow(rows, []any{&chain, &until, &head}, func() error {
-		marks[chain] = struct{ rolledUntil, head time.Time }{until, head}
+	var m flowMark
+	_, err = pgx.ForEachRow(rows, []any{&chain, &m.rolledUntil, &m.head, &m.closingUntil}, func() error {
+		marks[chain] = m
 		return nil
 	})
 	return marks, err
@@ -153,20 +164,56 @@ func (s *Store) closeHours(ctx context.Context, all bool) (Closed, error) {
 }
 
 // closeChunk closes the due hours of chain from its rolled_until up to at most closeChunk past
-// the first hour holding a copy, in one transaction, and reports whether none is left due. It
-// holds the writers' lock alone: a transfer batch decides per hour whether to add its
-// per-address sums to flow_address_hours by the marks it read, so none may commit between the
-// close's read of market.flows and its move of the mark. The range is passed as constants, so
-// the statement reads only that range of the chain's copies.
+// the first hour holding a copy, and reports whether none is left due. It runs beside the
+// transfer writers, in two transactions:
+//
+//   - the announcement moves the chain's closing_until to the range's end under the writers'
+//     exclusive lock, held only for that update: every writer that read the earlier
+//     closing_until has committed, and every later one sees the new one;
+//   - the build takes the chain's close lock and builds the hours from rolled_until to
+//     closing_until as it reads them then. A writer with a copy in those hours takes the same
+//     lock shared (ApplyFlows), so it either committed before the build read market.flows or
+//     waits until the build moved rolled_until and then adds its copy to flow_address_hours
+//     itself. Writers of later hours, the bulk of them, do not wait.
+//
+// Two replicas closing one chain announce the same range and build it one after the other: the
+// second finds nothing left between rolled_until and closing_until.
 func (s *Store) closeChunk(ctx context.Context, chain string, now time.Time, all bool) (Closed, bool, error) {
+	due, done, err := s.announceClose(ctx, chain, now, all)
+	if err != nil || !due {
+		return Closed{}, true, err
+	}
 	var c Closed
-	done := true
-	err := s.write(ctx, "close flow hours", func(tx pgx.Tx) (bool, error) {
-		c, done = Closed{}, true
-		for _, q := range []string{sqlLockExclusive, sqlCloseWorkMem} {
-			if _, err := tx.Exec(ctx, q); err != nil {
-				return false, err
-			}
+	err = s.write(ctx, "close flow hours", func(tx pgx.Tx) (bool, error) {
+		c = Closed{}
+		if _, err := tx.Exec(ctx, sqlCloseWorkMem); err != nil {
+			return false, err
+		}
+		if _, err := tx.Exec(ctx, sqlFlowsCloseLock, chain); err != nil {
+			return false, err
+		}
+		marks, err := readMarks(ctx, tx)
+		if err != nil {
+			return false, err
+		}
+		m, ok := marks[chain]
+		if !ok || !m.rolledUntil.Before(m.closingUntil) {
+			return false, nil
+		}
+		c, err = closeRange(ctx, tx, chain, [2]time.Time{m.rolledUntil, m.closingUntil})
+		return false, err
+	})
+	return c, done, err
+}
+
+// announceClose moves chain's closing_until to the end of its due range (at most closeChunk
+// past the first hour holding a copy), and reports whether a range is due and whether none is
+// left due after it.
+func (s *Store) announceClose(ctx context.Context, chain string, now time.Time, all bool) (due, done bool, err error) {
+	err = s.write(ctx, "announce flow hour close", func(tx pgx.Tx) (bool, error) {
+		due, done = false, true
+		if _, err := tx.Exec(ctx, sqlLockExclusive); err != nil {
+			return false, err
 		}
 		marks, err := readMarks(ctx, tx)
 		if err != nil {
@@ -183,10 +230,11 @@ func (s *Store) closeChunk(ctx context.Context, chain string, now time.Time, all
 		if next != nil && next.Add(closeChunk).Before(r[1]) {
 			r[1], done = next.Add(closeChunk), false
 		}
-		c, err = closeRange(ctx, tx, chain, r)
+		due = true
+		_, err = tx.Exec(ctx, sqlFlowMarksClosing, chain, r[1])
 		return false, err
 	})
-	return c, done, err
+	return due, done, err
 }
 
 // closeRange builds the rows of the hours r of chain by a plain insert, and when a row of them

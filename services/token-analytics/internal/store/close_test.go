@@ -265,7 +265,7 @@ func TestMigrationSeedsMarksAtMostAnHourAhead(t *testing.T) {
 	if seed == nil {
 		t.Fatal("no seed of market.flow_marks in migration 00007")
 	}
-	if _, err := pool.Exec(ctx, `INSERT INTO market.flows (chain, id, chain_type, block_hash, hour, token, from_addr, to_addr, value, usd, counted)
+	if _, err := pool.Exec(ctx, `INSERT INTO market.flows (chain, id, chain_type, block, hour, token, from_addr, to_addr, value, usd, counted)
 		VALUES ('ahead', '0x1_0', 'evm', '0xb', date_trunc('hour', now() + interval '3 days'), '0xt', '0xa', '0xb', 1, 1, true),
 		       ('ahead', '0x2_0', 'evm', '0xb', date_trunc('hour', now() - interval '2 hours'), '0xt', '0xa', '0xb', 1, 1, true),
 		       ('behind', '0x3_0', 'evm', '0xb', date_trunc('hour', now() - interval '5 hours'), '0xt', '0xa', '0xb', 1, 1, true)`); err != nil {
@@ -324,4 +324,279 @@ func checkHotInflow(t *testing.T, pool *pgxpool.Pool) {
 	if moved != want {
 		t.Fatalf("cex inflow %v after the relabel, want %v", moved, want)
 	}
+}
+
+// finishesOrWaits runs f and reports whether it finished (with its error) before waiting on a
+// lock; when it waits, done delivers its error later.
+func finishesOrWaits(t *testing.T, pool *pgxpool.Pool, f func() error) (finished bool, done <-chan error) {
+	t.Helper()
+	return finishesOrWaitsBeside(t, pool, 0, f)
+}
+
+// finishesOrWaitsBeside is finishesOrWaits while waiting sessions already wait on locks: f waits
+// when more than that many do.
+func finishesOrWaitsBeside(t *testing.T, pool *pgxpool.Pool, waiting int, f func() error) (finished bool, done <-chan error) {
+	t.Helper()
+	ch := make(chan error, 1)
+	go func() { ch <- f() }()
+	for {
+		select {
+		case err := <-ch:
+			if err != nil {
+				t.Fatal(err)
+			}
+			return true, ch
+		default:
+		}
+		if lockWaiters(t, pool) > waiting {
+			return false, ch
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// lockWaiters is how many other sessions of the test database wait on a lock.
+func lockWaiters(t *testing.T, pool *pgxpool.Pool) int {
+	t.Helper()
+	var n int
+	if err := pool.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
+		WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestCloseBuildsBesideWriters holds a close's build of the hours before the clock's open: a
+// batch of the clock's hour must commit meanwhile, a late copy of a closing hour must wait for
+// the build and then add itself to flow_address_hours, so the closed hours' rows are the sums of
+// every counted copy, the late one included.
+func TestCloseBuildsBesideWriters(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	emptyFlows(t, pool)
+	st := New(pool, Retention(0, func() time.Time { return closeClock }))
+	clockHour := closeClock.Truncate(time.Hour)
+	if err := st.ApplyFlows(ctx, hourlyFlows("ethereum", clockHour.Add(-2*time.Hour), clockHour.Add(time.Hour), 9)); err != nil {
+		t.Fatal(err)
+	}
+	due, done, err := st.announceClose(ctx, "ethereum", closeClock, false)
+	if err != nil || !due || !done {
+		t.Fatalf("announcing the close: due %v, done %v, %v", due, done, err)
+	}
+	build, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = build.Rollback(ctx) }()
+	if _, err := build.Exec(ctx, sqlFlowsCloseLock, "ethereum"); err != nil {
+		t.Fatal(err)
+	}
+	current := []app.Flow{{Chain: "ethereum", ID: "0xcur_0", ChainType: "evm", BlockHash: "0xbcur", Time: clockHour.Add(20 * time.Minute),
+		Token: "0xt", From: "0xu1", To: "0xhot", Value: 1, USD: 7}}
+	if finished, _ := finishesOrWaits(t, pool, func() error { return st.ApplyFlows(ctx, current) }); !finished {
+		t.Fatal("a batch of an open hour waited for the close")
+	}
+	late := []app.Flow{{Chain: "ethereum", ID: "0xlate_0", ChainType: "evm", BlockHash: "0xblate", Time: clockHour.Add(-90 * time.Minute),
+		Token: "0xt", From: "0xu2", To: "0xhot", Value: 1, USD: 11}}
+	finished, lateDone := finishesOrWaits(t, pool, func() error { return st.ApplyFlows(ctx, late) })
+	if finished {
+		t.Fatal("a late copy of a closing hour did not wait for the close")
+	}
+	c, err := closeRange(ctx, build, "ethereum", [2]time.Time{time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC), clockHour})
+	if err != nil || c.Transfers != 18 {
+		t.Fatalf("the build closed %d transfers (%v), want the 18 stored before it", c.Transfers, err)
+	}
+	if err := build.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-lateDone; err != nil {
+		t.Fatal(err)
+	}
+	checkClosedRows(t, pool, clockHour)
+}
+
+// checkClosedRows fails unless flow_address_hours holds exactly the sums of the counted copies of
+// the hours before until (besides rows of zeros, which a copy leaving a closed hour leaves) and
+// the chain's rolled_until is until.
+func checkClosedRows(t *testing.T, pool *pgxpool.Pool, until time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	var bad, rolled int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM (
+			(SELECT a.token, a.hour, a.address, a.in_usd, a.out_usd FROM market.flow_address_hours a
+			WHERE (a.in_usd, a.out_usd) <> (0, 0)
+			EXCEPT
+			SELECT f.token, f.hour, l.address, sum(l.in_usd), sum(l.out_usd)
+			FROM market.flows f
+			CROSS JOIN LATERAL (VALUES (f.to_addr, f.usd, 0::float8), (f.from_addr, 0, f.usd)) AS l(address, in_usd, out_usd)
+			WHERE f.counted AND f.hour < $1
+			GROUP BY 1, 2, 3)
+			UNION ALL
+			(SELECT f.token, f.hour, l.address, sum(l.in_usd), sum(l.out_usd)
+			FROM market.flows f
+			CROSS JOIN LATERAL (VALUES (f.to_addr, f.usd, 0::float8), (f.from_addr, 0, f.usd)) AS l(address, in_usd, out_usd)
+			WHERE f.counted AND f.hour < $1
+			GROUP BY 1, 2, 3
+			EXCEPT
+			SELECT a.token, a.hour, a.address, a.in_usd, a.out_usd FROM market.flow_address_hours a)) d`, until).Scan(&bad); err != nil {
+		t.Fatal(err)
+	}
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM market.flow_marks WHERE rolled_until = $1`, until).Scan(&rolled); err != nil {
+		t.Fatal(err)
+	}
+	if bad != 0 || rolled != 1 {
+		t.Fatalf("%d rows of flow_address_hours differ from the closed hours' counted copies (rolled_until at the clock's hour: %d)", bad, rolled)
+	}
+}
+
+// TestCloseHoldsReorgsAndRedeliveries holds a close's build open: a reorg of the chain and a
+// redelivered batch (whose settling may move copies of the hours being built) must wait for it,
+// and the closed hours' rows must then be the sums of the copies counted after both.
+func TestCloseHoldsReorgsAndRedeliveries(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	emptyFlows(t, pool)
+	st := New(pool, Retention(0, func() time.Time { return closeClock }))
+	clockHour := closeClock.Truncate(time.Hour)
+	fs := hourlyFlows("ethereum", clockHour.Add(-2*time.Hour), clockHour.Add(time.Hour), 9)
+	if err := st.ApplyFlows(ctx, fs); err != nil {
+		t.Fatal(err)
+	}
+	if due, _, err := st.announceClose(ctx, "ethereum", closeClock, false); err != nil || !due {
+		t.Fatalf("announcing the close: due %v, %v", due, err)
+	}
+	build, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = build.Rollback(ctx) }()
+	if _, err := build.Exec(ctx, sqlFlowsCloseLock, "ethereum"); err != nil {
+		t.Fatal(err)
+	}
+	orphaned := fs[0].BlockHash // a block of the first hour, being built
+	finished, reorgDone := finishesOrWaits(t, pool, func() error { return st.ApplyReorg(ctx, "ethereum", []string{orphaned}, nil) })
+	if finished {
+		t.Fatal("a reorg of the chain did not wait for the close")
+	}
+	if _, err := closeRange(ctx, build, "ethereum", [2]time.Time{time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC), clockHour}); err != nil {
+		t.Fatal(err)
+	}
+	if err := build.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-reorgDone; err != nil {
+		t.Fatal(err)
+	}
+	checkClosedRows(t, pool, clockHour)
+	// A redelivery while the next hours' build is held.
+	if _, err := pool.Exec(ctx, `UPDATE market.flow_marks SET rolled_until = $1, closing_until = $2`, clockHour.Add(-time.Hour), clockHour); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `DELETE FROM market.flow_address_hours WHERE hour >= $1`, clockHour.Add(-time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	build, err = pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = build.Rollback(ctx) }()
+	if _, err := build.Exec(ctx, sqlFlowsCloseLock, "ethereum"); err != nil {
+		t.Fatal(err)
+	}
+	finished, redeliveryDone := finishesOrWaits(t, pool, func() error { return st.ApplyFlows(ctx, fs[len(fs)-1:]) })
+	if finished {
+		t.Fatal("a redelivered batch did not wait for the close")
+	}
+	if _, err := closeRange(ctx, build, "ethereum", [2]time.Time{clockHour.Add(-time.Hour), clockHour}); err != nil {
+		t.Fatal(err)
+	}
+	if err := build.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-redeliveryDone; err != nil {
+		t.Fatal(err)
+	}
+	checkClosedRows(t, pool, clockHour)
+}
+
+// TestTwoReplicasCloseBesideWritersAndReorg runs CloseHours of one chain in two stores at once
+// (two replicas) while the chain's close lock is held, so both have announced the same hours and
+// wait to build them: a batch of the open hour must commit meanwhile, a reorg of the chain and a
+// late copy of a closing hour must wait, and once the lock is free the hours must be built once
+// (the second build re-reads the marks and finds them closed) and the closed rows be the sums of
+// the copies counted after the reorg and the late copy.
+func TestTwoReplicasCloseBesideWritersAndReorg(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	emptyFlows(t, pool)
+	now := func() time.Time { return closeClock }
+	st, other := New(pool, Retention(0, now)), New(pool, Retention(0, now))
+	clockHour := closeClock.Truncate(time.Hour)
+	fs := hourlyFlows("ethereum", clockHour.Add(-2*time.Hour), clockHour.Add(time.Hour), 9)
+	if err := st.ApplyFlows(ctx, fs); err != nil {
+		t.Fatal(err)
+	}
+	hold, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = hold.Rollback(ctx) }()
+	if _, err := hold.Exec(ctx, sqlFlowsCloseLock, "ethereum"); err != nil {
+		t.Fatal(err)
+	}
+	closes := make(chan Closed, 2)
+	for _, s := range []*Store{st, other} {
+		go func() {
+			c, err := s.CloseHours(ctx)
+			if err != nil {
+				t.Error(err)
+			}
+			closes <- c
+		}()
+	}
+	for lockWaiters(t, pool) < 2 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	late, done := besideHeldCloses(t, pool, st, clockHour, fs[0].BlockHash)
+	if err := hold.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	a, b := <-closes, <-closes
+	if min(a.Transfers, b.Transfers) != 0 || a.Transfers+b.Transfers != 18 {
+		t.Fatalf("the two closes built %d and %d transfers, want the 18 of the closed hours built once", a.Transfers, b.Transfers)
+	}
+	for _, ch := range done {
+		if err := <-ch; err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkClosedRows(t, pool, clockHour)
+	var counted bool
+	if err := pool.QueryRow(ctx, `SELECT counted FROM market.flows WHERE id = $1`, late.ID).Scan(&counted); err != nil || !counted {
+		t.Fatalf("the late copy is counted: %v (%v)", counted, err)
+	}
+}
+
+// besideHeldCloses runs, while two closes of ethereum wait to build the hours before clockHour,
+// a batch of clockHour (it must commit), a reorg orphaning block and a late copy of a closing
+// hour (both must wait), and returns the late copy and the waiting ones' results.
+func besideHeldCloses(t *testing.T, pool *pgxpool.Pool, st *Store, clockHour time.Time, block string) (app.Flow, []<-chan error) {
+	t.Helper()
+	ctx := context.Background()
+	current := []app.Flow{{Chain: "ethereum", ID: "0xcur_0", ChainType: "evm", BlockHash: "0xbcur", Time: clockHour.Add(20 * time.Minute),
+		Token: "0xt", From: "0xu1", To: "0xhot", Value: 1, USD: 7}}
+	if finished, _ := finishesOrWaitsBeside(t, pool, 2, func() error { return st.ApplyFlows(ctx, current) }); !finished {
+		t.Fatal("a batch of an open hour waited for the closes")
+	}
+	finished, reorgDone := finishesOrWaitsBeside(t, pool, 2, func() error { return st.ApplyReorg(ctx, "ethereum", []string{block}, nil) })
+	if finished {
+		t.Fatal("a reorg of the chain did not wait for the closes")
+	}
+	late := app.Flow{Chain: "ethereum", ID: "0xlate_0", ChainType: "evm", BlockHash: "0xblate", Time: clockHour.Add(-90 * time.Minute),
+		Token: "0xt", From: "0xu2", To: "0xhot", Value: 1, USD: 11}
+	finished, lateDone := finishesOrWaitsBeside(t, pool, 3, func() error { return st.ApplyFlows(ctx, []app.Flow{late}) })
+	if finished {
+		t.Fatal("a late copy of a closing hour did not wait for the closes")
+	}
+	return late, []<-chan error{reorgDone, lateDone}
 }

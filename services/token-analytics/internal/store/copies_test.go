@@ -74,7 +74,7 @@ func TestConcurrentCopiesCountOnce(t *testing.T) {
 	}
 	var counted, transfers int
 	var block string
-	if err := pool.QueryRow(ctx, `SELECT count(*), min(block_hash) FROM market.flows WHERE counted`).Scan(&counted, &block); err != nil {
+	if err := pool.QueryRow(ctx, `SELECT count(*), min(block) FROM market.flows WHERE counted`).Scan(&counted, &block); err != nil {
 		t.Fatal(err)
 	}
 	if err := pool.QueryRow(ctx, `SELECT coalesce(sum(transfers), 0) FROM market.flow_hours`).Scan(&transfers); err != nil {

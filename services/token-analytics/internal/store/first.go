@@ -10,7 +10,7 @@ import (
 )
 
 // flowsCopyColumns are the columns countFirst copies into market.flows.
-var flowsCopyColumns = []string{"chain", "id", "chain_type", "block_hash", "hour", "token", "from_addr", "to_addr", "value", "usd", "counted"}
+var flowsCopyColumns = []string{"chain", "id", "chain_type", "block", "hour", "token", "from_addr", "to_addr", "value", "usd", "counted"}
 
 // countFirst stores the copies of the natural ids the batch saw first (no copy of them is
 // stored and each occurs once in fs): each counts unless its block is orphaned, as flows_settle

@@ -37,14 +37,25 @@ func (s *Store) ApplyFlows(ctx context.Context, fs []app.Flow) error {
 		if err != nil {
 			return false, err
 		}
-		if err := s.moveHeads(ctx, tx, marks, newestHours(fs)); err != nil {
-			return false, err
-		}
 		seen, err := seenIDs(ctx, tx, chains, ids)
 		if err != nil {
 			return false, err
 		}
 		first, rest := splitFirst(fs, seen)
+		if len(rest) > 0 || closingAny(marks, fs) {
+			// A close is building hours of this batch's copies (or may: settling moves other
+			// copies of its ids, in hours not known here): wait for it, then see which hours
+			// it closed.
+			if _, err := tx.Exec(ctx, sqlFlowsCloseShared, chains); err != nil {
+				return false, err
+			}
+			if marks, err = readMarks(ctx, tx); err != nil {
+				return false, err
+			}
+		}
+		if err := s.moveHeads(ctx, tx, marks, newestHours(fs)); err != nil {
+			return false, err
+		}
 		if err := countFirst(ctx, tx, first, marks); err != nil {
 			return false, err
 		}
@@ -61,6 +72,16 @@ func (s *Store) ApplyFlows(ctx context.Context, fs []app.Flow) error {
 }
 
 type flowKey struct{ chain, id string }
+
+// closingAny is whether a copy of fs is in hours a close has announced and not built yet.
+func closingAny(marks flowMarks, fs []app.Flow) bool {
+	for i := range fs {
+		if marks.closing(fs[i].Chain, fs[i].Time.UTC().Truncate(time.Hour)) {
+			return true
+		}
+	}
+	return false
+}
 
 // newestHours is the hour of the newest transfer of each chain of fs.
 func newestHours(fs []app.Flow) map[string]time.Time {
@@ -192,7 +213,12 @@ func (s *Store) ApplyReorg(ctx context.Context, chain string, orphaned, canonica
 		return nil
 	}
 	return s.write(ctx, "apply reorg", func(tx pgx.Tx) (bool, error) {
+		// After the writers' lock, as transfer writers take the two: a close building the
+		// chain's hours reads which copies count, so the reorg waits for it.
 		if _, err := tx.Exec(ctx, sqlLockExclusive); err != nil {
+			return false, err
+		}
+		if _, err := tx.Exec(ctx, sqlFlowsCloseShared, []string{chain}); err != nil {
 			return false, err
 		}
 		if len(canonical) > 0 {

@@ -1,0 +1,77 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/chainintel/chainintel/libs/pgstore/pgtest"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// The previous release's statements that store or settle transfer copies (its transfer batches
+// and reorgs), as it sends them: replicas of that release run beside this one during a rolling
+// upgrade, after the migrations, without the close lock.
+var (
+	previousCopyColumns = []string{"chain", "id", "chain_type", "block_hash", "hour", "token", "from_addr", "to_addr", "value", "usd", "counted"}
+	previousFlowsInsert = `INSERT INTO market.flows (chain, id, chain_type, block_hash, hour, token, from_addr, to_addr, value, usd, counted)
+SELECT chain, id, chain_type, block_hash, hour, token, from_addr, to_addr, value, usd, false
+FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::text[],
+            $7::text[], $8::text[], $9::float8[], $10::float8[])
+    AS t(chain, id, chain_type, block_hash, hour, token, from_addr, to_addr, value, usd)
+ON CONFLICT (chain, id, block_hash) DO NOTHING`
+	previousKeysBlocks = `WITH keys AS (
+    SELECT DISTINCT chain, id FROM market.flows WHERE chain = $1 AND block_hash = ANY($2::text[])
+)
+SELECT count(*) FROM keys`
+)
+
+// TestMigrationFailsPreviousWriters runs the previous release's transfer writes (the first
+// copies' COPY, the other copies' insert) and its reorg's settling against the migrated schema:
+// each must fail on the renamed column, so a batch or reorg of a previous-release replica is
+// rolled back and retried by a replica of this release, never committed beside a close's build.
+func TestMigrationFailsPreviousWriters(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	emptyFlows(t, pool)
+	hour := closeClock.Truncate(time.Hour)
+	row := []any{"ethereum", "0xold_0", "evm", "0xbold", hour, "0xt", "0xa", "0xb", 1.0, 1.0, true}
+	arrays := make([]any, 10)
+	for i := range arrays {
+		switch v := row[i].(type) {
+		case string:
+			arrays[i] = []string{v}
+		case time.Time:
+			arrays[i] = []time.Time{v}
+		case float64:
+			arrays[i] = []float64{v}
+		}
+	}
+	writes := map[string]func(pgx.Tx) error{
+		"COPY of first copies": func(tx pgx.Tx) error {
+			_, err := tx.CopyFrom(ctx, pgx.Identifier{"market", "flows"}, previousCopyColumns, pgx.CopyFromRows([][]any{row}))
+			return err
+		},
+		"insert of other copies": func(tx pgx.Tx) error {
+			_, err := tx.Exec(ctx, previousFlowsInsert, arrays...)
+			return err
+		},
+		"reorg's settling": func(tx pgx.Tx) error {
+			_, err := tx.Exec(ctx, previousKeysBlocks, "ethereum", []string{"0xbold"})
+			return err
+		},
+	}
+	for name, write := range writes {
+		tx, err := pool.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = write(tx)
+		_ = tx.Rollback(ctx)
+		if pe := (*pgconn.PgError)(nil); !errors.As(err, &pe) || pe.Code != "42703" {
+			t.Errorf("the previous release's %s: %v, want an undefined column", name, err)
+		}
+	}
+}
