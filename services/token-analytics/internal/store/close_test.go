@@ -11,6 +11,7 @@ import (
 	"github.com/chainintel/chainintel/libs/pgstore/pgtest"
 	"github.com/chainintel/chainintel/services/token-analytics/internal/app"
 	"github.com/chainintel/chainintel/services/token-analytics/migrations"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -383,14 +384,7 @@ func TestCloseBuildsBesideWriters(t *testing.T) {
 	if err != nil || !due || !done {
 		t.Fatalf("announcing the close: due %v, done %v, %v", due, done, err)
 	}
-	build, err := pool.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = build.Rollback(ctx) }()
-	if _, err := build.Exec(ctx, sqlFlowsCloseLock, "ethereum"); err != nil {
-		t.Fatal(err)
-	}
+	build := holdCloseLock(t, pool, "ethereum")
 	current := []app.Flow{{Chain: "ethereum", ID: "0xcur_0", ChainType: "evm", BlockHash: "0xbcur", Time: clockHour.Add(20 * time.Minute),
 		Token: "0xt", From: "0xu1", To: "0xhot", Value: 1, USD: 7}}
 	if finished, _ := finishesOrWaits(t, pool, func() error { return st.ApplyFlows(ctx, current) }); !finished {
@@ -402,12 +396,8 @@ func TestCloseBuildsBesideWriters(t *testing.T) {
 	if finished {
 		t.Fatal("a late copy of a closing hour did not wait for the close")
 	}
-	c, err := closeRange(ctx, build, "ethereum", [2]time.Time{time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC), clockHour})
-	if err != nil || c.Transfers != 18 {
-		t.Fatalf("the build closed %d transfers (%v), want the 18 stored before it", c.Transfers, err)
-	}
-	if err := build.Commit(ctx); err != nil {
-		t.Fatal(err)
+	if c := buildHours(t, build, [2]time.Time{time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC), clockHour}); c.Transfers != 18 {
+		t.Fatalf("the build closed %d transfers, want the 18 stored before it", c.Transfers)
 	}
 	if err := <-lateDone; err != nil {
 		t.Fatal(err)
@@ -465,25 +455,13 @@ func TestCloseHoldsReorgsAndRedeliveries(t *testing.T) {
 	if due, _, err := st.announceClose(ctx, "ethereum", closeClock, false); err != nil || !due {
 		t.Fatalf("announcing the close: due %v, %v", due, err)
 	}
-	build, err := pool.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = build.Rollback(ctx) }()
-	if _, err := build.Exec(ctx, sqlFlowsCloseLock, "ethereum"); err != nil {
-		t.Fatal(err)
-	}
+	build := holdCloseLock(t, pool, "ethereum")
 	orphaned := fs[0].BlockHash // a block of the first hour, being built
 	finished, reorgDone := finishesOrWaits(t, pool, func() error { return st.ApplyReorg(ctx, "ethereum", []string{orphaned}, nil) })
 	if finished {
 		t.Fatal("a reorg of the chain did not wait for the close")
 	}
-	if _, err := closeRange(ctx, build, "ethereum", [2]time.Time{time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC), clockHour}); err != nil {
-		t.Fatal(err)
-	}
-	if err := build.Commit(ctx); err != nil {
-		t.Fatal(err)
-	}
+	buildHours(t, build, [2]time.Time{time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC), clockHour})
 	if err := <-reorgDone; err != nil {
 		t.Fatal(err)
 	}
@@ -495,24 +473,12 @@ func TestCloseHoldsReorgsAndRedeliveries(t *testing.T) {
 	if _, err := pool.Exec(ctx, `DELETE FROM market.flow_address_hours WHERE hour >= $1`, clockHour.Add(-time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	build, err = pool.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = build.Rollback(ctx) }()
-	if _, err := build.Exec(ctx, sqlFlowsCloseLock, "ethereum"); err != nil {
-		t.Fatal(err)
-	}
+	build = holdCloseLock(t, pool, "ethereum")
 	finished, redeliveryDone := finishesOrWaits(t, pool, func() error { return st.ApplyFlows(ctx, fs[len(fs)-1:]) })
 	if finished {
 		t.Fatal("a redelivered batch did not wait for the close")
 	}
-	if _, err := closeRange(ctx, build, "ethereum", [2]time.Time{clockHour.Add(-time.Hour), clockHour}); err != nil {
-		t.Fatal(err)
-	}
-	if err := build.Commit(ctx); err != nil {
-		t.Fatal(err)
-	}
+	buildHours(t, build, [2]time.Time{clockHour.Add(-time.Hour), clockHour})
 	if err := <-redeliveryDone; err != nil {
 		t.Fatal(err)
 	}
@@ -536,14 +502,7 @@ func TestTwoReplicasCloseBesideWritersAndReorg(t *testing.T) {
 	if err := st.ApplyFlows(ctx, fs); err != nil {
 		t.Fatal(err)
 	}
-	hold, err := pool.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = hold.Rollback(ctx) }()
-	if _, err := hold.Exec(ctx, sqlFlowsCloseLock, "ethereum"); err != nil {
-		t.Fatal(err)
-	}
+	hold := holdCloseLock(t, pool, "ethereum")
 	closes := make(chan Closed, 2)
 	for _, s := range []*Store{st, other} {
 		go func() {
@@ -599,4 +558,34 @@ func besideHeldCloses(t *testing.T, pool *pgxpool.Pool, st *Store, clockHour tim
 		t.Fatal("a late copy of a closing hour did not wait for the closes")
 	}
 	return late, []<-chan error{reorgDone, lateDone}
+}
+
+// holdCloseLock begins a transaction holding chain's close lock, as a close's build does; it is
+// rolled back at the end of the test unless committed before.
+func holdCloseLock(t *testing.T, pool *pgxpool.Pool, chain string) pgx.Tx {
+	t.Helper()
+	ctx := context.Background()
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tx.Rollback(ctx) })
+	if _, err := tx.Exec(ctx, sqlFlowsCloseLock, chain); err != nil {
+		t.Fatal(err)
+	}
+	return tx
+}
+
+// buildHours closes hours in the transaction holding the close lock and commits it.
+func buildHours(t *testing.T, build pgx.Tx, hours [2]time.Time) Closed {
+	t.Helper()
+	ctx := context.Background()
+	c, err := closeRange(ctx, build, "ethereum", hours)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := build.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
