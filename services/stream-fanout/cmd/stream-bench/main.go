@@ -11,6 +11,8 @@
 // Settings (env): BENCH_STREAM_MIX (watchlists: 1 to 5 filters a client, popular targets
 // followed by many; single: one filter a client, see mix.go), BENCH_STREAM_CLIENTS (10,000), BENCH_STREAM_RATE (transfers/s, 2,000),
 // BENCH_STREAM_SECONDS (10), BENCH_STREAM_NAIVE (1: also run the naive matcher),
+// BENCH_STREAM_CAPACITY (1: with the naive matcher, offer the same transfers to both at
+// BENCH_STREAM_CAPACITY_RATE, ten times the rate by default, and compare their capacities),
 // BENCH_STREAM_BASELINE (a stream-fanout binary built from another commit, run on the same
 // workload and printed as ratios), BENCH_STREAM_PEER (1: also run the peer, Centrifugo v6,
 // built with go install at bench time; BENCH_CENTRIFUGO names a binary instead),
@@ -297,6 +299,11 @@ func compare(ld load, brokers []string, redisURL, bin string) error {
 		print("naive matcher (every filter)", slow)
 		fmt.Printf("\nindexed vs naive: deliveries/s %.2fx, p99 %.2fx lower, server CPU per delivery %.2fx lower\n",
 			(float64(fast.deliveries)/fast.seconds)/(float64(slow.deliveries)/slow.seconds), ratio(slow.p99, fast.p99), slow.cpuPerKDeliv/fast.cpuPerKDeliv)
+		if os.Getenv("BENCH_STREAM_CAPACITY") != "0" {
+			if err := capacity(ld, brokers, redisURL, bin); err != nil {
+				return err
+			}
+		}
 	}
 	if os.Getenv("BENCH_STREAM_PEER") != "0" {
 		peer, err := measurePeer(ld)
@@ -308,6 +315,38 @@ func compare(ld load, brokers []string, redisURL, bin string) error {
 		fmt.Printf("\nstream-fanout vs Centrifugo: deliveries/s %.2fx, p99 %.2fx lower, KB per idle connection %.2fx, server CPU per delivery %.2fx lower\n",
 			(float64(fast.deliveries)/fast.seconds)/(float64(peer.deliveries)/peer.seconds), ratio(peer.p99, fast.p99), fast.idleKB/peer.idleKB, peer.cpuPerKDeliv/fast.cpuPerKDeliv)
 	}
+	return nil
+}
+
+// capacity offers the load's transfers again, to both matchers, at BENCH_STREAM_CAPACITY_RATE
+// (ten times the load's rate by default), faster than either delivers them, so each run's
+// deliveries/s is what it can do on this machine. At the load's own rate the indexed run
+// delivers what is offered, so that ratio is the offered rate over the naive matcher's capacity
+// (it falls on a faster machine, whatever the indexes do); this one compares the two capacities.
+func capacity(ld load, brokers []string, redisURL, bin string) error {
+	n := ld.rate * ld.secs
+	rate := env("BENCH_STREAM_CAPACITY_RATE", 10*ld.rate)
+	fast := ld
+	fast.secs = max(1, n/rate)
+	fast.rate = n / fast.secs
+	fmt.Printf("\ncapacity: the same %d transfers offered at %d/s (BENCH_STREAM_CAPACITY_RATE), the same clients and filters\n", fast.rate*fast.secs, fast.rate)
+	idx, err := measure(fast, brokers, redisURL, bin, false)
+	if err != nil {
+		return err
+	}
+	naive, err := measure(fast, brokers, redisURL, bin, true)
+	if err != nil {
+		return err
+	}
+	for _, r := range []struct {
+		name string
+		r    result
+	}{{"indexed", idx}, {"naive", naive}} {
+		fmt.Printf("  %-8s delivered %d in %.1f s, %.0f deliveries/s (server %.2f cores); owed %d, %d missing, %d twice\n",
+			r.name+":", r.r.deliveries, r.r.seconds, perSec(r.r), r.r.serverCores, r.r.owed, r.r.owed-r.r.deliveries, r.r.dups)
+	}
+	fmt.Printf("indexed vs naive at capacity: deliveries/s %.2fx, server CPU per delivery %.2fx lower\n",
+		perSec(idx)/perSec(naive), naive.cpuPerKDeliv/idx.cpuPerKDeliv)
 	return nil
 }
 
