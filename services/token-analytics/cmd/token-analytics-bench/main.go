@@ -52,7 +52,12 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	defer drop()
+	if os.Getenv("BENCH_TA_KEEP_DB") != "" {
+		// kept for EXPLAIN of the routes' statements on the bench's world; dropped by hand
+		fmt.Println("keeping the database:", url)
+	} else {
+		defer drop()
+	}
 	pool, err := pgstore.Connect(ctx, url, pgstore.Options{MaxConns: 8, AppName: "token-analytics-bench"})
 	if err != nil {
 		return err
