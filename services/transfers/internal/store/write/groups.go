@@ -17,7 +17,8 @@ package write
 // 22; any change of its count makes it NULL). Pair rows of one group are its self figures, which
 // grp_hourly has.
 
-// The signs group_rollups.sql takes: it adds sub_pairs to the group rollups or subtracts them.
+// The signs group_rollups.sql takes: it adds sub_pairs to the group rollups or subtracts them
+// (a relabel's moves, a reorg's removed transfers).
 const (
 	signAdd      = 1
 	signSubtract = -1

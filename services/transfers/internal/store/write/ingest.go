@@ -515,6 +515,9 @@ func subtractRemoved(ctx context.Context, tx pgx.Tx) error {
 	if _, err := tx.Exec(ctx, subtractRemovedTransfersSQL); err != nil {
 		return fmt.Errorf("subtract removed transfers: %w", err)
 	}
+	if _, err := tx.Exec(ctx, groupRollupsSQL, signSubtract); err != nil {
+		return fmt.Errorf("subtract removed transfers from group rollups: %w", err)
+	}
 	for _, q := range dropEmptiedRollups {
 		if _, err := tx.Exec(ctx, q); err != nil {
 			return fmt.Errorf("drop emptied rollups: %w", err)

@@ -1,8 +1,6 @@
--- Subtracts the pair rows of sub_pairs (a reorg's removed transfers) from every rollup: the
--- address and chain rollups, and the live groups' with the groups sub_memb gives their addresses.
-WITH gsrc AS (SELECT p.*, coalesce(mf.g, '{}') AS fg, coalesce(mt.g, '{}') AS tg FROM sub_pairs p
-  LEFT JOIN (SELECT address, array_agg(grp) AS g FROM sub_memb GROUP BY address) mf ON mf.address = p.from_addr
-  LEFT JOIN (SELECT address, array_agg(grp) AS g FROM sub_memb GROUP BY address) mt ON mt.address = p.to_addr), rp AS (
+-- Subtracts the pair rows of sub_pairs (a reorg's removed transfers) from the address and chain
+-- rollups; the live groups' rollups are subtracted by group_rollups.sql with the sign -1.
+WITH rp AS (
   INSERT INTO transfers.pair_hourly AS r (from_addr, to_addr, bucket, chain, token, token_id, n, usd, value)
   SELECT from_addr, to_addr, bucket, chain, token, token_id, -1 * n, -1 * usd, -1 * value
   FROM sub_pairs ORDER BY 1, 2, 3, 4, 5
@@ -30,57 +28,5 @@ WITH gsrc AS (SELECT p.*, coalesce(mf.g, '{}') AS fg, coalesce(mt.g, '{}') AS tg
   SELECT date_trunc('day', bucket, 'UTC'), chain, token, min(token_id), -1 * sum(n), -1 * sum(usd)
   FROM sub_pairs GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
   ON CONFLICT (bucket, chain, token) DO UPDATE SET n = r.n + excluded.n, usd = r.usd + excluded.usd
-), gsides AS (SELECT * FROM (SELECT x.g AS grp, p.from_addr, p.to_addr, p.bucket, p.chain, p.token, p.token_id, p.n, p.usd, p.value,
-         x.g = ANY(p.fg) AS o, x.g = ANY(p.tg) AS i, p.fg, p.tg, NULL::timestamptz AS tf, NULL::timestamptz AS tl, NULL::uuid AS uid
-  FROM gsrc p CROSS JOIN LATERAL (SELECT DISTINCT g FROM unnest(p.fg || p.tg) g) x) y), gpairs AS (SELECT * FROM (SELECT f AS fg, t AS tg, p.bucket, p.chain, p.token, p.token_id, p.n, p.usd
-    FROM gsrc p CROSS JOIN LATERAL unnest(p.fg) f CROSS JOIN LATERAL unnest(p.tg) t) x WHERE fg <> tg AND fg NOT LIKE 'd:%' AND tg NOT LIKE 'd:%'),
-gh AS (
-  INSERT INTO transfers.grp_hourly AS r (grp, bucket, chain, token, token_id, in_n, in_usd, out_n, out_usd, self_n, self_usd)
-  SELECT grp, date_trunc('hour', bucket, 'UTC'), chain, token, min(token_id),
-         -1 * sum(CASE WHEN i THEN n ELSE 0 END), -1 * sum(CASE WHEN i THEN usd ELSE 0 END),
-         -1 * sum(CASE WHEN o THEN n ELSE 0 END), -1 * sum(CASE WHEN o THEN usd ELSE 0 END),
-         -1 * sum(CASE WHEN o AND i THEN n ELSE 0 END), -1 * sum(CASE WHEN o AND i THEN usd ELSE 0 END)
-  FROM gsides GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
-  ON CONFLICT (grp, bucket, chain, token) DO UPDATE SET
-    in_n = r.in_n + excluded.in_n, in_usd = r.in_usd + excluded.in_usd, out_n = r.out_n + excluded.out_n,
-    out_usd = r.out_usd + excluded.out_usd, self_n = r.self_n + excluded.self_n, self_usd = r.self_usd + excluded.self_usd
-), gd AS (
-  INSERT INTO transfers.grp_daily AS r (grp, bucket, chain, token, token_id, in_n, in_usd, out_n, out_usd, self_n, self_usd)
-  SELECT grp, date_trunc('day', bucket, 'UTC'), chain, token, min(token_id),
-         -1 * sum(CASE WHEN i THEN n ELSE 0 END), -1 * sum(CASE WHEN i THEN usd ELSE 0 END),
-         -1 * sum(CASE WHEN o THEN n ELSE 0 END), -1 * sum(CASE WHEN o THEN usd ELSE 0 END),
-         -1 * sum(CASE WHEN o AND i THEN n ELSE 0 END), -1 * sum(CASE WHEN o AND i THEN usd ELSE 0 END)
-  FROM gsides GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
-  ON CONFLICT (grp, bucket, chain, token) DO UPDATE SET
-    in_n = r.in_n + excluded.in_n, in_usd = r.in_usd + excluded.in_usd, out_n = r.out_n + excluded.out_n,
-    out_usd = r.out_usd + excluded.out_usd, self_n = r.self_n + excluded.self_n, self_usd = r.self_usd + excluded.self_usd
-),
-gph AS (
-  INSERT INTO transfers.grp_pair_hourly AS r (from_grp, to_grp, bucket, chain, token, token_id, n, usd)
-  SELECT fg, tg, date_trunc('hour', bucket, 'UTC'), chain, token, min(token_id), -1 * sum(n), -1 * sum(usd)
-  FROM gpairs GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5
-  ON CONFLICT (from_grp, to_grp, bucket, chain, token) DO UPDATE SET n = r.n + excluded.n, usd = r.usd + excluded.usd
-), gpd AS (
-  INSERT INTO transfers.grp_pair_daily AS r (from_grp, to_grp, bucket, chain, token, token_id, n, usd)
-  SELECT fg, tg, date_trunc('day', bucket, 'UTC'), chain, token, min(token_id), -1 * sum(n), -1 * sum(usd)
-  FROM gpairs GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5
-  ON CONFLICT (from_grp, to_grp, bucket, chain, token) DO UPDATE SET n = r.n + excluded.n, usd = r.usd + excluded.usd
-),
-ge AS (
-  INSERT INTO transfers.entity_pair_rows AS r (grp, bucket, from_addr, to_addr, chain, token, token_id, side, n, usd, value, from_t, to_t, t_first, t_last, uid)
-  SELECT grp, bucket, from_addr, to_addr, chain, token, token_id, CASE WHEN o AND i THEN 3 WHEN o THEN 1 ELSE 2 END,
-         -1 * n, -1 * usd, -1 * value, transfers.type_group(fg), transfers.type_group(tg), tf, tl, NULL::uuid
-  FROM gsides WHERE grp LIKE 'e:%' ORDER BY 1, 2, 3, 4, 5, 6
-  ON CONFLICT (grp, bucket, from_addr, to_addr, chain, token) DO UPDATE SET
-    side = excluded.side, n = r.n + excluded.n, usd = r.usd + excluded.usd, value = r.value + excluded.value
-), gc AS (
-  INSERT INTO transfers.grp_cp AS r (grp, chain, cp, in_n, in_usd, in_value, out_n, out_usd, out_value)
-  SELECT grp, chain, CASE WHEN o THEN to_addr ELSE from_addr END,
-         -1 * sum(CASE WHEN i THEN n ELSE 0 END), -1 * sum(CASE WHEN i THEN usd ELSE 0 END),
-         -1 * sum(CASE WHEN i THEN value ELSE 0 END), -1 * sum(CASE WHEN o THEN n ELSE 0 END),
-         -1 * sum(CASE WHEN o THEN usd ELSE 0 END), -1 * sum(CASE WHEN o THEN value ELSE 0 END)
-  FROM gsides WHERE grp LIKE 'e:%' AND o <> i GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
-  ON CONFLICT (grp, chain, cp) DO UPDATE SET
-    in_n = r.in_n + excluded.in_n, in_usd = r.in_usd + excluded.in_usd, in_value = r.in_value + excluded.in_value,
-    out_n = r.out_n + excluded.out_n, out_usd = r.out_usd + excluded.out_usd, out_value = r.out_value + excluded.out_value
-) SELECT 1
+)
+SELECT 1
