@@ -71,10 +71,7 @@ func flowsRead(t *testing.T, pool *pgxpool.Pool, cs []app.ClassChange) float64 {
 // are still open (a chain whose close has not run): never the busy chain's closed hours.
 func TestIdleChainClosesAndRelabelReadsOpenHoursPerChain(t *testing.T) {
 	ctx := context.Background()
-	pool := pgtest.Pool(t)
-	emptyFlows(t, pool)
-	st := New(pool, Retention(0, func() time.Time { return closeClock }))
-	clockHour := closeClock.Truncate(time.Hour)
+	pool, st, clockHour := closeWorld(t)
 	idleFrom := clockHour.Add(-50 * time.Hour)
 	idle := hourlyFlows("bsc", idleFrom, idleFrom.Add(2*time.Hour), 10)
 	busy := hourlyFlows("ethereum", clockHour.Add(-36*time.Hour), clockHour.Add(time.Hour), 60)
@@ -132,10 +129,7 @@ func TestIdleChainClosesAndRelabelReadsOpenHoursPerChain(t *testing.T) {
 // must not keep the other chains' hours open.
 func TestCloseRebuildsRowsFromRolledUntil(t *testing.T) {
 	ctx := context.Background()
-	pool := pgtest.Pool(t)
-	emptyFlows(t, pool)
-	st := New(pool, Retention(0, func() time.Time { return closeClock }))
-	clockHour := closeClock.Truncate(time.Hour)
+	pool, st, clockHour := closeWorld(t)
 	fs := hourlyFlows("ethereum", clockHour.Add(-8*time.Hour), clockHour.Add(time.Hour), 12)
 	orphan := app.Flow{Chain: "ethereum", ID: "0xorph_0", ChainType: "evm", BlockHash: "0xorphaned",
 		Time: clockHour.Add(-5 * time.Hour), Token: "0xt", From: "0xlost", To: "0xhot", Value: 1, USD: 50}
@@ -373,10 +367,7 @@ func lockWaiters(t *testing.T, pool *pgxpool.Pool) int {
 // every counted copy, the late one included.
 func TestCloseBuildsBesideWriters(t *testing.T) {
 	ctx := context.Background()
-	pool := pgtest.Pool(t)
-	emptyFlows(t, pool)
-	st := New(pool, Retention(0, func() time.Time { return closeClock }))
-	clockHour := closeClock.Truncate(time.Hour)
+	pool, st, clockHour := closeWorld(t)
 	if err := st.ApplyFlows(ctx, hourlyFlows("ethereum", clockHour.Add(-2*time.Hour), clockHour.Add(time.Hour), 9)); err != nil {
 		t.Fatal(err)
 	}
@@ -444,10 +435,7 @@ func checkClosedRows(t *testing.T, pool *pgxpool.Pool, until time.Time) {
 // and the closed hours' rows must then be the sums of the copies counted after both.
 func TestCloseHoldsReorgsAndRedeliveries(t *testing.T) {
 	ctx := context.Background()
-	pool := pgtest.Pool(t)
-	emptyFlows(t, pool)
-	st := New(pool, Retention(0, func() time.Time { return closeClock }))
-	clockHour := closeClock.Truncate(time.Hour)
+	pool, st, clockHour := closeWorld(t)
 	fs := hourlyFlows("ethereum", clockHour.Add(-2*time.Hour), clockHour.Add(time.Hour), 9)
 	if err := st.ApplyFlows(ctx, fs); err != nil {
 		t.Fatal(err)
@@ -588,4 +576,11 @@ func buildHours(t *testing.T, build pgx.Tx, hours [2]time.Time) Closed {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// closeWorld is an empty flows world with a store whose clock is closeClock, and closeClock's hour.
+func closeWorld(t *testing.T) (*pgxpool.Pool, *Store, time.Time) {
+	pool := pgtest.Pool(t)
+	emptyFlows(t, pool)
+	return pool, New(pool, Retention(0, func() time.Time { return closeClock })), closeClock.Truncate(time.Hour)
 }

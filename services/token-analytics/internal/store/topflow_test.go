@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chainintel/chainintel/libs/pgstore/pgtest"
 	"github.com/chainintel/chainintel/services/token-analytics/internal/app"
 )
 
@@ -48,10 +47,7 @@ ORDER BY g.in_usd + g.out_usd DESC, g.chain, g.address`
 // a page and for every address.
 func TestTopFlowsAcrossChainsEqualsGroupingByChainName(t *testing.T) {
 	ctx := context.Background()
-	pool := pgtest.Pool(t)
-	emptyFlows(t, pool)
-	st := New(pool, Retention(0, func() time.Time { return closeClock }))
-	clockHour := closeClock.Truncate(time.Hour)
+	pool, st, clockHour := closeWorld(t)
 	fs := append(hourlyFlows("ethereum", clockHour.Add(-30*time.Hour), clockHour.Add(time.Hour), 40),
 		hourlyFlows("base", clockHour.Add(-10*time.Hour), clockHour.Add(time.Hour), 25)...)
 	for i := range fs {
