@@ -72,4 +72,3 @@ func (s *Store) PruneRange(ctx context.Context, from, to int64) (int64, error) {
 func tid(p int64) pgtype.TID {
 	return pgtype.TID{BlockNumber: uint32(p), OffsetNumber: 0, Valid: true}
 }
-
