@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
@@ -61,11 +62,19 @@ func (s *Store) PrunePass(ctx context.Context, retention time.Duration, pages in
 // PruneRange deletes the prunable observations on pages [from, to) against the stored horizons
 // and returns how many it deleted.
 func (s *Store) PruneRange(ctx context.Context, from, to int64) (int64, error) {
-	tag, err := s.pool.Exec(ctx, q("prune_observations"), tid(from), tid(to))
+	var n int64
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, q("prune_settings")); err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, q("prune_observations"), tid(from), tid(to))
+		n = tag.RowsAffected()
+		return err
+	})
 	if err != nil {
 		return 0, fmt.Errorf("prune observations on pages %d..%d: %w", from, to, err)
 	}
-	return tag.RowsAffected(), nil
+	return n, nil
 }
 
 // tid is the first tuple position of page p (offsets start at 1, so (p,0) precedes them all).

@@ -21,7 +21,7 @@ func TestMain(m *testing.M) {
 }
 
 // fresh empties every table so each test owns a known world.
-func fresh(t *testing.T) *store.Store {
+func fresh(t testing.TB) *store.Store {
 	t.Helper()
 	pool := pgtest.Pool(t)
 	if _, err := pool.Exec(context.Background(), `TRUNCATE balances.observations, balances.orphaned_blocks, balances.current,
