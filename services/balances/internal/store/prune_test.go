@@ -277,3 +277,34 @@ func TestPruneBesideApplier(t *testing.T) {
 		t.Fatalf("kept observations with a pruner beside the writers:\n%s\nwant\n%s", gotKept, want)
 	}
 }
+
+// A reorg is told when it reaches observations older than the pruning horizon (deeper than the
+// retention): orphaning a1's base (block 13, before the horizon) counts it, and its day's
+// snapshot is rebuilt from the kept observations only (block 12, the one the fallback would
+// read without pruning, is gone). A reorg after the horizon counts nothing.
+func TestPruneReorgBeforeHorizonReported(t *testing.T) {
+	ctx := context.Background()
+	s := fresh(t)
+	pruneWorld(t, s)
+	if res := must(s.ApplyReorg(ctx, "ethereum", []string{hashOf(13)}, nil)); res.BeforeHorizon != 0 {
+		t.Fatalf("before any pruning: %+v", res)
+	}
+	unpruned := snapshot(t, s, a1, "", "2026-03-03")
+
+	s = fresh(t)
+	pruneWorld(t, s)
+	must(s.PrunePass(ctx, horizon, 1))
+	if res := must(s.ApplyReorg(ctx, "ethereum", []string{hashOf(21)}, nil)); res.BeforeHorizon != 0 || res.Voided != 1 {
+		t.Fatalf("reorg after the horizon: %+v", res)
+	}
+	res := must(s.ApplyReorg(ctx, "ethereum", []string{hashOf(13)}, nil))
+	if res.BeforeHorizon != 1 || res.Voided != 1 {
+		t.Fatalf("reorg before the horizon: %+v, want one observation before it", res)
+	}
+	if got := snapshot(t, s, a1, "", "2026-03-03"); unpruned != "120" || got != "110" {
+		t.Fatalf("day 2 of a1: %s after pruning, %s without; want 110 and 120", got, unpruned)
+	}
+	if got := current(t, s, a1, ""); got != "200" {
+		t.Fatalf("a1 = %s, want 200 (block 20 survives)", got)
+	}
+}
