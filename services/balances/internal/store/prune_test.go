@@ -308,3 +308,15 @@ func TestPruneReorgBeforeHorizonReported(t *testing.T) {
 		t.Fatalf("a1 = %s, want 200 (block 20 survives)", got)
 	}
 }
+
+// Chain time is capped at the clock: an observation stamped ten years ahead does not move the
+// horizon past now less the retention.
+func TestPruneHorizonCappedAtClock(t *testing.T) {
+	ctx := context.Background()
+	s := fresh(t)
+	must(s.WriteObservations(ctx, []store.Observation{obs(a1, "", 10, day0, "1"), obs(a2, "", 11, time.Now().AddDate(10, 0, 0), "2")}))
+	res := must(s.PrunePass(ctx, horizon, 1))
+	if h := res.Horizons["ethereum"]; !h.Before(time.Now().Add(-horizon).Add(time.Minute)) {
+		t.Fatalf("horizon %s is past now less the retention", h)
+	}
+}
