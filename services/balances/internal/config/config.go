@@ -35,8 +35,9 @@ type Config struct {
 	// observation; older ones are pruned down to what a rule can still read (each key's newest
 	// surviving one before it). It must exceed the deepest reorg; 0 keeps every observation.
 	ObservationRetention time.Duration `env:"OBSERVATION_RETENTION" envDefault:"72h"`
-	// PruneInterval is the pruner's wait between passes.
-	PruneInterval time.Duration `env:"PRUNE_INTERVAL" envDefault:"10m"`
+	// PruneInterval is the pruner's wait between passes. A pass walks the whole table (what an
+	// hour adds beside the retention's rows is little to keep a while longer).
+	PruneInterval time.Duration `env:"PRUNE_INTERVAL" envDefault:"1h"`
 	// PrunePages is how many pages of observations one pruning statement walks.
 	PrunePages int64 `env:"PRUNE_PAGES" envDefault:"256"`
 }

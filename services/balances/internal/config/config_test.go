@@ -24,7 +24,7 @@ func TestValidate(t *testing.T) {
 	}{
 		{"defaults", func(*Config) {}, nil},
 		{"default retention is 72h", func(c *Config) {
-			if c.ObservationRetention != 72*time.Hour || c.PruneInterval != 10*time.Minute || c.PrunePages != 256 {
+			if c.ObservationRetention != 72*time.Hour || c.PruneInterval != time.Hour || c.PrunePages != 256 {
 				t.Fatalf("defaults %s %s %d", c.ObservationRetention, c.PruneInterval, c.PrunePages)
 			}
 		}, nil},
