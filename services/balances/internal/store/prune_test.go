@@ -320,3 +320,23 @@ func TestPruneHorizonCappedAtClock(t *testing.T) {
 		t.Fatalf("horizon %s is past now less the retention", h)
 	}
 }
+
+// Observations past the applier's mark are never pruned, however old or redundant: a late old
+// reading and a copy of a key's base wait for the applier, and go in the first pass after it.
+func TestPruneLeavesUnappliedObservations(t *testing.T) {
+	ctx := context.Background()
+	s := fresh(t)
+	pruneWorld(t, s)
+	must(s.PrunePass(ctx, horizon, 1))
+	pruned := kept(t, s)
+	if err := s.AppendObservations(ctx, []store.Observation{obs(a1, "", 8, day0.Add(-2*time.Hour), "80"), obs(a1, "", 13, day0.Add(49*time.Hour), "130")}); err != nil {
+		t.Fatal(err)
+	}
+	if res := must(s.PrunePass(ctx, horizon, 1)); res.Pruned != 0 {
+		t.Fatalf("pruned %d observations past the mark", res.Pruned)
+	}
+	drain(t, s, 100)
+	if res := must(s.PrunePass(ctx, horizon, 1)); res.Pruned != 2 || kept(t, s) != pruned {
+		t.Fatalf("after the applier: pruned %d, kept\n%s\nwant\n%s", res.Pruned, kept(t, s), pruned)
+	}
+}
