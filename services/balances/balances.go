@@ -92,6 +92,16 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	if err := backlogGauge(s.Tel.Meter(), st); err != nil {
 		return err
 	}
+	if cfg.ObservationRetention > 0 {
+		pruned, err := s.Tel.Meter().Int64Counter("balances.observations.pruned",
+			metric.WithDescription("observations the pruner deleted (applied, before the retention horizon, read by no rule)"))
+		if err != nil {
+			return err
+		}
+		pr := events.Pruner{Store: st, Log: s.Log, Retention: cfg.ObservationRetention, Pages: cfg.PrunePages, Interval: cfg.PruneInterval,
+			Pruned: func(ctx context.Context, n int64) { pruned.Add(ctx, n) }}
+		s.Add(lifecycle.Part{Name: "observations pruner", Run: pr.Run})
+	}
 
 	e := s.Engine()
 	svchttp.Register(e, app.New(st, labels, cs))

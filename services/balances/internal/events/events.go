@@ -103,6 +103,10 @@ func (h Handlers) Reorgs(ctx context.Context, batch []eventbus.Message[*eventsv1
 		}
 		h.Log.Info("reorg applied", "chain", m.Msg.Chain, "observations_voided", res.Voided,
 			"observations_restored", res.Restored, "balances_recomputed", res.Keys)
+		if res.BeforeHorizon > 0 {
+			h.Log.Warn("reorg reaches observations older than the pruning horizon; its fallback saw only the kept ones (raise BALANCES_OBSERVATION_RETENTION above the deepest reorg)",
+				"chain", m.Msg.Chain, "observations_before_horizon", res.BeforeHorizon)
+		}
 	}
 	return nil
 }

@@ -107,7 +107,7 @@ func newEnvWith(t *testing.T, labels fakeLabels) *env {
 	if _, err := pool.Exec(ctx, `TRUNCATE balances.observations, balances.orphaned_blocks, balances.current,
 		balances.token_supply, balances.address_daily, balances.entity_change, balances.entity_current, balances.observed_tokens,
 		balances.market_tokens, balances.deployments, balances.prices, balances.price_days, balances.attributions, balances.entities,
-		balances.top_holders, balances.top_floor`); err != nil {
+		balances.top_holders, balances.top_floor, balances.prune_horizon`); err != nil {
 		t.Fatal(err)
 	}
 	st := store.New(pool)

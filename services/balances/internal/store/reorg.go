@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -11,6 +12,11 @@ import (
 type ReorgResult struct {
 	Voided, Restored int // observations
 	Keys             int // balances recomputed
+	// BeforeHorizon counts the observations of the reorged blocks older than the chain's pruning
+	// horizon: the reorg reaches history the pruner has thinned, so its fallback and rebuilt
+	// snapshots see only the observations kept there (each key's base), not the ones deleted.
+	// The retention (BALANCES_OBSERVATION_RETENTION) must exceed the deepest reorg.
+	BeforeHorizon int
 }
 
 // ApplyReorg voids the observations of the orphaned block hashes (remembered in
@@ -21,6 +27,10 @@ func (s *Store) ApplyReorg(ctx context.Context, chain string, orphaned, canonica
 	err := s.write(ctx, "apply reorg", func(tx pgx.Tx) error {
 		res = ReorgResult{}
 		plans := map[Key]*plan{}
+		var horizon time.Time
+		if err := tx.QueryRow(ctx, q("read_prune_horizon"), chain).Scan(&horizon); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
 		for _, step := range []struct {
 			stmt   string
 			hashes []string
@@ -36,7 +46,7 @@ func (s *Store) ApplyReorg(ctx context.Context, chain string, orphaned, canonica
 			if len(changed) == 0 {
 				continue
 			}
-			if err := addBlockKeys(ctx, tx, chain, changed, plans, step.n); err != nil {
+			if err := addBlockKeys(ctx, tx, chain, changed, plans, step.n, horizon, &res.BeforeHorizon); err != nil {
 				return err
 			}
 		}
@@ -87,8 +97,8 @@ func blockHashes(ctx context.Context, tx pgx.Tx, stmt, chain string, hashes []st
 }
 
 // addBlockKeys adds to plans the keys the observations of blocks touch, from the oldest day
-// they touch, and counts those observations in n.
-func addBlockKeys(ctx context.Context, tx pgx.Tx, chain string, hashes []string, plans map[Key]*plan, n *int) error {
+// they touch, counts those observations in n and those older than horizon (zero: none) in before.
+func addBlockKeys(ctx context.Context, tx pgx.Tx, chain string, hashes []string, plans map[Key]*plan, n *int, horizon time.Time, before *int) error {
 	rows, err := tx.Query(ctx, q("block_keys"), chain, hashes)
 	if err != nil {
 		return err
@@ -102,6 +112,9 @@ func addBlockKeys(ctx context.Context, tx pgx.Tx, chain string, hashes []string,
 		}
 		k.Chain = chain
 		*n++
+		if t.Before(horizon) {
+			*before++
+		}
 		if p := plans[k]; p == nil {
 			plans[k] = &plan{since: Day(t)}
 		} else if Day(t).Before(p.since) {

@@ -4,6 +4,8 @@
 //
 // Every write takes one transaction-scoped advisory lock (sql/lock.sql), so the consumers of
 // observations, reorgs and attributions never interleave their updates of the snapshots.
+// The observation pruner (PrunePass) takes no lock: it deletes only observations no writer
+// reads again (docs/balances.md, Pruning observations).
 package store
 
 import (

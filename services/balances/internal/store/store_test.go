@@ -21,13 +21,13 @@ func TestMain(m *testing.M) {
 }
 
 // fresh empties every table so each test owns a known world.
-func fresh(t *testing.T) *store.Store {
+func fresh(t testing.TB) *store.Store {
 	t.Helper()
 	pool := pgtest.Pool(t)
 	if _, err := pool.Exec(context.Background(), `TRUNCATE balances.observations, balances.orphaned_blocks, balances.current,
 		balances.token_supply, balances.address_daily, balances.entity_change, balances.entity_current, balances.observed_tokens,
 		balances.market_tokens, balances.deployments, balances.prices, balances.price_days, balances.attributions, balances.entities,
-		balances.top_holders, balances.top_floor`); err != nil {
+		balances.top_holders, balances.top_floor, balances.prune_horizon`); err != nil {
 		t.Fatal(err)
 	}
 	return store.New(pool)
