@@ -14,12 +14,12 @@ func drain(t *testing.T, s *store.Store, limit int) int {
 	t.Helper()
 	fresh := 0
 	for {
-		taken, n, err := s.ApplyPending(context.Background(), limit)
+		_, n, more, err := s.ApplyPending(context.Background(), limit)
 		if err != nil {
 			t.Fatal(err)
 		}
 		fresh += n
-		if taken == 0 {
+		if !more {
 			return fresh
 		}
 	}
