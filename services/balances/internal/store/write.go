@@ -145,6 +145,9 @@ func (s *Store) ApplyPending(ctx context.Context, limit int) (taken, fresh int, 
 		if err := tx.QueryRow(ctx, q("take_observations"), limit).Scan(&t, &f, &more); err != nil {
 			return err
 		}
+		if _, err := tx.Exec(ctx, q("take_plan_done")); err != nil {
+			return err
+		}
 		taken, fresh = int(t), int(f)
 		if fresh == 0 {
 			return nil
