@@ -263,8 +263,8 @@ func appendAll(ctx context.Context, st *store.Store, rows []store.Observation, b
 // drain applies what waits past the applier's mark, round after round, until nothing does.
 func drain(ctx context.Context, st *store.Store, applyBatch int) error {
 	for {
-		_, _, more, err := st.ApplyPending(ctx, applyBatch)
-		if err != nil || !more {
+		taken, _, err := st.ApplyPending(ctx, applyBatch)
+		if err != nil || taken == 0 {
 			return err
 		}
 	}
@@ -279,19 +279,19 @@ func appendAndApply(ctx context.Context, st *store.Store, rows []store.Observati
 	t0 := time.Now()
 	go func() {
 		for {
-			_, _, more, err := st.ApplyPending(ctx, applyBatch)
+			taken, _, err := st.ApplyPending(ctx, applyBatch)
 			if err != nil {
 				applied <- err
 				return
 			}
 			select {
 			case <-appended:
-				if !more {
+				if taken == 0 {
 					applied <- nil
 					return
 				}
 			default:
-				if !more {
+				if taken == 0 {
 					time.Sleep(5 * time.Millisecond)
 				}
 			}

@@ -8,7 +8,7 @@ import (
 
 // PendingApplier is the part of the store the Applier drives.
 type PendingApplier interface {
-	ApplyPending(ctx context.Context, limit int) (taken, fresh int, more bool, err error)
+	ApplyPending(ctx context.Context, limit int) (taken, fresh int, err error)
 }
 
 // Applier folds the appended observations into current balances, snapshots and entity rows
@@ -28,7 +28,7 @@ type Applier struct {
 // Run applies appended observations until ctx ends.
 func (a Applier) Run(ctx context.Context) error {
 	for {
-		_, _, more, err := a.Store.ApplyPending(ctx, a.Batch)
+		taken, _, err := a.Store.ApplyPending(ctx, a.Batch)
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -37,8 +37,8 @@ func (a Applier) Run(ctx context.Context) error {
 		case err != nil:
 			a.Log.Warn("applying observations failed; retrying", "error", err, "retry_in", a.Retry)
 			wait = a.Retry
-		case more:
-			continue
+		case taken == a.Batch:
+			continue // more is waiting
 		}
 		select {
 		case <-ctx.Done():

@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/chainintel/chainintel/services/balances/internal/store"
 )
 
@@ -16,12 +14,12 @@ func drain(t *testing.T, s *store.Store, limit int) int {
 	t.Helper()
 	fresh := 0
 	for {
-		_, n, more, err := s.ApplyPending(context.Background(), limit)
+		taken, n, err := s.ApplyPending(context.Background(), limit)
 		if err != nil {
 			t.Fatal(err)
 		}
 		fresh += n
-		if !more {
+		if taken == 0 {
 			return fresh
 		}
 	}
@@ -81,71 +79,5 @@ func TestAppendedObservationsApplyOnce(t *testing.T) {
 	}
 	if got := entityAt(t, s, "x", "2026-03-02"); got != "9" {
 		t.Fatalf("entity x day 2 after restore = %s, want 9", got)
-	}
-}
-
-// heldAppend appends n observations of addr as an appender does (the appenders' lock, the rows,
-// the newest appended id) in a transaction it leaves open for the caller to commit or roll back.
-func heldAppend(t *testing.T, s *store.Store, addr string, n int) pgx.Tx {
-	t.Helper()
-	ctx := context.Background()
-	tx := must(s.Pool().Begin(ctx))
-	for _, st := range []struct {
-		sql  string
-		args []any
-	}{
-		{`SELECT pg_advisory_xact_lock(hashtext('chainintel.balances.append'))`, nil},
-		{`INSERT INTO balances.observations (chain, address, token, block_number, block_hash, block_time, balance)
-		  SELECT 'ethereum', $1, '', 100 + i, '0x' || to_hex(100 + i), '2026-03-01 13:00Z', 1000 + i FROM generate_series(1, $2::int) i`, []any{addr, n}},
-		{`UPDATE balances.append_head SET id = greatest(id, currval(pg_get_serial_sequence('balances.observations', 'id')))`, nil},
-	} {
-		if _, err := tx.Exec(ctx, st.sql, st.args...); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return tx
-}
-
-// The applier reads id ranges: a rolled-back append leaves a gap in the ids, here wider than a
-// round, which rounds pass (empty ones included) without skipping a later observation; an
-// append still open holds the applier at the ids committed before it, and applies once it
-// commits.
-func TestApplyAcrossGapsAndOpenAppends(t *testing.T) {
-	ctx := context.Background()
-	s := fresh(t)
-	if err := s.AppendObservations(ctx, []store.Observation{obs(a1, "", 10, day0, "5")}); err != nil {
-		t.Fatal(err)
-	}
-	if err := heldAppend(t, s, a2, 7).Rollback(ctx); err != nil { // ids 2 to 8, gone
-		t.Fatal(err)
-	}
-	if err := s.AppendObservations(ctx, []store.Observation{obs(a1, "", 11, day0, "6"), obs(a2, "", 11, day0, "7")}); err != nil {
-		t.Fatal(err)
-	}
-	if got := must(s.Backlog(ctx)); got != 10 { // three observations and the seven ids of the gap
-		t.Fatalf("backlog = %d, want 10", got)
-	}
-	if n := drain(t, s, 3); n != 3 { // rounds of 3 ids: 1-3, 4-6 (empty), 7-9, 10
-		t.Fatalf("applied = %d, want 3", n)
-	}
-	if a, b := current(t, s, a1, ""), current(t, s, a2, ""); a != "6" || b != "7" {
-		t.Fatalf("current after the gap = %s, %s, want 6, 7", a, b)
-	}
-	open := heldAppend(t, s, a2, 2) // ids 11 and 12, not committed
-	defer open.Rollback(ctx)        //nolint:errcheck
-	if n := drain(t, s, 3); n != 0 {
-		t.Fatalf("applied while the append is open = %d, want 0", n)
-	}
-	if err := open.Commit(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if n := drain(t, s, 3); n != 2 {
-		t.Fatalf("applied after the commit = %d, want 2", n)
-	}
-	if got := current(t, s, a2, ""); got != "1002" {
-		t.Fatalf("a2 current = %s, want 1002", got)
-	}
-	if got := must(s.Backlog(ctx)); got != 0 {
-		t.Fatalf("backlog after applying = %d", got)
 	}
 }

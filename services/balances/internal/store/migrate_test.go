@@ -95,9 +95,6 @@ func TestMigration6KeepsPendingAndInFlightObservations(t *testing.T) {
 	if err := <-late; err == nil {
 		t.Fatal("an append to the log after the migration started succeeded")
 	}
-	if _, err := p.Up(ctx); err != nil { // the later migrations, which the store's statements need
-		t.Fatal(err)
-	}
 
 	s := store.New(pool)
 	if got := must(s.Backlog(ctx)); got != 6 {

@@ -2,14 +2,12 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/big"
 	"sort"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
@@ -55,9 +53,6 @@ func (s *Store) AppendObservations(ctx context.Context, obs []Observation) error
 			return err
 		}
 		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"balances", "observations"}, obsCols, copyObservations(obs)); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, q("append_head")); err != nil {
 			return err
 		}
 		if args := tokenArgs(obs); args != nil {
@@ -107,9 +102,9 @@ func (s *Store) WriteObservations(ctx context.Context, obs []Observation) (int, 
 	}
 	n := 0
 	for {
-		_, fresh, more, err := s.ApplyPending(ctx, applyRound)
+		taken, fresh, err := s.ApplyPending(ctx, applyRound)
 		n += fresh
-		if err != nil || !more {
+		if err != nil || taken < applyRound {
 			return n, err
 		}
 	}
@@ -118,21 +113,16 @@ func (s *Store) WriteObservations(ctx context.Context, obs []Observation) (int, 
 // applyRound is the most observations WriteObservations applies in one transaction.
 const applyRound = 20000
 
-// ApplyPending takes the observations of the next limit ids past the applier's mark (about
-// limit observations: ids are dense but for rolled-back appends) and folds them into current
-// balances, snapshots, supplies and entity rows, in one transaction under the writers' lock that
-// also moves the mark (so a crash leaves them to the next round). An observation older (by
+// ApplyPending takes up to limit observations past the applier's mark and folds them into
+// current balances, snapshots, supplies and entity rows, in one transaction under the writers' lock
+// that also moves the mark (so a crash leaves them to the next round). An observation older (by
 // block) than a key's current balance or its day's snapshot, or already applied (redelivered),
-// only joins the history. It returns how many it took, how many of those were not void, and
-// whether ids past the new mark wait (a round may take fewer than limit, even none, with more
-// waiting: a rolled-back append leaves a gap in the ids).
-func (s *Store) ApplyPending(ctx context.Context, limit int) (taken, fresh int, more bool, err error) {
+// only joins the history. It returns how many it took (0: none waited) and how many of those
+// were not void.
+func (s *Store) ApplyPending(ctx context.Context, limit int) (taken, fresh int, err error) {
 	var pending bool
 	if err := s.pool.QueryRow(ctx, q("pending")).Scan(&pending); err != nil || !pending {
-		return 0, 0, false, err
-	}
-	if err := s.summarizeIDs(ctx); err != nil {
-		return 0, 0, false, err
+		return 0, 0, err
 	}
 	err = s.write(ctx, "apply observations", func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, q("apply_settings")); err != nil {
@@ -142,10 +132,7 @@ func (s *Store) ApplyPending(ctx context.Context, limit int) (taken, fresh int, 
 			return err
 		}
 		var t, f int64
-		if err := tx.QueryRow(ctx, q("take_observations"), limit).Scan(&t, &f, &more); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, q("take_plan_done")); err != nil {
+		if err := tx.QueryRow(ctx, q("take_observations"), limit).Scan(&t, &f); err != nil {
 			return err
 		}
 		taken, fresh = int(t), int(f)
@@ -154,28 +141,7 @@ func (s *Store) ApplyPending(ctx context.Context, limit int) (taken, fresh int, 
 		}
 		return s.applyFresh(ctx, tx)
 	})
-	return taken, fresh, more, err
-}
-
-// summarizeIDs summarizes the id BRIN's new page ranges (sql/summarize_ids.sql), in a
-// transaction of its own that waits briefly for its lock (sql/summarize_wait.sql): a vacuum or analyze of
-// observations holds it, and then the round reads the unsummarized pages instead.
-func (s *Store) summarizeIDs(ctx context.Context) error {
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, q("summarize_wait")); err != nil {
-			return err
-		}
-		_, err := tx.Exec(ctx, q("summarize_ids"))
-		return err
-	})
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && pgErr.Code == "55P03" { // lock_not_available
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("summarize observation ids: %w", err)
-	}
-	return nil
+	return taken, fresh, err
 }
 
 // Backlog is how many observations are appended and not applied yet.
