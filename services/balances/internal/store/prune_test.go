@@ -340,3 +340,39 @@ func TestPruneLeavesUnappliedObservations(t *testing.T) {
 		t.Fatalf("after the applier: pruned %d, kept\n%s\nwant\n%s", res.Pruned, kept(t, s), pruned)
 	}
 }
+
+// Block time may go back (a bitcoin block may be stamped up to about 2 h before its parent): a1's
+// block 11 is stamped just after the horizon and block 12 just before it. Block 10 stays (its
+// successor, 11, is after the horizon), so a reorg of block 11 (within the retention by its
+// time) falls back to it as without pruning.
+func TestPruneBlockTimeGoingBack(t *testing.T) {
+	ctx := context.Background()
+	d := func(days, hours int) time.Time { return day0.Add(time.Duration(days*24+hours) * time.Hour) }
+	world := func(s *store.Store) {
+		must(s.WriteObservations(ctx, []store.Observation{obs(a1, "", 9, d(0, -1), "90"), obs(a1, "", 10, d(0, 0), "100"),
+			obs(a1, "", 11, d(3, 1), "110"), obs(a1, "", 12, d(2, 23), "120"), obs(a1, "", 20, d(6, 0), "200")}))
+	}
+	reorg := func(s *store.Store) string {
+		must(s.ApplyReorg(ctx, "ethereum", []string{hashOf(11), hashOf(12), hashOf(20)}, nil))
+		return derived(t, s)
+	}
+	s := fresh(t)
+	world(s)
+	unpruned := reorg(s)
+
+	s = fresh(t)
+	world(s)
+	if res := must(s.PrunePass(ctx, horizon, 1)); res.Pruned != 1 {
+		t.Errorf("pruned %d, want 1 (block 9)", res.Pruned)
+	}
+	want := strings.Join([]string{"11 - 10 " + hashOf(10), "11 - 11 " + hashOf(11), "11 - 12 " + hashOf(12), "11 - 20 " + hashOf(20)}, "\n")
+	if got := kept(t, s); got != want {
+		t.Fatalf("kept after pruning:\n%s\nwant\n%s", got, want)
+	}
+	if got := reorg(s); got != unpruned {
+		t.Fatalf("reorg of block 11 after pruning:\n%s\nwithout pruning:\n%s", got, unpruned)
+	}
+	if got := current(t, s, a1, ""); got != "100" {
+		t.Fatalf("a1 fell back to %s, want 100", got)
+	}
+}
