@@ -99,7 +99,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 			return err
 		}
 		pr := events.Pruner{Store: st, Log: s.Log, Retention: cfg.ObservationRetention, Pages: cfg.PrunePages, Interval: cfg.PruneInterval,
-			Pruned: func(ctx context.Context, n int64) { pruned.Add(ctx, n) }}
+			Jitter: cfg.PruneInterval / 10, Pruned: func(ctx context.Context, n int64) { pruned.Add(ctx, n) }}
 		s.Add(lifecycle.Part{Name: "observations pruner", Run: pr.Run})
 	}
 

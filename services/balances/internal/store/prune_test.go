@@ -376,3 +376,104 @@ func TestPruneBlockTimeGoingBack(t *testing.T) {
 		t.Fatalf("a1 fell back to %s, want 100", got)
 	}
 }
+
+// pruneClaims counts the sessions holding or waiting for the pruning pass's claim
+// (prune_lock.sql) in the test's database.
+const pruneClaims = `SELECT count(*)::text FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 2
+	AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) AND classid = 'balances.prune_horizon'::regclass`
+
+// One pass runs at a time: while a pass is held up (the test locks prune_horizon's row, which
+// the pass's horizon update waits for), a second pass, as another replica runs it, does nothing
+// and says so; the first then prunes as alone, and a pass after it runs again.
+func TestPruneOnePassAtATime(t *testing.T) {
+	ctx := context.Background()
+	s := fresh(t)
+	pruneWorld(t, s)
+	must(s.PrunePass(ctx, 1000*time.Hour, 1)) // a horizon row (nothing that old) to lock
+	all := kept(t, s)
+	hold := must(s.Pool().Begin(ctx))
+	defer hold.Rollback(ctx)
+	if _, err := hold.Exec(ctx, `SELECT 1 FROM balances.prune_horizon FOR UPDATE`); err != nil {
+		t.Fatal(err)
+	}
+	type pass struct {
+		res store.PruneResult
+		err error
+	}
+	first := make(chan pass)
+	go func() {
+		res, err := s.PrunePass(ctx, horizon, 1)
+		first <- pass{res, err}
+	}()
+	for state(t, s, pruneClaims+` AND granted`) != "1" {
+		time.Sleep(10 * time.Millisecond)
+	}
+	other := store.New(s.Pool())
+	// Without the claim this pass would wait for the test's row lock: the guard turns that into
+	// a failure instead of a hang.
+	guard, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	res, err := other.PrunePass(guard, horizon, 1)
+	if err != nil || !res.Skipped || res.Pruned != 0 || res.Batches != 0 {
+		t.Fatalf("second pass beside the first: %+v, %v; want skipped", res, err)
+	}
+	if got := kept(t, s); got != all {
+		t.Fatalf("the skipped pass deleted:\n%s\nwant\n%s", got, all)
+	}
+	if err := hold.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if p := <-first; p.err != nil || p.res.Skipped || p.res.Pruned != 9 {
+		t.Fatalf("first pass: %+v, %v; want 9 pruned", p.res, p.err)
+	}
+	if res := must(other.PrunePass(ctx, horizon, 1)); res.Skipped || res.Batches == 0 || res.Pruned != 0 {
+		t.Fatalf("a pass after the first: %+v, want a run that prunes nothing", res)
+	}
+	if got := state(t, s, pruneClaims); got != "0" {
+		t.Fatalf("%s advisory locks left after the passes", got)
+	}
+}
+
+// A range that fails does not stop the pass: with the delete of one row of the first page
+// refused (a trigger), the pass reports the failure and prunes every other page as a pass
+// without it does; once the trigger is gone, the next pass prunes the first page's rows too.
+func TestPruneRangeFailureGoesOn(t *testing.T) {
+	ctx := context.Background()
+	world := func() *store.Store {
+		s := fresh(t)
+		concurrentWorld(t, s, func(int) {})
+		return s
+	}
+	s := world()
+	must(s.PrunePass(ctx, 24*time.Hour, 2))
+	want := kept(t, s)
+
+	s = world()
+	for _, sql := range []string{
+		`CREATE FUNCTION balances.refuse_delete() RETURNS trigger LANGUAGE plpgsql AS $$
+		 BEGIN RAISE EXCEPTION 'refused by the test'; END $$`,
+		`CREATE TRIGGER refuse_delete BEFORE DELETE ON balances.observations FOR EACH ROW
+		 WHEN (OLD.ctid < '(1,0)'::tid AND OLD.block_number = 0) EXECUTE FUNCTION balances.refuse_delete()`,
+	} {
+		if _, err := s.Pool().Exec(ctx, sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		_, _ = s.Pool().Exec(ctx, `DROP TRIGGER IF EXISTS refuse_delete ON balances.observations; DROP FUNCTION IF EXISTS balances.refuse_delete()`)
+	})
+	res, err := s.PrunePass(ctx, 24*time.Hour, 2)
+	if err == nil || !strings.Contains(err.Error(), "refused by the test") || !strings.Contains(err.Error(), fmt.Sprintf("1 of %d page ranges failed", res.Batches)) {
+		t.Fatalf("pass with a refused row: %v", err)
+	}
+	if res.Failed != 1 || res.Batches < 3 || res.Pruned == 0 {
+		t.Fatalf("pass with a refused row: %+v, want one range failed and the others pruned", res)
+	}
+	if _, err := s.Pool().Exec(ctx, `DROP TRIGGER refuse_delete ON balances.observations`); err != nil {
+		t.Fatal(err)
+	}
+	again := must(s.PrunePass(ctx, 24*time.Hour, 2))
+	if again.Failed != 0 || again.Pruned == 0 || kept(t, s) != want {
+		t.Fatalf("pass after the trigger: %+v, kept\n%s\nwant\n%s", again, kept(t, s), want)
+	}
+}
