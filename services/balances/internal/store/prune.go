@@ -124,9 +124,7 @@ func (s *Store) PruneRange(ctx context.Context, from, to int64) (int64, error) {
 		if _, err := tx.Exec(ctx, q("prune_settings")); err != nil {
 			return err
 		}
-		tag, err := tx.Exec(ctx, q("prune_observations"), tid(from), tid(to))
-		n = tag.RowsAffected()
-		return err
+		return tx.QueryRow(ctx, q("prune_observations"), tid(from), tid(to)).Scan(&n)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("prune observations on pages %d..%d: %w", from, to, err)

@@ -57,7 +57,7 @@ func pruneWorld(t *testing.T, s *store.Store) {
 		obs(a4, "", 20, d(5, 0), "45"),
 	}))
 	must(s.WriteObservations(ctx, []store.Observation{obs(a1, "", 9, d(0, -1), "90")}))
-	must(s.ApplyReorg(ctx, "ethereum", []string{hashOf(14), hashOf(22)}, nil))
+	must(s.ApplyReorg(ctx, "ethereum", 0, []string{hashOf(14), hashOf(22)}, nil))
 }
 
 // pruneReorgs are reorgs after the pruning: every observation of a1, a2 and a4 after the horizon
@@ -66,9 +66,9 @@ func pruneWorld(t *testing.T, s *store.Store) {
 func pruneReorgs(t *testing.T, s *store.Store) []string {
 	t.Helper()
 	ctx := context.Background()
-	must(s.ApplyReorg(ctx, "ethereum", []string{hashOf(20), hashOf(21)}, nil))
+	must(s.ApplyReorg(ctx, "ethereum", 0, []string{hashOf(20), hashOf(21)}, nil))
 	out := []string{derived(t, s)}
-	must(s.ApplyReorg(ctx, "ethereum", nil, []string{hashOf(22)}))
+	must(s.ApplyReorg(ctx, "ethereum", 0, nil, []string{hashOf(22)}))
 	return append(out, derived(t, s))
 }
 
@@ -159,7 +159,7 @@ func TestPruneHorizonNeverMovesBack(t *testing.T) {
 		t.Fatalf("pruned %d with no horizon", n)
 	}
 	first := must(s.PrunePass(ctx, horizon, 1)).Horizons["ethereum"]
-	must(s.ApplyReorg(ctx, "ethereum", []string{hashOf(21)}, nil)) // chain time back to day 5
+	must(s.ApplyReorg(ctx, "ethereum", 0, []string{hashOf(21)}, nil)) // chain time back to day 5
 	res := must(s.PrunePass(ctx, horizon, 1))
 	if _, ok := res.Horizons["ethereum"]; !ok || !res.Horizons["ethereum"].Equal(first) {
 		t.Fatalf("horizon after the reorg = %v, want %s", res.Horizons, first)
@@ -199,9 +199,9 @@ func concurrentWorld(t *testing.T, s *store.Store, after func(day int)) {
 		}
 		switch day {
 		case 2:
-			must(s.ApplyReorg(ctx, "ethereum", []string{hashOf(201)}, nil))
+			must(s.ApplyReorg(ctx, "ethereum", 0, []string{hashOf(201)}, nil))
 		case 9:
-			must(s.ApplyReorg(ctx, "ethereum", []string{hashOf(902)}, nil))
+			must(s.ApplyReorg(ctx, "ethereum", 0, []string{hashOf(902)}, nil))
 		}
 		after(day)
 	}
@@ -286,7 +286,7 @@ func TestPruneReorgBeforeHorizonReported(t *testing.T) {
 	ctx := context.Background()
 	s := fresh(t)
 	pruneWorld(t, s)
-	if res := must(s.ApplyReorg(ctx, "ethereum", []string{hashOf(13)}, nil)); res.BeforeHorizon != 0 {
+	if res := must(s.ApplyReorg(ctx, "ethereum", 0, []string{hashOf(13)}, nil)); res.BeforeHorizon != 0 {
 		t.Fatalf("before any pruning: %+v", res)
 	}
 	unpruned := snapshot(t, s, a1, "", "2026-03-03")
@@ -294,11 +294,11 @@ func TestPruneReorgBeforeHorizonReported(t *testing.T) {
 	s = fresh(t)
 	pruneWorld(t, s)
 	must(s.PrunePass(ctx, horizon, 1))
-	if res := must(s.ApplyReorg(ctx, "ethereum", []string{hashOf(21)}, nil)); res.BeforeHorizon != 0 || res.Voided != 1 {
+	if res := must(s.ApplyReorg(ctx, "ethereum", 21, []string{hashOf(21)}, nil)); res.BeforeHorizon != 0 || res.PastPruned || res.Voided != 1 {
 		t.Fatalf("reorg after the horizon: %+v", res)
 	}
-	res := must(s.ApplyReorg(ctx, "ethereum", []string{hashOf(13)}, nil))
-	if res.BeforeHorizon != 1 || res.Voided != 1 {
+	res := must(s.ApplyReorg(ctx, "ethereum", 13, []string{hashOf(13)}, nil))
+	if res.BeforeHorizon != 1 || !res.PastPruned || res.Voided != 1 {
 		t.Fatalf("reorg before the horizon: %+v, want one observation before it", res)
 	}
 	if got := snapshot(t, s, a1, "", "2026-03-03"); unpruned != "120" || got != "110" {
@@ -353,7 +353,7 @@ func TestPruneBlockTimeGoingBack(t *testing.T) {
 			obs(a1, "", 11, d(3, 1), "110"), obs(a1, "", 12, d(2, 23), "120"), obs(a1, "", 20, d(6, 0), "200")}))
 	}
 	reorg := func(s *store.Store) string {
-		must(s.ApplyReorg(ctx, "ethereum", []string{hashOf(11), hashOf(12), hashOf(20)}, nil))
+		must(s.ApplyReorg(ctx, "ethereum", 0, []string{hashOf(11), hashOf(12), hashOf(20)}, nil))
 		return derived(t, s)
 	}
 	s := fresh(t)
@@ -475,5 +475,35 @@ func TestPruneRangeFailureGoesOn(t *testing.T) {
 	again := must(s.PrunePass(ctx, 24*time.Hour, 2))
 	if again.Failed != 0 || again.Pruned == 0 || kept(t, s) != want {
 		t.Fatalf("pass after the trigger: %+v, kept\n%s\nwant\n%s", again, kept(t, s), want)
+	}
+}
+
+// A reorg of a block whose observations were all pruned finds no row to count, and is still told
+// it reached pruned history: its lowest block is at or below the newest block the pruner deleted
+// (a1's blocks 10 and 11 go, 12 is its base). A reorg after it is not, nor the same reorg
+// delivered again (it changes nothing).
+func TestPruneReorgOfPrunedBlockReported(t *testing.T) {
+	ctx := context.Background()
+	s := fresh(t)
+	d := func(days int) time.Time { return day0.AddDate(0, 0, days) }
+	must(s.WriteObservations(ctx, []store.Observation{obs(a1, "", 10, d(0), "100"), obs(a1, "", 11, d(1), "110"),
+		obs(a1, "", 12, d(2), "120"), obs(a1, "", 20, d(6), "200")}))
+	if res := must(s.PrunePass(ctx, horizon, 1)); res.Pruned != 2 {
+		t.Fatalf("pruned %d, want 2", res.Pruned)
+	}
+	if got := state(t, s, `SELECT pruned_block::text FROM balances.prune_horizon WHERE chain = 'ethereum'`); got != "11" {
+		t.Fatalf("pruned_block = %s, want 11", got)
+	}
+	if res := must(s.ApplyReorg(ctx, "ethereum", 11, []string{hashOf(11)}, nil)); res != (store.ReorgResult{PastPruned: true}) {
+		t.Fatalf("reorg of the pruned block 11: %+v, want only PastPruned", res)
+	}
+	if res := must(s.ApplyReorg(ctx, "ethereum", 11, []string{hashOf(11)}, nil)); res.PastPruned {
+		t.Fatalf("the same reorg again: %+v", res)
+	}
+	if res := must(s.ApplyReorg(ctx, "ethereum", 12, []string{hashOf(13)}, nil)); res.PastPruned || res.BeforeHorizon != 0 {
+		t.Fatalf("a reorg above the pruned blocks: %+v", res)
+	}
+	if res := must(s.ApplyReorg(ctx, "ethereum", 20, []string{hashOf(20)}, nil)); res.PastPruned || res.Voided != 1 {
+		t.Fatalf("a reorg within the retention: %+v", res)
 	}
 }

@@ -1,5 +1,7 @@
 -- Deletes, among the observations on pages [$1, $2) (a TID range scan: the batch is bounded by
--- pages, whatever the table's size), those no rule can read any more, and returns how many. A
+-- pages, whatever the table's size), those no rule can read any more, raises each chain's
+-- pruned_block to the newest block number it deleted (a reorg compares against it:
+-- ApplyReorg), and returns how many it deleted. A
 -- row goes only when it is applied (id up to apply_mark: the applier reads only id > mark and the
 -- mark never moves back), its block time is before its chain's horizon (prune_horizon; a chain
 -- with no horizon yet keeps everything), and
@@ -12,6 +14,7 @@
 --     redelivery; the lowest id stays).
 -- orphaned_blocks is hashed once; the other probes are range reads of observations_key, the
 -- cheapest first.
+WITH pruned AS (
 DELETE FROM balances.observations o
 USING balances.prune_horizon h
 WHERE o.ctid >= $1::tid AND o.ctid < $2::tid
@@ -38,3 +41,11 @@ WHERE o.ctid >= $1::tid AND o.ctid < $2::tid
       WHERE d.chain = o.chain AND d.address = o.address AND d.token = o.token
         AND d.block_number = o.block_number AND d.block_hash = o.block_hash AND d.id < o.id)
   )
+  RETURNING o.chain, o.block_number
+), newest AS (
+  SELECT chain, count(*) AS n, max(block_number) AS block FROM pruned GROUP BY chain
+), raised AS (
+  UPDATE balances.prune_horizon p SET pruned_block = newest.block
+  FROM newest WHERE p.chain = newest.chain AND p.pruned_block < newest.block
+)
+SELECT coalesce(sum(n), 0)::bigint FROM newest
