@@ -18,6 +18,7 @@ import (
 	"github.com/chainintel/chainintel/services/balances/internal/store"
 	"github.com/chainintel/chainintel/services/balances/migrations"
 	ulclient "github.com/chainintel/chainintel/services/user-labels/client"
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 )
 
@@ -80,7 +81,14 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		labels = c
 	}
 
-	h := events.Handlers{W: st, Log: s.Log}
+	deep, err := s.Tel.Meter().Int64Counter("balances.reorgs.past_retention",
+		metric.WithDescription("reorgs that reached observations the pruner thinned (deeper than BALANCES_OBSERVATION_RETENTION, or consumed later than it): their fallback saw only the kept observations"))
+	if err != nil {
+		return err
+	}
+	h := events.Handlers{W: st, Log: s.Log, DeepReorg: func(ctx context.Context, chain string) {
+		deep.Add(ctx, 1, metric.WithAttributes(attribute.String("chain", chain)))
+	}}
 	batch := func(o *eventbus.ConsumerOptions) { o.MaxBatch = cfg.ConsumerBatch }
 	service.Consume(s, cfg.Kafka, eventsv1.TopicMarketTokens, func() *eventsv1.MarketToken { return new(eventsv1.MarketToken) }, h.Tokens)
 	service.Consume(s, cfg.Kafka, eventsv1.TopicPrices, func() *eventsv1.Price { return new(eventsv1.Price) }, h.Prices, batch)
@@ -99,7 +107,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 			return err
 		}
 		pr := events.Pruner{Store: st, Log: s.Log, Retention: cfg.ObservationRetention, Pages: cfg.PrunePages, Interval: cfg.PruneInterval,
-			Pruned: func(ctx context.Context, n int64) { pruned.Add(ctx, n) }}
+			Jitter: cfg.PruneInterval / 10, Pruned: func(ctx context.Context, n int64) { pruned.Add(ctx, n) }}
 		s.Add(lifecycle.Part{Name: "observations pruner", Run: pr.Run})
 	}
 

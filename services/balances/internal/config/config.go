@@ -33,7 +33,9 @@ type Config struct {
 	ApplyIdle time.Duration `env:"APPLY_IDLE" envDefault:"50ms"`
 	// ObservationRetention is how much chain time before each chain's newest block keeps every
 	// observation; older ones are pruned down to what a rule can still read (each key's newest
-	// surviving one before it). It must exceed the deepest reorg; 0 keeps every observation.
+	// surviving one before it). It must exceed the deepest reorg and block timestamps' skew (a
+	// bitcoin or dogecoin block may be stamped hours before its parent), hence at least 24h; 0
+	// keeps every observation.
 	ObservationRetention time.Duration `env:"OBSERVATION_RETENTION" envDefault:"72h"`
 	// PruneInterval is the pruner's wait between passes. A pass walks the whole table (what an
 	// hour adds beside the retention's rows is little to keep a while longer).
@@ -60,14 +62,16 @@ func (c Config) Validate() error {
 	if c.ApplyIdle < time.Millisecond || c.ApplyIdle > time.Minute {
 		p.Addf("BALANCES_APPLY_IDLE: must be between 1ms and 1m, got %s", c.ApplyIdle)
 	}
-	if r := c.ObservationRetention; r != 0 && (r < time.Hour || r > 10*365*24*time.Hour) {
-		p.Addf("BALANCES_OBSERVATION_RETENTION: must be 0 (keep every observation) or between 1h and 87600h (it must exceed the deepest reorg), got %s", r)
+	if r := c.ObservationRetention; r != 0 && (r < 24*time.Hour || r > 10*365*24*time.Hour) {
+		p.Addf("BALANCES_OBSERVATION_RETENTION: must be 0 (keep every observation) or between 24h and 87600h (it must exceed the deepest reorg plus block timestamp skew), got %s", r)
 	}
-	if c.PruneInterval < time.Second || c.PruneInterval > 24*time.Hour {
-		p.Addf("BALANCES_PRUNE_INTERVAL: must be between 1s and 24h, got %s", c.PruneInterval)
-	}
-	if c.PrunePages < 1 || c.PrunePages > 100000 {
-		p.Addf("BALANCES_PRUNE_PAGES: must be between 1 and 100000, got %d", c.PrunePages)
+	if c.ObservationRetention > 0 { // the pruner's settings: unused without it
+		if c.PruneInterval < time.Second || c.PruneInterval > 24*time.Hour {
+			p.Addf("BALANCES_PRUNE_INTERVAL: must be between 1s and 24h, got %s", c.PruneInterval)
+		}
+		if c.PrunePages < 1 || c.PrunePages > 100000 {
+			p.Addf("BALANCES_PRUNE_PAGES: must be between 1 and 100000, got %d", c.PrunePages)
+		}
 	}
 	return p.Err()
 }

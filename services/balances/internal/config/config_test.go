@@ -29,11 +29,13 @@ func TestValidate(t *testing.T) {
 			}
 		}, nil},
 		{"retention 0 keeps everything", func(c *Config) { c.ObservationRetention = 0 }, nil},
-		{"retention shorter than an hour", func(c *Config) { c.ObservationRetention = 10 * time.Minute },
-			[]string{"BALANCES_OBSERVATION_RETENTION: must be 0 (keep every observation) or between 1h and 87600h", "got 10m0s"}},
+		{"retention shorter than a day", func(c *Config) { c.ObservationRetention = 23 * time.Hour },
+			[]string{"BALANCES_OBSERVATION_RETENTION: must be 0 (keep every observation) or between 24h and 87600h", "got 23h0m0s"}},
+		{"retention of a day", func(c *Config) { c.ObservationRetention = 24 * time.Hour }, nil},
 		{"negative retention", func(c *Config) { c.ObservationRetention = -time.Hour }, []string{"BALANCES_OBSERVATION_RETENTION"}},
 		{"retention over ten years", func(c *Config) { c.ObservationRetention = 87601 * time.Hour }, []string{"BALANCES_OBSERVATION_RETENTION"}},
 		{"prune settings", func(c *Config) { c.PruneInterval, c.PrunePages = 0, 0 }, []string{"BALANCES_PRUNE_INTERVAL", "BALANCES_PRUNE_PAGES"}},
+		{"prune settings unused without retention", func(c *Config) { c.ObservationRetention, c.PruneInterval, c.PrunePages = 0, 0, 0 }, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := base()

@@ -22,7 +22,7 @@ import (
 // Writer is the part of the store the consumers write through.
 type Writer interface {
 	AppendObservations(ctx context.Context, obs []store.Observation) error
-	ApplyReorg(ctx context.Context, chain string, orphaned, canonical []string) (store.ReorgResult, error)
+	ApplyReorg(ctx context.Context, chain string, from int64, orphaned, canonical []string) (store.ReorgResult, error)
 	ApplyTokens(ctx context.Context, ups []store.MarketToken, deleted []string) error
 	WritePrices(ctx context.Context, ps []store.PricePoint) error
 	ApplyAttributions(ctx context.Context, as []store.Attribution) (int, error)
@@ -32,6 +32,9 @@ type Writer interface {
 type Handlers struct {
 	W   Writer
 	Log *slog.Logger
+	// DeepReorg, if set, is told of each reorg that reached pruned history (the metric operators
+	// alert on).
+	DeepReorg func(ctx context.Context, chain string)
 }
 
 func norm(chain, addr string) string { return address.Canonical(chain, addr) }
@@ -88,27 +91,45 @@ func (h Handlers) Reorgs(ctx context.Context, batch []eventbus.Message[*eventsv1
 		if m.Tombstone || m.Msg.Chain == "" {
 			continue
 		}
-		hashes := func(bs []*eventsv1.Reorg_Block) []string {
-			out := make([]string, 0, len(bs))
-			for _, b := range bs {
-				if b.GetHash() != "" {
-					out = append(out, hash(b.Hash))
-				}
-			}
-			return out
-		}
-		res, err := h.W.ApplyReorg(ctx, m.Msg.Chain, hashes(m.Msg.Orphaned), hashes(m.Msg.Canonical))
+		res, err := h.W.ApplyReorg(ctx, m.Msg.Chain, lowestBlock(m.Msg), blockHashes(m.Msg.Orphaned), blockHashes(m.Msg.Canonical))
 		if err != nil {
 			return err
 		}
 		h.Log.Info("reorg applied", "chain", m.Msg.Chain, "observations_voided", res.Voided,
 			"observations_restored", res.Restored, "balances_recomputed", res.Keys)
-		if res.BeforeHorizon > 0 {
-			h.Log.Warn("reorg reaches observations older than the pruning horizon; its fallback saw only the kept ones (raise BALANCES_OBSERVATION_RETENTION above the deepest reorg)",
-				"chain", m.Msg.Chain, "observations_before_horizon", res.BeforeHorizon)
+		if res.BeforeHorizon > 0 || res.PastPruned {
+			h.Log.Warn("reorg reaches history the pruner thinned (older than the pruning horizon); its fallback saw only the kept observations (raise BALANCES_OBSERVATION_RETENTION above the deepest reorg, and keep the reorg consumer's lag below it)",
+				"chain", m.Msg.Chain, "observations_before_horizon", res.BeforeHorizon, "past_pruned_blocks", res.PastPruned,
+				"common_ancestor", m.Msg.CommonAncestorNumber)
+			if h.DeepReorg != nil {
+				h.DeepReorg(ctx, m.Msg.Chain)
+			}
 		}
 	}
 	return nil
+}
+
+// blockHashes are the canonical hashes of blocks.
+func blockHashes(bs []*eventsv1.Reorg_Block) []string {
+	out := make([]string, 0, len(bs))
+	for _, b := range bs {
+		if b.GetHash() != "" {
+			out = append(out, hash(b.Hash))
+		}
+	}
+	return out
+}
+
+// lowestBlock is the lowest number of the blocks a reorg orphans or makes canonical again (0:
+// none it names has one).
+func lowestBlock(r *eventsv1.Reorg) int64 {
+	var low uint64
+	for _, b := range append(append([]*eventsv1.Reorg_Block(nil), r.Orphaned...), r.Canonical...) {
+		if n := b.GetNumber(); b.GetHash() != "" && n > 0 && (low == 0 || n < low) {
+			low = n
+		}
+	}
+	return int64(min(low, math.MaxInt64))
 }
 
 // Tokens handles a batch of market.tokens.v1 (compacted; a tombstone deletes the pricing id).

@@ -1,9 +1,11 @@
 package events_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -59,5 +61,26 @@ func TestPrunerPassesReportsAndStops(t *testing.T) {
 	}
 	if len(got) != 2 || got[0] != 7 || got[1] != 2 {
 		t.Fatalf("reported %v, want [7 2]", got)
+	}
+}
+
+// A pass another replica's pass kept from running is logged at debug only, and counts nothing.
+func TestPrunerSkippedPassLogsDebug(t *testing.T) {
+	st := &passes{results: []store.PruneResult{{Skipped: true}}, errs: []error{nil}, asked: make(chan [2]int64, 8)}
+	var logs bytes.Buffer
+	reported := 0
+	p := events.Pruner{Store: st, Log: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Retention: time.Hour, Pages: 1, Interval: time.Millisecond, Pruned: func(context.Context, int64) { reported++ }}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- p.Run(ctx) }()
+	<-st.asked
+	<-st.asked // the skipped pass is logged before the next is asked
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(logs.String()); !strings.Contains(got, "level=DEBUG") || !strings.Contains(got, "skipped") || strings.Contains(got, "\n") || reported != 0 {
+		t.Fatalf("logged %q, reported %d; want one debug line and nothing reported", got, reported)
 	}
 }

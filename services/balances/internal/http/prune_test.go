@@ -23,7 +23,7 @@ func TestPruningChangesNoAnswer(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ev.st.ApplyReorg(ctx, "ethereum", []string{"0xh120"}, nil); err != nil {
+	if _, err := ev.st.ApplyReorg(ctx, "ethereum", 0, []string{"0xh120"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	paths := []string{

@@ -29,7 +29,7 @@ func TestClosedDaySurvivesHeldPathAndRelabel(t *testing.T) {
 		}
 	}
 	// Block 20 orphaned: the key falls back on day 1's reading.
-	must(s.ApplyReorg(ctx, "ethereum", []string{hashOf(20)}, nil))
+	must(s.ApplyReorg(ctx, "ethereum", 0, []string{hashOf(20)}, nil))
 	for _, c := range []struct{ what, got, want string }{
 		{"after reorg: a1 on day 1", snapshot(t, s, a1, "", "2026-03-01"), "5"},
 		{"after reorg: a1 on day 2", snapshot(t, s, a1, "", "2026-03-02"), "5"},
@@ -41,7 +41,7 @@ func TestClosedDaySurvivesHeldPathAndRelabel(t *testing.T) {
 			t.Errorf("%s = %s, want %s", c.what, c.got, c.want)
 		}
 	}
-	must(s.ApplyReorg(ctx, "ethereum", nil, []string{hashOf(20)}))
+	must(s.ApplyReorg(ctx, "ethereum", 0, nil, []string{hashOf(20)}))
 	// A relabel out of x takes all of a1 with it.
 	must(s.ApplyAttributions(ctx, []store.Attribution{{ChainType: "evm", Address: a1, Tombstone: true, Version: 2}}))
 	for _, day := range []string{"2026-03-01", "2026-03-02"} {
@@ -60,12 +60,12 @@ func TestClosedDaySurvivesRestore(t *testing.T) {
 	ctx := context.Background()
 	s := fresh(t)
 	must(s.WriteObservations(ctx, []store.Observation{obs(a1, "", 10, day0, "5")}))
-	must(s.ApplyReorg(ctx, "ethereum", []string{hashOf(20)}, nil))
+	must(s.ApplyReorg(ctx, "ethereum", 0, []string{hashOf(20)}, nil))
 	must(s.WriteObservations(ctx, []store.Observation{obs(a1, "", 20, day0.Add(24*time.Hour), "7")}))
 	if got := current(t, s, a1, ""); got != "5" {
 		t.Fatalf("void observation applied: current = %s", got)
 	}
-	must(s.ApplyReorg(ctx, "ethereum", nil, []string{hashOf(20)}))
+	must(s.ApplyReorg(ctx, "ethereum", 0, nil, []string{hashOf(20)}))
 	for _, c := range []struct{ what, got, want string }{
 		{"current", current(t, s, a1, ""), "7"},
 		{"a1 on day 1", snapshot(t, s, a1, "", "2026-03-01"), "5"},
@@ -90,7 +90,7 @@ func TestClosedDaySurvivesReorgOfWaitingBlock(t *testing.T) {
 		obs(a1, "", 30, day1.Add(time.Hour), "9"), obs(a2, "", 30, day1.Add(time.Hour), "4")}); err != nil {
 		t.Fatal(err)
 	}
-	must(s.ApplyReorg(ctx, "ethereum", []string{hashOf(20)}, nil))
+	must(s.ApplyReorg(ctx, "ethereum", 0, []string{hashOf(20)}, nil))
 	check := func(when string) {
 		t.Helper()
 		for _, c := range []struct{ what, got, want string }{

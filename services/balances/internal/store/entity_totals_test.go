@@ -63,7 +63,7 @@ func TestEntityTotalsEqualSummedAddresses(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("relabel")
-	if _, err := s.ApplyReorg(ctx, "ethereum", []string{hashOf(21), hashOf(30)}, nil); err != nil {
+	if _, err := s.ApplyReorg(ctx, "ethereum", 0, []string{hashOf(21), hashOf(30)}, nil); err != nil {
 		t.Fatal(err)
 	}
 	check("reorg")

@@ -33,7 +33,7 @@ func TestTopHoldersMatchCurrent(t *testing.T) {
 	must(s.WriteObservations(ctx, sells))
 	check("after the top sold")
 	// Block 200 is orphaned: the sales are taken back.
-	must(s.ApplyReorg(ctx, "ethereum", []string{hashOf(200)}, nil))
+	must(s.ApplyReorg(ctx, "ethereum", 0, []string{hashOf(200)}, nil))
 	check("after the reorg")
 }
 
@@ -89,9 +89,9 @@ func TestTopHoldersTrimAndRefill(t *testing.T) {
 	// One holder leaves entirely (a reorg orphans its only observation's block).
 	must(s.WriteObservations(ctx, []store.Observation{obs(holder(7000), tok, 300, day0.Add(2*time.Hour), "999999")}))
 	checkHolders(t, s, "after a new largest holder")
-	must(s.ApplyReorg(ctx, "ethereum", []string{hashOf(300)}, nil))
+	must(s.ApplyReorg(ctx, "ethereum", 0, []string{hashOf(300)}, nil))
 	checkHolders(t, s, "after its block is orphaned")
 	// Block 200 is orphaned: the sales are taken back.
-	must(s.ApplyReorg(ctx, "ethereum", []string{hashOf(200)}, nil))
+	must(s.ApplyReorg(ctx, "ethereum", 0, []string{hashOf(200)}, nil))
 	checkHolders(t, s, "after the sales are taken back")
 }

@@ -51,7 +51,7 @@ func TestAppendedObservationsApplyOnce(t *testing.T) {
 		t.Fatalf("current rows before the applier = %s, want 0", got)
 	}
 	// Block 31 is orphaned while its observation waits.
-	must(s.ApplyReorg(ctx, "ethereum", []string{hashOf(31)}, nil))
+	must(s.ApplyReorg(ctx, "ethereum", 0, []string{hashOf(31)}, nil))
 	if n := drain(t, s, 2); n != 7 { // nine appended, two of them (block 31, twice) void
 		t.Fatalf("applied non-void observations = %d, want 7", n)
 	}
@@ -73,7 +73,7 @@ func TestAppendedObservationsApplyOnce(t *testing.T) {
 		}
 	}
 	// The block becoming canonical again brings the appended observation back.
-	must(s.ApplyReorg(ctx, "ethereum", nil, []string{hashOf(31)}))
+	must(s.ApplyReorg(ctx, "ethereum", 0, nil, []string{hashOf(31)}))
 	if got := current(t, s, a2, ""); got != "9" {
 		t.Fatalf("a2 after restore = %s, want 9", got)
 	}

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -113,8 +114,125 @@ func BenchmarkPrune(b *testing.B) {
 		}
 		fmt.Printf("%-58s %10d %12.0f %10.2f\n", "baseline: unconditional DELETE of the same page ranges", deleted, float64(deleted)/baseTook.Seconds(), baseTook.Seconds())
 		b.ReportMetric(float64(res.Pruned)/took.Seconds(), "pruned/s")
+		benchPruneBusy(b, pages)
 	}
 }
+
+// benchBusyWorld stores, for each of keys busy keys, one reading an hour for ten days before the
+// horizon and rows readings after it (72 h at equal steps, one block each), in time order (a
+// page holds one reading of many keys), marks them applied and gives each key its current row.
+func benchBusyWorld(b *testing.B, s *store.Store, keys, rows int) int64 {
+	b.Helper()
+	ctx := context.Background()
+	var n int64
+	for _, sql := range []string{
+		`INSERT INTO balances.observations (chain, address, token, block_number, block_hash, block_time, balance)
+		 SELECT 'ethereum', '0x' || lpad(to_hex(k), 40, '0'), '', i, to_hex(i) || 'aa',
+		   CASE WHEN i < 240 THEN $3::timestamptz + i * interval '1 hour'
+		        ELSE $3::timestamptz + interval '240 hours' + (i - 240) * (interval '72 hours' / $2::int) END,
+		   i
+		 FROM generate_series(0, 239 + $2::int) i, generate_series(1, $1::int) k ORDER BY i, k`,
+		`UPDATE balances.apply_mark SET id = (SELECT max(id) FROM balances.observations)`,
+		`INSERT INTO balances.current (chain, address, token, block_number, block_hash, block_time, balance)
+		 SELECT DISTINCT ON (address) chain, address, token, block_number, block_hash, block_time, balance
+		 FROM balances.observations ORDER BY address, block_number DESC`,
+		`VACUUM ANALYZE balances.observations`,
+	} {
+		var args []any
+		if n == 0 {
+			args = []any{keys, rows, day0}
+		}
+		tag, err := s.Pool().Exec(ctx, sql, args...)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if n == 0 {
+			n = tag.RowsAffected()
+		}
+	}
+	return n
+}
+
+// benchPruneBusy prints a pass over a world of busy keys (BENCH_PRUNE_BUSY_KEYS, default 100,
+// each with BENCH_PRUNE_BUSY_ROWS, default 20,000, readings after the horizon) beside the same
+// pass with the previous statement (testdata/prune_observations_before.sql), whose probe from
+// each key's base read every reading after the horizon; the previous statement's pass is rolled
+// back and runs first.
+func benchPruneBusy(b *testing.B, pages int64) {
+	ctx := context.Background()
+	keys, rows := 100, 20000
+	if v, err := strconv.Atoi(os.Getenv("BENCH_PRUNE_BUSY_KEYS")); err == nil && v > 0 {
+		keys = v
+	}
+	if v, err := strconv.Atoi(os.Getenv("BENCH_PRUNE_BUSY_ROWS")); err == nil && v > 0 {
+		rows = v
+	}
+	before, err := os.ReadFile("testdata/prune_observations_before.sql")
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := fresh(b)
+	stored := benchBusyWorld(b, s, keys, rows)
+	must(s.PrunePass(ctx, 1000*time.Hour, pages)) // stores the horizon only
+	if _, err := s.Pool().Exec(ctx, `UPDATE balances.prune_horizon SET horizon = $1`, day0.Add(240*time.Hour)); err != nil {
+		b.Fatal(err)
+	}
+	total := must(s.PrunePagesForTest(ctx))
+	var prev rangeTimes
+	err = pgx.BeginFunc(ctx, s.Pool(), func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, store.QueryText("prune_settings")); err != nil {
+			return err
+		}
+		prev = timeRanges(total, pages, func(from int64) (int64, error) {
+			tag, err := tx.Exec(ctx, string(before), tid(from), tid(from+pages))
+			return tag.RowsAffected(), err
+		})
+		if prev.err != nil {
+			return prev.err
+		}
+		return errRollback
+	})
+	if !errors.Is(err, errRollback) {
+		b.Fatal(err)
+	}
+	now := timeRanges(total, pages, func(from int64) (int64, error) { return s.PruneRange(ctx, from, from+pages) })
+	if now.err != nil {
+		b.Fatal(now.err)
+	}
+	fmt.Printf("busy world: %d keys, 240 readings before the horizon and %d after each, %d observations on %d pages\n",
+		keys, rows, stored, total)
+	fmt.Printf("%-58s %10s %10s %14s\n", "", "pruned", "seconds", "slowest range")
+	fmt.Printf("%-58s %10d %10.2f %14.3f\n", "pruner: a pass", now.pruned, now.took.Seconds(), now.slowest.Seconds())
+	fmt.Printf("%-58s %10d %10.2f %14.3f\n", "baseline: previous statement (searched past each base)", prev.pruned, prev.took.Seconds(), prev.slowest.Seconds())
+}
+
+// rangeTimes is what a pass of page ranges took: in all, and its slowest range.
+type rangeTimes struct {
+	pruned        int64
+	took, slowest time.Duration
+	err           error
+}
+
+func timeRanges(total, pages int64, prune func(from int64) (int64, error)) rangeTimes {
+	var r rangeTimes
+	start := time.Now()
+	for from := int64(0); from < total; from += pages {
+		t0 := time.Now()
+		n, err := prune(from)
+		if err != nil {
+			r.err = err
+			return r
+		}
+		r.slowest = max(r.slowest, time.Since(t0))
+		r.pruned += n
+	}
+	r.took = time.Since(start)
+	return r
+}
+
+var errRollback = errors.New("rollback")
+
+func tid(p int64) pgtype.TID { return pgtype.TID{BlockNumber: uint32(p), Valid: true} }
 
 // explainPrune prints the plan of the pruning statement over the first range, with its settings.
 func explainPrune(b *testing.B, s *store.Store, pages uint32) {

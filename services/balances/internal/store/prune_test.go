@@ -57,7 +57,7 @@ func pruneWorld(t *testing.T, s *store.Store) {
 		obs(a4, "", 20, d(5, 0), "45"),
 	}))
 	must(s.WriteObservations(ctx, []store.Observation{obs(a1, "", 9, d(0, -1), "90")}))
-	must(s.ApplyReorg(ctx, "ethereum", []string{hashOf(14), hashOf(22)}, nil))
+	must(s.ApplyReorg(ctx, "ethereum", 0, []string{hashOf(14), hashOf(22)}, nil))
 }
 
 // pruneReorgs are reorgs after the pruning: every observation of a1, a2 and a4 after the horizon
@@ -66,9 +66,9 @@ func pruneWorld(t *testing.T, s *store.Store) {
 func pruneReorgs(t *testing.T, s *store.Store) []string {
 	t.Helper()
 	ctx := context.Background()
-	must(s.ApplyReorg(ctx, "ethereum", []string{hashOf(20), hashOf(21)}, nil))
+	must(s.ApplyReorg(ctx, "ethereum", 0, []string{hashOf(20), hashOf(21)}, nil))
 	out := []string{derived(t, s)}
-	must(s.ApplyReorg(ctx, "ethereum", nil, []string{hashOf(22)}))
+	must(s.ApplyReorg(ctx, "ethereum", 0, nil, []string{hashOf(22)}))
 	return append(out, derived(t, s))
 }
 
@@ -159,7 +159,7 @@ func TestPruneHorizonNeverMovesBack(t *testing.T) {
 		t.Fatalf("pruned %d with no horizon", n)
 	}
 	first := must(s.PrunePass(ctx, horizon, 1)).Horizons["ethereum"]
-	must(s.ApplyReorg(ctx, "ethereum", []string{hashOf(21)}, nil)) // chain time back to day 5
+	must(s.ApplyReorg(ctx, "ethereum", 0, []string{hashOf(21)}, nil)) // chain time back to day 5
 	res := must(s.PrunePass(ctx, horizon, 1))
 	if _, ok := res.Horizons["ethereum"]; !ok || !res.Horizons["ethereum"].Equal(first) {
 		t.Fatalf("horizon after the reorg = %v, want %s", res.Horizons, first)
@@ -199,9 +199,9 @@ func concurrentWorld(t *testing.T, s *store.Store, after func(day int)) {
 		}
 		switch day {
 		case 2:
-			must(s.ApplyReorg(ctx, "ethereum", []string{hashOf(201)}, nil))
+			must(s.ApplyReorg(ctx, "ethereum", 0, []string{hashOf(201)}, nil))
 		case 9:
-			must(s.ApplyReorg(ctx, "ethereum", []string{hashOf(902)}, nil))
+			must(s.ApplyReorg(ctx, "ethereum", 0, []string{hashOf(902)}, nil))
 		}
 		after(day)
 	}
@@ -286,7 +286,7 @@ func TestPruneReorgBeforeHorizonReported(t *testing.T) {
 	ctx := context.Background()
 	s := fresh(t)
 	pruneWorld(t, s)
-	if res := must(s.ApplyReorg(ctx, "ethereum", []string{hashOf(13)}, nil)); res.BeforeHorizon != 0 {
+	if res := must(s.ApplyReorg(ctx, "ethereum", 0, []string{hashOf(13)}, nil)); res.BeforeHorizon != 0 {
 		t.Fatalf("before any pruning: %+v", res)
 	}
 	unpruned := snapshot(t, s, a1, "", "2026-03-03")
@@ -294,11 +294,11 @@ func TestPruneReorgBeforeHorizonReported(t *testing.T) {
 	s = fresh(t)
 	pruneWorld(t, s)
 	must(s.PrunePass(ctx, horizon, 1))
-	if res := must(s.ApplyReorg(ctx, "ethereum", []string{hashOf(21)}, nil)); res.BeforeHorizon != 0 || res.Voided != 1 {
+	if res := must(s.ApplyReorg(ctx, "ethereum", 21, []string{hashOf(21)}, nil)); res.BeforeHorizon != 0 || res.PastPruned || res.Voided != 1 {
 		t.Fatalf("reorg after the horizon: %+v", res)
 	}
-	res := must(s.ApplyReorg(ctx, "ethereum", []string{hashOf(13)}, nil))
-	if res.BeforeHorizon != 1 || res.Voided != 1 {
+	res := must(s.ApplyReorg(ctx, "ethereum", 13, []string{hashOf(13)}, nil))
+	if res.BeforeHorizon != 1 || !res.PastPruned || res.Voided != 1 {
 		t.Fatalf("reorg before the horizon: %+v, want one observation before it", res)
 	}
 	if got := snapshot(t, s, a1, "", "2026-03-03"); unpruned != "120" || got != "110" {
@@ -338,5 +338,172 @@ func TestPruneLeavesUnappliedObservations(t *testing.T) {
 	drain(t, s, 100)
 	if res := must(s.PrunePass(ctx, horizon, 1)); res.Pruned != 2 || kept(t, s) != pruned {
 		t.Fatalf("after the applier: pruned %d, kept\n%s\nwant\n%s", res.Pruned, kept(t, s), pruned)
+	}
+}
+
+// Block time may go back (a bitcoin block may be stamped up to about 2 h before its parent): a1's
+// block 11 is stamped just after the horizon and block 12 just before it. Block 10 stays (its
+// successor, 11, is after the horizon), so a reorg of block 11 (within the retention by its
+// time) falls back to it as without pruning.
+func TestPruneBlockTimeGoingBack(t *testing.T) {
+	ctx := context.Background()
+	d := func(days, hours int) time.Time { return day0.Add(time.Duration(days*24+hours) * time.Hour) }
+	world := func(s *store.Store) {
+		must(s.WriteObservations(ctx, []store.Observation{obs(a1, "", 9, d(0, -1), "90"), obs(a1, "", 10, d(0, 0), "100"),
+			obs(a1, "", 11, d(3, 1), "110"), obs(a1, "", 12, d(2, 23), "120"), obs(a1, "", 20, d(6, 0), "200")}))
+	}
+	reorg := func(s *store.Store) string {
+		must(s.ApplyReorg(ctx, "ethereum", 0, []string{hashOf(11), hashOf(12), hashOf(20)}, nil))
+		return derived(t, s)
+	}
+	s := fresh(t)
+	world(s)
+	unpruned := reorg(s)
+
+	s = fresh(t)
+	world(s)
+	if res := must(s.PrunePass(ctx, horizon, 1)); res.Pruned != 1 {
+		t.Errorf("pruned %d, want 1 (block 9)", res.Pruned)
+	}
+	want := strings.Join([]string{"11 - 10 " + hashOf(10), "11 - 11 " + hashOf(11), "11 - 12 " + hashOf(12), "11 - 20 " + hashOf(20)}, "\n")
+	if got := kept(t, s); got != want {
+		t.Fatalf("kept after pruning:\n%s\nwant\n%s", got, want)
+	}
+	if got := reorg(s); got != unpruned {
+		t.Fatalf("reorg of block 11 after pruning:\n%s\nwithout pruning:\n%s", got, unpruned)
+	}
+	if got := current(t, s, a1, ""); got != "100" {
+		t.Fatalf("a1 fell back to %s, want 100", got)
+	}
+}
+
+// pruneClaims counts the sessions holding or waiting for the pruning pass's claim
+// (prune_lock.sql) in the test's database.
+const pruneClaims = `SELECT count(*)::text FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 2
+	AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) AND classid = 'balances.prune_horizon'::regclass`
+
+// One pass runs at a time: while a pass is held up (the test locks prune_horizon's row, which
+// the pass's horizon update waits for), a second pass, as another replica runs it, does nothing
+// and says so; the first then prunes as alone, and a pass after it runs again.
+func TestPruneOnePassAtATime(t *testing.T) {
+	ctx := context.Background()
+	s := fresh(t)
+	pruneWorld(t, s)
+	must(s.PrunePass(ctx, 1000*time.Hour, 1)) // a horizon row (nothing that old) to lock
+	all := kept(t, s)
+	hold := must(s.Pool().Begin(ctx))
+	defer hold.Rollback(ctx)
+	if _, err := hold.Exec(ctx, `SELECT 1 FROM balances.prune_horizon FOR UPDATE`); err != nil {
+		t.Fatal(err)
+	}
+	type pass struct {
+		res store.PruneResult
+		err error
+	}
+	first := make(chan pass)
+	go func() {
+		res, err := s.PrunePass(ctx, horizon, 1)
+		first <- pass{res, err}
+	}()
+	for state(t, s, pruneClaims+` AND granted`) != "1" {
+		time.Sleep(10 * time.Millisecond)
+	}
+	other := store.New(s.Pool())
+	// Without the claim this pass would wait for the test's row lock: the guard turns that into
+	// a failure instead of a hang.
+	guard, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	res, err := other.PrunePass(guard, horizon, 1)
+	if err != nil || !res.Skipped || res.Pruned != 0 || res.Batches != 0 {
+		t.Fatalf("second pass beside the first: %+v, %v; want skipped", res, err)
+	}
+	if got := kept(t, s); got != all {
+		t.Fatalf("the skipped pass deleted:\n%s\nwant\n%s", got, all)
+	}
+	if err := hold.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if p := <-first; p.err != nil || p.res.Skipped || p.res.Pruned != 9 {
+		t.Fatalf("first pass: %+v, %v; want 9 pruned", p.res, p.err)
+	}
+	if res := must(other.PrunePass(ctx, horizon, 1)); res.Skipped || res.Batches == 0 || res.Pruned != 0 {
+		t.Fatalf("a pass after the first: %+v, want a run that prunes nothing", res)
+	}
+	if got := state(t, s, pruneClaims); got != "0" {
+		t.Fatalf("%s advisory locks left after the passes", got)
+	}
+}
+
+// A range that fails does not stop the pass: with the delete of one row of the first page
+// refused (a trigger), the pass reports the failure and prunes every other page as a pass
+// without it does; once the trigger is gone, the next pass prunes the first page's rows too.
+func TestPruneRangeFailureGoesOn(t *testing.T) {
+	ctx := context.Background()
+	world := func() *store.Store {
+		s := fresh(t)
+		concurrentWorld(t, s, func(int) {})
+		return s
+	}
+	s := world()
+	must(s.PrunePass(ctx, 24*time.Hour, 2))
+	want := kept(t, s)
+
+	s = world()
+	for _, sql := range []string{
+		`CREATE FUNCTION balances.refuse_delete() RETURNS trigger LANGUAGE plpgsql AS $$
+		 BEGIN RAISE EXCEPTION 'refused by the test'; END $$`,
+		`CREATE TRIGGER refuse_delete BEFORE DELETE ON balances.observations FOR EACH ROW
+		 WHEN (OLD.ctid < '(1,0)'::tid AND OLD.block_number = 0) EXECUTE FUNCTION balances.refuse_delete()`,
+	} {
+		if _, err := s.Pool().Exec(ctx, sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		_, _ = s.Pool().Exec(ctx, `DROP TRIGGER IF EXISTS refuse_delete ON balances.observations; DROP FUNCTION IF EXISTS balances.refuse_delete()`)
+	})
+	res, err := s.PrunePass(ctx, 24*time.Hour, 2)
+	if err == nil || !strings.Contains(err.Error(), "refused by the test") || !strings.Contains(err.Error(), fmt.Sprintf("1 of %d page ranges failed", res.Batches)) {
+		t.Fatalf("pass with a refused row: %v", err)
+	}
+	if res.Failed != 1 || res.Batches < 3 || res.Pruned == 0 {
+		t.Fatalf("pass with a refused row: %+v, want one range failed and the others pruned", res)
+	}
+	if _, err := s.Pool().Exec(ctx, `DROP TRIGGER refuse_delete ON balances.observations`); err != nil {
+		t.Fatal(err)
+	}
+	again := must(s.PrunePass(ctx, 24*time.Hour, 2))
+	if again.Failed != 0 || again.Pruned == 0 || kept(t, s) != want {
+		t.Fatalf("pass after the trigger: %+v, kept\n%s\nwant\n%s", again, kept(t, s), want)
+	}
+}
+
+// A reorg of a block whose observations were all pruned finds no row to count, and is still told
+// it reached pruned history: its lowest block is at or below the newest block the pruner deleted
+// (a1's blocks 10 and 11 go, 12 is its base). A reorg after it is not, nor the same reorg
+// delivered again (it changes nothing).
+func TestPruneReorgOfPrunedBlockReported(t *testing.T) {
+	ctx := context.Background()
+	s := fresh(t)
+	d := func(days int) time.Time { return day0.AddDate(0, 0, days) }
+	must(s.WriteObservations(ctx, []store.Observation{obs(a1, "", 10, d(0), "100"), obs(a1, "", 11, d(1), "110"),
+		obs(a1, "", 12, d(2), "120"), obs(a1, "", 20, d(6), "200")}))
+	if res := must(s.PrunePass(ctx, horizon, 1)); res.Pruned != 2 {
+		t.Fatalf("pruned %d, want 2", res.Pruned)
+	}
+	if got := state(t, s, `SELECT pruned_block::text FROM balances.prune_horizon WHERE chain = 'ethereum'`); got != "11" {
+		t.Fatalf("pruned_block = %s, want 11", got)
+	}
+	if res := must(s.ApplyReorg(ctx, "ethereum", 11, []string{hashOf(11)}, nil)); res != (store.ReorgResult{PastPruned: true}) {
+		t.Fatalf("reorg of the pruned block 11: %+v, want only PastPruned", res)
+	}
+	if res := must(s.ApplyReorg(ctx, "ethereum", 11, []string{hashOf(11)}, nil)); res.PastPruned {
+		t.Fatalf("the same reorg again: %+v", res)
+	}
+	if res := must(s.ApplyReorg(ctx, "ethereum", 12, []string{hashOf(13)}, nil)); res.PastPruned || res.BeforeHorizon != 0 {
+		t.Fatalf("a reorg above the pruned blocks: %+v", res)
+	}
+	if res := must(s.ApplyReorg(ctx, "ethereum", 20, []string{hashOf(20)}, nil)); res.PastPruned || res.Voided != 1 {
+		t.Fatalf("a reorg within the retention: %+v", res)
 	}
 }

@@ -17,20 +17,24 @@ type ReorgResult struct {
 	// snapshots see only the observations kept there (each key's base), not the ones deleted.
 	// The retention (BALANCES_OBSERVATION_RETENTION) must exceed the deepest reorg.
 	BeforeHorizon int
+	// PastPruned is set when the lowest block the reorg changes is at or below the newest block
+	// the pruner deleted an observation of on the chain: the reorg reaches pruned history even
+	// where the pruner left no row of its blocks to count in BeforeHorizon.
+	PastPruned bool
 }
 
 // ApplyReorg voids the observations of the orphaned block hashes (remembered in
 // orphaned_blocks), takes back those of blocks that are canonical again, and rebuilds every
-// touched balance and snapshot from the newest surviving observations. Applying the same reorg twice changes nothing the second time.
-func (s *Store) ApplyReorg(ctx context.Context, chain string, orphaned, canonical []string) (ReorgResult, error) {
+// touched balance and snapshot from the newest surviving observations. from is the lowest block
+// number the reorg changes (0: unknown), compared with what the pruner deleted. Applying the
+// same reorg twice changes nothing the second time.
+func (s *Store) ApplyReorg(ctx context.Context, chain string, from int64, orphaned, canonical []string) (ReorgResult, error) {
 	var res ReorgResult
 	err := s.write(ctx, "apply reorg", func(tx pgx.Tx) error {
 		res = ReorgResult{}
 		plans := map[Key]*plan{}
-		var horizon time.Time
-		if err := tx.QueryRow(ctx, q("read_prune_horizon"), chain).Scan(&horizon); err != nil && !errors.Is(err, pgx.ErrNoRows) {
-			return err
-		}
+		var times []time.Time
+		changedAny := false
 		for _, step := range []struct {
 			stmt   string
 			hashes []string
@@ -46,7 +50,16 @@ func (s *Store) ApplyReorg(ctx context.Context, chain string, orphaned, canonica
 			if len(changed) == 0 {
 				continue
 			}
-			if err := addBlockKeys(ctx, tx, chain, changed, plans, step.n, horizon, &res.BeforeHorizon); err != nil {
+			changedAny = true
+			if err := addBlockKeys(ctx, tx, chain, changed, plans, step.n, &times); err != nil {
+				return err
+			}
+		}
+		// Read after the blocks' rows: a pruning statement that deleted some of them before
+		// block_keys read them has raised pruned_block by now. A reorg applied before (nothing
+		// changed) was counted then.
+		if changedAny {
+			if err := pastHorizon(ctx, tx, chain, from, times, &res); err != nil {
 				return err
 			}
 		}
@@ -97,8 +110,8 @@ func blockHashes(ctx context.Context, tx pgx.Tx, stmt, chain string, hashes []st
 }
 
 // addBlockKeys adds to plans the keys the observations of blocks touch, from the oldest day
-// they touch, counts those observations in n and those older than horizon (zero: none) in before.
-func addBlockKeys(ctx context.Context, tx pgx.Tx, chain string, hashes []string, plans map[Key]*plan, n *int, horizon time.Time, before *int) error {
+// they touch, counts those observations in n and appends their block times to times.
+func addBlockKeys(ctx context.Context, tx pgx.Tx, chain string, hashes []string, plans map[Key]*plan, n *int, times *[]time.Time) error {
 	rows, err := tx.Query(ctx, q("block_keys"), chain, hashes)
 	if err != nil {
 		return err
@@ -112,9 +125,7 @@ func addBlockKeys(ctx context.Context, tx pgx.Tx, chain string, hashes []string,
 		}
 		k.Chain = chain
 		*n++
-		if t.Before(horizon) {
-			*before++
-		}
+		*times = append(*times, t)
 		if p := plans[k]; p == nil {
 			plans[k] = &plan{since: Day(t)}
 		} else if Day(t).Before(p.since) {
@@ -122,6 +133,26 @@ func addBlockKeys(ctx context.Context, tx pgx.Tx, chain string, hashes []string,
 		}
 	}
 	return rows.Err()
+}
+
+// pastHorizon sets res.BeforeHorizon (the times before chain's pruning horizon) and
+// res.PastPruned (from at or below the newest block pruned); a chain never pruned has neither.
+func pastHorizon(ctx context.Context, tx pgx.Tx, chain string, from int64, times []time.Time, res *ReorgResult) error {
+	var horizon time.Time
+	var pruned int64
+	if err := tx.QueryRow(ctx, q("read_prune_horizon"), chain).Scan(&horizon, &pruned); err != nil {
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		return err
+	}
+	for _, t := range times {
+		if t.Before(horizon) {
+			res.BeforeHorizon++
+		}
+	}
+	res.PastPruned = from > 0 && from <= pruned
+	return nil
 }
 
 // planTokens is the (chain, token) of keys, each once.

@@ -135,7 +135,7 @@ func TestReorgFallsBackAndRestores(t *testing.T) {
 	s := fresh(t)
 	must(s.WriteObservations(ctx, []store.Observation{obs(a1, "", 10, day0, "100"), obs(a1, "", 11, day0.Add(24*time.Hour), "300")}))
 	must(s.ApplyAttributions(ctx, []store.Attribution{{ChainType: "evm", Address: a1, Entity: &store.Entity{ID: "x", Name: "X", Type: "cex"}, Version: 1}}))
-	res := must(s.ApplyReorg(ctx, "ethereum", []string{hashOf(11)}, nil))
+	res := must(s.ApplyReorg(ctx, "ethereum", 0, []string{hashOf(11)}, nil))
 	if res.Voided != 1 || res.Keys != 1 {
 		t.Fatalf("reorg = %+v", res)
 	}
@@ -149,7 +149,7 @@ func TestReorgFallsBackAndRestores(t *testing.T) {
 		t.Fatalf("entity current = %s, want 100", got)
 	}
 	// Twice is once.
-	if res := must(s.ApplyReorg(ctx, "ethereum", []string{hashOf(11)}, nil)); res.Voided != 0 {
+	if res := must(s.ApplyReorg(ctx, "ethereum", 0, []string{hashOf(11)}, nil)); res.Voided != 0 {
 		t.Fatalf("second reorg voided %d", res.Voided)
 	}
 	// A late observation of the orphaned block stays void.
@@ -157,7 +157,7 @@ func TestReorgFallsBackAndRestores(t *testing.T) {
 	if got := current(t, s, a1, ""); got != "100" {
 		t.Fatalf("orphaned observation applied: %s", got)
 	}
-	must(s.ApplyReorg(ctx, "ethereum", nil, []string{hashOf(11)}))
+	must(s.ApplyReorg(ctx, "ethereum", 0, nil, []string{hashOf(11)}))
 	if got := current(t, s, a1, ""); got != "300" {
 		t.Fatalf("after restore current = %s, want 300", got)
 	}
@@ -274,7 +274,7 @@ func TestUnheldSnapshotsAcrossDays(t *testing.T) {
 	if got := current(t, s, a1, ""); got != "45" {
 		t.Fatalf("current = %s, want 45", got)
 	}
-	must(s.ApplyReorg(ctx, "ethereum", []string{hashOf(21)}, nil))
+	must(s.ApplyReorg(ctx, "ethereum", 0, []string{hashOf(21)}, nil))
 	for d, w := range map[string]string{"2026-03-03": "30", "2026-03-04": "40"} {
 		if got := snapshot(t, s, a1, "", d); got != w {
 			t.Errorf("after reorg: snapshot on %s = %s, want %s", d, got, w)
