@@ -31,7 +31,9 @@ type closedUntil func(ctx context.Context) (map[string]time.Time, error)
 // transaction.
 var closeBuckets = []float64{0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300}
 
-func newMetrics(ctx context.Context, m metric.Meter, closed closedUntil, now func() time.Time) (*metrics, error) {
+// newMetrics creates the metrics; with prices (a price API is polled) the poll counters are
+// exported from the start at 0, without them not at all.
+func newMetrics(ctx context.Context, m metric.Meter, closed closedUntil, now func() time.Time, prices bool) (*metrics, error) {
 	var x metrics
 	var errs [7]error
 	x.closeRows, errs[0] = m.Int64Counter("token_analytics.close.rows",
@@ -74,9 +76,11 @@ func newMetrics(ctx context.Context, m metric.Meter, closed closedUntil, now fun
 	// failure.
 	x.closeRows.Add(ctx, 0)
 	x.closeFailures.Add(ctx, 0)
-	x.throttled.Add(ctx, 0)
-	x.polls.Add(ctx, 0, metric.WithAttributes(attribute.String("result", "ok")))
-	x.polls.Add(ctx, 0, metric.WithAttributes(attribute.String("result", "failed")))
+	if prices {
+		x.throttled.Add(ctx, 0)
+		x.polls.Add(ctx, 0, metric.WithAttributes(attribute.String("result", "ok")))
+		x.polls.Add(ctx, 0, metric.WithAttributes(attribute.String("result", "failed")))
+	}
 	return &x, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -43,7 +44,7 @@ func TestMetricsAsExported(t *testing.T) {
 	now := time.Date(2026, 1, 10, 12, 30, 0, 0, time.UTC)
 	until := map[string]time.Time{"ethereum": now.Add(-2 * time.Hour).Truncate(time.Hour)}
 	mx, err := newMetrics(ctx, tel.Meter(), func(context.Context) (map[string]time.Time, error) { return until, nil },
-		func() time.Time { return now })
+		func() time.Time { return now }, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,6 +79,23 @@ func TestMetricsAsExported(t *testing.T) {
 	})
 	if scrape().Names()["token_analytics_price_quote_age_seconds"] {
 		t.Error("a quote age before any quote was stored")
+	}
+	// Without a price API, no price metric at all.
+	other, err := telemetry.Setup(ctx, Name, telemetry.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := newMetrics(ctx, other.Meter(), func(context.Context) (map[string]time.Time, error) { return nil, nil }, time.Now, false); err != nil {
+		t.Fatal(err)
+	}
+	mfs, err := other.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if strings.HasPrefix(mf.GetName(), "token_analytics_price_") {
+			t.Errorf("without a price API: %s exported", mf.GetName())
+		}
 	}
 
 	mx.closed(ctx, store.Closed{}, nil, time.Millisecond) // nothing due: no duration

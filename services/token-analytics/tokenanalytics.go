@@ -166,7 +166,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	if cfg.FlowRetention > 0 {
 		s.Add(pruneLoop(st, cfg.FlowPruneInterval, s.Log))
 	}
-	mx, err := newMetrics(ctx, s.Tel.Meter(), st.ClosedUntil, time.Now)
+	mx, err := newMetrics(ctx, s.Tel.Meter(), st.ClosedUntil, time.Now, cfg.PriceAPIURL != "")
 	if err != nil {
 		return err
 	}
