@@ -3,6 +3,7 @@ package events_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"testing"
@@ -46,5 +47,38 @@ func TestBacklogJobRemainingIsTheBacklog(t *testing.T) {
 		if steps[i] != want[i] {
 			t.Errorf("tick %d: (done, total, remaining) = %v, want %v", i, steps[i], want[i])
 		}
+	}
+}
+
+// rounds answers the applier's rounds in turn, then ends the test's context.
+type rounds struct {
+	taken  []int
+	errs   []error
+	cancel context.CancelFunc
+}
+
+func (r *rounds) ApplyPending(ctx context.Context, limit int) (int, int, error) {
+	if len(r.taken) == 0 {
+		r.cancel()
+		return 0, 0, ctx.Err()
+	}
+	n, err := r.taken[0], r.errs[0]
+	r.taken, r.errs = r.taken[1:], r.errs[1:]
+	return n, n, err
+}
+
+// The applier tells the job what each round took; a failed round took nothing (its
+// observations stay past the mark).
+func TestApplierReportsRoundsTaken(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	st := &rounds{taken: []int{4, 2, 4, 0}, errs: []error{nil, nil, errors.New("deadlock"), nil}, cancel: cancel}
+	var got []int
+	a := events.Applier{Store: st, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Batch: 4, Applied: func(n int) { got = append(got, n) }}
+	if err := a.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got) != "[4 2 0]" {
+		t.Errorf("rounds reported %v, want [4 2 0]", got)
 	}
 }
