@@ -9,6 +9,7 @@ import (
 	"github.com/chainintel/chainintel/libs/chains"
 	"github.com/chainintel/chainintel/libs/eventbus"
 	"github.com/chainintel/chainintel/libs/lifecycle"
+	"github.com/chainintel/chainintel/libs/progress"
 	"github.com/chainintel/chainintel/libs/service"
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
 	"github.com/chainintel/chainintel/services/balances/internal/app"
@@ -86,6 +87,11 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	if err != nil {
 		return err
 	}
+	// Each served chain's series exists from the start at 0, so an alert on any increase sees
+	// the first reorg past the retention.
+	for _, c := range cs.Chains() {
+		deep.Add(ctx, 0, metric.WithAttributes(attribute.String("chain", c.Name)))
+	}
 	h := events.Handlers{W: st, Log: s.Log, DeepReorg: func(ctx context.Context, chain string) {
 		deep.Add(ctx, 1, metric.WithAttributes(attribute.String("chain", chain)))
 	}}
@@ -95,8 +101,13 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	service.Consume(s, cfg.Kafka, eventsv1.TopicAttributions, func() *eventsv1.Attribution { return new(eventsv1.Attribution) }, h.Attributions, batch)
 	service.Consume(s, cfg.Kafka, eventsv1.TopicBalances, func() *eventsv1.BalanceObservation { return new(eventsv1.BalanceObservation) }, h.Balances, batch)
 	service.Consume(s, cfg.Kafka, eventsv1.TopicReorgs, func() *eventsv1.Reorg { return new(eventsv1.Reorg) }, h.Reorgs)
-	ap := events.Applier{Store: st, Log: s.Log, Batch: cfg.ApplyBatch, Idle: cfg.ApplyIdle, Retry: time.Second}
+	// The backlog as a job: remaining is the observations past the mark, the ETA the time to
+	// apply them at the current rate (progress_eta_seconds{task="balances.apply"}).
+	job := &events.BacklogJob{Backlog: st.Backlog, Log: s.Log,
+		Progress: progress.New(progress.Options{Job: "balances.apply", Unit: "observations", Log: s.Log, Meter: s.Tel.Meter()})}
+	ap := events.Applier{Store: st, Log: s.Log, Batch: cfg.ApplyBatch, Idle: cfg.ApplyIdle, Retry: time.Second, Applied: job.Applied}
 	s.Add(lifecycle.Part{Name: "observations applier", Run: ap.Run})
+	s.Add(lifecycle.Part{Name: "applier progress", Run: job.Run})
 	if err := backlogGauge(s.Tel.Meter(), st); err != nil {
 		return err
 	}
@@ -106,6 +117,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		if err != nil {
 			return err
 		}
+		pruned.Add(ctx, 0) // exported before the first pass deletes anything
 		pr := events.Pruner{Store: st, Log: s.Log, Retention: cfg.ObservationRetention, Pages: cfg.PrunePages, Interval: cfg.PruneInterval,
 			Jitter: cfg.PruneInterval / 10, Pruned: func(ctx context.Context, n int64) { pruned.Add(ctx, n) }}
 		s.Add(lifecycle.Part{Name: "observations pruner", Run: pr.Run})

@@ -166,12 +166,17 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	if cfg.FlowRetention > 0 {
 		s.Add(pruneLoop(st, cfg.FlowPruneInterval, s.Log))
 	}
-	s.Add(closeLoop(st, cfg.FlowCloseInterval, s.Log))
+	mx, err := newMetrics(ctx, s.Tel.Meter(), st.ClosedUntil, time.Now, cfg.PriceAPIURL != "")
+	if err != nil {
+		return err
+	}
+	s.Add(closeLoop(st, cfg.FlowCloseInterval, s.Log, mx))
 	if cfg.PriceAPIURL != "" {
 		api := source.NewClient(source.ClientOptions{BaseURL: cfg.PriceAPIURL, APIKey: cfg.PriceAPIKey, KeyHeader: cfg.PriceAPIKeyHeader,
-			RequestsPerMinute: cfg.PriceRequestsPerMinute, Logger: s.Log, HTTP: httpxClient()})
+			RequestsPerMinute: cfg.PriceRequestsPerMinute, Logger: s.Log, HTTP: httpxClient(), Throttled: mx.throttledOnce})
 		p := source.NewPoller(api, st, source.PollerOptions{Interval: cfg.PricePollInterval, History: cfg.PriceHistory,
-			MaxIDs: cfg.PriceMaxIDs, Chains: cfg.Chains, Stablecoins: cfg.Stablecoins, Logger: s.Log})
+			MaxIDs: cfg.PriceMaxIDs, Chains: cfg.Chains, Stablecoins: cfg.Stablecoins, Logger: s.Log,
+			Polled: mx.polled, Quoted: mx.quoted})
 		s.Add(lifecycle.Part{Name: "price poller", Run: p.Run})
 	}
 	o := app.Options{Chains: cfg.Chains, Native: native(cfg), TopRefresh: cfg.TopRefresh, Logger: s.Log}
@@ -211,11 +216,16 @@ func pruneLoop(st *store.Store, every time.Duration, log *slog.Logger) lifecycle
 }
 
 // closeLoop closes the flow hours no transfer is expected in any more every interval (at start
-// too), so top_flow and class changes read per transfer only the hours still open.
-func closeLoop(st *store.Store, every time.Duration, log *slog.Logger) lifecycle.Part {
+// too), so top_flow and class changes read per transfer only the hours still open, and records
+// each run in mx.
+func closeLoop(st *store.Store, every time.Duration, log *slog.Logger, mx *metrics) lifecycle.Part {
 	return lifecycle.Part{Name: "flow hour close", Run: func(ctx context.Context) error {
 		for {
+			start := time.Now()
 			c, err := st.CloseHours(ctx)
+			if ctx.Err() == nil {
+				mx.closed(ctx, c, err, time.Since(start))
+			}
 			switch {
 			case err != nil && ctx.Err() == nil:
 				log.WarnContext(ctx, "closing flow hours failed", "error", err)

@@ -23,6 +23,8 @@ type Applier struct {
 	Idle time.Duration
 	// Retry is the wait after a round that failed (its observations stay past the mark).
 	Retry time.Duration
+	// Applied, if set, is told how many observations each round took (the progress job).
+	Applied func(n int)
 }
 
 // Run applies appended observations until ctx ends.
@@ -31,6 +33,9 @@ func (a Applier) Run(ctx context.Context) error {
 		taken, _, err := a.Store.ApplyPending(ctx, a.Batch)
 		if ctx.Err() != nil {
 			return nil
+		}
+		if err == nil && a.Applied != nil {
+			a.Applied(taken)
 		}
 		wait := a.Idle
 		switch {

@@ -31,6 +31,8 @@ type ClientOptions struct {
 	MinBackoff, MaxBackoff time.Duration
 	HTTP                   *http.Client
 	Logger                 *slog.Logger
+	// Throttled, if set, is told of every 429 answer (each is retried).
+	Throttled func(ctx context.Context)
 }
 
 // Client calls a CoinGecko-compatible API within its rate limit. It is safe for concurrent use.
@@ -120,6 +122,9 @@ func (c *Client) once(ctx context.Context, path string, q url.Values, out any) (
 		return 0, nil
 	case resp.StatusCode == http.StatusTooManyRequests:
 		_, _ = io.Copy(io.Discard, body)
+		if c.o.Throttled != nil {
+			c.o.Throttled(ctx)
+		}
 		secs, _ := strconv.Atoi(resp.Header.Get("Retry-After"))
 		return time.Duration(secs) * time.Second, errors.New("429 too many requests")
 	case resp.StatusCode >= 500:

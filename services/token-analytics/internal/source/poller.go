@@ -27,6 +27,11 @@ type PollerOptions struct {
 	Stablecoins []string
 	Now         func() time.Time
 	Logger      *slog.Logger
+	// Polled, if set, is told how each cycle ended (nil: every polled id is current); a cycle
+	// its context ended is not told.
+	Polled func(ctx context.Context, err error)
+	// Quoted, if set, is told the newest quote time each cycle stored.
+	Quoted func(t time.Time)
 }
 
 // Poller keeps the registry's quotes and every polled pricing id's hourly and daily history
@@ -64,8 +69,12 @@ func NewPoller(api *Client, st PriceStore, o PollerOptions) *Poller {
 // where the stored history ends.
 func (p *Poller) Run(ctx context.Context) error {
 	for {
-		if err := p.Cycle(ctx); err != nil && ctx.Err() == nil {
+		err := p.Cycle(ctx)
+		if err != nil && ctx.Err() == nil {
 			p.o.Logger.WarnContext(ctx, "price poll failed; the next cycle resumes", "error", err)
+		}
+		if p.o.Polled != nil && ctx.Err() == nil {
+			p.o.Polled(ctx, err)
 		}
 		select {
 		case <-ctx.Done():
@@ -126,8 +135,13 @@ func (p *Poller) quotes(ctx context.Context, ids []string) error {
 	if err := p.st.UpsertTokens(ctx, Flag(us, p.o.Stablecoins)); err != nil {
 		return err
 	}
-	_, err = p.st.AddPrices(ctx, ticks)
-	return err
+	if _, err := p.st.AddPrices(ctx, ticks); err != nil {
+		return err
+	}
+	if p.o.Quoted != nil && len(ticks) > 0 {
+		p.o.Quoted(slices.MaxFunc(ticks, func(a, b app.PricePoint) int { return a.Time.Compare(b.Time) }).Time)
+	}
+	return nil
 }
 
 // History fetches id's hourly points (and the daily ones, the 00:00 hour's) after its newest

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"math/rand/v2"
@@ -160,6 +161,8 @@ type fakeAPI struct {
 	price    func(id string, ms int64) float64
 	requests int
 	failures int
+	// throttled counts the 429 answers.
+	throttled int
 }
 
 func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -173,6 +176,9 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mu.Unlock()
 	if fail {
 		if kind == 0 {
+			f.mu.Lock()
+			f.throttled++
+			f.mu.Unlock()
 			w.Header().Set("Retry-After", "0")
 			w.WriteHeader(http.StatusTooManyRequests)
 			return
@@ -229,9 +235,12 @@ func TestPollerAgainstFlakyAPI(t *testing.T) {
 	clock := time.Date(2026, 1, 10, 12, 30, 0, 0, time.UTC)
 	start := clock.Truncate(time.Hour).Add(-200 * 24 * time.Hour)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	var throttled int
+	var newestQuote time.Time
 	client := NewClient(ClientOptions{BaseURL: srv.URL + "/api/v3", RequestsPerMinute: 1e6, MaxAttempts: 3,
-		MinBackoff: time.Millisecond, MaxBackoff: time.Millisecond, Logger: quiet})
-	p := NewPoller(client, st, PollerOptions{History: 200 * 24 * time.Hour, Now: func() time.Time { return clock }, Logger: quiet})
+		MinBackoff: time.Millisecond, MaxBackoff: time.Millisecond, Logger: quiet, Throttled: func(context.Context) { throttled++ }})
+	p := NewPoller(client, st, PollerOptions{History: 200 * 24 * time.Hour, Now: func() time.Time { return clock }, Logger: quiet,
+		Quoted: func(t time.Time) { newestQuote = t }})
 	// Cycles fail part-way (three failures in a row end one); each resumes where the stored
 	// history ends. The clock moves on between cycles, so later cycles ask for new hours too.
 	for i := 0; i < 60; i++ {
@@ -248,6 +257,13 @@ func TestPollerAgainstFlakyAPI(t *testing.T) {
 	}
 	if api.failures == 0 {
 		t.Fatal("the fake API never failed")
+	}
+	// Every 429 was reported (the metric), and the quotes' time (the fake's last_updated).
+	if throttled == 0 || throttled != api.throttled {
+		t.Errorf("reported %d 429s, the API answered %d", throttled, api.throttled)
+	}
+	if want := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC); !newestQuote.Equal(want) {
+		t.Errorf("newest quote reported %s, want %s", newestQuote, want)
 	}
 	end := clock.Truncate(time.Hour)
 	wantDays := 0
@@ -284,5 +300,43 @@ func TestPollerAgainstFlakyAPI(t *testing.T) {
 	ts, err := st.Tokens(ctx, []string{"coin-a"}, nil)
 	if err != nil || len(ts) != 1 || ts[0].Price == nil || *ts[0].Price != 2.5 || *ts[0].MarketCap != 1e9 || *ts[0].AllTimeHigh != 9 {
 		t.Errorf("quote: %+v %v", ts, err)
+	}
+}
+
+// Run reports how each cycle ended: a failed one, then one that polled every id.
+func TestPollerRunReportsCycles(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pool := pgtest.Pool(t)
+	if _, err := pool.Exec(ctx, `TRUNCATE market.tokens, market.deployments, market.prices, market.outbox`); err != nil {
+		t.Fatal(err)
+	}
+	st := store.New(pool)
+	if err := st.UpsertTokens(ctx, []app.TokenUpdate{
+		{PricingID: "coin-a", Deployments: []app.Deployment{{Chain: "ethereum", Address: "0x0a", Decimals: 18}}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	api := &fakeAPI{r: rand.New(rand.NewPCG(1, 2)), failRate: 1, price: func(string, int64) float64 { return 1 }}
+	srv := httptest.NewServer(api)
+	defer srv.Close()
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	client := NewClient(ClientOptions{BaseURL: srv.URL + "/api/v3", RequestsPerMinute: 1e6, MaxAttempts: 1, Logger: quiet})
+	var results []string
+	p := NewPoller(client, st, PollerOptions{Interval: time.Millisecond, History: 48 * time.Hour, Logger: quiet,
+		Polled: func(_ context.Context, err error) {
+			results = append(results, fmt.Sprint(err == nil))
+			api.mu.Lock()
+			api.failRate = 0
+			api.mu.Unlock()
+			if len(results) == 2 {
+				cancel()
+			}
+		}})
+	if err := p.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(results, ","); got != "false,true" {
+		t.Errorf("cycles reported %s, want false,true", got)
 	}
 }

@@ -73,7 +73,7 @@ func (m flowMarks) due(now time.Time, all bool) map[string][2]time.Time {
 	return out
 }
 
-func readMarks(ctx context.Context, tx pgx.Tx) (flowMarks, error) {
+func readMarks(ctx context.Context, tx querier) (flowMarks, error) {
 	rows, err := tx.Query(ctx, sqlFlowMarks)
 	if err != nil {
 		return nil, err
@@ -86,6 +86,22 @@ func readMarks(ctx context.Context, tx pgx.Tx) (flowMarks, error) {
 		return nil
 	})
 	return marks, err
+}
+
+// ClosedUntil is every chain's end of the closed hours (flow_marks.rolled_until): the hours
+// before it are in flow_address_hours. A chain none of whose hours was closed yet is left out.
+func (s *Store) ClosedUntil(ctx context.Context) (map[string]time.Time, error) {
+	marks, err := readMarks(ctx, s.pool)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]time.Time, len(marks))
+	for chain, m := range marks {
+		if m.rolledUntil.Year() > 1 {
+			out[chain] = m.rolledUntil
+		}
+	}
+	return out, nil
 }
 
 // moveHeads records the newest hour of each chain's batch (at most the clock's hour plus

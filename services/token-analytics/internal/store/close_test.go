@@ -584,3 +584,23 @@ func closeWorld(t *testing.T) (*pgxpool.Pool, *Store, time.Time) {
 	emptyFlows(t, pool)
 	return pool, New(pool, Retention(0, func() time.Time { return closeClock })), closeClock.Truncate(time.Hour)
 }
+
+// ClosedUntil is every chain's rolled_until, without the chains none of whose hours was closed
+// yet (rolled_until -infinity, a chain's mark as its first transfer writes it).
+func TestClosedUntilLeavesOutChainsNeverClosed(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	emptyFlows(t, pool)
+	until := closeClock.Truncate(time.Hour)
+	if _, err := pool.Exec(ctx, `INSERT INTO market.flow_marks (chain, rolled_until, head)
+		VALUES ('ethereum', $1, $1), ('bsc', '-infinity', $1)`, until); err != nil {
+		t.Fatal(err)
+	}
+	got, err := New(pool).ClosedUntil(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || !got["ethereum"].Equal(until) {
+		t.Errorf("closed until %v, want ethereum at %s only", got, until)
+	}
+}
