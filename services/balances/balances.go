@@ -24,16 +24,16 @@ import (
 )
 
 // backlogGauge exports how many observations are appended and not folded into the read models
-// yet (past the applier's mark): reads lag the consumer by that many.
-func backlogGauge(m metric.Meter, st *store.Store) error {
+// yet (past the applier's mark): reads lag the consumer by that many. It reports the backlog
+// job's newest count (taken every interval), so a scrape runs no query: a count can read the
+// whole backlog, and the exporter's collection waits for its callbacks.
+func backlogGauge(m metric.Meter, last func() (int64, bool)) error {
 	_, err := m.Int64ObservableGauge("balances.observations.backlog",
-		metric.WithDescription("observations appended and not applied to balances yet"),
-		metric.WithInt64Callback(func(ctx context.Context, o metric.Int64Observer) error {
-			n, err := st.Backlog(ctx)
-			if err != nil {
-				return err
+		metric.WithDescription("observations appended and not applied to balances yet (counted every 10s)"),
+		metric.WithInt64Callback(func(_ context.Context, o metric.Int64Observer) error {
+			if n, ok := last(); ok {
+				o.Observe(n)
 			}
-			o.Observe(n)
 			return nil
 		}))
 	return err
@@ -108,7 +108,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	ap := events.Applier{Store: st, Log: s.Log, Batch: cfg.ApplyBatch, Idle: cfg.ApplyIdle, Retry: time.Second, Applied: job.Applied}
 	s.Add(lifecycle.Part{Name: "observations applier", Run: ap.Run})
 	s.Add(lifecycle.Part{Name: "applier progress", Run: job.Run})
-	if err := backlogGauge(s.Tel.Meter(), st); err != nil {
+	if err := backlogGauge(s.Tel.Meter(), job.Last); err != nil {
 		return err
 	}
 	if cfg.ObservationRetention > 0 {

@@ -50,6 +50,10 @@ func newMetrics(ctx context.Context, m metric.Meter, closed closedUntil, now fun
 	_, errs[5] = m.Float64ObservableGauge("token_analytics.close.lag", metric.WithUnit("s"),
 		metric.WithDescription("seconds from the end of a chain's closed hours (flow_marks.rolled_until) to now"),
 		metric.WithFloat64Callback(func(ctx context.Context, o metric.Float64Observer) error {
+			// The exporter's collection waits for its callbacks and gives them no deadline: a
+			// database that hangs must not hang every later scrape.
+			ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			defer cancel()
 			until, err := closed(ctx)
 			if err != nil {
 				return err

@@ -72,6 +72,10 @@ func (c Config) Validate() error {
 		if c.PrunePages < 1 || c.PrunePages > 100000 {
 			p.Addf("BALANCES_PRUNE_PAGES: must be between 1 and 100000, got %d", c.PrunePages)
 		}
+		// A pass holds one connection for its claim and runs its statements on another.
+		if c.MaxConns > 0 && c.MaxConns < 2 {
+			p.Addf("BALANCES_DATABASE_MAX_CONNS: must be at least 2 while the pruner runs (BALANCES_OBSERVATION_RETENTION > 0), got %d", c.MaxConns)
+		}
 	}
 	return p.Err()
 }

@@ -36,6 +36,8 @@ func TestValidate(t *testing.T) {
 		{"retention over ten years", func(c *Config) { c.ObservationRetention = 87601 * time.Hour }, []string{"BALANCES_OBSERVATION_RETENTION"}},
 		{"prune settings", func(c *Config) { c.PruneInterval, c.PrunePages = 0, 0 }, []string{"BALANCES_PRUNE_INTERVAL", "BALANCES_PRUNE_PAGES"}},
 		{"prune settings unused without retention", func(c *Config) { c.ObservationRetention, c.PruneInterval, c.PrunePages = 0, 0, 0 }, nil},
+		{"one connection with the pruner", func(c *Config) { c.MaxConns = 1 }, []string{"BALANCES_DATABASE_MAX_CONNS: must be at least 2"}},
+		{"one connection without the pruner", func(c *Config) { c.MaxConns, c.ObservationRetention = 1, 0 }, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := base()

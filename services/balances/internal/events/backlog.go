@@ -23,7 +23,13 @@ type BacklogJob struct {
 	Log      *slog.Logger
 
 	applied atomic.Int64
+	last    atomic.Int64 // the newest count of the backlog
+	counted atomic.Bool  // whether last holds a count
 }
+
+// Last is the newest count of the backlog, and false before the first count: the backlog gauge
+// reports it, so a scrape never waits on the database.
+func (j *BacklogJob) Last() (int64, bool) { return j.last.Load(), j.counted.Load() }
 
 // Applied counts n more observations taken by the applier (Applier.Applied).
 func (j *BacklogJob) Applied(n int) { j.applied.Add(int64(n)) }
@@ -35,13 +41,16 @@ func (j *BacklogJob) Tick(ctx context.Context) (progress.Snapshot, error) {
 	if err != nil {
 		return progress.Snapshot{}, err
 	}
+	j.last.Store(backlog)
+	j.counted.Store(true)
 	done := j.applied.Load()
 	j.Progress.Set(done)
 	j.Progress.SetTotal(done + backlog)
 	return j.Progress.Tick(ctx), nil
 }
 
-// Run ticks every Interval until ctx ends.
+// Run ticks at once (so the backlog gauge has a count from the start) and then every Interval
+// until ctx ends.
 func (j *BacklogJob) Run(ctx context.Context) error {
 	every := j.Interval
 	if every <= 0 {
@@ -50,13 +59,13 @@ func (j *BacklogJob) Run(ctx context.Context) error {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
+		if _, err := j.Tick(ctx); err != nil && ctx.Err() == nil && j.Log != nil {
+			j.Log.DebugContext(ctx, "counting the applier's backlog failed", "error", err)
+		}
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
-			if _, err := j.Tick(ctx); err != nil && ctx.Err() == nil && j.Log != nil {
-				j.Log.DebugContext(ctx, "counting the applier's backlog failed", "error", err)
-			}
 		}
 	}
 }

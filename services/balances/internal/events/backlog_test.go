@@ -13,7 +13,8 @@ import (
 )
 
 // The job's remaining is the counted backlog and its done the observations the applier took;
-// a failed count leaves the job as it was; an empty backlog is done (ETA 0).
+// a failed count leaves the job as it was (and Last the count before it); an empty backlog is
+// done (ETA 0).
 func TestBacklogJobRemainingIsTheBacklog(t *testing.T) {
 	backlog := []int64{500, 300, -1, 0}
 	job := &events.BacklogJob{
@@ -28,24 +29,28 @@ func TestBacklogJobRemainingIsTheBacklog(t *testing.T) {
 		Progress: progress.New(progress.Options{Job: "balances.apply", Unit: "observations", Log: slog.New(slog.NewTextHandler(io.Discard, nil))}),
 	}
 	ctx := context.Background()
-	type got struct{ done, total, remaining int64 }
+	if _, ok := job.Last(); ok {
+		t.Error("Last before the first count")
+	}
+	type got struct{ done, total, remaining, last int64 }
 	var steps []got
 	for _, applied := range []int{0, 200, 100, 300} {
 		job.Applied(applied)
 		s, err := job.Tick(ctx)
+		last, _ := job.Last()
 		if err != nil {
-			steps = append(steps, got{-1, -1, -1})
+			steps = append(steps, got{-1, -1, -1, last})
 			continue
 		}
-		steps = append(steps, got{s.Done, s.Total, s.Remaining})
+		steps = append(steps, got{s.Done, s.Total, s.Remaining, last})
 		if s.Remaining == 0 && s.ETA != 0 {
 			t.Errorf("empty backlog: ETA %v, want 0", s.ETA)
 		}
 	}
-	want := []got{{0, 500, 500}, {200, 500, 300}, {-1, -1, -1}, {600, 600, 0}}
+	want := []got{{0, 500, 500, 500}, {200, 500, 300, 300}, {-1, -1, -1, 300}, {600, 600, 0, 0}}
 	for i := range want {
 		if steps[i] != want[i] {
-			t.Errorf("tick %d: (done, total, remaining) = %v, want %v", i, steps[i], want[i])
+			t.Errorf("tick %d: (done, total, remaining, last) = %v, want %v", i, steps[i], want[i])
 		}
 	}
 }

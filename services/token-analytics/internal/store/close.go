@@ -219,7 +219,11 @@ func (s *Store) closeChunk(ctx context.Context, chain string, now time.Time, all
 		c, err = closeRange(ctx, tx, chain, [2]time.Time{m.rolledUntil, m.closingUntil})
 		return false, err
 	})
-	return c, done, err
+	if err != nil {
+		// Rolled back (a failed statement or commit): nothing was built.
+		return Closed{}, done, err
+	}
+	return c, done, nil
 }
 
 // announceClose moves chain's closing_until to the end of its due range (at most closeChunk

@@ -9,6 +9,6 @@
 -- set_current's window and DISTINCT ON); at the server's default these spill to temporary files.
 --
 -- jit off: a round's statements over thousands of rows are costed above jit_above_cost, and
--- compiling them takes longer than running them (take_observations about 20 ms more a round).
+-- compiling them takes longer than running them (docs/balances.md, Consumers).
 SELECT set_config('synchronous_commit', 'off', true), set_config('work_mem', '64MB', true),
        set_config('jit', 'off', true)
