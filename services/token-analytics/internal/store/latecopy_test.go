@@ -12,7 +12,7 @@ import (
 )
 
 // TestLateCopyWaitsOutsideTheChainLock holds a close's build of ethereum's hours before the
-// clock's: a batch with a late copy of a hour being built (and a copy of base, whose close lock
+// clock's: a batch with a late copy of an hour being built (and a copy of base, whose close lock
 // is free) must wait for the build without holding the chains' writer locks, so a batch of the
 // clock's hour of both chains started after it commits while the build is still held; a
 // redelivery of stored copies of the hours being built waits too. Once the build commits, the
@@ -46,7 +46,7 @@ func TestLateCopyWaitsOutsideTheChainLock(t *testing.T) {
 	build := holdCloseLock(t, pool, "ethereum")
 	finished, lateDone := finishesOrWaits(t, pool, func() error { return st.ApplyFlows(ctx, late) })
 	if finished {
-		t.Fatal("a late copy of a hour being built did not wait for the build")
+		t.Fatal("a late copy of an hour being built did not wait for the build")
 	}
 	if finished, _ := finishesOrWaitsBeside(t, pool, 1, func() error { return st.ApplyFlows(ctx, current) }); !finished {
 		t.Fatal("a batch of the clock's hour waited behind the batch waiting for the build")
