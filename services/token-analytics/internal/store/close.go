@@ -33,7 +33,7 @@ func (m flowMarks) closed(chain string, hour time.Time) bool {
 }
 
 // closing is whether the hour of a copy of chain is in the hours a close has announced and not
-// built yet: a writer storing it waits for the chain's close (sqlFlowsCloseLockShared).
+// built yet: a writer storing it holds off or waits for the chain's close (sqlFlowsCloseTry).
 func (m flowMarks) closing(chain string, hour time.Time) bool {
 	k, ok := m[chain]
 	return ok && !hour.Before(k.rolledUntil) && hour.Before(k.closingUntil)
@@ -189,8 +189,9 @@ func (s *Store) closeHours(ctx context.Context, all bool) (Closed, error) {
 //   - the build takes the chain's close lock and builds the hours from rolled_until to
 //     closing_until as it reads them then. A writer with a copy in those hours takes the same
 //     lock shared (ApplyFlows), so it either committed before the build read market.flows or
-//     waits until the build moved rolled_until and then adds its copy to flow_address_hours
-//     itself. Writers of later hours, the bulk of them, do not wait.
+//     (rolled back, its chains' writer locks released) waits until the build moved
+//     rolled_until, runs again and adds its copy to flow_address_hours itself. Writers of later
+//     hours, the bulk of them, do not wait, not even behind such a writer.
 //
 // Two replicas closing one chain announce the same range and build it one after the other: the
 // second finds nothing left between rolled_until and closing_until.

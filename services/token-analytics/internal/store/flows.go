@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -17,6 +18,10 @@ import (
 // counted already while its block stays so). A redelivered copy changes nothing; a copy of an
 // orphaned block is stored uncounted; a copy of an id counted in another block waits until a
 // reorg orphans that block.
+//
+// A batch that must wait for a close building its chains' hours does so outside the chains'
+// writer locks (errCloseBuilding), then runs again from the start: the other batches of its
+// chains, of hours the build does not need, commit meanwhile.
 func (s *Store) ApplyFlows(ctx context.Context, fs []app.Flow) error {
 	if h := s.FlowHorizon(); !h.IsZero() {
 		fs = slices.DeleteFunc(slices.Clone(fs), func(f app.Flow) bool { return f.Time.Before(h) })
@@ -25,50 +30,74 @@ func (s *Store) ApplyFlows(ctx context.Context, fs []app.Flow) error {
 		return nil
 	}
 	chains, ids, _ := flowColumns(fs)
-	return s.write(ctx, "apply flows", func(tx pgx.Tx) (bool, error) {
-		if _, err := tx.Exec(ctx, sqlLockShared); err != nil {
-			return false, err
+	for {
+		err := s.write(ctx, "apply flows", func(tx pgx.Tx) (bool, error) {
+			return false, s.applyFlows(ctx, tx, fs, chains, ids)
+		})
+		if !errors.Is(err, errCloseBuilding) {
+			return err
 		}
-		// Each statement below sees what the chains' other writers committed before the lock.
-		if _, err := tx.Exec(ctx, sqlFlowsChainLock, chains); err != nil {
-			return false, err
+		// Rolled back, nothing written and no lock held: wait for the build alone (the locks
+		// are released as the statement's own transaction ends), then read everything again.
+		if _, err := s.pool.Exec(ctx, sqlFlowsCloseShared, chains); err != nil {
+			return fmt.Errorf("apply flows: wait for the close: %w", err)
 		}
-		marks, err := readMarks(ctx, tx)
-		if err != nil {
-			return false, err
+	}
+}
+
+// errCloseBuilding is the error that rolls back a transfer batch that found a close building
+// (or about to build) hours of its chains, before it wrote anything.
+var errCloseBuilding = errors.New("a close is building hours of the batch's chains")
+
+// applyFlows is ApplyFlows' transaction. It returns errCloseBuilding, having written nothing, when
+// it must wait for a close: the wait comes before every write.
+func (s *Store) applyFlows(ctx context.Context, tx pgx.Tx, fs []app.Flow, chains, ids []string) error {
+	if _, err := tx.Exec(ctx, sqlLockShared); err != nil {
+		return err
+	}
+	// Each statement below sees what the chains' other writers committed before the lock.
+	if _, err := tx.Exec(ctx, sqlFlowsChainLock, chains); err != nil {
+		return err
+	}
+	marks, err := readMarks(ctx, tx)
+	if err != nil {
+		return err
+	}
+	seen, err := seenIDs(ctx, tx, chains, ids)
+	if err != nil {
+		return err
+	}
+	first, rest := splitFirst(fs, seen)
+	if len(rest) > 0 || closingAny(marks, fs) {
+		// A close is building hours of this batch's copies (or may: settling moves other
+		// copies of its ids, in hours not known here): hold it off until the commit, or wait
+		// for it; then see which hours it closed.
+		var granted bool
+		if err := tx.QueryRow(ctx, sqlFlowsCloseTry, chains).Scan(&granted); err != nil {
+			return err
 		}
-		seen, err := seenIDs(ctx, tx, chains, ids)
-		if err != nil {
-			return false, err
+		if !granted {
+			return errCloseBuilding
 		}
-		first, rest := splitFirst(fs, seen)
-		if len(rest) > 0 || closingAny(marks, fs) {
-			// A close is building hours of this batch's copies (or may: settling moves other
-			// copies of its ids, in hours not known here): wait for it, then see which hours
-			// it closed.
-			if _, err := tx.Exec(ctx, sqlFlowsCloseShared, chains); err != nil {
-				return false, err
-			}
-			if marks, err = readMarks(ctx, tx); err != nil {
-				return false, err
-			}
+		if marks, err = readMarks(ctx, tx); err != nil {
+			return err
 		}
-		if err := s.moveHeads(ctx, tx, marks, newestHours(fs)); err != nil {
-			return false, err
-		}
-		if err := countFirst(ctx, tx, first, marks); err != nil {
-			return false, err
-		}
-		if len(rest) == 0 {
-			return false, nil
-		}
-		rc, rids, cols := flowColumns(rest)
-		if _, err := tx.Exec(ctx, sqlFlowsInsert, cols...); err != nil {
-			return false, err
-		}
-		_, err = tx.Exec(ctx, sqlFlowsSettleBatch, rc, rids)
-		return false, err
-	})
+	}
+	if err := s.moveHeads(ctx, tx, marks, newestHours(fs)); err != nil {
+		return err
+	}
+	if err := countFirst(ctx, tx, first, marks); err != nil {
+		return err
+	}
+	if len(rest) == 0 {
+		return nil
+	}
+	rc, rids, cols := flowColumns(rest)
+	if _, err := tx.Exec(ctx, sqlFlowsInsert, cols...); err != nil {
+		return err
+	}
+	_, err = tx.Exec(ctx, sqlFlowsSettleBatch, rc, rids)
+	return err
 }
 
 type flowKey struct{ chain, id string }

@@ -51,6 +51,7 @@ var (
 	sqlFlowMarksClosing = load("flow_marks_closing")
 	sqlFlowsCloseLock   = load("flows_close_lock")
 	sqlFlowsCloseShared = load("flows_close_lock_shared")
+	sqlFlowsCloseTry    = load("flows_close_lock_shared_try")
 	sqlFlowMarksPrune   = load("flow_marks_prune")
 	sqlCloseWorkMem     = load("close_work_mem")
 	sqlFlowsInsert      = load("flows_insert")
