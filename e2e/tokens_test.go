@@ -52,6 +52,32 @@ func TestTokenVolumeMatchesTransfers(t *testing.T) {
 		}
 		return nil
 	})
+	// The simulated market's tokens rank with the volume their transfers give them: a copy of
+	// the rankings taken before the world filled is replaced within two refresh intervals (30 s
+	// in the local stack), and one of an empty registry is not kept.
+	Eventually(t, 90*time.Second, func() error {
+		time.Sleep(1100 * time.Millisecond)
+		var top struct {
+			Tokens []struct {
+				Token struct {
+					ID string `json:"id"`
+				} `json:"token"`
+				Current struct {
+					Volume float64 `json:"volume"`
+				} `json:"current"`
+			} `json:"tokens"`
+			Total int `json:"total"`
+		}
+		r := p.Get(t, "/token/top?timeframe=24h&orderByAgg=volume&size=5")
+		if r.Status != 200 {
+			return fmt.Errorf("/token/top: %v", r)
+		}
+		r.JSON(t, &top)
+		if top.Total == 0 || len(top.Tokens) == 0 || top.Tokens[0].Current.Volume <= 0 {
+			return fmt.Errorf("/token/top: no token with volume yet: %s", r.Body)
+		}
+		return nil
+	})
 	for path, status := range map[string]int{
 		"/token/top?timeframe=24h&orderByAgg=netflowCex": 200,
 		"/token/top_flow/" + token + "?timeLast=24h":     200,

@@ -357,6 +357,9 @@ func (p platform) addPipelines(us *unitSet) {
 	us.defaults(&tac)
 	tac.Base, tac.Postgres, tac.Kafka, tac.Chains = p.base, p.pg, p.kafka, p.o.Chains
 	tac.UserLabelsURL = p.url("user-labels")
+	// The local world starts empty and fills within a minute: /token/top's copy, kept for up to
+	// two refresh intervals, follows it at this pace instead of the service's 5 minutes.
+	tac.TopRefresh = 30 * time.Second
 	if p.o.EVMRPCURL == "" {
 		// One pricing path: token-analytics polls the simulator's CoinGecko-compatible feed.
 		tac.PriceAPIURL = p.url("ingest") + ingest.SimMarketPath

@@ -91,9 +91,11 @@ func (s *Service) topView(ctx context.Context, tf time.Duration, n int, chains, 
 	if err != nil {
 		return nil, err
 	}
-	s.topMu.Lock()
-	s.top[key] = snap
-	s.topMu.Unlock()
+	if len(snap.parts) > 0 { // as in RefreshTop: no snapshot of an empty registry
+		s.topMu.Lock()
+		s.top[key] = snap
+		s.topMu.Unlock()
+	}
 	return snap.all, nil
 }
 
@@ -364,6 +366,12 @@ func (s *Service) RefreshTop(ctx context.Context) error {
 			snap, err := s.snapshot(ctx, n, curFrom.Add(-time.Duration(n)*tf), curFrom, curTo)
 			if err != nil {
 				return err
+			}
+			if len(snap.parts) == 0 {
+				// An empty registry (a fresh install before the token list and the first
+				// flows arrive): not kept, so requests read the store until tokens appear
+				// instead of answering nothing until the next refresh.
+				continue
 			}
 			snap.all.warm()
 			fresh[key] = snap

@@ -83,3 +83,29 @@ func TestTopSnapshot(t *testing.T) {
 		t.Fatalf("next hour: %v (%d calls)", err, st.calls)
 	}
 }
+
+// A refresh that finds no token (a fresh install, before the token list and the first flows)
+// keeps no snapshot: the next request reads the store and sees the tokens that arrived since,
+// without waiting for the next refresh.
+func TestTopSnapshotNotKeptEmpty(t *testing.T) {
+	now := time.Date(2026, 1, 10, 12, 30, 0, 0, time.UTC)
+	st := &windowsStore{}
+	s := New(st, Options{Now: func() time.Time { return now }, TopRefresh: time.Hour})
+	if err := s.RefreshTop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	q := TopQuery{Timeframe: 24 * time.Hour, OrderBy: "volume", Desc: true, Size: 10, ReferencePeriods: 1}
+	if res, err := s.Top(context.Background(), q); err != nil || res.Total != 0 {
+		t.Fatalf("empty registry: %+v %v", res, err)
+	}
+	st.parts = []TokenParts{parts("a", ChainFlows{Chain: "ethereum", Current: HourFlows{Volume: 3}})}
+	res, err := s.Top(context.Background(), q)
+	if err != nil || res.Total != 1 || res.Tokens[0].Token.ID != "a" {
+		t.Fatalf("after the first token: %+v %v", res, err)
+	}
+	// Once there are tokens, the snapshot is kept as before.
+	calls := st.calls
+	if _, err := s.Top(context.Background(), q); err != nil || st.calls != calls {
+		t.Fatalf("kept: %v (%d calls, want %d)", err, st.calls, calls)
+	}
+}
