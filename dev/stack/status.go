@@ -85,6 +85,10 @@ type ServiceStatus struct {
 	Lag map[string]float64
 	// Chains is each ingested chain's position.
 	Chains map[string]ChainPosition
+	// Backlog is the service's deferred work: each progress job but ingest's (progress_remaining
+	// and progress_eta_seconds of its task, e.g. balances.apply, transfers.rollups) and
+	// token-analytics' largest hour close lag, as text.
+	Backlog []string
 }
 
 // ChainPosition is where ingest stands on one chain.
@@ -145,19 +149,53 @@ func collectOne(ctx context.Context, c *http.Client, name string, ep Endpoint) S
 		}
 		ss.Chains[ch] = p
 	}
+	ss.Backlog = backlogText(samples)
 	return ss
+}
+
+// backlogText describes the progress jobs other than ingest's (remaining and ETA) and the hour
+// close's largest lag over the chains, sorted.
+func backlogText(samples promscrape.Samples) []string {
+	var out []string
+	for _, x := range samples.Select("progress_remaining", nil) {
+		task := x.Labels["task"]
+		if task == "" || task == "ingest" {
+			continue
+		}
+		eta := "eta unknown"
+		if v, ok := samples.Value("progress_eta_seconds", map[string]string{"task": task}); ok && v >= 0 {
+			eta = "eta " + (time.Duration(v) * time.Second).String()
+		}
+		out = append(out, fmt.Sprintf("%s %.0f left, %s", task, x.Value, eta))
+	}
+	if lags := samples.Select("token_analytics_close_lag_seconds", nil); len(lags) > 0 {
+		worst := lags[0]
+		for _, x := range lags[1:] {
+			if x.Value > worst.Value {
+				worst = x
+			}
+		}
+		out = append(out, fmt.Sprintf("hour close lag %s (%s, the largest of %d chains)",
+			time.Duration(worst.Value)*time.Second, worst.Labels["chain"], len(lags)))
+	}
+	sort.Strings(out)
+	return out
 }
 
 // Print writes the one-screen summary.
 func Print(w io.Writer, all []ServiceStatus) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "SERVICE\tHEALTH\tCONSUMER LAG (records)\tINGEST POSITION\tLAST ERROR")
+	fmt.Fprintln(tw, "SERVICE\tHEALTH\tCONSUMER LAG (records)\tINGEST POSITION\tBACKLOG\tLAST ERROR")
 	for _, s := range all {
 		health := "healthy"
 		if !s.Healthy {
 			health = "UNHEALTHY: " + s.Problem
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Name, health, lagText(s.Lag), chainText(s.Chains), lastErrorText(s.Status.LastError))
+		backlog := "-"
+		if len(s.Backlog) > 0 {
+			backlog = strings.Join(s.Backlog, "; ")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, health, lagText(s.Lag), chainText(s.Chains), backlog, lastErrorText(s.Status.LastError))
 	}
 	_ = tw.Flush()
 }

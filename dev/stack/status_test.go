@@ -67,6 +67,9 @@ func TestStatus(t *testing.T) {
 		if !s.Healthy {
 			t.Errorf("%s unhealthy in a running stack: %s", s.Name, s.Problem)
 		}
+		if s.Name == "balances" && !slices.ContainsFunc(s.Backlog, func(b string) bool { return strings.HasPrefix(b, "balances.apply ") }) {
+			t.Errorf("balances' backlog does not show its applier: %q", s.Backlog)
+		}
 		if slices.Contains(s.Status.Checks, "redis") {
 			withRedis = append(withRedis, s.Name)
 		}
