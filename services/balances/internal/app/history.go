@@ -265,6 +265,11 @@ func (a *App) holdingsAt(ctx context.Context, s Subject, day time.Time) ([]store
 // TimeSeries answers /portfolio/timeSeries/*: the holdings of one pricing id at the end of every
 // day, per chain.
 func (a *App) TimeSeries(ctx context.Context, s Subject, pricingID string) (map[string]map[string]map[string]PortfolioEntry, error) {
+	// A pricing id the registry (or a served chain's native coin) does not know is a 404, as on
+	// the other token routes, not an empty series.
+	if _, _, err := a.deployments(ctx, TokenRef{PricingID: pricingID}); err != nil {
+		return nil, err
+	}
 	ss, ts, px, from, to, err := a.window(ctx, s, func(t token) bool { return t.ID == pricingID })
 	if err != nil {
 		return nil, err

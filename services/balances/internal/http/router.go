@@ -6,6 +6,7 @@ package http
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 
@@ -191,7 +192,9 @@ func tokenRef(c *gin.Context) (app.TokenRef, error) {
 	}
 	n, err := address.Normalize(ch.Type, addr)
 	if err != nil {
-		return app.TokenRef{}, params.Errorf("address", "not a %s address", ch.Type)
+		// API.md: an address of an unknown format for the chain is a 404, as on the other
+		// token routes.
+		return app.TokenRef{}, &app.NotFoundError{Msg: fmt.Sprintf("token address %q is not a %s address", addr, ch.Type)}
 	}
 	return app.TokenRef{Chain: ch.Name, Address: n}, nil
 }
@@ -209,7 +212,7 @@ func (h *handlers) subaccountsByAddress(ctx context.Context, q SubaccountsQuery,
 	for _, a := range q.Items {
 		n, err := address.Normalize(chains.TypeSolana, a)
 		if err != nil {
-			return nil, params.Errorf("addresses", "%q is not a solana address", a)
+			return nil, &app.NotFoundError{Msg: fmt.Sprintf("address %q is not a solana address", a)}
 		}
 		owners = append(owners, n)
 	}

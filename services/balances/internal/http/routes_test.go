@@ -189,19 +189,22 @@ func TestBadRequests(t *testing.T) {
 		"/token/balance/ethereum":                                               `{"error":"entityID: give entityID or address"}`,
 		"/token/balance/ethereum?entityID=binance&address=@A1":                  `{"error":"entityID: give entityID or address, not both"}`,
 		"/token/holders/mars/0x00":                                              `{"error":"chain: unknown chain \"mars\""}`,
-		"/token/holders/ethereum/0x00":                                          `{"error":"address: not a evm address"}`,
 		"/balances/solana/subaccounts/address/@SOLOWN":                          `{"error":"pricingID: required"}`,
-		"/balances/solana/subaccounts/address/@A1?pricingID=solana":             `{"error":"addresses: \"@A1\" is not a solana address"}`,
 		"/balances/solana/subaccounts/address/@SOLOWN?pricingID=solana&limit=0": `{"error":"limit: must be between 1 and 10000, got 0"}`,
 	} {
 		ev.expect(t, fill(path), 400, fill(want))
 	}
 	for path, want := range map[string]string{
-		"/balances/entity/nobody":                              `{"error":"entity \"nobody\" not found"}`,
-		"/history/entity/6ba7b810-9dad-11d1-80b4-00c04fd430c8": `{"error":"entity \"6ba7b810-9dad-11d1-80b4-00c04fd430c8\" not found"}`,
-		"/balances/address/nonsense":                           `{"error":"address \"nonsense\" is not a valid address of any supported chain"}`,
-		"/token/holders/nope":                                  `{"error":"token \"nope\" not found"}`,
-		"/token/balance/nope?address=@A1":                      `{"error":"token \"nope\" not found"}`,
+		"/balances/entity/nobody":                                   `{"error":"entity \"nobody\" not found"}`,
+		"/history/entity/6ba7b810-9dad-11d1-80b4-00c04fd430c8":      `{"error":"entity \"6ba7b810-9dad-11d1-80b4-00c04fd430c8\" not found"}`,
+		"/balances/address/nonsense":                                `{"error":"address \"nonsense\" is not a valid address of any supported chain"}`,
+		"/token/holders/nope":                                       `{"error":"token \"nope\" not found"}`,
+		"/token/balance/nope?address=@A1":                           `{"error":"token \"nope\" not found"}`,
+		"/token/holders/ethereum/0x00":                              `{"error":"token address \"0x00\" is not a evm address"}`,
+		"/token/balance/ethereum/0x00?address=@A1":                  `{"error":"token address \"0x00\" is not a evm address"}`,
+		"/balances/solana/subaccounts/address/@A1?pricingID=solana": `{"error":"address \"@A1\" is not a solana address"}`,
+		"/portfolio/timeSeries/address/@A1?pricingId=nope":          `{"error":"token \"nope\" not found"}`,
+		"/portfolio/timeSeries/entity/binance?pricingId=nope":       `{"error":"token \"nope\" not found"}`,
 	} {
 		ev.expect(t, fill(path), 404, fill(want))
 	}
