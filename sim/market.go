@@ -67,17 +67,20 @@ func (w *World) priced(id string) bool {
 	return false
 }
 
-// supply is a made-up circulating supply so market caps look plausible.
+// majorSupply is the circulating supply of the coins the others' market caps are read against
+// (the altcoin index ranks by market cap, /token/top shows it).
+var majorSupply = map[string]float64{"bitcoin": 19.8e6, "ethereum": 120e6, "solana": 470e6, "usd-coin": 34e9, "tether": 118e9}
+
+// supply is a made-up circulating supply so market caps look plausible: a major's own, a
+// wrapped coin about a hundredth of what it wraps (WBTC and WETH are 0.7% and 2.5% of theirs,
+// not the billion coins at the wrapped coin's price that put WBTC's cap at 50 times BTC's), any
+// other coin a cap of 4 billion dollars at its starting price.
 func (p *price) supply() float64 {
-	switch p.spec.pricingID {
-	case "bitcoin":
-		return 19.8e6
-	case "ethereum":
-		return 120e6
-	case "usd-coin":
-		return 34e9
-	case "tether":
-		return 118e9
+	if s, ok := majorSupply[p.spec.pricingID]; ok {
+		return s
+	}
+	if s, ok := majorSupply[p.spec.tracks]; ok {
+		return s / 100
 	}
 	if p.spec.price > 0 {
 		return 4e9 / p.spec.price
