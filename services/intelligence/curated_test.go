@@ -10,6 +10,7 @@ import (
 	"github.com/chainintel/chainintel/libs/eventbus"
 	"github.com/chainintel/chainintel/libs/eventbus/kafkatest"
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
+	"google.golang.org/protobuf/proto"
 )
 
 // attributionLog collects the attribution events on a broker.
@@ -182,5 +183,26 @@ func TestCuratedRejectsBadFilesWhole(t *testing.T) {
 	var n int
 	if err := pgtestPoolCount(t, &n); err != nil || n != 0 {
 		t.Fatalf("rejected files wrote %d addresses (%v)", n, err)
+	}
+}
+
+// TestCuratedPublishesEntityDescription checks that an attribution event carries its entity's
+// description (consumers such as balances show the entity from its addresses' events).
+func TestCuratedPublishesEntityDescription(t *testing.T) {
+	resetDB(t)
+	ctx := context.Background()
+	brokers := kafkatest.Broker(t, eventsv1.TopicAttributions)
+	cfg := testConfig(t)
+	cfg.Brokers = brokers
+	log := watchAttributions(t, brokers)
+	doc := `{"entities":[{"id":"acme-exchange","name":"Acme Exchange","type":"cex","description":"An exchange."}],
+		"addresses":[{"chainType":"evm","address":"` + hot1 + `","entity":"acme-exchange","label":"Hot","confidence":0.9}]}`
+	if rep, err := ImportCurated(ctx, cfg, strings.NewReader(doc)); err != nil || rep.Published != 1 {
+		t.Fatalf("import: %+v, %v", rep, err)
+	}
+	m := log.latest(t, "evm:"+hot1, func(m eventbus.Message[*eventsv1.Attribution]) bool { return m.Msg.GetVersion() > 0 })
+	want := &eventsv1.Entity{Id: "acme-exchange", Name: "Acme Exchange", Type: "cex", Description: "An exchange."}
+	if !proto.Equal(m.Msg.GetEntity(), want) {
+		t.Fatalf("entity %v, want %v", m.Msg.GetEntity(), want)
 	}
 }

@@ -20,8 +20,8 @@ type AttributionRow struct {
 const attributionSelect = `SELECT a.chain_type, a.address, COALESCE(a.entity_id, ''), a.label, a.confidence, a.source,
 		COALESCE(a.predicted_entity_id, ''), COALESCE(a.deposit_service_id, ''), a.is_contract, a.cluster_ids, a.version,
 		(extract(epoch FROM a.updated_at) * 1000)::bigint,
-		e.id, e.name, e.type, e.note, e.service, e.website, e.twitter, e.linkedin,
-		p.id, p.name, p.type, p.note, p.service, p.website, p.twitter, p.linkedin
+		e.id, e.name, e.type, e.note, e.service, e.website, e.twitter, e.linkedin, e.description,
+		p.id, p.name, p.type, p.note, p.service, p.website, p.twitter, p.linkedin, p.description
 	FROM intel.addresses a
 	LEFT JOIN intel.entities e ON e.id = a.entity_id
 	LEFT JOIN intel.entities p ON p.id = a.predicted_entity_id `
@@ -31,17 +31,17 @@ func scanAttributionRows(rows pgx.Rows) ([]AttributionRow, error) {
 	var out []AttributionRow
 	for rows.Next() {
 		var r AttributionRow
-		var eid, en, et, eno, es, ew, etw, el, pid, pn, pt, pno, ps, pw, ptw, pl *string
+		var eid, en, et, eno, es, ew, etw, el, ed, pid, pn, pt, pno, ps, pw, ptw, pl, pd *string
 		if err := rows.Scan(&r.ChainType, &r.Address.Address, &r.EntityID, &r.Label, &r.Confidence, &r.Source,
 			&r.PredictedEntity, &r.DepositServiceID, &r.IsContract, &r.ClusterIDs, &r.Version, &r.UpdatedAtMs,
-			&eid, &en, &et, &eno, &es, &ew, &etw, &el, &pid, &pn, &pt, &pno, &ps, &pw, &ptw, &pl); err != nil {
+			&eid, &en, &et, &eno, &es, &ew, &etw, &el, &ed, &pid, &pn, &pt, &pno, &ps, &pw, &ptw, &pl, &pd); err != nil {
 			return nil, err
 		}
 		if eid != nil {
-			r.Entity = &attribution.Entity{ID: *eid, Name: *en, Type: *et, Note: *eno, Service: *es, Website: *ew, Twitter: *etw, LinkedIn: *el}
+			r.Entity = &attribution.Entity{ID: *eid, Name: *en, Type: *et, Note: *eno, Service: *es, Website: *ew, Twitter: *etw, LinkedIn: *el, Description: *ed}
 		}
 		if pid != nil {
-			r.Predicted = &attribution.Entity{ID: *pid, Name: *pn, Type: *pt, Note: *pno, Service: *ps, Website: *pw, Twitter: *ptw, LinkedIn: *pl}
+			r.Predicted = &attribution.Entity{ID: *pid, Name: *pn, Type: *pt, Note: *pno, Service: *ps, Website: *pw, Twitter: *ptw, LinkedIn: *pl, Description: *pd}
 		}
 		out = append(out, r)
 	}
