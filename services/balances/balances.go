@@ -23,22 +23,6 @@ import (
 	"go.opentelemetry.io/otel/metric"
 )
 
-// backlogGauge exports how many observations are appended and not folded into the read models
-// yet (past the applier's mark): reads lag the consumer by that many. It reports the backlog
-// job's newest count (taken every interval), so a scrape runs no query: a count can read the
-// whole backlog, and the exporter's collection waits for its callbacks.
-func backlogGauge(m metric.Meter, last func() (int64, bool)) error {
-	_, err := m.Int64ObservableGauge("balances.observations.backlog",
-		metric.WithDescription("observations appended and not applied to balances yet (counted every 10s)"),
-		metric.WithInt64Callback(func(_ context.Context, o metric.Int64Observer) error {
-			if n, ok := last(); ok {
-				o.Observe(n)
-			}
-			return nil
-		}))
-	return err
-}
-
 // Name is the service name.
 const Name = "balances"
 
@@ -103,14 +87,19 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	service.Consume(s, cfg.Kafka, eventsv1.TopicReorgs, func() *eventsv1.Reorg { return new(eventsv1.Reorg) }, h.Reorgs)
 	// The backlog as a job: remaining is the observations past the mark, the ETA the time to
 	// apply them at the current rate (progress_eta_seconds{task="balances.apply"}).
+	// The gauge is recorded at each count (every 10s), so a scrape runs no query: a count can
+	// read the whole backlog, and the exporter's collection waits for its callbacks.
+	backlog, err := s.Tel.Meter().Int64Gauge("balances.observations.backlog",
+		metric.WithDescription("observations appended and not applied to balances yet (counted every 10s)"))
+	if err != nil {
+		return err
+	}
 	job := &events.BacklogJob{Backlog: st.Backlog, Log: s.Log,
-		Progress: progress.New(progress.Options{Job: "balances.apply", Unit: "observations", Log: s.Log, Meter: s.Tel.Meter()})}
+		Progress: progress.New(progress.Options{Job: "balances.apply", Unit: "observations", Log: s.Log, Meter: s.Tel.Meter()}),
+		Counted:  func(ctx context.Context, n int64) { backlog.Record(ctx, n) }}
 	ap := events.Applier{Store: st, Log: s.Log, Batch: cfg.ApplyBatch, Idle: cfg.ApplyIdle, Retry: time.Second, Applied: job.Applied}
 	s.Add(lifecycle.Part{Name: "observations applier", Run: ap.Run})
 	s.Add(lifecycle.Part{Name: "applier progress", Run: job.Run})
-	if err := backlogGauge(s.Tel.Meter(), job.Last); err != nil {
-		return err
-	}
 	if cfg.ObservationRetention > 0 {
 		pruned, err := s.Tel.Meter().Int64Counter("balances.observations.pruned",
 			metric.WithDescription("observations the pruner deleted (applied, before the retention horizon, read by no rule)"))

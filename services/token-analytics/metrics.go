@@ -2,6 +2,8 @@ package tokenanalytics
 
 import (
 	"context"
+	"maps"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -21,10 +23,11 @@ type metrics struct {
 	polls, throttled         metric.Int64Counter
 	// newestQuote is the newest quote time the poller stored (unix nanoseconds; 0: none yet).
 	newestQuote atomic.Int64
-}
 
-// closedUntil reads each chain's end of the closed hours (store.ClosedUntil).
-type closedUntil func(ctx context.Context) (map[string]time.Time, error)
+	mu sync.Mutex
+	// until is each chain's end of the closed hours as the close loop last read it.
+	until map[string]time.Time
+}
 
 // closeBuckets bound the close's duration histogram, in seconds: a run that closes nothing
 // reads the marks in milliseconds; one that closes a backlog builds up to closeChunk hours per
@@ -33,7 +36,7 @@ var closeBuckets = []float64{0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 
 
 // newMetrics creates the metrics; with prices (a price API is polled) the poll counters are
 // exported from the start at 0, without them not at all.
-func newMetrics(ctx context.Context, m metric.Meter, closed closedUntil, now func() time.Time, prices bool) (*metrics, error) {
+func newMetrics(ctx context.Context, m metric.Meter, now func() time.Time, prices bool) (*metrics, error) {
 	var x metrics
 	var errs [7]error
 	x.closeRows, errs[0] = m.Int64Counter("token_analytics.close.rows",
@@ -49,16 +52,13 @@ func newMetrics(ctx context.Context, m metric.Meter, closed closedUntil, now fun
 		metric.WithDescription("429 answers of the price API (each is retried after its Retry-After)"))
 	_, errs[5] = m.Float64ObservableGauge("token_analytics.close.lag", metric.WithUnit("s"),
 		metric.WithDescription("seconds from the end of a chain's closed hours (flow_marks.rolled_until) to now"),
-		metric.WithFloat64Callback(func(ctx context.Context, o metric.Float64Observer) error {
-			// The exporter's collection waits for its callbacks and gives them no deadline: a
-			// database that hangs must not hang every later scrape.
-			ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-			defer cancel()
-			until, err := closed(ctx)
-			if err != nil {
-				return err
-			}
-			for chain, lag := range closeLag(now(), until) {
+		metric.WithFloat64Callback(func(_ context.Context, o metric.Float64Observer) error {
+			// From the ends the close loop last read, so a scrape runs no query; a close that
+			// fails or stalls leaves them as they were, and the lag grows with the clock.
+			x.mu.Lock()
+			lags := closeLag(now(), x.until)
+			x.mu.Unlock()
+			for chain, lag := range lags {
 				o.Observe(lag, metric.WithAttributes(attribute.String("chain", chain)))
 			}
 			return nil
@@ -111,6 +111,13 @@ func (x *metrics) closed(ctx context.Context, c store.Closed, err error, took ti
 	if c.Chains > 0 || err != nil {
 		x.closeDuration.Record(ctx, took.Seconds())
 	}
+}
+
+// closedUntil keeps each chain's end of the closed hours (store.ClosedUntil) for the lag gauge.
+func (x *metrics) closedUntil(until map[string]time.Time) {
+	x.mu.Lock()
+	x.until = maps.Clone(until)
+	x.mu.Unlock()
 }
 
 // polled records how a price poll cycle ended.

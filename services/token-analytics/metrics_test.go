@@ -43,8 +43,7 @@ func TestMetricsAsExported(t *testing.T) {
 	}
 	now := time.Date(2026, 1, 10, 12, 30, 0, 0, time.UTC)
 	until := map[string]time.Time{"ethereum": now.Add(-2 * time.Hour).Truncate(time.Hour)}
-	mx, err := newMetrics(ctx, tel.Meter(), func(context.Context) (map[string]time.Time, error) { return until, nil },
-		func() time.Time { return now }, true)
+	mx, err := newMetrics(ctx, tel.Meter(), func() time.Time { return now }, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,6 +70,10 @@ func TestMetricsAsExported(t *testing.T) {
 		}
 	}
 	ok, failed := map[string]string{"result": "ok"}, map[string]string{"result": "failed"}
+	if scrape().Names()["token_analytics_close_lag_seconds"] {
+		t.Error("a close lag before the close loop read the closed hours")
+	}
+	mx.closedUntil(until) // what the close loop reads after its first run
 	check("at start", scrape(), []want{
 		{"token_analytics_close_rows_total", nil, 0}, {"token_analytics_close_failures_total", nil, 0},
 		{"token_analytics_price_throttled_total", nil, 0}, {"token_analytics_price_polls_total", ok, 0},
@@ -85,7 +88,7 @@ func TestMetricsAsExported(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := newMetrics(ctx, other.Meter(), func(context.Context) (map[string]time.Time, error) { return nil, nil }, time.Now, false); err != nil {
+	if _, err := newMetrics(ctx, other.Meter(), time.Now, false); err != nil {
 		t.Fatal(err)
 	}
 	mfs, err := other.Registry.Gather()

@@ -166,7 +166,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	if cfg.FlowRetention > 0 {
 		s.Add(pruneLoop(st, cfg.FlowPruneInterval, s.Log))
 	}
-	mx, err := newMetrics(ctx, s.Tel.Meter(), st.ClosedUntil, time.Now, cfg.PriceAPIURL != "")
+	mx, err := newMetrics(ctx, s.Tel.Meter(), time.Now, cfg.PriceAPIURL != "")
 	if err != nil {
 		return err
 	}
@@ -217,7 +217,7 @@ func pruneLoop(st *store.Store, every time.Duration, log *slog.Logger) lifecycle
 
 // closeLoop closes the flow hours no transfer is expected in any more every interval (at start
 // too), so top_flow and class changes read per transfer only the hours still open, and records
-// each run in mx.
+// each run and the closed hours' ends in mx.
 func closeLoop(st *store.Store, every time.Duration, log *slog.Logger, mx *metrics) lifecycle.Part {
 	return lifecycle.Part{Name: "flow hour close", Run: func(ctx context.Context) error {
 		for {
@@ -225,6 +225,10 @@ func closeLoop(st *store.Store, every time.Duration, log *slog.Logger, mx *metri
 			c, err := st.CloseHours(ctx)
 			if ctx.Err() == nil {
 				mx.closed(ctx, c, err, time.Since(start))
+				// The closed hours' ends, for the lag gauge (a failed read keeps the last ones).
+				if until, err := st.ClosedUntil(ctx); err == nil {
+					mx.closedUntil(until)
+				}
 			}
 			switch {
 			case err != nil && ctx.Err() == nil:

@@ -21,15 +21,12 @@ type BacklogJob struct {
 	// Interval between counts (and log lines); default 10s.
 	Interval time.Duration
 	Log      *slog.Logger
+	// Counted, if set, is told each count of the backlog (the backlog gauge, recorded here so a
+	// scrape runs no query).
+	Counted func(ctx context.Context, backlog int64)
 
 	applied atomic.Int64
-	last    atomic.Int64 // the newest count of the backlog
-	counted atomic.Bool  // whether last holds a count
 }
-
-// Last is the newest count of the backlog, and false before the first count: the backlog gauge
-// reports it, so a scrape never waits on the database.
-func (j *BacklogJob) Last() (int64, bool) { return j.last.Load(), j.counted.Load() }
 
 // Applied counts n more observations taken by the applier (Applier.Applied).
 func (j *BacklogJob) Applied(n int) { j.applied.Add(int64(n)) }
@@ -41,8 +38,9 @@ func (j *BacklogJob) Tick(ctx context.Context) (progress.Snapshot, error) {
 	if err != nil {
 		return progress.Snapshot{}, err
 	}
-	j.last.Store(backlog)
-	j.counted.Store(true)
+	if j.Counted != nil {
+		j.Counted(ctx, backlog)
+	}
 	done := j.applied.Load()
 	j.Progress.Set(done)
 	j.Progress.SetTotal(done + backlog)
