@@ -165,7 +165,7 @@ type rollupQueue struct {
 	lagMax int64
 	batch  int
 	wake   chan struct{}
-	// lengthFn, when set, replaces queueLength (tests).
+	// lengthFn, when set, replaces QueueLength (tests).
 	lengthFn func(context.Context) (int64, error)
 
 	mu    sync.Mutex
@@ -187,7 +187,7 @@ func (q *rollupQueue) length(ctx context.Context, s *Writer) (int64, error) {
 	if time.Since(q.lenAt) < lengthTTL {
 		return q.lenN, nil
 	}
-	n, err := s.queueLength(ctx)
+	n, err := s.QueueLength(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -195,9 +195,10 @@ func (q *rollupQueue) length(ctx context.Context, s *Writer) (int64, error) {
 	return n, nil
 }
 
-// queueLength is the statistics' live-tuple count of the queue: an estimate that lags by about
-// a second, which is as close as a bound needs, at the cost of a function call.
-func (s *Writer) queueLength(ctx context.Context) (int64, error) {
+// QueueLength is the statistics' live-tuple count of the queue: an estimate that lags by about
+// a second, which is as close as a bound needs, at the cost of a function call; exactly 0 when
+// the queue is empty and at least 1 when it is not (sql/queue_length.sql).
+func (s *Writer) QueueLength(ctx context.Context) (int64, error) {
 	var n int64
 	if err := s.pool.QueryRow(ctx, queueLengthSQL).Scan(&n); err != nil {
 		return 0, fmt.Errorf("rollup queue length: %w", err)
@@ -268,7 +269,7 @@ func (s *Writer) RunRollups(ctx context.Context, poll time.Duration, log *slog.L
 		if err != nil && ctx.Err() == nil {
 			log.WarnContext(ctx, "applying queued rollups failed; retrying", "error", err)
 		}
-		if left, err := s.queueLength(ctx); err == nil {
+		if left, err := s.QueueLength(ctx); err == nil {
 			queued.Record(ctx, left)
 			prog.SetTotal(done + left)
 		}
