@@ -5,6 +5,7 @@
 package render
 
 import (
+	"encoding/json"
 	"math"
 	"math/big"
 	"strconv"
@@ -74,7 +75,7 @@ type Transfer struct {
 	FromIsContract  bool        `json:"fromIsContract"`
 	ToIsContract    bool        `json:"toIsContract"`
 	TokenAddress    *string     `json:"tokenAddress,omitempty"`
-	TokenID         string      `json:"tokenId"`
+	TokenID         NullString  `json:"tokenId"`
 	TokenName       string      `json:"tokenName"`
 	TokenSymbol     string      `json:"tokenSymbol"`
 	TokenDecimals   int32       `json:"tokenDecimals"`
@@ -193,4 +194,17 @@ func UnitValue(a *big.Int, decimals int32) float64 {
 		f = -f
 	}
 	return f
+}
+
+// NullString is a required field the contract lets be null (public-api-shapes.json: required,
+// nullable): a Transfer's tokenId, a token identifier's pricingID. Empty is unknown, written as
+// null rather than as an empty id a client could take for one.
+type NullString string
+
+// MarshalJSON writes null for "".
+func (s NullString) MarshalJSON() ([]byte, error) {
+	if s == "" {
+		return []byte("null"), nil
+	}
+	return json.Marshal(string(s))
 }

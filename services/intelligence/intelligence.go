@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/chainintel/chainintel/libs/render"
 	"io"
 	"log/slog"
 	"os"
@@ -139,7 +140,7 @@ func (m marketData) TokenMarket(ctx context.Context, id, chain, address string) 
 	if err != nil {
 		return app.TokenInfo{}, false, err
 	}
-	info := app.TokenInfo{Identifier: app.TokenIdentifier{PricingID: mk.Identifier.PricingID, Chain: mk.Identifier.Chain,
+	info := app.TokenInfo{Identifier: app.TokenIdentifier{PricingID: render.NullString(mk.Identifier.PricingID), Chain: mk.Identifier.Chain,
 		Address: mk.Identifier.Address}, Name: mk.Name, Symbol: mk.Symbol, Deployments: []app.TokenDeployment{}}
 	if mk.Price != nil {
 		info.Price = *mk.Price

@@ -109,7 +109,7 @@ func testSearch(t *testing.T, perCategory bool) {
 		"types":[],"twitter":[` + binance + `],
 		"tokens":[
 			{"identifier":{"pricingID":"binancecoin"},"name":"BNB","symbol":"BNB","price":600,"price24hAgo":590,"deployments":[]},
-			{"identifier":{"pricingID":"","chain":"ethereum","address":"0xbbbb000000000000000000000000000000000001"},"name":"Binance Meme",
+			{"identifier":{"pricingID":null,"chain":"ethereum","address":"0xbbbb000000000000000000000000000000000001"},"name":"Binance Meme",
 			 "symbol":"BNBMEME","price":0,"price24hAgo":0,"deployments":[{"chain":"ethereum","address":"0xbbbb000000000000000000000000000000000001","decimals":9}]},
 			{"identifier":{"pricingID":"binance-usd"},"name":"Binance USD","symbol":"BUSD","price":0,"price24hAgo":0,
 			 "deployments":[{"chain":"ethereum","address":"0x4fabb145d64652a948d72533023f6e7a623c7c53","decimals":18}]}],
@@ -151,7 +151,7 @@ func testSearch(t *testing.T, perCategory bool) {
 	_, body = api.do(t, "GET", "/intelligence/search?query=bnb&serviceAddresses=0", "", nil)
 	assertJSON(t, "ticker", body, `{"serviceEntities":[],"serviceAddresses":[],"userEntities":[],"userAddresses":[],"types":[],"twitter":[],
 		"tokens":[{"identifier":{"pricingID":"binancecoin"},"name":"BNB","symbol":"BNB","price":600,"price24hAgo":590,"deployments":[]},
-			{"identifier":{"pricingID":"","chain":"ethereum","address":"0xbbbb000000000000000000000000000000000001"},"name":"Binance Meme",
+			{"identifier":{"pricingID":null,"chain":"ethereum","address":"0xbbbb000000000000000000000000000000000001"},"name":"Binance Meme",
 			 "symbol":"BNBMEME","price":0,"price24hAgo":0,"deployments":[{"chain":"ethereum","address":"0xbbbb000000000000000000000000000000000001","decimals":9}]}],
 		"tags":[],`+empty+`}`)
 	_, body = api.do(t, "GET", "/intelligence/search?query=CEX", "", nil)

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/chainintel/chainintel/libs/render"
 	"log/slog"
 	"math"
 	"math/big"
@@ -621,7 +622,7 @@ func (s *Service) TokenByID(ctx context.Context, id string) (TokenInfo, error) {
 	if err != nil {
 		return TokenInfo{}, err
 	}
-	return s.tokenInfo(ctx, mt, TokenIdentifier{PricingID: id})
+	return s.tokenInfo(ctx, mt, TokenIdentifier{PricingID: render.NullString(id)})
 }
 
 // TokenByAddress returns the token deployed at t: the registry entry when its pricing id is
@@ -634,7 +635,7 @@ func (s *Service) TokenByAddress(ctx context.Context, t Target) (TokenInfo, erro
 	if err == nil {
 		mt, err := s.Store.MarketToken(ctx, id)
 		if err == nil {
-			return s.tokenInfo(ctx, mt, TokenIdentifier{PricingID: id, Chain: t.Chain, Address: t.Address})
+			return s.tokenInfo(ctx, mt, TokenIdentifier{PricingID: render.NullString(id), Chain: t.Chain, Address: t.Address})
 		}
 		if !errors.Is(err, store.ErrNotFound) {
 			return TokenInfo{}, err
@@ -649,7 +650,7 @@ func (s *Service) TokenByAddress(ctx context.Context, t Target) (TokenInfo, erro
 	if err != nil {
 		return TokenInfo{}, err
 	}
-	info := TokenInfo{Identifier: TokenIdentifier{PricingID: tok.PricingID, Chain: t.Chain, Address: t.Address},
+	info := TokenInfo{Identifier: TokenIdentifier{PricingID: render.NullString(tok.PricingID), Chain: t.Chain, Address: t.Address},
 		Name: tok.Name, Symbol: tok.Symbol, Deployments: []TokenDeployment{{Chain: t.Chain, Address: t.Address, Decimals: tok.Decimals}}}
 	if tok.PricingID != "" {
 		q, err := s.Store.Quotes(ctx, []string{tok.PricingID})

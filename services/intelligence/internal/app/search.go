@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"errors"
+	"github.com/chainintel/chainintel/libs/render"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -312,7 +313,7 @@ func (s *Service) tokenInfos(ctx context.Context, hits []store.TokenHit) ([]Toke
 		if err != nil {
 			return nil, err
 		}
-		info, err := s.tokenInfo(ctx, mt, TokenIdentifier{PricingID: h.PricingID})
+		info, err := s.tokenInfo(ctx, mt, TokenIdentifier{PricingID: render.NullString(h.PricingID)})
 		if err != nil {
 			return nil, err
 		}

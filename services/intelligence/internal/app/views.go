@@ -1,6 +1,7 @@
 package app
 
 import (
+	"github.com/chainintel/chainintel/libs/render"
 	"github.com/chainintel/chainintel/services/intelligence/internal/attribution"
 	"github.com/chainintel/chainintel/services/intelligence/internal/store"
 )
@@ -108,9 +109,9 @@ type ContractView struct {
 
 // TokenIdentifier says how a token was identified.
 type TokenIdentifier struct {
-	PricingID string `json:"pricingID"`
-	Chain     string `json:"chain,omitempty"`
-	Address   string `json:"address,omitempty"`
+	PricingID render.NullString `json:"pricingID"` // null for a token no pricing id names
+	Chain     string            `json:"chain,omitempty"`
+	Address   string            `json:"address,omitempty"`
 }
 
 // TokenDeployment is a token's contract on one chain.

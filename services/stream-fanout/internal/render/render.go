@@ -52,7 +52,7 @@ func TransferOf(t *eventsv1.Transfer, from, to *Attr) Transfer {
 		BlockTimestamp: apirender.Timestamp(time.UnixMilli(t.GetBlockTimeMs())), Chain: t.GetChain(),
 		FromAddress:    apirender.Info(t.GetChain(), ct, t.GetFrom(), t.GetFromIsContract(), from),
 		ToAddress:      apirender.Info(t.GetChain(), ct, t.GetTo(), t.GetToIsContract(), to),
-		FromIsContract: t.GetFromIsContract(), ToIsContract: t.GetToIsContract(), TokenID: t.GetTokenId(),
+		FromIsContract: t.GetFromIsContract(), ToIsContract: t.GetToIsContract(), TokenID: apirender.NullString(t.GetTokenId()),
 		TokenName: t.GetTokenName(), TokenSymbol: t.GetTokenSymbol(), TokenDecimals: t.GetTokenDecimals(),
 		UnitValue: UnitValue(t.GetAmount(), t.GetTokenDecimals()), Type: apirender.TransferType(int32(t.GetType()), t.GetTokenAddress()),
 	}

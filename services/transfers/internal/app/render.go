@@ -153,7 +153,7 @@ func (b *book) transfer(r store.TransferRow) Transfer {
 		ID: r.ID, TransactionHash: r.TxHash, BlockHash: r.BlockHash, BlockNumber: r.BlockNumber,
 		BlockTimestamp: Timestamp(r.BlockTime), Chain: r.Chain,
 		FromAddress: b.info(r.Chain, r.From, r.FromIsContract), ToAddress: b.info(r.Chain, r.To, r.ToIsContract),
-		FromIsContract: r.FromIsContract, ToIsContract: r.ToIsContract, TokenID: r.TokenID, TokenName: r.TokenName,
+		FromIsContract: r.FromIsContract, ToIsContract: r.ToIsContract, TokenID: render.NullString(r.TokenID), TokenName: r.TokenName,
 		TokenSymbol: r.TokenSymbol, TokenDecimals: r.TokenDecimals, UnitValue: render.UnitValue(r.Amount, r.TokenDecimals),
 		HistoricalUSD: r.USD, Type: transferType(r),
 	}
