@@ -133,7 +133,7 @@ func TestEntityTagsArePublished(t *testing.T) {
 	}
 	want = &eventsv1.Entity{Id: "acme-exchange", Name: "Acme Exchange", Type: "cex", Description: "An exchange.",
 		PopulatedTags: []*eventsv1.PopulatedTag{cex, {Id: "hot-wallet", Label: "Hot wallet eth", Rank: 2, TagParams: "eth", DisablePage: true, Chain: "ethereum"}},
-		Version: v}
+		Version:       v}
 	if got := carriers(t, log, v); len(got) != 1 || !proto.Equal(got[0].Msg.GetEntity(), want) {
 		t.Fatalf("events carrying entity version %d: %v, want one with %v", v, got, want)
 	}

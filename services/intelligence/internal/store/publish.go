@@ -25,8 +25,8 @@ var attributionSelect string
 // the address has no such entity).
 type entityCells struct {
 	id, name, typ, note, service, website, twitter, linkedin, description *string
-	tags                                                                []byte
-	version                                                             *int64
+	tags                                                                  []byte
+	version                                                               *int64
 }
 
 func (c *entityCells) targets() []any {
