@@ -58,31 +58,47 @@ CREATE TRIGGER address_tags_mark_update AFTER UPDATE ON intel.address_tags
 CREATE TRIGGER address_tags_mark_delete AFTER DELETE ON intel.address_tags
     REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION intel.address_tags_mark();
 
--- addresses: row-level with a WHEN clause, so the many updates that do not move an address
--- between entities (re-versioning for the publisher, heuristics' predictions) cost nothing; a
--- statement-level trigger would copy every updated row into transition tables. An address joining
--- an entity changes its tags only when it has tags; one leaving it marks it for republication.
+-- addresses: an address joining an entity changes its tags only when it has tags; one leaving it
+-- marks it for republication. Inserts are statement-level (an import inserts thousands of rows
+-- at a time; one set-based look-up of their tags). Updates and deletes are row-level with a WHEN
+-- clause, so the many updates that move no address between entities (re-versioning for the
+-- publisher, heuristics' predictions) cost nothing; a statement-level update trigger would copy
+-- every updated row into transition tables.
 -- +goose StatementBegin
-CREATE FUNCTION intel.addresses_mark() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION intel.addresses_mark_insert() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    IF TG_OP IN ('INSERT', 'UPDATE') AND NEW.entity_id IS NOT NULL AND EXISTS (
+    PERFORM intel.mark_entity_tags(ARRAY(
+        SELECT n.entity_id FROM new_rows n
+        WHERE n.entity_id IS NOT NULL AND EXISTS (
+            SELECT 1 FROM intel.address_tags at JOIN intel.tags t ON t.id = at.tag_id
+            WHERE at.chain_type = n.chain_type AND at.address = n.address AND NOT t.exclude_entities)), false);
+    RETURN NULL;
+END
+$$;
+-- +goose StatementEnd
+-- +goose StatementBegin
+CREATE FUNCTION intel.addresses_mark_move() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP = 'UPDATE' AND NEW.entity_id IS NOT NULL AND EXISTS (
         SELECT 1 FROM intel.address_tags at JOIN intel.tags t ON t.id = at.tag_id
         WHERE at.chain_type = NEW.chain_type AND at.address = NEW.address AND NOT t.exclude_entities) THEN
-        PERFORM intel.mark_entity_tags(ARRAY[NEW.entity_id], false);
+        INSERT INTO intel.entity_tags_dirty (entity_id) VALUES (NEW.entity_id)
+        ON CONFLICT (entity_id) DO UPDATE SET republish = true WHERE false;
     END IF;
-    IF TG_OP IN ('DELETE', 'UPDATE') AND OLD.entity_id IS NOT NULL THEN
-        PERFORM intel.mark_entity_tags(ARRAY[OLD.entity_id], true);
+    IF OLD.entity_id IS NOT NULL THEN
+        INSERT INTO intel.entity_tags_dirty AS d (entity_id, republish) VALUES (OLD.entity_id, true)
+        ON CONFLICT (entity_id) DO UPDATE SET republish = true WHERE NOT d.republish;
     END IF;
     RETURN NULL;
 END
 $$;
 -- +goose StatementEnd
-CREATE TRIGGER addresses_mark_insert AFTER INSERT ON intel.addresses FOR EACH ROW
-    WHEN (NEW.entity_id IS NOT NULL) EXECUTE FUNCTION intel.addresses_mark();
+CREATE TRIGGER addresses_mark_insert AFTER INSERT ON intel.addresses
+    REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION intel.addresses_mark_insert();
 CREATE TRIGGER addresses_mark_update AFTER UPDATE OF entity_id ON intel.addresses FOR EACH ROW
-    WHEN (OLD.entity_id IS DISTINCT FROM NEW.entity_id) EXECUTE FUNCTION intel.addresses_mark();
+    WHEN (OLD.entity_id IS DISTINCT FROM NEW.entity_id) EXECUTE FUNCTION intel.addresses_mark_move();
 CREATE TRIGGER addresses_mark_delete AFTER DELETE ON intel.addresses FOR EACH ROW
-    WHEN (OLD.entity_id IS NOT NULL) EXECUTE FUNCTION intel.addresses_mark();
+    WHEN (OLD.entity_id IS NOT NULL) EXECUTE FUNCTION intel.addresses_mark_move();
 
 -- tags: a changed definition (label, rank, flags) changes the populated tags of every entity
 -- with an address carrying it. Imports upsert every tag of a batch, so only a real change counts.
@@ -118,6 +134,7 @@ DROP TRIGGER addresses_mark_insert ON intel.addresses;
 DROP TRIGGER address_tags_mark_delete ON intel.address_tags;
 DROP TRIGGER address_tags_mark_update ON intel.address_tags;
 DROP TRIGGER address_tags_mark_insert ON intel.address_tags;
-DROP FUNCTION intel.tags_mark(), intel.addresses_mark(), intel.address_tags_mark(), intel.mark_entity_tags(text[], boolean);
+DROP FUNCTION intel.tags_mark(), intel.addresses_mark_move(), intel.addresses_mark_insert(), intel.address_tags_mark(),
+    intel.mark_entity_tags(text[], boolean);
 DROP TABLE intel.entity_tags_dirty;
 ALTER TABLE intel.entities DROP COLUMN populated_tags;

@@ -16,12 +16,13 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(inteltest.Main(m)) }
 
-func reset(t *testing.T) *store.Store {
-	t.Helper()
-	pool := pgtest.Pool(t)
+// reset empties the tables the tests write and returns a store over them.
+func reset(tb testing.TB) *store.Store {
+	tb.Helper()
+	pool := pgtest.Pool(tb)
 	if _, err := pool.Exec(context.Background(), `TRUNCATE intel.entities, intel.tags, intel.claims, intel.address_tags,
 		intel.addresses, intel.change_log, intel.entity_tags_dirty CASCADE; UPDATE intel.publish_cursor SET version = 0`); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	return store.New(pool)
 }
