@@ -65,6 +65,11 @@ type TagsRefresh struct {
 // command) take turns.
 func (s *Store) RefreshEntityTags(ctx context.Context, limit int) (TagsRefresh, error) {
 	var res TagsRefresh
+	// The version lock is global: a round with nothing to do does not take it.
+	var pending bool
+	if err := s.pool.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM intel.entity_tags_dirty)").Scan(&pending); err != nil || !pending {
+		return res, err
+	}
 	err := s.inTx(ctx, true, func(tx pgx.Tx) error {
 		res = TagsRefresh{}
 		rows, err := tx.Query(ctx, entityTagsClaimSQL, limit)
