@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -160,6 +161,28 @@ func TestIntelligenceGraphSenseThroughEdge(t *testing.T) {
 	if r.JSON(t, &ent); r.Status != 200 || ent.ID != "binance" || ent.Type != "cex" || len(ent.PopulatedTags) == 0 {
 		t.Fatalf("binance entity: %d %s", r.Status, r.Body)
 	}
+	// balances shows the entity with the same populated tags, from intelligence's attribution
+	// events (API.md, Balances: entities carry description and populatedTags).
+	var intelTags struct {
+		Tags []any `json:"populatedTags"`
+	}
+	r.JSON(t, &intelTags)
+	Eventually(t, 90*time.Second, func() error {
+		br := p.Get(t, "/balances/entity/binance")
+		var b struct {
+			Entities map[string]struct {
+				Tags []any `json:"populatedTags"`
+			} `json:"entities"`
+		}
+		if br.Status != 200 {
+			return fmt.Errorf("/balances/entity/binance: %d %s", br.Status, br.Body)
+		}
+		br.JSON(t, &b)
+		if got := b.Entities["binance"].Tags; !reflect.DeepEqual(got, intelTags.Tags) {
+			return fmt.Errorf("/balances/entity/binance populatedTags %v, want intelligence's %v", got, intelTags.Tags)
+		}
+		return nil
+	})
 	body := map[string]any{"addresses": []string{"0x28c6c06298d514db089934071355e5743bf21d60", "34xp4vRoCGJym3xR7yCVPFHoCNxv4Twseo", "0x" + randHex(20)}}
 	r = p.Do(t, http.MethodPost, "/intelligence/address/batch", key, body)
 	var batch struct {

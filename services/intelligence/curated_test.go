@@ -115,12 +115,14 @@ func TestCuratedImportRelabelAndConflicts(t *testing.T) {
 		t.Fatalf("conflict: %+v", c)
 	}
 
-	// A relabel by the curated source moves the address to the other entity: a new version.
+	// A relabel by the curated source moves the address to the other entity: a new version. acme
+	// loses the moved address's tag, so one of its remaining addresses is published too, carrying
+	// acme's new details.
 	rep, err = ImportCurated(ctx, cfg, strings.NewReader("chain_type,address,entity,label,confidence\nevm,"+hot1+",other-fund,Treasury,1\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.AddressesChanged != 1 || rep.Published != 1 {
+	if rep.AddressesChanged != 1 || rep.Published != 2 {
 		t.Fatalf("relabel: %+v", rep)
 	}
 	second := log.latest(t, key, func(m eventbus.Message[*eventsv1.Attribution]) bool { return m.Msg.GetEntity().GetId() == "other-fund" })
@@ -201,7 +203,7 @@ func TestCuratedPublishesEntityDescription(t *testing.T) {
 		t.Fatalf("import: %+v, %v", rep, err)
 	}
 	m := log.latest(t, "evm:"+hot1, func(m eventbus.Message[*eventsv1.Attribution]) bool { return m.Msg.GetVersion() > 0 })
-	want := &eventsv1.Entity{Id: "acme-exchange", Name: "Acme Exchange", Type: "cex", Description: "An exchange."}
+	want := &eventsv1.Entity{Id: "acme-exchange", Name: "Acme Exchange", Type: "cex", Description: "An exchange.", Version: entityVersion(t, "acme-exchange")}
 	if !proto.Equal(m.Msg.GetEntity(), want) {
 		t.Fatalf("entity %v, want %v", m.Msg.GetEntity(), want)
 	}

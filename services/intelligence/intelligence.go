@@ -81,6 +81,9 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	s.Add(lifecycle.Part{Name: "attribution relay", Run: func(ctx context.Context) error {
 		return publish.Relay(ctx, st, pub, cfg.PublishInterval, s.Log)
 	}})
+	s.Add(lifecycle.Part{Name: "entity tags", Run: func(ctx context.Context) error {
+		return publish.TagLoop(ctx, st, cfg.PublishInterval, s.Log)
+	}})
 	s.Add(lifecycle.Part{Name: "heuristics", Run: func(ctx context.Context) error {
 		return heuristics.Loop(ctx, st, heuristicParams(cfg), cfg.HeuristicsInterval, s.Log)
 	}})
@@ -198,6 +201,11 @@ func withStore(ctx context.Context, cfg Config, fn func(*store.Store) (Report, e
 		return rep, err
 	}
 	if len(cfg.Brokers) > 0 {
+		// The entities whose tags the import changed are published with it, not at a running
+		// service's next refresh.
+		if _, err := publish.RefreshTags(ctx, st); err != nil {
+			return rep, fmt.Errorf("the changes are stored, but refreshing entity tags failed (a running service refreshes them): %w", err)
+		}
 		pub := eventbus.NewPublisher(cfg.Brokers, eventbus.PublisherOptions{})
 		defer pub.Close()
 		n, err := publish.Drain(ctx, st, pub)

@@ -38,6 +38,11 @@ type Entity struct {
 	// The entity's tags as /intelligence/entity/{id} populates them (its addresses' tags that
 	// propagate to entities), by rank.
 	PopulatedTags []*PopulatedTag `protobuf:"bytes,10,rep,name=populated_tags,json=populatedTags,proto3" json:"populated_tags,omitempty"`
+	// The version of these details (every field above): it grows whenever any of them changes.
+	// Events of different addresses of one entity may arrive in any order (other partitions,
+	// replays of the compacted topic); a consumer keeping the entity's details keeps those of the
+	// highest version. 0 from publishers that predate it.
+	Version       int64 `protobuf:"varint,11,opt,name=version,proto3" json:"version,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -140,6 +145,13 @@ func (x *Entity) GetPopulatedTags() []*PopulatedTag {
 		return x.PopulatedTags
 	}
 	return nil
+}
+
+func (x *Entity) GetVersion() int64 {
+	if x != nil {
+		return x.Version
+	}
+	return 0
 }
 
 // PopulatedTag is a tag with its parameter value.
@@ -357,7 +369,7 @@ var File_chainintel_events_v1_intel_proto protoreflect.FileDescriptor
 
 const file_chainintel_events_v1_intel_proto_rawDesc = "" +
 	"\n" +
-	" chainintel/events/v1/intel.proto\x12\x14chainintel.events.v1\"\xab\x02\n" +
+	" chainintel/events/v1/intel.proto\x12\x14chainintel.events.v1\"\xc5\x02\n" +
 	"\x06Entity\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x12\n" +
@@ -369,7 +381,8 @@ const file_chainintel_events_v1_intel_proto_rawDesc = "" +
 	"\blinkedin\x18\b \x01(\tR\blinkedin\x12 \n" +
 	"\vdescription\x18\t \x01(\tR\vdescription\x12I\n" +
 	"\x0epopulated_tags\x18\n" +
-	" \x03(\v2\".chainintel.events.v1.PopulatedTagR\rpopulatedTags\"\xcb\x01\n" +
+	" \x03(\v2\".chainintel.events.v1.PopulatedTagR\rpopulatedTags\x12\x18\n" +
+	"\aversion\x18\v \x01(\x03R\aversion\"\xcb\x01\n" +
 	"\fPopulatedTag\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
 	"\x05label\x18\x02 \x01(\tR\x05label\x12\x12\n" +

@@ -190,7 +190,7 @@ func entity(e *eventsv1.Entity) *store.Entity {
 		return nil
 	}
 	out := &store.Entity{ID: e.Id, Name: e.Name, Type: e.Type, Note: e.Note, Service: e.Service, Website: e.Website,
-		Twitter: e.Twitter, LinkedIn: e.Linkedin, Description: e.Description, Tags: []store.Tag{}}
+		Twitter: e.Twitter, LinkedIn: e.Linkedin, Description: e.Description, Tags: []store.Tag{}, Version: e.Version}
 	for _, t := range e.PopulatedTags {
 		out.Tags = append(out.Tags, store.Tag{ID: t.Id, Label: t.Label, Rank: t.Rank, Params: t.TagParams, DisablePage: t.DisablePage,
 			ExcludeEntities: t.ExcludeEntities, Chain: t.Chain})

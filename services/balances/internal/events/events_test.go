@@ -128,7 +128,7 @@ func TestConsumersThroughBroker(t *testing.T) {
 	// A relabel to y moves the balance and its history.
 	if err := pub.Publish(ctx, eventbus.Event{Topic: eventsv1.TopicAttributions, Key: "evm:" + a1, Msg: &eventsv1.Attribution{ChainType: "evm",
 		Address: a1, Entity: &eventsv1.Entity{Id: "y", Name: "Y", Type: "fund", Description: "A fund.",
-			PopulatedTags: []*eventsv1.PopulatedTag{{Id: "fund", Label: "Fund", Rank: 3, TagParams: "p", Chain: "ethereum"}}}, Version: 2}}); err != nil {
+			PopulatedTags: []*eventsv1.PopulatedTag{{Id: "fund", Label: "Fund", Rank: 3, TagParams: "p", Chain: "ethereum"}}, Version: 3}, Version: 2}}); err != nil {
 		t.Fatal(err)
 	}
 	entY := read(`SELECT sum(delta)::text FROM balances.entity_change WHERE entity_id = 'y'`)
@@ -136,7 +136,18 @@ func TestConsumersThroughBroker(t *testing.T) {
 	eventually(t, "x after relabel", func() (string, string) { return ent(), "0" })
 	// The entity's description and populated tags come with it.
 	details := read(`SELECT description || ' ' || populated_tags::text FROM balances.entities WHERE id = 'y'`)
-	eventually(t, "y's details", func() (string, string) {
-		return details(), `A fund. [{"id": "fund", "rank": 3, "chain": "ethereum", "label": "Fund", "tagParams": "p", "disablePage": false, "excludeEntities": false}]`
-	})
+	yDetails := `A fund. [{"id": "fund", "rank": 3, "chain": "ethereum", "label": "Fund", "tagParams": "p", "disablePage": false, "excludeEntities": false}]`
+	eventually(t, "y's details", func() (string, string) { return details(), yDetails })
+	// Another address of y arrives later with older details (version 2 < 3): y keeps the newer
+	// ones; the address itself is attributed.
+	const a2 = "0x00000000000000000000000000000000000000a2"
+	if err := pub.Publish(ctx, eventbus.Event{Topic: eventsv1.TopicAttributions, Key: "evm:" + a2, Msg: &eventsv1.Attribution{ChainType: "evm",
+		Address: a2, Entity: &eventsv1.Entity{Id: "y", Name: "Y", Type: "fund", Description: "Older.", Version: 2}, Version: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	attributed := read(`SELECT entity_id FROM balances.attributions WHERE address = '` + a2 + `'`)
+	eventually(t, "a2's attribution", func() (string, string) { return attributed(), "y" })
+	if got := details(); got != yDetails {
+		t.Fatalf("y's details after older ones: %s, want %s", got, yDetails)
+	}
 }

@@ -82,6 +82,45 @@ func TestEntityBalancesLiveCheapAndRelabel(t *testing.T) {
 		{"time":"2026-03-09T00:00:00Z","usd":4700},{"time":"2026-03-10T00:00:00Z","usd":4900}]}`)
 }
 
+// TestEntityDetailsKeepNewestVersion checks that /balances/entity shows the entity details of the
+// highest details version whatever order the events of the entity's addresses arrive in: older
+// details (another address's event, in a later batch or later in the same batch) change nothing,
+// and unversioned ones (publishers predating Entity.version) replace only unversioned ones.
+func TestEntityDetailsKeepNewestVersion(t *testing.T) {
+	ev := newEnv(t)
+	ctx := context.Background()
+	apply := func(as ...store.Attribution) {
+		t.Helper()
+		if _, err := ev.st.ApplyAttributions(ctx, as); err != nil {
+			t.Fatal(err)
+		}
+	}
+	binance := func(desc string, version int64, tags ...store.Tag) *store.Entity {
+		return &store.Entity{ID: "binance", Name: "Binance", Type: "cex", Service: "exchange", Description: desc, Tags: tags, Version: version}
+	}
+	body := func(desc, tags string) string {
+		return strings.Replace(fill(entityBalancesJSON(5, 11000, 10500)), binanceFullJSON, `{"id":"binance","name":"Binance","note":"","type":"cex",
+			"service":"exchange","description":"`+desc+`","populatedTags":`+tags+`}`, 1)
+	}
+	cex := store.Tag{ID: "cex", Label: "Exchange", Rank: 1}
+	cexJSON := `{"id":"cex","label":"Exchange","rank":1,"tagParams":"","disablePage":false,"excludeEntities":false}`
+	// Unversioned details replace unversioned ones, as before versions.
+	apply(store.Attribution{ChainType: "evm", Address: a2, Entity: binance("Unversioned.", 0), Version: 2})
+	ev.expect(t, "/balances/entity/binance", 200, body("Unversioned.", `[]`))
+	apply(store.Attribution{ChainType: "evm", Address: a1, Entity: binance("Version 7.", 7, cex), Label: "Binance 14", Version: 2})
+	want := body("Version 7.", `[`+cexJSON+`]`)
+	ev.expect(t, "/balances/entity/binance", 200, want)
+	// Another address's event with older details, then unversioned ones: nothing changes.
+	apply(store.Attribution{ChainType: "evm", Address: a2, Entity: binance("Version 5.", 5), Version: 3})
+	ev.expect(t, "/balances/entity/binance", 200, want)
+	apply(store.Attribution{ChainType: "evm", Address: a2, Entity: binance("Unversioned.", 0), Version: 4})
+	ev.expect(t, "/balances/entity/binance", 200, want)
+	// In one batch the newest details win, wherever they are.
+	apply(store.Attribution{ChainType: "evm", Address: a2, Entity: binance("Version 8.", 8, cex), Version: 5},
+		store.Attribution{ChainType: "evm", Address: a1, Entity: binance("Version 9.", 9), Label: "Binance 14", Version: 3})
+	ev.expect(t, "/balances/entity/binance", 200, body("Version 9.", `[]`))
+}
+
 func TestUserEntityBalances(t *testing.T) {
 	ev := newEnv(t)
 	ev.expect(t, "/balances/entity/"+userEnt+"?chains=ethereum", 200, fill(fmt.Sprintf(`{

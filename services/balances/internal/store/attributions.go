@@ -8,11 +8,13 @@ import (
 )
 
 // Entity is an operator entity as attributions describe it. Description and Tags are read by
-// Entities only (the entity object of /balances/entity); Tags nil is stored as no tags.
+// Entities only (the entity object of /balances/entity); Tags nil is stored as no tags. Version
+// is that of the details (0 from publishers that predate it): the store keeps the newest.
 type Entity struct {
 	ID, Name, Type, Note, Service, Website, Twitter, LinkedIn string
 	Description                                               string
 	Tags                                                      []Tag
+	Version                                                   int64
 }
 
 // Tag is one of an entity's populated tags.
@@ -98,31 +100,46 @@ func (s *Store) ApplyAttributions(ctx context.Context, as []Attribution) (int, e
 	return moved, err
 }
 
+// upsertEntities stores the details of the entities the attributions carry: per entity those of
+// the highest version in the batch (the latest of equal versions), and in the store only over
+// details of a version not higher (sql/entity_upsert.sql).
 func (s *Store) upsertEntities(ctx context.Context, tx pgx.Tx, as []Attribution) error {
-	var cols [10][]string
-	seen := map[string]bool{}
+	newest := map[string]*Entity{}
+	var ids []string
 	for _, a := range as {
 		for _, e := range []*Entity{a.Entity, a.Predicted} {
-			if e == nil || e.ID == "" || seen[e.ID] {
+			if e == nil || e.ID == "" {
 				continue
 			}
-			seen[e.ID] = true
-			tags := e.Tags
-			if tags == nil {
-				tags = []Tag{}
+			prev, seen := newest[e.ID]
+			if !seen {
+				ids = append(ids, e.ID)
 			}
-			js, err := json.Marshal(tags)
-			if err != nil {
-				return err
-			}
-			for i, v := range []string{e.ID, e.Name, e.Type, e.Note, e.Service, e.Website, e.Twitter, e.LinkedIn, e.Description, string(js)} {
-				cols[i] = append(cols[i], v)
+			if !seen || e.Version >= prev.Version {
+				newest[e.ID] = e
 			}
 		}
 	}
-	if len(cols[0]) == 0 {
+	if len(ids) == 0 {
 		return nil
 	}
-	_, err := tx.Exec(ctx, q("entity_upsert"), cols[0], cols[1], cols[2], cols[3], cols[4], cols[5], cols[6], cols[7], cols[8], cols[9])
+	var cols [10][]string
+	versions := make([]int64, len(ids))
+	for i, id := range ids {
+		e := newest[id]
+		tags := e.Tags
+		if tags == nil {
+			tags = []Tag{}
+		}
+		js, err := json.Marshal(tags)
+		if err != nil {
+			return err
+		}
+		for j, v := range []string{e.ID, e.Name, e.Type, e.Note, e.Service, e.Website, e.Twitter, e.LinkedIn, e.Description, string(js)} {
+			cols[j] = append(cols[j], v)
+		}
+		versions[i] = e.Version
+	}
+	_, err := tx.Exec(ctx, q("entity_upsert"), cols[0], cols[1], cols[2], cols[3], cols[4], cols[5], cols[6], cols[7], cols[8], cols[9], versions)
 	return err
 }

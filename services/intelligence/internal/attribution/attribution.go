@@ -18,7 +18,11 @@ type Entity struct {
 	Twitter     string
 	LinkedIn    string
 	Service     string
-	Version     int64
+	// Version is that of the entity's details: it grows whenever they (Tags included) change.
+	Version int64
+	// Tags are the entity's populated tags as the store keeps them (its addresses' tags that
+	// propagate to entities, by rank); set where the entity is read for publication only.
+	Tags []PopulatedTag
 }
 
 // Address is the resolved attribution of one address on a chain type.
@@ -47,6 +51,12 @@ type Tag struct {
 	DisablePage     bool
 	ExcludeEntities bool
 	Chain           string
+}
+
+// PopulatedTag is a tag with one parameter value.
+type PopulatedTag struct {
+	Tag    Tag
+	Params string
 }
 
 // PopulatedLabel is the tag's label with params filled in: "{param}" in the label is replaced

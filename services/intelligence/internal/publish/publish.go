@@ -47,8 +47,13 @@ func protoEntity(e *attribution.Entity) *eventsv1.Entity {
 	if e == nil {
 		return nil
 	}
-	return &eventsv1.Entity{Id: e.ID, Name: e.Name, Type: e.Type, Note: e.Note, Service: e.Service, Website: e.Website, Twitter: e.Twitter, Linkedin: e.LinkedIn,
-		Description: e.Description}
+	out := &eventsv1.Entity{Id: e.ID, Name: e.Name, Type: e.Type, Note: e.Note, Service: e.Service, Website: e.Website, Twitter: e.Twitter, Linkedin: e.LinkedIn,
+		Description: e.Description, Version: e.Version}
+	for _, t := range e.Tags {
+		out.PopulatedTags = append(out.PopulatedTags, &eventsv1.PopulatedTag{Id: t.Tag.ID, Label: t.Tag.PopulatedLabel(t.Params),
+			Rank: int32(t.Tag.Rank), TagParams: t.Params, DisablePage: t.Tag.DisablePage, ExcludeEntities: t.Tag.ExcludeEntities, Chain: t.Tag.Chain})
+	}
+	return out
 }
 
 func send(bus Bus) func(context.Context, []store.AttributionRow) error {
@@ -89,6 +94,51 @@ func Relay(ctx context.Context, src Source, bus Bus, interval time.Duration, log
 				log.Warn("attribution relay failed; retrying", "error", err)
 			} else if n > 0 {
 				log.Debug("attributions published", "count", n)
+			}
+		}
+	}
+}
+
+// TagSource is the store as the entity tags refresher uses it.
+type TagSource interface {
+	RefreshEntityTags(ctx context.Context, limit int) (store.TagsRefresh, error)
+}
+
+// tagRound bounds one refresh transaction: it holds the version lock, which imports wait for.
+const tagRound = 100
+
+// RefreshTags recomputes the populated tags of every entity marked dirty, a round of at most
+// tagRound entities per transaction, and returns the total of what the rounds did.
+func RefreshTags(ctx context.Context, src TagSource) (store.TagsRefresh, error) {
+	var total store.TagsRefresh
+	for {
+		r, err := src.RefreshEntityTags(ctx, tagRound)
+		total.Entities += r.Entities
+		total.Changed += r.Changed
+		total.Republished += r.Republished
+		if err != nil {
+			return total, fmt.Errorf("refresh entity tags: %w", err)
+		}
+		if r.Entities < tagRound {
+			return total, nil
+		}
+	}
+}
+
+// TagLoop refreshes dirty entities' tags every interval until ctx ends; the relay then
+// publishes the addresses the refresh re-versioned. Failures are logged and retried.
+func TagLoop(ctx context.Context, src TagSource, interval time.Duration, log *slog.Logger) error {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+			if r, err := RefreshTags(ctx, src); err != nil && ctx.Err() == nil {
+				log.Warn("entity tags refresh failed; retrying", "error", err)
+			} else if r.Entities > 0 {
+				log.Debug("entity tags refreshed", "entities", r.Entities, "changed", r.Changed, "republished", r.Republished)
 			}
 		}
 	}

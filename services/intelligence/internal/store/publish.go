@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 
@@ -17,31 +18,53 @@ type AttributionRow struct {
 	UpdatedAtMs int64
 }
 
-const attributionSelect = `SELECT a.chain_type, a.address, COALESCE(a.entity_id, ''), a.label, a.confidence, a.source,
-		COALESCE(a.predicted_entity_id, ''), COALESCE(a.deposit_service_id, ''), a.is_contract, a.cluster_ids, a.version,
-		(extract(epoch FROM a.updated_at) * 1000)::bigint,
-		e.id, e.name, e.type, e.note, e.service, e.website, e.twitter, e.linkedin, e.description,
-		p.id, p.name, p.type, p.note, p.service, p.website, p.twitter, p.linkedin, p.description
-	FROM intel.addresses a
-	LEFT JOIN intel.entities e ON e.id = a.entity_id
-	LEFT JOIN intel.entities p ON p.id = a.predicted_entity_id `
+//go:embed sql/attribution_select.sql
+var attributionSelect string
+
+// entityCells are the scan targets of one entity's columns of attributionSelect (all NULL when
+// the address has no such entity).
+type entityCells struct {
+	id, name, typ, note, service, website, twitter, linkedin, description *string
+	tags                                                                  []byte
+	version                                                               *int64
+}
+
+func (c *entityCells) targets() []any {
+	return []any{&c.id, &c.name, &c.typ, &c.note, &c.service, &c.website, &c.twitter, &c.linkedin, &c.description, &c.tags, &c.version}
+}
+
+func (c *entityCells) entity() (*attribution.Entity, error) {
+	if c.id == nil {
+		return nil, nil
+	}
+	e := &attribution.Entity{ID: *c.id, Name: *c.name, Type: *c.typ, Note: *c.note, Service: *c.service, Website: *c.website,
+		Twitter: *c.twitter, LinkedIn: *c.linkedin, Description: *c.description, Version: *c.version}
+	tags, err := decodeTags(c.tags)
+	if err != nil {
+		return nil, fmt.Errorf("entity %s: %w", e.ID, err)
+	}
+	e.Tags = tags
+	return e, nil
+}
 
 func scanAttributionRows(rows pgx.Rows) ([]AttributionRow, error) {
 	defer rows.Close()
 	var out []AttributionRow
 	for rows.Next() {
 		var r AttributionRow
-		var eid, en, et, eno, es, ew, etw, el, ed, pid, pn, pt, pno, ps, pw, ptw, pl, pd *string
-		if err := rows.Scan(&r.ChainType, &r.Address.Address, &r.EntityID, &r.Label, &r.Confidence, &r.Source,
-			&r.PredictedEntity, &r.DepositServiceID, &r.IsContract, &r.ClusterIDs, &r.Version, &r.UpdatedAtMs,
-			&eid, &en, &et, &eno, &es, &ew, &etw, &el, &ed, &pid, &pn, &pt, &pno, &ps, &pw, &ptw, &pl, &pd); err != nil {
+		var ec, pc entityCells
+		dest := []any{&r.ChainType, &r.Address.Address, &r.EntityID, &r.Label, &r.Confidence, &r.Source,
+			&r.PredictedEntity, &r.DepositServiceID, &r.IsContract, &r.ClusterIDs, &r.Version, &r.UpdatedAtMs}
+		dest = append(append(dest, ec.targets()...), pc.targets()...)
+		if err := rows.Scan(dest...); err != nil {
 			return nil, err
 		}
-		if eid != nil {
-			r.Entity = &attribution.Entity{ID: *eid, Name: *en, Type: *et, Note: *eno, Service: *es, Website: *ew, Twitter: *etw, LinkedIn: *el, Description: *ed}
+		var err error
+		if r.Entity, err = ec.entity(); err != nil {
+			return nil, err
 		}
-		if pid != nil {
-			r.Predicted = &attribution.Entity{ID: *pid, Name: *pn, Type: *pt, Note: *pno, Service: *ps, Website: *pw, Twitter: *ptw, LinkedIn: *pl, Description: *pd}
+		if r.Predicted, err = pc.entity(); err != nil {
+			return nil, err
 		}
 		out = append(out, r)
 	}

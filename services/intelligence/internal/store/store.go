@@ -131,10 +131,7 @@ func (s *Store) EntityTags(ctx context.Context, entityID string) ([]PopulatedTag
 }
 
 // PopulatedTag is a tag with one parameter value.
-type PopulatedTag struct {
-	Tag    attribution.Tag
-	Params string
-}
+type PopulatedTag = attribution.PopulatedTag
 
 func (s *Store) populatedTags(ctx context.Context, q string, args ...any) ([]PopulatedTag, error) {
 	rows, err := s.pool.Query(ctx, q+" ORDER BY t.rank, t.id, at.params", args...)

@@ -1,0 +1,1 @@
+DELETE FROM intel.entity_tags_dirty WHERE entity_id = ANY($1)
