@@ -6,6 +6,7 @@ package params
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"slices"
 	"strconv"
@@ -105,6 +106,9 @@ func Float(q url.Values, name string) (v float64, ok bool, err error) {
 	v, err = strconv.ParseFloat(s, 64)
 	if err != nil || v != v { // NaN
 		return 0, false, Errorf(name, "must be a number, got %q", trunc(s))
+	}
+	if math.IsInf(v, 0) { // ParseFloat takes "Inf" and "-Infinity"; a bound needs a number
+		return 0, false, Errorf(name, "must be a finite number, got %q", trunc(s))
 	}
 	return v, true, nil
 }

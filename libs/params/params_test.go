@@ -1,6 +1,7 @@
 package params
 
 import (
+	"math"
 	"net/url"
 	"reflect"
 	"strings"
@@ -120,6 +121,48 @@ func FuzzList(f *testing.F) {
 				t.Fatalf("bad item %q in %q", v, got)
 			}
 			seen[v] = true
+		}
+	})
+}
+
+// A float bound is a finite number: ParseFloat reads "NaN", "Inf" and "-Infinity", and a bound of
+// either is refused naming the parameter, as a value out of float64's range is.
+func TestFloatFinite(t *testing.T) {
+	for s, want := range map[string]string{
+		"1.5":       "",
+		"-2e3":      "",
+		"abc":       `usdGte: must be a number, got "abc"`,
+		"NaN":       `usdGte: must be a number, got "NaN"`,
+		"1e999":     `usdGte: must be a number, got "1e999"`,
+		"-Inf":      `usdGte: must be a finite number, got "-Inf"`,
+		"+Infinity": `usdGte: must be a finite number, got "+Infinity"`,
+	} {
+		_, _, err := Float(url.Values{"usdGte": {s}}, "usdGte")
+		got := ""
+		if err != nil {
+			got = err.Error()
+		}
+		if got != want {
+			t.Errorf("usdGte=%s: error %q, want %q", s, got, want)
+		}
+	}
+}
+
+// Whatever the text, Float either refuses it naming the parameter or returns a finite number.
+func FuzzFloat(f *testing.F) {
+	for _, s := range []string{"1", "-0", "1e308", "1e999", "NaN", "-Inf", "0x1p-2", "1_000", " 1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		v, ok, err := Float(url.Values{"x": {s}}, "x")
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "x: ") {
+				t.Fatalf("%q: error %q does not name the parameter", s, err)
+			}
+			return
+		}
+		if ok && (math.IsNaN(v) || math.IsInf(v, 0)) {
+			t.Fatalf("%q: accepted %v", s, v)
 		}
 	})
 }
