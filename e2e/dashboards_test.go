@@ -22,8 +22,9 @@ var notInLocalStack = map[string]string{
 	// ingest.json is checked against a real node by services/ingest TestBackfillProgressReachesHead.
 	"ingest/ingest_head_lag_blocks": "EVM ingest only", "ingest/ingest_cursor_block": "EVM ingest only",
 	"ingest/ingest_blocks_total": "EVM ingest only", "ingest/ingest_transfers_total": "EVM ingest only",
-	"ingest/ingest_reorgs_total":  "EVM ingest only (and only after a reorg)",
-	"ingest/progress_eta_seconds": "EVM ingest only", "ingest/progress_total": "EVM ingest only",
+	"ingest/ingest_reorgs_total":   "EVM ingest only (and only after a reorg)",
+	"ingest/ingest_failing_rounds": "EVM ingest only",
+	"ingest/progress_eta_seconds":  "EVM ingest only", "ingest/progress_total": "EVM ingest only",
 	// Counters that appear with their first event.
 	"*/eventbus_handler_failures_total": "only after a handler fails",
 	"*/eventbus_dlq_total":              "only after an undecodable record",

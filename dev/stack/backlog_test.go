@@ -36,3 +36,16 @@ token_analytics_close_lag_seconds{chain="ethereum"} 4500.5
 		t.Errorf("no metrics: %q", got)
 	}
 }
+
+// A chain whose indexing rounds keep failing (its node unreachable) shows it instead of an ETA
+// computed from the last good round's figures.
+func TestChainTextFailing(t *testing.T) {
+	got := chainText(map[string]ChainPosition{
+		"ethereum": {Cursor: 700, Behind: 12, ETASeconds: 0, FailingRounds: 3},
+		"base":     {Cursor: 50, Behind: 0, ETASeconds: 0},
+	})
+	want := "base block 50, 0 behind, eta 0s; ethereum block 700, 12 behind, FAILING (3 rounds in a row; see LAST ERROR)"
+	if got != want {
+		t.Errorf("chains %q, want %q", got, want)
+	}
+}

@@ -95,6 +95,9 @@ type ServiceStatus struct {
 type ChainPosition struct {
 	Cursor, Behind float64
 	ETASeconds     float64 // -1: unknown
+	// FailingRounds is how many indexing rounds in a row failed (the node unreachable, say):
+	// the cursor and Behind are then as the last good round left them.
+	FailingRounds float64
 }
 
 // Collect reads every service's /status and /metrics.
@@ -146,6 +149,9 @@ func collectOne(ctx context.Context, c *http.Client, name string, ep Endpoint) S
 		}
 		if v, ok := samples.Value("progress_eta_seconds", map[string]string{"chain": ch, "task": "ingest"}); ok {
 			p.ETASeconds = v
+		}
+		if v, ok := samples.Value("ingest_failing_rounds", map[string]string{"chain": ch}); ok {
+			p.FailingRounds = v
 		}
 		ss.Chains[ch] = p
 	}
@@ -221,6 +227,9 @@ func chainText(cs map[string]ChainPosition) string {
 		eta := "eta unknown"
 		if p.ETASeconds >= 0 {
 			eta = "eta " + (time.Duration(p.ETASeconds) * time.Second).String()
+		}
+		if p.FailingRounds > 0 {
+			eta = fmt.Sprintf("FAILING (%.0f rounds in a row; see LAST ERROR)", p.FailingRounds)
 		}
 		parts = append(parts, fmt.Sprintf("%s block %.0f, %.0f behind, %s", ch, p.Cursor, p.Behind, eta))
 	}

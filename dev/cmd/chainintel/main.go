@@ -118,7 +118,7 @@ func status(ctx context.Context, stateFile string) error {
 
 func ingestMode(e env) string {
 	if e.EVMRPCURL != "" {
-		return fmt.Sprintf("indexing %s from EVM_RPC_URL, starting at %s", e.EVMChain, e.EVMStartBlock)
+		return fmt.Sprintf("indexing %s from EVM_RPC_URL, resuming where it stopped (the first time: from %s)", e.EVMChain, e.EVMStartBlock)
 	}
 	return fmt.Sprintf("simulating %.1f transactions/s (set EVM_RPC_URL to index a node instead)", e.SimRate)
 }

@@ -77,7 +77,7 @@ type Indexer struct {
 	blocksC, eventsC, reorgsC metric.Int64Counter
 	transfersC                metric.Int64Counter
 	prog                      *progress.Reporter
-	cursorG, lagG             metric.Int64Gauge
+	cursorG, lagG, failingG   metric.Int64Gauge
 	attrs                     metric.MeasurementOption
 }
 
@@ -107,6 +107,9 @@ func New(cfg Config, rpc *evm.Client, st *store.Store, mk *market.Model, pub Pub
 	x.transfersC, _ = m.Int64Counter("ingest_transfers_total", metric.WithDescription("transfers published for committed blocks"))
 	x.cursorG, _ = m.Int64Gauge("ingest_cursor_block", metric.WithDescription("last committed block"))
 	x.lagG, _ = m.Int64Gauge("ingest_head_lag_blocks", metric.WithDescription("blocks between the node's head and the cursor"))
+	// A round failing again and again (the node unreachable, a deep reorg) leaves the cursor and
+	// the head lag as they were: this says the figures are stale.
+	x.failingG, _ = m.Int64Gauge("ingest_failing_rounds", metric.WithDescription("indexing rounds failed in a row (0 after a round that did not fail)"))
 	x.attrs = metric.WithAttributes(attribute.String("chain", cfg.Chain.Name))
 	x.prog = progress.New(progress.Options{Job: "ingest", Unit: "blocks", Attrs: []attribute.KeyValue{attribute.String("chain", cfg.Chain.Name)},
 		Interval: cfg.ProgressInterval, Log: log, Meter: cfg.Meter})
@@ -120,6 +123,7 @@ var ErrDeepReorg = errors.New("reorg deeper than the kept block hashes")
 func (x *Indexer) Run(ctx context.Context) error {
 	defer x.prog.Start(ctx)()
 	backoff := time.Second
+	failing := int64(0)
 	for {
 		progressed, err := x.Step(ctx)
 		if ctx.Err() != nil {
@@ -131,12 +135,14 @@ func (x *Indexer) Run(ctx context.Context) error {
 			x.log.Error("indexing round failed; retrying", "error", err, "retry_in", backoff)
 			wait = backoff
 			backoff = min(backoff*2, time.Minute)
+			failing++
 		case !progressed:
 			wait = x.cfg.PollInterval
-			backoff = time.Second
+			backoff, failing = time.Second, 0
 		default:
-			backoff = time.Second
+			backoff, failing = time.Second, 0
 		}
+		x.failingG.Record(ctx, failing, x.attrs)
 		if wait > 0 {
 			select {
 			case <-ctx.Done():
