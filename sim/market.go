@@ -113,8 +113,12 @@ func (w *World) Bootstrap() *Batch {
 	b.Contracts = w.tokenContracts()
 	w.emitPrices(b, w.priceAt)
 	for _, cs := range w.chains {
-		n := cs.blockAt(w, w.now)
-		bt := cs.blockTime(w, n).UnixMilli()
+		// The balances before the first simulated transaction, as of the block before the
+		// clock's: transactions from the clock on may land in the clock's block, whose
+		// observations are taken when it ends, and one block hash carries one balance per key.
+		next := cs.blockAt(w, w.now)
+		n := next - 1
+		bt := cs.blockTime(w, next).Add(-cs.timing.interval).UnixMilli()
 		hash := blockHash(w.cfg.Seed, cs.chain.Type, cs.chain.Name, n)
 		for _, a := range cs.accounts {
 			for i, t := range cs.tokens {

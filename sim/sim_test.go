@@ -69,6 +69,18 @@ func TestBalancesReconcile(t *testing.T) {
 		return bal[k]
 	}
 	ids := map[string]bool{}
+	// One block hash carries one balance per key: consumers keep the first they store.
+	perBlock := map[string]string{}
+	sameBlock := func(o *eventsv1.BalanceObservation) {
+		k := key(o.Chain, o.Address, o.TokenAddress) + "|" + o.BlockHash
+		if prev, ok := perBlock[k]; ok && prev != o.Balance {
+			t.Fatalf("%s: observed %s and %s in one block", k, prev, o.Balance)
+		}
+		perBlock[k] = o.Balance
+	}
+	for _, o := range boot.Balances {
+		sameBlock(o)
+	}
 	var transfers, swaps, obs, deposits int
 	kinds := map[string]int{}
 	for round := 0; round < 20; round++ {
@@ -126,6 +138,7 @@ func TestBalancesReconcile(t *testing.T) {
 		// transfers, and an observation holds the balance after its block.
 		for _, o := range b.Balances {
 			obs++
+			sameBlock(o)
 			if o.BlockHash == "" {
 				t.Fatal("observation without block hash")
 			}
@@ -144,8 +157,14 @@ func TestBalancesReconcile(t *testing.T) {
 	latest := map[string]string{}
 	w2 := world(t, Config{Seed: 3, Chains: []string{"ethereum", "base", "solana", "tron", "bitcoin", "dogecoin", "ton", "bsc"}})
 	w2.Bootstrap()
-	for round := 0; round < 20; round++ {
-		for _, o := range w2.Next(1000).Balances {
+	for round := 0; round <= 20; round++ {
+		var b *Batch
+		if round < 20 {
+			b = w2.Next(1000)
+		} else { // no transaction: the clock past every chain's open block ends it
+			b = w2.NextUntil(w2.Now().Add(time.Hour), 0)
+		}
+		for _, o := range b.Balances {
 			latest[key(o.Chain, o.Address, o.TokenAddress)] = o.Balance
 		}
 	}
