@@ -39,6 +39,8 @@ var (
 	sqlTokenQuote       = load("token_quote")
 	sqlPriceLatestTime  = load("price_latest_time")
 	sqlPriceAt          = load("price_at")
+	sqlPriceInForce     = load("price_in_force")
+	sqlPriceExtremes    = load("price_extremes")
 	sqlPricesRange      = load("prices_range")
 	sqlPriceHistory     = load("price_history")
 	sqlFlowsChainLock   = load("flows_chain_lock")
