@@ -19,6 +19,9 @@ import (
 func (s *Store) AddPrices(ctx context.Context, ps []app.PricePoint) (int, error) {
 	var n int
 	err := s.write(ctx, "add prices", func(tx pgx.Tx) (bool, error) {
+		if _, err := tx.Exec(ctx, sqlPricesLock); err != nil {
+			return false, err
+		}
 		var ids []string
 		var grans []int16
 		var times []time.Time
