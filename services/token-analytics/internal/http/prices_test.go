@@ -37,3 +37,20 @@ func TestPriceInForceIsNewestOfAnyGranularity(t *testing.T) {
 	e.expect("/internal/tokens/delta", 200, `{"identifier":{"pricingID":"delta"},"name":"Delta","symbol":"DEL","price":120,"price24hAgo":110,
 		"deployments":[{"chain":"ethereum","address":"`+delta+`","decimals":18}]}`)
 }
+
+// Without a price API (daily CSV points only), /networks/status' volume is the newest point's
+// total_volume, as /networks/history shows it.
+func TestNetworkStatusVolumeFromDailyPoints(t *testing.T) {
+	e := newEnv(t, app.Native{})
+	tip := now.Add(-10 * time.Minute)
+	e.txs("ethereum", "0xa1", 100, tip, "10", 0)
+	e.tokens(app.TokenUpdate{PricingID: "ethereum", Name: "Ether", Symbol: "ETH"})
+	last := time.Date(2025, 1, 14, 0, 0, 0, 0, time.UTC)
+	e.prices(app.PricePoint{PricingID: "ethereum", Granularity: app.Daily, Time: last.Add(-24 * time.Hour), Price: 3200, MarketCap: ptr(3.93e11), Volume: ptr(9.7e9)},
+		app.PricePoint{PricingID: "ethereum", Granularity: app.Daily, Time: last, Price: 3000, MarketCap: ptr(3.77e11), Volume: ptr(4.17e10)})
+	ts := func(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+	e.expect("/networks/status", 200, `{
+		"ethereum":{"chain":"ethereum","active":true,"price":3000,"priceChange24h":-200,"priceChange24hPercent":-6.25,
+			"volume":4.17e10,"marketCap":3.77e11,"tip":100,"tps":0,"transfers":0,"gasFee":10,"satFee":null,
+			"asOf":{"fee":"`+ts(tip)+`","price":"`+ts(last)+`","tip":"`+ts(tip)+`","transfers":"`+ts(tip)+`"}}}`)
+}
