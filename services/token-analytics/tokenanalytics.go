@@ -159,7 +159,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		if err := Import(ctx, st, cfg, set, s.Log); err != nil && ctx.Err() == nil {
 			return fmt.Errorf("import: %w", err)
 		}
-		<-ctx.Done()
+		republishLoop(ctx, st, cfg, s.Log)
 		return nil
 	}})
 	addConsumers(s, cfg, st, set)
@@ -192,6 +192,41 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	e := s.Engine()
 	svchttp.Register(e, svc, set)
 	return s.Run(ctx, e)
+}
+
+// RepublishWindow is how far before now the republished prices reach: ingest's price-age
+// window (its market.MaxAge), the oldest price it uses for a block's time.
+const RepublishWindow = 48 * time.Hour
+
+// republishLoop publishes the registry and the prices in force over the last RepublishWindow
+// again at once and then every cfg.PriceRepublishInterval (unless another replica did within
+// it), until ctx ends; a failed run is retried a minute later.
+func republishLoop(ctx context.Context, st *store.Store, cfg Config, log *slog.Logger) {
+	var skipAfter time.Time // zero: the run at start always republishes
+	for {
+		now := time.Now()
+		r, err := st.Republish(ctx, now.Add(-RepublishWindow), cfg.Chains, skipAfter, now)
+		wait := cfg.PriceRepublishInterval
+		switch {
+		case err != nil && ctx.Err() == nil:
+			log.WarnContext(ctx, "republishing the registry and prices failed", "error", err)
+			wait = time.Minute
+		case err == nil && !r.Skipped:
+			log.InfoContext(ctx, "registry and recent prices republished", "tokens", r.Tokens, "prices", r.Prices)
+		}
+		if wait <= 0 {
+			<-ctx.Done()
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		if err == nil {
+			skipAfter = time.Now().Add(-wait)
+		}
+	}
 }
 
 // pruneLoop deletes flows older than the store's horizon every interval (at start too).

@@ -73,9 +73,10 @@ type Indexer struct {
 	pools  map[string]store.Pool
 	code   map[string]bool
 	now    func() time.Time
+	warned map[string]time.Time // pricing id → when a transfer of it was last reported unpriced
 
 	blocksC, eventsC, reorgsC metric.Int64Counter
-	transfersC                metric.Int64Counter
+	transfersC, unpricedC     metric.Int64Counter
 	prog                      *progress.Reporter
 	cursorG, lagG, failingG   metric.Int64Gauge
 	attrs                     metric.MeasurementOption
@@ -96,7 +97,8 @@ func New(cfg Config, rpc *evm.Client, st *store.Store, mk *market.Model, pub Pub
 		log = slog.Default()
 	}
 	x := &Indexer{cfg: cfg, rpc: rpc, st: st, mk: mk, pub: pub, log: log.With("chain", cfg.Chain.Name),
-		tokens: map[string]store.Token{}, pools: map[string]store.Pool{}, code: map[string]bool{}, now: time.Now}
+		tokens: map[string]store.Token{}, pools: map[string]store.Pool{}, code: map[string]bool{}, now: time.Now,
+		warned: map[string]time.Time{}}
 	m := cfg.Meter
 	if m == nil {
 		m = noop.NewMeterProvider().Meter("ingest")
@@ -105,6 +107,8 @@ func New(cfg Config, rpc *evm.Client, st *store.Store, mk *market.Model, pub Pub
 	x.eventsC, _ = m.Int64Counter("ingest_events_total", metric.WithDescription("events published for committed blocks"))
 	x.reorgsC, _ = m.Int64Counter("ingest_reorgs_total", metric.WithDescription("reorgs detected"))
 	x.transfersC, _ = m.Int64Counter("ingest_transfers_total", metric.WithDescription("transfers published for committed blocks"))
+	x.unpricedC, _ = m.Int64Counter("ingest_transfers_unpriced_total",
+		metric.WithDescription("transfers of a token with a pricing id published without a USD value (no price at most 48 h old at the block's time)"))
 	x.cursorG, _ = m.Int64Gauge("ingest_cursor_block", metric.WithDescription("last committed block"))
 	x.lagG, _ = m.Int64Gauge("ingest_head_lag_blocks", metric.WithDescription("blocks between the node's head and the cursor"))
 	// A round failing again and again (the node unreachable, a deep reorg) leaves the cursor and
@@ -520,7 +524,27 @@ func (x *Indexer) fillTransfer(t *eventsv1.Transfer, nativeID string, at time.Ti
 	t.FromIsContract, t.ToIsContract = x.code[t.From], x.code[t.To]
 	if p, ok := x.mk.PriceAt(id, at); ok {
 		t.HistoricalUsd = usd(t.Amount, t.TokenDecimals, p)
+	} else if id != "" {
+		x.unpriced(id, at)
 	}
+}
+
+// unpriced counts a transfer of a token with a pricing id left without a USD value and warns
+// at most once an hour per pricing id, with the newest price's time: a price feed that stopped,
+// or a broker that lost market.prices.v1, shows in the log instead of silently.
+func (x *Indexer) unpriced(id string, at time.Time) {
+	x.unpricedC.Add(context.Background(), 1, x.attrs)
+	now := x.now()
+	if last, ok := x.warned[id]; ok && now.Sub(last) < time.Hour {
+		return
+	}
+	x.warned[id] = now
+	newest := "none"
+	if t, ok := x.mk.Newest(id); ok {
+		newest = t.UTC().Format(time.RFC3339)
+	}
+	x.log.Warn("transfers left without a USD value: no price of the token at most max_age old at the block's time",
+		"pricing_id", id, "block_time", at.UTC().Format(time.RFC3339), "newest_price", newest, "max_age", market.MaxAge.String())
 }
 
 func (x *Indexer) fillSwap(s *eventsv1.Swap, at time.Time) {

@@ -132,6 +132,17 @@ func (m *Model) PricingID(chain, address string) string {
 	return m.byToken[key(chain, address)]
 }
 
+// Newest returns the time of a pricing id's newest price point, if it has any.
+func (m *Model) Newest(pricingID string) (time.Time, bool) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	ps := m.prices[pricingID]
+	if len(ps) == 0 {
+		return time.Time{}, false
+	}
+	return time.UnixMilli(ps[len(ps)-1].ms), true
+}
+
 // PriceAt returns the price in force at t: the newest point at or before t, if it is at most
 // MaxAge old.
 func (m *Model) PriceAt(pricingID string, t time.Time) (float64, bool) {

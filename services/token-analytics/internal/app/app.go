@@ -28,7 +28,8 @@ type Store interface {
 	Volume(ctx context.Context, deps []Deployment, from, to time.Time, size time.Duration) ([]VolumeBucket, error)
 	TrendingIDs(ctx context.Context, chains []string, limit int) ([]string, error)
 	Altcoins(ctx context.Context, exclude string, limit int) ([]AltcoinChange, error)
-	PriceAt(ctx context.Context, id string, g Granularity, t time.Time) (float64, bool, error)
+	PriceInForce(ctx context.Context, id string, t time.Time) (float64, bool, error)
+	PriceExtremes(ctx context.Context, ids []string) (map[string]Extremes, error)
 	ReserveSum(ctx context.Context, chain, token string, addresses []string) (string, error)
 	PriceHistory(ctx context.Context, id string, g Granularity, from, to time.Time) ([]Quote, error)
 	NetworkFigures(ctx context.Context, chains, pricingIDs []string) ([]NetworkFigures, error)
@@ -265,58 +266,91 @@ func (s *Service) Trending(ctx context.Context) ([]TrendingToken, error) {
 	if err != nil {
 		return nil, err
 	}
-	ts, err := s.st.Tokens(ctx, ids, s.o.Chains)
-	if err != nil {
-		return nil, err
-	}
-	byID := map[string]Token{}
-	for _, t := range ts {
-		byID[t.PricingID] = t
-	}
-	out := make([]TrendingToken, 0, len(ids))
-	for _, id := range ids {
-		tt, err := s.trending(ctx, byID[id])
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, tt)
-	}
-	return out, nil
+	return s.trending(ctx, ids)
 }
 
 // TrendingToken returns one token's trending figures.
 func (s *Service) TrendingToken(ctx context.Context, id string) (TrendingToken, error) {
-	ts, err := s.st.Tokens(ctx, []string{id}, s.o.Chains)
+	ts, err := s.trending(ctx, []string{id})
 	if err != nil {
 		return TrendingToken{}, err
 	}
 	if len(ts) == 0 {
 		return TrendingToken{}, fmt.Errorf("token %s: %w", id, ErrNotFound)
 	}
-	return s.trending(ctx, ts[0])
+	return ts[0], nil
 }
 
-func (s *Service) trending(ctx context.Context, t Token) (TrendingToken, error) {
+// Extremes are the highest and lowest price of a token's stored history.
+type Extremes struct{ High, Low float64 }
+
+// trending returns the trending figures of the registry entries of ids, in the order of ids
+// (unknown ids are left out). What the registry lacks (no price API fills it) is derived from
+// the stored history: the all-time high and low from its extremes and the current price, the
+// circulating supply from the market cap and the price of the newest quote. The 24 h volume is
+// the newest quote's (AddPrices records a history point's total_volume as such).
+func (s *Service) trending(ctx context.Context, ids []string) ([]TrendingToken, error) {
+	ts, err := s.st.Tokens(ctx, ids, s.o.Chains)
+	if err != nil {
+		return nil, err
+	}
+	byID := map[string]Token{}
+	var lacking []string
+	for _, t := range ts {
+		byID[t.PricingID] = t
+		if t.AllTimeHigh == nil || t.AllTimeLow == nil {
+			lacking = append(lacking, t.PricingID)
+		}
+	}
+	ext, err := s.st.PriceExtremes(ctx, lacking)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]TrendingToken, 0, len(ids))
+	for _, id := range ids {
+		t, ok := byID[id]
+		if !ok {
+			continue
+		}
+		tt := trendingOf(t, ext)
+		ago, ok, err := s.priceAt(ctx, t.PricingID, s.o.Now().Add(-24*time.Hour))
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			tt.Price24hAgo = ago
+		}
+		out = append(out, tt)
+	}
+	return out, nil
+}
+
+func trendingOf(t Token, ext map[string]Extremes) TrendingToken {
 	tt := TrendingToken{Name: t.Name, Symbol: t.Symbol, PricingID: t.PricingID, Price: deref(t.Price),
 		Volume24h: deref(t.Volume24h), AllTimeHigh: deref(t.AllTimeHigh), AllTimeLow: deref(t.AllTimeLow),
 		CirculatingSupply: t.CirculatingSupply, TotalSupply: t.TotalSupply}
-	ago, ok, err := s.priceAt(ctx, t.PricingID, s.o.Now().Add(-24*time.Hour))
-	if err != nil {
-		return TrendingToken{}, err
+	if e, ok := ext[t.PricingID]; ok {
+		if t.Price != nil {
+			e.High, e.Low = max(e.High, *t.Price), min(e.Low, *t.Price)
+		}
+		if t.AllTimeHigh == nil {
+			tt.AllTimeHigh = e.High
+		}
+		if t.AllTimeLow == nil {
+			tt.AllTimeLow = e.Low
+		}
 	}
-	if ok {
-		tt.Price24hAgo = ago
+	if tt.CirculatingSupply == nil && t.MarketCap != nil && t.Price != nil && *t.Price > 0 {
+		c := *t.MarketCap / *t.Price
+		tt.CirculatingSupply = &c
 	}
-	return tt, nil
+	return tt
 }
 
-// priceAt is the newest hourly price at or before t, else the newest daily one.
+// priceAt is the price in force at t: the newest point of any granularity at or before t (an
+// older hourly point does not win over a newer daily one).
 func (s *Service) priceAt(ctx context.Context, id string, t time.Time) (float64, bool, error) {
-	p, ok, err := s.st.PriceAt(ctx, id, Hourly, t)
-	if err != nil || ok {
-		return p, ok, err
-	}
-	return s.st.PriceAt(ctx, id, Daily, t)
+	return s.st.PriceInForce(ctx, id, t)
 }
 
 // AltcoinIndex counts how many of the AltcoinCount largest non-stablecoin altcoins gained more

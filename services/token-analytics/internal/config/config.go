@@ -46,6 +46,12 @@ type Config struct {
 	PriceHistory time.Duration `env:"PRICE_HISTORY" envDefault:"2160h"`
 	// PriceMaxIDs bounds the pricing ids polled (the largest by market cap).
 	PriceMaxIDs int `env:"PRICE_MAX_IDS" envDefault:"250"`
+	// PriceRepublishInterval is how often the registry and the recent prices are published
+	// again (they are at every start too), so a consumer reading the topics from their start
+	// finds them after the broker lost them (retention, an in-memory broker's restart); shorter
+	// than market.prices.v1's retention. A replica skips a run another did within it; 0: only
+	// at start.
+	PriceRepublishInterval time.Duration `env:"PRICE_REPUBLISH_INTERVAL" envDefault:"24h"`
 
 	// TopRefresh is how often the unfiltered /token/top figures are recomputed into memory
 	// (answers up to twice this old); 0 computes every request from the store.

@@ -89,8 +89,8 @@ func TestTrending(t *testing.T) {
 		"allTimeHigh":30,"allTimeLow":0.1,"circulatingSupply":1e8,"totalSupply":2e8}`)
 	e.expect("/token/trending", 200, `[
 		{"name":"Beta","symbol":"BET","pricingID":"beta","price":10,"price24hAgo":8,"volume24h":5e6,"allTimeHigh":30,"allTimeLow":0.1,"circulatingSupply":1e8,"totalSupply":2e8},
-		{"name":"Alpha","symbol":"ALP","pricingID":"alpha","price":2,"price24hAgo":0,"volume24h":1e6,"allTimeHigh":0,"allTimeLow":0},
-		{"name":"Gamma","symbol":"GAM","pricingID":"gamma","price":0.5,"price24hAgo":0,"volume24h":0,"allTimeHigh":0,"allTimeLow":0}]`)
+		{"name":"Alpha","symbol":"ALP","pricingID":"alpha","price":2,"price24hAgo":0,"volume24h":1e6,"allTimeHigh":0,"allTimeLow":0,"circulatingSupply":2.5e9},
+		{"name":"Gamma","symbol":"GAM","pricingID":"gamma","price":0.5,"price24hAgo":0,"volume24h":0,"allTimeHigh":0,"allTimeLow":0,"circulatingSupply":4e8}]`)
 	if code, body := e.get("/token/trending/nope"); code != 404 || errorOf(body) != "token nope: not found" {
 		t.Errorf("%d %s", code, body)
 	}

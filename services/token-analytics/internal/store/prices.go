@@ -13,11 +13,15 @@ import (
 )
 
 // AddPrices stores daily and hourly points, records the newest point of each pricing id as its
-// quote (ticks only do that), and enqueues a market.prices.v1 record of every point that is new
-// or changed and of every tick. It returns how many history points were new or changed.
+// quote (ticks only do that; a point already stored counts too, so importing the same history
+// again repairs a quote), and enqueues a market.prices.v1 record of every point that is new or
+// changed and of every tick. It returns how many history points were new or changed.
 func (s *Store) AddPrices(ctx context.Context, ps []app.PricePoint) (int, error) {
 	var n int
 	err := s.write(ctx, "add prices", func(tx pgx.Tx) (bool, error) {
+		if _, err := tx.Exec(ctx, sqlPricesLock); err != nil {
+			return false, err
+		}
 		var ids []string
 		var grans []int16
 		var times []time.Time
@@ -51,7 +55,7 @@ func (s *Store) AddPrices(ctx context.Context, ps []app.PricePoint) (int, error)
 		}
 		n = len(changed)
 		out := append(changed, ticks...)
-		if err := quotes(ctx, tx, out); err != nil {
+		if err := quotes(ctx, tx, ps); err != nil {
 			return false, err
 		}
 		return len(out) > 0, enqueuePrices(ctx, tx, out)
@@ -59,7 +63,9 @@ func (s *Store) AddPrices(ctx context.Context, ps []app.PricePoint) (int, error)
 	return n, err
 }
 
-// quotes records the newest point per pricing id as its current price.
+// quotes records the newest point per pricing id as its current price, market cap and 24 h
+// volume (a CoinGecko point's total_volume is the rolling 24 h volume at its time, a live
+// quote's too).
 func quotes(ctx context.Context, tx pgx.Tx, ps []app.PricePoint) error {
 	newest := map[string]app.PricePoint{}
 	for _, p := range ps {
@@ -69,11 +75,7 @@ func quotes(ctx context.Context, tx pgx.Tx, ps []app.PricePoint) error {
 	}
 	b := &pgx.Batch{}
 	for _, p := range newest {
-		var vol *float64
-		if p.Granularity == app.Tick {
-			vol = p.Volume // a live quote's volume is the rolling 24 h volume
-		}
-		b.Queue(sqlTokenQuote, p.PricingID, p.Price, p.Time.UTC(), p.MarketCap, vol)
+		b.Queue(sqlTokenQuote, p.PricingID, p.Price, p.Time.UTC(), p.MarketCap, p.Volume)
 	}
 	return tx.SendBatch(ctx, b).Close()
 }
@@ -126,6 +128,43 @@ func (s *Store) PriceAt(ctx context.Context, id string, g app.Granularity, t tim
 		return 0, false, fmt.Errorf("price of %s at %s: %w", id, t, err)
 	}
 	return p, true, nil
+}
+
+// PriceInForce is the price in force at t: a pricing id's newest point of any granularity at
+// or before t.
+func (s *Store) PriceInForce(ctx context.Context, id string, t time.Time) (float64, bool, error) {
+	var p float64
+	err := s.pool.QueryRow(ctx, sqlPriceInForce, id, t).Scan(&p)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("price of %s at %s: %w", id, t, err)
+	}
+	return p, true, nil
+}
+
+// PriceExtremes returns the highest and lowest stored history price of each of ids that has
+// history.
+func (s *Store) PriceExtremes(ctx context.Context, ids []string) (map[string]app.Extremes, error) {
+	out := map[string]app.Extremes{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	rows, err := s.pool.Query(ctx, sqlPriceExtremes, ids)
+	if err != nil {
+		return nil, fmt.Errorf("read price extremes: %w", err)
+	}
+	var id string
+	var e app.Extremes
+	_, err = pgx.ForEachRow(rows, []any{&id, &e.High, &e.Low}, func() error {
+		out[id] = e
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read price extremes: %w", err)
+	}
+	return out, nil
 }
 
 // Prices returns a pricing id's points of a granularity in [from, to], oldest first.

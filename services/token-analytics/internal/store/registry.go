@@ -62,9 +62,16 @@ func (s *Store) UpsertTokens(ctx context.Context, us []app.TokenUpdate) error {
 
 // publishTokens enqueues the registry records of ids that differ from the last enqueued.
 func (s *Store) publishTokens(ctx context.Context, tx pgx.Tx, ids []string) (bool, error) {
+	n, err := s.enqueueTokens(ctx, tx, ids, false)
+	return n > 0, err
+}
+
+// enqueueTokens enqueues the registry records of ids, all of them or (!all) those that differ
+// from the last enqueued, and returns how many it enqueued.
+func (s *Store) enqueueTokens(ctx context.Context, tx pgx.Tx, ids []string, all bool) (int, error) {
 	toks, published, err := tokens(ctx, tx, ids, nil)
 	if err != nil {
-		return false, err
+		return 0, err
 	}
 	var keys []string
 	var payloads [][]byte
@@ -72,24 +79,27 @@ func (s *Store) publishTokens(ctx context.Context, tx pgx.Tx, ids []string) (boo
 	for i, t := range toks {
 		p, err := proto.MarshalOptions{Deterministic: true}.Marshal(MarketToken(t))
 		if err != nil {
-			return false, fmt.Errorf("encode market token: %w", err)
+			return 0, fmt.Errorf("encode market token: %w", err)
 		}
-		if bytes.Equal(p, published[i]) {
+		same := bytes.Equal(p, published[i])
+		if same && !all {
 			continue
 		}
 		keys, payloads = append(keys, t.PricingID), append(payloads, p)
-		b.Queue(sqlTokenPublished, t.PricingID, p)
+		if !same {
+			b.Queue(sqlTokenPublished, t.PricingID, p)
+		}
 	}
 	if len(keys) == 0 {
-		return false, nil
+		return 0, nil
 	}
 	if err := tx.SendBatch(ctx, b).Close(); err != nil {
-		return false, err
+		return 0, err
 	}
 	if _, err := tx.Exec(ctx, sqlOutboxInsert, eventsv1.TopicMarketTokens, keys, payloads); err != nil {
-		return false, fmt.Errorf("write outbox: %w", err)
+		return 0, fmt.Errorf("write outbox: %w", err)
 	}
-	return true, nil
+	return len(keys), nil
 }
 
 // MarketToken is the market.tokens.v1 record of a registry entry.

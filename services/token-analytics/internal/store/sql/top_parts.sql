@@ -1,6 +1,6 @@
 -- /token/top's in-memory copy: per registry token and per chain of its deployments among $1
 -- (all when NULL), its flows on that chain over the reference windows [$2, $3) and the current
--- window [$3, $4), with the token's price now and at $3; ordered by pricing id and chain, so a
+-- window [$3, $4), with the token's price now and in force at $3 (its newest point of any granularity at or before it); ordered by pricing id and chain, so a
 -- request filtered by chains or pricing ids is answered by summing the rows it keeps. $5, $6,
 -- $7: the pieces of [$2, $4) (from, to, whole days) that Store.TopParts cuts, as top_windows.
 WITH toks AS (
@@ -48,10 +48,20 @@ WITH toks AS (
     GROUP BY d.pricing_id, d.chain
 ), priced AS (
     SELECT k.pricing_id, k.symbol, k.market_cap, k.stablecoin,
-           coalesce(k.price, (SELECT p.price FROM market.prices p WHERE p.pricing_id = k.pricing_id AND p.granularity = 2
-                              AND p.time <= $4 ORDER BY p.time DESC LIMIT 1)) AS price,
-           (SELECT p.price FROM market.prices p WHERE p.pricing_id = k.pricing_id AND p.granularity = 2
-            AND p.time <= $3 ORDER BY p.time DESC LIMIT 1) AS prev_price
+           coalesce(k.price, (SELECT q.price FROM (
+               (SELECT p.time, p.granularity, p.price FROM market.prices p WHERE p.pricing_id = k.pricing_id AND p.granularity = 1
+                AND p.time <= $4 ORDER BY p.time DESC LIMIT 1)
+               UNION ALL
+               (SELECT p.time, p.granularity, p.price FROM market.prices p WHERE p.pricing_id = k.pricing_id AND p.granularity = 2
+                AND p.time <= $4 ORDER BY p.time DESC LIMIT 1)
+           ) q ORDER BY q.time DESC, q.granularity DESC LIMIT 1)) AS price,
+           (SELECT q.price FROM (
+               (SELECT p.time, p.granularity, p.price FROM market.prices p WHERE p.pricing_id = k.pricing_id AND p.granularity = 1
+                AND p.time <= $3 ORDER BY p.time DESC LIMIT 1)
+               UNION ALL
+               (SELECT p.time, p.granularity, p.price FROM market.prices p WHERE p.pricing_id = k.pricing_id AND p.granularity = 2
+                AND p.time <= $3 ORDER BY p.time DESC LIMIT 1)
+           ) q ORDER BY q.time DESC, q.granularity DESC LIMIT 1) AS prev_price
     FROM toks k
     WHERE EXISTS (SELECT 1 FROM tchains c WHERE c.pricing_id = k.pricing_id)
 )

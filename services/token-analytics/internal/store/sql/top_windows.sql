@@ -1,6 +1,6 @@
 -- /token/top: per registry token deployed on the chains $1 (all when NULL), restricted to the
 -- pricing ids $5 when not NULL, its flows over the reference windows [$2, $3) and the current
--- window [$3, $4), its price now and at $3. $6, $7, $8: the pieces of [$2, $4) (from, to,
+-- window [$3, $4), its price now and in force at $3 (its newest point of any granularity at or before it). $6, $7, $8: the pieces of [$2, $4) (from, to,
 -- whole days) that Store.TopWindows cuts.
 WITH toks AS (
     SELECT t.pricing_id, t.symbol, t.market_cap, t.stablecoin, t.price
@@ -51,10 +51,20 @@ WITH toks AS (
     GROUP BY d.pricing_id
 )
 SELECT k.pricing_id, k.symbol, k.market_cap, k.stablecoin,
-       coalesce(k.price, (SELECT p.price FROM market.prices p WHERE p.pricing_id = k.pricing_id AND p.granularity = 2
-                          AND p.time <= $4 ORDER BY p.time DESC LIMIT 1)),
-       (SELECT p.price FROM market.prices p WHERE p.pricing_id = k.pricing_id AND p.granularity = 2
-        AND p.time <= $3 ORDER BY p.time DESC LIMIT 1),
+       coalesce(k.price, (SELECT q.price FROM (
+           (SELECT p.time, p.granularity, p.price FROM market.prices p WHERE p.pricing_id = k.pricing_id AND p.granularity = 1
+            AND p.time <= $4 ORDER BY p.time DESC LIMIT 1)
+           UNION ALL
+           (SELECT p.time, p.granularity, p.price FROM market.prices p WHERE p.pricing_id = k.pricing_id AND p.granularity = 2
+            AND p.time <= $4 ORDER BY p.time DESC LIMIT 1)
+       ) q ORDER BY q.time DESC, q.granularity DESC LIMIT 1)),
+       (SELECT q.price FROM (
+           (SELECT p.time, p.granularity, p.price FROM market.prices p WHERE p.pricing_id = k.pricing_id AND p.granularity = 1
+            AND p.time <= $3 ORDER BY p.time DESC LIMIT 1)
+           UNION ALL
+           (SELECT p.time, p.granularity, p.price FROM market.prices p WHERE p.pricing_id = k.pricing_id AND p.granularity = 2
+            AND p.time <= $3 ORDER BY p.time DESC LIMIT 1)
+       ) q ORDER BY q.time DESC, q.granularity DESC LIMIT 1),
        coalesce(s.vol, 0), coalesce(s.cex_in, 0), coalesce(s.cex_out, 0), coalesce(s.dex_in, 0), coalesce(s.dex_out, 0),
        coalesce(s.p_vol, 0), coalesce(s.p_cex_in, 0), coalesce(s.p_cex_out, 0), coalesce(s.p_dex_in, 0), coalesce(s.p_dex_out, 0)
 FROM toks k LEFT JOIN sums s ON s.pricing_id = k.pricing_id

@@ -1,0 +1,1 @@
+SELECT pricing_id FROM market.tokens ORDER BY pricing_id

@@ -1,0 +1,1 @@
+SELECT at FROM market.republished
