@@ -138,15 +138,21 @@ func applyClaims(ctx context.Context, tx pgx.Tx, source string, cs []importer.Cl
 		source, cts, addrs, ents, labels, confs); err != nil {
 		return 0, fmt.Errorf("upsert claims of %s: %w", source, err)
 	}
-	// The source's tags on these addresses are replaced by the batch's.
-	if _, err := tx.Exec(ctx, `DELETE FROM intel.address_tags at USING unnest($2::text[], $3::text[]) AS u(ct, addr)
-		WHERE at.source = $1 AND at.chain_type = u.ct AND at.address = u.addr`, source, cts, addrs); err != nil {
+	// The source's tags on these addresses are replaced by the batch's: only the tags the batch
+	// no longer has are deleted and only new ones written, so importing the same file again (every
+	// start of the local stack, a re-run) changes no row and logs no change.
+	if _, err := tx.Exec(ctx, `WITH keep AS (SELECT * FROM unnest($4::text[], $5::text[], $6::text[], $7::text[]) AS n(ct, addr, tag, params))
+		DELETE FROM intel.address_tags at USING (SELECT DISTINCT * FROM unnest($2::text[], $3::text[]) AS u(ct, addr)) u
+		WHERE at.source = $1 AND at.chain_type = u.ct AND at.address = u.addr
+			AND NOT EXISTS (SELECT FROM keep n WHERE n.ct = at.chain_type AND n.addr = at.address AND n.tag = at.tag_id AND n.params = at.params)`,
+		source, cts, addrs, tct, taddr, tid, tparams); err != nil {
 		return 0, fmt.Errorf("replace tags of %s: %w", source, err)
 	}
 	if len(tid) > 0 {
-		if _, err := tx.Exec(ctx, `INSERT INTO intel.address_tags (chain_type, address, tag_id, params, source)
+		if _, err := tx.Exec(ctx, `INSERT INTO intel.address_tags AS at (chain_type, address, tag_id, params, source)
 			SELECT * , $1 FROM unnest($2::text[], $3::text[], $4::text[], $5::text[])
-			ON CONFLICT (chain_type, address, tag_id, params) DO UPDATE SET source = excluded.source`,
+			ON CONFLICT (chain_type, address, tag_id, params) DO UPDATE SET source = excluded.source
+			WHERE at.source IS DISTINCT FROM excluded.source`,
 			source, tct, taddr, tid, tparams); err != nil {
 			return 0, fmt.Errorf("insert tags of %s: %w", source, err)
 		}
