@@ -25,13 +25,18 @@ type Store interface {
 	// LookupIndex reads, in one snapshot, the user's versions, labels and entity memberships.
 	// With over maxLabels labels it holds only the versions (nil maps).
 	LookupIndex(ctx context.Context, user string, maxLabels int) (LookupIndex, error)
-	// UpsertLabels creates or replaces labels (distinct refs) in one transaction.
-	UpsertLabels(ctx context.Context, user string, labels []Label) error
+	// UpsertLabels creates or replaces labels (distinct refs) in one transaction; an
+	// *OwnerLimitError when the user would then store more than max labels (nothing is
+	// written then), also under concurrent writes.
+	UpsertLabels(ctx context.Context, user string, labels []Label, max int) error
 	// UpdateLabel replaces name and note of an existing label; ErrNotFound when absent.
 	UpdateLabel(ctx context.Context, user string, l Label) error
 	DeleteLabels(ctx context.Context, user string, refs []AddressRef) (int, error)
 
-	CreateEntities(ctx context.Context, user string, in []EntityInput) ([]Entity, error)
+	// CreateEntities creates every entity in one transaction; an *OwnerLimitError when the
+	// user would then store more than max entities (nothing is created then), also under
+	// concurrent writes.
+	CreateEntities(ctx context.Context, user string, in []EntityInput, max int) ([]Entity, error)
 	Entities(ctx context.Context, user string, withAddresses bool) ([]Entity, error)
 	Entity(ctx context.Context, user, id string) (Entity, error)
 	SharedEntity(ctx context.Context, id string) (Entity, error)
@@ -69,6 +74,8 @@ type Service struct {
 	index  *userCache[*LookupIndex] // nil: no cache
 	// maxIndexed is the most labels a user may have to be indexed (MaxIndexedLabels).
 	maxIndexed int
+	// maxLabels and maxEntities cap what one user may store.
+	maxLabels, maxEntities int
 }
 
 // labelList is an encoded GET /user/labels answer.
@@ -123,12 +130,19 @@ func WithLookupCache(maxBytes int64) Option {
 	}
 }
 
+// WithOwnerLimits caps the labels and the entities one user may store
+// (DefaultMaxLabelsPerUser, DefaultMaxEntitiesPerUser unless set).
+func WithOwnerLimits(maxLabels, maxEntities int) Option {
+	return func(s *Service) { s.maxLabels, s.maxEntities = maxLabels, maxEntities }
+}
+
 // WithMaxIndexedLabels changes MaxIndexedLabels (for tests of the unindexed path).
 func WithMaxIndexedLabels(n int) Option { return func(s *Service) { s.maxIndexed = n } }
 
 // New returns a service over store accepting the given chain types.
 func New(store Store, types ChainTypes, opts ...Option) *Service {
-	s := &Service{store: store, types: types, maxIndexed: MaxIndexedLabels}
+	s := &Service{store: store, types: types, maxIndexed: MaxIndexedLabels,
+		maxLabels: DefaultMaxLabelsPerUser, maxEntities: DefaultMaxEntitiesPerUser}
 	for _, o := range opts {
 		o(s)
 	}
@@ -197,7 +211,10 @@ func (s *Service) PutLabels(ctx context.Context, user string, in []LabelInput) (
 		first[l.Ref()] = i
 		out[i] = l
 	}
-	if err := s.store.UpsertLabels(ctx, user, out); err != nil {
+	if err := s.store.UpsertLabels(ctx, user, out, s.maxLabels); err != nil {
+		if le := (*OwnerLimitError)(nil); errors.As(err, &le) {
+			return nil, httpx.BadRequest("%s", le.Error())
+		}
 		return nil, fmt.Errorf("upsert %d labels: %w", len(out), err)
 	}
 	return out, nil
@@ -254,6 +271,9 @@ func (s *Service) CreateEntities(ctx context.Context, user string, bodies []Enti
 	if len(bodies) == 0 {
 		return nil, httpx.BadRequest("body: want an entity or an array of at least one entity")
 	}
+	if len(bodies) > MaxEntitiesPerWrite {
+		return nil, httpx.BadRequest("body: at most %d entities per request (got %d)", MaxEntitiesPerWrite, len(bodies))
+	}
 	ins := make([]EntityInput, len(bodies))
 	for i, b := range bodies {
 		path := ""
@@ -266,7 +286,10 @@ func (s *Service) CreateEntities(ctx context.Context, user string, bodies []Enti
 		}
 		ins[i] = in
 	}
-	es, err := s.store.CreateEntities(ctx, user, ins)
+	es, err := s.store.CreateEntities(ctx, user, ins, s.maxEntities)
+	if le := (*OwnerLimitError)(nil); errors.As(err, &le) {
+		return nil, httpx.BadRequest("%s", le.Error())
+	}
 	if err != nil {
 		return nil, fmt.Errorf("create %d entities: %w", len(ins), err)
 	}

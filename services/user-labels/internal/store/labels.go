@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 	"sync"
@@ -33,8 +34,18 @@ func (s *Store) Labels(ctx context.Context, user string) ([]app.Label, int64, er
 	return out, version, nil
 }
 
-// UpsertLabels creates or replaces labels, whose refs must be distinct.
-func (s *Store) UpsertLabels(ctx context.Context, user string, labels []app.Label) error {
+var (
+	//go:embed sql/label_room.sql
+	labelRoomSQL string
+	//go:embed sql/entity_count.sql
+	entityCountSQL string
+)
+
+// UpsertLabels creates or replaces labels, whose refs must be distinct, unless the user would
+// then store more than max labels (an *app.OwnerLimitError; nothing is written). The count is
+// taken with the user's version row locked, which every label write locks first, so concurrent
+// writes cannot pass the cap together.
+func (s *Store) UpsertLabels(ctx context.Context, user string, labels []app.Label, max int) error {
 	names := make([]string, len(labels))
 	notes := make([]string, len(labels))
 	refs := make([]app.AddressRef, len(labels))
@@ -45,6 +56,13 @@ func (s *Store) UpsertLabels(ctx context.Context, user string, labels []app.Labe
 	return s.write(ctx, "upsert labels", func(tx pgx.Tx) (bool, error) {
 		if err := bumpLabels(ctx, tx, user); err != nil {
 			return false, err
+		}
+		var have, existing int
+		if err := tx.QueryRow(ctx, labelRoomSQL, user, types, addrs).Scan(&have, &existing); err != nil {
+			return false, err
+		}
+		if adding := len(labels) - existing; have+adding > max {
+			return false, &app.OwnerLimitError{What: "labels", Have: have, Adding: adding, Max: max}
 		}
 		_, err := tx.Exec(ctx, `
 			INSERT INTO userdata.labels AS l (user_id, chain_type, address, name, note)
