@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,9 +17,10 @@ import (
 // same transaction as every change. Every method is scoped to one user; an id of another user's
 // entity is ErrNotFound. Implementations are safe for concurrent use.
 type Store interface {
-	// Labels returns the user's labels and the version of the label set they are, read in one
-	// snapshot (0 when there are none).
-	Labels(ctx context.Context, user string) ([]Label, int64, error)
+	// EachLabel calls fn with each of the user's labels, ordered by chain type and address, as
+	// they are read, and returns the version of the label set they are, read in one snapshot (0
+	// when there are none).
+	EachLabel(ctx context.Context, user string, fn func(Label) error) (int64, error)
 	// Versions returns the versions of the user's label set and entity set, which every write
 	// of them moves (zero for a user who never had any).
 	Versions(ctx context.Context, user string) (Versions, error)
@@ -175,18 +177,33 @@ func (s *Service) LabelsJSON(ctx context.Context, user string) ([]byte, int, err
 			return l.body, l.n, nil
 		}
 	}
-	ls, v, err := s.store.Labels(ctx, user)
+	// Each label is encoded as it is read, straight into the answer: the list is never held as
+	// values too. The answer is sent once the query is done, so a slow client does not hold a
+	// database connection; the per-user cap bounds its size.
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	buf.WriteByte('[')
+	n := 0
+	v, err := s.store.EachLabel(ctx, user, func(l Label) error {
+		if n > 0 {
+			buf.WriteByte(',')
+		}
+		n++
+		if err := enc.Encode(l); err != nil {
+			return fmt.Errorf("encode label: %w", err)
+		}
+		buf.Truncate(buf.Len() - 1) // Encode's newline
+		return nil
+	})
 	if err != nil {
 		return nil, 0, err
 	}
-	body, err := json.Marshal(ls)
-	if err != nil {
-		return nil, 0, fmt.Errorf("encode labels: %w", err)
-	}
+	buf.WriteByte(']')
+	body := buf.Bytes()
 	if s.labels != nil && v > 0 {
-		s.labels.put(user, Versions{Labels: v}, labelList{body: body, n: len(ls)}, int64(len(body)))
+		s.labels.put(user, Versions{Labels: v}, labelList{body: body, n: n}, int64(len(body)))
 	}
-	return body, len(ls), nil
+	return body, n, nil
 }
 
 // PutLabels validates the whole batch, then creates or replaces every label in one transaction.

@@ -12,26 +12,25 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// Labels returns every label of user, ordered by chain type and address, and the version of
-// the label set they are (read in one snapshot; 0 when the user has no labels).
-func (s *Store) Labels(ctx context.Context, user string) ([]app.Label, int64, error) {
+// EachLabel calls fn with every label of user as it is read, ordered by chain type and address,
+// and returns the version of the label set they are (read in one snapshot; 0 when the user has
+// no labels). No list of the labels is built: the caller encodes each as it comes.
+func (s *Store) EachLabel(ctx context.Context, user string, fn func(app.Label) error) (int64, error) {
 	rows, err := s.pool.Query(ctx, `
 		SELECT (SELECT labels FROM userdata.user_versions WHERE user_id = $1), name, note, address, chain_type
 		FROM userdata.labels WHERE user_id = $1 ORDER BY chain_type, address`, user)
 	if err != nil {
-		return nil, 0, fmt.Errorf("list labels: %w", err)
+		return 0, fmt.Errorf("list labels: %w", err)
 	}
-	out := []app.Label{}
 	var l app.Label
 	var version int64
 	_, err = pgx.ForEachRow(rows, []any{&version, &l.Name, &l.Note, &l.Address, &l.ChainType}, func() error {
-		out = append(out, l)
-		return nil
+		return fn(l)
 	})
 	if err != nil {
-		return nil, 0, fmt.Errorf("list labels: %w", err)
+		return 0, fmt.Errorf("list labels: %w", err)
 	}
-	return out, version, nil
+	return version, nil
 }
 
 var (
