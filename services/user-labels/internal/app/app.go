@@ -50,8 +50,10 @@ type Store interface {
 	DeleteEntity(ctx context.Context, user, id string) (int, error)
 
 	// AddOperatorAdditions records refs as the user's additions to an operator entity, at most
-	// max in all (a *LimitError otherwise), and returns all of them.
-	AddOperatorAdditions(ctx context.Context, user, entityID string, refs []AddressRef, max int) ([]AddressRef, error)
+	// max in all (a *LimitError otherwise), and returns all of them. The first additions to an
+	// operator entity count as one of the user's entities: an *OwnerLimitError when the user
+	// would then store more than maxEntities.
+	AddOperatorAdditions(ctx context.Context, user, entityID string, refs []AddressRef, max, maxEntities int) ([]AddressRef, error)
 	OperatorAdditions(ctx context.Context, user, entityID string) ([]AddressRef, error)
 
 	// Lookup returns the user's labels of refs and the user's entities holding them, keyed by
@@ -369,7 +371,7 @@ func (s *Service) AddAddresses(ctx context.Context, user, id string, addrs map[s
 		e, err := s.store.AddEntityAddresses(ctx, user, id, refs, MaxEntityAddresses)
 		return e, s.entityErr(id, err)
 	}
-	all, err := s.store.AddOperatorAdditions(ctx, user, id, refs, MaxEntityAddresses)
+	all, err := s.store.AddOperatorAdditions(ctx, user, id, refs, MaxEntityAddresses, s.maxEntities)
 	if err != nil {
 		return nil, s.entityErr(id, err)
 	}
@@ -519,9 +521,11 @@ func (s *Service) lookup(ctx context.Context, user string, refs []AddressRef) (m
 	return labels, entities, nil
 }
 
-// entityErr turns the store's ErrNotFound and LimitError into the caller's 404 and 400.
+// entityErr turns the store's ErrNotFound, LimitError and OwnerLimitError into the caller's 404
+// and 400s.
 func (s *Service) entityErr(id string, err error) error {
 	var le *LimitError
+	var oe *OwnerLimitError
 	switch {
 	case err == nil:
 		return nil
@@ -529,6 +533,8 @@ func (s *Service) entityErr(id string, err error) error {
 		return entityNotFound(id)
 	case errors.As(err, &le):
 		return httpx.BadRequest("%s", le.Error())
+	case errors.As(err, &oe):
+		return httpx.BadRequest("%s", oe.Error())
 	default:
 		return fmt.Errorf("entity %s: %w", id, err)
 	}

@@ -63,6 +63,24 @@ func TestEntityCapPerUser(t *testing.T) {
 	status(t, ev.do(t, u, "POST", "/user/entities", `{"name":"four","addresses":{}}`), 200)
 }
 
+// The operator entities a user added addresses to count as entities they store: the first
+// addition to another one is refused at the cap (nothing recorded), more addresses for one
+// already counted are not.
+func TestOperatorAdditionsCountAgainstTheEntityCap(t *testing.T) {
+	ev := newEnvWith(t, app.WithOwnerLimits(5, 3))
+	u := newUser()
+	status(t, ev.do(t, u, "POST", "/user/entities", `[{"name":"one","addresses":{}},{"name":"two","addresses":{}}]`), 200)
+	expect(t, ev.do(t, u, "PUT", "/user/entities/only_add/binance", `{"addresses":{"evm":["`+evmAddr(1)+`"]}}`), 200,
+		`{"id":"binance","addresses":{"evm":["`+evmAddr(1)+`"]}}`)
+	expect(t, ev.do(t, u, "PUT", "/user/entities/only_add/binance", `{"addresses":{"evm":["`+evmAddr(2)+`"]}}`), 200,
+		`{"id":"binance","addresses":{"evm":["`+evmAddr(1)+`","`+evmAddr(2)+`"]}}`)
+	expectError(t, ev.do(t, u, "PUT", "/user/entities/only_add/kraken", `{"addresses":{"evm":["`+evmAddr(1)+`"]}}`), 400,
+		"entities: at most 3 entities per user; you have 3 and this request adds 1")
+	expect(t, ev.do(t, u, "GET", "/internal/additions/kraken", nil), 200, `{"addresses":{}}`)
+	expectError(t, ev.do(t, u, "POST", "/user/entities", `{"name":"three","addresses":{}}`), 400,
+		"entities: at most 3 entities per user; you have 3 and this request adds 1")
+}
+
 // At most MaxEntitiesPerWrite entities per POST, like labels; a bigger body stores nothing. The
 // entities of a full batch come back, and are listed, in request order.
 func TestEntityBatchSizeLimit(t *testing.T) {

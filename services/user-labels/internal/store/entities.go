@@ -58,6 +58,8 @@ var (
 	insertEntitiesSQL string
 	//go:embed sql/insert_entity_addresses.sql
 	insertEntityAddressesSQL string
+	//go:embed sql/lock_owner.sql
+	lockOwnerSQL string
 )
 
 // CreateEntities creates every entity in one transaction, unless the user would then store more
@@ -70,12 +72,8 @@ func (s *Store) CreateEntities(ctx context.Context, user string, in []app.Entity
 		if err := bumpEntities(ctx, tx, user); err != nil {
 			return false, err
 		}
-		var have int
-		if err := tx.QueryRow(ctx, entityCountSQL, user).Scan(&have); err != nil {
+		if err := checkEntityRoom(ctx, tx, user, len(in), max); err != nil {
 			return false, err
-		}
-		if have+len(in) > max {
-			return false, &app.OwnerLimitError{What: "entities", Have: have, Adding: len(in), Max: max}
 		}
 		var err error
 		if out, err = insertEntities(ctx, tx, user, in); err != nil {
@@ -88,6 +86,23 @@ func (s *Store) CreateEntities(ctx context.Context, user string, in []app.Entity
 		return true, s.enqueue(ctx, tx, changes...)
 	})
 	return out, err
+}
+
+// checkEntityRoom returns an *app.OwnerLimitError when the user would store more than max
+// entities (their own and the operator entities they added to) with adding more. It locks the
+// user's version row first (bumpEntities does too), so concurrent writes count one after another.
+func checkEntityRoom(ctx context.Context, tx pgx.Tx, user string, adding, max int) error {
+	if _, err := tx.Exec(ctx, lockOwnerSQL, user); err != nil {
+		return err
+	}
+	var have int
+	if err := tx.QueryRow(ctx, entityCountSQL, user).Scan(&have); err != nil {
+		return err
+	}
+	if have+adding > max {
+		return &app.OwnerLimitError{What: "entities", Have: have, Adding: adding, Max: max}
+	}
+	return nil
 }
 
 // insertEntities inserts in, in order, with their addresses: two statements whatever the
@@ -297,8 +312,10 @@ func (s *Store) DeleteEntity(ctx context.Context, user, id string) (int, error) 
 
 // AddOperatorAdditions records refs as the user's additions to operator entity entityID.
 // Additions to one operator entity by one user are serialised by a transaction-scoped advisory
-// lock, since there is no row of the operator entity here to lock.
-func (s *Store) AddOperatorAdditions(ctx context.Context, user, entityID string, refs []app.AddressRef, max int) ([]app.AddressRef, error) {
+// lock, since there is no row of the operator entity here to lock. The first additions to an
+// operator entity count as one of the user's entities (at most maxEntities, an
+// *app.OwnerLimitError otherwise).
+func (s *Store) AddOperatorAdditions(ctx context.Context, user, entityID string, refs []app.AddressRef, max, maxEntities int) ([]app.AddressRef, error) {
 	var all []app.AddressRef
 	err := s.write(ctx, "add operator entity additions", func(tx pgx.Tx) (bool, error) {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('userdata.operator_additions:' || $1 || '/' || $2, 0))`, user, entityID); err != nil {
@@ -311,6 +328,11 @@ func (s *Store) AddOperatorAdditions(ctx context.Context, user, entityID string,
 		added := missing(have, refs)
 		if len(have)+len(added) > max {
 			return false, &app.LimitError{Have: len(have), Adding: len(added), Max: max}
+		}
+		if len(have) == 0 && len(added) > 0 {
+			if err := checkEntityRoom(ctx, tx, user, 1, maxEntities); err != nil {
+				return false, err
+			}
 		}
 		all = append(have, added...)
 		app.SortRefs(all)
