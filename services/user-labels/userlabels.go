@@ -59,7 +59,8 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	})
 	s.Add(relay.Part())
 
-	svc := app.New(st, app.NewChainTypes(set), app.WithLabelCache(cfg.LabelCacheBytes), app.WithLookupCache(cfg.LookupCacheBytes))
+	svc := app.New(st, app.NewChainTypes(set), app.WithLabelCache(cfg.LabelCacheBytes), app.WithLookupCache(cfg.LookupCacheBytes),
+		app.WithOwnerLimits(cfg.MaxLabelsPerUser, cfg.MaxEntitiesPerUser))
 	e := httpx.NewEngine(httpx.EngineOptions{
 		Service: Name, Logger: s.Log, TracerProvider: s.Tel.TracerProvider, MeterProvider: s.Tel.MeterProvider,
 		MaxBodyBytes: svchttp.MaxInternalBodyBytes,

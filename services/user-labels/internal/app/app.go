@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,22 +17,28 @@ import (
 // same transaction as every change. Every method is scoped to one user; an id of another user's
 // entity is ErrNotFound. Implementations are safe for concurrent use.
 type Store interface {
-	// Labels returns the user's labels and the version of the label set they are, read in one
-	// snapshot (0 when there are none).
-	Labels(ctx context.Context, user string) ([]Label, int64, error)
+	// EachLabel calls fn with each of the user's labels, ordered by chain type and address, as
+	// they are read, and returns the version of the label set they are, read in one snapshot (0
+	// when there are none).
+	EachLabel(ctx context.Context, user string, fn func(Label) error) (int64, error)
 	// Versions returns the versions of the user's label set and entity set, which every write
 	// of them moves (zero for a user who never had any).
 	Versions(ctx context.Context, user string) (Versions, error)
 	// LookupIndex reads, in one snapshot, the user's versions, labels and entity memberships.
 	// With over maxLabels labels it holds only the versions (nil maps).
 	LookupIndex(ctx context.Context, user string, maxLabels int) (LookupIndex, error)
-	// UpsertLabels creates or replaces labels (distinct refs) in one transaction.
-	UpsertLabels(ctx context.Context, user string, labels []Label) error
+	// UpsertLabels creates or replaces labels (distinct refs) in one transaction; an
+	// *OwnerLimitError when the user would then store more than max labels (nothing is
+	// written then), also under concurrent writes.
+	UpsertLabels(ctx context.Context, user string, labels []Label, max int) error
 	// UpdateLabel replaces name and note of an existing label; ErrNotFound when absent.
 	UpdateLabel(ctx context.Context, user string, l Label) error
 	DeleteLabels(ctx context.Context, user string, refs []AddressRef) (int, error)
 
-	CreateEntities(ctx context.Context, user string, in []EntityInput) ([]Entity, error)
+	// CreateEntities creates every entity in one transaction; an *OwnerLimitError when the
+	// user would then store more than max entities (nothing is created then), also under
+	// concurrent writes.
+	CreateEntities(ctx context.Context, user string, in []EntityInput, max int) ([]Entity, error)
 	Entities(ctx context.Context, user string, withAddresses bool) ([]Entity, error)
 	Entity(ctx context.Context, user, id string) (Entity, error)
 	SharedEntity(ctx context.Context, id string) (Entity, error)
@@ -43,8 +50,10 @@ type Store interface {
 	DeleteEntity(ctx context.Context, user, id string) (int, error)
 
 	// AddOperatorAdditions records refs as the user's additions to an operator entity, at most
-	// max in all (a *LimitError otherwise), and returns all of them.
-	AddOperatorAdditions(ctx context.Context, user, entityID string, refs []AddressRef, max int) ([]AddressRef, error)
+	// max in all (a *LimitError otherwise), and returns all of them. The first additions to an
+	// operator entity count as one of the user's entities: an *OwnerLimitError when the user
+	// would then store more than maxEntities.
+	AddOperatorAdditions(ctx context.Context, user, entityID string, refs []AddressRef, max, maxEntities int) ([]AddressRef, error)
 	OperatorAdditions(ctx context.Context, user, entityID string) ([]AddressRef, error)
 
 	// Lookup returns the user's labels of refs and the user's entities holding them, keyed by
@@ -69,6 +78,8 @@ type Service struct {
 	index  *userCache[*LookupIndex] // nil: no cache
 	// maxIndexed is the most labels a user may have to be indexed (MaxIndexedLabels).
 	maxIndexed int
+	// maxLabels and maxEntities cap what one user may store.
+	maxLabels, maxEntities int
 }
 
 // labelList is an encoded GET /user/labels answer.
@@ -123,12 +134,19 @@ func WithLookupCache(maxBytes int64) Option {
 	}
 }
 
+// WithOwnerLimits caps the labels and the entities one user may store
+// (DefaultMaxLabelsPerUser, DefaultMaxEntitiesPerUser unless set).
+func WithOwnerLimits(maxLabels, maxEntities int) Option {
+	return func(s *Service) { s.maxLabels, s.maxEntities = maxLabels, maxEntities }
+}
+
 // WithMaxIndexedLabels changes MaxIndexedLabels (for tests of the unindexed path).
 func WithMaxIndexedLabels(n int) Option { return func(s *Service) { s.maxIndexed = n } }
 
 // New returns a service over store accepting the given chain types.
 func New(store Store, types ChainTypes, opts ...Option) *Service {
-	s := &Service{store: store, types: types, maxIndexed: MaxIndexedLabels}
+	s := &Service{store: store, types: types, maxIndexed: MaxIndexedLabels,
+		maxLabels: DefaultMaxLabelsPerUser, maxEntities: DefaultMaxEntitiesPerUser}
 	for _, o := range opts {
 		o(s)
 	}
@@ -161,18 +179,33 @@ func (s *Service) LabelsJSON(ctx context.Context, user string) ([]byte, int, err
 			return l.body, l.n, nil
 		}
 	}
-	ls, v, err := s.store.Labels(ctx, user)
+	// Each label is encoded as it is read, straight into the answer: the list is never held as
+	// values too. The answer is sent once the query is done, so a slow client does not hold a
+	// database connection; the per-user cap bounds its size.
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	buf.WriteByte('[')
+	n := 0
+	v, err := s.store.EachLabel(ctx, user, func(l Label) error {
+		if n > 0 {
+			buf.WriteByte(',')
+		}
+		n++
+		if err := enc.Encode(l); err != nil {
+			return fmt.Errorf("encode label: %w", err)
+		}
+		buf.Truncate(buf.Len() - 1) // Encode's newline
+		return nil
+	})
 	if err != nil {
 		return nil, 0, err
 	}
-	body, err := json.Marshal(ls)
-	if err != nil {
-		return nil, 0, fmt.Errorf("encode labels: %w", err)
-	}
+	buf.WriteByte(']')
+	body := buf.Bytes()
 	if s.labels != nil && v > 0 {
-		s.labels.put(user, Versions{Labels: v}, labelList{body: body, n: len(ls)}, int64(len(body)))
+		s.labels.put(user, Versions{Labels: v}, labelList{body: body, n: n}, int64(len(body)))
 	}
-	return body, len(ls), nil
+	return body, n, nil
 }
 
 // PutLabels validates the whole batch, then creates or replaces every label in one transaction.
@@ -197,7 +230,10 @@ func (s *Service) PutLabels(ctx context.Context, user string, in []LabelInput) (
 		first[l.Ref()] = i
 		out[i] = l
 	}
-	if err := s.store.UpsertLabels(ctx, user, out); err != nil {
+	if err := s.store.UpsertLabels(ctx, user, out, s.maxLabels); err != nil {
+		if le := (*OwnerLimitError)(nil); errors.As(err, &le) {
+			return nil, httpx.BadRequest("%s", le.Error())
+		}
 		return nil, fmt.Errorf("upsert %d labels: %w", len(out), err)
 	}
 	return out, nil
@@ -254,6 +290,9 @@ func (s *Service) CreateEntities(ctx context.Context, user string, bodies []Enti
 	if len(bodies) == 0 {
 		return nil, httpx.BadRequest("body: want an entity or an array of at least one entity")
 	}
+	if len(bodies) > MaxEntitiesPerWrite {
+		return nil, httpx.BadRequest("body: at most %d entities per request (got %d)", MaxEntitiesPerWrite, len(bodies))
+	}
 	ins := make([]EntityInput, len(bodies))
 	for i, b := range bodies {
 		path := ""
@@ -266,7 +305,10 @@ func (s *Service) CreateEntities(ctx context.Context, user string, bodies []Enti
 		}
 		ins[i] = in
 	}
-	es, err := s.store.CreateEntities(ctx, user, ins)
+	es, err := s.store.CreateEntities(ctx, user, ins, s.maxEntities)
+	if le := (*OwnerLimitError)(nil); errors.As(err, &le) {
+		return nil, httpx.BadRequest("%s", le.Error())
+	}
 	if err != nil {
 		return nil, fmt.Errorf("create %d entities: %w", len(ins), err)
 	}
@@ -329,7 +371,7 @@ func (s *Service) AddAddresses(ctx context.Context, user, id string, addrs map[s
 		e, err := s.store.AddEntityAddresses(ctx, user, id, refs, MaxEntityAddresses)
 		return e, s.entityErr(id, err)
 	}
-	all, err := s.store.AddOperatorAdditions(ctx, user, id, refs, MaxEntityAddresses)
+	all, err := s.store.AddOperatorAdditions(ctx, user, id, refs, MaxEntityAddresses, s.maxEntities)
 	if err != nil {
 		return nil, s.entityErr(id, err)
 	}
@@ -479,9 +521,11 @@ func (s *Service) lookup(ctx context.Context, user string, refs []AddressRef) (m
 	return labels, entities, nil
 }
 
-// entityErr turns the store's ErrNotFound and LimitError into the caller's 404 and 400.
+// entityErr turns the store's ErrNotFound, LimitError and OwnerLimitError into the caller's 404
+// and 400s.
 func (s *Service) entityErr(id string, err error) error {
 	var le *LimitError
+	var oe *OwnerLimitError
 	switch {
 	case err == nil:
 		return nil
@@ -489,6 +533,8 @@ func (s *Service) entityErr(id string, err error) error {
 		return entityNotFound(id)
 	case errors.As(err, &le):
 		return httpx.BadRequest("%s", le.Error())
+	case errors.As(err, &oe):
+		return httpx.BadRequest("%s", oe.Error())
 	default:
 		return fmt.Errorf("entity %s: %w", id, err)
 	}

@@ -13,12 +13,13 @@ import (
 
 // Limits of the API (API.md, "User labels and entities").
 const (
-	MaxNameRunes       = 256    // label and entity names, in characters
-	MaxNoteRunes       = 1024   // label and entity notes, in characters
-	MaxEntityAddresses = 100    // addresses per entity, all chain types together
-	MaxLabelsPerWrite  = 10000  // labels in one POST /user/labels
-	MaxLookupAddresses = 10000  // addresses in one internal lookup
-	EntityTypeUser     = "user" // the type of every user entity
+	MaxNameRunes        = 256    // label and entity names, in characters
+	MaxNoteRunes        = 1024   // label and entity notes, in characters
+	MaxEntityAddresses  = 100    // addresses per entity, all chain types together
+	MaxLabelsPerWrite   = 10000  // labels in one POST /user/labels
+	MaxEntitiesPerWrite = 1000   // entities in one POST /user/entities
+	MaxLookupAddresses  = 10000  // addresses in one internal lookup
+	EntityTypeUser      = "user" // the type of every user entity
 )
 
 // AddressRef names an address on a chain type. Address is canonical (libs/address).
@@ -111,6 +112,28 @@ type LimitError struct {
 func (e *LimitError) Error() string {
 	return fmt.Sprintf("addresses: at most %d addresses per entity; it has %d and %d more were given",
 		e.Max, e.Have, e.Adding)
+}
+
+// Default caps on what one user may store (USERLABELS_MAX_LABELS_PER_USER,
+// USERLABELS_MAX_ENTITIES_PER_USER). They bound every per-user cost that grows with the stored
+// set: the label list, a search, a lookup index.
+const (
+	DefaultMaxLabelsPerUser   = 100000
+	DefaultMaxEntitiesPerUser = 10000
+)
+
+// OwnerLimitError is returned by the store when a write would take the user past the cap on
+// stored labels or entities; nothing is written then.
+type OwnerLimitError struct {
+	What   string // "labels" or "entities"
+	Have   int    // stored now
+	Adding int    // new ones the write would store (updates of stored ones are not counted)
+	Max    int
+}
+
+func (e *OwnerLimitError) Error() string {
+	return fmt.Sprintf("%s: at most %d %s per user; you have %d and this request adds %d",
+		e.What, e.Max, e.What, e.Have, e.Adding)
 }
 
 // Group returns refs as {chainType: [address...]}, never nil.

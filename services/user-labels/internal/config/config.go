@@ -33,6 +33,10 @@ type Config struct {
 	// /internal/lookup (served only while the user's labels and entities are unchanged); 0
 	// turns the cache off.
 	LookupCacheBytes int64 `env:"LOOKUP_CACHE_BYTES" envDefault:"67108864"`
+	// MaxLabelsPerUser and MaxEntitiesPerUser cap what one user may store: every per-user cost
+	// that grows with the stored set (the label list, a search, a lookup index) stays bounded.
+	MaxLabelsPerUser   int `env:"MAX_LABELS_PER_USER" envDefault:"100000"`
+	MaxEntitiesPerUser int `env:"MAX_ENTITIES_PER_USER" envDefault:"10000"`
 	// OutboxRetention is how long sent change events stay in the outbox table.
 	OutboxRetention time.Duration `env:"OUTBOX_RETENTION" envDefault:"24h"`
 }
@@ -54,6 +58,12 @@ func (c Config) Validate() error {
 	}
 	if c.LookupCacheBytes < 0 {
 		p.Addf("USERLABELS_LOOKUP_CACHE_BYTES must not be negative")
+	}
+	if c.MaxLabelsPerUser <= 0 {
+		p.Addf("USERLABELS_MAX_LABELS_PER_USER must be positive")
+	}
+	if c.MaxEntitiesPerUser <= 0 {
+		p.Addf("USERLABELS_MAX_ENTITIES_PER_USER must be positive")
 	}
 	if c.OutboxRetention <= 0 {
 		p.Addf("USERLABELS_OUTBOX_RETENTION must be positive")

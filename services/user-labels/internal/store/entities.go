@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 
@@ -52,33 +53,91 @@ func insertAddresses(ctx context.Context, tx pgx.Tx, user, id string, refs []app
 	return err
 }
 
-// CreateEntities creates every entity in one transaction.
-func (s *Store) CreateEntities(ctx context.Context, user string, in []app.EntityInput) ([]app.Entity, error) {
+var (
+	//go:embed sql/insert_entities.sql
+	insertEntitiesSQL string
+	//go:embed sql/insert_entity_addresses.sql
+	insertEntityAddressesSQL string
+	//go:embed sql/lock_owner.sql
+	lockOwnerSQL string
+)
+
+// CreateEntities creates every entity in one transaction, unless the user would then store more
+// than max entities (an *app.OwnerLimitError; nothing is written). The count is taken with the
+// user's version row locked, which every entity write locks, so concurrent creations cannot pass
+// the cap together.
+func (s *Store) CreateEntities(ctx context.Context, user string, in []app.EntityInput, max int) ([]app.Entity, error) {
 	var out []app.Entity
 	err := s.write(ctx, "create entities", func(tx pgx.Tx) (bool, error) {
 		if err := bumpEntities(ctx, tx, user); err != nil {
 			return false, err
 		}
-		out = make([]app.Entity, 0, len(in))
+		if err := checkEntityRoom(ctx, tx, user, len(in), max); err != nil {
+			return false, err
+		}
+		var err error
+		if out, err = insertEntities(ctx, tx, user, in); err != nil {
+			return false, err
+		}
 		changes := make([]*eventsv1.UserChange, 0, len(in))
-		for _, ei := range in {
-			shareable := ei.Shareable != nil && *ei.Shareable
-			e, err := scanEntity(tx.QueryRow(ctx, `
-				INSERT INTO userdata.entities (user_id, name, note, shareable) VALUES ($1, $2, $3, $4)
-				RETURNING `+entityCols, user, ei.Name, ei.Note, shareable))
-			if err != nil {
-				return false, err
-			}
-			if err := insertAddresses(ctx, tx, user, e.ID, ei.Addresses); err != nil {
-				return false, err
-			}
-			e.Addresses = app.Group(ei.Addresses)
-			out = append(out, e)
-			changes = append(changes, s.change(user, eventsv1.UserChange_KIND_ENTITY, eventsv1.UserChange_OP_UPSERT, e.ID, ei.Addresses)...)
+		for i, e := range out {
+			changes = append(changes, s.change(user, eventsv1.UserChange_KIND_ENTITY, eventsv1.UserChange_OP_UPSERT, e.ID, in[i].Addresses)...)
 		}
 		return true, s.enqueue(ctx, tx, changes...)
 	})
 	return out, err
+}
+
+// checkEntityRoom returns an *app.OwnerLimitError when the user would store more than max
+// entities (their own and the operator entities they added to) with adding more. It locks the
+// user's version row first (bumpEntities does too), so concurrent writes count one after another.
+func checkEntityRoom(ctx context.Context, tx pgx.Tx, user string, adding, max int) error {
+	if _, err := tx.Exec(ctx, lockOwnerSQL, user); err != nil {
+		return err
+	}
+	var have int
+	if err := tx.QueryRow(ctx, entityCountSQL, user).Scan(&have); err != nil {
+		return err
+	}
+	if have+adding > max {
+		return &app.OwnerLimitError{What: "entities", Have: have, Adding: adding, Max: max}
+	}
+	return nil
+}
+
+// insertEntities inserts in, in order, with their addresses: two statements whatever the
+// number of entities.
+func insertEntities(ctx context.Context, tx pgx.Tx, user string, in []app.EntityInput) ([]app.Entity, error) {
+	names := make([]string, len(in))
+	notes := make([]string, len(in))
+	shares := make([]bool, len(in))
+	for i, ei := range in {
+		names[i], notes[i], shares[i] = ei.Name, ei.Note, ei.Shareable != nil && *ei.Shareable
+	}
+	rows, err := tx.Query(ctx, insertEntitiesSQL, user, names, notes, shares)
+	if err != nil {
+		return nil, err
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (app.Entity, error) { return scanEntity(r) })
+	if err != nil {
+		return nil, err
+	}
+	if len(out) != len(in) {
+		return nil, fmt.Errorf("created %d entities of %d", len(out), len(in))
+	}
+	var ids, types, addrs []string
+	for i := range out {
+		out[i].Addresses = app.Group(in[i].Addresses)
+		for _, r := range in[i].Addresses {
+			ids, types, addrs = append(ids, out[i].ID), append(types, r.ChainType), append(addrs, r.Address)
+		}
+	}
+	if len(ids) > 0 {
+		if _, err := tx.Exec(ctx, insertEntityAddressesSQL, user, ids, types, addrs); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // Entities lists the user's entities, oldest first, with their addresses when asked.
@@ -253,8 +312,10 @@ func (s *Store) DeleteEntity(ctx context.Context, user, id string) (int, error) 
 
 // AddOperatorAdditions records refs as the user's additions to operator entity entityID.
 // Additions to one operator entity by one user are serialised by a transaction-scoped advisory
-// lock, since there is no row of the operator entity here to lock.
-func (s *Store) AddOperatorAdditions(ctx context.Context, user, entityID string, refs []app.AddressRef, max int) ([]app.AddressRef, error) {
+// lock, since there is no row of the operator entity here to lock. The first additions to an
+// operator entity count as one of the user's entities (at most maxEntities, an
+// *app.OwnerLimitError otherwise).
+func (s *Store) AddOperatorAdditions(ctx context.Context, user, entityID string, refs []app.AddressRef, max, maxEntities int) ([]app.AddressRef, error) {
 	var all []app.AddressRef
 	err := s.write(ctx, "add operator entity additions", func(tx pgx.Tx) (bool, error) {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('userdata.operator_additions:' || $1 || '/' || $2, 0))`, user, entityID); err != nil {
@@ -267,6 +328,11 @@ func (s *Store) AddOperatorAdditions(ctx context.Context, user, entityID string,
 		added := missing(have, refs)
 		if len(have)+len(added) > max {
 			return false, &app.LimitError{Have: len(have), Adding: len(added), Max: max}
+		}
+		if len(have) == 0 && len(added) > 0 {
+			if err := checkEntityRoom(ctx, tx, user, 1, maxEntities); err != nil {
+				return false, err
+			}
 		}
 		all = append(have, added...)
 		app.SortRefs(all)

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 	"sync"
@@ -11,30 +12,39 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// Labels returns every label of user, ordered by chain type and address, and the version of
-// the label set they are (read in one snapshot; 0 when the user has no labels).
-func (s *Store) Labels(ctx context.Context, user string) ([]app.Label, int64, error) {
+// EachLabel calls fn with every label of user as it is read, ordered by chain type and address,
+// and returns the version of the label set they are (read in one snapshot; 0 when the user has
+// no labels). No list of the labels is built: the caller encodes each as it comes.
+func (s *Store) EachLabel(ctx context.Context, user string, fn func(app.Label) error) (int64, error) {
 	rows, err := s.pool.Query(ctx, `
 		SELECT (SELECT labels FROM userdata.user_versions WHERE user_id = $1), name, note, address, chain_type
 		FROM userdata.labels WHERE user_id = $1 ORDER BY chain_type, address`, user)
 	if err != nil {
-		return nil, 0, fmt.Errorf("list labels: %w", err)
+		return 0, fmt.Errorf("list labels: %w", err)
 	}
-	out := []app.Label{}
 	var l app.Label
 	var version int64
 	_, err = pgx.ForEachRow(rows, []any{&version, &l.Name, &l.Note, &l.Address, &l.ChainType}, func() error {
-		out = append(out, l)
-		return nil
+		return fn(l)
 	})
 	if err != nil {
-		return nil, 0, fmt.Errorf("list labels: %w", err)
+		return 0, fmt.Errorf("list labels: %w", err)
 	}
-	return out, version, nil
+	return version, nil
 }
 
-// UpsertLabels creates or replaces labels, whose refs must be distinct.
-func (s *Store) UpsertLabels(ctx context.Context, user string, labels []app.Label) error {
+var (
+	//go:embed sql/label_room.sql
+	labelRoomSQL string
+	//go:embed sql/entity_count.sql
+	entityCountSQL string
+)
+
+// UpsertLabels creates or replaces labels, whose refs must be distinct, unless the user would
+// then store more than max labels (an *app.OwnerLimitError; nothing is written). The count is
+// taken with the user's version row locked, which every label write locks first, so concurrent
+// writes cannot pass the cap together.
+func (s *Store) UpsertLabels(ctx context.Context, user string, labels []app.Label, max int) error {
 	names := make([]string, len(labels))
 	notes := make([]string, len(labels))
 	refs := make([]app.AddressRef, len(labels))
@@ -45,6 +55,13 @@ func (s *Store) UpsertLabels(ctx context.Context, user string, labels []app.Labe
 	return s.write(ctx, "upsert labels", func(tx pgx.Tx) (bool, error) {
 		if err := bumpLabels(ctx, tx, user); err != nil {
 			return false, err
+		}
+		var have, existing int
+		if err := tx.QueryRow(ctx, labelRoomSQL, user, types, addrs).Scan(&have, &existing); err != nil {
+			return false, err
+		}
+		if adding := len(labels) - existing; have+adding > max {
+			return false, &app.OwnerLimitError{What: "labels", Have: have, Adding: adding, Max: max}
 		}
 		_, err := tx.Exec(ctx, `
 			INSERT INTO userdata.labels AS l (user_id, chain_type, address, name, note)

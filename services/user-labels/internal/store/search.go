@@ -17,16 +17,27 @@ var (
 	searchEntitiesSQL string
 )
 
+// searchBound is the fewest matches of one search that are ranked: a query matching more of a
+// big user's labels (or entities) ranks the first searchBound found, or offset + limit when that
+// is more, instead of reading and sorting every match.
+const searchBound = 1000
+
+// The search statements run with QueryExecModeExec: each execution is planned for its own
+// pattern. A cached generic plan cannot see the pattern, so it would use the trigram index even
+// for a one- or two-character query, for which pg_trgm has no trigram to look up and scans the
+// whole index (every user's labels).
+const searchMode = pgx.QueryExecModeExec
+
 // likeBody escapes s for use inside a LIKE pattern with ESCAPE '\'.
 func likeBody(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }
 
 // SearchLabels returns the user's labels matching query (name substring or address prefix,
-// case-insensitive), best matches first.
+// case-insensitive), best matches first, ranked among the first max(searchBound, offset+limit) matches found.
 func (s *Store) SearchLabels(ctx context.Context, user, query string, limit, offset int) ([]app.Label, error) {
 	q := strings.ToLower(query)
-	rows, err := s.pool.Query(ctx, searchLabelsSQL, user, q, likeBody(q), limit, offset)
+	rows, err := s.pool.Query(ctx, searchLabelsSQL, searchMode, user, q, likeBody(q), limit, offset, searchBound)
 	if err != nil {
 		return nil, fmt.Errorf("search labels: %w", err)
 	}
@@ -46,7 +57,7 @@ func (s *Store) SearchLabels(ctx context.Context, user, query string, limit, off
 // prefix, case-insensitive), best matches first, with their addresses.
 func (s *Store) SearchEntities(ctx context.Context, user, query string, limit, offset int) ([]app.Entity, error) {
 	q := strings.ToLower(query)
-	rows, err := s.pool.Query(ctx, searchEntitiesSQL, user, q, likeBody(q), limit, offset)
+	rows, err := s.pool.Query(ctx, searchEntitiesSQL, searchMode, user, q, likeBody(q), limit, offset, searchBound)
 	if err != nil {
 		return nil, fmt.Errorf("search entities: %w", err)
 	}

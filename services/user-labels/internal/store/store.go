@@ -56,3 +56,6 @@ func refArrays(refs []app.AddressRef) (types, addrs []string) {
 	}
 	return types, addrs
 }
+
+// Pool is the store's pool (for tests and benchmarks that seed or inspect the database).
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
