@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/chainintel/chainintel/libs/lifecycle"
 	"log/slog"
 	"time"
 
@@ -175,7 +176,7 @@ func (c *Consumer[M]) Run(ctx context.Context) error {
 				failures++
 				c.o.Logger.WarnContext(ctx, "broker unavailable; retrying", "topic", c.o.Topic, "group", c.o.Group,
 					"error", err, "attempt", failures)
-				if !sleepCtx(ctx, min(time.Duration(failures)*200*time.Millisecond, 2*time.Second)) {
+				if !lifecycle.Sleep(ctx, min(time.Duration(failures)*200*time.Millisecond, 2*time.Second)) {
 					return nil
 				}
 			}
@@ -301,16 +302,4 @@ func (c *Consumer[M]) deadLetter(r kafka.Message, err error) Event {
 		Msg: nil, dlq: &deadRecord{value: r.Value, headers: append(append([]kafka.Header(nil), r.Headers...),
 			kafka.Header{Key: HeaderError, Value: []byte(err.Error())},
 			kafka.Header{Key: HeaderDLQSource, Value: []byte(fmt.Sprintf("%s/%d/%d", r.Topic, r.Partition, r.Offset))})}}
-}
-
-// sleepCtx waits d or until ctx ends; it reports whether d elapsed.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }

@@ -2,6 +2,7 @@ package events
 
 import (
 	"context"
+	"github.com/chainintel/chainintel/libs/lifecycle"
 	"log/slog"
 	"math/rand/v2"
 	"time"
@@ -68,12 +69,5 @@ func (p Pruner) wait(ctx context.Context, d time.Duration) bool {
 	if p.Jitter > 0 {
 		d += rand.N(p.Jitter)
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
+	return lifecycle.Sleep(ctx, d)
 }

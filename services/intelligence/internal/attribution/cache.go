@@ -2,6 +2,7 @@ package attribution
 
 import (
 	"context"
+	"github.com/chainintel/chainintel/libs/lifecycle"
 	"hash/maphash"
 	"log/slog"
 	"strings"
@@ -185,18 +186,11 @@ func (c *AttributionCache) appendText(s string) (uint32, uint16) {
 
 // Run refreshes every interval until ctx ends; failures are logged and retried.
 func (c *AttributionCache) Run(ctx context.Context, interval time.Duration, log *slog.Logger) error {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-			if err := c.Refresh(ctx); err != nil && ctx.Err() == nil {
-				log.Warn("attribution cache refresh failed", "error", err)
-			}
+	return lifecycle.Every(ctx, interval, func(ctx context.Context) {
+		if err := c.Refresh(ctx); err != nil && ctx.Err() == nil {
+			log.Warn("attribution cache refresh failed", "error", err)
 		}
-	}
+	})
 }
 
 // Entity returns the operator entity id.

@@ -11,6 +11,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/chainintel/chainintel/libs/lifecycle"
 	"log/slog"
 	"sort"
 	"time"
@@ -253,23 +254,16 @@ func splitKey(k string) (string, string) {
 
 // Loop runs a pass every interval until ctx ends; failures are logged and retried.
 func Loop(ctx context.Context, st Store, p Params, interval time.Duration, log *slog.Logger) error {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-			sum, err := Run(ctx, st, p)
-			if err != nil {
-				if ctx.Err() == nil {
-					log.Warn("heuristics pass failed", "error", fmt.Errorf("heuristics: %w", err))
-				}
-				continue
+	return lifecycle.Every(ctx, interval, func(ctx context.Context) {
+		sum, err := Run(ctx, st, p)
+		if err != nil {
+			if ctx.Err() == nil {
+				log.Warn("heuristics pass failed", "error", fmt.Errorf("heuristics: %w", err))
 			}
-			if sum.Changed > 0 {
-				log.Info("heuristics pass", "candidates", sum.Candidates, "deposits", len(sum.Deposits), "clusters", sum.Clusters, "changed", sum.Changed)
-			}
+			return
 		}
-	}
+		if sum.Changed > 0 {
+			log.Info("heuristics pass", "candidates", sum.Candidates, "deposits", len(sum.Deposits), "clusters", sum.Clusters, "changed", sum.Changed)
+		}
+	})
 }

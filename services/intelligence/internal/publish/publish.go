@@ -5,6 +5,7 @@ package publish
 import (
 	"context"
 	"fmt"
+	"github.com/chainintel/chainintel/libs/lifecycle"
 	"log/slog"
 	"time"
 
@@ -83,20 +84,13 @@ func Drain(ctx context.Context, src Source, bus Bus) (int, error) {
 
 // Relay drains pending changes every interval until ctx ends; failures are logged and retried.
 func Relay(ctx context.Context, src Source, bus Bus, interval time.Duration, log *slog.Logger) error {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-			if n, err := Drain(ctx, src, bus); err != nil && ctx.Err() == nil {
-				log.Warn("attribution relay failed; retrying", "error", err)
-			} else if n > 0 {
-				log.Debug("attributions published", "count", n)
-			}
+	return lifecycle.Every(ctx, interval, func(ctx context.Context) {
+		if n, err := Drain(ctx, src, bus); err != nil && ctx.Err() == nil {
+			log.Warn("attribution relay failed; retrying", "error", err)
+		} else if n > 0 {
+			log.Debug("attributions published", "count", n)
 		}
-	}
+	})
 }
 
 // TagSource is the store as the entity tags refresher uses it.
@@ -128,20 +122,13 @@ func RefreshTags(ctx context.Context, src TagSource) (store.TagsRefresh, error) 
 // TagLoop refreshes dirty entities' tags every interval until ctx ends; the relay then
 // publishes the addresses the refresh re-versioned. Failures are logged and retried.
 func TagLoop(ctx context.Context, src TagSource, interval time.Duration, log *slog.Logger) error {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-			if r, err := RefreshTags(ctx, src); err != nil && ctx.Err() == nil {
-				log.Warn("entity tags refresh failed; retrying", "error", err)
-			} else if r.Entities > 0 {
-				log.Debug("entity tags refreshed", "entities", r.Entities, "changed", r.Changed, "republished", r.Republished)
-			}
+	return lifecycle.Every(ctx, interval, func(ctx context.Context) {
+		if r, err := RefreshTags(ctx, src); err != nil && ctx.Err() == nil {
+			log.Warn("entity tags refresh failed; retrying", "error", err)
+		} else if r.Entities > 0 {
+			log.Debug("entity tags refreshed", "entities", r.Entities, "changed", r.Changed, "republished", r.Republished)
 		}
-	}
+	})
 }
 
 // Republish publishes the current attribution of every known address, for consumers that build
