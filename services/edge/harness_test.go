@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -194,7 +195,16 @@ type result struct {
 
 // do sends one request through the edge's handler.
 func (e *testEdge) do(method, path, key string, hdr ...string) result {
-	r := httptest.NewRequest(method, path, nil)
+	return e.send(method, path, key, "", hdr...)
+}
+
+// send is do with a request body.
+func (e *testEdge) send(method, path, key, body string, hdr ...string) result {
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	r := httptest.NewRequest(method, path, rd)
 	r.RemoteAddr = "192.0.2.10:5555"
 	if key != "" {
 		r.Header.Set("API-Key", key)
@@ -212,6 +222,13 @@ func (e *testEdge) do(method, path, key string, hdr ...string) result {
 }
 
 func (e *testEdge) get(path, key string) result { return e.do(http.MethodGet, path, key) }
+
+// backendCalls is how many requests the backend has received.
+func (e *testEdge) backendCalls() int {
+	e.backend.mu.Lock()
+	defer e.backend.mu.Unlock()
+	return e.backend.calls
+}
 
 // eventually retries f until it returns nil or timeout passes.
 func eventually(t testing.TB, timeout time.Duration, f func() error) {

@@ -96,6 +96,15 @@ func TestBatchesTypesAndClusters(t *testing.T) {
 	if code != 400 || !strings.Contains(body, "includeTags") {
 		t.Fatalf("bad toggle: %d %s", code, body)
 	}
+	// A batch is charged per address answered (X-Chainintel-Rows): an address named many times
+	// is one row.
+	for _, route := range []string{"/intelligence/address/batch", "/intelligence/address/batch/all", "/intelligence/address_enriched/batch",
+		"/intelligence/address_enriched/batch/all"} {
+		w := api.send(t, "POST", route, `{"addresses":["`+bw1+`","`+bw1+`","`+bw2+`","`+bw1+`"]}`, &id)
+		if w.Code != 200 || w.Header().Get(httpx.HeaderRows) != "2" {
+			t.Fatalf("%s with repeated addresses: %d, rows %q, want 2: %s", route, w.Code, w.Header().Get(httpx.HeaderRows), w.Body)
+		}
+	}
 	code, body = do("POST", "/intelligence/address_enriched/batch", `{"addresses":[]}`)
 	check("empty batch", code, body, 400, `{"error":"addresses: give at least one address"}`)
 

@@ -62,6 +62,13 @@ func newTestAPI(t testing.TB, ul app.UserLabels, tr app.Activity) *testAPI {
 // do sends a request (with a signed caller identity when id is not nil) and returns status and body.
 func (api *testAPI) do(t testing.TB, method, path, body string, id *httpx.Identity) (int, string) {
 	t.Helper()
+	w := api.send(t, method, path, body, id)
+	return w.Code, w.Body.String()
+}
+
+// send is do returning the whole response.
+func (api *testAPI) send(t testing.TB, method, path, body string, id *httpx.Identity) *httptest.ResponseRecorder {
+	t.Helper()
 	var req *http.Request
 	if body != "" {
 		req = httptest.NewRequest(method, path, strings.NewReader(body))
@@ -74,7 +81,7 @@ func (api *testAPI) do(t testing.TB, method, path, body string, id *httpx.Identi
 	}
 	w := httptest.NewRecorder()
 	api.h.ServeHTTP(w, req)
-	return w.Code, w.Body.String()
+	return w
 }
 
 func timeNow() time.Time { return time.Now() }

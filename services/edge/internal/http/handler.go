@@ -118,25 +118,16 @@ func NewHandler(o Options) (http.Handler, error) {
 		h = authenticate(rt, o.Keys, o.Failures, o.Log, h)
 		h = o.Observer.Wrap(rt, h)
 		mux.Handle(rt.Method+" "+rt.Pattern, h)
+		if rt.Method == http.MethodGet && rt.Service != routes.Edge {
+			// A GET pattern also matches HEAD, which the services do not serve: refuse it here,
+			// before it takes a rate-limit token or is metered. The edge's own routes answer HEAD
+			// as GET without a body.
+			mux.Handle(http.MethodHead+" "+rt.Pattern, methodNotAllowed(mux))
+		}
 	}
 	// Anything the table does not match: a 405 naming the allowed methods when the path is
 	// known under another method, else a 404.
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		var allowed []string
-		for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete} {
-			probe := &http.Request{Method: m, URL: r.URL, Host: r.Host}
-			if _, pattern := mux.Handler(probe); pattern != "" && pattern != "/" {
-				allowed = append(allowed, m)
-			}
-		}
-		if len(allowed) > 0 {
-			allow := strings.Join(allowed, ", ")
-			w.Header().Set("Allow", allow)
-			proxy.WriteError(w, http.StatusMethodNotAllowed, "method "+r.Method+" not allowed on "+r.URL.Path+" (allowed: "+allow+")")
-			return
-		}
-		proxy.WriteError(w, http.StatusNotFound, "no route for "+r.URL.Path)
-	})
+	mux.Handle("/", methodNotAllowed(mux))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// Route on the canonical path and forward exactly it (CanonicalPath): what the route table
 		// authorised is what the service serves.
@@ -205,6 +196,27 @@ func authenticate(rt routes.Route, v KeyVerifier, fails *FailedKeys, log *slog.L
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(httpx.WithIdentity(r.Context(), id)))
+	})
+}
+
+// methodNotAllowed answers a request the route table has no route for under its method: a 405
+// naming the methods the path has, or a 404 when it has none.
+func methodNotAllowed(mux *http.ServeMux) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var allowed []string
+		for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete} {
+			probe := &http.Request{Method: m, URL: r.URL, Host: r.Host}
+			if _, pattern := mux.Handler(probe); pattern != "" && pattern != "/" {
+				allowed = append(allowed, m)
+			}
+		}
+		if len(allowed) > 0 {
+			allow := strings.Join(allowed, ", ")
+			w.Header().Set("Allow", allow)
+			proxy.WriteError(w, http.StatusMethodNotAllowed, "method "+r.Method+" not allowed on "+r.URL.Path+" (allowed: "+allow+")")
+			return
+		}
+		proxy.WriteError(w, http.StatusNotFound, "no route for "+r.URL.Path)
 	})
 }
 

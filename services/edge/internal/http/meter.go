@@ -2,14 +2,21 @@ package http
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/chainintel/chainintel/libs/httpx"
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
+	"github.com/chainintel/chainintel/services/edge/internal/metering"
 	"github.com/chainintel/chainintel/services/edge/internal/proxy"
 	"github.com/chainintel/chainintel/services/edge/internal/routes"
 	"github.com/chainintel/chainintel/services/edge/internal/tiers"
@@ -17,11 +24,11 @@ import (
 	"github.com/google/uuid"
 )
 
-// Ledger answers and records the credits a billed entity used this period
+// Ledger holds credits for calls in flight and records what they cost
 // (metering.CreditLedger).
 type Ledger interface {
-	Used(ctx context.Context, e usage.Entity) (int64, error)
-	Add(e usage.Entity, n int64, at time.Time) int64
+	Reserve(ctx context.Context, e usage.Entity, at time.Time, n, limit int64) (metering.Hold, error)
+	Settle(h metering.Hold, e usage.Entity, n int64, at time.Time) int64
 }
 
 // UsageRecorder queues a usage event without blocking (metering.Producer).
@@ -30,11 +37,14 @@ type UsageRecorder interface {
 }
 
 // Metering charges credits for calls made with a key: a route's weight per call, or per row
-// the service reported for per-row routes; failed calls (4xx/5xx) cost nothing. Each response
-// carries X-Credits-Used, X-Credits-Period-Used and X-Credits-Period-Limit, and each call
-// becomes one usage event. A tier without overage gets 429 "credit limit reached" on credited
-// routes once its period's included credits are spent. WebSocket streams are metered by
-// stream-fanout per delivered transfer.
+// the service reported for per-row routes; failed calls (4xx/5xx) cost nothing. Before a call is
+// forwarded, the most it can cost (the weight times its bound: the limit asked for, the distinct
+// addresses of a batch) is held in the ledger; a tier without overage gets 429 "credit limit
+// reached" on credited routes when that does not fit in what its period's included credits, less
+// what this replica's calls in flight hold, leave. When the status is known the hold becomes
+// the call's cost (never more than was held). Each response carries X-Credits-Used,
+// X-Credits-Period-Used and X-Credits-Period-Limit, and each call becomes one usage event.
+// WebSocket streams are metered by stream-fanout per delivered transfer.
 type Metering struct {
 	Tiers  tiers.Table
 	Ledger Ledger
@@ -58,44 +68,49 @@ func (m Metering) Middleware(rt routes.Route, next http.Handler) http.Handler {
 			return
 		}
 		start := now()
+		units, err := boundUnits(rt, r)
+		if err != nil {
+			var tooBig *http.MaxBytesError
+			if errors.As(err, &tooBig) {
+				proxy.WriteError(w, http.StatusRequestEntityTooLarge, "request body over "+strconv.FormatInt(tooBig.Limit, 10)+" bytes")
+				return
+			}
+			proxy.WriteError(w, http.StatusBadRequest, "request body could not be read")
+			return
+		}
 		tr, _ := m.Tiers.Get(id.Tier)
 		entity := usage.BilledEntity(id.UserID, id.OrgID)
-		used, err := m.Ledger.Used(r.Context(), entity)
+		cost, limit := rt.Credits*units, int64(-1)
+		if rt.Credits > 0 && !tr.Overage {
+			limit = tr.IncludedCredits
+		}
+		hold, err := m.Ledger.Reserve(r.Context(), entity, start, cost, limit)
 		if err != nil {
 			w.Header().Set("Retry-After", strconv.Itoa(httpx.RetryAfterSeconds)) // a dependency outage, as every service answers it
 			proxy.WriteError(w, http.StatusServiceUnavailable, "credit metering is unavailable; retry later")
 			return
 		}
-		limit := strconv.FormatInt(tr.IncludedCredits, 10)
-		if rt.Credits > 0 && !tr.Overage && used >= tr.IncludedCredits {
-			h := w.Header()
-			h.Set("X-Credits-Used", "0")
-			h.Set("X-Credits-Period-Used", strconv.FormatInt(used, 10))
-			h.Set("X-Credits-Period-Limit", limit)
-			_, end := usage.PeriodOf(start)
-			h.Set("Retry-After", strconv.Itoa(ceilSeconds(end.Sub(start), 1)))
-			proxy.WriteError(w, http.StatusTooManyRequests, "credit limit reached")
+		limitText := strconv.FormatInt(tr.IncludedCredits, 10)
+		if !hold.OK {
+			refuseCredits(w, rt, hold, units, limit, start)
 			return
 		}
 		ctx, ci := proxy.WithCallInfo(r.Context())
 		mw := &meteredWriter{ResponseWriter: w}
+		settled := false
+		defer func() { // a handler that panicked before answering releases what it held
+			if !settled {
+				m.Ledger.Settle(hold, entity, 0, start)
+			}
+		}()
 		mw.onHeader = func(status int) {
-			var credits int64
-			if status < 400 {
-				credits = rt.Credits
-				if rt.Unit == routes.PerRow && ci.Rows >= 0 {
-					credits = rt.Credits * ci.Rows
-				}
-			}
-			total := used
-			if credits > 0 {
-				total = m.Ledger.Add(entity, credits, start)
-			}
-			mw.credits = credits
+			credits := callCredits(rt, status, ci.Rows, cost)
+			total := m.Ledger.Settle(hold, entity, credits, start)
+			settled, mw.credits = true, credits
 			h := w.Header() // canonical names, assigned without canonicalizing again
 			h["X-Credits-Used"] = []string{strconv.FormatInt(credits, 10)}
 			h["X-Credits-Period-Used"] = []string{strconv.FormatInt(total, 10)}
-			h["X-Credits-Period-Limit"] = []string{limit}
+			h["X-Credits-Period-Limit"] = []string{limitText}
 		}
 		next.ServeHTTP(mw, r.WithContext(ctx))
 		if !mw.wrote {
@@ -108,6 +123,94 @@ func (m Metering) Middleware(rt routes.Route, next http.Handler) http.Handler {
 			DurationUs: now().Sub(start).Microseconds(), Unit: string(rt.Unit), Tier: id.Tier,
 		})
 	})
+}
+
+// callCredits is what a call answered with status costs: nothing when it failed, else the
+// route's weight, per reported row on per-row routes (one unit when none is reported), never
+// more than the call held.
+func callCredits(rt routes.Route, status int, rows, held int64) int64 {
+	if status >= 400 {
+		return 0
+	}
+	credits := rt.Credits
+	if rt.Unit == routes.PerRow && rows >= 0 {
+		credits = rt.Credits * rows
+	}
+	return min(credits, held)
+}
+
+// refuseCredits answers a call whose most possible cost does not fit in what is left of a
+// tier's included credits: 429, Retry-After at the next period.
+func refuseCredits(w http.ResponseWriter, rt routes.Route, hold metering.Hold, units, limit int64, now time.Time) {
+	h := w.Header()
+	h.Set("X-Credits-Used", "0")
+	h.Set("X-Credits-Period-Used", strconv.FormatInt(hold.Used, 10))
+	h.Set("X-Credits-Period-Limit", strconv.FormatInt(limit, 10))
+	_, end := usage.PeriodOf(now)
+	h.Set("Retry-After", strconv.Itoa(ceilSeconds(end.Sub(now), 1)))
+	left := max(limit-hold.Used-hold.Held, 0)
+	msg := "credit limit reached"
+	switch {
+	case left == 0:
+	case rt.Unit == routes.PerRow:
+		msg = fmt.Sprintf("credit limit reached: this call can cost up to %d credits (%d per row, up to %d rows) and %d of the period's %d are left",
+			rt.Credits*units, rt.Credits, units, left, limit)
+	default:
+		msg = fmt.Sprintf("credit limit reached: this call costs %d credits and %d of the period's %d are left", rt.Credits, left, limit)
+	}
+	proxy.WriteError(w, http.StatusTooManyRequests, msg)
+}
+
+// boundUnits is the most units a call can be charged, known before it is forwarded: 1 on a
+// per-call route; on a per-row route the rows its limit parameter asks for (the default when
+// absent; 1 when the service will refuse the value, as such a call costs nothing), or the
+// distinct strings of its body's list (a batch's addresses; the body is read and put back for
+// the proxy).
+func boundUnits(rt routes.Route, r *http.Request) (int64, error) {
+	b := rt.Bound
+	switch {
+	case rt.Unit != routes.PerRow:
+		return 1, nil
+	case b.Param != "":
+		vs := r.URL.Query()[b.Param]
+		if len(vs) == 0 || strings.TrimSpace(vs[0]) == "" && len(vs) == 1 {
+			return b.Default, nil
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(vs[0]), 10, 64)
+		if len(vs) > 1 || err != nil || n < 1 || n > b.Max {
+			return 1, nil
+		}
+		return n, nil
+	case b.Addresses:
+		return distinctAddresses(r, b.Max)
+	}
+	return 1, nil
+}
+
+// distinctAddresses counts the distinct strings of the body's "addresses" (decoded as the
+// services decode it; at least 1, at most most: a body the service cannot read costs nothing,
+// and one over its batch limit is refused).
+func distinctAddresses(r *http.Request, most int64) (int64, error) {
+	if r.Body == nil || r.Body == http.NoBody {
+		return 1, nil
+	}
+	body, err := io.ReadAll(r.Body)
+	_ = r.Body.Close()
+	if err != nil {
+		return 0, err
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	var doc struct {
+		Addresses []string `json:"addresses"`
+	}
+	if json.Unmarshal(body, &doc) != nil {
+		return 1, nil
+	}
+	seen := make(map[string]struct{}, len(doc.Addresses))
+	for _, s := range doc.Addresses {
+		seen[s] = struct{}{}
+	}
+	return min(max(int64(len(seen)), 1), most), nil
 }
 
 // meteredWriter computes credits when the status is known, so the credit headers go out with

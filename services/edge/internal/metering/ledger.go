@@ -43,9 +43,11 @@ type LedgerOptions struct {
 //
 // A replica answers the total plus its own calls made after "through" (kept in memory until the
 // total includes them), so its view is exact for its own calls; other replicas' calls appear
-// once the consumer has counted them (its lag, normally well under a second). The credit-limit
-// check of a tier without overage can therefore let a burst spread over replicas overshoot by
-// what they admit within that lag. Safe for concurrent use.
+// once the consumer has counted them (its lag, normally well under a second). Calls in flight
+// hold what they can cost (Reserve, in this replica's memory only, never in Redis or the durable
+// ledger), so this replica's concurrent calls cannot together pass a limit; a burst spread over
+// replicas can overshoot it by what the others admit within the consumer's lag. Safe for
+// concurrent use.
 type CreditLedger struct {
 	rdb   redis.UniversalClient // nil: local only (seeded from the source)
 	src   PeriodSource
@@ -63,6 +65,7 @@ type ledgerEntry struct {
 	through int64     // the latest call time (ms) the total includes
 	own     []ownCall // this replica's calls not known to be in the total
 	ownSum  int64
+	held    int64 // credits reserved by this replica's calls in flight (Reserve)
 	used    time.Time
 }
 
@@ -114,14 +117,24 @@ func (en *ledgerEntry) advance(durable, through int64) {
 // Used returns the credits e has used in the current period. The first call for an entity and
 // period reads Redis (or the usage store); later calls answer from memory.
 func (l *CreditLedger) Used(ctx context.Context, e usage.Entity) (int64, error) {
-	start, _ := usage.PeriodOf(l.o.Now())
+	en, err := l.entry(ctx, e, l.o.Now())
+	if err != nil {
+		return 0, err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return en.total(), nil
+}
+
+// entry returns e's entry for the period of at, loading it on first use.
+func (l *CreditLedger) entry(ctx context.Context, e usage.Entity, at time.Time) (*ledgerEntry, error) {
+	start, _ := usage.PeriodOf(at)
 	k := redisKey(e, start)
 	l.mu.Lock()
 	if en := l.byKey[k]; en != nil {
 		en.used = l.o.Now()
-		v := en.total()
 		l.mu.Unlock()
-		return v, nil
+		return en, nil
 	}
 	l.mu.Unlock()
 	_, err, _ := l.load.Do(k, func() (any, error) {
@@ -140,11 +153,59 @@ func (l *CreditLedger) Used(ctx context.Context, e usage.Entity) (int64, error) 
 		return nil, nil
 	})
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.byKey[k].total(), nil
+	en := l.byKey[k]
+	if en == nil { // dropped by a sync between the load and now (a period just ended)
+		en = &ledgerEntry{entity: e, start: start, used: l.o.Now()}
+		l.byKey[k] = en
+	}
+	return en, nil
+}
+
+// Hold is the answer of Reserve: what a call reserved before it was forwarded, or why not.
+type Hold struct {
+	en      *ledgerEntry
+	credits int64
+	// OK is whether the credits are held; Used is the period's total when Reserve answered
+	// and Held what this replica's other calls in flight held then.
+	OK         bool
+	Used, Held int64
+}
+
+// Reserve holds n credits of e's period of at for a call about to be made. With limit >= 0 the
+// hold is refused (OK false, nothing held) when the period's total, the credits this replica's
+// other calls in flight hold and n together exceed limit: the check and the hold are one step,
+// so this replica's concurrent calls can never together pass the limit. A hold that is OK must
+// be settled (Settle).
+func (l *CreditLedger) Reserve(ctx context.Context, e usage.Entity, at time.Time, n, limit int64) (Hold, error) {
+	en, err := l.entry(ctx, e, at)
+	if err != nil {
+		return Hold{}, err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	h := Hold{Used: en.total(), Held: en.held}
+	if limit >= 0 && h.Used+h.Held+n > limit {
+		return h, nil
+	}
+	en.held += n
+	h.en, h.credits, h.OK = en, n, true
+	return h, nil
+}
+
+// Settle ends a hold: the held credits are released and n (what the call cost, 0 for a failed
+// call) is recorded as Add records it, in one step, so no other call sees the credits neither
+// held nor used. It returns the period's total including n. Settling a zero Hold records n only.
+func (l *CreditLedger) Settle(h Hold, e usage.Entity, n int64, at time.Time) int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if h.en != nil {
+		h.en.held -= h.credits
+	}
+	return l.addLocked(e, n, at)
 }
 
 // Add records n credits used by e in a call made at (the time its usage event carries) and
@@ -152,14 +213,22 @@ func (l *CreditLedger) Used(ctx context.Context, e usage.Entity) (int64, error) 
 // (it loads the entry); otherwise the total counts only this replica's calls until the next
 // sync.
 func (l *CreditLedger) Add(e usage.Entity, n int64, at time.Time) int64 {
-	start, _ := usage.PeriodOf(at)
-	k := redisKey(e, start)
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	return l.addLocked(e, n, at)
+}
+
+func (l *CreditLedger) addLocked(e usage.Entity, n int64, at time.Time) int64 {
+	start, _ := usage.PeriodOf(at)
+	k := redisKey(e, start)
 	en := l.byKey[k]
 	if en == nil {
 		en = &ledgerEntry{entity: e, start: start}
 		l.byKey[k] = en
+	}
+	en.used = l.o.Now()
+	if n <= 0 {
+		return en.total()
 	}
 	// Calls of the same millisecond share one record: while the consumer is behind (a broker
 	// outage) the list grows by at most a thousand records a second per entity.
@@ -169,7 +238,6 @@ func (l *CreditLedger) Add(e usage.Entity, n int64, at time.Time) int64 {
 		en.own = append(en.own, ownCall{ms, n})
 	}
 	en.ownSum += n
-	en.used = l.o.Now()
 	return en.total()
 }
 
@@ -301,7 +369,7 @@ func (l *CreditLedger) Sync(ctx context.Context) {
 	var jobs []job
 	l.mu.Lock()
 	for k, en := range l.byKey {
-		if now.Sub(en.used) > 10*time.Minute || en.start.Before(start) {
+		if en.held == 0 && (now.Sub(en.used) > 10*time.Minute || en.start.Before(start)) {
 			delete(l.byKey, k)
 			continue
 		}

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
 	"github.com/chainintel/chainintel/libs/pgstore"
 	"github.com/chainintel/chainintel/libs/pgstore/pgtest"
 	"github.com/chainintel/chainintel/libs/redisx"
@@ -15,6 +17,7 @@ import (
 	"github.com/chainintel/chainintel/services/edge/internal/usage"
 	"github.com/chainintel/chainintel/services/edge/migrations"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
 )
 
 func TestMain(m *testing.M) {
@@ -194,5 +197,70 @@ func TestPruneHourlyUsage(t *testing.T) {
 	}
 	if n, err := store.PruneHourlyBefore(ctx, recent.Add(-24*time.Hour), 1); err != nil || n != 0 {
 		t.Fatalf("second prune: %d %v", n, err)
+	}
+}
+
+// Holds are exact among one replica's concurrent calls, with Redis up or stopped: the holds
+// granted never pass the limit with what the period already used, settling releases the hold
+// and records only what the call cost, and a sync from Redis (the consumer's total) leaves the
+// holds alone, so nothing is counted twice.
+func TestReserveExactUnderConcurrency(t *testing.T) {
+	for _, redisUp := range []bool{true, false} {
+		t.Run(fmt.Sprintf("redisUp=%v", redisUp), func(t *testing.T) {
+			ctx := context.Background()
+			m := miniredis.NewMiniRedis()
+			if err := m.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(m.Close)
+			rdb := redis.NewClient(&redis.Options{Addr: m.Addr(), MaxRetries: -1, DialerRetries: 1})
+			t.Cleanup(func() { _ = rdb.Close() })
+			store := usage.NewStore(pgtest.Pool(t))
+			user := fmt.Sprintf("hold-%v-%d", redisUp, time.Now().UnixNano())
+			e := usage.Entity{Type: usage.EntityUser, ID: user}
+			at := time.Now()
+			if _, err := store.Apply(ctx, []usage.Call{{EventID: user + "-seed", KeyID: "k", UserID: user, Route: "/tx/{hash}", Credits: 100, Time: at.Add(-time.Second)}}); err != nil {
+				t.Fatal(err)
+			}
+			if !redisUp {
+				m.Close()
+			}
+			l := metering.NewCreditLedger(rdb, store, metering.LedgerOptions{Timeout: 50 * time.Millisecond})
+			holds := make(chan metering.Hold, 100)
+			var wg sync.WaitGroup
+			for i := 0; i < 100; i++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					h, err := l.Reserve(ctx, e, at, 10, 600)
+					if err != nil {
+						t.Error(err)
+					}
+					holds <- h
+				}()
+			}
+			wg.Wait()
+			close(holds)
+			var granted []metering.Hold
+			for h := range holds {
+				if h.OK {
+					granted = append(granted, h)
+				}
+			}
+			if len(granted) != 50 {
+				t.Fatalf("%d holds of 10 granted over 100 used with a limit of 600, want 50", len(granted))
+			}
+			l.Sync(ctx)
+			// Half the calls fail (0), half cost 4 of their 10.
+			for i, h := range granted {
+				l.Settle(h, e, int64(i%2)*4, at)
+			}
+			if used, _ := l.Used(ctx, e); used != 200 {
+				t.Fatalf("used %d after settling, want 200", used)
+			}
+			if h, _ := l.Reserve(ctx, e, at, 400, 600); !h.OK || h.Used != 200 || h.Held != 0 {
+				t.Fatalf("all released: %+v", h)
+			}
+		})
 	}
 }

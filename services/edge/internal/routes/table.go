@@ -54,6 +54,20 @@ type Route struct {
 	APITier bool
 	// WebSocket routes are upgraded and proxied as a stream.
 	WebSocket bool
+	// Bound says how the edge knows, before forwarding, the most units a per-row route can
+	// charge (the credits it reserves); a call is never charged more than its bound.
+	Bound Bound
+}
+
+// Bound is how the most units of a per-row call are read from its request.
+type Bound struct {
+	// Param is the query parameter giving the rows asked for ("limit"), Default when absent;
+	// Max is the most the service accepts (also the most units a body can name).
+	Param        string
+	Default, Max int64
+	// Addresses: the units are the distinct strings of the JSON body's "addresses" list (a
+	// batch is charged per distinct address, the rows it answers).
+	Addresses bool
 }
 
 // Key is "METHOD pattern", the route's identity in metering.
@@ -63,7 +77,23 @@ func get(p string, s Service, c Class, credits int64) Route {
 	return Route{Method: "GET", Pattern: p, Service: s, Class: c, Credits: credits, Unit: PerCall}
 }
 
-func perRow(r Route) Route           { r.Unit = PerRow; return r }
+func perRow(r Route) Route { r.Unit = PerRow; return r }
+
+// perLimit is a per-row route whose rows are at most its limit parameter (default 50, at most
+// 1000, as the transfers service parses it).
+func perLimit(r Route) Route {
+	r = perRow(r)
+	r.Bound = Bound{Param: "limit", Default: 50, Max: 1000}
+	return r
+}
+
+// perAddress is a batch route charged per distinct address of its body (at most 1000 a call,
+// as the intelligence service takes).
+func perAddress(r Route) Route {
+	r = perRow(r)
+	r.Bound = Bound{Addresses: true, Max: 1000}
+	return r
+}
 func keyOptional(r Route) Route      { r.KeyOptional = true; return r }
 func apiTier(r Route) Route          { r.APITier = true; return r }
 func method(m string, r Route) Route { r.Method = m; return r }
@@ -95,13 +125,15 @@ var Table = []Route{
 	get("/token/holders/{chain}/{address}", Balances, Standard, 30),
 
 	// Transfers, swaps, transactions, counterparties, flow.
-	perRow(get("/transfers", Transfers, Heavy, 2)),
+	perLimit(get("/transfers", Transfers, Heavy, 2)),
 	apiTier(get("/transfers/histogram", Transfers, Heavy, 4)),
-	get("/transfers/histogram/simple", Transfers, Public, 2),
-	perRow(get("/swaps", Transfers, Heavy, 2)),
+	// Public (per client IP, free) without a key; with one it is the key's call, limited and
+	// charged as API.md prices it, like a shareable entity summary.
+	keyOptional(get("/transfers/histogram/simple", Transfers, Standard, 2)),
+	perLimit(get("/swaps", Transfers, Heavy, 2)),
 	get("/tx/{hash}", Transfers, Standard, 2),
 	get("/transfers/tx/{hash}", Transfers, Standard, 2),
-	perRow(get("/transfers/unenriched", Transfers, Heavy, 1)),
+	perLimit(get("/transfers/unenriched", Transfers, Heavy, 1)),
 	get("/volume/address/{address}", Transfers, Heavy, 3),
 	get("/volume/entity/{entity}", Transfers, Heavy, 3),
 	get("/counterparties/address/{address}", Transfers, Heavy, 50),
@@ -116,7 +148,7 @@ var Table = []Route{
 	get("/intelligence/address_enriched/{address}/all", Intelligence, Standard, 4),
 	get("/intelligence/address_with_extra_enrichment/{address}", Intelligence, Standard, 2),
 	get("/intelligence/address_with_extra_enrichment/{address}/all", Intelligence, Standard, 4),
-	method("POST", perRow(get("/intelligence/address/batch", Intelligence, Standard, 1))),
+	method("POST", perAddress(get("/intelligence/address/batch", Intelligence, Standard, 1))),
 	get("/intelligence/entity/{entity}", Intelligence, Standard, 1),
 	keyOptional(get("/intelligence/entity/{entity}/summary", Intelligence, Standard, 1)),
 	get("/intelligence/entity_predictions/{entity}", Intelligence, Standard, 1),
@@ -128,9 +160,9 @@ var Table = []Route{
 	// Metadata costs nothing, like /chains; batches cost per address what the single lookup
 	// costs per call; a cluster summary like an entity summary (API.md names none of these).
 	get("/intelligence/entity_types", Intelligence, Standard, 0),
-	method("POST", perRow(get("/intelligence/address/batch/all", Intelligence, Standard, 2))),
-	method("POST", perRow(get("/intelligence/address_enriched/batch", Intelligence, Standard, 2))),
-	method("POST", perRow(get("/intelligence/address_enriched/batch/all", Intelligence, Standard, 4))),
+	method("POST", perAddress(get("/intelligence/address/batch/all", Intelligence, Standard, 2))),
+	method("POST", perAddress(get("/intelligence/address_enriched/batch", Intelligence, Standard, 2))),
+	method("POST", perAddress(get("/intelligence/address_enriched/batch/all", Intelligence, Standard, 4))),
 	get("/cluster/{id}/summary", Intelligence, Standard, 1),
 	// Change feeds: one credit a page, like a list lookup.
 	get("/intelligence/entities/updates", Intelligence, Standard, 1),

@@ -26,7 +26,8 @@ type Tier struct {
 	// API opens the API-tier endpoints (/transfers/histogram).
 	API bool `yaml:"api" json:"api"`
 	// IncludedCredits per billing period; Overage lets calls go on once they are spent (billed
-	// as extra credits), otherwise metered calls get 429 "credit limit reached".
+	// as extra credits), otherwise a credited call whose most possible cost does not fit in what
+	// is left gets 429 "credit limit reached".
 	IncludedCredits int64 `yaml:"includedCredits" json:"includedCredits"`
 	Overage         bool  `yaml:"overage" json:"overage"`
 	// Stream quotas (enforced by stream-fanout): delivered transfers per hour and per month.

@@ -51,7 +51,7 @@ func (h handlers) batchAllWith(c *gin.Context, enriched bool) {
 		return
 	}
 	m, err := h.a.BatchAll(c.Request.Context(), req.Addresses, only, o)
-	answerBatch(c, len(req.Addresses), m, err)
+	answerBatch(c, m, err)
 }
 
 func (h handlers) enrichedBatch(c *gin.Context) {
@@ -65,7 +65,7 @@ func (h handlers) enrichedBatch(c *gin.Context) {
 		return
 	}
 	m, err := h.a.EnrichedBatch(c.Request.Context(), req.Addresses, chain, o)
-	answerBatch(c, len(req.Addresses), m, err)
+	answerBatch(c, m, err)
 }
 
 // tagIDs answers POST /internal/tags?chain=: the tag ids of each address (services/intelligence/client).
@@ -90,14 +90,15 @@ func chainBatch(c *gin.Context) (string, batchRequest, bool) {
 	return chain, req, httpx.BindJSON(c, &req)
 }
 
-// answerBatch answers a batch route: the addresses keyed as given, and the rows header, as a
-// batch costs a credit per requested address.
-func answerBatch[M any](c *gin.Context, requested int, m M, err error) {
+// answerBatch answers a batch route: the addresses keyed as given, and the rows header, the
+// addresses answered (each distinct address once, as API.md prices a batch per address: a
+// batch naming one address a thousand times answers, and costs, one).
+func answerBatch[V any](c *gin.Context, m map[string]V, err error) {
 	if err != nil {
 		fail(c, err)
 		return
 	}
-	c.Header(httpx.HeaderRows, strconv.Itoa(requested))
+	c.Header(httpx.HeaderRows, strconv.Itoa(len(m)))
 	c.JSON(http.StatusOK, gin.H{"addresses": m})
 }
 

@@ -137,7 +137,7 @@ func (h handlers) batch(c *gin.Context) {
 		return
 	}
 	m, err := h.a.Batch(c.Request.Context(), req.Addresses)
-	answerBatch(c, len(req.Addresses), m, err)
+	answerBatch(c, m, err)
 }
 
 func (h handlers) entity(c *gin.Context) {

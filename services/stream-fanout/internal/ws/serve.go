@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/store"
@@ -66,9 +67,13 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, id Identity, cn Conn
 	// Callers authenticate with their API key, not cookies, so a cross-origin page gains
 	// nothing a script with the key would not have: the Origin check is off.
 	cw := &corkWriter{ResponseWriter: w, timeout: h.o.WriteTimeout}
-	wsc, err := websocket.Accept(cw, r, &websocket.AcceptOptions{InsecureSkipVerify: true, CompressionMode: websocket.CompressionDisabled})
+	aw := &acceptErrors{corkWriter: cw}
+	wsc, err := websocket.Accept(aw, r, &websocket.AcceptOptions{InsecureSkipVerify: true, CompressionMode: websocket.CompressionDisabled})
 	if err != nil {
 		release()
+		if aw.status != 0 { // a bad handshake: answered as every error of the API, in JSON
+			return &Refusal{aw.status, strings.TrimSpace(aw.text.String())}
+		}
 		return nil // Accept answered the client
 	}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
@@ -116,4 +121,30 @@ func (c *conn) restore(cn Connect) {
 		}
 		c.fail("", pe)
 	}
+}
+
+// acceptErrors keeps the plain-text error websocket.Accept writes for a bad handshake (a request
+// without Upgrade: websocket is a 426, a bad version or key a 400), for Serve to return as a
+// Refusal; the headers Accept sets for it (Upgrade, Sec-WebSocket-Version) stay. The upgrade
+// itself passes through.
+type acceptErrors struct {
+	*corkWriter
+	status int
+	text   strings.Builder
+}
+
+func (a *acceptErrors) WriteHeader(code int) {
+	if code >= 400 {
+		a.status = code
+		a.Header().Del("Content-Type") // http.Error's text/plain; the Refusal's answer sets JSON
+		return
+	}
+	a.corkWriter.WriteHeader(code)
+}
+
+func (a *acceptErrors) Write(b []byte) (int, error) {
+	if a.status != 0 {
+		return a.text.Write(b)
+	}
+	return a.corkWriter.Write(b)
 }
