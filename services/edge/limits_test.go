@@ -15,8 +15,8 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// At 100 requests/s offered for 5 s, a basic key (20/s, burst 20) gets exactly rate*5+burst
-// (±1), and a second key offered the same load at the same time gets its own full budget.
+// At 100 requests/s offered for 5 s, a basic key (20/s, burst 20) gets rate*5+burst (never
+// more, +1 for rounding; fewer only by what client stalls leave unused), and a second key offered the same load at the same time gets its own full budget.
 // Redis's decisions are what is measured: on a loaded machine a decision slower than the
 // default 100 ms would fall back to the in-process limiter (a fresh burst, by design), so the
 // test allows Redis 2 s.
@@ -58,9 +58,12 @@ func TestStandardRateIsExactPerKey(t *testing.T) {
 	}
 	took := offered.Sub(start)
 	want := basic.Burst + int(math.Round(float64(basic.Rate)*took.Seconds())) // 120 when offered to the end
+	// Never more than the budget (+1 for the last request's rounding). Fewer only by what a
+	// stall of the client longer than the burst takes to refill leaves unused (tokens past the
+	// burst are not kept), which a loaded machine can cause: a twentieth of the budget.
 	for i, k := range []string{k1, k2} {
-		if d := admitted[k] - want; d < -1 || d > 1 {
-			t.Errorf("key %d: admitted %d with the last request at %s, want %d±1", i+1, admitted[k], took, want)
+		if d := admitted[k] - want; d < -max(1, want/20) || d > 1 {
+			t.Errorf("key %d: admitted %d with the last request at %s, want %d (+1, -%d)", i+1, admitted[k], took, want, max(1, want/20))
 		}
 	}
 	if lastRefused.Body != `{"error":"too many requests"}`+"\n" {
