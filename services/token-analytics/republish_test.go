@@ -189,8 +189,12 @@ func TestRepublishSkippedAfterAnotherReplicas(t *testing.T) {
 	if err != nil || r != (store.Republished{Tokens: 1, Prices: 1}) {
 		t.Fatalf("first: %+v, %v", r, err)
 	}
-	if r, err = st.Republish(ctx, at.Add(-RepublishWindow), nil, at.Add(-time.Hour), at.Add(time.Minute)); err != nil || !r.Skipped {
-		t.Errorf("within the interval: %+v, %v; want skipped", r, err)
+	if r, err = st.Republish(ctx, at.Add(-RepublishWindow), nil, at.Add(-time.Hour), at.Add(time.Minute)); err != nil || !r.Skipped || !r.Last.Equal(at) {
+		t.Errorf("within the interval: %+v, %v; want skipped, the other run at %s", r, err, at)
+	}
+	// The skipping replica runs next an interval after the other's run, not after its skip.
+	if w := republishWait(r, at.Add(23*time.Hour), 24*time.Hour); w != time.Hour {
+		t.Errorf("after a skip 23 h past the other run: next in %s, want 1h", w)
 	}
 	if r, err = st.Republish(ctx, at.Add(-RepublishWindow), nil, at.Add(time.Second), at.Add(24*time.Hour)); err != nil || r.Skipped || r.Prices != 1 {
 		t.Errorf("after the interval: %+v, %v", r, err)

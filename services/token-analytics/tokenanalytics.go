@@ -200,33 +200,47 @@ const RepublishWindow = 48 * time.Hour
 
 // republishLoop publishes the registry and the prices in force over the last RepublishWindow
 // again at once and then every cfg.PriceRepublishInterval (unless another replica did within
-// it), until ctx ends; a failed run is retried a minute later.
+// it: then an interval after that replica's run), until ctx ends; a failed run is retried a
+// minute later.
 func republishLoop(ctx context.Context, st *store.Store, cfg Config, log *slog.Logger) {
-	var skipAfter time.Time // zero: the run at start always republishes
+	every := cfg.PriceRepublishInterval
+	started := false // the run at start always republishes
 	for {
 		now := time.Now()
+		var skipAfter time.Time
+		if started {
+			skipAfter = now.Add(-every)
+		}
 		r, err := st.Republish(ctx, now.Add(-RepublishWindow), cfg.Chains, skipAfter, now)
-		wait := cfg.PriceRepublishInterval
+		wait := every
 		switch {
-		case err != nil && ctx.Err() == nil:
+		case err != nil:
+			if ctx.Err() != nil {
+				return
+			}
 			log.WarnContext(ctx, "republishing the registry and prices failed", "error", err)
 			wait = time.Minute
-		case err == nil && !r.Skipped:
+		case r.Skipped:
+			wait = republishWait(r, now, every)
+		default:
+			started = true
 			log.InfoContext(ctx, "registry and recent prices republished", "tokens", r.Tokens, "prices", r.Prices)
 		}
-		if wait <= 0 {
+		if every <= 0 && started {
 			<-ctx.Done()
 			return
 		}
-		select {
-		case <-ctx.Done():
+		if !lifecycle.Sleep(ctx, wait) {
 			return
-		case <-time.After(wait):
-		}
-		if err == nil {
-			skipAfter = time.Now().Add(-wait)
 		}
 	}
+}
+
+// republishWait is how long a replica that skipped a republish (r) at now waits for the next:
+// an interval after the run that made it skip. Waiting a whole interval from the skip would
+// leave up to two intervals between runs when the replica that ran stops.
+func republishWait(r store.Republished, now time.Time, every time.Duration) time.Duration {
+	return max(r.Last.Add(every).Sub(now), time.Second)
 }
 
 // pruneLoop deletes flows older than the store's horizon every interval (at start too).

@@ -72,7 +72,7 @@ func csvPoint(rec []string, id string) (app.PricePoint, time.Time, error) {
 	}
 	t = t.UTC()
 	price, err := strconv.ParseFloat(rec[1], 64)
-	if err != nil || price <= 0 || math.IsInf(price, 0) {
+	if err != nil || !(price > 0) || math.IsInf(price, 0) { // !(> 0) refuses NaN too
 		return app.PricePoint{}, time.Time{}, fmt.Errorf("price %q is not a positive number", rec[1])
 	}
 	return app.PricePoint{PricingID: id, Granularity: app.Daily, Time: t.Truncate(24 * time.Hour), Price: price,

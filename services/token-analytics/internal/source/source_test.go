@@ -145,6 +145,8 @@ func TestPriceCSVRejects(t *testing.T) {
 		"date,price\n": "header",
 		"snapped_at,price,market_cap,total_volume\nx,1,2,3\n":                        `line 2: snapped_at "x" is not a time`,
 		"snapped_at,price,market_cap,total_volume\n2023-01-01 00:00:00 UTC,-1,0,0\n": `line 2: price "-1" is not a positive number`,
+		// A NaN price would be the largest in the history's max() and its all-time high.
+		"snapped_at,price,market_cap,total_volume\n2023-01-01 00:00:00 UTC,NaN,0,0\n": `line 2: price "NaN" is not a positive number`,
 	} {
 		if _, err := ParsePriceCSV(strings.NewReader(in), "x"); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", in, err, want)

@@ -16,9 +16,10 @@ const RepublishMaxPoints = 64
 
 // Republished is what a republish enqueued.
 type Republished struct {
-	Skipped bool // another replica republished after the SkipAfter asked for
-	Tokens  int  // market.tokens.v1 records
-	Prices  int  // market.prices.v1 records
+	Skipped bool      // another replica republished after the SkipAfter asked for
+	Last    time.Time // when Skipped: when that replica's republish ran
+	Tokens  int       // market.tokens.v1 records
+	Prices  int       // market.prices.v1 records
 }
 
 // Republish enqueues again, whatever was sent before, the market.tokens.v1 record of every
@@ -41,7 +42,7 @@ func (s *Store) Republish(ctx context.Context, since time.Time, chains []string,
 			return false, err
 		}
 		if !skipAfter.IsZero() && last.After(skipAfter) {
-			r.Skipped = true
+			r.Skipped, r.Last = true, last
 			return false, nil
 		}
 		if _, err := tx.Exec(ctx, sqlRepublishedSet, now); err != nil {
