@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/chainintel/chainintel/libs/lifecycle"
 	"log/slog"
 	"time"
 
+	"github.com/chainintel/chainintel/libs/lifecycle"
 	"github.com/segmentio/kafka-go"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"

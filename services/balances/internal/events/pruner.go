@@ -2,11 +2,11 @@ package events
 
 import (
 	"context"
-	"github.com/chainintel/chainintel/libs/lifecycle"
 	"log/slog"
 	"math/rand/v2"
 	"time"
 
+	"github.com/chainintel/chainintel/libs/lifecycle"
 	"github.com/chainintel/chainintel/services/balances/internal/store"
 )
 

@@ -3,11 +3,11 @@ package app
 import (
 	"context"
 	"errors"
-	"github.com/chainintel/chainintel/libs/render"
 	"sort"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/chainintel/chainintel/libs/render"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/chainintel/chainintel/libs/address"

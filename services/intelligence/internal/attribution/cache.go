@@ -2,12 +2,13 @@ package attribution
 
 import (
 	"context"
-	"github.com/chainintel/chainintel/libs/lifecycle"
 	"hash/maphash"
 	"log/slog"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/chainintel/chainintel/libs/lifecycle"
 )
 
 // Changes is what the cache reads from the store: every entity and address changed after a

@@ -5,11 +5,11 @@ package publish
 import (
 	"context"
 	"fmt"
-	"github.com/chainintel/chainintel/libs/lifecycle"
 	"log/slog"
 	"time"
 
 	"github.com/chainintel/chainintel/libs/eventbus"
+	"github.com/chainintel/chainintel/libs/lifecycle"
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
 	"github.com/chainintel/chainintel/services/intelligence/internal/attribution"
 	"github.com/chainintel/chainintel/services/intelligence/internal/store"
