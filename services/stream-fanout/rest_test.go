@@ -120,7 +120,11 @@ func TestV2Streams(t *testing.T) {
 	expect(t, w.call(r, me, "POST", "/ws/v2/streams", `{"chains":["mars"],"from":["`+from+`"]}`), 400, `{"error":"chains: \"mars\" is not a known chain"}`)
 	expect(t, w.call(r, me, "POST", "/ws/v2/streams", `{"chains":["ethereum"]}`), 400,
 		`{"error":"filters: give at least one address or entity in from, to or base, a token, or usdGte of at least 10000000"}`)
-	expect(t, w.call(r, me, "POST", "/ws/v2/streams", `{"colour":"red"}`), 400, `{"error":"body: want a TransferFilter JSON object: unknown field \"colour\""}`)
+	expect(t, w.call(r, me, "POST", "/ws/v2/streams", `{"colour":"red"}`), 400,
+		`{"error":"colour: unknown field; a filter has from, to, base, flow, counterparties, tokens, chains, usdGte, usdLte, valueGte, valueLte"}`)
+	expect(t, w.call(r, me, "POST", "/ws/v2/streams", `[]`), 400, `{"error":"filters: want a JSON object (a TransferFilter), not an array"}`)
+	expect(t, w.call(r, me, "POST", "/ws/v2/streams", `{"from":["`+from+`"],"usdGte":true}`), 400,
+		`{"error":"usdGte: want a number or a decimal string, not a boolean"}`)
 	var made struct {
 		StreamID  string `json:"streamId"`
 		ID        int64  `json:"id"`

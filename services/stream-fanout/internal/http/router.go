@@ -4,10 +4,9 @@
 package http
 
 import (
-	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
-	"strings"
 
 	"github.com/chainintel/chainintel/libs/httpx"
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/filter"
@@ -160,16 +159,19 @@ func (a api) activeConnections(c *gin.Context) {
 const maxBody = 64 << 10
 
 func (a api) createStream(c *gin.Context) {
-	var raw filter.Raw
-	d := json.NewDecoder(http.MaxBytesReader(c.Writer, c.Request.Body, maxBody))
-	d.DisallowUnknownFields()
-	if err := d.Decode(&raw); err != nil {
+	b, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, maxBody))
+	if err != nil {
 		var mb *http.MaxBytesError
 		if errors.As(err, &mb) {
 			httpx.Error(c, http.StatusRequestEntityTooLarge, "body: larger than 64 KiB")
 			return
 		}
-		httpx.Error(c, http.StatusBadRequest, "body: want a TransferFilter JSON object: "+strings.TrimPrefix(err.Error(), "json: "))
+		httpx.Error(c, http.StatusBadRequest, "body: could not be read")
+		return
+	}
+	raw, err := filter.Decode(b)
+	if err != nil {
+		httpx.Error(c, http.StatusBadRequest, err.Error())
 		return
 	}
 	v, err := a.h.CreateStream(c.Request.Context(), identity(c), raw)
