@@ -86,7 +86,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		Engine: eng, Store: store.New(rdb, cfg.RedisPrefix, nil), Transfers: transfers, Labels: labels, Meter: meter, Metrics: metrics,
 		Served: served, Quotas: quotas, Window: cfg.Window, V2Window: cfg.V2Window, QueueSize: cfg.QueueSize,
 		PingInterval: cfg.PingInterval, WriteTimeout: cfg.WriteTimeout, Writers: cfg.Writers, MaxConnsPerKey: cfg.MaxConnsPerKey,
-		MaxFilters: cfg.MaxFilters, Checkpoint: cfg.Checkpoint, Log: s.Log,
+		MaxFilters: cfg.MaxFilters, MaxSessionsPerKey: cfg.MaxSessionsPerKey, Checkpoint: cfg.Checkpoint, Log: s.Log,
 	})
 	var loaded atomic.Bool
 	s.Ready.AddCheck("attribution read model", func(context.Context) error {

@@ -37,10 +37,13 @@ type Config struct {
 	WriteTimeout time.Duration `env:"WRITE_TIMEOUT" envDefault:"10s"`
 	// Writers is how many goroutines write to connections (0: four per core the process may
 	// use); more are added while all of them are stuck on clients that do not read.
-	Writers        int           `env:"WRITERS" envDefault:"0"`
-	MaxConnsPerKey int           `env:"MAX_CONNS_PER_KEY" envDefault:"20"`
-	MaxFilters     int           `env:"MAX_FILTERS" envDefault:"50"`
-	Checkpoint     time.Duration `env:"CHECKPOINT" envDefault:"5s"`
+	Writers        int `env:"WRITERS" envDefault:"0"`
+	MaxConnsPerKey int `env:"MAX_CONNS_PER_KEY" envDefault:"20"`
+	MaxFilters     int `env:"MAX_FILTERS" envDefault:"50"`
+	// MaxSessionsPerKey caps the live sessions and v2 streams of a key (POST /ws/sessions and
+	// POST /ws/v2/streams over it are refused with 429).
+	MaxSessionsPerKey int           `env:"MAX_SESSIONS_PER_KEY" envDefault:"100"`
+	Checkpoint        time.Duration `env:"CHECKPOINT" envDefault:"5s"`
 	// Quotas are the tier table's stream quotas, "<tier>=<per hour>/<per month>,...", and
 	// DefaultQuota applies to a tier not listed.
 	Quotas       string `env:"QUOTAS" envDefault:"free=1000/10000,basic=10000/1000000,pro=10000/1000000,api=10000/1000000"`
@@ -105,8 +108,8 @@ func (c Config) Validate() error {
 	if c.Writers < 0 {
 		p.Addf("STREAM_WRITERS must not be negative (0: four per core)")
 	}
-	if c.QueueSize <= 0 || c.MaxConnsPerKey <= 0 || c.MaxFilters <= 0 {
-		p.Addf("STREAM_QUEUE_SIZE, STREAM_MAX_CONNS_PER_KEY and STREAM_MAX_FILTERS must be positive")
+	if c.QueueSize <= 0 || c.MaxConnsPerKey <= 0 || c.MaxFilters <= 0 || c.MaxSessionsPerKey <= 0 {
+		p.Addf("STREAM_QUEUE_SIZE, STREAM_MAX_CONNS_PER_KEY, STREAM_MAX_FILTERS and STREAM_MAX_SESSIONS_PER_KEY must be positive")
 	}
 	return p.Err()
 }

@@ -72,8 +72,14 @@ func identity(c *gin.Context) httpx.Identity {
 	return id
 }
 
-// failed answers an unexpected error; details stay in the log.
+// failed answers a refusal (the key's session cap) or an unexpected error; details of the
+// latter stay in the log.
 func failed(c *gin.Context, err error) {
+	var sl *ws.SessionLimitError
+	if errors.As(err, &sl) {
+		httpx.Error(c, http.StatusTooManyRequests, sl.Error())
+		return
+	}
 	_ = c.Error(err)
 	httpx.Error(c, http.StatusServiceUnavailable, "the stream's session store is unavailable; retry later")
 }

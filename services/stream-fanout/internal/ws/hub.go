@@ -37,11 +37,14 @@ type Options struct {
 	Writers          int           // goroutines writing to connections (default 4 per core)
 	MaxConnsPerKey   int           // live connections per key across replicas (default 20)
 	MaxFilters       int           // filters per session (default 50)
-	LeaseSize        int64         // quota credits taken from Redis at once (default 16)
-	Checkpoint       time.Duration // how often sessions' positions are saved (default 5s)
-	MaxCatchUp       int           // most records a reconnect reads again (default 2,000,000)
-	Log              *slog.Logger
-	Now              func() time.Time
+	// MaxSessionsPerKey caps the live sessions and v2 streams a key may create over REST
+	// (default 100).
+	MaxSessionsPerKey int
+	LeaseSize         int64         // quota credits taken from Redis at once (default 16)
+	Checkpoint        time.Duration // how often sessions' positions are saved (default 5s)
+	MaxCatchUp        int           // most records a reconnect reads again (default 2,000,000)
+	Log               *slog.Logger
+	Now               func() time.Time
 }
 
 func (o *Options) defaults() {
@@ -68,6 +71,9 @@ func (o *Options) defaults() {
 	}
 	if o.MaxFilters <= 0 {
 		o.MaxFilters = 50
+	}
+	if o.MaxSessionsPerKey <= 0 {
+		o.MaxSessionsPerKey = 100
 	}
 	if o.LeaseSize <= 0 {
 		o.LeaseSize = 16
