@@ -18,7 +18,7 @@ import (
 // Register adds the service's routes to e.
 func Register(e *gin.Engine, h *ws.Hub) {
 	a := api{h: h}
-	g := e.Group("/", httpx.RequireIdentity())
+	g := e.Group("/", httpx.RequireIdentity(), a.keyGate)
 	g.GET("/ws/transfers", a.transfers)
 	g.POST("/ws/sessions", a.createSession)
 	g.GET("/ws/sessions", a.sessions)
@@ -33,6 +33,18 @@ func Register(e *gin.Engine, h *ws.Hub) {
 }
 
 type api struct{ h *ws.Hub }
+
+// keyGate refuses the calls of a key invalidated (revoked, or its tier changed) within the
+// last moments, which an edge may still have let through on its cached verification.
+func (a api) keyGate(c *gin.Context) {
+	if a.h.KeyJustChanged(ws.KeyHash(c.Request.Header)) {
+		c.Header("Retry-After", "1")
+		httpx.Error(c, ws.ErrKeyChanged.Status, ws.ErrKeyChanged.Message)
+		c.Abort()
+		return
+	}
+	c.Next()
+}
 
 // transfers upgrades to the v1 stream; ?session_id= binds the connection to a session made
 // over REST (fresh=true drops what it was owed).
@@ -60,6 +72,9 @@ func (a api) serve(c *gin.Context, id httpx.Identity, cn ws.Connect) {
 	switch {
 	case err == nil:
 	case errors.As(err, &ref):
+		if ref.Status == http.StatusServiceUnavailable {
+			c.Header("Retry-After", "1")
+		}
 		httpx.Error(c, ref.Status, ref.Message)
 	default:
 		httpx.Error(c, http.StatusServiceUnavailable, "the stream is unavailable; retry later")
@@ -75,6 +90,10 @@ func identity(c *gin.Context) httpx.Identity {
 // failed answers a refusal (the key's session cap) or an unexpected error; details of the
 // latter stay in the log.
 func failed(c *gin.Context, err error) {
+	if errors.Is(err, ws.ErrCreditLimit) {
+		httpx.Error(c, http.StatusTooManyRequests, err.Error())
+		return
+	}
 	var sl *ws.SessionLimitError
 	if errors.As(err, &sl) {
 		httpx.Error(c, http.StatusTooManyRequests, sl.Error())

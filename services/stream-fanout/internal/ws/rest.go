@@ -45,10 +45,21 @@ func (e *SessionLimitError) Error() string {
 	return fmt.Sprintf("too many sessions and v2 streams for this key (limit %d live at once); delete one or let one expire", e.Limit)
 }
 
-// create stores a session made over REST unless the key already has MaxSessionsPerKey live
-// sessions and streams. Concurrent creates are checked again once stored, so together they
-// never leave the key over its cap.
-func (h *Hub) create(ctx context.Context, ss store.Session, ttl time.Duration) error {
+// ErrCreditLimit refuses a session or stream of a caller whose credits are spent on a tier
+// without overage.
+var ErrCreditLimit = errors.New(creditLimitReason)
+
+// create stores a session made over REST unless the caller's credits are spent
+// (ErrCreditLimit) or the key already has MaxSessionsPerKey live sessions and streams.
+// Concurrent creates are checked again once stored, so together they never leave the key over
+// its cap.
+func (h *Hub) create(ctx context.Context, id Identity, ss store.Session, ttl time.Duration) error {
+	if spent, err := h.CreditsSpent(ctx, id); err != nil || spent {
+		if err == nil {
+			err = ErrCreditLimit
+		}
+		return err
+	}
 	limit := h.o.MaxSessionsPerKey
 	n, err := h.o.Store.Live(ctx, ss.KeyID)
 	if err != nil {
@@ -76,7 +87,7 @@ func (h *Hub) create(ctx context.Context, ss store.Session, ttl time.Duration) e
 // reconnect window for its first connection.
 func (h *Hub) CreateSession(ctx context.Context, id Identity) (SessionView, error) {
 	ss := store.Session{ID: uuid.NewString(), KeyID: id.KeyID, UserID: id.UserID, Kind: KindREST, Created: h.o.Now().UTC().Truncate(time.Millisecond)}
-	if err := h.create(ctx, ss, h.o.Window); err != nil {
+	if err := h.create(ctx, id, ss, h.o.Window); err != nil {
 		return SessionView{}, err
 	}
 	v := sessionView(ss)
@@ -162,7 +173,7 @@ func (h *Hub) CreateStream(ctx context.Context, id Identity, raw filter.Raw) (St
 	b, _ := json.Marshal(raw)
 	ss := store.Session{ID: sid, KeyID: id.KeyID, UserID: id.UserID, Kind: KindV2, Seq: seq, Created: h.o.Now().UTC().Truncate(time.Millisecond),
 		Filters: []store.FilterRec{{ID: V2FilterID(sid), Raw: b}}}
-	if err := h.create(ctx, ss, h.o.V2Window); err != nil {
+	if err := h.create(ctx, id, ss, h.o.V2Window); err != nil {
 		return StreamView{}, err
 	}
 	return StreamView{StreamID: sid, ID: seq, CreatedAt: ss.Created}, nil

@@ -37,6 +37,15 @@ const connTTL = 90 * time.Second
 // connection limit, an unknown session, shutdown) are returned before any upgrade, for the
 // caller to answer as HTTP errors.
 func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, id Identity, cn Connect) error {
+	hash := KeyHash(r.Header)
+	if h.KeyJustChanged(hash) {
+		return ErrKeyChanged
+	}
+	if spent, err := h.CreditsSpent(r.Context(), id); err != nil {
+		return err
+	} else if spent {
+		return &Refusal{http.StatusTooManyRequests, creditLimitReason}
+	}
 	token := newID()
 	ok, err := h.o.Store.Connect(r.Context(), id.KeyID, token, h.o.MaxConnsPerKey, connTTL)
 	if err != nil {
@@ -79,7 +88,7 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, id Identity, cn Conn
 		}
 		c.kick(slowReason)
 	}
-	c.v2 = cn.V2
+	c.v2, c.keyHash = cn.V2, hash
 	c.start()
 	if err := h.add(c); err != nil {
 		if !c.stopWriter(time.Second) {
@@ -93,6 +102,11 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, id Identity, cn Conn
 		release()
 		_ = wsc.Close(websocket.StatusGoingAway, "server shutting down; connect again")
 		return nil
+	}
+	if h.KeyJustChanged(hash) {
+		// The invalidation arrived while the connection was being set up, after the hub's
+		// connections were closed for it.
+		c.close(CloseKeyChanged, keyChangedReason)
 	}
 	// The connection is served on a goroutine of its own, and the handler returns: the
 	// request's deep middleware stack is not kept alive for each of thousands of idle
