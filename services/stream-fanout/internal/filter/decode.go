@@ -75,6 +75,9 @@ func (r *Raw) set(name string, v json.RawMessage) error {
 		}
 		return nil
 	}
+	if name == "" {
+		return errf("filters", "a field with an empty name; a filter has %s", strings.Join(fieldNames, ", "))
+	}
 	if len(name) > 64 {
 		name = name[:64] + "..."
 	}
