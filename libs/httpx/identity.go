@@ -44,6 +44,12 @@ const (
 // every X-Caller* header a client sends and sets its own.
 const HeaderCaller = "X-Caller"
 
+// HeaderCallerKey carries, to stream-fanout only, the hex SHA-256 of the caller's API key: the
+// name the edge's key invalidations (edge:keys:invalidate) give a key, so that a stream open
+// under a key can be closed when the key is revoked or its tier changes. It is an X-Caller*
+// header, so the edge strips any a client sends.
+const HeaderCallerKey = "X-Caller-Key"
+
 // HeaderRows is set by services on list responses with the number of rows returned; the edge
 // reads it for per-row credits and strips it.
 const HeaderRows = "X-Chainintel-Rows"

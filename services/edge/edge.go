@@ -227,7 +227,8 @@ func Handler(cfg Config, s *service.Service, verifier edgehttp.KeyVerifier, fail
 	}
 	upstreams := map[routes.Service]http.Handler{}
 	for name, target := range cfg.Upstreams() {
-		p, err := proxy.New(proxy.Options{Service: name, Target: target, Signer: s.Signer, Timeout: cfg.UpstreamTimeout, Propagator: s.Tel.Propagator})
+		p, err := proxy.New(proxy.Options{Service: name, Target: target, Signer: s.Signer, Timeout: cfg.UpstreamTimeout, Propagator: s.Tel.Propagator,
+			KeyHash: routes.Service(name) == routes.StreamFanout})
 		if err != nil {
 			return nil, err
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/chainintel/chainintel/libs/httpx"
+	streamfanout "github.com/chainintel/chainintel/services/stream-fanout"
 )
 
 type answer struct {
@@ -120,7 +121,11 @@ func TestV2Streams(t *testing.T) {
 	expect(t, w.call(r, me, "POST", "/ws/v2/streams", `{"chains":["mars"],"from":["`+from+`"]}`), 400, `{"error":"chains: \"mars\" is not a known chain"}`)
 	expect(t, w.call(r, me, "POST", "/ws/v2/streams", `{"chains":["ethereum"]}`), 400,
 		`{"error":"filters: give at least one address or entity in from, to or base, a token, or usdGte of at least 10000000"}`)
-	expect(t, w.call(r, me, "POST", "/ws/v2/streams", `{"colour":"red"}`), 400, `{"error":"body: want a TransferFilter JSON object: unknown field \"colour\""}`)
+	expect(t, w.call(r, me, "POST", "/ws/v2/streams", `{"colour":"red"}`), 400,
+		`{"error":"colour: unknown field; a filter has from, to, base, flow, counterparties, tokens, chains, usdGte, usdLte, valueGte, valueLte"}`)
+	expect(t, w.call(r, me, "POST", "/ws/v2/streams", `[]`), 400, `{"error":"filters: want a JSON object (a TransferFilter), not an array"}`)
+	expect(t, w.call(r, me, "POST", "/ws/v2/streams", `{"from":["`+from+`"],"usdGte":true}`), 400,
+		`{"error":"usdGte: want a number or a decimal string, not a boolean"}`)
 	var made struct {
 		StreamID  string `json:"streamId"`
 		ID        int64  `json:"id"`
@@ -177,4 +182,64 @@ func (w *world) v2dial(r *replica, id httpx.Identity, stream string) *client {
 	}
 	w.t.Cleanup(func() { _ = c.CloseNow() })
 	return &client{t: w.t, c: c}
+}
+
+// TestSessionCap: a key holds at most STREAM_MAX_SESSIONS_PER_KEY live sessions and v2 streams
+// together; over it POST /ws/sessions and POST /ws/v2/streams are 429 naming the limit, even when
+// sent at once, and deleting one makes room. Other keys are not affected.
+func TestSessionCap(t *testing.T) {
+	w := newWorld(t)
+	r := w.start(func(c *streamfanout.Config) { c.MaxSessionsPerKey = 3 })
+	me, other := ident("kc1"), ident("kc2")
+	stream := `{"to":["binance"]}`
+	over := `{"error":"too many sessions and v2 streams for this key (limit 3 live at once); delete one or let one expire"}`
+	var made struct {
+		SessionID string `json:"sessionId"`
+	}
+	w.call(r, me, "POST", "/ws/sessions", "").json(t, &made)
+	if a := w.call(r, me, "POST", "/ws/v2/streams", stream); a.status != 200 {
+		t.Fatalf("stream: %d %s", a.status, a.body)
+	}
+	if a := w.call(r, me, "POST", "/ws/sessions", ""); a.status != 200 {
+		t.Fatalf("session: %d %s", a.status, a.body)
+	}
+	expect(t, w.call(r, me, "POST", "/ws/sessions", ""), 429, over)
+	expect(t, w.call(r, me, "POST", "/ws/v2/streams", stream), 429, over)
+	if a := w.call(r, other, "POST", "/ws/v2/streams", stream); a.status != 200 {
+		t.Fatalf("another key's stream: %d %s", a.status, a.body)
+	}
+	expect(t, w.call(r, me, "DELETE", "/ws/sessions/"+made.SessionID, ""), 200, `{"message":"session deleted"}`)
+
+	// Ten at once for the one free place: one is made, the others refused.
+	codes := make(chan int, 10)
+	for range 10 {
+		go func() {
+			req, _ := http.NewRequest("POST", r.url+"/ws/v2/streams", bytes.NewBufferString(stream))
+			w.signer.Sign(req.Header, me, time.Now())
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				codes <- 0
+				return
+			}
+			resp.Body.Close()
+			codes <- resp.StatusCode
+		}()
+	}
+	made200 := 0
+	for range 10 {
+		switch c := <-codes; c {
+		case 200:
+			made200++
+		case 429:
+		default:
+			t.Errorf("concurrent create answered %d", c)
+		}
+	}
+	var streams []map[string]any
+	w.call(r, me, "GET", "/ws/v2/streams", "").json(t, &streams)
+	var sessions []map[string]any
+	w.call(r, me, "GET", "/ws/sessions", "").json(t, &sessions)
+	if made200 > 1 || len(streams)+len(sessions) != 2+made200 {
+		t.Fatalf("%d of 10 concurrent creates made; the key holds %d streams and %d sessions (cap 3)", made200, len(streams), len(sessions))
+	}
 }

@@ -18,6 +18,7 @@ import (
 	svchttp "github.com/chainintel/chainintel/services/stream-fanout/internal/http"
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/store"
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/ws"
+	"github.com/redis/go-redis/v9"
 	"github.com/segmentio/kafka-go"
 )
 
@@ -65,6 +66,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		}
 		return store.Limits{Hourly: q.Hourly, Monthly: q.Monthly}
 	}
+	credits, _ := cfg.ParseCreditLimits()
 	var labels ws.Labels
 	if cfg.UserLabelsURL != "" {
 		c, err := ws.NewLabelsClient(cfg.UserLabelsURL, s.Signer, s.Tel.TracerProvider)
@@ -86,7 +88,8 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		Engine: eng, Store: store.New(rdb, cfg.RedisPrefix, nil), Transfers: transfers, Labels: labels, Meter: meter, Metrics: metrics,
 		Served: served, Quotas: quotas, Window: cfg.Window, V2Window: cfg.V2Window, QueueSize: cfg.QueueSize,
 		PingInterval: cfg.PingInterval, WriteTimeout: cfg.WriteTimeout, Writers: cfg.Writers, MaxConnsPerKey: cfg.MaxConnsPerKey,
-		MaxFilters: cfg.MaxFilters, Checkpoint: cfg.Checkpoint, Log: s.Log,
+		MaxFilters: cfg.MaxFilters, MaxSessionsPerKey: cfg.MaxSessionsPerKey,
+		CreditLimits: credits, CreditLedgerPrefix: cfg.CreditLedgerPrefix, Checkpoint: cfg.Checkpoint, Log: s.Log,
 	})
 	var loaded atomic.Bool
 	s.Ready.AddCheck("attribution read model", func(context.Context) error {
@@ -102,9 +105,35 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		return followUserChanges(ctx, cfg.Brokers, hub, s.Log)
 	}})
 
+	s.Add(lifecycle.Part{Name: "key invalidations", Run: func(ctx context.Context) error {
+		return followKeyInvalidations(ctx, rdb, cfg.KeyInvalidateChannel, hub, s.Log)
+	}})
+
 	e := s.Engine()
 	svchttp.Register(e, hub)
 	return s.Run(ctx, e)
+}
+
+// followKeyInvalidations closes the connections of the keys the edge invalidates (a revoke or a
+// tier change) on its channel. The subscription reconnects by itself; an invalidation published
+// while it is away is missed (see docs/stream-fanout.md).
+func followKeyInvalidations(ctx context.Context, rdb redis.UniversalClient, channel string, hub *ws.Hub, log *slog.Logger) error {
+	ps := rdb.Subscribe(ctx, channel)
+	defer ps.Close()
+	ch := ps.Channel(redis.WithChannelHealthCheckInterval(5 * time.Second))
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case m, ok := <-ch:
+			if !ok {
+				return nil
+			}
+			if n := hub.KeysChanged(m.Payload); n > 0 {
+				log.Info("closed the connections of invalidated keys", "connections", n)
+			}
+		}
+	}
 }
 
 // followUserChanges drops a caller's cached labels when user-labels announces a change, so the

@@ -6,6 +6,7 @@ package proxy
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"net"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/chainintel/chainintel/libs/httpx"
+	"github.com/chainintel/chainintel/services/edge/internal/keys"
 	"go.opentelemetry.io/otel/propagation"
 )
 
@@ -52,6 +54,9 @@ type Options struct {
 	// span already covers it, and a second span and its metrics per request cost the edge a
 	// tenth of its throughput. Nil propagates nothing.
 	Propagator propagation.TextMapPropagator
+	// KeyHash sends the caller's key hash (httpx.HeaderCallerKey) with each call, for a service
+	// that closes what a key has open when the key's invalidation names it (stream-fanout).
+	KeyHash bool
 }
 
 // New returns a handler that forwards to opts.Target.
@@ -74,6 +79,9 @@ func New(o Options) (http.Handler, error) {
 			httpx.StripIdentity(h)
 			if id, ok := httpx.IdentityFrom(pr.In.Context()); ok {
 				o.Signer.Sign(h, id, time.Now())
+				if o.KeyHash {
+					setKeyHash(h, pr.In.Header.Get("API-Key"))
+				}
 			}
 			if o.Propagator != nil {
 				o.Propagator.Inject(pr.In.Context(), propagation.HeaderCarrier(h))
@@ -116,6 +124,15 @@ type bufferPool struct{ p sync.Pool }
 
 func (b *bufferPool) Get() []byte  { return *b.p.Get().(*[]byte) }
 func (b *bufferPool) Put(v []byte) { b.p.Put(&v) }
+
+// setKeyHash names the caller's key as the edge's invalidations name it (keys.Hash, in hex).
+func setKeyHash(h http.Header, raw string) {
+	if raw == "" {
+		return
+	}
+	sum := keys.Hash(raw)
+	h[httpx.HeaderCallerKey] = []string{hex.EncodeToString(sum[:])}
+}
 
 func classify(service string, err error) (int, string) {
 	var tooBig *http.MaxBytesError

@@ -37,14 +37,26 @@ type Config struct {
 	WriteTimeout time.Duration `env:"WRITE_TIMEOUT" envDefault:"10s"`
 	// Writers is how many goroutines write to connections (0: four per core the process may
 	// use); more are added while all of them are stuck on clients that do not read.
-	Writers        int           `env:"WRITERS" envDefault:"0"`
-	MaxConnsPerKey int           `env:"MAX_CONNS_PER_KEY" envDefault:"20"`
-	MaxFilters     int           `env:"MAX_FILTERS" envDefault:"50"`
-	Checkpoint     time.Duration `env:"CHECKPOINT" envDefault:"5s"`
+	Writers        int `env:"WRITERS" envDefault:"0"`
+	MaxConnsPerKey int `env:"MAX_CONNS_PER_KEY" envDefault:"20"`
+	MaxFilters     int `env:"MAX_FILTERS" envDefault:"50"`
+	// MaxSessionsPerKey caps the live sessions and v2 streams of a key (POST /ws/sessions and
+	// POST /ws/v2/streams over it are refused with 429).
+	MaxSessionsPerKey int           `env:"MAX_SESSIONS_PER_KEY" envDefault:"100"`
+	Checkpoint        time.Duration `env:"CHECKPOINT" envDefault:"5s"`
 	// Quotas are the tier table's stream quotas, "<tier>=<per hour>/<per month>,...", and
 	// DefaultQuota applies to a tier not listed.
 	Quotas       string `env:"QUOTAS" envDefault:"free=1000/10000,basic=10000/1000000,pro=10000/1000000,api=10000/1000000"`
 	DefaultQuota string `env:"DEFAULT_QUOTA" envDefault:"10000/1000000"`
+	// CreditLimits are the included credits a month of the tier table's tiers without overage,
+	// "<tier>=<credits>,...": their callers get no stream once the billed entity's credits are
+	// spent (as the edge refuses their calls), and their open streams are closed.
+	CreditLimits string `env:"CREDIT_LIMITS" envDefault:"free=1000,basic=100000"`
+	// CreditLedgerPrefix starts the edge's live credit ledger hashes in Redis.
+	CreditLedgerPrefix string `env:"CREDIT_LEDGER_PREFIX" envDefault:"edge:credits:v2:"`
+	// KeyInvalidateChannel is the edge's key invalidation channel: a key it names has its open
+	// connections closed.
+	KeyInvalidateChannel string `env:"KEY_INVALIDATE_CHANNEL" envDefault:"edge:keys:invalidate"`
 	// NaiveMatcher checks every filter for every transfer instead of using the indexes: the
 	// baseline `make bench` compares the engine with. Never set it in a deployment.
 	NaiveMatcher bool `env:"NAIVE_MATCHER" envDefault:"false"`
@@ -77,6 +89,23 @@ func (c Config) ParseQuotas() (map[string]Quota, Quota, error) {
 	return out, def, nil
 }
 
+// ParseCreditLimits parses CreditLimits.
+func (c Config) ParseCreditLimits() (map[string]int64, error) {
+	out := map[string]int64{}
+	for _, item := range strings.Split(c.CreditLimits, ",") {
+		if item = strings.TrimSpace(item); item == "" {
+			continue
+		}
+		tier, v, ok := strings.Cut(item, "=")
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if !ok || tier == "" || err != nil || n < 0 {
+			return nil, fmt.Errorf("STREAM_CREDIT_LIMITS: %q is not <tier>=<credits> (a non-negative integer)", item)
+		}
+		out[strings.TrimSpace(tier)] = n
+	}
+	return out, nil
+}
+
 func parseQuota(s string) (Quota, error) {
 	h, m, ok := strings.Cut(s, "/")
 	hv, err1 := strconv.ParseInt(strings.TrimSpace(h), 10, 64)
@@ -99,14 +128,20 @@ func (c Config) Validate() error {
 	if _, _, err := c.ParseQuotas(); err != nil {
 		p = append(p, err)
 	}
+	if _, err := c.ParseCreditLimits(); err != nil {
+		p = append(p, err)
+	}
+	if c.KeyInvalidateChannel == "" || c.CreditLedgerPrefix == "" {
+		p.Addf("STREAM_KEY_INVALIDATE_CHANNEL and STREAM_CREDIT_LEDGER_PREFIX must not be empty")
+	}
 	if c.Window <= 0 || c.V2Window <= 0 || c.PingInterval <= 0 || c.WriteTimeout <= 0 || c.Checkpoint <= 0 {
 		p.Addf("STREAM_SESSION_WINDOW, STREAM_V2_WINDOW, STREAM_PING_INTERVAL, STREAM_WRITE_TIMEOUT and STREAM_CHECKPOINT must be positive")
 	}
 	if c.Writers < 0 {
 		p.Addf("STREAM_WRITERS must not be negative (0: four per core)")
 	}
-	if c.QueueSize <= 0 || c.MaxConnsPerKey <= 0 || c.MaxFilters <= 0 {
-		p.Addf("STREAM_QUEUE_SIZE, STREAM_MAX_CONNS_PER_KEY and STREAM_MAX_FILTERS must be positive")
+	if c.QueueSize <= 0 || c.MaxConnsPerKey <= 0 || c.MaxFilters <= 0 || c.MaxSessionsPerKey <= 0 {
+		p.Addf("STREAM_QUEUE_SIZE, STREAM_MAX_CONNS_PER_KEY, STREAM_MAX_FILTERS and STREAM_MAX_SESSIONS_PER_KEY must be positive")
 	}
 	return p.Err()
 }

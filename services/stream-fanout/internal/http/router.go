@@ -4,10 +4,9 @@
 package http
 
 import (
-	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
-	"strings"
 
 	"github.com/chainintel/chainintel/libs/httpx"
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/filter"
@@ -19,7 +18,7 @@ import (
 // Register adds the service's routes to e.
 func Register(e *gin.Engine, h *ws.Hub) {
 	a := api{h: h}
-	g := e.Group("/", httpx.RequireIdentity())
+	g := e.Group("/", httpx.RequireIdentity(), a.keyGate)
 	g.GET("/ws/transfers", a.transfers)
 	g.POST("/ws/sessions", a.createSession)
 	g.GET("/ws/sessions", a.sessions)
@@ -34,6 +33,18 @@ func Register(e *gin.Engine, h *ws.Hub) {
 }
 
 type api struct{ h *ws.Hub }
+
+// keyGate refuses the calls of a key invalidated (revoked, or its tier changed) within the
+// last moments, which an edge may still have let through on its cached verification.
+func (a api) keyGate(c *gin.Context) {
+	if a.h.KeyJustChanged(ws.KeyHash(c.Request.Header)) {
+		c.Header("Retry-After", "1")
+		httpx.Error(c, ws.ErrKeyChanged.Status, ws.ErrKeyChanged.Message)
+		c.Abort()
+		return
+	}
+	c.Next()
+}
 
 // transfers upgrades to the v1 stream; ?session_id= binds the connection to a session made
 // over REST (fresh=true drops what it was owed).
@@ -61,6 +72,9 @@ func (a api) serve(c *gin.Context, id httpx.Identity, cn ws.Connect) {
 	switch {
 	case err == nil:
 	case errors.As(err, &ref):
+		if ref.Status == http.StatusServiceUnavailable {
+			c.Header("Retry-After", "1")
+		}
 		httpx.Error(c, ref.Status, ref.Message)
 	default:
 		httpx.Error(c, http.StatusServiceUnavailable, "the stream is unavailable; retry later")
@@ -73,8 +87,18 @@ func identity(c *gin.Context) httpx.Identity {
 	return id
 }
 
-// failed answers an unexpected error; details stay in the log.
+// failed answers a refusal (the key's session cap) or an unexpected error; details of the
+// latter stay in the log.
 func failed(c *gin.Context, err error) {
+	if errors.Is(err, ws.ErrCreditLimit) {
+		httpx.Error(c, http.StatusTooManyRequests, err.Error())
+		return
+	}
+	var sl *ws.SessionLimitError
+	if errors.As(err, &sl) {
+		httpx.Error(c, http.StatusTooManyRequests, sl.Error())
+		return
+	}
 	_ = c.Error(err)
 	httpx.Error(c, http.StatusServiceUnavailable, "the stream's session store is unavailable; retry later")
 }
@@ -160,16 +184,19 @@ func (a api) activeConnections(c *gin.Context) {
 const maxBody = 64 << 10
 
 func (a api) createStream(c *gin.Context) {
-	var raw filter.Raw
-	d := json.NewDecoder(http.MaxBytesReader(c.Writer, c.Request.Body, maxBody))
-	d.DisallowUnknownFields()
-	if err := d.Decode(&raw); err != nil {
+	b, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, maxBody))
+	if err != nil {
 		var mb *http.MaxBytesError
 		if errors.As(err, &mb) {
 			httpx.Error(c, http.StatusRequestEntityTooLarge, "body: larger than 64 KiB")
 			return
 		}
-		httpx.Error(c, http.StatusBadRequest, "body: want a TransferFilter JSON object: "+strings.TrimPrefix(err.Error(), "json: "))
+		httpx.Error(c, http.StatusBadRequest, "body: could not be read")
+		return
+	}
+	raw, err := filter.Decode(b)
+	if err != nil {
+		httpx.Error(c, http.StatusBadRequest, err.Error())
 		return
 	}
 	v, err := a.h.CreateStream(c.Request.Context(), identity(c), raw)

@@ -151,6 +151,52 @@ func (s *Store) Get(ctx context.Context, id, keyID string) (Session, error) {
 	if err != nil {
 		return Session{}, err
 	}
+	return fromMap(id, keyID, m)
+}
+
+// listBatch is how many sessions one pipelined round trip of List reads.
+const listBatch = 500
+
+// List returns keyID's live sessions, dropping expired ids from its set. The sessions are read
+// in pipelined batches, not one round trip each.
+func (s *Store) List(ctx context.Context, keyID string) ([]Session, error) {
+	ids, err := s.rdb.SMembers(ctx, s.kkey(keyID)).Result()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Session, 0, len(ids))
+	var dead []any
+	for start := 0; start < len(ids); start += listBatch {
+		batch := ids[start:min(start+listBatch, len(ids))]
+		cmds := make([]*redis.MapStringStringCmd, len(batch))
+		if _, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for i, id := range batch {
+				cmds[i] = p.HGetAll(ctx, s.skey(id))
+			}
+			return nil
+		}); err != nil {
+			return nil, err
+		}
+		for i, id := range batch {
+			ss, err := fromMap(id, keyID, cmds[i].Val())
+			if errors.Is(err, ErrNoSession) {
+				dead = append(dead, id)
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, ss)
+		}
+	}
+	if len(dead) > 0 {
+		s.rdb.SRem(ctx, s.kkey(keyID), dead...)
+	}
+	return out, nil
+}
+
+// fromMap parses a session's hash as read for keyID (ErrNoSession when empty or another key's).
+func fromMap(id, keyID string, m map[string]string) (Session, error) {
 	if len(m) == 0 || m["key"] != keyID {
 		return Session{}, ErrNoSession
 	}
@@ -161,25 +207,35 @@ func (s *Store) Get(ctx context.Context, id, keyID string) (Session, error) {
 	return parse(id, flat)
 }
 
-// List returns keyID's live sessions, dropping expired ids from its set.
-func (s *Store) List(ctx context.Context, keyID string) ([]Session, error) {
+// Live counts keyID's live sessions, dropping expired ids from its set, with two round trips
+// whatever the count.
+func (s *Store) Live(ctx context.Context, keyID string) (int, error) {
 	ids, err := s.rdb.SMembers(ctx, s.kkey(keyID)).Result()
-	if err != nil {
-		return nil, err
+	if err != nil || len(ids) == 0 {
+		return 0, err
 	}
-	var out []Session
-	for _, id := range ids {
-		ss, err := s.Get(ctx, id, keyID)
-		if errors.Is(err, ErrNoSession) {
-			s.rdb.SRem(ctx, s.kkey(keyID), id)
-			continue
+	cmds := make([]*redis.IntCmd, len(ids))
+	if _, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, id := range ids {
+			cmds[i] = p.Exists(ctx, s.skey(id))
 		}
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, ss)
+		return nil
+	}); err != nil {
+		return 0, err
 	}
-	return out, nil
+	n := 0
+	var dead []any
+	for i, c := range cmds {
+		if c.Val() == 1 {
+			n++
+		} else {
+			dead = append(dead, ids[i])
+		}
+	}
+	if len(dead) > 0 {
+		s.rdb.SRem(ctx, s.kkey(keyID), dead...)
+	}
+	return n, nil
 }
 
 // Delete removes a session of keyID; false when there was none.

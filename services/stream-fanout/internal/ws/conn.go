@@ -27,6 +27,11 @@ type conn struct {
 	token string // owner token of the session in Redis
 	q     *queue
 	v2    bool // a v2 stream connection: its one filter is fixed, no client messages change it
+	// keyHash names the caller's key as the edge's invalidations do ("" when the edge sent none).
+	keyHash string
+	// closing is set once the connection is being closed for its key or credits: it takes no
+	// more client messages and writes no more deliveries.
+	closing atomic.Bool
 
 	ctx    context.Context // ends when the connection ends
 	cancel context.CancelFunc
@@ -251,6 +256,9 @@ func aside(fn func()) {
 }
 
 func (c *conn) handle(b []byte) {
+	if c.closing.Load() {
+		return
+	}
 	req, err := Decode(b)
 	var pe *ProtocolError
 	if errors.As(err, &pe) {
@@ -333,6 +341,9 @@ const maxBatchCredits = 64
 // rather than one per message; its deliveries count as sent once that write returns (when
 // it fails part way, those whose bytes all went out count as sent: none is sent twice).
 func (c *conn) writeBatch(ctx context.Context) (n int, err error) {
+	if c.closing.Load() {
+		return 0, nil
+	}
 	if c.isPaused() {
 		return c.writeControl()
 	}
@@ -502,6 +513,9 @@ func (c *conn) pauseWriter() {
 
 // hasWork reports whether a writer has something to send now: while paused, only acks and errors.
 func (c *conn) hasWork() bool {
+	if c.closing.Load() {
+		return false
+	}
 	if c.isPaused() {
 		return c.q.pendingControl()
 	}

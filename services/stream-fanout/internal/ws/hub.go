@@ -37,11 +37,21 @@ type Options struct {
 	Writers          int           // goroutines writing to connections (default 4 per core)
 	MaxConnsPerKey   int           // live connections per key across replicas (default 20)
 	MaxFilters       int           // filters per session (default 50)
-	LeaseSize        int64         // quota credits taken from Redis at once (default 16)
-	Checkpoint       time.Duration // how often sessions' positions are saved (default 5s)
-	MaxCatchUp       int           // most records a reconnect reads again (default 2,000,000)
-	Log              *slog.Logger
-	Now              func() time.Time
+	// MaxSessionsPerKey caps the live sessions and v2 streams a key may create over REST
+	// (default 100).
+	MaxSessionsPerKey int
+	// CreditLimits are the included credits of the tiers without overage: a caller of one of
+	// them whose billed entity has spent them this period is refused streams, and its open
+	// connections are closed (CloseCreditLimit). Tiers not listed are never refused.
+	CreditLimits map[string]int64
+	// CreditLedgerPrefix starts the names of the edge's live credit ledger hashes (default
+	// "edge:credits:v2:"), read from the service's Redis.
+	CreditLedgerPrefix string
+	LeaseSize          int64         // quota credits taken from Redis at once (default 16)
+	Checkpoint         time.Duration // how often sessions' positions are saved (default 5s)
+	MaxCatchUp         int           // most records a reconnect reads again (default 2,000,000)
+	Log                *slog.Logger
+	Now                func() time.Time
 }
 
 func (o *Options) defaults() {
@@ -69,6 +79,12 @@ func (o *Options) defaults() {
 	if o.MaxFilters <= 0 {
 		o.MaxFilters = 50
 	}
+	if o.CreditLedgerPrefix == "" {
+		o.CreditLedgerPrefix = "edge:credits:v2:"
+	}
+	if o.MaxSessionsPerKey <= 0 {
+		o.MaxSessionsPerKey = 100
+	}
 	if o.LeaseSize <= 0 {
 		o.LeaseSize = 16
 	}
@@ -95,6 +111,7 @@ type Hub struct {
 	quotas *quotas
 	labels *labelCache
 	ends   *topicEnds // the transfer topic's end, shared by fresh connects
+	keys   keyWatch   // keys invalidated recently
 	// writers run the connections' writers on goroutines kept between batches.
 	writers *writerPool
 
@@ -110,10 +127,14 @@ type Hub struct {
 // NewHub returns a hub; RunCheckpoints saves positions, Shutdown ends every connection.
 func NewHub(o Options) *Hub {
 	o.defaults()
-	return &Hub{o: o, conns: map[*conn]struct{}{}, saves: make(chan struct{}, 16), quotas: newQuotas(o.Store, o.Quotas, o.LeaseSize, o.Now),
+	h := &Hub{o: o, conns: map[*conn]struct{}{}, saves: make(chan struct{}, 16), quotas: newQuotas(o.Store, o.Quotas, o.LeaseSize, o.Now),
 		labels: newLabelCache(5 * time.Minute), ends: newTopicEnds(func(ctx context.Context) (map[int]int64, error) {
 			return o.Transfers.Offsets(ctx, true)
 		}, topicEndTTL, time.Now), writers: newWriterPool(o.Writers, time.Second, writerStall)}
+	if o.Meter != nil {
+		o.Meter.charged = h.checkCredits
+	}
+	return h
 }
 
 // topicEndTTL is how long a read of the transfer topic's end serves fresh connects.

@@ -35,6 +35,9 @@ type Meter struct {
 
 	mu   sync.Mutex
 	keys map[string]*meterEntry // key id and route → count
+	// charged is told, after each flush that published, whose deliveries were charged (the
+	// hub checks their credits there); nil: nobody.
+	charged func(ctx context.Context, ids []Identity)
 }
 
 type meterEntry struct {
@@ -143,7 +146,15 @@ func (m *Meter) Flush(ctx context.Context) {
 			Msg: &eventsv1.UsageCall{KeyId: id.KeyID, UserId: id.UserID, OrgId: id.OrgID, Route: c.e.route, Method: "GET",
 				Status: 101, Credits: c.n, Rows: c.n, TimeMs: time.Unix(0, c.first).UnixMilli(), Unit: "row", Tier: id.Tier}})
 	}
-	if err := m.pub.Publish(ctx, evs...); err != nil {
+	err := m.pub.Publish(ctx, evs...)
+	if err == nil && m.charged != nil {
+		ids := make([]Identity, len(cs))
+		for i, c := range cs {
+			ids[i] = c.e.id
+		}
+		m.charged(ctx, ids)
+	}
+	if err != nil {
 		m.log.Warn("publishing stream usage failed; kept for the next flush", "keys", len(cs), "error", err)
 		m.mu.Lock()
 		for _, c := range cs {

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/filter"
 )
@@ -79,9 +80,9 @@ func strict(b []byte, v any) error {
 // Decode parses a client message. The id is returned even when the rest is refused, so the
 // error can name the message it answers.
 func Decode(b []byte) (Request, error) {
-	var env Envelope
-	if err := json.Unmarshal(b, &env); err != nil {
-		return Request{}, perr(CodeInvalidPayload, "message is not a JSON object {\"type\", \"id\", \"payload\"}: %v", err)
+	env, err := decodeEnvelope(b)
+	if err != nil {
+		return Request{}, err
 	}
 	r := Request{Type: env.Type, ID: env.ID}
 	if len(env.ID) > MaxMessageID {
@@ -102,9 +103,11 @@ func Decode(b []byte) (Request, error) {
 		if err := strict(env.Payload, &p); err != nil || p.Filters == nil {
 			return r, perr(CodeInvalidPayload, "payload: want {\"filters\": {...}}")
 		}
-		if err := strict(*p.Filters, &r.Filters); err != nil {
-			return r, perr(CodeInvalidFilter, "filters: %v", err)
+		f, err := filter.Decode(*p.Filters)
+		if err != nil {
+			return r, perr(CodeInvalidFilter, "%v", err)
 		}
+		r.Filters = f
 	case TypeUnsubscribe:
 		var p struct {
 			FilterID string `json:"filterId"`
@@ -127,6 +130,60 @@ func Decode(b []byte) (Request, error) {
 		return r, perr(CodeInvalidPayload, "type: %q is not subscribe, unsubscribe or reconnect", short(env.Type))
 	}
 	return r, nil
+}
+
+// decodeEnvelope reads a message's envelope; its errors name the field and the JSON it wants,
+// not encoding/json's Go types.
+func decodeEnvelope(b []byte) (Envelope, error) {
+	var env Envelope
+	t := bytes.TrimSpace(b)
+	if len(t) == 0 || t[0] != '{' {
+		return env, perr(CodeInvalidPayload, "message: want a JSON object {\"type\", \"id\", \"payload\"}, not %s", jsonKind(t))
+	}
+	err := json.Unmarshal(b, &env)
+	var typ *json.UnmarshalTypeError
+	switch {
+	case err == nil:
+		return env, nil
+	case errors.As(err, &typ) && typ.Field != "":
+		return Envelope{}, perr(CodeInvalidPayload, "%s: want a string, not %s", typ.Field, jsonWord(typ.Value))
+	default:
+		return Envelope{}, perr(CodeInvalidPayload, "message: not valid JSON; want a JSON object {\"type\", \"id\", \"payload\"}")
+	}
+}
+
+// jsonKind words the kind of the JSON value b starts with.
+func jsonKind(b []byte) string {
+	if len(b) == 0 {
+		return "an empty message"
+	}
+	switch b[0] {
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	if b[0] == '-' || b[0] >= '0' && b[0] <= '9' {
+		return "a number"
+	}
+	return "text that is not JSON"
+}
+
+// jsonWord words the Value of a json.UnmarshalTypeError ("array", "number 5", "bool").
+func jsonWord(v string) string {
+	switch {
+	case v == "array" || v == "object":
+		return "an " + v
+	case v == "bool":
+		return "a boolean"
+	case strings.HasPrefix(v, "number"):
+		return "a number"
+	}
+	return v
 }
 
 func short(s string) string {

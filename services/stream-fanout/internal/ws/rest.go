@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/filter"
@@ -35,11 +38,56 @@ func sessionView(ss store.Session) SessionView {
 	return SessionView{SessionID: ss.ID, TransfersUsed: ss.Used, CreatedAt: ss.Created, IsActive: true, IsConnected: &c}
 }
 
+// SessionLimitError refuses a session or v2 stream over the key's cap (Options.MaxSessionsPerKey).
+type SessionLimitError struct{ Limit int }
+
+func (e *SessionLimitError) Error() string {
+	return fmt.Sprintf("too many sessions and v2 streams for this key (limit %d live at once); delete one or let one expire", e.Limit)
+}
+
+// ErrCreditLimit refuses a session or stream of a caller whose credits are spent on a tier
+// without overage.
+var ErrCreditLimit = errors.New(creditLimitReason)
+
+// create stores a session made over REST unless the caller's credits are spent
+// (ErrCreditLimit) or the key already has MaxSessionsPerKey live sessions and streams.
+// Concurrent creates are checked again once stored, so together they never leave the key over
+// its cap.
+func (h *Hub) create(ctx context.Context, id Identity, ss store.Session, ttl time.Duration) error {
+	if spent, err := h.CreditsSpent(ctx, id); err != nil || spent {
+		if err == nil {
+			err = ErrCreditLimit
+		}
+		return err
+	}
+	limit := h.o.MaxSessionsPerKey
+	n, err := h.o.Store.Live(ctx, ss.KeyID)
+	if err != nil {
+		return err
+	}
+	if n >= limit {
+		return &SessionLimitError{limit}
+	}
+	if err := h.o.Store.Create(ctx, ss, ttl); err != nil {
+		return err
+	}
+	if n, err = h.o.Store.Live(ctx, ss.KeyID); err == nil && n <= limit {
+		return nil
+	}
+	if _, derr := h.o.Store.Delete(context.WithoutCancel(ctx), ss.ID, ss.KeyID); derr != nil {
+		return derr
+	}
+	if err != nil {
+		return err
+	}
+	return &SessionLimitError{limit}
+}
+
 // CreateSession makes an empty session a client connects to with ?session_id=; it waits the
 // reconnect window for its first connection.
 func (h *Hub) CreateSession(ctx context.Context, id Identity) (SessionView, error) {
 	ss := store.Session{ID: uuid.NewString(), KeyID: id.KeyID, UserID: id.UserID, Kind: KindREST, Created: h.o.Now().UTC().Truncate(time.Millisecond)}
-	if err := h.o.Store.Create(ctx, ss, h.o.Window); err != nil {
+	if err := h.create(ctx, id, ss, h.o.Window); err != nil {
 		return SessionView{}, err
 	}
 	v := sessionView(ss)
@@ -125,7 +173,7 @@ func (h *Hub) CreateStream(ctx context.Context, id Identity, raw filter.Raw) (St
 	b, _ := json.Marshal(raw)
 	ss := store.Session{ID: sid, KeyID: id.KeyID, UserID: id.UserID, Kind: KindV2, Seq: seq, Created: h.o.Now().UTC().Truncate(time.Millisecond),
 		Filters: []store.FilterRec{{ID: V2FilterID(sid), Raw: b}}}
-	if err := h.o.Store.Create(ctx, ss, h.o.V2Window); err != nil {
+	if err := h.create(ctx, id, ss, h.o.V2Window); err != nil {
 		return StreamView{}, err
 	}
 	return StreamView{StreamID: sid, ID: seq, CreatedAt: ss.Created}, nil
@@ -154,11 +202,12 @@ func (h *Hub) Streams(ctx context.Context, id Identity) ([]StreamView, error) {
 }
 
 func sortByCreated(ss []store.Session) []store.Session {
-	for i := 1; i < len(ss); i++ {
-		for j := i; j > 0 && (ss[j].Created.Before(ss[j-1].Created) || ss[j].Created.Equal(ss[j-1].Created) && ss[j].ID < ss[j-1].ID); j-- {
-			ss[j], ss[j-1] = ss[j-1], ss[j]
+	slices.SortFunc(ss, func(a, b store.Session) int {
+		if c := a.Created.Compare(b.Created); c != 0 {
+			return c
 		}
-	}
+		return strings.Compare(a.ID, b.ID)
+	})
 	return ss
 }
 

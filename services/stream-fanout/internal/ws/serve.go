@@ -34,35 +34,15 @@ const slowReason = "send queue overflow: the client reads too slowly; reconnect 
 // replica that died leaves its connections counted this long).
 const connTTL = 90 * time.Second
 
-// Serve upgrades the request and serves the connection until it ends. Refusals (the key's
-// connection limit, an unknown session, shutdown) are returned before any upgrade, for the
-// caller to answer as HTTP errors.
+// Serve upgrades the request and serves the connection until it ends. Refusals (a key just
+// invalidated, credits spent, the key's connection limit, an unknown session, shutdown) are
+// returned before any upgrade, for the caller to answer as HTTP errors.
 func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, id Identity, cn Connect) error {
+	hash := KeyHash(r.Header)
 	token := newID()
-	ok, err := h.o.Store.Connect(r.Context(), id.KeyID, token, h.o.MaxConnsPerKey, connTTL)
+	release, err := h.admit(r.Context(), id, hash, token, cn)
 	if err != nil {
 		return err
-	}
-	if !ok {
-		return &Refusal{http.StatusTooManyRequests, "too many stream connections for this key (limit " + itoa(h.o.MaxConnsPerKey) + ")"}
-	}
-	release := func() { _ = h.o.Store.Disconnect(context.WithoutCancel(r.Context()), id.KeyID, token) }
-	if cn.SessionID != "" {
-		ss, err := h.o.Store.Get(r.Context(), cn.SessionID, id.KeyID)
-		if err == nil && (ss.Kind == KindV2) != cn.V2 {
-			err = store.ErrNoSession
-		}
-		if err != nil {
-			release()
-			if errors.Is(err, store.ErrNoSession) {
-				name := "session_id"
-				if cn.V2 {
-					name = "stream_id"
-				}
-				return &Refusal{http.StatusNotFound, name + ": no such session (it expired or was deleted)"}
-			}
-			return err
-		}
 	}
 	// Callers authenticate with their API key, not cookies, so a cross-origin page gains
 	// nothing a script with the key would not have: the Origin check is off.
@@ -84,7 +64,7 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, id Identity, cn Conn
 		}
 		c.kick(slowReason)
 	}
-	c.v2 = cn.V2
+	c.v2, c.keyHash = cn.V2, hash
 	c.start()
 	if err := h.add(c); err != nil {
 		if !c.stopWriter(time.Second) {
@@ -99,6 +79,11 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, id Identity, cn Conn
 		_ = wsc.Close(websocket.StatusGoingAway, "server shutting down; connect again")
 		return nil
 	}
+	if h.KeyJustChanged(hash) {
+		// The invalidation arrived while the connection was being set up, after the hub's
+		// connections were closed for it.
+		c.close(CloseKeyChanged, keyChangedReason)
+	}
 	// The connection is served on a goroutine of its own, and the handler returns: the
 	// request's deep middleware stack is not kept alive for each of thousands of idle
 	// connections.
@@ -110,6 +95,46 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, id Identity, cn Conn
 		c.run()
 	}()
 	return nil
+}
+
+// admit decides whether the key may open a connection now (its key just changed, its credits,
+// its connection limit, the session it names) and counts it; release stops counting it.
+func (h *Hub) admit(ctx context.Context, id Identity, hash, token string, cn Connect) (release func(), err error) {
+	if h.KeyJustChanged(hash) {
+		return nil, ErrKeyChanged
+	}
+	if spent, err := h.CreditsSpent(ctx, id); err != nil {
+		return nil, err
+	} else if spent {
+		return nil, &Refusal{http.StatusTooManyRequests, creditLimitReason}
+	}
+	ok, err := h.o.Store.Connect(ctx, id.KeyID, token, h.o.MaxConnsPerKey, connTTL)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, &Refusal{http.StatusTooManyRequests, "too many stream connections for this key (limit " + itoa(h.o.MaxConnsPerKey) + ")"}
+	}
+	release = func() { _ = h.o.Store.Disconnect(context.WithoutCancel(ctx), id.KeyID, token) }
+	if cn.SessionID == "" {
+		return release, nil
+	}
+	ss, err := h.o.Store.Get(ctx, cn.SessionID, id.KeyID)
+	if err == nil && (ss.Kind == KindV2) != cn.V2 {
+		err = store.ErrNoSession
+	}
+	if err == nil {
+		return release, nil
+	}
+	release()
+	if errors.Is(err, store.ErrNoSession) {
+		name := "session_id"
+		if cn.V2 {
+			name = "stream_id"
+		}
+		return nil, &Refusal{http.StatusNotFound, name + ": no such session (it expired or was deleted)"}
+	}
+	return nil, err
 }
 
 // restore binds a connection made with a session to it, telling the client when it cannot.

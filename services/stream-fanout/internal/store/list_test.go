@@ -1,0 +1,71 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/chainintel/chainintel/libs/redisx/redistest"
+	"github.com/redis/go-redis/v9"
+)
+
+// roundTrips counts the commands and pipelines a client sends, each one round trip.
+type roundTrips struct{ n atomic.Int64 }
+
+func (r *roundTrips) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (r *roundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error { r.n.Add(1); return next(ctx, cmd) }
+}
+func (r *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error { r.n.Add(1); return next(ctx, cmds) }
+}
+
+// TestListIsBatched: listing a key's sessions reads them in pipelined batches (a round trip per
+// listBatch sessions, not one per session), drops the expired ones from the key's set, and Live
+// counts the same sessions in two round trips.
+func TestListIsBatched(t *testing.T) {
+	rdb, _ := redistest.Client(t)
+	s := New(rdb, fmt.Sprintf("l%d:", rand.Uint64()), nil)
+	ctx := context.Background()
+	const n = 1200
+	for i := range n {
+		ttl := time.Minute
+		if i%100 == 0 {
+			ttl = time.Millisecond // expires before the list
+		}
+		if err := s.Create(ctx, Session{ID: fmt.Sprintf("s%04d", i), KeyID: "k", Kind: "v2", Created: time.Now()}, ttl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Create(ctx, Session{ID: "other", KeyID: "k2", Kind: "v2", Created: time.Now()}, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond)
+	var rt roundTrips
+	rdb.AddHook(&rt)
+	all, err := s.List(ctx, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := n - n/100
+	if len(all) != want {
+		t.Fatalf("listed %d sessions, want %d", len(all), want)
+	}
+	// SMEMBERS, ceil(n/listBatch) pipelines, one SREM of the expired.
+	if got, most := rt.n.Load(), int64(2+(n+listBatch-1)/listBatch); got > most {
+		t.Fatalf("List took %d round trips for %d sessions, want at most %d", got, n, most)
+	}
+	if left := rdb.SCard(ctx, s.kkey("k")).Val(); left != int64(want) {
+		t.Fatalf("the key's set holds %d ids after the list, want %d", left, want)
+	}
+	rt.n.Store(0)
+	if live, err := s.Live(ctx, "k"); err != nil || live != want {
+		t.Fatalf("Live = %d, %v; want %d", live, err, want)
+	}
+	if got := rt.n.Load(); got > 2 {
+		t.Fatalf("Live took %d round trips, want 2", got)
+	}
+}

@@ -1,0 +1,168 @@
+package ws
+
+import (
+	"context"
+	"encoding/hex"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// Close codes of a connection ended because of its key or its credits (documented in
+// docs/stream-fanout.md).
+const (
+	// CloseKeyChanged: the key was revoked or its tier changed. Connecting again is refused
+	// for a revoked key and applies the new tier otherwise; the session is kept for it.
+	CloseKeyChanged websocket.StatusCode = 4401
+	// CloseCreditLimit: the caller's tier has no overage and its credits of the billing
+	// period are spent.
+	CloseCreditLimit websocket.StatusCode = 4429
+)
+
+const (
+	keyChangedReason  = "API key revoked or its tier changed; connect again (a revoked key is refused)"
+	creditLimitReason = "credit limit reached"
+)
+
+// keyChangeGrace is how long after a key's invalidation its new connects and REST calls are
+// refused: an edge that missed the invalidation message keeps its cached verification for up
+// to its local TTL (1 s), and a call it let through may still be on its way here.
+const keyChangeGrace = 2 * time.Second
+
+// keyWatch remembers which keys changed recently.
+type keyWatch struct {
+	mu      sync.Mutex
+	changed map[string]time.Time // key hash → when its invalidation arrived
+}
+
+// KeyHash reads the caller's key hash the edge sends (httpx.HeaderCallerKey); "" when absent or
+// not a hex SHA-256.
+func KeyHash(h http.Header) string {
+	v := strings.ToLower(h.Get("X-Caller-Key"))
+	if len(v) != 64 {
+		return ""
+	}
+	if _, err := hex.DecodeString(v); err != nil {
+		return ""
+	}
+	return v
+}
+
+// KeysChanged applies an invalidation of the edge's (edge:keys:invalidate: hex hashes,
+// comma-separated): every connection of those keys on this replica is closed with
+// CloseKeyChanged, and their new connects and REST calls are refused for keyChangeGrace. It
+// returns how many connections it closed.
+func (h *Hub) KeysChanged(payload string) int {
+	now := h.o.Now()
+	set := map[string]bool{}
+	h.keys.mu.Lock()
+	if h.keys.changed == nil {
+		h.keys.changed = map[string]time.Time{}
+	}
+	for hx, at := range h.keys.changed {
+		if now.Sub(at) > keyChangeGrace {
+			delete(h.keys.changed, hx)
+		}
+	}
+	for _, hx := range strings.Split(payload, ",") {
+		if hx = strings.ToLower(strings.TrimSpace(hx)); len(hx) == 64 {
+			set[hx] = true
+			h.keys.changed[hx] = now
+		}
+	}
+	h.keys.mu.Unlock()
+	n := 0
+	for _, c := range h.snapshot() {
+		if c.keyHash != "" && set[c.keyHash] {
+			c.close(CloseKeyChanged, keyChangedReason)
+			n++
+		}
+	}
+	return n
+}
+
+// KeyJustChanged reports whether the key named by hash was invalidated within keyChangeGrace.
+func (h *Hub) KeyJustChanged(hash string) bool {
+	if hash == "" {
+		return false
+	}
+	h.keys.mu.Lock()
+	defer h.keys.mu.Unlock()
+	at, ok := h.keys.changed[hash]
+	return ok && h.o.Now().Sub(at) <= keyChangeGrace
+}
+
+// ErrKeyChanged refuses a call of a key invalidated within keyChangeGrace.
+var ErrKeyChanged = &Refusal{http.StatusServiceUnavailable, "the API key was just revoked or its tier changed; retry"}
+
+// close ends the connection with code: it stops taking client messages and deliveries at once,
+// and is saved and closed as at any disconnect.
+func (c *conn) close(code websocket.StatusCode, reason string) {
+	c.closing.Store(true)
+	go c.end(code, reason)
+}
+
+// creditEntity names the edge's live credit ledger hash of id's billed entity (its org, else
+// its user) for the billing period (the calendar month, UTC) holding now.
+func (h *Hub) creditEntity(id Identity, now time.Time) string {
+	typ, eid := "user", id.UserID
+	if id.OrgID != "" {
+		typ, eid = "org", id.OrgID
+	}
+	return h.o.CreditLedgerPrefix + typ + ":" + eid + ":" + now.UTC().Format("2006-01")
+}
+
+// CreditsSpent reports whether id's tier has no overage (Options.CreditLimits) and its billed
+// entity's credits of the period are spent, as the edge's live ledger says. A ledger with no
+// figure yet this period is not spent.
+func (h *Hub) CreditsSpent(ctx context.Context, id Identity) (bool, error) {
+	limit, ok := h.o.CreditLimits[id.Tier]
+	if !ok {
+		return false, nil
+	}
+	used, err := h.o.Store.LedgerUsed(ctx, []string{h.creditEntity(id, h.o.Now())})
+	if err != nil {
+		return false, err
+	}
+	return used[0] >= limit, nil
+}
+
+// checkCredits runs after the meter charged ids' deliveries: the connections of those whose
+// credits are spent on a tier without overage are closed with CloseCreditLimit. The ledger
+// counts a delivery once the edge's metering consumer has, so a stream may overshoot by
+// what it delivers within that lag and one meter period.
+func (h *Hub) checkCredits(ctx context.Context, ids []Identity) {
+	var names []string
+	byName := map[string]bool{}
+	now := h.o.Now()
+	for _, id := range ids {
+		if _, ok := h.o.CreditLimits[id.Tier]; !ok {
+			continue
+		}
+		if n := h.creditEntity(id, now); !byName[n] {
+			byName[n] = true
+			names = append(names, n)
+		}
+	}
+	if len(names) == 0 {
+		return
+	}
+	used, err := h.o.Store.LedgerUsed(ctx, names)
+	if err != nil {
+		h.o.Log.Warn("reading the credit ledger failed; streams' credits are checked again at the next charge", "error", err)
+		return
+	}
+	usedBy := make(map[string]int64, len(names))
+	for i, n := range names {
+		usedBy[n] = used[i]
+	}
+	for _, c := range h.snapshot() {
+		limit, ok := h.o.CreditLimits[c.id.Tier]
+		if u, found := usedBy[h.creditEntity(c.id, now)]; ok && found && u >= limit {
+			c.close(CloseCreditLimit, creditLimitReason)
+		}
+	}
+}

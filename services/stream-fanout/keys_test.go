@@ -1,0 +1,187 @@
+package streamfanout_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chainintel/chainintel/libs/httpx"
+	streamfanout "github.com/chainintel/chainintel/services/stream-fanout"
+	"github.com/coder/websocket"
+)
+
+func keyHash(raw string) string {
+	h := sha256.Sum256([]byte(raw))
+	return hex.EncodeToString(h[:])
+}
+
+// dialKey connects to path as the edge does for a caller whose key hashes to hash.
+func (w *world) dialKey(r *replica, id httpx.Identity, hash, path string) (*client, *http.Response, error) {
+	h := http.Header{}
+	w.signer.Sign(h, id, time.Now())
+	h.Set(httpx.HeaderCallerKey, hash)
+	ctx, cancel := contextWithTimeout(10 * time.Second)
+	defer cancel()
+	c, resp, err := dialWS(ctx, r.url+path, h)
+	if err != nil {
+		return nil, resp, err
+	}
+	w.t.Cleanup(func() { _ = c.CloseNow() })
+	return &client{t: w.t, c: c}, resp, nil
+}
+
+// callKey is call with the edge's key hash header.
+func (w *world) callKey(r *replica, id httpx.Identity, hash, method, path, body string) answer {
+	w.t.Helper()
+	req, _ := http.NewRequest(method, r.url+path, strings.NewReader(body))
+	w.signer.Sign(req.Header, id, time.Now())
+	req.Header.Set(httpx.HeaderCallerKey, hash)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var b strings.Builder
+	buf := make([]byte, 4096)
+	for {
+		n, err := resp.Body.Read(buf)
+		b.Write(buf[:n])
+		if err != nil {
+			break
+		}
+	}
+	return answer{resp.StatusCode, b.String()}
+}
+
+// closedWith reads until the connection ends and returns its close status and reason.
+func (c *client) closedWith(within time.Duration) (websocket.StatusCode, string) {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), within)
+	defer cancel()
+	for {
+		_, b, err := c.c.Read(ctx)
+		if err == nil {
+			if !strings.Contains(string(b), `"type":"transfer"`) {
+				c.t.Fatalf("unexpected message before the close: %s", b)
+			}
+			continue
+		}
+		var ce websocket.CloseError
+		if !errors.As(err, &ce) {
+			c.t.Fatalf("connection not closed within %s: %v", within, err)
+		}
+		return ce.Code, ce.Reason
+	}
+}
+
+// TestRevokedKeyClosesItsStreams: an invalidation of the edge's (a revoke or a tier change)
+// closes every connection of the key on every replica within a second, with 4401; another
+// key's streams go on; the key's connects and REST calls that an edge may still let through are
+// refused for a moment after it.
+func TestRevokedKeyClosesItsStreams(t *testing.T) {
+	w := newWorld(t)
+	channel := w.prefix + "keys:invalidate"
+	tune := func(c *streamfanout.Config) { c.KeyInvalidateChannel = channel }
+	r1, r2 := w.start(tune), w.start(tune)
+	me, other := ident("krv1"), ident("krv2")
+	mine, others := keyHash(w.prefix+"mine"), keyHash(w.prefix+"other")
+	from := addr(90)
+	var mineConns []*client
+	for _, r := range []*replica{r1, r2} {
+		c, resp, err := w.dialKey(r, me, mine, "/ws/transfers")
+		if err != nil {
+			t.Fatalf("dial: %v %v", err, resp)
+		}
+		c.subscribe(map[string]any{"from": []string{from}})
+		mineConns = append(mineConns, c)
+	}
+	oc, resp, err := w.dialKey(r1, other, others, "/ws/transfers")
+	if err != nil {
+		t.Fatalf("dial: %v %v", err, resp)
+	}
+	oc.subscribe(map[string]any{"from": []string{from}})
+	w.publish(transferMsg(from, addr(91), 1))
+	for _, c := range append(mineConns, oc) {
+		c.transfer()
+	}
+
+	if err := w.rdb.Publish(context.Background(), channel, keyHash("unrelated")+","+strings.ToUpper(mine)).Err(); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	for i, c := range mineConns {
+		code, reason := c.closedWith(5 * time.Second)
+		if code != 4401 || reason != "API key revoked or its tier changed; connect again (a revoked key is refused)" {
+			t.Fatalf("replica %d closed with %d %q", i+1, code, reason)
+		}
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Fatalf("the key's connections closed %s after the invalidation, want within a second", d)
+	}
+	refused := `{"error":"the API key was just revoked or its tier changed; retry"}`
+	expect(t, w.callKey(r2, me, mine, "POST", "/ws/v2/streams", `{"to":["binance"]}`), 503, refused)
+	if _, resp, err := w.dialKey(r1, me, mine, "/ws/transfers"); err == nil || resp.StatusCode != 503 || resp.Header.Get("Retry-After") != "1" {
+		t.Fatalf("a connect right after the invalidation: %v %v", err, resp)
+	}
+	// Another key's stream goes on.
+	tr := transferMsg(from, addr(91), 2)
+	w.publish(tr)
+	if id, _, _ := oc.transfer(); id != tr.Id {
+		t.Fatalf("the other key got %s", id)
+	}
+	// Once the edges cannot hold the old verification any more, the key (with its new tier,
+	// when that was the change) connects again.
+	time.Sleep(2100 * time.Millisecond)
+	moved := me
+	moved.Tier = "pro"
+	if _, resp, err := w.dialKey(r1, moved, mine, "/ws/transfers"); err != nil {
+		t.Fatalf("connect after the grace: %v %v", err, resp)
+	}
+}
+
+// TestCreditLimitStopsStreams: a caller of a tier without overage whose credits are spent gets
+// 429 "credit limit reached" for a connect, a stream and a session; an open stream is closed
+// with 4429 once its deliveries are charged past the limit; tiers with overage are not refused.
+func TestCreditLimitStopsStreams(t *testing.T) {
+	w := newWorld(t)
+	ledger := w.prefix + "credits:"
+	r := w.start(func(c *streamfanout.Config) { c.CreditLimits = "free=10"; c.CreditLedgerPrefix = ledger })
+	me := httpx.Identity{KeyID: "kcl1", UserID: "user-kcl1", Role: httpx.RoleIndividual, Tier: "free"}
+	name := ledger + "user:user-kcl1:" + time.Now().UTC().Format("2006-01")
+	ctx := context.Background()
+	set := func(used int) {
+		if err := w.rdb.HSet(ctx, name, "used", used, "through", time.Now().UnixMilli()).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set(10)
+	limit := `{"error":"credit limit reached"}`
+	if _, resp, err := w.tryDial(r, me, ""); err == nil || resp.StatusCode != 429 {
+		t.Fatalf("connect with credits spent: %v %v", err, resp)
+	}
+	expect(t, w.call(r, me, "POST", "/ws/v2/streams", `{"to":["binance"]}`), 429, limit)
+	expect(t, w.call(r, me, "POST", "/ws/sessions", ""), 429, limit)
+	pro := me
+	pro.Tier = "pro"
+	if a := w.call(r, pro, "POST", "/ws/v2/streams", `{"to":["binance"]}`); a.status != 200 {
+		t.Fatalf("a tier with overage: %d %s", a.status, a.body)
+	}
+
+	set(5)
+	c := w.dial(r, me, "")
+	from := addr(95)
+	c.subscribe(map[string]any{"from": []string{from}})
+	w.publish(transferMsg(from, addr(96), 1))
+	c.transfer()
+	set(10) // the edge's metering consumer counted the rest of the period's calls
+	w.publish(transferMsg(from, addr(96), 1))
+	code, reason := c.closedWith(5 * time.Second)
+	if code != 4429 || reason != "credit limit reached" {
+		t.Fatalf("closed with %d %q", code, reason)
+	}
+}
