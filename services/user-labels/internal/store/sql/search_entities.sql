@@ -6,19 +6,24 @@
 -- first; name containing it; an address starting with it, found with the trigram index
 -- entity_addresses_search_idx) contributes its first $6 entities in name order, and their union
 -- holds the first $6 of the whole ranking.
-WITH c AS (
-    (SELECT id, seq, name, note, shareable, created_at, updated_at FROM userdata.entities
-     WHERE user_id = $1 AND lower(name) COLLATE "C" LIKE $3 || '%' ESCAPE '\'
-     ORDER BY lower(name) COLLATE "C", seq LIMIT $6)
+WITH prefixed AS MATERIALIZED (
+    SELECT id, seq, name, note, shareable, created_at, updated_at FROM userdata.entities
+    WHERE user_id = $1 AND lower(name) COLLATE "C" LIKE $3 || '%' ESCAPE '\'
+    ORDER BY lower(name) COLLATE "C", seq LIMIT $6
+), c AS (
+    SELECT id, seq, name, note, shareable, created_at, updated_at FROM prefixed
     UNION
+    -- Skipped when $6 names start with the query: then no other match can be among the first $6.
     (SELECT id, seq, name, note, shareable, created_at, updated_at FROM userdata.entities
      WHERE user_id = $1 AND lower(name) LIKE '%' || $3 || '%' ESCAPE '\'
+       AND (SELECT count(*) FROM prefixed) < $6
      ORDER BY lower(name) COLLATE "C", seq LIMIT $6)
     UNION
     (SELECT id, seq, name, note, shareable, created_at, updated_at FROM userdata.entities
      WHERE user_id = $1
        AND id IN (SELECT a.entity_id FROM userdata.entity_addresses a
                   WHERE a.user_id = $1 AND lower(a.address) LIKE $3 || '%' ESCAPE '\')
+       AND (SELECT count(*) FROM prefixed) < $6
      ORDER BY lower(name) COLLATE "C", seq LIMIT $6)
 ), bounded AS (
     SELECT id, seq, name, note, shareable, created_at, updated_at,

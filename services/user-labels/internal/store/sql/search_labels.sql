@@ -8,21 +8,26 @@
 -- labels_search_idx, and the union holds the first $6 of the whole ranking: a label among them
 -- is preceded in its own reason's name order only by labels the ranking also puts before it
 -- (exact names sort first among the names starting with the query).
-WITH c AS (
+WITH prefixed AS MATERIALIZED (
+    SELECT name, note, address, chain_type FROM userdata.labels
+    WHERE user_id = $1 AND lower(name) COLLATE "C" LIKE $3 || '%' ESCAPE '\'
+    ORDER BY lower(name) COLLATE "C", chain_type, address LIMIT $6
+), c AS (
     (SELECT name, note, address, chain_type FROM userdata.labels
      WHERE user_id = $1 AND lower(address) = $2
      ORDER BY lower(name) COLLATE "C", chain_type, address LIMIT $6)
     UNION
-    (SELECT name, note, address, chain_type FROM userdata.labels
-     WHERE user_id = $1 AND lower(name) COLLATE "C" LIKE $3 || '%' ESCAPE '\'
-     ORDER BY lower(name) COLLATE "C", chain_type, address LIMIT $6)
+    SELECT name, note, address, chain_type FROM prefixed
     UNION
     (SELECT name, note, address, chain_type FROM userdata.labels
      WHERE user_id = $1 AND lower(address) LIKE $3 || '%' ESCAPE '\'
      ORDER BY lower(name) COLLATE "C", chain_type, address LIMIT $6)
     UNION
+    -- Skipped when $6 names start with the query: then no substring match can be among the first
+    -- $6 of the ranking.
     (SELECT name, note, address, chain_type FROM userdata.labels
      WHERE user_id = $1 AND lower(name) LIKE '%' || $3 || '%' ESCAPE '\'
+       AND (SELECT count(*) FROM prefixed) < $6
      ORDER BY lower(name) COLLATE "C", chain_type, address LIMIT $6)
 ), ranked AS (
     SELECT name, note, address, chain_type,
