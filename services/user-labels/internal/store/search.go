@@ -17,9 +17,10 @@ var (
 	searchEntitiesSQL string
 )
 
-// searchBound is the fewest matches of one search that are ranked: a query matching more of a
-// big user's labels (or entities) ranks the first searchBound found, or offset + limit when that
-// is more, instead of reading and sorting every match.
+// searchBound is how many of a search's best matches can be answered: the first searchBound of
+// the ranking, whatever the offset, so a query matching many of a big user's labels (or
+// entities) reads a bounded number of them and pages through one fixed list; an offset at or
+// past it answers nothing.
 const searchBound = 1000
 
 // The search statements run with QueryExecModeExec: each execution is planned for its own
@@ -34,7 +35,7 @@ func likeBody(s string) string {
 }
 
 // SearchLabels returns the user's labels matching query (name substring or address prefix,
-// case-insensitive), best matches first, ranked among the first max(searchBound, offset+limit) matches found.
+// case-insensitive), best matches first, from the first searchBound of the ranking.
 func (s *Store) SearchLabels(ctx context.Context, user, query string, limit, offset int) ([]app.Label, error) {
 	q := strings.ToLower(query)
 	rows, err := s.pool.Query(ctx, searchLabelsSQL, searchMode, user, q, likeBody(q), limit, offset, searchBound)
@@ -54,7 +55,8 @@ func (s *Store) SearchLabels(ctx context.Context, user, query string, limit, off
 }
 
 // SearchEntities returns the user's entities matching query (name substring or an address
-// prefix, case-insensitive), best matches first, with their addresses.
+// prefix, case-insensitive), best matches first (from the first searchBound of the ranking),
+// with their addresses.
 func (s *Store) SearchEntities(ctx context.Context, user, query string, limit, offset int) ([]app.Entity, error) {
 	q := strings.ToLower(query)
 	rows, err := s.pool.Query(ctx, searchEntitiesSQL, searchMode, user, q, likeBody(q), limit, offset, searchBound)

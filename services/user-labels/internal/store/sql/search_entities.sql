@@ -1,18 +1,37 @@
--- The user's entities whose name matches (ranked as search_labels.sql), or that hold an address
--- starting with the query (found with the trigram index entity_addresses_search_idx, not by
--- reading every address of every entity); only the first $6 matches found (or offset + limit,
--- when more) are ranked.
-WITH c AS (
-    SELECT id, seq, name, note, shareable, created_at, updated_at
-    FROM userdata.entities e
-    WHERE user_id = $1
-      AND (lower(name) LIKE '%' || $3 || '%' ESCAPE '\'
-           OR id IN (SELECT a.entity_id FROM userdata.entity_addresses a
-                     WHERE a.user_id = $1 AND lower(a.address) LIKE $3 || '%' ESCAPE '\'))
-    LIMIT greatest($6::bigint, $4::bigint + $5::bigint)
+-- The user's entities whose name matches, or that hold an address starting with the query:
+-- exact names first, then names starting with the query, then the rest, ties by the lower-cased
+-- name in byte order, then creation (seq). Only the first $6 entities of that ranking are
+-- answered ($4 after skipping $5; an offset at or past $6 answers none). As in
+-- search_labels.sql, each reason to match (name starting with the query, which puts exact names
+-- first; name containing it; an address starting with it, found with the trigram index
+-- entity_addresses_search_idx) contributes its first $6 entities in name order, and their union
+-- holds the first $6 of the whole ranking.
+WITH prefixed AS MATERIALIZED (
+    SELECT id, seq, name, note, shareable, created_at, updated_at FROM userdata.entities
+    WHERE user_id = $1 AND lower(name) COLLATE "C" LIKE $3 || '%' ESCAPE '\'
+    ORDER BY lower(name) COLLATE "C", seq LIMIT $6
+), c AS (
+    SELECT id, seq, name, note, shareable, created_at, updated_at FROM prefixed
+    UNION
+    -- Skipped when $6 names start with the query: then no other match can be among the first $6.
+    (SELECT id, seq, name, note, shareable, created_at, updated_at FROM userdata.entities
+     WHERE user_id = $1 AND lower(name) LIKE '%' || $3 || '%' ESCAPE '\'
+       AND (SELECT count(*) FROM prefixed) < $6
+     ORDER BY lower(name) COLLATE "C", seq LIMIT $6)
+    UNION
+    (SELECT id, seq, name, note, shareable, created_at, updated_at FROM userdata.entities
+     WHERE user_id = $1
+       AND id IN (SELECT a.entity_id FROM userdata.entity_addresses a
+                  WHERE a.user_id = $1 AND lower(a.address) LIKE $3 || '%' ESCAPE '\')
+       AND (SELECT count(*) FROM prefixed) < $6
+     ORDER BY lower(name) COLLATE "C", seq LIMIT $6)
+), bounded AS (
+    SELECT id, seq, name, note, shareable, created_at, updated_at,
+           CASE WHEN lower(name) = $2 THEN 0 WHEN lower(name) LIKE $3 || '%' ESCAPE '\' THEN 1 ELSE 2 END AS rank
+    FROM c
+    ORDER BY rank, lower(name) COLLATE "C", seq LIMIT $6
 )
 SELECT id::text, name, note, shareable, created_at, updated_at
-FROM c
-ORDER BY CASE WHEN lower(name) = $2 THEN 0 WHEN lower(name) LIKE $3 || '%' ESCAPE '\' THEN 1 ELSE 2 END,
-         lower(name), seq
+FROM bounded
+ORDER BY rank, lower(name) COLLATE "C", seq
 LIMIT $4 OFFSET $5

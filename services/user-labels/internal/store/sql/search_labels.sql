@@ -1,19 +1,44 @@
 -- The user's labels whose name, or address, matches: exact matches first, then prefixes, then
--- substrings; $2 is the lower-cased query, $3 the same as a LIKE pattern body (escaped). The
--- matches are found with the trigram index labels_search_idx, and only the first $6 found (or
--- offset + limit, when more) are ranked, so a query matching a large part of a big label set
--- reads that many labels, not all of them.
-WITH c AS (
-    SELECT name, note, address, chain_type
-    FROM userdata.labels
-    WHERE user_id = $1
-      AND (lower(name) LIKE '%' || $3 || '%' ESCAPE '\' OR lower(address) LIKE $3 || '%' ESCAPE '\')
-    LIMIT greatest($6::bigint, $4::bigint + $5::bigint)
+-- substrings, ties by the lower-cased name in byte order, chain type, address; $2 is the
+-- lower-cased query, $3 the same as a LIKE pattern body (escaped). Only the first $6 labels of
+-- that ranking are answered ($4 after skipping $5 of them; an offset at or past $6 answers none).
+-- They are found without ranking every match: each reason to match (equal address; name
+-- starting with the query; address starting with it; name containing it) contributes its first
+-- $6 labels in name order, read off labels_name_order_idx or found with the trigram index
+-- labels_search_idx, and the union holds the first $6 of the whole ranking: a label among them
+-- is preceded in its own reason's name order only by labels the ranking also puts before it
+-- (exact names sort first among the names starting with the query).
+WITH prefixed AS MATERIALIZED (
+    SELECT name, note, address, chain_type FROM userdata.labels
+    WHERE user_id = $1 AND lower(name) COLLATE "C" LIKE $3 || '%' ESCAPE '\'
+    ORDER BY lower(name) COLLATE "C", chain_type, address LIMIT $6
+), c AS (
+    (SELECT name, note, address, chain_type FROM userdata.labels
+     WHERE user_id = $1 AND lower(address) = $2
+     ORDER BY lower(name) COLLATE "C", chain_type, address LIMIT $6)
+    UNION
+    SELECT name, note, address, chain_type FROM prefixed
+    UNION
+    (SELECT name, note, address, chain_type FROM userdata.labels
+     WHERE user_id = $1 AND lower(address) LIKE $3 || '%' ESCAPE '\'
+     ORDER BY lower(name) COLLATE "C", chain_type, address LIMIT $6)
+    UNION
+    -- Skipped when $6 names start with the query: then no substring match can be among the first
+    -- $6 of the ranking.
+    (SELECT name, note, address, chain_type FROM userdata.labels
+     WHERE user_id = $1 AND lower(name) LIKE '%' || $3 || '%' ESCAPE '\'
+       AND (SELECT count(*) FROM prefixed) < $6
+     ORDER BY lower(name) COLLATE "C", chain_type, address LIMIT $6)
+), ranked AS (
+    SELECT name, note, address, chain_type,
+           CASE WHEN lower(name) = $2 OR lower(address) = $2 THEN 0
+                WHEN lower(name) LIKE $3 || '%' ESCAPE '\' OR lower(address) LIKE $3 || '%' ESCAPE '\' THEN 1
+                ELSE 2 END AS rank
+    FROM c
+), bounded AS (
+    SELECT * FROM ranked ORDER BY rank, lower(name) COLLATE "C", chain_type, address LIMIT $6
 )
 SELECT name, note, address, chain_type
-FROM c
-ORDER BY CASE WHEN lower(name) = $2 OR lower(address) = $2 THEN 0
-              WHEN lower(name) LIKE $3 || '%' ESCAPE '\' OR lower(address) LIKE $3 || '%' ESCAPE '\' THEN 1
-              ELSE 2 END,
-         lower(name), chain_type, address
+FROM bounded
+ORDER BY rank, lower(name) COLLATE "C", chain_type, address
 LIMIT $4 OFFSET $5
