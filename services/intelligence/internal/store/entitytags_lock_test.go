@@ -42,14 +42,39 @@ type refreshResult struct {
 	err error
 }
 
-// startRefresh runs one refresh round in the background.
-func startRefresh(st *store.Store) <-chan refreshResult {
-	done := make(chan refreshResult, 1)
+// bgRefresh is one refresh round run in the background.
+type bgRefresh struct {
+	st      *store.Store
+	done    chan refreshResult
+	running bool
+}
+
+// newBgRefresh returns a round to start later. Call it before opening the test's transactions:
+// its cleanup, which waits for a round a failed test left running, then runs after theirs (the
+// rollbacks that let the round finish), so the round never outlives the test.
+func newBgRefresh(t *testing.T, st *store.Store) *bgRefresh {
+	t.Helper()
+	b := &bgRefresh{st: st, done: make(chan refreshResult, 1)}
+	t.Cleanup(func() {
+		if b.running {
+			<-b.done
+		}
+	})
+	return b
+}
+
+func (b *bgRefresh) start() {
+	b.running = true
 	go func() {
-		r, err := st.RefreshEntityTags(context.Background(), 100)
-		done <- refreshResult{r, err}
+		r, err := b.st.RefreshEntityTags(context.Background(), 100)
+		b.done <- refreshResult{r, err}
 	}()
-	return done
+}
+
+func (b *bgRefresh) wait() refreshResult {
+	res := <-b.done
+	b.running = false
+	return res
 }
 
 func begin(t *testing.T) pgx.Tx {
@@ -72,11 +97,12 @@ func TestEntityTagsComputedWithoutVersionLock(t *testing.T) {
 	if _, err := st.ApplyBatch(ctx, batch("s", "acme", 0, 3, importer.TagRef{ID: "cex"})); err != nil {
 		t.Fatal(err)
 	}
+	bg := newBgRefresh(t, st)
 	hold := begin(t)
 	if _, err := hold.Exec(ctx, lockTagsInTransaction); err != nil {
 		t.Fatal(err)
 	}
-	done := startRefresh(st)
+	bg.start()
 	if !waitForLockWait(t, waitsForTags) {
 		t.Fatal("the refresh never read the tags")
 	}
@@ -87,7 +113,7 @@ func TestEntityTagsComputedWithoutVersionLock(t *testing.T) {
 	}
 	_ = other.Rollback(ctx)
 	_ = hold.Rollback(ctx)
-	res := <-done
+	res := bg.wait()
 	if !free {
 		t.Fatal("the version lock was held while the refresh computed an entity's tags")
 	}
@@ -112,6 +138,7 @@ func TestEntityTagsChangeDuringRefreshIsKept(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A writer holds the version lock throughout; the refresh must compute meanwhile.
+	bg := newBgRefresh(t, st)
 	writer := begin(t)
 	if _, err := writer.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", int64(store.VersionLock)); err != nil {
 		t.Fatal(err)
@@ -120,7 +147,7 @@ func TestEntityTagsChangeDuringRefreshIsKept(t *testing.T) {
 	if _, err := hold.Exec(ctx, lockTagsInTransaction); err != nil {
 		t.Fatal(err)
 	}
-	done := startRefresh(st)
+	bg.start()
 	if !waitForLockWait(t, waitsForTags) {
 		t.Fatal("the refresh did not compute an entity's tags while a writer held the version lock")
 	}
@@ -136,12 +163,12 @@ func TestEntityTagsChangeDuringRefreshIsKept(t *testing.T) {
 	if err := writer.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
-	res := <-done
-	if want := (store.TagsRefresh{Entities: 1, Remarked: 1}); res.err != nil || res.r != want {
-		t.Fatalf("refresh: %+v (%v), want %+v", res.r, res.err, want)
-	}
+	res := bg.wait()
 	if got, d := storedTags(t, "acme"), dirty(t); got != before || d != "acme:false" {
 		t.Fatalf("after a change during the refresh: stored %s, dirty %q; want the previous tags %s and acme still marked", got, d, before)
+	}
+	if want := (store.TagsRefresh{Entities: 1, Remarked: 1}); res.err != nil || res.r != want {
+		t.Fatalf("refresh: %+v (%v), want %+v", res.r, res.err, want)
 	}
 	refresh(t, st, store.TagsRefresh{Entities: 1, Changed: 1, Republished: 1})
 	want := `[{"id": "cex", "rank": 1, "chain": "", "label": "Exchange", "params": "", "disablePage": false, "excludeEntities": false}, ` +
@@ -149,5 +176,38 @@ func TestEntityTagsChangeDuringRefreshIsKept(t *testing.T) {
 		`{"id": "hot", "rank": 2, "chain": "", "label": "Hot {param}", "params": "eth", "disablePage": false, "excludeEntities": false}]`
 	if got, d := storedTags(t, "acme"), dirty(t); got != want || d != "" {
 		t.Fatalf("next round: stored %s, dirty %q; want %s, nothing marked", got, d, want)
+	}
+}
+
+// TestEntityTagsRoundsSplitEntities checks that concurrent refreshers (replicas, an import
+// command) neither wait for each other's computation nor recompute the entities another one
+// claimed: while one round computes, another returns at once with nothing to do.
+func TestEntityTagsRoundsSplitEntities(t *testing.T) {
+	st := reset(t)
+	ctx := context.Background()
+	if _, err := st.ApplyBatch(ctx, batch("s", "acme", 0, 3, importer.TagRef{ID: "cex"})); err != nil {
+		t.Fatal(err)
+	}
+	bg := newBgRefresh(t, st)
+	hold := begin(t)
+	if _, err := hold.Exec(ctx, lockTagsInTransaction); err != nil {
+		t.Fatal(err)
+	}
+	bg.start()
+	if !waitForLockWait(t, waitsForTags) {
+		t.Fatal("the refresh never read the tags")
+	}
+	tctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	other, err := st.RefreshEntityTags(tctx, 100)
+	_ = hold.Rollback(ctx)
+	if err != nil || other != (store.TagsRefresh{}) {
+		t.Fatalf("a second round while the first computes: %+v (%v), want nothing done at once", other, err)
+	}
+	if want := (store.TagsRefresh{Entities: 1, Changed: 1, Republished: 1}); bg.wait() != (refreshResult{r: want}) {
+		t.Fatalf("the first round did not store acme's tags")
+	}
+	if d := dirty(t); d != "" {
+		t.Fatalf("dirty %q after both rounds", d)
 	}
 }
