@@ -64,9 +64,9 @@ type TagsRefresh struct {
 	Remarked    int // of them, entities marked again while they were recomputed: left marked for a later round
 }
 
-// claimedEntity is a dirty entity a round claimed, with the mark it claimed and its tags.
+// claimedEntity is a dirty entity a round claimed, with the mark it claimed.
 type claimedEntity struct {
-	id, mark, tags string
+	id, mark string
 }
 
 // RefreshEntityTags claims up to limit entities that triggers marked dirty (their addresses' tags
