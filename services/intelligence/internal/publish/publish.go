@@ -98,7 +98,8 @@ type TagSource interface {
 	RefreshEntityTags(ctx context.Context, limit int) (store.TagsRefresh, error)
 }
 
-// tagRound bounds one refresh transaction: it holds the version lock, which imports wait for.
+// tagRound bounds one refresh round: the entities it claims and recomputes (without the version
+// lock), then stores in one transaction holding the version lock, which imports wait for.
 const tagRound = 100
 
 // RefreshTags recomputes the populated tags of every entity marked dirty, a round of at most
@@ -110,6 +111,7 @@ func RefreshTags(ctx context.Context, src TagSource) (store.TagsRefresh, error) 
 		total.Entities += r.Entities
 		total.Changed += r.Changed
 		total.Republished += r.Republished
+		total.Remarked += r.Remarked
 		if err != nil {
 			return total, fmt.Errorf("refresh entity tags: %w", err)
 		}
@@ -126,7 +128,8 @@ func TagLoop(ctx context.Context, src TagSource, interval time.Duration, log *sl
 		if r, err := RefreshTags(ctx, src); err != nil && ctx.Err() == nil {
 			log.Warn("entity tags refresh failed; retrying", "error", err)
 		} else if r.Entities > 0 {
-			log.Debug("entity tags refreshed", "entities", r.Entities, "changed", r.Changed, "republished", r.Republished)
+			log.Debug("entity tags refreshed", "entities", r.Entities, "changed", r.Changed, "republished", r.Republished,
+				"remarked", r.Remarked)
 		}
 	})
 }

@@ -2,3 +2,6 @@ package store
 
 // AttributionSelect is the publisher's query, for tests that look at its plan.
 var AttributionSelect = attributionSelect
+
+// VersionLock is the advisory lock every versioned writer holds, for tests that take it.
+const VersionLock = versionLock
