@@ -99,6 +99,12 @@ func New(o Options) (http.Handler, error) {
 				}
 			}
 			resp.Header.Del(httpx.HeaderRows)
+			if resp.StatusCode == http.StatusUpgradeRequired {
+				// The proxy drops hop-by-hop headers, Upgrade among them, but a 426 must name the
+				// protocol to upgrade to (RFC 9110, 15.5.22): WebSocket, the only one a service
+				// asks for.
+				resp.Header.Set("Upgrade", "websocket")
+			}
 			return nil
 		},
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {

@@ -589,7 +589,7 @@ func (s *Service) Contract(ctx context.Context, t Target) (ContractView, error) 
 		v.IsProxy, v.ProxyAddress = true, &p
 	}
 	if c.Token != nil {
-		v.Token = &TokenRef{ID: c.Token.PricingID, Name: c.Token.Name, Symbol: c.Token.Symbol, Decimals: c.Token.Decimals}
+		v.Token = &TokenRef{ID: render.NullString(c.Token.PricingID), Name: c.Token.Name, Symbol: c.Token.Symbol, Decimals: c.Token.Decimals}
 	}
 	return v, nil
 }

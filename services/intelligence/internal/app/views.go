@@ -79,10 +79,10 @@ type Prediction struct {
 
 // TokenRef is a token summary.
 type TokenRef struct {
-	ID       string `json:"id"`
-	Name     string `json:"name"`
-	Symbol   string `json:"symbol"`
-	Decimals int    `json:"decimals"`
+	ID       render.NullString `json:"id"` // null for a token no pricing id names
+	Name     string            `json:"name"`
+	Symbol   string            `json:"symbol"`
+	Decimals int               `json:"decimals"`
 }
 
 // ContractView is the API's contract answer. Deployer is null when the creation was not seen

@@ -1,0 +1,33 @@
+package proxy
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/chainintel/chainintel/libs/httpx"
+)
+
+// A service's 426 reaches the client with its Upgrade header, which the reverse proxy would drop
+// as hop-by-hop.
+func TestUpgradeRequiredKeepsUpgradeHeader(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Upgrade", "websocket")
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUpgradeRequired)
+		_, _ = w.Write([]byte(`{"error":"not a WebSocket handshake"}`))
+	}))
+	defer up.Close()
+	h, err := New(Options{Service: "stream-fanout", Target: up.URL, Signer: httpx.NewSigner("s")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/ws/transfers", nil))
+	if rec.Code != http.StatusUpgradeRequired || rec.Header().Get("Upgrade") != "websocket" {
+		t.Fatalf("status %d, Upgrade %q; want 426 with Upgrade: websocket", rec.Code, rec.Header().Get("Upgrade"))
+	}
+	if got := rec.Body.String(); got != `{"error":"not a WebSocket handshake"}` {
+		t.Fatalf("body %q", got)
+	}
+}
