@@ -137,7 +137,16 @@ func WithLookupCache(maxBytes int64) Option {
 // WithOwnerLimits caps the labels and the entities one user may store
 // (DefaultMaxLabelsPerUser, DefaultMaxEntitiesPerUser unless set).
 func WithOwnerLimits(maxLabels, maxEntities int) Option {
-	return func(s *Service) { s.maxLabels, s.maxEntities = maxLabels, maxEntities }
+	return func(s *Service) {
+		// A zero (a configuration built without its defaults, as other services' tests build
+		// one) keeps the default: no cap is not a setting, and a cap of 0 would refuse all.
+		if maxLabels > 0 {
+			s.maxLabels = maxLabels
+		}
+		if maxEntities > 0 {
+			s.maxEntities = maxEntities
+		}
+	}
 }
 
 // WithMaxIndexedLabels changes MaxIndexedLabels (for tests of the unindexed path).
