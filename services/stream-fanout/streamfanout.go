@@ -10,6 +10,7 @@ import (
 
 	"github.com/chainintel/chainintel/libs/chains"
 	"github.com/chainintel/chainintel/libs/lifecycle"
+	"github.com/chainintel/chainintel/libs/redisx"
 	"github.com/chainintel/chainintel/libs/service"
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/config"
@@ -118,22 +119,11 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 // tier change) on its channel. The subscription reconnects by itself; an invalidation published
 // while it is away is missed (see docs/stream-fanout.md).
 func followKeyInvalidations(ctx context.Context, rdb redis.UniversalClient, channel string, hub *ws.Hub, log *slog.Logger) error {
-	ps := rdb.Subscribe(ctx, channel)
-	defer ps.Close()
-	ch := ps.Channel(redis.WithChannelHealthCheckInterval(5 * time.Second))
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case m, ok := <-ch:
-			if !ok {
-				return nil
-			}
-			if n := hub.KeysChanged(m.Payload); n > 0 {
-				log.Info("closed the connections of invalidated keys", "connections", n)
-			}
+	return redisx.Follow(ctx, rdb, channel, func(payload string) {
+		if n := hub.KeysChanged(payload); n > 0 {
+			log.Info("closed the connections of invalidated keys", "connections", n)
 		}
-	}
+	})
 }
 
 // followUserChanges drops a caller's cached labels when user-labels announces a change, so the

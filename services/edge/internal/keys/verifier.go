@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/chainintel/chainintel/libs/httpx"
+	"github.com/chainintel/chainintel/libs/redisx"
 	"github.com/hashicorp/golang-lru/v2/expirable"
 	"github.com/redis/go-redis/v9"
 	"golang.org/x/sync/singleflight"
@@ -188,28 +189,17 @@ func (v *Verifier) Listen(ctx context.Context) error {
 		<-ctx.Done()
 		return nil
 	}
-	ps := v.o.Redis.Subscribe(ctx, Channel(v.o.Namespace))
-	defer ps.Close()
-	ch := ps.Channel(redis.WithChannelHealthCheckInterval(5 * time.Second))
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case m, ok := <-ch:
-			if !ok {
-				return nil
+	return redisx.Follow(ctx, v.o.Redis, Channel(v.o.Namespace), func(payload string) {
+		for _, hx := range strings.Split(payload, ",") {
+			b, err := hex.DecodeString(hx)
+			if err != nil || len(b) != 32 {
+				continue
 			}
-			for _, hx := range strings.Split(m.Payload, ",") {
-				b, err := hex.DecodeString(hx)
-				if err != nil || len(b) != 32 {
-					continue
-				}
-				var h [32]byte
-				copy(h[:], b)
-				v.local.Remove(h)
-			}
+			var h [32]byte
+			copy(h[:], b)
+			v.local.Remove(h)
 		}
-	}
+	})
 }
 
 // Invalidate drops the cached verifications of hashes in Redis and tells every verifier
