@@ -84,16 +84,16 @@ func (s *Store) RefreshEntityTags(ctx context.Context, limit int) (TagsRefresh, 
 	if err != nil || len(cs) == 0 {
 		return res, err
 	}
-	ids := make([]string, len(cs))
+	ids, marks := make([]string, len(cs)), make([]string, len(cs))
 	for i := range cs {
-		ids[i] = cs[i].id
+		ids[i], marks[i] = cs[i].id, cs[i].mark
 	}
 	res, err = s.computeAndStoreTags(ctx, cs)
 	if err != nil {
 		// Another round may take these entities at once rather than after the lease.
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
-		_, _ = s.pool.Exec(rctx, entityTagsReleaseSQL, ids)
+		_, _ = s.pool.Exec(rctx, entityTagsReleaseSQL, ids, marks)
 		return TagsRefresh{}, err
 	}
 	return res, nil

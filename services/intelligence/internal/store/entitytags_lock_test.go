@@ -211,3 +211,30 @@ func TestEntityTagsRoundsSplitEntities(t *testing.T) {
 		t.Fatalf("dirty %q after both rounds", d)
 	}
 }
+
+// A claim leases its entities: a round leaves an entity another refresher claimed less than
+// TagsClaimLease ago, and takes it once the lease has run out (its refresher died holding it).
+func TestEntityTagsLeaseExpires(t *testing.T) {
+	ctx := context.Background()
+	st := reset(t)
+	if _, err := st.ApplyBatch(ctx, batch("s", "acme", 0, 3, importer.TagRef{ID: "cex"})); err != nil {
+		t.Fatal(err)
+	}
+	lease := func(ago time.Duration) {
+		t.Helper()
+		if _, err := pgtest.Pool(t).Exec(ctx, `UPDATE intel.entity_tags_dirty SET claimed_at = now() - make_interval(secs => $1)`, ago.Seconds()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lease(store.TagsClaimLease - time.Minute)
+	if r, err := st.RefreshEntityTags(ctx, 100); err != nil || r.Entities != 0 {
+		t.Fatalf("an entity leased %s ago: round %+v (%v), want it left to its lease", store.TagsClaimLease-time.Minute, r, err)
+	}
+	lease(store.TagsClaimLease + time.Minute)
+	if r, err := st.RefreshEntityTags(ctx, 100); err != nil || r.Entities != 1 || r.Changed != 1 {
+		t.Fatalf("an entity leased %s ago: round %+v (%v), want it taken and stored", store.TagsClaimLease+time.Minute, r, err)
+	}
+	if d := dirty(t); d != "" {
+		t.Fatalf("dirty after the round %q", d)
+	}
+}
