@@ -88,7 +88,7 @@ func TestStartRepublishesForAFreshTopic(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	pool := pgtest.Pool(t)
-	if _, err := pool.Exec(ctx, `TRUNCATE market.tokens, market.deployments, market.prices, market.outbox, market.republished`); err != nil {
+	if _, err := pool.Exec(ctx, `TRUNCATE market.tokens, market.deployments, market.prices, market.price_extremes, market.outbox, market.republished`); err != nil {
 		t.Fatal(err)
 	}
 	st := store.New(pool)
@@ -174,7 +174,7 @@ func TestStartRepublishesForAFreshTopic(t *testing.T) {
 func TestRepublishSkippedAfterAnotherReplicas(t *testing.T) {
 	ctx := context.Background()
 	pool := pgtest.Pool(t)
-	if _, err := pool.Exec(ctx, `TRUNCATE market.tokens, market.deployments, market.prices, market.outbox, market.republished`); err != nil {
+	if _, err := pool.Exec(ctx, `TRUNCATE market.tokens, market.deployments, market.prices, market.price_extremes, market.outbox, market.republished`); err != nil {
 		t.Fatal(err)
 	}
 	st := store.New(pool)

@@ -51,7 +51,7 @@ type env struct {
 func newEnv(t testing.TB, native app.Native) *env {
 	t.Helper()
 	pool := pgtest.Pool(t)
-	if _, err := pool.Exec(context.Background(), `TRUNCATE market.tokens, market.deployments, market.prices, market.outbox,
+	if _, err := pool.Exec(context.Background(), `TRUNCATE market.tokens, market.deployments, market.prices, market.price_extremes, market.outbox,
 		market.flows, market.orphaned_blocks, market.address_classes, market.flow_hours, market.flow_days, market.flow_address_hours,
 		market.reserve_balances, market.network_blocks, market.flow_marks`); err != nil {
 		t.Fatal(err)

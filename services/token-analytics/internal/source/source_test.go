@@ -220,7 +220,7 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func TestPollerAgainstFlakyAPI(t *testing.T) {
 	ctx := context.Background()
 	pool := pgtest.Pool(t)
-	if _, err := pool.Exec(ctx, `TRUNCATE market.tokens, market.deployments, market.prices, market.outbox`); err != nil {
+	if _, err := pool.Exec(ctx, `TRUNCATE market.tokens, market.deployments, market.prices, market.price_extremes, market.outbox`); err != nil {
 		t.Fatal(err)
 	}
 	st := store.New(pool)
@@ -310,7 +310,7 @@ func TestPollerRunReportsCycles(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	pool := pgtest.Pool(t)
-	if _, err := pool.Exec(ctx, `TRUNCATE market.tokens, market.deployments, market.prices, market.outbox`); err != nil {
+	if _, err := pool.Exec(ctx, `TRUNCATE market.tokens, market.deployments, market.prices, market.price_extremes, market.outbox`); err != nil {
 		t.Fatal(err)
 	}
 	st := store.New(pool)

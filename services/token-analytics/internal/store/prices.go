@@ -12,10 +12,10 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// AddPrices stores daily and hourly points, records the newest point of each pricing id as its
-// quote (ticks only do that; a point already stored counts too, so importing the same history
-// again repairs a quote), and enqueues a market.prices.v1 record of every point that is new or
-// changed and of every tick. It returns how many history points were new or changed.
+// AddPrices stores daily and hourly points (keeping each pricing id's stored extremes, see
+// upsertHistory), records the newest point of each pricing id as its quote (ticks only do that;
+// a point already stored counts too, so importing the same history again repairs a quote), and
+// enqueues a market.prices.v1 record of every point that is new or changed and of every tick. It returns how many history points were new or changed.
 func (s *Store) AddPrices(ctx context.Context, ps []app.PricePoint) (int, error) {
 	var n int
 	err := s.write(ctx, "add prices", func(tx pgx.Tx) (bool, error) {
@@ -36,22 +36,9 @@ func (s *Store) AddPrices(ctx context.Context, ps []app.PricePoint) (int, error)
 			ids, grans, times = append(ids, p.PricingID), append(grans, int16(p.Granularity)), append(times, p.Time.UTC())
 			prices, caps, vols = append(prices, p.Price), append(caps, p.MarketCap), append(vols, p.Volume)
 		}
-		var changed []app.PricePoint
-		if len(ids) > 0 {
-			rows, err := tx.Query(ctx, sqlPricesUpsert, ids, grans, times, prices, caps, vols)
-			if err != nil {
-				return false, err
-			}
-			changed, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (app.PricePoint, error) {
-				var p app.PricePoint
-				var g int16
-				err := r.Scan(&p.PricingID, &g, &p.Time, &p.Price, &p.MarketCap, &p.Volume)
-				p.Granularity = app.Granularity(g)
-				return p, err
-			})
-			if err != nil {
-				return false, err
-			}
+		changed, err := upsertHistory(ctx, tx, historyBatch{ids, grans, times, prices, caps, vols})
+		if err != nil {
+			return false, err
 		}
 		n = len(changed)
 		out := append(changed, ticks...)
@@ -61,6 +48,59 @@ func (s *Store) AddPrices(ctx context.Context, ps []app.PricePoint) (int, error)
 		return len(out) > 0, enqueuePrices(ctx, tx, out)
 	})
 	return n, err
+}
+
+// historyBatch is a write's daily and hourly points, as the statements' arrays.
+type historyBatch struct {
+	ids    []string
+	grans  []int16
+	times  []time.Time
+	prices []float64
+	caps   []*float64
+	vols   []*float64
+}
+
+// upsertHistory stores a batch of history points and keeps market.price_extremes: it widens
+// the extremes of the batch's pricing ids first (locking their rows, so writers of one pricing
+// id follow each other), stores the points, and recomputes from history the extremes of the
+// ids where a point holding the stored high was replaced by a lower price or one holding the
+// stored low by a higher one. It returns the points that are new or changed.
+func upsertHistory(ctx context.Context, tx pgx.Tx, b historyBatch) ([]app.PricePoint, error) {
+	if len(b.ids) == 0 {
+		return nil, nil
+	}
+	if _, err := tx.Exec(ctx, sqlPriceExtremesWiden, b.ids, b.prices); err != nil {
+		return nil, fmt.Errorf("widen price extremes: %w", err)
+	}
+	rows, err := tx.Query(ctx, sqlPricesUpsert, b.ids, b.grans, b.times, b.prices, b.caps, b.vols)
+	if err != nil {
+		return nil, err
+	}
+	narrowed := map[string]bool{}
+	changed, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (app.PricePoint, error) {
+		var p app.PricePoint
+		var g int16
+		var narrows bool
+		err := r.Scan(&p.PricingID, &g, &p.Time, &p.Price, &p.MarketCap, &p.Volume, &narrows)
+		p.Granularity = app.Granularity(g)
+		if narrows {
+			narrowed[p.PricingID] = true
+		}
+		return p, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(narrowed) > 0 {
+		ids := make([]string, 0, len(narrowed))
+		for id := range narrowed {
+			ids = append(ids, id)
+		}
+		if _, err := tx.Exec(ctx, sqlPriceExtremesRecompute, ids); err != nil {
+			return nil, fmt.Errorf("recompute price extremes: %w", err)
+		}
+	}
+	return changed, nil
 }
 
 // quotes records the newest point per pricing id as its current price, market cap and 24 h

@@ -41,6 +41,10 @@ var (
 	sqlPriceAt          = load("price_at")
 	sqlPriceInForce     = load("price_in_force")
 	sqlPriceExtremes    = load("price_extremes")
+
+	sqlPriceExtremesWiden     = load("price_extremes_widen")
+	sqlPriceExtremesRecompute = load("price_extremes_recompute")
+
 	sqlPricesLock       = load("prices_lock")
 	sqlRepublishLock    = load("republish_lock")
 	sqlRepublishedGet   = load("republished_get")
