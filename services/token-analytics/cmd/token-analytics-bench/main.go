@@ -2,7 +2,10 @@
 // token-analytics): the flow rollup's throughput against a raw COPY of the same rows, and
 // p50/p99 of /token/top over BENCH_TA_TOKENS tokens with a month of hourly rollups, and of
 // /token/top_flow and /token/volume, through the real router on a fresh database
-// (BENCH_TA_ROLLUP_ONLY=1: the rollup figures only).
+// (BENCH_TA_ROLLUP_ONLY=1: the rollup figures only), then p50/p99 of /token/trending over
+// BENCH_TA_HISTORY_TOKENS tokens with years of daily and a month of hourly history, reading the
+// kept extremes and, side by side, the history-wide statement they replace
+// (BENCH_TA_TRENDING_ONLY=1: the trending figures only).
 package main
 
 import (
@@ -73,6 +76,9 @@ func run(ctx context.Context) error {
 	if err := seedRegistry(ctx, st, tokens, now); err != nil {
 		return err
 	}
+	if os.Getenv("BENCH_TA_TRENDING_ONLY") != "" {
+		return trending(ctx, pool, st, min(tokens, envInt("BENCH_TA_HISTORY_TOKENS", 200)), queries, now)
+	}
 	if err := rollupThroughput(ctx, pool, st, tokens, transfers, now); err != nil {
 		return err
 	}
@@ -82,7 +88,10 @@ func run(ctx context.Context) error {
 	if err := seedHours(ctx, pool, now); err != nil {
 		return err
 	}
-	return latencies(ctx, st, tokens, queries, now)
+	if err := latencies(ctx, st, tokens, queries, now); err != nil {
+		return err
+	}
+	return trending(ctx, pool, st, min(tokens, envInt("BENCH_TA_HISTORY_TOKENS", 200)), queries, now)
 }
 
 func tokenAddr(i int) string { return fmt.Sprintf("0x%040x", 0xa000000+i) }
