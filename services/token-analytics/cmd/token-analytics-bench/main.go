@@ -71,13 +71,17 @@ func run(ctx context.Context) error {
 	}
 	st := store.New(pool)
 	now := time.Now().UTC()
+	if os.Getenv("BENCH_TA_TRENDING_ONLY") != "" {
+		fmt.Printf("token-analytics: %d tokens, %d queries per route\n", tokens, queries)
+		if err := seedRegistry(ctx, st, tokens, now); err != nil {
+			return err
+		}
+		return trending(ctx, pool, st, min(tokens, envInt("BENCH_TA_HISTORY_TOKENS", 200)), queries, now)
+	}
 	fmt.Printf("token-analytics: %d tokens, %d transfers in block order (%d a block of 12 s, Zipf token mix), a month of hourly rollups, %d queries per route\n",
 		tokens, transfers, transfersPerBlock, queries)
 	if err := seedRegistry(ctx, st, tokens, now); err != nil {
 		return err
-	}
-	if os.Getenv("BENCH_TA_TRENDING_ONLY") != "" {
-		return trending(ctx, pool, st, min(tokens, envInt("BENCH_TA_HISTORY_TOKENS", 200)), queries, now)
 	}
 	if err := rollupThroughput(ctx, pool, st, tokens, transfers, now); err != nil {
 		return err

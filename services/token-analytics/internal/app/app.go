@@ -29,6 +29,7 @@ type Store interface {
 	TrendingIDs(ctx context.Context, chains []string, limit int) ([]string, error)
 	Altcoins(ctx context.Context, exclude string, limit int) ([]AltcoinChange, error)
 	PriceInForce(ctx context.Context, id string, t time.Time) (float64, bool, error)
+	PricesInForce(ctx context.Context, ids []string, t time.Time) (map[string]float64, error)
 	PriceExtremes(ctx context.Context, ids []string) (map[string]Extremes, error)
 	ReserveSum(ctx context.Context, chain, token string, addresses []string) (string, error)
 	PriceHistory(ctx context.Context, id string, g Granularity, from, to time.Time) ([]Quote, error)
@@ -286,9 +287,11 @@ type Extremes struct{ High, Low float64 }
 
 // trending returns the trending figures of the registry entries of ids, in the order of ids
 // (unknown ids are left out). What the registry lacks (no price API fills it) is derived from
-// the stored history: the all-time high and low from its extremes and the current price, the
-// circulating supply from the market cap and the price of the newest quote. The 24 h volume is
-// the newest quote's (AddPrices records a history point's total_volume as such).
+// the stored history: the all-time high and low from its extremes (kept by the price writes,
+// one lookup per token) and the current price, the circulating supply from the market cap and
+// the price of the newest quote. The 24 h volume is the newest quote's (AddPrices records a
+// history point's total_volume as such). Every token's figures are read in one statement per
+// kind, not one per token.
 func (s *Service) trending(ctx context.Context, ids []string) ([]TrendingToken, error) {
 	ts, err := s.st.Tokens(ctx, ids, s.o.Chains)
 	if err != nil {
@@ -306,6 +309,10 @@ func (s *Service) trending(ctx context.Context, ids []string) ([]TrendingToken, 
 	if err != nil {
 		return nil, err
 	}
+	ago, err := s.st.PricesInForce(ctx, present(ids, byID), s.o.Now().Add(-24*time.Hour))
+	if err != nil {
+		return nil, err
+	}
 	out := make([]TrendingToken, 0, len(ids))
 	for _, id := range ids {
 		t, ok := byID[id]
@@ -313,16 +320,21 @@ func (s *Service) trending(ctx context.Context, ids []string) ([]TrendingToken, 
 			continue
 		}
 		tt := trendingOf(t, ext)
-		ago, ok, err := s.priceAt(ctx, t.PricingID, s.o.Now().Add(-24*time.Hour))
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			tt.Price24hAgo = ago
-		}
+		tt.Price24hAgo = ago[id] // 0 without a price then
 		out = append(out, tt)
 	}
 	return out, nil
+}
+
+// present is ids without those byID lacks.
+func present[T any](ids []string, byID map[string]T) []string {
+	out := make([]string, 0, len(ids))
+	for _, id := range ids {
+		if _, ok := byID[id]; ok {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 func trendingOf(t Token, ext map[string]Extremes) TrendingToken {
@@ -377,13 +389,17 @@ func (s *Service) AltcoinIndex(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	ids := make([]string, len(alts))
+	for i, a := range alts {
+		ids[i] = a.PricingID
+	}
+	before, err := s.st.PricesInForce(ctx, ids, then)
+	if err != nil {
+		return 0, err
+	}
 	n := 0
 	for _, a := range alts {
-		before, ok, err := s.priceAt(ctx, a.PricingID, then)
-		if err != nil {
-			return 0, err
-		}
-		if ok && before > 0 && a.Now/before-1 > btcChange {
+		if b := before[a.PricingID]; b > 0 && a.Now/b-1 > btcChange {
 			n++
 		}
 	}

@@ -245,3 +245,31 @@ func TestMigrationBackfillsPriceExtremes(t *testing.T) {
 		t.Errorf("backfilled %v, want %v", got, want)
 	}
 }
+
+// TestPricesInForce reads the price in force of many ids in one statement: each id's newest
+// point of any granularity at or before the time (the hourly one of two at the same time), ids
+// without one left out, an id asked twice answered once.
+func TestPricesInForce(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	emptyPrices(t, pool)
+	st := New(pool)
+	day := time.Date(2025, 1, 10, 0, 0, 0, 0, time.UTC)
+	if _, err := st.AddPrices(ctx, []app.PricePoint{
+		{PricingID: "alpha", Granularity: app.Daily, Time: day.AddDate(0, 0, -1), Price: 1},
+		{PricingID: "alpha", Granularity: app.Hourly, Time: day.Add(-2 * time.Hour), Price: 2},
+		{PricingID: "alpha", Granularity: app.Daily, Time: day, Price: 3}, // after the time asked
+		{PricingID: "beta", Granularity: app.Daily, Time: day.Add(-time.Hour).Truncate(24 * time.Hour), Price: 4},
+		{PricingID: "beta", Granularity: app.Hourly, Time: day.Add(-24 * time.Hour), Price: 5}, // same time as the daily: wins
+		{PricingID: "gamma", Granularity: app.Hourly, Time: day, Price: 6},                     // only after the time asked
+	}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := st.PricesInForce(ctx, []string{"alpha", "beta", "gamma", "nohistory", "alpha"}, day.Add(-time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string]float64{"alpha": 2, "beta": 5}; !maps.Equal(got, want) {
+		t.Errorf("prices in force %v, want %v", got, want)
+	}
+}

@@ -173,15 +173,34 @@ func (s *Store) PriceAt(ctx context.Context, id string, g app.Granularity, t tim
 // PriceInForce is the price in force at t: a pricing id's newest point of any granularity at
 // or before t.
 func (s *Store) PriceInForce(ctx context.Context, id string, t time.Time) (float64, bool, error) {
-	var p float64
-	err := s.pool.QueryRow(ctx, sqlPriceInForce, id, t).Scan(&p)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return 0, false, nil
-	}
+	ps, err := s.PricesInForce(ctx, []string{id}, t)
 	if err != nil {
-		return 0, false, fmt.Errorf("price of %s at %s: %w", id, t, err)
+		return 0, false, err
 	}
-	return p, true, nil
+	p, ok := ps[id]
+	return p, ok, nil
+}
+
+// PricesInForce is the price in force at t of each of ids that has one, in one statement.
+func (s *Store) PricesInForce(ctx context.Context, ids []string, t time.Time) (map[string]float64, error) {
+	out := map[string]float64{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	rows, err := s.pool.Query(ctx, sqlPriceInForce, ids, t)
+	if err != nil {
+		return nil, fmt.Errorf("prices at %s: %w", t, err)
+	}
+	var id string
+	var p float64
+	_, err = pgx.ForEachRow(rows, []any{&id, &p}, func() error {
+		out[id] = p
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("prices at %s: %w", t, err)
+	}
+	return out, nil
 }
 
 // PriceExtremes returns the highest and lowest stored history price of each of ids that has
