@@ -53,7 +53,7 @@ if section balances "balances: observation throughput vs raw COPY and query late
   (cd services/balances && go run ./cmd/balances-bench)
 fi
 
-if section token-analytics "token-analytics: flow rollup vs raw COPY, /token/top over ${BENCH_TA_TOKENS:-5000} tokens with a month of hourly rollups, top_flow, volume (issue 26)"; then
+if section token-analytics "token-analytics: flow rollup vs raw COPY, /token/top over ${BENCH_TA_TOKENS:-5000} tokens with a month of hourly rollups, top_flow, volume, trending over years of price history (issue 26)"; then
   (cd services/token-analytics && go run ./cmd/token-analytics-bench)
 fi
 
