@@ -15,7 +15,8 @@ import (
 // AddPrices stores daily and hourly points (keeping each pricing id's stored extremes, see
 // upsertHistory), records the newest point of each pricing id as its quote (ticks only do that;
 // a point already stored counts too, so importing the same history again repairs a quote), and
-// enqueues a market.prices.v1 record of every point that is new or changed and of every tick. It returns how many history points were new or changed.
+// enqueues a market.prices.v1 record of every point that is new or changed and of every tick.
+// It returns how many history points were new or changed.
 func (s *Store) AddPrices(ctx context.Context, ps []app.PricePoint) (int, error) {
 	var n int
 	err := s.write(ctx, "add prices", func(tx pgx.Tx) (bool, error) {
