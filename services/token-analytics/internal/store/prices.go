@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
@@ -114,8 +115,16 @@ func quotes(ctx context.Context, tx pgx.Tx, ps []app.PricePoint) error {
 			newest[p.PricingID] = p
 		}
 	}
+	// In pricing-id order, so two writers quoting the same tokens lock their registry rows in
+	// one order and cannot deadlock.
+	ids := make([]string, 0, len(newest))
+	for id := range newest {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
 	b := &pgx.Batch{}
-	for _, p := range newest {
+	for _, id := range ids {
+		p := newest[id]
 		b.Queue(sqlTokenQuote, p.PricingID, p.Price, p.Time.UTC(), p.MarketCap, p.Volume)
 	}
 	return tx.SendBatch(ctx, b).Close()
