@@ -27,7 +27,7 @@ import (
 	"github.com/chainintel/chainintel/services/edge/internal/proxy"
 	"github.com/chainintel/chainintel/services/edge/internal/ratelimit"
 	"github.com/chainintel/chainintel/services/edge/internal/routes"
-	"github.com/chainintel/chainintel/services/edge/internal/tiers"
+	"github.com/chainintel/chainintel/services/edge/tiers"
 	"github.com/chainintel/chainintel/services/edge/internal/usage"
 	"github.com/chainintel/chainintel/services/edge/migrations"
 	"github.com/jackc/pgx/v5/pgxpool"

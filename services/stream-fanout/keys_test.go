@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/chainintel/chainintel/libs/httpx"
+	"github.com/chainintel/chainintel/services/edge/ledger"
 	streamfanout "github.com/chainintel/chainintel/services/stream-fanout"
 	"github.com/coder/websocket"
 )
@@ -149,17 +150,16 @@ func TestRevokedKeyClosesItsStreams(t *testing.T) {
 // with 4429 once its deliveries are charged past the limit; tiers with overage are not refused.
 func TestCreditLimitStopsStreams(t *testing.T) {
 	w := newWorld(t)
-	ledger := w.prefix + "credits:"
-	r := w.start(func(c *streamfanout.Config) { c.CreditLimits = "free=10"; c.CreditLedgerPrefix = ledger })
+	r := w.start(nil)
 	me := httpx.Identity{KeyID: "kcl1", UserID: "user-kcl1", Role: httpx.RoleIndividual, Tier: "free"}
-	name := ledger + "user:user-kcl1:" + time.Now().UTC().Format("2006-01")
+	name := ledger.Key(ledger.BilledEntity(me.UserID, ""), time.Now())
 	ctx := context.Background()
-	set := func(used int) {
-		if err := w.rdb.HSet(ctx, name, "used", used, "through", time.Now().UnixMilli()).Err(); err != nil {
+	set := func(used int) { // as the edge's metering consumer publishes a period's total
+		if err := w.rdb.HSet(ctx, name, ledger.FieldUsed, used, ledger.FieldThrough, time.Now().UnixMilli()).Err(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	set(10)
+	set(1000) // the free tier's included credits
 	limit := `{"error":"credit limit reached"}`
 	if _, resp, err := w.tryDial(r, me, ""); err == nil || resp.StatusCode != 429 {
 		t.Fatalf("connect with credits spent: %v %v", err, resp)
@@ -172,13 +172,13 @@ func TestCreditLimitStopsStreams(t *testing.T) {
 		t.Fatalf("a tier with overage: %d %s", a.status, a.body)
 	}
 
-	set(5)
+	set(995)
 	c := w.dial(r, me, "")
 	from := addr(95)
 	c.subscribe(map[string]any{"from": []string{from}})
 	w.publish(transferMsg(from, addr(96), 1))
 	c.transfer()
-	set(10) // the edge's metering consumer counted the rest of the period's calls
+	set(1000) // the edge's metering consumer counted the rest of the period's calls
 	w.publish(transferMsg(from, addr(96), 1))
 	code, reason := c.closedWith(5 * time.Second)
 	if code != 4429 || reason != "credit limit reached" {

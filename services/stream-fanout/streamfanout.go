@@ -59,15 +59,21 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		return err
 	}
 	served, _ := chains.NewSet(cfg.Chains)
-	tiers, def, _ := cfg.ParseQuotas()
+	table, def, _ := cfg.Tiers()
 	quotas := func(tier string) store.Limits {
-		q, ok := tiers[tier]
+		t, ok := table.Get(tier)
 		if !ok {
-			q = def
+			return store.Limits{Hourly: def.Hourly, Monthly: def.Monthly}
 		}
-		return store.Limits{Hourly: q.Hourly, Monthly: q.Monthly}
+		return store.Limits{Hourly: t.StreamHourly, Monthly: t.StreamMonthly}
 	}
-	credits, _ := cfg.ParseCreditLimits()
+	creditLimit := func(tier string) (int64, bool) {
+		t, ok := table.Get(tier)
+		if !ok {
+			return 0, false
+		}
+		return t.CreditLimit()
+	}
 	var labels ws.Labels
 	if cfg.UserLabelsURL != "" {
 		c, err := ws.NewLabelsClient(cfg.UserLabelsURL, s.Signer, s.Tel.TracerProvider)
@@ -90,7 +96,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		Served: served, Quotas: quotas, Window: cfg.Window, V2Window: cfg.V2Window, QueueSize: cfg.QueueSize,
 		PingInterval: cfg.PingInterval, WriteTimeout: cfg.WriteTimeout, Writers: cfg.Writers, MaxConnsPerKey: cfg.MaxConnsPerKey,
 		MaxFilters: cfg.MaxFilters, MaxSessionsPerKey: cfg.MaxSessionsPerKey,
-		CreditLimits: credits, CreditLedgerPrefix: cfg.CreditLedgerPrefix, Checkpoint: cfg.Checkpoint, Log: s.Log,
+		CreditLimit: creditLimit, Checkpoint: cfg.Checkpoint, Log: s.Log,
 	})
 	var loaded atomic.Bool
 	s.Ready.AddCheck("attribution read model", func(context.Context) error {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/chainintel/chainintel/libs/httpx"
 	"github.com/chainintel/chainintel/services/edge/internal/routes"
-	"github.com/chainintel/chainintel/services/edge/internal/tiers"
+	"github.com/chainintel/chainintel/services/edge/tiers"
 	"github.com/chainintel/chainintel/services/edge/internal/usage"
 )
 

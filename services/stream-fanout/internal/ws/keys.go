@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/chainintel/chainintel/services/edge/ledger"
 	"github.com/coder/websocket"
 )
 
@@ -105,25 +106,21 @@ func (c *conn) close(code websocket.StatusCode, reason string) {
 	go c.end(code, reason)
 }
 
-// creditEntity names the edge's live credit ledger hash of id's billed entity (its org, else
-// its user) for the billing period (the calendar month, UTC) holding now.
-func (h *Hub) creditEntity(id Identity, now time.Time) string {
-	typ, eid := "user", id.UserID
-	if id.OrgID != "" {
-		typ, eid = "org", id.OrgID
-	}
-	return h.o.CreditLedgerPrefix + typ + ":" + eid + ":" + now.UTC().Format("2006-01")
+// creditKey names the edge's live credit ledger hash of id's billed entity for the billing
+// period holding now.
+func creditKey(id Identity, now time.Time) string {
+	return ledger.Key(ledger.BilledEntity(id.UserID, id.OrgID), now)
 }
 
-// CreditsSpent reports whether id's tier has no overage (Options.CreditLimits) and its billed
+// CreditsSpent reports whether id's tier has a credit limit (Options.CreditLimit) and its billed
 // entity's credits of the period are spent, as the edge's live ledger says. A ledger with no
 // figure yet this period is not spent.
 func (h *Hub) CreditsSpent(ctx context.Context, id Identity) (bool, error) {
-	limit, ok := h.o.CreditLimits[id.Tier]
+	limit, ok := h.o.CreditLimit(id.Tier)
 	if !ok {
 		return false, nil
 	}
-	used, err := h.o.Store.LedgerUsed(ctx, []string{h.creditEntity(id, h.o.Now())})
+	used, err := h.o.Store.LedgerUsed(ctx, []string{creditKey(id, h.o.Now())})
 	if err != nil {
 		return false, err
 	}
@@ -131,7 +128,7 @@ func (h *Hub) CreditsSpent(ctx context.Context, id Identity) (bool, error) {
 }
 
 // checkCredits runs after the meter charged ids' deliveries: the connections of those whose
-// credits are spent on a tier without overage are closed with CloseCreditLimit. The ledger
+// credits are spent on a tier with a credit limit are closed with CloseCreditLimit. The ledger
 // counts a delivery once the edge's metering consumer has, so a stream may overshoot by
 // what it delivers within that lag and one meter period.
 func (h *Hub) checkCredits(ctx context.Context, ids []Identity) {
@@ -139,10 +136,10 @@ func (h *Hub) checkCredits(ctx context.Context, ids []Identity) {
 	byName := map[string]bool{}
 	now := h.o.Now()
 	for _, id := range ids {
-		if _, ok := h.o.CreditLimits[id.Tier]; !ok {
+		if _, ok := h.o.CreditLimit(id.Tier); !ok {
 			continue
 		}
-		if n := h.creditEntity(id, now); !byName[n] {
+		if n := creditKey(id, now); !byName[n] {
 			byName[n] = true
 			names = append(names, n)
 		}
@@ -160,8 +157,8 @@ func (h *Hub) checkCredits(ctx context.Context, ids []Identity) {
 		usedBy[n] = used[i]
 	}
 	for _, c := range h.snapshot() {
-		limit, ok := h.o.CreditLimits[c.id.Tier]
-		if u, found := usedBy[h.creditEntity(c.id, now)]; ok && found && u >= limit {
+		limit, ok := h.o.CreditLimit(c.id.Tier)
+		if u, found := usedBy[creditKey(c.id, now)]; ok && found && u >= limit {
 			c.close(CloseCreditLimit, creditLimitReason)
 		}
 	}
