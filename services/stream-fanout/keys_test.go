@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -24,8 +25,7 @@ func keyHash(raw string) string {
 // dialKey connects to path as the edge does for a caller whose key hashes to hash.
 func (w *world) dialKey(r *replica, id httpx.Identity, hash, path string) (*client, *http.Response, error) {
 	h := http.Header{}
-	w.signer.Sign(h, id, time.Now())
-	h.Set(httpx.HeaderCallerKey, hash)
+	w.signer.SignWithKey(h, id, hash, time.Now())
 	ctx, cancel := contextWithTimeout(10 * time.Second)
 	defer cancel()
 	c, resp, err := dialWS(ctx, r.url+path, h)
@@ -40,8 +40,7 @@ func (w *world) dialKey(r *replica, id httpx.Identity, hash, path string) (*clie
 func (w *world) callKey(r *replica, id httpx.Identity, hash, method, path, body string) answer {
 	w.t.Helper()
 	req, _ := http.NewRequest(method, r.url+path, strings.NewReader(body))
-	w.signer.Sign(req.Header, id, time.Now())
-	req.Header.Set(httpx.HeaderCallerKey, hash)
+	w.signer.SignWithKey(req.Header, id, hash, time.Now())
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		w.t.Fatal(err)
@@ -142,6 +141,43 @@ func TestRevokedKeyClosesItsStreams(t *testing.T) {
 	moved.Tier = "pro"
 	if _, resp, err := w.dialKey(r1, moved, mine, "/ws/transfers"); err != nil {
 		t.Fatalf("connect after the grace: %v %v", err, resp)
+	}
+}
+
+// TestForgedKeyHeaderRefused: a key hash no edge signature covers (added to a keyless
+// identity, or altered) is refused with 401, so a pod without the internal secret can neither
+// dodge a revoke nor pose as another key for its closes and refusals.
+func TestForgedKeyHeaderRefused(t *testing.T) {
+	w := newWorld(t)
+	r := w.start(nil)
+	me := ident("kfg1")
+	mine, other := keyHash(w.prefix+"mine"), keyHash(w.prefix+"other")
+	bad := `{"error":"invalid caller identity"}`
+	for name, forge := range map[string]func(http.Header){
+		"added":   func(h http.Header) { w.signer.Sign(h, me, time.Now()); h.Set(httpx.HeaderCallerKey, other) },
+		"altered": func(h http.Header) { w.signer.SignWithKey(h, me, mine, time.Now()); h.Set(httpx.HeaderCallerKey, other) },
+	} {
+		req, _ := http.NewRequest("POST", r.url+"/ws/v2/streams", strings.NewReader(`{"to":["binance"]}`))
+		forge(req.Header)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		expect(t, answer{resp.StatusCode, string(b)}, 401, bad)
+		h := http.Header{}
+		forge(h)
+		ctx, cancel := contextWithTimeout(10 * time.Second)
+		_, resp, err = dialWS(ctx, r.url+"/ws/transfers", h)
+		cancel()
+		if err == nil || resp == nil || resp.StatusCode != 401 {
+			t.Fatalf("%s key header: connect %v %v, want 401", name, err, resp)
+		}
+	}
+	// Signed, the same key connects.
+	if _, resp, err := w.dialKey(r, me, mine, "/ws/transfers"); err != nil {
+		t.Fatalf("signed key: %v %v", err, resp)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/chainintel/chainintel/libs/httpx"
 	"github.com/chainintel/chainintel/services/edge/ledger"
 	"github.com/coder/websocket"
 )
@@ -39,10 +40,11 @@ type keyWatch struct {
 	changed map[string]time.Time // key hash → when its invalidation arrived
 }
 
-// KeyHash reads the caller's key hash the edge sends (httpx.HeaderCallerKey); "" when absent or
-// not a hex SHA-256.
-func KeyHash(h http.Header) string {
-	v := strings.ToLower(h.Get("X-Caller-Key"))
+// KeyHash is the caller's key hash the edge sent under the identity's signature
+// (httpx.CallerKeyFrom, put in ctx by the identity middleware); "" when absent or not a hex
+// SHA-256. A header no signature covers never gets here: the middleware refuses the call.
+func KeyHash(ctx context.Context) string {
+	v := strings.ToLower(httpx.CallerKeyFrom(ctx))
 	if len(v) != 64 {
 		return ""
 	}

@@ -38,7 +38,7 @@ const connTTL = 90 * time.Second
 // invalidated, credits spent, the key's connection limit, an unknown session, shutdown) are
 // returned before any upgrade, for the caller to answer as HTTP errors.
 func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, id Identity, cn Connect) error {
-	hash := KeyHash(r.Header)
+	hash := KeyHash(r.Context())
 	token := newID()
 	release, err := h.admit(r.Context(), id, hash, token, cn)
 	if err != nil {
