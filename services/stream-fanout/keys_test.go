@@ -12,9 +12,12 @@ import (
 	"time"
 
 	"github.com/chainintel/chainintel/libs/httpx"
+	"github.com/chainintel/chainintel/libs/redisx/redistest"
+	"github.com/chainintel/chainintel/services/edge/keyevents"
 	"github.com/chainintel/chainintel/services/edge/ledger"
 	streamfanout "github.com/chainintel/chainintel/services/stream-fanout"
 	"github.com/coder/websocket"
+	"github.com/redis/go-redis/v9"
 )
 
 func keyHash(raw string) string {
@@ -144,6 +147,69 @@ func TestRevokedKeyClosesItsStreams(t *testing.T) {
 	}
 }
 
+// TestRevokeMissedWhileUnsubscribed: a revoke whose message a replica missed (its
+// subscription was down when the edge published it) still closes the key's connections when
+// the subscription comes back, from the edge's record of recent invalidations; a connection
+// admitted after its key's invalidation stays.
+func TestRevokeMissedWhileUnsubscribed(t *testing.T) {
+	w := newWorld(t)
+	channel := w.prefix + "keys:invalidate"
+	r := w.start(func(c *streamfanout.Config) { c.KeyInvalidateChannel = channel })
+	me, other := ident("kms1"), ident("kms2")
+	mine, others := keyHash(w.prefix+"mine"), keyHash(w.prefix+"other")
+	ctx := context.Background()
+	record := func(hash string, at time.Time) { // as the edge records a revoke beside its publish
+		if _, err := w.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			keyevents.Record(ctx, p, channel, []string{hash}, at)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	record(others, time.Now().Add(-time.Minute)) // a tier change before its connection
+	from := addr(97)
+	var conns []*client
+	for _, k := range []struct {
+		id   httpx.Identity
+		hash string
+	}{{me, mine}, {other, others}} {
+		c, resp, err := w.dialKey(r, k.id, k.hash, "/ws/transfers")
+		if err != nil {
+			t.Fatalf("dial: %v %v", err, resp)
+		}
+		c.subscribe(map[string]any{"from": []string{from}})
+		conns = append(conns, c)
+	}
+	w.publish(transferMsg(from, addr(98), 1))
+	for _, c := range conns {
+		c.transfer()
+	}
+
+	// The revoke is recorded but its message never reaches the replica.
+	record(mine, time.Now())
+	w.publish(transferMsg(from, addr(98), 2))
+	for _, c := range conns {
+		c.transfer()
+	}
+	// The replica's subscription drops and comes back.
+	deadline := time.Now().Add(10 * time.Second)
+	for redistest.DropSubscribers(t, w.rdb) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the replica never subscribed to key invalidations")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	code, reason := conns[0].closedWith(20 * time.Second)
+	if code != 4401 || reason != "API key revoked or its tier changed; connect again (a revoked key is refused)" {
+		t.Fatalf("the revoked key's connection closed with %d %q", code, reason)
+	}
+	tr := transferMsg(from, addr(98), 3)
+	w.publish(tr)
+	if id, _, _ := conns[1].transfer(); id != tr.Id {
+		t.Fatalf("the key changed before its connection got %s", id)
+	}
+}
+
 // TestForgedKeyHeaderRefused: a key hash no edge signature covers (added to a keyless
 // identity, or altered) is refused with 401, so a pod without the internal secret can neither
 // dodge a revoke nor pose as another key for its closes and refusals.
@@ -154,8 +220,11 @@ func TestForgedKeyHeaderRefused(t *testing.T) {
 	mine, other := keyHash(w.prefix+"mine"), keyHash(w.prefix+"other")
 	bad := `{"error":"invalid caller identity"}`
 	for name, forge := range map[string]func(http.Header){
-		"added":   func(h http.Header) { w.signer.Sign(h, me, time.Now()); h.Set(httpx.HeaderCallerKey, other) },
-		"altered": func(h http.Header) { w.signer.SignWithKey(h, me, mine, time.Now()); h.Set(httpx.HeaderCallerKey, other) },
+		"added": func(h http.Header) { w.signer.Sign(h, me, time.Now()); h.Set(httpx.HeaderCallerKey, other) },
+		"altered": func(h http.Header) {
+			w.signer.SignWithKey(h, me, mine, time.Now())
+			h.Set(httpx.HeaderCallerKey, other)
+		},
 	} {
 		req, _ := http.NewRequest("POST", r.url+"/ws/v2/streams", strings.NewReader(`{"to":["binance"]}`))
 		forge(req.Header)

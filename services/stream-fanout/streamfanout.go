@@ -13,6 +13,7 @@ import (
 	"github.com/chainintel/chainintel/libs/redisx"
 	"github.com/chainintel/chainintel/libs/service"
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
+	"github.com/chainintel/chainintel/services/edge/keyevents"
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/config"
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/engine"
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/feed"
@@ -112,8 +113,12 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		return followUserChanges(ctx, cfg.Brokers, hub, s.Log)
 	}})
 
+	channel := cfg.KeyInvalidateChannel
+	if channel == "" {
+		channel = keyevents.DefaultChannel
+	}
 	s.Add(lifecycle.Part{Name: "key invalidations", Run: func(ctx context.Context) error {
-		return followKeyInvalidations(ctx, rdb, cfg.KeyInvalidateChannel, hub, s.Log)
+		return followKeyInvalidations(ctx, rdb, channel, hub, s.Log)
 	}})
 
 	e := s.Engine()
@@ -122,10 +127,23 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 }
 
 // followKeyInvalidations closes the connections of the keys the edge invalidates (a revoke or a
-// tier change) on its channel. The subscription reconnects by itself; an invalidation published
-// while it is away is missed (see docs/stream-fanout.md).
+// tier change) on its channel. The subscription reconnects by itself; each time it is
+// established the edge's record of recent invalidations is read, so one published while it was
+// away still closes what it must (see docs/stream-fanout.md).
 func followKeyInvalidations(ctx context.Context, rdb redis.UniversalClient, channel string, hub *ws.Hub, log *slog.Logger) error {
-	return redisx.Follow(ctx, rdb, channel, func(payload string) {
+	resync := func(ctx context.Context) {
+		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		missed, err := keyevents.Recent(rctx, rdb, channel, time.Now().Add(-keyevents.Retention))
+		if err != nil {
+			log.Warn("the key invalidations missed while unsubscribed were not read; they are read again at the next resubscribe", "error", err)
+			return
+		}
+		if n := hub.KeysMissed(missed); n > 0 {
+			log.Info("closed the connections of keys invalidated while unsubscribed", "connections", n)
+		}
+	}
+	return redisx.FollowResync(ctx, rdb, channel, resync, func(payload string) {
 		if n := hub.KeysChanged(payload); n > 0 {
 			log.Info("closed the connections of invalidated keys", "connections", n)
 		}

@@ -50,9 +50,9 @@ type Config struct {
 	TiersFile string `env:"TIERS_FILE"`
 	// DefaultQuota ("<per hour>/<per month>") applies to a tier the table does not name.
 	DefaultQuota string `env:"DEFAULT_QUOTA" envDefault:"10000/1000000"`
-	// KeyInvalidateChannel is the edge's key invalidation channel: a key it names has its open
-	// connections closed.
-	KeyInvalidateChannel string `env:"KEY_INVALIDATE_CHANNEL" envDefault:"edge:keys:invalidate"`
+	// KeyInvalidateChannel is the edge's key invalidation channel (empty: the edge's,
+	// keyevents.DefaultChannel): a key it names has its open connections closed.
+	KeyInvalidateChannel string `env:"KEY_INVALIDATE_CHANNEL"`
 	// NaiveMatcher checks every filter for every transfer instead of using the indexes: the
 	// baseline `make bench` compares the engine with. Never set it in a deployment.
 	NaiveMatcher bool `env:"NAIVE_MATCHER" envDefault:"false"`
@@ -95,9 +95,6 @@ func (c Config) Validate() error {
 	}
 	if _, _, err := c.Tiers(); err != nil {
 		p = append(p, err)
-	}
-	if c.KeyInvalidateChannel == "" {
-		p.Addf("STREAM_KEY_INVALIDATE_CHANNEL must not be empty")
 	}
 	if c.Window <= 0 || c.V2Window <= 0 || c.PingInterval <= 0 || c.WriteTimeout <= 0 || c.Checkpoint <= 0 {
 		p.Addf("STREAM_SESSION_WINDOW, STREAM_V2_WINDOW, STREAM_PING_INTERVAL, STREAM_WRITE_TIMEOUT and STREAM_CHECKPOINT must be positive")

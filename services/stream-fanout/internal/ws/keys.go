@@ -62,14 +62,7 @@ func (h *Hub) KeysChanged(payload string) int {
 	now := h.o.Now()
 	set := map[string]bool{}
 	h.keys.mu.Lock()
-	if h.keys.changed == nil {
-		h.keys.changed = map[string]time.Time{}
-	}
-	for hx, at := range h.keys.changed {
-		if now.Sub(at) > keyChangeGrace {
-			delete(h.keys.changed, hx)
-		}
-	}
+	h.keys.forgetOld(now)
 	for _, hx := range strings.Split(payload, ",") {
 		if hx = strings.ToLower(strings.TrimSpace(hx)); len(hx) == 64 {
 			set[hx] = true
@@ -80,6 +73,46 @@ func (h *Hub) KeysChanged(payload string) int {
 	n := 0
 	for _, c := range h.snapshot() {
 		if c.keyHash != "" && set[c.keyHash] {
+			c.close(CloseKeyChanged, keyChangedReason)
+			n++
+		}
+	}
+	return n
+}
+
+// forgetOld drops the keys changed longer than keyChangeGrace before now; w.mu is held.
+func (w *keyWatch) forgetOld(now time.Time) {
+	if w.changed == nil {
+		w.changed = map[string]time.Time{}
+	}
+	for hx, at := range w.changed {
+		if now.Sub(at) > keyChangeGrace {
+			delete(w.changed, hx)
+		}
+	}
+}
+
+// KeysMissed applies the invalidations this replica's subscription may have missed while it
+// was away (hex hash → the time of its latest invalidation, from the edge's record,
+// keyevents.Recent). A connection of one of those keys admitted before the invalidation could
+// have reached every edge (its time plus keyChangeGrace) is closed with CloseKeyChanged; one
+// admitted later was verified after the change and stays. Keys invalidated within
+// keyChangeGrace are refused as KeysChanged refuses them. It returns how many connections it
+// closed.
+func (h *Hub) KeysMissed(changed map[string]time.Time) int {
+	now := h.o.Now()
+	h.keys.mu.Lock()
+	h.keys.forgetOld(now)
+	for hx, at := range changed {
+		if now.Sub(at) <= keyChangeGrace && at.After(h.keys.changed[hx]) {
+			h.keys.changed[hx] = at
+		}
+	}
+	h.keys.mu.Unlock()
+	n := 0
+	for _, c := range h.snapshot() {
+		at, ok := changed[c.keyHash]
+		if c.keyHash != "" && ok && !c.closing.Load() && c.admitted.Before(at.Add(keyChangeGrace)) {
 			c.close(CloseKeyChanged, keyChangedReason)
 			n++
 		}
