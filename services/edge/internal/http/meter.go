@@ -19,8 +19,8 @@ import (
 	"github.com/chainintel/chainintel/services/edge/internal/metering"
 	"github.com/chainintel/chainintel/services/edge/internal/proxy"
 	"github.com/chainintel/chainintel/services/edge/internal/routes"
-	"github.com/chainintel/chainintel/services/edge/tiers"
 	"github.com/chainintel/chainintel/services/edge/internal/usage"
+	"github.com/chainintel/chainintel/services/edge/tiers"
 	"github.com/google/uuid"
 )
 
