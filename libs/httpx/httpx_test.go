@@ -183,3 +183,43 @@ func FuzzVerify(f *testing.F) {
 		}
 	})
 }
+
+// TestSignWithKey: the caller's key hash travels under the identity's signature, so a header
+// added to a keyless signature, altered, repeated or removed is refused, and Sign drops a
+// stale one.
+func TestSignWithKey(t *testing.T) {
+	s := NewSigner("0123456789abcdef0123456789abcdef")
+	now := time.Unix(1_700_000_000, 0)
+	id := Identity{KeyID: "k1", UserID: "u1", Role: RoleIndividual, Tier: "free"}
+	key, other := strings.Repeat("ab", 32), strings.Repeat("cd", 32)
+	h := http.Header{}
+	s.SignWithKey(h, id, key, now)
+	if got, k, err := s.VerifyWithKey(h, now); err != nil || got != id || k != key {
+		t.Fatalf("VerifyWithKey = %+v %q %v", got, k, err)
+	}
+	keyless := http.Header{}
+	s.Sign(keyless, id, now)
+	if _, k, err := s.VerifyWithKey(keyless, now); err != nil || k != "" {
+		t.Fatalf("keyless: %q %v", k, err)
+	}
+	for name, tamper := range map[string]func(http.Header){
+		"added":    func(x http.Header) { x.Set(HeaderCallerKey, other) },
+		"altered":  func(x http.Header) { x.Set(HeaderCallerKey, other) },
+		"repeated": func(x http.Header) { x.Add(HeaderCallerKey, key) },
+		"removed":  func(x http.Header) { x.Del(HeaderCallerKey) },
+	} {
+		x := h.Clone()
+		if name == "added" {
+			x = keyless.Clone()
+		}
+		tamper(x)
+		if _, _, err := s.VerifyWithKey(x, now); !errors.Is(err, ErrBadIdentity) {
+			t.Errorf("key header %s: %v, want ErrBadIdentity", name, err)
+		}
+	}
+	resigned := h.Clone()
+	s.Sign(resigned, id, now)
+	if _, k, err := s.VerifyWithKey(resigned, now); err != nil || k != "" || resigned.Get(HeaderCallerKey) != "" {
+		t.Fatalf("Sign over a keyed header: %q %v %v", k, err, resigned)
+	}
+}

@@ -47,7 +47,8 @@ const HeaderCaller = "X-Caller"
 // HeaderCallerKey carries, to stream-fanout only, the hex SHA-256 of the caller's API key: the
 // name the edge's key invalidations (edge:keys:invalidate) give a key, so that a stream open
 // under a key can be closed when the key is revoked or its tier changes. It is an X-Caller*
-// header, so the edge strips any a client sends.
+// header, so the edge strips any a client sends, and the X-Caller signature covers it
+// (SignWithKey), so no one without the internal secret can add, alter or remove it.
 const HeaderCallerKey = "X-Caller-Key"
 
 // HeaderRows is set by services on list responses with the number of rows returned; the edge
@@ -76,6 +77,7 @@ type Signer struct {
 
 type signature struct {
 	id     Identity
+	key    string // the HeaderCallerKey value signed with id, "" for none
 	unix   int64
 	header []string // the X-Caller value
 }
@@ -85,36 +87,75 @@ func NewSigner(secret string) *Signer {
 	return &Signer{secret: []byte(secret), seed: maphash.MakeSeed()}
 }
 
-func (s *Signer) mac(id Identity, ts string) string {
+// mac signs id, the time ts and the caller's key hash key. A key is one more line, so a
+// signature made without one (every service but stream-fanout) is the same as before keys were
+// signed, and one made with a key never verifies without it.
+func (s *Signer) mac(id Identity, ts, key string) string {
 	m := hmac.New(sha256.New, s.secret)
 	for _, part := range []string{"v1", id.KeyID, id.UserID, id.OrgID, id.Role, id.Tier, ts} {
 		m.Write([]byte(part))
 		m.Write([]byte{'\n'})
 	}
+	if key != "" {
+		m.Write([]byte("key " + key + "\n"))
+	}
 	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
 }
 
-// Sign writes id into h with a signature for time now.
+// Sign writes id into h with a signature for time now (and drops any HeaderCallerKey, which
+// would not verify with it).
 func (s *Signer) Sign(h http.Header, id Identity, now time.Time) {
+	s.SignWithKey(h, id, "", now)
+}
+
+// SignWithKey is Sign that also sends the caller's key hash (HeaderCallerKey) under the same
+// signature; an empty keyHash sends none.
+func (s *Signer) SignWithKey(h http.Header, id Identity, keyHash string, now time.Time) {
 	unix := now.Unix()
 	slot := &s.recent[maphash.String(s.seed, id.KeyID)%uint64(len(s.recent))]
 	sig := slot.Load()
-	if sig == nil || sig.unix != unix || sig.id != id {
+	if sig == nil || sig.unix != unix || sig.id != id || sig.key != keyHash {
 		ts := strconv.FormatInt(unix, 10)
 		v := strings.Join([]string{"v1", url.PathEscape(id.KeyID), url.PathEscape(id.UserID), url.PathEscape(id.OrgID),
-			url.PathEscape(id.Role), url.PathEscape(id.Tier), ts, s.mac(id, ts)}, " ")
-		sig = &signature{id: id, unix: unix, header: []string{v}}
+			url.PathEscape(id.Role), url.PathEscape(id.Tier), ts, s.mac(id, ts, keyHash)}, " ")
+		sig = &signature{id: id, key: keyHash, unix: unix, header: []string{v}}
 		slot.Store(sig)
 	}
 	h[HeaderCaller] = sig.header // canonical already; the slice is never written to
+	if keyHash == "" {
+		delete(h, HeaderCallerKey)
+	} else {
+		h[HeaderCallerKey] = []string{keyHash}
+	}
 }
 
 // Verify reads and checks the identity in h. ErrNoIdentity when there is none.
 func (s *Signer) Verify(h http.Header, now time.Time) (Identity, error) {
+	id, _, err := s.VerifyWithKey(h, now)
+	return id, err
+}
+
+// VerifyWithKey is Verify that also returns the caller's key hash the signature covers ("" when
+// the edge sent none). A key header added, altered, repeated or removed after signing fails
+// with ErrBadIdentity.
+func (s *Signer) VerifyWithKey(h http.Header, now time.Time) (Identity, string, error) {
 	v := h.Get(HeaderCaller)
 	if v == "" {
-		return Identity{}, ErrNoIdentity
+		return Identity{}, "", ErrNoIdentity
 	}
+	keys := h.Values(HeaderCallerKey)
+	if len(keys) > 1 {
+		return Identity{}, "", ErrBadIdentity
+	}
+	var key string
+	if len(keys) == 1 {
+		key = keys[0]
+	}
+	id, err := s.verify(v, key, now)
+	return id, key, err
+}
+
+func (s *Signer) verify(v, key string, now time.Time) (Identity, error) {
 	f := strings.Split(v, " ")
 	if len(f) != 8 || f[0] != "v1" {
 		return Identity{}, ErrBadIdentity
@@ -128,7 +169,7 @@ func (s *Signer) Verify(h http.Header, now time.Time) (Identity, error) {
 		*dst = u
 	}
 	ts, sig := f[6], f[7]
-	if !hmac.Equal([]byte(sig), []byte(s.mac(id, ts))) {
+	if !hmac.Equal([]byte(sig), []byte(s.mac(id, ts, key))) {
 		return Identity{}, ErrBadIdentity
 	}
 	sec, err := strconv.ParseInt(ts, 10, 64)
@@ -167,19 +208,33 @@ func IdentityFrom(ctx context.Context) (Identity, bool) {
 	return id, ok
 }
 
-// IdentityMiddleware verifies identity headers when present and puts the identity in the request
-// context. A request with a bad or expired signature is refused with 401; one without identity
-// passes on without it (RequireIdentity refuses those on user-scoped routes).
+type callerKeyKey struct{}
+
+// CallerKeyFrom returns the caller's key hash the verified identity's signature covered
+// (HeaderCallerKey), "" when there was none.
+func CallerKeyFrom(ctx context.Context) string {
+	k, _ := ctx.Value(callerKeyKey{}).(string)
+	return k
+}
+
+// IdentityMiddleware verifies identity headers when present and puts the identity (and the
+// signed caller key hash, CallerKeyFrom) in the request context. A request with a bad or
+// expired signature is refused with 401; one without identity passes on without it
+// (RequireIdentity refuses those on user-scoped routes).
 func IdentityMiddleware(s *Signer) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		id, err := s.Verify(c.Request.Header, time.Now())
+		id, key, err := s.VerifyWithKey(c.Request.Header, time.Now())
 		switch {
 		case errors.Is(err, ErrNoIdentity):
 		case err != nil:
 			Error(c, http.StatusUnauthorized, "invalid caller identity")
 			return
 		default:
-			c.Request = c.Request.WithContext(WithIdentity(c.Request.Context(), id))
+			ctx := WithIdentity(c.Request.Context(), id)
+			if key != "" {
+				ctx = context.WithValue(ctx, callerKeyKey{}, key)
+			}
+			c.Request = c.Request.WithContext(ctx)
 		}
 		c.Next()
 	}

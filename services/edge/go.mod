@@ -101,3 +101,13 @@ replace (
 	github.com/chainintel/chainintel/libs => ../../libs
 	github.com/chainintel/chainintel/proto => ../../proto
 )
+
+require (
+	github.com/chainintel/chainintel/services/intelligence v0.0.0
+	github.com/chainintel/chainintel/services/transfers v0.0.0
+)
+
+replace (
+	github.com/chainintel/chainintel/services/intelligence => ../intelligence
+	github.com/chainintel/chainintel/services/transfers => ../transfers
+)

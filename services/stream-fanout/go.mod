@@ -75,7 +75,7 @@ require (
 	go.opentelemetry.io/otel/metric v1.47.0
 	go.opentelemetry.io/otel/sdk v1.47.0 // indirect
 	go.opentelemetry.io/otel/sdk/metric v1.47.0
-	go.opentelemetry.io/otel/trace v1.47.0 // indirect
+	go.opentelemetry.io/otel/trace v1.47.0
 	go.opentelemetry.io/proto/otlp v1.11.0 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
 	go.uber.org/multierr v1.11.0 // indirect
@@ -97,6 +97,7 @@ replace (
 
 require (
 	github.com/chainintel/chainintel/proto v0.0.0
+	github.com/chainintel/chainintel/services/edge v0.0.0
 	github.com/chainintel/chainintel/services/user-labels v0.0.0
 	github.com/coder/websocket v1.8.15
 	github.com/google/uuid v1.6.0
@@ -105,4 +106,9 @@ require (
 	google.golang.org/protobuf v1.36.12
 )
 
-replace github.com/chainintel/chainintel/services/user-labels => ../user-labels
+require gopkg.in/yaml.v3 v3.0.1 // indirect
+
+replace (
+	github.com/chainintel/chainintel/services/edge => ../edge
+	github.com/chainintel/chainintel/services/user-labels => ../user-labels
+)

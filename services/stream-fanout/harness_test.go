@@ -9,6 +9,8 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +23,7 @@ import (
 	"github.com/chainintel/chainintel/libs/service"
 	"github.com/chainintel/chainintel/libs/telemetry"
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
+	"github.com/chainintel/chainintel/services/edge/tiers"
 	streamfanout "github.com/chainintel/chainintel/services/stream-fanout"
 	"github.com/coder/websocket"
 	"github.com/redis/go-redis/v9"
@@ -55,6 +58,26 @@ type replica struct {
 	done     chan error
 }
 
+// tiersFile writes the edge's built-in tier table plus "tiny", a tier of 3 stream transfers an
+// hour, for the replicas to read as the edge reads EDGE_TIERS_FILE.
+func (w *world) tiersFile() string {
+	def := tiers.Default()
+	list := []tiers.Tier{{Name: "tiny", Rate: 1, Burst: 1, HeavyRate: 1, IncludedCredits: 1000, Overage: true, StreamHourly: 3, StreamMonthly: 1000}}
+	for _, n := range def.Names() {
+		t, _ := def.Get(n)
+		list = append(list, t)
+	}
+	b, err := json.Marshal(list)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	p := filepath.Join(w.t.TempDir(), "tiers.json")
+	if err := os.WriteFile(p, b, 0o600); err != nil {
+		w.t.Fatal(err)
+	}
+	return p
+}
+
 func (w *world) start(tune func(*streamfanout.Config)) *replica {
 	t := w.t
 	t.Helper()
@@ -67,7 +90,7 @@ func (w *world) start(tune func(*streamfanout.Config)) *replica {
 	cfg.Redis = service.Redis{URL: w.redis}
 	cfg.RedisPrefix = w.prefix
 	cfg.UserLabelsURL = ""
-	cfg.Quotas = "tiny=3/1000"
+	cfg.TiersFile = w.tiersFile()
 	if tune != nil {
 		tune(&cfg)
 	}

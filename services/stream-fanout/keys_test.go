@@ -5,14 +5,19 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chainintel/chainintel/libs/httpx"
+	"github.com/chainintel/chainintel/libs/redisx/redistest"
+	"github.com/chainintel/chainintel/services/edge/keyevents"
+	"github.com/chainintel/chainintel/services/edge/ledger"
 	streamfanout "github.com/chainintel/chainintel/services/stream-fanout"
 	"github.com/coder/websocket"
+	"github.com/redis/go-redis/v9"
 )
 
 func keyHash(raw string) string {
@@ -23,8 +28,7 @@ func keyHash(raw string) string {
 // dialKey connects to path as the edge does for a caller whose key hashes to hash.
 func (w *world) dialKey(r *replica, id httpx.Identity, hash, path string) (*client, *http.Response, error) {
 	h := http.Header{}
-	w.signer.Sign(h, id, time.Now())
-	h.Set(httpx.HeaderCallerKey, hash)
+	w.signer.SignWithKey(h, id, hash, time.Now())
 	ctx, cancel := contextWithTimeout(10 * time.Second)
 	defer cancel()
 	c, resp, err := dialWS(ctx, r.url+path, h)
@@ -39,8 +43,7 @@ func (w *world) dialKey(r *replica, id httpx.Identity, hash, path string) (*clie
 func (w *world) callKey(r *replica, id httpx.Identity, hash, method, path, body string) answer {
 	w.t.Helper()
 	req, _ := http.NewRequest(method, r.url+path, strings.NewReader(body))
-	w.signer.Sign(req.Header, id, time.Now())
-	req.Header.Set(httpx.HeaderCallerKey, hash)
+	w.signer.SignWithKey(req.Header, id, hash, time.Now())
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		w.t.Fatal(err)
@@ -144,22 +147,124 @@ func TestRevokedKeyClosesItsStreams(t *testing.T) {
 	}
 }
 
+// TestRevokeMissedWhileUnsubscribed: a revoke whose message a replica missed (its
+// subscription was down when the edge published it) still closes the key's connections when
+// the subscription comes back, from the edge's record of recent invalidations; a connection
+// admitted after its key's invalidation stays.
+func TestRevokeMissedWhileUnsubscribed(t *testing.T) {
+	w := newWorld(t)
+	channel := w.prefix + "keys:invalidate"
+	r := w.start(func(c *streamfanout.Config) { c.KeyInvalidateChannel = channel })
+	me, other := ident("kms1"), ident("kms2")
+	mine, others := keyHash(w.prefix+"mine"), keyHash(w.prefix+"other")
+	ctx := context.Background()
+	record := func(hash string, at time.Time) { // as the edge records a revoke beside its publish
+		if _, err := w.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			keyevents.Record(ctx, p, channel, []string{hash}, at)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	record(others, time.Now().Add(-time.Minute)) // a tier change before its connection
+	from := addr(97)
+	var conns []*client
+	for _, k := range []struct {
+		id   httpx.Identity
+		hash string
+	}{{me, mine}, {other, others}} {
+		c, resp, err := w.dialKey(r, k.id, k.hash, "/ws/transfers")
+		if err != nil {
+			t.Fatalf("dial: %v %v", err, resp)
+		}
+		c.subscribe(map[string]any{"from": []string{from}})
+		conns = append(conns, c)
+	}
+	w.publish(transferMsg(from, addr(98), 1))
+	for _, c := range conns {
+		c.transfer()
+	}
+
+	// The revoke is recorded but its message never reaches the replica.
+	record(mine, time.Now())
+	w.publish(transferMsg(from, addr(98), 2))
+	for _, c := range conns {
+		c.transfer()
+	}
+	// The replica's subscription drops and comes back.
+	deadline := time.Now().Add(10 * time.Second)
+	for redistest.DropSubscribers(t, w.rdb) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the replica never subscribed to key invalidations")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	code, reason := conns[0].closedWith(20 * time.Second)
+	if code != 4401 || reason != "API key revoked or its tier changed; connect again (a revoked key is refused)" {
+		t.Fatalf("the revoked key's connection closed with %d %q", code, reason)
+	}
+	tr := transferMsg(from, addr(98), 3)
+	w.publish(tr)
+	if id, _, _ := conns[1].transfer(); id != tr.Id {
+		t.Fatalf("the key changed before its connection got %s", id)
+	}
+}
+
+// TestForgedKeyHeaderRefused: a key hash no edge signature covers (added to a keyless
+// identity, or altered) is refused with 401, so a pod without the internal secret can neither
+// dodge a revoke nor pose as another key for its closes and refusals.
+func TestForgedKeyHeaderRefused(t *testing.T) {
+	w := newWorld(t)
+	r := w.start(nil)
+	me := ident("kfg1")
+	mine, other := keyHash(w.prefix+"mine"), keyHash(w.prefix+"other")
+	bad := `{"error":"invalid caller identity"}`
+	for name, forge := range map[string]func(http.Header){
+		"added": func(h http.Header) { w.signer.Sign(h, me, time.Now()); h.Set(httpx.HeaderCallerKey, other) },
+		"altered": func(h http.Header) {
+			w.signer.SignWithKey(h, me, mine, time.Now())
+			h.Set(httpx.HeaderCallerKey, other)
+		},
+	} {
+		req, _ := http.NewRequest("POST", r.url+"/ws/v2/streams", strings.NewReader(`{"to":["binance"]}`))
+		forge(req.Header)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		expect(t, answer{resp.StatusCode, string(b)}, 401, bad)
+		h := http.Header{}
+		forge(h)
+		ctx, cancel := contextWithTimeout(10 * time.Second)
+		_, resp, err = dialWS(ctx, r.url+"/ws/transfers", h)
+		cancel()
+		if err == nil || resp == nil || resp.StatusCode != 401 {
+			t.Fatalf("%s key header: connect %v %v, want 401", name, err, resp)
+		}
+	}
+	// Signed, the same key connects.
+	if _, resp, err := w.dialKey(r, me, mine, "/ws/transfers"); err != nil {
+		t.Fatalf("signed key: %v %v", err, resp)
+	}
+}
+
 // TestCreditLimitStopsStreams: a caller of a tier without overage whose credits are spent gets
 // 429 "credit limit reached" for a connect, a stream and a session; an open stream is closed
 // with 4429 once its deliveries are charged past the limit; tiers with overage are not refused.
 func TestCreditLimitStopsStreams(t *testing.T) {
 	w := newWorld(t)
-	ledger := w.prefix + "credits:"
-	r := w.start(func(c *streamfanout.Config) { c.CreditLimits = "free=10"; c.CreditLedgerPrefix = ledger })
+	r := w.start(nil)
 	me := httpx.Identity{KeyID: "kcl1", UserID: "user-kcl1", Role: httpx.RoleIndividual, Tier: "free"}
-	name := ledger + "user:user-kcl1:" + time.Now().UTC().Format("2006-01")
+	name := ledger.Key(ledger.BilledEntity(me.UserID, ""), time.Now())
 	ctx := context.Background()
-	set := func(used int) {
-		if err := w.rdb.HSet(ctx, name, "used", used, "through", time.Now().UnixMilli()).Err(); err != nil {
+	set := func(used int) { // as the edge's metering consumer publishes a period's total
+		if err := w.rdb.HSet(ctx, name, ledger.FieldUsed, used, ledger.FieldThrough, time.Now().UnixMilli()).Err(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	set(10)
+	set(1000) // the free tier's included credits
 	limit := `{"error":"credit limit reached"}`
 	if _, resp, err := w.tryDial(r, me, ""); err == nil || resp.StatusCode != 429 {
 		t.Fatalf("connect with credits spent: %v %v", err, resp)
@@ -172,13 +277,13 @@ func TestCreditLimitStopsStreams(t *testing.T) {
 		t.Fatalf("a tier with overage: %d %s", a.status, a.body)
 	}
 
-	set(5)
+	set(995)
 	c := w.dial(r, me, "")
 	from := addr(95)
 	c.subscribe(map[string]any{"from": []string{from}})
 	w.publish(transferMsg(from, addr(96), 1))
 	c.transfer()
-	set(10) // the edge's metering consumer counted the rest of the period's calls
+	set(1000) // the edge's metering consumer counted the rest of the period's calls
 	w.publish(transferMsg(from, addr(96), 1))
 	code, reason := c.closedWith(5 * time.Second)
 	if code != 4429 || reason != "credit limit reached" {

@@ -13,6 +13,7 @@ import (
 	"github.com/chainintel/chainintel/libs/redisx"
 	"github.com/chainintel/chainintel/libs/service"
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
+	"github.com/chainintel/chainintel/services/edge/keyevents"
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/config"
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/engine"
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/feed"
@@ -59,15 +60,21 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		return err
 	}
 	served, _ := chains.NewSet(cfg.Chains)
-	tiers, def, _ := cfg.ParseQuotas()
+	table, def, _ := cfg.Tiers()
 	quotas := func(tier string) store.Limits {
-		q, ok := tiers[tier]
+		t, ok := table.Get(tier)
 		if !ok {
-			q = def
+			return store.Limits{Hourly: def.Hourly, Monthly: def.Monthly}
 		}
-		return store.Limits{Hourly: q.Hourly, Monthly: q.Monthly}
+		return store.Limits{Hourly: t.StreamHourly, Monthly: t.StreamMonthly}
 	}
-	credits, _ := cfg.ParseCreditLimits()
+	creditLimit := func(tier string) (int64, bool) {
+		t, ok := table.Get(tier)
+		if !ok {
+			return 0, false
+		}
+		return t.CreditLimit()
+	}
 	var labels ws.Labels
 	if cfg.UserLabelsURL != "" {
 		c, err := ws.NewLabelsClient(cfg.UserLabelsURL, s.Signer, s.Tel.TracerProvider)
@@ -90,7 +97,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		Served: served, Quotas: quotas, Window: cfg.Window, V2Window: cfg.V2Window, QueueSize: cfg.QueueSize,
 		PingInterval: cfg.PingInterval, WriteTimeout: cfg.WriteTimeout, Writers: cfg.Writers, MaxConnsPerKey: cfg.MaxConnsPerKey,
 		MaxFilters: cfg.MaxFilters, MaxSessionsPerKey: cfg.MaxSessionsPerKey,
-		CreditLimits: credits, CreditLedgerPrefix: cfg.CreditLedgerPrefix, Checkpoint: cfg.Checkpoint, Log: s.Log,
+		CreditLimit: creditLimit, Checkpoint: cfg.Checkpoint, Log: s.Log,
 	})
 	var loaded atomic.Bool
 	s.Ready.AddCheck("attribution read model", func(context.Context) error {
@@ -106,8 +113,12 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		return followUserChanges(ctx, cfg.Brokers, hub, s.Log)
 	}})
 
+	channel := cfg.KeyInvalidateChannel
+	if channel == "" {
+		channel = keyevents.DefaultChannel
+	}
 	s.Add(lifecycle.Part{Name: "key invalidations", Run: func(ctx context.Context) error {
-		return followKeyInvalidations(ctx, rdb, cfg.KeyInvalidateChannel, hub, s.Log)
+		return followKeyInvalidations(ctx, rdb, channel, hub, s.Log)
 	}})
 
 	e := s.Engine()
@@ -116,10 +127,23 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 }
 
 // followKeyInvalidations closes the connections of the keys the edge invalidates (a revoke or a
-// tier change) on its channel. The subscription reconnects by itself; an invalidation published
-// while it is away is missed (see docs/stream-fanout.md).
+// tier change) on its channel. The subscription reconnects by itself; each time it is
+// established the edge's record of recent invalidations is read, so one published while it was
+// away still closes what it must (see docs/stream-fanout.md).
 func followKeyInvalidations(ctx context.Context, rdb redis.UniversalClient, channel string, hub *ws.Hub, log *slog.Logger) error {
-	return redisx.Follow(ctx, rdb, channel, func(payload string) {
+	resync := func(ctx context.Context) {
+		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		missed, err := keyevents.Recent(rctx, rdb, channel, time.Now().Add(-keyevents.Retention))
+		if err != nil {
+			log.Warn("the key invalidations missed while unsubscribed were not read; they are read again at the next resubscribe", "error", err)
+			return
+		}
+		if n := hub.KeysMissed(missed); n > 0 {
+			log.Info("closed the connections of keys invalidated while unsubscribed", "connections", n)
+		}
+	}
+	return redisx.FollowResync(ctx, rdb, channel, resync, func(payload string) {
 		if n := hub.KeysChanged(payload); n > 0 {
 			log.Info("closed the connections of invalidated keys", "connections", n)
 		}

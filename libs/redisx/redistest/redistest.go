@@ -10,7 +10,9 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -76,4 +78,33 @@ func Client(t testing.TB) (*redis.Client, string) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// DropSubscribers closes the server's pub/sub connections on c's database (and only those:
+// other tests share the server), as a network cut or a Redis failover would; their clients
+// reconnect by themselves. It returns how many it closed.
+func DropSubscribers(t testing.TB, c *redis.Client) int {
+	t.Helper()
+	ctx := context.Background()
+	list, err := c.Do(ctx, "CLIENT", "LIST", "TYPE", "pubsub").Text()
+	if err != nil {
+		t.Fatalf("redistest: list subscribers: %v", err)
+	}
+	db := "db=" + strconv.Itoa(c.Options().DB)
+	n := 0
+	for _, line := range strings.Split(list, "\n") {
+		fields := strings.Fields(line)
+		if !slices.Contains(fields, db) {
+			continue
+		}
+		for _, f := range fields {
+			if id, ok := strings.CutPrefix(f, "id="); ok {
+				if err := c.Do(ctx, "CLIENT", "KILL", "ID", id).Err(); err != nil {
+					t.Fatalf("redistest: drop subscriber %s: %v", id, err)
+				}
+				n++
+			}
+		}
+	}
+	return n
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/chainintel/chainintel/libs/chains"
 	"github.com/chainintel/chainintel/libs/config"
 	"github.com/chainintel/chainintel/libs/service"
-	"github.com/chainintel/chainintel/services/edge/internal/tiers"
+	"github.com/chainintel/chainintel/services/edge/tiers"
 )
 
 // Prefix of every edge environment variable.

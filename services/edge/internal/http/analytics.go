@@ -12,8 +12,8 @@ import (
 	"github.com/chainintel/chainintel/libs/httpx"
 	"github.com/chainintel/chainintel/services/edge/internal/proxy"
 	"github.com/chainintel/chainintel/services/edge/internal/routes"
-	"github.com/chainintel/chainintel/services/edge/internal/tiers"
 	"github.com/chainintel/chainintel/services/edge/internal/usage"
+	"github.com/chainintel/chainintel/services/edge/tiers"
 )
 
 // UsageReader reads the metering rollups (usage.Store).

@@ -10,8 +10,8 @@ import (
 
 	"github.com/chainintel/chainintel/libs/httpx"
 	"github.com/chainintel/chainintel/services/edge/internal/routes"
-	"github.com/chainintel/chainintel/services/edge/internal/tiers"
 	"github.com/chainintel/chainintel/services/edge/internal/usage"
+	"github.com/chainintel/chainintel/services/edge/tiers"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 

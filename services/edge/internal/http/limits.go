@@ -14,7 +14,7 @@ import (
 	"github.com/chainintel/chainintel/services/edge/internal/proxy"
 	"github.com/chainintel/chainintel/services/edge/internal/ratelimit"
 	"github.com/chainintel/chainintel/services/edge/internal/routes"
-	"github.com/chainintel/chainintel/services/edge/internal/tiers"
+	"github.com/chainintel/chainintel/services/edge/tiers"
 )
 
 // RateLimiter decides one request against a named budget (ratelimit.Limiter).

@@ -19,8 +19,8 @@ import (
 	"github.com/chainintel/chainintel/services/edge/internal/metering"
 	"github.com/chainintel/chainintel/services/edge/internal/proxy"
 	"github.com/chainintel/chainintel/services/edge/internal/routes"
-	"github.com/chainintel/chainintel/services/edge/internal/tiers"
 	"github.com/chainintel/chainintel/services/edge/internal/usage"
+	"github.com/chainintel/chainintel/services/edge/tiers"
 	"github.com/google/uuid"
 )
 
@@ -81,8 +81,8 @@ func (m Metering) Middleware(rt routes.Route, next http.Handler) http.Handler {
 		tr, _ := m.Tiers.Get(id.Tier)
 		entity := usage.BilledEntity(id.UserID, id.OrgID)
 		cost, limit := rt.Credits*units, int64(-1)
-		if rt.Credits > 0 && !tr.Overage {
-			limit = tr.IncludedCredits
+		if hard, ok := tr.CreditLimit(); rt.Credits > 0 && ok {
+			limit = hard
 		}
 		hold, err := m.Ledger.Reserve(r.Context(), entity, start, cost, limit)
 		if err != nil {

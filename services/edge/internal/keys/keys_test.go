@@ -3,6 +3,7 @@ package keys_test
 import (
 	"context"
 	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"github.com/chainintel/chainintel/libs/pgstore/pgtest"
 	"github.com/chainintel/chainintel/libs/redisx/redistest"
 	"github.com/chainintel/chainintel/services/edge/internal/keys"
+	"github.com/chainintel/chainintel/services/edge/keyevents"
 	"github.com/chainintel/chainintel/services/edge/migrations"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
@@ -169,6 +171,14 @@ func TestRevokeReachesEveryReplica(t *testing.T) {
 			_, err := v.Verify(ctx, raw)
 			return errors.Is(err, keys.ErrInvalid)
 		})
+	}
+	// The revoke is recorded for followers that were not subscribed (stream-fanout).
+	recent, err := keyevents.Recent(ctx, rdb, channel, time.Now().Add(-time.Minute))
+	if _, ok := recent[hex.EncodeToString(h[:])]; err != nil || !ok || len(recent) != 1 {
+		t.Fatalf("recorded invalidations %v %v, want the revoked key's", recent, err)
+	}
+	if keys.Channel("") != keyevents.DefaultChannel {
+		t.Fatalf("the edge's channel %q is not keyevents' %q", keys.Channel(""), keyevents.DefaultChannel)
 	}
 }
 

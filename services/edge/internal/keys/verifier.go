@@ -12,6 +12,7 @@ import (
 
 	"github.com/chainintel/chainintel/libs/httpx"
 	"github.com/chainintel/chainintel/libs/redisx"
+	"github.com/chainintel/chainintel/services/edge/keyevents"
 	"github.com/hashicorp/golang-lru/v2/expirable"
 	"github.com/redis/go-redis/v9"
 	"golang.org/x/sync/singleflight"
@@ -26,7 +27,7 @@ const (
 	redisKeyPrefix   = "key:"
 	// InvalidateChannel (under the namespace) carries the hex hashes of keys whose cached
 	// verification must be dropped.
-	InvalidateChannel = DefaultNamespace + invalidateName
+	InvalidateChannel = keyevents.DefaultChannel
 	invalidateName    = "keys:invalidate"
 )
 
@@ -203,7 +204,8 @@ func (v *Verifier) Listen(ctx context.Context) error {
 }
 
 // Invalidate drops the cached verifications of hashes in Redis and tells every verifier
-// listening to drop them from its process (DefaultNamespace).
+// listening to drop them from its process (DefaultNamespace); the invalidation is also recorded
+// for followers that were away (package keyevents).
 func Invalidate(ctx context.Context, rdb redis.UniversalClient, hashes ...[32]byte) error {
 	return InvalidateIn(ctx, rdb, DefaultNamespace, hashes...)
 }
@@ -221,6 +223,9 @@ func InvalidateIn(ctx context.Context, rdb redis.UniversalClient, namespace stri
 	}
 	_, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.Del(ctx, names...)
+		// Recorded with the publish, for followers that were not subscribed at the moment
+		// (stream-fanout re-reads the record whenever its subscription comes back).
+		keyevents.Record(ctx, p, Channel(namespace), hexes, time.Now())
 		p.Publish(ctx, Channel(namespace), strings.Join(hexes, ","))
 		return nil
 	})

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/chainintel/chainintel/services/edge/internal/usage"
+	"github.com/chainintel/chainintel/services/edge/ledger"
 	"github.com/redis/go-redis/v9"
 	"golang.org/x/sync/singleflight"
 )
@@ -91,11 +92,9 @@ func NewCreditLedger(rdb redis.UniversalClient, src PeriodSource, o LedgerOption
 	return &CreditLedger{rdb: rdb, src: src, o: o, byKey: map[string]*ledgerEntry{}}
 }
 
-// redisKey names the shared total of an entity's period ("v2": a hash, where an earlier layout
-// kept a plain counter that replicas incremented).
-func redisKey(e usage.Entity, start time.Time) string {
-	return "edge:credits:v2:" + e.Type + ":" + e.ID + ":" + start.Format("2006-01")
-}
+// redisKey names the shared total of an entity's period (the layout other services read
+// through package ledger).
+func redisKey(e usage.Entity, start time.Time) string { return ledger.Key(e, start) }
 
 func (en *ledgerEntry) total() int64 { return en.durable + en.ownSum }
 
@@ -245,7 +244,7 @@ func (l *CreditLedger) addLocked(e usage.Entity, n int64, at time.Time) int64 {
 func (l *CreditLedger) fetch(ctx context.Context, e usage.Entity, start time.Time, k string) (used, through int64, err error) {
 	if l.rdb != nil {
 		rctx, cancel := context.WithTimeout(ctx, l.o.Timeout)
-		vals, err := l.rdb.HMGet(rctx, k, "used", "through").Result()
+		vals, err := l.rdb.HMGet(rctx, k, ledger.FieldUsed, ledger.FieldThrough).Result()
 		cancel()
 		if err == nil {
 			if used, through, ok := parseTotal(vals); ok {
@@ -383,7 +382,7 @@ func (l *CreditLedger) Sync(ctx context.Context) {
 	cmds := make([]*redis.SliceCmd, len(jobs))
 	_, err := l.rdb.Pipelined(rctx, func(p redis.Pipeliner) error {
 		for i, j := range jobs {
-			cmds[i] = p.HMGet(rctx, j.k, "used", "through")
+			cmds[i] = p.HMGet(rctx, j.k, ledger.FieldUsed, ledger.FieldThrough)
 		}
 		return nil
 	})

@@ -6,13 +6,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/chainintel/chainintel/libs/httpx"
 )
 
 // TestKeyHashOnlyWhereAsked: a proxy with KeyHash sends the caller's key hash as the edge's
-// invalidations name it, in place of any a client sent; others send none, and the key itself
-// never leaves the edge.
+// invalidations name it, in place of any a client sent, under the identity's signature; others
+// send none, and the key itself never leaves the edge.
 func TestKeyHashOnlyWhereAsked(t *testing.T) {
 	got := make(chan http.Header, 1)
 	svc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got <- r.Header.Clone() }))
@@ -21,7 +22,8 @@ func TestKeyHashOnlyWhereAsked(t *testing.T) {
 	sum := sha256.Sum256([]byte(raw))
 	want := hex.EncodeToString(sum[:])
 	for _, hashed := range []bool{true, false} {
-		p, err := New(Options{Service: "stream-fanout", Target: svc.URL, Signer: httpx.NewSigner("proxy-test-secret"), KeyHash: hashed})
+		signer := httpx.NewSigner("proxy-test-secret")
+		p, err := New(Options{Service: "stream-fanout", Target: svc.URL, Signer: signer, KeyHash: hashed})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -33,6 +35,9 @@ func TestKeyHashOnlyWhereAsked(t *testing.T) {
 		h := <-got
 		if v := h.Values(httpx.HeaderCallerKey); hashed && (len(v) != 1 || v[0] != want) || !hashed && len(v) != 0 {
 			t.Errorf("KeyHash %v: %s = %q, want %q", hashed, httpx.HeaderCallerKey, v, map[bool]string{true: want}[hashed])
+		}
+		if _, key, err := signer.VerifyWithKey(h, time.Now()); err != nil || key != map[bool]string{true: want}[hashed] {
+			t.Errorf("KeyHash %v: the signature covers key %q (%v), want %q", hashed, key, err, map[bool]string{true: want}[hashed])
 		}
 		if h.Get("API-Key") != "" {
 			t.Errorf("the key was forwarded")

@@ -78,10 +78,11 @@ func New(o Options) (http.Handler, error) {
 			h.Del("API-Key")
 			httpx.StripIdentity(h)
 			if id, ok := httpx.IdentityFrom(pr.In.Context()); ok {
-				o.Signer.Sign(h, id, time.Now())
+				var key string
 				if o.KeyHash {
-					setKeyHash(h, pr.In.Header.Get("API-Key"))
+					key = keyHash(pr.In.Header.Get("API-Key"))
 				}
+				o.Signer.SignWithKey(h, id, key, time.Now())
 			}
 			if o.Propagator != nil {
 				o.Propagator.Inject(pr.In.Context(), propagation.HeaderCarrier(h))
@@ -131,13 +132,14 @@ type bufferPool struct{ p sync.Pool }
 func (b *bufferPool) Get() []byte  { return *b.p.Get().(*[]byte) }
 func (b *bufferPool) Put(v []byte) { b.p.Put(&v) }
 
-// setKeyHash names the caller's key as the edge's invalidations name it (keys.Hash, in hex).
-func setKeyHash(h http.Header, raw string) {
+// keyHash names the caller's key as the edge's invalidations name it (keys.Hash, in hex); ""
+// for none.
+func keyHash(raw string) string {
 	if raw == "" {
-		return
+		return ""
 	}
 	sum := keys.Hash(raw)
-	h[httpx.HeaderCallerKey] = []string{hex.EncodeToString(sum[:])}
+	return hex.EncodeToString(sum[:])
 }
 
 func classify(service string, err error) (int, string) {

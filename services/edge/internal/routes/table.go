@@ -3,6 +3,11 @@
 // table alone; the OpenAPI document must describe exactly these routes (a test checks).
 package routes
 
+import (
+	intelligence "github.com/chainintel/chainintel/services/intelligence/client"
+	transfers "github.com/chainintel/chainintel/services/transfers/client"
+)
+
 // Service names a deployable that answers routes.
 type Service string
 
@@ -79,19 +84,19 @@ func get(p string, s Service, c Class, credits int64) Route {
 
 func perRow(r Route) Route { r.Unit = PerRow; return r }
 
-// perLimit is a per-row route whose rows are at most its limit parameter (default 50, at most
-// 1000, as the transfers service parses it).
+// perLimit is a per-row route of transfers whose rows are at most its limit parameter (the
+// bounds transfers parses it with).
 func perLimit(r Route) Route {
 	r = perRow(r)
-	r.Bound = Bound{Param: "limit", Default: 50, Max: 1000}
+	r.Bound = Bound{Param: "limit", Default: transfers.DefaultLimit, Max: transfers.MaxLimit}
 	return r
 }
 
-// perAddress is a batch route charged per distinct address of its body (at most 1000 a call,
-// as the intelligence service takes).
+// perAddress is a batch route of intelligence charged per distinct address of its body (at
+// most the addresses intelligence takes in a call).
 func perAddress(r Route) Route {
 	r = perRow(r)
-	r.Bound = Bound{Addresses: true, Max: 1000}
+	r.Bound = Bound{Addresses: true, Max: intelligence.MaxBatch}
 	return r
 }
 func keyOptional(r Route) Route      { r.KeyOptional = true; return r }

@@ -9,36 +9,26 @@ import (
 	"sort"
 	"time"
 
+	"github.com/chainintel/chainintel/services/edge/ledger"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// Entity types that own billing periods.
+// Entity types that own billing periods (ledger's: the live ledger in Redis names its hashes
+// by them).
 const (
-	EntityOrg  = "org"
-	EntityUser = "user"
+	EntityOrg  = ledger.EntityOrg
+	EntityUser = ledger.EntityUser
 )
 
 // Entity is who a call is billed to: the caller's org, or the caller for individuals.
-type Entity struct {
-	Type string // EntityOrg or EntityUser
-	ID   string
-}
+type Entity = ledger.Entity
 
 // BilledEntity returns the entity billed for a caller.
-func BilledEntity(userID, orgID string) Entity {
-	if orgID != "" {
-		return Entity{Type: EntityOrg, ID: orgID}
-	}
-	return Entity{Type: EntityUser, ID: userID}
-}
+func BilledEntity(userID, orgID string) Entity { return ledger.BilledEntity(userID, orgID) }
 
 // PeriodOf returns the billing period containing t: the calendar month, UTC.
-func PeriodOf(t time.Time) (start, end time.Time) {
-	t = t.UTC()
-	start = time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
-	return start, start.AddDate(0, 1, 0)
-}
+func PeriodOf(t time.Time) (start, end time.Time) { return ledger.PeriodOf(t) }
 
 // Call is one metered call (or delivered stream transfer) to aggregate.
 type Call struct {

@@ -18,6 +18,7 @@ import (
 	"github.com/chainintel/chainintel/libs/httpx"
 	"github.com/chainintel/chainintel/libs/render"
 	balclient "github.com/chainintel/chainintel/services/balances/client"
+	"github.com/chainintel/chainintel/services/intelligence/client"
 	"github.com/chainintel/chainintel/services/intelligence/internal/attribution"
 	"github.com/chainintel/chainintel/services/intelligence/internal/store"
 	"github.com/chainintel/chainintel/services/intelligence/internal/transfersclient"
@@ -109,8 +110,9 @@ func (s *Service) fromMarket(ctx context.Context, id, chain, address string) (To
 	return info, ok
 }
 
-// MaxBatch is the most addresses a batch lookup takes.
-const MaxBatch = 1000
+// MaxBatch is the most addresses a batch lookup takes (the client package's, which callers and
+// the edge's credit hold rely on).
+const MaxBatch = client.MaxBatch
 
 // Address answers one address on one chain.
 func (s *Service) Address(ctx context.Context, t Target) (AddressInfo, error) {

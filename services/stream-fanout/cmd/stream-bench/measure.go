@@ -38,9 +38,11 @@ func startServer(bin string, brokers []string, redisURL string, naive bool) (*se
 	s := &server{httpAddr: freePort(), opsAddr: freePort(), redisURL: redisURL, prefix: fmt.Sprintf("bench%d:", rand.Uint64()),
 		tag: fmt.Sprintf("%s.naive-%v", filepath.Base(bin), naive)}
 	s.cmd = exec.Command(bin)
+	// The bench's tier is in no tier table, so STREAM_DEFAULT_QUOTA=0/0 leaves it unmetered;
+	// STREAM_QUOTAS does the same for a baseline build from before the table was shared.
 	s.cmd.Env = append(os.Environ(), "STREAM_HTTP_ADDR="+s.httpAddr, "STREAM_OPS_ADDR="+s.opsAddr, "STREAM_INTERNAL_SECRET="+secret,
 		"STREAM_KAFKA_BROKERS="+strings.Join(brokers, ","), "STREAM_REDIS_URL="+redisURL, "STREAM_REDIS_PREFIX="+s.prefix,
-		"STREAM_USER_LABELS_URL="+labelsURL, "STREAM_MAX_CONNS_PER_KEY=1000", "STREAM_QUOTAS=bench=0/0", "STREAM_LOG_LEVEL=error",
+		"STREAM_USER_LABELS_URL="+labelsURL, "STREAM_MAX_CONNS_PER_KEY=1000", "STREAM_DEFAULT_QUOTA=0/0", "STREAM_QUOTAS=bench=0/0", "STREAM_LOG_LEVEL=error",
 		"STREAM_CHECKPOINT=30s", "STREAM_QUEUE_SIZE=4096", fmt.Sprintf("STREAM_NAIVE_MATCHER=%v", naive))
 	s.cmd.Stderr = os.Stderr
 	if err := s.cmd.Start(); err != nil {

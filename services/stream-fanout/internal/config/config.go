@@ -11,6 +11,7 @@ import (
 	"github.com/chainintel/chainintel/libs/chains"
 	"github.com/chainintel/chainintel/libs/config"
 	"github.com/chainintel/chainintel/libs/service"
+	"github.com/chainintel/chainintel/services/edge/tiers"
 )
 
 // Prefix of every stream-fanout environment variable.
@@ -44,19 +45,14 @@ type Config struct {
 	// POST /ws/v2/streams over it are refused with 429).
 	MaxSessionsPerKey int           `env:"MAX_SESSIONS_PER_KEY" envDefault:"100"`
 	Checkpoint        time.Duration `env:"CHECKPOINT" envDefault:"5s"`
-	// Quotas are the tier table's stream quotas, "<tier>=<per hour>/<per month>,...", and
-	// DefaultQuota applies to a tier not listed.
-	Quotas       string `env:"QUOTAS" envDefault:"free=1000/10000,basic=10000/1000000,pro=10000/1000000,api=10000/1000000"`
+	// TiersFile is the edge's tier table (EDGE_TIERS_FILE: the same file, or empty for the
+	// built-in table of both): its stream quotas and credit limits are enforced here.
+	TiersFile string `env:"TIERS_FILE"`
+	// DefaultQuota ("<per hour>/<per month>") applies to a tier the table does not name.
 	DefaultQuota string `env:"DEFAULT_QUOTA" envDefault:"10000/1000000"`
-	// CreditLimits are the included credits a month of the tier table's tiers without overage,
-	// "<tier>=<credits>,...": their callers get no stream once the billed entity's credits are
-	// spent (as the edge refuses their calls), and their open streams are closed.
-	CreditLimits string `env:"CREDIT_LIMITS" envDefault:"free=1000,basic=100000"`
-	// CreditLedgerPrefix starts the edge's live credit ledger hashes in Redis.
-	CreditLedgerPrefix string `env:"CREDIT_LEDGER_PREFIX" envDefault:"edge:credits:v2:"`
-	// KeyInvalidateChannel is the edge's key invalidation channel: a key it names has its open
-	// connections closed.
-	KeyInvalidateChannel string `env:"KEY_INVALIDATE_CHANNEL" envDefault:"edge:keys:invalidate"`
+	// KeyInvalidateChannel is the edge's key invalidation channel (empty: the edge's,
+	// keyevents.DefaultChannel): a key it names has its open connections closed.
+	KeyInvalidateChannel string `env:"KEY_INVALIDATE_CHANNEL"`
 	// NaiveMatcher checks every filter for every transfer instead of using the indexes: the
 	// baseline `make bench` compares the engine with. Never set it in a deployment.
 	NaiveMatcher bool `env:"NAIVE_MATCHER" envDefault:"false"`
@@ -65,45 +61,17 @@ type Config struct {
 // Quota is one tier's stream quota.
 type Quota struct{ Hourly, Monthly int64 }
 
-// ParseQuotas parses Quotas and DefaultQuota.
-func (c Config) ParseQuotas() (map[string]Quota, Quota, error) {
+// Tiers loads the tier table and parses DefaultQuota.
+func (c Config) Tiers() (tiers.Table, Quota, error) {
 	def, err := parseQuota(c.DefaultQuota)
 	if err != nil {
-		return nil, def, fmt.Errorf("STREAM_DEFAULT_QUOTA: %w", err)
+		return tiers.Table{}, def, fmt.Errorf("STREAM_DEFAULT_QUOTA: %w", err)
 	}
-	out := map[string]Quota{}
-	for _, item := range strings.Split(c.Quotas, ",") {
-		if item = strings.TrimSpace(item); item == "" {
-			continue
-		}
-		tier, q, ok := strings.Cut(item, "=")
-		if !ok || tier == "" {
-			return nil, def, fmt.Errorf("STREAM_QUOTAS: %q is not <tier>=<per hour>/<per month>", item)
-		}
-		v, err := parseQuota(q)
-		if err != nil {
-			return nil, def, fmt.Errorf("STREAM_QUOTAS: %s: %w", tier, err)
-		}
-		out[tier] = v
+	t, err := tiers.FromFile(c.TiersFile)
+	if err != nil {
+		return t, def, fmt.Errorf("STREAM_TIERS_FILE: %w", err)
 	}
-	return out, def, nil
-}
-
-// ParseCreditLimits parses CreditLimits.
-func (c Config) ParseCreditLimits() (map[string]int64, error) {
-	out := map[string]int64{}
-	for _, item := range strings.Split(c.CreditLimits, ",") {
-		if item = strings.TrimSpace(item); item == "" {
-			continue
-		}
-		tier, v, ok := strings.Cut(item, "=")
-		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-		if !ok || tier == "" || err != nil || n < 0 {
-			return nil, fmt.Errorf("STREAM_CREDIT_LIMITS: %q is not <tier>=<credits> (a non-negative integer)", item)
-		}
-		out[strings.TrimSpace(tier)] = n
-	}
-	return out, nil
+	return t, def, nil
 }
 
 func parseQuota(s string) (Quota, error) {
@@ -125,14 +93,8 @@ func (c Config) Validate() error {
 	if _, err := chains.NewSet(c.Chains); err != nil {
 		p.Addf("STREAM_CHAINS: %v", err)
 	}
-	if _, _, err := c.ParseQuotas(); err != nil {
+	if _, _, err := c.Tiers(); err != nil {
 		p = append(p, err)
-	}
-	if _, err := c.ParseCreditLimits(); err != nil {
-		p = append(p, err)
-	}
-	if c.KeyInvalidateChannel == "" || c.CreditLedgerPrefix == "" {
-		p.Addf("STREAM_KEY_INVALIDATE_CHANNEL and STREAM_CREDIT_LEDGER_PREFIX must not be empty")
 	}
 	if c.Window <= 0 || c.V2Window <= 0 || c.PingInterval <= 0 || c.WriteTimeout <= 0 || c.Checkpoint <= 0 {
 		p.Addf("STREAM_SESSION_WINDOW, STREAM_V2_WINDOW, STREAM_PING_INTERVAL, STREAM_WRITE_TIMEOUT and STREAM_CHECKPOINT must be positive")

@@ -37,7 +37,7 @@ type api struct{ h *ws.Hub }
 // keyGate refuses the calls of a key invalidated (revoked, or its tier changed) within the
 // last moments, which an edge may still have let through on its cached verification.
 func (a api) keyGate(c *gin.Context) {
-	if a.h.KeyJustChanged(ws.KeyHash(c.Request.Header)) {
+	if a.h.KeyJustChanged(ws.KeyHash(c.Request.Context())) {
 		c.Header("Retry-After", "1")
 		httpx.Error(c, ws.ErrKeyChanged.Status, ws.ErrKeyChanged.Message)
 		c.Abort()

@@ -2,10 +2,10 @@ package store
 
 import (
 	"context"
-	"errors"
 	"strconv"
 	"time"
 
+	"github.com/chainintel/chainintel/services/edge/ledger"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -136,28 +136,8 @@ func (s *Store) Connections(ctx context.Context, keyID string) (int64, error) {
 
 func itoa(v int64) string { return strconv.FormatInt(v, 10) }
 
-// LedgerUsed reads the "used" field of each of the edge's live credit ledger hashes named, in
-// one round trip; -1 for a hash that does not exist (no figure yet this period).
+// LedgerUsed reads the credits used of each of the edge's live credit ledger hashes named
+// (ledger.Key), in one round trip; -1 for a hash that does not exist (no figure yet this period).
 func (s *Store) LedgerUsed(ctx context.Context, names []string) ([]int64, error) {
-	cmds := make([]*redis.StringCmd, len(names))
-	if _, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, n := range names {
-			cmds[i] = p.HGet(ctx, n, "used")
-		}
-		return nil
-	}); err != nil && !errors.Is(err, redis.Nil) {
-		return nil, err
-	}
-	out := make([]int64, len(names))
-	for i, c := range cmds {
-		v, err := c.Int64()
-		switch {
-		case errors.Is(err, redis.Nil):
-			v = -1
-		case err != nil:
-			return nil, err
-		}
-		out[i] = v
-	}
-	return out, nil
+	return ledger.Used(ctx, s.rdb, names)
 }

@@ -40,18 +40,16 @@ type Options struct {
 	// MaxSessionsPerKey caps the live sessions and v2 streams a key may create over REST
 	// (default 100).
 	MaxSessionsPerKey int
-	// CreditLimits are the included credits of the tiers without overage: a caller of one of
-	// them whose billed entity has spent them this period is refused streams, and its open
-	// connections are closed (CloseCreditLimit). Tiers not listed are never refused.
-	CreditLimits map[string]int64
-	// CreditLedgerPrefix starts the names of the edge's live credit ledger hashes (default
-	// "edge:credits:v2:"), read from the service's Redis.
-	CreditLedgerPrefix string
-	LeaseSize          int64         // quota credits taken from Redis at once (default 16)
-	Checkpoint         time.Duration // how often sessions' positions are saved (default 5s)
-	MaxCatchUp         int           // most records a reconnect reads again (default 2,000,000)
-	Log                *slog.Logger
-	Now                func() time.Time
+	// CreditLimit answers a tier's credits a billing period and whether they are a limit (the
+	// edge's tier table: tiers.Tier.CreditLimit): a caller of a limited tier whose billed entity
+	// has spent them (the edge's live ledger, package ledger) is refused streams, and its open
+	// connections are closed (CloseCreditLimit). Nil: no tier is limited.
+	CreditLimit func(tier string) (int64, bool)
+	LeaseSize   int64         // quota credits taken from Redis at once (default 16)
+	Checkpoint  time.Duration // how often sessions' positions are saved (default 5s)
+	MaxCatchUp  int           // most records a reconnect reads again (default 2,000,000)
+	Log         *slog.Logger
+	Now         func() time.Time
 }
 
 func (o *Options) defaults() {
@@ -79,9 +77,6 @@ func (o *Options) defaults() {
 	if o.MaxFilters <= 0 {
 		o.MaxFilters = 50
 	}
-	if o.CreditLedgerPrefix == "" {
-		o.CreditLedgerPrefix = "edge:credits:v2:"
-	}
 	if o.MaxSessionsPerKey <= 0 {
 		o.MaxSessionsPerKey = 100
 	}
@@ -99,6 +94,9 @@ func (o *Options) defaults() {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.CreditLimit == nil {
+		o.CreditLimit = func(string) (int64, bool) { return 0, false }
 	}
 	if o.Quotas == nil {
 		o.Quotas = func(string) store.Limits { return store.Limits{Hourly: 10_000, Monthly: 1_000_000} }

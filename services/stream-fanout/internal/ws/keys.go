@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/chainintel/chainintel/libs/httpx"
+	"github.com/chainintel/chainintel/services/edge/ledger"
 	"github.com/coder/websocket"
 )
 
@@ -38,10 +40,11 @@ type keyWatch struct {
 	changed map[string]time.Time // key hash → when its invalidation arrived
 }
 
-// KeyHash reads the caller's key hash the edge sends (httpx.HeaderCallerKey); "" when absent or
-// not a hex SHA-256.
-func KeyHash(h http.Header) string {
-	v := strings.ToLower(h.Get("X-Caller-Key"))
+// KeyHash is the caller's key hash the edge sent under the identity's signature
+// (httpx.CallerKeyFrom, put in ctx by the identity middleware); "" when absent or not a hex
+// SHA-256. A header no signature covers never gets here: the middleware refuses the call.
+func KeyHash(ctx context.Context) string {
+	v := strings.ToLower(httpx.CallerKeyFrom(ctx))
 	if len(v) != 64 {
 		return ""
 	}
@@ -59,14 +62,7 @@ func (h *Hub) KeysChanged(payload string) int {
 	now := h.o.Now()
 	set := map[string]bool{}
 	h.keys.mu.Lock()
-	if h.keys.changed == nil {
-		h.keys.changed = map[string]time.Time{}
-	}
-	for hx, at := range h.keys.changed {
-		if now.Sub(at) > keyChangeGrace {
-			delete(h.keys.changed, hx)
-		}
-	}
+	h.keys.forgetOld(now)
 	for _, hx := range strings.Split(payload, ",") {
 		if hx = strings.ToLower(strings.TrimSpace(hx)); len(hx) == 64 {
 			set[hx] = true
@@ -77,6 +73,46 @@ func (h *Hub) KeysChanged(payload string) int {
 	n := 0
 	for _, c := range h.snapshot() {
 		if c.keyHash != "" && set[c.keyHash] {
+			c.close(CloseKeyChanged, keyChangedReason)
+			n++
+		}
+	}
+	return n
+}
+
+// forgetOld drops the keys changed longer than keyChangeGrace before now; w.mu is held.
+func (w *keyWatch) forgetOld(now time.Time) {
+	if w.changed == nil {
+		w.changed = map[string]time.Time{}
+	}
+	for hx, at := range w.changed {
+		if now.Sub(at) > keyChangeGrace {
+			delete(w.changed, hx)
+		}
+	}
+}
+
+// KeysMissed applies the invalidations this replica's subscription may have missed while it
+// was away (hex hash → the time of its latest invalidation, from the edge's record,
+// keyevents.Recent). A connection of one of those keys admitted before the invalidation could
+// have reached every edge (its time plus keyChangeGrace) is closed with CloseKeyChanged; one
+// admitted later was verified after the change and stays. Keys invalidated within
+// keyChangeGrace are refused as KeysChanged refuses them. It returns how many connections it
+// closed.
+func (h *Hub) KeysMissed(changed map[string]time.Time) int {
+	now := h.o.Now()
+	h.keys.mu.Lock()
+	h.keys.forgetOld(now)
+	for hx, at := range changed {
+		if now.Sub(at) <= keyChangeGrace && at.After(h.keys.changed[hx]) {
+			h.keys.changed[hx] = at
+		}
+	}
+	h.keys.mu.Unlock()
+	n := 0
+	for _, c := range h.snapshot() {
+		at, ok := changed[c.keyHash]
+		if c.keyHash != "" && ok && !c.closing.Load() && c.admitted.Before(at.Add(keyChangeGrace)) {
 			c.close(CloseKeyChanged, keyChangedReason)
 			n++
 		}
@@ -105,25 +141,21 @@ func (c *conn) close(code websocket.StatusCode, reason string) {
 	go c.end(code, reason)
 }
 
-// creditEntity names the edge's live credit ledger hash of id's billed entity (its org, else
-// its user) for the billing period (the calendar month, UTC) holding now.
-func (h *Hub) creditEntity(id Identity, now time.Time) string {
-	typ, eid := "user", id.UserID
-	if id.OrgID != "" {
-		typ, eid = "org", id.OrgID
-	}
-	return h.o.CreditLedgerPrefix + typ + ":" + eid + ":" + now.UTC().Format("2006-01")
+// creditKey names the edge's live credit ledger hash of id's billed entity for the billing
+// period holding now.
+func creditKey(id Identity, now time.Time) string {
+	return ledger.Key(ledger.BilledEntity(id.UserID, id.OrgID), now)
 }
 
-// CreditsSpent reports whether id's tier has no overage (Options.CreditLimits) and its billed
+// CreditsSpent reports whether id's tier has a credit limit (Options.CreditLimit) and its billed
 // entity's credits of the period are spent, as the edge's live ledger says. A ledger with no
 // figure yet this period is not spent.
 func (h *Hub) CreditsSpent(ctx context.Context, id Identity) (bool, error) {
-	limit, ok := h.o.CreditLimits[id.Tier]
+	limit, ok := h.o.CreditLimit(id.Tier)
 	if !ok {
 		return false, nil
 	}
-	used, err := h.o.Store.LedgerUsed(ctx, []string{h.creditEntity(id, h.o.Now())})
+	used, err := h.o.Store.LedgerUsed(ctx, []string{creditKey(id, h.o.Now())})
 	if err != nil {
 		return false, err
 	}
@@ -131,7 +163,7 @@ func (h *Hub) CreditsSpent(ctx context.Context, id Identity) (bool, error) {
 }
 
 // checkCredits runs after the meter charged ids' deliveries: the connections of those whose
-// credits are spent on a tier without overage are closed with CloseCreditLimit. The ledger
+// credits are spent on a tier with a credit limit are closed with CloseCreditLimit. The ledger
 // counts a delivery once the edge's metering consumer has, so a stream may overshoot by
 // what it delivers within that lag and one meter period.
 func (h *Hub) checkCredits(ctx context.Context, ids []Identity) {
@@ -139,10 +171,10 @@ func (h *Hub) checkCredits(ctx context.Context, ids []Identity) {
 	byName := map[string]bool{}
 	now := h.o.Now()
 	for _, id := range ids {
-		if _, ok := h.o.CreditLimits[id.Tier]; !ok {
+		if _, ok := h.o.CreditLimit(id.Tier); !ok {
 			continue
 		}
-		if n := h.creditEntity(id, now); !byName[n] {
+		if n := creditKey(id, now); !byName[n] {
 			byName[n] = true
 			names = append(names, n)
 		}
@@ -160,8 +192,8 @@ func (h *Hub) checkCredits(ctx context.Context, ids []Identity) {
 		usedBy[n] = used[i]
 	}
 	for _, c := range h.snapshot() {
-		limit, ok := h.o.CreditLimits[c.id.Tier]
-		if u, found := usedBy[h.creditEntity(c.id, now)]; ok && found && u >= limit {
+		limit, ok := h.o.CreditLimit(c.id.Tier)
+		if u, found := usedBy[creditKey(c.id, now)]; ok && found && u >= limit {
 			c.close(CloseCreditLimit, creditLimitReason)
 		}
 	}

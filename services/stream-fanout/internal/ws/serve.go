@@ -38,7 +38,7 @@ const connTTL = 90 * time.Second
 // invalidated, credits spent, the key's connection limit, an unknown session, shutdown) are
 // returned before any upgrade, for the caller to answer as HTTP errors.
 func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, id Identity, cn Connect) error {
-	hash := KeyHash(r.Header)
+	hash, admitted := KeyHash(r.Context()), h.o.Now()
 	token := newID()
 	release, err := h.admit(r.Context(), id, hash, token, cn)
 	if err != nil {
@@ -57,7 +57,7 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, id Identity, cn Conn
 		return nil // Accept answered the client
 	}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
-	c := &conn{h: h, ws: wsc, cc: cw.cc, id: id, token: token, q: newQueue(h.o.QueueSize), ctx: ctx, cancel: cancel}
+	c := &conn{h: h, ws: wsc, cc: cw.cc, id: id, token: token, q: newQueue(h.o.QueueSize), ctx: ctx, cancel: cancel, admitted: admitted}
 	c.q.onFull = func() {
 		if !c.released.Load() { // a queue filling behind a connection already ending drops no client
 			h.o.Metrics.slowDropped()

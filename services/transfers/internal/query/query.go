@@ -14,6 +14,7 @@ import (
 	"github.com/chainintel/chainintel/libs/address"
 	"github.com/chainintel/chainintel/libs/chains"
 	"github.com/chainintel/chainintel/libs/params"
+	"github.com/chainintel/chainintel/services/transfers/client"
 )
 
 // MaxWindow is how far offset + limit may reach into a result.
@@ -190,7 +191,7 @@ func (p Parser) Transfers(q url.Values) (Transfers, error) {
 }
 
 func page(q url.Values) (limit, offset int, err error) {
-	if limit, err = params.Int(q, "limit", 50, 1, 1000); err != nil {
+	if limit, err = params.Int(q, "limit", client.DefaultLimit, 1, client.MaxLimit); err != nil {
 		return 0, 0, err
 	}
 	if offset, err = params.Int(q, "offset", 0, 0, MaxWindow); err != nil {

@@ -1,7 +1,8 @@
 // Package tiers is the edge's tier table: per tier, the standard rate and burst, the heavy rate,
 // whether the API-tier endpoints are open, the credits included per billing period, whether
 // overage is allowed, and the stream quotas. The table comes from a YAML or JSON file named in
-// configuration, or the built-in Default.
+// configuration, or the built-in Default. Services that enforce part of it (stream-fanout:
+// stream quotas and credit limits) import this package and read the same file.
 package tiers
 
 import (
@@ -34,6 +35,11 @@ type Tier struct {
 	StreamHourly  int64 `yaml:"streamHourly" json:"streamHourly"`
 	StreamMonthly int64 `yaml:"streamMonthly" json:"streamMonthly"`
 }
+
+// CreditLimit is the credits a caller of the tier may use in a billing period, and whether
+// there is such a limit (a tier without overage); the edge refuses credited calls past it and
+// stream-fanout ends streams past it.
+func (t Tier) CreditLimit() (int64, bool) { return t.IncludedCredits, !t.Overage }
 
 // Table is a validated set of tiers by name. The zero value is empty; use Default or Load.
 type Table struct{ byName map[string]Tier }
