@@ -60,8 +60,8 @@ type conn struct {
 	released  atomic.Bool
 	// ended is closed once end has saved the session (nil for the REST calls' stand-in
 	// connections, which never end).
-	ended chan struct{}
-	limited   map[string]time.Time // quota errors sent, per window type, until the window ends
+	ended   chan struct{}
+	limited map[string]time.Time // quota errors sent, per window type, until the window ends
 	// kq is the key's quota entry; held the credits the batch being written took (writer only).
 	kq      *keyQuota
 	held    heldCredits
