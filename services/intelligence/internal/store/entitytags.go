@@ -169,6 +169,7 @@ func (s *Store) RefreshEntityTags(ctx context.Context, limit int) (TagsRefresh, 
 	return res, nil
 }
 
+// claimArrays is the ids and claimed marks of cs, as the statements take them.
 func claimArrays[C interface{ claimed() claimedEntity }](cs []C) ([]string, []int64) {
 	ids, marks := make([]string, len(cs)), make([]int64, len(cs))
 	for i := range cs {
