@@ -34,6 +34,7 @@ import (
 	"github.com/chainintel/chainintel/services/intelligence/migrations"
 	taclient "github.com/chainintel/chainintel/services/token-analytics/client"
 	ulclient "github.com/chainintel/chainintel/services/user-labels/client"
+	"go.opentelemetry.io/otel/metric"
 )
 
 // Name is the service name.
@@ -68,7 +69,16 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	if err != nil {
 		return err
 	}
-	st := store.New(pool)
+	tagFailures, err := s.Tel.Meter().Int64Counter("intelligence.entity_tags.failures",
+		metric.WithDescription("entities whose populated tags refresh failed and was backed off (each attempt counts; the log names the entity)"))
+	if err != nil {
+		return err
+	}
+	tagFailures.Add(ctx, 0) // exported before the first failure
+	st := store.New(pool, store.OnTagsFailure(func(f store.TagsFailure) {
+		logTagsFailure(s.Log, f)
+		tagFailures.Add(ctx, 1)
+	}))
 	cache := attribution.NewCache(st)
 	if err := cache.Refresh(ctx); err != nil {
 		return fmt.Errorf("load attributions: %w", err)
@@ -124,6 +134,12 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	e := s.Engine()
 	svchttp.Register(e, a)
 	return s.Run(ctx, e)
+}
+
+// logTagsFailure logs an entity the tags refresher backed off.
+func logTagsFailure(log *slog.Logger, f store.TagsFailure) {
+	log.Warn("entity tags refresh failed; retrying the entity later", "entity", f.EntityID, "failures", f.Failures,
+		"retryIn", f.Backoff.String(), "error", f.Err)
 }
 
 // marketData answers app.MarketData from token-analytics.
@@ -195,7 +211,7 @@ func withStore(ctx context.Context, cfg Config, fn func(*store.Store) (Report, e
 		return Report{}, err
 	}
 	defer pool.Close()
-	st := store.New(pool)
+	st := store.New(pool, store.OnTagsFailure(func(f store.TagsFailure) { logTagsFailure(slog.Default(), f) }))
 	rep, err := fn(st)
 	if err != nil {
 		return rep, err

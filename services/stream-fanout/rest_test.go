@@ -2,6 +2,7 @@ package streamfanout_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/chainintel/chainintel/libs/httpx"
 	streamfanout "github.com/chainintel/chainintel/services/stream-fanout"
+	"github.com/coder/websocket"
 )
 
 type answer struct {
@@ -45,7 +47,9 @@ func expect(t *testing.T, got answer, status int, body string) {
 }
 
 // TestRESTSessions: a session made over REST, connected to with ?session_id=, listed, replayed
-// on a reconnect, dropped with fresh=true, deleted; invisible to other keys.
+// on a reconnect, dropped with fresh=true, deleted; invisible to other keys. Each reconnect
+// comes at once after the client closed, before the replica may have noticed: the new
+// connection ends the old one and waits for its save (conn.takeOver).
 func TestRESTSessions(t *testing.T) {
 	w := newWorld(t)
 	r := w.start(nil)
@@ -90,9 +94,15 @@ func TestRESTSessions(t *testing.T) {
 	}
 	_ = c2.c.CloseNow()
 
-	// fresh=true drops what was owed.
+	// fresh=true drops what was owed. The connection binds to its session after the handshake
+	// and before it reads a message, and a fresh session is owed nothing published before it is
+	// bound: the answer to a message says it is, so the sentinel is published after.
 	w.publish(transferMsg(from, addr(71), 3))
 	c3 := w.dial(r, me, "?session_id="+sess+"&fresh=true")
+	id := c3.send("reconnect", map[string]any{"sessionId": sess})
+	if m := c3.next(); m.Type != "ack" || m.Payload["messageId"] != id {
+		t.Fatalf("a message on a fresh connection: %s, want its ack", m.raw)
+	}
 	sentinel(t, w, c3, from)
 
 	var info map[string]any
@@ -242,4 +252,38 @@ func TestSessionCap(t *testing.T) {
 	if made200 > 1 || len(streams)+len(sessions) != 2+made200 {
 		t.Fatalf("%d of 10 concurrent creates made; the key holds %d streams and %d sessions (cap 3)", made200, len(streams), len(sessions))
 	}
+}
+
+// TestReconnectTakesOverAtOnce: connecting to a session another connection of this replica
+// still serves (its client gone, the replica not yet aware) ends that connection with 1008 at
+// once, not at the next checkpoint (an hour here), and resumes where it was served up to: the
+// transfer it was sent is not sent again, the next one is delivered.
+func TestReconnectTakesOverAtOnce(t *testing.T) {
+	w := newWorld(t)
+	r := w.start(func(c *streamfanout.Config) { c.Checkpoint = time.Hour })
+	me := ident("kt1")
+	var made struct {
+		SessionID string `json:"sessionId"`
+	}
+	w.call(r, me, "POST", "/ws/sessions", "").json(t, &made)
+	from := addr(75)
+	c := w.dial(r, me, "?session_id="+made.SessionID)
+	c.subscribe(map[string]any{"from": []string{from}})
+	first := transferMsg(from, addr(76), 1)
+	w.publish(first)
+	if id, _, _ := c.transfer(); id != first.Id {
+		t.Fatalf("delivered %s, want %s", id, first.Id)
+	}
+
+	c2 := w.dial(r, me, "?session_id="+made.SessionID)
+	id := c2.send("reconnect", map[string]any{"sessionId": made.SessionID})
+	if m := c2.next(); m.Type != "ack" || m.Payload["messageId"] != id {
+		t.Fatalf("a message on the new connection: %s, want its ack", m.raw)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, b, err := c.c.Read(ctx); websocket.CloseStatus(err) != websocket.StatusPolicyViolation {
+		t.Fatalf("the replaced connection read %q (%v), want it closed with 1008", b, err)
+	}
+	sentinel(t, w, c2, from)
 }

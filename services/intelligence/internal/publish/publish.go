@@ -108,10 +108,7 @@ func RefreshTags(ctx context.Context, src TagSource) (store.TagsRefresh, error) 
 	var total store.TagsRefresh
 	for {
 		r, err := src.RefreshEntityTags(ctx, tagRound)
-		total.Entities += r.Entities
-		total.Changed += r.Changed
-		total.Republished += r.Republished
-		total.Remarked += r.Remarked
+		total.Add(r)
 		if err != nil {
 			return total, fmt.Errorf("refresh entity tags: %w", err)
 		}
@@ -129,7 +126,7 @@ func TagLoop(ctx context.Context, src TagSource, interval time.Duration, log *sl
 			log.Warn("entity tags refresh failed; retrying", "error", err)
 		} else if r.Entities > 0 {
 			log.Debug("entity tags refreshed", "entities", r.Entities, "changed", r.Changed, "republished", r.Republished,
-				"remarked", r.Remarked)
+				"remarked", r.Remarked, "failed", r.Failed)
 		}
 	})
 }

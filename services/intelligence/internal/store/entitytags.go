@@ -22,6 +22,8 @@ var (
 	entityTagsBumpSQL string
 	//go:embed sql/entity_tags_release.sql
 	entityTagsReleaseSQL string
+	//go:embed sql/entity_tags_backoff.sql
+	entityTagsBackoffSQL string
 )
 
 // TagsClaimLease is how long a refresh round's claim keeps other refreshers off its entities. It
@@ -56,17 +58,82 @@ func decodeTags(js []byte) ([]attribution.PopulatedTag, error) {
 	return out, nil
 }
 
+// TagsRetryFirst and TagsRetryMax bound the backoff of an entity whose recomputation failed: a
+// later round retries it after TagsRetryFirst, doubled for each further consecutive failure up
+// to TagsRetryMax, so an entity that always fails costs one attempt per backoff and never holds
+// back the other dirty entities (WithTagsRetry changes them).
+const (
+	TagsRetryFirst = 30 * time.Second
+	TagsRetryMax   = time.Hour
+)
+
+// TagsFailure is an entity a refresh round could not recompute or store, left to a later round.
+type TagsFailure struct {
+	EntityID string
+	Failures int           // consecutive failed attempts, this one included
+	Backoff  time.Duration // until the next attempt
+	Err      error
+}
+
+// tagsOptions are the refresher's options (Store.tags).
+type tagsOptions struct {
+	retryFirst, retryMax time.Duration
+	onFailure            func(TagsFailure)
+	beforeCompute        func(ctx context.Context, entityID string) error
+}
+
+// WithTagsRetry sets the backoff of an entity whose tags refresh failed (TagsRetryFirst,
+// TagsRetryMax by default).
+func WithTagsRetry(first, maxBackoff time.Duration) Option {
+	return func(s *Store) { s.tags.retryFirst, s.tags.retryMax = first, maxBackoff }
+}
+
+// OnTagsFailure has f called (from the refreshing goroutine) for each entity a refresh round
+// backs off, to log and count it.
+func OnTagsFailure(f func(TagsFailure)) Option {
+	return func(s *Store) { s.tags.onFailure = f }
+}
+
+// WithTagsComputeCheck has f called before each entity's tags are computed; an error fails that
+// entity's computation as a failing query would. It is how tests make one entity fail.
+func WithTagsComputeCheck(f func(ctx context.Context, entityID string) error) Option {
+	return func(s *Store) { s.tags.beforeCompute = f }
+}
+
 // TagsRefresh says what one RefreshEntityTags round did.
 type TagsRefresh struct {
 	Entities    int // dirty entities claimed and recomputed (each once)
 	Changed     int // of them, entities whose stored tags changed (and got a new details version)
 	Republished int // addresses re-versioned so the publisher carries the new details
 	Remarked    int // of them, entities marked again while they were recomputed: left marked for a later round
+	Failed      int // of them, entities whose recomputation or store failed: backed off (TagsFailure)
+}
+
+// Add adds o's counts to r's.
+func (r *TagsRefresh) Add(o TagsRefresh) {
+	r.Entities += o.Entities
+	r.Changed += o.Changed
+	r.Republished += o.Republished
+	r.Remarked += o.Remarked
+	r.Failed += o.Failed
 }
 
 // claimedEntity is a dirty entity a round claimed, with the mark it claimed.
 type claimedEntity struct {
-	id, mark string
+	id   string
+	mark int64
+}
+
+// computedEntity is a claimed entity with the tags computed for it.
+type computedEntity struct {
+	claimedEntity
+	tags string
+}
+
+// failedEntity is a claimed entity whose computation or store failed.
+type failedEntity struct {
+	claimedEntity
+	err error
 }
 
 // RefreshEntityTags claims up to limit entities that triggers marked dirty (their addresses' tags
@@ -78,25 +145,145 @@ type claimedEntity struct {
 // runs without the version lock, so imports and other versioned writers do not wait for it; an
 // entity a writer marked again meanwhile (its computation may have missed the change) keeps its
 // mark and stored tags, and a later round recomputes it.
+//
+// A failure is kept to the entity it happened to: an entity whose computation fails is left
+// out, and when storing the others fails they are stored in halves down to the failing one.
+// Failed entities are backed off (TagsRetryFirst) and reported to OnTagsFailure; the round
+// returns an error only when it cannot go on at all (ctx ended, the database unreachable), and
+// then ends the leases of what it has not stored.
 func (s *Store) RefreshEntityTags(ctx context.Context, limit int) (TagsRefresh, error) {
-	var res TagsRefresh
 	cs, err := s.claimEntityTags(ctx, limit)
 	if err != nil || len(cs) == 0 {
-		return res, err
+		return TagsRefresh{}, err
 	}
-	ids, marks := make([]string, len(cs)), make([]string, len(cs))
-	for i := range cs {
-		ids[i], marks[i] = cs[i].id, cs[i].mark
-	}
-	res, err = s.computeAndStoreTags(ctx, cs)
+	res, err := s.refreshClaimed(ctx, cs)
 	if err != nil {
-		// Another round may take these entities at once rather than after the lease.
+		// Another round may take these entities at once rather than after the lease (the rows
+		// stored are gone, so only the others are released).
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
+		ids, marks := claimArrays(cs)
 		_, _ = s.pool.Exec(rctx, entityTagsReleaseSQL, ids, marks)
 		return TagsRefresh{}, err
 	}
 	return res, nil
+}
+
+// claimArrays is the ids and claimed marks of cs, as the statements take them.
+func claimArrays[C interface{ claimed() claimedEntity }](cs []C) ([]string, []int64) {
+	ids, marks := make([]string, len(cs)), make([]int64, len(cs))
+	for i := range cs {
+		c := cs[i].claimed()
+		ids[i], marks[i] = c.id, c.mark
+	}
+	return ids, marks
+}
+
+func (c claimedEntity) claimed() claimedEntity { return c }
+
+// refreshClaimed computes and stores the claimed entities' tags, isolating failures.
+func (s *Store) refreshClaimed(ctx context.Context, cs []claimedEntity) (TagsRefresh, error) {
+	res := TagsRefresh{Entities: len(cs)}
+	var failed []failedEntity
+	computed := make([]computedEntity, 0, len(cs))
+	for _, c := range cs {
+		tags, err := s.computeTags(ctx, c.id)
+		if err != nil {
+			if ctx.Err() != nil {
+				return res, err
+			}
+			failed = append(failed, failedEntity{c, err})
+			continue
+		}
+		computed = append(computed, computedEntity{c, tags})
+	}
+	sf, err := s.storeIsolating(ctx, computed, &res)
+	if err != nil {
+		return res, err
+	}
+	failed = append(failed, sf...)
+	if len(failed) > 0 {
+		if err := s.backOff(ctx, failed); err != nil {
+			return res, err
+		}
+		res.Failed = len(failed)
+	}
+	return res, nil
+}
+
+func (s *Store) computeTags(ctx context.Context, id string) (string, error) {
+	if s.tags.beforeCompute != nil {
+		if err := s.tags.beforeCompute(ctx, id); err != nil {
+			return "", fmt.Errorf("entity %s tags: %w", id, err)
+		}
+	}
+	var tags string
+	if err := s.pool.QueryRow(ctx, entityTagsComputeSQL, id).Scan(&tags); err != nil {
+		return "", fmt.Errorf("entity %s tags: %w", id, err)
+	}
+	return tags, nil
+}
+
+// storeIsolating stores cs in one transaction and, when that fails, each half on its own, down
+// to single entities, which it returns as failed; so one entity whose store fails (a bad value,
+// a failing re-version) costs about 2·log2(len(cs)) short transactions, not the round. It
+// returns an error, and stops, only when ctx ended.
+func (s *Store) storeIsolating(ctx context.Context, cs []computedEntity, res *TagsRefresh) ([]failedEntity, error) {
+	if len(cs) == 0 {
+		return nil, nil
+	}
+	r, err := s.storeTags(ctx, cs)
+	switch {
+	case err == nil:
+		res.Add(r)
+		return nil, nil
+	case ctx.Err() != nil:
+		return nil, err
+	case len(cs) == 1:
+		return []failedEntity{{cs[0].claimedEntity, err}}, nil
+	}
+	h := len(cs) / 2
+	f1, err := s.storeIsolating(ctx, cs[:h], res)
+	if err != nil {
+		return nil, err
+	}
+	f2, err := s.storeIsolating(ctx, cs[h:], res)
+	if err != nil {
+		return nil, err
+	}
+	return append(f1, f2...), nil
+}
+
+// backOff leaves failed entities to a later round (sql/entity_tags_backoff.sql) and reports each.
+func (s *Store) backOff(ctx context.Context, failed []failedEntity) error {
+	ids, marks := claimArrays(failed)
+	rows, err := s.pool.Query(ctx, entityTagsBackoffSQL, ids, marks, s.tags.retryFirst.Seconds(), s.tags.retryMax.Seconds())
+	if err != nil {
+		return fmt.Errorf("back off failed entities: %w", err)
+	}
+	type backoff struct {
+		id       string
+		failures int
+		secs     float64
+	}
+	bs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (backoff, error) {
+		var b backoff
+		return b, r.Scan(&b.id, &b.failures, &b.secs)
+	})
+	if err != nil {
+		return fmt.Errorf("back off failed entities: %w", err)
+	}
+	if s.tags.onFailure == nil {
+		return nil
+	}
+	errs := make(map[string]error, len(failed))
+	for _, f := range failed {
+		errs[f.id] = f.err
+	}
+	for _, b := range bs {
+		s.tags.onFailure(TagsFailure{EntityID: b.id, Failures: b.failures, Backoff: time.Duration(b.secs * float64(time.Second)), Err: errs[b.id]})
+	}
+	return nil
 }
 
 func (s *Store) claimEntityTags(ctx context.Context, limit int) ([]claimedEntity, error) {
@@ -114,14 +301,13 @@ func (s *Store) claimEntityTags(ctx context.Context, limit int) ([]claimedEntity
 	return cs, nil
 }
 
-func (s *Store) computeAndStoreTags(ctx context.Context, cs []claimedEntity) (TagsRefresh, error) {
-	res := TagsRefresh{Entities: len(cs)}
-	ids, marks, tags := make([]string, len(cs)), make([]string, len(cs)), make([]string, len(cs))
+// storeTags stores the computed tags of cs holding the version lock (sql/entity_tags_store.sql)
+// and re-versions one address of each entity whose tags changed or that is marked republish.
+func (s *Store) storeTags(ctx context.Context, cs []computedEntity) (TagsRefresh, error) {
+	var res TagsRefresh
+	ids, marks, tags := make([]string, len(cs)), make([]int64, len(cs)), make([]string, len(cs))
 	for i := range cs {
-		if err := s.pool.QueryRow(ctx, entityTagsComputeSQL, cs[i].id).Scan(&tags[i]); err != nil {
-			return res, fmt.Errorf("entity %s tags: %w", cs[i].id, err)
-		}
-		ids[i], marks[i] = cs[i].id, cs[i].mark
+		ids[i], marks[i], tags[i] = cs[i].id, cs[i].mark, cs[i].tags
 	}
 	err := s.inTx(ctx, true, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, entityTagsStoreSQL, ids, marks, tags)

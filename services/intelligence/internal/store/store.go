@@ -17,10 +17,22 @@ import (
 var ErrNotFound = errors.New("not found")
 
 // Store is safe for concurrent use.
-type Store struct{ pool *pgxpool.Pool }
+type Store struct {
+	pool *pgxpool.Pool
+	tags tagsOptions
+}
+
+// Option configures a Store at construction.
+type Option func(*Store)
 
 // New returns a store over pool.
-func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
+func New(pool *pgxpool.Pool, opts ...Option) *Store {
+	s := &Store{pool: pool, tags: tagsOptions{retryFirst: TagsRetryFirst, retryMax: TagsRetryMax}}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
 
 // Pool returns the underlying pool.
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }

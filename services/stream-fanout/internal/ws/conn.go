@@ -61,7 +61,10 @@ type conn struct {
 	paused    atomic.Int64 // monoNow() until which the writer waits (the quota could not be checked)
 	catching  atomic.Bool  // a reconnect is reading the topic back
 	released  atomic.Bool
-	limited   map[string]time.Time // quota errors sent, per window type, until the window ends
+	// ended is closed once end has saved the session (nil for the REST calls' stand-in
+	// connections, which never end).
+	ended   chan struct{}
+	limited map[string]time.Time // quota errors sent, per window type, until the window ends
 	// kq is the key's quota entry; held the credits the batch being written took (writer only).
 	kq      *keyQuota
 	held    heldCredits
@@ -210,6 +213,12 @@ func (c *conn) end(code websocket.StatusCode, reason string) {
 		<-c.h.saves
 	case <-ctx.Done():
 		c.h.o.Log.Error("no turn to save a session at disconnect; its reconnect may repeat transfers", "key", c.id.KeyID)
+		if _, id := c.current(); id != "" {
+			c.h.disown(id, c)
+		}
+	}
+	if c.ended != nil {
+		close(c.ended) // saved: a reconnect waits no longer (the close waits for the client's answer)
 	}
 	_ = c.ws.Close(code, reason)
 	c.cancel()

@@ -113,8 +113,11 @@ type Hub struct {
 	// writers run the connections' writers on goroutines kept between batches.
 	writers *writerPool
 
-	mu      sync.Mutex
-	conns   map[*conn]struct{}
+	mu    sync.Mutex
+	conns map[*conn]struct{}
+	// owners is the connection serving each session on this replica, so a reconnect can end
+	// the connection it replaces, and wait for it to save the session, before claiming it.
+	owners  map[string]*conn
 	closing bool
 	wg      sync.WaitGroup
 	// saves bounds the sessions saved at once, so thousands of connections ending together
@@ -125,7 +128,7 @@ type Hub struct {
 // NewHub returns a hub; RunCheckpoints saves positions, Shutdown ends every connection.
 func NewHub(o Options) *Hub {
 	o.defaults()
-	h := &Hub{o: o, conns: map[*conn]struct{}{}, saves: make(chan struct{}, 16), quotas: newQuotas(o.Store, o.Quotas, o.LeaseSize, o.Now),
+	h := &Hub{o: o, conns: map[*conn]struct{}{}, owners: map[string]*conn{}, saves: make(chan struct{}, 16), quotas: newQuotas(o.Store, o.Quotas, o.LeaseSize, o.Now),
 		labels: newLabelCache(5 * time.Minute), ends: newTopicEnds(func(ctx context.Context) (map[int]int64, error) {
 			return o.Transfers.Offsets(ctx, true)
 		}, topicEndTTL, time.Now), writers: newWriterPool(o.Writers, time.Second, writerStall)}
@@ -163,6 +166,29 @@ func (h *Hub) remove(c *conn) {
 	h.mu.Unlock()
 	h.o.Metrics.closed()
 	h.wg.Done()
+}
+
+// own records c as the connection serving session id on this replica.
+func (h *Hub) own(id string, c *conn) {
+	h.mu.Lock()
+	h.owners[id] = c
+	h.mu.Unlock()
+}
+
+// disown forgets c as the connection serving session id (unless another one took it since).
+func (h *Hub) disown(id string, c *conn) {
+	h.mu.Lock()
+	if h.owners[id] == c {
+		delete(h.owners, id)
+	}
+	h.mu.Unlock()
+}
+
+// owner is the connection serving session id on this replica, nil when none does.
+func (h *Hub) owner(id string) *conn {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.owners[id]
 }
 
 func (h *Hub) snapshot() []*conn {

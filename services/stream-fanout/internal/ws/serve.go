@@ -57,7 +57,8 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, id Identity, cn Conn
 		return nil // Accept answered the client
 	}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
-	c := &conn{h: h, ws: wsc, cc: cw.cc, id: id, token: token, q: newQueue(h.o.QueueSize), ctx: ctx, cancel: cancel, admitted: admitted}
+	c := &conn{h: h, ws: wsc, cc: cw.cc, id: id, token: token, q: newQueue(h.o.QueueSize), ctx: ctx, cancel: cancel,
+		admitted: admitted, ended: make(chan struct{})}
 	c.q.onFull = func() {
 		if !c.released.Load() { // a queue filling behind a connection already ending drops no client
 			h.o.Metrics.slowDropped()

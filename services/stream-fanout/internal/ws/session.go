@@ -112,6 +112,7 @@ func (c *conn) create(kind string, seq int64) error {
 	c.mu.Lock()
 	c.sessID, c.kind, c.sub, c.filters = ss.ID, kind, sub, nil
 	c.mu.Unlock()
+	c.h.own(ss.ID, c)
 	return nil
 }
 
@@ -179,6 +180,9 @@ func (c *conn) resume(id string, fresh bool, onClaimed func()) error {
 		c.detach(ctx)
 		c.q.reopen()
 	}
+	if err := c.takeOver(id); err != nil {
+		return err
+	}
 	ss, err := c.h.o.Store.Claim(c.ctx, id, c.id.KeyID, c.token, c.h.o.V2Window, fresh)
 	if errors.Is(err, store.ErrNoSession) {
 		return perr(CodeNoSession, "session %q does not exist or expired (sessions wait %s for a reconnect)", short(id), c.h.o.Window)
@@ -228,6 +232,7 @@ func (c *conn) resume(id string, fresh bool, onClaimed func()) error {
 	c.mu.Lock()
 	c.sessID, c.kind, c.sub, c.filters = ss.ID, ss.Kind, sub, ss.Filters
 	c.mu.Unlock()
+	c.h.own(ss.ID, c)
 	onClaimed()
 	if fresh || !ss.HasCursor {
 		return nil
@@ -347,4 +352,27 @@ func (c *conn) detach(ctx context.Context) {
 	c.mu.Lock()
 	c.sub, c.sessID, c.filters = nil, "", nil
 	c.mu.Unlock()
+	c.h.disown(id, c)
+}
+
+// takeOver ends the connection of this replica still serving session id for the same key, if
+// any, and waits until it has saved the session (where it was served up to, and what it was
+// owed), so the claim that follows resumes exactly there. A client reconnecting at once after
+// its connection dropped often gets here before the old connection has noticed; claiming under
+// it would find the session's last checkpoint (none yet for a session made over REST: the
+// reconnect would start from now) while the old connection's save, refused as taken over,
+// dropped what it was owed. A connection of another replica is not reached: it finds the
+// session taken over at its next checkpoint, and the reconnect resumes from the last one.
+func (c *conn) takeOver(id string) error {
+	old := c.h.owner(id)
+	if old == nil || old == c || old.ended == nil || old.id.KeyID != c.id.KeyID {
+		return nil
+	}
+	old.kick("session taken over by another connection")
+	select {
+	case <-old.ended:
+		return nil
+	case <-c.ctx.Done():
+		return c.ctx.Err()
+	}
 }

@@ -61,9 +61,10 @@ type Store interface {
 	Lookup(ctx context.Context, user string, refs []AddressRef) (map[AddressRef]LabelText, map[AddressRef][]EntityRef, error)
 
 	// SearchLabels and SearchEntities return the user's labels and entities matching query
-	// (case-insensitive name substring or address prefix), best matches first.
-	SearchLabels(ctx context.Context, user, query string, limit, offset int) ([]Label, error)
-	SearchEntities(ctx context.Context, user, query string, limit, offset int) ([]Entity, error)
+	// (case-insensitive name prefix or address prefix, and name substring when substrings),
+	// best matches first.
+	SearchLabels(ctx context.Context, user, query string, substrings bool, limit, offset int) ([]Label, error)
+	SearchEntities(ctx context.Context, user, query string, substrings bool, limit, offset int) ([]Entity, error)
 }
 
 // MaxIndexedLabels is the most labels a user may have for Lookup to keep an in-memory index of
@@ -421,8 +422,14 @@ const (
 	MaxSearchOffset     = 10000
 )
 
+// MinSubstringQueryRunes is the shortest query matched inside names. A shorter one has no
+// trigram for the trigram index to look up, so finding it inside names reads all of the user's
+// labels (up to the cap, 100,000) when it matches few; it matches name and address prefixes
+// only, read off b-trees (docs/user-labels.md, "Search cost").
+const MinSubstringQueryRunes = 3
+
 // Search returns the user's labels and entities matching query, up to limit of each after
-// skipping offset.
+// skipping offset. A query shorter than MinSubstringQueryRunes matches prefixes only.
 func (s *Service) Search(ctx context.Context, user, query string, limit, offset int) (SearchResult, error) {
 	if n := utf8.RuneCountInString(query); n == 0 || n > MaxSearchQueryRunes {
 		return SearchResult{}, httpx.BadRequest("query: must be 1 to %d characters (got %d)", MaxSearchQueryRunes, n)
@@ -437,11 +444,12 @@ func (s *Service) Search(ctx context.Context, user, query string, limit, offset 
 	if limit == 0 {
 		return out, nil
 	}
+	substrings := utf8.RuneCountInString(query) >= MinSubstringQueryRunes
 	var err error
-	if out.Labels, err = s.store.SearchLabels(ctx, user, query, limit, offset); err != nil {
+	if out.Labels, err = s.store.SearchLabels(ctx, user, query, substrings, limit, offset); err != nil {
 		return out, err
 	}
-	if out.Entities, err = s.store.SearchEntities(ctx, user, query, limit, offset); err != nil {
+	if out.Entities, err = s.store.SearchEntities(ctx, user, query, substrings, limit, offset); err != nil {
 		return out, err
 	}
 	return out, nil

@@ -10,8 +10,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/chainintel/chainintel/libs/httpx"
+	"github.com/chainintel/chainintel/services/user-labels/internal/app"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -19,11 +21,13 @@ import (
 // in a table also holding 100,000 labels of 200 other users, for these kinds of query: "rare"
 // (a name substring one label holds), "common" (the first word of an eighth of the caller's
 // label names), "substring" (the second word of an eighth of them, which no name starts with),
-// "address" (an address prefix), "short" (two characters, matching many) and
-// "short-none" (two characters matching none: no trigram to look up, nothing to stop early). With SEARCH_EXPLAIN=1 it
-// also prints EXPLAIN (ANALYZE, BUFFERS) of the label query of each, as it runs and as it ran
-// before the trigram index and the bound (the statement below, the index dropped in a
-// transaction that is rolled back):
+// "address" (an address prefix), "short" (two characters, matching many), "short-none" (two
+// characters matching none: no trigram to look up, nothing to stop early) and "short-address"
+// ("0x", every address's prefix). With SEARCH_EXPLAIN=1 it also prints EXPLAIN (ANALYZE,
+// BUFFERS) of the label query of each, as it runs, as it ran with names searched for substrings
+// whatever the query's length (app.MinSubstringQueryRunes; it differs for the short queries
+// only), and as it ran before the trigram index and the bound (the statement below, the index
+// dropped in a transaction that is rolled back), then a table of the three side by side:
 //
 //	SEARCH_EXPLAIN=1 go test -run '^$' -bench Search100k -benchtime 100x ./internal/http/
 func BenchmarkSearch100k(b *testing.B) {
@@ -39,11 +43,15 @@ func BenchmarkSearch100k(b *testing.B) {
 	}
 	queries := []struct{ name, q string }{
 		{"rare", rareSearchName(b, pool, big)}, {"common", "desk"}, {"substring", "wallet"}, {"address", "0x00ab"}, {"short", "de"}, {"short-none", "zq"},
+		{"short-address", "0x"},
 	}
 	if os.Getenv("SEARCH_EXPLAIN") != "" {
+		var sums []string
 		for _, q := range queries {
-			explainSearch(b, pool, big, q.name, q.q)
+			sums = append(sums, explainSearch(b, pool, big, q.name, q.q))
 		}
+		fmt.Printf("== label statement: execution time, shared buffers hit\n%-28s | %-22s | %-22s | %-22s\n%s\n", "query",
+			"before trigram index", "substrings at any length", "now", strings.Join(sums, "\n"))
 	}
 	hc := &http.Client{Transport: httpx.NewTransport()}
 	for _, q := range queries {
@@ -114,10 +122,11 @@ ORDER BY CASE WHEN lower(name) = $2 OR lower(address) = $2 THEN 0
          lower(name), chain_type, address
 LIMIT $4 OFFSET $5`
 
-// explainSearch prints the plans of the label query for q as it runs and as it ran before.
+// explainSearch prints the plans of the label query for q as it runs, as it ran with substrings
+// whatever q's length, and as it ran before, and returns a line of the three side by side.
 func explainSearch(b *testing.B, pool interface {
 	Begin(context.Context) (pgx.Tx, error)
-}, user, name, q string) {
+}, user, name, q string) string {
 	ctx := context.Background()
 	cur, err := os.ReadFile("../store/sql/search_labels.sql")
 	if err != nil {
@@ -128,7 +137,7 @@ func explainSearch(b *testing.B, pool interface {
 		b.Fatal(err)
 	}
 	defer func() { _ = tx.Rollback(ctx) }()
-	show := func(what, sql string, args ...any) {
+	show := func(what, sql string, args ...any) string {
 		rows, err := tx.Query(ctx, "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) "+sql, args...)
 		if err != nil {
 			b.Fatal(err)
@@ -138,10 +147,29 @@ func explainSearch(b *testing.B, pool interface {
 			b.Fatal(err)
 		}
 		fmt.Printf("== %s %q, %s\n%s\n", name, q, what, strings.Join(lines, "\n"))
+		return planSummary(lines)
 	}
-	show("now", string(cur), user, q, q, 10, 0, 1000)
+	substrings := utf8.RuneCountInString(q) >= app.MinSubstringQueryRunes
+	now := show("now", string(cur), user, q, q, 10, 0, 1000, substrings)
+	always := show("names searched for substrings at any query length", string(cur), user, q, q, 10, 0, 1000, true)
 	if _, err := tx.Exec(ctx, `DROP INDEX userdata.labels_search_idx`); err != nil {
 		b.Fatal(err)
 	}
-	show("before (no trigram index, every match ranked)", searchLabelsBeforeSQL, user, q, q, 10, 0)
+	before := show("before (no trigram index, every match ranked)", searchLabelsBeforeSQL, user, q, q, 10, 0)
+	return fmt.Sprintf("%-28s | %-22s | %-22s | %-22s", fmt.Sprintf("%s %q", name, q), before, always, now)
+}
+
+// planSummary is the execution time and the shared buffers hit of an EXPLAIN (ANALYZE, BUFFERS).
+func planSummary(lines []string) string {
+	var exec, bufs string
+	for _, l := range lines {
+		l = strings.TrimSpace(l)
+		if v, ok := strings.CutPrefix(l, "Execution Time: "); ok {
+			exec = v
+		}
+		if v, ok := strings.CutPrefix(l, "Buffers: shared hit="); ok && bufs == "" {
+			bufs, _, _ = strings.Cut(v, " ")
+		}
+	}
+	return exec + ", " + bufs
 }

@@ -49,6 +49,89 @@ func TestInternalSearch(t *testing.T) {
 	status(t, ev.do(t, "", "GET", "/internal/search?query=a", nil), 401)
 }
 
+// TestSearchShortQueryMatchesPrefixes: a query of one or two characters matches names and
+// addresses starting with it, not names containing it; three characters match inside names too.
+func TestSearchShortQueryMatchesPrefixes(t *testing.T) {
+	ev := newEnv(t)
+	u := newUser()
+	status(t, ev.do(t, u, "POST", "/user/labels", `[
+		{"name":"de","note":"","address":"`+evmAddr(1)+`","chainType":"evm"},
+		{"name":"Desk","note":"","address":"`+evmAddr(2)+`","chainType":"evm"},
+		{"name":"my desk","note":"","address":"`+evmAddr(3)+`","chainType":"evm"}]`), 200)
+	ents := decode[[]app.Entity](t, ev.do(t, u, "POST", "/user/entities",
+		`[{"name":"Desk Fund","addresses":{"evm":["`+evmAddr(7)+`"]}},{"name":"my desk fund","addresses":{"evm":["`+evmAddr(8)+`"]}}]`))
+	label := func(name string, n int) string {
+		return fmt.Sprintf(`{"name":%q,"note":"","address":%q,"chainType":"evm"}`, name, evmAddr(n))
+	}
+	deskFund := entityJSON(ents[0], "Desk Fund", "", false, `{"evm":["`+evmAddr(7)+`"]}`)
+	myDeskFund := entityJSON(ents[1], "my desk fund", "", false, `{"evm":["`+evmAddr(8)+`"]}`)
+	expect(t, ev.do(t, u, "GET", "/internal/search?query=DE", nil), 200,
+		`{"entities":[`+deskFund+`],"labels":[`+label("de", 1)+","+label("Desk", 2)+`]}`)
+	expect(t, ev.do(t, u, "GET", "/internal/search?query=m", nil), 200,
+		`{"entities":[`+myDeskFund+`],"labels":[`+label("my desk", 3)+`]}`)
+	expect(t, ev.do(t, u, "GET", "/internal/search?query=es", nil), 200, `{"entities":[],"labels":[]}`)
+	expect(t, ev.do(t, u, "GET", "/internal/search?query=esk", nil), 200,
+		`{"entities":[`+deskFund+","+myDeskFund+`],"labels":[`+label("Desk", 2)+","+label("my desk", 3)+`]}`)
+	// Address prefixes count at any length: every label's address starts with "0x".
+	expect(t, ev.do(t, u, "GET", "/internal/search?query=0x&limit=2", nil), 200,
+		`{"entities":[`+deskFund+","+myDeskFund+`],"labels":[`+label("de", 1)+","+label("Desk", 2)+`]}`)
+}
+
+// A short query that matches nothing examines none of the user's labels (b-tree ranges only);
+// with names searched for substrings it examined all of them.
+func TestSearchShortQueryReadsNoLabels(t *testing.T) {
+	ev := newEnv(t)
+	u := newUser()
+	items := make([]string, 3000)
+	for i := range items {
+		items[i] = fmt.Sprintf(`{"name":"desk %d","note":"","address":%q,"chainType":"evm"}`, i, evmAddr(i))
+	}
+	status(t, ev.do(t, u, "POST", "/user/labels", "["+strings.Join(items, ",")+"]"), 200)
+	sql, err := os.ReadFile("../store/sql/search_labels.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := ev.store.Pool().Exec(ctx, "ANALYZE userdata.labels"); err != nil {
+		t.Fatal(err)
+	}
+	// Rows a scan of labels returned or removed by its filter.
+	examinedRe := regexp.MustCompile(`(?m)Scan (?:using \S+ )?on labels .*rows=(\d+) loops=(\d+)\)(?:\n\s*(?:Index Cond|Recheck Cond|Filter):.*)*(?:\n\s*Rows Removed by Filter: (\d+))?`)
+	examined := func(substrings bool) (int, string) {
+		tx, err := ev.store.Pool().Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = tx.Rollback(ctx) }()
+		if _, err := tx.Exec(ctx, "SET LOCAL max_parallel_workers_per_gather = 0"); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := tx.Query(ctx, "EXPLAIN (ANALYZE, COSTS OFF) "+string(sql), pgx.QueryExecModeExec, u, "zq", "zq", 10, 0, 1000, substrings)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan := strings.Join(lines, "\n")
+		n := 0
+		for _, m := range examinedRe.FindAllStringSubmatch(plan, -1) {
+			r, _ := strconv.Atoi(m[1])
+			loops, _ := strconv.Atoi(m[2])
+			removed, _ := strconv.Atoi(m[3])
+			n += (r + removed) * loops
+		}
+		return n, plan
+	}
+	if n, p := examined(true); n < 3000 {
+		t.Fatalf("with substrings, %d labels examined, want all 3,000 (the test no longer tells):\n%s", n, p)
+	}
+	if n, p := examined(false); n != 0 {
+		t.Fatalf("prefixes only: %d labels examined, want none:\n%s", n, p)
+	}
+}
+
 func status(t *testing.T, r resp, want int) {
 	t.Helper()
 	if r.Status != want {
@@ -155,7 +238,7 @@ func TestSearchReadsTheSameLabelsAtEveryOffset(t *testing.T) {
 		if _, err := tx.Exec(ctx, setup); err != nil {
 			t.Fatal(err)
 		}
-		rows, err := tx.Query(ctx, "EXPLAIN (ANALYZE, COSTS OFF) "+string(sql), pgx.QueryExecModeExec, u, q, q, limit, offset, 1000)
+		rows, err := tx.Query(ctx, "EXPLAIN (ANALYZE, COSTS OFF) "+string(sql), pgx.QueryExecModeExec, u, q, q, limit, offset, 1000, true)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -182,7 +265,7 @@ func TestSearchReadsTheSameLabelsAtEveryOffset(t *testing.T) {
 	}
 	// With the b-tree indexes of the user's labels out of the way (in the rolled-back
 	// transaction) the trigram index serves a selective query rather than a scan of the table.
-	if p := plan("ALTER TABLE userdata.labels DROP CONSTRAINT labels_pkey; DROP INDEX userdata.labels_name_order_idx; SET LOCAL enable_seqscan = off; "+setup, "desk 1234", 10, 0); !strings.Contains(p, "labels_search_idx") {
+	if p := plan("ALTER TABLE userdata.labels DROP CONSTRAINT labels_pkey; DROP INDEX userdata.labels_name_order_idx; DROP INDEX userdata.labels_address_prefix_idx; SET LOCAL enable_seqscan = off; "+setup, "desk 1234", 10, 0); !strings.Contains(p, "labels_search_idx") {
 		t.Fatalf("a selective query does not use the trigram index:\n%s", p)
 	}
 }

@@ -26,7 +26,8 @@ const searchBound = 1000
 // The search statements run with QueryExecModeExec: each execution is planned for its own
 // pattern. A cached generic plan cannot see the pattern, so it would use the trigram index even
 // for a one- or two-character query, for which pg_trgm has no trigram to look up and scans the
-// whole index (every user's labels).
+// whole index (every user's labels); and each plan sees whether the name-substring reason ($7)
+// runs at all.
 const searchMode = pgx.QueryExecModeExec
 
 // likeBody escapes s for use inside a LIKE pattern with ESCAPE '\'.
@@ -34,11 +35,12 @@ func likeBody(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }
 
-// SearchLabels returns the user's labels matching query (name substring or address prefix,
-// case-insensitive), best matches first, from the first searchBound of the ranking.
-func (s *Store) SearchLabels(ctx context.Context, user, query string, limit, offset int) ([]app.Label, error) {
+// SearchLabels returns the user's labels matching query (name prefix, or substring when
+// substrings, or address prefix, case-insensitive), best matches first, from the first
+// searchBound of the ranking.
+func (s *Store) SearchLabels(ctx context.Context, user, query string, substrings bool, limit, offset int) ([]app.Label, error) {
 	q := strings.ToLower(query)
-	rows, err := s.pool.Query(ctx, searchLabelsSQL, searchMode, user, q, likeBody(q), limit, offset, searchBound)
+	rows, err := s.pool.Query(ctx, searchLabelsSQL, searchMode, user, q, likeBody(q), limit, offset, searchBound, substrings)
 	if err != nil {
 		return nil, fmt.Errorf("search labels: %w", err)
 	}
@@ -54,12 +56,12 @@ func (s *Store) SearchLabels(ctx context.Context, user, query string, limit, off
 	return out, nil
 }
 
-// SearchEntities returns the user's entities matching query (name substring or an address
-// prefix, case-insensitive), best matches first (from the first searchBound of the ranking),
-// with their addresses.
-func (s *Store) SearchEntities(ctx context.Context, user, query string, limit, offset int) ([]app.Entity, error) {
+// SearchEntities returns the user's entities matching query (name prefix, or substring when
+// substrings, or an address prefix, case-insensitive), best matches first (from the first
+// searchBound of the ranking), with their addresses.
+func (s *Store) SearchEntities(ctx context.Context, user, query string, substrings bool, limit, offset int) ([]app.Entity, error) {
 	q := strings.ToLower(query)
-	rows, err := s.pool.Query(ctx, searchEntitiesSQL, searchMode, user, q, likeBody(q), limit, offset, searchBound)
+	rows, err := s.pool.Query(ctx, searchEntitiesSQL, searchMode, user, q, likeBody(q), limit, offset, searchBound, substrings)
 	if err != nil {
 		return nil, fmt.Errorf("search entities: %w", err)
 	}

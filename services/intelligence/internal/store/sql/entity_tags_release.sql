@@ -5,6 +5,6 @@
 -- or another refresher (a skipped lease expires).
 UPDATE intel.entity_tags_dirty d SET claimed_at = NULL
 FROM (SELECT x.entity_id FROM intel.entity_tags_dirty x
-      JOIN unnest($1::text[], $2::xid8[]) AS c(entity_id, mark) ON c.entity_id = x.entity_id AND x.marked_by = c.mark
+      JOIN unnest($1::text[], $2::bigint[]) AS c(entity_id, mark) ON c.entity_id = x.entity_id AND x.mark = c.mark
       ORDER BY x.entity_id FOR UPDATE OF x SKIP LOCKED) r
 WHERE d.entity_id = r.entity_id

@@ -4,10 +4,10 @@
 -- marked again since its claim (a change the computation may have missed) keeps its row, with
 -- the new mark, and its stored tags: a later round recomputes it. Returns the entities done,
 -- whether they were marked for republication and whether their tags changed.
-WITH c AS (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) AS c(id, mark, tags)),
+WITH c AS (SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[]) AS c(id, mark, tags)),
 done AS (
     DELETE FROM intel.entity_tags_dirty d USING c
-    WHERE d.entity_id = c.id AND d.marked_by = c.mark::xid8
+    WHERE d.entity_id = c.id AND d.mark = c.mark
     RETURNING d.entity_id, d.republish, c.tags::jsonb AS tags),
 changed AS (
     UPDATE intel.entities e SET populated_tags = done.tags, version = nextval('intel.attribution_version'), updated_at = now()

@@ -1,11 +1,14 @@
 -- The user's labels whose name, or address, matches: exact matches first, then prefixes, then
 -- substrings, ties by the lower-cased name in byte order, chain type, address; $2 is the
--- lower-cased query, $3 the same as a LIKE pattern body (escaped). Only the first $6 labels of
--- that ranking are answered ($4 after skipping $5 of them; an offset at or past $6 answers none).
+-- lower-cased query, $3 the same as a LIKE pattern body (escaped); names containing the query
+-- match only when $7 (app.MinSubstringQueryRunes: a shorter query has no trigram to look up).
+-- Only the first $6 labels of that ranking are answered ($4 after skipping $5 of them; an offset
+-- at or past $6 answers none).
 -- They are found without ranking every match: each reason to match (equal address; name
 -- starting with the query; address starting with it; name containing it) contributes its first
--- $6 labels in name order, read off labels_name_order_idx or found with the trigram index
--- labels_search_idx, and the union holds the first $6 of the whole ranking: a label among them
+-- $6 labels in name order, read off labels_name_order_idx, or found as a range of
+-- labels_address_prefix_idx (addresses) or with the trigram index labels_search_idx (names),
+-- and the union holds the first $6 of the whole ranking: a label among them
 -- is preceded in its own reason's name order only by labels the ranking also puts before it
 -- (exact names sort first among the names starting with the query).
 WITH prefixed AS MATERIALIZED (
@@ -14,19 +17,19 @@ WITH prefixed AS MATERIALIZED (
     ORDER BY lower(name) COLLATE "C", chain_type, address LIMIT $6
 ), c AS (
     (SELECT name, note, address, chain_type FROM userdata.labels
-     WHERE user_id = $1 AND lower(address) = $2
+     WHERE user_id = $1 AND lower(address) COLLATE "C" = $2
      ORDER BY lower(name) COLLATE "C", chain_type, address LIMIT $6)
     UNION
     SELECT name, note, address, chain_type FROM prefixed
     UNION
     (SELECT name, note, address, chain_type FROM userdata.labels
-     WHERE user_id = $1 AND lower(address) LIKE $3 || '%' ESCAPE '\'
+     WHERE user_id = $1 AND lower(address) COLLATE "C" LIKE $3 || '%' ESCAPE '\'
      ORDER BY lower(name) COLLATE "C", chain_type, address LIMIT $6)
     UNION
-    -- Skipped when $6 names start with the query: then no substring match can be among the first
-    -- $6 of the ranking.
+    -- Skipped without $7, and when $6 names start with the query: then no substring match can be
+    -- among the first $6 of the ranking.
     (SELECT name, note, address, chain_type FROM userdata.labels
-     WHERE user_id = $1 AND lower(name) LIKE '%' || $3 || '%' ESCAPE '\'
+     WHERE $7 AND user_id = $1 AND lower(name) LIKE '%' || $3 || '%' ESCAPE '\'
        AND (SELECT count(*) FROM prefixed) < $6
      ORDER BY lower(name) COLLATE "C", chain_type, address LIMIT $6)
 ), ranked AS (
