@@ -124,6 +124,19 @@ func TestIntelligenceBatchesThroughEdge(t *testing.T) {
 	if r.Status != 200 || r.Header.Get("X-Credits-Used") != "4" || !strings.Contains(string(r.Body), `"e2e-tag-`+suffix) {
 		t.Fatalf("enriched batch/all: %d %s %v", r.Status, r.Body, r.Header)
 	}
+	// The plain batch takes chain and chains too: an unknown name is a 400 naming it (it read
+	// neither, and answered 200), and chains bounds the chain an address is detected on.
+	r = p.Do(t, http.MethodPost, "/intelligence/address/batch?chains=notachain", key, map[string]any{"addresses": []string{wallet}})
+	if want := `{"error":"chains: unknown chain \"notachain\""}`; r.Status != 400 || strings.TrimSpace(string(r.Body)) != want {
+		t.Fatalf("batch with an unknown chain: %d %s, want 400 %s", r.Status, r.Body, want)
+	}
+	r = p.Do(t, http.MethodPost, "/intelligence/address/batch?chains=base", key, map[string]any{"addresses": []string{wallet}})
+	var one struct {
+		Addresses map[string]addressInfo `json:"addresses"`
+	}
+	if r.JSON(t, &one); r.Status != 200 || one.Addresses[wallet].Chain != "base" {
+		t.Fatalf("batch on base: %d %s", r.Status, r.Body)
+	}
 	if r := get("/cluster/cl-ffffffffffffffff/summary"); r.Status != 404 || r.Error() != `unknown cluster "cl-ffffffffffffffff"` {
 		t.Fatalf("unknown cluster: %d %s", r.Status, r.Body)
 	}

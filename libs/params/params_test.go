@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/chainintel/chainintel/libs/chains"
 )
 
 func TestList(t *testing.T) {
@@ -163,6 +165,82 @@ func FuzzFloat(f *testing.F) {
 		}
 		if ok && (math.IsNaN(v) || math.IsInf(v, 0)) {
 			t.Fatalf("%q: accepted %v", s, v)
+		}
+	})
+}
+
+func TestChains(t *testing.T) {
+	set, err := chains.NewSet([]string{"ethereum", "base", "bitcoin"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		query string
+		want  []string
+		err   string
+	}{
+		{"", nil, ""},
+		{"chains=", nil, ""},
+		{"chains=base,ethereum&chains=base", []string{"base", "ethereum"}, ""},
+		{"chains=notachain", nil, `chains: unknown chain "notachain"`},
+		{"chains=ethereum,notachain", nil, `chains: unknown chain "notachain"`},
+		{"chains=ton", nil, `chains: chain "ton" is not configured on this deployment`},
+		{"chains=Ethereum", nil, `chains: unknown chain "Ethereum"`},
+	} {
+		q, _ := url.ParseQuery(c.query)
+		cs, err := Chains(q, "chains", set)
+		if c.err != "" {
+			if err == nil || err.Error() != c.err || !IsParamError(err) {
+				t.Errorf("%q: error %v, want %q", c.query, err, c.err)
+			}
+			continue
+		}
+		var got []string
+		if cs != nil {
+			got = chains.Names(cs)
+		}
+		if err != nil || !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%q: %v %v, want %v", c.query, got, err, c.want)
+		}
+	}
+}
+
+// FuzzChains: any chains query either resolves to configured chains, each named in the query
+// and each once, or is an error naming the parameter.
+func FuzzChains(f *testing.F) {
+	for _, s := range []string{"", "chains=ethereum", "chains=notachain", "chains=ethereum,base&chains=ethereum",
+		"chains=ton", "chains=%00", "chains=,,", "chains=ethereum%2Cnotachain"} {
+		f.Add(s)
+	}
+	set, err := chains.NewSet([]string{"ethereum", "base", "bitcoin"})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		q, err := url.ParseQuery(raw)
+		if err != nil {
+			return
+		}
+		named, lerr := List(q, "chains")
+		cs, err := Chains(q, "chains", set)
+		if err != nil {
+			if !IsParamError(err) || !strings.HasPrefix(err.Error(), "chains: ") {
+				t.Fatalf("error does not name the parameter: %v", err)
+			}
+			return
+		}
+		if lerr != nil {
+			t.Fatalf("List refused %q (%v) but Chains did not", raw, lerr)
+		}
+		if len(cs) != len(named) {
+			t.Fatalf("%q: %d chains for %d names", raw, len(cs), len(named))
+		}
+		seen := map[string]bool{}
+		for i, c := range cs {
+			if !set.Has(c.Name) || seen[c.Name] || c.Name != named[i] {
+				t.Fatalf("%q: chain %q out of place (names %v)", raw, c.Name, named)
+			}
+			seen[c.Name] = true
 		}
 	})
 }

@@ -78,10 +78,22 @@ func TestBatchesTypesAndClusters(t *testing.T) {
 		"serviceLabel":{"name":"Cold","address":"`+btc1+`","chainType":"bitcoin"},"contract":false,"isUserAddress":false}}}}`)
 	code, body = do("POST", "/intelligence/address/batch/all?chains=bitcoin", `{"addresses":["`+bw1+`"]}`)
 	check("batch/all no chain left", code, body, 400, `{"error":"addresses[0]: \"`+bw1+`\" is not a valid address on any requested chain"}`)
-	code, body = do("POST", "/intelligence/address/batch/all?chains=nochain", `{"addresses":["`+bw1+`"]}`)
-	if code != 400 || !strings.Contains(body, `"chains: `) {
-		t.Fatalf("unknown chain: %d %s", code, body)
+	// Every batch route reads chains (and chain) through params.Chains: an unknown name is a 400
+	// naming the parameter and the value, never the empty answer a filter on no chain reads.
+	for _, route := range []string{"/intelligence/address/batch", "/intelligence/address/batch/all",
+		"/intelligence/address_enriched/batch", "/intelligence/address_enriched/batch/all"} {
+		code, body = do("POST", route+"?chains=ethereum,notachain", `{"addresses":["`+bw1+`"]}`)
+		check(route+" unknown chains", code, body, 400, `{"error":"chains: unknown chain \"notachain\""}`)
+		code, body = do("POST", route+"?chain=notachain", `{"addresses":["`+bw1+`"]}`)
+		check(route+" unknown chain", code, body, 400, `{"error":"chain: unknown chain \"notachain\""}`)
 	}
+	// Without chain, chains bounds the chain an address is detected on.
+	code, body = do("POST", "/intelligence/address/batch?chains=base", `{"addresses":["`+bw1+`"]}`)
+	check("batch on base", code, body, 200, `{"addresses":{"`+bw1+`":`+info(bw1, "base")+`}}}`)
+	code, body = do("POST", "/intelligence/address/batch?chain=polygon", `{"addresses":["`+bw1+`"]}`)
+	check("batch on polygon", code, body, 200, `{"addresses":{"`+bw1+`":`+info(bw1, "polygon")+`}}}`)
+	code, body = do("POST", "/intelligence/address/batch?chains=bitcoin", `{"addresses":["`+bw1+`"]}`)
+	check("batch no chain left", code, body, 400, `{"error":"addresses[0]: \"`+bw1+`\" is not a valid address on any requested chain"}`)
 
 	// Enriched batch: tags (chain-specific ones on their chain only), clusters, toggles.
 	code, body = do("POST", "/intelligence/address_enriched/batch", `{"addresses":["`+bw1+`","`+bw2+`"]}`)

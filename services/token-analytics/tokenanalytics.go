@@ -320,6 +320,7 @@ func addConsumers(s *service.Service, cfg Config, st *store.Store, set *chains.S
 	service.Consume(s, cfg.Kafka, eventsv1.TopicTransfers, func() *eventsv1.Transfer { return new(eventsv1.Transfer) }, h.Transfers, big)
 	service.Consume(s, cfg.Kafka, eventsv1.TopicSwaps, func() *eventsv1.Swap { return new(eventsv1.Swap) }, h.Swaps, big)
 	service.Consume(s, cfg.Kafka, eventsv1.TopicTransactions, func() *eventsv1.Transaction { return new(eventsv1.Transaction) }, h.Transactions, big)
+	service.Consume(s, cfg.Kafka, eventsv1.TopicBlocks, func() *eventsv1.Block { return new(eventsv1.Block) }, h.Blocks, big)
 	service.Consume(s, cfg.Kafka, eventsv1.TopicReorgs, func() *eventsv1.Reorg { return new(eventsv1.Reorg) }, h.Reorgs)
 	service.Consume(s, cfg.Kafka, eventsv1.TopicAttributions, func() *eventsv1.Attribution { return new(eventsv1.Attribution) }, h.Attributions, big)
 	service.Consume(s, cfg.Kafka, eventsv1.TopicTokens, func() *eventsv1.Token { return new(eventsv1.Token) }, h.Tokens)

@@ -274,6 +274,86 @@ func (x *Transaction) GetBytecodeSize() uint32 {
 	return 0
 }
 
+// Block is one block ingest indexed, empty or not: the chain's progress, which the
+// transactions of chain.transactions.v1 cannot tell past a block without any. Topic
+// chain.blocks.v1, key "<chain>". Published with the block's other records; a reorg orphaning
+// its hash (chain.reorgs.v1) voids it.
+type Block struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Chain         string                 `protobuf:"bytes,1,opt,name=chain,proto3" json:"chain,omitempty"`
+	Number        uint64                 `protobuf:"varint,2,opt,name=number,proto3" json:"number,omitempty"`
+	Hash          string                 `protobuf:"bytes,3,opt,name=hash,proto3" json:"hash,omitempty"`
+	TimeMs        int64                  `protobuf:"varint,4,opt,name=time_ms,json=timeMs,proto3" json:"time_ms,omitempty"`
+	Transactions  uint32                 `protobuf:"varint,5,opt,name=transactions,proto3" json:"transactions,omitempty"` // transactions in the block
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Block) Reset() {
+	*x = Block{}
+	mi := &file_chainintel_events_v1_chain_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Block) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Block) ProtoMessage() {}
+
+func (x *Block) ProtoReflect() protoreflect.Message {
+	mi := &file_chainintel_events_v1_chain_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Block.ProtoReflect.Descriptor instead.
+func (*Block) Descriptor() ([]byte, []int) {
+	return file_chainintel_events_v1_chain_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *Block) GetChain() string {
+	if x != nil {
+		return x.Chain
+	}
+	return ""
+}
+
+func (x *Block) GetNumber() uint64 {
+	if x != nil {
+		return x.Number
+	}
+	return 0
+}
+
+func (x *Block) GetHash() string {
+	if x != nil {
+		return x.Hash
+	}
+	return ""
+}
+
+func (x *Block) GetTimeMs() int64 {
+	if x != nil {
+		return x.TimeMs
+	}
+	return 0
+}
+
+func (x *Block) GetTransactions() uint32 {
+	if x != nil {
+		return x.Transactions
+	}
+	return 0
+}
+
 // Transfer is one movement of value. Topic chain.transfers.v1.
 //
 // id is "<txHash>_<logIndex>" for token transfers, "<txHash>_ext" for the native value of a
@@ -307,7 +387,7 @@ type Transfer struct {
 
 func (x *Transfer) Reset() {
 	*x = Transfer{}
-	mi := &file_chainintel_events_v1_chain_proto_msgTypes[1]
+	mi := &file_chainintel_events_v1_chain_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -319,7 +399,7 @@ func (x *Transfer) String() string {
 func (*Transfer) ProtoMessage() {}
 
 func (x *Transfer) ProtoReflect() protoreflect.Message {
-	mi := &file_chainintel_events_v1_chain_proto_msgTypes[1]
+	mi := &file_chainintel_events_v1_chain_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -332,7 +412,7 @@ func (x *Transfer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Transfer.ProtoReflect.Descriptor instead.
 func (*Transfer) Descriptor() ([]byte, []int) {
-	return file_chainintel_events_v1_chain_proto_rawDescGZIP(), []int{1}
+	return file_chainintel_events_v1_chain_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *Transfer) GetId() string {
@@ -510,7 +590,7 @@ type Swap struct {
 
 func (x *Swap) Reset() {
 	*x = Swap{}
-	mi := &file_chainintel_events_v1_chain_proto_msgTypes[2]
+	mi := &file_chainintel_events_v1_chain_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -522,7 +602,7 @@ func (x *Swap) String() string {
 func (*Swap) ProtoMessage() {}
 
 func (x *Swap) ProtoReflect() protoreflect.Message {
-	mi := &file_chainintel_events_v1_chain_proto_msgTypes[2]
+	mi := &file_chainintel_events_v1_chain_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -535,7 +615,7 @@ func (x *Swap) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Swap.ProtoReflect.Descriptor instead.
 func (*Swap) Descriptor() ([]byte, []int) {
-	return file_chainintel_events_v1_chain_proto_rawDescGZIP(), []int{2}
+	return file_chainintel_events_v1_chain_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *Swap) GetId() string {
@@ -738,7 +818,7 @@ type BalanceObservation struct {
 
 func (x *BalanceObservation) Reset() {
 	*x = BalanceObservation{}
-	mi := &file_chainintel_events_v1_chain_proto_msgTypes[3]
+	mi := &file_chainintel_events_v1_chain_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -750,7 +830,7 @@ func (x *BalanceObservation) String() string {
 func (*BalanceObservation) ProtoMessage() {}
 
 func (x *BalanceObservation) ProtoReflect() protoreflect.Message {
-	mi := &file_chainintel_events_v1_chain_proto_msgTypes[3]
+	mi := &file_chainintel_events_v1_chain_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -763,7 +843,7 @@ func (x *BalanceObservation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BalanceObservation.ProtoReflect.Descriptor instead.
 func (*BalanceObservation) Descriptor() ([]byte, []int) {
-	return file_chainintel_events_v1_chain_proto_rawDescGZIP(), []int{3}
+	return file_chainintel_events_v1_chain_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *BalanceObservation) GetChain() string {
@@ -877,7 +957,7 @@ type Reorg struct {
 
 func (x *Reorg) Reset() {
 	*x = Reorg{}
-	mi := &file_chainintel_events_v1_chain_proto_msgTypes[4]
+	mi := &file_chainintel_events_v1_chain_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -889,7 +969,7 @@ func (x *Reorg) String() string {
 func (*Reorg) ProtoMessage() {}
 
 func (x *Reorg) ProtoReflect() protoreflect.Message {
-	mi := &file_chainintel_events_v1_chain_proto_msgTypes[4]
+	mi := &file_chainintel_events_v1_chain_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -902,7 +982,7 @@ func (x *Reorg) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Reorg.ProtoReflect.Descriptor instead.
 func (*Reorg) Descriptor() ([]byte, []int) {
-	return file_chainintel_events_v1_chain_proto_rawDescGZIP(), []int{4}
+	return file_chainintel_events_v1_chain_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Reorg) GetChain() string {
@@ -966,7 +1046,7 @@ type Token struct {
 
 func (x *Token) Reset() {
 	*x = Token{}
-	mi := &file_chainintel_events_v1_chain_proto_msgTypes[5]
+	mi := &file_chainintel_events_v1_chain_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -978,7 +1058,7 @@ func (x *Token) String() string {
 func (*Token) ProtoMessage() {}
 
 func (x *Token) ProtoReflect() protoreflect.Message {
-	mi := &file_chainintel_events_v1_chain_proto_msgTypes[5]
+	mi := &file_chainintel_events_v1_chain_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -991,7 +1071,7 @@ func (x *Token) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Token.ProtoReflect.Descriptor instead.
 func (*Token) Descriptor() ([]byte, []int) {
-	return file_chainintel_events_v1_chain_proto_rawDescGZIP(), []int{5}
+	return file_chainintel_events_v1_chain_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Token) GetChain() string {
@@ -1096,7 +1176,7 @@ type Contract struct {
 
 func (x *Contract) Reset() {
 	*x = Contract{}
-	mi := &file_chainintel_events_v1_chain_proto_msgTypes[6]
+	mi := &file_chainintel_events_v1_chain_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1108,7 +1188,7 @@ func (x *Contract) String() string {
 func (*Contract) ProtoMessage() {}
 
 func (x *Contract) ProtoReflect() protoreflect.Message {
-	mi := &file_chainintel_events_v1_chain_proto_msgTypes[6]
+	mi := &file_chainintel_events_v1_chain_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1121,7 +1201,7 @@ func (x *Contract) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Contract.ProtoReflect.Descriptor instead.
 func (*Contract) Descriptor() ([]byte, []int) {
-	return file_chainintel_events_v1_chain_proto_rawDescGZIP(), []int{6}
+	return file_chainintel_events_v1_chain_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Contract) GetChain() string {
@@ -1211,7 +1291,7 @@ type Reorg_Block struct {
 
 func (x *Reorg_Block) Reset() {
 	*x = Reorg_Block{}
-	mi := &file_chainintel_events_v1_chain_proto_msgTypes[7]
+	mi := &file_chainintel_events_v1_chain_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1223,7 +1303,7 @@ func (x *Reorg_Block) String() string {
 func (*Reorg_Block) ProtoMessage() {}
 
 func (x *Reorg_Block) ProtoReflect() protoreflect.Message {
-	mi := &file_chainintel_events_v1_chain_proto_msgTypes[7]
+	mi := &file_chainintel_events_v1_chain_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1236,7 +1316,7 @@ func (x *Reorg_Block) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Reorg_Block.ProtoReflect.Descriptor instead.
 func (*Reorg_Block) Descriptor() ([]byte, []int) {
-	return file_chainintel_events_v1_chain_proto_rawDescGZIP(), []int{4, 0}
+	return file_chainintel_events_v1_chain_proto_rawDescGZIP(), []int{5, 0}
 }
 
 func (x *Reorg_Block) GetNumber() uint64 {
@@ -1284,7 +1364,13 @@ const file_chainintel_events_v1_chain_proto_rawDesc = "" +
 	"\n" +
 	"_value_usdB\n" +
 	"\n" +
-	"\b_fee_usd\"\xa5\x05\n" +
+	"\b_fee_usd\"\x86\x01\n" +
+	"\x05Block\x12\x14\n" +
+	"\x05chain\x18\x01 \x01(\tR\x05chain\x12\x16\n" +
+	"\x06number\x18\x02 \x01(\x04R\x06number\x12\x12\n" +
+	"\x04hash\x18\x03 \x01(\tR\x04hash\x12\x17\n" +
+	"\atime_ms\x18\x04 \x01(\x03R\x06timeMs\x12\"\n" +
+	"\ftransactions\x18\x05 \x01(\rR\ftransactions\"\xa5\x05\n" +
 	"\bTransfer\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
 	"\x05chain\x18\x02 \x01(\tR\x05chain\x12)\n" +
@@ -1414,22 +1500,23 @@ func file_chainintel_events_v1_chain_proto_rawDescGZIP() []byte {
 }
 
 var file_chainintel_events_v1_chain_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_chainintel_events_v1_chain_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
+var file_chainintel_events_v1_chain_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
 var file_chainintel_events_v1_chain_proto_goTypes = []any{
 	(TransferType)(0),          // 0: chainintel.events.v1.TransferType
 	(*Transaction)(nil),        // 1: chainintel.events.v1.Transaction
-	(*Transfer)(nil),           // 2: chainintel.events.v1.Transfer
-	(*Swap)(nil),               // 3: chainintel.events.v1.Swap
-	(*BalanceObservation)(nil), // 4: chainintel.events.v1.BalanceObservation
-	(*Reorg)(nil),              // 5: chainintel.events.v1.Reorg
-	(*Token)(nil),              // 6: chainintel.events.v1.Token
-	(*Contract)(nil),           // 7: chainintel.events.v1.Contract
-	(*Reorg_Block)(nil),        // 8: chainintel.events.v1.Reorg.Block
+	(*Block)(nil),              // 2: chainintel.events.v1.Block
+	(*Transfer)(nil),           // 3: chainintel.events.v1.Transfer
+	(*Swap)(nil),               // 4: chainintel.events.v1.Swap
+	(*BalanceObservation)(nil), // 5: chainintel.events.v1.BalanceObservation
+	(*Reorg)(nil),              // 6: chainintel.events.v1.Reorg
+	(*Token)(nil),              // 7: chainintel.events.v1.Token
+	(*Contract)(nil),           // 8: chainintel.events.v1.Contract
+	(*Reorg_Block)(nil),        // 9: chainintel.events.v1.Reorg.Block
 }
 var file_chainintel_events_v1_chain_proto_depIdxs = []int32{
 	0, // 0: chainintel.events.v1.Transfer.type:type_name -> chainintel.events.v1.TransferType
-	8, // 1: chainintel.events.v1.Reorg.orphaned:type_name -> chainintel.events.v1.Reorg.Block
-	8, // 2: chainintel.events.v1.Reorg.canonical:type_name -> chainintel.events.v1.Reorg.Block
+	9, // 1: chainintel.events.v1.Reorg.orphaned:type_name -> chainintel.events.v1.Reorg.Block
+	9, // 2: chainintel.events.v1.Reorg.canonical:type_name -> chainintel.events.v1.Reorg.Block
 	3, // [3:3] is the sub-list for method output_type
 	3, // [3:3] is the sub-list for method input_type
 	3, // [3:3] is the sub-list for extension type_name
@@ -1443,15 +1530,15 @@ func file_chainintel_events_v1_chain_proto_init() {
 		return
 	}
 	file_chainintel_events_v1_chain_proto_msgTypes[0].OneofWrappers = []any{}
-	file_chainintel_events_v1_chain_proto_msgTypes[1].OneofWrappers = []any{}
 	file_chainintel_events_v1_chain_proto_msgTypes[2].OneofWrappers = []any{}
+	file_chainintel_events_v1_chain_proto_msgTypes[3].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_chainintel_events_v1_chain_proto_rawDesc), len(file_chainintel_events_v1_chain_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   8,
+			NumMessages:   9,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -1,5 +1,7 @@
 package eventsv1
 
+import "strconv"
+
 // Event ids of chain facts, sent in the event-id header by every producer (the indexer and the
 // simulator alike): "<kind>:<chain>:<natural id>:<blockHash>". The same fact published again
 // (a redelivery, a block indexed again after a crash) has the same id, so a consumer that
@@ -25,6 +27,11 @@ func SwapEventID(m *Swap) string {
 // was read at (the creation's, or the first sight's).
 func ContractEventID(m *Contract) string {
 	return chainFactID("contract", m.GetChain(), m.GetAddress(), m.GetBlockHash())
+}
+
+// BlockEventID is "block:<chain>:<number>:<hash>".
+func BlockEventID(m *Block) string {
+	return chainFactID("block", m.GetChain(), strconv.FormatUint(m.GetNumber(), 10), m.GetHash())
 }
 
 // TokenEventID is "token:<chain>:<address>": a token's metadata does not depend on a block.

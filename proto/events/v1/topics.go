@@ -11,6 +11,7 @@ const (
 	TopicSwaps        = "chain.swaps.v1"
 	TopicBalances     = "chain.balances.v1"
 	TopicReorgs       = "chain.reorgs.v1"
+	TopicBlocks       = "chain.blocks.v1"
 	TopicTokens       = "chain.tokens.v1"
 	TopicContracts    = "chain.contracts.v1"
 	TopicAttributions = "intel.attributions.v1"
@@ -35,6 +36,7 @@ var Topics = []TopicInfo{
 	{TopicSwaps, false, "<chain>:<txHash>", "Swap"},
 	{TopicBalances, false, "<chain>:<address>", "BalanceObservation"},
 	{TopicReorgs, false, "<chain>", "Reorg"},
+	{TopicBlocks, false, "<chain>", "Block"},
 	{TopicTokens, false, "<chain>:<address>", "Token"},
 	{TopicContracts, false, "<chain>:<address>", "Contract"},
 	{TopicAttributions, true, "<chainType>:<address>", "Attribution"},

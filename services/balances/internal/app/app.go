@@ -13,6 +13,7 @@ import (
 
 	"github.com/chainintel/chainintel/libs/address"
 	"github.com/chainintel/chainintel/libs/chains"
+	"github.com/chainintel/chainintel/libs/params"
 	"github.com/chainintel/chainintel/services/balances/internal/store"
 	ulclient "github.com/chainintel/chainintel/services/user-labels/client"
 )
@@ -114,11 +115,15 @@ type Subject struct {
 	EntityID string      // the entity id as asked
 }
 
-// chainNames resolves the chains parameter against the deployment's chains.
+// chainNames resolves the chains parameter against the deployment's chains (every one when
+// none is named) as every route taking chains does (params.ResolveChains).
 func (a *App) chainNames(requested []string) ([]string, error) {
-	cs, err := a.chains.Resolve(requested)
+	cs, err := params.ResolveChains("chains", requested, a.chains)
 	if err != nil {
-		return nil, &ParamError{Param: "chains", Rule: err.Error()}
+		return nil, err
+	}
+	if cs == nil {
+		cs = a.chains.Chains()
 	}
 	return chains.Names(cs), nil
 }

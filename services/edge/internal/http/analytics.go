@@ -154,10 +154,11 @@ const MaxCustomRange = 366 * 24 * time.Hour
 
 var periods = map[string]time.Duration{"24h": 24 * time.Hour, "7d": 7 * 24 * time.Hour, "30d": 30 * 24 * time.Hour}
 
-// ParseWindow reads period, start_date and end_date as the public API does: start_date and
+// ParseWindow reads period, start_date and end_date as API.md gives them: start_date and
 // end_date together are a custom range of at most 366 days and period is then ignored;
-// otherwise period 24h|7d|30d (default 24h) ends at end_date or now, and a lone start_date is
-// ignored.
+// otherwise period 24h|7d|30d (default 24h) ends at end_date or now. A lone start_date is a 400:
+// the custom range needs both, and answering the default window instead would hand the caller
+// figures for a range it did not ask for.
 func ParseWindow(q url.Values, now time.Time) (Window, error) {
 	for _, k := range []string{"period", "start_date", "end_date"} {
 		if len(q[k]) > 1 {
@@ -192,6 +193,9 @@ func ParseWindow(q url.Values, now time.Time) (Window, error) {
 			return Window{}, httpx.BadRequest("start_date, end_date: the range must be at most 366 days")
 		}
 		return Window{Period: "custom", Start: start, End: end}, nil
+	}
+	if hasStart {
+		return Window{}, httpx.BadRequest("start_date: needs end_date (a custom range takes both; for a period ending now, give period alone)")
 	}
 	if period == "" {
 		period = "24h"

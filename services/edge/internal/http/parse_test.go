@@ -24,8 +24,8 @@ func TestParseWindow(t *testing.T) {
 		{"end_date=2026-01-02T00:00:00%2B02:00", Window{"24h", ts("2025-12-31T22:00:00Z"), ts("2026-01-01T22:00:00Z")}, ""},
 		{"start_date=2025-01-01T00:00:00Z&end_date=2026-01-02T00:00:00Z", Window{"custom", ts("2025-01-01T00:00:00Z"), ts("2026-01-02T00:00:00Z")}, ""},
 		{"start_date=2025-01-01T00:00:00Z&end_date=2026-01-02T00:00:01Z", Window{}, "start_date, end_date: the range must be at most 366 days"},
-		{"start_date=2025-01-01T00:00:00Z", Window{"24h", now.Add(-24 * time.Hour), now}, ""},
-		{"start_date=2025-01-01T00:00:00Z&period=7d", Window{"7d", now.Add(-7 * 24 * time.Hour), now}, ""},
+		{"start_date=2025-01-01T00:00:00Z", Window{}, "start_date: needs end_date (a custom range takes both; for a period ending now, give period alone)"},
+		{"start_date=2025-01-01T00:00:00Z&period=7d", Window{}, "start_date: needs end_date (a custom range takes both; for a period ending now, give period alone)"},
 		{"start_date=2026-01-02T00:00:00Z&end_date=2026-01-01T00:00:00Z", Window{}, "start_date: must be before end_date"},
 		{"period=7d&start_date=2026-01-01T00:00:00Z&end_date=2026-01-02T00:00:00Z", Window{"custom", ts("2026-01-01T00:00:00Z"), ts("2026-01-02T00:00:00Z")}, ""},
 		{"period=1h&start_date=2026-01-01T00:00:00Z&end_date=2026-01-02T00:00:00Z", Window{"custom", ts("2026-01-01T00:00:00Z"), ts("2026-01-02T00:00:00Z")}, ""},
@@ -50,7 +50,8 @@ func TestParseWindow(t *testing.T) {
 
 func FuzzParseWindow(f *testing.F) {
 	for _, s := range []string{"", "period=7d", "start_date=2025-01-01T00:00:00Z&end_date=2026-01-02T00:00:00Z",
-		"end_date=2026-01-02T00:00:00%2B02:00", "period=%00", "start_date=9999-12-31T23:59:59Z&end_date=0000-01-01T00:00:00Z"} {
+		"end_date=2026-01-02T00:00:00%2B02:00", "period=%00", "start_date=9999-12-31T23:59:59Z&end_date=0000-01-01T00:00:00Z",
+		"start_date=2025-01-01T00:00:00Z&period=7d"} {
 		f.Add(s)
 	}
 	now := time.Date(2026, 3, 10, 12, 30, 0, 0, time.UTC)
@@ -66,6 +67,9 @@ func FuzzParseWindow(f *testing.F) {
 				t.Fatalf("error does not name the parameter: %q", msg)
 			}
 			return
+		}
+		if q.Get("start_date") != "" && q.Get("end_date") == "" {
+			t.Fatalf("a lone start_date answered the window %+v", w)
 		}
 		if !w.Start.Before(w.End) || w.End.Sub(w.Start) > MaxCustomRange {
 			t.Fatalf("window %+v out of bounds", w)

@@ -56,7 +56,7 @@ func usageFixture() *fakeUsage {
 	}}
 }
 
-// The public text: period is ignored when both dates are given; a lone start_date is ignored;
+// API.md: period is ignored when both dates are given; a lone start_date is a 400 naming it;
 // each data point carries totalCostUnits (rows for per-row routes) and each pattern a colour.
 func TestEndpointCallsPublicShape(t *testing.T) {
 	now := time.Date(2026, 3, 10, 12, 30, 0, 0, time.UTC)
@@ -78,7 +78,7 @@ func TestEndpointCallsPublicShape(t *testing.T) {
 		`"callBreakdown":{"/intelligence/address/{address}":2,"/transfers":2},"creditBreakdown":{"/intelligence/address/{address}":2,"/transfers":150}}],` +
 		`"endpointInfos":[{"pattern":"/intelligence/address/{address}","color":"` + ColorOf("/intelligence/address/{address}") + `","weight":1,"unitType":"call"},` +
 		`{"pattern":"/transfers","color":"` + ColorOf("/transfers") + `","weight":2,"unitType":"row"}]}`
-	lone := `{"period":"24h","startTime":"2026-03-09T12:30:00Z","endTime":"2026-03-10T12:30:00Z","dataPoints":[` +
+	byDefault := `{"period":"24h","startTime":"2026-03-09T12:30:00Z","endTime":"2026-03-10T12:30:00Z","dataPoints":[` +
 		`{"hour":"2026-03-10T10:00:00Z","totalCalls":4,"totalCredits":152,"totalCostUnits":77,` +
 		`"callBreakdown":{"/intelligence/address/{address}":2,"/transfers":2},"creditBreakdown":{"/intelligence/address/{address}":2,"/transfers":150}},` +
 		`{"hour":"2026-03-10T11:00:00Z","totalCalls":4,"totalCredits":4,"totalCostUnits":4,` +
@@ -86,13 +86,20 @@ func TestEndpointCallsPublicShape(t *testing.T) {
 		`"endpointInfos":[{"pattern":"/balances/address/{address}","color":"` + ColorOf("/balances/address/{address}") + `","weight":1,"unitType":"call"},` +
 		`{"pattern":"/intelligence/address/{address}","color":"` + ColorOf("/intelligence/address/{address}") + `","weight":1,"unitType":"call"},` +
 		`{"pattern":"/transfers","color":"` + ColorOf("/transfers") + `","weight":2,"unitType":"row"}]}`
-	for _, c := range []struct{ query, want string }{
-		{"period=30d&start_date=2026-03-10T10:00:00Z&end_date=2026-03-10T11:00:00Z", both},
-		{"start_date=2026-01-01T00:00:00Z", lone},
+	lone := `{"error":"start_date: needs end_date (a custom range takes both; for a period ending now, give period alone)"}`
+	for _, c := range []struct {
+		query string
+		code  int
+		want  string
+	}{
+		{"period=30d&start_date=2026-03-10T10:00:00Z&end_date=2026-03-10T11:00:00Z", 200, both},
+		{"", 200, byDefault},
+		{"start_date=2026-01-01T00:00:00Z", 400, lone},
+		{"period=7d&start_date=2026-01-01T00:00:00Z", 400, lone},
 	} {
 		code, body := serveAs(t, a.EndpointCalls(), "/analytics/endpoint-calls?"+c.query)
-		if code != 200 || body != c.want {
-			t.Errorf("%s:\n got %d %s\nwant 200 %s", c.query, code, body, c.want)
+		if code != c.code || body != c.want {
+			t.Errorf("%s:\n got %d %s\nwant %d %s", c.query, code, body, c.code, c.want)
 		}
 	}
 	if c := ColorOf("/transfers"); len(c) != 7 || c[0] != '#' {

@@ -20,7 +20,7 @@ var Quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 // Topics are the topics ingest publishes and reads.
 var Topics = []string{eventsv1.TopicTransactions, eventsv1.TopicTransfers, eventsv1.TopicSwaps, eventsv1.TopicBalances,
-	eventsv1.TopicReorgs, eventsv1.TopicTokens, eventsv1.TopicContracts, eventsv1.TopicMarketTokens, eventsv1.TopicPrices}
+	eventsv1.TopicReorgs, eventsv1.TopicBlocks, eventsv1.TopicTokens, eventsv1.TopicContracts, eventsv1.TopicMarketTokens, eventsv1.TopicPrices}
 
 // Sink is a consumer of every chain topic applying the reorg semantics of docs/ingest.md: rows
 // are upserted by id; a reorg deletes the rows of its orphaned block hashes and rows of those

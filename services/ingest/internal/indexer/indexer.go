@@ -473,6 +473,10 @@ func (x *Indexer) build(ctx context.Context, blocks []*evm.Decoded, reread []sto
 		at := time.UnixMilli(d.TimeMs)
 		nativePrice, nativeOK := x.mk.PriceAt(nativeID, at)
 		suffix := ":" + d.Hash
+		// Every indexed block, an empty one too: the chain's progress (token-analytics' tip on
+		// /networks/status), which its transactions cannot tell past a block without any.
+		blk := &eventsv1.Block{Chain: chain, Number: d.Number, Hash: d.Hash, TimeMs: d.TimeMs, Transactions: uint32(len(d.Transactions))}
+		ev = append(ev, eventbus.Event{Topic: eventsv1.TopicBlocks, Key: chain, Msg: blk, ID: eventsv1.BlockEventID(blk)})
 		for _, t := range d.Transactions {
 			if nativeOK {
 				t.ValueUsd = usd(t.Value, x.cfg.Chain.NativeDecimals, nativePrice)

@@ -6,7 +6,6 @@ package app
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"math"
 	"math/big"
@@ -157,29 +156,13 @@ func (s *Service) Enriched(ctx context.Context, ts []Target, o EnrichOptions) (m
 	return out, nil
 }
 
-// Batch answers up to MaxBatch addresses, each on the chain detected from its format, keyed by
-// the address as given. An address valid on no configured chain is a 400 naming it.
-func (s *Service) Batch(ctx context.Context, raw []string) (map[string]AddressInfo, error) {
-	if len(raw) == 0 {
-		return nil, invalid("addresses", "give at least one address")
-	}
-	if len(raw) > MaxBatch {
-		return nil, invalid("addresses", "at most %d addresses per call, got %d", MaxBatch, len(raw))
-	}
-	ts := make([]Target, 0, len(raw))
-	keys := make([]string, 0, len(raw))
-	seen := make(map[string]bool, len(raw))
-	for i, r := range raw {
-		if seen[r] {
-			continue
-		}
-		seen[r] = true
-		t, err := ParseTarget(s.Chains, r, "")
-		if err != nil {
-			return nil, invalid(fmt.Sprintf("addresses[%d]", i), "%q is not a valid address on any configured chain", short(r))
-		}
-		ts = append(ts, t)
-		keys = append(keys, r)
+// Batch answers up to MaxBatch addresses, each on chain when given, else on the chain detected
+// from its format (among only, when given), keyed by the address as given. An address valid on
+// none of those chains is a 400 naming it.
+func (s *Service) Batch(ctx context.Context, raw []string, chain string, only map[string]bool) (map[string]AddressInfo, error) {
+	keys, ts, err := s.batchOnChain(raw, chain, only)
+	if err != nil {
+		return nil, err
 	}
 	infos, err := s.infos(ctx, ts)
 	if err != nil {

@@ -7,20 +7,30 @@ import (
 	"regexp"
 	"sort"
 
+	"github.com/chainintel/chainintel/libs/chains"
 	balclient "github.com/chainintel/chainintel/services/balances/client"
 	"github.com/chainintel/chainintel/services/intelligence/internal/store"
 )
 
 // batchTargets validates a batch's addresses (1..MaxBatch) and returns, for each distinct
 // address as given, its targets: on chain when one is given, else on the first configured
-// chain of its detected type, or (all) on every configured chain where its format is valid,
-// restricted to only when that is not empty. An address with no target is a 400 naming it.
+// chain of its detected type, or (all) on every configured chain where its format is valid;
+// without chain, the chains looked at are restricted to only when that is not empty. An address
+// with no target is a 400 naming it.
 func (s *Service) batchTargets(raw []string, chain string, all bool, only map[string]bool) ([]string, [][]Target, error) {
 	if len(raw) == 0 {
 		return nil, nil, invalid("addresses", "give at least one address")
 	}
 	if len(raw) > MaxBatch {
 		return nil, nil, invalid("addresses", "at most %d addresses per call, got %d", MaxBatch, len(raw))
+	}
+	detectIn, err := s.within(only)
+	if err != nil {
+		return nil, nil, err
+	}
+	which := "requested"
+	if chain == "" && len(only) == 0 && !all {
+		which = "configured"
 	}
 	var keys []string
 	var targets [][]Target
@@ -40,13 +50,13 @@ func (s *Service) batchTargets(raw []string, chain string, all bool, only map[st
 					}
 				}
 			}
-		} else if t, err := ParseTarget(s.Chains, r, chain); err == nil {
+		} else if t, err := ParseTarget(detectIn, r, chain); err == nil {
 			ts = []Target{t}
 		} else if errors.Is(err, ErrInvalidInput) {
 			return nil, nil, err // the chain parameter
 		}
 		if len(ts) == 0 {
-			return nil, nil, invalid(fmt.Sprintf("addresses[%d]", i), "%q is not a valid address on any requested chain", short(r))
+			return nil, nil, invalid(fmt.Sprintf("addresses[%d]", i), "%q is not a valid address on any %s chain", short(r), which)
 		}
 		keys = append(keys, r)
 		targets = append(targets, ts)
@@ -54,21 +64,22 @@ func (s *Service) batchTargets(raw []string, chain string, all bool, only map[st
 	return keys, targets, nil
 }
 
-// ChainFilter resolves the chains parameter (and a lone chain) of a /batch/all route: an unknown
-// or unconfigured chain is a 400.
-func (s *Service) ChainFilter(names []string) (map[string]bool, error) {
+// within is the configured chains restricted to only (every configured chain when only is
+// empty); only holds names the caller's chains filter already resolved (params.Chains).
+func (s *Service) within(only map[string]bool) (*chains.Set, error) {
+	if len(only) == 0 {
+		return s.Chains, nil
+	}
+	var names []string
+	for _, c := range s.Chains.Chains() {
+		if only[c.Name] {
+			names = append(names, c.Name)
+		}
+	}
 	if len(names) == 0 {
-		return nil, nil
+		return nil, invalid("chains", "names no chain configured on this deployment")
 	}
-	cs, err := s.Chains.Resolve(names)
-	if err != nil {
-		return nil, invalid("chains", "%v", err)
-	}
-	out := make(map[string]bool, len(cs))
-	for _, c := range cs {
-		out[c.Name] = true
-	}
-	return out, nil
+	return chains.NewSet(names)
 }
 
 func flatten(targets [][]Target) []Target {
@@ -79,10 +90,10 @@ func flatten(targets [][]Target) []Target {
 	return out
 }
 
-// batchOnChain is batchTargets for one chain (chain, else each address's detected one): the
-// distinct addresses as given and, parallel to them, their one target each.
-func (s *Service) batchOnChain(raw []string, chain string) ([]string, []Target, error) {
-	keys, targets, err := s.batchTargets(raw, chain, false, nil)
+// batchOnChain is batchTargets for one chain (chain, else each address's detected one among
+// only): the distinct addresses as given and, parallel to them, their one target each.
+func (s *Service) batchOnChain(raw []string, chain string, only map[string]bool) ([]string, []Target, error) {
+	keys, targets, err := s.batchTargets(raw, chain, false, only)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -120,9 +131,10 @@ func (s *Service) BatchAll(ctx context.Context, raw []string, only map[string]bo
 }
 
 // EnrichedBatch answers up to MaxBatch addresses enriched (tags, clusters), each on chain when
-// given, else on the chain detected from its format, keyed by the address as given.
-func (s *Service) EnrichedBatch(ctx context.Context, raw []string, chain string, o EnrichOptions) (map[string]AddressInfo, error) {
-	keys, flat, err := s.batchOnChain(raw, chain)
+// given, else on the chain detected from its format (among only, when given), keyed by the
+// address as given.
+func (s *Service) EnrichedBatch(ctx context.Context, raw []string, chain string, only map[string]bool, o EnrichOptions) (map[string]AddressInfo, error) {
+	keys, flat, err := s.batchOnChain(raw, chain, only)
 	if err != nil {
 		return nil, err
 	}
@@ -145,7 +157,7 @@ func (s *Service) EnrichedBatch(ctx context.Context, raw []string, chain string,
 // batch) keyed by the address as given; an address without tags is absent. Only the tags are
 // read: no attribution, no user-labels lookup (transfers' /counterparties tags filter).
 func (s *Service) TagIDs(ctx context.Context, raw []string, chain string) (map[string][]string, error) {
-	keys, flat, err := s.batchOnChain(raw, chain)
+	keys, flat, err := s.batchOnChain(raw, chain, nil)
 	if err != nil {
 		return nil, err
 	}

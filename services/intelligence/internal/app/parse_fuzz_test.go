@@ -46,14 +46,17 @@ func FuzzParseChainAddress(f *testing.F) {
 }
 
 // FuzzBatchTargets: a batch's addresses (one a line), chain, /all flag and chain filter either
-// give every distinct address as given its targets (valid, on the requested chains) or are a
-// 400 naming the addresses, an index of them or the chain.
+// give every distinct address as given its targets (valid, on the requested chains: the filter
+// bounds the detected chain of a batch without chain too) or are a 400 naming the addresses, an
+// index of them, the chain or the chains.
 func FuzzBatchTargets(f *testing.F) {
 	f.Add("0x28c6c06298d514db089934071355e5743bf21d60\n0x28C6c06298d514Db089934071355E5743bf21d60", "", false, "")
 	f.Add("0x28c6c06298d514db089934071355e5743bf21d60", "", true, "base,ethereum")
 	f.Add("bc1qm34lsc65zpw79lxes69zkqmk6ee3ewf0j77s3h\nx", "bitcoin", false, "")
 	f.Add("", "nochain", false, "")
 	f.Add("TV6MuMXfmLbBqPZvBHdwFsDnQeVfnmiuSi", "", true, "tron")
+	f.Add("0x28c6c06298d514db089934071355e5743bf21d60", "", false, "base,polygon")
+	f.Add("0x28c6c06298d514db089934071355e5743bf21d60", "", false, "notachain")
 	set, _ := chains.NewSet(nil)
 	s := &Service{Chains: set}
 	f.Fuzz(func(t *testing.T, lines, chain string, all bool, filter string) {
@@ -70,7 +73,7 @@ func FuzzBatchTargets(f *testing.F) {
 		}
 		keys, targets, err := s.batchTargets(raw, chain, all, only)
 		if err != nil {
-			if msg := err.Error(); status(err) != 400 || !(strings.HasPrefix(msg, "addresses") || strings.HasPrefix(msg, "chain: ")) {
+			if msg := err.Error(); status(err) != 400 || !(strings.HasPrefix(msg, "addresses") || strings.HasPrefix(msg, "chain: ") || strings.HasPrefix(msg, "chains: ")) {
 				t.Fatalf("batchTargets(%q, %q, %v, %q): error %v is not a 400 naming its parameter", raw, chain, all, filter, err)
 			}
 			return
@@ -86,7 +89,7 @@ func FuzzBatchTargets(f *testing.F) {
 			seen[k] = true
 			for _, tg := range targets[i] {
 				if !set.Has(tg.Chain) || !address.Valid(tg.ChainType, tg.Address) || all && only != nil && !only[tg.Chain] ||
-					!all && chain != "" && tg.Chain != chain {
+					!all && chain != "" && tg.Chain != chain || !all && chain == "" && only != nil && !only[tg.Chain] {
 					t.Fatalf("batchTargets(%q, %q, %v, %q): target %v of %q", raw, chain, all, filter, tg, k)
 				}
 			}

@@ -10,21 +10,42 @@ import (
 	"github.com/gin-gonic/gin"
 )
 
-// chainFilter reads the chains list and the lone chain parameter of a /batch/all route.
-func (h handlers) chainFilter(c *gin.Context) (map[string]bool, error) {
+// batchChains reads a batch route's chains list (params.Chains, as every route taking chains)
+// and its lone chain; an unknown or unconfigured name in either is a 400 naming its parameter.
+func (h handlers) batchChains(c *gin.Context) (only map[string]bool, chain string, err error) {
 	q := c.Request.URL.Query()
-	names, err := params.List(q, "chains")
+	cs, err := params.Chains(q, "chains", h.a.Chains)
 	if err != nil {
-		return nil, httpx.BadRequest("%v", err)
+		return nil, "", httpx.BadRequest("%v", err)
 	}
-	one, err := params.One(q, "chain")
-	if err != nil {
-		return nil, httpx.BadRequest("%v", err)
+	if chain, err = params.One(q, "chain"); err != nil {
+		return nil, "", httpx.BadRequest("%v", err)
 	}
-	if one != "" {
-		names = append(names, one)
+	if chain != "" {
+		if _, err := h.a.Chains.Resolve([]string{chain}); err != nil {
+			return nil, "", httpx.BadRequest("chain: %v", err)
+		}
 	}
-	return h.a.ChainFilter(names)
+	if len(cs) > 0 {
+		only = make(map[string]bool, len(cs))
+		for _, ch := range cs {
+			only[ch.Name] = true
+		}
+	}
+	return only, chain, nil
+}
+
+// chainFilter is the chains of a /batch/all route: the chains list and the lone chain together.
+func (h handlers) chainFilter(c *gin.Context) (map[string]bool, error) {
+	only, chain, err := h.batchChains(c)
+	if err != nil || chain == "" {
+		return only, err
+	}
+	if only == nil {
+		only = map[string]bool{}
+	}
+	only[chain] = true
+	return only, nil
 }
 
 func (h handlers) batchAll(c *gin.Context) { h.batchAllWith(c, false) }
@@ -60,11 +81,16 @@ func (h handlers) enrichedBatch(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	chain, req, ok := chainBatch(c)
-	if !ok {
+	only, chain, err := h.batchChains(c)
+	if err != nil {
+		fail(c, err)
 		return
 	}
-	m, err := h.a.EnrichedBatch(c.Request.Context(), req.Addresses, chain, o)
+	var req batchRequest
+	if !httpx.BindJSON(c, &req) {
+		return
+	}
+	m, err := h.a.EnrichedBatch(c.Request.Context(), req.Addresses, chain, only, o)
 	answerBatch(c, m, err)
 }
 

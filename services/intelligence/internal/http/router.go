@@ -131,12 +131,19 @@ type batchRequest struct {
 	Addresses []string `json:"addresses"`
 }
 
+// batch answers POST /intelligence/address/batch: each address on chain when given, else on the
+// chain detected from its format, among the chains named by chains when given.
 func (h handlers) batch(c *gin.Context) {
+	only, chain, err := h.batchChains(c)
+	if err != nil {
+		fail(c, err)
+		return
+	}
 	var req batchRequest
 	if !httpx.BindJSON(c, &req) {
 		return
 	}
-	m, err := h.a.Batch(c.Request.Context(), req.Addresses)
+	m, err := h.a.Batch(c.Request.Context(), req.Addresses, chain, only)
 	answerBatch(c, m, err)
 }
 

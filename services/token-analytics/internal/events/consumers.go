@@ -104,6 +104,25 @@ func (h Handlers) Transactions(ctx context.Context, batch []eventbus.Message[*ev
 	return h.Store.ApplyBlocks(ctx, bs)
 }
 
+// Blocks record every block ingest indexed, an empty one too, so /networks/status's tip is the
+// newest indexed block and not the newest holding a transaction; a block's transaction count is
+// its own, the transactions of chain.transactions.v1 only ever raise it.
+func (h Handlers) Blocks(ctx context.Context, batch []eventbus.Message[*eventsv1.Block]) error {
+	bs := make([]app.BlockStat, 0, len(batch))
+	for _, m := range batch {
+		b := m.Msg
+		if m.Tombstone || b.Hash == "" {
+			continue
+		}
+		if _, ok := h.chainType(b.Chain); !ok {
+			continue
+		}
+		bs = append(bs, app.BlockStat{Chain: b.Chain, Hash: b.Hash, Number: b.Number, Time: time.UnixMilli(b.TimeMs).UTC(),
+			Transactions: int(b.Transactions)})
+	}
+	return h.Store.ApplyBlocks(ctx, bs)
+}
+
 // Units is an exact amount in the smallest unit as a float of token units (0 if unparsable).
 func Units(amount string, decimals int32) float64 {
 	v, ok := new(big.Float).SetString(amount)

@@ -136,3 +136,45 @@ func TestNetworkBlocksFutureTimeKeepsBlocks(t *testing.T) {
 		t.Fatalf("status after a far-future block: %d %s", code, body)
 	}
 }
+
+// blocks delivers chain.blocks.v1 records: (hash, number, time, transactions) per block.
+func (e *env) blocks(chain string, bs ...*eventsv1.Block) {
+	e.t.Helper()
+	batch := make([]eventbus.Message[*eventsv1.Block], len(bs))
+	for i, b := range bs {
+		b.Chain = chain
+		batch[i] = eventbus.Message[*eventsv1.Block]{Msg: b}
+	}
+	if err := e.ev.Blocks(context.Background(), batch); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// GET /networks/status reports as the tip the newest indexed block (chain.blocks.v1), an empty
+// one too, not the newest block holding a transaction; empty blocks count in the hour's rate
+// with no transactions and carry no gas price. A block's transactions arriving before or after
+// its block record count once. An orphaned empty tip gives way to the block below it.
+func TestNetworkStatusEmptyBlockIsTip(t *testing.T) {
+	e := newEnv(t, app.Native{})
+	tip := now.Add(-time.Minute)
+	e.txs("ethereum", "0xc1", 99, tip.Add(-4*time.Minute), "10", 0, 1)
+	e.blocks("ethereum", &eventsv1.Block{Hash: "0xc1", Number: 99, TimeMs: tip.Add(-4 * time.Minute).UnixMilli(), Transactions: 2},
+		&eventsv1.Block{Hash: "0xc2", Number: 100, TimeMs: tip.Add(-2 * time.Minute).UnixMilli(), Transactions: 3},
+		&eventsv1.Block{Hash: "0xc3", Number: 101, TimeMs: tip.Add(-time.Minute).UnixMilli()},
+		&eventsv1.Block{Hash: "0xc4", Number: 102, TimeMs: tip.UnixMilli()})
+	e.txs("ethereum", "0xc2", 100, tip.Add(-2*time.Minute), "20", 0, 1, 2)
+	ts := func(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+	e.expect("/networks/status", 200, `{
+		"ethereum":{"chain":"ethereum","active":true,"price":0,"priceChange24h":0,"priceChange24hPercent":0,
+			"volume":0,"marketCap":0,"tip":102,"tps":0.0125,"transfers":0,"gasFee":15,"satFee":null,
+			"asOf":{"fee":"`+ts(tip.Add(-2*time.Minute))+`","price":null,"tip":"`+ts(tip)+`","transfers":"`+ts(tip)+`"}}}`)
+
+	if err := e.ev.Reorgs(context.Background(), []eventbus.Message[*eventsv1.Reorg]{{Msg: &eventsv1.Reorg{Chain: "ethereum",
+		Orphaned: []*eventsv1.Reorg_Block{{Number: 102, Hash: "0xc4"}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	e.expect("/networks/status", 200, `{
+		"ethereum":{"chain":"ethereum","active":true,"price":0,"priceChange24h":0,"priceChange24hPercent":0,
+			"volume":0,"marketCap":0,"tip":101,"tps":0.0167,"transfers":0,"gasFee":15,"satFee":null,
+			"asOf":{"fee":"`+ts(tip.Add(-2*time.Minute))+`","price":null,"tip":"`+ts(tip.Add(-time.Minute))+`","transfers":"`+ts(tip.Add(-time.Minute))+`"}}}`)
+}

@@ -29,14 +29,11 @@ var Granularities = map[string]time.Duration{"1h": time.Hour, "2h": 2 * time.Hou
 
 // chainList parses and checks a chains parameter against the deployment's chains.
 func chainList(q url.Values, set *chains.Set) ([]string, error) {
-	cs, err := params.List(q, "chains")
-	if err != nil || len(cs) == 0 {
+	cs, err := params.Chains(q, "chains", set)
+	if err != nil || cs == nil {
 		return nil, err
 	}
-	if _, err := set.Resolve(cs); err != nil {
-		return nil, params.Errorf("chains", "%v", err)
-	}
-	return cs, nil
+	return chains.Names(cs), nil
 }
 
 func optFloat(q url.Values, name string) (*float64, error) {

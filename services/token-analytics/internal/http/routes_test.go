@@ -28,6 +28,10 @@ func TestTopFlow(t *testing.T) {
 	e.expect("/token/top_flow/ethereum/0x"+strings.ToUpper(alpha[2:])+"?timeLast=24h&limit=1", 200, `[
 		{"address":{"address":"`+user1+`","chain":"ethereum","contract":false,"isUserAddress":false},"inUSD":40,"inValue":40,"outUSD":155,"outValue":155}]`)
 	e.expect("/token/top_flow/alpha?timeLast=24h&chains=base", 200, `[]`)
+	for _, path := range []string{"/token/top_flow/alpha?timeLast=24h&chains=base,notachain",
+		"/token/top_flow/ethereum/" + alpha + "?timeLast=24h&chains=notachain", "/token/top?timeframe=24h&chains=notachain"} {
+		e.expect(path, 400, `{"error":"chains: unknown chain \"notachain\""}`)
+	}
 	for path, want := range map[string]string{
 		"/token/top_flow/alpha":                       "timeLast: is required, such as 24h or 7d",
 		"/token/top_flow/alpha?timeLast=soon":         `timeLast: duration "soon" must look like 1h, 24h, 7d or 30d`,

@@ -275,6 +275,9 @@ func TestSwapsAndTx(t *testing.T) {
 		"/swaps?to=!" + tw.U1:                      "(0)",
 		"/swaps?limit=1&offset=1":                  "_4 (2)",
 		"/swaps?base=uniswap&flow=out&timeLast=1h": "(0)",
+		// A lone bound of the time range is a one-sided bound, never ignored.
+		"/swaps?timeGte=2026-01-04T03:30:00Z": "_7 (1)",
+		"/swaps?timeLte=2026-01-04T03:30:00Z": "_4 (1)",
 	} {
 		if got := list(path); got != want {
 			t.Errorf("%s: got %s, want %s", path, got, want)

@@ -79,3 +79,18 @@ func TestVolume(t *testing.T) {
 	sameJSON(t, e.get(t, &bob, "/volume/address/0x12"), http.StatusNotFound, `{"error":"\"0x12\" is not an address of any supported chain"}`)
 	sameJSON(t, e.get(t, &bob, "/volume/entity/binance?chains=mars"), http.StatusBadRequest, `{"error":"chains: unknown chain \"mars\""}`)
 }
+
+// Every route taking chains reads it through params.Chains: a name that is no chain, or one not
+// configured here, is a 400 naming the parameter and the value, never an empty 200.
+func TestUnknownChainsEveryRoute(t *testing.T) {
+	e := world(t)
+	for _, path := range []string{
+		"/transfers?chains=ethereum,notachain", "/transfers/histogram?base=binance&chains=notachain",
+		"/transfers/histogram/simple?base=binance&chains=notachain", "/swaps?chains=notachain",
+		"/counterparties/address/" + tw.U1 + "?chains=notachain", "/counterparties/entity/binance?chains=notachain",
+		"/flow/address/" + tw.U1 + "?chains=notachain", "/flow/entity/binance?chains=notachain",
+		"/volume/address/" + tw.U1 + "?chains=notachain", "/volume/entity/binance?chains=notachain",
+	} {
+		sameJSON(t, e.get(t, &bob, path), http.StatusBadRequest, `{"error":"chains: unknown chain \"notachain\""}`)
+	}
+}

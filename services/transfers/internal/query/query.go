@@ -387,15 +387,7 @@ func (p Parser) Flow(q url.Values) (Flow, error) {
 
 // chains returns the requested chains; nil when none were named (every configured chain).
 func (p Parser) chains(q url.Values) ([]chains.Chain, error) {
-	names, err := params.List(q, "chains")
-	if err != nil || len(names) == 0 {
-		return nil, err
-	}
-	cs, err := p.Chains.Resolve(names)
-	if err != nil {
-		return nil, params.Errorf("chains", "%v", err)
-	}
-	return cs, nil
+	return params.Chains(q, "chains", p.Chains)
 }
 
 // refs parses a list of addresses, entity ids and (when prefixes) type:/deposit: references.
