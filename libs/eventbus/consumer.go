@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/chainintel/chainintel/libs/lifecycle"
@@ -57,6 +58,8 @@ type ConsumerOptions struct {
 	// invalidate: a group per replica would leave an abandoned group on the broker at every
 	// restart.
 	Broadcast bool
+	// LagInterval is how often eventbus_consumer_lag is read from the broker (default 10s).
+	LagInterval time.Duration
 }
 
 // Handler processes a batch. Returning an error retries the same batch with backoff; records
@@ -73,10 +76,16 @@ type Consumer[M proto.Message] struct {
 	ownDLQ bool
 	tracer trace.Tracer
 
+	meter    metric.Meter
 	consumed metric.Int64Counter
 	dlqCount metric.Int64Counter
 	failures metric.Int64Counter
-	lag      metric.Int64Gauge
+	lagGauge metric.Int64ObservableGauge
+	ageGauge metric.Float64ObservableGauge
+	lag      *lagReader
+	// batchStart is when the batch being handled was fetched (Unix nanoseconds), 0 between
+	// batches.
+	batchStart atomic.Int64
 }
 
 // NewConsumer returns a consumer; Run starts it. newMsg returns an empty message to decode into.
@@ -93,6 +102,9 @@ func NewConsumer[M proto.Message](o ConsumerOptions, newMsg func() M, handle Han
 	if o.Propagator == nil {
 		o.Propagator = propagation.TraceContext{}
 	}
+	if o.LagInterval <= 0 {
+		o.LagInterval = 10 * time.Second
+	}
 	tp := o.TracerProvider
 	if tp == nil {
 		tp = tnoop.NewTracerProvider()
@@ -106,11 +118,16 @@ func NewConsumer[M proto.Message](o ConsumerOptions, newMsg func() M, handle Han
 		start = kafka.LastOffset
 	}
 	c := &Consumer[M]{o: o, newMsg: newMsg, handle: handle, tracer: tp.Tracer("chainintel/eventbus")}
+	c.lag = &lagReader{client: &kafka.Client{Addr: kafka.TCP(o.Brokers...), Timeout: 10 * time.Second}, topic: o.Topic}
 	if o.Broadcast {
 		c.o.Group = ""
-		c.r = newBroadcastReader(c.o)
+		br := newBroadcastReader(c.o)
+		c.r = br
+		c.lag.positions = func(context.Context, []int) (map[int]int64, error) { return br.positions() }
 	} else {
 		c.r = groupReader(o, start)
+		c.lag.positions = groupPositions(c.lag.client, o.Topic, o.Group)
+		c.lag.fromEnd = o.StartAtEnd
 	}
 	c.dlq = o.DLQ
 	if c.dlq == nil {
@@ -118,10 +135,14 @@ func NewConsumer[M proto.Message](o ConsumerOptions, newMsg func() M, handle Han
 		c.ownDLQ = true
 	}
 	m := mp.Meter("chainintel/eventbus")
+	c.meter = m
 	c.consumed, _ = m.Int64Counter("eventbus_consumed_total", metric.WithDescription("records handled and committed"))
 	c.dlqCount, _ = m.Int64Counter("eventbus_dlq_total", metric.WithDescription("records sent to the dead-letter topic"))
 	c.failures, _ = m.Int64Counter("eventbus_handler_failures_total", metric.WithDescription("handler errors (batch retried)"))
-	c.lag, _ = m.Int64Gauge("eventbus_consumer_lag", metric.WithDescription("records behind the partition end"))
+	c.lagGauge, _ = m.Int64ObservableGauge("eventbus_consumer_lag",
+		metric.WithDescription("records between the partitions' ends and the group's committed offsets, read from the broker every LagInterval"))
+	c.ageGauge, _ = m.Float64ObservableGauge("eventbus_batch_age", metric.WithUnit("s"),
+		metric.WithDescription("seconds since the batch being handled was fetched; 0 between batches"))
 	return c
 }
 
@@ -162,6 +183,8 @@ func (c *Consumer[M]) Run(ctx context.Context) error {
 		}
 	}()
 	attrs := metric.WithAttributes(attribute.String("topic", c.o.Topic), attribute.String("group", c.o.Group))
+	stopObserving := c.observe(ctx, attrs)
+	defer stopObserving()
 	failures := 0
 	for {
 		raw, err := c.fetch(ctx)
@@ -185,15 +208,52 @@ func (c *Consumer[M]) Run(ctx context.Context) error {
 		failures = 0
 		// The batch is ours now: finish it even if a stop was asked for meanwhile.
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		c.batchStart.Store(time.Now().UnixNano())
 		err = c.process(wctx, ctx, raw, attrs)
+		c.batchStart.Store(0)
 		cancel()
 		if err != nil {
 			return err
 		}
-		c.lag.Record(ctx, c.r.Stats().Lag, attrs)
 		if ctx.Err() != nil {
 			return nil
 		}
+	}
+}
+
+// observe reads the lag from the broker every LagInterval and reports it and the batch age
+// while Run runs; the returned func stops both, and the series go with the consumer.
+func (c *Consumer[M]) observe(ctx context.Context, attrs metric.MeasurementOption) func() {
+	lctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.lag.run(lctx, c.o.LagInterval, func(err error) {
+			c.o.Logger.Debug("consumer lag not read", "topic", c.o.Topic, "group", c.o.Group, "error", err)
+		})
+	}()
+	reg, err := c.meter.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+		// The lag as last read, so a scrape sends nothing to the broker; before the first
+		// read there is no series rather than a 0 that could be wrong.
+		if c.lag.known.Load() {
+			o.ObserveInt64(c.lagGauge, c.lag.value.Load(), attrs)
+		}
+		age := 0.0
+		if start := c.batchStart.Load(); start != 0 {
+			age = max(0, time.Since(time.Unix(0, start)).Seconds())
+		}
+		o.ObserveFloat64(c.ageGauge, age, attrs)
+		return nil
+	}, c.lagGauge, c.ageGauge)
+	if err != nil {
+		c.o.Logger.Warn("consumer gauges not registered", "topic", c.o.Topic, "group", c.o.Group, "error", err)
+	}
+	return func() {
+		if reg != nil {
+			_ = reg.Unregister()
+		}
+		cancel()
+		<-done
 	}
 }
 
