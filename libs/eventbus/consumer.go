@@ -58,6 +58,9 @@ type ConsumerOptions struct {
 	// invalidate: a group per replica would leave an abandoned group on the broker at every
 	// restart.
 	Broadcast bool
+	// HandlerTimeout is the deadline of each handler call (default 30s); a call it cuts is a
+	// failure, retried with a deadline of its own.
+	HandlerTimeout time.Duration
 	// LagInterval is how often eventbus_consumer_lag is read from the broker (default 10s).
 	LagInterval time.Duration
 }
@@ -101,6 +104,9 @@ func NewConsumer[M proto.Message](o ConsumerOptions, newMsg func() M, handle Han
 	}
 	if o.Propagator == nil {
 		o.Propagator = propagation.TraceContext{}
+	}
+	if o.HandlerTimeout <= 0 {
+		o.HandlerTimeout = 30 * time.Second
 	}
 	if o.LagInterval <= 0 {
 		o.LagInterval = 10 * time.Second
@@ -174,7 +180,7 @@ func groupReader(o ConsumerOptions, start int64) *kafka.Reader {
 }
 
 // Run consumes until ctx ends. A batch being handled when ctx ends is finished and committed
-// (within 30s) before Run returns.
+// (within 30s of the end) before Run returns.
 func (c *Consumer[M]) Run(ctx context.Context) error {
 	defer func() {
 		_ = c.r.Close()
@@ -206,8 +212,10 @@ func (c *Consumer[M]) Run(ctx context.Context) error {
 			continue
 		}
 		failures = 0
-		// The batch is ours now: finish it even if a stop was asked for meanwhile.
-		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		// The batch is ours now: finish it even if a stop was asked for meanwhile, within the
+		// grace. Only a stop starts the grace: a deadline from the fetch would also expire the
+		// retries of a batch that keeps failing, and none of them could succeed.
+		wctx, cancel := graceAfter(ctx, stopGrace)
 		c.batchStart.Store(time.Now().UnixNano())
 		err = c.process(wctx, ctx, raw, attrs)
 		c.batchStart.Store(0)
@@ -254,6 +262,19 @@ func (c *Consumer[M]) observe(ctx context.Context, attrs metric.MeasurementOptio
 		}
 		cancel()
 		<-done
+	}
+}
+
+// stopGrace is how long a batch being handled when Run's context ends may take to finish.
+const stopGrace = 30 * time.Second
+
+// graceAfter returns a context that ends grace after ctx ends (and its cancel).
+func graceAfter(ctx context.Context, grace time.Duration) (context.Context, context.CancelFunc) {
+	gctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() { time.AfterFunc(grace, cancel) })
+	return gctx, func() {
+		stop()
+		cancel()
 	}
 }
 
@@ -307,44 +328,25 @@ func (c *Consumer[M]) process(ctx, stop context.Context, raw []kafka.Message, at
 		batch = append(batch, m)
 	}
 	if len(dead) > 0 {
-		if err := c.dlq.Publish(ctx, dead...); err != nil {
+		dctx, cancel := context.WithTimeout(ctx, brokerTimeout)
+		err := c.dlq.Publish(dctx, dead...)
+		cancel()
+		if err != nil {
 			return fmt.Errorf("dead-letter %d records from %s: %w", len(dead), c.o.Topic, err)
 		}
 		c.dlqCount.Add(ctx, int64(len(dead)), attrs)
 		c.o.Logger.Warn("undecodable records sent to dead-letter topic", "topic", c.o.Topic, "count", len(dead))
 	}
 	if len(batch) > 0 {
-		backoff := 100 * time.Millisecond
-		for {
-			// The batch span continues the first record's trace and links the others.
-			pctx := ctx
-			if sc := trace.SpanContextFromContext(batch[0].Ctx); sc.IsValid() {
-				pctx = trace.ContextWithRemoteSpanContext(ctx, sc)
-			}
-			sctx, span := c.tracer.Start(pctx, "process "+c.o.Topic, trace.WithSpanKind(trace.SpanKindConsumer), trace.WithLinks(links...),
-				trace.WithAttributes(attribute.String("messaging.system", "kafka"), attribute.String("messaging.destination.name", c.o.Topic),
-					attribute.Int("messaging.batch.message_count", len(batch))))
-			err := c.handle(sctx, batch)
-			if err != nil {
-				span.RecordError(err)
-			}
-			span.End()
-			if err == nil {
-				break
-			}
-			c.failures.Add(ctx, 1, attrs)
-			c.o.Logger.Error("event handler failed; retrying batch", "topic", c.o.Topic, "group", c.o.Group, "records", len(batch), "error", err, "retry_in", backoff)
-			select {
-			case <-stop.Done():
-				// Not committed: the batch is delivered again after restart.
-				return nil
-			case <-time.After(backoff):
-			}
-			backoff = min(backoff*2, 10*time.Second)
+		if !c.handleUntilDone(ctx, stop, batch, links, attrs) {
+			// Not committed: the batch is delivered again after restart.
+			return nil
 		}
 		c.consumed.Add(ctx, int64(len(batch)), attrs)
 	}
-	if err := c.r.CommitMessages(ctx, raw...); err != nil {
+	cctx, cancel := context.WithTimeout(ctx, brokerTimeout)
+	defer cancel()
+	if err := c.r.CommitMessages(cctx, raw...); err != nil {
 		if errors.Is(err, context.Canceled) || stop.Err() != nil {
 			return nil
 		}
@@ -355,6 +357,43 @@ func (c *Consumer[M]) process(ctx, stop context.Context, raw []kafka.Message, at
 			"group", c.o.Group, "records", len(raw), "error", err)
 	}
 	return nil
+}
+
+// brokerTimeout bounds a batch's dead-letter publish and its commit.
+const brokerTimeout = 30 * time.Second
+
+// handleUntilDone calls the handler until it accepts the batch (true), retrying failures with
+// backoff, each call with a deadline of its own; false when stop ends first.
+func (c *Consumer[M]) handleUntilDone(ctx, stop context.Context, batch []Message[M], links []trace.Link, attrs metric.MeasurementOption) bool {
+	backoff := 100 * time.Millisecond
+	for {
+		// The batch span continues the first record's trace and links the others.
+		pctx := ctx
+		if sc := trace.SpanContextFromContext(batch[0].Ctx); sc.IsValid() {
+			pctx = trace.ContextWithRemoteSpanContext(ctx, sc)
+		}
+		actx, acancel := context.WithTimeout(pctx, c.o.HandlerTimeout)
+		sctx, span := c.tracer.Start(actx, "process "+c.o.Topic, trace.WithSpanKind(trace.SpanKindConsumer), trace.WithLinks(links...),
+			trace.WithAttributes(attribute.String("messaging.system", "kafka"), attribute.String("messaging.destination.name", c.o.Topic),
+				attribute.Int("messaging.batch.message_count", len(batch))))
+		err := c.handle(sctx, batch)
+		if err != nil {
+			span.RecordError(err)
+		}
+		span.End()
+		acancel()
+		if err == nil {
+			return true
+		}
+		c.failures.Add(ctx, 1, attrs)
+		c.o.Logger.Error("event handler failed; retrying batch", "topic", c.o.Topic, "group", c.o.Group, "records", len(batch), "error", err, "retry_in", backoff)
+		select {
+		case <-stop.Done():
+			return false
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, 10*time.Second)
+	}
 }
 
 func (c *Consumer[M]) deadLetter(r kafka.Message, err error) Event {

@@ -163,3 +163,38 @@ func TestLagGrowsWhileHandlerIsStuck(t *testing.T) {
 		})
 	}
 }
+
+// A handler call cut by HandlerTimeout (a lock wait, a database that stopped answering) is
+// retried with a deadline of its own: once the cause is gone the batch goes through, however
+// long it failed. The deadline is not the batch's, which would leave every later retry an
+// expired context.
+func TestHandlerTimeoutIsPerCall(t *testing.T) {
+	const topic = "test.handlertimeout.v1"
+	brokers := startBroker(t, topic)
+	pub := NewPublisher(brokers, PublisherOptions{})
+	defer pub.Close()
+	if err := pub.Publish(context.Background(), Event{Topic: topic, Key: "k", Msg: wrapperspb.String("v")}); err != nil {
+		t.Fatal(err)
+	}
+	col := &collector{}
+	var mu sync.Mutex
+	calls := 0
+	runHandler(t, ConsumerOptions{Brokers: brokers, Group: "g-timeout", Topic: topic, Logger: quiet, HandlerTimeout: 200 * time.Millisecond},
+		func(ctx context.Context, batch []Message[*wrapperspb.StringValue]) error {
+			mu.Lock()
+			calls++
+			n := calls
+			mu.Unlock()
+			if n <= 3 {
+				<-ctx.Done() // stuck until the deadline cuts the call
+				return ctx.Err()
+			}
+			if err := ctx.Err(); err != nil {
+				return err // as a database call would fail on an expired context
+			}
+			return col.handle(ctx, batch)
+		})
+	if got := col.wait(t, 1); got[0].Msg.Value != "v" {
+		t.Fatalf("got %+v", got[0])
+	}
+}
