@@ -82,8 +82,9 @@ func TestDashboardMetricsExist(t *testing.T) {
 	var missing []check
 	var skipped []string
 	var checked int
-	// Consumer lag is recorded after a consumer's first batch, progress gauges at their first
-	// interval: wait for the simulated transfers to reach the consumers and the gauges.
+	// Consumer lag is read from the broker once a consumer runs, progress gauges at their
+	// first interval: wait for the consumers to start and the simulated transfers to reach
+	// the gauges.
 	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(time.Second) {
 		have := scrape()
 		missing, skipped, checked = nil, nil, 0

@@ -15,7 +15,6 @@ import (
 type reader interface {
 	FetchMessage(ctx context.Context) (kafka.Message, error)
 	CommitMessages(ctx context.Context, msgs ...kafka.Message) error
-	Stats() kafka.ReaderStats
 	Close() error
 }
 
@@ -24,7 +23,8 @@ const partitionWatch = 5 * time.Second
 
 // broadcastReader reads every partition of a topic without a consumer group (Broadcast): from
 // the newest offsets when it starts, and a partition added later from its first record. Nothing
-// is committed; a restarted consumer starts again at the end.
+// is committed to the broker; a restarted consumer starts again at the end. The reader keeps the
+// offsets handed to CommitMessages in memory instead, so the consumer's lag can count from them.
 type broadcastReader struct {
 	o      ConsumerOptions
 	client *kafka.Client
@@ -35,7 +35,11 @@ type broadcastReader struct {
 	mu      sync.Mutex
 	started bool
 	readers map[int]*kafka.Reader
-	wg      sync.WaitGroup
+	// next is, by partition, the offset after the last committed record, or the offset the
+	// partition's reading started at; a partition added later (read from its first record) has
+	// none until its first commit.
+	next map[int]int64
+	wg   sync.WaitGroup
 }
 
 func newBroadcastReader(o ConsumerOptions) *broadcastReader {
@@ -47,6 +51,7 @@ func newBroadcastReader(o ConsumerOptions) *broadcastReader {
 		ctx:     ctx,
 		cancel:  cancel,
 		readers: map[int]*kafka.Reader{},
+		next:    map[int]int64{},
 	}
 }
 
@@ -88,27 +93,32 @@ func (b *broadcastReader) start(ctx context.Context) error {
 
 // partitions lists the topic's partitions.
 func (b *broadcastReader) partitions(ctx context.Context) ([]int, error) {
-	md, err := b.client.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{b.o.Topic}})
+	return topicPartitions(ctx, b.client, b.o.Topic)
+}
+
+// topicPartitions lists a topic's partitions.
+func topicPartitions(ctx context.Context, client *kafka.Client, topic string) ([]int, error) {
+	md, err := client.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{topic}})
 	if err != nil {
-		return nil, fmt.Errorf("partitions of %s: %w", b.o.Topic, err)
+		return nil, fmt.Errorf("partitions of %s: %w", topic, err)
 	}
 	for _, t := range md.Topics {
-		if t.Name != b.o.Topic {
+		if t.Name != topic {
 			continue
 		}
 		if t.Error != nil {
-			return nil, fmt.Errorf("partitions of %s: %w", b.o.Topic, t.Error)
+			return nil, fmt.Errorf("partitions of %s: %w", topic, t.Error)
 		}
 		ps := make([]int, 0, len(t.Partitions))
 		for _, p := range t.Partitions {
 			ps = append(ps, p.ID)
 		}
 		if len(ps) == 0 {
-			return nil, fmt.Errorf("partitions of %s: none", b.o.Topic)
+			return nil, fmt.Errorf("partitions of %s: none", topic)
 		}
 		return ps, nil
 	}
-	return nil, fmt.Errorf("partitions of %s: no such topic", b.o.Topic)
+	return nil, fmt.Errorf("partitions of %s: no such topic", topic)
 }
 
 // add starts reading partition p at offset, unless it is read already.
@@ -136,6 +146,9 @@ func (b *broadcastReader) add(p int, offset int64) error {
 		return fmt.Errorf("read %s/%d from %d: %w", b.o.Topic, p, offset, err)
 	}
 	b.readers[p] = r
+	if offset >= 0 {
+		b.next[p] = offset
+	}
 	b.wg.Add(1)
 	go b.pump(r)
 	return nil
@@ -220,19 +233,35 @@ func (b *broadcastReader) FetchMessage(ctx context.Context) (kafka.Message, erro
 	}
 }
 
-// CommitMessages does nothing: a broadcast consumer keeps no offsets.
-func (b *broadcastReader) CommitMessages(context.Context, ...kafka.Message) error { return nil }
-
-// Stats sums the partitions' lags.
-func (b *broadcastReader) Stats() kafka.ReaderStats {
+// CommitMessages commits nothing to the broker (a broadcast consumer keeps no offsets there); it
+// notes each partition's next offset for positions.
+func (b *broadcastReader) CommitMessages(_ context.Context, msgs ...kafka.Message) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	var s kafka.ReaderStats
-	for _, r := range b.readers {
-		s.Lag += r.Stats().Lag
+	for _, m := range msgs {
+		if n, ok := b.next[m.Partition]; !ok || m.Offset+1 > n {
+			b.next[m.Partition] = m.Offset + 1
+		}
 	}
-	return s
+	return nil
 }
+
+// positions returns, by partition, the offset after the last committed record (or where
+// reading started); errNotStarted before the reader has positioned itself.
+func (b *broadcastReader) positions() (map[int]int64, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.started {
+		return nil, errNotStarted
+	}
+	out := make(map[int]int64, len(b.next))
+	for p, n := range b.next {
+		out[p] = n
+	}
+	return out, nil
+}
+
+var errNotStarted = errors.New("broadcast reader not started")
 
 // Close stops every partition's reader.
 func (b *broadcastReader) Close() error {

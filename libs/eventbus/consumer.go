@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/chainintel/chainintel/libs/lifecycle"
@@ -57,6 +58,11 @@ type ConsumerOptions struct {
 	// invalidate: a group per replica would leave an abandoned group on the broker at every
 	// restart.
 	Broadcast bool
+	// HandlerTimeout is the deadline of each handler call (default 30s); a call it cuts is a
+	// failure, retried with a deadline of its own.
+	HandlerTimeout time.Duration
+	// LagInterval is how often eventbus_consumer_lag is read from the broker (default 10s).
+	LagInterval time.Duration
 }
 
 // Handler processes a batch. Returning an error retries the same batch with backoff; records
@@ -73,10 +79,16 @@ type Consumer[M proto.Message] struct {
 	ownDLQ bool
 	tracer trace.Tracer
 
+	meter    metric.Meter
 	consumed metric.Int64Counter
 	dlqCount metric.Int64Counter
 	failures metric.Int64Counter
-	lag      metric.Int64Gauge
+	lagGauge metric.Int64ObservableGauge
+	ageGauge metric.Float64ObservableGauge
+	lag      *lagReader
+	// batchStart is when the batch being handled was fetched (Unix nanoseconds), 0 between
+	// batches.
+	batchStart atomic.Int64
 }
 
 // NewConsumer returns a consumer; Run starts it. newMsg returns an empty message to decode into.
@@ -93,6 +105,12 @@ func NewConsumer[M proto.Message](o ConsumerOptions, newMsg func() M, handle Han
 	if o.Propagator == nil {
 		o.Propagator = propagation.TraceContext{}
 	}
+	if o.HandlerTimeout <= 0 {
+		o.HandlerTimeout = 30 * time.Second
+	}
+	if o.LagInterval <= 0 {
+		o.LagInterval = 10 * time.Second
+	}
 	tp := o.TracerProvider
 	if tp == nil {
 		tp = tnoop.NewTracerProvider()
@@ -106,11 +124,16 @@ func NewConsumer[M proto.Message](o ConsumerOptions, newMsg func() M, handle Han
 		start = kafka.LastOffset
 	}
 	c := &Consumer[M]{o: o, newMsg: newMsg, handle: handle, tracer: tp.Tracer("chainintel/eventbus")}
+	c.lag = &lagReader{client: &kafka.Client{Addr: kafka.TCP(o.Brokers...), Timeout: 10 * time.Second}, topic: o.Topic}
 	if o.Broadcast {
 		c.o.Group = ""
-		c.r = newBroadcastReader(c.o)
+		br := newBroadcastReader(c.o)
+		c.r = br
+		c.lag.positions = func(context.Context, []int) (map[int]int64, error) { return br.positions() }
 	} else {
 		c.r = groupReader(o, start)
+		c.lag.positions = groupPositions(c.lag.client, o.Topic, o.Group)
+		c.lag.fromEnd = o.StartAtEnd
 	}
 	c.dlq = o.DLQ
 	if c.dlq == nil {
@@ -118,10 +141,14 @@ func NewConsumer[M proto.Message](o ConsumerOptions, newMsg func() M, handle Han
 		c.ownDLQ = true
 	}
 	m := mp.Meter("chainintel/eventbus")
+	c.meter = m
 	c.consumed, _ = m.Int64Counter("eventbus_consumed_total", metric.WithDescription("records handled and committed"))
 	c.dlqCount, _ = m.Int64Counter("eventbus_dlq_total", metric.WithDescription("records sent to the dead-letter topic"))
 	c.failures, _ = m.Int64Counter("eventbus_handler_failures_total", metric.WithDescription("handler errors (batch retried)"))
-	c.lag, _ = m.Int64Gauge("eventbus_consumer_lag", metric.WithDescription("records behind the partition end"))
+	c.lagGauge, _ = m.Int64ObservableGauge("eventbus_consumer_lag",
+		metric.WithDescription("records between the partitions' ends and the group's committed offsets, read from the broker every LagInterval"))
+	c.ageGauge, _ = m.Float64ObservableGauge("eventbus_batch_age", metric.WithUnit("s"),
+		metric.WithDescription("seconds since the batch being handled was fetched; 0 between batches"))
 	return c
 }
 
@@ -153,7 +180,7 @@ func groupReader(o ConsumerOptions, start int64) *kafka.Reader {
 }
 
 // Run consumes until ctx ends. A batch being handled when ctx ends is finished and committed
-// (within 30s) before Run returns.
+// (within 30s of the end) before Run returns.
 func (c *Consumer[M]) Run(ctx context.Context) error {
 	defer func() {
 		_ = c.r.Close()
@@ -162,6 +189,8 @@ func (c *Consumer[M]) Run(ctx context.Context) error {
 		}
 	}()
 	attrs := metric.WithAttributes(attribute.String("topic", c.o.Topic), attribute.String("group", c.o.Group))
+	stopObserving := c.observe(ctx, attrs)
+	defer stopObserving()
 	failures := 0
 	for {
 		raw, err := c.fetch(ctx)
@@ -183,17 +212,69 @@ func (c *Consumer[M]) Run(ctx context.Context) error {
 			continue
 		}
 		failures = 0
-		// The batch is ours now: finish it even if a stop was asked for meanwhile.
-		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		// The batch is ours now: finish it even if a stop was asked for meanwhile, within the
+		// grace. Only a stop starts the grace: a deadline from the fetch would also expire the
+		// retries of a batch that keeps failing, and none of them could succeed.
+		wctx, cancel := graceAfter(ctx, stopGrace)
+		c.batchStart.Store(time.Now().UnixNano())
 		err = c.process(wctx, ctx, raw, attrs)
+		c.batchStart.Store(0)
 		cancel()
 		if err != nil {
 			return err
 		}
-		c.lag.Record(ctx, c.r.Stats().Lag, attrs)
 		if ctx.Err() != nil {
 			return nil
 		}
+	}
+}
+
+// observe reads the lag from the broker every LagInterval and reports it and the batch age
+// while Run runs; the returned func stops both, and the series go with the consumer.
+func (c *Consumer[M]) observe(ctx context.Context, attrs metric.MeasurementOption) func() {
+	lctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.lag.run(lctx, c.o.LagInterval, func(err error) {
+			c.o.Logger.Debug("consumer lag not read", "topic", c.o.Topic, "group", c.o.Group, "error", err)
+		})
+	}()
+	reg, err := c.meter.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+		// The lag as last read, so a scrape sends nothing to the broker; before the first
+		// read there is no series rather than a 0 that could be wrong.
+		if c.lag.known.Load() {
+			o.ObserveInt64(c.lagGauge, c.lag.value.Load(), attrs)
+		}
+		age := 0.0
+		if start := c.batchStart.Load(); start != 0 {
+			age = max(0, time.Since(time.Unix(0, start)).Seconds())
+		}
+		o.ObserveFloat64(c.ageGauge, age, attrs)
+		return nil
+	}, c.lagGauge, c.ageGauge)
+	if err != nil {
+		c.o.Logger.Warn("consumer gauges not registered", "topic", c.o.Topic, "group", c.o.Group, "error", err)
+	}
+	return func() {
+		if reg != nil {
+			_ = reg.Unregister()
+		}
+		cancel()
+		<-done
+	}
+}
+
+// stopGrace is how long a batch being handled when Run's context ends may take to finish.
+const stopGrace = 30 * time.Second
+
+// graceAfter returns a context that ends grace after ctx ends (and its cancel).
+func graceAfter(ctx context.Context, grace time.Duration) (context.Context, context.CancelFunc) {
+	gctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() { time.AfterFunc(grace, cancel) })
+	return gctx, func() {
+		stop()
+		cancel()
 	}
 }
 
@@ -247,44 +328,25 @@ func (c *Consumer[M]) process(ctx, stop context.Context, raw []kafka.Message, at
 		batch = append(batch, m)
 	}
 	if len(dead) > 0 {
-		if err := c.dlq.Publish(ctx, dead...); err != nil {
+		dctx, cancel := context.WithTimeout(ctx, brokerTimeout)
+		err := c.dlq.Publish(dctx, dead...)
+		cancel()
+		if err != nil {
 			return fmt.Errorf("dead-letter %d records from %s: %w", len(dead), c.o.Topic, err)
 		}
 		c.dlqCount.Add(ctx, int64(len(dead)), attrs)
 		c.o.Logger.Warn("undecodable records sent to dead-letter topic", "topic", c.o.Topic, "count", len(dead))
 	}
 	if len(batch) > 0 {
-		backoff := 100 * time.Millisecond
-		for {
-			// The batch span continues the first record's trace and links the others.
-			pctx := ctx
-			if sc := trace.SpanContextFromContext(batch[0].Ctx); sc.IsValid() {
-				pctx = trace.ContextWithRemoteSpanContext(ctx, sc)
-			}
-			sctx, span := c.tracer.Start(pctx, "process "+c.o.Topic, trace.WithSpanKind(trace.SpanKindConsumer), trace.WithLinks(links...),
-				trace.WithAttributes(attribute.String("messaging.system", "kafka"), attribute.String("messaging.destination.name", c.o.Topic),
-					attribute.Int("messaging.batch.message_count", len(batch))))
-			err := c.handle(sctx, batch)
-			if err != nil {
-				span.RecordError(err)
-			}
-			span.End()
-			if err == nil {
-				break
-			}
-			c.failures.Add(ctx, 1, attrs)
-			c.o.Logger.Error("event handler failed; retrying batch", "topic", c.o.Topic, "group", c.o.Group, "records", len(batch), "error", err, "retry_in", backoff)
-			select {
-			case <-stop.Done():
-				// Not committed: the batch is delivered again after restart.
-				return nil
-			case <-time.After(backoff):
-			}
-			backoff = min(backoff*2, 10*time.Second)
+		if !c.handleUntilDone(ctx, stop, batch, links, attrs) {
+			// Not committed: the batch is delivered again after restart.
+			return nil
 		}
 		c.consumed.Add(ctx, int64(len(batch)), attrs)
 	}
-	if err := c.r.CommitMessages(ctx, raw...); err != nil {
+	cctx, cancel := context.WithTimeout(ctx, brokerTimeout)
+	defer cancel()
+	if err := c.r.CommitMessages(cctx, raw...); err != nil {
 		if errors.Is(err, context.Canceled) || stop.Err() != nil {
 			return nil
 		}
@@ -295,6 +357,43 @@ func (c *Consumer[M]) process(ctx, stop context.Context, raw []kafka.Message, at
 			"group", c.o.Group, "records", len(raw), "error", err)
 	}
 	return nil
+}
+
+// brokerTimeout bounds a batch's dead-letter publish and its commit.
+const brokerTimeout = 30 * time.Second
+
+// handleUntilDone calls the handler until it accepts the batch (true), retrying failures with
+// backoff, each call with a deadline of its own; false when stop ends first.
+func (c *Consumer[M]) handleUntilDone(ctx, stop context.Context, batch []Message[M], links []trace.Link, attrs metric.MeasurementOption) bool {
+	backoff := 100 * time.Millisecond
+	for {
+		// The batch span continues the first record's trace and links the others.
+		pctx := ctx
+		if sc := trace.SpanContextFromContext(batch[0].Ctx); sc.IsValid() {
+			pctx = trace.ContextWithRemoteSpanContext(ctx, sc)
+		}
+		actx, acancel := context.WithTimeout(pctx, c.o.HandlerTimeout)
+		sctx, span := c.tracer.Start(actx, "process "+c.o.Topic, trace.WithSpanKind(trace.SpanKindConsumer), trace.WithLinks(links...),
+			trace.WithAttributes(attribute.String("messaging.system", "kafka"), attribute.String("messaging.destination.name", c.o.Topic),
+				attribute.Int("messaging.batch.message_count", len(batch))))
+		err := c.handle(sctx, batch)
+		if err != nil {
+			span.RecordError(err)
+		}
+		span.End()
+		acancel()
+		if err == nil {
+			return true
+		}
+		c.failures.Add(ctx, 1, attrs)
+		c.o.Logger.Error("event handler failed; retrying batch", "topic", c.o.Topic, "group", c.o.Group, "records", len(batch), "error", err, "retry_in", backoff)
+		select {
+		case <-stop.Done():
+			return false
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, 10*time.Second)
+	}
 }
 
 func (c *Consumer[M]) deadLetter(r kafka.Message, err error) Event {

@@ -82,7 +82,13 @@ func runConsumer(t *testing.T, brokers []string, topic, group string, col *colle
 	for _, f := range opts {
 		f(&o)
 	}
-	c := NewConsumer(o, func() *wrapperspb.StringValue { return &wrapperspb.StringValue{} }, col.handle)
+	return runHandler(t, o, col.handle)
+}
+
+// runHandler runs a consumer with handler h until the returned stop (or the test's end).
+func runHandler(t *testing.T, o ConsumerOptions, h Handler[*wrapperspb.StringValue]) context.CancelFunc {
+	t.Helper()
+	c := NewConsumer(o, func() *wrapperspb.StringValue { return &wrapperspb.StringValue{} }, h)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- c.Run(ctx) }()
