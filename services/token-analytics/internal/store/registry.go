@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/chainintel/chainintel/libs/chains"
@@ -22,6 +23,10 @@ func (s *Store) UpsertTokens(ctx context.Context, us []app.TokenUpdate) error {
 	if len(us) == 0 {
 		return nil
 	}
+	// In pricing-id order (the order price writers quote in), so two writers of the same entries
+	// lock their registry rows in one order and cannot deadlock.
+	us = slices.Clone(us)
+	slices.SortStableFunc(us, func(a, b app.TokenUpdate) int { return strings.Compare(a.PricingID, b.PricingID) })
 	return s.write(ctx, "upsert tokens", func(tx pgx.Tx) (bool, error) {
 		touched := map[string]bool{}
 		b := &pgx.Batch{}
