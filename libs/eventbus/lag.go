@@ -11,8 +11,10 @@ import (
 
 // lagReader reads a consumer's lag from the broker: the records between each partition's end
 // (its high watermark) and the consumer's position in it, summed over the topic's partitions.
-// It reads three small answers per round (the partitions, their ends, the positions), so its
-// cost on the broker depends on the interval, not on the records. Read on a clock apart from
+// A round asks for the topic's partitions, each partition's end (kafka-go sends one offsets
+// request per partition), the group's committed offsets (with a coordinator lookup) and, for a
+// partition nothing was committed in, its first offset: a few small requests per partition
+// every interval, for each member of a group, whatever the records' rate. Read on a clock apart from
 // the batches, it keeps growing while a handler is stuck on one batch (a lock wait, a failing
 // database), when nothing is committed.
 type lagReader struct {

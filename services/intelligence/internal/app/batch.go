@@ -24,9 +24,12 @@ func (s *Service) batchTargets(raw []string, chain string, all bool, only map[st
 	if len(raw) > MaxBatch {
 		return nil, nil, invalid("addresses", "at most %d addresses per call, got %d", MaxBatch, len(raw))
 	}
-	detectIn, err := s.within(only)
-	if err != nil {
-		return nil, nil, err
+	detectIn := s.Chains // a given chain is looked up among every configured chain
+	if chain == "" {
+		var err error
+		if detectIn, err = s.within(only); err != nil {
+			return nil, nil, err
+		}
 	}
 	which := "requested"
 	if chain == "" && len(only) == 0 && !all {

@@ -116,3 +116,17 @@ func distinct(list []string) map[string]bool {
 	}
 	return out
 }
+
+// TestBatchTargetsChainBesideChains: a batch's chain is looked up among every configured chain,
+// whatever its chains filter says (the filter bounds only the detection of a batch without one).
+func TestBatchTargetsChainBesideChains(t *testing.T) {
+	set, _ := chains.NewSet(nil)
+	s := &Service{Chains: set}
+	keys, targets, err := s.batchTargets([]string{"0x28c6c06298d514db089934071355e5743bf21d60"}, "base", false, map[string]bool{"ethereum": true})
+	if err != nil || len(keys) != 1 || len(targets[0]) != 1 || targets[0][0].Chain != "base" {
+		t.Fatalf("chain=base beside chains=ethereum: %v %v %v, want one target on base", keys, targets, err)
+	}
+	if _, _, err := s.batchTargets([]string{"0x28c6c06298d514db089934071355e5743bf21d60"}, "nochain", false, map[string]bool{"ethereum": true}); err == nil || !strings.HasPrefix(err.Error(), "chain: ") {
+		t.Fatalf("an unknown chain beside chains: %v, want a 400 naming chain", err)
+	}
+}

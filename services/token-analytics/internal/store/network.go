@@ -1,8 +1,11 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/chainintel/chainintel/services/token-analytics/internal/app"
@@ -44,6 +47,11 @@ func (s *Store) ApplyBlocks(ctx context.Context, bs []app.BlockStat) error {
 			m.MinGasPrice = b.MinGasPrice
 		}
 	}
+	// In key order: the block and transaction consumers upsert the same rows at once, and rows
+	// locked in each batch's own order could deadlock.
+	slices.SortFunc(merged, func(a, b app.BlockStat) int {
+		return cmp.Or(strings.Compare(a.Chain, b.Chain), strings.Compare(a.Hash, b.Hash))
+	})
 	n := len(merged)
 	chains, hashes := make([]string, n), make([]string, n)
 	nums, txs := make([]int64, n), make([]int32, n)
