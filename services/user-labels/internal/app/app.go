@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/chainintel/chainintel/libs/httpx"
@@ -428,8 +430,16 @@ const (
 // only, read off b-trees (docs/user-labels.md, "Search cost").
 const MinSubstringQueryRunes = 3
 
+// SubstringSearchable reports whether query is matched inside names: at least
+// MinSubstringQueryRunes long and holding a letter or digit (pg_trgm takes its trigrams from
+// words of letters and digits, so a query of punctuation alone has none to look up either).
+func SubstringSearchable(query string) bool {
+	return utf8.RuneCountInString(query) >= MinSubstringQueryRunes &&
+		strings.IndexFunc(query, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) >= 0
+}
+
 // Search returns the user's labels and entities matching query, up to limit of each after
-// skipping offset. A query shorter than MinSubstringQueryRunes matches prefixes only.
+// skipping offset. A query SubstringSearchable refuses matches prefixes only.
 func (s *Service) Search(ctx context.Context, user, query string, limit, offset int) (SearchResult, error) {
 	if n := utf8.RuneCountInString(query); n == 0 || n > MaxSearchQueryRunes {
 		return SearchResult{}, httpx.BadRequest("query: must be 1 to %d characters (got %d)", MaxSearchQueryRunes, n)
@@ -444,7 +454,7 @@ func (s *Service) Search(ctx context.Context, user, query string, limit, offset 
 	if limit == 0 {
 		return out, nil
 	}
-	substrings := utf8.RuneCountInString(query) >= MinSubstringQueryRunes
+	substrings := SubstringSearchable(query)
 	var err error
 	if out.Labels, err = s.store.SearchLabels(ctx, user, query, substrings, limit, offset); err != nil {
 		return out, err

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unicode/utf8"
 
 	"github.com/chainintel/chainintel/libs/httpx"
 	"github.com/chainintel/chainintel/services/user-labels/internal/app"
@@ -149,7 +148,7 @@ func explainSearch(b *testing.B, pool interface {
 		fmt.Printf("== %s %q, %s\n%s\n", name, q, what, strings.Join(lines, "\n"))
 		return planSummary(lines)
 	}
-	substrings := utf8.RuneCountInString(q) >= app.MinSubstringQueryRunes
+	substrings := app.SubstringSearchable(q)
 	now := show("now", string(cur), user, q, q, 10, 0, 1000, substrings)
 	always := show("names searched for substrings at any query length", string(cur), user, q, q, 10, 0, 1000, true)
 	if _, err := tx.Exec(ctx, `DROP INDEX userdata.labels_search_idx`); err != nil {

@@ -3,6 +3,7 @@ package http
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"os"
 	"regexp"
 	"sort"
@@ -75,6 +76,27 @@ func TestSearchShortQueryMatchesPrefixes(t *testing.T) {
 	// Address prefixes count at any length: every label's address starts with "0x".
 	expect(t, ev.do(t, u, "GET", "/internal/search?query=0x&limit=2", nil), 200,
 		`{"entities":[`+deskFund+","+myDeskFund+`],"labels":[`+label("de", 1)+","+label("Desk", 2)+`]}`)
+}
+
+// A query of punctuation alone has no trigram either, so it matches prefixes only, like a short
+// one; a letter whose lower case differs between Go and the database (İ) is found, both sides being
+// lower-cased by the database.
+func TestSearchPunctuationAndCaseFolding(t *testing.T) {
+	ev := newEnv(t)
+	u := newUser()
+	status(t, ev.do(t, u, "POST", "/user/labels", `[
+		{"name":"---desk","note":"","address":"`+evmAddr(1)+`","chainType":"evm"},
+		{"name":"old---desk","note":"","address":"`+evmAddr(2)+`","chainType":"evm"},
+		{"name":"İstanbul desk","note":"","address":"`+evmAddr(3)+`","chainType":"evm"}]`), 200)
+	label := func(name string, n int) string {
+		return fmt.Sprintf(`{"name":%q,"note":"","address":%q,"chainType":"evm"}`, name, evmAddr(n))
+	}
+	expect(t, ev.do(t, u, "GET", "/internal/search?query=---", nil), 200,
+		`{"entities":[],"labels":[`+label("---desk", 1)+`]}`)
+	expect(t, ev.do(t, u, "GET", "/internal/search?query=-desk", nil), 200,
+		`{"entities":[],"labels":[`+label("---desk", 1)+","+label("old---desk", 2)+`]}`)
+	expect(t, ev.do(t, u, "GET", "/internal/search?query="+url.QueryEscape("İstan"), nil), 200,
+		`{"entities":[],"labels":[`+label("İstanbul desk", 3)+`]}`)
 }
 
 // A short query that matches nothing examines none of the user's labels (b-tree ranges only);

@@ -39,8 +39,7 @@ func likeBody(s string) string {
 // substrings, or address prefix, case-insensitive), best matches first, from the first
 // searchBound of the ranking.
 func (s *Store) SearchLabels(ctx context.Context, user, query string, substrings bool, limit, offset int) ([]app.Label, error) {
-	q := strings.ToLower(query)
-	rows, err := s.pool.Query(ctx, searchLabelsSQL, searchMode, user, q, likeBody(q), limit, offset, searchBound, substrings)
+	rows, err := s.pool.Query(ctx, searchLabelsSQL, searchMode, user, query, likeBody(query), limit, offset, searchBound, substrings)
 	if err != nil {
 		return nil, fmt.Errorf("search labels: %w", err)
 	}
@@ -60,8 +59,7 @@ func (s *Store) SearchLabels(ctx context.Context, user, query string, substrings
 // substrings, or an address prefix, case-insensitive), best matches first (from the first
 // searchBound of the ranking), with their addresses.
 func (s *Store) SearchEntities(ctx context.Context, user, query string, substrings bool, limit, offset int) ([]app.Entity, error) {
-	q := strings.ToLower(query)
-	rows, err := s.pool.Query(ctx, searchEntitiesSQL, searchMode, user, q, likeBody(q), limit, offset, searchBound, substrings)
+	rows, err := s.pool.Query(ctx, searchEntitiesSQL, searchMode, user, query, likeBody(query), limit, offset, searchBound, substrings)
 	if err != nil {
 		return nil, fmt.Errorf("search entities: %w", err)
 	}

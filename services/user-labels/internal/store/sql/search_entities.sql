@@ -9,7 +9,7 @@
 -- holds the first $6 of the whole ranking.
 WITH prefixed AS MATERIALIZED (
     SELECT id, seq, name, note, shareable, created_at, updated_at FROM userdata.entities
-    WHERE user_id = $1 AND lower(name) COLLATE "C" LIKE $3 || '%' ESCAPE '\'
+    WHERE user_id = $1 AND lower(name) COLLATE "C" LIKE lower($3::text) || '%' ESCAPE '\'
     ORDER BY lower(name) COLLATE "C", seq LIMIT $6
 ), c AS (
     SELECT id, seq, name, note, shareable, created_at, updated_at FROM prefixed
@@ -17,19 +17,19 @@ WITH prefixed AS MATERIALIZED (
     -- Skipped without $7, and when $6 names start with the query: then no other match can be
     -- among the first $6.
     (SELECT id, seq, name, note, shareable, created_at, updated_at FROM userdata.entities
-     WHERE $7 AND user_id = $1 AND lower(name) LIKE '%' || $3 || '%' ESCAPE '\'
+     WHERE $7 AND user_id = $1 AND lower(name) LIKE '%' || lower($3::text) || '%' ESCAPE '\'
        AND (SELECT count(*) FROM prefixed) < $6
      ORDER BY lower(name) COLLATE "C", seq LIMIT $6)
     UNION
     (SELECT id, seq, name, note, shareable, created_at, updated_at FROM userdata.entities
      WHERE user_id = $1
        AND id IN (SELECT a.entity_id FROM userdata.entity_addresses a
-                  WHERE a.user_id = $1 AND lower(a.address) COLLATE "C" LIKE $3 || '%' ESCAPE '\')
+                  WHERE a.user_id = $1 AND lower(a.address) COLLATE "C" LIKE lower($3::text) || '%' ESCAPE '\')
        AND (SELECT count(*) FROM prefixed) < $6
      ORDER BY lower(name) COLLATE "C", seq LIMIT $6)
 ), bounded AS (
     SELECT id, seq, name, note, shareable, created_at, updated_at,
-           CASE WHEN lower(name) = $2 THEN 0 WHEN lower(name) LIKE $3 || '%' ESCAPE '\' THEN 1 ELSE 2 END AS rank
+           CASE WHEN lower(name) = lower($2::text) THEN 0 WHEN lower(name) LIKE lower($3::text) || '%' ESCAPE '\' THEN 1 ELSE 2 END AS rank
     FROM c
     ORDER BY rank, lower(name) COLLATE "C", seq LIMIT $6
 )

@@ -1,7 +1,8 @@
 -- The user's labels whose name, or address, matches: exact matches first, then prefixes, then
 -- substrings, ties by the lower-cased name in byte order, chain type, address; $2 is the
--- lower-cased query, $3 the same as a LIKE pattern body (escaped); names containing the query
--- match only when $7 (app.MinSubstringQueryRunes: a shorter query has no trigram to look up).
+-- query, $3 the same as a LIKE pattern body (escaped), both lower-cased here by the function that
+-- lower-cases the names; names containing the query match only when $7
+-- (app.SubstringSearchable: a query without a trigram to look up matches prefixes only).
 -- Only the first $6 labels of that ranking are answered ($4 after skipping $5 of them; an offset
 -- at or past $6 answers none).
 -- They are found without ranking every match: each reason to match (equal address; name
@@ -13,29 +14,29 @@
 -- (exact names sort first among the names starting with the query).
 WITH prefixed AS MATERIALIZED (
     SELECT name, note, address, chain_type FROM userdata.labels
-    WHERE user_id = $1 AND lower(name) COLLATE "C" LIKE $3 || '%' ESCAPE '\'
+    WHERE user_id = $1 AND lower(name) COLLATE "C" LIKE lower($3::text) || '%' ESCAPE '\'
     ORDER BY lower(name) COLLATE "C", chain_type, address LIMIT $6
 ), c AS (
     (SELECT name, note, address, chain_type FROM userdata.labels
-     WHERE user_id = $1 AND lower(address) COLLATE "C" = $2
+     WHERE user_id = $1 AND lower(address) COLLATE "C" = lower($2::text)
      ORDER BY lower(name) COLLATE "C", chain_type, address LIMIT $6)
     UNION
     SELECT name, note, address, chain_type FROM prefixed
     UNION
     (SELECT name, note, address, chain_type FROM userdata.labels
-     WHERE user_id = $1 AND lower(address) COLLATE "C" LIKE $3 || '%' ESCAPE '\'
+     WHERE user_id = $1 AND lower(address) COLLATE "C" LIKE lower($3::text) || '%' ESCAPE '\'
      ORDER BY lower(name) COLLATE "C", chain_type, address LIMIT $6)
     UNION
     -- Skipped without $7, and when $6 names start with the query: then no substring match can be
     -- among the first $6 of the ranking.
     (SELECT name, note, address, chain_type FROM userdata.labels
-     WHERE $7 AND user_id = $1 AND lower(name) LIKE '%' || $3 || '%' ESCAPE '\'
+     WHERE $7 AND user_id = $1 AND lower(name) LIKE '%' || lower($3::text) || '%' ESCAPE '\'
        AND (SELECT count(*) FROM prefixed) < $6
      ORDER BY lower(name) COLLATE "C", chain_type, address LIMIT $6)
 ), ranked AS (
     SELECT name, note, address, chain_type,
-           CASE WHEN lower(name) = $2 OR lower(address) = $2 THEN 0
-                WHEN lower(name) LIKE $3 || '%' ESCAPE '\' OR lower(address) LIKE $3 || '%' ESCAPE '\' THEN 1
+           CASE WHEN lower(name) = lower($2::text) OR lower(address) = lower($2::text) THEN 0
+                WHEN lower(name) LIKE lower($3::text) || '%' ESCAPE '\' OR lower(address) LIKE lower($3::text) || '%' ESCAPE '\' THEN 1
                 ELSE 2 END AS rank
     FROM c
 ), bounded AS (
