@@ -56,7 +56,6 @@ the values file made of them.
 {{- if not (kindIs "slice" $g.tiers) -}}
 {{- fail "global.tiers must be a list of tiers ({name, rate, burst, heavyRate, api, includedCredits, overage, streamHourly, streamMonthly}; docs/edge.md, Tiers)" -}}
 {{- end -}}
-{{- if not $g.tiers }}{{ fail "global.tiers is empty: leave it out for the built-in table" }}{{ end -}}
 {{- $seen := dict -}}
 tiers:
 {{- range $i, $t := $g.tiers -}}
