@@ -2,6 +2,7 @@ package charts
 
 import (
 	"fmt"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -57,6 +58,7 @@ func TestServiceChartDefaults(t *testing.T) {
 			if svc == "edge" {
 				checkUpstreams(t, ws, nil)
 			}
+			checkTiers(t, r, ws, "") // the built-in table
 		})
 	}
 }
@@ -151,6 +153,10 @@ func TestUmbrellaDefaults(t *testing.T) {
 	checkIngest(t, r, ws, map[string]string{"ethereum": "evm"})
 	checkUpstreams(t, ws, r)
 	checkIngress(t, r, "", nil)
+	checkTiers(t, r, ws, "") // the built-in table
+	if n := len(tiersConfigMaps(r)); n != 0 {
+		t.Errorf("%d tier tables rendered without global.tiers", n)
+	}
 	if n := len(Of[*monitoringv1.ServiceMonitor](r)); n != 0 {
 		t.Errorf("%d ServiceMonitors by default (their CRD may be missing), want 0", n)
 	}
@@ -286,6 +292,20 @@ func TestChartsRefuseBadValues(t *testing.T) {
 		{"./edge", []string{"autoscaling.maxReplicas=null"}, "autoscaling.maxReplicas is required"},
 		{"./transfers", []string{"autoscaling.maxReplicas=12"}, "autoscaling.maxReplicas 12 exceeds the 8 topic partitions"},
 		{"./chainintel", []string{"global.kafka.partitions=4", "balances.autoscaling.maxReplicas=6"}, "balances: autoscaling.maxReplicas 6 exceeds the 4 topic partitions"},
+		{"./chainintel", []string{"global.tiersConfigMap=ops-tiers", "global.tiers[0].name=free"}, "set global.tiers or global.tiersConfigMap, not both"},
+		{"./chainintel", []string{"global.tiers=free"}, "global.tiers must be a list of tiers"},
+		{"./chainintel", []string{"global.tiers[0]=free"}, "global.tiers[0] must be a map"},
+		{"./chainintel", tier("name=Gold"), `global.tiers[0]: name "Gold" must match`},
+		{"./chainintel", tier("rate=0"), "global.tiers[0] (gold): rate must be positive"},
+		{"./chainintel", tier("heavyRate=null"), "global.tiers[0] (gold): heavyRate is required"},
+		{"./chainintel", tier("burst=1.5"), "global.tiers[0] (gold): burst must be a whole number"},
+		{"./chainintel", tier("burst=ten"), `global.tiers[0] (gold): burst must be a whole number, not "ten"`},
+		{"./chainintel", tier("streamHourly=-1"), "global.tiers[0] (gold): streamHourly must not be negative"},
+		{"./chainintel", tier("overage=maybe"), `global.tiers[0] (gold): overage must be true or false, not "maybe"`},
+		{"./chainintel", tier("stream_hourly=10"), `global.tiers[0]: unknown key "stream_hourly"`},
+		{"./chainintel", append(tier(), "global.tiers[1].name=gold", "global.tiers[1].rate=1", "global.tiers[1].burst=1", "global.tiers[1].heavyRate=1"), `global.tiers[1]: tier "gold" is listed twice`},
+		{"./edge", tier(), "edge installed on its own cannot render global.tiers"},
+		{"./stream-fanout", tier(), "stream-fanout installed on its own cannot render global.tiers"},
 	}
 	for _, c := range cases {
 		t.Run(c.chart+" "+strings.Join(c.sets, " "), func(t *testing.T) {
@@ -295,6 +315,23 @@ func TestChartsRefuseBadValues(t *testing.T) {
 			}
 		})
 	}
+}
+
+// tier returns --set pairs of a valid tier "gold" as global.tiers[0], with the given fields of it
+// replaced (key=value; value null removes the field).
+func tier(fields ...string) []string {
+	set := map[string]string{"name": "gold", "rate": "20", "burst": "40", "heavyRate": "1"}
+	for _, f := range fields {
+		k, v, _ := strings.Cut(f, "=")
+		set[k] = v
+	}
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(set)) {
+		if set[k] != "null" {
+			out = append(out, "global.tiers[0]."+k+"="+set[k])
+		}
+	}
+	return out
 }
 
 // Every chart passes `helm lint --strict`, the umbrella also with the test values.
@@ -307,7 +344,7 @@ func TestHelmLint(t *testing.T) {
 			}
 		})
 	}
-	for _, f := range []string{"testdata/umbrella-toggles.yaml", "../k8s/values-kind.yaml"} {
+	for _, f := range []string{"testdata/umbrella-toggles.yaml", "../k8s/values-kind.yaml", tiersValues} {
 		t.Run("chainintel "+f, func(t *testing.T) {
 			if out, err := helm(t, "lint", "--strict", "./chainintel", "--values", f); err != nil {
 				t.Errorf("%v\n%s", err, out)

@@ -44,6 +44,9 @@ type Options struct {
 	OTLPEndpoint string    // export traces and metrics of every service here; default off
 	Chains       []string  // default: every chain
 	LogOutput    io.Writer // services' JSON logs; default os.Stderr
+	// TiersFile is the tier table (docs/edge.md, Tiers) of both the edge and stream-fanout, which
+	// must enforce the same one; default: their built-in table.
+	TiersFile string
 	// Ingest simulates a world unless EVMRPCURL is set, in which case it indexes EVMChain
 	// (default "ethereum") from that JSON-RPC node, starting at EVMStartBlock ("head", the
 	// default, or a block number). SimRate is simulated transactions per second (default 3).
@@ -305,6 +308,7 @@ func (p platform) addAPIs(us *unitSet) {
 	var ec edge.Config
 	us.defaults(&ec)
 	ec.Base, ec.Postgres, ec.Kafka, ec.Redis, ec.Chains = p.base, p.pg, p.kafka, p.rds, p.o.Chains
+	ec.TiersFile = p.o.TiersFile
 	ec.UpstreamTransfers, ec.UpstreamIntelligence, ec.UpstreamUserLabels = p.url("transfers"), p.url("intelligence"), p.url("user-labels")
 	ec.UpstreamBalances, ec.UpstreamTokenAnalytics, ec.UpstreamStreamFanout = p.url("balances"), p.url("token-analytics"), p.url("stream-fanout")
 	us.add("edge", ec,
@@ -375,6 +379,7 @@ func (p platform) addPipelines(us *unitSet) {
 	us.defaults(&sc)
 	sc.Base, sc.Kafka, sc.Redis, sc.Chains = p.base, p.kafka, p.rds, p.o.Chains
 	sc.UserLabelsURL = p.url("user-labels")
+	sc.TiersFile = p.o.TiersFile // the edge's table: streams and REST enforce the same tiers
 	us.add("stream-fanout", sc,
 		func(ctx context.Context) error { return streamfanout.Migrate(ctx, sc, nil) },
 		func(ctx context.Context, d service.Deps) error { return streamfanout.Run(ctx, sc, d) })

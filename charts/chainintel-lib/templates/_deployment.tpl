@@ -12,8 +12,11 @@ Argument: dict
      resources the container resources (default: resources)
 
 The container runs `/usr/local/bin/<binary> serve` with the service's environment: the
-ConfigMap (envFrom), the Secret (internal secret, database URL), envFromSecrets, the instance's
-env and extraEnv, in that order (a later name wins over envFrom). Probes hit the ops port. On
+ConfigMap (envFrom), the Secret (internal secret, database URL), envFromSecrets, <PREFIX>TIERS_FILE
+(uses.tiers, with a tier table configured: see _tiers.tpl), the instance's env and extraEnv, in
+that order (a later name wins over envFrom). <PREFIX>TIERS_FILE stays out of the ConfigMap, whose
+settings the migrate Job shares: the Job runs before the table's ConfigMap exists and does not
+mount it. Probes hit the ops port. On
 SIGTERM the service fails readiness and drains for up to SHUTDOWN_TIMEOUT; the preStop sleep lets
 endpoints and the ingress forget the pod first, and terminationGracePeriodSeconds covers both.
 */}}
@@ -28,6 +31,7 @@ endpoints and the ingress forget the pod first, and terminationGracePeriodSecond
 {{- $ports := $v.ports | default dict -}}
 {{- $autoscaling := $v.autoscaling | default dict -}}
 {{- $preStop := $v.preStopSleepSeconds | default 5 | int -}}
+{{- $tiersCM := include "chainintel-lib.serviceTiersConfigMap" $top -}}
 apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -66,6 +70,9 @@ spec:
         {{- end }}
       annotations:
         checksum/config: {{ include "chainintel-lib.configData" $top | sha256sum }}
+        {{- with include "chainintel-lib.tiersChecksum" $top }}
+        checksum/tiers: {{ . }}
+        {{- end }}
         {{- with $v.podAnnotations }}
         {{- toYaml . | nindent 8 }}
         {{- end }}
@@ -104,6 +111,10 @@ spec:
             {{- end }}
           env:
             {{- include "chainintel-lib.secretEnv" $top | trim | nindent 12 }}
+            {{- if $tiersCM }}
+            - name: {{ $v.envPrefix }}TIERS_FILE
+              value: {{ printf "%s/%s" (include "chainintel-lib.tiersDir" $top) (include "chainintel-lib.tiersKey" $top) | quote }}
+            {{- end }}
             {{- with $inst.env }}
             {{- toYaml . | nindent 12 }}
             {{- end }}
@@ -129,6 +140,11 @@ spec:
           volumeMounts:
             - name: tmp
               mountPath: /tmp
+            {{- if $tiersCM }}
+            - name: tiers
+              mountPath: {{ include "chainintel-lib.tiersDir" $top }}
+              readOnly: true
+            {{- end }}
             {{- with $v.extraVolumeMounts }}
             {{- toYaml . | nindent 12 }}
             {{- end }}
@@ -136,6 +152,14 @@ spec:
         - name: tmp
           emptyDir:
             sizeLimit: 64Mi
+        {{- if $tiersCM }}
+        - name: tiers
+          configMap:
+            name: {{ $tiersCM }}
+            items:
+              - key: {{ include "chainintel-lib.tiersKey" $top }}
+                path: {{ include "chainintel-lib.tiersKey" $top }}
+        {{- end }}
         {{- with $v.extraVolumes }}
         {{- toYaml . | nindent 8 }}
         {{- end }}

@@ -33,6 +33,8 @@ type env struct {
 	RedisURL     string   `env:"REDIS_URL"`
 	OTLPEndpoint string   `env:"OTEL_EXPORTER_OTLP_ENDPOINT"`
 	Chains       []string `env:"CHAININTEL_CHAINS" envSeparator:","`
+	// The tier table of the edge and stream-fanout (both get the one file).
+	TiersFile string `env:"CHAININTEL_TIERS_FILE"`
 	// Ingest from a JSON-RPC node instead of simulating when EVM_RPC_URL is set.
 	EVMRPCURL     string  `env:"EVM_RPC_URL" secret:"true"`
 	EVMChain      string  `env:"EVM_CHAIN" envDefault:"ethereum"`
@@ -64,7 +66,7 @@ func run(ctx context.Context, args []string) error {
 		HTTPAddr: e.HTTPAddr, DevAPIKey: e.DevAPIKey, DatabaseURL: e.DatabaseURL, KafkaBrokers: e.KafkaBrokers,
 		RedisURL: e.RedisURL, LogLevel: e.LogLevel, OTLPEndpoint: e.OTLPEndpoint, Chains: e.Chains,
 		EVMRPCURL: e.EVMRPCURL, EVMChain: e.EVMChain, EVMStartBlock: e.EVMStartBlock, SimRate: e.SimRate,
-		TokenLists: e.TokenLists, PriceCSVDir: e.PriceCSVDir,
+		TokenLists: e.TokenLists, PriceCSVDir: e.PriceCSVDir, TiersFile: e.TiersFile,
 	}, log)
 	if err != nil {
 		return err
