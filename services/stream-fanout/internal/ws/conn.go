@@ -59,7 +59,7 @@ type conn struct {
 	lastWrite atomic.Int64
 	latePongs atomic.Int32
 	paused    atomic.Int64 // monoNow() until which the writer waits (the quota could not be checked)
-	catching  atomic.Bool  // a reconnect is reading the topic back
+	catching  atomic.Bool  // a reconnect is reading the topic back, or waiting for the connection it takes over to save
 	released  atomic.Bool
 	// ended is closed once end has saved the session (nil for the REST calls' stand-in
 	// connections, which never end).
@@ -306,8 +306,9 @@ func (c *conn) handle(b []byte) {
 // must not hold deliveries back). The hub's heartbeats keep the connection counted for its key.
 func (c *conn) keepalive() {
 	if c.catching.Load() {
-		// The reader is busy reading the topic back for a reconnect and answers no pong until
-		// it is done; the connection is not judged meanwhile.
+		// The reader is busy on a reconnect (reading the topic back, waiting for the connection
+		// it takes over to save) and answers no pong until it is done; the connection is not
+		// judged meanwhile.
 		return
 	}
 	go func() {

@@ -210,12 +210,18 @@ func (c *conn) resume(id string, fresh bool, onClaimed func()) error {
 // of one session follow each other and the owners map names the newest claimer: each one ends,
 // and waits for, the connection that claimed before it.
 func (c *conn) claim(id string, fresh bool) (store.Session, *engine.Sub, map[int]int64, error) {
+	// Waiting for the turn and for the old connection's save (which waits for a save turn) may
+	// outlast a ping the reader, busy here, cannot answer.
+	c.catching.Store(true)
 	unlock, err := c.h.lockSession(c.ctx, id)
 	if err != nil {
+		c.catching.Store(false)
 		return store.Session{}, nil, nil, err
 	}
 	defer unlock()
-	if err := c.takeOver(id); err != nil {
+	err = c.takeOver(id)
+	c.catching.Store(false)
+	if err != nil {
 		return store.Session{}, nil, nil, err
 	}
 	ss, err := c.h.o.Store.Claim(c.ctx, id, c.id.KeyID, c.token, c.h.o.V2Window, fresh)
