@@ -287,3 +287,28 @@ func TestReconnectTakesOverAtOnce(t *testing.T) {
 	}
 	sentinel(t, w, c2, from)
 }
+
+// TestRefusedReconnectLeavesOwnerAlone: a reconnect the claim would refuse (a v1 connection
+// naming a v2 stream served by another connection of the key) is answered NO_SESSION and
+// leaves that connection serving the stream; it was closed first, leaving the stream unowned.
+func TestRefusedReconnectLeavesOwnerAlone(t *testing.T) {
+	w := newWorld(t)
+	r := w.start(nil)
+	me := ident("kt2")
+	from := addr(77)
+	var made struct {
+		StreamID string `json:"streamId"`
+	}
+	w.call(r, me, "POST", "/ws/v2/streams", `{"from":["`+from+`"]}`).json(t, &made)
+	v2 := w.v2dial(r, me, made.StreamID)
+	first := transferMsg(from, addr(78), 1)
+	w.publish(first) // delivered once the stream is bound to the connection
+	if id, _, _ := v2.transfer(); id != first.Id {
+		t.Fatalf("delivered %s, want %s", id, first.Id)
+	}
+
+	c := w.dial(r, me, "")
+	c.send("reconnect", map[string]any{"sessionId": made.StreamID})
+	c.expectError("NO_SESSION")
+	sentinel(t, w, v2, from)
+}

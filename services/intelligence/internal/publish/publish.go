@@ -126,7 +126,7 @@ func TagLoop(ctx context.Context, src TagSource, interval time.Duration, log *sl
 			log.Warn("entity tags refresh failed; retrying", "error", err)
 		} else if r.Entities > 0 {
 			log.Debug("entity tags refreshed", "entities", r.Entities, "changed", r.Changed, "republished", r.Republished,
-				"remarked", r.Remarked, "failed", r.Failed)
+				"remarked", r.Remarked, "failed", r.Failed, "backedOff", r.BackedOff)
 		}
 	})
 }

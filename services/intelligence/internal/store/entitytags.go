@@ -4,11 +4,16 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"net"
+	"strings"
 	"time"
 
 	"github.com/chainintel/chainintel/services/intelligence/internal/attribution"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 var (
@@ -24,6 +29,8 @@ var (
 	entityTagsReleaseSQL string
 	//go:embed sql/entity_tags_backoff.sql
 	entityTagsBackoffSQL string
+	//go:embed sql/entity_tags_succeeded.sql
+	entityTagsSucceededSQL string
 )
 
 // TagsClaimLease is how long a refresh round's claim keeps other refreshers off its entities. It
@@ -80,6 +87,7 @@ type tagsOptions struct {
 	retryFirst, retryMax time.Duration
 	onFailure            func(TagsFailure)
 	beforeCompute        func(ctx context.Context, entityID string) error
+	beforeStore          func(ctx context.Context, entityIDs []string) error
 }
 
 // WithTagsRetry sets the backoff of an entity whose tags refresh failed (TagsRetryFirst,
@@ -100,13 +108,24 @@ func WithTagsComputeCheck(f func(ctx context.Context, entityID string) error) Op
 	return func(s *Store) { s.tags.beforeCompute = f }
 }
 
+// WithTagsStoreCheck has f called before each transaction storing computed tags, with its
+// entities; an error fails that transaction as a failing statement would. It is how tests make
+// a store fail.
+func WithTagsStoreCheck(f func(ctx context.Context, entityIDs []string) error) Option {
+	return func(s *Store) { s.tags.beforeStore = f }
+}
+
 // TagsRefresh says what one RefreshEntityTags round did.
 type TagsRefresh struct {
 	Entities    int // dirty entities claimed and recomputed (each once)
 	Changed     int // of them, entities whose stored tags changed (and got a new details version)
 	Republished int // addresses re-versioned so the publisher carries the new details
 	Remarked    int // of them, entities marked again while they were recomputed: left marked for a later round
-	Failed      int // of them, entities whose recomputation or store failed: backed off (TagsFailure)
+	Failed      int // of them, entities whose recomputation or store failed
+	// BackedOff is, of the failed, those backed off (each reported as a TagsFailure); the others
+	// were taken by another refresher meanwhile (marked again and claimed) or locked by a writer
+	// marking them, and are retried by a later round without waiting.
+	BackedOff int
 }
 
 // Add adds o's counts to r's.
@@ -116,6 +135,7 @@ func (r *TagsRefresh) Add(o TagsRefresh) {
 	r.Republished += o.Republished
 	r.Remarked += o.Remarked
 	r.Failed += o.Failed
+	r.BackedOff += o.BackedOff
 }
 
 // claimedEntity is a dirty entity a round claimed, with the mark it claimed.
@@ -148,9 +168,11 @@ type failedEntity struct {
 //
 // A failure is kept to the entity it happened to: an entity whose computation fails is left
 // out, and when storing the others fails they are stored in halves down to the failing one.
-// Failed entities are backed off (TagsRetryFirst) and reported to OnTagsFailure; the round
-// returns an error only when it cannot go on at all (ctx ended, the database unreachable), and
-// then ends the leases of what it has not stored.
+// Failed entities are backed off (TagsRetryFirst) and reported to OnTagsFailure. The round
+// returns an error when it cannot go on (ctx ended, the connection to the database failed) or
+// when its store failed in a way no entity explains (a timeout, a lock or serialization
+// conflict failing both halves of what failed whole: notAttributable), and then ends the
+// leases of what it has not stored, for the next round to take the entities again at once.
 func (s *Store) RefreshEntityTags(ctx context.Context, limit int) (TagsRefresh, error) {
 	cs, err := s.claimEntityTags(ctx, limit)
 	if err != nil || len(cs) == 0 {
@@ -189,7 +211,7 @@ func (s *Store) refreshClaimed(ctx context.Context, cs []claimedEntity) (TagsRef
 	for _, c := range cs {
 		tags, err := s.computeTags(ctx, c.id)
 		if err != nil {
-			if ctx.Err() != nil {
+			if ctx.Err() != nil || connectionFailed(err) {
 				return res, err
 			}
 			failed = append(failed, failedEntity{c, err})
@@ -203,10 +225,11 @@ func (s *Store) refreshClaimed(ctx context.Context, cs []claimedEntity) (TagsRef
 	}
 	failed = append(failed, sf...)
 	if len(failed) > 0 {
-		if err := s.backOff(ctx, failed); err != nil {
+		n, err := s.backOff(ctx, failed)
+		if err != nil {
 			return res, err
 		}
-		res.Failed = len(failed)
+		res.Failed, res.BackedOff = len(failed), n
 	}
 	return res, nil
 }
@@ -227,39 +250,106 @@ func (s *Store) computeTags(ctx context.Context, id string) (string, error) {
 // storeIsolating stores cs in one transaction and, when that fails, each half on its own, down
 // to single entities, which it returns as failed; so one entity whose store fails (a bad value,
 // a failing re-version) costs about 2·log2(len(cs)) short transactions, not the round. It
-// returns an error, and stops, only when ctx ended.
+// returns an error, and stops, when ctx ended, the connection failed, or both halves failed
+// as the whole did in a way no entity explains (bisect).
 func (s *Store) storeIsolating(ctx context.Context, cs []computedEntity, res *TagsRefresh) ([]failedEntity, error) {
 	if len(cs) == 0 {
 		return nil, nil
 	}
-	r, err := s.storeTags(ctx, cs)
+	err := s.storeInto(ctx, cs, res)
 	switch {
 	case err == nil:
-		res.Add(r)
 		return nil, nil
-	case ctx.Err() != nil:
+	case ctx.Err() != nil || connectionFailed(err):
 		return nil, err
 	case len(cs) == 1:
 		return []failedEntity{{cs[0].claimedEntity, err}}, nil
 	}
-	h := len(cs) / 2
-	f1, err := s.storeIsolating(ctx, cs[:h], res)
-	if err != nil {
-		return nil, err
-	}
-	f2, err := s.storeIsolating(ctx, cs[h:], res)
-	if err != nil {
-		return nil, err
-	}
-	return append(f1, f2...), nil
+	return s.bisect(ctx, cs, res)
 }
 
-// backOff leaves failed entities to a later round (sql/entity_tags_backoff.sql) and reports each.
-func (s *Store) backOff(ctx context.Context, failed []failedEntity) error {
+// bisect stores each half of cs, whose store failed, on its own, and goes on into the halves
+// that fail. When both fail with an error that says nothing of their entities (notAttributable:
+// a timeout, a lock or serialization conflict), the failure is the database's, not an
+// entity's: it returns the error instead of backing off every entity after 2·len(cs)
+// transactions, and the round is retried whole.
+func (s *Store) bisect(ctx context.Context, cs []computedEntity, res *TagsRefresh) ([]failedEntity, error) {
+	halves := [2][]computedEntity{cs[:len(cs)/2], cs[len(cs)/2:]}
+	var errs [2]error
+	for i, h := range halves {
+		errs[i] = s.storeInto(ctx, h, res)
+		if errs[i] != nil && (ctx.Err() != nil || connectionFailed(errs[i])) {
+			return nil, errs[i]
+		}
+	}
+	if notAttributable(errs[0]) && notAttributable(errs[1]) {
+		return nil, fmt.Errorf("store entity tags: both halves of %d entities failed: %w", len(cs), errs[0])
+	}
+	var failed []failedEntity
+	for i, h := range halves {
+		switch {
+		case errs[i] == nil:
+		case len(h) == 1:
+			failed = append(failed, failedEntity{h[0].claimedEntity, errs[i]})
+		default:
+			f, err := s.bisect(ctx, h, res)
+			if err != nil {
+				return nil, err
+			}
+			failed = append(failed, f...)
+		}
+	}
+	return failed, nil
+}
+
+// storeInto stores cs (storeTags) and adds what it did to res.
+func (s *Store) storeInto(ctx context.Context, cs []computedEntity, res *TagsRefresh) error {
+	r, err := s.storeTags(ctx, cs)
+	if err == nil {
+		res.Add(r)
+	}
+	return err
+}
+
+// connectionFailed reports whether err is the connection to the database failing (it could
+// not be made, broke, or the server is shutting down), which no entity causes.
+func connectionFailed(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return strings.HasPrefix(pe.Code, "08") || strings.HasPrefix(pe.Code, "57P")
+	}
+	var ce *pgconn.ConnectError
+	var ne net.Error
+	return errors.As(err, &ce) || errors.As(err, &ne) || pgconn.SafeToRetry(err) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
+// notAttributable reports whether err is a failure no entity explains by itself: a timeout
+// (statement, lock), a lock not available, a serialization failure or deadlock. One entity can
+// still cause one (a statement timing out on a huge entity), which is why bisect gives up only
+// when both halves fail so.
+func notAttributable(err error) bool {
+	if err == nil {
+		return false
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch pe.Code {
+		case "57014", "55P03", "40001", "40P01": // query_canceled (statement_timeout), lock_not_available, serialization_failure, deadlock_detected
+			return true
+		}
+		return false
+	}
+	return pgconn.Timeout(err) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// backOff leaves failed entities to a later round (sql/entity_tags_backoff.sql), reports each
+// one it backed off, and returns how many.
+func (s *Store) backOff(ctx context.Context, failed []failedEntity) (int, error) {
 	ids, marks := claimArrays(failed)
 	rows, err := s.pool.Query(ctx, entityTagsBackoffSQL, ids, marks, s.tags.retryFirst.Seconds(), s.tags.retryMax.Seconds())
 	if err != nil {
-		return fmt.Errorf("back off failed entities: %w", err)
+		return 0, fmt.Errorf("back off failed entities: %w", err)
 	}
 	type backoff struct {
 		id       string
@@ -271,10 +361,10 @@ func (s *Store) backOff(ctx context.Context, failed []failedEntity) error {
 		return b, r.Scan(&b.id, &b.failures, &b.secs)
 	})
 	if err != nil {
-		return fmt.Errorf("back off failed entities: %w", err)
+		return 0, fmt.Errorf("back off failed entities: %w", err)
 	}
 	if s.tags.onFailure == nil {
-		return nil
+		return len(bs), nil
 	}
 	errs := make(map[string]error, len(failed))
 	for _, f := range failed {
@@ -283,7 +373,7 @@ func (s *Store) backOff(ctx context.Context, failed []failedEntity) error {
 	for _, b := range bs {
 		s.tags.onFailure(TagsFailure{EntityID: b.id, Failures: b.failures, Backoff: time.Duration(b.secs * float64(time.Second)), Err: errs[b.id]})
 	}
-	return nil
+	return len(bs), nil
 }
 
 func (s *Store) claimEntityTags(ctx context.Context, limit int) ([]claimedEntity, error) {
@@ -309,6 +399,11 @@ func (s *Store) storeTags(ctx context.Context, cs []computedEntity) (TagsRefresh
 	for i := range cs {
 		ids[i], marks[i], tags[i] = cs[i].id, cs[i].mark, cs[i].tags
 	}
+	if s.tags.beforeStore != nil {
+		if err := s.tags.beforeStore(ctx, ids); err != nil {
+			return res, fmt.Errorf("store entity tags: %w", err)
+		}
+	}
 	err := s.inTx(ctx, true, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, entityTagsStoreSQL, ids, marks, tags)
 		if err != nil {
@@ -326,6 +421,12 @@ func (s *Store) storeTags(ctx context.Context, cs []computedEntity) (TagsRefresh
 			return fmt.Errorf("store entity tags: %w", err)
 		}
 		res.Remarked = len(cs) - len(done)
+		if res.Remarked > 0 {
+			// Their computation succeeded: a later failure backs them off from the start.
+			if _, err := tx.Exec(ctx, entityTagsSucceededSQL, ids); err != nil {
+				return fmt.Errorf("store entity tags: reset failures: %w", err)
+			}
+		}
 		for _, d := range done {
 			if d.changed {
 				res.Changed++

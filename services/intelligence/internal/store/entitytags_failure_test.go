@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -14,6 +15,8 @@ import (
 	"github.com/chainintel/chainintel/services/intelligence/internal/importer"
 	"github.com/chainintel/chainintel/services/intelligence/internal/publish"
 	"github.com/chainintel/chainintel/services/intelligence/internal/store"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // tagEntities imports one tagged address for each of the entities.
@@ -87,7 +90,7 @@ func TestEntityTagsFailingEntityIsolated(t *testing.T) {
 	}
 	tagEntities(t, st, ids...)
 
-	refreshAll(t, st, store.TagsRefresh{Entities: 150, Changed: 149, Republished: 149, Failed: 1})
+	refreshAll(t, st, store.TagsRefresh{Entities: 150, Changed: 149, Republished: 149, Failed: 1, BackedOff: 1})
 	if n, d := tagged(t), dirty(t); n != 149 || d != "bad:false" {
 		t.Fatalf("after a round with a failing entity: %d entities tagged, dirty %q; want 149, bad:false", n, d)
 	}
@@ -102,7 +105,7 @@ func TestEntityTagsFailingEntityIsolated(t *testing.T) {
 	}
 	// Due again: retried, fails again, backed off twice as long.
 	endBackoffs(t)
-	refreshAll(t, st, store.TagsRefresh{Entities: 1, Failed: 1})
+	refreshAll(t, st, store.TagsRefresh{Entities: 1, Failed: 1, BackedOff: 1})
 	if len(failures) != 2 || failures[1].Failures != 2 || failures[1].Backoff != 2*time.Minute {
 		t.Fatalf("failures reported %+v, want bad's second, backed off two minutes", failures)
 	}
@@ -145,7 +148,7 @@ func TestEntityTagsFailingStoreIsolated(t *testing.T) {
 		ids = append(ids, fmt.Sprintf("e%d", i))
 	}
 	tagEntities(t, st, ids...)
-	refreshAll(t, st, store.TagsRefresh{Entities: 10, Changed: 9, Republished: 9, Failed: 1})
+	refreshAll(t, st, store.TagsRefresh{Entities: 10, Changed: 9, Republished: 9, Failed: 1, BackedOff: 1})
 	if n, d := tagged(t), dirty(t); n != 9 || d != "e3:false" {
 		t.Fatalf("after a round with a failing store: %d tagged, dirty %q; want 9, e3:false", n, d)
 	}
@@ -159,4 +162,156 @@ func TestEntityTagsFailingStoreIsolated(t *testing.T) {
 	if d := dirty(t); d != "" {
 		t.Fatalf("dirty %q after e3 was stored", d)
 	}
+}
+
+// remark marks entity again from a transaction of its own, as a writer changing one of its
+// addresses would while a round computes it.
+func remark(ctx context.Context, pool *pgxpool.Pool, id string) error {
+	_, err := pool.Exec(ctx, `SELECT intel.mark_entity_tags(ARRAY[$1], false)`, id)
+	return err
+}
+
+// backoffOf is entity's consecutive failures and whether it waits for a retry_at to come.
+func backoffOf(t *testing.T, id string) (int, bool) {
+	t.Helper()
+	var n int
+	var waiting bool
+	if err := pgtest.Pool(t).QueryRow(context.Background(),
+		`SELECT failures, COALESCE(retry_at > now(), false) FROM intel.entity_tags_dirty WHERE entity_id = $1`, id).Scan(&n, &waiting); err != nil {
+		t.Fatal(err)
+	}
+	return n, waiting
+}
+
+// TestEntityTagsRemarkedFailureBackedOff checks that an entity marked again during each attempt,
+// whose computation always fails, is still backed off and reported: the new mark no longer
+// carries the claimed one, which only a row no refresher claimed since may lack.
+func TestEntityTagsRemarkedFailureBackedOff(t *testing.T) {
+	reset(t)
+	var failures []store.TagsFailure
+	var attempts atomic.Int64
+	st := store.New(pgtest.Pool(t),
+		store.WithTagsComputeCheck(func(ctx context.Context, id string) error {
+			if id != "bad" {
+				return nil
+			}
+			attempts.Add(1)
+			if err := remark(ctx, pgtest.Pool(t), id); err != nil {
+				return err
+			}
+			return errors.New("boom")
+		}),
+		store.OnTagsFailure(func(f store.TagsFailure) { failures = append(failures, f) }),
+		store.WithTagsRetry(time.Minute, time.Hour))
+	tagEntities(t, st, "bad", "good")
+	refreshAll(t, st, store.TagsRefresh{Entities: 2, Changed: 1, Republished: 1, Failed: 1, BackedOff: 1})
+	if n, waiting := backoffOf(t, "bad"); n != 1 || !waiting {
+		t.Fatalf("bad: %d failures, waiting %v; want 1, backed off", n, waiting)
+	}
+	if len(failures) != 1 || failures[0].EntityID != "bad" || failures[0].Backoff != time.Minute {
+		t.Fatalf("failures reported %+v, want bad's first", failures)
+	}
+	refreshAll(t, st, store.TagsRefresh{})
+	if attempts.Load() != 1 {
+		t.Fatalf("bad attempted %d times within its backoff, want once", attempts.Load())
+	}
+}
+
+// TestEntityTagsRemarkedSuccessResetsFailures checks that a computation that succeeded ends the
+// entity's run of failures even when the entity was marked again meanwhile (left for a later
+// round): its next failure is backed off from the first step, not doubled.
+func TestEntityTagsRemarkedSuccessResetsFailures(t *testing.T) {
+	reset(t)
+	var failures []store.TagsFailure
+	var step atomic.Int64 // 0: fail; 1: succeed, marked again meanwhile; 2: fail
+	st := store.New(pgtest.Pool(t),
+		store.WithTagsComputeCheck(func(ctx context.Context, id string) error {
+			switch step.Load() {
+			case 1:
+				return remark(ctx, pgtest.Pool(t), id)
+			default:
+				return errors.New("boom")
+			}
+		}),
+		store.OnTagsFailure(func(f store.TagsFailure) { failures = append(failures, f) }),
+		store.WithTagsRetry(time.Minute, time.Hour))
+	tagEntities(t, st, "e")
+	refreshAll(t, st, store.TagsRefresh{Entities: 1, Failed: 1, BackedOff: 1})
+	step.Store(1)
+	endBackoffs(t)
+	refreshAll(t, st, store.TagsRefresh{Entities: 1, Remarked: 1})
+	if n, waiting := backoffOf(t, "e"); n != 0 || waiting {
+		t.Fatalf("after a success marked again: %d failures, waiting %v; want none", n, waiting)
+	}
+	step.Store(2)
+	refreshAll(t, st, store.TagsRefresh{Entities: 1, Failed: 1, BackedOff: 1})
+	if len(failures) != 2 || failures[1].Failures != 1 || failures[1].Backoff != time.Minute {
+		t.Fatalf("failures reported %+v; want the last a first failure, backed off a minute", failures)
+	}
+}
+
+// TestEntityTagsTransientStoreFailureRetriedWhole checks that a store failing in a way no entity
+// explains (a statement timeout failing the round and both its halves; a broken connection at
+// once) is not bisected down to every entity: the round fails after at most 3 transactions,
+// backs off no entity and ends its leases, and the next round stores everything. A timeout one
+// entity causes is still isolated to it.
+func TestEntityTagsTransientStoreFailureRetriedWhole(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		err   error
+		tries int64
+	}{
+		{"statement timeout", &pgconn.PgError{Code: "57014", Message: "canceling statement due to statement timeout"}, 3},
+		{"connection lost", &pgconn.PgError{Code: "08006", Message: "connection failure"}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			reset(t)
+			var failing atomic.Bool
+			failing.Store(true)
+			var tries atomic.Int64
+			st := store.New(pgtest.Pool(t), store.WithTagsStoreCheck(func(context.Context, []string) error {
+				if !failing.Load() {
+					return nil
+				}
+				tries.Add(1)
+				return tc.err
+			}))
+			var ids []string
+			for i := range 10 {
+				ids = append(ids, fmt.Sprintf("e%d", i))
+			}
+			tagEntities(t, st, ids...)
+			if _, err := st.RefreshEntityTags(context.Background(), 100); !errors.Is(err, tc.err) {
+				t.Fatalf("round: %v, want %v", err, tc.err)
+			}
+			var held int
+			if err := pgtest.Pool(t).QueryRow(context.Background(), `SELECT count(*) FROM intel.entity_tags_dirty
+				WHERE failures > 0 OR retry_at IS NOT NULL OR claimed_at IS NOT NULL`).Scan(&held); err != nil {
+				t.Fatal(err)
+			}
+			if tries.Load() != tc.tries || held != 0 {
+				t.Fatalf("%d store transactions, %d entities backed off or leased; want %d, none", tries.Load(), held, tc.tries)
+			}
+			failing.Store(false)
+			refreshAll(t, st, store.TagsRefresh{Entities: 10, Changed: 10, Republished: 10})
+		})
+	}
+	t.Run("one entity's timeout", func(t *testing.T) {
+		reset(t)
+		st := store.New(pgtest.Pool(t), store.WithTagsStoreCheck(func(_ context.Context, ids []string) error {
+			if slices.Contains(ids, "e3") {
+				return &pgconn.PgError{Code: "57014", Message: "canceling statement due to statement timeout"}
+			}
+			return nil
+		}))
+		var ids []string
+		for i := range 10 {
+			ids = append(ids, fmt.Sprintf("e%d", i))
+		}
+		tagEntities(t, st, ids...)
+		refreshAll(t, st, store.TagsRefresh{Entities: 10, Changed: 9, Republished: 9, Failed: 1, BackedOff: 1})
+		if d := dirty(t); d != "e3:false" {
+			t.Fatalf("dirty %q, want e3 alone", d)
+		}
+	})
 }

@@ -59,7 +59,7 @@ type conn struct {
 	lastWrite atomic.Int64
 	latePongs atomic.Int32
 	paused    atomic.Int64 // monoNow() until which the writer waits (the quota could not be checked)
-	catching  atomic.Bool  // a reconnect is reading the topic back
+	catching  atomic.Bool  // a reconnect is reading the topic back, or waiting for the connection it takes over to save
 	released  atomic.Bool
 	// ended is closed once end has saved the session (nil for the REST calls' stand-in
 	// connections, which never end).
@@ -204,24 +204,26 @@ func (c *conn) end(code websocket.StatusCode, reason string) {
 		c.writers.Wait()
 	}
 	c.releaseMeter()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	select {
-	case c.h.saves <- struct{}{}:
-		c.detach(ctx)
-		_ = c.h.o.Store.Disconnect(ctx, c.id.KeyID, c.token)
-		<-c.h.saves
-	case <-ctx.Done():
-		c.h.o.Log.Error("no turn to save a session at disconnect; its reconnect may repeat transfers", "key", c.id.KeyID)
-		if _, id := c.current(); id != "" {
-			c.h.disown(id, c)
-		}
-	}
+	c.save()
 	if c.ended != nil {
 		close(c.ended) // saved: a reconnect waits no longer (the close waits for the client's answer)
 	}
 	_ = c.ws.Close(code, reason)
 	c.cancel()
+}
+
+// save saves the session and what it is owed (detach) and stops counting the connection for
+// its key, in one of the hub's save turns. The turn is waited for as long as it takes, not given
+// up: every save holding one ends within the hub's saveTimeout, so the queue moves, while a
+// session left unsaved would make its reconnect resume from its last checkpoint (transfers sent
+// again) or, never saved yet, from the new connection's position (transfers lost).
+func (c *conn) save() {
+	c.h.saves <- struct{}{}
+	defer func() { <-c.h.saves }()
+	ctx, cancel := context.WithTimeout(context.Background(), c.h.saveTimeout)
+	defer cancel()
+	c.detach(ctx)
+	_ = c.h.o.Store.Disconnect(ctx, c.id.KeyID, c.token)
 }
 
 // releaseMeter lets the meter drop the connection's entry once nothing more is counted in it
@@ -304,8 +306,9 @@ func (c *conn) handle(b []byte) {
 // must not hold deliveries back). The hub's heartbeats keep the connection counted for its key.
 func (c *conn) keepalive() {
 	if c.catching.Load() {
-		// The reader is busy reading the topic back for a reconnect and answers no pong until
-		// it is done; the connection is not judged meanwhile.
+		// The reader is busy on a reconnect (reading the topic back, waiting for the connection
+		// it takes over to save) and answers no pong until it is done; the connection is not
+		// judged meanwhile.
 		return
 	}
 	go func() {

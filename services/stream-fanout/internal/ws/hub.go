@@ -117,18 +117,25 @@ type Hub struct {
 	conns map[*conn]struct{}
 	// owners is the connection serving each session on this replica, so a reconnect can end
 	// the connection it replaces, and wait for it to save the session, before claiming it.
-	owners  map[string]*conn
+	owners map[string]*conn
+	// turns serialize the take-overs of each session on this replica (lockSession).
+	turns   map[string]*sessionTurn
 	closing bool
 	wg      sync.WaitGroup
 	// saves bounds the sessions saved at once, so thousands of connections ending together
 	// (a shutdown, a network cut) queue here instead of timing out on the Redis pool.
 	saves chan struct{}
+	// saveTimeout bounds one save at disconnect, from when it has its turn (saveLimit by default).
+	saveTimeout time.Duration
 }
+
+// saveLimit is how long a connection's save at disconnect may take once it has its turn.
+const saveLimit = 30 * time.Second
 
 // NewHub returns a hub; RunCheckpoints saves positions, Shutdown ends every connection.
 func NewHub(o Options) *Hub {
 	o.defaults()
-	h := &Hub{o: o, conns: map[*conn]struct{}{}, owners: map[string]*conn{}, saves: make(chan struct{}, 16), quotas: newQuotas(o.Store, o.Quotas, o.LeaseSize, o.Now),
+	h := &Hub{o: o, conns: map[*conn]struct{}{}, owners: map[string]*conn{}, turns: map[string]*sessionTurn{}, saves: make(chan struct{}, 16), saveTimeout: saveLimit, quotas: newQuotas(o.Store, o.Quotas, o.LeaseSize, o.Now),
 		labels: newLabelCache(5 * time.Minute), ends: newTopicEnds(func(ctx context.Context) (map[int]int64, error) {
 			return o.Transfers.Offsets(ctx, true)
 		}, topicEndTTL, time.Now), writers: newWriterPool(o.Writers, time.Second, writerStall)}
@@ -182,6 +189,40 @@ func (h *Hub) disown(id string, c *conn) {
 		delete(h.owners, id)
 	}
 	h.mu.Unlock()
+}
+
+// sessionTurn is a session's take-over turn: a one-slot channel held by the connection taking
+// the session over, and how many connections hold or wait for it (the entry goes at none).
+type sessionTurn struct {
+	slot    chan struct{}
+	waiters int
+}
+
+// lockSession waits for session id's take-over turn on this replica (or for ctx to end) and
+// returns the function that gives it back.
+func (h *Hub) lockSession(ctx context.Context, id string) (unlock func(), err error) {
+	h.mu.Lock()
+	t := h.turns[id]
+	if t == nil {
+		t = &sessionTurn{slot: make(chan struct{}, 1)}
+		h.turns[id] = t
+	}
+	t.waiters++
+	h.mu.Unlock()
+	leave := func() {
+		h.mu.Lock()
+		if t.waiters--; t.waiters == 0 {
+			delete(h.turns, id)
+		}
+		h.mu.Unlock()
+	}
+	select {
+	case t.slot <- struct{}{}:
+		return func() { <-t.slot; leave() }, nil
+	case <-ctx.Done():
+		leave()
+		return nil, ctx.Err()
+	}
 }
 
 // owner is the connection serving session id on this replica, nil when none does.

@@ -180,59 +180,11 @@ func (c *conn) resume(id string, fresh bool, onClaimed func()) error {
 		c.detach(ctx)
 		c.q.reopen()
 	}
-	if err := c.takeOver(id); err != nil {
-		return err
-	}
-	ss, err := c.h.o.Store.Claim(c.ctx, id, c.id.KeyID, c.token, c.h.o.V2Window, fresh)
-	if errors.Is(err, store.ErrNoSession) {
-		return perr(CodeNoSession, "session %q does not exist or expired (sessions wait %s for a reconnect)", short(id), c.h.o.Window)
-	}
+	defer c.q.setHold(false)
+	ss, sub, pos, err := c.claim(id, fresh)
 	if err != nil {
 		return err
 	}
-	if (ss.Kind == KindV2) != c.v2 {
-		// A v2 stream is reached only at /ws/v2/transfers, a session only at /ws/transfers;
-		// the claim is handed back untouched but for its owner.
-		_ = c.h.o.Store.Apply(c.ctx, id, c.token, c.h.o.V2Window, store.Update{Release: true, Replay: ss.Replay})
-		return perr(CodeNoSession, "session %q does not exist or expired (sessions wait %s for a reconnect)", short(id), c.h.o.Window)
-	}
-	var fs []*engine.Filter
-	for _, fr := range ss.Filters {
-		var raw filter.Raw
-		if err := json.Unmarshal(fr.Raw, &raw); err != nil {
-			return fmt.Errorf("session %s filter %s: %w", id, fr.ID, err)
-		}
-		f, err := c.compile(c.ctx, fr.ID, raw)
-		if err != nil {
-			return err
-		}
-		fs = append(fs, f)
-	}
-	e := c.h.o.Engine
-	c.q.setHold(true)
-	defer c.q.setHold(false)
-	var sub *engine.Sub
-	var pos map[int]int64
-	skip := map[int]int64{}
-	switch {
-	case fresh:
-		skip = c.topicEnd()
-	case ss.HasCursor:
-		skip = ss.Cursor
-	}
-	if !e.Do(c.ctx, func() {
-		pos = e.Positions()
-		sub = e.NewSub(c.q, skip)
-		for _, f := range fs {
-			e.AddFilter(sub, f)
-		}
-	}) {
-		return c.ctx.Err()
-	}
-	c.mu.Lock()
-	c.sessID, c.kind, c.sub, c.filters = ss.ID, ss.Kind, sub, ss.Filters
-	c.mu.Unlock()
-	c.h.own(ss.ID, c)
 	onClaimed()
 	if fresh || !ss.HasCursor {
 		return nil
@@ -250,6 +202,83 @@ func (c *conn) resume(id string, fresh bool, onClaimed func()) error {
 		c.send(out{item: it, credit: true})
 	}
 	return nil
+}
+
+// claim takes session id over and subscribes this connection to it, holding live deliveries
+// back (the caller lets them go). It holds the session's take-over turn on this replica from
+// looking for the connection serving it until this one is recorded as its owner, so take-overs
+// of one session follow each other and the owners map names the newest claimer: each one ends,
+// and waits for, the connection that claimed before it.
+func (c *conn) claim(id string, fresh bool) (store.Session, *engine.Sub, map[int]int64, error) {
+	// Waiting for the turn and for the old connection's save (which waits for a save turn) may
+	// outlast a ping the reader, busy here, cannot answer.
+	c.catching.Store(true)
+	unlock, err := c.h.lockSession(c.ctx, id)
+	if err != nil {
+		c.catching.Store(false)
+		return store.Session{}, nil, nil, err
+	}
+	defer unlock()
+	err = c.takeOver(id)
+	c.catching.Store(false)
+	if err != nil {
+		return store.Session{}, nil, nil, err
+	}
+	ss, err := c.h.o.Store.Claim(c.ctx, id, c.id.KeyID, c.token, c.h.o.V2Window, fresh)
+	if errors.Is(err, store.ErrNoSession) {
+		return ss, nil, nil, c.noSession(id)
+	}
+	if err != nil {
+		return ss, nil, nil, err
+	}
+	if (ss.Kind == KindV2) != c.v2 {
+		// A v2 stream is reached only at /ws/v2/transfers, a session only at /ws/transfers;
+		// the claim is handed back untouched but for its owner.
+		_ = c.h.o.Store.Apply(c.ctx, id, c.token, c.h.o.V2Window, store.Update{Release: true, Replay: ss.Replay})
+		return ss, nil, nil, c.noSession(id)
+	}
+	var fs []*engine.Filter
+	for _, fr := range ss.Filters {
+		var raw filter.Raw
+		if err := json.Unmarshal(fr.Raw, &raw); err != nil {
+			return ss, nil, nil, fmt.Errorf("session %s filter %s: %w", id, fr.ID, err)
+		}
+		f, err := c.compile(c.ctx, fr.ID, raw)
+		if err != nil {
+			return ss, nil, nil, err
+		}
+		fs = append(fs, f)
+	}
+	e := c.h.o.Engine
+	c.q.setHold(true)
+	var sub *engine.Sub
+	var pos map[int]int64
+	skip := map[int]int64{}
+	switch {
+	case fresh:
+		skip = c.topicEnd()
+	case ss.HasCursor:
+		skip = ss.Cursor
+	}
+	if !e.Do(c.ctx, func() {
+		pos = e.Positions()
+		sub = e.NewSub(c.q, skip)
+		for _, f := range fs {
+			e.AddFilter(sub, f)
+		}
+	}) {
+		return ss, nil, nil, c.ctx.Err()
+	}
+	c.mu.Lock()
+	c.sessID, c.kind, c.sub, c.filters = ss.ID, ss.Kind, sub, ss.Filters
+	c.mu.Unlock()
+	c.h.own(ss.ID, c)
+	return ss, sub, pos, nil
+}
+
+// noSession is the answer to a reconnect naming a session this connection cannot have.
+func (c *conn) noSession(id string) error {
+	return perr(CodeNoSession, "session %q does not exist or expired (sessions wait %s for a reconnect)", short(id), c.h.o.Window)
 }
 
 // topicEnd is where the transfer topic ends now (read at most a second before, shared by the
@@ -363,10 +392,21 @@ func (c *conn) detach(ctx context.Context) {
 // reconnect would start from now) while the old connection's save, refused as taken over,
 // dropped what it was owed. A connection of another replica is not reached: it finds the
 // session taken over at its next checkpoint, and the reconnect resumes from the last one.
+//
+// Whatever makes the claim refuse (a session gone, of another kind than this connection's
+// route) is checked first: a reconnect that will be refused leaves the connection serving the
+// session alone. Another key's reconnect reaches no connection (the claim refuses it).
 func (c *conn) takeOver(id string) error {
 	old := c.h.owner(id)
 	if old == nil || old == c || old.ended == nil || old.id.KeyID != c.id.KeyID {
 		return nil
+	}
+	ss, err := c.h.o.Store.Get(c.ctx, id, c.id.KeyID)
+	if errors.Is(err, store.ErrNoSession) || (err == nil && (ss.Kind == KindV2) != c.v2) {
+		return c.noSession(id)
+	}
+	if err != nil {
+		return err
 	}
 	old.kick("session taken over by another connection")
 	select {
