@@ -28,6 +28,11 @@ func (s *Store) UpsertTokens(ctx context.Context, us []app.TokenUpdate) error {
 	us = slices.Clone(us)
 	slices.SortStableFunc(us, func(a, b app.TokenUpdate) int { return strings.Compare(a.PricingID, b.PricingID) })
 	return s.write(ctx, "upsert tokens", func(tx pgx.Tx) (bool, error) {
+		// Shared with price writers, taken alone by a republish: a change committed while a
+		// republish reads is enqueued after the republished copy of its entry, never before it.
+		if _, err := tx.Exec(ctx, sqlPricesLock); err != nil {
+			return false, err
+		}
 		touched := map[string]bool{}
 		b := &pgx.Batch{}
 		for _, u := range us {
