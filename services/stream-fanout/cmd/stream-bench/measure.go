@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -202,7 +204,10 @@ type dialer struct {
 
 func (d *dialer) dial(ctx context.Context, i int) (*websocket.Conn, error) {
 	h := http.Header{}
-	d.signer.Sign(h, httpx.Identity{KeyID: fmt.Sprintf("key-%d", i%100), UserID: fmt.Sprintf("user-%d", i%100), Role: httpx.RoleIndividual, Tier: "bench"}, time.Now())
+	// Signed as the edge signs a stream call: with a key hash (stream-fanout requires one).
+	key := sha256.Sum256(fmt.Appendf(nil, "key-%d", i%100))
+	d.signer.SignWithKey(h, httpx.Identity{KeyID: fmt.Sprintf("key-%d", i%100), UserID: fmt.Sprintf("user-%d", i%100), Role: httpx.RoleIndividual, Tier: "bench"},
+		hex.EncodeToString(key[:]), time.Now())
 	dctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	c, _, err := websocket.Dial(dctx, "ws://"+d.addr+"/ws/transfers", &websocket.DialOptions{HTTPHeader: h})
