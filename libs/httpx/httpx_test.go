@@ -110,6 +110,8 @@ func TestEngineErrorsAreJSON(t *testing.T) {
 	s.Sign(signed, Identity{KeyID: "k", UserID: "u9"}, time.Now())
 	forged := signed.Clone()
 	forged.Set(HeaderCaller, withField(signed.Get(HeaderCaller), 2, "someone-else"))
+	older := signed.Clone() // an older edge's: the key hash beside a keyless signature
+	older.Set(HeaderCallerKey, strings.Repeat("ab", 32))
 
 	big := `{"a":"` + strings.Repeat("x", MaxBodyBytes) + `"}`
 	tests := []struct {
@@ -128,6 +130,7 @@ func TestEngineErrorsAreJSON(t *testing.T) {
 		{"GET", "/me", "", nil, 401, `{"error":"error validating API key"}`},
 		{"GET", "/me", "", signed, 200, `{"user":"u9"}`},
 		{"GET", "/me", "", forged, 401, `{"error":"invalid caller identity"}`},
+		{"GET", "/me", "", older, 401, `{"error":"invalid caller identity: a v1 signature with an unsigned X-Caller-Key header (an edge older than the service; roll both to the same version)"}`},
 		{"GET", "/boom", "", nil, 500, `{"error":"internal error"}`},
 	}
 	for _, tc := range tests {
@@ -216,6 +219,21 @@ func TestSignWithKey(t *testing.T) {
 		if _, _, err := s.VerifyWithKey(x, now); !errors.Is(err, ErrBadIdentity) {
 			t.Errorf("key header %s: %v, want ErrBadIdentity", name, err)
 		}
+	}
+	if v := h.Get(HeaderCaller); !strings.HasPrefix(v, "v2 ") || !strings.HasPrefix(keyless.Get(HeaderCaller), "v1 ") {
+		t.Fatalf("version tags: keyed %q, keyless %q", v, keyless.Get(HeaderCaller))
+	}
+	// An older edge sent the key header beside a keyless v1 signature: refused, naming the
+	// version mismatch; a forged v1 signature with a key header is plainly invalid.
+	older := keyless.Clone()
+	older.Set(HeaderCallerKey, key)
+	if _, _, err := s.VerifyWithKey(older, now); !errors.Is(err, ErrIdentityVersion) {
+		t.Fatalf("an older edge's keyed call: %v, want ErrIdentityVersion", err)
+	}
+	forged := older.Clone()
+	forged.Set(HeaderCaller, withField(keyless.Get(HeaderCaller), 7, "AAAA"))
+	if _, _, err := s.VerifyWithKey(forged, now); !errors.Is(err, ErrBadIdentity) || errors.Is(err, ErrIdentityVersion) {
+		t.Fatalf("a forged v1 with a key: %v, want ErrBadIdentity only", err)
 	}
 	resigned := h.Clone()
 	s.Sign(resigned, id, now)

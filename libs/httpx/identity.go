@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"hash/maphash"
 	"net/http"
 	"net/url"
@@ -39,6 +40,9 @@ const (
 //
 //	X-Caller: v1 <key id> <user id> <org id> <role> <tier> <unix time> <signature>
 //
+// or, when the signature also covers the caller's key hash (HeaderCallerKey, to stream-fanout
+// only), the same fields tagged v2.
+//
 // Fields are path-escaped and separated by single spaces; an empty org id is an empty field.
 // The signature is HMAC-SHA256 over the fields with the shared internal secret. The edge strips
 // every X-Caller* header a client sends and sets its own.
@@ -63,6 +67,10 @@ var (
 	ErrNoIdentity      = errors.New("no caller identity")
 	ErrBadIdentity     = errors.New("caller identity signature is invalid")
 	ErrExpiredIdentity = errors.New("caller identity is expired")
+	// ErrIdentityVersion is a valid v1 signature sent with a key hash it does not cover: what
+	// an edge older than its stream-fanout sends (it sent the key header unsigned). It is an
+	// ErrBadIdentity, answered with a message naming the mismatch.
+	ErrIdentityVersion = fmt.Errorf("%w: a v1 signature with an unsigned %s header (an edge older than the service; roll both to the same version)", ErrBadIdentity, HeaderCallerKey)
 )
 
 // Signer signs and verifies identity headers with the shared internal secret. It is safe for
@@ -87,12 +95,20 @@ func NewSigner(secret string) *Signer {
 	return &Signer{secret: []byte(secret), seed: maphash.MakeSeed()}
 }
 
-// mac signs id, the time ts and the caller's key hash key. A key is one more line, so a
-// signature made without one (every service but stream-fanout) is the same as before keys were
-// signed, and one made with a key never verifies without it.
+// version tags a signature: v1 covers the identity and time, v2 the caller's key hash too.
+func version(key string) string {
+	if key == "" {
+		return "v1"
+	}
+	return "v2"
+}
+
+// mac signs id, the time ts and the caller's key hash key. A key is one more line and another
+// version tag, so a signature made without one (every service but stream-fanout) is the same as
+// before keys were signed, and one made with a key never verifies without it.
 func (s *Signer) mac(id Identity, ts, key string) string {
 	m := hmac.New(sha256.New, s.secret)
-	for _, part := range []string{"v1", id.KeyID, id.UserID, id.OrgID, id.Role, id.Tier, ts} {
+	for _, part := range []string{version(key), id.KeyID, id.UserID, id.OrgID, id.Role, id.Tier, ts} {
 		m.Write([]byte(part))
 		m.Write([]byte{'\n'})
 	}
@@ -116,7 +132,7 @@ func (s *Signer) SignWithKey(h http.Header, id Identity, keyHash string, now tim
 	sig := slot.Load()
 	if sig == nil || sig.unix != unix || sig.id != id || sig.key != keyHash {
 		ts := strconv.FormatInt(unix, 10)
-		v := strings.Join([]string{"v1", url.PathEscape(id.KeyID), url.PathEscape(id.UserID), url.PathEscape(id.OrgID),
+		v := strings.Join([]string{version(keyHash), url.PathEscape(id.KeyID), url.PathEscape(id.UserID), url.PathEscape(id.OrgID),
 			url.PathEscape(id.Role), url.PathEscape(id.Tier), ts, s.mac(id, ts, keyHash)}, " ")
 		sig = &signature{id: id, key: keyHash, unix: unix, header: []string{v}}
 		slot.Store(sig)
@@ -137,7 +153,7 @@ func (s *Signer) Verify(h http.Header, now time.Time) (Identity, error) {
 
 // VerifyWithKey is Verify that also returns the caller's key hash the signature covers ("" when
 // the edge sent none). A key header added, altered, repeated or removed after signing fails
-// with ErrBadIdentity.
+// with ErrBadIdentity; one beside a valid v1 signature with ErrIdentityVersion.
 func (s *Signer) VerifyWithKey(h http.Header, now time.Time) (Identity, string, error) {
 	v := h.Get(HeaderCaller)
 	if v == "" {
@@ -157,7 +173,13 @@ func (s *Signer) VerifyWithKey(h http.Header, now time.Time) (Identity, string, 
 
 func (s *Signer) verify(v, key string, now time.Time) (Identity, error) {
 	f := strings.Split(v, " ")
-	if len(f) != 8 || f[0] != "v1" {
+	if len(f) != 8 || f[0] != version(key) {
+		if len(f) == 8 && f[0] == "v1" && key != "" {
+			// An older edge's signature (valid without the key) is told apart from a forgery.
+			if _, err := s.verify(v, "", now); !errors.Is(err, ErrBadIdentity) {
+				return Identity{}, ErrIdentityVersion
+			}
+		}
 		return Identity{}, ErrBadIdentity
 	}
 	var id Identity
@@ -226,6 +248,9 @@ func IdentityMiddleware(s *Signer) gin.HandlerFunc {
 		id, key, err := s.VerifyWithKey(c.Request.Header, time.Now())
 		switch {
 		case errors.Is(err, ErrNoIdentity):
+		case errors.Is(err, ErrIdentityVersion):
+			Error(c, http.StatusUnauthorized, "invalid caller identity: "+strings.TrimPrefix(err.Error(), ErrBadIdentity.Error()+": "))
+			return
 		case err != nil:
 			Error(c, http.StatusUnauthorized, "invalid caller identity")
 			return

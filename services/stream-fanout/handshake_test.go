@@ -4,7 +4,6 @@ import (
 	"io"
 	"net/http"
 	"testing"
-	"time"
 )
 
 // TestHandshakeErrorsAreJSON: a request to a stream route that is not a WebSocket handshake is
@@ -28,7 +27,7 @@ func TestHandshakeErrorsAreJSON(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		w.signer.Sign(req.Header, ident("kh"), time.Now())
+		w.sign(req.Header, ident("kh"))
 		for k, v := range c.hdr {
 			req.Header.Set(k, v)
 		}

@@ -158,15 +158,11 @@ func TestRevokeMissedWhileUnsubscribed(t *testing.T) {
 	me, other := ident("kms1"), ident("kms2")
 	mine, others := keyHash(w.prefix+"mine"), keyHash(w.prefix+"other")
 	ctx := context.Background()
-	record := func(hash string, at time.Time) { // as the edge records a revoke beside its publish
-		if _, err := w.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-			keyevents.Record(ctx, p, channel, []string{hash}, at)
-			return nil
-		}); err != nil {
-			t.Fatal(err)
-		}
+	// A tier change a minute before its connection (scored by the Redis server's clock, as
+	// keyevents records it).
+	if err := w.rdb.ZAdd(ctx, channel+":recent", redis.Z{Score: float64(w.rdb.Time(ctx).Val().Add(-time.Minute).UnixMilli()), Member: others}).Err(); err != nil {
+		t.Fatal(err)
 	}
-	record(others, time.Now().Add(-time.Minute)) // a tier change before its connection
 	from := addr(97)
 	var conns []*client
 	for _, k := range []struct {
@@ -186,19 +182,13 @@ func TestRevokeMissedWhileUnsubscribed(t *testing.T) {
 	}
 
 	// The revoke is recorded but its message never reaches the replica.
-	record(mine, time.Now())
+	w.record(channel, mine)
 	w.publish(transferMsg(from, addr(98), 2))
 	for _, c := range conns {
 		c.transfer()
 	}
 	// The replica's subscription drops and comes back.
-	deadline := time.Now().Add(10 * time.Second)
-	for redistest.DropSubscribers(t, w.rdb) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the replica never subscribed to key invalidations")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	w.resubscribe(channel)
 	code, reason := conns[0].closedWith(20 * time.Second)
 	if code != 4401 || reason != "API key revoked or its tier changed; connect again (a revoked key is refused)" {
 		t.Fatalf("the revoked key's connection closed with %d %q", code, reason)
@@ -210,22 +200,99 @@ func TestRevokeMissedWhileUnsubscribed(t *testing.T) {
 	}
 }
 
+// record records an invalidation of hash as the edge does beside its publish.
+func (w *world) record(channel, hash string) {
+	w.t.Helper()
+	ctx := context.Background()
+	if _, err := w.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		keyevents.Record(ctx, p, channel, []string{hash})
+		return nil
+	}); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+// resubscribe drops the replica's subscription to key invalidations and waits until it is back.
+func (w *world) resubscribe(channel string) {
+	w.t.Helper()
+	ctx := context.Background()
+	deadline := time.Now().Add(10 * time.Second)
+	for redistest.DropSubscribers(w.t, w.rdb) == 0 {
+		if time.Now().After(deadline) {
+			w.t.Fatal("the replica never subscribed to key invalidations")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for {
+		n, err := w.rdb.PubSubNumSub(ctx, channel).Result()
+		if err != nil {
+			w.t.Fatal(err)
+		}
+		if n[channel] > 0 {
+			return
+		}
+		if time.Now().After(deadline.Add(10 * time.Second)) {
+			w.t.Fatal("the replica never subscribed again")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestMissedReadRetried: a read of the record of invalidations that fails when the
+// subscription comes back is retried until it succeeds, without waiting for another
+// resubscribe, and closes the revoked key's connections then.
+func TestMissedReadRetried(t *testing.T) {
+	w := newWorld(t)
+	channel := w.prefix + "keys:invalidate"
+	r := w.start(func(c *streamfanout.Config) { c.KeyInvalidateChannel = channel })
+	me := ident("kmr1")
+	mine := keyHash(w.prefix + "mine")
+	c, resp, err := w.dialKey(r, me, mine, "/ws/transfers")
+	if err != nil {
+		t.Fatalf("dial: %v %v", err, resp)
+	}
+	ctx := context.Background()
+	// The record cannot be read (not a sorted set) when the subscription comes back.
+	if err := w.rdb.Set(ctx, channel+":recent", "unreadable", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	w.resubscribe(channel)
+	time.Sleep(300 * time.Millisecond) // the resync's first read fails
+	if err := w.rdb.Del(ctx, channel+":recent").Err(); err != nil {
+		t.Fatal(err)
+	}
+	w.record(channel, mine)
+	code, reason := c.closedWith(20 * time.Second)
+	if code != 4401 || reason != "API key revoked or its tier changed; connect again (a revoked key is refused)" {
+		t.Fatalf("the revoked key's connection closed with %d %q", code, reason)
+	}
+}
+
 // TestForgedKeyHeaderRefused: a key hash no edge signature covers (added to a keyless
-// identity, or altered) is refused with 401, so a pod without the internal secret can neither
-// dodge a revoke nor pose as another key for its closes and refusals.
+// identity, or altered) is refused with 401, and so is an identity signed without one (the
+// edge's keyless signatures for the other services, replayed here), so a pod without the
+// internal secret can neither dodge a revoke nor pose as another key for its closes and
+// refusals.
 func TestForgedKeyHeaderRefused(t *testing.T) {
 	w := newWorld(t)
 	r := w.start(nil)
 	me := ident("kfg1")
 	mine, other := keyHash(w.prefix+"mine"), keyHash(w.prefix+"other")
 	bad := `{"error":"invalid caller identity"}`
-	for name, forge := range map[string]func(http.Header){
-		"added": func(h http.Header) { w.signer.Sign(h, me, time.Now()); h.Set(httpx.HeaderCallerKey, other) },
-		"altered": func(h http.Header) {
+	for name, tc := range map[string]struct {
+		forge func(http.Header)
+		want  string
+	}{
+		"added": {func(h http.Header) { w.signer.Sign(h, me, time.Now()); h.Set(httpx.HeaderCallerKey, other) },
+			`{"error":"invalid caller identity: a v1 signature with an unsigned X-Caller-Key header (an edge older than the service; roll both to the same version)"}`},
+		"altered": {func(h http.Header) {
 			w.signer.SignWithKey(h, me, mine, time.Now())
 			h.Set(httpx.HeaderCallerKey, other)
-		},
+		}, bad},
+		"keyless": {func(h http.Header) { w.signer.Sign(h, me, time.Now()) },
+			`{"error":"invalid caller identity: X-Caller-Key (the caller's key hash, signed by the edge) is required"}`},
 	} {
+		forge := tc.forge
 		req, _ := http.NewRequest("POST", r.url+"/ws/v2/streams", strings.NewReader(`{"to":["binance"]}`))
 		forge(req.Header)
 		resp, err := http.DefaultClient.Do(req)
@@ -234,7 +301,7 @@ func TestForgedKeyHeaderRefused(t *testing.T) {
 		}
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		expect(t, answer{resp.StatusCode, string(b)}, 401, bad)
+		expect(t, answer{resp.StatusCode, string(b)}, 401, tc.want)
 		h := http.Header{}
 		forge(h)
 		ctx, cancel := contextWithTimeout(10 * time.Second)

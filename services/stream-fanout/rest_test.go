@@ -22,7 +22,7 @@ type answer struct {
 func (w *world) call(r *replica, id httpx.Identity, method, path, body string) answer {
 	w.t.Helper()
 	req, _ := http.NewRequest(method, r.url+path, bytes.NewBufferString(body))
-	w.signer.Sign(req.Header, id, time.Now())
+	w.sign(req.Header, id)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		w.t.Fatal(err)
@@ -183,7 +183,7 @@ func TestV2Streams(t *testing.T) {
 func (w *world) v2dial(r *replica, id httpx.Identity, stream string) *client {
 	w.t.Helper()
 	h := http.Header{}
-	w.signer.Sign(h, id, time.Now())
+	w.sign(h, id)
 	ctx, cancel := contextWithTimeout(10 * time.Second)
 	defer cancel()
 	c, resp, err := dialWS(ctx, r.url+"/ws/v2/transfers?stream_id="+stream, h)
@@ -225,7 +225,7 @@ func TestSessionCap(t *testing.T) {
 	for range 10 {
 		go func() {
 			req, _ := http.NewRequest("POST", r.url+"/ws/v2/streams", bytes.NewBufferString(stream))
-			w.signer.Sign(req.Header, me, time.Now())
+			w.sign(req.Header, me)
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
 				codes <- 0

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -129,25 +130,59 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 // followKeyInvalidations closes the connections of the keys the edge invalidates (a revoke or a
 // tier change) on its channel. The subscription reconnects by itself; each time it is
 // established the edge's record of recent invalidations is read, so one published while it was
-// away still closes what it must (see docs/stream-fanout.md).
+// away still closes what it must (see docs/stream-fanout.md). A read that fails is retried,
+// backing off, until it succeeds or the subscription is established again (which reads anew).
 func followKeyInvalidations(ctx context.Context, rdb redis.UniversalClient, channel string, hub *ws.Hub, log *slog.Logger) error {
+	var retrying sync.WaitGroup
+	stop := func() {}
+	defer func() { stop(); retrying.Wait() }()
+	// resync runs on FollowResync's goroutine, one call at a time.
 	resync := func(ctx context.Context) {
-		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		defer cancel()
-		missed, err := keyevents.Recent(rctx, rdb, channel, time.Now().Add(-keyevents.Retention))
-		if err != nil {
-			log.Warn("the key invalidations missed while unsubscribed were not read; they are read again at the next resubscribe", "error", err)
+		stop()
+		rctx, cancel := context.WithCancel(ctx)
+		stop = cancel
+		if readMissedKeys(rctx, rdb, channel, hub, log) {
 			return
 		}
-		if n := hub.KeysMissed(missed); n > 0 {
-			log.Info("closed the connections of keys invalidated while unsubscribed", "connections", n)
-		}
+		retrying.Add(1)
+		go func() {
+			defer retrying.Done()
+			for wait := missedRetryMin; ; wait = min(2*wait, missedRetryMax) {
+				if !lifecycle.Sleep(rctx, wait) || readMissedKeys(rctx, rdb, channel, hub, log) {
+					return
+				}
+			}
+		}()
 	}
 	return redisx.FollowResync(ctx, rdb, channel, resync, func(payload string) {
 		if n := hub.KeysChanged(payload); n > 0 {
 			log.Info("closed the connections of invalidated keys", "connections", n)
 		}
 	})
+}
+
+// The backoff of a failed read of the missed key invalidations.
+const (
+	missedRetryMin = 100 * time.Millisecond
+	missedRetryMax = 5 * time.Second
+)
+
+// readMissedKeys reads the edge's record of recent key invalidations and closes the
+// connections it names (Hub.KeysMissed); it reports whether the read succeeded.
+func readMissedKeys(ctx context.Context, rdb redis.UniversalClient, channel string, hub *ws.Hub, log *slog.Logger) bool {
+	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	missed, now, err := keyevents.Recent(rctx, rdb, channel, time.Now().Add(-keyevents.Retention))
+	if err != nil {
+		if ctx.Err() == nil {
+			log.Warn("the key invalidations missed while unsubscribed were not read; retrying", "error", err)
+		}
+		return false
+	}
+	if n := hub.KeysMissed(missed, now); n > 0 {
+		log.Info("closed the connections of keys invalidated while unsubscribed", "connections", n)
+	}
+	return true
 }
 
 // followUserChanges drops a caller's cached labels when user-labels announces a change, so the

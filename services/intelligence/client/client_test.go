@@ -1,15 +1,20 @@
 package client_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chainintel/chainintel/libs/chains"
 	"github.com/chainintel/chainintel/libs/httpx"
@@ -48,6 +53,13 @@ func server(t *testing.T) *client.Client {
 // serverWith is server with ul as the service's user-labels.
 func serverWith(t *testing.T, ul app.UserLabels) *client.Client {
 	t.Helper()
+	c, _ := serve(t, ul)
+	return c
+}
+
+// serve is serverWith that also returns the service's URL.
+func serve(t *testing.T, ul app.UserLabels) (*client.Client, string) {
+	t.Helper()
 	ctx := context.Background()
 	var cfg intelligence.Config
 	cfg.DatabaseURL = pgtest.URL(t)
@@ -65,7 +77,7 @@ func serverWith(t *testing.T, ul app.UserLabels) *client.Client {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c
+	return c, srv.URL
 }
 
 func caller() context.Context {
@@ -141,10 +153,36 @@ func TestTagsReadNoUserLabels(t *testing.T) {
 	}
 }
 
-// MaxBatch is intelligence's own batch limit: a larger batch would be refused whole.
+// MaxBatch is intelligence's own batch limit: its batch routes take MaxBatch addresses and
+// refuse one more whole (400 naming addresses), so Tags's chunks are never refused.
 func TestMaxBatchIsTheServiceLimit(t *testing.T) {
-	if client.MaxBatch != app.MaxBatch {
-		t.Fatalf("client.MaxBatch %d, intelligence takes %d", client.MaxBatch, app.MaxBatch)
+	_, url := serve(t, nil)
+	signer := httpx.NewSigner(secret)
+	id, _ := httpx.IdentityFrom(caller())
+	for _, path := range []string{"/internal/tags?chain=ethereum", "/intelligence/address/batch?chain=ethereum"} {
+		for _, n := range []int{client.MaxBatch, client.MaxBatch + 1} {
+			addrs := make([]string, n)
+			for i := range addrs {
+				addrs[i] = addr(i + 1)
+			}
+			body, _ := json.Marshal(map[string]any{"addresses": addrs})
+			req, _ := http.NewRequest(http.MethodPost, url+path, bytes.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			signer.Sign(req.Header, id, time.Now())
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			switch {
+			case n == client.MaxBatch && resp.StatusCode != http.StatusOK:
+				t.Errorf("%s with %d addresses: %d %s, want 200", path, n, resp.StatusCode, got)
+			case n > client.MaxBatch && (resp.StatusCode != http.StatusBadRequest ||
+				string(got) != fmt.Sprintf(`{"error":"addresses: at most %d addresses per call, got %d"}`, client.MaxBatch, n)):
+				t.Errorf("%s with %d addresses: %d %s, want 400 naming addresses", path, n, resp.StatusCode, got)
+			}
+		}
 	}
 }
 

@@ -225,7 +225,7 @@ func InvalidateIn(ctx context.Context, rdb redis.UniversalClient, namespace stri
 		p.Del(ctx, names...)
 		// Recorded with the publish, for followers that were not subscribed at the moment
 		// (stream-fanout re-reads the record whenever its subscription comes back).
-		keyevents.Record(ctx, p, Channel(namespace), hexes, time.Now())
+		keyevents.Record(ctx, p, Channel(namespace), hexes)
 		p.Publish(ctx, Channel(namespace), strings.Join(hexes, ","))
 		return nil
 	})

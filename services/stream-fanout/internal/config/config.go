@@ -56,6 +56,18 @@ type Config struct {
 	// NaiveMatcher checks every filter for every transfer instead of using the indexes: the
 	// baseline `make bench` compares the engine with. Never set it in a deployment.
 	NaiveMatcher bool `env:"NAIVE_MATCHER" envDefault:"false"`
+
+	// Removed holds variables of earlier versions, read only so that Validate refuses a
+	// deployment still setting one (libs/config ignores unknown variables, so it would run
+	// without the limits it believes it set).
+	Removed RemovedVars
+}
+
+// RemovedVars are the variables the tier table (STREAM_TIERS_FILE) replaced.
+type RemovedVars struct {
+	Quotas             string `env:"QUOTAS"`
+	CreditLimits       string `env:"CREDIT_LIMITS"`
+	CreditLedgerPrefix string `env:"CREDIT_LEDGER_PREFIX"`
 }
 
 // Quota is one tier's stream quota.
@@ -101,6 +113,12 @@ func (c Config) Validate() error {
 	}
 	if c.Writers < 0 {
 		p.Addf("STREAM_WRITERS must not be negative (0: four per core)")
+	}
+	for _, r := range []struct{ name, value string }{{"STREAM_QUOTAS", c.Removed.Quotas},
+		{"STREAM_CREDIT_LIMITS", c.Removed.CreditLimits}, {"STREAM_CREDIT_LEDGER_PREFIX", c.Removed.CreditLedgerPrefix}} {
+		if r.value != "" {
+			p.Addf("%s is no longer read: stream quotas and credit limits come from the tier table of STREAM_TIERS_FILE (the edge's EDGE_TIERS_FILE) and the credit ledger's keys from the edge's layout; unset it", r.name)
+		}
 	}
 	if c.QueueSize <= 0 || c.MaxConnsPerKey <= 0 || c.MaxFilters <= 0 || c.MaxSessionsPerKey <= 0 {
 		p.Addf("STREAM_QUEUE_SIZE, STREAM_MAX_CONNS_PER_KEY, STREAM_MAX_FILTERS and STREAM_MAX_SESSIONS_PER_KEY must be positive")

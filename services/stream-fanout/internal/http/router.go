@@ -18,7 +18,7 @@ import (
 // Register adds the service's routes to e.
 func Register(e *gin.Engine, h *ws.Hub) {
 	a := api{h: h}
-	g := e.Group("/", httpx.RequireIdentity(), a.keyGate)
+	g := e.Group("/", httpx.RequireIdentity(), requireKey, a.keyGate)
 	g.GET("/ws/transfers", a.transfers)
 	g.POST("/ws/sessions", a.createSession)
 	g.GET("/ws/sessions", a.sessions)
@@ -33,6 +33,18 @@ func Register(e *gin.Engine, h *ws.Hub) {
 }
 
 type api struct{ h *ws.Hub }
+
+// requireKey refuses a call whose signature covers no caller key hash: the edge signs one onto
+// every stream call, and a call without it would open a stream no revocation can close (the
+// keyless signatures the edge makes for every other service would otherwise do here too).
+func requireKey(c *gin.Context) {
+	if ws.KeyHash(c.Request.Context()) == "" {
+		httpx.Error(c, ws.ErrNoKey.Status, ws.ErrNoKey.Message)
+		c.Abort()
+		return
+	}
+	c.Next()
+}
 
 // keyGate refuses the calls of a key invalidated (revoked, or its tier changed) within the
 // last moments, which an edge may still have let through on its cached verification.

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -86,22 +87,32 @@ func (s *Store) Return(ctx context.Context, w Window, n int64) error {
 	return err
 }
 
-// connect: KEYS conns; ARGV now, expiry, limit, conn id.
+// connect: KEYS conns; ARGV now, expiry, limit, conn id. It returns {admitted (1 or 0), the
+// server's TIME seconds, microseconds}.
 var connectScript = redis.NewScript(`
+local t = redis.call('TIME')
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
-if tonumber(ARGV[3]) > 0 and redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then return 0 end
+if tonumber(ARGV[3]) > 0 and redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then return {0, t[1], t[2]} end
 redis.call('ZADD', KEYS[1], ARGV[2], ARGV[4])
 redis.call('PEXPIRE', KEYS[1], 3600000)
-return 1
+return {1, t[1], t[2]}
 `)
 
 func (s *Store) ckey(keyID string) string { return s.prefix + "c:" + keyID }
 
-// Connect counts connection conn of keyID for ttl, unless keyID already has limit live ones.
-func (s *Store) Connect(ctx context.Context, keyID, conn string, limit int, ttl time.Duration) (bool, error) {
+// Connect counts connection conn of keyID for ttl, unless keyID already has limit live ones. It
+// also returns the Redis server's time of the call: the clock the edge's key invalidations are
+// recorded by (keyevents), which a connection's admission is compared with.
+func (s *Store) Connect(ctx context.Context, keyID, conn string, limit int, ttl time.Duration) (ok bool, at time.Time, err error) {
 	now := s.now()
-	n, err := connectScript.Run(ctx, s.rdb, []string{s.ckey(keyID)}, now.UnixMilli(), now.Add(ttl).UnixMilli(), limit, conn).Int()
-	return n == 1, err
+	v, err := connectScript.Run(ctx, s.rdb, []string{s.ckey(keyID)}, now.UnixMilli(), now.Add(ttl).UnixMilli(), limit, conn).Int64Slice()
+	if err != nil {
+		return false, time.Time{}, err
+	}
+	if len(v) != 3 {
+		return false, time.Time{}, fmt.Errorf("connect: unexpected reply %v", v)
+	}
+	return v[0] == 1, time.Unix(v[1], v[2]*1000), nil
 }
 
 // HeartbeatAll keeps every connection of conns (connection ids by key id) counted for ttl

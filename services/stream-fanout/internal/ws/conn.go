@@ -29,8 +29,8 @@ type conn struct {
 	v2    bool // a v2 stream connection: its one filter is fixed, no client messages change it
 	// keyHash names the caller's key as the edge's invalidations do ("" when the edge sent none).
 	keyHash string
-	// admitted is when the connect arrived: an invalidation of its key later than it (less
-	// keyChangeGrace) ends it.
+	// admitted is when the connect was admitted, by the Redis server's clock: an invalidation
+	// of its key later than it (less keyChangeGrace) ends it.
 	admitted time.Time
 	// closing is set once the connection is being closed for its key or credits: it takes no
 	// more client messages and writes no more deliveries.

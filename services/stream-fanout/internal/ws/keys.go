@@ -37,7 +37,11 @@ const keyChangeGrace = 2 * time.Second
 // keyWatch remembers which keys changed recently.
 type keyWatch struct {
 	mu      sync.Mutex
-	changed map[string]time.Time // key hash → when its invalidation arrived
+	changed map[string]time.Time // key hash → when its invalidation arrived (this host's clock)
+	// missed is the edge's record as the last KeysMissed read it (key hash → its latest
+	// invalidation, Redis server time), for a connection admitted before it but added to the
+	// hub after its snapshot.
+	missed map[string]time.Time
 }
 
 // KeyHash is the caller's key hash the edge sent under the identity's signature
@@ -94,20 +98,26 @@ func (w *keyWatch) forgetOld(now time.Time) {
 
 // KeysMissed applies the invalidations this replica's subscription may have missed while it
 // was away (hex hash → the time of its latest invalidation, from the edge's record,
-// keyevents.Recent). A connection of one of those keys admitted before the invalidation could
-// have reached every edge (its time plus keyChangeGrace) is closed with CloseKeyChanged; one
-// admitted later was verified after the change and stays. Keys invalidated within
-// keyChangeGrace are refused as KeysChanged refuses them. It returns how many connections it
-// closed.
-func (h *Hub) KeysMissed(changed map[string]time.Time) int {
+// keyevents.Recent, read when the Redis server's clock said serverNow). A connection of one of
+// those keys admitted before the invalidation could have reached every edge (its time plus
+// keyChangeGrace) is closed with CloseKeyChanged; one admitted later was verified after the
+// change and stays. Both times are the Redis server's, so no host's clock skews the comparison.
+// Keys invalidated within keyChangeGrace are refused as KeysChanged refuses them. The record
+// is kept for the connections being admitted meanwhile (keyInvalidatedSince). It returns how
+// many connections it closed.
+func (h *Hub) KeysMissed(changed map[string]time.Time, serverNow time.Time) int {
 	now := h.o.Now()
+	skew := now.Sub(serverNow)
 	h.keys.mu.Lock()
 	h.keys.forgetOld(now)
 	for hx, at := range changed {
-		if now.Sub(at) <= keyChangeGrace && at.After(h.keys.changed[hx]) {
-			h.keys.changed[hx] = at
+		if serverNow.Sub(at) <= keyChangeGrace && at.Add(skew).After(h.keys.changed[hx]) {
+			h.keys.changed[hx] = at.Add(skew)
 		}
 	}
+	// Kept before the snapshot: a connection the snapshot misses is added to the hub after it,
+	// and checks this record then.
+	h.keys.missed = changed
 	h.keys.mu.Unlock()
 	n := 0
 	for _, c := range h.snapshot() {
@@ -120,6 +130,23 @@ func (h *Hub) KeysMissed(changed map[string]time.Time) int {
 	return n
 }
 
+// keyInvalidatedSince reports whether a connection of the key named by hash, admitted at
+// admitted (Redis server time) and just added to the hub, must close: its key was invalidated
+// within keyChangeGrace, or the last record KeysMissed read has an invalidation it was admitted
+// before (plus keyChangeGrace), which that KeysMissed's snapshot may have missed.
+func (h *Hub) keyInvalidatedSince(hash string, admitted time.Time) bool {
+	if hash == "" {
+		return false
+	}
+	if h.KeyJustChanged(hash) {
+		return true
+	}
+	h.keys.mu.Lock()
+	defer h.keys.mu.Unlock()
+	at, ok := h.keys.missed[hash]
+	return ok && admitted.Before(at.Add(keyChangeGrace))
+}
+
 // KeyJustChanged reports whether the key named by hash was invalidated within keyChangeGrace.
 func (h *Hub) KeyJustChanged(hash string) bool {
 	if hash == "" {
@@ -130,6 +157,10 @@ func (h *Hub) KeyJustChanged(hash string) bool {
 	at, ok := h.keys.changed[hash]
 	return ok && h.o.Now().Sub(at) <= keyChangeGrace
 }
+
+// ErrNoKey refuses a connect whose identity's signature covers no caller key hash: its stream
+// could not be closed when the key is revoked.
+var ErrNoKey = &Refusal{http.StatusUnauthorized, "invalid caller identity: " + httpx.HeaderCallerKey + " (the caller's key hash, signed by the edge) is required"}
 
 // ErrKeyChanged refuses a call of a key invalidated within keyChangeGrace.
 var ErrKeyChanged = &Refusal{http.StatusServiceUnavailable, "the API key was just revoked or its tier changed; retry"}

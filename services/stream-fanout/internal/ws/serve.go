@@ -38,9 +38,12 @@ const connTTL = 90 * time.Second
 // invalidated, credits spent, the key's connection limit, an unknown session, shutdown) are
 // returned before any upgrade, for the caller to answer as HTTP errors.
 func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, id Identity, cn Connect) error {
-	hash, admitted := KeyHash(r.Context()), h.o.Now()
+	hash := KeyHash(r.Context())
+	if hash == "" {
+		return ErrNoKey
+	}
 	token := newID()
-	release, err := h.admit(r.Context(), id, hash, token, cn)
+	release, admitted, err := h.admit(r.Context(), id, hash, token, cn)
 	if err != nil {
 		return err
 	}
@@ -80,7 +83,7 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, id Identity, cn Conn
 		_ = wsc.Close(websocket.StatusGoingAway, "server shutting down; connect again")
 		return nil
 	}
-	if h.KeyJustChanged(hash) {
+	if h.keyInvalidatedSince(hash, admitted) {
 		// The invalidation arrived while the connection was being set up, after the hub's
 		// connections were closed for it.
 		c.close(CloseKeyChanged, keyChangedReason)
@@ -100,32 +103,34 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, id Identity, cn Conn
 
 // admit decides whether the key may open a connection now (its key just changed, its credits,
 // its connection limit, the session it names) and counts it; release stops counting it.
-func (h *Hub) admit(ctx context.Context, id Identity, hash, token string, cn Connect) (release func(), err error) {
+func (h *Hub) admit(ctx context.Context, id Identity, hash, token string, cn Connect) (release func(), admitted time.Time, err error) {
 	if h.KeyJustChanged(hash) {
-		return nil, ErrKeyChanged
+		return nil, admitted, ErrKeyChanged
 	}
 	if spent, err := h.CreditsSpent(ctx, id); err != nil {
-		return nil, err
+		return nil, admitted, err
 	} else if spent {
-		return nil, &Refusal{http.StatusTooManyRequests, creditLimitReason}
+		return nil, admitted, &Refusal{http.StatusTooManyRequests, creditLimitReason}
 	}
-	ok, err := h.o.Store.Connect(ctx, id.KeyID, token, h.o.MaxConnsPerKey, connTTL)
+	// admitted is the Redis server's time, the clock key invalidations are recorded by
+	// (keyevents), so KeysMissed compares the two with no skew between machines.
+	ok, admitted, err := h.o.Store.Connect(ctx, id.KeyID, token, h.o.MaxConnsPerKey, connTTL)
 	if err != nil {
-		return nil, err
+		return nil, admitted, err
 	}
 	if !ok {
-		return nil, &Refusal{http.StatusTooManyRequests, "too many stream connections for this key (limit " + itoa(h.o.MaxConnsPerKey) + ")"}
+		return nil, admitted, &Refusal{http.StatusTooManyRequests, "too many stream connections for this key (limit " + itoa(h.o.MaxConnsPerKey) + ")"}
 	}
 	release = func() { _ = h.o.Store.Disconnect(context.WithoutCancel(ctx), id.KeyID, token) }
 	if cn.SessionID == "" {
-		return release, nil
+		return release, admitted, nil
 	}
 	ss, err := h.o.Store.Get(ctx, cn.SessionID, id.KeyID)
 	if err == nil && (ss.Kind == KindV2) != cn.V2 {
 		err = store.ErrNoSession
 	}
 	if err == nil {
-		return release, nil
+		return release, admitted, nil
 	}
 	release()
 	if errors.Is(err, store.ErrNoSession) {
@@ -133,9 +138,9 @@ func (h *Hub) admit(ctx context.Context, id Identity, hash, token string, cn Con
 		if cn.V2 {
 			name = "stream_id"
 		}
-		return nil, &Refusal{http.StatusNotFound, name + ": no such session (it expired or was deleted)"}
+		return nil, admitted, &Refusal{http.StatusNotFound, name + ": no such session (it expired or was deleted)"}
 	}
-	return nil, err
+	return nil, admitted, err
 }
 
 // restore binds a connection made with a session to it, telling the client when it cannot.
