@@ -53,19 +53,7 @@ func TestConcurrentCopiesCountOnce(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- st.ApplyFlows(ctx, copyIn("0xb2")) }()
-	// The second writer either finishes (it did not wait for the first) or waits on a lock.
-	for waiting := false; !waiting; {
-		select {
-		case err := <-done:
-			t.Fatalf("second writer finished while the first was open (%v)", err)
-		default:
-		}
-		if err := pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
-			WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid())`).Scan(&waiting); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitUntilBlocked(t, pool, done, "the second writer")
 	if err := tx.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -82,5 +70,23 @@ func TestConcurrentCopiesCountOnce(t *testing.T) {
 	}
 	if counted != 1 || block != "0xb1" || transfers != 1 {
 		t.Fatalf("counted %d copies (first in %s), flow_hours has %d transfers; want 1 in 0xb1 and 1", counted, block, transfers)
+	}
+}
+
+// waitUntilBlocked returns once another session of the test database waits on a lock, failing
+// the test if done delivers first (the writer finished without waiting: what asks who).
+func waitUntilBlocked(t *testing.T, pool *pgxpool.Pool, done <-chan error, who string) {
+	t.Helper()
+	for waiting := false; !waiting; {
+		select {
+		case err := <-done:
+			t.Fatalf("%s finished while the first was open (%v)", who, err)
+		default:
+		}
+		if err := pool.QueryRow(context.Background(), `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid())`).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }

@@ -161,19 +161,7 @@ func TestPriceExtremesConcurrentWriters(t *testing.T) {
 			_, err := st.AddPrices(ctx, []app.PricePoint{c.second})
 			done <- err
 		}()
-		// The second writer either finishes (it did not wait for the first) or waits on a lock.
-		for waiting := false; !waiting; {
-			select {
-			case err := <-done:
-				t.Fatalf("%s: second writer finished while the first was open (%v)", c.name, err)
-			default:
-			}
-			if err := pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
-				WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid())`).Scan(&waiting); err != nil {
-				t.Fatal(err)
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
+		waitUntilBlocked(t, pool, done, c.name+": the second writer")
 		if err := tx.Commit(ctx); err != nil {
 			t.Fatal(err)
 		}

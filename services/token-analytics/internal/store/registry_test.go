@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/chainintel/chainintel/libs/pgstore/pgtest"
 	"github.com/chainintel/chainintel/services/token-analytics/internal/app"
@@ -26,18 +25,7 @@ func TestRegistryWriterWaitsForRepublish(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- st.UpsertTokens(ctx, []app.TokenUpdate{{PricingID: "alpha", Name: "Alpha", Symbol: "ALP"}}) }()
-	for waiting := false; !waiting; {
-		select {
-		case err := <-done:
-			t.Fatalf("the registry writer finished while a republish held its lock (%v)", err)
-		default:
-		}
-		if err := pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
-			WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid())`).Scan(&waiting); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitUntilBlocked(t, pool, done, "the registry writer")
 	if err := tx.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
