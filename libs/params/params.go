@@ -156,8 +156,11 @@ func Duration(s string) (time.Duration, error) {
 	unit := s[len(s)-1]
 	if unit == 'd' || unit == 'w' {
 		n, err := strconv.ParseInt(s[:len(s)-1], 10, 64)
-		if err != nil || n <= 0 || n > 3660 {
+		if err != nil || n <= 0 {
 			return 0, fmt.Errorf("duration %q must be a positive whole number of days or weeks, such as 7d or 2w", trunc(s))
+		}
+		if n > 3660 { // before multiplying, which could overflow
+			return 0, fmt.Errorf("duration %q must be positive and at most 3660d", trunc(s))
 		}
 		d = time.Duration(n) * 24 * time.Hour
 		if unit == 'w' {

@@ -244,3 +244,22 @@ func FuzzChains(f *testing.F) {
 		}
 	})
 }
+
+// TestDurationErrors: each refusal names what is wrong with the value.
+func TestDurationErrors(t *testing.T) {
+	for in, want := range map[string]string{
+		"3661d":      `duration "3661d" must be positive and at most 3660d`,
+		"100000000d": `duration "100000000d" must be positive and at most 3660d`,
+		"1000w":      `duration "1000w" must be positive and at most 3660d`,
+		"0d":         `duration "0d" must be a positive whole number of days or weeks, such as 7d or 2w`,
+		"xd":         `duration "xd" must be a positive whole number of days or weeks, such as 7d or 2w`,
+		"88000h":     `duration "88000h" must be positive and at most 3660d`,
+	} {
+		if _, err := Duration(in); err == nil || err.Error() != want {
+			t.Errorf("Duration(%q) = %v, want %s", in, err, want)
+		}
+	}
+	if d, err := Duration("3660d"); err != nil || d != 3660*24*time.Hour {
+		t.Errorf("Duration(3660d) = %v, %v", d, err)
+	}
+}

@@ -92,6 +92,13 @@ func TestBatchesTypesAndClusters(t *testing.T) {
 	check("batch on base", code, body, 200, `{"addresses":{"`+bw1+`":`+info(bw1, "base")+`}}}`)
 	code, body = do("POST", "/intelligence/address/batch?chain=polygon", `{"addresses":["`+bw1+`"]}`)
 	check("batch on polygon", code, body, 200, `{"addresses":{"`+bw1+`":`+info(bw1, "polygon")+`}}}`)
+	// Both given, chain must be among chains: neither silently wins.
+	for _, route := range []string{"/intelligence/address/batch", "/intelligence/address_enriched/batch"} {
+		code, body = do("POST", route+"?chain=base&chains=bitcoin", `{"addresses":["`+bw1+`"]}`)
+		check(route+" chain outside chains", code, body, 400, `{"error":"chain: \"base\" is not among chains (bitcoin)"}`)
+	}
+	code, body = do("POST", "/intelligence/address/batch?chain=polygon&chains=base,polygon", `{"addresses":["`+bw1+`"]}`)
+	check("batch on polygon among chains", code, body, 200, `{"addresses":{"`+bw1+`":`+info(bw1, "polygon")+`}}}`)
 	code, body = do("POST", "/intelligence/address/batch?chains=bitcoin", `{"addresses":["`+bw1+`"]}`)
 	check("batch no chain left", code, body, 400, `{"error":"addresses[0]: \"`+bw1+`\" is not a valid address on any requested chain"}`)
 

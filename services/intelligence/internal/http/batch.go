@@ -35,6 +35,17 @@ func (h handlers) batchChains(c *gin.Context) (only map[string]bool, chain strin
 	return only, chain, nil
 }
 
+// batchChain is the chains of a batch answering each address on one chain: chain, else the
+// detected chain among chains; both given must agree (chain among chains), neither silently
+// winning, or it is a 400 naming chain.
+func (h handlers) batchChain(c *gin.Context) (only map[string]bool, chain string, err error) {
+	only, chain, err = h.batchChains(c)
+	if err == nil && chain != "" && only != nil && !only[chain] {
+		err = httpx.BadRequest("chain: %q is not among chains (%s)", chain, c.Query("chains"))
+	}
+	return only, chain, err
+}
+
 // chainFilter is the chains of a /batch/all route: the chains list and the lone chain together.
 func (h handlers) chainFilter(c *gin.Context) (map[string]bool, error) {
 	only, chain, err := h.batchChains(c)
@@ -81,7 +92,7 @@ func (h handlers) enrichedBatch(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	only, chain, err := h.batchChains(c)
+	only, chain, err := h.batchChain(c)
 	if err != nil {
 		fail(c, err)
 		return

@@ -134,7 +134,7 @@ type batchRequest struct {
 // batch answers POST /intelligence/address/batch: each address on chain when given, else on the
 // chain detected from its format, among the chains named by chains when given.
 func (h handlers) batch(c *gin.Context) {
-	only, chain, err := h.batchChains(c)
+	only, chain, err := h.batchChain(c)
 	if err != nil {
 		fail(c, err)
 		return
