@@ -75,6 +75,9 @@ func (c *conn) subscribe(req Request) error {
 		}
 	}
 	sub, sessID := c.current()
+	if sub == nil {
+		return errEnded // the connection ended and saved the session it just created
+	}
 	c.mu.Lock()
 	c.filters = append(c.filters, store.FilterRec{ID: fid, Raw: rawJSON})
 	recs := append([]store.FilterRec(nil), c.filters...)
