@@ -233,6 +233,9 @@ func (e *Engine) DropSub(s *Sub) {
 	delete(e.subs, s)
 }
 
+// Subs is how many subscriptions the engine holds (engine goroutine only).
+func (e *Engine) Subs() int { return len(e.subs) }
+
 // Stats are counters since start.
 type Stats struct{ Matched, Delivered, Dropped uint64 }
 

@@ -52,6 +52,13 @@ type conn struct {
 	kind    string
 	filters []store.FilterRec
 	sub     *engine.Sub
+	// owed is what a resume of the session has not queued yet (nil once it has, or when it
+	// owes nothing): a save meanwhile keeps the session where the resume started.
+	owed *owedResume
+	// finished is set by the end's save as it takes the session: nothing is recorded for the
+	// connection after it, so a claim or create finishing later hands its session back itself
+	// and drops the subscription it made.
+	finished bool
 
 	used atomic.Int64 // delivered since the last save
 	// lastWrite is when a batch last reached the socket (unix ns); latePongs counts the pings
@@ -83,13 +90,29 @@ func (c *conn) current() (*engine.Sub, string) {
 	return c.sub, c.sessID
 }
 
+// settled is current, but nil while a resume has not queued everything the session was owed:
+// until then the session's position is the one it is resumed from, not the engine's.
+func (c *conn) settled() (*engine.Sub, string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.owed != nil {
+		return nil, ""
+	}
+	return c.sub, c.sessID
+}
+
 func (c *conn) window() time.Duration {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.kind == "v2" {
-		return c.h.o.V2Window
+	return c.h.windowOf(c.kind)
+}
+
+// windowOf is how long a session of kind waits for a reconnect.
+func (h *Hub) windowOf(kind string) time.Duration {
+	if kind == KindV2 {
+		return h.o.V2Window
 	}
-	return c.h.o.Window
+	return h.o.Window
 }
 
 func (c *conn) takeUsed() int64 { return c.used.Swap(0) }
@@ -222,7 +245,7 @@ func (c *conn) save() {
 	defer func() { <-c.h.saves }()
 	ctx, cancel := context.WithTimeout(context.Background(), c.h.saveTimeout)
 	defer cancel()
-	c.detach(ctx)
+	c.detach(ctx, true)
 	_ = c.h.o.Store.Disconnect(ctx, c.id.KeyID, c.token)
 }
 
@@ -291,7 +314,7 @@ func (c *conn) handle(b []byte) {
 	case TypeReconnect:
 		err = c.reconnect(req)
 	}
-	if err == nil {
+	if err == nil || errors.Is(err, errEnded) {
 		return
 	}
 	if errors.As(err, &pe) {

@@ -318,7 +318,7 @@ func (h *Hub) checkpoint(ctx context.Context) {
 	var marks []mark
 	ok := h.o.Engine.Do(ctx, func() {
 		for _, c := range conns {
-			sub, id := c.current()
+			sub, id := c.settled()
 			if sub == nil {
 				continue
 			}

@@ -89,6 +89,14 @@ func (q *queue) push(o ...out) {
 	q.signal()
 }
 
+// pushQuiet queues o without waking the writer (the caller signals once it lets go of its
+// own lock).
+func (q *queue) pushQuiet(o ...out) {
+	q.mu.Lock()
+	q.control = append(q.control, o...)
+	q.mu.Unlock()
+}
+
 func (q *queue) setHold(h bool) {
 	q.mu.Lock()
 	q.hold = h

@@ -145,7 +145,7 @@ func (h *Hub) admit(ctx context.Context, id Identity, hash, token string, cn Con
 
 // restore binds a connection made with a session to it, telling the client when it cannot.
 func (c *conn) restore(cn Connect) {
-	if err := c.resume(cn.SessionID, cn.Fresh, func() {}); err != nil {
+	if err := c.resume(cn.SessionID, cn.Fresh, func() {}); err != nil && !errors.Is(err, errEnded) {
 		var pe *ProtocolError
 		if !errors.As(err, &pe) {
 			pe = perr(CodeInternal, "the session could not be restored; retry")

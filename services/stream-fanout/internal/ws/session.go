@@ -75,6 +75,9 @@ func (c *conn) subscribe(req Request) error {
 		}
 	}
 	sub, sessID := c.current()
+	if sub == nil {
+		return errEnded // the connection ended and saved the session it just created
+	}
 	c.mu.Lock()
 	c.filters = append(c.filters, store.FilterRec{ID: fid, Raw: rawJSON})
 	recs := append([]store.FilterRec(nil), c.filters...)
@@ -82,7 +85,13 @@ func (c *conn) subscribe(req Request) error {
 	if err := c.h.o.Store.Apply(c.ctx, sessID, c.token, c.window(), store.Update{Filters: recs}); err != nil {
 		return c.storeErr(err)
 	}
-	c.h.o.Engine.Do(c.ctx, func() { c.h.o.Engine.AddFilter(sub, f) })
+	c.h.o.Engine.Do(c.ctx, func() {
+		// A connection ending meanwhile has dropped sub (or is about to, after this): a filter
+		// added to a dropped subscription would stay indexed, matched for nobody.
+		if c.serves(sub) {
+			c.h.o.Engine.AddFilter(sub, f)
+		}
+	})
 	c.ack(req.ID, "subscribed", map[string]string{"filterId": fid, "sessionId": sessID})
 	return nil
 }
@@ -95,25 +104,33 @@ func (c *conn) storeErr(err error) error {
 	return err
 }
 
+// serves reports whether sub is the subscription the connection serves (not dropped).
+func (c *conn) serves(sub *engine.Sub) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sub == sub
+}
+
+// errEnded is a claim or create that found the connection ended: it handed its session back.
+var errEnded = errors.New("the connection ended")
+
 // create makes a new session served by this connection from the engine's current positions.
+// The session is stored owned by this connection before anything is recorded for it here, and
+// attach hands it back when the connection ended meanwhile.
 func (c *conn) create(kind string, seq int64) error {
-	var sub *engine.Sub
 	var pos map[int]int64
 	e := c.h.o.Engine
-	if !e.Do(c.ctx, func() { sub = e.NewSub(c.q, nil); pos = e.Positions() }) {
-		return c.ctx.Err()
+	if !e.Do(c.ctx, func() { pos = e.Positions() }) {
+		return errEnded
 	}
 	ss := store.Session{ID: uuid.NewString(), KeyID: c.id.KeyID, UserID: c.id.UserID, Kind: kind, Seq: seq, Created: c.h.o.Now(),
 		Owner: c.token, Cursor: pos, HasCursor: true}
-	if err := c.h.o.Store.Create(c.ctx, ss, c.h.o.Window); err != nil {
-		e.Do(context.WithoutCancel(c.ctx), func() { e.DropSub(sub) })
+	// Not cancelled with the connection: a create that reached Redis is known to have.
+	if err := c.h.o.Store.Create(context.WithoutCancel(c.ctx), ss, c.h.o.Window); err != nil {
 		return err
 	}
-	c.mu.Lock()
-	c.sessID, c.kind, c.sub, c.filters = ss.ID, kind, sub, nil
-	c.mu.Unlock()
-	c.h.own(ss.ID, c)
-	return nil
+	_, _, err := c.attach(ss, nil, nil, false)
+	return err
 }
 
 func (c *conn) unsubscribe(req Request) error {
@@ -174,12 +191,10 @@ func (c *conn) restoredData() map[string]any {
 // transfers matched between where it was served up to and where this replica is, read again
 // from the topic. onClaimed runs (the ack) before any of those is queued. fresh drops what the
 // session was owed and starts from now.
+//
+// The session the connection served until now is kept until the claim succeeds: a refused
+// reconnect leaves it served.
 func (c *conn) resume(id string, fresh bool, onClaimed func()) error {
-	if sub, _ := c.current(); sub != nil {
-		ctx := context.WithoutCancel(c.ctx)
-		c.detach(ctx)
-		c.q.reopen()
-	}
 	defer c.q.setHold(false)
 	ss, sub, pos, err := c.claim(id, fresh)
 	if err != nil {
@@ -189,8 +204,12 @@ func (c *conn) resume(id string, fresh bool, onClaimed func()) error {
 	if fresh || !ss.HasCursor {
 		return nil
 	}
+	replay := make([]out, 0, len(ss.Replay))
 	for _, r := range ss.Replay {
-		c.send(out{raw: r, credit: true})
+		replay = append(replay, out{raw: r, credit: true})
+	}
+	if !c.queueOwed(sub, replay, false) {
+		return errEnded
 	}
 	c.catching.Store(true)
 	items, err := c.catchUp(sub, ss.Cursor, pos)
@@ -198,17 +217,47 @@ func (c *conn) resume(id string, fresh bool, onClaimed func()) error {
 	if err != nil {
 		c.h.o.Log.Warn("a resumed session could not read back every transfer it missed", "session", id, "error", err)
 	}
+	caught := make([]out, 0, len(items))
 	for _, it := range items {
-		c.send(out{item: it, credit: true})
+		caught = append(caught, out{item: it, credit: true})
+	}
+	if !c.queueOwed(sub, caught, true) {
+		return errEnded
 	}
 	return nil
+}
+
+// owedResume is what a resume of the connection's session has not queued yet.
+type owedResume struct {
+	// replay is the session's replay buffer, handed over by the claim (nil once queued).
+	replay [][]byte
+}
+
+// queueOwed queues what the resume of sub owed, in one step with recording it queued (last:
+// the catch-up, after which nothing is owed): a save of the session sees either both or
+// neither. False when the connection no longer serves sub (it ended and saved it).
+func (c *conn) queueOwed(sub *engine.Sub, o []out, last bool) bool {
+	c.mu.Lock()
+	if c.sub != sub || c.owed == nil {
+		c.mu.Unlock()
+		return false
+	}
+	c.q.pushQuiet(o...)
+	c.owed.replay = nil
+	if last {
+		c.owed = nil
+	}
+	c.mu.Unlock()
+	c.q.signal()
+	return true
 }
 
 // claim takes session id over and subscribes this connection to it, holding live deliveries
 // back (the caller lets them go). It holds the session's take-over turn on this replica from
 // looking for the connection serving it until this one is recorded as its owner, so take-overs
 // of one session follow each other and the owners map names the newest claimer: each one ends,
-// and waits for, the connection that claimed before it.
+// and waits for, the connection that claimed before it. The session the connection served
+// until now is saved and let go only once the claim has succeeded.
 func (c *conn) claim(id string, fresh bool) (store.Session, *engine.Sub, map[int]int64, error) {
 	// Waiting for the turn and for the old connection's save (which waits for a save turn) may
 	// outlast a ping the reader, busy here, cannot answer.
@@ -224,35 +273,15 @@ func (c *conn) claim(id string, fresh bool) (store.Session, *engine.Sub, map[int
 	if err != nil {
 		return store.Session{}, nil, nil, err
 	}
-	ss, err := c.h.o.Store.Claim(c.ctx, id, c.id.KeyID, c.token, c.h.o.V2Window, fresh)
-	if errors.Is(err, store.ErrNoSession) {
-		return ss, nil, nil, c.noSession(id)
-	}
+	ss, fs, err := c.take(id, fresh)
 	if err != nil {
 		return ss, nil, nil, err
 	}
-	if (ss.Kind == KindV2) != c.v2 {
-		// A v2 stream is reached only at /ws/v2/transfers, a session only at /ws/transfers;
-		// the claim is handed back untouched but for its owner.
-		_ = c.h.o.Store.Apply(c.ctx, id, c.token, c.h.o.V2Window, store.Update{Release: true, Replay: ss.Replay})
-		return ss, nil, nil, c.noSession(id)
+	if old, _ := c.current(); old != nil {
+		c.detach(context.WithoutCancel(c.ctx), false)
+		c.q.reopen()
 	}
-	var fs []*engine.Filter
-	for _, fr := range ss.Filters {
-		var raw filter.Raw
-		if err := json.Unmarshal(fr.Raw, &raw); err != nil {
-			return ss, nil, nil, fmt.Errorf("session %s filter %s: %w", id, fr.ID, err)
-		}
-		f, err := c.compile(c.ctx, fr.ID, raw)
-		if err != nil {
-			return ss, nil, nil, err
-		}
-		fs = append(fs, f)
-	}
-	e := c.h.o.Engine
 	c.q.setHold(true)
-	var sub *engine.Sub
-	var pos map[int]int64
 	skip := map[int]int64{}
 	switch {
 	case fresh:
@@ -260,20 +289,88 @@ func (c *conn) claim(id string, fresh bool) (store.Session, *engine.Sub, map[int
 	case ss.HasCursor:
 		skip = ss.Cursor
 	}
-	if !e.Do(c.ctx, func() {
+	sub, pos, err := c.attach(ss, fs, skip, !fresh && ss.HasCursor)
+	return ss, sub, pos, err
+}
+
+// take claims session id in Redis and compiles its filters. Whatever refuses it (a session
+// gone, another key's, of another kind than this connection's route, a filter that no longer
+// compiles) hands the claim back untouched but for its owner.
+func (c *conn) take(id string, fresh bool) (store.Session, []*engine.Filter, error) {
+	// Not cancelled with the connection: a claim that reached Redis is known to have, and
+	// handed back when the connection ended meanwhile.
+	ss, err := c.h.o.Store.Claim(context.WithoutCancel(c.ctx), id, c.id.KeyID, c.token, c.h.o.V2Window, fresh)
+	if errors.Is(err, store.ErrNoSession) {
+		return ss, nil, c.noSession(id)
+	}
+	if err != nil {
+		return ss, nil, err
+	}
+	if (ss.Kind == KindV2) != c.v2 {
+		// A v2 stream is reached only at /ws/v2/transfers, a session only at /ws/transfers.
+		c.handBack(ss)
+		return ss, nil, c.noSession(id)
+	}
+	var fs []*engine.Filter
+	for _, fr := range ss.Filters {
+		var raw filter.Raw
+		err := json.Unmarshal(fr.Raw, &raw)
+		if err != nil {
+			err = fmt.Errorf("session %s filter %s: %w", id, fr.ID, err)
+		}
+		var f *engine.Filter
+		if err == nil {
+			f, err = c.compile(c.ctx, fr.ID, raw)
+		}
+		if err != nil {
+			c.handBack(ss)
+			return ss, nil, err
+		}
+		fs = append(fs, f)
+	}
+	return ss, fs, nil
+}
+
+// handBack releases a session this connection claimed (or created) and never recorded as
+// served, with the replay buffer the claim took.
+func (c *conn) handBack(ss store.Session) {
+	err := c.h.o.Store.Apply(context.WithoutCancel(c.ctx), ss.ID, c.token, c.h.windowOf(ss.Kind), store.Update{Release: true, Replay: ss.Replay})
+	if err != nil && !errors.Is(err, store.ErrTakenOver) {
+		c.h.o.Log.Error("handing back a session claimed by a connection that could not serve it failed", "session", ss.ID, "error", err)
+	}
+}
+
+// attach subscribes the connection to session ss, claimed or created in Redis, with filters fs,
+// and records it as the session's server, in one step on the engine unless the connection's end
+// has taken its session already: then nothing is subscribed, the session is handed back, and
+// errEnded returned. skip is as for engine.NewSub; owed: the caller goes on to queue the
+// session's replay buffer and catch-up (queueOwed).
+func (c *conn) attach(ss store.Session, fs []*engine.Filter, skip map[int]int64, owed bool) (*engine.Sub, map[int]int64, error) {
+	e := c.h.o.Engine
+	var sub *engine.Sub
+	var pos map[int]int64
+	e.Do(c.ctx, func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.finished {
+			return
+		}
 		pos = e.Positions()
 		sub = e.NewSub(c.q, skip)
 		for _, f := range fs {
 			e.AddFilter(sub, f)
 		}
-	}) {
-		return ss, nil, nil, c.ctx.Err()
+		c.sessID, c.kind, c.sub, c.filters, c.owed = ss.ID, ss.Kind, sub, ss.Filters, nil
+		if owed {
+			c.owed = &owedResume{replay: ss.Replay}
+		}
+		c.h.own(ss.ID, c)
+	})
+	if sub == nil {
+		c.handBack(ss)
+		return nil, nil, errEnded
 	}
-	c.mu.Lock()
-	c.sessID, c.kind, c.sub, c.filters = ss.ID, ss.Kind, sub, ss.Filters
-	c.mu.Unlock()
-	c.h.own(ss.ID, c)
-	return ss, sub, pos, nil
+	return sub, pos, nil
 }
 
 // noSession is the answer to a reconnect naming a session this connection cannot have.
@@ -361,9 +458,17 @@ func decodeTransfer(m kafka.Message, log *slog.Logger) (engine.Record, bool) {
 
 // detach removes the session from the engine and saves it: served-up-to positions, and every
 // delivery still unsent into the replay buffer, so a reconnect anywhere gets exactly what it
-// was owed.
-func (c *conn) detach(ctx context.Context) {
-	sub, id := c.current()
+// was owed. A resume that had not queued everything yet leaves the session where it started:
+// its cursor, and its replay buffer less what was sent; the live deliveries held meanwhile are
+// read again by the next resume. final (the connection's end) records nothing after it.
+func (c *conn) detach(ctx context.Context, final bool) {
+	c.mu.Lock()
+	if final {
+		c.finished = true
+	}
+	sub, id, owed, win := c.sub, c.sessID, c.owed, c.h.windowOf(c.kind)
+	c.sub, c.sessID, c.filters, c.owed = nil, "", nil, nil
+	c.mu.Unlock()
 	if sub == nil {
 		return
 	}
@@ -373,14 +478,17 @@ func (c *conn) detach(ctx context.Context) {
 		cursor = e.Served(sub)
 		e.DropSub(sub)
 	})
-	raw := c.renderUnsent(c.q.unsent())
-	err := c.h.o.Store.Apply(ctx, id, c.token, c.window(), store.Update{Cursor: cursor, Used: c.takeUsed(), Release: true, Replay: raw})
+	raw, items := c.q.unsent()
+	u := store.Update{Cursor: cursor, Used: c.takeUsed(), Release: true}
+	if owed != nil {
+		u.Cursor, u.Replay = nil, append(raw, owed.replay...)
+	} else {
+		u.Replay = c.renderUnsent(raw, items)
+	}
+	err := c.h.o.Store.Apply(ctx, id, c.token, win, u)
 	if err != nil && !errors.Is(err, store.ErrTakenOver) {
 		c.h.o.Log.Error("saving a session at disconnect failed; its reconnect may miss transfers", "session", id, "error", err)
 	}
-	c.mu.Lock()
-	c.sub, c.sessID, c.filters = nil, "", nil
-	c.mu.Unlock()
 	c.h.disown(id, c)
 }
 
