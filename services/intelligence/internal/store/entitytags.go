@@ -138,10 +138,13 @@ func (r *TagsRefresh) Add(o TagsRefresh) {
 	r.BackedOff += o.BackedOff
 }
 
-// claimedEntity is a dirty entity a round claimed, with the mark it claimed.
+// claimedEntity is a dirty entity a round claimed, with the mark and lease it claimed and the
+// consecutive rounds holding it that failed whole before.
 type claimedEntity struct {
-	id   string
-	mark int64
+	id            string
+	mark          int64
+	lease         time.Time
+	roundFailures int
 }
 
 // computedEntity is a claimed entity with the tags computed for it.
@@ -173,6 +176,14 @@ type failedEntity struct {
 // when its store failed in a way no entity explains (a timeout, a lock or serialization
 // conflict failing both halves of what failed whole: notAttributable), and then ends the
 // leases of what it has not stored, for the next round to take the entities again at once.
+//
+// A round that failed whole so counts one more round_failures on its entities, and the claim
+// takes entities with fewer such failures first, so the other dirty entities go on meanwhile.
+// A round holding an entity whose rounds failed whole tagsIsolateAfter times in a row no longer
+// gives up when both halves fail so: it isolates down to the entities that fail alone and
+// backs them off (two entities that each time out, one in each half, would otherwise fail
+// every round holding them). When it returns an error the round's counts say what it stored
+// before failing.
 func (s *Store) RefreshEntityTags(ctx context.Context, limit int) (TagsRefresh, error) {
 	cs, err := s.claimEntityTags(ctx, limit)
 	if err != nil || len(cs) == 0 {
@@ -184,21 +195,42 @@ func (s *Store) RefreshEntityTags(ctx context.Context, limit int) (TagsRefresh, 
 		// stored are gone, so only the others are released).
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
-		ids, marks := claimArrays(cs)
-		_, _ = s.pool.Exec(rctx, entityTagsReleaseSQL, ids, marks)
-		return TagsRefresh{}, err
+		ids, marks, leases := claimArrays(cs)
+		var whole *wholeRoundError
+		_, _ = s.pool.Exec(rctx, entityTagsReleaseSQL, ids, marks, leases, errors.As(err, &whole))
+		return res, err
 	}
 	return res, nil
 }
 
-// claimArrays is the ids and claimed marks of cs, as the statements take them.
-func claimArrays[C interface{ claimed() claimedEntity }](cs []C) ([]string, []int64) {
-	ids, marks := make([]string, len(cs)), make([]int64, len(cs))
+// tagsIsolateAfter is how many consecutive rounds holding an entity may fail whole (both halves
+// failing in a way no entity explains) before its next round isolates failures down to single
+// entities instead: once may be a passing timeout or conflict, worth retrying whole; failing
+// again on the same entities (the claim takes them after every other dirty entity) points at
+// them.
+const tagsIsolateAfter = 2
+
+// wholeRoundError is a store failure no entity explained: both halves of what failed whole
+// failed with notAttributable errors.
+type wholeRoundError struct {
+	n   int
+	err error
+}
+
+func (e *wholeRoundError) Error() string {
+	return fmt.Sprintf("store entity tags: both halves of %d entities failed: %v", e.n, e.err)
+}
+
+func (e *wholeRoundError) Unwrap() error { return e.err }
+
+// claimArrays is the ids, claimed marks and leases of cs, as the statements take them.
+func claimArrays[C interface{ claimed() claimedEntity }](cs []C) ([]string, []int64, []time.Time) {
+	ids, marks, leases := make([]string, len(cs)), make([]int64, len(cs)), make([]time.Time, len(cs))
 	for i := range cs {
 		c := cs[i].claimed()
-		ids[i], marks[i] = c.id, c.mark
+		ids[i], marks[i], leases[i] = c.id, c.mark, c.lease
 	}
-	return ids, marks
+	return ids, marks, leases
 }
 
 func (c claimedEntity) claimed() claimedEntity { return c }
@@ -208,10 +240,12 @@ func (s *Store) refreshClaimed(ctx context.Context, cs []claimedEntity) (TagsRef
 	res := TagsRefresh{Entities: len(cs)}
 	var failed []failedEntity
 	computed := make([]computedEntity, 0, len(cs))
+	isolate := false
 	for _, c := range cs {
+		isolate = isolate || c.roundFailures >= tagsIsolateAfter
 		tags, err := s.computeTags(ctx, c.id)
 		if err != nil {
-			if ctx.Err() != nil || connectionFailed(err) {
+			if ctx.Err() != nil || stopsRound(err) {
 				return res, err
 			}
 			failed = append(failed, failedEntity{c, err})
@@ -219,7 +253,7 @@ func (s *Store) refreshClaimed(ctx context.Context, cs []claimedEntity) (TagsRef
 		}
 		computed = append(computed, computedEntity{c, tags})
 	}
-	sf, err := s.storeIsolating(ctx, computed, &res)
+	sf, err := s.storeIsolating(ctx, computed, isolate, &res)
 	if err != nil {
 		return res, err
 	}
@@ -250,9 +284,9 @@ func (s *Store) computeTags(ctx context.Context, id string) (string, error) {
 // storeIsolating stores cs in one transaction and, when that fails, each half on its own, down
 // to single entities, which it returns as failed; so one entity whose store fails (a bad value,
 // a failing re-version) costs about 2·log2(len(cs)) short transactions, not the round. It
-// returns an error, and stops, when ctx ended, the connection failed, or both halves failed
-// as the whole did in a way no entity explains (bisect).
-func (s *Store) storeIsolating(ctx context.Context, cs []computedEntity, res *TagsRefresh) ([]failedEntity, error) {
+// returns an error, and stops, when ctx ended, the connection failed, or, unless isolate, both
+// halves failed as the whole did in a way no entity explains (bisect).
+func (s *Store) storeIsolating(ctx context.Context, cs []computedEntity, isolate bool, res *TagsRefresh) ([]failedEntity, error) {
 	if len(cs) == 0 {
 		return nil, nil
 	}
@@ -260,30 +294,31 @@ func (s *Store) storeIsolating(ctx context.Context, cs []computedEntity, res *Ta
 	switch {
 	case err == nil:
 		return nil, nil
-	case ctx.Err() != nil || connectionFailed(err):
+	case ctx.Err() != nil || stopsRound(err):
 		return nil, err
 	case len(cs) == 1:
 		return []failedEntity{{cs[0].claimedEntity, err}}, nil
 	}
-	return s.bisect(ctx, cs, res)
+	return s.bisect(ctx, cs, isolate, res)
 }
 
 // bisect stores each half of cs, whose store failed, on its own, and goes on into the halves
 // that fail. When both fail with an error that says nothing of their entities (notAttributable:
 // a timeout, a lock or serialization conflict), the failure is the database's, not an
-// entity's: it returns the error instead of backing off every entity after 2·len(cs)
-// transactions, and the round is retried whole.
-func (s *Store) bisect(ctx context.Context, cs []computedEntity, res *TagsRefresh) ([]failedEntity, error) {
+// entity's: it returns a wholeRoundError instead of backing off every entity after 2·len(cs)
+// transactions, and the round is retried whole. With isolate (the round's entities failed so
+// before) it goes on down to the entities that fail alone.
+func (s *Store) bisect(ctx context.Context, cs []computedEntity, isolate bool, res *TagsRefresh) ([]failedEntity, error) {
 	halves := [2][]computedEntity{cs[:len(cs)/2], cs[len(cs)/2:]}
 	var errs [2]error
 	for i, h := range halves {
 		errs[i] = s.storeInto(ctx, h, res)
-		if errs[i] != nil && (ctx.Err() != nil || connectionFailed(errs[i])) {
+		if errs[i] != nil && (ctx.Err() != nil || stopsRound(errs[i])) {
 			return nil, errs[i]
 		}
 	}
-	if notAttributable(errs[0]) && notAttributable(errs[1]) {
-		return nil, fmt.Errorf("store entity tags: both halves of %d entities failed: %w", len(cs), errs[0])
+	if !isolate && notAttributable(errs[0]) && notAttributable(errs[1]) {
+		return nil, &wholeRoundError{n: len(cs), err: errs[0]}
 	}
 	var failed []failedEntity
 	for i, h := range halves {
@@ -292,7 +327,7 @@ func (s *Store) bisect(ctx context.Context, cs []computedEntity, res *TagsRefres
 		case len(h) == 1:
 			failed = append(failed, failedEntity{h[0].claimedEntity, errs[i]})
 		default:
-			f, err := s.bisect(ctx, h, res)
+			f, err := s.bisect(ctx, h, isolate, res)
 			if err != nil {
 				return nil, err
 			}
@@ -311,17 +346,32 @@ func (s *Store) storeInto(ctx context.Context, cs []computedEntity, res *TagsRef
 	return err
 }
 
-// connectionFailed reports whether err is the connection to the database failing (it could
-// not be made, broke, or the server is shutting down), which no entity causes.
-func connectionFailed(err error) bool {
+// stopsRound reports whether err means the round cannot go on, which no entity causes: the
+// work was canceled (shutdown), or the connection to the database failed (it could not be
+// made, broke, or the server is shutting down). The checks go from the outermost wrapper in:
+// a connection the server refused (too many clients 53300, no such database 3D000, bad
+// password 28P01) is a ConnectError holding a PgError whose code says nothing of a connection;
+// a client-side timeout (context.DeadlineExceeded, pgconn.Timeout) also satisfies net.Error and
+// SafeToRetry but is a timeout (notAttributable), not a connection failure.
+func stopsRound(err error) bool {
+	var ce *pgconn.ConnectError
+	switch {
+	case errors.As(err, &ce), errors.Is(err, context.Canceled):
+		return true
+	case timedOut(err):
+		return false
+	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
 		return strings.HasPrefix(pe.Code, "08") || strings.HasPrefix(pe.Code, "57P")
 	}
-	var ce *pgconn.ConnectError
 	var ne net.Error
-	return errors.As(err, &ce) || errors.As(err, &ne) || pgconn.SafeToRetry(err) ||
-		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+	return errors.As(err, &ne) || pgconn.SafeToRetry(err) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
+// timedOut reports whether err is a client-side timeout: a deadline passed while pgx waited.
+func timedOut(err error) bool {
+	return pgconn.Timeout(err) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // notAttributable reports whether err is a failure no entity explains by itself: a timeout
@@ -332,22 +382,24 @@ func notAttributable(err error) bool {
 	if err == nil {
 		return false
 	}
+	if timedOut(err) {
+		return true
+	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
 		switch pe.Code {
 		case "57014", "55P03", "40001", "40P01": // query_canceled (statement_timeout), lock_not_available, serialization_failure, deadlock_detected
 			return true
 		}
-		return false
 	}
-	return pgconn.Timeout(err) || errors.Is(err, context.DeadlineExceeded)
+	return false
 }
 
 // backOff leaves failed entities to a later round (sql/entity_tags_backoff.sql), reports each
 // one it backed off, and returns how many.
 func (s *Store) backOff(ctx context.Context, failed []failedEntity) (int, error) {
-	ids, marks := claimArrays(failed)
-	rows, err := s.pool.Query(ctx, entityTagsBackoffSQL, ids, marks, s.tags.retryFirst.Seconds(), s.tags.retryMax.Seconds())
+	ids, marks, leases := claimArrays(failed)
+	rows, err := s.pool.Query(ctx, entityTagsBackoffSQL, ids, marks, leases, s.tags.retryFirst.Seconds(), s.tags.retryMax.Seconds())
 	if err != nil {
 		return 0, fmt.Errorf("back off failed entities: %w", err)
 	}
@@ -383,7 +435,7 @@ func (s *Store) claimEntityTags(ctx context.Context, limit int) ([]claimedEntity
 	}
 	cs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (claimedEntity, error) {
 		var c claimedEntity
-		return c, r.Scan(&c.id, &c.mark)
+		return c, r.Scan(&c.id, &c.mark, &c.lease, &c.roundFailures)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("claim dirty entities: %w", err)
@@ -395,9 +447,10 @@ func (s *Store) claimEntityTags(ctx context.Context, limit int) ([]claimedEntity
 // and re-versions one address of each entity whose tags changed or that is marked republish.
 func (s *Store) storeTags(ctx context.Context, cs []computedEntity) (TagsRefresh, error) {
 	var res TagsRefresh
-	ids, marks, tags := make([]string, len(cs)), make([]int64, len(cs)), make([]string, len(cs))
+	ids, marks, leases := claimArrays(cs)
+	tags := make([]string, len(cs))
 	for i := range cs {
-		ids[i], marks[i], tags[i] = cs[i].id, cs[i].mark, cs[i].tags
+		tags[i] = cs[i].tags
 	}
 	if s.tags.beforeStore != nil {
 		if err := s.tags.beforeStore(ctx, ids); err != nil {
@@ -423,7 +476,7 @@ func (s *Store) storeTags(ctx context.Context, cs []computedEntity) (TagsRefresh
 		res.Remarked = len(cs) - len(done)
 		if res.Remarked > 0 {
 			// Their computation succeeded: a later failure backs them off from the start.
-			if _, err := tx.Exec(ctx, entityTagsSucceededSQL, ids); err != nil {
+			if _, err := tx.Exec(ctx, entityTagsSucceededSQL, ids, leases); err != nil {
 				return fmt.Errorf("store entity tags: reset failures: %w", err)
 			}
 		}

@@ -250,9 +250,27 @@ func TestEntityTagsRemarkedSuccessResetsFailures(t *testing.T) {
 	}
 }
 
+// refusedConnection is the error pgx returns when the server refuses a connection (here to a
+// missing database, SQLSTATE 3D000; too many clients, 53300, comes the same way): a
+// ConnectError holding a PgError whose code says nothing of a connection.
+func refusedConnection(t *testing.T) error {
+	t.Helper()
+	cfg, err := pgconn.ParseConfig(pgtest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Database = "chainintel_no_such_database"
+	c, err := pgconn.ConnectConfig(context.Background(), cfg)
+	if err == nil {
+		_ = c.Close(context.Background())
+		t.Fatal("connected to a missing database")
+	}
+	return err
+}
+
 // TestEntityTagsTransientStoreFailureRetriedWhole checks that a store failing in a way no entity
-// explains (a statement timeout failing the round and both its halves; a broken connection at
-// once) is not bisected down to every entity: the round fails after at most 3 transactions,
+// explains (a statement timeout failing the round and both its halves; a broken or refused
+// connection at once) is not bisected down to every entity: the round fails after at most 3 transactions,
 // backs off no entity and ends its leases, and the next round stores everything. A timeout one
 // entity causes is still isolated to it.
 func TestEntityTagsTransientStoreFailureRetriedWhole(t *testing.T) {
@@ -263,6 +281,7 @@ func TestEntityTagsTransientStoreFailureRetriedWhole(t *testing.T) {
 	}{
 		{"statement timeout", &pgconn.PgError{Code: "57014", Message: "canceling statement due to statement timeout"}, 3},
 		{"connection lost", &pgconn.PgError{Code: "08006", Message: "connection failure"}, 1},
+		{"connection refused", refusedConnection(t), 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			reset(t)
@@ -314,4 +333,145 @@ func TestEntityTagsTransientStoreFailureRetriedWhole(t *testing.T) {
 			t.Fatalf("dirty %q, want e3 alone", d)
 		}
 	})
+}
+
+// timeoutsOf is a store check failing, as a statement timeout would, every store holding one of
+// the entities bad.
+func timeoutsOf(bad ...string) func(context.Context, []string) error {
+	return func(_ context.Context, ids []string) error {
+		for _, b := range bad {
+			if slices.Contains(ids, b) {
+				return &pgconn.PgError{Code: "57014", Message: "canceling statement due to statement timeout"}
+			}
+		}
+		return nil
+	}
+}
+
+// TestEntityTagsFailingRoundDoesNotStarve checks that a round failing whole (two entities that
+// each always time out, one in each half) does not hold back the other dirty entities: the next
+// refresh takes the entities it held after the others, and rounds no longer holding both
+// isolate each one.
+func TestEntityTagsFailingRoundDoesNotStarve(t *testing.T) {
+	reset(t)
+	var failures []store.TagsFailure
+	st := store.New(pgtest.Pool(t), store.WithTagsStoreCheck(timeoutsOf("e010", "e060")),
+		store.OnTagsFailure(func(f store.TagsFailure) { failures = append(failures, f) }))
+	var ids []string
+	for i := range 150 {
+		ids = append(ids, fmt.Sprintf("e%03d", i))
+	}
+	tagEntities(t, st, ids...)
+	// The first 100, holding both, fail whole.
+	var pe *pgconn.PgError
+	if r, err := publish.RefreshTags(context.Background(), st); !errors.As(err, &pe) || pe.Code != "57014" || r.Entities != 100 {
+		t.Fatalf("first refresh: %+v (%v), want 100 entities and the timeout", r, err)
+	}
+	// The next takes the 50 never tried first, with e000-e049 (e010), then e050-e099 (e060).
+	refreshAll(t, st, store.TagsRefresh{Entities: 150, Changed: 148, Republished: 148, Failed: 2, BackedOff: 2})
+	if n, d := tagged(t), dirty(t); n != 148 || d != "e010:false,e060:false" {
+		t.Fatalf("after the second refresh: %d tagged, dirty %q; want 148, e010 and e060", n, d)
+	}
+	if len(failures) != 2 {
+		t.Fatalf("failures reported %+v, want e010's and e060's", failures)
+	}
+}
+
+// TestEntityTagsPersistentTimeoutsIsolated checks that two entities that each always time out,
+// one in each half of their round, do not fail every round holding them forever: once rounds
+// holding them failed whole twice, their round isolates down to the two, stores the others and
+// backs the two off; due again, they are isolated at once.
+func TestEntityTagsPersistentTimeoutsIsolated(t *testing.T) {
+	reset(t)
+	var failures []store.TagsFailure
+	st := store.New(pgtest.Pool(t), store.WithTagsStoreCheck(timeoutsOf("e2", "e7")),
+		store.OnTagsFailure(func(f store.TagsFailure) { failures = append(failures, f) }),
+		store.WithTagsRetry(time.Minute, time.Hour))
+	var ids []string
+	for i := range 10 {
+		ids = append(ids, fmt.Sprintf("e%d", i))
+	}
+	tagEntities(t, st, ids...)
+	for i := range 2 {
+		var pe *pgconn.PgError
+		if _, err := st.RefreshEntityTags(context.Background(), 100); !errors.As(err, &pe) || pe.Code != "57014" {
+			t.Fatalf("round %d: %v, want the timeout failing it whole", i+1, err)
+		}
+	}
+	if len(failures) != 0 || tagged(t) != 0 {
+		t.Fatalf("after rounds failing whole: failures %+v, %d tagged; want none", failures, tagged(t))
+	}
+	refreshAll(t, st, store.TagsRefresh{Entities: 10, Changed: 8, Republished: 8, Failed: 2, BackedOff: 2})
+	if n, d := tagged(t), dirty(t); n != 8 || d != "e2:false,e7:false" {
+		t.Fatalf("after the isolating round: %d tagged, dirty %q; want 8, e2 and e7", n, d)
+	}
+	if len(failures) != 2 || failures[0].EntityID != "e2" || failures[1].EntityID != "e7" ||
+		!strings.Contains(fmt.Sprint(failures[0].Err), "57014") {
+		t.Fatalf("failures reported %+v, want e2's and e7's timeouts", failures)
+	}
+	endBackoffs(t)
+	refreshAll(t, st, store.TagsRefresh{Entities: 2, Failed: 2, BackedOff: 2})
+	if len(failures) != 4 || failures[2].Failures != 2 || failures[3].Failures != 2 {
+		t.Fatalf("failures reported %+v, want both a second time", failures)
+	}
+}
+
+// TestEntityTagsFailedRoundCounts checks that a round failing midway (here its connection, after
+// one half of its store committed) returns, with the error, the counts of what it stored.
+func TestEntityTagsFailedRoundCounts(t *testing.T) {
+	reset(t)
+	lost := &pgconn.PgError{Code: "08006", Message: "connection failure"}
+	st := store.New(pgtest.Pool(t), store.WithTagsStoreCheck(func(_ context.Context, ids []string) error {
+		switch {
+		case len(ids) == 10:
+			return errors.New("refused")
+		case slices.Contains(ids, "e9"):
+			return lost
+		}
+		return nil
+	}))
+	var ids []string
+	for i := range 10 {
+		ids = append(ids, fmt.Sprintf("e%d", i))
+	}
+	tagEntities(t, st, ids...)
+	got, err := st.RefreshEntityTags(context.Background(), 100)
+	if want := (store.TagsRefresh{Entities: 10, Changed: 5, Republished: 5}); !errors.Is(err, lost) || got != want {
+		t.Fatalf("round: %+v (%v), want %+v and the connection failure", got, err, want)
+	}
+	if n := tagged(t); n != 5 {
+		t.Fatalf("%d entities tagged, want the first half's 5", n)
+	}
+}
+
+// TestEntityTagsShutdownBacksOffNothing checks that a round whose context is canceled (shutdown)
+// while it computes stops without backing off any entity and ends its leases.
+func TestEntityTagsShutdownBacksOffNothing(t *testing.T) {
+	reset(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	st := store.New(pgtest.Pool(t), store.WithTagsComputeCheck(func(ctx context.Context, id string) error {
+		if id == "e5" {
+			cancel()
+			_, err := pgtest.Pool(t).Exec(ctx, `SELECT pg_sleep(5)`)
+			return err
+		}
+		return nil
+	}))
+	var ids []string
+	for i := range 10 {
+		ids = append(ids, fmt.Sprintf("e%d", i))
+	}
+	tagEntities(t, st, ids...)
+	if _, err := st.RefreshEntityTags(ctx, 100); !errors.Is(err, context.Canceled) {
+		t.Fatalf("round: %v, want context.Canceled", err)
+	}
+	var held int
+	if err := pgtest.Pool(t).QueryRow(context.Background(), `SELECT count(*) FROM intel.entity_tags_dirty
+		WHERE failures > 0 OR retry_at IS NOT NULL OR claimed_at IS NOT NULL OR round_failures > 0`).Scan(&held); err != nil {
+		t.Fatal(err)
+	}
+	if held != 0 {
+		t.Fatalf("%d entities backed off or leased after shutdown, want none", held)
+	}
 }

@@ -3,22 +3,29 @@ package store
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/chainintel/chainintel/libs/pgstore/pgtest"
 )
 
-// A failed round ends only the leases still carrying the marks it claimed: a row marked again
-// since (possibly another refresher's lease now) keeps its lease.
+// A failed round ends only the leases still carrying the marks and leases it claimed: a row
+// marked again since (possibly another refresher's lease now), or whose lease expired and
+// another refresher took at the same mark, keeps its lease.
 func TestEntityTagsReleaseOwnLeasesOnly(t *testing.T) {
 	ctx := context.Background()
 	pool := pgtest.Pool(t)
-	if _, err := pool.Exec(ctx, `TRUNCATE intel.entity_tags_dirty;
-		INSERT INTO intel.entity_tags_dirty (entity_id, republish, mark, claimed_at)
-		VALUES ('a', false, 100, now()), ('b', false, 200, now())`); err != nil {
+	lease := time.Now().Add(-20 * time.Minute).Truncate(time.Microsecond)
+	if _, err := pool.Exec(ctx, `TRUNCATE intel.entity_tags_dirty`); err != nil {
 		t.Fatal(err)
 	}
-	// The round claimed a at mark 100 and b at mark 150; b was marked again (200) since.
-	if _, err := pool.Exec(ctx, entityTagsReleaseSQL, []string{"a", "b"}, []int64{100, 150}); err != nil {
+	if _, err := pool.Exec(ctx, `INSERT INTO intel.entity_tags_dirty (entity_id, republish, mark, claimed_at)
+		VALUES ('a', false, 100, $1), ('b', false, 200, now()), ('c', false, 300, now())`, lease); err != nil {
+		t.Fatal(err)
+	}
+	// The round claimed a at mark 100, b at mark 150 (marked again since: 200), and c at mark
+	// 300 (its lease expired and another refresher holds it now), all with lease.
+	if _, err := pool.Exec(ctx, entityTagsReleaseSQL, []string{"a", "b", "c"}, []int64{100, 150, 300},
+		[]time.Time{lease, lease, lease}, false); err != nil {
 		t.Fatal(err)
 	}
 	var got string
@@ -26,8 +33,8 @@ func TestEntityTagsReleaseOwnLeasesOnly(t *testing.T) {
 		FROM intel.entity_tags_dirty`).Scan(&got); err != nil {
 		t.Fatal(err)
 	}
-	if got != "a:true,b:false" {
-		t.Fatalf("leases ended %q, want a's only (a:true,b:false)", got)
+	if got != "a:true,b:false,c:false" {
+		t.Fatalf("leases ended %q, want a's only (a:true,b:false,c:false)", got)
 	}
 	if _, err := pool.Exec(ctx, `TRUNCATE intel.entity_tags_dirty`); err != nil {
 		t.Fatal(err)
@@ -42,8 +49,10 @@ func TestEntityTagsMarkAfterXidReuse(t *testing.T) {
 	ctx := context.Background()
 	pool := pgtest.Pool(t)
 	t.Cleanup(func() { _, _ = pool.Exec(ctx, `TRUNCATE intel.entity_tags_dirty`) })
-	if _, err := pool.Exec(ctx, `TRUNCATE intel.entity_tags_dirty;
-		INSERT INTO intel.entity_tags_dirty (entity_id, mark, claimed_at) VALUES ('a', 100, now())`); err != nil {
+	if _, err := pool.Exec(ctx, `TRUNCATE intel.entity_tags_dirty`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO intel.entity_tags_dirty (entity_id, mark, claimed_at) VALUES ('a', 100, now())`); err != nil {
 		t.Fatal(err)
 	}
 	tx, err := pool.Begin(ctx)
@@ -72,5 +81,71 @@ func TestEntityTagsMarkAfterXidReuse(t *testing.T) {
 	}
 	if mark == 100 || leased {
 		t.Fatalf("after a mark: token %d, leased %v; want a new token and no lease", mark, leased)
+	}
+}
+
+// rowsState is each dirty row's failures, round failures, whether it is leased and whether it
+// waits for a retry_at to come.
+func rowsState(t *testing.T) string {
+	t.Helper()
+	var got string
+	if err := pgtest.Pool(t).QueryRow(context.Background(), `SELECT string_agg(format('%s:%s/%s/%s/%s', entity_id, failures,
+		round_failures, claimed_at IS NOT NULL, COALESCE(retry_at > now(), false)), ',' ORDER BY entity_id)
+		FROM intel.entity_tags_dirty`).Scan(&got); err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// A slow refresher's failure counts only on rows it still holds, or marked again since and not
+// backed off since its claim: a row whose lease expired and that another refresher took and
+// already backed off (at the same mark, or marked again) is not counted twice.
+func TestEntityTagsBackoffOwnClaimOnly(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	t.Cleanup(func() { _, _ = pool.Exec(ctx, `TRUNCATE intel.entity_tags_dirty`) })
+	lease := time.Now().Add(-20 * time.Minute).Truncate(time.Microsecond)
+	// a: still ours. b: taken over (same mark) and backed off by another refresher. c: marked
+	// again and backed off by another refresher. d: marked again, nobody's since. e: taken
+	// over at the same mark, still leased by the other refresher.
+	if _, err := pool.Exec(ctx, `TRUNCATE intel.entity_tags_dirty`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO intel.entity_tags_dirty (entity_id, mark, claimed_at, failures, retry_at) VALUES
+		('a', 1, $1, 0, NULL), ('b', 2, NULL, 1, now() + interval '30 seconds'),
+		('c', 30, NULL, 1, now() + interval '30 seconds'), ('d', 40, NULL, 0, NULL), ('e', 5, now(), 0, NULL)`, lease); err != nil {
+		t.Fatal(err)
+	}
+	ids, marks := []string{"a", "b", "c", "d", "e"}, []int64{1, 2, 3, 4, 5}
+	leases := []time.Time{lease, lease, lease, lease, lease}
+	if _, err := pool.Exec(ctx, entityTagsBackoffSQL, ids, marks, leases, 30.0, 3600.0); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := rowsState(t), "a:1/0/f/t,b:1/0/f/t,c:1/0/f/t,d:1/0/f/t,e:0/0/t/f"; got != want {
+		t.Fatalf("after a slow refresher's backoff: %s, want %s", got, want)
+	}
+}
+
+// A slow refresher's success on an entity marked again meanwhile ends only the failures counted
+// before its claim: not one another refresher counted since.
+func TestEntityTagsSucceededOwnClaimOnly(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	t.Cleanup(func() { _, _ = pool.Exec(ctx, `TRUNCATE intel.entity_tags_dirty`) })
+	lease := time.Now().Add(-time.Minute).Truncate(time.Microsecond)
+	// a failed before the claim (its backoff ended by then); b was marked again, then another
+	// refresher claimed it and failed after this claim.
+	if _, err := pool.Exec(ctx, `TRUNCATE intel.entity_tags_dirty`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO intel.entity_tags_dirty (entity_id, mark, failures, round_failures, retry_at) VALUES
+		('a', 10, 2, 1, $1::timestamptz - interval '1 second'), ('b', 20, 3, 0, now() + interval '30 seconds')`, lease); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, entityTagsSucceededSQL, []string{"a", "b"}, []time.Time{lease, lease}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := rowsState(t), "a:0/0/f/f,b:3/0/f/t"; got != want {
+		t.Fatalf("after a slow refresher's success: %s, want %s", got, want)
 	}
 }
