@@ -172,6 +172,13 @@ func authenticate(rt routes.Route, v KeyVerifier, fails *FailedKeys, log *slog.L
 			next.ServeHTTP(w, r)
 			return
 		}
+		given := r.Header.Values("API-Key")
+		if len(given) > 1 {
+			// Which key a call is charged to must never be a guess: a repeated header is refused
+			// before any key is looked up, limited or metered.
+			proxy.WriteError(w, http.StatusBadRequest, "API-Key: give one key, not "+strconv.Itoa(len(given)))
+			return
+		}
 		raw := r.Header.Get("API-Key")
 		if raw == "" && rt.KeyOptional {
 			next.ServeHTTP(w, r)
