@@ -40,21 +40,35 @@ func TestPlatformBasics(t *testing.T) {
 	if r.Status != 405 || r.Error() == "" {
 		t.Fatalf("wrong method: %d %s", r.Status, r.Body)
 	}
-	// A POST-only path is a 405 under GET, although the GET address route would take "batch"
-	// for an address.
+	checkMethodsAndKeyThroughEdge(t, p)
+
+	r = p.Get(t, "/internal/lookup")
+	if r.Status != 404 {
+		t.Fatalf("internal route reachable through the edge: %d %s", r.Status, r.Body)
+	}
+
+	r = p.Do(t, http.MethodGet, "/openapi.json", "", nil)
+	if r.Status != 200 || !strings.Contains(string(r.Body), `"openapi": "3.1`) {
+		t.Fatalf("/openapi.json: %d", r.Status)
+	}
+}
+
+// checkMethodsAndKeyThroughEdge: a POST-only path is a 405 under GET, although the GET address
+// route would take "batch" for an address; the single /all lookup reads chains as /batch/all
+// does; two API-Key headers are refused, whichever key would have answered.
+func checkMethodsAndKeyThroughEdge(t *testing.T, p *Platform) {
+	t.Helper()
 	for _, path := range []string{"/intelligence/address/batch", "/intelligence/address/batch/all",
 		"/intelligence/address_enriched/batch", "/intelligence/address_enriched/batch/all"} {
-		r = p.Get(t, path)
+		r := p.Get(t, path)
 		if r.Status != 405 || r.Header.Get("Allow") != "POST" || r.Error() != "method GET not allowed on "+path+" (allowed: POST)" {
 			t.Fatalf("GET %s: %d %v %s", path, r.Status, r.Header, r.Body)
 		}
 	}
-	// The single /all lookup reads chains as /batch/all does.
-	r = p.Get(t, "/intelligence/address/0x169f0448d6a407f82fe67d05d6b5ef3c239754d6/all?chains=foo")
+	r := p.Get(t, "/intelligence/address/0x169f0448d6a407f82fe67d05d6b5ef3c239754d6/all?chains=foo")
 	if r.Status != 400 || r.Error() != `chains: unknown chain "foo"` {
 		t.Fatalf("/all with an unknown chain: %d %s", r.Status, r.Body)
 	}
-	// Two API-Key headers: refused, whichever key would have answered.
 	req, err := http.NewRequest(http.MethodGet, p.URL+"/chains", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -69,15 +83,5 @@ func TestPlatformBasics(t *testing.T) {
 	_ = resp.Body.Close()
 	if resp.StatusCode != 400 || string(body) != `{"error":"API-Key: give one key, not 2"}`+"\n" {
 		t.Fatalf("two API-Key headers: %d %s", resp.StatusCode, body)
-	}
-
-	r = p.Get(t, "/internal/lookup")
-	if r.Status != 404 {
-		t.Fatalf("internal route reachable through the edge: %d %s", r.Status, r.Body)
-	}
-
-	r = p.Do(t, http.MethodGet, "/openapi.json", "", nil)
-	if r.Status != 200 || !strings.Contains(string(r.Body), `"openapi": "3.1`) {
-		t.Fatalf("/openapi.json: %d", r.Status)
 	}
 }
