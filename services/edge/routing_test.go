@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -68,6 +69,42 @@ func TestEdgeOwnRoutesAndErrors(t *testing.T) {
 	}
 	if r := e.get("/intelligence/entity/x/summary", k); r.Status != 200 || r.Header.Get("X-Credits-Used") != "1" {
 		t.Fatalf("summary with key: %d %v", r.Status, r.Header)
+	}
+	checkOneKey(t, e, k)
+}
+
+// checkOneKey: a call giving API-Key more than once is a 400 naming the header, whichever keys
+// they are, before any key is looked up, limited or charged; a call with the key once then
+// shows no credit spent on the refused ones.
+func checkOneKey(t *testing.T, e *testEdge, k string) {
+	t.Helper()
+	k2, _ := e.key(t, edge.KeySpec{Tier: "basic"})
+	used := func() int64 {
+		t.Helper()
+		r := e.get("/tx/0xabc", k)
+		n, err := strconv.ParseInt(r.Header.Get("X-Credits-Period-Used"), 10, 64)
+		if r.Status != 200 || err != nil {
+			t.Fatalf("/tx with one key: %d %v %s", r.Status, r.Header, r.Body)
+		}
+		return n
+	}
+	before := used()
+	for _, path := range []string{"/tx/0xabc", "/intelligence/entity/x/summary", "/chains"} {
+		for _, pair := range [][2]string{{k, k2}, {k, k}, {k, "ci_bad"}, {"ci_bad", k}} {
+			r := httptest.NewRequest("GET", path, nil)
+			r.RemoteAddr = "192.0.2.10:5555"
+			r.Header.Add("API-Key", pair[0])
+			r.Header.Add("API-Key", pair[1])
+			w := httptest.NewRecorder()
+			e.Handler.ServeHTTP(w, r)
+			if w.Code != 400 || w.Body.String() != `{"error":"API-Key: give one key, not 2"}`+"\n" ||
+				w.Header().Get("X-RateLimit-Limit") != "" || w.Header().Get("X-Credits-Used") != "" {
+				t.Fatalf("%s with API-Key %q: %d %v %s", path, pair, w.Code, w.Header(), w.Body)
+			}
+		}
+	}
+	if after := used(); after != before+2 {
+		t.Fatalf("credits used %d then %d: the refused calls were charged", before, after)
 	}
 }
 

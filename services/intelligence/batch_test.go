@@ -87,6 +87,37 @@ func TestBatchesTypesAndClusters(t *testing.T) {
 		code, body = do("POST", route+"?chain=notachain", `{"addresses":["`+bw1+`"]}`)
 		check(route+" unknown chain", code, body, 400, `{"error":"chain: unknown chain \"notachain\""}`)
 	}
+	// The single /all lookups read chains and chain as /batch/all does: applied, an unknown name
+	// a 400 naming its parameter, an address valid on none of them a 404.
+	code, body = do("GET", "/intelligence/address/"+bw1+"/all?chains=base&chain=polygon", "")
+	check("all on base and polygon", code, body, 200, `{"polygon":`+info(bw1, "polygon")+`},"base":`+info(bw1, "base")+`}}`)
+	code, body = do("GET", "/intelligence/address/"+bw1+"/all?chain=base", "")
+	check("all on base", code, body, 200, `{"base":`+info(bw1, "base")+`}}`)
+	code, body = do("GET", "/intelligence/address_enriched/"+bw1+"/all?chains=polygon&includeTags=false", "")
+	check("enriched all on polygon", code, body, 200, `{"polygon":`+info(bw1, "polygon")+`,"clusterIds":["`+cluster+`"]}}`)
+	for _, route := range []string{"/intelligence/address/", "/intelligence/address_enriched/", "/intelligence/address_with_extra_enrichment/"} {
+		code, body = do("GET", route+bw1+"/all?chains=foo", "")
+		check(route+" all unknown chains", code, body, 400, `{"error":"chains: unknown chain \"foo\""}`)
+		code, body = do("GET", route+bw1+"/all?chain=foo", "")
+		check(route+" all unknown chain", code, body, 400, `{"error":"chain: unknown chain \"foo\""}`)
+		code, body = do("GET", route+bw1+"/all?chains=bitcoin", "")
+		check(route+" all no chain left", code, body, 404, `{"error":"address \"`+bw1+`\" is not valid on the requested chains (bitcoin)"}`)
+	}
+	// The batch paths are POST only: another method is a 405 naming POST, never an address
+	// lookup of "batch".
+	for _, route := range []string{"/intelligence/address/batch", "/intelligence/address/batch/all",
+		"/intelligence/address_enriched/batch", "/intelligence/address_enriched/batch/all"} {
+		for _, m := range []string{"GET", "PUT", "DELETE"} {
+			w := api.send(t, m, route, "", &id)
+			if w.Code != 405 || w.Header().Get("Allow") != "POST" {
+				t.Fatalf("%s %s: %d, Allow %q: %s", m, route, w.Code, w.Header().Get("Allow"), w.Body)
+			}
+			assertJSON(t, m+" "+route, w.Body.String(), `{"error":"method `+m+` not allowed on `+route+`"}`)
+		}
+	}
+	code, body = do("GET", "/intelligence/address_with_extra_enrichment/batch", "")
+	check("no batch alias", code, body, 404, `{"error":"address \"batch\" has the format of no chain configured on this deployment"}`)
+
 	// Without chain, chains bounds the chain an address is detected on.
 	code, body = do("POST", "/intelligence/address/batch?chains=base", `{"addresses":["`+bw1+`"]}`)
 	check("batch on base", code, body, 200, `{"addresses":{"`+bw1+`":`+info(bw1, "base")+`}}}`)

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -128,6 +129,7 @@ func NewHandler(o Options) (http.Handler, error) {
 	// Anything the table does not match: a 405 naming the allowed methods when the path is
 	// known under another method, else a 404.
 	mux.Handle("/", methodNotAllowed(mux))
+	fixed := fixedPaths(o.Routes)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// Route on the canonical path and forward exactly it (CanonicalPath): what the route table
 		// authorised is what the service serves.
@@ -149,6 +151,14 @@ func NewHandler(o Options) (http.Handler, error) {
 		if r.Body != nil && r.Body != http.NoBody {
 			r.Body = http.MaxBytesReader(w, r.Body, httpx.MaxBodyBytes)
 		}
+		if allowed, ok := fixed[r.URL.Path]; ok && !slices.Contains(allowed, r.Method) &&
+			(r.Method != http.MethodHead || !slices.Contains(allowed, http.MethodGet)) {
+			// A path of the table without wildcards under a method it lacks: a 405 even when a
+			// wildcard route of that method would take it ("GET /intelligence/address/batch" is
+			// no address lookup of "batch").
+			refuseMethod(w, r, allowed)
+			return
+		}
 		mux.ServeHTTP(w, r)
 	}), nil
 }
@@ -160,6 +170,13 @@ func authenticate(rt routes.Route, v KeyVerifier, fails *FailedKeys, log *slog.L
 		httpx.StripIdentity(r.Header)
 		if rt.Class == routes.Public {
 			next.ServeHTTP(w, r)
+			return
+		}
+		given := r.Header.Values("API-Key")
+		if len(given) > 1 {
+			// Which key a call is charged to must never be a guess: a repeated header is refused
+			// before any key is looked up, limited or metered.
+			proxy.WriteError(w, http.StatusBadRequest, "API-Key: give one key, not "+strconv.Itoa(len(given)))
 			return
 		}
 		raw := r.Header.Get("API-Key")
@@ -199,25 +216,58 @@ func authenticate(rt routes.Route, v KeyVerifier, fails *FailedKeys, log *slog.L
 	})
 }
 
+// routeMethods are the methods a 405 can name, in the order its Allow header lists them.
+var routeMethods = []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete}
+
 // methodNotAllowed answers a request the route table has no route for under its method: a 405
 // naming the methods the path has, or a 404 when it has none.
 func methodNotAllowed(mux *http.ServeMux) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var allowed []string
-		for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete} {
+		for _, m := range routeMethods {
 			probe := &http.Request{Method: m, URL: r.URL, Host: r.Host}
 			if _, pattern := mux.Handler(probe); pattern != "" && pattern != "/" {
 				allowed = append(allowed, m)
 			}
 		}
 		if len(allowed) > 0 {
-			allow := strings.Join(allowed, ", ")
-			w.Header().Set("Allow", allow)
-			proxy.WriteError(w, http.StatusMethodNotAllowed, "method "+r.Method+" not allowed on "+r.URL.Path+" (allowed: "+allow+")")
+			refuseMethod(w, r, allowed)
 			return
 		}
 		proxy.WriteError(w, http.StatusNotFound, "no route for "+r.URL.Path)
 	})
+}
+
+// refuseMethod answers a 405 whose Allow header names allowed.
+func refuseMethod(w http.ResponseWriter, r *http.Request, allowed []string) {
+	allow := strings.Join(allowed, ", ")
+	w.Header().Set("Allow", allow)
+	proxy.WriteError(w, http.StatusMethodNotAllowed, "method "+r.Method+" not allowed on "+r.URL.Path+" (allowed: "+allow+")")
+}
+
+// fixedPaths are the methods of each path of routes that has no wildcard, in routeMethods
+// order. Probing the mux by method cannot tell these apart: a wildcard route of another method
+// matches them too.
+func fixedPaths(rs []routes.Route) map[string][]string {
+	has := map[string]map[string]bool{}
+	for _, rt := range rs {
+		if strings.Contains(rt.Pattern, "{") {
+			continue
+		}
+		if has[rt.Pattern] == nil {
+			has[rt.Pattern] = map[string]bool{}
+		}
+		has[rt.Pattern][rt.Method] = true
+	}
+	out := make(map[string][]string, len(has))
+	for p, ms := range has {
+		for _, m := range routeMethods {
+			if ms[m] {
+				out[p] = append(out[p], m)
+			}
+		}
+	}
+	return out
 }
 
 func notImplemented() http.Handler {

@@ -2,6 +2,7 @@ package app
 
 import (
 	"errors"
+	"strings"
 
 	"github.com/chainintel/chainintel/libs/address"
 	"github.com/chainintel/chainintel/libs/chains"
@@ -59,8 +60,9 @@ func firstOfType(set *chains.Set, t chains.Type) (chains.Chain, bool) {
 }
 
 // ParseTargetsAll returns the address on every configured chain where its format is valid, in
-// catalogue order; none is a 404.
-func ParseTargetsAll(set *chains.Set, raw string) ([]Target, error) {
+// catalogue order, restricted to the chains in only when given (the chains and chain
+// parameters); none is a 404, as ParseTarget answers an address outside its chain.
+func ParseTargetsAll(set *chains.Set, raw string, only map[string]bool) ([]Target, error) {
 	var out []Target
 	for _, t := range address.DetectTypes(raw) {
 		n, err := address.Normalize(t, raw)
@@ -68,13 +70,24 @@ func ParseTargetsAll(set *chains.Set, raw string) ([]Target, error) {
 			continue
 		}
 		for _, c := range chains.OfType(set.Chains(), t) {
-			out = append(out, Target{Chain: c.Name, ChainType: t, Address: n})
+			if len(only) == 0 || only[c.Name] {
+				out = append(out, Target{Chain: c.Name, ChainType: t, Address: n})
+			}
 		}
 	}
-	if len(out) == 0 {
-		return nil, notFound("address", "address %q has the format of no chain configured on this deployment", short(raw))
+	switch {
+	case len(out) > 0:
+		return out, nil
+	case len(only) > 0:
+		names := make([]string, 0, len(only))
+		for _, c := range set.Chains() { // catalogue order, so the message is stable
+			if only[c.Name] {
+				names = append(names, c.Name)
+			}
+		}
+		return nil, notFound("address", "address %q is not valid on the requested chains (%s)", short(raw), strings.Join(names, ","))
 	}
-	return out, nil
+	return nil, notFound("address", "address %q has the format of no chain configured on this deployment", short(raw))
 }
 
 // ParseChainAddress reads a {chain}/{address} pair of path parameters: an unknown or

@@ -41,7 +41,7 @@ func TestParseTarget(t *testing.T) {
 			t.Errorf("ParseTarget(%q, %q) = %v, %v; want %v", c.raw, c.chain, got, err, c.want)
 		}
 	}
-	ts, err := ParseTargetsAll(some, "0x28c6c06298d514db089934071355e5743bf21d60")
+	ts, err := ParseTargetsAll(some, "0x28c6c06298d514db089934071355e5743bf21d60", nil)
 	if err != nil || len(ts) != 1 || ts[0].Chain != "base" {
 		t.Errorf("ParseTargetsAll = %v, %v", ts, err)
 	}
@@ -81,7 +81,7 @@ func FuzzParseTarget(f *testing.F) {
 		if err != nil || again != got {
 			t.Fatalf("ParseTarget not idempotent: %v then %v, %v", got, again, err)
 		}
-		all, err := ParseTargetsAll(set, raw)
+		all, err := ParseTargetsAll(set, raw, nil)
 		if err != nil {
 			t.Fatalf("ParseTargetsAll(%q) failed although ParseTarget accepted it: %v", raw, err)
 		}

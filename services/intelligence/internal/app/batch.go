@@ -45,14 +45,7 @@ func (s *Service) batchTargets(raw []string, chain string, all bool, only map[st
 		seen[r] = true
 		var ts []Target
 		if all {
-			found, err := ParseTargetsAll(s.Chains, r)
-			if err == nil {
-				for _, t := range found {
-					if len(only) == 0 || only[t.Chain] {
-						ts = append(ts, t)
-					}
-				}
-			}
+			ts, _ = ParseTargetsAll(s.Chains, r, only) // none left is the 400 below, naming the address
 		} else if t, err := ParseTarget(detectIn, r, chain); err == nil {
 			ts = []Target{t}
 		} else if errors.Is(err, ErrInvalidInput) {

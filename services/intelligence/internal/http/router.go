@@ -43,6 +43,28 @@ func Register(e *gin.Engine, a *app.Service) {
 		e.GET("/intelligence/"+kind+"/updates", h.updates(kind))
 	}
 	e.POST("/internal/tags", h.tagIDs)
+	// The batch paths are POST only, but a GET address route would take "batch" for an address
+	// (a 404 on its format): every other method on them is a 405 naming POST (API.md).
+	for _, p := range []string{"/intelligence/address/batch", "/intelligence/address/batch/all",
+		"/intelligence/address_enriched/batch", "/intelligence/address_enriched/batch/all"} {
+		onlyMethod(e, p, http.MethodPost)
+	}
+}
+
+// onlyMethod answers every method but allowed on path with a 405 whose Allow header names
+// allowed. It registers the refusal under each other method, so gin's own 405 (which lists
+// every method with a handler) never answers the path.
+func onlyMethod(e *gin.Engine, path, allowed string) {
+	refuse := func(c *gin.Context) {
+		c.Header("Allow", allowed)
+		httpx.Error(c, http.StatusMethodNotAllowed, "method "+c.Request.Method+" not allowed on "+c.Request.URL.Path)
+	}
+	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions} {
+		if m != allowed {
+			e.Handle(m, path, refuse)
+		}
+	}
 }
 
 type handlers struct{ a *app.Service }
@@ -62,8 +84,18 @@ func (h handlers) address(c *gin.Context) {
 	answer(c, v, err)
 }
 
+// targetsAll reads the address of an /all route on every configured chain where its format is
+// valid, among chains and chain when given (chainFilter, as /batch/all reads them).
+func (h handlers) targetsAll(c *gin.Context) ([]app.Target, error) {
+	only, err := h.chainFilter(c)
+	if err != nil {
+		return nil, err
+	}
+	return app.ParseTargetsAll(h.a.Chains, c.Param("address"), only)
+}
+
 func (h handlers) addressAll(c *gin.Context) {
-	ts, err := app.ParseTargetsAll(h.a.Chains, c.Param("address"))
+	ts, err := h.targetsAll(c)
 	if err != nil {
 		fail(c, err)
 		return
@@ -118,7 +150,7 @@ func (h handlers) enrichedAll(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	ts, err := app.ParseTargetsAll(h.a.Chains, c.Param("address"))
+	ts, err := h.targetsAll(c)
 	if err != nil {
 		fail(c, err)
 		return
