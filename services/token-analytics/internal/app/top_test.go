@@ -23,8 +23,10 @@ func (w *windowsStore) TopWindows(context.Context, []string, []string, time.Time
 	return nil, nil
 }
 
+// parts is a priced token's figures (an unpriced one is never a row).
 func parts(id string, cs ...ChainFlows) TokenParts {
-	t := TokenParts{TokenWindows: TokenWindows{PricingID: id}, Parts: cs}
+	price := 1.0
+	t := TokenParts{TokenWindows: TokenWindows{PricingID: id, Price: &price}, Parts: cs}
 	for _, c := range cs {
 		t.Current, t.Previous = t.Current.Add(c.Current), t.Previous.Add(c.Previous)
 	}
