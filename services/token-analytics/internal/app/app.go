@@ -390,7 +390,8 @@ func (s *Service) priceAt(ctx context.Context, id string, t time.Time) (float64,
 	return s.st.PriceInForce(ctx, id, t)
 }
 
-// AltcoinIndex counts how many of the AltcoinCount largest non-stablecoin altcoins gained more
+// AltcoinIndex counts how many of the AltcoinCount largest altcoins (neither stablecoins nor
+// wrapped or bridged copies of another coin, TokenUpdate.Wrapped) gained more
 // (or lost less) than Bitcoin over the last AltcoinPeriod. An altcoin without a price that old
 // does not count as beating it.
 func (s *Service) AltcoinIndex(ctx context.Context) (int, error) {

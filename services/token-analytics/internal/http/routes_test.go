@@ -128,26 +128,31 @@ func TestUnpricedToken(t *testing.T) {
 }
 
 // TestAltcoinIndex uses a hand-computed table: Bitcoin went from 40,000 to 50,000 (+25%).
+// Wrapped copies (flagged from the price API's wrapped-tokens category) are not altcoins: WETH
+// would beat Bitcoin with ETH's +50% but counts once, as ethereum.
 func TestAltcoinIndex(t *testing.T) {
 	e := newEnv(t, app.Native{})
 	then := now.Add(-app.AltcoinPeriod - time.Hour).Truncate(24 * time.Hour)
-	// id, market cap, price 90 days ago, price now, stablecoin: beats Bitcoin?
+	// id, market cap, price 90 days ago, price now, stablecoin, wrapped: beats Bitcoin?
 	table := []struct {
-		id         string
-		mc, ago, p float64
-		stable     bool
+		id              string
+		mc, ago, p      float64
+		stable, wrapped bool
 	}{
-		{"bitcoin", 1e12, 40000, 50000, false}, // the reference
-		{"ethereum", 4e11, 2000, 3000, false},  // +50%: beats
-		{"tether", 1e11, 1, 1.3, true},         // stablecoin: not counted even with +30%
-		{"solana", 9e10, 100, 120, false},      // +20%: does not beat
-		{"ripple", 8e10, 0.5, 0.63, false},     // +26%: beats
-		{"newcoin", 7e10, 0, 10, false},        // no price 90 days ago: does not beat
-		{"doge", 6e10, 0.2, 0.1, false},        // -50%
+		{"bitcoin", 1e12, 40000, 50000, false, false},          // the reference
+		{"ethereum", 4e11, 2000, 3000, false, false},           // +50%: beats
+		{"weth", 3e11, 2000, 3000, false, true},                // ETH's copy, +50%: not counted again
+		{"tether", 1e11, 1, 1.3, true, false},                  // stablecoin: not counted even with +30%
+		{"wrapped-bitcoin", 9.5e10, 40000, 50100, false, true}, // +25.25%: a copy of Bitcoin, not counted
+		{"solana", 9e10, 100, 120, false, false},               // +20%: does not beat
+		{"wrapped-solana", 8.5e10, 100, 130, false, true},      // +30%: a copy, not counted
+		{"ripple", 8e10, 0.5, 0.63, false, false},              // +26%: beats
+		{"newcoin", 7e10, 0, 10, false, false},                 // no price 90 days ago: does not beat
+		{"doge", 6e10, 0.2, 0.1, false, false},                 // -50%
 	}
 	for _, r := range table {
-		stable := r.stable
-		e.tokens(app.TokenUpdate{PricingID: r.id, Symbol: strings.ToUpper(r.id[:3]), MarketCap: ptr(r.mc), Stablecoin: &stable,
+		stable, wrapped := r.stable, r.wrapped
+		e.tokens(app.TokenUpdate{PricingID: r.id, Symbol: strings.ToUpper(r.id[:3]), MarketCap: ptr(r.mc), Stablecoin: &stable, Wrapped: &wrapped,
 			Deployments: []app.Deployment{{Chain: "ethereum", Address: "0x" + r.id, Decimals: 18}}})
 		if r.ago > 0 {
 			e.prices(app.PricePoint{PricingID: r.id, Granularity: app.Daily, Time: then, Price: r.ago})
