@@ -24,7 +24,9 @@ func TestRegistryWriterWaitsForRepublish(t *testing.T) {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- st.UpsertTokens(ctx, []app.TokenUpdate{{PricingID: "alpha", Name: "Alpha", Symbol: "ALP"}}) }()
+	go func() {
+		done <- st.UpsertTokens(ctx, []app.TokenUpdate{{PricingID: "alpha", Name: "Alpha", Symbol: "ALP"}})
+	}()
 	waitUntilBlocked(t, pool, done, "the registry writer")
 	if err := tx.Commit(ctx); err != nil {
 		t.Fatal(err)
