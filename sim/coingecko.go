@@ -125,7 +125,11 @@ func (f *MarketFeed) markets(w http.ResponseWriter, r *http.Request) {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
 	out := []feedMarket{}
-	for _, id := range strings.Split(r.URL.Query().Get("ids"), ",") {
+	ids := strings.Split(r.URL.Query().Get("ids"), ",")
+	if c := r.URL.Query().Get("category"); c != "" {
+		ids = categoryIDs(c)
+	}
+	for _, id := range ids {
 		t, ok := f.tokens[id]
 		last, priced := f.last[id]
 		if !ok || !priced {
@@ -142,6 +146,21 @@ func (f *MarketFeed) markets(w http.ResponseWriter, r *http.Request) {
 	}
 	slices.SortFunc(out, func(a, b feedMarket) int { return -cmpFloat(a.MarketCap, b.MarketCap) })
 	writeJSON(w, out)
+}
+
+// WrappedCategory is the CoinGecko category of wrapped copies of other coins; the feed puts the
+// catalogue's assets that track another (WETH, WBTC, WSOL) in it.
+const WrappedCategory = "wrapped-tokens"
+
+// categoryIDs are the pricing ids of a category (none for a category the feed does not know).
+func categoryIDs(category string) []string {
+	var out []string
+	for _, a := range assets {
+		if category == WrappedCategory && a.tracks != "" {
+			out = append(out, a.pricingID)
+		}
+	}
+	return out
 }
 
 // volume24h is a made-up rolling 24 h trading volume: a few percent of the market cap.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -61,6 +62,20 @@ func TestMarketFeedServesTheWorldsPrices(t *testing.T) {
 	get(t, srv.URL+"/coins/markets?vs_currency=usd&ids=ethereum,nope", &markets)
 	if p, _ := w.Price("ethereum"); len(markets) != 1 || markets[0].ID != "ethereum" || markets[0].CurrentPrice != p {
 		t.Errorf("markets %+v, want ethereum at %v", markets, p)
+	}
+	// The wrapped-tokens category: the wrapped copies this world prices (WETH and WBTC; it has
+	// no chain WSOL lives on).
+	get(t, srv.URL+"/coins/markets?vs_currency=usd&category=wrapped-tokens", &markets)
+	var ids []string
+	for _, m := range markets {
+		ids = append(ids, m.ID)
+	}
+	if slices.Sort(ids); !slices.Equal(ids, []string{"weth", "wrapped-bitcoin"}) {
+		t.Errorf("wrapped-tokens category: %v", ids)
+	}
+	get(t, srv.URL+"/coins/markets?vs_currency=usd&category=meme-token", &markets)
+	if len(markets) != 0 {
+		t.Errorf("a category the feed does not know: %+v", markets)
 	}
 }
 

@@ -160,13 +160,8 @@ func (m marketData) TokenMarket(ctx context.Context, id, chain, address string) 
 		return app.TokenInfo{}, false, err
 	}
 	info := app.TokenInfo{Identifier: app.TokenIdentifier{PricingID: render.NullString(mk.Identifier.PricingID), Chain: mk.Identifier.Chain,
-		Address: mk.Identifier.Address}, Name: mk.Name, Symbol: mk.Symbol, Deployments: []app.TokenDeployment{}}
-	if mk.Price != nil {
-		info.Price = *mk.Price
-	}
-	if mk.Price24hAgo != nil {
-		info.Price24hAgo = *mk.Price24hAgo
-	}
+		Address: mk.Identifier.Address}, Name: mk.Name, Symbol: mk.Symbol, Price: mk.Price, Price24hAgo: mk.Price24hAgo,
+		Deployments: []app.TokenDeployment{}}
 	for _, d := range mk.Deployments {
 		info.Deployments = append(info.Deployments, app.TokenDeployment{Chain: d.Chain, Address: d.Address, Decimals: int(d.Decimals)})
 	}

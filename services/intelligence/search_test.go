@@ -110,8 +110,8 @@ func testSearch(t *testing.T, perCategory bool) {
 		"tokens":[
 			{"identifier":{"pricingID":"binancecoin"},"name":"BNB","symbol":"BNB","price":600,"price24hAgo":590,"deployments":[]},
 			{"identifier":{"pricingID":null,"chain":"ethereum","address":"0xbbbb000000000000000000000000000000000001"},"name":"Binance Meme",
-			 "symbol":"BNBMEME","price":0,"price24hAgo":0,"deployments":[{"chain":"ethereum","address":"0xbbbb000000000000000000000000000000000001","decimals":9}]},
-			{"identifier":{"pricingID":"binance-usd"},"name":"Binance USD","symbol":"BUSD","price":0,"price24hAgo":0,
+			 "symbol":"BNBMEME","deployments":[{"chain":"ethereum","address":"0xbbbb000000000000000000000000000000000001","decimals":9}]},
+			{"identifier":{"pricingID":"binance-usd"},"name":"Binance USD","symbol":"BUSD",
 			 "deployments":[{"chain":"ethereum","address":"0x4fabb145d64652a948d72533023f6e7a623c7c53","decimals":18}]}],
 		"tags":[{"value":"binance-deposit","formatted":"Binance deposit"}],` + empty + `}`
 	code, body := api.do(t, "GET", "/intelligence/search?query=Binance", "", &id)
@@ -152,7 +152,7 @@ func testSearch(t *testing.T, perCategory bool) {
 	assertJSON(t, "ticker", body, `{"serviceEntities":[],"serviceAddresses":[],"userEntities":[],"userAddresses":[],"types":[],"twitter":[],
 		"tokens":[{"identifier":{"pricingID":"binancecoin"},"name":"BNB","symbol":"BNB","price":600,"price24hAgo":590,"deployments":[]},
 			{"identifier":{"pricingID":null,"chain":"ethereum","address":"0xbbbb000000000000000000000000000000000001"},"name":"Binance Meme",
-			 "symbol":"BNBMEME","price":0,"price24hAgo":0,"deployments":[{"chain":"ethereum","address":"0xbbbb000000000000000000000000000000000001","decimals":9}]}],
+			 "symbol":"BNBMEME","deployments":[{"chain":"ethereum","address":"0xbbbb000000000000000000000000000000000001","decimals":9}]}],
 		"tags":[],`+empty+`}`)
 	_, body = api.do(t, "GET", "/intelligence/search?query=CEX", "", nil)
 	assertJSON(t, "type", body, `{"serviceEntities":[],"serviceAddresses":[],"userEntities":[],"userAddresses":[],"types":["cex"],"twitter":[],

@@ -175,7 +175,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		api := source.NewClient(source.ClientOptions{BaseURL: cfg.PriceAPIURL, APIKey: cfg.PriceAPIKey, KeyHeader: cfg.PriceAPIKeyHeader,
 			RequestsPerMinute: cfg.PriceRequestsPerMinute, Logger: s.Log, HTTP: httpxClient(), Throttled: mx.throttledOnce})
 		p := source.NewPoller(api, st, source.PollerOptions{Interval: cfg.PricePollInterval, History: cfg.PriceHistory,
-			MaxIDs: cfg.PriceMaxIDs, Chains: cfg.Chains, Stablecoins: cfg.Stablecoins, Logger: s.Log,
+			MaxIDs: cfg.PriceMaxIDs, Chains: cfg.Chains, Stablecoins: cfg.Stablecoins, WrappedCategories: cfg.WrappedCategories, Logger: s.Log,
 			Polled: mx.polled, Quoted: mx.quoted})
 		s.Add(lifecycle.Part{Name: "price poller", Run: p.Run})
 	}

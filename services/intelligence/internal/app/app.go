@@ -642,9 +642,19 @@ func (s *Service) TokenByAddress(ctx context.Context, t Target) (TokenInfo, erro
 		if err != nil {
 			return TokenInfo{}, err
 		}
-		info.Price, info.Price24hAgo = q[tok.PricingID].Price, q[tok.PricingID].Price24hAgo
+		info.Price, info.Price24hAgo = quoted(q, tok.PricingID)
 	}
 	return info, nil
+}
+
+// quoted is id's price and price 24 h ago from quotes, both nil (left out of the answer) when
+// id has no price: an unpriced token is not worth $0.
+func quoted(quotes map[string]store.Quote, id string) (price, ago *float64) {
+	q, ok := quotes[id]
+	if !ok {
+		return nil, nil
+	}
+	return &q.Price, &q.Price24hAgo
 }
 
 func (s *Service) tokenInfo(ctx context.Context, mt store.MarketToken, id TokenIdentifier) (TokenInfo, error) {
@@ -652,8 +662,8 @@ func (s *Service) tokenInfo(ctx context.Context, mt store.MarketToken, id TokenI
 	if err != nil {
 		return TokenInfo{}, err
 	}
-	info := TokenInfo{Identifier: id, Name: mt.Name, Symbol: mt.Symbol, Price: q[mt.PricingID].Price,
-		Price24hAgo: q[mt.PricingID].Price24hAgo, Deployments: []TokenDeployment{}}
+	info := TokenInfo{Identifier: id, Name: mt.Name, Symbol: mt.Symbol, Deployments: []TokenDeployment{}}
+	info.Price, info.Price24hAgo = quoted(q, mt.PricingID)
 	for _, d := range mt.Deployments {
 		info.Deployments = append(info.Deployments, TokenDeployment{Chain: d.Chain, Address: d.Address, Decimals: d.Decimals})
 	}

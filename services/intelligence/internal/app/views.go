@@ -126,8 +126,8 @@ type TokenInfo struct {
 	Identifier  TokenIdentifier   `json:"identifier"`
 	Name        string            `json:"name"`
 	Symbol      string            `json:"symbol"`
-	Price       float64           `json:"price"`
-	Price24hAgo float64           `json:"price24hAgo"`
+	Price       *float64          `json:"price,omitempty"`
+	Price24hAgo *float64          `json:"price24hAgo,omitempty"`
 	Deployments []TokenDeployment `json:"deployments"`
 }
 

@@ -270,7 +270,9 @@ func (s *Service) Trending(ctx context.Context) ([]TrendingToken, error) {
 	return s.trending(ctx, ids)
 }
 
-// TrendingToken returns one token's trending figures.
+// TrendingToken returns one token's trending figures. A registry entry without a price is not
+// trending (the list leaves it out too) and has no figures to show: every required field of a
+// TrendingToken is a price or derived from one, so it is not found rather than shown at $0.
 func (s *Service) TrendingToken(ctx context.Context, id string) (TrendingToken, error) {
 	ts, err := s.trending(ctx, []string{id})
 	if err != nil {
@@ -278,6 +280,9 @@ func (s *Service) TrendingToken(ctx context.Context, id string) (TrendingToken, 
 	}
 	if len(ts) == 0 {
 		return TrendingToken{}, fmt.Errorf("token %s: %w", id, ErrNotFound)
+	}
+	if ts[0].Price == nil {
+		return TrendingToken{}, fmt.Errorf("token %s has no price, so it is not trending (%w)", id, ErrNotFound)
 	}
 	return ts[0], nil
 }
@@ -320,7 +325,9 @@ func (s *Service) trending(ctx context.Context, ids []string) ([]TrendingToken, 
 			continue
 		}
 		tt := trendingOf(t, ext)
-		tt.Price24hAgo = ago[id] // 0 without a price then
+		if p, ok := ago[id]; ok {
+			tt.Price24hAgo = &p
+		}
 		out = append(out, tt)
 	}
 	return out, nil
@@ -337,20 +344,25 @@ func present[T any](ids []string, byID map[string]T) []string {
 	return out
 }
 
+// trendingOf composes a token's figures; what is unknown stays nil (null), never 0. The
+// all-time high and low come from the registry, else from the stored history's extremes, and
+// are widened to the current price: the price now is a price the token had, so no high below it
+// (a registry figure older than the latest quote) or low above it is shown.
 func trendingOf(t Token, ext map[string]Extremes) TrendingToken {
-	tt := TrendingToken{Name: t.Name, Symbol: t.Symbol, PricingID: t.PricingID, Price: deref(t.Price),
-		Volume24h: deref(t.Volume24h), AllTimeHigh: deref(t.AllTimeHigh), AllTimeLow: deref(t.AllTimeLow),
+	tt := TrendingToken{Name: t.Name, Symbol: t.Symbol, PricingID: t.PricingID, Price: t.Price,
+		Volume24h: t.Volume24h, AllTimeHigh: t.AllTimeHigh, AllTimeLow: t.AllTimeLow,
 		CirculatingSupply: t.CirculatingSupply, TotalSupply: t.TotalSupply}
 	if e, ok := ext[t.PricingID]; ok {
-		if t.Price != nil {
-			e.High, e.Low = max(e.High, *t.Price), min(e.Low, *t.Price)
+		if tt.AllTimeHigh == nil {
+			tt.AllTimeHigh = &e.High
 		}
-		if t.AllTimeHigh == nil {
-			tt.AllTimeHigh = e.High
+		if tt.AllTimeLow == nil {
+			tt.AllTimeLow = &e.Low
 		}
-		if t.AllTimeLow == nil {
-			tt.AllTimeLow = e.Low
-		}
+	}
+	if t.Price != nil {
+		p := *t.Price
+		tt.AllTimeHigh, tt.AllTimeLow = widen(tt.AllTimeHigh, p, true), widen(tt.AllTimeLow, p, false)
 	}
 	if tt.CirculatingSupply == nil && t.MarketCap != nil && t.Price != nil && *t.Price > 0 {
 		c := *t.MarketCap / *t.Price
@@ -359,13 +371,27 @@ func trendingOf(t Token, ext map[string]Extremes) TrendingToken {
 	return tt
 }
 
+// widen is max(*x, p) (high) or min(*x, p), or p when x is unknown, as a new pointer (x may be
+// the registry's).
+func widen(x *float64, p float64, high bool) *float64 {
+	v := p
+	switch {
+	case x != nil && high:
+		v = max(*x, p)
+	case x != nil:
+		v = min(*x, p)
+	}
+	return &v
+}
+
 // priceAt is the price in force at t: the newest point of any granularity at or before t (an
 // older hourly point does not win over a newer daily one).
 func (s *Service) priceAt(ctx context.Context, id string, t time.Time) (float64, bool, error) {
 	return s.st.PriceInForce(ctx, id, t)
 }
 
-// AltcoinIndex counts how many of the AltcoinCount largest non-stablecoin altcoins gained more
+// AltcoinIndex counts how many of the AltcoinCount largest altcoins (neither stablecoins nor
+// wrapped or bridged copies of another coin, TokenUpdate.Wrapped) gained more
 // (or lost less) than Bitcoin over the last AltcoinPeriod. An altcoin without a price that old
 // does not count as beating it.
 func (s *Service) AltcoinIndex(ctx context.Context) (int, error) {

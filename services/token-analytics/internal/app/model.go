@@ -59,6 +59,7 @@ type TokenUpdate struct {
 	Symbol            string
 	TVTicker          string
 	Stablecoin        *bool
+	Wrapped           *bool // a wrapped or bridged copy of another coin (left out of the altcoin index)
 	CirculatingSupply *float64
 	TotalSupply       *float64
 	MarketCap         *float64

@@ -53,7 +53,7 @@ type NetworkStatus struct {
 	TPS                   float64           `json:"tps"`
 	Transfers             int64             `json:"transfers"`
 	GasFee                *float64          `json:"gasFee"`
-	SatFee                *int64            `json:"satFee"`
+	SatFee                *int64            `json:"satFee"` // null: no event carries a transaction's vsize, so no sat/vB
 	AsOf                  NetworkStatusAsOf `json:"asOf"`
 }
 

@@ -14,15 +14,16 @@ type (
 	AddressInfo  = render.AddressInfo
 )
 
-// Interval is one window of a /token/top row.
+// Interval is one window of a /token/top row. Price is set on every current window (unpriced
+// tokens are left out) and null on a previous window when no price was in force at its end.
 type Interval struct {
-	Price            float64 `json:"price"`
-	Volume           float64 `json:"volume"`
-	InflowCexVolume  float64 `json:"inflowCexVolume"`
-	OutflowCexVolume float64 `json:"outflowCexVolume"`
-	InflowDexVolume  float64 `json:"inflowDexVolume"`
-	OutflowDexVolume float64 `json:"outflowDexVolume"`
-	Netflow          float64 `json:"netflow"`
+	Price            *float64 `json:"price"`
+	Volume           float64  `json:"volume"`
+	InflowCexVolume  float64  `json:"inflowCexVolume"`
+	OutflowCexVolume float64  `json:"outflowCexVolume"`
+	InflowDexVolume  float64  `json:"inflowDexVolume"`
+	OutflowDexVolume float64  `json:"outflowDexVolume"`
+	Netflow          float64  `json:"netflow"`
 }
 
 // TopTokenRef identifies a /token/top row's token.
@@ -63,16 +64,19 @@ type VolumePoint struct {
 	OutValue float64   `json:"outValue"`
 }
 
-// TrendingToken is a /token/trending row.
+// TrendingToken is a /token/trending row. Price, AllTimeHigh and AllTimeLow are set on every row
+// served (unpriced tokens are not trending); Price24hAgo and Volume24h are null when the service
+// has no price 24 h ago or no 24 h volume: the public shape requires them, and null says
+// "unknown" where 0 would be a wrong figure.
 type TrendingToken struct {
 	Name              string   `json:"name"`
 	Symbol            string   `json:"symbol"`
 	PricingID         string   `json:"pricingID"`
-	Price             float64  `json:"price"`
-	Price24hAgo       float64  `json:"price24hAgo"`
-	Volume24h         float64  `json:"volume24h"`
-	AllTimeHigh       float64  `json:"allTimeHigh"`
-	AllTimeLow        float64  `json:"allTimeLow"`
+	Price             *float64 `json:"price"`
+	Price24hAgo       *float64 `json:"price24hAgo"`
+	Volume24h         *float64 `json:"volume24h"`
+	AllTimeHigh       *float64 `json:"allTimeHigh"`
+	AllTimeLow        *float64 `json:"allTimeLow"`
 	CirculatingSupply *float64 `json:"circulatingSupply,omitempty"`
 	TotalSupply       *float64 `json:"totalSupply,omitempty"`
 }

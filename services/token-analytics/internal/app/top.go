@@ -188,7 +188,11 @@ type orderKey struct {
 	percent, desc bool
 }
 
+// newTopView leaves out the tokens without a price now: a /token/top row's current price is
+// required and a $0 stand-in would be a wrong figure (as /token/trending, which lists only
+// priced tokens).
 func newTopView(rows []TokenWindows, n int) *topView {
+	rows = slices.DeleteFunc(rows, func(w TokenWindows) bool { return w.Price == nil })
 	return &topView{rows: rows, n: n, orders: map[orderKey][]int32{}}
 }
 
@@ -347,7 +351,7 @@ func (v *topView) ids() map[string]int32 {
 func (v *topView) token(i int) TopToken {
 	w := &v.rows[i]
 	return TopToken{Token: TopTokenRef{ID: w.PricingID, Symbol: w.Symbol, MarketCap: w.MarketCap},
-		Current: interval(w.Current, deref(w.Price)), Previous: interval(scale(w.Previous, 1/float64(v.n)), deref(w.PrevPrice))}
+		Current: interval(w.Current, w.Price), Previous: interval(scale(w.Previous, 1/float64(v.n)), w.PrevPrice)}
 }
 
 // RefreshTop recomputes every token's /token/top figures, per chain, for every timeframe with
@@ -402,7 +406,8 @@ func (s *Service) RefreshTopLoop(ctx context.Context) error {
 	}
 }
 
-func interval(f HourFlows, price float64) Interval {
+// interval is a window's row; price is nil (null) when none was in force at the window's end.
+func interval(f HourFlows, price *float64) Interval {
 	return Interval{Price: price, Volume: f.Volume, InflowCexVolume: f.CexIn, OutflowCexVolume: f.CexOut,
 		InflowDexVolume: f.DexIn, OutflowDexVolume: f.DexOut, Netflow: f.CexIn + f.DexIn - f.CexOut - f.DexOut}
 }

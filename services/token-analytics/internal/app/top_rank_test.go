@@ -20,6 +20,9 @@ func referenceTop(rows []TokenWindows, q TopQuery, n int) TopResult {
 	}
 	var rs []ranked
 	for _, w := range rows {
+		if w.Price == nil { // unpriced: never a row
+			continue
+		}
 		if len(q.TokenIDs) > 0 && !slices.Contains(q.TokenIDs, w.PricingID) {
 			continue
 		}
@@ -31,7 +34,7 @@ func referenceTop(rows []TokenWindows, q TopQuery, n int) TopResult {
 			key = change(key, Metric(q.OrderBy, scale(w.Previous, 1/float64(n)), deref(w.PrevPrice)))
 		}
 		rs = append(rs, ranked{TopToken{Token: TopTokenRef{ID: w.PricingID, Symbol: w.Symbol, MarketCap: w.MarketCap},
-			Current: interval(w.Current, deref(w.Price)), Previous: interval(scale(w.Previous, 1/float64(n)), deref(w.PrevPrice))}, key})
+			Current: interval(w.Current, w.Price), Previous: interval(scale(w.Previous, 1/float64(n)), w.PrevPrice)}, key})
 	}
 	slices.SortFunc(rs, func(a, b ranked) int {
 		an, bn := math.IsNaN(a.key), math.IsNaN(b.key)

@@ -23,8 +23,10 @@ func (w *windowsStore) TopWindows(context.Context, []string, []string, time.Time
 	return nil, nil
 }
 
+// parts is a priced token's figures (an unpriced one is never a row).
 func parts(id string, cs ...ChainFlows) TokenParts {
-	t := TokenParts{TokenWindows: TokenWindows{PricingID: id}, Parts: cs}
+	price := 1.0
+	t := TokenParts{TokenWindows: TokenWindows{PricingID: id, Price: &price}, Parts: cs}
 	for _, c := range cs {
 		t.Current, t.Previous = t.Current.Add(c.Current), t.Previous.Add(c.Previous)
 	}
@@ -33,9 +35,14 @@ func parts(id string, cs ...ChainFlows) TokenParts {
 
 func TestTopSnapshot(t *testing.T) {
 	now := time.Date(2026, 1, 10, 12, 30, 0, 0, time.UTC)
+	// u has the most volume but no price: no view of the snapshot ranks it (every Total below
+	// counts a and b alone).
+	unpriced := parts("u", ChainFlows{Chain: "base", Current: HourFlows{Volume: 9}}, ChainFlows{Chain: "ethereum", Current: HourFlows{Volume: 9}})
+	unpriced.Price = nil
 	st := &windowsStore{parts: []TokenParts{
 		parts("a", ChainFlows{Chain: "base", Current: HourFlows{Volume: 4}}, ChainFlows{Chain: "ethereum", Current: HourFlows{Volume: 1}}),
 		parts("b", ChainFlows{Chain: "ethereum", Current: HourFlows{Volume: 2}}),
+		unpriced,
 	}}
 	s := New(st, Options{Now: func() time.Time { return now }, TopRefresh: 30 * time.Second})
 	if err := s.RefreshTop(context.Background()); err != nil {
@@ -56,7 +63,7 @@ func TestTopSnapshot(t *testing.T) {
 	if err != nil || st.calls != 9 || st.windowCalls != 0 || res.Total != 2 || res.Tokens[0].Token.ID != "b" || res.Tokens[1].Current.Volume != 1 {
 		t.Fatalf("chains: %+v %v (%d calls)", res, err, st.calls)
 	}
-	q.Chains, q.TokenIDs = []string{"base"}, []string{"b", "a"}
+	q.Chains, q.TokenIDs = []string{"base"}, []string{"b", "a", "u"}
 	res, err = s.Top(context.Background(), q)
 	if err != nil || st.calls != 9 || res.Total != 1 || res.Tokens[0].Current.Volume != 4 {
 		t.Fatalf("chains and ids: %+v %v (%d calls)", res, err, st.calls)

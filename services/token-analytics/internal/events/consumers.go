@@ -78,7 +78,10 @@ func (h Handlers) Transfers(ctx context.Context, batch []eventbus.Message[*event
 }
 
 // Transactions keep, per block, its transaction count and lowest gas price for
-// /networks/status: a transaction with index i says its block has at least i+1.
+// /networks/status: a transaction with index i says its block has at least i+1. Only an EVM
+// transaction's gas price is one (wei per gas, shown in gwei): on other chains the field is not
+// wei per unit of gas (the simulator puts a per-vbyte rate on bitcoin and dogecoin, 0 on solana,
+// tron and ton), so it is not read there and their gasFee stays null.
 func (h Handlers) Transactions(ctx context.Context, batch []eventbus.Message[*eventsv1.Transaction]) error {
 	bs := make([]app.BlockStat, 0, len(batch))
 	for _, m := range batch {
@@ -86,7 +89,8 @@ func (h Handlers) Transactions(ctx context.Context, batch []eventbus.Message[*ev
 		if m.Tombstone || t.BlockHash == "" {
 			continue
 		}
-		if _, ok := h.chainType(t.Chain); !ok {
+		ct, ok := h.chainType(t.Chain)
+		if !ok {
 			continue
 		}
 		b := app.BlockStat{Chain: t.Chain, Hash: t.BlockHash, Number: t.BlockNumber, Time: time.UnixMilli(t.BlockTimeMs).UTC(),
@@ -95,7 +99,7 @@ func (h Handlers) Transactions(ctx context.Context, batch []eventbus.Message[*ev
 		if price == "" {
 			price = t.GasPrice
 		}
-		if v, ok := new(big.Float).SetString(price); ok && price != "" {
+		if v, ok := new(big.Float).SetString(price); ok && price != "" && ct == string(chains.TypeEVM) {
 			f, _ := v.Float64()
 			b.MinGasPrice = &f
 		}

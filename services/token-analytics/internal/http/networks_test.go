@@ -178,3 +178,31 @@ func TestNetworkStatusEmptyBlockIsTip(t *testing.T) {
 			"volume":0,"marketCap":0,"tip":101,"tps":0.0167,"transfers":0,"gasFee":15,"satFee":null,
 			"asOf":{"fee":"`+ts(tip.Add(-2*time.Minute))+`","price":null,"tip":"`+ts(tip.Add(-time.Minute))+`","transfers":"`+ts(tip.Add(-time.Minute))+`"}}}`)
 }
+
+// GET /networks/status of a UTXO chain (bitcoin) and another non-EVM chain (solana) as the
+// simulator publishes them: bitcoin transactions carry a per-vbyte rate in gas_price and a fee
+// in satoshis, solana transactions a gas price of 0, none a size. Neither is a gas price in
+// gwei, so gasFee is null (not 0) and asOf.fee null; satFee is null because no event carries
+// a transaction's virtual size, without which a fee is not a rate in sat/vB.
+func TestNetworkStatusNonEVMFees(t *testing.T) {
+	e := newEnv(t, app.Native{})
+	tip := now.Add(-5 * time.Minute)
+	send := func(chain, block string, number uint64, at time.Time, rate, fee string) {
+		batch := []eventbus.Message[*eventsv1.Transaction]{{Msg: &eventsv1.Transaction{Chain: chain, Hash: block + "_0",
+			BlockHash: block, BlockNumber: number, BlockTimeMs: at.UnixMilli(), GasPrice: rate, EffectiveGasPrice: rate, Fee: fee}}}
+		if err := e.ev.Transactions(context.Background(), batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send("bitcoin", "00b1", 875000, tip.Add(-10*time.Minute), "12", "2400")
+	send("bitcoin", "00b2", 875001, tip, "30", "6000")
+	send("solana", "5o1", 310000000, tip, "0", "5000")
+	ts := func(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+	e.expect("/networks/status", 200, `{
+		"bitcoin":{"chain":"bitcoin","active":true,"price":0,"priceChange24h":0,"priceChange24hPercent":0,
+			"volume":0,"marketCap":0,"tip":875001,"tps":0.0017,"transfers":0,"gasFee":null,"satFee":null,
+			"asOf":{"fee":null,"price":null,"tip":"`+ts(tip)+`","transfers":"`+ts(tip)+`"}},
+		"solana":{"chain":"solana","active":true,"price":0,"priceChange24h":0,"priceChange24hPercent":0,
+			"volume":0,"marketCap":0,"tip":310000000,"tps":0,"transfers":0,"gasFee":null,"satFee":null,
+			"asOf":{"fee":null,"price":null,"tip":"`+ts(tip)+`","transfers":"`+ts(tip)+`"}}}`)
+}

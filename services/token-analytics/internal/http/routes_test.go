@@ -85,42 +85,74 @@ func TestVolumeBuckets(t *testing.T) {
 
 func TestTrending(t *testing.T) {
 	e := knownWorld(t)
-	e.tokens(app.TokenUpdate{PricingID: "beta", AllTimeHigh: ptr(30), AllTimeLow: ptr(0.1), CirculatingSupply: ptr(1e8), TotalSupply: ptr(2e8)})
+	e.tokens(app.TokenUpdate{PricingID: "beta", AllTimeHigh: ptr(30), AllTimeLow: ptr(0.1), CirculatingSupply: ptr(1e8), TotalSupply: ptr(2e8)},
+		// Registry extremes older than the latest quote (12): the high shown is the price.
+		app.TokenUpdate{PricingID: "gamma", AllTimeHigh: ptr(0.4), AllTimeLow: ptr(0.45)})
 	e.prices(app.PricePoint{PricingID: "beta", Granularity: app.Hourly, Time: now.Add(-25 * time.Hour).Truncate(time.Hour), Price: 8},
 		app.PricePoint{PricingID: "beta", Granularity: app.Tick, Time: now, Price: 10, Volume: ptr(5e6)},
 		app.PricePoint{PricingID: "alpha", Granularity: app.Tick, Time: now, Price: 2, Volume: ptr(1e6)})
 	e.expect("/token/trending/beta", 200, `{"name":"Beta","symbol":"BET","pricingID":"beta","price":10,"price24hAgo":8,"volume24h":5e6,
 		"allTimeHigh":30,"allTimeLow":0.1,"circulatingSupply":1e8,"totalSupply":2e8}`)
+	// No price 24 h ago, no volume, no stored history: unknown figures are null, never 0; the
+	// extremes are at least the price now.
+	e.expect("/token/trending/gamma", 200, `{"name":"Gamma","symbol":"GAM","pricingID":"gamma","price":0.5,"price24hAgo":null,"volume24h":null,
+		"allTimeHigh":0.5,"allTimeLow":0.45,"circulatingSupply":4e8}`)
 	e.expect("/token/trending", 200, `[
 		{"name":"Beta","symbol":"BET","pricingID":"beta","price":10,"price24hAgo":8,"volume24h":5e6,"allTimeHigh":30,"allTimeLow":0.1,"circulatingSupply":1e8,"totalSupply":2e8},
-		{"name":"Alpha","symbol":"ALP","pricingID":"alpha","price":2,"price24hAgo":0,"volume24h":1e6,"allTimeHigh":0,"allTimeLow":0,"circulatingSupply":2.5e9},
-		{"name":"Gamma","symbol":"GAM","pricingID":"gamma","price":0.5,"price24hAgo":0,"volume24h":0,"allTimeHigh":0,"allTimeLow":0,"circulatingSupply":4e8}]`)
+		{"name":"Alpha","symbol":"ALP","pricingID":"alpha","price":2,"price24hAgo":null,"volume24h":1e6,"allTimeHigh":2,"allTimeLow":2,"circulatingSupply":2.5e9},
+		{"name":"Gamma","symbol":"GAM","pricingID":"gamma","price":0.5,"price24hAgo":null,"volume24h":null,"allTimeHigh":0.5,"allTimeLow":0.45,"circulatingSupply":4e8}]`)
 	if code, body := e.get("/token/trending/nope"); code != 404 || errorOf(body) != "token nope: not found" {
 		t.Errorf("%d %s", code, body)
 	}
 }
 
+// TestUnpricedToken: a registry token without any price (its market data not fetched yet) is
+// never shown at $0: not trending (404, as the list leaves it out), no /token/top row, and no
+// price in the market data /intelligence/token shows.
+func TestUnpricedToken(t *testing.T) {
+	e := knownWorld(t)
+	delta := "0x00000000000000000000000000000000000000d1"
+	e.tokens(app.TokenUpdate{PricingID: "delta", Name: "Delta", Symbol: "DEL", AllTimeHigh: ptr(7), AllTimeLow: ptr(1),
+		Deployments: []app.Deployment{{Chain: "ethereum", Address: delta, Decimals: 6}}})
+	e.send(transfer{id: "0xde_1", from: user1, to: user2, token: delta, units: 5, at: now.Add(-time.Hour)})
+	e.expect("/token/trending/delta", 404, `{"error":"token delta has no price, so it is not trending (not found)"}`)
+	e.expect("/token/top?timeframe=24h&tokenIds=delta&numReferencePeriods=1", 200, `{"tokens":[],"total":0}`)
+	e.expect("/token/top?timeframe=24h&tokenIds=delta,gamma&numReferencePeriods=1", 200, `{"tokens":[
+		{"token":{"id":"gamma","symbol":"GAM","marketCap":2e8},
+		 "current":{"price":0.5,"volume":123,"inflowCexVolume":60,"outflowCexVolume":60,"inflowDexVolume":1,"outflowDexVolume":2,"netflow":-1},
+		 "previous":{"price":null,"volume":0,"inflowCexVolume":0,"outflowCexVolume":0,"inflowDexVolume":0,"outflowDexVolume":0,"netflow":0}}],"total":1}`)
+	e.expect("/internal/tokens/delta", 200, `{"identifier":{"pricingID":"delta"},"name":"Delta","symbol":"DEL",
+		"deployments":[{"chain":"ethereum","address":"`+delta+`","decimals":6}]}`)
+	e.expect("/internal/tokens/ethereum/"+delta, 200, `{"identifier":{"pricingID":"delta","chain":"ethereum","address":"`+delta+`"},
+		"name":"Delta","symbol":"DEL","deployments":[{"chain":"ethereum","address":"`+delta+`","decimals":6}]}`)
+}
+
 // TestAltcoinIndex uses a hand-computed table: Bitcoin went from 40,000 to 50,000 (+25%).
+// Wrapped copies (flagged from the price API's wrapped-tokens category) are not altcoins: WETH
+// would beat Bitcoin with ETH's +50% but counts once, as ethereum.
 func TestAltcoinIndex(t *testing.T) {
 	e := newEnv(t, app.Native{})
 	then := now.Add(-app.AltcoinPeriod - time.Hour).Truncate(24 * time.Hour)
-	// id, market cap, price 90 days ago, price now, stablecoin: beats Bitcoin?
+	// id, market cap, price 90 days ago, price now, stablecoin, wrapped: beats Bitcoin?
 	table := []struct {
-		id         string
-		mc, ago, p float64
-		stable     bool
+		id              string
+		mc, ago, p      float64
+		stable, wrapped bool
 	}{
-		{"bitcoin", 1e12, 40000, 50000, false}, // the reference
-		{"ethereum", 4e11, 2000, 3000, false},  // +50%: beats
-		{"tether", 1e11, 1, 1.3, true},         // stablecoin: not counted even with +30%
-		{"solana", 9e10, 100, 120, false},      // +20%: does not beat
-		{"ripple", 8e10, 0.5, 0.63, false},     // +26%: beats
-		{"newcoin", 7e10, 0, 10, false},        // no price 90 days ago: does not beat
-		{"doge", 6e10, 0.2, 0.1, false},        // -50%
+		{"bitcoin", 1e12, 40000, 50000, false, false},          // the reference
+		{"ethereum", 4e11, 2000, 3000, false, false},           // +50%: beats
+		{"weth", 3e11, 2000, 3000, false, true},                // ETH's copy, +50%: not counted again
+		{"tether", 1e11, 1, 1.3, true, false},                  // stablecoin: not counted even with +30%
+		{"wrapped-bitcoin", 9.5e10, 40000, 50100, false, true}, // +25.25%: a copy of Bitcoin, not counted
+		{"solana", 9e10, 100, 120, false, false},               // +20%: does not beat
+		{"wrapped-solana", 8.5e10, 100, 130, false, true},      // +30%: a copy, not counted
+		{"ripple", 8e10, 0.5, 0.63, false, false},              // +26%: beats
+		{"newcoin", 7e10, 0, 10, false, false},                 // no price 90 days ago: does not beat
+		{"doge", 6e10, 0.2, 0.1, false, false},                 // -50%
 	}
 	for _, r := range table {
-		stable := r.stable
-		e.tokens(app.TokenUpdate{PricingID: r.id, Symbol: strings.ToUpper(r.id[:3]), MarketCap: ptr(r.mc), Stablecoin: &stable,
+		stable, wrapped := r.stable, r.wrapped
+		e.tokens(app.TokenUpdate{PricingID: r.id, Symbol: strings.ToUpper(r.id[:3]), MarketCap: ptr(r.mc), Stablecoin: &stable, Wrapped: &wrapped,
 			Deployments: []app.Deployment{{Chain: "ethereum", Address: "0x" + r.id, Decimals: 18}}})
 		if r.ago > 0 {
 			e.prices(app.PricePoint{PricingID: r.id, Granularity: app.Daily, Time: then, Price: r.ago})

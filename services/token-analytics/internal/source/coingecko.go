@@ -164,6 +164,22 @@ func (c *Client) Markets(ctx context.Context, ids []string) ([]Market, error) {
 	return out, nil
 }
 
+// CategoryIDs returns the pricing ids of a CoinGecko category (such as "wrapped-tokens"): the
+// /coins/markets page of its MaxMarketIDs largest coins by market cap.
+func (c *Client) CategoryIDs(ctx context.Context, category string) ([]string, error) {
+	q := url.Values{"vs_currency": {"usd"}, "category": {category}, "order": {"market_cap_desc"},
+		"per_page": {strconv.Itoa(MaxMarketIDs)}, "page": {"1"}}
+	var out []Market
+	if err := c.get(ctx, "/coins/markets", q, &out); err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(out))
+	for i, m := range out {
+		ids[i] = m.ID
+	}
+	return ids, nil
+}
+
 // Chart is a /coins/{id}/market_chart/range answer: [ms, value] pairs.
 type Chart struct {
 	Prices       [][2]float64 `json:"prices"`

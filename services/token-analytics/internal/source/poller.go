@@ -25,8 +25,11 @@ type PollerOptions struct {
 	MaxIDs      int           // pricing ids polled; default 250
 	Chains      []string      // poll tokens deployed on these; empty: all
 	Stablecoins []string
-	Now         func() time.Time
-	Logger      *slog.Logger
+	// WrappedCategories are the API's categories of wrapped and bridged copies of other coins
+	// (CoinGecko: "wrapped-tokens"); a polled id in one is flagged Wrapped, the others are not.
+	WrappedCategories []string
+	Now               func() time.Time
+	Logger            *slog.Logger
 	// Polled, if set, is told how each cycle ended (nil: every polled id is current); a cycle
 	// its context ended is not told.
 	Polled func(ctx context.Context, err error)
@@ -91,8 +94,12 @@ func (p *Poller) Cycle(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	wrapped, err := p.wrapped(ctx)
+	if err != nil {
+		return err
+	}
 	for start := 0; start < len(ids); start += MaxMarketIDs {
-		if err := p.quotes(ctx, ids[start:min(start+MaxMarketIDs, len(ids))]); err != nil {
+		if err := p.quotes(ctx, ids[start:min(start+MaxMarketIDs, len(ids))], wrapped); err != nil {
 			return err
 		}
 	}
@@ -110,7 +117,30 @@ func (p *Poller) Cycle(ctx context.Context) error {
 	return nil
 }
 
-func (p *Poller) quotes(ctx context.Context, ids []string) error {
+// wrapped is the set of pricing ids in the wrapped categories (nil without categories, or when
+// the API refuses one, as an API without categories does: the flags then stay as stored).
+func (p *Poller) wrapped(ctx context.Context) (map[string]bool, error) {
+	if len(p.o.WrappedCategories) == 0 {
+		return nil, nil
+	}
+	in := map[string]bool{}
+	for _, c := range p.o.WrappedCategories {
+		ids, err := p.api.CategoryIDs(ctx, c)
+		if errors.Is(err, errPermanent) {
+			p.o.Logger.WarnContext(ctx, "price API refused a wrapped-token category; wrapped flags left as stored", "category", c, "error", err)
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range ids {
+			in[id] = true
+		}
+	}
+	return in, nil
+}
+
+func (p *Poller) quotes(ctx context.Context, ids []string, wrapped map[string]bool) error {
 	ms, err := p.api.Markets(ctx, ids)
 	if err != nil {
 		return err
@@ -121,8 +151,13 @@ func (p *Poller) quotes(ctx context.Context, ids []string) error {
 		if !slices.Contains(ids, m.ID) {
 			continue
 		}
-		us = append(us, app.TokenUpdate{PricingID: m.ID, Name: m.Name, CirculatingSupply: m.CirculatingSupply,
-			TotalSupply: m.TotalSupply, MarketCap: m.MarketCap, AllTimeHigh: m.ATH, AllTimeLow: m.ATL, Volume24h: m.TotalVolume})
+		u := app.TokenUpdate{PricingID: m.ID, Name: m.Name, CirculatingSupply: m.CirculatingSupply,
+			TotalSupply: m.TotalSupply, MarketCap: m.MarketCap, AllTimeHigh: m.ATH, AllTimeLow: m.ATL, Volume24h: m.TotalVolume}
+		if wrapped != nil {
+			w := wrapped[m.ID]
+			u.Wrapped = &w
+		}
+		us = append(us, u)
 		if m.CurrentPrice != nil && *m.CurrentPrice > 0 {
 			at, err := time.Parse(time.RFC3339, m.LastUpdated)
 			if err != nil {

@@ -161,8 +161,10 @@ type fakeAPI struct {
 	r        *rand.Rand
 	failRate float64
 	price    func(id string, ms int64) float64
-	requests int
-	failures int
+	// categories are the ids /coins/markets?category= answers, by category.
+	categories map[string][]string
+	requests   int
+	failures   int
 	// throttled counts the 429 answers.
 	throttled int
 }
@@ -191,8 +193,12 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	switch {
 	case r.URL.Path == "/api/v3/coins/markets":
-		var out []map[string]any
-		for _, id := range strings.Split(q.Get("ids"), ",") {
+		out := []map[string]any{}
+		ids := strings.Split(q.Get("ids"), ",")
+		if c := q.Get("category"); c != "" {
+			ids = f.categories[c]
+		}
+		for _, id := range ids {
 			out = append(out, map[string]any{"id": id, "symbol": id[:3], "name": strings.ToUpper(id), "current_price": 2.5,
 				"market_cap": 1e9, "total_volume": 1e7, "ath": 9, "atl": 0.1, "last_updated": "2030-01-01T00:00:00Z"})
 		}
@@ -231,7 +237,8 @@ func TestPollerAgainstFlakyAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 	api := &fakeAPI{r: rand.New(rand.NewPCG(1, 2)), failRate: 0.35,
-		price: func(id string, ms int64) float64 { return float64(len(id)) + float64(ms%1e7)/1e7 }}
+		price:      func(id string, ms int64) float64 { return float64(len(id)) + float64(ms%1e7)/1e7 },
+		categories: map[string][]string{"wrapped-tokens": {"coin-b", "not-polled"}}}
 	srv := httptest.NewServer(api)
 	defer srv.Close()
 	clock := time.Date(2026, 1, 10, 12, 30, 0, 0, time.UTC)
@@ -242,7 +249,7 @@ func TestPollerAgainstFlakyAPI(t *testing.T) {
 	client := NewClient(ClientOptions{BaseURL: srv.URL + "/api/v3", RequestsPerMinute: 1e6, MaxAttempts: 3,
 		MinBackoff: time.Millisecond, MaxBackoff: time.Millisecond, Logger: quiet, Throttled: func(context.Context) { throttled++ }})
 	p := NewPoller(client, st, PollerOptions{History: 200 * 24 * time.Hour, Now: func() time.Time { return clock }, Logger: quiet,
-		Quoted: func(t time.Time) { newestQuote = t }})
+		Quoted: func(t time.Time) { newestQuote = t }, WrappedCategories: []string{"wrapped-tokens"}})
 	// Cycles fail part-way (three failures in a row end one); each resumes where the stored
 	// history ends. The clock moves on between cycles, so later cycles ask for new hours too.
 	for i := 0; i < 60; i++ {
@@ -302,6 +309,22 @@ func TestPollerAgainstFlakyAPI(t *testing.T) {
 	ts, err := st.Tokens(ctx, []string{"coin-a"}, nil)
 	if err != nil || len(ts) != 1 || ts[0].Price == nil || *ts[0].Price != 2.5 || *ts[0].MarketCap != 1e9 || *ts[0].AllTimeHigh != 9 {
 		t.Errorf("quote: %+v %v", ts, err)
+	}
+	// The API's wrapped-tokens category flags coin-b alone; a category id not polled adds nothing.
+	var wrapped []string
+	rows, err := pool.Query(ctx, `SELECT pricing_id FROM market.tokens WHERE wrapped ORDER BY pricing_id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		wrapped = append(wrapped, id)
+	}
+	if rows.Err() != nil || strings.Join(wrapped, ",") != "coin-b" {
+		t.Errorf("wrapped tokens %v (%v), want coin-b", wrapped, rows.Err())
 	}
 }
 

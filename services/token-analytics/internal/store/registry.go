@@ -38,7 +38,7 @@ func (s *Store) UpsertTokens(ctx context.Context, us []app.TokenUpdate) error {
 		for _, u := range us {
 			touched[u.PricingID] = true
 			b.Queue(sqlTokenUpsert, u.PricingID, u.Name, u.Symbol, u.TVTicker, u.Stablecoin, u.CirculatingSupply,
-				u.TotalSupply, u.MarketCap, u.AllTimeHigh, u.AllTimeLow, u.Volume24h)
+				u.TotalSupply, u.MarketCap, u.AllTimeHigh, u.AllTimeLow, u.Volume24h, u.Wrapped)
 		}
 		if err := tx.SendBatch(ctx, b).Close(); err != nil {
 			return false, err
