@@ -281,10 +281,20 @@ func (s *Service) TrendingToken(ctx context.Context, id string) (TrendingToken, 
 	if len(ts) == 0 {
 		return TrendingToken{}, fmt.Errorf("token %s: %w", id, ErrNotFound)
 	}
-	if ts[0].Price == nil {
+	t := ts[0]
+	if t.Price == nil {
 		return TrendingToken{}, fmt.Errorf("token %s has no price, so it is not trending (%w)", id, ErrNotFound)
 	}
-	return ts[0], nil
+	// The single token's shape requires these as numbers (the list's allows null): 0 says none
+	// is known, as docs/token-analytics.md states.
+	zero := 0.0
+	if t.Price24hAgo == nil {
+		t.Price24hAgo = &zero
+	}
+	if t.Volume24h == nil {
+		t.Volume24h = &zero
+	}
+	return t, nil
 }
 
 // Extremes are the highest and lowest price of a token's stored history.

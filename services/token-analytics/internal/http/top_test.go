@@ -111,10 +111,10 @@ func TestTopWholeBody(t *testing.T) {
 	e.expect("/token/top?timeframe=24h&orderByAgg=volume&size=2&numReferencePeriods=1", 200, `{"tokens":[
 		{"token":{"id":"beta","symbol":"BET","marketCap":1e9},
 		 "current":{"price":10,"volume":335,"inflowCexVolume":10,"outflowCexVolume":80,"inflowDexVolume":5,"outflowDexVolume":40,"netflow":-105},
-		 "previous":{"price":null,"volume":0,"inflowCexVolume":0,"outflowCexVolume":0,"inflowDexVolume":0,"outflowDexVolume":0,"netflow":0}},
+		 "previous":{"price":0,"volume":0,"inflowCexVolume":0,"outflowCexVolume":0,"inflowDexVolume":0,"outflowDexVolume":0,"netflow":0}},
 		{"token":{"id":"alpha","symbol":"ALP","marketCap":5e9},
 		 "current":{"price":2,"volume":195,"inflowCexVolume":100,"outflowCexVolume":30,"inflowDexVolume":50,"outflowDexVolume":10,"netflow":110},
-		 "previous":{"price":null,"volume":0,"inflowCexVolume":0,"outflowCexVolume":0,"inflowDexVolume":0,"outflowDexVolume":0,"netflow":0}}],
+		 "previous":{"price":0,"volume":0,"inflowCexVolume":0,"outflowCexVolume":0,"inflowDexVolume":0,"outflowDexVolume":0,"netflow":0}}],
 		"total":3}`)
 	// Bounds, token and chain filters, paging.
 	if got := order(t, e, "timeframe=24h&minVolume=150&maxVolume=300"); !slices.Equal(got, []string{"alpha"}) {
@@ -157,7 +157,7 @@ func topRelabel(t *testing.T, closed bool) {
 	e.expect("/token/top?timeframe=24h&tokenIds=alpha&numReferencePeriods=1", 200, `{"tokens":[
 		{"token":{"id":"alpha","symbol":"ALP","marketCap":5e9},
 		 "current":{"price":2,"volume":195,"inflowCexVolume":0,"outflowCexVolume":0,"inflowDexVolume":50,"outflowDexVolume":10,"netflow":40},
-		 "previous":{"price":null,"volume":0,"inflowCexVolume":0,"outflowCexVolume":0,"inflowDexVolume":0,"outflowDexVolume":0,"netflow":0}}],"total":1}`)
+		 "previous":{"price":0,"volume":0,"inflowCexVolume":0,"outflowCexVolume":0,"inflowDexVolume":0,"outflowDexVolume":0,"netflow":0}}],"total":1}`)
 	// An older attribution does not undo the newer one.
 	e.attribute(1, cex, "cex")
 	if got := order(t, e, "timeframe=24h&orderByAgg=inflowCex&tokenIds=alpha"); len(got) != 1 {
@@ -172,7 +172,7 @@ func topRelabel(t *testing.T, closed bool) {
 	e.expect("/token/top?timeframe=24h&tokenIds=alpha&numReferencePeriods=1", 200, `{"tokens":[
 		{"token":{"id":"alpha","symbol":"ALP","marketCap":5e9},
 		 "current":{"price":2,"volume":195,"inflowCexVolume":40,"outflowCexVolume":155,"inflowDexVolume":50,"outflowDexVolume":10,"netflow":-75},
-		 "previous":{"price":null,"volume":0,"inflowCexVolume":0,"outflowCexVolume":0,"inflowDexVolume":0,"outflowDexVolume":0,"netflow":0}}],"total":1}`)
+		 "previous":{"price":0,"volume":0,"inflowCexVolume":0,"outflowCexVolume":0,"inflowDexVolume":0,"outflowDexVolume":0,"netflow":0}}],"total":1}`)
 	// Untagged again (a tombstone).
 	e.attribute(0, user1, "")
 	_, body = e.get("/token/top?timeframe=24h&tokenIds=alpha")
@@ -202,7 +202,7 @@ func TestTopPreviousPeriods(t *testing.T) {
 	}
 	// Two reference periods: the previous figures are the mean of both days.
 	_, body := e.get("/token/top?timeframe=24h&tokenIds=beta&numReferencePeriods=2")
-	if !strings.Contains(body, `"previous":{"price":null,"volume":67,`) {
+	if !strings.Contains(body, `"previous":{"price":0,"volume":67,`) {
 		t.Errorf("two periods: %s", body)
 	}
 	// auto for 24h is a week of days: 134 / 7.
