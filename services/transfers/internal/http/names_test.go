@@ -7,11 +7,11 @@ import (
 
 	"github.com/chainintel/chainintel/libs/chains"
 	"github.com/chainintel/chainintel/libs/httpx"
+	taclient "github.com/chainintel/chainintel/services/token-analytics/client"
 	"github.com/chainintel/chainintel/services/transfers/internal/app"
 	svchttp "github.com/chainintel/chainintel/services/transfers/internal/http"
 	"github.com/chainintel/chainintel/services/transfers/internal/query"
 	tw "github.com/chainintel/chainintel/services/transfers/internal/testworld"
-	taclient "github.com/chainintel/chainintel/services/token-analytics/client"
 	"github.com/gin-gonic/gin"
 )
 
