@@ -318,7 +318,7 @@ func (p platform) addAPIs(us *unitSet) {
 	var tc transfers.Config
 	us.defaults(&tc)
 	tc.Base, tc.Postgres, tc.Kafka, tc.Chains = p.base, p.pg, p.kafka, p.o.Chains
-	tc.UserLabelsURL, tc.IntelligenceURL = p.url("user-labels"), p.url("intelligence")
+	tc.UserLabelsURL, tc.IntelligenceURL, tc.TokenAnalyticsURL = p.url("user-labels"), p.url("intelligence"), p.url("token-analytics")
 	us.add("transfers", tc,
 		func(ctx context.Context) error { return transfers.Migrate(ctx, tc, nil) },
 		func(ctx context.Context, d service.Deps) error { return transfers.Run(ctx, tc, d) })

@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/chainintel/chainintel/libs v0.0.0
 	github.com/chainintel/chainintel/proto v0.0.0
+	github.com/chainintel/chainintel/services/token-analytics v0.0.0
 	github.com/gin-gonic/gin v1.12.0
 	github.com/jackc/pgx/v5 v5.12.0
 )
@@ -21,7 +22,6 @@ require (
 	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/chainintel/chainintel/services/balances v0.0.0 // indirect
-	github.com/chainintel/chainintel/services/token-analytics v0.0.0 // indirect
 	github.com/cloudwego/base64x v0.1.6 // indirect
 	github.com/felixge/httpsnoop v1.1.0 // indirect
 	github.com/gabriel-vasile/mimetype v1.4.13 // indirect

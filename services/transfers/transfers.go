@@ -13,6 +13,7 @@ import (
 	"github.com/chainintel/chainintel/libs/service"
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
 	intelclient "github.com/chainintel/chainintel/services/intelligence/client"
+	taclient "github.com/chainintel/chainintel/services/token-analytics/client"
 	"github.com/chainintel/chainintel/services/transfers/internal/app"
 	"github.com/chainintel/chainintel/services/transfers/internal/config"
 	"github.com/chainintel/chainintel/services/transfers/internal/events"
@@ -107,6 +108,13 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 			return fmt.Errorf("TRANSFERS_INTELLIGENCE_URL: %w", err)
 		}
 		opts = append(opts, app.WithTags(ic))
+	}
+	if cfg.TokenAnalyticsURL != "" {
+		tc, err := taclient.New(cfg.TokenAnalyticsURL, s.Signer, s.Tel.TracerProvider)
+		if err != nil {
+			return fmt.Errorf("TRANSFERS_TOKEN_ANALYTICS_URL: %w", err)
+		}
+		opts = append(opts, app.WithTokens(tc))
 	}
 	e := s.Engine()
 	svchttp.Register(e, app.New(st, labels, cs, opts...), query.Parser{Chains: cs})

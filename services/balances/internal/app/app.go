@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"strings"
 	"time"
 
 	"github.com/chainintel/chainintel/libs/address"
@@ -151,6 +152,15 @@ func (a *App) AddressSubject(addr string, requested []string) (Subject, error) {
 				sub.Chains = append(sub.Chains, c)
 			}
 		}
+	}
+	if len(sub.Chains) == 0 {
+		// API.md: an address whose format fits none of the chains asked about is a 404, on the
+		// path as in the transfers routes' filters (same message).
+		which := "requested"
+		if len(requested) == 0 {
+			which = "configured"
+		}
+		return Subject{}, notFound("address: address %q is not valid on the %s chains (%s)", trunc(addr), which, strings.Join(names, ", "))
 	}
 	return sub, nil
 }

@@ -249,6 +249,11 @@ func TestBadRequests(t *testing.T) {
 		"/balances/solana/subaccounts/address/@A1?pricingID=solana": `{"error":"address \"@A1\" is not a solana address"}`,
 		"/portfolio/timeSeries/address/@A1?pricingId=nope":          `{"error":"token \"nope\" not found"}`,
 		"/portfolio/timeSeries/entity/binance?pricingId=nope":       `{"error":"token \"nope\" not found"}`,
+		// API.md: an address whose format fits none of the requested chains is a 404.
+		"/balances/address/@A1?chains=bitcoin":                                `{"error":"address: address \"@A1\" is not valid on the requested chains (bitcoin)"}`,
+		"/history/address/@A1?chains=bitcoin,solana":                          `{"error":"address: address \"@A1\" is not valid on the requested chains (bitcoin, solana)"}`,
+		"/portfolio/address/@A1?chains=bitcoin":                               `{"error":"address: address \"@A1\" is not valid on the requested chains (bitcoin)"}`,
+		"/portfolio/timeSeries/address/@A1?pricingId=ethereum&chains=bitcoin": `{"error":"address: address \"@A1\" is not valid on the requested chains (bitcoin)"}`,
 	} {
 		ev.expect(t, fill(path), 404, fill(want))
 	}

@@ -7,7 +7,9 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/chainintel/chainintel/libs/address"
@@ -31,6 +33,7 @@ type Store interface {
 	ResolveSet(ctx context.Context, set store.AddrSet) (store.AddrSet, map[string]bool, error)
 	SetAddresses(ctx context.Context, set store.AddrSet) ([]string, error)
 	ExchangeVolumes(ctx context.Context, addrs, chains []string) ([]store.ExchangeVolume, error)
+	EntityTypes(ctx context.Context) ([]string, error)
 }
 
 // UserLabels is what the app asks user-labels (services/user-labels/client satisfies it).
@@ -45,7 +48,8 @@ type App struct {
 	store  Store
 	labels UserLabels
 	chains *chains.Set
-	tags   Tags // nil: no intelligence service (tags.go)
+	tags   Tags   // nil: no intelligence service (tags.go)
+	tokens Tokens // nil: no token registry; pricing ids are not checked (tokens.go)
 }
 
 // New returns the app. labels may be nil when no user-labels service is configured: then no
@@ -108,7 +112,9 @@ func flatten(m map[string][]string) []string {
 
 // resolve turns references into the address sets they include and exclude. only is true
 // when at least one reference includes (then include may be empty: nothing matches). An
-// operator entity the read model does not know, with no additions of the caller, is a 404.
+// operator entity the read model does not know, with no additions of the caller, is a 404, so
+// is deposit:<entityId> of such an entity (a known entity without deposit addresses matches
+// nothing); type:<entityType> of a type no entity with addresses has is a 400 listing the types.
 func (a *App) resolve(ctx context.Context, param string, refs []query.Ref) (include, exclude store.AddrSet, only bool, err error) {
 	var pending []string // operator entities without additions, to check they exist
 	for _, r := range refs {
@@ -155,9 +161,48 @@ func (a *App) resolve(ctx context.Context, param string, refs []query.Ref) (incl
 				return include, exclude, false, notFound("entity", "%sunknown entity %q", prefix(param), e)
 			}
 		}
+		if err := a.checkNames(ctx, param, *set, known); err != nil {
+			return include, exclude, false, err
+		}
 		*set = resolved
 	}
 	return include, exclude, only, nil
+}
+
+// checkNames checks the set's entity types and deposit services against what the read model
+// knows (known: ResolveSet's): an entity type no address has is a 400 listing those it has, the
+// deposit addresses of an entity the model does not know a 404.
+func (a *App) checkNames(ctx context.Context, param string, set store.AddrSet, known map[string]bool) error {
+	for _, t := range set.Types {
+		if known["type:"+t] {
+			continue
+		}
+		ts, err := a.store.EntityTypes(ctx)
+		if err != nil {
+			return err
+		}
+		if slices.Contains(ts, t) {
+			continue // gained addresses since ResolveSet read
+		}
+		list := "there are none yet"
+		if len(ts) > 0 {
+			list = "one of " + strings.Join(ts, ", ")
+		}
+		return &InvalidInputError{Field: param, Reason: fmt.Sprintf("type:%s is not an entity type (%s)", t, list)}
+	}
+	for _, d := range set.Deposits {
+		if known["deposit:"+d] {
+			continue
+		}
+		_, ek, err := a.store.ResolveSet(ctx, store.AddrSet{Entities: []string{d}})
+		if err != nil {
+			return err
+		}
+		if !ek[d] {
+			return notFound("entity", "%sunknown entity %q in deposit:%s", prefix(param), d, d)
+		}
+	}
+	return nil
 }
 
 func dedupe(s []string) []string {
@@ -212,6 +257,9 @@ func (a *App) transferFilter(ctx context.Context, q query.Transfers) (store.Tran
 		return f, err
 	}
 	if f.To.In, f.To.NotIn, f.To.Only, err = a.resolve(ctx, "to", q.To); err != nil {
+		return f, err
+	}
+	if err := a.checkTokens(ctx, q.Tokens); err != nil {
 		return f, err
 	}
 	f.TokenAddrs, f.TokenIDs = tokenFilter(q.Tokens)
@@ -323,6 +371,9 @@ func (a *App) Swaps(ctx context.Context, q query.Swaps) (SwapList, error) {
 	if err := a.swapFilters(ctx, q, &f); err != nil {
 		return SwapList{}, err
 	}
+	if err := a.checkTokens(ctx, q.Tokens); err != nil {
+		return SwapList{}, err
+	}
 	f.TokenAddrs, f.TokenIDs = tokenFilter(q.Tokens)
 	rows, count, err := a.store.ListSwaps(ctx, f, store.Page{SortKey: q.SortKey, SortDir: q.SortDir, Limit: q.Limit, Offset: q.Offset})
 	if err != nil {
@@ -403,6 +454,9 @@ type Counterparty struct {
 func (a *App) Counterparties(ctx context.Context, subject query.Ref, q query.Counterparties) (map[string][]Counterparty, error) {
 	addrs, err := a.subject(ctx, subject)
 	if err != nil {
+		return nil, err
+	}
+	if err := a.checkTokens(ctx, q.Tokens); err != nil {
 		return nil, err
 	}
 	f := store.CounterpartyFilter{Addrs: addrs, Flow: q.Flow, Chains: a.chainNames(q.Chains), TimeFrom: q.Window.From,

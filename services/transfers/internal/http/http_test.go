@@ -372,7 +372,7 @@ func testTransferFilters(t *testing.T) {
 		{"from an entity's deposit addresses to an address", "from=deposit:coinbase&to=" + tw.H2 + "&usdGte=100", nil, "t5", -1},
 		{"from address, excluding binance deposits", "from=" + tw.U1 + "&to=!deposit:binance", nil, "t10,t9", -1},
 		{"from list with exclusion", "from=" + tw.U1 + "," + tw.U2 + "&to=!" + tw.U1, nil, "t9,t4,t1", -1},
-		{"unknown type matches nothing", "from=type:nosuchtype", nil, "", -1},
+		{"deposit addresses of an entity that has none match nothing", "to=deposit:a16z", nil, "", -1},
 		{"counterparty address", "base=binance&counterparties=" + tw.U2, nil, "t3", -1},
 		{"counterparty entity", "base=binance&counterparties=coinbase", nil, "t6", -1},
 		{"counterparty with flow in", "base=coinbase&flow=in&counterparties=binance", nil, "t6", -1},
@@ -456,7 +456,7 @@ func TestTransferErrors(t *testing.T) {
 		want   string // substring of the error
 	}{
 		{"/transfers?chains=nochain", 400, "chains: unknown chain \"nochain\""},
-		{"/transfers?chains=bitcoin&base=" + tw.U1, 400, "base: address"},
+		{"/transfers?chains=bitcoin&base=" + tw.U1, 404, "base: address"},
 		{"/transfers?base=0x12", 400, "base: invalid evm address"},
 		{"/transfers?timeLast=7d&timeGte=1", 400, "timeLast: cannot be combined"},
 		{"/transfers?timeLast=7x", 400, "timeLast:"},

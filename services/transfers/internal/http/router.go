@@ -44,13 +44,17 @@ func Register(e *gin.Engine, a *app.App, p query.Parser) {
 }
 
 // fail maps an error: a bad parameter or an invalid input of the app is a 400 naming it, what the
-// app does not know a 404; everything else as every service does (httpx.Fail: a dependency
+// app does not know and an address whose format fits none of the requested chains a 404; everything else as every service does (httpx.Fail: a dependency
 // outage, PostgreSQL or user-labels, is a 503 naming it).
 func fail(c *gin.Context, err error) {
 	var pe *params.Error
+	var ac *query.AddressChainError
 	var inv *app.InvalidInputError
 	var nf *app.NotFoundError
 	switch {
+	case errors.As(err, &ac):
+		httpx.Error(c, http.StatusNotFound, ac.Error())
+		return
 	case errors.As(err, &pe):
 		httpx.Error(c, http.StatusBadRequest, pe.Error())
 		return
@@ -165,6 +169,9 @@ func (h handlers) counterparties(sub subject) gin.HandlerFunc {
 			return
 		}
 		q, err := h.parser.Counterparties(c.Request.URL.Query())
+		if err == nil {
+			err = query.FitsChains("address", s, q.Chains)
+		}
 		if err != nil {
 			fail(c, err)
 			return
@@ -186,6 +193,9 @@ func (h handlers) flow(sub subject) gin.HandlerFunc {
 			return
 		}
 		q, err := h.parser.Flow(c.Request.URL.Query())
+		if err == nil {
+			err = query.FitsChains("address", s, q.Chains)
+		}
 		if err != nil {
 			fail(c, err)
 			return

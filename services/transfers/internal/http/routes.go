@@ -51,6 +51,9 @@ func (h handlers) volume(sub subject) gin.HandlerFunc {
 			return
 		}
 		q, err := h.parser.Volume(c.Request.URL.Query())
+		if err == nil {
+			err = query.FitsChains("address", s, q.Chains)
+		}
 		if err != nil {
 			fail(c, err)
 			return

@@ -5,6 +5,7 @@
 package query
 
 import (
+	"fmt"
 	"net/url"
 	"regexp"
 	"slices"
@@ -403,12 +404,33 @@ func refs(q url.Values, name string, negation, prefixes bool, cs []chains.Chain)
 		if err != nil {
 			return nil, err
 		}
-		if r.Kind == KindAddress && len(cs) > 0 && !validOnAny(r.Types, cs) {
-			return nil, params.Errorf(name, "address %q is not valid on the requested chains (%s)", short(v), strings.Join(chains.Names(cs), ", "))
+		if err := FitsChains(name, r, cs); err != nil {
+			return nil, err
 		}
 		out = append(out, r)
 	}
 	return out, nil
+}
+
+// AddressChainError is an address whose format fits none of the requested chains: API.md's
+// "unknown address format for the chain", a 404 (internal/http) whether the address is a path
+// segment or a filter's value. It wraps the *params.Error naming the parameter.
+type AddressChainError struct{ Err *params.Error }
+
+func (e *AddressChainError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the parameter error.
+func (e *AddressChainError) Unwrap() error { return e.Err }
+
+// FitsChains checks that an address reference of parameter name (a path's "address" too) is
+// valid on at least one of the requested chains cs (none requested: every chain); other
+// references always fit.
+func FitsChains(name string, r Ref, cs []chains.Chain) error {
+	if r.Kind != KindAddress || len(cs) == 0 || validOnAny(r.Types, cs) {
+		return nil
+	}
+	return &AddressChainError{Err: &params.Error{Param: name,
+		Rule: fmt.Sprintf("address %q is not valid on the requested chains (%s)", short(r.Value), strings.Join(chains.Names(cs), ", "))}}
 }
 
 func validOnAny(ts []chains.Type, cs []chains.Chain) bool {

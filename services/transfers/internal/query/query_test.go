@@ -101,6 +101,9 @@ var seeds = []string{
 	"chains=ethereum,,base&chains=bitcoin", "base=!x", "base=type:cex", "from=type:&to=deposit:",
 	"counterparties=binance", "granularity=1h&timeLast=30d", "granularity=1h", "flow=either",
 	"base=%00", "base=" + strings.Repeat("a", 200), "tokens=" + strings.Repeat("x,", 1200),
+	// an address no requested chain takes (an AddressChainError, a 404, still a parameter error)
+	"chains=bitcoin&base=0x5000000000000000000000000000000000000001", "chains=bitcoin,solana&from=!0x5000000000000000000000000000000000000001",
+	"chains=ethereum&senders=bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq", "from=deposit:nope&to=type:nope&tokens=nope,0x9999999999999999999999999999999999999999",
 }
 
 func fuzzParse(t *testing.T, raw string, parse func(url.Values) error) {
@@ -188,4 +191,31 @@ func FuzzPath(f *testing.F) {
 			t.Fatalf("%q: hash %q accepted", v, h)
 		}
 	})
+}
+
+// An address no requested chain takes is an AddressChainError (a 404) naming the parameter, for
+// every address parameter and for a path's address (FitsChains); a wrong format stays a 400.
+func TestAddressOffTheRequestedChains(t *testing.T) {
+	p := parser(t)
+	const evm = "0x5000000000000000000000000000000000000001"
+	for _, name := range []string{"base", "from", "to", "counterparties"} {
+		q, _ := url.ParseQuery("chains=bitcoin&base=binance&" + name + "=" + evm)
+		_, err := p.Transfers(q)
+		var ac *AddressChainError
+		if !errors.As(err, &ac) || ac.Err.Param != name {
+			t.Fatalf("%s: got %v, want an AddressChainError naming it", name, err)
+		}
+	}
+	q, _ := url.ParseQuery("chains=bitcoin&base=0x12")
+	if _, err := p.Transfers(q); errors.As(err, new(*AddressChainError)) {
+		t.Fatalf("a malformed address is a 400, got %v", err)
+	}
+	r, _ := PathAddress(evm)
+	cs, _ := p.chains(url.Values{"chains": {"bitcoin"}})
+	if err := FitsChains("address", r, cs); err == nil || err.Error() != `address: address "`+evm+`" is not valid on the requested chains (bitcoin)` {
+		t.Fatalf("path address: %v", err)
+	}
+	if err := FitsChains("address", r, nil); err != nil {
+		t.Fatalf("no chains requested: %v", err)
+	}
 }

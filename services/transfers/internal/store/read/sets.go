@@ -13,6 +13,23 @@ import (
 //go:embed sql/group_sizes.sql
 var groupSizesSQL string
 
+//go:embed sql/entity_types.sql
+var entityTypesSQL string
+
+// EntityTypes lists the entity types the read model gives addresses to: what type:<entityType>
+// may name.
+func (s *Reader) EntityTypes(ctx context.Context) ([]string, error) {
+	rows, err := s.db.Query(ctx, entityTypesSQL)
+	if err != nil {
+		return nil, fmt.Errorf("entity types: %w", err)
+	}
+	ts, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("entity types: %w", err)
+	}
+	return ts, nil
+}
+
 // AddrSet is a set of addresses: listed ones, plus those the attribution read model gives to
 // operator entities (as entity or deposit service), entity types and deposit services. The
 // model's part is resolved inside the query, so an exchange with thousands of deposit
@@ -130,7 +147,8 @@ func (b *sqlb) notMember(col string, s AddrSet) string {
 
 // ResolveSet is set as the read plans take it: sized (SetSize), and, when it is modelled and
 // holds at most Options.ListSetMax addresses, listed address by address (its addresses' own
-// index ranges then drive the reads). It also returns which of the entities the model knows.
+// index ranges then drive the reads). It also returns which of the entities, entity types and
+// deposit services the model knows (SetSize).
 func (s *Reader) ResolveSet(ctx context.Context, set AddrSet) (AddrSet, map[string]bool, error) {
 	sized, known, err := s.SetSize(ctx, set)
 	if err != nil || sized.Size > s.opt.ListSetMax || !sized.modelled() {
@@ -145,7 +163,8 @@ func (s *Reader) ResolveSet(ctx context.Context, set AddrSet) (AddrSet, map[stri
 
 // SetSize returns set with its Size: the addresses the read model gives to entities, types and
 // deposit services (from the groups' sizes: a sum, so at most the set's size) plus the listed
-// ones. It also returns which of the entities the model knows at all, and keeps in the set which
+// ones. It also returns which of the entities the model knows at all (by id), and which of its
+// types and deposit services hold addresses ("type:<t>", "deposit:<id>"), and keeps in the set which
 // of its groups are live, for the plans (liveGroup).
 func (s *Reader) SetSize(ctx context.Context, set AddrSet) (AddrSet, map[string]bool, error) {
 	known := map[string]bool{}
@@ -178,8 +197,13 @@ func (s *Reader) SetSize(ctx context.Context, set AddrSet) (AddrSet, map[string]
 			return set, nil, fmt.Errorf("size of address set: %w", err)
 		}
 		n += size
-		if strings.HasPrefix(g, "e:") {
+		switch g[:2] {
+		case "e:":
 			known[g[2:]] = true
+		case "t:":
+			known["type:"+g[2:]] = true
+		case "d:":
+			known["deposit:"+g[2:]] = true
 		}
 		if live {
 			set.live = append(set.live, g)

@@ -1,0 +1,111 @@
+package http_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/chainintel/chainintel/libs/chains"
+	"github.com/chainintel/chainintel/libs/httpx"
+	taclient "github.com/chainintel/chainintel/services/token-analytics/client"
+	"github.com/chainintel/chainintel/services/transfers/internal/app"
+	svchttp "github.com/chainintel/chainintel/services/transfers/internal/http"
+	"github.com/chainintel/chainintel/services/transfers/internal/query"
+	tw "github.com/chainintel/chainintel/services/transfers/internal/testworld"
+	"github.com/gin-gonic/gin"
+)
+
+// registry is a token registry knowing the world's pricing ids.
+type registry map[string]bool
+
+func (r registry) Market(_ context.Context, id string) (taclient.Market, error) {
+	if !r[id] {
+		return taclient.Market{}, taclient.ErrNotFound
+	}
+	var m taclient.Market
+	m.Identifier.PricingID = id
+	return m, nil
+}
+
+// namesRouter is the world's router with a token registry.
+func namesRouter(t *testing.T) *gin.Engine {
+	e := world(t)
+	cs, _ := chains.NewSet(nil)
+	r := httpx.NewEngine(httpx.EngineOptions{Service: "transfers"})
+	r.Use(httpx.IdentityMiddleware(httpx.NewSigner(secret)))
+	svchttp.Register(r, app.New(e.store, e.render, cs, app.WithTokens(registry{"usd-coin": true, "weth": true, "ethereum": true})),
+		query.Parser{Chains: cs, Now: func() time.Time { return tw.Now }})
+	return r
+}
+
+// Names in filters that nothing knows: an entity (also behind deposit:) and a pricing id are a
+// 404 naming the parameter, an entity type a 400 listing the types; an unknown token address and
+// an entity without deposit addresses match nothing. An address whose format fits none of the
+// requested chains is a 404 on every route, in a filter or the path (API.md). Whole bodies.
+func TestUnknownNames(t *testing.T) {
+	r := namesRouter(t)
+	const empty = `{"transfers":[],"count":0}`
+	notOnBitcoin := func(param string) string {
+		return `{"error":"` + param + `: address \"` + tw.U1 + `\" is not valid on the requested chains (bitcoin)"}`
+	}
+	types := `is not an entity type (one of cex, dex, fund)"}`
+	cases := []struct {
+		path   string
+		status int
+		body   string
+	}{
+		{"/transfers?from=deposit:nope", 404, `{"error":"from: unknown entity \"nope\" in deposit:nope"}`},
+		{"/transfers?to=!deposit:nope", 404, `{"error":"to: unknown entity \"nope\" in deposit:nope"}`},
+		{"/transfers?to=deposit:a16z", 200, empty},
+		{"/transfers?from=type:nope", 400, `{"error":"from: type:nope ` + types},
+		{"/transfers?to=!type:nope&from=type:cex", 400, `{"error":"to: type:nope ` + types},
+		{"/transfers?tokens=nope", 404, `{"error":"tokens: unknown token \"nope\""}`},
+		{"/transfers?tokens=usd-coin,nope", 404, `{"error":"tokens: unknown token \"nope\""}`},
+		{"/transfers?tokens=0x9999999999999999999999999999999999999999", 200, empty},
+		{"/transfers?tokens=weth&base=a16z", 200, `{"transfers":[{"id":"` + tw.ID("t7") + `","transactionHash":"` + tw.TxHash(7) +
+			`","blockHash":"` + tw.BlockHash("ethereum", 7) + `","blockNumber":107,"blockTimestamp":"2026-01-04T08:00:00Z","chain":"ethereum",` +
+			`"fromAddress":{"address":"` + tw.F + `","chain":"ethereum","serviceEntity":{"id":"a16z","name":"a16z","note":"","type":"fund","service":"a16z-crypto"},"contract":false,"isUserAddress":false},` +
+			`"toAddress":{"address":"` + tw.P + `","chain":"ethereum","serviceEntity":{"id":"uniswap","name":"Uniswap","note":"","type":"dex","service":null},` +
+			`"serviceLabel":{"name":"USDC/WETH Pool","address":"` + tw.P + `","chainType":"evm"},"contract":true,"isUserAddress":false},` +
+			`"fromIsContract":false,"toIsContract":true,"tokenAddress":"` + tw.WETH + `","tokenId":"weth","tokenName":"Wrapped Ether","tokenSymbol":"WETH",` +
+			`"tokenDecimals":18,"unitValue":5,"historicalUSD":10000,"type":"token"}],"count":1}`},
+		{"/transfers?base=nope", 404, `{"error":"base: unknown entity \"nope\""}`},
+		{"/transfers?base=binance&counterparties=nope", 404, `{"error":"counterparties: unknown entity \"nope\""}`},
+		{"/transfers/histogram?from=deposit:nope", 404, `{"error":"from: unknown entity \"nope\" in deposit:nope"}`},
+		{"/transfers/histogram?to=type:nope", 400, `{"error":"to: type:nope ` + types},
+		{"/transfers/histogram?tokens=nope", 404, `{"error":"tokens: unknown token \"nope\""}`},
+		{"/transfers/histogram/simple?tokens=nope", 404, `{"error":"tokens: unknown token \"nope\""}`},
+		{"/transfers/histogram/simple?from=deposit:nope", 404, `{"error":"from: unknown entity \"nope\" in deposit:nope"}`},
+		{"/swaps?from=deposit:nope", 404, `{"error":"from: unknown entity \"nope\" in deposit:nope"}`},
+		{"/swaps?senders=type:nope", 400, `{"error":"senders: type:nope ` + types},
+		{"/swaps?receivers=!deposit:nope", 404, `{"error":"receivers: unknown entity \"nope\" in deposit:nope"}`},
+		{"/swaps?tokens=nope", 404, `{"error":"tokens: unknown token \"nope\""}`},
+		{"/swaps?tokens=0x9999999999999999999999999999999999999999", 200, `{"swaps":[],"count":0}`},
+		{"/counterparties/entity/binance?tokens=nope", 404, `{"error":"tokens: unknown token \"nope\""}`},
+		{"/counterparties/address/" + tw.U1 + "?tokens=nope", 404, `{"error":"tokens: unknown token \"nope\""}`},
+		{"/counterparties/entity/binance?tokens=0x9999999999999999999999999999999999999999", 200, `{}`},
+
+		{"/transfers?chains=bitcoin&base=" + tw.U1, 404, notOnBitcoin("base")},
+		{"/transfers?chains=bitcoin&from=" + tw.U1, 404, notOnBitcoin("from")},
+		{"/transfers?chains=bitcoin&to=!" + tw.U1, 404, notOnBitcoin("to")},
+		{"/transfers?chains=bitcoin&base=binance&counterparties=" + tw.U1, 404, notOnBitcoin("counterparties")},
+		{"/transfers?chains=bitcoin,solana&base=binance", 200, empty},
+		{"/transfers/histogram?chains=bitcoin&base=" + tw.U1, 404, notOnBitcoin("base")},
+		{"/transfers/histogram/simple?chains=bitcoin&base=" + tw.U1, 404, notOnBitcoin("base")},
+		{"/swaps?chains=bitcoin&base=" + tw.U1, 404, notOnBitcoin("base")},
+		{"/swaps?chains=bitcoin&senders=" + tw.U1, 404, notOnBitcoin("senders")},
+		{"/counterparties/address/" + tw.U1 + "?chains=bitcoin", 404, notOnBitcoin("address")},
+		{"/counterparties/entity/binance?chains=bitcoin", 200, `{}`},
+		{"/flow/address/" + tw.U1 + "?chains=bitcoin", 404, notOnBitcoin("address")},
+		{"/flow/entity/binance?chains=bitcoin", 200, `{}`},
+		{"/volume/address/" + tw.U1 + "?chains=bitcoin", 404, notOnBitcoin("address")},
+	}
+	for _, c := range cases {
+		t.Run(c.path, func(t *testing.T) {
+			w := serve(r, &alice, "GET", c.path, "")
+			if w.Code != c.status || w.Body.String() != c.body {
+				t.Fatalf("got %d %s\nwant %d %s", w.Code, w.Body.String(), c.status, c.body)
+			}
+		})
+	}
+}
