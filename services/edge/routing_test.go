@@ -95,11 +95,17 @@ func checkOneKey(t *testing.T, e *testEdge, k string) {
 			r.RemoteAddr = "192.0.2.10:5555"
 			r.Header.Add("API-Key", pair[0])
 			r.Header.Add("API-Key", pair[1])
-			w := httptest.NewRecorder()
-			e.Handler.ServeHTTP(w, r)
-			if w.Code != 400 || w.Body.String() != `{"error":"API-Key: give one key, not 2"}`+"\n" ||
-				w.Header().Get("X-RateLimit-Limit") != "" || w.Header().Get("X-Credits-Used") != "" {
-				t.Fatalf("%s with API-Key %q: %d %v %s", path, pair, w.Code, w.Header(), w.Body)
+			// The same two keys in one header, as a proxy joining repeated headers sends them.
+			joined := httptest.NewRequest("GET", path, nil)
+			joined.RemoteAddr = "192.0.2.10:5555"
+			joined.Header.Set("API-Key", pair[0]+", "+pair[1])
+			for _, req := range []*http.Request{r, joined} {
+				w := httptest.NewRecorder()
+				e.Handler.ServeHTTP(w, req)
+				if w.Code != 400 || w.Body.String() != `{"error":"API-Key: give one key, not 2"}`+"\n" ||
+					w.Header().Get("X-RateLimit-Limit") != "" || w.Header().Get("X-Credits-Used") != "" {
+					t.Fatalf("%s with API-Key %q: %d %v %s", path, req.Header.Values("API-Key"), w.Code, w.Header(), w.Body)
+				}
 			}
 		}
 	}

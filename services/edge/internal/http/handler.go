@@ -173,10 +173,14 @@ func authenticate(rt routes.Route, v KeyVerifier, fails *FailedKeys, log *slog.L
 			return
 		}
 		given := r.Header.Values("API-Key")
-		if len(given) > 1 {
-			// Which key a call is charged to must never be a guess: a repeated header is refused
-			// before any key is looked up, limited or metered.
-			proxy.WriteError(w, http.StatusBadRequest, "API-Key: give one key, not "+strconv.Itoa(len(given)))
+		if n := len(given); n > 1 || n == 1 && strings.Contains(given[0], ",") {
+			// Which key a call is charged to must never be a guess: a repeated header (or one a
+			// proxy joined with commas; keys hold none) is refused before any key is looked up,
+			// limited or metered.
+			if n == 1 {
+				n = strings.Count(given[0], ",") + 1
+			}
+			proxy.WriteError(w, http.StatusBadRequest, "API-Key: give one key, not "+strconv.Itoa(n))
 			return
 		}
 		raw := r.Header.Get("API-Key")
