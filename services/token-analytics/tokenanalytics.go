@@ -175,7 +175,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		api := source.NewClient(source.ClientOptions{BaseURL: cfg.PriceAPIURL, APIKey: cfg.PriceAPIKey, KeyHeader: cfg.PriceAPIKeyHeader,
 			RequestsPerMinute: cfg.PriceRequestsPerMinute, Logger: s.Log, HTTP: httpxClient(), Throttled: mx.throttledOnce})
 		p := source.NewPoller(api, st, source.PollerOptions{Interval: cfg.PricePollInterval, History: cfg.PriceHistory,
-			MaxIDs: cfg.PriceMaxIDs, Chains: cfg.Chains, Stablecoins: cfg.Stablecoins, WrappedCategories: cfg.WrappedCategories, Logger: s.Log,
+			MaxIDs: cfg.PriceMaxIDs, Chains: cfg.Chains, Stablecoins: cfg.Stablecoins, WrappedCategories: wrappedCategories(cfg.WrappedCategories), Logger: s.Log,
 			Polled: mx.polled, Quoted: mx.quoted})
 		s.Add(lifecycle.Part{Name: "price poller", Run: p.Run})
 	}
@@ -327,4 +327,13 @@ func addConsumers(s *service.Service, cfg Config, st *store.Store, set *chains.S
 	if len(n.Reserves) > 0 {
 		service.Consume(s, cfg.Kafka, eventsv1.TopicBalances, func() *eventsv1.BalanceObservation { return new(eventsv1.BalanceObservation) }, h.Balances, big)
 	}
+}
+
+// wrappedCategories is the configured wrapped-token categories, none for "none" (an empty
+// variable takes the default, so "none" is how a deployment turns the flags off).
+func wrappedCategories(cs []string) []string {
+	if len(cs) == 1 && cs[0] == "none" {
+		return nil
+	}
+	return cs
 }

@@ -66,9 +66,9 @@ type VolumePoint struct {
 }
 
 // TrendingToken is a /token/trending row. Price, AllTimeHigh and AllTimeLow are set on every row
-// served (unpriced tokens are not trending); Price24hAgo and Volume24h are null when the service
-// has no price 24 h ago or no 24 h volume: the public shape requires them, and null says
-// "unknown" where 0 would be a wrong figure.
+// served (unpriced tokens are not trending); Price24hAgo and Volume24h are null in the list when
+// the service has no price 24 h ago or no 24 h volume (its shape allows null), and 0 on the
+// single token's route (TrendingToken: its shape requires numbers).
 type TrendingToken struct {
 	Name              string   `json:"name"`
 	Symbol            string   `json:"symbol"`

@@ -406,7 +406,8 @@ func (s *Service) RefreshTopLoop(ctx context.Context) error {
 	}
 }
 
-// interval is a window's row; price is nil (null) when none was in force at the window's end.
+// interval is a window's row; its price is 0 when none was in force at the window's end (the
+// public shape requires a number).
 func interval(f HourFlows, price *float64) Interval {
 	return Interval{Price: deref(price), Volume: f.Volume, InflowCexVolume: f.CexIn, OutflowCexVolume: f.CexOut,
 		InflowDexVolume: f.DexIn, OutflowDexVolume: f.DexOut, Netflow: f.CexIn + f.DexIn - f.CexOut - f.DexOut}

@@ -33,7 +33,8 @@ type Config struct {
 	// snapped_at,price,market_cap,total_volume CSV.
 	PriceCSVs []string `env:"PRICE_CSVS" envSeparator:","`
 	// WrappedCategories are the price API's categories whose coins are wrapped or bridged
-	// copies of another coin (left out of the altcoin index); empty: no coin is flagged.
+	// copies of another coin (left out of the altcoin index); "none" reads no category and
+	// clears nothing (an unset or empty variable takes the default).
 	WrappedCategories []string `env:"WRAPPED_CATEGORIES" envSeparator:"," envDefault:"wrapped-tokens"`
 	// Stablecoins are the pricing ids flagged as stablecoins (left out of the altcoin index).
 	Stablecoins []string `env:"STABLECOINS" envSeparator:"," envDefault:"tether,usd-coin,dai,true-usd,first-digital-usd,ethena-usde,paypal-usd,binance-usd,frax,usdd,gemini-dollar,pax-dollar,agora-dollar,usds,bridged-usdc-polygon-pos-bridge,bridged-usdt"`

@@ -93,8 +93,9 @@ func TestTrending(t *testing.T) {
 		app.PricePoint{PricingID: "alpha", Granularity: app.Tick, Time: now, Price: 2, Volume: ptr(1e6)})
 	e.expect("/token/trending/beta", 200, `{"name":"Beta","symbol":"BET","pricingID":"beta","price":10,"price24hAgo":8,"volume24h":5e6,
 		"allTimeHigh":30,"allTimeLow":0.1,"circulatingSupply":1e8,"totalSupply":2e8}`)
-	// No price 24 h ago, no volume, no stored history: unknown figures are null, never 0; the
-	// extremes are at least the price now.
+	// No price 24 h ago, no volume, no stored history: unknown figures are 0 on the single
+	// token's route (its shape requires numbers) and null in the list; the extremes are at least
+	// the price now.
 	e.expect("/token/trending/gamma", 200, `{"name":"Gamma","symbol":"GAM","pricingID":"gamma","price":0.5,"price24hAgo":0,"volume24h":0,
 		"allTimeHigh":0.5,"allTimeLow":0.45,"circulatingSupply":4e8}`)
 	e.expect("/token/trending", 200, `[

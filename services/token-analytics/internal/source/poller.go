@@ -126,12 +126,14 @@ func (p *Poller) wrapped(ctx context.Context) (map[string]bool, error) {
 	in := map[string]bool{}
 	for _, c := range p.o.WrappedCategories {
 		ids, err := p.api.CategoryIDs(ctx, c)
-		if errors.Is(err, errPermanent) {
-			p.o.Logger.WarnContext(ctx, "price API refused a wrapped-token category; wrapped flags left as stored", "category", c, "error", err)
-			return nil, nil
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
 		}
 		if err != nil {
-			return nil, err
+			// A flag the altcoin index reads must not hold up pricing: the cycle goes on and the
+			// flags stay as stored until a cycle reads the category.
+			p.o.Logger.WarnContext(ctx, "reading a wrapped-token category failed; wrapped flags left as stored", "category", c, "error", err)
+			return nil, nil
 		}
 		for _, id := range ids {
 			in[id] = true

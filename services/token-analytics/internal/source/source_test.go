@@ -163,6 +163,8 @@ type fakeAPI struct {
 	price    func(id string, ms int64) float64
 	// categories are the ids /coins/markets?category= answers, by category.
 	categories map[string][]string
+	// categoryDown answers every category request with a 500.
+	categoryDown bool
 	requests   int
 	failures   int
 	// throttled counts the 429 answers.
@@ -196,6 +198,10 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		out := []map[string]any{}
 		ids := strings.Split(q.Get("ids"), ",")
 		if c := q.Get("category"); c != "" {
+			if f.categoryDown {
+				w.WriteHeader(http.StatusInternalServerError)
+				return
+			}
 			ids = f.categories[c]
 		}
 		for _, id := range ids {
@@ -325,6 +331,45 @@ func TestPollerAgainstFlakyAPI(t *testing.T) {
 	}
 	if rows.Err() != nil || strings.Join(wrapped, ",") != "coin-b" {
 		t.Errorf("wrapped tokens %v (%v), want coin-b", wrapped, rows.Err())
+	}
+}
+
+// TestPollerPricesWhileCategoryFails: a wrapped-token category the API keeps failing leaves the
+// flags as stored and does not hold up the quotes.
+func TestPollerPricesWhileCategoryFails(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	if _, err := pool.Exec(ctx, `TRUNCATE market.tokens, market.deployments, market.prices, market.price_extremes, market.outbox`); err != nil {
+		t.Fatal(err)
+	}
+	st := store.New(pool)
+	if err := st.UpsertTokens(ctx, []app.TokenUpdate{
+		{PricingID: "coin-a", Deployments: []app.Deployment{{Chain: "ethereum", Address: "0x0a", Decimals: 18}}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `UPDATE market.tokens SET wrapped = true WHERE pricing_id = 'coin-a'`); err != nil {
+		t.Fatal(err)
+	}
+	api := &fakeAPI{r: rand.New(rand.NewPCG(1, 2)), price: func(string, int64) float64 { return 3 }, categoryDown: true}
+	srv := httptest.NewServer(api)
+	defer srv.Close()
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	client := NewClient(ClientOptions{BaseURL: srv.URL + "/api/v3", RequestsPerMinute: 1e6, MaxAttempts: 2,
+		MinBackoff: time.Millisecond, MaxBackoff: time.Millisecond, Logger: quiet})
+	clock := time.Date(2026, 1, 10, 12, 30, 0, 0, time.UTC)
+	p := NewPoller(client, st, PollerOptions{History: 48 * time.Hour, Now: func() time.Time { return clock }, Logger: quiet,
+		WrappedCategories: []string{"wrapped-tokens"}})
+	if err := p.Cycle(ctx); err != nil {
+		t.Fatalf("a cycle with the category failing: %v", err)
+	}
+	var price *float64
+	var wrapped bool
+	if err := pool.QueryRow(ctx, `SELECT price, wrapped FROM market.tokens WHERE pricing_id = 'coin-a'`).Scan(&price, &wrapped); err != nil {
+		t.Fatal(err)
+	}
+	if price == nil || *price != 2.5 || !wrapped {
+		t.Errorf("coin-a price %v wrapped %v, want 2.5 (quoted) and the stored flag", price, wrapped)
 	}
 }
 
