@@ -165,8 +165,8 @@ type fakeAPI struct {
 	categories map[string][]string
 	// categoryDown answers every category request with a 500.
 	categoryDown bool
-	requests   int
-	failures   int
+	requests     int
+	failures     int
 	// throttled counts the 429 answers.
 	throttled int
 }
