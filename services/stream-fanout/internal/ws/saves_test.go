@@ -16,6 +16,8 @@ import (
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/store"
 	"github.com/coder/websocket"
 	"github.com/redis/go-redis/v9"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 )
 
 // redisGate stands between a Redis client and the server: up, it dials through; cut, it closes
@@ -174,6 +176,12 @@ func TestEndClosesTheSocketWhileTheSaveWaits(t *testing.T) {
 // and so do the ones after it.
 func TestFailingRedisGivesSavesUpUntilItRecovers(t *testing.T) {
 	h, st, g := gatedHub(t)
+	reader := sdkmetric.NewManualReader()
+	m, err := NewMetrics(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)).Meter("test"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.o.Metrics = m
 	h.saves.failThreshold = 1
 	var mu sync.Mutex
 	now := time.Now()
@@ -207,6 +215,11 @@ func TestFailingRedisGivesSavesUpUntilItRecovers(t *testing.T) {
 	if engineSubs(t, h) != 0 {
 		t.Fatal("sessions given up are left in the engine")
 	}
+	// conns[0]'s save failed; the others were given up, but for any that took the turn it let
+	// go in the instant between (then its save failed too).
+	if failed, pending := saveMetrics(t, reader); failed["error"] < 1 || failed["error"]+failed["redis_failing"] != int64(len(conns)) || pending != 0 {
+		t.Fatalf("stream_session_saves_failed_total %v, pending %d; want %d in all, 1+ failed, none pending", failed, pending, len(conns))
+	}
 	for range cap(h.saves.turns) - 1 {
 		<-h.saves.turns
 	}
@@ -226,4 +239,29 @@ func TestFailingRedisGivesSavesUpUntilItRecovers(t *testing.T) {
 	if h.saves.isFailing() || h.saves.unsaved.Load() != int64(len(conns)) {
 		t.Fatalf("after Redis recovered: failing %v, %d unsaved; want working and %d", h.saves.isFailing(), h.saves.unsaved.Load(), len(conns))
 	}
+}
+
+// saveMetrics reads stream_session_saves_failed_total by reason and stream_session_saves_pending.
+func saveMetrics(t *testing.T, r *sdkmetric.ManualReader) (failed map[string]int64, pending int64) {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	if err := r.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	failed = map[string]int64{}
+	for _, sm := range rm.ScopeMetrics {
+		for _, md := range sm.Metrics {
+			s, _ := md.Data.(metricdata.Sum[int64])
+			for _, dp := range s.DataPoints {
+				switch md.Name {
+				case "stream_session_saves_failed_total":
+					reason, _ := dp.Attributes.Value("reason")
+					failed[reason.AsString()] += dp.Value
+				case "stream_session_saves_pending":
+					pending += dp.Value
+				}
+			}
+		}
+	}
+	return failed, pending
 }
