@@ -3,10 +3,12 @@ package ws
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -264,4 +266,52 @@ func saveMetrics(t *testing.T, r *sdkmetric.ManualReader) (failed map[string]int
 		}
 	}
 	return failed, pending
+}
+
+// lockedBuffer is a log destination read while goroutines may write to it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// A shutdown whose deadline passes while a session's save still waits logs that session as not
+// saved, with the count.
+func TestShutdownLogsSessionsNotSaved(t *testing.T) {
+	h, st, _ := takeoverHub(t)
+	var logs lockedBuffer
+	h.o.Log = slog.New(slog.NewTextHandler(&logs, nil))
+	c := served(t, h, st, "b")
+	if err := h.add(c); err != nil {
+		t.Fatal(err)
+	}
+	for range cap(h.saves.turns) {
+		h.saves.turns <- struct{}{}
+	}
+	saved := make(chan struct{})
+	go func() { c.save(); close(saved) }()
+	for h.saves.pending.Load() < 1 {
+		time.Sleep(time.Millisecond)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	h.Shutdown(ctx)
+	for range cap(h.saves.turns) {
+		<-h.saves.turns
+	}
+	<-saved
+	if got := logs.String(); !strings.Contains(got, `msg="sessions not saved at shutdown`) || !strings.Contains(got, "sessions=1") {
+		t.Fatalf("shutdown logged %q; want the session not saved counted", got)
+	}
 }
