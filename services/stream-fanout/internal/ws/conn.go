@@ -316,9 +316,9 @@ func (c *conn) releaseMeter() {
 }
 
 // goAway is the replica shutting down: the session is saved for another replica and the
-// client told 1001.
-// The client reconnects to another replica: its socket is kept until the session is saved
-// there for it, while Redis works (Shutdown's deadline bounds the wait).
+// client told 1001. The client reconnects to another replica, so its socket is kept until the
+// session is saved, even while the save waits for a turn (Shutdown's deadline bounds the wait),
+// unless Redis is failing.
 func (c *conn) goAway() {
 	c.endAs(websocket.StatusGoingAway, "server shutting down; reconnect with your sessionId", true)
 }

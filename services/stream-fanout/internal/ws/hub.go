@@ -280,7 +280,7 @@ func (h *Hub) Shutdown(ctx context.Context) {
 // reportUnsaved logs how many sessions were not saved at disconnect since the last report.
 func (h *Hub) reportUnsaved() {
 	if n := h.saves.unsaved.Swap(0); n > 0 {
-		h.o.Log.Warn("sessions not saved at disconnect (Redis failing); their reconnects resume from their last checkpoint",
+		h.o.Log.Warn("sessions not saved at disconnect (Redis failing or slow); their reconnects resume from their last checkpoint",
 			"sessions", n, "pending", h.saves.pending.Load(), "redis_failing", h.saves.isFailing())
 	}
 }

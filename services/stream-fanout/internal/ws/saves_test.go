@@ -36,10 +36,9 @@ func (g *redisGate) dial(ctx context.Context, network, addr string) (net.Conn, e
 	cut, hang := g.cut, g.hang
 	g.mu.Unlock()
 	if cut {
-		select {
-		case <-hang:
-		case <-ctx.Done():
-		}
+		// Past the client's dial timeout too: the save holding a turn stays under way until
+		// the test lets it fail.
+		<-hang
 		return nil, errors.New("redis cut by the test")
 	}
 	c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
@@ -67,7 +66,11 @@ func (g *redisGate) setCut(cut bool) {
 func (g *redisGate) fail() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	close(g.hang)
+	select {
+	case <-g.hang:
+	default:
+		close(g.hang)
+	}
 }
 
 // gatedHub is takeoverHub on a Redis behind a gate, with no retries.
@@ -81,7 +84,7 @@ func gatedHub(t *testing.T) (*Hub, *store.Store, *redisGate) {
 	g := &redisGate{hang: make(chan struct{})}
 	opt.Dialer, opt.MaxRetries = g.dial, -1
 	rdb := redis.NewClient(opt)
-	t.Cleanup(func() { _ = rdb.Close() })
+	t.Cleanup(func() { g.fail(); _ = rdb.Close() })
 	st := store.New(rdb, "tk:", nil)
 	e := engine.New(engine.Options{})
 	ctx, cancel := context.WithCancel(context.Background())
