@@ -210,14 +210,29 @@ func (c *conn) stopWriter(d time.Duration) bool {
 	}
 }
 
-// run reads the client's messages until the connection ends, then ends it.
+// run reads the client's messages until the connection ends, then ends it. It returns once
+// the connection's end is over (an end begun elsewhere, a kick, included), so the hub counts
+// the connection until its session is saved.
 func (c *conn) run() {
 	c.readLoop()
 	c.end(websocket.StatusNormalClosure, "")
+	<-c.ctx.Done()
 }
 
 // end stops the writer, saves the session and what it is owed, and closes the connection.
 func (c *conn) end(code websocket.StatusCode, reason string) {
+	c.endAs(code, reason, false)
+}
+
+// endAs is end; saveFirst keeps the socket open until the session is saved even when the save
+// waits for a turn (not when Redis is failing).
+//
+// The socket is closed after the save when the save can start at once: a client told its
+// connection ended may reconnect to another replica at once, and finds its session saved there.
+// When the save must wait for a turn (a backlog) or is given up (Redis failing), the socket is
+// closed first, so a backlog holds no sockets; a reconnect to this replica still waits for the
+// save (takeOver waits on ended, not on the socket).
+func (c *conn) endAs(code websocket.StatusCode, reason string, saveFirst bool) {
 	if !c.released.CompareAndSwap(false, true) {
 		return
 	}
@@ -227,26 +242,68 @@ func (c *conn) end(code websocket.StatusCode, reason string) {
 		c.writers.Wait()
 	}
 	c.releaseMeter()
-	c.save()
+	closed := false
+	c.saveAfter(func(failing bool) {
+		if failing || !saveFirst {
+			closed = true
+			// The close waits for the client's answer: not the save's business.
+			go func() { _ = c.ws.Close(code, reason) }()
+		}
+	})
 	if c.ended != nil {
 		close(c.ended) // saved: a reconnect waits no longer (the close waits for the client's answer)
 	}
-	_ = c.ws.Close(code, reason)
+	if !closed {
+		_ = c.ws.Close(code, reason)
+	}
 	c.cancel()
 }
 
-// save saves the session and what it is owed (detach) and stops counting the connection for
-// its key, in one of the hub's save turns. The turn is waited for as long as it takes, not given
-// up: every save holding one ends within the hub's saveTimeout, so the queue moves, while a
-// session left unsaved would make its reconnect resume from its last checkpoint (transfers sent
-// again) or, never saved yet, from the new connection's position (transfers lost).
-func (c *conn) save() {
-	c.h.saves <- struct{}{}
-	defer func() { <-c.h.saves }()
-	ctx, cancel := context.WithTimeout(context.Background(), c.h.saveTimeout)
+// save is saveAfter with nothing to do before waiting.
+func (c *conn) save() { c.saveAfter(nil) }
+
+// saveAfter saves the session and what it is owed (detach) and stops counting the connection
+// for its key, in one of the hub's save turns. The turn is waited for as long as it takes while
+// Redis works: every save holding one ends within the saver's timeout, so the queue moves, while
+// a session left unsaved makes its reconnect resume from its last checkpoint (transfers sent
+// again) or, never saved yet, from the new connection's position (transfers lost). While Redis
+// fails (saver), the save is given up at once: the session is let go unsaved, and counted.
+// early (nil: nothing) runs first when the save cannot start at once; failing: it is given up.
+func (c *conn) saveAfter(early func(failing bool)) {
+	s := c.h.saves
+	s.pending.Add(1)
+	c.h.o.Metrics.savePending(1)
+	defer func() { s.pending.Add(-1); c.h.o.Metrics.savePending(-1) }()
+	if early != nil && !s.ready() {
+		early(s.isFailing())
+	}
+	ok, probe := s.acquire()
+	if !ok {
+		c.giveUpSave()
+		return
+	}
+	defer s.release()
+	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
 	defer cancel()
-	c.detach(ctx, true)
-	_ = c.h.o.Store.Disconnect(ctx, c.id.KeyID, c.token)
+	err := c.detach(ctx, true)
+	if err != nil {
+		s.unsaved.Add(1)
+		c.h.o.Metrics.saveFailedAs(saveErr)
+	}
+	s.record(errors.Join(err, c.h.o.Store.Disconnect(ctx, c.id.KeyID, c.token)), probe)
+}
+
+// giveUpSave lets the connection's session go unsaved (Redis failing): it leaves the engine and
+// this replica's owners, and stays in Redis as its last checkpoint left it, owned by this
+// connection until a reconnect claims it; the connection's count for its key expires.
+func (c *conn) giveUpSave() {
+	ctx, cancel := context.WithTimeout(context.Background(), c.h.saves.timeout)
+	defer cancel()
+	if id := c.unserve(ctx, true); id != "" {
+		c.h.disown(id, c)
+		c.h.saves.unsaved.Add(1)
+		c.h.o.Metrics.saveFailedAs(saveGivenUp)
+	}
 }
 
 // releaseMeter lets the meter drop the connection's entry once nothing more is counted in it
@@ -259,9 +316,11 @@ func (c *conn) releaseMeter() {
 }
 
 // goAway is the replica shutting down: the session is saved for another replica and the
-// client told 1001.
+// client told 1001. The client reconnects to another replica, so its socket is kept until the
+// session is saved, even while the save waits for a turn (Shutdown's deadline bounds the wait),
+// unless Redis is failing.
 func (c *conn) goAway() {
-	c.end(websocket.StatusGoingAway, "server shutting down; reconnect with your sessionId")
+	c.endAs(websocket.StatusGoingAway, "server shutting down; reconnect with your sessionId", true)
 }
 
 // kick ends the connection because it cannot go on (taken over, too slow).

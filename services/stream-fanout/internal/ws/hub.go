@@ -123,10 +123,9 @@ type Hub struct {
 	closing bool
 	wg      sync.WaitGroup
 	// saves bounds the sessions saved at once, so thousands of connections ending together
-	// (a shutdown, a network cut) queue here instead of timing out on the Redis pool.
-	saves chan struct{}
-	// saveTimeout bounds one save at disconnect, from when it has its turn (saveLimit by default).
-	saveTimeout time.Duration
+	// (a shutdown, a network cut) queue there instead of timing out on the Redis pool, and gives
+	// the queued saves up while Redis fails.
+	saves *saver
 }
 
 // saveLimit is how long a connection's save at disconnect may take once it has its turn.
@@ -135,7 +134,7 @@ const saveLimit = 30 * time.Second
 // NewHub returns a hub; RunCheckpoints saves positions, Shutdown ends every connection.
 func NewHub(o Options) *Hub {
 	o.defaults()
-	h := &Hub{o: o, conns: map[*conn]struct{}{}, owners: map[string]*conn{}, turns: map[string]*sessionTurn{}, saves: make(chan struct{}, 16), saveTimeout: saveLimit, quotas: newQuotas(o.Store, o.Quotas, o.LeaseSize, o.Now),
+	h := &Hub{o: o, conns: map[*conn]struct{}{}, owners: map[string]*conn{}, turns: map[string]*sessionTurn{}, saves: newSaver(), quotas: newQuotas(o.Store, o.Quotas, o.LeaseSize, o.Now),
 		labels: newLabelCache(5 * time.Minute), ends: newTopicEnds(func(ctx context.Context) (map[int]int64, error) {
 			return o.Transfers.Offsets(ctx, true)
 		}, topicEndTTL, time.Now), writers: newWriterPool(o.Writers, time.Second, writerStall)}
@@ -271,7 +270,19 @@ func (h *Hub) Shutdown(ctx context.Context) {
 	case <-done:
 	case <-ctx.Done():
 	}
+	// Saves still waiting are given up with the process: counted with those that failed.
+	if n := h.saves.unsaved.Swap(0) + h.saves.pending.Load(); n > 0 {
+		h.o.Log.Error("sessions not saved at shutdown; their reconnects resume from their last checkpoint", "sessions", n)
+	}
 	h.quotas.returnAll(context.WithoutCancel(ctx))
+}
+
+// reportUnsaved logs how many sessions were not saved at disconnect since the last report.
+func (h *Hub) reportUnsaved() {
+	if n := h.saves.unsaved.Swap(0); n > 0 {
+		h.o.Log.Warn("sessions not saved at disconnect (Redis failing or slow); their reconnects resume from their last checkpoint",
+			"sessions", n, "pending", h.saves.pending.Load(), "redis_failing", h.saves.isFailing())
+	}
 }
 
 // RunCheckpoints saves every attached session's positions periodically, so a replica that
@@ -282,10 +293,14 @@ func (h *Hub) RunCheckpoints(ctx context.Context) error {
 	defer t.Stop()
 	hb := time.NewTicker(connTTL / 3)
 	defer hb.Stop()
+	rep := time.NewTicker(saveReportEvery)
+	defer rep.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-rep.C:
+			h.reportUnsaved()
 		case <-t.C:
 			h.checkpoint(ctx)
 		case <-hb.C:

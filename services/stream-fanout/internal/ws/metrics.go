@@ -20,6 +20,11 @@ type Metrics struct {
 	refused   metric.Int64Counter
 	latency   metric.Float64Histogram
 	lag       metric.Int64Gauge
+	// saveFailed counts the sessions not saved at disconnect; savesPending the saves waiting
+	// for a turn or holding one.
+	saveFailed   metric.Int64Counter
+	savesPending metric.Int64UpDownCounter
+	saveReason   [2]metric.AddOption
 	// stages splits the latency: the time from the broker to each stage a delivery passed.
 	stages   metric.Float64Histogram
 	stageOpt [numStages]metric.RecordOption
@@ -60,8 +65,21 @@ func NewMetrics(meter metric.Meter) (*Metrics, error) {
 	if m.lag, err = meter.Int64Gauge("stream_feed_lag", metric.WithDescription("chain.transfers.v1 records behind the partition end at the stream's read position, by partition")); err != nil {
 		return nil, err
 	}
+	if m.saveFailed, err = meter.Int64Counter("stream_session_saves_failed_total",
+		metric.WithDescription("sessions not saved at disconnect, by reason: error (the save failed) or redis_failing (given up while Redis fails); their reconnects resume from their last checkpoint")); err != nil {
+		return nil, err
+	}
+	if m.savesPending, err = meter.Int64UpDownCounter("stream_session_saves_pending", metric.WithDescription("sessions of ended connections waiting for, or holding, a save turn")); err != nil {
+		return nil, err
+	}
+	for i, r := range [2]string{saveErr: "error", saveGivenUp: "redis_failing"} {
+		m.saveReason[i] = metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", r)))
+	}
 	// Counters start at zero so rate() and alerts see them before the first event.
 	ctx := context.Background()
+	m.saveFailed.Add(ctx, 0, m.saveReason[saveErr])
+	m.saveFailed.Add(ctx, 0, m.saveReason[saveGivenUp])
+	m.savesPending.Add(ctx, 0)
 	m.conns.Add(ctx, 0)
 	m.delivered.Add(ctx, 0)
 	m.slow.Add(ctx, 0)
@@ -125,6 +143,24 @@ func (m *Metrics) timed(r *engine.Rendered, staged bool, taken, batched, now tim
 		if !t.IsZero() {
 			m.stages.Record(ctx, max(t.Sub(r.Broker).Seconds(), 0), m.stageOpt[i])
 		}
+	}
+}
+
+// Why a session was not saved at disconnect: its save failed, or was given up while Redis fails.
+const (
+	saveErr = iota
+	saveGivenUp
+)
+
+func (m *Metrics) saveFailedAs(reason int) {
+	if m != nil {
+		m.saveFailed.Add(context.Background(), 1, m.saveReason[reason])
+	}
+}
+
+func (m *Metrics) savePending(d int64) {
+	if m != nil {
+		m.savesPending.Add(context.Background(), d)
 	}
 }
 

@@ -34,6 +34,11 @@ func TestMetricsRecord(t *testing.T) {
 	m.quotaRefused("hourly")
 	m.position(kafka.Message{Partition: 3, Offset: 90, HighWaterMark: 100})
 	m.position(kafka.Message{Partition: 4, Offset: 7}) // no high-water mark: nothing recorded
+	m.savePending(2)
+	m.savePending(-1)
+	m.saveFailedAs(saveGivenUp)
+	m.saveFailedAs(saveGivenUp)
+	m.saveFailedAs(saveErr)
 
 	var rm metricdata.ResourceMetrics
 	if err := r.Collect(context.Background(), &rm); err != nil {
@@ -53,7 +58,7 @@ func TestMetricsRecord(t *testing.T) {
 		return s.DataPoints[0].Value
 	}
 	for name, want := range map[string]int64{"stream_connections": 1, "stream_transfers_delivered_total": 2,
-		"stream_slow_clients_dropped_total": 1, "stream_quota_refusals_total": 1} {
+		"stream_slow_clients_dropped_total": 1, "stream_quota_refusals_total": 1, "stream_session_saves_pending": 1} {
 		if v := sum(name); v != want {
 			t.Errorf("%s = %d, want %d", name, v, want)
 		}
@@ -61,6 +66,14 @@ func TestMetricsRecord(t *testing.T) {
 	refused := got["stream_quota_refusals_total"].(metricdata.Sum[int64]).DataPoints[0].Attributes
 	if v, _ := refused.Value("limit_type"); v.AsString() != "hourly" {
 		t.Errorf("quota refusal attributes %v", refused.ToSlice())
+	}
+	failed := map[string]int64{}
+	for _, dp := range got["stream_session_saves_failed_total"].(metricdata.Sum[int64]).DataPoints {
+		r, _ := dp.Attributes.Value("reason")
+		failed[r.AsString()] = dp.Value
+	}
+	if len(failed) != 2 || failed["error"] != 1 || failed["redis_failing"] != 2 {
+		t.Errorf("sessions not saved by reason: %v; want error 1, redis_failing 2", failed)
 	}
 	h, ok := got["stream_delivery_latency_seconds"].(metricdata.Histogram[float64])
 	if !ok || len(h.DataPoints) != 1 || h.DataPoints[0].Count != 2 || h.DataPoints[0].Sum != 0.5 {
@@ -96,4 +109,6 @@ func TestNilMetrics(t *testing.T) {
 	m.slowDropped()
 	m.quotaRefused("monthly")
 	m.position(kafka.Message{HighWaterMark: 5})
+	m.savePending(1)
+	m.saveFailedAs(saveErr)
 }

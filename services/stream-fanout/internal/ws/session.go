@@ -278,7 +278,7 @@ func (c *conn) claim(id string, fresh bool) (store.Session, *engine.Sub, map[int
 		return ss, nil, nil, err
 	}
 	if old, _ := c.current(); old != nil {
-		c.detach(context.WithoutCancel(c.ctx), false)
+		_ = c.detach(context.WithoutCancel(c.ctx), false)
 		c.q.reopen()
 	}
 	c.q.setHold(true)
@@ -460,24 +460,13 @@ func decodeTransfer(m kafka.Message, log *slog.Logger) (engine.Record, bool) {
 // delivery still unsent into the replay buffer, so a reconnect anywhere gets exactly what it
 // was owed. A resume that had not queued everything yet leaves the session where it started:
 // its cursor, and its replay buffer less what was sent; the live deliveries held meanwhile are
-// read again by the next resume. final (the connection's end) records nothing after it.
-func (c *conn) detach(ctx context.Context, final bool) {
-	c.mu.Lock()
-	if final {
-		c.finished = true
+// read again by the next resume. final (the connection's end) records nothing after it. The
+// error is the save's (nil: saved, taken over, or no session).
+func (c *conn) detach(ctx context.Context, final bool) error {
+	cursor, id, owed, win := c.unservedAt(ctx, final)
+	if id == "" {
+		return nil
 	}
-	sub, id, owed, win := c.sub, c.sessID, c.owed, c.h.windowOf(c.kind)
-	c.sub, c.sessID, c.filters, c.owed = nil, "", nil, nil
-	c.mu.Unlock()
-	if sub == nil {
-		return
-	}
-	e := c.h.o.Engine
-	var cursor map[int]int64
-	e.Do(ctx, func() {
-		cursor = e.Served(sub)
-		e.DropSub(sub)
-	})
 	raw, items := c.q.unsent()
 	u := store.Update{Cursor: cursor, Used: c.takeUsed(), Release: true}
 	if owed != nil {
@@ -486,10 +475,43 @@ func (c *conn) detach(ctx context.Context, final bool) {
 		u.Replay = c.renderUnsent(raw, items)
 	}
 	err := c.h.o.Store.Apply(ctx, id, c.token, win, u)
-	if err != nil && !errors.Is(err, store.ErrTakenOver) {
+	if errors.Is(err, store.ErrTakenOver) {
+		err = nil
+	}
+	if err != nil {
 		c.h.o.Log.Error("saving a session at disconnect failed; its reconnect may miss transfers", "session", id, "error", err)
 	}
 	c.h.disown(id, c)
+	return err
+}
+
+// unserve removes the connection's session from the engine and returns its id ("" when it
+// served none); final records nothing for the connection after it.
+func (c *conn) unserve(ctx context.Context, final bool) string {
+	_, id, _, _ := c.unservedAt(ctx, final)
+	return id
+}
+
+// unservedAt is unserve, with where the session was served up to, what a resume of it had not
+// queued yet and its window, taken in one step with letting it go.
+func (c *conn) unservedAt(ctx context.Context, final bool) (map[int]int64, string, *owedResume, time.Duration) {
+	c.mu.Lock()
+	if final {
+		c.finished = true
+	}
+	sub, id, owed, win := c.sub, c.sessID, c.owed, c.h.windowOf(c.kind)
+	c.sub, c.sessID, c.filters, c.owed = nil, "", nil, nil
+	c.mu.Unlock()
+	if sub == nil {
+		return nil, "", nil, 0
+	}
+	e := c.h.o.Engine
+	var cursor map[int]int64
+	e.Do(ctx, func() {
+		cursor = e.Served(sub)
+		e.DropSub(sub)
+	})
+	return cursor, id, owed, win
 }
 
 // takeOver ends the connection of this replica still serving session id for the same key, if

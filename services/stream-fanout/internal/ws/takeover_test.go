@@ -92,24 +92,24 @@ func checkOwner(t *testing.T, h *Hub, st *store.Store, id string, want *conn) {
 // session never saved) and lose what the connection was owed.
 func TestSaveWaitsForATurn(t *testing.T) {
 	h, st, id := takeoverHub(t)
-	h.saveTimeout = 50 * time.Millisecond
+	h.saves.timeout = 50 * time.Millisecond
 	c := standIn(t, h, "b")
 	if err := c.resume(id, false, func() {}); err != nil {
 		t.Fatal(err)
 	}
-	for range cap(h.saves) {
-		h.saves <- struct{}{}
+	for range cap(h.saves.turns) {
+		h.saves.turns <- struct{}{}
 	}
 	saved := make(chan struct{})
 	go func() { c.save(); close(saved) }()
-	time.Sleep(4 * h.saveTimeout)
+	time.Sleep(4 * h.saves.timeout)
 	select {
 	case <-saved:
 		t.Fatal("the save gave up waiting for a turn")
 	default:
 	}
-	for range cap(h.saves) {
-		<-h.saves
+	for range cap(h.saves.turns) {
+		<-h.saves.turns
 	}
 	<-saved
 	ss, err := st.Get(context.Background(), id, "k")
