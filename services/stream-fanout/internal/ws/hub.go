@@ -257,8 +257,16 @@ func (h *Hub) Shutdown(ctx context.Context) {
 	h.mu.Unlock()
 	// Connections are closed side by side: a close waits for the client's answer.
 	sem := make(chan struct{}, 256)
-	for _, c := range h.snapshot() {
-		sem <- struct{}{}
+	conns := h.snapshot()
+	started := 0
+dispatch:
+	for _, c := range conns {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done(): // the deadline bounds Shutdown: the rest are cut with the process
+			break dispatch
+		}
+		started++
 		go func() {
 			defer func() { <-sem }()
 			c.goAway()
@@ -270,9 +278,11 @@ func (h *Hub) Shutdown(ctx context.Context) {
 	case <-done:
 	case <-ctx.Done():
 	}
-	// Saves still waiting are given up with the process: counted with those that failed.
-	if n := h.saves.unsaved.Swap(0) + h.saves.pending.Load(); n > 0 {
-		h.o.Log.Error("sessions not saved at shutdown; their reconnects resume from their last checkpoint", "sessions", n)
+	// Saves still waiting are given up with the process: counted with those that failed (ended
+	// connections, with a session or not), beside the connections never told to go away.
+	if n, cut := h.saves.unsaved.Swap(0)+h.saves.pending.Load(), len(conns)-started; n > 0 || cut > 0 {
+		h.o.Log.Error("connections not saved at shutdown; their sessions' reconnects resume from their last checkpoint",
+			"saves_pending_or_failed", n, "not_closed", cut)
 	}
 	h.quotas.returnAll(context.WithoutCancel(ctx))
 }

@@ -314,7 +314,7 @@ func TestShutdownLogsSessionsNotSaved(t *testing.T) {
 		<-h.saves.turns
 	}
 	<-saved
-	if got := logs.String(); !strings.Contains(got, `msg="sessions not saved at shutdown`) || !strings.Contains(got, "sessions=1") {
+	if got := logs.String(); !strings.Contains(got, `msg="connections not saved at shutdown`) || !strings.Contains(got, "saves_pending_or_failed=1") {
 		t.Fatalf("shutdown logged %q; want the session not saved counted", got)
 	}
 }
