@@ -295,7 +295,7 @@ func (c *conn) saveAfter(early func(failing bool)) {
 
 // giveUpSave lets the connection's session go unsaved (Redis failing): it leaves the engine and
 // this replica's owners, and stays in Redis as its last checkpoint left it, owned by this
-// connection until a reconnect claims it; the connection's count for its key expires.
+// connection until a reconnect claims it.
 func (c *conn) giveUpSave() {
 	ctx, cancel := context.WithTimeout(context.Background(), c.h.saves.timeout)
 	defer cancel()
@@ -304,6 +304,13 @@ func (c *conn) giveUpSave() {
 		c.h.saves.unsaved.Add(1)
 		c.h.o.Metrics.saveFailedAs(saveGivenUp)
 	}
+	// Best effort, outside the save turns: when Redis works again before the breaker closes, the
+	// key's count drops now rather than at its expiry (a key at its connection limit would be
+	// refused reconnects meanwhile); when it is failing, the call fails within a second and the
+	// count expires.
+	dctx, dcancel := context.WithTimeout(context.Background(), time.Second)
+	defer dcancel()
+	_ = c.h.o.Store.Disconnect(dctx, c.id.KeyID, c.token)
 }
 
 // releaseMeter lets the meter drop the connection's entry once nothing more is counted in it
