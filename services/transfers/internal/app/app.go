@@ -49,7 +49,7 @@ type App struct {
 	labels UserLabels
 	chains *chains.Set
 	tags   Tags   // nil: no intelligence service (tags.go)
-	tokens Tokens // nil: no token registry; pricing ids are not checked (tokens.go)
+	tokens *tokenChecker // nil: no token registry; pricing ids are not checked (tokens.go)
 }
 
 // New returns the app. labels may be nil when no user-labels service is configured: then no

@@ -2,12 +2,14 @@ package http_test
 
 import (
 	"context"
+	"errors"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/chainintel/chainintel/libs/chains"
 	"github.com/chainintel/chainintel/libs/httpx"
-	taclient "github.com/chainintel/chainintel/services/token-analytics/client"
 	"github.com/chainintel/chainintel/services/transfers/internal/app"
 	svchttp "github.com/chainintel/chainintel/services/transfers/internal/http"
 	"github.com/chainintel/chainintel/services/transfers/internal/query"
@@ -15,25 +17,59 @@ import (
 	"github.com/gin-gonic/gin"
 )
 
-// registry is a token registry knowing the world's pricing ids.
-type registry map[string]bool
+// registry is a token registry knowing some pricing ids; it records its calls and, down,
+// answers every call with an error.
+type registry struct {
+	mu    sync.Mutex
+	known map[string]bool
+	calls [][]string
+	down  bool
+}
 
-func (r registry) Market(_ context.Context, id string) (taclient.Market, error) {
-	if !r[id] {
-		return taclient.Market{}, taclient.ErrNotFound
+func newRegistry(ids ...string) *registry {
+	r := &registry{known: map[string]bool{}}
+	for _, id := range ids {
+		r.known[id] = true
 	}
-	var m taclient.Market
-	m.Identifier.PricingID = id
-	return m, nil
+	return r
+}
+
+func (r *registry) Known(_ context.Context, ids []string) (map[string]bool, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.calls = append(r.calls, slices.Clone(ids))
+	if r.down {
+		return nil, errors.New("connection refused")
+	}
+	out := map[string]bool{}
+	for _, id := range ids {
+		if r.known[id] {
+			out[id] = true
+		}
+	}
+	return out, nil
+}
+
+// took returns and forgets the calls made so far.
+func (r *registry) took() [][]string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c := r.calls
+	r.calls = nil
+	return c
 }
 
 // namesRouter is the world's router with a token registry.
 func namesRouter(t *testing.T) *gin.Engine {
+	return tokensRouter(t, newRegistry("usd-coin", "weth", "ethereum"), app.TokenOptions{})
+}
+
+func tokensRouter(t *testing.T, reg app.Tokens, o app.TokenOptions) *gin.Engine {
 	e := world(t)
 	cs, _ := chains.NewSet(nil)
 	r := httpx.NewEngine(httpx.EngineOptions{Service: "transfers"})
 	r.Use(httpx.IdentityMiddleware(httpx.NewSigner(secret)))
-	svchttp.Register(r, app.New(e.store, e.render, cs, app.WithTokens(registry{"usd-coin": true, "weth": true, "ethereum": true})),
+	svchttp.Register(r, app.New(e.store, e.render, cs, app.WithTokens(reg, o)),
 		query.Parser{Chains: cs, Now: func() time.Time { return tw.Now }})
 	return r
 }
