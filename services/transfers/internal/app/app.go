@@ -49,7 +49,7 @@ type App struct {
 	store  Store
 	labels UserLabels
 	chains *chains.Set
-	tags   Tags   // nil: no intelligence service (tags.go)
+	tags   Tags          // nil: no intelligence service (tags.go)
 	tokens *tokenChecker // nil: no token registry; pricing ids are not checked (tokens.go)
 }
 

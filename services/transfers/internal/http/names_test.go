@@ -116,6 +116,41 @@ func TestDepositLookups(t *testing.T) {
 	}
 }
 
+// With no chains requested, an address is checked against the configured chains, as balances
+// checks its address routes: one that fits none of them is a 404 naming them, in the path and
+// in the filters. Whole bodies.
+func TestAddressOffTheConfiguredChains(t *testing.T) {
+	e := world(t)
+	cs, _ := chains.NewSet([]string{"bitcoin", "dogecoin"})
+	r := httpx.NewEngine(httpx.EngineOptions{Service: "transfers"})
+	r.Use(httpx.IdentityMiddleware(httpx.NewSigner(secret)))
+	svchttp.Register(r, app.New(e.store, e.render, cs), query.Parser{Chains: cs, Now: func() time.Time { return tw.Now }})
+	off := func(param string) string {
+		return `{"error":"` + param + `: address \"` + tw.U1 + `\" is not valid on the configured chains (bitcoin, dogecoin)"}`
+	}
+	cases := []struct {
+		path   string
+		status int
+		body   string
+	}{
+		{"/counterparties/address/" + tw.U1, 404, off("address")},
+		{"/flow/address/" + tw.U1, 404, off("address")},
+		{"/volume/address/" + tw.U1, 404, off("address")},
+		{"/transfers?base=" + tw.U1, 404, off("base")},
+		{"/transfers?from=!" + tw.U1, 404, off("from")},
+		{"/swaps?senders=" + tw.U1, 404, off("senders")},
+		{"/transfers/histogram/simple?base=" + tw.U1, 404, off("base")},
+		{"/counterparties/entity/binance", 200, `{}`},
+		{"/transfers?base=binance", 200, `{"transfers":[],"count":0}`},
+	}
+	for _, c := range cases {
+		w := serve(r, &alice, "GET", c.path, "")
+		if w.Code != c.status || w.Body.String() != c.body {
+			t.Errorf("%s: got %d %s\nwant %d %s", c.path, w.Code, w.Body.String(), c.status, c.body)
+		}
+	}
+}
+
 // namesRouter is the world's router with a token registry.
 func namesRouter(t *testing.T) *gin.Engine {
 	return tokensRouter(t, newRegistry("usd-coin", "weth", "ethereum"), app.TokenOptions{})

@@ -34,8 +34,16 @@ type syncBuffer struct {
 	b  bytes.Buffer
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
-func (s *syncBuffer) lines() int                  { s.mu.Lock(); defer s.mu.Unlock(); return strings.Count(s.b.String(), "\n") }
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *syncBuffer) lines() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return strings.Count(s.b.String(), "\n")
+}
 
 // unchecked is the transfers_token_checks_unchecked_total counter.
 func unchecked(t *testing.T, rd *sdkmetric.ManualReader) int64 {
