@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sort"
 	"sync"
@@ -30,6 +31,11 @@ type TokenOptions struct {
 	// MaxEntries bounds the cache (default 100000): the ids come from callers, the public
 	// histogram's included.
 	MaxEntries int
+	// Timeout bounds one registry call (default 2s): past it the filter is taken unchecked.
+	Timeout time.Duration
+	// Retry is how long after a failed call the registry is not asked again (default 5s): while
+	// it is down, filters are taken unchecked without waiting on it.
+	Retry time.Duration
 	// Log reports, at most once a minute, that the registry could not be asked (default: discard).
 	Log *slog.Logger
 	// Meter counts the filters answered unchecked (default: none).
@@ -46,9 +52,10 @@ type tokenChecker struct {
 	native    map[string]bool // the chains' native pricing ids: known without asking
 	unchecked metric.Int64Counter
 
-	mu      sync.Mutex
-	cache   map[string]tokenEntry
-	lastLog time.Time
+	mu        sync.Mutex
+	cache     map[string]tokenEntry
+	lastLog   time.Time
+	downUntil time.Time // after a failed call: take filters unchecked without asking until then
 }
 
 type tokenEntry struct {
@@ -67,6 +74,12 @@ func WithTokens(t Tokens, o TokenOptions) Option {
 	}
 	if o.UnknownTTL <= 0 {
 		o.UnknownTTL = 30 * time.Second
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 2 * time.Second
+	}
+	if o.Retry <= 0 {
+		o.Retry = 5 * time.Second
 	}
 	if o.MaxEntries <= 0 {
 		o.MaxEntries = 100000
@@ -104,29 +117,34 @@ func (a *App) checkTokens(ctx context.Context, ts []query.Token) error {
 			ids = append(ids, t.PricingID)
 		}
 	}
-	if unknown, err := a.tokens.unknown(ctx, ids); err != nil || unknown != "" {
-		if err != nil {
-			return err
-		}
+	unknown, err := a.tokens.unknown(ctx, ids)
+	if err != nil {
+		return err
+	}
+	if unknown != "" {
 		return notFound("token", "tokens: unknown token %q", unknown)
 	}
 	return nil
 }
 
 // unknown returns the first of ids (in their order) the registry does not know, "" when it
-// knows them all or cannot be asked. Only the caller's own cancellation is an error.
+// knows them all. Ids the registry cannot be asked about are taken (fail open); only the
+// caller's own cancellation is an error.
 func (tc *tokenChecker) unknown(ctx context.Context, ids []string) (string, error) {
 	now := tc.o.Now()
 	answers, ask := tc.cached(ids, now)
 	for start := 0; start < len(ask); start += knownBatch {
 		part := ask[start:min(start+knownBatch, len(ask))]
-		known, err := tc.reg.Known(ctx, part)
+		known, err := tc.ask(ctx, part, now)
 		if err != nil {
 			if ctx.Err() != nil {
 				return "", ctx.Err()
 			}
 			tc.failOpen(ctx, now, err)
-			return "", nil
+			for _, id := range ask[start:] {
+				answers[id] = true // unchecked: an unknown one matches nothing
+			}
+			break
 		}
 		tc.store(part, known, now)
 		for _, id := range part {
@@ -139,6 +157,27 @@ func (tc *tokenChecker) unknown(ctx context.Context, ids []string) (string, erro
 		}
 	}
 	return "", nil
+}
+
+var errRegistryDown = errors.New("not asked: the last call failed")
+
+// ask calls the registry within Timeout, unless a call failed less than Retry ago.
+func (tc *tokenChecker) ask(ctx context.Context, ids []string, now time.Time) (map[string]bool, error) {
+	tc.mu.Lock()
+	down := now.Before(tc.downUntil)
+	tc.mu.Unlock()
+	if down {
+		return nil, errRegistryDown
+	}
+	cctx, cancel := context.WithTimeout(ctx, tc.o.Timeout)
+	defer cancel()
+	known, err := tc.reg.Known(cctx, ids)
+	if err != nil && ctx.Err() == nil {
+		tc.mu.Lock()
+		tc.downUntil = now.Add(tc.o.Retry)
+		tc.mu.Unlock()
+	}
+	return known, err
 }
 
 // cached answers the ids it can from the natives and the cache; ask is the rest, distinct and

@@ -26,6 +26,7 @@ type registry struct {
 	known map[string]bool
 	calls [][]string
 	down  bool
+	hang  bool // answer only when the call's context ends
 }
 
 func newRegistry(ids ...string) *registry {
@@ -36,10 +37,14 @@ func newRegistry(ids ...string) *registry {
 	return r
 }
 
-func (r *registry) Known(_ context.Context, ids []string) (map[string]bool, error) {
+func (r *registry) Known(ctx context.Context, ids []string) (map[string]bool, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.calls = append(r.calls, slices.Clone(ids))
+	if r.hang {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
 	if r.down {
 		return nil, errors.New("connection refused")
 	}

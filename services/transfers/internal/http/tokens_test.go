@@ -64,14 +64,17 @@ func unchecked(t *testing.T, rd *sdkmetric.ManualReader) int64 {
 
 // The pricing ids of a tokens filter are checked in one registry call, answers are cached
 // (known ones longer than unknown ones), the chains' native pricing ids are known without
-// asking, and a registry that cannot answer leaves the filter unchecked (200; logged at most
-// once a minute, counted). Whole bodies.
+// asking, and a registry that cannot answer (down, or past the timeout) leaves the ids it was
+// asked about unchecked (200; logged at most once a minute, counted; not asked again until the
+// retry delay has passed), while cached answers still hold. Whole bodies.
 func TestTokenRegistry(t *testing.T) {
 	reg := newRegistry("usd-coin", "weth") // no native pricing id: they are known without it
 	clk := &clock{t: time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)}
 	var logs syncBuffer
 	rd := sdkmetric.NewManualReader()
+	set := func(b *bool, v bool) { reg.mu.Lock(); *b = v; reg.mu.Unlock() }
 	r := tokensRouter(t, reg, app.TokenOptions{KnownTTL: 10 * time.Minute, UnknownTTL: 30 * time.Second, Now: clk.now,
+		Timeout: 20 * time.Millisecond, Retry: 5 * time.Second,
 		Log: slog.New(slog.NewTextHandler(&logs, nil)), Meter: sdkmetric.NewMeterProvider(sdkmetric.WithReader(rd)).Meter("t")})
 	const empty = `{"transfers":[],"count":0}` // a16z has no deposit addresses: the token check decides the status
 	unknown := func(id string) string { return `{"error":"tokens: unknown token \"` + id + `\""}` }
@@ -91,12 +94,14 @@ func TestTokenRegistry(t *testing.T) {
 			func() { clk.add(31 * time.Second) }},
 		{"listed since", "nope2", 200, empty, [][]string{{"nope2"}},
 			func() { clk.add(31 * time.Second); reg.mu.Lock(); reg.known["nope2"] = true; reg.mu.Unlock() }},
-		{"known asked again after its ttl", "weth", 200, empty, [][]string{{"weth"}}, func() { clk.add(10 * time.Minute) }},
-		{"down: unchecked", "fresh1", 200, empty, [][]string{{"fresh1"}}, func() { reg.mu.Lock(); reg.down = true; reg.mu.Unlock() }},
-		{"down: unchecked again", "fresh1,fresh2", 200, empty, [][]string{{"fresh1", "fresh2"}}, nil},
+		{"known asked again after its ttl", "weth,nope3", 404, unknown("nope3"), [][]string{{"nope3", "weth"}}, func() { clk.add(10 * time.Minute) }},
+		{"down: unchecked", "fresh1", 200, empty, [][]string{{"fresh1"}}, func() { set(&reg.down, true) }},
+		{"down: not asked again at once", "fresh1,fresh2", 200, empty, nil, nil},
 		{"down: cached answers need no call", "weth", 200, empty, nil, nil},
-		{"down: a minute on", "fresh3", 200, empty, [][]string{{"fresh3"}}, func() { clk.add(61 * time.Second) }},
-		{"up again", "fresh1,weth", 404, unknown("fresh1"), [][]string{{"fresh1"}}, func() { reg.mu.Lock(); reg.down = false; reg.mu.Unlock() }},
+		{"down: a cached unknown id stays a 404", "fresh4,nope3", 404, unknown("nope3"), nil, nil},
+		{"down: asked again after the retry delay", "fresh3", 200, empty, [][]string{{"fresh3"}}, func() { clk.add(61 * time.Second) }},
+		{"up again", "fresh1,weth", 404, unknown("fresh1"), [][]string{{"fresh1"}}, func() { clk.add(6 * time.Second); set(&reg.down, false) }},
+		{"hung: unchecked past the timeout", "fresh5", 200, empty, [][]string{{"fresh5"}}, func() { set(&reg.hang, true) }},
 	}
 	for _, s := range steps {
 		if s.before != nil {
@@ -113,9 +118,11 @@ func TestTokenRegistry(t *testing.T) {
 	if n := logs.lines(); n != 2 {
 		t.Errorf("%d log lines, want 2 (at most one a minute while down)", n)
 	}
-	if n := unchecked(t, rd); n != 3 {
-		t.Errorf("unchecked counter %d, want 3", n)
+	if n := unchecked(t, rd); n != 5 {
+		t.Errorf("unchecked counter %d, want 5", n)
 	}
+	set(&reg.hang, false)
+	clk.add(6 * time.Second) // past the retry delay the hung call started
 	// The public histogram checks the same way.
 	w := serve(r, nil, "GET", "/transfers/histogram/simple?tokens=nope,fresh1", "")
 	if w.Code != 404 || w.Body.String() != unknown("nope") {
