@@ -184,7 +184,7 @@ var documentedTypes = []string{"cex", "dex", "fund", "individual", "user"}
 // nameCheck is one request's check of the names its references use.
 type nameCheck struct {
 	pending []paramName // deposit:<entity> with no deposit addresses: is the entity known?
-	types   []string    // the read model's entity types, once read (typesRead)
+	types   []string    // the read model's entity types, once read (read)
 	read    bool
 }
 
