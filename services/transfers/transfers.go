@@ -114,7 +114,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		if err != nil {
 			return fmt.Errorf("TRANSFERS_TOKEN_ANALYTICS_URL: %w", err)
 		}
-		opts = append(opts, app.WithTokens(tc))
+		opts = append(opts, app.WithTokens(tc, app.TokenOptions{Log: s.Log, Meter: s.Tel.Meter()}))
 	}
 	e := s.Engine()
 	svchttp.Register(e, app.New(st, labels, cs, opts...), query.Parser{Chains: cs})

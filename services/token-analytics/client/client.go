@@ -1,6 +1,6 @@
 // Package client calls the token-analytics service's internal API for other services: the
 // market data of a token (name, symbol, price now and 24 h ago, deployments) by pricing id or by
-// contract.
+// contract, and which of a list of pricing ids the registry knows.
 package client
 
 import (
@@ -59,6 +59,24 @@ func (c *Client) Market(ctx context.Context, pricingID string) (Market, error) {
 // ErrNotFound.
 func (c *Client) MarketByContract(ctx context.Context, chain, address string) (Market, error) {
 	return c.get(ctx, "/internal/tokens/"+url.PathEscape(chain)+"/"+url.PathEscape(address))
+}
+
+// Known returns the pricing ids among ids the registry holds (one call, at most 1000 ids: the
+// service's MaxKnownIDs); the others are unknown.
+func (c *Client) Known(ctx context.Context, ids []string) (map[string]bool, error) {
+	var out struct {
+		Known []string `json:"known"`
+	}
+	if err := c.c.Do(ctx, http.MethodPost, "/internal/tokens/known", nil, struct {
+		IDs []string `json:"ids"`
+	}{ids}, &out); err != nil {
+		return nil, err
+	}
+	known := make(map[string]bool, len(out.Known))
+	for _, id := range out.Known {
+		known[id] = true
+	}
+	return known, nil
 }
 
 func (c *Client) get(ctx context.Context, path string) (Market, error) {

@@ -3,8 +3,10 @@ package client_test
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"testing"
 
 	"github.com/chainintel/chainintel/services/token-analytics/client"
@@ -13,6 +15,13 @@ import (
 func TestClient(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
+		case "/internal/tokens/known":
+			b, _ := io.ReadAll(r.Body)
+			if r.Method != http.MethodPost || string(b) != `{"ids":["ethereum","nope"]}` {
+				w.WriteHeader(http.StatusBadRequest)
+				return
+			}
+			_, _ = w.Write([]byte(`{"known":["ethereum"]}`))
 		case "/internal/tokens/ethereum":
 			_, _ = w.Write([]byte(`{"identifier":{"pricingID":"ethereum"},"name":"Ethereum","symbol":"ETH","price":3000,
 				"deployments":[{"chain":"ethereum","address":"","decimals":18}]}`))
@@ -39,5 +48,8 @@ func TestClient(t *testing.T) {
 	}
 	if _, err := c.Market(ctx, "nope"); !errors.Is(err, client.ErrNotFound) {
 		t.Errorf("unknown: %v", err)
+	}
+	if known, err := c.Known(ctx, []string{"ethereum", "nope"}); err != nil || !reflect.DeepEqual(known, map[string]bool{"ethereum": true}) {
+		t.Errorf("known: %v %v", known, err)
 	}
 }

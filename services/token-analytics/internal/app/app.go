@@ -21,6 +21,7 @@ var ErrUnavailable = errors.New("market data not available yet")
 // Store is what the service reads.
 type Store interface {
 	Tokens(ctx context.Context, ids, chains []string) ([]Token, error)
+	KnownIDs(ctx context.Context, ids []string) ([]string, error)
 	PricingIDOf(ctx context.Context, chain, address string) (string, error)
 	TopWindows(ctx context.Context, chains, ids []string, refFrom, curFrom, curTo time.Time) ([]TokenWindows, error)
 	TopParts(ctx context.Context, chains []string, refFrom, curFrom, curTo time.Time) ([]TokenParts, error)
@@ -467,6 +468,19 @@ func (s *Service) Circulating(ctx context.Context) (float64, error) {
 	scale := new(big.Float).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(n.Decimals)), nil))
 	f, _ := circ.Quo(circ, scale).Float64()
 	return f, nil
+}
+
+// KnownIDs returns the pricing ids among ids the registry holds, sorted (one statement, for
+// callers that only check existence, such as transfers' tokens filter).
+func (s *Service) KnownIDs(ctx context.Context, ids []string) ([]string, error) {
+	if len(ids) == 0 {
+		return []string{}, nil
+	}
+	known, err := s.st.KnownIDs(ctx, ids)
+	if known == nil && err == nil {
+		known = []string{}
+	}
+	return known, err
 }
 
 // Market returns what /intelligence/token shows of a token.

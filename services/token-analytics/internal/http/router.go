@@ -1,7 +1,7 @@
 // Package http is the token-analytics service's HTTP layer: its public routes (reached through
 // the edge: /token/top, /token/top_flow/*, /token/volume/*, /token/trending*,
 // /marketdata/altcoin_index, /native/circulating, /networks/history/{chain}, /networks/status) and its /internal API (the market data of a
-// token, for intelligence). Handlers check parameters, call app, and map its errors to the one
+// token, for intelligence; which pricing ids the registry knows, for transfers). Handlers check parameters, call app, and map its errors to the one
 // error shape.
 package http
 
@@ -35,6 +35,45 @@ func Register(e *gin.Engine, svc *app.Service, set *chains.Set) {
 	e.GET("/networks/status", h.networkStatus)
 	e.GET("/internal/tokens/:id", h.market)
 	e.GET("/internal/tokens/:id/:address", h.market)
+	// POST: the GET routes' /internal/tokens/:id would take "known" for a pricing id.
+	e.POST("/internal/tokens/known", h.known)
+}
+
+// MaxKnownIDs is the most pricing ids one POST /internal/tokens/known asks about (a transfers
+// filter's tokens parameter takes as many).
+const MaxKnownIDs = 1000
+
+type knownBody struct {
+	IDs []string `json:"ids"`
+}
+
+// known answers POST /internal/tokens/known {"ids":[...]} with {"known":[...]}: the ids the
+// registry holds, sorted; the others are unknown. One statement, whatever the number of ids.
+func (h *handlers) known(c *gin.Context) {
+	var b knownBody
+	if !httpx.BindJSON(c, &b) {
+		return
+	}
+	if len(b.IDs) > MaxKnownIDs {
+		httpx.Errorf(c, http.StatusBadRequest, "ids: more than %d", MaxKnownIDs)
+		return
+	}
+	for _, id := range b.IDs {
+		if err := PricingID(id); err != nil {
+			httpx.Errorf(c, http.StatusBadRequest, "ids: %q must be a pricing id such as ethereum", trunc(id))
+			return
+		}
+	}
+	known, err := h.svc.KnownIDs(c.Request.Context(), b.IDs)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	httpx.Answer(c, http.StatusOK, knownAnswer{Known: known})
+}
+
+type knownAnswer struct {
+	Known []string `json:"known"`
 }
 
 type handlers struct {

@@ -168,6 +168,19 @@ func (s *Store) Tokens(ctx context.Context, ids, chains []string) ([]app.Token, 
 	return ts, nil
 }
 
+// KnownIDs returns the pricing ids among ids the registry holds, sorted.
+func (s *Store) KnownIDs(ctx context.Context, ids []string) ([]string, error) {
+	rows, err := s.pool.Query(ctx, sqlTokensKnown, ids)
+	if err != nil {
+		return nil, fmt.Errorf("read known tokens: %w", err)
+	}
+	known, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("read known tokens: %w", err)
+	}
+	return known, nil
+}
+
 // PricingIDOf returns the pricing id of a deployment, or app.ErrNotFound.
 func (s *Store) PricingIDOf(ctx context.Context, chain, address string) (string, error) {
 	var id string

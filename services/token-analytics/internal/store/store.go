@@ -32,6 +32,7 @@ var (
 	sqlTokenUpsert      = load("token_upsert")
 	sqlDeploymentUpsert = load("deployment_upsert")
 	sqlTokensGet        = load("tokens_get")
+	sqlTokensKnown      = load("tokens_known")
 	sqlTokenPublished   = load("token_published")
 	sqlDeploymentGet    = load("deployment_get")
 	sqlPollIDs          = load("poll_ids")

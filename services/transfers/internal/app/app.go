@@ -31,6 +31,7 @@ type Store interface {
 	Activity(ctx context.Context, addrs []string) (store.Activity, error)
 	Attributions(ctx context.Context, keys []store.AddressKey) (map[store.AddressKey]store.Attribution, error)
 	ResolveSet(ctx context.Context, set store.AddrSet) (store.AddrSet, map[string]bool, error)
+	SetSize(ctx context.Context, set store.AddrSet) (store.AddrSet, map[string]bool, error)
 	SetAddresses(ctx context.Context, set store.AddrSet) ([]string, error)
 	ExchangeVolumes(ctx context.Context, addrs, chains []string) ([]store.ExchangeVolume, error)
 	EntityTypes(ctx context.Context) ([]string, error)
@@ -48,8 +49,8 @@ type App struct {
 	store  Store
 	labels UserLabels
 	chains *chains.Set
-	tags   Tags   // nil: no intelligence service (tags.go)
-	tokens Tokens // nil: no token registry; pricing ids are not checked (tokens.go)
+	tags   Tags          // nil: no intelligence service (tags.go)
+	tokens *tokenChecker // nil: no token registry; pricing ids are not checked (tokens.go)
 }
 
 // New returns the app. labels may be nil when no user-labels service is configured: then no
@@ -114,8 +115,10 @@ func flatten(m map[string][]string) []string {
 // when at least one reference includes (then include may be empty: nothing matches). An
 // operator entity the read model does not know, with no additions of the caller, is a 404, so
 // is deposit:<entityId> of such an entity (a known entity without deposit addresses matches
-// nothing); type:<entityType> of a type no entity with addresses has is a 400 listing the types.
-func (a *App) resolve(ctx context.Context, param string, refs []query.Ref) (include, exclude store.AddrSet, only bool, err error) {
+// nothing; nc collects those the model gave no deposit addresses, for one lookup per request:
+// nameCheck.deposits); type:<entityType> of neither a documented entity type nor one the model
+// holds is a 400 listing them.
+func (a *App) resolve(ctx context.Context, nc *nameCheck, param string, refs []query.Ref) (include, exclude store.AddrSet, only bool, err error) {
 	var pending []string // operator entities without additions, to check they exist
 	for _, r := range refs {
 		set := &include
@@ -161,47 +164,77 @@ func (a *App) resolve(ctx context.Context, param string, refs []query.Ref) (incl
 				return include, exclude, false, notFound("entity", "%sunknown entity %q", prefix(param), e)
 			}
 		}
-		if err := a.checkNames(ctx, param, *set, known); err != nil {
+		if err := a.checkTypes(ctx, nc, param, set.Types, known); err != nil {
 			return include, exclude, false, err
+		}
+		for _, d := range set.Deposits {
+			if !known["deposit:"+d] {
+				nc.pending = append(nc.pending, paramName{param, d})
+			}
 		}
 		*set = resolved
 	}
 	return include, exclude, only, nil
 }
 
-// checkNames checks the set's entity types and deposit services against what the read model
-// knows (known: ResolveSet's): an entity type no address has is a 400 listing those it has, the
-// deposit addresses of an entity the model does not know a 404.
-func (a *App) checkNames(ctx context.Context, param string, set store.AddrSet, known map[string]bool) error {
-	for _, t := range set.Types {
-		if known["type:"+t] {
+// documentedTypes are the entity types API.md documents (Entity.type): type:<t> of one of them is
+// always well formed, matching nothing while no address has it (a fresh read model has none).
+var documentedTypes = []string{"cex", "dex", "fund", "individual", "user"}
+
+// nameCheck is one request's check of the names its references use.
+type nameCheck struct {
+	pending []paramName // deposit:<entity> with no deposit addresses: is the entity known?
+	types   []string    // the read model's entity types, once read (read)
+	read    bool
+}
+
+type paramName struct{ param, name string }
+
+// checkTypes checks entity types against the documented ones and those the read model holds
+// (known: ResolveSet's, then the model's list, read at most once a request): any other is a
+// 400 listing them.
+func (a *App) checkTypes(ctx context.Context, nc *nameCheck, param string, types []string, known map[string]bool) error {
+	for _, t := range types {
+		if known["type:"+t] || slices.Contains(documentedTypes, t) {
 			continue
 		}
-		ts, err := a.store.EntityTypes(ctx)
-		if err != nil {
-			return err
+		if !nc.read {
+			ts, err := a.store.EntityTypes(ctx)
+			if err != nil {
+				return err
+			}
+			nc.types, nc.read = ts, true
 		}
-		if slices.Contains(ts, t) {
+		if slices.Contains(nc.types, t) {
 			continue // gained addresses since ResolveSet read
 		}
-		list := "there are none yet"
-		if len(ts) > 0 {
-			list = "one of " + strings.Join(ts, ", ")
-		}
-		return &InvalidInputError{Field: param, Reason: fmt.Sprintf("type:%s is not an entity type (%s)", t, list)}
+		all := dedupe(append(slices.Clone(documentedTypes), nc.types...))
+		return &InvalidInputError{Field: param, Reason: fmt.Sprintf("type:%s is not an entity type (one of %s)", t, strings.Join(all, ", "))}
 	}
-	for _, d := range set.Deposits {
-		if known["deposit:"+d] {
-			continue
-		}
-		_, ek, err := a.store.ResolveSet(ctx, store.AddrSet{Entities: []string{d}})
-		if err != nil {
-			return err
-		}
-		if !ek[d] {
-			return notFound("entity", "%sunknown entity %q in deposit:%s", prefix(param), d, d)
+	return nil
+}
+
+// deposits looks up, in one read, the entities of the request's deposit: references that have
+// no deposit addresses: one the read model does not know is a 404 (the first, in the order of
+// the parameters), a known one matches nothing.
+func (a *App) deposits(ctx context.Context, nc *nameCheck) error {
+	if len(nc.pending) == 0 {
+		return nil
+	}
+	var ids []string
+	for _, p := range nc.pending {
+		ids = append(ids, p.name)
+	}
+	_, known, err := a.store.SetSize(ctx, store.AddrSet{Entities: dedupe(ids)})
+	if err != nil {
+		return err
+	}
+	for _, p := range nc.pending {
+		if !known[p.name] {
+			return notFound("entity", "%sunknown entity %q in deposit:%s", prefix(p.param), p.name, p.name)
 		}
 	}
+	nc.pending = nil
 	return nil
 }
 
@@ -241,22 +274,26 @@ func (a *App) transferFilter(ctx context.Context, q query.Transfers) (store.Tran
 	f := store.TransferFilter{Flow: q.Flow, Chains: a.chainNames(q.Chains), TimeFrom: q.Window.From, TimeTo: q.Window.To,
 		ValueGte: q.ValueGte, ValueLte: q.ValueLte, USDGte: q.USDGte, USDLte: q.USDLte}
 	var err error
+	nc := &nameCheck{}
 	if len(q.Base) > 0 {
-		if f.Base, _, _, err = a.resolve(ctx, "base", q.Base); err != nil {
+		if f.Base, _, _, err = a.resolve(ctx, nc, "base", q.Base); err != nil {
 			return f, err
 		}
 		f.HasBase = true
 	}
 	if len(q.Counterparties) > 0 {
-		if f.Counterparties, _, _, err = a.resolve(ctx, "counterparties", q.Counterparties); err != nil {
+		if f.Counterparties, _, _, err = a.resolve(ctx, nc, "counterparties", q.Counterparties); err != nil {
 			return f, err
 		}
 		f.HasCP = true
 	}
-	if f.From.In, f.From.NotIn, f.From.Only, err = a.resolve(ctx, "from", q.From); err != nil {
+	if f.From.In, f.From.NotIn, f.From.Only, err = a.resolve(ctx, nc, "from", q.From); err != nil {
 		return f, err
 	}
-	if f.To.In, f.To.NotIn, f.To.Only, err = a.resolve(ctx, "to", q.To); err != nil {
+	if f.To.In, f.To.NotIn, f.To.Only, err = a.resolve(ctx, nc, "to", q.To); err != nil {
+		return f, err
+	}
+	if err := a.deposits(ctx, nc); err != nil {
 		return f, err
 	}
 	if err := a.checkTokens(ctx, q.Tokens); err != nil {
@@ -356,19 +393,23 @@ func (a *App) Swaps(ctx context.Context, q query.Swaps) (SwapList, error) {
 	f := store.SwapFilter{Flow: q.Flow, Chains: a.chainNames(q.Chains), TimeFrom: q.Window.From, TimeTo: q.Window.To,
 		USDGte: q.USDGte, USDLte: q.USDLte}
 	var err error
+	nc := &nameCheck{}
 	if len(q.Base) > 0 {
-		if f.Base, _, _, err = a.resolve(ctx, "base", q.Base); err != nil {
+		if f.Base, _, _, err = a.resolve(ctx, nc, "base", q.Base); err != nil {
 			return SwapList{}, err
 		}
 		f.HasBase = true
 	}
-	if f.From.In, f.From.NotIn, f.From.Only, err = a.resolve(ctx, "from", q.From); err != nil {
+	if f.From.In, f.From.NotIn, f.From.Only, err = a.resolve(ctx, nc, "from", q.From); err != nil {
 		return SwapList{}, err
 	}
-	if f.To.In, f.To.NotIn, f.To.Only, err = a.resolve(ctx, "to", q.To); err != nil {
+	if f.To.In, f.To.NotIn, f.To.Only, err = a.resolve(ctx, nc, "to", q.To); err != nil {
 		return SwapList{}, err
 	}
-	if err := a.swapFilters(ctx, q, &f); err != nil {
+	if err := a.swapFilters(ctx, nc, q, &f); err != nil {
+		return SwapList{}, err
+	}
+	if err := a.deposits(ctx, nc); err != nil {
 		return SwapList{}, err
 	}
 	if err := a.checkTokens(ctx, q.Tokens); err != nil {
@@ -437,8 +478,12 @@ func (a *App) Transaction(ctx context.Context, hash string) (map[string]Transact
 
 // subject resolves a path's address or entity into its address set.
 func (a *App) subject(ctx context.Context, r query.Ref) (store.AddrSet, error) {
-	set, _, _, err := a.resolve(ctx, "", []query.Ref{r})
-	return set, err
+	nc := &nameCheck{}
+	set, _, _, err := a.resolve(ctx, nc, "", []query.Ref{r})
+	if err != nil {
+		return set, err
+	}
+	return set, a.deposits(ctx, nc)
 }
 
 // Counterparty is one entry of /counterparties.

@@ -109,16 +109,16 @@ func (a *App) Volume(ctx context.Context, subject query.Ref, q query.Volume) (ma
 }
 
 // swapFilters resolves the /swaps filters of store/swapfilters.go into f.
-func (a *App) swapFilters(ctx context.Context, q query.Swaps, f *store.SwapFilter) error {
+func (a *App) swapFilters(ctx context.Context, nc *nameCheck, q query.Swaps, f *store.SwapFilter) error {
 	var err error
-	if f.Senders.In, f.Senders.NotIn, f.Senders.Only, err = a.resolve(ctx, "senders", q.Senders); err != nil {
+	if f.Senders.In, f.Senders.NotIn, f.Senders.Only, err = a.resolve(ctx, nc, "senders", q.Senders); err != nil {
 		return err
 	}
-	if f.Receivers.In, f.Receivers.NotIn, f.Receivers.Only, err = a.resolve(ctx, "receivers", q.Receivers); err != nil {
+	if f.Receivers.In, f.Receivers.NotIn, f.Receivers.Only, err = a.resolve(ctx, nc, "receivers", q.Receivers); err != nil {
 		return err
 	}
 	if len(q.Counterparties) > 0 {
-		if f.Counterparties, _, _, err = a.resolve(ctx, "counterparties", q.Counterparties); err != nil {
+		if f.Counterparties, _, _, err = a.resolve(ctx, nc, "counterparties", q.Counterparties); err != nil {
 			return err
 		}
 		f.HasCP = true

@@ -36,7 +36,8 @@ type Config struct {
 	// counterparties (/counterparties' tags filter); empty makes that filter a 400.
 	IntelligenceURL string `env:"INTELLIGENCE_URL" envDefault:"http://intelligence:8080"`
 	// TokenAnalyticsURL is the token registry's (token-analytics) base URL, asked whether the
-	// tokens filter's pricing ids exist (an unknown one is a 404); empty takes every pricing id.
+	// tokens filter's pricing ids exist (an unknown one is a 404); empty, or the registry
+	// unavailable, takes every pricing id (app.TokenOptions).
 	TokenAnalyticsURL string `env:"TOKEN_ANALYTICS_URL" envDefault:"http://token-analytics:8080"`
 	// ConsumerBatch is the most chain records written in one transaction.
 	ConsumerBatch int `env:"CONSUMER_BATCH" envDefault:"2000"`

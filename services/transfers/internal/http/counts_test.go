@@ -37,7 +37,7 @@ func testCountsOverCutWindows(t *testing.T) {
 		"base=binance,coinbase", "base=binance,coinbase&flow=self", "base=coinbase,binance,uniswap&flow=in",
 		"from=binance&usdGte=2000", "to=coinbase", "to=binance&usdLte=5000", "from=coinbase&valueGte=1",
 		"from=binance&to=!coinbase", "to=binance&from=!deposit:binance&usdGte=500", "from=deposit:coinbase&to=coinbase",
-		"from=deposit:binance&to=type:cex&usdGte=500", "to=deposit:coinbase&from=!type:cex", "from=type:fund&to=binance&usdGte=1",
+		"from=deposit:binance&to=type:cex&usdGte=500", "to=deposit:coinbase&from=!type:cex", "from=type:individual&to=binance&usdGte=1", "from=type:fund&to=binance&usdGte=1",
 		"base=binance," + tw.U1, "base=binance," + tw.U1 + "&flow=self", "base=binance," + tw.U1 + "&flow=in",
 		"base=coinbase," + tw.U2 + "&flow=out", "base=coinbase," + tw.H1 + "," + tw.U1 + "&chains=ethereum", "base=binance," + tw.H1,
 		"base=binance," + tw.U2 + "&flow=out", "base=binance," + tw.U2 + "&flow=self"}

@@ -2,38 +2,171 @@ package http_test
 
 import (
 	"context"
+	"errors"
+	"reflect"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/chainintel/chainintel/libs/chains"
 	"github.com/chainintel/chainintel/libs/httpx"
-	taclient "github.com/chainintel/chainintel/services/token-analytics/client"
 	"github.com/chainintel/chainintel/services/transfers/internal/app"
 	svchttp "github.com/chainintel/chainintel/services/transfers/internal/http"
 	"github.com/chainintel/chainintel/services/transfers/internal/query"
+	"github.com/chainintel/chainintel/services/transfers/internal/store"
 	tw "github.com/chainintel/chainintel/services/transfers/internal/testworld"
 	"github.com/gin-gonic/gin"
 )
 
-// registry is a token registry knowing the world's pricing ids.
-type registry map[string]bool
+// registry is a token registry knowing some pricing ids; it records its calls and, down,
+// answers every call with an error.
+type registry struct {
+	mu    sync.Mutex
+	known map[string]bool
+	calls [][]string
+	down  bool
+	hang  bool // answer only when the call's context ends
+}
 
-func (r registry) Market(_ context.Context, id string) (taclient.Market, error) {
-	if !r[id] {
-		return taclient.Market{}, taclient.ErrNotFound
+func newRegistry(ids ...string) *registry {
+	r := &registry{known: map[string]bool{}}
+	for _, id := range ids {
+		r.known[id] = true
 	}
-	var m taclient.Market
-	m.Identifier.PricingID = id
-	return m, nil
+	return r
+}
+
+func (r *registry) Known(ctx context.Context, ids []string) (map[string]bool, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.calls = append(r.calls, slices.Clone(ids))
+	if r.hang {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	if r.down {
+		return nil, errors.New("connection refused")
+	}
+	out := map[string]bool{}
+	for _, id := range ids {
+		if r.known[id] {
+			out[id] = true
+		}
+	}
+	return out, nil
+}
+
+// took returns and forgets the calls made so far.
+func (r *registry) took() [][]string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c := r.calls
+	r.calls = nil
+	return c
+}
+
+// countingStore counts the read model's lookups of names (SetSize: the deposit: check).
+type countingStore struct {
+	app.Store
+	mu      sync.Mutex
+	lookups [][]string
+}
+
+func (s *countingStore) SetSize(ctx context.Context, set store.AddrSet) (store.AddrSet, map[string]bool, error) {
+	s.mu.Lock()
+	s.lookups = append(s.lookups, slices.Clone(set.Entities))
+	s.mu.Unlock()
+	return s.Store.SetSize(ctx, set)
+}
+
+// The deposit: entities the read model gave no deposit addresses are looked up in one read per
+// request, whatever the parameters naming them; the first unknown, in parameter order, is the
+// 404. Whole bodies.
+func TestDepositLookups(t *testing.T) {
+	e := world(t)
+	cs, _ := chains.NewSet(nil)
+	st := &countingStore{Store: e.store}
+	r := httpx.NewEngine(httpx.EngineOptions{Service: "transfers"})
+	r.Use(httpx.IdentityMiddleware(httpx.NewSigner(secret)))
+	svchttp.Register(r, app.New(st, e.render, cs), query.Parser{Chains: cs, Now: func() time.Time { return tw.Now }})
+	cases := []struct {
+		path    string
+		status  int
+		body    string
+		lookups [][]string
+	}{
+		{"/transfers?from=deposit:nope,deposit:a16z,!deposit:nope2&to=deposit:zzz,deposit:binance", 404,
+			`{"error":"from: unknown entity \"nope\" in deposit:nope"}`, [][]string{{"a16z", "nope", "nope2", "zzz"}}},
+		{"/transfers?from=deposit:a16z&to=!deposit:zzz", 404, `{"error":"to: unknown entity \"zzz\" in deposit:zzz"}`, [][]string{{"a16z", "zzz"}}},
+		{"/transfers?from=deposit:a16z&to=deposit:uniswap", 200, `{"transfers":[],"count":0}`, [][]string{{"a16z", "uniswap"}}},
+		{"/transfers?from=deposit:binance&to=deposit:coinbase&usdGte=1e12", 200, `{"transfers":[],"count":0}`, nil},
+		{"/swaps?senders=deposit:nope&receivers=deposit:a16z&from=deposit:nope2", 404,
+			`{"error":"from: unknown entity \"nope2\" in deposit:nope2"}`, [][]string{{"a16z", "nope", "nope2"}}},
+	}
+	for _, c := range cases {
+		st.mu.Lock()
+		st.lookups = nil
+		st.mu.Unlock()
+		w := serve(r, &alice, "GET", c.path, "")
+		if w.Code != c.status || w.Body.String() != c.body {
+			t.Fatalf("%s: got %d %s\nwant %d %s", c.path, w.Code, w.Body.String(), c.status, c.body)
+		}
+		st.mu.Lock()
+		got := st.lookups
+		st.mu.Unlock()
+		if !reflect.DeepEqual(got, c.lookups) {
+			t.Errorf("%s: lookups %v, want %v", c.path, got, c.lookups)
+		}
+	}
+}
+
+// With no chains requested, an address is checked against the configured chains, as balances
+// checks its address routes: one that fits none of them is a 404 naming them, in the path and
+// in the filters. Whole bodies.
+func TestAddressOffTheConfiguredChains(t *testing.T) {
+	e := world(t)
+	cs, _ := chains.NewSet([]string{"bitcoin", "dogecoin"})
+	r := httpx.NewEngine(httpx.EngineOptions{Service: "transfers"})
+	r.Use(httpx.IdentityMiddleware(httpx.NewSigner(secret)))
+	svchttp.Register(r, app.New(e.store, e.render, cs), query.Parser{Chains: cs, Now: func() time.Time { return tw.Now }})
+	off := func(param string) string {
+		return `{"error":"` + param + `: address \"` + tw.U1 + `\" is not valid on the configured chains (bitcoin, dogecoin)"}`
+	}
+	cases := []struct {
+		path   string
+		status int
+		body   string
+	}{
+		{"/counterparties/address/" + tw.U1, 404, off("address")},
+		{"/flow/address/" + tw.U1, 404, off("address")},
+		{"/volume/address/" + tw.U1, 404, off("address")},
+		{"/transfers?base=" + tw.U1, 404, off("base")},
+		{"/transfers?from=!" + tw.U1, 404, off("from")},
+		{"/swaps?senders=" + tw.U1, 404, off("senders")},
+		{"/transfers/histogram/simple?base=" + tw.U1, 404, off("base")},
+		{"/counterparties/entity/binance", 200, `{}`},
+		{"/transfers?base=binance", 200, `{"transfers":[],"count":0}`},
+	}
+	for _, c := range cases {
+		w := serve(r, &alice, "GET", c.path, "")
+		if w.Code != c.status || w.Body.String() != c.body {
+			t.Errorf("%s: got %d %s\nwant %d %s", c.path, w.Code, w.Body.String(), c.status, c.body)
+		}
+	}
 }
 
 // namesRouter is the world's router with a token registry.
 func namesRouter(t *testing.T) *gin.Engine {
+	return tokensRouter(t, newRegistry("usd-coin", "weth", "ethereum"), app.TokenOptions{})
+}
+
+func tokensRouter(t *testing.T, reg app.Tokens, o app.TokenOptions) *gin.Engine {
 	e := world(t)
 	cs, _ := chains.NewSet(nil)
 	r := httpx.NewEngine(httpx.EngineOptions{Service: "transfers"})
 	r.Use(httpx.IdentityMiddleware(httpx.NewSigner(secret)))
-	svchttp.Register(r, app.New(e.store, e.render, cs, app.WithTokens(registry{"usd-coin": true, "weth": true, "ethereum": true})),
+	svchttp.Register(r, app.New(e.store, e.render, cs, app.WithTokens(reg, o)),
 		query.Parser{Chains: cs, Now: func() time.Time { return tw.Now }})
 	return r
 }
@@ -48,7 +181,7 @@ func TestUnknownNames(t *testing.T) {
 	notOnBitcoin := func(param string) string {
 		return `{"error":"` + param + `: address \"` + tw.U1 + `\" is not valid on the requested chains (bitcoin)"}`
 	}
-	types := `is not an entity type (one of cex, dex, fund)"}`
+	types := `is not an entity type (one of cex, dex, fund, individual, user)"}`
 	cases := []struct {
 		path   string
 		status int
@@ -58,6 +191,10 @@ func TestUnknownNames(t *testing.T) {
 		{"/transfers?to=!deposit:nope", 404, `{"error":"to: unknown entity \"nope\" in deposit:nope"}`},
 		{"/transfers?to=deposit:a16z", 200, empty},
 		{"/transfers?from=type:nope", 400, `{"error":"from: type:nope ` + types},
+		{"/transfers?from=type:individual", 200, empty}, // documented (API.md), no address has it
+		{"/transfers?to=type:user&from=!type:individual", 200, empty},
+		{"/transfers/histogram?from=type:individual", 200, `[]`},
+		{"/swaps?senders=type:user", 200, `{"swaps":[],"count":0}`},
 		{"/transfers?to=!type:nope&from=type:cex", 400, `{"error":"to: type:nope ` + types},
 		{"/transfers?tokens=nope", 404, `{"error":"tokens: unknown token \"nope\""}`},
 		{"/transfers?tokens=usd-coin,nope", 404, `{"error":"tokens: unknown token \"nope\""}`},

@@ -170,7 +170,7 @@ func (h handlers) counterparties(sub subject) gin.HandlerFunc {
 		}
 		q, err := h.parser.Counterparties(c.Request.URL.Query())
 		if err == nil {
-			err = query.FitsChains("address", s, q.Chains)
+			err = h.parser.FitsChains("address", s, q.Chains)
 		}
 		if err != nil {
 			fail(c, err)
@@ -194,7 +194,7 @@ func (h handlers) flow(sub subject) gin.HandlerFunc {
 		}
 		q, err := h.parser.Flow(c.Request.URL.Query())
 		if err == nil {
-			err = query.FitsChains("address", s, q.Chains)
+			err = h.parser.FitsChains("address", s, q.Chains)
 		}
 		if err != nil {
 			fail(c, err)

@@ -52,7 +52,7 @@ func (h handlers) volume(sub subject) gin.HandlerFunc {
 		}
 		q, err := h.parser.Volume(c.Request.URL.Query())
 		if err == nil {
-			err = query.FitsChains("address", s, q.Chains)
+			err = h.parser.FitsChains("address", s, q.Chains)
 		}
 		if err != nil {
 			fail(c, err)

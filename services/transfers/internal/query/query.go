@@ -210,19 +210,19 @@ func (p Parser) transferFilters(q url.Values) (Transfers, error) {
 	if t.Chains, err = p.chains(q); err != nil {
 		return t, err
 	}
-	if t.Base, err = refs(q, "base", false, false, t.Chains); err != nil {
+	if t.Base, err = p.refs(q, "base", false, false, t.Chains); err != nil {
 		return t, err
 	}
 	if t.Flow, err = params.Enum(q, "flow", "all", "in", "out", "self", "all"); err != nil {
 		return t, err
 	}
-	if t.From, err = refs(q, "from", true, true, t.Chains); err != nil {
+	if t.From, err = p.refs(q, "from", true, true, t.Chains); err != nil {
 		return t, err
 	}
-	if t.To, err = refs(q, "to", true, true, t.Chains); err != nil {
+	if t.To, err = p.refs(q, "to", true, true, t.Chains); err != nil {
 		return t, err
 	}
-	if t.Counterparties, err = refs(q, "counterparties", false, false, t.Chains); err != nil {
+	if t.Counterparties, err = p.refs(q, "counterparties", false, false, t.Chains); err != nil {
 		return t, err
 	}
 	if len(t.Base) == 0 {
@@ -297,7 +297,7 @@ func (p Parser) Swaps(q url.Values) (Swaps, error) {
 	if s.Chains, err = p.chains(q); err != nil {
 		return s, err
 	}
-	if s.Base, err = refs(q, "base", false, false, s.Chains); err != nil {
+	if s.Base, err = p.refs(q, "base", false, false, s.Chains); err != nil {
 		return s, err
 	}
 	if s.Flow, err = params.Enum(q, "flow", "all", "in", "out", "self", "all"); err != nil {
@@ -306,10 +306,10 @@ func (p Parser) Swaps(q url.Values) (Swaps, error) {
 	if len(s.Base) == 0 && s.Flow != "all" {
 		return s, params.Errorf("flow", "is relative to base; give base too")
 	}
-	if s.From, err = refs(q, "from", true, true, s.Chains); err != nil {
+	if s.From, err = p.refs(q, "from", true, true, s.Chains); err != nil {
 		return s, err
 	}
-	if s.To, err = refs(q, "to", true, true, s.Chains); err != nil {
+	if s.To, err = p.refs(q, "to", true, true, s.Chains); err != nil {
 		return s, err
 	}
 	if s.Tokens, err = tokens(q); err != nil {
@@ -392,8 +392,9 @@ func (p Parser) chains(q url.Values) ([]chains.Chain, error) {
 }
 
 // refs parses a list of addresses, entity ids and (when prefixes) type:/deposit: references.
-// An address must be valid for at least one of the requested chains.
-func refs(q url.Values, name string, negation, prefixes bool, cs []chains.Chain) ([]Ref, error) {
+// An address must be valid for at least one of the requested chains (none requested: the
+// configured ones).
+func (p Parser) refs(q url.Values, name string, negation, prefixes bool, cs []chains.Chain) ([]Ref, error) {
 	vals, err := params.List(q, name)
 	if err != nil {
 		return nil, err
@@ -404,7 +405,7 @@ func refs(q url.Values, name string, negation, prefixes bool, cs []chains.Chain)
 		if err != nil {
 			return nil, err
 		}
-		if err := FitsChains(name, r, cs); err != nil {
+		if err := p.FitsChains(name, r, cs); err != nil {
 			return nil, err
 		}
 		out = append(out, r)
@@ -423,14 +424,24 @@ func (e *AddressChainError) Error() string { return e.Err.Error() }
 func (e *AddressChainError) Unwrap() error { return e.Err }
 
 // FitsChains checks that an address reference of parameter name (a path's "address" too) is
-// valid on at least one of the requested chains cs (none requested: every chain); other
-// references always fit.
-func FitsChains(name string, r Ref, cs []chains.Chain) error {
-	if r.Kind != KindAddress || len(cs) == 0 || validOnAny(r.Types, cs) {
+// valid on at least one of the requested chains cs or, none requested, of the configured ones
+// (as balances' address routes check theirs); other references always fit.
+func (p Parser) FitsChains(name string, r Ref, cs []chains.Chain) error {
+	if r.Kind != KindAddress {
+		return nil
+	}
+	which := "requested"
+	if len(cs) == 0 {
+		if p.Chains == nil {
+			return nil
+		}
+		cs, which = p.Chains.Chains(), "configured"
+	}
+	if validOnAny(r.Types, cs) {
 		return nil
 	}
 	return &AddressChainError{Err: &params.Error{Param: name,
-		Rule: fmt.Sprintf("address %q is not valid on the requested chains (%s)", short(r.Value), strings.Join(chains.Names(cs), ", "))}}
+		Rule: fmt.Sprintf("address %q is not valid on the %s chains (%s)", short(r.Value), which, strings.Join(chains.Names(cs), ", "))}}
 }
 
 func validOnAny(ts []chains.Type, cs []chains.Chain) bool {

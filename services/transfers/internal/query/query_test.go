@@ -212,10 +212,21 @@ func TestAddressOffTheRequestedChains(t *testing.T) {
 	}
 	r, _ := PathAddress(evm)
 	cs, _ := p.chains(url.Values{"chains": {"bitcoin"}})
-	if err := FitsChains("address", r, cs); err == nil || err.Error() != `address: address "`+evm+`" is not valid on the requested chains (bitcoin)` {
+	if err := p.FitsChains("address", r, cs); err == nil || err.Error() != `address: address "`+evm+`" is not valid on the requested chains (bitcoin)` {
 		t.Fatalf("path address: %v", err)
 	}
-	if err := FitsChains("address", r, nil); err != nil {
-		t.Fatalf("no chains requested: %v", err)
+	if err := p.FitsChains("address", r, nil); err != nil {
+		t.Fatalf("no chains requested, every chain configured: %v", err)
+	}
+	// None requested: the configured chains, as balances checks its address routes.
+	btc, _ := chains.NewSet([]string{"bitcoin", "dogecoin"})
+	onBTC := Parser{Chains: btc}
+	want := `address: address "` + evm + `" is not valid on the configured chains (bitcoin, dogecoin)`
+	if err := onBTC.FitsChains("address", r, nil); !errors.As(err, new(*AddressChainError)) || err.Error() != want {
+		t.Fatalf("no chains requested, bitcoin and dogecoin configured: %v", err)
+	}
+	q, _ = url.ParseQuery("from=" + evm)
+	if _, err := onBTC.Transfers(q); !errors.As(err, new(*AddressChainError)) || err.Error() != strings.Replace(want, "address:", "from:", 1) {
+		t.Fatalf("filter, no chains requested, bitcoin and dogecoin configured: %v", err)
 	}
 }

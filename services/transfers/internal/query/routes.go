@@ -56,13 +56,13 @@ const MaxProtocols = 50
 // counterparties, protocols and the token amount ranges.
 func (p Parser) swapFilters(q url.Values, s *Swaps) error {
 	var err error
-	if s.Senders, err = refs(q, "senders", true, true, s.Chains); err != nil {
+	if s.Senders, err = p.refs(q, "senders", true, true, s.Chains); err != nil {
 		return err
 	}
-	if s.Receivers, err = refs(q, "receivers", true, true, s.Chains); err != nil {
+	if s.Receivers, err = p.refs(q, "receivers", true, true, s.Chains); err != nil {
 		return err
 	}
-	if s.Counterparties, err = refs(q, "counterparties", false, false, s.Chains); err != nil {
+	if s.Counterparties, err = p.refs(q, "counterparties", false, false, s.Chains); err != nil {
 		return err
 	}
 	if len(s.Counterparties) > 0 && len(s.Base) == 0 {

@@ -16,8 +16,8 @@ var groupSizesSQL string
 //go:embed sql/entity_types.sql
 var entityTypesSQL string
 
-// EntityTypes lists the entity types the read model gives addresses to: what type:<entityType>
-// may name.
+// EntityTypes lists the entity types the read model holds (with addresses now or before): what
+// type:<entityType> may name beside the documented ones (app).
 func (s *Reader) EntityTypes(ctx context.Context) ([]string, error) {
 	rows, err := s.db.Query(ctx, entityTypesSQL)
 	if err != nil {
