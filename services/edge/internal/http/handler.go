@@ -151,7 +151,9 @@ func NewHandler(o Options) (http.Handler, error) {
 		if r.Body != nil && r.Body != http.NoBody {
 			r.Body = http.MaxBytesReader(w, r.Body, httpx.MaxBodyBytes)
 		}
-		if allowed, ok := fixed[r.URL.Path]; ok && !slices.Contains(allowed, r.Method) &&
+		// Looked up by the canonical path, as the mux routes: an encoded slash ("batch%2Fall")
+		// stays inside its segment there, so it names no fixed path here either.
+		if allowed, ok := fixed[canonical]; ok && !slices.Contains(allowed, r.Method) &&
 			(r.Method != http.MethodHead || !slices.Contains(allowed, http.MethodGet)) {
 			// A path of the table without wildcards under a method it lacks: a 405 even when a
 			// wildcard route of that method would take it ("GET /intelligence/address/batch" is

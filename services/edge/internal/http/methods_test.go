@@ -47,3 +47,49 @@ func TestEveryPathRefusesOtherMethods(t *testing.T) {
 	}
 	t.Logf("%d wrong methods over %d paths refused", refused, len(methods))
 }
+
+// TestEncodedSlashNamesNoFixedPath: a path whose slash is percent-encoded is one segment to the
+// router, so the 405 check agrees with it: both methods get the same answer (a 405 of the mux
+// naming what the path has, or a 404), never a 405 naming a method the router then refuses.
+func TestEncodedSlashNamesNoFixedPath(t *testing.T) {
+	h := pathTestEdge(t)
+	for _, path := range []string{"/intelligence/address/batch%2Fall", "/intelligence%2Faddress%2Fbatch", "/token%2Ftrending"} {
+		answers := map[string]string{}
+		for _, m := range []string{"GET", "POST", "PUT"} {
+			r := httptest.NewRequest(m, path, nil)
+			r.Header.Set("API-Key", "good")
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, r)
+			if w.Code == http.StatusMethodNotAllowed && slices.Contains(strings.Split(w.Header().Get("Allow"), ", "), m) {
+				t.Errorf("%s %s: 405 with Allow %q naming the method itself", m, path, w.Header().Get("Allow"))
+			}
+			if w.Code == http.StatusMethodNotAllowed {
+				for _, a := range strings.Split(w.Header().Get("Allow"), ", ") {
+					answers[m] = a
+				}
+			}
+		}
+		for m, a := range answers {
+			r := httptest.NewRequest(a, path, nil)
+			r.Header.Set("API-Key", "good")
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, r)
+			if w.Code == http.StatusMethodNotAllowed {
+				t.Errorf("%s %s named %s in Allow, which is refused with 405 too (Allow %q)", m, path, a, w.Header().Get("Allow"))
+			}
+		}
+	}
+}
+
+// An unreserved character percent-encoded is the same path: GET of "%62atch" is the batch path's
+// 405, not an address lookup of "batch".
+func TestEncodedLetterIsTheFixedPath(t *testing.T) {
+	h := pathTestEdge(t)
+	r := httptest.NewRequest("GET", "/intelligence/address/%62atch", nil)
+	r.Header.Set("API-Key", "good")
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	if w.Code != http.StatusMethodNotAllowed || w.Header().Get("Allow") != "POST" {
+		t.Errorf("GET /intelligence/address/%%62atch: %d, Allow %q, %s; want 405, Allow POST", w.Code, w.Header().Get("Allow"), w.Body)
+	}
+}
