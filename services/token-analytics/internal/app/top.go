@@ -3,6 +3,7 @@ package app
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -55,11 +56,32 @@ func (s *Service) Top(ctx context.Context, q TopQuery) (TopResult, error) {
 	if n <= 0 {
 		n = AutoReferencePeriods(q.Timeframe)
 	}
+	if err := s.requireKnown(ctx, q.TokenIDs); err != nil {
+		return TopResult{}, err
+	}
 	v, err := s.topView(ctx, q.Timeframe, n, q.Chains, q.TokenIDs)
 	if err != nil {
 		return TopResult{}, err
 	}
 	return v.page(q), nil
+}
+
+// requireKnown is a not-found error naming the first of tokenIds the registry does not hold (a
+// known token without a price or flows is simply not ranked).
+func (s *Service) requireKnown(ctx context.Context, ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	known, err := s.KnownIDs(ctx, ids)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if !slices.Contains(known, id) {
+			return fmt.Errorf("tokenIds: unknown token %q (%w)", id, ErrNotFound)
+		}
+	}
+	return nil
 }
 
 // topView returns the tokens' figures for a timeframe, reference periods and chains, ranked on

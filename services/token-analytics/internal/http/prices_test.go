@@ -31,6 +31,8 @@ func TestPriceInForceIsNewestOfAnyGranularity(t *testing.T) {
 	e.expect("/token/top?timeframe=24h&tokenIds=delta", 200, `{"tokens":[{"token":{"id":"delta","symbol":"DEL","marketCap":1.2e9},
 		"current":{"price":120,"volume":0,"inflowCexVolume":0,"outflowCexVolume":0,"inflowDexVolume":0,"outflowDexVolume":0,"netflow":0},
 		"previous":{"price":110,"volume":0,"inflowCexVolume":0,"outflowCexVolume":0,"inflowDexVolume":0,"outflowDexVolume":0,"netflow":0}}],"total":1}`)
+	// A tokenIds entry the registry does not hold is a 404 naming it, not a silently shorter page.
+	e.expect("/token/top?timeframe=24h&tokenIds=delta,nosuchtoken", 404, `{"error":"tokenIds: unknown token \"nosuchtoken\" (not found)"}`)
 	e.expect("/token/top?timeframe=24h", 200, `{"tokens":[{"token":{"id":"delta","symbol":"DEL","marketCap":1.2e9},
 		"current":{"price":120,"volume":0,"inflowCexVolume":0,"outflowCexVolume":0,"inflowDexVolume":0,"outflowDexVolume":0,"netflow":0},
 		"previous":{"price":110,"volume":0,"inflowCexVolume":0,"outflowCexVolume":0,"inflowDexVolume":0,"outflowDexVolume":0,"netflow":0}}],"total":1}`)

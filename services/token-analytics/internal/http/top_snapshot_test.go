@@ -78,7 +78,7 @@ func TestTopNarrowedFromSnapshotEqualsStatement(t *testing.T) {
 	e := twoChainWorld(t)
 	slow, fast, snap := topRouters(t, e)
 	filters := []string{"", "&chains=ethereum", "&chains=base", "&chains=base,ethereum", "&chains=polygon",
-		"&tokenIds=alpha", "&tokenIds=delta,beta,nope", "&tokenIds=alpha,delta&chains=ethereum", "&tokenIds=gamma&chains=base",
+		"&tokenIds=alpha", "&tokenIds=delta,beta", "&tokenIds=alpha,delta&chains=ethereum", "&tokenIds=gamma&chains=base",
 		"&chains=base&minVolume=1&maxMarketCap=2e9"}
 	orders := []string{"orderByAgg=volume", "orderByAgg=netflowCex&orderByDesc=false", "orderByAgg=outflowDex&orderByPercent=true",
 		"orderByAgg=price&orderByPercent=true&orderByDesc=false", "orderByAgg=netflowVolumeRatio&size=2&from=1"}
