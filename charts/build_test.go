@@ -45,6 +45,10 @@ type skaffoldConfig struct {
 	} `json:"build"`
 	Deploy struct {
 		Helm struct {
+			Flags struct {
+				Install []string `json:"install"`
+				Upgrade []string `json:"upgrade"`
+			} `json:"flags"`
 			Releases []struct {
 				Name                  string            `json:"name"`
 				ChartPath             string            `json:"chartPath"`
@@ -102,6 +106,12 @@ func TestSkaffold(t *testing.T) {
 		t.Error(err)
 	}
 
+	// Helm must wait out the migrate Jobs' deadline (docs/kubernetes.md, Installing elsewhere).
+	for what, flags := range map[string][]string{"install": c.Deploy.Helm.Flags.Install, "upgrade": c.Deploy.Helm.Flags.Upgrade} {
+		if !slices.Equal(flags, []string{"--timeout", "20m"}) {
+			t.Errorf("deploy.helm.flags.%s %v, want --timeout 20m", what, flags)
+		}
+	}
 	if len(c.Deploy.Helm.Releases) != 1 {
 		t.Fatalf("%d helm releases, want 1 (the umbrella chart)", len(c.Deploy.Helm.Releases))
 	}

@@ -45,7 +45,7 @@ spec:
   {{- if hasKey $inst "replicas" }}
   replicas: {{ $inst.replicas }}
   {{- else if not $autoscaling.enabled }}
-  replicas: {{ $v.replicaCount | default 1 }}
+  replicas: {{ include "chainintel-lib.replicaCount" $top }}
   {{- end }}
   revisionHistoryLimit: {{ $v.revisionHistoryLimit | default 5 }}
   strategy:

@@ -41,12 +41,31 @@ spec:
 {{- end -}}
 {{- end -}}
 
+{{/*
+The fixed replica count when autoscaling is off (replicaCount, default 1). A partition-bound
+consumer is refused more replicas than partitions, as its maxReplicas is.
+*/}}
+{{- define "chainintel-lib.replicaCount" -}}
+{{- $a := .Values.autoscaling | default dict -}}
+{{- $n := .Values.replicaCount | default 1 | int -}}
+{{- if $a.partitionBound -}}
+{{- $partitions := include "chainintel-lib.partitions" . | int -}}
+{{- if gt $n $partitions }}{{ fail (printf "%s: replicaCount %d exceeds the %d topic partitions its consumers share" (include "chainintel-lib.name" .) $n $partitions) }}{{ end -}}
+{{- end -}}
+{{- $n -}}
+{{- end -}}
+
+{{/* The topics' partition count: kafka.partitions, else global.kafka.partitions, else 8. */}}
+{{- define "chainintel-lib.partitions" -}}
+{{- $g := include "chainintel-lib.global" . | fromYaml -}}
+{{- (.Values.kafka | default dict).partitions | default ($g.kafka | default dict).partitions | default 8 | int -}}
+{{- end -}}
+
 {{/* The autoscaler's maxReplicas (see chainintel-lib.hpa). */}}
 {{- define "chainintel-lib.maxReplicas" -}}
 {{- $a := .Values.autoscaling | default dict -}}
 {{- if $a.partitionBound -}}
-{{- $g := include "chainintel-lib.global" . | fromYaml -}}
-{{- $partitions := (.Values.kafka | default dict).partitions | default ($g.kafka | default dict).partitions | default 8 | int -}}
+{{- $partitions := include "chainintel-lib.partitions" . | int -}}
 {{- $max := $a.maxReplicas | default $partitions | int -}}
 {{- if gt $max $partitions }}{{ fail (printf "%s: autoscaling.maxReplicas %d exceeds the %d topic partitions its consumers share" (include "chainintel-lib.name" .) $max $partitions) }}{{ end -}}
 {{- $max -}}

@@ -2,8 +2,10 @@
 The tier table (docs/edge.md, Tiers): rate limits, credit limits, overage and stream quotas. The
 edge enforces the first three and stream-fanout the last two and the credit limits, so both must
 read one table: global.tiers (the table inline, which the umbrella renders once into the
-ConfigMap <release>-tiers) or global.tiersConfigMap (an existing ConfigMap with the key
-tiers.yaml). Neither: both services use their built-in table. A chart whose uses.tiers is true
+ConfigMap <fullname>-tiers, <fullname> being chainintel-lib.releaseFullname: release myrel gives
+myrel-chainintel-tiers) or global.tiersConfigMap (an existing ConfigMap with the key
+tiers.yaml). Neither: both services use their built-in table. Either replaces the built-in table
+(keys whose tier it lacks get 403). A chart whose uses.tiers is true
 mounts the ConfigMap read-only and points <PREFIX>TIERS_FILE at it.
 */}}
 
