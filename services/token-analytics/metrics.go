@@ -68,9 +68,11 @@ func newMetrics(ctx context.Context, m metric.Meter, now func() time.Time, price
 			return nil
 		}))
 	_, errs[6] = m.Float64ObservableGauge("token_analytics.price.quote_age", metric.WithUnit("s"),
-		metric.WithDescription("seconds from the newest quote the price poller stored to now"),
+		metric.WithDescription("seconds from the newest quote the price poller stored to now (on the replica that polls)"),
 		metric.WithFloat64Callback(func(_ context.Context, o metric.Float64Observer) error {
-			if ns := x.newestQuote.Load(); ns != 0 {
+			// A replica that lost the poller's lease stores no quotes: its age would only grow,
+			// so only the polling replica's is exported.
+			if ns := x.newestQuote.Load(); ns != 0 && x.polling.Load() != 0 {
 				o.Observe(max(0, now().Sub(time.Unix(0, ns)).Seconds()))
 			}
 			return nil

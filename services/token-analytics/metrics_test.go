@@ -115,6 +115,9 @@ func TestMetricsAsExported(t *testing.T) {
 	mx.quoted(now.Add(-10 * time.Minute)) // older: the newest stays
 	mx.holding(false)
 	check("another replica polls", scrape(), []want{{"token_analytics_price_polling", nil, 0}})
+	if scrape().Names()["token_analytics_price_quote_age_seconds"] {
+		t.Error("a quote age on a replica that does not poll")
+	}
 	mx.holding(true)
 	check("after", scrape(), []want{
 		{"token_analytics_close_rows_total", nil, 42}, {"token_analytics_close_failures_total", nil, 1},

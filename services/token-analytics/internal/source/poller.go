@@ -164,8 +164,10 @@ func (p *Poller) Cycle(ctx context.Context) error {
 		return err
 	}
 	for start := 0; start < len(ids); start += MaxMarketIDs {
-		if err := p.renew(ctx); err != nil {
-			return err
+		if start > 0 { // the first chunk's request follows the renewal above
+			if err := p.renew(ctx); err != nil {
+				return err
+			}
 		}
 		if err := p.quotes(ctx, ids[start:min(start+MaxMarketIDs, len(ids))], wrapped); err != nil {
 			return err
