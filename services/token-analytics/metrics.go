@@ -15,14 +15,17 @@ import (
 // metrics are what an operator watches of the hour close and the price source (exported as
 // token_analytics_close_lag_seconds, token_analytics_close_rows_total,
 // token_analytics_close_duration_seconds, token_analytics_close_failures_total,
-// token_analytics_price_polls_total, token_analytics_price_throttled_total and
-// token_analytics_price_quote_age_seconds).
+// token_analytics_price_polls_total, token_analytics_price_throttled_total,
+// token_analytics_price_quote_age_seconds and token_analytics_price_polling).
 type metrics struct {
 	closeRows, closeFailures metric.Int64Counter
 	closeDuration            metric.Float64Histogram
 	polls, throttled         metric.Int64Counter
 	// newestQuote is the newest quote time the poller stored (unix nanoseconds; 0: none yet).
 	newestQuote atomic.Int64
+	// polling is 1 while this replica holds the price poller's lease, 0 while another does, -1
+	// before the first try (not exported).
+	polling atomic.Int64
 
 	mu sync.Mutex
 	// until is each chain's end of the closed hours as the close loop last read it.
@@ -38,7 +41,8 @@ var closeBuckets = []float64{0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 
 // exported from the start at 0, without them not at all.
 func newMetrics(ctx context.Context, m metric.Meter, now func() time.Time, prices bool) (*metrics, error) {
 	var x metrics
-	var errs [7]error
+	x.polling.Store(-1)
+	var errs [8]error
 	x.closeRows, errs[0] = m.Int64Counter("token_analytics.close.rows",
 		metric.WithDescription("flow_address_hours rows the hour close built"))
 	x.closeFailures, errs[1] = m.Int64Counter("token_analytics.close.failures",
@@ -64,10 +68,20 @@ func newMetrics(ctx context.Context, m metric.Meter, now func() time.Time, price
 			return nil
 		}))
 	_, errs[6] = m.Float64ObservableGauge("token_analytics.price.quote_age", metric.WithUnit("s"),
-		metric.WithDescription("seconds from the newest quote the price poller stored to now"),
+		metric.WithDescription("seconds from the newest quote the price poller stored to now (on the replica that polls)"),
 		metric.WithFloat64Callback(func(_ context.Context, o metric.Float64Observer) error {
-			if ns := x.newestQuote.Load(); ns != 0 {
+			// A replica that lost the poller's lease stores no quotes: its age would only grow,
+			// so only the polling replica's is exported.
+			if ns := x.newestQuote.Load(); ns != 0 && x.polling.Load() != 0 {
 				o.Observe(max(0, now().Sub(time.Unix(0, ns)).Seconds()))
+			}
+			return nil
+		}))
+	_, errs[7] = m.Int64ObservableGauge("token_analytics.price.polling",
+		metric.WithDescription("1 while this replica holds the price poller's lease and polls the price API, 0 while another replica does"),
+		metric.WithInt64Callback(func(_ context.Context, o metric.Int64Observer) error {
+			if v := x.polling.Load(); v >= 0 {
+				o.Observe(v)
 			}
 			return nil
 		}))
@@ -137,6 +151,15 @@ func (x *metrics) quoted(t time.Time) {
 		if ns <= old || x.newestQuote.CompareAndSwap(old, ns) {
 			return
 		}
+	}
+}
+
+// holding records whether this replica holds the price poller's lease.
+func (x *metrics) holding(ok bool) {
+	if ok {
+		x.polling.Store(1)
+	} else {
+		x.polling.Store(0)
 	}
 }
 

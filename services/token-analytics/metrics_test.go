@@ -83,6 +83,9 @@ func TestMetricsAsExported(t *testing.T) {
 	if scrape().Names()["token_analytics_price_quote_age_seconds"] {
 		t.Error("a quote age before any quote was stored")
 	}
+	if scrape().Names()["token_analytics_price_polling"] {
+		t.Error("a polling gauge before the poller tried the lease")
+	}
 	// Without a price API, no price metric at all.
 	other, err := telemetry.Setup(ctx, Name, telemetry.Config{})
 	if err != nil {
@@ -110,10 +113,17 @@ func TestMetricsAsExported(t *testing.T) {
 	mx.throttledOnce(ctx)
 	mx.quoted(now.Add(-90 * time.Second))
 	mx.quoted(now.Add(-10 * time.Minute)) // older: the newest stays
+	mx.holding(false)
+	check("another replica polls", scrape(), []want{{"token_analytics_price_polling", nil, 0}})
+	if scrape().Names()["token_analytics_price_quote_age_seconds"] {
+		t.Error("a quote age on a replica that does not poll")
+	}
+	mx.holding(true)
 	check("after", scrape(), []want{
 		{"token_analytics_close_rows_total", nil, 42}, {"token_analytics_close_failures_total", nil, 1},
 		{"token_analytics_close_duration_seconds_count", nil, 2}, {"token_analytics_close_duration_seconds_sum", nil, 4},
 		{"token_analytics_price_throttled_total", nil, 1}, {"token_analytics_price_polls_total", ok, 2},
 		{"token_analytics_price_polls_total", failed, 1}, {"token_analytics_price_quote_age_seconds", nil, 90},
+		{"token_analytics_price_polling", nil, 1},
 	})
 }

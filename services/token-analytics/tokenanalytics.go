@@ -5,6 +5,7 @@ package tokenanalytics
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"fmt"
 	"io"
 	"log/slog"
@@ -172,12 +173,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	}
 	s.Add(closeLoop(st, cfg.FlowCloseInterval, s.Log, mx))
 	if cfg.PriceAPIURL != "" {
-		api := source.NewClient(source.ClientOptions{BaseURL: cfg.PriceAPIURL, APIKey: cfg.PriceAPIKey, KeyHeader: cfg.PriceAPIKeyHeader,
-			RequestsPerMinute: cfg.PriceRequestsPerMinute, Logger: s.Log, HTTP: httpxClient(), Throttled: mx.throttledOnce})
-		p := source.NewPoller(api, st, source.PollerOptions{Interval: cfg.PricePollInterval, History: cfg.PriceHistory,
-			MaxIDs: cfg.PriceMaxIDs, Chains: cfg.Chains, Stablecoins: cfg.Stablecoins, WrappedCategories: wrappedCategories(cfg.WrappedCategories), Logger: s.Log,
-			Polled: mx.polled, Quoted: mx.quoted})
-		s.Add(lifecycle.Part{Name: "price poller", Run: p.Run})
+		s.Add(pricePoller(cfg, st, s.Log, mx))
 	}
 	o := app.Options{Chains: cfg.Chains, Native: native(cfg), TopRefresh: cfg.TopRefresh, Logger: s.Log}
 	if cfg.UserLabelsURL != "" {
@@ -192,6 +188,35 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	e := s.Engine()
 	svchttp.Register(e, svc, set)
 	return s.Run(ctx, e)
+}
+
+// pricePoller polls the price API while this replica holds the poller's lease.
+func pricePoller(cfg Config, st *store.Store, log *slog.Logger, mx *metrics) lifecycle.Part {
+	holder := holderID()
+	log = log.With("lease_holder", holder)
+	api := source.NewClient(source.ClientOptions{BaseURL: cfg.PriceAPIURL, APIKey: cfg.PriceAPIKey, KeyHeader: cfg.PriceAPIKeyHeader,
+		RequestsPerMinute: cfg.PriceRequestsPerMinute, Logger: log, HTTP: httpxClient(), Throttled: mx.throttledOnce})
+	p := source.NewPoller(api, st, source.PollerOptions{Interval: cfg.PricePollInterval, History: cfg.PriceHistory,
+		MaxIDs: cfg.PriceMaxIDs, Chains: cfg.Chains, Stablecoins: cfg.Stablecoins, WrappedCategories: wrappedCategories(cfg.WrappedCategories), Logger: log,
+		Polled: mx.polled, Quoted: mx.quoted, Holding: mx.holding,
+		Lease: st.Lease(PollerLease, holder, PollerLeaseIntervals*cfg.PricePollInterval, nil)})
+	return lifecycle.Part{Name: "price poller", Run: p.Run}
+}
+
+// PollerLease is the market.leases row of the price poller: one replica of a deployment polls
+// the price API at a time, so TOKENANALYTICS_PRICE_REQUESTS_PER_MINUTE is the deployment's
+// budget, not each replica's.
+const PollerLease = "price-poller"
+
+// PollerLeaseIntervals is the price poller lease's ttl in poll intervals: the holder renews it
+// each cycle and before each request, and a replica that died is replaced once it expires.
+const PollerLeaseIntervals = 3
+
+// holderID is this process's lease holder id: the host name (the pod's) for the logs, and
+// random bytes, so two processes never share it.
+func holderID() string {
+	host, _ := os.Hostname()
+	return host + "-" + rand.Text()[:10]
 }
 
 // RepublishWindow is how far before now the republished prices reach: ingest's price-age

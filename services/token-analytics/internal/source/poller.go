@@ -18,6 +18,18 @@ type PriceStore interface {
 	LatestPriceTime(ctx context.Context, id string, g app.Granularity) (time.Time, error)
 }
 
+// Lease is what lets one replica of a deployment poll at a time (a store.Lease).
+type Lease interface {
+	// Take takes or renews the lease; false: another replica holds it.
+	Take(ctx context.Context) (bool, error)
+	// Release ends the lease if this replica holds it.
+	Release(ctx context.Context) error
+}
+
+// ErrNotHolder is what Cycle returns when another replica holds the lease (at the start, or
+// taken over during a long cycle): this replica does not poll.
+var ErrNotHolder = errors.New("another replica holds the price poller's lease")
+
 // PollerOptions configure a Poller.
 type PollerOptions struct {
 	Interval    time.Duration // between cycles; default 5m
@@ -35,6 +47,11 @@ type PollerOptions struct {
 	Polled func(ctx context.Context, err error)
 	// Quoted, if set, is told the newest quote time each cycle stored.
 	Quoted func(t time.Time)
+	// Lease, if set, is taken before each cycle and renewed before each request of it, so one
+	// replica polls at a time and the API key's budget is the deployment's (nil: always poll).
+	Lease Lease
+	// Holding, if set, is told after each try at the lease whether this replica holds it.
+	Holding func(bool)
 }
 
 // Poller keeps the registry's quotes and every polled pricing id's hourly and daily history
@@ -43,6 +60,8 @@ type Poller struct {
 	api *Client
 	st  PriceStore
 	o   PollerOptions
+	// holding is whether the last try at the lease took it (for logging changes).
+	holding bool
 }
 
 // ChunkSpan is the longest range asked at once: the API answers hourly points up to 90 days.
@@ -69,14 +88,19 @@ func NewPoller(api *Client, st PriceStore, o PollerOptions) *Poller {
 }
 
 // Run polls every Interval until ctx ends; a failed cycle is logged and the next one resumes
-// where the stored history ends.
+// where the stored history ends. A cycle another replica's lease skips is neither logged as a
+// failure nor told to Polled; the lease is released when ctx ends.
 func (p *Poller) Run(ctx context.Context) error {
+	if p.o.Lease != nil {
+		defer p.release(ctx)
+	}
 	for {
 		err := p.Cycle(ctx)
-		if err != nil && ctx.Err() == nil {
+		skipped := errors.Is(err, ErrNotHolder)
+		if err != nil && !skipped && ctx.Err() == nil {
 			p.o.Logger.WarnContext(ctx, "price poll failed; the next cycle resumes", "error", err)
 		}
-		if p.o.Polled != nil && ctx.Err() == nil {
+		if p.o.Polled != nil && !skipped && ctx.Err() == nil {
 			p.o.Polled(ctx, err)
 		}
 		select {
@@ -87,9 +111,50 @@ func (p *Poller) Run(ctx context.Context) error {
 	}
 }
 
+// release ends the lease when Run stops, so another replica polls at its next interval rather
+// than after the lease's ttl.
+func (p *Poller) release(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := p.o.Lease.Release(ctx); err != nil {
+		p.o.Logger.WarnContext(ctx, "releasing the price poller's lease failed; another replica takes it when it expires", "error", err)
+	}
+}
+
+// renew takes or renews the lease (without one, this replica always polls): ErrNotHolder when
+// another replica holds it. Changes of holder are logged.
+func (p *Poller) renew(ctx context.Context) error {
+	if p.o.Lease == nil {
+		return nil
+	}
+	ok, err := p.o.Lease.Take(ctx)
+	if err != nil {
+		return err
+	}
+	if ok != p.holding {
+		if ok {
+			p.o.Logger.InfoContext(ctx, "this replica polls the price API (it holds the poller's lease)")
+		} else {
+			p.o.Logger.InfoContext(ctx, "another replica polls the price API (it holds the poller's lease); this one waits")
+		}
+		p.holding = ok
+	}
+	if p.o.Holding != nil {
+		p.o.Holding(ok)
+	}
+	if !ok {
+		return ErrNotHolder
+	}
+	return nil
+}
+
 // Cycle refreshes the quotes of the polled pricing ids, then fetches each one's history from
-// its newest stored hour to the last complete hour. It stops at the first failure.
+// its newest stored hour to the last complete hour. It stops at the first failure, and with
+// ErrNotHolder when the lease is another replica's (before it starts, or before a request).
 func (p *Poller) Cycle(ctx context.Context) error {
+	if err := p.renew(ctx); err != nil {
+		return err
+	}
 	ids, err := p.st.PollIDs(ctx, p.o.Chains, p.o.MaxIDs)
 	if err != nil {
 		return err
@@ -99,6 +164,11 @@ func (p *Poller) Cycle(ctx context.Context) error {
 		return err
 	}
 	for start := 0; start < len(ids); start += MaxMarketIDs {
+		if start > 0 { // the first chunk's request follows the renewal above
+			if err := p.renew(ctx); err != nil {
+				return err
+			}
+		}
 		if err := p.quotes(ctx, ids[start:min(start+MaxMarketIDs, len(ids))], wrapped); err != nil {
 			return err
 		}
@@ -199,6 +269,11 @@ func (p *Poller) History(ctx context.Context, id string) error {
 		to := from.Add(ChunkSpan)
 		if to.After(end) {
 			to = end
+		}
+		// A cycle over many ids outlasts the lease's ttl: it is renewed before each range, and
+		// a replica that took it over meanwhile polls from here on.
+		if err := p.renew(ctx); err != nil {
+			return err
 		}
 		ch, err := p.api.Range(ctx, id, from, to)
 		if err != nil {

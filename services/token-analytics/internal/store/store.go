@@ -94,6 +94,9 @@ var (
 	sqlNetworkBlocksUpsert = load("network_blocks_upsert")
 	sqlNetworkBlocksPrune  = load("network_blocks_prune")
 	sqlNetworkStatus       = load("network_status")
+
+	sqlLeaseTake    = load("lease_take")
+	sqlLeaseRelease = load("lease_release")
 )
 
 // Store is the market schema over a pgx pool. It is safe for concurrent use.
