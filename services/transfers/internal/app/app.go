@@ -46,12 +46,13 @@ type UserLabels interface {
 
 // App is safe for concurrent use.
 type App struct {
-	store    Store
-	labels   UserLabels
-	chains   *chains.Set
-	tags     Tags             // nil: no intelligence service (tags.go)
-	tokens   *registryChecker // nil: no token registry; pricing ids are not checked (tokens.go)
-	entities *registryChecker // nil: no intelligence; the read model's names only (entities.go)
+	store      Store
+	labels     UserLabels
+	chains     *chains.Set
+	tags       Tags             // nil: no intelligence service (tags.go)
+	tokens     *registryChecker // nil: no token registry; pricing ids are not checked (tokens.go)
+	entities   *registryChecker // nil: no intelligence; the read model's names only (entities.go)
+	intelTypes *entityRegistry  // with entities: intelligence's entity types, for the 400
 }
 
 // New returns the app. labels may be nil when no user-labels service is configured: then no
@@ -119,7 +120,7 @@ func flatten(m map[string][]string) []string {
 // deposit:<entityId> of such an entity (a known entity without deposit addresses matches
 // nothing; nc collects those the model gave no deposit addresses, for one lookup per request:
 // nameCheck.deposits); type:<entityType> of neither a documented entity type nor one the model
-// or intelligence holds is a 400 listing the documented and the model's.
+// or intelligence holds is a 400 listing them.
 func (a *App) resolve(ctx context.Context, nc *nameCheck, param string, refs []query.Ref) (include, exclude store.AddrSet, only bool, err error) {
 	var pending []string // operator entities without additions, to check they exist
 	for _, r := range refs {
@@ -201,7 +202,8 @@ type paramName struct{ param, name string }
 
 // checkTypes checks entity types against the documented ones, those the read model holds
 // (known: ResolveSet's, then the model's list, read at most once a request) and those
-// intelligence's entities have: any other is a 400 listing the first two.
+// intelligence's entities have: any other is a 400 listing them (intelligence's as it last
+// answered).
 func (a *App) checkTypes(ctx context.Context, nc *nameCheck, param string, types []string, known map[string]bool) error {
 	for _, t := range types {
 		if known["type:"+t] || slices.Contains(documentedTypes, t) {
@@ -224,6 +226,9 @@ func (a *App) checkTypes(ctx context.Context, nc *nameCheck, param string, types
 			continue // a type of intelligence's entities, none with addresses
 		}
 		all := dedupe(append(slices.Clone(documentedTypes), nc.types...))
+		if a.intelTypes != nil {
+			all = dedupe(append(all, a.intelTypes.lastTypes()...))
+		}
 		return &InvalidInputError{Field: param, Reason: fmt.Sprintf("type:%s is not an entity type (one of %s)", t, strings.Join(all, ", "))}
 	}
 	return nil

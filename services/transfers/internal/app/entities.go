@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"sync"
 
 	intelclient "github.com/chainintel/chainintel/services/intelligence/client"
 )
@@ -25,16 +26,29 @@ const typeKey = "type:"
 // one it does not is a 404 (an entity) or a 400 (a type). Without it the read model's names are
 // all there are.
 func WithEntities(e Entities, o EntityOptions) Option {
-	rc := newChecker(entityRegistry{e}, o, checkerNames{metric: "transfers_entity_checks_unchecked_total",
+	reg := &entityRegistry{e: e}
+	rc := newChecker(reg, o, checkerNames{metric: "transfers_entity_checks_unchecked_total",
 		desc: "entity and entity type filters taken unchecked because intelligence could not be asked",
 		warn: "intelligence unavailable: entity and type filters the read model does not know are answered unchecked (matching nothing)"})
-	return func(a *App) { a.entities = rc }
+	return func(a *App) { a.entities, a.intelTypes = rc, reg }
 }
 
-// entityRegistry answers names, entity ids and typeKey+type, in one call to intelligence.
-type entityRegistry struct{ e Entities }
+// entityRegistry answers names, entity ids and typeKey+type, in one call to intelligence, and
+// keeps the entity types of its last answer for the 400 listing the types.
+type entityRegistry struct {
+	e     Entities
+	mu    sync.Mutex
+	types []string
+}
 
-func (r entityRegistry) Known(ctx context.Context, names []string) (map[string]bool, error) {
+// lastTypes is intelligence's entity types as it last answered (none before its first answer).
+func (r *entityRegistry) lastTypes() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.types)
+}
+
+func (r *entityRegistry) Known(ctx context.Context, names []string) (map[string]bool, error) {
 	ids := []string{}
 	for _, n := range names {
 		if !strings.HasPrefix(n, typeKey) {
@@ -45,6 +59,9 @@ func (r entityRegistry) Known(ctx context.Context, names []string) (map[string]b
 	if err != nil {
 		return nil, err
 	}
+	r.mu.Lock()
+	r.types = slices.Clone(got.Types)
+	r.mu.Unlock()
 	known := make(map[string]bool, len(names))
 	for _, n := range names {
 		if t, ok := strings.CutPrefix(n, typeKey); ok {

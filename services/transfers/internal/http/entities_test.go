@@ -96,7 +96,7 @@ func TestEntitiesKnownToIntelligence(t *testing.T) {
 		{"/counterparties/entity/nope", 404, `{"error":"unknown entity \"nope\""}`},
 		{"/transfers?from=type:miner", 200, empty},
 		{"/transfers?to=type:gambling", 200, empty},
-		{"/transfers?from=type:nope", 400, `{"error":"from: type:nope is not an entity type (one of cex, dex, fund, individual, user)"}`},
+		{"/transfers?from=type:nope", 400, `{"error":"from: type:nope is not an entity type (one of cex, dex, fund, gambling, individual, miner, user)"}`},
 	}
 	for _, c := range cases {
 		w := serve(r, &alice, "GET", c.path, "")
