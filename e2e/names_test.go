@@ -1,9 +1,14 @@
 package e2e
 
 import (
+	"context"
+	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
+
+	intelligence "github.com/chainintel/chainintel/services/intelligence"
 )
 
 // Through the edge: unknown names in the transfers filters and an address that fits none of the
@@ -43,6 +48,39 @@ func TestTransfersUnknownNamesThroughEdge(t *testing.T) {
 		}
 		if r.Status != c.status || c.err != "" && r.Error() != c.err {
 			t.Errorf("%s: %d %s, want %d %q", c.path, r.Status, r.Body, c.status, c.err)
+		}
+	}
+}
+
+// Through the edge: an entity intelligence holds without attributed addresses (transfers' read
+// model does not know it) and a type only such entities have match nothing (200), in a filter,
+// behind deposit: and in the path; the edge's answers are whole bodies.
+func TestTransfersUnknownNamesThroughEdgeKnownToIntelligence(t *testing.T) {
+	p := Get(t)
+	cfg := intelConfig(t, p)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	suffix := randHex(4)
+	ent, typ := "e2e-quiet-"+suffix, "e2equiet"+suffix
+	doc := fmt.Sprintf(`{"entities":[{"id":%q,"name":"Quiet %s","type":%q}]}`, ent, suffix, typ)
+	if _, err := intelligence.ImportCurated(ctx, cfg, strings.NewReader(doc)); err != nil {
+		t.Fatal(err)
+	}
+	const empty = `{"transfers":[],"count":0}`
+	for _, c := range []struct{ path, body string }{
+		{"/transfers?from=" + ent, empty},
+		{"/transfers?from=deposit:" + ent, empty},
+		{"/transfers?to=type:" + typ, empty},
+		{"/counterparties/entity/" + ent, `{}`},
+	} {
+		r := p.Get(t, c.path)
+		for r.Status == 429 { // the key's per-route-class rate limit
+			wait, _ := strconv.Atoi(r.Header.Get("Retry-After"))
+			time.Sleep(time.Duration(max(wait, 1)) * time.Second)
+			r = p.Get(t, c.path)
+		}
+		if r.Status != 200 || string(r.Body) != c.body {
+			t.Errorf("%s: %d %s, want 200 %s", c.path, r.Status, r.Body, c.body)
 		}
 	}
 }

@@ -107,7 +107,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		if err != nil {
 			return fmt.Errorf("TRANSFERS_INTELLIGENCE_URL: %w", err)
 		}
-		opts = append(opts, app.WithTags(ic))
+		opts = append(opts, app.WithTags(ic), app.WithEntities(ic, app.EntityOptions{Log: s.Log, Meter: s.Tel.Meter()}))
 	}
 	if cfg.TokenAnalyticsURL != "" {
 		tc, err := taclient.New(cfg.TokenAnalyticsURL, s.Signer, s.Tel.TracerProvider)

@@ -72,3 +72,30 @@ func (c *Client) Tags(ctx context.Context, chain string, addrs []string) (map[st
 	}
 	return out, nil
 }
+
+// Entities is what intelligence knows of some entity ids.
+type Entities struct {
+	Known map[string]bool // the ids intelligence holds, with or without attributed addresses
+	Types []string        // every entity type operator entities have
+}
+
+// Entities asks POST /internal/entities which of ids are operator entities (in calls of
+// MaxBatch ids; with no ids, one call for the types).
+func (c *Client) Entities(ctx context.Context, ids []string) (Entities, error) {
+	out := Entities{Known: map[string]bool{}}
+	for start := 0; start == 0 || start < len(ids); start += MaxBatch {
+		var part struct {
+			Known []string `json:"known"`
+			Types []string `json:"types"`
+		}
+		chunk := ids[start:min(start+MaxBatch, len(ids))]
+		if err := c.c.Do(ctx, http.MethodPost, "/internal/entities", nil, map[string]any{"ids": chunk}, &part); err != nil {
+			return out, err
+		}
+		for _, id := range part.Known {
+			out.Known[id] = true
+		}
+		out.Types = part.Types
+	}
+	return out, nil
+}

@@ -34,7 +34,7 @@ func addr(n int) string { return fmt.Sprintf("0x%040x", n) }
 
 // The tags an operator curated: addr(1) is "hot" and "kyc", addr(2) "kyc", addr(1500) "hot"
 // (past the first batch of a long list), and addr(3) "bridge", a tag of base only.
-var curated = `{"entities":[{"id":"binance","name":"Binance","type":"cex"}],
+var curated = `{"entities":[{"id":"binance","name":"Binance","type":"cex"},{"id":"quiet","name":"Quiet","type":"miner"}],
   "addresses":[
     {"chainType":"evm","address":"` + addr(1) + `","entity":"binance","tags":[{"id":"hot","params":""},{"id":"kyc","params":"tier 1"}]},
     {"chainType":"evm","address":"` + addr(2) + `","tags":[{"id":"kyc","params":"tier 2"}]},
@@ -150,6 +150,23 @@ func TestTagsReadNoUserLabels(t *testing.T) {
 	}
 	if want := map[string][]string{addr(1): {"hot", "kyc"}, addr(2): {"kyc"}}; !reflect.DeepEqual(sorted(got), want) {
 		t.Fatalf("user-labels down: %v, want %v", got, want)
+	}
+}
+
+// Entities knows an entity without attributed addresses (quiet) as well as one with them, not an
+// id intelligence does not hold, and lists every entity type.
+func TestEntities(t *testing.T) {
+	c := server(t)
+	got, err := c.Entities(caller(), []string{"binance", "quiet", "nope", "quiet"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := client.Entities{Known: map[string]bool{"binance": true, "quiet": true}, Types: []string{"cex", "miner"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %+v, want %+v", got, want)
+	}
+	if got, err = c.Entities(caller(), nil); err != nil || !reflect.DeepEqual(got, client.Entities{Known: map[string]bool{}, Types: []string{"cex", "miner"}}) {
+		t.Fatalf("no ids: %+v %v, want the types", got, err)
 	}
 }
 

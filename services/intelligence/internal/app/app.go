@@ -48,6 +48,7 @@ type Store interface {
 	SearchTokens(ctx context.Context, q string, limit, offset int) ([]store.TokenHit, error)
 	AddressTagsMany(ctx context.Context, keys []store.AddressKey) (map[store.AddressKey][]store.PopulatedTag, error)
 	EntityTypes(ctx context.Context) ([]string, error)
+	MissingEntities(ctx context.Context, ids []string) ([]string, error)
 	ClusterActivity(ctx context.Context, id string) (store.ClusterActivity, error)
 	EntityUpdates(ctx context.Context, q store.UpdatesQuery) ([]store.EntityUpdate, error)
 	AddressUpdates(ctx context.Context, q store.UpdatesQuery) ([]store.AddressUpdate, error)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 
 	"github.com/chainintel/chainintel/libs/chains"
@@ -229,6 +230,34 @@ func (s *Service) EntityTypes(ctx context.Context) ([]string, error) {
 		ts = []string{}
 	}
 	return ts, err
+}
+
+// KnownEntities is what intelligence knows of some entity ids: those it holds (with or without
+// attributed addresses) and every entity type.
+type KnownEntities struct {
+	Known []string `json:"known"`
+	Types []string `json:"types"`
+}
+
+// EntitiesKnown answers up to MaxBatch operator entity ids: transfers asks it about the entities
+// and types its filters name that its read model does not hold (one without addresses is known
+// here only), so a known one matches nothing instead of being a 404 or a 400.
+func (s *Service) EntitiesKnown(ctx context.Context, ids []string) (KnownEntities, error) {
+	if len(ids) > MaxBatch {
+		return KnownEntities{}, invalid("ids", "at most %d ids per call, got %d", MaxBatch, len(ids))
+	}
+	out := KnownEntities{Known: []string{}}
+	missing, err := s.Store.MissingEntities(ctx, ids)
+	if err != nil {
+		return out, err
+	}
+	for _, id := range ids {
+		if !slices.Contains(missing, id) && !slices.Contains(out.Known, id) {
+			out.Known = append(out.Known, id)
+		}
+	}
+	out.Types, err = s.EntityTypes(ctx)
+	return out, err
 }
 
 // ClusterSummary is the public API's cluster summary; FirstTx and LastTx are null without

@@ -115,6 +115,19 @@ func (h handlers) tagIDs(c *gin.Context) {
 	answer(c, gin.H{"addresses": m}, err)
 }
 
+// entitiesKnown answers POST /internal/entities {"ids": [...]}: the ids intelligence holds and
+// every entity type (services/intelligence/client).
+func (h handlers) entitiesKnown(c *gin.Context) {
+	var req struct {
+		IDs []string `json:"ids"`
+	}
+	if !httpx.BindJSON(c, &req) {
+		return
+	}
+	v, err := h.a.EntitiesKnown(c.Request.Context(), req.IDs)
+	answer(c, v, err)
+}
+
 // chainBatch reads a one-chain batch route's chain parameter and body; when either is bad it
 // has already answered (400, or 413 over the body limit) and returns false.
 func chainBatch(c *gin.Context) (string, batchRequest, bool) {

@@ -43,6 +43,7 @@ func Register(e *gin.Engine, a *app.Service) {
 		e.GET("/intelligence/"+kind+"/updates", h.updates(kind))
 	}
 	e.POST("/internal/tags", h.tagIDs)
+	e.POST("/internal/entities", h.entitiesKnown)
 	// The batch paths are POST only, but a GET address route would take "batch" for an address
 	// (a 404 on its format): every other method on them is a 405 naming POST (API.md).
 	for _, p := range []string{"/intelligence/address/batch", "/intelligence/address/batch/all",

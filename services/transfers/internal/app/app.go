@@ -46,11 +46,13 @@ type UserLabels interface {
 
 // App is safe for concurrent use.
 type App struct {
-	store  Store
-	labels UserLabels
-	chains *chains.Set
-	tags   Tags          // nil: no intelligence service (tags.go)
-	tokens *tokenChecker // nil: no token registry; pricing ids are not checked (tokens.go)
+	store      Store
+	labels     UserLabels
+	chains     *chains.Set
+	tags       Tags             // nil: no intelligence service (tags.go)
+	tokens     *registryChecker // nil: no token registry; pricing ids are not checked (tokens.go)
+	entities   *registryChecker // nil: no intelligence; the read model's names only (entities.go)
+	intelTypes *entityRegistry  // with entities: intelligence's entity types, for the 400
 }
 
 // New returns the app. labels may be nil when no user-labels service is configured: then no
@@ -113,11 +115,12 @@ func flatten(m map[string][]string) []string {
 
 // resolve turns references into the address sets they include and exclude. only is true
 // when at least one reference includes (then include may be empty: nothing matches). An
-// operator entity the read model does not know, with no additions of the caller, is a 404, so
-// is deposit:<entityId> of such an entity (a known entity without deposit addresses matches
+// operator entity neither the read model nor intelligence knows (the model holds only entities
+// with addresses; WithEntities), with no additions of the caller, is a 404, so is
+// deposit:<entityId> of such an entity (a known entity without deposit addresses matches
 // nothing; nc collects those the model gave no deposit addresses, for one lookup per request:
 // nameCheck.deposits); type:<entityType> of neither a documented entity type nor one the model
-// holds is a 400 listing them.
+// or intelligence holds is a 400 listing them.
 func (a *App) resolve(ctx context.Context, nc *nameCheck, param string, refs []query.Ref) (include, exclude store.AddrSet, only bool, err error) {
 	var pending []string // operator entities without additions, to check they exist
 	for _, r := range refs {
@@ -159,10 +162,17 @@ func (a *App) resolve(ctx context.Context, nc *nameCheck, param string, refs []q
 		if err != nil {
 			return include, exclude, false, err
 		}
+		var unknown []string
 		for _, e := range pending {
 			if slices.Contains(set.Entities, e) && !known[e] {
-				return include, exclude, false, notFound("entity", "%sunknown entity %q", prefix(param), e)
+				unknown = append(unknown, e)
 			}
+		}
+		if e, err := a.unknownNames(ctx, unknown); err != nil || e != "" {
+			if err == nil {
+				err = notFound("entity", "%sunknown entity %q", prefix(param), e)
+			}
+			return include, exclude, false, err
 		}
 		if err := a.checkTypes(ctx, nc, param, set.Types, known); err != nil {
 			return include, exclude, false, err
@@ -190,9 +200,10 @@ type nameCheck struct {
 
 type paramName struct{ param, name string }
 
-// checkTypes checks entity types against the documented ones and those the read model holds
-// (known: ResolveSet's, then the model's list, read at most once a request): any other is a
-// 400 listing them.
+// checkTypes checks entity types against the documented ones, those the read model holds
+// (known: ResolveSet's, then the model's list, read at most once a request) and those
+// intelligence's entities have: any other is a 400 listing them (intelligence's as it last
+// answered).
 func (a *App) checkTypes(ctx context.Context, nc *nameCheck, param string, types []string, known map[string]bool) error {
 	for _, t := range types {
 		if known["type:"+t] || slices.Contains(documentedTypes, t) {
@@ -208,14 +219,23 @@ func (a *App) checkTypes(ctx context.Context, nc *nameCheck, param string, types
 		if slices.Contains(nc.types, t) {
 			continue // gained addresses since ResolveSet read
 		}
+		if u, err := a.unknownNames(ctx, []string{typeKey + t}); err != nil || u == "" {
+			if err != nil {
+				return err
+			}
+			continue // a type of intelligence's entities, none with addresses
+		}
 		all := dedupe(append(slices.Clone(documentedTypes), nc.types...))
+		if a.intelTypes != nil {
+			all = dedupe(append(all, a.intelTypes.lastTypes()...))
+		}
 		return &InvalidInputError{Field: param, Reason: fmt.Sprintf("type:%s is not an entity type (one of %s)", t, strings.Join(all, ", "))}
 	}
 	return nil
 }
 
 // deposits looks up, in one read, the entities of the request's deposit: references that have
-// no deposit addresses: one the read model does not know is a 404 (the first, in the order of
+// no deposit addresses: one neither the read model nor intelligence knows is a 404 (the first, in the order of
 // the parameters), a known one matches nothing.
 func (a *App) deposits(ctx context.Context, nc *nameCheck) error {
 	if len(nc.pending) == 0 {
@@ -229,8 +249,18 @@ func (a *App) deposits(ctx context.Context, nc *nameCheck) error {
 	if err != nil {
 		return err
 	}
+	var unknown []string
 	for _, p := range nc.pending {
 		if !known[p.name] {
+			unknown = append(unknown, p.name)
+		}
+	}
+	u, err := a.unknownNames(ctx, unknown)
+	if err != nil {
+		return err
+	}
+	for _, p := range nc.pending {
+		if u != "" && p.name == u {
 			return notFound("entity", "%sunknown entity %q in deposit:%s", prefix(p.param), p.name, p.name)
 		}
 	}

@@ -20,12 +20,14 @@ type Tokens interface {
 	Known(ctx context.Context, ids []string) (map[string]bool, error)
 }
 
-// TokenOptions configure the check of pricing ids (zero values take the defaults).
-type TokenOptions struct {
-	// KnownTTL is how long a known pricing id is taken without asking again (default 10m): the
-	// registry drops a token rarely, and a dropped one only matches nothing.
+// CheckOptions configure a check of names against another service's registry: pricing ids
+// against token-analytics (WithTokens), entity ids and types against intelligence (WithEntities).
+// Zero values take the defaults.
+type CheckOptions struct {
+	// KnownTTL is how long a known name is taken without asking again (default 10m): the
+	// registry drops a name rarely, and a dropped one only matches nothing.
 	KnownTTL time.Duration
-	// UnknownTTL is how long an unknown one stays a 404 (default 30s): short, so a token the
+	// UnknownTTL is how long an unknown one stays a 404 (default 30s): short, so a name the
 	// registry just listed is soon found.
 	UnknownTTL time.Duration
 	// MaxEntries bounds the cache (default 100000): the ids come from callers, the public
@@ -43,13 +45,22 @@ type TokenOptions struct {
 	Now   func() time.Time
 }
 
-// tokenChecker checks pricing ids against the registry through a short cache, and fails open:
-// when the registry cannot answer, the filter is taken unchecked (an unknown id then matches
-// nothing), so an outage of token-analytics never fails a transfers query.
-type tokenChecker struct {
-	reg       Tokens
-	o         TokenOptions
-	native    map[string]bool // the chains' native pricing ids: known without asking
+// TokenOptions configure the check of pricing ids.
+type TokenOptions = CheckOptions
+
+// checkerNames are what one registry check calls its metric and its log line.
+type checkerNames struct {
+	metric, desc, warn string
+}
+
+// registryChecker checks names against a registry through a short cache, and fails open: when
+// the registry cannot answer, the filter is taken unchecked (an unknown name then matches
+// nothing), so an outage of token-analytics or intelligence never fails a transfers query.
+type registryChecker struct {
+	reg       Tokens // Known: which of some names the registry holds
+	o         CheckOptions
+	names     checkerNames
+	native    map[string]bool // names known without asking (the chains' native pricing ids)
 	unchecked metric.Int64Counter
 
 	mu        sync.Mutex
@@ -63,12 +74,26 @@ type tokenEntry struct {
 	until time.Time
 }
 
-// knownBatch is the most ids one registry call carries (token-analytics' MaxKnownIDs).
+// knownBatch is the most ids one registry call carries (token-analytics' MaxKnownIDs,
+// intelligence's MaxBatch).
 const knownBatch = 1000
 
 // WithTokens makes a pricing id the registry t does not know a 404 (API.md: unknown token).
 // Without it every pricing id is taken, an unknown one matching nothing.
 func WithTokens(t Tokens, o TokenOptions) Option {
+	tc := newChecker(t, o, checkerNames{metric: "transfers_token_checks_unchecked_total",
+		desc: "tokens filters taken unchecked because the token registry could not be asked",
+		warn: "token registry unavailable: tokens filters are answered unchecked (an unknown pricing id matches nothing)"})
+	for _, c := range chains.All {
+		if c.NativePricingID != "" {
+			tc.native[c.NativePricingID] = true
+		}
+	}
+	return func(a *App) { a.tokens = tc }
+}
+
+// newChecker returns a check against reg with o's defaults filled in.
+func newChecker(reg Tokens, o CheckOptions, n checkerNames) *registryChecker {
 	if o.KnownTTL <= 0 {
 		o.KnownTTL = 10 * time.Minute
 	}
@@ -93,15 +118,9 @@ func WithTokens(t Tokens, o TokenOptions) Option {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	tc := &tokenChecker{reg: t, o: o, native: map[string]bool{}, cache: map[string]tokenEntry{}}
-	for _, c := range chains.All {
-		if c.NativePricingID != "" {
-			tc.native[c.NativePricingID] = true
-		}
-	}
-	tc.unchecked, _ = o.Meter.Int64Counter("transfers_token_checks_unchecked_total",
-		metric.WithDescription("tokens filters taken unchecked because the token registry could not be asked"))
-	return func(a *App) { a.tokens = tc }
+	rc := &registryChecker{reg: reg, o: o, names: n, native: map[string]bool{}, cache: map[string]tokenEntry{}}
+	rc.unchecked, _ = o.Meter.Int64Counter(n.metric, metric.WithDescription(n.desc))
+	return rc
 }
 
 // checkTokens asks the registry about the pricing ids of a tokens filter, all in one call. A
@@ -130,7 +149,7 @@ func (a *App) checkTokens(ctx context.Context, ts []query.Token) error {
 // unknown returns the first of ids (in their order) the registry does not know, "" when it
 // knows them all. Ids the registry cannot be asked about are taken (fail open); only the
 // caller's own cancellation is an error.
-func (tc *tokenChecker) unknown(ctx context.Context, ids []string) (string, error) {
+func (tc *registryChecker) unknown(ctx context.Context, ids []string) (string, error) {
 	now := tc.o.Now()
 	answers, ask := tc.cached(ids, now)
 	for start := 0; start < len(ask); start += knownBatch {
@@ -162,7 +181,7 @@ func (tc *tokenChecker) unknown(ctx context.Context, ids []string) (string, erro
 var errRegistryDown = errors.New("not asked: the last call failed")
 
 // ask calls the registry within Timeout, unless a call failed less than Retry ago.
-func (tc *tokenChecker) ask(ctx context.Context, ids []string, now time.Time) (map[string]bool, error) {
+func (tc *registryChecker) ask(ctx context.Context, ids []string, now time.Time) (map[string]bool, error) {
 	tc.mu.Lock()
 	down := now.Before(tc.downUntil)
 	tc.mu.Unlock()
@@ -182,7 +201,7 @@ func (tc *tokenChecker) ask(ctx context.Context, ids []string, now time.Time) (m
 
 // cached answers the ids it can from the natives and the cache; ask is the rest, distinct and
 // sorted.
-func (tc *tokenChecker) cached(ids []string, now time.Time) (answers map[string]bool, ask []string) {
+func (tc *registryChecker) cached(ids []string, now time.Time) (answers map[string]bool, ask []string) {
 	answers = make(map[string]bool, len(ids))
 	tc.mu.Lock()
 	defer tc.mu.Unlock()
@@ -207,7 +226,7 @@ func (tc *tokenChecker) cached(ids []string, now time.Time) (answers map[string]
 
 // store caches the registry's answer about ids, dropping expired entries (then, if still
 // full, everything) when the cache is at its bound.
-func (tc *tokenChecker) store(ids []string, known map[string]bool, now time.Time) {
+func (tc *registryChecker) store(ids []string, known map[string]bool, now time.Time) {
 	tc.mu.Lock()
 	defer tc.mu.Unlock()
 	if len(tc.cache)+len(ids) > tc.o.MaxEntries {
@@ -230,7 +249,7 @@ func (tc *tokenChecker) store(ids []string, known map[string]bool, now time.Time
 }
 
 // failOpen counts a filter taken unchecked and logs why at most once a minute.
-func (tc *tokenChecker) failOpen(ctx context.Context, now time.Time, err error) {
+func (tc *registryChecker) failOpen(ctx context.Context, now time.Time, err error) {
 	tc.unchecked.Add(ctx, 1)
 	tc.mu.Lock()
 	quiet := !tc.lastLog.IsZero() && now.Sub(tc.lastLog) < time.Minute
@@ -239,7 +258,6 @@ func (tc *tokenChecker) failOpen(ctx context.Context, now time.Time, err error) 
 	}
 	tc.mu.Unlock()
 	if !quiet {
-		tc.o.Log.Warn("token registry unavailable: tokens filters are answered unchecked (an unknown pricing id matches nothing)",
-			"err", err)
+		tc.o.Log.Warn(tc.names.warn, "err", err)
 	}
 }
