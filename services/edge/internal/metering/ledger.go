@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/chainintel/chainintel/libs/lifecycle"
 	"github.com/chainintel/chainintel/services/edge/internal/usage"
 	"github.com/chainintel/chainintel/services/edge/ledger"
 	"github.com/redis/go-redis/v9"
@@ -343,16 +344,7 @@ func (l *CreditLedger) Publish(ctx context.Context, calls []usage.Call) error {
 
 // Run re-reads the totals in use every Sync until ctx ends.
 func (l *CreditLedger) Run(ctx context.Context) error {
-	t := time.NewTicker(l.o.Sync)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-			l.Sync(ctx)
-		}
-	}
+	return lifecycle.Every(ctx, l.o.Sync, l.Sync)
 }
 
 // Sync re-reads the shared totals of the entries in use (seeding those Redis lost from the usage

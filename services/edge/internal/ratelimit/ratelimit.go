@@ -28,6 +28,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/chainintel/chainintel/libs/lifecycle"
 	"github.com/go-redis/redis_rate/v10"
 	"github.com/hashicorp/golang-lru/v2/expirable"
 	"github.com/redis/go-redis/v9"
@@ -428,16 +429,7 @@ func (l *Limiter) Run(ctx context.Context) error {
 		<-ctx.Done()
 		return nil
 	}
-	t := time.NewTicker(l.o.LeaseTTL)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-			l.giveBackExpired(ctx)
-		}
-	}
+	return lifecycle.Every(ctx, l.o.LeaseTTL, l.giveBackExpired)
 }
 
 func (l *Limiter) giveBackExpired(ctx context.Context) {

@@ -259,9 +259,6 @@ func (c *conn) endAs(code websocket.StatusCode, reason string, saveFirst bool) {
 	c.cancel()
 }
 
-// save is saveAfter with nothing to do before waiting.
-func (c *conn) save() { c.saveAfter(nil) }
-
 // saveAfter saves the session and what it is owed (detach) and stops counting the connection
 // for its key, in one of the hub's save turns. The turn is waited for as long as it takes while
 // Redis works: every save holding one ends within the saver's timeout, so the queue moves, while

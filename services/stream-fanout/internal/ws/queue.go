@@ -173,13 +173,6 @@ func (q *queue) sentFirst(n int) {
 	q.mu.Unlock()
 }
 
-func (q *queue) sent() {
-	q.mu.Lock()
-	clear(q.inflight)
-	q.inflight = q.inflight[:0]
-	q.mu.Unlock()
-}
-
 // pending reports whether next would return a message.
 func (q *queue) pending() bool {
 	q.mu.Lock()

@@ -17,7 +17,6 @@ import (
 	tw "github.com/chainintel/chainintel/services/transfers/internal/testworld"
 	"github.com/gin-gonic/gin"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
-	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 )
 
 // intel is intelligence as transfers asks it about names: the entities it holds (quiet has no
@@ -59,18 +58,7 @@ func entitiesRouter(t *testing.T, f *intel, rd *sdkmetric.ManualReader) *gin.Eng
 // entityUnchecked is the transfers_entity_checks_unchecked_total counter.
 func entityUnchecked(t *testing.T, rd *sdkmetric.ManualReader) int64 {
 	t.Helper()
-	var rm metricdata.ResourceMetrics
-	if err := rd.Collect(context.Background(), &rm); err != nil {
-		t.Fatal(err)
-	}
-	for _, sm := range rm.ScopeMetrics {
-		for _, m := range sm.Metrics {
-			if s, ok := m.Data.(metricdata.Sum[int64]); ok && m.Name == "transfers_entity_checks_unchecked_total" && len(s.DataPoints) == 1 {
-				return s.DataPoints[0].Value
-			}
-		}
-	}
-	return 0
+	return counter(t, rd, "transfers_entity_checks_unchecked_total")
 }
 
 // An entity the read model does not know (it has no attributed address) but intelligence does

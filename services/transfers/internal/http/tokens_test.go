@@ -48,13 +48,19 @@ func (s *syncBuffer) lines() int {
 // unchecked is the transfers_token_checks_unchecked_total counter.
 func unchecked(t *testing.T, rd *sdkmetric.ManualReader) int64 {
 	t.Helper()
+	return counter(t, rd, "transfers_token_checks_unchecked_total")
+}
+
+// counter is the value of the int64 counter name collected from rd (0 before its first add).
+func counter(t *testing.T, rd *sdkmetric.ManualReader, name string) int64 {
+	t.Helper()
 	var rm metricdata.ResourceMetrics
 	if err := rd.Collect(context.Background(), &rm); err != nil {
 		t.Fatal(err)
 	}
 	for _, sm := range rm.ScopeMetrics {
 		for _, m := range sm.Metrics {
-			if s, ok := m.Data.(metricdata.Sum[int64]); ok && m.Name == "transfers_token_checks_unchecked_total" && len(s.DataPoints) == 1 {
+			if s, ok := m.Data.(metricdata.Sum[int64]); ok && m.Name == name && len(s.DataPoints) == 1 {
 				return s.DataPoints[0].Value
 			}
 		}
