@@ -1,6 +1,7 @@
 package streamfanout_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -40,6 +42,38 @@ type world struct {
 	prefix  string
 	pub     *eventbus.Publisher
 	signer  *httpx.Signer
+	// logs, when set, receives the replicas' logs (info and above); otherwise they are dropped.
+	logs io.Writer
+}
+
+// lockedBuffer is a log sink a test reads while a replica writes to it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// waitFor waits until the log holds text, failing the test after 20s.
+func (b *lockedBuffer) waitFor(t *testing.T, text string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		b.mu.Lock()
+		found := strings.Contains(b.buf.String(), text)
+		b.mu.Unlock()
+		if found {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the replica never logged %q", text)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 func newWorld(t *testing.T) *world {
@@ -104,8 +138,12 @@ func (w *world) start(tune func(*streamfanout.Config)) *replica {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &replica{url: "http://" + ln.Addr().String(), ops: "http://" + ops.Addr().String(), cancel: cancel, done: make(chan error, 1)}
+	logs := w.logs
+	if logs == nil {
+		logs = io.Discard
+	}
 	go func() {
-		r.done <- streamfanout.Run(ctx, cfg, service.Deps{HTTPListener: ln, OpsListener: ops, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		r.done <- streamfanout.Run(ctx, cfg, service.Deps{HTTPListener: ln, OpsListener: ops, Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	}()
 	t.Cleanup(r.stop)
 	deadline := time.Now().Add(30 * time.Second)

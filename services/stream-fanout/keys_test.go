@@ -243,6 +243,8 @@ func (w *world) resubscribe(channel string) {
 // resubscribe, and closes the revoked key's connections then.
 func TestMissedReadRetried(t *testing.T) {
 	w := newWorld(t)
+	logs := &lockedBuffer{}
+	w.logs = logs
 	channel := w.prefix + "keys:invalidate"
 	r := w.start(func(c *streamfanout.Config) { c.KeyInvalidateChannel = channel })
 	me := ident("kmr1")
@@ -257,7 +259,9 @@ func TestMissedReadRetried(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.resubscribe(channel)
-	time.Sleep(300 * time.Millisecond) // the resync's first read fails
+	// The record becomes readable only once the resync's read has failed, so what closes the
+	// connection below is a retry.
+	logs.waitFor(t, "were not read; retrying")
 	if err := w.rdb.Del(ctx, channel+":recent").Err(); err != nil {
 		t.Fatal(err)
 	}
