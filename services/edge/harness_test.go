@@ -128,6 +128,10 @@ func newEdge(t testing.TB, o edgeOpts) *testEdge {
 	cfg.UpstreamTransfers, cfg.UpstreamIntelligence, cfg.UpstreamUserLabels = be.URL, be.URL, be.URL
 	cfg.UpstreamBalances, cfg.UpstreamTokenAnalytics, cfg.UpstreamStreamFanout = be.URL, be.URL, be.URL
 	cfg.CreditSync = 50 * time.Millisecond
+	// Rate-limit decisions are Redis's: on a loaded machine a decision slower than the default
+	// 100 ms would be made in process (a fresh burst, by design), which no limit test expects.
+	// Tests of Redis outages use refused connections, which fail at once whatever this is.
+	cfg.LimiterTimeout = 10 * time.Second
 	if o.tune != nil {
 		o.tune(&cfg)
 	}

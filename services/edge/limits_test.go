@@ -17,11 +17,10 @@ import (
 
 // At 100 requests/s offered for 5 s, a basic key (20/s, burst 20) gets rate*5+burst (never
 // more, +1 for rounding; fewer only by what client stalls leave unused), and a second key offered the same load at the same time gets its own full budget.
-// Redis's decisions are what is measured: on a loaded machine a decision slower than the
-// default 100 ms would fall back to the in-process limiter (a fresh burst, by design), so the
-// test allows Redis 2 s.
+// Redis's decisions are what is measured (the harness allows Redis a decision's time even on a
+// loaded machine, so none falls back to the in-process limiter's fresh burst).
 func TestStandardRateIsExactPerKey(t *testing.T) {
-	e := newEdge(t, edgeOpts{noConsume: true, tune: func(c *edge.Config) { c.LimiterTimeout = 2 * time.Second }})
+	e := newEdge(t, edgeOpts{noConsume: true})
 	basic, _ := e.Tiers.Get("basic")
 	k1, _ := e.key(t, edge.KeySpec{Tier: "basic"})
 	k2, _ := e.key(t, edge.KeySpec{Tier: "basic"})
@@ -85,8 +84,14 @@ func TestHeavyRoutesOnePerSecondPerRoute(t *testing.T) {
 	counts := map[string]int{}
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
-	for i := 0; i < 60; i++ { // 20/s offered on each of two heavy routes for 3 s
+	// What the budget allows is counted from the clock, not from the ticks: a loaded machine
+	// stretches the 60 ticks, and the refills with them.
+	start := time.Now()
+	var offered time.Time // when the last requests were offered
+	// 20/s offered on each of two heavy routes for 3 s.
+	for i := 0; i < 60; i++ {
 		<-tick.C
+		offered = time.Now()
 		for _, p := range []string{"/transfers?rows=1", "/counterparties/address/0xabc"} {
 			r := e.get(p, k)
 			if r.Status == 200 {
@@ -99,9 +104,10 @@ func TestHeavyRoutesOnePerSecondPerRoute(t *testing.T) {
 			}
 		}
 	}
+	most := 1 + int(math.Ceil(offered.Sub(start).Seconds())) // burst 1 + 1/s: 4 when unloaded
 	for p, n := range counts {
-		if n < 3 || n > 4 { // burst 1 + 1/s over 3 s
-			t.Errorf("%s admitted %d in 3s, want 3..4", p, n)
+		if n < 3 || n > most {
+			t.Errorf("%s admitted %d with the last request at %s, want 3..%d", p, n, offered.Sub(start), most)
 		}
 	}
 	// The standard budget is untouched.
@@ -132,15 +138,21 @@ func TestPublicRoutesPerClientIP(t *testing.T) {
 		}
 		return n
 	}
-	if n := count("203.0.113.7"); n != 3 {
-		t.Errorf("client A admitted %d, want burst 3", n)
+	// The rate is 1/s: a loaded machine slow enough to take over a second refills the budget
+	// meanwhile, and what refilled is allowed on top of the burst (nothing when unloaded).
+	refilled := func(since time.Time) int { return int(time.Since(since).Seconds()) }
+	startA := time.Now()
+	a := count("203.0.113.7")
+	if a < 3 || a > 3+refilled(startA) {
+		t.Errorf("client A admitted %d, want burst 3 (+%d refilled)", a, refilled(startA))
 	}
 	// A spoofed left-most entry does not buy a new budget: the proxy appended the real client.
-	if n := count("198.51.100.1, 203.0.113.7"); n != 0 {
-		t.Errorf("spoofed XFF admitted %d, want 0", n)
+	if n := count("198.51.100.1, 203.0.113.7"); a+n > 3+refilled(startA) {
+		t.Errorf("spoofed XFF admitted %d after client A's %d, want 0 (+%d refilled)", n, a, refilled(startA))
 	}
-	if n := count("203.0.113.8"); n != 3 {
-		t.Errorf("client B admitted %d, want its own burst 3", n)
+	startB := time.Now()
+	if n := count("203.0.113.8"); n < 3 || n > 3+refilled(startB) {
+		t.Errorf("client B admitted %d, want its own burst 3 (+%d refilled)", n, refilled(startB))
 	}
 }
 
@@ -278,19 +290,28 @@ func TestFailedKeysAreLimitedPerAddress(t *testing.T) {
 	if r := e.get("/chains", good); r.Status != 200 {
 		t.Fatalf("valid key: %d %s", r.Status, r.Body)
 	}
-	for i := 0; i < 5; i++ {
-		if r := e.get("/chains", "ci_made_up_"+strconv.Itoa(i)); r.Status != 401 {
-			t.Fatalf("bad key %d: %d %s", i, r.Status, r.Body)
-		}
-	}
-	for i := 5; i < 8; i++ {
+	// Made-up keys until the first refusal. The rate is 1/s: on a machine loaded enough to take
+	// over a second, what refilled meanwhile is allowed on top of the burst (nothing unloaded).
+	start := time.Now()
+	failed := 0
+	for i := 0; ; i++ {
 		r := e.get("/chains", "ci_made_up_"+strconv.Itoa(i))
+		if r.Status == 401 {
+			if failed++; failed > 5+int(time.Since(start).Seconds()) {
+				t.Fatalf("bad key %d: %d failures allowed in %s, past the burst of 5", i, failed, time.Since(start))
+			}
+			continue
+		}
 		if r.Status != 429 || r.Body != `{"error":"too many requests"}`+"\n" {
 			t.Fatalf("bad key %d past the budget: %d %s", i, r.Status, r.Body)
 		}
 		if ra, err := strconv.Atoi(r.Header.Get("Retry-After")); err != nil || ra < 1 {
 			t.Fatalf("Retry-After %q", r.Header.Get("Retry-After"))
 		}
+		break
+	}
+	if failed < 5 {
+		t.Fatalf("refused after %d failures, want the burst of 5", failed)
 	}
 	if r := e.get("/chains", good); r.Status != 200 {
 		t.Fatalf("known valid key from the same address: %d %s", r.Status, r.Body)

@@ -243,7 +243,9 @@ func TestUnspentLeaseIsGivenBack(t *testing.T) {
 func TestRefusalsAreRemembered(t *testing.T) {
 	rdb, _ := redistest.Client(t)
 	l := ratelimit.New(rdb, ratelimit.Options{Timeout: slowMachine})
-	lim := ratelimit.Limit{Rate: 2, Burst: 2}
+	// The slowest rate there is, so that the refusals below have the longest time (a second) to
+	// be made before the next token is due, even on a loaded machine.
+	lim := ratelimit.Limit{Rate: 1, Burst: 2}
 	for i := 0; i < 2; i++ {
 		if !l.Allow(context.Background(), "refused", lim).Allowed {
 			t.Fatal("burst refused")
@@ -251,14 +253,14 @@ func TestRefusalsAreRemembered(t *testing.T) {
 	}
 	before := l.RedisCalls()
 	for i := 0; i < 50; i++ {
-		if d := l.Allow(context.Background(), "refused", lim); d.Allowed || d.RetryAfter <= 0 || d.RetryAfter > 500*time.Millisecond {
+		if d := l.Allow(context.Background(), "refused", lim); d.Allowed || d.RetryAfter <= 0 || d.RetryAfter > time.Second {
 			t.Fatalf("over the limit: %+v", d)
 		}
 	}
 	if calls := l.RedisCalls() - before; calls > 2 {
 		t.Fatalf("%d Redis calls for 50 refusals", calls)
 	}
-	time.Sleep(600 * time.Millisecond)
+	time.Sleep(1100 * time.Millisecond)
 	if !l.Allow(context.Background(), "refused", lim).Allowed {
 		t.Fatal("refused after the next token was due")
 	}
