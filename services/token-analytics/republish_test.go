@@ -3,6 +3,7 @@ package tokenanalytics
 import (
 	"context"
 	"log/slog"
+	"maps"
 	"os"
 	"sort"
 	"sync"
@@ -37,6 +38,7 @@ type ingestMarket struct {
 	mu     sync.Mutex
 	ids    map[string]string
 	points map[string]map[int64]float64
+	got    map[string]int // records read, by topic
 }
 
 func (m *ingestMarket) priceAt(chain, address string, t time.Time) (float64, bool) {
@@ -57,6 +59,7 @@ func (m *ingestMarket) consume(ctx context.Context, brokers []string) {
 		func() *eventsv1.MarketToken { return new(eventsv1.MarketToken) }, func(_ context.Context, b []eventbus.Message[*eventsv1.MarketToken]) error {
 			m.mu.Lock()
 			defer m.mu.Unlock()
+			m.got[eventsv1.TopicMarketTokens] += len(b)
 			for _, r := range b {
 				for _, d := range r.Msg.Deployments {
 					m.ids[d.Chain+"|"+d.Address] = r.Msg.PricingId
@@ -68,6 +71,7 @@ func (m *ingestMarket) consume(ctx context.Context, brokers []string) {
 		func() *eventsv1.Price { return new(eventsv1.Price) }, func(_ context.Context, b []eventbus.Message[*eventsv1.Price]) error {
 			m.mu.Lock()
 			defer m.mu.Unlock()
+			m.got[eventsv1.TopicPrices] += len(b)
 			for _, r := range b {
 				if m.points[r.Msg.PricingId] == nil {
 					m.points[r.Msg.PricingId] = map[int64]float64{}
@@ -78,6 +82,49 @@ func (m *ingestMarket) consume(ctx context.Context, brokers []string) {
 		})
 	go func() { _ = tc.Run(ctx) }()
 	go func() { _ = pc.Run(ctx) }()
+}
+
+// waitRelayed waits until the start's republish is committed, all of it relayed (the outbox
+// records after before), and m has read as many records of each topic as were relayed: then
+// nothing more is coming, and what a test checks is all there is, not what a loaded machine
+// happened to deliver so far.
+func (m *ingestMarket) waitRelayed(t *testing.T, pool *pgxpool.Pool, before int64) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		var republished, unsent int
+		if err := pool.QueryRow(context.Background(), `SELECT (SELECT count(*) FROM market.republished), (SELECT count(*) FROM market.outbox WHERE sent_at IS NULL)`).
+			Scan(&republished, &unsent); err != nil {
+			t.Fatal(err)
+		}
+		sent := map[string]int{}
+		rows, err := pool.Query(context.Background(), `SELECT topic, count(*) FROM market.outbox WHERE id > $1 GROUP BY topic`, before)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var topic string
+			var n int
+			if err := rows.Scan(&topic, &n); err != nil {
+				t.Fatal(err)
+			}
+			sent[topic] = n
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		m.mu.Lock()
+		read := maps.Clone(m.got)
+		m.mu.Unlock()
+		if republished > 0 && unsent == 0 && len(sent) == 2 &&
+			read[eventsv1.TopicMarketTokens] >= sent[eventsv1.TopicMarketTokens] && read[eventsv1.TopicPrices] >= sent[eventsv1.TopicPrices] {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after the restart: republished %d, %d unsent; relayed %v, read %v", republished, unsent, sent, read)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // After a restart against a broker that lost both topics (the local stack's in-memory broker,
@@ -118,6 +165,11 @@ func TestStartRepublishesForAFreshTopic(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	var before int64 // the newest outbox record of the first life
+	if err := pool.QueryRow(ctx, `SELECT coalesce(max(id), 0) FROM market.outbox`).Scan(&before); err != nil {
+		t.Fatal(err)
+	}
+
 	brokers := kafkatest.Broker(t, eventsv1.TopicMarketTokens, eventsv1.TopicPrices)
 	pub := eventbus.NewPublisher(brokers, eventbus.PublisherOptions{})
 	defer pub.Close()
@@ -125,21 +177,9 @@ func TestStartRepublishesForAFreshTopic(t *testing.T) {
 	go func() { _ = relay.Run(ctx) }()
 	go republishLoop(ctx, st, Config{}, slog.New(slog.DiscardHandler))
 
-	m := &ingestMarket{ids: map[string]string{}, points: map[string]map[int64]float64{}}
+	m := &ingestMarket{ids: map[string]string{}, points: map[string]map[int64]float64{}, got: map[string]int{}}
 	m.consume(ctx, brokers)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		_, okUSDC := m.priceAt("ethereum", usdc, head)
-		_, okETH := m.priceAt("ethereum", "", head)
-		if okUSDC && okETH {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no price at the head after the restart: usdc %v, eth %v", okUSDC, okETH)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	time.Sleep(500 * time.Millisecond) // anything more would arrive now
+	m.waitRelayed(t, pool, before)
 	if p, _ := m.priceAt("ethereum", usdc, head); p != 1 {
 		t.Errorf("USDC at the head: %v, want the head hour's 1", p)
 	}

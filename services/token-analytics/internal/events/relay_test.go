@@ -34,7 +34,12 @@ func TestRelayPublishesRegistryAndPrices(t *testing.T) {
 	defer cancel()
 	pub := eventbus.NewPublisher(brokers, eventbus.PublisherOptions{})
 	defer pub.Close()
-	st := store.New(pgtest.Pool(t))
+	pool := pgtest.Pool(t)
+	st := store.New(pool)
+	var before int64 // outbox records of other tests
+	if err := pool.QueryRow(ctx, `SELECT coalesce(max(id), 0) FROM market.outbox`).Scan(&before); err != nil {
+		t.Fatal(err)
+	}
 	relay := NewRelay(st, pub, outbox.Options{PollInterval: 50 * time.Millisecond})
 	go func() { _ = relay.Run(ctx) }()
 
@@ -72,20 +77,28 @@ func TestRelayPublishesRegistryAndPrices(t *testing.T) {
 		})
 	go func() { _ = tc.Run(ctx) }()
 	go func() { _ = pc.Run(ctx) }()
+	// Until the writes' outbox is all relayed and read back: then nothing more is coming (what
+	// is checked is all there is, however slowly a loaded machine delivered it). The writes must
+	// have asked for one registry record (the repeated entry for none) and two prices.
+	var queued map[string]int
 	deadline := time.Now().Add(30 * time.Second)
 	for {
+		var unsent int
+		queued, unsent = outboxAfter(t, pool, before)
 		mu.Lock()
-		done := len(tokens) >= 1 && len(prices) >= 2
+		done := unsent == 0 && len(tokens) >= queued[eventsv1.TopicMarketTokens] && len(prices) >= queued[eventsv1.TopicPrices]
 		mu.Unlock()
 		if done {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("published %d registry and %d price records", len(tokens), len(prices))
+			t.Fatalf("read %d registry and %d price records of %v relayed (%d unsent)", len(tokens), len(prices), queued, unsent)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	time.Sleep(300 * time.Millisecond) // anything more would arrive now
+	if queued[eventsv1.TopicMarketTokens] != 1 || queued[eventsv1.TopicPrices] != 2 {
+		t.Errorf("outbox records %v, want 1 registry and 2 prices", queued)
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	want := &eventsv1.MarketToken{PricingId: "ethereum", Name: "Ethereum", Symbol: "ETH", MarketCap: &mc,
@@ -96,4 +109,28 @@ func TestRelayPublishesRegistryAndPrices(t *testing.T) {
 	if len(prices) != 2 || prices[0].Key != "ethereum" || prices[0].Msg.TimeMs != at.UnixMilli() || prices[0].Msg.Price != 3000 {
 		t.Errorf("price records %v", prices)
 	}
+}
+
+// outboxAfter counts the outbox records after id before, by topic, and those not sent yet.
+func outboxAfter(t *testing.T, pool *pgxpool.Pool, before int64) (map[string]int, int) {
+	t.Helper()
+	rows, err := pool.Query(context.Background(), `SELECT topic, count(*), count(*) FILTER (WHERE sent_at IS NULL)
+		FROM market.outbox WHERE id > $1 GROUP BY topic`, before)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	queued, unsent := map[string]int{}, 0
+	for rows.Next() {
+		var topic string
+		var n, u int
+		if err := rows.Scan(&topic, &n, &u); err != nil {
+			t.Fatal(err)
+		}
+		queued[topic], unsent = n, unsent+u
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return queued, unsent
 }
