@@ -202,19 +202,53 @@ func TestHandlerFailureRetriesAndCommitsOnlyAfterSuccess(t *testing.T) {
 	stop := runConsumer(t, brokers, "test.retry.v1", "g-retry", col)
 	col.wait(t, 10)
 	stop()
+	// Everything was committed: the group's offsets are the partitions' ends (read from the
+	// broker, not inferred from what a second member did not receive within some time).
+	checkCommittedToEnd(t, brokers, "test.retry.v1", "g-retry", 3)
 
-	// A new member of the same group sees nothing old: everything was committed.
+	// A new member of the same group starts from those offsets: the first record it gets is the
+	// one published after, not an old one of its partition.
 	if err := pub.Publish(context.Background(), Event{Topic: "test.retry.v1", Key: "x", Msg: wrapperspb.String("after")}); err != nil {
 		t.Fatal(err)
 	}
 	col2 := &collector{}
 	runConsumer(t, brokers, "test.retry.v1", "g-retry", col2)
-	got := col2.wait(t, 1)
-	time.Sleep(300 * time.Millisecond)
-	col2.mu.Lock()
-	defer col2.mu.Unlock()
-	if len(col2.got) != 1 || got[0].Msg.Value != "after" {
-		t.Fatalf("redelivered committed records: %d", len(col2.got))
+	if got := col2.wait(t, 1); len(got) != 1 || got[0].Msg.Value != "after" {
+		t.Fatalf("redelivered committed records: %d, the first %q", len(got), got[0].Msg.Value)
+	}
+}
+
+// checkCommittedToEnd fails t unless group's committed offset on each of the topic's partitions
+// is the partition's end.
+func checkCommittedToEnd(t *testing.T, brokers []string, topic, group string, partitions int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	client := &kafka.Client{Addr: kafka.TCP(brokers...), Timeout: 30 * time.Second}
+	var ps []int
+	var ends []kafka.OffsetRequest
+	for p := range partitions {
+		ps, ends = append(ps, p), append(ends, kafka.LastOffsetOf(p))
+	}
+	committed, err := client.OffsetFetch(ctx, &kafka.OffsetFetchRequest{GroupID: group, Topics: map[string][]int{topic: ps}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	last, err := client.ListOffsets(ctx, &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{topic: ends}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := map[int]int64{}
+	for _, p := range last.Topics[topic] {
+		end[p.Partition] = p.LastOffset
+	}
+	if len(committed.Topics[topic]) != partitions {
+		t.Fatalf("committed offsets %+v, want %d partitions", committed.Topics[topic], partitions)
+	}
+	for _, p := range committed.Topics[topic] {
+		if p.Error != nil || p.CommittedOffset != end[p.Partition] {
+			t.Fatalf("partition %d: committed %d (%v), end %d", p.Partition, p.CommittedOffset, p.Error, end[p.Partition])
+		}
 	}
 }
 
