@@ -123,7 +123,7 @@ func TestIntelligenceRelabelReachesTransfers(t *testing.T) {
 	Eventually(t, 30*time.Second, entityOnTransfer(entB))
 	t.Logf("relabel visible on /transfers through the edge %s after the import", time.Since(relabelled).Round(time.Millisecond))
 
-	Eventually(t, 5*time.Second, func() error {
+	Eventually(t, 60*time.Second, func() error {
 		r := get("/intelligence/address/" + wallet)
 		var info addressInfo
 		if r.JSON(t, &info); r.Status != 200 || info.ServiceEntity == nil || info.ServiceEntity.ID != entB || info.ServiceLabel == nil || info.ServiceLabel.Name != "Fund wallet" {
@@ -230,7 +230,7 @@ func TestIntelligenceDepositDetectionOnSimulatedWorld(t *testing.T) {
 		return nil
 	})
 	// The API's cache follows the store within its refresh interval.
-	Eventually(t, 5*time.Second, func() error {
+	Eventually(t, 60*time.Second, func() error {
 		r := get("/intelligence/address_enriched/" + preds[0].Address + "?includeTags=false")
 		var info struct {
 			addressInfo

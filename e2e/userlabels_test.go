@@ -135,7 +135,7 @@ func TestUserLabelsThroughEdge(t *testing.T) {
 		Type: eventsv1.TransferType_TRANSFER_TYPE_EXTERNAL}})
 
 	// /intelligence/address: Alice sees her label, Bob and the dev key do not.
-	ulEventually(t, 10*time.Second, 200*time.Millisecond, func() error {
+	ulEventually(t, 30*time.Second, 200*time.Millisecond, func() error {
 		name, err := ulUserLabel(t, p, alice, wallet)
 		if err == nil && name != "Alice's wallet" {
 			err = fmt.Errorf("alice's userLabel is %q", name)
@@ -148,7 +148,9 @@ func TestUserLabelsThroughEdge(t *testing.T) {
 		}
 	}
 
-	// /transfers: the same, on the transfer's toAddress.
+	// /transfers: the same, on the transfer's toAddress. From the first ask on, transfers may
+	// cache alice's labels (up to its 60 s TTL).
+	askedTransfers := time.Now()
 	ulEventually(t, 30*time.Second, 1100*time.Millisecond, func() error {
 		to, err := ulTransferTo(t, p, alice, wallet)
 		if err == nil && (to.UserLabel == nil || to.UserLabel.Name != "Alice's wallet" || to.UserLabel.Address != wallet) {
@@ -162,18 +164,19 @@ func TestUserLabelsThroughEdge(t *testing.T) {
 	}
 
 	// A rename reaches the other services (their caches follow user.changes.v1): transfers keeps
-	// a caller's labels up to TRANSFERS_USER_LABELS_CACHE_TTL (60 s), so within the 15 s below
-	// only the change event can have dropped the old name.
+	// a caller's labels up to TRANSFERS_USER_LABELS_CACHE_TTL (60 s) from the first ask, so until
+	// 55 s after it only the change event can have dropped the old name. The wait runs to then,
+	// not for a fixed time that a loaded machine could spend before it even starts.
 	label = `{"name":"Alice's cold wallet","note":"","address":"` + wallet + `","chainType":"evm"}`
 	ulExpectJSON(t, "PUT /user/labels/{id}", p.Do(t, http.MethodPut, "/user/labels/"+upper+":evm", alice, map[string]string{"name": "Alice's cold wallet", "note": ""}), 200, label)
-	ulEventually(t, 10*time.Second, 200*time.Millisecond, func() error {
+	ulEventually(t, 30*time.Second, 200*time.Millisecond, func() error {
 		name, err := ulUserLabel(t, p, alice, wallet)
 		if err == nil && name != "Alice's cold wallet" {
 			err = fmt.Errorf("alice's userLabel is still %q", name)
 		}
 		return err
 	})
-	ulEventually(t, 15*time.Second, 1100*time.Millisecond, func() error {
+	ulEventually(t, time.Until(askedTransfers.Add(55*time.Second)), 1100*time.Millisecond, func() error {
 		to, err := ulTransferTo(t, p, alice, wallet)
 		if err == nil && (to.UserLabel == nil || to.UserLabel.Name != "Alice's cold wallet") {
 			err = fmt.Errorf("alice's toAddress still shows %+v", to.UserLabel)
@@ -205,7 +208,7 @@ func TestUserLabelsThroughEdge(t *testing.T) {
 	ulExpectJSON(t, "alice GET /user/entities/{id}", p.Do(t, http.MethodGet, "/user/entities/"+id, alice, nil), 200, entity("Alice's desk", `{"evm":["`+wallet+`"]}`))
 	ulExpectJSON(t, "bob GET /user/entities/{id}", p.Do(t, http.MethodGet, "/user/entities/"+id, bob, nil), 404, `{"error":"no user entity \"`+id+`\""}`)
 	ulExpectJSON(t, "bob GET /user/entities", p.Do(t, http.MethodGet, "/user/entities?includeAddresses=true", bob, nil), 200, `[]`)
-	ulEventually(t, 10*time.Second, 200*time.Millisecond, func() error {
+	ulEventually(t, 30*time.Second, 200*time.Millisecond, func() error {
 		r := p.Do(t, http.MethodGet, "/intelligence/address/"+wallet+"?chain=ethereum", alice, nil)
 		var info userLabelInfo
 		if r.JSON(t, &info); r.Status != 200 || info.UserEntity == nil || info.UserEntity.ID != id || info.UserEntity.Type != "user" {
@@ -248,7 +251,7 @@ func TestUserLabelsThroughEdge(t *testing.T) {
 	// Deleting the label removes it from the other services' answers.
 	ulExpectJSON(t, "DELETE ?labels", p.Do(t, http.MethodDelete, "/user/labels?labels="+wallet+":evm", alice, nil), 200, `{"deleted":1}`)
 	ulExpectJSON(t, "alice GET /user/labels after delete", p.Do(t, http.MethodGet, "/user/labels", alice, nil), 200, `[]`)
-	ulEventually(t, 10*time.Second, 200*time.Millisecond, func() error {
+	ulEventually(t, 30*time.Second, 200*time.Millisecond, func() error {
 		name, err := ulUserLabel(t, p, alice, wallet)
 		if err == nil && name != "" {
 			err = fmt.Errorf("alice's deleted label still shows: %q", name)
