@@ -11,11 +11,11 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// waitForLockWait reports whether, within ten seconds, a session of the package database waits
+// waitForLockWait reports whether, within a minute (a hang guard), a session of the package database waits
 // for a lock matching cond (a condition on pg_locks l).
 func waitForLockWait(t *testing.T, cond string) bool {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for time.Now().Before(deadline) {
 		var waiting bool
 		if err := pgtest.Pool(t).QueryRow(context.Background(), `SELECT EXISTS (SELECT 1 FROM pg_locks l
@@ -197,7 +197,9 @@ func TestEntityTagsRoundsSplitEntities(t *testing.T) {
 	if !waitForLockWait(t, waitsForTags) {
 		t.Fatal("the refresh never read the tags")
 	}
-	tctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	// Were the second round to wait for the first, it would wait for the lock the test holds
+	// until this deadline: generous, so that only waiting can reach it.
+	tctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	other, err := st.RefreshEntityTags(tctx, 100)
 	_ = hold.Rollback(ctx)
