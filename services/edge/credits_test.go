@@ -183,7 +183,7 @@ func TestHeldCreditsReleasedOnFailedCall(t *testing.T) {
 	go func() {
 		failed <- e.send("POST", batch+"?block=1&status=500&rows=400", small, batchBody("f", 400, true))
 	}()
-	eventually(t, 10*time.Second, func() error {
+	eventually(t, time.Minute, func() error {
 		if e.backendCalls() != 1 {
 			return fmt.Errorf("not in flight yet")
 		}

@@ -149,7 +149,7 @@ func TestCreditsOfMixedWorkloadAndAnalytics(t *testing.T) {
 	}
 
 	// Credit periods: the org admin sees the org's current period; the member gets 403.
-	eventually(t, 10*time.Second, func() error {
+	eventually(t, time.Minute, func() error {
 		ps := decode[[]creditPeriod](t, e.get("/analytics/credit-periods", admin))
 		if len(ps) != 1 || ps[0].CreditsUsed != total {
 			return fmt.Errorf("periods %+v, want one with %d used", ps, total)
