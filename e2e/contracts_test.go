@@ -56,6 +56,8 @@ func TestContractIntelligenceThroughEdge(t *testing.T) {
 		BlockTimestamp    string   `json:"blockTimestamp"`
 	}
 	var r Response
+	// The contract's indexing gets its own minute, whatever finding a token transfer took.
+	deadline = time.Now().Add(60 * time.Second)
 	for {
 		r = p.Get(t, "/intelligence/contract/ethereum/"+token)
 		if r.Status == http.StatusOK || time.Now().After(deadline) {
@@ -83,6 +85,7 @@ func TestContractIntelligenceThroughEdge(t *testing.T) {
 	type txInfo map[string]struct {
 		To *info `json:"to"`
 	}
+	deadline = time.Now().Add(60 * time.Second) // the flag's way to transfers gets its own minute
 	for _, x := range tr.Transfers {
 		if x.TokenAddress == "" {
 			continue
