@@ -225,19 +225,14 @@ func TestUnspentLeaseIsGivenBack(t *testing.T) {
 		}
 	}
 	// B refills its lease in the background (go refill): a refill it started near the end may
-	// land after the loop, its tokens held rather than spent. Count them once B has settled (B
-	// runs no Run, so it keeps them).
-	// Settled is unchanged for a second, long enough for a loaded machine to have started the
-	// refill's goroutine (which counts its tokens as moving); the 30 s bound is a hang guard.
-	held := b.Unspent()
-	for stable := time.Now(); time.Since(stable) < time.Second; time.Sleep(10 * time.Millisecond) {
-		if n := b.Unspent(); n != held {
-			held, stable = n, time.Now()
-		}
-		if time.Since(start) > 30*time.Second {
-			break
+	// land after the loop, its tokens held rather than spent. Count them once no refill of B's
+	// is on its way (B runs no Run, so it keeps them).
+	for wait := time.Now(); !b.Settled(); time.Sleep(10 * time.Millisecond) {
+		if time.Since(wait) > time.Minute { // a hang guard
+			t.Fatal("replica B's refill never landed")
 		}
 	}
+	held := b.Unspent()
 	refill := int(time.Since(start).Seconds()) + 1 // rate 1/s: what refilled meanwhile
 	if total := used + got + held; total < 200 || total > 200+refill {
 		t.Fatalf("replica A used %d, replica B got %d and holds %d: %d of a budget of 200 (refill %d)", used, got, held, total, refill)
