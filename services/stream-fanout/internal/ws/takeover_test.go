@@ -102,6 +102,11 @@ func TestSaveWaitsForATurn(t *testing.T) {
 	}
 	saved := make(chan struct{})
 	go func() { c.save(); close(saved) }()
+	// Once the save waits for a turn, give it four of its timeouts to give up in (it must not):
+	// a wait that began late on a loaded machine would otherwise shorten that.
+	for h.saves.pending.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
 	time.Sleep(4 * h.saves.timeout)
 	select {
 	case <-saved:
