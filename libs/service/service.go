@@ -79,6 +79,9 @@ type Deps struct {
 	Telemetry    *telemetry.Telemetry
 	HTTPListener net.Listener // nil: listen on Base.HTTPAddr
 	OpsListener  net.Listener // nil: listen on Base.OpsAddr
+	// Clock is the time a service that takes one reads (nil: time.Now); tests set it to decide
+	// time windows by themselves rather than by how fast the machine runs.
+	Clock func() time.Time
 }
 
 // Service is a running deployable under construction. Methods add parts; Run starts them.

@@ -44,6 +44,8 @@ type world struct {
 	signer  *httpx.Signer
 	// logs, when set, receives the replicas' logs (info and above); otherwise they are dropped.
 	logs io.Writer
+	// clock, when set, is the replicas' clock (service.Deps.Clock).
+	clock func() time.Time
 }
 
 // lockedBuffer is a log sink a test reads while a replica writes to it.
@@ -143,7 +145,7 @@ func (w *world) start(tune func(*streamfanout.Config)) *replica {
 		logs = io.Discard
 	}
 	go func() {
-		r.done <- streamfanout.Run(ctx, cfg, service.Deps{HTTPListener: ln, OpsListener: ops, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+		r.done <- streamfanout.Run(ctx, cfg, service.Deps{HTTPListener: ln, OpsListener: ops, Logger: slog.New(slog.NewTextHandler(logs, nil)), Clock: w.clock})
 	}()
 	t.Cleanup(r.stop)
 	deadline := time.Now().Add(30 * time.Second)

@@ -92,8 +92,8 @@ func TestRevokedKeyClosesItsStreams(t *testing.T) {
 	// and then moves past the grace: whether the grace is open is decided by the test, not by
 	// how fast a loaded machine gets from one step to the next.
 	clock := &testClock{}
-	streamfanout.SetClock(t, clock.now)
 	w := newWorld(t)
+	w.clock = clock.now
 	channel := w.prefix + "keys:invalidate"
 	tune := func(c *streamfanout.Config) { c.KeyInvalidateChannel = channel }
 	r1, r2 := w.start(tune), w.start(tune)

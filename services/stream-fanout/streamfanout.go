@@ -46,10 +46,6 @@ func Migrate(ctx context.Context, cfg Config, log *slog.Logger) error {
 	return nil
 }
 
-// hubNow is the hub's clock. It is time.Now but for tests, which set it (export_test.go) to
-// decide whether a key's invalidation grace has passed without depending on the machine's speed.
-var hubNow = time.Now
-
 // Run serves until ctx ends.
 func Run(ctx context.Context, cfg Config, deps Deps) error {
 	if err := cfg.Validate(); err != nil {
@@ -102,7 +98,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		Served: served, Quotas: quotas, Window: cfg.Window, V2Window: cfg.V2Window, QueueSize: cfg.QueueSize,
 		PingInterval: cfg.PingInterval, WriteTimeout: cfg.WriteTimeout, Writers: cfg.Writers, MaxConnsPerKey: cfg.MaxConnsPerKey,
 		MaxFilters: cfg.MaxFilters, MaxSessionsPerKey: cfg.MaxSessionsPerKey,
-		CreditLimit: creditLimit, Checkpoint: cfg.Checkpoint, Log: s.Log, Now: hubNow,
+		CreditLimit: creditLimit, Checkpoint: cfg.Checkpoint, Log: s.Log, Now: deps.Clock,
 	})
 	var loaded atomic.Bool
 	s.Ready.AddCheck("attribution read model", func(context.Context) error {
