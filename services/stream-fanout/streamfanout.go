@@ -91,6 +91,9 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	if err != nil {
 		return err
 	}
+	if err := meter.Instrument(s.Tel.Meter()); err != nil {
+		return err
+	}
 	eng := engine.New(engine.Options{Naive: cfg.NaiveMatcher})
 	transfers := feed.Topic{Brokers: cfg.Brokers, Name: eventsv1.TopicTransfers, Log: s.Log}
 	hub := ws.NewHub(ws.Options{

@@ -10,6 +10,7 @@ import (
 	"github.com/chainintel/chainintel/libs/eventbus"
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/metric"
 )
 
 // Route is the route pattern stream credits are metered under, as the edge's route table and
@@ -38,6 +39,13 @@ type Meter struct {
 	// charged is told, after each flush that published, whose deliveries were charged (the
 	// hub checks their credits there); nil: nobody.
 	charged func(ctx context.Context, ids []Identity)
+
+	// flushMu serialises flushes. pending is the batch the last publish failed on (pendingIDs
+	// its identities, in order), retried unchanged; npending its length, for the metric.
+	flushMu    sync.Mutex
+	pending    []eventbus.Event
+	pendingIDs []Identity
+	npending   atomic.Int64
 }
 
 type meterEntry struct {
@@ -87,7 +95,8 @@ func (m *Meter) release(e *meterEntry) {
 	m.mu.Unlock()
 }
 
-// Run publishes every period until ctx ends, then once more.
+// Run publishes every period until ctx ends, then flushes until everything is published or a
+// bounded wait ends.
 func (m *Meter) Run(ctx context.Context) error {
 	t := time.NewTicker(m.every)
 	defer t.Stop()
@@ -95,13 +104,48 @@ func (m *Meter) Run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-			m.Flush(fctx)
+			m.finalFlush(fctx)
 			cancel()
 			return nil
 		case <-t.C:
-			m.Flush(ctx)
+			_ = m.Flush(ctx)
 		}
 	}
+}
+
+// finalFlush retries Flush, backing off, until it publishes everything or ctx ends; what is
+// left then is lost, and logged with its credits.
+func (m *Meter) finalFlush(ctx context.Context) {
+	wait := 100 * time.Millisecond
+	for {
+		err := m.Flush(ctx)
+		if err == nil && m.Pending() == 0 {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			m.logLost()
+			return
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 2*time.Second)
+	}
+}
+
+// logLost logs the credits not published at shutdown.
+func (m *Meter) logLost() {
+	m.flushMu.Lock()
+	var credits int64
+	for _, e := range m.pending {
+		credits += e.Msg.(*eventsv1.UsageCall).GetCredits()
+	}
+	m.flushMu.Unlock()
+	m.mu.Lock()
+	for _, e := range m.keys {
+		credits += e.n.Load()
+	}
+	m.mu.Unlock()
+	m.log.Error("stream usage not published at shutdown; these deliveries are not charged", "credits", credits)
 }
 
 // counted is one entry's count taken by a flush.
@@ -133,44 +177,64 @@ func (m *Meter) take() []counted {
 	return out
 }
 
-// Flush publishes what was counted; a failed publish is kept for the next flush.
-func (m *Meter) Flush(ctx context.Context) {
+// Flush publishes the batch a publish failed on, if any, as it is, and then what was counted
+// since. A failed batch is kept with its event ids and contents and retried by the next flush
+// before anything new is taken: a failed Publish may have written some of its events, and the
+// edge de-duplicates usage events by event id only, so re-counting them under new ids would
+// charge twice. While a batch waits, new deliveries keep counting in their entries (no memory
+// grows with the outage); they go into a later batch with ids of their own.
+func (m *Meter) Flush(ctx context.Context) error {
+	m.flushMu.Lock()
+	defer m.flushMu.Unlock()
+	if len(m.pending) > 0 {
+		if err := m.publishPending(ctx); err != nil {
+			return err
+		}
+	}
 	cs := m.take()
 	if len(cs) == 0 {
-		return
+		return nil
 	}
-	evs := make([]eventbus.Event, 0, len(cs))
+	m.pending = make([]eventbus.Event, 0, len(cs))
+	m.pendingIDs = make([]Identity, 0, len(cs))
 	for _, c := range cs {
 		id := c.e.id
-		evs = append(evs, eventbus.Event{Topic: eventsv1.TopicUsageCalls, Key: id.KeyID, ID: uuid.Must(uuid.NewV7()).String(),
+		m.pending = append(m.pending, eventbus.Event{Topic: eventsv1.TopicUsageCalls, Key: id.KeyID, ID: uuid.Must(uuid.NewV7()).String(),
 			Msg: &eventsv1.UsageCall{KeyId: id.KeyID, UserId: id.UserID, OrgId: id.OrgID, Route: c.e.route, Method: "GET",
 				Status: 101, Credits: c.n, Rows: c.n, TimeMs: time.Unix(0, c.first).UnixMilli(), Unit: "row", Tier: id.Tier}})
+		m.pendingIDs = append(m.pendingIDs, id)
 	}
-	err := m.pub.Publish(ctx, evs...)
-	if err == nil && m.charged != nil {
-		ids := make([]Identity, len(cs))
-		for i, c := range cs {
-			ids[i] = c.e.id
-		}
+	m.npending.Store(int64(len(m.pending)))
+	return m.publishPending(ctx)
+}
+
+// publishPending publishes the pending batch; on success it is forgotten and the hub told whose
+// deliveries were charged, on failure it is kept unchanged for the next attempt.
+func (m *Meter) publishPending(ctx context.Context) error {
+	if err := m.pub.Publish(ctx, m.pending...); err != nil {
+		m.log.Warn("publishing stream usage failed; the batch is kept and retried with the same event ids",
+			"events", len(m.pending), "error", err)
+		return err
+	}
+	ids := m.pendingIDs
+	m.pending, m.pendingIDs = nil, nil
+	m.npending.Store(0)
+	if m.charged != nil {
 		m.charged(ctx, ids)
 	}
-	if err != nil {
-		m.log.Warn("publishing stream usage failed; kept for the next flush", "keys", len(cs), "error", err)
-		m.mu.Lock()
-		for _, c := range cs {
-			// Into the key's entry: the one taken from, or, when that was dropped meanwhile,
-			// the one made since.
-			k := c.e.id.KeyID + " " + c.e.route
-			e := m.keys[k]
-			if e == nil {
-				e = c.e
-				m.keys[k] = e
-			}
-			e.n.Add(c.n)
-			if f := e.first.Load(); f == 0 || c.first < f {
-				e.first.Store(c.first)
-			}
-		}
-		m.mu.Unlock()
-	}
+	return nil
+}
+
+// Pending is the number of usage events of a failed batch waiting to be published again.
+func (m *Meter) Pending() int64 { return m.npending.Load() }
+
+// Instrument exports Pending as stream_usage_events_pending on mt.
+func (m *Meter) Instrument(mt metric.Meter) error {
+	_, err := mt.Int64ObservableGauge("stream_usage_events_pending",
+		metric.WithDescription("usage events (one per key and route) of a failed publish, retried with the same event ids; above 0 for long: deliveries are not being charged"),
+		metric.WithInt64Callback(func(_ context.Context, o metric.Int64Observer) error {
+			o.Observe(m.npending.Load())
+			return nil
+		}))
+	return err
 }
