@@ -6,10 +6,13 @@ package metering
 import (
 	"context"
 	"log/slog"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/chainintel/chainintel/libs/eventbus"
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
+	"github.com/google/uuid"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/metric/noop"
 )
@@ -24,21 +27,33 @@ type ProducerOptions struct {
 	Queue   int // events waiting to be published; beyond, Record drops (default 65536)
 	Batch   int // most events per publish (default 1000)
 	Workers int // concurrent publishes (default 2)
-	Log     *slog.Logger
-	Meter   metric.MeterProvider
+	// Backoff is the first wait after a failed publish, doubled per failure up to MaxBackoff
+	// (defaults 100 ms and 5 s).
+	Backoff, MaxBackoff time.Duration
+	Log                 *slog.Logger
+	Meter               metric.MeterProvider
 }
 
 // Producer publishes one usage event per call without ever blocking the caller: Record puts the
-// event in a bounded queue, workers publish it in batches, and when the queue is full the event
-// is dropped and counted (edge_usage_events_dropped_total).
+// event in a bounded queue and workers publish it in batches. A batch that fails is retried,
+// unchanged (same event ids: the consumer de-duplicates by id, so a partly written batch is
+// counted once), until it is published or shutdown's bounded drain ends; while the broker
+// refuses, the queue fills, and only when it is full (the memory bound) is an event dropped and
+// counted (edge_usage_events_dropped_total).
 type Producer struct {
 	pub   Publisher
 	o     ProducerOptions
 	queue chan eventbus.Event
 
+	mu sync.Mutex
+	// held are the batches workers were retrying when Run's context ended; the drain publishes
+	// them first.
+	held [][]eventbus.Event
+
 	published metric.Int64Counter
 	dropped   metric.Int64Counter
 	failed    metric.Int64Counter
+	retries   metric.Int64Counter
 }
 
 // NewProducer returns a producer over pub; Run publishes.
@@ -55,6 +70,12 @@ func NewProducer(pub Publisher, o ProducerOptions) *Producer {
 	if o.Log == nil {
 		o.Log = slog.Default()
 	}
+	if o.Backoff <= 0 {
+		o.Backoff = 100 * time.Millisecond
+	}
+	if o.MaxBackoff < o.Backoff {
+		o.MaxBackoff = max(o.Backoff, 5*time.Second)
+	}
 	mp := o.Meter
 	if mp == nil {
 		mp = noop.NewMeterProvider()
@@ -63,12 +84,27 @@ func NewProducer(pub Publisher, o ProducerOptions) *Producer {
 	p := &Producer{pub: pub, o: o, queue: make(chan eventbus.Event, o.Queue)}
 	p.published, _ = m.Int64Counter("edge_usage_events_published_total", metric.WithDescription("usage events published"))
 	p.dropped, _ = m.Int64Counter("edge_usage_events_dropped_total", metric.WithDescription("usage events dropped because the queue was full"))
-	p.failed, _ = m.Int64Counter("edge_usage_events_failed_total", metric.WithDescription("usage events dropped because publishing failed"))
+	p.failed, _ = m.Int64Counter("edge_usage_events_failed_total", metric.WithDescription("usage events not published when shutdown's drain ended (broker unavailable)"))
+	p.retries, _ = m.Int64Counter("edge_usage_publish_retries_total", metric.WithDescription("failed publishes of usage event batches, each retried with the same events"))
+	_, _ = m.Int64ObservableGauge("edge_usage_events_queued", metric.WithDescription("usage events waiting in the producer's queue"),
+		metric.WithInt64Callback(func(_ context.Context, o metric.Int64Observer) error {
+			o.Observe(int64(len(p.queue)))
+			return nil
+		}))
+	// Counters start at zero so rate() and alerts see them before the first event.
+	ctx := context.Background()
+	p.dropped.Add(ctx, 0)
+	p.failed.Add(ctx, 0)
+	p.retries.Add(ctx, 0)
 	return p
 }
 
-// Record queues one usage event with id; it never blocks and reports whether it was queued.
+// Record queues one usage event with id (a new UUIDv7 when empty: the id is fixed here, so every
+// retry of the event carries the same one); it never blocks and reports whether it was queued.
 func (p *Producer) Record(id string, call *eventsv1.UsageCall) bool {
+	if id == "" {
+		id = uuid.Must(uuid.NewV7()).String()
+	}
 	select {
 	case p.queue <- eventbus.Event{Topic: eventsv1.TopicUsageCalls, Key: call.GetKeyId(), Msg: call, ID: id}:
 		return true
@@ -78,7 +114,8 @@ func (p *Producer) Record(id string, call *eventsv1.UsageCall) bool {
 	}
 }
 
-// Run publishes queued events until ctx ends, then publishes what is still queued (within 10s).
+// Run publishes queued events until ctx ends, then publishes the batches being retried and what
+// is still queued (within 10s).
 func (p *Producer) Run(ctx context.Context) error {
 	done := make(chan struct{})
 	for range p.o.Workers {
@@ -93,14 +130,36 @@ func (p *Producer) Run(ctx context.Context) error {
 	// Drain: requests finished before the HTTP server stopped must still be metered.
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
+	p.drain(dctx)
+	return nil
+}
+
+// drain publishes the held batches, then the queue, until both are empty or ctx ends; what is
+// left then is lost and counted (edge_usage_events_failed_total).
+func (p *Producer) drain(ctx context.Context) {
 	for {
-		batch := p.take(nil)
-		if len(batch) == 0 {
-			return nil
+		p.mu.Lock()
+		var batch []eventbus.Event
+		if n := len(p.held); n > 0 {
+			batch, p.held = p.held[n-1], p.held[:n-1]
 		}
-		p.publish(dctx, batch)
-		if dctx.Err() != nil {
-			return nil
+		p.mu.Unlock()
+		if batch == nil {
+			batch = p.take(nil)
+		}
+		if len(batch) == 0 {
+			return
+		}
+		if !p.publish(ctx, batch) {
+			lost := len(batch) + len(p.queue)
+			p.mu.Lock()
+			for _, b := range p.held {
+				lost += len(b)
+			}
+			p.mu.Unlock()
+			p.failed.Add(context.Background(), int64(lost))
+			p.o.Log.Error("usage events lost: not published when the shutdown drain ended; those calls are not charged", "events", lost)
+			return
 		}
 	}
 }
@@ -113,7 +172,12 @@ func (p *Producer) work(ctx context.Context) {
 			return
 		case e := <-p.queue:
 			batch = p.take(append(batch[:0], e))
-			p.publish(ctx, batch)
+			if !p.publish(ctx, batch) {
+				p.mu.Lock()
+				p.held = append(p.held, slices.Clone(batch))
+				p.mu.Unlock()
+				return
+			}
 		}
 	}
 }
@@ -131,24 +195,27 @@ func (p *Producer) take(batch []eventbus.Event) []eventbus.Event {
 	return batch
 }
 
-// publish tries a batch a few times; events that still fail are dropped and counted (they are
-// usage records, not data: a stalled broker must not stall the edge).
-func (p *Producer) publish(ctx context.Context, batch []eventbus.Event) {
-	backoff := 100 * time.Millisecond
-	for attempt := 1; ; attempt++ {
-		err := p.pub.Publish(context.WithoutCancel(ctx), batch...)
+// publish publishes batch, retrying it unchanged with backoff until it succeeds (true) or ctx
+// ends (false). A usage event is a charge: a broker outage must not lose it, and retrying the
+// same event ids lets the consumer count a partly written batch once.
+func (p *Producer) publish(ctx context.Context, batch []eventbus.Event) bool {
+	backoff := p.o.Backoff
+	for {
+		err := p.pub.Publish(ctx, batch...)
 		if err == nil {
-			p.published.Add(ctx, int64(len(batch)))
-			return
+			p.published.Add(context.Background(), int64(len(batch)))
+			return true
 		}
-		if attempt == 3 {
-			p.failed.Add(ctx, int64(len(batch)))
-			p.o.Log.Error("usage events dropped: publishing failed", "events", len(batch), "error", err)
-			return
+		p.retries.Add(context.Background(), 1)
+		p.o.Log.Warn("publishing usage events failed; retrying the same events", "events", len(batch), "error", err)
+		t := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return false
+		case <-t.C:
 		}
-		p.o.Log.Warn("publishing usage events failed; retrying", "events", len(batch), "error", err)
-		time.Sleep(backoff)
-		backoff *= 4
+		backoff = min(2*backoff, p.o.MaxBackoff)
 	}
 }
 

@@ -2,7 +2,10 @@ package metering_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -79,5 +82,103 @@ func TestProducerPublishesAndDrains(t *testing.T) {
 		}
 	case <-cctx.Done():
 		t.Fatalf("consumed only %d of 300", n.Load())
+	}
+}
+
+// refusingPub refuses publishes until open is set; a refused call writes the first half of its
+// batch first (a publish that fails may have written some events). It keeps what was written
+// once per event id, as the metering consumer counts it.
+type refusingPub struct {
+	open    atomic.Bool
+	mu      sync.Mutex
+	refused int
+	writes  int
+	got     map[string]*eventsv1.UsageCall
+}
+
+func (p *refusingPub) Publish(ctx context.Context, evs ...eventbus.Event) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := len(evs)
+	if !p.open.Load() {
+		p.refused++
+		n = len(evs) / 2
+	}
+	for _, e := range evs[:n] {
+		p.writes++
+		if e.ID == "" {
+			return errors.New("event without an id")
+		}
+		if prev, ok := p.got[e.ID]; ok && prev != e.Msg {
+			return fmt.Errorf("event %s written again with another message", e.ID)
+		}
+		p.got[e.ID] = e.Msg.(*eventsv1.UsageCall)
+	}
+	if n < len(evs) {
+		return errors.New("not enough replicas")
+	}
+	return ctx.Err()
+}
+
+func (p *refusingPub) state() (refused, writes, unique int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.refused, p.writes, len(p.got)
+}
+
+// With the broker refusing (after writing part of each batch) for many more attempts than the
+// old budget of three, every call recorded arrives exactly once per event id once it accepts,
+// whether it recovers while the producer runs or during shutdown's drain.
+func TestProducerRetriesUntilPublished(t *testing.T) {
+	for _, atShutdown := range []bool{false, true} {
+		t.Run(fmt.Sprintf("atShutdown=%v", atShutdown), func(t *testing.T) {
+			pub := &refusingPub{got: map[string]*eventsv1.UsageCall{}}
+			p := metering.NewProducer(pub, metering.ProducerOptions{Batch: 16, Backoff: time.Millisecond, MaxBackoff: 4 * time.Millisecond})
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			done := make(chan struct{})
+			go func() { _ = p.Run(ctx); close(done) }()
+			const calls = 300
+			for i := 0; i < calls; i++ {
+				id := ""
+				if i%2 == 0 {
+					id = fmt.Sprintf("call-%d", i) // the edge's ids; the others get one from Record
+				}
+				if !p.Record(id, &eventsv1.UsageCall{KeyId: "k", Credits: 2}) {
+					t.Fatal("dropped with room in the queue")
+				}
+			}
+			waitFor(t, "10 refused publishes", func() bool { r, _, _ := pub.state(); return r >= 10 })
+			if atShutdown {
+				cancel()
+			}
+			pub.open.Store(true)
+			waitFor(t, "every call published", func() bool { _, _, u := pub.state(); return u >= calls })
+			cancel()
+			<-done
+			refused, writes, unique := pub.state()
+			var credits int64
+			for _, c := range pub.got {
+				credits += c.GetCredits()
+			}
+			if unique != calls || credits != 2*calls {
+				t.Fatalf("%d events (%d credits) once per id, want %d (%d)", unique, credits, calls, 2*calls)
+			}
+			if writes <= calls {
+				t.Fatalf("%d writes after %d refusals: no batch was partly written and retried", writes, refused)
+			}
+		})
+	}
+}
+
+// waitFor polls cond until it holds, failing after a generous wait.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s", what)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
