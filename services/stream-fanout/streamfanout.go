@@ -84,14 +84,8 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		}
 		labels = c
 	}
-	meter := ws.NewMeter(s.Publisher(cfg.Kafka), time.Second, s.Log)
-	s.Add(lifecycle.Part{Name: "usage meter", Run: meter.Run})
-
-	metrics, err := ws.NewMetrics(s.Tel.Meter())
+	meter, metrics, err := newMeters(s, cfg)
 	if err != nil {
-		return err
-	}
-	if err := meter.Instrument(s.Tel.Meter()); err != nil {
 		return err
 	}
 	eng := engine.New(engine.Options{Naive: cfg.NaiveMatcher})
@@ -128,6 +122,21 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	e := s.Engine()
 	svchttp.Register(e, hub)
 	return s.Run(ctx, e)
+}
+
+// newMeters returns the usage meter, run as a part of s, and the stream's metrics, the meter's
+// pending batch among them.
+func newMeters(s *service.Service, cfg Config) (*ws.Meter, *ws.Metrics, error) {
+	meter := ws.NewMeter(s.Publisher(cfg.Kafka), time.Second, s.Log)
+	s.Add(lifecycle.Part{Name: "usage meter", Run: meter.Run})
+	metrics, err := ws.NewMetrics(s.Tel.Meter())
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := meter.Instrument(s.Tel.Meter()); err != nil {
+		return nil, nil, err
+	}
+	return meter, metrics, nil
 }
 
 // followKeyInvalidations closes the connections of the keys the edge invalidates (a revoke or a
