@@ -29,7 +29,8 @@ type Event struct {
 // Store is the store side of the relay.
 type Store interface {
 	// ClaimOutbox hands up to limit unsent rows, oldest first, to publish and marks them sent
-	// when it returns nil; it returns how many were sent.
+	// when it returns nil; it returns how many were sent. Calls of any number of relays must not
+	// publish at once, or a key's newer row could reach the topic before its older one.
 	ClaimOutbox(ctx context.Context, limit int, publish func(context.Context, []Event) error) (int, error)
 	// PruneOutbox deletes rows sent before cutoff and returns how many.
 	PruneOutbox(ctx context.Context, cutoff time.Time) (int64, error)
@@ -53,10 +54,10 @@ type Options struct {
 	Logger       *slog.Logger
 }
 
-// Relay publishes outbox events in order of writing. Several replicas may run one each: rows
-// are claimed with SKIP LOCKED, so each event is published by one of them (at least once: a
-// crash between publishing and marking re-publishes with the same event id). It is safe for
-// concurrent use.
+// Relay publishes outbox events in order of writing. Several replicas may run one each: they
+// take turns on the table's relay lock (Table.ClaimOutbox), so each event is published by one of
+// them (at least once: a crash between publishing and marking re-publishes with the same event
+// id) and the events of a key reach the topic in order of writing. It is safe for concurrent use.
 type Relay struct {
 	outbox Store
 	pub    Publisher

@@ -383,3 +383,115 @@ CREATE TABLE `+q+` (LIKE relaytest.outbox INCLUDING DEFAULTS)`); err != nil {
 		t.Fatalf("the test outbox next to it: %v", err)
 	}
 }
+
+// topicLog is one topic as two relays publish to it: the events in the order they arrived.
+type topicLog struct {
+	mu  sync.Mutex
+	got []eventbus.Event
+}
+
+func (l *topicLog) add(evs []eventbus.Event) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.got = append(l.got, evs...)
+}
+
+func (l *topicLog) len() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.got)
+}
+
+// waitingSQL says whether a session waits for the relay lock of the outbox table named $1.
+const waitingSQL = `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted
+	AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+	AND (classid::bigint << 32 | objid::bigint) = hashtextextended('libs/outbox ' || $1, 0))`
+
+// logPublisher appends to log; when hold is set, its first publish waits for hold to return.
+type logPublisher struct {
+	log   *topicLog
+	hold  func() error
+	calls int
+}
+
+func (p *logPublisher) Publish(_ context.Context, evs ...eventbus.Event) error {
+	p.calls++
+	if p.calls == 1 && p.hold != nil {
+		if err := p.hold(); err != nil {
+			return err
+		}
+	}
+	p.log.add(evs)
+	return nil
+}
+
+// Two relays draining a backlog where each key has rows in many chunks leave each key's newest
+// row last on the topic. Relay A's first chunk is held until relay B has either drained what it
+// could (every later chunk, jumping ahead of A's older one) or is seen waiting for the relay
+// lock, so the test fails whenever a second relay can publish while a chunk is in flight.
+func TestTwoRelaysKeepEachKeysOrder(t *testing.T) {
+	tb := table(t)
+	const keysN, perKey = 5, 40
+	var keys []string
+	var ms []proto.Message
+	for i := range keysN * perKey {
+		keys, ms = append(keys, fmt.Sprint("k", i%keysN)), append(ms, wrapperspb.Int64(int64(i)))
+	}
+	write(t, topicCount, keys, ms...)
+	log := &topicLog{}
+	ctx := context.Background()
+	bStarted, bDone := make(chan struct{}), make(chan struct{})
+	pubB := &logPublisher{log: log}
+	pubA := &logPublisher{log: log, hold: func() error {
+		close(bStarted)
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			select {
+			case <-bDone:
+				return nil
+			default:
+			}
+			var waiting bool
+			if err := pgtest.Pool(t).QueryRow(ctx, waitingSQL, tb.name).Scan(&waiting); err != nil {
+				return err
+			}
+			if waiting {
+				return nil
+			}
+			if time.Now().After(deadline) {
+				return errors.New("relay B neither finished nor waited for the relay lock")
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}}
+	const batch = 7
+	errs := make(chan error, 2)
+	go func() { errs <- NewRelay(tb, pubA, msgs, Options{BatchSize: batch, Logger: quiet}).Drain(ctx) }()
+	<-bStarted
+	go func() {
+		errs <- NewRelay(tb, pubB, msgs, Options{BatchSize: batch, Logger: quiet}).Drain(ctx)
+		close(bDone)
+	}()
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	<-bDone
+	if pubB.calls == 0 {
+		t.Fatal("relay B published nothing; the test did not race two relays")
+	}
+	last := map[string]int64{}
+	for _, e := range log.got {
+		last[e.Key] = e.Msg.(*wrapperspb.Int64Value).GetValue()
+	}
+	for k := range keysN {
+		key := fmt.Sprint("k", k)
+		if want := int64((perKey-1)*keysN + k); last[key] != want {
+			t.Errorf("last event of %s is row %d, want the newest, %d", key, last[key], want)
+		}
+	}
+	if n := pending(t); n != 0 || len(log.got) != keysN*perKey {
+		t.Fatalf("%d events published, %d rows pending", len(log.got), n)
+	}
+}

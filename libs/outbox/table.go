@@ -40,8 +40,10 @@ type DB interface {
 // a Store. Make it with NewTable.
 type Table struct {
 	db DB
+	// name is the table's quoted name, which keys its relay lock (sql/lock.sql).
+	name string
 	// claim takes the limit ($1) and returns id, event_id::text, topic, key, payload of unsent
-	// rows, oldest first, FOR UPDATE SKIP LOCKED.
+	// rows, oldest first, FOR UPDATE.
 	claim string
 	// mark sets sent_at of the rows whose ids are $1 (bigint[]).
 	mark string
@@ -51,6 +53,8 @@ type Table struct {
 
 // The statements of every outbox table, with the table's quoted name for %[1]s.
 var (
+	//go:embed sql/lock.sql
+	lockSQL string
 	//go:embed sql/claim.sql
 	claimSQL string
 	//go:embed sql/mark.sql
@@ -64,15 +68,23 @@ var (
 // name and never as SQL.
 func NewTable(db DB, name pgx.Identifier) Table {
 	q := name.Sanitize()
-	return Table{db: db, claim: fmt.Sprintf(claimSQL, q), mark: fmt.Sprintf(markSQL, q), prune: fmt.Sprintf(pruneSQL, q)}
+	return Table{db: db, name: q, claim: fmt.Sprintf(claimSQL, q), mark: fmt.Sprintf(markSQL, q), prune: fmt.Sprintf(pruneSQL, q)}
 }
 
-// ClaimOutbox locks up to limit unsent rows (oldest first, skipping rows another relay holds),
-// hands them to publish, and marks them sent when publish returns nil; when it fails they stay
-// unsent for the next attempt. It returns how many were sent.
+// ClaimOutbox takes the table's relay lock, waiting while another relay holds it, then claims up
+// to limit unsent rows (oldest first), hands them to publish, and marks them sent when publish
+// returns nil; when it fails they stay unsent for the next attempt. It returns how many were
+// sent. The lock is held until the rows are marked (the transaction ends), so relays take turns
+// chunk by chunk: with several relays each chunk still goes out whole, and no chunk is published
+// while an older one is, so the events of a key reach the topic in outbox order (consumers of
+// compacted topics keep the last one). Rows are claimed in a statement after the lock is
+// granted, so they are read after the previous holder's marks committed.
 func (t Table) ClaimOutbox(ctx context.Context, limit int, publish func(context.Context, []Event) error) (int, error) {
 	var n int
 	err := pgx.BeginFunc(ctx, t.db, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, lockSQL, t.name); err != nil {
+			return fmt.Errorf("relay lock: %w", err)
+		}
 		rows, err := tx.Query(ctx, t.claim, limit)
 		if err != nil {
 			return err

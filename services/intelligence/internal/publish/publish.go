@@ -23,7 +23,7 @@ type Bus interface {
 // Source is the store as the relay reads it.
 type Source interface {
 	PublishPending(ctx context.Context, limit int, publish func(context.Context, []store.AttributionRow) error) (int, error)
-	AttributionPage(ctx context.Context, afterType, afterAddr string, limit int) ([]store.AttributionRow, error)
+	RepublishPage(ctx context.Context, afterType, afterAddr string, limit int, publish func(context.Context, []store.AttributionRow) error) ([]store.AttributionRow, error)
 }
 
 const page = 1000
@@ -132,20 +132,19 @@ func TagLoop(ctx context.Context, src TagSource, interval time.Duration, log *sl
 }
 
 // Republish publishes the current attribution of every known address, for consumers that build
-// their read model from scratch. It returns how many events it published.
+// their read model from scratch. It returns how many events it published. It may run while
+// replicas relay changes: each page is read and published in the relay's turn
+// (store.RepublishPage), so a change racing it is still last on the topic.
 func Republish(ctx context.Context, src Source, bus Bus) (int, error) {
 	total := 0
 	var ct, addr string
 	for {
-		rows, err := src.AttributionPage(ctx, ct, addr, page)
+		rows, err := src.RepublishPage(ctx, ct, addr, page, send(bus))
 		if err != nil {
-			return total, err
+			return total, fmt.Errorf("republish attributions: %w", err)
 		}
 		if len(rows) == 0 {
 			return total, nil
-		}
-		if err := send(bus)(ctx, rows); err != nil {
-			return total, fmt.Errorf("republish attributions: %w", err)
 		}
 		total += len(rows)
 		last := rows[len(rows)-1]

@@ -344,7 +344,8 @@ func blockStates(ctx context.Context, tx pgx.Tx, ts []TransferFact) (map[[2]stri
 // and their natural ids are freed; the blocks are remembered so that their transfers arriving
 // later are journaled but not applied. Blocks of canonical that an earlier reorg orphaned are
 // taken back: their journaled transfers (those applied before and those that arrived while the
-// block was orphaned) are applied again. Then the displaced transfers of the freed ids whose
+// block was orphaned) are applied again, but for those whose natural id another live block's
+// transfer holds, which are displaced (restoreBlocks). Then the displaced transfers of the freed ids whose
 // block is not orphaned are counted (the same transfers in their new blocks, which arrived
 // before the reorg). A redelivered reorg changes nothing.
 func (s *Store) ApplyReorg(ctx context.Context, chain string, orphaned, canonical []string) error {
@@ -455,31 +456,105 @@ func (y *tally) takeBack(ctx context.Context, tx pgx.Tx) error {
 }
 
 // restoreBlocks takes back the blocks of canonical that are orphaned: no longer, and their
-// journaled transfers are applied (with their own times where the journal has them) and claim
-// their natural ids.
+// journaled transfers (with their own times where the journal has them) claim their natural ids.
+// Those that win, and those without an id, are applied; a transfer whose id another live block's
+// transfer holds is displaced, as ApplyTransfers displaces it: dropped from its block's journal
+// (a later reorg orphaning the block must not take back what it did not count) and set aside, so
+// a reorg orphaning the other block counts it.
 func restoreBlocks(ctx context.Context, tx pgx.Tx, chain string, canonical []string) error {
 	if _, err := tx.Exec(ctx, `DELETE FROM intel.orphaned_blocks WHERE chain = $1 AND block_hash = ANY($2)`, chain, canonical); err != nil {
 		return fmt.Errorf("blocks canonical again: %w", err)
 	}
 	rows, err := tx.Query(ctx, `UPDATE intel.block_facts SET orphaned = false WHERE chain = $1 AND block_hash = ANY($2) AND orphaned
-		RETURNING chain_type, newest_ms, ms, from_addr, to_addr, usd, ids`, chain, canonical)
+		RETURNING block_hash, chain_type, newest_ms, ms, from_addr, to_addr, usd, ids`, chain, canonical)
 	if err != nil {
 		return fmt.Errorf("journal of blocks canonical again: %w", err)
 	}
-	sums, ids, err := journalTally(rows, chain)
+	facts, err := journalFacts(rows, chain)
 	if err != nil {
 		return fmt.Errorf("journal of blocks canonical again: %w", err)
 	}
-	facts := make([]TransferFact, 0, len(ids))
-	for _, id := range ids {
-		if id != "" {
-			facts = append(facts, TransferFact{Chain: chain, ID: id})
+	var claims []TransferFact
+	sums := newTally()
+	for _, f := range facts {
+		if f.ID == "" {
+			sums.add(chain, f.ChainType, f.From, f.To, f.USD, f.TimeMs)
+			continue
 		}
+		claims = append(claims, f)
 	}
-	if _, err := claim(ctx, tx, facts); err != nil {
+	won, err := claim(ctx, tx, claims)
+	if err != nil {
 		return err
 	}
-	return sums.save(ctx, tx)
+	var displaced []TransferFact
+	for i, f := range claims {
+		if !won[i] {
+			displaced = append(displaced, f)
+			continue
+		}
+		sums.add(chain, f.ChainType, f.From, f.To, f.USD, f.TimeMs)
+	}
+	if err := sums.save(ctx, tx); err != nil {
+		return err
+	}
+	if err := dropFromJournal(ctx, tx, chain, facts, displaced); err != nil {
+		return err
+	}
+	return saveDisplaced(ctx, tx, displaced)
+}
+
+// journalFacts reads the journal rows (block_hash, chain_type, newest_ms, ms, from_addr, to_addr,
+// usd, ids) of chain's blocks as the transfers they hold, in journal order.
+func journalFacts(rows pgx.Rows, chain string) ([]TransferFact, error) {
+	defer rows.Close()
+	var out []TransferFact
+	for rows.Next() {
+		var hash, ct string
+		var newest int64
+		var ms []int64
+		var from, to, ids []string
+		var usd []float64
+		if err := rows.Scan(&hash, &ct, &newest, &ms, &from, &to, &usd, &ids); err != nil {
+			return nil, err
+		}
+		for i := range from {
+			f := TransferFact{Chain: chain, ChainType: ct, BlockHash: hash, ID: ids[i], From: from[i], To: to[i], USD: usd[i], TimeMs: newest}
+			if len(ms) == len(from) {
+				f.TimeMs = ms[i] // journaled before the journal kept times otherwise
+			}
+			out = append(out, f)
+		}
+	}
+	return out, rows.Err()
+}
+
+// dropFromJournal rewrites the journal rows of the blocks of the displaced facts with the other
+// facts of those blocks only.
+func dropFromJournal(ctx context.Context, tx pgx.Tx, chain string, facts, displaced []TransferFact) error {
+	if len(displaced) == 0 {
+		return nil
+	}
+	gone := map[[2]string]bool{}
+	hashes := map[string]bool{}
+	for _, d := range displaced {
+		gone[[2]string{d.BlockHash, d.ID}], hashes[d.BlockHash] = true, true
+	}
+	var kept blockFacts
+	for _, f := range facts {
+		if hashes[f.BlockHash] && !gone[[2]string{f.BlockHash, f.ID}] {
+			kept.add(f, false)
+		}
+	}
+	emptied := make([]string, 0, len(hashes))
+	for h := range hashes {
+		emptied = append(emptied, h)
+	}
+	if _, err := tx.Exec(ctx, `UPDATE intel.block_facts SET ids = '{}', ms = '{}', from_addr = '{}', to_addr = '{}', usd = '{}'
+		WHERE chain = $1 AND block_hash = ANY($2)`, chain, emptied); err != nil {
+		return fmt.Errorf("drop displaced transfers from the journal: %w", err)
+	}
+	return kept.save(ctx, tx)
 }
 
 // Contract is a deployed contract. Deployer and DeployTxHash are empty when its creation was

@@ -78,9 +78,9 @@ func scanAttributionRows(rows pgx.Rows) ([]AttributionRow, error) {
 func (s *Store) PublishPending(ctx context.Context, limit int, publish func(context.Context, []AttributionRow) error) (int, error) {
 	n := 0
 	err := s.inTx(ctx, false, func(tx pgx.Tx) error {
-		var cursor int64
-		if err := tx.QueryRow(ctx, "SELECT version FROM intel.publish_cursor WHERE name = 'attributions' FOR UPDATE").Scan(&cursor); err != nil {
-			return fmt.Errorf("lock publish cursor: %w", err)
+		cursor, err := lockCursor(ctx, tx)
+		if err != nil {
+			return err
 		}
 		rows, err := tx.Query(ctx, attributionSelect+"WHERE a.version > $1 ORDER BY a.version LIMIT $2", cursor, limit)
 		if err != nil {
@@ -103,14 +103,46 @@ func (s *Store) PublishPending(ctx context.Context, limit int, publish func(cont
 	return n, err
 }
 
-// AttributionPage returns attributions after the key (chainType, address) in key order, for a
-// full re-publication.
-func (s *Store) AttributionPage(ctx context.Context, afterType, afterAddr string, limit int) ([]AttributionRow, error) {
-	rows, err := s.pool.Query(ctx, attributionSelect+"WHERE (a.chain_type, a.address) > ($1, $2) ORDER BY a.chain_type, a.address LIMIT $3", afterType, afterAddr, limit)
-	if err != nil {
-		return nil, fmt.Errorf("attribution page: %w", err)
+// lockCursor locks the publish cursor in tx, the turn of whoever publishes attributions, and
+// returns the highest published version.
+func lockCursor(ctx context.Context, tx pgx.Tx) (int64, error) {
+	var cursor int64
+	if err := tx.QueryRow(ctx, "SELECT version FROM intel.publish_cursor WHERE name = 'attributions' FOR UPDATE").Scan(&cursor); err != nil {
+		return 0, fmt.Errorf("lock publish cursor: %w", err)
 	}
-	return scanAttributionRows(rows)
+	return cursor, nil
+}
+
+// RepublishPage hands the attributions after the key (chainType, address), in key order and at
+// most limit, to publish, for a full re-publication, and returns them. It holds the publish
+// cursor's lock, as PublishPending does, from before it reads the page until publish returned,
+// so it and the live relay take turns: a change committed before the read is in the page at its
+// newest version (the relay publishes that same version, before or after), and a change
+// committed after the read is relayed after the page was published. Either way a key's newest
+// version is the last on the compacted topic, a tombstone included.
+func (s *Store) RepublishPage(ctx context.Context, afterType, afterAddr string, limit int, publish func(context.Context, []AttributionRow) error) ([]AttributionRow, error) {
+	var rs []AttributionRow
+	err := s.inTx(ctx, false, func(tx pgx.Tx) error {
+		if _, err := lockCursor(ctx, tx); err != nil {
+			return err
+		}
+		// A statement after the lock: its snapshot holds every change the relay published.
+		rows, err := tx.Query(ctx, attributionSelect+"WHERE (a.chain_type, a.address) > ($1, $2) ORDER BY a.chain_type, a.address LIMIT $3", afterType, afterAddr, limit)
+		if err != nil {
+			return fmt.Errorf("attribution page: %w", err)
+		}
+		if rs, err = scanAttributionRows(rows); err != nil {
+			return fmt.Errorf("attribution page: %w", err)
+		}
+		if len(rs) == 0 {
+			return nil
+		}
+		return publish(ctx, rs)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return rs, nil
 }
 
 // Attribution returns one address's attribution as published.

@@ -12,7 +12,7 @@ func (s *Store) outbox() outbox.Table {
 	return outbox.NewTable(s.pool, pgx.Identifier{"market", "outbox"})
 }
 
-// ClaimOutbox locks up to limit unsent rows (oldest first, skipping rows another relay holds),
+// ClaimOutbox locks up to limit unsent rows (oldest first, one relay at a time: libs/outbox),
 // hands them to publish and marks them sent when it returns nil. It returns how many were sent.
 func (s *Store) ClaimOutbox(ctx context.Context, limit int, publish func(context.Context, []outbox.Event) error) (int, error) {
 	return s.outbox().ClaimOutbox(ctx, limit, publish)
