@@ -168,6 +168,9 @@ type round struct {
 // Step runs one round: it ingests the next range of confirmed blocks, or handles a reorg. It
 // reports whether it made progress.
 func (x *Indexer) Step(ctx context.Context) (bool, error) {
+	if done, err := x.finishRewind(ctx); err != nil || done {
+		return done, err
+	}
 	r, ok, err := x.nextRound(ctx)
 	if err != nil || !ok {
 		return false, err
@@ -192,6 +195,43 @@ func (x *Indexer) Step(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	x.recordRound(ctx, r, decoded, len(events))
+	return true, nil
+}
+
+// finishRewind completes a reorg that recorded its orphaned hashes but did not rewind (the
+// process died, or the publish or the rewind failed, in between): committed blocks whose hashes
+// are recorded as orphaned. Whether or not its Reorg went out, and whichever branch the node is
+// on now, it publishes that Reorg again (consumers apply it twice harmlessly), moves the cursor
+// back to the first such block's parent and queues the balances touched above it for re-reading,
+// as the reorg would have done: the next rounds read the node's blocks from there, naming
+// canonical again those it still has. It reports whether it rewound.
+func (x *Indexer) finishRewind(ctx context.Context) (bool, error) {
+	chain := x.cfg.Chain.Name
+	cur, ok, err := x.st.Cursor(ctx, chain)
+	if err != nil || !ok {
+		return false, err
+	}
+	back, err := x.st.OrphanedAgain(ctx, chain, cur.Number)
+	if err != nil || len(back) == 0 {
+		return false, err
+	}
+	anc := store.Cursor{Number: back[0].Number - 1, Hash: back[0].ParentHash}
+	above, err := x.st.Blocks(ctx, chain, back[0].Number, math.MaxInt64)
+	if err != nil {
+		return false, err
+	}
+	var reread []store.Pair
+	for _, b := range above {
+		reread = append(reread, b.Touched...)
+	}
+	if err := x.publishReorg(ctx, anc, above); err != nil {
+		return false, err
+	}
+	if err := x.st.Rewind(ctx, chain, anc, reread); err != nil {
+		return false, err
+	}
+	x.reorgsC.Add(ctx, 1, x.attrs)
+	x.log.Warn("reorg: finishing the rewind of blocks recorded as orphaned", "common_ancestor", anc.Number, "orphaned", len(above), "was_at", cur.Number)
 	return true, nil
 }
 

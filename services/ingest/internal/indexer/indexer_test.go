@@ -346,6 +346,51 @@ func TestFlipBackToAnOrphanedBranchBeforeTheNewOneIsIngested(t *testing.T) {
 	}
 }
 
+// The process dies after Kafka acknowledged a reorg's Reorg and before the cursor moved back.
+// The restarted indexer finds committed blocks recorded as orphaned and finishes the rewind,
+// whether the node went back to the old branch (its blocks are read again and named canonical
+// again) or stayed on the new one: the consumer ends on the node's branch either way.
+func TestCrashBetweenReorgAndRewind(t *testing.T) {
+	a := branch("A", 10, nil, 0)
+	b := branch("B", 12, a, 5)
+	for _, back := range []bool{true, false} {
+		t.Run(fmt.Sprintf("back=%v", back), func(t *testing.T) {
+			sc := &scriptedChain{}
+			sc.set(a, 10)
+			r := newRig(t, "arbitrum_one", sc.handler())
+			r.chain.Name = fmt.Sprintf("arbitrum_one_crash_%v", back) // its own rows in the package's database
+			r.mk.SetToken(r.chain.Name, evm.Addr(tokenAddr), "test-token")
+			r.follow(t, r.indexer(r.pub, 1), sc, a, 10, nil)
+			sc.set(b, 12)
+			if _, err := r.indexer(&flakyPublisher{p: r.pub, every: 1}, 1).Step(context.Background()); !errors.Is(err, errCrash) {
+				t.Fatalf("reorg round: %v, want the simulated crash", err)
+			}
+			if cur, _, err := r.st.Cursor(context.Background(), r.chain.Name); err != nil || cur.Number != 10 {
+				t.Fatalf("cursor %v %v: want it left at block 10 by the crash", cur, err)
+			}
+			eventually(t, 20*time.Second, func() error {
+				r.sink.Mu.Lock()
+				defer r.sink.Mu.Unlock()
+				if len(r.sink.Reorgs) != 1 {
+					return fmt.Errorf("%d reorg events, want 1", len(r.sink.Reorgs))
+				}
+				return nil
+			})
+			if back {
+				r.follow(t, r.indexer(r.pub, 1), sc, a, 10, nil)
+				r.sink.Mu.Lock()
+				defer r.sink.Mu.Unlock()
+				if len(r.sink.Reorgs) < 3 || len(r.sink.Reorgs[1].Orphaned) != 5 {
+					t.Fatalf("reorgs %v: want A's blocks orphaned again, then named canonical again", r.sink.Reorgs)
+				}
+				checkCanonicalAgain(t, r.sink.Reorgs[2:], a, 6, 10)
+				return
+			}
+			r.follow(t, r.indexer(r.pub, 1), sc, b, 12, a[6:])
+		})
+	}
+}
+
 // TestRestartAndCrashBetweenPublishAndCommit kills the indexer (a new instance over the same
 // store) and makes every third publish "crash" after Kafka acknowledged it: every transfer is
 // consumed, none is lost, and the consumer's table has each id once.
