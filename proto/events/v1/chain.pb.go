@@ -937,7 +937,8 @@ func (x *BalanceObservation) GetBlockHash() string {
 	return ""
 }
 
-// Reorg says blocks were orphaned. Every consumer removes rows of the orphaned block hashes.
+// Reorg says blocks were orphaned, or that blocks orphaned earlier are canonical again. Every
+// consumer removes rows of the orphaned block hashes and takes back those of canonical ones.
 // Topic chain.reorgs.v1, key "<chain>".
 type Reorg struct {
 	state                protoimpl.MessageState `protogen:"open.v1"`
@@ -946,10 +947,10 @@ type Reorg struct {
 	CommonAncestorHash   string                 `protobuf:"bytes,3,opt,name=common_ancestor_hash,json=commonAncestorHash,proto3" json:"common_ancestor_hash,omitempty"`
 	Orphaned             []*Reorg_Block         `protobuf:"bytes,4,rep,name=orphaned,proto3" json:"orphaned,omitempty"`
 	DetectedAtMs         int64                  `protobuf:"varint,5,opt,name=detected_at_ms,json=detectedAtMs,proto3" json:"detected_at_ms,omitempty"`
-	// The blocks of the chain the node follows now, above the common ancestor, as far as ingest
-	// read them when it found the reorg. A block an earlier reorg orphaned can be canonical again
-	// (the chain went back to it): a consumer that drops rows of orphaned blocks takes such a
-	// block back, with the rows of it that arrived while it was orphaned.
+	// Blocks ingest once published as orphaned and now ingests again (the chain went back to
+	// them), named before their events are published again; such a Reorg orphans nothing and its
+	// common ancestor is the first one's parent. A consumer that drops rows of orphaned blocks
+	// takes such a block back, with the rows of it that arrived while it was orphaned.
 	Canonical     []*Reorg_Block `protobuf:"bytes,6,rep,name=canonical,proto3" json:"canonical,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

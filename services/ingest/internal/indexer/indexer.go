@@ -168,6 +168,9 @@ type round struct {
 // Step runs one round: it ingests the next range of confirmed blocks, or handles a reorg. It
 // reports whether it made progress.
 func (x *Indexer) Step(ctx context.Context) (bool, error) {
+	if done, err := x.finishRewind(ctx); err != nil || done {
+		return done, err
+	}
 	r, ok, err := x.nextRound(ctx)
 	if err != nil || !ok {
 		return false, err
@@ -192,6 +195,43 @@ func (x *Indexer) Step(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	x.recordRound(ctx, r, decoded, len(events))
+	return true, nil
+}
+
+// finishRewind completes a reorg that recorded its orphaned hashes but did not rewind (the
+// process died, or the publish or the rewind failed, in between): committed blocks whose hashes
+// are recorded as orphaned. Whether or not its Reorg went out, and whichever branch the node is
+// on now, it publishes that Reorg again (consumers apply it twice harmlessly), moves the cursor
+// back to the first such block's parent and queues the balances touched above it for re-reading,
+// as the reorg would have done: the next rounds read the node's blocks from there, naming
+// canonical again those it still has. It reports whether it rewound.
+func (x *Indexer) finishRewind(ctx context.Context) (bool, error) {
+	chain := x.cfg.Chain.Name
+	cur, ok, err := x.st.Cursor(ctx, chain)
+	if err != nil || !ok {
+		return false, err
+	}
+	back, err := x.st.OrphanedAgain(ctx, chain, cur.Number)
+	if err != nil || len(back) == 0 {
+		return false, err
+	}
+	anc := store.Cursor{Number: back[0].Number - 1, Hash: back[0].ParentHash}
+	above, err := x.st.Blocks(ctx, chain, back[0].Number, math.MaxInt64)
+	if err != nil {
+		return false, err
+	}
+	var reread []store.Pair
+	for _, b := range above {
+		reread = append(reread, b.Touched...)
+	}
+	if err := x.publishReorg(ctx, anc, above); err != nil {
+		return false, err
+	}
+	if err := x.st.Rewind(ctx, chain, anc, reread); err != nil {
+		return false, err
+	}
+	x.reorgsC.Add(ctx, 1, x.attrs)
+	x.log.Warn("reorg: finishing the rewind of blocks recorded as orphaned", "common_ancestor", anc.Number, "orphaned", len(above), "was_at", cur.Number)
 	return true, nil
 }
 
@@ -276,11 +316,7 @@ func (x *Indexer) toReread(ctx context.Context, r round, decoded []*evm.Decoded)
 	}
 	if len(orphans) > 0 {
 		anc := store.Cursor{Number: r.next - 1, Hash: decoded[0].ParentHash}
-		canonical := make([]store.Block, len(decoded))
-		for i, d := range decoded {
-			canonical[i] = store.Block{Number: d.Number, Hash: d.Hash}
-		}
-		if err := x.publishReorg(ctx, anc, orphans, canonical); err != nil {
+		if err := x.publishReorg(ctx, anc, orphans); err != nil {
 			return nil, err
 		}
 		for _, o := range orphans {
@@ -302,6 +338,9 @@ func (x *Indexer) save(ctx context.Context, r round, decoded []*evm.Decoded, eve
 		recs[i] = store.Block{Number: d.Number, Hash: d.Hash, ParentHash: d.ParentHash, Touched: pairs(d.Touched)}
 	}
 	if err := x.st.SaveBlocks(ctx, chain, recs); err != nil {
+		return err
+	}
+	if err := x.announceCanonical(ctx, r.to); err != nil {
 		return err
 	}
 	if err := x.pub.Publish(ctx, events...); err != nil {
@@ -387,15 +426,7 @@ func (x *Indexer) reorg(ctx context.Context, cur store.Cursor, head uint64) erro
 			reread = append(reread, k.Touched...)
 		}
 	}
-	// The new branch above the ancestor, as far as the node has it: a consumer holding one of
-	// these blocks as orphaned (the chain went back to it) takes it back.
-	var canonical []store.Block
-	for n := anc.Number + 1; n <= hi; n++ {
-		if h, ok := canon[n]; ok {
-			canonical = append(canonical, store.Block{Number: n, Hash: h})
-		}
-	}
-	if err := x.publishReorg(ctx, *anc, orphans, canonical); err != nil {
+	if err := x.publishReorg(ctx, *anc, orphans); err != nil {
 		return err
 	}
 	if err := x.st.Rewind(ctx, chain, *anc, reread); err != nil {
@@ -406,19 +437,52 @@ func (x *Indexer) reorg(ctx context.Context, cur store.Cursor, head uint64) erro
 	return nil
 }
 
-func (x *Indexer) publishReorg(ctx context.Context, anc store.Cursor, orphans, canonical []store.Block) error {
+// publishReorg publishes orphans as orphaned above anc. Their hashes are recorded first, so
+// that whenever the chain goes back to one of them, ingest, when it ingests that block again,
+// names it canonical again (announceCanonical), a restart in between included. The node's new
+// branch is not named canonical here: the node may leave it before ingest reads it, and a
+// consumer would then keep blocks no Reorg ever orphans.
+func (x *Indexer) publishReorg(ctx context.Context, anc store.Cursor, orphans []store.Block) error {
+	if err := x.st.RecordOrphans(ctx, x.cfg.Chain.Name, orphans); err != nil {
+		return err
+	}
 	r := &eventsv1.Reorg{Chain: x.cfg.Chain.Name, CommonAncestorNumber: anc.Number, CommonAncestorHash: anc.Hash, DetectedAtMs: x.now().UnixMilli()}
 	id := "reorg:" + x.cfg.Chain.Name + ":" + anc.Hash
 	for _, o := range orphans {
 		r.Orphaned = append(r.Orphaned, &eventsv1.Reorg_Block{Number: o.Number, Hash: o.Hash})
 		id += ":" + o.Hash[2:10]
 	}
-	for _, c := range canonical {
-		r.Canonical = append(r.Canonical, &eventsv1.Reorg_Block{Number: c.Number, Hash: c.Hash})
-	}
 	if err := x.pub.Publish(ctx, eventbus.Event{Topic: eventsv1.TopicReorgs, Key: x.cfg.Chain.Name, Msg: r, ID: id}); err != nil {
 		return fmt.Errorf("publish reorg at %d: %w", anc.Number, err)
 	}
+	return nil
+}
+
+// announceCanonical publishes, before a round's events, a Reorg naming canonical again every
+// stored block up to to (the round's blocks, just saved, and the committed ones) whose hash was
+// published as orphaned: the chain went back to it, and without this every consumer would keep
+// the block's re-published rows void. It orphans nothing; its common ancestor is the first such
+// block's parent. The hashes stay recorded until the round's commit, so a round that fails
+// after this names them again; consumers apply a Reorg twice harmlessly. The event id carries
+// the orphanings' sequence numbers: the same announcement retried has the same id, one after a
+// later orphaning of the same hashes another.
+func (x *Indexer) announceCanonical(ctx context.Context, to uint64) error {
+	chain := x.cfg.Chain.Name
+	back, err := x.st.OrphanedAgain(ctx, chain, to)
+	if err != nil || len(back) == 0 {
+		return err
+	}
+	first := back[0]
+	r := &eventsv1.Reorg{Chain: chain, CommonAncestorNumber: first.Number - 1, CommonAncestorHash: first.ParentHash, DetectedAtMs: x.now().UnixMilli()}
+	id := "reorg:" + chain + ":canonical"
+	for _, b := range back {
+		r.Canonical = append(r.Canonical, &eventsv1.Reorg_Block{Number: b.Number, Hash: b.Hash})
+		id += ":" + b.Hash[2:10] + "." + strconv.FormatInt(b.Seq, 10)
+	}
+	if err := x.pub.Publish(ctx, eventbus.Event{Topic: eventsv1.TopicReorgs, Key: chain, Msg: r, ID: id}); err != nil {
+		return fmt.Errorf("publish blocks %d.. canonical again: %w", first.Number, err)
+	}
+	x.log.Warn("reorg: blocks orphaned earlier are canonical again", "blocks", len(back), "from", first.Number, "to", back[len(back)-1].Number)
 	return nil
 }
 

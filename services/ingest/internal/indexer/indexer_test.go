@@ -15,6 +15,7 @@ import (
 	"github.com/chainintel/chainintel/libs/eventbus"
 	"github.com/chainintel/chainintel/libs/eventbus/kafkatest"
 	"github.com/chainintel/chainintel/libs/pgstore/pgtest"
+	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
 	"github.com/chainintel/chainintel/services/ingest/internal/evm"
 	"github.com/chainintel/chainintel/services/ingest/internal/indexer"
 	"github.com/chainintel/chainintel/services/ingest/internal/market"
@@ -237,8 +238,9 @@ func TestReorgEveryConsumerEndsOnWinningBranch(t *testing.T) {
 	}
 }
 
-// The chain goes to branch B and back to branch A, extended: the second reorg names A's blocks
-// canonical again, and a consumer that set aside rows of A's orphaned blocks takes them back,
+// The chain goes to branch B and back to branch A, extended: the second reorg orphans B's
+// blocks, and as ingest reads A's blocks 6..10 again (in rounds of 3), Reorgs name them
+// canonical again, so a consumer that set aside rows of A's orphaned blocks takes them back,
 // ending on A with every row of it and none of B.
 func TestReorgBackToAnOrphanedBranch(t *testing.T) {
 	a := branch("A", 10, nil, 0)
@@ -254,20 +256,138 @@ func TestReorgBackToAnOrphanedBranch(t *testing.T) {
 
 	r.sink.Mu.Lock()
 	defer r.sink.Mu.Unlock()
-	if len(r.sink.Reorgs) != 2 {
-		t.Fatalf("%d reorg events, want 2", len(r.sink.Reorgs))
+	if len(r.sink.Reorgs) < 2 {
+		t.Fatalf("%d reorg events, want at least 2", len(r.sink.Reorgs))
 	}
-	back := r.sink.Reorgs[1]
-	if back.CommonAncestorNumber != 5 || len(back.Orphaned) != 7 || len(back.Canonical) == 0 {
-		t.Fatalf("reorg back to A: %v", back)
+	if away := r.sink.Reorgs[1]; away.CommonAncestorNumber != 5 || len(away.Orphaned) != 7 || len(away.Canonical) != 0 {
+		t.Fatalf("reorg back to A: %v, want B's blocks 6..12 orphaned and nothing named canonical", away)
 	}
-	for i, c := range back.Canonical {
-		if c.Number != uint64(6+i) || c.Hash != evm.HashHex(a2[6+i].hash) {
-			t.Fatalf("canonical %d: %v, want block %d of A", i, c, 6+i)
+	checkCanonicalAgain(t, r.sink.Reorgs[2:], a, 6, 10)
+	if a2[6].hash != a[6].hash {
+		t.Fatal("A grown longer does not share its blocks with A")
+	}
+}
+
+// checkCanonicalAgain checks that rgs orphan nothing and name, in order, exactly blocks
+// from..to of bs canonical, the first above bs's block from-1.
+func checkCanonicalAgain(t *testing.T, rgs []*eventsv1.Reorg, bs []*mblock, from, to int) {
+	t.Helper()
+	if len(rgs) == 0 || rgs[0].CommonAncestorNumber != uint64(from-1) || rgs[0].CommonAncestorHash != evm.HashHex(bs[from-1].hash) {
+		t.Fatalf("reorgs %v: want blocks %d..%d named canonical again above block %d", rgs, from, to, from-1)
+	}
+	var named []*eventsv1.Reorg_Block
+	for _, rg := range rgs {
+		if len(rg.Orphaned) != 0 || len(rg.Canonical) == 0 {
+			t.Fatalf("reorg %v: want blocks named canonical again and nothing orphaned", rg)
+		}
+		named = append(named, rg.Canonical...)
+	}
+	if len(named) != to-from+1 {
+		t.Fatalf("%d blocks named canonical again, want %d..%d", len(named), from, to)
+	}
+	for i, c := range named {
+		if c.Number != uint64(from+i) || c.Hash != evm.HashHex(bs[from+i].hash) {
+			t.Fatalf("canonical %d: %v, want block %d", i, c, from+i)
 		}
 	}
-	if back.Canonical[0].Hash != evm.HashHex(a[6].hash) {
-		t.Fatal("A grown longer does not share its blocks with A")
+}
+
+// The node moves to branch B, the indexer sees the reorg (A's blocks 6..10 orphaned) and
+// restarts; the node goes back to A before any block of B was ingested. No reorg is seen (A's
+// block 6 extends the cursor's block 5), but the blocks ingest reads again were published as
+// orphaned: Reorgs name them canonical again, and the consumer ends with all of A's rows instead
+// of keeping them void. Then the same flip once more: the second orphaning of the same hashes is
+// undone too.
+func TestFlipBackToAnOrphanedBranchBeforeTheNewOneIsIngested(t *testing.T) {
+	a := branch("A", 10, nil, 0)
+	b := branch("B", 12, a, 5)
+	sc := &scriptedChain{}
+	sc.set(a, 10)
+	r := newRig(t, "arbitrum_one", sc.handler())
+	// Its own cursor and block hashes in the package's database, apart from the other tests'.
+	r.chain.Name = "arbitrum_one_flip"
+	r.mk.SetToken(r.chain.Name, evm.Addr(tokenAddr), "test-token")
+	r.follow(t, r.indexer(r.pub, 1), sc, a, 10, nil)
+	seen := 0 // reorg events before this flip
+	for flip := 1; flip <= 2; flip++ {
+		sc.set(b, 12)
+		if _, err := r.indexer(r.pub, 1).Step(context.Background()); err != nil { // sees the reorg and rewinds to block 5
+			t.Fatal(err)
+		}
+		// The consumer applies the orphaning before it reads A's blocks again (rows read before
+		// it are dropped by it, as on any reorg).
+		eventually(t, 20*time.Second, func() error {
+			r.sink.Mu.Lock()
+			defer r.sink.Mu.Unlock()
+			if len(r.sink.Reorgs) != seen+1 {
+				return fmt.Errorf("%d reorg events, want %d", len(r.sink.Reorgs), seen+1)
+			}
+			return nil
+		})
+		// A new indexer: what was orphaned is known from the store alone.
+		r.follow(t, r.indexer(r.pub, 1), sc, a, 10, nil)
+		r.sink.Mu.Lock()
+		away := r.sink.Reorgs[seen]
+		if len(away.Orphaned) != 5 || len(away.Canonical) != 0 {
+			r.sink.Mu.Unlock()
+			t.Fatalf("flip %d: reorg %v, want A's blocks 6..10 orphaned and nothing named canonical", flip, away)
+		}
+		checkCanonicalAgain(t, r.sink.Reorgs[seen+1:], a, 6, 10)
+		seen = len(r.sink.Reorgs)
+		r.sink.Mu.Unlock()
+	}
+	// Nothing is named canonical twice: the announced hashes are forgotten once committed.
+	sc.set(a, 10)
+	drain(t, r.indexer(r.pub, 1))
+	r.sink.Mu.Lock()
+	defer r.sink.Mu.Unlock()
+	if len(r.sink.Reorgs) != seen {
+		t.Fatalf("%d reorg events, want %d", len(r.sink.Reorgs), seen)
+	}
+}
+
+// The process dies after Kafka acknowledged a reorg's Reorg and before the cursor moved back.
+// The restarted indexer finds committed blocks recorded as orphaned and finishes the rewind,
+// whether the node went back to the old branch (its blocks are read again and named canonical
+// again) or stayed on the new one: the consumer ends on the node's branch either way.
+func TestCrashBetweenReorgAndRewind(t *testing.T) {
+	a := branch("A", 10, nil, 0)
+	b := branch("B", 12, a, 5)
+	for _, back := range []bool{true, false} {
+		t.Run(fmt.Sprintf("back=%v", back), func(t *testing.T) {
+			sc := &scriptedChain{}
+			sc.set(a, 10)
+			r := newRig(t, "arbitrum_one", sc.handler())
+			r.chain.Name = fmt.Sprintf("arbitrum_one_crash_%v", back) // its own rows in the package's database
+			r.mk.SetToken(r.chain.Name, evm.Addr(tokenAddr), "test-token")
+			r.follow(t, r.indexer(r.pub, 1), sc, a, 10, nil)
+			sc.set(b, 12)
+			if _, err := r.indexer(&flakyPublisher{p: r.pub, every: 1}, 1).Step(context.Background()); !errors.Is(err, errCrash) {
+				t.Fatalf("reorg round: %v, want the simulated crash", err)
+			}
+			if cur, _, err := r.st.Cursor(context.Background(), r.chain.Name); err != nil || cur.Number != 10 {
+				t.Fatalf("cursor %v %v: want it left at block 10 by the crash", cur, err)
+			}
+			eventually(t, 20*time.Second, func() error {
+				r.sink.Mu.Lock()
+				defer r.sink.Mu.Unlock()
+				if len(r.sink.Reorgs) != 1 {
+					return fmt.Errorf("%d reorg events, want 1", len(r.sink.Reorgs))
+				}
+				return nil
+			})
+			if back {
+				r.follow(t, r.indexer(r.pub, 1), sc, a, 10, nil)
+				r.sink.Mu.Lock()
+				defer r.sink.Mu.Unlock()
+				if len(r.sink.Reorgs) < 3 || len(r.sink.Reorgs[1].Orphaned) != 5 {
+					t.Fatalf("reorgs %v: want A's blocks orphaned again, then named canonical again", r.sink.Reorgs)
+				}
+				checkCanonicalAgain(t, r.sink.Reorgs[2:], a, 6, 10)
+				return
+			}
+			r.follow(t, r.indexer(r.pub, 1), sc, b, 12, a[6:])
+		})
 	}
 }
 

@@ -1,5 +1,6 @@
 // Package store is the ingest schema: per-chain cursors, recent block hashes for reorg
-// detection, balances to re-read after a reorg, and the token-metadata and pool caches.
+// detection, the block hashes published as orphaned, balances to re-read after a reorg, and
+// the token-metadata and pool caches.
 package store
 
 import (
@@ -117,8 +118,9 @@ func (s *Store) SaveBlocks(ctx context.Context, chain string, blocks []Block) er
 }
 
 // Commit moves the cursor after Kafka acknowledged a range's events: it stores the cursor and
-// the newly published tokens, forgets blocks below pruneBelow and clears the re-read list, in
-// one transaction.
+// the newly published tokens, forgets blocks below pruneBelow, forgets the orphaned hashes of
+// blocks stored at or below the cursor (named canonical again by the round) or below
+// pruneBelow, and clears the re-read list, in one transaction.
 func (s *Store) Commit(ctx context.Context, chain string, c Cursor, tokens []Token, pruneBelow uint64) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `INSERT INTO ingest.cursors (chain, block_number, block_hash) VALUES ($1, $2, $3)
@@ -132,6 +134,13 @@ func (s *Store) Commit(ctx context.Context, chain string, c Cursor, tokens []Tok
 				chain, t.Address, t.Name, t.Symbol, t.Decimals, t.NonStandard, int64(t.DiscoveredBlock)); err != nil {
 				return fmt.Errorf("save token %s of %s: %w", t.Address, chain, err)
 			}
+		}
+		// The orphaned hashes the round named canonical again (stored at or below the new
+		// cursor) are done with, and so are those below the window.
+		if _, err := tx.Exec(ctx, `DELETE FROM ingest.orphaned o WHERE o.chain = $1 AND (o.block_number < $2 OR EXISTS (
+			SELECT 1 FROM ingest.blocks b WHERE b.chain = o.chain AND b.block_number = o.block_number AND b.block_hash = o.block_hash
+			AND b.block_number <= $3))`, chain, int64(pruneBelow), int64(c.Number)); err != nil {
+			return fmt.Errorf("forget orphaned blocks of %s: %w", chain, err)
 		}
 		if _, err := tx.Exec(ctx, `DELETE FROM ingest.blocks WHERE chain = $1 AND block_number < $2`, chain, int64(pruneBelow)); err != nil {
 			return fmt.Errorf("prune blocks of %s: %w", chain, err)
@@ -163,6 +172,48 @@ func (s *Store) Rewind(ctx context.Context, chain string, ancestor Cursor, rerea
 		}
 		return nil
 	})
+}
+
+// Orphan is a block hash published as orphaned that ingest stores again as a block it ingests:
+// the chain went back to it.
+type Orphan struct {
+	Block
+	Seq int64 // which orphaning of the hash it was
+}
+
+// RecordOrphans remembers block hashes about to be published as orphaned.
+func (s *Store) RecordOrphans(ctx context.Context, chain string, blocks []Block) error {
+	b := &pgx.Batch{}
+	for _, bl := range blocks {
+		b.Queue(`INSERT INTO ingest.orphaned (chain, block_number, block_hash) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
+			chain, int64(bl.Number), bl.Hash)
+	}
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+		return fmt.Errorf("record orphaned blocks of %s: %w", chain, err)
+	}
+	return nil
+}
+
+// OrphanedAgain lists, in block order, the stored blocks numbered up to to whose hash was
+// published as orphaned and not named canonical since.
+func (s *Store) OrphanedAgain(ctx context.Context, chain string, to uint64) ([]Orphan, error) {
+	rows, err := s.pool.Query(ctx, `SELECT b.block_number, b.block_hash, b.parent_hash, o.seq FROM ingest.blocks b
+		JOIN ingest.orphaned o ON o.chain = b.chain AND o.block_number = b.block_number AND o.block_hash = b.block_hash
+		WHERE b.chain = $1 AND b.block_number <= $2 ORDER BY b.block_number`, chain, int64(to))
+	if err != nil {
+		return nil, fmt.Errorf("read blocks orphaned again of %s: %w", chain, err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Orphan, error) {
+		var o Orphan
+		var n int64
+		err := r.Scan(&n, &o.Hash, &o.ParentHash, &o.Seq)
+		o.Number = uint64(n)
+		return o, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read blocks orphaned again of %s: %w", chain, err)
+	}
+	return out, nil
 }
 
 // Rebalance lists the balances queued for re-reading.
