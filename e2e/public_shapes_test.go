@@ -317,13 +317,19 @@ func doPatiently(t *testing.T, p *Platform, key, target string) Response {
 
 // checkShape compares a decoded JSON value with a shapes schema: the type, the required fields
 // of objects, and (recursively) the properties present, the first items of arrays and the first
-// values of maps. Named references ($ref) are not followed.
+// values of maps. Named references ($ref) are not followed, but one is no licence for null: null
+// fits only a nullable schema or one that constrains nothing (API.md: absent optional fields
+// are omitted, not null).
 func checkShape(where, at string, v any, schema map[string]any) []string {
 	if v == nil {
-		if schema["nullable"] == true || schema["type"] == nil {
+		if schema["nullable"] == true || unconstrained(schema) {
 			return nil
 		}
-		return []string{fmt.Sprintf("%s: %s is null, want %v", where, name(at), schema["type"])}
+		want := schema["type"]
+		if want == nil {
+			want = schema["$ref"]
+		}
+		return []string{fmt.Sprintf("%s: %s is null, want %v", where, name(at), want)}
 	}
 	var gaps []string
 	switch want := schema["type"]; want {
@@ -374,6 +380,17 @@ func checkShape(where, at string, v any, schema map[string]any) []string {
 	return dedupe(gaps)
 }
 
+// unconstrained reports whether schema says nothing a value must be: no type, no reference, no
+// properties (the shapes' "{}" and bare oneOf holders).
+func unconstrained(schema map[string]any) bool {
+	for _, k := range []string{"type", "$ref", "properties", "items", "enum"} {
+		if _, ok := schema[k]; ok {
+			return false
+		}
+	}
+	return true
+}
+
 func name(at string) string {
 	if at == "" {
 		return "the answer"
@@ -410,4 +427,31 @@ func dedupe(s []string) []string {
 		}
 	}
 	return out
+}
+
+// The walk's null rule: an Entity's required, nullable service may be null; a non-nullable
+// field may not, nor may a reference to a named object ($ref), which the walk does not follow.
+func TestCheckShapeNulls(t *testing.T) {
+	entity := map[string]any{"type": "object", "required": []any{"id", "service"}, "properties": map[string]any{
+		"id": map[string]any{"type": "string"}, "service": map[string]any{"type": "boolean", "nullable": true},
+		"owner": map[string]any{"$ref": "Address"}, "extra": map[string]any{}}}
+	for _, c := range []struct {
+		body string
+		gaps int
+	}{
+		{`{"id":"a","service":null}`, 0},
+		{`{"id":"a","service":true,"extra":null}`, 0},
+		{`{"id":"a"}`, 1},                             // service is required: null, not omitted
+		{`{"id":"a","service":"a16z-crypto"}`, 1},     // a string where the shape has a boolean
+		{`{"id":null,"service":null}`, 1},             // id is not nullable
+		{`{"id":"a","service":null,"owner":null}`, 1}, // a $ref is no licence for null
+	} {
+		var v any
+		if err := json.Unmarshal([]byte(c.body), &v); err != nil {
+			t.Fatal(err)
+		}
+		if gaps := checkShape("test", "", v, entity); len(gaps) != c.gaps {
+			t.Errorf("%s: gaps %q, want %d", c.body, gaps, c.gaps)
+		}
+	}
 }

@@ -17,14 +17,17 @@ import (
 
 // Entity is the API's Entity object.
 type Entity struct {
-	ID       string  `json:"id"`
-	Name     string  `json:"name"`
-	Note     string  `json:"note"`
-	Type     string  `json:"type"`
-	Service  *string `json:"service"`
-	Website  string  `json:"website,omitempty"`
-	Twitter  string  `json:"twitter,omitempty"`
-	LinkedIn string  `json:"linkedin,omitempty"`
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	Note string `json:"note"`
+	Type string `json:"type"`
+	// Service is the public shape's required, nullable boolean: true when the operator names a
+	// service the entity belongs to, null otherwise. The service's id stays internal: the field
+	// is no string in the contract clients parse.
+	Service  *bool  `json:"service"`
+	Website  string `json:"website,omitempty"`
+	Twitter  string `json:"twitter,omitempty"`
+	LinkedIn string `json:"linkedin,omitempty"`
 	// Description and PopulatedTags are set on the entities of /balances/entity only.
 	Description   *string         `json:"description,omitempty"`
 	PopulatedTags *[]PopulatedTag `json:"populatedTags,omitempty"`
@@ -90,15 +93,16 @@ type StoredEntity struct {
 	ID, Name, Type, Note, Service, Website, Twitter, LinkedIn string
 }
 
-// EntityOf renders a stored entity (nil for nil). An entity of no service has "service": null.
+// EntityOf renders a stored entity (nil for nil). An entity of a service has "service": true,
+// one of no service "service": null.
 func EntityOf(e *StoredEntity) *Entity {
 	if e == nil {
 		return nil
 	}
 	out := &Entity{ID: e.ID, Name: e.Name, Note: e.Note, Type: e.Type, Website: e.Website, Twitter: e.Twitter, LinkedIn: e.LinkedIn}
 	if e.Service != "" {
-		s := e.Service
-		out.Service = &s
+		belongs := true
+		out.Service = &belongs
 	}
 	return out
 }

@@ -29,7 +29,7 @@ func TestInfoRendersTheAPIShape(t *testing.T) {
 	want := `{"address":"0xab","chain":"ethereum",` +
 		`"serviceEntity":{"id":"binance","name":"Binance","note":"","type":"cex","service":null,"website":"https://binance.com"},` +
 		`"serviceLabel":{"name":"Hot Wallet","address":"0xab","chainType":"evm"},` +
-		`"predictedEntity":{"id":"a16z","name":"a16z","note":"","type":"fund","service":"a16z-crypto"},` +
+		`"predictedEntity":{"id":"a16z","name":"a16z","note":"","type":"fund","service":true},` +
 		`"userEntity":{"id":"u1","name":"Me","note":"note","type":"user","service":null},` +
 		`"userLabel":{"name":"mine","address":"0xab","chainType":"evm"},` +
 		`"depositServiceID":"coinbase","contract":false,"isUserAddress":true}`

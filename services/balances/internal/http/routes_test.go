@@ -16,10 +16,10 @@ func fill(s string) string {
 }
 
 const (
-	binanceJSON = `{"id":"binance","name":"Binance","note":"","type":"cex","service":"exchange"}`
+	binanceJSON = `{"id":"binance","name":"Binance","note":"","type":"cex","service":true}`
 	// The entity object of /balances/entity also carries what attributions say of the entity
 	// beyond its name: its description and populated tags.
-	binanceFullJSON = `{"id":"binance","name":"Binance","note":"","type":"cex","service":"exchange",
+	binanceFullJSON = `{"id":"binance","name":"Binance","note":"","type":"cex","service":true,
 		"description":"Centralised exchange.","populatedTags":[{"id":"cex","label":"Exchange","rank":1,"tagParams":"",
 		"disablePage":false,"excludeEntities":false},{"id":"hot-wallet","label":"Hot wallet","rank":2,"tagParams":"eth",
 		"disablePage":true,"excludeEntities":false,"chain":"ethereum"}]}`
@@ -100,7 +100,7 @@ func TestEntityDetailsKeepNewestVersion(t *testing.T) {
 	}
 	body := func(desc, tags string) string {
 		return strings.Replace(fill(entityBalancesJSON(5, 11000, 10500)), binanceFullJSON, `{"id":"binance","name":"Binance","note":"","type":"cex",
-			"service":"exchange","description":"`+desc+`","populatedTags":`+tags+`}`, 1)
+			"service":true,"description":"`+desc+`","populatedTags":`+tags+`}`, 1)
 	}
 	cex := store.Tag{ID: "cex", Label: "Exchange", Rank: 1}
 	cexJSON := `{"id":"cex","label":"Exchange","rank":1,"tagParams":"","disablePage":false,"excludeEntities":false}`

@@ -8,11 +8,13 @@ import (
 
 // EntityView is the API's Entity.
 type EntityView struct {
-	ID            string              `json:"id"`
-	Name          string              `json:"name"`
-	Note          string              `json:"note"`
-	Type          string              `json:"type"`
-	Service       *string             `json:"service"`
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	Note string `json:"note"`
+	Type string `json:"type"`
+	// Service is the public shape's required, nullable boolean (as libs/render's Entity): true
+	// when the operator names a service the entity belongs to, else null.
+	Service       *bool               `json:"service"`
 	Website       string              `json:"website,omitempty"`
 	Twitter       string              `json:"twitter,omitempty"`
 	LinkedIn      string              `json:"linkedin,omitempty"`
@@ -145,8 +147,8 @@ func entityView(e *attribution.Entity) *EntityView {
 	}
 	v := &EntityView{ID: e.ID, Name: e.Name, Note: e.Note, Type: e.Type, Website: e.Website, Twitter: e.Twitter, LinkedIn: e.LinkedIn}
 	if e.Service != "" {
-		s := e.Service
-		v.Service = &s
+		belongs := true
+		v.Service = &belongs
 	}
 	return v
 }

@@ -65,7 +65,7 @@ func TestTransferObject(t *testing.T) {
 	r := e.get(t, &bob, "/transfers?from="+tw.F)
 	sameJSON(t, r, 200, `{"transfers":[{"id":"`+tw.ID("t7")+`","transactionHash":"`+tw.TxHash(7)+`","blockHash":"`+tw.BlockHash("ethereum", 7)+`",
 	  "blockNumber":107,"blockTimestamp":"2026-01-04T08:00:00Z","chain":"ethereum",
-	  "fromAddress":{"address":"`+tw.F+`","chain":"ethereum","serviceEntity":{"id":"a16z","name":"a16z","note":"","type":"fund","service":"a16z-crypto"},"contract":false,"isUserAddress":false},
+	  "fromAddress":{"address":"`+tw.F+`","chain":"ethereum","serviceEntity":{"id":"a16z","name":"a16z","note":"","type":"fund","service":true},"contract":false,"isUserAddress":false},
 	  "toAddress":{"address":"`+tw.P+`","chain":"ethereum","serviceEntity":{"id":"uniswap","name":"Uniswap","note":"","type":"dex","service":null},"serviceLabel":{"name":"USDC/WETH Pool","address":"`+tw.P+`","chainType":"evm"},"contract":true,"isUserAddress":false},
 	  "fromIsContract":false,"toIsContract":true,"tokenAddress":"`+tw.WETH+`","tokenId":"weth","tokenName":"Wrapped Ether","tokenSymbol":"WETH",
 	  "tokenDecimals":18,"unitValue":5,"historicalUSD":10000,"type":"token"}],"count":1}`)

@@ -11,7 +11,7 @@ import (
 // chain and by transfer type; a transaction on no chain asked for is a 404.
 func TestTransfersOfTx(t *testing.T) {
 	e := world(t)
-	f := `{"address":"` + tw.F + `","chain":"ethereum","serviceEntity":{"id":"a16z","name":"a16z","note":"","type":"fund","service":"a16z-crypto"},"contract":false,"isUserAddress":false}`
+	f := `{"address":"` + tw.F + `","chain":"ethereum","serviceEntity":{"id":"a16z","name":"a16z","note":"","type":"fund","service":true},"contract":false,"isUserAddress":false}`
 	p := `{"address":"` + tw.P + `","chain":"ethereum","serviceEntity":{"id":"uniswap","name":"Uniswap","note":"","type":"dex","service":null},"serviceLabel":{"name":"USDC/WETH Pool","address":"` + tw.P + `","chainType":"evm"},"contract":true,"isUserAddress":false}`
 	common := `"transactionHash":"` + tw.TxHash(7) + `","blockHash":"` + tw.BlockHash("ethereum", 7) + `","blockNumber":107,"blockTimestamp":"2026-01-04T08:00:00Z","chain":"ethereum",`
 	t7 := `{"id":"` + tw.ID("t7") + `",` + common + `"fromAddress":` + f + `,"toAddress":` + p + `,"fromIsContract":false,"toIsContract":true,
