@@ -51,6 +51,9 @@ func (b Base) Validate() error {
 	if b.ShutdownTimeout <= 0 {
 		p.Addf("SHUTDOWN_TIMEOUT must be positive")
 	}
+	if err := b.Telemetry.Validate(); err != nil {
+		p = append(p, err)
+	}
 	return p.Err()
 }
 

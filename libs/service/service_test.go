@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -137,5 +138,16 @@ func TestBinaryDispatch(t *testing.T) {
 	}
 	if err := b.Dispatch(ctx, []string{"nope"}); err == nil || err.Error() != `unknown command "nope" (want serve, migrate, admin)` {
 		t.Fatalf("unknown command: %v", err)
+	}
+}
+
+func TestBaseValidateRefusesOTLPEndpointWithoutScheme(t *testing.T) {
+	b := Base{ShutdownTimeout: time.Second, InternalSecret: "0123456789abcdef"}
+	if err := b.Validate(); err != nil {
+		t.Fatalf("valid base: %v", err)
+	}
+	b.Telemetry.OTLPEndpoint = "otel-collector:4317"
+	if err := b.Validate(); err == nil || !strings.Contains(err.Error(), "OTLP_ENDPOINT") {
+		t.Fatalf("Validate with otel-collector:4317 = %v, want an error naming OTLP_ENDPOINT", err)
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -38,6 +40,20 @@ type Config struct {
 	SampleRatio float64 `env:"TRACE_SAMPLE_RATIO" envDefault:"1"`
 }
 
+// Validate refuses an endpoint that is not an http or https URL with a host. The exporters
+// append /v1/traces and /v1/metrics to it; a bare "host:4317" (the OTLP/gRPC habit) parses with
+// no host, and every export would then fail without a word in the logs.
+func (c Config) Validate() error {
+	if c.OTLPEndpoint == "" {
+		return nil
+	}
+	u, err := url.Parse(c.OTLPEndpoint)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("OTLP_ENDPOINT (OTEL_EXPORTER_OTLP_ENDPOINT in the local stack) %q: want an OTLP/HTTP base URL with an http or https scheme and a host, e.g. http://otel-collector:4318", c.OTLPEndpoint)
+	}
+	return nil
+}
+
 // Telemetry holds a service's providers. Use Shutdown to flush them.
 type Telemetry struct {
 	Service        string
@@ -62,6 +78,10 @@ func init() {
 
 // Setup builds the providers for service.
 func Setup(ctx context.Context, service string, cfg Config) (*Telemetry, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	endpoint := strings.TrimSuffix(cfg.OTLPEndpoint, "/")
 	res := resource.NewWithAttributes(semconv.SchemaURL, semconv.ServiceName(service))
 	t := &Telemetry{Service: service, Propagator: Propagator, Registry: prometheus.NewRegistry()}
 	t.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -77,7 +97,7 @@ func Setup(ctx context.Context, service string, cfg Config) (*Telemetry, error) 
 		sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.TraceIDRatioBased(ratio))),
 	}
 	if cfg.OTLPEndpoint != "" {
-		exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(cfg.OTLPEndpoint+"/v1/traces"))
+		exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(endpoint+"/v1/traces"))
 		if err != nil {
 			return nil, fmt.Errorf("otlp trace exporter: %w", err)
 		}
@@ -93,7 +113,7 @@ func Setup(ctx context.Context, service string, cfg Config) (*Telemetry, error) 
 	}
 	mopts := []sdkmetric.Option{sdkmetric.WithResource(res), sdkmetric.WithReader(promExp)}
 	if cfg.OTLPEndpoint != "" {
-		mexp, err := otlpmetrichttp.New(ctx, otlpmetrichttp.WithEndpointURL(cfg.OTLPEndpoint+"/v1/metrics"))
+		mexp, err := otlpmetrichttp.New(ctx, otlpmetrichttp.WithEndpointURL(endpoint+"/v1/metrics"))
 		if err != nil {
 			return nil, fmt.Errorf("otlp metric exporter: %w", err)
 		}
