@@ -25,6 +25,7 @@ import (
 const (
 	nameLabel     = "app.kubernetes.io/name"
 	instanceLabel = "app.kubernetes.io/instance"
+	partOfLabel   = "app.kubernetes.io/part-of"
 	ingesterLabel = "chainintel.io/ingester"
 	hookAnno      = "helm.sh/hook"
 	hookDelete    = "helm.sh/hook-delete-policy"
@@ -107,8 +108,22 @@ func checkNamesAndLabels(t *testing.T, r *Rendered) {
 				t.Errorf("%s: label %s value %q: %s", o.Key(), k, v, e)
 			}
 		}
-		if o.Meta.GetLabels()["app.kubernetes.io/part-of"] != "chainintel" {
+		if o.Meta.GetLabels()[partOfLabel] != "chainintel" {
 			t.Errorf("%s: missing app.kubernetes.io/part-of: chainintel", o.Key())
+		}
+		// Every pod carries it too: the NetworkPolicies admit other chainintel releases of the
+		// namespace by it.
+		var podLabels map[string]string
+		switch obj := o.Obj.(type) {
+		case *appsv1.Deployment:
+			podLabels = obj.Spec.Template.Labels
+		case *batchv1.Job:
+			podLabels = obj.Spec.Template.Labels
+		default:
+			continue
+		}
+		if podLabels[partOfLabel] != "chainintel" {
+			t.Errorf("%s: pod template lacks app.kubernetes.io/part-of: chainintel", o.Key())
 		}
 	}
 }
@@ -248,15 +263,19 @@ func checkEnv(t *testing.T, where string, f serviceFacts, env map[string]EnvValu
 	}
 	needs := map[string]bool{"KAFKA_BROKERS": f.Kafka, "REDIS_URL": f.Redis}
 	for name, need := range needs {
-		_, has := env[f.Prefix+name]
-		if need && (!has || env[f.Prefix+name].Value == "") {
+		v, has := env[f.Prefix+name]
+		if need && (!has || (v.Value == "" && v.Secret == nil)) {
 			t.Errorf("%s: %s%s not set", where, f.Prefix, name)
 		}
 		if !need && has {
 			t.Errorf("%s: %s%s set for a service that does not use it", where, f.Prefix, name)
 		}
 	}
-	if f.Redis {
+	if v := env[f.Prefix+"REDIS_URL"]; f.Redis && v.Secret != nil {
+		if v.Secret.Name == "" || v.Secret.Key == "" {
+			t.Errorf("%s: %sREDIS_URL from Secret %q key %q", where, f.Prefix, v.Secret.Name, v.Secret.Key)
+		}
+	} else if f.Redis {
 		if u, err := url.Parse(env[f.Prefix+"REDIS_URL"].Value); err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") {
 			t.Errorf("%s: %sREDIS_URL %q is not a redis:// URL", where, f.Prefix, env[f.Prefix+"REDIS_URL"].Value)
 		}
@@ -657,8 +676,19 @@ func checkPeer(t *testing.T, where string, i int, peer networkingv1.NetworkPolic
 	case peer.IPBlock != nil:
 		t.Errorf("%s: rule %d admits an IP block %v", where, i, peer.IPBlock.CIDR)
 	case peer.NamespaceSelector == nil && peer.PodSelector != nil:
-		if peer.PodSelector.MatchLabels[instanceLabel] != releaseName || len(peer.PodSelector.MatchExpressions) > 0 {
-			t.Errorf("%s: rule %d admits pods %v, want the release's (%s=%s)", where, i, peer.PodSelector, instanceLabel, releaseName)
+		sel := peer.PodSelector
+		switch {
+		case len(sel.MatchExpressions) > 0 || len(sel.MatchLabels) != 1:
+			t.Errorf("%s: rule %d admits pods %v, want the release's or the namespace's chainintel pods", where, i, sel)
+		case sel.MatchLabels[instanceLabel] == releaseName:
+		case sel.MatchLabels[partOfLabel] == "chainintel":
+			// Other releases of chainintel in the namespace (services installed from their own
+			// charts) reach the HTTP port only, never ops.
+			if !slices.Equal(ports, []string{"http"}) {
+				t.Errorf("%s: chainintel pods of the namespace admitted on %v, want the http port only", where, ports)
+			}
+		default:
+			t.Errorf("%s: rule %d admits pods %v, want the release's (%s=%s) or %s=chainintel", where, i, sel, instanceLabel, releaseName, partOfLabel)
 		}
 	case peer.NamespaceSelector != nil:
 		ns := peer.NamespaceSelector.MatchLabels["kubernetes.io/metadata.name"]

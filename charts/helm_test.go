@@ -89,7 +89,12 @@ func stderrWithoutNoise(s string) string {
 // renderArgs builds `helm template` arguments for a chart directory (relative to charts/) with
 // values files and --set pairs.
 func renderArgs(chart string, valuesFiles []string, sets []string) []string {
-	args := []string{"template", releaseName, chart, "--namespace", namespace}
+	return renderArgsAs(releaseName, chart, valuesFiles, sets)
+}
+
+// renderArgsAs is renderArgs for a release of another name.
+func renderArgsAs(release, chart string, valuesFiles []string, sets []string) []string {
+	args := []string{"template", release, chart, "--namespace", namespace}
 	for _, f := range valuesFiles {
 		args = append(args, "--values", f)
 	}
@@ -108,7 +113,13 @@ var (
 // render renders a chart and decodes every object strictly; any failure fails the test.
 func render(t *testing.T, chart string, valuesFiles []string, sets ...string) *Rendered {
 	t.Helper()
-	out, err := helm(t, renderArgs(chart, valuesFiles, sets)...)
+	return renderAs(t, releaseName, chart, valuesFiles, sets...)
+}
+
+// renderAs is render as a release of another name.
+func renderAs(t *testing.T, release, chart string, valuesFiles []string, sets ...string) *Rendered {
+	t.Helper()
+	out, err := helm(t, renderArgsAs(release, chart, valuesFiles, sets)...)
 	if err != nil {
 		t.Fatal(err)
 	}

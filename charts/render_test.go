@@ -104,7 +104,7 @@ func TestServiceChartToggles(t *testing.T) {
 				wantValues := map[string]string{
 					p + "LOG_LEVEL":          "debug",
 					p + "SHUTDOWN_TIMEOUT":   "40s",
-					p + "OTLP_ENDPOINT":      "otel-collector.observability:4317",
+					p + "OTLP_ENDPOINT":      "http://otel-collector.observability:4318",
 					p + "TRACE_SAMPLE_RATIO": "0.25",
 					p + "FEATURE_X":          "on",   // env, prefix added
 					p + "WORKERS":            "4",    // env, a number
@@ -202,7 +202,7 @@ func TestUmbrellaToggles(t *testing.T) {
 	for _, w := range ws {
 		p := w.facts.Prefix
 		want := map[string]string{
-			p + "OTLP_ENDPOINT": "otel-collector.observability:4317",
+			p + "OTLP_ENDPOINT": "http://otel-collector.observability:4318",
 			p + "CHAINS":        "ethereum,arbitrum_one",
 			p + "LOG_LEVEL":     "warn",
 		}

@@ -70,6 +70,7 @@ spec:
         {{- end }}
       annotations:
         checksum/config: {{ include "chainintel-lib.configData" $top | sha256sum }}
+        checksum/secret: {{ include "chainintel-lib.secretChecksum" $top }}
         {{- with include "chainintel-lib.tiersChecksum" $top }}
         checksum/tiers: {{ . }}
         {{- end }}

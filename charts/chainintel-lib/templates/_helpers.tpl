@@ -140,7 +140,7 @@ the ConfigMap exists). Every name carries the service's prefix (envPrefix).
 {{- with $k.partitions | default $gk.partitions }}{{ $_ := set $d (print $p "KAFKA_PARTITIONS") (toString .) }}{{ end -}}
 {{- with $k.replicationFactor | default $gk.replicationFactor }}{{ $_ := set $d (print $p "KAFKA_REPLICATION_FACTOR") (toString .) }}{{ end -}}
 {{- end -}}
-{{- if $uses.redis -}}
+{{- if and $uses.redis (not (include "chainintel-lib.redisURLSecret" . | fromYaml)) -}}
 {{- $r := $v.redis | default dict -}}
 {{- $_ := set $d (print $p "REDIS_URL") ($r.url | default $g.redisURL | default "redis://redis:6379/0") -}}
 {{- end -}}
@@ -165,7 +165,23 @@ the ConfigMap exists). Every name carries the service's prefix (envPrefix).
 {{- end }}
 {{- end -}}
 
-{{/* The secret environment every container gets: the internal secret, and the database URL. */}}
+{{/*
+The Secret key holding the Redis URL ({name, key}) of a service that uses Redis: redis.urlSecret,
+else global.redisURLSecret; empty when neither names one (the URL then goes into the ConfigMap).
+*/}}
+{{- define "chainintel-lib.redisURLSecret" -}}
+{{- $g := include "chainintel-lib.global" . | fromYaml -}}
+{{- $r := .Values.redis | default dict -}}
+{{- $rs := $r.urlSecret | default $g.redisURLSecret | default dict -}}
+{{- if and (.Values.uses | default dict).redis $rs.name -}}
+{{- toYaml (dict "name" $rs.name "key" (required "redis.urlSecret / global.redisURLSecret needs a key" $rs.key)) -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+The secret environment every container gets: the internal secret, the database URL, and the
+Redis URL when a Secret holds it.
+*/}}
 {{- define "chainintel-lib.secretEnv" -}}
 {{- $p := .Values.envPrefix -}}
 {{- $s := .Values.secret | default dict -}}
@@ -182,6 +198,41 @@ the ConfigMap exists). Every name carries the service's prefix (envPrefix).
       name: {{ $name }}
       key: {{ $s.databaseURLKey | default "database-url" }}
 {{- end }}
+{{- with include "chainintel-lib.redisURLSecret" . | fromYaml }}
+- name: {{ $p }}REDIS_URL
+  valueFrom:
+    secretKeyRef:
+      name: {{ .name }}
+      key: {{ .key }}
+{{- end }}
+{{- end -}}
+
+{{/*
+The checksum of the Secrets the pods read, as a pod annotation (checksum/secret), so a change
+rolls them as checksum/config does for the ConfigMap. For the umbrella's own Secret it hashes the
+values it is made from (global.internalSecret, global.databaseURL): the random internal secret
+is kept across upgrades and must not roll anything. For a Secret the chart does not make
+(existingSecret, secret.name, the Redis URL's) it hashes the Secret's data as `lookup` finds it
+at upgrade, so `helm upgrade` after rotating one rolls the pods. Under `helm template` (Argo CD)
+lookup finds nothing: only the names are hashed, and a rotation needs a rollout restart.
+*/}}
+{{- define "chainintel-lib.secretChecksum" -}}
+{{- $g := include "chainintel-lib.global" . | fromYaml -}}
+{{- $own := not (or (.Values.secret | default dict).name $g.existingSecret) -}}
+{{- $names := list (include "chainintel-lib.secretName" .) -}}
+{{- with include "chainintel-lib.redisURLSecret" . | fromYaml }}{{ $names = append $names .name }}{{ end -}}
+{{- $in := dict "names" $names -}}
+{{- if $own -}}
+{{- $_ := set $in "internalSecret" ($g.internalSecret | default "" | toString) -}}
+{{- $_ := set $in "databaseURL" ($g.databaseURL | default "" | toString) -}}
+{{- end -}}
+{{- range $i, $name := $names -}}
+{{- if or $i (not $own) -}}
+{{- $found := lookup "v1" "Secret" $.Release.Namespace $name -}}
+{{- $_ := set $in (printf "data-%s" $name) (($found | default dict).data | default dict) -}}
+{{- end -}}
+{{- end -}}
+{{- toYaml $in | sha256sum -}}
 {{- end -}}
 
 {{/* Secrets loaded whole into the environment (envFromSecrets), global ones first. */}}
