@@ -43,8 +43,10 @@ func (t Table) Backlog(ctx context.Context) (Backlog, error) {
 // Name is the table's name as metrics label it: schema.table, unquoted.
 func (t Table) Name() string { return t.label }
 
-// metrics are a relay's instruments, each labelled with the outbox's name.
-type metrics struct {
+// Metrics are a relay's instruments, each labelled outbox=<name>. A Relay makes its own; a
+// service relaying another kind of outbox (intelligence's publish cursor) makes them with
+// NewMetrics, so its relay shows on the same dashboards and alerts.
+type Metrics struct {
 	attrs     metric.MeasurementOption
 	published metric.Int64Counter
 	failures  metric.Int64Counter
@@ -52,11 +54,12 @@ type metrics struct {
 	age       metric.Float64Gauge
 }
 
-func newMetrics(m metric.Meter, name string) *metrics {
+// NewMetrics makes the instruments of the outbox name with m (nil: a meter recording nothing).
+func NewMetrics(m metric.Meter, name string) *Metrics {
 	if m == nil {
 		m = noop.NewMeterProvider().Meter("outbox")
 	}
-	x := &metrics{attrs: metric.WithAttributeSet(attribute.NewSet(attribute.String("outbox", name)))}
+	x := &Metrics{attrs: metric.WithAttributeSet(attribute.NewSet(attribute.String("outbox", name)))}
 	// Errors only come from invalid names, which these are not; a failed instrument is a no-op.
 	x.published, _ = m.Int64Counter("outbox_published_total", metric.WithDescription("outbox rows published and marked sent"))
 	x.failures, _ = m.Int64Counter("outbox_publish_failures_total",
@@ -71,7 +74,14 @@ func newMetrics(m metric.Meter, name string) *metrics {
 	return x
 }
 
-func (x *metrics) backlog(ctx context.Context, b Backlog) {
+// Published counts n rows published.
+func (x *Metrics) Published(ctx context.Context, n int) { x.published.Add(ctx, int64(n), x.attrs) }
+
+// Failed counts a failed relay round.
+func (x *Metrics) Failed(ctx context.Context) { x.failures.Add(ctx, 1, x.attrs) }
+
+// Backlog records what the outbox holds unsent.
+func (x *Metrics) Backlog(ctx context.Context, b Backlog) {
 	x.pending.Record(ctx, b.Pending, x.attrs)
 	x.age.Record(ctx, b.OldestAge.Seconds(), x.attrs)
 }

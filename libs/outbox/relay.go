@@ -73,7 +73,7 @@ type Relay struct {
 	msgs   Messages
 	o      Options
 	kick   chan struct{}
-	m      *metrics
+	m      *Metrics
 	// backlogAt is when Run last read the backlog; only Run's goroutine uses it.
 	backlogAt time.Time
 }
@@ -98,7 +98,7 @@ func NewRelay(outbox Store, pub Publisher, msgs Messages, o Options) *Relay {
 	if n, ok := outbox.(interface{ Name() string }); ok && o.Name == "" {
 		o.Name = n.Name()
 	}
-	return &Relay{outbox: outbox, pub: pub, msgs: msgs, o: o, kick: make(chan struct{}, 1), m: newMetrics(o.Meter, o.Name)}
+	return &Relay{outbox: outbox, pub: pub, msgs: msgs, o: o, kick: make(chan struct{}, 1), m: NewMetrics(o.Meter, o.Name)}
 }
 
 // Kick makes the relay look for events now. It never blocks.
@@ -178,7 +178,7 @@ func (r *Relay) ObserveBacklog(ctx context.Context) {
 		}
 		return
 	}
-	r.m.backlog(ctx, b)
+	r.m.Backlog(ctx, b)
 }
 
 // Drain publishes every pending event and returns once none is left (or on the first error,
@@ -186,10 +186,10 @@ func (r *Relay) ObserveBacklog(ctx context.Context) {
 func (r *Relay) Drain(ctx context.Context) error {
 	for {
 		n, err := r.outbox.ClaimOutbox(ctx, r.o.BatchSize, r.publish)
-		r.m.published.Add(ctx, int64(n), r.m.attrs)
+		r.m.Published(ctx, n)
 		if err != nil {
 			if ctx.Err() == nil {
-				r.m.failures.Add(ctx, 1, r.m.attrs)
+				r.m.Failed(ctx)
 			}
 			return err
 		}
