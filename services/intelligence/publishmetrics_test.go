@@ -23,7 +23,9 @@ import (
 
 type downBus struct{}
 
-func (downBus) Publish(context.Context, ...eventbus.Event) error { return errors.New("broker unreachable") }
+func (downBus) Publish(context.Context, ...eventbus.Event) error {
+	return errors.New("broker unreachable")
+}
 
 // The attribution relay exports its publish cursor as an outbox (outbox="intel.attributions"):
 // while the broker refuses, the versions above the cursor are pending, the oldest one's age is
