@@ -89,9 +89,8 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		return cache.Run(ctx, cfg.CacheRefresh, s.Log)
 	}})
 	pub := s.Publisher(cfg.Kafka)
-	relayMetrics := outbox.NewMetrics(s.Tel.Meter(), publish.OutboxName)
 	s.Add(lifecycle.Part{Name: "attribution relay", Run: func(ctx context.Context) error {
-		return publish.Relay(ctx, st, pub, cfg.PublishInterval, s.Log, relayMetrics)
+		return publish.Relay(ctx, st, pub, cfg.PublishInterval, s.Log, outbox.NewMetrics(s.Tel.Meter(), publish.OutboxName))
 	}})
 	s.Add(lifecycle.Part{Name: "entity tags", Run: func(ctx context.Context) error {
 		return publish.TagLoop(ctx, st, cfg.PublishInterval, s.Log)
