@@ -14,6 +14,7 @@ import (
 
 	"github.com/chainintel/chainintel/libs/eventbus"
 	"github.com/chainintel/chainintel/libs/lifecycle"
+	"go.opentelemetry.io/otel/metric"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -52,6 +53,14 @@ type Options struct {
 	Retention    time.Duration // how long sent rows are kept; default 24h
 	BatchSize    int           // events per publish; default 500
 	Logger       *slog.Logger
+	// Meter makes the relay's metrics (outbox_published_total, outbox_publish_failures_total,
+	// and, of a Store that is a Backlogger, outbox_pending_rows and
+	// outbox_oldest_pending_age_seconds), labelled outbox=Name; nil records none.
+	Meter metric.Meter
+	// Name labels the metrics; default the Store's Name() (a Table's schema.table).
+	Name string
+	// BacklogInterval is how often the relay reads its Store's backlog; default 15s.
+	BacklogInterval time.Duration
 }
 
 // Relay publishes outbox events in order of writing. Several replicas may run one each: they
@@ -64,6 +73,9 @@ type Relay struct {
 	msgs   Messages
 	o      Options
 	kick   chan struct{}
+	m      *Metrics
+	// backlogAt is when Run last read the backlog; only Run's goroutine uses it.
+	backlogAt time.Time
 }
 
 // NewRelay returns a relay of the topics of msgs; run it with Part.
@@ -80,7 +92,13 @@ func NewRelay(outbox Store, pub Publisher, msgs Messages, o Options) *Relay {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	return &Relay{outbox: outbox, pub: pub, msgs: msgs, o: o, kick: make(chan struct{}, 1)}
+	if o.BacklogInterval <= 0 {
+		o.BacklogInterval = 15 * time.Second
+	}
+	if n, ok := outbox.(interface{ Name() string }); ok && o.Name == "" {
+		o.Name = n.Name()
+	}
+	return &Relay{outbox: outbox, pub: pub, msgs: msgs, o: o, kick: make(chan struct{}, 1), m: NewMetrics(o.Meter, o.Name)}
 }
 
 // Kick makes the relay look for events now. It never blocks.
@@ -105,6 +123,12 @@ func (r *Relay) Run(ctx context.Context) error {
 	defer prune.Stop()
 	failures := 0
 	for {
+		// Read on every pass, failing ones included (they come at least every 5s): a relay
+		// that cannot publish is what the backlog gauges are for.
+		if time.Since(r.backlogAt) >= r.o.BacklogInterval {
+			r.backlogAt = time.Now()
+			r.ObserveBacklog(ctx)
+		}
 		if err := r.Drain(ctx); err != nil && ctx.Err() == nil {
 			failures++
 			r.o.Logger.WarnContext(ctx, "outbox relay failed; retrying", "error", err, "attempt", failures)
@@ -140,11 +164,33 @@ func (r *Relay) prune(ctx context.Context) {
 	}
 }
 
-// Drain publishes every pending event and returns once none is left (or on the first error).
+// ObserveBacklog records the Store's backlog in the gauges, when it is a Backlogger; a failed
+// read is logged and leaves the gauges as they were.
+func (r *Relay) ObserveBacklog(ctx context.Context) {
+	bl, ok := r.outbox.(Backlogger)
+	if !ok {
+		return
+	}
+	b, err := bl.Backlog(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			r.o.Logger.WarnContext(ctx, "outbox backlog read failed", "error", err)
+		}
+		return
+	}
+	r.m.Backlog(ctx, b)
+}
+
+// Drain publishes every pending event and returns once none is left (or on the first error,
+// which counts in outbox_publish_failures_total unless ctx ended).
 func (r *Relay) Drain(ctx context.Context) error {
 	for {
 		n, err := r.outbox.ClaimOutbox(ctx, r.o.BatchSize, r.publish)
+		r.m.Published(ctx, n)
 		if err != nil {
+			if ctx.Err() == nil {
+				r.m.Failed(ctx)
+			}
 			return err
 		}
 		if n < r.o.BatchSize {

@@ -4,6 +4,7 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -33,15 +34,19 @@ func Write(ctx context.Context, db DB, what string, fn func(tx pgx.Tx) (events b
 type DB interface {
 	Begin(ctx context.Context) (pgx.Tx, error)
 	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
 // Table is a service's outbox table in PostgreSQL (each service keeps its outbox in its own
-// schema, with the columns id bigserial, event_id uuid, topic, key, payload and sent_at). It is
-// a Store. Make it with NewTable.
+// schema, with the columns id bigserial, event_id uuid, topic, key, payload, created_at
+// timestamptz default now() and sent_at, and a partial index on id WHERE sent_at IS NULL). It is
+// a Store and a Backlogger. Make it with NewTable.
 type Table struct {
 	db DB
 	// name is the table's quoted name, which keys its relay lock (sql/lock.sql).
 	name string
+	// label is the unquoted schema.table, the outbox label of the relay's metrics.
+	label string
 	// claim takes the limit ($1) and returns id, event_id::text, topic, key, payload of unsent
 	// rows, oldest first, FOR UPDATE.
 	claim string
@@ -49,6 +54,8 @@ type Table struct {
 	mark string
 	// prune deletes the rows sent before $1.
 	prune string
+	// backlog counts the unsent rows and reads the oldest one's age.
+	backlog string
 }
 
 // The statements of every outbox table, with the table's quoted name for %[1]s.
@@ -68,7 +75,8 @@ var (
 // name and never as SQL.
 func NewTable(db DB, name pgx.Identifier) Table {
 	q := name.Sanitize()
-	return Table{db: db, name: q, claim: fmt.Sprintf(claimSQL, q), mark: fmt.Sprintf(markSQL, q), prune: fmt.Sprintf(pruneSQL, q)}
+	return Table{db: db, name: q, label: strings.Join(name, "."), claim: fmt.Sprintf(claimSQL, q), mark: fmt.Sprintf(markSQL, q),
+		prune: fmt.Sprintf(pruneSQL, q), backlog: fmt.Sprintf(backlogSQL, q)}
 }
 
 // ClaimOutbox takes the table's relay lock, waiting while another relay holds it, then claims up

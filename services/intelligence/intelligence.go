@@ -15,6 +15,7 @@ import (
 	"github.com/chainintel/chainintel/libs/chains"
 	"github.com/chainintel/chainintel/libs/eventbus"
 	"github.com/chainintel/chainintel/libs/lifecycle"
+	"github.com/chainintel/chainintel/libs/outbox"
 	"github.com/chainintel/chainintel/libs/pgstore"
 	"github.com/chainintel/chainintel/libs/progress"
 	"github.com/chainintel/chainintel/libs/render"
@@ -89,7 +90,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	}})
 	pub := s.Publisher(cfg.Kafka)
 	s.Add(lifecycle.Part{Name: "attribution relay", Run: func(ctx context.Context) error {
-		return publish.Relay(ctx, st, pub, cfg.PublishInterval, s.Log)
+		return publish.Relay(ctx, st, pub, cfg.PublishInterval, s.Log, outbox.NewMetrics(s.Tel.Meter(), publish.OutboxName))
 	}})
 	s.Add(lifecycle.Part{Name: "entity tags", Run: func(ctx context.Context) error {
 		return publish.TagLoop(ctx, st, cfg.PublishInterval, s.Log)

@@ -154,7 +154,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	pub := s.Publisher(cfg.Kafka)
 	var relay *outbox.Relay
 	st := store.New(pool, store.OnOutbox(func() { relay.Kick() }), store.Retention(cfg.FlowRetention, time.Now))
-	relay = events.NewRelay(st, pub, outbox.Options{Logger: s.Log})
+	relay = events.NewRelay(st, pub, outbox.Options{Logger: s.Log, Meter: s.Tel.Meter()})
 	s.Add(relay.Part())
 	s.Add(lifecycle.Part{Name: "registry import", Run: func(ctx context.Context) error {
 		if err := Import(ctx, st, cfg, set, s.Log); err != nil && ctx.Err() == nil {

@@ -55,7 +55,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	var relay *outbox.Relay
 	st := store.New(pool, store.OnOutbox(func() { relay.Kick() }))
 	relay = events.NewRelay(st, pub, outbox.Options{
-		PollInterval: cfg.OutboxPollInterval, Retention: cfg.OutboxRetention, Logger: s.Log,
+		PollInterval: cfg.OutboxPollInterval, Retention: cfg.OutboxRetention, Logger: s.Log, Meter: s.Tel.Meter(),
 	})
 	s.Add(relay.Part())
 

@@ -5,5 +5,7 @@ CREATE TABLE relaytest.outbox (
     topic    text        NOT NULL,
     key      text        NOT NULL,
     payload  bytea       NOT NULL,
+    created_at timestamptz NOT NULL DEFAULT now(),
     sent_at  timestamptz
 );
+CREATE INDEX outbox_pending ON relaytest.outbox (id) WHERE sent_at IS NULL;

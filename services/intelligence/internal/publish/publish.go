@@ -10,6 +10,7 @@ import (
 
 	"github.com/chainintel/chainintel/libs/eventbus"
 	"github.com/chainintel/chainintel/libs/lifecycle"
+	"github.com/chainintel/chainintel/libs/outbox"
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
 	"github.com/chainintel/chainintel/services/intelligence/internal/attribution"
 	"github.com/chainintel/chainintel/services/intelligence/internal/store"
@@ -25,6 +26,19 @@ type Source interface {
 	PublishPending(ctx context.Context, limit int, publish func(context.Context, []store.AttributionRow) error) (int, error)
 	RepublishPage(ctx context.Context, afterType, afterAddr string, limit int, publish func(context.Context, []store.AttributionRow) error) ([]store.AttributionRow, error)
 }
+
+// Backlogger is the store as the relay's gauges read it.
+type Backlogger interface {
+	PublishBacklog(ctx context.Context) (outbox.Backlog, error)
+}
+
+// OutboxName labels the relay's metrics: the attribution versions above the publish cursor are
+// this service's outbox, exported as libs/outbox relays export theirs (outbox_pending_rows and
+// the rest), so the same dashboards and alerts watch it.
+const OutboxName = "intel.attributions"
+
+// backlogEvery is how often the relay reads the backlog: more often adds queries, not news.
+const backlogEvery = 15 * time.Second
 
 const page = 1000
 
@@ -82,15 +96,43 @@ func Drain(ctx context.Context, src Source, bus Bus) (int, error) {
 	}
 }
 
-// Relay drains pending changes every interval until ctx ends; failures are logged and retried.
-func Relay(ctx context.Context, src Source, bus Bus, interval time.Duration, log *slog.Logger) error {
+// Relay drains pending changes every interval until ctx ends; failures are logged, counted in
+// m and retried. The backlog (from src, when it is a Backlogger) is recorded in m every
+// backlogEvery, failing rounds included: a relay that cannot publish produces nothing, so
+// consumer lag stays 0 and only the backlog shows it.
+func Relay(ctx context.Context, src Source, bus Bus, interval time.Duration, log *slog.Logger, m *outbox.Metrics) error {
+	var backlogAt time.Time
 	return lifecycle.Every(ctx, interval, func(ctx context.Context) {
-		if n, err := Drain(ctx, src, bus); err != nil && ctx.Err() == nil {
+		if time.Since(backlogAt) >= backlogEvery {
+			backlogAt = time.Now()
+			ObserveBacklog(ctx, src, m, log)
+		}
+		n, err := Drain(ctx, src, bus)
+		m.Published(ctx, n)
+		if err != nil && ctx.Err() == nil {
+			m.Failed(ctx)
 			log.Warn("attribution relay failed; retrying", "error", err)
 		} else if n > 0 {
 			log.Debug("attributions published", "count", n)
 		}
 	})
+}
+
+// ObserveBacklog records src's publish backlog in m, when src is a Backlogger; a failed read is
+// logged and leaves the gauges as they were.
+func ObserveBacklog(ctx context.Context, src Source, m *outbox.Metrics, log *slog.Logger) {
+	bl, ok := src.(Backlogger)
+	if !ok {
+		return
+	}
+	b, err := bl.PublishBacklog(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			log.Warn("attribution publish backlog read failed", "error", err)
+		}
+		return
+	}
+	m.Backlog(ctx, b)
 }
 
 // TagSource is the store as the entity tags refresher uses it.

@@ -5,7 +5,9 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"time"
 
+	"github.com/chainintel/chainintel/libs/outbox"
 	"github.com/chainintel/chainintel/services/intelligence/internal/attribution"
 	"github.com/jackc/pgx/v5"
 )
@@ -169,4 +171,23 @@ func (s *Store) PublishCursor(ctx context.Context) (int64, error) {
 		return 0, nil
 	}
 	return v, err
+}
+
+// PublishBacklog counts the attribution versions above the publish cursor (changes not yet on
+// intel.attributions.v1) and reads how long ago the oldest of them was written, on the
+// database's clock (0 when none waits). Both walk the addresses_version index from the cursor,
+// so they read only unpublished rows.
+func (s *Store) PublishBacklog(ctx context.Context) (outbox.Backlog, error) {
+	var b outbox.Backlog
+	var age float64
+	err := s.pool.QueryRow(ctx, `SELECT
+		(SELECT count(*) FROM intel.addresses WHERE version > c.version),
+		coalesce((SELECT extract(epoch FROM now() - updated_at)::float8 FROM intel.addresses
+			WHERE version > c.version ORDER BY version LIMIT 1), 0)
+		FROM intel.publish_cursor c WHERE c.name = 'attributions'`).Scan(&b.Pending, &age)
+	if err != nil {
+		return outbox.Backlog{}, fmt.Errorf("publish backlog: %w", err)
+	}
+	b.OldestAge = time.Duration(age * float64(time.Second))
+	return b, nil
 }

@@ -22,3 +22,11 @@ func (s *Store) ClaimOutbox(ctx context.Context, limit int, publish func(context
 func (s *Store) PruneOutbox(ctx context.Context, cutoff time.Time) (int64, error) {
 	return s.outbox().PruneOutbox(ctx, cutoff)
 }
+
+// Backlog counts the unsent rows and reads the oldest one's age, for the relay's gauges.
+func (s *Store) Backlog(ctx context.Context) (outbox.Backlog, error) {
+	return s.outbox().Backlog(ctx)
+}
+
+// Name is the outbox's name as the relay's metrics label it.
+func (s *Store) Name() string { return s.outbox().Name() }

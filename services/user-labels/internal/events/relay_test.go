@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"slices"
 	"sync"
@@ -17,11 +19,14 @@ import (
 	"github.com/chainintel/chainintel/libs/outbox"
 	"github.com/chainintel/chainintel/libs/pgstore"
 	"github.com/chainintel/chainintel/libs/pgstore/pgtest"
+	"github.com/chainintel/chainintel/libs/promscrape"
+	"github.com/chainintel/chainintel/libs/telemetry"
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
 	"github.com/chainintel/chainintel/services/user-labels/internal/app"
 	"github.com/chainintel/chainintel/services/user-labels/internal/store"
 	"github.com/chainintel/chainintel/services/user-labels/migrations"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -197,11 +202,34 @@ func (f *failingPublisher) Publish(context.Context, ...eventbus.Event) error {
 	return errors.New("broker unreachable")
 }
 
-// When publishing fails the events stay in the outbox, and a later drain sends them.
+// When publishing fails the events stay in the outbox, and a later drain sends them; the
+// relay's metrics, as exported, show the pending rows and the failure, then the rows published.
 func TestFailedPublishLeavesEventsPending(t *testing.T) {
 	pool := pgtest.Pool(t)
 	bg := context.Background()
 	st := store.New(pool)
+	if _, err := pool.Exec(bg, "DELETE FROM userdata.outbox"); err != nil {
+		t.Fatal(err)
+	}
+	tel, err := telemetry.Setup(bg, "user-labels", telemetry.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(promhttp.HandlerFor(tel.Registry, promhttp.HandlerOpts{}))
+	defer srv.Close()
+	metric := func(name string) float64 {
+		t.Helper()
+		s, err := promscrape.Scrape(bg, http.DefaultClient, srv.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, ok := s.Value(name, map[string]string{"outbox": "userdata.outbox"})
+		if !ok {
+			t.Fatalf("%s{outbox=\"userdata.outbox\"} not exported", name)
+		}
+		return v
+	}
+	opts := outbox.Options{Logger: quiet, Meter: tel.Meter()}
 	svc := app.New(st, app.NewChainTypes(nil))
 	if _, err := svc.PutLabels(bg, "user-fail", []app.LabelInput{{Name: "a", Address: addr(1), ChainType: "evm"}}); err != nil {
 		t.Fatal(err)
@@ -211,21 +239,31 @@ func TestFailedPublishLeavesEventsPending(t *testing.T) {
 		t.Fatalf("pending %d %v", before, err)
 	}
 	fp := &failingPublisher{}
-	if err := NewRelay(st, fp, outbox.Options{Logger: quiet}).Drain(bg); err == nil || fp.calls != 1 {
+	failing := NewRelay(st, fp, opts)
+	if err := failing.Drain(bg); err == nil || fp.calls != 1 {
 		t.Fatalf("drain with a failing broker: %v after %d calls", err, fp.calls)
 	}
 	if n, _ := st.PendingOutbox(bg); n != before {
 		t.Fatalf("pending after a failed publish: %d, want %d", n, before)
 	}
+	failing.ObserveBacklog(bg)
+	if p, f := metric("outbox_pending_rows"), metric("outbox_publish_failures_total"); p != float64(before) || f != 1 {
+		t.Fatalf("exported pending %v, failures %v; want %d and 1", p, f, before)
+	}
 
 	brokers := kafkatest.Broker(t, eventsv1.TopicUserChanges)
 	pub := eventbus.NewPublisher(brokers, eventbus.PublisherOptions{})
 	defer pub.Close()
-	if err := NewRelay(st, pub, outbox.Options{Logger: quiet}).Drain(bg); err != nil {
+	good := NewRelay(st, pub, opts)
+	if err := good.Drain(bg); err != nil {
 		t.Fatal(err)
 	}
 	if n, _ := st.PendingOutbox(bg); n != 0 {
 		t.Fatalf("pending after a good drain: %d", n)
+	}
+	good.ObserveBacklog(bg)
+	if p, a, n := metric("outbox_pending_rows"), metric("outbox_oldest_pending_age_seconds"), metric("outbox_published_total"); p != 0 || a != 0 || n != float64(before) {
+		t.Fatalf("exported pending %v, oldest age %v, published %v after a good drain; want 0, 0 and %d", p, a, n, before)
 	}
 	// Sent rows are pruned after the retention.
 	if n, err := st.PruneOutbox(bg, time.Now().Add(time.Minute)); err != nil || n < before {

@@ -78,3 +78,11 @@ func (s *Store) PendingOutbox(ctx context.Context) (int64, error) {
 	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM userdata.outbox WHERE sent_at IS NULL`).Scan(&n)
 	return n, err
 }
+
+// Backlog counts the unsent rows and reads the oldest one's age, for the relay's gauges.
+func (s *Store) Backlog(ctx context.Context) (outbox.Backlog, error) {
+	return s.outbox().Backlog(ctx)
+}
+
+// Name is the outbox's name as the relay's metrics label it.
+func (s *Store) Name() string { return s.outbox().Name() }
