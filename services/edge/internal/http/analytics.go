@@ -310,7 +310,8 @@ type IntelChainUsage struct {
 // IntelUsage answers the intelligence lookups (calls to routes the intelligence service owns)
 // of the caller's billing entity in the current billing period. Metering records route
 // patterns, not the chain a call named, so chainUsage is null (the public schema allows it);
-// totalLimit is the tier's included credits, the only allowance that bounds those lookups.
+// totalLimit is the period's included credits (the greatest tier used in it, as billed), the only
+// allowance that bounds those lookups.
 func (a Analytics) IntelUsage() http.Handler {
 	intel := map[string]bool{}
 	for _, rt := range a.Routes {
@@ -333,6 +334,15 @@ func (a Analytics) IntelUsage() http.Handler {
 		}
 		tr, _ := a.Tiers.Get(id.Tier)
 		out := IntelUsage{TotalLimit: tr.IncludedCredits, PeriodStart: &start}
+		// The period's included credits as billed (Metering): the greatest tier used in it.
+		stored, err := a.Usage.CreditPeriods(r.Context(), usage.BilledEntity(id.UserID, id.OrgID), 1)
+		if err != nil {
+			httpx.WriteFailure(w, err)
+			return
+		}
+		if len(stored) == 1 && stored[0].Start.Equal(start) {
+			out.TotalLimit = max(out.TotalLimit, stored[0].Included)
+		}
 		for _, row := range rows {
 			if intel[row.Route] {
 				out.TotalCount += row.Calls
