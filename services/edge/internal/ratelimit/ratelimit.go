@@ -8,7 +8,8 @@
 //
 //   - Leases. A budget with plenty of room left hands a replica several tokens at once
 //     (redis_rate's AllowAtMost); the replica spends them on its next requests for at most
-//     LeaseTTL. A lease is never more than a quarter of what Redis last said was left, and it
+//     LeaseTTL. A lease is never more than a quarter of what Redis last said was left (besides a
+//     token for each request waiting for it, which spends it at once), and it
 //     grows (doubling, up to MaxLease) only while the replica spends whole leases before they
 //     expire, so a budget near its limit is decided one request at a time, exactly as without
 //     leases. Tokens still unspent when a lease expires go back to Redis. Every admitted
