@@ -44,11 +44,18 @@ func DecodeJSON(r io.Reader, v any) error {
 	return nil
 }
 
+// maxJSONDepth is the nesting encoding/json reads at most (its maxNestingDepth).
+const maxJSONDepth = 10000
+
 // jsonError words an encoding/json decoding error for the caller.
 func jsonError(err error) error {
 	var syn *json.SyntaxError
 	var typ *json.UnmarshalTypeError
 	switch {
+	case errors.As(err, &syn) && strings.HasSuffix(syn.Error(), "exceeded max depth"):
+		// Valid JSON nested past what encoding/json reads: say so, rather than point at the
+		// byte where it stopped as if the text were broken.
+		return fmt.Errorf("request body nests deeper than %d levels", maxJSONDepth)
 	case errors.As(err, &syn):
 		return fmt.Errorf("request body is not valid JSON (at byte %d)", syn.Offset)
 	case errors.As(err, &typ):

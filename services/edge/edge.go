@@ -164,7 +164,7 @@ func Assemble(cfg Config, s *service.Service, pool *pgxpool.Pool, rdb redis.Univ
 		edgehttp.TierAccess(table),
 		edgehttp.RateLimits{Tiers: table, Limiter: a.Limiter, TrustedProxies: trusted,
 			Public: ratelimit.Limit{Rate: cfg.PublicRate, Burst: cfg.PublicBurst}}.Middleware,
-		edgehttp.Metering{Tiers: table, Ledger: a.Ledger, Usage: a.Producer}.Middleware,
+		edgehttp.Metering{Tiers: table, Ledger: a.Ledger, Usage: a.Producer, Included: usage.NewIncludedCache(store, cfg.KeyLocalTTL)}.Middleware,
 		shed.Middleware,
 	}
 	own := map[string]http.Handler{

@@ -174,7 +174,11 @@ func ParseWindow(q url.Values, now time.Time) (Window, error) {
 		if err != nil {
 			return time.Time{}, false, httpx.BadRequest("%s: %q is not an RFC 3339 time (e.g. 2026-01-02T15:04:05Z)", k, v)
 		}
-		return t.UTC(), true, nil
+		// Checked in UTC: an offset can move year 0000 or 9999 out of what JSON can write.
+		if t = t.UTC(); outOfRange(t) {
+			return time.Time{}, false, httpx.BadRequest("%s: %q is out of range (%s)", k, v, windowRange)
+		}
+		return t, true, nil
 	}
 	start, hasStart, err := parse("start_date")
 	if err != nil {
@@ -207,8 +211,22 @@ func ParseWindow(q url.Values, now time.Time) (Window, error) {
 	if !hasEnd {
 		end = now.UTC()
 	}
-	return Window{Period: period, Start: end.Add(-d), End: end}, nil
+	if start = end.Add(-d); outOfRange(start) {
+		return Window{}, httpx.BadRequest("end_date: the %s period before it starts out of range (%s)", period, windowRange)
+	}
+	return Window{Period: period, Start: start, End: end}, nil
 }
+
+// The range of times a window may span, as the services' time parsers take them (libs/params):
+// nothing is recorded before 1970, and JSON cannot write a year past 9999.
+var (
+	minWindowTime = time.Unix(0, 0).UTC()
+	maxWindowTime = time.Date(9999, 12, 31, 23, 59, 59, 999_999_999, time.UTC)
+)
+
+const windowRange = "1970-01-01T00:00:00Z to 9999-12-31T23:59:59Z"
+
+func outOfRange(t time.Time) bool { return t.Before(minWindowTime) || t.After(maxWindowTime) }
 
 // EndpointCalls answers hourly calls and credits by route pattern: the caller's org for org
 // members and admins, else the caller. Data points are the hours that had calls, oldest first;
@@ -292,7 +310,8 @@ type IntelChainUsage struct {
 // IntelUsage answers the intelligence lookups (calls to routes the intelligence service owns)
 // of the caller's billing entity in the current billing period. Metering records route
 // patterns, not the chain a call named, so chainUsage is null (the public schema allows it);
-// totalLimit is the tier's included credits, the only allowance that bounds those lookups.
+// totalLimit is the period's included credits (the greatest tier used in it, as billed), the only
+// allowance that bounds those lookups.
 func (a Analytics) IntelUsage() http.Handler {
 	intel := map[string]bool{}
 	for _, rt := range a.Routes {
@@ -315,6 +334,15 @@ func (a Analytics) IntelUsage() http.Handler {
 		}
 		tr, _ := a.Tiers.Get(id.Tier)
 		out := IntelUsage{TotalLimit: tr.IncludedCredits, PeriodStart: &start}
+		// The period's included credits as billed (Metering): the greatest tier used in it.
+		stored, err := a.Usage.CreditPeriods(r.Context(), usage.BilledEntity(id.UserID, id.OrgID), 1)
+		if err != nil {
+			httpx.WriteFailure(w, err)
+			return
+		}
+		if len(stored) == 1 && stored[0].Start.Equal(start) {
+			out.TotalLimit = max(out.TotalLimit, stored[0].Included)
+		}
 		for _, row := range rows {
 			if intel[row.Route] {
 				out.TotalCount += row.Calls

@@ -141,7 +141,7 @@ func NewHandler(o Options) (http.Handler, error) {
 		r.URL.Path, r.URL.RawPath = decoded, canonical
 		// Internal routes of services are never reachable from outside, whatever the encoding.
 		if httpx.IsInternalPath(strings.ToLower(r.URL.Path)) {
-			proxy.WriteError(w, http.StatusNotFound, "no route for "+r.URL.Path)
+			proxy.WriteError(w, http.StatusNotFound, "no route for "+receivedPath(r))
 			return
 		}
 		if r.ContentLength > httpx.MaxBodyBytes {
@@ -240,8 +240,22 @@ func methodNotAllowed(mux *http.ServeMux) http.Handler {
 			refuseMethod(w, r, allowed)
 			return
 		}
-		proxy.WriteError(w, http.StatusNotFound, "no route for "+r.URL.Path)
+		proxy.WriteError(w, http.StatusNotFound, "no route for "+receivedPath(r))
 	})
+}
+
+// receivedPath is the request's path as the client sent it (still escaped), for a 404 to
+// echo: the decoded path would show what the client never wrote ("..%2f" as "../") and
+// read as if the edge had resolved it.
+func receivedPath(r *http.Request) string {
+	p := r.RequestURI
+	if i := strings.IndexByte(p, '?'); i >= 0 {
+		p = p[:i]
+	}
+	if !strings.HasPrefix(p, "/") { // absolute-form or unset: the canonical escaped path
+		p = r.URL.EscapedPath()
+	}
+	return p
 }
 
 // refuseMethod answers a 405 whose Allow header names allowed.

@@ -31,6 +31,12 @@ type Ledger interface {
 	Settle(h metering.Hold, e usage.Entity, n int64, at time.Time) int64
 }
 
+// PeriodIncluded reads the included credits recorded for a billed entity's period
+// (usage.IncludedCache; 0 when none was recorded yet).
+type PeriodIncluded interface {
+	Included(ctx context.Context, e usage.Entity, start time.Time) (int64, error)
+}
+
 // UsageRecorder queues a usage event without blocking (metering.Producer).
 type UsageRecorder interface {
 	Record(id string, call *eventsv1.UsageCall) bool
@@ -45,11 +51,32 @@ type UsageRecorder interface {
 // the call's cost (never more than was held). Each response carries X-Credits-Used,
 // X-Credits-Period-Used and X-Credits-Period-Limit, and each call becomes one usage event.
 // WebSocket streams are metered by stream-fanout per delivered transfer.
+//
+// A period's included credits are the greatest of the tiers of the billed entity's keys that
+// made calls in it (the billing record, usage.upsertPeriods, keeps that figure): a key of a
+// smaller tier used after one of a greater (a downgrade) gets the greater allowance until the
+// period ends. The check and X-Credits-Period-Limit use the same figure (Included; nil: the
+// key's tier alone).
 type Metering struct {
-	Tiers  tiers.Table
-	Ledger Ledger
-	Usage  UsageRecorder
-	Now    func() time.Time // default time.Now
+	Tiers    tiers.Table
+	Ledger   Ledger
+	Usage    UsageRecorder
+	Included PeriodIncluded
+	Now      func() time.Time // default time.Now
+}
+
+// included is the period's included credits as the billing record keeps them, with the calling
+// key's tier among those used. When the record cannot be read, the key's tier alone: the
+// smaller allowance, never one the record would not show.
+func (m Metering) included(ctx context.Context, tr tiers.Tier, e usage.Entity, at time.Time) int64 {
+	n := tr.IncludedCredits
+	if m.Included != nil {
+		start, _ := usage.PeriodOf(at)
+		if rec, err := m.Included.Included(ctx, e, start); err == nil {
+			n = max(n, rec)
+		}
+	}
+	return n
 }
 
 // Middleware is the Metering middleware.
@@ -81,8 +108,9 @@ func (m Metering) Middleware(rt routes.Route, next http.Handler) http.Handler {
 		tr, _ := m.Tiers.Get(id.Tier)
 		entity := usage.BilledEntity(id.UserID, id.OrgID)
 		cost, limit := rt.Credits*units, int64(-1)
-		if hard, ok := tr.CreditLimit(); rt.Credits > 0 && ok {
-			limit = hard
+		included := m.included(r.Context(), tr, entity, start)
+		if _, hard := tr.CreditLimit(); rt.Credits > 0 && hard {
+			limit = included
 		}
 		hold, err := m.Ledger.Reserve(r.Context(), entity, start, cost, limit)
 		if err != nil {
@@ -90,7 +118,7 @@ func (m Metering) Middleware(rt routes.Route, next http.Handler) http.Handler {
 			proxy.WriteError(w, http.StatusServiceUnavailable, "credit metering is unavailable; retry later")
 			return
 		}
-		limitText := strconv.FormatInt(tr.IncludedCredits, 10)
+		limitText := strconv.FormatInt(included, 10)
 		if !hold.OK {
 			refuseCredits(w, rt, hold, units, limit, start)
 			return

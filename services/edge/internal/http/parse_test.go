@@ -1,6 +1,7 @@
 package http
 
 import (
+	"encoding/json"
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
@@ -32,6 +33,15 @@ func TestParseWindow(t *testing.T) {
 		{"period=1h", Window{}, `period: "1h" is not one of 24h, 7d, 30d`},
 		{"end_date=yesterday", Window{}, `end_date: "yesterday" is not an RFC 3339 time (e.g. 2026-01-02T15:04:05Z)`},
 		{"period=24h&period=7d", Window{}, "period: give it once"},
+		// Years JSON cannot write, or before anything is recorded, before or after the offset
+		// and the period are applied.
+		{"end_date=0000-01-01T00:00:00Z", Window{}, `end_date: "0000-01-01T00:00:00Z" is out of range (1970-01-01T00:00:00Z to 9999-12-31T23:59:59Z)`},
+		{"end_date=9999-12-31T23:59:59-10:00", Window{}, `end_date: "9999-12-31T23:59:59-10:00" is out of range (1970-01-01T00:00:00Z to 9999-12-31T23:59:59Z)`},
+		{"start_date=0000-01-01T00:00:00%2B01:00&end_date=0000-01-02T00:00:00Z", Window{}, `start_date: "0000-01-01T00:00:00+01:00" is out of range (1970-01-01T00:00:00Z to 9999-12-31T23:59:59Z)`},
+		{"start_date=1969-12-31T23:59:59Z&end_date=1970-01-02T00:00:00Z", Window{}, `start_date: "1969-12-31T23:59:59Z" is out of range (1970-01-01T00:00:00Z to 9999-12-31T23:59:59Z)`},
+		{"period=30d&end_date=1970-01-02T00:00:00Z", Window{}, "end_date: the 30d period before it starts out of range (1970-01-01T00:00:00Z to 9999-12-31T23:59:59Z)"},
+		{"end_date=9999-12-31T23:59:59.5Z", Window{"24h", ts("9999-12-30T23:59:59.5Z"), ts("9999-12-31T23:59:59.5Z")}, ""},
+		{"start_date=1970-01-01T00:00:00Z&end_date=1970-01-02T00:00:00Z", Window{"custom", ts("1970-01-01T00:00:00Z"), ts("1970-01-02T00:00:00Z")}, ""},
 	}
 	for _, c := range cases {
 		q, _ := url.ParseQuery(c.query)
@@ -51,7 +61,8 @@ func TestParseWindow(t *testing.T) {
 func FuzzParseWindow(f *testing.F) {
 	for _, s := range []string{"", "period=7d", "start_date=2025-01-01T00:00:00Z&end_date=2026-01-02T00:00:00Z",
 		"end_date=2026-01-02T00:00:00%2B02:00", "period=%00", "start_date=9999-12-31T23:59:59Z&end_date=0000-01-01T00:00:00Z",
-		"start_date=2025-01-01T00:00:00Z&period=7d"} {
+		"start_date=2025-01-01T00:00:00Z&period=7d", "end_date=0000-01-01T00:00:00Z", "end_date=9999-12-31T23:59:59-10:00",
+		"start_date=0000-01-01T00:00:00%2B01:00&end_date=0000-01-02T00:00:00Z", "period=30d&end_date=1970-01-02T00:00:00Z"} {
 		f.Add(s)
 	}
 	now := time.Date(2026, 3, 10, 12, 30, 0, 0, time.UTC)
@@ -73,6 +84,13 @@ func FuzzParseWindow(f *testing.F) {
 		}
 		if !w.Start.Before(w.End) || w.End.Sub(w.Start) > MaxCustomRange {
 			t.Fatalf("window %+v out of bounds", w)
+		}
+		// What a response carries must be writable as JSON (years 0 to 9999).
+		if _, err := json.Marshal(w); err != nil {
+			t.Fatalf("window %+v: %v", w, err)
+		}
+		if w.Start.Before(time.Unix(0, 0)) || w.End.Year() > 9999 {
+			t.Fatalf("window %+v out of range", w)
 		}
 		if w.Period != "custom" && w.Period != "24h" && w.Period != "7d" && w.Period != "30d" {
 			t.Fatalf("period %q", w.Period)

@@ -209,7 +209,10 @@ func TestPathVariantsRefusedOrForwardedCanonical(t *testing.T) {
 		{"GET", "/intelligence/entity/x%5c..%5csummary", "", `{"error":"path segment 3 (\"x%5c..%5csummary\") holds a backslash"}`},
 		{"GET", "/flow//address/x", "good", `{"error":"path segment 2 (\"\") is empty (\"//\")"}`},
 		{"GET", "/flow/address/x%00", "good", `{"error":"path segment 3 (\"x%00\") holds a control character (%00)"}`},
-		{"POST", "/%69nternal/lookup", "good", `{"error":"no route for /internal/lookup"}`},
+		// A 404 echoes the path as received, never decoded: "..%2f" is not shown as "../".
+		{"POST", "/%69nternal/lookup", "good", `{"error":"no route for /%69nternal/lookup"}`},
+		{"GET", "/user/..%2f..%2finternal%2flabels", "good", `{"error":"no route for /user/..%2f..%2finternal%2flabels"}`},
+		{"DELETE", "/no/such/%2e%2Fthing?x=%2f..", "good", `{"error":"no route for /no/such/%2e%2Fthing"}`},
 		{"GET", "/user/%6Cabels", "good", `{"served":"GET /user/labels"}`},
 		{"GET", "/transfers/histogram/", "good", `{"error":"no route for /transfers/histogram/"}`},
 	}

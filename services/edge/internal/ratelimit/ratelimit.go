@@ -8,11 +8,17 @@
 //
 //   - Leases. A budget with plenty of room left hands a replica several tokens at once
 //     (redis_rate's AllowAtMost); the replica spends them on its next requests for at most
-//     LeaseTTL. A lease is never more than a quarter of what Redis last said was left, and it
+//     LeaseTTL. A lease is never more than a quarter of what Redis last said was left (besides a
+//     token for each request waiting for it, which spends it at once), and it
 //     grows (doubling, up to MaxLease) only while the replica spends whole leases before they
 //     expire, so a budget near its limit is decided one request at a time, exactly as without
 //     leases. Tokens still unspent when a lease expires go back to Redis. Every admitted
 //     request was paid for in Redis, so the replicas together never admit more than the budget.
+//   - One fetch at a time. A replica has at most one lease request per budget on its way to
+//     Redis; a request that finds the lease empty while one is on its way waits for it (within
+//     the decision's Redis timeout) and takes from it, and the next lease asked for covers the
+//     requests waiting, so concurrent requests never race each other for leases sized from the
+//     same stale remaining, and X-RateLimit-Remaining is the budget less what was admitted.
 //   - Refusals. When Redis refuses, it says when the next token is due; until then the replica
 //     refuses that budget locally, since tokens only get scarcer.
 package ratelimit
@@ -104,14 +110,16 @@ type budgetKey struct {
 // lease is a replica's share of one budget in Redis.
 type lease struct {
 	mu         sync.Mutex
-	tokens     int       // leased from Redis, not yet spent
-	expires    time.Time // tokens are spent before this or given back
-	size       int       // the next lease asked for
-	remaining  int       // what Redis said was left after the last lease; -1: not asked yet
-	resetAt    time.Time // when the budget is full again, as of the last answer
-	refusedTil time.Time // Redis refused; refuse locally until then
-	fetching   bool      // a refill is on its way
-	answeredAt time.Time // when Redis last answered for this budget (remaining is as of then)
+	tokens     int           // leased from Redis, not yet spent
+	expires    time.Time     // tokens are spent before this or given back
+	size       int           // the next lease asked for
+	remaining  int           // what Redis said was left after the last lease; -1: not asked yet
+	resetAt    time.Time     // when the budget is full again, as of the last answer
+	refusedTil time.Time     // Redis refused; refuse locally until then
+	fetching   bool          // a lease request (refill or a request's own) is on its way
+	landed     chan struct{} // closed when the lease request on its way lands (or fails)
+	waiting    int           // requests waiting for the lease request on its way
+	answeredAt time.Time     // when Redis last answered for this budget (remaining is as of then)
 }
 
 // localBucket is a budget decided in process, with the time it was last used.
@@ -272,24 +280,67 @@ func (l *Limiter) leaseOf(key string, lim Limit) *lease {
 	return b
 }
 
-// allowRedis decides from the replica's lease when it can, else asks Redis for the next lease.
+// startFetch marks a lease request on its way (b.mu held).
+func (b *lease) startFetch() {
+	b.fetching = true
+	b.landed = make(chan struct{})
+}
+
+// endFetch marks the lease request landed (or failed) and wakes those waiting for it (b.mu held).
+func (b *lease) endFetch() {
+	b.fetching = false
+	if b.landed != nil {
+		close(b.landed)
+		b.landed = nil
+	}
+}
+
+// allowRedis decides from the replica's lease when it can, else asks Redis for the next lease,
+// or waits for the one already on its way. The wait and the ask share one deadline (the Redis
+// decision timeout): a request never waits longer for another's lease than for its own.
 func (l *Limiter) allowRedis(ctx context.Context, key string, lim Limit) (Decision, error) {
 	b := l.leaseOf(key, lim)
-	d, ask, giveBack := l.fromLease(b, key, lim)
-	if ask == 0 {
-		return d, nil
+	ctx, cancel := context.WithTimeout(ctx, l.o.Timeout)
+	defer cancel()
+	waited := false
+	defer func() {
+		if waited {
+			b.mu.Lock()
+			b.waiting--
+			b.mu.Unlock()
+		}
+	}()
+	for {
+		d, ask, giveBack, landed := l.fromLease(b, key, lim, waited)
+		if landed != nil {
+			waited = true
+			select {
+			case <-landed:
+				continue
+			case <-ctx.Done():
+				return Decision{}, ctx.Err()
+			}
+		}
+		if ask == 0 {
+			return d, nil
+		}
+		res, err := l.askRedis(ctx, key, lim, giveBack, ask)
+		if err != nil {
+			b.mu.Lock()
+			b.endFetch() // a waiting request asks Redis itself next
+			b.mu.Unlock()
+			return Decision{}, err
+		}
+		return l.takeLease(b, key, lim, res), nil
 	}
-	res, err := l.askRedis(ctx, key, lim, giveBack, ask)
-	if err != nil {
-		return Decision{}, err
-	}
-	return l.takeLease(b, key, lim, res), nil
 }
 
 // fromLease decides from b alone when its lease has tokens or Redis refused it recently
-// (ask = 0); else it returns how many tokens to ask Redis for (ask >= 1) and how many unspent
-// ones of an expired lease to give back first, having resized the lease.
-func (l *Limiter) fromLease(b *lease, key string, lim Limit) (d Decision, ask, giveBack int) {
+// (ask = 0). When a lease request is on its way it returns the channel that closes when it
+// lands, having counted the caller as waiting (waited: it already was). Else the caller is the
+// one to ask Redis: it gets how many tokens to ask for (ask >= 1: its own, those of the requests
+// waiting, and the lease) and how many unspent ones of an expired lease to give back first.
+func (l *Limiter) fromLease(b *lease, key string, lim Limit, waited bool) (d Decision, ask, giveBack int, landed <-chan struct{}) {
 	now := time.Now()
 	b.mu.Lock()
 	if b.tokens > 0 && now.Before(b.expires) {
@@ -301,18 +352,30 @@ func (l *Limiter) fromLease(b *lease, key string, lim Limit) (d Decision, ask, g
 		if b.size > 1 && !b.fetching && b.tokens <= b.size/4 && b.remaining >= 8 {
 			b.size = min(b.size*2, l.o.MaxLease)
 			refill = max(min(b.size, b.remaining/4), 1)
-			b.fetching = true
+			b.startFetch()
 		}
 		b.mu.Unlock()
 		if refill > 0 {
 			go l.refill(key, lim, b, refill)
 		}
-		return d, 0, 0
+		return d, 0, 0, nil
 	}
 	if now.Before(b.refusedTil) {
 		d := Decision{Limit: lim.Burst, RetryAfter: b.refusedTil.Sub(now), ResetAfter: max(b.resetAt.Sub(now), 0)}
 		b.mu.Unlock()
-		return d, 0, 0
+		return d, 0, 0, nil
+	}
+	if b.fetching {
+		if !waited {
+			b.waiting++
+		}
+		ch := b.landed
+		b.mu.Unlock()
+		return Decision{}, 0, 0, ch
+	}
+	others := b.waiting
+	if waited {
+		others-- // the caller itself is counted among those waiting
 	}
 	switch {
 	case b.tokens > 0: // the last lease expired unspent: give the rest back, lease less
@@ -325,8 +388,12 @@ func (l *Limiter) fromLease(b *lease, key string, lim Limit) (d Decision, ask, g
 	if b.remaining >= 0 {
 		ask = max(min(b.size, b.remaining/4), 1)
 	}
+	// Tokens for the requests waiting are theirs at once, not a lease held for later: asking
+	// for them is what each would have asked for alone, and Redis grants no more than it has.
+	ask += max(others, 0)
+	b.startFetch()
 	b.mu.Unlock()
-	return Decision{}, ask, giveBack
+	return Decision{}, ask, giveBack, nil
 }
 
 // askRedis gives back giveBack unspent tokens, then asks for a lease of up to n.
@@ -353,6 +420,7 @@ func (l *Limiter) askRedis(ctx context.Context, key string, lim Limit, giveBack,
 func (l *Limiter) takeLease(b *lease, key string, lim Limit, res *redis_rate.Result) Decision {
 	now := time.Now()
 	b.mu.Lock()
+	b.endFetch()
 	b.remaining = max(res.Remaining, 0)
 	b.resetAt = now.Add(max(res.ResetAfter, 0))
 	b.answeredAt = now
@@ -404,7 +472,7 @@ func (l *Limiter) refill(key string, lim Limit, b *lease, n int) {
 	res, err := l.redis.AllowAtMost(ctx, key, gcra(lim), n)
 	now := time.Now()
 	b.mu.Lock()
-	b.fetching = false
+	b.endFetch()
 	if err != nil { // the next request that finds the lease empty asks Redis itself
 		b.mu.Unlock()
 		return

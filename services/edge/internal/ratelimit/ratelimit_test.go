@@ -3,6 +3,7 @@ package ratelimit_test
 import (
 	"context"
 	"fmt"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -264,5 +265,80 @@ func TestRefusalsAreRemembered(t *testing.T) {
 	time.Sleep(1100 * time.Millisecond)
 	if !l.Allow(context.Background(), "refused", lim).Allowed {
 		t.Fatal("refused after the next token was due")
+	}
+}
+
+// burst sends n requests at once on one budget and returns the decisions.
+func burst(l *ratelimit.Limiter, key string, lim ratelimit.Limit, n int) []ratelimit.Decision {
+	out := make([]ratelimit.Decision, n)
+	var wg sync.WaitGroup
+	gate := make(chan struct{})
+	for i := range out {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-gate
+			out[i] = l.Allow(context.Background(), key, lim)
+		}()
+	}
+	close(gate)
+	wg.Wait()
+	return out
+}
+
+// checkRemaining fails when the admitted decisions said more was left than the budget less
+// what was admitted: sorted from the highest, the i-th admitted may say at most B-1-i (plus
+// what refilled meanwhile).
+func checkRemaining(t *testing.T, ds []ratelimit.Decision, budget, refill int) (admitted int) {
+	t.Helper()
+	var rem []int
+	for _, d := range ds {
+		if d.Local {
+			t.Fatal("decided in process with Redis up")
+		}
+		if d.Allowed {
+			rem = append(rem, d.Remaining)
+		} else if d.RetryAfter <= 0 || d.Remaining != 0 {
+			t.Fatalf("refusal %+v", d)
+		}
+	}
+	sort.Sort(sort.Reverse(sort.IntSlice(rem)))
+	for i, r := range rem {
+		if r > budget-1-i+refill {
+			t.Fatalf("admitted decision %d said %d remaining of a budget of %d (remaining said: %v)", i, r, budget, rem)
+		}
+	}
+	return len(rem)
+}
+
+// Concurrent requests on a budget with room are all admitted: those that find the lease empty
+// wait for the one lease request on its way instead of racing it for their own (which took the
+// budget beyond what they needed and refused the losers locally), and Remaining is the budget
+// less what was admitted. A burst past the budget admits exactly the budget.
+func TestConcurrentRequestsShareOneLeaseRequest(t *testing.T) {
+	rdb, _ := redistest.Client(t)
+	l := ratelimit.New(rdb, ratelimit.Options{Timeout: slowMachine})
+	lim := ratelimit.Limit{Rate: 1, Burst: 100}
+	start := time.Now()
+	// Rate 1/s: whole seconds passed since the budget was full are tokens refilled.
+	refill := func() int { return int(time.Since(start).Seconds()) }
+	ds := burst(l, "shared", lim, 50)
+	if n := checkRemaining(t, ds, 100, refill()); n != 50 {
+		t.Fatalf("%d of 50 concurrent requests admitted on a budget of 100", n)
+	}
+	// The second burst finds what the first left (its unspent lease included, as this limiter
+	// runs no Run to give it back): 50 of the 100 and what refilled.
+	ds = append(ds, burst(l, "shared", lim, 80)...)
+	n, r := checkRemaining(t, ds, 100, refill()), refill()
+	if n < 100 || n > 100+r {
+		t.Fatalf("two bursts of 50 and 80 admitted %d on a budget of 100 (refill %d)", n, r)
+	}
+
+	fresh := ratelimit.New(rdb, ratelimit.Options{Timeout: slowMachine})
+	start = time.Now()
+	ds = burst(fresh, "over", lim, 130)
+	n, r = checkRemaining(t, ds, 100, refill()), refill()
+	if n < 100 || n > 100+r {
+		t.Fatalf("a burst of 130 admitted %d on a budget of 100 (refill %d)", n, r)
 	}
 }
