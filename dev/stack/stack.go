@@ -187,7 +187,7 @@ func (s *Stack) startBroker(ctx context.Context, o Options, log *slog.Logger) er
 	for _, t := range eventsv1.Topics {
 		specs = append(specs, eventbus.TopicSpec{Name: t.Name, Partitions: 4, Compacted: t.Compacted})
 	}
-	return eventbus.EnsureTopics(wctx, s.Brokers, 1, specs)
+	return eventbus.EnsureTopics(wctx, s.Brokers, eventbus.Security{}, 1, specs)
 }
 
 // startRedis starts an embedded Redis-protocol server unless the options name a Redis.

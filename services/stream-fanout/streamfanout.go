@@ -89,7 +89,8 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		return err
 	}
 	eng := engine.New(engine.Options{Naive: cfg.NaiveMatcher})
-	transfers := feed.Topic{Brokers: cfg.Brokers, Name: eventsv1.TopicTransfers, Log: s.Log}
+	sec := s.KafkaSecurity(cfg.Kafka)
+	transfers := feed.Topic{Brokers: cfg.Brokers, Security: sec, Name: eventsv1.TopicTransfers, Log: s.Log}
 	hub := ws.NewHub(ws.Options{
 		Engine: eng, Store: store.New(rdb, cfg.RedisPrefix, nil), Transfers: transfers, Labels: labels, Meter: meter, Metrics: metrics,
 		Served: served, Quotas: quotas, Window: cfg.Window, V2Window: cfg.V2Window, QueueSize: cfg.QueueSize,
@@ -105,10 +106,10 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		return nil
 	})
 	p := &ws.Pipeline{Engine: eng, Hub: hub, Transfers: transfers, Log: s.Log, Ready: func() { loaded.Store(true) },
-		Attributions: feed.Topic{Brokers: cfg.Brokers, Name: eventsv1.TopicAttributions, Log: s.Log}}
+		Attributions: feed.Topic{Brokers: cfg.Brokers, Security: sec, Name: eventsv1.TopicAttributions, Log: s.Log}}
 	s.Add(lifecycle.Part{Name: "fanout", Run: p.Run, Stop: p.Stop})
 	s.Add(lifecycle.Part{Name: "user changes", Run: func(ctx context.Context) error {
-		return followUserChanges(ctx, cfg.Brokers, hub, s.Log)
+		return followUserChanges(ctx, feed.Topic{Brokers: cfg.Brokers, Security: sec, Name: eventsv1.TopicUserChanges, Log: s.Log}, hub, s.Log)
 	}})
 
 	channel := cfg.KeyInvalidateChannel
@@ -200,8 +201,7 @@ func readMissedKeys(ctx context.Context, rdb redis.UniversalClient, channel stri
 // followUserChanges drops a caller's cached labels when user-labels announces a change, so the
 // next transfer shows the edit. Every replica reads every change from the end: its cache holds
 // nothing older.
-func followUserChanges(ctx context.Context, brokers []string, hub *ws.Hub, log *slog.Logger) error {
-	t := feed.Topic{Brokers: brokers, Name: eventsv1.TopicUserChanges, Log: log}
+func followUserChanges(ctx context.Context, t feed.Topic, hub *ws.Hub, log *slog.Logger) error {
 	for {
 		start, err := t.Offsets(ctx, true)
 		if err == nil {
