@@ -27,6 +27,12 @@ func EnsureTopics(ctx context.Context, brokers []string, sec Security, rf int, s
 	tr := sec.Transport()
 	defer tr.CloseIdleConnections()
 	client := &kafka.Client{Addr: kafka.TCP(brokers...), Timeout: 15 * time.Second, Transport: tr}
+	// Asked first because its error is the connection's (a TLS or SASL failure): CreateTopics
+	// goes to the controller, which kafka-go reports only as "Broker Not Available" when no
+	// connection could be made.
+	if _, err := client.Metadata(ctx, &kafka.MetadataRequest{}); err != nil {
+		return fmt.Errorf("kafka brokers %v: %w", brokers, sec.explain(err))
+	}
 	var topics []kafka.TopicConfig
 	for _, s := range specs {
 		cfg := kafka.TopicConfig{Topic: s.Name, NumPartitions: s.Partitions, ReplicationFactor: rf}

@@ -167,7 +167,7 @@ func (b *broadcastReader) pump(r *kafka.Reader) {
 			if b.ctx.Err() != nil || errors.Is(err, context.Canceled) {
 				return
 			}
-			b.o.Logger.Warn("broadcast read failed; retrying", "topic", b.o.Topic, "error", err)
+			b.o.Logger.Warn("broadcast read failed; retrying", "topic", b.o.Topic, "error", b.o.Security.explain(err))
 			select {
 			case <-b.ctx.Done():
 				return
@@ -222,7 +222,7 @@ func (b *broadcastReader) FetchMessage(ctx context.Context) (kafka.Message, erro
 			b.mu.Unlock()
 			break
 		}
-		b.o.Logger.Warn("broadcast consumer not started; retrying", "topic", b.o.Topic, "error", err)
+		b.o.Logger.Warn("broadcast consumer not started; retrying", "topic", b.o.Topic, "error", b.o.Security.explain(err))
 		select {
 		case <-ctx.Done():
 			return kafka.Message{}, ctx.Err()

@@ -211,7 +211,7 @@ func (c *Consumer[M]) Run(ctx context.Context) error {
 				// waited out, never a reason to stop the service.
 				failures++
 				c.o.Logger.WarnContext(ctx, "broker unavailable; retrying", "topic", c.o.Topic, "group", c.o.Group,
-					"error", err, "attempt", failures)
+					"error", c.o.Security.explain(err), "attempt", failures)
 				if !lifecycle.Sleep(ctx, min(time.Duration(failures)*200*time.Millisecond, 2*time.Second)) {
 					return nil
 				}

@@ -49,6 +49,7 @@ type PublisherOptions struct {
 type Publisher struct {
 	w      *kafka.Writer
 	tr     *kafka.Transport
+	sec    Security
 	tracer trace.Tracer
 	prop   propagation.TextMapPropagator
 }
@@ -71,7 +72,8 @@ func NewPublisher(brokers []string, o PublisherOptions) *Publisher {
 	}
 	tr := o.Security.Transport()
 	return &Publisher{
-		tr: tr,
+		tr:  tr,
+		sec: o.Security,
 		w: &kafka.Writer{
 			Addr:            kafka.TCP(brokers...),
 			Transport:       tr,
@@ -112,6 +114,7 @@ func (p *Publisher) Publish(ctx context.Context, events ...Event) error {
 		msgs[i] = m
 	}
 	if err := p.w.WriteMessages(ctx, msgs...); err != nil {
+		err = p.sec.explain(err)
 		span.RecordError(err)
 		var werr kafka.WriteErrors
 		if errors.As(err, &werr) {

@@ -2,6 +2,10 @@ package eventbus
 
 import (
 	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -39,4 +43,33 @@ func (s Security) tlsConfig() *tls.Config {
 		return nil
 	}
 	return s.TLS.Clone()
+}
+
+// String names what the clients connect with, for errors and logs: "plaintext", "TLS",
+// "SASL SCRAM-SHA-256" or "TLS, SASL PLAIN".
+func (s Security) String() string {
+	var parts []string
+	if s.TLS != nil {
+		parts = append(parts, "TLS")
+	}
+	if s.SASL != nil {
+		parts = append(parts, "SASL "+s.SASL.Name())
+	}
+	if len(parts) == 0 {
+		return "plaintext"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// explain adds to a client error what the client connected with. A broker answers a failed
+// SASL authentication with "SASL Authentication Failed", or some just close the connection, which
+// kafka-go reports as an EOF: that case gets said in words.
+func (s Security) explain(err error) error {
+	if err == nil || !s.Enabled() {
+		return err
+	}
+	if s.SASL != nil && (errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)) {
+		return fmt.Errorf("%w (over %s: the broker closed the connection, as it does when SASL authentication fails; check the KAFKA_SASL_* settings)", err, s)
+	}
+	return fmt.Errorf("%w (over %s)", err, s)
 }
