@@ -1,6 +1,7 @@
 package service
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -8,8 +9,11 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"io"
+	"log/slog"
 	"math/big"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +21,7 @@ import (
 	"time"
 
 	"github.com/chainintel/chainintel/libs/config"
+	"github.com/chainintel/chainintel/libs/telemetry"
 	"github.com/segmentio/kafka-go/sasl/plain"
 )
 
@@ -155,4 +160,24 @@ func selfSigned(t *testing.T) (string, tls.Certificate) {
 		t.Fatal(err)
 	}
 	return file, tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+}
+
+// A Kafka configuration that cannot be built (its CA file gone since the check) stops Run
+// before anything starts, rather than leaving a client plaintext.
+func TestRunRefusesUnbuildableKafkaSecurity(t *testing.T) {
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	httpLn, opsLn := listen(t), listen(t)
+	defer httpLn.Close()
+	defer opsLn.Close() // Run returns before the ops server it would close starts
+	s, err := New(context.Background(), "test", Base{ShutdownTimeout: 10 * time.Second, InternalSecret: "0123456789abcdef"},
+		Deps{Logger: log, Telemetry: telemetry.Nop("test"), HTTPListener: httpLn, OpsListener: opsLn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Kafka{Brokers: []string{"127.0.0.1:1"}, TLS: true, TLSCAFile: filepath.Join(t.TempDir(), "gone.pem")}
+	_ = s.Publisher(cfg)
+	err = s.Run(context.Background(), http.NotFoundHandler())
+	if err == nil || !strings.Contains(err.Error(), "KAFKA_TLS_CA_FILE") {
+		t.Fatalf("Run: %v; want the CA file named", err)
+	}
 }
