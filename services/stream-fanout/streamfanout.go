@@ -89,8 +89,8 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		return err
 	}
 	eng := engine.New(engine.Options{Naive: cfg.NaiveMatcher})
-	sec := s.KafkaSecurity(cfg.Kafka)
-	transfers := feed.Topic{Brokers: cfg.Brokers, Security: sec, Name: eventsv1.TopicTransfers, Log: s.Log}
+	topic := kafkaTopics(s, cfg.Kafka)
+	transfers := topic(eventsv1.TopicTransfers)
 	hub := ws.NewHub(ws.Options{
 		Engine: eng, Store: store.New(rdb, cfg.RedisPrefix, nil), Transfers: transfers, Labels: labels, Meter: meter, Metrics: metrics,
 		Served: served, Quotas: quotas, Window: cfg.Window, V2Window: cfg.V2Window, QueueSize: cfg.QueueSize,
@@ -106,10 +106,10 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		return nil
 	})
 	p := &ws.Pipeline{Engine: eng, Hub: hub, Transfers: transfers, Log: s.Log, Ready: func() { loaded.Store(true) },
-		Attributions: feed.Topic{Brokers: cfg.Brokers, Security: sec, Name: eventsv1.TopicAttributions, Log: s.Log}}
+		Attributions: topic(eventsv1.TopicAttributions)}
 	s.Add(lifecycle.Part{Name: "fanout", Run: p.Run, Stop: p.Stop})
 	s.Add(lifecycle.Part{Name: "user changes", Run: func(ctx context.Context) error {
-		return followUserChanges(ctx, feed.Topic{Brokers: cfg.Brokers, Security: sec, Name: eventsv1.TopicUserChanges, Log: s.Log}, hub, s.Log)
+		return followUserChanges(ctx, topic(eventsv1.TopicUserChanges), hub, s.Log)
 	}})
 
 	channel := cfg.KeyInvalidateChannel
@@ -196,6 +196,18 @@ func readMissedKeys(ctx context.Context, rdb redis.UniversalClient, channel stri
 		log.Info("closed the connections of keys invalidated while unsubscribed", "connections", n)
 	}
 	return true
+}
+
+// kafkaTopics returns the topics' readers, with the service's Kafka security. They share one
+// transport for their offsets and metadata requests (each connect reads the transfer topic's
+// end), so those reuse connections rather than dial, and shake hands, each; it closes at stop.
+func kafkaTopics(s *service.Service, k service.Kafka) func(name string) feed.Topic {
+	sec := s.KafkaSecurity(k)
+	tr := sec.Transport()
+	s.OnStop("kafka transport", func(context.Context) error { tr.CloseIdleConnections(); return nil })
+	return func(name string) feed.Topic {
+		return feed.Topic{Brokers: k.Brokers, Security: sec, Transport: tr, Name: name, Log: s.Log}
+	}
 }
 
 // followUserChanges drops a caller's cached labels when user-labels announces a change, so the

@@ -21,14 +21,21 @@ type Topic struct {
 	// Security is TLS and SASL for the brokers (the service's KAFKA_TLS* and KAFKA_SASL_*);
 	// the zero value is plaintext.
 	Security eventbus.Security
-	Name     string
-	Log      *slog.Logger
+	// Transport carries the metadata and offsets requests, its connections kept between them
+	// (Security.Transport(); its owner closes it). nil: a transport per call, closed after it.
+	Transport *kafka.Transport
+	Name      string
+	Log       *slog.Logger
 }
 
-// client is a client for one round of requests; done closes its connections.
+// client is a client for one round of requests; done releases what it holds.
 func (t Topic) client() (c *kafka.Client, done func()) {
-	tr := t.Security.Transport()
-	return &kafka.Client{Addr: kafka.TCP(t.Brokers...), Timeout: 10 * time.Second, Transport: tr}, tr.CloseIdleConnections
+	tr, done := t.Transport, func() {}
+	if tr == nil {
+		tr = t.Security.Transport()
+		done = tr.CloseIdleConnections
+	}
+	return &kafka.Client{Addr: kafka.TCP(t.Brokers...), Timeout: 10 * time.Second, Transport: tr}, done
 }
 
 // Partitions lists the topic's partitions.
