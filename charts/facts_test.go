@@ -56,7 +56,7 @@ var (
 
 // sharedVarFiles declare the configuration every service embeds (Base, Postgres, Kafka, Redis,
 // telemetry).
-var sharedVarFiles = []string{"../libs/service/service.go", "../libs/telemetry/telemetry.go"}
+var sharedVarFiles = []string{"../libs/service/service.go", "../libs/service/kafka.go", "../libs/telemetry/telemetry.go"}
 
 func readAllFacts() (map[string]serviceFacts, error) {
 	all := map[string]serviceFacts{}

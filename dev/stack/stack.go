@@ -35,10 +35,13 @@ import (
 
 // Options configure the stack. Zero values take the documented defaults.
 type Options struct {
-	HTTPAddr     string    // edge address; default 127.0.0.1:8080
-	DevAPIKey    string    // default: random
-	DatabaseURL  string    // default postgres://postgres@127.0.0.1:5432/chainintel
-	KafkaBrokers []string  // default: an embedded broker
+	HTTPAddr     string   // edge address; default 127.0.0.1:8080
+	DevAPIKey    string   // default: random
+	DatabaseURL  string   // default postgres://postgres@127.0.0.1:5432/chainintel
+	KafkaBrokers []string // default: an embedded broker
+	// Kafka is the TLS and SASL of KafkaBrokers (its KAFKA_TLS* and KAFKA_SASL_* fields; the
+	// rest is ignored); the embedded broker is plaintext.
+	Kafka        service.Kafka
 	RedisURL     string    // default: an embedded Redis-protocol server
 	LogLevel     string    // services' log level; default "warn"
 	OTLPEndpoint string    // export traces and metrics of every service here; default off
@@ -120,7 +123,7 @@ func Start(ctx context.Context, o Options, log *slog.Logger) (*Stack, error) {
 		base: service.Base{LogLevel: o.LogLevel, ShutdownTimeout: 20 * time.Second, InternalSecret: randomKey(),
 			Telemetry: telemetry.Config{OTLPEndpoint: o.OTLPEndpoint, SampleRatio: 1}},
 		pg:    service.Postgres{DatabaseURL: o.DatabaseURL, MaxConns: 8},
-		kafka: service.Kafka{Brokers: st.Brokers, Partitions: 4, ReplicationFactor: 1},
+		kafka: kafkaConfig(o, st.Brokers),
 		rds:   service.Redis{URL: st.RedisURL},
 		url:   func(n string) string { return st.Services[n].HTTP },
 	}
@@ -166,8 +169,24 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
+// kafkaConfig is the services' Kafka configuration: brokers, with the TLS and SASL of the
+// options when they name the brokers.
+func kafkaConfig(o Options, brokers []string) service.Kafka {
+	k := service.Kafka{Brokers: brokers, Partitions: 4, ReplicationFactor: 1}
+	if len(o.KafkaBrokers) > 0 {
+		sec := o.Kafka
+		sec.Brokers, sec.Partitions, sec.ReplicationFactor = k.Brokers, k.Partitions, k.ReplicationFactor
+		k = sec
+	}
+	return k
+}
+
 // startBroker starts an embedded broker unless the options name one, and creates every topic.
 func (s *Stack) startBroker(ctx context.Context, o Options, log *slog.Logger) error {
+	sec, err := kafkaConfig(o, o.KafkaBrokers).Security()
+	if err != nil {
+		return err
+	}
 	s.Brokers = o.KafkaBrokers
 	if len(s.Brokers) == 0 {
 		b, err := eventbus.StartEmbeddedBroker(0)
@@ -187,7 +206,7 @@ func (s *Stack) startBroker(ctx context.Context, o Options, log *slog.Logger) er
 	for _, t := range eventsv1.Topics {
 		specs = append(specs, eventbus.TopicSpec{Name: t.Name, Partitions: 4, Compacted: t.Compacted})
 	}
-	return eventbus.EnsureTopics(wctx, s.Brokers, 1, specs)
+	return eventbus.EnsureTopics(wctx, s.Brokers, sec, 1, specs)
 }
 
 // startRedis starts an embedded Redis-protocol server unless the options name a Redis.

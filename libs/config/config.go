@@ -110,6 +110,15 @@ type Problems []error
 // Addf records a problem.
 func (p *Problems) Addf(format string, args ...any) { *p = append(*p, fmt.Errorf(format, args...)) }
 
+// Add records the errors that are not nil (each may join several problems).
+func (p *Problems) Add(errs ...error) {
+	for _, err := range errs {
+		if err != nil {
+			*p = append(*p, err)
+		}
+	}
+}
+
 // Err returns the joined problems, or nil.
 func (p Problems) Err() error { return errors.Join(p...) }
 

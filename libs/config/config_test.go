@@ -82,3 +82,16 @@ func TestDefaultsIgnoresRequired(t *testing.T) {
 		t.Fatalf("defaults not applied: %+v", c)
 	}
 }
+
+func TestProblemsAddSkipsNil(t *testing.T) {
+	var p Problems
+	p.Add(nil, nil)
+	if p.Err() != nil {
+		t.Fatalf("nil errors recorded: %v", p.Err())
+	}
+	e := errors.New("boom")
+	p.Add(nil, e)
+	if len(p) != 1 || !errors.Is(p.Err(), e) {
+		t.Fatalf("problems %v, want only boom", p)
+	}
+}

@@ -18,12 +18,21 @@ type TopicSpec struct {
 }
 
 // EnsureTopics creates the topics that do not exist yet (and their ".dlq" companions), with
-// replication factor rf (use 1 for a single broker). Existing topics are left as they are.
-func EnsureTopics(ctx context.Context, brokers []string, rf int, specs []TopicSpec) error {
+// replication factor rf (use 1 for a single broker), connecting with sec. Existing topics are
+// left as they are.
+func EnsureTopics(ctx context.Context, brokers []string, sec Security, rf int, specs []TopicSpec) error {
 	if len(brokers) == 0 {
 		return errors.New("no Kafka brokers configured")
 	}
-	client := &kafka.Client{Addr: kafka.TCP(brokers...), Timeout: 15 * time.Second}
+	tr := sec.Transport()
+	defer tr.CloseIdleConnections()
+	client := &kafka.Client{Addr: kafka.TCP(brokers...), Timeout: 15 * time.Second, Transport: tr}
+	// Asked first because its error is the connection's (a TLS or SASL failure): CreateTopics
+	// goes to the controller, which kafka-go reports only as "Broker Not Available" when no
+	// connection could be made.
+	if _, err := client.Metadata(ctx, &kafka.MetadataRequest{}); err != nil {
+		return fmt.Errorf("kafka brokers %v: %w", brokers, sec.explain(err))
+	}
 	var topics []kafka.TopicConfig
 	for _, s := range specs {
 		cfg := kafka.TopicConfig{Topic: s.Name, NumPartitions: s.Partitions, ReplicationFactor: rf}

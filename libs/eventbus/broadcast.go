@@ -28,6 +28,7 @@ const partitionWatch = 5 * time.Second
 type broadcastReader struct {
 	o      ConsumerOptions
 	client *kafka.Client
+	tr     *kafka.Transport // client's connection pool, closed at Close
 	msgs   chan kafka.Message
 	ctx    context.Context // ends at Close
 	cancel context.CancelFunc
@@ -44,9 +45,11 @@ type broadcastReader struct {
 
 func newBroadcastReader(o ConsumerOptions) *broadcastReader {
 	ctx, cancel := context.WithCancel(context.Background())
+	tr := o.Security.Transport()
 	return &broadcastReader{
 		o:       o,
-		client:  &kafka.Client{Addr: kafka.TCP(o.Brokers...), Timeout: 10 * time.Second},
+		client:  &kafka.Client{Addr: kafka.TCP(o.Brokers...), Timeout: 10 * time.Second, Transport: tr},
+		tr:      tr,
 		msgs:    make(chan kafka.Message, 4*o.MaxBatch),
 		ctx:     ctx,
 		cancel:  cancel,
@@ -130,6 +133,7 @@ func (b *broadcastReader) add(p int, offset int64) error {
 	}
 	r := kafka.NewReader(kafka.ReaderConfig{
 		Brokers:        b.o.Brokers,
+		Dialer:         b.o.Security.Dialer(),
 		Topic:          b.o.Topic,
 		Partition:      p,
 		MinBytes:       1,
@@ -163,7 +167,7 @@ func (b *broadcastReader) pump(r *kafka.Reader) {
 			if b.ctx.Err() != nil || errors.Is(err, context.Canceled) {
 				return
 			}
-			b.o.Logger.Warn("broadcast read failed; retrying", "topic", b.o.Topic, "error", err)
+			b.o.Logger.Warn("broadcast read failed; retrying", "topic", b.o.Topic, "error", b.o.Security.explain(err))
 			select {
 			case <-b.ctx.Done():
 				return
@@ -218,7 +222,7 @@ func (b *broadcastReader) FetchMessage(ctx context.Context) (kafka.Message, erro
 			b.mu.Unlock()
 			break
 		}
-		b.o.Logger.Warn("broadcast consumer not started; retrying", "topic", b.o.Topic, "error", err)
+		b.o.Logger.Warn("broadcast consumer not started; retrying", "topic", b.o.Topic, "error", b.o.Security.explain(err))
 		select {
 		case <-ctx.Done():
 			return kafka.Message{}, ctx.Err()
@@ -277,5 +281,6 @@ func (b *broadcastReader) Close() error {
 		errs = append(errs, r.Close())
 	}
 	b.wg.Wait()
+	b.tr.CloseIdleConnections()
 	return errors.Join(errs...)
 }

@@ -38,8 +38,10 @@ type Message[M proto.Message] struct {
 // ConsumerOptions configure a consumer-group runner for one topic.
 type ConsumerOptions struct {
 	Brokers []string
-	Group   string // consumer group id, e.g. "transfers.chain.transfers.v1"
-	Topic   string
+	// Security is TLS and SASL for the brokers; the zero value is plaintext.
+	Security Security
+	Group    string // consumer group id, e.g. "transfers.chain.transfers.v1"
+	Topic    string
 	// MaxBatch is the most records a handler call gets (default 500); MaxWait is how long a
 	// partial batch waits for more (default 50ms).
 	MaxBatch int
@@ -86,6 +88,8 @@ type Consumer[M proto.Message] struct {
 	lagGauge metric.Int64ObservableGauge
 	ageGauge metric.Float64ObservableGauge
 	lag      *lagReader
+	// lagTransport is the lag reader's connection pool, closed when Run ends.
+	lagTransport *kafka.Transport
 	// batchStart is when the batch being handled was fetched (Unix nanoseconds), 0 between
 	// batches.
 	batchStart atomic.Int64
@@ -124,7 +128,8 @@ func NewConsumer[M proto.Message](o ConsumerOptions, newMsg func() M, handle Han
 		start = kafka.LastOffset
 	}
 	c := &Consumer[M]{o: o, newMsg: newMsg, handle: handle, tracer: tp.Tracer("chainintel/eventbus")}
-	c.lag = &lagReader{client: &kafka.Client{Addr: kafka.TCP(o.Brokers...), Timeout: 10 * time.Second}, topic: o.Topic}
+	c.lagTransport = o.Security.Transport()
+	c.lag = &lagReader{client: &kafka.Client{Addr: kafka.TCP(o.Brokers...), Timeout: 10 * time.Second, Transport: c.lagTransport}, topic: o.Topic}
 	if o.Broadcast {
 		c.o.Group = ""
 		br := newBroadcastReader(c.o)
@@ -137,7 +142,7 @@ func NewConsumer[M proto.Message](o ConsumerOptions, newMsg func() M, handle Han
 	}
 	c.dlq = o.DLQ
 	if c.dlq == nil {
-		c.dlq = NewPublisher(o.Brokers, PublisherOptions{TracerProvider: tp, Propagator: o.Propagator})
+		c.dlq = NewPublisher(o.Brokers, PublisherOptions{TracerProvider: tp, Propagator: o.Propagator, Security: o.Security})
 		c.ownDLQ = true
 	}
 	m := mp.Meter("chainintel/eventbus")
@@ -156,6 +161,7 @@ func NewConsumer[M proto.Message](o ConsumerOptions, newMsg func() M, handle Han
 func groupReader(o ConsumerOptions, start int64) *kafka.Reader {
 	return kafka.NewReader(kafka.ReaderConfig{
 		Brokers:                o.Brokers,
+		Dialer:                 o.Security.Dialer(),
 		GroupID:                o.Group,
 		Topic:                  o.Topic,
 		MinBytes:               1,
@@ -184,6 +190,7 @@ func groupReader(o ConsumerOptions, start int64) *kafka.Reader {
 func (c *Consumer[M]) Run(ctx context.Context) error {
 	defer func() {
 		_ = c.r.Close()
+		c.lagTransport.CloseIdleConnections()
 		if c.ownDLQ {
 			_ = c.dlq.Close()
 		}
@@ -204,7 +211,7 @@ func (c *Consumer[M]) Run(ctx context.Context) error {
 				// waited out, never a reason to stop the service.
 				failures++
 				c.o.Logger.WarnContext(ctx, "broker unavailable; retrying", "topic", c.o.Topic, "group", c.o.Group,
-					"error", err, "attempt", failures)
+					"error", c.o.Security.explain(err), "attempt", failures)
 				if !lifecycle.Sleep(ctx, min(time.Duration(failures)*200*time.Millisecond, 2*time.Second)) {
 					return nil
 				}

@@ -32,11 +32,11 @@ func startBroker(t *testing.T, topics ...string) []string {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := EnsureTopics(ctx, b.Addrs(), 1, specs); err != nil {
+	if err := EnsureTopics(ctx, b.Addrs(), Security{}, 1, specs); err != nil {
 		t.Fatal(err)
 	}
 	// Creating again is a no-op.
-	if err := EnsureTopics(ctx, b.Addrs(), 1, specs); err != nil {
+	if err := EnsureTopics(ctx, b.Addrs(), Security{}, 1, specs); err != nil {
 		t.Fatal(err)
 	}
 	return b.Addrs()

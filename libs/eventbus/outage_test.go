@@ -44,7 +44,7 @@ func TestConsumerOutlivesABrokerOutage(t *testing.T) {
 	})
 	brokers := c.ListenAddrs()
 	ctx := context.Background()
-	if err := EnsureTopics(ctx, brokers, 1, []TopicSpec{{Name: "test.outage.v1", Partitions: 1}}); err != nil {
+	if err := EnsureTopics(ctx, brokers, Security{}, 1, []TopicSpec{{Name: "test.outage.v1", Partitions: 1}}); err != nil {
 		t.Fatal(err)
 	}
 	pub := NewPublisher(brokers, PublisherOptions{})

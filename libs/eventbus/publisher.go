@@ -41,11 +41,15 @@ type PublisherOptions struct {
 	BatchSize      int           // records per partition batch; default 1000
 	TracerProvider trace.TracerProvider
 	Propagator     propagation.TextMapPropagator
+	// Security is TLS and SASL for the brokers; the zero value is plaintext.
+	Security Security
 }
 
 // Publisher writes events to any topic. It is safe for concurrent use.
 type Publisher struct {
 	w      *kafka.Writer
+	tr     *kafka.Transport
+	sec    Security
 	tracer trace.Tracer
 	prop   propagation.TextMapPropagator
 }
@@ -66,9 +70,13 @@ func NewPublisher(brokers []string, o PublisherOptions) *Publisher {
 	if prop == nil {
 		prop = propagation.TraceContext{}
 	}
+	tr := o.Security.Transport()
 	return &Publisher{
+		tr:  tr,
+		sec: o.Security,
 		w: &kafka.Writer{
 			Addr:            kafka.TCP(brokers...),
+			Transport:       tr,
 			Balancer:        &kafka.Hash{},
 			RequiredAcks:    kafka.RequireAll,
 			BatchTimeout:    o.BatchTimeout,
@@ -106,6 +114,7 @@ func (p *Publisher) Publish(ctx context.Context, events ...Event) error {
 		msgs[i] = m
 	}
 	if err := p.w.WriteMessages(ctx, msgs...); err != nil {
+		err = p.sec.explain(err)
 		span.RecordError(err)
 		var werr kafka.WriteErrors
 		if errors.As(err, &werr) {
@@ -162,4 +171,8 @@ func typeName(m proto.Message) []byte {
 }
 
 // Close flushes pending writes and closes connections.
-func (p *Publisher) Close() error { return p.w.Close() }
+func (p *Publisher) Close() error {
+	err := p.w.Close()
+	p.tr.CloseIdleConnections()
+	return err
+}

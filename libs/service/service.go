@@ -63,13 +63,6 @@ type Postgres struct {
 	MaxConns    int32  `env:"DATABASE_MAX_CONNS" envDefault:"16"`
 }
 
-// Kafka is the broker configuration of a service that produces or consumes events.
-type Kafka struct {
-	Brokers           []string `env:"KAFKA_BROKERS,required" envSeparator:","`
-	Partitions        int      `env:"KAFKA_PARTITIONS" envDefault:"8"`
-	ReplicationFactor int      `env:"KAFKA_REPLICATION_FACTOR" envDefault:"1"`
-}
-
 // Redis is the configuration of a service that uses Redis.
 type Redis struct {
 	URL string `env:"REDIS_URL,required"`
@@ -97,6 +90,9 @@ type Service struct {
 	runner *lifecycle.Runner
 	base   Base
 	deps   Deps
+	// setupErr is a part that could not be built (Kafka security from a CA file gone since the
+	// configuration was checked); Run returns it instead of starting.
+	setupErr error
 }
 
 // New builds a service's logger and telemetry and starts its ops port.
@@ -159,7 +155,8 @@ func (s *Service) Redis(ctx context.Context, cfg Redis) (*redis.Client, error) {
 // Publisher returns a Kafka publisher that is flushed and closed on stop, after consumers and
 // the HTTP server have stopped.
 func (s *Service) Publisher(cfg Kafka) *eventbus.Publisher {
-	p := eventbus.NewPublisher(cfg.Brokers, eventbus.PublisherOptions{TracerProvider: s.Tel.TracerProvider, Propagator: s.Tel.Propagator})
+	p := eventbus.NewPublisher(cfg.Brokers, eventbus.PublisherOptions{TracerProvider: s.Tel.TracerProvider, Propagator: s.Tel.Propagator,
+		Security: s.KafkaSecurity(cfg)})
 	s.runner.OnStop("kafka publisher", func(context.Context) error { return p.Close() })
 	return p
 }
@@ -168,7 +165,7 @@ func (s *Service) Publisher(cfg Kafka) *eventbus.Publisher {
 // tune may adjust its options (batch size, start offset).
 func Consume[M proto.Message](s *Service, cfg Kafka, topic string, newMsg func() M, h eventbus.Handler[M], tune ...func(*eventbus.ConsumerOptions)) {
 	o := eventbus.ConsumerOptions{
-		Brokers: cfg.Brokers, Group: s.Name + "." + topic, Topic: topic, Logger: s.Log,
+		Brokers: cfg.Brokers, Security: s.KafkaSecurity(cfg), Group: s.Name + "." + topic, Topic: topic, Logger: s.Log,
 		TracerProvider: s.Tel.TracerProvider, MeterProvider: s.Tel.MeterProvider, Propagator: s.Tel.Propagator,
 	}
 	for _, f := range tune {
@@ -176,6 +173,17 @@ func Consume[M proto.Message](s *Service, cfg Kafka, topic string, newMsg func()
 	}
 	c := eventbus.NewConsumer(o, newMsg, h)
 	s.runner.Add(lifecycle.Part{Name: "consumer " + topic, Run: c.Run})
+}
+
+// KafkaSecurity is cfg's TLS and SASL for a Kafka client the service builds itself (a reader
+// of its own, a publisher outside Publisher). A configuration that cannot be built makes Run
+// fail; Config.Validate (Kafka.Check) reports it first in practice.
+func (s *Service) KafkaSecurity(cfg Kafka) eventbus.Security {
+	sec, err := cfg.Security()
+	if err != nil && s.setupErr == nil {
+		s.setupErr = err
+	}
+	return sec
 }
 
 // Add adds a custom part (a background worker, a poller).
@@ -196,6 +204,9 @@ func (s *Service) Engine() *gin.Engine {
 // part fails. On stop, readiness fails first, then the HTTP server drains, then the rest stops
 // in reverse order of addition.
 func (s *Service) Run(ctx context.Context, h http.Handler) error {
+	if s.setupErr != nil {
+		return s.setupErr
+	}
 	ln := s.deps.HTTPListener
 	if ln == nil {
 		var err error

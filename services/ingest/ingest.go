@@ -75,7 +75,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	// Many events per Publish call; a partition batch stays at 1,000 records so it fits under
 	// the broker's default 1 MiB message.max.bytes (chain events are 300–600 bytes with headers).
 	pub := eventbus.NewPublisher(cfg.Brokers, eventbus.PublisherOptions{BatchSize: 1000, BatchTimeout: 5 * time.Millisecond,
-		TracerProvider: s.Tel.TracerProvider, Propagator: s.Tel.Propagator})
+		TracerProvider: s.Tel.TracerProvider, Propagator: s.Tel.Propagator, Security: s.KafkaSecurity(cfg.Kafka)})
 	s.OnStop("kafka publisher", func(context.Context) error { return pub.Close() })
 
 	var feed *sim.MarketFeed

@@ -218,7 +218,11 @@ func withStore(ctx context.Context, cfg Config, fn func(*store.Store) (Report, e
 		if _, err := publish.RefreshTags(ctx, st); err != nil {
 			return rep, fmt.Errorf("the changes are stored, but refreshing entity tags failed (a running service refreshes them): %w", err)
 		}
-		pub := eventbus.NewPublisher(cfg.Brokers, eventbus.PublisherOptions{})
+		sec, err := cfg.Kafka.Security()
+		if err != nil {
+			return rep, fmt.Errorf("the changes are stored, but not published (a running service publishes them): %w", err)
+		}
+		pub := eventbus.NewPublisher(cfg.Brokers, eventbus.PublisherOptions{Security: sec})
 		defer pub.Close()
 		n, err := publish.Drain(ctx, st, pub)
 		rep.Published = n
@@ -404,12 +408,16 @@ func Republish(ctx context.Context, cfg Config) (int, error) {
 	if len(cfg.Brokers) == 0 {
 		return 0, fmt.Errorf("INTEL_KAFKA_BROKERS: required to republish")
 	}
+	sec, err := cfg.Kafka.Security()
+	if err != nil {
+		return 0, err
+	}
 	pool, err := pgstore.Connect(ctx, cfg.DatabaseURL, pgstore.Options{MaxConns: 2, AppName: Name + "-republish"})
 	if err != nil {
 		return 0, err
 	}
 	defer pool.Close()
-	pub := eventbus.NewPublisher(cfg.Brokers, eventbus.PublisherOptions{})
+	pub := eventbus.NewPublisher(cfg.Brokers, eventbus.PublisherOptions{Security: sec})
 	defer pub.Close()
 	prog := progress.New(progress.Options{Job: "intel.republish", Unit: "attributions", Terminal: os.Stderr})
 	stop := prog.Start(ctx)

@@ -89,7 +89,8 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		return err
 	}
 	eng := engine.New(engine.Options{Naive: cfg.NaiveMatcher})
-	transfers := feed.Topic{Brokers: cfg.Brokers, Name: eventsv1.TopicTransfers, Log: s.Log}
+	topic := kafkaTopics(s, cfg.Kafka)
+	transfers := topic(eventsv1.TopicTransfers)
 	hub := ws.NewHub(ws.Options{
 		Engine: eng, Store: store.New(rdb, cfg.RedisPrefix, nil), Transfers: transfers, Labels: labels, Meter: meter, Metrics: metrics,
 		Served: served, Quotas: quotas, Window: cfg.Window, V2Window: cfg.V2Window, QueueSize: cfg.QueueSize,
@@ -105,10 +106,10 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		return nil
 	})
 	p := &ws.Pipeline{Engine: eng, Hub: hub, Transfers: transfers, Log: s.Log, Ready: func() { loaded.Store(true) },
-		Attributions: feed.Topic{Brokers: cfg.Brokers, Name: eventsv1.TopicAttributions, Log: s.Log}}
+		Attributions: topic(eventsv1.TopicAttributions)}
 	s.Add(lifecycle.Part{Name: "fanout", Run: p.Run, Stop: p.Stop})
 	s.Add(lifecycle.Part{Name: "user changes", Run: func(ctx context.Context) error {
-		return followUserChanges(ctx, cfg.Brokers, hub, s.Log)
+		return followUserChanges(ctx, topic(eventsv1.TopicUserChanges), hub, s.Log)
 	}})
 
 	channel := cfg.KeyInvalidateChannel
@@ -197,11 +198,22 @@ func readMissedKeys(ctx context.Context, rdb redis.UniversalClient, channel stri
 	return true
 }
 
+// kafkaTopics returns the topics' readers, with the service's Kafka security. They share one
+// transport for their offsets and metadata requests (each connect reads the transfer topic's
+// end), so those reuse connections rather than dial, and shake hands, each; it closes at stop.
+func kafkaTopics(s *service.Service, k service.Kafka) func(name string) feed.Topic {
+	sec := s.KafkaSecurity(k)
+	tr := sec.Transport()
+	s.OnStop("kafka transport", func(context.Context) error { tr.CloseIdleConnections(); return nil })
+	return func(name string) feed.Topic {
+		return feed.Topic{Brokers: k.Brokers, Security: sec, Transport: tr, Name: name, Log: s.Log}
+	}
+}
+
 // followUserChanges drops a caller's cached labels when user-labels announces a change, so the
 // next transfer shows the edit. Every replica reads every change from the end: its cache holds
 // nothing older.
-func followUserChanges(ctx context.Context, brokers []string, hub *ws.Hub, log *slog.Logger) error {
-	t := feed.Topic{Brokers: brokers, Name: eventsv1.TopicUserChanges, Log: log}
+func followUserChanges(ctx context.Context, t feed.Topic, hub *ws.Hub, log *slog.Logger) error {
 	for {
 		start, err := t.Offsets(ctx, true)
 		if err == nil {

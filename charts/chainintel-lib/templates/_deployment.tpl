@@ -12,7 +12,8 @@ Argument: dict
      resources the container resources (default: resources)
 
 The container runs `/usr/local/bin/<binary> serve` with the service's environment: the
-ConfigMap (envFrom), the Secret (internal secret, database URL), envFromSecrets, <PREFIX>TIERS_FILE
+ConfigMap (envFrom), the Secret (internal secret, database URL), Kafka TLS and SASL (_kafka.tpl,
+with the CA bundle mounted), envFromSecrets, <PREFIX>TIERS_FILE
 (uses.tiers, with a tier table configured: see _tiers.tpl), the instance's env and extraEnv, in
 that order (a later name wins over envFrom). <PREFIX>TIERS_FILE stays out of the ConfigMap, whose
 settings the migrate Job shares: the Job runs before the table's ConfigMap exists and does not
@@ -112,6 +113,9 @@ spec:
             {{- end }}
           env:
             {{- include "chainintel-lib.secretEnv" $top | trim | nindent 12 }}
+            {{- with include "chainintel-lib.kafkaEnv" $top | trim }}
+            {{- . | nindent 12 }}
+            {{- end }}
             {{- if $tiersCM }}
             - name: {{ $v.envPrefix }}TIERS_FILE
               value: {{ printf "%s/%s" (include "chainintel-lib.tiersDir" $top) (include "chainintel-lib.tiersKey" $top) | quote }}
@@ -141,6 +145,9 @@ spec:
           volumeMounts:
             - name: tmp
               mountPath: /tmp
+            {{- with include "chainintel-lib.kafkaVolumeMounts" $top | trim }}
+            {{- . | nindent 12 }}
+            {{- end }}
             {{- if $tiersCM }}
             - name: tiers
               mountPath: {{ include "chainintel-lib.tiersDir" $top }}
@@ -153,6 +160,9 @@ spec:
         - name: tmp
           emptyDir:
             sizeLimit: 64Mi
+        {{- with include "chainintel-lib.kafkaVolumes" $top | trim }}
+        {{- . | nindent 8 }}
+        {{- end }}
         {{- if $tiersCM }}
         - name: tiers
           configMap:

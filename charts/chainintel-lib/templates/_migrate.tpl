@@ -63,6 +63,9 @@ spec:
           env:
             {{- include "chainintel-lib.configEnv" $top | trim | nindent 12 }}
             {{- include "chainintel-lib.secretEnv" $top | trim | nindent 12 }}
+            {{- with include "chainintel-lib.kafkaEnv" $top | trim }}
+            {{- . | nindent 12 }}
+            {{- end }}
             {{- with .env }}
             {{- toYaml . | nindent 12 }}
             {{- end }}
@@ -76,10 +79,16 @@ spec:
           volumeMounts:
             - name: tmp
               mountPath: /tmp
+            {{- with include "chainintel-lib.kafkaVolumeMounts" $top | trim }}
+            {{- . | nindent 12 }}
+            {{- end }}
       volumes:
         - name: tmp
           emptyDir:
             sizeLimit: 64Mi
+        {{- with include "chainintel-lib.kafkaVolumes" $top | trim }}
+        {{- . | nindent 8 }}
+        {{- end }}
       {{- with $v.nodeSelector }}
       nodeSelector:
         {{- toYaml . | nindent 8 }}

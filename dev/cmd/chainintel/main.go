@@ -60,13 +60,24 @@ func run(ctx context.Context, args []string) error {
 		}
 		return status(ctx, e.StateFile)
 	}
+	// A real broker may take TLS and SASL: the services' KAFKA_TLS* and KAFKA_SASL_* settings,
+	// unprefixed.
+	var kafka service.Kafka
+	if len(e.KafkaBrokers) > 0 {
+		if err := config.Load(&kafka, ""); err != nil {
+			return err
+		}
+		if err := kafka.Check(""); err != nil {
+			return fmt.Errorf("invalid configuration: %w", err)
+		}
+	}
 	log := telemetry.NewLogger(os.Stderr, "chainintel", e.LogLevel)
 	fmt.Fprintln(os.Stderr, "starting chainintel (every service in one process)...")
 	st, err := stack.Start(ctx, stack.Options{
 		HTTPAddr: e.HTTPAddr, DevAPIKey: e.DevAPIKey, DatabaseURL: e.DatabaseURL, KafkaBrokers: e.KafkaBrokers,
 		RedisURL: e.RedisURL, LogLevel: e.LogLevel, OTLPEndpoint: e.OTLPEndpoint, Chains: e.Chains,
 		EVMRPCURL: e.EVMRPCURL, EVMChain: e.EVMChain, EVMStartBlock: e.EVMStartBlock, SimRate: e.SimRate,
-		TokenLists: e.TokenLists, PriceCSVDir: e.PriceCSVDir, TiersFile: e.TiersFile,
+		TokenLists: e.TokenLists, PriceCSVDir: e.PriceCSVDir, TiersFile: e.TiersFile, Kafka: kafka,
 	}, log)
 	if err != nil {
 		return err

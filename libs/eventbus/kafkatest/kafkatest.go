@@ -24,7 +24,7 @@ func Broker(t testing.TB, topics ...string) []string {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	if err := eventbus.EnsureTopics(ctx, b.Addrs(), 1, specs); err != nil {
+	if err := eventbus.EnsureTopics(ctx, b.Addrs(), eventbus.Security{}, 1, specs); err != nil {
 		t.Fatal(err)
 	}
 	return b.Addrs()

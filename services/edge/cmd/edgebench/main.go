@@ -186,7 +186,7 @@ func (b *bench) startDeps(ctx context.Context) error {
 		}
 		b.onClose(stop)
 		b.brokers = addrs
-		if err := eventbus.EnsureTopics(ctx, b.brokers, 1, []eventbus.TopicSpec{{Name: eventsv1.TopicUsageCalls, Partitions: 4}}); err != nil {
+		if err := eventbus.EnsureTopics(ctx, b.brokers, eventbus.Security{}, 1, []eventbus.TopicSpec{{Name: eventsv1.TopicUsageCalls, Partitions: 4}}); err != nil {
 			return err
 		}
 	}

@@ -103,6 +103,7 @@ func (c Config) validateRouting(p *config.Problems) {
 	if err := c.Base.Validate(); err != nil {
 		*p = append(*p, err)
 	}
+	p.Add(c.Kafka.Check(Prefix))
 	if _, err := chains.NewSet(c.Chains); err != nil {
 		p.Addf("EDGE_CHAINS: %v", err)
 	}

@@ -228,7 +228,7 @@ func run() error {
 	ctx := context.Background()
 	topics := []eventbus.TopicSpec{{Name: eventsv1.TopicTransfers, Partitions: 4}, {Name: eventsv1.TopicAttributions, Partitions: 4},
 		{Name: eventsv1.TopicUsageCalls, Partitions: 4}, {Name: eventsv1.TopicUserChanges, Partitions: 4}}
-	if err := eventbus.EnsureTopics(ctx, brokers, 1, topics); err != nil {
+	if err := eventbus.EnsureTopics(ctx, brokers, eventbus.Security{}, 1, topics); err != nil {
 		return err
 	}
 	rng := rand.New(rand.NewPCG(1, 2))

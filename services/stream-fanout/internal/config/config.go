@@ -102,6 +102,7 @@ func (c Config) Validate() error {
 	if err := c.Base.Validate(); err != nil {
 		p = append(p, err)
 	}
+	p.Add(c.Kafka.Check(Prefix))
 	if _, err := chains.NewSet(c.Chains); err != nil {
 		p.Addf("STREAM_CHAINS: %v", err)
 	}

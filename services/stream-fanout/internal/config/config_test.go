@@ -34,3 +34,20 @@ func TestRemovedVariablesRefused(t *testing.T) {
 		})
 	}
 }
+
+// The shared Kafka TLS and SASL settings are checked with the service's prefix.
+func TestKafkaSecurityCheckedWithPrefix(t *testing.T) {
+	t.Setenv("STREAM_INTERNAL_SECRET", "config-test-secret-0123456789abcdef")
+	t.Setenv("STREAM_KAFKA_BROKERS", "127.0.0.1:9092")
+	t.Setenv("STREAM_REDIS_URL", "redis://127.0.0.1:6379/0")
+	t.Setenv("STREAM_KAFKA_SASL_MECHANISM", "scram-sha-512")
+	t.Setenv("STREAM_KAFKA_SASL_USERNAME", "fanout")
+	_, err := config.Load()
+	if err == nil || !strings.Contains(err.Error(), "STREAM_KAFKA_SASL_PASSWORD: required with STREAM_KAFKA_SASL_MECHANISM=scram-sha-512") {
+		t.Fatalf("error %v; want STREAM_KAFKA_SASL_PASSWORD named", err)
+	}
+	t.Setenv("STREAM_KAFKA_SASL_PASSWORD", "pw")
+	if _, err := config.Load(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -11,23 +11,38 @@ import (
 	"sync"
 	"time"
 
+	"github.com/chainintel/chainintel/libs/eventbus"
 	"github.com/segmentio/kafka-go"
 )
 
 // Topic reads one topic.
 type Topic struct {
 	Brokers []string
-	Name    string
-	Log     *slog.Logger
+	// Security is TLS and SASL for the brokers (the service's KAFKA_TLS* and KAFKA_SASL_*);
+	// the zero value is plaintext.
+	Security eventbus.Security
+	// Transport carries the metadata and offsets requests, its connections kept between them
+	// (Security.Transport(); its owner closes it). nil: a transport per call, closed after it.
+	Transport *kafka.Transport
+	Name      string
+	Log       *slog.Logger
 }
 
-func (t Topic) client() *kafka.Client {
-	return &kafka.Client{Addr: kafka.TCP(t.Brokers...), Timeout: 10 * time.Second}
+// client is a client for one round of requests; done releases what it holds.
+func (t Topic) client() (c *kafka.Client, done func()) {
+	tr, done := t.Transport, func() {}
+	if tr == nil {
+		tr = t.Security.Transport()
+		done = tr.CloseIdleConnections
+	}
+	return &kafka.Client{Addr: kafka.TCP(t.Brokers...), Timeout: 10 * time.Second, Transport: tr}, done
 }
 
 // Partitions lists the topic's partitions.
 func (t Topic) Partitions(ctx context.Context) ([]int, error) {
-	md, err := t.client().Metadata(ctx, &kafka.MetadataRequest{Topics: []string{t.Name}})
+	c, done := t.client()
+	defer done()
+	md, err := c.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{t.Name}})
 	if err != nil {
 		return nil, fmt.Errorf("metadata of %s: %w", t.Name, err)
 	}
@@ -61,7 +76,9 @@ func (t Topic) Offsets(ctx context.Context, newest bool) (map[int]int64, error) 
 			reqs[i] = kafka.FirstOffsetOf(p)
 		}
 	}
-	resp, err := t.client().ListOffsets(ctx, &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{t.Name: reqs}})
+	c, done := t.client()
+	defer done()
+	resp, err := c.ListOffsets(ctx, &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{t.Name: reqs}})
 	if err != nil {
 		return nil, fmt.Errorf("offsets of %s: %w", t.Name, err)
 	}
@@ -81,7 +98,7 @@ func (t Topic) Offsets(ctx context.Context, newest bool) (map[int]int64, error) 
 
 func (t Topic) reader(part int, maxWait time.Duration) *kafka.Reader {
 	return kafka.NewReader(kafka.ReaderConfig{
-		Brokers: t.Brokers, Topic: t.Name, Partition: part, MinBytes: 1, MaxBytes: 16 << 20,
+		Brokers: t.Brokers, Dialer: t.Security.Dialer(), Topic: t.Name, Partition: part, MinBytes: 1, MaxBytes: 16 << 20,
 		MaxWait: maxWait, ReadBatchTimeout: time.Second, QueueCapacity: 1000,
 		ReadBackoffMin: 50 * time.Millisecond, ReadBackoffMax: 500 * time.Millisecond,
 		ErrorLogger: kafka.LoggerFunc(func(msg string, args ...any) {

@@ -38,7 +38,7 @@ func startUserLabels(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := eventbus.EnsureTopics(ctx, broker.Addrs(), 1, []eventbus.TopicSpec{{Name: "user.changes.v1", Partitions: 1}}); err != nil {
+	if err := eventbus.EnsureTopics(ctx, broker.Addrs(), eventbus.Security{}, 1, []eventbus.TopicSpec{{Name: "user.changes.v1", Partitions: 1}}); err != nil {
 		t.Fatal(err)
 	}
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")

@@ -66,6 +66,7 @@ func (c Config) Validate() error {
 	if err := c.Base.Validate(); err != nil {
 		p = append(p, err)
 	}
+	p.Add(c.Kafka.Check(Prefix))
 	if c.UserLabelsCacheTTL < 0 {
 		p.Addf("TRANSFERS_USER_LABELS_CACHE_TTL must not be negative")
 	}

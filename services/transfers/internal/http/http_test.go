@@ -86,7 +86,7 @@ func setup(t *testing.T) (*env, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := eventbus.EnsureTopics(ctx, broker.Addrs(), 1, []eventbus.TopicSpec{{Name: "user.changes.v1", Partitions: 1}}); err != nil {
+	if err := eventbus.EnsureTopics(ctx, broker.Addrs(), eventbus.Security{}, 1, []eventbus.TopicSpec{{Name: "user.changes.v1", Partitions: 1}}); err != nil {
 		return nil, err
 	}
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")

@@ -61,7 +61,7 @@ func startIntelligence(t *testing.T) string {
 			eventsv1.TopicContracts, eventsv1.TopicTokens, eventsv1.TopicBalances, eventsv1.TopicMarketTokens, eventsv1.TopicPrices} {
 			topics = append(topics, eventbus.TopicSpec{Name: name, Partitions: 1})
 		}
-		if intelErr = eventbus.EnsureTopics(ctx, broker.Addrs(), 1, topics); intelErr != nil {
+		if intelErr = eventbus.EnsureTopics(ctx, broker.Addrs(), eventbus.Security{}, 1, topics); intelErr != nil {
 			return
 		}
 		var cfg intelligence.Config
