@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"math"
 	"math/big"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -24,10 +25,10 @@ type Entity struct {
 	// Service is the public shape's required, nullable boolean: true when the operator names a
 	// service the entity belongs to, null otherwise. The service's id stays internal: the field
 	// is no string in the contract clients parse.
-	Service  *bool  `json:"service"`
-	Website  string `json:"website,omitempty"`
-	Twitter  string `json:"twitter,omitempty"`
-	LinkedIn string `json:"linkedin,omitempty"`
+	Service  Service `json:"service"`
+	Website  string  `json:"website,omitempty"`
+	Twitter  string  `json:"twitter,omitempty"`
+	LinkedIn string  `json:"linkedin,omitempty"`
 	// Description and PopulatedTags are set on the entities of /balances/entity only.
 	Description   *string         `json:"description,omitempty"`
 	PopulatedTags *[]PopulatedTag `json:"populatedTags,omitempty"`
@@ -100,10 +101,7 @@ func EntityOf(e *StoredEntity) *Entity {
 		return nil
 	}
 	out := &Entity{ID: e.ID, Name: e.Name, Note: e.Note, Type: e.Type, Website: e.Website, Twitter: e.Twitter, LinkedIn: e.LinkedIn}
-	if e.Service != "" {
-		belongs := true
-		out.Service = &belongs
-	}
+	out.Service = e.Service != ""
 	return out
 }
 
@@ -211,4 +209,40 @@ func (s NullString) MarshalJSON() ([]byte, error) {
 		return []byte("null"), nil
 	}
 	return json.Marshal(string(s))
+}
+
+// Service is Entity.service: written true when the entity belongs to a named service, else null.
+// It reads what that field held in every form a stored or in-flight entity may carry: the
+// boolean and null of now, and the service's id string rendered before the field became a
+// boolean (token-analytics keeps rendered entities as JSON, and a rolling upgrade has old
+// writers next to new readers), a non-empty id reading as true, an empty one as null.
+type Service bool
+
+// MarshalJSON writes true, or null for an entity of no service.
+func (s Service) MarshalJSON() ([]byte, error) {
+	if s {
+		return []byte("true"), nil
+	}
+	return []byte("null"), nil
+}
+
+// UnmarshalJSON reads a boolean, null or a service id string.
+func (s *Service) UnmarshalJSON(b []byte) error {
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	switch v := v.(type) {
+	case nil:
+		*s = false
+	case bool:
+		*s = Service(v)
+	case string:
+		*s = v != ""
+	case float64:
+		return &json.UnmarshalTypeError{Value: "number", Type: reflect.TypeOf(*s)}
+	default:
+		return &json.UnmarshalTypeError{Value: "object or array", Type: reflect.TypeOf(*s)}
+	}
+	return nil
 }
