@@ -234,6 +234,14 @@ func checkDeployment(t *testing.T, r *Rendered, all map[string]serviceFacts, ex 
 // come from the Secret; each dependency the service has is configured.
 func checkEnv(t *testing.T, where string, f serviceFacts, env map[string]EnvValue, ex expect) {
 	t.Helper()
+	checkEnvNames(t, where, f, env, ex)
+	checkEnvSecrets(t, where, f, env, ex)
+	checkEnvDependencies(t, where, f, env)
+}
+
+// checkEnvNames: every variable is a valid name with the service's prefix that the service reads.
+func checkEnvNames(t *testing.T, where string, f serviceFacts, env map[string]EnvValue, ex expect) {
+	t.Helper()
 	for name := range env {
 		for _, e := range validation.IsEnvVarName(name) {
 			t.Errorf("%s: env %q: %s", where, name, e)
@@ -244,6 +252,12 @@ func checkEnv(t *testing.T, where string, f serviceFacts, env map[string]EnvValu
 			t.Errorf("%s: env %s is not a variable %s reads (its internal/config, libs/service, libs/telemetry)", where, name, f.Name)
 		}
 	}
+}
+
+// checkEnvSecrets: the shared secret, and the database URL of a service with a database (only
+// of one), come from the expected Secret's keys.
+func checkEnvSecrets(t *testing.T, where string, f serviceFacts, env map[string]EnvValue, ex expect) {
+	t.Helper()
 	fromSecret := func(name, key string) {
 		v, ok := env[f.Prefix+name]
 		switch {
@@ -261,6 +275,12 @@ func checkEnv(t *testing.T, where string, f serviceFacts, env map[string]EnvValu
 	} else if _, ok := env[f.Prefix+"DATABASE_URL"]; ok {
 		t.Errorf("%s: %sDATABASE_URL set for a service without a database", where, f.Prefix)
 	}
+}
+
+// checkEnvDependencies: Kafka's brokers and the Redis URL are set exactly for the services that
+// use them, the Redis URL from a named Secret key or as a redis:// URL.
+func checkEnvDependencies(t *testing.T, where string, f serviceFacts, env map[string]EnvValue) {
+	t.Helper()
 	needs := map[string]bool{"KAFKA_BROKERS": f.Kafka, "REDIS_URL": f.Redis}
 	for name, need := range needs {
 		v, has := env[f.Prefix+name]
@@ -271,14 +291,15 @@ func checkEnv(t *testing.T, where string, f serviceFacts, env map[string]EnvValu
 			t.Errorf("%s: %s%s set for a service that does not use it", where, f.Prefix, name)
 		}
 	}
-	if v := env[f.Prefix+"REDIS_URL"]; f.Redis && v.Secret != nil {
+	if !f.Redis {
+		return
+	}
+	if v := env[f.Prefix+"REDIS_URL"]; v.Secret != nil {
 		if v.Secret.Name == "" || v.Secret.Key == "" {
 			t.Errorf("%s: %sREDIS_URL from Secret %q key %q", where, f.Prefix, v.Secret.Name, v.Secret.Key)
 		}
-	} else if f.Redis {
-		if u, err := url.Parse(env[f.Prefix+"REDIS_URL"].Value); err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") {
-			t.Errorf("%s: %sREDIS_URL %q is not a redis:// URL", where, f.Prefix, env[f.Prefix+"REDIS_URL"].Value)
-		}
+	} else if u, err := url.Parse(v.Value); err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") {
+		t.Errorf("%s: %sREDIS_URL %q is not a redis:// URL", where, f.Prefix, v.Value)
 	}
 }
 

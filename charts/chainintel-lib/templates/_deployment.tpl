@@ -48,7 +48,7 @@ spec:
   {{- else if not $autoscaling.enabled }}
   replicas: {{ include "chainintel-lib.replicaCount" $top }}
   {{- end }}
-  revisionHistoryLimit: {{ $v.revisionHistoryLimit | default 5 }}
+  revisionHistoryLimit: {{ ternary 5 $v.revisionHistoryLimit (kindIs "invalid" $v.revisionHistoryLimit) }}
   strategy:
     {{- toYaml ($inst.strategy | default $v.strategy | default (dict "type" "RollingUpdate" "rollingUpdate" (dict "maxSurge" "25%" "maxUnavailable" 0))) | nindent 4 }}
   selector:

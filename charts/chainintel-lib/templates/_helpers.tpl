@@ -124,7 +124,14 @@ the ConfigMap exists). Every name carries the service's prefix (envPrefix).
 {{- $_ := set $d (print $p "OPS_ADDR") (printf ":%v" ($ports.ops | default 9090)) -}}
 {{- $_ := set $d (print $p "LOG_LEVEL") ($v.logLevel | default $g.logLevel | default "info") -}}
 {{- $_ := set $d (print $p "SHUTDOWN_TIMEOUT") ($v.shutdownTimeout | default "25s") -}}
-{{- with $tel.otlpEndpoint | default $g.otlpEndpoint }}{{ $_ := set $d (print $p "OTLP_ENDPOINT") . }}{{ end -}}
+{{- with $tel.otlpEndpoint | default $g.otlpEndpoint -}}
+{{- /* The services refuse an endpoint with no scheme at start (libs/telemetry): failing the
+render says so at `helm upgrade` instead of a crash-looping rollout. */ -}}
+{{- if not (or (hasPrefix "http://" (toString .)) (hasPrefix "https://" (toString .))) -}}
+{{- fail (printf "otlpEndpoint %q (global.otlpEndpoint or <service>.telemetry.otlpEndpoint): the services speak OTLP/HTTP and need a URL with an http:// or https:// scheme, e.g. http://otel-collector:4318, not the OTLP/gRPC host:4317" (toString .)) -}}
+{{- end -}}
+{{- $_ := set $d (print $p "OTLP_ENDPOINT") (toString .) -}}
+{{- end -}}
 {{- $ratio := $g.traceSampleRatio -}}
 {{- if and (hasKey $tel "traceSampleRatio") (not (kindIs "invalid" $tel.traceSampleRatio)) }}{{ $ratio = $tel.traceSampleRatio }}{{ end -}}
 {{- if and (not (kindIs "invalid" $ratio)) (ne (toString $ratio) "") }}{{ $_ := set $d (print $p "TRACE_SAMPLE_RATIO") (toString $ratio) }}{{ end -}}
@@ -167,12 +174,15 @@ the ConfigMap exists). Every name carries the service's prefix (envPrefix).
 
 {{/*
 The Secret key holding the Redis URL ({name, key}) of a service that uses Redis: redis.urlSecret,
-else global.redisURLSecret; empty when neither names one (the URL then goes into the ConfigMap).
+else global.redisURLSecret unless the service sets its own redis.url (a service's own value wins
+over the global one, Secret or not); empty when none applies (the URL then goes into the
+ConfigMap).
 */}}
 {{- define "chainintel-lib.redisURLSecret" -}}
 {{- $g := include "chainintel-lib.global" . | fromYaml -}}
 {{- $r := .Values.redis | default dict -}}
-{{- $rs := $r.urlSecret | default $g.redisURLSecret | default dict -}}
+{{- $rs := $r.urlSecret | default dict -}}
+{{- if and (not $rs.name) (not $r.url) }}{{ $rs = $g.redisURLSecret | default dict }}{{ end -}}
 {{- if and (.Values.uses | default dict).redis $rs.name -}}
 {{- toYaml (dict "name" $rs.name "key" (required "redis.urlSecret / global.redisURLSecret needs a key" $rs.key)) -}}
 {{- end -}}

@@ -1,0 +1,93 @@
+package charts
+
+import (
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+)
+
+// deploymentEnv is the resolved environment of the first container of Deployment name.
+func deploymentEnv(t *testing.T, r *Rendered, name string) map[string]EnvValue {
+	t.Helper()
+	for _, d := range Of[*appsv1.Deployment](r) {
+		if d.Name != name {
+			continue
+		}
+		env, _, err := r.Env(d.Spec.Template.Spec.Containers[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return env
+	}
+	t.Fatalf("no Deployment/%s rendered", name)
+	return nil
+}
+
+// A service's own redis.url wins over global.redisURLSecret (values.yaml): the edge reads its own
+// URL, in the Deployment and the migrate Job, while stream-fanout, with no own value, still reads
+// the global Secret.
+func TestRedisOwnURLWinsOverGlobalSecret(t *testing.T) {
+	r := render(t, "./chainintel", nil, "global.redisURLSecret.name=redis-auth", "global.redisURLSecret.key=url",
+		"edge.redis.url=redis://own:6379/1")
+	if v := deploymentEnv(t, r, "edge")["EDGE_REDIS_URL"]; v.Secret != nil || v.Value != "redis://own:6379/1" {
+		t.Errorf("edge: EDGE_REDIS_URL = %+v, want the edge's own redis://own:6379/1", v)
+	}
+	if v := deploymentEnv(t, r, "stream-fanout")["STREAM_REDIS_URL"]; v.Secret == nil || v.Secret.Name != "redis-auth" {
+		t.Errorf("stream-fanout: STREAM_REDIS_URL = %+v, want from Secret redis-auth", v)
+	}
+	jobs := 0
+	for _, j := range Of[*batchv1.Job](r) {
+		for _, e := range j.Spec.Template.Spec.Containers[0].Env {
+			if e.Name != "EDGE_REDIS_URL" {
+				continue
+			}
+			jobs++
+			if e.ValueFrom != nil || e.Value != "redis://own:6379/1" {
+				t.Errorf("Job/%s: EDGE_REDIS_URL = %q (from %+v), want the edge's own URL inline", j.Name, e.Value, e.ValueFrom)
+			}
+		}
+	}
+	if jobs == 0 {
+		t.Error("no Job sets EDGE_REDIS_URL, want the edge's migrate Job")
+	}
+}
+
+// An OTLP endpoint without a scheme (the gRPC habit host:4317, which the old chart comment
+// suggested) would crash-loop every service at start; the render refuses it and says what to
+// use. Either scheme renders.
+func TestOTLPEndpointNeedsAScheme(t *testing.T) {
+	for _, set := range []string{"global.otlpEndpoint=otel-collector:4317", "edge.telemetry.otlpEndpoint=otel:4318"} {
+		msg := renderFails(t, "./chainintel", nil, set)
+		if !strings.Contains(msg, "http://otel-collector:4318") || !strings.Contains(msg, "OTLP/HTTP") {
+			t.Errorf("%s: error %q, want it to say to use http://otel-collector:4318 (OTLP/HTTP)", set, msg)
+		}
+	}
+	for _, ep := range []string{"http://otel:4318", "https://otel.example:4318"} {
+		r := render(t, "./chainintel", nil, "global.otlpEndpoint="+ep)
+		if v := deploymentEnv(t, r, "transfers")["TRANSFERS_OTLP_ENDPOINT"]; v.Value != ep {
+			t.Errorf("global.otlpEndpoint=%s: TRANSFERS_OTLP_ENDPOINT = %+v", ep, v)
+		}
+	}
+}
+
+// revisionHistoryLimit 0 (keep no old ReplicaSets) is a value, not "unset": it renders as 0, and
+// only an unset limit takes the default 5.
+func TestRevisionHistoryLimitKeepsZero(t *testing.T) {
+	for _, c := range []struct {
+		sets []string
+		want int32
+	}{
+		{[]string{"revisionHistoryLimit=0"}, 0},
+		{[]string{"revisionHistoryLimit=2"}, 2},
+		{[]string{"revisionHistoryLimit=null"}, 5},
+		{nil, 5},
+	} {
+		r := render(t, "./balances", nil, c.sets...)
+		d := Of[*appsv1.Deployment](r)[0]
+		if got := d.Spec.RevisionHistoryLimit; got == nil || *got != c.want {
+			t.Errorf("%v: revisionHistoryLimit %v, want %d", c.sets, got, c.want)
+		}
+	}
+}
