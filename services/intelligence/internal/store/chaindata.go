@@ -519,9 +519,14 @@ func journalFacts(rows pgx.Rows, chain string) ([]TransferFact, error) {
 			return nil, err
 		}
 		for i := range from {
-			f := TransferFact{Chain: chain, ChainType: ct, BlockHash: hash, ID: ids[i], From: from[i], To: to[i], USD: usd[i], TimeMs: newest}
+			f := TransferFact{Chain: chain, ChainType: ct, BlockHash: hash, From: from[i], To: to[i], USD: usd[i], TimeMs: newest}
 			if len(ms) == len(from) {
 				f.TimeMs = ms[i] // journaled before the journal kept times otherwise
+			}
+			if len(ids) == len(from) {
+				// A row journaled before the journal kept ids has none ('{}', migration 00004):
+				// its transfers are applied again without claiming an id, as before ids were kept.
+				f.ID = ids[i]
 			}
 			out = append(out, f)
 		}
