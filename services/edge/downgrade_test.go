@@ -25,7 +25,9 @@ tiers:
 `); err != nil {
 		t.Fatal(err)
 	}
-	e := newEdge(t, edgeOpts{tune: func(c *edge.Config) { c.TiersFile = table }})
+	// The big key's first call caches the period's record before the consumer has written it;
+	// a short TTL lets the small key's check see the record once written.
+	e := newEdge(t, edgeOpts{tune: func(c *edge.Config) { c.TiersFile, c.CreditsIncludedTTL = table, 100*time.Millisecond }})
 	big, bigInfo := e.key(t, edge.KeySpec{Tier: "big", Role: httpx.RoleIndividual})
 	if r := e.get("/transfers?limit=10&rows=10", big); r.Status != 200 || r.Header.Get("X-Credits-Period-Limit") != "5000" {
 		t.Fatalf("big key: %d %v", r.Status, r.Header)

@@ -158,13 +158,14 @@ func Assemble(cfg Config, s *service.Service, pool *pgxpool.Pool, rdb redis.Univ
 		Store: store, Ledger: a.Ledger, Log: s.Log,
 		Included: func(tier string) int64 { t, _ := table.Get(tier); return t.IncludedCredits },
 	}
+	included := usage.NewIncludedCache(store, usage.IncludedOptions{TTL: cfg.CreditsIncludedTTL})
 	analytics := edgehttp.Analytics{Usage: store, Tiers: table, Routes: routes.Table}
 	shed := edgehttp.NewShedder(cfg.MaxInFlight, cfg.ShedWait, meter)
 	mws := []edgehttp.Middleware{
 		edgehttp.TierAccess(table),
 		edgehttp.RateLimits{Tiers: table, Limiter: a.Limiter, TrustedProxies: trusted,
 			Public: ratelimit.Limit{Rate: cfg.PublicRate, Burst: cfg.PublicBurst}}.Middleware,
-		edgehttp.Metering{Tiers: table, Ledger: a.Ledger, Usage: a.Producer, Included: usage.NewIncludedCache(store, cfg.KeyLocalTTL)}.Middleware,
+		edgehttp.Metering{Tiers: table, Ledger: a.Ledger, Usage: a.Producer, Included: included}.Middleware,
 		shed.Middleware,
 	}
 	own := map[string]http.Handler{

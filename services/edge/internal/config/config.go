@@ -41,6 +41,10 @@ type Config struct {
 	// process (the backstop for a lost invalidation: a revoked key is refused within it).
 	KeyCacheTTL time.Duration `env:"KEY_CACHE_TTL" envDefault:"60s"`
 	KeyLocalTTL time.Duration `env:"KEY_LOCAL_TTL" envDefault:"1s"`
+	// CreditsIncludedTTL is how long a replica keeps a period's recorded included credits (the
+	// greatest tier used in it) for the credit check: a key of a greater tier first used in a
+	// period raises the allowance of the entity's other keys within it (usage.IncludedOptions).
+	CreditsIncludedTTL time.Duration `env:"CREDITS_INCLUDED_TTL" envDefault:"30s"`
 
 	// OperatorName is the word of the operator-named fields of the public API (serviceEntity,
 	// serviceLabel, the search toggles, /service/circulating); an operator migrating from the
@@ -117,6 +121,9 @@ func (c Config) validateRouting(p *config.Problems) {
 	}
 	if c.KeyCacheTTL <= 0 || c.KeyLocalTTL <= 0 {
 		p.Addf("EDGE_KEY_CACHE_TTL and EDGE_KEY_LOCAL_TTL must be positive")
+	}
+	if c.CreditsIncludedTTL <= 0 {
+		p.Addf("EDGE_CREDITS_INCLUDED_TTL must be positive")
 	}
 	if _, err := tiers.FromFile(c.TiersFile); err != nil {
 		p.Addf("EDGE_TIERS_FILE: %v", err)

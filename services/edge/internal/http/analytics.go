@@ -71,13 +71,18 @@ func (a Analytics) CreditPeriods() http.Handler {
 		}
 		now := a.now().UTC()
 		start, end := usage.PeriodOf(now)
+		tr, _ := a.Tiers.Get(id.Tier)
 		if len(stored) == 0 || stored[0].Start.Before(start) {
-			tr, _ := a.Tiers.Get(id.Tier)
-			current := usage.Period{Entity: e, Start: start, End: end, Included: tr.IncludedCredits, ComputedAt: now}
+			current := usage.Period{Entity: e, Start: start, End: end, ComputedAt: now}
 			stored = append([]usage.Period{current}, stored...)
 			if len(stored) > 12 {
 				stored = stored[:12]
 			}
+		}
+		// The current period's included credits as the credit check counts them (Metering): the
+		// calling key's tier is among those used in it even before the consumer has recorded it.
+		if stored[0].Start.Equal(start) {
+			stored[0].Included = max(stored[0].Included, tr.IncludedCredits)
 		}
 		out := make([]CreditPeriod, len(stored))
 		for i, p := range stored {

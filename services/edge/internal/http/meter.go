@@ -32,9 +32,11 @@ type Ledger interface {
 }
 
 // PeriodIncluded reads the included credits recorded for a billed entity's period
-// (usage.IncludedCache; 0 when none was recorded yet).
+// (usage.IncludedCache; 0 when none was recorded yet): Included reads through, Cached only
+// answers what is already known.
 type PeriodIncluded interface {
 	Included(ctx context.Context, e usage.Entity, start time.Time) (int64, error)
+	Cached(e usage.Entity, start time.Time) (int64, bool)
 }
 
 // UsageRecorder queues a usage event without blocking (metering.Producer).
@@ -56,7 +58,7 @@ type UsageRecorder interface {
 // made calls in it (the billing record, usage.upsertPeriods, keeps that figure): a key of a
 // smaller tier used after one of a greater (a downgrade) gets the greater allowance until the
 // period ends. The check and X-Credits-Period-Limit use the same figure (Included; nil: the
-// key's tier alone).
+// key's tier alone; see included for when the record is read).
 type Metering struct {
 	Tiers    tiers.Table
 	Ledger   Ledger
@@ -67,14 +69,23 @@ type Metering struct {
 
 // included is the period's included credits as the billing record keeps them, with the calling
 // key's tier among those used. When the record cannot be read, the key's tier alone: the
-// smaller allowance, never one the record would not show.
-func (m Metering) included(ctx context.Context, tr tiers.Tier, e usage.Entity, at time.Time) int64 {
+// smaller allowance, never one the record would not show. Only a call that costs credits reads
+// the record (its check and its X-Credits-Period-Limit need the figure); a free call's header
+// says what is already known, so free routes never wait on PostgreSQL.
+func (m Metering) included(ctx context.Context, rt routes.Route, tr tiers.Tier, e usage.Entity, at time.Time) int64 {
 	n := tr.IncludedCredits
-	if m.Included != nil {
-		start, _ := usage.PeriodOf(at)
-		if rec, err := m.Included.Included(ctx, e, start); err == nil {
+	if m.Included == nil {
+		return n
+	}
+	start, _ := usage.PeriodOf(at)
+	if rt.Credits <= 0 {
+		if rec, ok := m.Included.Cached(e, start); ok {
 			n = max(n, rec)
 		}
+		return n
+	}
+	if rec, err := m.Included.Included(ctx, e, start); err == nil {
+		n = max(n, rec)
 	}
 	return n
 }
@@ -108,7 +119,7 @@ func (m Metering) Middleware(rt routes.Route, next http.Handler) http.Handler {
 		tr, _ := m.Tiers.Get(id.Tier)
 		entity := usage.BilledEntity(id.UserID, id.OrgID)
 		cost, limit := rt.Credits*units, int64(-1)
-		included := m.included(r.Context(), tr, entity, start)
+		included := m.included(r.Context(), rt, tr, entity, start)
 		if _, hard := tr.CreditLimit(); rt.Credits > 0 && hard {
 			limit = included
 		}

@@ -5,6 +5,7 @@ package metering
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"slices"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"github.com/chainintel/chainintel/libs/eventbus"
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
 	"github.com/google/uuid"
+	"github.com/segmentio/kafka-go"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/metric/noop"
 )
@@ -39,7 +41,9 @@ type ProducerOptions struct {
 // unchanged (same event ids: the consumer de-duplicates by id, so a partly written batch is
 // counted once), until it is published or shutdown's bounded drain ends; while the broker
 // refuses, the queue fills, and only when it is full (the memory bound) is an event dropped and
-// counted (edge_usage_events_dropped_total).
+// counted (edge_usage_events_dropped_total). An event the broker can never accept (a record too
+// large, an invalid record or topic: see unpublishable) is not retried, which would stop its
+// worker for good: it is logged and counted (edge_usage_events_failed_total).
 type Producer struct {
 	pub   Publisher
 	o     ProducerOptions
@@ -84,7 +88,7 @@ func NewProducer(pub Publisher, o ProducerOptions) *Producer {
 	p := &Producer{pub: pub, o: o, queue: make(chan eventbus.Event, o.Queue)}
 	p.published, _ = m.Int64Counter("edge_usage_events_published_total", metric.WithDescription("usage events published"))
 	p.dropped, _ = m.Int64Counter("edge_usage_events_dropped_total", metric.WithDescription("usage events dropped because the queue was full"))
-	p.failed, _ = m.Int64Counter("edge_usage_events_failed_total", metric.WithDescription("usage events not published when shutdown's drain ended (broker unavailable)"))
+	p.failed, _ = m.Int64Counter("edge_usage_events_failed_total", metric.WithDescription("usage events not published: shutdown's drain ended (broker unavailable), or the broker refuses them for good (a record too large, an invalid record or topic)"))
 	p.retries, _ = m.Int64Counter("edge_usage_publish_retries_total", metric.WithDescription("failed publishes of usage event batches, each retried with the same events"))
 	_, _ = m.Int64ObservableGauge("edge_usage_events_queued", metric.WithDescription("usage events waiting in the producer's queue"),
 		metric.WithInt64Callback(func(_ context.Context, o metric.Int64Observer) error {
@@ -150,8 +154,8 @@ func (p *Producer) drain(ctx context.Context) {
 		if len(batch) == 0 {
 			return
 		}
-		if !p.publish(ctx, batch) {
-			lost := len(batch) + len(p.queue)
+		if left := p.publish(ctx, batch); left != nil {
+			lost := len(left) + len(p.queue)
 			p.mu.Lock()
 			for _, b := range p.held {
 				lost += len(b)
@@ -172,9 +176,9 @@ func (p *Producer) work(ctx context.Context) {
 			return
 		case e := <-p.queue:
 			batch = p.take(append(batch[:0], e))
-			if !p.publish(ctx, batch) {
+			if left := p.publish(ctx, batch); left != nil {
 				p.mu.Lock()
-				p.held = append(p.held, slices.Clone(batch))
+				p.held = append(p.held, slices.Clone(left))
 				p.mu.Unlock()
 				return
 			}
@@ -195,16 +199,33 @@ func (p *Producer) take(batch []eventbus.Event) []eventbus.Event {
 	return batch
 }
 
-// publish publishes batch, retrying it unchanged with backoff until it succeeds (true) or ctx
-// ends (false). A usage event is a charge: a broker outage must not lose it, and retrying the
-// same event ids lets the consumer count a partly written batch once.
-func (p *Producer) publish(ctx context.Context, batch []eventbus.Event) bool {
+// publish publishes batch, retrying what is not published with backoff until all of it is
+// published or dropped as unpublishable (nil), or ctx ends (what is left, not empty). A usage
+// event is a charge: a broker outage must not lose it, and retrying the same event ids lets the
+// consumer count a partly written batch once.
+func (p *Producer) publish(ctx context.Context, batch []eventbus.Event) []eventbus.Event {
 	backoff := p.o.Backoff
 	for {
 		err := p.pub.Publish(ctx, batch...)
 		if err == nil {
 			p.published.Add(context.Background(), int64(len(batch)))
-			return true
+			return nil
+		}
+		retry, lost := unpublishable(batch, err)
+		if written := len(batch) - len(retry) - lost; written > 0 {
+			p.published.Add(context.Background(), int64(written))
+		}
+		if lost > 0 {
+			p.failed.Add(context.Background(), int64(lost))
+			p.o.Log.Error("usage events dropped: the broker refuses them for good; those calls are not charged",
+				"events", lost, "error", err)
+		}
+		if len(retry) == 0 {
+			return nil
+		}
+		batch = retry
+		if lost > 0 {
+			continue // the rest was refused with the unpublishable events, not for itself
 		}
 		p.retries.Add(context.Background(), 1)
 		p.o.Log.Warn("publishing usage events failed; retrying the same events", "events", len(batch), "error", err)
@@ -212,11 +233,63 @@ func (p *Producer) publish(ctx context.Context, batch []eventbus.Event) bool {
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return false
+			return batch
 		case <-t.C:
 		}
 		backoff = min(2*backoff, p.o.MaxBackoff)
 	}
+}
+
+// permanentCodes are the broker's answers that retrying the same record cannot change.
+var permanentCodes = []kafka.Error{kafka.MessageSizeTooLarge, kafka.RecordListTooLarge, kafka.InvalidTopic, kafka.InvalidRecord}
+
+func permanent(err error) bool {
+	for _, code := range permanentCodes {
+		if errors.Is(err, code) {
+			return true
+		}
+	}
+	return false
+}
+
+// unpublishable splits a batch whose publish failed with err into the events to retry and the
+// number that can never be published. kafka-go's MessageTooLargeError (a record over the
+// writer's batch size; nothing was written) names one record, by its event id; per-record
+// write errors name each record's fate (nil: written). Any other error is the whole batch's:
+// permanent, or retried.
+func unpublishable(batch []eventbus.Event, err error) (retry []eventbus.Event, lost int) {
+	var tooLarge kafka.MessageTooLargeError
+	if errors.As(err, &tooLarge) {
+		id := ""
+		for _, h := range tooLarge.Message.Headers {
+			if h.Key == eventbus.HeaderEventID {
+				id = string(h.Value)
+			}
+		}
+		for i, e := range batch {
+			if e.ID == id {
+				return append(slices.Clone(batch[:i]), batch[i+1:]...), 1
+			}
+		}
+		return nil, len(batch) // the record cannot be told apart: none of the batch can go
+	}
+	var werr kafka.WriteErrors
+	if errors.As(err, &werr) && len(werr) == len(batch) {
+		for i, e := range werr {
+			switch {
+			case e == nil:
+			case permanent(e):
+				lost++
+			default:
+				retry = append(retry, batch[i])
+			}
+		}
+		return retry, lost
+	}
+	if permanent(err) {
+		return nil, len(batch)
+	}
+	return batch, 0
 }
 
 // Pending is the number of queued events (for tests and metrics).

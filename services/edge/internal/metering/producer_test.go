@@ -126,9 +126,9 @@ func (p *refusingPub) state() (refused, writes, unique int) {
 	return p.refused, p.writes, len(p.got)
 }
 
-// With the broker refusing (after writing part of each batch) for many more attempts than the
-// old budget of three, every call recorded arrives exactly once per event id once it accepts,
-// whether it recovers while the producer runs or during shutdown's drain.
+// With the broker refusing (after writing part of each batch) for many attempts in a row, a
+// retriable failure never drops a batch: every call recorded arrives exactly once per event id
+// once it accepts, whether it recovers while the producer runs or during shutdown's drain.
 func TestProducerRetriesUntilPublished(t *testing.T) {
 	for _, atShutdown := range []bool{false, true} {
 		t.Run(fmt.Sprintf("atShutdown=%v", atShutdown), func(t *testing.T) {

@@ -296,12 +296,15 @@ func (b *lease) endFetch() {
 }
 
 // allowRedis decides from the replica's lease when it can, else asks Redis for the next lease,
-// or waits for the one already on its way. The wait and the ask share one deadline (the Redis
-// decision timeout): a request never waits longer for another's lease than for its own.
+// or waits for the one already on its way. A decision from the lease sets no deadline. Waiting
+// for others' lease requests has one deadline, the Redis decision timeout, however many it
+// waits for: a request never waits longer for another's lease than for its own. A request
+// whose wait ends with it asking (the request it waited for failed) gets the whole decision
+// timeout for its own ask (askRedis): only Redis failing to answer it in that time makes it a
+// Redis failure, decided in process and counted as a fallback, as for any other asker.
 func (l *Limiter) allowRedis(ctx context.Context, key string, lim Limit) (Decision, error) {
 	b := l.leaseOf(key, lim)
-	ctx, cancel := context.WithTimeout(ctx, l.o.Timeout)
-	defer cancel()
+	var waitCtx context.Context // the deadline of waiting, set at the first wait
 	waited := false
 	defer func() {
 		if waited {
@@ -313,12 +316,17 @@ func (l *Limiter) allowRedis(ctx context.Context, key string, lim Limit) (Decisi
 	for {
 		d, ask, giveBack, landed := l.fromLease(b, key, lim, waited)
 		if landed != nil {
+			if waitCtx == nil {
+				var cancel context.CancelFunc
+				waitCtx, cancel = context.WithTimeout(ctx, l.o.Timeout)
+				defer cancel()
+			}
 			waited = true
 			select {
 			case <-landed:
 				continue
-			case <-ctx.Done():
-				return Decision{}, ctx.Err()
+			case <-waitCtx.Done():
+				return Decision{}, waitCtx.Err()
 			}
 		}
 		if ask == 0 {
@@ -396,7 +404,8 @@ func (l *Limiter) fromLease(b *lease, key string, lim Limit, waited bool) (d Dec
 	return Decision{}, ask, giveBack, nil
 }
 
-// askRedis gives back giveBack unspent tokens, then asks for a lease of up to n.
+// askRedis gives back giveBack unspent tokens, then asks for a lease of up to n, within the
+// Redis decision timeout from now.
 func (l *Limiter) askRedis(ctx context.Context, key string, lim Limit, giveBack, n int) (*redis_rate.Result, error) {
 	rctx, cancel := context.WithTimeout(ctx, l.o.Timeout)
 	defer cancel()

@@ -241,30 +241,58 @@ func TestUnspentLeaseIsGivenBack(t *testing.T) {
 }
 
 // A budget near its limit is decided one request at a time: after a refusal, no lease is
-// taken, and a refusal is repeated locally until Redis said the next token is due.
+// taken, and a refusal is repeated locally until Redis said the next token is due; then the
+// next request is admitted.
 func TestRefusalsAreRemembered(t *testing.T) {
 	rdb, _ := redistest.Client(t)
 	l := ratelimit.New(rdb, ratelimit.Options{Timeout: slowMachine})
-	// The slowest rate there is, so that the refusals below have the longest time (a second) to
-	// be made before the next token is due, even on a loaded machine.
 	lim := ratelimit.Limit{Rate: 1, Burst: 2}
+	start := time.Now()
+	// Rate 1/s: whole seconds passed since the budget was full are tokens refilled, each of
+	// which a loaded machine may see admitted among the refusals (and ask Redis for).
+	refill := func() int { return int(time.Since(start).Seconds()) }
 	for i := 0; i < 2; i++ {
 		if !l.Allow(context.Background(), "refused", lim).Allowed {
 			t.Fatal("burst refused")
 		}
 	}
 	before := l.RedisCalls()
+	admitted := 0
+	var last ratelimit.Decision
 	for i := 0; i < 50; i++ {
-		if d := l.Allow(context.Background(), "refused", lim); d.Allowed || d.RetryAfter <= 0 || d.RetryAfter > time.Second {
+		d := l.Allow(context.Background(), "refused", lim)
+		switch {
+		case d.Allowed:
+			admitted++
+		case d.RetryAfter <= 0 || d.RetryAfter > time.Second:
 			t.Fatalf("over the limit: %+v", d)
+		default:
+			last = d
 		}
 	}
-	if calls := l.RedisCalls() - before; calls > 2 {
-		t.Fatalf("%d Redis calls for 50 refusals", calls)
+	r := refill()
+	if admitted > r {
+		t.Fatalf("%d of 50 admitted over the limit (refill %d)", admitted, r)
 	}
-	time.Sleep(1100 * time.Millisecond)
-	if !l.Allow(context.Background(), "refused", lim).Allowed {
-		t.Fatal("refused after the next token was due")
+	// One call refuses; each token refilled meanwhile costs at most one call that takes it and
+	// one that is refused again.
+	if calls := l.RedisCalls() - before; calls > int64(2+2*r) {
+		t.Fatalf("%d Redis calls for 50 decisions over the limit (refill %d)", calls, r)
+	}
+	if last.RetryAfter <= 0 {
+		t.Fatal("no refusal among 50 decisions over the limit")
+	}
+	// Once the Retry-After a refusal said has passed, the next token is due.
+	time.Sleep(last.RetryAfter)
+	for i := 0; ; i++ {
+		d := l.Allow(context.Background(), "refused", lim)
+		if d.Allowed {
+			break
+		}
+		if i == 2 || d.RetryAfter <= 0 {
+			t.Fatalf("refused after the Retry-After said had passed: %+v", d)
+		}
+		time.Sleep(d.RetryAfter) // a refusal's clock rounds to the millisecond
 	}
 }
 
