@@ -231,18 +231,17 @@ func addressInfo(f AddressFlow) AddressInfo {
 }
 
 // Volume returns a token's transfer volume in buckets of size over the last window, oldest
-// first, every bucket present. A transfer moves value out of one address into another, so each
-// bucket's in and out are both the bucket's volume.
+// first, every bucket present. The buckets cover [now - window, now] at bucket granularity: the
+// first is the bucket holding now - window, the last the one holding now, so no part of the
+// window is left out and nothing more than one bucket before it is read. A transfer moves value
+// out of one address into another, so each bucket's in and out are both the bucket's volume.
 func (s *Service) Volume(ctx context.Context, ref TokenRef, size, window time.Duration) ([]VolumePoint, error) {
 	_, deps, err := s.deployments(ctx, ref, nil)
 	if err != nil {
 		return nil, err
 	}
 	now := s.o.Now().UTC()
-	origin := time.Date(2000, 1, 3, 0, 0, 0, 0, time.UTC) // a Monday: weekly buckets start on Mondays
-	to := origin.Add(now.Sub(origin) / size * size).Add(size)
-	from := to.Add(-window).Truncate(time.Hour)
-	from = origin.Add(from.Sub(origin) / size * size)
+	from, to := VolumeSpan(now, size, window)
 	var bs []VolumeBucket
 	if len(deps) > 0 {
 		if bs, err = s.st.Volume(ctx, deps, from, to, size); err != nil {
@@ -260,6 +259,17 @@ func (s *Service) Volume(ctx context.Context, ref TokenRef, size, window time.Du
 		out = append(out, p)
 	}
 	return out, nil
+}
+
+// volumeOrigin is a Monday 00:00 UTC: buckets are aligned to it, so days start at 00:00 UTC and
+// weekly buckets on Mondays.
+var volumeOrigin = time.Date(2000, 1, 3, 0, 0, 0, 0, time.UTC)
+
+// VolumeSpan returns the start of the first bucket of size and the end of the last one of a
+// window ending at now: the first bucket holds now - window, the last holds now.
+func VolumeSpan(now time.Time, size, window time.Duration) (from, to time.Time) {
+	bucket := func(t time.Time) time.Time { return volumeOrigin.Add(t.Sub(volumeOrigin) / size * size) }
+	return bucket(now.Add(-window)), bucket(now).Add(size)
 }
 
 // Trending returns the priced tokens with the most 24 h volume.

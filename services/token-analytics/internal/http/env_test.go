@@ -50,6 +50,12 @@ type env struct {
 
 func newEnv(t testing.TB, native app.Native) *env {
 	t.Helper()
+	return newEnvAt(t, native, now)
+}
+
+// newEnvAt is newEnv with the clock fixed at at.
+func newEnvAt(t testing.TB, native app.Native, at time.Time) *env {
+	t.Helper()
 	pool := pgtest.Pool(t)
 	if _, err := pool.Exec(context.Background(), `TRUNCATE market.tokens, market.deployments, market.prices, market.price_extremes, market.outbox,
 		market.flows, market.orphaned_blocks, market.address_classes, market.flow_hours, market.flow_days, market.flow_address_hours,
@@ -59,7 +65,7 @@ func newEnv(t testing.TB, native app.Native) *env {
 	st := store.New(pool)
 	set, _ := chains.NewSet(nil)
 	e := httpx.NewEngine(httpx.EngineOptions{Service: "token-analytics"})
-	Register(e, app.New(st, app.Options{Native: native, Now: func() time.Time { return now }}), set)
+	Register(e, app.New(st, app.Options{Native: native, Now: func() time.Time { return at }}), set)
 	reserves := map[string]bool{}
 	for _, a := range native.Reserves {
 		reserves[native.Chain+":"+a] = true

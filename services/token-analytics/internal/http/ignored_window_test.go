@@ -32,7 +32,7 @@ func TestIgnoredTimeParametersNeverWidenTheWindow(t *testing.T) {
 	for _, c := range []struct {
 		granularity string
 		buckets     int
-	}{{"1h", 7 * 24}, {"1d", 90}, {"7d", 13}} {
+	}{{"1h", 7*24 + 1}, {"1d", 90 + 1}, {"7d", 14}} {
 		base := "/token/volume/alpha?granularity=" + c.granularity
 		code, want := e.get(base)
 		if code != 200 {

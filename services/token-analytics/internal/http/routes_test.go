@@ -2,6 +2,7 @@ package http
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -53,10 +54,12 @@ func TestVolumeBuckets(t *testing.T) {
 	// alpha moved 195 (in 1h before now) and another 7 two days ago, also 7 units.
 	e.send(transfer{id: "0xv1_1", from: user1, to: user2, token: alpha, usd: 7, units: 7, at: time.Date(2026, 1, 8, 3, 10, 0, 0, time.UTC)})
 	e.expect("/token/volume/alpha?granularity=1h&timeLast=3h", 200, `[
+		{"time":"2026-01-10T09:00:00Z","inUSD":0,"inValue":0,"outUSD":0,"outValue":0},
 		{"time":"2026-01-10T10:00:00Z","inUSD":0,"inValue":0,"outUSD":0,"outValue":0},
 		{"time":"2026-01-10T11:00:00Z","inUSD":195,"inValue":195,"outUSD":195,"outValue":195},
 		{"time":"2026-01-10T12:00:00Z","inUSD":0,"inValue":0,"outUSD":0,"outValue":0}]`)
 	e.expect("/token/volume/ethereum/"+alpha+"?granularity=1d&timeLast=3d", 200, `[
+		{"time":"2026-01-07T00:00:00Z","inUSD":0,"inValue":0,"outUSD":0,"outValue":0},
 		{"time":"2026-01-08T00:00:00Z","inUSD":7,"inValue":7,"outUSD":7,"outValue":7},
 		{"time":"2026-01-09T00:00:00Z","inUSD":0,"inValue":0,"outUSD":0,"outValue":0},
 		{"time":"2026-01-10T00:00:00Z","inUSD":195,"inValue":195,"outUSD":195,"outValue":195}]`)
@@ -80,6 +83,49 @@ func TestVolumeBuckets(t *testing.T) {
 	}
 	if code, _ := e.get("/token/volume/ethereum/0x00000000000000000000000000000000000000ff?granularity=1d"); code != 404 {
 		t.Errorf("unknown contract: %d", code)
+	}
+}
+
+// TestVolumeCoversTimeLastBeforeNow: the buckets cover [now - timeLast, now] at bucket
+// granularity, the first holding now - timeLast and the last holding now, on a Thursday
+// 18:30 UTC. Each transfer's USD is a distinct power of two, so every bucket's sum names the
+// transfers in it; those one minute before the first bucket are left out.
+func TestVolumeCoversTimeLastBeforeNow(t *testing.T) {
+	clock := time.Date(2026, 11, 26, 18, 30, 0, 0, time.UTC)
+	e := newEnvAt(t, app.Native{}, clock)
+	e.tokens(app.TokenUpdate{PricingID: "alpha", Name: "Alpha", Symbol: "ALP", Deployments: []app.Deployment{{Chain: "ethereum", Address: alpha, Decimals: 18}}})
+	at := func(month, day, hour, minute int) time.Time {
+		return time.Date(2026, time.Month(month), day, hour, minute, 0, 0, time.UTC)
+	}
+	for i, when := range []time.Time{
+		at(10, 25, 23, 59), at(10, 26, 0, 0), // Sunday before, and the Monday of, the week holding now - 30d
+		at(11, 22, 23, 59), at(11, 23, 19, 0), // the day before, and inside, the day holding now - 3d
+		at(11, 25, 15, 59), at(11, 25, 18, 45), // before, and inside, the 4h bucket holding now - 1d
+		at(11, 26, 14, 59), at(11, 26, 15, 0), at(11, 26, 18, 29), // around the hour holding now - 3h; the last minute
+	} {
+		usd := float64(int(1) << i)
+		e.send(transfer{id: fmt.Sprintf("0xw%d_1", i), from: user1, to: user2, token: alpha, usd: usd, units: usd, at: when})
+	}
+	point := func(t string, v int) string {
+		return fmt.Sprintf(`{"time":%q,"inUSD":%d,"inValue":%d,"outUSD":%d,"outValue":%d}`, t, v, v, v, v)
+	}
+	for _, c := range []struct {
+		query  string
+		points []string
+	}{
+		{"granularity=1h&timeLast=3h", []string{point("2026-11-26T15:00:00Z", 128), point("2026-11-26T16:00:00Z", 0),
+			point("2026-11-26T17:00:00Z", 0), point("2026-11-26T18:00:00Z", 256)}},
+		{"granularity=4h&timeLast=1d", []string{point("2026-11-25T16:00:00Z", 32), point("2026-11-25T20:00:00Z", 0),
+			point("2026-11-26T00:00:00Z", 0), point("2026-11-26T04:00:00Z", 0), point("2026-11-26T08:00:00Z", 0),
+			point("2026-11-26T12:00:00Z", 192), point("2026-11-26T16:00:00Z", 256)}},
+		{"granularity=1d&timeLast=3d", []string{point("2026-11-23T00:00:00Z", 8), point("2026-11-24T00:00:00Z", 0),
+			point("2026-11-25T00:00:00Z", 48), point("2026-11-26T00:00:00Z", 448)}},
+		{"granularity=7d&timeLast=30d", []string{point("2026-10-26T00:00:00Z", 2), point("2026-11-02T00:00:00Z", 0),
+			point("2026-11-09T00:00:00Z", 0), point("2026-11-16T00:00:00Z", 4), point("2026-11-23T00:00:00Z", 504)}},
+		// now - 7d is a Thursday: its week starts on the Monday before it.
+		{"granularity=7d&timeLast=7d", []string{point("2026-11-16T00:00:00Z", 4), point("2026-11-23T00:00:00Z", 504)}},
+	} {
+		e.expect("/token/volume/alpha?"+c.query, 200, "["+strings.Join(c.points, ",")+"]")
 	}
 }
 
