@@ -262,7 +262,8 @@ func (w *World) move(x *tx, from, to *account, t *token, v *uint256.Int, b *Batc
 		TokenSymbol: t.symbol, TokenDecimals: t.decimals, Amount: v.Dec(), FromIsContract: from.contract, ToIsContract: to.contract,
 		TxIndex: x.index,
 	}
-	usd := t.usd(v)
+	// Priced as ingest prices it: at the price in force at the block's time, not the current one.
+	usd := t.usdAt(v, t.price.at(time.UnixMilli(x.timeMs)))
 	tr.HistoricalUsd = &usd
 	switch {
 	case cs.utxo():

@@ -33,7 +33,24 @@ func (w *World) advancePrices(t time.Time, b *Batch) {
 				p.value = p.track.value
 			}
 		}
+		w.recordPrices()
 		w.emitPrices(b, w.priceAt)
+	}
+}
+
+// recordPrices appends every price's value at priceAt to its history and drops the ticks no
+// block time can need: those before the newest one in force priceKeep before priceAt.
+func (w *World) recordPrices() {
+	cut := w.priceAt.Add(-w.priceKeep)
+	for _, p := range w.priceList {
+		p.hist = append(p.hist, pricePoint{at: w.priceAt, value: p.value})
+		drop := 0
+		for drop+1 < len(p.hist) && !p.hist[drop+1].at.After(cut) {
+			drop++
+		}
+		if drop > 0 {
+			p.hist = append(p.hist[:0], p.hist[drop:]...)
+		}
 	}
 }
 

@@ -134,6 +134,28 @@ type price struct {
 	spec  assetSpec
 	value float64
 	track *price
+	// hist is the recent ticks, oldest first, back to the newest one in force a block interval
+	// before the latest: a transfer is priced at its block's time, which can be before it.
+	hist []pricePoint
+}
+
+type pricePoint struct {
+	at    time.Time
+	value float64
+}
+
+// at returns the price in force at t: the newest recorded tick at or before it (the oldest kept
+// when t is before every one).
+func (p *price) at(t time.Time) float64 {
+	for i := len(p.hist) - 1; i >= 0; i-- {
+		if !p.hist[i].at.After(t) {
+			return p.hist[i].value
+		}
+	}
+	if len(p.hist) > 0 {
+		return p.hist[0].value
+	}
+	return p.value
 }
 
 type token struct {
@@ -207,6 +229,7 @@ type World struct {
 	r         *rand.Rand
 	now       time.Time
 	priceAt   time.Time
+	priceKeep time.Duration // the longest block interval: how far back a block's time can be
 	prices    map[string]*price
 	priceList []*price
 	chains    []*chainState
@@ -260,6 +283,7 @@ func New(cfg Config) (*World, error) {
 			p.value = p.track.value
 		}
 	}
+	w.recordPrices()
 	seen := map[string]bool{}
 	for _, name := range cfg.Chains {
 		name = strings.TrimSpace(name)
@@ -285,6 +309,7 @@ func New(cfg Config) (*World, error) {
 
 func (w *World) addChain(c chains.Chain) {
 	cs := &chainState{chain: c, timing: timings[c.Name], touched: map[touchKey]struct{}{}}
+	w.priceKeep = max(w.priceKeep, cs.timing.interval)
 	native := &token{idx: 0, chain: cs, pricingID: c.NativePricingID, name: c.NativeName, symbol: c.NativeSymbol,
 		decimals: c.NativeDecimals, price: w.prices[c.NativePricingID], weight: 40}
 	cs.tokens = append(cs.tokens, native)
@@ -517,5 +542,10 @@ func pow10u(n int) uint64 {
 
 // usd values an amount in the smallest unit at the token's current price.
 func (t *token) usd(v *uint256.Int) float64 {
-	return v.Float64() / math.Pow10(int(t.decimals)) * t.price.value
+	return t.usdAt(v, t.price.value)
+}
+
+// usdAt values an amount in the smallest unit at price.
+func (t *token) usdAt(v *uint256.Int, price float64) float64 {
+	return v.Float64() / math.Pow10(int(t.decimals)) * price
 }
