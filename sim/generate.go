@@ -263,7 +263,7 @@ func (w *World) move(x *tx, from, to *account, t *token, v *uint256.Int, b *Batc
 		TxIndex: x.index,
 	}
 	// Priced as ingest prices it: at the price in force at the block's time, not the current one.
-	usd := t.usdAt(v, t.price.at(time.UnixMilli(x.timeMs)))
+	usd := t.usdAtBlock(v, x.timeMs)
 	tr.HistoricalUsd = &usd
 	switch {
 	case cs.utxo():
@@ -321,8 +321,8 @@ func (w *World) finish(x *tx, b *Batch, kind, entity string, success bool) {
 		}
 	}
 	native := cs.tokens[0]
-	valueUSD := native.usd(&x.value)
-	feeUSD := native.usd(fee)
+	valueUSD := native.usdAtBlock(&x.value, x.timeMs)
+	feeUSD := native.usdAtBlock(fee, x.timeMs)
 	method := x.method
 	if cs.chain.Type != chains.TypeEVM {
 		method = ""
@@ -540,7 +540,7 @@ func (w *World) swap(cs *chainState, b *Batch) bool {
 	if in == p.token0 {
 		a0, a1 = vin.Dec(), "-"+vout.Dec()
 	}
-	usd := in.usd(vin)
+	usd := in.usdAtBlock(vin, x.timeMs)
 	s := &eventsv1.Swap{
 		Id: x.hash + "_" + strconv.FormatUint(uint64(logIdx), 10), Chain: cs.chain.Name, TransactionHash: x.hash, BlockHash: cs.blockHash,
 		BlockNumber: cs.block, BlockTimeMs: x.timeMs, ContractAddress: p.acct.addr.Address, Sender: p.router.addr.Address,

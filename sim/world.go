@@ -540,9 +540,10 @@ func pow10u(n int) uint64 {
 	return v
 }
 
-// usd values an amount in the smallest unit at the token's current price.
-func (t *token) usd(v *uint256.Int) float64 {
-	return t.usdAt(v, t.price.value)
+// usdAtBlock values an amount in the smallest unit at the price in force at a block's time (ms),
+// as ingest prices what it reads.
+func (t *token) usdAtBlock(v *uint256.Int, timeMs int64) float64 {
+	return t.usdAt(v, t.price.at(time.UnixMilli(timeMs)))
 }
 
 // usdAt values an amount in the smallest unit at price.
