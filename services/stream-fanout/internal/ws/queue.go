@@ -55,25 +55,31 @@ func (q *queue) grow() bool {
 
 func (q *queue) signal() { q.wake() }
 
-// Offer is called by the engine: it never blocks, and leaves waking the writer to Wake.
-func (q *queue) Offer(it engine.Item) bool {
+// Offer is called by the engine with what one transfer owes the connection: it queues all of
+// them or, when the ring cannot hold them all, none (see engine.Sink). It never blocks, and
+// leaves waking the writer to Wake.
+func (q *queue) Offer(items []engine.Item) bool {
 	q.mu.Lock()
 	if q.closed {
 		q.mu.Unlock()
 		return true // the connection is going away; its release accounts for what it owed
 	}
-	if q.n == len(q.ring) && !q.grow() {
-		first := !q.full
-		q.full = true
-		q.mu.Unlock()
-		q.signal()
-		if first && q.onFull != nil {
-			q.onFull()
+	for q.n+len(items) > len(q.ring) {
+		if !q.grow() {
+			first := !q.full
+			q.full = true
+			q.mu.Unlock()
+			q.signal()
+			if first && q.onFull != nil {
+				q.onFull()
+			}
+			return false
 		}
-		return false
 	}
-	q.ring[(q.head+q.n)%len(q.ring)] = it
-	q.n++
+	for _, it := range items {
+		q.ring[(q.head+q.n)%len(q.ring)] = it
+		q.n++
+	}
 	q.mu.Unlock()
 	return true
 }
