@@ -36,12 +36,16 @@ type Item struct {
 	FilterID string
 }
 
-// Sink takes a subscription's deliveries. Offer must not block and reports false when the
-// subscription's queue is full; it wakes no consumer. The engine calls Wake once after the
-// records it matched together, so what several records (or several filters of one record)
-// owe one subscription is sent as one batch, after one wakeup.
+// Sink takes a subscription's deliveries. Offer takes every delivery one transfer owes the
+// subscription (one per filter it matched), all or none: it must not block and reports false,
+// queueing none of them, when the subscription's queue has no room for them all; it wakes no
+// consumer. All or none is what makes the position the subscription is frozen at exact: a
+// catch-up from the refused transfer matches it again, so a part of it queued before the
+// refusal would be delivered twice. The engine calls Wake once after the records it matched
+// together, so what several records (or several filters of one record) owe one subscription
+// is sent as one batch, after one wakeup.
 type Sink interface {
-	Offer(Item) bool
+	Offer([]Item) bool
 	Wake()
 }
 
@@ -58,6 +62,9 @@ type Sub struct {
 	// offset on its partition.
 	full   bool
 	frozen map[int]int64
+	// pend are the current transfer's matches for the subscription, offered together once
+	// every filter has been tried.
+	pend []Item
 }
 
 // Served returns where the subscription has been served up to: per partition, the first
@@ -102,6 +109,8 @@ type Engine struct {
 	subs  map[*Sub]struct{}
 	// touched are the subscriptions offered something since the last wake.
 	touched []*Sub
+	// pending are the subscriptions the current transfer matched, in order of first match.
+	pending []*Sub
 
 	matched, delivered, dropped uint64
 }
@@ -259,6 +268,7 @@ func (e *Engine) Process(r Record) {
 		e.pos[r.Part] = r.Off + 1
 	}
 	e.load(&r)
+	defer e.offer(&r)
 	var rd *Rendered
 	if e.o.Naive {
 		for _, f := range e.ix.all {
@@ -324,22 +334,38 @@ func (e *Engine) try(f *Filter, r *Record, rd *Rendered) *Rendered {
 		rd = e.render(r)
 	}
 	e.matched++
-	if s.Sink.Offer(Item{R: rd, FilterID: f.ID}) {
-		e.delivered++
-		if !s.touched {
-			s.touched = true
-			e.touched = append(e.touched, s)
-		}
-		return rd
+	if len(s.pend) == 0 {
+		e.pending = append(e.pending, s)
 	}
-	e.dropped++
-	s.full = true
-	s.frozen = e.Positions()
-	s.frozen[r.Part] = r.Off
-	if e.o.OnFull != nil {
-		e.o.OnFull(s)
-	}
+	s.pend = append(s.pend, Item{R: rd, FilterID: f.ID})
 	return rd
+}
+
+// offer hands each subscription the current transfer matched all its matches at once; a
+// subscription whose queue has no room for them all gets none and is frozen at the transfer.
+func (e *Engine) offer(r *Record) {
+	for i, s := range e.pending {
+		e.pending[i] = nil
+		items := s.pend
+		if s.Sink.Offer(items) {
+			e.delivered += uint64(len(items))
+			if !s.touched {
+				s.touched = true
+				e.touched = append(e.touched, s)
+			}
+		} else {
+			e.dropped += uint64(len(items))
+			s.full = true
+			s.frozen = e.Positions()
+			s.frozen[r.Part] = r.Off
+			if e.o.OnFull != nil {
+				e.o.OnFull(s)
+			}
+		}
+		clear(items)
+		s.pend = items[:0]
+	}
+	e.pending = e.pending[:0]
 }
 
 func (e *Engine) render(r *Record) *Rendered {

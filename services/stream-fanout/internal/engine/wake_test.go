@@ -14,7 +14,12 @@ type wakeSink struct {
 	woken  chan struct{}
 }
 
-func (s *wakeSink) Offer(Item) bool { s.events = append(s.events, "offer"); return true }
+func (s *wakeSink) Offer(items []Item) bool {
+	for range items {
+		s.events = append(s.events, "offer")
+	}
+	return true
+}
 
 func (s *wakeSink) Wake() {
 	s.events = append(s.events, "wake")

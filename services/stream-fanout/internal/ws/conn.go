@@ -578,6 +578,7 @@ func (c *conn) write(o out) (credited bool, err error) {
 		}
 		if lt != "" {
 			c.h.o.Metrics.quotaRefused(lt)
+			c.q.refuse(reset)
 			return false, c.limit(lt, reset)
 		}
 		c.held = heldCredits{got, hour}

@@ -9,7 +9,11 @@ import (
 // Go type (encoding/json's own messages do).
 func TestDecodeErrorsNameTheField(t *testing.T) {
 	cases := map[string]struct{ code, msg string }{
-		`[]`: {CodeInvalidPayload, `message: want a JSON object {"type", "id", "payload"}, not an array`},
+		`[]`:       {CodeInvalidPayload, `message: want a JSON object {"type", "id", "payload"}, not an array`},
+		`null`:     {CodeInvalidPayload, `message: want a JSON object {"type", "id", "payload"}, not null`},
+		`not json`: {CodeInvalidPayload, `message: not valid JSON; want a JSON object {"type", "id", "payload"}`},
+		`[1,`:      {CodeInvalidPayload, `message: not valid JSON; want a JSON object {"type", "id", "payload"}`},
+		`hello`:    {CodeInvalidPayload, `message: not valid JSON; want a JSON object {"type", "id", "payload"}`},
 		`{"type":"subscribe","id":{"a":1},"payload":{"filters":{"to":["x"]}}}`: {CodeInvalidPayload, `id: want a string, not an object`},
 		`{"type":5,"id":"1","payload":{}}`:                                     {CodeInvalidPayload, `type: want a string, not a number`},
 		`{"type":"subscribe","id":"1"`:                                         {CodeInvalidPayload, `message: not valid JSON; want a JSON object {"type", "id", "payload"}`},

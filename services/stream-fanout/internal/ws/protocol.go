@@ -137,6 +137,10 @@ func Decode(b []byte) (Request, error) {
 func decodeEnvelope(b []byte) (Envelope, error) {
 	var env Envelope
 	t := bytes.TrimSpace(b)
+	if len(t) > 0 && t[0] != '{' && !json.Valid(t) {
+		// Its first byte says nothing of what it is (`not json` starts as null would).
+		return env, notJSON()
+	}
 	if len(t) == 0 || t[0] != '{' {
 		return env, perr(CodeInvalidPayload, "message: want a JSON object {\"type\", \"id\", \"payload\"}, not %s", jsonKind(t))
 	}
@@ -148,8 +152,13 @@ func decodeEnvelope(b []byte) (Envelope, error) {
 	case errors.As(err, &typ) && typ.Field != "":
 		return Envelope{}, perr(CodeInvalidPayload, "%s: want a string, not %s", typ.Field, jsonWord(typ.Value))
 	default:
-		return Envelope{}, perr(CodeInvalidPayload, "message: not valid JSON; want a JSON object {\"type\", \"id\", \"payload\"}")
+		return Envelope{}, notJSON()
 	}
+}
+
+// notJSON refuses a message that is not valid JSON.
+func notJSON() *ProtocolError {
+	return perr(CodeInvalidPayload, "message: not valid JSON; want a JSON object {\"type\", \"id\", \"payload\"}")
 }
 
 // jsonKind words the kind of the JSON value b starts with.

@@ -3,6 +3,8 @@ package ws
 import (
 	"slices"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/engine"
 )
@@ -34,10 +36,35 @@ type queue struct {
 	wake func()
 	// onFull is called once, outside the lock, when an offer finds the queue full.
 	onFull func()
+	// refusedUntil (Unix nanoseconds by clock, 0 for none) is when the key's quota, found
+	// spent by the writer, resets: until then every delivery would be refused by the writer,
+	// so Offer drops it at once instead of queueing it (TIER_RATE_LIMITED transfers are not
+	// delivered and not owed). Queued, they would fill the queue of a client reading at full
+	// speed as fast as the engine matches, and it would be closed as a slow client.
+	refusedUntil atomic.Int64
+	clock        func() time.Time
 }
 
 func newQueue(size int) *queue {
-	return &queue{max: size, wake: func() {}}
+	return &queue{max: size, wake: func() {}, clock: time.Now}
+}
+
+// refuse drops every live delivery queued and those offered until the quota resets at until:
+// the writer found the key's quota spent, and would refuse each of them.
+func (q *queue) refuse(until time.Time) {
+	q.refusedUntil.Store(until.UnixNano())
+	q.mu.Lock()
+	for i := 0; i < q.n; i++ {
+		q.ring[(q.head+i)%len(q.ring)] = engine.Item{}
+	}
+	q.head, q.n = 0, 0
+	q.mu.Unlock()
+}
+
+// refused reports whether a delivery offered now is over the quota.
+func (q *queue) refused() bool {
+	u := q.refusedUntil.Load()
+	return u != 0 && q.clock().UnixNano() < u
 }
 
 // grow doubles the ring (up to max), keeping the order; false when it is at max.
@@ -55,25 +82,34 @@ func (q *queue) grow() bool {
 
 func (q *queue) signal() { q.wake() }
 
-// Offer is called by the engine: it never blocks, and leaves waking the writer to Wake.
-func (q *queue) Offer(it engine.Item) bool {
+// Offer is called by the engine with what one transfer owes the connection: it queues all of
+// them or, when the ring cannot hold them all, none (see engine.Sink). It never blocks, and
+// leaves waking the writer to Wake.
+func (q *queue) Offer(items []engine.Item) bool {
+	if q.refused() {
+		return true // over the quota: not delivered, not owed
+	}
 	q.mu.Lock()
 	if q.closed {
 		q.mu.Unlock()
 		return true // the connection is going away; its release accounts for what it owed
 	}
-	if q.n == len(q.ring) && !q.grow() {
-		first := !q.full
-		q.full = true
-		q.mu.Unlock()
-		q.signal()
-		if first && q.onFull != nil {
-			q.onFull()
+	for q.n+len(items) > len(q.ring) {
+		if !q.grow() {
+			first := !q.full
+			q.full = true
+			q.mu.Unlock()
+			q.signal()
+			if first && q.onFull != nil {
+				q.onFull()
+			}
+			return false
 		}
-		return false
 	}
-	q.ring[(q.head+q.n)%len(q.ring)] = it
-	q.n++
+	for _, it := range items {
+		q.ring[(q.head+q.n)%len(q.ring)] = it
+		q.n++
+	}
 	q.mu.Unlock()
 	return true
 }

@@ -11,8 +11,8 @@ import (
 func TestUnnextKeepsTheDeliveryFirstAndOwed(t *testing.T) {
 	q := newQueue(8)
 	a, b := &engine.Rendered{Part: 0, Off: 1}, &engine.Rendered{Part: 0, Off: 2}
-	q.Offer(engine.Item{R: a, FilterID: "f"})
-	q.Offer(engine.Item{R: b, FilterID: "f"})
+	q.Offer([]engine.Item{{R: a, FilterID: "f"}})
+	q.Offer([]engine.Item{{R: b, FilterID: "f"}})
 	o, ok := q.next()
 	if !ok || o.item.R != a {
 		t.Fatalf("first next: %+v %v", o, ok)

@@ -68,6 +68,7 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, id Identity, cn Conn
 		}
 		c.kick(slowReason)
 	}
+	c.q.clock = h.o.Now
 	c.v2, c.keyHash = cn.V2, hash
 	c.start()
 	if err := h.add(c); err != nil {
