@@ -3,13 +3,15 @@ package streamfanout_test
 import (
 	"testing"
 
+	streamfanout "github.com/chainintel/chainintel/services/stream-fanout"
+
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
 )
 
 // TestQuotaSpentReaderStaysOpen: a key whose quota is spent, with 50 filters matching a fast
 // stream of transfers, reading everything it is sent, is told TIER_RATE_LIMITED once and
 // kept open: the transfers over the quota are neither delivered nor owed, so they never fill
-// its queue, and a reconnect to its session owes nothing.
+// its queue, and a reconnect to its session is told the quota is spent and owes nothing.
 func TestQuotaSpentReaderStaysOpen(t *testing.T) {
 	w := newWorld(t)
 	r := w.start(nil)
@@ -59,6 +61,86 @@ func TestQuotaSpentReaderStaysOpen(t *testing.T) {
 	if m := again.next(); m.Type != "ack" {
 		t.Fatalf("reconnect: %s", m.raw)
 	}
+	// The reconnect finds the quota still spent and says so.
+	again.expectError("TIER_RATE_LIMITED")
+	// Nothing is owed: the next message is the answer to the next request.
+	again.send("unsubscribe", map[string]any{"filterId": "x"})
+	if m := again.next(); m.Type != "error" || m.Payload["code"] != "FILTER_NOT_FOUND" {
+		t.Fatalf("after the reconnect: %s", m.raw)
+	}
+}
+
+// TestQuotaSpentAtSubscribe: a key whose quota another of its connections has spent opens a
+// new connection, subscribes 5 filters matching a burst of transfers far larger than its
+// queue (each transfer owes it more deliveries than the queue holds), and the burst follows
+// at once: the subscribe finds the quota spent, so the queue drops the burst rather than
+// overflowing before the writer has checked the quota; the connection is told
+// TIER_RATE_LIMITED, stays open, and a reconnect to its session owes nothing.
+func TestQuotaSpentAtSubscribe(t *testing.T) {
+	w := newWorld(t)
+	r := w.start(func(c *streamfanout.Config) { c.QueueSize = 8 })
+	id := ident("kqb")
+	id.Tier = "tiny"
+	from := addr(90)
+	spender := w.dial(r, id, "")
+	spender.subscribe(map[string]any{"from": []string{from}})
+	var spend []*eventsv1.Transfer
+	for range 4 {
+		spend = append(spend, transferMsg(from, addr(91), 10))
+	}
+	w.publish(spend...)
+	for i := range 3 {
+		if got, _, _ := spender.transfer(); got != spend[i].Id {
+			t.Fatalf("delivery %d of %s, want %s", i, got, spend[i].Id)
+		}
+	}
+	spender.expectError("TIER_RATE_LIMITED")
+
+	c := w.dial(r, id, "")
+	for i := range 5 {
+		c.send("subscribe", map[string]any{"filters": map[string]any{"from": []string{from}, "usdGte": i}})
+	}
+	var ts []*eventsv1.Transfer
+	for range 100 {
+		ts = append(ts, transferMsg(from, addr(91), 10))
+	}
+	w.publish(ts...)
+	var sess string
+	var acks, notices int
+	for range 6 {
+		switch m := c.next(); {
+		case m.Type == "ack":
+			acks++
+			sess = m.Payload["data"].(map[string]any)["sessionId"].(string)
+		case m.Type == "error" && m.Payload["code"] == "TIER_RATE_LIMITED" && m.Payload["limitType"] == "hourly":
+			notices++
+		default:
+			t.Fatalf("after subscribing: %s", m.raw)
+		}
+	}
+	if acks != 5 || notices != 1 {
+		t.Fatalf("%d acks and %d notices", acks, notices)
+	}
+	// The pacing connection of another key sees the whole burst, so it has been matched.
+	pace := w.dial(r, ident("kqbp"), "")
+	pace.subscribe(map[string]any{"from": []string{from}})
+	mark := transferMsg(from, addr(91), 10)
+	w.publish(mark)
+	if got, _, _ := pace.transfer(); got != mark.Id {
+		t.Fatalf("pacing client got %s, want %s", got, mark.Id)
+	}
+	// Still open, and nothing else was sent before the answer.
+	c.send("unsubscribe", map[string]any{"filterId": "x"})
+	if m := c.next(); m.Type != "error" || m.Payload["code"] != "FILTER_NOT_FOUND" {
+		t.Fatalf("after the burst: %s", m.raw)
+	}
+	_ = c.c.CloseNow()
+	again := w.dial(r, id, "")
+	again.send("reconnect", map[string]any{"sessionId": sess})
+	if m := again.next(); m.Type != "ack" {
+		t.Fatalf("reconnect: %s", m.raw)
+	}
+	again.expectError("TIER_RATE_LIMITED")
 	// Nothing is owed: the next message is the answer to the next request.
 	again.send("unsubscribe", map[string]any{"filterId": "x"})
 	if m := again.next(); m.Type != "error" || m.Payload["code"] != "FILTER_NOT_FOUND" {

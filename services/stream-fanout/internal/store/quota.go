@@ -74,6 +74,31 @@ func (s *Store) Lease(ctx context.Context, w Window, l Limits, want int64) (gran
 	return v[0], "", nil
 }
 
+// Spent names the limit of w that the credits counted (leased) have used up, "" for neither:
+// what Lease would find, read without leasing anything, so a check that finds credits left
+// leaves none counted.
+func (s *Store) Spent(ctx context.Context, w Window, l Limits) (limitType string, err error) {
+	v, err := s.rdb.MGet(ctx, w.hourKey, w.monthKey).Result()
+	if err != nil {
+		return "", err
+	}
+	var n [2]int64
+	for i, x := range v {
+		if str, ok := x.(string); ok {
+			if n[i], err = strconv.ParseInt(str, 10, 64); err != nil {
+				return "", err
+			}
+		}
+	}
+	switch {
+	case l.Hourly > 0 && n[0] >= l.Hourly:
+		return LimitHourly, nil
+	case l.Monthly > 0 && n[1] >= l.Monthly:
+		return LimitMonthly, nil
+	}
+	return "", nil
+}
+
 // Return gives back n leased credits not used.
 func (s *Store) Return(ctx context.Context, w Window, n int64) error {
 	if n <= 0 {

@@ -51,3 +51,37 @@ func TestQuotaHitAndReset(t *testing.T) {
 		t.Fatalf("another key granted %d", n)
 	}
 }
+
+// TestQuotaSpent: Spent names the limit a lease would find used up, without counting
+// anything itself.
+func TestQuotaSpent(t *testing.T) {
+	rdb, _ := redistest.Client(t)
+	now := time.Date(2026, 3, 10, 14, 59, 0, 0, time.UTC)
+	s := New(rdb, fmt.Sprintf("q%d:", rand.Uint64()), func() time.Time { return now })
+	ctx := context.Background()
+	lim := Limits{Hourly: 5, Monthly: 8}
+	w := s.WindowAt("k", now)
+	spent := func(w Window, want string) {
+		t.Helper()
+		if lt, err := s.Spent(ctx, w, lim); err != nil || lt != want {
+			t.Fatalf("spent: %q %v, want %q", lt, err, want)
+		}
+	}
+	spent(w, "")
+	if n, _, _ := s.Lease(ctx, w, lim, 4); n != 4 {
+		t.Fatalf("granted %d", n)
+	}
+	spent(w, "")
+	// Spent counted nothing: the fifth credit is still there.
+	if n, _, _ := s.Lease(ctx, w, lim, 2); n != 1 {
+		t.Fatalf("granted %d, want 1", n)
+	}
+	spent(w, LimitHourly)
+	w2 := s.WindowAt("k", now.Add(time.Minute))
+	spent(w2, "")
+	if n, _, _ := s.Lease(ctx, w2, lim, 5); n != 3 {
+		t.Fatalf("next hour granted %d", n)
+	}
+	spent(w2, LimitMonthly)
+	spent(s.WindowAt("other", now), "")
+}

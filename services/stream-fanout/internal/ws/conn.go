@@ -484,7 +484,7 @@ func (c *conn) writeControl() (n int, err error) {
 		if !ok {
 			break
 		}
-		if err = c.writeRaw(o.raw); err != nil {
+		if err = c.writeMsg(o); err != nil {
 			break
 		}
 		n++
@@ -561,7 +561,7 @@ func (c *conn) account(credits int64) {
 // once the batch is sent.
 func (c *conn) write(o out) (credited bool, err error) {
 	if !o.credit {
-		return false, c.writeRaw(o.raw)
+		return false, c.writeMsg(o)
 	}
 	if c.held.n == 0 {
 		want := int64(min(c.q.waiting()+1, maxBatchCredits))
@@ -642,6 +642,38 @@ func (c *conn) writeRaw(b []byte) error {
 	ctx, cancel := context.WithTimeout(context.Background(), c.h.o.WriteTimeout)
 	defer cancel()
 	return c.ws.Write(ctx, websocket.MessageText, b)
+}
+
+// writeMsg writes a message that takes no credit: an ack or error, or a quota notice.
+func (c *conn) writeMsg(o out) error {
+	if o.notice == nil {
+		return c.writeRaw(o.raw)
+	}
+	if !c.h.o.Now().Before(o.notice.reset) {
+		return nil // the quota has reset since the subscribe found it spent
+	}
+	return c.limit(o.notice.limitType, o.notice.reset)
+}
+
+// quotaNotice is a TIER_RATE_LIMITED notice queued by a subscribe that found the quota spent.
+type quotaNotice struct {
+	limitType string
+	reset     time.Time
+}
+
+// checkQuota looks once, as the connection subscribes (before the engine matches anything for
+// it), whether the key's quota is spent. If so the queue drops deliveries from now on, as it
+// does once the writer finds the quota spent: a burst matched before the writer has reached
+// its first delivery would otherwise fill the queue with transfers that are not delivered and
+// not owed, and close the connection as a slow client. It returns the notice to queue after
+// the answer to the request, or nil; a failed check is left to the writer, which pauses on it.
+func (c *conn) checkQuota() *out {
+	lt, reset, err := c.h.quotas.spent(c.ctx, c.h.quotas.key(c.id.KeyID), c.id.KeyID, c.id.Tier)
+	if err != nil || lt == "" {
+		return nil
+	}
+	c.q.refuse(reset)
+	return &out{notice: &quotaNotice{limitType: lt, reset: reset}}
 }
 
 // limit tells the client once per window that its quota is spent; the transfer is dropped.

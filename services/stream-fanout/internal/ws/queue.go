@@ -15,6 +15,9 @@ type out struct {
 	raw    []byte
 	item   engine.Item
 	credit bool // a transfer: counts against the quota and is metered
+	// notice, set instead of raw, is a TIER_RATE_LIMITED notice the writer sends unless it
+	// has told the client in that window already (conn.limit).
+	notice *quotaNotice
 }
 
 // queue is a connection's outgoing messages: control messages (acks, errors, and what a

@@ -127,6 +127,33 @@ func (q *quotas) prime(ctx context.Context, kq *keyQuota, keyID, tier string) er
 	return err
 }
 
+// spent reports, without taking a credit, whether keyID's quota (kq, its entry) is spent: from
+// what this replica knows (a refusal still in force, or a credit held) or else one read of the
+// counts in Redis, whose refusal is then kept as fill keeps one. A connection checks it as it
+// subscribes (see conn.checkQuota).
+func (q *quotas) spent(ctx context.Context, kq *keyQuota, keyID, tier string) (limitType string, reset time.Time, err error) {
+	now := q.now()
+	kq.mu.Lock()
+	defer kq.mu.Unlock()
+	if kq.denied != "" && now.Before(kq.until) {
+		return kq.denied, kq.until, nil
+	}
+	if within(kq.w, now) && kq.left > 0 {
+		return "", time.Time{}, nil
+	}
+	w := q.st.WindowAt(keyID, now)
+	lt, err := q.st.Spent(ctx, w, q.limits(tier))
+	if err != nil || lt == "" {
+		return "", time.Time{}, err
+	}
+	reset = w.HourEnd
+	if lt == store.LimitMonthly {
+		reset = w.MonthEnd
+	}
+	kq.denied, kq.until = lt, reset
+	return lt, reset, nil
+}
+
 func (q *quotas) key(keyID string) *keyQuota {
 	q.mu.Lock()
 	defer q.mu.Unlock()

@@ -85,6 +85,7 @@ func (c *conn) subscribe(req Request) error {
 	if err := c.h.o.Store.Apply(c.ctx, sessID, c.token, c.window(), store.Update{Filters: recs}); err != nil {
 		return c.storeErr(err)
 	}
+	notice := c.checkQuota()
 	c.h.o.Engine.Do(c.ctx, func() {
 		// A connection ending meanwhile has dropped sub (or is about to, after this): a filter
 		// added to a dropped subscription would stay indexed, matched for nobody.
@@ -93,6 +94,9 @@ func (c *conn) subscribe(req Request) error {
 		}
 	})
 	c.ack(req.ID, "subscribed", map[string]string{"filterId": fid, "sessionId": sessID})
+	if notice != nil {
+		c.send(*notice)
+	}
 	return nil
 }
 
@@ -196,7 +200,12 @@ func (c *conn) restoredData() map[string]any {
 // reconnect leaves it served.
 func (c *conn) resume(id string, fresh bool, onClaimed func()) error {
 	defer c.q.setHold(false)
+	notice := c.checkQuota()
 	ss, sub, pos, err := c.claim(id, fresh)
+	if notice != nil {
+		// Told after the answer to the reconnect (or, when the claim fails, before it).
+		defer c.send(*notice)
+	}
 	if err != nil {
 		return err
 	}
