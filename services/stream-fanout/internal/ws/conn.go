@@ -26,7 +26,10 @@ type conn struct {
 	id    Identity
 	token string // owner token of the session in Redis
 	q     *queue
-	v2    bool // a v2 stream connection: its one filter is fixed, no client messages change it
+	// quotaChecked: the connection has looked once whether its key's quota is spent (checkQuota);
+	// later subscribes leave it to the writer.
+	quotaChecked atomic.Bool
+	v2           bool // a v2 stream connection: its one filter is fixed, no client messages change it
 	// keyHash names the caller's key as the edge's invalidations do ("" when the edge sent none).
 	keyHash string
 	// admitted is when the connect was admitted, by the Redis server's clock: an invalidation
@@ -661,13 +664,16 @@ type quotaNotice struct {
 	reset     time.Time
 }
 
-// checkQuota looks once, as the connection subscribes (before the engine matches anything for
+// checkQuota looks once per connection, as it first subscribes (before the engine matches anything for
 // it), whether the key's quota is spent. If so the queue drops deliveries from now on, as it
 // does once the writer finds the quota spent: a burst matched before the writer has reached
 // its first delivery would otherwise fill the queue with transfers that are not delivered and
 // not owed, and close the connection as a slow client. It returns the notice to queue after
 // the answer to the request, or nil; a failed check is left to the writer, which pauses on it.
 func (c *conn) checkQuota() *out {
+	if c.q.refused() || c.quotaChecked.Swap(true) {
+		return nil
+	}
 	lt, reset, err := c.h.quotas.spent(c.ctx, c.h.quotas.key(c.id.KeyID), c.id.KeyID, c.id.Tier)
 	if err != nil || lt == "" {
 		return nil

@@ -97,6 +97,11 @@ func (q *queue) Offer(items []engine.Item) bool {
 		q.mu.Unlock()
 		return true // the connection is going away; its release accounts for what it owed
 	}
+	if q.n == 0 && len(items) > len(q.ring) && len(items) > q.max {
+		// One transfer matching more filters than the bound: an empty queue takes it whole, or
+		// it could never be queued and the connection would be dropped as slow for nothing.
+		q.ring, q.head = make([]engine.Item, len(items)), 0
+	}
 	for q.n+len(items) > len(q.ring) {
 		if !q.grow() {
 			first := !q.full

@@ -40,3 +40,33 @@ func TestUnnextKeepsTheDeliveryFirstAndOwed(t *testing.T) {
 		t.Fatalf("unsent %d deliveries while both are in flight, want 2", len(items))
 	}
 }
+
+// One transfer matching more filters than the queue's bound is taken whole by an empty queue
+// (or it could never be queued), and refused while anything else waits.
+func TestEmptyQueueTakesATransferLargerThanItsBound(t *testing.T) {
+	q := newQueue(8)
+	items := func(off int64, n int) []engine.Item {
+		r := &engine.Rendered{Part: 0, Off: off}
+		var out []engine.Item
+		for i := 0; i < n; i++ {
+			out = append(out, engine.Item{R: r, FilterID: string(rune('a' + i))})
+		}
+		return out
+	}
+	if !q.Offer(items(1, 12)) {
+		t.Fatal("an empty queue refused a transfer of 12 matches (bound 8)")
+	}
+	if q.Offer(items(2, 12)) {
+		t.Fatal("a second transfer of 12 matches was queued behind the first")
+	}
+	n := 0
+	for {
+		if _, ok := q.next(); !ok {
+			break
+		}
+		n++
+	}
+	if n != 12 {
+		t.Fatalf("%d deliveries came out, want the 12 of the first transfer", n)
+	}
+}

@@ -241,7 +241,7 @@ func (s *Service) Volume(ctx context.Context, ref TokenRef, size, window time.Du
 		return nil, err
 	}
 	now := s.o.Now().UTC()
-	from, to := VolumeSpan(now, size, window)
+	from, to := volumeSpan(now, size, window)
 	var bs []VolumeBucket
 	if len(deps) > 0 {
 		if bs, err = s.st.Volume(ctx, deps, from, to, size); err != nil {
@@ -265,9 +265,9 @@ func (s *Service) Volume(ctx context.Context, ref TokenRef, size, window time.Du
 // weekly buckets on Mondays.
 var volumeOrigin = time.Date(2000, 1, 3, 0, 0, 0, 0, time.UTC)
 
-// VolumeSpan returns the start of the first bucket of size and the end of the last one of a
+// volumeSpan returns the start of the first bucket of size and the end of the last one of a
 // window ending at now: the first bucket holds now - window, the last holds now.
-func VolumeSpan(now time.Time, size, window time.Duration) (from, to time.Time) {
+func volumeSpan(now time.Time, size, window time.Duration) (from, to time.Time) {
 	bucket := func(t time.Time) time.Time { return volumeOrigin.Add(t.Sub(volumeOrigin) / size * size) }
 	return bucket(now.Add(-window)), bucket(now).Add(size)
 }

@@ -3,13 +3,11 @@ package store
 import (
 	"context"
 	"encoding/json"
-	"io/fs"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chainintel/chainintel/services/token-analytics/internal/app"
-	"github.com/chainintel/chainintel/services/token-analytics/migrations"
 )
 
 // An attribution stored before an entity's service became a boolean holds the service's id
@@ -50,51 +48,4 @@ func TestTopFlowsReadsAnEntityServiceStoredAsItsID(t *testing.T) {
 		return
 	}
 	t.Fatalf("0xhot not among the top flows %+v", got)
-}
-
-// Migration 00016 rewrites a stored entity's service id string as the boolean (true for an id,
-// null for an empty one) and leaves the other fields and rows of the new form alone.
-func TestMigrationRewritesStoredEntityService(t *testing.T) {
-	ctx := context.Background()
-	pool, _, _ := closeWorld(t)
-	raw, err := fs.ReadFile(migrations.FS, "00016_entity_service_bool.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	up, _, ok := strings.Cut(strings.SplitN(string(raw), "-- +goose Up", 2)[1], "-- +goose Down")
-	if !ok {
-		t.Fatal("00016 has no Down section")
-	}
-	rows := map[string]string{
-		"0xold":  `{"entity": {"id": "cb", "type": "cex", "service": "cb-prime"}, "label": "Hot", "predictedEntity": {"id": "x", "service": ""}}`,
-		"0xnew":  `{"entity": {"id": "cb", "type": "cex", "service": true}, "predictedEntity": {"id": "x", "service": null}}`,
-		"0xnone": `{"label": "Pool"}`,
-	}
-	want := map[string]string{
-		"0xold":  `{"label": "Hot", "entity": {"id": "cb", "type": "cex", "service": true}, "predictedEntity": {"id": "x", "service": null}}`,
-		"0xnew":  `{"entity": {"id": "cb", "type": "cex", "service": true}, "predictedEntity": {"id": "x", "service": null}}`,
-		"0xnone": `{"label": "Pool"}`,
-	}
-	if _, err := pool.Exec(ctx, `DELETE FROM market.address_classes WHERE address = ANY($1)`, []string{"0xold", "0xnew", "0xnone"}); err != nil {
-		t.Fatal(err)
-	}
-	for a, info := range rows {
-		if _, err := pool.Exec(ctx, `INSERT INTO market.address_classes (chain_type, address, entity_type, is_pool, version, info)
-			VALUES ('evm', $1, 'cex', false, 1, $2::jsonb)`, a, info); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := pool.Exec(ctx, up); err != nil {
-		t.Fatal(err)
-	}
-	for a, w := range want {
-		var same bool
-		var got string
-		if err := pool.QueryRow(ctx, `SELECT info = $2::jsonb, info::text FROM market.address_classes WHERE chain_type = 'evm' AND address = $1`, a, w).Scan(&same, &got); err != nil {
-			t.Fatal(err)
-		}
-		if !same {
-			t.Errorf("%s: info %s after 00016, want %s", a, got, w)
-		}
-	}
 }
