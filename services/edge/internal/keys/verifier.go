@@ -12,10 +12,9 @@ import (
 
 	"github.com/chainintel/chainintel/libs/httpx"
 	"github.com/chainintel/chainintel/libs/redisx"
+	"github.com/chainintel/chainintel/services/edge/internal/cache"
 	"github.com/chainintel/chainintel/services/edge/keyevents"
-	"github.com/hashicorp/golang-lru/v2/expirable"
 	"github.com/redis/go-redis/v9"
-	"golang.org/x/sync/singleflight"
 )
 
 // Redis names used by the verification cache, under a namespace (DefaultNamespace unless
@@ -75,8 +74,7 @@ type VerifierOptions struct {
 type Verifier struct {
 	store Lookuper
 	o     VerifierOptions
-	local *expirable.LRU[[32]byte, result]
-	group singleflight.Group
+	local *cache.Loader[[32]byte, result]
 	// redisDown throttles the "cache unavailable" log line.
 	redisDownLogged atomic.Int64
 }
@@ -100,7 +98,11 @@ func NewVerifier(store Lookuper, o VerifierOptions) *Verifier {
 	if o.Log == nil {
 		o.Log = slog.Default()
 	}
-	return &Verifier{store: store, o: o, local: expirable.NewLRU[[32]byte, result](100_000, nil, o.LocalTTL)}
+	// A lookup is shared by every caller waiting on its key, so it has a deadline of its own;
+	// unknown and revoked keys are kept as results (misses cached), other failures not at all.
+	local := cache.New[[32]byte, result](func(h [32]byte) string { return string(h[:]) },
+		cache.Options{TTL: o.LocalTTL, Timeout: 5 * time.Second, Size: 100_000})
+	return &Verifier{store: store, o: o, local: local}
 }
 
 // Verify returns the identity behind raw, ErrInvalid for an unknown or revoked key, or another
@@ -110,27 +112,16 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (httpx.Identity, erro
 		return httpx.Identity{}, ErrInvalid
 	}
 	h := Hash(raw)
-	if r, ok := v.local.Get(h); ok {
-		return r.id, r.err
-	}
-	hx := hex.EncodeToString(h[:])
-	r, err, _ := v.group.Do(hx, func() (any, error) {
-		// Shared by every caller waiting on this key: one caller going away must not fail the
-		// others, so the lookup has a deadline of its own.
-		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		id, err := v.resolve(lctx, h, hx)
+	res, err := v.local.Get(ctx, h, func(ctx context.Context) (result, error) {
+		id, err := v.resolve(ctx, h, hex.EncodeToString(h[:]))
 		if err != nil && !errors.Is(err, ErrInvalid) {
-			return nil, err
+			return result{}, err
 		}
-		res := result{id, err}
-		v.local.Add(h, res)
-		return res, nil
+		return result{id, err}, nil
 	})
 	if err != nil {
 		return httpx.Identity{}, err
 	}
-	res := r.(result)
 	return res.id, res.err
 }
 
@@ -140,7 +131,7 @@ func (v *Verifier) Cached(raw string) (id httpx.Identity, ok bool, err error) {
 	if raw == "" || len(raw) > MaxKeyLength {
 		return httpx.Identity{}, true, ErrInvalid
 	}
-	r, ok := v.local.Get(Hash(raw))
+	r, ok := v.local.Cached(Hash(raw))
 	return r.id, ok, r.err
 }
 
@@ -181,7 +172,7 @@ func (v *Verifier) logRedisDown(err error) {
 }
 
 // Forget drops a key's result from this process.
-func (v *Verifier) Forget(h [32]byte) { v.local.Remove(h) }
+func (v *Verifier) Forget(h [32]byte) { v.local.Forget(h) }
 
 // Listen applies invalidations published by other processes until ctx ends. The subscription
 // reconnects by itself; invalidations missed meanwhile expire with LocalTTL.
@@ -198,7 +189,7 @@ func (v *Verifier) Listen(ctx context.Context) error {
 			}
 			var h [32]byte
 			copy(h[:], b)
-			v.local.Remove(h)
+			v.local.Forget(h)
 		}
 	})
 }

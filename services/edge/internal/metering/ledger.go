@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/chainintel/chainintel/libs/lifecycle"
+	"github.com/chainintel/chainintel/services/edge/internal/cache"
 	"github.com/chainintel/chainintel/services/edge/internal/usage"
 	"github.com/chainintel/chainintel/services/edge/ledger"
 	"github.com/redis/go-redis/v9"
-	"golang.org/x/sync/singleflight"
 )
 
 // PeriodSource answers the credits an entity has used in a period from durable storage (the
@@ -56,8 +56,8 @@ type CreditLedger struct {
 	o     LedgerOptions
 	mu    sync.Mutex
 	byKey map[string]*ledgerEntry
-	load  singleflight.Group
-	warn  atomic.Int64 // unix second of the last "Redis unavailable" warning
+	load  *cache.Loader[string, struct{}] // shares a period's first read; keeps nothing (byKey does)
+	warn  atomic.Int64                    // unix second of the last "Redis unavailable" warning
 }
 
 type ledgerEntry struct {
@@ -90,7 +90,9 @@ func NewCreditLedger(rdb redis.UniversalClient, src PeriodSource, o LedgerOption
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &CreditLedger{rdb: rdb, src: src, o: o, byKey: map[string]*ledgerEntry{}}
+	// A load is shared by every caller waiting on its period, so it has a deadline of its own.
+	load := cache.New[string, struct{}](func(k string) string { return k }, cache.Options{Timeout: 5 * time.Second})
+	return &CreditLedger{rdb: rdb, src: src, o: o, byKey: map[string]*ledgerEntry{}, load: load}
 }
 
 // redisKey names the shared total of an entity's period (the layout other services read
@@ -137,12 +139,10 @@ func (l *CreditLedger) entry(ctx context.Context, e usage.Entity, at time.Time) 
 		return en, nil
 	}
 	l.mu.Unlock()
-	_, err, _ := l.load.Do(k, func() (any, error) {
-		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second) // shared by all waiters
-		defer cancel()
+	_, err := l.load.Get(ctx, k, func(fctx context.Context) (struct{}, error) {
 		used, through, err := l.fetch(fctx, e, start, k)
 		if err != nil {
-			return nil, err
+			return struct{}{}, err
 		}
 		l.mu.Lock()
 		if l.byKey[k] == nil {
@@ -150,7 +150,7 @@ func (l *CreditLedger) entry(ctx context.Context, e usage.Entity, at time.Time) 
 		}
 		l.byKey[k].advance(used, through)
 		l.mu.Unlock()
-		return nil, nil
+		return struct{}{}, nil
 	})
 	if err != nil {
 		return nil, err

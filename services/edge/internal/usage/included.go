@@ -7,9 +7,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/hashicorp/golang-lru/v2/expirable"
+	"github.com/chainintel/chainintel/services/edge/internal/cache"
 	"github.com/jackc/pgx/v5"
-	"golang.org/x/sync/singleflight"
 )
 
 // PeriodIncluded returns the included credits recorded for the period of e starting at start: the
@@ -58,61 +57,33 @@ type IncludedOptions struct {
 // not read PostgreSQL: one read per period and entity at a time, its answer kept for TTL and a
 // failure for FailTTL.
 type IncludedCache struct {
-	r       IncludedReader
-	timeout time.Duration
-	ok      *expirable.LRU[periodKey, int64]
-	failed  *expirable.LRU[periodKey, error]
-	reads   singleflight.Group
+	r     IncludedReader
+	reads *cache.Loader[periodKey, int64]
 }
 
 // NewIncludedCache reads through r.
 func NewIncludedCache(r IncludedReader, o IncludedOptions) *IncludedCache {
-	o.TTL = cmp.Or(o.TTL, DefaultIncludedTTL)
-	o.FailTTL = cmp.Or(o.FailTTL, DefaultIncludedFailTTL)
-	o.Timeout = cmp.Or(o.Timeout, DefaultIncludedTimeout)
-	return &IncludedCache{r: r, timeout: o.Timeout,
-		ok:     expirable.NewLRU[periodKey, int64](100_000, nil, o.TTL),
-		failed: expirable.NewLRU[periodKey, error](10_000, nil, o.FailTTL)}
+	return &IncludedCache{r: r, reads: cache.New[periodKey, int64](flightName, cache.Options{
+		TTL:     cmp.Or(o.TTL, DefaultIncludedTTL),
+		FailTTL: cmp.Or(o.FailTTL, DefaultIncludedFailTTL),
+		Timeout: cmp.Or(o.Timeout, DefaultIncludedTimeout),
+		Abandon: true,
+	})}
+}
+
+func flightName(k periodKey) string {
+	return k.e.Type + "\x00" + k.e.ID + "\x00" + strconv.FormatInt(k.start.UnixNano(), 10)
 }
 
 // Cached is the figure kept for e's period starting at start, without reading.
 func (c *IncludedCache) Cached(e Entity, start time.Time) (int64, bool) {
-	return c.ok.Get(periodKey{e: e, start: start})
+	return c.reads.Cached(periodKey{e: e, start: start})
 }
 
 // Included is PeriodIncluded, cached. A caller whose context ends first stops waiting; the
 // read goes on for the others, bounded by Timeout.
 func (c *IncludedCache) Included(ctx context.Context, e Entity, start time.Time) (int64, error) {
-	k := periodKey{e: e, start: start}
-	if n, ok := c.ok.Get(k); ok {
-		return n, nil
-	}
-	if err, ok := c.failed.Get(k); ok {
-		return 0, err
-	}
-	sk := e.Type + "\x00" + e.ID + "\x00" + strconv.FormatInt(start.UnixNano(), 10)
-	ch := c.reads.DoChan(sk, func() (any, error) {
-		if n, ok := c.ok.Get(k); ok { // a read that ended just before this one started
-			return n, nil
-		}
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.timeout)
-		defer cancel()
-		n, err := c.r.PeriodIncluded(rctx, e, start)
-		if err != nil {
-			c.failed.Add(k, err)
-			return int64(0), err
-		}
-		c.failed.Remove(k)
-		c.ok.Add(k, n)
-		return n, nil
+	return c.reads.Get(ctx, periodKey{e: e, start: start}, func(ctx context.Context) (int64, error) {
+		return c.r.PeriodIncluded(ctx, e, start)
 	})
-	select {
-	case res := <-ch:
-		if res.Err != nil {
-			return 0, res.Err
-		}
-		return res.Val.(int64), nil
-	case <-ctx.Done():
-		return 0, ctx.Err()
-	}
 }
