@@ -517,7 +517,10 @@ func (w *World) swap(cs *chainState, b *Batch) bool {
 	if vin.IsZero() {
 		return false
 	}
-	outAmt := vin.Float64() / math.Pow10(int(in.decimals)) * in.price.value / out.price.value * 0.997
+	// Sized at the prices of the block's time, the ones both legs' USD values are taken at (the
+	// simulated clock may have moved past the block's opening and its price ticks).
+	bt := cs.blockTime(w, cs.blockAt(w, w.now))
+	outAmt := vin.Float64() / math.Pow10(int(in.decimals)) * in.price.at(bt) / out.price.at(bt) * 0.997
 	vout := out.units(outAmt, w.r)
 	half := new(uint256.Int).Rsh(&p.acct.bal[out.idx], 1)
 	if vout.Gt(half) || vout.IsZero() {
