@@ -20,19 +20,20 @@ const (
 )
 
 // lease: KEYS hour, month; ARGV want, hour limit, month limit, hour ttl ms, month ttl ms.
-// Grants up to want credits within both limits and counts them; {granted, exhausted window}.
+// Grants up to want credits within both limits and counts them; {granted, exhausted window}
+// (0 none, 1 hourly, 2 monthly). A want of 0 counts nothing and writes nothing: it only names
+// the window used up, which is how Spent reads the same limits without a second copy of them.
 var leaseScript = redis.NewScript(`
 local want = tonumber(ARGV[1])
 local h = tonumber(redis.call('GET', KEYS[1]) or '0')
 local m = tonumber(redis.call('GET', KEYS[2]) or '0')
 local hl, ml = tonumber(ARGV[2]), tonumber(ARGV[3])
+if hl > 0 and h >= hl then return {0, 1} end
+if ml > 0 and m >= ml then return {0, 2} end
 local g = want
 if hl > 0 then g = math.min(g, hl - h) end
 if ml > 0 then g = math.min(g, ml - m) end
-if g <= 0 then
-  if hl > 0 and h >= hl then return {0, 1} end
-  return {0, 2}
-end
+if g <= 0 then return {0, 0} end
 redis.call('INCRBY', KEYS[1], g)
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
 redis.call('INCRBY', KEYS[2], g)
@@ -60,10 +61,13 @@ func (s *Store) WindowAt(keyID string, t time.Time) Window {
 // Lease takes up to want credits of keyID's quota in window w. granted is 0 when a limit is
 // reached; limitType then names it.
 func (s *Store) Lease(ctx context.Context, w Window, l Limits, want int64) (granted int64, limitType string, err error) {
-	v, err := leaseScript.Run(ctx, s.rdb, []string{w.hourKey, w.monthKey}, want, l.Hourly, l.Monthly,
+	v, err := leaseScript.Run(ctx, s.rdb, []string{w.hourKey, w.monthKey}, max(want, 0), l.Hourly, l.Monthly,
 		(2 * time.Hour).Milliseconds(), (32 * 24 * time.Hour).Milliseconds()).Int64Slice()
 	if err != nil {
 		return 0, "", err
+	}
+	if len(v) != 2 {
+		return 0, "", fmt.Errorf("lease: unexpected reply %v", v)
 	}
 	switch v[1] {
 	case 1:
@@ -75,28 +79,11 @@ func (s *Store) Lease(ctx context.Context, w Window, l Limits, want int64) (gran
 }
 
 // Spent names the limit of w that the credits counted (leased) have used up, "" for neither:
-// what Lease would find, read without leasing anything, so a check that finds credits left
-// leaves none counted.
+// what Lease would find, read by the lease script itself leasing nothing, so a check that finds
+// credits left leaves none counted.
 func (s *Store) Spent(ctx context.Context, w Window, l Limits) (limitType string, err error) {
-	v, err := s.rdb.MGet(ctx, w.hourKey, w.monthKey).Result()
-	if err != nil {
-		return "", err
-	}
-	var n [2]int64
-	for i, x := range v {
-		if str, ok := x.(string); ok {
-			if n[i], err = strconv.ParseInt(str, 10, 64); err != nil {
-				return "", err
-			}
-		}
-	}
-	switch {
-	case l.Hourly > 0 && n[0] >= l.Hourly:
-		return LimitHourly, nil
-	case l.Monthly > 0 && n[1] >= l.Monthly:
-		return LimitMonthly, nil
-	}
-	return "", nil
+	_, limitType, err = s.Lease(ctx, w, l, 0)
+	return limitType, err
 }
 
 // Return gives back n leased credits not used.

@@ -83,5 +83,10 @@ func TestQuotaSpent(t *testing.T) {
 		t.Fatalf("next hour granted %d", n)
 	}
 	spent(w2, LimitMonthly)
-	spent(s.WindowAt("other", now), "")
+	// Spent writes nothing: a key never leased has no counts and no expiry set by the check.
+	other := s.WindowAt("other", now)
+	spent(other, "")
+	if n, err := rdb.Exists(ctx, other.hourKey, other.monthKey).Result(); err != nil || n != 0 {
+		t.Fatalf("after Spent %d of the window's counts exist (%v), want none", n, err)
+	}
 }
