@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -24,6 +25,7 @@ import (
 	tw "github.com/chainintel/chainintel/services/transfers/internal/testworld"
 	"github.com/chainintel/chainintel/services/transfers/migrations"
 	"github.com/gin-gonic/gin"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"google.golang.org/protobuf/proto"
 )
@@ -76,9 +78,11 @@ func denseTransfers() []*eventsv1.Transfer {
 }
 
 // denseRouter loads the world's attributions and denseTransfers into a database of their own
-// and returns routers over it: groups as the defaults leave them (too small to be live: sets are
-// read through the attribution model), and every group live (entity pair rows, group rollups).
-func denseRouter(t *testing.T) (plain *gin.Engine, goLive func() *gin.Engine) {
+// and returns a router over it with the default plans (small sets listed), and one that builds a
+// router planning every set as a large one (the attribution model probed or hashed), with
+// every group live (entity pair rows, group rollups) when live is set. stmts records the
+// statements run on the database.
+func denseRouter(t *testing.T, stmts *statementLog) (small *gin.Engine, large func(live bool) *gin.Engine) {
 	t.Helper()
 	e := world(t) // the user-labels service the routers render with
 	ctx := context.Background()
@@ -86,7 +90,12 @@ func denseRouter(t *testing.T) (plain *gin.Engine, goLive func() *gin.Engine) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pool, err := pgxpool.New(ctx, dbURL)
+	cfg, err := pgxpool.ParseConfig(dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ConnConfig.Tracer = stmts
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,13 +120,78 @@ func denseRouter(t *testing.T) (plain *gin.Engine, goLive func() *gin.Engine) {
 		svchttp.Register(r, app.New(st, e.render, cs), query.Parser{Chains: cs, Now: func() time.Time { return tw.Now }})
 		return r
 	}
-	return router(st), func() *gin.Engine {
-		o.GroupMin = 0
-		lst := store.New(pool, o)
+	return router(st), func(live bool) *gin.Engine {
+		lo := o
+		lo.ListSetMax, lo.LateralMax = 0, 0
+		if live {
+			lo.GroupMin = 0
+		}
+		lst := store.New(pool, lo)
 		if err := lst.Rematerialize(ctx); err != nil {
 			t.Fatal(err)
 		}
 		return router(lst)
+	}
+}
+
+// statementLog records the statements run over a pool.
+type statementLog struct {
+	mu   sync.Mutex
+	sqls []string
+}
+
+func (l *statementLog) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.sqls = append(l.sqls, d.SQL)
+	return ctx
+}
+
+func (l *statementLog) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// since returns the statements recorded after the first n.
+func (l *statementLog) since(n int) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.sqls[n:])
+}
+
+func (l *statementLog) len() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.sqls)
+}
+
+// A window on bucket boundaries is read from the rollups alone, as before windows were exact:
+// no statement reads transfer rows (transfers.transfers; an entity's pair rows are a rollup of
+// them). A window that cuts a bucket reads the rows of the cut hours.
+func TestAlignedWindowsReadRollupsOnly(t *testing.T) {
+	stmts := &statementLog{}
+	small, large := denseRouter(t, stmts)
+	aligned := "timeGte=" + jsonInt(tw.D0.Add(24*time.Hour).UnixMilli()) + "&timeLte=" + jsonInt(tw.D0.Add(48*time.Hour-time.Millisecond).UnixMilli())
+	cut := "timeGte=" + jsonInt(tw.D0.Add(24*time.Hour+time.Second).UnixMilli()) + "&timeLte=" + jsonInt(tw.D0.Add(48*time.Hour-time.Millisecond).UnixMilli())
+	for _, r := range []*gin.Engine{small, large(false), large(true)} {
+		for _, path := range []string{
+			"/counterparties/address/" + tw.U1 + "?", "/counterparties/entity/binance?",
+			"/flow/address/" + tw.U1 + "?", "/flow/entity/binance?",
+			"/transfers/histogram?granularity=1h&base=binance&", "/transfers/histogram?granularity=1d&base=" + tw.U1 + "&",
+			"/transfers/histogram/simple?base=binance&", "/transfers/histogram?granularity=1h&",
+		} {
+			for _, c := range []struct {
+				window string
+				rows   bool
+			}{{aligned, false}, {cut, true}} {
+				n := stmts.len()
+				client{r, &bob}.get(t, path+c.window)
+				read := false
+				for _, q := range stmts.since(n) {
+					read = read || strings.Contains(q, "transfers.transfers")
+				}
+				if read != c.rows {
+					t.Errorf("%s: read rows %v, want %v", path+c.window, read, c.rows)
+				}
+			}
+		}
 	}
 }
 
@@ -159,22 +233,33 @@ func (w exactWindow) bounds() (time.Time, time.Time) {
 	return lo, hi
 }
 
-func get(t *testing.T, r *gin.Engine, path string, out any) {
+// client is a router and the caller it is asked as.
+type client struct {
+	r   *gin.Engine
+	who *httpx.Identity
+}
+
+func (c client) get(t *testing.T, path string) resp {
 	t.Helper()
-	e := &env{router: r}
-	res := e.get(t, &alice, path)
+	res := (&env{router: c.r}).get(t, c.who, path)
 	if res.status != 200 {
 		t.Fatalf("%s: %d %s", path, res.status, res.body)
 	}
-	d := json.NewDecoder(strings.NewReader(string(res.body)))
+	return res
+}
+
+// decode reads path's answer into out, which must hold every field of it.
+func (c client) decode(t *testing.T, path string, out any) {
+	t.Helper()
+	d := json.NewDecoder(strings.NewReader(string(c.get(t, path).body)))
 	d.DisallowUnknownFields()
 	if err := d.Decode(out); err != nil {
-		t.Fatalf("%s: %v in %s", path, err, res.body)
+		t.Fatalf("%s: %v", path, err)
 	}
 }
 
 // transfersOf reads every /transfers row of a query, page by page.
-func transfersOf(t *testing.T, r *gin.Engine, q string) []denseRow {
+func transfersOf(t *testing.T, c client, q string) []denseRow {
 	t.Helper()
 	var rows []denseRow
 	for off := 0; ; off += 1000 {
@@ -189,11 +274,7 @@ func transfersOf(t *testing.T, r *gin.Engine, q string) []denseRow {
 			Count int
 		}
 		path := "/transfers?" + q + fmt.Sprintf("&limit=1000&offset=%d", off)
-		res := (&env{router: r}).get(t, &alice, path)
-		if res.status != 200 {
-			t.Fatalf("%s: %d %s", path, res.status, res.body)
-		}
-		if err := json.Unmarshal(res.body, &page); err != nil {
+		if err := json.Unmarshal(c.get(t, path).body, &page); err != nil {
 			t.Fatal(err)
 		}
 		for _, x := range page.Transfers {
@@ -238,40 +319,49 @@ var exactWindows = []exactWindow{
 // /transfers counts in them (its rows with the same filters, summed here), for an address and an
 // entity, with groups read through the attribution model and live; aligned windows as well.
 func TestExactWindows(t *testing.T) {
-	plain, goLive := denseRouter(t)
+	small, large := denseRouter(t, &statementLog{})
 	for _, rc := range []struct {
 		name string
-		r    *gin.Engine
-	}{{"model sets", plain}, {"live groups", nil}} {
-		if rc.r == nil {
-			rc.r = goLive()
-		}
+		r    func() *gin.Engine
+	}{
+		{"small sets", func() *gin.Engine { return small }},
+		{"large sets", func() *gin.Engine { return large(false) }},
+		{"live groups", func() *gin.Engine { return large(true) }},
+	} {
+		r := rc.r()
 		for _, w := range exactWindows {
-			for _, sub := range []struct{ kind, id string }{{"address", tw.U1}, {"entity", "binance"}} {
-				t.Run(rc.name+"/"+w.name+"/"+sub.kind, func(t *testing.T) {
-					in := transfersOf(t, rc.r, "base="+sub.id+"&flow=in&"+w.params())
-					out := transfersOf(t, rc.r, "base="+sub.id+"&flow=out&"+w.params())
-					all := transfersOf(t, rc.r, "base="+sub.id+"&"+w.params())
+			// alice's binance holds the fund too (her only_add addition): an entity and a listed
+			// address.
+			for _, sub := range []struct {
+				name, kind, id string
+				who            *httpx.Identity
+			}{{"address", "address", tw.U1, &alice}, {"entity", "entity", "binance", &bob}, {"entity and addition", "entity", "binance", &alice}} {
+				c := client{r, sub.who}
+				t.Run(rc.name+"/"+w.name+"/"+sub.name, func(t *testing.T) {
+					in := transfersOf(t, c, "base="+sub.id+"&flow=in&"+w.params())
+					out := transfersOf(t, c, "base="+sub.id+"&flow=out&"+w.params())
+					all := transfersOf(t, c, "base="+sub.id+"&"+w.params())
 					if len(in)+len(out) == 0 {
 						t.Fatalf("the window holds no transfer of %s", sub.id)
 					}
-					checkCounterparties(t, rc.r, sub.kind, sub.id, w, in, out)
-					checkFlow(t, rc.r, sub.kind, sub.id, w, in, out)
+					checkCounterparties(t, c, sub.kind, sub.id, w, in, out)
+					checkFlow(t, c, sub.kind, sub.id, w, in, out)
 					for _, g := range grans(w) {
-						checkHistogram(t, rc.r, "/transfers/histogram?granularity="+g+"&base="+sub.id+"&"+w.params(), g, all)
-						checkHistogram(t, rc.r, "/transfers/histogram?granularity="+g+"&flow=in&base="+sub.id+"&"+w.params(), g, in)
+						checkHistogram(t, c, "/transfers/histogram?granularity="+g+"&base="+sub.id+"&"+w.params(), g, all)
+						checkHistogram(t, c, "/transfers/histogram?granularity="+g+"&flow=in&base="+sub.id+"&"+w.params(), g, in)
 					}
-					checkHistogram(t, rc.r, "/transfers/histogram/simple?base="+sub.id+"&"+w.params(), "1d", all)
+					checkHistogram(t, c, "/transfers/histogram/simple?base="+sub.id+"&"+w.params(), "1d", all)
 				})
 			}
+			c := client{r, &bob}
 			t.Run(rc.name+"/"+w.name+"/no base", func(t *testing.T) {
-				all := transfersOf(t, rc.r, w.params())
-				checkHistogram(t, rc.r, "/transfers/histogram?granularity=1d&"+w.params(), "1d", all)
-				checkHistogram(t, rc.r, "/transfers/histogram?granularity=1d&chains=base&"+w.params(), "1d", transfersOf(t, rc.r, "chains=base&"+w.params()))
+				all := transfersOf(t, c, w.params())
+				checkHistogram(t, c, "/transfers/histogram?granularity=1d&"+w.params(), "1d", all)
+				checkHistogram(t, c, "/transfers/histogram?granularity=1d&chains=base&"+w.params(), "1d", transfersOf(t, c, "chains=base&"+w.params()))
 				g := grans(w)[0]
-				checkHistogram(t, rc.r, "/transfers/histogram?granularity="+g+"&from=binance&"+w.params(), g, transfersOf(t, rc.r, "from=binance&"+w.params()))
-				checkHistogram(t, rc.r, "/transfers/histogram?granularity="+g+"&from=binance&to=!coinbase&"+w.params(), g, transfersOf(t, rc.r, "from=binance&to=!coinbase&"+w.params()))
-				checkHistogram(t, rc.r, "/transfers/histogram?granularity="+g+"&from="+tw.U1+"&"+w.params(), g, transfersOf(t, rc.r, "from="+tw.U1+"&"+w.params()))
+				checkHistogram(t, c, "/transfers/histogram?granularity="+g+"&from=binance&"+w.params(), g, transfersOf(t, c, "from=binance&"+w.params()))
+				checkHistogram(t, c, "/transfers/histogram?granularity="+g+"&from=binance&to=!coinbase&"+w.params(), g, transfersOf(t, c, "from=binance&to=!coinbase&"+w.params()))
+				checkHistogram(t, c, "/transfers/histogram?granularity="+g+"&from="+tw.U1+"&"+w.params(), g, transfersOf(t, c, "from="+tw.U1+"&"+w.params()))
 			})
 		}
 	}
@@ -292,7 +382,7 @@ type cpWant struct {
 	chainsOn map[string]bool
 }
 
-func checkCounterparties(t *testing.T, r *gin.Engine, kind, id string, w exactWindow, in, out []denseRow) {
+func checkCounterparties(t *testing.T, cl client, kind, id string, w exactWindow, in, out []denseRow) {
 	t.Helper()
 	for _, flow := range []string{"in", "out", "either"} {
 		want := map[[2]string]*cpWant{}
@@ -327,11 +417,7 @@ func checkCounterparties(t *testing.T, r *gin.Engine, kind, id string, w exactWi
 			USD              float64
 		}
 		path := "/counterparties/" + kind + "/" + id + "?limit=1000&flow=" + flow + "&" + w.params()
-		res := (&env{router: r}).get(t, &alice, path)
-		if res.status != 200 {
-			t.Fatalf("%s: %d %s", path, res.status, res.body)
-		}
-		if err := json.Unmarshal(res.body, &got); err != nil {
+		if err := json.Unmarshal(cl.get(t, path).body, &got); err != nil {
 			t.Fatal(err)
 		}
 		seen := 0
@@ -365,7 +451,7 @@ type flowDay struct {
 	CumulativeInflow, CumulativeOutflow float64
 }
 
-func checkFlow(t *testing.T, r *gin.Engine, kind, id string, w exactWindow, in, out []denseRow) {
+func checkFlow(t *testing.T, c client, kind, id string, w exactWindow, in, out []denseRow) {
 	t.Helper()
 	type sums struct {
 		n       int
@@ -414,7 +500,7 @@ func checkFlow(t *testing.T, r *gin.Engine, kind, id string, w exactWindow, in, 
 	inCents(want)
 	var got map[string][]flowDay
 	path := "/flow/" + kind + "/" + id + "?" + w.params()
-	get(t, r, path, &got)
+	c.decode(t, path, &got)
 	inCents(got)
 	gb, _ := json.Marshal(got)
 	wb, _ := json.Marshal(want)
@@ -423,7 +509,7 @@ func checkFlow(t *testing.T, r *gin.Engine, kind, id string, w exactWindow, in, 
 	}
 }
 
-func checkHistogram(t *testing.T, r *gin.Engine, path, g string, rows []denseRow) {
+func checkHistogram(t *testing.T, c client, path, g string, rows []denseRow) {
 	t.Helper()
 	step := time.Hour
 	if g == "1d" {
@@ -450,7 +536,7 @@ func checkHistogram(t *testing.T, r *gin.Engine, path, g string, rows []denseRow
 	}
 	slices.SortFunc(want, func(a, b bucket) int { return strings.Compare(a.Time, b.Time) })
 	var got []bucket
-	get(t, r, path, &got)
+	c.decode(t, path, &got)
 	for i := range got {
 		got[i].USD = cents(got[i].USD)
 	}
