@@ -344,8 +344,16 @@ func TestExactWindows(t *testing.T) {
 					if len(in)+len(out) == 0 {
 						t.Fatalf("the window holds no transfer of %s", sub.id)
 					}
-					checkCounterparties(t, c, sub.kind, sub.id, w, in, out)
-					checkFlow(t, c, sub.kind, sub.id, w, in, out)
+					checkCounterparties(t, c, sub.kind, sub.id, w.params(), in, out)
+					checkFlow(t, c, sub.kind, sub.id, w.params(), in, out)
+					// A chain and a token on the rollups' and the rows' parts alike.
+					q := w.params() + "&chains=ethereum&tokens=" + tw.USDC
+					qin, qout := transfersOf(t, c, "base="+sub.id+"&flow=in&"+q), transfersOf(t, c, "base="+sub.id+"&flow=out&"+q)
+					checkCounterparties(t, c, sub.kind, sub.id, q, qin, qout)
+					checkHistogram(t, c, "/transfers/histogram?granularity=1d&flow=out&base="+sub.id+"&"+q, "1d", qout)
+					q = w.params() + "&chains=base"
+					qin, qout = transfersOf(t, c, "base="+sub.id+"&flow=in&"+q), transfersOf(t, c, "base="+sub.id+"&flow=out&"+q)
+					checkFlow(t, c, sub.kind, sub.id, q, qin, qout)
 					for _, g := range grans(w) {
 						checkHistogram(t, c, "/transfers/histogram?granularity="+g+"&base="+sub.id+"&"+w.params(), g, all)
 						checkHistogram(t, c, "/transfers/histogram?granularity="+g+"&flow=in&base="+sub.id+"&"+w.params(), g, in)
@@ -382,7 +390,9 @@ type cpWant struct {
 	chainsOn map[string]bool
 }
 
-func checkCounterparties(t *testing.T, cl client, kind, id string, w exactWindow, in, out []denseRow) {
+// checkCounterparties compares the counterparties of a subject under filters q (a window, chains,
+// tokens) with its transfers in (flow in) and out (flow out) under q.
+func checkCounterparties(t *testing.T, cl client, kind, id, q string, in, out []denseRow) {
 	t.Helper()
 	for _, flow := range []string{"in", "out", "either"} {
 		want := map[[2]string]*cpWant{}
@@ -416,7 +426,7 @@ func checkCounterparties(t *testing.T, cl client, kind, id string, w exactWindow
 			TransactionCount int64
 			USD              float64
 		}
-		path := "/counterparties/" + kind + "/" + id + "?limit=1000&flow=" + flow + "&" + w.params()
+		path := "/counterparties/" + kind + "/" + id + "?limit=1000&flow=" + flow + "&" + q
 		if err := json.Unmarshal(cl.get(t, path).body, &got); err != nil {
 			t.Fatal(err)
 		}
@@ -451,7 +461,9 @@ type flowDay struct {
 	CumulativeInflow, CumulativeOutflow float64
 }
 
-func checkFlow(t *testing.T, c client, kind, id string, w exactWindow, in, out []denseRow) {
+// checkFlow compares the flow of a subject under filters q (a window, chains) with its transfers
+// in (flow in) and out (flow out) under q.
+func checkFlow(t *testing.T, c client, kind, id, q string, in, out []denseRow) {
 	t.Helper()
 	type sums struct {
 		n       int
@@ -499,7 +511,7 @@ func checkFlow(t *testing.T, c client, kind, id string, w exactWindow, in, out [
 	}
 	inCents(want)
 	var got map[string][]flowDay
-	path := "/flow/" + kind + "/" + id + "?" + w.params()
+	path := "/flow/" + kind + "/" + id + "?" + q
 	c.decode(t, path, &got)
 	inCents(got)
 	gb, _ := json.Marshal(got)
