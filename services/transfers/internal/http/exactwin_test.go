@@ -359,6 +359,9 @@ func TestExactWindows(t *testing.T) {
 						checkHistogram(t, c, "/transfers/histogram?granularity="+g+"&flow=in&base="+sub.id+"&"+w.params(), g, in)
 					}
 					checkHistogram(t, c, "/transfers/histogram/simple?base="+sub.id+"&"+w.params(), "1d", all)
+					// A USD range reads the rows (or an entity's pair rows) of the exact window.
+					ranged := transfersOf(t, c, "base="+sub.id+"&usdGte=50&"+w.params())
+					checkHistogram(t, c, "/transfers/histogram?granularity=1d&usdGte=50&base="+sub.id+"&"+w.params(), "1d", ranged)
 				})
 			}
 			c := client{r, &bob}
