@@ -126,9 +126,10 @@ func testHistograms(t *testing.T) {
 		// the transfers between them (t4 here), which both hold.
 		{"/transfers/histogram?base=binance," + tw.U1 + "&usdGte=1500", `[{"time":"` + day(1) + `","count":1,"usd":4000},{"time":"` + day(2) + `","count":1,"usd":20000},{"time":"` + day(4) + `","count":1,"usd":2000}]`},
 		{"/transfers/histogram?base=coinbase," + tw.U2 + "&usdLte=1000", `[{"time":"` + day(1) + `","count":1,"usd":500},{"time":"` + day(2) + `","count":1,"usd":500}]`},
-		// Hourly, window widened to whole hours.
+		// Hourly, a window cutting its first and last hours: t1 (10:00) lies before it, t3
+		// (09:00 the next day) inside.
 		{"/transfers/histogram?granularity=1h&base=binance&timeGte=2026-01-01T10:30:00Z&timeLte=2026-01-02T09:10:00Z",
-			`[{"time":"2026-01-01T10:00:00Z","count":1,"usd":1000},{"time":"2026-01-01T12:00:00Z","count":1,"usd":1000},{"time":"2026-01-02T09:00:00Z","count":1,"usd":4000}]`},
+			`[{"time":"2026-01-01T12:00:00Z","count":1,"usd":1000},{"time":"2026-01-02T09:00:00Z","count":1,"usd":4000}]`},
 		{"/transfers/histogram?granularity=1h&timeLast=7d&chains=base", `[{"time":"2026-01-03T01:00:00Z","count":1,"usd":500},{"time":"2026-01-05T02:00:00Z","count":1,"usd":0}]`},
 		{"/transfers/histogram/simple?base=coinbase&flow=in", `[{"time":"` + day(1) + `","count":1,"usd":500},{"time":"` + day(2) + `","count":1,"usd":20000}]`},
 	}
@@ -193,7 +194,10 @@ func testCounterpartiesAndFlow(t *testing.T) {
 	  {"time":"2026-01-01T00:00:00Z","inflow":1000,"outflow":0,"cumulativeInflow":1000,"cumulativeOutflow":0},
 	  {"time":"2026-01-02T00:00:00Z","inflow":0,"outflow":4000,"cumulativeInflow":1000,"cumulativeOutflow":4000},
 	  {"time":"2026-01-03T00:00:00Z","inflow":0,"outflow":20000,"cumulativeInflow":1000,"cumulativeOutflow":24000}]}`)
+	// A window that cuts a day: t3 (09:00 on the 2nd) lies before it.
 	sameJSON(t, e.get(t, &bob, "/flow/entity/binance?timeGte=2026-01-02T12:00:00Z"), 200, `{"ethereum":[
+	  {"time":"2026-01-03T00:00:00Z","inflow":0,"outflow":20000,"cumulativeInflow":0,"cumulativeOutflow":20000}]}`)
+	sameJSON(t, e.get(t, &bob, "/flow/entity/binance?timeGte=2026-01-02T09:00:00Z"), 200, `{"ethereum":[
 	  {"time":"2026-01-02T00:00:00Z","inflow":0,"outflow":4000,"cumulativeInflow":0,"cumulativeOutflow":4000},
 	  {"time":"2026-01-03T00:00:00Z","inflow":0,"outflow":20000,"cumulativeInflow":0,"cumulativeOutflow":24000}]}`)
 	sameJSON(t, e.get(t, &alice, "/flow/entity/"+e.aliceEntity+"?chains=ethereum"), 200, `{"ethereum":[

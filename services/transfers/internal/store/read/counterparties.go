@@ -35,46 +35,42 @@ type Counterparty struct {
 }
 
 // Counterparties returns, per chain, the top counterparties of f.Addrs by aggregated USD
-// (descending), from the pair rollup. Addresses of the set itself are not counterparties.
+// (descending), from the pair rollup for the whole hours of the window and from the rows for the
+// hours it cuts. Addresses of the set itself are not counterparties.
 func (s *Reader) Counterparties(ctx context.Context, f CounterpartyFilter) ([]Counterparty, error) {
 	if f.Addrs.Empty() {
 		return nil, nil
-	}
-	b := s.newb(sqlb{})
-
-	tf := TransferFilter{Chains: f.Chains, TokenAddrs: f.TokenAddrs, TokenIDs: f.TokenIDs}
-	if !f.TimeFrom.IsZero() {
-		tf.TimeFrom = f.TimeFrom.UTC().Truncate(time.Hour)
-	}
-	tf.TimeTo = f.TimeTo
-	common := b.rollupConds(tf, true)
-	and := ""
-	if len(common) > 0 {
-		and = " AND " + strings.Join(common, " AND ")
 	}
 	grp, err := s.liveGroup(ctx, f.Addrs)
 	if err != nil {
 		return nil, err
 	}
 	set := f.Addrs
-	var arms []string
+	allTime := f.TimeFrom.IsZero() && f.TimeTo.IsZero() && len(f.TokenAddrs)+len(f.TokenIDs) == 0
 	if grp != "" {
-		// A live group: the listed addresses outside the group are added below, and are not
+		// A live group: the listed addresses outside the group are added to it, and are not
 		// counterparties.
 		outside, err := s.outsideGroup(ctx, f.Addrs.Addrs, grp)
 		if err != nil {
 			return nil, err
 		}
 		set = Addrs(outside)
-		allTime := f.TimeFrom.IsZero() && f.TimeTo.IsZero() && len(f.TokenAddrs)+len(f.TokenIDs) == 0
 		if allTime && set.Empty() {
 			return s.groupCounterparties(ctx, f, grp)
 		}
-		arms = b.groupCounterpartyArms(f, grp, set, and, allTime)
 	}
-	if !set.Empty() {
-		arms = append(arms, b.setCounterpartyArms(f, set, grp, and)...)
+	b := s.newb(sqlb{})
+	// The whole hours of the window from the rollups, the hours it cuts from the rows.
+	c := cutWindow(f.TimeFrom, f.TimeTo, time.Hour)
+	var arms []string
+	if c.hasWhole {
+		arms = b.rollupCounterpartyArms(f, c, grp, set, allTime)
 	}
+	cut, err := s.cutRows(ctx, b, f, c)
+	if err != nil {
+		return nil, err
+	}
+	arms = append(arms, cut...)
 	if len(arms) == 0 {
 		return nil, nil
 	}
@@ -99,6 +95,25 @@ SELECT chain, cp, has_in, has_out, n, usd::float8 FROM r WHERE rn <= ` + b.arg(f
 		out = append(out, c)
 	}
 	return out, rows.Err()
+}
+
+// rollupCounterpartyArms are the union arms (chain, cp, in_n, out_n, n, usd, value) of the
+// counterparties of f.Addrs in the whole hours of c: live group grp's (groupCounterpartyArms) and
+// those of the listed addresses set (outside the group; setCounterpartyArms).
+func (b *sqlb) rollupCounterpartyArms(f CounterpartyFilter, c cut, grp string, set AddrSet, allTime bool) []string {
+	tf := TransferFilter{Chains: f.Chains, TokenAddrs: f.TokenAddrs, TokenIDs: f.TokenIDs, TimeFrom: c.wFrom, TimeTo: c.wTo}
+	and := ""
+	if common := b.rollupConds(tf, true); len(common) > 0 {
+		and = " AND " + strings.Join(common, " AND ")
+	}
+	var arms []string
+	if grp != "" {
+		arms = b.groupCounterpartyArms(f, grp, set, and, allTime)
+	}
+	if !set.Empty() {
+		arms = append(arms, b.setCounterpartyArms(f, set, grp, and)...)
+	}
+	return arms
 }
 
 // groupCounterpartyArms are the union arms (chain, cp, in_n, out_n, n, usd, value) of live
@@ -148,6 +163,34 @@ func (b *sqlb) setCounterpartyArms(f CounterpartyFilter, set AddrSet, grp, and s
 			  WHERE `+b.member("to_addr", set)+` AND `+b.notMember("from_addr", set)+and+excl("from_addr"))
 	}
 	return arms
+}
+
+// cutRows are the union arms (chain, cp, in_n, out_n, n, usd, value) of the counterparties of
+// f.Addrs in the parts of the hours window c cuts, from the rows: its transfers with flow in
+// (the sender is the counterparty) and out (the recipient), as /transfers reads them.
+func (s *Reader) cutRows(ctx context.Context, b *sqlb, f CounterpartyFilter, c cut) ([]string, error) {
+	parts := c.parts
+	if !c.hasWhole {
+		parts = [][2]time.Time{{f.TimeFrom, f.TimeTo}} // at most two cut hours, read as one
+	}
+	var arms []string
+	for _, p := range parts {
+		for _, d := range []struct{ flow, sel string }{{"in", "chain, from_addr, 1, 0, 1, usd, value"}, {"out", "chain, to_addr, 0, 1, 1, usd, value"}} {
+			if f.Flow != "either" && f.Flow != d.flow {
+				continue
+			}
+			tf := TransferFilter{Base: f.Addrs, HasBase: true, Flow: d.flow, Chains: f.Chains, TokenAddrs: f.TokenAddrs, TokenIDs: f.TokenIDs,
+				TimeFrom: p[0], TimeTo: p[1]}
+			q, err := s.windowRows(ctx, b, tf)
+			if err != nil {
+				return nil, err
+			}
+			if q != "" {
+				arms = append(arms, "SELECT "+d.sel+" FROM ("+q+") r")
+			}
+		}
+	}
+	return arms, nil
 }
 
 // cpColumns are grp_cp's in_n, out_n, n, usd and value for a counterparty flow.

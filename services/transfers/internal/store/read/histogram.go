@@ -31,23 +31,23 @@ func gran(g string) time.Duration {
 	return 24 * time.Hour
 }
 
-// Histogram buckets the transfers matching f by hour or day. The time window is widened to whole
-// buckets. It reads rollups: per address (base, flow, chains, tokens), per sender and recipient
-// pair (from, to, counterparties), per chain (no address filter). Value and USD ranges, which no
-// rollup can answer, go through a live entity's pair rows (entityPairRangeHistogramSQL) or
-// aggregate the matching rows themselves.
+// Histogram buckets the transfers matching f by hour or day (UTC); a bucket the window cuts
+// counts only the transfers inside the window. Value and USD ranges, which no rollup can answer,
+// go through a live entity's pair rows (entityPairRangeHistogramSQL) or aggregate the matching
+// rows themselves; any other filter is answered over its exact window (windowHistogram).
 func (s *Reader) Histogram(ctx context.Context, f TransferFilter, g string) ([]Bucket, error) {
 	f = sideAsBase(f)
-	step := gran(g)
-	if !f.TimeFrom.IsZero() {
-		f.TimeFrom = f.TimeFrom.UTC().Truncate(step)
-	}
-	if !f.TimeTo.IsZero() {
-		f.TimeTo = f.TimeTo.UTC().Truncate(step).Add(step - time.Microsecond)
-	}
-	switch {
-	case f.ranged():
+	if f.ranged() {
 		return s.rangeHistogram(ctx, f, g)
+	}
+	return s.windowHistogram(ctx, f, g)
+}
+
+// rollupHistogram buckets the transfers matching f (no range; its window whole buckets of g)
+// from the rollups: per address (base, flow, chains, tokens), per sender and recipient pair
+// (from, to, counterparties), per chain (no address filter).
+func (s *Reader) rollupHistogram(ctx context.Context, f TransferFilter, g string) ([]Bucket, error) {
+	switch {
 	case !f.HasBase && !f.HasCP && (f.From.Active() || f.To.Active()):
 		if bs, ok, err := s.groupSideHistogram(ctx, f, g); err != nil || ok {
 			return bs, err

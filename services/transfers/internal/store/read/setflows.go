@@ -126,33 +126,24 @@ type FlowPoint struct {
 }
 
 // Flow returns the daily USD inflow and outflow of addrs per chain, leaving out transfers
-// between two of addrs, ordered by chain and day.
+// between two of addrs, ordered by chain and day; a day the window cuts holds only the transfers
+// inside the window (flowSums).
 func (s *Reader) Flow(ctx context.Context, addrs AddrSet, chains []string, from, to time.Time) ([]FlowPoint, error) {
 	if addrs.Empty() {
 		return nil, nil
 	}
-	f := TransferFilter{Base: addrs, HasBase: true, Chains: chains}
-	if !from.IsZero() {
-		f.TimeFrom = from.UTC().Truncate(24 * time.Hour)
-	}
-	if !to.IsZero() {
-		f.TimeTo = to.UTC()
-	}
-	sums, err := s.setSums(ctx, f, Day, true)
-	if err != nil {
+	f := TransferFilter{Base: addrs, HasBase: true, Chains: chains, TimeFrom: from, TimeTo: to}
+	days := map[[2]string]*flowDay{}
+	if err := s.flowSums(ctx, f, Day, days); err != nil {
 		return nil, err
 	}
 	var out []FlowPoint
-	for k, fs := range sums {
-		_, in := fs.pick("in")
-		_, outUSD := fs.pick("out")
-		inN, _ := fs.pick("in")
-		outN, _ := fs.pick("out")
-		if inN == 0 && outN == 0 {
+	for k, d := range days {
+		if d.inN == 0 && d.outN == 0 {
 			continue
 		}
 		t, _ := time.Parse(time.RFC3339, k[1])
-		out = append(out, FlowPoint{Chain: k[0], Day: t.UTC(), Inflow: in, Outflow: outUSD})
+		out = append(out, FlowPoint{Chain: k[0], Day: t.UTC(), Inflow: d.in, Outflow: d.out})
 	}
 	for i := 1; i < len(out); i++ {
 		for j := i; j > 0 && (out[j].Chain < out[j-1].Chain || out[j].Chain == out[j-1].Chain && out[j].Day.Before(out[j-1].Day)); j-- {
@@ -160,6 +151,99 @@ func (s *Reader) Flow(ctx context.Context, addrs AddrSet, chains []string, from,
 		}
 	}
 	return out, nil
+}
+
+// flowDay is one chain-day's inflow and outflow of a set: counts and USD.
+type flowDay struct {
+	inN, outN int64
+	in, out   float64
+}
+
+// addFlow adds an inflow and outflow to days under chain and the day of t.
+func addFlow(days map[[2]string]*flowDay, chain string, t time.Time, inN, outN int64, in, out float64) {
+	k := [2]string{chain, t.UTC().Truncate(24 * time.Hour).Format(time.RFC3339)}
+	d := days[k]
+	if d == nil {
+		d = &flowDay{}
+		days[k] = d
+	}
+	d.inN, d.outN, d.in, d.out = d.inN+inN, d.outN+outN, d.in+in, d.out+out
+}
+
+// flowSums adds the in and out flow of f's base per chain and day over f's exact window to days:
+// the whole buckets of g inside it from the rollups (setSums), each bucket it cuts from its whole
+// hours (a day's) and the rows of the hours it cuts (rowsFlow).
+func (s *Reader) flowSums(ctx context.Context, f TransferFilter, g string, days map[[2]string]*flowDay) error {
+	c := cutWindow(f.TimeFrom, f.TimeTo, gran(g))
+	if c.hasWhole {
+		fw := f
+		fw.TimeFrom, fw.TimeTo = c.wFrom, c.wTo
+		sums, err := s.setSums(ctx, fw, g, true)
+		if err != nil {
+			return err
+		}
+		for k, fs := range sums {
+			inN, in := fs.pick("in")
+			outN, out := fs.pick("out")
+			t, _ := time.Parse(time.RFC3339, k[1])
+			addFlow(days, k[0], t, inN, outN, in, out)
+		}
+	}
+	parts := c.parts
+	if !c.hasWhole {
+		parts = [][2]time.Time{{f.TimeFrom, f.TimeTo}} // at most two cut buckets, read as one
+	}
+	for _, p := range parts {
+		fp := f
+		fp.TimeFrom, fp.TimeTo = p[0], p[1]
+		var err error
+		if g == Day {
+			err = s.flowSums(ctx, fp, Hour, days)
+		} else {
+			err = s.rowsFlow(ctx, fp, days)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// rowsFlow adds the in and out flow of f's base per chain and day (f's window a part of an hour)
+// from the rows, as /transfers reads flow=in and flow=out, to days.
+func (s *Reader) rowsFlow(ctx context.Context, f TransferFilter, days map[[2]string]*flowDay) error {
+	b := s.newb(sqlb{})
+	var arms []string
+	for _, d := range []struct{ flow, cols string }{{"in", "1, usd, 0, 0"}, {"out", "0, 0, 1, usd"}} {
+		fd := f
+		fd.Flow = d.flow
+		q, err := s.windowRows(ctx, b, fd)
+		if err != nil {
+			return err
+		}
+		if q != "" {
+			arms = append(arms, "SELECT chain, block_time, "+d.cols+" FROM ("+q+") r")
+		}
+	}
+	if len(arms) == 0 {
+		return nil
+	}
+	rows, err := s.db.Query(ctx, `SELECT chain, date_trunc('day', block_time, 'UTC'), sum(i)::bigint, sum(iu)::float8, sum(o)::bigint, sum(ou)::float8
+FROM (`+strings.Join(arms, " UNION ALL ")+`) u(chain, block_time, i, iu, o, ou) GROUP BY 1, 2`, db.Exec(b.args)...)
+	if err != nil {
+		return fmt.Errorf("flow rows: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var chain string
+		var t time.Time
+		var d flowDay
+		if err := rows.Scan(&chain, &t, &d.inN, &d.in, &d.outN, &d.out); err != nil {
+			return fmt.Errorf("scan flow rows: %w", err)
+		}
+		addFlow(days, chain, t, d.inN, d.outN, d.in, d.out)
+	}
+	return rows.Err()
 }
 
 // Activity sums a set of addresses' transfers: USD volume and count (each transfer once, even

@@ -96,3 +96,54 @@ func (w window) partialHours() (segs [][2]time.Time, ok bool) {
 	}
 	return segs, true
 }
+
+// cut is a time window (inclusive bounds; zero is open) split on bucket boundaries of a step:
+// the whole buckets inside it, [wFrom, wTo] (wTo the last microsecond of the last bucket; zero
+// where the window is open), when hasWhole, and the parts of the buckets it cuts (at most one at
+// each end, inclusive bounds), which no rollup can answer.
+type cut struct {
+	wFrom, wTo time.Time
+	hasWhole   bool
+	parts      [][2]time.Time
+}
+
+// aligned reports whether the window holds whole buckets only (the rollups answer it alone).
+func (c cut) aligned() bool { return len(c.parts) == 0 }
+
+// cutWindow splits the window from..to on step's boundaries (UTC). Transfer times are stored to
+// the millisecond, so a window ending at to holds the same transfers as one ending just before
+// the next millisecond: timeLte=10:59:59.999 ends on the 11:00 boundary.
+func cutWindow(from, to time.Time, step time.Duration) cut {
+	var c cut
+	lo, hi := from, time.Time{} // whole buckets [lo, hi); zero: open
+	if !from.IsZero() {
+		from = from.UTC()
+		if lo = from.Truncate(step); lo.Before(from) {
+			lo = lo.Add(step)
+		}
+	}
+	if !to.IsZero() {
+		to = to.UTC()
+		hi = to.Truncate(time.Millisecond).Add(time.Millisecond).Truncate(step)
+	}
+	if !from.IsZero() && !to.IsZero() && !lo.Before(hi) {
+		// No bucket lies wholly inside: the window's parts of the one or two buckets it touches.
+		if mid := from.Truncate(step).Add(step); to.Before(mid) {
+			c.parts = [][2]time.Time{{from, to}}
+		} else {
+			c.parts = [][2]time.Time{{from, mid.Add(-time.Microsecond)}, {mid, to}}
+		}
+		return c
+	}
+	c.hasWhole, c.wFrom = true, lo
+	if !hi.IsZero() {
+		c.wTo = hi.Add(-time.Microsecond)
+	}
+	if !from.IsZero() && from.Before(lo) {
+		c.parts = append(c.parts, [2]time.Time{from, lo.Add(-time.Microsecond)})
+	}
+	if !to.IsZero() && !to.Before(hi) {
+		c.parts = append(c.parts, [2]time.Time{hi, to})
+	}
+	return c
+}
