@@ -145,3 +145,26 @@ func caPool(file string) (*x509.CertPool, error) {
 	}
 	return pool, nil
 }
+
+// KafkaFromEnv is the Kafka configuration of a tool that connects to a deployment's brokers (a
+// benchmark, the e2e suite's publisher), read as a service reads its own: brokers, with the
+// environment's prefix+KAFKA_TLS*, prefix+KAFKA_SASL_*, KAFKA_PARTITIONS and
+// KAFKA_REPLICATION_FACTOR, checked as Check does. Without them set it is plaintext, as to the
+// local stack's broker.
+func KafkaFromEnv(prefix string, brokers []string) (Kafka, error) {
+	environ := map[string]string{}
+	for _, kv := range os.Environ() {
+		if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, prefix+"KAFKA_") {
+			environ[k] = v
+		}
+	}
+	environ[prefix+"KAFKA_BROKERS"] = strings.Join(brokers, ",")
+	var k Kafka
+	if err := config.LoadFrom(&k, prefix, environ); err != nil {
+		return k, err
+	}
+	if err := k.Check(prefix); err != nil {
+		return k, fmt.Errorf("invalid configuration: %w", err)
+	}
+	return k, nil
+}

@@ -240,3 +240,24 @@ var (
 	testBase = Base{ShutdownTimeout: 10 * time.Second, InternalSecret: "0123456789abcdef"}
 	quietLog = slog.New(slog.NewTextHandler(io.Discard, nil))
 )
+
+// A tool reads the Kafka security of the environment as the service of its prefix does, and is
+// plaintext without it.
+func TestKafkaFromEnv(t *testing.T) {
+	brokers := []string{"b1:9093", "b2:9093"}
+	k, err := KafkaFromEnv("TOOLTEST_", brokers)
+	if err != nil || k.TLS || k.SASLMechanism != SASLNone || len(k.Brokers) != 2 {
+		t.Fatalf("unset: %+v, %v; want plaintext to both brokers", k, err)
+	}
+	t.Setenv("TOOLTEST_KAFKA_TLS", "true")
+	t.Setenv("TOOLTEST_KAFKA_SASL_MECHANISM", "scram-sha-512")
+	t.Setenv("TOOLTEST_KAFKA_SASL_USERNAME", "bench")
+	if _, err := KafkaFromEnv("TOOLTEST_", brokers); err == nil || !strings.Contains(err.Error(), "TOOLTEST_KAFKA_SASL_PASSWORD") {
+		t.Fatalf("without a password: %v; want TOOLTEST_KAFKA_SASL_PASSWORD named", err)
+	}
+	t.Setenv("TOOLTEST_KAFKA_SASL_PASSWORD", "pw")
+	k, err = KafkaFromEnv("TOOLTEST_", brokers)
+	if err != nil || !k.TLS || k.SASLMechanism != SASLScramSHA512 || k.SASLUsername != "bench" {
+		t.Fatalf("set: %+v, %v", k, err)
+	}
+}

@@ -100,15 +100,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		return heuristics.Loop(ctx, st, heuristicParams(cfg), cfg.HeuristicsInterval, s.Log)
 	}})
 
-	h := events.Handlers{Store: st}
-	service.Consume(s, eventsv1.TopicTransfers, func() *eventsv1.Transfer { return new(eventsv1.Transfer) }, h.Transfers)
-	service.Consume(s, eventsv1.TopicReorgs, func() *eventsv1.Reorg { return new(eventsv1.Reorg) }, h.Reorgs)
-	service.Consume(s, eventsv1.TopicTransactions, func() *eventsv1.Transaction { return new(eventsv1.Transaction) }, h.Transactions)
-	service.Consume(s, eventsv1.TopicContracts, func() *eventsv1.Contract { return new(eventsv1.Contract) }, h.Contracts)
-	service.Consume(s, eventsv1.TopicTokens, func() *eventsv1.Token { return new(eventsv1.Token) }, h.Tokens)
-	service.Consume(s, eventsv1.TopicBalances, func() *eventsv1.BalanceObservation { return new(eventsv1.BalanceObservation) }, h.Balances)
-	service.Consume(s, eventsv1.TopicMarketTokens, func() *eventsv1.MarketToken { return new(eventsv1.MarketToken) }, h.MarketTokens)
-	service.Consume(s, eventsv1.TopicPrices, func() *eventsv1.Price { return new(eventsv1.Price) }, h.Prices)
+	consume(s, events.Handlers{Store: st})
 
 	ul, err := ulclient.New(cfg.UserLabelsURL, s.Signer, s.Tel.TracerProvider)
 	if err != nil {
@@ -136,6 +128,18 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	e := s.Engine()
 	svchttp.Register(e, a)
 	return s.Run(ctx, e)
+}
+
+// consume adds the service's consumers, one per topic it reads.
+func consume(s *service.Service, h events.Handlers) {
+	service.Consume(s, eventsv1.TopicTransfers, func() *eventsv1.Transfer { return new(eventsv1.Transfer) }, h.Transfers)
+	service.Consume(s, eventsv1.TopicReorgs, func() *eventsv1.Reorg { return new(eventsv1.Reorg) }, h.Reorgs)
+	service.Consume(s, eventsv1.TopicTransactions, func() *eventsv1.Transaction { return new(eventsv1.Transaction) }, h.Transactions)
+	service.Consume(s, eventsv1.TopicContracts, func() *eventsv1.Contract { return new(eventsv1.Contract) }, h.Contracts)
+	service.Consume(s, eventsv1.TopicTokens, func() *eventsv1.Token { return new(eventsv1.Token) }, h.Tokens)
+	service.Consume(s, eventsv1.TopicBalances, func() *eventsv1.BalanceObservation { return new(eventsv1.BalanceObservation) }, h.Balances)
+	service.Consume(s, eventsv1.TopicMarketTokens, func() *eventsv1.MarketToken { return new(eventsv1.MarketToken) }, h.MarketTokens)
+	service.Consume(s, eventsv1.TopicPrices, func() *eventsv1.Price { return new(eventsv1.Price) }, h.Prices)
 }
 
 // logTagsFailure logs an entity the tags refresher backed off.
