@@ -188,7 +188,7 @@ func TestNewRefusesUnbuildableKafkaSecurity(t *testing.T) {
 }
 
 // Every Kafka client of a service shares the one transport and dialer New built: two
-// publishers, a consumer's reader and a reader of the service's own.
+// publishers write through the service's transport, and KafkaSecurity hands readers its dialer.
 func TestPublishersShareTheServiceTransport(t *testing.T) {
 	caFile, _ := selfSigned(t)
 	cfg := Kafka{Brokers: []string{"127.0.0.1:1"}, TLS: true, TLSCAFile: caFile}
