@@ -4,7 +4,9 @@
 // an embedded broker and an embedded Redis. Set CHAININTEL_E2E_URL (and CHAININTEL_E2E_API_KEY)
 // to run it against a deployed platform instead, e.g. a kind cluster behind its ingress; tests
 // that need more than HTTP (publishing to Kafka, creating keys) skip there unless
-// CHAININTEL_E2E_KAFKA / CHAININTEL_E2E_DATABASE_URL are set as well.
+// CHAININTEL_E2E_KAFKA / CHAININTEL_E2E_DATABASE_URL are set as well. A deployed platform's
+// brokers may take TLS and SASL: CHAININTEL_E2E_KAFKA_TLS*, CHAININTEL_E2E_KAFKA_SASL_*, as a
+// service reads its <PREFIX>KAFKA_TLS* and <PREFIX>KAFKA_SASL_* (docs/kubernetes.md).
 package e2e
 
 import (
@@ -24,16 +26,21 @@ import (
 	"github.com/chainintel/chainintel/dev/stack"
 	"github.com/chainintel/chainintel/libs/eventbus"
 	"github.com/chainintel/chainintel/libs/pgstore/pgtest"
+	"github.com/chainintel/chainintel/libs/service"
 )
 
 // Platform is the system under test.
 type Platform struct {
-	URL     string       // edge base URL
-	APIKey  string       // a key on the API tier (org admin)
-	Brokers []string     // Kafka brokers, when reachable from the test
-	DBURL   string       // the platform database, when reachable from the test
-	Stack   *stack.Stack // nil against a deployed platform
-	HTTP    *http.Client
+	URL     string   // edge base URL
+	APIKey  string   // a key on the API tier (org admin)
+	Brokers []string // Kafka brokers, when reachable from the test
+	// Kafka is the brokers with the TLS and SASL they take; KafkaSecurity is built from it
+	// once, for every client the suite makes.
+	Kafka         service.Kafka
+	KafkaSecurity eventbus.Security
+	DBURL         string       // the platform database, when reachable from the test
+	Stack         *stack.Stack // nil against a deployed platform
+	HTTP          *http.Client
 	// Spans receives every service's traces when the suite started the stack (nil otherwise).
 	Spans *spanSink
 }
@@ -46,9 +53,11 @@ func start() (p *Platform, stop func(), err error) {
 		p := &Platform{URL: strings.TrimRight(u, "/"), APIKey: os.Getenv("CHAININTEL_E2E_API_KEY"),
 			DBURL: os.Getenv("CHAININTEL_E2E_DATABASE_URL"), HTTP: &http.Client{Timeout: 30 * time.Second}}
 		if k := os.Getenv("CHAININTEL_E2E_KAFKA"); k != "" {
-			p.Brokers = strings.Split(k, ",")
+			if err := p.connectKafka(strings.Split(k, ",")); err != nil {
+				return nil, nil, err
+			}
 		}
-		return p, func() {}, nil
+		return p, p.KafkaSecurity.Close, nil
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	dbURL, drop, err := pgtest.CreateDatabase(ctx, "e2e")
@@ -76,7 +85,8 @@ func start() (p *Platform, stop func(), err error) {
 		drop()
 		return nil, nil, err
 	}
-	p = &Platform{URL: st.URL, APIKey: st.APIKey, Brokers: st.Brokers, DBURL: dbURL, Stack: st,
+	// The stack's embedded broker is plaintext: the zero KafkaSecurity.
+	p = &Platform{URL: st.URL, APIKey: st.APIKey, Brokers: st.Brokers, Kafka: service.Kafka{Brokers: st.Brokers}, DBURL: dbURL, Stack: st,
 		HTTP: &http.Client{Timeout: 30 * time.Second}, Spans: sink}
 	return p, func() {
 		cancel()
@@ -88,6 +98,21 @@ func start() (p *Platform, stop func(), err error) {
 		drop()
 		_ = sink.srv.Close()
 	}, nil
+}
+
+// connectKafka sets the platform's brokers, with the TLS and SASL the CHAININTEL_E2E_KAFKA_*
+// variables say they take.
+func (p *Platform) connectKafka(brokers []string) error {
+	k, err := service.KafkaFromEnv("CHAININTEL_E2E_", brokers)
+	if err != nil {
+		return err
+	}
+	sec, err := k.Security()
+	if err != nil {
+		return err
+	}
+	p.Brokers, p.Kafka, p.KafkaSecurity = brokers, k, sec
+	return nil
 }
 
 // Get returns the platform for a test.
@@ -192,7 +217,7 @@ func (p *Platform) Publish(t testing.TB, ctx context.Context, events ...eventbus
 	if len(p.Brokers) == 0 {
 		t.Skip("Kafka is not reachable from the test (set CHAININTEL_E2E_KAFKA)")
 	}
-	pub := eventbus.NewPublisher(p.Brokers, eventbus.PublisherOptions{})
+	pub := eventbus.NewPublisher(p.Brokers, eventbus.PublisherOptions{Security: p.KafkaSecurity})
 	defer pub.Close()
 	if err := pub.Publish(ctx, events...); err != nil {
 		t.Fatal(err)

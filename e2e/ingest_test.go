@@ -49,7 +49,7 @@ func TestIngestSimulatorFeedsTheTopics(t *testing.T) {
 		go func() { _ = r.Run(ctx) }()
 	}
 	opts := func(topic string) eventbus.ConsumerOptions {
-		return eventbus.ConsumerOptions{Brokers: p.Brokers, Group: group + "." + topic, Topic: topic, MaxWait: 20 * time.Millisecond}
+		return eventbus.ConsumerOptions{Brokers: p.Brokers, Security: p.KafkaSecurity, Group: group + "." + topic, Topic: topic, MaxWait: 20 * time.Millisecond}
 	}
 	consume(eventbus.NewConsumer(opts(eventsv1.TopicTransfers), func() *eventsv1.Transfer { return new(eventsv1.Transfer) },
 		func(_ context.Context, b []eventbus.Message[*eventsv1.Transfer]) error {

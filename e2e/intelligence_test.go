@@ -22,7 +22,7 @@ func intelConfig(t *testing.T, p *Platform) intelligence.Config {
 		t.Skip("the platform's database and Kafka are not reachable from the test (set CHAININTEL_E2E_DATABASE_URL and CHAININTEL_E2E_KAFKA)")
 	}
 	var cfg intelligence.Config
-	cfg.DatabaseURL, cfg.Brokers = p.DBURL, p.Brokers
+	cfg.DatabaseURL, cfg.Kafka = p.DBURL, p.Kafka
 	return cfg
 }
 

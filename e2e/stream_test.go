@@ -162,7 +162,7 @@ func TestStreamSimulatedExchangeDeposit(t *testing.T) {
 		at time.Time
 	}
 	fresh := make(chan seen, 1024)
-	c := eventbus.NewConsumer(eventbus.ConsumerOptions{Brokers: p.Brokers, Group: "e2e-stream-" + randHex(4),
+	c := eventbus.NewConsumer(eventbus.ConsumerOptions{Brokers: p.Brokers, Security: p.KafkaSecurity, Group: "e2e-stream-" + randHex(4),
 		Topic: eventsv1.TopicTransfers, StartAtEnd: true, MaxWait: 10 * time.Millisecond},
 		func() *eventsv1.Transfer { return new(eventsv1.Transfer) },
 		func(_ context.Context, batch []eventbus.Message[*eventsv1.Transfer]) error {

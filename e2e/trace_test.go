@@ -36,7 +36,8 @@ func TestEventTraceCrossesServices(t *testing.T) {
 		To: "0x00000000000000000000000000000000000000e2", Amount: "1", TokenSymbol: "ETH", TokenDecimals: 18,
 		Type: eventsv1.TransferType_TRANSFER_TYPE_EXTERNAL,
 	}
-	pub := eventbus.NewPublisher(p.Brokers, eventbus.PublisherOptions{TracerProvider: tp, Propagator: propagation.TraceContext{}})
+	pub := eventbus.NewPublisher(p.Brokers, eventbus.PublisherOptions{TracerProvider: tp, Propagator: propagation.TraceContext{},
+		Security: p.KafkaSecurity})
 	defer pub.Close()
 	if err := pub.Publish(ctx, eventbus.Event{Topic: eventsv1.TopicTransfers, Key: eventsv1.ChainKey("base", tx), Msg: ev}); err != nil {
 		t.Fatal(err)

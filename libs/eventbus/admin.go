@@ -24,9 +24,7 @@ func EnsureTopics(ctx context.Context, brokers []string, sec Security, rf int, s
 	if len(brokers) == 0 {
 		return errors.New("no Kafka brokers configured")
 	}
-	tr := sec.Transport()
-	defer tr.CloseIdleConnections()
-	client := &kafka.Client{Addr: kafka.TCP(brokers...), Timeout: 15 * time.Second, Transport: tr}
+	client := &kafka.Client{Addr: kafka.TCP(brokers...), Timeout: 15 * time.Second, Transport: sec.Transport()}
 	// Asked first because its error is the connection's (a TLS or SASL failure): CreateTopics
 	// goes to the controller, which kafka-go reports only as "Broker Not Available" when no
 	// connection could be made.

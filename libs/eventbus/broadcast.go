@@ -28,7 +28,6 @@ const partitionWatch = 5 * time.Second
 type broadcastReader struct {
 	o      ConsumerOptions
 	client *kafka.Client
-	tr     *kafka.Transport // client's connection pool, closed at Close
 	msgs   chan kafka.Message
 	ctx    context.Context // ends at Close
 	cancel context.CancelFunc
@@ -45,11 +44,9 @@ type broadcastReader struct {
 
 func newBroadcastReader(o ConsumerOptions) *broadcastReader {
 	ctx, cancel := context.WithCancel(context.Background())
-	tr := o.Security.Transport()
 	return &broadcastReader{
 		o:       o,
-		client:  &kafka.Client{Addr: kafka.TCP(o.Brokers...), Timeout: 10 * time.Second, Transport: tr},
-		tr:      tr,
+		client:  &kafka.Client{Addr: kafka.TCP(o.Brokers...), Timeout: 10 * time.Second, Transport: o.Security.Transport()},
 		msgs:    make(chan kafka.Message, 4*o.MaxBatch),
 		ctx:     ctx,
 		cancel:  cancel,
@@ -281,6 +278,5 @@ func (b *broadcastReader) Close() error {
 		errs = append(errs, r.Close())
 	}
 	b.wg.Wait()
-	b.tr.CloseIdleConnections()
 	return errors.Join(errs...)
 }

@@ -38,7 +38,8 @@ type Message[M proto.Message] struct {
 // ConsumerOptions configure a consumer-group runner for one topic.
 type ConsumerOptions struct {
 	Brokers []string
-	// Security is TLS and SASL for the brokers; the zero value is plaintext.
+	// Security is TLS and SASL for the brokers, and the transport and dialer the consumer
+	// shares with the other clients of its service; the zero value is plaintext.
 	Security Security
 	Group    string // consumer group id, e.g. "transfers.chain.transfers.v1"
 	Topic    string
@@ -88,8 +89,8 @@ type Consumer[M proto.Message] struct {
 	lagGauge metric.Int64ObservableGauge
 	ageGauge metric.Float64ObservableGauge
 	lag      *lagReader
-	// lagTransport is the lag reader's connection pool, closed when Run ends.
-	lagTransport *kafka.Transport
+	// dlqRefused counts undecodable records the dead-letter topic refuses for good.
+	dlqRefused metric.Int64Counter
 	// batchStart is when the batch being handled was fetched (Unix nanoseconds), 0 between
 	// batches.
 	batchStart atomic.Int64
@@ -128,8 +129,7 @@ func NewConsumer[M proto.Message](o ConsumerOptions, newMsg func() M, handle Han
 		start = kafka.LastOffset
 	}
 	c := &Consumer[M]{o: o, newMsg: newMsg, handle: handle, tracer: tp.Tracer("chainintel/eventbus")}
-	c.lagTransport = o.Security.Transport()
-	c.lag = &lagReader{client: &kafka.Client{Addr: kafka.TCP(o.Brokers...), Timeout: 10 * time.Second, Transport: c.lagTransport}, topic: o.Topic}
+	c.lag = &lagReader{client: &kafka.Client{Addr: kafka.TCP(o.Brokers...), Timeout: 10 * time.Second, Transport: o.Security.Transport()}, topic: o.Topic}
 	if o.Broadcast {
 		c.o.Group = ""
 		br := newBroadcastReader(c.o)
@@ -149,6 +149,8 @@ func NewConsumer[M proto.Message](o ConsumerOptions, newMsg func() M, handle Han
 	c.meter = m
 	c.consumed, _ = m.Int64Counter("eventbus_consumed_total", metric.WithDescription("records handled and committed"))
 	c.dlqCount, _ = m.Int64Counter("eventbus_dlq_total", metric.WithDescription("records sent to the dead-letter topic"))
+	c.dlqRefused, _ = m.Int64Counter("eventbus_dlq_refused_total",
+		metric.WithDescription("undecodable records the dead-letter topic refuses for good (too large, invalid), dropped and logged"))
 	c.failures, _ = m.Int64Counter("eventbus_handler_failures_total", metric.WithDescription("handler errors (batch retried)"))
 	c.lagGauge, _ = m.Int64ObservableGauge("eventbus_consumer_lag",
 		metric.WithDescription("records between the partitions' ends and the group's committed offsets, read from the broker every LagInterval"))
@@ -190,7 +192,6 @@ func groupReader(o ConsumerOptions, start int64) *kafka.Reader {
 func (c *Consumer[M]) Run(ctx context.Context) error {
 	defer func() {
 		_ = c.r.Close()
-		c.lagTransport.CloseIdleConnections()
 		if c.ownDLQ {
 			_ = c.dlq.Close()
 		}
@@ -335,14 +336,9 @@ func (c *Consumer[M]) process(ctx, stop context.Context, raw []kafka.Message, at
 		batch = append(batch, m)
 	}
 	if len(dead) > 0 {
-		dctx, cancel := context.WithTimeout(ctx, brokerTimeout)
-		err := c.dlq.Publish(dctx, dead...)
-		cancel()
-		if err != nil {
-			return fmt.Errorf("dead-letter %d records from %s: %w", len(dead), c.o.Topic, err)
+		if err := c.deadLetters(ctx, dead, attrs); err != nil {
+			return err
 		}
-		c.dlqCount.Add(ctx, int64(len(dead)), attrs)
-		c.o.Logger.Warn("undecodable records sent to dead-letter topic", "topic", c.o.Topic, "count", len(dead))
 	}
 	if len(batch) > 0 {
 		if !c.handleUntilDone(ctx, stop, batch, links, attrs) {
@@ -362,6 +358,32 @@ func (c *Consumer[M]) process(ctx, stop context.Context, raw []kafka.Message, at
 		// handlers absorb it. A broker that went away is no reason to stop the service.
 		c.o.Logger.WarnContext(ctx, "offsets not committed; the batch may be delivered again", "topic", c.o.Topic,
 			"group", c.o.Group, "records", len(raw), "error", err)
+	}
+	return nil
+}
+
+// deadLetters publishes a batch's undecodable records to the dead-letter topic. A record the
+// topic refuses for good (Permanent: larger than its max.message.bytes) is dropped, logged with
+// where it was read and counted in eventbus_dlq_refused_total, and the others are published
+// (Isolate): retried, it would fail the same batch at every start. Any other failure is
+// returned and fails the consumer, which restarts on the same batch.
+func (c *Consumer[M]) deadLetters(ctx context.Context, dead []Event, attrs metric.MeasurementOption) error {
+	dctx, cancel := context.WithTimeout(ctx, brokerTimeout)
+	refused, done, err := Isolate(dctx, c.dlq, dead)
+	cancel()
+	if sent := done - len(refused); sent > 0 {
+		c.dlqCount.Add(ctx, int64(sent), attrs)
+		c.o.Logger.Warn("undecodable records sent to dead-letter topic", "topic", c.o.Topic, "count", sent)
+	}
+	if len(refused) > 0 {
+		c.dlqRefused.Add(ctx, int64(len(refused)), attrs)
+		for _, r := range refused {
+			c.o.Logger.Error("undecodable record dropped: the dead-letter topic refuses it for good", "topic", c.o.Topic,
+				"source", dead[r.Index].dlq.source, "event_id", dead[r.Index].ID, "error", r.Err)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("dead-letter %d records from %s: %w", len(dead)-done, c.o.Topic, err)
 	}
 	return nil
 }
@@ -404,8 +426,9 @@ func (c *Consumer[M]) handleUntilDone(ctx, stop context.Context, batch []Message
 }
 
 func (c *Consumer[M]) deadLetter(r kafka.Message, err error) Event {
+	source := fmt.Sprintf("%s/%d/%d", r.Topic, r.Partition, r.Offset)
 	return Event{Topic: c.o.Topic + ".dlq", Key: string(r.Key), ID: header(r.Headers, HeaderEventID),
-		Msg: nil, dlq: &deadRecord{value: r.Value, headers: append(append([]kafka.Header(nil), r.Headers...),
+		Msg: nil, dlq: &deadRecord{source: source, value: r.Value, headers: append(append([]kafka.Header(nil), r.Headers...),
 			kafka.Header{Key: HeaderError, Value: []byte(err.Error())},
-			kafka.Header{Key: HeaderDLQSource, Value: []byte(fmt.Sprintf("%s/%d/%d", r.Topic, r.Partition, r.Offset))})}}
+			kafka.Header{Key: HeaderDLQSource, Value: []byte(source)})}}
 }

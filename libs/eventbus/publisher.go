@@ -31,6 +31,8 @@ type Event struct {
 
 // deadRecord is an undecodable record kept byte for byte.
 type deadRecord struct {
+	// source is where the record was read, topic/partition/offset (its HeaderDLQSource).
+	source  string
 	value   []byte
 	headers []kafka.Header
 }
@@ -41,14 +43,14 @@ type PublisherOptions struct {
 	BatchSize      int           // records per partition batch; default 1000
 	TracerProvider trace.TracerProvider
 	Propagator     propagation.TextMapPropagator
-	// Security is TLS and SASL for the brokers; the zero value is plaintext.
+	// Security is TLS and SASL for the brokers, and the transport the publisher shares with
+	// the other clients of its service; the zero value is plaintext.
 	Security Security
 }
 
 // Publisher writes events to any topic. It is safe for concurrent use.
 type Publisher struct {
 	w      *kafka.Writer
-	tr     *kafka.Transport
 	sec    Security
 	tracer trace.Tracer
 	prop   propagation.TextMapPropagator
@@ -70,13 +72,11 @@ func NewPublisher(brokers []string, o PublisherOptions) *Publisher {
 	if prop == nil {
 		prop = propagation.TraceContext{}
 	}
-	tr := o.Security.Transport()
 	return &Publisher{
-		tr:  tr,
 		sec: o.Security,
 		w: &kafka.Writer{
 			Addr:            kafka.TCP(brokers...),
-			Transport:       tr,
+			Transport:       o.Security.Transport(),
 			Balancer:        &kafka.Hash{},
 			RequiredAcks:    kafka.RequireAll,
 			BatchTimeout:    o.BatchTimeout,
@@ -92,7 +92,9 @@ func NewPublisher(brokers []string, o PublisherOptions) *Publisher {
 }
 
 // Publish writes events and returns once the brokers acknowledged all of them. On error some
-// events may have been written; callers retry the whole call (consumers are idempotent).
+// events may have been written; callers retry the whole call (consumers are idempotent), unless
+// Permanent(err): then the brokers refuse at least one of the events for good, and the same call
+// can never succeed.
 func (p *Publisher) Publish(ctx context.Context, events ...Event) error {
 	if len(events) == 0 {
 		return nil
@@ -170,9 +172,9 @@ func typeName(m proto.Message) []byte {
 	return b
 }
 
-// Close flushes pending writes and closes connections.
-func (p *Publisher) Close() error {
-	err := p.w.Close()
-	p.tr.CloseIdleConnections()
-	return err
-}
+// Transport is what the publisher writes through: its Security's shared transport.
+func (p *Publisher) Transport() kafka.RoundTripper { return p.w.Transport }
+
+// Close flushes pending writes. The connections are the Security's transport's, which its
+// owner closes.
+func (p *Publisher) Close() error { return p.w.Close() }

@@ -83,6 +83,9 @@ func ServerPart(name string, ln net.Listener, srv *http.Server) lifecycle.Part {
 			if err != nil {
 				_ = srv.Close()
 			}
+			// Serve closes ln when it returns; a server stopped before it served (a runner
+			// stopped without running) closes it here.
+			_ = ln.Close()
 			return err
 		},
 	}

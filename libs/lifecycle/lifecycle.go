@@ -31,6 +31,8 @@ type Runner struct {
 	log     *slog.Logger
 	timeout time.Duration
 	parts   []Part
+	// ran is set by Run or Stop: the parts' stop functions run once.
+	ran bool
 }
 
 // New returns a runner whose whole shutdown gets at most timeout.
@@ -53,6 +55,10 @@ func (r *Runner) OnStop(name string, stop func(ctx context.Context) error) {
 // reverse order. It returns the first part failure (nil when the stop was asked for), joined with
 // any shutdown errors.
 func (r *Runner) Run(ctx context.Context) error {
+	if r.ran {
+		return errors.New("lifecycle: the runner already ran or stopped")
+	}
+	r.ran = true
 	type running struct {
 		cancel context.CancelFunc
 		done   chan struct{}
@@ -115,6 +121,28 @@ func (r *Runner) Run(ctx context.Context) error {
 			st.cancel()
 		}
 		r.log.Debug("stopped", "part", p.Name, "took", time.Since(start))
+	}
+	return errors.Join(errs...)
+}
+
+// Stop runs the stop functions of every part added, in reverse order of addition, within the
+// runner's timeout, for a runner whose Run is never called: a service whose assembly failed
+// half way closes what it had built. Parts' run functions were never started and are not. After
+// Run or Stop it does nothing. It returns the stop errors, joined.
+func (r *Runner) Stop(ctx context.Context) error {
+	if r.ran {
+		return nil
+	}
+	r.ran = true
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.timeout)
+	defer cancel()
+	var errs []error
+	for i := len(r.parts) - 1; i >= 0; i-- {
+		if p := r.parts[i]; p.Stop != nil {
+			if err := p.Stop(sctx); err != nil && !errors.Is(err, context.Canceled) {
+				errs = append(errs, fmt.Errorf("stop %s: %w", p.Name, err))
+			}
+		}
 	}
 	return errors.Join(errs...)
 }

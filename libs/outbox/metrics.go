@@ -50,6 +50,7 @@ type Metrics struct {
 	attrs     metric.MeasurementOption
 	published metric.Int64Counter
 	failures  metric.Int64Counter
+	parked    metric.Int64Counter
 	pending   metric.Int64Gauge
 	age       metric.Float64Gauge
 }
@@ -64,6 +65,8 @@ func NewMetrics(m metric.Meter, name string) *Metrics {
 	x.published, _ = m.Int64Counter("outbox_published_total", metric.WithDescription("outbox rows published and marked sent"))
 	x.failures, _ = m.Int64Counter("outbox_publish_failures_total",
 		metric.WithDescription("relay rounds that failed (claiming, publishing or marking rows); the rows stay unsent and are retried"))
+	x.parked, _ = m.Int64Counter("outbox_parked_total",
+		metric.WithDescription("outbox rows the brokers refuse for good (too large, invalid), parked with the reason so the rows after them flow"))
 	x.pending, _ = m.Int64Gauge("outbox_pending_rows", metric.WithDescription("outbox rows not yet published"))
 	x.age, _ = m.Float64Gauge("outbox_oldest_pending_age", metric.WithUnit("s"),
 		metric.WithDescription("seconds the oldest unpublished outbox row has waited; 0 when none waits"))
@@ -71,6 +74,7 @@ func NewMetrics(m metric.Meter, name string) *Metrics {
 	ctx := context.Background()
 	x.published.Add(ctx, 0, x.attrs)
 	x.failures.Add(ctx, 0, x.attrs)
+	x.parked.Add(ctx, 0, x.attrs)
 	return x
 }
 
@@ -79,6 +83,13 @@ func (x *Metrics) Published(ctx context.Context, n int) { x.published.Add(ctx, i
 
 // Failed counts a failed relay round.
 func (x *Metrics) Failed(ctx context.Context) { x.failures.Add(ctx, 1, x.attrs) }
+
+// Parked counts n rows parked.
+func (x *Metrics) Parked(ctx context.Context, n int) {
+	if n > 0 {
+		x.parked.Add(ctx, int64(n), x.attrs)
+	}
+}
 
 // Backlog records what the outbox holds unsent.
 func (x *Metrics) Backlog(ctx context.Context, b Backlog) {

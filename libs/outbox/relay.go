@@ -27,12 +27,25 @@ type Event struct {
 	Payload []byte
 }
 
+// Refusal is an outbox row the brokers refuse for good (eventbus.Permanent: larger than the
+// topic's max.message.bytes, an invalid topic or record), and their answer.
+type Refusal struct {
+	ID     int64
+	Reason string
+}
+
+// PublishFunc publishes claimed rows, in order. It returns the rows the brokers refuse for good,
+// to park, when the others were published; an error when not all of them were.
+type PublishFunc func(context.Context, []Event) ([]Refusal, error)
+
 // Store is the store side of the relay.
 type Store interface {
-	// ClaimOutbox hands up to limit unsent rows, oldest first, to publish and marks them sent
-	// when it returns nil; it returns how many were sent. Calls of any number of relays must not
-	// publish at once, or a key's newer row could reach the topic before its older one.
-	ClaimOutbox(ctx context.Context, limit int, publish func(context.Context, []Event) error) (int, error)
+	// ClaimOutbox hands up to limit unsent rows, oldest first, to publish; when it returns nil
+	// it marks them sent, except the refused ones, which it parks (out of the queue, kept with
+	// the reason: Table's failed column). It returns how many were sent. Calls of any number of
+	// relays must not publish at once, or a key's newer row could reach the topic before its
+	// older one.
+	ClaimOutbox(ctx context.Context, limit int, publish PublishFunc) (int, error)
 	// PruneOutbox deletes rows sent before cutoff and returns how many.
 	PruneOutbox(ctx context.Context, cutoff time.Time) (int64, error)
 }
@@ -182,10 +195,16 @@ func (r *Relay) ObserveBacklog(ctx context.Context) {
 }
 
 // Drain publishes every pending event and returns once none is left (or on the first error,
-// which counts in outbox_publish_failures_total unless ctx ended).
+// which counts in outbox_publish_failures_total unless ctx ended). Rows the brokers refuse for
+// good are parked, logged and counted in outbox_parked_total, and the rows after them flow.
 func (r *Relay) Drain(ctx context.Context) error {
 	for {
-		n, err := r.outbox.ClaimOutbox(ctx, r.o.BatchSize, r.publish)
+		var parked []Refusal
+		n, err := r.outbox.ClaimOutbox(ctx, r.o.BatchSize, func(ctx context.Context, evs []Event) ([]Refusal, error) {
+			var err error
+			parked, err = r.publish(ctx, evs)
+			return parked, err
+		})
 		r.m.Published(ctx, n)
 		if err != nil {
 			if ctx.Err() == nil {
@@ -193,26 +212,42 @@ func (r *Relay) Drain(ctx context.Context) error {
 			}
 			return err
 		}
-		if n < r.o.BatchSize {
+		// Counted once the claim committed: a claim that failed after publishing parks nothing.
+		r.m.Parked(ctx, len(parked))
+		for _, p := range parked {
+			r.o.Logger.ErrorContext(ctx, "outbox row parked: the brokers refuse it for good; the rows after it are published",
+				"outbox", r.o.Name, "row", p.ID, "error", p.Reason)
+		}
+		if n+len(parked) < r.o.BatchSize {
 			return nil
 		}
 	}
 }
 
-func (r *Relay) publish(ctx context.Context, evs []Event) error {
+func (r *Relay) publish(ctx context.Context, evs []Event) ([]Refusal, error) {
 	out := make([]eventbus.Event, len(evs))
 	for i, e := range evs {
 		newMsg, ok := r.msgs[e.Topic]
 		if !ok {
-			return fmt.Errorf("outbox row %d has topic %q; only %s relayed", e.ID, e.Topic, r.topics())
+			return nil, fmt.Errorf("outbox row %d has topic %q; only %s relayed", e.ID, e.Topic, r.topics())
 		}
 		m := newMsg()
 		if err := proto.Unmarshal(e.Payload, m); err != nil {
-			return fmt.Errorf("outbox row %d: decode: %w", e.ID, err)
+			return nil, fmt.Errorf("outbox row %d: decode: %w", e.ID, err)
 		}
 		out[i] = eventbus.Event{Topic: e.Topic, Key: e.Key, Msg: m, ID: e.EventID}
 	}
-	return r.pub.Publish(ctx, out...)
+	// A row the brokers refuse for good is parked (eventbus.Isolate singles it out, the rows
+	// before and after it published in order); any other failure fails the claim, retried.
+	refused, _, err := eventbus.Isolate(ctx, r.pub, out)
+	if err != nil {
+		return nil, err
+	}
+	parked := make([]Refusal, len(refused))
+	for i, x := range refused {
+		parked[i] = Refusal{ID: evs[x.Index].ID, Reason: x.Err.Error()}
+	}
+	return parked, nil
 }
 
 // topics names the relayed topics for an error message: "a is", "a and b are".

@@ -82,31 +82,31 @@ func (k Kafka) Check(prefix string) error {
 	return p.Err()
 }
 
-// Security builds the TLS configuration and SASL mechanism every Kafka client of the service
-// connects with: the one place they are built. Call Check first for errors that name the
-// variables; Security fails only on what Check reports (or a CA file changed since).
+// Security builds the TLS configuration and SASL mechanism the service's Kafka clients connect
+// with, and the one transport and dialer they share (eventbus.NewSecurity): the one place they
+// are built, once per service (New with WithKafka) or per one-shot command. Call Check first for
+// errors that name the variables with the service's prefix; Security fails on what Check
+// reports, or a CA file changed since, naming the file.
 func (k Kafka) Security() (eventbus.Security, error) {
-	var sec eventbus.Security
 	if err := k.Check(""); err != nil {
-		return sec, fmt.Errorf("kafka security: %w", err)
+		return eventbus.Security{}, fmt.Errorf("kafka security: %w", err)
 	}
+	var c *tls.Config
 	if k.TLS {
-		c := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: k.TLSServerName, InsecureSkipVerify: k.TLSInsecureSkipVerify}
+		c = &tls.Config{MinVersion: tls.VersionTLS12, ServerName: k.TLSServerName, InsecureSkipVerify: k.TLSInsecureSkipVerify}
 		if k.TLSCAFile != "" {
 			pool, err := caPool(k.TLSCAFile)
 			if err != nil {
-				return sec, fmt.Errorf("KAFKA_TLS_CA_FILE: %w", err)
+				return eventbus.Security{}, fmt.Errorf("KAFKA_TLS_CA_FILE: %w", err)
 			}
 			c.RootCAs = pool
 		}
-		sec.TLS = c
 	}
 	m, err := k.mechanism()
 	if err != nil {
-		return sec, err
+		return eventbus.Security{}, err
 	}
-	sec.SASL = m
-	return sec, nil
+	return eventbus.NewSecurity(c, m), nil
 }
 
 // mechanism is the SASL mechanism of a checked configuration (nil: none).
@@ -144,4 +144,27 @@ func caPool(file string) (*x509.CertPool, error) {
 		return nil, errors.New(file + ": no PEM certificate in it")
 	}
 	return pool, nil
+}
+
+// KafkaFromEnv is the Kafka configuration of a tool that connects to a deployment's brokers (a
+// benchmark, the e2e suite's publisher), read as a service reads its own: brokers, with the
+// environment's prefix+KAFKA_TLS*, prefix+KAFKA_SASL_*, KAFKA_PARTITIONS and
+// KAFKA_REPLICATION_FACTOR, checked as Check does. Without them set it is plaintext, as to the
+// local stack's broker.
+func KafkaFromEnv(prefix string, brokers []string) (Kafka, error) {
+	environ := map[string]string{}
+	for _, kv := range os.Environ() {
+		if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, prefix+"KAFKA_") {
+			environ[k] = v
+		}
+	}
+	environ[prefix+"KAFKA_BROKERS"] = strings.Join(brokers, ",")
+	var k Kafka
+	if err := config.LoadFrom(&k, prefix, environ); err != nil {
+		return k, err
+	}
+	if err := k.Check(prefix); err != nil {
+		return k, fmt.Errorf("invalid configuration: %w", err)
+	}
+	return k, nil
 }

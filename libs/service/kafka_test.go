@@ -13,7 +13,6 @@ import (
 	"log/slog"
 	"math/big"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,7 +20,9 @@ import (
 	"time"
 
 	"github.com/chainintel/chainintel/libs/config"
+	"github.com/chainintel/chainintel/libs/eventbus"
 	"github.com/chainintel/chainintel/libs/telemetry"
+	"github.com/segmentio/kafka-go"
 	"github.com/segmentio/kafka-go/sasl/plain"
 )
 
@@ -109,13 +110,13 @@ func TestKafkaSecurityBuildsTLSAndSASL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sec.TLS == nil || sec.TLS.ServerName != "kafka.internal" || sec.TLS.InsecureSkipVerify || sec.TLS.RootCAs == nil || sec.TLS.MinVersion < tls.VersionTLS12 {
-		t.Fatalf("tls config %+v", sec.TLS)
+	if c := sec.TLS(); c == nil || c.ServerName != "kafka.internal" || c.InsecureSkipVerify || c.RootCAs == nil || c.MinVersion < tls.VersionTLS12 {
+		t.Fatalf("tls config %+v", c)
 	}
-	if m, ok := sec.SASL.(plain.Mechanism); !ok || m.Username != "svc" || m.Password != "pw" {
-		t.Fatalf("sasl %#v; want PLAIN svc", sec.SASL)
+	if m, ok := sec.SASL().(plain.Mechanism); !ok || m.Username != "svc" || m.Password != "pw" {
+		t.Fatalf("sasl %#v; want PLAIN svc", sec.SASL())
 	}
-	d, tr := sec.Dialer(), sec.Transport()
+	d, tr := sec.Dialer(), sec.Transport().(*kafka.Transport)
 	if d.TLS == nil || d.SASLMechanism == nil || tr.TLS == nil || tr.SASL == nil {
 		t.Fatalf("dialer %+v / transport %+v lack TLS or SASL", d, tr)
 	}
@@ -125,7 +126,7 @@ func TestKafkaSecurityBuildsTLSAndSASL(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if sec, err = k.Security(); err != nil || sec.SASL == nil || sec.SASL.Name() != name || sec.TLS != nil {
+		if sec, err = k.Security(); err != nil || sec.SASL() == nil || sec.SASL().Name() != name || sec.TLS() != nil {
 			t.Fatalf("%s: %+v, %v; want %s without TLS", mech, sec, err, name)
 		}
 	}
@@ -162,22 +163,101 @@ func selfSigned(t *testing.T) (string, tls.Certificate) {
 	return file, tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
 }
 
-// A Kafka configuration that cannot be built (its CA file gone since the check) stops Run
-// before anything starts, rather than leaving a client plaintext.
-func TestRunRefusesUnbuildableKafkaSecurity(t *testing.T) {
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	httpLn, opsLn := listen(t), listen(t)
-	defer httpLn.Close()
-	defer opsLn.Close() // Run returns before the ops server it would close starts
-	s, err := New(context.Background(), "test", Base{ShutdownTimeout: 10 * time.Second, InternalSecret: "0123456789abcdef"},
-		Deps{Logger: log, Telemetry: telemetry.Nop("test"), HTTPListener: httpLn, OpsListener: opsLn})
+// A Kafka configuration that cannot be built (its CA file gone or not PEM since the check) fails
+// New, naming the file, before anything starts: the ops port it was handed stays unserved.
+func TestNewRefusesUnbuildableKafkaSecurity(t *testing.T) {
+	notPEM := filepath.Join(t.TempDir(), "not.pem")
+	if err := os.WriteFile(notPEM, []byte("not a certificate"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for name, file := range map[string]string{"gone": filepath.Join(t.TempDir(), "gone.pem"), "not PEM": notPEM} {
+		t.Run(name, func(t *testing.T) {
+			opsLn := listen(t)
+			defer opsLn.Close()
+			cfg := Kafka{Brokers: []string{"127.0.0.1:1"}, TLS: true, TLSCAFile: file}
+			s, err := New(context.Background(), "test", testBase, Deps{Logger: quietLog, Telemetry: telemetry.Nop("test"), OpsListener: opsLn},
+				WithKafka(cfg))
+			if err == nil || s != nil {
+				t.Fatalf("New: %v, %v; want an error", s, err)
+			}
+			if !strings.Contains(err.Error(), "KAFKA_TLS_CA_FILE") || !strings.Contains(err.Error(), file) {
+				t.Fatalf("New: %v; want KAFKA_TLS_CA_FILE and %s named", err, file)
+			}
+		})
+	}
+}
+
+// Every Kafka client of a service shares the one transport and dialer New built: two
+// publishers write through the service's transport, and KafkaSecurity hands readers its dialer.
+func TestPublishersShareTheServiceTransport(t *testing.T) {
+	caFile, _ := selfSigned(t)
+	cfg := Kafka{Brokers: []string{"127.0.0.1:1"}, TLS: true, TLSCAFile: caFile}
+	s, err := New(context.Background(), "test", testBase, Deps{Logger: quietLog, Telemetry: telemetry.Nop("test"), OpsListener: listen(t)},
+		WithKafka(cfg))
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := Kafka{Brokers: []string{"127.0.0.1:1"}, TLS: true, TLSCAFile: filepath.Join(t.TempDir(), "gone.pem")}
-	_ = s.Publisher(cfg)
-	err = s.Run(context.Background(), http.NotFoundHandler())
-	if err == nil || !strings.Contains(err.Error(), "KAFKA_TLS_CA_FILE") {
-		t.Fatalf("Run: %v; want the CA file named", err)
+	defer s.Close()
+	a, b := s.Publisher(), s.Publisher(eventbus.PublisherOptions{BatchSize: 10})
+	ta, tb := a.Transport(), b.Transport()
+	if ta == nil || ta != tb || ta != s.KafkaSecurity().Transport() {
+		t.Fatalf("publishers' transports %p and %p, the service's %p; want one", ta, tb, s.KafkaSecurity().Transport())
+	}
+	if tr, ok := ta.(*kafka.Transport); !ok || tr == kafka.DefaultTransport || tr.TLS == nil || tr.TLS.RootCAs == nil {
+		t.Fatalf("transport %#v; want the service's own, with its CA", ta)
+	}
+	if d := s.KafkaSecurity().Dialer(); d != s.KafkaSecurity().Dialer() || d == kafka.DefaultDialer || d.TLS == nil {
+		t.Fatalf("dialer %+v; want the service's one, with TLS", d)
+	}
+}
+
+// A service whose assembly fails after New stops what it built: Close shuts the ops port that
+// New started serving, and after Run it does nothing.
+func TestCloseStopsWhatWasBuilt(t *testing.T) {
+	opsLn := listen(t)
+	s, err := New(context.Background(), "test", testBase, Deps{Logger: quietLog, Telemetry: telemetry.Nop("test"), OpsListener: opsLn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopped := false
+	s.OnStop("pool", func(context.Context) error { stopped = true; return nil })
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !stopped {
+		t.Fatal("the stop hook did not run")
+	}
+	if c, err := net.Dial("tcp", opsLn.Addr().String()); err == nil {
+		c.Close()
+		t.Fatal("the ops port still accepts connections")
+	}
+	if err := s.Close(); err != nil || !stopped {
+		t.Fatalf("second Close: %v", err)
+	}
+}
+
+var (
+	testBase = Base{ShutdownTimeout: 10 * time.Second, InternalSecret: "0123456789abcdef"}
+	quietLog = slog.New(slog.NewTextHandler(io.Discard, nil))
+)
+
+// A tool reads the Kafka security of the environment as the service of its prefix does, and is
+// plaintext without it.
+func TestKafkaFromEnv(t *testing.T) {
+	brokers := []string{"b1:9093", "b2:9093"}
+	k, err := KafkaFromEnv("TOOLTEST_", brokers)
+	if err != nil || k.TLS || k.SASLMechanism != SASLNone || len(k.Brokers) != 2 {
+		t.Fatalf("unset: %+v, %v; want plaintext to both brokers", k, err)
+	}
+	t.Setenv("TOOLTEST_KAFKA_TLS", "true")
+	t.Setenv("TOOLTEST_KAFKA_SASL_MECHANISM", "scram-sha-512")
+	t.Setenv("TOOLTEST_KAFKA_SASL_USERNAME", "bench")
+	if _, err := KafkaFromEnv("TOOLTEST_", brokers); err == nil || !strings.Contains(err.Error(), "TOOLTEST_KAFKA_SASL_PASSWORD") {
+		t.Fatalf("without a password: %v; want TOOLTEST_KAFKA_SASL_PASSWORD named", err)
+	}
+	t.Setenv("TOOLTEST_KAFKA_SASL_PASSWORD", "pw")
+	k, err = KafkaFromEnv("TOOLTEST_", brokers)
+	if err != nil || !k.TLS || k.SASLMechanism != SASLScramSHA512 || k.SASLUsername != "bench" {
+		t.Fatalf("set: %+v, %v", k, err)
 	}
 }

@@ -90,13 +90,43 @@ type Service struct {
 	runner *lifecycle.Runner
 	base   Base
 	deps   Deps
-	// setupErr is a part that could not be built (Kafka security from a CA file gone since the
-	// configuration was checked); Run returns it instead of starting.
-	setupErr error
+	// kafka and kafkaSec are the brokers and the one Security (TLS, SASL, shared transport and
+	// dialer) of every Kafka client of the service; set by WithKafka.
+	kafka    *Kafka
+	kafkaSec eventbus.Security
 }
 
-// New builds a service's logger and telemetry and starts its ops port.
-func New(ctx context.Context, name string, base Base, deps Deps) (*Service, error) {
+// Option is a part of the service New builds before anything starts.
+type Option func(*options)
+
+type options struct {
+	kafka *Kafka
+}
+
+// WithKafka makes the service a Kafka client of cfg's brokers. New builds cfg's TLS
+// configuration (reading the CA file) and SASL mechanism once, with the one transport and dialer
+// every Kafka client of the service shares (Publisher, Consume, KafkaSecurity), closed after
+// them at stop. When they cannot be built New fails, naming the variable and the file, before
+// anything starts.
+func WithKafka(cfg Kafka) Option {
+	return func(o *options) { o.kafka = &cfg }
+}
+
+// New builds a service's logger and telemetry and starts its ops port. A service that failed
+// after New defers Close, so what was built before the failure is stopped.
+func New(ctx context.Context, name string, base Base, deps Deps, opts ...Option) (*Service, error) {
+	var o options
+	for _, f := range opts {
+		f(&o)
+	}
+	// Built first: a configuration that cannot be built leaves nothing started to stop.
+	var sec eventbus.Security
+	if o.kafka != nil {
+		var err error
+		if sec, err = o.kafka.Security(); err != nil {
+			return nil, err
+		}
+	}
 	log := deps.Logger
 	if log == nil {
 		log = telemetry.NewLogger(os.Stderr, name, base.LogLevel)
@@ -114,15 +144,19 @@ func New(ctx context.Context, name string, base Base, deps Deps) (*Service, erro
 	}
 	s := &Service{
 		Name: name, Log: log, Tel: tel, Ready: &httpx.Readiness{}, Signer: httpx.NewSigner(base.InternalSecret),
-		runner: lifecycle.New(log, base.ShutdownTimeout), base: base, deps: deps,
+		runner: lifecycle.New(log, base.ShutdownTimeout), base: base, deps: deps, kafka: o.kafka, kafkaSec: sec,
 	}
 	if deps.Telemetry == nil {
 		s.runner.OnStop("telemetry", tel.Shutdown)
 	}
+	if o.kafka != nil {
+		// Added before every Kafka client, so it stops after all of them.
+		s.runner.OnStop("kafka connections", func(context.Context) error { sec.Close(); return nil })
+	}
 	ln := deps.OpsListener
 	if ln == nil {
 		if ln, err = net.Listen("tcp", base.OpsAddr); err != nil {
-			return nil, fmt.Errorf("ops port %s: %w", base.OpsAddr, err)
+			return nil, errors.Join(fmt.Errorf("ops port %s: %w", base.OpsAddr, err), s.Close())
 		}
 	}
 	s.runner.Add(httpx.ServerPart("ops server", ln, httpx.NewServer(opsHandler(s, box))))
@@ -152,20 +186,28 @@ func (s *Service) Redis(ctx context.Context, cfg Redis) (*redis.Client, error) {
 	return c, nil
 }
 
-// Publisher returns a Kafka publisher that is flushed and closed on stop, after consumers and
-// the HTTP server have stopped.
-func (s *Service) Publisher(cfg Kafka) *eventbus.Publisher {
-	p := eventbus.NewPublisher(cfg.Brokers, eventbus.PublisherOptions{TracerProvider: s.Tel.TracerProvider, Propagator: s.Tel.Propagator,
-		Security: s.KafkaSecurity(cfg)})
+// Publisher returns a Kafka publisher of the service's brokers (WithKafka), on the service's
+// shared transport, that is flushed and closed on stop, after consumers and the HTTP server
+// have stopped. o tunes it; its Security, tracer and propagator are the service's.
+func (s *Service) Publisher(o ...eventbus.PublisherOptions) *eventbus.Publisher {
+	k := s.mustKafka("Publisher")
+	var po eventbus.PublisherOptions
+	if len(o) > 0 {
+		po = o[0]
+	}
+	po.TracerProvider, po.Propagator, po.Security = s.Tel.TracerProvider, s.Tel.Propagator, s.kafkaSec
+	p := eventbus.NewPublisher(k.Brokers, po)
 	s.runner.OnStop("kafka publisher", func(context.Context) error { return p.Close() })
 	return p
 }
 
-// Consume adds a consumer-group runner for topic to the service, in group "<service>.<topic>".
-// tune may adjust its options (batch size, start offset).
-func Consume[M proto.Message](s *Service, cfg Kafka, topic string, newMsg func() M, h eventbus.Handler[M], tune ...func(*eventbus.ConsumerOptions)) {
+// Consume adds a consumer-group runner for topic of the service's brokers (WithKafka) to the
+// service, in group "<service>.<topic>", on the service's shared transport and dialer. tune may
+// adjust its options (batch size, start offset).
+func Consume[M proto.Message](s *Service, topic string, newMsg func() M, h eventbus.Handler[M], tune ...func(*eventbus.ConsumerOptions)) {
+	k := s.mustKafka("Consume")
 	o := eventbus.ConsumerOptions{
-		Brokers: cfg.Brokers, Security: s.KafkaSecurity(cfg), Group: s.Name + "." + topic, Topic: topic, Logger: s.Log,
+		Brokers: k.Brokers, Security: s.kafkaSec, Group: s.Name + "." + topic, Topic: topic, Logger: s.Log,
 		TracerProvider: s.Tel.TracerProvider, MeterProvider: s.Tel.MeterProvider, Propagator: s.Tel.Propagator,
 	}
 	for _, f := range tune {
@@ -175,15 +217,21 @@ func Consume[M proto.Message](s *Service, cfg Kafka, topic string, newMsg func()
 	s.runner.Add(lifecycle.Part{Name: "consumer " + topic, Run: c.Run})
 }
 
-// KafkaSecurity is cfg's TLS and SASL for a Kafka client the service builds itself (a reader
-// of its own, a publisher outside Publisher). A configuration that cannot be built makes Run
-// fail; Config.Validate (Kafka.Check) reports it first in practice.
-func (s *Service) KafkaSecurity(cfg Kafka) eventbus.Security {
-	sec, err := cfg.Security()
-	if err != nil && s.setupErr == nil {
-		s.setupErr = err
+// KafkaSecurity is the service's Kafka security (WithKafka), with the transport and dialer a
+// Kafka client the service builds itself (a reader of its own) shares with the others. The
+// service closes the transport's connections at stop, after the parts added after New.
+func (s *Service) KafkaSecurity() eventbus.Security {
+	s.mustKafka("KafkaSecurity")
+	return s.kafkaSec
+}
+
+// mustKafka is the service's Kafka configuration; a service that did not ask for Kafka at New
+// and uses it is a bug of its wiring, found by its first test.
+func (s *Service) mustKafka(what string) *Kafka {
+	if s.kafka == nil {
+		panic("service: " + what + " of a service built without WithKafka")
 	}
-	return sec
+	return s.kafka
 }
 
 // Add adds a custom part (a background worker, a poller).
@@ -204,14 +252,11 @@ func (s *Service) Engine() *gin.Engine {
 // part fails. On stop, readiness fails first, then the HTTP server drains, then the rest stops
 // in reverse order of addition.
 func (s *Service) Run(ctx context.Context, h http.Handler) error {
-	if s.setupErr != nil {
-		return s.setupErr
-	}
 	ln := s.deps.HTTPListener
 	if ln == nil {
 		var err error
 		if ln, err = net.Listen("tcp", s.base.HTTPAddr); err != nil {
-			return fmt.Errorf("http port %s: %w", s.base.HTTPAddr, err)
+			return errors.Join(fmt.Errorf("http port %s: %w", s.base.HTTPAddr, err), s.Close())
 		}
 	}
 	s.runner.Add(httpx.ServerPart("http server", ln, httpx.NewServer(h)))
@@ -221,6 +266,14 @@ func (s *Service) Run(ctx context.Context, h http.Handler) error {
 	err := s.runner.Run(ctx)
 	s.Log.Info("service stopped", "error", err)
 	return err
+}
+
+// Close stops everything added so far, in reverse order, when Run was never reached: a service
+// defers it right after New, so a failure while assembling (a database away, a bad file) still
+// closes the ops port, pools, publishers and Kafka connections built before it. After Run (which
+// stops them itself) it does nothing.
+func (s *Service) Close() error {
+	return s.runner.Stop(context.Background())
 }
 
 // Migrate connects to cfg's database, migrates schema from fsys and disconnects.

@@ -46,10 +46,11 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	if err != nil {
 		return err
 	}
-	s, err := service.New(ctx, Name, cfg.Base, deps)
+	s, err := service.New(ctx, Name, cfg.Base, deps, service.WithKafka(cfg.Kafka))
 	if err != nil {
 		return err
 	}
+	defer s.Close() // what was built, when a step below fails before Run
 	service.LogConfig(s.Log, cfg)
 	pool, err := s.Postgres(ctx, cfg.Postgres)
 	if err != nil {
@@ -80,11 +81,11 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		deep.Add(ctx, 1, metric.WithAttributes(attribute.String("chain", chain)))
 	}}
 	batch := func(o *eventbus.ConsumerOptions) { o.MaxBatch = cfg.ConsumerBatch }
-	service.Consume(s, cfg.Kafka, eventsv1.TopicMarketTokens, func() *eventsv1.MarketToken { return new(eventsv1.MarketToken) }, h.Tokens)
-	service.Consume(s, cfg.Kafka, eventsv1.TopicPrices, func() *eventsv1.Price { return new(eventsv1.Price) }, h.Prices, batch)
-	service.Consume(s, cfg.Kafka, eventsv1.TopicAttributions, func() *eventsv1.Attribution { return new(eventsv1.Attribution) }, h.Attributions, batch)
-	service.Consume(s, cfg.Kafka, eventsv1.TopicBalances, func() *eventsv1.BalanceObservation { return new(eventsv1.BalanceObservation) }, h.Balances, batch)
-	service.Consume(s, cfg.Kafka, eventsv1.TopicReorgs, func() *eventsv1.Reorg { return new(eventsv1.Reorg) }, h.Reorgs)
+	service.Consume(s, eventsv1.TopicMarketTokens, func() *eventsv1.MarketToken { return new(eventsv1.MarketToken) }, h.Tokens)
+	service.Consume(s, eventsv1.TopicPrices, func() *eventsv1.Price { return new(eventsv1.Price) }, h.Prices, batch)
+	service.Consume(s, eventsv1.TopicAttributions, func() *eventsv1.Attribution { return new(eventsv1.Attribution) }, h.Attributions, batch)
+	service.Consume(s, eventsv1.TopicBalances, func() *eventsv1.BalanceObservation { return new(eventsv1.BalanceObservation) }, h.Balances, batch)
+	service.Consume(s, eventsv1.TopicReorgs, func() *eventsv1.Reorg { return new(eventsv1.Reorg) }, h.Reorgs)
 	// The backlog as a job: remaining is the observations past the mark, the ETA the time to
 	// apply them at the current rate (progress_eta_seconds{task="balances.apply"}).
 	// The gauge is recorded at each count (every 10s), so a scrape runs no query: a count can

@@ -69,10 +69,11 @@ func SeedDevKey(ctx context.Context, cfg Config, raw string) error {
 
 // Run serves the edge until ctx ends.
 func Run(ctx context.Context, cfg Config, deps Deps) error {
-	s, err := service.New(ctx, Name, cfg.Base, deps)
+	s, err := service.New(ctx, Name, cfg.Base, deps, service.WithKafka(cfg.Kafka))
 	if err != nil {
 		return err
 	}
+	defer s.Close() // what was built, when a step below fails before Run
 	service.LogConfig(s.Log, cfg)
 	pool, err := s.Postgres(ctx, cfg.Postgres)
 	if err != nil {
@@ -82,7 +83,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	if err != nil {
 		return err
 	}
-	pub := s.Publisher(cfg.Kafka)
+	pub := s.Publisher()
 	a, err := Assemble(cfg, s, pool, rdb, pub)
 	if err != nil {
 		return err
@@ -90,7 +91,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	for _, p := range a.Parts() {
 		s.Add(p)
 	}
-	service.Consume(s, cfg.Kafka, eventsv1.TopicUsageCalls, func() *eventsv1.UsageCall { return &eventsv1.UsageCall{} }, a.Aggregator.Handle)
+	service.Consume(s, eventsv1.TopicUsageCalls, func() *eventsv1.UsageCall { return &eventsv1.UsageCall{} }, a.Aggregator.Handle)
 	return s.Run(ctx, a.Traced(s))
 }
 

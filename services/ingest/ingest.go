@@ -63,10 +63,11 @@ func SimConfig(cfg Config, now time.Time) sim.Config {
 
 // Run serves until ctx ends.
 func Run(ctx context.Context, cfg Config, deps Deps) error {
-	s, err := service.New(ctx, Name, cfg.Base, deps)
+	s, err := service.New(ctx, Name, cfg.Base, deps, service.WithKafka(cfg.Kafka))
 	if err != nil {
 		return err
 	}
+	defer s.Close() // what was built, when a step below fails before Run
 	service.LogConfig(s.Log, cfg)
 	pool, err := s.Postgres(ctx, cfg.Postgres)
 	if err != nil {
@@ -74,9 +75,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	}
 	// Many events per Publish call; a partition batch stays at 1,000 records so it fits under
 	// the broker's default 1 MiB message.max.bytes (chain events are 300–600 bytes with headers).
-	pub := eventbus.NewPublisher(cfg.Brokers, eventbus.PublisherOptions{BatchSize: 1000, BatchTimeout: 5 * time.Millisecond,
-		TracerProvider: s.Tel.TracerProvider, Propagator: s.Tel.Propagator, Security: s.KafkaSecurity(cfg.Kafka)})
-	s.OnStop("kafka publisher", func(context.Context) error { return pub.Close() })
+	pub := s.Publisher(eventbus.PublisherOptions{BatchSize: 1000, BatchTimeout: 5 * time.Millisecond})
 
 	var feed *sim.MarketFeed
 	switch cfg.Mode {
@@ -137,8 +136,8 @@ func addIndexer(ctx context.Context, s *service.Service, cfg Config, st *store.S
 			o.MaxBatch = 5000
 		}
 	}
-	service.Consume(s, cfg.Kafka, eventsv1.TopicMarketTokens, func() *eventsv1.MarketToken { return &eventsv1.MarketToken{} }, mk.HandleTokens, group(eventsv1.TopicMarketTokens))
-	service.Consume(s, cfg.Kafka, eventsv1.TopicPrices, func() *eventsv1.Price { return &eventsv1.Price{} }, mk.HandlePrices, group(eventsv1.TopicPrices))
+	service.Consume(s, eventsv1.TopicMarketTokens, func() *eventsv1.MarketToken { return &eventsv1.MarketToken{} }, mk.HandleTokens, group(eventsv1.TopicMarketTokens))
+	service.Consume(s, eventsv1.TopicPrices, func() *eventsv1.Price { return &eventsv1.Price{} }, mk.HandlePrices, group(eventsv1.TopicPrices))
 	idx := indexer.New(indexer.Config{
 		Chain: chain, Confirmations: cfg.EVMConfirmations, StartBlock: start, BatchBlocks: cfg.EVMBatchBlocks,
 		PollInterval: cfg.EVMPollInterval, ReorgWindow: cfg.EVMReorgWindow, Balances: cfg.EVMBalances, ContractFlags: cfg.EVMContractFlags,

@@ -57,10 +57,11 @@ func Migrate(ctx context.Context, cfg Config, log *slog.Logger) error {
 
 // Run serves until ctx ends.
 func Run(ctx context.Context, cfg Config, deps Deps) error {
-	s, err := service.New(ctx, Name, cfg.Base, deps)
+	s, err := service.New(ctx, Name, cfg.Base, deps, service.WithKafka(cfg.Kafka))
 	if err != nil {
 		return err
 	}
+	defer s.Close() // what was built, when a step below fails before Run
 	service.LogConfig(s.Log, cfg)
 	set, err := chains.NewSet(cfg.Chains)
 	if err != nil {
@@ -88,7 +89,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	s.Add(lifecycle.Part{Name: "attribution cache", Run: func(ctx context.Context) error {
 		return cache.Run(ctx, cfg.CacheRefresh, s.Log)
 	}})
-	pub := s.Publisher(cfg.Kafka)
+	pub := s.Publisher()
 	s.Add(lifecycle.Part{Name: "attribution relay", Run: func(ctx context.Context) error {
 		return publish.Relay(ctx, st, pub, cfg.PublishInterval, s.Log, outbox.NewMetrics(s.Tel.Meter(), publish.OutboxName))
 	}})
@@ -99,15 +100,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		return heuristics.Loop(ctx, st, heuristicParams(cfg), cfg.HeuristicsInterval, s.Log)
 	}})
 
-	h := events.Handlers{Store: st}
-	service.Consume(s, cfg.Kafka, eventsv1.TopicTransfers, func() *eventsv1.Transfer { return new(eventsv1.Transfer) }, h.Transfers)
-	service.Consume(s, cfg.Kafka, eventsv1.TopicReorgs, func() *eventsv1.Reorg { return new(eventsv1.Reorg) }, h.Reorgs)
-	service.Consume(s, cfg.Kafka, eventsv1.TopicTransactions, func() *eventsv1.Transaction { return new(eventsv1.Transaction) }, h.Transactions)
-	service.Consume(s, cfg.Kafka, eventsv1.TopicContracts, func() *eventsv1.Contract { return new(eventsv1.Contract) }, h.Contracts)
-	service.Consume(s, cfg.Kafka, eventsv1.TopicTokens, func() *eventsv1.Token { return new(eventsv1.Token) }, h.Tokens)
-	service.Consume(s, cfg.Kafka, eventsv1.TopicBalances, func() *eventsv1.BalanceObservation { return new(eventsv1.BalanceObservation) }, h.Balances)
-	service.Consume(s, cfg.Kafka, eventsv1.TopicMarketTokens, func() *eventsv1.MarketToken { return new(eventsv1.MarketToken) }, h.MarketTokens)
-	service.Consume(s, cfg.Kafka, eventsv1.TopicPrices, func() *eventsv1.Price { return new(eventsv1.Price) }, h.Prices)
+	consume(s, events.Handlers{Store: st})
 
 	ul, err := ulclient.New(cfg.UserLabelsURL, s.Signer, s.Tel.TracerProvider)
 	if err != nil {
@@ -135,6 +128,18 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	e := s.Engine()
 	svchttp.Register(e, a)
 	return s.Run(ctx, e)
+}
+
+// consume adds the service's consumers, one per topic it reads.
+func consume(s *service.Service, h events.Handlers) {
+	service.Consume(s, eventsv1.TopicTransfers, func() *eventsv1.Transfer { return new(eventsv1.Transfer) }, h.Transfers)
+	service.Consume(s, eventsv1.TopicReorgs, func() *eventsv1.Reorg { return new(eventsv1.Reorg) }, h.Reorgs)
+	service.Consume(s, eventsv1.TopicTransactions, func() *eventsv1.Transaction { return new(eventsv1.Transaction) }, h.Transactions)
+	service.Consume(s, eventsv1.TopicContracts, func() *eventsv1.Contract { return new(eventsv1.Contract) }, h.Contracts)
+	service.Consume(s, eventsv1.TopicTokens, func() *eventsv1.Token { return new(eventsv1.Token) }, h.Tokens)
+	service.Consume(s, eventsv1.TopicBalances, func() *eventsv1.BalanceObservation { return new(eventsv1.BalanceObservation) }, h.Balances)
+	service.Consume(s, eventsv1.TopicMarketTokens, func() *eventsv1.MarketToken { return new(eventsv1.MarketToken) }, h.MarketTokens)
+	service.Consume(s, eventsv1.TopicPrices, func() *eventsv1.Price { return new(eventsv1.Price) }, h.Prices)
 }
 
 // logTagsFailure logs an entity the tags refresher backed off.
@@ -222,6 +227,7 @@ func withStore(ctx context.Context, cfg Config, fn func(*store.Store) (Report, e
 		if err != nil {
 			return rep, fmt.Errorf("the changes are stored, but not published (a running service publishes them): %w", err)
 		}
+		defer sec.Close()
 		pub := eventbus.NewPublisher(cfg.Brokers, eventbus.PublisherOptions{Security: sec})
 		defer pub.Close()
 		n, err := publish.Drain(ctx, st, pub)
@@ -412,6 +418,7 @@ func Republish(ctx context.Context, cfg Config) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	defer sec.Close()
 	pool, err := pgstore.Connect(ctx, cfg.DatabaseURL, pgstore.Options{MaxConns: 2, AppName: Name + "-republish"})
 	if err != nil {
 		return 0, err

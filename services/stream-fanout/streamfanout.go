@@ -51,10 +51,11 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	s, err := service.New(ctx, Name, cfg.Base, deps)
+	s, err := service.New(ctx, Name, cfg.Base, deps, service.WithKafka(cfg.Kafka))
 	if err != nil {
 		return err
 	}
+	defer s.Close() // what was built, when a step below fails before Run
 	service.LogConfig(s.Log, cfg)
 	rdb, err := s.Redis(ctx, cfg.Redis)
 	if err != nil {
@@ -128,7 +129,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 // newMeters returns the usage meter, run as a part of s, and the stream's metrics, the meter's
 // pending batch among them.
 func newMeters(s *service.Service, cfg Config) (*ws.Meter, *ws.Metrics, error) {
-	meter := ws.NewMeter(s.Publisher(cfg.Kafka), time.Second, s.Log)
+	meter := ws.NewMeter(s.Publisher(), time.Second, s.Log)
 	s.Add(lifecycle.Part{Name: "usage meter", Run: meter.Run})
 	metrics, err := ws.NewMetrics(s.Tel.Meter())
 	if err != nil {
@@ -198,15 +199,13 @@ func readMissedKeys(ctx context.Context, rdb redis.UniversalClient, channel stri
 	return true
 }
 
-// kafkaTopics returns the topics' readers, with the service's Kafka security. They share one
-// transport for their offsets and metadata requests (each connect reads the transfer topic's
-// end), so those reuse connections rather than dial, and shake hands, each; it closes at stop.
+// kafkaTopics returns the topics' readers, on the service's Kafka security: its shared
+// transport carries their offsets and metadata requests (each connect reads the transfer
+// topic's end), so those reuse connections rather than dial, and shake hands, each.
 func kafkaTopics(s *service.Service, k service.Kafka) func(name string) feed.Topic {
-	sec := s.KafkaSecurity(k)
-	tr := sec.Transport()
-	s.OnStop("kafka transport", func(context.Context) error { tr.CloseIdleConnections(); return nil })
+	sec := s.KafkaSecurity()
 	return func(name string) feed.Topic {
-		return feed.Topic{Brokers: k.Brokers, Security: sec, Transport: tr, Name: name, Log: s.Log}
+		return feed.Topic{Brokers: k.Brokers, Security: sec, Name: name, Log: s.Log}
 	}
 }
 

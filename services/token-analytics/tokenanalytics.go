@@ -142,16 +142,17 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	if err != nil {
 		return err
 	}
-	s, err := service.New(ctx, Name, cfg.Base, deps)
+	s, err := service.New(ctx, Name, cfg.Base, deps, service.WithKafka(cfg.Kafka))
 	if err != nil {
 		return err
 	}
+	defer s.Close() // what was built, when a step below fails before Run
 	service.LogConfig(s.Log, cfg)
 	pool, err := s.Postgres(ctx, cfg.Postgres)
 	if err != nil {
 		return err
 	}
-	pub := s.Publisher(cfg.Kafka)
+	pub := s.Publisher()
 	var relay *outbox.Relay
 	st := store.New(pool, store.OnOutbox(func() { relay.Kick() }), store.Retention(cfg.FlowRetention, time.Now))
 	relay = events.NewRelay(st, pub, outbox.Options{Logger: s.Log, Meter: s.Tel.Meter()})
@@ -342,15 +343,15 @@ func addConsumers(s *service.Service, cfg Config, st *store.Store, set *chains.S
 		h.Reserves[n.Chain+":"+a] = true
 	}
 	big := func(o *eventbus.ConsumerOptions) { o.MaxBatch = 5000 }
-	service.Consume(s, cfg.Kafka, eventsv1.TopicTransfers, func() *eventsv1.Transfer { return new(eventsv1.Transfer) }, h.Transfers, big)
-	service.Consume(s, cfg.Kafka, eventsv1.TopicSwaps, func() *eventsv1.Swap { return new(eventsv1.Swap) }, h.Swaps, big)
-	service.Consume(s, cfg.Kafka, eventsv1.TopicTransactions, func() *eventsv1.Transaction { return new(eventsv1.Transaction) }, h.Transactions, big)
-	service.Consume(s, cfg.Kafka, eventsv1.TopicBlocks, func() *eventsv1.Block { return new(eventsv1.Block) }, h.Blocks, big)
-	service.Consume(s, cfg.Kafka, eventsv1.TopicReorgs, func() *eventsv1.Reorg { return new(eventsv1.Reorg) }, h.Reorgs)
-	service.Consume(s, cfg.Kafka, eventsv1.TopicAttributions, func() *eventsv1.Attribution { return new(eventsv1.Attribution) }, h.Attributions, big)
-	service.Consume(s, cfg.Kafka, eventsv1.TopicTokens, func() *eventsv1.Token { return new(eventsv1.Token) }, h.Tokens)
+	service.Consume(s, eventsv1.TopicTransfers, func() *eventsv1.Transfer { return new(eventsv1.Transfer) }, h.Transfers, big)
+	service.Consume(s, eventsv1.TopicSwaps, func() *eventsv1.Swap { return new(eventsv1.Swap) }, h.Swaps, big)
+	service.Consume(s, eventsv1.TopicTransactions, func() *eventsv1.Transaction { return new(eventsv1.Transaction) }, h.Transactions, big)
+	service.Consume(s, eventsv1.TopicBlocks, func() *eventsv1.Block { return new(eventsv1.Block) }, h.Blocks, big)
+	service.Consume(s, eventsv1.TopicReorgs, func() *eventsv1.Reorg { return new(eventsv1.Reorg) }, h.Reorgs)
+	service.Consume(s, eventsv1.TopicAttributions, func() *eventsv1.Attribution { return new(eventsv1.Attribution) }, h.Attributions, big)
+	service.Consume(s, eventsv1.TopicTokens, func() *eventsv1.Token { return new(eventsv1.Token) }, h.Tokens)
 	if len(n.Reserves) > 0 {
-		service.Consume(s, cfg.Kafka, eventsv1.TopicBalances, func() *eventsv1.BalanceObservation { return new(eventsv1.BalanceObservation) }, h.Balances, big)
+		service.Consume(s, eventsv1.TopicBalances, func() *eventsv1.BalanceObservation { return new(eventsv1.BalanceObservation) }, h.Balances, big)
 	}
 }
 

@@ -58,10 +58,11 @@ func Migrate(ctx context.Context, cfg Config, log *slog.Logger) error {
 
 // Run serves until ctx ends.
 func Run(ctx context.Context, cfg Config, deps Deps) error {
-	s, err := service.New(ctx, Name, cfg.Base, deps)
+	s, err := service.New(ctx, Name, cfg.Base, deps, service.WithKafka(cfg.Kafka))
 	if err != nil {
 		return err
 	}
+	defer s.Close() // what was built, when a step below fails before Run
 	service.LogConfig(s.Log, cfg)
 	cs, err := chains.NewSet(cfg.Chains)
 	if err != nil {
@@ -89,17 +90,17 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		// Every replica holds its own cache, so every replica reads every change, from the end
 		// (an empty cache has nothing older to forget): a broadcast consumer, with no group
 		// left behind on the broker when the replica goes.
-		service.Consume(s, cfg.Kafka, eventsv1.TopicUserChanges, func() *eventsv1.UserChange { return new(eventsv1.UserChange) },
+		service.Consume(s, eventsv1.TopicUserChanges, func() *eventsv1.UserChange { return new(eventsv1.UserChange) },
 			events.UserChanges(cache), func(o *eventbus.ConsumerOptions) { o.Broadcast = true })
 	}
 
 	h := events.Handlers{W: st, Log: s.Log}
 	batch := func(o *eventbus.ConsumerOptions) { o.MaxBatch = cfg.ConsumerBatch }
-	service.Consume(s, cfg.Kafka, eventsv1.TopicTransactions, func() *eventsv1.Transaction { return new(eventsv1.Transaction) }, h.Transactions, batch)
-	service.Consume(s, cfg.Kafka, eventsv1.TopicTransfers, func() *eventsv1.Transfer { return new(eventsv1.Transfer) }, h.Transfers, batch)
-	service.Consume(s, cfg.Kafka, eventsv1.TopicSwaps, func() *eventsv1.Swap { return new(eventsv1.Swap) }, h.Swaps, batch)
-	service.Consume(s, cfg.Kafka, eventsv1.TopicReorgs, func() *eventsv1.Reorg { return new(eventsv1.Reorg) }, h.Reorgs)
-	service.Consume(s, cfg.Kafka, eventsv1.TopicAttributions, func() *eventsv1.Attribution { return new(eventsv1.Attribution) }, h.Attributions, batch)
+	service.Consume(s, eventsv1.TopicTransactions, func() *eventsv1.Transaction { return new(eventsv1.Transaction) }, h.Transactions, batch)
+	service.Consume(s, eventsv1.TopicTransfers, func() *eventsv1.Transfer { return new(eventsv1.Transfer) }, h.Transfers, batch)
+	service.Consume(s, eventsv1.TopicSwaps, func() *eventsv1.Swap { return new(eventsv1.Swap) }, h.Swaps, batch)
+	service.Consume(s, eventsv1.TopicReorgs, func() *eventsv1.Reorg { return new(eventsv1.Reorg) }, h.Reorgs)
+	service.Consume(s, eventsv1.TopicAttributions, func() *eventsv1.Attribution { return new(eventsv1.Attribution) }, h.Attributions, batch)
 
 	var opts []app.Option
 	if cfg.IntelligenceURL != "" {

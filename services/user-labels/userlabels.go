@@ -42,16 +42,17 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	if err != nil {
 		return err
 	}
-	s, err := service.New(ctx, Name, cfg.Base, deps)
+	s, err := service.New(ctx, Name, cfg.Base, deps, service.WithKafka(cfg.Kafka))
 	if err != nil {
 		return err
 	}
+	defer s.Close() // what was built, when a step below fails before Run
 	service.LogConfig(s.Log, cfg)
 	pool, err := s.Postgres(ctx, cfg.Postgres)
 	if err != nil {
 		return err
 	}
-	pub := s.Publisher(cfg.Kafka)
+	pub := s.Publisher()
 	var relay *outbox.Relay
 	st := store.New(pool, store.OnOutbox(func() { relay.Kick() }))
 	relay = events.NewRelay(st, pub, outbox.Options{

@@ -13,7 +13,13 @@ import (
 // returns its addresses. It stops when the test ends.
 func Broker(t testing.TB, topics ...string) []string {
 	t.Helper()
-	b, err := eventbus.StartEmbeddedBroker(0)
+	return BrokerWith(t, eventbus.EmbeddedOptions{}, topics...)
+}
+
+// BrokerWith is Broker with the broker tuned by o (a small MaxMessageBytes, say).
+func BrokerWith(t testing.TB, o eventbus.EmbeddedOptions, topics ...string) []string {
+	t.Helper()
+	b, err := eventbus.StartEmbeddedBrokerWith(o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ CREATE TABLE relaytest.outbox (
     key      text        NOT NULL,
     payload  bytea       NOT NULL,
     created_at timestamptz NOT NULL DEFAULT now(),
-    sent_at  timestamptz
+    sent_at  timestamptz,
+    failed   text
 );
 CREATE INDEX outbox_pending ON relaytest.outbox (id) WHERE sent_at IS NULL;

@@ -9,6 +9,8 @@
 //
 // Everything is real: PostgreSQL (a fresh database, dropped after), Redis, and a Kafka-protocol
 // broker (embedded unless -kafka is given) receiving the usage events. It asserts nothing.
+// With -kafka, the edge's EDGE_KAFKA_TLS* and EDGE_KAFKA_SASL_* variables say how to connect, as
+// they do for the edge; the embedded broker is plaintext.
 //
 //	cd services/edge && go run ./cmd/edgebench [-duration 5s] [-concurrency 32]
 package main
@@ -99,7 +101,8 @@ type bench struct {
 	pool    *pgxpool.Pool
 	rdb     *redis.Client
 	brokers []string
-	backend string // the cheap service endpoint every proxy forwards to
+	kafka   service.Kafka // brokers, with the TLS and SASL they take
+	backend string        // the cheap service endpoint every proxy forwards to
 
 	edgeURL, key          string // the edge, and an API key of a tier that never limits
 	chainsDirect, bareURL string // the baselines
@@ -176,7 +179,11 @@ func (b *bench) startDeps(ctx context.Context) error {
 	b.onClose(func() { _ = rdb.Close() })
 	b.rdb = rdb
 	b.brokers = strings.Split(b.o.kafka, ",")
-	if b.o.kafka == "" {
+	if b.o.kafka != "" {
+		if b.kafka, err = service.KafkaFromEnv(edgeEnvPrefix, b.brokers); err != nil {
+			return err
+		}
+	} else {
 		// The embedded broker runs in a child process, as a broker is another process in any
 		// deployment: in this one it would keep every usage event on the measured process's
 		// heap, and the growing heap would tax each later round's garbage collection.
@@ -186,6 +193,7 @@ func (b *bench) startDeps(ctx context.Context) error {
 		}
 		b.onClose(stop)
 		b.brokers = addrs
+		b.kafka = service.Kafka{Brokers: addrs, Partitions: 4, ReplicationFactor: 1}
 		if err := eventbus.EnsureTopics(ctx, b.brokers, eventbus.Security{}, 1, []eventbus.TopicSpec{{Name: eventsv1.TopicUsageCalls, Partitions: 4}}); err != nil {
 			return err
 		}
@@ -224,7 +232,12 @@ func (b *bench) startEdge(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	pub := eventbus.NewPublisher(b.brokers, eventbus.PublisherOptions{})
+	sec, err := cfg.Kafka.Security()
+	if err != nil {
+		return err
+	}
+	b.onClose(sec.Close)
+	pub := eventbus.NewPublisher(b.brokers, eventbus.PublisherOptions{Security: sec})
 	b.onClose(func() { _ = pub.Close() })
 	a, err := edge.Assemble(cfg, s, b.pool, b.rdb, pub)
 	if err != nil {
@@ -249,6 +262,9 @@ func (b *bench) startEdge(ctx context.Context) error {
 	return err
 }
 
+// edgeEnvPrefix is the edge's environment prefix, whose Kafka security the bench reads.
+const edgeEnvPrefix = "EDGE_"
+
 // edgeConfig is the edge's default configuration pointed at the bench's dependencies, every
 // upstream at the backend.
 func (b *bench) edgeConfig() (edge.Config, error) {
@@ -266,7 +282,7 @@ func (b *bench) edgeConfig() (edge.Config, error) {
 		return cfg, err
 	}
 	cfg.InternalSecret = "edgebench-internal-secret-0123456789"
-	cfg.DatabaseURL, cfg.Redis.URL, cfg.Brokers, cfg.TiersFile = b.dbURL, b.o.redisURL, b.brokers, tiersFile
+	cfg.DatabaseURL, cfg.Redis.URL, cfg.Kafka, cfg.TiersFile = b.dbURL, b.o.redisURL, b.kafka, tiersFile
 	cfg.UpstreamTransfers, cfg.UpstreamIntelligence, cfg.UpstreamUserLabels = b.backend, b.backend, b.backend
 	cfg.UpstreamBalances, cfg.UpstreamTokenAnalytics, cfg.UpstreamStreamFanout = b.backend, b.backend, b.backend
 	return cfg, cfg.Validate()

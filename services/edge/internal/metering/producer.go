@@ -5,7 +5,6 @@ package metering
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"slices"
 	"sync"
@@ -14,7 +13,6 @@ import (
 	"github.com/chainintel/chainintel/libs/eventbus"
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
 	"github.com/google/uuid"
-	"github.com/segmentio/kafka-go"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/metric/noop"
 )
@@ -202,31 +200,25 @@ func (p *Producer) take(batch []eventbus.Event) []eventbus.Event {
 // publish publishes batch, retrying what is not published with backoff until all of it is
 // published or dropped as unpublishable (nil), or ctx ends (what is left, not empty). A usage
 // event is a charge: a broker outage must not lose it, and retrying the same event ids lets the
-// consumer count a partly written batch once.
+// consumer count a partly written batch once. An event the broker refuses for good (too large,
+// invalid: eventbus.Permanent) is singled out by eventbus.Isolate and dropped, counted as failed,
+// so it does not hold back the events after it.
 func (p *Producer) publish(ctx context.Context, batch []eventbus.Event) []eventbus.Event {
 	backoff := p.o.Backoff
 	for {
-		err := p.pub.Publish(ctx, batch...)
-		if err == nil {
-			p.published.Add(context.Background(), int64(len(batch)))
-			return nil
+		refused, done, err := eventbus.Isolate(ctx, p.pub, batch)
+		if sent := done - len(refused); sent > 0 {
+			p.published.Add(context.Background(), int64(sent))
 		}
-		retry, lost := unpublishable(batch, err)
-		if written := len(batch) - len(retry) - lost; written > 0 {
-			p.published.Add(context.Background(), int64(written))
-		}
-		if lost > 0 {
-			p.failed.Add(context.Background(), int64(lost))
+		if len(refused) > 0 {
+			p.failed.Add(context.Background(), int64(len(refused)))
 			p.o.Log.Error("usage events dropped: the broker refuses them for good; those calls are not charged",
-				"events", lost, "error", err)
+				"events", len(refused), "error", refused[0].Err)
 		}
-		if len(retry) == 0 {
+		if err == nil {
 			return nil
 		}
-		batch = retry
-		if lost > 0 {
-			continue // the rest was refused with the unpublishable events, not for itself
-		}
+		batch = batch[done:]
 		p.retries.Add(context.Background(), 1)
 		p.o.Log.Warn("publishing usage events failed; retrying the same events", "events", len(batch), "error", err)
 		t := time.NewTimer(backoff)
@@ -238,58 +230,6 @@ func (p *Producer) publish(ctx context.Context, batch []eventbus.Event) []eventb
 		}
 		backoff = min(2*backoff, p.o.MaxBackoff)
 	}
-}
-
-// permanentCodes are the broker's answers that retrying the same record cannot change.
-var permanentCodes = []kafka.Error{kafka.MessageSizeTooLarge, kafka.RecordListTooLarge, kafka.InvalidTopic, kafka.InvalidRecord}
-
-func permanent(err error) bool {
-	for _, code := range permanentCodes {
-		if errors.Is(err, code) {
-			return true
-		}
-	}
-	return false
-}
-
-// unpublishable splits a batch whose publish failed with err into the events to retry and the
-// number that can never be published. kafka-go's MessageTooLargeError (a record over the
-// writer's batch size; nothing was written) names one record, by its event id; per-record
-// write errors name each record's fate (nil: written). Any other error is the whole batch's:
-// permanent, or retried.
-func unpublishable(batch []eventbus.Event, err error) (retry []eventbus.Event, lost int) {
-	var tooLarge kafka.MessageTooLargeError
-	if errors.As(err, &tooLarge) {
-		id := ""
-		for _, h := range tooLarge.Message.Headers {
-			if h.Key == eventbus.HeaderEventID {
-				id = string(h.Value)
-			}
-		}
-		for i, e := range batch {
-			if e.ID == id {
-				return append(slices.Clone(batch[:i]), batch[i+1:]...), 1
-			}
-		}
-		return nil, len(batch) // the record cannot be told apart: none of the batch can go
-	}
-	var werr kafka.WriteErrors
-	if errors.As(err, &werr) && len(werr) == len(batch) {
-		for i, e := range werr {
-			switch {
-			case e == nil:
-			case permanent(e):
-				lost++
-			default:
-				retry = append(retry, batch[i])
-			}
-		}
-		return retry, lost
-	}
-	if permanent(err) {
-		return nil, len(batch)
-	}
-	return batch, 0
 }
 
 // Pending is the number of queued events (for tests and metrics).

@@ -17,6 +17,8 @@
 // workload and printed as ratios), BENCH_STREAM_PEER (1: also run the peer, Centrifugo v6,
 // built with go install at bench time; BENCH_CENTRIFUGO names a binary instead),
 // BENCH_REDIS_URL (redis://127.0.0.1:6379/0; keys under a random prefix, deleted at the end),
+// BENCH_STREAM_KAFKA (brokers to use instead of an embedded one; their TLS and SASL are the
+// STREAM_KAFKA_TLS* and STREAM_KAFKA_SASL_* variables, as stream-fanout reads them),
 // BENCH_STREAM_PROFILE=<path> (the server's CPU profile during the load, <path>.<binary>.naive-<bool>;
 // this process's, the clients' side, <path>.clients.…; the server's heap once the clients are
 // connected, <path>.heap.…; its goroutines mid-load and at the end, <path>.goroutine.… and
@@ -44,6 +46,7 @@ import (
 
 	"github.com/chainintel/chainintel/libs/eventbus"
 	"github.com/chainintel/chainintel/libs/promscrape"
+	"github.com/chainintel/chainintel/libs/service"
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/render"
 	"github.com/coder/websocket"
@@ -219,21 +222,20 @@ func run() error {
 	clients := env("BENCH_STREAM_CLIENTS", 10_000)
 	rate := env("BENCH_STREAM_RATE", 2_000)
 	secs := env("BENCH_STREAM_SECONDS", 10)
-	b, err := eventbus.StartEmbeddedBroker(0)
+	brokers, stopBroker, err := startBus()
 	if err != nil {
 		return err
 	}
-	defer b.Close()
-	brokers := b.Addrs()
+	defer stopBroker()
 	ctx := context.Background()
 	topics := []eventbus.TopicSpec{{Name: eventsv1.TopicTransfers, Partitions: 4}, {Name: eventsv1.TopicAttributions, Partitions: 4},
 		{Name: eventsv1.TopicUsageCalls, Partitions: 4}, {Name: eventsv1.TopicUserChanges, Partitions: 4}}
-	if err := eventbus.EnsureTopics(ctx, brokers, eventbus.Security{}, 1, topics); err != nil {
+	if err := eventbus.EnsureTopics(ctx, brokers.addrs, brokers.sec, brokers.rf, topics); err != nil {
 		return err
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	w := newWorld(rng)
-	pub := eventbus.NewPublisher(brokers, eventbus.PublisherOptions{})
+	pub := eventbus.NewPublisher(brokers.addrs, eventbus.PublisherOptions{Security: brokers.sec})
 	defer pub.Close()
 	if err := pub.Publish(ctx, w.attributions()...); err != nil {
 		return err
@@ -276,7 +278,37 @@ func newLoad(w *world, mx mix, clients, rate, secs int) load {
 
 // compare measures this build, then the baseline build, the naive matcher and the peer as
 // asked, on the same load, and prints their ratios.
-func compare(ld load, brokers []string, redisURL, bin string) error {
+// kafkaBus is the broker the bench publishes to and its stream-fanout reads: an embedded one,
+// plaintext, or BENCH_STREAM_KAFKA's, with the TLS and SASL of the STREAM_KAFKA_TLS* and
+// STREAM_KAFKA_SASL_* variables, which the stream-fanout process reads too (it inherits the
+// environment).
+type kafkaBus struct {
+	addrs []string
+	sec   eventbus.Security
+	rf    int // replication factor of the topics the bench creates
+}
+
+// startBus starts the embedded broker, or connects to BENCH_STREAM_KAFKA's; stop releases it.
+func startBus() (kafkaBus, func(), error) {
+	if v := os.Getenv("BENCH_STREAM_KAFKA"); v != "" {
+		k, err := service.KafkaFromEnv("STREAM_", strings.Split(v, ","))
+		if err != nil {
+			return kafkaBus{}, nil, err
+		}
+		sec, err := k.Security()
+		if err != nil {
+			return kafkaBus{}, nil, err
+		}
+		return kafkaBus{addrs: k.Brokers, sec: sec, rf: k.ReplicationFactor}, sec.Close, nil
+	}
+	b, err := eventbus.StartEmbeddedBroker(0)
+	if err != nil {
+		return kafkaBus{}, nil, err
+	}
+	return kafkaBus{addrs: b.Addrs(), rf: 1}, b.Close, nil
+}
+
+func compare(ld load, brokers kafkaBus, redisURL, bin string) error {
 	fast, err := measure(ld, brokers, redisURL, bin, false)
 	if err != nil {
 		return err
@@ -323,7 +355,7 @@ func compare(ld load, brokers []string, redisURL, bin string) error {
 // deliveries/s is what it can do on this machine. At the load's own rate the indexed run
 // delivers what is offered, so that ratio is the offered rate over the naive matcher's capacity
 // (it falls on a faster machine, whatever the indexes do); this one compares the two capacities.
-func capacity(ld load, brokers []string, redisURL, bin string) error {
+func capacity(ld load, brokers kafkaBus, redisURL, bin string) error {
 	n := ld.rate * ld.secs
 	rate := env("BENCH_STREAM_CAPACITY_RATE", 10*ld.rate)
 	fast := ld

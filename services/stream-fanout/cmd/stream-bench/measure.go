@@ -36,7 +36,7 @@ type server struct {
 }
 
 // startServer starts bin on the broker and Redis and waits until it is ready.
-func startServer(bin string, brokers []string, redisURL string, naive bool) (*server, error) {
+func startServer(bin string, brokers kafkaBus, redisURL string, naive bool) (*server, error) {
 	s := &server{httpAddr: freePort(), opsAddr: freePort(), redisURL: redisURL, prefix: fmt.Sprintf("bench%d:", rand.Uint64()),
 		tag: fmt.Sprintf("%s.naive-%v", filepath.Base(bin), naive)}
 	s.cmd = exec.Command(bin)
@@ -44,7 +44,7 @@ func startServer(bin string, brokers []string, redisURL string, naive bool) (*se
 	// a baseline build from before the table was shared too: its STREAM_QUOTAS named no such
 	// tier, and this build refuses to start with that variable set).
 	s.cmd.Env = append(os.Environ(), "STREAM_HTTP_ADDR="+s.httpAddr, "STREAM_OPS_ADDR="+s.opsAddr, "STREAM_INTERNAL_SECRET="+secret,
-		"STREAM_KAFKA_BROKERS="+strings.Join(brokers, ","), "STREAM_REDIS_URL="+redisURL, "STREAM_REDIS_PREFIX="+s.prefix,
+		"STREAM_KAFKA_BROKERS="+strings.Join(brokers.addrs, ","), "STREAM_REDIS_URL="+redisURL, "STREAM_REDIS_PREFIX="+s.prefix,
 		"STREAM_USER_LABELS_URL="+labelsURL, "STREAM_MAX_CONNS_PER_KEY=1000", "STREAM_DEFAULT_QUOTA=0/0", "STREAM_LOG_LEVEL=error",
 		"STREAM_CHECKPOINT=30s", "STREAM_QUEUE_SIZE=4096", fmt.Sprintf("STREAM_NAIVE_MATCHER=%v", naive))
 	s.cmd.Stderr = os.Stderr
@@ -410,8 +410,8 @@ func publishLoad(rate, secs int, start time.Time, publish func(n int) error) (in
 }
 
 // publishTransfers is publishLoad to the broker: the transfers measure's clients are owed.
-func publishTransfers(brokers []string, w *world, rate, secs int, start time.Time, cs *counters) (int, error) {
-	pub := eventbus.NewPublisher(brokers, eventbus.PublisherOptions{})
+func publishTransfers(brokers kafkaBus, w *world, rate, secs int, start time.Time, cs *counters) (int, error) {
+	pub := eventbus.NewPublisher(brokers.addrs, eventbus.PublisherOptions{Security: brokers.sec})
 	defer pub.Close()
 	prng := rand.New(rand.NewPCG(11, 12))
 	return publishLoad(rate, secs, start, func(n int) error {
@@ -473,7 +473,7 @@ func (r *result) finish(cs *counters, start time.Time, c0, c1 cpu) {
 // measure runs one stream-fanout server through the workload: connect and subscribe the
 // clients, take the idle memory, publish at the rate, wait for every owed delivery, and read
 // the CPU both sides used.
-func measure(ld load, brokers []string, redisURL, bin string, naive bool) (result, error) {
+func measure(ld load, brokers kafkaBus, redisURL, bin string, naive bool) (result, error) {
 	res := result{serverDelivered: -1}
 	srv, err := startServer(bin, brokers, redisURL, naive)
 	if err != nil {

@@ -18,30 +18,22 @@ import (
 // Topic reads one topic.
 type Topic struct {
 	Brokers []string
-	// Security is TLS and SASL for the brokers (the service's KAFKA_TLS* and KAFKA_SASL_*);
-	// the zero value is plaintext.
+	// Security is TLS and SASL for the brokers (the service's KAFKA_TLS* and KAFKA_SASL_*),
+	// whose shared transport carries the metadata and offsets requests and whose dialer the
+	// readers dial with; the zero value is plaintext.
 	Security eventbus.Security
-	// Transport carries the metadata and offsets requests, its connections kept between them
-	// (Security.Transport(); its owner closes it). nil: a transport per call, closed after it.
-	Transport *kafka.Transport
-	Name      string
-	Log       *slog.Logger
+	Name     string
+	Log      *slog.Logger
 }
 
-// client is a client for one round of requests; done releases what it holds.
-func (t Topic) client() (c *kafka.Client, done func()) {
-	tr, done := t.Transport, func() {}
-	if tr == nil {
-		tr = t.Security.Transport()
-		done = tr.CloseIdleConnections
-	}
-	return &kafka.Client{Addr: kafka.TCP(t.Brokers...), Timeout: 10 * time.Second, Transport: tr}, done
+// client is a client for the metadata and offsets requests.
+func (t Topic) client() *kafka.Client {
+	return &kafka.Client{Addr: kafka.TCP(t.Brokers...), Timeout: 10 * time.Second, Transport: t.Security.Transport()}
 }
 
 // Partitions lists the topic's partitions.
 func (t Topic) Partitions(ctx context.Context) ([]int, error) {
-	c, done := t.client()
-	defer done()
+	c := t.client()
 	md, err := c.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{t.Name}})
 	if err != nil {
 		return nil, fmt.Errorf("metadata of %s: %w", t.Name, err)
@@ -76,8 +68,7 @@ func (t Topic) Offsets(ctx context.Context, newest bool) (map[int]int64, error) 
 			reqs[i] = kafka.FirstOffsetOf(p)
 		}
 	}
-	c, done := t.client()
-	defer done()
+	c := t.client()
 	resp, err := c.ListOffsets(ctx, &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{t.Name: reqs}})
 	if err != nil {
 		return nil, fmt.Errorf("offsets of %s: %w", t.Name, err)

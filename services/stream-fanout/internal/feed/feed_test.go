@@ -56,9 +56,8 @@ func TestFeedOverTLSAndSCRAM(t *testing.T) {
 		}
 	}
 
-	tr := sec.Transport() // shared by the requests, as the service shares one
-	defer tr.CloseIdleConnections()
-	tp := Topic{Brokers: cfg.Brokers, Security: sec, Transport: tr, Name: topic}
+	defer sec.Close()
+	tp := Topic{Brokers: cfg.Brokers, Security: sec, Name: topic}
 	first, err := tp.Offsets(ctx, false)
 	if err != nil {
 		t.Fatal(err)
@@ -83,7 +82,7 @@ func TestFeedOverTLSAndSCRAM(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Without a shared transport each call gets one of its own.
+	defer wsec.Close()
 	if _, err := (Topic{Brokers: cfg.Brokers, Security: wsec, Name: topic}).Partitions(ctx); err == nil {
 		t.Fatal("a wrong password listed the partitions")
 	}

@@ -60,10 +60,11 @@ func (s *Store) outbox() outbox.Table {
 	return outbox.NewTable(s.pool, pgx.Identifier{"userdata", "outbox"})
 }
 
-// ClaimOutbox locks up to limit unsent events (oldest first, one relay at a time: libs/outbox),
-// hands them to publish, and marks them sent when publish returns nil; when it fails they stay
-// unsent for the next attempt. It returns how many were sent.
-func (s *Store) ClaimOutbox(ctx context.Context, limit int, publish func(context.Context, []outbox.Event) error) (int, error) {
+// ClaimOutbox locks up to limit unsent rows (oldest first, one relay at a time: libs/outbox),
+// hands them to publish, and marks them sent when publish returns nil, parking the rows it says
+// the brokers refuse for good; when it fails they stay unsent for the next attempt. It returns
+// how many were sent.
+func (s *Store) ClaimOutbox(ctx context.Context, limit int, publish outbox.PublishFunc) (int, error) {
 	return s.outbox().ClaimOutbox(ctx, limit, publish)
 }
 
