@@ -100,12 +100,33 @@ func isolate(ctx context.Context, pub Publishing, events []Event, base int, refu
 	case !Permanent(err):
 		return isolateStop{at: base, err: err}
 	case len(events) == 1:
-		*refused = append(*refused, Refused{Index: base, Err: err})
-		return nil
+		return refuseAlone(ctx, pub, events[0], base, err, refused)
 	}
 	half := len(events) / 2
 	if err := isolate(ctx, pub, events[:half], base, refused); err != nil {
 		return err
 	}
 	return isolate(ctx, pub, events[half:], base+half, refused)
+}
+
+// aloneAttempts is how many times a single event is published alone before it counts as
+// refused. A kafka-go Writer merges concurrent callers' records into one batch per partition,
+// so a broker refusing a batch for another caller's oversized record names this one too: a
+// refusal that repeats when published alone again is the event's own.
+const aloneAttempts = 3
+
+// refuseAlone publishes a single event again after a permanent refusal (err) and adds it to
+// refused only when every attempt is refused for good.
+func refuseAlone(ctx context.Context, pub Publishing, ev Event, base int, err error, refused *[]Refused) error {
+	for i := 1; i < aloneAttempts; i++ {
+		err = pub.Publish(ctx, ev)
+		switch {
+		case err == nil:
+			return nil
+		case !Permanent(err):
+			return isolateStop{at: base, err: err}
+		}
+	}
+	*refused = append(*refused, Refused{Index: base, Err: err})
+	return nil
 }
