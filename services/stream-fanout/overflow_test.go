@@ -43,7 +43,7 @@ func readTransfers(t *testing.T, c *client, got []delivery, until func([]deliver
 // transfers in order, and the credits metered equal the deliveries.
 func TestOverflowMidTransferOwesItOnce(t *testing.T) {
 	w := newWorld(t)
-	r := w.start(func(c *streamfanout.Config) { c.QueueSize = 64 })
+	r := w.start(func(c *streamfanout.Config) { c.QueueSize, c.QueuePerFilter = 64, 0 })
 	slow := w.dial(r, ident("kd"), "")
 	fast := w.dial(r, ident("kd2"), "")
 	from := addr(70)

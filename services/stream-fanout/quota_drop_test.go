@@ -78,7 +78,7 @@ func TestQuotaSpentReaderStaysOpen(t *testing.T) {
 // TIER_RATE_LIMITED, stays open, and a reconnect to its session owes nothing.
 func TestQuotaSpentAtSubscribe(t *testing.T) {
 	w := newWorld(t)
-	r := w.start(func(c *streamfanout.Config) { c.QueueSize = 8 })
+	r := w.start(func(c *streamfanout.Config) { c.QueueSize, c.QueuePerFilter = 8, 0 })
 	id := ident("kqb")
 	id.Tier = "tiny"
 	from := addr(90)

@@ -9,7 +9,7 @@ import (
 // A delivery whose quota check failed goes back first in line: it is written next, before
 // what was queued after it, and is owed (unsent) until it is.
 func TestUnnextKeepsTheDeliveryFirstAndOwed(t *testing.T) {
-	q := newQueue(8)
+	q := newQueue(queueSize{Base: 8})
 	a, b := &engine.Rendered{Part: 0, Off: 1}, &engine.Rendered{Part: 0, Off: 2}
 	q.Offer([]engine.Item{{R: a, FilterID: "f"}})
 	q.Offer([]engine.Item{{R: b, FilterID: "f"}})
@@ -44,7 +44,7 @@ func TestUnnextKeepsTheDeliveryFirstAndOwed(t *testing.T) {
 // One transfer matching more filters than the queue's bound is taken whole by an empty queue
 // (or it could never be queued), and refused while anything else waits.
 func TestEmptyQueueTakesATransferLargerThanItsBound(t *testing.T) {
-	q := newQueue(8)
+	q := newQueue(queueSize{Base: 8})
 	items := func(off int64, n int) []engine.Item {
 		r := &engine.Rendered{Part: 0, Off: off}
 		var out []engine.Item
@@ -53,10 +53,10 @@ func TestEmptyQueueTakesATransferLargerThanItsBound(t *testing.T) {
 		}
 		return out
 	}
-	if !q.Offer(items(1, 12)) {
+	if q.Offer(items(1, 12)) != engine.Queued {
 		t.Fatal("an empty queue refused a transfer of 12 matches (bound 8)")
 	}
-	if q.Offer(items(2, 12)) {
+	if q.Offer(items(2, 12)) != engine.Full {
 		t.Fatal("a second transfer of 12 matches was queued behind the first")
 	}
 	n := 0
