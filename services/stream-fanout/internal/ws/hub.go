@@ -39,12 +39,12 @@ type Options struct {
 	// system's default: what sits there counts as delivered, so a small one keeps a client
 	// that stops reading from being charged for what it never reads, and fills its queue
 	// (dropping it as slow) soon after it stops.
-	SendBuffer int
-	PingInterval     time.Duration // keepalive ping period (default 20s)
-	WriteTimeout     time.Duration // a write slower than this drops the client (default 10s)
-	Writers          int           // goroutines writing to connections (default 4 per core)
-	MaxConnsPerKey   int           // live connections per key across replicas (default 20)
-	MaxFilters       int           // filters per session (default 50)
+	SendBuffer     int
+	PingInterval   time.Duration // keepalive ping period (default 20s)
+	WriteTimeout   time.Duration // a write slower than this drops the client (default 10s)
+	Writers        int           // goroutines writing to connections (default 4 per core)
+	MaxConnsPerKey int           // live connections per key across replicas (default 20)
+	MaxFilters     int           // filters per session (default 50)
 	// MaxSessionsPerKey caps the live sessions and v2 streams a key may create over REST
 	// (default 100).
 	MaxSessionsPerKey int
