@@ -129,6 +129,11 @@ func TestQuotaSpentAtSubscribe(t *testing.T) {
 	if got, _, _ := pace.transfer(); got != mark.Id {
 		t.Fatalf("pacing client got %s, want %s", got, mark.Id)
 	}
+	// The spender's queue, refusing since its writer found the quota spent, dropped the burst
+	// and the mark as they were matched: counted apart from the delivered ones.
+	if n := r.metric(t, "stream_quota_discarded_total"); n < 101 {
+		t.Fatalf("stream_quota_discarded_total %v, want at least the spender's 101", n)
+	}
 	// Still open, and nothing else was sent before the answer.
 	c.send("unsubscribe", map[string]any{"filterId": "x"})
 	if m := c.next(); m.Type != "error" || m.Payload["code"] != "FILTER_NOT_FOUND" {

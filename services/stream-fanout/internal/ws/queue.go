@@ -41,7 +41,8 @@ type queue struct {
 	wake func()
 	// onFull is called once, outside the lock, when an offer finds the queue full.
 	onFull func()
-	// onDiscard, when set, is told how many deliveries an offer dropped over the quota.
+	// onDiscard, when set, is told how many deliveries were dropped over the quota: by an
+	// offer, or waiting when refuse was called (those the engine counted as queued).
 	onDiscard func(n int)
 	// refusedUntil (Unix nanoseconds by clock, 0 for none) is when the key's quota, found
 	// spent by the writer, resets: until then every delivery would be refused by the writer,
@@ -85,11 +86,15 @@ func (q *queue) setFilters(n int) {
 func (q *queue) refuse(until time.Time) {
 	q.refusedUntil.Store(until.UnixNano())
 	q.mu.Lock()
+	n := q.n
 	for i := 0; i < q.n; i++ {
 		q.ring[(q.head+i)%len(q.ring)] = engine.Item{}
 	}
 	q.head, q.n = 0, 0
 	q.mu.Unlock()
+	if q.onDiscard != nil {
+		q.onDiscard(n)
+	}
 }
 
 // refused reports whether a delivery offered now is over the quota.

@@ -70,3 +70,45 @@ func TestEmptyQueueTakesATransferLargerThanItsBound(t *testing.T) {
 		t.Fatalf("%d deliveries came out, want the 12 of the first transfer", n)
 	}
 }
+
+// The queue's bound is its base plus an allowance per filter of the session, at most its cap;
+// lowered, it takes nothing more until what it holds is below it.
+func TestQueueBoundFollowsFilters(t *testing.T) {
+	q := newQueue(queueSize{Base: 8, PerFilter: 4, Max: 20})
+	fill := func() int {
+		n := 0
+		for q.Offer([]engine.Item{{R: &engine.Rendered{Off: int64(n)}, FilterID: "f"}}) == engine.Queued {
+			n++
+		}
+		q.full = false
+		return n
+	}
+	drain := func() {
+		for {
+			if _, ok := q.next(); !ok {
+				q.sentFirst(1 << 20)
+				return
+			}
+		}
+	}
+	if n := fill(); n != 8 {
+		t.Fatalf("no filters: took %d, want 8", n)
+	}
+	drain()
+	q.setFilters(2)
+	if n := fill(); n != 16 {
+		t.Fatalf("2 filters: took %d, want 16", n)
+	}
+	q.setFilters(10)
+	if n := fill(); n != 4 {
+		t.Fatalf("10 filters: took %d more, want 4 (capped at 20)", n)
+	}
+	q.setFilters(1)
+	if n := fill(); n != 0 {
+		t.Fatalf("lowered to 12 while holding 20: took %d, want 0", n)
+	}
+	drain()
+	if n := fill(); n != 12 {
+		t.Fatalf("1 filter: took %d, want 12", n)
+	}
+}
