@@ -229,8 +229,12 @@ func Handler(cfg Config, s *service.Service, verifier edgehttp.KeyVerifier, fail
 	}
 	upstreams := map[routes.Service]http.Handler{}
 	for name, target := range cfg.Upstreams() {
-		p, err := proxy.New(proxy.Options{Service: name, Target: target, Signer: s.Signer, Timeout: cfg.UpstreamTimeout, Propagator: s.Tel.Propagator,
-			KeyHash: routes.Service(name) == routes.StreamFanout})
+		o := proxy.Options{Service: name, Target: target, Signer: s.Signer, Timeout: cfg.UpstreamTimeout, Propagator: s.Tel.Propagator}
+		if routes.Service(name) == routes.StreamFanout {
+			o.KeyHash = true
+			o.Streams = proxy.Streams{SocketBuffer: cfg.StreamSocketBuffer, CopyBuffer: cfg.StreamCopyBuffer}
+		}
+		p, err := proxy.New(o)
 		if err != nil {
 			return nil, err
 		}

@@ -1,6 +1,7 @@
 package streamfanout_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -12,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -347,3 +349,25 @@ func dialWS(ctx context.Context, url string, h http.Header) (*websocket.Conn, *h
 }
 
 func timeNow() time.Time { return time.Now() }
+
+// metric reads a counter of the replica's ops /metrics (0 while it is not exported).
+func (r *replica) metric(t *testing.T, name string) float64 {
+	t.Helper()
+	resp, err := http.Get(r.ops + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var v float64
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		line := sc.Text()
+		if rest, ok := strings.CutPrefix(line, name); ok && (strings.HasPrefix(rest, " ") || strings.HasPrefix(rest, "{")) {
+			f, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
+			if err == nil {
+				v += f
+			}
+		}
+	}
+	return v
+}

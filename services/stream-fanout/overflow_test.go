@@ -43,7 +43,7 @@ func readTransfers(t *testing.T, c *client, got []delivery, until func([]deliver
 // transfers in order, and the credits metered equal the deliveries.
 func TestOverflowMidTransferOwesItOnce(t *testing.T) {
 	w := newWorld(t)
-	r := w.start(func(c *streamfanout.Config) { c.QueueSize = 64 })
+	r := w.start(func(c *streamfanout.Config) { c.QueueSize, c.QueuePerFilter = 64, 0 })
 	slow := w.dial(r, ident("kd"), "")
 	fast := w.dial(r, ident("kd2"), "")
 	from := addr(70)
@@ -140,4 +140,34 @@ func (w *world) credits(t *testing.T, key string, want int) int {
 		})
 	_ = cons.Run(ctx)
 	return credits
+}
+
+// TestManyFiltersBurstFitsTheQueue: a client reading at full speed with 50 filters that all
+// match a burst of 200 transfers (10,000 deliveries) gets every one: its queue is sized for
+// its filters (STREAM_QUEUE_SIZE plus STREAM_QUEUE_PER_FILTER each), where the default bound
+// of one filter's session (1,024) would drop it as slow.
+func TestManyFiltersBurstFitsTheQueue(t *testing.T) {
+	w := newWorld(t)
+	r := w.start(nil)
+	c := w.dial(r, ident("kq"), "")
+	from := addr(80)
+	alerts := map[string]bool{}
+	for i := range 50 {
+		fid, _ := c.subscribe(map[string]any{"from": []string{from}, "usdGte": i})
+		alerts[fid] = true
+	}
+	ts := make([]*eventsv1.Transfer, 200)
+	ids := make([]string, len(ts))
+	for i := range ts {
+		ts[i] = transferMsg(from, addr(81), 100)
+		ids[i] = ts[i].Id
+	}
+	read := make(chan []delivery, 1)
+	go func() {
+		got, _ := readTransfers(t, c, nil, func(d []delivery) bool { return len(d) >= 50*len(ts) })
+		read <- got
+	}()
+	w.publish(ts...)
+	got := <-read
+	checkEachOnce(t, got, ids, alerts)
 }

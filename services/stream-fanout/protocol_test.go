@@ -182,7 +182,7 @@ func TestUsageMetered(t *testing.T) {
 // transfer once, in order.
 func TestSlowClientDropped(t *testing.T) {
 	w := newWorld(t)
-	r := w.start(func(c *streamfanout.Config) { c.QueueSize = 64 })
+	r := w.start(func(c *streamfanout.Config) { c.QueueSize, c.QueuePerFilter = 64, 0 })
 	slow := w.dial(r, ident("ks"), "")
 	fast := w.dial(r, ident("kf"), "")
 	from := addr(30)

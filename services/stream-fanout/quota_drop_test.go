@@ -78,7 +78,7 @@ func TestQuotaSpentReaderStaysOpen(t *testing.T) {
 // TIER_RATE_LIMITED, stays open, and a reconnect to its session owes nothing.
 func TestQuotaSpentAtSubscribe(t *testing.T) {
 	w := newWorld(t)
-	r := w.start(func(c *streamfanout.Config) { c.QueueSize = 8 })
+	r := w.start(func(c *streamfanout.Config) { c.QueueSize, c.QueuePerFilter = 8, 0 })
 	id := ident("kqb")
 	id.Tier = "tiny"
 	from := addr(90)
@@ -128,6 +128,11 @@ func TestQuotaSpentAtSubscribe(t *testing.T) {
 	w.publish(mark)
 	if got, _, _ := pace.transfer(); got != mark.Id {
 		t.Fatalf("pacing client got %s, want %s", got, mark.Id)
+	}
+	// The spender's queue, refusing since its writer found the quota spent, dropped the burst
+	// and the mark as they were matched: counted apart from the delivered ones.
+	if n := r.metric(t, "stream_quota_discarded_total"); n < 101 {
+		t.Fatalf("stream_quota_discarded_total %v, want at least the spender's 101", n)
 	}
 	// Still open, and nothing else was sent before the answer.
 	c.send("unsubscribe", map[string]any{"filterId": "x"})

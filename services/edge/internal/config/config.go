@@ -35,6 +35,14 @@ type Config struct {
 	UpstreamTokenAnalytics string `env:"UPSTREAM_TOKEN_ANALYTICS" envDefault:"http://token-analytics:8080"`
 	UpstreamStreamFanout   string `env:"UPSTREAM_STREAM_FANOUT" envDefault:"http://stream-fanout:8080"`
 
+	// StreamSocketBuffer is, for a WebSocket stream proxied to stream-fanout, the kernel send
+	// buffer of the client's socket and the receive buffer of the edge's connection to
+	// stream-fanout (bytes; 0: the system's, autotuned to megabytes); StreamCopyBuffer the
+	// buffer each direction is copied through (0: 32 KiB). What they hold is charged and not
+	// read (docs/edge.md, WebSocket streams).
+	StreamSocketBuffer int `env:"STREAM_SOCKET_BUFFER" envDefault:"65536"`
+	StreamCopyBuffer   int `env:"STREAM_COPY_BUFFER" envDefault:"16384"`
+
 	// UpstreamTimeout bounds every proxied call (not WebSocket streams).
 	UpstreamTimeout time.Duration `env:"UPSTREAM_TIMEOUT" envDefault:"30s"`
 	// KeyCacheTTL is how long a verified key stays cached in Redis; KeyLocalTTL how long in
@@ -118,6 +126,9 @@ func (c Config) validateRouting(p *config.Problems) {
 	}
 	if c.UpstreamTimeout <= 0 {
 		p.Addf("EDGE_UPSTREAM_TIMEOUT must be positive")
+	}
+	if c.StreamSocketBuffer < 0 || c.StreamCopyBuffer < 0 {
+		p.Addf("EDGE_STREAM_SOCKET_BUFFER and EDGE_STREAM_COPY_BUFFER must not be negative (0: the default)")
 	}
 	if c.KeyCacheTTL <= 0 || c.KeyLocalTTL <= 0 {
 		p.Addf("EDGE_KEY_CACHE_TTL and EDGE_KEY_LOCAL_TTL must be positive")

@@ -57,6 +57,9 @@ type Options struct {
 	// KeyHash sends the caller's key hash (httpx.HeaderCallerKey) with each call, for a service
 	// that closes what a key has open when the key's invalidation names it (stream-fanout).
 	KeyHash bool
+	// Streams bounds the buffers of the WebSocket upgrades proxied (zero: the system's and the
+	// reverse proxy's defaults).
+	Streams Streams
 }
 
 // New returns a handler that forwards to opts.Target.
@@ -68,6 +71,9 @@ func New(o Options) (http.Handler, error) {
 	rt := o.Transport
 	if rt == nil {
 		rt = httpx.NewTransport()
+	}
+	if o.Streams.on() {
+		rt = byUpgrade{rt: rt, upgrade: o.Streams.upgradeTransport()}
 	}
 	rp := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
@@ -113,12 +119,16 @@ func New(o Options) (http.Handler, error) {
 			WriteError(w, status, msg)
 		},
 	}
-	timeout := o.Timeout
+	timeout, streams := o.Timeout, o.Streams
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if timeout > 0 && r.Header.Get("Upgrade") == "" {
+		upgrade := r.Header.Get("Upgrade") != ""
+		if timeout > 0 && !upgrade {
 			ctx, cancel := context.WithTimeout(r.Context(), timeout)
 			defer cancel()
 			r = r.WithContext(ctx)
+		}
+		if upgrade && streams.on() {
+			w = &streamWriter{ResponseWriter: w, s: streams}
 		}
 		rp.ServeHTTP(w, r)
 	}), nil

@@ -32,8 +32,16 @@ type Config struct {
 	// Window is how long a session waits for a reconnect; V2Window the same for v2 streams.
 	Window   time.Duration `env:"SESSION_WINDOW" envDefault:"5m"`
 	V2Window time.Duration `env:"V2_WINDOW" envDefault:"10m"`
-	// QueueSize is the deliveries a connection may have waiting before it is dropped as slow.
-	QueueSize    int           `env:"QUEUE_SIZE" envDefault:"1024"`
+	// QueueSize is the deliveries a connection may have waiting before it is dropped as slow,
+	// plus QueuePerFilter for each filter of its session, at most QueueMax: one transfer owes
+	// a session one delivery per filter it matches.
+	QueueSize      int `env:"QUEUE_SIZE" envDefault:"1024"`
+	QueuePerFilter int `env:"QUEUE_PER_FILTER" envDefault:"256"`
+	QueueMax       int `env:"QUEUE_MAX" envDefault:"16384"`
+	// SendBuffer is each connection's kernel send buffer (SO_SNDBUF, bytes; 0 for the system's
+	// autotuned one, megabytes): what it holds counts as delivered and charged before the client
+	// reads it.
+	SendBuffer   int           `env:"SEND_BUFFER" envDefault:"32768"`
 	PingInterval time.Duration `env:"PING_INTERVAL" envDefault:"20s"`
 	WriteTimeout time.Duration `env:"WRITE_TIMEOUT" envDefault:"10s"`
 	// Writers is how many goroutines write to connections (0: four per core the process may
@@ -120,6 +128,12 @@ func (c Config) Validate() error {
 		if r.value != "" {
 			p.Addf("%s is no longer read: stream quotas and credit limits come from the tier table of STREAM_TIERS_FILE (the edge's EDGE_TIERS_FILE) and the credit ledger's keys from the edge's layout; unset it", r.name)
 		}
+	}
+	if c.QueuePerFilter < 0 || c.SendBuffer < 0 {
+		p.Addf("STREAM_QUEUE_PER_FILTER and STREAM_SEND_BUFFER must not be negative (STREAM_SEND_BUFFER 0: the system's default)")
+	}
+	if c.QueueMax < c.QueueSize {
+		p.Addf("STREAM_QUEUE_MAX (%d) must be at least STREAM_QUEUE_SIZE (%d)", c.QueueMax, c.QueueSize)
 	}
 	if c.QueueSize <= 0 || c.MaxConnsPerKey <= 0 || c.MaxFilters <= 0 || c.MaxSessionsPerKey <= 0 {
 		p.Addf("STREAM_QUEUE_SIZE, STREAM_MAX_CONNS_PER_KEY, STREAM_MAX_FILTERS and STREAM_MAX_SESSIONS_PER_KEY must be positive")

@@ -14,12 +14,12 @@ type capSink struct {
 	got []Item
 }
 
-func (s *capSink) Offer(items []Item) bool {
+func (s *capSink) Offer(items []Item) Offered {
 	if len(s.got)+len(items) > s.max {
-		return false
+		return Full
 	}
 	s.got = append(s.got, items...)
-	return true
+	return Queued
 }
 
 func (s *capSink) Wake() {}
@@ -53,5 +53,28 @@ func TestOfferIsAllOrNone(t *testing.T) {
 	}
 	if again := e.MatchOne(sub, []Record{{Part: 0, Off: 1, Msg: &eventsv1.Transfer{Id: "1", Chain: "ethereum", From: addr(1), To: addr(2), Amount: "1"}}}); len(again) != 50 {
 		t.Fatalf("the catch-up owes %d of the refused transfer, want 50", len(again))
+	}
+}
+
+// discardSink drops every offer over the quota, as a connection's queue does once its key's
+// quota is spent.
+type discardSink struct{}
+
+func (discardSink) Offer([]Item) Offered { return Discarded }
+func (discardSink) Wake()                {}
+
+// Deliveries a sink discards (the quota spent) are counted as discarded, not delivered, and
+// do not freeze the subscription: it is offered the next transfer's.
+func TestDiscardedAreNotDelivered(t *testing.T) {
+	e := New(Options{})
+	sub := e.NewSub(discardSink{}, nil)
+	for i := range 3 {
+		e.AddFilter(sub, Compile(fmt.Sprintf("f%d", i), spec(t, filter.Raw{From: filter.List{addr(1)}}), nil))
+	}
+	for off := range 4 {
+		e.Process(Record{Part: 0, Off: int64(off), Msg: &eventsv1.Transfer{Id: fmt.Sprint(off), Chain: "ethereum", From: addr(1), To: addr(2), Amount: "1"}})
+	}
+	if st := e.Stats(); st != (Stats{Matched: 12, Delivered: 0, Dropped: 0, Discarded: 12}) {
+		t.Fatalf("stats %+v, want 12 matched and discarded, none delivered", st)
 	}
 }

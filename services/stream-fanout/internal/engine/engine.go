@@ -37,7 +37,7 @@ type Item struct {
 }
 
 // Sink takes a subscription's deliveries. Offer takes every delivery one transfer owes the
-// subscription (one per filter it matched), all or none: it must not block and reports false,
+// subscription (one per filter it matched), all or none: it must not block and reports Full,
 // queueing none of them, when the subscription's queue has no room for them all; it wakes no
 // consumer. All or none is what makes the position the subscription is frozen at exact: a
 // catch-up from the refused transfer matches it again, so a part of it queued before the
@@ -45,9 +45,22 @@ type Item struct {
 // together, so what several records (or several filters of one record) owe one subscription
 // is sent as one batch, after one wakeup.
 type Sink interface {
-	Offer([]Item) bool
+	Offer([]Item) Offered
 	Wake()
 }
+
+// Offered is what a Sink did with an offer.
+type Offered uint8
+
+const (
+	// Queued: every delivery is queued, to be delivered.
+	Queued Offered = iota
+	// Full: none is queued (no room for them all); the subscription is frozen at the transfer.
+	Full
+	// Discarded: none is queued, and the subscription takes more: the key's quota is spent
+	// (not delivered, not owed), or its connection is ending (its save accounts for them).
+	Discarded
+)
 
 // Sub is one session's presence on this replica: its filters and where its deliveries go.
 type Sub struct {
@@ -112,7 +125,7 @@ type Engine struct {
 	// pending are the subscriptions the current transfer matched, in order of first match.
 	pending []*Sub
 
-	matched, delivered, dropped uint64
+	matched, delivered, dropped, discarded uint64
 }
 
 // New returns an engine; Run drives it. recs is where the feed puts records.
@@ -245,11 +258,14 @@ func (e *Engine) DropSub(s *Sub) {
 // Subs is how many subscriptions the engine holds (engine goroutine only).
 func (e *Engine) Subs() int { return len(e.subs) }
 
-// Stats are counters since start.
-type Stats struct{ Matched, Delivered, Dropped uint64 }
+// Stats are counters since start, of deliveries (a transfer and a filter it matched):
+// Matched, then each either Delivered (queued for its connection), Dropped (its queue full:
+// owed from the position the subscription froze at) or Discarded (the key's quota spent, or
+// the connection ending: Sink's Discarded).
+type Stats struct{ Matched, Delivered, Dropped, Discarded uint64 }
 
 // Stats reads the counters (engine goroutine only).
-func (e *Engine) Stats() Stats { return Stats{e.matched, e.delivered, e.dropped} }
+func (e *Engine) Stats() Stats { return Stats{e.matched, e.delivered, e.dropped, e.discarded} }
 
 func (e *Engine) load(r *Record) {
 	m := r.Msg
@@ -347,13 +363,16 @@ func (e *Engine) offer(r *Record) {
 	for i, s := range e.pending {
 		e.pending[i] = nil
 		items := s.pend
-		if s.Sink.Offer(items) {
+		switch s.Sink.Offer(items) {
+		case Queued:
 			e.delivered += uint64(len(items))
 			if !s.touched {
 				s.touched = true
 				e.touched = append(e.touched, s)
 			}
-		} else {
+		case Discarded:
+			e.discarded += uint64(len(items))
+		default:
 			e.dropped += uint64(len(items))
 			s.full = true
 			s.frozen = e.Positions()

@@ -12,7 +12,7 @@ import (
 
 type countSink struct{ got []Item }
 
-func (s *countSink) Offer(it []Item) bool { s.got = append(s.got, it...); return true }
+func (s *countSink) Offer(it []Item) Offered { s.got = append(s.got, it...); return Queued }
 
 func (s *countSink) Wake() {}
 

@@ -14,11 +14,11 @@ type wakeSink struct {
 	woken  chan struct{}
 }
 
-func (s *wakeSink) Offer(items []Item) bool {
+func (s *wakeSink) Offer(items []Item) Offered {
 	for range items {
 		s.events = append(s.events, "offer")
 	}
-	return true
+	return Queued
 }
 
 func (s *wakeSink) Wake() {

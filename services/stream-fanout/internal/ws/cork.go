@@ -159,7 +159,9 @@ func (c *corkConn) uncork() (written int, err error) {
 type corkWriter struct {
 	http.ResponseWriter
 	timeout time.Duration
-	cc      *corkConn
+	// sendBuffer, when positive, is set as the socket's SO_SNDBUF (Options.SendBuffer).
+	sendBuffer int
+	cc         *corkConn
 }
 
 // WriteHeaderNow passes gin's explicit header write through (coder/websocket calls it).
@@ -178,6 +180,9 @@ func (w *corkWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	if w.sendBuffer > 0 {
+		setSendBuffer(nc, w.sendBuffer)
+	}
 	w.cc = &corkConn{Conn: nc, timeout: w.timeout}
 	r := brw.Reader
 	if r.Buffered() == 0 {
@@ -185,4 +190,16 @@ func (w *corkWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 		r = bufio.NewReaderSize(nc, hijackReadBuf)
 	}
 	return w.cc, bufio.NewReadWriter(r, bufio.NewWriterSize(w.cc, hijackWriteBuf)), nil
+}
+
+// setSendBuffer sets the socket's kernel send buffer (SO_SNDBUF; Linux doubles it for its
+// bookkeeping and stops growing it by itself). A write blocks once the client has not read
+// what that buffer and its own receive buffer hold, so the writer stops there: the deliveries
+// behind it wait in the connection's queue, neither charged nor written, and a client that
+// stopped reading overflows the queue instead of the kernel's megabytes of autotuned buffers.
+// A socket that is not TCP (a test's pipe) is left as it is.
+func setSendBuffer(nc net.Conn, n int) {
+	if s, ok := nc.(interface{ SetWriteBuffer(int) error }); ok {
+		_ = s.SetWriteBuffer(n)
+	}
 }

@@ -31,12 +31,20 @@ type Options struct {
 	// Window is how long a session waits for a reconnect (API.md: 5 minutes); V2Window the
 	// same for v2 streams (10 minutes).
 	Window, V2Window time.Duration
-	QueueSize        int           // deliveries a connection may have waiting (default 1024)
-	PingInterval     time.Duration // keepalive ping period (default 20s)
-	WriteTimeout     time.Duration // a write slower than this drops the client (default 10s)
-	Writers          int           // goroutines writing to connections (default 4 per core)
-	MaxConnsPerKey   int           // live connections per key across replicas (default 20)
-	MaxFilters       int           // filters per session (default 50)
+	// QueueSize is the deliveries a connection may have waiting (default 1024), plus
+	// QueuePerFilter for each filter of its session, at most QueueMax (0: no cap besides
+	// QueueSize's and QueuePerFilter's).
+	QueueSize, QueuePerFilter, QueueMax int
+	// SendBuffer is the kernel send buffer (SO_SNDBUF) of each connection's socket, 0 for the
+	// system's default: what sits there counts as delivered, so a small one keeps a client
+	// that stops reading from being charged for what it never reads, and fills its queue
+	// (dropping it as slow) soon after it stops.
+	SendBuffer     int
+	PingInterval   time.Duration // keepalive ping period (default 20s)
+	WriteTimeout   time.Duration // a write slower than this drops the client (default 10s)
+	Writers        int           // goroutines writing to connections (default 4 per core)
+	MaxConnsPerKey int           // live connections per key across replicas (default 20)
+	MaxFilters     int           // filters per session (default 50)
 	// MaxSessionsPerKey caps the live sessions and v2 streams a key may create over REST
 	// (default 100).
 	MaxSessionsPerKey int
@@ -62,6 +70,7 @@ func (o *Options) defaults() {
 	if o.QueueSize <= 0 {
 		o.QueueSize = 1024
 	}
+	o.QueuePerFilter, o.QueueMax, o.SendBuffer = max(o.QueuePerFilter, 0), max(o.QueueMax, 0), max(o.SendBuffer, 0)
 	if o.PingInterval <= 0 {
 		o.PingInterval = 20 * time.Second
 	}

@@ -18,6 +18,7 @@ type Metrics struct {
 	delivered metric.Int64Counter
 	slow      metric.Int64Counter
 	refused   metric.Int64Counter
+	discarded metric.Int64Counter
 	latency   metric.Float64Histogram
 	lag       metric.Int64Gauge
 	// saveFailed counts the sessions not saved at disconnect; savesPending the saves waiting
@@ -47,6 +48,10 @@ func NewMetrics(meter metric.Meter) (*Metrics, error) {
 		return nil, err
 	}
 	if m.refused, err = meter.Int64Counter("stream_quota_refusals_total", metric.WithDescription("transfers not delivered because the key's stream quota was spent, by limit type")); err != nil {
+		return nil, err
+	}
+	if m.discarded, err = meter.Int64Counter("stream_quota_discarded_total",
+		metric.WithDescription("deliveries a connection's queue dropped because the key's quota was found spent, waiting or matched until it resets (not delivered, not owed, not in stream_transfers_delivered_total)")); err != nil {
 		return nil, err
 	}
 	if m.latency, err = meter.Float64Histogram("stream_delivery_latency_seconds",
@@ -83,6 +88,7 @@ func NewMetrics(meter metric.Meter) (*Metrics, error) {
 	m.conns.Add(ctx, 0)
 	m.delivered.Add(ctx, 0)
 	m.slow.Add(ctx, 0)
+	m.discarded.Add(ctx, 0)
 	return m, nil
 }
 
@@ -167,6 +173,13 @@ func (m *Metrics) savePending(d int64) {
 func (m *Metrics) slowDropped() {
 	if m != nil {
 		m.slow.Add(context.Background(), 1)
+	}
+}
+
+// quotaDiscarded counts n deliveries a queue dropped over the quota.
+func (m *Metrics) quotaDiscarded(n int) {
+	if m != nil && n > 0 {
+		m.discarded.Add(context.Background(), int64(n))
 	}
 }
 

@@ -32,6 +32,8 @@ func TestMetricsRecord(t *testing.T) {
 	m.timed(nil, true, now, now, now)                          // a control message: not timed
 	m.slowDropped()
 	m.quotaRefused("hourly")
+	m.quotaDiscarded(3)
+	m.quotaDiscarded(0)
 	m.position(kafka.Message{Partition: 3, Offset: 90, HighWaterMark: 100})
 	m.position(kafka.Message{Partition: 4, Offset: 7}) // no high-water mark: nothing recorded
 	m.savePending(2)
@@ -58,7 +60,8 @@ func TestMetricsRecord(t *testing.T) {
 		return s.DataPoints[0].Value
 	}
 	for name, want := range map[string]int64{"stream_connections": 1, "stream_transfers_delivered_total": 2,
-		"stream_slow_clients_dropped_total": 1, "stream_quota_refusals_total": 1, "stream_session_saves_pending": 1} {
+		"stream_slow_clients_dropped_total": 1, "stream_quota_refusals_total": 1, "stream_session_saves_pending": 1,
+		"stream_quota_discarded_total": 3} {
 		if v := sum(name); v != want {
 			t.Errorf("%s = %d, want %d", name, v, want)
 		}
@@ -108,6 +111,7 @@ func TestNilMetrics(t *testing.T) {
 	m.timed(&engine.Rendered{Broker: time.Now()}, true, time.Now(), time.Now(), time.Now())
 	m.slowDropped()
 	m.quotaRefused("monthly")
+	m.quotaDiscarded(2)
 	m.position(kafka.Message{HighWaterMark: 5})
 	m.savePending(1)
 	m.saveFailedAs(saveErr)

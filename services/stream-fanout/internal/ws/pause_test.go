@@ -17,7 +17,7 @@ func TestPausedWriterStillSendsAcks(t *testing.T) {
 	srv, cli := net.Pipe()
 	defer srv.Close()
 	defer cli.Close()
-	c := &conn{h: &Hub{writers: newWriterPool(1, time.Second, writerStall)}, cc: &corkConn{Conn: srv}, q: newQueue(8)}
+	c := &conn{h: &Hub{writers: newWriterPool(1, time.Second, writerStall)}, cc: &corkConn{Conn: srv}, q: newQueue(queueSize{Base: 8})}
 	c.wctx, c.wstop = context.WithCancel(context.Background())
 	defer c.wstop()
 	c.q.wake = c.wake

@@ -27,8 +27,10 @@ type queue struct {
 	mu      sync.Mutex
 	control []out
 	// ring grows from a few slots up to max: an idle connection holds almost nothing.
-	ring    []engine.Item
-	max     int
+	ring []engine.Item
+	max  int
+	// size is how max follows the session's filters (setFilters).
+	size    queueSize
 	head, n int
 	hold    bool // live deliveries wait (a reconnect's replay goes first)
 	full    bool
@@ -39,6 +41,9 @@ type queue struct {
 	wake func()
 	// onFull is called once, outside the lock, when an offer finds the queue full.
 	onFull func()
+	// onDiscard, when set, is told how many deliveries were dropped over the quota: by an
+	// offer, or waiting when refuse was called (those the engine counted as queued).
+	onDiscard func(n int)
 	// refusedUntil (Unix nanoseconds by clock, 0 for none) is when the key's quota, found
 	// spent by the writer, resets: until then every delivery would be refused by the writer,
 	// so Offer drops it at once instead of queueing it (TIER_RATE_LIMITED transfers are not
@@ -48,8 +53,32 @@ type queue struct {
 	clock        func() time.Time
 }
 
-func newQueue(size int) *queue {
-	return &queue{max: size, wake: func() {}, clock: time.Now}
+// queueSize bounds a connection's queue by the filters its session holds: Base, plus
+// PerFilter for each filter, at most Max. One transfer owes a session one delivery per filter
+// it matches, so a session of many broad filters is owed that many times the deliveries of
+// one: a bound fixed for every session would drop a client of 50 filters that reads at full
+// speed for a burst a client of one filter takes in its stride.
+type queueSize struct{ Base, PerFilter, Max int }
+
+// bound is the queue's bound for a session of n filters (at least Base).
+func (s queueSize) bound(n int) int {
+	b := s.Base + s.PerFilter*n
+	if s.Max > 0 {
+		b = min(b, s.Max)
+	}
+	return max(b, s.Base)
+}
+
+func newQueue(size queueSize) *queue {
+	return &queue{max: size.bound(0), size: size, wake: func() {}, clock: time.Now}
+}
+
+// setFilters sizes the queue for a session of n filters. A ring already grown past the new
+// bound keeps its slots (what is queued stays), and no more is queued while it is above it.
+func (q *queue) setFilters(n int) {
+	q.mu.Lock()
+	q.max = q.size.bound(n)
+	q.mu.Unlock()
 }
 
 // refuse drops every live delivery queued and those offered until the quota resets at until:
@@ -57,11 +86,15 @@ func newQueue(size int) *queue {
 func (q *queue) refuse(until time.Time) {
 	q.refusedUntil.Store(until.UnixNano())
 	q.mu.Lock()
+	n := q.n
 	for i := 0; i < q.n; i++ {
 		q.ring[(q.head+i)%len(q.ring)] = engine.Item{}
 	}
 	q.head, q.n = 0, 0
 	q.mu.Unlock()
+	if q.onDiscard != nil {
+		q.onDiscard(n)
+	}
 }
 
 // refused reports whether a delivery offered now is over the quota.
@@ -88,22 +121,25 @@ func (q *queue) signal() { q.wake() }
 // Offer is called by the engine with what one transfer owes the connection: it queues all of
 // them or, when the ring cannot hold them all, none (see engine.Sink). It never blocks, and
 // leaves waking the writer to Wake.
-func (q *queue) Offer(items []engine.Item) bool {
+func (q *queue) Offer(items []engine.Item) engine.Offered {
 	if q.refused() {
-		return true // over the quota: not delivered, not owed
+		if q.onDiscard != nil {
+			q.onDiscard(len(items))
+		}
+		return engine.Discarded // over the quota: not delivered, not owed
 	}
 	q.mu.Lock()
 	if q.closed {
 		q.mu.Unlock()
-		return true // the connection is going away; its release accounts for what it owed
+		return engine.Discarded // the connection is going away; its release accounts for what it owed
 	}
 	if q.n == 0 && len(items) > len(q.ring) && len(items) > q.max {
 		// One transfer matching more filters than the bound: an empty queue takes it whole, or
 		// it could never be queued and the connection would be dropped as slow for nothing.
 		q.ring, q.head = make([]engine.Item, len(items)), 0
 	}
-	for q.n+len(items) > len(q.ring) {
-		if !q.grow() {
+	for q.n+len(items) > len(q.ring) || q.n > 0 && q.n+len(items) > q.max {
+		if q.n+len(items) > q.max || !q.grow() {
 			first := !q.full
 			q.full = true
 			q.mu.Unlock()
@@ -111,7 +147,7 @@ func (q *queue) Offer(items []engine.Item) bool {
 			if first && q.onFull != nil {
 				q.onFull()
 			}
-			return false
+			return engine.Full
 		}
 	}
 	for _, it := range items {
@@ -119,7 +155,7 @@ func (q *queue) Offer(items []engine.Item) bool {
 		q.n++
 	}
 	q.mu.Unlock()
-	return true
+	return engine.Queued
 }
 
 // Wake is called by the engine once it has offered what the records it matched together owe

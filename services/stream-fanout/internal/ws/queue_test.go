@@ -9,7 +9,7 @@ import (
 // A delivery whose quota check failed goes back first in line: it is written next, before
 // what was queued after it, and is owed (unsent) until it is.
 func TestUnnextKeepsTheDeliveryFirstAndOwed(t *testing.T) {
-	q := newQueue(8)
+	q := newQueue(queueSize{Base: 8})
 	a, b := &engine.Rendered{Part: 0, Off: 1}, &engine.Rendered{Part: 0, Off: 2}
 	q.Offer([]engine.Item{{R: a, FilterID: "f"}})
 	q.Offer([]engine.Item{{R: b, FilterID: "f"}})
@@ -44,7 +44,7 @@ func TestUnnextKeepsTheDeliveryFirstAndOwed(t *testing.T) {
 // One transfer matching more filters than the queue's bound is taken whole by an empty queue
 // (or it could never be queued), and refused while anything else waits.
 func TestEmptyQueueTakesATransferLargerThanItsBound(t *testing.T) {
-	q := newQueue(8)
+	q := newQueue(queueSize{Base: 8})
 	items := func(off int64, n int) []engine.Item {
 		r := &engine.Rendered{Part: 0, Off: off}
 		var out []engine.Item
@@ -53,10 +53,10 @@ func TestEmptyQueueTakesATransferLargerThanItsBound(t *testing.T) {
 		}
 		return out
 	}
-	if !q.Offer(items(1, 12)) {
+	if q.Offer(items(1, 12)) != engine.Queued {
 		t.Fatal("an empty queue refused a transfer of 12 matches (bound 8)")
 	}
-	if q.Offer(items(2, 12)) {
+	if q.Offer(items(2, 12)) != engine.Full {
 		t.Fatal("a second transfer of 12 matches was queued behind the first")
 	}
 	n := 0
@@ -68,5 +68,47 @@ func TestEmptyQueueTakesATransferLargerThanItsBound(t *testing.T) {
 	}
 	if n != 12 {
 		t.Fatalf("%d deliveries came out, want the 12 of the first transfer", n)
+	}
+}
+
+// The queue's bound is its base plus an allowance per filter of the session, at most its cap;
+// lowered, it takes nothing more until what it holds is below it.
+func TestQueueBoundFollowsFilters(t *testing.T) {
+	q := newQueue(queueSize{Base: 8, PerFilter: 4, Max: 20})
+	fill := func() int {
+		n := 0
+		for q.Offer([]engine.Item{{R: &engine.Rendered{Off: int64(n)}, FilterID: "f"}}) == engine.Queued {
+			n++
+		}
+		q.full = false
+		return n
+	}
+	drain := func() {
+		for {
+			if _, ok := q.next(); !ok {
+				q.sentFirst(1 << 20)
+				return
+			}
+		}
+	}
+	if n := fill(); n != 8 {
+		t.Fatalf("no filters: took %d, want 8", n)
+	}
+	drain()
+	q.setFilters(2)
+	if n := fill(); n != 16 {
+		t.Fatalf("2 filters: took %d, want 16", n)
+	}
+	q.setFilters(10)
+	if n := fill(); n != 4 {
+		t.Fatalf("10 filters: took %d more, want 4 (capped at 20)", n)
+	}
+	q.setFilters(1)
+	if n := fill(); n != 0 {
+		t.Fatalf("lowered to 12 while holding 20: took %d, want 0", n)
+	}
+	drain()
+	if n := fill(); n != 12 {
+		t.Fatalf("1 filter: took %d, want 12", n)
 	}
 }

@@ -130,16 +130,14 @@ func (q *quotas) prime(ctx context.Context, kq *keyQuota, keyID, tier string) er
 // spent reports, without taking a credit, whether keyID's quota (kq, its entry) is spent: from
 // what this replica knows (a refusal still in force, or a credit held) or else one read of the
 // counts in Redis, whose refusal is then kept as fill keeps one. A connection checks it as it
-// subscribes (see conn.checkQuota).
+// subscribes (see conn.checkQuota). The read is made without kq.mu, so the key's writers do
+// not wait on it for their credits; what changed meanwhile is looked at again once the lock
+// is taken back (a credit leased by a writer says the read is stale: its lease was granted
+// after it, within the limits).
 func (q *quotas) spent(ctx context.Context, kq *keyQuota, keyID, tier string) (limitType string, reset time.Time, err error) {
 	now := q.now()
-	kq.mu.Lock()
-	defer kq.mu.Unlock()
-	if kq.denied != "" && now.Before(kq.until) {
-		return kq.denied, kq.until, nil
-	}
-	if within(kq.w, now) && kq.left > 0 {
-		return "", time.Time{}, nil
+	if lt, reset, known := q.known(kq, now); known {
+		return lt, reset, nil
 	}
 	w := q.st.WindowAt(keyID, now)
 	lt, err := q.st.Spent(ctx, w, q.limits(tier))
@@ -150,8 +148,30 @@ func (q *quotas) spent(ctx context.Context, kq *keyQuota, keyID, tier string) (l
 	if lt == store.LimitMonthly {
 		reset = w.MonthEnd
 	}
+	kq.mu.Lock()
+	defer kq.mu.Unlock()
+	if kq.denied != "" && now.Before(kq.until) {
+		return kq.denied, kq.until, nil
+	}
+	if within(kq.w, now) && kq.left > 0 {
+		return "", time.Time{}, nil
+	}
 	kq.denied, kq.until = lt, reset
 	return lt, reset, nil
+}
+
+// known answers spent from what the replica knows of the key (kq) at now: a refusal still in
+// force, or a credit held; known false when Redis must be read.
+func (q *quotas) known(kq *keyQuota, now time.Time) (limitType string, reset time.Time, known bool) {
+	kq.mu.Lock()
+	defer kq.mu.Unlock()
+	if kq.denied != "" && now.Before(kq.until) {
+		return kq.denied, kq.until, true
+	}
+	if within(kq.w, now) && kq.left > 0 {
+		return "", time.Time{}, true
+	}
+	return "", time.Time{}, false
 }
 
 func (q *quotas) key(keyID string) *keyQuota {

@@ -49,7 +49,7 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, id Identity, cn Conn
 	}
 	// Callers authenticate with their API key, not cookies, so a cross-origin page gains
 	// nothing a script with the key would not have: the Origin check is off.
-	cw := &corkWriter{ResponseWriter: w, timeout: h.o.WriteTimeout}
+	cw := &corkWriter{ResponseWriter: w, timeout: h.o.WriteTimeout, sendBuffer: h.o.SendBuffer}
 	aw := &acceptErrors{corkWriter: cw}
 	wsc, err := websocket.Accept(aw, r, &websocket.AcceptOptions{InsecureSkipVerify: true, CompressionMode: websocket.CompressionDisabled})
 	if err != nil {
@@ -60,7 +60,7 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, id Identity, cn Conn
 		return nil // Accept answered the client
 	}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
-	c := &conn{h: h, ws: wsc, cc: cw.cc, id: id, token: token, q: newQueue(h.o.QueueSize), ctx: ctx, cancel: cancel,
+	c := &conn{h: h, ws: wsc, cc: cw.cc, id: id, token: token, q: newQueue(queueSize{h.o.QueueSize, h.o.QueuePerFilter, h.o.QueueMax}), ctx: ctx, cancel: cancel,
 		admitted: admitted, ended: make(chan struct{})}
 	c.q.onFull = func() {
 		if !c.released.Load() { // a queue filling behind a connection already ending drops no client
@@ -69,6 +69,7 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, id Identity, cn Conn
 		c.kick(slowReason)
 	}
 	c.q.clock = h.o.Now
+	c.q.onDiscard = h.o.Metrics.quotaDiscarded
 	c.v2, c.keyHash = cn.V2, hash
 	c.start()
 	if err := h.add(c); err != nil {

@@ -80,6 +80,8 @@ func (c *conn) subscribe(req Request) error {
 	}
 	c.mu.Lock()
 	c.filters = append(c.filters, store.FilterRec{ID: fid, Raw: rawJSON})
+	// The queue is sized for the filter before the engine matches it.
+	c.q.setFilters(len(c.filters))
 	recs := append([]store.FilterRec(nil), c.filters...)
 	c.mu.Unlock()
 	if err := c.h.o.Store.Apply(c.ctx, sessID, c.token, c.window(), store.Update{Filters: recs}); err != nil {
@@ -154,6 +156,7 @@ func (c *conn) unsubscribe(req Request) error {
 		return perr(CodeFilterNotFound, "filterId %q is not a filter of this session", short(req.FilterID))
 	}
 	c.filters = append(c.filters[:idx:idx], c.filters[idx+1:]...)
+	c.q.setFilters(len(c.filters))
 	recs := append([]store.FilterRec{}, c.filters...)
 	c.mu.Unlock()
 	c.h.o.Engine.Do(c.ctx, func() { c.h.o.Engine.RemoveFilter(sub, req.FilterID) })
@@ -370,6 +373,7 @@ func (c *conn) attach(ss store.Session, fs []*engine.Filter, skip map[int]int64,
 			e.AddFilter(sub, f)
 		}
 		c.sessID, c.kind, c.sub, c.filters, c.owed = ss.ID, ss.Kind, sub, ss.Filters, nil
+		c.q.setFilters(len(fs))
 		if owed {
 			c.owed = &owedResume{replay: ss.Replay}
 		}

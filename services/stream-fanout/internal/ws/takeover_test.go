@@ -34,7 +34,7 @@ func takeoverHub(t *testing.T) (*Hub, *store.Store, string) {
 func standIn(t *testing.T, h *Hub, token string) *conn {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	c := &conn{h: h, id: Identity{KeyID: "k"}, token: token, q: newQueue(16), ctx: ctx, cancel: cancel, ended: make(chan struct{})}
+	c := &conn{h: h, id: Identity{KeyID: "k"}, token: token, q: newQueue(queueSize{Base: 16}), ctx: ctx, cancel: cancel, ended: make(chan struct{})}
 	c.released.Store(true)
 	return c
 }

@@ -1,0 +1,101 @@
+package streamfanout_test
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
+	streamfanout "github.com/chainintel/chainintel/services/stream-fanout"
+	"github.com/coder/websocket"
+)
+
+// dialSmall connects a client whose socket's receive buffer (SO_RCVBUF, set before the
+// connect so the window it advertises never exceeds it) is rcvbuf bytes: a client whose
+// kernel holds a known amount of what it has not read.
+func (w *world) dialSmall(r *replica, key string, rcvbuf int) *client {
+	w.t.Helper()
+	d := &net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
+		var serr error
+		err := c.Control(func(fd uintptr) { serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, rcvbuf) })
+		if err != nil {
+			return err
+		}
+		return serr
+	}}
+	h := http.Header{}
+	w.sign(h, ident(key))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, resp, err := websocket.Dial(ctx, strings.Replace(r.url, "http", "ws", 1)+"/ws/transfers", &websocket.DialOptions{HTTPHeader: h,
+		HTTPClient: &http.Client{Transport: &http.Transport{DialContext: d.DialContext}}})
+	if err != nil {
+		w.t.Fatalf("dial: %v (%v)", err, resp)
+	}
+	c.SetReadLimit(1 << 20)
+	w.t.Cleanup(func() { _ = c.CloseNow() })
+	return &client{t: w.t, c: c}
+}
+
+// TestStoppedReaderChargedWhatItsBuffersHold: a client that subscribes to every transfer of
+// an address and stops reading while 2,000 of them (about 3.6 MB) are published is charged
+// only for what the kernel buffers between it and the writer hold (the replica's
+// STREAM_SEND_BUFFER and the client's receive buffer, each doubled by Linux), everything it
+// was charged for reaches it when it reads again, and it is dropped as a slow client once its
+// queue (256) fills behind them. With the system's autotuned send buffer (megabytes) the
+// replica would write, and charge, most of the 2,000 before its queue saw any of them.
+func TestStoppedReaderChargedWhatItsBuffersHold(t *testing.T) {
+	const sndbuf, rcvbuf, total = 16 << 10, 16 << 10, 2000
+	w := newWorld(t)
+	r := w.start(func(c *streamfanout.Config) {
+		c.QueueSize, c.QueuePerFilter, c.SendBuffer = 256, 0, sndbuf
+	})
+	c := w.dialSmall(r, "kbp", rcvbuf)
+	from := addr(90)
+	c.subscribe(map[string]any{"from": []string{from}})
+	pad := strings.Repeat("x", 1<<10)
+	publish := func(n int) {
+		ts := make([]*eventsv1.Transfer, n)
+		for i := range ts {
+			ts[i] = transferMsg(from, addr(91), 100)
+			ts[i].TokenName = pad
+		}
+		w.publish(ts...)
+	}
+	// A first 50 (fewer than the queue holds), until the writer has written some of them:
+	// the buffers fill before the queue does.
+	publish(50)
+	for deadline := time.Now().Add(30 * time.Second); r.metric(t, "stream_transfers_delivered_total") < 1; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("nothing was ever written to the client")
+		}
+	}
+	for sent := 50; sent < total; sent += 50 {
+		publish(50)
+	}
+	for deadline := time.Now().Add(30 * time.Second); r.metric(t, "stream_slow_clients_dropped_total") < 1; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the client was never dropped as slow (%.0f transfers written to it)", r.metric(t, "stream_transfers_delivered_total"))
+		}
+	}
+	got, err := readTransfers(t, c, nil, nil)
+	t.Logf("read end: %v", err)
+	// What the two buffers can hold (Linux doubles each size set), and the writer's batch
+	// that was being written when the client stopped, in transfers of this size or more.
+	const msgMin = 1 << 10
+	bound := (2*sndbuf + 2*rcvbuf + 32<<10) / msgMin
+	t.Logf("%d transfers written after the client stopped reading (bound %d)", len(got), bound)
+	if len(got) > bound {
+		t.Fatalf("the client was written %d transfers after it stopped reading, want at most %d (its buffers' worth)", len(got), bound)
+	}
+	if len(got) >= total-256 {
+		t.Fatalf("the client got %d of %d: never dropped as slow", len(got), total)
+	}
+	if credits := w.credits(t, "kbp", len(got)); credits != len(got) {
+		t.Fatalf("charged %d credits for the %d transfers the client could read", credits, len(got))
+	}
+}
