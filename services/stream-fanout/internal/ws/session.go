@@ -84,7 +84,7 @@ func (c *conn) subscribe(req Request) error {
 	c.q.setFilters(len(c.filters))
 	recs := append([]store.FilterRec(nil), c.filters...)
 	c.mu.Unlock()
-	if err := c.h.o.Store.Apply(c.ctx, sessID, c.token, c.window(), store.Update{Filters: recs}); err != nil {
+	if err := c.h.o.Store.Apply(c.ctx, sessID, c.token, c.window(), store.Update{Filters: recs, Restore: c.restorer(sub, sessID)}); err != nil {
 		return c.storeErr(err)
 	}
 	notice := c.checkQuota()
@@ -103,11 +103,36 @@ func (c *conn) subscribe(req Request) error {
 }
 
 func (c *conn) storeErr(err error) error {
-	if errors.Is(err, store.ErrTakenOver) {
-		c.kick("session taken over by another connection")
-		return perr(CodeNoSession, "this session was taken over by another connection")
+	if reason, ok := goneReason(err); ok {
+		c.kick(reason)
+		return perr(CodeNoSession, "this %s", reason)
 	}
 	return err
+}
+
+// goneReason is the close reason of a connection whose session's save found it taken over or
+// deleted (false for any other error).
+func goneReason(err error) (string, bool) {
+	switch {
+	case errors.Is(err, store.ErrTakenOver):
+		return "session taken over by another connection", true
+	case errors.Is(err, store.ErrDeleted):
+		return "session deleted", true
+	}
+	return "", false
+}
+
+// restorer is the session sub serves, served up to where the engine and the connection's queue
+// have got, for the store to keep again when Redis lost it (store.Update.Restore).
+func (c *conn) restorer(sub *engine.Sub, id string) func() (store.Session, bool) {
+	return func() (store.Session, bool) {
+		var cur map[int]int64
+		e := c.h.o.Engine
+		if !e.Do(context.WithoutCancel(c.ctx), func() { cur = c.h.servedAt(c, sub) }) || cur == nil {
+			return store.Session{}, false
+		}
+		return c.stored(id, cur)
+	}
 }
 
 // serves reports whether sub is the subscription the connection serves (not dropped).
@@ -160,7 +185,7 @@ func (c *conn) unsubscribe(req Request) error {
 	recs := append([]store.FilterRec{}, c.filters...)
 	c.mu.Unlock()
 	c.h.o.Engine.Do(c.ctx, func() { c.h.o.Engine.RemoveFilter(sub, req.FilterID) })
-	if err := c.h.o.Store.Apply(c.ctx, sessID, c.token, c.window(), store.Update{Filters: recs}); err != nil {
+	if err := c.h.o.Store.Apply(c.ctx, sessID, c.token, c.window(), store.Update{Filters: recs, Restore: c.restorer(sub, sessID)}); err != nil {
 		return c.storeErr(err)
 	}
 	c.ack(req.ID, "unsubscribed", nil)
@@ -243,6 +268,9 @@ func (c *conn) resume(id string, fresh bool, onClaimed func()) error {
 type owedResume struct {
 	// replay is the session's replay buffer, handed over by the claim (nil once queued).
 	replay [][]byte
+	// cursor is where the session was served up to when claimed: what a save before the resume
+	// is done stores again if Redis lost the session.
+	cursor map[int]int64
 }
 
 // queueOwed queues what the resume of sub owed, in one step with recording it queued (last:
@@ -346,8 +374,9 @@ func (c *conn) take(id string, fresh bool) (store.Session, []*engine.Filter, err
 // handBack releases a session this connection claimed (or created) and never recorded as
 // served, with the replay buffer the claim took.
 func (c *conn) handBack(ss store.Session) {
-	err := c.h.o.Store.Apply(context.WithoutCancel(c.ctx), ss.ID, c.token, c.h.windowOf(ss.Kind), store.Update{Release: true, Replay: ss.Replay})
-	if err != nil && !errors.Is(err, store.ErrTakenOver) {
+	restore := func() (store.Session, bool) { return ss, true }
+	err := c.h.o.Store.Apply(context.WithoutCancel(c.ctx), ss.ID, c.token, c.h.windowOf(ss.Kind), store.Update{Release: true, Replay: ss.Replay, Restore: restore})
+	if _, gone := goneReason(err); err != nil && !gone {
 		c.h.o.Log.Error("handing back a session claimed by a connection that could not serve it failed", "session", ss.ID, "error", err)
 	}
 }
@@ -373,9 +402,10 @@ func (c *conn) attach(ss store.Session, fs []*engine.Filter, skip map[int]int64,
 			e.AddFilter(sub, f)
 		}
 		c.sessID, c.kind, c.sub, c.filters, c.owed = ss.ID, ss.Kind, sub, ss.Filters, nil
+		c.seq, c.created = ss.Seq, ss.Created
 		c.q.setFilters(len(fs))
 		if owed {
-			c.owed = &owedResume{replay: ss.Replay}
+			c.owed = &owedResume{replay: ss.Replay, cursor: ss.Cursor}
 		}
 		c.h.own(ss.ID, c)
 	})
@@ -476,7 +506,8 @@ func decodeTransfer(m kafka.Message, log *slog.Logger) (engine.Record, bool) {
 // read again by the next resume. final (the connection's end) records nothing after it. The
 // error is the save's (nil: saved, taken over, or no session).
 func (c *conn) detach(ctx context.Context, final bool) error {
-	cursor, id, owed, win := c.unservedAt(ctx, final)
+	cursor, snap, owed, win := c.unservedAt(ctx, final)
+	id := snap.ID
 	if id == "" {
 		return nil
 	}
@@ -484,11 +515,14 @@ func (c *conn) detach(ctx context.Context, final bool) error {
 	u := store.Update{Cursor: cursor, Used: c.takeUsed(), Release: true}
 	if owed != nil {
 		u.Cursor, u.Replay = nil, append(raw, owed.replay...)
+		snap.Cursor, snap.HasCursor = owed.cursor, owed.cursor != nil
 	} else {
 		u.Replay = c.renderUnsent(raw, items)
+		snap.Cursor, snap.HasCursor = cursor, cursor != nil
 	}
+	u.Restore = func() (store.Session, bool) { return snap, true }
 	err := c.h.o.Store.Apply(ctx, id, c.token, win, u)
-	if errors.Is(err, store.ErrTakenOver) {
+	if _, gone := goneReason(err); gone {
 		err = nil
 	}
 	if err != nil {
@@ -501,22 +535,27 @@ func (c *conn) detach(ctx context.Context, final bool) error {
 // unserve removes the connection's session from the engine and returns its id ("" when it
 // served none); final records nothing for the connection after it.
 func (c *conn) unserve(ctx context.Context, final bool) string {
-	_, id, _, _ := c.unservedAt(ctx, final)
-	return id
+	_, snap, _, _ := c.unservedAt(ctx, final)
+	return snap.ID
 }
 
-// unservedAt is unserve, with where the session was served up to, what a resume of it had not
-// queued yet and its window, taken in one step with letting it go.
-func (c *conn) unservedAt(ctx context.Context, final bool) (map[int]int64, string, *owedResume, time.Duration) {
+// unservedAt is unserve, with where the session was served up to, the session as the
+// connection held it (its ID "" when none; no cursor), what a resume of it had not queued yet
+// and its window, taken in one step with letting it go.
+func (c *conn) unservedAt(ctx context.Context, final bool) (map[int]int64, store.Session, *owedResume, time.Duration) {
 	c.mu.Lock()
 	if final {
 		c.finished = true
 	}
-	sub, id, owed, win := c.sub, c.sessID, c.owed, c.h.windowOf(c.kind)
+	sub, owed, win := c.sub, c.owed, c.h.windowOf(c.kind)
+	var snap store.Session
+	if sub != nil {
+		snap = c.storedLocked(nil)
+	}
 	c.sub, c.sessID, c.filters, c.owed = nil, "", nil, nil
 	c.mu.Unlock()
 	if sub == nil {
-		return nil, "", nil, 0
+		return nil, store.Session{}, nil, 0
 	}
 	e := c.h.o.Engine
 	var cursor map[int]int64
@@ -524,7 +563,7 @@ func (c *conn) unservedAt(ctx context.Context, final bool) (map[int]int64, strin
 		cursor = e.Served(sub)
 		e.DropSub(sub)
 	})
-	return cursor, id, owed, win
+	return cursor, snap, owed, win
 }
 
 // takeOver ends the connection of this replica still serving session id for the same key, if
