@@ -117,7 +117,8 @@ type Hub struct {
 	o      Options
 	quotas *quotas
 	labels *labelCache
-	ends   *topicEnds // the transfer topic's end, shared by fresh connects
+	ends   *topicEnds // the transfer topic's end, shared by fresh connects and resumes
+	starts *topicEnds // the transfer topic's first retained offsets, shared by resumes
 	keys   keyWatch   // keys invalidated recently
 	// writers run the connections' writers on goroutines kept between batches.
 	writers *writerPool
@@ -146,6 +147,8 @@ func NewHub(o Options) *Hub {
 	h := &Hub{o: o, conns: map[*conn]struct{}{}, owners: map[string]*conn{}, turns: map[string]*sessionTurn{}, saves: newSaver(), quotas: newQuotas(o.Store, o.Quotas, o.LeaseSize, o.Now),
 		labels: newLabelCache(5 * time.Minute), ends: newTopicEnds(func(ctx context.Context) (map[int]int64, error) {
 			return o.Transfers.Offsets(ctx, true)
+		}, topicEndTTL, time.Now), starts: newTopicEnds(func(ctx context.Context) (map[int]int64, error) {
+			return o.Transfers.Offsets(ctx, false)
 		}, topicEndTTL, time.Now), writers: newWriterPool(o.Writers, time.Second, writerStall)}
 	if o.Meter != nil {
 		o.Meter.charged = h.checkCredits

@@ -203,10 +203,14 @@ func (c *conn) reconnect(req Request) error {
 		c.ack(req.ID, "reconnected", c.restoredData())
 		return nil
 	}
-	if err := c.resume(req.SessionID, false, func() { c.ack(req.ID, "reconnected", c.restoredData()) }); err != nil {
-		return err
-	}
-	return nil
+	return c.resumeGaps(req.SessionID, false, func(gaps []replayGap) {
+		d, msg := c.restoredData(), "reconnected"
+		if len(gaps) > 0 {
+			d["replayGaps"] = gaps
+			msg = "reconnected; what was matched while away could not be replayed on every partition (see replayGaps)"
+		}
+		c.ack(req.ID, msg, d)
+	})
 }
 
 func (c *conn) restoredData() map[string]any {
@@ -219,6 +223,69 @@ func (c *conn) restoredData() map[string]any {
 	return map[string]any{"sessionId": c.sessID, "filters": fs}
 }
 
+// replayGap is a partition of the transfer topic where a resume could not start from the
+// session's saved position, and what it did instead.
+type replayGap struct {
+	Partition int `json:"partition"`
+	// SavedOffset is the session's saved position; ResumedAt where the resume reads from.
+	SavedOffset int64 `json:"savedOffset"`
+	ResumedAt   int64 `json:"resumedAt"`
+	// Reason: GapTopicReset (the saved position is past the partition's end: the topic was
+	// recreated or the broker lost its records, and offsets start again) or GapRetention (the
+	// records after the saved position were deleted by the topic's retention).
+	Reason string `json:"reason"`
+}
+
+// Reasons of a replay gap.
+const (
+	GapTopicReset = "topicReset"
+	GapRetention  = "retention"
+)
+
+// checkCursor returns where a resume of a session served up to cursor reads each partition
+// from, and the partitions where that is not the saved position. A position past a partition's
+// end (the topic recreated, or an in-memory broker restarted, numbering offsets from 0 again)
+// would skip every record below it: that partition resumes from its end. One before its start
+// (retention) resumes from the start. When the topic's offsets cannot be read the cursor is
+// kept as it is.
+func (c *conn) checkCursor(cursor map[int]int64) (map[int]int64, []replayGap) {
+	ctx, cancel := context.WithTimeout(c.ctx, 5*time.Second)
+	defer cancel()
+	ends, err := c.h.ends.get(ctx)
+	if err != nil {
+		c.h.o.Log.Warn("the transfer topic's end could not be read; a resumed session's position is not checked", "error", err)
+		return cursor, nil
+	}
+	for p, off := range cursor {
+		if e, ok := ends[p]; ok && off > e {
+			// The shared end may be a second old, and a position saved since legitimately past it.
+			if ends, err = c.h.ends.readNow(ctx); err != nil {
+				c.h.o.Log.Warn("the transfer topic's end could not be read; a resumed session's position is not checked", "error", err)
+				return cursor, nil
+			}
+			break
+		}
+	}
+	starts, err := c.h.starts.get(ctx)
+	if err != nil {
+		c.h.o.Log.Warn("the transfer topic's start could not be read; a resumed session's position is checked against its end only", "error", err)
+	}
+	out := make(map[int]int64, len(cursor))
+	var gaps []replayGap
+	for p, off := range cursor {
+		out[p] = off
+		if e, ok := ends[p]; ok && off > e {
+			out[p] = e
+			gaps = append(gaps, replayGap{Partition: p, SavedOffset: off, ResumedAt: e, Reason: GapTopicReset})
+		} else if s, ok := starts[p]; ok && off < s {
+			out[p] = s
+			gaps = append(gaps, replayGap{Partition: p, SavedOffset: off, ResumedAt: s, Reason: GapRetention})
+		}
+	}
+	sort.Slice(gaps, func(i, j int) bool { return gaps[i].Partition < gaps[j].Partition })
+	return out, gaps
+}
+
 // resume takes session id over for this connection: its filters, the replay buffer, and the
 // transfers matched between where it was served up to and where this replica is, read again
 // from the topic. onClaimed runs (the ack) before any of those is queued. fresh drops what the
@@ -227,9 +294,15 @@ func (c *conn) restoredData() map[string]any {
 // The session the connection served until now is kept until the claim succeeds: a refused
 // reconnect leaves it served.
 func (c *conn) resume(id string, fresh bool, onClaimed func()) error {
+	return c.resumeGaps(id, fresh, func([]replayGap) { onClaimed() })
+}
+
+// resumeGaps is resume, telling onClaimed the partitions it cannot replay from the session's
+// saved position (checkCursor).
+func (c *conn) resumeGaps(id string, fresh bool, onClaimed func([]replayGap)) error {
 	defer c.q.setHold(false)
 	notice := c.checkQuota()
-	ss, sub, pos, err := c.claim(id, fresh)
+	ss, sub, pos, gaps, err := c.claim(id, fresh)
 	if notice != nil {
 		// Told after the answer to the reconnect (or, when the claim fails, before it).
 		defer c.send(*notice)
@@ -237,7 +310,11 @@ func (c *conn) resume(id string, fresh bool, onClaimed func()) error {
 	if err != nil {
 		return err
 	}
-	onClaimed()
+	if len(gaps) > 0 {
+		c.h.o.Log.Warn("a resumed session's saved position is outside the transfer topic; those partitions resume from their end or start",
+			"session", id, "gaps", gaps)
+	}
+	onClaimed(gaps)
 	if fresh || !ss.HasCursor {
 		return nil
 	}
@@ -298,24 +375,27 @@ func (c *conn) queueOwed(sub *engine.Sub, o []out, last bool) bool {
 // of one session follow each other and the owners map names the newest claimer: each one ends,
 // and waits for, the connection that claimed before it. The session the connection served
 // until now is saved and let go only once the claim has succeeded.
-func (c *conn) claim(id string, fresh bool) (store.Session, *engine.Sub, map[int]int64, error) {
+//
+// The session's cursor is checked against the topic (checkCursor): the returned session's
+// cursor is where it resumes from, and the gaps where that is not its saved position.
+func (c *conn) claim(id string, fresh bool) (store.Session, *engine.Sub, map[int]int64, []replayGap, error) {
 	// Waiting for the turn and for the old connection's save (which waits for a save turn) may
 	// outlast a ping the reader, busy here, cannot answer.
 	c.catching.Store(true)
 	unlock, err := c.h.lockSession(c.ctx, id)
 	if err != nil {
 		c.catching.Store(false)
-		return store.Session{}, nil, nil, err
+		return store.Session{}, nil, nil, nil, err
 	}
 	defer unlock()
 	err = c.takeOver(id)
 	c.catching.Store(false)
 	if err != nil {
-		return store.Session{}, nil, nil, err
+		return store.Session{}, nil, nil, nil, err
 	}
 	ss, fs, err := c.take(id, fresh)
 	if err != nil {
-		return ss, nil, nil, err
+		return ss, nil, nil, nil, err
 	}
 	if old, _ := c.current(); old != nil {
 		_ = c.detach(context.WithoutCancel(c.ctx), false)
@@ -323,14 +403,16 @@ func (c *conn) claim(id string, fresh bool) (store.Session, *engine.Sub, map[int
 	}
 	c.q.setHold(true)
 	skip := map[int]int64{}
+	var gaps []replayGap
 	switch {
 	case fresh:
 		skip = c.topicEnd()
 	case ss.HasCursor:
+		ss.Cursor, gaps = c.checkCursor(ss.Cursor)
 		skip = ss.Cursor
 	}
 	sub, pos, err := c.attach(ss, fs, skip, !fresh && ss.HasCursor)
-	return ss, sub, pos, err
+	return ss, sub, pos, gaps, err
 }
 
 // take claims session id in Redis and compiles its filters. Whatever refuses it (a session
