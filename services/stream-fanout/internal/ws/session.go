@@ -105,7 +105,10 @@ func (c *conn) subscribe(req Request) error {
 func (c *conn) storeErr(err error) error {
 	if reason, ok := goneReason(err); ok {
 		c.kick(reason)
-		return perr(CodeNoSession, "this %s", reason)
+		if errors.Is(err, store.ErrDeleted) {
+			return perr(CodeNoSession, "this session was deleted")
+		}
+		return perr(CodeNoSession, "this session was taken over by another connection")
 	}
 	return err
 }
