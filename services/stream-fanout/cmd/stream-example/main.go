@@ -1,6 +1,9 @@
 // Command stream-example is a small client of the transfer stream: it subscribes with a filter,
 // prints every matching transfer, and on a dropped connection reconnects with its sessionId so
-// nothing matched meanwhile is missed.
+// nothing matched meanwhile is missed. CHAININTEL_SESSION_ID resumes a session at start (one an
+// earlier run printed in its ack): stopped with Ctrl-C and started again with it within 5
+// minutes, it is sent what was matched in between. A session that no longer exists (expired, or
+// the stream's Redis lost it) is answered NO_SESSION, and the example subscribes afresh.
 //
 //	make run     # in another terminal: prints the URL and a dev API key
 //	CHAININTEL_URL=http://127.0.0.1:8080 CHAININTEL_API_KEY=<key> \
@@ -36,7 +39,7 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	session := ""
+	session := os.Getenv("CHAININTEL_SESSION_ID")
 	for ctx.Err() == nil {
 		var err error
 		session, err = stream(ctx, base, key, filter, session)
@@ -64,7 +67,8 @@ func stream(ctx context.Context, base, key, filter, session string) (string, err
 	}
 	defer c.CloseNow()
 	c.SetReadLimit(1 << 20)
-	first := fmt.Sprintf(`{"type":"subscribe","id":"1","payload":{"filters":%s}}`, filter)
+	subscribe := fmt.Sprintf(`{"type":"subscribe","id":"1","payload":{"filters":%s}}`, filter)
+	first := subscribe
 	if session != "" {
 		first = fmt.Sprintf(`{"type":"reconnect","id":"1","payload":{"sessionId":%q}}`, session)
 	}
@@ -93,29 +97,48 @@ func stream(ctx context.Context, base, key, filter, session string) (string, err
 			}
 			fmt.Fprintf(os.Stderr, "ack %s\n", m.Payload)
 		case "transfer":
-			var t struct {
-				AlertID  string `json:"alertId"`
-				Transfer struct {
-					ID            string   `json:"id"`
-					Chain         string   `json:"chain"`
-					TokenSymbol   string   `json:"tokenSymbol"`
-					UnitValue     float64  `json:"unitValue"`
-					HistoricalUSD *float64 `json:"historicalUSD"`
-					From          side     `json:"fromAddress"`
-					To            side     `json:"toAddress"`
-				} `json:"transfer"`
+			printTransfer(m.Payload)
+		case "error":
+			fmt.Fprintf(os.Stderr, "error %s\n", m.Payload)
+			var e struct {
+				Code      string `json:"code"`
+				MessageID string `json:"messageId"`
 			}
-			_ = json.Unmarshal(m.Payload, &t)
-			tr := t.Transfer
-			usd := ""
-			if tr.HistoricalUSD != nil {
-				usd = fmt.Sprintf(" ($%.2f)", *tr.HistoricalUSD)
+			_ = json.Unmarshal(m.Payload, &e)
+			if e.Code == "NO_SESSION" && e.MessageID == "1" && session != "" {
+				// The session is gone: start a new one with the filter.
+				session = ""
+				if err := c.Write(ctx, websocket.MessageText, []byte(subscribe)); err != nil {
+					return session, err
+				}
 			}
-			fmt.Printf("[%s] %s %s %.6g %s%s %s -> %s\n", t.AlertID, tr.Chain, tr.ID, tr.UnitValue, tr.TokenSymbol, usd, tr.From.name(), tr.To.name())
 		default:
 			fmt.Fprintf(os.Stderr, "%s %s\n", m.Type, m.Payload)
 		}
 	}
+}
+
+// printTransfer prints a transfer message's payload on one line.
+func printTransfer(payload json.RawMessage) {
+	var t struct {
+		AlertID  string `json:"alertId"`
+		Transfer struct {
+			ID            string   `json:"id"`
+			Chain         string   `json:"chain"`
+			TokenSymbol   string   `json:"tokenSymbol"`
+			UnitValue     float64  `json:"unitValue"`
+			HistoricalUSD *float64 `json:"historicalUSD"`
+			From          side     `json:"fromAddress"`
+			To            side     `json:"toAddress"`
+		} `json:"transfer"`
+	}
+	_ = json.Unmarshal(payload, &t)
+	tr := t.Transfer
+	usd := ""
+	if tr.HistoricalUSD != nil {
+		usd = fmt.Sprintf(" ($%.2f)", *tr.HistoricalUSD)
+	}
+	fmt.Printf("[%s] %s %s %.6g %s%s %s -> %s\n", t.AlertID, tr.Chain, tr.ID, tr.UnitValue, tr.TokenSymbol, usd, tr.From.name(), tr.To.name())
 }
 
 // side is the part of an AddressInfo the example prints.

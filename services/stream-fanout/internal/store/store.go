@@ -36,6 +36,19 @@ var ErrNoSession = errors.New("no such session")
 // ErrTakenOver means another connection claimed the session.
 var ErrTakenOver = errors.New("session taken over by another connection")
 
+// ErrDeleted means the session was deleted (DELETE /ws/sessions/{id}, /ws/v2/streams/{id}, or
+// a create over the key's cap) while a connection served it.
+var ErrDeleted = errors.New("session deleted")
+
+// ErrLost means the session's hash is gone from Redis though nobody deleted it (Redis restarted
+// empty, was flushed, or failed over to a replica that never had it) and the update carried no
+// copy to store again.
+var ErrLost = errors.New("session lost by the store")
+
+// deletedTTL is how long a deleted session's tombstone keeps its connection from storing it
+// again: far longer than a connection waits between saves (STREAM_CHECKPOINT).
+const deletedTTL = time.Hour
+
 // FilterRec is one stored filter: its id and the JSON the client sent.
 type FilterRec struct {
 	ID  string          `json:"filterId"`
@@ -62,6 +75,7 @@ type Session struct {
 func (s *Store) skey(id string) string  { return s.prefix + "s:" + id }
 func (s *Store) rkey(id string) string  { return s.prefix + "r:" + id }
 func (s *Store) kkey(key string) string { return s.prefix + "k:" + key }
+func (s *Store) dkey(id string) string  { return s.prefix + "d:" + id }
 
 func (s *Store) ms() int64 { return s.now().UnixMilli() }
 
@@ -249,15 +263,24 @@ func (s *Store) Delete(ctx context.Context, id, keyID string) (bool, error) {
 	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.Del(ctx, s.skey(id), s.rkey(id))
 		p.SRem(ctx, s.kkey(keyID), id)
+		// The tombstone tells a connection still serving the session that it was deleted,
+		// not lost by Redis: it ends instead of storing the session again.
+		p.Set(ctx, s.dkey(id), 1, deletedTTL)
 		return nil
 	})
 	return err == nil, err
 }
 
-// update: KEYS session, replay; ARGV owner, now, ttl ms, filters (” keeps), cursor (” keeps),
-// used delta, release ('1' clears the owner), replay items...
+// update: KEYS session, replay, tombstone; ARGV owner, now, ttl ms, filters (” keeps), cursor
+// (” keeps), used delta, release ('1' clears the owner), replay items... Returns 1 (applied),
+// 0 (another connection owns it), 2 (no hash and no tombstone: Redis lost it), 3 (deleted).
 var updateScript = redis.NewScript(`
-if redis.call('HGET', KEYS[1], 'owner') ~= ARGV[1] then return 0 end
+local owner = redis.call('HGET', KEYS[1], 'owner')
+if not owner then
+  if redis.call('EXISTS', KEYS[3]) == 1 then return 3 end
+  return 2
+end
+if owner ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 'seen', ARGV[2])
 if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'filters', ARGV[4]) end
 if ARGV[5] ~= '' then redis.call('HSET', KEYS[1], 'cursor', ARGV[5], 'hascursor', 1) end
@@ -269,16 +292,23 @@ if #ARGV >= 8 then redis.call('PEXPIRE', KEYS[2], ARGV[3]) end
 return 1
 `)
 
-// Update is a write by the session's owner; ErrTakenOver when owner no longer owns it.
+// Update is a write by the session's owner; ErrTakenOver when owner no longer owns it,
+// ErrDeleted when it was deleted.
 type Update struct {
 	Filters []FilterRec   // nil keeps
 	Cursor  map[int]int64 // nil keeps
 	Used    int64         // transfers delivered since the last update
 	Release bool          // the connection went away: the session waits for a reconnect
 	Replay  [][]byte      // messages owed, appended to the replay buffer
+	// Restore returns the session as its owner holds it (identity, filters, cursor), to store
+	// again when Redis lost it; false (or a nil Restore) makes Apply return ErrLost instead.
+	// Called only then.
+	Restore func() (Session, bool)
 }
 
-// Apply writes u for owner and keeps the session alive for ttl.
+// Apply writes u for owner and keeps the session alive for ttl. A session whose hash is
+// missing without having been deleted was lost by Redis, not taken over: the owner, which holds
+// it in memory, stores it again (u.Restore) and the update is applied to that.
 func (s *Store) Apply(ctx context.Context, id, owner string, ttl time.Duration, u Update) error {
 	var f, c string
 	if u.Filters != nil {
@@ -293,14 +323,57 @@ func (s *Store) Apply(ctx context.Context, id, owner string, ttl time.Duration, 
 	for _, r := range u.Replay {
 		args = append(args, r)
 	}
-	n, err := updateScript.Run(ctx, s.rdb, []string{s.skey(id), s.rkey(id)}, args...).Int()
+	keys := []string{s.skey(id), s.rkey(id), s.dkey(id)}
+	n, err := updateScript.Run(ctx, s.rdb, keys, args...).Int()
+	if err == nil && n == 2 {
+		if err = s.restore(ctx, id, owner, ttl, u.Restore); err == nil {
+			n, err = updateScript.Run(ctx, s.rdb, keys, args...).Int()
+		}
+	}
 	if err != nil {
 		return err
 	}
-	if n == 0 {
+	switch n {
+	case 0:
 		return ErrTakenOver
+	case 2:
+		return ErrLost
+	case 3:
+		return ErrDeleted
 	}
 	return nil
+}
+
+// restoreScript: KEYS session, tombstone, key set; ARGV ttl ms, id, then the hash's fields and
+// values. Stores the session only where there is neither a hash nor a tombstone.
+var restoreScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 1 or redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], unpack(ARGV, 3))
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+redis.call('SADD', KEYS[3], ARGV[2])
+return 1
+`)
+
+// restore stores again, owned by owner, the session Redis lost, as restore returns it. The
+// transfers it was charged (used) start again from those of the update being applied; the
+// replay buffer, which only a session without an owner has, is not concerned.
+func (s *Store) restore(ctx context.Context, id, owner string, ttl time.Duration, restore func() (Session, bool)) error {
+	if restore == nil {
+		return nil
+	}
+	ss, ok := restore()
+	if !ok || ss.ID != id {
+		return nil
+	}
+	f, _ := json.Marshal(ss.Filters)
+	if ss.Filters == nil {
+		f = []byte("[]")
+	}
+	c, _ := json.Marshal(ss.Cursor)
+	seen := s.ms()
+	return restoreScript.Run(ctx, s.rdb, []string{s.skey(id), s.dkey(id), s.kkey(ss.KeyID)}, ttl.Milliseconds(), id,
+		"key", ss.KeyID, "user", ss.UserID, "kind", ss.Kind, "seq", ss.Seq, "created", ss.Created.UnixMilli(),
+		"seen", seen, "used", 0, "owner", owner, "filters", f, "cursor", c, "hascursor", boolInt(ss.HasCursor)).Err()
 }
 
 // Connected reports whether the session has an owner.

@@ -54,6 +54,10 @@ type conn struct {
 	sessID  string
 	kind    string
 	filters []store.FilterRec
+	// seq and created are the session's v2 number and creation time, kept to store the
+	// session again if Redis loses it.
+	seq     int64
+	created time.Time
 	sub     *engine.Sub
 	// owed is what a resume of the session has not queued yet (nil once it has, or when it
 	// owes nothing): a save meanwhile keeps the session where the resume started.
@@ -102,6 +106,23 @@ func (c *conn) settled() (*engine.Sub, string) {
 		return nil, ""
 	}
 	return c.sub, c.sessID
+}
+
+// stored is session id as this connection serves it, served up to cursor, for the store to keep
+// again when Redis lost it; false when the connection no longer serves id.
+func (c *conn) stored(id string, cursor map[int]int64) (store.Session, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.sessID != id {
+		return store.Session{}, false
+	}
+	return c.storedLocked(cursor), true
+}
+
+// storedLocked is stored for the session the connection serves (c.mu held).
+func (c *conn) storedLocked(cursor map[int]int64) store.Session {
+	return store.Session{ID: c.sessID, KeyID: c.id.KeyID, UserID: c.id.UserID, Kind: c.kind, Seq: c.seq, Created: c.created,
+		Filters: append([]store.FilterRec{}, c.filters...), Cursor: cursor, HasCursor: cursor != nil}
 }
 
 func (c *conn) window() time.Duration {

@@ -117,7 +117,8 @@ type Hub struct {
 	o      Options
 	quotas *quotas
 	labels *labelCache
-	ends   *topicEnds // the transfer topic's end, shared by fresh connects
+	ends   *topicEnds // the transfer topic's end, shared by fresh connects and resumes
+	starts *topicEnds // the transfer topic's first retained offsets, shared by resumes
 	keys   keyWatch   // keys invalidated recently
 	// writers run the connections' writers on goroutines kept between batches.
 	writers *writerPool
@@ -146,6 +147,8 @@ func NewHub(o Options) *Hub {
 	h := &Hub{o: o, conns: map[*conn]struct{}{}, owners: map[string]*conn{}, turns: map[string]*sessionTurn{}, saves: newSaver(), quotas: newQuotas(o.Store, o.Quotas, o.LeaseSize, o.Now),
 		labels: newLabelCache(5 * time.Minute), ends: newTopicEnds(func(ctx context.Context) (map[int]int64, error) {
 			return o.Transfers.Offsets(ctx, true)
+		}, topicEndTTL, time.Now), starts: newTopicEnds(func(ctx context.Context) (map[int]int64, error) {
+			return o.Transfers.Offsets(ctx, false)
 		}, topicEndTTL, time.Now), writers: newWriterPool(o.Writers, time.Second, writerStall)}
 	if o.Meter != nil {
 		o.Meter.charged = h.checkCredits
@@ -356,26 +359,35 @@ func (h *Hub) checkpoint(ctx context.Context) {
 			if sub == nil {
 				continue
 			}
-			cur := h.o.Engine.Served(sub)
-			for p, off := range c.q.lowest() {
-				if off < cur[p] {
-					cur[p] = off
-				}
-			}
-			marks = append(marks, mark{c, id, cur})
+			marks = append(marks, mark{c, id, h.servedAt(c, sub)})
 		}
 	})
 	if !ok {
 		return
 	}
 	for _, m := range marks {
-		err := h.o.Store.Apply(ctx, m.id, m.c.token, m.c.window(), store.Update{Cursor: m.cursor, Used: m.c.takeUsed()})
-		if errors.Is(err, store.ErrTakenOver) {
-			m.c.kick("session taken over by another connection")
+		// A session Redis lost (restarted empty, flushed) is stored again from the connection,
+		// which holds its filters and position: it is not taken over, so it goes on.
+		restore := func() (store.Session, bool) { return m.c.stored(m.id, m.cursor) }
+		err := h.o.Store.Apply(ctx, m.id, m.c.token, m.c.window(), store.Update{Cursor: m.cursor, Used: m.c.takeUsed(), Restore: restore})
+		if reason, gone := goneReason(err); gone {
+			m.c.kick(reason)
 		} else if err != nil && ctx.Err() == nil {
 			h.o.Log.Warn("saving a session's position failed", "session", m.id, "error", err)
 		}
 	}
+}
+
+// servedAt is where c's session, subscribed as sub, has been served up to: the engine's
+// position for it, less what c's queue still holds (engine goroutine only).
+func (h *Hub) servedAt(c *conn, sub *engine.Sub) map[int]int64 {
+	cur := h.o.Engine.Served(sub)
+	for p, off := range c.q.lowest() {
+		if off < cur[p] {
+			cur[p] = off
+		}
+	}
+	return cur
 }
 
 func newID() string {

@@ -84,7 +84,7 @@ func (c *conn) subscribe(req Request) error {
 	c.q.setFilters(len(c.filters))
 	recs := append([]store.FilterRec(nil), c.filters...)
 	c.mu.Unlock()
-	if err := c.h.o.Store.Apply(c.ctx, sessID, c.token, c.window(), store.Update{Filters: recs}); err != nil {
+	if err := c.h.o.Store.Apply(c.ctx, sessID, c.token, c.window(), store.Update{Filters: recs, Restore: c.restorer(sub, sessID)}); err != nil {
 		return c.storeErr(err)
 	}
 	notice := c.checkQuota()
@@ -103,11 +103,39 @@ func (c *conn) subscribe(req Request) error {
 }
 
 func (c *conn) storeErr(err error) error {
-	if errors.Is(err, store.ErrTakenOver) {
-		c.kick("session taken over by another connection")
+	if reason, ok := goneReason(err); ok {
+		c.kick(reason)
+		if errors.Is(err, store.ErrDeleted) {
+			return perr(CodeNoSession, "this session was deleted")
+		}
 		return perr(CodeNoSession, "this session was taken over by another connection")
 	}
 	return err
+}
+
+// goneReason is the close reason of a connection whose session's save found it taken over or
+// deleted (false for any other error).
+func goneReason(err error) (string, bool) {
+	switch {
+	case errors.Is(err, store.ErrTakenOver):
+		return "session taken over by another connection", true
+	case errors.Is(err, store.ErrDeleted):
+		return "session deleted", true
+	}
+	return "", false
+}
+
+// restorer is the session sub serves, served up to where the engine and the connection's queue
+// have got, for the store to keep again when Redis lost it (store.Update.Restore).
+func (c *conn) restorer(sub *engine.Sub, id string) func() (store.Session, bool) {
+	return func() (store.Session, bool) {
+		var cur map[int]int64
+		e := c.h.o.Engine
+		if !e.Do(context.WithoutCancel(c.ctx), func() { cur = c.h.servedAt(c, sub) }) || cur == nil {
+			return store.Session{}, false
+		}
+		return c.stored(id, cur)
+	}
 }
 
 // serves reports whether sub is the subscription the connection serves (not dropped).
@@ -160,7 +188,7 @@ func (c *conn) unsubscribe(req Request) error {
 	recs := append([]store.FilterRec{}, c.filters...)
 	c.mu.Unlock()
 	c.h.o.Engine.Do(c.ctx, func() { c.h.o.Engine.RemoveFilter(sub, req.FilterID) })
-	if err := c.h.o.Store.Apply(c.ctx, sessID, c.token, c.window(), store.Update{Filters: recs}); err != nil {
+	if err := c.h.o.Store.Apply(c.ctx, sessID, c.token, c.window(), store.Update{Filters: recs, Restore: c.restorer(sub, sessID)}); err != nil {
 		return c.storeErr(err)
 	}
 	c.ack(req.ID, "unsubscribed", nil)
@@ -178,10 +206,14 @@ func (c *conn) reconnect(req Request) error {
 		c.ack(req.ID, "reconnected", c.restoredData())
 		return nil
 	}
-	if err := c.resume(req.SessionID, false, func() { c.ack(req.ID, "reconnected", c.restoredData()) }); err != nil {
-		return err
-	}
-	return nil
+	return c.resumeGaps(req.SessionID, false, func(gaps []replayGap) {
+		d, msg := c.restoredData(), "reconnected"
+		if len(gaps) > 0 {
+			d["replayGaps"] = gaps
+			msg = "reconnected; what was matched while away could not be replayed on every partition (see replayGaps)"
+		}
+		c.ack(req.ID, msg, d)
+	})
 }
 
 func (c *conn) restoredData() map[string]any {
@@ -194,6 +226,69 @@ func (c *conn) restoredData() map[string]any {
 	return map[string]any{"sessionId": c.sessID, "filters": fs}
 }
 
+// replayGap is a partition of the transfer topic where a resume could not start from the
+// session's saved position, and what it did instead.
+type replayGap struct {
+	Partition int `json:"partition"`
+	// SavedOffset is the session's saved position; ResumedAt where the resume reads from.
+	SavedOffset int64 `json:"savedOffset"`
+	ResumedAt   int64 `json:"resumedAt"`
+	// Reason: GapTopicReset (the saved position is past the partition's end: the topic was
+	// recreated or the broker lost its records, and offsets start again) or GapRetention (the
+	// records after the saved position were deleted by the topic's retention).
+	Reason string `json:"reason"`
+}
+
+// Reasons of a replay gap.
+const (
+	GapTopicReset = "topicReset"
+	GapRetention  = "retention"
+)
+
+// checkCursor returns where a resume of a session served up to cursor reads each partition
+// from, and the partitions where that is not the saved position. A position past a partition's
+// end (the topic recreated, or an in-memory broker restarted, numbering offsets from 0 again)
+// would skip every record below it: that partition resumes from its end. One before its start
+// (retention) resumes from the start. When the topic's offsets cannot be read the cursor is
+// kept as it is.
+func (c *conn) checkCursor(cursor map[int]int64) (map[int]int64, []replayGap) {
+	ctx, cancel := context.WithTimeout(c.ctx, 5*time.Second)
+	defer cancel()
+	ends, err := c.h.ends.get(ctx)
+	if err != nil {
+		c.h.o.Log.Warn("the transfer topic's end could not be read; a resumed session's position is not checked", "error", err)
+		return cursor, nil
+	}
+	for p, off := range cursor {
+		if e, ok := ends[p]; ok && off > e {
+			// The shared end may be a second old, and a position saved since legitimately past it.
+			if ends, err = c.h.ends.readNow(ctx); err != nil {
+				c.h.o.Log.Warn("the transfer topic's end could not be read; a resumed session's position is not checked", "error", err)
+				return cursor, nil
+			}
+			break
+		}
+	}
+	starts, err := c.h.starts.get(ctx)
+	if err != nil {
+		c.h.o.Log.Warn("the transfer topic's start could not be read; a resumed session's position is checked against its end only", "error", err)
+	}
+	out := make(map[int]int64, len(cursor))
+	var gaps []replayGap
+	for p, off := range cursor {
+		out[p] = off
+		if e, ok := ends[p]; ok && off > e {
+			out[p] = e
+			gaps = append(gaps, replayGap{Partition: p, SavedOffset: off, ResumedAt: e, Reason: GapTopicReset})
+		} else if s, ok := starts[p]; ok && off < s {
+			out[p] = s
+			gaps = append(gaps, replayGap{Partition: p, SavedOffset: off, ResumedAt: s, Reason: GapRetention})
+		}
+	}
+	sort.Slice(gaps, func(i, j int) bool { return gaps[i].Partition < gaps[j].Partition })
+	return out, gaps
+}
+
 // resume takes session id over for this connection: its filters, the replay buffer, and the
 // transfers matched between where it was served up to and where this replica is, read again
 // from the topic. onClaimed runs (the ack) before any of those is queued. fresh drops what the
@@ -202,9 +297,15 @@ func (c *conn) restoredData() map[string]any {
 // The session the connection served until now is kept until the claim succeeds: a refused
 // reconnect leaves it served.
 func (c *conn) resume(id string, fresh bool, onClaimed func()) error {
+	return c.resumeGaps(id, fresh, func([]replayGap) { onClaimed() })
+}
+
+// resumeGaps is resume, telling onClaimed the partitions it cannot replay from the session's
+// saved position (checkCursor).
+func (c *conn) resumeGaps(id string, fresh bool, onClaimed func([]replayGap)) error {
 	defer c.q.setHold(false)
 	notice := c.checkQuota()
-	ss, sub, pos, err := c.claim(id, fresh)
+	ss, sub, pos, gaps, err := c.claim(id, fresh)
 	if notice != nil {
 		// Told after the answer to the reconnect (or, when the claim fails, before it).
 		defer c.send(*notice)
@@ -212,7 +313,11 @@ func (c *conn) resume(id string, fresh bool, onClaimed func()) error {
 	if err != nil {
 		return err
 	}
-	onClaimed()
+	if len(gaps) > 0 {
+		c.h.o.Log.Warn("a resumed session's saved position is outside the transfer topic; those partitions resume from their end or start",
+			"session", id, "gaps", gaps)
+	}
+	onClaimed(gaps)
 	if fresh || !ss.HasCursor {
 		return nil
 	}
@@ -243,6 +348,9 @@ func (c *conn) resume(id string, fresh bool, onClaimed func()) error {
 type owedResume struct {
 	// replay is the session's replay buffer, handed over by the claim (nil once queued).
 	replay [][]byte
+	// cursor is where the session was served up to when claimed: what a save before the resume
+	// is done stores again if Redis lost the session.
+	cursor map[int]int64
 }
 
 // queueOwed queues what the resume of sub owed, in one step with recording it queued (last:
@@ -270,24 +378,27 @@ func (c *conn) queueOwed(sub *engine.Sub, o []out, last bool) bool {
 // of one session follow each other and the owners map names the newest claimer: each one ends,
 // and waits for, the connection that claimed before it. The session the connection served
 // until now is saved and let go only once the claim has succeeded.
-func (c *conn) claim(id string, fresh bool) (store.Session, *engine.Sub, map[int]int64, error) {
+//
+// The session's cursor is checked against the topic (checkCursor): the returned session's
+// cursor is where it resumes from, and the gaps where that is not its saved position.
+func (c *conn) claim(id string, fresh bool) (store.Session, *engine.Sub, map[int]int64, []replayGap, error) {
 	// Waiting for the turn and for the old connection's save (which waits for a save turn) may
 	// outlast a ping the reader, busy here, cannot answer.
 	c.catching.Store(true)
 	unlock, err := c.h.lockSession(c.ctx, id)
 	if err != nil {
 		c.catching.Store(false)
-		return store.Session{}, nil, nil, err
+		return store.Session{}, nil, nil, nil, err
 	}
 	defer unlock()
 	err = c.takeOver(id)
 	c.catching.Store(false)
 	if err != nil {
-		return store.Session{}, nil, nil, err
+		return store.Session{}, nil, nil, nil, err
 	}
 	ss, fs, err := c.take(id, fresh)
 	if err != nil {
-		return ss, nil, nil, err
+		return ss, nil, nil, nil, err
 	}
 	if old, _ := c.current(); old != nil {
 		_ = c.detach(context.WithoutCancel(c.ctx), false)
@@ -295,14 +406,16 @@ func (c *conn) claim(id string, fresh bool) (store.Session, *engine.Sub, map[int
 	}
 	c.q.setHold(true)
 	skip := map[int]int64{}
+	var gaps []replayGap
 	switch {
 	case fresh:
 		skip = c.topicEnd()
 	case ss.HasCursor:
+		ss.Cursor, gaps = c.checkCursor(ss.Cursor)
 		skip = ss.Cursor
 	}
 	sub, pos, err := c.attach(ss, fs, skip, !fresh && ss.HasCursor)
-	return ss, sub, pos, err
+	return ss, sub, pos, gaps, err
 }
 
 // take claims session id in Redis and compiles its filters. Whatever refuses it (a session
@@ -346,8 +459,9 @@ func (c *conn) take(id string, fresh bool) (store.Session, []*engine.Filter, err
 // handBack releases a session this connection claimed (or created) and never recorded as
 // served, with the replay buffer the claim took.
 func (c *conn) handBack(ss store.Session) {
-	err := c.h.o.Store.Apply(context.WithoutCancel(c.ctx), ss.ID, c.token, c.h.windowOf(ss.Kind), store.Update{Release: true, Replay: ss.Replay})
-	if err != nil && !errors.Is(err, store.ErrTakenOver) {
+	restore := func() (store.Session, bool) { return ss, true }
+	err := c.h.o.Store.Apply(context.WithoutCancel(c.ctx), ss.ID, c.token, c.h.windowOf(ss.Kind), store.Update{Release: true, Replay: ss.Replay, Restore: restore})
+	if _, gone := goneReason(err); err != nil && !gone {
 		c.h.o.Log.Error("handing back a session claimed by a connection that could not serve it failed", "session", ss.ID, "error", err)
 	}
 }
@@ -373,9 +487,10 @@ func (c *conn) attach(ss store.Session, fs []*engine.Filter, skip map[int]int64,
 			e.AddFilter(sub, f)
 		}
 		c.sessID, c.kind, c.sub, c.filters, c.owed = ss.ID, ss.Kind, sub, ss.Filters, nil
+		c.seq, c.created = ss.Seq, ss.Created
 		c.q.setFilters(len(fs))
 		if owed {
-			c.owed = &owedResume{replay: ss.Replay}
+			c.owed = &owedResume{replay: ss.Replay, cursor: ss.Cursor}
 		}
 		c.h.own(ss.ID, c)
 	})
@@ -476,7 +591,8 @@ func decodeTransfer(m kafka.Message, log *slog.Logger) (engine.Record, bool) {
 // read again by the next resume. final (the connection's end) records nothing after it. The
 // error is the save's (nil: saved, taken over, or no session).
 func (c *conn) detach(ctx context.Context, final bool) error {
-	cursor, id, owed, win := c.unservedAt(ctx, final)
+	cursor, snap, owed, win := c.unservedAt(ctx, final)
+	id := snap.ID
 	if id == "" {
 		return nil
 	}
@@ -484,11 +600,14 @@ func (c *conn) detach(ctx context.Context, final bool) error {
 	u := store.Update{Cursor: cursor, Used: c.takeUsed(), Release: true}
 	if owed != nil {
 		u.Cursor, u.Replay = nil, append(raw, owed.replay...)
+		snap.Cursor, snap.HasCursor = owed.cursor, owed.cursor != nil
 	} else {
 		u.Replay = c.renderUnsent(raw, items)
+		snap.Cursor, snap.HasCursor = cursor, cursor != nil
 	}
+	u.Restore = func() (store.Session, bool) { return snap, true }
 	err := c.h.o.Store.Apply(ctx, id, c.token, win, u)
-	if errors.Is(err, store.ErrTakenOver) {
+	if _, gone := goneReason(err); gone {
 		err = nil
 	}
 	if err != nil {
@@ -501,22 +620,27 @@ func (c *conn) detach(ctx context.Context, final bool) error {
 // unserve removes the connection's session from the engine and returns its id ("" when it
 // served none); final records nothing for the connection after it.
 func (c *conn) unserve(ctx context.Context, final bool) string {
-	_, id, _, _ := c.unservedAt(ctx, final)
-	return id
+	_, snap, _, _ := c.unservedAt(ctx, final)
+	return snap.ID
 }
 
-// unservedAt is unserve, with where the session was served up to, what a resume of it had not
-// queued yet and its window, taken in one step with letting it go.
-func (c *conn) unservedAt(ctx context.Context, final bool) (map[int]int64, string, *owedResume, time.Duration) {
+// unservedAt is unserve, with where the session was served up to, the session as the
+// connection held it (its ID "" when none; no cursor), what a resume of it had not queued yet
+// and its window, taken in one step with letting it go.
+func (c *conn) unservedAt(ctx context.Context, final bool) (map[int]int64, store.Session, *owedResume, time.Duration) {
 	c.mu.Lock()
 	if final {
 		c.finished = true
 	}
-	sub, id, owed, win := c.sub, c.sessID, c.owed, c.h.windowOf(c.kind)
+	sub, owed, win := c.sub, c.owed, c.h.windowOf(c.kind)
+	var snap store.Session
+	if sub != nil {
+		snap = c.storedLocked(nil)
+	}
 	c.sub, c.sessID, c.filters, c.owed = nil, "", nil, nil
 	c.mu.Unlock()
 	if sub == nil {
-		return nil, "", nil, 0
+		return nil, store.Session{}, nil, 0
 	}
 	e := c.h.o.Engine
 	var cursor map[int]int64
@@ -524,7 +648,7 @@ func (c *conn) unservedAt(ctx context.Context, final bool) (map[int]int64, strin
 		cursor = e.Served(sub)
 		e.DropSub(sub)
 	})
-	return cursor, id, owed, win
+	return cursor, snap, owed, win
 }
 
 // takeOver ends the connection of this replica still serving session id for the same key, if

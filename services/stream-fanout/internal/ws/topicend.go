@@ -8,11 +8,12 @@ import (
 	"golang.org/x/sync/singleflight"
 )
 
-// topicEnds is the transfer topic's end as fresh connections need it, read from the broker at
-// most once per ttl and shared: thousands of clients connecting with fresh=true together cost
-// one ListOffsets, not one each. A fresh session therefore starts at the later of this end
-// (read at most ttl before its connect, so it can be sent a transfer published just before)
-// and the replica's position when the session is registered.
+// topicEnds is the transfer topic's end as fresh connections need it (or its end or start as
+// resumes check their saved positions against), read from the broker at most once per ttl and
+// shared: thousands of clients connecting with fresh=true together cost one ListOffsets, not
+// one each. A fresh session therefore starts at the later of this end (read at most ttl before
+// its connect, so it can be sent a transfer published just before) and the replica's position
+// when the session is registered.
 type topicEnds struct {
 	read func(context.Context) (map[int]int64, error)
 	ttl  time.Duration
@@ -63,6 +64,11 @@ func (t *topicEnds) fetch(ctx context.Context) (map[int]int64, error) {
 	if end, ok := t.fresh(); ok {
 		return end, nil
 	}
+	return t.readNow(ctx)
+}
+
+// readNow reads the end whatever is stored, and stores it.
+func (t *topicEnds) readNow(ctx context.Context) (map[int]int64, error) {
 	started := t.now()
 	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
