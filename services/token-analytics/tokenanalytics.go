@@ -153,7 +153,12 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	}
 	pub := s.Publisher(cfg.Kafka)
 	var relay *outbox.Relay
-	st := store.New(pool, store.OnOutbox(func() { relay.Kick() }), store.Retention(cfg.FlowRetention, time.Now))
+	keepMin := store.DefaultTopFlowMinAddresses
+	if cfg.TopFlowKeep == 0 {
+		keepMin = 0 // keep none
+	}
+	st := store.New(pool, store.OnOutbox(func() { relay.Kick() }), store.Retention(cfg.FlowRetention, time.Now),
+		store.KeepTopFlows(keepMin, cfg.TopFlowKeep))
 	relay = events.NewRelay(st, pub, outbox.Options{Logger: s.Log, Meter: s.Tel.Meter()})
 	s.Add(relay.Part())
 	s.Add(lifecycle.Part{Name: "registry import", Run: func(ctx context.Context) error {

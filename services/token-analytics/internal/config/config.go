@@ -71,6 +71,12 @@ type Config struct {
 	// their per-address rollup built from the stored transfers (store.CloseHours).
 	FlowCloseInterval time.Duration `env:"FLOW_CLOSE_INTERVAL" envDefault:"1m"`
 
+	// TopFlowKeep is how many addresses of top_flow's kept closed-hour sums (store.KeepTopFlows:
+	// deployment sets and windows asked for in the last hour whose closed hours hold at least
+	// store.DefaultTopFlowMinAddresses addresses) a replica holds at most, about 160 bytes each;
+	// 0 keeps none (every request runs top_flow.sql).
+	TopFlowKeep int `env:"TOP_FLOW_KEEP" envDefault:"1000000"`
+
 	// UserLabelsURL is the user-labels service's base URL, asked for the caller's own labels and
 	// entities of top_flow's addresses; empty: none are added.
 	UserLabelsURL string `env:"USER_LABELS_URL" envDefault:"http://user-labels:8080"`
@@ -113,6 +119,9 @@ func (c Config) Validate() error {
 	}
 	if c.FlowPruneInterval <= 0 {
 		p.Addf("TOKENANALYTICS_FLOW_PRUNE_INTERVAL: must be positive")
+	}
+	if c.TopFlowKeep < 0 {
+		p.Addf("TOKENANALYTICS_TOP_FLOW_KEEP: must be 0 (keep none) or positive")
 	}
 	if c.FlowCloseInterval <= 0 {
 		p.Addf("TOKENANALYTICS_FLOW_CLOSE_INTERVAL: must be positive")

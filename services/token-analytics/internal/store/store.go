@@ -139,11 +139,11 @@ func KeepTopFlows(minAddresses, budget int) Option {
 }
 
 // Default kept sums: sets whose closed hours of the window hold fewer addresses are answered by
-// top_flow.sql in a few milliseconds; the budget bounds a replica's memory (about 100 bytes an
-// address).
+// top_flow.sql in a few milliseconds; the budget bounds a replica's memory (about 160 bytes an
+// address: its sums, key and index entry).
 const (
 	DefaultTopFlowMinAddresses = 4096
-	DefaultTopFlowBudget       = 4_000_000
+	DefaultTopFlowBudget       = 1_000_000
 )
 
 // New returns a store over pool.

@@ -85,7 +85,7 @@ type wantedFlows struct {
 	chains, tokens []string
 	back           time.Duration // the window starts back before the current hour
 	asked          time.Time
-	light          time.Time // when a build found fewer addresses than the minimum
+	light          time.Time // when a build found fewer addresses than the minimum, or no room
 }
 
 // topFlowKeep is a replica's kept sums.
@@ -176,11 +176,12 @@ func (s *Store) topFlowsKept(ctx context.Context, e *keptFlows, limit int) ([]ap
 	if err != nil {
 		return nil, false, fmt.Errorf("top flows: %w", err)
 	}
-	open, rolled, versions, err := scanFlowRows(rows)
+	m := newFlowMerge(e)
+	rolled, versions, err := m.scan(rows)
 	if err != nil {
 		return nil, false, fmt.Errorf("top flows: %w", err)
 	}
-	if !slices.Equal(versions, e.versions) {
+	if !slices.Equal(versions, e.versions) || len(rolled) != len(e.rolled) {
 		s.tf.markRefresh(e)
 		return nil, false, nil
 	}
@@ -190,36 +191,89 @@ func (s *Store) topFlowsKept(ctx context.Context, e *keptFlows, limit int) ([]ap
 			return nil, false, nil
 		}
 		if r.After(e.rolled[i]) {
-			s.tf.markRefresh(e) // hours closed since: read from flows until rebuilt
+			s.tf.markRefresh(e) // hours closed since: read from flows until read again
 		}
 	}
 	s.tf.hits.Add(1)
-	top := mergeTop(e, open, limit)
-	out, err := s.flowInfo(ctx, e.chains, top)
+	out, err := s.flowInfo(ctx, e.chains, m.top(limit))
 	return out, err == nil, err
 }
 
-// mergeTop adds open to e's sums and returns the limit rows with the most flow.
-func mergeTop(e *keptFlows, open []flowRow, limit int) []flowRow {
-	touched := make([]bool, len(e.rows))
-	h := make(flowHeap, 0, limit+1)
-	for _, o := range open {
-		if i, ok := e.index[o.key]; ok {
-			touched[i] = true
-			s := e.rows[i].sum
-			s.add(o.sum)
-			o.sum = s
+// flowMerge adds a request's open transfers to kept sums: the kept addresses' sums by their
+// index, the others' in a map.
+type flowMerge struct {
+	e       *keptFlows
+	sums    []flowSum // by e's index, set where touched
+	touched []bool
+	seen    []int32 // the touched indexes
+	extra   map[addrKey]int
+	rows    []flowRow // the addresses e does not hold
+}
+
+func newFlowMerge(e *keptFlows) *flowMerge {
+	return &flowMerge{e: e, sums: make([]flowSum, len(e.rows)), touched: make([]bool, len(e.rows)), extra: map[addrKey]int{}}
+}
+
+func (m *flowMerge) add(k addrKey, d flowSum) {
+	if i, ok := m.e.index[k]; ok {
+		if !m.touched[i] {
+			m.touched[i], m.sums[i] = true, m.e.rows[i].sum
+			m.seen = append(m.seen, i)
 		}
-		o.total = o.sum.inUSD + o.sum.outUSD
-		h.offer(o, limit)
+		m.sums[i].add(d)
+		return
+	}
+	j, ok := m.extra[k]
+	if !ok {
+		j = len(m.rows)
+		m.extra[k] = j
+		m.rows = append(m.rows, flowRow{key: k})
+	}
+	m.rows[j].sum.add(d)
+}
+
+// scan adds top_flow_open.sql's transfers and returns its stamp.
+func (m *flowMerge) scan(rows pgx.Rows) (rolled []time.Time, versions []int64, err error) {
+	defer rows.Close()
+	for rows.Next() {
+		var n *int32
+		var from, to *string
+		var usd, value float64
+		var rs []time.Time
+		var vs []int64
+		if err := rows.Scan(&n, &from, &to, &usd, &value, &rs, &vs); err != nil {
+			return nil, nil, err
+		}
+		if n == nil {
+			rolled, versions = rs, vs
+			continue
+		}
+		m.add(addrKey{n: *n, addr: *to}, flowSum{inUSD: usd, inValue: value})
+		m.add(addrKey{n: *n, addr: *from}, flowSum{outUSD: usd, outValue: value})
+	}
+	return rolled, versions, rows.Err()
+}
+
+// top returns the limit rows with the most flow: of the touched and new addresses, and of the
+// first limit untouched kept ones (no later untouched one can come before them).
+func (m *flowMerge) top(limit int) []flowRow {
+	h := make(flowHeap, 0, limit+1)
+	for _, i := range m.seen {
+		r := flowRow{key: m.e.rows[i].key, sum: m.sums[i]}
+		r.total = r.sum.inUSD + r.sum.outUSD
+		h.offer(r, limit)
+	}
+	for _, r := range m.rows {
+		r.total = r.sum.inUSD + r.sum.outUSD
+		h.offer(r, limit)
 	}
 	taken := 0
-	for i := range e.rows {
+	for i := range m.e.rows {
 		if taken == limit {
 			break
 		}
-		if !touched[i] {
-			h.offer(e.rows[i], limit)
+		if !m.touched[i] {
+			h.offer(m.e.rows[i], limit)
 			taken++
 		}
 	}
@@ -422,7 +476,8 @@ func (k *topFlowKeep) plan(now, horizon time.Time) ([]keptTodo, map[string]bool)
 	return todo, needed
 }
 
-// install keeps e when it has at least the minimum of addresses and fits the budget.
+// install keeps e when it has at least the minimum of addresses and fits the budget; a set that
+// does not is answered by top_flow.sql and not read again for lightFor.
 func (k *topFlowKeep) install(t keptTodo, e *keptFlows, now time.Time) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -437,6 +492,7 @@ func (k *topFlowKeep) install(t keptTodo, e *keptFlows, now time.Time) {
 		total += len(o.rows)
 	}
 	if total > k.budget {
+		t.w.light = now // not read again for lightFor either
 		return
 	}
 	k.kept[t.key] = e

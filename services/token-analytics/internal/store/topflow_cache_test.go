@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -155,5 +156,59 @@ func TestKeptTopFlowsEqualStatement(t *testing.T) {
 		sameTopFlows(t, kept, plain, next, "next hour")
 		refresh()
 		sameTopFlows(t, kept, plain, next, "next hour, kept")
+	}
+}
+
+// TestFlowMergeTopEqualsSorting: the merge of random open transfers into random kept sums gives
+// the first limit rows of sorting every address's total, ties (quarters, few values) by chain
+// rank and address, for limits below, at and above the number of addresses.
+func TestFlowMergeTopEqualsSorting(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 5))
+	for round := range 300 {
+		key := func() addrKey { return addrKey{n: int32(1 + r.IntN(2)), addr: fmt.Sprintf("0x%02d", r.IntN(30))} }
+		q := func() float64 { return float64(r.IntN(6)) / 4 }
+		all := map[addrKey]flowSum{}
+		e := &keptFlows{index: map[addrKey]int32{}}
+		for range r.IntN(40) {
+			k := key()
+			if _, ok := all[k]; ok {
+				continue
+			}
+			s := flowSum{inUSD: q(), inValue: q(), outUSD: q(), outValue: q()}
+			all[k] = s
+			e.rows = append(e.rows, flowRow{key: k, sum: s, total: s.inUSD + s.outUSD})
+		}
+		slices.SortFunc(e.rows, flowRowCmp)
+		for i, row := range e.rows {
+			e.index[row.key] = int32(i)
+		}
+		m := newFlowMerge(e)
+		for range r.IntN(30) {
+			n, from, to, usd, value := int32(1+r.IntN(2)), fmt.Sprintf("0x%02d", r.IntN(30)), fmt.Sprintf("0x%02d", r.IntN(30)), q(), q()
+			m.add(addrKey{n: n, addr: to}, flowSum{inUSD: usd, inValue: value})
+			m.add(addrKey{n: n, addr: from}, flowSum{outUSD: usd, outValue: value})
+			for _, l := range []struct {
+				k addrKey
+				d flowSum
+			}{{addrKey{n, to}, flowSum{inUSD: usd, inValue: value}}, {addrKey{n, from}, flowSum{outUSD: usd, outValue: value}}} {
+				s := all[l.k]
+				s.add(l.d)
+				all[l.k] = s
+			}
+		}
+		var want []flowRow
+		for k, s := range all {
+			want = append(want, flowRow{key: k, sum: s, total: s.inUSD + s.outUSD})
+		}
+		slices.SortFunc(want, flowRowCmp)
+		for _, limit := range []int{1, 2, 5, len(all), len(all) + 3} {
+			if limit == 0 {
+				continue
+			}
+			got := m.top(limit)
+			if w := want[:min(limit, len(want))]; !reflect.DeepEqual(got, w) && len(got)+len(w) > 0 {
+				t.Fatalf("round %d limit %d:\n got %+v\nwant %+v", round, limit, got, w)
+			}
+		}
 	}
 }
