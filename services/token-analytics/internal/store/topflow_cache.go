@@ -2,8 +2,10 @@ package store
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -76,7 +78,7 @@ type keptFlows struct {
 	rolled         []time.Time // per deployment: where the sums end
 	versions       []int64
 	rows           []flowRow // in flowRowBefore order
-	index          map[addrKey]int32
+	index          []map[string]int32 // per chain rank n - 1: address to its row
 	refresh        bool // a request found it behind a close or stale
 }
 
@@ -200,56 +202,72 @@ func (s *Store) topFlowsKept(ctx context.Context, e *keptFlows, limit int) ([]ap
 }
 
 // flowMerge adds a request's open transfers to kept sums: the kept addresses' sums by their
-// index, the others' in a map.
+// row, the others' in a map per chain rank.
 type flowMerge struct {
 	e       *keptFlows
-	sums    []flowSum // by e's index, set where touched
+	sums    []flowSum // by e's row, set where touched
 	touched []bool
-	seen    []int32 // the touched indexes
-	extra   map[addrKey]int
+	seen    []int32 // the touched rows
+	extra   []map[string]int
 	rows    []flowRow // the addresses e does not hold
 }
 
 func newFlowMerge(e *keptFlows) *flowMerge {
-	return &flowMerge{e: e, sums: make([]flowSum, len(e.rows)), touched: make([]bool, len(e.rows)), extra: map[addrKey]int{}}
+	return &flowMerge{e: e, sums: make([]flowSum, len(e.rows)), touched: make([]bool, len(e.rows))}
 }
 
-func (m *flowMerge) add(k addrKey, d flowSum) {
-	if i, ok := m.e.index[k]; ok {
-		if !m.touched[i] {
-			m.touched[i], m.sums[i] = true, m.e.rows[i].sum
-			m.seen = append(m.seen, i)
+// add adds d to the address addr (its bytes, not kept) of chain rank n.
+func (m *flowMerge) add(n int32, addr []byte, d flowSum) {
+	if int(n) <= len(m.e.index) {
+		if i, ok := m.e.index[n-1][string(addr)]; ok { // no copy of addr for the lookup
+			if !m.touched[i] {
+				m.touched[i], m.sums[i] = true, m.e.rows[i].sum
+				m.seen = append(m.seen, i)
+			}
+			m.sums[i].add(d)
+			return
 		}
-		m.sums[i].add(d)
-		return
 	}
-	j, ok := m.extra[k]
+	for len(m.extra) < int(n) {
+		m.extra = append(m.extra, map[string]int{})
+	}
+	j, ok := m.extra[n-1][string(addr)]
 	if !ok {
 		j = len(m.rows)
-		m.extra[k] = j
+		k := addrKey{n: n, addr: string(addr)}
+		m.extra[n-1][k.addr] = j
 		m.rows = append(m.rows, flowRow{key: k})
 	}
 	m.rows[j].sum.add(d)
 }
 
-// scan adds top_flow_open.sql's transfers and returns its stamp.
+// scan adds top_flow_open.sql's transfers and returns its stamp. The transfers' columns are
+// read from their binary form (the rank an int4, the amounts float8, the addresses' bytes),
+// without a string per address the kept sums hold: the most of a busy token's request.
 func (m *flowMerge) scan(rows pgx.Rows) (rolled []time.Time, versions []int64, err error) {
 	defer rows.Close()
-	for rows.Next() {
-		var n *int32
-		var from, to *string
-		var usd, value float64
-		var rs []time.Time
-		var vs []int64
-		if err := rows.Scan(&n, &from, &to, &usd, &value, &rs, &vs); err != nil {
-			return nil, nil, err
+	fds := rows.FieldDescriptions()
+	for _, c := range []int{0, 3, 4} {
+		if fds[c].Format != pgx.BinaryFormatCode {
+			return nil, nil, fmt.Errorf("top_flow_open.sql: column %s not in binary form", fds[c].Name)
 		}
-		if n == nil {
-			rolled, versions = rs, vs
+	}
+	for rows.Next() {
+		raw := rows.RawValues()
+		if raw[0] == nil {
+			if err := rows.Scan(nil, nil, nil, nil, nil, &rolled, &versions); err != nil {
+				return nil, nil, err
+			}
 			continue
 		}
-		m.add(addrKey{n: *n, addr: *to}, flowSum{inUSD: usd, inValue: value})
-		m.add(addrKey{n: *n, addr: *from}, flowSum{outUSD: usd, outValue: value})
+		if len(raw[0]) != 4 || len(raw[3]) != 8 || len(raw[4]) != 8 {
+			return nil, nil, fmt.Errorf("top_flow_open.sql: unexpected binary widths")
+		}
+		n := int32(binary.BigEndian.Uint32(raw[0]))
+		usd := math.Float64frombits(binary.BigEndian.Uint64(raw[3]))
+		value := math.Float64frombits(binary.BigEndian.Uint64(raw[4]))
+		m.add(n, raw[2], flowSum{inUSD: usd, inValue: value})
+		m.add(n, raw[1], flowSum{outUSD: usd, outValue: value})
 	}
 	return rolled, versions, rows.Err()
 }
@@ -400,9 +418,12 @@ func (s *Store) buildKept(ctx context.Context, chains, tokens []string, from tim
 	}
 	slices.SortFunc(rs, flowRowCmp)
 	e := &keptFlows{chains: chains, tokens: tokens, from: from, rolled: rolled, versions: versions, rows: rs,
-		index: make(map[addrKey]int32, len(rs))}
+		index: make([]map[string]int32, len(chainsByRank(chains)))}
+	for i := range e.index {
+		e.index[i] = map[string]int32{}
+	}
 	for i, r := range rs {
-		e.index[r.key] = int32(i)
+		e.index[r.key.n-1][r.key.addr] = int32(i)
 	}
 	return e, nil
 }

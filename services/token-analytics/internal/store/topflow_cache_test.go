@@ -168,7 +168,7 @@ func TestFlowMergeTopEqualsSorting(t *testing.T) {
 		key := func() addrKey { return addrKey{n: int32(1 + r.IntN(2)), addr: fmt.Sprintf("0x%02d", r.IntN(30))} }
 		q := func() float64 { return float64(r.IntN(6)) / 4 }
 		all := map[addrKey]flowSum{}
-		e := &keptFlows{index: map[addrKey]int32{}}
+		e := &keptFlows{index: []map[string]int32{{}, {}}}
 		for range r.IntN(40) {
 			k := key()
 			if _, ok := all[k]; ok {
@@ -180,13 +180,13 @@ func TestFlowMergeTopEqualsSorting(t *testing.T) {
 		}
 		slices.SortFunc(e.rows, flowRowCmp)
 		for i, row := range e.rows {
-			e.index[row.key] = int32(i)
+			e.index[row.key.n-1][row.key.addr] = int32(i)
 		}
 		m := newFlowMerge(e)
 		for range r.IntN(30) {
 			n, from, to, usd, value := int32(1+r.IntN(2)), fmt.Sprintf("0x%02d", r.IntN(30)), fmt.Sprintf("0x%02d", r.IntN(30)), q(), q()
-			m.add(addrKey{n: n, addr: to}, flowSum{inUSD: usd, inValue: value})
-			m.add(addrKey{n: n, addr: from}, flowSum{outUSD: usd, outValue: value})
+			m.add(n, []byte(to), flowSum{inUSD: usd, inValue: value})
+			m.add(n, []byte(from), flowSum{outUSD: usd, outValue: value})
 			for _, l := range []struct {
 				k addrKey
 				d flowSum
