@@ -154,7 +154,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	pub := s.Publisher(cfg.Kafka)
 	var relay *outbox.Relay
 	keepMin := store.DefaultTopFlowMinAddresses
-	if cfg.TopFlowKeep == 0 {
+	if cfg.TopFlowKeep <= 0 {
 		keepMin = 0 // keep none
 	}
 	st := store.New(pool, store.OnOutbox(func() { relay.Kick() }), store.Retention(cfg.FlowRetention, time.Now),

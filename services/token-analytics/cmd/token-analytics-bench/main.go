@@ -387,32 +387,41 @@ func latencies(ctx context.Context, st *store.Store, tokens, n int, now time.Tim
 		if strings.HasPrefix(rt.name, "/token/top_flow") {
 			side = plain
 		}
-		ds, dp := make([]time.Duration, n), make([]time.Duration, n)
-		for j := range ds {
-			p := rt.path()
-			hs, ts := []http.Handler{e, side}, []*time.Duration{&ds[j], &dp[j]}
-			if j%2 == 1 {
-				hs[0], hs[1], ts[0], ts[1] = hs[1], hs[0], ts[1], ts[0]
-			}
-			for k, h := range hs {
-				if h == nil {
-					continue
-				}
-				t0 := time.Now()
-				if code := serve(h, p); code != 200 {
-					return fmt.Errorf("%s: %d", p, code)
-				}
-				*ts[k] = time.Since(t0)
-			}
+		if err := timeRoute(e, side, rt.name, rt.path, n, targets[i]); err != nil {
+			return err
 		}
-		slices.Sort(ds)
-		fmt.Printf("  %-62s p50 %7.2f ms   p99 %7.2f ms   (target %s)", rt.name, ms(ds[len(ds)/2]), ms(ds[len(ds)*99/100]), targets[i])
-		if side != nil {
-			slices.Sort(dp)
-			fmt.Printf("   (top_flow.sql alone: p50 %7.2f ms   p99 %7.2f ms)", ms(dp[len(dp)/2]), ms(dp[len(dp)*99/100]))
-		}
-		fmt.Println()
 	}
+	return nil
+}
+
+// timeRoute prints p50 and p99 of n requests of path to e and, when side is set, of the same
+// requests to side, interleaved (each first every other time).
+func timeRoute(e, side http.Handler, name string, path func() string, n int, target string) error {
+	ds, dp := make([]time.Duration, n), make([]time.Duration, n)
+	for j := range ds {
+		p := path()
+		hs, ts := []http.Handler{e, side}, []*time.Duration{&ds[j], &dp[j]}
+		if j%2 == 1 {
+			hs[0], hs[1], ts[0], ts[1] = hs[1], hs[0], ts[1], ts[0]
+		}
+		for k, h := range hs {
+			if h == nil {
+				continue
+			}
+			t0 := time.Now()
+			if code := serve(h, p); code != 200 {
+				return fmt.Errorf("%s: %d", p, code)
+			}
+			*ts[k] = time.Since(t0)
+		}
+	}
+	slices.Sort(ds)
+	fmt.Printf("  %-62s p50 %7.2f ms   p99 %7.2f ms   (target %s)", name, ms(ds[len(ds)/2]), ms(ds[len(ds)*99/100]), target)
+	if side != nil {
+		slices.Sort(dp)
+		fmt.Printf("   (top_flow.sql alone: p50 %7.2f ms   p99 %7.2f ms)", ms(dp[len(dp)/2]), ms(dp[len(dp)*99/100]))
+	}
+	fmt.Println()
 	return nil
 }
 

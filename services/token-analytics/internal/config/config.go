@@ -74,7 +74,7 @@ type Config struct {
 	// TopFlowKeep is how many addresses of top_flow's kept closed-hour sums (store.KeepTopFlows:
 	// deployment sets and windows asked for in the last hour whose closed hours hold at least
 	// store.DefaultTopFlowMinAddresses addresses) a replica holds at most, about 160 bytes each;
-	// 0 keeps none (every request runs top_flow.sql).
+	// 0 (or less) keeps none (every request runs top_flow.sql).
 	TopFlowKeep int `env:"TOP_FLOW_KEEP" envDefault:"1000000"`
 
 	// UserLabelsURL is the user-labels service's base URL, asked for the caller's own labels and
@@ -119,9 +119,6 @@ func (c Config) Validate() error {
 	}
 	if c.FlowPruneInterval <= 0 {
 		p.Addf("TOKENANALYTICS_FLOW_PRUNE_INTERVAL: must be positive")
-	}
-	if c.TopFlowKeep < 0 {
-		p.Addf("TOKENANALYTICS_TOP_FLOW_KEEP: must be 0 (keep none) or positive")
 	}
 	if c.FlowCloseInterval <= 0 {
 		p.Addf("TOKENANALYTICS_FLOW_CLOSE_INTERVAL: must be positive")

@@ -142,7 +142,7 @@ func KeepTopFlows(minAddresses, budget int) Option {
 // top_flow.sql in a few milliseconds; the budget bounds a replica's memory (about 160 bytes an
 // address: its sums, key and index entry).
 const (
-	DefaultTopFlowMinAddresses = 4096
+	DefaultTopFlowMinAddresses = 1024
 	DefaultTopFlowBudget       = 1_000_000
 )
 

@@ -77,9 +77,9 @@ type keptFlows struct {
 	from           time.Time
 	rolled         []time.Time // per deployment: where the sums end
 	versions       []int64
-	rows           []flowRow // in flowRowBefore order
+	rows           []flowRow          // in flowRowBefore order
 	index          []map[string]int32 // per chain rank n - 1: address to its row
-	refresh        bool // a request found it behind a close or stale
+	refresh        bool               // a request found it behind a close or stale
 }
 
 // wantedFlows is a deployment set and window asked for lately.
