@@ -212,3 +212,76 @@ func TestFlowMergeTopEqualsSorting(t *testing.T) {
 		}
 	}
 }
+
+// TestKeptTopFlowsBesideWritesAndRefresh: requests and the refresh loop running beside batches
+// of open and closed hours and closes (under -race, the kept sums' sharing), then answers equal
+// top_flow.sql's.
+func TestKeptTopFlowsBesideWritesAndRefresh(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	emptyFlows(t, pool)
+	w := &keptWorld{r: rand.New(rand.NewPCG(9, 9))}
+	w.clock.Store(closeClock.UnixNano())
+	kept := New(pool, Retention(0, w.now), KeepTopFlows(1, 1<<20))
+	plain := New(pool, Retention(0, w.now), KeepTopFlows(0, 0))
+	hour := closeClock.Truncate(time.Hour)
+	froms := []time.Time{hour.Add(-24 * time.Hour), hour.Add(-3 * time.Hour)}
+	if err := kept.ApplyFlows(ctx, w.flows(hour.Add(-30*time.Hour), hour.Add(time.Hour), 300)); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	errs := make(chan error, 2)
+	go func() {
+		for {
+			select {
+			case <-stop:
+				errs <- nil
+				return
+			case <-kept.TopFlowsWake(): // as the service's loop, without its interval
+			}
+			if _, err := kept.RefreshTopFlows(ctx); err != nil {
+				errs <- err
+				return
+			}
+		}
+	}()
+	go func() {
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				errs <- nil
+				return
+			default:
+			}
+			if _, err := kept.TopFlows(ctx, keptDeps, froms[i%2], 5); err != nil {
+				errs <- err
+				return
+			}
+		}
+	}()
+	batches := [][]app.Flow{}
+	for range 6 {
+		batches = append(batches, w.flows(hour.Add(-6*time.Hour), hour.Add(time.Hour), 20))
+	}
+	for _, fs := range batches {
+		if err := kept.ApplyFlows(ctx, fs); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := kept.CloseHours(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	sameTopFlows(t, kept, plain, froms, "after writes beside requests and refreshes")
+	if _, err := kept.RefreshTopFlows(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := sameTopFlows(t, kept, plain, froms, "read again"); n == 0 {
+		t.Fatal("no answer came from kept sums")
+	}
+}
