@@ -390,6 +390,47 @@ func latencies(ctx context.Context, st *store.Store, tokens, n int, now time.Tim
 		if err := timeRoute(e, side, rt.name, rt.path, n, targets[i]); err != nil {
 			return err
 		}
+		if side != nil {
+			if err := topFlowByRank(ctx, st, e, side); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// topFlowByRank prints, for tokens by rank of use, the median of 15 requests of top_flow over
+// 24h from the kept sums and with top_flow.sql alone, interleaved, with the token's closed
+// flow_address_hours rows and open transfers in that window: where each path's time goes.
+func topFlowByRank(ctx context.Context, st *store.Store, kept, plain http.Handler) error {
+	for _, rank := range []int{0, 1, 3, 12, 45} {
+		var rows, open int
+		if err := st.Pool().QueryRow(ctx, `SELECT
+			(SELECT count(*) FROM market.flow_address_hours a JOIN market.flow_marks k ON k.chain = a.chain
+			 WHERE a.chain = 'ethereum' AND a.token = $1 AND a.hour >= date_trunc('hour', now()) - interval '24 hours' AND a.hour < k.rolled_until),
+			(SELECT count(*) FROM market.flows f JOIN market.flow_marks k ON k.chain = f.chain
+			 WHERE f.chain = 'ethereum' AND f.token = $1 AND f.hour >= k.rolled_until AND f.counted)`, tokenAddr(rank)).Scan(&rows, &open); err != nil {
+			return err
+		}
+		path := fmt.Sprintf("/token/top_flow/token-%05d?timeLast=24h", rank)
+		dk, dp := make([]time.Duration, 15), make([]time.Duration, 15)
+		for j := range dk {
+			hs, ds := []http.Handler{kept, plain}, []*time.Duration{&dk[j], &dp[j]}
+			if j%2 == 1 {
+				hs[0], hs[1], ds[0], ds[1] = hs[1], hs[0], ds[1], ds[0]
+			}
+			for k, h := range hs {
+				t0 := time.Now()
+				if code := serve(h, path); code != 200 {
+					return fmt.Errorf("%s: %d", path, code)
+				}
+				*ds[k] = time.Since(t0)
+			}
+		}
+		slices.Sort(dk)
+		slices.Sort(dp)
+		fmt.Printf("    token of use rank %2d (24h: %6d closed rows, %5d open transfers)   kept sums median %7.2f ms   top_flow.sql alone median %7.2f ms\n",
+			rank, rows, open, ms(dk[7]), ms(dp[7]))
 	}
 	return nil
 }
