@@ -23,12 +23,12 @@ import (
 // rolled_until and its flow_address_versions counter, which every statement changing a closed
 // hour's rows moves in its transaction (the close writes only hours from rolled_until on and
 // moves it; pruning only hours before the flow horizon, which no kept window reaches). A
-// request then reads, in one statement, the stamp and the per-address sums of the hours from the
-// kept sums' rolled_until on from market.flows (top_flow_open.sql), and uses the kept sums only
-// when the versions are the ones they were read under: otherwise it runs top_flow.sql. So every
-// answer is that of one snapshot, with every transfer committed before it. The merge adds the
-// open sums to their addresses' kept ones and takes the top limit of those addresses and of the
-// first limit untouched addresses in the kept order.
+// request then reads, in one statement, the stamp and the counted transfers of the hours from
+// the kept sums' rolled_until on from market.flows (top_flow_open.sql), and uses the kept sums
+// only when the versions are the ones they were read under: otherwise it runs top_flow.sql. So
+// every answer is that of one snapshot, with every transfer committed before it. The merge adds
+// each transfer to its receiver's and its sender's sums and takes the top limit of the addresses
+// it touched and of the first limit untouched ones in the kept order.
 
 // addrKey is an address of one chain of a deployment set: n is the chain's rank among the set's
 // chains (byte order, 1 first), as top_flow.sql groups.
@@ -503,7 +503,6 @@ func (k *topFlowKeep) install(t keptTodo, e *keptFlows, now time.Time) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	delete(k.kept, t.key) // the copy read before, if any, is behind
-
 	if len(e.rows) < k.min {
 		t.w.light = now
 		return
