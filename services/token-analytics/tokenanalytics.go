@@ -154,7 +154,12 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	}
 	pub := s.Publisher()
 	var relay *outbox.Relay
-	st := store.New(pool, store.OnOutbox(func() { relay.Kick() }), store.Retention(cfg.FlowRetention, time.Now))
+	keepMin := store.DefaultTopFlowMinAddresses
+	if cfg.TopFlowKeep <= 0 {
+		keepMin = 0 // keep none
+	}
+	st := store.New(pool, store.OnOutbox(func() { relay.Kick() }), store.Retention(cfg.FlowRetention, time.Now),
+		store.KeepTopFlows(keepMin, cfg.TopFlowKeep))
 	relay = events.NewRelay(st, pub, outbox.Options{Logger: s.Log, Meter: s.Tel.Meter()})
 	s.Add(relay.Part())
 	s.Add(lifecycle.Part{Name: "registry import", Run: func(ctx context.Context) error {
@@ -173,6 +178,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		return err
 	}
 	s.Add(closeLoop(st, cfg.FlowCloseInterval, s.Log, mx))
+	s.Add(topFlowsLoop(st, cfg.FlowCloseInterval, s.Log))
 	if cfg.PriceAPIURL != "" {
 		s.Add(pricePoller(cfg, st, s.Log, mx))
 	}
@@ -314,6 +320,29 @@ func closeLoop(st *store.Store, every time.Duration, log *slog.Logger, mx *metri
 			select {
 			case <-ctx.Done():
 				return nil
+			case <-time.After(every):
+			}
+		}
+	}}
+}
+
+// topFlowsLoop keeps top_flow's kept sums current (store.RefreshTopFlows): every interval (the
+// close's, which moves their closed hours' end) and whenever a request found none of its window
+// or found them behind.
+func topFlowsLoop(st *store.Store, every time.Duration, log *slog.Logger) lifecycle.Part {
+	return lifecycle.Part{Name: "top_flow kept sums", Run: func(ctx context.Context) error {
+		for {
+			r, err := st.RefreshTopFlows(ctx)
+			switch {
+			case err != nil && ctx.Err() == nil:
+				log.WarnContext(ctx, "refreshing top_flow's kept sums failed", "error", err)
+			case err == nil && r.Built > 0:
+				log.DebugContext(ctx, "top_flow sums read", "built", r.Built, "kept", r.Kept, "addresses", r.Addresses)
+			}
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-st.TopFlowsWake():
 			case <-time.After(every):
 			}
 		}

@@ -342,6 +342,10 @@ func latencies(ctx context.Context, st *store.Store, tokens, n int, now time.Tim
 	}
 	fmt.Printf("  /token/top snapshot refresh (5 timeframes x 1 and auto reference periods, TOKENANALYTICS_TOP_REFRESH in service): %s\n", time.Since(t0).Round(time.Millisecond))
 	svchttp.Register(e, svc, set)
+	plain, err := topFlowKept(ctx, st, e, tokens, now)
+	if err != nil {
+		return err
+	}
 	r := rand.New(rand.NewPCG(2, 2))
 	tfs := []string{"1h", "6h", "12h", "24h", "7d"}
 	routes := []struct {
@@ -377,19 +381,114 @@ func latencies(ctx context.Context, st *store.Store, tokens, n int, now time.Tim
 		for range 10 { // warm the connections and plans
 			serve(e, rt.path())
 		}
-		ds := make([]time.Duration, n)
-		for j := range ds {
-			p := rt.path()
-			t0 := time.Now()
-			if code := serve(e, p); code != 200 {
-				return fmt.Errorf("%s: %d", p, code)
-			}
-			ds[j] = time.Since(t0)
+		// top_flow's requests are timed side by side, interleaved: from the kept sums and with
+		// top_flow.sql alone (a store keeping none).
+		var side http.Handler
+		if strings.HasPrefix(rt.name, "/token/top_flow") {
+			side = plain
 		}
-		slices.Sort(ds)
-		fmt.Printf("  %-62s p50 %7.2f ms   p99 %7.2f ms   (target %s)\n", rt.name, ms(ds[len(ds)/2]), ms(ds[len(ds)*99/100]), targets[i])
+		if err := timeRoute(e, side, rt.name, rt.path, n, targets[i]); err != nil {
+			return err
+		}
+		if side != nil {
+			if err := topFlowByRank(ctx, st, e, side); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
+}
+
+// topFlowByRank prints, for tokens by rank of use, the median of 15 requests of top_flow over
+// 24h from the kept sums and with top_flow.sql alone, interleaved, with the token's closed
+// flow_address_hours rows and open transfers in that window: where each path's time goes.
+func topFlowByRank(ctx context.Context, st *store.Store, kept, plain http.Handler) error {
+	for _, rank := range []int{0, 1, 3, 12, 45} {
+		var rows, open int
+		if err := st.Pool().QueryRow(ctx, `SELECT
+			(SELECT count(*) FROM market.flow_address_hours a JOIN market.flow_marks k ON k.chain = a.chain
+			 WHERE a.chain = 'ethereum' AND a.token = $1 AND a.hour >= date_trunc('hour', now()) - interval '24 hours' AND a.hour < k.rolled_until),
+			(SELECT count(*) FROM market.flows f JOIN market.flow_marks k ON k.chain = f.chain
+			 WHERE f.chain = 'ethereum' AND f.token = $1 AND f.hour >= k.rolled_until AND f.counted)`, tokenAddr(rank)).Scan(&rows, &open); err != nil {
+			return err
+		}
+		path := fmt.Sprintf("/token/top_flow/token-%05d?timeLast=24h", rank)
+		dk, dp := make([]time.Duration, 15), make([]time.Duration, 15)
+		for j := range dk {
+			hs, ds := []http.Handler{kept, plain}, []*time.Duration{&dk[j], &dp[j]}
+			if j%2 == 1 {
+				hs[0], hs[1], ds[0], ds[1] = hs[1], hs[0], ds[1], ds[0]
+			}
+			for k, h := range hs {
+				t0 := time.Now()
+				if code := serve(h, path); code != 200 {
+					return fmt.Errorf("%s: %d", path, code)
+				}
+				*ds[k] = time.Since(t0)
+			}
+		}
+		slices.Sort(dk)
+		slices.Sort(dp)
+		fmt.Printf("    token of use rank %2d (24h: %6d closed rows, %5d open transfers)   kept sums median %7.2f ms   top_flow.sql alone median %7.2f ms\n",
+			rank, rows, open, ms(dk[7]), ms(dp[7]))
+	}
+	return nil
+}
+
+// timeRoute prints p50 and p99 of n requests of path to e and, when side is set, of the same
+// requests to side, interleaved (each first every other time).
+func timeRoute(e, side http.Handler, name string, path func() string, n int, target string) error {
+	ds, dp := make([]time.Duration, n), make([]time.Duration, n)
+	for j := range ds {
+		p := path()
+		hs, ts := []http.Handler{e, side}, []*time.Duration{&ds[j], &dp[j]}
+		if j%2 == 1 {
+			hs[0], hs[1], ts[0], ts[1] = hs[1], hs[0], ts[1], ts[0]
+		}
+		for k, h := range hs {
+			if h == nil {
+				continue
+			}
+			t0 := time.Now()
+			if code := serve(h, p); code != 200 {
+				return fmt.Errorf("%s: %d", p, code)
+			}
+			*ts[k] = time.Since(t0)
+		}
+	}
+	slices.Sort(ds)
+	fmt.Printf("  %-62s p50 %7.2f ms   p99 %7.2f ms   (target %s)", name, ms(ds[len(ds)/2]), ms(ds[len(ds)*99/100]), target)
+	if side != nil {
+		slices.Sort(dp)
+		fmt.Printf("   (top_flow.sql alone: p50 %7.2f ms   p99 %7.2f ms)", ms(dp[len(dp)/2]), ms(dp[len(dp)*99/100]))
+	}
+	fmt.Println()
+	return nil
+}
+
+// topFlowKept asks top_flow once for each token the bench draws and window, as a replica serving
+// them over the last hour has been asked, reads the kept sums the service's loop keeps
+// (store.RefreshTopFlows) and prints that read, and returns a router over a store keeping none,
+// which answers every top_flow request with top_flow.sql.
+func topFlowKept(ctx context.Context, st *store.Store, e http.Handler, tokens int, now time.Time) (http.Handler, error) {
+	for i := range max(1, tokens/10) {
+		for _, w := range []string{"24h", "7d"} {
+			if code := serve(e, fmt.Sprintf("/token/top_flow/token-%05d?timeLast=%s", i, w)); code != 200 {
+				return nil, fmt.Errorf("top_flow token-%05d: %d", i, code)
+			}
+		}
+	}
+	t0 := time.Now()
+	kept, err := st.RefreshTopFlows(ctx)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Printf("  /token/top_flow kept sums read (%d tokens x 24h and 7d asked; sets of %d closed addresses or more kept, every TOKENANALYTICS_FLOW_CLOSE_INTERVAL in service): %d read, %d kept, %d addresses, in %s\n",
+		max(1, tokens/10), store.DefaultTopFlowMinAddresses, kept.Built, kept.Kept, kept.Addresses, time.Since(t0).Round(time.Millisecond))
+	set, _ := chains.NewSet(nil)
+	plain := httpx.NewEngine(httpx.EngineOptions{Service: "token-analytics"})
+	svchttp.Register(plain, app.New(store.New(st.Pool(), store.KeepTopFlows(0, 0)), app.Options{Now: func() time.Time { return now }}), set)
+	return plain, nil
 }
 
 func serve(h http.Handler, path string) int {

@@ -71,6 +71,12 @@ type Config struct {
 	// their per-address rollup built from the stored transfers (store.CloseHours).
 	FlowCloseInterval time.Duration `env:"FLOW_CLOSE_INTERVAL" envDefault:"1m"`
 
+	// TopFlowKeep is how many addresses of top_flow's kept closed-hour sums (store.KeepTopFlows:
+	// deployment sets and windows asked for in the last hour whose closed hours hold at least
+	// store.DefaultTopFlowMinAddresses addresses) a replica holds at most, about 160 bytes each;
+	// 0 (or less) keeps none (every request runs top_flow.sql).
+	TopFlowKeep int `env:"TOP_FLOW_KEEP" envDefault:"1000000"`
+
 	// UserLabelsURL is the user-labels service's base URL, asked for the caller's own labels and
 	// entities of top_flow's addresses; empty: none are added.
 	UserLabelsURL string `env:"USER_LABELS_URL" envDefault:"http://user-labels:8080"`

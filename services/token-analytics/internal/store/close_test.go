@@ -21,7 +21,8 @@ var closeClock = time.Date(2026, 1, 10, 12, 30, 0, 0, time.UTC)
 func emptyFlows(t *testing.T, pool *pgxpool.Pool) {
 	t.Helper()
 	if _, err := pool.Exec(context.Background(), `TRUNCATE market.flows, market.orphaned_blocks, market.flow_hours,
-		market.flow_days, market.flow_address_hours, market.address_classes, market.flow_marks`); err != nil {
+		market.flow_days, market.flow_address_hours, market.address_classes, market.flow_marks,
+		market.flow_address_versions`); err != nil {
 		t.Fatal(err)
 	}
 }

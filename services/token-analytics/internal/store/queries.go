@@ -116,6 +116,14 @@ func deploymentArrays(deps []app.Deployment) (chains, tokens []string) {
 // TopFlows returns the limit addresses with the most flow (in + out USD) of deps since from.
 func (s *Store) TopFlows(ctx context.Context, deps []app.Deployment, from time.Time, limit int) ([]app.AddressFlow, error) {
 	chains, tokens := deploymentArrays(deps)
+	if s.tf != nil && !from.Before(s.FlowHorizon()) {
+		if e := s.tf.ask(chains, tokens, from, s.now()); e != nil {
+			out, ok, err := s.topFlowsKept(ctx, e, limit)
+			if err != nil || ok {
+				return out, err
+			}
+		}
+	}
 	rows, err := s.pool.Query(ctx, sqlTopFlow, chains, tokens, from, limit)
 	if err != nil {
 		return nil, fmt.Errorf("top flows: %w", err)

@@ -81,6 +81,9 @@ var (
 	sqlTopWindows       = load("top_windows")
 	sqlTopParts         = load("top_parts")
 	sqlTopFlow          = load("top_flow")
+	sqlTopFlowClosed    = load("top_flow_closed")
+	sqlTopFlowOpen      = load("top_flow_open")
+	sqlTopFlowInfo      = load("top_flow_info")
 	sqlVolume           = load("volume")
 	sqlVolumeDays       = load("volume_days")
 	sqlTrending         = load("trending")
@@ -105,6 +108,7 @@ type Store struct {
 	changed   func() // called after a transaction that wrote outbox rows commits
 	retention time.Duration
 	now       func() time.Time
+	tf        *topFlowKeep // nil: top_flow always runs top_flow.sql
 }
 
 // Option tunes a Store.
@@ -122,9 +126,30 @@ func Retention(d time.Duration, now func() time.Time) Option {
 	return func(s *Store) { s.retention, s.now = d, now }
 }
 
+// KeepTopFlows sets top_flow's kept sums (topflow_cache.go): the closed hours' per-address sums
+// of a deployment set and window are kept when they hold at least minAddresses addresses, and
+// at most budget addresses in all; minAddresses 0 keeps none (every request runs top_flow.sql).
+func KeepTopFlows(minAddresses, budget int) Option {
+	return func(s *Store) {
+		s.tf = nil
+		if minAddresses > 0 {
+			s.tf = newTopFlowKeep(minAddresses, budget)
+		}
+	}
+}
+
+// Default kept sums: sets whose closed hours of the window hold fewer addresses are answered by
+// top_flow.sql in a few milliseconds; the budget bounds a replica's memory (about 160 bytes an
+// address: its sums, key and index entry).
+const (
+	DefaultTopFlowMinAddresses = 1024
+	DefaultTopFlowBudget       = 1_000_000
+)
+
 // New returns a store over pool.
 func New(pool *pgxpool.Pool, opts ...Option) *Store {
-	s := &Store{pool: pool, changed: func() {}, now: time.Now}
+	s := &Store{pool: pool, changed: func() {}, now: time.Now,
+		tf: newTopFlowKeep(DefaultTopFlowMinAddresses, DefaultTopFlowBudget)}
 	for _, o := range opts {
 		o(s)
 	}

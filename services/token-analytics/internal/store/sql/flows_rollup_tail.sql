@@ -14,7 +14,12 @@
     ON CONFLICT (chain, token, hour, address) DO UPDATE SET
         in_usd = a.in_usd + excluded.in_usd, in_value = a.in_value + excluded.in_value,
         out_usd = a.out_usd + excluded.out_usd, out_value = a.out_value + excluded.out_value
-    RETURNING 1
+    RETURNING a.chain, a.token
+), address_versions AS (
+    -- the deployments whose closed rows changed: top_flow's kept sums of them are stale
+    INSERT INTO market.flow_address_versions AS v (chain, token, version)
+    SELECT DISTINCT chain, token, 1 FROM by_address ORDER BY 1, 2
+    ON CONFLICT (chain, token) DO UPDATE SET version = v.version + 1
 ), classed AS (
     SELECT s.*, market.flow_class(tc.entity_type, tc.is_pool) AS to_class, market.flow_class(fc.entity_type, fc.is_pool) AS from_class
     FROM signed s

@@ -8,9 +8,11 @@
 -- the address alone: an integer and one text key per leg, where grouping by the chain and taking
 -- min(chain_type) hashed and compared two more texts per leg, the most of a token's week of legs.
 -- A chain's rows all carry its type (the consumers store each transfer with its chain's type), so
--- the type the classes are joined on is read once per chain, from any of its rows.
+-- the type the classes are joined on is read once per chain, from any of its rows. Ties are
+-- ordered by the bytes of the chain and the address (COLLATE "C", whatever the database's
+-- collation), as the kept sums' merge in Go orders them (internal/store/topflow_cache.go).
 WITH deps AS (
-    SELECT d.chain, d.token, dense_rank() OVER (ORDER BY d.chain)::int AS n,
+    SELECT d.chain, d.token, dense_rank() OVER (ORDER BY d.chain COLLATE "C")::int AS n,
            greatest($3::timestamptz, coalesce(k.rolled_until, '-infinity')) AS open_from
     FROM unnest($1::text[], $2::text[]) AS d(chain, token)
     LEFT JOIN market.flow_marks k ON k.chain = d.chain
@@ -30,7 +32,7 @@ WITH deps AS (
            sum(out_value) AS out_value
     FROM legs
     GROUP BY n, address
-    ORDER BY sum(in_usd) + sum(out_usd) DESC, n, address
+    ORDER BY sum(in_usd) + sum(out_usd) DESC, n, address COLLATE "C"
     LIMIT $4
 ), chains AS (
     SELECT DISTINCT ON (n) n, chain FROM deps ORDER BY n
@@ -44,4 +46,4 @@ CROSS JOIN LATERAL (
         (SELECT f.chain_type FROM market.flows f WHERE f.chain = k.chain LIMIT 1)) AS chain_type
 ) t
 LEFT JOIN market.address_classes c ON c.chain_type = t.chain_type AND c.address = g.address
-ORDER BY g.in_usd + g.out_usd DESC, k.chain, g.address
+ORDER BY g.in_usd + g.out_usd DESC, k.chain COLLATE "C", g.address COLLATE "C"
