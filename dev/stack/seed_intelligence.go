@@ -38,3 +38,20 @@ func seedIntelligence(ctx context.Context, ic intelligence.Config, simChains []s
 	}
 	return nil
 }
+
+// republishAttributions publishes every stored attribution again when the broker is the
+// embedded one: it keeps topics in memory, so after a restart on the same database
+// intel.attributions.v1 is empty, and the services that read it whole at start (stream-fanout's
+// matching, balances' entity membership) would see no entity until each address changes again.
+// The seeding above publishes only what it changed, which on a restart is nothing. Consumers
+// apply attributions idempotently, so on a fresh database the copies the relay also sends
+// change nothing.
+func (p platform) republishAttributions(ctx context.Context, ic intelligence.Config) error {
+	if len(p.o.KafkaBrokers) > 0 {
+		return nil
+	}
+	if _, err := intelligence.Republish(ctx, ic); err != nil {
+		return fmt.Errorf("republish attributions to the embedded broker: %w", err)
+	}
+	return nil
+}

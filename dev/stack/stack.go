@@ -354,7 +354,10 @@ func (p platform) addAPIs(us *unitSet) {
 			if err := intelligence.Migrate(ctx, ic, nil); err != nil {
 				return err
 			}
-			return seedIntelligence(ctx, ic, p.o.Chains)
+			if err := seedIntelligence(ctx, ic, p.o.Chains); err != nil {
+				return err
+			}
+			return p.republishAttributions(ctx, ic)
 		},
 		func(ctx context.Context, d service.Deps) error { return intelligence.Run(ctx, ic, d) })
 
