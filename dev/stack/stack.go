@@ -187,6 +187,7 @@ func (s *Stack) startBroker(ctx context.Context, o Options, log *slog.Logger) er
 	if err != nil {
 		return err
 	}
+	defer sec.Close() // only the topic creation below uses it
 	s.Brokers = o.KafkaBrokers
 	if len(s.Brokers) == 0 {
 		b, err := eventbus.StartEmbeddedBroker(0)

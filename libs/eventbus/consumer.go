@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -82,13 +83,15 @@ type Consumer[M proto.Message] struct {
 	ownDLQ bool
 	tracer trace.Tracer
 
-	meter    metric.Meter
-	consumed metric.Int64Counter
-	dlqCount metric.Int64Counter
-	failures metric.Int64Counter
-	lagGauge metric.Int64ObservableGauge
-	ageGauge metric.Float64ObservableGauge
-	lag      *lagReader
+	meter     metric.Meter
+	consumed  metric.Int64Counter
+	dlqCount  metric.Int64Counter
+	failures  metric.Int64Counter
+	lagGauge  metric.Int64ObservableGauge
+	ageGauge  metric.Float64ObservableGauge
+	lag       *lagReader
+	closeOnce sync.Once
+	closeErr  error
 	// dlqRefused counts undecodable records the dead-letter topic refuses for good.
 	dlqRefused metric.Int64Counter
 	// batchStart is when the batch being handled was fetched (Unix nanoseconds), 0 between
@@ -190,12 +193,7 @@ func groupReader(o ConsumerOptions, start int64) *kafka.Reader {
 // Run consumes until ctx ends. A batch being handled when ctx ends is finished and committed
 // (within 30s of the end) before Run returns.
 func (c *Consumer[M]) Run(ctx context.Context) error {
-	defer func() {
-		_ = c.r.Close()
-		if c.ownDLQ {
-			_ = c.dlq.Close()
-		}
-	}()
+	defer func() { _ = c.Close() }()
 	attrs := metric.WithAttributes(attribute.String("topic", c.o.Topic), attribute.String("group", c.o.Group))
 	stopObserving := c.observe(ctx, attrs)
 	defer stopObserving()
@@ -431,4 +429,17 @@ func (c *Consumer[M]) deadLetter(r kafka.Message, err error) Event {
 		Msg: nil, dlq: &deadRecord{source: source, value: r.Value, headers: append(append([]kafka.Header(nil), r.Headers...),
 			kafka.Header{Key: HeaderError, Value: []byte(err.Error())},
 			kafka.Header{Key: HeaderDLQSource, Value: []byte(source)})}}
+}
+
+// Close closes the consumer's reader and its own dead-letter publisher; Run closes them when it
+// returns. A consumer built and never run must be closed: a group reader joins its group as
+// soon as it is built. Closing twice does nothing more.
+func (c *Consumer[M]) Close() error {
+	c.closeOnce.Do(func() {
+		c.closeErr = c.r.Close()
+		if c.ownDLQ {
+			c.closeErr = errors.Join(c.closeErr, c.dlq.Close())
+		}
+	})
+	return c.closeErr
 }

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/chainintel/chainintel/libs/eventbus"
+	"github.com/chainintel/chainintel/libs/telemetry"
+	"github.com/segmentio/kafka-go"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 )
@@ -179,5 +181,45 @@ func TestKafkaRoundTripOverTLS(t *testing.T) {
 	err = eventbus.EnsureTopics(ctx, cfg.Brokers, sec, 1, []eventbus.TopicSpec{{Name: "test.tls.v1", Partitions: 2}})
 	if err == nil || !strings.Contains(err.Error(), "certificate") || !strings.Contains(err.Error(), "over TLS") {
 		t.Fatalf("untrusted broker certificate: %v; want a certificate error", err)
+	}
+}
+
+// A consumer's group reader joins its group as soon as it is built, so a service whose assembly
+// fails after Consume must leave the group at Close, although Run never ran.
+func TestCloseLeavesTheGroupOfAConsumerNeverRun(t *testing.T) {
+	cfg := secureBroker(t, Kafka{}, "closed.v1")
+	s, err := New(context.Background(), "test", testBase, Deps{Logger: quietLog, Telemetry: telemetry.Nop("test"), OpsListener: listen(t)},
+		WithKafka(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	Consume(s, "closed.v1", func() *wrapperspb.StringValue { return &wrapperspb.StringValue{} },
+		func(context.Context, []eventbus.Message[*wrapperspb.StringValue]) error { return nil })
+	client := &kafka.Client{Addr: kafka.TCP(cfg.Brokers...), Timeout: 5 * time.Second}
+	members := func() int {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		res, err := client.DescribeGroups(ctx, &kafka.DescribeGroupsRequest{GroupIDs: []string{"test.closed.v1"}})
+		if err != nil || len(res.Groups) != 1 {
+			return -1
+		}
+		return len(res.Groups[0].Members)
+	}
+	waitUntil(t, "the consumer joined its group", func() bool { return members() == 1 })
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "the consumer left its group", func() bool { return members() == 0 })
+}
+
+// waitUntil polls cond until it holds, failing the test after 30 s.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within 30 s", what)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

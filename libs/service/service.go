@@ -214,6 +214,9 @@ func Consume[M proto.Message](s *Service, topic string, newMsg func() M, h event
 		f(&o)
 	}
 	c := eventbus.NewConsumer(o, newMsg, h)
+	// Added before the part, so it runs after the part stopped; it closes the reader of a
+	// consumer whose Run was never reached (Close after a failed assembly).
+	s.runner.OnStop("consumer "+topic+" reader", func(context.Context) error { return c.Close() })
 	s.runner.Add(lifecycle.Part{Name: "consumer " + topic, Run: c.Run})
 }
 
