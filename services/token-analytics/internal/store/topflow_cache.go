@@ -201,44 +201,56 @@ func (s *Store) topFlowsKept(ctx context.Context, e *keptFlows, limit int) ([]ap
 	return out, err == nil, err
 }
 
-// flowMerge adds a request's open transfers to kept sums: the kept addresses' sums by their
-// row, the others' in a map per chain rank.
+// flowMerge adds a request's open transfers to kept sums. It holds only the addresses the
+// transfers touch (a kept address's row starts from its kept sums), so a request allocates for
+// those and not for every kept row (TestFlowMergeBytesNotOfKeptRows).
 type flowMerge struct {
-	e       *keptFlows
-	sums    []flowSum // by e's row, set where touched
-	touched []bool
-	seen    []int32 // the touched rows
-	extra   []map[string]int
-	rows    []flowRow // the addresses e does not hold
+	e    *keptFlows
+	slot []map[string]int32 // per chain rank n - 1: a touched address's row in rows
+	rows []flowRow          // the touched addresses
 }
 
 func newFlowMerge(e *keptFlows) *flowMerge {
-	return &flowMerge{e: e, sums: make([]flowSum, len(e.rows)), touched: make([]bool, len(e.rows))}
+	return &flowMerge{e: e}
 }
 
-// add adds d to the address addr (its bytes, not kept) of chain rank n.
+// add adds d to the address addr (its bytes) of chain rank n.
 func (m *flowMerge) add(n int32, addr []byte, d flowSum) {
-	if int(n) <= len(m.e.index) {
-		if i, ok := m.e.index[n-1][string(addr)]; ok { // no copy of addr for the lookup
-			if !m.touched[i] {
-				m.touched[i], m.sums[i] = true, m.e.rows[i].sum
-				m.seen = append(m.seen, i)
-			}
-			m.sums[i].add(d)
-			return
-		}
+	for len(m.slot) < int(n) {
+		m.slot = append(m.slot, map[string]int32{})
 	}
-	for len(m.extra) < int(n) {
-		m.extra = append(m.extra, map[string]int{})
-	}
-	j, ok := m.extra[n-1][string(addr)]
+	j, ok := m.slot[n-1][string(addr)] // no copy of addr for the lookup
 	if !ok {
-		j = len(m.rows)
-		k := addrKey{n: n, addr: string(addr)}
-		m.extra[n-1][k.addr] = j
-		m.rows = append(m.rows, flowRow{key: k})
+		r, kept := m.e.row(n, addr)
+		if !kept {
+			r = flowRow{key: addrKey{n: n, addr: string(addr)}}
+		}
+		j = int32(len(m.rows))
+		m.slot[n-1][r.key.addr] = j // a kept address's key is the kept row's string
+		m.rows = append(m.rows, r)
 	}
 	m.rows[j].sum.add(d)
+}
+
+// touched is whether a request's transfers touched the kept row r.
+func (m *flowMerge) touched(r *flowRow) bool {
+	if int(r.key.n) > len(m.slot) {
+		return false
+	}
+	_, ok := m.slot[r.key.n-1][r.key.addr]
+	return ok
+}
+
+// row is the kept row of addr of chain rank n, if kept.
+func (e *keptFlows) row(n int32, addr []byte) (flowRow, bool) {
+	if int(n) > len(e.index) {
+		return flowRow{}, false
+	}
+	i, ok := e.index[n-1][string(addr)]
+	if !ok {
+		return flowRow{}, false
+	}
+	return e.rows[i], true
 }
 
 // scan adds top_flow_open.sql's transfers and returns its stamp. The transfers' columns are
@@ -276,11 +288,6 @@ func (m *flowMerge) scan(rows pgx.Rows) (rolled []time.Time, versions []int64, e
 // first limit untouched kept ones (no later untouched one can come before them).
 func (m *flowMerge) top(limit int) []flowRow {
 	h := make(flowHeap, 0, limit+1)
-	for _, i := range m.seen {
-		r := flowRow{key: m.e.rows[i].key, sum: m.sums[i]}
-		r.total = r.sum.inUSD + r.sum.outUSD
-		h.offer(r, limit)
-	}
 	for _, r := range m.rows {
 		r.total = r.sum.inUSD + r.sum.outUSD
 		h.offer(r, limit)
@@ -290,7 +297,7 @@ func (m *flowMerge) top(limit int) []flowRow {
 		if taken == limit {
 			break
 		}
-		if !m.touched[i] {
+		if !m.touched(&m.e.rows[i]) {
 			h.offer(m.e.rows[i], limit)
 			taken++
 		}
