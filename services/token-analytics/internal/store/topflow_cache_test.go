@@ -214,8 +214,13 @@ func TestFlowMergeTopEqualsSorting(t *testing.T) {
 }
 
 // TestKeptTopFlowsBesideWritesAndRefresh: requests and the refresh loop running beside batches
-// of open and closed hours and closes (under -race, the kept sums' sharing), then answers equal
-// top_flow.sql's.
+// of open and closed hours and closes (under -race, the kept sums' sharing). Each answer given
+// while they run equals top_flow.sql's over one of the states the writes went through while it
+// ran: a batch is one transaction, a close changes no answer (amounts in quarters sum exactly
+// in any order), and the writer computes top_flow.sql's answers after each batch before the
+// next, so a request that began after batch a was counted and ended before batch b+1 was
+// counted (b+1 may have committed before its count) equals one of batches a..b+1's. Then answers
+// equal top_flow.sql's, and come from the kept sums once read again.
 func TestKeptTopFlowsBesideWritesAndRefresh(t *testing.T) {
 	ctx := context.Background()
 	pool := pgtest.Pool(t)
@@ -229,6 +234,26 @@ func TestKeptTopFlowsBesideWritesAndRefresh(t *testing.T) {
 	if err := kept.ApplyFlows(ctx, w.flows(hour.Add(-30*time.Hour), hour.Add(time.Hour), 300)); err != nil {
 		t.Fatal(err)
 	}
+	var expected [][][]app.AddressFlow // per batch applied, per window start: top_flow.sql's answer
+	expect := func() {
+		t.Helper()
+		var ws [][]app.AddressFlow
+		for _, from := range froms {
+			want, err := plain.TopFlows(ctx, keptDeps, from, 5)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ws = append(ws, want)
+		}
+		expected = append(expected, ws)
+	}
+	expect()
+	var applied atomic.Int64
+	type answer struct {
+		from, first, last int
+		got               []app.AddressFlow
+	}
+	var answers []answer
 	stop := make(chan struct{})
 	errs := make(chan error, 2)
 	go func() {
@@ -253,10 +278,13 @@ func TestKeptTopFlowsBesideWritesAndRefresh(t *testing.T) {
 				return
 			default:
 			}
-			if _, err := kept.TopFlows(ctx, keptDeps, froms[i%2], 5); err != nil {
+			first := int(applied.Load())
+			got, err := kept.TopFlows(ctx, keptDeps, froms[i%2], 5)
+			if err != nil {
 				errs <- err
 				return
 			}
+			answers = append(answers, answer{from: i % 2, first: first, last: int(applied.Load()) + 1, got: got})
 		}
 	}()
 	batches := [][]app.Flow{}
@@ -267,6 +295,8 @@ func TestKeptTopFlowsBesideWritesAndRefresh(t *testing.T) {
 		if err := kept.ApplyFlows(ctx, fs); err != nil {
 			t.Fatal(err)
 		}
+		expect()
+		applied.Add(1)
 		if _, err := kept.CloseHours(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -277,6 +307,22 @@ func TestKeptTopFlowsBesideWritesAndRefresh(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	for i := range froms {
+		if reflect.DeepEqual(expected[0][i], expected[len(expected)-1][i]) {
+			t.Fatalf("the batches left top_flow from %s unchanged: nothing compared", froms[i])
+		}
+	}
+	for _, a := range answers {
+		ok := false
+		for s := a.first; s <= min(a.last, len(expected)-1) && !ok; s++ {
+			ok = reflect.DeepEqual(a.got, expected[s][a.from])
+		}
+		if !ok {
+			t.Fatalf("an answer from %s between batches %d and %d equals none of top_flow.sql's:\n got %+v",
+				froms[a.from], a.first, a.last, a.got)
+		}
+	}
+	t.Logf("%d answers beside the writes, each equal to top_flow.sql's of a state they ran in", len(answers))
 	sameTopFlows(t, kept, plain, froms, "after writes beside requests and refreshes")
 	if _, err := kept.RefreshTopFlows(ctx); err != nil {
 		t.Fatal(err)
