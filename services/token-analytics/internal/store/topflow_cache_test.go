@@ -82,6 +82,7 @@ func TestKeptTopFlowsEqualStatement(t *testing.T) {
 		emptyFlows(t, pool)
 		w := &keptWorld{r: rand.New(rand.NewPCG(seed, 7))}
 		w.clock.Store(closeClock.UnixNano())
+		// no rebuild interval: the steps read the sums again at the same instant of the clock
 		kept := New(pool, Retention(0, w.now), KeepTopFlows(1, 1<<20), TopFlowRebuildInterval(0))
 		plain := New(pool, Retention(0, w.now), KeepTopFlows(0, 0))
 		hour := closeClock.Truncate(time.Hour)
