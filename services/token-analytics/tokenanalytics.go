@@ -159,7 +159,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		keepMin = 0 // keep none
 	}
 	st := store.New(pool, store.OnOutbox(func() { relay.Kick() }), store.Retention(cfg.FlowRetention, time.Now),
-		store.KeepTopFlows(keepMin, cfg.TopFlowKeep))
+		store.KeepTopFlows(keepMin, cfg.TopFlowKeep), store.TopFlowRebuildInterval(cfg.FlowCloseInterval))
 	relay = events.NewRelay(st, pub, outbox.Options{Logger: s.Log, Meter: s.Tel.Meter()})
 	s.Add(relay.Part())
 	s.Add(lifecycle.Part{Name: "registry import", Run: func(ctx context.Context) error {
@@ -328,14 +328,15 @@ func closeLoop(st *store.Store, every time.Duration, log *slog.Logger, mx *metri
 
 // topFlowsLoop keeps top_flow's kept sums current (store.RefreshTopFlows): every interval (the
 // close's, which moves their closed hours' end) and whenever a request found none of its window
-// or found them behind.
+// or found them behind; the store reads each set and window at most once per interval and
+// backs off one that failed.
 func topFlowsLoop(st *store.Store, every time.Duration, log *slog.Logger) lifecycle.Part {
 	return lifecycle.Part{Name: "top_flow kept sums", Run: func(ctx context.Context) error {
 		for {
 			r, err := st.RefreshTopFlows(ctx)
 			switch {
 			case err != nil && ctx.Err() == nil:
-				log.WarnContext(ctx, "refreshing top_flow's kept sums failed", "error", err)
+				log.WarnContext(ctx, "refreshing top_flow's kept sums failed", "error", err, "failed", r.Failed, "built", r.Built)
 			case err == nil && r.Built > 0:
 				log.DebugContext(ctx, "top_flow sums read", "built", r.Built, "kept", r.Kept, "addresses", r.Addresses)
 			}

@@ -68,7 +68,9 @@ type Config struct {
 	FlowRetention     time.Duration `env:"FLOW_RETENTION" envDefault:"9600h"`
 	FlowPruneInterval time.Duration `env:"FLOW_PRUNE_INTERVAL" envDefault:"1h"`
 	// FlowCloseInterval is how often the hours no transfer is expected in any more are closed:
-	// their per-address rollup built from the stored transfers (store.CloseHours).
+	// their per-address rollup built from the stored transfers (store.CloseHours). It is also
+	// how often at most top_flow's kept sums of a set and window are read again
+	// (store.TopFlowRebuildInterval).
 	FlowCloseInterval time.Duration `env:"FLOW_CLOSE_INTERVAL" envDefault:"1m"`
 
 	// TopFlowKeep is how many addresses of top_flow's kept closed-hour sums (store.KeepTopFlows:

@@ -109,6 +109,7 @@ type Store struct {
 	retention time.Duration
 	now       func() time.Time
 	tf        *topFlowKeep // nil: top_flow always runs top_flow.sql
+	tfEvery   time.Duration
 }
 
 // Option tunes a Store.
@@ -138,20 +139,31 @@ func KeepTopFlows(minAddresses, budget int) Option {
 	}
 }
 
+// TopFlowRebuildInterval sets how often at most a deployment set and window's kept sums are read
+// (again): requests between answer from the sums kept, or from top_flow.sql when their closed
+// rows changed. A failed read is not retried before the longer of d and a minute, doubled per
+// failure in a row up to an hour. The service passes its close interval.
+func TopFlowRebuildInterval(d time.Duration) Option { return func(s *Store) { s.tfEvery = d } }
+
 // Default kept sums: sets whose closed hours of the window hold fewer addresses are answered by
 // top_flow.sql in a few milliseconds; the budget bounds a replica's memory (about 160 bytes an
 // address: its sums, key and index entry).
 const (
 	DefaultTopFlowMinAddresses = 1024
 	DefaultTopFlowBudget       = 1_000_000
+	// DefaultTopFlowRebuildInterval is the default close interval.
+	DefaultTopFlowRebuildInterval = time.Minute
 )
 
 // New returns a store over pool.
 func New(pool *pgxpool.Pool, opts ...Option) *Store {
 	s := &Store{pool: pool, changed: func() {}, now: time.Now,
-		tf: newTopFlowKeep(DefaultTopFlowMinAddresses, DefaultTopFlowBudget)}
+		tf: newTopFlowKeep(DefaultTopFlowMinAddresses, DefaultTopFlowBudget), tfEvery: DefaultTopFlowRebuildInterval}
 	for _, o := range opts {
 		o(s)
+	}
+	if s.tf != nil {
+		s.tf.every, s.tf.read = s.tfEvery, s.buildKept
 	}
 	return s
 }

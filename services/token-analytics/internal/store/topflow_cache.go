@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -82,6 +83,13 @@ type keptFlows struct {
 	refresh        bool               // a request found it behind a close or stale
 }
 
+// keptBuild is when a set and window start's sums may be read next: every after a read, later
+// after failed ones in a row.
+type keptBuild struct {
+	next  time.Time
+	fails int
+}
+
 // wantedFlows is a deployment set and window asked for lately.
 type wantedFlows struct {
 	chains, tokens []string
@@ -93,23 +101,29 @@ type wantedFlows struct {
 // topFlowKeep is a replica's kept sums.
 type topFlowKeep struct {
 	min, budget int
+	every       time.Duration // a key's sums read at most once per every
+	read        func(ctx context.Context, chains, tokens []string, from time.Time) (*keptFlows, error)
 	mu          sync.Mutex
 	kept        map[string]*keptFlows   // by set and from
 	wanted      map[string]*wantedFlows // by set and back
+	builds      map[string]*keptBuild   // by set and from: the keys read lately
 	wake        chan struct{}
 	hits        atomic.Int64 // answers from kept sums
 }
 
 // wantedFor is how long a set and window asked for once keep their sums rebuilt; lightFor how
-// long one found too small to keep is not built again.
+// long one found too small to keep is not built again; failedAfter the least wait before a failed
+// read is retried, doubled per failure in a row up to failedMax.
 const (
-	wantedFor = time.Hour
-	lightFor  = time.Hour
+	wantedFor   = time.Hour
+	lightFor    = time.Hour
+	failedAfter = time.Minute
+	failedMax   = time.Hour
 )
 
 func newTopFlowKeep(minAddresses, budget int) *topFlowKeep {
 	return &topFlowKeep{min: minAddresses, budget: budget, kept: map[string]*keptFlows{},
-		wanted: map[string]*wantedFlows{}, wake: make(chan struct{}, 1)}
+		wanted: map[string]*wantedFlows{}, builds: map[string]*keptBuild{}, wake: make(chan struct{}, 1)}
 }
 
 func setKey(chains, tokens []string) string {
@@ -146,11 +160,37 @@ func (k *topFlowKeep) ask(chains, tokens []string, from, now time.Time) *keptFlo
 		k.wanted[set+"#"+back.String()] = w
 	}
 	w.asked = now
-	e := k.kept[keptKey(set, from)]
-	if e == nil && now.Sub(w.light) >= lightFor {
+	key := keptKey(set, from)
+	e := k.kept[key]
+	if e == nil && now.Sub(w.light) >= lightFor && k.due(key, now) {
 		k.signal()
 	}
 	return e
+}
+
+// due is whether key's sums may be read at now (k.mu held).
+func (k *topFlowKeep) due(key string, now time.Time) bool {
+	b := k.builds[key]
+	return b == nil || !now.Before(b.next)
+}
+
+// built records a read of key's sums at now: the next not before every later, or after a
+// failure the longer of every and failedAfter, doubled per failure in a row up to failedMax.
+func (k *topFlowKeep) built(key string, now time.Time, failed bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	b := k.builds[key]
+	if b == nil {
+		b = &keptBuild{}
+		k.builds[key] = b
+	}
+	if !failed {
+		b.fails, b.next = 0, now.Add(k.every)
+		return
+	}
+	b.fails++
+	wait := max(k.every, failedAfter) << min(b.fails-1, 6)
+	b.next = now.Add(min(wait, failedMax))
 }
 
 func (k *topFlowKeep) markRefresh(e *keptFlows) {
@@ -201,44 +241,56 @@ func (s *Store) topFlowsKept(ctx context.Context, e *keptFlows, limit int) ([]ap
 	return out, err == nil, err
 }
 
-// flowMerge adds a request's open transfers to kept sums: the kept addresses' sums by their
-// row, the others' in a map per chain rank.
+// flowMerge adds a request's open transfers to kept sums. It holds only the addresses the
+// transfers touch (a kept address's row starts from its kept sums), so a request allocates for
+// those and not for every kept row (TestFlowMergeBytesNotOfKeptRows).
 type flowMerge struct {
-	e       *keptFlows
-	sums    []flowSum // by e's row, set where touched
-	touched []bool
-	seen    []int32 // the touched rows
-	extra   []map[string]int
-	rows    []flowRow // the addresses e does not hold
+	e    *keptFlows
+	slot []map[string]int32 // per chain rank n - 1: a touched address's row in rows
+	rows []flowRow          // the touched addresses
 }
 
 func newFlowMerge(e *keptFlows) *flowMerge {
-	return &flowMerge{e: e, sums: make([]flowSum, len(e.rows)), touched: make([]bool, len(e.rows))}
+	return &flowMerge{e: e}
 }
 
-// add adds d to the address addr (its bytes, not kept) of chain rank n.
+// add adds d to the address addr (its bytes) of chain rank n.
 func (m *flowMerge) add(n int32, addr []byte, d flowSum) {
-	if int(n) <= len(m.e.index) {
-		if i, ok := m.e.index[n-1][string(addr)]; ok { // no copy of addr for the lookup
-			if !m.touched[i] {
-				m.touched[i], m.sums[i] = true, m.e.rows[i].sum
-				m.seen = append(m.seen, i)
-			}
-			m.sums[i].add(d)
-			return
-		}
+	for len(m.slot) < int(n) {
+		m.slot = append(m.slot, map[string]int32{})
 	}
-	for len(m.extra) < int(n) {
-		m.extra = append(m.extra, map[string]int{})
-	}
-	j, ok := m.extra[n-1][string(addr)]
+	j, ok := m.slot[n-1][string(addr)] // no copy of addr for the lookup
 	if !ok {
-		j = len(m.rows)
-		k := addrKey{n: n, addr: string(addr)}
-		m.extra[n-1][k.addr] = j
-		m.rows = append(m.rows, flowRow{key: k})
+		r, kept := m.e.row(n, addr)
+		if !kept {
+			r = flowRow{key: addrKey{n: n, addr: string(addr)}}
+		}
+		j = int32(len(m.rows))
+		m.slot[n-1][r.key.addr] = j // a kept address's key is the kept row's string
+		m.rows = append(m.rows, r)
 	}
 	m.rows[j].sum.add(d)
+}
+
+// touched is whether a request's transfers touched the kept row r.
+func (m *flowMerge) touched(r *flowRow) bool {
+	if int(r.key.n) > len(m.slot) {
+		return false
+	}
+	_, ok := m.slot[r.key.n-1][r.key.addr]
+	return ok
+}
+
+// row is the kept row of addr of chain rank n, if kept.
+func (e *keptFlows) row(n int32, addr []byte) (flowRow, bool) {
+	if int(n) > len(e.index) {
+		return flowRow{}, false
+	}
+	i, ok := e.index[n-1][string(addr)]
+	if !ok {
+		return flowRow{}, false
+	}
+	return e.rows[i], true
 }
 
 // scan adds top_flow_open.sql's transfers and returns its stamp. The transfers' columns are
@@ -276,11 +328,6 @@ func (m *flowMerge) scan(rows pgx.Rows) (rolled []time.Time, versions []int64, e
 // first limit untouched kept ones (no later untouched one can come before them).
 func (m *flowMerge) top(limit int) []flowRow {
 	h := make(flowHeap, 0, limit+1)
-	for _, i := range m.seen {
-		r := flowRow{key: m.e.rows[i].key, sum: m.sums[i]}
-		r.total = r.sum.inUSD + r.sum.outUSD
-		h.offer(r, limit)
-	}
 	for _, r := range m.rows {
 		r.total = r.sum.inUSD + r.sum.outUSD
 		h.offer(r, limit)
@@ -290,7 +337,7 @@ func (m *flowMerge) top(limit int) []flowRow {
 		if taken == limit {
 			break
 		}
-		if !m.touched[i] {
+		if !m.touched(&m.e.rows[i]) {
 			h.offer(m.e.rows[i], limit)
 			taken++
 		}
@@ -430,7 +477,7 @@ func (s *Store) buildKept(ctx context.Context, chains, tokens []string, from tim
 
 // TopFlowsRefreshed is what one RefreshTopFlows did.
 type TopFlowsRefreshed struct {
-	Built, Kept, Addresses int // sums read, sums kept now, their addresses
+	Built, Failed, Kept, Addresses int // sums read, reads failed, sums kept now, their addresses
 }
 
 // RefreshTopFlows reads again the kept sums requests found behind (a close since, a changed
@@ -438,7 +485,10 @@ type TopFlowsRefreshed struct {
 // window's start moved with the hour, or nothing was kept yet), and from the last tenth of an
 // hour on those of the next hour's start too, so the hour's turn finds them; it drops the sums
 // no window asked for needs. Sets with fewer closed addresses than the minimum are not kept
-// (top_flow.sql answers them fast enough) and not read again for lightFor.
+// (top_flow.sql answers them fast enough) and not read again for lightFor. Each set and window
+// start is read at most once per the rebuild interval, and after a failed read not before its
+// retry (keptBuild); a failed read does not stop the others, and the failures are returned
+// joined.
 func (s *Store) RefreshTopFlows(ctx context.Context) (TopFlowsRefreshed, error) {
 	var r TopFlowsRefreshed
 	if s.tf == nil {
@@ -446,16 +496,24 @@ func (s *Store) RefreshTopFlows(ctx context.Context) (TopFlowsRefreshed, error) 
 	}
 	now := s.now()
 	todo, needed := s.tf.plan(now, s.FlowHorizon())
+	var errs []error
 	for _, t := range todo {
-		e, err := s.buildKept(ctx, t.w.chains, t.w.tokens, t.from)
+		if err := ctx.Err(); err != nil {
+			errs = append(errs, err)
+			break
+		}
+		e, err := s.tf.read(ctx, t.w.chains, t.w.tokens, t.from)
+		s.tf.built(t.key, now, err != nil)
 		if err != nil {
-			return r, err
+			r.Failed++
+			errs = append(errs, fmt.Errorf("top flows kept of %v %v from %s: %w", t.w.chains, t.w.tokens, t.from.Format(time.RFC3339), err))
+			continue
 		}
 		r.Built++
 		s.tf.install(t, e, now)
 	}
 	r.Kept, r.Addresses = s.tf.prune(needed)
-	return r, nil
+	return r, errors.Join(errs...)
 }
 
 type keptTodo struct {
@@ -489,7 +547,7 @@ func (k *topFlowKeep) plan(now, horizon time.Time) ([]keptTodo, map[string]bool)
 			key := keptKey(set, from)
 			needed[key] = true
 			e := k.kept[key]
-			if (e == nil && now.Sub(w.light) >= lightFor) || (e != nil && e.refresh) {
+			if ((e == nil && now.Sub(w.light) >= lightFor) || (e != nil && e.refresh)) && k.due(key, now) {
 				todo = append(todo, keptTodo{w: w, from: from, key: key})
 			}
 		}
@@ -518,10 +576,15 @@ func (k *topFlowKeep) install(t keptTodo, e *keptFlows, now time.Time) {
 	k.kept[t.key] = e
 }
 
-// prune drops the sums no wanted window needs and returns what is kept.
+// prune drops the sums, and the reads' records, no wanted window needs and returns what is kept.
 func (k *topFlowKeep) prune(needed map[string]bool) (kept, addresses int) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	for key := range k.builds {
+		if !needed[key] {
+			delete(k.builds, key)
+		}
+	}
 	for key, e := range k.kept {
 		if !needed[key] {
 			delete(k.kept, key)

@@ -82,7 +82,8 @@ func TestKeptTopFlowsEqualStatement(t *testing.T) {
 		emptyFlows(t, pool)
 		w := &keptWorld{r: rand.New(rand.NewPCG(seed, 7))}
 		w.clock.Store(closeClock.UnixNano())
-		kept := New(pool, Retention(0, w.now), KeepTopFlows(1, 1<<20))
+		// no rebuild interval: the steps read the sums again at the same instant of the clock
+		kept := New(pool, Retention(0, w.now), KeepTopFlows(1, 1<<20), TopFlowRebuildInterval(0))
 		plain := New(pool, Retention(0, w.now), KeepTopFlows(0, 0))
 		hour := closeClock.Truncate(time.Hour)
 		froms := []time.Time{hour.Add(-24 * time.Hour), hour.Add(-3 * time.Hour), hour.Add(-7 * 24 * time.Hour), hour}
@@ -214,21 +215,46 @@ func TestFlowMergeTopEqualsSorting(t *testing.T) {
 }
 
 // TestKeptTopFlowsBesideWritesAndRefresh: requests and the refresh loop running beside batches
-// of open and closed hours and closes (under -race, the kept sums' sharing), then answers equal
-// top_flow.sql's.
+// of open and closed hours and closes (under -race, the kept sums' sharing). Each answer given
+// while they run equals top_flow.sql's over one of the states the writes went through while it
+// ran: a batch is one transaction, a close changes no answer (amounts in quarters sum exactly
+// in any order), and the writer computes top_flow.sql's answers after each batch before the
+// next, so a request that began after batch a was counted and ended before batch b+1 was
+// counted (b+1 may have committed before its count) equals one of batches a..b+1's. Then answers
+// equal top_flow.sql's, and come from the kept sums once read again.
 func TestKeptTopFlowsBesideWritesAndRefresh(t *testing.T) {
 	ctx := context.Background()
 	pool := pgtest.Pool(t)
 	emptyFlows(t, pool)
 	w := &keptWorld{r: rand.New(rand.NewPCG(9, 9))}
 	w.clock.Store(closeClock.UnixNano())
-	kept := New(pool, Retention(0, w.now), KeepTopFlows(1, 1<<20))
+	kept := New(pool, Retention(0, w.now), KeepTopFlows(1, 1<<20), TopFlowRebuildInterval(0))
 	plain := New(pool, Retention(0, w.now), KeepTopFlows(0, 0))
 	hour := closeClock.Truncate(time.Hour)
 	froms := []time.Time{hour.Add(-24 * time.Hour), hour.Add(-3 * time.Hour)}
 	if err := kept.ApplyFlows(ctx, w.flows(hour.Add(-30*time.Hour), hour.Add(time.Hour), 300)); err != nil {
 		t.Fatal(err)
 	}
+	var expected [][][]app.AddressFlow // per batch applied, per window start: top_flow.sql's answer
+	expect := func() {
+		t.Helper()
+		var ws [][]app.AddressFlow
+		for _, from := range froms {
+			want, err := plain.TopFlows(ctx, keptDeps, from, 5)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ws = append(ws, want)
+		}
+		expected = append(expected, ws)
+	}
+	expect()
+	var applied atomic.Int64
+	type answer struct {
+		from, first, last int
+		got               []app.AddressFlow
+	}
+	var answers []answer
 	stop := make(chan struct{})
 	errs := make(chan error, 2)
 	go func() {
@@ -253,10 +279,13 @@ func TestKeptTopFlowsBesideWritesAndRefresh(t *testing.T) {
 				return
 			default:
 			}
-			if _, err := kept.TopFlows(ctx, keptDeps, froms[i%2], 5); err != nil {
+			first := int(applied.Load())
+			got, err := kept.TopFlows(ctx, keptDeps, froms[i%2], 5)
+			if err != nil {
 				errs <- err
 				return
 			}
+			answers = append(answers, answer{from: i % 2, first: first, last: int(applied.Load()) + 1, got: got})
 		}
 	}()
 	batches := [][]app.Flow{}
@@ -267,6 +296,8 @@ func TestKeptTopFlowsBesideWritesAndRefresh(t *testing.T) {
 		if err := kept.ApplyFlows(ctx, fs); err != nil {
 			t.Fatal(err)
 		}
+		expect()
+		applied.Add(1)
 		if _, err := kept.CloseHours(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -277,6 +308,22 @@ func TestKeptTopFlowsBesideWritesAndRefresh(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	for i := range froms {
+		if reflect.DeepEqual(expected[0][i], expected[len(expected)-1][i]) {
+			t.Fatalf("the batches left top_flow from %s unchanged: nothing compared", froms[i])
+		}
+	}
+	for _, a := range answers {
+		ok := false
+		for s := a.first; s <= min(a.last, len(expected)-1) && !ok; s++ {
+			ok = reflect.DeepEqual(a.got, expected[s][a.from])
+		}
+		if !ok {
+			t.Fatalf("an answer from %s between batches %d and %d equals none of top_flow.sql's:\n got %+v",
+				froms[a.from], a.first, a.last, a.got)
+		}
+	}
+	t.Logf("%d answers beside the writes, each equal to top_flow.sql's of a state they ran in", len(answers))
 	sameTopFlows(t, kept, plain, froms, "after writes beside requests and refreshes")
 	if _, err := kept.RefreshTopFlows(ctx); err != nil {
 		t.Fatal(err)
@@ -284,4 +331,104 @@ func TestKeptTopFlowsBesideWritesAndRefresh(t *testing.T) {
 	if n := sameTopFlows(t, kept, plain, froms, "read again"); n == 0 {
 		t.Fatal("no answer came from kept sums")
 	}
+}
+
+// TestKeptTopFlowsBuildBackoff (the clock injected): a set whose read fails is not read again
+// before its retry (a minute, then two), its requests answered by top_flow.sql without waking
+// the loop, while the other set of the same pass is read and answers from its sums; once the
+// read succeeds its answers come from the sums. Sums a late copy left behind are read again at
+// most once per rebuild interval, requests in between answered by top_flow.sql.
+func TestKeptTopFlowsBuildBackoff(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	emptyFlows(t, pool)
+	w := &keptWorld{r: rand.New(rand.NewPCG(11, 3))}
+	t0 := closeClock
+	w.clock.Store(t0.UnixNano())
+	kept := New(pool, Retention(0, w.now), KeepTopFlows(1, 1<<20), TopFlowRebuildInterval(time.Minute))
+	plain := New(pool, Retention(0, w.now), KeepTopFlows(0, 0))
+	hour := t0.Truncate(time.Hour)
+	if err := kept.ApplyFlows(ctx, w.flows(hour.Add(-30*time.Hour), hour.Add(time.Hour), 300)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kept.CloseHours(ctx); err != nil {
+		t.Fatal(err)
+	}
+	failing, good := keptDeps[:1], keptDeps
+	failKey := setKey(deploymentArrays(failing))
+	calls := map[string]int{}
+	fail := true
+	read := kept.tf.read
+	kept.tf.read = func(ctx context.Context, chains, tokens []string, from time.Time) (*keptFlows, error) {
+		k := setKey(chains, tokens)
+		calls[k]++
+		if k == failKey && fail {
+			return nil, fmt.Errorf("injected failure")
+		}
+		return read(ctx, chains, tokens, from)
+	}
+	from := hour.Add(-24 * time.Hour)
+	ask := func(deps []app.Deployment, fromKept bool, step string) {
+		t.Helper()
+		before := kept.tf.hits.Load()
+		got, err := kept.TopFlows(ctx, deps, from, 8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := plain.TopFlows(ctx, deps, from, 8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: %v:\n got %+v\nwant %+v", step, deps, got, want)
+		}
+		if hit := kept.tf.hits.Load() > before; hit != fromKept {
+			t.Fatalf("%s: %v answered from kept sums %v, want %v", step, deps, hit, fromKept)
+		}
+	}
+	refresh := func(at time.Duration, wantFailed, wantReads int, step string) TopFlowsRefreshed {
+		t.Helper()
+		w.clock.Store(t0.Add(at).UnixNano())
+		r, err := kept.RefreshTopFlows(ctx)
+		if (err != nil) != (wantFailed > 0) || r.Failed != wantFailed {
+			t.Fatalf("%s: %+v, error %v; want %d failed", step, r, err, wantFailed)
+		}
+		if calls[failKey] != wantReads {
+			t.Fatalf("%s: the failing set read %d times, want %d", step, calls[failKey], wantReads)
+		}
+		return r
+	}
+	ask(failing, false, "first request")
+	ask(good, false, "first request")
+	if r := refresh(0, 1, 1, "first pass"); r.Built != 1 {
+		t.Fatalf("first pass: %+v, want the other set read", r)
+	}
+	ask(good, true, "the other set kept")
+	select {
+	case <-kept.TopFlowsWake():
+	default:
+	}
+	ask(failing, false, "before the retry")
+	select {
+	case <-kept.TopFlowsWake():
+		t.Fatal("a request for a set waiting for its retry woke the loop")
+	default:
+	}
+	refresh(0, 0, 1, "same instant")
+	refresh(59*time.Second, 0, 1, "before the retry")
+	refresh(time.Minute, 1, 2, "at the retry")
+	refresh(2*time.Minute, 0, 2, "before the second retry (two minutes)")
+	fail = false
+	refresh(3*time.Minute, 0, 3, "at the second retry")
+	ask(failing, true, "read at last")
+
+	// a late copy of closed hours: the sums read at 3m are read again from 4m on
+	if err := kept.ApplyFlows(ctx, w.flows(hour.Add(-5*time.Hour), hour, 30)); err != nil {
+		t.Fatal(err)
+	}
+	ask(failing, false, "behind a late copy")
+	refresh(3*time.Minute+30*time.Second, 0, 3, "within the rebuild interval")
+	ask(failing, false, "behind a late copy, not read again yet")
+	refresh(4*time.Minute, 0, 4, "after the rebuild interval")
+	ask(failing, true, "read again")
 }
