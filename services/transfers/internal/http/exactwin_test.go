@@ -561,3 +561,60 @@ func checkHistogram(t *testing.T, c client, path, g string, rows []denseRow) {
 		t.Errorf("%s:\n got %s\nwant %s", path, gb, wb)
 	}
 }
+
+// A window that cuts buckets but holds the same transfers as an aligned one (it starts just
+// after the last transfer before the aligned start and ends just before the first one after
+// its end) answers the same bodies, byte for byte: the rollups' and the rows' parts sum to the
+// figures the rollups alone give.
+func TestCutWindowsAnswerAsAligned(t *testing.T) {
+	small, large := denseRouter(t, &statementLog{})
+	var times []time.Time
+	for _, m := range denseTransfers() {
+		times = append(times, time.UnixMilli(m.BlockTimeMs).UTC())
+	}
+	params := func(from, to time.Time) string {
+		return "timeGte=" + jsonInt(from.UnixMilli()) + "&timeLte=" + jsonInt(to.UnixMilli())
+	}
+	for _, r := range []*gin.Engine{small, large(false), large(true)} {
+		for _, w := range []exactWindow{exactWindows[len(exactWindows)-2], exactWindows[len(exactWindows)-1]} {
+			from, to := w.bounds()
+			cutFrom, cutTo := from.Add(-30*time.Minute-7*time.Millisecond), to.Add(30*time.Minute+7*time.Millisecond) // unaligned on hours
+			for _, at := range times {
+				if at.Before(from) && !at.Before(cutFrom) {
+					cutFrom = at.Add(time.Millisecond)
+				}
+				if at.After(to) && !at.After(cutTo) {
+					cutTo = at.Add(-time.Millisecond)
+				}
+			}
+			if cutFrom.Equal(from) || cutTo.Equal(to) {
+				t.Fatalf("%s: a transfer at a bound; no cut window holds the same transfers", w.name)
+			}
+			aligned, cut := params(from, to), params(cutFrom, cutTo)
+			for _, p := range []struct {
+				who  *httpx.Identity
+				path string
+			}{
+				{&alice, "/counterparties/address/" + tw.U1 + "?limit=1000&flow=either&"},
+				{&bob, "/counterparties/entity/binance?limit=1000&flow=in&"},
+				{&alice, "/counterparties/entity/binance?limit=1000&flow=out&"},
+				{&alice, "/flow/address/" + tw.U1 + "?"},
+				{&bob, "/flow/entity/binance?"},
+				{&alice, "/flow/entity/binance?"},
+				{&bob, "/transfers/histogram?granularity=1h&base=binance&"},
+				{&alice, "/transfers/histogram?granularity=1d&flow=in&base=binance&"},
+				{&bob, "/transfers/histogram?granularity=1d&flow=out&base=" + tw.U1 + "&"},
+				{&bob, "/transfers/histogram/simple?base=binance&"},
+				{&bob, "/transfers/histogram?granularity=1h&"},
+				{&bob, "/transfers/histogram?granularity=1d&from=binance&to=!coinbase&"},
+				{&bob, "/transfers/histogram?granularity=1d&usdGte=50&base=binance&"},
+			} {
+				c := client{r, p.who}
+				a, b := c.get(t, p.path+aligned).body, c.get(t, p.path+cut).body
+				if string(a) != string(b) {
+					t.Errorf("%s: cut window %s answers\n%s\naligned %s\n%s", p.path, cut, b, aligned, a)
+				}
+			}
+		}
+	}
+}
