@@ -110,6 +110,7 @@ replace github.com/chainintel/chainintel/services/user-labels => ../user-labels
 require (
 	github.com/hashicorp/golang-lru/v2 v2.0.7
 	github.com/pressly/goose/v3 v3.29.0
+	github.com/shopspring/decimal v1.5.0
 	go.opentelemetry.io/otel/metric v1.47.0
 	golang.org/x/sync v0.24.0
 	google.golang.org/protobuf v1.36.12

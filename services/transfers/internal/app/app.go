@@ -17,6 +17,7 @@ import (
 	"github.com/chainintel/chainintel/services/transfers/internal/query"
 	"github.com/chainintel/chainintel/services/transfers/internal/store"
 	ulclient "github.com/chainintel/chainintel/services/user-labels/client"
+	"github.com/shopspring/decimal"
 )
 
 // Store is what the app reads.
@@ -407,7 +408,7 @@ func (a *App) Histogram(ctx context.Context, q query.Histogram) ([]HistogramBuck
 	}
 	out := make([]HistogramBucket, 0, len(bs))
 	for _, b := range bs {
-		out = append(out, HistogramBucket{Time: Timestamp(b.Time), Count: b.Count, USD: b.USD})
+		out = append(out, HistogramBucket{Time: Timestamp(b.Time), Count: b.Count, USD: b.USD.InexactFloat64()})
 	}
 	return out, nil
 }
@@ -594,14 +595,15 @@ func (a *App) Flow(ctx context.Context, subject query.Ref, q query.Flow) (map[st
 		return nil, err
 	}
 	out := map[string][]FlowPoint{}
-	cum := map[string][2]float64{}
+	// The cumulative sums are exact too, each converted once: the sum of the days' floats
+	// would not be the nearest float to the window's sum.
+	cum := map[string][2]decimal.Decimal{}
 	for _, p := range pts {
 		c := cum[p.Chain]
-		c[0] += p.Inflow
-		c[1] += p.Outflow
+		c[0], c[1] = c[0].Add(p.Inflow), c[1].Add(p.Outflow)
 		cum[p.Chain] = c
-		out[p.Chain] = append(out[p.Chain], FlowPoint{Time: Timestamp(p.Day), Inflow: p.Inflow, Outflow: p.Outflow,
-			CumulativeInflow: c[0], CumulativeOutflow: c[1]})
+		out[p.Chain] = append(out[p.Chain], FlowPoint{Time: Timestamp(p.Day), Inflow: p.Inflow.InexactFloat64(), Outflow: p.Outflow.InexactFloat64(),
+			CumulativeInflow: c[0].InexactFloat64(), CumulativeOutflow: c[1].InexactFloat64()})
 	}
 	return out, nil
 }

@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -27,6 +27,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/shopspring/decimal"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -200,7 +201,16 @@ type denseRow struct {
 	at       time.Time
 	chain    string
 	from, to string
-	usd      float64
+	usd      decimal.Decimal // as the rollups sum it (pgUSD)
+}
+
+// pgUSD is a transfer's historicalUSD as the rollups and the cut rows sum it: PostgreSQL's
+// usd::numeric, the float8 to 15 significant digits (0 without a price).
+func pgUSD(v *float64) decimal.Decimal {
+	if v == nil {
+		return decimal.Zero
+	}
+	return decimal.RequireFromString(strconv.FormatFloat(*v, 'g', 15, 64))
 }
 
 // exactWindow is a window (offsets from the world's first day; a negative one is open) and a
@@ -282,11 +292,7 @@ func transfersOf(t *testing.T, c client, q string) []denseRow {
 			if err != nil {
 				t.Fatal(err)
 			}
-			row := denseRow{at: at, chain: x.Chain, from: x.FromAddress.Address, to: x.ToAddress.Address}
-			if x.HistoricalUSD != nil {
-				row.usd = *x.HistoricalUSD
-			}
-			rows = append(rows, row)
+			rows = append(rows, denseRow{at: at, chain: x.Chain, from: x.FromAddress.Address, to: x.ToAddress.Address, usd: pgUSD(x.HistoricalUSD)})
 		}
 		if off+1000 >= page.Count {
 			if len(rows) != page.Count {
@@ -296,9 +302,6 @@ func transfersOf(t *testing.T, c client, q string) []denseRow {
 		}
 	}
 }
-
-// cents rounds USD to cents: the routes sum the rollups' and rows' figures in another order.
-func cents(v float64) float64 { return math.Round(v * 100) }
 
 // exactWindows cut hours and days in every way, and align on them.
 var exactWindows = []exactWindow{
@@ -388,7 +391,7 @@ func grans(w exactWindow) []string {
 
 type cpWant struct {
 	n        int64
-	usd      float64
+	usd      decimal.Decimal
 	in, out  bool
 	chainsOn map[string]bool
 }
@@ -412,7 +415,7 @@ func checkCounterparties(t *testing.T, cl client, kind, id, q string, in, out []
 					want[k] = c
 				}
 				c.n++
-				c.usd += x.usd
+				c.usd = c.usd.Add(x.usd)
 				c.in, c.out = c.in || isIn, c.out || !isIn
 			}
 		}
@@ -443,9 +446,9 @@ func checkCounterparties(t *testing.T, cl client, kind, id, q string, in, out []
 					continue
 				}
 				wantFlow := map[[2]bool]string{{true, true}: "either", {true, false}: "in", {false, true}: "out"}[[2]bool{wc.in, wc.out}]
-				if c.TransactionCount != wc.n || cents(c.USD) != cents(wc.usd) || c.Flow != wantFlow {
-					t.Errorf("%s: %s %s: %d transfers $%.2f %s, /transfers %d $%.2f %s", path, chain, c.Address.Address,
-						c.TransactionCount, c.USD, c.Flow, wc.n, wc.usd, wantFlow)
+				if c.TransactionCount != wc.n || c.USD != wc.usd.InexactFloat64() || c.Flow != wantFlow {
+					t.Errorf("%s: %s %s: %d transfers $%v %s, /transfers %d $%v %s", path, chain, c.Address.Address,
+						c.TransactionCount, c.USD, c.Flow, wc.n, wc.usd.InexactFloat64(), wantFlow)
 				}
 				if i > 0 && cps[i-1].USD < c.USD {
 					t.Errorf("%s: %s not ordered by usd", path, chain)
@@ -470,7 +473,7 @@ func checkFlow(t *testing.T, c client, kind, id, q string, in, out []denseRow) {
 	t.Helper()
 	type sums struct {
 		n       int
-		in, out float64
+		in, out decimal.Decimal
 	}
 	days := map[[2]string]*sums{}
 	add := func(rows []denseRow, isIn bool) {
@@ -483,44 +486,40 @@ func checkFlow(t *testing.T, c client, kind, id, q string, in, out []denseRow) {
 			}
 			s.n++
 			if isIn {
-				s.in += x.usd
+				s.in = s.in.Add(x.usd)
 			} else {
-				s.out += x.usd
+				s.out = s.out.Add(x.usd)
 			}
 		}
 	}
 	add(in, true)
 	add(out, false)
-	want := map[string][]flowDay{}
+	type chainDay struct {
+		time string
+		s    *sums
+	}
+	byChain := map[string][]chainDay{}
 	for k, s := range days {
-		want[k[0]] = append(want[k[0]], flowDay{Time: k[1], Inflow: s.in, Outflow: s.out})
+		byChain[k[0]] = append(byChain[k[0]], chainDay{k[1], s})
 	}
-	for c, ds := range want {
-		slices.SortFunc(ds, func(a, b flowDay) int { return strings.Compare(a.Time, b.Time) })
-		var ci, co float64
-		for i := range ds {
-			ci, co = ci+ds[i].Inflow, co+ds[i].Outflow
-			ds[i].CumulativeInflow, ds[i].CumulativeOutflow = ci, co
-		}
-		want[c] = ds
-	}
-	inCents := func(m map[string][]flowDay) {
-		for _, ds := range m {
-			for i := range ds {
-				d := &ds[i]
-				d.Inflow, d.Outflow, d.CumulativeInflow, d.CumulativeOutflow = cents(d.Inflow), cents(d.Outflow), cents(d.CumulativeInflow), cents(d.CumulativeOutflow)
-			}
+	// Every figure is the nearest float to the exact sum, the cumulative ones included.
+	want := map[string][]flowDay{}
+	for c, ds := range byChain {
+		slices.SortFunc(ds, func(a, b chainDay) int { return strings.Compare(a.time, b.time) })
+		var ci, co decimal.Decimal
+		for _, d := range ds {
+			ci, co = ci.Add(d.s.in), co.Add(d.s.out)
+			want[c] = append(want[c], flowDay{Time: d.time, Inflow: d.s.in.InexactFloat64(), Outflow: d.s.out.InexactFloat64(),
+				CumulativeInflow: ci.InexactFloat64(), CumulativeOutflow: co.InexactFloat64()})
 		}
 	}
-	inCents(want)
 	var got map[string][]flowDay
 	path := "/flow/" + kind + "/" + id + "?" + q
 	c.decode(t, path, &got)
-	inCents(got)
 	gb, _ := json.Marshal(got)
 	wb, _ := json.Marshal(want)
 	if string(gb) != string(wb) {
-		t.Errorf("%s (USD in cents):\n got %s\nwant %s", path, gb, wb)
+		t.Errorf("%s:\n got %s\nwant %s", path, gb, wb)
 	}
 }
 
@@ -536,31 +535,86 @@ func checkHistogram(t *testing.T, c client, path, g string, rows []denseRow) {
 		USD   float64
 	}
 	sums := map[string]*bucket{}
+	usd := map[string]decimal.Decimal{}
 	for _, x := range rows {
 		k := app.Timestamp(x.at.Truncate(step))
 		if sums[k] == nil {
 			sums[k] = &bucket{Time: k}
 		}
 		sums[k].Count++
-		sums[k].USD += x.usd
+		usd[k] = usd[k].Add(x.usd)
 	}
 	want := []bucket{}
-	for _, b := range sums {
-		b.USD = cents(b.USD)
+	for k, b := range sums {
+		b.USD = usd[k].InexactFloat64() // the nearest float to the exact sum
 		want = append(want, *b)
 	}
 	slices.SortFunc(want, func(a, b bucket) int { return strings.Compare(a.Time, b.Time) })
 	var got []bucket
 	c.decode(t, path, &got)
-	for i := range got {
-		got[i].USD = cents(got[i].USD)
-	}
 	if got == nil {
 		got = []bucket{}
 	}
 	gb, _ := json.Marshal(got)
 	wb, _ := json.Marshal(want)
 	if string(gb) != string(wb) {
-		t.Errorf("%s (USD in cents):\n got %s\nwant %s", path, gb, wb)
+		t.Errorf("%s:\n got %s\nwant %s", path, gb, wb)
+	}
+}
+
+// A window that cuts buckets but holds the same transfers as an aligned one (it starts just
+// after the last transfer before the aligned start and ends just before the first one after
+// its end) answers the same bodies, byte for byte: the rollups' and the rows' parts sum to the
+// figures the rollups alone give.
+func TestCutWindowsAnswerAsAligned(t *testing.T) {
+	small, large := denseRouter(t, &statementLog{})
+	var times []time.Time
+	for _, m := range denseTransfers() {
+		times = append(times, time.UnixMilli(m.BlockTimeMs).UTC())
+	}
+	params := func(from, to time.Time) string {
+		return "timeGte=" + jsonInt(from.UnixMilli()) + "&timeLte=" + jsonInt(to.UnixMilli())
+	}
+	for _, r := range []*gin.Engine{small, large(false), large(true)} {
+		for _, w := range []exactWindow{exactWindows[len(exactWindows)-2], exactWindows[len(exactWindows)-1]} {
+			from, to := w.bounds()
+			cutFrom, cutTo := from.Add(-30*time.Minute-7*time.Millisecond), to.Add(30*time.Minute+7*time.Millisecond) // unaligned on hours
+			for _, at := range times {
+				if at.Before(from) && !at.Before(cutFrom) {
+					cutFrom = at.Add(time.Millisecond)
+				}
+				if at.After(to) && !at.After(cutTo) {
+					cutTo = at.Add(-time.Millisecond)
+				}
+			}
+			if cutFrom.Equal(from) || cutTo.Equal(to) {
+				t.Fatalf("%s: a transfer at a bound; no cut window holds the same transfers", w.name)
+			}
+			aligned, cut := params(from, to), params(cutFrom, cutTo)
+			for _, p := range []struct {
+				who  *httpx.Identity
+				path string
+			}{
+				{&alice, "/counterparties/address/" + tw.U1 + "?limit=1000&flow=either&"},
+				{&bob, "/counterparties/entity/binance?limit=1000&flow=in&"},
+				{&alice, "/counterparties/entity/binance?limit=1000&flow=out&"},
+				{&alice, "/flow/address/" + tw.U1 + "?"},
+				{&bob, "/flow/entity/binance?"},
+				{&alice, "/flow/entity/binance?"},
+				{&bob, "/transfers/histogram?granularity=1h&base=binance&"},
+				{&alice, "/transfers/histogram?granularity=1d&flow=in&base=binance&"},
+				{&bob, "/transfers/histogram?granularity=1d&flow=out&base=" + tw.U1 + "&"},
+				{&bob, "/transfers/histogram/simple?base=binance&"},
+				{&bob, "/transfers/histogram?granularity=1h&"},
+				{&bob, "/transfers/histogram?granularity=1d&from=binance&to=!coinbase&"},
+				{&bob, "/transfers/histogram?granularity=1d&usdGte=50&base=binance&"},
+			} {
+				c := client{r, p.who}
+				a, b := c.get(t, p.path+aligned).body, c.get(t, p.path+cut).body
+				if string(a) != string(b) {
+					t.Errorf("%s: cut window %s answers\n%s\naligned %s\n%s", p.path, cut, b, aligned, a)
+				}
+			}
+		}
 	}
 }

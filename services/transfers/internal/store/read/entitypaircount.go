@@ -117,8 +117,8 @@ func (b *sqlb) entityPairSingleParts(f TransferFilter) (is, not []string, outsid
 func (b *sqlb) entityPairRangeHistogramSQL(f TransferFilter, g, gran string) string {
 	trunc := func(col string) string { return "date_trunc('" + gran + "', " + col + ", 'UTC')" }
 	c := append(append(b.entityPairConds(f, g), b.entityPairSingle(f)), b.rangeConds(f, "e.usd", "e.value")...)
-	singles := "SELECT " + trunc("e.bucket") + " AS b, e.usd::float8 AS usd FROM transfers.entity_pair_rows e WHERE " + strings.Join(c, " AND ")
-	rest := "SELECT " + trunc("t.block_time") + ", coalesce(t.usd, 0) FROM " +
+	singles := "SELECT " + trunc("e.bucket") + " AS b, e.usd FROM transfers.entity_pair_rows e WHERE " + strings.Join(c, " AND ")
+	rest := "SELECT " + trunc("t.block_time") + ", coalesce(t.usd, 0)::numeric FROM " +
 		b.entityPairRows(f, g, "block_time, usd", time.Time{}, time.Time{}) + " AND " + b.entityPairNotSingle(f)
 	return "SELECT b, count(*), sum(usd) FROM (" + singles + " UNION ALL " + rest + ") u GROUP BY b ORDER BY b"
 }

@@ -97,7 +97,7 @@ func (s *Reader) rowsHistogram(ctx context.Context, f TransferFilter, g string) 
 	if err != nil || q == "" {
 		return nil, err
 	}
-	return s.buckets(ctx, "SELECT date_trunc('"+g+"', block_time, 'UTC'), count(*), sum(usd)::float8 FROM ("+q+") r GROUP BY 1", b.args)
+	return s.buckets(ctx, "SELECT date_trunc('"+g+"', block_time, 'UTC'), count(*), sum(usd) FROM ("+q+") r GROUP BY 1", b.args)
 }
 
 // windowHistogram is the histogram of f (no value or USD range) over its exact window: the whole
@@ -148,7 +148,7 @@ func mergeBuckets(bs []Bucket) []Bucket {
 	for _, bk := range bs {
 		if t := sums[bk.Time]; t != nil {
 			t.Count += bk.Count
-			t.USD += bk.USD
+			t.USD = t.USD.Add(bk.USD)
 			continue
 		}
 		b := bk

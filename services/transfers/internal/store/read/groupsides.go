@@ -111,14 +111,3 @@ func (gs groupSides) figureSQL(fig sideFigure, sfx string, conds []string, a1, a
 	}
 	return figureSQL{"transfers.chain" + sfx + whereOf(conds), "n", "usd"}
 }
-
-// sumTerms is the terms' signed sum of one bucket's figures (n and usd, one per term).
-func sumTerms(terms []sideTerm, n []int64, usd []float64) (int64, float64) {
-	var tn int64
-	var tu float64
-	for i, t := range terms {
-		tn += t.sign * n[i]
-		tu += float64(t.sign) * usd[i]
-	}
-	return tn, tu
-}

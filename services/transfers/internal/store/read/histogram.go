@@ -8,14 +8,14 @@ import (
 	"time"
 
 	"github.com/chainintel/chainintel/services/transfers/internal/store/db"
-	"github.com/jackc/pgx/v5"
+	"github.com/shopspring/decimal"
 )
 
-// Bucket is one histogram bucket.
+// Bucket is one histogram bucket; USD is its exact sum (converted once, where it is answered).
 type Bucket struct {
 	Time  time.Time
 	Count int64
-	USD   float64
+	USD   decimal.Decimal
 }
 
 // Granularity of a histogram.
@@ -108,7 +108,7 @@ func (s *Reader) pairHistogram(ctx context.Context, f TransferFilter, g string) 
 	if len(parts) == 0 {
 		return nil, nil
 	}
-	q := "SELECT b, sum(n), sum(usd)::float8 FROM (" + strings.Join(parts, " UNION ALL ") + ") u GROUP BY b HAVING sum(n) > 0 ORDER BY b"
+	q := "SELECT b, sum(n), sum(usd) FROM (" + strings.Join(parts, " UNION ALL ") + ") u GROUP BY b HAVING sum(n) > 0 ORDER BY b"
 	return s.buckets(ctx, q, b.args)
 }
 
@@ -119,12 +119,12 @@ func (s *Reader) chainHistogram(ctx context.Context, f TransferFilter, g string)
 	if g == Day {
 		table = "chain_daily"
 	}
-	q := "SELECT date_trunc('" + g + "', bucket, 'UTC') AS b, sum(n), sum(usd)::float8 FROM transfers." + table + whereOf(b.rollupConds(f, true)) +
+	q := "SELECT date_trunc('" + g + "', bucket, 'UTC') AS b, sum(n), sum(usd) FROM transfers." + table + whereOf(b.rollupConds(f, true)) +
 		" GROUP BY 1 HAVING sum(n) > 0 ORDER BY 1"
 	return s.buckets(ctx, q, b.args)
 }
 
-// buckets runs a histogram query yielding (bucket, count, usd).
+// buckets runs a histogram query yielding (bucket, count, usd), usd a numeric sum.
 func (s *Reader) buckets(ctx context.Context, q string, args []any) ([]Bucket, error) {
 	rows, err := s.db.Query(ctx, q, db.Exec(args)...)
 	if err != nil {
@@ -134,7 +134,7 @@ func (s *Reader) buckets(ctx context.Context, q string, args []any) ([]Bucket, e
 	var out []Bucket
 	for rows.Next() {
 		var bk Bucket
-		if err := rows.Scan(&bk.Time, &bk.Count, &bk.USD); err != nil {
+		if err := rows.Scan(&bk.Time, &bk.Count, num(&bk.USD)); err != nil {
 			return nil, fmt.Errorf("scan histogram: %w", err)
 		}
 		bk.Time = bk.Time.UTC()
@@ -157,7 +157,7 @@ func (b *sqlb) rowsHistogramSQL(f TransferFilter, g string) string {
 	if len(parts) == 0 {
 		return ""
 	}
-	return "SELECT b, sum(n), sum(usd)::float8 FROM (" + strings.Join(parts, " UNION ALL ") + ") u GROUP BY b ORDER BY b"
+	return "SELECT b, sum(n), sum(usd) FROM (" + strings.Join(parts, " UNION ALL ") + ") u GROUP BY b ORDER BY b"
 }
 
 // entityAddrsRangeHistogram is the histogram, with a value or USD range, of f's base of entity
@@ -197,7 +197,7 @@ func (s *Reader) entityAddrsRangeHistogram(ctx context.Context, f TransferFilter
 				sums[bk.Time] = t
 			}
 			t.Count += p.sign * bk.Count
-			t.USD += float64(p.sign) * bk.USD
+			t.USD = t.USD.Add(bk.USD.Mul(decimal.NewFromInt(p.sign)))
 		}
 	}
 	out := make([]Bucket, 0, len(sums))
@@ -229,54 +229,12 @@ func (s *Reader) groupSideHistogram(ctx context.Context, f TransferFilter, g str
 	for i, t := range terms {
 		a1, a2 := sides.figureArgs(b, t.fig)
 		fs := sides.figureSQL(t.fig, sfx, common, a1, a2)
-		arms[i] = fmt.Sprintf("SELECT bucket, %d, %s, %s FROM %s", i, fs.n, fs.usd, fs.from)
+		arms[i] = fmt.Sprintf("SELECT bucket, %d * %s, %d * %s FROM %s", t.sign, fs.n, t.sign, fs.usd, fs.from)
 	}
-	rows, err := s.db.Query(ctx, "SELECT date_trunc('"+g+"', bucket, 'UTC'), i, sum(n)::bigint, coalesce(sum(usd), 0)::float8 FROM ("+
-		strings.Join(arms, " UNION ALL ")+") u(bucket, i, n, usd) GROUP BY 1, 2", db.Exec(b.args)...)
-	if err != nil {
-		return nil, false, fmt.Errorf("group histogram: %w", err)
-	}
-	byTime, err := scanTermBuckets(rows, len(terms))
-	if err != nil {
-		return nil, false, err
-	}
-	var out []Bucket
-	for t, v := range byTime {
-		n, usd := sumTerms(terms, v.n, v.usd)
-		if n > 0 {
-			out = append(out, Bucket{Time: t.UTC(), Count: n, USD: usd})
-		}
-	}
-	sortBuckets(out)
-	return out, true, nil
-}
-
-// termValues are one bucket's figures, one per term.
-type termValues struct {
-	n   []int64
-	usd []float64
-}
-
-// scanTermBuckets reads rows of (bucket, term index, count, usd) into each bucket's figures.
-func scanTermBuckets(rows pgx.Rows, terms int) (map[time.Time]*termValues, error) {
-	defer rows.Close()
-	byTime := map[time.Time]*termValues{}
-	for rows.Next() {
-		var t time.Time
-		var i int
-		var n int64
-		var usd float64
-		if err := rows.Scan(&t, &i, &n, &usd); err != nil {
-			return nil, fmt.Errorf("scan group histogram: %w", err)
-		}
-		v := byTime[t]
-		if v == nil {
-			v = &termValues{make([]int64, terms), make([]float64, terms)}
-			byTime[t] = v
-		}
-		v.n[i], v.usd[i] = n, usd
-	}
-	return byTime, rows.Err()
+	// The terms' signed sum is taken in the statement, numeric, as any other rollup sum.
+	bs, err := s.buckets(ctx, "SELECT date_trunc('"+g+"', bucket, 'UTC'), sum(n)::bigint, coalesce(sum(usd), 0)::numeric FROM ("+
+		strings.Join(arms, " UNION ALL ")+") u(bucket, n, usd) GROUP BY 1 HAVING sum(n) > 0 ORDER BY 1", b.args)
+	return bs, err == nil, err
 }
 
 func (s *Reader) baseHistogram(ctx context.Context, f TransferFilter, g string) ([]Bucket, error) {

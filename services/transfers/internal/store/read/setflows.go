@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/chainintel/chainintel/services/transfers/internal/store/db"
+	"github.com/shopspring/decimal"
 )
 
 // A set's in, out and self sums from the address and group rollups: a base's histogram, Flow
@@ -23,16 +24,16 @@ var lastTransferSQL string
 // with the part that stayed inside the set.
 type flowSums struct {
 	inN, outN, selfN       int64
-	inUSD, outUSD, selfUSD float64
+	inUSD, outUSD, selfUSD decimal.Decimal
 }
 
 // pick applies a flow: in and out leave out transfers inside the set.
-func (s flowSums) pick(flow string) (int64, float64) {
+func (s flowSums) pick(flow string) (int64, decimal.Decimal) {
 	switch flow {
 	case "in":
-		return s.inN - s.selfN, s.inUSD - s.selfUSD
+		return s.inN - s.selfN, s.inUSD.Sub(s.selfUSD)
 	case "out":
-		return s.outN - s.selfN, s.outUSD - s.selfUSD
+		return s.outN - s.selfN, s.outUSD.Sub(s.selfUSD)
 	case "self":
 		return s.selfN, s.selfUSD
 	case flowFrom:
@@ -40,7 +41,7 @@ func (s flowSums) pick(flow string) (int64, float64) {
 	case flowTo:
 		return s.inN, s.inUSD
 	}
-	return s.inN + s.outN - s.selfN, s.inUSD + s.outUSD - s.selfUSD
+	return s.inN + s.outN - s.selfN, s.inUSD.Add(s.outUSD).Sub(s.selfUSD)
 }
 
 // setSums reads the in/out sums of the set f.Base, and the part that stayed inside it
@@ -97,7 +98,7 @@ func (s *Reader) setSums(ctx context.Context, f TransferFilter, g string, byChai
 	if len(arms) == 0 {
 		return map[[2]string]flowSums{}, nil
 	}
-	q := `SELECT c, b, sum(i)::bigint, coalesce(sum(iu), 0)::float8, sum(o)::bigint, coalesce(sum(ou), 0)::float8, sum(x)::bigint, coalesce(sum(xu), 0)::float8
+	q := `SELECT c, b, sum(i)::bigint, coalesce(sum(iu), 0)::numeric, sum(o)::bigint, coalesce(sum(ou), 0)::numeric, sum(x)::bigint, coalesce(sum(xu), 0)::numeric
 FROM (` + strings.Join(arms, "\n  UNION ALL ") + `) u(c, b, i, iu, o, ou, x, xu) GROUP BY 1, 2`
 	rows, err := s.db.Query(ctx, q, db.Exec(b.args)...)
 	if err != nil {
@@ -109,7 +110,7 @@ FROM (` + strings.Join(arms, "\n  UNION ALL ") + `) u(c, b, i, iu, o, ou, x, xu)
 		var c string
 		var t time.Time
 		var fs flowSums
-		if err := rows.Scan(&c, &t, &fs.inN, &fs.inUSD, &fs.outN, &fs.outUSD, &fs.selfN, &fs.selfUSD); err != nil {
+		if err := rows.Scan(&c, &t, &fs.inN, num(&fs.inUSD), &fs.outN, num(&fs.outUSD), &fs.selfN, num(&fs.selfUSD)); err != nil {
 			return nil, fmt.Errorf("scan address rollups: %w", err)
 		}
 		out[[2]string{c, t.UTC().Format(time.RFC3339)}] = fs
@@ -117,12 +118,13 @@ FROM (` + strings.Join(arms, "\n  UNION ALL ") + `) u(c, b, i, iu, o, ou, x, xu)
 	return out, rows.Err()
 }
 
-// FlowPoint is one chain-day of USD flow of a set of addresses.
+// FlowPoint is one chain-day of USD flow of a set of addresses, exact sums (converted
+// once, where they are answered).
 type FlowPoint struct {
 	Chain   string
 	Day     time.Time
-	Inflow  float64
-	Outflow float64
+	Inflow  decimal.Decimal
+	Outflow decimal.Decimal
 }
 
 // Flow returns the daily USD inflow and outflow of addrs per chain, leaving out transfers
@@ -156,18 +158,18 @@ func (s *Reader) Flow(ctx context.Context, addrs AddrSet, chains []string, from,
 // flowDay is one chain-day's inflow and outflow of a set: counts and USD.
 type flowDay struct {
 	inN, outN int64
-	in, out   float64
+	in, out   decimal.Decimal
 }
 
 // addFlow adds an inflow and outflow to days under chain and the day of t.
-func addFlow(days map[[2]string]*flowDay, chain string, t time.Time, inN, outN int64, in, out float64) {
+func addFlow(days map[[2]string]*flowDay, chain string, t time.Time, inN, outN int64, in, out decimal.Decimal) {
 	k := [2]string{chain, t.UTC().Truncate(24 * time.Hour).Format(time.RFC3339)}
 	d := days[k]
 	if d == nil {
 		d = &flowDay{}
 		days[k] = d
 	}
-	d.inN, d.outN, d.in, d.out = d.inN+inN, d.outN+outN, d.in+in, d.out+out
+	d.inN, d.outN, d.in, d.out = d.inN+inN, d.outN+outN, d.in.Add(in), d.out.Add(out)
 }
 
 // flowSums adds the in and out flow of f's base per chain and day over f's exact window to days:
@@ -228,7 +230,7 @@ func (s *Reader) rowsFlow(ctx context.Context, f TransferFilter, days map[[2]str
 	if len(arms) == 0 {
 		return nil
 	}
-	rows, err := s.db.Query(ctx, `SELECT chain, date_trunc('day', block_time, 'UTC'), sum(i)::bigint, sum(iu)::float8, sum(o)::bigint, sum(ou)::float8
+	rows, err := s.db.Query(ctx, `SELECT chain, date_trunc('day', block_time, 'UTC'), sum(i)::bigint, sum(iu)::numeric, sum(o)::bigint, sum(ou)::numeric
 FROM (`+strings.Join(arms, " UNION ALL ")+`) u(chain, block_time, i, iu, o, ou) GROUP BY 1, 2`, db.Exec(b.args)...)
 	if err != nil {
 		return fmt.Errorf("flow rows: %w", err)
@@ -238,7 +240,7 @@ FROM (`+strings.Join(arms, " UNION ALL ")+`) u(chain, block_time, i, iu, o, ou) 
 		var chain string
 		var t time.Time
 		var d flowDay
-		if err := rows.Scan(&chain, &t, &d.inN, &d.in, &d.outN, &d.out); err != nil {
+		if err := rows.Scan(&chain, &t, &d.inN, num(&d.in), &d.outN, num(&d.out)); err != nil {
 			return fmt.Errorf("scan flow rows: %w", err)
 		}
 		addFlow(days, chain, t, d.inN, d.outN, d.in, d.out)
@@ -266,13 +268,14 @@ func (s *Reader) Activity(ctx context.Context, addrs []string) (Activity, error)
 		return a, err
 	}
 	var first, last time.Time
+	var volume decimal.Decimal
 	for k, fs := range sums {
 		n, usd := fs.pick("all")
 		if n <= 0 {
 			continue
 		}
 		a.TransferCount += n
-		a.VolumeUSD += usd
+		volume = volume.Add(usd)
 		t, _ := time.Parse(time.RFC3339, k[1])
 		if first.IsZero() || t.Before(first) {
 			first = t
@@ -284,6 +287,7 @@ func (s *Reader) Activity(ctx context.Context, addrs []string) (Activity, error)
 	if a.TransferCount == 0 {
 		return a, nil
 	}
+	a.VolumeUSD = volume.InexactFloat64()
 	transferAt := func(day time.Time, sql string) (*time.Time, error) {
 		var t *time.Time
 		err := s.db.QueryRow(ctx, sql, addrs, day, day.Add(24*time.Hour)).Scan(&t)
