@@ -234,8 +234,9 @@ type replayGap struct {
 	SavedOffset int64 `json:"savedOffset"`
 	ResumedAt   int64 `json:"resumedAt"`
 	// Reason: GapTopicReset (the saved position is past the partition's end: the topic was
-	// recreated or the broker lost its records, and offsets start again) or GapRetention (the
-	// records after the saved position were deleted by the topic's retention).
+	// recreated or the broker lost its records, and offsets start again; resumed from the new
+	// log's start) or GapRetention (the records after the saved position were deleted by the
+	// topic's retention).
 	Reason string `json:"reason"`
 }
 
@@ -248,9 +249,10 @@ const (
 // checkCursor returns where a resume of a session served up to cursor reads each partition
 // from, and the partitions where that is not the saved position. A position past a partition's
 // end (the topic recreated, or an in-memory broker restarted, numbering offsets from 0 again)
-// would skip every record below it: that partition resumes from its end. One before its start
-// (retention) resumes from the start. When the topic's offsets cannot be read the cursor is
-// kept as it is.
+// would skip every record below it: that partition resumes from its start, the new log's first
+// kept offset, so what was published on it while the client was away is sent (from its end
+// only when the start cannot be read). One before its start (retention) resumes from the
+// start. When the topic's offsets cannot be read the cursor is kept as it is.
 func (c *conn) checkCursor(cursor map[int]int64) (map[int]int64, []replayGap) {
 	ctx, cancel := context.WithTimeout(c.ctx, 5*time.Second)
 	defer cancel()
@@ -259,6 +261,7 @@ func (c *conn) checkCursor(cursor map[int]int64) (map[int]int64, []replayGap) {
 		c.h.o.Log.Warn("the transfer topic's end could not be read; a resumed session's position is not checked", "error", err)
 		return cursor, nil
 	}
+	past := false
 	for p, off := range cursor {
 		if e, ok := ends[p]; ok && off > e {
 			// The shared end may be a second old, and a position saved since legitimately past it.
@@ -266,10 +269,16 @@ func (c *conn) checkCursor(cursor map[int]int64) (map[int]int64, []replayGap) {
 				c.h.o.Log.Warn("the transfer topic's end could not be read; a resumed session's position is not checked", "error", err)
 				return cursor, nil
 			}
+			past = true
 			break
 		}
 	}
 	starts, err := c.h.starts.get(ctx)
+	if past && err == nil {
+		// A partition reset is resumed from its start, which the shared read (up to a second
+		// old) may have taken from the log before the reset.
+		starts, err = c.h.starts.readNow(ctx)
+	}
 	if err != nil {
 		c.h.o.Log.Warn("the transfer topic's start could not be read; a resumed session's position is checked against its end only", "error", err)
 	}
@@ -278,8 +287,12 @@ func (c *conn) checkCursor(cursor map[int]int64) (map[int]int64, []replayGap) {
 	for p, off := range cursor {
 		out[p] = off
 		if e, ok := ends[p]; ok && off > e {
-			out[p] = e
-			gaps = append(gaps, replayGap{Partition: p, SavedOffset: off, ResumedAt: e, Reason: GapTopicReset})
+			at := e
+			if s, ok := starts[p]; ok && s <= e {
+				at = s
+			}
+			out[p] = at
+			gaps = append(gaps, replayGap{Partition: p, SavedOffset: off, ResumedAt: at, Reason: GapTopicReset})
 		} else if s, ok := starts[p]; ok && off < s {
 			out[p] = s
 			gaps = append(gaps, replayGap{Partition: p, SavedOffset: off, ResumedAt: s, Reason: GapRetention})
@@ -314,7 +327,7 @@ func (c *conn) resumeGaps(id string, fresh bool, onClaimed func([]replayGap)) er
 		return err
 	}
 	if len(gaps) > 0 {
-		c.h.o.Log.Warn("a resumed session's saved position is outside the transfer topic; those partitions resume from their end or start",
+		c.h.o.Log.Warn("a resumed session's saved position is outside the transfer topic; those partitions resume from where gaps says",
 			"session", id, "gaps", gaps)
 	}
 	onClaimed(gaps)
