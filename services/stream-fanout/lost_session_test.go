@@ -2,6 +2,7 @@ package streamfanout_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -100,5 +101,97 @@ func TestDeletedSessionEndsItsConnection(t *testing.T) {
 	c2.expectError("NO_SESSION")
 	if n := w.rdb.Exists(context.Background(), w.prefix+"s:"+sess).Val(); n != 0 {
 		t.Fatal("the deleted session was stored again")
+	}
+}
+
+// TestLostSessionRestoreKeepsUsedAndTheCap: a session Redis lost is stored again with the
+// transfers it was charged as its connection last saved them (transfersUsed does not start
+// again from 0), and only while its key is under its cap of live sessions and v2 streams: a
+// key that filled its cap meanwhile is not taken over it; the save that found it so is
+// answered NO_SESSION naming the limit, the connection closed with 1008 saying why, and the
+// session is not listed.
+func TestLostSessionRestoreKeepsUsedAndTheCap(t *testing.T) {
+	w := newWorld(t)
+	r := w.start(func(c *streamfanout.Config) { c.Checkpoint = 50 * time.Millisecond })
+	from := addr(63)
+	id := ident("klostused")
+	c := w.dial(r, id, "")
+	_, sess := c.subscribe(map[string]any{"from": []string{from}})
+	for range 3 {
+		tr := transferMsg(from, addr(64), 1)
+		w.publish(tr)
+		if got, _, _ := c.transfer(); got != tr.Id {
+			t.Fatalf("got %s, want %s", got, tr.Id)
+		}
+	}
+	used := func() string {
+		return w.rdb.HGet(context.Background(), w.prefix+"s:"+sess, "used").Val()
+	}
+	waitFor(t, "the checkpoint to save 3 transfers used", func() bool { return used() == "3" })
+	// Redis lost the session's hash (a failover to a replica that never had it).
+	w.rdb.Del(context.Background(), w.prefix+"s:"+sess)
+	w.waitOwned(sess)
+	if got := used(); got != "3" {
+		t.Fatalf("transfersUsed after the restore %q, want 3 (what was charged before the loss)", got)
+	}
+	var list []map[string]any
+	w.call(r, id, "GET", "/ws/sessions", "").json(t, &list)
+	if len(list) != 1 || list[0]["sessionId"] != sess || list[0]["transfersUsed"] != float64(3) {
+		t.Fatalf("sessions after the restore: %v", list)
+	}
+
+	// A replica that saves only on a client's message (no checkpoint comes), with a cap of 2:
+	// the session is lost, and the key creates 2 sessions meanwhile.
+	r2 := w.start(func(c *streamfanout.Config) { c.Checkpoint = time.Hour; c.MaxSessionsPerKey = 2 })
+	id2 := ident("klostcap")
+	c2 := w.dial(r2, id2, "")
+	_, sess2 := c2.subscribe(map[string]any{"from": []string{from}})
+	w.rdb.Del(context.Background(), w.prefix+"s:"+sess2)
+	for range 2 {
+		if a := w.call(r2, id2, "POST", "/ws/sessions", ""); a.status/100 != 2 {
+			t.Fatalf("POST /ws/sessions: %d %s", a.status, a.body)
+		}
+	}
+	mid := c2.send("subscribe", map[string]any{"filters": map[string]any{"to": []string{from}}})
+	// The answer, when it leaves before the close, is NO_SESSION naming the limit.
+	want := `{"type":"error","payload":{"code":"NO_SESSION","messageId":"` + mid + `","message":"this session was lost by the store and not stored again: ` +
+		`the key has 2 live sessions and v2 streams (the limit); delete one and subscribe again"}}`
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var ce websocket.CloseError
+	for {
+		_, b, err := c2.c.Read(ctx)
+		if err == nil {
+			if !jsonEqual(t, b, []byte(want)) {
+				t.Fatalf("subscribe over the cap: got %s\nwant %s", b, want)
+			}
+			continue
+		}
+		if !errors.As(err, &ce) {
+			t.Fatalf("the connection was not closed: %v", err)
+		}
+		break
+	}
+	if ce.Code != websocket.StatusPolicyViolation || ce.Reason != "session lost by the store; the key is at its session limit" {
+		t.Fatalf("closed with %d %q, want 1008 \"session lost by the store; the key is at its session limit\"", ce.Code, ce.Reason)
+	}
+	list = nil
+	w.call(r2, id2, "GET", "/ws/sessions", "").json(t, &list)
+	if len(list) != 2 || list[0]["sessionId"] == sess2 || list[1]["sessionId"] == sess2 {
+		t.Fatalf("sessions after the refused restore: %v, want the two created", list)
+	}
+}
+
+// waitFor waits until cond holds (it is what a test waits on: an observable state), failing
+// after 30 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for !cond() {
+		if ctx.Err() != nil {
+			t.Fatalf("waited in vain for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

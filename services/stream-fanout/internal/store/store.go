@@ -45,6 +45,11 @@ var ErrDeleted = errors.New("session deleted")
 // copy to store again.
 var ErrLost = errors.New("session lost by the store")
 
+// ErrSessionCap means the session's hash is gone from Redis though nobody deleted it, and its
+// key already has as many live sessions and v2 streams as Update.SessionCap allows: it was not
+// stored again (a restore must not take a key over the cap its creates are refused at).
+var ErrSessionCap = errors.New("session lost by the store and not stored again: its key is at its cap of live sessions and v2 streams")
+
 // deletedTTL is how long a deleted session's tombstone keeps its connection from storing it
 // again: far longer than a connection waits between saves (STREAM_CHECKPOINT).
 const deletedTTL = time.Hour
@@ -203,9 +208,7 @@ func (s *Store) List(ctx context.Context, keyID string) ([]Session, error) {
 			out = append(out, ss)
 		}
 	}
-	if len(dead) > 0 {
-		s.rdb.SRem(ctx, s.kkey(keyID), dead...)
-	}
+	s.prune(ctx, keyID, dead)
 	return out, nil
 }
 
@@ -246,10 +249,26 @@ func (s *Store) Live(ctx context.Context, keyID string) (int, error) {
 			dead = append(dead, ids[i])
 		}
 	}
-	if len(dead) > 0 {
-		s.rdb.SRem(ctx, s.kkey(keyID), dead...)
-	}
+	s.prune(ctx, keyID, dead)
 	return n, nil
+}
+
+// pruneScript: KEYS key set; ARGV session key prefix, ids. Drops the ids whose session hash is
+// still missing: a session a connection stored again (restoreScript) since the caller found it
+// missing stays in the set, counted and listed.
+var pruneScript = redis.NewScript(`
+for i = 2, #ARGV do
+  if redis.call('EXISTS', ARGV[1] .. ARGV[i]) == 0 then redis.call('SREM', KEYS[1], ARGV[i]) end
+end
+return 0
+`)
+
+// prune drops from keyID's set the ids of sessions found missing (expired), best effort.
+func (s *Store) prune(ctx context.Context, keyID string, dead []any) {
+	if len(dead) == 0 {
+		return
+	}
+	_ = pruneScript.Run(ctx, s.rdb, []string{s.kkey(keyID)}, append([]any{s.skey("")}, dead...)...).Err()
 }
 
 // Delete removes a session of keyID; false when there was none.
@@ -302,8 +321,12 @@ type Update struct {
 	Replay  [][]byte      // messages owed, appended to the replay buffer
 	// Restore returns the session as its owner holds it (identity, filters, cursor), to store
 	// again when Redis lost it; false (or a nil Restore) makes Apply return ErrLost instead.
-	// Called only then.
+	// Called only then. The copy's Used is the transfers charged to the session as its owner
+	// last saved them: the restore starts the session's count from it (before Used above).
 	Restore func() (Session, bool)
+	// SessionCap, when positive, is the key's cap of live sessions and v2 streams: a lost
+	// session is stored again only while the key has fewer (else ErrSessionCap).
+	SessionCap int
 }
 
 // Apply writes u for owner and keeps the session alive for ttl. A session whose hash is
@@ -326,7 +349,7 @@ func (s *Store) Apply(ctx context.Context, id, owner string, ttl time.Duration, 
 	keys := []string{s.skey(id), s.rkey(id), s.dkey(id)}
 	n, err := updateScript.Run(ctx, s.rdb, keys, args...).Int()
 	if err == nil && n == 2 {
-		if err = s.restore(ctx, id, owner, ttl, u.Restore); err == nil {
+		if err = s.restore(ctx, id, owner, ttl, u.SessionCap, u.Restore); err == nil {
 			n, err = updateScript.Run(ctx, s.rdb, keys, args...).Int()
 		}
 	}
@@ -344,20 +367,31 @@ func (s *Store) Apply(ctx context.Context, id, owner string, ttl time.Duration, 
 	return nil
 }
 
-// restoreScript: KEYS session, tombstone, key set; ARGV ttl ms, id, then the hash's fields and
-// values. Stores the session only where there is neither a hash nor a tombstone.
+// restoreScript: KEYS session, tombstone, key set; ARGV ttl ms, id, cap (0: none), session key
+// prefix, then the hash's fields and values. Stores the session only where there is neither a
+// hash nor a tombstone (0 otherwise), and only while the key set holds fewer than cap live
+// sessions (2 otherwise; the ids of expired ones are dropped from it as they are counted).
 var restoreScript = redis.NewScript(`
 if redis.call('EXISTS', KEYS[1]) == 1 or redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
-redis.call('HSET', KEYS[1], unpack(ARGV, 3))
+local cap = tonumber(ARGV[3])
+if cap > 0 then
+  local live = 0
+  for _, m in ipairs(redis.call('SMEMBERS', KEYS[3])) do
+    if redis.call('EXISTS', ARGV[4] .. m) == 1 then live = live + 1 else redis.call('SREM', KEYS[3], m) end
+  end
+  if live >= cap then return 2 end
+end
+redis.call('HSET', KEYS[1], unpack(ARGV, 5))
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
 redis.call('SADD', KEYS[3], ARGV[2])
 return 1
 `)
 
-// restore stores again, owned by owner, the session Redis lost, as restore returns it. The
-// transfers it was charged (used) start again from those of the update being applied; the
-// replay buffer, which only a session without an owner has, is not concerned.
-func (s *Store) restore(ctx context.Context, id, owner string, ttl time.Duration, restore func() (Session, bool)) error {
+// restore stores again, owned by owner, the session Redis lost, as restore returns it, unless
+// its key is at sessionCap (ErrSessionCap). The transfers it was charged (used) start from the
+// count its owner last saved, and the update being applied adds its own; the replay buffer,
+// which only a session without an owner has, is not concerned.
+func (s *Store) restore(ctx context.Context, id, owner string, ttl time.Duration, sessionCap int, restore func() (Session, bool)) error {
 	if restore == nil {
 		return nil
 	}
@@ -371,9 +405,13 @@ func (s *Store) restore(ctx context.Context, id, owner string, ttl time.Duration
 	}
 	c, _ := json.Marshal(ss.Cursor)
 	seen := s.ms()
-	return restoreScript.Run(ctx, s.rdb, []string{s.skey(id), s.dkey(id), s.kkey(ss.KeyID)}, ttl.Milliseconds(), id,
+	n, err := restoreScript.Run(ctx, s.rdb, []string{s.skey(id), s.dkey(id), s.kkey(ss.KeyID)}, ttl.Milliseconds(), id, max(sessionCap, 0), s.skey(""),
 		"key", ss.KeyID, "user", ss.UserID, "kind", ss.Kind, "seq", ss.Seq, "created", ss.Created.UnixMilli(),
-		"seen", seen, "used", 0, "owner", owner, "filters", f, "cursor", c, "hascursor", boolInt(ss.HasCursor)).Err()
+		"seen", seen, "used", max(ss.Used, 0), "owner", owner, "filters", f, "cursor", c, "hascursor", boolInt(ss.HasCursor)).Int()
+	if err == nil && n == 2 {
+		return ErrSessionCap
+	}
+	return err
 }
 
 // Connected reports whether the session has an owner.

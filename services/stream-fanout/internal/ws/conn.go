@@ -68,6 +68,9 @@ type conn struct {
 	finished bool
 
 	used atomic.Int64 // delivered since the last save
+	// usedSaved is the session's transfersUsed as its last save left it in Redis (from the
+	// claim, plus what each checkpoint added), for a restore after Redis lost the session.
+	usedSaved atomic.Int64
 	// lastWrite is when a batch last reached the socket (unix ns); latePongs counts the pings
 	// in a row answered late.
 	lastWrite atomic.Int64
@@ -122,7 +125,7 @@ func (c *conn) stored(id string, cursor map[int]int64) (store.Session, bool) {
 // storedLocked is stored for the session the connection serves (c.mu held).
 func (c *conn) storedLocked(cursor map[int]int64) store.Session {
 	return store.Session{ID: c.sessID, KeyID: c.id.KeyID, UserID: c.id.UserID, Kind: c.kind, Seq: c.seq, Created: c.created,
-		Filters: append([]store.FilterRec{}, c.filters...), Cursor: cursor, HasCursor: cursor != nil}
+		Used: c.usedSaved.Load(), Filters: append([]store.FilterRec{}, c.filters...), Cursor: cursor, HasCursor: cursor != nil}
 }
 
 func (c *conn) window() time.Duration {

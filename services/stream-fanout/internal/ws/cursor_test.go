@@ -9,8 +9,9 @@ import (
 )
 
 // A resumed session's saved position is checked against the topic: past a partition's end (the
-// topic recreated, an in-memory broker restarted) it resumes from the end, before its start
-// (retention) from the start, each reported as a gap; a position past the shared end, which may
+// topic recreated, an in-memory broker restarted) it resumes from the new log's start, with
+// the start read again (the shared read may predate the reset), before its start (retention)
+// from the start, each reported as a gap; a position past the shared end, which may
 // be a second old, is checked against the end read again before it counts as stale.
 func TestCheckCursor(t *testing.T) {
 	h := NewHub(Options{})
@@ -21,16 +22,21 @@ func TestCheckCursor(t *testing.T) {
 		}
 		return map[int]int64{0: 100, 1: 120, 2: 100, 3: 100}, nil
 	}, time.Hour, time.Now)
+	var startReads atomic.Int32
 	h.starts = newTopicEnds(func(context.Context) (map[int]int64, error) {
-		return map[int]int64{0: 0, 1: 0, 2: 40, 3: 0}, nil
+		if startReads.Add(1) == 1 {
+			// Read before partition 3 was reset: its old log started at 250.
+			return map[int]int64{0: 0, 1: 0, 2: 40, 3: 250}, nil
+		}
+		return map[int]int64{0: 0, 1: 0, 2: 40, 3: 30}, nil
 	}, time.Hour, time.Now)
 	c := &conn{h: h, ctx: context.Background()}
 
 	got, gaps := c.checkCursor(map[int]int64{0: 50, 1: 110, 2: 10, 3: 310})
-	if want := map[int]int64{0: 50, 1: 110, 2: 40, 3: 100}; !reflect.DeepEqual(got, want) {
+	if want := map[int]int64{0: 50, 1: 110, 2: 40, 3: 30}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("resumes from %v, want %v", got, want)
 	}
-	want := []replayGap{{Partition: 2, SavedOffset: 10, ResumedAt: 40, Reason: GapRetention}, {Partition: 3, SavedOffset: 310, ResumedAt: 100, Reason: GapTopicReset}}
+	want := []replayGap{{Partition: 2, SavedOffset: 10, ResumedAt: 40, Reason: GapRetention}, {Partition: 3, SavedOffset: 310, ResumedAt: 30, Reason: GapTopicReset}}
 	if !reflect.DeepEqual(gaps, want) {
 		t.Fatalf("gaps %+v, want %+v", gaps, want)
 	}

@@ -45,8 +45,8 @@ type Options struct {
 	Writers        int           // goroutines writing to connections (default 4 per core)
 	MaxConnsPerKey int           // live connections per key across replicas (default 20)
 	MaxFilters     int           // filters per session (default 50)
-	// MaxSessionsPerKey caps the live sessions and v2 streams a key may create over REST
-	// (default 100).
+	// MaxSessionsPerKey caps the live sessions and v2 streams a key may create over REST, and
+	// those a connection may store again after Redis lost them (default 100).
 	MaxSessionsPerKey int
 	// CreditLimit answers a tier's credits a billing period and whether they are a limit (the
 	// edge's tier table: tiers.Tier.CreditLimit): a caller of a limited tier whose billed entity
@@ -369,7 +369,11 @@ func (h *Hub) checkpoint(ctx context.Context) {
 		// A session Redis lost (restarted empty, flushed) is stored again from the connection,
 		// which holds its filters and position: it is not taken over, so it goes on.
 		restore := func() (store.Session, bool) { return m.c.stored(m.id, m.cursor) }
-		err := h.o.Store.Apply(ctx, m.id, m.c.token, m.c.window(), store.Update{Cursor: m.cursor, Used: m.c.takeUsed(), Restore: restore})
+		used := m.c.takeUsed()
+		err := h.o.Store.Apply(ctx, m.id, m.c.token, m.c.window(), store.Update{Cursor: m.cursor, Used: used, Restore: restore, SessionCap: h.o.MaxSessionsPerKey})
+		if _, cur := m.c.current(); err == nil && cur == m.id {
+			m.c.usedSaved.Add(used)
+		}
 		if reason, gone := goneReason(err); gone {
 			m.c.kick(reason)
 		} else if err != nil && ctx.Err() == nil {

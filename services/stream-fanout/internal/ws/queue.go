@@ -28,7 +28,10 @@ type queue struct {
 	control []out
 	// ring grows from a few slots up to max: an idle connection holds almost nothing.
 	ring []engine.Item
-	max  int
+	// max is the bound in force: bound, or, after a shrink found more queued than the new
+	// bound, the earlier bound until the queue drains to the new one (setFilters).
+	max   int
+	bound int
 	// size is how max follows the session's filters (setFilters).
 	size    queueSize
 	head, n int
@@ -70,15 +73,29 @@ func (s queueSize) bound(n int) int {
 }
 
 func newQueue(size queueSize) *queue {
-	return &queue{max: size.bound(0), size: size, wake: func() {}, clock: time.Now}
+	b := size.bound(0)
+	return &queue{max: b, bound: b, size: size, wake: func() {}, clock: time.Now}
 }
 
-// setFilters sizes the queue for a session of n filters. A ring already grown past the new
-// bound keeps its slots (what is queued stays), and no more is queued while it is above it.
+// setFilters sizes the queue for a session of n filters. A bound that grows applies at once.
+// One that shrinks below what is queued (an unsubscribe while a backlog waits) would make
+// every later offer overflow and drop a client that was within its bound as slow: the bound
+// in force until then stays, and falls to the new one once the queue has drained to it
+// (settle). A ring already grown past the bound keeps its slots (what is queued stays).
 func (q *queue) setFilters(n int) {
 	q.mu.Lock()
-	q.max = q.size.bound(n)
+	q.bound = q.size.bound(n)
+	if q.bound >= q.max || q.n <= q.bound {
+		q.max = q.bound
+	}
 	q.mu.Unlock()
+}
+
+// settle applies a lowered bound once the queue holds no more than it (q.mu held).
+func (q *queue) settle() {
+	if q.max > q.bound && q.n <= q.bound {
+		q.max = q.bound
+	}
 }
 
 // refuse drops every live delivery queued and those offered until the quota resets at until:
@@ -91,6 +108,7 @@ func (q *queue) refuse(until time.Time) {
 		q.ring[(q.head+i)%len(q.ring)] = engine.Item{}
 	}
 	q.head, q.n = 0, 0
+	q.settle()
 	q.mu.Unlock()
 	if q.onDiscard != nil {
 		q.onDiscard(n)
@@ -204,6 +222,7 @@ func (q *queue) next() (o out, ok bool) {
 	q.ring[q.head] = engine.Item{}
 	q.head = (q.head + 1) % len(q.ring)
 	q.n--
+	q.settle()
 	q.inflight = append(q.inflight, it)
 	return out{item: it, credit: true}, true
 }
@@ -293,6 +312,7 @@ func (q *queue) unsent() (raw [][]byte, items []engine.Item) {
 		items = append(items, q.ring[(q.head+i)%len(q.ring)])
 	}
 	q.control, q.n, q.inflight = keep, 0, nil
+	q.settle()
 	return raw, items
 }
 

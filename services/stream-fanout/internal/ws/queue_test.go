@@ -72,7 +72,8 @@ func TestEmptyQueueTakesATransferLargerThanItsBound(t *testing.T) {
 }
 
 // The queue's bound is its base plus an allowance per filter of the session, at most its cap;
-// lowered, it takes nothing more until what it holds is below it.
+// lowered while the queue is full at the earlier bound, it takes nothing more until what it
+// holds is below the new one.
 func TestQueueBoundFollowsFilters(t *testing.T) {
 	q := newQueue(queueSize{Base: 8, PerFilter: 4, Max: 20})
 	fill := func() int {
@@ -110,5 +111,53 @@ func TestQueueBoundFollowsFilters(t *testing.T) {
 	drain()
 	if n := fill(); n != 12 {
 		t.Fatalf("1 filter: took %d, want 12", n)
+	}
+}
+
+// An unsubscribe that lowers the bound below the backlog waiting does not make the backlog
+// overflow: a client of 50 filters holding 10,000 deliveries (bound 13,824) that drops 40 of
+// them (bound 3,584) keeps being offered its transfers, up to the earlier bound, and is not
+// dropped as slow; once the queue has drained to the new bound, the new bound applies.
+func TestShrinkDoesNotOverflowTheBacklog(t *testing.T) {
+	q := newQueue(queueSize{Base: 1024, PerFilter: 256, Max: 16384})
+	fulls := 0
+	q.onFull = func() { fulls++ }
+	transfer := func(off int64, filters int) []engine.Item {
+		r := &engine.Rendered{Part: 0, Off: off}
+		items := make([]engine.Item, filters)
+		for i := range items {
+			items[i] = engine.Item{R: r, FilterID: string(rune('A' + i))}
+		}
+		return items
+	}
+	q.setFilters(50)
+	off := int64(0)
+	for ; off < 200; off++ {
+		if got := q.Offer(transfer(off, 50)); got != engine.Queued {
+			t.Fatalf("transfer %d of the burst: %v, want queued", off, got)
+		}
+	}
+	q.setFilters(10)
+	for ; off < 300; off++ {
+		if got := q.Offer(transfer(off, 10)); got != engine.Queued {
+			t.Fatalf("transfer %d after the unsubscribe, %d queued: %v, want queued", off, q.waiting(), got)
+		}
+	}
+	if fulls != 0 {
+		t.Fatalf("the queue overflowed %d times after the unsubscribe; want none (11,000 queued, earlier bound 13,824)", fulls)
+	}
+	for q.waiting() > 3584 {
+		if _, ok := q.next(); !ok {
+			t.Fatal("the queue stopped short of draining")
+		}
+	}
+	q.sentFirst(1 << 20)
+	took := 0
+	for q.Offer(transfer(off, 1)) == engine.Queued {
+		off++
+		took++
+	}
+	if took != 0 || fulls != 1 {
+		t.Fatalf("drained to the new bound of 3,584: took %d more (want 0) with %d overflows (want 1)", took, fulls)
 	}
 }

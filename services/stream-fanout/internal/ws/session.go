@@ -84,7 +84,7 @@ func (c *conn) subscribe(req Request) error {
 	c.q.setFilters(len(c.filters))
 	recs := append([]store.FilterRec(nil), c.filters...)
 	c.mu.Unlock()
-	if err := c.h.o.Store.Apply(c.ctx, sessID, c.token, c.window(), store.Update{Filters: recs, Restore: c.restorer(sub, sessID)}); err != nil {
+	if err := c.h.o.Store.Apply(c.ctx, sessID, c.token, c.window(), store.Update{Filters: recs, Restore: c.restorer(sub, sessID), SessionCap: c.h.o.MaxSessionsPerKey}); err != nil {
 		return c.storeErr(err)
 	}
 	notice := c.checkQuota()
@@ -108,10 +108,18 @@ func (c *conn) storeErr(err error) error {
 		if errors.Is(err, store.ErrDeleted) {
 			return perr(CodeNoSession, "this session was deleted")
 		}
+		if errors.Is(err, store.ErrSessionCap) {
+			return perr(CodeNoSession, "this session was lost by the store and not stored again: the key has %d live sessions and v2 streams (the limit); delete one and subscribe again", c.h.o.MaxSessionsPerKey)
+		}
 		return perr(CodeNoSession, "this session was taken over by another connection")
 	}
 	return err
 }
+
+// capReason closes a connection whose session Redis lost while its key was at its cap of
+// live sessions and v2 streams: the session was not stored again, so it cannot be saved,
+// listed or resumed, and the connection ends rather than serve what no reconnect could resume.
+const capReason = "session lost by the store; the key is at its session limit"
 
 // goneReason is the close reason of a connection whose session's save found it taken over or
 // deleted (false for any other error).
@@ -121,6 +129,8 @@ func goneReason(err error) (string, bool) {
 		return "session taken over by another connection", true
 	case errors.Is(err, store.ErrDeleted):
 		return "session deleted", true
+	case errors.Is(err, store.ErrSessionCap):
+		return capReason, true
 	}
 	return "", false
 }
@@ -188,7 +198,7 @@ func (c *conn) unsubscribe(req Request) error {
 	recs := append([]store.FilterRec{}, c.filters...)
 	c.mu.Unlock()
 	c.h.o.Engine.Do(c.ctx, func() { c.h.o.Engine.RemoveFilter(sub, req.FilterID) })
-	if err := c.h.o.Store.Apply(c.ctx, sessID, c.token, c.window(), store.Update{Filters: recs, Restore: c.restorer(sub, sessID)}); err != nil {
+	if err := c.h.o.Store.Apply(c.ctx, sessID, c.token, c.window(), store.Update{Filters: recs, Restore: c.restorer(sub, sessID), SessionCap: c.h.o.MaxSessionsPerKey}); err != nil {
 		return c.storeErr(err)
 	}
 	c.ack(req.ID, "unsubscribed", nil)
@@ -234,8 +244,9 @@ type replayGap struct {
 	SavedOffset int64 `json:"savedOffset"`
 	ResumedAt   int64 `json:"resumedAt"`
 	// Reason: GapTopicReset (the saved position is past the partition's end: the topic was
-	// recreated or the broker lost its records, and offsets start again) or GapRetention (the
-	// records after the saved position were deleted by the topic's retention).
+	// recreated or the broker lost its records, and offsets start again; resumed from the new
+	// log's start) or GapRetention (the records after the saved position were deleted by the
+	// topic's retention).
 	Reason string `json:"reason"`
 }
 
@@ -248,9 +259,10 @@ const (
 // checkCursor returns where a resume of a session served up to cursor reads each partition
 // from, and the partitions where that is not the saved position. A position past a partition's
 // end (the topic recreated, or an in-memory broker restarted, numbering offsets from 0 again)
-// would skip every record below it: that partition resumes from its end. One before its start
-// (retention) resumes from the start. When the topic's offsets cannot be read the cursor is
-// kept as it is.
+// would skip every record below it: that partition resumes from its start, the new log's first
+// kept offset, so what was published on it while the client was away is sent (from its end
+// only when the start cannot be read). One before its start (retention) resumes from the
+// start. When the topic's offsets cannot be read the cursor is kept as it is.
 func (c *conn) checkCursor(cursor map[int]int64) (map[int]int64, []replayGap) {
 	ctx, cancel := context.WithTimeout(c.ctx, 5*time.Second)
 	defer cancel()
@@ -259,6 +271,7 @@ func (c *conn) checkCursor(cursor map[int]int64) (map[int]int64, []replayGap) {
 		c.h.o.Log.Warn("the transfer topic's end could not be read; a resumed session's position is not checked", "error", err)
 		return cursor, nil
 	}
+	past := false
 	for p, off := range cursor {
 		if e, ok := ends[p]; ok && off > e {
 			// The shared end may be a second old, and a position saved since legitimately past it.
@@ -266,10 +279,16 @@ func (c *conn) checkCursor(cursor map[int]int64) (map[int]int64, []replayGap) {
 				c.h.o.Log.Warn("the transfer topic's end could not be read; a resumed session's position is not checked", "error", err)
 				return cursor, nil
 			}
+			past = true
 			break
 		}
 	}
 	starts, err := c.h.starts.get(ctx)
+	if past && err == nil {
+		// A partition reset is resumed from its start, which the shared read (up to a second
+		// old) may have taken from the log before the reset.
+		starts, err = c.h.starts.readNow(ctx)
+	}
 	if err != nil {
 		c.h.o.Log.Warn("the transfer topic's start could not be read; a resumed session's position is checked against its end only", "error", err)
 	}
@@ -278,8 +297,12 @@ func (c *conn) checkCursor(cursor map[int]int64) (map[int]int64, []replayGap) {
 	for p, off := range cursor {
 		out[p] = off
 		if e, ok := ends[p]; ok && off > e {
-			out[p] = e
-			gaps = append(gaps, replayGap{Partition: p, SavedOffset: off, ResumedAt: e, Reason: GapTopicReset})
+			at := e
+			if s, ok := starts[p]; ok && s <= e {
+				at = s
+			}
+			out[p] = at
+			gaps = append(gaps, replayGap{Partition: p, SavedOffset: off, ResumedAt: at, Reason: GapTopicReset})
 		} else if s, ok := starts[p]; ok && off < s {
 			out[p] = s
 			gaps = append(gaps, replayGap{Partition: p, SavedOffset: off, ResumedAt: s, Reason: GapRetention})
@@ -314,7 +337,7 @@ func (c *conn) resumeGaps(id string, fresh bool, onClaimed func([]replayGap)) er
 		return err
 	}
 	if len(gaps) > 0 {
-		c.h.o.Log.Warn("a resumed session's saved position is outside the transfer topic; those partitions resume from their end or start",
+		c.h.o.Log.Warn("a resumed session's saved position is outside the transfer topic; those partitions resume from where gaps says",
 			"session", id, "gaps", gaps)
 	}
 	onClaimed(gaps)
@@ -460,7 +483,7 @@ func (c *conn) take(id string, fresh bool) (store.Session, []*engine.Filter, err
 // served, with the replay buffer the claim took.
 func (c *conn) handBack(ss store.Session) {
 	restore := func() (store.Session, bool) { return ss, true }
-	err := c.h.o.Store.Apply(context.WithoutCancel(c.ctx), ss.ID, c.token, c.h.windowOf(ss.Kind), store.Update{Release: true, Replay: ss.Replay, Restore: restore})
+	err := c.h.o.Store.Apply(context.WithoutCancel(c.ctx), ss.ID, c.token, c.h.windowOf(ss.Kind), store.Update{Release: true, Replay: ss.Replay, Restore: restore, SessionCap: c.h.o.MaxSessionsPerKey})
 	if _, gone := goneReason(err); err != nil && !gone {
 		c.h.o.Log.Error("handing back a session claimed by a connection that could not serve it failed", "session", ss.ID, "error", err)
 	}
@@ -488,6 +511,7 @@ func (c *conn) attach(ss store.Session, fs []*engine.Filter, skip map[int]int64,
 		}
 		c.sessID, c.kind, c.sub, c.filters, c.owed = ss.ID, ss.Kind, sub, ss.Filters, nil
 		c.seq, c.created = ss.Seq, ss.Created
+		c.usedSaved.Store(ss.Used)
 		c.q.setFilters(len(fs))
 		if owed {
 			c.owed = &owedResume{replay: ss.Replay, cursor: ss.Cursor}
@@ -605,8 +629,11 @@ func (c *conn) detach(ctx context.Context, final bool) error {
 		u.Replay = c.renderUnsent(raw, items)
 		snap.Cursor, snap.HasCursor = cursor, cursor != nil
 	}
-	u.Restore = func() (store.Session, bool) { return snap, true }
+	u.Restore, u.SessionCap = func() (store.Session, bool) { return snap, true }, c.h.o.MaxSessionsPerKey
 	err := c.h.o.Store.Apply(ctx, id, c.token, win, u)
+	if errors.Is(err, store.ErrSessionCap) {
+		c.h.o.Log.Warn("a session Redis lost was not stored again at disconnect: its key is at its session limit; what it was owed is dropped", "session", id)
+	}
 	if _, gone := goneReason(err); gone {
 		err = nil
 	}
