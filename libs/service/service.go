@@ -216,7 +216,14 @@ func Consume[M proto.Message](s *Service, topic string, newMsg func() M, h event
 	c := eventbus.NewConsumer(o, newMsg, h)
 	// Added before the part, so it runs after the part stopped; it closes the reader of a
 	// consumer whose Run was never reached (Close after a failed assembly).
-	s.runner.OnStop("consumer "+topic+" reader", func(context.Context) error { return c.Close() })
+	// Its error is logged, not returned: after Run it is the error of Run's own close (a last
+	// offset commit failing), which a stop never reported.
+	s.runner.OnStop("consumer "+topic+" reader", func(context.Context) error {
+		if err := c.Close(); err != nil {
+			s.Log.Warn("closing the consumer's reader", "topic", topic, "error", err)
+		}
+		return nil
+	})
 	s.runner.Add(lifecycle.Part{Name: "consumer " + topic, Run: c.Run})
 }
 

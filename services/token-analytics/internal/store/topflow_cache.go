@@ -193,12 +193,16 @@ func (k *topFlowKeep) built(key string, now time.Time, failed bool) {
 	b.next = now.Add(min(wait, failedMax))
 }
 
-func (k *topFlowKeep) markRefresh(e *keptFlows) {
+// markRefresh flags e to be read again, waking the loop only when its key may be read now: a
+// wake before that would run an empty pass, and the loop's timer, re-armed after every pass,
+// would put the read off further.
+func (k *topFlowKeep) markRefresh(e *keptFlows, now time.Time) {
 	k.mu.Lock()
 	was := e.refresh
 	e.refresh = true
+	due := k.due(keptKey(setKey(e.chains, e.tokens), e.from), now)
 	k.mu.Unlock()
-	if !was {
+	if !was && due {
 		k.signal()
 	}
 }
@@ -224,16 +228,16 @@ func (s *Store) topFlowsKept(ctx context.Context, e *keptFlows, limit int) ([]ap
 		return nil, false, fmt.Errorf("top flows: %w", err)
 	}
 	if !slices.Equal(versions, e.versions) || len(rolled) != len(e.rolled) {
-		s.tf.markRefresh(e)
+		s.tf.markRefresh(e, s.now())
 		return nil, false, nil
 	}
 	for i, r := range rolled {
 		if r.Before(e.rolled[i]) { // never back: a mark moved back by hand
-			s.tf.markRefresh(e)
+			s.tf.markRefresh(e, s.now())
 			return nil, false, nil
 		}
 		if r.After(e.rolled[i]) {
-			s.tf.markRefresh(e) // hours closed since: read from flows until read again
+			s.tf.markRefresh(e, s.now()) // hours closed since: read from flows until read again
 		}
 	}
 	s.tf.hits.Add(1)
@@ -503,7 +507,9 @@ func (s *Store) RefreshTopFlows(ctx context.Context) (TopFlowsRefreshed, error) 
 			break
 		}
 		e, err := s.tf.read(ctx, t.w.chains, t.w.tokens, t.from)
-		s.tf.built(t.key, now, err != nil)
+		// The interval runs from the end of this read, not the pass's start, so a long pass
+		// does not shorten it.
+		s.tf.built(t.key, s.now(), err != nil)
 		if err != nil {
 			r.Failed++
 			errs = append(errs, fmt.Errorf("top flows kept of %v %v from %s: %w", t.w.chains, t.w.tokens, t.from.Format(time.RFC3339), err))
