@@ -141,11 +141,17 @@ func TestLostSessionRestoreKeepsUsedAndTheCap(t *testing.T) {
 	}
 
 	// A replica that saves only on a client's message (no checkpoint comes), with a cap of 2:
-	// the session is lost, and the key creates 2 sessions meanwhile.
+	// a REST session (created under the cap; a subscribe message's is not, nor its restore) is
+	// lost, and the key creates 2 sessions meanwhile.
 	r2 := w.start(func(c *streamfanout.Config) { c.Checkpoint = time.Hour; c.MaxSessionsPerKey = 2 })
 	id2 := ident("klostcap")
-	c2 := w.dial(r2, id2, "")
-	_, sess2 := c2.subscribe(map[string]any{"from": []string{from}})
+	var made struct {
+		SessionID string `json:"sessionId"`
+	}
+	w.call(r2, id2, "POST", "/ws/sessions", "").json(t, &made)
+	sess2 := made.SessionID
+	c2 := w.dial(r2, id2, "?session_id="+sess2)
+	c2.subscribe(map[string]any{"from": []string{from}})
 	w.rdb.Del(context.Background(), w.prefix+"s:"+sess2)
 	for range 2 {
 		if a := w.call(r2, id2, "POST", "/ws/sessions", ""); a.status/100 != 2 {

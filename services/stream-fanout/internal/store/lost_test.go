@@ -71,7 +71,7 @@ func TestRestoreKeepsUsedAndTheCap(t *testing.T) {
 	ctx := context.Background()
 	st := New(rdb, "lc:", nil)
 	created := time.UnixMilli(1_700_000_000_000).UTC()
-	ss := Session{ID: "s1", KeyID: "k", UserID: "u", Kind: "ws", Created: created, Owner: "a", Used: 40,
+	ss := Session{ID: "s1", KeyID: "k", UserID: "u", Kind: "rest", Created: created, Owner: "a", Used: 40,
 		Filters: []FilterRec{{ID: "f1", Raw: []byte(`{"to":["binance"]}`)}}, Cursor: map[int]int64{0: 5}, HasCursor: true}
 	copyOf := func() (Session, bool) { return ss, true }
 	for _, id := range []string{"o1", "o2"} {
@@ -112,6 +112,26 @@ func TestRestoreKeepsUsedAndTheCap(t *testing.T) {
 	}
 	if rdb.SIsMember(ctx, st.kkey("k"), "expired").Val() {
 		t.Fatal("an expired id was left in the key's set")
+	}
+}
+
+// TestRestoreOfAWSSessionHasNoCap: a session made by a subscribe message was created with no
+// cap check, so it is stored again although its key is at its cap of REST sessions and v2
+// streams.
+func TestRestoreOfAWSSessionHasNoCap(t *testing.T) {
+	rdb, _ := redistest.Client(t)
+	ctx := context.Background()
+	st := New(rdb, "lw:", nil)
+	if err := st.Create(ctx, Session{ID: "r1", KeyID: "k", Kind: "rest"}, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	ss := Session{ID: "w1", KeyID: "k", Kind: "ws", Owner: "a", Used: 7}
+	err := st.Apply(ctx, "w1", "a", time.Minute, Update{Used: 1, Restore: func() (Session, bool) { return ss, true }, SessionCap: 1})
+	if err != nil {
+		t.Fatalf("restore of a ws session at the cap: %v, want it stored again", err)
+	}
+	if got, err := st.Get(ctx, "w1", "k"); err != nil || got.Used != 8 {
+		t.Fatalf("restored ws session: %+v %v, want transfersUsed 8", got, err)
 	}
 }
 

@@ -388,7 +388,7 @@ return 1
 `)
 
 // restore stores again, owned by owner, the session Redis lost, as restore returns it, unless
-// its key is at sessionCap (ErrSessionCap). The transfers it was charged (used) start from the
+// it is a REST session or v2 stream and its key is at sessionCap (ErrSessionCap). The transfers it was charged (used) start from the
 // count its owner last saved, and the update being applied adds its own; the replay buffer,
 // which only a session without an owner has, is not concerned.
 func (s *Store) restore(ctx context.Context, id, owner string, ttl time.Duration, sessionCap int, restore func() (Session, bool)) error {
@@ -405,6 +405,11 @@ func (s *Store) restore(ctx context.Context, id, owner string, ttl time.Duration
 	}
 	c, _ := json.Marshal(ss.Cursor)
 	seen := s.ms()
+	// A restore follows the rule its kind was created under: a subscribe message makes a "ws"
+	// session with no cap check, so one is stored again whatever its key holds.
+	if ss.Kind == "ws" {
+		sessionCap = 0
+	}
 	n, err := restoreScript.Run(ctx, s.rdb, []string{s.skey(id), s.dkey(id), s.kkey(ss.KeyID)}, ttl.Milliseconds(), id, max(sessionCap, 0), s.skey(""),
 		"key", ss.KeyID, "user", ss.UserID, "kind", ss.Kind, "seq", ss.Seq, "created", ss.Created.UnixMilli(),
 		"seen", seen, "used", max(ss.Used, 0), "owner", owner, "filters", f, "cursor", c, "hascursor", boolInt(ss.HasCursor)).Int()

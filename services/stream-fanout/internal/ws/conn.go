@@ -100,6 +100,18 @@ func (c *conn) current() (*engine.Sub, string) {
 	return c.sub, c.sessID
 }
 
+// addSaved counts used transfers as saved in Redis for session id, unless c serves another
+// session now. The check and the add hold c.mu, as attach's reset of usedSaved does: checked
+// apart, an in-band reconnect between them would have the count of the session c left added to
+// the one it took.
+func (c *conn) addSaved(id string, used int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.sessID == id {
+		c.usedSaved.Add(used)
+	}
+}
+
 // settled is current, but nil while a resume has not queued everything the session was owed:
 // until then the session's position is the one it is resumed from, not the engine's.
 func (c *conn) settled() (*engine.Sub, string) {

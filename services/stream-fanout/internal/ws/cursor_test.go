@@ -2,6 +2,7 @@ package ws
 
 import (
 	"context"
+	"errors"
 	"reflect"
 	"sync/atomic"
 	"testing"
@@ -51,5 +52,34 @@ func TestCheckCursor(t *testing.T) {
 	}
 	if n := endReads.Load(); n != 2 {
 		t.Fatalf("the end was read %d times, want 2", n)
+	}
+}
+
+// When the start read again for a position past the end fails, the shared start already read
+// still checks every partition against retention: a position below it resumes from it.
+func TestCheckCursorKeepsTheStartWhenItsRereadFails(t *testing.T) {
+	h := NewHub(Options{})
+	h.ends = newTopicEnds(func(context.Context) (map[int]int64, error) {
+		return map[int]int64{0: 100, 1: 100}, nil
+	}, time.Hour, time.Now)
+	var startReads atomic.Int32
+	h.starts = newTopicEnds(func(context.Context) (map[int]int64, error) {
+		if startReads.Add(1) == 1 {
+			return map[int]int64{0: 40, 1: 0}, nil
+		}
+		return nil, errors.New("broker unreachable")
+	}, time.Hour, time.Now)
+	c := &conn{h: h, ctx: context.Background()}
+
+	got, gaps := c.checkCursor(map[int]int64{0: 10, 1: 110})
+	if want := map[int]int64{0: 40, 1: 0}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("resumes from %v, want %v", got, want)
+	}
+	want := []replayGap{{Partition: 0, SavedOffset: 10, ResumedAt: 40, Reason: GapRetention}, {Partition: 1, SavedOffset: 110, ResumedAt: 0, Reason: GapTopicReset}}
+	if !reflect.DeepEqual(gaps, want) {
+		t.Fatalf("gaps %+v, want %+v", gaps, want)
+	}
+	if n := startReads.Load(); n != 2 {
+		t.Fatalf("the start was read %d times, want 2 (the shared read, then again for the position past the end)", n)
 	}
 }

@@ -371,8 +371,8 @@ func (h *Hub) checkpoint(ctx context.Context) {
 		restore := func() (store.Session, bool) { return m.c.stored(m.id, m.cursor) }
 		used := m.c.takeUsed()
 		err := h.o.Store.Apply(ctx, m.id, m.c.token, m.c.window(), store.Update{Cursor: m.cursor, Used: used, Restore: restore, SessionCap: h.o.MaxSessionsPerKey})
-		if _, cur := m.c.current(); err == nil && cur == m.id {
-			m.c.usedSaved.Add(used)
+		if err == nil {
+			m.c.addSaved(m.id, used)
 		}
 		if reason, gone := goneReason(err); gone {
 			m.c.kick(reason)

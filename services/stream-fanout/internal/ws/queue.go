@@ -29,7 +29,8 @@ type queue struct {
 	// ring grows from a few slots up to max: an idle connection holds almost nothing.
 	ring []engine.Item
 	// max is the bound in force: bound, or, after a shrink found more queued than the new
-	// bound, the earlier bound until the queue drains to the new one (setFilters).
+	// bound, at most the earlier bound, falling toward the new one as the queue drains
+	// (setFilters, settle).
 	max   int
 	bound int
 	// size is how max follows the session's filters (setFilters).
@@ -80,8 +81,8 @@ func newQueue(size queueSize) *queue {
 // setFilters sizes the queue for a session of n filters. A bound that grows applies at once.
 // One that shrinks below what is queued (an unsubscribe while a backlog waits) would make
 // every later offer overflow and drop a client that was within its bound as slow: the bound
-// in force until then stays, and falls to the new one once the queue has drained to it
-// (settle). A ring already grown past the bound keeps its slots (what is queued stays).
+// in force until then stays, and falls toward the new one as the queue drains (settle). A
+// ring already grown past the bound keeps its slots (what is queued stays).
 func (q *queue) setFilters(n int) {
 	q.mu.Lock()
 	q.bound = q.size.bound(n)
@@ -91,11 +92,20 @@ func (q *queue) setFilters(n int) {
 	q.mu.Unlock()
 }
 
-// settle applies a lowered bound once the queue holds no more than it (q.mu held).
+// settle moves the bound in force toward a lowered bound as the queue drains (q.mu held): to
+// the new bound once the queue holds no more than it, and before that down to what is queued
+// plus one filter's allowance (PerFilter). Kept at the earlier bound until the queue drained to
+// the new one, a backlog taken as fast as it is offered would keep that bound forever; held
+// to its backlog, the bound in force only shrinks, never below what is queued.
 func (q *queue) settle() {
-	if q.max > q.bound && q.n <= q.bound {
-		q.max = q.bound
+	if q.max <= q.bound {
+		return
 	}
+	if q.n <= q.bound {
+		q.max = q.bound
+		return
+	}
+	q.max = max(q.bound, min(q.max, q.n+q.size.PerFilter))
 }
 
 // refuse drops every live delivery queued and those offered until the quota resets at until:

@@ -161,3 +161,66 @@ func TestShrinkDoesNotOverflowTheBacklog(t *testing.T) {
 		t.Fatalf("drained to the new bound of 3,584: took %d more (want 0) with %d overflows (want 1)", took, fulls)
 	}
 }
+
+// A lowered bound comes down although the backlog never drains to it: a client of 50 filters
+// holding 10,000 deliveries that drops 40 of them (bound 3,584), then is offered its
+// transfers as fast as it takes them, has its bound in force held to its backlog plus one
+// filter's allowance (not the earlier 13,824, which would let the backlog grow back to it),
+// never rising; reading a little faster than it is offered, it reaches the new bound. No
+// offer is refused on the way.
+func TestLoweredBoundFollowsTheBacklogDown(t *testing.T) {
+	q := newQueue(queueSize{Base: 1024, PerFilter: 256, Max: 16384})
+	transfer := func(off int64, filters int) []engine.Item {
+		r := &engine.Rendered{Part: 0, Off: off}
+		items := make([]engine.Item, filters)
+		for i := range items {
+			items[i] = engine.Item{R: r, FilterID: string(rune('A' + i))}
+		}
+		return items
+	}
+	offer := func(off int64) {
+		t.Helper()
+		if got := q.Offer(transfer(off, 10)); got != engine.Queued {
+			t.Fatalf("transfer %d with %d queued (bound in force %d): %v, want queued", off, q.n, q.max, got)
+		}
+	}
+	take := func(n int) {
+		t.Helper()
+		for range n {
+			if _, ok := q.next(); !ok {
+				t.Fatal("the queue ran dry")
+			}
+		}
+		q.sentFirst(1 << 20)
+	}
+	q.setFilters(50)
+	off := int64(0)
+	for ; off < 200; off++ {
+		if got := q.Offer(transfer(off, 50)); got != engine.Queued {
+			t.Fatalf("transfer %d of the burst: %v, want queued", off, got)
+		}
+	}
+	q.setFilters(10)
+	last := q.max
+	for range 1000 {
+		offer(off)
+		off++
+		take(10)
+		if q.max > last || q.max > q.n+256 {
+			t.Fatalf("bound in force %d with %d queued (before %d): want at most the backlog plus 256, never rising", q.max, q.n, last)
+		}
+		last = q.max
+	}
+	for q.max > 3584 {
+		offer(off)
+		off++
+		take(11)
+		if q.max > last {
+			t.Fatalf("bound in force rose from %d to %d", last, q.max)
+		}
+		last = q.max
+	}
+	if q.max != 3584 || q.bound != 3584 {
+		t.Fatalf("bound in force %d (bound %d), want the new bound 3,584", q.max, q.bound)
+	}
+}

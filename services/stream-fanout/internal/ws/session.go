@@ -286,8 +286,14 @@ func (c *conn) checkCursor(cursor map[int]int64) (map[int]int64, []replayGap) {
 	starts, err := c.h.starts.get(ctx)
 	if past && err == nil {
 		// A partition reset is resumed from its start, which the shared read (up to a second
-		// old) may have taken from the log before the reset.
-		starts, err = c.h.starts.readNow(ctx)
+		// old) may have taken from the log before the reset. When that read fails the shared
+		// starts still serve: without them no partition's position would be checked against
+		// retention.
+		if now, nerr := c.h.starts.readNow(ctx); nerr == nil {
+			starts = now
+		} else {
+			c.h.o.Log.Warn("the transfer topic's start could not be read again; a resumed session's position is checked against the shared read", "error", nerr)
+		}
 	}
 	if err != nil {
 		c.h.o.Log.Warn("the transfer topic's start could not be read; a resumed session's position is checked against its end only", "error", err)
