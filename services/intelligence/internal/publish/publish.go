@@ -101,6 +101,7 @@ func Drain(ctx context.Context, src Source, bus Bus) (int, error) {
 // backlogEvery, failing rounds included: a relay that cannot publish produces nothing, so
 // consumer lag stays 0 and only the backlog shows it.
 func Relay(ctx context.Context, src Source, bus Bus, interval time.Duration, log *slog.Logger, m *outbox.Metrics) error {
+	bus = isolating{bus: bus, log: log, m: m}
 	var backlogAt time.Time
 	return lifecycle.Every(ctx, interval, func(ctx context.Context) {
 		if time.Since(backlogAt) >= backlogEvery {
@@ -116,6 +117,27 @@ func Relay(ctx context.Context, src Source, bus Bus, interval time.Duration, log
 			log.Debug("attributions published", "count", n)
 		}
 	})
+}
+
+// isolating publishes through bus, setting apart the events the brokers refuse for good
+// (eventbus.Isolate: too large, invalid), which are logged and counted in outbox_parked_total:
+// retried, such an attribution would fail every round and hold back every change after it. The
+// publish cursor then moves past it, as libs/outbox relays park a row; the address's next
+// version supersedes it on the compacted topic.
+type isolating struct {
+	bus Bus
+	log *slog.Logger
+	m   *outbox.Metrics
+}
+
+func (b isolating) Publish(ctx context.Context, events ...eventbus.Event) error {
+	refused, _, err := eventbus.Isolate(ctx, b.bus, events)
+	for _, r := range refused {
+		ev := events[r.Index]
+		b.log.Error("attribution refused by the brokers for good; skipped", "key", ev.Key, "event", ev.ID, "error", r.Err)
+	}
+	b.m.Parked(ctx, len(refused))
+	return err
 }
 
 // ObserveBacklog records src's publish backlog in m, when src is a Backlogger; a failed read is
