@@ -113,6 +113,9 @@ func NewHandler(o Options) (http.Handler, error) {
 				return nil, errors.New("no upstream for service " + string(rt.Service))
 			}
 		}
+		if !rt.WebSocket {
+			h = withoutUpgrade(h)
+		}
 		for i := len(o.Middlewares) - 1; i >= 0; i-- {
 			h = o.Middlewares[i](rt, h)
 		}
@@ -319,4 +322,36 @@ func Raw(contentType string, body []byte) http.Handler {
 		w.Header().Set("Content-Type", contentType)
 		_, _ = w.Write(body)
 	})
+}
+
+// withoutUpgrade serves a route that is not a WebSocket route as the plain request it is: an
+// upgrade asked of it is dropped (Upgrade and Connection are hop-by-hop), so the proxy neither
+// upgrades it nor exempts it from the upstream timeout
+// (TestUpgradeHeaderOnARouteThatIsNotAStream).
+func withoutUpgrade(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Upgrade") != "" {
+			r.Header.Del("Upgrade")
+			r.Header["Connection"] = withoutToken(r.Header["Connection"], "upgrade")
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// withoutToken is the comma-separated header values vs without token (case-insensitive), the
+// other tokens kept (Connection names the hop-by-hop headers the proxy drops).
+func withoutToken(vs []string, token string) []string {
+	var out []string
+	for _, v := range vs {
+		var keep []string
+		for _, t := range strings.Split(v, ",") {
+			if t = strings.TrimSpace(t); t != "" && !strings.EqualFold(t, token) {
+				keep = append(keep, t)
+			}
+		}
+		if len(keep) > 0 {
+			out = append(out, strings.Join(keep, ", "))
+		}
+	}
+	return out
 }

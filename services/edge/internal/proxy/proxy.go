@@ -121,13 +121,16 @@ func New(o Options) (http.Handler, error) {
 	}
 	timeout, streams := o.Timeout, o.Streams
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		upgrade := r.Header.Get("Upgrade") != ""
+		// Only a real upgrade goes without the timeout; the edge's handler strips Upgrade from
+		// requests of routes that are not WebSocket routes (NewHandler), so no other route can
+		// take a call out of the timeout with a header.
+		upgrade := IsUpgrade(r.Header)
 		if timeout > 0 && !upgrade {
 			ctx, cancel := context.WithTimeout(r.Context(), timeout)
 			defer cancel()
 			r = r.WithContext(ctx)
 		}
-		if upgrade && streams.on() {
+		if upgrade {
 			w = &streamWriter{ResponseWriter: w, s: streams}
 		}
 		rp.ServeHTTP(w, r)

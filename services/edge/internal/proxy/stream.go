@@ -7,7 +7,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/chainintel/chainintel/libs/httpx"
 )
@@ -27,6 +29,21 @@ type Streams struct {
 	// CopyBuffer (bytes; 0 for the reverse proxy's 32 KiB) is the buffer each direction of an
 	// upgraded connection is copied through.
 	CopyBuffer int
+	// CloseGrace (0 for DefaultCloseGrace) is how long the client may still send, for its
+	// part of the close handshake, after the service ended the stream.
+	CloseGrace time.Duration
+}
+
+// DefaultCloseGrace is Streams.CloseGrace's default: ample for a client to answer a close
+// frame, short enough that a client holding a stream the service ended does not hold the
+// edge's handler, goroutines and sockets.
+const DefaultCloseGrace = 5 * time.Second
+
+func (s Streams) closeGrace() time.Duration {
+	if s.CloseGrace > 0 {
+		return s.CloseGrace
+	}
+	return DefaultCloseGrace
 }
 
 func (s Streams) on() bool { return s.SocketBuffer > 0 || s.CopyBuffer > 0 }
@@ -56,7 +73,7 @@ func (s Streams) upgradeTransport() *http.Transport {
 type byUpgrade struct{ rt, upgrade http.RoundTripper }
 
 func (b byUpgrade) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.Header.Get("Upgrade") != "" {
+	if IsUpgrade(r.Header) {
 		return b.upgrade.RoundTrip(r)
 	}
 	return b.rt.RoundTrip(r)
@@ -81,10 +98,11 @@ func (w *streamWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 			_ = b.SetWriteBuffer(w.s.SocketBuffer)
 		}
 	}
-	if w.s.CopyBuffer <= 0 {
-		return c, brw, nil
+	size := w.s.CopyBuffer
+	if size <= 0 {
+		size = 32 << 10 // the reverse proxy's own
 	}
-	return &streamConn{Conn: c, size: w.s.CopyBuffer}, brw, nil
+	return &streamConn{Conn: c, size: size, grace: w.s.closeGrace()}, brw, nil
 }
 
 // copyBuffers recycles the copy buffers of upgraded connections, by size.
@@ -101,7 +119,8 @@ func copyBuffer(size int) (*[]byte, *sync.Pool) {
 // it has one: these copy through a buffer of size instead of io.Copy's own.
 type streamConn struct {
 	net.Conn
-	size int
+	size  int
+	grace time.Duration
 }
 
 // The plain halves of the connection, so a copy does not find ReadFrom or WriteTo again.
@@ -125,10 +144,31 @@ func (c *streamConn) WriteTo(w io.Writer) (int64, error) {
 }
 
 // CloseWrite passes the service's end of stream on to the client, as the reverse proxy does
-// with the connection it wraps.
+// with the connection it wraps, and gives the client's side grace to finish: the reverse proxy
+// then waits for the client's side to end too, and a client that stays connected without
+// sending would otherwise hold the stream's handler, its copies and both sockets for as long
+// as it likes (TestStreamEndedByTheServiceIsClosed).
 func (c *streamConn) CloseWrite() error {
+	_ = c.Conn.SetReadDeadline(time.Now().Add(c.grace))
 	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
 		return cw.CloseWrite()
 	}
 	return errors.ErrUnsupported
+}
+
+// IsUpgrade is whether h asks for a protocol upgrade as the reverse proxy sees one: an Upgrade
+// header named in Connection. An Upgrade header alone is an ordinary hop-by-hop header the
+// proxy drops.
+func IsUpgrade(h http.Header) bool {
+	if h.Get("Upgrade") == "" {
+		return false
+	}
+	for _, v := range h["Connection"] {
+		for _, tok := range strings.Split(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(tok), "upgrade") {
+				return true
+			}
+		}
+	}
+	return false
 }
