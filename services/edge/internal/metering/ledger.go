@@ -259,24 +259,27 @@ func (l *CreditLedger) addLocked(e usage.Entity, n int64, at time.Time, unsent i
 // the durable ledger never count them, so neither does the live total from now on). The producer
 // calls it (ProducerOptions.Sent); events of other entries or without credits are ignored.
 func (l *CreditLedger) Sent(published, lost []eventbus.Event) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	for _, ev := range published {
-		l.sentLocked(ev, false)
+		l.sentOne(ev, false)
 	}
 	for _, ev := range lost {
-		l.sentLocked(ev, true)
+		l.sentOne(ev, true)
 	}
 }
 
-func (l *CreditLedger) sentLocked(ev eventbus.Event, lost bool) {
+// sentOne releases one event's call; the lock is taken per event, so a batch of a thousand
+// does not hold back the requests meanwhile.
+func (l *CreditLedger) sentOne(ev eventbus.Event, lost bool) {
 	c, ok := ev.Msg.(*eventsv1.UsageCall)
 	if !ok || c.GetCredits() <= 0 {
 		return
 	}
 	e := usage.BilledEntity(c.GetUserId(), c.GetOrgId())
 	start, _ := usage.PeriodOf(time.UnixMilli(c.GetTimeMs()))
-	en := l.byKey[redisKey(e, start)]
+	k := redisKey(e, start)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	en := l.byKey[k]
 	if en == nil { // dropped meanwhile (idle, or a past period): nothing kept to release
 		return
 	}
