@@ -9,7 +9,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/chainintel/chainintel/libs/eventbus"
 	"github.com/chainintel/chainintel/libs/lifecycle"
+	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
 	"github.com/chainintel/chainintel/services/edge/internal/cache"
 	"github.com/chainintel/chainintel/services/edge/internal/usage"
 	"github.com/chainintel/chainintel/services/edge/ledger"
@@ -44,7 +46,8 @@ type LedgerOptions struct {
 // the total equals the durable ledger exactly, whatever happened to Redis meanwhile.
 //
 // A replica answers the total plus its own calls made after "through" (kept in memory until the
-// total includes them), so its view is exact for its own calls; other replicas' calls appear
+// total includes them: their usage events published, see Sent, and "through" past them), so its
+// view is exact for its own calls; other replicas' calls appear
 // once the consumer has counted them (its lag, normally well under a second). Calls in flight
 // hold what they can cost (Reserve, in this replica's memory only, never in Redis or the durable
 // ledger), so this replica's concurrent calls cannot together pass a limit; a burst spread over
@@ -71,9 +74,14 @@ type ledgerEntry struct {
 	used    time.Time
 }
 
+// ownCall is this replica's calls of one millisecond; unsent counts those whose usage event
+// the producer has not yet published (nor dropped). A call is forgotten only once it is sent and
+// the total includes its time: while its event waits in the producer (a broker outage), a newer
+// "through" from other replicas' calls does not mean the total counts it.
 type ownCall struct {
 	atMs    int64
 	credits int64
+	unsent  int32
 }
 
 // NewCreditLedger returns a ledger; Run keeps it in step with Redis.
@@ -107,7 +115,7 @@ func (en *ledgerEntry) advance(durable, through int64) {
 	en.through = max(en.through, through)
 	keep := en.own[:0]
 	for _, c := range en.own { // in completion order, not quite in call time order
-		if c.atMs <= en.through {
+		if c.atMs <= en.through && c.unsent == 0 {
 			en.ownSum -= c.credits
 			continue
 		}
@@ -199,26 +207,30 @@ func (l *CreditLedger) Reserve(ctx context.Context, e usage.Entity, at time.Time
 // Settle ends a hold: the held credits are released and n (what the call cost, 0 for a failed
 // call) is recorded as Add records it, in one step, so no other call sees the credits neither
 // held nor used. It returns the period's total including n. Settling a zero Hold records n only.
+// Unlike Add, the call is kept until its usage event is reported sent (Sent) as well as included
+// in the total, so the caller must record that event with the producer whose Sent reaches here.
 func (l *CreditLedger) Settle(h Hold, e usage.Entity, n int64, at time.Time) int64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if h.en != nil {
 		h.en.held -= h.credits
 	}
-	return l.addLocked(e, n, at)
+	return l.addLocked(e, n, at, 1)
 }
 
 // Add records n credits used by e in a call made at (the time its usage event carries) and
 // returns the period's total including them. Used must have been called for e in this period
 // (it loads the entry); otherwise the total counts only this replica's calls until the next
-// sync.
+// sync. The call's usage event is not followed: the call is forgotten once the total's "through"
+// passes it.
 func (l *CreditLedger) Add(e usage.Entity, n int64, at time.Time) int64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.addLocked(e, n, at)
+	return l.addLocked(e, n, at, 0)
 }
 
-func (l *CreditLedger) addLocked(e usage.Entity, n int64, at time.Time) int64 {
+// addLocked records n credits; unsent is 1 when the call's usage event will be reported (Sent).
+func (l *CreditLedger) addLocked(e usage.Entity, n int64, at time.Time, unsent int32) int64 {
 	start, _ := usage.PeriodOf(at)
 	k := redisKey(e, start)
 	en := l.byKey[k]
@@ -234,11 +246,62 @@ func (l *CreditLedger) addLocked(e usage.Entity, n int64, at time.Time) int64 {
 	// outage) the list grows by at most a thousand records a second per entity.
 	if ms := at.UnixMilli(); len(en.own) > 0 && en.own[len(en.own)-1].atMs == ms {
 		en.own[len(en.own)-1].credits += n
+		en.own[len(en.own)-1].unsent += unsent
 	} else {
-		en.own = append(en.own, ownCall{ms, n})
+		en.own = append(en.own, ownCall{ms, n, unsent})
 	}
 	en.ownSum += n
 	return en.total()
+}
+
+// Sent records what became of usage events of calls recorded here (Settle, Add): published, so
+// the consumer will count them, or lost, never published (dropped by the producer: the bill and
+// the durable ledger never count them, so neither does the live total from now on). The producer
+// calls it (ProducerOptions.Sent); events of other entries or without credits are ignored.
+func (l *CreditLedger) Sent(published, lost []eventbus.Event) {
+	for _, ev := range published {
+		l.sentOne(ev, false)
+	}
+	for _, ev := range lost {
+		l.sentOne(ev, true)
+	}
+}
+
+// sentOne releases one event's call; the lock is taken per event, so a batch of a thousand
+// does not hold back the requests meanwhile.
+func (l *CreditLedger) sentOne(ev eventbus.Event, lost bool) {
+	c, ok := ev.Msg.(*eventsv1.UsageCall)
+	if !ok || c.GetCredits() <= 0 {
+		return
+	}
+	e := usage.BilledEntity(c.GetUserId(), c.GetOrgId())
+	start, _ := usage.PeriodOf(time.UnixMilli(c.GetTimeMs()))
+	k := redisKey(e, start)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	en := l.byKey[k]
+	if en == nil { // dropped meanwhile (idle, or a past period): nothing kept to release
+		return
+	}
+	for i := len(en.own) - 1; i >= 0; i-- {
+		oc := &en.own[i]
+		if oc.atMs != c.GetTimeMs() || oc.unsent == 0 || oc.credits < c.GetCredits() {
+			continue
+		}
+		oc.unsent--
+		if lost || (oc.unsent == 0 && oc.atMs <= en.through) {
+			// Lost: never counted. Or counted already (the consumer can count an event before
+			// the producer hears the ack): the total includes it, so holding it would count it
+			// twice until the next advance.
+			n := c.GetCredits()
+			if !lost {
+				n = oc.credits
+			}
+			oc.credits -= n
+			en.ownSum -= n
+		}
+		return
+	}
 }
 
 // fetch reads the shared total, seeding Redis from the usage store when it has none.

@@ -32,6 +32,11 @@ type ProducerOptions struct {
 	Backoff, MaxBackoff time.Duration
 	Log                 *slog.Logger
 	Meter               metric.MeterProvider
+	// Sent, when set, is told which events were published (the consumer will count them) and
+	// which are lost (dropped: queue full, refused for good, or left when the shutdown drain
+	// ended), so the credit ledger (CreditLedger.Sent) keeps a call until its event is counted
+	// and forgets one that never will be.
+	Sent func(published, lost []eventbus.Event)
 }
 
 // Producer publishes one usage event per call without ever blocking the caller: Record puts the
@@ -112,6 +117,7 @@ func (p *Producer) Record(id string, call *eventsv1.UsageCall) bool {
 		return true
 	default:
 		p.dropped.Add(context.Background(), 1)
+		p.sent(nil, []eventbus.Event{{Topic: eventsv1.TopicUsageCalls, Key: call.GetKeyId(), Msg: call, ID: id}})
 		return false
 	}
 }
@@ -160,6 +166,7 @@ func (p *Producer) drain(ctx context.Context) {
 			}
 			p.mu.Unlock()
 			p.failed.Add(context.Background(), int64(lost))
+			p.sentLeft(left)
 			p.o.Log.Error("usage events lost: not published when the shutdown drain ended; those calls are not charged", "events", lost)
 			return
 		}
@@ -210,6 +217,7 @@ func (p *Producer) publish(ctx context.Context, batch []eventbus.Event) []eventb
 		if sent := done - len(refused); sent > 0 {
 			p.published.Add(context.Background(), int64(sent))
 		}
+		p.sentBatch(batch[:done], refused)
 		if len(refused) > 0 {
 			p.failed.Add(context.Background(), int64(len(refused)))
 			p.o.Log.Error("usage events dropped: the broker refuses them for good; those calls are not charged",
@@ -229,6 +237,52 @@ func (p *Producer) publish(ctx context.Context, batch []eventbus.Event) []eventb
 		case <-t.C:
 		}
 		backoff = min(2*backoff, p.o.MaxBackoff)
+	}
+}
+
+func (p *Producer) sent(published, lost []eventbus.Event) {
+	if p.o.Sent != nil && (len(published) > 0 || len(lost) > 0) {
+		p.o.Sent(published, lost)
+	}
+}
+
+// sentBatch reports the events Isolate went through: those refused (by index) are lost, the
+// rest published. Without refusals (the usual case) the batch is passed as is.
+func (p *Producer) sentBatch(done []eventbus.Event, refused []eventbus.Refused) {
+	if p.o.Sent == nil || len(done) == 0 {
+		return
+	}
+	if len(refused) == 0 {
+		p.sent(done, nil)
+		return
+	}
+	lost := make([]eventbus.Event, 0, len(refused))
+	published := make([]eventbus.Event, 0, len(done)-len(refused))
+	r := 0
+	for i, e := range done {
+		if r < len(refused) && refused[r].Index == i {
+			lost = append(lost, e)
+			r++
+			continue
+		}
+		published = append(published, e)
+	}
+	p.sent(published, lost)
+}
+
+// sentLeft reports as lost the events the shutdown drain did not publish: left, the held
+// batches and the queue (which it empties).
+func (p *Producer) sentLeft(left []eventbus.Event) {
+	p.sent(nil, left)
+	p.mu.Lock()
+	held := p.held
+	p.held = nil
+	p.mu.Unlock()
+	for _, b := range held {
+		p.sent(nil, b)
+	}
+	for b := p.take(nil); len(b) > 0; b = p.take(nil) {
+		p.sent(nil, b)
 	}
 }
 
