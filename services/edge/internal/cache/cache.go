@@ -5,6 +5,7 @@ package cache
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	lru "github.com/hashicorp/golang-lru/v2"
@@ -46,8 +47,18 @@ type Loader[K comparable, V any] struct {
 	ok     *lru.Cache[K, kept[V]]
 	failed *lru.Cache[K, kept[error]]
 	loads  singleflight.Group
+	// mu orders Forget against a load's store; gens holds, for each key with loads under way,
+	// the number of Forgets so far, so a load started before a Forget does not keep its answer.
+	mu   sync.Mutex
+	gens map[K]*gen
 	// joined, when set (tests), is called once a caller waits on a load.
 	joined func()
+}
+
+// gen counts the Forgets of a key while loads of it run (loads of them).
+type gen struct {
+	n     uint64
+	loads int
 }
 
 type kept[T any] struct {
@@ -66,7 +77,7 @@ func New[K comparable, V any](flight func(K) string, o Options) *Loader[K, V] {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	c := &Loader[K, V]{o: o, flight: flight}
+	c := &Loader[K, V]{o: o, flight: flight, gens: map[K]*gen{}}
 	if o.TTL > 0 {
 		c.ok, _ = lru.New[K, kept[V]](o.Size) // errs only on a size below 1
 	}
@@ -81,14 +92,47 @@ func (c *Loader[K, V]) Cached(k K) (V, bool) {
 	return get(c.ok, k, c.o.Now())
 }
 
-// Forget drops what is kept for k (value or error); a load under way still keeps its answer.
+// Forget drops what is kept for k (value or error). A load under way still answers its callers
+// but keeps nothing, and the next Get of k loads again rather than join it: its answer may
+// predate whatever the Forget reports (a revoke).
 func (c *Loader[K, V]) Forget(k K) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if g, ok := c.gens[k]; ok {
+		g.n++
+	}
+	c.loads.Forget(c.flight(k))
 	if c.ok != nil {
 		c.ok.Remove(k)
 	}
 	if c.failed != nil {
 		c.failed.Remove(k)
 	}
+}
+
+// begin registers a load of k and returns the generation it started in.
+func (c *Loader[K, V]) begin(k K) uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	g, ok := c.gens[k]
+	if !ok {
+		g = &gen{}
+		c.gens[k] = g
+	}
+	g.loads++
+	return g.n
+}
+
+// end unregisters a load of k started in generation n and reports whether no Forget came since;
+// it returns with c.mu held, so that the caller's store is ordered before any later Forget.
+func (c *Loader[K, V]) end(k K, n uint64) bool {
+	c.mu.Lock()
+	g := c.gens[k]
+	current := g.n == n
+	if g.loads--; g.loads == 0 {
+		delete(c.gens, k)
+	}
+	return current
 }
 
 // Get answers the value kept for k, else the error kept for k, else the answer of load, which
@@ -134,7 +178,13 @@ func (c *Loader[K, V]) load(ctx context.Context, k K, load func(context.Context)
 		lctx, cancel = context.WithTimeout(lctx, c.o.Timeout)
 	}
 	defer cancel()
+	n := c.begin(k)
 	v, err := load(lctx)
+	current := c.end(k, n)
+	defer c.mu.Unlock()
+	if !current {
+		return v, err
+	}
 	now := c.o.Now()
 	if err != nil {
 		if c.failed != nil {

@@ -228,3 +228,44 @@ func TestLoadIsBounded(t *testing.T) {
 		t.Fatalf("%v, want the load's own deadline", err)
 	}
 }
+
+// A Forget while a load runs (a revoke reported while the old answer is being read) keeps that
+// load's answer from being kept: the next Get loads again, whether it comes while the old load
+// still runs or after it ended.
+func TestForgetDuringLoad(t *testing.T) {
+	c := New[int, int64](itoa, Options{TTL: time.Hour})
+	started, release := make(chan struct{}), make(chan struct{})
+	var runs atomic.Int64
+	load := func(context.Context) (int64, error) {
+		n := runs.Add(1)
+		if n == 1 {
+			close(started)
+			<-release
+		}
+		return n, nil
+	}
+	first := make(chan int64)
+	go func() {
+		v, _ := c.Get(context.Background(), 1, load)
+		first <- v
+	}()
+	<-started
+	c.Forget(1)
+	if v, err := c.Get(context.Background(), 1, load); err != nil || v != 2 {
+		t.Fatalf("Get after Forget, old load running: %d %v, want a new load's 2", v, err)
+	}
+	c.Forget(1)
+	close(release)
+	if v := <-first; v != 1 {
+		t.Fatalf("the forgotten load's caller got %d, want its answer 1", v)
+	}
+	if v, ok := c.Cached(1); ok {
+		t.Fatalf("the forgotten load's answer %d was kept", v)
+	}
+	if v, err := c.Get(context.Background(), 1, load); err != nil || v != 3 {
+		t.Fatalf("Get after the forgotten load ended: %d %v, want a new load's 3", v, err)
+	}
+	if v, err := c.Get(context.Background(), 1, load); err != nil || v != 3 {
+		t.Fatalf("Get with nothing forgotten: %d %v, want the kept 3", v, err)
+	}
+}

@@ -28,7 +28,22 @@ const (
 	// verification must be dropped.
 	InvalidateChannel = keyevents.DefaultChannel
 	invalidateName    = "keys:invalidate"
+	// tombstoneSuffix names, after a key's entry, the mark an invalidation leaves so that a
+	// lookup that read the database before the revoke does not write its answer back after it.
+	tombstoneSuffix = ":inv"
+	// lookupTimeout bounds one verification's lookup (Redis read, database, write-back).
+	lookupTimeout = 5 * time.Second
+	// tombstoneTTL outlives any lookup under way when the invalidation lands, with margin.
+	tombstoneTTL = 2 * lookupTimeout
 )
+
+// storeUnlessInvalidated writes a lookup's answer (KEYS[1] = ARGV[1], PX ARGV[2]) unless the key
+// was invalidated since (its tombstone KEYS[2] exists): the answer may predate the revoke.
+var storeUnlessInvalidated = redis.NewScript(`
+if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1
+`)
 
 // Channel is the invalidation channel of namespace ("" is DefaultNamespace).
 func Channel(namespace string) string {
@@ -101,7 +116,7 @@ func NewVerifier(store Lookuper, o VerifierOptions) *Verifier {
 	// A lookup is shared by every caller waiting on its key, so it has a deadline of its own;
 	// unknown and revoked keys are kept as results (misses cached), other failures not at all.
 	local := cache.New[[32]byte, result](func(h [32]byte) string { return string(h[:]) },
-		cache.Options{TTL: o.LocalTTL, Timeout: 5 * time.Second, Size: 100_000})
+		cache.Options{TTL: o.LocalTTL, Timeout: lookupTimeout, Size: 100_000})
 	return &Verifier{store: store, o: o, local: local}
 }
 
@@ -156,7 +171,10 @@ func (v *Verifier) resolve(ctx context.Context, h [32]byte, hx string) (httpx.Id
 	}
 	if v.o.Redis != nil {
 		rctx, cancel := context.WithTimeout(ctx, v.o.RedisTimeout)
-		if err := v.o.Redis.Set(rctx, keyName(v.o.Namespace, hx), encodeIdentity(id), v.o.RedisTTL).Err(); err != nil {
+		name := keyName(v.o.Namespace, hx)
+		err := storeUnlessInvalidated.Run(rctx, v.o.Redis, []string{name, name + tombstoneSuffix},
+			encodeIdentity(id), v.o.RedisTTL.Milliseconds()).Err()
+		if err != nil {
 			v.logRedisDown(err)
 		}
 		cancel()
@@ -214,6 +232,11 @@ func InvalidateIn(ctx context.Context, rdb redis.UniversalClient, namespace stri
 	}
 	_, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.Del(ctx, names...)
+		// A lookup that read the database before the revoke may still be running; its
+		// write-back checks the tombstone (storeUnlessInvalidated).
+		for _, n := range names {
+			p.Set(ctx, n+tombstoneSuffix, "1", tombstoneTTL)
+		}
 		// Recorded with the publish, for followers that were not subscribed at the moment
 		// (stream-fanout re-reads the record whenever its subscription comes back).
 		keyevents.Record(ctx, p, Channel(namespace), hexes)
