@@ -26,6 +26,10 @@ type Options struct {
 	// FailTTL is how long a load's error is kept, during which Get answers it without loading
 	// again; 0 keeps no error. A value loaded later replaces it.
 	FailTTL time.Duration
+	// FailKeep, when set, picks the errors FailTTL keeps (the others are kept for no time): a
+	// cache whose loads answer "no such thing" as an error keeps those apart from its values,
+	// in their own FailSize, and not a failure to find out.
+	FailKeep func(error) bool
 	// Timeout bounds one load, whatever the callers' deadlines (0: no bound of its own). The
 	// load is shared by every caller waiting on the key, so it runs detached from the context of
 	// the caller that started it: one caller going away must not fail the others.
@@ -90,6 +94,11 @@ func New[K comparable, V any](flight func(K) string, o Options) *Loader[K, V] {
 // Cached is the value kept for k, without loading.
 func (c *Loader[K, V]) Cached(k K) (V, bool) {
 	return get(c.ok, k, c.o.Now())
+}
+
+// CachedErr is the error kept for k, without loading.
+func (c *Loader[K, V]) CachedErr(k K) (error, bool) {
+	return get(c.failed, k, c.o.Now())
 }
 
 // Forget drops what is kept for k (value or error). A load under way still answers its callers
@@ -187,7 +196,7 @@ func (c *Loader[K, V]) load(ctx context.Context, k K, load func(context.Context)
 	}
 	now := c.o.Now()
 	if err != nil {
-		if c.failed != nil {
+		if c.failed != nil && (c.o.FailKeep == nil || c.o.FailKeep(err)) {
 			c.failed.Add(k, kept[error]{err, now.Add(c.o.FailTTL)})
 		}
 		return v, err

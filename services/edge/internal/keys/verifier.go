@@ -95,8 +95,7 @@ type Verifier struct {
 }
 
 type result struct {
-	id  httpx.Identity
-	err error
+	id httpx.Identity
 }
 
 // NewVerifier returns a verifier over store caching up to 100k results.
@@ -113,10 +112,14 @@ func NewVerifier(store Lookuper, o VerifierOptions) *Verifier {
 	if o.Log == nil {
 		o.Log = slog.Default()
 	}
-	// A lookup is shared by every caller waiting on its key, so it has a deadline of its own;
-	// unknown and revoked keys are kept as results (misses cached), other failures not at all.
+	// A lookup is shared by every caller waiting on its key, so it has a deadline of its own.
+	// Unknown and revoked keys are kept as errors, apart from the valid keys (10k beside their
+	// 100k): keys made up by the million evict one another, never a valid key's identity, so
+	// they cannot push the callers of valid keys onto Redis and the database. Other failures
+	// are not kept at all.
 	local := cache.New[[32]byte, result](func(h [32]byte) string { return string(h[:]) },
-		cache.Options{TTL: o.LocalTTL, Timeout: lookupTimeout, Size: 100_000})
+		cache.Options{TTL: o.LocalTTL, Timeout: lookupTimeout, Size: 100_000,
+			FailTTL: o.LocalTTL, FailSize: 10_000, FailKeep: func(err error) bool { return errors.Is(err, ErrInvalid) }})
 	return &Verifier{store: store, o: o, local: local}
 }
 
@@ -129,15 +132,12 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (httpx.Identity, erro
 	h := Hash(raw)
 	res, err := v.local.Get(ctx, h, func(ctx context.Context) (result, error) {
 		id, err := v.resolve(ctx, h, hex.EncodeToString(h[:]))
-		if err != nil && !errors.Is(err, ErrInvalid) {
-			return result{}, err
-		}
-		return result{id, err}, nil
+		return result{id: id}, err
 	})
 	if err != nil {
 		return httpx.Identity{}, err
 	}
-	return res.id, res.err
+	return res.id, nil
 }
 
 // Cached returns this replica's cached verification of raw (the identity, or ErrInvalid) without
@@ -146,8 +146,14 @@ func (v *Verifier) Cached(raw string) (id httpx.Identity, ok bool, err error) {
 	if raw == "" || len(raw) > MaxKeyLength {
 		return httpx.Identity{}, true, ErrInvalid
 	}
-	r, ok := v.local.Cached(Hash(raw))
-	return r.id, ok, r.err
+	h := Hash(raw)
+	if r, ok := v.local.Cached(h); ok {
+		return r.id, true, nil
+	}
+	if err, ok := v.local.CachedErr(h); ok {
+		return httpx.Identity{}, true, err
+	}
+	return httpx.Identity{}, false, nil
 }
 
 func (v *Verifier) resolve(ctx context.Context, h [32]byte, hx string) (httpx.Identity, error) {
