@@ -1,6 +1,7 @@
 package streamfanout_test
 
 import (
+	"github.com/chainintel/chainintel/libs/httpx"
 	"testing"
 
 	streamfanout "github.com/chainintel/chainintel/services/stream-fanout"
@@ -50,24 +51,7 @@ func TestQuotaSpentReaderStaysOpen(t *testing.T) {
 			t.Fatalf("pacing client delivery %d out of order", i)
 		}
 	}
-	// Still open, and nothing else was sent before the answer.
-	c.send("unsubscribe", map[string]any{"filterId": "x"})
-	if m := c.next(); m.Type != "error" || m.Payload["code"] != "FILTER_NOT_FOUND" {
-		t.Fatalf("after the notice: %s", m.raw)
-	}
-	_ = c.c.CloseNow()
-	again := w.dial(r, id, "")
-	again.send("reconnect", map[string]any{"sessionId": sess})
-	if m := again.next(); m.Type != "ack" {
-		t.Fatalf("reconnect: %s", m.raw)
-	}
-	// The reconnect finds the quota still spent and says so.
-	again.expectError("TIER_RATE_LIMITED")
-	// Nothing is owed: the next message is the answer to the next request.
-	again.send("unsubscribe", map[string]any{"filterId": "x"})
-	if m := again.next(); m.Type != "error" || m.Payload["code"] != "FILTER_NOT_FOUND" {
-		t.Fatalf("after the reconnect: %s", m.raw)
-	}
+	stillOpenThenSpentOnReconnect(t, w, r, c, id, sess, "after the notice")
 }
 
 // TestQuotaSpentAtSubscribe: a key whose quota another of its connections has spent opens a
@@ -134,21 +118,28 @@ func TestQuotaSpentAtSubscribe(t *testing.T) {
 	if n := r.metric(t, "stream_quota_discarded_total"); n < 101 {
 		t.Fatalf("stream_quota_discarded_total %v, want at least the spender's 101", n)
 	}
-	// Still open, and nothing else was sent before the answer.
+	stillOpenThenSpentOnReconnect(t, w, r, c, id, sess, "after the burst")
+}
+
+// stillOpenThenSpentOnReconnect checks that c, whose key's quota is spent, is still open with
+// nothing sent before the answer to its next request; then that a reconnect of its session sess
+// is told the quota is still spent and owes nothing.
+func stillOpenThenSpentOnReconnect(t *testing.T, w *world, r *replica, c *client, id httpx.Identity, sess, when string) {
+	t.Helper()
 	c.send("unsubscribe", map[string]any{"filterId": "x"})
 	if m := c.next(); m.Type != "error" || m.Payload["code"] != "FILTER_NOT_FOUND" {
-		t.Fatalf("after the burst: %s", m.raw)
+		t.Fatalf("%s: %s", when, m.raw)
 	}
 	_ = c.c.CloseNow()
 	again := w.dial(r, id, "")
 	again.send("reconnect", map[string]any{"sessionId": sess})
 	if m := again.next(); m.Type != "ack" {
-		t.Fatalf("reconnect: %s", m.raw)
+		t.Fatalf("reconnect %s: %s", when, m.raw)
 	}
 	again.expectError("TIER_RATE_LIMITED")
 	// Nothing is owed: the next message is the answer to the next request.
 	again.send("unsubscribe", map[string]any{"filterId": "x"})
 	if m := again.next(); m.Type != "error" || m.Payload["code"] != "FILTER_NOT_FOUND" {
-		t.Fatalf("after the reconnect: %s", m.raw)
+		t.Fatalf("after the reconnect %s: %s", when, m.raw)
 	}
 }
