@@ -244,6 +244,55 @@ func (s *Store) PeriodUsed(ctx context.Context, e Entity, start time.Time) (int6
 	return used, nil
 }
 
+// PeriodRef names one billed entity's billing period.
+type PeriodRef struct {
+	Entity Entity
+	Start  time.Time
+}
+
+// countedSQL reads, in one statement and so one snapshot, the credits used in each period
+// (rows of kind 0, in the order given) and which of the event ids were counted (kind 1): a
+// period's total includes exactly the counted events of that snapshot.
+const countedSQL = `SELECT 0 AS kind, p.i, coalesce(cp.credits_used, 0)::bigint, ''
+FROM unnest($1::text[], $2::text[], $3::timestamptz[]) WITH ORDINALITY AS p(entity_type, entity_id, period_start, i)
+LEFT JOIN edge.credit_periods cp
+  ON cp.entity_type = p.entity_type AND cp.entity_id = p.entity_id AND cp.period_start = p.period_start
+UNION ALL
+SELECT 1, 0, 0, event_id FROM edge.usage_events WHERE event_id = ANY($4::text[])`
+
+// Counted returns, read together, the credits counted so far in each period (in the order of
+// periods) and which of ids were counted: every counted id's credits are in its period's
+// figure, and no other id's are.
+func (s *Store) Counted(ctx context.Context, periods []PeriodRef, ids []string) ([]int64, map[string]bool, error) {
+	types, entities, starts := make([]string, len(periods)), make([]string, len(periods)), make([]time.Time, len(periods))
+	for i, p := range periods {
+		types[i], entities[i], starts[i] = p.Entity.Type, p.Entity.ID, p.Start
+	}
+	rows, err := s.pool.Query(ctx, countedSQL, types, entities, starts, ids)
+	if err != nil {
+		return nil, nil, fmt.Errorf("counted events of %d periods: %w", len(periods), err)
+	}
+	defer rows.Close()
+	used, counted := make([]int64, len(periods)), map[string]bool{}
+	for rows.Next() {
+		var kind, i, n int64
+		var id string
+		if err := rows.Scan(&kind, &i, &n, &id); err != nil {
+			return nil, nil, fmt.Errorf("counted events: %w", err)
+		}
+		switch {
+		case kind == 1:
+			counted[id] = true
+		case i >= 1 && int(i) <= len(used):
+			used[i-1] = n
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, fmt.Errorf("counted events of %d periods: %w", len(periods), err)
+	}
+	return used, counted, nil
+}
+
 // Scope selects whose calls a report covers.
 type Scope struct {
 	OrgID  string // the whole org when set
