@@ -50,9 +50,9 @@ type LedgerOptions struct {
 //
 // A replica answers the total plus its own calls the total does not include (kept in memory, by
 // usage event id, until their events are published, see Sent, and "through" passes them, or the
-// durable ledger shows their ids counted, see Sync), so its view is exact for its own calls and
-// counts none twice; other replicas' calls appear
-// once the consumer has counted them (its lag, normally well under a second). Calls in flight
+// durable ledger shows their ids counted, see Sync), so its view is exact for its own calls,
+// whatever a publish wrote before it failed; other replicas' calls appear once the consumer
+// has counted them (its lag, normally well under a second). Calls in flight
 // hold what they can cost (Reserve, in this replica's memory only, never in Redis or the durable
 // ledger), so this replica's concurrent calls cannot together pass a limit; a burst spread over
 // replicas can overshoot it by what the others admit within the consumer's lag. Safe for
@@ -74,22 +74,20 @@ type ledgerEntry struct {
 	through int64              // the latest call time (ms) the total includes
 	own     map[string]ownCall // this replica's calls not known to be in the total, by event id
 	ownSum  int64
-	settled int64 // calls recorded in own so far: tells Sync whether one came while it read
 	held    int64 // credits reserved by this replica's calls in flight (Reserve)
 	used    time.Time
 }
 
 // ownCall is one of this replica's calls. It is forgotten once its usage event is published
-// (sent) and the total includes its time, or once a total is known to include its event id
-// (countedAt: the durable figure of a snapshot that counted it). While its event is not
-// published, a newer "through" does not mean the total counts it: the event may wait in the
-// producer (a broker outage) while other replicas' newer calls are counted; or a failed publish
-// may have written it, and the consumer counted it, which only its id tells (Sync).
+// (sent) and the total includes its time, or once the durable ledger shows its event id counted
+// (Sync). While its event is not published, a newer "through" does not mean the total counts
+// it: the event may wait in the producer (a broker outage) while other replicas' newer calls
+// are counted; or a failed publish may have written it and the consumer counted it, which only
+// its id tells.
 type ownCall struct {
-	atMs      int64
-	credits   int64
-	sent      bool
-	countedAt int64 // 0: not known to be counted
+	atMs    int64
+	credits int64
+	sent    bool
 }
 
 // NewCreditLedger returns a ledger; Run keeps it in step with Redis.
@@ -126,7 +124,7 @@ func (en *ledgerEntry) advance(durable, through int64) {
 	en.durable = max(en.durable, durable)
 	en.through = max(en.through, through)
 	for id, c := range en.own {
-		if c.sent && c.atMs <= en.through || c.countedAt > 0 && en.durable >= c.countedAt {
+		if c.sent && c.atMs <= en.through {
 			en.forget(id, c)
 		}
 	}
@@ -142,7 +140,7 @@ func (en *ledgerEntry) forget(id string, c ownCall) {
 // "through" has passed.
 func (en *ledgerEntry) inDoubt() bool {
 	for _, c := range en.own {
-		if !c.sent && c.countedAt == 0 && c.atMs <= en.through {
+		if !c.sent && c.atMs <= en.through {
 			return true
 		}
 	}
@@ -260,7 +258,6 @@ func (l *CreditLedger) Settle(h Hold, e usage.Entity, n int64, at time.Time, id 
 	c.atMs, c.credits = at.UnixMilli(), c.credits+n
 	en.own[id] = c
 	en.ownSum += n
-	en.settled++
 	return en.total()
 }
 
@@ -480,15 +477,13 @@ func (l *CreditLedger) syncRedis(ctx context.Context, jobs []syncJob) {
 // producer can tell; their event ids can. One read of the durable ledger for all such entries
 // gives, in one snapshot, each period's figure and which of the entry's own calls' events it
 // counted: those calls are forgotten and the figure becomes the entry's total, so no call is
-// counted twice and none that still waits is dropped. If a call was settled for the entry
-// while it read (its event could be in the snapshot, its id not in the question), the figure
-// is not taken: the counted calls are kept until the shared total reaches it (the consumer
-// publishes it there after committing), as a total at least that figure counts them.
+// counted twice and none that still waits is dropped. (A call settled while it reads is not
+// asked about: should its event be published and counted before the snapshot, it counts twice
+// until the next sync, which "through" or its id settle.)
 func (l *CreditLedger) resolve(ctx context.Context) {
 	type doubt struct {
-		en      *ledgerEntry
-		ids     []string
-		settled int64
+		en  *ledgerEntry
+		ids []string
 	}
 	var ds []doubt
 	var periods []usage.PeriodRef
@@ -498,7 +493,7 @@ func (l *CreditLedger) resolve(ctx context.Context) {
 		if !en.inDoubt() {
 			continue
 		}
-		d := doubt{en: en, settled: en.settled, ids: make([]string, 0, len(en.own))}
+		d := doubt{en: en, ids: make([]string, 0, len(en.own))}
 		for id := range en.own {
 			d.ids = append(d.ids, id)
 		}
@@ -519,17 +514,12 @@ func (l *CreditLedger) resolve(ctx context.Context) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for i, d := range ds {
+		d.en.durable = max(d.en.durable, used[i])
 		for _, id := range d.ids {
 			if c, ok := d.en.own[id]; ok && counted[id] {
-				c.countedAt = used[i]
-				d.en.own[id] = c
+				d.en.forget(id, c)
 			}
 		}
-		figure := d.en.durable
-		if d.en.settled == d.settled {
-			figure = used[i]
-		}
-		d.en.advance(figure, 0)
 	}
 }
 

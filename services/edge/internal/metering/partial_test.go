@@ -108,3 +108,52 @@ func TestPartlyWrittenBatchCountedOnce(t *testing.T) {
 		return durable == 19 && used == 19
 	})
 }
+
+// settlingSource is the usage store with a hook run as Counted begins, before it reads.
+type settlingSource struct {
+	*usage.Store
+	before func()
+}
+
+func (s *settlingSource) Counted(ctx context.Context, periods []usage.PeriodRef, ids []string) ([]int64, map[string]bool, error) {
+	if s.before != nil {
+		s.before()
+		s.before = nil
+	}
+	return s.Store.Counted(ctx, periods, ids)
+}
+
+// A call settled while the ledger asks the durable ledger about its calls in doubt is not
+// asked about: even when its event is published and counted before the snapshot is read, no
+// call is dropped from the total, and the next sync makes it exact again.
+func TestCallSettledWhileCountedReads(t *testing.T) {
+	ctx := context.Background()
+	rdb, _ := redistest.Client(t)
+	store := usage.NewStore(pgtest.Pool(t))
+	src := &settlingSource{Store: store}
+	org := "org-during-" + fmt.Sprint(time.Now().UnixNano())
+	e := usage.Entity{Type: usage.EntityOrg, ID: org}
+	ours := metering.NewCreditLedger(rdb, src, metering.LedgerOptions{})
+	now := time.Now()
+	var evs []eventbus.Event
+	for i := range 3 {
+		_, ev := settle(t, ours, e, now.Add(time.Duration(i)*time.Millisecond), 3)
+		evs = append(evs, ev)
+	}
+	// A failed publish wrote the first two events, and the consumer counted them.
+	consume(t, ours, store, []usage.Call{callOf(evs[0]), callOf(evs[1])})
+	// As the ledger asks, a newer call is settled, published and counted.
+	src.before = func() {
+		_, ev := settle(t, ours, e, now.Add(10*time.Millisecond), 5)
+		ours.Sent([]eventbus.Event{ev}, nil)
+		consume(t, ours, store, []usage.Call{callOf(ev)})
+	}
+	ours.Sync(ctx)
+	if used, _ := ours.Used(ctx, e); used < 14 || used > 14+5 {
+		t.Fatalf("after a sync that read while a call was settled: %d, want 14 (19: that call's 5 twice)", used)
+	}
+	ours.Sync(ctx)
+	if used, _ := ours.Used(ctx, e); used != 14 {
+		t.Fatalf("after the next sync: %d, want 14", used)
+	}
+}
