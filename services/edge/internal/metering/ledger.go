@@ -18,13 +18,14 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// PeriodSource answers from durable storage (the usage store) the credits an entity has used in
-// a period, which the ledger seeds Redis from when Redis has no figure, and which events were
-// counted (usage.Store.Counted), which settles whether the total includes a call whose event a
-// failed publish may have written.
+// PeriodSource answers from durable storage (the usage store) what an entity's period has
+// counted (its credits and the latest call time they include, read together), which the
+// ledger seeds Redis from when Redis has no figure and the consumer copies there, and which
+// events were counted (usage.Store.Counted), which settles whether the total includes a call
+// whose event a failed publish may have written.
 type PeriodSource interface {
-	PeriodUsed(ctx context.Context, e usage.Entity, start time.Time) (int64, error)
-	Counted(ctx context.Context, periods []usage.PeriodRef, ids []string) ([]int64, map[string]bool, error)
+	PeriodTotal(ctx context.Context, e usage.Entity, start time.Time) (usage.Total, error)
+	Counted(ctx context.Context, periods []usage.PeriodRef, ids []string) ([]usage.Total, map[string]bool, error)
 }
 
 // LedgerOptions tune a CreditLedger.
@@ -319,17 +320,17 @@ func (l *CreditLedger) fetch(ctx context.Context, e usage.Entity, start time.Tim
 			l.warnRedis("credit ledger: Redis unavailable; using the usage store", err)
 		}
 	}
-	used, err = l.src.PeriodUsed(ctx, e, start)
+	t, err := l.src.PeriodTotal(ctx, e, start)
 	if err != nil {
 		return 0, 0, err
 	}
 	if l.rdb != nil {
 		// The durable figure can only be at or below what the consumer sets; raise to it.
 		rctx, cancel := context.WithTimeout(ctx, l.o.Timeout)
-		_ = raiseTotal.Run(rctx, l.rdb, []string{k}, used, 0, ttlSeconds).Err()
+		_ = raiseTotal.Run(rctx, l.rdb, []string{k}, t.Used, t.ThroughMs, ttlSeconds).Err()
 		cancel()
 	}
-	return used, 0, nil
+	return t.Used, t.ThroughMs, nil
 }
 
 func parseTotal(vals []any) (used, through int64, ok bool) {
@@ -351,7 +352,9 @@ func parseTotal(vals []any) (used, through int64, ok bool) {
 const ttlSeconds = 40 * 24 * 3600
 
 // raiseTotal sets a period total's "used" and "through" to the given values where they are
-// larger, so that applying an older or repeated figure changes nothing.
+// larger, so that applying an older or repeated figure changes nothing. Each pair given is read
+// from one snapshot of the durable ledger, where both only grow, so the larger of each is the
+// newest snapshot's pair: "through" always belongs with "used".
 var raiseTotal = redis.NewScript(`
 local u = tonumber(redis.call("HGET", KEYS[1], "used") or "-1")
 if tonumber(ARGV[1]) > u then redis.call("HSET", KEYS[1], "used", ARGV[1]) end
@@ -360,10 +363,13 @@ if tonumber(ARGV[2]) > t then redis.call("HSET", KEYS[1], "through", ARGV[2]) en
 redis.call("EXPIRE", KEYS[1], ARGV[3])
 return 1`)
 
-// Publish copies the durable totals of the billed entities of calls (already committed to the
-// usage store) to Redis, with the latest call time of each. The metering consumer calls it
-// after every batch, replays included; an error fails the batch, which is retried, so the shared
-// totals reach the durable ledger once Redis answers.
+// Publish copies the durable totals of the periods of calls (already committed to the usage
+// store) to Redis: the credits used and the latest call time they include, read together, so
+// that no call after "through" is in "used" (a total read only after this batch, with this
+// batch's latest call time, could include another consumer's batch committed meanwhile and
+// leave out its later calls' times). The metering consumer calls it after every batch, replays
+// included; an error fails the batch, which is retried, so the shared totals reach the durable
+// ledger once Redis answers.
 func (l *CreditLedger) Publish(ctx context.Context, calls []usage.Call) error {
 	if l.rdb == nil || len(calls) == 0 {
 		return nil
@@ -372,23 +378,22 @@ func (l *CreditLedger) Publish(ctx context.Context, calls []usage.Call) error {
 		e     usage.Entity
 		start time.Time
 	}
-	latest := map[period]int64{}
+	touched := map[period]bool{}
 	for _, c := range calls {
 		start, _ := usage.PeriodOf(c.Time)
-		p := period{usage.BilledEntity(c.UserID, c.OrgID), start}
-		latest[p] = max(latest[p], c.Time.UnixMilli())
+		touched[period{usage.BilledEntity(c.UserID, c.OrgID), start}] = true
 	}
 	type total struct {
 		k             string
 		used, through int64
 	}
-	totals := make([]total, 0, len(latest))
-	for p, through := range latest {
-		used, err := l.src.PeriodUsed(ctx, p.e, p.start)
+	totals := make([]total, 0, len(touched))
+	for p := range touched {
+		t, err := l.src.PeriodTotal(ctx, p.e, p.start)
 		if err != nil {
 			return err
 		}
-		totals = append(totals, total{redisKey(p.e, p.start), used, through})
+		totals = append(totals, total{redisKey(p.e, p.start), t.Used, t.ThroughMs})
 	}
 	rctx, cancel := context.WithTimeout(ctx, 4*l.o.Timeout)
 	defer cancel()
@@ -475,8 +480,8 @@ func (l *CreditLedger) syncRedis(ctx context.Context, jobs []syncJob) {
 // writing part of its batch, or one whose answer has not come, may have written them, and the
 // consumer counted them; or they may still wait in the producer. Neither "through" nor the
 // producer can tell; their event ids can. One read of the durable ledger for all such entries
-// gives, in one snapshot, each period's figure and which of the entry's own calls' events it
-// counted: those calls are forgotten and the figure becomes the entry's total, so no call is
+// gives, in one snapshot, each period's total and which of the entry's own calls' events it
+// counted: those calls are forgotten and the total becomes the entry's, so no call is
 // counted twice and none that still waits is dropped. (A call settled while it reads is not
 // asked about: should its event be published and counted before the snapshot, it counts twice
 // until the next sync, which "through" or its id settle.)
@@ -505,7 +510,7 @@ func (l *CreditLedger) resolve(ctx context.Context) {
 		return
 	}
 	rctx, cancel := context.WithTimeout(ctx, 4*l.o.Timeout)
-	used, counted, err := l.src.Counted(rctx, periods, ids)
+	totals, counted, err := l.src.Counted(rctx, periods, ids)
 	cancel()
 	if err != nil {
 		l.warnRedis("credit ledger: cannot read which events were counted; calls a failed publish may have written count until it is retried", err)
@@ -514,7 +519,10 @@ func (l *CreditLedger) resolve(ctx context.Context) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for i, d := range ds {
-		d.en.durable = max(d.en.durable, used[i])
+		// Both from the snapshot that classified every call asked about: kept or forgotten,
+		// each is counted once.
+		d.en.durable = max(d.en.durable, totals[i].Used)
+		d.en.through = max(d.en.through, totals[i].ThroughMs)
 		for _, id := range d.ids {
 			if c, ok := d.en.own[id]; ok && counted[id] {
 				d.en.forget(id, c)

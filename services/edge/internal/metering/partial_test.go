@@ -115,7 +115,7 @@ type settlingSource struct {
 	before func()
 }
 
-func (s *settlingSource) Counted(ctx context.Context, periods []usage.PeriodRef, ids []string) ([]int64, map[string]bool, error) {
+func (s *settlingSource) Counted(ctx context.Context, periods []usage.PeriodRef, ids []string) ([]usage.Total, map[string]bool, error) {
 	if s.before != nil {
 		s.before()
 		s.before = nil
@@ -155,5 +155,42 @@ func TestCallSettledWhileCountedReads(t *testing.T) {
 	ours.Sync(ctx)
 	if used, _ := ours.Used(ctx, e); used != 14 {
 		t.Fatalf("after the next sync: %d, want 14", used)
+	}
+}
+
+// Two consumer replicas count two batches: one commits our call and has not yet copied the
+// total to Redis when the other, with an older call of another replica, commits and copies it.
+// The total it copies includes our call, and so does the "through" beside it (both read from
+// the durable ledger together), so our replica, whose call was published, does not count it a
+// second time.
+func TestTotalCopiedByAnotherConsumerCountsOurCallOnce(t *testing.T) {
+	ctx := context.Background()
+	rdb, _ := redistest.Client(t)
+	store := usage.NewStore(pgtest.Pool(t))
+	org := "org-copy-" + fmt.Sprint(time.Now().UnixNano())
+	e := usage.Entity{Type: usage.EntityOrg, ID: org}
+	ours := metering.NewCreditLedger(rdb, store, metering.LedgerOptions{})
+	other := metering.NewCreditLedger(rdb, store, metering.LedgerOptions{})
+	now := time.Now()
+	_, ourCall := settle(t, ours, e, now.Add(100*time.Millisecond), 3)
+	ours.Sent([]eventbus.Event{ourCall}, nil)
+	_, olderCall := settle(t, other, e, now, 7)
+	// The first consumer commits our call and copies nothing yet.
+	if _, err := store.Apply(ctx, []usage.Call{callOf(ourCall)}); err != nil {
+		t.Fatal(err)
+	}
+	// The second commits the older call and copies the total.
+	consume(t, other, store, []usage.Call{callOf(olderCall)})
+	ours.Sync(ctx)
+	if used, _ := ours.Used(ctx, e); used != 10 {
+		t.Fatalf("live total %d, want 10 (13: our call counted twice)", used)
+	}
+	// The first consumer copies its total too: nothing changes.
+	if err := ours.Publish(ctx, []usage.Call{callOf(ourCall)}); err != nil {
+		t.Fatal(err)
+	}
+	ours.Sync(ctx)
+	if used, _ := ours.Used(ctx, e); used != 10 {
+		t.Fatalf("live total %d after both copies, want 10", used)
 	}
 }
