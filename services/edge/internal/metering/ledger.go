@@ -32,8 +32,10 @@ type PeriodSource interface {
 type LedgerOptions struct {
 	// Sync is how often the period totals of entities in use are re-read from Redis (default
 	// 250ms).
-	Sync    time.Duration
-	Timeout time.Duration // per Redis call (default 200ms)
+	Sync time.Duration
+	// Timeout bounds each Redis call (default 200ms); four times it bounds a sync's pipelined
+	// read and its read of the durable ledger for calls in doubt.
+	Timeout time.Duration
 	Log     *slog.Logger
 	Now     func() time.Time
 }
@@ -44,8 +46,9 @@ type LedgerOptions struct {
 // The shared period total in Redis (a hash per entity and period: "used", and "through", the
 // latest call time in ms it includes) is a copy of the durable ledger (edge.credit_periods) and
 // nothing else: only the metering consumer raises it, after each batch is committed, to the
-// durable figure (Publish: set to the larger value, so replays and retries change nothing), and
-// a replica that finds it missing seeds it from the durable ledger. No replica ever adds to it,
+// durable figures, read together (Publish: each set to the larger value, so replays and retries
+// change nothing, and no call after "through" is in "used"), and a replica that finds it
+// missing seeds it from the durable ledger. No replica ever adds to it,
 // so no outage, retry or lost reply can count a call twice, and once the consumer has caught up
 // the total equals the durable ledger exactly, whatever happened to Redis meanwhile.
 //
@@ -53,11 +56,10 @@ type LedgerOptions struct {
 // usage event id, until their events are published, see Sent, and "through" passes them, or the
 // durable ledger shows their ids counted, see Sync), so its view is exact for its own calls,
 // whatever a publish wrote before it failed; other replicas' calls appear once the consumer
-// has counted them (its lag, normally well under a second). Calls in flight
-// hold what they can cost (Reserve, in this replica's memory only, never in Redis or the durable
-// ledger), so this replica's concurrent calls cannot together pass a limit; a burst spread over
-// replicas can overshoot it by what the others admit within the consumer's lag. Safe for
-// concurrent use.
+// has counted them (its lag, normally well under a second). Calls in flight hold what they can
+// cost (Reserve, in this replica's memory only, never in Redis or the durable ledger), so this
+// replica's concurrent calls cannot together pass a limit; a burst spread over replicas can
+// overshoot it by what the others admit within the consumer's lag. Safe for concurrent use.
 type CreditLedger struct {
 	rdb   redis.UniversalClient // nil: local only (seeded from the source)
 	src   PeriodSource
