@@ -2,6 +2,9 @@ package edge_test
 
 import (
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -207,6 +210,40 @@ func TestHeldCreditsReleasedOnFailedCall(t *testing.T) {
 		t.Fatalf("after the 404: %d %v %s", r.Status, r.Header, r.Body)
 	}
 	period(t, e, small, 1000)
+}
+
+// A response the service cuts short after its header is aborted by the reverse proxy with a
+// panic (http.ErrAbortHandler) after the credit headers went out. The call is charged as they
+// said and its usage event recorded all the same, so the durable ledger counts it and the live
+// total comes back to the durable figure, rather than keeping the call in the replica's total
+// for as long as the caller stays active.
+func TestResponseCutShortIsRecorded(t *testing.T) {
+	e := newEdge(t, edgeOpts{})
+	key, _ := e.key(t, edge.KeySpec{Tier: "api", Role: httpx.RoleIndividual})
+	srv := httptest.NewServer(e.Handler) // a real server: the proxy panics only under one
+	defer srv.Close()
+	req, err := http.NewRequest("GET", srv.URL+"/balances/entity/binance?cut=1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("API-Key", key)
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get("X-Credits-Used") != "5" || resp.Header.Get("X-Credits-Period-Used") != "5" || err == nil {
+		t.Fatalf("cut short: %d %v, reading the body: %v", resp.StatusCode, resp.Header, err)
+	}
+	if r := e.get("/balances/entity/binance", key); r.Status != 200 || r.Header.Get("X-Credits-Period-Used") != "10" {
+		t.Fatalf("a whole call after it: %d %v", r.Status, r.Header)
+	}
+	period(t, e, key, 10)
+	if r := e.get("/balances/entity/binance", key); r.Status != 200 || r.Header.Get("X-Credits-Period-Used") != "15" {
+		t.Fatalf("a call once both are counted: %d %v", r.Status, r.Header)
+	}
+	period(t, e, key, 15)
 }
 
 // HEAD on a proxied GET route (which the services do not serve) is a 405 at the edge before

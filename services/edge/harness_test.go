@@ -41,7 +41,8 @@ const testSecret = "test-internal-secret-0123456789"
 
 // backend stands in for every service behind the edge. It answers with the status in ?status
 // (default 200), reports ?rows in X-Chainintel-Rows, blocks while ?block is set until release
-// is closed, and echoes the verified caller identity and the path.
+// is closed, and echoes the verified caller identity and the path; with ?cut set it sends the
+// header and part of the body and then drops the connection.
 type backend struct {
 	*httptest.Server
 	release chan struct{}
@@ -72,6 +73,12 @@ func newBackend(t testing.TB) *backend {
 			status, _ = strconv.Atoi(s)
 		}
 		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Query().Get("cut") != "" {
+			w.WriteHeader(status) // no length: chunked, which the edge's proxy flushes as it goes
+			_, _ = w.Write([]byte(`{"path":`))
+			_ = http.NewResponseController(w).Flush()
+			panic(http.ErrAbortHandler) // the server drops the connection
+		}
 		w.WriteHeader(status)
 		_ = json.NewEncoder(w).Encode(map[string]string{"path": r.URL.Path, "user": id.UserID, "apiKey": r.Header.Get("API-Key"), "traceparent": r.Header.Get("traceparent")})
 	}))

@@ -28,7 +28,7 @@ import (
 // (metering.CreditLedger).
 type Ledger interface {
 	Reserve(ctx context.Context, e usage.Entity, at time.Time, n, limit int64) (metering.Hold, error)
-	Settle(h metering.Hold, e usage.Entity, n int64, at time.Time) int64
+	Settle(h metering.Hold, e usage.Entity, n int64, at time.Time, eventID string) int64
 }
 
 // PeriodIncluded reads the included credits recorded for a billed entity's period
@@ -136,16 +136,26 @@ func (m Metering) Middleware(rt routes.Route, next http.Handler) http.Handler {
 		}
 		ctx, ci := proxy.WithCallInfo(r.Context())
 		mw := &meteredWriter{ResponseWriter: w}
-		settled := false
-		defer func() { // a handler that panicked before answering releases what it held
-			if !settled {
-				m.Ledger.Settle(hold, entity, 0, start)
+		eventID := uuid.Must(uuid.NewV7()).String()
+		// Deferred, so that it runs when the handler panics too: the reverse proxy aborts a
+		// response whose body the service or the client cut short with http.ErrAbortHandler,
+		// after the header (and Settle) went out. A hold is always settled and a settled call's
+		// usage event always recorded, or the call would stay in this replica's live total.
+		defer func() {
+			if !mw.wrote { // panicked before answering: the call failed and costs nothing
+				mw.status = http.StatusInternalServerError
+				m.Ledger.Settle(hold, entity, 0, start, eventID)
 			}
+			m.Usage.Record(eventID, &eventsv1.UsageCall{
+				KeyId: id.KeyID, UserId: id.UserID, OrgId: id.OrgID, Route: rt.Pattern, Method: rt.Method,
+				Status: int32(mw.status), Credits: mw.credits, Rows: max(ci.Rows, 0), TimeMs: start.UnixMilli(),
+				DurationUs: now().Sub(start).Microseconds(), Unit: string(rt.Unit), Tier: id.Tier,
+			})
 		}()
 		mw.onHeader = func(status int) {
 			credits := callCredits(rt, status, ci.Rows, cost)
-			total := m.Ledger.Settle(hold, entity, credits, start)
-			settled, mw.credits = true, credits
+			total := m.Ledger.Settle(hold, entity, credits, start, eventID)
+			mw.credits = credits
 			h := w.Header() // canonical names, assigned without canonicalizing again
 			h["X-Credits-Used"] = []string{strconv.FormatInt(credits, 10)}
 			h["X-Credits-Period-Used"] = []string{strconv.FormatInt(total, 10)}
@@ -155,12 +165,6 @@ func (m Metering) Middleware(rt routes.Route, next http.Handler) http.Handler {
 		if !mw.wrote {
 			mw.WriteHeader(http.StatusOK)
 		}
-		rows := max(ci.Rows, 0)
-		m.Usage.Record(uuid.Must(uuid.NewV7()).String(), &eventsv1.UsageCall{
-			KeyId: id.KeyID, UserId: id.UserID, OrgId: id.OrgID, Route: rt.Pattern, Method: rt.Method,
-			Status: int32(mw.status), Credits: mw.credits, Rows: rows, TimeMs: start.UnixMilli(),
-			DurationUs: now().Sub(start).Microseconds(), Unit: string(rt.Unit), Tier: id.Tier,
-		})
 	})
 }
 

@@ -23,7 +23,7 @@ type openLedger struct{}
 func (openLedger) Reserve(context.Context, usage.Entity, time.Time, int64, int64) (metering.Hold, error) {
 	return metering.Hold{OK: true}, nil
 }
-func (openLedger) Settle(metering.Hold, usage.Entity, int64, time.Time) int64 { return 0 }
+func (openLedger) Settle(metering.Hold, usage.Entity, int64, time.Time, string) int64 { return 0 }
 
 type dropUsage struct{}
 

@@ -18,18 +18,24 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// PeriodSource answers the credits an entity has used in a period from durable storage (the
-// usage store); the ledger seeds Redis from it when Redis has no figure.
+// PeriodSource answers from durable storage (the usage store) what an entity's period has
+// counted (its credits and the latest call time they include, read together), which the
+// ledger seeds Redis from when Redis has no figure and the consumer copies there, and which
+// events were counted (usage.Store.Counted), which settles whether the total includes a call
+// whose event a failed publish may have written.
 type PeriodSource interface {
-	PeriodUsed(ctx context.Context, e usage.Entity, start time.Time) (int64, error)
+	PeriodTotal(ctx context.Context, e usage.Entity, start time.Time) (usage.Total, error)
+	Counted(ctx context.Context, periods []usage.PeriodRef, ids []string) ([]usage.Total, map[string]bool, error)
 }
 
 // LedgerOptions tune a CreditLedger.
 type LedgerOptions struct {
 	// Sync is how often the period totals of entities in use are re-read from Redis (default
 	// 250ms).
-	Sync    time.Duration
-	Timeout time.Duration // per Redis call (default 200ms)
+	Sync time.Duration
+	// Timeout bounds each Redis call (default 200ms); four times it bounds a sync's pipelined
+	// read and its read of the durable ledger for calls in doubt.
+	Timeout time.Duration
 	Log     *slog.Logger
 	Now     func() time.Time
 }
@@ -40,19 +46,20 @@ type LedgerOptions struct {
 // The shared period total in Redis (a hash per entity and period: "used", and "through", the
 // latest call time in ms it includes) is a copy of the durable ledger (edge.credit_periods) and
 // nothing else: only the metering consumer raises it, after each batch is committed, to the
-// durable figure (Publish: set to the larger value, so replays and retries change nothing), and
-// a replica that finds it missing seeds it from the durable ledger. No replica ever adds to it,
+// durable figures, read together (Publish: each set to the larger value, so replays and retries
+// change nothing, and no call after "through" is in "used"), and a replica that finds it
+// missing seeds it from the durable ledger. No replica ever adds to it,
 // so no outage, retry or lost reply can count a call twice, and once the consumer has caught up
 // the total equals the durable ledger exactly, whatever happened to Redis meanwhile.
 //
-// A replica answers the total plus its own calls made after "through" (kept in memory until the
-// total includes them: their usage events published, see Sent, and "through" past them), so its
-// view is exact for its own calls; other replicas' calls appear
-// once the consumer has counted them (its lag, normally well under a second). Calls in flight
-// hold what they can cost (Reserve, in this replica's memory only, never in Redis or the durable
-// ledger), so this replica's concurrent calls cannot together pass a limit; a burst spread over
-// replicas can overshoot it by what the others admit within the consumer's lag. Safe for
-// concurrent use.
+// A replica answers the total plus its own calls the total does not include (kept in memory, by
+// usage event id, until their events are published, see Sent, and "through" passes them, or the
+// durable ledger shows their ids counted, see Sync), so its view is exact for its own calls,
+// whatever a publish wrote before it failed; other replicas' calls appear once the consumer
+// has counted them (its lag, normally well under a second). Calls in flight hold what they can
+// cost (Reserve, in this replica's memory only, never in Redis or the durable ledger), so this
+// replica's concurrent calls cannot together pass a limit; a burst spread over replicas can
+// overshoot it by what the others admit within the consumer's lag. Safe for concurrent use.
 type CreditLedger struct {
 	rdb   redis.UniversalClient // nil: local only (seeded from the source)
 	src   PeriodSource
@@ -66,22 +73,24 @@ type CreditLedger struct {
 type ledgerEntry struct {
 	entity  usage.Entity
 	start   time.Time
-	durable int64     // the shared total, as last read
-	through int64     // the latest call time (ms) the total includes
-	own     []ownCall // this replica's calls not known to be in the total
+	durable int64              // the shared total, as last read (or read from the durable ledger)
+	through int64              // the latest call time (ms) the total includes
+	own     map[string]ownCall // this replica's calls not known to be in the total, by event id
 	ownSum  int64
 	held    int64 // credits reserved by this replica's calls in flight (Reserve)
 	used    time.Time
 }
 
-// ownCall is this replica's calls of one millisecond; unsent counts those whose usage event
-// the producer has not yet published (nor dropped). A call is forgotten only once it is sent and
-// the total includes its time: while its event waits in the producer (a broker outage), a newer
-// "through" from other replicas' calls does not mean the total counts it.
+// ownCall is one of this replica's calls. It is forgotten once its usage event is published
+// (sent) and the total includes its time, or once the durable ledger shows its event id counted
+// (Sync). While its event is not published, a newer "through" does not mean the total counts
+// it: the event may wait in the producer (a broker outage) while other replicas' newer calls
+// are counted; or a failed publish may have written it and the consumer counted it, which only
+// its id tells.
 type ownCall struct {
 	atMs    int64
 	credits int64
-	unsent  int32
+	sent    bool
 }
 
 // NewCreditLedger returns a ledger; Run keeps it in step with Redis.
@@ -107,21 +116,38 @@ func NewCreditLedger(rdb redis.UniversalClient, src PeriodSource, o LedgerOption
 // through package ledger).
 func redisKey(e usage.Entity, start time.Time) string { return ledger.Key(e, start) }
 
+func newEntry(e usage.Entity, start, now time.Time) *ledgerEntry {
+	return &ledgerEntry{entity: e, start: start, own: map[string]ownCall{}, used: now}
+}
+
 func (en *ledgerEntry) total() int64 { return en.durable + en.ownSum }
 
 // advance takes a newer shared total and forgets own calls it includes.
 func (en *ledgerEntry) advance(durable, through int64) {
 	en.durable = max(en.durable, durable)
 	en.through = max(en.through, through)
-	keep := en.own[:0]
-	for _, c := range en.own { // in completion order, not quite in call time order
-		if c.atMs <= en.through && c.unsent == 0 {
-			en.ownSum -= c.credits
-			continue
+	for id, c := range en.own {
+		if c.sent && c.atMs <= en.through {
+			en.forget(id, c)
 		}
-		keep = append(keep, c)
 	}
-	en.own = keep
+}
+
+func (en *ledgerEntry) forget(id string, c ownCall) {
+	delete(en.own, id)
+	en.ownSum -= c.credits
+}
+
+// inDoubt reports whether the total may include one of the calls still kept: one whose event
+// is not reported published (a publish may have written it, the consumer counted it) and that
+// "through" has passed.
+func (en *ledgerEntry) inDoubt() bool {
+	for _, c := range en.own {
+		if !c.sent && c.atMs <= en.through {
+			return true
+		}
+	}
+	return false
 }
 
 // Used returns the credits e has used in the current period. The first call for an entity and
@@ -154,7 +180,7 @@ func (l *CreditLedger) entry(ctx context.Context, e usage.Entity, at time.Time) 
 		}
 		l.mu.Lock()
 		if l.byKey[k] == nil {
-			l.byKey[k] = &ledgerEntry{entity: e, start: start, used: l.o.Now()}
+			l.byKey[k] = newEntry(e, start, l.o.Now())
 		}
 		l.byKey[k].advance(used, through)
 		l.mu.Unlock()
@@ -167,7 +193,7 @@ func (l *CreditLedger) entry(ctx context.Context, e usage.Entity, at time.Time) 
 	defer l.mu.Unlock()
 	en := l.byKey[k]
 	if en == nil { // dropped by a sync between the load and now (a period just ended)
-		en = &ledgerEntry{entity: e, start: start, used: l.o.Now()}
+		en = newEntry(e, start, l.o.Now())
 		l.byKey[k] = en
 	}
 	return en, nil
@@ -205,59 +231,43 @@ func (l *CreditLedger) Reserve(ctx context.Context, e usage.Entity, at time.Time
 }
 
 // Settle ends a hold: the held credits are released and n (what the call cost, 0 for a failed
-// call) is recorded as Add records it, in one step, so no other call sees the credits neither
-// held nor used. It returns the period's total including n. Settling a zero Hold records n only.
-// Unlike Add, the call is kept until its usage event is reported sent (Sent) as well as included
-// in the total, so the caller must record that event with the producer whose Sent reaches here.
-func (l *CreditLedger) Settle(h Hold, e usage.Entity, n int64, at time.Time) int64 {
+// call) is recorded as this replica's call made at (the time its usage event carries), in one
+// step, so no other call sees the credits neither held nor used. It returns the period's total
+// including n. Settling a zero Hold records n only.
+//
+// id is the id of the call's usage event: the call counts here until the producer whose Sent
+// reaches this ledger reports that event published and the total includes it, or reports it
+// lost. So once Settle has run, the caller must record the event with that id whatever happens
+// next (a panic included): a call whose event is never recorded stays in this replica's live
+// total until its entry is idle for ten minutes or its period ends.
+func (l *CreditLedger) Settle(h Hold, e usage.Entity, n int64, at time.Time, id string) int64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if h.en != nil {
 		h.en.held -= h.credits
 	}
-	return l.addLocked(e, n, at, 1)
-}
-
-// Add records n credits used by e in a call made at (the time its usage event carries) and
-// returns the period's total including them. Used must have been called for e in this period
-// (it loads the entry); otherwise the total counts only this replica's calls until the next
-// sync. The call's usage event is not followed: the call is forgotten once the total's "through"
-// passes it.
-func (l *CreditLedger) Add(e usage.Entity, n int64, at time.Time) int64 {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.addLocked(e, n, at, 0)
-}
-
-// addLocked records n credits; unsent is 1 when the call's usage event will be reported (Sent).
-func (l *CreditLedger) addLocked(e usage.Entity, n int64, at time.Time, unsent int32) int64 {
 	start, _ := usage.PeriodOf(at)
 	k := redisKey(e, start)
 	en := l.byKey[k]
 	if en == nil {
-		en = &ledgerEntry{entity: e, start: start}
+		en = newEntry(e, start, l.o.Now())
 		l.byKey[k] = en
 	}
 	en.used = l.o.Now()
 	if n <= 0 {
 		return en.total()
 	}
-	// Calls of the same millisecond share one record: while the consumer is behind (a broker
-	// outage) the list grows by at most a thousand records a second per entity.
-	if ms := at.UnixMilli(); len(en.own) > 0 && en.own[len(en.own)-1].atMs == ms {
-		en.own[len(en.own)-1].credits += n
-		en.own[len(en.own)-1].unsent += unsent
-	} else {
-		en.own = append(en.own, ownCall{ms, n, unsent})
-	}
+	c := en.own[id] // an id given twice adds to one call
+	c.atMs, c.credits = at.UnixMilli(), c.credits+n
+	en.own[id] = c
 	en.ownSum += n
 	return en.total()
 }
 
-// Sent records what became of usage events of calls recorded here (Settle, Add): published, so
-// the consumer will count them, or lost, never published (dropped by the producer: the bill and
-// the durable ledger never count them, so neither does the live total from now on). The producer
-// calls it (ProducerOptions.Sent); events of other entries or without credits are ignored.
+// Sent records what became of usage events of calls recorded here (Settle): published, so the
+// consumer will count them, or lost, never published (dropped by the producer: the bill and the
+// durable ledger never count them, so neither does the live total from now on). The producer
+// calls it (ProducerOptions.Sent); events of calls not kept here are ignored.
 func (l *CreditLedger) Sent(published, lost []eventbus.Event) {
 	for _, ev := range published {
 		l.sentOne(ev, false)
@@ -283,25 +293,19 @@ func (l *CreditLedger) sentOne(ev eventbus.Event, lost bool) {
 	if en == nil { // dropped meanwhile (idle, or a past period): nothing kept to release
 		return
 	}
-	for i := len(en.own) - 1; i >= 0; i-- {
-		oc := &en.own[i]
-		if oc.atMs != c.GetTimeMs() || oc.unsent == 0 || oc.credits < c.GetCredits() {
-			continue
-		}
-		oc.unsent--
-		if lost || (oc.unsent == 0 && oc.atMs <= en.through) {
-			// Lost: never counted. Or counted already (the consumer can count an event before
-			// the producer hears the ack): the total includes it, so holding it would count it
-			// twice until the next advance.
-			n := c.GetCredits()
-			if !lost {
-				n = oc.credits
-			}
-			oc.credits -= n
-			en.ownSum -= n
-		}
+	oc, ok := en.own[ev.ID]
+	if !ok || oc.sent {
 		return
 	}
+	if lost || oc.atMs <= en.through {
+		// Lost: never counted. Or counted already (the consumer can count an event before
+		// the producer hears the ack): the total includes it, so holding it would count it
+		// twice until the next advance.
+		en.forget(ev.ID, oc)
+		return
+	}
+	oc.sent = true
+	en.own[ev.ID] = oc
 }
 
 // fetch reads the shared total, seeding Redis from the usage store when it has none.
@@ -318,17 +322,17 @@ func (l *CreditLedger) fetch(ctx context.Context, e usage.Entity, start time.Tim
 			l.warnRedis("credit ledger: Redis unavailable; using the usage store", err)
 		}
 	}
-	used, err = l.src.PeriodUsed(ctx, e, start)
+	t, err := l.src.PeriodTotal(ctx, e, start)
 	if err != nil {
 		return 0, 0, err
 	}
 	if l.rdb != nil {
 		// The durable figure can only be at or below what the consumer sets; raise to it.
 		rctx, cancel := context.WithTimeout(ctx, l.o.Timeout)
-		_ = raiseTotal.Run(rctx, l.rdb, []string{k}, used, 0, ttlSeconds).Err()
+		_ = raiseTotal.Run(rctx, l.rdb, []string{k}, t.Used, t.ThroughMs, ttlSeconds).Err()
 		cancel()
 	}
-	return used, 0, nil
+	return t.Used, t.ThroughMs, nil
 }
 
 func parseTotal(vals []any) (used, through int64, ok bool) {
@@ -350,7 +354,9 @@ func parseTotal(vals []any) (used, through int64, ok bool) {
 const ttlSeconds = 40 * 24 * 3600
 
 // raiseTotal sets a period total's "used" and "through" to the given values where they are
-// larger, so that applying an older or repeated figure changes nothing.
+// larger, so that applying an older or repeated figure changes nothing. Each pair given is read
+// from one snapshot of the durable ledger, where both only grow, so the larger of each is the
+// newest snapshot's pair: "through" always belongs with "used".
 var raiseTotal = redis.NewScript(`
 local u = tonumber(redis.call("HGET", KEYS[1], "used") or "-1")
 if tonumber(ARGV[1]) > u then redis.call("HSET", KEYS[1], "used", ARGV[1]) end
@@ -359,10 +365,13 @@ if tonumber(ARGV[2]) > t then redis.call("HSET", KEYS[1], "through", ARGV[2]) en
 redis.call("EXPIRE", KEYS[1], ARGV[3])
 return 1`)
 
-// Publish copies the durable totals of the billed entities of calls (already committed to the
-// usage store) to Redis, with the latest call time of each. The metering consumer calls it
-// after every batch, replays included; an error fails the batch, which is retried, so the shared
-// totals reach the durable ledger once Redis answers.
+// Publish copies the durable totals of the periods of calls (already committed to the usage
+// store) to Redis: the credits used and the latest call time they include, read together, so
+// that no call after "through" is in "used" (a total read only after this batch, with this
+// batch's latest call time, could include another consumer's batch committed meanwhile and
+// leave out its later calls' times). The metering consumer calls it after every batch, replays
+// included; an error fails the batch, which is retried, so the shared totals reach the durable
+// ledger once Redis answers.
 func (l *CreditLedger) Publish(ctx context.Context, calls []usage.Call) error {
 	if l.rdb == nil || len(calls) == 0 {
 		return nil
@@ -371,23 +380,22 @@ func (l *CreditLedger) Publish(ctx context.Context, calls []usage.Call) error {
 		e     usage.Entity
 		start time.Time
 	}
-	latest := map[period]int64{}
+	touched := map[period]bool{}
 	for _, c := range calls {
 		start, _ := usage.PeriodOf(c.Time)
-		p := period{usage.BilledEntity(c.UserID, c.OrgID), start}
-		latest[p] = max(latest[p], c.Time.UnixMilli())
+		touched[period{usage.BilledEntity(c.UserID, c.OrgID), start}] = true
 	}
 	type total struct {
 		k             string
 		used, through int64
 	}
-	totals := make([]total, 0, len(latest))
-	for p, through := range latest {
-		used, err := l.src.PeriodUsed(ctx, p.e, p.start)
+	totals := make([]total, 0, len(touched))
+	for p := range touched {
+		t, err := l.src.PeriodTotal(ctx, p.e, p.start)
 		if err != nil {
 			return err
 		}
-		totals = append(totals, total{redisKey(p.e, p.start), used, through})
+		totals = append(totals, total{redisKey(p.e, p.start), t.Used, t.ThroughMs})
 	}
 	rctx, cancel := context.WithTimeout(ctx, 4*l.o.Timeout)
 	defer cancel()
@@ -411,28 +419,36 @@ func (l *CreditLedger) Run(ctx context.Context) error {
 }
 
 // Sync re-reads the shared totals of the entries in use (seeding those Redis lost from the usage
-// store) and forgets own calls they now include; entries idle for ten minutes and entries of
-// past periods are dropped.
+// store) and forgets own calls they now include; then it settles by event id the calls the
+// total may include without this replica knowing (resolve). Entries idle for ten minutes and
+// entries of past periods are dropped.
 func (l *CreditLedger) Sync(ctx context.Context) {
 	now := l.o.Now()
 	start, _ := usage.PeriodOf(now)
-	type job struct {
-		k  string
-		en *ledgerEntry
-	}
-	var jobs []job
+	var jobs []syncJob
 	l.mu.Lock()
 	for k, en := range l.byKey {
 		if en.held == 0 && (now.Sub(en.used) > 10*time.Minute || en.start.Before(start)) {
 			delete(l.byKey, k)
 			continue
 		}
-		jobs = append(jobs, job{k, en})
+		jobs = append(jobs, syncJob{k, en})
 	}
 	l.mu.Unlock()
-	if len(jobs) == 0 || l.rdb == nil {
-		return
+	if len(jobs) > 0 && l.rdb != nil {
+		l.syncRedis(ctx, jobs)
 	}
+	l.resolve(ctx)
+}
+
+// syncJob is an entry Sync re-reads, and its Redis key.
+type syncJob struct {
+	k  string
+	en *ledgerEntry
+}
+
+// syncRedis re-reads the shared totals of jobs, seeding those Redis lost from the usage store.
+func (l *CreditLedger) syncRedis(ctx context.Context, jobs []syncJob) {
 	rctx, cancel := context.WithTimeout(ctx, 4*l.o.Timeout)
 	cmds := make([]*redis.SliceCmd, len(jobs))
 	_, err := l.rdb.Pipelined(rctx, func(p redis.Pipeliner) error {
@@ -458,6 +474,62 @@ func (l *CreditLedger) Sync(ctx context.Context) {
 		l.mu.Lock()
 		j.en.advance(used, through)
 		l.mu.Unlock()
+	}
+}
+
+// resolve settles whether the total includes this replica's calls whose events are not
+// reported published yet "through" has passed them (inDoubt): a publish that failed after
+// writing part of its batch, or one whose answer has not come, may have written them, and the
+// consumer counted them; or they may still wait in the producer. Neither "through" nor the
+// producer can tell; their event ids can. One read of the durable ledger for all such entries
+// gives, in one snapshot, each period's total and which of the entry's own calls' events it
+// counted: those calls are forgotten and the total becomes the entry's, so no call is
+// counted twice and none that still waits is dropped. (A call settled while it reads is not
+// asked about: should its event be published and counted before the snapshot, it counts twice
+// until the next sync, which "through" or its id settle.)
+func (l *CreditLedger) resolve(ctx context.Context) {
+	type doubt struct {
+		en  *ledgerEntry
+		ids []string
+	}
+	var ds []doubt
+	var periods []usage.PeriodRef
+	var ids []string
+	l.mu.Lock()
+	for _, en := range l.byKey {
+		if !en.inDoubt() {
+			continue
+		}
+		d := doubt{en: en, ids: make([]string, 0, len(en.own))}
+		for id := range en.own {
+			d.ids = append(d.ids, id)
+		}
+		ds, ids = append(ds, d), append(ids, d.ids...)
+		periods = append(periods, usage.PeriodRef{Entity: en.entity, Start: en.start})
+	}
+	l.mu.Unlock()
+	if len(ds) == 0 {
+		return
+	}
+	rctx, cancel := context.WithTimeout(ctx, 4*l.o.Timeout)
+	totals, counted, err := l.src.Counted(rctx, periods, ids)
+	cancel()
+	if err != nil {
+		l.warnRedis("credit ledger: cannot read which events were counted; calls a failed publish may have written count until it is retried", err)
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i, d := range ds {
+		// Both from the snapshot that classified every call asked about: kept or forgotten,
+		// each is counted once.
+		d.en.durable = max(d.en.durable, totals[i].Used)
+		d.en.through = max(d.en.through, totals[i].ThroughMs)
+		for _, id := range d.ids {
+			if c, ok := d.en.own[id]; ok && counted[id] {
+				d.en.forget(id, c)
+			}
+		}
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
+	"github.com/chainintel/chainintel/libs/eventbus"
 	"github.com/chainintel/chainintel/libs/pgstore"
 	"github.com/chainintel/chainintel/libs/pgstore/pgtest"
 	"github.com/chainintel/chainintel/libs/redisx"
@@ -50,20 +51,18 @@ func TestLedgerSharedAcrossReplicas(t *testing.T) {
 			t.Fatalf("initial: %d %v", used, err)
 		}
 	}
-	ta, tb := now, now.Add(time.Millisecond)
-	if got := a.Add(e, 5, ta); got != 105 {
+	got, evA := settle(t, a, e, now, 5)
+	if got != 105 {
 		t.Fatalf("a after 5: %d", got)
 	}
-	if got := b.Add(e, 7, tb); got != 107 {
+	if got, evB := settle(t, b, e, now.Add(time.Millisecond), 7); got != 107 {
 		t.Fatalf("b after 7: %d", got)
-	}
-	// The consumer counts both calls and publishes the durable total.
-	consumed := []usage.Call{call("a-1", 5, ta), call("b-1", 7, tb)}
-	if _, err := store.Apply(ctx, consumed); err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Publish(ctx, consumed); err != nil {
-		t.Fatal(err)
+	} else {
+		// Both events are published (the producer tells each ledger), and the consumer counts
+		// both calls and publishes the durable total.
+		a.Sent([]eventbus.Event{evA}, nil)
+		b.Sent([]eventbus.Event{evB}, nil)
+		consume(t, a, store, []usage.Call{callOf(evA), callOf(evB)})
 	}
 	for name, l := range map[string]*metering.CreditLedger{"a": a, "b": b} {
 		l.Sync(ctx)
@@ -154,8 +153,9 @@ func TestLedgerSyncsOnFreshRedis(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	calls := []usage.Call{{EventID: "fresh-1", KeyID: "k", UserID: e.ID, Route: "/tx/{hash}", Credits: 3, Time: time.Now()}}
-	a.Add(e, 3, calls[0].Time)
+	_, ev := settle(t, a, e, time.Now(), 3)
+	a.Sent([]eventbus.Event{ev}, nil)
+	calls := []usage.Call{callOf(ev)}
 	if _, err := store.Apply(ctx, calls); err != nil {
 		t.Fatal(err)
 	}
@@ -253,7 +253,7 @@ func TestReserveExactUnderConcurrency(t *testing.T) {
 			l.Sync(ctx)
 			// Half the calls fail (0), half cost 4 of their 10.
 			for i, h := range granted {
-				l.Settle(h, e, int64(i%2)*4, at)
+				l.Settle(h, e, int64(i%2)*4, at, fmt.Sprintf("%s-%d", user, i))
 			}
 			if used, _ := l.Used(ctx, e); used != 200 {
 				t.Fatalf("used %d after settling, want 200", used)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
+	"github.com/chainintel/chainintel/libs/eventbus"
 	"github.com/chainintel/chainintel/libs/pgstore/pgtest"
 	"github.com/chainintel/chainintel/services/edge/internal/metering"
 	"github.com/chainintel/chainintel/services/edge/internal/usage"
@@ -51,9 +52,9 @@ func convergesAfterOutage(t *testing.T, keepData bool) {
 				t.Fatal(err)
 			}
 			n++
-			at := time.Now()
-			l.Add(e, 3, at)
-			batch = append(batch, usage.Call{EventID: fmt.Sprintf("%s-%d", user, n), KeyID: "k", UserID: user, Route: "/tx/{hash}", Credits: 3, Time: at})
+			_, ev := settle(t, l, e, time.Now(), 3)
+			l.Sent([]eventbus.Event{ev}, nil) // published, as the producer reports
+			batch = append(batch, callOf(ev))
 		}
 		if _, err := store.Apply(ctx, batch); err != nil {
 			t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
 	"github.com/chainintel/chainintel/services/edge/internal/metering"
 	"github.com/chainintel/chainintel/services/edge/internal/usage"
+	"github.com/google/uuid"
 )
 
 // outagePub fails every publish, writing nothing, until opened; then it keeps what it is given.
@@ -40,9 +41,7 @@ func (p *outagePub) calls() []usage.Call {
 	defer p.mu.Unlock()
 	out := make([]usage.Call, 0, len(p.got))
 	for _, e := range p.got {
-		c := e.Msg.(*eventsv1.UsageCall)
-		out = append(out, usage.Call{EventID: e.ID, KeyID: c.GetKeyId(), UserID: c.GetUserId(), OrgID: c.GetOrgId(),
-			Route: c.GetRoute(), Credits: c.GetCredits(), Time: time.UnixMilli(c.GetTimeMs())})
+		out = append(out, callOf(e))
 	}
 	return out
 }
@@ -68,18 +67,13 @@ func TestOwnCallsKeptUntilTheirEventsArePublished(t *testing.T) {
 
 	now := time.Now()
 	for i := range 5 {
-		at := now.Add(time.Duration(i) * time.Millisecond)
-		h, err := ours.Reserve(ctx, e, at, 3, -1)
-		if err != nil || !h.OK {
-			t.Fatalf("reserve: %+v %v", h, err)
-		}
-		ours.Settle(h, e, 3, at)
-		p.Record("", &eventsv1.UsageCall{KeyId: "k", UserId: "u", OrgId: org, Route: "/tx/{hash}", Credits: 3, TimeMs: at.UnixMilli()})
+		_, ev := settle(t, ours, e, now.Add(time.Duration(i)*time.Millisecond), 3)
+		p.Record(ev.ID, ev.Msg.(*eventsv1.UsageCall))
 	}
 	// The other replica's newer call is published and counted.
-	later := []usage.Call{{EventID: "other-" + org, KeyID: "k2", UserID: "u2", OrgID: org, Route: "/tx/{hash}", Credits: 7, Time: now.Add(time.Second)}}
-	other.Add(e, 7, later[0].Time)
-	consume(t, ours, store, later)
+	_, ev := settle(t, other, e, now.Add(time.Second), 7)
+	other.Sent([]eventbus.Event{ev}, nil)
+	consume(t, ours, store, []usage.Call{callOf(ev)})
 	ours.Sync(ctx)
 	if used, _ := ours.Used(ctx, e); used != 7+15 {
 		t.Fatalf("during the outage, through past our calls: %d, want 22", used)
@@ -120,8 +114,9 @@ func TestDroppedEventReleasesItsCall(t *testing.T) {
 	}
 	var queued []bool
 	for range 2 {
-		l.Settle(metering.Hold{}, e, 4, at)
-		queued = append(queued, p.Record("", &eventsv1.UsageCall{KeyId: "k", UserId: "u", OrgId: org, Credits: 4, TimeMs: at.UnixMilli()}))
+		id := uuid.Must(uuid.NewV7()).String()
+		l.Settle(metering.Hold{}, e, 4, at, id)
+		queued = append(queued, p.Record(id, &eventsv1.UsageCall{KeyId: "k", UserId: "u", OrgId: org, Credits: 4, TimeMs: at.UnixMilli()}))
 	}
 	if !queued[0] || queued[1] {
 		t.Fatalf("queued %v, want the first only", queued)
@@ -129,6 +124,32 @@ func TestDroppedEventReleasesItsCall(t *testing.T) {
 	if used, _ := l.Used(ctx, e); used != 4 {
 		t.Fatalf("after a dropped event: %d, want 4", used)
 	}
+}
+
+// settle makes one call of credits at at as the Metering middleware does: it holds the credits
+// (Reserve) and settles them with the id of the call's usage event (Settle). It returns the
+// period total Settle answered and that event, for the caller to record, report sent (as the
+// producer does) or consume.
+func settle(t *testing.T, l *metering.CreditLedger, e usage.Entity, at time.Time, credits int64) (int64, eventbus.Event) {
+	t.Helper()
+	h, err := l.Reserve(context.Background(), e, at, credits, -1)
+	if err != nil || !h.OK {
+		t.Fatalf("reserve: %+v %v", h, err)
+	}
+	id := uuid.Must(uuid.NewV7()).String()
+	total := l.Settle(h, e, credits, at, id)
+	c := &eventsv1.UsageCall{KeyId: "k", UserId: e.ID, Route: "/tx/{hash}", Credits: credits, TimeMs: at.UnixMilli()}
+	if e.Type == usage.EntityOrg {
+		c.UserId, c.OrgId = "u", e.ID
+	}
+	return total, eventbus.Event{Topic: eventsv1.TopicUsageCalls, Key: c.KeyId, Msg: c, ID: id}
+}
+
+// callOf is the call the metering consumer reads from a usage event.
+func callOf(ev eventbus.Event) usage.Call {
+	c := ev.Msg.(*eventsv1.UsageCall)
+	return usage.Call{EventID: ev.ID, KeyID: c.GetKeyId(), UserID: c.GetUserId(), OrgID: c.GetOrgId(),
+		Route: c.GetRoute(), Credits: c.GetCredits(), Time: time.UnixMilli(c.GetTimeMs())}
 }
 
 // consume is the metering consumer: it counts calls in the usage store and publishes the totals.

@@ -67,8 +67,8 @@ type periodKey struct {
 }
 
 type periodVal struct {
-	end            time.Time
-	included, used int64
+	end                     time.Time
+	included, used, through int64
 }
 
 // Apply aggregates calls whose event ids were not counted before, in one transaction, and
@@ -121,6 +121,7 @@ func (s *Store) Apply(ctx context.Context, calls []Call) ([]Call, error) {
 			}
 			p.used += c.Credits
 			p.included = max(p.included, c.Included)
+			p.through = max(p.through, c.Time.UnixMilli())
 		}
 		if len(fresh) == 0 {
 			return nil
@@ -187,19 +188,21 @@ func upsertPeriods(ctx context.Context, tx pgx.Tx, periods map[periodKey]*period
 	n := len(ks)
 	types, ids := make([]string, n), make([]string, n)
 	starts, ends := make([]time.Time, n), make([]time.Time, n)
-	included, used := make([]int64, n), make([]int64, n)
+	included, used, through := make([]int64, n), make([]int64, n), make([]int64, n)
 	for i, k := range ks {
 		v := periods[k]
-		types[i], ids[i], starts[i], ends[i], included[i], used[i] = k.e.Type, k.e.ID, k.start, v.end, v.included, v.used
+		types[i], ids[i], starts[i], ends[i] = k.e.Type, k.e.ID, k.start, v.end
+		included[i], used[i], through[i] = v.included, v.used, v.through
 	}
 	_, err := tx.Exec(ctx, `
-		INSERT INTO edge.credit_periods (entity_type, entity_id, period_start, period_end, credits_included, credits_used, computed_at)
-		SELECT t, i, s, e, inc, u, now() FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::timestamptz[], $5::bigint[], $6::bigint[]) AS x(t, i, s, e, inc, u)
+		INSERT INTO edge.credit_periods (entity_type, entity_id, period_start, period_end, credits_included, credits_used, through_ms, computed_at)
+		SELECT t, i, s, e, inc, u, th, now() FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::timestamptz[], $5::bigint[], $6::bigint[], $7::bigint[]) AS x(t, i, s, e, inc, u, th)
 		ON CONFLICT (entity_type, entity_id, period_start) DO UPDATE
 		SET credits_used = credit_periods.credits_used + EXCLUDED.credits_used,
 		    credits_included = GREATEST(credit_periods.credits_included, EXCLUDED.credits_included),
+		    through_ms = GREATEST(credit_periods.through_ms, EXCLUDED.through_ms),
 		    computed_at = now()`,
-		types, ids, starts, ends, included, used)
+		types, ids, starts, ends, included, used, through)
 	if err != nil {
 		return fmt.Errorf("credit periods: %w", err)
 	}
@@ -235,13 +238,76 @@ func (s *Store) CreditPeriods(ctx context.Context, e Entity, limit int) ([]Perio
 
 // PeriodUsed returns the credits counted so far in the period of e starting at start.
 func (s *Store) PeriodUsed(ctx context.Context, e Entity, start time.Time) (int64, error) {
-	var used int64
-	err := s.pool.QueryRow(ctx, `SELECT coalesce(sum(credits_used), 0)::bigint FROM edge.credit_periods
-		WHERE entity_type = $1 AND entity_id = $2 AND period_start = $3`, e.Type, e.ID, start).Scan(&used)
+	t, err := s.PeriodTotal(ctx, e, start)
+	return t.Used, err
+}
+
+// Total is what a billing period has counted, read in one snapshot: the credits used, and the
+// latest call time (ms) among the calls counted (no call after it is in Used).
+type Total struct {
+	Used, ThroughMs int64
+}
+
+// PeriodTotal returns the total counted so far in the period of e starting at start (zero when
+// nothing was).
+func (s *Store) PeriodTotal(ctx context.Context, e Entity, start time.Time) (Total, error) {
+	var t Total
+	err := s.pool.QueryRow(ctx, `SELECT coalesce(sum(credits_used), 0)::bigint, coalesce(max(through_ms), 0)::bigint
+		FROM edge.credit_periods WHERE entity_type = $1 AND entity_id = $2 AND period_start = $3`, e.Type, e.ID, start).Scan(&t.Used, &t.ThroughMs)
 	if err != nil {
-		return 0, fmt.Errorf("credits used by %s %s: %w", e.Type, e.ID, err)
+		return Total{}, fmt.Errorf("credits used by %s %s: %w", e.Type, e.ID, err)
 	}
-	return used, nil
+	return t, nil
+}
+
+// PeriodRef names one billed entity's billing period.
+type PeriodRef struct {
+	Entity Entity
+	Start  time.Time
+}
+
+// countedSQL reads, in one statement and so one snapshot, the total of each period (rows of
+// kind 0, in the order given) and which of the event ids were counted (kind 1): a period's
+// total includes exactly the counted events of that snapshot.
+const countedSQL = `SELECT 0 AS kind, p.i, coalesce(cp.credits_used, 0)::bigint, coalesce(cp.through_ms, 0)::bigint, ''
+FROM unnest($1::text[], $2::text[], $3::timestamptz[]) WITH ORDINALITY AS p(entity_type, entity_id, period_start, i)
+LEFT JOIN edge.credit_periods cp
+  ON cp.entity_type = p.entity_type AND cp.entity_id = p.entity_id AND cp.period_start = p.period_start
+UNION ALL
+SELECT 1, 0, 0, 0, event_id FROM edge.usage_events WHERE event_id = ANY($4::text[])`
+
+// Counted returns, read together, the total counted so far in each period (in the order of
+// periods) and which of ids were counted: every counted id's credits are in its period's
+// total, and no other id's are.
+func (s *Store) Counted(ctx context.Context, periods []PeriodRef, ids []string) ([]Total, map[string]bool, error) {
+	types, entities, starts := make([]string, len(periods)), make([]string, len(periods)), make([]time.Time, len(periods))
+	for i, p := range periods {
+		types[i], entities[i], starts[i] = p.Entity.Type, p.Entity.ID, p.Start
+	}
+	rows, err := s.pool.Query(ctx, countedSQL, types, entities, starts, ids)
+	if err != nil {
+		return nil, nil, fmt.Errorf("counted events of %d periods: %w", len(periods), err)
+	}
+	defer rows.Close()
+	totals, counted := make([]Total, len(periods)), map[string]bool{}
+	for rows.Next() {
+		var kind, i int64
+		var t Total
+		var id string
+		if err := rows.Scan(&kind, &i, &t.Used, &t.ThroughMs, &id); err != nil {
+			return nil, nil, fmt.Errorf("counted events: %w", err)
+		}
+		switch {
+		case kind == 1:
+			counted[id] = true
+		case i >= 1 && int(i) <= len(totals):
+			totals[i-1] = t
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, fmt.Errorf("counted events of %d periods: %w", len(periods), err)
+	}
+	return totals, counted, nil
 }
 
 // Scope selects whose calls a report covers.
