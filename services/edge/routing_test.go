@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -200,5 +201,34 @@ func TestTraceContextReachesServices(t *testing.T) {
 	tp := echo["traceparent"]
 	if !strings.HasPrefix(tp, "00-"+clientTrace+"-") || strings.Contains(tp, "00f067aa0ba902b7") {
 		t.Fatalf("service saw traceparent %q, want the client's trace with the edge's span as parent", tp)
+	}
+}
+
+// A body of unknown length (chunked) over 1 MiB is refused as one with a Content-Length is,
+// even on a route whose service reads no body; one under it reaches the service whole.
+func TestChunkedBodyOverTheLimit(t *testing.T) {
+	e := newEdge(t, edgeOpts{noConsume: true})
+	k, _ := e.key(t, edge.KeySpec{Tier: "api"})
+	for _, c := range []struct {
+		size   int
+		status int
+		body   string
+	}{
+		{2 << 20, 413, `{"error":"request body over 1048576 bytes"}` + "\n"},
+		{1 << 20, 200, ""},
+	} {
+		before := e.backendCalls()
+		r := httptest.NewRequest(http.MethodGet, "/tx/0xabc", io.MultiReader(strings.NewReader(strings.Repeat("x", c.size))))
+		r.ContentLength = -1 // as a server sees Transfer-Encoding: chunked
+		r.RemoteAddr = "192.0.2.10:5555"
+		r.Header.Set("API-Key", k)
+		w := httptest.NewRecorder()
+		e.Handler.ServeHTTP(w, r)
+		if w.Code != c.status || c.body != "" && w.Body.String() != c.body {
+			t.Fatalf("chunked body of %d bytes: %d %s", c.size, w.Code, w.Body.String())
+		}
+		if got, want := e.backendCalls()-before, map[bool]int{true: 1, false: 0}[c.status == 200]; got != want {
+			t.Fatalf("chunked body of %d bytes: the service got %d calls, want %d", c.size, got, want)
+		}
 	}
 }
