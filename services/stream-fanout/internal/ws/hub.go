@@ -59,8 +59,8 @@ type Options struct {
 	// OffsetsTTL is how long a read of the transfer topic's end or first offsets is shared by
 	// connects and resumes (default 1s).
 	OffsetsTTL time.Duration
-	Log         *slog.Logger
-	Now         func() time.Time
+	Log        *slog.Logger
+	Now        func() time.Time
 }
 
 func (o *Options) defaults() {
