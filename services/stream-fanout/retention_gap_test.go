@@ -133,9 +133,15 @@ func TestRetentionGapToldWhereverFound(t *testing.T) {
 			const key = "retention-gap"
 			c := w.dial(r, id, "")
 			fid, sess := c.subscribe(map[string]any{"from": []string{from}})
+			// Stays connected: once it has a transfer, the replica's own reader has read it
+			// (records deleted before that reader reads them are another gap, which sessions
+			// connected at the time are not told of).
+			watcher := w.dial(r, ident("kwatch"), "")
+			wfid, _ := watcher.subscribe(map[string]any{"from": []string{from}})
 			served := transfers(from, 2)
 			w.publishUnder(key, served...)
 			c.expectTransfers(fid, served...)
+			watcher.expectTransfers(wfid, served...)
 			_ = c.c.CloseNow()
 			cursor := w.waitReleased(sess)
 			part := -1
@@ -161,6 +167,7 @@ func TestRetentionGapToldWhereverFound(t *testing.T) {
 			}
 			away := transfers(from, 4)
 			w.publishUnder(key, away...)
+			watcher.expectTransfers(wfid, away...)
 			deleted := int64(len(away) - tc.kept)
 			kafkatest.DeleteRecords(t, w.brokers, eventsv1.TopicTransfers, int32(part), 2+deleted)
 

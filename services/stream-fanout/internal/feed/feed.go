@@ -242,6 +242,9 @@ func (t Topic) Range(ctx context.Context, part int, from, to int64, handle func(
 			first, end, berr := t.Bounds(ctx, part)
 			switch {
 			case berr != nil:
+				// Records the range holds are not coming and the broker cannot say why (the
+				// topic deleted, say): ended rather than waited for.
+				return gaps, fmt.Errorf("read %s/%d from %d: no record within %s: %w", t.Name, part, next, stallCheck, berr)
 			case end < to:
 				return append(gaps, Gap{Partition: part, From: next, To: first, Reset: true}), nil
 			case first >= to:
