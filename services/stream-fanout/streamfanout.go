@@ -98,7 +98,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		QueuePerFilter: cfg.QueuePerFilter, QueueMax: cfg.QueueMax, SendBuffer: cfg.SendBuffer,
 		PingInterval: cfg.PingInterval, WriteTimeout: cfg.WriteTimeout, Writers: cfg.Writers, MaxConnsPerKey: cfg.MaxConnsPerKey,
 		MaxFilters: cfg.MaxFilters, MaxSessionsPerKey: cfg.MaxSessionsPerKey,
-		CreditLimit: creditLimit, Checkpoint: cfg.Checkpoint, Log: s.Log, Now: deps.Clock,
+		CreditLimit: creditLimit, Checkpoint: cfg.Checkpoint, OffsetsTTL: cfg.OffsetsTTL, Log: s.Log, Now: deps.Clock,
 	})
 	var loaded atomic.Bool
 	s.Ready.AddCheck("attribution read model", func(context.Context) error {
@@ -217,7 +217,7 @@ func followUserChanges(ctx context.Context, t feed.Topic, hub *ws.Hub, log *slog
 	for {
 		start, err := t.Offsets(ctx, true)
 		if err == nil {
-			err = t.Follow(ctx, start, func(m kafka.Message) { hub.Forget(string(m.Key)) })
+			err = t.Follow(ctx, start, func(m kafka.Message) { hub.Forget(string(m.Key)) }, nil)
 		}
 		if ctx.Err() != nil {
 			return nil

@@ -4,6 +4,9 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/chainintel/chainintel/libs/eventbus/kafkatest"
+	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
 )
 
 // TestCursorPastTheEndResumesAtTheStart: a session saved against an earlier broker (the local
@@ -67,5 +70,81 @@ func TestCursorPastTheEndResumesAtTheStart(t *testing.T) {
 		if got, alert, _ := c2.transfer(); got != tr.Id || alert != fid {
 			t.Fatalf("transfer %d after the resume: %s (%s), want %s (%s)", i, got, alert, tr.Id, fid)
 		}
+	}
+}
+
+// TestTopicRecreatedUnderARunningReplica: the transfer topic deleted and created again while a
+// replica reads it (offsets start at 0 again, below the replica's position and the saved
+// positions of its sessions). A connected session goes on receiving what the new topic holds,
+// from its start, rather than waiting until the new log grows past the replica's old position;
+// a session that was away is told of the reset in its reconnect's ack (replayGaps topicReset,
+// resumed at the new log's start) and sent what the new topic holds, once, whether it
+// reconnects before the replica's reader has found the reset (its replay finds it) or after.
+func TestTopicRecreatedUnderARunningReplica(t *testing.T) {
+	w := newWorld(t)
+	r := w.start(nil)
+	from := addr(90)
+	const key = "recreated"
+	live := w.dial(r, ident("klive"), "")
+	lfid, _ := live.subscribe(map[string]any{"from": []string{from}})
+	early, late := ident("kearly"), ident("klate")
+	ce, cl := w.dial(r, early, ""), w.dial(r, late, "")
+	efid, esess := ce.subscribe(map[string]any{"from": []string{from}})
+	lafid, lsess := cl.subscribe(map[string]any{"from": []string{from}})
+	old := transfers(from, 6)
+	w.publishUnder(key, old...)
+	for _, c := range []struct {
+		c   *client
+		fid string
+	}{{live, lfid}, {ce, efid}, {cl, lafid}} {
+		c.c.expectTransfers(c.fid, old...)
+	}
+	_, _ = ce.c.CloseNow(), cl.c.CloseNow()
+	cursor := w.waitReleased(esess)
+	w.waitReleased(lsess)
+	part := -1
+	for p, off := range cursor {
+		if off == 6 {
+			part = p
+		}
+	}
+	if part < 0 {
+		t.Fatalf("saved position %v: no partition at 6", cursor)
+	}
+
+	kafkatest.RecreateTopic(t, w.brokers, eventsv1.TopicTransfers)
+	newer := transfers(from, 3)
+	w.publishUnder(key, newer...) // the same partition, offsets 0 to 2
+	// At once: the replica's reader has most likely not found the reset yet.
+	c2 := w.dial(r, early, "")
+	mid := c2.send("reconnect", map[string]any{"sessionId": esess})
+	want := reconnectAck(mid, esess, efid, from, part, 6, 0, "topicReset")
+	if m := c2.next(); !jsonEqual(t, m.raw, []byte(want)) {
+		t.Fatalf("reconnect: got %s\nwant %s", m.raw, want)
+	}
+	c2.expectTransfers(efid, newer...)
+	live.expectTransfers(lfid, newer...)
+	// Now the replica reads the new topic.
+	c3 := w.dial(r, late, "")
+	mid = c3.send("reconnect", map[string]any{"sessionId": lsess})
+	want = reconnectAck(mid, lsess, lafid, from, part, 6, 0, "topicReset")
+	if m := c3.next(); !jsonEqual(t, m.raw, []byte(want)) {
+		t.Fatalf("reconnect after the reset was read: got %s\nwant %s", m.raw, want)
+	}
+	c3.expectTransfers(lafid, newer...)
+
+	after := transfers(from, 2)
+	w.publishUnder(key, after...)
+	for _, c := range []struct {
+		c   *client
+		fid string
+	}{{live, lfid}, {c2, efid}, {c3, lafid}} {
+		c.c.expectTransfers(c.fid, after...)
+	}
+	if n := r.metricWith(t, "stream_feed_gaps_total", `reason="topicReset"`); n != 1 {
+		t.Errorf("stream_feed_gaps_total{reason=topicReset} = %v, want 1 (the partition that had records)", n)
+	}
+	if n := r.metricWith(t, "stream_replay_gaps_total", `reason="topicReset"`); n != 2 {
+		t.Errorf("stream_replay_gaps_total{reason=topicReset} = %v, want 2", n)
 	}
 }

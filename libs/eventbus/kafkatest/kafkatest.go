@@ -1,4 +1,5 @@
-// Package kafkatest starts an in-process Kafka-protocol broker for a test, with topics created.
+// Package kafkatest starts an in-process Kafka-protocol broker for a test, with topics created,
+// and changes a topic under its readers as an operator or retention would.
 package kafkatest
 
 import (
@@ -7,6 +8,10 @@ import (
 	"time"
 
 	"github.com/chainintel/chainintel/libs/eventbus"
+	"github.com/segmentio/kafka-go"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // Broker starts a broker for t with the given topics (4 partitions each, plus their .dlq) and
@@ -34,4 +39,62 @@ func BrokerWith(t testing.TB, o eventbus.EmbeddedOptions, topics ...string) []st
 		t.Fatal(err)
 	}
 	return b.Addrs()
+}
+
+// DeleteRecords deletes partition part of topic below offset before (a DeleteRecords request,
+// as retention deletes a log's oldest records), failing t when the broker refuses.
+func DeleteRecords(t testing.TB, brokers []string, topic string, part int32, before int64) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	req := kmsg.NewPtrDeleteRecordsRequest()
+	rt := kmsg.NewDeleteRecordsRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewDeleteRecordsRequestTopicPartition()
+	rp.Partition, rp.Offset = part, before
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	req.TimeoutMillis = 10_000
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tp := range resp.Topics {
+		for _, p := range tp.Partitions {
+			if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
+				t.Fatalf("delete records of %s/%d below %d: %v", topic, p.Partition, before, err)
+			}
+			if p.LowWatermark != before {
+				t.Fatalf("delete records of %s/%d below %d: the log now starts at %d", topic, p.Partition, before, p.LowWatermark)
+			}
+		}
+	}
+}
+
+// RecreateTopic deletes topic and creates it again with 4 partitions, empty: its offsets start
+// at 0 again.
+func RecreateTopic(t testing.TB, brokers []string, topic string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	client := &kafka.Client{Addr: kafka.TCP(brokers...), Timeout: 10 * time.Second}
+	resp, err := client.DeleteTopics(ctx, &kafka.DeleteTopicsRequest{Topics: []string{topic}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := resp.Errors[topic]; err != nil {
+		t.Fatalf("delete topic %s: %v", topic, err)
+	}
+	cr, err := client.CreateTopics(ctx, &kafka.CreateTopicsRequest{Topics: []kafka.TopicConfig{{Topic: topic, NumPartitions: 4, ReplicationFactor: 1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cr.Errors[topic]; err != nil {
+		t.Fatalf("create topic %s again: %v", topic, err)
+	}
 }

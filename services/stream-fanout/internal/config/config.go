@@ -53,6 +53,10 @@ type Config struct {
 	// POST /ws/v2/streams over it are refused with 429).
 	MaxSessionsPerKey int           `env:"MAX_SESSIONS_PER_KEY" envDefault:"100"`
 	Checkpoint        time.Duration `env:"CHECKPOINT" envDefault:"5s"`
+	// OffsetsTTL is how long a read of the transfer topic's end, and of its first kept offsets,
+	// serves the replica's connects and resumes (one ListOffsets for many clients connecting at
+	// once). A resume whose replay finds the log's start moved since is still told of the gap.
+	OffsetsTTL time.Duration `env:"OFFSETS_TTL" envDefault:"1s"`
 	// TiersFile is the edge's tier table (EDGE_TIERS_FILE: the same file, or empty for the
 	// built-in table of both): its stream quotas and credit limits are enforced here.
 	TiersFile string `env:"TIERS_FILE"`
@@ -117,8 +121,8 @@ func (c Config) Validate() error {
 	if _, _, err := c.Tiers(); err != nil {
 		p = append(p, err)
 	}
-	if c.Window <= 0 || c.V2Window <= 0 || c.PingInterval <= 0 || c.WriteTimeout <= 0 || c.Checkpoint <= 0 {
-		p.Addf("STREAM_SESSION_WINDOW, STREAM_V2_WINDOW, STREAM_PING_INTERVAL, STREAM_WRITE_TIMEOUT and STREAM_CHECKPOINT must be positive")
+	if c.Window <= 0 || c.V2Window <= 0 || c.PingInterval <= 0 || c.WriteTimeout <= 0 || c.Checkpoint <= 0 || c.OffsetsTTL <= 0 {
+		p.Addf("STREAM_SESSION_WINDOW, STREAM_V2_WINDOW, STREAM_PING_INTERVAL, STREAM_WRITE_TIMEOUT, STREAM_CHECKPOINT and STREAM_OFFSETS_TTL must be positive")
 	}
 	if c.Writers < 0 {
 		p.Addf("STREAM_WRITERS must not be negative (0: four per core)")

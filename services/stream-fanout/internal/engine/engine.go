@@ -16,6 +16,9 @@ type Record struct {
 	// Fetched is when the replica's reader returned the record (zero: not timed).
 	Fetched time.Time
 	Msg     *eventsv1.Transfer
+	// Reset marks no transfer but the partition's log starting again at Off (the topic was
+	// recreated): the records that follow are of the new log (ResetPartition).
+	Reset bool
 }
 
 // Rendered is a matched transfer, rendered once for every filter it matched.
@@ -198,6 +201,28 @@ func (e *Engine) SetPositions(p map[int]int64) {
 	}
 }
 
+// ResetPartition restarts partition part at offset start, where a recreated topic's log starts
+// (engine goroutine only): every subscription is owed the new log's records from there, though
+// it was served, or told to skip, up to offsets of the old log. A subscription frozen by a
+// full queue keeps the old position it is saved at (its reconnect finds it past the new log's
+// end and is told so).
+func (e *Engine) ResetPartition(part int, start int64) {
+	e.pos[part] = start
+	for s := range e.subs {
+		if _, ok := s.skip[part]; !ok {
+			continue
+		}
+		// skip may be shared with other subscriptions (a fresh connect's topic end): copied.
+		skip := make(map[int]int64, len(s.skip))
+		for p, off := range s.skip {
+			if p != part {
+				skip[p] = off
+			}
+		}
+		s.skip = skip
+	}
+}
+
 // Positions copies the next offset to be processed per partition (engine goroutine only).
 func (e *Engine) Positions() map[int]int64 {
 	out := make(map[int]int64, len(e.pos))
@@ -280,6 +305,10 @@ func (e *Engine) load(r *Record) {
 
 // Process matches one record and offers it to every subscription it matches.
 func (e *Engine) Process(r Record) {
+	if r.Reset {
+		e.ResetPartition(r.Part, r.Off)
+		return
+	}
 	if r.Off >= e.pos[r.Part] {
 		e.pos[r.Part] = r.Off + 1
 	}

@@ -100,31 +100,71 @@ func (t Topic) reader(part int, maxWait time.Duration) *kafka.Reader {
 	})
 }
 
+// Gap is a stretch of a partition a read asked for and did not get: [From, To).
+type Gap struct {
+	Partition int
+	// From is the offset the read was waiting for; To the first offset it reads (or owes) after
+	// the gap.
+	From, To int64
+	// Reset: the partition's log ends below where the read was (the topic was deleted and
+	// recreated, or the broker lost its records, and offsets start again); To is the new log's
+	// first kept offset. Otherwise the records were deleted (retention, DeleteRecords) before
+	// they were read.
+	Reset bool
+}
+
+// stallCheck is how long a read waits for a record before it asks the broker where the
+// partition's log starts and ends: kafka-go's reader waits silently at an offset past a
+// recreated log's end (until the new log grows past it) and skips silently from one its
+// retention deleted to the first kept.
+const stallCheck = 2 * time.Second
+
+// Bounds returns partition part's first kept offset and its end (the next to be written).
+func (t Topic) Bounds(ctx context.Context, part int) (first, end int64, err error) {
+	resp, err := t.client().ListOffsets(ctx, &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{
+		t.Name: {kafka.FirstOffsetOf(part), kafka.LastOffsetOf(part)}}})
+	if err != nil {
+		return 0, 0, fmt.Errorf("offsets of %s/%d: %w", t.Name, part, err)
+	}
+	for _, po := range resp.Topics[t.Name] {
+		if po.Partition != part {
+			continue
+		}
+		if po.Error != nil {
+			return 0, 0, fmt.Errorf("offsets of %s/%d: %w", t.Name, part, po.Error)
+		}
+		return po.FirstOffset, po.LastOffset, nil
+	}
+	return 0, 0, fmt.Errorf("offsets of %s/%d: partition not in the answer", t.Name, part)
+}
+
+// skipped says whether a read that asked for offset want and got a record at got (> want) lost
+// the records in between, as opposed to their never having been records (compaction,
+// transaction markers): the log's start has moved past want. When the start cannot be read
+// the records are counted lost: a gap told that was not is better than one hidden.
+func (t Topic) skipped(ctx context.Context, part int, want int64) bool {
+	first, _, err := t.Bounds(ctx, part)
+	return err != nil || first > want
+}
+
 // Follow reads every partition in start from its offset there until ctx ends, calling handle
 // for each record; records of one partition come in order. handle blocking holds that
 // partition's reader back (backpressure): nothing is read ahead beyond the reader's queue.
-func (t Topic) Follow(ctx context.Context, start map[int]int64, handle func(kafka.Message)) error {
+//
+// A partition whose log ends below the reader's position (the topic recreated) is read again
+// from the new log's start; one whose records were deleted before the reader reached them is
+// read from the first kept. Each such gap is handed to gap (nil: ignored) before the records
+// after it, on the partition's goroutine; skips across offsets that were never records
+// (compaction) are not gaps.
+func (t Topic) Follow(ctx context.Context, start map[int]int64, handle func(kafka.Message), gap func(Gap)) error {
 	var wg sync.WaitGroup
 	errs := make(chan error, len(start))
 	for p, off := range start {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r := t.reader(p, 100*time.Millisecond)
-			defer r.Close()
-			if err := r.SetOffset(off); err != nil {
+			if err := t.follow(ctx, p, off, handle, gap); err != nil && ctx.Err() == nil {
 				errs <- err
-				return
-			}
-			for {
-				m, err := r.FetchMessage(ctx)
-				if err != nil {
-					if ctx.Err() == nil {
-						errs <- fmt.Errorf("read %s/%d: %w", t.Name, p, err)
-					}
-					return
-				}
-				handle(m)
 			}
 		}()
 	}
@@ -133,35 +173,97 @@ func (t Topic) Follow(ctx context.Context, start map[int]int64, handle func(kafk
 	return <-errs
 }
 
-// ErrGone means a range's records are no longer on the broker (retention deleted them).
-var ErrGone = errors.New("records no longer retained")
+// follow is Follow for one partition.
+func (t Topic) follow(ctx context.Context, p int, next int64, handle func(kafka.Message), gap func(Gap)) error {
+	r := t.reader(p, 100*time.Millisecond)
+	defer func() { r.Close() }()
+	if err := r.SetOffset(next); err != nil {
+		return err
+	}
+	for {
+		fctx, cancel := context.WithTimeout(ctx, stallCheck)
+		m, err := r.FetchMessage(fctx)
+		cancel()
+		switch {
+		case err == nil:
+		case ctx.Err() != nil:
+			return nil
+		case errors.Is(err, context.DeadlineExceeded):
+			first, end, berr := t.Bounds(ctx, p)
+			if berr != nil || end >= next {
+				continue // nothing new yet, or the broker cannot say
+			}
+			if t.Log != nil {
+				t.Log.Warn("a partition's log ends below the reader's position (the topic was recreated); reading the new log from its start",
+					"topic", t.Name, "partition", p, "position", next, "end", end, "start", first)
+			}
+			if gap != nil {
+				gap(Gap{Partition: p, From: next, To: first, Reset: true})
+			}
+			r.Close()
+			r = t.reader(p, 100*time.Millisecond)
+			if err := r.SetOffset(first); err != nil {
+				return err
+			}
+			next = first
+			continue
+		default:
+			return fmt.Errorf("read %s/%d: %w", t.Name, p, err)
+		}
+		if m.Offset > next && gap != nil && t.skipped(ctx, p, next) {
+			gap(Gap{Partition: p, From: next, To: m.Offset})
+		}
+		next = m.Offset + 1
+		handle(m)
+	}
+}
 
-// Range reads partition part from offset from up to (not including) to, in order.
-func (t Topic) Range(ctx context.Context, part int, from, to int64, handle func(kafka.Message)) error {
+// Range reads partition part from offset from up to (not including) to, in order, and returns
+// what it could not read: records deleted before it reached them (retention; the gap ends at
+// the first record it read after them, or at to), or, ending the read, a reset (the
+// partition's log now ends below to, which a reader of the topic reached before: the topic
+// was recreated). The records read before a reset are of the new log, not of the range.
+func (t Topic) Range(ctx context.Context, part int, from, to int64, handle func(kafka.Message)) ([]Gap, error) {
 	if from >= to {
-		return nil
+		return nil, nil
 	}
 	r := t.reader(part, 50*time.Millisecond)
 	defer r.Close()
 	if err := r.SetOffset(from); err != nil {
-		return err
+		return nil, err
 	}
-	for {
-		m, err := r.FetchMessage(ctx)
-		if err != nil {
-			if errors.Is(err, kafka.OffsetOutOfRange) {
-				return ErrGone
+	var gaps []Gap
+	next := from
+	for next < to {
+		fctx, cancel := context.WithTimeout(ctx, stallCheck)
+		m, err := r.FetchMessage(fctx)
+		cancel()
+		if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+			first, end, berr := t.Bounds(ctx, part)
+			switch {
+			case berr != nil:
+				// Records the range holds are not coming and the broker cannot say why (the
+				// topic deleted, say): ended rather than waited for.
+				return gaps, fmt.Errorf("read %s/%d from %d: no record within %s: %w", t.Name, part, next, stallCheck, berr)
+			case end < to:
+				return append(gaps, Gap{Partition: part, From: next, To: first, Reset: true}), nil
+			case first >= to:
+				// Everything left was deleted, and nothing after it written yet to skip to.
+				return append(gaps, Gap{Partition: part, From: next, To: to}), nil
 			}
-			return fmt.Errorf("read %s/%d from %d: %w", t.Name, part, from, err)
+			continue
+		}
+		if err != nil {
+			return gaps, fmt.Errorf("read %s/%d from %d: %w", t.Name, part, next, err)
+		}
+		if m.Offset > next && t.skipped(ctx, part, next) {
+			gaps = append(gaps, Gap{Partition: part, From: next, To: min(m.Offset, to)})
 		}
 		if m.Offset >= to {
-			return nil
+			return gaps, nil
 		}
-		if m.Offset >= from {
-			handle(m)
-		}
-		if m.Offset == to-1 {
-			return nil
-		}
+		next = m.Offset + 1
+		handle(m)
 	}
+	return gaps, nil
 }

@@ -37,7 +37,7 @@ func TestCheckCursor(t *testing.T) {
 	if want := map[int]int64{0: 50, 1: 110, 2: 40, 3: 30}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("resumes from %v, want %v", got, want)
 	}
-	want := []replayGap{{Partition: 2, SavedOffset: 10, ResumedAt: 40, Reason: GapRetention}, {Partition: 3, SavedOffset: 310, ResumedAt: 30, Reason: GapTopicReset}}
+	want := []replayGap{{Partition: 2, SavedOffset: 10, ResumedAt: 40, Reason: GapRetention, found: foundCursor}, {Partition: 3, SavedOffset: 310, ResumedAt: 30, Reason: GapTopicReset, found: foundCursor}}
 	if !reflect.DeepEqual(gaps, want) {
 		t.Fatalf("gaps %+v, want %+v", gaps, want)
 	}
@@ -75,7 +75,7 @@ func TestCheckCursorKeepsTheStartWhenItsRereadFails(t *testing.T) {
 	if want := map[int]int64{0: 40, 1: 0}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("resumes from %v, want %v", got, want)
 	}
-	want := []replayGap{{Partition: 0, SavedOffset: 10, ResumedAt: 40, Reason: GapRetention}, {Partition: 1, SavedOffset: 110, ResumedAt: 0, Reason: GapTopicReset}}
+	want := []replayGap{{Partition: 0, SavedOffset: 10, ResumedAt: 40, Reason: GapRetention, found: foundCursor}, {Partition: 1, SavedOffset: 110, ResumedAt: 0, Reason: GapTopicReset, found: foundCursor}}
 	if !reflect.DeepEqual(gaps, want) {
 		t.Fatalf("gaps %+v, want %+v", gaps, want)
 	}

@@ -56,8 +56,11 @@ type Options struct {
 	LeaseSize   int64         // quota credits taken from Redis at once (default 16)
 	Checkpoint  time.Duration // how often sessions' positions are saved (default 5s)
 	MaxCatchUp  int           // most records a reconnect reads again (default 2,000,000)
-	Log         *slog.Logger
-	Now         func() time.Time
+	// OffsetsTTL is how long a read of the transfer topic's end or first offsets is shared by
+	// connects and resumes (default 1s).
+	OffsetsTTL time.Duration
+	Log        *slog.Logger
+	Now        func() time.Time
 }
 
 func (o *Options) defaults() {
@@ -94,6 +97,9 @@ func (o *Options) defaults() {
 	}
 	if o.Checkpoint <= 0 {
 		o.Checkpoint = 5 * time.Second
+	}
+	if o.OffsetsTTL <= 0 {
+		o.OffsetsTTL = time.Second
 	}
 	if o.MaxCatchUp <= 0 {
 		o.MaxCatchUp = 2_000_000
@@ -147,17 +153,14 @@ func NewHub(o Options) *Hub {
 	h := &Hub{o: o, conns: map[*conn]struct{}{}, owners: map[string]*conn{}, turns: map[string]*sessionTurn{}, saves: newSaver(), quotas: newQuotas(o.Store, o.Quotas, o.LeaseSize, o.Now),
 		labels: newLabelCache(5 * time.Minute), ends: newTopicEnds(func(ctx context.Context) (map[int]int64, error) {
 			return o.Transfers.Offsets(ctx, true)
-		}, topicEndTTL, time.Now), starts: newTopicEnds(func(ctx context.Context) (map[int]int64, error) {
+		}, o.OffsetsTTL, time.Now), starts: newTopicEnds(func(ctx context.Context) (map[int]int64, error) {
 			return o.Transfers.Offsets(ctx, false)
-		}, topicEndTTL, time.Now), writers: newWriterPool(o.Writers, time.Second, writerStall)}
+		}, o.OffsetsTTL, time.Now), writers: newWriterPool(o.Writers, time.Second, writerStall)}
 	if o.Meter != nil {
 		o.Meter.charged = h.checkCredits
 	}
 	return h
 }
-
-// topicEndTTL is how long a read of the transfer topic's end serves fresh connects.
-const topicEndTTL = time.Second
 
 // writerStall is how long woken connections wait while every writer is stuck on a slow
 // socket before the pool adds a writer: about a frame of the latency a subscriber expects.

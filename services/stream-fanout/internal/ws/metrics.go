@@ -26,6 +26,10 @@ type Metrics struct {
 	saveFailed   metric.Int64Counter
 	savesPending metric.Int64UpDownCounter
 	saveReason   [2]metric.AddOption
+	// replayGaps counts the partitions resumes could not replay from their saved positions,
+	// feedGaps what the replica's own read of the transfer topic skipped.
+	replayGaps metric.Int64Counter
+	feedGaps   metric.Int64Counter
 	// stages splits the latency: the time from the broker to each stage a delivery passed.
 	stages   metric.Float64Histogram
 	stageOpt [numStages]metric.RecordOption
@@ -77,6 +81,14 @@ func NewMetrics(meter metric.Meter) (*Metrics, error) {
 	if m.savesPending, err = meter.Int64UpDownCounter("stream_session_saves_pending", metric.WithDescription("sessions of ended connections waiting for, or holding, a save turn")); err != nil {
 		return nil, err
 	}
+	if m.replayGaps, err = meter.Int64Counter("stream_replay_gaps_total",
+		metric.WithDescription("partitions a resumed session could not be replayed from its saved position on (told in the reconnect's replayGaps), by reason (retention, topicReset) and found: cursor (the saved position outside the topic's offsets as the replica read them) or read (the replay's reader got a later offset than it asked for, or found the log reset)")); err != nil {
+		return nil, err
+	}
+	if m.feedGaps, err = meter.Int64Counter("stream_feed_gaps_total",
+		metric.WithDescription("partitions where this replica's read of the transfer topic skipped records, by reason: retention (deleted before they were read; connected sessions miss them) or topicReset (the log ended below the read, which starts again at the new log's start)")); err != nil {
+		return nil, err
+	}
 	for i, r := range [2]string{saveErr: "error", saveGivenUp: "redis_failing"} {
 		m.saveReason[i] = metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", r)))
 	}
@@ -85,6 +97,12 @@ func NewMetrics(meter metric.Meter) (*Metrics, error) {
 	m.saveFailed.Add(ctx, 0, m.saveReason[saveErr])
 	m.saveFailed.Add(ctx, 0, m.saveReason[saveGivenUp])
 	m.savesPending.Add(ctx, 0)
+	for _, reason := range []string{GapRetention, GapTopicReset} {
+		m.feedGaps.Add(ctx, 0, metric.WithAttributes(attribute.String("reason", reason)))
+		for _, found := range []string{foundCursor, foundRead} {
+			m.replayGaps.Add(ctx, 0, metric.WithAttributes(attribute.String("reason", reason), attribute.String("found", found)))
+		}
+	}
 	m.conns.Add(ctx, 0)
 	m.delivered.Add(ctx, 0)
 	m.slow.Add(ctx, 0)
@@ -200,4 +218,24 @@ func (m *Metrics) position(msg kafka.Message) {
 		opt, _ = m.lagAttrs.LoadOrStore(msg.Partition, metric.WithAttributes(attribute.Int("partition", msg.Partition)))
 	}
 	m.lag.Record(context.Background(), max(msg.HighWaterMark-msg.Offset-1, 0), opt.(metric.RecordOption))
+}
+
+// replayGap counts a partition a resume could not replay from the saved position; found is
+// where it was found ("cursor" or "read").
+func (m *Metrics) replayGap(reason, found string) {
+	if m != nil {
+		m.replayGaps.Add(context.Background(), 1, metric.WithAttributes(attribute.String("reason", reason), attribute.String("found", found)))
+	}
+}
+
+// feedGap counts a partition where the replica's read of the transfer topic skipped records.
+func (m *Metrics) feedGap(reset bool) {
+	if m == nil {
+		return
+	}
+	reason := GapRetention
+	if reset {
+		reason = GapTopicReset
+	}
+	m.feedGaps.Add(context.Background(), 1, metric.WithAttributes(attribute.String("reason", reason)))
 }

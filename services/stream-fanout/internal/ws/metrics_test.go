@@ -2,6 +2,7 @@ package ws
 
 import (
 	"context"
+	"maps"
 	"testing"
 	"time"
 
@@ -41,6 +42,10 @@ func TestMetricsRecord(t *testing.T) {
 	m.saveFailedAs(saveGivenUp)
 	m.saveFailedAs(saveGivenUp)
 	m.saveFailedAs(saveErr)
+	m.replayGap(GapRetention, foundRead)
+	m.replayGap(GapRetention, foundRead)
+	m.replayGap(GapTopicReset, foundCursor)
+	m.feedGap(true)
 
 	var rm metricdata.ResourceMetrics
 	if err := r.Collect(context.Background(), &rm); err != nil {
@@ -77,6 +82,24 @@ func TestMetricsRecord(t *testing.T) {
 	}
 	if len(failed) != 2 || failed["error"] != 1 || failed["redis_failing"] != 2 {
 		t.Errorf("sessions not saved by reason: %v; want error 1, redis_failing 2", failed)
+	}
+	// Every reason (and place found) is exported from the start, at 0 until it happens.
+	gaps := map[string]int64{}
+	for _, dp := range got["stream_replay_gaps_total"].(metricdata.Sum[int64]).DataPoints {
+		r, _ := dp.Attributes.Value("reason")
+		f, _ := dp.Attributes.Value("found")
+		gaps[r.AsString()+"/"+f.AsString()] = dp.Value
+	}
+	if want := map[string]int64{"retention/read": 2, "retention/cursor": 0, "topicReset/cursor": 1, "topicReset/read": 0}; !maps.Equal(gaps, want) {
+		t.Errorf("replay gaps %v, want %v", gaps, want)
+	}
+	feedGaps := map[string]int64{}
+	for _, dp := range got["stream_feed_gaps_total"].(metricdata.Sum[int64]).DataPoints {
+		r, _ := dp.Attributes.Value("reason")
+		feedGaps[r.AsString()] = dp.Value
+	}
+	if want := map[string]int64{"retention": 0, "topicReset": 1}; !maps.Equal(feedGaps, want) {
+		t.Errorf("feed gaps %v, want %v", feedGaps, want)
 	}
 	h, ok := got["stream_delivery_latency_seconds"].(metricdata.Histogram[float64])
 	if !ok || len(h.DataPoints) != 1 || h.DataPoints[0].Count != 2 || h.DataPoints[0].Sum != 0.5 {
@@ -115,4 +138,6 @@ func TestNilMetrics(t *testing.T) {
 	m.position(kafka.Message{HighWaterMark: 5})
 	m.savePending(1)
 	m.saveFailedAs(saveErr)
+	m.replayGap(GapRetention, foundRead)
+	m.feedGap(false)
 }

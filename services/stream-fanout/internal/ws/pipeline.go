@@ -84,7 +84,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 			case p.Engine.Records() <- r:
 			case <-fctx.Done():
 			}
-		})
+		}, func(g feed.Gap) { p.feedGap(fctx, g) })
 	}()
 	go func() { errs <- p.Hub.RunCheckpoints(fctx) }()
 	if p.Ready != nil {
@@ -129,7 +129,26 @@ func (p *Pipeline) followAttributions(ctx context.Context, start, end map[int]in
 			}
 		}
 		mu.Unlock()
-	})
+	}, nil)
+}
+
+// feedGap is what the transfer feed could not read: counted and logged; a reset is handed to
+// the engine in line with the records, so it applies after the old log's and before the new
+// log's, and the hub's shared reads of the topic's end and start, which may be the old log's,
+// are dropped.
+func (p *Pipeline) feedGap(ctx context.Context, g feed.Gap) {
+	p.Hub.o.Metrics.feedGap(g.Reset)
+	if !g.Reset {
+		p.Log.Error("the transfer topic's retention deleted records before this replica read them; connected sessions miss the transfers among them",
+			"partition", g.Partition, "from", g.From, "to", g.To)
+		return
+	}
+	p.Hub.ends.drop()
+	p.Hub.starts.drop()
+	select {
+	case p.Engine.Records() <- engine.Record{Part: g.Partition, Off: g.To, Reset: true}:
+	case <-ctx.Done():
+	}
 }
 
 func decodeAttribution(m kafka.Message) (engine.AttrKey, *render.Attr, bool) {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"time"
 
@@ -248,6 +249,8 @@ type replayGap struct {
 	// log's start) or GapRetention (the records after the saved position were deleted by the
 	// topic's retention).
 	Reason string `json:"reason"`
+	// found is where the gap was found (foundCursor, foundRead), for the metric.
+	found string
 }
 
 // Reasons of a replay gap.
@@ -255,6 +258,34 @@ const (
 	GapTopicReset = "topicReset"
 	GapRetention  = "retention"
 )
+
+// Where a replay gap was found: the saved position checked against the topic's offsets as the
+// replica read them (checkCursor), or the replay's reader getting a later offset than it
+// asked for, or finding the log reset (catchUp).
+const (
+	foundCursor = "cursor"
+	foundRead   = "read"
+)
+
+// readGaps adds to gaps (checkCursor's) what the replay's reads found, one per partition: a
+// partition with a gap already keeps its saved offset and resumes where the read did.
+func readGaps(gaps []replayGap, read []feed.Gap) []replayGap {
+	for _, g := range read {
+		rg := replayGap{Partition: g.Partition, SavedOffset: g.From, ResumedAt: g.To, Reason: GapRetention, found: foundRead}
+		if g.Reset {
+			rg.Reason = GapTopicReset
+		}
+		i := slices.IndexFunc(gaps, func(x replayGap) bool { return x.Partition == g.Partition })
+		if i < 0 {
+			gaps = append(gaps, rg)
+			continue
+		}
+		rg.SavedOffset = gaps[i].SavedOffset
+		gaps[i] = rg
+	}
+	sort.Slice(gaps, func(i, j int) bool { return gaps[i].Partition < gaps[j].Partition })
+	return gaps
+}
 
 // checkCursor returns where a resume of a session served up to cursor reads each partition
 // from, and the partitions where that is not the saved position. A position past a partition's
@@ -308,10 +339,10 @@ func (c *conn) checkCursor(cursor map[int]int64) (map[int]int64, []replayGap) {
 				at = s
 			}
 			out[p] = at
-			gaps = append(gaps, replayGap{Partition: p, SavedOffset: off, ResumedAt: at, Reason: GapTopicReset})
+			gaps = append(gaps, replayGap{Partition: p, SavedOffset: off, ResumedAt: at, Reason: GapTopicReset, found: foundCursor})
 		} else if s, ok := starts[p]; ok && off < s {
 			out[p] = s
-			gaps = append(gaps, replayGap{Partition: p, SavedOffset: off, ResumedAt: s, Reason: GapRetention})
+			gaps = append(gaps, replayGap{Partition: p, SavedOffset: off, ResumedAt: s, Reason: GapRetention, found: foundCursor})
 		}
 	}
 	sort.Slice(gaps, func(i, j int) bool { return gaps[i].Partition < gaps[j].Partition })
@@ -320,8 +351,8 @@ func (c *conn) checkCursor(cursor map[int]int64) (map[int]int64, []replayGap) {
 
 // resume takes session id over for this connection: its filters, the replay buffer, and the
 // transfers matched between where it was served up to and where this replica is, read again
-// from the topic. onClaimed runs (the ack) before any of those is queued. fresh drops what the
-// session was owed and starts from now.
+// from the topic. onClaimed runs (the ack) once those are read and before any of them is
+// queued. fresh drops what the session was owed and starts from now.
 //
 // The session the connection served until now is kept until the claim succeeds: a refused
 // reconnect leaves it served.
@@ -330,7 +361,10 @@ func (c *conn) resume(id string, fresh bool, onClaimed func()) error {
 }
 
 // resumeGaps is resume, telling onClaimed the partitions it cannot replay from the session's
-// saved position (checkCursor).
+// saved position: those checkCursor finds outside the topic's offsets, and those whose reads
+// found the records after the position deleted (the log's start moved since the replica's
+// shared read of it) or the log reset. The read comes before onClaimed so that every gap is in
+// the ack.
 func (c *conn) resumeGaps(id string, fresh bool, onClaimed func([]replayGap)) error {
 	defer c.q.setHold(false)
 	notice := c.checkQuota()
@@ -342,12 +376,27 @@ func (c *conn) resumeGaps(id string, fresh bool, onClaimed func([]replayGap)) er
 	if err != nil {
 		return err
 	}
+	owed := !fresh && ss.HasCursor
+	var items []engine.Item
+	if owed {
+		c.catching.Store(true)
+		var read []feed.Gap
+		items, read, err = c.catchUp(sub, ss.Cursor, pos)
+		c.catching.Store(false)
+		if err != nil {
+			c.h.o.Log.Warn("a resumed session could not read back every transfer it missed", "session", id, "error", err)
+		}
+		gaps = readGaps(gaps, read)
+	}
+	for _, g := range gaps {
+		c.h.o.Metrics.replayGap(g.Reason, g.found)
+	}
 	if len(gaps) > 0 {
 		c.h.o.Log.Warn("a resumed session's saved position is outside the transfer topic; those partitions resume from where gaps says",
 			"session", id, "gaps", gaps)
 	}
 	onClaimed(gaps)
-	if fresh || !ss.HasCursor {
+	if !owed {
 		return nil
 	}
 	replay := make([]out, 0, len(ss.Replay))
@@ -356,12 +405,6 @@ func (c *conn) resumeGaps(id string, fresh bool, onClaimed func([]replayGap)) er
 	}
 	if !c.queueOwed(sub, replay, false) {
 		return errEnded
-	}
-	c.catching.Store(true)
-	items, err := c.catchUp(sub, ss.Cursor, pos)
-	c.catching.Store(false)
-	if err != nil {
-		c.h.o.Log.Warn("a resumed session could not read back every transfer it missed", "session", id, "error", err)
 	}
 	caught := make([]out, 0, len(items))
 	for _, it := range items {
@@ -551,10 +594,13 @@ func (c *conn) topicEnd() map[int]int64 {
 }
 
 // catchUp reads, for every partition where the session was served up to an offset before
-// this replica's position, the records in between and matches them against its filters.
-// Deliveries come in the order the broker took the records.
-func (c *conn) catchUp(sub *engine.Sub, from, to map[int]int64) ([]engine.Item, error) {
+// this replica's position, the records in between and matches them against its filters, and
+// returns what the reads could not have (feed.Range's gaps). Deliveries come in the order the
+// broker took the records. A partition found reset delivers nothing here: its new log's
+// records are the live feed's to deliver once it reads the reset (engine.ResetPartition).
+func (c *conn) catchUp(sub *engine.Sub, from, to map[int]int64) ([]engine.Item, []feed.Gap, error) {
 	var recs []engine.Record
+	var gaps []feed.Gap
 	var firstErr error
 	for p, end := range to {
 		start, ok := from[p]
@@ -565,16 +611,23 @@ func (c *conn) catchUp(sub *engine.Sub, from, to map[int]int64) ([]engine.Item, 
 			firstErr = fmt.Errorf("partition %d: %d records to read again is over the limit of %d", p, end-start, c.h.o.MaxCatchUp)
 			continue
 		}
-		err := c.h.o.Transfers.Range(c.ctx, p, start, end, func(m kafka.Message) {
+		n := len(recs)
+		read, err := c.h.o.Transfers.Range(c.ctx, p, start, end, func(m kafka.Message) {
 			if r, ok := decodeTransfer(m, c.h.o.Log); ok {
 				recs = append(recs, r)
 			}
 		})
+		for _, g := range read {
+			if g.Reset {
+				recs = recs[:n]
+			}
+			// Told against the position the session resumed from, whichever record the read
+			// was waiting for when it found the gap: every record from g.To on is sent.
+			g.From = start
+			gaps = append(gaps, g)
+		}
 		if err != nil && firstErr == nil {
 			firstErr = err
-			if errors.Is(err, feed.ErrGone) {
-				firstErr = fmt.Errorf("partition %d: %w", p, err)
-			}
 		}
 	}
 	sort.SliceStable(recs, func(i, j int) bool {
@@ -591,10 +644,10 @@ func (c *conn) catchUp(sub *engine.Sub, from, to map[int]int64) ([]engine.Item, 
 	for start := 0; start < len(recs); start += 500 {
 		chunk := recs[start:min(start+500, len(recs))]
 		if !e.Do(c.ctx, func() { items = append(items, e.MatchOne(sub, chunk)...) }) {
-			return items, c.ctx.Err()
+			return items, gaps, c.ctx.Err()
 		}
 	}
-	return items, firstErr
+	return items, gaps, firstErr
 }
 
 // decodeTransfer decodes and normalises a chain.transfers.v1 record.

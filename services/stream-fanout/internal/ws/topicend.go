@@ -24,6 +24,8 @@ type topicEnds struct {
 	mu  sync.Mutex
 	end map[int]int64 // shared and read-only: never changed once stored
 	at  time.Time     // when the read that returned end started
+	// gen counts drops: a read that started before one is not stored.
+	gen uint64
 }
 
 func newTopicEnds(read func(context.Context) (map[int]int64, error), ttl time.Duration, now func() time.Time) *topicEnds {
@@ -70,6 +72,9 @@ func (t *topicEnds) fetch(ctx context.Context) (map[int]int64, error) {
 // readNow reads the end whatever is stored, and stores it.
 func (t *topicEnds) readNow(ctx context.Context) (map[int]int64, error) {
 	started := t.now()
+	t.mu.Lock()
+	gen := t.gen
+	t.mu.Unlock()
 	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	end, err := t.read(rctx)
@@ -77,7 +82,17 @@ func (t *topicEnds) readNow(ctx context.Context) (map[int]int64, error) {
 		return nil, err
 	}
 	t.mu.Lock()
-	t.end, t.at = end, started
+	if t.gen == gen {
+		t.end, t.at = end, started
+	}
 	t.mu.Unlock()
 	return end, nil
+}
+
+// drop forgets the stored read: the topic's offsets started again (it was recreated).
+func (t *topicEnds) drop() {
+	t.mu.Lock()
+	t.end = nil
+	t.gen++
+	t.mu.Unlock()
 }
