@@ -120,7 +120,7 @@ func (c *conn) userEntity(ctx context.Context, n filter.Named) ([]string, error)
 }
 
 // knownNames asks the read model, in one call on the engine, about the operator entities and
-// entity types named names (nil when they name none that needs asking).
+// entity types among named (nil when none needs asking: documented types are always known).
 func (h *Hub) knownNames(ctx context.Context, named []filter.Named) (*engine.Names, error) {
 	var ids []string
 	ask := false
