@@ -329,6 +329,7 @@ func TestForgedKeyHeaderRefused(t *testing.T) {
 // with 4429 once its deliveries are charged past the limit; tiers with overage are not refused.
 func TestCreditLimitStopsStreams(t *testing.T) {
 	w := newWorld(t)
+	w.attribute(addr(99), "binance", "cex", "")
 	r := w.start(nil)
 	me := httpx.Identity{KeyID: "kcl1", UserID: "user-kcl1", Role: httpx.RoleIndividual, Tier: "free"}
 	name := ledger.Key(ledger.BilledEntity(me.UserID, ""), time.Now())

@@ -130,7 +130,7 @@ func TestV2Streams(t *testing.T) {
 	from := addr(80)
 	expect(t, w.call(r, me, "POST", "/ws/v2/streams", `{"chains":["mars"],"from":["`+from+`"]}`), 400, `{"error":"chains: \"mars\" is not a known chain"}`)
 	expect(t, w.call(r, me, "POST", "/ws/v2/streams", `{"chains":["ethereum"]}`), 400,
-		`{"error":"filters: give at least one address or entity in from, to or base, a token, or usdGte of at least 10000000"}`)
+		`{"error":"filters: give at least one address, entity, type:<entityType> or deposit:<entityId> in from, to or base (not excluded), a token, or usdGte of at least 10000000"}`)
 	expect(t, w.call(r, me, "POST", "/ws/v2/streams", `{"colour":"red"}`), 400,
 		`{"error":"colour: unknown field; a filter has from, to, base, flow, counterparties, tokens, chains, usdGte, usdLte, valueGte, valueLte"}`)
 	expect(t, w.call(r, me, "POST", "/ws/v2/streams", `[]`), 400, `{"error":"filters: want a JSON object (a TransferFilter), not an array"}`)
@@ -199,6 +199,7 @@ func (w *world) v2dial(r *replica, id httpx.Identity, stream string) *client {
 // sent at once, and deleting one makes room. Other keys are not affected.
 func TestSessionCap(t *testing.T) {
 	w := newWorld(t)
+	w.attribute(addr(99), "binance", "cex", "")
 	r := w.start(func(c *streamfanout.Config) { c.MaxSessionsPerKey = 3 })
 	me, other := ident("kc1"), ident("kc2")
 	stream := `{"to":["binance"]}`

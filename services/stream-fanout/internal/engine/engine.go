@@ -119,6 +119,7 @@ type Engine struct {
 	recs  chan Record
 	ix    *index
 	attrs map[AttrKey]*render.Attr
+	names names // of attrs
 	pos   map[int]int64
 	seq   uint64
 	cur   txn
@@ -234,13 +235,17 @@ func (e *Engine) Positions() map[int]int64 {
 
 // SetAttr applies an attribution (nil deletes); engine goroutine only.
 func (e *Engine) SetAttr(k AttrKey, a *render.Attr) {
+	old := e.attrs[k]
 	if a == nil {
+		e.names.count(old, -1)
 		delete(e.attrs, k)
 		return
 	}
-	if old := e.attrs[k]; old != nil && old.Version > a.Version && a.Version != 0 {
+	if old != nil && old.Version > a.Version && a.Version != 0 {
 		return
 	}
+	e.names.count(old, -1)
+	e.names.count(a, 1)
 	e.attrs[k] = a
 }
 

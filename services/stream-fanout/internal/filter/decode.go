@@ -59,9 +59,12 @@ func (r *Raw) set(name string, v json.RawMessage) error {
 			*p = nil
 			return nil
 		}
-		var n Number
-		if n.UnmarshalJSON(v) != nil || !numeric(v) {
+		if !numeric(v) {
 			return errf(name, "want a number or a decimal string, not %s", kindOf(v))
+		}
+		var n Number
+		if err := n.UnmarshalJSON(v); err != nil {
+			return errf(name, "%v", err)
 		}
 		*p = &n
 		return nil

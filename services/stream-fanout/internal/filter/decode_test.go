@@ -13,7 +13,12 @@ func TestDecodeErrorsNameTheField(t *testing.T) {
 		`{"to":["binance"]`:                   `filters: not valid JSON`,
 		`{"to":["binance"]} {}`:               `filters: trailing data after the JSON object`,
 		`{"to":["binance"],"usdGte":true}`:    `usdGte: want a number or a decimal string, not a boolean`,
-		`{"to":["binance"],"valueLte":"abc"}`: `valueLte: want a number or a decimal string, not a string`,
+		`{"to":["binance"],"valueLte":"abc"}`: `valueLte: must be a number or a decimal string, got "abc"`,
+		`{"to":["binance"],"usdGte":"NaN"}`:   `usdGte: must be a number or a decimal string, got "NaN"`,
+		`{"to":["binance"],"usdGte":1e999}`:   `usdGte: must be a finite number, got 1e999`,
+		`{"to":["binance"],"usdLte":-1e999}`:  `usdLte: must be a finite number, got -1e999`,
+		`{"to":["binance"],"usdGte":"1e400"}`: `usdGte: must be a finite number, got "1e400"`,
+		`{"to":["binance"],"valueGte":"Inf"}`: `valueGte: must be a finite number, got "Inf"`,
 		`{"to":5}`:                            `to: want an array of strings or a comma-separated string, not a number`,
 		`{"from":[1,2]}`:                      `from: want an array of strings or a comma-separated string, not an array holding something other than strings`,
 		`{"flow":{"a":1},"to":"x"}`:           `flow: want a string (in, out, self or all), not an object`,
@@ -34,7 +39,8 @@ func TestDecodeErrorsNameTheField(t *testing.T) {
 
 // FuzzDecode: any input is decoded or refused with an error naming its field.
 func FuzzDecode(f *testing.F) {
-	for _, s := range []string{`{"to":["binance"]}`, `[]`, `{"usdGte":true}`, `{"to":5}`, `{"bogus":1}`, `{"flow":"in","base":"x"}`} {
+	for _, s := range []string{`{"to":["binance"]}`, `[]`, `{"usdGte":true}`, `{"to":5}`, `{"bogus":1}`, `{"flow":"in","base":"x"}`,
+		`{"usdGte":1e999}`, `{"usdLte":"1e400"}`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, js string) {

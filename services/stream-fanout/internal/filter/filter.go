@@ -6,6 +6,7 @@ package filter
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"regexp"
@@ -17,8 +18,9 @@ import (
 	"github.com/chainintel/chainintel/libs/chains"
 )
 
-// MinUSDAlone is the smallest usdGte a filter without any address, entity or token may have:
-// such a filter is a candidate for every transfer, so it must be rare.
+// MinUSDAlone is the smallest usdGte a filter without any address, entity, entity type, deposit
+// service or token may have: such a filter is a candidate for every transfer (the engine indexes
+// it by nothing else), so it must be rare.
 const MinUSDAlone = 10_000_000
 
 // MaxValues is the most values one list of a filter may hold.
@@ -136,12 +138,18 @@ func splitList(s string) []string {
 // Number is a JSON number or a decimal string.
 type Number float64
 
-// UnmarshalJSON accepts 5, 5.5 and "5.5".
+// UnmarshalJSON accepts 5, 5.5 and "5.5". Its error is the rule broken, worded for a client and
+// naming the value as sent: `must be a finite number, got 1e999` (a value out of float64's range
+// or infinite), `must be a number or a decimal string, got "abc"`.
 func (n *Number) UnmarshalJSON(b []byte) error {
-	s := strings.Trim(string(bytes.TrimSpace(b)), `"`)
+	b = bytes.TrimSpace(b)
+	s := strings.Trim(string(b), `"`)
 	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-		return fmt.Errorf("want a number")
+	switch {
+	case (err == nil || errors.Is(err, strconv.ErrRange)) && math.IsInf(f, 0):
+		return fmt.Errorf("must be a finite number, got %s", short(string(b)))
+	case err != nil || math.IsNaN(f):
+		return fmt.Errorf("must be a number or a decimal string, got %s", short(string(b)))
 	}
 	*n = Number(f)
 	return nil
@@ -196,13 +204,16 @@ func Parse(r Raw, o Options) (Spec, error) {
 		return s, err
 	}
 	if !s.Selective() && (s.USDGte == nil || *s.USDGte < MinUSDAlone) {
-		return s, errf("filters", "give at least one address or entity in from, to or base, a token, or usdGte of at least %d", MinUSDAlone)
+		return s, errf("filters", "give at least one address, entity, type:<entityType> or deposit:<entityId> in from, to or base (not excluded), a token, or usdGte of at least %d", MinUSDAlone)
 	}
 	return s, nil
 }
 
-// Selective reports whether s names at least one address, entity or token a transfer must
-// involve (negations do not count: they narrow nothing down).
+// Selective reports whether s names at least one address, entity, entity type (type:), deposit
+// service (deposit:) or token a transfer must involve (negations do not count: they narrow
+// nothing down). Each of these is a key the engine indexes the filter by, so it is offered only
+// the transfers that touch it; how many those are (type:cex is a busy one) is bounded by the
+// key's stream quota, each delivery being charged, as API.md's rule has it (any from or to).
 func (s Spec) Selective() bool {
 	return len(s.Base) > 0 || len(s.Tokens) > 0 || positive(s.From) || positive(s.To)
 }

@@ -66,10 +66,12 @@ func TestNormalisedAddresses(t *testing.T) {
 	}
 }
 
-// FuzzParse: any filter JSON is accepted or refused with an error naming its field.
+// FuzzParse: any filter JSON is accepted or refused with an error naming its field, and so is
+// the check of the names it uses.
 func FuzzParse(f *testing.F) {
 	for _, s := range []string{`{"to":["binance"]}`, `{"from":"type:cex,!0x28c6c06298d514db089934071355e5743bf21d60"}`,
-		`{"base":["binance"],"flow":"in","counterparties":"coinbase"}`, `{"usdGte":"1e7"}`, `{"tokens":"tether,0xdac17f958d2ee523a2206206994597c13d831ec7"}`} {
+		`{"base":["binance"],"flow":"in","counterparties":"coinbase"}`, `{"usdGte":"1e7"}`, `{"tokens":"tether,0xdac17f958d2ee523a2206206994597c13d831ec7"}`,
+		`{"from":"type:zzz"}`, `{"to":"deposit:ghost,!type:bridge"}`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, js string) {
@@ -78,15 +80,17 @@ func FuzzParse(f *testing.F) {
 			return
 		}
 		s, err := Parse(r, Options{})
+		if err == nil {
+			if !s.Selective() && (s.USDGte == nil || *s.USDGte < MinUSDAlone) {
+				t.Fatalf("unselective filter accepted: %s", js)
+			}
+			err = checkNames(s, knownSet{entities: []string{"binance"}, types: []string{"bridge"}})
+		}
 		if err != nil {
 			var fe *Error
 			if !errors.As(err, &fe) || fe.Field == "" || fe.Rule == "" {
 				t.Fatalf("error %v names no field", err)
 			}
-			return
-		}
-		if !s.Selective() && (s.USDGte == nil || *s.USDGte < MinUSDAlone) {
-			t.Fatalf("unselective filter accepted: %s", js)
 		}
 	})
 }

@@ -217,6 +217,11 @@ func (a api) createStream(c *gin.Context) {
 		httpx.Error(c, http.StatusBadRequest, fe.Error())
 		return
 	}
+	if errors.Is(err, ws.ErrNamesLoading) {
+		c.Header("Retry-After", "1")
+		httpx.Error(c, http.StatusServiceUnavailable, err.Error())
+		return
+	}
 	if err != nil {
 		failed(c, err)
 		return

@@ -65,6 +65,8 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	case <-fctx.Done():
 		return nil
 	}
+	// From here a filter naming an entity or type the read model lacks is refused.
+	p.Engine.Do(fctx, p.Engine.SetLoaded)
 	start, err := p.Transfers.Offsets(fctx, true)
 	if err != nil {
 		return err

@@ -151,18 +151,13 @@ type StreamView struct {
 }
 
 // CreateStream validates a v2 stream's filter and stores the stream; it waits the v2 window for
-// its first connection. A filter error is a *filter.Error.
+// its first connection. A filter error is a *filter.Error; a filter naming an entity or type the
+// replica's read model does not hold while it is still loading is ErrNamesLoading.
 func (h *Hub) CreateStream(ctx context.Context, id Identity, raw filter.Raw) (StreamView, error) {
-	if _, err := filter.Parse(raw, filter.Options{Served: h.o.Served}); err != nil {
-		return StreamView{}, err
-	}
-	// A user entity must exist for the caller now, as it must at subscribe.
+	// What it names must exist now, as at subscribe: the caller's user entities, the operator
+	// entities and entity types.
 	c := &conn{h: h, id: id}
-	if _, err := c.compile(ctx, "check", raw); err != nil {
-		var pe *ProtocolError
-		if errors.As(err, &pe) {
-			return StreamView{}, &filter.Error{Field: "filters", Rule: pe.Message}
-		}
+	if _, err := c.build(ctx, "check", raw, true); err != nil {
 		return StreamView{}, err
 	}
 	seq, err := h.o.Store.NextSeq(ctx)

@@ -22,38 +22,124 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// compile validates a stored or sent filter and builds it, resolving user entities.
+// ErrNamesLoading refuses for now a new filter naming an operator entity or entity type the
+// read model does not hold while the replica is still loading it: the name may be one not read
+// yet, so the client is told to retry (INTERNAL_ERROR, a v2 stream's 503), not that it is wrong.
+var ErrNamesLoading = errors.New("the replica is still loading its entity read model; retry shortly")
+
+// compile validates a stored filter and builds it, resolving user entities.
 func (c *conn) compile(ctx context.Context, id string, raw filter.Raw) (*engine.Filter, error) {
+	f, err := c.build(ctx, id, raw, false)
+	return f, protocolErr(err)
+}
+
+// compileNew validates a filter sent now (a subscribe) and builds it: its operator entities and
+// entity types must exist too.
+func (c *conn) compileNew(ctx context.Context, id string, raw filter.Raw) (*engine.Filter, error) {
+	f, err := c.build(ctx, id, raw, true)
+	return f, protocolErr(err)
+}
+
+// protocolErr words a refusal of build for a WebSocket client.
+func protocolErr(err error) error {
+	var fe *filter.Error
+	switch {
+	case errors.As(err, &fe):
+		return perr(CodeInvalidFilter, "%v", fe)
+	case errors.Is(err, ErrNamesLoading):
+		return perr(CodeInternal, "%v", err)
+	}
+	return err
+}
+
+// build validates raw and builds it, resolving the caller's user entities. Every refusal is a
+// *filter.Error naming the field, the first in the order base, from, to, counterparties: a
+// user entity the caller does not have and, when fresh (a filter sent now), an operator entity,
+// deposit:<entityId> or type:<entityType> the read model does not hold (ErrNamesLoading while
+// it loads). A stored filter's names were checked when it was sent: one whose entity has since
+// lost its attributions still resumes, matching nothing of it, as /transfers would.
+func (c *conn) build(ctx context.Context, id string, raw filter.Raw, fresh bool) (*engine.Filter, error) {
 	spec, err := filter.Parse(raw, filter.Options{Served: c.h.o.Served})
 	if err != nil {
-		return nil, perr(CodeInvalidFilter, "%v", err)
+		return nil, err
 	}
-	users := map[string][]string{}
-	for _, group := range [][]filter.Ref{spec.Base, spec.From, spec.To, spec.Counterparties} {
-		for _, r := range group {
-			if r.Kind != filter.KindUserEntity || users[r.Value] != nil {
-				continue
-			}
-			if c.h.o.Labels == nil {
-				return nil, perr(CodeInvalidFilter, "user entity %s: user entities are not available", r.Value)
-			}
-			ue, err := c.h.o.Labels.Entity(identityContext(ctx, c.id), r.Value)
-			if errors.Is(err, ulclient.ErrNotFound) {
-				return nil, perr(CodeInvalidFilter, "user entity %s: no such entity of yours", r.Value)
-			}
-			if err != nil {
-				return nil, fmt.Errorf("user entity %s: %w", r.Value, err)
-			}
-			addrs := []string{}
-			for ct, as := range ue.Addresses {
-				for _, a := range as {
-					addrs = append(addrs, render.NormalizeAddress(ct, a))
-				}
-			}
-			users[r.Value] = addrs
+	named := spec.Names()
+	var known *engine.Names
+	if fresh {
+		if known, err = c.h.knownNames(ctx, named); err != nil {
+			return nil, err
 		}
 	}
+	users := map[string][]string{}
+	for _, n := range named {
+		r := n.Ref
+		if r.Kind != filter.KindUserEntity {
+			if known == nil {
+				continue
+			}
+			if err := filter.CheckName(n, known); err != nil {
+				if !known.Loaded {
+					return nil, ErrNamesLoading
+				}
+				return nil, err
+			}
+			continue
+		}
+		if users[r.Value] != nil {
+			continue
+		}
+		addrs, err := c.userEntity(ctx, n)
+		if err != nil {
+			return nil, err
+		}
+		users[r.Value] = addrs
+	}
 	return engine.Compile(id, spec, users), nil
+}
+
+// userEntity returns the addresses of the caller's user entity n names (a *filter.Error when
+// the caller has none such).
+func (c *conn) userEntity(ctx context.Context, n filter.Named) ([]string, error) {
+	if c.h.o.Labels == nil {
+		return nil, &filter.Error{Field: n.Field, Rule: fmt.Sprintf("user entity %s: user entities are not available", n.Ref.Value)}
+	}
+	ue, err := c.h.o.Labels.Entity(identityContext(ctx, c.id), n.Ref.Value)
+	if errors.Is(err, ulclient.ErrNotFound) {
+		return nil, filter.UnknownUserEntity(n)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("user entity %s: %w", n.Ref.Value, err)
+	}
+	addrs := []string{}
+	for ct, as := range ue.Addresses {
+		for _, a := range as {
+			addrs = append(addrs, render.NormalizeAddress(ct, a))
+		}
+	}
+	return addrs, nil
+}
+
+// knownNames asks the read model, in one call on the engine, about the operator entities and
+// entity types among named (nil when none needs asking: documented types are always known).
+func (h *Hub) knownNames(ctx context.Context, named []filter.Named) (*engine.Names, error) {
+	var ids []string
+	ask := false
+	for _, n := range named {
+		switch n.Ref.Kind {
+		case filter.KindEntity, filter.KindDeposit:
+			ids, ask = append(ids, n.Ref.Value), true
+		case filter.KindType:
+			ask = ask || !slices.Contains(filter.DocumentedTypes, n.Ref.Value)
+		}
+	}
+	if !ask {
+		return nil, nil
+	}
+	var known engine.Names
+	if !h.o.Engine.Do(ctx, func() { known = h.o.Engine.KnownNames(ids) }) {
+		return nil, ctx.Err()
+	}
+	return &known, nil
 }
 
 // subscribe adds a filter, creating the connection's session on its first one.
@@ -65,7 +151,7 @@ func (c *conn) subscribe(req Request) error {
 		return perr(CodeInvalidFilter, "a session holds at most %d filters; unsubscribe one first", c.h.o.MaxFilters)
 	}
 	fid := newID()
-	f, err := c.compile(c.ctx, fid, req.Filters)
+	f, err := c.compileNew(c.ctx, fid, req.Filters)
 	if err != nil {
 		return err
 	}
