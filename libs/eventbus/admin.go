@@ -55,7 +55,8 @@ func CreateTopics(ctx context.Context, brokers []string, sec Security, rf int, s
 	}
 	exists := map[string]bool{}
 	for _, t := range md.Topics {
-		exists[t.Name] = t.Error == nil
+		// A topic listed with another error (no leader yet, just after its creation) exists.
+		exists[t.Name] = !errors.Is(t.Error, kafka.UnknownTopicOrPartition)
 	}
 	var topics []kafka.TopicConfig
 	var compacted []string
