@@ -432,8 +432,9 @@ func checkServices(t *testing.T, r *Rendered, ws []workload) {
 	}
 }
 
-// checkJobs: one migrate hook Job per schema-owning service rendered (none for the others),
-// running `<svc> migrate` with the same configuration as the service's Deployment.
+// checkJobs: one migrate hook Job per service that owns a schema or uses Kafka (its migrate
+// creates the topics it produces or consumes), none for the others, running `<svc> migrate`
+// with the same configuration as the service's Deployment.
 func checkJobs(t *testing.T, r *Rendered, all map[string]serviceFacts, ex expect, ws []workload) {
 	t.Helper()
 	// A service's Job is compared with its first Deployment (ingest: the first chain's, whose
@@ -524,11 +525,11 @@ func checkJobs(t *testing.T, r *Rendered, all map[string]serviceFacts, ex expect
 	}
 	for _, w := range ws {
 		_, has := jobs[w.svc]
-		if w.facts.Schema && !has {
-			t.Errorf("no migrate Job for %s, which owns a schema", w.svc)
+		if w.facts.Migrates() && !has {
+			t.Errorf("no migrate Job for %s, which owns a schema or uses Kafka", w.svc)
 		}
-		if !w.facts.Schema && has {
-			t.Errorf("a migrate Job for %s, which owns no schema", w.svc)
+		if !w.facts.Migrates() && has {
+			t.Errorf("a migrate Job for %s, which owns no schema and uses no Kafka", w.svc)
 		}
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -20,8 +22,9 @@ type dashboard struct {
 	SchemaVersion int      `json:"schemaVersion"`
 	Templating    struct {
 		List []struct {
-			Name string `json:"name"`
-			Type string `json:"type"`
+			Name  string `json:"name"`
+			Type  string `json:"type"`
+			Query any    `json:"query"` // a string, or an object for some variable types
 		} `json:"list"`
 	} `json:"templating"`
 	Panels []struct {
@@ -34,8 +37,11 @@ type dashboard struct {
 		} `json:"datasource"`
 		GridPos struct{ X, Y, W, H int } `json:"gridPos"`
 		Targets []struct {
-			RefID string `json:"refId"`
-			Expr  string `json:"expr"`
+			RefID      string `json:"refId"`
+			Expr       string `json:"expr"`
+			Datasource struct {
+				UID string `json:"uid"`
+			} `json:"datasource"`
 		} `json:"targets"`
 	} `json:"panels"`
 }
@@ -126,8 +132,24 @@ func checkDashboard(t *testing.T, name string, raw []byte, uids map[string]strin
 	}
 	uids[d.UID] = name
 	hasDS := false
+	defined := map[string]bool{}
 	for _, v := range d.Templating.List {
 		hasDS = hasDS || (v.Name == "datasource" && v.Type == "datasource")
+		defined[v.Name] = true
+	}
+	// Every variable a query uses is defined: Grafana sends an undefined "$job" as those
+	// characters, so the panel matches nothing and shows "No data" instead of an error.
+	undefined := func(where, text string) {
+		for _, v := range dashboardVars(text) {
+			if !defined[v] {
+				t.Errorf("%s: uses $%s, which the dashboard's templating does not define (%s)", where, v, text)
+			}
+		}
+	}
+	for _, v := range d.Templating.List {
+		if q, ok := v.Query.(string); ok {
+			undefined(name+": variable "+v.Name, q)
+		}
 	}
 	if !hasDS {
 		t.Errorf("%s: no datasource variable", name)
@@ -142,6 +164,7 @@ func checkDashboard(t *testing.T, name string, raw []byte, uids map[string]strin
 			t.Errorf("%s: id %d missing or repeated", where, p.ID)
 		}
 		ids[p.ID] = true
+		undefined(where, p.Datasource.UID)
 		if p.Datasource.Type != "prometheus" || p.Datasource.UID != "${datasource}" {
 			t.Errorf("%s: datasource %+v, want the prometheus ${datasource} variable", where, p.Datasource)
 		}
@@ -157,9 +180,34 @@ func checkDashboard(t *testing.T, name string, raw []byte, uids map[string]strin
 				t.Errorf("%s: target %+v needs an expr and a unique refId", where, tg)
 			}
 			refs[tg.RefID] = true
+			undefined(where, tg.Expr)
+			undefined(where, tg.Datasource.UID)
 			if strings.Count(tg.Expr, "(") != strings.Count(tg.Expr, ")") || strings.Count(tg.Expr, "{") != strings.Count(tg.Expr, "}") {
 				t.Errorf("%s: unbalanced query %s", where, tg.Expr)
 			}
 		}
+	}
+}
+
+// dashboardVarRe matches Grafana's variable syntaxes: $name, ${name}, ${name:format}, [[name]].
+var dashboardVarRe = regexp.MustCompile(`\$\{(\w+)(?::[^}]*)?\}|\$(\w+)|\[\[(\w+)(?::[^\]]*)?\]\]`)
+
+// dashboardVars lists the variables text uses, without Grafana's built-ins ($__rate_interval,
+// $__interval, $__range, ...) and PromQL's numbered groups (label_replace's "$1").
+func dashboardVars(text string) []string {
+	var out []string
+	for _, m := range dashboardVarRe.FindAllStringSubmatch(text, -1) {
+		v := m[1] + m[2] + m[3]
+		if !strings.HasPrefix(v, "__") && strings.Trim(v, "0123456789") != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func TestDashboardVars(t *testing.T) {
+	got := dashboardVars(`rate(x{job="$job",a=~"${chain:regex}"}[$__rate_interval]) [[old]] ${__from} $1`)
+	if want := []string{"job", "chain", "old"}; !slices.Equal(got, want) {
+		t.Errorf("dashboardVars = %v, want %v", got, want)
 	}
 }

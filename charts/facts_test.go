@@ -22,7 +22,7 @@ type serviceFacts struct {
 	Postgres bool   // embeds service.Postgres: needs <PREFIX>DATABASE_URL
 	Kafka    bool   // embeds service.Kafka: needs <PREFIX>KAFKA_BROKERS
 	Redis    bool   // embeds service.Redis: needs <PREFIX>REDIS_URL
-	Schema   bool   // has SQL migrations: gets a migrate Job
+	Schema   bool   // has SQL migrations
 	// Upstreams maps the edge's upstream variables (EDGE_UPSTREAM_TRANSFERS, ...) to the
 	// service each one names.
 	Upstreams map[string]string
@@ -121,11 +121,15 @@ func readFacts(name string) (serviceFacts, error) {
 	return f, nil
 }
 
-// schemaOwners lists the services that own a schema, sorted.
-func schemaOwners(all map[string]serviceFacts) []string {
+// Migrates reports whether the service gets a migrate Job: `<svc> migrate` migrates its schema
+// and creates the Kafka topics it produces or consumes.
+func (f serviceFacts) Migrates() bool { return f.Schema || f.Kafka }
+
+// migrators lists the services that get a migrate Job, sorted.
+func migrators(all map[string]serviceFacts) []string {
 	var out []string
 	for n, f := range all {
-		if f.Schema {
+		if f.Migrates() {
 			out = append(out, n)
 		}
 	}

@@ -38,7 +38,7 @@ func TestServiceChartDefaults(t *testing.T) {
 			f := facts(t)[svc]
 
 			wantKinds := map[string]int{"ServiceAccount": 1, "ConfigMap": 1, "Service": 1, "Deployment": 1, "NetworkPolicy": 1}
-			if f.Schema {
+			if f.Migrates() {
 				wantKinds["Job"] = 1
 			}
 			switch svc {
@@ -306,6 +306,7 @@ func TestChartsRefuseBadValues(t *testing.T) {
 		{"./chainintel", append(tier(), "global.tiers[1].name=gold", "global.tiers[1].rate=1", "global.tiers[1].burst=1", "global.tiers[1].heavyRate=1"), `global.tiers[1]: tier "gold" is listed twice`},
 		{"./edge", tier(), "edge installed on its own cannot render global.tiers"},
 		{"./stream-fanout", tier(), "stream-fanout installed on its own cannot render global.tiers"},
+		{"./edge", []string{"preStopSleepSeconds=-1"}, "preStopSleepSeconds (-1) and terminationGracePeriodSeconds (40) must not be negative"},
 	}
 	for _, c := range cases {
 		t.Run(c.chart+" "+strings.Join(c.sets, " "), func(t *testing.T) {
@@ -373,11 +374,12 @@ func checkAllServices(t *testing.T, r *Rendered, ws []workload) {
 		jobs = append(jobs, strings.TrimSuffix(j.Name, "-migrate"))
 	}
 	sort.Strings(jobs)
-	if want := schemaOwners(facts(t)); !slices.Equal(jobs, want) {
-		t.Errorf("migrate Jobs for %v, want the schema owners %v", jobs, want)
+	if want := migrators(facts(t)); !slices.Equal(jobs, want) {
+		t.Errorf("migrate Jobs for %v, want the schema owners and Kafka users %v", jobs, want)
 	}
-	if len(jobs) != 7 || slices.Contains(jobs, "stream-fanout") {
-		t.Errorf("migrate Jobs %v: want seven, none for stream-fanout", jobs)
+	// stream-fanout owns no schema but its migrate creates the topics it reads.
+	if len(jobs) != 8 || !slices.Contains(jobs, "stream-fanout") {
+		t.Errorf("migrate Jobs %v: want eight, stream-fanout's included", jobs)
 	}
 }
 

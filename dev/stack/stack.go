@@ -181,13 +181,9 @@ func kafkaConfig(o Options, brokers []string) service.Kafka {
 	return k
 }
 
-// startBroker starts an embedded broker unless the options name one, and creates every topic.
+// startBroker starts an embedded broker unless the options name one, and creates every topic
+// as the services' migrate steps do (service.EnsureTopics), with the local stack's sizes.
 func (s *Stack) startBroker(ctx context.Context, o Options, log *slog.Logger) error {
-	sec, err := kafkaConfig(o, o.KafkaBrokers).Security()
-	if err != nil {
-		return err
-	}
-	defer sec.Close() // only the topic creation below uses it
 	s.Brokers = o.KafkaBrokers
 	if len(s.Brokers) == 0 {
 		b, err := eventbus.StartEmbeddedBroker(0)
@@ -203,11 +199,7 @@ func (s *Stack) startBroker(ctx context.Context, o Options, log *slog.Logger) er
 	if err := eventbus.WaitForBroker(wctx, s.Brokers); err != nil {
 		return err
 	}
-	var specs []eventbus.TopicSpec
-	for _, t := range eventsv1.Topics {
-		specs = append(specs, eventbus.TopicSpec{Name: t.Name, Partitions: 4, Compacted: t.Compacted})
-	}
-	return eventbus.EnsureTopics(wctx, s.Brokers, sec, 1, specs)
+	return service.EnsureTopics(wctx, kafkaConfig(o, s.Brokers), log, eventsv1.IsCompacted, eventsv1.TopicNames()...)
 }
 
 // startRedis starts an embedded Redis-protocol server unless the options name a Redis.

@@ -35,9 +35,16 @@ type Deps = service.Deps
 // LoadConfig reads the configuration from BALANCES_* environment variables.
 func LoadConfig() (Config, error) { return config.Load() }
 
-// Migrate applies the balances schema's migrations.
+// Topics are the topics balances produces or consumes: `balances migrate` creates those missing
+// (service.EnsureTopics), so the service never depends on the brokers auto-creating them.
+var Topics = []string{eventsv1.TopicAttributions, eventsv1.TopicBalances, eventsv1.TopicMarketTokens, eventsv1.TopicPrices, eventsv1.TopicReorgs}
+
+// Migrate applies the balances schema's migrations and creates the missing Topics.
 func Migrate(ctx context.Context, cfg Config, log *slog.Logger) error {
-	return service.Migrate(ctx, cfg.Postgres, migrations.Schema, migrations.FS, log)
+	if err := service.Migrate(ctx, cfg.Postgres, migrations.Schema, migrations.FS, log); err != nil {
+		return err
+	}
+	return service.EnsureTopics(ctx, cfg.Kafka, log, eventsv1.IsCompacted, Topics...)
 }
 
 // Run serves until ctx ends.

@@ -48,9 +48,16 @@ type Deps = service.Deps
 // LoadConfig reads the configuration from EDGE_* environment variables.
 func LoadConfig() (Config, error) { return config.Load() }
 
-// Migrate applies the edge schema's migrations.
+// Topics are the topics edge produces or consumes: `edge migrate` creates those missing
+// (service.EnsureTopics), so the service never depends on the brokers auto-creating them.
+var Topics = []string{eventsv1.TopicUsageCalls}
+
+// Migrate applies the edge schema's migrations and creates the missing Topics.
 func Migrate(ctx context.Context, cfg Config, log *slog.Logger) error {
-	return service.Migrate(ctx, cfg.Postgres, migrations.Schema, migrations.FS, log)
+	if err := service.Migrate(ctx, cfg.Postgres, migrations.Schema, migrations.FS, log); err != nil {
+		return err
+	}
+	return service.EnsureTopics(ctx, cfg.Kafka, log, eventsv1.IsCompacted, Topics...)
 }
 
 // DevKeyTier is the tier of the key the local stack seeds.

@@ -11,8 +11,10 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/chainintel/chainintel/libs/chains"
@@ -48,9 +50,16 @@ const (
 // LoadConfig reads the configuration from INGEST_* environment variables.
 func LoadConfig() (Config, error) { return config.Load() }
 
-// Migrate applies the ingest schema's migrations.
+// Topics are the topics ingest produces or consumes: `ingest migrate` creates those missing
+// (service.EnsureTopics), so the service never depends on the brokers auto-creating them.
+var Topics = []string{eventsv1.TopicTransactions, eventsv1.TopicTransfers, eventsv1.TopicSwaps, eventsv1.TopicBalances, eventsv1.TopicReorgs, eventsv1.TopicBlocks, eventsv1.TopicTokens, eventsv1.TopicContracts, eventsv1.TopicMarketTokens, eventsv1.TopicPrices}
+
+// Migrate applies the ingest schema's migrations and creates the missing Topics.
 func Migrate(ctx context.Context, cfg Config, log *slog.Logger) error {
-	return service.Migrate(ctx, cfg.Postgres, migrations.Schema, migrations.FS, log)
+	if err := service.Migrate(ctx, cfg.Postgres, migrations.Schema, migrations.FS, log); err != nil {
+		return err
+	}
+	return service.EnsureTopics(ctx, cfg.Kafka, log, eventsv1.IsCompacted, Topics...)
 }
 
 // SimConfig is the simulator configuration cfg describes, with the simulated clock starting
@@ -59,6 +68,30 @@ func Migrate(ctx context.Context, cfg Config, log *slog.Logger) error {
 // truth with sim.New(ingest.SimConfig(cfg, time.Now())).
 func SimConfig(cfg Config, now time.Time) sim.Config {
 	return sim.Config{Seed: cfg.SimSeed, Chains: cfg.Chains, Start: now.Add(-cfg.SimHistory).Truncate(time.Minute)}
+}
+
+// Commands are the binary's extra subcommands: `sim-curated` prints the curated.json (operator
+// format, docs/contracts.md) of the world the simulator runs with this configuration, for
+// `intelligence import curated -` (the local stack imports it itself; docs/kubernetes.md pipes
+// it from the simulator's pod into intelligence's on kind).
+var Commands = map[string]service.Command[Config]{
+	"sim-curated": func(_ context.Context, cfg Config, _ *slog.Logger, args []string) error {
+		if len(args) > 0 {
+			return fmt.Errorf("sim-curated takes no arguments, got %q", args)
+		}
+		return WriteSimCurated(os.Stdout, cfg)
+	},
+}
+
+// WriteSimCurated writes the curated.json of the world cfg simulates (SimConfig: the same
+// entities and addresses whenever it is built).
+func WriteSimCurated(w io.Writer, cfg Config) error {
+	world, err := sim.New(SimConfig(cfg, time.Now()))
+	if err != nil {
+		return fmt.Errorf("simulated world: %w", err)
+	}
+	_, err = w.Write(world.Curated())
+	return err
 }
 
 // Run serves until ctx ends.

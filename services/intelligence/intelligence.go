@@ -50,9 +50,16 @@ type Deps = service.Deps
 // LoadConfig reads the configuration from INTEL_* environment variables.
 func LoadConfig() (Config, error) { return config.Load() }
 
-// Migrate applies the intel schema's migrations.
+// Topics are the topics intelligence produces or consumes: `intelligence migrate` creates those missing
+// (service.EnsureTopics), so the service never depends on the brokers auto-creating them.
+var Topics = []string{eventsv1.TopicAttributions, eventsv1.TopicTransactions, eventsv1.TopicTransfers, eventsv1.TopicBalances, eventsv1.TopicReorgs, eventsv1.TopicTokens, eventsv1.TopicContracts, eventsv1.TopicMarketTokens, eventsv1.TopicPrices}
+
+// Migrate applies the intel schema's migrations and creates the missing Topics.
 func Migrate(ctx context.Context, cfg Config, log *slog.Logger) error {
-	return service.Migrate(ctx, cfg.Postgres, migrations.Schema, migrations.FS, log)
+	if err := service.Migrate(ctx, cfg.Postgres, migrations.Schema, migrations.FS, log); err != nil {
+		return err
+	}
+	return service.EnsureTopics(ctx, cfg.Kafka, log, eventsv1.IsCompacted, Topics...)
 }
 
 // Run serves until ctx ends.
@@ -97,7 +104,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		return publish.TagLoop(ctx, st, cfg.PublishInterval, s.Log)
 	}})
 	s.Add(lifecycle.Part{Name: "heuristics", Run: func(ctx context.Context) error {
-		return heuristics.Loop(ctx, st, heuristicParams(cfg), cfg.HeuristicsInterval, s.Log)
+		return heuristics.Loop(ctx, st, st, heuristicParams(cfg), cfg.HeuristicsInterval, s.Log)
 	}})
 
 	consume(s, events.Handlers{Store: st})
@@ -453,17 +460,21 @@ type HeuristicsSummary struct {
 	Clusters   int `json:"clusters"`
 	Clustered  int `json:"clusteredAddresses"`
 	Changed    int `json:"changed"`
+	// Skipped: another session (a running replica) was making a pass, which concludes the same.
+	Skipped bool `json:"skipped,omitempty"`
 }
 
 // RunHeuristics makes one heuristics pass over the stored transfer data with cfg's parameters
-// (the service does this every INTEL_HEURISTICS_INTERVAL).
+// (the service does this every INTEL_HEURISTICS_INTERVAL), unless a replica is making one.
 func RunHeuristics(ctx context.Context, cfg Config) (HeuristicsSummary, error) {
+	// Two connections: one holds the heuristics lock, the pass uses the other.
 	pool, err := pgstore.Connect(ctx, cfg.DatabaseURL, pgstore.Options{MaxConns: 2, AppName: Name + "-heuristics"})
 	if err != nil {
 		return HeuristicsSummary{}, err
 	}
 	defer pool.Close()
-	sum, err := heuristics.Run(ctx, store.New(pool), heuristicParams(cfg))
+	st := store.New(pool)
+	sum, ran, err := heuristics.RunExclusive(ctx, st, st, heuristicParams(cfg))
 	return HeuristicsSummary{Candidates: sum.Candidates, Deposits: len(sum.Deposits), Clusters: sum.Clusters,
-		Clustered: sum.Clustered, Changed: sum.Changed}, err
+		Clustered: sum.Clustered, Changed: sum.Changed, Skipped: err == nil && !ran}, err
 }

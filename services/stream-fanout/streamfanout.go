@@ -37,13 +37,14 @@ type Deps = service.Deps
 // LoadConfig reads the configuration from STREAM_* environment variables.
 func LoadConfig() (Config, error) { return config.Load() }
 
-// Migrate is a no-op: stream-fanout keeps its state (sessions, replay buffers, quotas) in Redis and owns
-// no PostgreSQL schema. It exists so every deployable answers the same subcommands.
+// Topics are the topics stream-fanout produces or consumes: `stream-fanout migrate` creates those missing
+// (service.EnsureTopics), so the service never depends on the brokers auto-creating them.
+var Topics = []string{eventsv1.TopicTransfers, eventsv1.TopicAttributions, eventsv1.TopicUsageCalls, eventsv1.TopicUserChanges}
+
+// Migrate creates the missing Topics. stream-fanout owns no PostgreSQL schema: it keeps its
+// state (sessions, replay buffers, quotas) in Redis.
 func Migrate(ctx context.Context, cfg Config, log *slog.Logger) error {
-	if log != nil {
-		log.InfoContext(ctx, "nothing to migrate: stream-fanout owns no PostgreSQL schema")
-	}
-	return nil
+	return service.EnsureTopics(ctx, cfg.Kafka, log, eventsv1.IsCompacted, Topics...)
 }
 
 // Run serves until ctx ends.

@@ -44,9 +44,16 @@ type Deps = service.Deps
 // LoadConfig reads the configuration from TOKENANALYTICS_* environment variables.
 func LoadConfig() (Config, error) { return config.Load() }
 
-// Migrate applies the market schema's migrations.
+// Topics are the topics token-analytics produces or consumes: `token-analytics migrate` creates those missing
+// (service.EnsureTopics), so the service never depends on the brokers auto-creating them.
+var Topics = []string{eventsv1.TopicTransactions, eventsv1.TopicTransfers, eventsv1.TopicSwaps, eventsv1.TopicBalances, eventsv1.TopicReorgs, eventsv1.TopicBlocks, eventsv1.TopicTokens, eventsv1.TopicMarketTokens, eventsv1.TopicPrices, eventsv1.TopicAttributions}
+
+// Migrate applies the market schema's migrations and creates the missing Topics.
 func Migrate(ctx context.Context, cfg Config, log *slog.Logger) error {
-	return service.Migrate(ctx, cfg.Postgres, migrations.Schema, migrations.FS, log)
+	if err := service.Migrate(ctx, cfg.Postgres, migrations.Schema, migrations.FS, log); err != nil {
+		return err
+	}
+	return service.EnsureTopics(ctx, cfg.Kafka, log, eventsv1.IsCompacted, Topics...)
 }
 
 // Commands are the binary's extra subcommands: `import-tokens <list.json>...` and

@@ -42,8 +42,13 @@ type Deps = service.Deps
 // LoadConfig reads the configuration from TRANSFERS_* environment variables.
 func LoadConfig() (Config, error) { return config.Load() }
 
+// Topics are the topics transfers produces or consumes: `transfers migrate` creates those missing
+// (service.EnsureTopics), so the service never depends on the brokers auto-creating them.
+var Topics = []string{eventsv1.TopicTransactions, eventsv1.TopicTransfers, eventsv1.TopicSwaps, eventsv1.TopicReorgs, eventsv1.TopicAttributions, eventsv1.TopicUserChanges}
+
 // Migrate applies the transfers schema's migrations, then builds the rollups of attribution
-// groups that are above TRANSFERS_GROUP_ROLLUPS_ABOVE and have none yet (nothing to do normally).
+// groups that are above TRANSFERS_GROUP_ROLLUPS_ABOVE and have none yet (nothing to do normally),
+// and creates the missing Topics.
 func Migrate(ctx context.Context, cfg Config, log *slog.Logger) error {
 	if err := service.Migrate(ctx, cfg.Postgres, migrations.Schema, migrations.FS, log); err != nil {
 		return err
@@ -53,7 +58,10 @@ func Migrate(ctx context.Context, cfg Config, log *slog.Logger) error {
 		return err
 	}
 	defer pool.Close()
-	return store.New(pool, cfg.StoreOptions()).Reconcile(ctx)
+	if err := store.New(pool, cfg.StoreOptions()).Reconcile(ctx); err != nil {
+		return err
+	}
+	return service.EnsureTopics(ctx, cfg.Kafka, log, eventsv1.IsCompacted, Topics...)
 }
 
 // Run serves until ctx ends.

@@ -11,6 +11,7 @@ import (
 	"github.com/chainintel/chainintel/libs/httpx"
 	"github.com/chainintel/chainintel/libs/outbox"
 	"github.com/chainintel/chainintel/libs/service"
+	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
 	"github.com/chainintel/chainintel/services/user-labels/internal/app"
 	"github.com/chainintel/chainintel/services/user-labels/internal/config"
 	"github.com/chainintel/chainintel/services/user-labels/internal/events"
@@ -31,9 +32,16 @@ type Deps = service.Deps
 // LoadConfig reads the configuration from USERLABELS_* environment variables.
 func LoadConfig() (Config, error) { return config.Load() }
 
-// Migrate applies the userdata schema's migrations.
+// Topics are the topics user-labels produces or consumes: `user-labels migrate` creates those missing
+// (service.EnsureTopics), so the service never depends on the brokers auto-creating them.
+var Topics = []string{eventsv1.TopicUserChanges}
+
+// Migrate applies the userdata schema's migrations and creates the missing Topics.
 func Migrate(ctx context.Context, cfg Config, log *slog.Logger) error {
-	return service.Migrate(ctx, cfg.Postgres, migrations.Schema, migrations.FS, log)
+	if err := service.Migrate(ctx, cfg.Postgres, migrations.Schema, migrations.FS, log); err != nil {
+		return err
+	}
+	return service.EnsureTopics(ctx, cfg.Kafka, log, eventsv1.IsCompacted, Topics...)
 }
 
 // Run serves until ctx ends.

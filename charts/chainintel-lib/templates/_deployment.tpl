@@ -31,7 +31,14 @@ endpoints and the ingress forget the pod first, and terminationGracePeriodSecond
 {{- $probes := $v.probes | default dict -}}
 {{- $ports := $v.ports | default dict -}}
 {{- $autoscaling := $v.autoscaling | default dict -}}
-{{- $preStop := $v.preStopSleepSeconds | default 5 | int -}}
+{{- /* hasKey, not `default`: 0 is a value here (no preStop sleep, no grace), and null the default. */ -}}
+{{- $preStop := 5 -}}
+{{- if and (hasKey $v "preStopSleepSeconds") (not (kindIs "invalid" $v.preStopSleepSeconds)) }}{{ $preStop = $v.preStopSleepSeconds | int }}{{ end -}}
+{{- $grace := 40 -}}
+{{- if and (hasKey $v "terminationGracePeriodSeconds") (not (kindIs "invalid" $v.terminationGracePeriodSeconds)) }}{{ $grace = $v.terminationGracePeriodSeconds | int }}{{ end -}}
+{{- if or (lt $preStop 0) (lt $grace 0) -}}
+{{- fail (printf "preStopSleepSeconds (%d) and terminationGracePeriodSeconds (%d) must not be negative" $preStop $grace) -}}
+{{- end -}}
 {{- $tiersCM := include "chainintel-lib.serviceTiersConfigMap" $top -}}
 apiVersion: apps/v1
 kind: Deployment
@@ -82,7 +89,7 @@ spec:
       serviceAccountName: {{ include "chainintel-lib.serviceAccountName" $top }}
       automountServiceAccountToken: false
       enableServiceLinks: false
-      terminationGracePeriodSeconds: {{ $v.terminationGracePeriodSeconds | default 40 }}
+      terminationGracePeriodSeconds: {{ $grace }}
       securityContext:
         {{- include "chainintel-lib.podSecurityContext" $top | nindent 8 }}
       {{- with $v.imagePullSecrets }}

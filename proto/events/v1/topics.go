@@ -46,6 +46,26 @@ var Topics = []TopicInfo{
 	{TopicUserChanges, false, "<userId>", "UserChange"},
 }
 
+// IsCompacted reports whether the catalogue says topic is compacted (false for a topic it does
+// not list).
+func IsCompacted(topic string) bool {
+	for _, t := range Topics {
+		if t.Name == topic {
+			return t.Compacted
+		}
+	}
+	return false
+}
+
+// TopicNames are the names of every topic of the catalogue.
+func TopicNames() []string {
+	names := make([]string, len(Topics))
+	for i, t := range Topics {
+		names[i] = t.Name
+	}
+	return names
+}
+
 // ChainKey is the record key of chain data: "<chain>:<txHash>".
 func ChainKey(chain, txHash string) string { return chain + ":" + txHash }
 

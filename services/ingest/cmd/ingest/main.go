@@ -1,4 +1,5 @@
-// Command ingest runs the ingest service: `ingest` serves, `ingest migrate` migrates its schema.
+// Command ingest runs the ingest service: `ingest` serves, `ingest migrate` migrates its schema
+// and creates its topics, `ingest sim-curated` prints the simulated world's curated.json.
 package main
 
 import (
@@ -7,5 +8,5 @@ import (
 )
 
 func main() {
-	service.Binary[ingest.Config]{Name: ingest.Name, Load: ingest.LoadConfig, Run: ingest.Run, Migrate: ingest.Migrate}.Main()
+	service.Binary[ingest.Config]{Name: ingest.Name, Load: ingest.LoadConfig, Run: ingest.Run, Migrate: ingest.Migrate, Extra: ingest.Commands}.Main()
 }

@@ -47,6 +47,11 @@ type Store interface {
 	PruneEdges(ctx context.Context, retentionMs int64) (int64, error)
 }
 
+// Locker is the store's heuristics lock: one pass at a time across every replica.
+type Locker interface {
+	TryHeuristicsLock(ctx context.Context) (release func(), ok bool, err error)
+}
+
 // Deposit is a detected deposit address.
 type Deposit struct {
 	ChainType, Address string
@@ -252,17 +257,32 @@ func splitKey(k string) (string, string) {
 	return "", k
 }
 
-// Loop runs a pass every interval until ctx ends; failures are logged and retried.
-func Loop(ctx context.Context, st Store, p Params, interval time.Duration, log *slog.Logger) error {
+// RunExclusive makes a pass unless another session (another replica, or `intelligence
+// heuristics`) is making one; ran is false when it skipped. Concurrent passes would compute the
+// same conclusions, each holding the version lock the consumers' attribution writes wait for.
+func RunExclusive(ctx context.Context, st Store, lk Locker, p Params) (sum Summary, ran bool, err error) {
+	release, ok, err := lk.TryHeuristicsLock(ctx)
+	if err != nil || !ok {
+		return sum, false, err
+	}
+	defer release()
+	sum, err = Run(ctx, st, p)
+	return sum, true, err
+}
+
+// Loop runs a pass every interval until ctx ends, skipping a round while another replica is
+// making one; failures are logged and retried.
+func Loop(ctx context.Context, st Store, lk Locker, p Params, interval time.Duration, log *slog.Logger) error {
 	return lifecycle.Every(ctx, interval, func(ctx context.Context) {
-		sum, err := Run(ctx, st, p)
-		if err != nil {
+		sum, ran, err := RunExclusive(ctx, st, lk, p)
+		switch {
+		case err != nil:
 			if ctx.Err() == nil {
 				log.Warn("heuristics pass failed", "error", fmt.Errorf("heuristics: %w", err))
 			}
-			return
-		}
-		if sum.Changed > 0 {
+		case !ran:
+			log.Debug("heuristics pass skipped: another replica is making one")
+		case sum.Changed > 0:
 			log.Info("heuristics pass", "candidates", sum.Candidates, "deposits", len(sum.Deposits), "clusters", sum.Clusters, "changed", sum.Changed)
 		}
 	})

@@ -5,3 +5,6 @@ var AttributionSelect = attributionSelect
 
 // VersionLock is the advisory lock every versioned writer holds, for tests that take it.
 const VersionLock = versionLock
+
+// HeuristicsLock is the advisory lock a heuristics pass holds, for tests that take it.
+const HeuristicsLock = heuristicsLock

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math/big"
+	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -164,4 +166,39 @@ func (s *Store) PredictedBalances(ctx context.Context, entityID string) ([]HeldB
 		}
 		return h, nil
 	})
+}
+
+// heuristicsLock is the advisory lock a heuristics pass holds, so that of several replicas (and
+// `intelligence heuristics`) one makes a pass at a time: every pass recomputes the same
+// conclusions, and each holds versionLock while it writes them, which the consumers' attribution
+// writes wait for.
+const heuristicsLock = 0x696e74656c68 // "intelh"
+
+// TryHeuristicsLock takes the heuristics lock unless another session holds it (ok false, nothing
+// to release). It holds it in a transaction left open on a connection of its own, not as a
+// session lock, so that it also works through a transaction-mode PgBouncer (docs/kubernetes.md,
+// PostgreSQL connections): the transaction pins its server connection, and its end, or the
+// connection's, releases the lock. release ends the transaction and returns the connection
+// (once; later calls do nothing).
+func (s *Store) TryHeuristicsLock(ctx context.Context) (release func(), ok bool, err error) {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return nil, false, fmt.Errorf("heuristics lock: %w", err)
+	}
+	end := func() {
+		// Not the pass's context: it may have ended, and the lock must go either way (a failed
+		// rollback closes the connection, which ends the transaction too).
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = tx.Rollback(ctx)
+	}
+	if err := tx.QueryRow(ctx, "SELECT pg_try_advisory_xact_lock($1)", int64(heuristicsLock)).Scan(&ok); err != nil || !ok {
+		end()
+		if err != nil {
+			return nil, false, fmt.Errorf("heuristics lock: %w", err)
+		}
+		return nil, false, nil
+	}
+	var once sync.Once
+	return func() { once.Do(end) }, true, nil
 }
