@@ -67,8 +67,13 @@ func (a *App) priced(ctx context.Context, hs, ago []store.Holding, exact bool) (
 		out.TotalBalance24hAgo[c] = 0
 	}
 	for _, h := range ago {
-		if _, ok := out.Balances[h.Chain]; !ok || h.Balance.Sign() <= 0 {
-			continue // the answer covers the chains the subject holds something on now
+		if h.Balance.Sign() <= 0 {
+			continue
+		}
+		if _, ok := out.Balances[h.Chain]; !ok {
+			// A chain emptied within the day stays in the answer, holding nothing now, so its
+			// 24 h change shows (an emptied wallet's total fell, it did not vanish).
+			out.Balances[h.Chain], out.TotalBalance[h.Chain], out.TotalBalance24hAgo[h.Chain] = []TokenBalance{}, 0, 0
 		}
 		t := ts[[2]string{h.Chain, h.Token}]
 		out.TotalBalance24hAgo[h.Chain] += units(h.Balance, t.Decimals) * qs[t.PricingID].Price24h
