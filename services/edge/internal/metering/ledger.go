@@ -38,8 +38,9 @@ type LedgerOptions struct {
 	// read and its read of the durable ledger.
 	Timeout time.Duration
 	// Durable is how often at most the durable ledger is read in place of Redis (while Redis
-	// fails, or with no Redis), asked again about calls in doubt whose total changed, or read
-	// again after a failed read (default 1s).
+	// fails, or with no Redis), asked again about calls in doubt whose total grew, or read
+	// again after a failed read (default 1s). A read asking about calls newly in doubt does not
+	// wait.
 	Durable time.Duration
 	Log     *slog.Logger
 	Now     func() time.Time
@@ -77,8 +78,9 @@ type CreditLedger struct {
 	load  *cache.Loader[string, struct{}] // shares a period's first read; keeps nothing (byKey does)
 	warn  atomic.Int64                    // unix second of the last "Redis unavailable" warning
 	// readAfter: no read of the durable ledger before it (one failed); fallbackAfter: no read
-	// of every total from it before it (Redis failing). Both under mu.
-	readAfter, fallbackAfter time.Time
+	// of every total from it before it (Redis failing); reaskAfter: no asking again about
+	// calls in doubt already asked about before it. All under mu.
+	readAfter, fallbackAfter, reaskAfter time.Time
 }
 
 type ledgerEntry struct {
@@ -95,13 +97,11 @@ type ledgerEntry struct {
 	// doubt is how many unsent calls a failed publish may have written (unsentCall.doubt);
 	// doubtMin is at or below the earliest of their times. asked is the durable total that the
 	// last read of the durable ledger classified them against (-1: one is not asked about yet),
-	// doubtGen counts calls put in doubt (so a read knows whether one came during it), and
-	// askAfter is when they may be asked about again.
+	// and doubtGen counts calls put in doubt (so a read knows whether one came during it).
 	doubt    int
 	doubtMin int64
 	asked    int64
 	doubtGen uint64
-	askAfter time.Time
 	held     int64 // credits reserved by this replica's calls in flight (Reserve)
 	used     time.Time
 }
@@ -178,13 +178,12 @@ func (en *ledgerEntry) dropUnsent(id string, c unsentCall) {
 // needsAsk reports whether the total may include a call in doubt without this replica knowing:
 // "through" has passed one (a total whose "through" is short of a call cannot include it) and
 // one was not asked about yet, or the total grew since they were asked about (a total no
-// larger than the one that did not include them still does not: each has credits), no sooner
-// than askAfter.
-func (en *ledgerEntry) needsAsk(now time.Time) bool {
+// larger than the one that did not include them still does not: each has credits) and reask.
+func (en *ledgerEntry) needsAsk(reask bool) bool {
 	if en.doubt == 0 || en.doubtMin > en.through {
 		return false
 	}
-	return en.asked < 0 || en.durable > en.asked && !now.Before(en.askAfter)
+	return en.asked < 0 || reask && en.durable > en.asked
 }
 
 // Used returns the credits e has used in the current period. The first call for an entity and
@@ -586,7 +585,7 @@ type resolveJob struct {
 // counted it before the snapshot, it counts twice until it is asked about at the next sync.)
 func (l *CreditLedger) resolve(ctx context.Context, noRedis bool) {
 	now := l.o.Now()
-	jobs, periods, ids := l.resolveJobs(now, noRedis)
+	jobs, periods, ids, reask := l.resolveJobs(now, noRedis)
 	if len(jobs) == 0 {
 		return
 	}
@@ -600,27 +599,30 @@ func (l *CreditLedger) resolve(ctx context.Context, noRedis bool) {
 		l.warnRedis("credit ledger: cannot read the durable ledger; answering from the last totals and this replica's calls", err)
 		return
 	}
+	if reask { // every entry to ask again was: the next such read waits
+		l.reaskAfter = now.Add(l.o.Durable)
+	}
 	for i, j := range jobs {
-		j.en.settleCounted(j, totals[i], counted, now.Add(l.o.Durable))
+		j.en.settleCounted(j, totals[i], counted)
 	}
 }
 
-// resolveJobs picks the entries resolve reads, and their periods and ids in doubt.
-func (l *CreditLedger) resolveJobs(now time.Time, noRedis bool) ([]resolveJob, []usage.PeriodRef, []string) {
+// resolveJobs picks the entries resolve reads, and their periods and ids in doubt, and whether
+// entries already asked about are asked again (reask).
+func (l *CreditLedger) resolveJobs(now time.Time, noRedis bool) (jobs []resolveJob, periods []usage.PeriodRef, ids []string, reask bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if now.Before(l.readAfter) {
-		return nil, nil, nil
+		return nil, nil, nil, false
 	}
 	all := noRedis && !now.Before(l.fallbackAfter)
 	if all {
 		l.fallbackAfter = now.Add(l.o.Durable)
 	}
-	var jobs []resolveJob
-	var periods []usage.PeriodRef
-	ids := []string{}
+	reask = all || !now.Before(l.reaskAfter)
+	ids = []string{}
 	for _, en := range l.byKey {
-		if !all && !en.needsAsk(now) {
+		if !all && !en.needsAsk(reask) {
 			continue
 		}
 		j := resolveJob{en: en, gen: en.doubtGen}
@@ -635,14 +637,14 @@ func (l *CreditLedger) resolveJobs(now time.Time, noRedis bool) ([]resolveJob, [
 		jobs, ids = append(jobs, j), append(ids, j.ids...)
 		periods = append(periods, usage.PeriodRef{Entity: en.entity, Start: en.start})
 	}
-	return jobs, periods, ids
+	return jobs, periods, ids, reask
 }
 
 // settleCounted applies a snapshot of the durable ledger read for j: the calls in doubt it
 // counted are forgotten, then the total and "through" advance to the snapshot's. Both come
 // from the snapshot that classified every call asked about, so each is counted once; the
 // published calls "through" passes are forgotten as on any advance.
-func (en *ledgerEntry) settleCounted(j resolveJob, t usage.Total, counted map[string]bool, askAfter time.Time) {
+func (en *ledgerEntry) settleCounted(j resolveJob, t usage.Total, counted map[string]bool) {
 	least := int64(math.MaxInt64)
 	for _, id := range j.ids {
 		c, ok := en.unsent[id]
@@ -659,7 +661,7 @@ func (en *ledgerEntry) settleCounted(j resolveJob, t usage.Total, counted map[st
 	if en.doubtGen != j.gen { // a call was put in doubt during the read: ask about it next
 		return
 	}
-	en.asked, en.askAfter = t.Used, askAfter
+	en.asked = t.Used
 	if en.doubt > 0 {
 		en.doubtMin = least
 	}
