@@ -161,7 +161,7 @@ func Assemble(cfg Config, s *service.Service, pool *pgxpool.Pool, rdb redis.Univ
 		LeaseTTL: cfg.LimiterLeaseTTL, MaxLease: cfg.LimiterMaxLease, Log: s.Log, MeterProvider: s.Tel.MeterProvider})
 	a.Ledger = metering.NewCreditLedger(rdb, store, metering.LedgerOptions{Sync: cfg.CreditSync, Log: s.Log})
 	a.Producer = metering.NewProducer(pub, metering.ProducerOptions{Queue: cfg.UsageQueue, Batch: cfg.UsageBatch,
-		Log: s.Log, Meter: s.Tel.MeterProvider, Sent: a.Ledger.Sent})
+		Log: s.Log, Meter: s.Tel.MeterProvider, Sent: a.Ledger.Sent, Unconfirmed: a.Ledger.Unconfirmed})
 	a.Aggregator = &metering.Aggregator{
 		Store: store, Ledger: a.Ledger, Log: s.Log,
 		Included: func(tier string) int64 { t, _ := table.Get(tier); return t.IncludedCredits },

@@ -16,23 +16,32 @@ import (
 	"github.com/chainintel/chainintel/services/edge/internal/usage"
 )
 
-// settleLog keeps what a call settled and recorded: the ledger's side (Settle) and the
-// producer's (Record), each with the usage event id it was given.
+// settleLog keeps what a call settled and recorded: the ledger's side (Settle, passed on to a
+// real ledger, whose holds it checks) and the producer's (Record), each with the usage event id
+// it was given.
 type settleLog struct {
+	*metering.CreditLedger
 	mu       sync.Mutex
 	settled  map[string]int64 // event id -> credits settled
 	recorded map[string]*eventsv1.UsageCall
 }
 
-func (l *settleLog) Reserve(context.Context, usage.Entity, time.Time, int64, int64) (metering.Hold, error) {
-	return metering.Hold{OK: true}, nil
+func (l *settleLog) Settle(h metering.Hold, e usage.Entity, n int64, at time.Time, id string) int64 {
+	l.mu.Lock()
+	l.settled[id] += n
+	l.mu.Unlock()
+	return l.CreditLedger.Settle(h, e, n, at, id)
 }
 
-func (l *settleLog) Settle(_ metering.Hold, _ usage.Entity, n int64, _ time.Time, id string) int64 {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.settled[id] += n
-	return n
+// emptyLedger is a durable ledger that has counted nothing.
+type emptyLedger struct{}
+
+func (emptyLedger) PeriodTotal(context.Context, usage.Entity, time.Time) (usage.Total, error) {
+	return usage.Total{}, nil
+}
+
+func (emptyLedger) Counted(_ context.Context, ps []usage.PeriodRef, _ []string) ([]usage.Total, map[string]bool, error) {
+	return make([]usage.Total, len(ps)), map[string]bool{}, nil
 }
 
 func (l *settleLog) Record(id string, c *eventsv1.UsageCall) bool {
@@ -44,8 +53,9 @@ func (l *settleLog) Record(id string, c *eventsv1.UsageCall) bool {
 
 // A handler that panics, before answering or after its header went out (the reverse proxy
 // aborts a response the service cut short with http.ErrAbortHandler), still settles its hold
-// and records its usage event with the id it settled under, and the panic goes on: a settled
-// call whose event is never recorded would stay in the replica's live total.
+// (the ledger holds nothing after it, and counts what the call cost) and records its usage
+// event with the id it settled under, and the panic goes on: a settled call whose event is
+// never recorded would stay in the replica's live total.
 func TestPanickingHandlerSettlesAndRecords(t *testing.T) {
 	rt := routes.Route{Method: "GET", Pattern: "/paid", Credits: 3, Unit: routes.PerCall}
 	cases := []struct {
@@ -62,7 +72,8 @@ func TestPanickingHandlerSettlesAndRecords(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			log := &settleLog{settled: map[string]int64{}, recorded: map[string]*eventsv1.UsageCall{}}
+			log := &settleLog{CreditLedger: metering.NewCreditLedger(nil, emptyLedger{}, metering.LedgerOptions{}),
+				settled: map[string]int64{}, recorded: map[string]*eventsv1.UsageCall{}}
 			m := Metering{Tiers: smallTier(t), Ledger: log, Usage: log}
 			h := m.Middleware(rt, tc.handler)
 			req := httptest.NewRequest("GET", "/paid", nil)
@@ -87,6 +98,10 @@ func TestPanickingHandlerSettlesAndRecords(t *testing.T) {
 				if want := [3]int64{tc.credits, tc.credits, int64(tc.status)}; !reflect.DeepEqual(got, want) {
 					t.Fatalf("settled, recorded credits and status %v, want %v", got, want)
 				}
+			}
+			after, err := log.Reserve(context.Background(), usage.BilledEntity("u1", ""), time.Now(), 0, -1)
+			if err != nil || after.Held != 0 || after.Used != tc.credits {
+				t.Fatalf("the ledger after the call: held %d, used %d (%v), want 0 and %d", after.Held, after.Used, err, tc.credits)
 			}
 		})
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -34,8 +35,13 @@ type LedgerOptions struct {
 	// 250ms).
 	Sync time.Duration
 	// Timeout bounds each Redis call (default 200ms); four times it bounds a sync's pipelined
-	// read and its read of the durable ledger for calls in doubt.
+	// read and its read of the durable ledger.
 	Timeout time.Duration
+	// Durable is how often at most the durable ledger is read in place of Redis (while Redis
+	// fails, or with no Redis), asked again about calls in doubt whose total grew, or read
+	// again after a failed read (default 1s). A read asking about calls newly in doubt does not
+	// wait.
+	Durable time.Duration
 	Log     *slog.Logger
 	Now     func() time.Time
 }
@@ -52,45 +58,63 @@ type LedgerOptions struct {
 // so no outage, retry or lost reply can count a call twice, and once the consumer has caught up
 // the total equals the durable ledger exactly, whatever happened to Redis meanwhile.
 //
-// A replica answers the total plus its own calls the total does not include (kept in memory, by
-// usage event id, until their events are published, see Sent, and "through" passes them, or the
-// durable ledger shows their ids counted, see Sync), so its view is exact for its own calls,
-// whatever a publish wrote before it failed; other replicas' calls appear once the consumer
-// has counted them (its lag, normally well under a second). Calls in flight hold what they can
-// cost (Reserve, in this replica's memory only, never in Redis or the durable ledger), so this
-// replica's concurrent calls cannot together pass a limit; a burst spread over replicas can
-// overshoot it by what the others admit within the consumer's lag. Safe for concurrent use.
+// A replica answers the total plus its own calls the total does not include, so its view is
+// exact for its own calls, whatever a publish wrote before it failed; other replicas' calls
+// appear once the consumer has counted them (its lag, normally well under a second). Own calls
+// whose usage event is not reported published are kept by event id (bounded by the producer's
+// queue and batches, and the calls in flight); published ones only as credits per millisecond,
+// until "through" passes them (see Sent). While Redis fails, the totals and "through" are read
+// from the durable ledger instead, at most every Durable, so what is kept stays the consumer's
+// lag, not the outage's length. Calls in flight hold what they can cost (Reserve, in this
+// replica's memory only, never in Redis or the durable ledger), so this replica's concurrent
+// calls cannot together pass a limit; a burst spread over replicas can overshoot it by what the
+// others admit within the consumer's lag. Safe for concurrent use.
 type CreditLedger struct {
-	rdb   redis.UniversalClient // nil: local only (seeded from the source)
+	rdb   redis.UniversalClient // nil: no shared total; the durable ledger is read in its place
 	src   PeriodSource
 	o     LedgerOptions
 	mu    sync.Mutex
 	byKey map[string]*ledgerEntry
 	load  *cache.Loader[string, struct{}] // shares a period's first read; keeps nothing (byKey does)
 	warn  atomic.Int64                    // unix second of the last "Redis unavailable" warning
+	// readAfter: no read of the durable ledger before it (one failed); fallbackAfter: no read
+	// of every total from it before it (Redis failing); reaskAfter: no asking again about
+	// calls in doubt already asked about before it. All under mu.
+	readAfter, fallbackAfter, reaskAfter time.Time
 }
 
 type ledgerEntry struct {
 	entity  usage.Entity
 	start   time.Time
-	durable int64              // the shared total, as last read (or read from the durable ledger)
-	through int64              // the latest call time (ms) the total includes
-	own     map[string]ownCall // this replica's calls not known to be in the total, by event id
-	ownSum  int64
-	held    int64 // credits reserved by this replica's calls in flight (Reserve)
-	used    time.Time
+	durable int64 // the shared total, as last read (from Redis or the durable ledger)
+	through int64 // the latest call time (ms) the total includes
+	// This replica's calls not known to be in the total, all in ownSum: by event id while
+	// their event is not reported published (Sent), then as credits per call time (ms) until
+	// "through" passes them.
+	unsent map[string]unsentCall
+	sent   map[int64]int64
+	ownSum int64
+	// doubt is how many unsent calls a failed publish may have written (unsentCall.doubt);
+	// doubtMin is at or below the earliest of their times. asked is the durable total that the
+	// last read of the durable ledger classified them against (-1: one is not asked about yet),
+	// and doubtGen counts calls put in doubt (so a read knows whether one came during it).
+	doubt    int
+	doubtMin int64
+	asked    int64
+	doubtGen uint64
+	held     int64 // credits reserved by this replica's calls in flight (Reserve)
+	used     time.Time
 }
 
-// ownCall is one of this replica's calls. It is forgotten once its usage event is published
-// (sent) and the total includes its time, or once the durable ledger shows its event id counted
-// (Sync). While its event is not published, a newer "through" does not mean the total counts
-// it: the event may wait in the producer (a broker outage) while other replicas' newer calls
-// are counted; or a failed publish may have written it and the consumer counted it, which only
-// its id tells.
-type ownCall struct {
+// unsentCall is one of this replica's calls whose usage event is not reported published. While
+// it is, a newer "through" does not mean the total counts it: the event may wait in the
+// producer (a broker outage) while other replicas' newer calls are counted. doubt: a publish
+// of it failed, and may have written it before failing, so the consumer may count it while it
+// is not reported published; only its id tells (resolve).
+type unsentCall struct {
 	atMs    int64
 	credits int64
-	sent    bool
+	doubt   bool
 }
 
 // NewCreditLedger returns a ledger; Run keeps it in step with Redis.
@@ -100,6 +124,9 @@ func NewCreditLedger(rdb redis.UniversalClient, src PeriodSource, o LedgerOption
 	}
 	if o.Timeout <= 0 {
 		o.Timeout = 200 * time.Millisecond
+	}
+	if o.Durable <= 0 {
+		o.Durable = time.Second
 	}
 	if o.Log == nil {
 		o.Log = slog.Default()
@@ -117,37 +144,46 @@ func NewCreditLedger(rdb redis.UniversalClient, src PeriodSource, o LedgerOption
 func redisKey(e usage.Entity, start time.Time) string { return ledger.Key(e, start) }
 
 func newEntry(e usage.Entity, start, now time.Time) *ledgerEntry {
-	return &ledgerEntry{entity: e, start: start, own: map[string]ownCall{}, used: now}
+	return &ledgerEntry{entity: e, start: start, unsent: map[string]unsentCall{}, sent: map[int64]int64{}, used: now}
 }
 
 func (en *ledgerEntry) total() int64 { return en.durable + en.ownSum }
 
-// advance takes a newer shared total and forgets own calls it includes.
+// advance takes a newer total and forgets the published calls it includes. A published call
+// is kept only while later than "through" (Sent forgets one that is not), so only a "through"
+// that grows can let one go.
 func (en *ledgerEntry) advance(durable, through int64) {
 	en.durable = max(en.durable, durable)
-	en.through = max(en.through, through)
-	for id, c := range en.own {
-		if c.sent && c.atMs <= en.through {
-			en.forget(id, c)
+	if through <= en.through {
+		return
+	}
+	en.through = through
+	for ms, n := range en.sent {
+		if ms <= through {
+			delete(en.sent, ms)
+			en.ownSum -= n
 		}
 	}
 }
 
-func (en *ledgerEntry) forget(id string, c ownCall) {
-	delete(en.own, id)
+// dropUnsent removes an unsent call (published, lost, or found counted).
+func (en *ledgerEntry) dropUnsent(id string, c unsentCall) {
+	delete(en.unsent, id)
 	en.ownSum -= c.credits
+	if c.doubt {
+		en.doubt--
+	}
 }
 
-// inDoubt reports whether the total may include one of the calls still kept: one whose event
-// is not reported published (a publish may have written it, the consumer counted it) and that
-// "through" has passed.
-func (en *ledgerEntry) inDoubt() bool {
-	for _, c := range en.own {
-		if !c.sent && c.atMs <= en.through {
-			return true
-		}
+// needsAsk reports whether the total may include a call in doubt without this replica knowing:
+// "through" has passed one (a total whose "through" is short of a call cannot include it) and
+// one was not asked about yet, or the total grew since they were asked about (a total no
+// larger than the one that did not include them still does not: each has credits) and reask.
+func (en *ledgerEntry) needsAsk(reask bool) bool {
+	if en.doubt == 0 || en.doubtMin > en.through {
+		return false
 	}
-	return false
+	return en.asked < 0 || reask && en.durable > en.asked
 }
 
 // Used returns the credits e has used in the current period. The first call for an entity and
@@ -239,7 +275,7 @@ func (l *CreditLedger) Reserve(ctx context.Context, e usage.Entity, at time.Time
 // reaches this ledger reports that event published and the total includes it, or reports it
 // lost. So once Settle has run, the caller must record the event with that id whatever happens
 // next (a panic included): a call whose event is never recorded stays in this replica's live
-// total until its entry is idle for ten minutes or its period ends.
+// total until its period ends.
 func (l *CreditLedger) Settle(h Hold, e usage.Entity, n int64, at time.Time, id string) int64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -257,9 +293,9 @@ func (l *CreditLedger) Settle(h Hold, e usage.Entity, n int64, at time.Time, id 
 	if n <= 0 {
 		return en.total()
 	}
-	c := en.own[id] // an id given twice adds to one call
+	c := en.unsent[id] // an id given twice adds to one call
 	c.atMs, c.credits = at.UnixMilli(), c.credits+n
-	en.own[id] = c
+	en.unsent[id] = c
 	en.ownSum += n
 	return en.total()
 }
@@ -277,6 +313,56 @@ func (l *CreditLedger) Sent(published, lost []eventbus.Event) {
 	}
 }
 
+// Unconfirmed records that a publish of these usage events failed (ProducerOptions.Unconfirmed):
+// it may have written some of them before failing, and the consumer count them while they are
+// not reported published, so they are in doubt until then (resolve asks the durable ledger).
+// Only such calls are: a call whose event is not yet published, or whose first publish has not
+// answered, is not, although other replicas' calls counted meanwhile move "through" past it (a
+// call is settled when its header goes out and its event recorded, with its start time, when
+// its body ends): asking about every such call would read the durable ledger on every sync of
+// every busy entity. A first publish that wrote its events and has not answered yet leaves them
+// counted twice until it answers (Sent forgets a published call "through" has passed).
+func (l *CreditLedger) Unconfirmed(events []eventbus.Event) {
+	for _, ev := range events {
+		l.unconfirmedOne(ev)
+	}
+}
+
+// keyOf returns the key of the entry a usage event's call is kept in, built before
+// the lock is taken.
+func (l *CreditLedger) keyOf(c *eventsv1.UsageCall) string {
+	e := usage.BilledEntity(c.GetUserId(), c.GetOrgId())
+	start, _ := usage.PeriodOf(time.UnixMilli(c.GetTimeMs()))
+	return redisKey(e, start)
+}
+
+// unconfirmedOne puts one event's call in doubt; the lock is taken per event, as in sentOne.
+func (l *CreditLedger) unconfirmedOne(ev eventbus.Event) {
+	c, ok := ev.Msg.(*eventsv1.UsageCall)
+	if !ok || c.GetCredits() <= 0 {
+		return
+	}
+	k := l.keyOf(c)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	en := l.byKey[k]
+	if en == nil {
+		return
+	}
+	uc, ok := en.unsent[ev.ID]
+	if !ok || uc.doubt {
+		return
+	}
+	uc.doubt = true
+	en.unsent[ev.ID] = uc
+	if en.doubt == 0 || uc.atMs < en.doubtMin {
+		en.doubtMin = uc.atMs
+	}
+	en.doubt++
+	en.doubtGen++
+	en.asked = -1
+}
+
 // sentOne releases one event's call; the lock is taken per event, so a batch of a thousand
 // does not hold back the requests meanwhile.
 func (l *CreditLedger) sentOne(ev eventbus.Event, lost bool) {
@@ -284,28 +370,26 @@ func (l *CreditLedger) sentOne(ev eventbus.Event, lost bool) {
 	if !ok || c.GetCredits() <= 0 {
 		return
 	}
-	e := usage.BilledEntity(c.GetUserId(), c.GetOrgId())
-	start, _ := usage.PeriodOf(time.UnixMilli(c.GetTimeMs()))
-	k := redisKey(e, start)
+	k := l.keyOf(c)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	en := l.byKey[k]
-	if en == nil { // dropped meanwhile (idle, or a past period): nothing kept to release
+	if en == nil { // dropped meanwhile (a past period): nothing kept to release
 		return
 	}
-	oc, ok := en.own[ev.ID]
-	if !ok || oc.sent {
+	uc, ok := en.unsent[ev.ID]
+	if !ok {
 		return
 	}
-	if lost || oc.atMs <= en.through {
+	en.dropUnsent(ev.ID, uc)
+	if lost || uc.atMs <= en.through {
 		// Lost: never counted. Or counted already (the consumer can count an event before
-		// the producer hears the ack): the total includes it, so holding it would count it
+		// the producer hears the ack): the total includes it, so keeping it would count it
 		// twice until the next advance.
-		en.forget(ev.ID, oc)
 		return
 	}
-	oc.sent = true
-	en.own[ev.ID] = oc
+	en.sent[uc.atMs] += uc.credits
+	en.ownSum += uc.credits
 }
 
 // fetch reads the shared total, seeding Redis from the usage store when it has none.
@@ -419,26 +503,29 @@ func (l *CreditLedger) Run(ctx context.Context) error {
 }
 
 // Sync re-reads the shared totals of the entries in use (seeding those Redis lost from the usage
-// store) and forgets own calls they now include; then it settles by event id the calls the
-// total may include without this replica knowing (resolve). Entries idle for ten minutes and
-// entries of past periods are dropped.
+// store) and forgets own calls they now include; then it reads the durable ledger where needed
+// (resolve). Entries of past periods are dropped, and entries idle for ten minutes, unless a
+// call is in flight or an own call's event is not reported published: dropping those calls
+// would leave them out of the caller's total until the consumer counts them, however long the
+// broker is down.
 func (l *CreditLedger) Sync(ctx context.Context) {
 	now := l.o.Now()
 	start, _ := usage.PeriodOf(now)
 	var jobs []syncJob
 	l.mu.Lock()
 	for k, en := range l.byKey {
-		if en.held == 0 && (now.Sub(en.used) > 10*time.Minute || en.start.Before(start)) {
+		if en.held == 0 && (en.start.Before(start) || len(en.unsent) == 0 && now.Sub(en.used) > 10*time.Minute) {
 			delete(l.byKey, k)
 			continue
 		}
 		jobs = append(jobs, syncJob{k, en})
 	}
 	l.mu.Unlock()
+	redisOK := l.rdb != nil
 	if len(jobs) > 0 && l.rdb != nil {
-		l.syncRedis(ctx, jobs)
+		redisOK = l.syncRedis(ctx, jobs)
 	}
-	l.resolve(ctx)
+	l.resolve(ctx, !redisOK)
 }
 
 // syncJob is an entry Sync re-reads, and its Redis key.
@@ -447,8 +534,9 @@ type syncJob struct {
 	en *ledgerEntry
 }
 
-// syncRedis re-reads the shared totals of jobs, seeding those Redis lost from the usage store.
-func (l *CreditLedger) syncRedis(ctx context.Context, jobs []syncJob) {
+// syncRedis re-reads the shared totals of jobs, seeding those Redis lost from the usage store;
+// false when Redis does not answer.
+func (l *CreditLedger) syncRedis(ctx context.Context, jobs []syncJob) bool {
 	rctx, cancel := context.WithTimeout(ctx, 4*l.o.Timeout)
 	cmds := make([]*redis.SliceCmd, len(jobs))
 	_, err := l.rdb.Pipelined(rctx, func(p redis.Pipeliner) error {
@@ -459,8 +547,8 @@ func (l *CreditLedger) syncRedis(ctx context.Context, jobs []syncJob) {
 	})
 	cancel()
 	if err != nil {
-		l.warnRedis("credit ledger: Redis unavailable; answering from the last totals and this replica's calls", err)
-		return
+		l.warnRedis("credit ledger: Redis unavailable; answering from the durable ledger and this replica's calls", err)
+		return false
 	}
 	for i, j := range jobs {
 		used, through, ok := parseTotal(cmds[i].Val())
@@ -475,61 +563,107 @@ func (l *CreditLedger) syncRedis(ctx context.Context, jobs []syncJob) {
 		j.en.advance(used, through)
 		l.mu.Unlock()
 	}
+	return true
 }
 
-// resolve settles whether the total includes this replica's calls whose events are not
-// reported published yet "through" has passed them (inDoubt): a publish that failed after
-// writing part of its batch, or one whose answer has not come, may have written them, and the
-// consumer counted them; or they may still wait in the producer. Neither "through" nor the
-// producer can tell; their event ids can. One read of the durable ledger for all such entries
-// gives, in one snapshot, each period's total and which of the entry's own calls' events it
-// counted: those calls are forgotten and the total becomes the entry's, so no call is
-// counted twice and none that still waits is dropped. (A call settled while it reads is not
-// asked about: should its event be published and counted before the snapshot, it counts twice
-// until the next sync, which "through" or its id settle.)
-func (l *CreditLedger) resolve(ctx context.Context) {
-	type doubt struct {
-		en  *ledgerEntry
-		ids []string
-	}
-	var ds []doubt
-	var periods []usage.PeriodRef
-	var ids []string
-	l.mu.Lock()
-	for _, en := range l.byKey {
-		if !en.inDoubt() {
-			continue
-		}
-		d := doubt{en: en, ids: make([]string, 0, len(en.own))}
-		for id := range en.own {
-			d.ids = append(d.ids, id)
-		}
-		ds, ids = append(ds, d), append(ids, d.ids...)
-		periods = append(periods, usage.PeriodRef{Entity: en.entity, Start: en.start})
-	}
-	l.mu.Unlock()
-	if len(ds) == 0 {
+// resolveJob is an entry resolve reads: the ids of its calls in doubt it asks about and the
+// entry's doubtGen then.
+type resolveJob struct {
+	en  *ledgerEntry
+	ids []string
+	gen uint64
+}
+
+// resolve reads the durable ledger, in one snapshot (usage.Store.Counted), for the entries
+// whose total may include an own call in doubt (needsAsk), and, while Redis fails (noRedis),
+// at most every Durable, for every entry: each period's total and "through", and which of the
+// calls in doubt it counted. Those calls are forgotten, and the total and "through" advance
+// to the snapshot's (forgetting the published calls it passes), so no call is counted twice
+// and none that still waits is dropped; and while Redis fails, the totals still follow the
+// consumer, so published calls leave memory as they are counted. (A call put in doubt while
+// it reads is not asked about: should a failed publish have written it and the consumer
+// counted it before the snapshot, it counts twice until it is asked about at the next sync.)
+func (l *CreditLedger) resolve(ctx context.Context, noRedis bool) {
+	now := l.o.Now()
+	jobs, periods, ids, reask := l.resolveJobs(now, noRedis)
+	if len(jobs) == 0 {
 		return
 	}
 	rctx, cancel := context.WithTimeout(ctx, 4*l.o.Timeout)
 	totals, counted, err := l.src.Counted(rctx, periods, ids)
 	cancel()
-	if err != nil {
-		l.warnRedis("credit ledger: cannot read which events were counted; calls a failed publish may have written count until it is retried", err)
-		return
-	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for i, d := range ds {
-		// Both from the snapshot that classified every call asked about: kept or forgotten,
-		// each is counted once.
-		d.en.durable = max(d.en.durable, totals[i].Used)
-		d.en.through = max(d.en.through, totals[i].ThroughMs)
-		for _, id := range d.ids {
-			if c, ok := d.en.own[id]; ok && counted[id] {
-				d.en.forget(id, c)
+	if err != nil {
+		l.readAfter = now.Add(l.o.Durable)
+		l.warnRedis("credit ledger: cannot read the durable ledger; answering from the last totals and this replica's calls", err)
+		return
+	}
+	if reask { // every entry to ask again was: the next such read waits
+		l.reaskAfter = now.Add(l.o.Durable)
+	}
+	for i, j := range jobs {
+		j.en.settleCounted(j, totals[i], counted)
+	}
+}
+
+// resolveJobs picks the entries resolve reads, and their periods and ids in doubt, and whether
+// entries already asked about are asked again (reask).
+func (l *CreditLedger) resolveJobs(now time.Time, noRedis bool) (jobs []resolveJob, periods []usage.PeriodRef, ids []string, reask bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if now.Before(l.readAfter) {
+		return nil, nil, nil, false
+	}
+	all := noRedis && !now.Before(l.fallbackAfter)
+	if all {
+		l.fallbackAfter = now.Add(l.o.Durable)
+	}
+	reask = all || !now.Before(l.reaskAfter)
+	ids = []string{}
+	for _, en := range l.byKey {
+		if !all && !en.needsAsk(reask) {
+			continue
+		}
+		j := resolveJob{en: en, gen: en.doubtGen}
+		if en.doubt > 0 {
+			j.ids = make([]string, 0, en.doubt)
+			for id, c := range en.unsent {
+				if c.doubt {
+					j.ids = append(j.ids, id)
+				}
 			}
 		}
+		jobs, ids = append(jobs, j), append(ids, j.ids...)
+		periods = append(periods, usage.PeriodRef{Entity: en.entity, Start: en.start})
+	}
+	return jobs, periods, ids, reask
+}
+
+// settleCounted applies a snapshot of the durable ledger read for j: the calls in doubt it
+// counted are forgotten, then the total and "through" advance to the snapshot's. Both come
+// from the snapshot that classified every call asked about, so each is counted once; the
+// published calls "through" passes are forgotten as on any advance.
+func (en *ledgerEntry) settleCounted(j resolveJob, t usage.Total, counted map[string]bool) {
+	least := int64(math.MaxInt64)
+	for _, id := range j.ids {
+		c, ok := en.unsent[id]
+		if !ok || !c.doubt {
+			continue
+		}
+		if counted[id] {
+			en.dropUnsent(id, c)
+			continue
+		}
+		least = min(least, c.atMs)
+	}
+	en.advance(t.Used, t.ThroughMs)
+	if en.doubtGen != j.gen { // a call was put in doubt during the read: ask about it next
+		return
+	}
+	en.asked = t.Used
+	if en.doubt > 0 {
+		en.doubtMin = least
 	}
 }
 

@@ -37,6 +37,10 @@ type ProducerOptions struct {
 	// ended), so the credit ledger (CreditLedger.Sent) keeps a call until its event is counted
 	// and forgets one that never will be.
 	Sent func(published, lost []eventbus.Event)
+	// Unconfirmed, when set, is told of the events a publish failed on, to be retried: it may
+	// have written some of them, which the consumer then counts though they are not reported
+	// published (CreditLedger.Unconfirmed asks the durable ledger about them).
+	Unconfirmed func(events []eventbus.Event)
 }
 
 // Producer publishes one usage event per call without ever blocking the caller: Record puts the
@@ -227,6 +231,9 @@ func (p *Producer) publish(ctx context.Context, batch []eventbus.Event) []eventb
 			return nil
 		}
 		batch = batch[done:]
+		if p.o.Unconfirmed != nil {
+			p.o.Unconfirmed(batch)
+		}
 		p.retries.Add(context.Background(), 1)
 		p.o.Log.Warn("publishing usage events failed; retrying the same events", "events", len(batch), "error", err)
 		t := time.NewTimer(backoff)

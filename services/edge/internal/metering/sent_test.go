@@ -59,7 +59,7 @@ func TestOwnCallsKeptUntilTheirEventsArePublished(t *testing.T) {
 	other := metering.NewCreditLedger(rdb, store, metering.LedgerOptions{})
 	pub := &outagePub{}
 	p := metering.NewProducer(pub, metering.ProducerOptions{Batch: 2, Backoff: time.Millisecond,
-		MaxBackoff: 2 * time.Millisecond, Sent: ours.Sent, Log: slog.New(slog.DiscardHandler)})
+		MaxBackoff: 2 * time.Millisecond, Sent: ours.Sent, Unconfirmed: ours.Unconfirmed, Log: slog.New(slog.DiscardHandler)})
 	rctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { _ = p.Run(rctx); close(done) }()
