@@ -301,3 +301,19 @@ func TestTotalBalance24hAgoUsesPastHoldings(t *testing.T) {
 	ev.expect(t, "/balances/entity/binance", 200, want)
 	ev.expect(t, "/balances/entity/binance?cheap=true", 200, want)
 }
+
+// An address emptied today keeps its chain in the answer, holding nothing, with what it held 24 h
+// ago: its 24 h change is the whole of that, not nothing.
+func TestEmptiedChainKeepsItsTotal24hAgo(t *testing.T) {
+	ev := newEnv(t)
+	if _, err := ev.st.WriteObservations(context.Background(), []store.Observation{
+		ob("ethereum", a1, "", 250, at(10, 5), "0"),
+		ob("ethereum", a1, usdc, 250, at(10, 5), "0"),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ev.expect(t, fill("/balances/address/@A1"), 200, fill(`{
+		"addresses":{"ethereum":{"@A1":`+infoA1+`}},
+		"balances":{"ethereum":[]},
+		"totalBalance":{"ethereum":0},"totalBalance24hAgo":{"ethereum":4700}}`))
+}
