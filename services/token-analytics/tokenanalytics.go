@@ -167,6 +167,11 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	}
 	st := store.New(pool, store.OnOutbox(func() { relay.Kick() }), store.Retention(cfg.FlowRetention, time.Now),
 		store.KeepTopFlows(keepMin, cfg.TopFlowKeep), store.TopFlowRebuildInterval(cfg.FlowCloseInterval))
+	// Deposit addresses stored before their deposit services' types were kept, or classified by
+	// a previous release during a roll, are classified before the consumers start.
+	if err := st.ClassifyDepositAddresses(ctx); err != nil {
+		return fmt.Errorf("classify deposit addresses: %w", err)
+	}
 	relay = events.NewRelay(st, pub, outbox.Options{Logger: s.Log, Meter: s.Tel.Meter()})
 	s.Add(relay.Part())
 	s.Add(lifecycle.Part{Name: "registry import", Run: func(ctx context.Context) error {

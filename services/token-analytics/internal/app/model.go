@@ -94,10 +94,22 @@ type Flow struct {
 type ClassChange struct {
 	ChainType, Address string
 	EntityType         string // "" when unattributed
-	SetsEntity         bool
-	IsPool             bool
-	Version            int64 // attribution version; 0 applies whatever is stored
-	Info               *AddressAttribution
+	// DepositService is the id of the entity whose deposit address this is ("" when none): an
+	// address without an entity counts as that entity's type.
+	DepositService string
+	SetsEntity     bool
+	IsPool         bool
+	Version        int64 // attribution version; 0 applies whatever is stored
+	Info           *AddressAttribution
+	// Entities are the entity records the attribution carries (its entity and prediction): what
+	// a deposit service id resolves to.
+	Entities []EntityType
+}
+
+// EntityType is an entity's type as of an entity version (0 from publishers that predate them).
+type EntityType struct {
+	ID, Type string
+	Version  int64
 }
 
 // AddressAttribution is what top_flow shows of an address.

@@ -179,7 +179,8 @@ func (h Handlers) Reorgs(ctx context.Context, batch []eventbus.Message[*eventsv1
 	return nil
 }
 
-// Attributions keep each address's class (its entity's type) and what top_flow shows of it.
+// Attributions keep each address's class (its entity's type, else the type of the entity whose
+// deposit address it is), the types of the entities they name, and what top_flow shows of it.
 func (h Handlers) Attributions(ctx context.Context, batch []eventbus.Message[*eventsv1.Attribution]) error {
 	cs := make([]app.ClassChange, 0, len(batch))
 	for _, m := range batch {
@@ -195,11 +196,16 @@ func (h Handlers) Attributions(ctx context.Context, batch []eventbus.Message[*ev
 		if a.ChainType == string(chains.TypeEVM) {
 			addr = strings.ToLower(addr)
 		}
-		c := app.ClassChange{ChainType: a.ChainType, Address: addr, SetsEntity: true, Version: a.Version,
+		c := app.ClassChange{ChainType: a.ChainType, Address: addr, SetsEntity: true, Version: a.Version, DepositService: a.DepositServiceId,
 			Info: &app.AddressAttribution{Entity: entity(a.Entity), Label: a.Label, PredictedEntity: entity(a.PredictedEntity),
 				DepositServiceID: a.DepositServiceId, Contract: a.IsContract}}
 		if a.Entity != nil {
 			c.EntityType = a.Entity.Type
+		}
+		for _, e := range []*eventsv1.Entity{a.Entity, a.PredictedEntity} {
+			if e != nil && e.Id != "" {
+				c.Entities = append(c.Entities, app.EntityType{ID: e.Id, Type: e.Type, Version: e.Version})
+			}
 		}
 		cs = append(cs, c)
 	}

@@ -58,7 +58,7 @@ func newEnvAt(t testing.TB, native app.Native, at time.Time) *env {
 	t.Helper()
 	pool := pgtest.Pool(t)
 	if _, err := pool.Exec(context.Background(), `TRUNCATE market.tokens, market.deployments, market.prices, market.price_extremes, market.outbox,
-		market.flows, market.orphaned_blocks, market.address_classes, market.flow_hours, market.flow_days, market.flow_address_hours,
+		market.flows, market.orphaned_blocks, market.address_classes, market.entity_types, market.flow_hours, market.flow_days, market.flow_address_hours,
 		market.reserve_balances, market.network_blocks, market.flow_marks`); err != nil {
 		t.Fatal(err)
 	}

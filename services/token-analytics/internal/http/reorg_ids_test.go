@@ -76,14 +76,16 @@ func rollupsMatch(t *testing.T, step string) {
 	checks := map[string]string{
 		"flow_hours": `
 			WITH c AS (
-				SELECT f.*, market.flow_class(tc.entity_type, tc.is_pool) AS to_class, market.flow_class(fc.entity_type, fc.is_pool) AS from_class
+				SELECT f.*, market.address_class(tc.attributed_type, tc.deposit_type, tc.is_pool) AS to_class,
+				       market.address_class(fc.attributed_type, fc.deposit_type, fc.is_pool) AS from_class
 				FROM market.flows f
 				LEFT JOIN market.address_classes tc ON tc.chain_type = f.chain_type AND tc.address = f.to_addr
 				LEFT JOIN market.address_classes fc ON fc.chain_type = f.chain_type AND fc.address = f.from_addr
 				WHERE f.counted
 			), want AS (
 				SELECT chain, token, hour, count(*) AS transfers, sum(usd) AS usd, sum(value) AS value,
-				       coalesce(sum(usd) FILTER (WHERE to_class = 'cex'), 0) AS cex_in, coalesce(sum(usd) FILTER (WHERE from_class = 'cex'), 0) AS cex_out
+				       coalesce(sum(usd) FILTER (WHERE to_class IN ('cex', 'cex_deposit')), 0) - coalesce(sum(usd) FILTER (WHERE from_class = 'cex_deposit'), 0) AS cex_in,
+				       coalesce(sum(usd) FILTER (WHERE from_class = 'cex'), 0) AS cex_out
 				FROM c GROUP BY 1, 2, 3
 			), got AS (
 				SELECT chain, token, hour, transfers, volume_usd AS usd, volume_value AS value, cex_in_usd AS cex_in, cex_out_usd AS cex_out

@@ -152,7 +152,7 @@ func (b *rollupBatch) add(f *app.Flow) {
 	h.usd += f.USD
 	h.value += f.Value
 	switch b.classes[addressKey{f.ChainType, f.To}] {
-	case "cex":
+	case "cex", "cex_deposit":
 		h.cexIn += f.USD
 	case "dex":
 		h.dexIn += f.USD
@@ -160,6 +160,10 @@ func (b *rollupBatch) add(f *app.Flow) {
 	switch b.classes[addressKey{f.ChainType, f.From}] {
 	case "cex":
 		h.cexOut += f.USD
+	case "cex_deposit":
+		// a deposit address's payment is its sweep into its exchange, whose wallet counts it as
+		// received: internal to the exchange, so neither inflow nor outflow
+		h.cexIn -= f.USD
 	case "dex":
 		h.dexOut += f.USD
 	}

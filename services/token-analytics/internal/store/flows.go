@@ -267,38 +267,108 @@ func (s *Store) ApplyReorg(ctx context.Context, chain string, orphaned, canonica
 }
 
 // ApplyClasses records address class changes (the newest per address wins; an attribution
-// older than the stored one is ignored) and re-classifies the rollups' past CEX/DEX flows of
-// every address whose class changed.
+// older than the stored one is ignored) and the entity types they carry, and re-classifies the
+// rollups' past CEX/DEX flows of every address whose class changed: the changed addresses, and
+// the deposit addresses of every entity whose type changed.
 func (s *Store) ApplyClasses(ctx context.Context, cs []app.ClassChange) error {
 	if len(cs) == 0 {
 		return nil
 	}
-	cs = lastPerAddress(cs)
+	ents := entityTypes(cs)
+	args, err := classArgs(lastPerAddress(cs))
+	if err != nil {
+		return err
+	}
+	return s.write(ctx, "apply address classes", func(tx pgx.Tx) (bool, error) {
+		if _, err := tx.Exec(ctx, sqlLockExclusive); err != nil {
+			return false, err
+		}
+		changed := []string{}
+		if len(ents) > 0 {
+			ids, types, versions := make([]string, len(ents)), make([]string, len(ents)), make([]int64, len(ents))
+			for i, e := range ents {
+				ids[i], types[i], versions[i] = e.ID, e.Type, e.Version
+			}
+			rows, err := tx.Query(ctx, sqlEntityTypesApply, ids, types, versions)
+			if err != nil {
+				return false, err
+			}
+			if changed, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
+				return false, err
+			}
+		}
+		_, err := tx.Exec(ctx, sqlClassesApply, append(args, changed)...)
+		return false, err
+	})
+}
+
+// ClassifyDepositAddresses classifies again the deposit addresses whose deposit service's type
+// is not the one they were classified by (after the migration that brought deposit services,
+// all of them), moving their past flows as a relabel does. It changes nothing when none is.
+func (s *Store) ClassifyDepositAddresses(ctx context.Context) error {
+	args, err := classArgs(nil)
+	if err != nil {
+		return err
+	}
+	return s.write(ctx, "classify deposit addresses", func(tx pgx.Tx) (bool, error) {
+		if _, err := tx.Exec(ctx, sqlLockExclusive); err != nil {
+			return false, err
+		}
+		rows, err := tx.Query(ctx, sqlDepositsStale)
+		if err != nil {
+			return false, err
+		}
+		stale, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil || len(stale) == 0 {
+			return false, err
+		}
+		_, err = tx.Exec(ctx, sqlClassesApply, append(args, stale)...)
+		return false, err
+	})
+}
+
+// classArgs are sqlClassesApply's arguments $1-$8 for cs (one change per address).
+func classArgs(cs []app.ClassChange) ([]any, error) {
 	n := len(cs)
 	types, addrs, ents := make([]string, n), make([]string, n), make([]*string, n)
 	sets, pools := make([]bool, n), make([]bool, n)
 	versions := make([]int64, n)
 	infos := make([][]byte, n)
+	deposits := make([]string, n)
 	for i, c := range cs {
 		types[i], addrs[i], sets[i], pools[i], versions[i] = c.ChainType, c.Address, c.SetsEntity, c.IsPool, c.Version
+		deposits[i] = c.DepositService
 		if c.EntityType != "" {
 			ents[i] = &c.EntityType
 		}
 		if c.Info != nil {
 			b, err := json.Marshal(c.Info)
 			if err != nil {
-				return fmt.Errorf("encode attribution: %w", err)
+				return nil, fmt.Errorf("encode attribution: %w", err)
 			}
 			infos[i] = b
 		}
 	}
-	return s.write(ctx, "apply address classes", func(tx pgx.Tx) (bool, error) {
-		if _, err := tx.Exec(ctx, sqlLockExclusive); err != nil {
-			return false, err
+	return []any{types, addrs, ents, sets, pools, versions, infos, deposits}, nil
+}
+
+// entityTypes are the entity records of cs, the highest version of each id (of equal versions
+// the last), in id order.
+func entityTypes(cs []app.ClassChange) []app.EntityType {
+	by := map[string]app.EntityType{}
+	for _, c := range cs {
+		for _, e := range c.Entities {
+			if o, ok := by[e.ID]; !ok || e.Version >= o.Version || e.Version == 0 {
+				by[e.ID] = e
+			}
 		}
-		_, err := tx.Exec(ctx, sqlClassesApply, types, addrs, ents, sets, pools, versions, infos)
-		return false, err
-	})
+	}
+	out := make([]app.EntityType, 0, len(by))
+	for _, e := range by {
+		out = append(out, e)
+	}
+	slices.SortFunc(out, func(a, b app.EntityType) int { return strings.Compare(a.ID, b.ID) })
+	return out
 }
 
 // lastPerAddress merges the changes of one address into one: the attribution of the highest

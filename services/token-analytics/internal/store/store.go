@@ -76,6 +76,8 @@ var (
 	sqlOrphansAdd       = load("orphans_add")
 	sqlOrphansRemove    = load("orphans_remove")
 	sqlClassesApply     = load("classes_apply")
+	sqlEntityTypesApply = load("entity_types_apply")
+	sqlDepositsStale    = load("deposit_services_stale")
 	sqlLockShared       = load("lock_shared")
 	sqlLockExclusive    = load("lock_exclusive")
 	sqlTopWindows       = load("top_windows")

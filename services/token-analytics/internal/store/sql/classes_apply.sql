@@ -1,29 +1,47 @@
 -- Applies address class changes and moves the rollups' cex/dex sums of every hour the address
 -- had flows in from its old class to its new one (flow_hours and flow_days), reading the
 -- address's flows of closed hours from flow_address_hours and of open hours from market.flows. Input: chain_type, address, entity_type,
--- sets_entity (false: only the pool flag changes), is_pool, version, info.
-WITH input AS (
-    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bool[], $5::bool[], $6::int8[], $7::jsonb[])
-        AS t(chain_type, address, entity_type, sets_entity, is_pool, version, info)
-), next AS (
+-- sets_entity (false: only the pool flag changes), is_pool, version, info, deposit_service ($1-$8,
+-- parallel arrays); $9 the entity ids whose type changed (entity_types_apply.sql), whose deposit
+-- addresses are classified again. An address's class is market.address_class of its attributed
+-- entity's type, its deposit service's type (market.entity_types) and its pool flag.
+WITH changes AS (
+    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bool[], $5::bool[], $6::int8[], $7::jsonb[], $8::text[])
+        AS t(chain_type, address, entity_type, sets_entity, is_pool, version, info, deposit_service)
+), input AS (
+    SELECT * FROM changes
+    UNION ALL
+    -- the deposit addresses of the entities whose type changed, without a change of their own
+    SELECT c.chain_type, c.address, NULL, false, false, 0, NULL, NULL
+    FROM market.address_classes c
+    WHERE c.deposit_service = ANY($9::text[])
+      AND NOT EXISTS (SELECT 1 FROM changes i WHERE i.chain_type = c.chain_type AND i.address = c.address)
+), applied AS (
+    -- an attribution older than the stored one changes no attribution (its pool flag still
+    -- applies, and the deposit service's type is read again)
     SELECT i.chain_type, i.address,
-           market.flow_class(c.entity_type, coalesce(c.is_pool, false)) AS old_class,
-           CASE WHEN i.sets_entity THEN i.entity_type ELSE c.entity_type END AS entity_type,
+           market.address_class(c.attributed_type, c.deposit_type, coalesce(c.is_pool, false)) AS old_class,
+           CASE WHEN s.sets THEN i.entity_type ELSE c.attributed_type END AS attributed_type,
+           CASE WHEN s.sets THEN nullif(i.deposit_service, '') ELSE c.deposit_service END AS deposit_service,
            coalesce(c.is_pool, false) OR i.is_pool AS is_pool,
-           CASE WHEN i.sets_entity THEN i.version ELSE coalesce(c.version, 0) END AS version,
-           CASE WHEN i.sets_entity THEN i.info ELSE c.info END AS info
+           CASE WHEN s.sets THEN i.version ELSE coalesce(c.version, 0) END AS version,
+           CASE WHEN s.sets THEN i.info ELSE c.info END AS info
     FROM input i
     LEFT JOIN market.address_classes c ON c.chain_type = i.chain_type AND c.address = i.address
-    WHERE NOT i.sets_entity OR c.version IS NULL OR i.version >= c.version OR i.version = 0
+    CROSS JOIN LATERAL (SELECT i.sets_entity AND (c.version IS NULL OR i.version >= c.version OR i.version = 0) AS sets) s
+), next AS (
+    SELECT a.*, (SELECT e.entity_type FROM market.entity_types e WHERE e.entity_id = a.deposit_service) AS deposit_type
+    FROM applied a
 ), saved AS (
-    INSERT INTO market.address_classes AS c (chain_type, address, entity_type, is_pool, version, info)
-    SELECT chain_type, address, entity_type, is_pool, version, info FROM next
+    INSERT INTO market.address_classes AS c (chain_type, address, attributed_type, deposit_service, deposit_type, is_pool, version, info)
+    SELECT chain_type, address, attributed_type, deposit_service, deposit_type, is_pool, version, info FROM next
     ON CONFLICT (chain_type, address) DO UPDATE SET
-        entity_type = excluded.entity_type, is_pool = excluded.is_pool, version = excluded.version, info = excluded.info
+        attributed_type = excluded.attributed_type, deposit_service = excluded.deposit_service,
+        deposit_type = excluded.deposit_type, is_pool = excluded.is_pool, version = excluded.version, info = excluded.info
     RETURNING 1
 ), moved AS (
-    SELECT chain_type, address, old_class, market.flow_class(entity_type, is_pool) AS new_class FROM next
-    WHERE old_class IS DISTINCT FROM market.flow_class(entity_type, is_pool)
+    SELECT chain_type, address, old_class, market.address_class(attributed_type, deposit_type, is_pool) AS new_class FROM next
+    WHERE old_class IS DISTINCT FROM market.address_class(attributed_type, deposit_type, is_pool)
 ), open_flows AS (
     -- per chain, its counted rows from its rolled_until on: the subquery is run once per mark
     -- with the chain and hour as its index bounds (OFFSET 0 keeps it from being flattened into
@@ -55,7 +73,10 @@ WITH input AS (
     JOIN moved m ON m.chain_type = f.chain_type AND m.address = f.from_addr
 ), deltas AS (
     SELECT chain, token, hour,
-        sum(CASE WHEN new_class = 'cex' THEN in_usd ELSE 0 END - CASE WHEN old_class = 'cex' THEN in_usd ELSE 0 END) AS cex_in,
+        -- a cex_deposit address's receipts are CEX inflow and its payments (its sweeps into its
+        -- exchange, whose wallet counts them as received) are taken out of it: neither in nor out
+        sum(CASE WHEN new_class IN ('cex', 'cex_deposit') THEN in_usd ELSE 0 END - CASE WHEN new_class = 'cex_deposit' THEN out_usd ELSE 0 END
+          - CASE WHEN old_class IN ('cex', 'cex_deposit') THEN in_usd ELSE 0 END + CASE WHEN old_class = 'cex_deposit' THEN out_usd ELSE 0 END) AS cex_in,
         sum(CASE WHEN new_class = 'cex' THEN out_usd ELSE 0 END - CASE WHEN old_class = 'cex' THEN out_usd ELSE 0 END) AS cex_out,
         sum(CASE WHEN new_class = 'dex' THEN in_usd ELSE 0 END - CASE WHEN old_class = 'dex' THEN in_usd ELSE 0 END) AS dex_in,
         sum(CASE WHEN new_class = 'dex' THEN out_usd ELSE 0 END - CASE WHEN old_class = 'dex' THEN out_usd ELSE 0 END) AS dex_out

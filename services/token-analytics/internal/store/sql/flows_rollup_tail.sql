@@ -21,13 +21,14 @@
     SELECT DISTINCT chain, token, 1 FROM by_address ORDER BY 1, 2
     ON CONFLICT (chain, token) DO UPDATE SET version = v.version + 1
 ), classed AS (
-    SELECT s.*, market.flow_class(tc.entity_type, tc.is_pool) AS to_class, market.flow_class(fc.entity_type, fc.is_pool) AS from_class
+    SELECT s.*, market.address_class(tc.attributed_type, tc.deposit_type, tc.is_pool) AS to_class, market.address_class(fc.attributed_type, fc.deposit_type, fc.is_pool) AS from_class
     FROM signed s
     LEFT JOIN market.address_classes tc ON tc.chain_type = s.chain_type AND tc.address = s.to_addr
     LEFT JOIN market.address_classes fc ON fc.chain_type = s.chain_type AND fc.address = s.from_addr
 ), hour_deltas AS (
     SELECT chain, token, hour, sum(sign)::bigint AS transfers, sum(sign * usd) AS volume_usd, sum(sign * value) AS volume_value,
-           coalesce(sum(sign * usd) FILTER (WHERE to_class = 'cex'), 0) AS cex_in_usd,
+           coalesce(sum(sign * usd) FILTER (WHERE to_class IN ('cex', 'cex_deposit')), 0)
+             - coalesce(sum(sign * usd) FILTER (WHERE from_class = 'cex_deposit'), 0) AS cex_in_usd,
            coalesce(sum(sign * usd) FILTER (WHERE from_class = 'cex'), 0) AS cex_out_usd,
            coalesce(sum(sign * usd) FILTER (WHERE to_class = 'dex'), 0) AS dex_in_usd,
            coalesce(sum(sign * usd) FILTER (WHERE from_class = 'dex'), 0) AS dex_out_usd
