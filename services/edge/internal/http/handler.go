@@ -354,17 +354,23 @@ func wholeBody(next http.Handler) http.Handler {
 		}
 		b, err := io.ReadAll(r.Body)
 		if err != nil {
-			var tooBig *http.MaxBytesError
-			if errors.As(err, &tooBig) {
-				proxy.WriteError(w, http.StatusRequestEntityTooLarge, "request body over "+strconv.FormatInt(tooBig.Limit, 10)+" bytes")
-				return
-			}
-			proxy.WriteError(w, http.StatusBadRequest, "request body could not be read")
+			writeBodyError(w, err)
 			return
 		}
 		r.Body, r.ContentLength, r.TransferEncoding = io.NopCloser(bytes.NewReader(b)), int64(len(b)), nil
 		next.ServeHTTP(w, r)
 	})
+}
+
+// writeBodyError answers a request whose body could not be read: 413 when it is over the
+// limit NewHandler set, else 400.
+func writeBodyError(w http.ResponseWriter, err error) {
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		proxy.WriteError(w, http.StatusRequestEntityTooLarge, "request body over "+strconv.FormatInt(tooBig.Limit, 10)+" bytes")
+		return
+	}
+	proxy.WriteError(w, http.StatusBadRequest, "request body could not be read")
 }
 
 // withoutToken is the comma-separated header values vs without token (case-insensitive), the

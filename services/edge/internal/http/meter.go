@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -108,12 +107,7 @@ func (m Metering) Middleware(rt routes.Route, next http.Handler) http.Handler {
 		start := now()
 		units, err := boundUnits(rt, r)
 		if err != nil {
-			var tooBig *http.MaxBytesError
-			if errors.As(err, &tooBig) {
-				proxy.WriteError(w, http.StatusRequestEntityTooLarge, "request body over "+strconv.FormatInt(tooBig.Limit, 10)+" bytes")
-				return
-			}
-			proxy.WriteError(w, http.StatusBadRequest, "request body could not be read")
+			writeBodyError(w, err)
 			return
 		}
 		tr, _ := m.Tiers.Get(id.Tier)
