@@ -5,12 +5,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chainintel/chainintel/libs/pgstore"
 	"github.com/chainintel/chainintel/libs/pgstore/pgtest"
 	"github.com/chainintel/chainintel/services/balances/internal/store"
 	"github.com/chainintel/chainintel/services/balances/migrations"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/pressly/goose/v3"
 )
 
 // Migration 00006 over a version 5 database: the log's pending rows (a redelivered applied
@@ -19,29 +17,12 @@ import (
 // log would have given, the void ones stay void and the token metadata is the newest by block.
 func TestMigration6KeepsPendingAndInFlightObservations(t *testing.T) {
 	ctx := context.Background()
-	url, drop, err := pgtest.CreateDatabase(ctx, "balances_migrate")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(drop)
-	pool, err := pgstore.Connect(ctx, url, pgstore.Options{MaxConns: 5})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
+	pool, p := pgtest.MigrationDB(t, "balances_migrate", migrations.Schema, migrations.FS, 5)
 	exec := func(sql string, args ...any) {
 		t.Helper()
 		if _, err := pool.Exec(ctx, sql, args...); err != nil {
 			t.Fatalf("%s: %v", sql, err)
 		}
-	}
-	exec(`CREATE SCHEMA balances`)
-	db := pgstore.OpenDB(pool)
-	t.Cleanup(func() { db.Close() })
-	p, err := goose.NewProvider(goose.DialectPostgres, db, migrations.FS,
-		goose.WithTableName(migrations.Schema+".goose_db_version"), goose.WithDisableGlobalRegistry(true))
-	if err != nil {
-		t.Fatal(err)
 	}
 	if _, err := p.UpTo(ctx, 5); err != nil {
 		t.Fatal(err)

@@ -5,11 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chainintel/chainintel/libs/pgstore"
 	"github.com/chainintel/chainintel/libs/pgstore/pgtest"
 	"github.com/chainintel/chainintel/services/edge/internal/usage"
 	"github.com/chainintel/chainintel/services/edge/migrations"
-	"github.com/pressly/goose/v3"
 )
 
 // Migration 00003 over a version 2 database: a period counted before through_ms existed gets
@@ -18,26 +16,7 @@ import (
 // keeps 0. PeriodTotal then reads a pair in which "through" covers "used".
 func TestMigration3BackfillsThrough(t *testing.T) {
 	ctx := context.Background()
-	url, drop, err := pgtest.CreateDatabase(ctx, "edge_migrate")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(drop)
-	pool, err := pgstore.Connect(ctx, url, pgstore.Options{MaxConns: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	if _, err := pool.Exec(ctx, `CREATE SCHEMA edge`); err != nil {
-		t.Fatal(err)
-	}
-	db := pgstore.OpenDB(pool)
-	t.Cleanup(func() { db.Close() })
-	p, err := goose.NewProvider(goose.DialectPostgres, db, migrations.FS,
-		goose.WithTableName(migrations.Schema+".goose_db_version"), goose.WithDisableGlobalRegistry(true))
-	if err != nil {
-		t.Fatal(err)
-	}
+	pool, p := pgtest.MigrationDB(t, "edge_migrate", migrations.Schema, migrations.FS, 2)
 	if _, err := p.UpTo(ctx, 2); err != nil {
 		t.Fatal(err)
 	}

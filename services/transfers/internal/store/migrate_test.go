@@ -216,26 +216,5 @@ func TestMigrationOfQueuedRows(t *testing.T) {
 // it and a goose provider of the transfers migrations; both go at the end of the test.
 func migrationDB(t *testing.T, name string) (*pgxpool.Pool, *goose.Provider) {
 	t.Helper()
-	ctx := context.Background()
-	url, drop, err := pgtest.CreateDatabase(ctx, name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(drop)
-	pool, err := pgstore.Connect(ctx, url, pgstore.Options{MaxConns: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	if _, err := pool.Exec(ctx, `CREATE SCHEMA transfers`); err != nil {
-		t.Fatal(err)
-	}
-	db := pgstore.OpenDB(pool)
-	t.Cleanup(func() { db.Close() })
-	p, err := goose.NewProvider(goose.DialectPostgres, db, migrations.FS,
-		goose.WithTableName(migrations.Schema+".goose_db_version"), goose.WithDisableGlobalRegistry(true))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pool, p
+	return pgtest.MigrationDB(t, name, migrations.Schema, migrations.FS, 2)
 }
