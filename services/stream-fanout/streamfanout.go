@@ -23,6 +23,7 @@ import (
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/ws"
 	"github.com/redis/go-redis/v9"
 	"github.com/segmentio/kafka-go"
+	"google.golang.org/protobuf/proto"
 )
 
 // Name is the service name.
@@ -212,13 +213,23 @@ func kafkaTopics(s *service.Service, k service.Kafka) func(name string) feed.Top
 }
 
 // followUserChanges drops a caller's cached labels when user-labels announces a change, so the
-// next transfer shows the edit. Every replica reads every change from the end: its cache holds
-// nothing older.
+// next transfer shows the edit, and rebuilds the caller's filters naming an operator entity
+// whose additions changed, so they match the addresses added. Every replica reads every change
+// from the end: its cache holds nothing older, and its filters were built from user-labels'
+// answers of then.
 func followUserChanges(ctx context.Context, t feed.Topic, hub *ws.Hub, log *slog.Logger) error {
+	apply := func(m kafka.Message) {
+		user := string(m.Key)
+		hub.Forget(user)
+		var ch eventsv1.UserChange
+		if proto.Unmarshal(m.Value, &ch) == nil && ch.GetKind() == eventsv1.UserChange_KIND_ENTITY_ADDITIONS && ch.GetEntityId() != "" {
+			hub.AdditionsChanged(user, ch.GetEntityId())
+		}
+	}
 	for {
 		start, err := t.Offsets(ctx, true)
 		if err == nil {
-			err = t.Follow(ctx, start, func(m kafka.Message) { hub.Forget(string(m.Key)) }, nil)
+			err = t.Follow(ctx, start, apply, nil)
 		}
 		if ctx.Err() != nil {
 			return nil

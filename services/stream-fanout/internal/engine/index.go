@@ -42,6 +42,10 @@ func (s *refSet) add(r filter.Ref, userAddrs map[string][]string) {
 		}
 	case filter.KindEntity:
 		s.put(idxEnt, r.Value)
+		// The caller's additions to the entity are its addresses too, for this caller only.
+		for _, a := range userAddrs[r.Value] {
+			s.put(idxAddr, a)
+		}
 	case filter.KindType:
 		s.put(idxType, r.Value)
 	case filter.KindDeposit:
@@ -168,8 +172,10 @@ type ikey struct {
 	key  string
 }
 
-// Compile builds the filter id of spec; userAddrs holds the addresses of the user entities spec
-// names (resolved through user-labels by the caller).
+// Compile builds the filter id of spec; userAddrs holds, by id, the addresses of the user
+// entities spec names and the caller's additions to the operator entities it names (resolved
+// through user-labels for the caller; user entity ids are UUIDs and operator entity ids are
+// not, so they cannot collide).
 func Compile(id string, spec filter.Spec, userAddrs map[string][]string) *Filter {
 	f := &Filter{ID: id, Spec: spec, usdGte: spec.USDGte, usdLte: spec.USDLte, valGte: spec.ValGte, valLte: spec.ValLte}
 	for _, r := range spec.Base {

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/chainintel/chainintel/libs/chains"
@@ -142,6 +143,9 @@ type Hub struct {
 	// (a shutdown, a network cut) queue there instead of timing out on the Redis pool, and gives
 	// the queued saves up while Redis fails.
 	saves *saver
+	// additionsGen counts the changes of callers' additions to operator entities announced
+	// (AdditionsChanged).
+	additionsGen atomic.Uint64
 }
 
 // saveLimit is how long a connection's save at disconnect may take once it has its turn.

@@ -3,6 +3,7 @@ package ws
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/url"
 	"sync"
@@ -17,11 +18,14 @@ import (
 )
 
 // Labels is what the stream needs of user-labels: a caller's whole book of labels and entities
-// (deliveries are labelled from memory, never by a call per transfer), and one entity's
-// addresses for filters that name it.
+// (deliveries are labelled from memory, never by a call per transfer), one entity's addresses
+// for filters that name it, and the caller's additions to an operator entity a filter names.
 type Labels interface {
 	Book(ctx context.Context) (Book, error)
 	Entity(ctx context.Context, id string) (ulclient.UserEntity, error)
+	// Additions returns the caller's addresses added to operator entity id, by chain type
+	// (empty when none).
+	Additions(ctx context.Context, id string) (map[string][]string, error)
 }
 
 // Book is a caller's labels and entity memberships by address.
@@ -52,6 +56,17 @@ func NewLabelsClient(baseURL string, signer *httpx.Signer, tp trace.TracerProvid
 // Entity returns one of the caller's entities (ulclient.ErrNotFound when it has none such).
 func (l *LabelsClient) Entity(ctx context.Context, id string) (ulclient.UserEntity, error) {
 	return l.ul.Entity(ctx, id)
+}
+
+// Additions returns the caller's additions to operator entity id. user-labels answers 404 only
+// for an id that is not an operator slug, which has none.
+func (l *LabelsClient) Additions(ctx context.Context, id string) (map[string][]string, error) {
+	as, err := l.ul.Additions(ctx, id)
+	var ue *httpx.UpstreamError
+	if errors.As(err, &ue) && ue.Status == http.StatusNotFound {
+		return map[string][]string{}, nil
+	}
+	return as, err
 }
 
 // Book reads every label and entity of the caller.

@@ -17,6 +17,9 @@ func (l staticLabels) Book(context.Context) (Book, error) { return l.b, nil }
 func (l staticLabels) Entity(context.Context, string) (ulclient.UserEntity, error) {
 	return ulclient.UserEntity{}, ulclient.ErrNotFound
 }
+func (l staticLabels) Additions(context.Context, string) (map[string][]string, error) {
+	return map[string][]string{}, nil
+}
 
 // A reconnect message on a live connection detaches its session on the reader's goroutine,
 // rendering what is still unsent (renderUnsent) while the writer delivers transfers

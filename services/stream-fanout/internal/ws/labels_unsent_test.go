@@ -29,6 +29,10 @@ func (l *ownerLabels) Entity(context.Context, string) (ulclient.UserEntity, erro
 	return ulclient.UserEntity{}, ulclient.ErrNotFound
 }
 
+func (l *ownerLabels) Additions(context.Context, string) (map[string][]string, error) {
+	return map[string][]string{}, nil
+}
+
 const labelledAddr = "0x00000000000000000000000000000000000000aa"
 
 func unsentItem(from string) engine.Item {

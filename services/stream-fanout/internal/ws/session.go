@@ -52,12 +52,14 @@ func protocolErr(err error) error {
 	return err
 }
 
-// build validates raw and builds it, resolving the caller's user entities. Every refusal is a
-// *filter.Error naming the field, the first in the order base, from, to, counterparties: a
-// user entity the caller does not have and, when fresh (a filter sent now), an operator entity,
-// deposit:<entityId> or type:<entityType> the read model does not hold (ErrNamesLoading while
-// it loads). A stored filter's names were checked when it was sent: one whose entity has since
-// lost its attributions still resumes, matching nothing of it, as /transfers would.
+// build validates raw and builds it, resolving the caller's user entities and the caller's
+// additions to the operator entities it names. Every refusal is a *filter.Error naming the
+// field, the first in the order base, from, to, counterparties: a user entity the caller does
+// not have and, when fresh (a filter sent now), an operator entity the read model does not hold
+// and the caller has added no address to, deposit:<entityId> or type:<entityType> the read
+// model does not hold (ErrNamesLoading while it loads). A stored filter's names were checked
+// when it was sent: one whose entity has since lost its attributions still resumes, matching
+// nothing of it (but the caller's additions), as /transfers would.
 func (c *conn) build(ctx context.Context, id string, raw filter.Raw, fresh bool) (*engine.Filter, error) {
 	spec, err := filter.Parse(raw, filter.Options{Served: c.h.o.Served})
 	if err != nil {
@@ -70,31 +72,75 @@ func (c *conn) build(ctx context.Context, id string, raw filter.Raw, fresh bool)
 			return nil, err
 		}
 	}
-	users := map[string][]string{}
+	resolved := map[string][]string{}
 	for _, n := range named {
-		r := n.Ref
-		if r.Kind != filter.KindUserEntity {
-			if known == nil {
-				continue
-			}
-			if err := filter.CheckName(n, known); err != nil {
-				if !known.Loaded {
-					return nil, ErrNamesLoading
-				}
-				return nil, err
-			}
-			continue
-		}
-		if users[r.Value] != nil {
-			continue
-		}
-		addrs, err := c.userEntity(ctx, n)
-		if err != nil {
+		if err := c.resolve(ctx, n, known, resolved); err != nil {
 			return nil, err
 		}
-		users[r.Value] = addrs
 	}
-	return engine.Compile(id, spec, users), nil
+	return engine.Compile(id, spec, resolved), nil
+}
+
+// resolve looks up what n names for the caller into resolved (by id: a user entity's addresses,
+// the caller's additions to an operator entity), once per id, and checks that n names
+// something known (when known is not nil).
+func (c *conn) resolve(ctx context.Context, n filter.Named, known *engine.Names, resolved map[string][]string) error {
+	r := n.Ref
+	switch r.Kind {
+	case filter.KindUserEntity:
+		if resolved[r.Value] != nil {
+			return nil
+		}
+		addrs, err := c.userEntity(ctx, n)
+		resolved[r.Value] = addrs
+		return err
+	case filter.KindEntity:
+		if resolved[r.Value] == nil {
+			addrs, err := c.additions(ctx, r.Value)
+			if err != nil {
+				return err
+			}
+			resolved[r.Value] = addrs
+		}
+		if len(resolved[r.Value]) > 0 {
+			return nil // the caller's additions make it an entity of theirs, as in /transfers
+		}
+	}
+	if known == nil {
+		return nil
+	}
+	if err := filter.CheckName(n, known); err != nil {
+		if !known.Loaded {
+			return ErrNamesLoading
+		}
+		return err
+	}
+	return nil
+}
+
+// additions returns the caller's addresses added to operator entity id (none without
+// user-labels).
+func (c *conn) additions(ctx context.Context, id string) ([]string, error) {
+	addrs := []string{}
+	if c.h.o.Labels == nil {
+		return addrs, nil
+	}
+	m, err := c.h.o.Labels.Additions(identityContext(ctx, c.id), id)
+	if err != nil {
+		return nil, fmt.Errorf("additions to entity %s: %w", id, err)
+	}
+	return appendNormalized(addrs, m), nil
+}
+
+// appendNormalized appends the addresses of m (by chain type) to addrs in the transfer
+// topic's canonical form.
+func appendNormalized(addrs []string, m map[string][]string) []string {
+	for ct, as := range m {
+		for _, a := range as {
+			addrs = append(addrs, render.NormalizeAddress(ct, a))
+		}
+	}
+	return addrs
 }
 
 // userEntity returns the addresses of the caller's user entity n names (a *filter.Error when
@@ -110,13 +156,7 @@ func (c *conn) userEntity(ctx context.Context, n filter.Named) ([]string, error)
 	if err != nil {
 		return nil, fmt.Errorf("user entity %s: %w", n.Ref.Value, err)
 	}
-	addrs := []string{}
-	for ct, as := range ue.Addresses {
-		for _, a := range as {
-			addrs = append(addrs, render.NormalizeAddress(ct, a))
-		}
-	}
-	return addrs, nil
+	return appendNormalized([]string{}, ue.Addresses), nil
 }
 
 // knownNames asks the read model, in one call on the engine, about the operator entities and
@@ -151,6 +191,7 @@ func (c *conn) subscribe(req Request) error {
 		return perr(CodeInvalidFilter, "a session holds at most %d filters; unsubscribe one first", c.h.o.MaxFilters)
 	}
 	fid := newID()
+	gen := c.h.additionsGen.Load()
 	f, err := c.compileNew(c.ctx, fid, req.Filters)
 	if err != nil {
 		return err
@@ -182,6 +223,7 @@ func (c *conn) subscribe(req Request) error {
 			c.h.o.Engine.AddFilter(sub, f)
 		}
 	})
+	c.refreshIfChanged(gen)
 	c.ack(req.ID, "subscribed", map[string]string{"filterId": fid, "sessionId": sessID})
 	if notice != nil {
 		c.send(*notice)
@@ -554,6 +596,7 @@ func (c *conn) claim(id string, fresh bool) (store.Session, *engine.Sub, map[int
 	if err != nil {
 		return store.Session{}, nil, nil, nil, err
 	}
+	gen := c.h.additionsGen.Load()
 	ss, fs, err := c.take(id, fresh)
 	if err != nil {
 		return ss, nil, nil, nil, err
@@ -573,6 +616,9 @@ func (c *conn) claim(id string, fresh bool) (store.Session, *engine.Sub, map[int
 		skip = ss.Cursor
 	}
 	sub, pos, err := c.attach(ss, fs, skip, !fresh && ss.HasCursor)
+	if err == nil {
+		c.refreshIfChanged(gen)
+	}
 	return ss, sub, pos, gaps, err
 }
 
