@@ -16,10 +16,12 @@ import (
 	"github.com/chainintel/chainintel/libs/httpx"
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
 	streamfanout "github.com/chainintel/chainintel/services/stream-fanout"
+	"github.com/coder/websocket"
 )
 
-// additionsLabels is user-labels where user-owner has added addresses to operator entity exch
-// (only_add), set by the test; nobody has labels or user entities, and nobody else additions.
+// additionsLabels is user-labels where user-owner has added addresses to operator entities exch
+// and newco (only_add; the same addresses, set by the test); nobody has labels or user
+// entities, and nobody else additions.
 type additionsLabels struct {
 	mu    sync.Mutex
 	added []string
@@ -39,7 +41,7 @@ func newAdditionsLabels(t *testing.T) *additionsLabels {
 		switch {
 		case r.URL.Path == "/user/labels" || r.URL.Path == "/user/entities":
 			_, _ = rw.Write([]byte(`[]`))
-		case r.URL.Path == "/internal/additions/exch" && id.UserID == "user-owner":
+		case (r.URL.Path == "/internal/additions/exch" || r.URL.Path == "/internal/additions/newco") && id.UserID == "user-owner":
 			l.mu.Lock()
 			b, _ := json.Marshal(map[string]any{"addresses": map[string][]string{"evm": l.added}})
 			l.mu.Unlock()
@@ -147,7 +149,9 @@ func (c *client) subscribeAll(filters ...map[string]any) ([]string, string) {
 // exclusion) matches the caller's own additions to it (PUT /user/entities/only_add/<entity>) as
 // addresses of the entity, as /transfers?base=<entity> does for that caller, and never another
 // caller's: another caller's identical filters match only what the read model attributes. The
-// additions are those user-labels holds when the filter is subscribed.
+// additions are those user-labels holds when the filter is subscribed. An operator entity the
+// read model does not hold is accepted from a caller who has added addresses to it, as
+// /transfers accepts it, and refused to another caller.
 func TestOperatorAdditionsMatchTheirOwner(t *testing.T) {
 	w := newWorld(t)
 	ul := newAdditionsLabels(t)
@@ -165,15 +169,175 @@ func TestOperatorAdditionsMatchTheirOwner(t *testing.T) {
 	of, _ := owner.subscribeAll(filters...)
 	stranger := w.dial(r, ident("stranger"), "")
 	sf, _ := stranger.subscribeAll(filters...)
+	newco, _ := owner.subscribe(map[string]any{"to": []string{"newco"}})
+	stranger.sendRaw(`{"type":"subscribe","id":"n1","payload":{"filters":{"to":["newco"]}}}`)
+	want := `{"type":"error","payload":{"code":"INVALID_FILTER","message":"to: unknown entity \"newco\"","messageId":"n1"}}`
+	if m := stranger.next(); !jsonEqual(t, m.raw, []byte(want)) {
+		t.Fatalf("another caller's subscribe to newco: got %s\nwant %s", m.raw, want)
+	}
+	if a := w.call(r, ident("stranger"), "POST", "/ws/v2/streams", `{"to":["newco"]}`); a.status != 400 || !jsonEqual(t, []byte(a.body), []byte(`{"error":"to: unknown entity \"newco\""}`)) {
+		t.Fatalf("another caller's v2 stream on newco: %d %s", a.status, a.body)
+	}
 
 	out, in, marker := transferMsg(added, other, 5), transferMsg(other, added, 6), transferMsg(exch, other, 7)
 	w.publish(out, in, marker)
 	att := []string{exch}
 	owner.expectDeliveries(att,
 		sent{of[0], out}, sent{of[1], out},
-		sent{of[0], in}, sent{of[2], in},
+		sent{of[0], in}, sent{of[2], in}, sent{newco, in},
 		sent{of[0], marker}, sent{of[1], marker})
 	stranger.expectDeliveries(att,
 		sent{sf[3], in},
 		sent{sf[0], marker}, sent{sf[1], marker})
+}
+
+// probeRound publishes a transfer from → to and a marker from exch, and reports whether c was
+// sent the probe's transfer before the marker's deliveries to its filters (each of them
+// matches the marker); others, subscribed to the same filters, must be sent only the marker.
+func (w *world) probeRound(c *client, from, to, exch string, filters int, others ...*client) bool {
+	w.t.Helper()
+	probe, marker := transferMsg(from, to, 1), transferMsg(exch, to, 2)
+	w.publish(probe, marker)
+	read := func(c *client) bool {
+		seen := false
+		for n := 0; n < filters; {
+			id, _, m := c.transfer()
+			switch id {
+			case probe.Id:
+				seen = true
+			case marker.Id:
+				n++
+			default:
+				w.t.Fatalf("unexpected delivery %s", m.raw)
+			}
+		}
+		return seen
+	}
+	seen := read(c)
+	for _, o := range others {
+		if read(o) {
+			w.t.Fatal("another caller's filter matched the owner's additions")
+		}
+	}
+	return seen
+}
+
+// untilProbe runs probe rounds until c is sent the probe (matched true) or is no longer
+// (false).
+func (w *world) untilProbe(matched bool, c *client, from, to, exch string, filters int, others ...*client) {
+	w.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for w.probeRound(c, from, to, exch, filters, others...) != matched {
+		if time.Now().After(deadline) {
+			w.t.Fatalf("the owner's filters did not follow its additions (matching them: want %v)", matched)
+		}
+	}
+}
+
+// TestAdditionsEditedLive: once user-labels announces a change of the caller's additions to an
+// operator entity on user.changes.v1, the caller's live filters naming it match the addresses
+// it holds then: an address added is delivered, one no longer held (a test's user-labels can
+// drop one) is not; another caller's identical filters never match them.
+func TestAdditionsEditedLive(t *testing.T) {
+	w := newWorld(t)
+	ul := newAdditionsLabels(t)
+	exch, added, other := addr(83), addr(84), addr(85)
+	w.attribute(exch, "exch", "cex", "")
+	r := w.start(func(c *streamfanout.Config) { c.UserLabelsURL = ul.url })
+	filters := []map[string]any{{"base": []string{"exch"}}, {"from": []string{"exch"}}}
+	owner := w.dial(r, ident("owner"), "")
+	of, _ := owner.subscribeAll(filters...)
+	stranger := w.dial(r, ident("stranger"), "")
+	sf, _ := stranger.subscribeAll(filters...)
+	att := []string{exch}
+
+	out, marker := transferMsg(added, other, 5), transferMsg(exch, other, 7)
+	w.publish(out, marker)
+	owner.expectDeliveries(att, sent{of[0], marker}, sent{of[1], marker})
+	stranger.expectDeliveries(att, sent{sf[0], marker}, sent{sf[1], marker})
+
+	ul.set(added)
+	w.announce("user-owner", added)
+	w.untilProbe(true, owner, added, other, exch, len(filters), stranger)
+	out, in, marker := transferMsg(added, other, 5), transferMsg(other, added, 6), transferMsg(exch, other, 7)
+	w.publish(out, in, marker)
+	owner.expectDeliveries(att, sent{of[0], out}, sent{of[1], out}, sent{of[0], in}, sent{of[0], marker}, sent{of[1], marker})
+	stranger.expectDeliveries(att, sent{sf[0], marker}, sent{sf[1], marker})
+
+	ul.set()
+	w.announce("user-owner")
+	w.untilProbe(false, owner, added, other, exch, len(filters), stranger)
+	out, marker = transferMsg(added, other, 5), transferMsg(exch, other, 7)
+	w.publish(out, marker)
+	owner.expectDeliveries(att, sent{of[0], marker}, sent{of[1], marker})
+	stranger.expectDeliveries(att, sent{sf[0], marker}, sent{sf[1], marker})
+}
+
+// away closes c and waits until its session sess is saved as not connected, so what is
+// published next is matched for it only by its reconnect.
+func (w *world) away(r *replica, c *client, id httpx.Identity, sess string) {
+	w.t.Helper()
+	_ = c.c.Close(websocket.StatusNormalClosure, "")
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		a := w.call(r, id, "GET", "/ws/sessions/"+sess, "")
+		var v struct {
+			IsConnected *bool `json:"isConnected"`
+		}
+		if a.status == 200 && json.Unmarshal([]byte(a.body), &v) == nil && v.IsConnected != nil && !*v.IsConnected {
+			return
+		}
+		if time.Now().After(deadline) {
+			w.t.Fatalf("session %s still connected: %d %s", sess, a.status, a.body)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// back reconnects to session sess and reads the reconnect's ack.
+func (w *world) back(r *replica, id httpx.Identity, sess string) *client {
+	w.t.Helper()
+	c := w.dial(r, id, "")
+	mid := c.send("reconnect", map[string]any{"sessionId": sess})
+	if m := c.next(); m.Type != "ack" || m.Payload["messageId"] != mid || m.Payload["message"] != "reconnected" {
+		w.t.Fatalf("reconnect: %s", m.raw)
+	}
+	return c
+}
+
+// TestAdditionsOnReplay: what a session missed while away is matched at its reconnect with the
+// caller's additions as user-labels holds them then: an address added while away is replayed
+// to its owner, not to another caller; once no longer held it is not replayed.
+func TestAdditionsOnReplay(t *testing.T) {
+	w := newWorld(t)
+	ul := newAdditionsLabels(t)
+	exch, added, other := addr(86), addr(87), addr(88)
+	w.attribute(exch, "exch", "cex", "")
+	r := w.start(func(c *streamfanout.Config) { c.UserLabelsURL = ul.url })
+	filters := []map[string]any{{"base": []string{"exch"}}, {"from": []string{"exch"}}}
+	me, them := ident("owner"), ident("stranger")
+	owner := w.dial(r, me, "")
+	of, osess := owner.subscribeAll(filters...)
+	stranger := w.dial(r, them, "")
+	sf, ssess := stranger.subscribeAll(filters...)
+	att := []string{exch}
+
+	w.away(r, owner, me, osess)
+	w.away(r, stranger, them, ssess)
+	ul.set(added)
+	w.announce("user-owner", added)
+	out, marker := transferMsg(added, other, 5), transferMsg(exch, other, 7)
+	w.publish(out, marker)
+	owner = w.back(r, me, osess)
+	owner.expectDeliveries(att, sent{of[0], out}, sent{of[1], out}, sent{of[0], marker}, sent{of[1], marker})
+	stranger = w.back(r, them, ssess)
+	stranger.expectDeliveries(att, sent{sf[0], marker}, sent{sf[1], marker})
+
+	w.away(r, owner, me, osess)
+	ul.set()
+	w.announce("user-owner")
+	out, marker = transferMsg(added, other, 5), transferMsg(exch, other, 7)
+	w.publish(out, marker)
+	owner = w.back(r, me, osess)
+	owner.expectDeliveries(att, sent{of[0], marker}, sent{of[1], marker})
 }

@@ -61,4 +61,16 @@ func TestRefSetOneAndMany(t *testing.T) {
 	if empty.n != 1 || empty.has("", nil) || empty.has(addr(1), exch) || len(empty.keys()) != 0 {
 		t.Fatal("a reference without values matches nothing and has no index key")
 	}
+
+	// The caller's additions to an entity match as its addresses, besides the entity's own.
+	var added refSet
+	added.add(refs["entity"], map[string][]string{"exch": {addr(5)}})
+	for i, p := range probes {
+		if got, exp := added.has(p.addr, p.at), want["entity"][i] || p.addr == addr(5); got != exp {
+			t.Errorf("entity with additions, probe %d: %v, want %v", i, got, exp)
+		}
+	}
+	if ks := added.keys(); len(ks) != 2 {
+		t.Errorf("entity with additions: index keys %v, want the entity and the added address", ks)
+	}
 }
