@@ -1,8 +1,10 @@
 package ws
 
 import (
+	"context"
 	"encoding/json"
 	"slices"
+	"time"
 
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/filter"
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/store"
@@ -77,4 +79,39 @@ func (c *conn) refreshAdditions(want func(filter.Spec) bool) {
 			}
 		})
 	}
+}
+
+// addedEntry is a caller's additions to one operator entity, canonical, read from user-labels.
+type addedEntry struct {
+	addrs []string
+	until time.Time
+}
+
+// additions returns caller id's additions to operator entity entity, from the cache while no
+// change of the caller was announced since they were read (Forget) and for at most the book's
+// ttl. What was read while a change was announced is not kept: it may predate the change.
+func (h *Hub) additions(ctx context.Context, id Identity, entity string) ([]string, error) {
+	lc := h.labels
+	now := time.Now()
+	lc.mu.Lock()
+	if e, ok := lc.adds[id.UserID][entity]; ok && now.Before(e.until) {
+		lc.mu.Unlock()
+		return e.addrs, nil
+	}
+	gen := lc.gen.Load()
+	lc.mu.Unlock()
+	m, err := h.o.Labels.Additions(identityContext(ctx, id), entity)
+	if err != nil {
+		return nil, err
+	}
+	addrs := appendNormalized([]string{}, m)
+	lc.mu.Lock()
+	if lc.gen.Load() == gen {
+		if lc.adds[id.UserID] == nil {
+			lc.adds[id.UserID] = map[string]addedEntry{}
+		}
+		lc.adds[id.UserID][entity] = addedEntry{addrs: addrs, until: now.Add(lc.ttl)}
+	}
+	lc.mu.Unlock()
+	return addrs, nil
 }

@@ -109,6 +109,9 @@ type labelCache struct {
 
 	mu    sync.Mutex
 	books map[string]*bookEntry
+	// adds are callers' additions to operator entities (by user, then entity), kept like books:
+	// a reconnect of many sessions naming an entity asks user-labels once per caller.
+	adds map[string]map[string]addedEntry
 	// down is until when user-labels is not asked after a failure: transfers go without the
 	// caller's labels meanwhile rather than waiting on it.
 	down time.Time
@@ -136,13 +139,15 @@ func (e *bookEntry) isReady() bool {
 const labelsBackoff = 5 * time.Second
 
 func newLabelCache(ttl time.Duration) *labelCache {
-	return &labelCache{ttl: ttl, books: map[string]*bookEntry{}}
+	return &labelCache{ttl: ttl, books: map[string]*bookEntry{}, adds: map[string]map[string]addedEntry{}}
 }
 
-// Forget drops user's book: the next delivery reads it again.
+// Forget drops user's book and additions: the next delivery reads the book again, the next
+// filter built the additions.
 func (h *Hub) Forget(user string) {
 	h.labels.mu.Lock()
 	delete(h.labels.books, user)
+	delete(h.labels.adds, user)
 	h.labels.gen.Add(1)
 	h.labels.mu.Unlock()
 }

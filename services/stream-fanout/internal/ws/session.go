@@ -121,15 +121,14 @@ func (c *conn) resolve(ctx context.Context, n filter.Named, known *engine.Names,
 // additions returns the caller's addresses added to operator entity id (none without
 // user-labels).
 func (c *conn) additions(ctx context.Context, id string) ([]string, error) {
-	addrs := []string{}
 	if c.h.o.Labels == nil {
-		return addrs, nil
+		return []string{}, nil
 	}
-	m, err := c.h.o.Labels.Additions(identityContext(ctx, c.id), id)
+	addrs, err := c.h.additions(ctx, c.id, id)
 	if err != nil {
 		return nil, fmt.Errorf("additions to entity %s: %w", id, err)
 	}
-	return appendNormalized(addrs, m), nil
+	return addrs, nil
 }
 
 // appendNormalized appends the addresses of m (by chain type) to addrs in the transfer
