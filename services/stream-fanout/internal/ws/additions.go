@@ -107,6 +107,7 @@ func (h *Hub) additions(ctx context.Context, id Identity, entity string) ([]stri
 	addrs := appendNormalized([]string{}, m)
 	lc.mu.Lock()
 	if lc.gen.Load() == gen {
+		lc.sweepLocked(now)
 		if lc.adds[id.UserID] == nil {
 			lc.adds[id.UserID] = map[string]addedEntry{}
 		}

@@ -117,6 +117,8 @@ type labelCache struct {
 	down time.Time
 	// gen counts Forget calls: a connection's cached book is good while gen has not moved.
 	gen atomic.Uint64
+	// swept is when expired books and additions were last dropped (sweepLocked).
+	swept time.Time
 }
 
 type bookEntry struct {
@@ -140,6 +142,36 @@ const labelsBackoff = 5 * time.Second
 
 func newLabelCache(ttl time.Duration) *labelCache {
 	return &labelCache{ttl: ttl, books: map[string]*bookEntry{}, adds: map[string]map[string]addedEntry{}}
+}
+
+// sweepLocked drops the books and additions that expired, at most once a ttl (a minute when
+// ttl is not positive), as entries are added: an entry is otherwise only replaced by its
+// caller's next read or dropped by a change user-labels announces, so the callers who went
+// away would stay in memory for good. An entry still being read is kept. lc.mu is held.
+func (lc *labelCache) sweepLocked(now time.Time) {
+	every := lc.ttl
+	if every <= 0 {
+		every = time.Minute
+	}
+	if now.Sub(lc.swept) < every {
+		return
+	}
+	lc.swept = now
+	for user, e := range lc.books {
+		if e.isReady() && now.After(e.until) && (e.err == nil || now.After(lc.down)) {
+			delete(lc.books, user)
+		}
+	}
+	for user, m := range lc.adds {
+		for entity, e := range m {
+			if now.After(e.until) {
+				delete(m, entity)
+			}
+		}
+		if len(m) == 0 {
+			delete(lc.adds, user)
+		}
+	}
 }
 
 // Forget drops user's book and additions: the next delivery reads the book again, the next
@@ -187,6 +219,7 @@ func (h *Hub) bookEntry(ctx context.Context, id Identity) *bookEntry {
 			lc.mu.Unlock()
 			return nil
 		}
+		lc.sweepLocked(now)
 		e = &bookEntry{ready: make(chan struct{}), until: now.Add(lc.ttl)}
 		lc.books[id.UserID] = e
 		lc.mu.Unlock()
