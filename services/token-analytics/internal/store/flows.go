@@ -273,7 +273,7 @@ func (s *Store) ApplyClasses(ctx context.Context, cs []app.ClassChange) error {
 	if len(cs) == 0 {
 		return nil
 	}
-	cs = lastPerAddress(cs)
+	cs, resets := lastPerAddress(cs)
 	n := len(cs)
 	types, addrs, ents := make([]string, n), make([]string, n), make([]*string, n)
 	sets, pools := make([]bool, n), make([]bool, n)
@@ -296,38 +296,51 @@ func (s *Store) ApplyClasses(ctx context.Context, cs []app.ClassChange) error {
 		if _, err := tx.Exec(ctx, sqlLockExclusive); err != nil {
 			return false, err
 		}
-		_, err := tx.Exec(ctx, sqlClassesApply, types, addrs, ents, sets, pools, versions, infos)
+		_, err := tx.Exec(ctx, sqlClassesApply, types, addrs, ents, sets, pools, versions, infos, resets)
 		return false, err
 	})
 }
 
-// lastPerAddress merges the changes of one address into one: the attribution of the highest
-// version and the pool flag of any.
-func lastPerAddress(cs []app.ClassChange) []app.ClassChange {
+// lastPerAddress merges the changes of one address into one, as applying them in turn would
+// leave it: the attribution of the highest version since the batch's last one of version 0 (an
+// untag, which applies whatever is stored), and the pool flag of any. resets[i] says a change of
+// version 0 came before out[i] in the batch: out[i] then applies whatever version is stored, as
+// it would after that untag (an untag then an older attribution in one batch leaves the older one,
+// as in two batches).
+func lastPerAddress(cs []app.ClassChange) (out []app.ClassChange, resets []bool) {
 	by := map[[2]string]int{}
-	var out []app.ClassChange
 	for _, c := range cs {
 		k := [2]string{c.ChainType, c.Address}
 		i, ok := by[k]
 		if !ok {
 			by[k] = len(out)
 			out = append(out, c)
+			resets = append(resets, false)
 			continue
 		}
 		o := &out[i]
 		pool := o.IsPool || c.IsPool
 		if c.SetsEntity && (!o.SetsEntity || c.Version >= o.Version || c.Version == 0) {
+			resets[i] = resets[i] || (o.SetsEntity && o.Version == 0)
 			*o = c
 		}
 		o.IsPool = pool
 	}
-	slices.SortFunc(out, func(a, b app.ClassChange) int {
-		if c := strings.Compare(a.ChainType, b.ChainType); c != 0 {
+	idx := make([]int, len(out))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(a, b int) int {
+		if c := strings.Compare(out[a].ChainType, out[b].ChainType); c != 0 {
 			return c
 		}
-		return strings.Compare(a.Address, b.Address)
+		return strings.Compare(out[a].Address, out[b].Address)
 	})
-	return out
+	sorted, sortedResets := make([]app.ClassChange, len(out)), make([]bool, len(out))
+	for j, i := range idx {
+		sorted[j], sortedResets[j] = out[i], resets[i]
+	}
+	return sorted, sortedResets
 }
 
 // AddReserveBalances records exact balance observations of non-circulating addresses.

@@ -1,10 +1,11 @@
 -- Applies address class changes and moves the rollups' cex/dex sums of every hour the address
 -- had flows in from its old class to its new one (flow_hours and flow_days), reading the
 -- address's flows of closed hours from flow_address_hours and of open hours from market.flows. Input: chain_type, address, entity_type,
--- sets_entity (false: only the pool flag changes), is_pool, version, info.
+-- sets_entity (false: only the pool flag changes), is_pool, version, info, reset (an untag came
+-- before it in the batch: it applies whatever version is stored, as it would after that untag).
 WITH input AS (
-    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bool[], $5::bool[], $6::int8[], $7::jsonb[])
-        AS t(chain_type, address, entity_type, sets_entity, is_pool, version, info)
+    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bool[], $5::bool[], $6::int8[], $7::jsonb[], $8::bool[])
+        AS t(chain_type, address, entity_type, sets_entity, is_pool, version, info, reset)
 ), next AS (
     SELECT i.chain_type, i.address,
            market.flow_class(c.entity_type, coalesce(c.is_pool, false)) AS old_class,
@@ -14,7 +15,7 @@ WITH input AS (
            CASE WHEN i.sets_entity THEN i.info ELSE c.info END AS info
     FROM input i
     LEFT JOIN market.address_classes c ON c.chain_type = i.chain_type AND c.address = i.address
-    WHERE NOT i.sets_entity OR c.version IS NULL OR i.version >= c.version OR i.version = 0
+    WHERE NOT i.sets_entity OR c.version IS NULL OR i.version >= c.version OR i.version = 0 OR i.reset
 ), saved AS (
     INSERT INTO market.address_classes AS c (chain_type, address, entity_type, is_pool, version, info)
     SELECT chain_type, address, entity_type, is_pool, version, info FROM next
