@@ -59,7 +59,7 @@ func flowsRead(t *testing.T, pool *pgxpool.Pool, cs []app.ClassChange) float64 {
 	c := cs[0]
 	var plan []byte
 	if err := tx.QueryRow(ctx, "EXPLAIN (ANALYZE, FORMAT JSON) "+sqlClassesApply, []string{c.ChainType}, []string{c.Address},
-		[]*string{&c.EntityType}, []bool{c.SetsEntity}, []bool{c.IsPool}, []int64{c.Version}, [][]byte{nil}, []string{""}, []string{}).Scan(&plan); err != nil {
+		[]*string{&c.EntityType}, []bool{c.SetsEntity}, []bool{c.IsPool}, []int64{c.Version}, [][]byte{nil}, []string{""}, []string{}, []bool{false}).Scan(&plan); err != nil {
 		t.Fatal(err)
 	}
 	return rowsRead(t, plan, "flows")

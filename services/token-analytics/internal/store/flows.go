@@ -275,7 +275,8 @@ func (s *Store) ApplyClasses(ctx context.Context, cs []app.ClassChange) error {
 		return nil
 	}
 	ents := entityTypes(cs)
-	args, err := classArgs(lastPerAddress(cs))
+	last, resets := lastPerAddress(cs)
+	args, err := classArgs(last)
 	if err != nil {
 		return err
 	}
@@ -297,7 +298,7 @@ func (s *Store) ApplyClasses(ctx context.Context, cs []app.ClassChange) error {
 				return false, err
 			}
 		}
-		_, err := tx.Exec(ctx, sqlClassesApply, append(args, changed)...)
+		_, err := tx.Exec(ctx, sqlClassesApply, append(args, changed, resets)...)
 		return false, err
 	})
 }
@@ -322,12 +323,13 @@ func (s *Store) ClassifyDepositAddresses(ctx context.Context) error {
 		if err != nil || len(stale) == 0 {
 			return false, err
 		}
-		_, err = tx.Exec(ctx, sqlClassesApply, append(args, stale)...)
+		_, err = tx.Exec(ctx, sqlClassesApply, append(args, stale, []bool{})...)
 		return false, err
 	})
 }
 
-// classArgs are sqlClassesApply's arguments $1-$8 for cs (one change per address).
+// classArgs are sqlClassesApply's arguments $1-$8 for cs (one change per address); $9 and
+// $10 (resets, from lastPerAddress) are the caller's.
 func classArgs(cs []app.ClassChange) ([]any, error) {
 	n := len(cs)
 	types, addrs, ents := make([]string, n), make([]string, n), make([]*string, n)
@@ -371,33 +373,46 @@ func entityTypes(cs []app.ClassChange) []app.EntityType {
 	return out
 }
 
-// lastPerAddress merges the changes of one address into one: the attribution of the highest
-// version and the pool flag of any.
-func lastPerAddress(cs []app.ClassChange) []app.ClassChange {
+// lastPerAddress merges the changes of one address into one, as applying them in turn would
+// leave it: the attribution of the highest version since the batch's last one of version 0 (an
+// untag, which applies whatever is stored), and the pool flag of any. resets[i] says a change of
+// version 0 came before out[i] in the batch: out[i] then applies whatever version is stored, as
+// it would after that untag (an untag then an older attribution in one batch leaves the older one,
+// as in two batches).
+func lastPerAddress(cs []app.ClassChange) (out []app.ClassChange, resets []bool) {
 	by := map[[2]string]int{}
-	var out []app.ClassChange
 	for _, c := range cs {
 		k := [2]string{c.ChainType, c.Address}
 		i, ok := by[k]
 		if !ok {
 			by[k] = len(out)
 			out = append(out, c)
+			resets = append(resets, false)
 			continue
 		}
 		o := &out[i]
 		pool := o.IsPool || c.IsPool
 		if c.SetsEntity && (!o.SetsEntity || c.Version >= o.Version || c.Version == 0) {
+			resets[i] = resets[i] || (o.SetsEntity && o.Version == 0)
 			*o = c
 		}
 		o.IsPool = pool
 	}
-	slices.SortFunc(out, func(a, b app.ClassChange) int {
-		if c := strings.Compare(a.ChainType, b.ChainType); c != 0 {
+	idx := make([]int, len(out))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(a, b int) int {
+		if c := strings.Compare(out[a].ChainType, out[b].ChainType); c != 0 {
 			return c
 		}
-		return strings.Compare(a.Address, b.Address)
+		return strings.Compare(out[a].Address, out[b].Address)
 	})
-	return out
+	sorted, sortedResets := make([]app.ClassChange, len(out)), make([]bool, len(out))
+	for j, i := range idx {
+		sorted[j], sortedResets[j] = out[i], resets[i]
+	}
+	return sorted, sortedResets
 }
 
 // AddReserveBalances records exact balance observations of non-circulating addresses.

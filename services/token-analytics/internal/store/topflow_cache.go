@@ -216,6 +216,15 @@ func (s *Store) TopFlowsWake() <-chan struct{} {
 	return s.tf.wake
 }
 
+// KeptTopFlowAnswers is how many top_flow answers came from kept sums (0 when none are kept), so
+// tests outside the package can tell the kept path was taken.
+func (s *Store) KeptTopFlowAnswers() int64 {
+	if s.tf == nil {
+		return 0
+	}
+	return s.tf.hits.Load()
+}
+
 // topFlowsKept answers from e: ok false when e's closed rows changed since it was read.
 func (s *Store) topFlowsKept(ctx context.Context, e *keptFlows, limit int) ([]app.AddressFlow, bool, error) {
 	rows, err := s.pool.Query(ctx, sqlTopFlowOpen, e.chains, e.tokens, e.from, e.rolled)
@@ -333,6 +342,9 @@ func (m *flowMerge) scan(rows pgx.Rows) (rolled []time.Time, versions []int64, e
 func (m *flowMerge) top(limit int) []flowRow {
 	h := make(flowHeap, 0, limit+1)
 	for _, r := range m.rows {
+		if r.sum == (flowSum{}) {
+			continue // moved nothing in the window, as top_flow.sql leaves it out
+		}
 		r.total = r.sum.inUSD + r.sum.outUSD
 		h.offer(r, limit)
 	}

@@ -162,7 +162,8 @@ func TestKeptTopFlowsEqualStatement(t *testing.T) {
 
 // TestFlowMergeTopEqualsSorting: the merge of random open transfers into random kept sums gives
 // the first limit rows of sorting every address's total, ties (quarters, few values) by chain
-// rank and address, for limits below, at and above the number of addresses.
+// rank and address, for limits below, at and above the number of addresses; an address whose
+// sums are all zero (transfers of nothing) is left out.
 func TestFlowMergeTopEqualsSorting(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 5))
 	for round := range 300 {
@@ -176,6 +177,9 @@ func TestFlowMergeTopEqualsSorting(t *testing.T) {
 				continue
 			}
 			s := flowSum{inUSD: q(), inValue: q(), outUSD: q(), outValue: q()}
+			if s == (flowSum{}) {
+				continue // top_flow_closed.sql keeps no address whose sums are all zero
+			}
 			all[k] = s
 			e.rows = append(e.rows, flowRow{key: k, sum: s, total: s.inUSD + s.outUSD})
 		}
@@ -199,7 +203,9 @@ func TestFlowMergeTopEqualsSorting(t *testing.T) {
 		}
 		var want []flowRow
 		for k, s := range all {
-			want = append(want, flowRow{key: k, sum: s, total: s.inUSD + s.outUSD})
+			if s != (flowSum{}) { // moved nothing: left out, as top_flow.sql leaves it out
+				want = append(want, flowRow{key: k, sum: s, total: s.inUSD + s.outUSD})
+			}
 		}
 		slices.SortFunc(want, flowRowCmp)
 		for _, limit := range []int{1, 2, 5, len(all), len(all) + 3} {

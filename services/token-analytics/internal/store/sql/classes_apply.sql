@@ -3,16 +3,17 @@
 -- address's flows of closed hours from flow_address_hours and of open hours from market.flows. Input: chain_type, address, entity_type,
 -- sets_entity (false: only the pool flag changes), is_pool, version, info, deposit_service ($1-$8,
 -- parallel arrays); $9 the entity ids whose type changed (entity_types_apply.sql), whose deposit
--- addresses are classified again. An address's class is market.address_class of its attributed
+-- addresses are classified again; $10 reset, parallel to $1-$8 (an untag came before the change
+-- in its batch: it applies whatever version is stored, as it would after that untag). An address's class is market.address_class of its attributed
 -- entity's type, its deposit service's type (market.entity_types) and its pool flag.
 WITH changes AS (
-    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bool[], $5::bool[], $6::int8[], $7::jsonb[], $8::text[])
-        AS t(chain_type, address, entity_type, sets_entity, is_pool, version, info, deposit_service)
+    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bool[], $5::bool[], $6::int8[], $7::jsonb[], $8::text[], $10::bool[])
+        AS t(chain_type, address, entity_type, sets_entity, is_pool, version, info, deposit_service, reset)
 ), input AS (
     SELECT * FROM changes
     UNION ALL
     -- the deposit addresses of the entities whose type changed, without a change of their own
-    SELECT c.chain_type, c.address, NULL, false, false, 0, NULL, NULL
+    SELECT c.chain_type, c.address, NULL, false, false, 0, NULL, NULL, false
     FROM market.address_classes c
     WHERE c.deposit_service = ANY($9::text[])
       AND NOT EXISTS (SELECT 1 FROM changes i WHERE i.chain_type = c.chain_type AND i.address = c.address)
@@ -28,7 +29,7 @@ WITH changes AS (
            CASE WHEN s.sets THEN i.info ELSE c.info END AS info
     FROM input i
     LEFT JOIN market.address_classes c ON c.chain_type = i.chain_type AND c.address = i.address
-    CROSS JOIN LATERAL (SELECT i.sets_entity AND (c.version IS NULL OR i.version >= c.version OR i.version = 0) AS sets) s
+    CROSS JOIN LATERAL (SELECT i.sets_entity AND (c.version IS NULL OR i.version >= c.version OR i.version = 0 OR i.reset) AS sets) s
 ), next AS (
     SELECT a.*, (SELECT e.entity_type FROM market.entity_types e WHERE e.entity_id = a.deposit_service) AS deposit_type
     FROM applied a

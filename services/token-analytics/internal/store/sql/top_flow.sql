@@ -32,6 +32,9 @@ WITH deps AS (
            sum(out_value) AS out_value
     FROM legs
     GROUP BY n, address
+    -- an address whose legs of the window sum to nothing moved nothing: the row of a closed hour
+    -- whose transfers a reorg undid stays at zeros (rows are updated, never deleted)
+    HAVING sum(in_usd) <> 0 OR sum(in_value) <> 0 OR sum(out_usd) <> 0 OR sum(out_value) <> 0
     ORDER BY sum(in_usd) + sum(out_usd) DESC, n, address COLLATE "C"
     LIMIT $4
 ), chains AS (
