@@ -25,6 +25,7 @@ import (
 type additionsLabels struct {
 	mu    sync.Mutex
 	added []string
+	down  bool // every call fails with a 500
 	url   string
 }
 
@@ -38,7 +39,12 @@ func newAdditionsLabels(t *testing.T) *additionsLabels {
 			return
 		}
 		rw.Header().Set("Content-Type", "application/json")
+		l.mu.Lock()
+		down := l.down
+		l.mu.Unlock()
 		switch {
+		case down:
+			http.Error(rw, `{"error":"internal"}`, 500)
 		case r.URL.Path == "/user/labels" || r.URL.Path == "/user/entities":
 			_, _ = rw.Write([]byte(`[]`))
 		case (r.URL.Path == "/internal/additions/exch" || r.URL.Path == "/internal/additions/newco") && id.UserID == "user-owner":
@@ -340,4 +346,27 @@ func TestAdditionsOnReplay(t *testing.T) {
 	w.publish(out, marker)
 	owner = w.back(r, me, osess)
 	owner.expectDeliveries(att, sent{of[0], marker}, sent{of[1], marker})
+}
+
+// A v2 stream naming an operator entity needs the caller's additions: with user-labels failing
+// it is refused with a 503 naming user labels (not the session store), and created once it
+// answers again.
+func TestStreamWaitsForUserLabels(t *testing.T) {
+	w := newWorld(t)
+	ul := newAdditionsLabels(t)
+	w.attribute(addr(80), "exch", "cex", "")
+	r := w.start(func(c *streamfanout.Config) { c.UserLabelsURL = ul.url })
+	ul.mu.Lock()
+	ul.down = true
+	ul.mu.Unlock()
+	if a := w.call(r, ident("owner"), "POST", "/ws/v2/streams", `{"base":["exch"]}`); a.status != 503 ||
+		!jsonEqual(t, []byte(a.body), []byte(`{"error":"user labels are unavailable; retry later"}`)) {
+		t.Fatalf("v2 stream with user-labels down: %d %s", a.status, a.body)
+	}
+	ul.mu.Lock()
+	ul.down = false
+	ul.mu.Unlock()
+	if a := w.call(r, ident("owner"), "POST", "/ws/v2/streams", `{"base":["exch"]}`); a.status != 200 {
+		t.Fatalf("v2 stream with user-labels back: %d %s", a.status, a.body)
+	}
 }

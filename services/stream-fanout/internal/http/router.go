@@ -222,6 +222,12 @@ func (a api) createStream(c *gin.Context) {
 		httpx.Error(c, http.StatusServiceUnavailable, err.Error())
 		return
 	}
+	if errors.Is(err, ws.ErrLabelsUnavailable) {
+		_ = c.Error(err)
+		c.Header("Retry-After", "1")
+		httpx.Error(c, http.StatusServiceUnavailable, ws.ErrLabelsUnavailable.Error())
+		return
+	}
 	if err != nil {
 		failed(c, err)
 		return

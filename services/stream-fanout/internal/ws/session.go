@@ -27,6 +27,11 @@ import (
 // yet, so the client is told to retry (INTERNAL_ERROR, a v2 stream's 503), not that it is wrong.
 var ErrNamesLoading = errors.New("the replica is still loading its entity read model; retry shortly")
 
+// ErrLabelsUnavailable wraps a failure to read the caller's user entities or additions from
+// user-labels while building a filter: the filter cannot be built without them, and the client
+// is told which dependency to wait for.
+var ErrLabelsUnavailable = errors.New("user labels are unavailable; retry later")
+
 // compile validates a stored filter and builds it, resolving user entities.
 func (c *conn) compile(ctx context.Context, id string, raw filter.Raw) (*engine.Filter, error) {
 	f, err := c.build(ctx, id, raw, false)
@@ -126,7 +131,7 @@ func (c *conn) additions(ctx context.Context, id string) ([]string, error) {
 	}
 	addrs, err := c.h.additions(ctx, c.id, id)
 	if err != nil {
-		return nil, fmt.Errorf("additions to entity %s: %w", id, err)
+		return nil, fmt.Errorf("additions to entity %s: %w: %w", id, ErrLabelsUnavailable, err)
 	}
 	return addrs, nil
 }
@@ -153,7 +158,7 @@ func (c *conn) userEntity(ctx context.Context, n filter.Named) ([]string, error)
 		return nil, filter.UnknownUserEntity(n)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("user entity %s: %w", n.Ref.Value, err)
+		return nil, fmt.Errorf("user entity %s: %w: %w", n.Ref.Value, ErrLabelsUnavailable, err)
 	}
 	return appendNormalized([]string{}, ue.Addresses), nil
 }
