@@ -43,44 +43,46 @@ JOIN intel.addresses at ON at.chain_type = p.chain_type AND at.address = p.to_ad
 WHERE af.entity_id = at.entity_id
 GROUP BY 1;
 
--- Addresses whose entity a statement changed, with the entity they had before it: written by
--- row triggers, emptied by the statement trigger that follows, so it is empty outside a statement.
+-- Addresses whose entity the current statement changed, with the entity they had before it:
+-- written by row triggers, emptied by the statement trigger that follows, so it holds no rows
+-- outside a statement (and a transaction sees only its own).
 CREATE UNLOGGED TABLE intel.entity_moves (
     chain_type text NOT NULL,
     address    text NOT NULL,
-    old_entity text
+    old_entity text,
+    PRIMARY KEY (chain_type, address)
 );
 
--- apply_entity_moves moves the internal figures of the pairs touching the moved addresses from
+-- apply_entity_moves moves the internal figures of the pairs touching the queued addresses from
 -- the entities they counted for before the statement (a moved address's old entity, any other
--- address's entity, which the statement did not change) to those they count for now. It first
--- takes exclusively the lock transfer batches take shared and reorgs exclusively (store.reorgLock),
--- so no batch reading the old attributions is still uncommitted when the pairs are read (this
--- statement's snapshot sees every pair counted with them), and no batch reads the addresses
--- before this transaction commits. Each pair is read once, with the entities before and after.
+-- address's entity, which the statement did not change) to those they count for now, then
+-- empties the queue. It first takes exclusively the lock transfer batches take shared and reorgs
+-- exclusively (store.reorgLock), so no batch that read the old attributions is still
+-- uncommitted when the pairs are read (the statement's snapshot sees every pair counted with
+-- them), and no batch reads the attributions before this transaction commits. Each pair is read
+-- once, with the entities of its addresses before and after; the queue and the addresses are
+-- looked up by primary key, so the cost is that of reading the moved addresses' pairs.
 -- +goose StatementBegin
-CREATE FUNCTION intel.apply_entity_moves(cts text[], addrs text[], olds text[]) RETURNS void LANGUAGE plpgsql AS $$
+CREATE FUNCTION intel.apply_entity_moves() RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
-    IF coalesce(array_length(cts, 1), 0) = 0 THEN
+    IF NOT EXISTS (SELECT 1 FROM intel.entity_moves) THEN
         RETURN;
     END IF;
     PERFORM pg_advisory_xact_lock(7283400222);
-    WITH m AS (
-        SELECT DISTINCT ON (ct, addr) ct, addr, old FROM unnest(cts, addrs, olds) AS u(ct, addr, old)
-    ), p AS (
+    WITH p AS (
         SELECT p.chain_type, p.from_addr, p.to_addr, p.volume_usd, p.transfer_count
-        FROM m JOIN intel.pair_activity p ON p.chain_type = m.ct AND p.from_addr = m.addr
+        FROM intel.entity_moves m JOIN intel.pair_activity p ON p.chain_type = m.chain_type AND p.from_addr = m.address
         UNION
         SELECT p.chain_type, p.from_addr, p.to_addr, p.volume_usd, p.transfer_count
-        FROM m JOIN intel.pair_activity p ON p.chain_type = m.ct AND p.to_addr = m.addr
+        FROM intel.entity_moves m JOIN intel.pair_activity p ON p.chain_type = m.chain_type AND p.to_addr = m.address
     ), e AS (
         SELECT p.volume_usd, p.transfer_count,
-               CASE WHEN mf.addr IS NULL THEN af.entity_id ELSE mf.old END AS bf,
-               CASE WHEN mt.addr IS NULL THEN at.entity_id ELSE mt.old END AS bt,
+               CASE WHEN mf.address IS NULL THEN af.entity_id ELSE mf.old_entity END AS bf,
+               CASE WHEN mt.address IS NULL THEN at.entity_id ELSE mt.old_entity END AS bt,
                af.entity_id AS nf, at.entity_id AS nt
         FROM p
-        LEFT JOIN m mf ON mf.ct = p.chain_type AND mf.addr = p.from_addr
-        LEFT JOIN m mt ON mt.ct = p.chain_type AND mt.addr = p.to_addr
+        LEFT JOIN intel.entity_moves mf ON mf.chain_type = p.chain_type AND mf.address = p.from_addr
+        LEFT JOIN intel.entity_moves mt ON mt.chain_type = p.chain_type AND mt.address = p.to_addr
         LEFT JOIN intel.addresses af ON af.chain_type = p.chain_type AND af.address = p.from_addr
         LEFT JOIN intel.addresses at ON at.chain_type = p.chain_type AND at.address = p.to_addr
     ), d AS (
@@ -94,6 +96,7 @@ BEGIN
     SELECT entity_id, sum(usd), sum(n) FROM d GROUP BY entity_id ORDER BY entity_id
     ON CONFLICT (entity_id) DO UPDATE SET volume_usd = i.volume_usd + excluded.volume_usd,
         transfer_count = i.transfer_count + excluded.transfer_count;
+    DELETE FROM intel.entity_moves;
 END
 $$;
 -- +goose StatementEnd
@@ -120,16 +123,8 @@ $$;
 -- +goose StatementEnd
 -- +goose StatementBegin
 CREATE FUNCTION intel.addresses_apply_moves() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE
-    cts text[];
-    addrs text[];
-    olds text[];
 BEGIN
-    IF EXISTS (SELECT 1 FROM intel.entity_moves) THEN
-        WITH q AS (DELETE FROM intel.entity_moves RETURNING chain_type, address, old_entity)
-        SELECT array_agg(chain_type), array_agg(address), array_agg(old_entity) INTO cts, addrs, olds FROM q;
-        PERFORM intel.apply_entity_moves(cts, addrs, olds);
-    END IF;
+    PERFORM intel.apply_entity_moves();
     RETURN NULL;
 END
 $$;
@@ -148,5 +143,5 @@ DROP TRIGGER addresses_apply_moves ON intel.addresses;
 DROP TRIGGER addresses_queue_move_delete ON intel.addresses;
 DROP TRIGGER addresses_queue_move_insert ON intel.addresses;
 DROP TRIGGER addresses_queue_move_update ON intel.addresses;
-DROP FUNCTION intel.addresses_apply_moves(), intel.addresses_queue_move(), intel.apply_entity_moves(text[], text[], text[]);
+DROP FUNCTION intel.addresses_apply_moves(), intel.addresses_queue_move(), intel.apply_entity_moves();
 DROP TABLE intel.entity_moves, intel.entity_internal, intel.pair_activity;

@@ -37,6 +37,9 @@ var JournalRetention = 48 * time.Hour
 // reorgLock serialises transfer batches (shared) with reorgs (exclusive): a batch that started
 // before a reorg of its blocks would not see them orphaned, and the reorg would not see its
 // uncommitted facts, so they would stay counted.
+// Changes of an address's entity take it exclusively too (intel.apply_entity_moves, migration
+// 13, which names the same key): a batch counting a pair for the entity its addresses had would
+// otherwise commit after the change moved the entity's pairs, and stay counted for it (pairs.go).
 const reorgLock = 7283400222
 
 // appliedOffsets returns the highest offset applied per partition of topic.
