@@ -3,6 +3,7 @@ package intelligence
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/chainintel/chainintel/services/intelligence/internal/events"
 	"github.com/chainintel/chainintel/services/intelligence/internal/store"
 	"github.com/chainintel/chainintel/services/intelligence/internal/transfersclient"
+	"github.com/chainintel/chainintel/services/intelligence/migrations"
 	ulclient "github.com/chainintel/chainintel/services/user-labels/client"
 )
 
@@ -303,5 +305,43 @@ func TestEntityVolumeUnderConcurrentRelabels(t *testing.T) {
 		if a.VolumeUSD != want || a.TransferCount != n {
 			t.Errorf("%s: volume %v in %d transfers, want %v in %d", e, a.VolumeUSD, a.TransferCount, want, n)
 		}
+	}
+}
+
+// Migration 13 counts the pairs of the transfers the block journal holds, not orphaned, and the
+// internal figures from them: what the consumers keep for those transfers.
+func TestPairActivityMigrationCountsTheJournal(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	resetDB(t)
+	h := events.Handlers{Store: store.New(pool)}
+	w := newVolumeWorld()
+	w.importAttribution(t, "acme", "acme", "other")
+	if err := h.Transfers(ctx, msgs(eventsv1.TopicTransfers, w.transfers...)); err != nil {
+		t.Fatal(err)
+	}
+	w.importAttribution(t, "acme", "other", "acme")
+	if err := h.Reorgs(ctx, []eventbus.Message[*eventsv1.Reorg]{{Topic: eventsv1.TopicReorgs, Msg: &eventsv1.Reorg{Chain: "ethereum",
+		Orphaned: []*eventsv1.Reorg_Block{{Number: 3, Hash: "0xb2"}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	want := heuristicInputs(t, pool)
+	m, err := fs.ReadFile(migrations.FS, "00013_pair_activity.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(m)
+	from, to := strings.Index(text, "INSERT INTO intel.pair_activity"), strings.Index(text, "-- Addresses whose entity")
+	if from < 0 || to < from {
+		t.Fatal("the migration's counting statements not found")
+	}
+	if _, err := pool.Exec(ctx, `TRUNCATE intel.pair_activity, intel.entity_internal`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, text[from:to]); err != nil {
+		t.Fatal(err)
+	}
+	if got := heuristicInputs(t, pool); got != want || !strings.Contains(got, "acme 7 1") {
+		t.Fatalf("counted by the migration:\n%s\nwant (as consumed):\n%s", got, want)
 	}
 }
