@@ -37,6 +37,9 @@ var JournalRetention = 48 * time.Hour
 // reorgLock serialises transfer batches (shared) with reorgs (exclusive): a batch that started
 // before a reorg of its blocks would not see them orphaned, and the reorg would not see its
 // uncommitted facts, so they would stay counted.
+// Changes of an address's entity take it exclusively too (intel.apply_entity_moves, migration
+// 13, which names the same key): a batch counting a pair for the entity its addresses had would
+// otherwise commit after the change moved the entity's pairs, and stay counted for it (pairs.go).
 const reorgLock = 7283400222
 
 // appliedOffsets returns the highest offset applied per partition of topic.
@@ -76,10 +79,11 @@ type act struct {
 	first, last int64
 }
 
-// tally sums what transfers add to the edges and the address activity.
+// tally sums what transfers add to the edges, the address activity and the pair activity.
 type tally struct {
 	edges map[[3]string]*edgeSum // chain, from, to
 	acts  map[actKey]*act
+	pairs map[[3]string]*pairSum // chain type, from, to
 }
 
 type edgeSum struct {
@@ -88,7 +92,9 @@ type edgeSum struct {
 	first, last int64
 }
 
-func newTally() *tally { return &tally{edges: map[[3]string]*edgeSum{}, acts: map[actKey]*act{}} }
+func newTally() *tally {
+	return &tally{edges: map[[3]string]*edgeSum{}, acts: map[actKey]*act{}, pairs: map[[3]string]*pairSum{}}
+}
 
 // add counts one transfer.
 func (y *tally) add(chain, ct, from, to string, usd float64, ms int64) {
@@ -108,6 +114,13 @@ func (y *tally) add(chain, ct, from, to string, usd float64, ms int64) {
 		return
 	}
 	addAct(to)
+	pk := [3]string{ct, from, to}
+	if p := y.pairs[pk]; p == nil {
+		y.pairs[pk] = &pairSum{usd: usd, n: 1}
+	} else {
+		p.usd += usd
+		p.n++
+	}
 	k := [3]string{chain, from, to}
 	if e := y.edges[k]; e == nil {
 		y.edges[k] = &edgeSum{ct: ct, n: 1, first: ms, last: ms}
@@ -117,8 +130,11 @@ func (y *tally) add(chain, ct, from, to string, usd float64, ms int64) {
 	}
 }
 
-// save adds the tally to intel.edges and intel.address_activity.
+// save adds the tally to intel.edges, intel.address_activity and the pair activity (savePairs).
 func (y *tally) save(ctx context.Context, tx pgx.Tx) error {
+	if err := y.savePairs(ctx, tx); err != nil {
+		return err
+	}
 	var ch, ct, fr, to []string
 	var en, fi, la []int64
 	for k, e := range y.edges {
@@ -416,10 +432,13 @@ func journalTally(rows pgx.Rows, chain string) (*tally, []string, error) {
 	return sums, all, rows.Err()
 }
 
-// takeBack subtracts the tally's counts and volumes from intel.edges and intel.address_activity
-// and drops the rows it empties (first and last times are not taken back: a min or max cannot
-// be undone).
+// takeBack subtracts the tally's counts and volumes from intel.edges, intel.address_activity
+// and the pair activity (takeBackPairs) and drops the rows it empties (first and last times are
+// not taken back: a min or max cannot be undone).
 func (y *tally) takeBack(ctx context.Context, tx pgx.Tx) error {
+	if err := y.takeBackPairs(ctx, tx); err != nil {
+		return err
+	}
 	var actCT, actAddr []string
 	var usd []float64
 	var n []int64

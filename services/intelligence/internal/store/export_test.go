@@ -8,3 +8,7 @@ const VersionLock = versionLock
 
 // HeuristicsLock is the advisory lock a heuristics pass holds, for tests that take it.
 const HeuristicsLock = heuristicsLock
+
+// ReorgLock is the advisory lock transfer batches take shared, and reorgs and entity moves
+// exclusively, for tests that take it.
+const ReorgLock = reorgLock

@@ -202,26 +202,3 @@ func (s *Store) TagSummary(ctx context.Context, id string) (TagSummary, error) {
 	}
 	return ts, nil
 }
-
-// EntityActivity is the precomputed activity of an operator entity's addresses.
-type EntityActivity struct {
-	NumAddresses  int64
-	VolumeUSD     float64
-	TransferCount int64
-	FirstMs       int64 // 0 when no activity
-	LastMs        int64
-}
-
-// EntityActivity sums the activity of the addresses attributed to entityID.
-func (s *Store) EntityActivity(ctx context.Context, entityID string) (EntityActivity, error) {
-	var ea EntityActivity
-	err := s.pool.QueryRow(ctx, `SELECT count(*), COALESCE(sum(act.volume_usd), 0), COALESCE(sum(act.transfer_count), 0),
-			COALESCE(min(act.first_ms), 0), COALESCE(max(act.last_ms), 0)
-		FROM intel.addresses a
-		LEFT JOIN intel.address_activity act ON act.chain_type = a.chain_type AND act.address = a.address
-		WHERE a.entity_id = $1`, entityID).Scan(&ea.NumAddresses, &ea.VolumeUSD, &ea.TransferCount, &ea.FirstMs, &ea.LastMs)
-	if err != nil {
-		return ea, fmt.Errorf("entity %s activity: %w", entityID, err)
-	}
-	return ea, nil
-}
