@@ -64,7 +64,9 @@ func BenchmarkDepositDetection(b *testing.B) {
 			hot[a.Chain+":"+a.Address] = a.Entity
 		}
 	}
-	swept := map[string]bool{} // chain type:address of deposit addresses seen sweeping
+	swept := map[string]bool{}  // chain type:address of deposit addresses seen sweeping
+	var consuming time.Duration // in the transfer consumer's handler, for its rate
+	consumed := 0
 	for done := 0; done < txs; {
 		n := min(2000, txs-done)
 		batch := w.Next(n)
@@ -78,9 +80,12 @@ func BenchmarkDepositDetection(b *testing.B) {
 				swept[string(c.Type)+":"+canonical(c.Type, t.From)] = true
 			}
 		}
+		start := time.Now()
 		if err := h.Transfers(ctx, tm); err != nil {
 			b.Fatal(err)
 		}
+		consuming += time.Since(start)
+		consumed += len(tm)
 		xm := make([]eventbus.Message[*eventsv1.Transaction], len(batch.Transactions))
 		for i, t := range batch.Transactions {
 			xm[i] = eventbus.Message[*eventsv1.Transaction]{Topic: eventsv1.TopicTransactions, Msg: t}
@@ -141,6 +146,7 @@ func BenchmarkDepositDetection(b *testing.B) {
 	b.ReportMetric(recall, "recall_all")
 	b.ReportMetric(purity, "cluster_purity")
 	b.ReportMetric(float64(len(sum.Deposits)), "detected")
+	b.ReportMetric(float64(consumed)/consuming.Seconds(), "consumed_transfers/s")
 	b.Logf("world seed %d, %d txs, %d transfers: %d ground-truth deposit addresses (%d swept at least once); detected %d, %d correct; "+
 		"precision %.4f, recall %.4f of swept, %.4f of all; %d clusters over %d addresses, purity %.4f",
 		seed, txs, offset, len(truth), observable, len(sum.Deposits), tp, precision, recallObs, recall, sum.Clusters, sum.Clustered, purity)
