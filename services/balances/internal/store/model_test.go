@@ -34,7 +34,9 @@ type mObs struct {
 	folded, pruned, hidden bool
 }
 
-func (o *mObs) key() store.Key { return store.Key{Chain: o.o.Chain, Address: o.o.Address, Token: o.o.Token} }
+func (o *mObs) key() store.Key {
+	return store.Key{Chain: o.o.Chain, Address: o.o.Address, Token: o.o.Token}
+}
 
 type mAttr struct {
 	entity  string // "" for an attribution without an operator entity
