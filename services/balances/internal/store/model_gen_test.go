@@ -215,11 +215,12 @@ func (g *modelGen) appendOp() modelOp {
 }
 
 // reorgOp replaces the last blocks of a chain (or, one time in four, blocks far before the tip,
-// deeper than the retention) with new hashes or hashes they had before; or redelivers an
-// earlier reorg.
+// deeper than the retention) with new hashes or hashes they had before; or redelivers the last
+// reorg (an earlier one alone, after newer ones, is no redelivery the consumer makes: it
+// replays from its committed offset, in order).
 func (g *modelGen) reorgOp() modelOp {
 	if len(g.reorgs) > 0 && g.rng.IntN(8) == 0 {
-		return g.reorgs[g.rng.IntN(len(g.reorgs))]
+		return g.reorgs[len(g.reorgs)-1]
 	}
 	chain := modelChains[g.rng.IntN(len(modelChains))]
 	tip := g.tip[chain]

@@ -69,6 +69,9 @@ func runModel(s *store.Store, ops []modelOp) (int, error) {
 		if err := step(ctx, s, m, op); err != nil {
 			return i, err
 		}
+		if two := m.twoCanonical(); two != "" {
+			return i, fmt.Errorf("invalid sequence: %s", two)
+		}
 		if err := compare(ctx, s, m, i); err != nil {
 			return i, err
 		}

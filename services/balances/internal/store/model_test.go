@@ -20,6 +20,7 @@ package store_test
 // say such a reorg does (it rebuilds the touched days from the kept rows only).
 
 import (
+	"fmt"
 	"math/big"
 	"sort"
 	"time"
@@ -306,4 +307,22 @@ func (m *balModel) prunable(o *mObs) bool {
 		}
 	}
 	return false
+}
+
+// twoCanonical names a block number of which two hashes carry observations and neither is
+// orphaned: no chain has that (a sequence the minimiser shortens can, by leaving out the reorg
+// between them), and the newest-by-block rules say nothing of which wins.
+func (m *balModel) twoCanonical() string {
+	seen := map[[2]string]string{}
+	for _, o := range m.obs {
+		if m.void(o) {
+			continue
+		}
+		b := [2]string{o.o.Chain, fmt.Sprint(o.o.BlockNumber)}
+		if h, ok := seen[b]; ok && h != o.o.BlockHash {
+			return fmt.Sprintf("%s block %s has hashes %s and %s", b[0], b[1], h, o.o.BlockHash)
+		}
+		seen[b] = o.o.BlockHash
+	}
+	return ""
 }
