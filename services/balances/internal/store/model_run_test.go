@@ -66,7 +66,7 @@ func runModel(s *store.Store, ops []modelOp) (int, error) {
 	ctx := context.Background()
 	m := newBalModel()
 	for i, op := range ops {
-		if err := step(ctx, s, m, op); err != nil {
+		if err := modelStep(ctx, s, m, op); err != nil {
 			return i, err
 		}
 		if two := m.twoCanonical(); two != "" {
@@ -79,7 +79,7 @@ func runModel(s *store.Store, ops []modelOp) (int, error) {
 	return len(ops), nil
 }
 
-func step(ctx context.Context, s *store.Store, m *balModel, op modelOp) error {
+func modelStep(ctx context.Context, s *store.Store, m *balModel, op modelOp) error {
 	switch op.kind {
 	case opAppend:
 		m.appendObs(op.obs)
@@ -245,7 +245,7 @@ func (m *balModel) days() []time.Time {
 	return out
 }
 
-func refs(addrs []string) []store.Ref {
+func modelRefs(addrs []string) []store.Ref {
 	out := make([]store.Ref, len(addrs))
 	for i, a := range addrs {
 		out[i] = store.Ref{ChainType: "evm", Address: a}
@@ -298,7 +298,7 @@ func compareAddresses(ctx context.Context, s *store.Store, m *balModel, addrs []
 		}
 		got = holdingFigures(hs)
 	} else {
-		hs, err := s.SetBalances(ctx, refs(addrs), modelChains)
+		hs, err := s.SetBalances(ctx, modelRefs(addrs), modelChains)
 		if err != nil {
 			return err
 		}
@@ -307,7 +307,7 @@ func compareAddresses(ctx context.Context, s *store.Store, m *balModel, addrs []
 	if err := same(fmt.Sprintf("current balances of %v", addrs), got.String(), m.currentSum(addrs).String()); err != nil {
 		return err
 	}
-	cs, err := s.SetChanges(ctx, refs(addrs), modelChains)
+	cs, err := s.SetChanges(ctx, modelRefs(addrs), modelChains)
 	if err != nil {
 		return err
 	}
