@@ -71,3 +71,31 @@ func TestEntityTotalsEqualSummedAddresses(t *testing.T) {
 		t.Fatalf("e1 after the reorg: %s, want [ethereum/=150]", got)
 	}
 }
+
+// An operator entity's balances of a past day counted back from its totals (EntityBalancesBack,
+// /balances/entity's totalBalance24hAgo) include a token it held then and holds none of now:
+// whether its member's readings of both days came in one round (the token's total is 0 from the
+// start) or the member joined the entity holding 0 (the model-based test's minimal cases).
+func TestEntityBackCountsTokensHeldNoMore(t *testing.T) {
+	ctx := context.Background()
+	s := fresh(t)
+	e1, e2 := &store.Entity{ID: "e1", Name: "One", Type: "cex"}, &store.Entity{ID: "e2", Name: "Two", Type: "cex"}
+	must(s.ApplyAttributions(ctx, []store.Attribution{{ChainType: "evm", Address: a1, Entity: e1, Version: 1}}))
+	const held = "4216643539867649861395045"
+	must(s.WriteObservations(ctx, []store.Observation{obs(a1, tok, 17, day0.AddDate(0, 0, 1), "0"), obs(a1, tok, 15, day0, held)}))
+	must(s.WriteObservations(ctx, []store.Observation{obs(a2, tok, 17, day0.AddDate(0, 0, 1), "0"), obs(a2, tok, 15, day0, held)}))
+	must(s.ApplyAttributions(ctx, []store.Attribution{{ChainType: "evm", Address: a2, Entity: e2, Version: 1}}))
+	chains := []string{"ethereum"}
+	for _, e := range []string{"e1", "e2"} {
+		for _, c := range []struct {
+			day  time.Time
+			want string
+		}{{day0.AddDate(0, 0, -1), "[]"}, {day0, "[ethereum/" + tok + "=" + held + "]"}, {day0.AddDate(0, 0, 1), "[]"}} {
+			at := holdingsText(must(s.EntityBalancesAt(ctx, e, chains, c.day)))
+			back := holdingsText(must(s.EntityBalancesBack(ctx, e, chains, c.day)))
+			if at != c.want || back != c.want {
+				t.Errorf("%s on %s: summed up %s, counted back %s, want %s", e, c.day.Format("2006-01-02"), at, back, c.want)
+			}
+		}
+	}
+}

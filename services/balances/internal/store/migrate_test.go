@@ -118,3 +118,55 @@ func waitLocks(t *testing.T, pool *pgxpool.Pool, n int, done <-chan error) {
 		}
 	}
 }
+
+// Migration 00009 over a version 8 database: an entity whose rows of entity_change have no row of
+// entity_current (a writer skipped it at 0) gets one at the sum of its changes, so its past is
+// counted back again; existing rows stay as they are.
+func TestMigration9AddsEntityCurrentRows(t *testing.T) {
+	ctx := context.Background()
+	url, drop, err := pgtest.CreateDatabase(ctx, "balances_migrate9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(drop)
+	pool, err := pgstore.Connect(ctx, url, pgstore.Options{MaxConns: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	if _, err := pool.Exec(ctx, `CREATE SCHEMA balances`); err != nil {
+		t.Fatal(err)
+	}
+	db := pgstore.OpenDB(pool)
+	t.Cleanup(func() { db.Close() })
+	p, err := goose.NewProvider(goose.DialectPostgres, db, migrations.FS,
+		goose.WithTableName(migrations.Schema+".goose_db_version"), goose.WithDisableGlobalRegistry(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.UpTo(ctx, 8); err != nil {
+		t.Fatal(err)
+	}
+	// x held tok on day 0 and sold it on day 1 (no entity_current row); its native row exists.
+	if _, err := pool.Exec(ctx, `INSERT INTO balances.entity_change VALUES ('x', 'ethereum', $1, '2026-03-01', 9), ('x', 'ethereum', $1, '2026-03-02', -9),
+		('x', 'ethereum', '', '2026-03-01', 4)`, tok); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO balances.entity_current VALUES ('x', 'ethereum', '', 4)`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s := store.New(pool)
+	if got := holdingsText(must(s.EntityBalancesBack(ctx, "x", []string{"ethereum"}, day0))); got != "[ethereum/"+tok+"=9 ethereum/=4]" {
+		t.Fatalf("x on day 0 counted back: %s", got)
+	}
+	var rows string
+	if err := pool.QueryRow(ctx, `SELECT string_agg(token || '=' || balance, ' ' ORDER BY token) FROM balances.entity_current`).Scan(&rows); err != nil {
+		t.Fatal(err)
+	}
+	if rows != "=4 "+tok+"=0" {
+		t.Fatalf("entity_current = %s", rows)
+	}
+}

@@ -507,3 +507,38 @@ func TestPruneReorgOfPrunedBlockReported(t *testing.T) {
 		t.Fatalf("a reorg within the retention: %+v", res)
 	}
 }
+
+// A reorg deeper than the retention that leaves a key no surviving observation (it orphans the
+// key's base, and the pruner deleted the key's older readings) takes the key's whole history
+// with its current row: the days before the rebuilt ones held a pruned reading's balance that no
+// current row backs, and the key's entity's totals (moved by the snapshots' changes) would have
+// kept it while the summed addresses did not (the model-based test's minimal case).
+func TestPruneDeepReorgLeavingNothingClearsHistory(t *testing.T) {
+	ctx := context.Background()
+	s := fresh(t)
+	const big = "3608580670741770498339917"
+	x := &store.Entity{ID: "x", Name: "X", Type: "cex"}
+	must(s.ApplyAttributions(ctx, []store.Attribution{{ChainType: "evm", Address: a1, Entity: x, Version: 1}}))
+	must(s.WriteObservations(ctx, []store.Observation{obs(a1, tok, 14, day0.AddDate(0, 0, 1), big), obs(a1, tok, 19, day0.AddDate(0, 0, 2), "0"),
+		obs(a2, "", 41, day0.AddDate(0, 0, 5), "5")}))
+	// Chain time is day 5, the horizon day 4: block 14 is superseded by block 19 before it.
+	if res := must(s.PrunePass(ctx, 24*time.Hour, 1)); res.Pruned != 1 {
+		t.Fatalf("pruned %d, want block 14's reading", res.Pruned)
+	}
+	if res := must(s.ApplyReorg(ctx, "ethereum", 19, []string{hashOf(19)}, nil)); res.BeforeHorizon != 1 || res.Keys != 1 {
+		t.Fatalf("reorg = %+v, want one key and one observation before the horizon", res)
+	}
+	chains := []string{"ethereum"}
+	for _, c := range []struct{ what, got, want string }{
+		{"a1 current", state(t, s, `SELECT count(*)::text FROM balances.current WHERE address = $1 AND token = $2`, a1, tok), "0"},
+		{"a1 on day 1", snapshot(t, s, a1, tok, "2026-03-02"), "0"},
+		{"a1 on day 2", snapshot(t, s, a1, tok, "2026-03-03"), "0"},
+		{"x on day 1", entityAt(t, s, "x", "2026-03-02"), "0"},
+		{"x totals", holdingsText(must(s.EntityBalances(ctx, "x", chains))), "[]"},
+		{"x summed", holdingsText(must(s.SummedEntityBalances(ctx, "x", chains))), "[]"},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s = %s, want %s", c.what, c.got, c.want)
+		}
+	}
+}

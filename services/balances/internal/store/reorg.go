@@ -85,6 +85,14 @@ func (s *Store) ApplyReorg(ctx context.Context, chain string, from int64, orphan
 				p.since = d
 			}
 		}
+		for _, p := range plans {
+			// A key left with no surviving observation loses its current row and every snapshot:
+			// in a reorg deeper than the retention, the days before the touched ones may hold the
+			// balance of a pruned row, which no current row would back any more.
+			if p.top == nil {
+				p.since = time.Time{}
+			}
+		}
 		rebuilt, err := s.loadDaily(ctx, tx, "surviving_daily", keys, plans)
 		if err != nil {
 			return err

@@ -490,7 +490,13 @@ func (s *Store) planKey(k Key, p *plan, oldCur map[Key]Current, before []Point, 
 	for _, d := range deltas {
 		addTo(w.entChange, [4]string{entity, k.Chain, k.Token, d.Day.Format(dateFmt)}, d.Delta)
 	}
-	addTo(w.entCurrent, [3]string{entity, k.Chain, k.Token}, final)
+	ek := [3]string{entity, k.Chain, k.Token}
+	addTo(w.entCurrent, ek, final)
+	if _, ok := w.entCurrent[ek]; !ok && len(deltas) > 0 {
+		// A row at 0 too: read_entity_back.sql counts an entity's past back from its rows of
+		// entity_current, so every token it has changes of needs one.
+		w.entCurrent[ek] = new(big.Int)
+	}
 }
 
 // planCurrent adds the key's current row and supply changes to w and returns the day of the

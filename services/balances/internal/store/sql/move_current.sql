@@ -1,4 +1,6 @@
--- Moves the current balances of relabelled addresses between entities (as move_change).
+-- Moves the current balances of relabelled addresses between entities (as move_change). A zero
+-- balance still writes its row: read_entity_back.sql counts an entity's past back from its rows,
+-- so every token the entity has changes of (move_change moves the snapshots) needs one.
 WITH m AS (
   SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS m(chain_type, address, old_id, new_id)
 ), d AS (
@@ -13,5 +15,5 @@ WITH m AS (
   ) x GROUP BY 1, 2, 3
 )
 INSERT INTO balances.entity_current AS e (entity_id, chain, token, balance)
-SELECT entity_id, chain, token, balance FROM moved WHERE balance <> 0
+SELECT entity_id, chain, token, balance FROM moved
 ON CONFLICT (entity_id, chain, token) DO UPDATE SET balance = e.balance + excluded.balance
