@@ -124,26 +124,7 @@ func waitLocks(t *testing.T, pool *pgxpool.Pool, n int, done <-chan error) {
 // counted back again; existing rows stay as they are.
 func TestMigration9AddsEntityCurrentRows(t *testing.T) {
 	ctx := context.Background()
-	url, drop, err := pgtest.CreateDatabase(ctx, "balances_migrate9")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(drop)
-	pool, err := pgstore.Connect(ctx, url, pgstore.Options{MaxConns: 5})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	if _, err := pool.Exec(ctx, `CREATE SCHEMA balances`); err != nil {
-		t.Fatal(err)
-	}
-	db := pgstore.OpenDB(pool)
-	t.Cleanup(func() { db.Close() })
-	p, err := goose.NewProvider(goose.DialectPostgres, db, migrations.FS,
-		goose.WithTableName(migrations.Schema+".goose_db_version"), goose.WithDisableGlobalRegistry(true))
-	if err != nil {
-		t.Fatal(err)
-	}
+	pool, p := pgtest.MigrationDB(t, "balances_migrate9", migrations.Schema, migrations.FS, 5)
 	if _, err := p.UpTo(ctx, 8); err != nil {
 		t.Fatal(err)
 	}
