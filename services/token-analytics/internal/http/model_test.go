@@ -26,15 +26,18 @@ import (
 )
 
 // The model-based test: random sequences of transfer batches (open hours, late copies into
-// closed hours, redeliveries, mixed batches), reorgs and reorgs back, relabels, swaps, hour
-// closes, clock moves and restarts of the kept top_flow sums, on a small world, with
+// closed hours, redeliveries, mixed batches), reorgs and reorgs back, relabels, swaps, deposit
+// addresses and their exchanges' entity records, hour closes, clock moves and restarts of the
+// kept top_flow sums, on a small world, with
 // /token/top_flow, /token/volume and /token/top compared after every few steps with a plain
 // in-memory model of the rules of
 // docs/token-analytics.md ("Flow rollups", "Natural ids", "Routes"): of every natural id the
 // counted copy (none when all its blocks are orphaned, else the one counted already if its block
 // is not orphaned, else the first by block hash), each counted transfer its receiver's in and
-// its sender's out, classed by the current entity type of the counterparty (cex, dex, else
-// none), in the hour of its block. top_flow is asked of a store keeping sums (the kept path,
+// its sender's out, classed by the current class of the counterparty (cex or dex by its
+// attributed entity's type, dex as a pool, else for a deposit address its exchange's current
+// type: a cex's deposit address's receipts CEX inflow and its payments taken out of it), in the
+// hour of its block. top_flow is asked of a store keeping sums (the kept path,
 // whose answers must equal top_flow.sql's whole bodies) and of one keeping none (top_flow.sql).
 
 var (
@@ -667,8 +670,8 @@ func (w *mwWorld) get(h http.Handler, path string) string {
 // randomStep does one random thing to the world.
 func (w *mwWorld) randomStep() {
 	hour := w.clock.Truncate(time.Hour)
-	switch p := w.r.IntN(112); {
-	case p >= 106:
+	switch p := w.r.IntN(120); {
+	case p >= 110:
 		w.exchangeStep()
 	case p >= 100:
 		w.depositStep()
@@ -767,18 +770,18 @@ func (w *mwWorld) depositStep() {
 
 // exchangeStep delivers one or two entity records of the exchanges: a type (cex, fund, dex) of
 // a newer entity version, an older or equal one, or version 0, carried by the exchange wallet's
-// attribution (itself maybe older than the stored one) or as another address's prediction; two
-// in a batch are often of one exchange.
+// attribution (itself maybe older than the stored one) or as another address's prediction; up
+// to three in a batch, mostly of one exchange.
 func (w *mwWorld) exchangeStep() {
 	var recs []mwAttr
 	x := mwExchanges[w.r.IntN(len(mwExchanges))]
-	for range 1 + w.r.IntN(2) {
-		if len(recs) > 0 && w.r.IntN(2) == 0 {
+	for range 1 + w.r.IntN(3) {
+		if len(recs) > 0 && w.r.IntN(4) == 0 {
 			x = mwExchanges[w.r.IntN(len(mwExchanges))]
 		}
 		e := &mwEntity{id: x.id, typ: []string{"cex", "cex", "fund", "fund", "dex"}[w.r.IntN(5)]}
 		switch p := w.r.IntN(10); {
-		case p < 6:
+		case p < 5:
 			w.entVer[x.id]++
 			e.version = w.entVer[x.id]
 		case p < 8:
@@ -1079,7 +1082,7 @@ func newModelWorld(t *testing.T, seed uint64) *mwWorld {
 // the model after every few steps.
 func TestRollupsMatchModel(t *testing.T) {
 	var hits int64
-	for seed := range uint64(5) {
+	for seed := range uint64(8) {
 		w := newModelWorld(t, seed)
 		// a history of closed hours first: transfers over the last nine hours, closed
 		w.step("history batch")
