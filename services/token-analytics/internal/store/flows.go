@@ -274,7 +274,7 @@ func (s *Store) ApplyClasses(ctx context.Context, cs []app.ClassChange) error {
 	if len(cs) == 0 {
 		return nil
 	}
-	ents := entityTypes(cs)
+	ents, entResets := entityTypes(cs)
 	last, resets := lastPerAddress(cs)
 	args, err := classArgs(last)
 	if err != nil {
@@ -290,7 +290,7 @@ func (s *Store) ApplyClasses(ctx context.Context, cs []app.ClassChange) error {
 			for i, e := range ents {
 				ids[i], types[i], versions[i] = e.ID, e.Type, e.Version
 			}
-			rows, err := tx.Query(ctx, sqlEntityTypesApply, ids, types, versions)
+			rows, err := tx.Query(ctx, sqlEntityTypesApply, ids, types, versions, entResets)
 			if err != nil {
 				return false, err
 			}
@@ -354,23 +354,38 @@ func classArgs(cs []app.ClassChange) ([]any, error) {
 	return []any{types, addrs, ents, sets, pools, versions, infos, deposits}, nil
 }
 
-// entityTypes are the entity records of cs, the highest version of each id (of equal versions
-// the last), in id order.
-func entityTypes(cs []app.ClassChange) []app.EntityType {
-	by := map[string]app.EntityType{}
+// entityTypes merges the entity records of cs into one per id, in id order, as applying them in
+// turn would leave it: the highest version since the batch's last record of version 0 (which
+// applies whatever is stored; of equal versions the last). resets[i] says a record of version 0
+// came before out[i]: out[i] then applies whatever version is stored, as it would after that
+// record (a record of version 0 then an older one than the stored in one batch leaves the older
+// one's type, as in two batches).
+func entityTypes(cs []app.ClassChange) (out []app.EntityType, resets []bool) {
+	type merged struct {
+		e     app.EntityType
+		reset bool
+	}
+	by := map[string]merged{}
 	for _, c := range cs {
 		for _, e := range c.Entities {
-			if o, ok := by[e.ID]; !ok || e.Version >= o.Version || e.Version == 0 {
-				by[e.ID] = e
+			o, ok := by[e.ID]
+			switch {
+			case !ok:
+				by[e.ID] = merged{e: e}
+			case e.Version >= o.e.Version || e.Version == 0:
+				by[e.ID] = merged{e: e, reset: o.reset || o.e.Version == 0}
 			}
 		}
 	}
-	out := make([]app.EntityType, 0, len(by))
-	for _, e := range by {
-		out = append(out, e)
+	ids := make([]string, 0, len(by))
+	for id := range by {
+		ids = append(ids, id)
 	}
-	slices.SortFunc(out, func(a, b app.EntityType) int { return strings.Compare(a.ID, b.ID) })
-	return out
+	slices.Sort(ids)
+	for _, id := range ids {
+		out, resets = append(out, by[id].e), append(resets, by[id].reset)
+	}
+	return out, resets
 }
 
 // lastPerAddress merges the changes of one address into one, as applying them in turn would
