@@ -52,11 +52,6 @@ var previousWrites = []struct {
 func TestMigrationFailsPreviousWriters(t *testing.T) {
 	ctx := context.Background()
 	pool := pgtest.Pool(t)
-	if _, err := pool.Exec(ctx, `INSERT INTO intel.consumer_offsets (topic, partition, applied_offset) VALUES ('chain.transfers.v1', 0, 5)
-		ON CONFLICT DO NOTHING`); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _, _ = pool.Exec(ctx, `DELETE FROM intel.consumer_offsets WHERE topic = 'chain.transfers.v1'`) })
 	for _, w := range previousWrites {
 		tx, err := pool.Begin(ctx)
 		if err != nil {
