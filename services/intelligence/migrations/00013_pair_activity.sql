@@ -7,6 +7,30 @@
 -- pair_activity: USD volume and transfer count per (chain type, from, to), from != to, kept as
 -- address_activity is (chain.transfers.v1, idempotent, reorgs take it back) and never pruned
 -- (edges are, and hold no USD). It is what a relabel recomputes internal figures from.
+--
+-- goose runs this file as one READ COMMITTED transaction. Its first statements wait for, then
+-- hold off until it commits, the writers whose changes the counting below must see whole:
+-- writers of intel.addresses (imports, relabels, heuristics: ROW EXCLUSIVE, which SHARE ROW
+-- EXCLUSIVE excludes, as CREATE TRIGGER would take it anyway; readers are not held) and transfer
+-- batches (reorgLock shared) and reorgs (exclusive), by taking store.reorgLock exclusively. Each
+-- statement below then sees every committed batch, reorg and relabel, and none commits until the
+-- triggers exist. Replicas of the previous release take reorgLock without touching addresses and
+-- write addresses without reorgLock, so the two waits cannot form a cycle with them.
+LOCK TABLE intel.addresses IN SHARE ROW EXCLUSIVE MODE;
+SELECT pg_advisory_xact_lock(7283400222);
+
+-- Migrations run before a rolling upgrade, so replicas of the previous release keep consuming
+-- beside this one for a while: their transfer batches and reorgs change address_activity and the
+-- journal but not the pairs nor the internal figures, so a reorg by a new replica would take
+-- back pairs they never added (negative internal figures), and one of theirs would leave pairs
+-- of new replicas counted. These renames make those writes fail, rolled back and retried,
+-- uncommitted, by replicas of this release (docs/intelligence.md, "Rolling upgrade to migration
+-- 13"): every transfer batch of theirs first reads consumer_offsets' "offset", every reorg first
+-- inserts into or deletes from orphaned_blocks by block_hash (and their batches' block states
+-- name it too). Readers do not name either table.
+ALTER TABLE intel.consumer_offsets RENAME COLUMN "offset" TO applied_offset;
+ALTER TABLE intel.orphaned_blocks RENAME COLUMN block_hash TO hash;
+
 CREATE TABLE intel.pair_activity (
     chain_type     text NOT NULL,
     from_addr      text NOT NULL,
@@ -145,3 +169,5 @@ DROP TRIGGER addresses_queue_move_insert ON intel.addresses;
 DROP TRIGGER addresses_queue_move_update ON intel.addresses;
 DROP FUNCTION intel.addresses_apply_moves(), intel.addresses_queue_move(), intel.apply_entity_moves();
 DROP TABLE intel.entity_moves, intel.entity_internal, intel.pair_activity;
+ALTER TABLE intel.orphaned_blocks RENAME COLUMN hash TO block_hash;
+ALTER TABLE intel.consumer_offsets RENAME COLUMN applied_offset TO "offset";

@@ -44,7 +44,7 @@ const reorgLock = 7283400222
 
 // appliedOffsets returns the highest offset applied per partition of topic.
 func appliedOffsets(ctx context.Context, tx pgx.Tx, topic string) (map[int]int64, error) {
-	rows, err := tx.Query(ctx, `SELECT partition, "offset" FROM intel.consumer_offsets WHERE topic = $1 FOR UPDATE`, topic)
+	rows, err := tx.Query(ctx, `SELECT partition, applied_offset FROM intel.consumer_offsets WHERE topic = $1 FOR UPDATE`, topic)
 	if err != nil {
 		return nil, fmt.Errorf("load offsets of %s: %w", topic, err)
 	}
@@ -63,8 +63,8 @@ func appliedOffsets(ctx context.Context, tx pgx.Tx, topic string) (map[int]int64
 
 func saveOffsets(ctx context.Context, tx pgx.Tx, topic string, hi map[int]int64) error {
 	for p, o := range hi {
-		if _, err := tx.Exec(ctx, `INSERT INTO intel.consumer_offsets (topic, partition, "offset") VALUES ($1, $2, $3)
-			ON CONFLICT (topic, partition) DO UPDATE SET "offset" = GREATEST(intel.consumer_offsets."offset", excluded."offset")`, topic, p, o); err != nil {
+		if _, err := tx.Exec(ctx, `INSERT INTO intel.consumer_offsets (topic, partition, applied_offset) VALUES ($1, $2, $3)
+			ON CONFLICT (topic, partition) DO UPDATE SET applied_offset = GREATEST(intel.consumer_offsets.applied_offset, excluded.applied_offset)`, topic, p, o); err != nil {
 			return fmt.Errorf("save offsets of %s: %w", topic, err)
 		}
 	}
@@ -329,9 +329,9 @@ func blockStates(ctx context.Context, tx pgx.Tx, ts []TransferFact) (map[[2]stri
 	if len(hashes) == 0 {
 		return out, nil
 	}
-	rows, err := tx.Query(ctx, `SELECT b.chain, b.hash, o.block_hash IS NOT NULL, coalesce(f.ids, '{}')
+	rows, err := tx.Query(ctx, `SELECT b.chain, b.hash, o.hash IS NOT NULL, coalesce(f.ids, '{}')
 		FROM unnest($1::text[], $2::text[]) b(chain, hash)
-		LEFT JOIN intel.orphaned_blocks o ON o.chain = b.chain AND o.block_hash = b.hash
+		LEFT JOIN intel.orphaned_blocks o ON o.chain = b.chain AND o.hash = b.hash
 		LEFT JOIN intel.block_facts f ON f.chain = b.chain AND f.block_hash = b.hash`, chains, hashes)
 	if err != nil {
 		return nil, fmt.Errorf("state of the batch's blocks: %w", err)
@@ -374,7 +374,7 @@ func (s *Store) ApplyReorg(ctx context.Context, chain string, orphaned, canonica
 		}
 		var freed []string
 		if len(orphaned) > 0 {
-			if _, err := tx.Exec(ctx, `INSERT INTO intel.orphaned_blocks (chain, block_hash) SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING`,
+			if _, err := tx.Exec(ctx, `INSERT INTO intel.orphaned_blocks (chain, hash) SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING`,
 				chain, orphaned); err != nil {
 				return fmt.Errorf("record orphaned blocks: %w", err)
 			}
@@ -481,7 +481,7 @@ func (y *tally) takeBack(ctx context.Context, tx pgx.Tx) error {
 // (a later reorg orphaning the block must not take back what it did not count) and set aside, so
 // a reorg orphaning the other block counts it.
 func restoreBlocks(ctx context.Context, tx pgx.Tx, chain string, canonical []string) error {
-	if _, err := tx.Exec(ctx, `DELETE FROM intel.orphaned_blocks WHERE chain = $1 AND block_hash = ANY($2)`, chain, canonical); err != nil {
+	if _, err := tx.Exec(ctx, `DELETE FROM intel.orphaned_blocks WHERE chain = $1 AND hash = ANY($2)`, chain, canonical); err != nil {
 		return fmt.Errorf("blocks canonical again: %w", err)
 	}
 	rows, err := tx.Query(ctx, `UPDATE intel.block_facts SET orphaned = false WHERE chain = $1 AND block_hash = ANY($2) AND orphaned

@@ -102,7 +102,7 @@ func promoteDisplaced(ctx context.Context, tx pgx.Tx, chain string, freed []stri
 		return nil
 	}
 	rows, err := tx.Query(ctx, `DELETE FROM intel.displaced_facts d WHERE d.chain = $1 AND d.id = ANY($2)
-		AND NOT EXISTS (SELECT 1 FROM intel.orphaned_blocks o WHERE o.chain = d.chain AND o.block_hash = d.block_hash)
+		AND NOT EXISTS (SELECT 1 FROM intel.orphaned_blocks o WHERE o.chain = d.chain AND o.hash = d.block_hash)
 		RETURNING chain, id, block_hash, chain_type, ms, from_addr, to_addr, usd`, chain, freed)
 	if err != nil {
 		return fmt.Errorf("displaced transfers of freed ids: %w", err)
