@@ -226,3 +226,33 @@ func TestAdditionsFailFastWhileDown(t *testing.T) {
 		t.Fatalf("another caller's build while down: %v after %d calls", err, l.calls.Load())
 	}
 }
+
+// A rebuild round reads an entity's additions once for all the caller's connections and
+// filters, even when the answer is not cached (another change of the caller's was announced
+// while it was read), and every filter gets that answer.
+func TestAdditionsReadOncePerRound(t *testing.T) {
+	a1 := testAddr(1)
+	gate := make(chan struct{})
+	l := &gatedLabels{addrs: []string{a1}, gate: gate, entered: make(chan struct{}, 64)}
+	h := additionsHub(t, l)
+	var subs []*engine.Sub
+	for range 3 {
+		_, sub := liveConn(t, h, "owner", `{"base":["exch"]}`, `{"from":["exch"]}`, `{"to":["exch"]}`)
+		subs = append(subs, sub)
+	}
+	h.Forget("owner")
+	h.AdditionsChanged("owner", "exch")
+	<-l.entered
+	h.Forget("owner") // a change of the caller's labels: the answer being read is not cached
+	l.set(func(l *gatedLabels) { l.gate = nil })
+	close(gate)
+	settled(t, h, "owner")
+	if n := l.calls.Load(); n != 1 {
+		t.Fatalf("user-labels asked %d times for one round of 9 filters naming exch", n)
+	}
+	for i, sub := range subs {
+		if got := matches(h, sub, a1); !got[0] {
+			t.Fatalf("connection %d's filters do not match the additions read", i)
+		}
+	}
+}
