@@ -349,8 +349,8 @@ func TestAdditionsOnReplay(t *testing.T) {
 }
 
 // A v2 stream naming an operator entity needs the caller's additions: with user-labels failing
-// it is refused with a 503 naming user labels (not the session store), and created once it
-// answers again.
+// it is refused with a 503 naming user labels (not the session store), and, once it answers
+// again, created after the replica's backoff from the failure (refused the same meanwhile).
 func TestStreamWaitsForUserLabels(t *testing.T) {
 	w := newWorld(t)
 	ul := newAdditionsLabels(t)
@@ -366,7 +366,15 @@ func TestStreamWaitsForUserLabels(t *testing.T) {
 	ul.mu.Lock()
 	ul.down = false
 	ul.mu.Unlock()
-	if a := w.call(r, ident("owner"), "POST", "/ws/v2/streams", `{"base":["exch"]}`); a.status != 200 {
-		t.Fatalf("v2 stream with user-labels back: %d %s", a.status, a.body)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		a := w.call(r, ident("owner"), "POST", "/ws/v2/streams", `{"base":["exch"]}`)
+		if a.status == 200 {
+			break
+		}
+		if a.status != 503 || time.Now().After(deadline) {
+			t.Fatalf("v2 stream with user-labels back: %d %s", a.status, a.body)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }

@@ -213,8 +213,9 @@ func kafkaTopics(s *service.Service, k service.Kafka) func(name string) feed.Top
 }
 
 // followUserChanges drops a caller's cached labels when user-labels announces a change, so the
-// next transfer shows the edit, and rebuilds the caller's filters naming an operator entity
-// whose additions changed, so they match the addresses added. Every replica reads every change
+// next transfer shows the edit, and has the caller's filters naming an operator entity whose
+// additions changed rebuilt, so they match the addresses added (by the hub's worker for the
+// caller: the partition's goroutine does not wait on user-labels). Every replica reads every change
 // from the end: its cache holds nothing older, and its filters were built from user-labels'
 // answers of then.
 func followUserChanges(ctx context.Context, t feed.Topic, hub *ws.Hub, log *slog.Logger) error {

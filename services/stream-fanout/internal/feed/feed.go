@@ -5,7 +5,6 @@ package feed
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -138,6 +137,49 @@ func (t Topic) Bounds(ctx context.Context, part int) (first, end int64, err erro
 	return 0, 0, fmt.Errorf("offsets of %s/%d: partition not in the answer", t.Name, part)
 }
 
+// stallTimer bounds each read of a partition by stallCheck, as a context with that timeout per
+// read would, without one per record: the context and its timer are reused, the timer reset
+// at each read, until a read outlasts it (then the next read gets a new context).
+type stallTimer struct {
+	parent context.Context
+	ctx    context.Context
+	cancel context.CancelFunc
+	t      *time.Timer
+}
+
+func newStallTimer(parent context.Context) *stallTimer { return &stallTimer{parent: parent} }
+
+// start returns the context of the next read, ending stallCheck from now (or with parent).
+func (s *stallTimer) start() context.Context {
+	if s.ctx == nil {
+		s.ctx, s.cancel = context.WithCancel(s.parent)
+		s.t = time.AfterFunc(stallCheck, s.cancel)
+	} else {
+		s.t.Reset(stallCheck)
+	}
+	return s.ctx
+}
+
+// stop ends the read's timer and reports whether the read's error is its having outlasted
+// stallCheck (the parent still going).
+func (s *stallTimer) stop(err error) bool {
+	stalled := err != nil && s.ctx.Err() != nil && s.parent.Err() == nil
+	if !s.t.Stop() || s.ctx.Err() != nil {
+		// The timer fired (or is firing): its context is, or is about to be, cancelled.
+		s.cancel()
+		s.ctx = nil
+	}
+	return stalled
+}
+
+// release stops the timer for good.
+func (s *stallTimer) release() {
+	if s.ctx != nil {
+		s.t.Stop()
+		s.cancel()
+	}
+}
+
 // skipped says whether a read that asked for offset want and got a record at got (> want) lost
 // the records in between, as opposed to their never having been records (compaction,
 // transaction markers): the log's start has moved past want. When the start cannot be read
@@ -180,15 +222,16 @@ func (t Topic) follow(ctx context.Context, p int, next int64, handle func(kafka.
 	if err := r.SetOffset(next); err != nil {
 		return err
 	}
+	st := newStallTimer(ctx)
+	defer st.release()
 	for {
-		fctx, cancel := context.WithTimeout(ctx, stallCheck)
-		m, err := r.FetchMessage(fctx)
-		cancel()
+		m, err := r.FetchMessage(st.start())
+		stalled := st.stop(err)
 		switch {
 		case err == nil:
 		case ctx.Err() != nil:
 			return nil
-		case errors.Is(err, context.DeadlineExceeded):
+		case stalled:
 			first, end, berr := t.Bounds(ctx, p)
 			if berr != nil || end >= next {
 				continue // nothing new yet, or the broker cannot say
@@ -234,11 +277,11 @@ func (t Topic) Range(ctx context.Context, part int, from, to int64, handle func(
 	}
 	var gaps []Gap
 	next := from
+	st := newStallTimer(ctx)
+	defer st.release()
 	for next < to {
-		fctx, cancel := context.WithTimeout(ctx, stallCheck)
-		m, err := r.FetchMessage(fctx)
-		cancel()
-		if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+		m, err := r.FetchMessage(st.start())
+		if st.stop(err) && ctx.Err() == nil {
 			first, end, berr := t.Bounds(ctx, part)
 			switch {
 			case berr != nil:

@@ -1,8 +1,10 @@
 package ws
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"time"
 
@@ -10,53 +12,162 @@ import (
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/store"
 )
 
-// AdditionsChanged rebuilds, with the additions user-labels holds now, every filter of user's
-// connections on this replica that names operator entity id, and puts it in place of the one
-// the engine holds: a caller's additions to an operator entity match as its addresses for that
-// caller's filters naming it (build), and an edit announced on user.changes.v1 takes effect on
-// live subscriptions here. Calls must not overlap (the change feed's one goroutine): a rebuild
-// started after another reads user-labels after it, so the later answer is the one kept.
+// rebuildWorkers bounds the callers whose filters are rebuilt at once (each rebuild reads
+// user-labels).
+const rebuildWorkers = 8
+
+// callerAdds is what the hub tracks of one caller's additions changes (under Hub.addMu): the
+// entities whose filters are still to be rebuilt, whether a worker rebuilds them, and the
+// filters being built on the caller's connections meanwhile. The entry goes once none is left.
+type callerAdds struct {
+	// pending are the operator entities whose filters the worker rebuilds next ("" for any).
+	pending map[string]struct{}
+	running bool
+	builds  map[*addsBuild]struct{}
+}
+
+// addsBuild is a filter build in progress on one of a caller's connections (a subscribe, a
+// claim): the entities whose additions changed meanwhile, under Hub.addMu. Its filters may
+// have been built from what user-labels answered before the change, and the change's rebuild
+// may have looked at the connection before they were its own, so they are rebuilt once the
+// build ends (endBuild).
+type addsBuild struct {
+	changed map[string]struct{}
+}
+
+// AdditionsChanged records that user's additions to operator entity id changed, and has a
+// worker rebuild, with the additions user-labels holds then, every filter of user's
+// connections on this replica that names id, and put each in place of the one the engine
+// holds: a caller's additions to an operator entity match as its addresses for that caller's
+// filters naming it (build), and an edit announced on user.changes.v1 takes effect on live
+// subscriptions here. It returns at once: it is called on the change feed's goroutine, which
+// must not wait on user-labels (the other callers' changes, and the Forget of their books,
+// wait behind it).
+//
+// One worker rebuilds a caller's filters at a time, changes announced while it runs coalesced
+// into its next round, and every round reads user-labels after the one before: the later
+// answer is the one kept, whatever the order the reads end in.
 func (h *Hub) AdditionsChanged(user, id string) {
-	// A filter built before the change and added after the loop below looked at its
-	// connection rebuilds itself on seeing the count moved (refreshIfChanged).
-	h.additionsGen.Add(1)
-	for _, c := range h.snapshot() {
-		if c.id.UserID == user {
-			c.refreshAdditions(func(s filter.Spec) bool { return namesEntity(s, id) })
+	h.addMu.Lock()
+	defer h.addMu.Unlock()
+	st := h.callerLocked(user)
+	for b := range st.builds {
+		b.changed[id] = struct{}{}
+	}
+	h.scheduleLocked(user, st, id)
+}
+
+// callerLocked is user's entry, created when missing (addMu held).
+func (h *Hub) callerLocked(user string) *callerAdds {
+	st := h.callers[user]
+	if st == nil {
+		st = &callerAdds{pending: map[string]struct{}{}, builds: map[*addsBuild]struct{}{}}
+		h.callers[user] = st
+	}
+	return st
+}
+
+// scheduleLocked has user's filters naming entity id rebuilt, starting the caller's worker
+// unless it runs (addMu held).
+func (h *Hub) scheduleLocked(user string, st *callerAdds, id string) {
+	st.pending[id] = struct{}{}
+	if !st.running {
+		st.running = true
+		go h.rebuildCaller(user, st)
+	}
+}
+
+// beginBuild records a filter build starting on a connection of user's (endBuild ends it).
+func (h *Hub) beginBuild(user string) *addsBuild {
+	b := &addsBuild{changed: map[string]struct{}{}}
+	h.addMu.Lock()
+	h.callerLocked(user).builds[b] = struct{}{}
+	h.addMu.Unlock()
+	return b
+}
+
+// endBuild ends b, once its filters are the connection's and on the engine (or given up), and
+// has the filters naming an entity whose additions changed meanwhile rebuilt by user's worker.
+// Only changes of user's own count: another caller's additions do not touch its filters.
+func (h *Hub) endBuild(user string, b *addsBuild) {
+	h.addMu.Lock()
+	defer h.addMu.Unlock()
+	st := h.callers[user]
+	delete(st.builds, b)
+	for id := range b.changed {
+		h.scheduleLocked(user, st, id)
+	}
+	h.dropIdleLocked(user, st)
+}
+
+// dropIdleLocked forgets user's entry once nothing is pending, running or being built.
+func (h *Hub) dropIdleLocked(user string, st *callerAdds) {
+	if !st.running && len(st.pending) == 0 && len(st.builds) == 0 {
+		delete(h.callers, user)
+	}
+}
+
+// rebuildCaller is user's worker: it rebuilds the filters naming the pending entities, round
+// after round, until none is pending. At most rebuildWorkers callers' rounds run at once.
+func (h *Hub) rebuildCaller(user string, st *callerAdds) {
+	h.rebuilds <- struct{}{}
+	defer func() { <-h.rebuilds }()
+	for {
+		h.addMu.Lock()
+		ids := st.pending
+		if len(ids) == 0 {
+			st.running = false
+			h.dropIdleLocked(user, st)
+			h.addMu.Unlock()
+			return
+		}
+		st.pending = map[string]struct{}{}
+		h.addMu.Unlock()
+		// One read of each entity's additions (and user entity) serves every filter of every
+		// connection of the caller this round: a failure fails them all at once.
+		memo := readMemo{}
+		failed, last := 0, error(nil)
+		for _, c := range h.snapshot() {
+			if c.id.UserID == user {
+				n, err := c.refreshAdditions(func(s filter.Spec) bool { return namesAny(s, ids) }, memo)
+				failed += n
+				last = cmp.Or(err, last)
+			}
+		}
+		if failed > 0 {
+			h.o.Log.Warn("filters naming an operator entity could not be rebuilt with the caller's additions; they match as before", "user", user, "filters", failed, "error", last)
 		}
 	}
 }
 
-// namesEntity reports whether s names operator entity id (excluded too), or any operator
-// entity when id is "".
-func namesEntity(s filter.Spec, id string) bool {
+// namesAny reports whether s names (excluded too) one of the operator entities ids, or any
+// operator entity when ids holds "".
+func namesAny(s filter.Spec, ids map[string]struct{}) bool {
+	_, all := ids[""]
 	return slices.ContainsFunc(s.Names(), func(n filter.Named) bool {
-		return n.Ref.Kind == filter.KindEntity && (id == "" || n.Ref.Value == id)
+		if n.Ref.Kind != filter.KindEntity {
+			return false
+		}
+		_, ok := ids[n.Ref.Value]
+		return all || ok
 	})
 }
 
-// refreshIfChanged rebuilds the connection's filters naming an operator entity when additions
-// changed since gen (AdditionsChanged): the filters were built from what user-labels answered
-// before, and the change's rebuild may have run before they were the connection's.
-func (c *conn) refreshIfChanged(gen uint64) {
-	if c.h.additionsGen.Load() != gen {
-		c.refreshAdditions(func(s filter.Spec) bool { return namesEntity(s, "") })
-	}
-}
-
-// refreshAdditions rebuilds the connection's filters that want says to and swaps each in on
-// the engine, unless the filter was unsubscribed or the session left the connection meanwhile.
-// A filter that no longer builds (user-labels failing, a user entity it also names deleted)
-// keeps matching as before; the failure is logged.
-func (c *conn) refreshAdditions(want func(filter.Spec) bool) {
+// refreshAdditions rebuilds the connection's filters that want says to, reading through memo,
+// and swaps each in on the engine, unless the filter was unsubscribed or the session left the
+// connection meanwhile. A filter that no longer builds (user-labels failing, a user entity it
+// also names deleted) keeps matching as before: it returns how many did not, and an error.
+func (c *conn) refreshAdditions(want func(filter.Spec) bool, memo readMemo) (failed int, last error) {
 	sub, _ := c.current()
-	if sub == nil {
-		return
+	if sub == nil || c.ctx.Err() != nil {
+		return 0, nil
 	}
 	c.mu.Lock()
 	recs := append([]store.FilterRec(nil), c.filters...)
 	c.mu.Unlock()
 	e := c.h.o.Engine
+	// Reads are not cancelled with the connection: their answers serve the caller's others.
+	rctx := context.WithoutCancel(c.ctx)
 	for _, fr := range recs {
 		var raw filter.Raw
 		if json.Unmarshal(fr.Raw, &raw) != nil {
@@ -66,10 +177,10 @@ func (c *conn) refreshAdditions(want func(filter.Spec) bool) {
 		if err != nil || !want(spec) {
 			continue
 		}
-		f, err := c.build(c.ctx, fr.ID, raw, false)
+		f, err := c.buildWith(rctx, fr.ID, raw, false, memo)
 		if err != nil {
 			if c.ctx.Err() == nil {
-				c.h.o.Log.Warn("a filter naming an operator entity could not be rebuilt with the caller's additions; it matches as before", "filter", fr.ID, "error", err)
+				failed, last = failed+1, err
 			}
 			continue
 		}
@@ -79,6 +190,34 @@ func (c *conn) refreshAdditions(want func(filter.Spec) bool) {
 			}
 		})
 	}
+	return failed, last
+}
+
+// readMemo holds what one rebuild round read of user-labels (by kind and id), failures too.
+type readMemo map[memoKey]memoRead
+
+type memoKey struct {
+	kind filter.Kind
+	id   string
+}
+
+type memoRead struct {
+	addrs []string
+	err   error
+}
+
+// memoized returns what read answers for key, reading it only when memo (nil: none) does not
+// hold it yet.
+func (m readMemo) memoized(key memoKey, read func() ([]string, error)) ([]string, error) {
+	if m == nil {
+		return read()
+	}
+	if r, ok := m[key]; ok {
+		return r.addrs, r.err
+	}
+	addrs, err := read()
+	m[key] = memoRead{addrs, err}
+	return addrs, err
 }
 
 // addedEntry is a caller's additions to one operator entity, canonical, read from user-labels.
@@ -87,9 +226,14 @@ type addedEntry struct {
 	until time.Time
 }
 
+// errLabelsDown is a read of user-labels not made: it failed a moment ago (labelsBackoff).
+var errLabelsDown = errors.New("user-labels failed recently; not asked again for a while")
+
 // additions returns caller id's additions to operator entity entity, from the cache while no
 // change of the caller was announced since they were read (Forget) and for at most the book's
 // ttl. What was read while a change was announced is not kept: it may predate the change.
+// While user-labels is backed off after a failure (of this or of a book's read) it fails at
+// once (errLabelsDown) rather than wait on it; a failure backs it off.
 func (h *Hub) additions(ctx context.Context, id Identity, entity string) ([]string, error) {
 	lc := h.labels
 	now := time.Now()
@@ -98,10 +242,19 @@ func (h *Hub) additions(ctx context.Context, id Identity, entity string) ([]stri
 		lc.mu.Unlock()
 		return e.addrs, nil
 	}
+	if now.Before(lc.down) {
+		lc.mu.Unlock()
+		return nil, errLabelsDown
+	}
 	gen := lc.gen.Load()
 	lc.mu.Unlock()
 	m, err := h.o.Labels.Additions(identityContext(ctx, id), entity)
 	if err != nil {
+		if ctx.Err() == nil {
+			lc.mu.Lock()
+			lc.down = time.Now().Add(labelsBackoff)
+			lc.mu.Unlock()
+		}
 		return nil, err
 	}
 	addrs := appendNormalized([]string{}, m)

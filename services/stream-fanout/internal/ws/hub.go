@@ -9,7 +9,6 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/chainintel/chainintel/libs/chains"
@@ -143,9 +142,12 @@ type Hub struct {
 	// (a shutdown, a network cut) queue there instead of timing out on the Redis pool, and gives
 	// the queued saves up while Redis fails.
 	saves *saver
-	// additionsGen counts the changes of callers' additions to operator entities announced
-	// (AdditionsChanged).
-	additionsGen atomic.Uint64
+	// addMu guards callers: per caller, the additions changes not yet applied to its
+	// filters and its filter builds in progress (AdditionsChanged).
+	addMu   sync.Mutex
+	callers map[string]*callerAdds
+	// rebuilds bounds the callers' filter rebuilds running at once (rebuildWorkers).
+	rebuilds chan struct{}
 }
 
 // saveLimit is how long a connection's save at disconnect may take once it has its turn.
@@ -154,7 +156,7 @@ const saveLimit = 30 * time.Second
 // NewHub returns a hub; RunCheckpoints saves positions, Shutdown ends every connection.
 func NewHub(o Options) *Hub {
 	o.defaults()
-	h := &Hub{o: o, conns: map[*conn]struct{}{}, owners: map[string]*conn{}, turns: map[string]*sessionTurn{}, saves: newSaver(), quotas: newQuotas(o.Store, o.Quotas, o.LeaseSize, o.Now),
+	h := &Hub{o: o, conns: map[*conn]struct{}{}, owners: map[string]*conn{}, turns: map[string]*sessionTurn{}, saves: newSaver(), callers: map[string]*callerAdds{}, rebuilds: make(chan struct{}, rebuildWorkers), quotas: newQuotas(o.Store, o.Quotas, o.LeaseSize, o.Now),
 		labels: newLabelCache(5 * time.Minute), ends: newTopicEnds(func(ctx context.Context) (map[int]int64, error) {
 			return o.Transfers.Offsets(ctx, true)
 		}, o.OffsetsTTL, time.Now), starts: newTopicEnds(func(ctx context.Context) (map[int]int64, error) {

@@ -66,6 +66,12 @@ func protocolErr(err error) error {
 // when it was sent: one whose entity has since lost its attributions still resumes, matching
 // nothing of it (but the caller's additions), as /transfers would.
 func (c *conn) build(ctx context.Context, id string, raw filter.Raw, fresh bool) (*engine.Filter, error) {
+	return c.buildWith(ctx, id, raw, fresh, nil)
+}
+
+// buildWith is build reading user-labels through memo (nil: none), which a rebuild of many
+// filters shares so that each entity is read once.
+func (c *conn) buildWith(ctx context.Context, id string, raw filter.Raw, fresh bool, memo readMemo) (*engine.Filter, error) {
 	spec, err := filter.Parse(raw, filter.Options{Served: c.h.o.Served})
 	if err != nil {
 		return nil, err
@@ -79,7 +85,7 @@ func (c *conn) build(ctx context.Context, id string, raw filter.Raw, fresh bool)
 	}
 	resolved := map[string][]string{}
 	for _, n := range named {
-		if err := c.resolve(ctx, n, known, resolved); err != nil {
+		if err := c.resolve(ctx, n, known, resolved, memo); err != nil {
 			return nil, err
 		}
 	}
@@ -88,20 +94,20 @@ func (c *conn) build(ctx context.Context, id string, raw filter.Raw, fresh bool)
 
 // resolve looks up what n names for the caller into resolved (by id: a user entity's addresses,
 // the caller's additions to an operator entity), once per id, and checks that n names
-// something known (when known is not nil).
-func (c *conn) resolve(ctx context.Context, n filter.Named, known *engine.Names, resolved map[string][]string) error {
+// something known (when known is not nil). What it reads of user-labels goes through memo.
+func (c *conn) resolve(ctx context.Context, n filter.Named, known *engine.Names, resolved map[string][]string, memo readMemo) error {
 	r := n.Ref
 	switch r.Kind {
 	case filter.KindUserEntity:
 		if resolved[r.Value] != nil {
 			return nil
 		}
-		addrs, err := c.userEntity(ctx, n)
+		addrs, err := memo.memoized(memoKey{r.Kind, r.Value}, func() ([]string, error) { return c.userEntity(ctx, n) })
 		resolved[r.Value] = addrs
 		return err
 	case filter.KindEntity:
 		if resolved[r.Value] == nil {
-			addrs, err := c.additions(ctx, r.Value)
+			addrs, err := memo.memoized(memoKey{r.Kind, r.Value}, func() ([]string, error) { return c.additions(ctx, r.Value) })
 			if err != nil {
 				return err
 			}
@@ -195,7 +201,8 @@ func (c *conn) subscribe(req Request) error {
 		return perr(CodeInvalidFilter, "a session holds at most %d filters; unsubscribe one first", c.h.o.MaxFilters)
 	}
 	fid := newID()
-	gen := c.h.additionsGen.Load()
+	b := c.h.beginBuild(c.id.UserID)
+	defer c.h.endBuild(c.id.UserID, b)
 	f, err := c.compileNew(c.ctx, fid, req.Filters)
 	if err != nil {
 		return err
@@ -227,7 +234,6 @@ func (c *conn) subscribe(req Request) error {
 			c.h.o.Engine.AddFilter(sub, f)
 		}
 	})
-	c.refreshIfChanged(gen)
 	c.ack(req.ID, "subscribed", map[string]string{"filterId": fid, "sessionId": sessID})
 	if notice != nil {
 		c.send(*notice)
@@ -600,7 +606,8 @@ func (c *conn) claim(id string, fresh bool) (store.Session, *engine.Sub, map[int
 	if err != nil {
 		return store.Session{}, nil, nil, nil, err
 	}
-	gen := c.h.additionsGen.Load()
+	b := c.h.beginBuild(c.id.UserID)
+	defer c.h.endBuild(c.id.UserID, b)
 	ss, fs, err := c.take(id, fresh)
 	if err != nil {
 		return ss, nil, nil, nil, err
@@ -620,9 +627,6 @@ func (c *conn) claim(id string, fresh bool) (store.Session, *engine.Sub, map[int
 		skip = ss.Cursor
 	}
 	sub, pos, err := c.attach(ss, fs, skip, !fresh && ss.HasCursor)
-	if err == nil {
-		c.refreshIfChanged(gen)
-	}
 	return ss, sub, pos, gaps, err
 }
 
