@@ -244,9 +244,14 @@ func run() error {
 	if redisURL == "" {
 		redisURL = "redis://127.0.0.1:6379/0"
 	}
-	// A user-labels stand-in: every caller has no labels (each caller's book is still read).
-	labels := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	// A user-labels stand-in: every caller has no labels and no additions to operator entities
+	// (each caller's book is still read, and its additions to each entity its filters name).
+	labels := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
+		if strings.HasPrefix(r.URL.Path, "/internal/additions/") {
+			_, _ = w.Write([]byte(`{"addresses":{}}`))
+			return
+		}
 		_, _ = w.Write([]byte(`[]`))
 	}))
 	defer labels.Close()
