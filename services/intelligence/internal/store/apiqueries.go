@@ -64,7 +64,7 @@ type ClusterActivity struct {
 }
 
 // ClusterActivity returns the members of cluster id (none when it does not exist) and their
-// activity.
+// activity, a transfer between two members counted once (sql/cluster_activity.sql).
 func (s *Store) ClusterActivity(ctx context.Context, id string) (ClusterActivity, error) {
 	var ca ClusterActivity
 	rows, err := s.pool.Query(ctx, clusterActivitySQL, id)
@@ -72,9 +72,9 @@ func (s *Store) ClusterActivity(ctx context.Context, id string) (ClusterActivity
 		return ca, fmt.Errorf("cluster %s: %w", id, err)
 	}
 	var k AddressKey
-	var vol float64
-	var n, first, last int64
-	_, err = pgx.ForEachRow(rows, []any{&k.ChainType, &k.Address, &vol, &n, &first, &last}, func() error {
+	var vol, internalVol float64
+	var n, first, last, internalN int64
+	_, err = pgx.ForEachRow(rows, []any{&k.ChainType, &k.Address, &vol, &n, &first, &last, &internalVol, &internalN}, func() error {
 		ca.Members = append(ca.Members, k)
 		ca.VolumeUSD += vol
 		ca.TransferCount += n
@@ -90,5 +90,8 @@ func (s *Store) ClusterActivity(ctx context.Context, id string) (ClusterActivity
 		return ca, fmt.Errorf("cluster %s: %w", id, err)
 	}
 	ca.NumAddresses = int64(len(ca.Members))
+	// Every row carries the same internal figure: subtract it once.
+	ca.VolumeUSD -= internalVol
+	ca.TransferCount -= internalN
 	return ca, nil
 }

@@ -1,7 +1,58 @@
--- A cluster's members and the sums of their activity (as EntityActivity for an entity).
-SELECT a.chain_type, a.address, COALESCE(act.volume_usd, 0), COALESCE(act.transfer_count, 0),
-       COALESCE(act.first_ms, 0), COALESCE(act.last_ms, 0)
-FROM intel.addresses a
-LEFT JOIN intel.address_activity act ON act.chain_type = a.chain_type AND act.address = a.address
-WHERE a.cluster_ids @> ARRAY[$1::text] AND a.cluster_ids <> '{}'
-ORDER BY a.chain_type, a.address
+-- A cluster's members and the sums of their activity, each transfer touching a member once (as
+-- EntityActivity for an entity). The per-address sum counts a transfer between two members twice
+-- (out and in), so every row carries the cluster's internal figure, the sum of the pairs of
+-- pair_activity whose two addresses are members, to subtract once. Membership changes every
+-- heuristics pass, so the figure is read here rather than kept. Each internal pair is an
+-- outgoing pair of one member: a member with fewer outgoing pairs than the cluster has members
+-- has them read (primary-key range), one with more has one primary-key probe per member instead
+-- (a busy sender's counterparties are not read), so the read is bounded by the sum over members
+-- of min(outgoing pairs, members), at most members squared.
+WITH m AS MATERIALIZED (
+    SELECT a.chain_type, a.address
+    FROM intel.addresses a
+    WHERE a.cluster_ids @> ARRAY[$1::text] AND a.cluster_ids <> '{}'
+), k AS (
+    SELECT count(*) AS n FROM m
+), f AS MATERIALIZED (
+    SELECT m.chain_type, m.address,
+           (SELECT count(*) FROM (SELECT 1 FROM intel.pair_activity q
+                                  WHERE q.chain_type = m.chain_type AND q.from_addr = m.address
+                                  LIMIT (SELECT n FROM k)) s) < (SELECT n FROM k) AS few
+    FROM m
+), few AS MATERIALIZED (
+    -- The outgoing pairs of the members with few, each member's primary-key range read on its
+    -- own (a materialized CTE, so no plan joins the members with each other first).
+    SELECT p.chain_type, p.to_addr, p.volume_usd, p.transfer_count
+    FROM f
+    CROSS JOIN LATERAL (
+        SELECT q.chain_type, q.to_addr, q.volume_usd, q.transfer_count FROM intel.pair_activity q
+        WHERE q.chain_type = f.chain_type AND q.from_addr = f.address
+        LIMIT (SELECT n FROM k)
+    ) p
+    WHERE f.few
+), i AS (
+    SELECT COALESCE(sum(x.usd), 0) AS usd, COALESCE(sum(x.cnt), 0) AS cnt
+    FROM (
+        SELECT p.volume_usd AS usd, p.transfer_count AS cnt
+        FROM few p
+        JOIN m t ON t.chain_type = p.chain_type AND t.address = p.to_addr
+        UNION ALL
+        -- The members with many: one primary-key probe per member (LIMIT keeps it a probe,
+        -- never a read of every pair into a member through the (chain_type, to_addr) index).
+        SELECT p.volume_usd, p.transfer_count
+        FROM f
+        JOIN m t ON t.chain_type = f.chain_type
+        CROSS JOIN LATERAL (
+            SELECT q.volume_usd, q.transfer_count FROM intel.pair_activity q
+            WHERE q.chain_type = f.chain_type AND q.from_addr = f.address AND q.to_addr = t.address
+            LIMIT 1
+        ) p
+        WHERE NOT f.few
+    ) x
+)
+SELECT m.chain_type, m.address, COALESCE(act.volume_usd, 0), COALESCE(act.transfer_count, 0),
+       COALESCE(act.first_ms, 0), COALESCE(act.last_ms, 0), i.usd, i.cnt
+FROM m
+CROSS JOIN i
+LEFT JOIN intel.address_activity act ON act.chain_type = m.chain_type AND act.address = m.address
+ORDER BY m.chain_type, m.address
