@@ -67,24 +67,32 @@ type ClusterActivity struct {
 // activity, a transfer between two members counted once (sql/cluster_activity.sql).
 func (s *Store) ClusterActivity(ctx context.Context, id string) (ClusterActivity, error) {
 	var ca ClusterActivity
-	rows, err := s.pool.Query(ctx, clusterActivitySQL, id)
-	if err != nil {
-		return ca, fmt.Errorf("cluster %s: %w", id, err)
-	}
 	var k AddressKey
 	var vol, internalVol float64
 	var n, first, last, internalN int64
-	_, err = pgx.ForEachRow(rows, []any{&k.ChainType, &k.Address, &vol, &n, &first, &last, &internalVol, &internalN}, func() error {
-		ca.Members = append(ca.Members, k)
-		ca.VolumeUSD += vol
-		ca.TransferCount += n
-		if n > 0 {
-			if ca.FirstMs == 0 || first < ca.FirstMs {
-				ca.FirstMs = first
-			}
-			ca.LastMs = max(ca.LastMs, last)
+	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		// A cluster of thousands of members is costed above the server's jit_above_cost, and
+		// compiling the statement takes several times what running it does.
+		if _, err := tx.Exec(ctx, "SET LOCAL jit = off"); err != nil {
+			return err
 		}
-		return nil
+		rows, err := tx.Query(ctx, clusterActivitySQL, id)
+		if err != nil {
+			return err
+		}
+		_, err = pgx.ForEachRow(rows, []any{&k.ChainType, &k.Address, &vol, &n, &first, &last, &internalVol, &internalN}, func() error {
+			ca.Members = append(ca.Members, k)
+			ca.VolumeUSD += vol
+			ca.TransferCount += n
+			if n > 0 {
+				if ca.FirstMs == 0 || first < ca.FirstMs {
+					ca.FirstMs = first
+				}
+				ca.LastMs = max(ca.LastMs, last)
+			}
+			return nil
+		})
+		return err
 	})
 	if err != nil {
 		return ca, fmt.Errorf("cluster %s: %w", id, err)
