@@ -251,9 +251,7 @@ func (h *Hub) additions(ctx context.Context, id Identity, entity string) ([]stri
 	m, err := h.o.Labels.Additions(identityContext(ctx, id), entity)
 	if err != nil {
 		if ctx.Err() == nil {
-			lc.mu.Lock()
-			lc.down = time.Now().Add(labelsBackoff)
-			lc.mu.Unlock()
+			lc.backOff()
 		}
 		return nil, err
 	}

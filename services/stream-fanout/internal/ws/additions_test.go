@@ -28,10 +28,19 @@ type gatedLabels struct {
 	gate    chan struct{}
 	entered chan struct{}
 	calls   atomic.Int64
+	// entityCalls counts the user entity reads that failed.
+	entityCalls atomic.Int64
 }
 
 func (l *gatedLabels) Book(context.Context) (Book, error) { return Book{}, nil }
 func (l *gatedLabels) Entity(context.Context, string) (ulclient.UserEntity, error) {
+	l.mu.Lock()
+	fail := l.fail
+	l.mu.Unlock()
+	if fail {
+		l.entityCalls.Add(1)
+		return ulclient.UserEntity{}, errors.New("user-labels timed out")
+	}
 	return ulclient.UserEntity{}, ulclient.ErrNotFound
 }
 func (l *gatedLabels) Additions(ctx context.Context, _ string) (map[string][]string, error) {
@@ -254,5 +263,27 @@ func TestAdditionsReadOncePerRound(t *testing.T) {
 		if got := matches(h, sub, a1); !got[0] {
 			t.Fatalf("connection %d's filters do not match the additions read", i)
 		}
+	}
+}
+
+// A filter naming a user entity is refused at once while user-labels is backed off, as one
+// naming an operator entity is: a failed read of a user entity backs it off, and the next
+// build, of any caller, does not wait on it.
+func TestUserEntityFailsFastWhileDown(t *testing.T) {
+	l := &gatedLabels{fail: true}
+	h := additionsHub(t, l)
+	c, _ := liveConn(t, h, "owner")
+	ue := filter.Raw{Base: filter.List{"0f8fad5b-d9cb-469f-a165-70867728950e"}}
+	for i := range 2 {
+		if _, err := c.compile(c.ctx, "f", ue); !errors.Is(err, ErrLabelsUnavailable) {
+			t.Fatalf("build %d: %v, want ErrLabelsUnavailable", i, err)
+		}
+	}
+	if n := l.entityCalls.Load(); n != 1 {
+		t.Fatalf("user-labels asked %d times, want 1 (the failure backs it off)", n)
+	}
+	c2, _ := liveConn(t, h, "other")
+	if _, err := c2.compile(c2.ctx, "f", filter.Raw{Base: filter.List{"exch"}}); !errors.Is(err, ErrLabelsUnavailable) || l.calls.Load() != 0 {
+		t.Fatalf("another caller's build while down: %v after %d additions reads", err, l.calls.Load())
 	}
 }

@@ -144,6 +144,20 @@ func newLabelCache(ttl time.Duration) *labelCache {
 	return &labelCache{ttl: ttl, books: map[string]*bookEntry{}, adds: map[string]map[string]addedEntry{}}
 }
 
+// isDown says user-labels failed within labelsBackoff of now: it is not asked meanwhile.
+func (lc *labelCache) isDown(now time.Time) bool {
+	lc.mu.Lock()
+	defer lc.mu.Unlock()
+	return now.Before(lc.down)
+}
+
+// backOff stops asking user-labels for labelsBackoff after a failure.
+func (lc *labelCache) backOff() {
+	lc.mu.Lock()
+	lc.down = time.Now().Add(labelsBackoff)
+	lc.mu.Unlock()
+}
+
 // sweepLocked drops the books and additions that expired, at most once a ttl (a minute when
 // ttl is not positive), as entries are added: an entry is otherwise only replaced by its
 // caller's next read or dropped by a change user-labels announces, so the callers who went

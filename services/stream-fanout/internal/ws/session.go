@@ -159,11 +159,18 @@ func (c *conn) userEntity(ctx context.Context, n filter.Named) ([]string, error)
 	if c.h.o.Labels == nil {
 		return nil, &filter.Error{Field: n.Field, Rule: fmt.Sprintf("user entity %s: user entities are not available", n.Ref.Value)}
 	}
+	// While user-labels is backed off after a failure it is not waited on, as for additions.
+	if c.h.labels.isDown(time.Now()) {
+		return nil, fmt.Errorf("user entity %s: %w: %w", n.Ref.Value, ErrLabelsUnavailable, errLabelsDown)
+	}
 	ue, err := c.h.o.Labels.Entity(identityContext(ctx, c.id), n.Ref.Value)
 	if errors.Is(err, ulclient.ErrNotFound) {
 		return nil, filter.UnknownUserEntity(n)
 	}
 	if err != nil {
+		if ctx.Err() == nil {
+			c.h.labels.backOff()
+		}
 		return nil, fmt.Errorf("user entity %s: %w: %w", n.Ref.Value, ErrLabelsUnavailable, err)
 	}
 	return appendNormalized([]string{}, ue.Addresses), nil
