@@ -25,6 +25,7 @@ import (
 	"github.com/chainintel/chainintel/services/user-labels/internal/app"
 	"github.com/chainintel/chainintel/services/user-labels/internal/store"
 	"github.com/chainintel/chainintel/services/user-labels/migrations"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"google.golang.org/protobuf/proto"
@@ -160,18 +161,18 @@ func TestChangesArePublishedThroughTheOutbox(t *testing.T) {
 		}
 		ids = append(ids, m.EventID)
 	}
-	// The event ids are the outbox rows', and every row is marked sent.
-	rows, err := pool.Query(bg, `SELECT event_id::text FROM userdata.outbox WHERE key = $1 AND sent_at IS NOT NULL ORDER BY id`, user)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The event ids are the outbox rows', and every row is marked sent (the relay marks a batch
+	// after the broker took it, so a consumer can read its events first: waited for).
 	var sent []string
-	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		var err error
+		if sent, err = sentEventIDs(bg, pool, user); err != nil {
 			t.Fatal(err)
 		}
-		sent = append(sent, s)
+		if slices.Equal(sent, ids) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	if !slices.Equal(sent, ids) {
 		t.Fatalf("sent rows %v, event ids %v", sent, ids)
@@ -269,4 +270,13 @@ func TestFailedPublishLeavesEventsPending(t *testing.T) {
 	if n, err := st.PruneOutbox(bg, time.Now().Add(time.Minute)); err != nil || n < before {
 		t.Fatalf("pruned %d %v", n, err)
 	}
+}
+
+// sentEventIDs are the event ids of key's outbox rows marked sent, in row order.
+func sentEventIDs(ctx context.Context, pool *pgxpool.Pool, key string) ([]string, error) {
+	rows, err := pool.Query(ctx, `SELECT event_id::text FROM userdata.outbox WHERE key = $1 AND sent_at IS NOT NULL ORDER BY id`, key)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
 }
