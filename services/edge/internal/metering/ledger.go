@@ -338,6 +338,25 @@ func (l *CreditLedger) keyOf(c *eventsv1.UsageCall) string {
 
 // unconfirmedOne puts one event's call in doubt; the lock is taken per event, as in sentOne.
 func (l *CreditLedger) unconfirmedOne(ev eventbus.Event) {
+	l.withUnsent(ev, func(en *ledgerEntry, uc unsentCall) {
+		if uc.doubt {
+			return
+		}
+		uc.doubt = true
+		en.unsent[ev.ID] = uc
+		if en.doubt == 0 || uc.atMs < en.doubtMin {
+			en.doubtMin = uc.atMs
+		}
+		en.doubt++
+		en.doubtGen++
+		en.asked = -1
+	})
+}
+
+// withUnsent runs fn, under the lock, on the entry keeping ev's call unsent and that call;
+// nothing when ev is no call with credits or the call is not kept (its entry dropped
+// meanwhile, a past period's, or it was released already).
+func (l *CreditLedger) withUnsent(ev eventbus.Event, fn func(en *ledgerEntry, uc unsentCall)) {
 	c, ok := ev.Msg.(*eventsv1.UsageCall)
 	if !ok || c.GetCredits() <= 0 {
 		return
@@ -345,51 +364,27 @@ func (l *CreditLedger) unconfirmedOne(ev eventbus.Event) {
 	k := l.keyOf(c)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	en := l.byKey[k]
-	if en == nil {
-		return
+	if en := l.byKey[k]; en != nil {
+		if uc, ok := en.unsent[ev.ID]; ok {
+			fn(en, uc)
+		}
 	}
-	uc, ok := en.unsent[ev.ID]
-	if !ok || uc.doubt {
-		return
-	}
-	uc.doubt = true
-	en.unsent[ev.ID] = uc
-	if en.doubt == 0 || uc.atMs < en.doubtMin {
-		en.doubtMin = uc.atMs
-	}
-	en.doubt++
-	en.doubtGen++
-	en.asked = -1
 }
 
 // sentOne releases one event's call; the lock is taken per event, so a batch of a thousand
 // does not hold back the requests meanwhile.
 func (l *CreditLedger) sentOne(ev eventbus.Event, lost bool) {
-	c, ok := ev.Msg.(*eventsv1.UsageCall)
-	if !ok || c.GetCredits() <= 0 {
-		return
-	}
-	k := l.keyOf(c)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	en := l.byKey[k]
-	if en == nil { // dropped meanwhile (a past period): nothing kept to release
-		return
-	}
-	uc, ok := en.unsent[ev.ID]
-	if !ok {
-		return
-	}
-	en.dropUnsent(ev.ID, uc)
-	if lost || uc.atMs <= en.through {
-		// Lost: never counted. Or counted already (the consumer can count an event before
-		// the producer hears the ack): the total includes it, so keeping it would count it
-		// twice until the next advance.
-		return
-	}
-	en.sent[uc.atMs] += uc.credits
-	en.ownSum += uc.credits
+	l.withUnsent(ev, func(en *ledgerEntry, uc unsentCall) {
+		en.dropUnsent(ev.ID, uc)
+		if lost || uc.atMs <= en.through {
+			// Lost: never counted. Or counted already (the consumer can count an event before
+			// the producer hears the ack): the total includes it, so keeping it would count it
+			// twice until the next advance.
+			return
+		}
+		en.sent[uc.atMs] += uc.credits
+		en.ownSum += uc.credits
+	})
 }
 
 // fetch reads the shared total, seeding Redis from the usage store when it has none.
