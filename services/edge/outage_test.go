@@ -51,7 +51,8 @@ func TestCreditsExactThroughRedisStopAndStart(t *testing.T) {
 	entity := usage.BilledEntity(k.UserID, k.OrgID)
 	start, _ := usage.PeriodOf(time.Now())
 	eventually(t, 30*time.Second, func() error {
-		durable, err := e.Usage.PeriodUsed(context.Background(), entity, start)
+		tot, err := e.Usage.PeriodTotal(context.Background(), entity, start)
+		durable := tot.Used
 		if err != nil {
 			return err
 		}

@@ -88,7 +88,8 @@ func convergesAfterOutage(t *testing.T, keepData bool) {
 	for _, b := range failed {
 		publishUntilRedisAnswers(t, agg.Ledger, b)
 	}
-	durable, err := store.PeriodUsed(ctx, e, mustPeriod(time.Now()))
+	tot, err := store.PeriodTotal(ctx, e, mustPeriod(time.Now()))
+	durable := tot.Used
 	if err != nil || durable != int64(n)*3 {
 		t.Fatalf("durable ledger: %d %v, want %d", durable, err, n*3)
 	}

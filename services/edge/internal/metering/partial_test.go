@@ -101,7 +101,8 @@ func TestPartlyWrittenBatchCountedOnce(t *testing.T) {
 		consume(t, ours, store, all)
 		ours.Sync(ctx)
 		used, _ := ours.Used(ctx, e)
-		durable, err := store.PeriodUsed(ctx, e, start)
+		tot, err := store.PeriodTotal(ctx, e, start)
+		durable := tot.Used
 		if err != nil {
 			t.Fatal(err)
 		}

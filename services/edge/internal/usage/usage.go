@@ -236,12 +236,6 @@ func (s *Store) CreditPeriods(ctx context.Context, e Entity, limit int) ([]Perio
 	return out, nil
 }
 
-// PeriodUsed returns the credits counted so far in the period of e starting at start.
-func (s *Store) PeriodUsed(ctx context.Context, e Entity, start time.Time) (int64, error) {
-	t, err := s.PeriodTotal(ctx, e, start)
-	return t.Used, err
-}
-
 // Total is what a billing period has counted, read in one snapshot: the credits used, and the
 // latest call time (ms) among the calls counted (no call after it is in Used).
 type Total struct {

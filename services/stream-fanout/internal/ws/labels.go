@@ -239,9 +239,7 @@ func (h *Hub) bookEntry(ctx context.Context, id Identity) *bookEntry {
 		lc.mu.Unlock()
 		e.book, e.err = h.o.Labels.Book(identityContext(context.WithoutCancel(ctx), id))
 		if e.err != nil {
-			lc.mu.Lock()
-			lc.down = time.Now().Add(labelsBackoff)
-			lc.mu.Unlock()
+			lc.backOff()
 			h.o.Log.Warn("user labels unavailable; transfers sent without them for a while", "user", id.UserID, "error", e.err, "for", labelsBackoff)
 		}
 		close(e.ready)

@@ -307,6 +307,15 @@ func (s *Store) ApplyClasses(ctx context.Context, cs []app.ClassChange) error {
 // is not the one they were classified by (after the migration that brought deposit services,
 // all of them), moving their past flows as a relabel does. It changes nothing when none is.
 func (s *Store) ClassifyDepositAddresses(ctx context.Context) error {
+	// Asked first without the writers' lock, which every start would otherwise take alone
+	// while nothing is stale (the usual case); asked again under it.
+	rows, err := s.pool.Query(ctx, sqlDepositsStale)
+	if err != nil {
+		return err
+	}
+	if stale, err := pgx.CollectRows(rows, pgx.RowTo[string]); err != nil || len(stale) == 0 {
+		return err
+	}
 	args, err := classArgs(nil)
 	if err != nil {
 		return err

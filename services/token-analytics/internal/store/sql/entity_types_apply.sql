@@ -11,8 +11,10 @@ WITH input AS (
     INSERT INTO market.entity_types AS e (entity_id, entity_type, version)
     SELECT entity_id, entity_type, version FROM input
     ON CONFLICT (entity_id) DO UPDATE SET entity_type = excluded.entity_type, version = excluded.version
-    WHERE excluded.version >= e.version OR excluded.version = 0
-       OR (SELECT i.reset FROM input i WHERE i.entity_id = excluded.entity_id)
+    WHERE (excluded.version >= e.version OR excluded.version = 0
+           OR (SELECT i.reset FROM input i WHERE i.entity_id = excluded.entity_id))
+      -- a record the row already holds leaves it alone (no dead row per attribution batch)
+      AND (e.entity_type, e.version) IS DISTINCT FROM (excluded.entity_type, excluded.version)
     RETURNING e.entity_id, e.entity_type
 )
 SELECT s.entity_id FROM saved s LEFT JOIN old o USING (entity_id)
