@@ -16,6 +16,11 @@ import (
 	"github.com/chainintel/chainintel/libs/chains"
 )
 
+// EntityTypes are the entity types API.md documents (Entity.type). A filter naming type:<t> of
+// one of them (GET /transfers, stream filters) is always well formed, matching nothing while no
+// address has it; both read this list.
+var EntityTypes = []string{"cex", "dex", "fund", "individual", "user"}
+
 // Entity is the API's Entity object.
 type Entity struct {
 	ID   string `json:"id"`

@@ -3,13 +3,14 @@ package filter
 import (
 	"slices"
 	"strings"
+
+	"github.com/chainintel/chainintel/libs/render"
 )
 
 // DocumentedTypes are the entity types API.md documents (Entity.type): type:<t> of one of them is
 // always accepted, matching nothing while no address has it (a fresh read model has none).
-// GET /transfers accepts the same list (documentedTypes in services/transfers/internal/app);
-// no shared package holds business types, so a change to one belongs in both.
-var DocumentedTypes = []string{"cex", "dex", "fund", "individual", "user"}
+// GET /transfers accepts the same list (libs/render.EntityTypes).
+var DocumentedTypes = render.EntityTypes
 
 // Known is what the service knows of the operator entities and entity types a filter names.
 type Known interface {

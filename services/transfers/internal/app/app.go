@@ -14,6 +14,7 @@ import (
 
 	"github.com/chainintel/chainintel/libs/address"
 	"github.com/chainintel/chainintel/libs/chains"
+	"github.com/chainintel/chainintel/libs/render"
 	"github.com/chainintel/chainintel/services/transfers/internal/query"
 	"github.com/chainintel/chainintel/services/transfers/internal/store"
 	ulclient "github.com/chainintel/chainintel/services/user-labels/client"
@@ -188,9 +189,9 @@ func (a *App) resolve(ctx context.Context, nc *nameCheck, param string, refs []q
 	return include, exclude, only, nil
 }
 
-// documentedTypes are the entity types API.md documents (Entity.type): type:<t> of one of them is
-// always well formed, matching nothing while no address has it (a fresh read model has none).
-var documentedTypes = []string{"cex", "dex", "fund", "individual", "user"}
+// documentedTypes are the entity types API.md documents: type:<t> of one of them is always well
+// formed, matching nothing while no address has it (a fresh read model has none).
+var documentedTypes = render.EntityTypes
 
 // nameCheck is one request's check of the names its references use.
 type nameCheck struct {
