@@ -104,8 +104,9 @@ func errorLogger(log *slog.Logger) gin.HandlerFunc {
 }
 
 // ValidText refuses a request whose path parameters or query string hold text no store accepts
-// (invalid UTF-8, a NUL character; params.Text) with a 400 naming the parameter, before any
-// handler sees it. Bodies are checked by DecodeJSON.
+// (invalid UTF-8, a NUL character; params.Text), or whose query string has a pair
+// url.Values would silently drop (a malformed percent-escape, a ";"; params.RawQuery), with a 400
+// naming the parameter, before any handler sees it. Bodies are checked by DecodeJSON.
 func ValidText() gin.HandlerFunc {
 	return func(c *gin.Context) {
 		for _, p := range c.Params {
@@ -115,7 +116,7 @@ func ValidText() gin.HandlerFunc {
 			}
 		}
 		if c.Request.URL.RawQuery != "" {
-			if err := params.Query(c.Request.URL.Query()); err != nil {
+			if _, err := params.RawQuery(c.Request.URL.RawQuery); err != nil {
 				Error(c, http.StatusBadRequest, err.Error())
 				return
 			}

@@ -89,3 +89,62 @@ func FuzzQuery(f *testing.F) {
 		}
 	})
 }
+
+func TestRawQuery(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{"tokens=usd-coin&timeLast=1h", ""},
+		{"a=1&&b=%20x+y&c", ""},
+		{"timeLast=1h%", "timeLast: holds an invalid percent-escape (a literal % is written %25)"},
+		{"tokens=usd-coin%zz", "tokens: holds an invalid percent-escape (a literal % is written %25)"},
+		{"time=1795651200000;", "time: holds a semicolon: query parameters are separated by ampersands only, and a semicolon in a value is written %3B"},
+		{"a;b=1", "a;b: holds a semicolon: query parameters are separated by ampersands only, and a semicolon in a value is written %3B"},
+		{"ch%zzains=base", `query parameter name: "ch%zzains" holds an invalid percent-escape`},
+		{"a=%00", "a: must not contain a NUL character (byte 0)"},
+		{"a=%3B", ""},
+	}
+	for _, c := range cases {
+		_, err := RawQuery(c.in)
+		got := ""
+		if err != nil {
+			got = err.Error()
+		}
+		if got != c.want {
+			t.Errorf("RawQuery(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+// RawQuery accepts exactly what url.ParseQuery parses without dropping a pair, with the same
+// values, and refuses the rest with an error naming a parameter.
+func FuzzRawQuery(f *testing.F) {
+	for _, s := range []string{"a=1", "a=%", "a=1;b=2", "%zz=1", "a=1&a=2&b", "a=%3B&b=+"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		got, err := RawQuery(raw)
+		want, perr := url.ParseQuery(raw)
+		if perr != nil {
+			if err == nil {
+				t.Fatalf("RawQuery(%q) accepted what url.ParseQuery drops part of (%v)", raw, perr)
+			}
+			if !IsParamError(err) {
+				t.Fatalf("RawQuery(%q): %v is not a parameter error", raw, err)
+			}
+			return
+		}
+		if err != nil {
+			if Query(want) == nil {
+				t.Fatalf("RawQuery(%q) = %v, url.ParseQuery and Query accept it", raw, err)
+			}
+			return
+		}
+		if len(got) != len(want) {
+			t.Fatalf("RawQuery(%q) = %v, url.ParseQuery %v", raw, got, want)
+		}
+		for k, vs := range want {
+			if strings.Join(got[k], "\x00") != strings.Join(vs, "\x00") {
+				t.Fatalf("RawQuery(%q)[%q] = %q, url.ParseQuery %q", raw, k, got[k], vs)
+			}
+		}
+	})
+}
