@@ -327,15 +327,13 @@ func Raw(contentType string, body []byte) http.Handler {
 }
 
 // withoutUpgrade serves a route that is not a WebSocket route as the plain request it is: an
-// upgrade asked of it is dropped (Upgrade and Connection are hop-by-hop), so the proxy neither
-// upgrades it nor exempts it from the upstream timeout
-// (TestUpgradeHeaderOnARouteThatIsNotAStream).
+// upgrade asked of it is dropped, so the proxy neither upgrades it nor exempts it from the
+// upstream timeout (TestUpgradeHeaderOnARouteThatIsNotAStream). Without an Upgrade header
+// there is no upgrade (proxy.IsUpgrade, and the reverse proxy's own reading), whatever
+// Connection names; the proxy drops Connection and the headers it names as hop-by-hop.
 func withoutUpgrade(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Upgrade") != "" {
-			r.Header.Del("Upgrade")
-			r.Header["Connection"] = withoutToken(r.Header["Connection"], "upgrade")
-		}
+		r.Header.Del("Upgrade")
 		next.ServeHTTP(w, r)
 	})
 }
@@ -384,22 +382,4 @@ func writeBodyError(w http.ResponseWriter, err error) {
 		return
 	}
 	proxy.WriteError(w, http.StatusBadRequest, "request body could not be read")
-}
-
-// withoutToken is the comma-separated header values vs without token (case-insensitive), the
-// other tokens kept (Connection names the hop-by-hop headers the proxy drops).
-func withoutToken(vs []string, token string) []string {
-	var out []string
-	for _, v := range vs {
-		var keep []string
-		for _, t := range strings.Split(v, ",") {
-			if t = strings.TrimSpace(t); t != "" && !strings.EqualFold(t, token) {
-				keep = append(keep, t)
-			}
-		}
-		if len(keep) > 0 {
-			out = append(out, strings.Join(keep, ", "))
-		}
-	}
-	return out
 }
