@@ -263,11 +263,12 @@ func receivedPath(r *http.Request) string {
 	return p
 }
 
-// refuseMethod answers a 405 whose Allow header names allowed.
+// refuseMethod answers a 405 whose Allow header names allowed; it echoes the path as received,
+// as a 404 does (receivedPath).
 func refuseMethod(w http.ResponseWriter, r *http.Request, allowed []string) {
 	allow := strings.Join(allowed, ", ")
 	w.Header().Set("Allow", allow)
-	proxy.WriteError(w, http.StatusMethodNotAllowed, "method "+r.Method+" not allowed on "+r.URL.Path+" (allowed: "+allow+")")
+	proxy.WriteError(w, http.StatusMethodNotAllowed, "method "+r.Method+" not allowed on "+receivedPath(r)+" (allowed: "+allow+")")
 }
 
 // fixedPaths are the methods of each path of routes that has no wildcard, in routeMethods
