@@ -79,12 +79,15 @@ type PartitionsDiffer struct {
 	Want       int // what the spec says
 }
 
-// CreateTopics is EnsureTopics, reporting what it created and what it found. It asks to create
-// only the topics the brokers do not list, so a principal allowed to describe but not to create
-// topics passes when they all exist; when some are missing, the brokers' refusal to create them
-// for lack of permission is reported (TopicsReport.NotCreated), not returned as an error, and so
-// is a refusal to describe their configs. Transient errors (timeouts, a controller moving, a
-// leader not available, the network) are retried with backoff for a bounded time, then returned.
+// CreateTopics creates the topics of specs that do not exist yet (and their ".dlq" companions),
+// with replication factor rf, connecting with sec, and reports what it created and what it
+// found; existing topics are never altered. It asks to create only the topics the brokers do
+// not list, so a principal allowed to describe but not to create topics passes when they all
+// exist; when some are missing, the brokers' refusal to create them for lack of permission is
+// reported (TopicsReport.NotCreated), not returned as an error (EnsureTopics returns it), and
+// so is a refusal to describe their configs. Transient errors (timeouts, a controller moving, a
+// leader not available, the network) are retried with backoff for a bounded time, then
+// returned.
 func CreateTopics(ctx context.Context, brokers []string, sec Security, rf int, specs []TopicSpec) (TopicsReport, error) {
 	var rep TopicsReport
 	if len(brokers) == 0 {

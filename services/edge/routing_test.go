@@ -205,30 +205,34 @@ func TestTraceContextReachesServices(t *testing.T) {
 }
 
 // A body of unknown length (chunked) over 1 MiB is refused as one with a Content-Length is,
-// even on a route whose service reads no body; one under it reaches the service whole.
+// even on a route whose service reads no body; one under it reaches the service whole. On a
+// batch route the metering reads it (to count its addresses) and the same limit holds.
 func TestChunkedBodyOverTheLimit(t *testing.T) {
 	e := newEdge(t, edgeOpts{noConsume: true})
 	k, _ := e.key(t, edge.KeySpec{Tier: "api"})
 	for _, c := range []struct {
-		size   int
-		status int
-		body   string
+		method, path string
+		size         int
+		status       int
+		body         string
 	}{
-		{2 << 20, 413, `{"error":"request body over 1048576 bytes"}` + "\n"},
-		{1 << 20, 200, ""},
+		{"GET", "/tx/0xabc", 2 << 20, 413, `{"error":"request body over 1048576 bytes"}` + "\n"},
+		{"GET", "/tx/0xabc", 1 << 20, 200, ""},
+		{"POST", "/intelligence/address/batch", 2 << 20, 413, `{"error":"request body over 1048576 bytes"}` + "\n"},
+		{"POST", "/intelligence/address/batch", 1 << 20, 200, ""},
 	} {
 		before := e.backendCalls()
-		r := httptest.NewRequest(http.MethodGet, "/tx/0xabc", io.MultiReader(strings.NewReader(strings.Repeat("x", c.size))))
+		r := httptest.NewRequest(c.method, c.path, io.MultiReader(strings.NewReader(strings.Repeat("x", c.size))))
 		r.ContentLength = -1 // as a server sees Transfer-Encoding: chunked
 		r.RemoteAddr = "192.0.2.10:5555"
 		r.Header.Set("API-Key", k)
 		w := httptest.NewRecorder()
 		e.Handler.ServeHTTP(w, r)
 		if w.Code != c.status || c.body != "" && w.Body.String() != c.body {
-			t.Fatalf("chunked body of %d bytes: %d %s", c.size, w.Code, w.Body.String())
+			t.Fatalf("%s %s, chunked body of %d bytes: %d %s", c.method, c.path, c.size, w.Code, w.Body.String())
 		}
 		if got, want := e.backendCalls()-before, map[bool]int{true: 1, false: 0}[c.status == 200]; got != want {
-			t.Fatalf("chunked body of %d bytes: the service got %d calls, want %d", c.size, got, want)
+			t.Fatalf("%s %s, chunked body of %d bytes: the service got %d calls, want %d", c.method, c.path, c.size, got, want)
 		}
 	}
 }

@@ -75,9 +75,11 @@ func (n Names) CirculatingPath() string { return "/" + n.word + "/circulating" }
 func (n Names) Wrap(next http.Handler) http.Handler {
 	circ := n.CirculatingPath()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == circ && r.URL.RawPath == "" {
+		// In any encoding of its letters, as the edge routes a path by its canonical form; an
+		// encoded "/" is data inside a segment, so "/acme%2Fcirculating" is another path.
+		if r.URL.Path == circ && !strings.Contains(strings.ToUpper(r.URL.RawPath), "%2F") {
 			r2 := r.Clone(r.Context())
-			r2.URL.Path = NativeCirculating
+			r2.URL.Path, r2.URL.RawPath = NativeCirculating, ""
 			r = r2
 		}
 		if !n.Renamed() || r.Header.Get("Upgrade") != "" {

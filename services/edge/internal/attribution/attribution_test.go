@@ -120,3 +120,24 @@ func FuzzKeyRewriter(f *testing.F) {
 		}
 	})
 }
+
+// The circulating path is translated in any encoding of its letters, as the edge routes every
+// path by its canonical form (/%61cme/circulating is /acme/circulating); an encoded "/" is data
+// inside a segment, so /acme%2Fcirculating is another path and is left alone.
+func TestCirculatingPathInAnyEncoding(t *testing.T) {
+	var gotPath, gotRaw string
+	next := http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { gotPath, gotRaw = r.URL.Path, r.URL.RawPath })
+	for _, c := range []struct{ word, path, want string }{
+		{"acme", "/%61cme/circulating", NativeCirculating},
+		{"acme", "/acme/circul%41ting", "/acme/circulAting"},
+		{"acme", "/acme%2Fcirculating", "/acme/circulating"},
+		{"service", "/servic%65/circulating", NativeCirculating},
+		{"service", "/service%2fcirculating", "/service/circulating"},
+	} {
+		gotPath, gotRaw = "", ""
+		names(t, c.word).Wrap(next).ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", c.path, nil))
+		if gotPath != c.want || c.want == NativeCirculating && gotRaw != "" {
+			t.Errorf("%s (word %s) reached %q (raw %q), want %q", c.path, c.word, gotPath, gotRaw, c.want)
+		}
+	}
+}

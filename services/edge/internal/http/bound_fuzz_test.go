@@ -3,8 +3,10 @@ package http
 import (
 	"bytes"
 	"io"
+	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/chainintel/chainintel/services/edge/internal/routes"
@@ -35,4 +37,32 @@ func FuzzBoundUnits(f *testing.F) {
 			t.Fatalf("body %q reached the service as %q", body, got)
 		}
 	})
+}
+
+// A chunked batch body is read into memory once: the metering's count of its addresses
+// buffers it with its length, and wholeBody then hands that same buffer on, which the
+// service receives with a Content-Length.
+func TestChunkedBatchBodyBufferedOnce(t *testing.T) {
+	const body = `{"addresses":["0xa","0xb","0xa"]}`
+	r := httptest.NewRequest("POST", "/intelligence/address/batch", io.MultiReader(strings.NewReader(body)))
+	r.ContentLength, r.TransferEncoding = -1, []string{"chunked"} // as a server sees one
+	byBody := routes.Route{Unit: routes.PerRow, Bound: routes.Bound{Addresses: true, Max: 1000}}
+	if n, err := boundUnits(byBody, r); err != nil || n != 2 {
+		t.Fatalf("%d units (%v), want 2", n, err)
+	}
+	buffered := r.Body
+	var served bool
+	wholeBody(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		served = true
+		if r.Body != buffered {
+			t.Errorf("wholeBody read the body the metering had buffered again")
+		}
+		got, _ := io.ReadAll(r.Body)
+		if string(got) != body || r.ContentLength != int64(len(body)) || r.TransferEncoding != nil {
+			t.Errorf("the service gets %q, Content-Length %d, Transfer-Encoding %q", got, r.ContentLength, r.TransferEncoding)
+		}
+	})).ServeHTTP(httptest.NewRecorder(), r)
+	if !served {
+		t.Fatal("wholeBody did not serve the call")
+	}
 }

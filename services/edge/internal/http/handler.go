@@ -263,11 +263,12 @@ func receivedPath(r *http.Request) string {
 	return p
 }
 
-// refuseMethod answers a 405 whose Allow header names allowed.
+// refuseMethod answers a 405 whose Allow header names allowed; it echoes the path as received,
+// as a 404 does (receivedPath).
 func refuseMethod(w http.ResponseWriter, r *http.Request, allowed []string) {
 	allow := strings.Join(allowed, ", ")
 	w.Header().Set("Allow", allow)
-	proxy.WriteError(w, http.StatusMethodNotAllowed, "method "+r.Method+" not allowed on "+r.URL.Path+" (allowed: "+allow+")")
+	proxy.WriteError(w, http.StatusMethodNotAllowed, "method "+r.Method+" not allowed on "+receivedPath(r)+" (allowed: "+allow+")")
 }
 
 // fixedPaths are the methods of each path of routes that has no wildcard, in routeMethods
@@ -327,15 +328,13 @@ func Raw(contentType string, body []byte) http.Handler {
 }
 
 // withoutUpgrade serves a route that is not a WebSocket route as the plain request it is: an
-// upgrade asked of it is dropped (Upgrade and Connection are hop-by-hop), so the proxy neither
-// upgrades it nor exempts it from the upstream timeout
-// (TestUpgradeHeaderOnARouteThatIsNotAStream).
+// upgrade asked of it is dropped, so the proxy neither upgrades it nor exempts it from the
+// upstream timeout (TestUpgradeHeaderOnARouteThatIsNotAStream). Without an Upgrade header
+// there is no upgrade (proxy.IsUpgrade, and the reverse proxy's own reading), whatever
+// Connection names; the proxy drops Connection and the headers it names as hop-by-hop.
 func withoutUpgrade(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Upgrade") != "" {
-			r.Header.Del("Upgrade")
-			r.Header["Connection"] = withoutToken(r.Header["Connection"], "upgrade")
-		}
+		r.Header.Del("Upgrade")
 		next.ServeHTTP(w, r)
 	})
 }
@@ -348,18 +347,31 @@ func withoutUpgrade(next http.Handler) http.Handler {
 // make it hold up to 1 MiB (TestChunkedBodyOverTheLimit).
 func wholeBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.ContentLength >= 0 || r.Body == nil || r.Body == http.NoBody {
-			next.ServeHTTP(w, r)
-			return
+		if r.ContentLength < 0 {
+			if _, err := bufferBody(r); err != nil {
+				writeBodyError(w, err)
+				return
+			}
 		}
-		b, err := io.ReadAll(r.Body)
-		if err != nil {
-			writeBodyError(w, err)
-			return
-		}
-		r.Body, r.ContentLength, r.TransferEncoding = io.NopCloser(bytes.NewReader(b)), int64(len(b)), nil
 		next.ServeHTTP(w, r)
 	})
+}
+
+// bufferBody reads r's body whole (under the MaxBytesReader NewHandler put on it: a
+// *http.MaxBytesError past the limit) and puts it back in memory with its length, so what
+// reads it next (the metering's count of a batch's addresses, wholeBody, the proxy) reads no
+// copy of its own, and the proxy forwards it with a Content-Length.
+func bufferBody(r *http.Request) ([]byte, error) {
+	if r.Body == nil || r.Body == http.NoBody {
+		return nil, nil
+	}
+	b, err := io.ReadAll(r.Body)
+	_ = r.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	r.Body, r.ContentLength, r.TransferEncoding = io.NopCloser(bytes.NewReader(b)), int64(len(b)), nil
+	return b, nil
 }
 
 // writeBodyError answers a request whose body could not be read: 413 when it is over the
@@ -371,22 +383,4 @@ func writeBodyError(w http.ResponseWriter, err error) {
 		return
 	}
 	proxy.WriteError(w, http.StatusBadRequest, "request body could not be read")
-}
-
-// withoutToken is the comma-separated header values vs without token (case-insensitive), the
-// other tokens kept (Connection names the hop-by-hop headers the proxy drops).
-func withoutToken(vs []string, token string) []string {
-	var out []string
-	for _, v := range vs {
-		var keep []string
-		for _, t := range strings.Split(v, ",") {
-			if t = strings.TrimSpace(t); t != "" && !strings.EqualFold(t, token) {
-				keep = append(keep, t)
-			}
-		}
-		if len(keep) > 0 {
-			out = append(out, strings.Join(keep, ", "))
-		}
-	}
-	return out
 }

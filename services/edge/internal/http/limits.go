@@ -96,7 +96,9 @@ func ceilSeconds(d time.Duration, least int) int {
 // unless it is a trusted proxy (the ingress); then X-Forwarded-For is read from the right,
 // skipping trusted proxies, and the first address not trusted is the client. Addresses a client
 // wrote further left are never believed, so a client cannot pick its own budget. When every
-// hop is trusted, the leftmost is the client.
+// hop is trusted, the leftmost is the client. An IPv6 client is its /64 ("2001:db8::/64"): a
+// host is commonly given a whole /64 and may use any address of it, so one budget per address
+// would give it 2^64 budgets (of public calls and of failed key checks).
 func ClientIP(r *http.Request, trusted []netip.Prefix) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
@@ -108,7 +110,7 @@ func ClientIP(r *http.Request, trusted []netip.Prefix) string {
 	}
 	peer = peer.Unmap()
 	if !isTrusted(peer, trusted) {
-		return peer.String()
+		return budgetAddr(peer)
 	}
 	client := peer
 	xff := r.Header.Values("X-Forwarded-For")
@@ -117,15 +119,25 @@ func ClientIP(r *http.Request, trusted []netip.Prefix) string {
 		for j := len(hops) - 1; j >= 0; j-- {
 			a, err := netip.ParseAddr(strings.TrimSpace(hops[j]))
 			if err != nil {
-				return client.String() // garbage from here on: the last hop we can vouch for
+				return budgetAddr(client) // garbage from here on: the last hop we can vouch for
 			}
 			client = a.Unmap()
 			if !isTrusted(client, trusted) {
-				return client.String()
+				return budgetAddr(client)
 			}
 		}
 	}
-	return client.String()
+	return budgetAddr(client)
+}
+
+// budgetAddr names the client a budget belongs to: an IPv4 address as it is, an IPv6 one by
+// its /64.
+func budgetAddr(a netip.Addr) string {
+	if a.Is4() {
+		return a.String()
+	}
+	p, _ := a.Prefix(64)
+	return p.String()
 }
 
 func isTrusted(a netip.Addr, trusted []netip.Prefix) bool {

@@ -2,11 +2,9 @@ package http
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"strconv"
@@ -228,15 +226,10 @@ func boundUnits(rt routes.Route, r *http.Request) (int64, error) {
 // services decode it; at least 1, at most most: a body the service cannot read costs nothing,
 // and one over its batch limit is refused).
 func distinctAddresses(r *http.Request, most int64) (int64, error) {
-	if r.Body == nil || r.Body == http.NoBody {
-		return 1, nil
-	}
-	body, err := io.ReadAll(r.Body)
-	_ = r.Body.Close()
+	body, err := bufferBody(r)
 	if err != nil {
 		return 0, err
 	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
 	var doc struct {
 		Addresses []string `json:"addresses"`
 	}

@@ -36,8 +36,8 @@ func (l *settleLog) Settle(h metering.Hold, e usage.Entity, n int64, at time.Tim
 // emptyLedger is a durable ledger that has counted nothing.
 type emptyLedger struct{}
 
-func (emptyLedger) PeriodTotal(context.Context, usage.Entity, time.Time) (usage.Total, error) {
-	return usage.Total{}, nil
+func (emptyLedger) PeriodTotals(_ context.Context, ps []usage.PeriodRef) ([]usage.Total, error) {
+	return make([]usage.Total, len(ps)), nil
 }
 
 func (emptyLedger) Counted(_ context.Context, ps []usage.PeriodRef, _ []string) ([]usage.Total, map[string]bool, error) {

@@ -93,3 +93,23 @@ func TestEncodedLetterIsTheFixedPath(t *testing.T) {
 		t.Errorf("GET /intelligence/address/%%62atch: %d, Allow %q, %s; want 405, Allow POST", w.Code, w.Header().Get("Allow"), w.Body)
 	}
 }
+
+// TestMethodRefusalEchoesThePathAsReceived: a 405 names the path as the client sent it (still
+// escaped), as a 404 does, never decoded: "..%2f" shown as "../" would read as if the edge had
+// resolved the path to another route.
+func TestMethodRefusalEchoesThePathAsReceived(t *testing.T) {
+	h := pathTestEdge(t)
+	for _, c := range []struct{ method, path, allow string }{
+		{"DELETE", "/flow/address/..%2f..%2ftransfers%2fhistogram", "GET"},
+		{"PUT", "/tx/0x%41b", "GET"},
+	} {
+		r := httptest.NewRequest(c.method, c.path+"?x=1", nil)
+		r.Header.Set("API-Key", "good")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		want := `{"error":"method ` + c.method + ` not allowed on ` + c.path + ` (allowed: ` + c.allow + `)"}`
+		if w.Code != http.StatusMethodNotAllowed || strings.TrimSpace(w.Body.String()) != want {
+			t.Errorf("%s %s: %d %s; want 405 %s", c.method, c.path, w.Code, w.Body, want)
+		}
+	}
+}

@@ -115,8 +115,11 @@ func TestClientIP(t *testing.T) {
 		{"10.1.2.3:80", []string{"garbage, 198.51.100.7"}, "198.51.100.7"},   // junk beyond the client
 		{"10.1.2.3:80", []string{"198.51.100.7, garbage"}, "10.1.2.3"},       // junk appended by our proxy? stop
 		{"10.1.2.3:80", nil, "10.1.2.3"},                                     // trusted peer, no header
-		{"[::1]:80", []string{"2001:db8::1"}, "2001:db8::1"},                 // IPv6
-		{"[::ffff:10.1.2.3]:80", []string{"198.51.100.9"}, "198.51.100.9"},   // v4-mapped peer
+		{"[::1]:80", []string{"2001:db8::1"}, "2001:db8::/64"},               // IPv6: its /64
+		{"[2001:db8:0:1::5]:1234", nil, "2001:db8:0:1::/64"},                 // any address of a /64 is one client
+		{"[2001:db8:0:1:ffff::9]:1234", nil, "2001:db8:0:1::/64"},
+		{"[2001:db8:0:2::5]:1234", nil, "2001:db8:0:2::/64"},
+		{"[::ffff:10.1.2.3]:80", []string{"198.51.100.9"}, "198.51.100.9"}, // v4-mapped peer
 		{"not-an-address", nil, "not-an-address"},
 	}
 	for _, c := range cases {
@@ -142,7 +145,7 @@ func FuzzClientIP(f *testing.F) {
 		r.Header.Set("X-Forwarded-For", xff)
 		got := ClientIP(r, trusted)
 		// An untrusted peer is always the client, whatever the header says.
-		if a, err := netip.ParseAddrPort(remote); err == nil && !isTrusted(a.Addr().Unmap(), trusted) && got != a.Addr().Unmap().String() {
+		if a, err := netip.ParseAddrPort(remote); err == nil && !isTrusted(a.Addr().Unmap(), trusted) && got != budgetAddr(a.Addr().Unmap()) {
 			t.Fatalf("untrusted peer %s reported as %s", remote, got)
 		}
 	})

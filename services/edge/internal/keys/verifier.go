@@ -89,13 +89,9 @@ type VerifierOptions struct {
 type Verifier struct {
 	store Lookuper
 	o     VerifierOptions
-	local *cache.Loader[[32]byte, result]
+	local *cache.Loader[[32]byte, httpx.Identity]
 	// redisDown throttles the "cache unavailable" log line.
 	redisDownLogged atomic.Int64
-}
-
-type result struct {
-	id httpx.Identity
 }
 
 // NewVerifier returns a verifier over store caching up to 100k results.
@@ -117,7 +113,7 @@ func NewVerifier(store Lookuper, o VerifierOptions) *Verifier {
 	// 100k): keys made up by the million evict one another, never a valid key's identity, so
 	// they cannot push the callers of valid keys onto Redis and the database. Other failures
 	// are not kept at all.
-	local := cache.New[[32]byte, result](func(h [32]byte) string { return string(h[:]) },
+	local := cache.New[[32]byte, httpx.Identity](func(h [32]byte) string { return string(h[:]) },
 		cache.Options{TTL: o.LocalTTL, Timeout: lookupTimeout, Size: 100_000,
 			FailTTL: o.LocalTTL, FailSize: 10_000, FailKeep: func(err error) bool { return errors.Is(err, ErrInvalid) }})
 	return &Verifier{store: store, o: o, local: local}
@@ -130,14 +126,9 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (httpx.Identity, erro
 		return httpx.Identity{}, ErrInvalid
 	}
 	h := Hash(raw)
-	res, err := v.local.Get(ctx, h, func(ctx context.Context) (result, error) {
-		id, err := v.resolve(ctx, h, hex.EncodeToString(h[:]))
-		return result{id: id}, err
+	return v.local.Get(ctx, h, func(ctx context.Context) (httpx.Identity, error) {
+		return v.resolve(ctx, h, hex.EncodeToString(h[:]))
 	})
-	if err != nil {
-		return httpx.Identity{}, err
-	}
-	return res.id, nil
 }
 
 // Cached returns this replica's cached verification of raw (the identity, or ErrInvalid) without
@@ -147,8 +138,8 @@ func (v *Verifier) Cached(raw string) (id httpx.Identity, ok bool, err error) {
 		return httpx.Identity{}, true, ErrInvalid
 	}
 	h := Hash(raw)
-	if r, ok := v.local.Cached(h); ok {
-		return r.id, true, nil
+	if id, ok := v.local.Cached(h); ok {
+		return id, true, nil
 	}
 	if err, ok := v.local.CachedErr(h); ok {
 		return httpx.Identity{}, true, err

@@ -19,13 +19,14 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// PeriodSource answers from durable storage (the usage store) what an entity's period has
-// counted (its credits and the latest call time they include, read together), which the
-// ledger seeds Redis from when Redis has no figure and the consumer copies there, and which
+// PeriodSource answers from durable storage (the usage store) what periods have counted (each
+// one's credits and the latest call time they include, read together, every period of a call
+// in one statement), which the ledger seeds Redis from when Redis has no figure and the
+// consumer copies there, and which
 // events were counted (usage.Store.Counted), which settles whether the total includes a call
 // whose event a failed publish may have written.
 type PeriodSource interface {
-	PeriodTotal(ctx context.Context, e usage.Entity, start time.Time) (usage.Total, error)
+	PeriodTotals(ctx context.Context, periods []usage.PeriodRef) ([]usage.Total, error)
 	Counted(ctx context.Context, periods []usage.PeriodRef, ids []string) ([]usage.Total, map[string]bool, error)
 }
 
@@ -401,10 +402,11 @@ func (l *CreditLedger) fetch(ctx context.Context, e usage.Entity, start time.Tim
 			l.warnRedis("credit ledger: Redis unavailable; using the usage store", err)
 		}
 	}
-	t, err := l.src.PeriodTotal(ctx, e, start)
+	ts, err := l.src.PeriodTotals(ctx, []usage.PeriodRef{{Entity: e, Start: start}})
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, fmt.Errorf("credits used by %s %s: %w", e.Type, e.ID, err)
 	}
+	t := ts[0]
 	if l.rdb != nil {
 		// The durable figure can only be at or below what the consumer sets; raise to it.
 		rctx, cancel := context.WithTimeout(ctx, l.o.Timeout)
@@ -445,8 +447,8 @@ redis.call("EXPIRE", KEYS[1], ARGV[3])
 return 1`)
 
 // Publish copies the durable totals of the periods of calls (already committed to the usage
-// store) to Redis: the credits used and the latest call time they include, read together, so
-// that no call after "through" is in "used" (a total read only after this batch, with this
+// store) to Redis: the credits used and the latest call time they include, read together (every
+// period of the batch in one statement), so that no call after "through" is in "used" (a total read only after this batch, with this
 // batch's latest call time, could include another consumer's batch committed meanwhile and
 // leave out its later calls' times). The metering consumer calls it after every batch, replays
 // included; an error fails the batch, which is retried, so the shared totals reach the durable
@@ -455,34 +457,27 @@ func (l *CreditLedger) Publish(ctx context.Context, calls []usage.Call) error {
 	if l.rdb == nil || len(calls) == 0 {
 		return nil
 	}
-	type period struct {
-		e     usage.Entity
-		start time.Time
-	}
-	touched := map[period]bool{}
+	touched := map[usage.PeriodRef]bool{}
+	var periods []usage.PeriodRef
 	for _, c := range calls {
 		start, _ := usage.PeriodOf(c.Time)
-		touched[period{usage.BilledEntity(c.UserID, c.OrgID), start}] = true
-	}
-	type total struct {
-		k             string
-		used, through int64
-	}
-	totals := make([]total, 0, len(touched))
-	for p := range touched {
-		t, err := l.src.PeriodTotal(ctx, p.e, p.start)
-		if err != nil {
-			return err
+		p := usage.PeriodRef{Entity: usage.BilledEntity(c.UserID, c.OrgID), Start: start}
+		if !touched[p] {
+			touched[p] = true
+			periods = append(periods, p)
 		}
-		totals = append(totals, total{redisKey(p.e, p.start), t.Used, t.ThroughMs})
+	}
+	totals, err := l.src.PeriodTotals(ctx, periods)
+	if err != nil {
+		return err
 	}
 	rctx, cancel := context.WithTimeout(ctx, 4*l.o.Timeout)
 	defer cancel()
-	_, err := l.rdb.Pipelined(rctx, func(p redis.Pipeliner) error {
-		for _, t := range totals {
+	_, err = l.rdb.Pipelined(rctx, func(p redis.Pipeliner) error {
+		for i, t := range totals {
 			// EVAL, not EVALSHA: in a pipeline a missing script cannot be retried per command,
 			// and a restarted Redis has none. The body is short; Redis caches it compiled.
-			raiseTotal.Eval(rctx, p, []string{t.k}, t.used, t.through, ttlSeconds)
+			raiseTotal.Eval(rctx, p, []string{redisKey(periods[i].Entity, periods[i].Start)}, t.Used, t.ThroughMs, ttlSeconds)
 		}
 		return nil
 	})

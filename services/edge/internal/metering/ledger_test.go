@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/chainintel/chainintel/libs/redisx/redistest"
 	"github.com/chainintel/chainintel/services/edge/internal/metering"
 	"github.com/chainintel/chainintel/services/edge/internal/usage"
+	"github.com/chainintel/chainintel/services/edge/ledger"
 	"github.com/chainintel/chainintel/services/edge/migrations"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
@@ -262,5 +264,61 @@ func TestReserveExactUnderConcurrency(t *testing.T) {
 				t.Fatalf("all released: %+v", h)
 			}
 		})
+	}
+}
+
+// totalsSource is the usage store counting its reads of period totals (PeriodTotals).
+type totalsSource struct {
+	*usage.Store
+	reads atomic.Int64
+}
+
+func (s *totalsSource) PeriodTotals(ctx context.Context, periods []usage.PeriodRef) ([]usage.Total, error) {
+	s.reads.Add(1)
+	return s.Store.PeriodTotals(ctx, periods)
+}
+
+// Publish copies the durable total of every period a batch touches (two entities, two months)
+// to Redis, reading them all in one statement.
+func TestPublishCopiesEveryPeriodInOneRead(t *testing.T) {
+	ctx := context.Background()
+	m := miniredis.RunT(t)
+	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
+	t.Cleanup(func() { _ = rdb.Close() })
+	src := &totalsSource{Store: usage.NewStore(pgtest.Pool(t))}
+	l := metering.NewCreditLedger(rdb, src, metering.LedgerOptions{})
+	org, user := "org-publish-"+fmt.Sprint(time.Now().UnixNano()), "user-publish-"+fmt.Sprint(time.Now().UnixNano())
+	feb, mar := time.Date(2026, 2, 28, 23, 0, 0, 0, time.UTC), time.Date(2026, 3, 1, 1, 0, 0, 0, time.UTC)
+	calls := []usage.Call{
+		{EventID: org + "-1", KeyID: "k1", UserID: "u1", OrgID: org, Route: "/tx/{hash}", Credits: 2, Time: feb},
+		{EventID: org + "-2", KeyID: "k1", UserID: "u1", OrgID: org, Route: "/tx/{hash}", Credits: 3, Time: feb.Add(time.Minute)},
+		{EventID: org + "-3", KeyID: "k1", UserID: "u1", OrgID: org, Route: "/tx/{hash}", Credits: 5, Time: mar},
+		{EventID: user + "-1", KeyID: "k2", UserID: user, Route: "/tx/{hash}", Credits: 7, Time: mar.Add(time.Second)},
+	}
+	if _, err := src.Apply(ctx, calls); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Publish(ctx, calls); err != nil {
+		t.Fatal(err)
+	}
+	if n := src.reads.Load(); n != 1 {
+		t.Fatalf("%d reads of the durable ledger; want 1 for the whole batch", n)
+	}
+	want := map[string][2]int64{
+		ledger.Key(usage.Entity{Type: usage.EntityOrg, ID: org}, feb):   {5, feb.Add(time.Minute).UnixMilli()},
+		ledger.Key(usage.Entity{Type: usage.EntityOrg, ID: org}, mar):   {5, mar.UnixMilli()},
+		ledger.Key(usage.Entity{Type: usage.EntityUser, ID: user}, mar): {7, mar.Add(time.Second).UnixMilli()},
+	}
+	for k, w := range want {
+		vals, err := rdb.HMGet(ctx, k, ledger.FieldUsed, ledger.FieldThrough).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fmt.Sprint(vals); got != fmt.Sprint([]any{fmt.Sprint(w[0]), fmt.Sprint(w[1])}) {
+			t.Fatalf("%s: used, through = %s; want %d", k, got, w)
+		}
+	}
+	if keys := m.Keys(); len(keys) != len(want) {
+		t.Fatalf("Redis holds %v; want the %d periods of the batch", keys, len(want))
 	}
 }

@@ -31,3 +31,29 @@ func TestUpgradeRequiredKeepsUpgradeHeader(t *testing.T) {
 		t.Fatalf("body %q", got)
 	}
 }
+
+// IsUpgrade reads Connection as the reverse proxy does: comma-separated tokens, any case, any
+// of its lines, and only with an Upgrade header.
+func TestIsUpgrade(t *testing.T) {
+	for _, c := range []struct {
+		upgrade    string
+		connection []string
+		want       bool
+	}{
+		{"websocket", []string{"Upgrade"}, true},
+		{"websocket", []string{"keep-alive, upgrade"}, true},
+		{"websocket", []string{"keep-alive", " UPGRADE "}, true},
+		{"websocket", []string{"Upgrade-Insecure"}, false},
+		{"websocket", []string{"keep-alive"}, false},
+		{"websocket", nil, false},
+		{"", []string{"Upgrade"}, false},
+	} {
+		h := http.Header{"Connection": c.connection}
+		if c.upgrade != "" {
+			h.Set("Upgrade", c.upgrade)
+		}
+		if got := IsUpgrade(h); got != c.want {
+			t.Errorf("Upgrade %q, Connection %q: %v, want %v", c.upgrade, c.connection, got, c.want)
+		}
+	}
+}

@@ -7,11 +7,11 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/chainintel/chainintel/libs/httpx"
+	"golang.org/x/net/http/httpguts"
 )
 
 // Streams bounds what a proxied WebSocket stream holds between the service and the client. A
@@ -160,15 +160,5 @@ func (c *streamConn) CloseWrite() error {
 // header named in Connection. An Upgrade header alone is an ordinary hop-by-hop header the
 // proxy drops.
 func IsUpgrade(h http.Header) bool {
-	if h.Get("Upgrade") == "" {
-		return false
-	}
-	for _, v := range h["Connection"] {
-		for _, tok := range strings.Split(v, ",") {
-			if strings.EqualFold(strings.TrimSpace(tok), "upgrade") {
-				return true
-			}
-		}
-	}
-	return false
+	return h.Get("Upgrade") != "" && httpguts.HeaderValuesContainsToken(h["Connection"], "Upgrade")
 }

@@ -5,6 +5,7 @@ package usage
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 	"sort"
 	"time"
@@ -245,13 +246,21 @@ type Total struct {
 // PeriodTotal returns the total counted so far in the period of e starting at start (zero when
 // nothing was).
 func (s *Store) PeriodTotal(ctx context.Context, e Entity, start time.Time) (Total, error) {
-	var t Total
-	err := s.pool.QueryRow(ctx, `SELECT coalesce(sum(credits_used), 0)::bigint, coalesce(max(through_ms), 0)::bigint
-		FROM edge.credit_periods WHERE entity_type = $1 AND entity_id = $2 AND period_start = $3`, e.Type, e.ID, start).Scan(&t.Used, &t.ThroughMs)
+	ts, err := s.PeriodTotals(ctx, []PeriodRef{{Entity: e, Start: start}})
 	if err != nil {
 		return Total{}, fmt.Errorf("credits used by %s %s: %w", e.Type, e.ID, err)
 	}
-	return t, nil
+	return ts[0], nil
+}
+
+// PeriodTotals returns the total counted so far in each period (in the order of periods; zero
+// for a period that counted nothing), all read in one statement and so one snapshot.
+func (s *Store) PeriodTotals(ctx context.Context, periods []PeriodRef) ([]Total, error) {
+	totals, _, err := s.counted(ctx, periods, nil)
+	if err != nil {
+		return nil, fmt.Errorf("period totals: %w", err)
+	}
+	return totals, nil
 }
 
 // PeriodRef names one billed entity's billing period.
@@ -260,27 +269,30 @@ type PeriodRef struct {
 	Start  time.Time
 }
 
-// countedSQL reads, in one statement and so one snapshot, the total of each period (rows of
-// kind 0, in the order given) and which of the event ids were counted (kind 1): a period's
-// total includes exactly the counted events of that snapshot.
-const countedSQL = `SELECT 0 AS kind, p.i, coalesce(cp.credits_used, 0)::bigint, coalesce(cp.through_ms, 0)::bigint, ''
-FROM unnest($1::text[], $2::text[], $3::timestamptz[]) WITH ORDINALITY AS p(entity_type, entity_id, period_start, i)
-LEFT JOIN edge.credit_periods cp
-  ON cp.entity_type = p.entity_type AND cp.entity_id = p.entity_id AND cp.period_start = p.period_start
-UNION ALL
-SELECT 1, 0, 0, 0, event_id FROM edge.usage_events WHERE event_id = ANY($4::text[])`
+// countedSQL reads, in one statement, the totals of periods and which event ids were counted.
+//
+//go:embed sql/counted.sql
+var countedSQL string
 
 // Counted returns, read together, the total counted so far in each period (in the order of
 // periods) and which of ids were counted: every counted id's credits are in its period's
 // total, and no other id's are.
 func (s *Store) Counted(ctx context.Context, periods []PeriodRef, ids []string) ([]Total, map[string]bool, error) {
+	totals, counted, err := s.counted(ctx, periods, ids)
+	if err != nil {
+		return nil, nil, fmt.Errorf("counted events of %d periods: %w", len(periods), err)
+	}
+	return totals, counted, nil
+}
+
+func (s *Store) counted(ctx context.Context, periods []PeriodRef, ids []string) ([]Total, map[string]bool, error) {
 	types, entities, starts := make([]string, len(periods)), make([]string, len(periods)), make([]time.Time, len(periods))
 	for i, p := range periods {
 		types[i], entities[i], starts[i] = p.Entity.Type, p.Entity.ID, p.Start
 	}
 	rows, err := s.pool.Query(ctx, countedSQL, types, entities, starts, ids)
 	if err != nil {
-		return nil, nil, fmt.Errorf("counted events of %d periods: %w", len(periods), err)
+		return nil, nil, err
 	}
 	defer rows.Close()
 	totals, counted := make([]Total, len(periods)), map[string]bool{}
@@ -289,7 +301,7 @@ func (s *Store) Counted(ctx context.Context, periods []PeriodRef, ids []string) 
 		var t Total
 		var id string
 		if err := rows.Scan(&kind, &i, &t.Used, &t.ThroughMs, &id); err != nil {
-			return nil, nil, fmt.Errorf("counted events: %w", err)
+			return nil, nil, err
 		}
 		switch {
 		case kind == 1:
@@ -298,10 +310,7 @@ func (s *Store) Counted(ctx context.Context, periods []PeriodRef, ids []string) 
 			totals[i-1] = t
 		}
 	}
-	if err := rows.Err(); err != nil {
-		return nil, nil, fmt.Errorf("counted events of %d periods: %w", len(periods), err)
-	}
-	return totals, counted, nil
+	return totals, counted, rows.Err()
 }
 
 // Scope selects whose calls a report covers.
