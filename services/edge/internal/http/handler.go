@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/chainintel/chainintel/libs/httpx"
+	"github.com/chainintel/chainintel/libs/params"
 	"github.com/chainintel/chainintel/services/edge/internal/keys"
 	"github.com/chainintel/chainintel/services/edge/internal/proxy"
 	"github.com/chainintel/chainintel/services/edge/internal/ratelimit"
@@ -148,6 +149,15 @@ func NewHandler(o Options) (http.Handler, error) {
 		if httpx.IsInternalPath(strings.ToLower(r.URL.Path)) {
 			proxy.WriteError(w, http.StatusNotFound, "no route for "+receivedPath(r))
 			return
+		}
+		// A pair url.Values would drop (a malformed escape, a ";") would reach the services
+		// whole, but the edge's own routes and the operator-name translation read the query
+		// through url.Values: refuse it here, named, as every service does.
+		if r.URL.RawQuery != "" {
+			if _, err := params.RawQuery(r.URL.RawQuery); err != nil {
+				proxy.WriteError(w, http.StatusBadRequest, err.Error())
+				return
+			}
 		}
 		if r.ContentLength > httpx.MaxBodyBytes {
 			proxy.WriteError(w, http.StatusRequestEntityTooLarge, "request body over 1048576 bytes")

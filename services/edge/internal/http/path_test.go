@@ -215,6 +215,10 @@ func TestPathVariantsRefusedOrForwardedCanonical(t *testing.T) {
 		{"DELETE", "/no/such/%2e%2Fthing?x=%2f..", "good", `{"error":"no route for /no/such/%2e%2Fthing"}`},
 		{"GET", "/user/%6Cabels", "good", `{"served":"GET /user/labels"}`},
 		{"GET", "/transfers/histogram/", "good", `{"error":"no route for /transfers/histogram/"}`},
+		// A query pair url.Values would drop is refused, not forwarded as a wider question.
+		{"GET", "/flow/address/x?timeLast=1h%", "good", `{"error":"timeLast: holds an invalid percent-escape (a literal % is written %25)"}`},
+		{"GET", "/flow/address/x?chains=base;x", "good", `{"error":"chains: holds a semicolon: query parameters are separated by ampersands only, and a semicolon in a value is written %3B"}`},
+		{"GET", "/flow/address/x?chains=base%3Bx", "good", `{"served":"GET /flow/address/{address}"}`},
 	}
 	for _, c := range cases {
 		r := httptest.NewRequest(c.method, c.path, nil)
