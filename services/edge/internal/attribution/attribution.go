@@ -82,7 +82,10 @@ func (n Names) Wrap(next http.Handler) http.Handler {
 			r2.URL.Path, r2.URL.RawPath = NativeCirculating, ""
 			r = r2
 		}
-		if !n.Renamed() || r.Header.Get("Upgrade") != "" {
+		// A stream's upgrade passes as it is (its frames are not rewritten; the response writer
+		// must stay hijackable). Only the stream routes (/ws/...) are upgraded: an Upgrade header
+		// on another route is dropped later, so it must not skip the translation here.
+		if !n.Renamed() || (r.Header.Get("Upgrade") != "" && strings.HasPrefix(r.URL.Path, "/ws/")) {
 			next.ServeHTTP(w, r)
 			return
 		}

@@ -61,6 +61,15 @@ func TestWrap(t *testing.T) {
 	if gotQuery != "query=bin&serviceEntities=false&services=true" || w.Body.String() != renamed || w.Header().Get("Content-Length") != "" {
 		t.Errorf("query %q, body %s, Content-Length %q", gotQuery, w.Body, w.Header().Get("Content-Length"))
 	}
+	// An Upgrade header on a route that is not a stream skips nothing (the edge drops it later).
+	up := httptest.NewRequest("GET", "/intelligence/search?query=bin&acmeEntities=false", nil)
+	up.Header.Set("Upgrade", "websocket")
+	up.Header.Set("Connection", "Upgrade")
+	w = httptest.NewRecorder()
+	h.ServeHTTP(w, up)
+	if gotQuery != "query=bin&serviceEntities=false" || w.Body.String() != renamed {
+		t.Errorf("with Upgrade: query %q, body %s", gotQuery, w.Body)
+	}
 	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/acme/circulating", nil))
 	if gotPath != NativeCirculating {
 		t.Errorf("/acme/circulating reached %q", gotPath)
