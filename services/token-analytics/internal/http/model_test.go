@@ -83,6 +83,7 @@ type mwCopy struct {
 // mwClass is what the stored attribution of an address says (set: one is stored, not untagged).
 type mwClass struct {
 	typ     string // its entity's type as the attribution named it ("" no entity)
+	entity  string // its entity's id ("" no entity)
 	deposit string // the entity whose deposit address it is ("" none)
 	version int64
 	set     bool
@@ -202,22 +203,27 @@ func (m *mwModel) attribute(a mwAttr) {
 	}
 	n := mwClass{deposit: a.deposit, version: a.version, set: true, pool: c.pool}
 	if a.entity != nil {
-		n.typ = a.entity.typ
+		n.typ, n.entity = a.entity.typ, a.entity.id
 	}
 	m.classes[a.addr] = n
 }
 
-// class is what addr counts as: cex or dex by its attributed entity's type (dex also as a pool),
-// else, for a deposit address (no entity), cex_deposit when its exchange's current type is cex,
-// dex when dex, nothing while no record named the exchange.
+// class is what addr counts as: cex or dex by its attributed entity's current type (of the
+// highest entity version, whichever address's record carried it; dex also as a pool), else, for
+// a deposit address (no entity), cex_deposit when its exchange's current type is cex, dex when
+// dex, nothing while no record named the exchange.
 func (m *mwModel) class(addr string) string {
 	c := m.classes[addr]
+	typ := c.typ
+	if e, ok := m.entities[c.entity]; ok && c.entity != "" {
+		typ = e.typ
+	}
 	switch {
-	case c.typ == "cex":
+	case typ == "cex":
 		return "cex"
-	case c.typ == "dex" || c.pool:
+	case typ == "dex" || c.pool:
 		return "dex"
-	case c.typ == "" && c.deposit != "":
+	case typ == "" && c.deposit != "":
 		switch m.entities[c.deposit].typ {
 		case "cex":
 			return "cex_deposit"

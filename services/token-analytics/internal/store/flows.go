@@ -268,7 +268,7 @@ func (s *Store) ApplyReorg(ctx context.Context, chain string, orphaned, canonica
 // ApplyClasses records address class changes (the newest per address wins; an attribution
 // older than the stored one is ignored) and the entity types they carry, and re-classifies the
 // rollups' past CEX/DEX flows of every address whose class changed: the changed addresses, and
-// the deposit addresses of every entity whose type changed.
+// the attributed and deposit addresses of every entity whose type changed.
 func (s *Store) ApplyClasses(ctx context.Context, cs []app.ClassChange) error {
 	if len(cs) == 0 {
 		return nil
@@ -302,9 +302,11 @@ func (s *Store) ApplyClasses(ctx context.Context, cs []app.ClassChange) error {
 	})
 }
 
-// ClassifyDepositAddresses classifies again the deposit addresses whose deposit service's type
-// is not the one they were classified by (after the migration that brought deposit services,
-// all of them), moving their past flows as a relabel does. It changes nothing when none is.
+// ClassifyDepositAddresses classifies again the deposit addresses and the attributed addresses
+// whose entity's stored type is not the one they were classified by (after the migration that
+// brought deposit services, all deposit addresses; after a roll, what replicas of the previous
+// release classified by an attribution's own entity type), moving their past flows as a relabel
+// does. It changes nothing when none is.
 func (s *Store) ClassifyDepositAddresses(ctx context.Context) error {
 	// Asked first without the writers' lock, which every start would otherwise take alone
 	// while nothing is stale (the usual case); asked again under it.

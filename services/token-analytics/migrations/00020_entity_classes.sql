@@ -5,7 +5,16 @@
 -- replicas that still carry them fail on that column with or without the function.
 DROP FUNCTION market.flow_class(text, boolean);
 
+-- An address attributed to an entity counts as the entity's stored type (market.entity_types),
+-- so a change of that type, whichever address's record carried it, classifies again every
+-- address attributed to it, found by the attribution's entity id (internal/store/sql/classes_apply.sql).
+-- An index on the stored attribution rather than a column: replicas of the previous release
+-- keep it current, as they write info and know no such column.
+CREATE INDEX address_classes_entity ON market.address_classes ((info->'entity'->>'id'))
+    WHERE info->'entity'->>'id' IS NOT NULL;
+
 -- +goose Down
+DROP INDEX market.address_classes_entity;
 -- +goose StatementBegin
 CREATE FUNCTION market.flow_class(entity_type text, is_pool boolean) RETURNS text
 IMMUTABLE LANGUAGE sql AS $$
