@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"math/big"
 	"sync"
 	"time"
@@ -248,12 +249,21 @@ func (s *Service) Volume(ctx context.Context, ref TokenRef, size, window time.Du
 			return nil, err
 		}
 	}
+	// residues read as zero (Settle) against the volume of every bucket asked for; a bucket
+	// where no transfer counts has none
+	var refUSD, refValue float64
+	for _, b := range bs {
+		refUSD, refValue = refUSD+math.Abs(b.USD), refValue+math.Abs(b.Value)
+	}
 	out := []VolumePoint{}
 	i := 0
 	for t := from; t.Before(to); t = t.Add(size) {
 		p := VolumePoint{Time: t}
 		if i < len(bs) && bs[i].Time.Equal(t) {
-			p.InUSD, p.InValue, p.OutUSD, p.OutValue = bs[i].USD, bs[i].Value, bs[i].USD, bs[i].Value
+			if bs[i].Transfers > 0 {
+				usd, value := Settle(bs[i].USD, refUSD), Settle(bs[i].Value, refValue)
+				p.InUSD, p.InValue, p.OutUSD, p.OutValue = usd, value, usd, value
+			}
 			i++
 		}
 		out = append(out, p)

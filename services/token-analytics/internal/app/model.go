@@ -5,6 +5,7 @@ package app
 
 import (
 	"errors"
+	"math"
 	"time"
 )
 
@@ -129,15 +130,44 @@ type ReserveBalance struct {
 	Balance               string // base 10, smallest unit
 }
 
-// HourFlows are a pricing id's flows summed over a window.
+// HourFlows are a pricing id's flows summed over a window, with the number of transfers counted
+// in it.
 type HourFlows struct {
 	Volume, CexIn, CexOut, DexIn, DexOut float64
+	Transfers                            int64
 }
 
 // Add is f plus g, field by field.
 func (f HourFlows) Add(g HourFlows) HourFlows {
 	return HourFlows{Volume: f.Volume + g.Volume, CexIn: f.CexIn + g.CexIn, CexOut: f.CexOut + g.CexOut,
-		DexIn: f.DexIn + g.DexIn, DexOut: f.DexOut + g.DexOut}
+		DexIn: f.DexIn + g.DexIn, DexOut: f.DexOut + g.DexOut, Transfers: f.Transfers + g.Transfers}
+}
+
+// settled is f with its residues read as zero (Settle): every figure when no transfer counts in
+// the window, else each one at most ResidueTolerance of ref.
+func (f HourFlows) settled(ref float64) HourFlows {
+	if f.Transfers == 0 {
+		return HourFlows{}
+	}
+	return HourFlows{Volume: Settle(f.Volume, ref), CexIn: Settle(f.CexIn, ref), CexOut: Settle(f.CexOut, ref),
+		DexIn: Settle(f.DexIn, ref), DexOut: Settle(f.DexOut, ref), Transfers: f.Transfers}
+}
+
+// ResidueTolerance is the relative tolerance under which a rollup amount reads as zero. The
+// rollups are float8 sums kept by adding and subtracting each change (batches, settling,
+// reorgs, class changes), so a sum whose transfers were all undone, or one whose exact value is 0
+// (a deposit address's receipts less its sweeps), can hold a residue of the order of 1e-16 of the
+// amounts that went through it instead of 0. Read against the volume of the amounts it belongs
+// to (docs/token-analytics.md, "Limits"), such a residue is 0; a real amount that small against
+// its volume is lost with it.
+const ResidueTolerance = 1e-12
+
+// Settle is x, or 0 when |x| is at most ResidueTolerance of ref (a volume x is part of).
+func Settle(x, ref float64) float64 {
+	if math.Abs(x) <= ResidueTolerance*math.Abs(ref) {
+		return 0
+	}
+	return x
 }
 
 // ChainFlows are a token's flows on one chain over a /token/top request's windows.
@@ -174,10 +204,11 @@ type AddressFlow struct {
 	Attribution                      *AddressAttribution
 }
 
-// VolumeBucket is a token's volume over one bucket.
+// VolumeBucket is a token's volume over one bucket, with the number of transfers counted in it.
 type VolumeBucket struct {
 	Time       time.Time
 	USD, Value float64
+	Transfers  int64
 }
 
 // AltcoinChange is a token's price now and 90 days ago.

@@ -213,8 +213,16 @@ type orderKey struct {
 // newTopView leaves out the tokens without a price now: a /token/top row's current price is
 // required and a $0 stand-in would be a wrong figure (as /token/trending, which lists only
 // priced tokens).
+//
+// Each token's figures are read with their residues as zero (HourFlows.settled), against its
+// volume over both windows: a window where its transfers were all undone has none.
 func newTopView(rows []TokenWindows, n int) *topView {
 	rows = slices.DeleteFunc(rows, func(w TokenWindows) bool { return w.Price == nil })
+	for i := range rows {
+		w := &rows[i]
+		ref := math.Abs(w.Current.Volume) + math.Abs(w.Previous.Volume)
+		w.Current, w.Previous = w.Current.settled(ref), w.Previous.settled(ref)
+	}
 	return &topView{rows: rows, n: n, orders: map[orderKey][]int32{}}
 }
 
@@ -432,17 +440,35 @@ func (s *Service) RefreshTopLoop(ctx context.Context) error {
 // public shape requires a number).
 func interval(f HourFlows, price *float64) Interval {
 	return Interval{Price: deref(price), Volume: f.Volume, InflowCexVolume: f.CexIn, OutflowCexVolume: f.CexOut,
-		InflowDexVolume: f.DexIn, OutflowDexVolume: f.DexOut, Netflow: f.CexIn + f.DexIn - f.CexOut - f.DexOut}
+		InflowDexVolume: f.DexIn, OutflowDexVolume: f.DexOut, Netflow: Metric("netflow", f, 0)}
 }
 
 func scale(f HourFlows, k float64) HourFlows {
-	return HourFlows{Volume: f.Volume * k, CexIn: f.CexIn * k, CexOut: f.CexOut * k, DexIn: f.DexIn * k, DexOut: f.DexOut * k}
+	return HourFlows{Volume: f.Volume * k, CexIn: f.CexIn * k, CexOut: f.CexOut * k, DexIn: f.DexIn * k, DexOut: f.DexOut * k,
+		Transfers: f.Transfers}
 }
 
 // Metric is the value /token/top ranks by for an orderByAgg. Inflows are transfers into
 // addresses of the class, outflows out of them; netflow is inflow minus outflow; a ratio is a
-// netflow over the matching volume (0 without volume).
+// netflow over the matching volume (0 without volume). A sum or difference of f's figures is
+// read against f's volume (Settle): one whose exact value is 0 (an inflow and an outflow of the
+// same transfers) is 0, not the residue of summing them in another order.
 func Metric(agg string, f HourFlows, price float64) float64 {
+	switch agg {
+	case "price":
+		return price
+	case "netflowVolumeRatio":
+		return ratio(Metric("netflow", f, price), f.Volume)
+	case "netflowVolumeRatioDex":
+		return ratio(Metric("netflowDex", f, price), Metric("volumeDex", f, price))
+	case "netflowVolumeRatioCex":
+		return ratio(Metric("netflowCex", f, price), Metric("volumeCex", f, price))
+	}
+	return Settle(flowMetric(agg, f), f.Volume)
+}
+
+// flowMetric is Metric's sum or difference of f's figures for agg, as summed.
+func flowMetric(agg string, f HourFlows) float64 {
 	switch agg {
 	case "volume":
 		return f.Volume
@@ -468,14 +494,6 @@ func Metric(agg string, f HourFlows, price float64) float64 {
 		return f.CexIn - f.CexOut
 	case "netflow":
 		return f.CexIn + f.DexIn - f.CexOut - f.DexOut
-	case "netflowVolumeRatio":
-		return ratio(f.CexIn+f.DexIn-f.CexOut-f.DexOut, f.Volume)
-	case "netflowVolumeRatioDex":
-		return ratio(f.DexIn-f.DexOut, f.DexIn+f.DexOut)
-	case "netflowVolumeRatioCex":
-		return ratio(f.CexIn-f.CexOut, f.CexIn+f.CexOut)
-	case "price":
-		return price
 	}
 	return math.NaN()
 }
@@ -487,12 +505,13 @@ func ratio(a, b float64) float64 {
 	return a / b
 }
 
-// change is the relative change from prev to cur; NaN when prev is zero.
+// change is the relative change from prev to cur; NaN when prev is zero, 0 when the two differ
+// by at most ResidueTolerance of the larger (Settle: the same sum, summed in another order).
 func change(cur, prev float64) float64 {
 	if prev == 0 {
 		return math.NaN()
 	}
-	return (cur - prev) / math.Abs(prev)
+	return Settle(cur-prev, math.Max(math.Abs(cur), math.Abs(prev))) / math.Abs(prev)
 }
 
 func within(v float64, lo, hi *float64) bool {

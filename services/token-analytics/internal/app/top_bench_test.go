@@ -15,8 +15,8 @@ func BenchmarkTopFromSnapshot(b *testing.B) {
 	for i := range 5000 {
 		v := float64(i*7919%5000 + 1)
 		st.parts = append(st.parts, parts(fmt.Sprintf("token-%05d", i),
-			ChainFlows{Chain: "base", Current: HourFlows{Volume: v / 3, CexIn: 1}, Previous: HourFlows{Volume: v}},
-			ChainFlows{Chain: "ethereum", Current: HourFlows{Volume: v, DexOut: 2}, Previous: HourFlows{Volume: v / 2}}))
+			ChainFlows{Chain: "base", Current: HourFlows{Volume: v / 3, CexIn: 1, Transfers: 1}, Previous: HourFlows{Volume: v, Transfers: 1}},
+			ChainFlows{Chain: "ethereum", Current: HourFlows{Volume: v, DexOut: 2, Transfers: 1}, Previous: HourFlows{Volume: v / 2, Transfers: 1}}))
 	}
 	s := New(st, Options{Now: func() time.Time { return now }, TopRefresh: time.Hour})
 	if err := s.RefreshTop(context.Background()); err != nil {

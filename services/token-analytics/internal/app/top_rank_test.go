@@ -71,7 +71,7 @@ func TestTopRankingsEqualSorting(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 7))
 	flows := func() HourFlows {
 		return HourFlows{Volume: float64(r.IntN(4)), CexIn: float64(r.IntN(3)), CexOut: float64(r.IntN(3)),
-			DexIn: float64(r.IntN(3)), DexOut: float64(r.IntN(2))}
+			DexIn: float64(r.IntN(3)), DexOut: float64(r.IntN(2)), Transfers: 1}
 	}
 	st := &windowsStore{}
 	chainNames := []string{"base", "ethereum", "polygon"}

@@ -40,11 +40,11 @@ func TestTopSnapshot(t *testing.T) {
 	now := time.Date(2026, 1, 10, 12, 30, 0, 0, time.UTC)
 	// u has the most volume but no price: no view of the snapshot ranks it (every Total below
 	// counts a and b alone).
-	unpriced := parts("u", ChainFlows{Chain: "base", Current: HourFlows{Volume: 9}}, ChainFlows{Chain: "ethereum", Current: HourFlows{Volume: 9}})
+	unpriced := parts("u", ChainFlows{Chain: "base", Current: HourFlows{Volume: 9, Transfers: 1}}, ChainFlows{Chain: "ethereum", Current: HourFlows{Volume: 9, Transfers: 1}})
 	unpriced.Price = nil
 	st := &windowsStore{parts: []TokenParts{
-		parts("a", ChainFlows{Chain: "base", Current: HourFlows{Volume: 4}}, ChainFlows{Chain: "ethereum", Current: HourFlows{Volume: 1}}),
-		parts("b", ChainFlows{Chain: "ethereum", Current: HourFlows{Volume: 2}}),
+		parts("a", ChainFlows{Chain: "base", Current: HourFlows{Volume: 4, Transfers: 1}}, ChainFlows{Chain: "ethereum", Current: HourFlows{Volume: 1, Transfers: 1}}),
+		parts("b", ChainFlows{Chain: "ethereum", Current: HourFlows{Volume: 2, Transfers: 1}}),
 		unpriced,
 	}}
 	s := New(st, Options{Now: func() time.Time { return now }, TopRefresh: 30 * time.Second})
@@ -108,7 +108,7 @@ func TestTopSnapshotNotKeptEmpty(t *testing.T) {
 	if res, err := s.Top(context.Background(), q); err != nil || res.Total != 0 {
 		t.Fatalf("empty registry: %+v %v", res, err)
 	}
-	st.parts = []TokenParts{parts("a", ChainFlows{Chain: "ethereum", Current: HourFlows{Volume: 3}})}
+	st.parts = []TokenParts{parts("a", ChainFlows{Chain: "ethereum", Current: HourFlows{Volume: 3, Transfers: 1}})}
 	res, err := s.Top(context.Background(), q)
 	if err != nil || res.Total != 1 || res.Tokens[0].Token.ID != "a" {
 		t.Fatalf("after the first token: %+v %v", res, err)

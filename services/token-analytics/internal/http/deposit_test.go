@@ -131,6 +131,56 @@ func depositReclassifies(t *testing.T, closed bool) {
 	e.expectCex("older deposit attribution", 100, 30)
 }
 
+// TestEntityTypeChangeReclassifiesItsWallets: an address attributed to an entity counts as the
+// entity's stored type (of the highest entity version), so a type change carried by another
+// address's record (its attribution or its prediction) re-classifies the entity's attributed
+// wallet as well as its deposit addresses, and an attribution carrying an older entity version
+// counts as the stored type; a wallet left classified by its own record's type (what a replica of
+// the previous release leaves) is classified again at start.
+func TestEntityTypeChangeReclassifiesItsWallets(t *testing.T) {
+	for _, closed := range []bool{false, true} {
+		t.Run(map[bool]string{false: "open hours", true: "closed hours"}[closed], func(t *testing.T) {
+			e := exchangeWorld(t)
+			if closed {
+				if _, err := e.store.CloseAllHours(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			other := "0x00000000000000000000000000000000000000f1"
+			e.attributions(attribution(dep, 1, "", 0, "binance-sim"))
+			e.expectCex("a cex", 120, 30)
+			// another wallet's attribution names binance-sim a fund (entity version 2)
+			e.attributions(attribution(other, 1, "fund", 2, ""))
+			e.expectCex("a fund by another wallet's record", 0, 0)
+			// hot's own newer attribution carrying the older entity version counts as the stored type
+			e.attributions(attribution(hot, 2, "cex", 1, ""))
+			e.expectCex("an older entity version on hot's record", 0, 0)
+			// a prediction on an unrelated address names it a cex again (entity version 3)
+			p := &eventsv1.Attribution{ChainType: "evm", Address: user2, Version: 1,
+				PredictedEntity: &eventsv1.Entity{Id: "binance-sim", Name: "Binance (sim)", Type: "cex", Version: 3}}
+			e.attributions(p)
+			e.expectCex("a cex by a prediction", 120, 30)
+			// hot classified as a fund by its own record, its flows moved (what a replica of the
+			// previous release leaves), while binance-sim's stored type is cex
+			pool := pgtest.Pool(t)
+			if _, err := pool.Exec(context.Background(), `UPDATE market.address_classes SET attributed_type = 'fund' WHERE address = $1`, hot); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := pool.Exec(context.Background(), `UPDATE market.flow_hours SET cex_in_usd = cex_in_usd - 100, cex_out_usd = cex_out_usd - 30;
+				UPDATE market.flow_days SET cex_in_usd = cex_in_usd - 100, cex_out_usd = cex_out_usd - 30`); err != nil {
+				t.Fatal(err)
+			}
+			e.expectCex("as a previous release left it", 20, 0)
+			for i := range 2 {
+				if err := e.store.ClassifyDepositAddresses(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				e.expectCex(fmt.Sprintf("start %d", i+1), 120, 30)
+			}
+		})
+	}
+}
+
 // TestDepositAddressBeforeItsExchangeIsKnown: a deposit address attributed before any record
 // of its exchange's entity counts as nothing, and as the exchange once a record names its type;
 // the stored classification is what a start finds nothing to redo in.

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/chainintel/chainintel/services/token-analytics/internal/app"
@@ -269,7 +268,7 @@ func (s *Store) ApplyReorg(ctx context.Context, chain string, orphaned, canonica
 // ApplyClasses records address class changes (the newest per address wins; an attribution
 // older than the stored one is ignored) and the entity types they carry, and re-classifies the
 // rollups' past CEX/DEX flows of every address whose class changed: the changed addresses, and
-// the deposit addresses of every entity whose type changed.
+// the attributed and deposit addresses of every entity whose type changed.
 func (s *Store) ApplyClasses(ctx context.Context, cs []app.ClassChange) error {
 	if len(cs) == 0 {
 		return nil
@@ -303,9 +302,11 @@ func (s *Store) ApplyClasses(ctx context.Context, cs []app.ClassChange) error {
 	})
 }
 
-// ClassifyDepositAddresses classifies again the deposit addresses whose deposit service's type
-// is not the one they were classified by (after the migration that brought deposit services,
-// all of them), moving their past flows as a relabel does. It changes nothing when none is.
+// ClassifyDepositAddresses classifies again the deposit addresses and the attributed addresses
+// whose entity's stored type is not the one they were classified by (after the migration that
+// brought deposit services, all deposit addresses; after a roll, what replicas of the previous
+// release classified by an attribution's own entity type), moving their past flows as a relabel
+// does. It changes nothing when none is.
 func (s *Store) ClassifyDepositAddresses(ctx context.Context) error {
 	// Asked first without the writers' lock, which every start would otherwise take alone
 	// while nothing is stale (the usual case); asked again under it.
@@ -364,79 +365,70 @@ func classArgs(cs []app.ClassChange) ([]any, error) {
 }
 
 // entityTypes merges the entity records of cs into one per id, in id order, as applying them in
-// turn would leave it: the highest version since the batch's last record of version 0 (which
-// applies whatever is stored; of equal versions the last). resets[i] says a record of version 0
-// came before out[i]: out[i] then applies whatever version is stored, as it would after that
-// record (a record of version 0 then an older one than the stored in one batch leaves the older
-// one's type, as in two batches).
+// turn would leave it (mergeVersions; a record of version 0 then an older one than the stored in
+// one batch leaves the older one's type, as in two batches).
 func entityTypes(cs []app.ClassChange) (out []app.EntityType, resets []bool) {
-	type merged struct {
-		e     app.EntityType
-		reset bool
-	}
-	by := map[string]merged{}
+	var all []app.EntityType
 	for _, c := range cs {
-		for _, e := range c.Entities {
-			o, ok := by[e.ID]
-			switch {
-			case !ok:
-				by[e.ID] = merged{e: e}
-			case e.Version >= o.e.Version || e.Version == 0:
-				by[e.ID] = merged{e: e, reset: o.reset || o.e.Version == 0}
-			}
-		}
+		all = append(all, c.Entities...)
 	}
-	ids := make([]string, 0, len(by))
-	for id := range by {
-		ids = append(ids, id)
+	return mergeVersions(all, func(e app.EntityType) string { return e.ID },
+		func(e app.EntityType) (int64, bool) { return e.Version, true })
+}
+
+// lastPerAddress merges the changes of one address into one, in (chain type, address) order, as
+// applying them in turn would leave it: the attribution that mergeVersions keeps (an untag is an
+// attribution of version 0, which applies whatever is stored; an untag then an older attribution
+// in one batch leaves the older one, as in two batches), and the pool flag of any.
+func lastPerAddress(cs []app.ClassChange) (out []app.ClassChange, resets []bool) {
+	// the separator sorts below every character of either part, so the keys' order is the pairs'
+	key := func(c app.ClassChange) string { return c.ChainType + "\x00" + c.Address }
+	pools := map[string]bool{}
+	for _, c := range cs {
+		pools[key(c)] = pools[key(c)] || c.IsPool
 	}
-	slices.Sort(ids)
-	for _, id := range ids {
-		out, resets = append(out, by[id].e), append(resets, by[id].reset)
+	out, resets = mergeVersions(cs, key, func(c app.ClassChange) (int64, bool) { return c.Version, c.SetsEntity })
+	for i := range out {
+		out[i].IsPool = pools[key(out[i])]
 	}
 	return out, resets
 }
 
-// lastPerAddress merges the changes of one address into one, as applying them in turn would
-// leave it: the attribution of the highest version since the batch's last one of version 0 (an
-// untag, which applies whatever is stored), and the pool flag of any. resets[i] says a change of
-// version 0 came before out[i] in the batch: out[i] then applies whatever version is stored, as
-// it would after that untag (an untag then an older attribution in one batch leaves the older one,
-// as in two batches).
-func lastPerAddress(cs []app.ClassChange) (out []app.ClassChange, resets []bool) {
-	by := map[[2]string]int{}
-	for _, c := range cs {
-		k := [2]string{c.ChainType, c.Address}
-		i, ok := by[k]
+// mergeVersions merges a batch's versioned records per key, in key order, into the one that
+// applying them in turn would leave: the highest version since the key's last record of version
+// 0 (which applies whatever is stored; of equal versions the last). A record that sets nothing
+// (sets false: an address's pool flag alone) never replaces one, and stands only when its key has
+// no other. resets[i] says a record of version 0 came before out[i]: out[i] then applies whatever
+// version is stored, as it would after that record.
+func mergeVersions[T any](recs []T, key func(T) string, version func(T) (v int64, sets bool)) (out []T, resets []bool) {
+	type merged struct {
+		rec   T
+		reset bool
+	}
+	by := map[string]*merged{}
+	for _, r := range recs {
+		k := key(r)
+		o, ok := by[k]
 		if !ok {
-			by[k] = len(out)
-			out = append(out, c)
-			resets = append(resets, false)
+			by[k] = &merged{rec: r}
 			continue
 		}
-		o := &out[i]
-		pool := o.IsPool || c.IsPool
-		if c.SetsEntity && (!o.SetsEntity || c.Version >= o.Version || c.Version == 0) {
-			resets[i] = resets[i] || (o.SetsEntity && o.Version == 0)
-			*o = c
+		v, sets := version(r)
+		ov, osets := version(o.rec)
+		if sets && (!osets || v >= ov || v == 0) {
+			o.reset = o.reset || (osets && ov == 0)
+			o.rec = r
 		}
-		o.IsPool = pool
 	}
-	idx := make([]int, len(out))
-	for i := range idx {
-		idx[i] = i
+	keys := make([]string, 0, len(by))
+	for k := range by {
+		keys = append(keys, k)
 	}
-	slices.SortFunc(idx, func(a, b int) int {
-		if c := strings.Compare(out[a].ChainType, out[b].ChainType); c != 0 {
-			return c
-		}
-		return strings.Compare(out[a].Address, out[b].Address)
-	})
-	sorted, sortedResets := make([]app.ClassChange, len(out)), make([]bool, len(out))
-	for j, i := range idx {
-		sorted[j], sortedResets[j] = out[i], resets[i]
+	slices.Sort(keys)
+	for _, k := range keys {
+		out, resets = append(out, by[k].rec), append(resets, by[k].reset)
 	}
-	return sorted, sortedResets
+	return out, resets
 }
 
 // AddReserveBalances records exact balance observations of non-circulating addresses.

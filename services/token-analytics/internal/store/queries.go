@@ -26,7 +26,8 @@ func (s *Store) TopWindows(ctx context.Context, chains, ids []string, refFrom, c
 		var w app.TokenWindows
 		c, p := &w.Current, &w.Previous
 		err := r.Scan(&w.PricingID, &w.Symbol, &w.MarketCap, &w.Stablecoin, &w.Price, &w.PrevPrice,
-			&c.Volume, &c.CexIn, &c.CexOut, &c.DexIn, &c.DexOut, &p.Volume, &p.CexIn, &p.CexOut, &p.DexIn, &p.DexOut)
+			&c.Volume, &c.CexIn, &c.CexOut, &c.DexIn, &c.DexOut, &p.Volume, &p.CexIn, &p.CexOut, &p.DexIn, &p.DexOut,
+			&c.Transfers, &p.Transfers)
 		return w, err
 	})
 	if err != nil {
@@ -49,7 +50,8 @@ func (s *Store) TopParts(ctx context.Context, chains []string, refFrom, curFrom,
 	var part app.ChainFlows
 	c, p := &part.Current, &part.Previous
 	_, err = pgx.ForEachRow(rows, []any{&w.PricingID, &w.Symbol, &w.MarketCap, &w.Stablecoin, &w.Price, &w.PrevPrice, &part.Chain,
-		&c.Volume, &c.CexIn, &c.CexOut, &c.DexIn, &c.DexOut, &p.Volume, &p.CexIn, &p.CexOut, &p.DexIn, &p.DexOut}, func() error {
+		&c.Volume, &c.CexIn, &c.CexOut, &c.DexIn, &c.DexOut, &p.Volume, &p.CexIn, &p.CexOut, &p.DexIn, &p.DexOut,
+		&c.Transfers, &p.Transfers}, func() error {
 		if n := len(out); n == 0 || out[n-1].PricingID != w.PricingID {
 			out = append(out, app.TokenParts{TokenWindows: w})
 		}
@@ -124,7 +126,7 @@ func (s *Store) TopFlows(ctx context.Context, deps []app.Deployment, from time.T
 			}
 		}
 	}
-	rows, err := s.pool.Query(ctx, sqlTopFlow, chains, tokens, from, limit)
+	rows, err := s.pool.Query(ctx, sqlTopFlow, chains, tokens, from, limit, app.ResidueTolerance)
 	if err != nil {
 		return nil, fmt.Errorf("top flows: %w", err)
 	}
@@ -161,7 +163,7 @@ func (s *Store) Volume(ctx context.Context, deps []app.Deployment, from, to time
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (app.VolumeBucket, error) {
 		var b app.VolumeBucket
-		err := r.Scan(&b.Time, &b.USD, &b.Value)
+		err := r.Scan(&b.Time, &b.USD, &b.Value, &b.Transfers)
 		b.Time = b.Time.UTC()
 		return b, err
 	})

@@ -261,6 +261,9 @@ type flowMerge struct {
 	e    *keptFlows
 	slot []map[string]int32 // per chain rank n - 1: a touched address's row in rows
 	rows []flowRow          // the touched addresses
+	// the window's volume (USD, units) and transfers, which residues are read against
+	volume    flowSum
+	transfers int64
 }
 
 func newFlowMerge(e *keptFlows) *flowMerge {
@@ -320,7 +323,7 @@ func (m *flowMerge) scan(rows pgx.Rows) (rolled []time.Time, versions []int64, e
 	for rows.Next() {
 		raw := rows.RawValues()
 		if raw[0] == nil {
-			if err := rows.Scan(nil, nil, nil, nil, nil, &rolled, &versions); err != nil {
+			if err := rows.Scan(nil, nil, nil, &m.volume.inUSD, &m.volume.inValue, &rolled, &versions, &m.transfers); err != nil {
 				return nil, nil, err
 			}
 			continue
@@ -338,28 +341,44 @@ func (m *flowMerge) scan(rows pgx.Rows) (rolled []time.Time, versions []int64, e
 }
 
 // top returns the limit rows with the most flow: of the touched and new addresses, and of the
-// first limit untouched kept ones (no later untouched one can come before them).
+// first limit untouched kept ones (no later untouched one can come before them). Amounts are
+// read as top_flow.sql reads them (settle).
 func (m *flowMerge) top(limit int) []flowRow {
 	h := make(flowHeap, 0, limit+1)
+	if m.transfers == 0 {
+		return h // no transfer counts in the window
+	}
 	for _, r := range m.rows {
-		if r.sum == (flowSum{}) {
-			continue // moved nothing in the window, as top_flow.sql leaves it out
+		if r, ok := m.settle(r); ok {
+			h.offer(r, limit)
 		}
-		r.total = r.sum.inUSD + r.sum.outUSD
-		h.offer(r, limit)
 	}
 	taken := 0
 	for i := range m.e.rows {
 		if taken == limit {
 			break
 		}
-		if !m.touched(&m.e.rows[i]) {
-			h.offer(m.e.rows[i], limit)
+		if m.touched(&m.e.rows[i]) {
+			continue
+		}
+		if r, ok := m.settle(m.e.rows[i]); ok {
+			h.offer(r, limit)
 			taken++
 		}
 	}
 	slices.SortFunc(h, flowRowCmp)
 	return h
+}
+
+// settle is r with its amounts at most app.ResidueTolerance of the window's volume read as zero
+// and its total of those; ok false when all are zero: it moved nothing in the window, as
+// top_flow.sql leaves it out.
+func (m *flowMerge) settle(r flowRow) (flowRow, bool) {
+	s := &r.sum
+	s.inUSD, s.outUSD = app.Settle(s.inUSD, m.volume.inUSD), app.Settle(s.outUSD, m.volume.inUSD)
+	s.inValue, s.outValue = app.Settle(s.inValue, m.volume.inValue), app.Settle(s.outValue, m.volume.inValue)
+	r.total = s.inUSD + s.outUSD
+	return r, *s != (flowSum{})
 }
 
 // flowHeap keeps the best limit rows offered: a heap whose root is the worst of them.

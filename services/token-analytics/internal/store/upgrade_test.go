@@ -75,3 +75,25 @@ func TestMigrationFailsPreviousWriters(t *testing.T) {
 		}
 	}
 }
+
+// TestMigrationDropsFlowClass: migration 00020 drops market.flow_class, the class rule before
+// deposit addresses. The class lookup of this release and the previous one (classes_of.sql,
+// unchanged since 00019) names market.address_class only and still runs.
+func TestMigrationDropsFlowClass(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	var gone bool
+	if err := pool.QueryRow(ctx, `SELECT to_regprocedure('market.flow_class(text,boolean)') IS NULL`).Scan(&gone); err != nil {
+		t.Fatal(err)
+	}
+	if !gone {
+		t.Error("market.flow_class is still there after the migrations")
+	}
+	rows, err := pool.Query(ctx, sqlClassesOf, []string{"evm"}, []string{"0xa"})
+	if err == nil {
+		_, err = pgx.CollectRows(rows, pgx.RowToMap)
+	}
+	if err != nil {
+		t.Errorf("the class lookup of this and the previous release: %v", err)
+	}
+}

@@ -2,20 +2,25 @@
 -- had flows in from its old class to its new one (flow_hours and flow_days), reading the
 -- address's flows of closed hours from flow_address_hours and of open hours from market.flows. Input: chain_type, address, entity_type,
 -- sets_entity (false: only the pool flag changes), is_pool, version, info, deposit_service ($1-$8,
--- parallel arrays); $9 the entity ids whose type changed (entity_types_apply.sql), whose deposit
--- addresses are classified again; $10 reset, parallel to $1-$8 (an untag came before the change
--- in its batch: it applies whatever version is stored, as it would after that untag). An address's class is market.address_class of its attributed
--- entity's type, its deposit service's type (market.entity_types) and its pool flag.
+-- parallel arrays); $9 the entity ids whose type changed (entity_types_apply.sql), whose
+-- attributed addresses and deposit addresses are classified again; $10 reset, parallel to $1-$8
+-- (an untag came before the change in its batch: it applies whatever version is stored, as it
+-- would after that untag). An address's class is market.address_class of its attributed
+-- entity's type, its deposit service's type and its pool flag, both types read from
+-- market.entity_types (the type of the highest entity version seen, whichever address's record
+-- carried it), so every address of one entity counts as the same type; the attribution's own
+-- entity type counts only for an entity without an id.
 WITH changes AS (
     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bool[], $5::bool[], $6::int8[], $7::jsonb[], $8::text[], $10::bool[])
         AS t(chain_type, address, entity_type, sets_entity, is_pool, version, info, deposit_service, reset)
 ), input AS (
     SELECT * FROM changes
     UNION ALL
-    -- the deposit addresses of the entities whose type changed, without a change of their own
+    -- the attributed and deposit addresses of the entities whose type changed, without a change
+    -- of their own (address_classes_deposit_service and address_classes_entity)
     SELECT c.chain_type, c.address, NULL, false, false, 0, NULL, NULL, false
     FROM market.address_classes c
-    WHERE c.deposit_service = ANY($9::text[])
+    WHERE (c.deposit_service = ANY($9::text[]) OR c.info->'entity'->>'id' = ANY($9::text[]))
       AND NOT EXISTS (SELECT 1 FROM changes i WHERE i.chain_type = c.chain_type AND i.address = c.address)
 ), applied AS (
     -- an attribution older than the stored one changes no attribution (its pool flag still
@@ -26,12 +31,16 @@ WITH changes AS (
            CASE WHEN s.sets THEN nullif(i.deposit_service, '') ELSE c.deposit_service END AS deposit_service,
            coalesce(c.is_pool, false) OR i.is_pool AS is_pool,
            CASE WHEN s.sets THEN i.version ELSE coalesce(c.version, 0) END AS version,
-           CASE WHEN s.sets THEN i.info ELSE c.info END AS info
+           CASE WHEN s.sets THEN i.info ELSE c.info END AS info,
+           CASE WHEN s.sets THEN i.info ELSE c.info END->'entity'->>'id' AS entity_id
     FROM input i
     LEFT JOIN market.address_classes c ON c.chain_type = i.chain_type AND c.address = i.address
     CROSS JOIN LATERAL (SELECT i.sets_entity AND (c.version IS NULL OR i.version >= c.version OR i.version = 0 OR i.reset) AS sets) s
 ), next AS (
-    SELECT a.*, (SELECT e.entity_type FROM market.entity_types e WHERE e.entity_id = a.deposit_service) AS deposit_type
+    SELECT a.chain_type, a.address, a.old_class,
+           coalesce((SELECT e.entity_type FROM market.entity_types e WHERE e.entity_id = a.entity_id), a.attributed_type) AS attributed_type,
+           a.deposit_service, a.is_pool, a.version, a.info,
+           (SELECT e.entity_type FROM market.entity_types e WHERE e.entity_id = a.deposit_service) AS deposit_type
     FROM applied a
 ), saved AS (
     INSERT INTO market.address_classes AS c (chain_type, address, attributed_type, deposit_service, deposit_type, is_pool, version, info)

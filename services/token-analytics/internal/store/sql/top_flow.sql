@@ -11,6 +11,12 @@
 -- the type the classes are joined on is read once per chain, from any of its rows. Ties are
 -- ordered by the bytes of the chain and the address (COLLATE "C", whatever the database's
 -- collation), as the kept sums' merge in Go orders them (internal/store/topflow_cache.go).
+--
+-- An address's amounts are read as zero when at most $5 (app.ResidueTolerance) of the window's
+-- volume of the deployments (flow_hours, USD against USD, units against units), and none is
+-- listed when no transfer counts in the window: the residues float8 sums leave where transfers
+-- were undone (a closed hour's row is updated, never deleted). An address whose amounts are all
+-- zero moved nothing and is left out.
 WITH deps AS (
     SELECT d.chain, d.token, dense_rank() OVER (ORDER BY d.chain COLLATE "C")::int AS n,
            greatest($3::timestamptz, coalesce(k.rolled_until, '-infinity')) AS open_from
@@ -27,15 +33,28 @@ WITH deps AS (
     JOIN market.flows f ON f.chain = deps.chain AND f.token = deps.token AND f.hour >= deps.open_from AND f.counted
     CROSS JOIN LATERAL (VALUES (f.to_addr, f.usd, f.value, 0::float8, 0::float8), (f.from_addr, 0, 0, f.usd, f.value))
         AS l(address, in_usd, in_value, out_usd, out_value)
-), agg AS (
+), volume AS (
+    SELECT coalesce(sum(h.transfers), 0) AS transfers, $5::float8 * coalesce(sum(abs(h.volume_usd)), 0) AS usd,
+           $5::float8 * coalesce(sum(abs(h.volume_value)), 0) AS value
+    FROM deps
+    JOIN market.flow_hours h ON h.chain = deps.chain AND h.token = deps.token AND h.hour >= $3
+), sums AS (
     SELECT n, address, sum(in_usd) AS in_usd, sum(in_value) AS in_value, sum(out_usd) AS out_usd,
            sum(out_value) AS out_value
     FROM legs
     GROUP BY n, address
-    -- an address whose legs of the window sum to nothing moved nothing: the row of a closed hour
-    -- whose transfers a reorg undid stays at zeros (rows are updated, never deleted)
-    HAVING sum(in_usd) <> 0 OR sum(in_value) <> 0 OR sum(out_usd) <> 0 OR sum(out_value) <> 0
-    ORDER BY sum(in_usd) + sum(out_usd) DESC, n, address COLLATE "C"
+), settled AS (
+    SELECT s.n, s.address,
+           CASE WHEN abs(s.in_usd) <= v.usd THEN 0 ELSE s.in_usd END AS in_usd,
+           CASE WHEN abs(s.in_value) <= v.value THEN 0 ELSE s.in_value END AS in_value,
+           CASE WHEN abs(s.out_usd) <= v.usd THEN 0 ELSE s.out_usd END AS out_usd,
+           CASE WHEN abs(s.out_value) <= v.value THEN 0 ELSE s.out_value END AS out_value
+    FROM sums s, volume v
+    WHERE v.transfers > 0
+), agg AS (
+    SELECT * FROM settled
+    WHERE in_usd <> 0 OR in_value <> 0 OR out_usd <> 0 OR out_value <> 0
+    ORDER BY in_usd + out_usd DESC, n, address COLLATE "C"
     LIMIT $4
 ), chains AS (
     SELECT DISTINCT ON (n) n, chain FROM deps ORDER BY n

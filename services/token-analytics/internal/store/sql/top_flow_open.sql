@@ -6,20 +6,28 @@
 -- since the kept sums were read come from flows too: flows keeps every counted copy, and
 -- flow_address_hours' rows of those hours sum exactly them. One more row, its n NULL, is the
 -- stamp of the closed rows in the same snapshot, as in top_flow_closed.sql: the kept sums are
--- used only when it equals theirs.
+-- used only when it equals theirs; it also carries the window's volume of the deployments
+-- (flow_hours from $3 on: transfers, USD and units), which the residues are read against as in
+-- top_flow.sql.
 WITH deps AS (
     SELECT d.chain, d.token, d.ord, dense_rank() OVER (ORDER BY d.chain COLLATE "C")::int AS n,
            k.rolled_until, coalesce(v.version, 0) AS version, greatest($3::timestamptz, d.open_from) AS open_from
     FROM unnest($1::text[], $2::text[], $4::timestamptz[]) WITH ORDINALITY AS d(chain, token, open_from, ord)
     LEFT JOIN market.flow_marks k ON k.chain = d.chain
     LEFT JOIN market.flow_address_versions v ON v.chain = d.chain AND v.token = d.token
+), volume AS (
+    SELECT coalesce(sum(h.transfers), 0)::int8 AS transfers, coalesce(sum(abs(h.volume_usd)), 0) AS usd,
+           coalesce(sum(abs(h.volume_value)), 0) AS value
+    FROM deps
+    JOIN market.flow_hours h ON h.chain = deps.chain AND h.token = deps.token AND h.hour >= $3
 )
-SELECT NULL::int AS n, NULL::text AS from_addr, NULL::text AS to_addr, 0::float8 AS usd, 0::float8 AS value,
+SELECT NULL::int AS n, NULL::text AS from_addr, NULL::text AS to_addr, (SELECT usd FROM volume) AS usd,
+       (SELECT value FROM volume) AS value,
        array_agg(least(greatest(coalesce(rolled_until, '-infinity'), TIMESTAMPTZ '0001-01-01 00:00:00+00'),
                        TIMESTAMPTZ '9999-01-01 00:00:00+00') ORDER BY ord),
-       array_agg(version ORDER BY ord)
+       array_agg(version ORDER BY ord), (SELECT transfers FROM volume)
 FROM deps
 UNION ALL
-SELECT deps.n, f.from_addr, f.to_addr, f.usd, f.value, NULL, NULL
+SELECT deps.n, f.from_addr, f.to_addr, f.usd, f.value, NULL, NULL, NULL
 FROM deps
 JOIN market.flows f ON f.chain = deps.chain AND f.token = deps.token AND f.hour >= deps.open_from AND f.counted

@@ -14,22 +14,24 @@ WITH toks AS (
     SELECT * FROM unnest($5::timestamptz[], $6::timestamptz[], $7::bool[]) AS s(lo, hi, daily)
     WHERE s.lo >= $2::timestamptz
 ), pieces AS (
-    SELECT h.chain, h.token, h.hour AS t, h.volume_usd, h.cex_in_usd, h.cex_out_usd, h.dex_in_usd, h.dex_out_usd
+    SELECT h.chain, h.token, h.hour AS t, h.transfers, h.volume_usd, h.cex_in_usd, h.cex_out_usd, h.dex_in_usd, h.dex_out_usd
     FROM segs s
     JOIN market.flow_hours h ON NOT s.daily AND h.hour >= s.lo AND h.hour < s.hi
     WHERE $1::text[] IS NULL OR h.chain = ANY($1)
     UNION ALL
-    SELECT y.chain, y.token, y.day, y.volume_usd, y.cex_in_usd, y.cex_out_usd, y.dex_in_usd, y.dex_out_usd
+    SELECT y.chain, y.token, y.day, y.transfers, y.volume_usd, y.cex_in_usd, y.cex_out_usd, y.dex_in_usd, y.dex_out_usd
     FROM segs s
     JOIN market.flow_days y ON s.daily AND y.day >= s.lo AND y.day < s.hi
     WHERE $1::text[] IS NULL OR y.chain = ANY($1)
 ), by_deployment AS (
     SELECT h.chain, h.token,
+        sum(h.transfers) FILTER (WHERE h.t >= $3) AS n,
         sum(h.volume_usd) FILTER (WHERE h.t >= $3) AS vol,
         sum(h.cex_in_usd) FILTER (WHERE h.t >= $3) AS cex_in,
         sum(h.cex_out_usd) FILTER (WHERE h.t >= $3) AS cex_out,
         sum(h.dex_in_usd) FILTER (WHERE h.t >= $3) AS dex_in,
         sum(h.dex_out_usd) FILTER (WHERE h.t >= $3) AS dex_out,
+        sum(h.transfers) FILTER (WHERE h.t < $3) AS p_n,
         sum(h.volume_usd) FILTER (WHERE h.t < $3) AS p_vol,
         sum(h.cex_in_usd) FILTER (WHERE h.t < $3) AS p_cex_in,
         sum(h.cex_out_usd) FILTER (WHERE h.t < $3) AS p_cex_out,
@@ -42,7 +44,8 @@ WITH toks AS (
         coalesce(sum(b.vol), 0) AS vol, coalesce(sum(b.cex_in), 0) AS cex_in, coalesce(sum(b.cex_out), 0) AS cex_out,
         coalesce(sum(b.dex_in), 0) AS dex_in, coalesce(sum(b.dex_out), 0) AS dex_out,
         coalesce(sum(b.p_vol), 0) AS p_vol, coalesce(sum(b.p_cex_in), 0) AS p_cex_in, coalesce(sum(b.p_cex_out), 0) AS p_cex_out,
-        coalesce(sum(b.p_dex_in), 0) AS p_dex_in, coalesce(sum(b.p_dex_out), 0) AS p_dex_out
+        coalesce(sum(b.p_dex_in), 0) AS p_dex_in, coalesce(sum(b.p_dex_out), 0) AS p_dex_out,
+        coalesce(sum(b.n), 0)::int8 AS n, coalesce(sum(b.p_n), 0)::int8 AS p_n
     FROM by_deployment b
     JOIN market.deployments d ON d.chain = b.chain AND d.address = b.token
     GROUP BY d.pricing_id, d.chain
@@ -67,7 +70,8 @@ WITH toks AS (
 )
 SELECT k.pricing_id, k.symbol, k.market_cap, k.stablecoin, k.price, k.prev_price, c.chain,
        coalesce(s.vol, 0), coalesce(s.cex_in, 0), coalesce(s.cex_out, 0), coalesce(s.dex_in, 0), coalesce(s.dex_out, 0),
-       coalesce(s.p_vol, 0), coalesce(s.p_cex_in, 0), coalesce(s.p_cex_out, 0), coalesce(s.p_dex_in, 0), coalesce(s.p_dex_out, 0)
+       coalesce(s.p_vol, 0), coalesce(s.p_cex_in, 0), coalesce(s.p_cex_out, 0), coalesce(s.p_dex_in, 0), coalesce(s.p_dex_out, 0),
+       coalesce(s.n, 0), coalesce(s.p_n, 0)
 FROM priced k
 JOIN tchains c ON c.pricing_id = k.pricing_id
 LEFT JOIN sums s ON s.pricing_id = c.pricing_id AND s.chain = c.chain
