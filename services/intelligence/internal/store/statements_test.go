@@ -1,0 +1,136 @@
+package store_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/chainintel/chainintel/libs/pgstore/pgtest"
+	"github.com/chainintel/chainintel/services/intelligence/internal/store"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// statementLog records what a pool sends: each statement sent on its own (Exec, Query, and
+// BEGIN/COMMIT, which pgx sends as statements) and each batch, with the statements queued in it.
+// Each entry is one round trip once the statements are prepared on the connection.
+type statementLog struct {
+	mu      sync.Mutex
+	entries [][]string // a statement alone, or a batch's statements
+	batch   []string
+}
+
+func (l *statementLog) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.entries = append(l.entries, []string{d.SQL})
+	return ctx
+}
+
+func (l *statementLog) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+func (l *statementLog) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.batch = []string{}
+	return ctx
+}
+
+func (l *statementLog) TraceBatchQuery(_ context.Context, _ *pgx.Conn, d pgx.TraceBatchQueryData) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.batch = append(l.batch, d.SQL)
+}
+
+func (l *statementLog) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.entries = append(l.entries, l.batch)
+	l.batch = nil
+}
+
+// take returns the entries logged since the last call and forgets them.
+func (l *statementLog) take() [][]string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := l.entries
+	l.entries = nil
+	return out
+}
+
+// tracedStore is a store over a pool of its own on the package database whose statements l
+// records.
+func tracedStore(t *testing.T) (*store.Store, *statementLog) {
+	t.Helper()
+	cfg, err := pgxpool.ParseConfig(pgtest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &statementLog{}
+	cfg.ConnConfig.Tracer = l
+	cfg.MaxConns = 2
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return store.New(pool), l
+}
+
+// naming counts the statements of entries that name any of tables.
+func naming(entries [][]string, tables ...string) (n int) {
+	for _, e := range entries {
+		for _, sql := range e {
+			for _, table := range tables {
+				if strings.Contains(sql, table) {
+					n++
+					break
+				}
+			}
+		}
+	}
+	return n
+}
+
+// A transfer batch adds its pairs to intel.pair_activity and to the internal figures of the
+// entities holding both their addresses in one statement, and both come out right: the pairs
+// per (from, to), an entity's figure the transfers between two of its addresses.
+func TestTransferBatchPairsInOneStatement(t *testing.T) {
+	ctx := context.Background()
+	reset(t)
+	pool := pgtest.Pool(t)
+	if _, err := pool.Exec(ctx, `TRUNCATE intel.pair_activity, intel.entity_internal, intel.entity_moves, intel.edges,
+		intel.address_activity, intel.consumer_offsets, intel.block_facts, intel.orphaned_blocks, intel.transfer_ids, intel.displaced_facts;
+		INSERT INTO intel.entities (id, name, type, source, version) VALUES ('acme', 'Acme', 'cex', 'test', 1);
+		INSERT INTO intel.addresses (chain_type, address, entity_id, label, confidence, source, version)
+		VALUES ('evm', '0x01', 'acme', '', 1, 'test', 1), ('evm', '0x02', 'acme', '', 1, 'test', 2)`); err != nil {
+		t.Fatal(err)
+	}
+	st, log := tracedStore(t)
+	tr := func(off int64, from, to string, usd float64) store.TransferFact {
+		return store.TransferFact{Offset: store.Offset{Topic: "chain.transfers.v1", Offset: off}, Chain: "ethereum", ChainType: "evm",
+			BlockHash: "0xb1", ID: "t" + string(rune('a'+off)), From: from, To: to, TimeMs: 1000 + off, USD: usd}
+	}
+	if err := st.ApplyTransfers(ctx, []store.TransferFact{
+		tr(0, "0x01", "0x02", 10), tr(1, "0x02", "0x01", 5), tr(2, "0x01", "0x03", 7), tr(3, "0x01", "0x02", 2),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	entries := log.take()
+	if n := naming(entries, "intel.pair_activity", "intel.entity_internal"); n != 1 {
+		t.Fatalf("%d statements name intel.pair_activity or intel.entity_internal; want one: %q", n, entries)
+	}
+	rows, err := pool.Query(ctx, `SELECT from_addr || '>' || to_addr || ' ' || volume_usd || '/' || transfer_count FROM intel.pair_activity
+		UNION ALL SELECT entity_id || ' ' || volume_usd || '/' || transfer_count FROM intel.entity_internal ORDER BY 1`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"0x01>0x02 12/2", "0x01>0x03 7/1", "0x02>0x01 5/1", "acme 17/3"}; strings.Join(got, ", ") != strings.Join(want, ", ") {
+		t.Fatalf("got %q\nwant %q", got, want)
+	}
+}
