@@ -12,3 +12,6 @@ const HeuristicsLock = heuristicsLock
 // ReorgLock is the advisory lock transfer batches take shared, and reorgs and entity moves
 // exclusively, for tests that take it.
 const ReorgLock = reorgLock
+
+// ClusterActivitySQL is the cluster summary's statement, for benchmarks that look at its plan.
+var ClusterActivitySQL = clusterActivitySQL
