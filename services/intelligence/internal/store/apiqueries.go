@@ -70,30 +70,32 @@ func (s *Store) ClusterActivity(ctx context.Context, id string) (ClusterActivity
 	var k AddressKey
 	var vol, internalVol float64
 	var n, first, last, internalN int64
-	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		// A cluster of thousands of members is costed above the server's jit_above_cost, and
-		// compiling the statement takes several times what running it does.
-		if _, err := tx.Exec(ctx, "SET LOCAL jit = off"); err != nil {
-			return err
-		}
-		rows, err := tx.Query(ctx, clusterActivitySQL, id)
-		if err != nil {
-			return err
-		}
-		_, err = pgx.ForEachRow(rows, []any{&k.ChainType, &k.Address, &vol, &n, &first, &last, &internalVol, &internalN}, func() error {
-			ca.Members = append(ca.Members, k)
-			ca.VolumeUSD += vol
-			ca.TransferCount += n
-			if n > 0 {
-				if ca.FirstMs == 0 || first < ca.FirstMs {
-					ca.FirstMs = first
+	// A cluster of thousands of members is costed above the server's jit_above_cost, and
+	// compiling the statement takes several times what running it does. The setting and the
+	// statement go in one batch, one round trip: a batch runs in one implicit transaction (one
+	// Sync), which SET LOCAL lasts for, so no connection keeps it (TestClusterActivityOneRoundTrip).
+	br := s.pool.SendBatch(ctx, jitOff(clusterActivitySQL, id))
+	_, err := br.Exec()
+	if err == nil {
+		var rows pgx.Rows
+		if rows, err = br.Query(); err == nil {
+			_, err = pgx.ForEachRow(rows, []any{&k.ChainType, &k.Address, &vol, &n, &first, &last, &internalVol, &internalN}, func() error {
+				ca.Members = append(ca.Members, k)
+				ca.VolumeUSD += vol
+				ca.TransferCount += n
+				if n > 0 {
+					if ca.FirstMs == 0 || first < ca.FirstMs {
+						ca.FirstMs = first
+					}
+					ca.LastMs = max(ca.LastMs, last)
 				}
-				ca.LastMs = max(ca.LastMs, last)
-			}
-			return nil
-		})
-		return err
-	})
+				return nil
+			})
+		}
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
 	if err != nil {
 		return ca, fmt.Errorf("cluster %s: %w", id, err)
 	}
@@ -102,4 +104,14 @@ func (s *Store) ClusterActivity(ctx context.Context, id string) (ClusterActivity
 	ca.VolumeUSD -= internalVol
 	ca.TransferCount -= internalN
 	return ca, nil
+}
+
+// jitOff is a batch running sql with JIT compilation off: SET LOCAL, then the statement, sent
+// together and run in the batch's implicit transaction, which the setting ends with. Read the
+// setting's result first, then the statement's.
+func jitOff(sql string, args ...any) *pgx.Batch {
+	b := &pgx.Batch{}
+	b.Queue("SET LOCAL jit = off")
+	b.Queue(sql, args...)
+	return b
 }

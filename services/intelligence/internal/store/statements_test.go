@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -59,9 +60,9 @@ func (l *statementLog) take() [][]string {
 	return out
 }
 
-// tracedStore is a store over a pool of its own on the package database whose statements l
+// tracedStore is a store over a pool of its own (one connection) on the package database whose statements l
 // records.
-func tracedStore(t *testing.T) (*store.Store, *statementLog) {
+func tracedStore(t *testing.T) (*store.Store, *pgxpool.Pool, *statementLog) {
 	t.Helper()
 	cfg, err := pgxpool.ParseConfig(pgtest.URL(t))
 	if err != nil {
@@ -69,13 +70,13 @@ func tracedStore(t *testing.T) (*store.Store, *statementLog) {
 	}
 	l := &statementLog{}
 	cfg.ConnConfig.Tracer = l
-	cfg.MaxConns = 2
+	cfg.MaxConns = 1 // one connection: what a call sets on it, the next sees
 	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	return store.New(pool), l
+	return store.New(pool), pool, l
 }
 
 // naming counts the statements of entries that name any of tables.
@@ -107,7 +108,7 @@ func TestTransferBatchPairsInOneStatement(t *testing.T) {
 		VALUES ('evm', '0x01', 'acme', '', 1, 'test', 1), ('evm', '0x02', 'acme', '', 1, 'test', 2)`); err != nil {
 		t.Fatal(err)
 	}
-	st, log := tracedStore(t)
+	st, _, log := tracedStore(t)
 	tr := func(off int64, from, to string, usd float64) store.TransferFact {
 		return store.TransferFact{Offset: store.Offset{Topic: "chain.transfers.v1", Offset: off}, Chain: "ethereum", ChainType: "evm",
 			BlockHash: "0xb1", ID: "t" + string(rune('a'+off)), From: from, To: to, TimeMs: 1000 + off, USD: usd}
@@ -132,5 +133,74 @@ func TestTransferBatchPairsInOneStatement(t *testing.T) {
 	}
 	if want := []string{"0x01>0x02 12/2", "0x01>0x03 7/1", "0x02>0x01 5/1", "acme 17/3"}; strings.Join(got, ", ") != strings.Join(want, ", ") {
 		t.Fatalf("got %q\nwant %q", got, want)
+	}
+}
+
+// A cluster summary's read costs one round trip: JIT turned off and the statement in one batch,
+// not a transaction of its own (BEGIN, SET LOCAL, the statement, COMMIT). The setting holds for
+// the batch's statement (with jit_above_cost 0 the same EXPLAIN alone shows JIT, in the batch
+// none), and the batch's implicit transaction ends it: the connection's next statement has the
+// server's jit again.
+func TestClusterActivityOneRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	reset(t)
+	pool := pgtest.Pool(t)
+	if _, err := pool.Exec(ctx, `TRUNCATE intel.pair_activity, intel.address_activity;
+		INSERT INTO intel.addresses (chain_type, address, cluster_ids, version)
+		VALUES ('evm', 'm0', ARRAY['cl-00000000000000c1'], 1), ('evm', 'm1', ARRAY['cl-00000000000000c1'], 2);
+		INSERT INTO intel.pair_activity (chain_type, from_addr, to_addr, volume_usd, transfer_count) VALUES ('evm', 'm0', 'm1', 4, 1);
+		INSERT INTO intel.address_activity (chain_type, address, volume_usd, transfer_count, first_ms, last_ms)
+		VALUES ('evm', 'm0', 4, 1, 1000, 1000), ('evm', 'm1', 4, 1, 1000, 1000)`); err != nil {
+		t.Fatal(err)
+	}
+	st, tpool, log := tracedStore(t)
+	var server string
+	if err := tpool.QueryRow(ctx, "SHOW jit").Scan(&server); err != nil {
+		t.Fatal(err)
+	}
+	log.take()
+	for range 2 { // the first on the connection prepares the statement, the second reuses it
+		ca, err := st.ClusterActivity(ctx, "cl-00000000000000c1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ca.NumAddresses != 2 || ca.VolumeUSD != 4 || ca.TransferCount != 1 || ca.FirstMs != 1000 || ca.LastMs != 1000 {
+			t.Fatalf("got %+v, want 2 members, 4 USD in 1 transfer at 1000", ca)
+		}
+		if got, want := log.take(), [][]string{{"SET LOCAL jit = off", store.ClusterActivitySQL}}; !reflect.DeepEqual(got, want) {
+			t.Fatalf("sent %q\nwant one batch %q", got, want)
+		}
+	}
+	var after string
+	if err := tpool.QueryRow(ctx, "SHOW jit").Scan(&after); err != nil {
+		t.Fatal(err)
+	}
+	if after != server {
+		t.Fatalf("jit after a summary on the connection: %s, want the server's %s", after, server)
+	}
+
+	if _, err := tpool.Exec(ctx, "SET jit_above_cost = 0"); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _, _ = tpool.Exec(ctx, "RESET jit_above_cost") }()
+	explain := "EXPLAIN (ANALYZE, FORMAT JSON) " + store.ClusterActivitySQL
+	var plan string
+	if err := tpool.QueryRow(ctx, explain, "cl-00000000000000c1").Scan(&plan); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(plan, `"JIT"`) {
+		t.Log("the server does not compile with JIT (pg_jit_available() false): nothing to turn off")
+		return
+	}
+	br := tpool.SendBatch(ctx, store.JITOff(explain, "cl-00000000000000c1"))
+	defer br.Close()
+	if _, err := br.Exec(); err != nil {
+		t.Fatal(err)
+	}
+	if err := br.QueryRow().Scan(&plan); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(plan, `"JIT"`) {
+		t.Fatalf("the batch's statement was compiled: %s", plan)
 	}
 }
