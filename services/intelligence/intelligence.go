@@ -117,7 +117,8 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	if err != nil {
 		return fmt.Errorf("INTEL_TRANSFERS_URL: %w", err)
 	}
-	a := &app.Service{Chains: set, Cache: cache, Store: st, UserLabels: ul, Transfers: tc, Log: s.Log}
+	a := &app.Service{Chains: set, Cache: cache, Store: st, UserLabels: ul, Transfers: tc, Log: s.Log,
+		ClusterMaxMembers: cfg.ClusterSummaryMaxMembers}
 	if cfg.BalancesURL != "" {
 		bc, err := balclient.New(cfg.BalancesURL, s.Signer, s.Tel.TracerProvider)
 		if err != nil {

@@ -55,7 +55,7 @@ func BenchmarkClusterActivity(b *testing.B) {
 	st := store.New(pool)
 	b.ResetTimer()
 	for range b.N {
-		ca, err := st.ClusterActivity(ctx, id)
+		ca, err := st.ClusterActivity(ctx, id, n)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -65,14 +65,14 @@ func BenchmarkClusterActivity(b *testing.B) {
 	}
 	b.StopTimer()
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/summary")
-	b.ReportMetric(float64(explainBuffers(b, pool, id)), "buffers")
+	b.ReportMetric(float64(explainBuffers(b, pool, id, n)), "buffers")
 }
 
 // explainBuffers returns the shared buffers (hit and read) the statement's run touches, JIT
 // off as the store runs it.
 func explainBuffers(b *testing.B, pool interface {
 	Begin(context.Context) (pgx.Tx, error)
-}, id string) int64 {
+}, id string, maxMembers int) int64 {
 	ctx := context.Background()
 	tx, err := pool.Begin(ctx)
 	if err != nil {
@@ -83,7 +83,7 @@ func explainBuffers(b *testing.B, pool interface {
 		b.Fatal(err)
 	}
 	var out []byte
-	if err := tx.QueryRow(ctx, "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) "+store.ClusterActivitySQL, id).Scan(&out); err != nil {
+	if err := tx.QueryRow(ctx, "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) "+store.ClusterActivitySQL, id, maxMembers).Scan(&out); err != nil {
 		b.Fatal(err)
 	}
 	var plan []struct {
@@ -100,7 +100,8 @@ func explainBuffers(b *testing.B, pool interface {
 
 // The cluster summary's statement reads each member's outgoing pairs once: one scan of
 // intel.pair_activity by sender alone (a member's range), beside the per-member probe of the
-// members with many pairs (by sender and recipient).
+// members with many pairs (by sender and recipient). Of a cluster over the limit it reads one
+// member more than the limit, and neither pairs nor activity.
 func TestClusterActivityReadsPairsOnce(t *testing.T) {
 	ctx := context.Background()
 	reset(t)
@@ -113,7 +114,7 @@ func TestClusterActivityReadsPairsOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out []byte
-	if err := pool.QueryRow(ctx, "EXPLAIN (FORMAT JSON) "+store.ClusterActivitySQL, "cl-00000000000000c1").Scan(&out); err != nil {
+	if err := pool.QueryRow(ctx, "EXPLAIN (FORMAT JSON) "+store.ClusterActivitySQL, "cl-00000000000000c1", 10).Scan(&out); err != nil {
 		t.Fatal(err)
 	}
 	var plan []struct{ Plan planNode }
@@ -138,7 +139,33 @@ func TestClusterActivityReadsPairsOnce(t *testing.T) {
 	if ranges != 1 || probes != 1 {
 		t.Fatalf("the plan reads intel.pair_activity by sender %d times and probes it %d times; want once each:\n%s", ranges, probes, out)
 	}
-	ca, err := store.New(pool).ClusterActivity(ctx, "cl-00000000000000c1")
+	// Over the limit (3 members, at most 2): no pair is read at all.
+	if err := pool.QueryRow(ctx, "EXPLAIN (ANALYZE, FORMAT JSON) "+store.ClusterActivitySQL, "cl-00000000000000c1", 2).Scan(&out); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(out, &plan); err != nil || len(plan) != 1 {
+		t.Fatalf("explain: %v %s", err, out)
+	}
+	var loops func(n planNode) int
+	loops = func(n planNode) int {
+		l := 0
+		if n.Relation == "pair_activity" || n.Relation == "address_activity" {
+			l += n.Loops
+		}
+		for _, c := range n.Plans {
+			l += loops(c)
+		}
+		return l
+	}
+	if l := loops(plan[0].Plan); l != 0 {
+		t.Fatalf("a cluster over the limit read intel.pair_activity or address_activity %d times:\n%s", l, out)
+	}
+	over, err := store.New(pool).ClusterActivity(ctx, "cl-00000000000000c1", 2)
+	if err != nil || !over.TooLarge || len(over.Members) != 3 || over.VolumeUSD != 0 {
+		t.Fatalf("over the limit: %+v, %v; want 3 members read, TooLarge, nothing summed", over, err)
+	}
+
+	ca, err := store.New(pool).ClusterActivity(ctx, "cl-00000000000000c1", 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,5 +179,6 @@ type planNode struct {
 	Relation  string     `json:"Relation Name"`
 	IndexCond string     `json:"Index Cond"`
 	Filter    string     `json:"Filter"`
+	Loops     int        `json:"Actual Loops"`
 	Plans     []planNode `json:"Plans"`
 }

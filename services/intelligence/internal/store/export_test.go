@@ -16,5 +16,6 @@ const ReorgLock = reorgLock
 // ClusterActivitySQL is the cluster summary's statement, for benchmarks that look at its plan.
 var ClusterActivitySQL = clusterActivitySQL
 
-// JITOff is the batch that runs a statement with JIT off, for tests that check it does.
-var JITOff = jitOff
+// CustomPlanNoJIT is the batch that runs a statement with a custom plan and JIT off, for tests
+// that check it does.
+var CustomPlanNoJIT = customPlanNoJIT

@@ -136,11 +136,11 @@ func TestTransferBatchPairsInOneStatement(t *testing.T) {
 	}
 }
 
-// A cluster summary's read costs one round trip: JIT turned off and the statement in one batch,
-// not a transaction of its own (BEGIN, SET LOCAL, the statement, COMMIT). The setting holds for
-// the batch's statement (with jit_above_cost 0 the same EXPLAIN alone shows JIT, in the batch
-// none), and the batch's implicit transaction ends it: the connection's next statement has the
-// server's jit again.
+// A cluster summary's read costs one round trip: JIT turned off, custom plans forced and the
+// statement in one batch, not a transaction of its own (BEGIN, SET LOCAL, the statement,
+// COMMIT). The settings hold for the batch's statement (with jit_above_cost 0 the same EXPLAIN
+// alone shows JIT, in the batch none; the prepared statement never runs a generic plan), and the
+// batch's implicit transaction ends them: the connection's next statement has the server's.
 func TestClusterActivityOneRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	reset(t)
@@ -159,24 +159,34 @@ func TestClusterActivityOneRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	log.take()
-	for range 2 { // the first on the connection prepares the statement, the second reuses it
-		ca, err := st.ClusterActivity(ctx, "cl-00000000000000c1")
+	// The first on the connection prepares the statement, the others reuse it, past the five
+	// runs after which PostgreSQL would turn to a generic plan.
+	for range 7 {
+		ca, err := st.ClusterActivity(ctx, "cl-00000000000000c1", 10)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if ca.NumAddresses != 2 || ca.VolumeUSD != 4 || ca.TransferCount != 1 || ca.FirstMs != 1000 || ca.LastMs != 1000 {
 			t.Fatalf("got %+v, want 2 members, 4 USD in 1 transfer at 1000", ca)
 		}
-		if got, want := log.take(), [][]string{{"SET LOCAL jit = off", store.ClusterActivitySQL}}; !reflect.DeepEqual(got, want) {
+		if got, want := log.take(), [][]string{{"SELECT set_config('jit', 'off', true), set_config('plan_cache_mode', 'force_custom_plan', true)", store.ClusterActivitySQL}}; !reflect.DeepEqual(got, want) {
 			t.Fatalf("sent %q\nwant one batch %q", got, want)
 		}
 	}
-	var after string
-	if err := tpool.QueryRow(ctx, "SHOW jit").Scan(&after); err != nil {
+	var generic, custom int
+	if err := tpool.QueryRow(ctx, `SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement = $1`,
+		store.ClusterActivitySQL).Scan(&generic, &custom); err != nil {
 		t.Fatal(err)
 	}
-	if after != server {
-		t.Fatalf("jit after a summary on the connection: %s, want the server's %s", after, server)
+	if generic != 0 || custom != 7 {
+		t.Fatalf("the statement ran with %d generic and %d custom plans; want 0 and 7", generic, custom)
+	}
+	var after, mode string
+	if err := tpool.QueryRow(ctx, "SELECT current_setting('jit'), current_setting('plan_cache_mode')").Scan(&after, &mode); err != nil {
+		t.Fatal(err)
+	}
+	if after != server || mode != "auto" {
+		t.Fatalf("after a summary on the connection: jit %s, plan_cache_mode %s; want the server's %s, auto", after, mode, server)
 	}
 
 	if _, err := tpool.Exec(ctx, "SET jit_above_cost = 0"); err != nil {
@@ -185,14 +195,14 @@ func TestClusterActivityOneRoundTrip(t *testing.T) {
 	defer func() { _, _ = tpool.Exec(ctx, "RESET jit_above_cost") }()
 	explain := "EXPLAIN (ANALYZE, FORMAT JSON) " + store.ClusterActivitySQL
 	var plan string
-	if err := tpool.QueryRow(ctx, explain, "cl-00000000000000c1").Scan(&plan); err != nil {
+	if err := tpool.QueryRow(ctx, explain, "cl-00000000000000c1", 10).Scan(&plan); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(plan, `"JIT"`) {
 		t.Log("the server does not compile with JIT (pg_jit_available() false): nothing to turn off")
 		return
 	}
-	br := tpool.SendBatch(ctx, store.JITOff(explain, "cl-00000000000000c1"))
+	br := tpool.SendBatch(ctx, store.CustomPlanNoJIT(explain, "cl-00000000000000c1", 10))
 	defer br.Close()
 	if _, err := br.Exec(); err != nil {
 		t.Fatal(err)

@@ -8,11 +8,14 @@
 -- those into members are internal; one with that many has one primary-key probe per member
 -- instead (a busy sender's counterparties are not read), so the read is bounded by the sum over
 -- members of min(outgoing pairs, members), plus a probe per member for each busy one, at most
--- twice members squared.
+-- twice members squared. Clusters of more than $2 members are not read: the statement returns
+-- $2 + 1 of their members and reads neither their pairs nor their activity; the caller refuses
+-- the summary.
 WITH m AS MATERIALIZED (
     SELECT a.chain_type, a.address
     FROM intel.addresses a
     WHERE a.cluster_ids @> ARRAY[$1::text] AND a.cluster_ids <> '{}'
+    LIMIT $2::int + 1
 ), k AS (
     SELECT count(*) AS n FROM m
 ), r AS MATERIALIZED (
@@ -33,6 +36,7 @@ WITH m AS MATERIALIZED (
         ) s
         WHERE s.c < (SELECT n FROM k) OR s.rn = 1
     ) p
+    WHERE (SELECT n FROM k) <= $2::int
 ), i AS (
     SELECT COALESCE(sum(x.usd), 0) AS usd, COALESCE(sum(x.cnt), 0) AS cnt
     FROM (
@@ -58,5 +62,8 @@ SELECT m.chain_type, m.address, COALESCE(act.volume_usd, 0), COALESCE(act.transf
        COALESCE(act.first_ms, 0), COALESCE(act.last_ms, 0), i.usd, i.cnt
 FROM m
 CROSS JOIN i
-LEFT JOIN intel.address_activity act ON act.chain_type = m.chain_type AND act.address = m.address
+LEFT JOIN LATERAL (
+    SELECT x.volume_usd, x.transfer_count, x.first_ms, x.last_ms FROM intel.address_activity x
+    WHERE x.chain_type = m.chain_type AND x.address = m.address AND (SELECT n FROM k) <= $2::int
+) act ON true
 ORDER BY m.chain_type, m.address
