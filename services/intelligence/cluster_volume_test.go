@@ -8,6 +8,7 @@ import (
 	"github.com/chainintel/chainintel/libs/httpx"
 	"github.com/chainintel/chainintel/libs/pgstore/pgtest"
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
+	"github.com/chainintel/chainintel/services/intelligence/internal/app"
 	"github.com/chainintel/chainintel/services/intelligence/internal/events"
 	"github.com/chainintel/chainintel/services/intelligence/internal/store"
 )
@@ -56,7 +57,7 @@ func TestClusterVolumeCountsEachTransferOnce(t *testing.T) {
 			if code != 200 {
 				t.Fatalf("summary of %s: %d %s", id, code, body)
 			}
-			ca, err := st.ClusterActivity(ctx, id)
+			ca, err := st.ClusterActivity(ctx, id, app.DefaultClusterMaxMembers)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -102,5 +103,40 @@ func TestClusterVolumeCountsEachTransferOnce(t *testing.T) {
 	// clA (dep, x): a, b, c = 200 in 3; clB (cust, y, ...): a, c, d, e = 122 in 4.
 	if got, want := summary(), line(clA, 2, 200, t1, t3, 3)+line(clB, 3, 122, t1, t5, 4); got != want {
 		t.Fatalf("cust moved to clB:\n got %s\nwant %s", got, want)
+	}
+}
+
+// A cluster summary covers clusters of at most ClusterMaxMembers members: a larger cluster's
+// summary is a 400 naming id and the limit, not a sum over some of its members; one at the limit
+// is summed whole.
+func TestClusterSummaryMemberCap(t *testing.T) {
+	resetDB(t)
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	const small, large = "cl-00000000000000a2", "cl-00000000000000b2"
+	if _, err := pool.Exec(ctx, `INSERT INTO intel.addresses (chain_type, address, cluster_ids, version)
+		SELECT 'evm', '0x' || lpad(to_hex(g), 40, '0'), ARRAY[CASE WHEN g <= 2 THEN $1 ELSE $2 END], g FROM generate_series(1, 5) g;
+		`, small, large); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO intel.address_activity (chain_type, address, volume_usd, transfer_count, first_ms, last_ms)
+		SELECT 'evm', '0x' || lpad(to_hex(g), 40, '0'), 10, 1, 1000, 2000 FROM generate_series(1, 5) g`); err != nil {
+		t.Fatal(err)
+	}
+	api := newTestAPI(t, nil, nil)
+	api.app.ClusterMaxMembers = 2
+	caller := &httpx.Identity{KeyID: "k1", UserID: "u1", Role: httpx.RoleIndividual, Tier: "api"}
+	for _, c := range []struct {
+		id   string
+		code int
+		body string
+	}{
+		{small, 200, `{"clusterId":"` + small + `","numAddresses":2,"volumeUsd":20,"balanceUsd":0,"firstTx":"1970-01-01T00:00:01Z","lastTx":"1970-01-01T00:00:02Z"}`},
+		{large, 400, `{"error":"id: cluster ` + large + ` has more than 2 members; a summary covers clusters of at most 2 members"}`},
+	} {
+		code, body := api.do(t, "GET", "/cluster/"+c.id+"/summary", "", caller)
+		if code != c.code || compact(body) != c.body {
+			t.Fatalf("%s: %d %s\nwant %d %s", c.id, code, body, c.code, c.body)
+		}
 	}
 }

@@ -104,7 +104,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		return publish.TagLoop(ctx, st, cfg.PublishInterval, s.Log)
 	}})
 	s.Add(lifecycle.Part{Name: "heuristics", Run: func(ctx context.Context) error {
-		return heuristics.Loop(ctx, st, st, heuristicParams(cfg), cfg.HeuristicsInterval, s.Log)
+		return heuristics.Loop(ctx, st, st, heuristicParams(cfg), heuristics.Runner(), cfg.HeuristicsInterval, s.Log)
 	}})
 
 	consume(s, events.Handlers{Store: st})
@@ -117,7 +117,8 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	if err != nil {
 		return fmt.Errorf("INTEL_TRANSFERS_URL: %w", err)
 	}
-	a := &app.Service{Chains: set, Cache: cache, Store: st, UserLabels: ul, Transfers: tc, Log: s.Log}
+	a := &app.Service{Chains: set, Cache: cache, Store: st, UserLabels: ul, Transfers: tc, Log: s.Log,
+		ClusterMaxMembers: cfg.ClusterSummaryMaxMembers}
 	if cfg.BalancesURL != "" {
 		bc, err := balclient.New(cfg.BalancesURL, s.Signer, s.Tel.TracerProvider)
 		if err != nil {
@@ -474,7 +475,9 @@ func RunHeuristics(ctx context.Context, cfg Config) (HeuristicsSummary, error) {
 	}
 	defer pool.Close()
 	st := store.New(pool)
-	sum, ran, err := heuristics.RunExclusive(ctx, st, st, heuristicParams(cfg))
+	// Whenever no pass is being made, however recent the last: the operator asked for one. Its
+	// record makes the replicas' next rounds within the interval skip.
+	sum, ran, err := heuristics.RunExclusive(ctx, st, st, heuristicParams(cfg), "intelligence heuristics "+heuristics.Runner(), 0)
 	return HeuristicsSummary{Candidates: sum.Candidates, Deposits: len(sum.Deposits), Clusters: sum.Clusters,
 		Clustered: sum.Clustered, Changed: sum.Changed, Skipped: err == nil && !ran}, err
 }

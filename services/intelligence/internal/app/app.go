@@ -49,7 +49,7 @@ type Store interface {
 	AddressTagsMany(ctx context.Context, keys []store.AddressKey) (map[store.AddressKey][]store.PopulatedTag, error)
 	EntityTypes(ctx context.Context) ([]string, error)
 	MissingEntities(ctx context.Context, ids []string) ([]string, error)
-	ClusterActivity(ctx context.Context, id string) (store.ClusterActivity, error)
+	ClusterActivity(ctx context.Context, id string, maxMembers int) (store.ClusterActivity, error)
 	EntityUpdates(ctx context.Context, q store.UpdatesQuery) ([]store.EntityUpdate, error)
 	AddressUpdates(ctx context.Context, q store.UpdatesQuery) ([]store.AddressUpdate, error)
 	TagUpdates(ctx context.Context, q store.UpdatesQuery) ([]store.TagUpdate, error)
@@ -84,6 +84,9 @@ type Service struct {
 	Balances   Balances   // nil: summaries without balanceUsd, predictions by kept balances
 	Market     MarketData // nil: tokens from the local copy of the registry and prices
 	Log        *slog.Logger
+	// ClusterMaxMembers is the most members a cluster summary covers (0:
+	// DefaultClusterMaxMembers); a larger cluster's summary is refused (ClusterSummary).
+	ClusterMaxMembers int
 	// SearchPerCategory answers each search category with its own concurrent PostgreSQL
 	// statement instead of entities from memory and the rest in one batch: the plan the
 	// search benchmark prints beside the default, as its baseline.

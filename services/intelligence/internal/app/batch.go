@@ -273,18 +273,31 @@ type ClusterSummary struct {
 
 var clusterIDRE = regexp.MustCompile(`^cl-[0-9a-f]{16}$`)
 
+// DefaultClusterMaxMembers is the most members a cluster summary covers by default: what the
+// summary reads grows with members squared at worst (docs/intelligence.md), and its balances
+// are one call to the balances service (balclient.MaxAddresses).
+const DefaultClusterMaxMembers = 10_000
+
 // ClusterSummary sums the activity of a heuristic cluster's members (as an entity summary does)
-// and, with a balances service, the USD value of their balances.
+// and, with a balances service, the USD value of their balances. A cluster of more than
+// ClusterMaxMembers members is refused as invalid input naming id, with nothing summed.
 func (s *Service) ClusterSummary(ctx context.Context, id string) (ClusterSummary, error) {
 	if !clusterIDRE.MatchString(id) {
 		return ClusterSummary{}, notFound("cluster", "unknown cluster %q (cluster ids are cl- and 16 hex digits)", short(id))
 	}
-	ca, err := s.Store.ClusterActivity(ctx, id)
+	limit := s.ClusterMaxMembers
+	if limit <= 0 {
+		limit = DefaultClusterMaxMembers
+	}
+	ca, err := s.Store.ClusterActivity(ctx, id, limit)
 	if err != nil {
 		return ClusterSummary{}, err
 	}
 	if ca.NumAddresses == 0 {
 		return ClusterSummary{}, notFound("cluster", "unknown cluster %q", id)
+	}
+	if ca.TooLarge {
+		return ClusterSummary{}, invalid("id", "cluster %s has more than %d members; a summary covers clusters of at most %d members", id, limit, limit)
 	}
 	sum := ClusterSummary{ClusterID: id, NumAddresses: ca.NumAddresses, VolumeUSD: ca.VolumeUSD}
 	if s.Balances != nil {

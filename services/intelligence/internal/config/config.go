@@ -45,6 +45,10 @@ type Config struct {
 	DepositMinSenders  int           `env:"DEPOSIT_MIN_SENDERS" envDefault:"1"`
 	DepositSweepShare  float64       `env:"DEPOSIT_SWEEP_SHARE" envDefault:"0.8"`
 	EdgeRetention      time.Duration `env:"EDGE_RETENTION" envDefault:"0s"`
+
+	// ClusterSummaryMaxMembers is the most members /cluster/{id}/summary covers; a larger
+	// cluster's summary is a 400 (docs/intelligence.md).
+	ClusterSummaryMaxMembers int `env:"CLUSTER_SUMMARY_MAX_MEMBERS" envDefault:"10000"`
 }
 
 // Validate checks the whole configuration.
@@ -65,6 +69,9 @@ func (c Config) Validate() error {
 	}
 	if !(c.DepositSweepShare > 0 && c.DepositSweepShare <= 1) {
 		p.Addf("INTEL_DEPOSIT_SWEEP_SHARE must be in (0, 1]")
+	}
+	if c.ClusterSummaryMaxMembers < 1 {
+		p.Addf("INTEL_CLUSTER_SUMMARY_MAX_MEMBERS must be at least 1")
 	}
 	if len(c.ExchangeTypes) == 0 {
 		p.Addf("INTEL_EXCHANGE_TYPES must name at least one entity type")

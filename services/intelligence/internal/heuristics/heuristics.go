@@ -8,10 +8,12 @@ package heuristics
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"os"
 	"sort"
 	"time"
 
@@ -47,9 +49,13 @@ type Store interface {
 	PruneEdges(ctx context.Context, retentionMs int64) (int64, error)
 }
 
-// Locker is the store's heuristics lock: one pass at a time across every replica.
+// Locker gives passes their turns across every replica: one pass at a time (the store's
+// heuristics lock), and one per interval (the last pass's start, recorded under the lock).
 type Locker interface {
-	TryHeuristicsLock(ctx context.Context) (release func(), ok bool, err error)
+	// TryHeuristicsPass claims a pass for runner unless another session is making one or
+	// another runner's pass started less than every ago; finish(completed) ends the claim,
+	// keeping its record only when the pass completed.
+	TryHeuristicsPass(ctx context.Context, runner string, every time.Duration) (finish func(completed bool), ok bool, err error)
 }
 
 // Deposit is a detected deposit address.
@@ -257,31 +263,44 @@ func splitKey(k string) (string, string) {
 	return "", k
 }
 
-// RunExclusive makes a pass unless another session (another replica, or `intelligence
-// heuristics`) is making one; ran is false when it skipped. Concurrent passes would compute the
-// same conclusions, each holding the version lock the consumers' attribution writes wait for.
-func RunExclusive(ctx context.Context, st Store, lk Locker, p Params) (sum Summary, ran bool, err error) {
-	release, ok, err := lk.TryHeuristicsLock(ctx)
+// RunExclusive makes a pass as runner unless another session (another replica, or
+// `intelligence heuristics`) is making one or another runner's pass started less than every
+// ago (0: whenever none is being made); ran is false when it skipped. Every pass computes the
+// same conclusions from the same inputs, holding the version lock the consumers' attribution
+// writes wait for, so one per interval across the replicas is enough.
+func RunExclusive(ctx context.Context, st Store, lk Locker, p Params, runner string, every time.Duration) (sum Summary, ran bool, err error) {
+	finish, ok, err := lk.TryHeuristicsPass(ctx, runner, every)
 	if err != nil || !ok {
 		return sum, false, err
 	}
-	defer release()
+	defer func() { finish(err == nil) }()
 	sum, err = Run(ctx, st, p)
 	return sum, true, err
 }
 
-// Loop runs a pass every interval until ctx ends, skipping a round while another replica is
-// making one; failures are logged and retried.
-func Loop(ctx context.Context, st Store, lk Locker, p Params, interval time.Duration, log *slog.Logger) error {
+// Runner names this process as the maker of heuristics passes (host name and a random suffix,
+// so two processes on one host differ).
+func Runner() string {
+	host, _ := os.Hostname()
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return host + "/" + hex.EncodeToString(b[:])
+}
+
+// Loop offers a pass every interval until ctx ends, as runner: the runner that made the last
+// pass makes the next at its next round, the others skip theirs unless the last pass is an
+// interval old (its runner stopped or fell behind); a round finding a pass being made skips
+// too. Failures are logged and retried.
+func Loop(ctx context.Context, st Store, lk Locker, p Params, runner string, interval time.Duration, log *slog.Logger) error {
 	return lifecycle.Every(ctx, interval, func(ctx context.Context) {
-		sum, ran, err := RunExclusive(ctx, st, lk, p)
+		sum, ran, err := RunExclusive(ctx, st, lk, p, runner, interval)
 		switch {
 		case err != nil:
 			if ctx.Err() == nil {
 				log.Warn("heuristics pass failed", "error", fmt.Errorf("heuristics: %w", err))
 			}
 		case !ran:
-			log.Debug("heuristics pass skipped: another replica is making one")
+			log.Debug("heuristics pass skipped: another replica is making one or made one within the interval")
 		case sum.Changed > 0:
 			log.Info("heuristics pass", "candidates", sum.Candidates, "deposits", len(sum.Deposits), "clusters", sum.Clusters, "changed", sum.Changed)
 		}

@@ -12,3 +12,10 @@ const HeuristicsLock = heuristicsLock
 // ReorgLock is the advisory lock transfer batches take shared, and reorgs and entity moves
 // exclusively, for tests that take it.
 const ReorgLock = reorgLock
+
+// ClusterActivitySQL is the cluster summary's statement, for benchmarks that look at its plan.
+var ClusterActivitySQL = clusterActivitySQL
+
+// CustomPlanNoJIT is the batch that runs a statement with a custom plan and JIT off, for tests
+// that check it does.
+var CustomPlanNoJIT = customPlanNoJIT

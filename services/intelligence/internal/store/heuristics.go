@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	_ "embed"
+	"errors"
 	"fmt"
 	"math/big"
 	"sync"
@@ -174,31 +176,50 @@ func (s *Store) PredictedBalances(ctx context.Context, entityID string) ([]HeldB
 // writes wait for.
 const heuristicsLock = 0x696e74656c68 // "intelh"
 
-// TryHeuristicsLock takes the heuristics lock unless another session holds it (ok false, nothing
-// to release). It holds it in a transaction left open on a connection of its own, not as a
-// session lock, so that it also works through a transaction-mode PgBouncer (docs/kubernetes.md,
+//go:embed sql/heuristics_pass_claim.sql
+var heuristicsPassClaimSQL string
+
+// TryHeuristicsPass gives runner the turn to make a heuristics pass unless another session
+// holds the heuristics lock, or another runner's pass started less than every ago
+// (sql/heuristics_pass_claim.sql); ok false means skip the round (nothing to finish). every 0
+// claims whenever the lock is free.
+//
+// The lock is held in a transaction left open on a connection of its own, not as a session
+// lock, so that it also works through a transaction-mode PgBouncer (docs/kubernetes.md,
 // PostgreSQL connections): the transaction pins its server connection, and its end, or the
-// connection's, releases the lock. release ends the transaction and returns the connection
-// (once; later calls do nothing).
-func (s *Store) TryHeuristicsLock(ctx context.Context) (release func(), ok bool, err error) {
+// connection's, releases the lock. The claim's record is written in that transaction: finish
+// commits it when the pass completed, and rolls it back otherwise, so a failed pass leaves the
+// previous record and another replica retries once that is an interval old. finish ends the
+// transaction and returns the connection (once; later calls do nothing).
+func (s *Store) TryHeuristicsPass(ctx context.Context, runner string, every time.Duration) (finish func(completed bool), ok bool, err error) {
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
 		return nil, false, fmt.Errorf("heuristics lock: %w", err)
 	}
-	end := func() {
+	end := func(commit bool) {
 		// Not the pass's context: it may have ended, and the lock must go either way (a failed
-		// rollback closes the connection, which ends the transaction too).
+		// commit or rollback closes the connection, which ends the transaction too).
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
+		if commit {
+			_ = tx.Commit(ctx)
+		}
 		_ = tx.Rollback(ctx)
 	}
 	if err := tx.QueryRow(ctx, "SELECT pg_try_advisory_xact_lock($1)", int64(heuristicsLock)).Scan(&ok); err != nil || !ok {
-		end()
+		end(false)
 		if err != nil {
 			return nil, false, fmt.Errorf("heuristics lock: %w", err)
 		}
 		return nil, false, nil
 	}
+	if err := tx.QueryRow(ctx, heuristicsPassClaimSQL, runner, every).Scan(&ok); err != nil {
+		end(false)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil, false, nil
+		}
+		return nil, false, fmt.Errorf("heuristics pass claim: %w", err)
+	}
 	var once sync.Once
-	return func() { once.Do(end) }, true, nil
+	return func(completed bool) { once.Do(func() { end(completed) }) }, true, nil
 }

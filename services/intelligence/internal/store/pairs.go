@@ -49,18 +49,14 @@ func (y *tally) pairArgs(sign int64) []any {
 }
 
 // savePairs adds the tally's pairs to intel.pair_activity and to the internal figures of the
-// entities that hold both their addresses. The caller holds reorgLock (shared or exclusive), which
+// entities that hold both their addresses, in one statement. The caller holds reorgLock (shared or exclusive), which
 // entity moves take exclusively, so the attributions read are those the pairs count for.
 func (y *tally) savePairs(ctx context.Context, tx pgx.Tx) error {
 	if len(y.pairs) == 0 {
 		return nil
 	}
-	args := y.pairArgs(1)
-	if _, err := tx.Exec(ctx, pairActivityAddSQL, args...); err != nil {
-		return fmt.Errorf("record pair activity: %w", err)
-	}
-	if _, err := tx.Exec(ctx, entityInternalAddSQL, args...); err != nil {
-		return fmt.Errorf("record entities' internal activity: %w", err)
+	if _, err := tx.Exec(ctx, pairActivityAddSQL, y.pairArgs(1)...); err != nil {
+		return fmt.Errorf("record pair activity and entities' internal activity: %w", err)
 	}
 	return nil
 }

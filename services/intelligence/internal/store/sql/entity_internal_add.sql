@@ -1,6 +1,7 @@
--- Adds a batch's sums per (chain type, from, to), negative to take them back, to the internal
--- figure of the entity both addresses are attributed to now (the statement runs holding the lock
--- that entity moves take exclusively, so the attributions it reads are those its pairs count for).
+-- Adds sums per (chain type, from, to), a reorg's negated to take them back, to the internal
+-- figure of the entity both addresses are attributed to now; the statement runs holding the lock
+-- that entity moves take exclusively, so the attributions it reads are those its pairs count for.
+-- (Additions go through pair_activity_add.sql, which does this in the same statement as the pairs.)
 INSERT INTO intel.entity_internal AS i (entity_id, volume_usd, transfer_count)
 SELECT af.entity_id, sum(d.usd), sum(d.n)
 FROM unnest($1::text[], $2::text[], $3::text[], $4::float8[], $5::bigint[]) d(ct, f, t, usd, n)
