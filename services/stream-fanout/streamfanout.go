@@ -214,8 +214,9 @@ func kafkaTopics(s *service.Service, k service.Kafka) func(name string) feed.Top
 
 // followUserChanges drops a caller's cached labels when user-labels announces a change, so the
 // next transfer shows the edit, and has the caller's filters naming an operator entity whose
-// additions changed rebuilt, so they match the addresses added (by the hub's worker for the
-// caller: the partition's goroutine does not wait on user-labels). Every replica reads every change
+// additions changed, or a user entity of theirs that changed, rebuilt, so they match the
+// addresses it holds now (by the hub's worker for the caller: the partition's goroutine does
+// not wait on user-labels). Every replica reads every change
 // from the end: its cache holds nothing older, and its filters were built from user-labels'
 // answers of then.
 func followUserChanges(ctx context.Context, t feed.Topic, hub *ws.Hub, log *slog.Logger) error {
@@ -223,8 +224,14 @@ func followUserChanges(ctx context.Context, t feed.Topic, hub *ws.Hub, log *slog
 		user := string(m.Key)
 		hub.Forget(user)
 		var ch eventsv1.UserChange
-		if proto.Unmarshal(m.Value, &ch) == nil && ch.GetKind() == eventsv1.UserChange_KIND_ENTITY_ADDITIONS && ch.GetEntityId() != "" {
+		if proto.Unmarshal(m.Value, &ch) != nil || ch.GetEntityId() == "" {
+			return
+		}
+		switch ch.GetKind() {
+		case eventsv1.UserChange_KIND_ENTITY_ADDITIONS:
 			hub.AdditionsChanged(user, ch.GetEntityId())
+		case eventsv1.UserChange_KIND_ENTITY:
+			hub.UserEntityChanged(user, ch.GetEntityId())
 		}
 	}
 	for {

@@ -102,12 +102,12 @@ func (c *conn) resolve(ctx context.Context, n filter.Named, known *engine.Names,
 		if resolved[r.Value] != nil {
 			return nil
 		}
-		addrs, err := memo.memoized(memoKey{r.Kind, r.Value}, func() ([]string, error) { return c.userEntity(ctx, n) })
+		addrs, err := memo.memoized(entityRef{r.Kind, r.Value}, func() ([]string, error) { return c.userEntity(ctx, n, memo != nil) })
 		resolved[r.Value] = addrs
 		return err
 	case filter.KindEntity:
 		if resolved[r.Value] == nil {
-			addrs, err := memo.memoized(memoKey{r.Kind, r.Value}, func() ([]string, error) { return c.additions(ctx, r.Value) })
+			addrs, err := memo.memoized(entityRef{r.Kind, r.Value}, func() ([]string, error) { return c.additions(ctx, r.Value) })
 			if err != nil {
 				return err
 			}
@@ -154,8 +154,9 @@ func appendNormalized(addrs []string, m map[string][]string) []string {
 }
 
 // userEntity returns the addresses of the caller's user entity n names (a *filter.Error when
-// the caller has none such).
-func (c *conn) userEntity(ctx context.Context, n filter.Named) ([]string, error) {
+// the caller has none such, unless live: a live filter's entity deleted since it was subscribed
+// holds no address, so the filter stops matching it rather than keep what it had).
+func (c *conn) userEntity(ctx context.Context, n filter.Named, live bool) ([]string, error) {
 	if c.h.o.Labels == nil {
 		return nil, &filter.Error{Field: n.Field, Rule: fmt.Sprintf("user entity %s: user entities are not available", n.Ref.Value)}
 	}
@@ -165,6 +166,9 @@ func (c *conn) userEntity(ctx context.Context, n filter.Named) ([]string, error)
 	}
 	ue, err := c.h.o.Labels.Entity(identityContext(ctx, c.id), n.Ref.Value)
 	if errors.Is(err, ulclient.ErrNotFound) {
+		if live {
+			return []string{}, nil
+		}
 		return nil, filter.UnknownUserEntity(n)
 	}
 	if err != nil {
