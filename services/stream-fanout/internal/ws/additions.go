@@ -191,11 +191,11 @@ func (c *conn) refreshAdditions(want func(filter.Spec) bool, memo readMemo) (fai
 		if json.Unmarshal(fr.Raw, &raw) != nil {
 			continue
 		}
-		spec, err := filter.Parse(raw, filter.Options{Served: c.h.o.Served})
+		spec, err := c.h.parse(raw, filter.Options{Served: c.h.o.Served})
 		if err != nil || !want(spec) {
 			continue
 		}
-		f, err := c.buildWith(rctx, fr.ID, raw, false, memo)
+		f, err := c.buildSpec(rctx, fr.ID, spec, false, memo)
 		if err != nil {
 			if c.ctx.Err() == nil {
 				failed, last = failed+1, err

@@ -66,18 +66,19 @@ func protocolErr(err error) error {
 // when it was sent: one whose entity has since lost its attributions still resumes, matching
 // nothing of it (but the caller's additions), as /transfers would.
 func (c *conn) build(ctx context.Context, id string, raw filter.Raw, fresh bool) (*engine.Filter, error) {
-	return c.buildWith(ctx, id, raw, fresh, nil)
-}
-
-// buildWith is build reading user-labels through memo (nil: none), which a rebuild of many
-// filters shares so that each entity is read once.
-func (c *conn) buildWith(ctx context.Context, id string, raw filter.Raw, fresh bool, memo readMemo) (*engine.Filter, error) {
-	spec, err := filter.Parse(raw, filter.Options{Served: c.h.o.Served})
+	spec, err := c.h.parse(raw, filter.Options{Served: c.h.o.Served})
 	if err != nil {
 		return nil, err
 	}
+	return c.buildSpec(ctx, id, spec, fresh, nil)
+}
+
+// buildSpec is build of a filter already parsed, reading user-labels through memo (nil:
+// none), which a rebuild of many filters shares so that each entity is read once.
+func (c *conn) buildSpec(ctx context.Context, id string, spec filter.Spec, fresh bool, memo readMemo) (*engine.Filter, error) {
 	named := spec.Names()
 	var known *engine.Names
+	var err error
 	if fresh {
 		if known, err = c.h.knownNames(ctx, named); err != nil {
 			return nil, err
