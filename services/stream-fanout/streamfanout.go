@@ -92,7 +92,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		return err
 	}
 	eng := engine.New(engine.Options{Naive: cfg.NaiveMatcher})
-	topic := kafkaTopics(s, cfg.Kafka)
+	topic := kafkaTopics(s, cfg.Kafka, metrics)
 	transfers := topic(eventsv1.TopicTransfers)
 	hub := ws.NewHub(ws.Options{
 		Engine: eng, Store: store.New(rdb, cfg.RedisPrefix, nil), Transfers: transfers, Labels: labels, Meter: meter, Metrics: metrics,
@@ -204,11 +204,13 @@ func readMissedKeys(ctx context.Context, rdb redis.UniversalClient, channel stri
 
 // kafkaTopics returns the topics' readers, on the service's Kafka security: its shared
 // transport carries their offsets and metadata requests (each connect reads the transfer
-// topic's end), so those reuse connections rather than dial, and shake hands, each.
-func kafkaTopics(s *service.Service, k service.Kafka) func(name string) feed.Topic {
+// topic's end), so those reuse connections rather than dial, and shake hands, each. Their
+// failed reads count in metrics.
+func kafkaTopics(s *service.Service, k service.Kafka, metrics *ws.Metrics) func(name string) feed.Topic {
 	sec := s.KafkaSecurity()
 	return func(name string) feed.Topic {
-		return feed.Topic{Brokers: k.Brokers, Security: sec, Name: name, Log: s.Log}
+		return feed.Topic{Brokers: k.Brokers, Security: sec, Name: name, Log: s.Log,
+			OnReadError: func(int, error) { metrics.FeedReadError(name) }}
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -25,6 +26,9 @@ type Topic struct {
 	Security eventbus.Security
 	Name     string
 	Log      *slog.Logger
+	// OnReadError, when set, is called on a partition's goroutine for each read of Follow
+	// that failed (a metric counts them).
+	OnReadError func(partition int, err error)
 
 	// transport, when set, carries the metadata and offsets requests instead of Security's
 	// (a test counts them).
@@ -209,10 +213,19 @@ func (t Topic) skipped(ctx context.Context, part int, want int64) bool {
 // read from the first kept. Each such gap is handed to gap (nil: ignored) before the records
 // after it, on the partition's goroutine; skips across offsets that were never records
 // (compaction) are not gaps. Where the logs of the partitions that read nothing for stallCheck
-// end is asked every stallCheck, in one ListOffsets request for all of them (watchIdle).
+// end is asked every stallCheck, in one ListOffsets call for all of them (watchIdle).
+//
+// A read that fails (the broker unreachable past kafka-go's attempts, or answering the
+// partition with an error) is counted (OnReadError) and retried, as kafka-go's reader goes on
+// after reporting it; the partition's first failure in a row and its recovery are logged. A
+// partition that cannot go on (its reader cannot be positioned) ends Follow at once with its
+// error, the other partitions stopped: no partition stops being read while the rest go on.
 func (t Topic) Follow(ctx context.Context, start map[int]int64, handle func(kafka.Message), gap func(Gap)) error {
+	fctx, stop := context.WithCancel(ctx)
+	defer stop()
 	var wg sync.WaitGroup
-	errs := make(chan error, len(start))
+	var once sync.Once
+	var failed error
 	watches := make([]*partWatch, 0, len(start))
 	for p, off := range start {
 		w := &partWatch{part: p, below: -1}
@@ -221,19 +234,20 @@ func (t Topic) Follow(ctx context.Context, start map[int]int64, handle func(kafk
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := t.follow(ctx, w, handle, gap); err != nil && ctx.Err() == nil {
-				errs <- err
+			if err := t.follow(fctx, w, handle, gap); err != nil && fctx.Err() == nil {
+				once.Do(func() { failed = err; stop() })
 			}
 		}()
 	}
-	wctx, stop := context.WithCancel(ctx)
 	watched := make(chan struct{})
-	go func() { defer close(watched); t.watchIdle(wctx, watches) }()
+	go func() { defer close(watched); t.watchIdle(fctx, watches) }()
 	wg.Wait()
 	stop()
 	<-watched
-	close(errs)
-	return <-errs
+	if ctx.Err() != nil {
+		return nil
+	}
+	return failed
 }
 
 // partWatch is what a partition's goroutine in Follow shares with the topic's idle check.
@@ -356,6 +370,7 @@ func (t Topic) follow(ctx context.Context, w *partWatch, handle func(kafka.Messa
 	if err := r.SetOffset(next); err != nil {
 		return err
 	}
+	var fails readFailures
 	for {
 		m, err := r.FetchMessage(w.readCtx(ctx))
 		switch {
@@ -387,9 +402,13 @@ func (t Topic) follow(ctx context.Context, w *partWatch, handle func(kafka.Messa
 			next = first
 			w.next.Store(next)
 			continue
+		case errors.Is(err, io.EOF):
+			return fmt.Errorf("read %s/%d: %w", t.Name, p, err) // the reader was closed
 		default:
-			return fmt.Errorf("read %s/%d: %w", t.Name, p, err)
+			fails.failed(t, p, next, err)
+			continue
 		}
+		fails.read(t, p)
 		if m.Offset > next && gap != nil && t.skipped(ctx, p, next) {
 			gap(Gap{Partition: p, From: next, To: m.Offset})
 		}
@@ -398,6 +417,41 @@ func (t Topic) follow(ctx context.Context, w *partWatch, handle func(kafka.Messa
 		w.reads.Add(1)
 		handle(m)
 	}
+}
+
+// readFailures are a partition's failed reads in a row.
+type readFailures struct {
+	n     int
+	since time.Time
+}
+
+// failed counts a failed read at offset next, logging the first of a row: kafka-go's reader
+// retries on its own, reporting an error each time its attempts fail, so a broker away for
+// long would otherwise log one line per attempt.
+func (f *readFailures) failed(t Topic, p int, next int64, err error) {
+	if t.OnReadError != nil {
+		t.OnReadError(p, err)
+	}
+	f.n++
+	if f.n > 1 {
+		return
+	}
+	f.since = time.Now()
+	if t.Log != nil {
+		t.Log.Error("a partition cannot be read; retrying (each failed read counts in the feed's read errors)",
+			"topic", t.Name, "partition", p, "position", next, "error", err)
+	}
+}
+
+// read ends a row of failures with a record read, logging it.
+func (f *readFailures) read(t Topic, p int) {
+	if f.n == 0 {
+		return
+	}
+	if t.Log != nil {
+		t.Log.Info("a partition is read again", "topic", t.Name, "partition", p, "failedReads", f.n, "after", time.Since(f.since).Round(time.Millisecond))
+	}
+	f.n = 0
 }
 
 // Range reads partition part from offset from up to (not including) to, in order, and returns
