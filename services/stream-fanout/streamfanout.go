@@ -92,7 +92,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		return err
 	}
 	eng := engine.New(engine.Options{Naive: cfg.NaiveMatcher})
-	topic := kafkaTopics(s, cfg.Kafka)
+	topic := kafkaTopics(s, cfg.Kafka, metrics)
 	transfers := topic(eventsv1.TopicTransfers)
 	hub := ws.NewHub(ws.Options{
 		Engine: eng, Store: store.New(rdb, cfg.RedisPrefix, nil), Transfers: transfers, Labels: labels, Meter: meter, Metrics: metrics,
@@ -204,18 +204,21 @@ func readMissedKeys(ctx context.Context, rdb redis.UniversalClient, channel stri
 
 // kafkaTopics returns the topics' readers, on the service's Kafka security: its shared
 // transport carries their offsets and metadata requests (each connect reads the transfer
-// topic's end), so those reuse connections rather than dial, and shake hands, each.
-func kafkaTopics(s *service.Service, k service.Kafka) func(name string) feed.Topic {
+// topic's end), so those reuse connections rather than dial, and shake hands, each. Their
+// failed reads count in metrics.
+func kafkaTopics(s *service.Service, k service.Kafka, metrics *ws.Metrics) func(name string) feed.Topic {
 	sec := s.KafkaSecurity()
 	return func(name string) feed.Topic {
-		return feed.Topic{Brokers: k.Brokers, Security: sec, Name: name, Log: s.Log}
+		return feed.Topic{Brokers: k.Brokers, Security: sec, Name: name, Log: s.Log,
+			OnReadError: func(int, error) { metrics.FeedReadError(name) }}
 	}
 }
 
 // followUserChanges drops a caller's cached labels when user-labels announces a change, so the
 // next transfer shows the edit, and has the caller's filters naming an operator entity whose
-// additions changed rebuilt, so they match the addresses added (by the hub's worker for the
-// caller: the partition's goroutine does not wait on user-labels). Every replica reads every change
+// additions changed, or a user entity of theirs that changed, rebuilt, so they match the
+// addresses it holds now (by the hub's worker for the caller: the partition's goroutine does
+// not wait on user-labels). Every replica reads every change
 // from the end: its cache holds nothing older, and its filters were built from user-labels'
 // answers of then.
 func followUserChanges(ctx context.Context, t feed.Topic, hub *ws.Hub, log *slog.Logger) error {
@@ -223,8 +226,14 @@ func followUserChanges(ctx context.Context, t feed.Topic, hub *ws.Hub, log *slog
 		user := string(m.Key)
 		hub.Forget(user)
 		var ch eventsv1.UserChange
-		if proto.Unmarshal(m.Value, &ch) == nil && ch.GetKind() == eventsv1.UserChange_KIND_ENTITY_ADDITIONS && ch.GetEntityId() != "" {
+		if proto.Unmarshal(m.Value, &ch) != nil || ch.GetEntityId() == "" {
+			return
+		}
+		switch ch.GetKind() {
+		case eventsv1.UserChange_KIND_ENTITY_ADDITIONS:
 			hub.AdditionsChanged(user, ch.GetEntityId())
+		case eventsv1.UserChange_KIND_ENTITY:
+			hub.UserEntityChanged(user, ch.GetEntityId())
 		}
 	}
 	for {

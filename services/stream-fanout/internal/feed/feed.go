@@ -5,9 +5,12 @@ package feed
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/chainintel/chainintel/libs/eventbus"
@@ -23,11 +26,22 @@ type Topic struct {
 	Security eventbus.Security
 	Name     string
 	Log      *slog.Logger
+	// OnReadError, when set, is called on a partition's goroutine for each read of Follow
+	// that failed (a metric counts them).
+	OnReadError func(partition int, err error)
+
+	// transport, when set, carries the metadata and offsets requests instead of Security's
+	// (a test counts them).
+	transport kafka.RoundTripper
 }
 
 // client is a client for the metadata and offsets requests.
 func (t Topic) client() *kafka.Client {
-	return &kafka.Client{Addr: kafka.TCP(t.Brokers...), Timeout: 10 * time.Second, Transport: t.Security.Transport()}
+	tr := t.transport
+	if tr == nil {
+		tr = t.Security.Transport()
+	}
+	return &kafka.Client{Addr: kafka.TCP(t.Brokers...), Timeout: 10 * time.Second, Transport: tr}
 }
 
 // Partitions lists the topic's partitions.
@@ -113,7 +127,8 @@ type Gap struct {
 }
 
 // stallCheck is how long a read waits for a record before it asks the broker where the
-// partition's log starts and ends: kafka-go's reader waits silently at an offset past a
+// partition's log starts and ends (Range), and how often Follow asks it of its partitions
+// that read nothing meanwhile: kafka-go's reader waits silently at an offset past a
 // recreated log's end (until the new log grows past it) and skips silently from one its
 // retention deleted to the first kept.
 const stallCheck = 2 * time.Second
@@ -197,44 +212,180 @@ func (t Topic) skipped(ctx context.Context, part int, want int64) bool {
 // from the new log's start; one whose records were deleted before the reader reached them is
 // read from the first kept. Each such gap is handed to gap (nil: ignored) before the records
 // after it, on the partition's goroutine; skips across offsets that were never records
-// (compaction) are not gaps.
+// (compaction) are not gaps. Where the logs of the partitions that read nothing for stallCheck
+// end is asked every stallCheck, in one ListOffsets call for all of them (watchIdle).
+//
+// A read that fails (the broker unreachable past kafka-go's attempts, or answering the
+// partition with an error) is counted (OnReadError) and retried, as kafka-go's reader goes on
+// after reporting it; the partition's first failure in a row and its recovery are logged. A
+// partition that cannot go on (its reader cannot be positioned) ends Follow at once with its
+// error, the other partitions stopped: no partition stops being read while the rest go on.
 func (t Topic) Follow(ctx context.Context, start map[int]int64, handle func(kafka.Message), gap func(Gap)) error {
+	fctx, stop := context.WithCancel(ctx)
+	defer stop()
 	var wg sync.WaitGroup
-	errs := make(chan error, len(start))
+	var once sync.Once
+	var failed error
+	watches := make([]*partWatch, 0, len(start))
 	for p, off := range start {
+		w := &partWatch{part: p, below: -1}
+		w.next.Store(off)
+		watches = append(watches, w)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := t.follow(ctx, p, off, handle, gap); err != nil && ctx.Err() == nil {
-				errs <- err
+			if err := t.follow(fctx, w, handle, gap); err != nil && fctx.Err() == nil {
+				once.Do(func() { failed = err; stop() })
 			}
 		}()
 	}
+	watched := make(chan struct{})
+	go func() { defer close(watched); t.watchIdle(fctx, watches) }()
 	wg.Wait()
-	close(errs)
-	return <-errs
+	stop()
+	<-watched
+	if ctx.Err() != nil {
+		return nil
+	}
+	return failed
+}
+
+// partWatch is what a partition's goroutine in Follow shares with the topic's idle check.
+type partWatch struct {
+	part int
+	// next is the offset the reader waits for; reads counts the records it has read.
+	next, reads atomic.Int64
+
+	mu sync.Mutex
+	// ctx is the reader's reads' context, cancelled (cancel) when the check finds the log
+	// ending below next: kafka-go's reader would wait there silently until the new log grew
+	// past it.
+	ctx    context.Context
+	cancel context.CancelFunc
+	// below is the reader's position the check found the log ending below (-1: none).
+	below int64
+}
+
+// readCtx is the context of the partition's next read: the same until the check cancels it.
+func (w *partWatch) readCtx(parent context.Context) context.Context {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ctx == nil || w.ctx.Err() != nil {
+		w.ctx, w.cancel = context.WithCancel(parent)
+	}
+	return w.ctx
+}
+
+// endsBelow records that the check found the log ending below the reader's position at, and
+// ends the partition's read.
+func (w *partWatch) endsBelow(at int64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.below = at
+	if w.cancel != nil {
+		w.cancel()
+	}
+}
+
+// takeBelow reports whether the check found the log ending below next (one found below an
+// earlier position is stale: the reader has read on since).
+func (w *partWatch) takeBelow(next int64) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	at := w.below
+	w.below = -1
+	return at == next
+}
+
+// watchIdle checks, every stallCheck until ctx ends, where the logs of the partitions of
+// watches that read nothing since the check before end, in one ListOffsets call for all of
+// them (kafka-go's client sends it as one small request per partition, pipelined on the
+// shared transport), and ends the read of each whose log ends below its reader's position.
+// An idle topic so costs one call per interval, whatever its partitions, not one per
+// partition at its own time.
+func (t Topic) watchIdle(ctx context.Context, watches []*partWatch) {
+	tick := time.NewTicker(stallCheck)
+	defer tick.Stop()
+	seen := make([]int64, len(watches))
+	for i := range seen {
+		seen[i] = -1
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		var idle []*partWatch
+		var parts []int
+		at := map[int]int64{}
+		for i, w := range watches {
+			n := w.reads.Load()
+			if n == seen[i] {
+				idle, parts = append(idle, w), append(parts, w.part)
+				at[w.part] = w.next.Load()
+			}
+			seen[i] = n
+		}
+		if len(idle) == 0 {
+			continue
+		}
+		ends, err := t.ends(ctx, parts)
+		if err != nil {
+			continue // the broker cannot say; asked again at the next check
+		}
+		for _, w := range idle {
+			if end, ok := ends[w.part]; ok && end < at[w.part] {
+				w.endsBelow(at[w.part])
+			}
+		}
+	}
+}
+
+// ends returns the end (the next offset to be written) of each partition of parts the broker
+// answered without an error, from one ListOffsets call.
+func (t Topic) ends(ctx context.Context, parts []int) (map[int]int64, error) {
+	reqs := make([]kafka.OffsetRequest, len(parts))
+	for i, p := range parts {
+		reqs[i] = kafka.LastOffsetOf(p)
+	}
+	resp, err := t.client().ListOffsets(ctx, &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{t.Name: reqs}})
+	if err != nil {
+		return nil, fmt.Errorf("offsets of %s: %w", t.Name, err)
+	}
+	out := make(map[int]int64, len(parts))
+	for _, po := range resp.Topics[t.Name] {
+		if po.Error == nil {
+			out[po.Partition] = po.LastOffset
+		}
+	}
+	return out, nil
 }
 
 // follow is Follow for one partition.
-func (t Topic) follow(ctx context.Context, p int, next int64, handle func(kafka.Message), gap func(Gap)) error {
+func (t Topic) follow(ctx context.Context, w *partWatch, handle func(kafka.Message), gap func(Gap)) error {
+	p, next := w.part, w.next.Load()
 	r := t.reader(p, 100*time.Millisecond)
 	defer func() { r.Close() }()
 	if err := r.SetOffset(next); err != nil {
 		return err
 	}
-	st := newStallTimer(ctx)
-	defer st.release()
+	var fails readFailures
 	for {
-		m, err := r.FetchMessage(st.start())
-		stalled := st.stop(err)
+		m, err := r.FetchMessage(w.readCtx(ctx))
 		switch {
 		case err == nil:
 		case ctx.Err() != nil:
 			return nil
-		case stalled:
+		case errors.Is(err, context.Canceled):
+			if !w.takeBelow(next) {
+				continue
+			}
+			// Asked again, with the log's start to read from: the check's answer may predate
+			// records read since.
 			first, end, berr := t.Bounds(ctx, p)
 			if berr != nil || end >= next {
-				continue // nothing new yet, or the broker cannot say
+				continue
 			}
 			if t.Log != nil {
 				t.Log.Warn("a partition's log ends below the reader's position (the topic was recreated); reading the new log from its start",
@@ -249,16 +400,58 @@ func (t Topic) follow(ctx context.Context, p int, next int64, handle func(kafka.
 				return err
 			}
 			next = first
+			w.next.Store(next)
 			continue
+		case errors.Is(err, io.EOF):
+			return fmt.Errorf("read %s/%d: %w", t.Name, p, err) // the reader was closed
 		default:
-			return fmt.Errorf("read %s/%d: %w", t.Name, p, err)
+			fails.failed(t, p, next, err)
+			continue
 		}
+		fails.read(t, p)
 		if m.Offset > next && gap != nil && t.skipped(ctx, p, next) {
 			gap(Gap{Partition: p, From: next, To: m.Offset})
 		}
 		next = m.Offset + 1
+		w.next.Store(next)
+		w.reads.Add(1)
 		handle(m)
 	}
+}
+
+// readFailures are a partition's failed reads in a row.
+type readFailures struct {
+	n     int
+	since time.Time
+}
+
+// failed counts a failed read at offset next, logging the first of a row: kafka-go's reader
+// retries on its own, reporting an error each time its attempts fail, so a broker away for
+// long would otherwise log one line per attempt.
+func (f *readFailures) failed(t Topic, p int, next int64, err error) {
+	if t.OnReadError != nil {
+		t.OnReadError(p, err)
+	}
+	f.n++
+	if f.n > 1 {
+		return
+	}
+	f.since = time.Now()
+	if t.Log != nil {
+		t.Log.Error("a partition cannot be read; retrying (each failed read counts in the feed's read errors)",
+			"topic", t.Name, "partition", p, "position", next, "error", err)
+	}
+}
+
+// read ends a row of failures with a record read, logging it.
+func (f *readFailures) read(t Topic, p int) {
+	if f.n == 0 {
+		return
+	}
+	if t.Log != nil {
+		t.Log.Info("a partition is read again", "topic", t.Name, "partition", p, "failedReads", f.n, "after", time.Since(f.since).Round(time.Millisecond))
+	}
+	f.n = 0
 }
 
 // Range reads partition part from offset from up to (not including) to, in order, and returns

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/filter"
@@ -16,23 +17,31 @@ import (
 // user-labels).
 const rebuildWorkers = 8
 
-// callerAdds is what the hub tracks of one caller's additions changes (under Hub.addMu): the
+// callerAdds is what the hub tracks of one caller's entity changes (under Hub.addMu): the
 // entities whose filters are still to be rebuilt, whether a worker rebuilds them, and the
 // filters being built on the caller's connections meanwhile. The entry goes once none is left.
 type callerAdds struct {
-	// pending are the operator entities whose filters the worker rebuilds next ("" for any).
-	pending map[string]struct{}
+	// pending are the entities (operator entities whose additions changed, user entities
+	// whose addresses changed) whose filters the worker rebuilds next.
+	pending map[entityRef]struct{}
 	running bool
 	builds  map[*addsBuild]struct{}
 }
 
+// entityRef is an entity a filter names whose addresses, for the caller, come from user-labels:
+// an operator entity (the caller's additions to it) or one of the caller's user entities.
+type entityRef struct {
+	kind filter.Kind
+	id   string
+}
+
 // addsBuild is a filter build in progress on one of a caller's connections (a subscribe, a
-// claim): the entities whose additions changed meanwhile, under Hub.addMu. Its filters may
+// claim): the entities of the caller's that changed meanwhile, under Hub.addMu. Its filters may
 // have been built from what user-labels answered before the change, and the change's rebuild
 // may have looked at the connection before they were its own, so they are rebuilt once the
 // build ends (endBuild).
 type addsBuild struct {
-	changed map[string]struct{}
+	changed map[entityRef]struct{}
 }
 
 // AdditionsChanged records that user's additions to operator entity id changed, and has a
@@ -48,29 +57,43 @@ type addsBuild struct {
 // into its next round, and every round reads user-labels after the one before: the later
 // answer is the one kept, whatever the order the reads end in.
 func (h *Hub) AdditionsChanged(user, id string) {
+	h.entityChanged(user, entityRef{filter.KindEntity, id})
+}
+
+// UserEntityChanged records that user's user entity id changed (created, its addresses
+// replaced, added to or deleted), and has the filters of user's connections naming it rebuilt
+// with the addresses user-labels holds then, as AdditionsChanged does for an operator entity;
+// a filter naming an entity deleted meanwhile matches none of its addresses.
+func (h *Hub) UserEntityChanged(user, id string) {
+	// Filters hold user entity ids lowercased (filter.ParseRef).
+	h.entityChanged(user, entityRef{filter.KindUserEntity, strings.ToLower(id)})
+}
+
+// entityChanged schedules the rebuild of user's filters naming e, and of those being built.
+func (h *Hub) entityChanged(user string, e entityRef) {
 	h.addMu.Lock()
 	defer h.addMu.Unlock()
 	st := h.callerLocked(user)
 	for b := range st.builds {
-		b.changed[id] = struct{}{}
+		b.changed[e] = struct{}{}
 	}
-	h.scheduleLocked(user, st, id)
+	h.scheduleLocked(user, st, e)
 }
 
 // callerLocked is user's entry, created when missing (addMu held).
 func (h *Hub) callerLocked(user string) *callerAdds {
 	st := h.callers[user]
 	if st == nil {
-		st = &callerAdds{pending: map[string]struct{}{}, builds: map[*addsBuild]struct{}{}}
+		st = &callerAdds{pending: map[entityRef]struct{}{}, builds: map[*addsBuild]struct{}{}}
 		h.callers[user] = st
 	}
 	return st
 }
 
-// scheduleLocked has user's filters naming entity id rebuilt, starting the caller's worker
+// scheduleLocked has user's filters naming entity e rebuilt, starting the caller's worker
 // unless it runs (addMu held).
-func (h *Hub) scheduleLocked(user string, st *callerAdds, id string) {
-	st.pending[id] = struct{}{}
+func (h *Hub) scheduleLocked(user string, st *callerAdds, e entityRef) {
+	st.pending[e] = struct{}{}
 	if !st.running {
 		st.running = true
 		go h.rebuildCaller(user, st)
@@ -79,7 +102,7 @@ func (h *Hub) scheduleLocked(user string, st *callerAdds, id string) {
 
 // beginBuild records a filter build starting on a connection of user's (endBuild ends it).
 func (h *Hub) beginBuild(user string) *addsBuild {
-	b := &addsBuild{changed: map[string]struct{}{}}
+	b := &addsBuild{changed: map[entityRef]struct{}{}}
 	h.addMu.Lock()
 	h.callerLocked(user).builds[b] = struct{}{}
 	h.addMu.Unlock()
@@ -87,15 +110,15 @@ func (h *Hub) beginBuild(user string) *addsBuild {
 }
 
 // endBuild ends b, once its filters are the connection's and on the engine (or given up), and
-// has the filters naming an entity whose additions changed meanwhile rebuilt by user's worker.
+// has the filters naming an entity of user's that changed meanwhile rebuilt by user's worker.
 // Only changes of user's own count: another caller's additions do not touch its filters.
 func (h *Hub) endBuild(user string, b *addsBuild) {
 	h.addMu.Lock()
 	defer h.addMu.Unlock()
 	st := h.callers[user]
 	delete(st.builds, b)
-	for id := range b.changed {
-		h.scheduleLocked(user, st, id)
+	for e := range b.changed {
+		h.scheduleLocked(user, st, e)
 	}
 	h.dropIdleLocked(user, st)
 }
@@ -121,10 +144,10 @@ func (h *Hub) rebuildCaller(user string, st *callerAdds) {
 			h.addMu.Unlock()
 			return
 		}
-		st.pending = map[string]struct{}{}
+		st.pending = map[entityRef]struct{}{}
 		h.addMu.Unlock()
-		// One read of each entity's additions (and user entity) serves every filter of every
-		// connection of the caller this round: a failure fails them all at once.
+		// One read of each entity's additions and of each user entity serves every filter of
+		// every connection of the caller this round: a failure fails them all at once.
 		memo := readMemo{}
 		failed, last := 0, error(nil)
 		for _, c := range h.snapshot() {
@@ -135,28 +158,23 @@ func (h *Hub) rebuildCaller(user string, st *callerAdds) {
 			}
 		}
 		if failed > 0 {
-			h.o.Log.Warn("filters naming an operator entity could not be rebuilt with the caller's additions; they match as before", "user", user, "filters", failed, "error", last)
+			h.o.Log.Warn("filters naming an operator or user entity could not be rebuilt with what user-labels holds; they match as before", "user", user, "filters", failed, "error", last)
 		}
 	}
 }
 
-// namesAny reports whether s names (excluded too) one of the operator entities ids, or any
-// operator entity when ids holds "".
-func namesAny(s filter.Spec, ids map[string]struct{}) bool {
-	_, all := ids[""]
+// namesAny reports whether s names (excluded too) one of the entities ids.
+func namesAny(s filter.Spec, ids map[entityRef]struct{}) bool {
 	return slices.ContainsFunc(s.Names(), func(n filter.Named) bool {
-		if n.Ref.Kind != filter.KindEntity {
-			return false
-		}
-		_, ok := ids[n.Ref.Value]
-		return all || ok
+		_, ok := ids[entityRef{n.Ref.Kind, n.Ref.Value}]
+		return ok
 	})
 }
 
 // refreshAdditions rebuilds the connection's filters that want says to, reading through memo,
 // and swaps each in on the engine, unless the filter was unsubscribed or the session left the
-// connection meanwhile. A filter that no longer builds (user-labels failing, a user entity it
-// also names deleted) keeps matching as before: it returns how many did not, and an error.
+// connection meanwhile. A filter that no longer builds (user-labels failing) keeps matching as
+// before: it returns how many did not, and an error.
 func (c *conn) refreshAdditions(want func(filter.Spec) bool, memo readMemo) (failed int, last error) {
 	sub, _ := c.current()
 	if sub == nil || c.ctx.Err() != nil {
@@ -173,11 +191,11 @@ func (c *conn) refreshAdditions(want func(filter.Spec) bool, memo readMemo) (fai
 		if json.Unmarshal(fr.Raw, &raw) != nil {
 			continue
 		}
-		spec, err := filter.Parse(raw, filter.Options{Served: c.h.o.Served})
+		spec, err := c.h.parse(raw, filter.Options{Served: c.h.o.Served})
 		if err != nil || !want(spec) {
 			continue
 		}
-		f, err := c.buildWith(rctx, fr.ID, raw, false, memo)
+		f, err := c.buildSpec(rctx, fr.ID, spec, false, memo)
 		if err != nil {
 			if c.ctx.Err() == nil {
 				failed, last = failed+1, err
@@ -193,13 +211,10 @@ func (c *conn) refreshAdditions(want func(filter.Spec) bool, memo readMemo) (fai
 	return failed, last
 }
 
-// readMemo holds what one rebuild round read of user-labels (by kind and id), failures too.
-type readMemo map[memoKey]memoRead
-
-type memoKey struct {
-	kind filter.Kind
-	id   string
-}
+// readMemo holds what one rebuild round of live filters read of user-labels (by entity),
+// failures too. Only those rounds read through one: a filter built otherwise (nil memo) is
+// being subscribed or resumed.
+type readMemo map[entityRef]memoRead
 
 type memoRead struct {
 	addrs []string
@@ -208,7 +223,7 @@ type memoRead struct {
 
 // memoized returns what read answers for key, reading it only when memo (nil: none) does not
 // hold it yet.
-func (m readMemo) memoized(key memoKey, read func() ([]string, error)) ([]string, error) {
+func (m readMemo) memoized(key entityRef, read func() ([]string, error)) ([]string, error) {
 	if m == nil {
 		return read()
 	}

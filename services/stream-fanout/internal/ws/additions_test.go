@@ -287,3 +287,24 @@ func TestUserEntityFailsFastWhileDown(t *testing.T) {
 		t.Fatalf("another caller's build while down: %v after %d additions reads", err, l.calls.Load())
 	}
 }
+
+// A rebuild parses each stored filter of the caller's once: the spec that says whether the
+// filter names the changed entity is the one built.
+func TestRebuildParsesEachFilterOnce(t *testing.T) {
+	l := &gatedLabels{addrs: []string{testAddr(1)}}
+	h := additionsHub(t, l)
+	var parses atomic.Int64
+	h.parse = func(r filter.Raw, o filter.Options) (filter.Spec, error) {
+		parses.Add(1)
+		return filter.Parse(r, o)
+	}
+	_, sub := liveConn(t, h, "owner", `{"base":["exch"]}`, `{"from":["exch"]}`, `{"from":["other"]}`)
+	h.AdditionsChanged("owner", "exch")
+	settled(t, h, "owner")
+	if got := matches(h, sub, testAddr(1)); !got[0] {
+		t.Fatal("the rebuilt filters do not match the addition")
+	}
+	if n := parses.Load(); n != 3 {
+		t.Fatalf("%d parses rebuilding 2 of 3 filters, want 3 (one per stored filter)", n)
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/chainintel/chainintel/libs/httpx"
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/engine"
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/feed"
+	"github.com/chainintel/chainintel/services/stream-fanout/internal/filter"
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/store"
 )
 
@@ -148,6 +149,8 @@ type Hub struct {
 	callers map[string]*callerAdds
 	// rebuilds bounds the callers' filter rebuilds running at once (rebuildWorkers).
 	rebuilds chan struct{}
+	// parse is filter.Parse (a test counts the parses of a rebuild).
+	parse func(filter.Raw, filter.Options) (filter.Spec, error)
 }
 
 // saveLimit is how long a connection's save at disconnect may take once it has its turn.
@@ -161,7 +164,7 @@ func NewHub(o Options) *Hub {
 			return o.Transfers.Offsets(ctx, true)
 		}, o.OffsetsTTL, time.Now), starts: newTopicEnds(func(ctx context.Context) (map[int]int64, error) {
 			return o.Transfers.Offsets(ctx, false)
-		}, o.OffsetsTTL, time.Now), writers: newWriterPool(o.Writers, time.Second, writerStall)}
+		}, o.OffsetsTTL, time.Now), writers: newWriterPool(o.Writers, time.Second, writerStall), parse: filter.Parse}
 	if o.Meter != nil {
 		o.Meter.charged = h.checkCredits
 	}

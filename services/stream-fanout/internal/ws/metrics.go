@@ -30,6 +30,8 @@ type Metrics struct {
 	// feedGaps what the replica's own read of the transfer topic skipped.
 	replayGaps metric.Int64Counter
 	feedGaps   metric.Int64Counter
+	// feedReadErrors counts the failed reads of the topics the replica follows.
+	feedReadErrors metric.Int64Counter
 	// stages splits the latency: the time from the broker to each stage a delivery passed.
 	stages   metric.Float64Histogram
 	stageOpt [numStages]metric.RecordOption
@@ -89,6 +91,10 @@ func NewMetrics(meter metric.Meter) (*Metrics, error) {
 		metric.WithDescription("partitions where this replica's read of the transfer topic skipped records, by reason: retention (deleted before they were read; connected sessions miss them) or topicReset (the log ended below the read, which starts again at the new log's start)")); err != nil {
 		return nil, err
 	}
+	if m.feedReadErrors, err = meter.Int64Counter("stream_feed_read_errors_total",
+		metric.WithDescription("failed reads of a partition of a topic the replica follows (transfers, attributions, user changes), by topic; retried, the first of a row logged")); err != nil {
+		return nil, err
+	}
 	for i, r := range [2]string{saveErr: "error", saveGivenUp: "redis_failing"} {
 		m.saveReason[i] = metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", r)))
 	}
@@ -104,6 +110,7 @@ func NewMetrics(meter metric.Meter) (*Metrics, error) {
 		}
 	}
 	m.conns.Add(ctx, 0)
+	m.feedReadErrors.Add(ctx, 0)
 	m.delivered.Add(ctx, 0)
 	m.slow.Add(ctx, 0)
 	m.discarded.Add(ctx, 0)
@@ -238,4 +245,11 @@ func (m *Metrics) feedGap(reset bool) {
 		reason = GapTopicReset
 	}
 	m.feedGaps.Add(context.Background(), 1, metric.WithAttributes(attribute.String("reason", reason)))
+}
+
+// FeedReadError counts a failed read of a partition of topic.
+func (m *Metrics) FeedReadError(topic string) {
+	if m != nil {
+		m.feedReadErrors.Add(context.Background(), 1, metric.WithAttributes(attribute.String("topic", topic)))
+	}
 }

@@ -66,18 +66,19 @@ func protocolErr(err error) error {
 // when it was sent: one whose entity has since lost its attributions still resumes, matching
 // nothing of it (but the caller's additions), as /transfers would.
 func (c *conn) build(ctx context.Context, id string, raw filter.Raw, fresh bool) (*engine.Filter, error) {
-	return c.buildWith(ctx, id, raw, fresh, nil)
-}
-
-// buildWith is build reading user-labels through memo (nil: none), which a rebuild of many
-// filters shares so that each entity is read once.
-func (c *conn) buildWith(ctx context.Context, id string, raw filter.Raw, fresh bool, memo readMemo) (*engine.Filter, error) {
-	spec, err := filter.Parse(raw, filter.Options{Served: c.h.o.Served})
+	spec, err := c.h.parse(raw, filter.Options{Served: c.h.o.Served})
 	if err != nil {
 		return nil, err
 	}
+	return c.buildSpec(ctx, id, spec, fresh, nil)
+}
+
+// buildSpec is build of a filter already parsed, reading user-labels through memo (nil:
+// none), which a rebuild of many filters shares so that each entity is read once.
+func (c *conn) buildSpec(ctx context.Context, id string, spec filter.Spec, fresh bool, memo readMemo) (*engine.Filter, error) {
 	named := spec.Names()
 	var known *engine.Names
+	var err error
 	if fresh {
 		if known, err = c.h.knownNames(ctx, named); err != nil {
 			return nil, err
@@ -102,12 +103,12 @@ func (c *conn) resolve(ctx context.Context, n filter.Named, known *engine.Names,
 		if resolved[r.Value] != nil {
 			return nil
 		}
-		addrs, err := memo.memoized(memoKey{r.Kind, r.Value}, func() ([]string, error) { return c.userEntity(ctx, n) })
+		addrs, err := memo.memoized(entityRef{r.Kind, r.Value}, func() ([]string, error) { return c.userEntity(ctx, n, memo != nil) })
 		resolved[r.Value] = addrs
 		return err
 	case filter.KindEntity:
 		if resolved[r.Value] == nil {
-			addrs, err := memo.memoized(memoKey{r.Kind, r.Value}, func() ([]string, error) { return c.additions(ctx, r.Value) })
+			addrs, err := memo.memoized(entityRef{r.Kind, r.Value}, func() ([]string, error) { return c.additions(ctx, r.Value) })
 			if err != nil {
 				return err
 			}
@@ -154,8 +155,9 @@ func appendNormalized(addrs []string, m map[string][]string) []string {
 }
 
 // userEntity returns the addresses of the caller's user entity n names (a *filter.Error when
-// the caller has none such).
-func (c *conn) userEntity(ctx context.Context, n filter.Named) ([]string, error) {
+// the caller has none such, unless live: a live filter's entity deleted since it was subscribed
+// holds no address, so the filter stops matching it rather than keep what it had).
+func (c *conn) userEntity(ctx context.Context, n filter.Named, live bool) ([]string, error) {
 	if c.h.o.Labels == nil {
 		return nil, &filter.Error{Field: n.Field, Rule: fmt.Sprintf("user entity %s: user entities are not available", n.Ref.Value)}
 	}
@@ -165,6 +167,9 @@ func (c *conn) userEntity(ctx context.Context, n filter.Named) ([]string, error)
 	}
 	ue, err := c.h.o.Labels.Entity(identityContext(ctx, c.id), n.Ref.Value)
 	if errors.Is(err, ulclient.ErrNotFound) {
+		if live {
+			return []string{}, nil
+		}
 		return nil, filter.UnknownUserEntity(n)
 	}
 	if err != nil {
