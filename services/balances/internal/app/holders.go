@@ -102,16 +102,19 @@ func (a *App) Holders(ctx context.Context, r TokenRef, hq HoldersQuery) (Holders
 }
 
 // holderBook is the attributions the pages carry and the caller's labels of every address on
-// them, asked in one lookup; grouped, the same lookup brings the caller's additions to operator
-// entities (b.labels.Additions), so a caller without additions pays no call for them.
+// them, asked in one lookup; grouped, and when someone holds the token, the same lookup brings
+// the caller's additions to operator entities (b.labels.Additions), so a caller without
+// additions pays no call for them.
 func (a *App) holderBook(ctx context.Context, keys [][2]string, pages map[[2]string]store.HolderPage, grouped bool) (*book, error) {
 	b := &book{attrs: map[store.Ref]store.AttributionView{}}
 	var ul []ulclient.AddressRef
+	held := false
 	for _, k := range keys {
 		p := pages[k]
 		if p.Supply.Sign() == 0 {
 			continue
 		}
+		held = true
 		ct := store.ChainType(k[0])
 		for _, r := range p.Addresses {
 			ul = append(ul, ulclient.AddressRef{ChainType: ct, Address: r.ID})
@@ -121,7 +124,7 @@ func (a *App) holderBook(ctx context.Context, keys [][2]string, pages map[[2]str
 		}
 	}
 	var err error
-	if grouped {
+	if grouped && held {
 		b.labels, err = a.labels.LookupWithAdditions(ctx, ul)
 	} else {
 		b.labels, err = a.labels.Lookup(ctx, ul)
