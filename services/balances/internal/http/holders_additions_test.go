@@ -13,7 +13,8 @@ import (
 )
 
 // The holders world: besides Binance's 5 ETH (a1, a2), Coinbase holds 4.5 (a6), Kraken 4 (a4),
-// okx-sim 1 (a5), Huobi nothing (a9, no balance); a7 (3.8), a8 (0.2) and a3 (0.5) are nobody's.
+// okx-sim 1 (a5), Huobi nothing (a9, no balance); a7 (3.8, and 1 at yesterday's close; 250 USDC
+// since yesterday), a8 (0.2) and a3 (0.5) are nobody's.
 const (
 	a4 = "0x4444444444444444444444444444444444444444"
 	a5 = "0x5555555555555555555555555555555555555555"
@@ -50,6 +51,8 @@ func holdersWorld(t *testing.T) *env {
 		ob("ethereum", a4, "", 400, at(10, 2), "4000000000000000000"),
 		ob("ethereum", a5, "", 401, at(10, 2), "1000000000000000000"),
 		ob("ethereum", a6, "", 402, at(10, 2), "4500000000000000000"),
+		ob("ethereum", a7, "", 350, at(9, 5), "1000000000000000000"),
+		ob("ethereum", a7, usdc, 351, at(9, 5), "250000000"),
 		ob("ethereum", a7, "", 403, at(10, 2), "3800000000000000000"),
 		ob("ethereum", a8, "", 404, at(10, 2), "200000000000000000"),
 	}); err != nil {
@@ -152,5 +155,46 @@ func TestGroupedHoldersUserLabelsDown(t *testing.T) {
 		if code != 503 || fmt.Sprint(got) != w {
 			t.Fatalf("%s with user-labels down: %d %v, want 503 %v", path, code, got, w)
 		}
+	}
+}
+
+// For a caller with additions to an operator entity, the token balance (by pricing id and by
+// chain and contract) and the time series count them as /balances/entity and the portfolio do;
+// another caller's answers are the operator's.
+func TestTokenBalanceAndTimeSeriesCountCallerAdditions(t *testing.T) {
+	ev := holdersWorld(t)
+	evA, evB := ev.as(t, fakeLabels{additions: callerA}), ev.as(t, fakeLabels{})
+	tok := func(id, name, symbol string, bal, price float64) string {
+		return fmt.Sprintf(`{"pricingID":%q,"name":%q,"symbol":%q,"balance":%v,"price":%v,"usd":%v}`, id, name, symbol, bal, price, bal*price)
+	}
+	evA.expect(t, "/token/balance/ethereum?entityID=okx-sim", 200, tok("ethereum", "Ethereum", "ETH", 5.3, 2200))
+	evB.expect(t, "/token/balance/ethereum?entityID=okx-sim", 200, tok("ethereum", "Ethereum", "ETH", 1, 2200))
+	evA.expect(t, "/token/balance/ethereum/"+usdc+"?entityID=okx-sim", 200, tok("usd-coin", "USD Coin", "USDC", 250, 1))
+	evB.expect(t, "/token/balance/ethereum/"+usdc+"?entityID=okx-sim", 200, tok("usd-coin", "USD Coin", "USDC", 0, 1))
+	evA.expect(t, "/token/balance/ethereum?entityID=huobi", 200, tok("ethereum", "Ethereum", "ETH", 0.2, 2200))
+
+	eth := func(bal, price float64) string {
+		return fmt.Sprintf(`{"ethereum":{"ethereum":{"id":"ethereum","name":"Ethereum","symbol":"ETH","balance":%v,"price":%v,"usd":%v}}}`,
+			bal, price, bal*price)
+	}
+	evA.expect(t, "/portfolio/timeSeries/entity/okx-sim?pricingId=ethereum", 200,
+		`{"2026-03-09T00:00:00Z":`+eth(1, 2100)+`,"2026-03-10T00:00:00Z":`+eth(5.3, 2200)+`}`)
+	evB.expect(t, "/portfolio/timeSeries/entity/okx-sim?pricingId=ethereum", 200, `{"2026-03-10T00:00:00Z":`+eth(1, 2200)+`}`)
+	usdcDay := `{"ethereum":{"usd-coin":{"id":"usd-coin","name":"USD Coin","symbol":"USDC","balance":250,"price":1,"usd":250}}}`
+	evA.expect(t, "/portfolio/timeSeries/entity/okx-sim?pricingId=usd-coin", 200,
+		`{"2026-03-09T00:00:00Z":`+usdcDay+`,"2026-03-10T00:00:00Z":`+usdcDay+`}`)
+	evB.expect(t, "/portfolio/timeSeries/entity/okx-sim?pricingId=usd-coin", 200, `{}`)
+
+	// The same figures as /balances/entity (today) and the portfolio (each day) for the caller.
+	evA.expect(t, "/portfolio/entity/okx-sim?time=2026-03-09T12:00:00Z", 200, `{"ethereum":{
+		"ethereum":{"id":"ethereum","name":"Ethereum","symbol":"ETH","balance":1,"price":2100,"usd":2100},
+		"usd-coin":{"id":"usd-coin","name":"USD Coin","symbol":"USDC","balance":250,"price":1,"usd":250}}}`)
+	code, body := evA.get(t, "/balances/entity/okx-sim")
+	got := map[string]float64{}
+	for _, b := range body.(map[string]any)["balances"].(map[string]any)["ethereum"].([]any) {
+		got[b.(map[string]any)["id"].(string)] = b.(map[string]any)["balance"].(float64)
+	}
+	if code != 200 || got["ethereum"] != 5.3 || got["usd-coin"] != 250 || len(got) != 2 {
+		t.Fatalf("/balances/entity/okx-sim for A: %d %v", code, got)
 	}
 }
