@@ -62,7 +62,8 @@ func pct(part, whole *big.Int) float64 {
 // grouped, by operator entity; pctOfCap divides by the sum of every holder's balance. After the
 // token is resolved, one round trip reads its metadata, its price and every chain's page (the
 // addresses with their attributions, the entities with their objects), and one user-labels
-// lookup covers the addresses of every chain.
+// lookup covers the addresses of every chain (grouped, with the caller's additions to operator
+// entities, which rank those entities again at their totals for the caller).
 func (a *App) Holders(ctx context.Context, r TokenRef, hq HoldersQuery) (Holders, error) {
 	t, keys, err := a.deployments(ctx, r)
 	if err != nil {
