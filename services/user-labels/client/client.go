@@ -46,6 +46,9 @@ type EntityRef struct {
 type Lookup struct {
 	Labels   map[string]Label       `json:"labels"`
 	Entities map[string][]EntityRef `json:"entities"`
+	// Additions are the caller's additions to every operator entity, by entity id and chain
+	// type; only LookupWithAdditions asks for them (nil otherwise, and when there are none).
+	Additions map[string]map[string][]string `json:"additions,omitempty"`
 }
 
 // UserEntity is a caller's custom entity (API.md shape).
@@ -89,15 +92,37 @@ const MaxLookupBatch = 10000
 // Lookup returns the caller's labels and entity memberships for addrs. Without a caller in ctx
 // it returns an empty lookup and makes no call.
 func (c *Client) Lookup(ctx context.Context, addrs []AddressRef) (Lookup, error) {
+	if len(addrs) == 0 {
+		return Lookup{Labels: map[string]Label{}, Entities: map[string][]EntityRef{}}, nil
+	}
+	return c.lookup(ctx, addrs, false)
+}
+
+// LookupWithAdditions is Lookup that also returns the caller's additions to every operator
+// entity (Lookup.Additions), in the same call (the first, when addrs is split). It calls even
+// for no addresses. A user-labels replica predating the additions answers without them, as if
+// the caller had none. Without a caller in ctx it returns an empty lookup and makes no call.
+func (c *Client) LookupWithAdditions(ctx context.Context, addrs []AddressRef) (Lookup, error) {
+	return c.lookup(ctx, addrs, true)
+}
+
+func (c *Client) lookup(ctx context.Context, addrs []AddressRef, additions bool) (Lookup, error) {
 	out := Lookup{Labels: map[string]Label{}, Entities: map[string][]EntityRef{}}
-	if _, ok := httpx.IdentityFrom(ctx); !ok || len(addrs) == 0 {
+	if _, ok := httpx.IdentityFrom(ctx); !ok {
 		return out, nil
 	}
-	for start := 0; start < len(addrs); start += MaxLookupBatch {
+	for start := 0; start == 0 || start < len(addrs); start += MaxLookupBatch {
 		var part Lookup
-		chunk := addrs[start:min(start+MaxLookupBatch, len(addrs))]
-		if err := c.c.Do(ctx, http.MethodPost, "/internal/lookup", nil, map[string]any{"addresses": chunk}, &part); err != nil {
+		chunk := append([]AddressRef{}, addrs[start:min(start+MaxLookupBatch, len(addrs))]...)
+		var q url.Values
+		if additions && start == 0 {
+			q = url.Values{"additions": {"true"}}
+		}
+		if err := c.c.Do(ctx, http.MethodPost, "/internal/lookup", q, map[string]any{"addresses": chunk}, &part); err != nil {
 			return out, err
+		}
+		if start == 0 {
+			out.Additions = part.Additions
 		}
 		for k, v := range part.Labels {
 			out.Labels[k] = v

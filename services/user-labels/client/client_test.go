@@ -142,6 +142,27 @@ func TestClientAgainstTheService(t *testing.T) {
 	if err != nil || len(add) != 0 {
 		t.Fatalf("additions without a caller: %v %v", add, err)
 	}
+
+	// A lookup with additions carries the caller's additions to every operator entity, even for
+	// no addresses; another caller's has none.
+	if _, err := svc.AddAddresses(alice, "alice", "kraken", map[string][]string{"evm": {addr(8), addr(5)}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err = c.LookupWithAdditions(alice, []client.AddressRef{{ChainType: "evm", Address: addr(2)}})
+	want = client.Lookup{Labels: map[string]client.Label{},
+		Entities:  map[string][]client.EntityRef{"evm:" + addr(2): {{ID: desk.ID, Name: "desk", Note: "otc"}}},
+		Additions: map[string]map[string][]string{"binance": {"evm": {addr(7)}}, "kraken": {"evm": {addr(5), addr(8)}}}}
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("lookup with additions\n got %+v %v\nwant %+v", got, err, want)
+	}
+	if got, err = c.LookupWithAdditions(alice, nil); err != nil || !reflect.DeepEqual(got.Additions, want.Additions) {
+		t.Fatalf("lookup of no addresses with additions: %+v %v", got, err)
+	}
+	for _, ctx := range []context.Context{bob, context.Background()} {
+		if got, err = c.LookupWithAdditions(ctx, nil); err != nil || got.Additions != nil {
+			t.Fatalf("lookup with additions of another caller: %+v %v", got, err)
+		}
+	}
 }
 
 // A lookup of more than MaxLookupBatch addresses is split into several calls.

@@ -37,6 +37,7 @@ type Store interface {
 	Entities(ctx context.Context, ids []string) (map[string]store.Entity, error)
 	EntityMembers(ctx context.Context, entity string, chainTypes []string, limit int) ([]store.Ref, error)
 	HolderPages(ctx context.Context, hq store.HolderQuery) (store.HolderPages, error)
+	EntityAdditions(ctx context.Context, eq store.EntityAdditionsQuery) (map[[2]string]store.EntityAdditionsPage, error)
 	Subaccounts(ctx context.Context, owners []string, tokens [][2]string, limit int) ([]store.Subaccount, error)
 	SetHoldings(ctx context.Context, refs []store.Ref, chains []string) ([]store.AddressHolding, error)
 }
@@ -44,6 +45,9 @@ type Store interface {
 // UserLabels is what the app asks user-labels (services/user-labels/client satisfies it).
 type UserLabels interface {
 	Lookup(ctx context.Context, addrs []ulclient.AddressRef) (ulclient.Lookup, error)
+	// LookupWithAdditions is Lookup whose answer also carries the caller's additions to every
+	// operator entity (Lookup.Additions), in the same call.
+	LookupWithAdditions(ctx context.Context, addrs []ulclient.AddressRef) (ulclient.Lookup, error)
 	Entity(ctx context.Context, id string) (ulclient.UserEntity, error)
 	Additions(ctx context.Context, operatorEntityID string) (map[string][]string, error)
 }
@@ -95,6 +99,10 @@ type noLabels struct{}
 
 func (noLabels) Lookup(context.Context, []ulclient.AddressRef) (ulclient.Lookup, error) {
 	return ulclient.Lookup{Labels: map[string]ulclient.Label{}, Entities: map[string][]ulclient.EntityRef{}}, nil
+}
+
+func (n noLabels) LookupWithAdditions(ctx context.Context, addrs []ulclient.AddressRef) (ulclient.Lookup, error) {
+	return n.Lookup(ctx, addrs)
 }
 
 func (noLabels) Entity(context.Context, string) (ulclient.UserEntity, error) {
@@ -209,22 +217,40 @@ func (a *App) additions(ctx context.Context, id string) ([]store.Ref, error) {
 	if err != nil || len(added) == 0 {
 		return nil, err
 	}
+	own, err := a.ownAdditions(ctx, map[string]map[string][]string{id: added})
+	return own[id], err
+}
+
+// ownAdditions resolves the caller's additions (by operator entity id, then chain type) to the
+// addresses each entity does not hold already, with one read of their attributions: every
+// route counting additions in an operator entity counts these.
+func (a *App) ownAdditions(ctx context.Context, added map[string]map[string][]string) (map[string][]store.Ref, error) {
 	var refs []store.Ref
-	for ct, addrs := range added {
-		for _, ad := range addrs {
-			refs = append(refs, store.Ref{ChainType: ct, Address: ad})
+	for _, byType := range added {
+		for ct, addrs := range byType {
+			for _, ad := range addrs {
+				refs = append(refs, store.Ref{ChainType: ct, Address: ad})
+			}
 		}
+	}
+	if len(refs) == 0 {
+		return nil, nil
 	}
 	attrs, err := a.st.Attributions(ctx, refs)
 	if err != nil {
 		return nil, err
 	}
-	out := refs[:0]
-	for _, r := range refs {
-		if at, ok := attrs[r]; ok && at.Entity != nil && at.Entity.ID == id {
-			continue
+	out := map[string][]store.Ref{}
+	for id, byType := range added {
+		for ct, addrs := range byType {
+			for _, ad := range addrs {
+				r := store.Ref{ChainType: ct, Address: ad}
+				if at, ok := attrs[r]; ok && at.Entity != nil && at.Entity.ID == id {
+					continue
+				}
+				out[id] = append(out[id], r)
+			}
 		}
-		out = append(out, r)
 	}
 	return out, nil
 }

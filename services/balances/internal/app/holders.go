@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"math/big"
+	"sort"
 
 	"github.com/chainintel/chainintel/services/balances/internal/store"
 	ulclient "github.com/chainintel/chainintel/services/user-labels/client"
@@ -61,7 +62,8 @@ func pct(part, whole *big.Int) float64 {
 // grouped, by operator entity; pctOfCap divides by the sum of every holder's balance. After the
 // token is resolved, one round trip reads its metadata, its price and every chain's page (the
 // addresses with their attributions, the entities with their objects), and one user-labels
-// lookup covers the addresses of every chain.
+// lookup covers the addresses of every chain (grouped, with the caller's additions to operator
+// entities, which rank those entities again at their totals for the caller).
 func (a *App) Holders(ctx context.Context, r TokenRef, hq HoldersQuery) (Holders, error) {
 	t, keys, err := a.deployments(ctx, r)
 	if err != nil {
@@ -85,9 +87,14 @@ func (a *App) Holders(ctx context.Context, r TokenRef, hq HoldersQuery) (Holders
 	if hq.GroupByEntity {
 		out.EntityTopHolders = map[string][]EntityHolder{}
 	}
-	b, err := a.holderBook(ctx, keys, pages.Pages)
+	b, err := a.holderBook(ctx, keys, pages.Pages, hq.GroupByEntity)
 	if err != nil {
 		return out, err
+	}
+	if len(b.labels.Additions) > 0 {
+		if err := a.entitiesWithAdditions(ctx, keys, hq, pages.Pages, b.labels.Additions); err != nil {
+			return out, err
+		}
 	}
 	for _, k := range keys {
 		chainHolders(k[0], pages.Pages[k], metas[k].Decimals, pages.Price.Price, b, &out)
@@ -96,15 +103,19 @@ func (a *App) Holders(ctx context.Context, r TokenRef, hq HoldersQuery) (Holders
 }
 
 // holderBook is the attributions the pages carry and the caller's labels of every address on
-// them, asked in one lookup.
-func (a *App) holderBook(ctx context.Context, keys [][2]string, pages map[[2]string]store.HolderPage) (*book, error) {
+// them, asked in one lookup; grouped, and when someone holds the token, the same lookup brings
+// the caller's additions to operator entities (b.labels.Additions), so a caller without
+// additions pays no call for them.
+func (a *App) holderBook(ctx context.Context, keys [][2]string, pages map[[2]string]store.HolderPage, grouped bool) (*book, error) {
 	b := &book{attrs: map[store.Ref]store.AttributionView{}}
 	var ul []ulclient.AddressRef
+	held := false
 	for _, k := range keys {
 		p := pages[k]
 		if p.Supply.Sign() == 0 {
 			continue
 		}
+		held = true
 		ct := store.ChainType(k[0])
 		for _, r := range p.Addresses {
 			ul = append(ul, ulclient.AddressRef{ChainType: ct, Address: r.ID})
@@ -114,8 +125,100 @@ func (a *App) holderBook(ctx context.Context, keys [][2]string, pages map[[2]str
 		}
 	}
 	var err error
-	b.labels, err = a.labels.Lookup(ctx, ul)
+	if grouped && held {
+		b.labels, err = a.labels.LookupWithAdditions(ctx, ul)
+	} else {
+		b.labels, err = a.labels.Lookup(ctx, ul)
+	}
 	return b, err
+}
+
+// entitiesWithAdditions ranks again the entity pages of the deployments where the caller's
+// additions to operator entities may count: each such entity at its total for the caller (its
+// maintained total plus the balances of the added addresses it does not hold, ownAdditions, as
+// /balances/entity counts them). Additions only raise totals, so the new page is within the
+// entities ranked offset+limit deep without them and the entities with additions.
+func (a *App) entitiesWithAdditions(ctx context.Context, keys [][2]string, hq HoldersQuery,
+	pages map[[2]string]store.HolderPage, added map[string]map[string][]string) error {
+	types := map[string]bool{}
+	for _, k := range keys {
+		if pages[k].Supply.Sign() > 0 {
+			types[store.ChainType(k[0])] = true
+		}
+	}
+	asked := map[string]map[string][]string{}
+	for id, byType := range added {
+		for ct, addrs := range byType {
+			if types[ct] {
+				if asked[id] == nil {
+					asked[id] = map[string][]string{}
+				}
+				asked[id][ct] = addrs
+			}
+		}
+	}
+	if len(asked) == 0 {
+		return nil
+	}
+	own, err := a.ownAdditions(ctx, asked)
+	if err != nil {
+		return err
+	}
+	held := map[string]bool{}
+	for _, refs := range own {
+		for _, r := range refs {
+			held[r.ChainType] = true
+		}
+	}
+	var use [][2]string
+	for _, k := range keys {
+		if pages[k].Supply.Sign() > 0 && held[store.ChainType(k[0])] {
+			use = append(use, k)
+		}
+	}
+	if len(use) == 0 {
+		return nil
+	}
+	res, err := a.st.EntityAdditions(ctx, store.EntityAdditionsQuery{Keys: use, Depth: hq.Offset + hq.Limit, Added: own})
+	if err != nil {
+		return err
+	}
+	for k, r := range res {
+		p := pages[k]
+		p.Entities, p.EntityOf = rankEntities(r, hq.Offset, hq.Limit)
+		pages[k] = p
+	}
+	return nil
+}
+
+// rankEntities is the page [offset, offset+limit) of the entities holding the token, the
+// totals with additions replacing those without, by balance then id as entity_current ranks.
+func rankEntities(r store.EntityAdditionsPage, offset, limit int) ([]store.Ranked, map[string]store.Entity) {
+	bal := map[string]*big.Int{}
+	of := map[string]store.Entity{}
+	for _, p := range []store.HolderPage{r.Top, r.Added} {
+		for _, e := range p.Entities {
+			bal[e.ID], of[e.ID] = e.Balance, p.EntityOf[e.ID]
+		}
+	}
+	list := make([]store.Ranked, 0, len(bal))
+	for id, b := range bal {
+		if b.Sign() > 0 {
+			list = append(list, store.Ranked{ID: id, Balance: b})
+		}
+	}
+	sort.Slice(list, func(i, j int) bool {
+		if c := list[i].Balance.Cmp(list[j].Balance); c != 0 {
+			return c > 0
+		}
+		return list[i].ID < list[j].ID
+	})
+	list = list[min(offset, len(list)):min(offset+limit, len(list))]
+	page := make(map[string]store.Entity, len(list))
+	for _, e := range list {
+		page[e.ID] = of[e.ID]
+	}
+	return list, page
 }
 
 // chainHolders adds one chain's page to out (nothing when nobody holds the token there).

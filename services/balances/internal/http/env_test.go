@@ -49,16 +49,40 @@ func at(day, hour int) time.Time { return time.Date(2026, 3, day, hour, 0, 0, 0,
 
 // fakeLabels is the caller's view from user-labels; additions are the caller's additions to
 // operator entities.
+// down, when set, is what every call answers (a user-labels outage); calls counts the calls.
 type fakeLabels struct {
 	additions map[string]map[string][]string
+	down      error
+	calls     *int
+}
+
+func (f fakeLabels) call() error {
+	if f.calls != nil {
+		*f.calls++
+	}
+	return f.down
 }
 
 func (f fakeLabels) Additions(_ context.Context, id string) (map[string][]string, error) {
+	if err := f.call(); err != nil {
+		return nil, err
+	}
 	return f.additions[id], nil
 }
 
-func (fakeLabels) Lookup(_ context.Context, refs []ulclient.AddressRef) (ulclient.Lookup, error) {
+func (f fakeLabels) LookupWithAdditions(ctx context.Context, refs []ulclient.AddressRef) (ulclient.Lookup, error) {
+	out, err := f.Lookup(ctx, refs)
+	if err == nil && len(f.additions) > 0 {
+		out.Additions = f.additions
+	}
+	return out, err
+}
+
+func (f fakeLabels) Lookup(_ context.Context, refs []ulclient.AddressRef) (ulclient.Lookup, error) {
 	out := ulclient.Lookup{Labels: map[string]ulclient.Label{}, Entities: map[string][]ulclient.EntityRef{}}
+	if err := f.call(); err != nil {
+		return out, err
+	}
 	for _, r := range refs {
 		if r.Address == a3 {
 			out.Labels[r.Key()] = ulclient.Label{Name: "cold wallet"}
@@ -68,7 +92,10 @@ func (fakeLabels) Lookup(_ context.Context, refs []ulclient.AddressRef) (ulclien
 	return out, nil
 }
 
-func (fakeLabels) Entity(_ context.Context, id string) (ulclient.UserEntity, error) {
+func (f fakeLabels) Entity(_ context.Context, id string) (ulclient.UserEntity, error) {
+	if err := f.call(); err != nil {
+		return ulclient.UserEntity{}, err
+	}
 	if id != userEnt {
 		return ulclient.UserEntity{}, ulclient.ErrNotFound
 	}
@@ -152,6 +179,18 @@ func newEnvWith(t *testing.T, labels fakeLabels) *env {
 	e := httpx.NewEngine(httpx.EngineOptions{Service: "balances"})
 	Register(e, app.New(st, labels, cs, app.WithClock(func() time.Time { return now })))
 	return &env{h: e, st: st}
+}
+
+// as is the real router over ev's world for a caller whose view from user-labels is labels.
+func (ev *env) as(t *testing.T, labels fakeLabels) *env {
+	t.Helper()
+	cs, err := chains.NewSet(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := httpx.NewEngine(httpx.EngineOptions{Service: "balances"})
+	Register(e, app.New(ev.st, labels, cs, app.WithClock(func() time.Time { return now })))
+	return &env{h: e, st: ev.st}
 }
 
 // get returns the status and the decoded body.

@@ -157,3 +157,55 @@ func scanEntityHolders(rows pgx.Rows, p *HolderPage) error {
 	}
 	return rows.Err()
 }
+
+// EntityAdditionsQuery asks, for a caller with additions to operator entities, what grouped
+// holders need to rank those entities with their additions.
+type EntityAdditionsQuery struct {
+	Keys  [][2]string      // (chain, token) of each deployment
+	Depth int              // the operator entities' ranking is read this deep (offset + limit)
+	Added map[string][]Ref // the caller's additions by operator entity id, as counted in it
+}
+
+// EntityAdditionsPage is, on one deployment, the largest operator entities from the top, as
+// entity_current ranks them (Top), and the entities with the caller's additions at their totals
+// for the caller (Added).
+type EntityAdditionsPage struct {
+	Top, Added HolderPage
+}
+
+// EntityAdditions reads, in one round trip, per deployment the operator entities' ranking Depth
+// deep from the top and the totals of the entities with additions (read_entity_holders_added.sql):
+// an entity the additions lift can only displace entities of that depth.
+func (s *Store) EntityAdditions(ctx context.Context, eq EntityAdditionsQuery) (map[[2]string]EntityAdditionsPage, error) {
+	out := map[[2]string]EntityAdditionsPage{}
+	b := &pgx.Batch{}
+	for _, k := range eq.Keys {
+		var ids, addrs []string
+		ct := ChainType(k[0])
+		for id, refs := range eq.Added {
+			for _, r := range refs {
+				if r.ChainType == ct {
+					ids, addrs = append(ids, id), append(addrs, r.Address)
+				}
+			}
+		}
+		b.Queue(q("read_entity_holders_full"), k[0], k[1], eq.Depth, 0)
+		b.Queue(q("read_entity_holders_added"), k[0], k[1], ids, addrs)
+	}
+	br := s.pool.SendBatch(ctx, b)
+	defer br.Close()
+	for _, k := range eq.Keys {
+		p := EntityAdditionsPage{Top: HolderPage{EntityOf: map[string]Entity{}}, Added: HolderPage{EntityOf: map[string]Entity{}}}
+		for _, into := range []*HolderPage{&p.Top, &p.Added} {
+			rows, err := br.Query()
+			if err != nil {
+				return out, err
+			}
+			if err := scanEntityHolders(rows, into); err != nil {
+				return out, err
+			}
+		}
+		out[k] = p
+	}
+	return out, nil
+}

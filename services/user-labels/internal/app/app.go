@@ -57,6 +57,8 @@ type Store interface {
 	// would then store more than maxEntities.
 	AddOperatorAdditions(ctx context.Context, user, entityID string, refs []AddressRef, max, maxEntities int) ([]AddressRef, error)
 	OperatorAdditions(ctx context.Context, user, entityID string) ([]AddressRef, error)
+	// AllOperatorAdditions returns the user's additions to every operator entity, by entity id.
+	AllOperatorAdditions(ctx context.Context, user string) (map[string][]AddressRef, error)
 
 	// Lookup returns the user's labels of refs and the user's entities holding them, keyed by
 	// AddressRef.
@@ -415,6 +417,20 @@ func (s *Service) Additions(ctx context.Context, user, id string) (map[string][]
 		return nil, fmt.Errorf("additions to %s: %w", id, err)
 	}
 	return Group(refs), nil
+}
+
+// AllAdditions returns the user's additions to every operator entity, by entity id and chain
+// type (empty when none).
+func (s *Service) AllAdditions(ctx context.Context, user string) (map[string]map[string][]string, error) {
+	all, err := s.store.AllOperatorAdditions(ctx, user)
+	if err != nil {
+		return nil, fmt.Errorf("additions to operator entities: %w", err)
+	}
+	out := make(map[string]map[string][]string, len(all))
+	for id, refs := range all {
+		out[id] = Group(refs)
+	}
+	return out, nil
 }
 
 // Search limits: the query's length in characters, and results per kind.

@@ -92,6 +92,9 @@ type LabelText struct {
 type Lookup struct {
 	Labels   map[string]LabelText   `json:"labels"`
 	Entities map[string][]EntityRef `json:"entities"`
+	// Additions are, when the lookup asks for them (?additions=true), the user's additions to
+	// every operator entity by entity id and chain type; absent when not asked or when none.
+	Additions map[string]map[string][]string `json:"additions,omitempty"`
 }
 
 // Additions are a user's addresses added to one operator entity.

@@ -273,4 +273,14 @@ func TestOnlyAddToOperatorEntity(t *testing.T) {
 	expectError(t, ev.do(t, u, "GET", "/internal/additions/Not%20a%20slug", nil), 404, `"Not a slug" is not an operator entity id`)
 	// Another user sees none of them.
 	expect(t, ev.do(t, newUser(), "GET", "/internal/additions/tornado-cash", nil), 200, `{"addresses":{}}`)
+
+	// A lookup asking for additions carries them for every operator entity (none: absent).
+	expect(t, ev.do(t, u, "PUT", "/user/entities/only_add/kraken", `{"addresses":{"evm":["`+evmAddr(5)+`"]}}`), 200,
+		`{"id":"kraken","addresses":{"evm":["`+evmAddr(5)+`"]}}`)
+	lookup := `{"addresses":[{"chainType":"evm","address":"` + evmAddr(5) + `"}]}`
+	expect(t, ev.do(t, u, "POST", "/internal/lookup?additions=true", lookup), 200, `{"labels":{},"entities":{},
+		"additions":{"tornado-cash":`+want+`,"kraken":{"evm":["`+evmAddr(5)+`"]}}}`)
+	expect(t, ev.do(t, u, "POST", "/internal/lookup", lookup), 200, `{"labels":{},"entities":{}}`)
+	expect(t, ev.do(t, newUser(), "POST", "/internal/lookup?additions=1", lookup), 200, `{"labels":{},"entities":{}}`)
+	expectError(t, ev.do(t, u, "POST", "/internal/lookup?additions=maybe", lookup), 400, `additions: must be true or false, got "maybe"`)
 }

@@ -243,12 +243,24 @@ type lookupRequest struct {
 	Addresses []app.AddressRef `json:"addresses"`
 }
 
+// lookup is POST /internal/lookup[?additions=true]: the caller's labels and memberships of the
+// addresses and, when asked, the caller's additions to every operator entity, so a caller that
+// needs both (grouped /token/holders at balances) makes one call.
 func (h *handlers) lookup(c *gin.Context) {
+	withAdditions, err := params.Bool(c.Request.URL.Query(), "additions", false)
+	if err != nil {
+		httpx.Fail(c, httpx.BadRequest("%v", err))
+		return
+	}
 	var req lookupRequest
 	if !httpx.BindJSON(c, &req) {
 		return
 	}
-	out, err := h.svc.Lookup(c.Request.Context(), userOf(c), req.Addresses)
+	ctx := c.Request.Context()
+	out, err := h.svc.Lookup(ctx, userOf(c), req.Addresses)
+	if err == nil && withAdditions {
+		out.Additions, err = h.svc.AllAdditions(ctx, userOf(c))
+	}
 	if err != nil {
 		httpx.Fail(c, err)
 		return

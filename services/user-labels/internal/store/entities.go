@@ -60,6 +60,8 @@ var (
 	insertEntityAddressesSQL string
 	//go:embed sql/lock_owner.sql
 	lockOwnerSQL string
+	//go:embed sql/all_operator_additions.sql
+	allOperatorAdditionsSQL string
 )
 
 // CreateEntities creates every entity in one transaction, unless the user would then store more
@@ -354,6 +356,25 @@ func (s *Store) AddOperatorAdditions(ctx context.Context, user, entityID string,
 // OperatorAdditions returns the user's additions to operator entity entityID.
 func (s *Store) OperatorAdditions(ctx context.Context, user, entityID string) ([]app.AddressRef, error) {
 	return operatorAdditions(ctx, s.pool, user, entityID)
+}
+
+// AllOperatorAdditions returns the user's additions to every operator entity, by entity id.
+func (s *Store) AllOperatorAdditions(ctx context.Context, user string) (map[string][]app.AddressRef, error) {
+	rows, err := s.pool.Query(ctx, allOperatorAdditionsSQL, user)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string][]app.AddressRef{}
+	for rows.Next() {
+		var id string
+		var r app.AddressRef
+		if err := rows.Scan(&id, &r.ChainType, &r.Address); err != nil {
+			return nil, err
+		}
+		out[id] = append(out[id], r)
+	}
+	return out, rows.Err()
 }
 
 func operatorAdditions(ctx context.Context, q querier, user, entityID string) ([]app.AddressRef, error) {
