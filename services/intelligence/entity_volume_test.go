@@ -181,6 +181,9 @@ func (f volumeUserLabels) Entity(_ context.Context, id string) (ulclient.UserEnt
 func (f volumeUserLabels) SharedEntity(ctx context.Context, id string) (ulclient.UserEntity, error) {
 	return ulclient.UserEntity{}, ulclient.ErrNotFound
 }
+func (f volumeUserLabels) Additions(context.Context, string) (map[string][]string, error) {
+	return map[string][]string{}, nil
+}
 func (f volumeUserLabels) Search(context.Context, string, int, int) (ulclient.SearchResult, error) {
 	return ulclient.SearchResult{}, nil
 }

@@ -32,6 +32,7 @@ type Store interface {
 	TagParams(ctx context.Context, id string, limit, offset int) ([]string, error)
 	TagSummary(ctx context.Context, id string) (store.TagSummary, error)
 	EntityActivity(ctx context.Context, entityID string) (store.EntityActivity, error)
+	EntityActivityWith(ctx context.Context, entityID string, adds []store.AddressKey) (store.EntityActivity, []store.AddressKey, error)
 	PredictedBalances(ctx context.Context, entityID string) ([]store.HeldBalance, error)
 	ContractByAddress(ctx context.Context, chain, addr string) (store.ContractInfo, error)
 	MarketToken(ctx context.Context, id string) (store.MarketToken, error)
@@ -62,6 +63,8 @@ type UserLabels interface {
 	Entity(ctx context.Context, id string) (ulclient.UserEntity, error)
 	SharedEntity(ctx context.Context, id string) (ulclient.UserEntity, error)
 	Search(ctx context.Context, query string, limit, offset int) (ulclient.SearchResult, error)
+	// Additions are the caller's only_add additions to an operator entity, by chain type.
+	Additions(ctx context.Context, operatorEntityID string) (map[string][]string, error)
 }
 
 // Activity is the transfers service's activity figures.
@@ -346,23 +349,76 @@ func (s *Service) EntitySummary(ctx context.Context, id string) (EntitySummary, 
 	if _, err := s.operatorEntity(ctx, id); err != nil {
 		return EntitySummary{}, err
 	}
-	a, err := s.Store.EntityActivity(ctx, id)
+	adds, err := s.additions(ctx, id)
+	if err != nil {
+		return EntitySummary{}, err
+	}
+	a, added, err := s.Store.EntityActivityWith(ctx, id, adds)
 	if err != nil {
 		return EntitySummary{}, err
 	}
 	sum := EntitySummary{EntityID: id, NumAddresses: a.NumAddresses, VolumeUSD: a.VolumeUSD}
 	if s.Balances != nil {
-		tot, err := s.Balances.USDTotals(ctx, nil, []string{id})
+		// As /balances/entity answers the caller: the entity's total plus its additions that
+		// the entity does not hold already, each valued on its own.
+		refs := make([]balclient.AddressRef, len(added))
+		for i, k := range added {
+			refs[i] = balclient.AddressRef{ChainType: k.ChainType, Address: k.Address}
+		}
+		tot, err := s.Balances.USDTotals(ctx, refs, []string{id})
 		if err != nil {
 			return EntitySummary{}, unavailable("balances", err)
 		}
 		sum.BalanceUSD = tot.Entities[id]
+		for _, r := range refs {
+			sum.BalanceUSD += tot.Addresses[r.Key()]
+		}
 	}
 	if a.TransferCount > 0 {
 		f, l := msTime(a.FirstMs), msTime(a.LastMs)
 		sum.FirstTx, sum.LastTx = &f, &l
 	}
 	return sum, nil
+}
+
+// additions are the caller's only_add additions to operator entity id (user-labels), normalized,
+// sorted and distinct; an address no configured chain type accepts is left out. A user-labels
+// failure is its outage: a summary without the caller's additions would look complete and be
+// wrong.
+func (s *Service) additions(ctx context.Context, id string) ([]store.AddressKey, error) {
+	if s.UserLabels == nil {
+		return nil, nil
+	}
+	added, err := s.UserLabels.Additions(ctx, id)
+	if err != nil {
+		return nil, unavailable("user-labels", err)
+	}
+	seen := map[store.AddressKey]bool{}
+	var out []store.AddressKey
+	for ct, list := range added {
+		t, err := chains.ParseType(ct)
+		if err != nil {
+			continue
+		}
+		for _, raw := range list {
+			n, err := address.Normalize(t, raw)
+			if err != nil {
+				continue
+			}
+			k := store.AddressKey{ChainType: string(t), Address: n}
+			if !seen[k] {
+				seen[k] = true
+				out = append(out, k)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].ChainType != out[j].ChainType {
+			return out[i].ChainType < out[j].ChainType
+		}
+		return out[i].Address < out[j].Address
+	})
+	return out, nil
 }
 
 // userEntitySummary computes a user entity's figures from its addresses' transfers and balances.
