@@ -10,6 +10,7 @@ import (
 	"math"
 	"math/big"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/chainintel/chainintel/libs/address"
@@ -258,7 +259,7 @@ func (s *Service) decorateUser(ctx context.Context, ts []Target, keys []string, 
 // Entity returns an operator entity with its tags, or the caller's user entity (UUID ids).
 func (s *Service) Entity(ctx context.Context, id string) (EntityView, error) {
 	if ulclient.IsUserEntityID(id) {
-		ue, err := s.userEntity(ctx, id, false)
+		ue, err := s.userEntity(ctx, canonicalUserEntityID(id), false)
 		if err != nil {
 			return EntityView{}, err
 		}
@@ -315,6 +316,11 @@ func (s *Service) userEntity(ctx context.Context, id string, shared bool) (ulcli
 	return ue, nil
 }
 
+// canonicalUserEntityID is a user entity id (a UUID) as user-labels stores and answers it, lower
+// case, so a summary names the entity as /balances/entity and /user/entities do whatever case
+// the caller wrote.
+func canonicalUserEntityID(id string) string { return strings.ToLower(id) }
+
 func userEntityView(ue ulclient.UserEntity) EntityView {
 	addrs := ue.Addresses
 	if addrs == nil {
@@ -341,7 +347,7 @@ func (s *Service) EntitySummary(ctx context.Context, id string) (EntitySummary, 
 	// The edge lets this route through without a key for shareable user entities; anything
 	// else needs one.
 	if ulclient.IsUserEntityID(id) {
-		return s.userEntitySummary(ctx, id, caller)
+		return s.userEntitySummary(ctx, canonicalUserEntityID(id), caller)
 	}
 	if !caller {
 		return EntitySummary{}, ErrUnauthenticated
