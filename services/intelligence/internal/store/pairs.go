@@ -43,7 +43,8 @@ func (y *tally) pairArgs(sign int64) []any {
 	var ct, fr, to []string
 	var usd []float64
 	var n []int64
-	for k, p := range y.pairs {
+	for _, k := range sortedKeys(y.pairs, compareKey3) {
+		p := y.pairs[k]
 		ct, fr, to = append(ct, k[0]), append(fr, k[1]), append(to, k[2])
 		usd, n = append(usd, float64(sign)*p.usd), append(n, sign*p.n)
 	}
