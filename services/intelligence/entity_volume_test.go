@@ -173,13 +173,17 @@ func (f volumeUserLabels) Lookup(context.Context, []ulclient.AddressRef) (ulclie
 	return ulclient.Lookup{Labels: map[string]ulclient.Label{}, Entities: map[string][]ulclient.EntityRef{}}, nil
 }
 func (f volumeUserLabels) Entity(_ context.Context, id string) (ulclient.UserEntity, error) {
-	if id != volumeUserEntity {
+	// user-labels reads the id as a UUID, whatever its case, and answers the stored one.
+	if !strings.EqualFold(id, volumeUserEntity) {
 		return ulclient.UserEntity{}, ulclient.ErrNotFound
 	}
-	return ulclient.UserEntity{ID: id, Name: "mine", Type: "user", Addresses: map[string][]string{"evm": f.addrs}}, nil
+	return ulclient.UserEntity{ID: volumeUserEntity, Name: "mine", Type: "user", Addresses: map[string][]string{"evm": f.addrs}}, nil
 }
 func (f volumeUserLabels) SharedEntity(ctx context.Context, id string) (ulclient.UserEntity, error) {
 	return ulclient.UserEntity{}, ulclient.ErrNotFound
+}
+func (f volumeUserLabels) Additions(context.Context, string) (map[string][]string, error) {
+	return map[string][]string{}, nil
 }
 func (f volumeUserLabels) Search(context.Context, string, int, int) (ulclient.SearchResult, error) {
 	return ulclient.SearchResult{}, nil
@@ -233,6 +237,33 @@ func TestUserAndOperatorEntityVolumesAgree(t *testing.T) {
 	want := `{"entityId":"%s","numAddresses":2,"balanceUsd":0,"volumeUsd":162,"firstTx":"1970-01-01T00:00:01Z","lastTx":"1970-01-01T00:00:05Z"}`
 	assertJSON(t, "operator entity", op, fmt.Sprintf(want, "acme"))
 	assertJSON(t, "user entity", user, fmt.Sprintf(want, volumeUserEntity))
+}
+
+// A user entity named in upper case answers its canonical (lower-case) id, as /balances/entity
+// and /user/entities do, on the summary and on the entity route.
+func TestUserEntityAnswersCanonicalID(t *testing.T) {
+	ctx := context.Background()
+	resetDB(t)
+	h := events.Handlers{Store: store.New(pgtest.Pool(t))}
+	w := newVolumeWorld()
+	if err := h.Transfers(ctx, msgs(eventsv1.TopicTransfers, w.transfers...)); err != nil {
+		t.Fatal(err)
+	}
+	api := newTestAPI(t, volumeUserLabels{addrs: []string{w.h1}}, volumeTransfers{transfers: w.transfers})
+	caller := &httpx.Identity{KeyID: "k1", UserID: "u1", Role: httpx.RoleIndividual, Tier: "api"}
+	upper := strings.ToUpper(volumeUserEntity)
+	code, body := api.do(t, "GET", "/intelligence/entity/"+upper+"/summary", "", caller)
+	if code != 200 {
+		t.Fatalf("summary: %d %s", code, body)
+	}
+	assertJSON(t, "summary", body, `{"entityId":"`+volumeUserEntity+`","numAddresses":1,"balanceUsd":0,"volumeUsd":142,
+		"firstTx":"1970-01-01T00:00:01Z","lastTx":"1970-01-01T00:00:05Z"}`)
+	code, body = api.do(t, "GET", "/intelligence/entity/"+upper, "", caller)
+	if code != 200 {
+		t.Fatalf("entity: %d %s", code, body)
+	}
+	assertJSON(t, "entity", body, `{"id":"`+volumeUserEntity+`","name":"mine","note":"","type":"user","service":null,
+		"addresses":{"evm":["`+w.h1+`"]},"linkShareable":false,"populatedTags":[]}`)
 }
 
 // Transfer batches and relabels running concurrently end with every entity's figures those of

@@ -66,6 +66,10 @@ func wantUnavailable(t *testing.T, h http.Handler, method, path, body, dependenc
 // 503 naming user-labels, never a 200 without them.
 func TestUserLabelsDownIsA503(t *testing.T) {
 	resetDB(t)
+	// An operator entity's summary asks for the caller's additions to it.
+	if _, err := ImportCurated(context.Background(), testConfig(t), strings.NewReader(`{"entities":[{"id":"acme","name":"Acme","type":"cex"}]}`)); err != nil {
+		t.Fatal(err)
+	}
 	st := store.New(pgtest.Pool(t))
 	cache := attribution.NewCache(st)
 	if err := cache.Refresh(context.Background()); err != nil {
@@ -91,6 +95,7 @@ func TestUserLabelsDownIsA503(t *testing.T) {
 		{"GET", "/intelligence/search?query=binance", ""},
 		{"GET", "/intelligence/entity/" + userEntity, ""},
 		{"GET", "/intelligence/entity/" + userEntity + "/summary", ""},
+		{"GET", "/intelligence/entity/acme/summary", ""},
 	} {
 		t.Run(rt.method+" "+rt.path, func(t *testing.T) { wantUnavailable(t, h, rt.method, rt.path, rt.body, "user-labels") })
 	}

@@ -29,6 +29,9 @@ func (f searchUserLabels) Entity(context.Context, string) (ulclient.UserEntity, 
 func (f searchUserLabels) SharedEntity(context.Context, string) (ulclient.UserEntity, error) {
 	return ulclient.UserEntity{}, ulclient.ErrNotFound
 }
+func (f searchUserLabels) Additions(context.Context, string) (map[string][]string, error) {
+	return map[string][]string{}, nil
+}
 func (f searchUserLabels) Search(_ context.Context, q string, limit, offset int) (ulclient.SearchResult, error) {
 	*f.calls++
 	out := ulclient.SearchResult{Entities: []ulclient.UserEntity{}, Labels: []ulclient.UserLabel{}}

@@ -10,6 +10,7 @@ import (
 	"math"
 	"math/big"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/chainintel/chainintel/libs/address"
@@ -32,6 +33,7 @@ type Store interface {
 	TagParams(ctx context.Context, id string, limit, offset int) ([]string, error)
 	TagSummary(ctx context.Context, id string) (store.TagSummary, error)
 	EntityActivity(ctx context.Context, entityID string) (store.EntityActivity, error)
+	EntityActivityWith(ctx context.Context, entityID string, adds []store.AddressKey) (store.EntityActivity, []store.AddressKey, error)
 	PredictedBalances(ctx context.Context, entityID string) ([]store.HeldBalance, error)
 	ContractByAddress(ctx context.Context, chain, addr string) (store.ContractInfo, error)
 	MarketToken(ctx context.Context, id string) (store.MarketToken, error)
@@ -62,6 +64,8 @@ type UserLabels interface {
 	Entity(ctx context.Context, id string) (ulclient.UserEntity, error)
 	SharedEntity(ctx context.Context, id string) (ulclient.UserEntity, error)
 	Search(ctx context.Context, query string, limit, offset int) (ulclient.SearchResult, error)
+	// Additions are the caller's only_add additions to an operator entity, by chain type.
+	Additions(ctx context.Context, operatorEntityID string) (map[string][]string, error)
 }
 
 // Activity is the transfers service's activity figures.
@@ -255,7 +259,7 @@ func (s *Service) decorateUser(ctx context.Context, ts []Target, keys []string, 
 // Entity returns an operator entity with its tags, or the caller's user entity (UUID ids).
 func (s *Service) Entity(ctx context.Context, id string) (EntityView, error) {
 	if ulclient.IsUserEntityID(id) {
-		ue, err := s.userEntity(ctx, id, false)
+		ue, err := s.userEntity(ctx, canonicalUserEntityID(id), false)
 		if err != nil {
 			return EntityView{}, err
 		}
@@ -312,6 +316,11 @@ func (s *Service) userEntity(ctx context.Context, id string, shared bool) (ulcli
 	return ue, nil
 }
 
+// canonicalUserEntityID is a user entity id (a UUID) as user-labels stores and answers it, lower
+// case, so a summary names the entity as /balances/entity and /user/entities do whatever case
+// the caller wrote.
+func canonicalUserEntityID(id string) string { return strings.ToLower(id) }
+
 func userEntityView(ue ulclient.UserEntity) EntityView {
 	addrs := ue.Addresses
 	if addrs == nil {
@@ -338,7 +347,7 @@ func (s *Service) EntitySummary(ctx context.Context, id string) (EntitySummary, 
 	// The edge lets this route through without a key for shareable user entities; anything
 	// else needs one.
 	if ulclient.IsUserEntityID(id) {
-		return s.userEntitySummary(ctx, id, caller)
+		return s.userEntitySummary(ctx, canonicalUserEntityID(id), caller)
 	}
 	if !caller {
 		return EntitySummary{}, ErrUnauthenticated
@@ -346,23 +355,76 @@ func (s *Service) EntitySummary(ctx context.Context, id string) (EntitySummary, 
 	if _, err := s.operatorEntity(ctx, id); err != nil {
 		return EntitySummary{}, err
 	}
-	a, err := s.Store.EntityActivity(ctx, id)
+	adds, err := s.additions(ctx, id)
+	if err != nil {
+		return EntitySummary{}, err
+	}
+	a, added, err := s.Store.EntityActivityWith(ctx, id, adds)
 	if err != nil {
 		return EntitySummary{}, err
 	}
 	sum := EntitySummary{EntityID: id, NumAddresses: a.NumAddresses, VolumeUSD: a.VolumeUSD}
 	if s.Balances != nil {
-		tot, err := s.Balances.USDTotals(ctx, nil, []string{id})
+		// As /balances/entity answers the caller: the entity's total plus its additions that
+		// the entity does not hold already, each valued on its own.
+		refs := make([]balclient.AddressRef, len(added))
+		for i, k := range added {
+			refs[i] = balclient.AddressRef{ChainType: k.ChainType, Address: k.Address}
+		}
+		tot, err := s.Balances.USDTotals(ctx, refs, []string{id})
 		if err != nil {
 			return EntitySummary{}, unavailable("balances", err)
 		}
 		sum.BalanceUSD = tot.Entities[id]
+		for _, r := range refs {
+			sum.BalanceUSD += tot.Addresses[r.Key()]
+		}
 	}
 	if a.TransferCount > 0 {
 		f, l := msTime(a.FirstMs), msTime(a.LastMs)
 		sum.FirstTx, sum.LastTx = &f, &l
 	}
 	return sum, nil
+}
+
+// additions are the caller's only_add additions to operator entity id (user-labels), normalized,
+// sorted and distinct; an address no configured chain type accepts is left out. A user-labels
+// failure is its outage: a summary without the caller's additions would look complete and be
+// wrong.
+func (s *Service) additions(ctx context.Context, id string) ([]store.AddressKey, error) {
+	if s.UserLabels == nil {
+		return nil, nil
+	}
+	added, err := s.UserLabels.Additions(ctx, id)
+	if err != nil {
+		return nil, unavailable("user-labels", err)
+	}
+	seen := map[store.AddressKey]bool{}
+	var out []store.AddressKey
+	for ct, list := range added {
+		t, err := chains.ParseType(ct)
+		if err != nil {
+			continue
+		}
+		for _, raw := range list {
+			n, err := address.Normalize(t, raw)
+			if err != nil {
+				continue
+			}
+			k := store.AddressKey{ChainType: string(t), Address: n}
+			if !seen[k] {
+				seen[k] = true
+				out = append(out, k)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].ChainType != out[j].ChainType {
+			return out[i].ChainType < out[j].ChainType
+		}
+		return out[i].Address < out[j].Address
+	})
+	return out, nil
 }
 
 // userEntitySummary computes a user entity's figures from its addresses' transfers and balances.

@@ -1,10 +1,12 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	_ "embed"
 	"fmt"
 	"math/big"
+	"slices"
 	"strings"
 	"time"
 
@@ -62,7 +64,8 @@ func appliedOffsets(ctx context.Context, tx pgx.Tx, topic string) (map[int]int64
 }
 
 func saveOffsets(ctx context.Context, tx pgx.Tx, topic string, hi map[int]int64) error {
-	for p, o := range hi {
+	for _, p := range sortedKeys(hi, cmp.Compare[int]) {
+		o := hi[p]
 		if _, err := tx.Exec(ctx, `INSERT INTO intel.consumer_offsets (topic, partition, applied_offset) VALUES ($1, $2, $3)
 			ON CONFLICT (topic, partition) DO UPDATE SET applied_offset = GREATEST(intel.consumer_offsets.applied_offset, excluded.applied_offset)`, topic, p, o); err != nil {
 			return fmt.Errorf("save offsets of %s: %w", topic, err)
@@ -94,6 +97,28 @@ type edgeSum struct {
 
 func newTally() *tally {
 	return &tally{edges: map[[3]string]*edgeSum{}, acts: map[actKey]*act{}, pairs: map[[3]string]*pairSum{}}
+}
+
+// sortedKeys returns m's keys in cmp's order. Every multi-row write of a batch or a reorg lists
+// its rows in key order: two transactions writing rows of the same keys (transfer batches run
+// side by side, holding reorgLock shared) then lock them in the same order, and one waits for
+// the other where Go's map order could make each hold a row the other waits for, a deadlock
+// PostgreSQL resolves by failing one of them.
+func sortedKeys[K comparable, V any](m map[K]V, cmp func(a, b K) int) []K {
+	keys := make([]K, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, cmp)
+	return keys
+}
+
+func compareKey3(a, b [3]string) int {
+	return cmp.Or(strings.Compare(a[0], b[0]), strings.Compare(a[1], b[1]), strings.Compare(a[2], b[2]))
+}
+
+func compareActKey(a, b actKey) int {
+	return cmp.Or(strings.Compare(a.ct, b.ct), strings.Compare(a.addr, b.addr))
 }
 
 // add counts one transfer.
@@ -137,7 +162,8 @@ func (y *tally) save(ctx context.Context, tx pgx.Tx) error {
 	}
 	var ch, ct, fr, to []string
 	var en, fi, la []int64
-	for k, e := range y.edges {
+	for _, k := range sortedKeys(y.edges, compareKey3) {
+		e := y.edges[k]
 		ch, ct, fr, to, en, fi, la = append(ch, k[0]), append(ct, e.ct), append(fr, k[1]), append(to, k[2]), append(en, e.n), append(fi, e.first), append(la, e.last)
 	}
 	if len(ch) > 0 {
@@ -152,7 +178,8 @@ func (y *tally) save(ctx context.Context, tx pgx.Tx) error {
 	var actCT, actAddr []string
 	var usd []float64
 	var n, first, last []int64
-	for k, a := range y.acts {
+	for _, k := range sortedKeys(y.acts, compareActKey) {
+		a := y.acts[k]
 		actCT, actAddr, usd, n, first, last = append(actCT, k.ct), append(actAddr, k.addr), append(usd, a.usd), append(n, a.n), append(first, a.first), append(last, a.last)
 	}
 	if len(actCT) > 0 {
@@ -442,7 +469,8 @@ func (y *tally) takeBack(ctx context.Context, tx pgx.Tx) error {
 	var actCT, actAddr []string
 	var usd []float64
 	var n []int64
-	for k, a := range y.acts {
+	for _, k := range sortedKeys(y.acts, compareActKey) {
+		a := y.acts[k]
 		actCT, actAddr, usd, n = append(actCT, k.ct), append(actAddr, k.addr), append(usd, a.usd), append(n, a.n)
 	}
 	if len(actCT) > 0 {
@@ -458,8 +486,8 @@ func (y *tally) takeBack(ctx context.Context, tx pgx.Tx) error {
 	}
 	var ch, fr, to []string
 	var en []int64
-	for k, e := range y.edges {
-		ch, fr, to, en = append(ch, k[0]), append(fr, k[1]), append(to, k[2]), append(en, e.n)
+	for _, k := range sortedKeys(y.edges, compareKey3) {
+		ch, fr, to, en = append(ch, k[0]), append(fr, k[1]), append(to, k[2]), append(en, y.edges[k].n)
 	}
 	if len(ch) > 0 {
 		if _, err := tx.Exec(ctx, `UPDATE intel.edges e SET n = e.n - d.n FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[]) d(c, f, t, n)

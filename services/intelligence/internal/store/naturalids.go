@@ -8,6 +8,7 @@ package store
 // (intel.displaced_facts) and counted only when a reorg orphans that block and frees the id.
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"crypto/md5"
@@ -37,7 +38,11 @@ func claim(ctx context.Context, tx pgx.Tx, facts []TransferFact) ([]bool, error)
 	for i, f := range facts {
 		nids[i] = transferNID(f.Chain, f.ID)
 	}
-	rows, err := tx.Query(ctx, `INSERT INTO intel.transfer_ids (nid) SELECT unnest($1::uuid[]) ON CONFLICT DO NOTHING RETURNING nid`, nids)
+	// In key order, as every multi-row write of a batch (sortedKeys): PostgreSQL orders uuids
+	// by their bytes.
+	sorted := slices.Clone(nids)
+	slices.SortFunc(sorted, func(a, b pgtype.UUID) int { return bytes.Compare(a.Bytes[:], b.Bytes[:]) })
+	rows, err := tx.Query(ctx, `INSERT INTO intel.transfer_ids (nid) SELECT unnest($1::uuid[]) ON CONFLICT DO NOTHING RETURNING nid`, sorted)
 	if err != nil {
 		return nil, fmt.Errorf("claim transfer ids: %w", err)
 	}
@@ -82,6 +87,10 @@ func saveDisplaced(ctx context.Context, tx pgx.Tx, facts []TransferFact) error {
 	var ch, id, bh, ct, fr, to []string
 	var ms []int64
 	var usd []float64
+	facts = slices.Clone(facts)
+	slices.SortFunc(facts, func(a, b TransferFact) int { // key order (sortedKeys)
+		return cmp.Or(strings.Compare(a.Chain, b.Chain), strings.Compare(a.ID, b.ID), strings.Compare(a.BlockHash, b.BlockHash))
+	})
 	for _, f := range facts {
 		ch, id, bh, ct, fr, to = append(ch, f.Chain), append(id, f.ID), append(bh, f.BlockHash), append(ct, f.ChainType), append(fr, f.From), append(to, f.To)
 		ms, usd = append(ms, f.TimeMs), append(usd, f.USD)
