@@ -47,30 +47,33 @@ func Query(q url.Values) error {
 }
 
 // RawQuery parses a request's raw query string as url.ParseQuery does, but refuses it whole
-// where url.ParseQuery would drop a pair (a malformed percent-escape, a ";" separator) instead
-// of reading the rest: a dropped filter widens the answer, so the caller gets a 400 naming the
-// parameter rather than an answer to another question. The values are then checked with Query.
+// where url.ParseQuery would drop a pair (a malformed percent-escape, a ";") or every pair (more
+// parts than its limit, the urlmaxqueryparams setting) instead of reading the rest: a dropped
+// filter widens the answer, so the caller gets a 400 naming the parameter rather than an answer
+// to another question. The values are then checked with Query.
 func RawQuery(raw string) (url.Values, error) {
-	q := url.Values{}
-	for pair := range strings.SplitSeq(raw, "&") {
-		if pair == "" {
-			continue
-		}
-		key, value, _ := strings.Cut(pair, "=")
-		name := key
-		if k, err := url.QueryUnescape(key); err == nil {
-			name = k
-		} else {
-			return nil, Errorf("query parameter name", "%q holds an invalid percent-escape", key)
-		}
-		if strings.Contains(pair, ";") {
-			return nil, Errorf(name, "holds a semicolon: query parameters are separated by ampersands only, and a semicolon in a value is written %%3B")
-		}
-		v, err := url.QueryUnescape(value)
-		if err != nil {
-			return nil, Errorf(name, "holds an invalid percent-escape (a literal %% is written %%25)")
-		}
-		q[name] = append(q[name], v)
+	q, err := url.ParseQuery(raw)
+	if err == nil {
+		return q, Query(q)
 	}
-	return q, Query(q)
+	return nil, rawQueryError(raw, err)
+}
+
+// rawQueryError names the first pair of raw that url.ParseQuery refused, or the query string
+// when no pair is at fault (too many parts).
+func rawQueryError(raw string, err error) error {
+	for pair := range strings.SplitSeq(raw, "&") {
+		key, value, _ := strings.Cut(pair, "=")
+		name, kerr := url.QueryUnescape(key)
+		switch {
+		case kerr != nil:
+			return Errorf("query parameter name", "%q holds an invalid percent-escape", key)
+		case strings.Contains(pair, ";"):
+			return Errorf(name, "holds a semicolon: query parameters are separated by ampersands only, and a semicolon in a value is written %%3B")
+		}
+		if _, verr := url.QueryUnescape(value); verr != nil {
+			return Errorf(name, "holds an invalid percent-escape (a literal %% is written %%25)")
+		}
+	}
+	return Errorf("query string", "%v", err)
 }

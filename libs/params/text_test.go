@@ -101,6 +101,8 @@ func TestRawQuery(t *testing.T) {
 		{"ch%zzains=base", `query parameter name: "ch%zzains" holds an invalid percent-escape`},
 		{"a=%00", "a: must not contain a NUL character (byte 0)"},
 		{"a=%3B", ""},
+		// More parts than url.ParseQuery takes (empty ones count): URL.Query() would be empty.
+		{"tokens=usd-coin&timeLast=1h" + strings.Repeat("&", 10000), "query string: number of URL query parameters exceeded limit"},
 	}
 	for _, c := range cases {
 		_, err := RawQuery(c.in)
