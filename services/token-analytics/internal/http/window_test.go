@@ -24,7 +24,7 @@ func TestTopFlowCountsExactlyTimeLast(t *testing.T) {
 	e.tokens(app.TokenUpdate{PricingID: "alpha", Name: "Alpha", Symbol: "ALP", Deployments: []app.Deployment{{Chain: "ethereum", Address: alpha, Decimals: 18}}})
 	at := func(day, hour, minute int) time.Time { return time.Date(2026, 1, day, hour, minute, 0, 0, time.UTC) }
 	for i, when := range []time.Time{
-		at(10, 12, 29), // the last minute
+		at(10, 12, 29),                                 // the last minute
 		at(10, 11, 31), at(10, 11, 30), at(10, 11, 29), // after, at and before now - 1h
 		at(9, 12, 31), at(9, 12, 29), // after and before now - 24h
 		at(9, 11, 0), // in the hour before now - 24h's
