@@ -142,10 +142,21 @@ func Enum(q url.Values, name, def string, allowed ...string) (string, error) {
 	return "", Errorf(name, "must be one of %s, got %q", strings.Join(allowed, ", "), trunc(s))
 }
 
+// MaxDuration is the longest duration Duration accepts (3660d, 10 years).
+const MaxDuration = 3660 * 24 * time.Hour
+
 // Duration parses "<n><unit>" with unit s, m, h, d (24h) or w (7d), e.g. "1h", "24h", "7d",
 // "30d"; Go durations such as "90m" or "1h30m" are accepted too. It must be positive and at
 // most 10 years.
 func Duration(s string) (time.Duration, error) {
+	return DurationAtMost(s, MaxDuration, "3660d")
+}
+
+// DurationAtMost parses s as Duration does, for a route whose own limit is limit (at most
+// MaxDuration), named limitText ("365d") in the refusal of a value that is not positive or over
+// it, so the message states the limit the route applies.
+func DurationAtMost(s string, limit time.Duration, limitText string) (time.Duration, error) {
+	limit = min(limit, MaxDuration)
 	if s == "" {
 		return 0, errors.New("empty duration")
 	}
@@ -159,8 +170,8 @@ func Duration(s string) (time.Duration, error) {
 		if err != nil || n <= 0 {
 			return 0, fmt.Errorf("duration %q must be a positive whole number of days or weeks, such as 7d or 2w", trunc(s))
 		}
-		if n > 3660 { // before multiplying, which could overflow
-			return 0, fmt.Errorf("duration %q must be positive and at most 3660d", trunc(s))
+		if n > int64(MaxDuration/(24*time.Hour)) { // before multiplying, which could overflow
+			return 0, fmt.Errorf("duration %q must be positive and at most %s", trunc(s), limitText)
 		}
 		d = time.Duration(n) * 24 * time.Hour
 		if unit == 'w' {
@@ -173,8 +184,8 @@ func Duration(s string) (time.Duration, error) {
 			return 0, fmt.Errorf("duration %q must look like 1h, 24h, 7d or 30d", trunc(s))
 		}
 	}
-	if d <= 0 || d > 3660*24*time.Hour {
-		return 0, fmt.Errorf("duration %q must be positive and at most 3660d", trunc(s))
+	if d <= 0 || d > limit {
+		return 0, fmt.Errorf("duration %q must be positive and at most %s", trunc(s), limitText)
 	}
 	return d, nil
 }
@@ -213,6 +224,18 @@ type Window struct {
 // IsZero reports whether the window is unbounded on both sides.
 func (w Window) IsZero() bool { return w.From.IsZero() && w.To.IsZero() }
 
+// LastAlone refuses timeLast given with timeGte or timeLte (API.md, Conventions), with the
+// message TimeWindow gives, for routes that read timeLast without TimeWindow.
+func LastAlone(q url.Values) error {
+	given := func(name string) bool {
+		return slices.ContainsFunc(q[name], func(v string) bool { return strings.TrimSpace(v) != "" })
+	}
+	if given("timeLast") && (given("timeGte") || given("timeLte")) {
+		return Errorf("timeLast", "cannot be combined with timeGte or timeLte")
+	}
+	return nil
+}
+
 // TimeWindow reads timeLast or timeGte/timeLte relative to now. Giving timeLast with either
 // bound, a bad value, or timeGte after timeLte is an error naming the parameter.
 func TimeWindow(q url.Values, now time.Time) (Window, error) {
@@ -229,8 +252,8 @@ func TimeWindow(q url.Values, now time.Time) (Window, error) {
 		return Window{}, err
 	}
 	if last != "" {
-		if gte != "" || lte != "" {
-			return Window{}, Errorf("timeLast", "cannot be combined with timeGte or timeLte")
+		if err := LastAlone(q); err != nil {
+			return Window{}, err
 		}
 		d, err := Duration(last)
 		if err != nil {

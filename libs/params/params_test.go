@@ -263,3 +263,40 @@ func TestDurationErrors(t *testing.T) {
 		t.Errorf("Duration(3660d) = %v, %v", d, err)
 	}
 }
+
+// TestDurationAtMost: a route's own limit is the one its refusals state; Duration keeps 3660d.
+func TestDurationAtMost(t *testing.T) {
+	year := 365 * 24 * time.Hour
+	for in, want := range map[string]string{
+		"0h":    `duration "0h" must be positive and at most 365d`,
+		"-1h":   `duration "-1h" must be positive and at most 365d`,
+		"366d":  `duration "366d" must be positive and at most 365d`,
+		"3661d": `duration "3661d" must be positive and at most 365d`,
+		"53w":   `duration "53w" must be positive and at most 365d`,
+		"0d":    `duration "0d" must be a positive whole number of days or weeks, such as 7d or 2w`,
+	} {
+		if _, err := DurationAtMost(in, year, "365d"); err == nil || err.Error() != want {
+			t.Errorf("DurationAtMost(%q) = %v, want %s", in, err, want)
+		}
+	}
+	if d, err := DurationAtMost("365d", year, "365d"); err != nil || d != year {
+		t.Errorf("DurationAtMost(365d) = %v, %v", d, err)
+	}
+	if _, err := Duration("0h"); err == nil || err.Error() != `duration "0h" must be positive and at most 3660d` {
+		t.Errorf("Duration(0h) = %v", err)
+	}
+}
+
+// TestLastAlone: timeLast with a non-empty bound is refused as TimeWindow refuses it.
+func TestLastAlone(t *testing.T) {
+	for q, refused := range map[string]bool{
+		"timeLast=1h&timeGte=1": true, "timeLast=1h&timeLte=1": true, "timeLast=1h": false,
+		"timeGte=1&timeLte=2": false, "timeLast=1h&timeGte=": false, "timeLast=&timeGte=1": false,
+	} {
+		v, _ := url.ParseQuery(q)
+		err := LastAlone(v)
+		if got := err != nil; got != refused || (refused && err.Error() != "timeLast: cannot be combined with timeGte or timeLte") {
+			t.Errorf("%s: %v", q, err)
+		}
+	}
+}

@@ -189,10 +189,10 @@ func rollupThroughput(ctx context.Context, pool *pgxpool.Pool, st *store.Store, 
 	for i := 0; i < len(fs); i += batch {
 		part := fs[i:min(i+batch, len(fs))]
 		_, err := pool.CopyFrom(ctx, pgx.Identifier{"market", "bench_copy"},
-			[]string{"chain", "id", "chain_type", "block", "hour", "token", "from_addr", "to_addr", "value", "usd", "counted"},
+			[]string{"chain", "id", "chain_type", "block", "hour", "token", "from_addr", "to_addr", "value", "usd", "counted", "block_time"},
 			pgx.CopyFromSlice(len(part), func(j int) ([]any, error) {
 				f := part[j]
-				return []any{f.Chain, f.ID, f.ChainType, f.BlockHash, f.Time.Truncate(time.Hour), f.Token, f.From, f.To, f.Value, f.USD, true}, nil
+				return []any{f.Chain, f.ID, f.ChainType, f.BlockHash, f.Time.Truncate(time.Hour), f.Token, f.From, f.To, f.Value, f.USD, true, f.Time}, nil
 			}))
 		if err != nil {
 			return err

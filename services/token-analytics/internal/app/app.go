@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math"
 	"math/big"
+	"slices"
 	"sync"
 	"time"
 
@@ -26,8 +27,10 @@ type Store interface {
 	PricingIDOf(ctx context.Context, chain, address string) (string, error)
 	TopWindows(ctx context.Context, chains, ids []string, refFrom, curFrom, curTo time.Time) ([]TokenWindows, error)
 	TopParts(ctx context.Context, chains []string, refFrom, curFrom, curTo time.Time) ([]TokenParts, error)
+	// TopFlows sums the transfers from from on (exactly).
 	TopFlows(ctx context.Context, deps []Deployment, from time.Time, limit int) ([]AddressFlow, error)
-	Volume(ctx context.Context, deps []Deployment, from, to time.Time, size time.Duration) ([]VolumeBucket, error)
+	// Volume sums the transfers from since on (exactly) into buckets of size up to to.
+	Volume(ctx context.Context, deps []Deployment, since, to time.Time, size time.Duration) ([]VolumeBucket, error)
 	TrendingIDs(ctx context.Context, chains []string, limit int) ([]string, error)
 	Altcoins(ctx context.Context, exclude string, limit int) ([]AltcoinChange, error)
 	PriceInForce(ctx context.Context, id string, t time.Time) (float64, bool, error)
@@ -169,12 +172,19 @@ func (s *Service) deployments(ctx context.Context, ref TokenRef, chains []string
 				return t, []Deployment{d}, nil
 			}
 		}
+		// The contract exists (PricingIDOf found it) on a chain the chains filter leaves out:
+		// nothing of it is asked for, as a pricing id whose deployments the filter leaves out.
+		if len(chains) > 0 && !slices.Contains(chains, ref.Chain) {
+			return t, nil, nil
+		}
 		return Token{}, nil, fmt.Errorf("token %s: %w", ref, ErrNotFound)
 	}
 	return t, t.Deployments, nil
 }
 
-// TopFlows returns the addresses with the most flow of a token over the last window.
+// TopFlows returns the addresses with the most flow of a token over the last window: the
+// transfers from exactly now - window on (the store reads the window's first, partial hour from
+// the transfers themselves, not its hour's rollups).
 func (s *Service) TopFlows(ctx context.Context, ref TokenRef, chains []string, window time.Duration, limit int) ([]TopFlow, error) {
 	_, deps, err := s.deployments(ctx, ref, chains)
 	if err != nil {
@@ -184,7 +194,7 @@ func (s *Service) TopFlows(ctx context.Context, ref TokenRef, chains []string, w
 	if len(deps) == 0 {
 		return out, nil
 	}
-	fs, err := s.st.TopFlows(ctx, deps, s.o.Now().Add(-window).Truncate(time.Hour), limit)
+	fs, err := s.st.TopFlows(ctx, deps, s.o.Now().Add(-window), limit)
 	if err != nil {
 		return nil, err
 	}
@@ -232,10 +242,12 @@ func addressInfo(f AddressFlow) AddressInfo {
 }
 
 // Volume returns a token's transfer volume in buckets of size over the last window, oldest
-// first, every bucket present. The buckets cover [now - window, now] at bucket granularity: the
-// first is the bucket holding now - window, the last the one holding now, so no part of the
-// window is left out and nothing more than one bucket before it is read. A transfer moves value
-// out of one address into another, so each bucket's in and out are both the bucket's volume.
+// first, every bucket present. The buckets run from the one holding now - window to the one
+// holding now, and count exactly the transfers of [now - window, now]: the first bucket (shown
+// at its start, as every bucket) only those from now - window on, as the last only those up to
+// now, so the series sums to the window's volume, what /transfers lists over timeLast. A transfer
+// moves value out of one address into another, so each bucket's in and out are both the
+// bucket's volume.
 func (s *Service) Volume(ctx context.Context, ref TokenRef, size, window time.Duration) ([]VolumePoint, error) {
 	_, deps, err := s.deployments(ctx, ref, nil)
 	if err != nil {
@@ -245,7 +257,7 @@ func (s *Service) Volume(ctx context.Context, ref TokenRef, size, window time.Du
 	from, to := volumeSpan(now, size, window)
 	var bs []VolumeBucket
 	if len(deps) > 0 {
-		if bs, err = s.st.Volume(ctx, deps, from, to, size); err != nil {
+		if bs, err = s.st.Volume(ctx, deps, now.Add(-window), to, size); err != nil {
 			return nil, err
 		}
 	}

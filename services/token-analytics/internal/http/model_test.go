@@ -276,7 +276,7 @@ func (m *mwModel) topFlow(deps []mwDep, from time.Time) []mwFlowRow {
 		return sums[k]
 	}
 	for _, c := range m.countedCopies() {
-		if !slices.Contains(deps, mwDep{c.chain, c.token}) || c.at.Truncate(time.Hour).Before(from) {
+		if !slices.Contains(deps, mwDep{c.chain, c.token}) || c.at.Before(from) {
 			continue
 		}
 		in, out := at(c.chain, c.to), at(c.chain, c.from)
@@ -338,7 +338,7 @@ func (m *mwModel) volume(deps []mwDep, now time.Time, size, window time.Duration
 			continue
 		}
 		h := c.at.Truncate(time.Hour)
-		if h.Before(from) || !h.Before(to) {
+		if c.at.Before(now.Add(-window)) || !h.Before(to) { // exactly the window's transfers
 			continue
 		}
 		sums[h.Sub(from)/size][0] += tenths(c.usd)
@@ -912,7 +912,7 @@ func (w *mwWorld) checkTopFlow() {
 			d, _ := time.ParseDuration(strings.Replace(window, "7d", "168h", 1))
 			limit := []int{3, 50}[w.r.IntN(2)]
 			path := fmt.Sprintf("%stimeLast=%s&limit=%d", a.path, window, limit)
-			all := w.m.topFlow(a.deps, w.clock.Add(-d).Truncate(time.Hour))
+			all := w.m.topFlow(a.deps, w.clock.Add(-d))
 			for name, h := range map[string]http.Handler{"top_flow.sql": w.plain, "kept sums": w.kept} {
 				if got := flowRowsOf(w, w.get(h, path)); !sameFlows(got, all, limit) {
 					w.fail("%s (%s):\n  got %+v\nmodel %+v", path, name, got, all[:min(limit, len(all))])

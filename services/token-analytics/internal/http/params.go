@@ -140,7 +140,7 @@ func ParseTopFlow(q url.Values, set *chains.Set) (TopFlowQuery, error) {
 	if s == "" {
 		return t, params.Errorf("timeLast", "is required, such as 24h or 7d")
 	}
-	if t.Window, err = window(s); err != nil {
+	if t.Window, err = window(q, s); err != nil {
 		return t, err
 	}
 	if t.Limit, err = params.Int(q, "limit", DefaultTopFlow, 1, MaxTopFlowLimit); err != nil {
@@ -150,13 +150,16 @@ func ParseTopFlow(q url.Values, set *chains.Set) (TopFlowQuery, error) {
 	return t, err
 }
 
-func window(s string) (time.Duration, error) {
-	d, err := params.Duration(s)
+// window reads timeLast (at most MaxWindow); timeGte or timeLte beside it is a 400, as on
+// /transfers (API.md, Conventions): the routes take no bounds, and ignoring one the caller
+// combined with timeLast would answer another window than asked.
+func window(q url.Values, s string) (time.Duration, error) {
+	if err := params.LastAlone(q); err != nil {
+		return 0, err
+	}
+	d, err := params.DurationAtMost(s, MaxWindow, "365d")
 	if err != nil {
 		return 0, params.Errorf("timeLast", "%v", err)
-	}
-	if d > MaxWindow {
-		return 0, params.Errorf("timeLast", "must be at most 365d")
 	}
 	return d, nil
 }
@@ -189,7 +192,7 @@ func ParseVolume(q url.Values) (VolumeQuery, error) {
 	}
 	switch {
 	case s != "":
-		if v.Window, err = window(s); err != nil {
+		if v.Window, err = window(q, s); err != nil {
 			return v, err
 		}
 	case v.Granularity < 24*time.Hour:

@@ -36,7 +36,7 @@ func TestTopFlow(t *testing.T) {
 	for path, want := range map[string]string{
 		"/token/top_flow/alpha":                       "timeLast: is required, such as 24h or 7d",
 		"/token/top_flow/alpha?timeLast=soon":         `timeLast: duration "soon" must look like 1h, 24h, 7d or 30d`,
-		"/token/top_flow/alpha?timeLast=400d":         "timeLast: must be at most 365d",
+		"/token/top_flow/alpha?timeLast=400d":         `timeLast: duration "400d" must be positive and at most 365d`,
 		"/token/top_flow/alpha?timeLast=1d&limit=101": "limit: must be between 1 and 100, got 101",
 		"/token/top_flow/mars/0xaa?timeLast=1d":       `chain: unknown chain "mars"`,
 	} {
@@ -86,11 +86,12 @@ func TestVolumeBuckets(t *testing.T) {
 	}
 }
 
-// TestVolumeCoversTimeLastBeforeNow: the buckets cover [now - timeLast, now] at bucket
-// granularity, the first holding now - timeLast and the last holding now, on a Thursday
-// 18:30 UTC. Each transfer's USD is a distinct power of two, so every bucket's sum names the
-// transfers in it; those one minute before the first bucket are left out.
-func TestVolumeCoversTimeLastBeforeNow(t *testing.T) {
+// TestVolumeCountsExactlyTimeLast: the buckets run from the one holding now - timeLast to the
+// one holding now, on a Thursday 18:30 UTC, and count exactly the transfers of [now - timeLast,
+// now]: the first bucket only those from now - timeLast on, in the whole hours and days after it
+// (from the rollups) and in its partial hour (from the transfers), a minute before it left out.
+// Each transfer's USD is a distinct power of two, so every bucket's sum names the transfers in it.
+func TestVolumeCountsExactlyTimeLast(t *testing.T) {
 	clock := time.Date(2026, 11, 26, 18, 30, 0, 0, time.UTC)
 	e := newEnvAt(t, app.Native{}, clock)
 	e.tokens(app.TokenUpdate{PricingID: "alpha", Name: "Alpha", Symbol: "ALP", Deployments: []app.Deployment{{Chain: "ethereum", Address: alpha, Decimals: 18}}})
@@ -98,10 +99,12 @@ func TestVolumeCoversTimeLastBeforeNow(t *testing.T) {
 		return time.Date(2026, time.Month(month), day, hour, minute, 0, 0, time.UTC)
 	}
 	for i, when := range []time.Time{
-		at(10, 25, 23, 59), at(10, 26, 0, 0), // Sunday before, and the Monday of, the week holding now - 30d
+		at(10, 25, 23, 59), at(10, 26, 0, 0), // Sunday before, and the Monday of, the week holding now - 30d (before it)
 		at(11, 22, 23, 59), at(11, 23, 19, 0), // the day before, and inside, the day holding now - 3d
 		at(11, 25, 15, 59), at(11, 25, 18, 45), // before, and inside, the 4h bucket holding now - 1d
 		at(11, 26, 14, 59), at(11, 26, 15, 0), at(11, 26, 18, 29), // around the hour holding now - 3h; the last minute
+		at(11, 26, 15, 29), at(11, 26, 15, 30), // a minute before, and at, now - 3h
+		at(11, 23, 18, 29), at(11, 23, 18, 31), // a minute before, and after, now - 3d
 	} {
 		usd := float64(int(1) << i)
 		e.send(transfer{id: fmt.Sprintf("0xw%d_1", i), from: user1, to: user2, token: alpha, usd: usd, units: usd, at: when})
@@ -113,17 +116,17 @@ func TestVolumeCoversTimeLastBeforeNow(t *testing.T) {
 		query  string
 		points []string
 	}{
-		{"granularity=1h&timeLast=3h", []string{point("2026-11-26T15:00:00Z", 128), point("2026-11-26T16:00:00Z", 0),
+		{"granularity=1h&timeLast=3h", []string{point("2026-11-26T15:00:00Z", 1024), point("2026-11-26T16:00:00Z", 0),
 			point("2026-11-26T17:00:00Z", 0), point("2026-11-26T18:00:00Z", 256)}},
 		{"granularity=4h&timeLast=1d", []string{point("2026-11-25T16:00:00Z", 32), point("2026-11-25T20:00:00Z", 0),
 			point("2026-11-26T00:00:00Z", 0), point("2026-11-26T04:00:00Z", 0), point("2026-11-26T08:00:00Z", 0),
-			point("2026-11-26T12:00:00Z", 192), point("2026-11-26T16:00:00Z", 256)}},
-		{"granularity=1d&timeLast=3d", []string{point("2026-11-23T00:00:00Z", 8), point("2026-11-24T00:00:00Z", 0),
-			point("2026-11-25T00:00:00Z", 48), point("2026-11-26T00:00:00Z", 448)}},
-		{"granularity=7d&timeLast=30d", []string{point("2026-10-26T00:00:00Z", 2), point("2026-11-02T00:00:00Z", 0),
-			point("2026-11-09T00:00:00Z", 0), point("2026-11-16T00:00:00Z", 4), point("2026-11-23T00:00:00Z", 504)}},
+			point("2026-11-26T12:00:00Z", 1728), point("2026-11-26T16:00:00Z", 256)}},
+		{"granularity=1d&timeLast=3d", []string{point("2026-11-23T00:00:00Z", 4104), point("2026-11-24T00:00:00Z", 0),
+			point("2026-11-25T00:00:00Z", 48), point("2026-11-26T00:00:00Z", 1984)}},
+		{"granularity=7d&timeLast=30d", []string{point("2026-10-26T00:00:00Z", 0), point("2026-11-02T00:00:00Z", 0),
+			point("2026-11-09T00:00:00Z", 0), point("2026-11-16T00:00:00Z", 4), point("2026-11-23T00:00:00Z", 8184)}},
 		// now - 7d is a Thursday: its week starts on the Monday before it.
-		{"granularity=7d&timeLast=7d", []string{point("2026-11-16T00:00:00Z", 4), point("2026-11-23T00:00:00Z", 504)}},
+		{"granularity=7d&timeLast=7d", []string{point("2026-11-16T00:00:00Z", 4), point("2026-11-23T00:00:00Z", 8184)}},
 	} {
 		e.expect("/token/volume/alpha?"+c.query, 200, "["+strings.Join(c.points, ",")+"]")
 	}

@@ -10,7 +10,7 @@ import (
 )
 
 // flowsCopyColumns are the columns countFirst copies into market.flows.
-var flowsCopyColumns = []string{"chain", "id", "chain_type", "block", "hour", "token", "from_addr", "to_addr", "value", "usd", "counted"}
+var flowsCopyColumns = []string{"chain", "id", "chain_type", "block", "hour", "token", "from_addr", "to_addr", "value", "usd", "counted", "block_time"}
 
 // countFirst stores the copies of the natural ids the batch saw first (no copy of them is
 // stored and each occurs once in fs): each counts unless its block is orphaned, as flows_settle
@@ -31,7 +31,7 @@ func countFirst(ctx context.Context, tx pgx.Tx, fs []app.Flow, marks flowMarks) 
 			f := &fs[i]
 			counted := !orphaned[blockKey{f.Chain, f.BlockHash}]
 			return []any{f.Chain, f.ID, f.ChainType, f.BlockHash, f.Time.UTC().Truncate(time.Hour), f.Token, f.From, f.To,
-				f.Value, f.USD, counted}, nil
+				f.Value, f.USD, counted, f.Time.UTC()}, nil
 		}))
 	if err != nil {
 		return err

@@ -220,16 +220,16 @@ func flowColumns(fs []app.Flow) (chains, ids []string, cols []any) {
 	n := len(fs)
 	chains, ids = make([]string, n), make([]string, n)
 	types, blocks := make([]string, n), make([]string, n)
-	hours := make([]time.Time, n)
+	hours, times := make([]time.Time, n), make([]time.Time, n)
 	tokens, froms, tos := make([]string, n), make([]string, n), make([]string, n)
 	values, usds := make([]float64, n), make([]float64, n)
 	for i, f := range fs {
 		chains[i], ids[i], types[i], blocks[i] = f.Chain, f.ID, f.ChainType, f.BlockHash
-		hours[i] = f.Time.UTC().Truncate(time.Hour)
+		hours[i], times[i] = f.Time.UTC().Truncate(time.Hour), f.Time.UTC()
 		tokens[i], froms[i], tos[i] = f.Token, f.From, f.To
 		values[i], usds[i] = f.Value, f.USD
 	}
-	return chains, ids, []any{chains, ids, types, blocks, hours, tokens, froms, tos, values, usds}
+	return chains, ids, []any{chains, ids, types, blocks, hours, tokens, froms, tos, values, usds, times}
 }
 
 // ApplyReorg records which blocks are orphaned and which are canonical again, then re-decides

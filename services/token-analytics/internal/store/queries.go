@@ -115,18 +115,22 @@ func deploymentArrays(deps []app.Deployment) (chains, tokens []string) {
 	return chains, tokens
 }
 
-// TopFlows returns the limit addresses with the most flow (in + out USD) of deps since from.
+// TopFlows returns the limit addresses with the most flow (in + out USD) of deps since from,
+// exactly: the whole hours from the first one starting at or after from (kept sums are per such
+// hour), and the transfers of from's hour at or after it when from is inside an hour.
 func (s *Store) TopFlows(ctx context.Context, deps []app.Deployment, from time.Time, limit int) ([]app.AddressFlow, error) {
 	chains, tokens := deploymentArrays(deps)
+	from = from.UTC()
+	whole := ceilHour(from)
 	if s.tf != nil && !from.Before(s.FlowHorizon()) {
-		if e := s.tf.ask(chains, tokens, from, s.now()); e != nil {
-			out, ok, err := s.topFlowsKept(ctx, e, limit)
+		if e := s.tf.ask(chains, tokens, whole, s.now()); e != nil {
+			out, ok, err := s.topFlowsKept(ctx, e, from, limit)
 			if err != nil || ok {
 				return out, err
 			}
 		}
 	}
-	rows, err := s.pool.Query(ctx, sqlTopFlow, chains, tokens, from, limit, app.ResidueTolerance)
+	rows, err := s.pool.Query(ctx, sqlTopFlow, chains, tokens, whole, limit, app.ResidueTolerance, from)
 	if err != nil {
 		return nil, fmt.Errorf("top flows: %w", err)
 	}
@@ -150,14 +154,22 @@ func (s *Store) TopFlows(ctx context.Context, deps []app.Deployment, from time.T
 	return out, nil
 }
 
-// Volume returns deps' volume in buckets of size over [from, to), only buckets with flows.
-func (s *Store) Volume(ctx context.Context, deps []app.Deployment, from, to time.Time, size time.Duration) ([]app.VolumeBucket, error) {
+// Volume returns deps' volume in buckets of size (aligned to a Monday 00:00 UTC) over [since,
+// to), counting exactly the transfers from since on (the first bucket may start before it), only
+// buckets with flows. Whole days are read from flow_days when size is whole days, the other
+// whole hours from flow_hours, and since's hour, when since is inside it, from its transfers.
+func (s *Store) Volume(ctx context.Context, deps []app.Deployment, since, to time.Time, size time.Duration) ([]app.VolumeBucket, error) {
 	chains, tokens := deploymentArrays(deps)
-	q := sqlVolume
-	if size%day == 0 && from.Equal(from.UTC().Truncate(day)) {
-		q = sqlVolumeDays // one row per token-day instead of 24
+	since = since.UTC()
+	whole := ceilHour(since)
+	days := to // no day rows: buckets of hours
+	if size%day == 0 {
+		if days = whole.Truncate(day); days.Before(whole) {
+			days = days.Add(day)
+		}
+		days = minTime(days, to)
 	}
-	rows, err := s.pool.Query(ctx, q, chains, tokens, from, to, size)
+	rows, err := s.pool.Query(ctx, sqlVolume, chains, tokens, whole, to, size, days, since)
 	if err != nil {
 		return nil, fmt.Errorf("token volume: %w", err)
 	}
@@ -202,4 +214,20 @@ func (s *Store) Altcoins(ctx context.Context, exclude string, limit int) ([]app.
 		return nil, fmt.Errorf("altcoins: %w", err)
 	}
 	return out, nil
+}
+
+// ceilHour is the first hour starting at or after t.
+func ceilHour(t time.Time) time.Time {
+	h := t.Truncate(time.Hour)
+	if h.Before(t) {
+		h = h.Add(time.Hour)
+	}
+	return h
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }

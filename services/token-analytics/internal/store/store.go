@@ -87,7 +87,6 @@ var (
 	sqlTopFlowOpen      = load("top_flow_open")
 	sqlTopFlowInfo      = load("top_flow_info")
 	sqlVolume           = load("volume")
-	sqlVolumeDays       = load("volume_days")
 	sqlTrending         = load("trending")
 	sqlAltcoins         = load("altcoins")
 	sqlReserveUpsert    = load("reserve_upsert")

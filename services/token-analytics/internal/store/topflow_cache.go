@@ -225,9 +225,11 @@ func (s *Store) KeptTopFlowAnswers() int64 {
 	return s.tf.hits.Load()
 }
 
-// topFlowsKept answers from e: ok false when e's closed rows changed since it was read.
-func (s *Store) topFlowsKept(ctx context.Context, e *keptFlows, limit int) ([]app.AddressFlow, bool, error) {
-	rows, err := s.pool.Query(ctx, sqlTopFlowOpen, e.chains, e.tokens, e.from, e.rolled)
+// topFlowsKept answers the window from start (at most an hour before e's from: the transfers of
+// the partial hour between are the request's own) from e: ok false when e's closed rows changed
+// since it was read.
+func (s *Store) topFlowsKept(ctx context.Context, e *keptFlows, start time.Time, limit int) ([]app.AddressFlow, bool, error) {
+	rows, err := s.pool.Query(ctx, sqlTopFlowOpen, e.chains, e.tokens, e.from, e.rolled, start)
 	if err != nil {
 		return nil, false, fmt.Errorf("top flows: %w", err)
 	}

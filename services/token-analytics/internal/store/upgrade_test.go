@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/chainintel/chainintel/libs/pgstore/pgtest"
+	"github.com/chainintel/chainintel/services/token-analytics/internal/app"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
@@ -96,4 +97,68 @@ func TestMigrationDropsFlowClass(t *testing.T) {
 	if err != nil {
 		t.Errorf("the class lookup of this and the previous release: %v", err)
 	}
+}
+
+// TestFlowTimesOfPreviousWriters: migration 00021 adds market.flows.block_time, which the
+// previous release's COPY does not name: its writes still succeed, and the copies it stores (no
+// block time) are read as at their hour's start, so a window starting inside their hour leaves
+// them out, a window from the hour's start counts them, on top_flow (open and closed hours) and
+// volume alike.
+func TestFlowTimesOfPreviousWriters(t *testing.T) {
+	ctx := context.Background()
+	pool, st, clockHour := closeWorld(t)
+	hour := clockHour.Add(-2 * time.Hour)
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = tx.CopyFrom(ctx, pgx.Identifier{"market", "flows"}, flowsCopyColumns[:len(flowsCopyColumns)-1],
+		pgx.CopyFromRows([][]any{{"ethereum", "0xold_0", "evm", "0xbold", hour, "0xt", "0xa", "0xb", 1.0, 1.0, true}}))
+	_ = tx.Rollback(ctx)
+	if err != nil {
+		t.Fatalf("the previous release's COPY: %v", err)
+	}
+	flow := func(id string, minute int, usd float64) app.Flow {
+		return app.Flow{Chain: "ethereum", ID: id, ChainType: "evm", BlockHash: "0xb" + id, Time: hour.Add(time.Duration(minute) * time.Minute),
+			Token: "0xt", From: "0xa", To: "0xb", Value: usd, USD: usd}
+	}
+	if err := st.ApplyFlows(ctx, []app.Flow{flow("0x10_0", 10, 1), flow("0x40_0", 40, 2), flow("0x50_0", 50, 4)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `UPDATE market.flows SET block_time = NULL WHERE id = '0x50_0'`); err != nil {
+		t.Fatal(err)
+	}
+	deps := []app.Deployment{{Chain: "ethereum", Address: "0xt"}}
+	check := func(when string) {
+		t.Helper()
+		for _, c := range []struct {
+			from time.Time
+			usd  float64
+		}{{hour, 7}, {hour.Add(30 * time.Minute), 2}, {hour.Add(45 * time.Minute), 0}} {
+			fs, err := st.TopFlows(ctx, deps, c.from, 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := 0.0
+			for _, f := range fs {
+				got += f.InUSD
+			}
+			bs, err := st.Volume(ctx, deps, c.from, clockHour.Add(time.Hour), time.Hour)
+			if err != nil {
+				t.Fatal(err)
+			}
+			vol := 0.0
+			for _, b := range bs {
+				vol += b.USD
+			}
+			if got != c.usd || vol != c.usd {
+				t.Errorf("%s, from %s: top_flow %v, volume %v, want %v", when, c.from.Format(time.TimeOnly), got, vol, c.usd)
+			}
+		}
+	}
+	check("open hours")
+	if _, err := st.CloseAllHours(ctx); err != nil {
+		t.Fatal(err)
+	}
+	check("closed hours")
 }

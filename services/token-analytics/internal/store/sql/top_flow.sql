@@ -1,8 +1,12 @@
--- The addresses with the most flow of the deployments ($1 chains, $2 contracts) since $3: closed
--- hours (before the chain's rolled_until, so a row from it on is never counted next to the
--- transfers it sums) from flow_address_hours, open ones (from the chain's rolled_until on; every hour of a
+-- The addresses with the most flow of the deployments ($1 chains, $2 contracts) since $6 exactly,
+-- $3 being the first hour starting at or after $6: the whole hours from $3 on, closed ones
+-- (before the chain's rolled_until, so a row from it on is never counted next to the transfers it
+-- sums) from flow_address_hours, open ones (from the chain's rolled_until on; every hour of a
 -- chain without a mark) from the counted rows of market.flows, through flows_token_hour with the
--- open range's start as its bound.
+-- open range's start as its bound; and when $6 is inside an hour, that hour's counted transfers
+-- at or after $6 from market.flows (partial), closed or not: the hour rows sum its transfers
+-- before $6 too. A copy without its block time (stored before migration 00021, or by a replica
+-- of the release before it) is read as at its hour's start, so left out of the partial hour.
 --
 -- The legs are grouped by the chain's rank among the deployments' chains (n, in chain order) and
 -- the address alone: an integer and one text key per leg, where grouping by the chain and taking
@@ -13,7 +17,8 @@
 -- collation), as the kept sums' merge in Go orders them (internal/store/topflow_cache.go).
 --
 -- An address's amounts are read as zero when at most $5 (app.ResidueTolerance) of the window's
--- volume of the deployments (flow_hours, USD against USD, units against units), and none is
+-- volume of the deployments (flow_hours from $3 on and the partial hour's transfers, USD against
+-- USD, units against units), and none is
 -- listed when no transfer counts in the window: the residues float8 sums leave where transfers
 -- were undone (a closed hour's row is updated, never deleted). An address whose amounts are all
 -- zero moved nothing and is left out.
@@ -22,6 +27,13 @@ WITH deps AS (
            greatest($3::timestamptz, coalesce(k.rolled_until, '-infinity')) AS open_from
     FROM unnest($1::text[], $2::text[]) AS d(chain, token)
     LEFT JOIN market.flow_marks k ON k.chain = d.chain
+), partial AS (
+    SELECT deps.n, f.from_addr, f.to_addr, f.usd, f.value
+    FROM deps
+    JOIN market.flows f ON f.chain = deps.chain AND f.token = deps.token
+        AND f.hour >= $3::timestamptz - interval '1 hour' AND f.hour < $3 AND f.counted
+        AND coalesce(f.block_time, f.hour) >= $6
+    WHERE $6 < $3
 ), legs AS (
     SELECT deps.n, a.address, a.in_usd, a.in_value, a.out_usd, a.out_value
     FROM deps
@@ -33,11 +45,21 @@ WITH deps AS (
     JOIN market.flows f ON f.chain = deps.chain AND f.token = deps.token AND f.hour >= deps.open_from AND f.counted
     CROSS JOIN LATERAL (VALUES (f.to_addr, f.usd, f.value, 0::float8, 0::float8), (f.from_addr, 0, 0, f.usd, f.value))
         AS l(address, in_usd, in_value, out_usd, out_value)
+    UNION ALL
+    SELECT p.n, l.address, l.in_usd, l.in_value, l.out_usd, l.out_value
+    FROM partial p
+    CROSS JOIN LATERAL (VALUES (p.to_addr, p.usd, p.value, 0::float8, 0::float8), (p.from_addr, 0, 0, p.usd, p.value))
+        AS l(address, in_usd, in_value, out_usd, out_value)
 ), volume AS (
-    SELECT coalesce(sum(h.transfers), 0) AS transfers, $5::float8 * coalesce(sum(abs(h.volume_usd)), 0) AS usd,
-           $5::float8 * coalesce(sum(abs(h.volume_value)), 0) AS value
-    FROM deps
-    JOIN market.flow_hours h ON h.chain = deps.chain AND h.token = deps.token AND h.hour >= $3
+    SELECT sum(transfers) AS transfers, $5::float8 * sum(usd) AS usd, $5::float8 * sum(value) AS value
+    FROM (
+        SELECT coalesce(sum(h.transfers), 0) AS transfers, coalesce(sum(abs(h.volume_usd)), 0) AS usd,
+               coalesce(sum(abs(h.volume_value)), 0) AS value
+        FROM deps
+        JOIN market.flow_hours h ON h.chain = deps.chain AND h.token = deps.token AND h.hour >= $3
+        UNION ALL
+        SELECT count(*), coalesce(sum(abs(usd)), 0), coalesce(sum(abs(value)), 0) FROM partial
+    ) v
 ), sums AS (
     SELECT n, address, sum(in_usd) AS in_usd, sum(in_value) AS in_value, sum(out_usd) AS out_usd,
            sum(out_value) AS out_value
