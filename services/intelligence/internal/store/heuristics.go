@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	_ "embed"
-	"errors"
 	"fmt"
 	"math/big"
 	"sync"
@@ -179,6 +178,9 @@ const heuristicsLock = 0x696e74656c68 // "intelh"
 //go:embed sql/heuristics_pass_claim.sql
 var heuristicsPassClaimSQL string
 
+//go:embed sql/heuristics_pass_record.sql
+var heuristicsPassRecordSQL string
+
 // TryHeuristicsPass gives runner the turn to make a heuristics pass unless another session
 // holds the heuristics lock, or another runner's pass started less than every ago
 // (sql/heuristics_pass_claim.sql); ok false means skip the round (nothing to finish). every 0
@@ -187,22 +189,27 @@ var heuristicsPassClaimSQL string
 // The lock is held in a transaction left open on a connection of its own, not as a session
 // lock, so that it also works through a transaction-mode PgBouncer (docs/kubernetes.md,
 // PostgreSQL connections): the transaction pins its server connection, and its end, or the
-// connection's, releases the lock. The claim's record is written in that transaction: finish
-// commits it when the pass completed, and rolls it back otherwise, so a failed pass leaves the
-// previous record and another replica retries once that is an interval old. finish ends the
-// transaction and returns the connection (once; later calls do nothing).
+// connection's, releases the lock. The transaction only reads until finish: finish(true)
+// records the pass's start (sql/heuristics_pass_record.sql) and commits, finish(false) rolls
+// back, so a failed pass leaves the previous record and another replica retries once that is
+// an interval old. finish ends the transaction and returns the connection (once; later calls
+// do nothing).
 func (s *Store) TryHeuristicsPass(ctx context.Context, runner string, every time.Duration) (finish func(completed bool), ok bool, err error) {
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
 		return nil, false, fmt.Errorf("heuristics lock: %w", err)
 	}
+	var started time.Time
 	end := func(commit bool) {
 		// Not the pass's context: it may have ended, and the lock must go either way (a failed
-		// commit or rollback closes the connection, which ends the transaction too).
+		// statement, commit or rollback closes the connection, or the rollback ends the
+		// transaction).
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		if commit {
-			_ = tx.Commit(ctx)
+			if _, err := tx.Exec(ctx, heuristicsPassRecordSQL, runner, started); err == nil {
+				_ = tx.Commit(ctx)
+			}
 		}
 		_ = tx.Rollback(ctx)
 	}
@@ -213,12 +220,12 @@ func (s *Store) TryHeuristicsPass(ctx context.Context, runner string, every time
 		}
 		return nil, false, nil
 	}
-	if err := tx.QueryRow(ctx, heuristicsPassClaimSQL, runner, every).Scan(&ok); err != nil {
+	if err := tx.QueryRow(ctx, heuristicsPassClaimSQL, runner, every).Scan(&started, &ok); err != nil || !ok {
 		end(false)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil, false, nil
+		if err != nil {
+			return nil, false, fmt.Errorf("heuristics pass claim: %w", err)
 		}
-		return nil, false, fmt.Errorf("heuristics pass claim: %w", err)
+		return nil, false, nil
 	}
 	var once sync.Once
 	return func(completed bool) { once.Do(func() { end(completed) }) }, true, nil
