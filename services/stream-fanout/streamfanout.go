@@ -209,6 +209,7 @@ func readMissedKeys(ctx context.Context, rdb redis.UniversalClient, channel stri
 func kafkaTopics(s *service.Service, k service.Kafka, metrics *ws.Metrics) func(name string) feed.Topic {
 	sec := s.KafkaSecurity()
 	return func(name string) feed.Topic {
+		metrics.FollowsTopic(name)
 		return feed.Topic{Brokers: k.Brokers, Security: sec, Name: name, Log: s.Log,
 			OnReadError: func(int, error) { metrics.FeedReadError(name) }}
 	}

@@ -110,7 +110,6 @@ func NewMetrics(meter metric.Meter) (*Metrics, error) {
 		}
 	}
 	m.conns.Add(ctx, 0)
-	m.feedReadErrors.Add(ctx, 0)
 	m.delivered.Add(ctx, 0)
 	m.slow.Add(ctx, 0)
 	m.discarded.Add(ctx, 0)
@@ -245,6 +244,14 @@ func (m *Metrics) feedGap(reset bool) {
 		reason = GapTopicReset
 	}
 	m.feedGaps.Add(context.Background(), 1, metric.WithAttributes(attribute.String("reason", reason)))
+}
+
+// FollowsTopic starts topic's count of failed reads at zero, so rate() and alerts see it (by
+// its topic label) before the first failure.
+func (m *Metrics) FollowsTopic(topic string) {
+	if m != nil {
+		m.feedReadErrors.Add(context.Background(), 0, metric.WithAttributes(attribute.String("topic", topic)))
+	}
 }
 
 // FeedReadError counts a failed read of a partition of topic.
