@@ -210,7 +210,7 @@ func (c *conn) drain() {
 			n, err := c.writeBatch(c.wctx)
 			if err != nil {
 				if c.ctx.Err() == nil {
-					c.kick("write failed")
+					c.kick(writeFailedReason(err))
 				}
 				return // writing stays set: nothing writes on a failed connection
 			}
