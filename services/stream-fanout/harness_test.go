@@ -128,6 +128,7 @@ func (w *world) start(tune func(*streamfanout.Config)) *replica {
 	cfg.Redis = service.Redis{URL: w.redis}
 	cfg.RedisPrefix = w.prefix
 	cfg.UserLabelsURL = ""
+	cfg.TokenAnalyticsURL = ""
 	cfg.TiersFile = w.tiersFile()
 	if tune != nil {
 		tune(&cfg)

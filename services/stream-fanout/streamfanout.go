@@ -4,6 +4,7 @@ package streamfanout
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -21,6 +22,7 @@ import (
 	svchttp "github.com/chainintel/chainintel/services/stream-fanout/internal/http"
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/store"
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/ws"
+	taclient "github.com/chainintel/chainintel/services/token-analytics/client"
 	"github.com/redis/go-redis/v9"
 	"github.com/segmentio/kafka-go"
 	"google.golang.org/protobuf/proto"
@@ -87,6 +89,14 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		}
 		labels = c
 	}
+	var tokens *ws.TokenCheck
+	if cfg.TokenAnalyticsURL != "" {
+		tc, err := taclient.New(cfg.TokenAnalyticsURL, s.Signer, s.Tel.TracerProvider)
+		if err != nil {
+			return fmt.Errorf("STREAM_TOKEN_ANALYTICS_URL: %w", err)
+		}
+		tokens = ws.NewTokenCheck(tc, ws.TokenCheckOptions{Log: s.Log})
+	}
 	meter, metrics, err := newMeters(s, cfg)
 	if err != nil {
 		return err
@@ -95,7 +105,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	topic := kafkaTopics(s, cfg.Kafka)
 	transfers := topic(eventsv1.TopicTransfers)
 	hub := ws.NewHub(ws.Options{
-		Engine: eng, Store: store.New(rdb, cfg.RedisPrefix, nil), Transfers: transfers, Labels: labels, Meter: meter, Metrics: metrics,
+		Engine: eng, Store: store.New(rdb, cfg.RedisPrefix, nil), Transfers: transfers, Labels: labels, Tokens: tokens, Meter: meter, Metrics: metrics,
 		Served: served, Quotas: quotas, Window: cfg.Window, V2Window: cfg.V2Window, QueueSize: cfg.QueueSize,
 		QueuePerFilter: cfg.QueuePerFilter, QueueMax: cfg.QueueMax, SendBuffer: cfg.SendBuffer,
 		PingInterval: cfg.PingInterval, WriteTimeout: cfg.WriteTimeout, Writers: cfg.Writers, MaxConnsPerKey: cfg.MaxConnsPerKey,

@@ -89,6 +89,11 @@ func (c *conn) buildWith(ctx context.Context, id string, raw filter.Raw, fresh b
 			return nil, err
 		}
 	}
+	if fresh {
+		if err := c.h.o.Tokens.check(ctx, spec.Tokens); err != nil {
+			return nil, err
+		}
+	}
 	return engine.Compile(id, spec, resolved), nil
 }
 
