@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/chainintel/chainintel/libs/httpx"
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/engine"
@@ -253,8 +254,8 @@ func (c *conn) stopWriter(d time.Duration) bool {
 // the connection's end is over (an end begun elsewhere, a kick, included), so the hub counts
 // the connection until its session is saved.
 func (c *conn) run() {
-	c.readLoop()
-	c.end(websocket.StatusNormalClosure, "")
+	code, reason := c.readLoop()
+	c.end(code, reason)
 	<-c.ctx.Done()
 }
 
@@ -384,12 +385,19 @@ func (c *conn) kick(reason string) {
 // handling (decoding, compiling a filter, Redis calls) grows a stack several times deeper than
 // reading does, and the reader, which lives as long as the connection, would keep that stack
 // while the connection idles.
-func (c *conn) readLoop() {
+//
+// It returns the close code and reason to end the connection with: 1007 for a text message
+// that is not UTF-8 (RFC 6455 8.1: the endpoint fails the connection; coder/websocket does not
+// check), else a normal closure.
+func (c *conn) readLoop() (websocket.StatusCode, string) {
 	c.ws.SetReadLimit(MaxMessageBytes)
 	for {
-		_, b, err := c.ws.Read(c.ctx)
+		typ, b, err := c.ws.Read(c.ctx)
 		if err != nil {
-			return
+			return websocket.StatusNormalClosure, ""
+		}
+		if typ == websocket.MessageText && !utf8.Valid(b) {
+			return websocket.StatusInvalidFramePayloadData, "text message is not valid UTF-8"
 		}
 		aside(func() { c.handle(b) })
 	}
