@@ -81,21 +81,9 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		}
 		return t.CreditLimit()
 	}
-	var labels ws.Labels
-	if cfg.UserLabelsURL != "" {
-		c, err := ws.NewLabelsClient(cfg.UserLabelsURL, s.Signer, s.Tel.TracerProvider)
-		if err != nil {
-			return err
-		}
-		labels = c
-	}
-	var tokens *ws.TokenCheck
-	if cfg.TokenAnalyticsURL != "" {
-		tc, err := taclient.New(cfg.TokenAnalyticsURL, s.Signer, s.Tel.TracerProvider)
-		if err != nil {
-			return fmt.Errorf("STREAM_TOKEN_ANALYTICS_URL: %w", err)
-		}
-		tokens = ws.NewTokenCheck(tc, ws.TokenCheckOptions{Log: s.Log})
+	labels, tokens, err := newClients(s, cfg)
+	if err != nil {
+		return err
 	}
 	meter, metrics, err := newMeters(s, cfg)
 	if err != nil {
@@ -137,6 +125,29 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	e := s.Engine()
 	svchttp.Register(e, hub)
 	return s.Run(ctx, e)
+}
+
+// newClients returns the clients of the other services a filter is resolved and checked with:
+// user-labels (callers' labels and user entities) and token-analytics' registry (pricing ids);
+// nil for one whose URL is empty.
+func newClients(s *service.Service, cfg Config) (ws.Labels, *ws.TokenCheck, error) {
+	var labels ws.Labels
+	if cfg.UserLabelsURL != "" {
+		c, err := ws.NewLabelsClient(cfg.UserLabelsURL, s.Signer, s.Tel.TracerProvider)
+		if err != nil {
+			return nil, nil, err
+		}
+		labels = c
+	}
+	var tokens *ws.TokenCheck
+	if cfg.TokenAnalyticsURL != "" {
+		tc, err := taclient.New(cfg.TokenAnalyticsURL, s.Signer, s.Tel.TracerProvider)
+		if err != nil {
+			return nil, nil, fmt.Errorf("STREAM_TOKEN_ANALYTICS_URL: %w", err)
+		}
+		tokens = ws.NewTokenCheck(tc, ws.TokenCheckOptions{Log: s.Log})
+	}
+	return labels, tokens, nil
 }
 
 // newMeters returns the usage meter, run as a part of s, and the stream's metrics, the meter's
