@@ -2,6 +2,7 @@ package streamfanout_test
 
 import (
 	"context"
+	"errors"
 	"net"
 	"net/http"
 	"strings"
@@ -97,5 +98,46 @@ func TestStoppedReaderChargedWhatItsBuffersHold(t *testing.T) {
 	}
 	if credits := w.credits(t, "kbp", len(got)); credits != len(got) {
 		t.Fatalf("charged %d credits for the %d transfers the client could read", credits, len(got))
+	}
+}
+
+// TestWriteTimeoutClosesAsSlow: a client that stops reading with a queue too large to overflow
+// is dropped when a write to it blocks past the write timeout, and is told, as a client whose
+// queue overflowed is, that it reads too slowly and should reconnect with its sessionId: the
+// frame the write stopped in is finished first, so the close frame can be read, and every
+// transfer it read is one it was charged for.
+func TestWriteTimeoutClosesAsSlow(t *testing.T) {
+	const sndbuf, rcvbuf = 16 << 10, 16 << 10
+	w := newWorld(t)
+	r := w.start(func(c *streamfanout.Config) {
+		c.QueueSize, c.QueuePerFilter, c.QueueMax, c.SendBuffer = 100_000, 0, 100_000, sndbuf
+		c.WriteTimeout = time.Second
+	})
+	c := w.dialSmall(r, "kwt", rcvbuf)
+	from := addr(92)
+	c.subscribe(map[string]any{"from": []string{from}})
+	pad := strings.Repeat("x", 1<<10)
+	ts := make([]*eventsv1.Transfer, 400)
+	for i := range ts {
+		ts[i] = transferMsg(from, addr(93), 100)
+		ts[i].TokenName = pad
+	}
+	w.publish(ts...)
+	// The client reads nothing for longer than the write timeout, then reads again (before the
+	// rest of the frame the write stopped in has timed out too).
+	time.Sleep(1500 * time.Millisecond)
+	got, err := readTransfers(t, c, nil, nil)
+	if websocket.CloseStatus(err) != websocket.StatusPolicyViolation {
+		t.Fatalf("after %d transfers the connection ended with %v, want 1008", len(got), err)
+	}
+	var ce websocket.CloseError
+	if !errors.As(err, &ce) || ce.Reason != "write timed out: the client reads too slowly; reconnect with your sessionId" {
+		t.Fatalf("close reason %q, want the slow-client reason", ce.Reason)
+	}
+	if r.metric(t, "stream_slow_clients_dropped_total") != 0 {
+		t.Fatal("the queue overflowed: the test did not reach the write timeout")
+	}
+	if credits := w.credits(t, "kwt", len(got)); credits != len(got) {
+		t.Fatalf("charged %d credits for the %d transfers the client read", credits, len(got))
 	}
 }

@@ -4,6 +4,7 @@ package streamfanout
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -21,6 +22,7 @@ import (
 	svchttp "github.com/chainintel/chainintel/services/stream-fanout/internal/http"
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/store"
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/ws"
+	taclient "github.com/chainintel/chainintel/services/token-analytics/client"
 	"github.com/redis/go-redis/v9"
 	"github.com/segmentio/kafka-go"
 	"google.golang.org/protobuf/proto"
@@ -79,13 +81,9 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		}
 		return t.CreditLimit()
 	}
-	var labels ws.Labels
-	if cfg.UserLabelsURL != "" {
-		c, err := ws.NewLabelsClient(cfg.UserLabelsURL, s.Signer, s.Tel.TracerProvider)
-		if err != nil {
-			return err
-		}
-		labels = c
+	labels, tokens, err := newClients(s, cfg)
+	if err != nil {
+		return err
 	}
 	meter, metrics, err := newMeters(s, cfg)
 	if err != nil {
@@ -95,7 +93,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	topic := kafkaTopics(s, cfg.Kafka, metrics)
 	transfers := topic(eventsv1.TopicTransfers)
 	hub := ws.NewHub(ws.Options{
-		Engine: eng, Store: store.New(rdb, cfg.RedisPrefix, nil), Transfers: transfers, Labels: labels, Meter: meter, Metrics: metrics,
+		Engine: eng, Store: store.New(rdb, cfg.RedisPrefix, nil), Transfers: transfers, Labels: labels, Tokens: tokens, Meter: meter, Metrics: metrics,
 		Served: served, Quotas: quotas, Window: cfg.Window, V2Window: cfg.V2Window, QueueSize: cfg.QueueSize,
 		QueuePerFilter: cfg.QueuePerFilter, QueueMax: cfg.QueueMax, SendBuffer: cfg.SendBuffer,
 		PingInterval: cfg.PingInterval, WriteTimeout: cfg.WriteTimeout, Writers: cfg.Writers, MaxConnsPerKey: cfg.MaxConnsPerKey,
@@ -127,6 +125,29 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	e := s.Engine()
 	svchttp.Register(e, hub)
 	return s.Run(ctx, e)
+}
+
+// newClients returns the clients of the other services a filter is resolved and checked with:
+// user-labels (callers' labels and user entities) and token-analytics' registry (pricing ids);
+// nil for one whose URL is empty.
+func newClients(s *service.Service, cfg Config) (ws.Labels, *ws.TokenCheck, error) {
+	var labels ws.Labels
+	if cfg.UserLabelsURL != "" {
+		c, err := ws.NewLabelsClient(cfg.UserLabelsURL, s.Signer, s.Tel.TracerProvider)
+		if err != nil {
+			return nil, nil, err
+		}
+		labels = c
+	}
+	var tokens *ws.TokenCheck
+	if cfg.TokenAnalyticsURL != "" {
+		tc, err := taclient.New(cfg.TokenAnalyticsURL, s.Signer, s.Tel.TracerProvider)
+		if err != nil {
+			return nil, nil, fmt.Errorf("STREAM_TOKEN_ANALYTICS_URL: %w", err)
+		}
+		tokens = ws.NewTokenCheck(tc, ws.TokenCheckOptions{Log: s.Log})
+	}
+	return labels, tokens, nil
 }
 
 // newMeters returns the usage meter, run as a part of s, and the stream's metrics, the meter's

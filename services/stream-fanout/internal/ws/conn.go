@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/chainintel/chainintel/libs/httpx"
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/engine"
@@ -75,7 +76,7 @@ type conn struct {
 	// in a row answered late.
 	lastWrite atomic.Int64
 	latePongs atomic.Int32
-	paused    atomic.Int64 // monoNow() until which the writer waits (the quota could not be checked)
+	paused    atomic.Int64 // monoNow() until which the writer waits (the quota could not be checked, or credits may come back)
 	catching  atomic.Bool  // a reconnect is reading the topic back, or waiting for the connection it takes over to save
 	released  atomic.Bool
 	// ended is closed once end has saved the session (nil for the REST calls' stand-in
@@ -178,7 +179,7 @@ func (c *conn) fail(msgID string, e *ProtocolError) {
 // called.
 func (c *conn) start() {
 	c.wctx, c.wstop = context.WithCancel(context.Background())
-	c.kq = c.h.quotas.key(c.id.KeyID)
+	c.kq = c.h.quotas.acquire(c.id.KeyID)
 	if c.h.o.Meter != nil {
 		c.meter = c.h.o.Meter.acquire(c.id, c.route())
 	}
@@ -210,7 +211,7 @@ func (c *conn) drain() {
 			n, err := c.writeBatch(c.wctx)
 			if err != nil {
 				if c.ctx.Err() == nil {
-					c.kick("write failed")
+					c.kick(writeFailedReason(err))
 				}
 				return // writing stays set: nothing writes on a failed connection
 			}
@@ -253,8 +254,8 @@ func (c *conn) stopWriter(d time.Duration) bool {
 // the connection's end is over (an end begun elsewhere, a kick, included), so the hub counts
 // the connection until its session is saved.
 func (c *conn) run() {
-	c.readLoop()
-	c.end(websocket.StatusNormalClosure, "")
+	code, reason := c.readLoop()
+	c.end(code, reason)
 	<-c.ctx.Done()
 }
 
@@ -281,6 +282,7 @@ func (c *conn) endAs(code websocket.StatusCode, reason string, saveFirst bool) {
 		c.writers.Wait()
 	}
 	c.releaseMeter()
+	c.releaseQuota()
 	closed := false
 	c.saveAfter(func(failing bool) {
 		if failing || !saveFirst {
@@ -358,6 +360,14 @@ func (c *conn) releaseMeter() {
 	}
 }
 
+// releaseQuota ends the connection's use of its key's quota entry (the writer has stopped).
+func (c *conn) releaseQuota() {
+	if c.kq != nil {
+		c.h.quotas.release(context.WithoutCancel(c.ctx), c.kq)
+		c.kq = nil
+	}
+}
+
 // goAway is the replica shutting down: the session is saved for another replica and the
 // client told 1001. The client reconnects to another replica, so its socket is kept until the
 // session is saved, even while the save waits for a turn (Shutdown's deadline bounds the wait),
@@ -375,12 +385,19 @@ func (c *conn) kick(reason string) {
 // handling (decoding, compiling a filter, Redis calls) grows a stack several times deeper than
 // reading does, and the reader, which lives as long as the connection, would keep that stack
 // while the connection idles.
-func (c *conn) readLoop() {
+//
+// It returns the close code and reason to end the connection with: 1007 for a text message
+// that is not UTF-8 (RFC 6455 8.1: the endpoint fails the connection; coder/websocket does not
+// check), else a normal closure.
+func (c *conn) readLoop() (websocket.StatusCode, string) {
 	c.ws.SetReadLimit(MaxMessageBytes)
 	for {
-		_, b, err := c.ws.Read(c.ctx)
+		typ, b, err := c.ws.Read(c.ctx)
 		if err != nil {
-			return
+			return websocket.StatusNormalClosure, ""
+		}
+		if typ == websocket.MessageText && !utf8.Valid(b) {
+			return websocket.StatusInvalidFramePayloadData, "text message is not valid UTF-8"
 		}
 		aside(func() { c.handle(b) })
 	}
@@ -468,10 +485,11 @@ type batchMark struct {
 
 var marksPool = sync.Pool{New: func() any { m := make([]batchMark, 0, 64); return &m }}
 
-// heldCredits are quota credits a batch took at once and has not used yet.
+// heldCredits are quota credits a batch took at once and has not used yet (n, of hour), and
+// all it has taken.
 type heldCredits struct {
-	n    int64
-	hour time.Time
+	n, taken int64
+	hour     time.Time
 }
 
 // maxBatchCredits is the most credits a batch takes at once.
@@ -502,7 +520,7 @@ func (c *conn) writeBatch(ctx context.Context) (n int, err error) {
 	c.cc.cork()
 	n, werr := c.fillBatch(ctx, mp)
 	written, err := c.cc.uncork()
-	c.h.quotas.giveBack(c.ctx, c.kq, c.held.hour, c.held.n)
+	c.h.quotas.giveBack(c.ctx, c.kq, c.held.hour, c.held.taken, c.held.n)
 	c.held = heldCredits{}
 	if written > 0 {
 		c.lastWrite.Store(time.Now().UnixNano())
@@ -604,12 +622,18 @@ func (c *conn) write(o out) (credited bool, err error) {
 	}
 	if c.held.n == 0 {
 		want := int64(min(c.q.waiting()+1, maxBatchCredits))
-		got, hour, lt, reset, err := c.h.quotas.take(c.ctx, c.kq, c.id.KeyID, c.id.Tier, want)
+		got, hour, lt, reset, err := c.h.quotas.take(c.ctx, c.kq, c.id.KeyID, c.id.Tier, want, c.held.taken)
+		if errors.Is(err, errQuotaPending) {
+			// Other batches may give credits back: the transfer stays owed and waits for them.
+			c.q.unnext(o)
+			c.pauseWriter(quotaWait)
+			return false, errPaused
+		}
 		if err != nil {
 			// The transfer stays owed: it goes back first in line and the writer pauses.
 			c.h.o.Log.Error("stream quota unavailable", "key", c.id.KeyID, "error", err)
 			c.q.unnext(o)
-			c.pauseWriter()
+			c.pauseWriter(quotaRetry)
 			if err := c.writeRaw(encode(TypeError, ErrorPayload{Code: CodeInternal, Message: "quota check failed; transfers are paused"})); err != nil {
 				return false, err
 			}
@@ -620,7 +644,7 @@ func (c *conn) write(o out) (credited bool, err error) {
 			c.q.refuse(reset)
 			return false, c.limit(lt, reset)
 		}
-		c.held = heldCredits{got, hour}
+		c.held = heldCredits{n: got, taken: c.held.taken + got, hour: hour}
 	}
 	c.held.n--
 	if o.item.R == nil {
@@ -643,13 +667,17 @@ func (c *conn) writeTransfer(it engine.Item) error {
 // errPaused ends a batch whose next transfer could not take a quota credit.
 var errPaused = errors.New("writer paused")
 
-// quotaRetry is how long a writer waits after the quota could not be checked.
-const quotaRetry = time.Second
+// quotaRetry is how long a writer waits after the quota could not be checked; quotaWait, how
+// long it waits for credits other batches may give back (a batch ends within the write timeout).
+const (
+	quotaRetry = time.Second
+	quotaWait  = 20 * time.Millisecond
+)
 
-// pauseWriter stops writing for quotaRetry and wakes the writer after it.
-func (c *conn) pauseWriter() {
-	c.paused.Store(monoNow() + int64(quotaRetry))
-	time.AfterFunc(quotaRetry, c.wake)
+// pauseWriter stops writing for d and wakes the writer after it.
+func (c *conn) pauseWriter(d time.Duration) {
+	c.paused.Store(monoNow() + int64(d))
+	time.AfterFunc(d, c.wake)
 }
 
 // hasWork reports whether a writer has something to send now: while paused, only acks and errors.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"os"
 	"sync"
 	"time"
 )
@@ -151,7 +152,60 @@ func (c *corkConn) uncork() (written int, err error) {
 	// The deadline left set is renewed before any later write (a ping, a close), so it never
 	// fails a write it was not meant for.
 	c.renewDeadline()
-	return c.Conn.Write(*b)
+	written, err = c.Conn.Write(*b)
+	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) {
+		written = c.finishFrame(*b, written)
+	}
+	return written, err
+}
+
+// finishFrame writes the rest of the frame a timed-out write of batch b stopped in, after
+// written bytes, with a fresh write timeout (c.mu held); it returns how much of b is written.
+// The connection is closed as slow after a timeout: a frame cut short would make the close
+// frame that tells the client so unreadable, and a client reading again gets a whole message
+// and then the reason. A client still not reading fails this write too.
+func (c *corkConn) finishFrame(b []byte, written int) int {
+	end := frameEnd(b, written)
+	if end <= written {
+		return written
+	}
+	c.deadline = time.Now().UnixNano() + int64(c.timeout)
+	_ = c.Conn.SetWriteDeadline(time.Unix(0, c.deadline))
+	n, _ := c.Conn.Write(b[written:end])
+	return written + n
+}
+
+// frameEnd is where the frame of b holding byte pos ends (b is whole unmasked server frames,
+// as the writer and coder/websocket build them; pos itself when it starts a frame or b does
+// not parse).
+func frameEnd(b []byte, pos int) int {
+	for at := 0; at < len(b); {
+		if at >= pos {
+			return pos
+		}
+		if len(b)-at < 2 {
+			return pos
+		}
+		n, h := int(b[at+1]&0x7f), 2
+		switch n {
+		case 126:
+			if len(b)-at < 4 {
+				return pos
+			}
+			n, h = int(binary.BigEndian.Uint16(b[at+2:])), 4
+		case 127:
+			if len(b)-at < 10 {
+				return pos
+			}
+			n, h = int(binary.BigEndian.Uint64(b[at+2:])), 10
+		}
+		next := at + h + n
+		if next > pos {
+			return min(next, len(b))
+		}
+		at = next
+	}
+	return pos
 }
 
 // corkWriter is the ResponseWriter websocket.Accept upgrades: its Hijack hands coder/websocket

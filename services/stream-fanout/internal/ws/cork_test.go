@@ -88,3 +88,22 @@ func TestCorkFramesReadByAClient(t *testing.T) {
 		}
 	}
 }
+
+// frameEnd finds the end of the frame a position falls in, over frames of each header size.
+func TestFrameEnd(t *testing.T) {
+	var b []byte
+	var ends []int
+	for _, n := range []int{10, 300, 70_000, 0} {
+		b = append(appendFrameHeader(b, n), make([]byte, n)...)
+		ends = append(ends, len(b))
+	}
+	cases := []struct{ pos, want int }{
+		{0, 0}, {1, ends[0]}, {ends[0] - 1, ends[0]}, {ends[0], ends[0]}, {ends[0] + 2, ends[1]},
+		{ends[1] + 5, ends[2]}, {ends[2], ends[2]}, {ends[2] + 1, ends[3]},
+	}
+	for _, c := range cases {
+		if got := frameEnd(b, c.pos); got != c.want {
+			t.Errorf("frameEnd at %d = %d, want %d", c.pos, got, c.want)
+		}
+	}
+}

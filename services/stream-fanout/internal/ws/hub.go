@@ -54,6 +54,7 @@ type Options struct {
 	// has spent them (the edge's live ledger, package ledger) is refused streams, and its open
 	// connections are closed (CloseCreditLimit). Nil: no tier is limited.
 	CreditLimit func(tier string) (int64, bool)
+	Tokens      *TokenCheck   // refuses a fresh filter's unknown pricing ids (nil: none checked)
 	LeaseSize   int64         // quota credits taken from Redis at once (default 16)
 	Checkpoint  time.Duration // how often sessions' positions are saved (default 5s)
 	MaxCatchUp  int           // most records a reconnect reads again (default 2,000,000)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
@@ -27,8 +28,21 @@ type Connect struct {
 	V2        bool // a v2 stream: SessionID is its streamId
 }
 
-// slowReason closes a connection whose send queue overflowed.
-const slowReason = "send queue overflow: the client reads too slowly; reconnect with your sessionId"
+// slowReason closes a connection whose send queue overflowed; slowWriteReason one a write to
+// which blocked past the write timeout. Both tell the client to reconnect with its session,
+// which keeps what it was owed.
+const (
+	slowReason      = "send queue overflow: the client reads too slowly; reconnect with your sessionId"
+	slowWriteReason = "write timed out: the client reads too slowly; reconnect with your sessionId"
+)
+
+// writeFailedReason is the close reason of a connection whose writer failed with err.
+func writeFailedReason(err error) string {
+	if errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) {
+		return slowWriteReason
+	}
+	return "write failed"
+}
 
 // connTTL is how long a connection counts towards its key's limit without a heartbeat (a
 // replica that died leaves its connections counted this long).
@@ -80,6 +94,7 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, id Identity, cn Conn
 			c.writers.Wait()
 		}
 		c.releaseMeter()
+		c.releaseQuota()
 		cancel()
 		release()
 		_ = wsc.Close(websocket.StatusGoingAway, "server shutting down; connect again")

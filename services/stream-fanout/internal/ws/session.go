@@ -90,6 +90,11 @@ func (c *conn) buildSpec(ctx context.Context, id string, spec filter.Spec, fresh
 			return nil, err
 		}
 	}
+	if fresh {
+		if err := c.h.o.Tokens.check(ctx, spec.Tokens); err != nil {
+			return nil, err
+		}
+	}
 	return engine.Compile(id, spec, resolved), nil
 }
 
