@@ -393,7 +393,7 @@ func (p platform) addPipelines(us *unitSet) {
 	var sc streamfanout.Config
 	us.defaults(&sc)
 	sc.Base, sc.Kafka, sc.Redis, sc.Chains = p.base, p.kafka, p.rds, p.o.Chains
-	sc.UserLabelsURL = p.url("user-labels")
+	sc.UserLabelsURL, sc.TokenAnalyticsURL = p.url("user-labels"), p.url("token-analytics")
 	sc.TiersFile = p.o.TiersFile // the edge's table: streams and REST enforce the same tiers
 	us.add("stream-fanout", sc,
 		func(ctx context.Context) error { return streamfanout.Migrate(ctx, sc, nil) },
