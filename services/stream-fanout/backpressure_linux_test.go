@@ -134,8 +134,11 @@ func TestWriteTimeoutClosesAsSlow(t *testing.T) {
 	if !errors.As(err, &ce) || ce.Reason != "write timed out: the client reads too slowly; reconnect with your sessionId" {
 		t.Fatalf("close reason %q, want the slow-client reason", ce.Reason)
 	}
-	if r.metric(t, "stream_slow_clients_dropped_total") != 0 {
+	if r.metricWith(t, "stream_slow_clients_dropped_total", `reason="queue_full"`) != 0 {
 		t.Fatal("the queue overflowed: the test did not reach the write timeout")
+	}
+	if n := r.metricWith(t, "stream_slow_clients_dropped_total", `reason="write_timeout"`); n != 1 {
+		t.Fatalf("%v write-timeout drops counted, want 1", n)
 	}
 	if credits := w.credits(t, "kwt", len(got)); credits != len(got) {
 		t.Fatalf("charged %d credits for the %d transfers the client read", credits, len(got))

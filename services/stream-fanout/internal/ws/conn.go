@@ -211,7 +211,11 @@ func (c *conn) drain() {
 			n, err := c.writeBatch(c.wctx)
 			if err != nil {
 				if c.ctx.Err() == nil {
-					c.kick(writeFailedReason(err))
+					reason := writeFailedReason(err)
+					if reason == slowWriteReason && !c.released.Load() {
+						c.h.o.Metrics.slowDropped(slowWriteTimeout)
+					}
+					c.kick(reason)
 				}
 				return // writing stays set: nothing writes on a failed connection
 			}

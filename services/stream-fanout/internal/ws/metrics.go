@@ -50,7 +50,7 @@ func NewMetrics(meter metric.Meter) (*Metrics, error) {
 	if m.delivered, err = meter.Int64Counter("stream_transfers_delivered_total", metric.WithDescription("transfers written to clients (each credits the key's stream quota)")); err != nil {
 		return nil, err
 	}
-	if m.slow, err = meter.Int64Counter("stream_slow_clients_dropped_total", metric.WithDescription("connections dropped because their delivery queue was full")); err != nil {
+	if m.slow, err = meter.Int64Counter("stream_slow_clients_dropped_total", metric.WithDescription("connections dropped as slow readers, by reason: queue_full (their delivery queue filled) or write_timeout (a write blocked past the write timeout)")); err != nil {
 		return nil, err
 	}
 	if m.refused, err = meter.Int64Counter("stream_quota_refusals_total", metric.WithDescription("transfers not delivered because the key's stream quota was spent, by limit type")); err != nil {
@@ -111,7 +111,9 @@ func NewMetrics(meter metric.Meter) (*Metrics, error) {
 	}
 	m.conns.Add(ctx, 0)
 	m.delivered.Add(ctx, 0)
-	m.slow.Add(ctx, 0)
+	for _, reason := range []string{slowQueueFull, slowWriteTimeout} {
+		m.slow.Add(ctx, 0, metric.WithAttributes(attribute.String("reason", reason)))
+	}
 	m.discarded.Add(ctx, 0)
 	return m, nil
 }
@@ -194,9 +196,15 @@ func (m *Metrics) savePending(d int64) {
 	}
 }
 
-func (m *Metrics) slowDropped() {
+// Why a slow reader was dropped (the reason label of stream_slow_clients_dropped_total).
+const (
+	slowQueueFull    = "queue_full"
+	slowWriteTimeout = "write_timeout"
+)
+
+func (m *Metrics) slowDropped(reason string) {
 	if m != nil {
-		m.slow.Add(context.Background(), 1)
+		m.slow.Add(context.Background(), 1, metric.WithAttributes(attribute.String("reason", reason)))
 	}
 }
 

@@ -78,7 +78,7 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, id Identity, cn Conn
 		admitted: admitted, ended: make(chan struct{})}
 	c.q.onFull = func() {
 		if !c.released.Load() { // a queue filling behind a connection already ending drops no client
-			h.o.Metrics.slowDropped()
+			h.o.Metrics.slowDropped(slowQueueFull)
 		}
 		c.kick(slowReason)
 	}
