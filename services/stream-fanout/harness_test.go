@@ -97,11 +97,10 @@ type replica struct {
 }
 
 // tiersFile writes the edge's built-in tier table plus "tiny", a tier of 3 stream transfers an
-// hour, and "q500", of 500, for the replicas to read as the edge reads EDGE_TIERS_FILE.
+// hour, for the replicas to read as the edge reads EDGE_TIERS_FILE.
 func (w *world) tiersFile() string {
 	def := tiers.Default()
-	list := []tiers.Tier{{Name: "tiny", Rate: 1, Burst: 1, HeavyRate: 1, IncludedCredits: 1000, Overage: true, StreamHourly: 3, StreamMonthly: 1000},
-		{Name: "q500", Rate: 1, Burst: 1, HeavyRate: 1, IncludedCredits: 100_000, Overage: true, StreamHourly: 500, StreamMonthly: 100_000}}
+	list := []tiers.Tier{{Name: "tiny", Rate: 1, Burst: 1, HeavyRate: 1, IncludedCredits: 1000, Overage: true, StreamHourly: 3, StreamMonthly: 1000}}
 	for _, n := range def.Names() {
 		t, _ := def.Get(n)
 		list = append(list, t)
