@@ -76,7 +76,7 @@ type conn struct {
 	// in a row answered late.
 	lastWrite atomic.Int64
 	latePongs atomic.Int32
-	paused    atomic.Int64 // monoNow() until which the writer waits (the quota could not be checked, or credits may come back)
+	paused    atomic.Int64 // monoNow() until which the writer waits (the quota could not be checked)
 	catching  atomic.Bool  // a reconnect is reading the topic back, or waiting for the connection it takes over to save
 	released  atomic.Bool
 	// ended is closed once end has saved the session (nil for the REST calls' stand-in
@@ -179,7 +179,7 @@ func (c *conn) fail(msgID string, e *ProtocolError) {
 // called.
 func (c *conn) start() {
 	c.wctx, c.wstop = context.WithCancel(context.Background())
-	c.kq = c.h.quotas.acquire(c.id.KeyID)
+	c.kq = c.h.quotas.key(c.id.KeyID)
 	if c.h.o.Meter != nil {
 		c.meter = c.h.o.Meter.acquire(c.id, c.route())
 	}
@@ -286,7 +286,6 @@ func (c *conn) endAs(code websocket.StatusCode, reason string, saveFirst bool) {
 		c.writers.Wait()
 	}
 	c.releaseMeter()
-	c.releaseQuota()
 	closed := false
 	c.saveAfter(func(failing bool) {
 		if failing || !saveFirst {
@@ -361,14 +360,6 @@ func (c *conn) releaseMeter() {
 	if c.meter != nil {
 		c.h.o.Meter.release(c.meter)
 		c.meter = nil
-	}
-}
-
-// releaseQuota ends the connection's use of its key's quota entry (the writer has stopped).
-func (c *conn) releaseQuota() {
-	if c.kq != nil {
-		c.h.quotas.release(context.WithoutCancel(c.ctx), c.kq)
-		c.kq = nil
 	}
 }
 
@@ -489,11 +480,10 @@ type batchMark struct {
 
 var marksPool = sync.Pool{New: func() any { m := make([]batchMark, 0, 64); return &m }}
 
-// heldCredits are quota credits a batch took at once and has not used yet (n, of hour), and
-// all it has taken.
+// heldCredits are quota credits a batch took at once and has not used yet.
 type heldCredits struct {
-	n, taken int64
-	hour     time.Time
+	n    int64
+	hour time.Time
 }
 
 // maxBatchCredits is the most credits a batch takes at once.
@@ -524,7 +514,7 @@ func (c *conn) writeBatch(ctx context.Context) (n int, err error) {
 	c.cc.cork()
 	n, werr := c.fillBatch(ctx, mp)
 	written, err := c.cc.uncork()
-	c.h.quotas.giveBack(c.ctx, c.kq, c.held.hour, c.held.taken, c.held.n)
+	c.h.quotas.giveBack(c.ctx, c.kq, c.held.hour, c.held.n)
 	c.held = heldCredits{}
 	if written > 0 {
 		c.lastWrite.Store(time.Now().UnixNano())
@@ -626,18 +616,12 @@ func (c *conn) write(o out) (credited bool, err error) {
 	}
 	if c.held.n == 0 {
 		want := int64(min(c.q.waiting()+1, maxBatchCredits))
-		got, hour, lt, reset, err := c.h.quotas.take(c.ctx, c.kq, c.id.KeyID, c.id.Tier, want, c.held.taken)
-		if errors.Is(err, errQuotaPending) {
-			// Other batches may give credits back: the transfer stays owed and waits for them.
-			c.q.unnext(o)
-			c.pauseWriter(quotaWait)
-			return false, errPaused
-		}
+		got, hour, lt, reset, err := c.h.quotas.take(c.ctx, c.kq, c.id.KeyID, c.id.Tier, want)
 		if err != nil {
 			// The transfer stays owed: it goes back first in line and the writer pauses.
 			c.h.o.Log.Error("stream quota unavailable", "key", c.id.KeyID, "error", err)
 			c.q.unnext(o)
-			c.pauseWriter(quotaRetry)
+			c.pauseWriter()
 			if err := c.writeRaw(encode(TypeError, ErrorPayload{Code: CodeInternal, Message: "quota check failed; transfers are paused"})); err != nil {
 				return false, err
 			}
@@ -648,7 +632,7 @@ func (c *conn) write(o out) (credited bool, err error) {
 			c.q.refuse(reset)
 			return false, c.limit(lt, reset)
 		}
-		c.held = heldCredits{n: got, taken: c.held.taken + got, hour: hour}
+		c.held = heldCredits{got, hour}
 	}
 	c.held.n--
 	if o.item.R == nil {
@@ -671,17 +655,13 @@ func (c *conn) writeTransfer(it engine.Item) error {
 // errPaused ends a batch whose next transfer could not take a quota credit.
 var errPaused = errors.New("writer paused")
 
-// quotaRetry is how long a writer waits after the quota could not be checked; quotaWait, how
-// long it waits for credits other batches may give back (a batch ends within the write timeout).
-const (
-	quotaRetry = time.Second
-	quotaWait  = 20 * time.Millisecond
-)
+// quotaRetry is how long a writer waits after the quota could not be checked.
+const quotaRetry = time.Second
 
-// pauseWriter stops writing for d and wakes the writer after it.
-func (c *conn) pauseWriter(d time.Duration) {
-	c.paused.Store(monoNow() + int64(d))
-	time.AfterFunc(d, c.wake)
+// pauseWriter stops writing for quotaRetry and wakes the writer after it.
+func (c *conn) pauseWriter() {
+	c.paused.Store(monoNow() + int64(quotaRetry))
+	time.AfterFunc(quotaRetry, c.wake)
 }
 
 // hasWork reports whether a writer has something to send now: while paused, only acks and errors.

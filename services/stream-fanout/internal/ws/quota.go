@@ -2,7 +2,6 @@ package ws
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -41,18 +40,7 @@ type keyQuota struct {
 	size   int64
 	leased time.Time
 	denied string    // the window type found exhausted
-	until  time.Time // when that window resets (what the client is told)
-	// recheck is when the refusal is read again from Redis: credits given back there (by a
-	// replica whose last connection of the key ended, or a batch finishing after the hour
-	// turned) are the key's again, so a refusal is kept only briefly, not until the reset.
-	recheck time.Time
-	// lent are the credits take handed to batches not yet finished (giveBack): what they do
-	// not use comes back to left, so a writer finding Redis exhausted meanwhile is not
-	// refused while they may come back (take's pending).
-	lent int64
-	// users are the connections of the key on this replica (acquire, release): when the
-	// last one ends, the credits held here go back to Redis for the key's other replicas.
-	users int
+	until  time.Time // denied holds until then
 	// fetching is set while the next lease is taken in the background: a key's writers spend
 	// what is left meanwhile instead of queueing on this lock behind a Redis round trip.
 	fetching bool
@@ -65,8 +53,6 @@ func newQuotas(st *store.Store, limits func(string) store.Limits, lease int64, n
 const (
 	maxLeaseFactor = 64
 	leaseTurn      = time.Second
-	// denialHold is how long a refusal read from Redis is trusted before it is read again.
-	denialHold = time.Second
 )
 
 // nextLease is the size of kq's next lease at now.
@@ -81,29 +67,18 @@ func (q *quotas) nextLease(kq *keyQuota, now time.Time) int64 {
 	return kq.size
 }
 
-// errQuotaPending is take finding the key's quota used up in Redis while other batches on this
-// replica hold credits they may give back, or a lease taken ahead has not landed: the writer
-// waits for them rather than refusing.
-var errQuotaPending = errors.New("stream quota: credits held by other batches may come back")
-
 // take uses up to want credits of keyID's quota (kq, its entry) at once: a batch's transfers
-// take theirs under one lock, and what the batch does not use goes back through giveBack
-// (mine is what the caller's batch has taken so far). When a limit is reached it returns no
-// credit, the window type and when it resets; errQuotaPending when other batches still hold
-// credits that may come back.
-func (q *quotas) take(ctx context.Context, kq *keyQuota, keyID, tier string, want, mine int64) (got int64, hour time.Time, limitType string, reset time.Time, err error) {
+// take theirs under one lock, and what the batch does not use goes back through giveBack. When
+// a limit is reached it returns no credit, the window type and when it resets.
+func (q *quotas) take(ctx context.Context, kq *keyQuota, keyID, tier string, want int64) (got int64, hour time.Time, limitType string, reset time.Time, err error) {
 	now := q.now()
 	kq.mu.Lock()
 	defer kq.mu.Unlock()
 	if limitType, reset, err = q.fill(ctx, kq, keyID, tier, now); limitType != "" || err != nil {
-		if err == nil && (kq.lent > mine || kq.fetching) {
-			return 0, time.Time{}, "", time.Time{}, errQuotaPending
-		}
 		return 0, time.Time{}, limitType, reset, err
 	}
 	got = min(max(want, 1), kq.left)
 	kq.left -= got
-	kq.lent += got
 	if kq.left <= kq.size/2 && !kq.fetching && q.startFetch() {
 		kq.fetching = true
 		go q.prefetch(context.WithoutCancel(ctx), kq, kq.w, q.limits(tier), q.nextLease(kq, now))
@@ -112,19 +87,14 @@ func (q *quotas) take(ctx context.Context, kq *keyQuota, keyID, tier string, wan
 	return got, kq.w.Hour, "", time.Time{}, nil
 }
 
-// giveBack ends a batch that took taken credits: n of them, granted in hour, it did not use.
-// They are the key's again on this replica, even when it was refused meanwhile; when the hour
-// has turned they go back to Redis, as fill gives back a lease of the last hour.
-func (q *quotas) giveBack(ctx context.Context, kq *keyQuota, hour time.Time, taken, n int64) {
-	if taken <= 0 {
+// giveBack returns n credits take granted in hour and a batch did not use; when the hour
+// has turned meanwhile they go back to Redis, as fill gives back a lease of the last hour.
+func (q *quotas) giveBack(ctx context.Context, kq *keyQuota, hour time.Time, n int64) {
+	if n <= 0 {
 		return
 	}
 	kq.mu.Lock()
 	defer kq.mu.Unlock()
-	kq.lent -= taken
-	if n <= 0 {
-		return
-	}
 	if kq.w.Hour.Equal(hour) {
 		kq.left += n
 		q.returnLeftIfClosed(ctx, kq)
@@ -180,55 +150,28 @@ func (q *quotas) spent(ctx context.Context, kq *keyQuota, keyID, tier string) (l
 	}
 	kq.mu.Lock()
 	defer kq.mu.Unlock()
-	if within(kq.w, now) && kq.left > 0 || kq.lent > 0 {
-		return "", time.Time{}, nil
-	}
-	if kq.denied != "" && now.Before(kq.recheck) {
+	if kq.denied != "" && now.Before(kq.until) {
 		return kq.denied, kq.until, nil
 	}
-	kq.denied, kq.until, kq.recheck = lt, reset, now.Add(denialHold)
+	if within(kq.w, now) && kq.left > 0 {
+		return "", time.Time{}, nil
+	}
+	kq.denied, kq.until = lt, reset
 	return lt, reset, nil
 }
 
-// known answers spent from what the replica knows of the key (kq) at now: a credit held, or
-// lent to a batch that may give it back (either comes before a refusal), or a refusal read
-// lately; known false when Redis must be read.
+// known answers spent from what the replica knows of the key (kq) at now: a refusal still in
+// force, or a credit held; known false when Redis must be read.
 func (q *quotas) known(kq *keyQuota, now time.Time) (limitType string, reset time.Time, known bool) {
 	kq.mu.Lock()
 	defer kq.mu.Unlock()
-	if within(kq.w, now) && kq.left > 0 || kq.lent > 0 {
-		return "", time.Time{}, true
-	}
-	if kq.denied != "" && now.Before(kq.recheck) {
+	if kq.denied != "" && now.Before(kq.until) {
 		return kq.denied, kq.until, true
 	}
+	if within(kq.w, now) && kq.left > 0 {
+		return "", time.Time{}, true
+	}
 	return "", time.Time{}, false
-}
-
-// acquire is the key's entry for a connection of it on this replica, counted until release.
-func (q *quotas) acquire(keyID string) *keyQuota {
-	kq := q.key(keyID)
-	kq.mu.Lock()
-	kq.users++
-	kq.mu.Unlock()
-	return kq
-}
-
-// release ends a connection's use of its key's entry (its writer has stopped). When no
-// connection of the key is left on this replica, the credits it holds go back to Redis and its
-// refusal is forgotten: the key's connections elsewhere, or the next one here, lease them
-// again, so every credit of the hour can be delivered.
-func (q *quotas) release(ctx context.Context, kq *keyQuota) {
-	kq.mu.Lock()
-	defer kq.mu.Unlock()
-	if kq.users--; kq.users > 0 {
-		return
-	}
-	kq.users = 0
-	if kq.left > 0 {
-		_ = q.st.Return(ctx, kq.w, kq.left)
-	}
-	kq.left, kq.denied = 0, ""
 }
 
 func (q *quotas) key(keyID string) *keyQuota {
@@ -256,21 +199,19 @@ func (q *quotas) fill(ctx context.Context, kq *keyQuota, keyID, tier string, now
 		}
 		kq.w, kq.left = w, 0
 	}
-	if kq.left > 0 {
-		// Credits held (given back by a batch, or a lease landing late) are used before any
-		// refusal: left unused here they would count as spent in Redis until the hour ends.
-		return "", time.Time{}, nil
-	}
-	if kq.denied != "" && now.Before(kq.recheck) {
+	if kq.denied != "" && now.Before(kq.until) {
 		return kq.denied, kq.until, nil
 	}
 	kq.denied = ""
+	if kq.left > 0 {
+		return "", time.Time{}, nil
+	}
 	n, lt, err := q.st.Lease(ctx, w, q.limits(tier), q.nextLease(kq, now))
 	if err != nil {
 		return "", time.Time{}, err
 	}
 	if n == 0 {
-		kq.denied, kq.until, kq.recheck = lt, w.HourEnd, now.Add(denialHold)
+		kq.denied, kq.until = lt, w.HourEnd
 		if lt == store.LimitMonthly {
 			kq.until = w.MonthEnd
 		}
@@ -303,9 +244,8 @@ func (q *quotas) prefetch(ctx context.Context, kq *keyQuota, w store.Window, l s
 	if err != nil || n == 0 {
 		return
 	}
-	if !kq.w.Hour.Equal(w.Hour) || kq.users == 0 && kq.lent == 0 {
-		// The hour turned meanwhile (the lease belongs to the hour it was taken in), or the
-		// key's last connection here has ended: nothing here would use it.
+	if !kq.w.Hour.Equal(w.Hour) {
+		// The hour turned meanwhile: the lease belongs to the hour it was taken in.
 		_ = q.st.Return(ctx, w, n)
 		return
 	}
@@ -321,7 +261,7 @@ func (q *quotas) ready(kq *keyQuota) bool {
 	if !within(kq.w, now) {
 		return false
 	}
-	return kq.left > 0 || kq.denied != "" && now.Before(kq.recheck)
+	return kq.left > 0 && kq.denied == "" || kq.denied != "" && now.Before(kq.until)
 }
 
 // within reports whether t is in w's hour (a zero window holds nothing).

@@ -23,7 +23,7 @@ func TestReturnAllGivesBackLeasesTakenAhead(t *testing.T) {
 		q := newQuotas(st, limits, 8, clock)
 		kq := q.key("k")
 		// 7 of a lease of 8 leaves 1, below half: the next lease is taken in the background.
-		got, _, lt, _, err := q.take(ctx, kq, "k", "t", 7, 0)
+		got, _, lt, _, err := q.take(ctx, kq, "k", "t", 7)
 		if err != nil || lt != "" || got != 7 {
 			t.Fatalf("take %d: %d %q %v", i, got, lt, err)
 		}
@@ -43,18 +43,18 @@ func TestCreditsAfterReturnAllGoBackToRedis(t *testing.T) {
 	q := newQuotas(st, limits, 64, clock)
 	kq := q.key("k")
 	// A batch takes 10 before shutdown, and uses 4 of them.
-	got, hour, lt, _, err := q.take(ctx, kq, "k", "t", 10, 0)
+	got, hour, lt, _, err := q.take(ctx, kq, "k", "t", 10)
 	if err != nil || lt != "" || got != 10 {
 		t.Fatalf("take: %d %q %v", got, lt, err)
 	}
 	q.returnAll(ctx)
-	q.giveBack(ctx, kq, hour, 10, 6)
+	q.giveBack(ctx, kq, hour, 6)
 	used := int64(4)
 	// Another batch starts after returnAll and uses all it takes.
 	if err := q.prime(ctx, kq, "k", "t"); err != nil {
 		t.Fatal(err)
 	}
-	got, _, lt, _, err = q.take(ctx, kq, "k", "t", 3, 0)
+	got, _, lt, _, err = q.take(ctx, kq, "k", "t", 3)
 	if err != nil || lt != "" || got != 3 {
 		t.Fatalf("take after returnAll: %d %q %v", got, lt, err)
 	}

@@ -94,7 +94,6 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, id Identity, cn Conn
 			c.writers.Wait()
 		}
 		c.releaseMeter()
-		c.releaseQuota()
 		cancel()
 		release()
 		_ = wsc.Close(websocket.StatusGoingAway, "server shutting down; connect again")
