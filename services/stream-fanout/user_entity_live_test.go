@@ -118,7 +118,7 @@ func TestUserEntityEditedLive(t *testing.T) {
 	ul.set(a)
 	r := w.start(func(c *streamfanout.Config) { c.UserLabelsURL = ul.url })
 	owner := w.dial(r, ident("owner"), "")
-	fids, _ := owner.subscribeAll(map[string]any{"from": []string{ent}}, map[string]any{"from": []string{marker}})
+	fids, sess := owner.subscribeAll(map[string]any{"from": []string{ent}}, map[string]any{"from": []string{marker}})
 
 	in, notYet, mk := transferMsg(a, other, 5), transferMsg(b, other, 6), transferMsg(marker, other, 7)
 	w.publish(in, notYet, mk)
@@ -144,4 +144,12 @@ func TestUserEntityEditedLive(t *testing.T) {
 	fromB, mk = transferMsg(b, other, 6), transferMsg(marker, other, 7)
 	w.publish(fromB, mk)
 	owner.expectDeliveries(nil, sent{fids[1], mk})
+
+	// The session resumes with the deleted entity's filter matching nothing, and is owed what
+	// its other filter matched while away (a refusal would lose it).
+	w.away(r, owner, ident("owner"), sess)
+	fromB, mk = transferMsg(b, other, 6), transferMsg(marker, other, 7)
+	w.publish(fromB, mk)
+	back := w.back(r, ident("owner"), sess)
+	back.expectDeliveries(nil, sent{fids[1], mk})
 }

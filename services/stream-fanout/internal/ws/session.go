@@ -59,12 +59,13 @@ func protocolErr(err error) error {
 
 // build validates raw and builds it, resolving the caller's user entities and the caller's
 // additions to the operator entities it names. Every refusal is a *filter.Error naming the
-// field, the first in the order base, from, to, counterparties: a user entity the caller does
-// not have and, when fresh (a filter sent now), an operator entity the read model does not hold
+// field, the first in the order base, from, to, counterparties: when fresh (a filter sent now),
+// a user entity the caller does not have, an operator entity the read model does not hold
 // and the caller has added no address to, deposit:<entityId> or type:<entityType> the read
 // model does not hold (ErrNamesLoading while it loads). A stored filter's names were checked
 // when it was sent: one whose entity has since lost its attributions still resumes, matching
-// nothing of it (but the caller's additions), as /transfers would.
+// nothing of it (but the caller's additions), as /transfers would, and one whose user entity
+// was deleted resumes matching none of its addresses.
 func (c *conn) build(ctx context.Context, id string, raw filter.Raw, fresh bool) (*engine.Filter, error) {
 	spec, err := c.h.parse(raw, filter.Options{Served: c.h.o.Served})
 	if err != nil {
@@ -86,7 +87,7 @@ func (c *conn) buildSpec(ctx context.Context, id string, spec filter.Spec, fresh
 	}
 	resolved := map[string][]string{}
 	for _, n := range named {
-		if err := c.resolve(ctx, n, known, resolved, memo); err != nil {
+		if err := c.resolve(ctx, n, known, resolved, memo, fresh); err != nil {
 			return nil, err
 		}
 	}
@@ -100,15 +101,18 @@ func (c *conn) buildSpec(ctx context.Context, id string, spec filter.Spec, fresh
 
 // resolve looks up what n names for the caller into resolved (by id: a user entity's addresses,
 // the caller's additions to an operator entity), once per id, and checks that n names
-// something known (when known is not nil). What it reads of user-labels goes through memo.
-func (c *conn) resolve(ctx context.Context, n filter.Named, known *engine.Names, resolved map[string][]string, memo readMemo) error {
+// something known (when known is not nil). What it reads of user-labels goes through memo. A
+// user entity deleted since its filter was sent (a filter not fresh: resumed or rebuilt) holds
+// no address rather than refuse the filter, so a session resumes with the rest of its filters
+// and what it was owed.
+func (c *conn) resolve(ctx context.Context, n filter.Named, known *engine.Names, resolved map[string][]string, memo readMemo, fresh bool) error {
 	r := n.Ref
 	switch r.Kind {
 	case filter.KindUserEntity:
 		if resolved[r.Value] != nil {
 			return nil
 		}
-		addrs, err := memo.memoized(entityRef{r.Kind, r.Value}, func() ([]string, error) { return c.userEntity(ctx, n, memo != nil) })
+		addrs, err := memo.memoized(entityRef{r.Kind, r.Value}, func() ([]string, error) { return c.userEntity(ctx, n, memo != nil || !fresh) })
 		resolved[r.Value] = addrs
 		return err
 	case filter.KindEntity:
