@@ -3,6 +3,7 @@ package intelligence
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -39,6 +40,14 @@ func feed(t *testing.T, api *testAPI, path string, start time.Time) (string, map
 		t.Fatalf("%s: no latest_diff_ts: %s", path, body)
 	}
 	delete(page, "latest_diff_ts")
+	// A last page of an oldest-first feed carries the position after it, to poll on with: the
+	// last item's diff_seq (checked, then removed with it).
+	if page["hasMore"] == false && page["pageToken"] != nil {
+		if tok, _ := page["pageToken"].(string); last == 0 || tok != strconv.FormatFloat(last, 'f', 0, 64) {
+			t.Fatalf("%s: last page's pageToken %v, last diff_seq %v: %s", path, page["pageToken"], last, body)
+		}
+		delete(page, "pageToken")
+	}
 	out, _ := json.Marshal(page)
 	return string(out), page
 }
@@ -75,6 +84,33 @@ func TestChangeFeeds(t *testing.T) {
 	assertJSON(t, "addresses page 1", got, `{"items":[{`+addrNow+`,"status":"new"}],"hasMore":true,"pageToken":"`+tok+`"}`)
 	got, _ = feed(t, api, "/intelligence/addresses/updates?limit=1&pageToken="+tok, start)
 	assertJSON(t, "addresses page 2", got, `{"items":[{`+addrNow+`,"status":"updated"}],"hasMore":false}`)
+
+	// Caught up, a client polls on with the last page's token: nothing repeated, the token kept
+	// while nothing is new, then exactly what was logged since.
+	id := httpx.Identity{KeyID: "k-u", UserID: "u-u", Role: httpx.RoleIndividual, Tier: "api"}
+	poll := func(tok string) map[string]any {
+		code, body := api.do(t, "GET", "/intelligence/entities/updates?pageToken="+tok, "", &id)
+		var p map[string]any
+		if code != 200 || json.Unmarshal([]byte(body), &p) != nil {
+			t.Fatalf("poll %s: %d %s", tok, code, body)
+		}
+		return p
+	}
+	first := poll("0")
+	caught, _ := first["pageToken"].(string)
+	if again := poll(caught); len(again["items"].([]any)) != 0 || again["pageToken"] != caught {
+		t.Fatalf("polled on from %s: %v", caught, again)
+	}
+	rename := strings.Replace(relabel, `"Acme Exchange"`, `"Acme Global"`, 1)
+	if _, err := ImportCurated(ctx, testConfig(t), strings.NewReader(rename)); err != nil {
+		t.Fatal(err)
+	}
+	if next := poll(caught); len(next["items"].([]any)) != 1 || next["items"].([]any)[0].(map[string]any)["name"] != "Acme Global" {
+		t.Fatalf("polled on from %s after a rename: %v", caught, next)
+	}
+	if _, err := ImportCurated(ctx, testConfig(t), strings.NewReader(relabel)); err != nil {
+		t.Fatal(err)
+	}
 
 	got, _ = feed(t, api, "/intelligence/tags/updates", start)
 	assertJSON(t, "tags", got, `{"items":[{"id":"hot","tag_name":"Hot wallet","rank":3,"category":null,"address_count":0,"entity_count":0,"status":"new"}],"hasMore":false}`)

@@ -24,14 +24,22 @@ type UpdatesPage struct {
 	LatestDiffTs *time.Time `json:"latest_diff_ts"`
 }
 
-func page[T any](items []T, limit int, change func(T) store.Change) UpdatesPage {
+// page cuts items (limit plus one read to tell whether more follow) to a page of q's feed. Its
+// pageToken is the position after the page: in the newest-first orders while more follow; in
+// the oldest-first orders always (the given token again for an empty page), so a client that
+// has caught up polls on with it and gets exactly the changes logged since, where `since` =
+// latest_diff_ts, which includes its bound, would repeat the newest one.
+func page[T any](items []T, limit int, q store.UpdatesQuery, change func(T) store.Change) UpdatesPage {
 	p := UpdatesPage{}
 	if len(items) > limit {
 		items, p.HasMore = items[:limit], true
 	}
+	if len(items) == 0 && !q.Desc && q.After > 0 {
+		p.PageToken = strconv.FormatInt(q.After, 10)
+	}
 	if len(items) > 0 {
 		last := change(items[len(items)-1])
-		if p.HasMore {
+		if p.HasMore || !q.Desc {
 			p.PageToken = strconv.FormatInt(last.Seq, 10)
 		}
 		latest := last.At
@@ -67,7 +75,7 @@ func (s *Service) Updates(ctx context.Context, kind string, q store.UpdatesQuery
 	switch kind {
 	case "entities":
 		us, err := s.Store.EntityUpdates(ctx, q)
-		return page(us, limit, func(u store.EntityUpdate) store.Change { return u.Change }), err
+		return page(us, limit, q, func(u store.EntityUpdate) store.Change { return u.Change }), err
 	case "addresses":
 		us, err := s.Store.AddressUpdates(ctx, q)
 		if err != nil {
@@ -76,16 +84,16 @@ func (s *Service) Updates(ctx context.Context, kind string, q store.UpdatesQuery
 		if err := s.includeInUpdates(ctx, us, inc); err != nil {
 			return UpdatesPage{}, err
 		}
-		return page(us, limit, func(u store.AddressUpdate) store.Change { return u.Change }), nil
+		return page(us, limit, q, func(u store.AddressUpdate) store.Change { return u.Change }), nil
 	case "tags":
 		us, err := s.Store.TagUpdates(ctx, q)
-		return page(us, limit, func(u store.TagUpdate) store.Change { return u.Change }), err
+		return page(us, limit, q, func(u store.TagUpdate) store.Change { return u.Change }), err
 	default:
 		us, err := s.Store.AddressTagUpdates(ctx, q)
 		for i := range us {
 			us[i].Chain = s.chainOf(us[i].ChainType)
 		}
-		return page(us, limit, func(u store.AddressTagUpdate) store.Change { return u.Change }), err
+		return page(us, limit, q, func(u store.AddressTagUpdate) store.Change { return u.Change }), err
 	}
 }
 
