@@ -161,8 +161,8 @@ func CheckJSONText(raw []byte) error {
 			i += size
 		}
 	}
-	if i := nulEscape(raw); i >= 0 && (bad < 0 || i < bad) {
-		bad, what = i, "must not contain a NUL character (\\u0000)"
+	if i, rule := badEscape(raw); i >= 0 && (bad < 0 || i < bad) {
+		bad, what = i, rule
 	}
 	if i := bytes.IndexByte(raw, 0); i >= 0 && (bad < 0 || i < bad) {
 		bad, what = i, "must not contain a NUL character"
@@ -173,19 +173,53 @@ func CheckJSONText(raw []byte) error {
 	return fmt.Errorf("%s %s", jsonPathAt(raw, bad), what)
 }
 
-// nulEscape returns the offset of the first \u0000 escape in raw, or -1. A backslash escapes
-// the byte after it, so "\\u0000" (an escaped backslash, then u0000) is not one.
-func nulEscape(raw []byte) int {
+// badEscape returns the offset of the first \u escape in raw that names no text a store
+// takes, and what is wrong with it, or -1: \u0000 (NUL), or half of a UTF-16 surrogate pair
+// (\uD800-\uDFFF not as a high half followed by a low one), which encoding/json would turn into
+// U+FFFD. A backslash escapes the byte after it, so "\\u0000" (an escaped backslash, then
+// u0000) is not one.
+func badEscape(raw []byte) (int, string) {
 	for i := 0; i < len(raw); i++ {
 		if raw[i] != '\\' {
 			continue
 		}
-		if i+5 < len(raw) && raw[i+1] == 'u' && string(raw[i+2:i+6]) == "0000" {
-			return i
+		c, ok := hexEscape(raw, i)
+		switch {
+		case !ok:
+		case c == 0:
+			return i, "must not contain a NUL character (\\u0000)"
+		case c >= 0xDC00 && c <= 0xDFFF:
+			return i, "holds an unpaired UTF-16 surrogate escape (\\u" + strings.ToUpper(string(raw[i+2:i+6])) + ")"
+		case c >= 0xD800 && c <= 0xDBFF:
+			if low, ok := hexEscape(raw, i+6); !ok || low < 0xDC00 || low > 0xDFFF {
+				return i, "holds an unpaired UTF-16 surrogate escape (\\u" + strings.ToUpper(string(raw[i+2:i+6])) + ")"
+			}
+			i += 6 // the pair's low half is checked with it
 		}
 		i++ // skip the escaped byte
 	}
-	return -1
+	return -1, ""
+}
+
+// hexEscape reads the \uXXXX escape at raw[i] (a backslash), if it is one.
+func hexEscape(raw []byte, i int) (rune, bool) {
+	if i+5 >= len(raw) || raw[i] != '\\' || raw[i+1] != 'u' {
+		return 0, false
+	}
+	var c rune
+	for _, h := range raw[i+2 : i+6] {
+		switch {
+		case h >= '0' && h <= '9':
+			c = c<<4 | rune(h-'0')
+		case h >= 'a' && h <= 'f':
+			c = c<<4 | rune(h-'a'+10)
+		case h >= 'A' && h <= 'F':
+			c = c<<4 | rune(h-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return c, true
 }
 
 // jsonPathAt names the JSON value (or key) holding byte offset off: "request body" for the

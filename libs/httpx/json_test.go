@@ -68,7 +68,7 @@ func TestDecodeJSONErrorsInUserWords(t *testing.T) {
 // CheckJSONText refuses exactly the documents holding invalid UTF-8 or a NUL character (raw or
 // escaped), and never panics while naming the field.
 func FuzzCheckJSONText(f *testing.F) {
-	for _, s := range []string{`{"a":"b"}`, `["\u0000"]`, `{"a":["x","\\u0000"]}`, "[\"\xff\"]", `{"a":{"b":[1,"\u0000"]}}`, `"`, ``} {
+	for _, s := range []string{`{"a":"b"}`, `["\u0000"]`, `{"a":["x","\\u0000"]}`, "[\"\xff\"]", `{"a":{"b":[1,"\u0000"]}}`, `"`, ``, `{"a":"\ud800x"}`, `["\ud83d\ude00"]`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
@@ -84,10 +84,68 @@ func FuzzCheckJSONText(f *testing.F) {
 		}
 		var v any
 		_ = json.Unmarshal(raw, &v)
-		if (err == nil) == holdsNUL(v) {
-			t.Fatalf("CheckJSONText(%q) = %v, NUL in the decoded value: %v", raw, err, holdsNUL(v))
+		// A U+FFFD the document did not hold (literally or as \uFFFD) is a surrogate escape
+		// encoding/json could not pair.
+		replaced := countRune(v, 0xFFFD) > strings.Count(string(raw), "\uFFFD")+fffdEscapes(raw)
+		if (err == nil) == (holdsNUL(v) || replaced) {
+			t.Fatalf("CheckJSONText(%q) = %v, NUL in the decoded value: %v, a surrogate replaced: %v", raw, err, holdsNUL(v), replaced)
 		}
 	})
+}
+
+// TestCheckJSONTextSurrogates: half of a surrogate pair is refused, naming the field; a pair is
+// text.
+func TestCheckJSONTextSurrogates(t *testing.T) {
+	for raw, want := range map[string]string{
+		`[{"name":"a\ud800b"}]`:     `body[0].name holds an unpaired UTF-16 surrogate escape (\uD800)`,
+		`{"a":"\udc00"}`:            `a holds an unpaired UTF-16 surrogate escape (\uDC00)`,
+		`{"a":"\ud800\u0041"}`:      `a holds an unpaired UTF-16 surrogate escape (\uD800)`,
+		`{"a":"\ud83d\ude00 ok"}`:   ``,
+		`{"a":"\\ud800"}`:           ``,
+		`{"a":"\uFFFD and \ufffd"}`: ``,
+		`{"a":"\ud800"}`:            `a holds an unpaired UTF-16 surrogate escape (\uD800)`,
+	} {
+		got := ""
+		if err := CheckJSONText([]byte(raw)); err != nil {
+			got = err.Error()
+		}
+		if got != want {
+			t.Errorf("CheckJSONText(%s) = %q, want %q", raw, got, want)
+		}
+	}
+}
+
+// fffdEscapes counts the \uFFFD escapes of raw in lower or mixed case (a backslash escapes the
+// byte after it); strings.Count above counts the upper-case ones.
+func fffdEscapes(raw []byte) int {
+	n := 0
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '\\' {
+			continue
+		}
+		if c, ok := hexEscape(raw, i); ok && c == 0xFFFD {
+			n++
+		}
+		i++
+	}
+	return n
+}
+
+func countRune(v any, r rune) int {
+	n := 0
+	switch x := v.(type) {
+	case string:
+		n += strings.Count(x, string(r))
+	case []any:
+		for _, e := range x {
+			n += countRune(e, r)
+		}
+	case map[string]any:
+		for k, e := range x {
+			n += strings.Count(k, string(r)) + countRune(e, r)
+		}
+	}
+	return n
 }
 
 func holdsNUL(v any) bool {
