@@ -166,6 +166,9 @@ func (ct ChainTypes) ValidateAddresses(path string, m map[string][]string) ([]Ad
 		if _, err := ct.Parse(k); err != nil {
 			return nil, httpx.BadRequest("%s: %v", f, err)
 		}
+		if m[k] == nil { // null, as "addresses": null is, not an empty list that would empty the set
+			return nil, httpx.BadRequest("%s.%s: must be an array of addresses, not null", f, k)
+		}
 		for i, a := range m[k] {
 			ref, err := ct.NormalizeRef(k, a)
 			if err != nil {

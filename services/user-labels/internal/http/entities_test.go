@@ -111,6 +111,7 @@ func TestEntityValidation(t *testing.T) {
 			`addresses: unknown chain type "ethereum" (want one of evm, bitcoin, tron, solana, dogecoin, ton)`},
 		{"addresses missing", `{"name":"x"}`, `addresses: required (an object {chainType: [address, ...]})`},
 		{"addresses missing in an item", `[{"addresses":{}},{"name":"x","addresses":null}]`, `entities[1].addresses: required (an object {chainType: [address, ...]})`},
+		{"a chain type's list null", `{"addresses":{"evm":null}}`, `addresses.evm: must be an array of addresses, not null`},
 		{"addresses wrong type", `{"addresses":["` + evmAddr(1) + `"]}`, `body: field "addresses" must be an object {chainType: [address, ...]}, not an array`},
 		{"unknown field", `[{"addresses":{},"type":"cex"}]`, `entities[0]: unknown field "type"`},
 		{"shareable wrong type", `{"addresses":{},"shareable":"yes"}`, `body: field "shareable" must be a boolean, not a string`},
