@@ -16,7 +16,7 @@ import (
 func (s *Reader) entityPairCount(ctx context.Context, f TransferFilter, g string) (int, error) {
 	b := s.newb(sqlb{rows: true})
 	c := append([]string{"e.grp = " + b.arg(g), b.entityPairSingle(f), "e.side = ANY(" + b.arg(flowSides(f.Flow)) + "::smallint[])"},
-		b.rangeConds(f, "e.usd", "e.value")...)
+		b.pairRangeConds(f)...)
 	c = append(c, b.entityPairSides(f)...)
 	if len(f.Chains) > 0 {
 		c = append(c, b.anyOf("e.chain", f.Chains))
@@ -88,6 +88,8 @@ func (b *sqlb) entityPairSingleParts(f TransferFilter) (is, not []string, outsid
 			not = append(not, "e.usd <= 0")
 		}
 	}
+	none, any := b.pairTies(f)
+	is, not = append(is, none...), append(not, any...)
 	if f.TimeFrom.IsZero() && f.TimeTo.IsZero() {
 		return is, not, ""
 	}
@@ -116,7 +118,7 @@ func (b *sqlb) entityPairSingleParts(f TransferFilter) (is, not []string, outsid
 // entry per transfer in range instead of the entity's rows. Columns: bucket, count, usd.
 func (b *sqlb) entityPairRangeHistogramSQL(f TransferFilter, g, gran string) string {
 	trunc := func(col string) string { return "date_trunc('" + gran + "', " + col + ", 'UTC')" }
-	c := append(append(b.entityPairConds(f, g), b.entityPairSingle(f)), b.rangeConds(f, "e.usd", "e.value")...)
+	c := append(append(b.entityPairConds(f, g), b.entityPairSingle(f)), b.pairRangeConds(f)...)
 	singles := "SELECT " + trunc("e.bucket") + " AS b, e.usd FROM transfers.entity_pair_rows e WHERE " + strings.Join(c, " AND ")
 	rest := "SELECT " + trunc("t.block_time") + ", coalesce(t.usd, 0)::numeric FROM " +
 		b.entityPairRows(f, g, "block_time, usd", time.Time{}, time.Time{}) + " AND " + b.entityPairNotSingle(f)

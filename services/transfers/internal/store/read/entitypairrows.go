@@ -50,19 +50,63 @@ func (b *sqlb) entityPairConds(f TransferFilter, g string) []string {
 	}
 	// Amounts and USD are never negative, so a pair row holds a transfer at or above a lower
 	// bound only if its sum is at or above it; an upper bound decides only single-transfer rows.
+	// Both against the bound rounded as the sums' terms are (pairBound), so the rows kept are a
+	// superset of those holding a match (the transfers' own figures decide, in the probe).
 	if f.USDGte != nil {
-		c = append(c, "e.usd >= "+b.arg(*f.USDGte))
+		c = append(c, "e.usd >= "+b.pairBound(*f.USDGte))
 	}
 	if f.ValueGte != nil {
-		c = append(c, "e.value >= "+b.arg(*f.ValueGte))
+		c = append(c, "e.value >= "+b.pairBound(*f.ValueGte))
 	}
 	if f.USDLte != nil {
-		c = append(c, "(e.n > 1 OR e.usd <= "+b.arg(*f.USDLte)+")")
+		c = append(c, "(e.n > 1 OR e.usd <= "+b.pairBound(*f.USDLte)+")")
 	}
 	if f.ValueLte != nil {
-		c = append(c, "(e.n > 1 OR e.value <= "+b.arg(*f.ValueLte)+")")
+		c = append(c, "(e.n > 1 OR e.value <= "+b.pairBound(*f.ValueLte)+")")
 	}
 	return c
+}
+
+// pairBound is a value or USD bound as a pair row's sums hold its terms: entity_pair_rows sums
+// each transfer's float8 as numeric, which keeps 15 significant digits, so a single transfer's
+// row holds its figure rounded (1266.89916334383 for 1266.899163343833). Rounding is monotone:
+// a figure at or above a bound rounds to at or above the rounded bound, and a rounded figure
+// other than the rounded bound compares with it as the figure does with the bound; a row whose
+// figure rounds to the rounded bound itself is decided by its transfer (pairTies).
+func (b *sqlb) pairBound(v float64) string {
+	return b.arg(v) + "::float8::numeric"
+}
+
+// pairRangeConds are f's value and USD ranges on a pair row of one transfer (e.usd, e.value)
+// against the rounded bounds (pairBound), exact for rows other than pairTies.
+func (b *sqlb) pairRangeConds(f TransferFilter) []string {
+	var c []string
+	for _, r := range []struct {
+		cond string
+		v    *float64
+	}{{"e.usd >=", f.USDGte}, {"e.usd <=", f.USDLte}, {"e.value >=", f.ValueGte}, {"e.value <=", f.ValueLte}} {
+		if r.v != nil {
+			c = append(c, r.cond+" "+b.pairBound(*r.v))
+		}
+	}
+	return c
+}
+
+// pairTies are the conditions that a pair row's figures equal none of f's rounded bounds, and
+// their negations: a single-transfer row whose figure rounds to a bound cannot be decided from
+// the row (the transfer may lie on either side of the bound) and is read as rows of several are.
+func (b *sqlb) pairTies(f TransferFilter) (none, any []string) {
+	for _, r := range []struct {
+		col string
+		v   *float64
+	}{{"e.usd", f.USDGte}, {"e.usd", f.USDLte}, {"e.value", f.ValueGte}, {"e.value", f.ValueLte}} {
+		if r.v != nil {
+			at := b.pairBound(*r.v)
+			// n = 1 in the tie, so a USD tie is found through entity_pair_rows_usd (n = 1).
+			none, any = append(none, r.col+" <> "+at), append(any, "(e.n = 1 AND "+r.col+" = "+at+")")
+		}
+	}
+	return none, any
 }
 
 // entityPairRows renders the pair-row-driven read of group g's transfers matching f: for each pair
