@@ -15,6 +15,7 @@ import (
 	"github.com/chainintel/chainintel/libs/address"
 	"github.com/chainintel/chainintel/libs/chains"
 	"github.com/chainintel/chainintel/libs/render"
+	taclient "github.com/chainintel/chainintel/services/token-analytics/client"
 	"github.com/chainintel/chainintel/services/transfers/internal/query"
 	"github.com/chainintel/chainintel/services/transfers/internal/store"
 	ulclient "github.com/chainintel/chainintel/services/user-labels/client"
@@ -51,10 +52,10 @@ type App struct {
 	store      Store
 	labels     UserLabels
 	chains     *chains.Set
-	tags       Tags             // nil: no intelligence service (tags.go)
-	tokens     *registryChecker // nil: no token registry; pricing ids are not checked (tokens.go)
-	entities   *registryChecker // nil: no intelligence; the read model's names only (entities.go)
-	intelTypes *entityRegistry  // with entities: intelligence's entity types, for the 400
+	tags       Tags                 // nil: no intelligence service (tags.go)
+	tokens     *taclient.KnownCache // nil: no token registry; pricing ids are not checked (tokens.go)
+	entities   *taclient.KnownCache // nil: no intelligence; the read model's names only (entities.go)
+	intelTypes *entityRegistry      // with entities: intelligence's entity types, for the 400
 }
 
 // New returns the app. labels may be nil when no user-labels service is configured: then no

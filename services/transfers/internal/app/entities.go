@@ -27,7 +27,7 @@ const typeKey = "type:"
 // all there are.
 func WithEntities(e Entities, o EntityOptions) Option {
 	reg := &entityRegistry{e: e}
-	rc := newChecker(reg, o, checkerNames{metric: "transfers_entity_checks_unchecked_total",
+	rc := newChecker(reg, o, nil, checkerNames{metric: "transfers_entity_checks_unchecked_total",
 		desc: "entity and entity type filters taken unchecked because intelligence could not be asked",
 		warn: "intelligence unavailable: entity and type filters the read model does not know are answered unchecked (matching nothing)"})
 	return func(a *App) { a.entities, a.intelTypes = rc, reg }
@@ -83,5 +83,5 @@ func (a *App) unknownNames(ctx context.Context, names []string) (string, error) 
 	if a.entities == nil {
 		return names[0], nil
 	}
-	return a.entities.unknown(ctx, names)
+	return a.entities.Unknown(ctx, names)
 }
