@@ -48,6 +48,9 @@ func (s *Reader) entityPairCount(ctx context.Context, f TransferFilter, g string
 // Other pair rows are decided by their transfers.
 func (b *sqlb) entityPairSingle(f TransferFilter) string {
 	is, _, _ := b.entityPairSingleParts(f)
+	// A row of one transfer at a rounded bound stays single, decided by its transfer (pairTies;
+	// here only: its arguments belong to this statement, and entityPairNotSingle has no tie arm).
+	is = append(is, b.pairTies(f)...)
 	// The window's hours, for the index (entityPairNotSingle's reads have them from entityPairConds).
 	w := newWindow(f.TimeFrom, f.TimeTo)
 	if !f.TimeFrom.IsZero() {
@@ -85,11 +88,10 @@ func (b *sqlb) entityPairSingleParts(f TransferFilter) (is, not []string, outsid
 	if f.USDGte != nil || f.USDLte != nil {
 		is = append(is, "e.usd > 0")
 		if f.USDGte == nil || *f.USDGte <= 0 {
-			not = append(not, "e.usd <= 0")
+			// n = 1 as well (n <> 1 is an arm of its own), so entity_pair_rows_usd serves it.
+			not = append(not, "(e.n = 1 AND e.usd <= 0)")
 		}
 	}
-	none, any := b.pairTies(f)
-	is, not = append(is, none...), append(not, any...)
 	if f.TimeFrom.IsZero() && f.TimeTo.IsZero() {
 		return is, not, ""
 	}

@@ -92,21 +92,23 @@ func (b *sqlb) pairRangeConds(f TransferFilter) []string {
 	return c
 }
 
-// pairTies are the conditions that a pair row's figures equal none of f's rounded bounds, and
-// their negations: a single-transfer row whose figure rounds to a bound cannot be decided from
-// the row (the transfer may lie on either side of the bound) and is read as rows of several are.
-func (b *sqlb) pairTies(f TransferFilter) (none, any []string) {
+// pairTies are, for each of f's value and USD bounds, the condition that a row of one transfer
+// (read through entityPairSingle) is decided by its figure: it does not round to the bound
+// (pairBound), or its transfer's own figure meets f (read through the natural key's fields of
+// the row, entityPairProbe). Deciding ties here, not by sending them to the rows read transfer
+// by transfer, keeps entityPairNotSingle to what entity_pair_rows_multi serves.
+func (b *sqlb) pairTies(f TransferFilter) []string {
+	var none []string
 	for _, r := range []struct {
 		col string
 		v   *float64
 	}{{"e.usd", f.USDGte}, {"e.usd", f.USDLte}, {"e.value", f.ValueGte}, {"e.value", f.ValueLte}} {
 		if r.v != nil {
-			at := b.pairBound(*r.v)
-			// n = 1 in the tie, so a USD tie is found through entity_pair_rows_usd (n = 1).
-			none, any = append(none, r.col+" <> "+at), append(any, "(e.n = 1 AND "+r.col+" = "+at+")")
+			none = append(none, "("+r.col+" <> "+b.pairBound(*r.v)+" OR EXISTS "+
+				b.entityPairProbe(f, "1", time.Time{}, time.Time{}, "transfers.transfers")+")")
 		}
 	}
-	return none, any
+	return none
 }
 
 // entityPairRows renders the pair-row-driven read of group g's transfers matching f: for each pair
