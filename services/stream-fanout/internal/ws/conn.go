@@ -79,6 +79,9 @@ type conn struct {
 	paused    atomic.Int64 // monoNow() until which the writer waits (the quota could not be checked)
 	catching  atomic.Bool  // a reconnect is reading the topic back, or waiting for the connection it takes over to save
 	released  atomic.Bool
+	// slowCounted: the connection was counted as dropped slow once (a full queue and a timed-out
+	// write can both happen before the kick ends it).
+	slowCounted atomic.Bool
 	// ended is closed once end has saved the session (nil for the REST calls' stand-in
 	// connections, which never end).
 	ended   chan struct{}
@@ -212,7 +215,7 @@ func (c *conn) drain() {
 			if err != nil {
 				if c.ctx.Err() == nil {
 					reason := writeFailedReason(err)
-					if reason == slowWriteReason && !c.released.Load() {
+					if reason == slowWriteReason && !c.released.Load() && c.slowCounted.CompareAndSwap(false, true) {
 						c.h.o.Metrics.slowDropped(slowWriteTimeout)
 					}
 					c.kick(reason)

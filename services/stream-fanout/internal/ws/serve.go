@@ -77,7 +77,7 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, id Identity, cn Conn
 	c := &conn{h: h, ws: wsc, cc: cw.cc, id: id, token: token, q: newQueue(queueSize{h.o.QueueSize, h.o.QueuePerFilter, h.o.QueueMax}), ctx: ctx, cancel: cancel,
 		admitted: admitted, ended: make(chan struct{})}
 	c.q.onFull = func() {
-		if !c.released.Load() { // a queue filling behind a connection already ending drops no client
+		if !c.released.Load() && c.slowCounted.CompareAndSwap(false, true) { // a queue filling behind a connection already ending drops no client
 			h.o.Metrics.slowDropped(slowQueueFull)
 		}
 		c.kick(slowReason)
