@@ -98,6 +98,7 @@ replace (
 require (
 	github.com/chainintel/chainintel/proto v0.0.0
 	github.com/chainintel/chainintel/services/edge v0.0.0
+	github.com/chainintel/chainintel/services/token-analytics v0.0.0
 	github.com/chainintel/chainintel/services/user-labels v0.0.0
 	github.com/coder/websocket v1.8.15
 	github.com/google/uuid v1.6.0
@@ -115,5 +116,6 @@ require (
 
 replace (
 	github.com/chainintel/chainintel/services/edge => ../edge
+	github.com/chainintel/chainintel/services/token-analytics => ../token-analytics
 	github.com/chainintel/chainintel/services/user-labels => ../user-labels
 )
