@@ -3,12 +3,14 @@ package intelligence
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chainintel/chainintel/libs/httpx"
+	"github.com/chainintel/chainintel/libs/pgstore/pgtest"
 )
 
 // feed GETs a change feed page and returns it with diff_seq and diff_ts checked (growing, within
@@ -43,7 +45,9 @@ func feed(t *testing.T, api *testAPI, path string, start time.Time) (string, map
 	// A last page of an oldest-first feed carries the position after it, to poll on with: the
 	// last item's diff_seq (checked, then removed with it).
 	if page["hasMore"] == false && page["pageToken"] != nil {
-		if tok, _ := page["pageToken"].(string); last == 0 || tok != strconv.FormatFloat(last, 'f', 0, 64) {
+		// An empty page's is the feed's head, past every item of earlier pages.
+		if tok, _ := page["pageToken"].(string); last != 0 && tok != strconv.FormatFloat(last, 'f', 0, 64) ||
+			last == 0 && strings.TrimLeft(tok, "0123456789") != "" {
 			t.Fatalf("%s: last page's pageToken %v, last diff_seq %v: %s", path, page["pageToken"], last, body)
 		}
 		delete(page, "pageToken")
@@ -123,9 +127,19 @@ func TestChangeFeeds(t *testing.T) {
 
 	// Nothing changed after now.
 	later := time.Now().Add(time.Minute).UTC().Format(time.RFC3339)
+	// An empty first page carries the feed's position (its head), to poll on from; a token past
+	// the head is none a page gave.
+	var head int64
+	if err := pgtest.Pool(t).QueryRow(ctx, "SELECT max(seq) FROM intel.change_log").Scan(&head); err != nil {
+		t.Fatal(err)
+	}
 	code, body := api.do(t, "GET", "/intelligence/entities/updates?since="+later, "", nil)
-	if code != 200 || body != `{"items":[],"hasMore":false,"latest_diff_ts":null}` {
-		t.Fatalf("empty feed: %d %s", code, body)
+	if want := fmt.Sprintf(`{"items":[],"hasMore":false,"pageToken":"%d","latest_diff_ts":null}`, head); code != 200 || body != want {
+		t.Fatalf("empty feed: %d %s, want %s", code, body, want)
+	}
+	code, body = api.do(t, "GET", fmt.Sprintf("/intelligence/entities/updates?pageToken=%d", head+1), "", nil)
+	if code != 400 || body != `{"error":"pageToken: not a token this API returned"}` {
+		t.Fatalf("token past the head: %d %s", code, body)
 	}
 	for q, msg := range map[string]string{
 		"since=yesterday":   `since: time \"yesterday\" must be Unix milliseconds or RFC 3339`,

@@ -56,6 +56,7 @@ type Store interface {
 	AddressUpdates(ctx context.Context, q store.UpdatesQuery) ([]store.AddressUpdate, error)
 	TagUpdates(ctx context.Context, q store.UpdatesQuery) ([]store.TagUpdate, error)
 	AddressTagUpdates(ctx context.Context, q store.UpdatesQuery) ([]store.AddressTagUpdate, error)
+	ChangeLogHead(ctx context.Context) (int64, error)
 }
 
 // UserLabels is the user-labels service as the app uses it.

@@ -35,7 +35,7 @@ func page[T any](items []T, limit int, q store.UpdatesQuery, change func(T) stor
 		items, p.HasMore = items[:limit], true
 	}
 	if len(items) == 0 && !q.Desc && q.After > 0 {
-		p.PageToken = strconv.FormatInt(q.After, 10)
+		p.PageToken = strconv.FormatInt(q.After, 10) // kept (emptyPage checks it)
 	}
 	if len(items) > 0 {
 		last := change(items[len(items)-1])
@@ -70,30 +70,59 @@ func (s *Service) chainOf(chainType string) string {
 // predicted entity, its cluster ids), as the enriched lookup's toggles do; it applies to the
 // addresses feed.
 func (s *Service) Updates(ctx context.Context, kind string, q store.UpdatesQuery, inc EnrichOptions) (UpdatesPage, error) {
+	p, n, err := s.updatesPage(ctx, kind, q, inc)
+	if err != nil || n > 0 {
+		return p, err
+	}
+	return s.emptyPage(ctx, p, q)
+}
+
+// emptyPage gives an empty page of an oldest-first feed the position to poll on from (the
+// feed's head when it was asked without a token; a given token is kept), and refuses a token
+// past the head, which no page gave: it would skip the changes up to it.
+func (s *Service) emptyPage(ctx context.Context, p UpdatesPage, q store.UpdatesQuery) (UpdatesPage, error) {
+	if q.Desc && q.After == 0 {
+		return p, nil
+	}
+	head, err := s.Store.ChangeLogHead(ctx)
+	if err != nil {
+		return UpdatesPage{}, err
+	}
+	if q.After > head {
+		return UpdatesPage{}, invalid("pageToken", "not a token this API returned")
+	}
+	if !q.Desc && q.After == 0 {
+		p.PageToken = strconv.FormatInt(head, 10)
+	}
+	return p, nil
+}
+
+// updatesPage reads a page of kind's feed; n is how many changes it holds.
+func (s *Service) updatesPage(ctx context.Context, kind string, q store.UpdatesQuery, inc EnrichOptions) (p UpdatesPage, n int, err error) {
 	limit := q.Limit
 	q.Limit++
 	switch kind {
 	case "entities":
 		us, err := s.Store.EntityUpdates(ctx, q)
-		return page(us, limit, q, func(u store.EntityUpdate) store.Change { return u.Change }), err
+		return page(us, limit, q, func(u store.EntityUpdate) store.Change { return u.Change }), len(us), err
 	case "addresses":
 		us, err := s.Store.AddressUpdates(ctx, q)
 		if err != nil {
-			return UpdatesPage{}, err
+			return UpdatesPage{}, 0, err
 		}
 		if err := s.includeInUpdates(ctx, us, inc); err != nil {
-			return UpdatesPage{}, err
+			return UpdatesPage{}, 0, err
 		}
-		return page(us, limit, q, func(u store.AddressUpdate) store.Change { return u.Change }), nil
+		return page(us, limit, q, func(u store.AddressUpdate) store.Change { return u.Change }), len(us), nil
 	case "tags":
 		us, err := s.Store.TagUpdates(ctx, q)
-		return page(us, limit, q, func(u store.TagUpdate) store.Change { return u.Change }), err
+		return page(us, limit, q, func(u store.TagUpdate) store.Change { return u.Change }), len(us), err
 	default:
 		us, err := s.Store.AddressTagUpdates(ctx, q)
 		for i := range us {
 			us[i].Chain = s.chainOf(us[i].ChainType)
 		}
-		return page(us, limit, q, func(u store.AddressTagUpdate) store.Change { return u.Change }), err
+		return page(us, limit, q, func(u store.AddressTagUpdate) store.Change { return u.Change }), len(us), err
 	}
 }
 

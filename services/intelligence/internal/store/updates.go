@@ -153,6 +153,19 @@ func updates[T any](ctx context.Context, s *Store, stmts updatesSQL, q UpdatesQu
 	return out, nil
 }
 
+//go:embed sql/change_log_head.sql
+var changeLogHeadSQL string
+
+// ChangeLogHead returns the newest change's sequence number (0 when there is none): the
+// position of every feed at this moment (sql/change_log_head.sql).
+func (s *Store) ChangeLogHead(ctx context.Context) (int64, error) {
+	var head int64
+	if err := s.pool.QueryRow(ctx, changeLogHeadSQL).Scan(&head); err != nil {
+		return 0, fmt.Errorf("change log head: %w", err)
+	}
+	return head, nil
+}
+
 // EntityUpdates returns entity changes selected by q, in sequence order.
 func (s *Store) EntityUpdates(ctx context.Context, q UpdatesQuery) ([]EntityUpdate, error) {
 	return updates(ctx, s, updatesEntitiesSQL, q, []any{null(q.EntityIDs), null(q.EntityType)}, func(r pgx.CollectableRow) (EntityUpdate, error) {
