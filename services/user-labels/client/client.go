@@ -113,7 +113,10 @@ func (c *Client) lookup(ctx context.Context, addrs []AddressRef, additions bool)
 	}
 	for start := 0; start == 0 || start < len(addrs); start += MaxLookupBatch {
 		var part Lookup
-		chunk := append([]AddressRef{}, addrs[start:min(start+MaxLookupBatch, len(addrs))]...)
+		chunk := addrs[start:min(start+MaxLookupBatch, len(addrs))]
+		if chunk == nil {
+			chunk = []AddressRef{} // no addresses (an additions-only call): [], not null
+		}
 		var q url.Values
 		if additions && start == 0 {
 			q = url.Values{"additions": {"true"}}

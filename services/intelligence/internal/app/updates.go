@@ -26,16 +26,13 @@ type UpdatesPage struct {
 
 // page cuts items (limit plus one read to tell whether more follow) to a page of q's feed. Its
 // pageToken is the position after the page: in the newest-first orders while more follow; in
-// the oldest-first orders always (the given token again for an empty page), so a client that
-// has caught up polls on with it and gets exactly the changes logged since, where `since` =
-// latest_diff_ts, which includes its bound, would repeat the newest one.
+// the oldest-first orders always (an empty page's: emptyPage), so a client that has caught up
+// polls on with it and gets exactly the changes logged since, where `since` = latest_diff_ts,
+// which includes its bound, would repeat the newest one.
 func page[T any](items []T, limit int, q store.UpdatesQuery, change func(T) store.Change) UpdatesPage {
 	p := UpdatesPage{}
 	if len(items) > limit {
 		items, p.HasMore = items[:limit], true
-	}
-	if len(items) == 0 && !q.Desc && q.After > 0 {
-		p.PageToken = strconv.FormatInt(q.After, 10) // kept (emptyPage checks it)
 	}
 	if len(items) > 0 {
 		last := change(items[len(items)-1])
@@ -77,9 +74,9 @@ func (s *Service) Updates(ctx context.Context, kind string, q store.UpdatesQuery
 	return s.emptyPage(ctx, p, q)
 }
 
-// emptyPage gives an empty page of an oldest-first feed the position to poll on from (the
-// feed's head when it was asked without a token; a given token is kept), and refuses a token
-// past the head, which no page gave: it would skip the changes up to it.
+// emptyPage gives an empty page of an oldest-first feed the position to poll on from (the token
+// it was asked with, or the feed's head when none), and refuses a token past the head, which no
+// page gave: it would skip the changes up to it.
 func (s *Service) emptyPage(ctx context.Context, p UpdatesPage, q store.UpdatesQuery) (UpdatesPage, error) {
 	if q.Desc && q.After == 0 {
 		return p, nil
@@ -91,7 +88,11 @@ func (s *Service) emptyPage(ctx context.Context, p UpdatesPage, q store.UpdatesQ
 	if q.After > head {
 		return UpdatesPage{}, invalid("pageToken", "not a token this API returned")
 	}
-	if !q.Desc && q.After == 0 {
+	switch {
+	case q.Desc:
+	case q.After > 0:
+		p.PageToken = strconv.FormatInt(q.After, 10)
+	default:
 		p.PageToken = strconv.FormatInt(head, 10)
 	}
 	return p, nil

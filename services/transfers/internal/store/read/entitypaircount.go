@@ -50,7 +50,9 @@ func (b *sqlb) entityPairSingle(f TransferFilter) string {
 	is, _, _ := b.entityPairSingleParts(f)
 	// A row of one transfer at a rounded bound stays single, decided by its transfer (pairTies;
 	// here only: its arguments belong to this statement, and entityPairNotSingle has no tie arm).
-	is = append(is, b.pairTies(f)...)
+	if ties := b.pairTies(f); ties != "" {
+		is = append(is, ties)
+	}
 	// The window's hours, for the index (entityPairNotSingle's reads have them from entityPairConds).
 	w := newWindow(f.TimeFrom, f.TimeTo)
 	if !f.TimeFrom.IsZero() {

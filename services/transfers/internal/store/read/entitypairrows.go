@@ -92,23 +92,27 @@ func (b *sqlb) pairRangeConds(f TransferFilter) []string {
 	return c
 }
 
-// pairTies are, for each of f's value and USD bounds, the condition that a row of one transfer
-// (read through entityPairSingle) is decided by its figure: it does not round to the bound
-// (pairBound), or its transfer's own figure meets f (read through the natural key's fields of
-// the row, entityPairProbe). Deciding ties here, not by sending them to the rows read transfer
-// by transfer, keeps entityPairNotSingle to what entity_pair_rows_multi serves.
-func (b *sqlb) pairTies(f TransferFilter) []string {
-	var none []string
+// pairTies is the condition that a row of one transfer (read through entityPairSingle) is
+// decided by its figures: none of them rounds to one of f's value and USD bounds (pairBound), or
+// its transfer's own figures meet f (read through the row's fields, entityPairProbe, which
+// checks every range). Deciding ties here, not by sending them to the rows read transfer by
+// transfer, keeps entityPairNotSingle to what entity_pair_rows_multi serves. Empty without
+// ranges.
+func (b *sqlb) pairTies(f TransferFilter) string {
+	var ties []string
 	for _, r := range []struct {
 		col string
 		v   *float64
 	}{{"e.usd", f.USDGte}, {"e.usd", f.USDLte}, {"e.value", f.ValueGte}, {"e.value", f.ValueLte}} {
 		if r.v != nil {
-			none = append(none, "("+r.col+" <> "+b.pairBound(*r.v)+" OR EXISTS "+
-				b.entityPairProbe(f, "1", time.Time{}, time.Time{}, "transfers.transfers")+")")
+			ties = append(ties, r.col+" = "+b.pairBound(*r.v))
 		}
 	}
-	return none
+	if len(ties) == 0 {
+		return ""
+	}
+	return "(NOT (" + strings.Join(ties, " OR ") + ") OR EXISTS " +
+		b.entityPairProbe(f, "1", time.Time{}, time.Time{}, "transfers.transfers") + ")"
 }
 
 // entityPairRows renders the pair-row-driven read of group g's transfers matching f: for each pair
