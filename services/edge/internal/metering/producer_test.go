@@ -150,8 +150,6 @@ func TestProducerRetriesUntilPublished(t *testing.T) {
 			p := metering.NewProducer(pub, metering.ProducerOptions{Batch: 16, Backoff: time.Millisecond, MaxBackoff: 4 * time.Millisecond})
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			done := make(chan struct{})
-			go func() { _ = p.Run(ctx); close(done) }()
 			const calls = 300
 			for i := 0; i < calls; i++ {
 				id := ""
@@ -162,6 +160,10 @@ func TestProducerRetriesUntilPublished(t *testing.T) {
 					t.Fatal("dropped with room in the queue")
 				}
 			}
+			// Started once the calls are queued, so its batches are full (16) and each refusal
+			// writes half of one: a batch taken as a single call would write nothing of it.
+			done := make(chan struct{})
+			go func() { _ = p.Run(ctx); close(done) }()
 			waitFor(t, "10 refused publishes", func() bool { r, _, _ := pub.state(); return r >= 10 })
 			if atShutdown {
 				cancel()
