@@ -79,14 +79,24 @@ func TestSwapParameters(t *testing.T) {
 // /transfers/histogram does.
 func TestSimpleHistogramFilters(t *testing.T) {
 	e := world(t)
-	sameJSON(t, e.get(t, nil, "/transfers/histogram/simple?tokens=usd-coin&usdGte=600"), http.StatusOK,
-		`[{"time":"2026-01-01T00:00:00Z","count":2,"usd":2000},{"time":"2026-01-04T00:00:00Z","count":1,"usd":9900}]`)
-	for _, q := range []string{"from=" + tw.U1, "to=type:cex", "base=binance&counterparties=" + tw.U2, "tokens=usd-coin&usdGte=600",
-		"valueGte=2&valueLte=10", "base=binance&flow=in&timeLast=30d", "from=!" + tw.U1 + "&chains=ethereum"} {
+	// Its parameters (API.md): base, chains, flow and the window, answered as the API-tier route
+	// answers them at 1d.
+	for _, q := range []string{"", "base=binance", "base=binance&flow=in&timeLast=30d", "base=binance&flow=out&chains=ethereum",
+		"chains=ethereum", "timeGte=2026-01-02T00:00:00Z&timeLte=2026-01-05T00:00:00Z"} {
 		want := e.get(t, nil, "/transfers/histogram?granularity=1d&"+q)
 		sameJSON(t, e.get(t, nil, "/transfers/histogram/simple?"+q), http.StatusOK, string(want.body))
 	}
-	// granularity is not one of its parameters: ignored, like any unknown parameter (daily buckets).
-	sameJSON(t, e.get(t, nil, "/transfers/histogram/simple?granularity=1h"), http.StatusOK,
-		string(e.get(t, nil, "/transfers/histogram/simple").body))
+	// The other /transfers filters are the API tier's (/transfers/histogram): this public, keyless
+	// route ignores them like any parameter it does not take, so they change nothing, and
+	// granularity neither (daily buckets).
+	all := e.get(t, nil, "/transfers/histogram/simple")
+	base := e.get(t, nil, "/transfers/histogram/simple?base=binance")
+	for _, q := range []string{"from=" + tw.U1, "to=type:cex", "tokens=usd-coin&usdGte=600", "valueGte=2&valueLte=10",
+		"usdLte=1", "from=!" + tw.U1, "granularity=1h"} {
+		sameJSON(t, e.get(t, nil, "/transfers/histogram/simple?"+q), http.StatusOK, string(all.body))
+		if filtered := e.get(t, nil, "/transfers/histogram?granularity=1d&"+q); string(filtered.body) == string(all.body) {
+			t.Errorf("%s: the filtered histogram equals the unfiltered one; the world does not tell them apart", q)
+		}
+	}
+	sameJSON(t, e.get(t, nil, "/transfers/histogram/simple?base=binance&counterparties="+tw.U2), http.StatusOK, string(base.body))
 }

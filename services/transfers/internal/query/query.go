@@ -273,9 +273,12 @@ func (p Parser) Histogram(q url.Values) (Histogram, error) {
 	return h, nil
 }
 
-// SimpleHistogram parses GET /transfers/histogram/simple: daily buckets, every /transfers filter.
+// SimpleHistogram parses GET /transfers/histogram/simple: daily buckets of base, chains, flow and
+// the window (API.md). The other /transfers filters are /transfers/histogram's, which is API tier
+// only: this route is public and keyless, so it ignores them like any parameter it does not take
+// rather than answer a filtered histogram past the tier gate, its credits and its rate limit.
 func (p Parser) SimpleHistogram(q url.Values) (Histogram, error) {
-	if err := known(q, transferFilters...); err != nil {
+	if err := known(q, append([]string{"base", "chains", "flow"}, timeParams...)...); err != nil {
 		return Histogram{}, err
 	}
 	t, err := p.transferFilters(q)
