@@ -232,6 +232,25 @@ func TestUserLabelsThroughEdge(t *testing.T) {
 	ulExpectJSON(t, "bob DELETE entity", p.Do(t, http.MethodDelete, "/user/entities/"+id, bob, nil), 404, `{"error":"no user entity \"`+id+`\""}`)
 	ulExpectJSON(t, "alice DELETE entity", p.Do(t, http.MethodDelete, "/user/entities/"+id, alice, nil), 200, `{"deleted":1}`)
 
+	// Additions to an operator entity count for their owner in /transfers until the owner
+	// removes them (DELETE on the slug); bob has none to remove.
+	slug := "e2e-op-" + randHex(4)
+	ulExpectJSON(t, "alice only_add operator", p.Do(t, http.MethodPut, "/user/entities/only_add/"+slug, alice, map[string]any{"addresses": map[string][]string{"evm": {upper}}}),
+		200, `{"id":"`+slug+`","addresses":{"evm":["`+wallet+`"]}}`)
+	ulEventually(t, 30*time.Second, 1100*time.Millisecond, func() error {
+		to, err := ulTransferTo(t, p, alice, slug)
+		if err == nil && to.Address != wallet {
+			err = fmt.Errorf("alice's transfer of %s is to %s", slug, to.Address)
+		}
+		return err
+	})
+	ulExpectJSON(t, "bob DELETE additions", p.Do(t, http.MethodDelete, "/user/entities/"+slug, bob, nil), 404, `{"error":"no user entity \"`+slug+`\""}`)
+	ulExpectJSON(t, "alice DELETE additions", p.Do(t, http.MethodDelete, "/user/entities/"+slug, alice, nil), 200, `{"deleted":1}`)
+	ulExpectJSON(t, "alice DELETE additions again", p.Do(t, http.MethodDelete, "/user/entities/"+slug, alice, nil), 404, `{"error":"no user entity \"`+slug+`\""}`)
+	time.Sleep(1100 * time.Millisecond) // /transfers is heavy: one request a second per key
+	ulExpectJSON(t, "alice /transfers of the slug without additions", p.Do(t, http.MethodGet, "/transfers?base="+slug, alice, nil),
+		404, `{"error":"base: unknown entity \"`+slug+`\""}`)
+
 	// Limits hold through the edge.
 	r = p.Do(t, http.MethodPost, "/user/labels", alice, []map[string]string{{"name": strings.Repeat("n", 257), "note": "", "address": wallet, "chainType": "evm"}})
 	ulExpectJSON(t, "name of 257", r, 400, `{"error":"labels[0].name: at most 256 characters (got 257)"}`)

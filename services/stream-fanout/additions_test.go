@@ -73,7 +73,14 @@ func (l *additionsLabels) set(addrs ...string) {
 // announce publishes what user-labels publishes after an only_add on exch by user.
 func (w *world) announce(user string, addrs ...string) {
 	w.t.Helper()
-	ch := &eventsv1.UserChange{UserId: user, Kind: eventsv1.UserChange_KIND_ENTITY_ADDITIONS, Op: eventsv1.UserChange_OP_UPSERT, EntityId: "exch"}
+	w.announceOp(eventsv1.UserChange_OP_UPSERT, user, addrs...)
+}
+
+// announceOp publishes a change of user's additions to exch with op: OP_DELETE is what
+// user-labels publishes when user removes them (DELETE /user/entities/exch), naming addrs.
+func (w *world) announceOp(op eventsv1.UserChange_Op, user string, addrs ...string) {
+	w.t.Helper()
+	ch := &eventsv1.UserChange{UserId: user, Kind: eventsv1.UserChange_KIND_ENTITY_ADDITIONS, Op: op, EntityId: "exch"}
 	for _, a := range addrs {
 		ch.Addresses = append(ch.Addresses, &eventsv1.AddressRef{ChainType: "evm", Address: a})
 	}
@@ -275,6 +282,45 @@ func TestAdditionsEditedLive(t *testing.T) {
 	w.untilProbe(false, owner, added, other, exch, len(filters), stranger)
 	out, marker = transferMsg(added, other, 5), transferMsg(exch, other, 7)
 	w.publish(out, marker)
+	owner.expectDeliveries(att, sent{of[0], marker}, sent{of[1], marker})
+	stranger.expectDeliveries(att, sent{sf[0], marker}, sent{sf[1], marker})
+}
+
+// TestAdditionsRemovedLive: once user-labels announces that the caller removed their additions
+// to an operator entity (KIND_ENTITY_ADDITIONS, OP_DELETE, naming the removed addresses), the
+// caller's live filters naming it stop matching them, and a filter the caller builds afterwards
+// (the replica's kept additions dropped) does not match them either.
+func TestAdditionsRemovedLive(t *testing.T) {
+	w := newWorld(t)
+	ul := newAdditionsLabels(t)
+	exch, added, other := addr(86), addr(87), addr(88)
+	w.attribute(exch, "exch", "cex", "")
+	ul.set(added)
+	r := w.start(func(c *streamfanout.Config) { c.UserLabelsURL = ul.url })
+	filters := []map[string]any{{"base": []string{"exch"}}, {"from": []string{"exch"}}}
+	owner := w.dial(r, ident("owner"), "")
+	of, _ := owner.subscribeAll(filters...)
+	stranger := w.dial(r, ident("stranger"), "")
+	sf, _ := stranger.subscribeAll(filters...)
+	att := []string{exch}
+
+	out, marker := transferMsg(added, other, 5), transferMsg(exch, other, 7)
+	w.publish(out, marker)
+	owner.expectDeliveries(att, sent{of[0], out}, sent{of[1], out}, sent{of[0], marker}, sent{of[1], marker})
+	stranger.expectDeliveries(att, sent{sf[0], marker}, sent{sf[1], marker})
+
+	ul.set()
+	w.announceOp(eventsv1.UserChange_OP_DELETE, "user-owner", added)
+	w.untilProbe(false, owner, added, other, exch, len(filters), stranger)
+	out, in, marker := transferMsg(added, other, 5), transferMsg(other, added, 6), transferMsg(exch, other, 7)
+	w.publish(out, in, marker)
+	owner.expectDeliveries(att, sent{of[0], marker}, sent{of[1], marker})
+	stranger.expectDeliveries(att, sent{sf[0], marker}, sent{sf[1], marker})
+
+	again := w.dial(r, ident("owner"), "")
+	af, _ := again.subscribeAll(filters...)
+	w.publish(out, marker)
+	again.expectDeliveries(att, sent{af[0], marker}, sent{af[1], marker})
 	owner.expectDeliveries(att, sent{of[0], marker}, sent{of[1], marker})
 	stranger.expectDeliveries(att, sent{sf[0], marker}, sent{sf[1], marker})
 }

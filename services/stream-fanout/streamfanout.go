@@ -251,6 +251,8 @@ func followUserChanges(ctx context.Context, t feed.Topic, hub *ws.Hub, log *slog
 		if proto.Unmarshal(m.Value, &ch) != nil || ch.GetEntityId() == "" {
 			return
 		}
+		// Whatever the op: an OP_DELETE (additions removed, a user entity deleted) changes what
+		// the filters naming the entity match as much as an OP_UPSERT does.
 		switch ch.GetKind() {
 		case eventsv1.UserChange_KIND_ENTITY_ADDITIONS:
 			hub.AdditionsChanged(user, ch.GetEntityId())

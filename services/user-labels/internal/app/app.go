@@ -56,6 +56,9 @@ type Store interface {
 	// operator entity count as one of the user's entities: an *OwnerLimitError when the user
 	// would then store more than maxEntities.
 	AddOperatorAdditions(ctx context.Context, user, entityID string, refs []AddressRef, max, maxEntities int) ([]AddressRef, error)
+	// DeleteOperatorAdditions removes all of the user's additions to an operator entity,
+	// freeing the entity slot they took, and returns 1, or 0 when there were none.
+	DeleteOperatorAdditions(ctx context.Context, user, entityID string) (int, error)
 	OperatorAdditions(ctx context.Context, user, entityID string) ([]AddressRef, error)
 	// AllOperatorAdditions returns the user's additions to every operator entity, by entity id.
 	AllOperatorAdditions(ctx context.Context, user string) (map[string][]AddressRef, error)
@@ -392,12 +395,20 @@ func (s *Service) AddAddresses(ctx context.Context, user, id string, addrs map[s
 	return Additions{EntityID: id, Addresses: Group(all)}, nil
 }
 
-// DeleteEntity deletes the user's entity id (its addresses with it).
+// DeleteEntity deletes the user's entity id (its addresses with it); for an operator entity id
+// it removes all of the user's additions to that entity. Either way nothing to delete is not
+// found.
 func (s *Service) DeleteEntity(ctx context.Context, user, id string) (int, error) {
-	if !client.IsUserEntityID(id) {
+	var n int
+	var err error
+	switch {
+	case client.IsUserEntityID(id):
+		n, err = s.store.DeleteEntity(ctx, user, id)
+	case IsOperatorEntityID(id):
+		n, err = s.store.DeleteOperatorAdditions(ctx, user, id)
+	default:
 		return 0, entityNotFound(id)
 	}
-	n, err := s.store.DeleteEntity(ctx, user, id)
 	if err != nil {
 		return 0, fmt.Errorf("delete entity %s: %w", id, err)
 	}

@@ -128,6 +128,11 @@ func TestChangesArePublishedThroughTheOutbox(t *testing.T) {
 	must(svc.AddAddresses(bg, user, id, map[string][]string{"evm": {addr(5), addr(6)}}))
 	must(svc.AddAddresses(bg, user, id, map[string][]string{"evm": {addr(6)}})) // nothing new: no event
 	must(svc.AddAddresses(bg, user, "binance", map[string][]string{"evm": {addr(7)}}))
+	must(svc.AddAddresses(bg, user, "kraken", map[string][]string{"evm": {addr(9), addr(8)}}))
+	must(svc.DeleteEntity(bg, user, "kraken"))
+	if _, err := svc.DeleteEntity(bg, user, "kraken"); err == nil { // nothing left: no event
+		t.Fatal("deleting additions twice succeeded")
+	}
 	many := make([]string, 101)
 	for i := range many {
 		many[i] = addr(1000 + i)
@@ -147,6 +152,8 @@ func TestChangesArePublishedThroughTheOutbox(t *testing.T) {
 		{UserId: user, Kind: entity, Op: upsert, EntityId: id, Addresses: refs(3, 4, 5)},
 		{UserId: user, Kind: entity, Op: upsert, EntityId: id, Addresses: refs(6)},
 		{UserId: user, Kind: additions, Op: upsert, EntityId: "binance", Addresses: refs(7)},
+		{UserId: user, Kind: additions, Op: upsert, EntityId: "kraken", Addresses: refs(8, 9)},
+		{UserId: user, Kind: additions, Op: del, EntityId: "kraken", Addresses: refs(8, 9)},
 		{UserId: user, Kind: entity, Op: del, EntityId: id, Addresses: refs(4, 5, 6)},
 	}
 	got := rec.wait(t, user, len(want))

@@ -62,6 +62,10 @@ var (
 	lockOwnerSQL string
 	//go:embed sql/all_operator_additions.sql
 	allOperatorAdditionsSQL string
+	//go:embed sql/lock_operator_additions.sql
+	lockOperatorAdditionsSQL string
+	//go:embed sql/delete_operator_additions.sql
+	deleteOperatorAdditionsSQL string
 )
 
 // CreateEntities creates every entity in one transaction, unless the user would then store more
@@ -320,7 +324,7 @@ func (s *Store) DeleteEntity(ctx context.Context, user, id string) (int, error) 
 func (s *Store) AddOperatorAdditions(ctx context.Context, user, entityID string, refs []app.AddressRef, max, maxEntities int) ([]app.AddressRef, error) {
 	var all []app.AddressRef
 	err := s.write(ctx, "add operator entity additions", func(tx pgx.Tx) (bool, error) {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('userdata.operator_additions:' || $1 || '/' || $2, 0))`, user, entityID); err != nil {
+		if _, err := tx.Exec(ctx, lockOperatorAdditionsSQL, user, entityID); err != nil {
 			return false, err
 		}
 		have, err := operatorAdditions(ctx, tx, user, entityID)
@@ -351,6 +355,38 @@ func (s *Store) AddOperatorAdditions(ctx context.Context, user, entityID string,
 		return true, s.enqueue(ctx, tx, s.change(user, eventsv1.UserChange_KIND_ENTITY_ADDITIONS, eventsv1.UserChange_OP_UPSERT, entityID, added)...)
 	})
 	return all, err
+}
+
+// DeleteOperatorAdditions removes all of the user's additions to operator entity entityID and
+// returns 1, or 0 when there were none. The operator entity then no longer counts as one of the
+// user's entities. It takes the lock AddOperatorAdditions takes, so an addition racing it lands
+// wholly before or after; the entity set's version moves and the removed addresses are
+// announced (KIND_ENTITY_ADDITIONS, OP_DELETE) in the same transaction.
+func (s *Store) DeleteOperatorAdditions(ctx context.Context, user, entityID string) (int, error) {
+	n := 0
+	err := s.write(ctx, "delete operator entity additions", func(tx pgx.Tx) (bool, error) {
+		if _, err := tx.Exec(ctx, lockOperatorAdditionsSQL, user, entityID); err != nil {
+			return false, err
+		}
+		rows, err := tx.Query(ctx, deleteOperatorAdditionsSQL, user, entityID)
+		if err != nil {
+			return false, err
+		}
+		gone, err := pgx.CollectRows(rows, pgx.RowToStructByPos[app.AddressRef])
+		if err != nil || len(gone) == 0 {
+			return false, err
+		}
+		if err := bumpEntities(ctx, tx, user); err != nil {
+			return false, err
+		}
+		app.SortRefs(gone)
+		n = 1
+		return true, s.enqueue(ctx, tx, s.change(user, eventsv1.UserChange_KIND_ENTITY_ADDITIONS, eventsv1.UserChange_OP_DELETE, entityID, gone)...)
+	})
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
 }
 
 // OperatorAdditions returns the user's additions to operator entity entityID.
