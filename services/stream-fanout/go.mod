@@ -104,6 +104,7 @@ require (
 	github.com/google/uuid v1.6.0
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/segmentio/kafka-go v0.4.51
+	golang.org/x/time v0.16.0
 	google.golang.org/protobuf v1.36.12
 )
 

@@ -141,8 +141,8 @@ func TestLostSessionRestoreKeepsUsedAndTheCap(t *testing.T) {
 	}
 
 	// A replica that saves only on a client's message (no checkpoint comes), with a cap of 2:
-	// a REST session (created under the cap; a subscribe message's is not, nor its restore) is
-	// lost, and the key creates 2 sessions meanwhile.
+	// a REST session (its restore is held to the cap; a subscribe message's is not) is lost,
+	// and the key creates 2 sessions meanwhile.
 	r2 := w.start(func(c *streamfanout.Config) { c.Checkpoint = time.Hour; c.MaxSessionsPerKey = 2 })
 	id2 := ident("klostcap")
 	var made struct {

@@ -15,7 +15,9 @@ import (
 // its queue, and a reconnect to its session is told the quota is spent and owes nothing.
 func TestQuotaSpentReaderStaysOpen(t *testing.T) {
 	w := newWorld(t)
-	r := w.start(nil)
+	// The client sends its 50 subscribes and the messages after them at once: more than the
+	// default burst of client messages (STREAM_MESSAGE_BURST), which is not what this tests.
+	r := w.start(func(c *streamfanout.Config) { c.MessageBurst = 100 })
 	id := ident("kqs")
 	id.Tier = "tiny"
 	c := w.dial(r, id, "")

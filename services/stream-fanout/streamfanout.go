@@ -97,7 +97,8 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		Served: served, Quotas: quotas, Window: cfg.Window, V2Window: cfg.V2Window, QueueSize: cfg.QueueSize,
 		QueuePerFilter: cfg.QueuePerFilter, QueueMax: cfg.QueueMax, SendBuffer: cfg.SendBuffer,
 		PingInterval: cfg.PingInterval, WriteTimeout: cfg.WriteTimeout, Writers: cfg.Writers, MaxConnsPerKey: cfg.MaxConnsPerKey,
-		MaxFilters: cfg.MaxFilters, MaxSessionsPerKey: cfg.MaxSessionsPerKey,
+		MaxFilters: cfg.MaxFilters, MaxSessionsPerKey: cfg.MaxSessionsPerKey, MaxSessionFilterBytes: cfg.MaxSessionFilterBytes,
+		MessageRate: cfg.MessageRate, MessageBurst: cfg.MessageBurst,
 		CreditLimit: creditLimit, Checkpoint: cfg.Checkpoint, OffsetsTTL: cfg.OffsetsTTL, Log: s.Log, Now: deps.Clock,
 	})
 	var loaded atomic.Bool

@@ -4,6 +4,7 @@ package config
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -53,9 +54,17 @@ type Config struct {
 	MaxConnsPerKey int `env:"MAX_CONNS_PER_KEY" envDefault:"20"`
 	MaxFilters     int `env:"MAX_FILTERS" envDefault:"50"`
 	// MaxSessionsPerKey caps the live sessions and v2 streams of a key (POST /ws/sessions and
-	// POST /ws/v2/streams over it are refused with 429).
-	MaxSessionsPerKey int           `env:"MAX_SESSIONS_PER_KEY" envDefault:"100"`
-	Checkpoint        time.Duration `env:"CHECKPOINT" envDefault:"5s"`
+	// POST /ws/v2/streams over it are refused with 429, a subscribe that would make a session
+	// with SESSION_LIMIT).
+	MaxSessionsPerKey int `env:"MAX_SESSIONS_PER_KEY" envDefault:"100"`
+	// MaxSessionFilterBytes bounds the JSON a session's filters are stored in, in Redis: a
+	// subscribe that would pass it is refused (INVALID_FILTER).
+	MaxSessionFilterBytes int `env:"MAX_SESSION_FILTER_BYTES" envDefault:"65536"`
+	// MessageRate (a second) and MessageBurst limit each connection's client messages: one over
+	// them is answered RATE_LIMITED, and MessageBurst of them in a row close the connection (1008).
+	MessageRate  float64       `env:"MESSAGE_RATE" envDefault:"10"`
+	MessageBurst int           `env:"MESSAGE_BURST" envDefault:"50"`
+	Checkpoint   time.Duration `env:"CHECKPOINT" envDefault:"5s"`
 	// OffsetsTTL is how long a read of the transfer topic's end, and of its first kept offsets,
 	// serves the replica's connects and resumes (one ListOffsets for many clients connecting at
 	// once). A resume whose replay finds the log's start moved since is still told of the gap.
@@ -144,6 +153,9 @@ func (c Config) Validate() error {
 	}
 	if c.QueueSize <= 0 || c.MaxConnsPerKey <= 0 || c.MaxFilters <= 0 || c.MaxSessionsPerKey <= 0 {
 		p.Addf("STREAM_QUEUE_SIZE, STREAM_MAX_CONNS_PER_KEY, STREAM_MAX_FILTERS and STREAM_MAX_SESSIONS_PER_KEY must be positive")
+	}
+	if c.MaxSessionFilterBytes <= 0 || c.MessageBurst <= 0 || !(c.MessageRate > 0) || math.IsInf(c.MessageRate, 0) {
+		p.Addf("STREAM_MAX_SESSION_FILTER_BYTES, STREAM_MESSAGE_BURST and STREAM_MESSAGE_RATE must be positive (STREAM_MESSAGE_RATE finite)")
 	}
 	return p.Err()
 }

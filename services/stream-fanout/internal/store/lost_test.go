@@ -115,9 +115,8 @@ func TestRestoreKeepsUsedAndTheCap(t *testing.T) {
 	}
 }
 
-// TestRestoreOfAWSSessionHasNoCap: a session made by a subscribe message was created with no
-// cap check, so it is stored again although its key is at its cap of REST sessions and v2
-// streams.
+// TestRestoreOfAWSSessionHasNoCap: a session made by a subscribe message is stored again
+// although its key is at its cap of live sessions and v2 streams, as a reconnect to it is taken.
 func TestRestoreOfAWSSessionHasNoCap(t *testing.T) {
 	rdb, _ := redistest.Client(t)
 	ctx := context.Background()

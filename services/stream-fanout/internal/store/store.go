@@ -405,8 +405,9 @@ func (s *Store) restore(ctx context.Context, id, owner string, ttl time.Duration
 	}
 	c, _ := json.Marshal(ss.Cursor)
 	seen := s.ms()
-	// A restore follows the rule its kind was created under: a subscribe message makes a "ws"
-	// session with no cap check, so one is stored again whatever its key holds.
+	// A "ws" session (made by a subscribe message) is stored again whatever its key holds, as a
+	// reconnect to it is taken: its connection serves it, and ending it for the cap would drop
+	// what it is owed. A REST session's or v2 stream's connection may be told to make one again.
 	if ss.Kind == "ws" {
 		sessionCap = 0
 	}

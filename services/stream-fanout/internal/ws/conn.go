@@ -96,6 +96,7 @@ type conn struct {
 	// bookE is the caller's labels book as last read, while the cache's gen is bookGen.
 	bookE   *bookEntry
 	bookGen uint64
+	guard   msgGuard // the client's message limit (reader only)
 }
 
 func (c *conn) current() (*engine.Sub, string) {
@@ -410,7 +411,7 @@ func aside(fn func()) {
 }
 
 func (c *conn) handle(b []byte) {
-	if c.closing.Load() {
+	if c.closing.Load() || !c.admitMessage(b) {
 		return
 	}
 	req, err := Decode(b)

@@ -46,9 +46,15 @@ type Options struct {
 	Writers        int           // goroutines writing to connections (default 4 per core)
 	MaxConnsPerKey int           // live connections per key across replicas (default 20)
 	MaxFilters     int           // filters per session (default 50)
-	// MaxSessionsPerKey caps the live sessions and v2 streams a key may create over REST, and
-	// those a connection may store again after Redis lost them (default 100).
+	// MaxSessionsPerKey caps the live sessions and v2 streams a key may create over REST or by
+	// a subscribe, and those a connection may store again after Redis lost them (default 100).
 	MaxSessionsPerKey int
+	// MaxSessionFilterBytes bounds the JSON a session's filters are stored in (default 64 KiB);
+	// MessageRate and MessageBurst limit each connection's client messages (default 10 a
+	// second, a burst of 50). See guard.go.
+	MaxSessionFilterBytes int
+	MessageRate           float64
+	MessageBurst          int
 	// CreditLimit answers a tier's credits a billing period and whether they are a limit (the
 	// edge's tier table: tiers.Tier.CreditLimit): a caller of a limited tier whose billed entity
 	// has spent them (the edge's live ledger, package ledger) is refused streams, and its open
@@ -94,6 +100,7 @@ func (o *Options) defaults() {
 	if o.MaxSessionsPerKey <= 0 {
 		o.MaxSessionsPerKey = 100
 	}
+	o.guardDefaults()
 	if o.LeaseSize <= 0 {
 		o.LeaseSize = 16
 	}

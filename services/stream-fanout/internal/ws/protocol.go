@@ -23,6 +23,11 @@ const (
 	CodeNoSession       = "NO_SESSION"
 	CodeTierRateLimited = "TIER_RATE_LIMITED"
 	CodeInternal        = "INTERNAL_ERROR"
+	// CodeSessionLimit refuses a subscribe that would make a session over the key's cap of live
+	// sessions and v2 streams; CodeRateLimited a message over the connection's message limit.
+	// Neither is in API.md's list: both refuse what the list's codes do not name.
+	CodeSessionLimit = "SESSION_LIMIT"
+	CodeRateLimited  = "RATE_LIMITED"
 )
 
 // Message types.

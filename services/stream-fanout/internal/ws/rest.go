@@ -60,27 +60,7 @@ func (h *Hub) create(ctx context.Context, id Identity, ss store.Session, ttl tim
 		}
 		return err
 	}
-	limit := h.o.MaxSessionsPerKey
-	n, err := h.o.Store.Live(ctx, ss.KeyID)
-	if err != nil {
-		return err
-	}
-	if n >= limit {
-		return &SessionLimitError{limit}
-	}
-	if err := h.o.Store.Create(ctx, ss, ttl); err != nil {
-		return err
-	}
-	if n, err = h.o.Store.Live(ctx, ss.KeyID); err == nil && n <= limit {
-		return nil
-	}
-	if _, derr := h.o.Store.Delete(context.WithoutCancel(ctx), ss.ID, ss.KeyID); derr != nil {
-		return derr
-	}
-	if err != nil {
-		return err
-	}
-	return &SessionLimitError{limit}
+	return h.storeCapped(ctx, ss, ttl)
 }
 
 // CreateSession makes an empty session a client connects to with ?session_id=; it waits the

@@ -229,8 +229,14 @@ func (c *conn) subscribe(req Request) error {
 		return err
 	}
 	rawJSON, _ := json.Marshal(req.Filters)
+	if err := c.checkFilterBytes(fid, rawJSON); err != nil {
+		return err
+	}
 	if _, id := c.current(); id == "" {
-		if err := c.create("ws", 0); err != nil {
+		var capped *SessionLimitError
+		if err := c.create(KindWS, 0); errors.As(err, &capped) {
+			return sessionLimitErr(capped)
+		} else if err != nil {
 			return err
 		}
 	}
@@ -318,9 +324,10 @@ func (c *conn) serves(sub *engine.Sub) bool {
 // errEnded is a claim or create that found the connection ended: it handed its session back.
 var errEnded = errors.New("the connection ended")
 
-// create makes a new session served by this connection from the engine's current positions.
-// The session is stored owned by this connection before anything is recorded for it here, and
-// attach hands it back when the connection ended meanwhile.
+// create makes a new session served by this connection from the engine's current positions,
+// unless its key is at its cap of live sessions and v2 streams (a *SessionLimitError, as for
+// REST). The session is stored owned by this connection before anything is recorded for it
+// here, and attach hands it back when the connection ended meanwhile.
 func (c *conn) create(kind string, seq int64) error {
 	var pos map[int]int64
 	e := c.h.o.Engine
@@ -330,7 +337,7 @@ func (c *conn) create(kind string, seq int64) error {
 	ss := store.Session{ID: uuid.NewString(), KeyID: c.id.KeyID, UserID: c.id.UserID, Kind: kind, Seq: seq, Created: c.h.o.Now(),
 		Owner: c.token, Cursor: pos, HasCursor: true}
 	// Not cancelled with the connection: a create that reached Redis is known to have.
-	if err := c.h.o.Store.Create(context.WithoutCancel(c.ctx), ss, c.h.o.Window); err != nil {
+	if err := c.h.storeCapped(c.ctx, ss, c.h.o.Window); err != nil {
 		return err
 	}
 	_, _, err := c.attach(ss, nil, nil, false)
