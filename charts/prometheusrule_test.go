@@ -257,3 +257,48 @@ func TestPrometheusRule(t *testing.T) {
 		}
 	}
 }
+
+// ChainintelBalancesPrunerIdle fires only when observations older than the retention can exist:
+// besides a day without pruning, balances consumed observations in the last day and in the day
+// before its retention (read from balances.env, as the service reads it), so a new install is
+// quiet; with the retention off (0) there is no pruner and no alert.
+func TestBalancesPrunerIdleAlert(t *testing.T) {
+	expr := func(sets ...string) (string, bool) {
+		t.Helper()
+		r := render(t, "./chainintel", nil, append([]string{"prometheusRule.enabled=true"}, sets...)...)
+		for _, pr := range Of[*monitoringv1.PrometheusRule](r) {
+			for _, g := range pr.Spec.Groups {
+				for _, rule := range g.Rules {
+					if rule.Alert == "ChainintelBalancesPrunerIdle" {
+						return rule.Expr.String(), true
+					}
+				}
+			}
+		}
+		return "", false
+	}
+	const consumed = `increase(eventbus_consumed_total{group="balances.chain.balances.v1"}[1d]`
+	for _, c := range []struct {
+		sets      []string
+		retention string
+	}{
+		{nil, "72h"},
+		{[]string{"balances.env.OBSERVATION_RETENTION=120h"}, "120h"},
+		{[]string{"balances.env.BALANCES_OBSERVATION_RETENTION=96h"}, "96h"},
+	} {
+		e, ok := expr(c.sets...)
+		if !ok {
+			t.Errorf("%v: no ChainintelBalancesPrunerIdle", c.sets)
+			continue
+		}
+		for _, want := range []string{"sum by (namespace) (increase(balances_observations_pruned_total[1d])) == 0",
+			consumed + ")) > 0", consumed + " offset " + c.retention + ")) > 0"} {
+			if !strings.Contains(e, want) {
+				t.Errorf("%v: ChainintelBalancesPrunerIdle %q lacks %q", c.sets, e, want)
+			}
+		}
+	}
+	if e, ok := expr("balances.env.OBSERVATION_RETENTION=0"); ok {
+		t.Errorf("retention off: ChainintelBalancesPrunerIdle still rendered: %q", e)
+	}
+}
