@@ -109,8 +109,10 @@ func TestCodeMetricsScan(t *testing.T) {
 	}
 }
 
-// Every metric a dashboard panel queries is made by the code (under its exported name); the
-// e2e TestDashboardMetricsExist checks the same against live services, where it runs.
+// Every metric a dashboard panel queries is made by the code (under its exported name), and a
+// service's dashboard queries eventbus_* only if the service runs a consumer (whose series
+// those are); the e2e TestDashboardMetricsExist checks the same against live services, where
+// it runs.
 func TestDashboardMetricsInCode(t *testing.T) {
 	have := codeMetrics(t)
 	files, err := filepath.Glob("chainintel/dashboards/*.json")
@@ -126,16 +128,46 @@ func TestDashboardMetricsInCode(t *testing.T) {
 		if err := json.Unmarshal(b, &d); err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
+		board := strings.TrimSuffix(filepath.Base(f), ".json")
+		consumes, isService := runsConsumer(t, board)
 		for _, p := range d.Panels {
 			for _, tg := range p.Targets {
 				for _, m := range promscrape.MetricNames(tg.Expr) {
 					if !have[m] {
 						t.Errorf("%s: panel %q queries %s, which no service makes", filepath.Base(f), p.Title, m)
 					}
+					if isService && !consumes && strings.HasPrefix(m, "eventbus_") {
+						t.Errorf("%s: panel %q queries %s, but %s runs no eventbus consumer", filepath.Base(f), p.Title, m, board)
+					}
 				}
 			}
 		}
 	}
+}
+
+// consumerCall is how a service starts an eventbus consumer.
+var consumerCall = regexp.MustCompile(`\b(service\.Consume|eventbus\.NewConsumer)\b`)
+
+// runsConsumer reports whether the code of services/<name> (tests aside) starts an eventbus
+// consumer, and whether there is such a service (the overview is not one).
+func runsConsumer(t *testing.T, name string) (consumes, isService bool) {
+	t.Helper()
+	root := filepath.Join("..", "services", name)
+	if _, err := os.Stat(root); err != nil {
+		return false, false
+	}
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || consumes || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		consumes = err == nil && consumerCall.Match(b)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return consumes, true
 }
 
 // alertTableMetrics lists the metrics docs/operations.md's "Metrics worth an alert" table
@@ -223,5 +255,50 @@ func TestPrometheusRule(t *testing.T) {
 		if !read[m] && !read[m+"_bucket"] {
 			t.Errorf("no alert reads %s (docs/operations.md, \"Metrics worth an alert\")", m)
 		}
+	}
+}
+
+// ChainintelBalancesPrunerIdle fires only when observations older than the retention can exist:
+// besides a day without pruning, balances consumed observations in the last day and in the day
+// before its retention (read from balances.env, as the service reads it), so a new install is
+// quiet; with the retention off (0) there is no pruner and no alert.
+func TestBalancesPrunerIdleAlert(t *testing.T) {
+	expr := func(sets ...string) (string, bool) {
+		t.Helper()
+		r := render(t, "./chainintel", nil, append([]string{"prometheusRule.enabled=true"}, sets...)...)
+		for _, pr := range Of[*monitoringv1.PrometheusRule](r) {
+			for _, g := range pr.Spec.Groups {
+				for _, rule := range g.Rules {
+					if rule.Alert == "ChainintelBalancesPrunerIdle" {
+						return rule.Expr.String(), true
+					}
+				}
+			}
+		}
+		return "", false
+	}
+	const consumed = `increase(eventbus_consumed_total{group="balances.chain.balances.v1"}[1d]`
+	for _, c := range []struct {
+		sets      []string
+		retention string
+	}{
+		{nil, "72h"},
+		{[]string{"balances.env.OBSERVATION_RETENTION=120h"}, "120h"},
+		{[]string{"balances.env.BALANCES_OBSERVATION_RETENTION=96h"}, "96h"},
+	} {
+		e, ok := expr(c.sets...)
+		if !ok {
+			t.Errorf("%v: no ChainintelBalancesPrunerIdle", c.sets)
+			continue
+		}
+		for _, want := range []string{"sum by (namespace) (increase(balances_observations_pruned_total[1d])) == 0",
+			consumed + ")) > 0", consumed + " offset " + c.retention + ")) > 0"} {
+			if !strings.Contains(e, want) {
+				t.Errorf("%v: ChainintelBalancesPrunerIdle %q lacks %q", c.sets, e, want)
+			}
+		}
+	}
+	if e, ok := expr("balances.env.OBSERVATION_RETENTION=0"); ok {
+		t.Errorf("retention off: ChainintelBalancesPrunerIdle still rendered: %q", e)
 	}
 }

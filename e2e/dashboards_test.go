@@ -26,12 +26,7 @@ var notInLocalStack = map[string]string{
 	"ingest/ingest_failing_rounds": "EVM ingest only",
 	"ingest/progress_eta_seconds":  "EVM ingest only", "ingest/progress_total": "EVM ingest only",
 	// Counters that appear with their first event.
-	"*/eventbus_handler_failures_total": "only after a handler fails",
-	"*/eventbus_dlq_total":              "only after an undecodable record",
-
 	"stream-fanout/stream_quota_refusals_total":         "only after a key's stream quota is spent",
-	"edge/edge_shed_total":                              "only after a call was shed",
-	"edge/edge_ratelimit_local_fallback_total":          "only while Redis is unreachable",
 	"transfers/transfers_entity_checks_unchecked_total": "only after intelligence did not answer a check",
 	"transfers/transfers_token_checks_unchecked_total":  "only after token-analytics did not answer a check",
 	// Series that appear with the first close that had hours due (the close runs every minute)

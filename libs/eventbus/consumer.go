@@ -159,7 +159,19 @@ func NewConsumer[M proto.Message](o ConsumerOptions, newMsg func() M, handle Han
 		metric.WithDescription("records between the partitions' ends and the group's committed offsets, read from the broker every LagInterval"))
 	c.ageGauge, _ = m.Float64ObservableGauge("eventbus_batch_age", metric.WithUnit("s"),
 		metric.WithDescription("seconds since the batch being handled was fetched; 0 between batches"))
+	// The counters start at zero under the consumer's labels: increase() over a series that
+	// first appears with its first record sees no increase, so the dead-letter alerts would
+	// miss the first record dead-lettered.
+	attrs := c.attrs()
+	for _, ctr := range []metric.Int64Counter{c.consumed, c.dlqCount, c.dlqRefused, c.failures} {
+		ctr.Add(context.Background(), 0, attrs)
+	}
 	return c
+}
+
+// attrs are the labels of the consumer's series: its topic and group ("" for a broadcast one).
+func (c *Consumer[M]) attrs() metric.MeasurementOption {
+	return metric.WithAttributes(attribute.String("topic", c.o.Topic), attribute.String("group", c.o.Group))
 }
 
 // groupReader is a consumer group's reader; a new group starts at start.
@@ -194,7 +206,7 @@ func groupReader(o ConsumerOptions, start int64) *kafka.Reader {
 // (within 30s of the end) before Run returns.
 func (c *Consumer[M]) Run(ctx context.Context) error {
 	defer func() { _ = c.Close() }()
-	attrs := metric.WithAttributes(attribute.String("topic", c.o.Topic), attribute.String("group", c.o.Group))
+	attrs := c.attrs()
 	stopObserving := c.observe(ctx, attrs)
 	defer stopObserving()
 	failures := 0

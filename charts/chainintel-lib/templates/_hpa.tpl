@@ -1,7 +1,8 @@
 {{/*
 chainintel-lib.hpa: a HorizontalPodAutoscaler on CPU (and memory when targetMemoryUtilizationPercentage
 is set) when autoscaling.enabled. Consumers gain nothing past the topics' partition count: with
-autoscaling.partitionBound, maxReplicas defaults to it and may not exceed it.
+autoscaling.partitionBound, maxReplicas defaults to it and may not exceed it. minReplicas above
+maxReplicas (set, or defaulted to the partitions) is refused, naming both.
 */}}
 {{- define "chainintel-lib.hpa" -}}
 {{- $a := .Values.autoscaling | default dict -}}
@@ -17,8 +18,15 @@ spec:
     apiVersion: apps/v1
     kind: Deployment
     name: {{ include "chainintel-lib.fullname" . }}
-  minReplicas: {{ $a.minReplicas | default 1 }}
-  maxReplicas: {{ include "chainintel-lib.maxReplicas" . }}
+  {{- $min := $a.minReplicas | default 1 | int }}
+  {{- $max := include "chainintel-lib.maxReplicas" . | int }}
+  {{- if gt $min $max }}
+  {{- $why := "" }}
+  {{- if and $a.partitionBound (not $a.maxReplicas) }}{{ $why = ", the topic partitions its consumers share" }}{{ end }}
+  {{- fail (printf "%s: autoscaling.minReplicas %d exceeds maxReplicas %d%s" (include "chainintel-lib.name" .) $min $max $why) }}
+  {{- end }}
+  minReplicas: {{ $min }}
+  maxReplicas: {{ $max }}
   metrics:
     - type: Resource
       resource:

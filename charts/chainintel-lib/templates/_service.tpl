@@ -1,4 +1,10 @@
-{{/* chainintel-lib.service: the ClusterIP Service in front of every pod of the service (http and ops ports). */}}
+{{/*
+chainintel-lib.service: the ClusterIP Service in front of every pod of the service (http and ops
+ports). Its http port is 8080 whatever ports.http is: every in-cluster URL of a peer names it
+(the edge's upstreams, the services' *_URL defaults such as intelligence's
+http://transfers:8080), and a chart cannot read another chart's values to follow an override.
+ports.http is the container's port, which targetPort http forwards to.
+*/}}
 {{- define "chainintel-lib.service" -}}
 {{- $svc := .Values.service | default dict -}}
 {{- $ports := .Values.ports | default dict -}}
@@ -18,7 +24,7 @@ spec:
     {{- include "chainintel-lib.selectorLabels" . | nindent 4 }}
   ports:
     - name: http
-      port: {{ $ports.http | default 8080 }}
+      port: 8080
       targetPort: http
       protocol: TCP
       appProtocol: http

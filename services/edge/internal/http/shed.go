@@ -1,6 +1,7 @@
 package http
 
 import (
+	"context"
 	"net/http"
 	"time"
 
@@ -38,6 +39,11 @@ func (s *Shedder) Middleware(rt routes.Route, next http.Handler) http.Handler {
 		return next
 	}
 	attrs := metric.WithAttributes(attribute.String("service", string(rt.Service)))
+	if s.shed != nil {
+		// The series starts at zero for each service a shed can name, so the alert's rate()
+		// sees the first 503 (a series born at 1 shows no rate).
+		s.shed.Add(context.Background(), 0, attrs)
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case slots <- struct{}{}:

@@ -9,6 +9,8 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/chainintel/chainintel/services/edge/internal/ratelimit"
 	"github.com/redis/go-redis/v9"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 )
 
 // A client that fails at once when Redis is stopped (no dial retries), as a test wants.
@@ -98,9 +100,15 @@ func TestSlowRedisIsNotAnOutage(t *testing.T) {
 	}
 	t.Cleanup(m.Close)
 	hook := &slowHook{}
-	l := ratelimit.New(outageClient(t, m.Addr(), hook), ratelimit.Options{Timeout: 40 * time.Millisecond, MaxLease: 1})
+	reader := sdkmetric.NewManualReader()
+	l := ratelimit.New(outageClient(t, m.Addr(), hook), ratelimit.Options{Timeout: 40 * time.Millisecond, MaxLease: 1,
+		MeterProvider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))})
 	lim := ratelimit.Limit{Rate: 1000, Burst: 1000}
 	ctx := context.Background()
+	// Both reasons are exported at 0 before any decision, so the alert sees the first outage.
+	if got := fallbacks(t, reader); len(got) != 2 || got["unreachable"] != 0 || got["slow"] != 0 {
+		t.Fatalf("edge_ratelimit_local_fallback_total of a fresh limiter: %v, want slow and unreachable at 0", got)
+	}
 	// Redis answers (a busy machine may miss the timeout now and then: the bound only guards
 	// against a hang).
 	for deadline := time.Now().Add(30 * time.Second); ; {
@@ -118,6 +126,10 @@ func TestSlowRedisIsNotAnOutage(t *testing.T) {
 		if l.Degraded() {
 			t.Fatalf("after %d late answers the limiter left Redis", i+1)
 		}
+	}
+	// Late answers count as slow, never as unreachable (which the alert watches).
+	if got := fallbacks(t, reader); got["slow"] < 10 || got["unreachable"] != 0 {
+		t.Fatalf("edge_ratelimit_local_fallback_total after 10 late answers: %v, want slow >= 10 and unreachable 0", got)
 	}
 	hook.slow.Store(false)
 	// The late command still on the wire finishes first; then decisions are Redis's again.
@@ -139,4 +151,31 @@ func TestSlowRedisIsNotAnOutage(t *testing.T) {
 	if !l.Degraded() {
 		t.Fatal("a stopped Redis did not take the limiter off it")
 	}
+	before := fallbacks(t, reader)["unreachable"]
+	l.Allow(ctx, "slow", lim)
+	if got := fallbacks(t, reader); got["unreachable"] <= before || got["unreachable"] == 0 {
+		t.Fatalf("edge_ratelimit_local_fallback_total while Redis is stopped: %v, want unreachable counting", got)
+	}
+}
+
+// fallbacks reads edge_ratelimit_local_fallback_total by reason.
+func fallbacks(t *testing.T, r *sdkmetric.ManualReader) map[string]int64 {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	if err := r.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int64{}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if m.Name != "edge_ratelimit_local_fallback_total" {
+				continue
+			}
+			for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {
+				reason, _ := dp.Attributes.Value("reason")
+				out[reason.AsString()] = dp.Value
+			}
+		}
+	}
+	return out
 }

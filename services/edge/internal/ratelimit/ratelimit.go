@@ -162,15 +162,24 @@ func New(rdb redis.UniversalClient, o Options) *Limiter {
 	m := mp.Meter("chainintel/edge/ratelimit")
 	l.decisions, _ = m.Int64Counter("edge_ratelimit_decisions_total", metric.WithDescription("rate-limit decisions by outcome"))
 	l.fallback, _ = m.Int64Counter("edge_ratelimit_local_fallback_total",
-		metric.WithDescription("decisions taken by the in-process limiter because Redis was unreachable"))
+		metric.WithDescription("decisions taken by the in-process limiter, by reason: unreachable (the limiter is off Redis: connection errors in a row, or no answer for EDGE_LIMITER_FALLBACK) or slow (this decision's Redis call missed EDGE_LIMITER_TIMEOUT or failed once; the next goes to Redis)"))
 	l.calls, _ = m.Int64Counter("edge_ratelimit_redis_calls_total",
 		metric.WithDescription("rate-limit calls to Redis (leases, single decisions and returned tokens)"))
+	if rdb != nil {
+		// Both reasons start at zero, so the alert's rate() sees the first outage.
+		l.fallback.Add(context.Background(), 0, unreachableAttr)
+		l.fallback.Add(context.Background(), 0, slowAttr)
+	}
 	return l
 }
 
 var (
 	allowedAttr = metric.WithAttributes(attribute.Bool("allowed", true))
 	refusedAttr = metric.WithAttributes(attribute.Bool("allowed", false))
+	// The reasons of a decision taken in process: the limiter is off Redis (an outage), or
+	// this one decision's Redis call failed while the limiter stays on Redis.
+	unreachableAttr = metric.WithAttributes(attribute.String("reason", "unreachable"))
+	slowAttr        = metric.WithAttributes(attribute.String("reason", "slow"))
 )
 
 // Allow takes one request from the budget named key.
@@ -186,6 +195,7 @@ func (l *Limiter) Allow(ctx context.Context, key string, lim Limit) Decision {
 
 func (l *Limiter) allow(ctx context.Context, key string, lim Limit) Decision {
 	if l.redis != nil {
+		reason := unreachableAttr
 		until := l.downUntil.Load()
 		if until == 0 || time.Now().UnixNano() >= until {
 			d, err := l.allowRedis(ctx, key, lim)
@@ -201,7 +211,9 @@ func (l *Limiter) allow(ctx context.Context, key string, lim Limit) Decision {
 				// The caller went away; do not blame Redis.
 				return Decision{Allowed: false, Limit: lim.Burst, RetryAfter: time.Second}
 			}
+			reason = slowAttr
 			if l.outage(err) {
+				reason = unreachableAttr
 				next := time.Now().Add(l.o.FallbackFor).UnixNano()
 				if l.downUntil.CompareAndSwap(until, next) && until == 0 {
 					l.o.Log.Warn("Redis unreachable for rate limiting; limiting in process (per replica) until it answers",
@@ -211,7 +223,7 @@ func (l *Limiter) allow(ctx context.Context, key string, lim Limit) Decision {
 			// Either way this request is decided in process, from the budget as Redis last
 			// described it; a slow answer does not take the limiter off Redis.
 		}
-		l.fallback.Add(ctx, 1)
+		l.fallback.Add(ctx, 1, reason)
 	}
 	return l.allowLocal(key, lim)
 }
