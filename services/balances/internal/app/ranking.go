@@ -104,9 +104,13 @@ func (a *App) EntityBalanceChanges(ctx context.Context, q RankingQuery) ([]Entit
 // rankedEntities values rows (ordered by entity) per entity and token at the prices in force
 // now and then; withUnits sets the entities' units (one token counted).
 func (a *App) rankedEntities(ctx context.Context, rows []store.EntityTokenBalance, now, then time.Time, withUnits bool) ([]EntityBalanceChange, error) {
-	keys := make([][2]string, 0, len(rows))
+	var keys [][2]string
+	seen := map[[2]string]bool{}
 	for _, r := range rows {
-		keys = append(keys, [2]string{r.Chain, r.Token})
+		if k := [2]string{r.Chain, r.Token}; !seen[k] {
+			seen[k] = true
+			keys = append(keys, k)
+		}
 	}
 	ts, err := a.tokens(ctx, keys)
 	if err != nil {
