@@ -40,6 +40,7 @@ type Store interface {
 	EntityAdditions(ctx context.Context, eq store.EntityAdditionsQuery) (map[[2]string]store.EntityAdditionsPage, error)
 	Subaccounts(ctx context.Context, owners []string, tokens [][2]string, limit int) ([]store.Subaccount, error)
 	SetHoldings(ctx context.Context, refs []store.Ref, chains []string) ([]store.AddressHolding, error)
+	EntityRanking(ctx context.Context, rq store.RankingQuery) ([]store.EntityTokenBalance, error)
 }
 
 // UserLabels is what the app asks user-labels (services/user-labels/client satisfies it).

@@ -130,14 +130,7 @@ func newEnv(t *testing.T) *env {
 func newEnvWith(t *testing.T, labels fakeLabels) *env {
 	t.Helper()
 	ctx := context.Background()
-	pool := pgtest.Pool(t)
-	if _, err := pool.Exec(ctx, `TRUNCATE balances.observations, balances.orphaned_blocks, balances.current,
-		balances.token_supply, balances.address_daily, balances.entity_change, balances.entity_current, balances.observed_tokens,
-		balances.market_tokens, balances.deployments, balances.prices, balances.price_days, balances.attributions, balances.entities,
-		balances.top_holders, balances.top_floor, balances.prune_horizon`); err != nil {
-		t.Fatal(err)
-	}
-	st := store.New(pool)
+	st := emptyStore(t)
 	check := func(err error) {
 		t.Helper()
 		if err != nil {
@@ -179,6 +172,19 @@ func newEnvWith(t *testing.T, labels fakeLabels) *env {
 	e := httpx.NewEngine(httpx.EngineOptions{Service: "balances"})
 	Register(e, app.New(st, labels, cs, app.WithClock(func() time.Time { return now })))
 	return &env{h: e, st: st}
+}
+
+// emptyStore is a store over the test database with every table emptied.
+func emptyStore(t *testing.T) *store.Store {
+	t.Helper()
+	pool := pgtest.Pool(t)
+	if _, err := pool.Exec(context.Background(), `TRUNCATE balances.observations, balances.orphaned_blocks, balances.current,
+		balances.token_supply, balances.address_daily, balances.entity_change, balances.entity_current, balances.observed_tokens,
+		balances.market_tokens, balances.deployments, balances.prices, balances.price_days, balances.attributions, balances.entities,
+		balances.top_holders, balances.top_floor, balances.prune_horizon`); err != nil {
+		t.Fatal(err)
+	}
+	return store.New(pool)
 }
 
 // as is the real router over ev's world for a caller whose view from user-labels is labels.

@@ -65,3 +65,40 @@ func FuzzParsers(f *testing.F) {
 		}
 	})
 }
+
+// The ranking's parser accepts only a complete request within its bounds, or refuses with a
+// parameter error.
+func FuzzParseEntityBalanceChanges(f *testing.F) {
+	for _, s := range []string{"", "orderBy=balanceUsd&orderDir=desc&interval=7d&limit=10",
+		"orderBy=balanceUnit&orderDir=asc&interval=30d&limit=100&pricingIds=ethereum&offset=10000",
+		"orderBy=balanceUsdPctChange&orderDir=asc&interval=14d&limit=1&balanceMin=-5&balanceMax=9223372036854775807",
+		"orderBy=balanceUsd&orderDir=desc&interval=7d&limit=0", "orderBy=x&orderDir=y&interval=1d&limit=101",
+		"orderBy=balanceUsd&orderDir=desc&interval=7d&limit=5&entityTags=a,b&negatedEntityTags=c&entityIds=&chains=ethereum",
+		"orderBy=balanceUsd&orderBy=balanceUsd&orderDir=desc&interval=7d&limit=5", "balanceMin=99999999999999999999"} {
+		f.Add(s)
+	}
+	orders := map[string]bool{}
+	for _, o := range rankingOrders {
+		orders[o] = true
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		q, err := url.ParseQuery(raw)
+		if err != nil {
+			return
+		}
+		rq, err := ParseEntityBalanceChanges(q)
+		if err != nil {
+			if !params.IsParamError(err) {
+				t.Fatalf("%q: %v is not a parameter error", raw, err)
+			}
+			return
+		}
+		switch {
+		case !orders[rq.OrderBy], rq.Days != 7 && rq.Days != 14 && rq.Days != 30,
+			rq.Limit < 1 || rq.Limit > MaxRankingLimit, rq.Offset < 0 || rq.Offset > MaxRankingOffset,
+			rq.BalanceMin != nil && rq.BalanceMax != nil && *rq.BalanceMin > *rq.BalanceMax,
+			strings.HasPrefix(rq.OrderBy, "balanceUnit") && len(rq.PricingIDs) != 1:
+			t.Fatalf("%q: %+v accepted", raw, rq)
+		}
+	})
+}

@@ -1,7 +1,9 @@
 package http
 
 import (
+	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -209,4 +211,120 @@ func ParseSubaccounts(param, path string, q url.Values) (SubaccountsQuery, error
 		return SubaccountsQuery{}, err
 	}
 	return SubaccountsQuery{Items: items, PricingID: id, Limit: limit}, nil
+}
+
+// Limits of the entity balance ranking.
+const (
+	MaxRankingLimit  = 100
+	MaxRankingOffset = 10000
+)
+
+// rankingOrders are orderBy's values; rankingIntervals interval's, in days.
+var (
+	rankingOrders = []string{app.OrderBalanceUSD, app.OrderBalanceUSDChange, app.OrderBalanceUSDPctChange, app.OrderBalanceUnit,
+		app.OrderBalanceUnitChange, app.OrderBalanceUnitPctChange}
+	rankingIntervals = map[string]int{"7d": 7, "14d": 14, "30d": 30}
+)
+
+// required reads a single-valued parameter that must be given.
+func required(q url.Values, name, what string) (string, error) {
+	s, err := params.One(q, name)
+	if err == nil && s == "" {
+		err = params.Errorf(name, "required (%s)", what)
+	}
+	return s, err
+}
+
+// ParseEntityBalanceChanges reads /intelligence/entity_balance_changes: orderBy, orderDir,
+// interval and limit (1..100) required; offset (0..10,000), the list filters (chains,
+// entityTypes, entityIds, entityTags, negatedEntityTags, pricingIds) and the integer USD bounds
+// balanceMin ≤ balanceMax optional. A unit order needs exactly one pricingIds value: units of
+// different tokens do not add up.
+func ParseEntityBalanceChanges(q url.Values) (app.RankingQuery, error) {
+	var rq app.RankingQuery
+	var err error
+	if _, err = required(q, "orderBy", "one of "+strings.Join(rankingOrders, ", ")); err != nil {
+		return rq, err
+	}
+	if rq.OrderBy, err = params.Enum(q, "orderBy", "", rankingOrders...); err != nil {
+		return rq, err
+	}
+	if _, err = required(q, "orderDir", "asc or desc"); err != nil {
+		return rq, err
+	}
+	dir, err := params.Enum(q, "orderDir", "", "asc", "desc")
+	if err != nil {
+		return rq, err
+	}
+	rq.Desc = dir == "desc"
+	iv, err := required(q, "interval", "7d, 14d or 30d")
+	if err != nil {
+		return rq, err
+	}
+	if rq.Days = rankingIntervals[iv]; rq.Days == 0 {
+		return rq, params.Errorf("interval", "must be one of 7d, 14d, 30d, got %q", trunc(iv))
+	}
+	if _, err = required(q, "limit", fmt.Sprintf("1 to %d", MaxRankingLimit)); err != nil {
+		return rq, err
+	}
+	if rq.Limit, err = params.Int(q, "limit", 0, 1, MaxRankingLimit); err != nil {
+		return rq, err
+	}
+	if rq.Offset, err = params.Int(q, "offset", 0, 0, MaxRankingOffset); err != nil {
+		return rq, err
+	}
+	if err = rankingFilters(q, &rq); err != nil {
+		return rq, err
+	}
+	if strings.HasPrefix(rq.OrderBy, "balanceUnit") && len(rq.PricingIDs) != 1 {
+		return rq, params.Errorf("orderBy", "%s needs exactly one pricingIds value (units of different tokens do not add up)", rq.OrderBy)
+	}
+	return rq, nil
+}
+
+// rankingFilters reads the ranking's list filters and USD bounds into rq.
+func rankingFilters(q url.Values, rq *app.RankingQuery) error {
+	for _, f := range []struct {
+		name string
+		dst  *[]string
+	}{{"chains", &rq.Chains}, {"entityTypes", &rq.EntityTypes}, {"entityIds", &rq.EntityIDs}, {"entityTags", &rq.EntityTags},
+		{"negatedEntityTags", &rq.NegatedEntityTags}, {"pricingIds", &rq.PricingIDs}} {
+		v, err := params.List(q, f.name)
+		if err != nil {
+			return err
+		}
+		*f.dst = v
+	}
+	var err error
+	if rq.BalanceMin, err = usdBound(q, "balanceMin"); err != nil {
+		return err
+	}
+	if rq.BalanceMax, err = usdBound(q, "balanceMax"); err != nil {
+		return err
+	}
+	if rq.BalanceMin != nil && rq.BalanceMax != nil && *rq.BalanceMin > *rq.BalanceMax {
+		return params.Errorf("balanceMin", "must be at most balanceMax (%d > %d)", int64(*rq.BalanceMin), int64(*rq.BalanceMax))
+	}
+	return nil
+}
+
+// usdBound reads an optional integer USD bound.
+func usdBound(q url.Values, name string) (*float64, error) {
+	s, err := params.One(q, name)
+	if err != nil || s == "" {
+		return nil, err
+	}
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return nil, params.Errorf(name, "must be an integer, got %q", trunc(s))
+	}
+	f := float64(v)
+	return &f, nil
+}
+
+func trunc(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "…"
+	}
+	return s
 }

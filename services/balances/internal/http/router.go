@@ -36,6 +36,7 @@ func Register(e *gin.Engine, a *app.App) {
 	e.GET("/token/balance/:id/:address", pathRoute(tokenRef, ParseTokenBalance, h.tokenBalance))
 	e.GET("/token/holders/:id", pathRoute(tokenRef, ParseHolders, h.holders))
 	e.GET("/token/holders/:id/:address", pathRoute(tokenRef, ParseHolders, h.holders))
+	e.GET("/intelligence/entity_balance_changes", pathRoute(noPath, ParseEntityBalanceChanges, h.entityBalanceChanges))
 	e.POST("/internal/balances/usd", httpx.BodyLimit(MaxInternalBody), h.usdTotals)
 }
 
@@ -128,6 +129,9 @@ func subaccounts(name string) func(*gin.Context) (SubaccountsQuery, error) {
 	}
 }
 
+// noPath is the path reading of a route whose path names nothing.
+func noPath(*gin.Context) (struct{}, error) { return struct{}{}, nil }
+
 // noQuery is the query reading of a route whose path reading reads its query too.
 func noQuery(url.Values) (struct{}, error) { return struct{}{}, nil }
 
@@ -205,6 +209,10 @@ func (h *handlers) tokenBalance(ctx context.Context, r app.TokenRef, q TokenBala
 
 func (h *handlers) holders(ctx context.Context, r app.TokenRef, q app.HoldersQuery) (any, error) {
 	return h.a.Holders(ctx, r, q)
+}
+
+func (h *handlers) entityBalanceChanges(ctx context.Context, _ struct{}, q app.RankingQuery) (any, error) {
+	return h.a.EntityBalanceChanges(ctx, q)
 }
 
 func (h *handlers) subaccountsByAddress(ctx context.Context, q SubaccountsQuery, _ struct{}) (any, error) {

@@ -348,11 +348,35 @@ func compareEntity(ctx context.Context, s *store.Store, m *balModel, e string, d
 			return err
 		}
 	}
+	if err := compareRanking(ctx, s, m, e, members, day); err != nil {
+		return err
+	}
 	cs, err := s.EntityChanges(ctx, e, modelChains)
 	if err != nil {
 		return err
 	}
 	return same("history of "+e, changeSeries(cs, days), m.series(members, days))
+}
+
+// compareRanking checks the entity's rows of the balance ranking (read_entity_ranking.sql):
+// its totals now and at the end of day, and no row zero both now and then.
+func compareRanking(ctx context.Context, s *store.Store, m *balModel, e string, members []string, day time.Time) error {
+	rows, err := s.EntityRanking(ctx, store.RankingQuery{Chains: modelChains, Day: day, EntityIDs: []string{e}})
+	if err != nil {
+		return err
+	}
+	now, prev := figures{}, figures{}
+	for _, r := range rows {
+		if r.Entity != e || r.Now.Sign() == 0 && r.Prev.Sign() == 0 {
+			return fmt.Errorf("ranking of %s: row %+v", e, r)
+		}
+		now.add(r.Chain, r.Token, r.Now)
+		prev.add(r.Chain, r.Token, r.Prev)
+	}
+	if err := same("ranking of "+e+" now", now.String(), m.currentSum(members).String()); err != nil {
+		return err
+	}
+	return same(fmt.Sprintf("ranking of %s at %s", e, day.Format("01-02")), prev.String(), m.sumAt(members, day).String())
 }
 
 // compareHolders checks every token's supply, address holders (with their entities) and

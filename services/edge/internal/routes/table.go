@@ -118,6 +118,7 @@ var Table = []Route{
 	get("/balances/entity/{entity}", Balances, Standard, 5),
 	get("/balances/solana/subaccounts/address/{addresses}", Balances, Standard, 1),
 	get("/balances/solana/subaccounts/entity/{entities}", Balances, Standard, 5),
+	get("/intelligence/entity_balance_changes", Balances, Standard, 5), // ranked from balances' per-entity totals
 	get("/history/address/{address}", Balances, Standard, 1),
 	get("/history/entity/{entity}", Balances, Standard, 2),
 	get("/portfolio/address/{address}", Balances, Standard, 1),

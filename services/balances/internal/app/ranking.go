@@ -1,0 +1,237 @@
+package app
+
+import (
+	"context"
+	"sort"
+	"time"
+
+	"github.com/chainintel/chainintel/services/balances/internal/store"
+)
+
+// What the entity balance ranking can be ordered by (/intelligence/entity_balance_changes).
+const (
+	OrderBalanceUSD           = "balanceUsd"
+	OrderBalanceUSDChange     = "balanceUsdChange"
+	OrderBalanceUSDPctChange  = "balanceUsdPctChange"
+	OrderBalanceUnit          = "balanceUnit"
+	OrderBalanceUnitChange    = "balanceUnitChange"
+	OrderBalanceUnitPctChange = "balanceUnitPctChange"
+)
+
+// RankingQuery is a request for the entity balance ranking. Nil filters are not applied.
+type RankingQuery struct {
+	OrderBy string
+	Desc    bool
+	Days    int // the interval: previous balances are those of the end of the UTC day Days days ago
+	Chains  []string
+	// EntityTypes, EntityIDs, EntityTags (any of), NegatedEntityTags (none of) and PricingIDs
+	// select what is counted.
+	EntityTypes, EntityIDs, EntityTags, NegatedEntityTags, PricingIDs []string
+	// BalanceMin and BalanceMax bound balanceUsd (inclusive) when set.
+	BalanceMin, BalanceMax *float64
+	Limit, Offset          int
+}
+
+// EntityBalanceChange is one entity of the ranking.
+type EntityBalanceChange struct {
+	EntityID        string               `json:"entityId"`
+	EntityName      string               `json:"entityName"`
+	EntityType      string               `json:"entityType"`
+	BalanceUSD      float64              `json:"balanceUsd"`
+	PrevBalanceUSD  float64              `json:"prevBalanceUsd"`
+	BalanceUnit     float64              `json:"balanceUnit"`
+	PrevBalanceUnit float64              `json:"prevBalanceUnit"`
+	TokenBalances   []TokenBalanceChange `json:"tokenBalances"`
+}
+
+// TokenBalanceChange is an entity's balance of one token (summed over chains) now and before.
+type TokenBalanceChange struct {
+	TokenID         string  `json:"tokenId"`
+	TokenSymbol     string  `json:"tokenSymbol"`
+	BalanceUSD      float64 `json:"balanceUsd"`
+	PrevBalanceUSD  float64 `json:"prevBalanceUsd"`
+	BalanceUnit     float64 `json:"balanceUnit"`
+	PrevBalanceUnit float64 `json:"prevBalanceUnit"`
+}
+
+// EntityBalanceChanges answers /intelligence/entity_balance_changes: the operator entities
+// ranked by their balances now against those of q.Days days ago. Now is valued at the prices in
+// force now, the previous balances (the snapshots of the end of the UTC day of now − q.Days) at
+// the prices in force at now − q.Days, as totalBalance24hAgo is for one day. The entity's units
+// are the sum of its tokens' units when q.PricingIDs names one token, else 0 (units of different
+// tokens do not add up; the http layer refuses a unit order without one pricing id).
+func (a *App) EntityBalanceChanges(ctx context.Context, q RankingQuery) ([]EntityBalanceChange, error) {
+	names, err := a.chainNames(q.Chains)
+	if err != nil {
+		return nil, err
+	}
+	now := a.now()
+	then := now.AddDate(0, 0, -q.Days)
+	rq := store.RankingQuery{Chains: names, Day: store.Day(then), EntityIDs: q.EntityIDs, Types: q.EntityTypes, Tags: q.EntityTags,
+		NegatedTags: q.NegatedEntityTags, PricingIDs: q.PricingIDs}
+	for _, c := range a.chains.Chains() {
+		rq.NativeChains, rq.NativePricingIDs = append(rq.NativeChains, c.Name), append(rq.NativePricingIDs, c.NativePricingID)
+	}
+	rows, err := a.st.EntityRanking(ctx, rq)
+	if err != nil {
+		return nil, err
+	}
+	ranked, err := a.rankedEntities(ctx, rows, now, then, len(q.PricingIDs) == 1)
+	if err != nil {
+		return nil, err
+	}
+	ranked = inBounds(ranked, q.BalanceMin, q.BalanceMax)
+	sortRanking(ranked, q.OrderBy, q.Desc)
+	page := []EntityBalanceChange{}
+	if q.Offset < len(ranked) {
+		page = ranked[q.Offset:min(q.Offset+q.Limit, len(ranked))]
+	}
+	ids := make([]string, len(page))
+	for i, e := range page {
+		ids[i] = e.EntityID
+	}
+	ents, err := a.st.Entities(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	for i := range page {
+		e := ents[page[i].EntityID]
+		page[i].EntityName, page[i].EntityType = e.Name, e.Type
+	}
+	return page, nil
+}
+
+// rankedEntities values rows (ordered by entity) per entity and token at the prices in force
+// now and then; withUnits sets the entities' units (one token counted).
+func (a *App) rankedEntities(ctx context.Context, rows []store.EntityTokenBalance, now, then time.Time, withUnits bool) ([]EntityBalanceChange, error) {
+	var keys [][2]string
+	seen := map[[2]string]bool{}
+	for _, r := range rows {
+		if k := [2]string{r.Chain, r.Token}; !seen[k] {
+			seen[k] = true
+			keys = append(keys, k)
+		}
+	}
+	ts, err := a.tokens(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	ids := pricingIDs(ts)
+	cur, err := a.st.PricesAt(ctx, ids, now)
+	if err != nil {
+		return nil, err
+	}
+	old, err := a.st.PricesAt(ctx, ids, then)
+	if err != nil {
+		return nil, err
+	}
+	var out []EntityBalanceChange
+	for i := 0; i < len(rows); {
+		j := i
+		for j < len(rows) && rows[j].Entity == rows[i].Entity {
+			j++
+		}
+		out = append(out, entityChange(rows[i:j], ts, cur, old, withUnits))
+		i = j
+	}
+	return out, nil
+}
+
+// entityChange sums one entity's rows per token (its id: the pricing id, else the contract)
+// and the tokens into the entity's totals, largest token first (ties by id).
+func entityChange(rows []store.EntityTokenBalance, ts map[[2]string]token, cur, old map[string]store.PricePoint, withUnits bool) EntityBalanceChange {
+	out := EntityBalanceChange{EntityID: rows[0].Entity, TokenBalances: []TokenBalanceChange{}}
+	idx := map[string]int{}
+	prices := map[string][2]float64{}
+	for _, r := range rows {
+		t := ts[[2]string{r.Chain, r.Token}]
+		i, ok := idx[t.ID]
+		if !ok {
+			i = len(out.TokenBalances)
+			idx[t.ID] = i
+			out.TokenBalances = append(out.TokenBalances, TokenBalanceChange{TokenID: t.ID, TokenSymbol: t.Symbol})
+			prices[t.ID] = [2]float64{cur[t.PricingID].Price, old[t.PricingID].Price}
+		}
+		tb := &out.TokenBalances[i]
+		tb.BalanceUnit += units(r.Now, t.Decimals)
+		tb.PrevBalanceUnit += units(r.Prev, t.Decimals)
+	}
+	for i := range out.TokenBalances {
+		tb := &out.TokenBalances[i]
+		p := prices[tb.TokenID]
+		tb.BalanceUSD, tb.PrevBalanceUSD = tb.BalanceUnit*p[0], tb.PrevBalanceUnit*p[1]
+	}
+	l := out.TokenBalances
+	sort.Slice(l, func(i, j int) bool {
+		if l[i].BalanceUSD != l[j].BalanceUSD {
+			return l[i].BalanceUSD > l[j].BalanceUSD
+		}
+		return l[i].TokenID < l[j].TokenID
+	})
+	for _, tb := range l {
+		out.BalanceUSD += tb.BalanceUSD
+		out.PrevBalanceUSD += tb.PrevBalanceUSD
+		if withUnits {
+			out.BalanceUnit += tb.BalanceUnit
+			out.PrevBalanceUnit += tb.PrevBalanceUnit
+		}
+	}
+	return out
+}
+
+// inBounds keeps the entities whose balanceUsd is within [lo, hi] (a nil bound is open).
+func inBounds(es []EntityBalanceChange, lo, hi *float64) []EntityBalanceChange {
+	if lo == nil && hi == nil {
+		return es
+	}
+	out := es[:0]
+	for _, e := range es {
+		if (lo == nil || e.BalanceUSD >= *lo) && (hi == nil || e.BalanceUSD <= *hi) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// rankValue is what orderBy orders e by; ok is false for a percentage change from 0, which has
+// no value and is ordered after every entity that has one, in either direction.
+func rankValue(e EntityBalanceChange, orderBy string) (v float64, ok bool) {
+	pct := func(now, prev float64) (float64, bool) {
+		if prev == 0 {
+			return 0, false
+		}
+		return (now - prev) / prev * 100, true
+	}
+	switch orderBy {
+	case OrderBalanceUSDChange:
+		return e.BalanceUSD - e.PrevBalanceUSD, true
+	case OrderBalanceUSDPctChange:
+		return pct(e.BalanceUSD, e.PrevBalanceUSD)
+	case OrderBalanceUnit:
+		return e.BalanceUnit, true
+	case OrderBalanceUnitChange:
+		return e.BalanceUnit - e.PrevBalanceUnit, true
+	case OrderBalanceUnitPctChange:
+		return pct(e.BalanceUnit, e.PrevBalanceUnit)
+	}
+	return e.BalanceUSD, true
+}
+
+// sortRanking orders es by orderBy (descending when desc), entities without a value last, ties
+// by entity id ascending, so pages of one ranking never overlap.
+func sortRanking(es []EntityBalanceChange, orderBy string, desc bool) {
+	sort.SliceStable(es, func(i, j int) bool {
+		vi, oki := rankValue(es[i], orderBy)
+		vj, okj := rankValue(es[j], orderBy)
+		switch {
+		case oki != okj:
+			return oki
+		case oki && vi != vj:
+			if desc {
+				return vi > vj
+			}
+			return vi < vj
+		}
+		return es[i].EntityID < es[j].EntityID
+	})
+}
