@@ -66,12 +66,12 @@ func (s *Service) pricedToken(ctx context.Context, id string) (Token, error) {
 	return ts[0], nil
 }
 
-// MarketData returns a token's current market data. The figures /token/trending shows (price, 24 h
-// volume, all-time high and low, circulating and total supply) are composed as there
+// MarketData returns a token's current market data. The figures /token/trending shows (price,
+// 24 h volume, all-time high and low, circulating and total supply) are composed as there
 // (trendingOf); the prices 24 h, 7, 30 and 180 days ago are those in force then (one
 // statement); the 24 h high and low are taken over the price in force 24 h ago, every stored
-// point since and the current price, so they hold however sparse the history (daily CSV
-// points only); the fully diluted value is price × total supply, null without a total supply.
+// point since and the current price, so they hold however sparse the history (daily CSV points
+// only); the fully diluted value is price × total supply, null without a total supply.
 func (s *Service) MarketData(ctx context.Context, id string) (MarketData, error) {
 	t, err := s.pricedToken(ctx, id)
 	if err != nil {
