@@ -159,6 +159,8 @@ func shapeSamples(t *testing.T, p *Platform, key string) map[string]string {
 		"pricingId": "ethereum", "pricingID": "ethereum", "id": "ethereum", "tokens": "ethereum", "query": "binance",
 		"timeLast": "30d", "granularity": "1d", "time": strconv.FormatInt(time.Now().UnixMilli(), 10),
 	}
+	// /token/price_change's pastTime: an hour ago, which the simulated market's history holds.
+	s["pastTime"] = strconv.FormatInt(time.Now().Add(-time.Hour).UnixMilli(), 10)
 	var info struct {
 		ServiceEntity *struct {
 			ID string `json:"id"`

@@ -181,6 +181,13 @@ var Table = []Route{
 	// Tokens and market data.
 	get("/token/trending", TokenAnalytics, Standard, 1),
 	get("/token/trending/{id}", TokenAnalytics, Standard, 1),
+	// A token's market data, price history, price change and addresses: single lookups of the
+	// registry and prices, priced like trending.
+	get("/token/market/{id}", TokenAnalytics, Standard, 1),
+	get("/token/price/history/{id}", TokenAnalytics, Standard, 1),
+	get("/token/price/history/{chain}/{address}", TokenAnalytics, Standard, 1),
+	get("/token/price_change/{id}", TokenAnalytics, Standard, 1),
+	get("/token/addresses/{id}", TokenAnalytics, Standard, 1),
 	get("/token/top", TokenAnalytics, Standard, 10),
 	get("/token/top_flow/{id}", TokenAnalytics, Heavy, 10),
 	get("/token/top_flow/{chain}/{address}", TokenAnalytics, Heavy, 10),

@@ -39,6 +39,12 @@ type Store interface {
 	ReserveSum(ctx context.Context, chain, token string, addresses []string) (string, error)
 	PriceHistory(ctx context.Context, id string, g Granularity, from, to time.Time) ([]Quote, error)
 	NetworkFigures(ctx context.Context, chains, pricingIDs []string) ([]NetworkFigures, error)
+	// RecentPriceHistory and NewestPriceHistory answer oldest first.
+	RecentPriceHistory(ctx context.Context, id string, from, to time.Time, limit int) ([]Quote, error)
+	NewestPriceHistory(ctx context.Context, id string, g Granularity, limit int) ([]Quote, error)
+	PricesInForceAt(ctx context.Context, id string, times []time.Time) ([]*float64, error)
+	PriceWindowExtremes(ctx context.Context, id string, from, to time.Time) (high, low *float64, err error)
+	FirstPriceTime(ctx context.Context, id string) (time.Time, error)
 }
 
 // Quote is one point of a coin's price history (GET /networks/history/{chain}).

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/url"
 	"testing"
+	"time"
 
 	"github.com/chainintel/chainintel/libs/chains"
 	"github.com/chainintel/chainintel/libs/params"
@@ -67,5 +68,25 @@ func FuzzPricingID(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, id string) {
 		checkParse(t, id, PricingID(id))
+	})
+}
+
+func FuzzParsePriceChangeAndHistory(f *testing.F) {
+	for _, s := range []string{"pastTime=2024-01-01T00:00:00Z", "pastTime=1700000000000", "pastTime=2026-01-10T14:30:00%2B02:00",
+		"pastTime=-1", "pastTime=99999999999999999999", "pastTime=1&pastTime=2", "pastTime=", "daily=true", "daily=0", "daily=yes", "%zz"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		q, err := url.ParseQuery(raw)
+		if err != nil {
+			return
+		}
+		past, err := ParsePriceChange(q, now)
+		checkParse(t, raw, err)
+		if err == nil && (past.After(now) || past.Before(time.Unix(0, 0))) {
+			t.Fatalf("%q: pastTime %s accepted", raw, past)
+		}
+		_, err = ParseHistory(q)
+		checkParse(t, raw, err)
 	})
 }

@@ -223,3 +223,29 @@ func trunc(s string) string {
 	}
 	return s
 }
+
+// ParseHistory checks /token/price/history's daily parameter (true or 1: daily points over the
+// whole stored history; false, 0 or absent: the finest points of the recent window).
+func ParseHistory(q url.Values) (daily bool, err error) {
+	return params.Bool(q, "daily", false)
+}
+
+// ParsePriceChange checks /token/price_change's pastTime: required, Unix milliseconds or RFC
+// 3339 as every time parameter (libs/params Time), and not after now.
+func ParsePriceChange(q url.Values, now time.Time) (time.Time, error) {
+	s, err := params.One(q, "pastTime")
+	if err != nil {
+		return time.Time{}, err
+	}
+	if s == "" {
+		return time.Time{}, params.Errorf("pastTime", "is required: Unix milliseconds or RFC 3339, such as 2024-01-01T00:00:00Z")
+	}
+	t, err := params.Time(s)
+	if err != nil {
+		return time.Time{}, params.Errorf("pastTime", "%v", err)
+	}
+	if t.After(now) {
+		return time.Time{}, params.Errorf("pastTime", "%s is in the future", t.Format(time.RFC3339Nano))
+	}
+	return t, nil
+}

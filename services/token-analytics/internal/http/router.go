@@ -1,6 +1,6 @@
 // Package http is the token-analytics service's HTTP layer: its public routes (reached through
-// the edge: /token/top, /token/top_flow/*, /token/volume/*, /token/trending*,
-// /marketdata/altcoin_index, /native/circulating, /networks/history/{chain}, /networks/status) and its /internal API (the market data of a
+// the edge: /token/top, /token/top_flow/*, /token/volume/*, /token/trending*, /token/market/*,
+// /token/price/history/*, /token/price_change/*, /token/addresses/*, /marketdata/altcoin_index, /native/circulating, /networks/history/{chain}, /networks/status) and its /internal API (the market data of a
 // token, for intelligence; which pricing ids the registry knows, for transfers). Handlers check parameters, call app, and map its errors to the one
 // error shape.
 package http
@@ -29,6 +29,11 @@ func Register(e *gin.Engine, svc *app.Service, set *chains.Set) {
 	e.GET("/token/volume/:id/:address", h.volume)
 	e.GET("/token/trending", h.trending)
 	e.GET("/token/trending/:id", h.trendingOne)
+	e.GET("/token/market/:id", h.marketData)
+	e.GET("/token/price/history/:id", h.priceHistory)
+	e.GET("/token/price/history/:id/:address", h.priceHistory)
+	e.GET("/token/price_change/:id", h.priceChange)
+	e.GET("/token/addresses/:id", h.addresses)
 	e.GET("/marketdata/altcoin_index", h.altcoinIndex)
 	e.GET("/native/circulating", h.circulating)
 	e.GET("/networks/history/:chain", h.networkHistory)
@@ -81,13 +86,16 @@ type handlers struct {
 	set *chains.Set
 }
 
-// fail maps an error to its status: bad parameters 400, unknown tokens 404, missing market
+// fail maps an error to its status: bad parameters and a past time before a token's first price
+// 400, unknown tokens 404, missing market
 // data 503, anything else 500 (details logged, never shown).
 func fail(c *gin.Context, err error) {
 	var pe *params.Error
 	switch {
 	case errors.As(err, &pe):
 		httpx.Error(c, http.StatusBadRequest, pe.Error())
+	case errors.Is(err, app.ErrNoPriceThen):
+		httpx.Error(c, http.StatusBadRequest, err.Error())
 	case errors.Is(err, app.ErrNotFound):
 		httpx.Error(c, http.StatusNotFound, err.Error())
 	case errors.Is(err, app.ErrNotConfigured):

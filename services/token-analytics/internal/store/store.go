@@ -101,6 +101,12 @@ var (
 
 	sqlLeaseTake    = load("lease_take")
 	sqlLeaseRelease = load("lease_release")
+
+	sqlPriceHistoryRecent  = load("price_history_recent")
+	sqlPriceHistoryNewest  = load("price_history_newest")
+	sqlPriceInForceTimes   = load("price_in_force_times")
+	sqlPriceWindowExtremes = load("price_window_extremes")
+	sqlPriceFirstTime      = load("price_first_time")
 )
 
 // Store is the market schema over a pgx pool. It is safe for concurrent use.

@@ -1,0 +1,80 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/chainintel/chainintel/services/token-analytics/internal/app"
+	"github.com/jackc/pgx/v5"
+)
+
+// RecentPriceHistory returns the points of id with from < time <= to, of the finest granularity
+// stored at each time (hourly where there is one, else daily), the newest limit of them, oldest
+// first, with market cap and volume (0 where the source gave none).
+func (s *Store) RecentPriceHistory(ctx context.Context, id string, from, to time.Time, limit int) ([]app.Quote, error) {
+	return s.quotes(ctx, "read recent price history", sqlPriceHistoryRecent, id, from, to, limit)
+}
+
+// NewestPriceHistory returns the newest limit points of granularity g of id, oldest first, with
+// market cap and volume (0 where the source gave none).
+func (s *Store) NewestPriceHistory(ctx context.Context, id string, g app.Granularity, limit int) ([]app.Quote, error) {
+	return s.quotes(ctx, "read price history", sqlPriceHistoryNewest, id, int16(g), limit)
+}
+
+// quotes runs a statement answering (time, price, market cap, volume) newest first and returns
+// its rows oldest first.
+func (s *Store) quotes(ctx context.Context, what, sql string, args ...any) ([]app.Quote, error) {
+	rows, err := s.pool.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (app.Quote, error) {
+		var q app.Quote
+		err := r.Scan(&q.Time, &q.USD, &q.MarketCap, &q.Volume24h)
+		q.Time = q.Time.UTC()
+		return q, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	slices.Reverse(out)
+	return out, nil
+}
+
+// PricesInForceAt returns the price in force at each of times (the newest point of any
+// granularity at or before it) of id, in the order of times; nil where there is none. One
+// statement, two index probes per time.
+func (s *Store) PricesInForceAt(ctx context.Context, id string, times []time.Time) ([]*float64, error) {
+	rows, err := s.pool.Query(ctx, sqlPriceInForceTimes, id, times)
+	if err != nil {
+		return nil, fmt.Errorf("prices of %s in force: %w", id, err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[*float64])
+	if err != nil {
+		return nil, fmt.Errorf("prices of %s in force: %w", id, err)
+	}
+	return out, nil
+}
+
+// PriceWindowExtremes returns the highest and lowest stored point of id with from < time <= to
+// (nil when there is none).
+func (s *Store) PriceWindowExtremes(ctx context.Context, id string, from, to time.Time) (high, low *float64, err error) {
+	if err := s.pool.QueryRow(ctx, sqlPriceWindowExtremes, id, from, to).Scan(&high, &low); err != nil {
+		return nil, nil, fmt.Errorf("price range of %s: %w", id, err)
+	}
+	return high, low, nil
+}
+
+// FirstPriceTime returns the time of id's oldest stored point (zero when it has none).
+func (s *Store) FirstPriceTime(ctx context.Context, id string) (time.Time, error) {
+	var t *time.Time
+	if err := s.pool.QueryRow(ctx, sqlPriceFirstTime, id).Scan(&t); err != nil {
+		return time.Time{}, fmt.Errorf("first price of %s: %w", id, err)
+	}
+	if t == nil {
+		return time.Time{}, nil
+	}
+	return t.UTC(), nil
+}
