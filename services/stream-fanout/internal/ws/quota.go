@@ -133,7 +133,7 @@ func (q *quotas) take(ctx context.Context, kq *keyQuota, tier string, want int64
 	kq.left -= got
 	if kq.left <= kq.size/2 && kq.leasing == nil && q.startFetch() {
 		kq.leasing = make(chan struct{})
-		go q.prefetch(kq, tier, q.nextLease(kq, q.now()))
+		go q.prefetch(kq, tier, q.nextLease(kq, q.now()), kq.left > 0)
 	}
 	q.returnIfIdle(kq)
 	return got, kq.w.Hour, refusal{}, nil
@@ -422,14 +422,15 @@ func (q *quotas) startFetch() bool {
 	return true
 }
 
-// prefetch takes the key's next lease before the current one is spent. The script never
+// prefetch takes the key's next lease before the current one is spent (or as the batch that
+// took the last credit is written: holding false, so a refusal flags the key starved). The script never
 // grants past either limit, so credits leased ahead are still within the quota; when the
 // limit is reached it grants nothing and the key is refused once what it holds is spent.
-func (q *quotas) prefetch(kq *keyQuota, tier string, want int64) {
+func (q *quotas) prefetch(kq *keyQuota, tier string, want int64, holding bool) {
 	defer q.fetches.Done()
 	kq.mu.Lock()
 	defer kq.mu.Unlock()
-	q.runLease(kq, tier, want, true)
+	q.runLease(kq, tier, want, holding)
 	q.returnIfIdle(kq)
 }
 
