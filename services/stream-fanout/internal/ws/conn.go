@@ -90,10 +90,10 @@ type conn struct {
 	kq            *keyQuota
 	quotaReleased atomic.Bool // kq no longer counts the connection (releaseQuota)
 	held          heldCredits
-	batchAt time.Time   // when the batch being written started (writer only)
-	takenAt time.Time   // when the writer took the batch up, before waiting for a quota lease
-	staged  uint32      // deliveries timed, for sampling their stages (writer only)
-	meter   *meterEntry // the meter's count for the connection's key and route (nil: none)
+	batchAt       time.Time   // when the batch being written started (writer only)
+	takenAt       time.Time   // when the writer took the batch up, before waiting for a quota lease
+	staged        uint32      // deliveries timed, for sampling their stages (writer only)
+	meter         *meterEntry // the meter's count for the connection's key and route (nil: none)
 	// bookE is the caller's labels book as last read, while the cache's gen is bookGen.
 	bookE   *bookEntry
 	bookGen uint64

@@ -54,14 +54,14 @@ type Options struct {
 	// has spent them (the edge's live ledger, package ledger) is refused streams, and its open
 	// connections are closed (CloseCreditLimit). Nil: no tier is limited.
 	CreditLimit func(tier string) (int64, bool)
-	Tokens      *TokenCheck   // refuses a fresh filter's unknown pricing ids (nil: none checked)
-	LeaseSize   int64         // quota credits taken from Redis at once (default 16)
+	Tokens      *TokenCheck // refuses a fresh filter's unknown pricing ids (nil: none checked)
+	LeaseSize   int64       // quota credits taken from Redis at once (default 16)
 	// QuotaRecheck is how long a key's quota refusal read from Redis stands on this replica
 	// before Redis is asked again (never past its period's end), and how often the replica
 	// looks whether keys it holds credits of were refused elsewhere (default 1s).
 	QuotaRecheck time.Duration
-	Checkpoint  time.Duration // how often sessions' positions are saved (default 5s)
-	MaxCatchUp  int           // most records a reconnect reads again (default 2,000,000)
+	Checkpoint   time.Duration // how often sessions' positions are saved (default 5s)
+	MaxCatchUp   int           // most records a reconnect reads again (default 2,000,000)
 	// OffsetsTTL is how long a read of the transfer topic's end or first offsets is shared by
 	// connects and resumes (default 1s).
 	OffsetsTTL time.Duration
