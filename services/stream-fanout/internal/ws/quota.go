@@ -32,6 +32,10 @@ type quotas struct {
 	// retried after its reply was lost reuses its op, so Redis counts it once (store.Op).
 	replica string
 	seq     atomic.Int64
+	// retMu orders the replica's returns, so their ops reach Redis in seq order: a return
+	// numbered below one applied is ignored there. One lock for every key, not one per key
+	// entry: an entry let go and made again for the same key would order its returns apart.
+	retMu sync.Mutex
 
 	mu   sync.Mutex
 	keys map[string]*keyQuota
@@ -73,8 +77,6 @@ type keyQuota struct {
 	// conns is how many of the key's connections this replica serves; the last one's end
 	// gives back what the key holds.
 	conns int
-	// retMu orders the key's returns, so their ops reach Redis in seq order.
-	retMu sync.Mutex
 }
 
 // refusal is a quota found spent: the window type, when it resets (told to the client), and
@@ -167,8 +169,8 @@ func (q *quotas) returnIfIdle(kq *keyQuota) {
 }
 
 // giveUp returns n credits of w to Redis in the background, as one op retried a few times (a
-// retry of an applied return is a no-op). The key's returns are ordered by retMu, so the ops
-// reach Redis in seq order. After returnAll has begun it runs in the caller (kq.mu may be held:
+// retry of an applied return is a no-op). The returns are ordered by retMu, so the ops reach
+// Redis in seq order. After returnAll has begun it runs in the caller (kq.mu may be held:
 // the key has no other user then that a wait would hold up for long).
 func (q *quotas) giveUp(kq *keyQuota, w store.Window, n int64) {
 	if n <= 0 {
@@ -185,8 +187,8 @@ func (q *quotas) giveUp(kq *keyQuota, w store.Window, n int64) {
 }
 
 func (q *quotas) returnNow(kq *keyQuota, w store.Window, n int64) {
-	kq.retMu.Lock()
-	defer kq.retMu.Unlock()
+	q.retMu.Lock()
+	defer q.retMu.Unlock()
 	op := store.Op{Replica: q.replica, Seq: q.seq.Add(1)}
 	var err error
 	for range returnAttempts {
