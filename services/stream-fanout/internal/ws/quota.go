@@ -150,7 +150,9 @@ func (q *quotas) giveBack(kq *keyQuota, hour time.Time, n int64) {
 	kq.mu.Lock()
 	defer kq.mu.Unlock()
 	if kq.w.Hour.Equal(hour) {
+		// Credits held again: a refusal found while a batch held them no longer stands.
 		kq.left += n
+		kq.denied = ""
 		q.returnIfIdle(kq)
 		return
 	}

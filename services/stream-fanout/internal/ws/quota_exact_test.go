@@ -382,3 +382,26 @@ func TestSettleGivesBackCreditsOfUnwrittenTransfers(t *testing.T) {
 		t.Fatalf("the replica holds %d of its lease of 16 after 2 transfers reached the socket, want 14", c.kq.left)
 	}
 }
+
+// Credits a batch gives back after the key was found refused meanwhile (the batch held the
+// last of them) are served: the refusal does not stand over credits the replica holds.
+func TestCreditsGivenBackOutrankARefusal(t *testing.T) {
+	st, _ := hookedStore(t)
+	clk := &quotaClock{t: time.Date(2099, 3, 10, 14, 10, 0, 0, time.UTC)}
+	lim := store.Limits{Hourly: 16, Monthly: 1000}
+	q := newQuotas(st, func(string) store.Limits { return lim }, 16, clk.now, time.Second, nil)
+	kq := q.attach("k")
+	ctx := context.Background()
+	got, hour, _, err := q.take(ctx, kq, "t", 16)
+	if err != nil || got != 16 {
+		t.Fatalf("took %d %v", got, err)
+	}
+	q.settleForTest() // the lease taken ahead is refused: the key is refused here
+	if _, _, r, _ := q.take(ctx, kq, "t", 1); r.limitType == "" {
+		t.Fatal("the key holds nothing and Redis has nothing left: want a refusal")
+	}
+	q.giveBack(kq, hour, 10) // the batch wrote 6
+	if got, _, r, err := q.take(ctx, kq, "t", 10); err != nil || got != 10 || r.limitType != "" {
+		t.Fatalf("after 10 came back took %d, %+v, %v; want the 10", got, r, err)
+	}
+}
