@@ -19,26 +19,82 @@ const (
 	LimitMonthly = "monthly"
 )
 
-// lease: KEYS hour, month; ARGV want, hour limit, month limit, hour ttl ms, month ttl ms.
-// Grants up to want credits within both limits and counts them; {granted, exhausted window}
+// Op names one lease or return of a replica in Redis: Replica is the replica's id (random per
+// process), Seq a number it never uses twice. A call retried with the same Op (its reply was
+// lost: a timeout, a dropped connection) does not count again: a lease answers what the first
+// call granted, a return gives nothing back a second time. A zero Op is not recorded.
+type Op struct {
+	Replica string
+	Seq     int64
+}
+
+// lease: KEYS hour, month, leases, starved; ARGV want, hour limit, month limit, hour end ms,
+// month end ms, replica, seq, starve (1: the caller holds no credit).
+//
+// Grants up to want credits within both limits and counts them: {granted, exhausted window}
 // (0 none, 1 hourly, 2 monthly). A want of 0 counts nothing and writes nothing: it only names
 // the window used up, which is how Spent reads the same limits without a second copy of them.
+// The leases hash keeps each replica's last lease (seq:granted) for the hour, so a retry of it
+// answers the recorded grant instead of counting it again. A refusal of a caller holding no
+// credit sets the hour's starved flag, which tells the replicas holding credits of the key to
+// give them back (their sweep reads it); any grant clears it. Every key written expires at the
+// end of its period (hour or month), never later.
 var leaseScript = redis.NewScript(`
 local want = tonumber(ARGV[1])
+if want > 0 and ARGV[6] ~= '' then
+  local rec = redis.call('HGET', KEYS[3], ARGV[6])
+  if rec then
+    local i = string.find(rec, ':', 1, true)
+    if string.sub(rec, 1, i - 1) == ARGV[7] then return {tonumber(string.sub(rec, i + 1)), 0} end
+  end
+end
 local h = tonumber(redis.call('GET', KEYS[1]) or '0')
 local m = tonumber(redis.call('GET', KEYS[2]) or '0')
 local hl, ml = tonumber(ARGV[2]), tonumber(ARGV[3])
-if hl > 0 and h >= hl then return {0, 1} end
-if ml > 0 and m >= ml then return {0, 2} end
+local full = 0
+if hl > 0 and h >= hl then full = 1 elseif ml > 0 and m >= ml then full = 2 end
+if full > 0 then
+  if want > 0 and ARGV[8] == '1' then
+    redis.call('SET', KEYS[4], '1')
+    redis.call('PEXPIREAT', KEYS[4], ARGV[4])
+  end
+  return {0, full}
+end
+if want <= 0 then return {0, 0} end
 local g = want
 if hl > 0 then g = math.min(g, hl - h) end
 if ml > 0 then g = math.min(g, ml - m) end
-if g <= 0 then return {0, 0} end
 redis.call('INCRBY', KEYS[1], g)
-redis.call('PEXPIRE', KEYS[1], ARGV[4])
+redis.call('PEXPIREAT', KEYS[1], ARGV[4])
 redis.call('INCRBY', KEYS[2], g)
-redis.call('PEXPIRE', KEYS[2], ARGV[5])
+redis.call('PEXPIREAT', KEYS[2], ARGV[5])
+if ARGV[6] ~= '' then
+  redis.call('HSET', KEYS[3], ARGV[6], ARGV[7] .. ':' .. g)
+  redis.call('PEXPIREAT', KEYS[3], ARGV[4])
+end
+redis.call('DEL', KEYS[4])
 return {g, 0}
+`)
+
+// giveBack: KEYS hour, month, returns; ARGV n, month end ms, replica, seq.
+//
+// Records the return first (the replica's highest seq applied this month, in the returns hash)
+// and only then decrements, so a retry of a return already applied (same seq) is a no-op and
+// creates no credit. A count that no longer exists (its period ended) is not recreated, and none
+// goes below zero. A replica's returns of one key reach Redis in seq order (the caller orders
+// them), so a seq at or below the one recorded is one already applied, or one given up whose
+// credits then stay counted: never a credit made twice.
+var giveBackScript = redis.NewScript(`
+local seq = tonumber(ARGV[4])
+if seq <= tonumber(redis.call('HGET', KEYS[3], ARGV[3]) or '0') then return 0 end
+redis.call('HSET', KEYS[3], ARGV[3], ARGV[4])
+redis.call('PEXPIREAT', KEYS[3], ARGV[2])
+local n = tonumber(ARGV[1])
+for i = 1, 2 do
+  local d = math.min(n, tonumber(redis.call('GET', KEYS[i]) or '0'))
+  if d > 0 then redis.call('DECRBY', KEYS[i], d) end
+end
+return 1
 `)
 
 // Window is a quota period: the hour and the calendar month (UTC) that t is in.
@@ -46,6 +102,9 @@ type Window struct {
 	Hour, Month       time.Time
 	HourEnd, MonthEnd time.Time
 	hourKey, monthKey string
+	leasesKey         string // each replica's last lease of the hour
+	starvedKey        string // set while a replica holding no credit was refused this hour
+	returnsKey        string // each replica's last return of the month
 }
 
 // WindowAt is the window of t for keyID.
@@ -53,16 +112,23 @@ func (s *Store) WindowAt(keyID string, t time.Time) Window {
 	t = t.UTC()
 	h := t.Truncate(time.Hour)
 	m := time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
+	base, hs, ms := s.prefix+"q:"+keyID, h.Format("2006010215"), m.Format("200601")
 	return Window{Hour: h, Month: m, HourEnd: h.Add(time.Hour), MonthEnd: m.AddDate(0, 1, 0),
-		hourKey:  s.prefix + "q:" + keyID + ":h:" + h.Format("2006010215"),
-		monthKey: s.prefix + "q:" + keyID + ":m:" + m.Format("200601")}
+		hourKey: base + ":h:" + hs, monthKey: base + ":m:" + ms,
+		leasesKey: base + ":l:" + hs, starvedKey: base + ":s:" + hs, returnsKey: base + ":r:" + ms}
 }
 
-// Lease takes up to want credits of keyID's quota in window w. granted is 0 when a limit is
-// reached; limitType then names it.
-func (s *Store) Lease(ctx context.Context, w Window, l Limits, want int64) (granted int64, limitType string, err error) {
-	v, err := leaseScript.Run(ctx, s.rdb, []string{w.hourKey, w.monthKey}, max(want, 0), l.Hourly, l.Monthly,
-		(2 * time.Hour).Milliseconds(), (32 * 24 * time.Hour).Milliseconds()).Int64Slice()
+// Lease takes up to want credits of keyID's quota in window w, as op (a retry with the same
+// op counts nothing more and answers the first call's grant). granted is 0 when a limit is
+// reached; limitType then names it. holding says the caller still holds credits of the key: only
+// a refusal of a caller holding none flags the key starved for the other replicas (Starved).
+func (s *Store) Lease(ctx context.Context, w Window, l Limits, want int64, op Op, holding bool) (granted int64, limitType string, err error) {
+	starve := "1"
+	if holding {
+		starve = "0"
+	}
+	v, err := leaseScript.Run(ctx, s.rdb, []string{w.hourKey, w.monthKey, w.leasesKey, w.starvedKey}, max(want, 0), l.Hourly, l.Monthly,
+		w.HourEnd.UnixMilli(), w.MonthEnd.UnixMilli(), op.Replica, op.Seq, starve).Int64Slice()
 	if err != nil {
 		return 0, "", err
 	}
@@ -82,21 +148,40 @@ func (s *Store) Lease(ctx context.Context, w Window, l Limits, want int64) (gran
 // what Lease would find, read by the lease script itself leasing nothing, so a check that finds
 // credits left leaves none counted.
 func (s *Store) Spent(ctx context.Context, w Window, l Limits) (limitType string, err error) {
-	_, limitType, err = s.Lease(ctx, w, l, 0)
+	_, limitType, err = s.Lease(ctx, w, l, 0, Op{}, true)
 	return limitType, err
 }
 
-// Return gives back n leased credits not used.
-func (s *Store) Return(ctx context.Context, w Window, n int64) error {
+// Return gives back n credits leased in w and not used, as op: a retry with the same op (its
+// reply lost) gives nothing back again.
+func (s *Store) Return(ctx context.Context, w Window, n int64, op Op) error {
 	if n <= 0 {
 		return nil
 	}
-	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.DecrBy(ctx, w.hourKey, n)
-		p.DecrBy(ctx, w.monthKey, n)
+	return giveBackScript.Run(ctx, s.rdb, []string{w.hourKey, w.monthKey, w.returnsKey}, n, w.MonthEnd.UnixMilli(), op.Replica, op.Seq).Err()
+}
+
+// Starved reports, for each window of ws, whether a replica holding no credit of its key was
+// refused in its hour since the last grant: one pipelined read for them all.
+func (s *Store) Starved(ctx context.Context, ws []Window) ([]bool, error) {
+	if len(ws) == 0 {
+		return nil, nil
+	}
+	cmds := make([]*redis.IntCmd, len(ws))
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, w := range ws {
+			cmds[i] = p.Exists(ctx, w.starvedKey)
+		}
 		return nil
 	})
-	return err
+	if err != nil {
+		return nil, err
+	}
+	out := make([]bool, len(ws))
+	for i, c := range cmds {
+		out[i] = c.Val() > 0
+	}
+	return out, nil
 }
 
 // connect: KEYS conns; ARGV now, expiry, limit, conn id. It returns {admitted (1 or 0), the

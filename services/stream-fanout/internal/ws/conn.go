@@ -87,12 +87,13 @@ type conn struct {
 	ended   chan struct{}
 	limited map[string]time.Time // quota errors sent, per window type, until the window ends
 	// kq is the key's quota entry; held the credits the batch being written took (writer only).
-	kq      *keyQuota
-	held    heldCredits
-	batchAt time.Time   // when the batch being written started (writer only)
-	takenAt time.Time   // when the writer took the batch up, before waiting for a quota lease
-	staged  uint32      // deliveries timed, for sampling their stages (writer only)
-	meter   *meterEntry // the meter's count for the connection's key and route (nil: none)
+	kq            *keyQuota
+	quotaReleased atomic.Bool // kq no longer counts the connection (releaseQuota)
+	held          heldCredits
+	batchAt       time.Time   // when the batch being written started (writer only)
+	takenAt       time.Time   // when the writer took the batch up, before waiting for a quota lease
+	staged        uint32      // deliveries timed, for sampling their stages (writer only)
+	meter         *meterEntry // the meter's count for the connection's key and route (nil: none)
 	// bookE is the caller's labels book as last read, while the cache's gen is bookGen.
 	bookE   *bookEntry
 	bookGen uint64
@@ -183,7 +184,7 @@ func (c *conn) fail(msgID string, e *ProtocolError) {
 // called.
 func (c *conn) start() {
 	c.wctx, c.wstop = context.WithCancel(context.Background())
-	c.kq = c.h.quotas.key(c.id.KeyID)
+	c.kq = c.h.quotas.attach(c.id.KeyID)
 	if c.h.o.Meter != nil {
 		c.meter = c.h.o.Meter.acquire(c.id, c.route())
 	}
@@ -290,6 +291,7 @@ func (c *conn) endAs(code websocket.StatusCode, reason string, saveFirst bool) {
 		c.writers.Wait()
 	}
 	c.releaseMeter()
+	c.releaseQuota()
 	closed := false
 	c.saveAfter(func(failing bool) {
 		if failing || !saveFirst {
@@ -356,6 +358,14 @@ func (c *conn) giveUpSave() {
 	dctx, dcancel := context.WithTimeout(context.Background(), time.Second)
 	defer dcancel()
 	_ = c.h.o.Store.Disconnect(dctx, c.id.KeyID, c.token)
+}
+
+// releaseQuota stops counting the connection for its key's quota on this replica (its writer
+// has stopped): the key's last connection here gives back the credits the replica holds.
+func (c *conn) releaseQuota() {
+	if c.kq != nil && c.quotaReleased.CompareAndSwap(false, true) {
+		c.h.quotas.detach(c.kq)
+	}
 }
 
 // releaseMeter lets the meter drop the connection's entry once nothing more is counted in it
@@ -510,7 +520,7 @@ func (c *conn) writeBatch(ctx context.Context) (n int, err error) {
 	if !c.h.quotas.ready(c.kq) {
 		// A lease is taken before the batch starts: a ping corked behind a Redis round trip
 		// would wait with it. A failure is reported by the write that needs the credit.
-		_ = c.h.quotas.prime(c.ctx, c.kq, c.id.KeyID, c.id.Tier)
+		_ = c.h.quotas.prime(c.ctx, c.kq, c.id.Tier)
 	}
 	c.batchAt = time.Now()
 	mp := marksPool.Get().(*[]batchMark)
@@ -518,12 +528,14 @@ func (c *conn) writeBatch(ctx context.Context) (n int, err error) {
 	c.cc.cork()
 	n, werr := c.fillBatch(ctx, mp)
 	written, err := c.cc.uncork()
-	c.h.quotas.giveBack(c.ctx, c.kq, c.held.hour, c.held.n)
-	c.held = heldCredits{}
 	if written > 0 {
 		c.lastWrite.Store(time.Now().UnixNano())
 	}
-	c.settle(*mp, written, err)
+	unsent := c.settle(*mp, written, err)
+	// What the batch took and did not deliver goes back: the credits it did not reach, and
+	// those of transfers batched but not written (they stay owed, and are charged when sent).
+	c.h.quotas.giveBack(c.kq, c.held.hour, c.held.n+unsent)
+	c.held = heldCredits{}
 	if err == nil {
 		err = werr
 	}
@@ -577,13 +589,19 @@ func (c *conn) fillBatch(ctx context.Context, marks *[]batchMark) (n int, err er
 	return n, nil
 }
 
-// settle counts what a batch delivered: every message whose bytes all reached the socket.
-func (c *conn) settle(marks []batchMark, written int, err error) {
+// settle counts what a batch delivered: every message whose bytes all reached the socket. It
+// returns how many of the batch's transfers took a credit and were not written.
+func (c *conn) settle(marks []batchMark, written int, err error) (unsent int64) {
 	var sent int
 	var credits int64
 	now := c.h.o.Now()
-	for _, m := range marks {
+	for i, m := range marks {
 		if err != nil && m.end > written {
+			for _, u := range marks[i:] {
+				if u.credit {
+					unsent++
+				}
+			}
 			break
 		}
 		if m.inflight {
@@ -598,6 +616,7 @@ func (c *conn) settle(marks []batchMark, written int, err error) {
 	c.h.o.Metrics.deliveredN(credits)
 	c.q.sentFirst(sent)
 	c.account(credits)
+	return unsent
 }
 
 // account counts delivered transfers for the session and the meter.
@@ -620,7 +639,7 @@ func (c *conn) write(o out) (credited bool, err error) {
 	}
 	if c.held.n == 0 {
 		want := int64(min(c.q.waiting()+1, maxBatchCredits))
-		got, hour, lt, reset, err := c.h.quotas.take(c.ctx, c.kq, c.id.KeyID, c.id.Tier, want)
+		got, hour, r, err := c.h.quotas.take(c.ctx, c.kq, c.id.Tier, want)
 		if err != nil {
 			// The transfer stays owed: it goes back first in line and the writer pauses.
 			c.h.o.Log.Error("stream quota unavailable", "key", c.id.KeyID, "error", err)
@@ -631,10 +650,12 @@ func (c *conn) write(o out) (credited bool, err error) {
 			}
 			return false, errPaused
 		}
-		if lt != "" {
-			c.h.o.Metrics.quotaRefused(lt)
-			c.q.refuse(reset)
-			return false, c.limit(lt, reset)
+		if r.limitType != "" {
+			// The queue drops deliveries while the refusal stands on this replica (until Redis
+			// is asked again), not to the reset: credits given back meanwhile are served.
+			c.h.o.Metrics.quotaRefused(r.limitType)
+			c.q.refuse(r.until)
+			return false, c.limit(r.limitType, r.reset)
 		}
 		c.held = heldCredits{got, hour}
 	}
@@ -726,12 +747,16 @@ func (c *conn) checkQuota() *out {
 	if c.q.refused() || c.quotaChecked.Swap(true) {
 		return nil
 	}
-	lt, reset, err := c.h.quotas.spent(c.ctx, c.h.quotas.key(c.id.KeyID), c.id.KeyID, c.id.Tier)
-	if err != nil || lt == "" {
+	kq := c.kq
+	if kq == nil {
+		kq = c.h.quotas.key(c.id.KeyID)
+	}
+	r, err := c.h.quotas.spent(c.ctx, kq, c.id.Tier)
+	if err != nil || r.limitType == "" {
 		return nil
 	}
-	c.q.refuse(reset)
-	return &out{notice: &quotaNotice{limitType: lt, reset: reset}}
+	c.q.refuse(r.until)
+	return &out{notice: &quotaNotice{limitType: r.limitType, reset: r.reset}}
 }
 
 // limit tells the client once per window that its quota is spent; the transfer is dropped.

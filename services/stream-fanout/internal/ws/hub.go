@@ -60,10 +60,14 @@ type Options struct {
 	// has spent them (the edge's live ledger, package ledger) is refused streams, and its open
 	// connections are closed (CloseCreditLimit). Nil: no tier is limited.
 	CreditLimit func(tier string) (int64, bool)
-	Tokens      *TokenCheck   // refuses a fresh filter's unknown pricing ids (nil: none checked)
-	LeaseSize   int64         // quota credits taken from Redis at once (default 16)
-	Checkpoint  time.Duration // how often sessions' positions are saved (default 5s)
-	MaxCatchUp  int           // most records a reconnect reads again (default 2,000,000)
+	Tokens      *TokenCheck // refuses a fresh filter's unknown pricing ids (nil: none checked)
+	LeaseSize   int64       // quota credits taken from Redis at once (default 16)
+	// QuotaRecheck is how long a key's quota refusal read from Redis stands on this replica
+	// before Redis is asked again (never past its period's end), and how often the replica
+	// looks whether keys it holds credits of were refused elsewhere (default 1s).
+	QuotaRecheck time.Duration
+	Checkpoint   time.Duration // how often sessions' positions are saved (default 5s)
+	MaxCatchUp   int           // most records a reconnect reads again (default 2,000,000)
 	// OffsetsTTL is how long a read of the transfer topic's end or first offsets is shared by
 	// connects and resumes (default 1s).
 	OffsetsTTL time.Duration
@@ -103,6 +107,9 @@ func (o *Options) defaults() {
 	o.guardDefaults()
 	if o.LeaseSize <= 0 {
 		o.LeaseSize = 16
+	}
+	if o.QuotaRecheck <= 0 {
+		o.QuotaRecheck = time.Second
 	}
 	if o.Checkpoint <= 0 {
 		o.Checkpoint = 5 * time.Second
@@ -167,7 +174,7 @@ const saveLimit = 30 * time.Second
 // NewHub returns a hub; RunCheckpoints saves positions, Shutdown ends every connection.
 func NewHub(o Options) *Hub {
 	o.defaults()
-	h := &Hub{o: o, conns: map[*conn]struct{}{}, owners: map[string]*conn{}, turns: map[string]*sessionTurn{}, saves: newSaver(), callers: map[string]*callerAdds{}, rebuilds: make(chan struct{}, rebuildWorkers), quotas: newQuotas(o.Store, o.Quotas, o.LeaseSize, o.Now),
+	h := &Hub{o: o, conns: map[*conn]struct{}{}, owners: map[string]*conn{}, turns: map[string]*sessionTurn{}, saves: newSaver(), callers: map[string]*callerAdds{}, rebuilds: make(chan struct{}, rebuildWorkers), quotas: newQuotas(o.Store, o.Quotas, o.LeaseSize, o.Now, o.QuotaRecheck, o.Log),
 		labels: newLabelCache(5 * time.Minute), ends: newTopicEnds(func(ctx context.Context) (map[int]int64, error) {
 			return o.Transfers.Offsets(ctx, true)
 		}, o.OffsetsTTL, time.Now), starts: newTopicEnds(func(ctx context.Context) (map[int]int64, error) {
@@ -316,7 +323,7 @@ dispatch:
 		h.o.Log.Error("connections not saved at shutdown; their sessions' reconnects resume from their last checkpoint",
 			"saves_pending_or_failed", n, "not_closed", cut)
 	}
-	h.quotas.returnAll(context.WithoutCancel(ctx))
+	h.quotas.returnAll()
 }
 
 // reportUnsaved logs how many sessions were not saved at disconnect since the last report.
@@ -337,10 +344,14 @@ func (h *Hub) RunCheckpoints(ctx context.Context) error {
 	defer hb.Stop()
 	rep := time.NewTicker(saveReportEvery)
 	defer rep.Stop()
+	qs := time.NewTicker(h.o.QuotaRecheck)
+	defer qs.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-qs.C:
+			h.quotas.sweep(ctx)
 		case <-rep.C:
 			h.reportUnsaved()
 		case <-t.C:

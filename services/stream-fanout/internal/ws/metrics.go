@@ -57,7 +57,7 @@ func NewMetrics(meter metric.Meter) (*Metrics, error) {
 		return nil, err
 	}
 	if m.discarded, err = meter.Int64Counter("stream_quota_discarded_total",
-		metric.WithDescription("deliveries a connection's queue dropped because the key's quota was found spent, waiting or matched until it resets (not delivered, not owed, not in stream_transfers_delivered_total)")); err != nil {
+		metric.WithDescription("deliveries a connection's queue dropped because the key's quota was found spent, waiting or matched while the refusal stands (not delivered, not owed, not in stream_transfers_delivered_total)")); err != nil {
 		return nil, err
 	}
 	if m.latency, err = meter.Float64Histogram("stream_delivery_latency_seconds",

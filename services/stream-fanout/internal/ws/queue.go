@@ -48,8 +48,8 @@ type queue struct {
 	// onDiscard, when set, is told how many deliveries were dropped over the quota: by an
 	// offer, or waiting when refuse was called (those the engine counted as queued).
 	onDiscard func(n int)
-	// refusedUntil (Unix nanoseconds by clock, 0 for none) is when the key's quota, found
-	// spent by the writer, resets: until then every delivery would be refused by the writer,
+	// refusedUntil (Unix nanoseconds by clock, 0 for none) is when the refusal of the key's
+	// quota the writer found stops standing: until then every delivery would be refused by it,
 	// so Offer drops it at once instead of queueing it (TIER_RATE_LIMITED transfers are not
 	// delivered and not owed). Queued, they would fill the queue of a client reading at full
 	// speed as fast as the engine matches, and it would be closed as a slow client.
@@ -108,8 +108,9 @@ func (q *queue) settle() {
 	q.max = max(q.bound, min(q.max, q.n+q.size.PerFilter))
 }
 
-// refuse drops every live delivery queued and those offered until the quota resets at until:
-// the writer found the key's quota spent, and would refuse each of them.
+// refuse drops every live delivery queued and those offered until until, when the refusal the
+// writer found stops standing on the replica (Redis is asked again then; see quotas): until
+// then the writer would refuse each of them.
 func (q *queue) refuse(until time.Time) {
 	q.refusedUntil.Store(until.UnixNano())
 	q.mu.Lock()

@@ -2,6 +2,10 @@ package ws
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -10,19 +14,36 @@ import (
 )
 
 // quotas hands out a key's stream quota on this replica from leases taken in Redis, so most
-// deliveries cost no Redis call and the count is shared by every replica.
+// deliveries cost no Redis call and the count is shared by every replica. Credits leased and
+// not used go back to Redis when the key's last connection on the replica ends, when the hour
+// turns, at shutdown, and when another replica holding none of the key's credits was refused
+// (sweep): so what one replica holds does not keep the key refused on another. A refusal found
+// in Redis is trusted for at most recheck (and never past its period's end), then Redis is
+// asked again.
 type quotas struct {
-	st     *store.Store
-	limits func(tier string) store.Limits
-	lease  int64
-	now    func() time.Time
+	st      *store.Store
+	limits  func(tier string) store.Limits
+	lease   int64
+	now     func() time.Time
+	recheck time.Duration // how long a refusal read from Redis stands before Redis is asked again
+	timeout time.Duration // bounds each lease and return call
+	log     *slog.Logger
+	// replica names this process's leases and returns in Redis, seq numbers them: a call
+	// retried after its reply was lost reuses its op, so Redis counts it once (store.Op).
+	replica string
+	seq     atomic.Int64
+	// retMu orders the replica's returns, so their ops reach Redis in seq order: a return
+	// numbered below one applied is ignored there. One lock for every key, not one per key
+	// entry: an entry let go and made again for the same key would order its returns apart.
+	retMu sync.Mutex
 
 	mu   sync.Mutex
 	keys map[string]*keyQuota
 
-	// fetches tracks the leases being taken in the background, so returnAll gives back
-	// what they bring; closed (set under fetchMu, so a new fetch cannot race the wait) stops
-	// new ones once returnAll has begun, and is read without the lock on the writers' path.
+	// fetches tracks the leases taken ahead and the returns under way in the background, so
+	// returnAll gives back what the leases bring and waits for the returns; closed (set under
+	// fetchMu, so a new one cannot race the wait) stops tracking new ones once returnAll has
+	// begun (they then run in the caller), and is read without the lock on the writers' path.
 	fetchMu sync.Mutex
 	closed  atomic.Bool
 	fetches sync.WaitGroup
@@ -39,21 +60,55 @@ type keyQuota struct {
 	// base when the key slows down, so little sits leased on one replica.
 	size   int64
 	leased time.Time
-	denied string    // the window type found exhausted
-	until  time.Time // denied holds until then
-	// fetching is set while the next lease is taken in the background: a key's writers spend
-	// what is left meanwhile instead of queueing on this lock behind a Redis round trip.
-	fetching bool
+	// denied is the window type Redis refused, reset when that window ends, until when the
+	// refusal stands on this replica without asking Redis again (at most recheck, never past
+	// reset nor the hour).
+	denied       string
+	reset, until time.Time
+	// leasing is closed when the lease under way ends (nil: none): there is at most one per key
+	// on a replica, and a writer that needs credits waits for it (bounded) instead of leasing
+	// again or giving up its deliveries. leaseErr is how the last lease failed.
+	leasing  chan struct{}
+	leaseErr error
+	// lost is the op of a lease whose reply was lost (0: none), in hour lostHour: the next
+	// lease of that hour retries it, so Redis does not count it twice.
+	lost     int64
+	lostHour time.Time
+	// conns is how many of the key's connections this replica serves; the last one's end
+	// gives back what the key holds.
+	conns int
 }
 
-func newQuotas(st *store.Store, limits func(string) store.Limits, lease int64, now func() time.Time) *quotas {
-	return &quotas{st: st, limits: limits, lease: lease, now: now, keys: map[string]*keyQuota{}}
+// refusal is a quota found spent: the window type, when it resets (told to the client), and
+// until when the replica trusts it without asking Redis (what the queue drops deliveries until).
+type refusal struct {
+	limitType    string
+	reset, until time.Time
+}
+
+func newQuotas(st *store.Store, limits func(string) store.Limits, lease int64, now func() time.Time, recheck time.Duration, log *slog.Logger) *quotas {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	if log == nil {
+		log = slog.Default()
+	}
+	return &quotas{st: st, limits: limits, lease: lease, now: now, recheck: recheck, timeout: quotaCallTimeout, log: log,
+		replica: hex.EncodeToString(b[:]), keys: map[string]*keyQuota{}}
 }
 
 const (
 	maxLeaseFactor = 64
 	leaseTurn      = time.Second
+	// quotaCallTimeout bounds one lease or return call; a writer waits at most fillRounds of
+	// them for credits before it pauses with its deliveries still owed.
+	quotaCallTimeout = 2 * time.Second
+	fillRounds       = 3
+	returnAttempts   = 3
 )
+
+// errLeaseContended: the leases a writer waited for were all used by the key's other writers
+// before it got a credit; it pauses and tries again, its deliveries still owed.
+var errLeaseContended = errors.New("quota leases taken by the key's other writers")
 
 // nextLease is the size of kq's next lease at now.
 func (q *quotas) nextLease(kq *keyQuota, now time.Time) int64 {
@@ -67,113 +122,203 @@ func (q *quotas) nextLease(kq *keyQuota, now time.Time) int64 {
 	return kq.size
 }
 
-// take uses up to want credits of keyID's quota (kq, its entry) at once: a batch's transfers
-// take theirs under one lock, and what the batch does not use goes back through giveBack. When
-// a limit is reached it returns no credit, the window type and when it resets.
-func (q *quotas) take(ctx context.Context, kq *keyQuota, keyID, tier string, want int64) (got int64, hour time.Time, limitType string, reset time.Time, err error) {
-	now := q.now()
+// take uses up to want credits of kq's key at once: a batch's transfers take theirs under one
+// lock, and what the batch does not use goes back through giveBack. When a limit is reached it
+// returns no credit and the refusal.
+func (q *quotas) take(ctx context.Context, kq *keyQuota, tier string, want int64) (got int64, hour time.Time, r refusal, err error) {
 	kq.mu.Lock()
 	defer kq.mu.Unlock()
-	if limitType, reset, err = q.fill(ctx, kq, keyID, tier, now); limitType != "" || err != nil {
-		return 0, time.Time{}, limitType, reset, err
+	if r, err = q.fill(ctx, kq, tier); r.limitType != "" || err != nil {
+		return 0, time.Time{}, r, err
 	}
 	got = min(max(want, 1), kq.left)
 	kq.left -= got
-	if kq.left <= kq.size/2 && !kq.fetching && q.startFetch() {
-		kq.fetching = true
-		go q.prefetch(context.WithoutCancel(ctx), kq, kq.w, q.limits(tier), q.nextLease(kq, now))
+	if kq.left <= kq.size/2 && kq.leasing == nil && q.startFetch() {
+		kq.leasing = make(chan struct{})
+		go q.prefetch(kq, tier, q.nextLease(kq, q.now()), kq.left > 0)
 	}
-	q.returnLeftIfClosed(ctx, kq)
-	return got, kq.w.Hour, "", time.Time{}, nil
+	q.returnIfIdle(kq)
+	return got, kq.w.Hour, refusal{}, nil
 }
 
-// giveBack returns n credits take granted in hour and a batch did not use; when the hour
-// has turned meanwhile they go back to Redis, as fill gives back a lease of the last hour.
-func (q *quotas) giveBack(ctx context.Context, kq *keyQuota, hour time.Time, n int64) {
+// giveBack returns n credits take granted in hour that a batch did not use; when the hour has
+// turned meanwhile they go back to Redis, as a lease of the last hour does.
+func (q *quotas) giveBack(kq *keyQuota, hour time.Time, n int64) {
 	if n <= 0 {
 		return
 	}
 	kq.mu.Lock()
 	defer kq.mu.Unlock()
 	if kq.w.Hour.Equal(hour) {
+		// Credits held again: a refusal found while a batch held them no longer stands.
 		kq.left += n
-		q.returnLeftIfClosed(ctx, kq)
+		kq.denied = ""
+		q.returnIfIdle(kq)
 		return
 	}
-	_ = q.st.Return(ctx, q.st.WindowAt(kq.keyID, hour), n)
+	q.giveUp(kq, q.st.WindowAt(kq.keyID, hour), n)
 }
 
-// returnLeftIfClosed gives kq's unused credits straight back to Redis once returnAll has
-// begun: a writer still running after it (the shutdown's wait ended first) must not leave
-// credits on a replica that is going away, counted as used until the hour ends (kq.mu held).
-func (q *quotas) returnLeftIfClosed(ctx context.Context, kq *keyQuota) {
-	if kq.left <= 0 {
+// returnIfIdle gives kq's unused credits back to Redis when nothing on this replica will use
+// them: returnAll has begun (a writer still running after the shutdown's wait), or the key's
+// last connection has ended (a writer or lease finishing after it) (kq.mu held).
+func (q *quotas) returnIfIdle(kq *keyQuota) {
+	if kq.left > 0 && (kq.conns <= 0 || q.closed.Load()) {
+		n := kq.left
+		kq.left = 0
+		q.giveUp(kq, kq.w, n)
+	}
+}
+
+// giveUp returns n credits of w to Redis in the background, as one op retried a few times (a
+// retry of an applied return is a no-op). The returns are ordered by retMu, so the ops reach
+// Redis in seq order. After returnAll has begun it runs in the caller (kq.mu may be held:
+// the key has no other user then that a wait would hold up for long).
+func (q *quotas) giveUp(kq *keyQuota, w store.Window, n int64) {
+	if n <= 0 {
 		return
 	}
-	if q.closed.Load() {
-		_ = q.st.Return(ctx, kq.w, kq.left)
-		kq.left = 0
+	if !q.startFetch() {
+		q.returnNow(kq, w, n)
+		return
 	}
+	go func() {
+		defer q.fetches.Done()
+		q.returnNow(kq, w, n)
+	}()
+}
+
+func (q *quotas) returnNow(kq *keyQuota, w store.Window, n int64) {
+	q.retMu.Lock()
+	defer q.retMu.Unlock()
+	op := store.Op{Replica: q.replica, Seq: q.seq.Add(1)}
+	var err error
+	for range returnAttempts {
+		ctx, cancel := context.WithTimeout(context.Background(), q.timeout)
+		err = q.st.Return(ctx, w, n, op)
+		cancel()
+		if err == nil {
+			return
+		}
+	}
+	// Never kept to spend: the return may have been applied. They count as used until the
+	// period ends, which refuses the key early by at most n, and never grants past the limit.
+	q.log.Warn("returning stream quota credits failed; they stay counted until the period ends", "key", kq.keyID, "credits", n, "error", err)
 }
 
 // prime makes sure the key holds a credit on this replica (or is known to be refused), leasing
-// one from Redis when it holds none, without using it: a writer primes before it starts a
-// batch, so it does not wait on Redis with a batch (and a ping) held back.
-func (q *quotas) prime(ctx context.Context, kq *keyQuota, keyID, tier string) error {
+// when it holds none, without using it: a writer primes before it starts a batch, so it does
+// not wait on Redis with a batch (and a ping) held back.
+func (q *quotas) prime(ctx context.Context, kq *keyQuota, tier string) error {
 	kq.mu.Lock()
 	defer kq.mu.Unlock()
-	_, _, err := q.fill(ctx, kq, keyID, tier, q.now())
-	q.returnLeftIfClosed(ctx, kq)
+	_, err := q.fill(ctx, kq, tier)
+	q.returnIfIdle(kq)
 	return err
 }
 
-// spent reports, without taking a credit, whether keyID's quota (kq, its entry) is spent: from
-// what this replica knows (a refusal still in force, or a credit held) or else one read of the
-// counts in Redis, whose refusal is then kept as fill keeps one. A connection checks it as it
-// subscribes (see conn.checkQuota). The read is made without kq.mu, so the key's writers do
-// not wait on it for their credits; what changed meanwhile is looked at again once the lock
-// is taken back (a credit leased by a writer says the read is stale: its lease was granted
-// after it, within the limits).
-func (q *quotas) spent(ctx context.Context, kq *keyQuota, keyID, tier string) (limitType string, reset time.Time, err error) {
+// spent reports, without taking a credit, whether kq's key's quota is spent: from what this
+// replica knows (a refusal still standing, or a credit held) or else one read of the counts in
+// Redis, whose refusal is then kept as fill keeps one. A connection checks it as it subscribes
+// (see conn.checkQuota). The read is made without kq.mu, so the key's writers do not wait on it
+// for their credits; what changed meanwhile is looked at again once the lock is taken back (a
+// credit leased by a writer says the read is stale: its lease was granted after it).
+func (q *quotas) spent(ctx context.Context, kq *keyQuota, tier string) (refusal, error) {
 	now := q.now()
-	if lt, reset, known := q.known(kq, now); known {
-		return lt, reset, nil
+	if r, known := q.known(kq, now); known {
+		return r, nil
 	}
-	w := q.st.WindowAt(keyID, now)
+	w := q.st.WindowAt(kq.keyID, now)
 	lt, err := q.st.Spent(ctx, w, q.limits(tier))
 	if err != nil || lt == "" {
-		return "", time.Time{}, err
+		return refusal{}, err
 	}
-	reset = w.HourEnd
+	kq.mu.Lock()
+	defer kq.mu.Unlock()
+	q.turn(kq, now)
+	if r, known := kq.standing(now); known {
+		return r, nil
+	}
+	if kq.left > 0 {
+		return refusal{}, nil
+	}
+	q.deny(kq, w, lt, now)
+	r, _ := kq.standing(now)
+	return r, nil
+}
+
+// known answers spent from what the replica knows of the key (kq) at now: a refusal still
+// standing, or a credit held; known false when Redis must be read.
+func (q *quotas) known(kq *keyQuota, now time.Time) (r refusal, known bool) {
+	kq.mu.Lock()
+	defer kq.mu.Unlock()
+	if !within(kq.w, now) {
+		return refusal{}, false
+	}
+	if r, ok := kq.standing(now); ok {
+		return r, true
+	}
+	return refusal{}, kq.left > 0
+}
+
+// standing is the refusal kq trusts at now, if any (kq.mu held).
+func (kq *keyQuota) standing(now time.Time) (refusal, bool) {
+	if kq.denied != "" && now.Before(kq.until) {
+		return refusal{kq.denied, kq.reset, kq.until}, true
+	}
+	return refusal{}, false
+}
+
+// deny records that Redis refused kq's key in w (window type lt) at now: trusted for recheck,
+// never past the window's end (kq.mu held).
+func (q *quotas) deny(kq *keyQuota, w store.Window, lt string, now time.Time) {
+	kq.denied, kq.reset = lt, w.HourEnd
 	if lt == store.LimitMonthly {
-		reset = w.MonthEnd
+		kq.reset = w.MonthEnd
 	}
-	kq.mu.Lock()
-	defer kq.mu.Unlock()
-	if kq.denied != "" && now.Before(kq.until) {
-		return kq.denied, kq.until, nil
+	kq.until = now.Add(q.recheck)
+	if kq.until.After(kq.reset) {
+		kq.until = kq.reset
 	}
-	if within(kq.w, now) && kq.left > 0 {
-		return "", time.Time{}, nil
+	if kq.until.After(w.HourEnd) {
+		kq.until = w.HourEnd // the hour's turn reads Redis again (turn clears the mark too)
 	}
-	kq.denied, kq.until = lt, reset
-	return lt, reset, nil
 }
 
-// known answers spent from what the replica knows of the key (kq) at now: a refusal still in
-// force, or a credit held; known false when Redis must be read.
-func (q *quotas) known(kq *keyQuota, now time.Time) (limitType string, reset time.Time, known bool) {
+// attach counts one more connection of keyID on this replica and returns the key's entry.
+func (q *quotas) attach(keyID string) *keyQuota {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	kq := q.keys[keyID]
+	if kq == nil {
+		kq = &keyQuota{keyID: keyID}
+		q.keys[keyID] = kq
+	}
 	kq.mu.Lock()
-	defer kq.mu.Unlock()
-	if kq.denied != "" && now.Before(kq.until) {
-		return kq.denied, kq.until, true
-	}
-	if within(kq.w, now) && kq.left > 0 {
-		return "", time.Time{}, true
-	}
-	return "", time.Time{}, false
+	kq.conns++
+	kq.mu.Unlock()
+	return kq
 }
 
+// detach counts one connection of kq's key less (its writer stopped); the last one's end gives
+// back what the key holds and lets the entry go once nothing is under way for it.
+func (q *quotas) detach(kq *keyQuota) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	kq.mu.Lock()
+	defer kq.mu.Unlock()
+	kq.conns--
+	if kq.conns > 0 {
+		return
+	}
+	kq.size = 0 // a later connection starts from the base lease
+	q.returnIfIdle(kq)
+	if kq.leasing == nil && q.keys[kq.keyID] == kq {
+		delete(q.keys, kq.keyID)
+	}
+}
+
+// key is keyID's entry, made (with no connection counted) when there is none.
 func (q *quotas) key(keyID string) *keyQuota {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -185,43 +330,92 @@ func (q *quotas) key(keyID string) *keyQuota {
 	return kq
 }
 
-// fill moves kq to now's window and leases credits when it holds none; limitType names the
-// window found exhausted (kq.mu held).
-func (q *quotas) fill(ctx context.Context, kq *keyQuota, keyID, tier string, now time.Time) (limitType string, reset time.Time, err error) {
-	w := kq.w
-	if !within(w, now) {
-		w = q.st.WindowAt(keyID, now)
+// turn moves kq to now's hour: what is left of the last one goes back to Redis (a lease belongs
+// to its hour), and a refusal of the last hour no longer stands (kq.mu held).
+func (q *quotas) turn(kq *keyQuota, now time.Time) {
+	if within(kq.w, now) {
+		return
 	}
-	if !w.Hour.Equal(kq.w.Hour) {
-		// A lease belongs to its hour; what is left of the last one is given back to it.
-		if kq.left > 0 {
-			_ = q.st.Return(ctx, kq.w, kq.left)
-		}
-		kq.w, kq.left = w, 0
-	}
-	if kq.denied != "" && now.Before(kq.until) {
-		return kq.denied, kq.until, nil
-	}
-	kq.denied = ""
-	if kq.left > 0 {
-		return "", time.Time{}, nil
-	}
-	n, lt, err := q.st.Lease(ctx, w, q.limits(tier), q.nextLease(kq, now))
-	if err != nil {
-		return "", time.Time{}, err
-	}
-	if n == 0 {
-		kq.denied, kq.until = lt, w.HourEnd
-		if lt == store.LimitMonthly {
-			kq.until = w.MonthEnd
-		}
-		return kq.denied, kq.until, nil
-	}
-	kq.left = n
-	return "", time.Time{}, nil
+	old := kq.w
+	n := kq.left
+	kq.w, kq.left, kq.denied = q.st.WindowAt(kq.keyID, now), 0, ""
+	q.giveUp(kq, old, n)
 }
 
-// startFetch registers a background lease; false once returnAll has begun.
+// fill makes sure kq holds a credit or a standing refusal: it leases when it holds none, or
+// waits for the lease under way (kq.mu held; let go while waiting). The wait is bounded: each
+// lease call by q.timeout, and at most fillRounds of them, after which the writer pauses with
+// its deliveries still owed (errLeaseContended); ctx ends it too.
+func (q *quotas) fill(ctx context.Context, kq *keyQuota, tier string) (refusal, error) {
+	for round := 0; ; round++ {
+		now := q.now()
+		q.turn(kq, now)
+		if r, ok := kq.standing(now); ok {
+			return r, nil
+		}
+		if kq.left > 0 {
+			return refusal{}, nil
+		}
+		if round > 0 && kq.leaseErr != nil {
+			return refusal{}, kq.leaseErr
+		}
+		if round >= fillRounds {
+			return refusal{}, errLeaseContended
+		}
+		if kq.leasing == nil {
+			kq.leasing = make(chan struct{})
+			q.runLease(kq, tier, q.nextLease(kq, now), false)
+			continue
+		}
+		ch := kq.leasing
+		kq.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+		}
+		kq.mu.Lock()
+		if err := ctx.Err(); err != nil {
+			return refusal{}, err
+		}
+	}
+}
+
+// runLease takes a lease of want credits for kq (kq.leasing set by the caller; kq.mu held, and
+// let go during the call). holding says kq holds credits still (a lease taken ahead), so a
+// refusal does not flag the key starved. A lease whose reply is lost is retried with its op
+// by the next lease of the hour, so Redis never counts it twice.
+func (q *quotas) runLease(kq *keyQuota, tier string, want int64, holding bool) {
+	w := kq.w
+	seq := kq.lost
+	if seq == 0 || !kq.lostHour.Equal(w.Hour) {
+		seq = q.seq.Add(1)
+	}
+	kq.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), q.timeout)
+	n, lt, err := q.st.Lease(ctx, w, q.limits(tier), want, store.Op{Replica: q.replica, Seq: seq}, holding)
+	cancel()
+	kq.mu.Lock()
+	close(kq.leasing)
+	kq.leasing, kq.leaseErr = nil, err
+	if err != nil {
+		kq.lost, kq.lostHour = seq, w.Hour
+		return
+	}
+	kq.lost = 0
+	switch {
+	case !kq.w.Hour.Equal(w.Hour):
+		q.giveUp(kq, w, n) // the hour turned meanwhile: the lease belongs to its hour
+	case lt != "":
+		if kq.left == 0 {
+			q.deny(kq, w, lt, q.now())
+		}
+	default:
+		kq.left += n
+		kq.denied = ""
+	}
+}
+
+// startFetch registers a background lease or return; false once returnAll has begun.
 func (q *quotas) startFetch() bool {
 	q.fetchMu.Lock()
 	defer q.fetchMu.Unlock()
@@ -232,28 +426,20 @@ func (q *quotas) startFetch() bool {
 	return true
 }
 
-// prefetch takes the key's next lease before the current one is spent. The script never
+// prefetch takes the key's next lease before the current one is spent (or as the batch that
+// took the last credit is written: holding false, so a refusal flags the key starved). The script never
 // grants past either limit, so credits leased ahead are still within the quota; when the
 // limit is reached it grants nothing and the key is refused once what it holds is spent.
-func (q *quotas) prefetch(ctx context.Context, kq *keyQuota, w store.Window, l store.Limits, want int64) {
+func (q *quotas) prefetch(kq *keyQuota, tier string, want int64, holding bool) {
 	defer q.fetches.Done()
-	n, _, err := q.st.Lease(ctx, w, l, want)
 	kq.mu.Lock()
 	defer kq.mu.Unlock()
-	kq.fetching = false
-	if err != nil || n == 0 {
-		return
-	}
-	if !kq.w.Hour.Equal(w.Hour) {
-		// The hour turned meanwhile: the lease belongs to the hour it was taken in.
-		_ = q.st.Return(ctx, w, n)
-		return
-	}
-	kq.left += n
+	q.runLease(kq, tier, want, holding)
+	q.returnIfIdle(kq)
 }
 
 // ready reports whether take would answer for the key (kq) without waiting on Redis: it holds
-// a credit on this replica, or is known to be refused until its window ends.
+// a credit on this replica, or a refusal stands.
 func (q *quotas) ready(kq *keyQuota) bool {
 	kq.mu.Lock()
 	defer kq.mu.Unlock()
@@ -261,7 +447,8 @@ func (q *quotas) ready(kq *keyQuota) bool {
 	if !within(kq.w, now) {
 		return false
 	}
-	return kq.left > 0 && kq.denied == "" || kq.denied != "" && now.Before(kq.until)
+	_, refused := kq.standing(now)
+	return refused || kq.left > 0
 }
 
 // within reports whether t is in w's hour (a zero window holds nothing).
@@ -269,21 +456,65 @@ func within(w store.Window, t time.Time) bool {
 	return !t.Before(w.Hour) && t.Before(w.HourEnd)
 }
 
+// sweep gives back the credits this replica holds of every key another replica was refused
+// while holding none (the key's starved flag in Redis), so they are not kept from it until the
+// hour ends: one pipelined read a sweep, of the keys holding credits only. The key's next lease
+// here starts again from the base size. It also lets go the entries of keys with no
+// connection and nothing held.
+func (q *quotas) sweep(ctx context.Context) {
+	now := q.now()
+	var held []*keyQuota
+	var ws []store.Window
+	q.mu.Lock()
+	for id, kq := range q.keys {
+		kq.mu.Lock()
+		switch {
+		case kq.left > 0 && within(kq.w, now):
+			held = append(held, kq)
+			ws = append(ws, kq.w)
+		case kq.conns <= 0 && kq.left == 0 && kq.leasing == nil:
+			delete(q.keys, id)
+		}
+		kq.mu.Unlock()
+	}
+	q.mu.Unlock()
+	starved, err := q.st.Starved(ctx, ws)
+	if err != nil {
+		return // the next sweep reads them again
+	}
+	for i, kq := range held {
+		if !starved[i] {
+			continue
+		}
+		kq.mu.Lock()
+		if kq.w.Hour.Equal(ws[i].Hour) && kq.left > 0 {
+			n := kq.left
+			kq.left, kq.size = 0, 0
+			q.giveUp(kq, kq.w, n)
+		}
+		kq.mu.Unlock()
+	}
+}
+
 // returnAll gives back every lease not used (on shutdown), after the leases being taken in
-// the background have arrived: one landing later would stay counted in Redis, unused.
-func (q *quotas) returnAll(ctx context.Context) {
+// the background have arrived (one landing later would stay counted in Redis, unused) and the
+// returns under way have ended.
+func (q *quotas) returnAll() {
 	q.fetchMu.Lock()
 	q.closed.Store(true)
 	q.fetchMu.Unlock()
 	q.fetches.Wait()
 	q.mu.Lock()
-	defer q.mu.Unlock()
+	keys := make([]*keyQuota, 0, len(q.keys))
 	for _, kq := range q.keys {
+		keys = append(keys, kq)
+	}
+	q.mu.Unlock()
+	for _, kq := range keys {
 		kq.mu.Lock()
-		if kq.left > 0 {
-			_ = q.st.Return(ctx, kq.w, kq.left)
-			kq.left = 0
-		}
+		n, w := kq.left, kq.w
+		kq.left = 0
 		kq.mu.Unlock()
+		q.giveUp(kq, w, n) // closed: runs here
 	}
 }

@@ -20,15 +20,15 @@ func TestReturnAllGivesBackLeasesTakenAhead(t *testing.T) {
 	ctx := context.Background()
 	var used int64
 	for i := range 20 {
-		q := newQuotas(st, limits, 8, clock)
-		kq := q.key("k")
+		q := newQuotas(st, limits, 8, clock, time.Second, nil)
+		kq := q.attach("k")
 		// 7 of a lease of 8 leaves 1, below half: the next lease is taken in the background.
-		got, _, lt, _, err := q.take(ctx, kq, "k", "t", 7)
-		if err != nil || lt != "" || got != 7 {
-			t.Fatalf("take %d: %d %q %v", i, got, lt, err)
+		got, _, r, err := q.take(ctx, kq, "t", 7)
+		if err != nil || r.limitType != "" || got != 7 {
+			t.Fatalf("take %d: %d %q %v", i, got, r.limitType, err)
 		}
 		used += got
-		q.returnAll(ctx)
+		q.returnAll()
 	}
 	checkRedisUsed(t, st, now, used)
 }
@@ -40,23 +40,23 @@ func TestCreditsAfterReturnAllGoBackToRedis(t *testing.T) {
 	st, now, clock := quotaStore(t)
 	limits := func(string) store.Limits { return returnLimits }
 	ctx := context.Background()
-	q := newQuotas(st, limits, 64, clock)
-	kq := q.key("k")
+	q := newQuotas(st, limits, 64, clock, time.Second, nil)
+	kq := q.attach("k")
 	// A batch takes 10 before shutdown, and uses 4 of them.
-	got, hour, lt, _, err := q.take(ctx, kq, "k", "t", 10)
-	if err != nil || lt != "" || got != 10 {
-		t.Fatalf("take: %d %q %v", got, lt, err)
+	got, hour, r, err := q.take(ctx, kq, "t", 10)
+	if err != nil || r.limitType != "" || got != 10 {
+		t.Fatalf("take: %d %q %v", got, r.limitType, err)
 	}
-	q.returnAll(ctx)
-	q.giveBack(ctx, kq, hour, 6)
+	q.returnAll()
+	q.giveBack(kq, hour, 6)
 	used := int64(4)
 	// Another batch starts after returnAll and uses all it takes.
-	if err := q.prime(ctx, kq, "k", "t"); err != nil {
+	if err := q.prime(ctx, kq, "t"); err != nil {
 		t.Fatal(err)
 	}
-	got, _, lt, _, err = q.take(ctx, kq, "k", "t", 3)
-	if err != nil || lt != "" || got != 3 {
-		t.Fatalf("take after returnAll: %d %q %v", got, lt, err)
+	got, _, r, err = q.take(ctx, kq, "t", 3)
+	if err != nil || r.limitType != "" || got != 3 {
+		t.Fatalf("take after returnAll: %d %q %v", got, r.limitType, err)
 	}
 	used += got
 	checkRedisUsed(t, st, now, used)
@@ -68,7 +68,8 @@ var returnLimits = store.Limits{Hourly: 100_000, Monthly: 1_000_000}
 func quotaStore(t *testing.T) (*store.Store, time.Time, func() time.Time) {
 	t.Helper()
 	rdb, _ := redistest.Client(t)
-	now := time.Date(2026, 3, 10, 14, 0, 0, 0, time.UTC)
+	// Later than any run: every count expires at its period's end.
+	now := time.Date(2099, 3, 10, 14, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
 	return store.New(rdb, fmt.Sprintf("qr%d:", rand.Uint64()), clock), now, clock
 }
@@ -76,7 +77,7 @@ func quotaStore(t *testing.T) (*store.Store, time.Time, func() time.Time) {
 // checkRedisUsed fails unless Redis counts exactly used credits of key k's hour at now.
 func checkRedisUsed(t *testing.T, st *store.Store, now time.Time, used int64) {
 	t.Helper()
-	left, _, err := st.Lease(context.Background(), st.WindowAt("k", now), returnLimits, returnLimits.Hourly)
+	left, _, err := st.Lease(context.Background(), st.WindowAt("k", now), returnLimits, returnLimits.Hourly, store.Op{Replica: "check", Seq: 1}, false)
 	if err != nil {
 		t.Fatal(err)
 	}

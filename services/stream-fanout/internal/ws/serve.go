@@ -94,6 +94,7 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, id Identity, cn Conn
 			c.writers.Wait()
 		}
 		c.releaseMeter()
+		c.releaseQuota()
 		cancel()
 		release()
 		_ = wsc.Close(websocket.StatusGoingAway, "server shutting down; connect again")
