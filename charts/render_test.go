@@ -295,6 +295,7 @@ func TestChartsRefuseBadValues(t *testing.T) {
 		{"./edge", []string{"autoscaling.minReplicas=5", "autoscaling.maxReplicas=3"}, "edge: autoscaling.minReplicas 5 exceeds maxReplicas 3"},
 		{"./transfers", []string{"autoscaling.minReplicas=6", "autoscaling.maxReplicas=4"}, "transfers: autoscaling.minReplicas 6 exceeds maxReplicas 4"},
 		{"./chainintel", []string{"global.kafka.partitions=4", "transfers.autoscaling.minReplicas=6"}, "transfers: autoscaling.minReplicas 6 exceeds maxReplicas 4, the topic partitions its consumers share"},
+		{"./transfers", []string{"ports.http=8000", "ports.ops=8080"}, "transfers: ports.ops 8080 is the Service's http port"},
 		{"./chainintel", []string{"global.tiersConfigMap=ops-tiers", "global.tiers[0].name=free"}, "set global.tiers or global.tiersConfigMap, not both"},
 		{"./chainintel", []string{"global.tiers=free"}, "global.tiers must be a list of tiers"},
 		{"./chainintel", []string{"global.tiers[0]=free"}, "global.tiers[0] must be a map"},

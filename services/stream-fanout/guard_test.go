@@ -1,6 +1,7 @@
 package streamfanout_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -214,5 +215,37 @@ func TestMessageRateLimit(t *testing.T) {
 	d := w.dial(def, ident("kratedef"), "")
 	for i := range 50 {
 		d.subscribe(map[string]any{"from": []string{addr(500 + i)}})
+	}
+}
+
+// TestMessageLimitAnswersBeforeClosing: messages sent at once past the limit get their answers
+// before the close: those handled, and RATE_LIMITED for each refused before the one that closes.
+func TestMessageLimitAnswersBeforeClosing(t *testing.T) {
+	w := newWorld(t)
+	r := w.start(func(c *streamfanout.Config) { c.MessageBurst, c.MessageRate = 3, 0.001 })
+	a := w.dial(r, ident("kdrain"), "")
+	for range 6 { // 3 handled, 2 refused, the sixth closes
+		a.send("unsubscribe", map[string]any{"filterId": "none"})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var handled, limited int
+	for {
+		_, got, err := a.c.Read(ctx)
+		if err != nil {
+			var ce websocket.CloseError
+			if !errors.As(err, &ce) || ce.Code != websocket.StatusPolicyViolation {
+				t.Fatalf("read: %v, want a close 1008", err)
+			}
+			break
+		}
+		if bytes.Contains(got, []byte(`"RATE_LIMITED"`)) {
+			limited++
+		} else {
+			handled++
+		}
+	}
+	if handled != 3 || limited != 2 {
+		t.Fatalf("before the close: %d answers to handled messages and %d RATE_LIMITED, want 3 and 2", handled, limited)
 	}
 }

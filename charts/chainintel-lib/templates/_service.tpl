@@ -8,6 +8,9 @@ ports.http is the container's port, which targetPort http forwards to.
 {{- define "chainintel-lib.service" -}}
 {{- $svc := .Values.service | default dict -}}
 {{- $ports := .Values.ports | default dict -}}
+{{- if eq (int ($ports.ops | default 9090)) 8080 -}}
+{{- fail (printf "%s: ports.ops 8080 is the Service's http port (every peer's URL names :8080); give the ops port another number" .Chart.Name) -}}
+{{- end -}}
 apiVersion: v1
 kind: Service
 metadata:

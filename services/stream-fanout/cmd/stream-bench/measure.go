@@ -45,7 +45,7 @@ func startServer(bin string, brokers kafkaBus, redisURL string, naive bool) (*se
 	// tier, and this build refuses to start with that variable set).
 	s.cmd.Env = append(os.Environ(), "STREAM_HTTP_ADDR="+s.httpAddr, "STREAM_OPS_ADDR="+s.opsAddr, "STREAM_INTERNAL_SECRET="+secret,
 		"STREAM_KAFKA_BROKERS="+strings.Join(brokers.addrs, ","), "STREAM_REDIS_URL="+redisURL, "STREAM_REDIS_PREFIX="+s.prefix,
-		"STREAM_USER_LABELS_URL="+labelsURL, "STREAM_TOKEN_ANALYTICS_URL=", "STREAM_MAX_CONNS_PER_KEY=1000", "STREAM_DEFAULT_QUOTA=0/0", "STREAM_LOG_LEVEL=error",
+		"STREAM_USER_LABELS_URL="+labelsURL, "STREAM_TOKEN_ANALYTICS_URL=", "STREAM_MAX_CONNS_PER_KEY=1000", "STREAM_MAX_SESSIONS_PER_KEY=1000", "STREAM_DEFAULT_QUOTA=0/0", "STREAM_LOG_LEVEL=error",
 		"STREAM_CHECKPOINT=30s", "STREAM_QUEUE_SIZE=4096", fmt.Sprintf("STREAM_NAIVE_MATCHER=%v", naive))
 	s.cmd.Stderr = os.Stderr
 	if err := s.cmd.Start(); err != nil {

@@ -70,7 +70,7 @@ func (c *conn) admitMessage(b []byte) bool {
 	g.refused++
 	if g.refused >= c.h.o.MessageBurst {
 		g.closed = true
-		c.close(websocket.StatusPolicyViolation, rateLimitedReason)
+		go c.closeAfterAnswers(websocket.StatusPolicyViolation, rateLimitedReason)
 		return false
 	}
 	c.fail(messageID(b), perr(CodeRateLimited, "too many messages: a connection may send %s a second (a burst of %d); this one was not processed, send it again later",
@@ -141,3 +141,23 @@ func sessionLimitErr(e *SessionLimitError) *ProtocolError {
 	return &ProtocolError{Code: CodeSessionLimit, Message: fmt.Sprintf("too many sessions and v2 streams for this key (limit %d live at once): "+
 		"a subscribe on a connection without a session makes one; delete one, let one expire or reconnect to one", e.Limit)}
 }
+
+// closeAfterAnswers closes the connection once the answers already queued (to the messages
+// handled and refused before the one that ends it) are written, or after answerDrain when the
+// writer does not get them out (a client that does not read): ending at once would drop them,
+// and a client could not tell which of its messages were handled.
+func (c *conn) closeAfterAnswers(code websocket.StatusCode, reason string) {
+	deadline := time.Now().Add(answerDrain)
+	// writing covers an answer the writer has taken from the queue and is still writing.
+	for (c.q.pendingControl() || c.writing.Load()) && time.Now().Before(deadline) && c.ctx.Err() == nil {
+		time.Sleep(answerPoll)
+	}
+	c.close(code, reason)
+}
+
+const (
+	// answerDrain bounds how long a connection ending on the message limit waits for its queued
+	// answers to be written; answerPoll is how often it looks.
+	answerDrain = time.Second
+	answerPoll  = 5 * time.Millisecond
+)
