@@ -18,6 +18,11 @@ const (
 	OrderBalanceUnitPctChange = "balanceUnitPctChange"
 )
 
+// MaxRankingTokens is how many tokens an entity of the ranking lists at most (its largest by
+// balanceUsd): an exchange holds thousands of tokens, most of them dust or spam, and a page of
+// 100 entities would otherwise answer every one.
+const MaxRankingTokens = 25
+
 // RankingQuery is a request for the entity balance ranking. Nil filters are not applied.
 type RankingQuery struct {
 	OrderBy string
@@ -56,8 +61,9 @@ type TokenBalanceChange struct {
 
 // EntityBalanceChanges answers /intelligence/entity_balance_changes: the operator entities
 // ranked by their balances now against those of q.Days days ago. Now is valued at the prices in
-// force now, the previous balances (the snapshots of the end of the UTC day of now − q.Days) at
-// the prices in force at now − q.Days, as totalBalance24hAgo is for one day. The entity's units
+// force now, the previous balances (the snapshots of the end of the UTC day D of now − q.Days ×
+// 24 h) at D's closing prices, so an entity's prevBalanceUsd is /history/entity's point of D for
+// the same chains and tokens. The entity's units
 // are the sum of its tokens' units when q.PricingIDs names one token, else 0 (units of different
 // tokens do not add up; the http layer refuses a unit order without one pricing id).
 func (a *App) EntityBalanceChanges(ctx context.Context, q RankingQuery) ([]EntityBalanceChange, error) {
@@ -65,9 +71,11 @@ func (a *App) EntityBalanceChanges(ctx context.Context, q RankingQuery) ([]Entit
 	if err != nil {
 		return nil, err
 	}
-	now := a.now()
-	then := now.AddDate(0, 0, -q.Days)
-	rq := store.RankingQuery{Chains: names, Day: store.Day(then), EntityIDs: q.EntityIDs, Types: q.EntityTypes, Tags: q.EntityTags,
+	// In UTC, so the interval is q.Days × 24 h whatever the clock's zone (a local calendar's
+	// days across a DST change are not).
+	now := a.now().UTC()
+	day := store.Day(now.AddDate(0, 0, -q.Days))
+	rq := store.RankingQuery{Chains: names, Day: day, EntityIDs: q.EntityIDs, Types: q.EntityTypes, Tags: q.EntityTags,
 		NegatedTags: q.NegatedEntityTags, PricingIDs: q.PricingIDs}
 	for _, c := range a.chains.Chains() {
 		rq.NativeChains, rq.NativePricingIDs = append(rq.NativeChains, c.Name), append(rq.NativePricingIDs, c.NativePricingID)
@@ -76,7 +84,7 @@ func (a *App) EntityBalanceChanges(ctx context.Context, q RankingQuery) ([]Entit
 	if err != nil {
 		return nil, err
 	}
-	ranked, err := a.rankedEntities(ctx, rows, now, then, len(q.PricingIDs) == 1)
+	ranked, err := a.rankedEntities(ctx, rows, now, day, len(q.PricingIDs) == 1)
 	if err != nil {
 		return nil, err
 	}
@@ -101,9 +109,10 @@ func (a *App) EntityBalanceChanges(ctx context.Context, q RankingQuery) ([]Entit
 	return page, nil
 }
 
-// rankedEntities values rows (ordered by entity) per entity and token at the prices in force
-// now and then; withUnits sets the entities' units (one token counted).
-func (a *App) rankedEntities(ctx context.Context, rows []store.EntityTokenBalance, now, then time.Time, withUnits bool) ([]EntityBalanceChange, error) {
+// rankedEntities values rows (ordered by entity) per entity and token, now at the prices in force
+// now and the previous balances at day's close (as /history values day); withUnits sets the
+// entities' units (one token counted).
+func (a *App) rankedEntities(ctx context.Context, rows []store.EntityTokenBalance, now, day time.Time, withUnits bool) ([]EntityBalanceChange, error) {
 	var keys [][2]string
 	seen := map[[2]string]bool{}
 	for _, r := range rows {
@@ -121,9 +130,13 @@ func (a *App) rankedEntities(ctx context.Context, rows []store.EntityTokenBalanc
 	if err != nil {
 		return nil, err
 	}
-	old, err := a.st.PricesAt(ctx, ids, then)
+	pd, err := a.st.PriceDays(ctx, ids, day, day)
 	if err != nil {
 		return nil, err
+	}
+	old := map[string]float64{}
+	for id, l := range pd {
+		old[id] = closes(l).at(day)
 	}
 	var out []EntityBalanceChange
 	for i := 0; i < len(rows); {
@@ -138,8 +151,10 @@ func (a *App) rankedEntities(ctx context.Context, rows []store.EntityTokenBalanc
 }
 
 // entityChange sums one entity's rows per token (its id: the pricing id, else the contract)
-// and the tokens into the entity's totals, largest token first (ties by id).
-func entityChange(rows []store.EntityTokenBalance, ts map[[2]string]token, cur, old map[string]store.PricePoint, withUnits bool) EntityBalanceChange {
+// and the tokens into the entity's totals, then lists at most MaxRankingTokens of them, largest
+// balanceUsd first (ties by id), leaving out those worth $0 now and before (unpriced tokens,
+// spam among them); the totals count every token.
+func entityChange(rows []store.EntityTokenBalance, ts map[[2]string]token, cur map[string]store.PricePoint, old map[string]float64, withUnits bool) EntityBalanceChange {
 	out := EntityBalanceChange{EntityID: rows[0].Entity, TokenBalances: []TokenBalanceChange{}}
 	idx := map[string]int{}
 	prices := map[string][2]float64{}
@@ -150,7 +165,7 @@ func entityChange(rows []store.EntityTokenBalance, ts map[[2]string]token, cur, 
 			i = len(out.TokenBalances)
 			idx[t.ID] = i
 			out.TokenBalances = append(out.TokenBalances, TokenBalanceChange{TokenID: t.ID, TokenSymbol: t.Symbol})
-			prices[t.ID] = [2]float64{cur[t.PricingID].Price, old[t.PricingID].Price}
+			prices[t.ID] = [2]float64{cur[t.PricingID].Price, old[t.PricingID]}
 		}
 		tb := &out.TokenBalances[i]
 		tb.BalanceUnit += units(r.Now, t.Decimals)
@@ -176,6 +191,13 @@ func entityChange(rows []store.EntityTokenBalance, ts map[[2]string]token, cur, 
 			out.PrevBalanceUnit += tb.PrevBalanceUnit
 		}
 	}
+	kept := l[:0]
+	for _, tb := range l {
+		if (tb.BalanceUSD != 0 || tb.PrevBalanceUSD != 0) && len(kept) < MaxRankingTokens {
+			kept = append(kept, tb)
+		}
+	}
+	out.TokenBalances = kept
 	return out
 }
 

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 
 	"github.com/chainintel/chainintel/libs/address"
 	"github.com/chainintel/chainintel/libs/chains"
@@ -45,12 +46,17 @@ const MaxInternalBody = 2 << 20
 
 type handlers struct{ a *app.App }
 
-// fail maps an error to its status: bad parameters 400, unknown subjects 404, the rest 500.
+// fail maps an error to its status: bad parameters 400, unknown subjects 404, a read past its
+// statement timeout 503 (with Retry-After, naming the read and its limit), the rest as httpx.Fail.
 func fail(c *gin.Context, err error) {
 	var pe *params.Error
 	var ape *app.ParamError
 	var nf *app.NotFoundError
+	var te *store.TimeoutError
 	switch {
+	case errors.As(err, &te):
+		c.Header("Retry-After", strconv.Itoa(httpx.RetryAfterSeconds))
+		httpx.Error(c, http.StatusServiceUnavailable, te.Error()+"; narrow it with filters or retry later")
 	case errors.As(err, &pe):
 		httpx.Error(c, http.StatusBadRequest, pe.Error())
 	case errors.As(err, &ape):

@@ -2,8 +2,13 @@ package store
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"math/big"
 	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // RankingQuery selects the rows of the entity balance ranking. A nil filter is not applied;
@@ -29,13 +34,40 @@ type EntityTokenBalance struct {
 // (chain, token) now and at the end of q.Day that are not both zero, ordered by entity, chain
 // and token (read_entity_ranking.sql). It reads the maintained per-entity totals and the
 // changes of the days after q.Day: O(selected entity tokens × days after q.Day) rows, none of
-// the entities' addresses.
+// the entities' addresses. The read runs under the store's ranking timeout; past it the error is
+// a *TimeoutError.
 func (s *Store) EntityRanking(ctx context.Context, rq RankingQuery) ([]EntityTokenBalance, error) {
-	rows, err := s.pool.Query(ctx, q("read_entity_ranking"), rq.Chains, rq.Day.Format(dateFmt), rq.EntityIDs, rq.Types, rq.Tags,
-		rq.NegatedTags, rq.PricingIDs, rq.NativeChains, rq.NativePricingIDs)
-	if err != nil {
-		return nil, err
+	var out []EntityTokenBalance
+	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, q("ranking_timeout"), fmt.Sprintf("%dms", s.rankingTimeout.Milliseconds())); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, q("read_entity_ranking"), rq.Chains, rq.Day.Format(dateFmt), rq.EntityIDs, rq.Types, rq.Tags,
+			rq.NegatedTags, rq.PricingIDs, rq.NativeChains, rq.NativePricingIDs)
+		if err != nil {
+			return err
+		}
+		out, err = scanRanking(rows)
+		return err
+	})
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "57014" && ctx.Err() == nil { // query_canceled: the statement_timeout, not the caller
+		return nil, &TimeoutError{What: "the entity balance ranking", Limit: s.rankingTimeout}
 	}
+	return out, err
+}
+
+// TimeoutError is a read stopped by its statement_timeout (the caller's context still live).
+type TimeoutError struct {
+	What  string
+	Limit time.Duration
+}
+
+func (e *TimeoutError) Error() string {
+	return fmt.Sprintf("%s took longer than its limit of %s", e.What, e.Limit)
+}
+
+func scanRanking(rows pgx.Rows) ([]EntityTokenBalance, error) {
 	defer rows.Close()
 	var out []EntityTokenBalance
 	for rows.Next() {
@@ -44,6 +76,7 @@ func (s *Store) EntityRanking(ctx context.Context, rq RankingQuery) ([]EntityTok
 		if err := rows.Scan(&r.Entity, &r.Chain, &r.Token, &cur, &prev); err != nil {
 			return nil, err
 		}
+		var err error
 		if r.Now, err = parseInt(cur); err != nil {
 			return nil, err
 		}

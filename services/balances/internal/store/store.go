@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"math/big"
 	"strings"
+	"time"
 
 	"github.com/chainintel/chainintel/libs/chains"
 
@@ -53,11 +54,31 @@ func q(name string) string {
 // Store is safe for concurrent use.
 type Store struct {
 	pool *pgxpool.Pool
+	// rankingTimeout is read_entity_ranking's statement_timeout.
+	rankingTimeout time.Duration
+}
+
+// DefaultRankingTimeout bounds the entity balance ranking's statement: its cost grows with
+// every operator entity's tokens times the interval's days, and past this an answer is better
+// refused (503) than left holding a connection of the pool.
+const DefaultRankingTimeout = 5 * time.Second
+
+// Option configures a Store at construction.
+type Option func(*Store)
+
+// WithRankingTimeout sets the statement_timeout of the entity balance ranking's read (at least
+// a millisecond, PostgreSQL's unit).
+func WithRankingTimeout(d time.Duration) Option {
+	return func(s *Store) { s.rankingTimeout = max(d, time.Millisecond) }
 }
 
 // New returns a store over pool.
-func New(pool *pgxpool.Pool) *Store {
-	return &Store{pool: pool}
+func New(pool *pgxpool.Pool, opts ...Option) *Store {
+	s := &Store{pool: pool, rankingTimeout: DefaultRankingTimeout}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
 }
 
 // Pool is the store's pool (benchmarks and tests).

@@ -2,10 +2,12 @@ package openapi_test
 
 import (
 	"encoding/json"
+	"net/url"
 	"sort"
 	"strings"
 	"testing"
 
+	"github.com/chainintel/chainintel/libs/params"
 	"github.com/chainintel/chainintel/services/edge/internal/openapi"
 	"github.com/chainintel/chainintel/services/edge/internal/routes"
 )
@@ -76,5 +78,58 @@ func TestDocumentMatchesRouteTable(t *testing.T) {
 	}
 	if len(extra) > 0 {
 		t.Errorf("documented but not routed: %v", extra)
+	}
+}
+
+type parameter struct {
+	Name   string `json:"name"`
+	Schema struct {
+		Enum []any `json:"enum"`
+	} `json:"schema"`
+}
+
+// A boolean query parameter (params.Bool reads it case-insensitively) is not documented with an
+// enum of its lower-case spellings, which would tell clients that TRUE or False are refused.
+func TestBooleanParametersAreNotNarrowerEnums(t *testing.T) {
+	var doc struct {
+		Paths      map[string]map[string]json.RawMessage `json:"paths"`
+		Components struct {
+			Parameters map[string]parameter `json:"parameters"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(openapi.Document, &doc); err != nil {
+		t.Fatal(err)
+	}
+	check := func(where string, p parameter) {
+		in := map[string]bool{}
+		for _, v := range p.Schema.Enum {
+			if s, ok := v.(string); ok {
+				in[s] = true
+			}
+		}
+		if !in["true"] && !in["false"] {
+			return
+		}
+		for _, v := range []string{"TRUE", "True", "FALSE", "False"} {
+			if _, err := params.Bool(url.Values{"b": {v}}, "b", false); err == nil && !in[v] {
+				t.Errorf("%s: %s's enum %v leaves out %q, which params.Bool accepts", where, p.Name, p.Schema.Enum, v)
+			}
+		}
+	}
+	for path, ops := range doc.Paths {
+		for method, raw := range ops {
+			var op struct {
+				Parameters []parameter `json:"parameters"`
+			}
+			if json.Unmarshal(raw, &op) != nil {
+				continue
+			}
+			for _, p := range op.Parameters {
+				check(method+" "+path, p)
+			}
+		}
+	}
+	for name, p := range doc.Components.Parameters {
+		check("components/parameters/"+name, p)
 	}
 }
