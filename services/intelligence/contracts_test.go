@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chainintel/chainintel/libs/httpx"
 	"github.com/chainintel/chainintel/libs/pgstore/pgtest"
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
 	"github.com/chainintel/chainintel/services/intelligence/internal/events"
@@ -80,5 +81,68 @@ func TestContractFacts(t *testing.T) {
 		} else if c.want != "" {
 			assertJSON(t, c.path, body, c.want)
 		}
+	}
+}
+
+// TestTransferFlagsContracts: a DEX pool intelligence never saw created is a contract in every
+// address answer once a transfer says so (from_is_contract or to_is_contract), as /transfers says
+// it is; its deployment stays unknown (404). Redelivery, and a reorg orphaning the transfer's
+// block, change nothing: no new attribution version, the flag stays.
+func TestTransferFlagsContracts(t *testing.T) {
+	resetDB(t)
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	h := events.Handlers{Store: store.New(pool)}
+	pair, router, trader := addr(0x5756), addr(0x7a11), addr(0xe0a)
+	transfers := msgs(eventsv1.TopicTransfers,
+		&eventsv1.Transfer{Chain: "ethereum", Id: "0xswap:1", TransactionHash: "0xswap", BlockHash: "0xb1", BlockNumber: 1,
+			BlockTimeMs: 1_700_000_000_000, From: "0x" + strings.ToUpper(pair[2:]), To: trader, Amount: "5", FromIsContract: true},
+		&eventsv1.Transfer{Chain: "ethereum", Id: "0xswap:2", TransactionHash: "0xswap", BlockHash: "0xb1", BlockNumber: 1,
+			BlockTimeMs: 1_700_000_000_000, From: trader, To: router, Amount: "7", ToIsContract: true})
+	version := func() (v int64) {
+		if err := pool.QueryRow(ctx, `SELECT COALESCE(max(version), 0) FROM intel.addresses`).Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	if err := h.Transfers(ctx, transfers); err != nil {
+		t.Fatal(err)
+	}
+	before := version()
+	if err := h.Transfers(ctx, transfers); err != nil {
+		t.Fatal(err)
+	}
+	reorg := msgs(eventsv1.TopicReorgs, &eventsv1.Reorg{Chain: "ethereum", Orphaned: []*eventsv1.Reorg_Block{{Hash: "0xb1", Number: 1}}})
+	if err := h.Reorgs(ctx, reorg); err != nil {
+		t.Fatal(err)
+	}
+	if v := version(); v != before || before == 0 {
+		t.Fatalf("redelivery or reorg took attribution version %d, after %d", v, before)
+	}
+	api := newTestAPI(t, nil, nil)
+	id := httpx.Identity{KeyID: "k-c", UserID: "u-c", Role: httpx.RoleIndividual, Tier: "api"}
+	info := func(a, chain, contract string) string {
+		return `{"address":"` + a + `","chain":"` + chain + `","contract":` + contract + `,"isUserAddress":false}`
+	}
+	for _, c := range []struct {
+		method, path, body string
+		code               int
+		want               string
+	}{
+		{"GET", "/intelligence/address/" + pair, "", 200, info(pair, "ethereum", "true")},
+		{"GET", "/intelligence/address/" + router, "", 200, info(router, "ethereum", "true")},
+		{"GET", "/intelligence/address/" + trader, "", 200, info(trader, "ethereum", "false")},
+		{"POST", "/intelligence/address/batch", `{"addresses":["` + pair + `","` + trader + `"]}`, 200,
+			`{"addresses":{"` + pair + `":` + info(pair, "ethereum", "true") + `,"` + trader + `":` + info(trader, "ethereum", "false") + `}}`},
+		{"POST", "/intelligence/address/batch/all?chains=ethereum,base", `{"addresses":["` + pair + `"]}`, 200,
+			`{"addresses":{"` + pair + `":{"ethereum":` + info(pair, "ethereum", "true") + `,"base":` + info(pair, "base", "true") + `}}}`},
+		{"GET", "/intelligence/contract/ethereum/" + pair, "", 404, `{"error":"no contract deployment known at ` + pair + ` on ethereum"}`},
+	} {
+		code, body := api.do(t, c.method, c.path, c.body, &id)
+		if code != c.code {
+			t.Errorf("%s %s: %d %s, want %d", c.method, c.path, code, body, c.code)
+			continue
+		}
+		assertJSON(t, c.method+" "+c.path, body, c.want)
 	}
 }

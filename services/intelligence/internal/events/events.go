@@ -1,8 +1,8 @@
 // Package events holds the intelligence service's Kafka consumers: transfers feed the
-// heuristics and the entity activity figures, transactions and chain.contracts the contract
-// registry, chain.tokens
-// the token metadata, balances the predictions' USD figures, and the market topics the token
-// registry and prices. Every handler is idempotent.
+// heuristics, the entity activity figures and the contract flags, transactions and
+// chain.contracts the contract registry, chain.tokens the token metadata, balances the
+// predictions' USD figures, and the market topics the token registry and prices. Every
+// handler is idempotent.
 package events
 
 import (
@@ -33,8 +33,14 @@ func norm(chain, addr string) (chains.Type, string, bool) {
 	return c.Type, n, true
 }
 
-// Transfers records transfer pairs and activity (chain.transfers.v1).
+// Transfers records transfer pairs and activity (chain.transfers.v1), and marks as contracts
+// the addresses a transfer says hold code (from_is_contract, to_is_contract: a DEX pool, say,
+// whose creation intelligence never saw). The marks are not taken back by a reorg: code at an
+// address stays whichever block the transfer ended in.
 func (h Handlers) Transfers(ctx context.Context, batch []eventbus.Message[*eventsv1.Transfer]) error {
+	if err := h.Store.MarkContracts(ctx, transferContracts(batch)); err != nil {
+		return err
+	}
 	facts := make([]store.TransferFact, 0, len(batch))
 	for _, m := range batch {
 		f := store.TransferFact{Offset: store.Offset{Topic: m.Topic, Partition: m.Partition, Offset: m.Offset}}
@@ -53,6 +59,28 @@ func (h Handlers) Transfers(ctx context.Context, batch []eventbus.Message[*event
 		facts = append(facts, f)
 	}
 	return h.Store.ApplyTransfers(ctx, facts)
+}
+
+// transferContracts are the addresses the batch's transfers flag as contracts.
+func transferContracts(batch []eventbus.Message[*eventsv1.Transfer]) []store.ContractAddress {
+	var out []store.ContractAddress
+	for _, m := range batch {
+		if m.Tombstone {
+			continue
+		}
+		for _, side := range []struct {
+			addr     string
+			contract bool
+		}{{m.Msg.From, m.Msg.FromIsContract}, {m.Msg.To, m.Msg.ToIsContract}} {
+			if !side.contract {
+				continue
+			}
+			if ct, a, ok := norm(m.Msg.Chain, side.addr); ok {
+				out = append(out, store.ContractAddress{ChainType: string(ct), Address: a})
+			}
+		}
+	}
+	return out
 }
 
 // Reorgs takes the transfers of orphaned blocks back out of the heuristic inputs, and applies

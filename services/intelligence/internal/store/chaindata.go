@@ -649,10 +649,57 @@ func (s *Store) ApplyContracts(ctx context.Context, cs []Contract) error {
 		if _, err := tx.Exec(ctx, contractsUpsertSQL, ch, addr, dep, hash, ms, size, known, code, sels, proxy, idep); err != nil {
 			return fmt.Errorf("record contracts: %w", err)
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO intel.addresses AS a (chain_type, address, is_contract, version)
-			SELECT ct, addr, true, nextval('intel.attribution_version') FROM (SELECT DISTINCT * FROM unnest($1::text[], $2::text[]) AS u(ct, addr)) d
-			ON CONFLICT (chain_type, address) DO UPDATE SET is_contract = true, version = excluded.version, updated_at = now()
-			WHERE NOT a.is_contract`, ct, addr); err != nil {
+		if _, err := tx.Exec(ctx, contractsMarkSQL, ct, addr); err != nil {
+			return fmt.Errorf("mark contracts: %w", err)
+		}
+		return nil
+	})
+}
+
+//go:embed sql/contracts_mark.sql
+var contractsMarkSQL string
+
+//go:embed sql/contracts_unmarked.sql
+var contractsUnmarkedSQL string
+
+// ContractAddress is an address a record says holds code, without its deployment.
+type ContractAddress struct {
+	ChainType, Address string
+}
+
+// MarkContracts marks addresses as contracts in the attribution (contract: true) without
+// recording a deployment: /intelligence/contract still knows only the contracts whose creation
+// or code was seen. Monotonic and idempotent: a marked address stays marked, and a batch whose
+// addresses are all marked already reads once and takes no version.
+func (s *Store) MarkContracts(ctx context.Context, as []ContractAddress) error {
+	if len(as) == 0 {
+		return nil
+	}
+	ct, addr := make([]string, len(as)), make([]string, len(as))
+	for i, a := range as {
+		ct[i], addr[i] = a.ChainType, a.Address
+	}
+	rows, err := s.pool.Query(ctx, contractsUnmarkedSQL, ct, addr)
+	if err != nil {
+		return fmt.Errorf("read contract flags: %w", err)
+	}
+	ct, addr = ct[:0], addr[:0]
+	for rows.Next() {
+		var c, a string
+		if err := rows.Scan(&c, &a); err != nil {
+			rows.Close()
+			return fmt.Errorf("read contract flags: %w", err)
+		}
+		ct, addr = append(ct, c), append(addr, a)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read contract flags: %w", err)
+	}
+	if len(ct) == 0 {
+		return nil
+	}
+	return s.inTx(ctx, true, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, contractsMarkSQL, ct, addr); err != nil {
 			return fmt.Errorf("mark contracts: %w", err)
 		}
 		return nil
