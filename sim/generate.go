@@ -271,6 +271,10 @@ func (w *World) move(x *tx, from, to *account, t *token, v *uint256.Int, b *Batc
 		tr.Id = x.hash + "_" + strconv.Itoa(x.outputIdx)
 		tr.LogIndex = uint32(x.outputIdx)
 		x.outputIdx++
+		// A UTXO transaction's value is the coin its outputs pay away from its inputs (change
+		// returned to an input address excluded). The simulator spends no change outputs, so
+		// every output it records (one transfer each) counts: value = its transfers' sum.
+		x.value.Add(&x.value, v)
 	case t.address == "":
 		tr.Type = eventsv1.TransferType_TRANSFER_TYPE_EXTERNAL
 		tr.Id = x.hash + "_ext"

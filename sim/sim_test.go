@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"math"
 	"math/big"
 	"regexp"
 	"strings"
@@ -318,4 +319,49 @@ func BenchmarkGenerate(b *testing.B) {
 		n += len(w.Next(1000).Transfers)
 	}
 	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "transfers/s")
+}
+
+// TestUTXOValueIsItsOutputs: a UTXO transaction's value is the coin its outputs pay away, which
+// the simulator records as one transfer per output (no change outputs): value and valueUsd are
+// its transfers' amounts and USD values summed, never 0 for a transaction that moved coin.
+func TestUTXOValueIsItsOutputs(t *testing.T) {
+	w := world(t, Config{Seed: 5, Chains: []string{"bitcoin", "dogecoin", "ethereum"}})
+	w.Bootstrap()
+	type sum struct {
+		amount big.Int
+		usd    float64
+		n      int
+	}
+	var checked int
+	for range 5 {
+		b := w.Next(500)
+		sums := map[string]*sum{}
+		for _, tr := range b.Transfers {
+			k := tr.Chain + "/" + tr.TransactionHash
+			if sums[k] == nil {
+				sums[k] = &sum{}
+			}
+			v, _ := new(big.Int).SetString(tr.Amount, 10)
+			sums[k].amount.Add(&sums[k].amount, v)
+			sums[k].usd += *tr.HistoricalUsd
+			sums[k].n++
+		}
+		for _, tx := range b.Transactions {
+			if c, _ := chains.Lookup(tx.Chain); c.Type != chains.TypeBitcoin && c.Type != chains.TypeDogecoin {
+				continue
+			}
+			s := sums[tx.Chain+"/"+tx.Hash]
+			if s == nil || s.n == 0 {
+				t.Fatalf("%s %s: a UTXO transaction without outputs", tx.Chain, tx.Hash)
+			}
+			checked++
+			if tx.Value != s.amount.String() || tx.ValueUsd == nil || math.Abs(*tx.ValueUsd-s.usd) > 1e-9*s.usd {
+				t.Fatalf("%s %s: value %s (usd %v), its %d outputs pay %s (usd %v)", tx.Chain, tx.Hash, tx.Value,
+					tx.ValueUsd, s.n, s.amount.String(), s.usd)
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no UTXO transactions generated")
+	}
 }
