@@ -681,7 +681,7 @@ func (s *Reader) TransactionsByHash(ctx context.Context, hash string) ([]Transac
 type SwapFilter struct {
 	Base       AddrSet
 	HasBase    bool
-	Flow       string // in (base received), out (base sent), all
+	Flow       string // in (base received token1), out (base sent token0), self, all
 	From, To   AddrFilter
 	TokenAddrs []string
 	TokenIDs   []string
@@ -714,9 +714,11 @@ func (s *Reader) ListSwaps(ctx context.Context, f SwapFilter, p Page) ([]SwapRow
 		case !f.HasBase:
 			arms = []branch{{}}
 		case f.Flow == "in":
-			arms = []branch{{driverCol: "receiver", drive: &f.Base}}
+			// Base received token1: the pool paid it out, so its stored amount1 is negative.
+			arms = []branch{{driverCol: "receiver", drive: &f.Base, conds: []string{"amount1 < 0"}}}
 		case f.Flow == "out":
-			arms = []branch{{driverCol: "sender", drive: &f.Base}}
+			// Base sent token0: the pool received it, so its stored amount0 is positive.
+			arms = []branch{{driverCol: "sender", drive: &f.Base, conds: []string{"amount0 > 0"}}}
 		case f.Flow == "self":
 			arms = []branch{{driverCol: "sender", drive: &f.Base, conds: []string{b.member("receiver", f.Base)}}}
 		default:
