@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"testing"
@@ -144,6 +145,9 @@ func TestV2Streams(t *testing.T) {
 	a := w.call(r, me, "POST", "/ws/v2/streams", `{"from":["`+from+`"],"usdGte":"1","flow":"all"}`)
 	a.json(t, &made)
 	expect(t, a, 200, `{"streamId":"`+made.StreamID+`","id":1,"createdAt":"`+made.CreatedAt+`"}`)
+	// Listed with every StreamV2Response field; lastActive null until a connection serves it.
+	expect(t, w.call(r, me, "GET", "/ws/v2/streams", ""), 200,
+		`[{"streamId":"`+made.StreamID+`","id":1,"createdAt":"`+made.CreatedAt+`","lastActive":null,"transfersUsed":0,"isConnected":false}]`)
 
 	c := w.v2dial(r, me, made.StreamID)
 	// The filter is fixed: messages changing it are refused, the stream goes on.
@@ -167,12 +171,21 @@ func TestV2Streams(t *testing.T) {
 			t.Fatalf("v2 replay %s, want %s", id, want)
 		}
 	}
-	var list []map[string]any
+	// Connected, lastActive is when a connection last claimed or saved it (at the latest this
+	// connect) and transfersUsed what the saves have counted so far (the first connection's one
+	// at least); the rest of the body is fixed.
+	var list []struct {
+		LastActive    time.Time `json:"lastActive"`
+		TransfersUsed int64     `json:"transfersUsed"`
+	}
 	a = w.call(r, me, "GET", "/ws/v2/streams", "")
 	a.json(t, &list)
-	if len(list) != 1 || list[0]["streamId"] != made.StreamID || list[0]["id"] != 1.0 || list[0]["isConnected"] != true {
+	created, _ := time.Parse(time.RFC3339Nano, made.CreatedAt)
+	if len(list) != 1 || list[0].LastActive.Before(created) || list[0].TransfersUsed < 1 || list[0].TransfersUsed > 4 {
 		t.Fatalf("streams %s", a.body)
 	}
+	expect(t, a, 200, fmt.Sprintf(`[{"streamId":"%s","id":1,"createdAt":"%s","lastActive":"%s","transfersUsed":%d,"isConnected":true}]`,
+		made.StreamID, made.CreatedAt, list[0].LastActive.Format(time.RFC3339Nano), list[0].TransfersUsed))
 	// A stream is not a session, and the other way round.
 	expect(t, w.call(r, me, "GET", "/ws/sessions", ""), 200, `[]`)
 	expect(t, w.call(r, me, "DELETE", "/ws/sessions/"+made.StreamID, ""), 404, `{"error":"no such session"}`)

@@ -120,14 +120,22 @@ func (h *Hub) ActiveConnections(ctx context.Context, id Identity) (int64, error)
 	return h.o.Store.Connections(ctx, id.KeyID)
 }
 
-// StreamView is a v2 stream as the REST routes show it.
+// StreamView is a v2 stream as POST /ws/v2/streams answers it.
 type StreamView struct {
+	StreamID  string    `json:"streamId"`
+	ID        int64     `json:"id"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// StreamItem is a v2 stream as GET /ws/v2/streams lists it (StreamV2Response): every field is
+// required, lastActive null until a connection has served the stream.
+type StreamItem struct {
 	StreamID      string     `json:"streamId"`
 	ID            int64      `json:"id"`
 	CreatedAt     time.Time  `json:"createdAt"`
-	LastActive    *time.Time `json:"lastActive,omitempty"`
-	TransfersUsed *int64     `json:"transfersUsed,omitempty"`
-	IsConnected   *bool      `json:"isConnected,omitempty"`
+	LastActive    *time.Time `json:"lastActive"`
+	TransfersUsed int64      `json:"transfersUsed"`
+	IsConnected   bool       `json:"isConnected"`
 }
 
 // CreateStream validates a v2 stream's filter and stores the stream; it waits the v2 window for
@@ -155,19 +163,22 @@ func (h *Hub) CreateStream(ctx context.Context, id Identity, raw filter.Raw) (St
 }
 
 // Streams lists the key's v2 streams, oldest first.
-func (h *Hub) Streams(ctx context.Context, id Identity) ([]StreamView, error) {
+func (h *Hub) Streams(ctx context.Context, id Identity) ([]StreamItem, error) {
 	all, err := h.o.Store.List(ctx, id.KeyID)
 	if err != nil {
 		return nil, err
 	}
-	out := []StreamView{}
+	out := []StreamItem{}
 	for _, ss := range sortByCreated(all) {
 		if ss.Kind != KindV2 {
 			continue
 		}
-		used, conn := ss.Used, ss.Connected()
-		v := StreamView{StreamID: ss.ID, ID: ss.Seq, CreatedAt: ss.Created, TransfersUsed: &used, IsConnected: &conn}
-		if ss.HasCursor {
+		conn := ss.Connected()
+		v := StreamItem{StreamID: ss.ID, ID: ss.Seq, CreatedAt: ss.Created, TransfersUsed: ss.Used, IsConnected: conn}
+		// The session's seen time is the last time a connection claimed or saved it (connect,
+		// checkpoint, disconnect); before any connection it is only the creation time, so the
+		// stream has been active once one serves it now or a save has left a cursor.
+		if conn || ss.HasCursor {
 			seen := ss.LastSeen
 			v.LastActive = &seen
 		}

@@ -249,6 +249,26 @@ func TestSwapsAndTx(t *testing.T) {
 	  "token1":"` + tw.WETH + `","token1Id":"weth","token1Name":"Wrapped Ether","token1Symbol":"WETH","token1Decimals":18,"unitValue1":-0.5,
 	  "historicalUSD":1000,"valid":true}`
 	sameJSON(t, e.get(t, &bob, "/swaps?base="+tw.U1+"&flow=out"), 200, `{"swaps":[`+s1+`],"count":1}`)
+	// flow follows the tokens, not only the sides: in is base receiving token1 (the pool paid it
+	// out, unitValue1 < 0), out is base sending token0 (the pool received it, unitValue0 > 0).
+	// _4 (U1 -> U1, +1000 USDC / -0.5 WETH) is both for U1; in _7 (U2 -> U1, -250 USDC /
+	// +0.125 WETH) U1 received token0 and U2 sent token1, so it is neither.
+	s7 := `{"id":"` + tw.TxHash(21) + `_7","chain":"base","transactionHash":"` + tw.TxHash(21) + `","blockHash":"` + tw.BlockHash("base", 21) + `",
+	  "blockNumber":121,"blockTimestamp":"2026-01-04T04:00:00Z",
+	  "contractAddress":{"address":"` + tw.P + `","chain":"base","serviceEntity":{"id":"uniswap","name":"Uniswap","note":"","type":"dex","service":null},"serviceLabel":{"name":"USDC/WETH Pool","address":"` + tw.P + `","chainType":"evm"},"contract":true,"isUserAddress":false},
+	  "contractEntityId":"uniswap",
+	  "sender":{"address":"` + tw.U2 + `","chain":"base","predictedEntity":{"id":"coinbase","name":"Coinbase","note":"","type":"cex","service":null},"contract":false,"isUserAddress":false},
+	  "receiver":{"address":"` + tw.U1 + `","chain":"base","contract":false,"isUserAddress":false},
+	  "token0":"` + tw.USDC + `","token0Id":"usd-coin","token0Name":"USD Coin","token0Symbol":"USDC","token0Decimals":6,"unitValue0":-250,
+	  "token1":"` + tw.WETH + `","token1Id":"weth","token1Name":"Wrapped Ether","token1Symbol":"WETH","token1Decimals":18,"unitValue1":0.125,
+	  "historicalUSD":250,"valid":true}`
+	none := `{"swaps":[],"count":0}`
+	sameJSON(t, e.get(t, &bob, "/swaps?base="+tw.U1+"&flow=in"), 200, `{"swaps":[`+s1+`],"count":1}`)
+	sameJSON(t, e.get(t, &bob, "/swaps?base="+tw.U1+"&flow=in&chains=base"), 200, none)
+	sameJSON(t, e.get(t, &bob, "/swaps?base="+tw.U1+"&flow=all"), 200, `{"swaps":[`+s7+`,`+s1+`],"count":2}`)
+	sameJSON(t, e.get(t, &bob, "/swaps?base="+tw.U2+"&flow=out"), 200, none)
+	sameJSON(t, e.get(t, &bob, "/swaps?base="+tw.U2+"&flow=in"), 200, none)
+	sameJSON(t, e.get(t, &bob, "/swaps?base="+tw.U2), 200, `{"swaps":[`+s7+`],"count":1}`)
 	list := func(path string) string {
 		r := e.get(t, &bob, path)
 		var out struct {
@@ -269,7 +289,7 @@ func TestSwapsAndTx(t *testing.T) {
 	for path, want := range map[string]string{
 		"/swaps":                                   "_7 _4 (2)",
 		"/swaps?sortDir=asc":                       "_4 _7 (2)",
-		"/swaps?base=" + tw.U1 + "&flow=in":        "_7 _4 (2)",
+		"/swaps?base=" + tw.U1 + "&flow=in":        "_4 (1)",
 		"/swaps?base=" + tw.U2:                     "_7 (1)",
 		"/swaps?chains=ethereum":                   "_4 (1)",
 		"/swaps?tokens=weth&sortKey=usd":           "_4 _7 (2)",

@@ -55,7 +55,7 @@ func TestSwapParameters(t *testing.T) {
 		"/swaps?sortKey=value&sortDir=asc":                    "_7 _4 (2)",
 		"/swaps?sortKey=value&limit=1&offset=1":               "_7 (2)",
 		"/swaps?base=" + tw.U1 + "&sortKey=value&sortDir=asc": "_7 _4 (2)",
-		"/swaps?base=" + tw.U1 + "&flow=in&sortKey=value":     "_4 _7 (2)",
+		"/swaps?base=" + tw.U1 + "&flow=in&sortKey=value":     "_4 (1)",
 		"/swaps?sortKey=value&timeGte=" + tw.D0.Add(75*time.Hour).Format(time.RFC3339) + "&timeLte=" + tw.D0.Add(77*time.Hour).Format(time.RFC3339): "_4 _7 (2)",
 	} {
 		if got := list(path); got != want {

@@ -681,7 +681,7 @@ func (s *Reader) TransactionsByHash(ctx context.Context, hash string) ([]Transac
 type SwapFilter struct {
 	Base       AddrSet
 	HasBase    bool
-	Flow       string // in (base received), out (base sent), all
+	Flow       string // in (base received token1), out (base sent token0), self, all
 	From, To   AddrFilter
 	TokenAddrs []string
 	TokenIDs   []string
@@ -706,22 +706,30 @@ const swapSelectOuter = `chain, id, tx_hash, block_hash, block_number, block_tim
  token0, token0_id, token0_name, token0_symbol, token0_decimals, amount0,
  token1, token1_id, token1_name, token1_symbol, token1_decimals, amount1, usd, valid, protocol`
 
+// swapArms are the arms of a /swaps read: the base's sender and receiver indexes drive them, one
+// arm per side the flow names; in and out keep the rows whose token moved the flow's way. A
+// swap's amounts are the pool's (positive what it received).
+func (b *sqlb) swapArms(f *SwapFilter) []branch {
+	switch {
+	case !f.HasBase:
+		return []branch{{}}
+	case f.Flow == "in":
+		// Base received token1: the pool paid it out, so its stored amount1 is negative.
+		return []branch{{driverCol: "receiver", drive: &f.Base, conds: []string{"amount1 < 0"}}}
+	case f.Flow == "out":
+		// Base sent token0: the pool received it, so its stored amount0 is positive.
+		return []branch{{driverCol: "sender", drive: &f.Base, conds: []string{"amount0 > 0"}}}
+	case f.Flow == "self":
+		return []branch{{driverCol: "sender", drive: &f.Base, conds: []string{b.member("receiver", f.Base)}}}
+	default:
+		return []branch{{driverCol: "sender", drive: &f.Base}, {driverCol: "receiver", drive: &f.Base, conds: []string{b.notMember("sender", f.Base)}}}
+	}
+}
+
 // ListSwaps returns one page of swaps matching f and the capped match count.
 func (s *Reader) ListSwaps(ctx context.Context, f SwapFilter, p Page) ([]SwapRow, int, error) {
 	build := func(b *sqlb, from, to time.Time) ([]branch, []string) {
-		var arms []branch
-		switch {
-		case !f.HasBase:
-			arms = []branch{{}}
-		case f.Flow == "in":
-			arms = []branch{{driverCol: "receiver", drive: &f.Base}}
-		case f.Flow == "out":
-			arms = []branch{{driverCol: "sender", drive: &f.Base}}
-		case f.Flow == "self":
-			arms = []branch{{driverCol: "sender", drive: &f.Base, conds: []string{b.member("receiver", f.Base)}}}
-		default:
-			arms = []branch{{driverCol: "sender", drive: &f.Base}, {driverCol: "receiver", drive: &f.Base, conds: []string{b.notMember("sender", f.Base)}}}
-		}
+		arms := b.swapArms(&f)
 		var c []string
 		if len(f.Chains) > 0 {
 			c = append(c, b.anyOf("chain", f.Chains))
