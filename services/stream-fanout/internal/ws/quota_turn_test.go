@@ -1,0 +1,176 @@
+package ws
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/chainintel/chainintel/libs/redisx/redistest"
+	"github.com/chainintel/chainintel/services/stream-fanout/internal/store"
+	"github.com/redis/go-redis/v9"
+)
+
+// monthCounted is what Redis counts for key k in the month of at.
+func monthCounted(t *testing.T, st *store.Store, at time.Time) int64 {
+	t.Helper()
+	_, m, err := st.Counted(context.Background(), st.WindowAt("k", at))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// Credits leased by an idle connection go back when the hour turns, by the sweep, before the
+// month's count expires with them: leased at 23:30 on a month's last day, one delivered, the
+// month counts one once the sweep has run in the next hour.
+func TestSweepGivesBackCreditsOfAPastHour(t *testing.T) {
+	clk := &quotaClock{t: time.Date(2099, 3, 31, 23, 30, 0, 0, time.UTC)}
+	st, _ := hookedStore(t, clk.now)
+	lim := store.Limits{Hourly: 100, Monthly: 1000}
+	q := newQuotas(st, func(string) store.Limits { return lim }, 16, clk.now, time.Second, nil)
+	kq := q.attach("k")
+	march := clk.now()
+	if got, _, _, err := q.take(context.Background(), kq, "t", 1); err != nil || got != 1 {
+		t.Fatal(got, err)
+	}
+	q.settleForTest()
+	clk.add(35 * time.Minute) // 00:05 in April
+	q.sweep(context.Background())
+	q.settleForTest()
+	if m := monthCounted(t, st, march); m != 1 {
+		t.Fatalf("March counts %d after the sweep past its last hour, one was delivered", m)
+	}
+}
+
+// A lease whose reply was lost just before the hour turned is retried with its op after the
+// turn (Redis answers the grant it recorded, counting nothing more) and given back to its hour;
+// so is one whose key's entry was let go first (the sweep runs it again). The month counts
+// only what was delivered.
+func TestLostLeaseAcrossTheHourTurn(t *testing.T) {
+	for _, detachFirst := range []bool{false, true} {
+		t.Run(fmt.Sprint("detachFirst=", detachFirst), func(t *testing.T) {
+			clk := &quotaClock{t: time.Date(2099, 3, 10, 14, 59, 59, 0, time.UTC)}
+			st, hook := hookedStore(t, clk.now)
+			lim := store.Limits{Hourly: 100, Monthly: 1000}
+			q := newQuotas(st, func(string) store.Limits { return lim }, 16, clk.now, time.Second, nil)
+			kq := q.attach("k")
+			hook.lose("lease", 1)
+			if _, _, _, err := q.take(context.Background(), kq, "t", 1); err == nil {
+				t.Fatal("the take whose lease's reply was lost succeeded")
+			}
+			clk.add(2 * time.Second)
+			var delivered int64
+			if detachFirst {
+				q.detach(kq)
+				q.sweep(context.Background())
+				kq = q.attach("k")
+			}
+			got, _, _, err := q.take(context.Background(), kq, "t", 1)
+			if err != nil || got != 1 {
+				t.Fatal(got, err)
+			}
+			delivered += got
+			q.settleForTest()
+			q.detach(kq)
+			q.settleForTest()
+			if m := monthCounted(t, st, clk.now()); m != delivered {
+				t.Fatalf("the month counts %d, %d delivered", m, delivered)
+			}
+		})
+	}
+}
+
+// A replica whose clock is off (behind or ahead of Redis's) counts in Redis's hour: its window
+// is the one Redis answered, its quota clock follows Redis's, and the hourly limit holds.
+func TestSkewedReplicaFollowsRedisHour(t *testing.T) {
+	for _, skew := range []time.Duration{-time.Hour, -2 * time.Second, 2 * time.Second, time.Hour} {
+		t.Run(skew.String(), func(t *testing.T) {
+			rdb, _ := redistest.Client(t)
+			st := store.New(rdb, fmt.Sprintf("qs%d:", rand.Uint64()), nil)
+			lim := store.Limits{Hourly: 40, Monthly: 1000}
+			clock := func() time.Time { return time.Now().Add(skew) }
+			q := newQuotas(st, func(string) store.Limits { return lim }, 16, clock, time.Second, nil)
+			kq := q.attach("k")
+			n, r := takeAll(t, q, kq)
+			if n != lim.Hourly || r.limitType != store.LimitHourly {
+				t.Fatalf("took %d before %q, the hourly limit is %d", n, r.limitType, lim.Hourly)
+			}
+			redisNow, err := rdb.Time(context.Background()).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := st.WindowAt("k", redisNow); kq.w.Hour != want.Hour {
+				t.Fatalf("the replica counts in hour %v, Redis's is %v", kq.w.Hour, want.Hour)
+			}
+			if h, _, _ := st.Counted(context.Background(), kq.w); h != lim.Hourly {
+				t.Fatalf("Redis counts %d in the replica's hour, %d were taken", h, lim.Hourly)
+			}
+		})
+	}
+}
+
+// blackholed is a store whose Redis accepts connections and never answers.
+func blackholed(t *testing.T) *store.Store {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conns []net.Conn
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conns = append(conns, c)
+		}
+	}()
+	rdb := redis.NewClient(&redis.Options{Addr: ln.Addr().String(), MaxRetries: -1})
+	t.Cleanup(func() {
+		_ = rdb.Close()
+		_ = ln.Close()
+		for _, c := range conns {
+			_ = c.Close()
+		}
+	})
+	return store.New(rdb, "bh:", nil)
+}
+
+// With Redis not answering, returns queue for one worker (no goroutine per return, none
+// blocked on a lock) and returnAll ends when its context does.
+func TestReturnsBoundedWhenRedisHangs(t *testing.T) {
+	st := blackholed(t)
+	q := newQuotas(st, func(string) store.Limits { return returnLimits }, 16, time.Now, time.Second, nil)
+	w := st.WindowAt("k", time.Now())
+	before := runtime.NumGoroutine()
+	for i := range 500 {
+		kq := q.attach(fmt.Sprint("k", i))
+		kq.mu.Lock()
+		kq.w, kq.left = w, 5
+		kq.mu.Unlock()
+		q.detach(kq) // its last connection: the credits go back
+	}
+	if after := runtime.NumGoroutine(); after > before+10 {
+		t.Fatalf("%d goroutines after 500 returns, %d before", after, before)
+	}
+	for range 50 {
+		kq := q.attach("held")
+		kq.mu.Lock()
+		kq.w, kq.left = w, 5
+		kq.mu.Unlock()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	done := make(chan struct{})
+	go func() { q.returnAll(ctx); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("returnAll did not end with its context")
+	}
+}
