@@ -75,7 +75,7 @@ local mk = string.format('%04d%02d', y, m)
 
 // lease: KEYS the key's quota base (its period keys are named from it: base:h:<hour>,
 // base:m:<month>, base:s:<hour>, and base:l the replicas' last leases); ARGV want, hour limit,
-// month limit, replica, seq, starve (1: the caller holds no credit), period clock ms ('' for
+// month limit, replica, seq, starve (1: the caller holds no credit), period clock ms (empty for
 // the server's TIME).
 //
 // Grants up to want credits within both limits of the current period and counts them:

@@ -27,7 +27,7 @@ type quotas struct {
 	limits  func(tier string) store.Limits
 	lease   int64
 	clock   func() time.Time
-	skew    atomic.Int64 // Redis's clock less clock at the last answer, in ns
+	skew    atomic.Int64  // Redis's clock less clock at the last answer, in ns
 	recheck time.Duration // how long a refusal read from Redis stands before Redis is asked again
 	timeout time.Duration // bounds each lease and return call
 	log     *slog.Logger
