@@ -3,6 +3,7 @@ package ws
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"net"
 	"runtime"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/chainintel/chainintel/libs/redisx/redistest"
+	"github.com/chainintel/chainintel/services/stream-fanout/internal/engine"
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/store"
 	"github.com/redis/go-redis/v9"
 )
@@ -172,5 +174,57 @@ func TestReturnsBoundedWhenRedisHangs(t *testing.T) {
 	case <-done:
 	case <-time.After(time.Minute):
 		t.Fatal("returnAll did not end with its context")
+	}
+}
+
+// A batch whose credits come from two takes on either side of the hour's turn (the second
+// served from a lease of the new hour) gives back what it did not write to the hour each was
+// taken in: the last hour's unwritten credit goes back to it, not to the new hour's lease.
+func TestBatchAcrossTheHourGivesBackToEachHour(t *testing.T) {
+	clk := &quotaClock{t: time.Date(2099, 3, 10, 14, 59, 59, 0, time.UTC)}
+	st, _ := hookedStore(t, clk.now)
+	h := NewHub(Options{Engine: engine.New(engine.Options{}), Store: st, Now: clk.now, Log: slog.New(slog.DiscardHandler)})
+	srv, cli := net.Pipe()
+	defer srv.Close()
+	defer cli.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	frame := 2 + len(transferHead) + len(`"f"`) + len(transferMid) + len(`{"id":"t"}`) + len(transferTail)
+	c := &conn{h: h, ctx: ctx, cc: &corkConn{Conn: &cutConn{Conn: srv, limit: frame + 10}}, q: newQueue(queueSize{Base: 8}), id: Identity{KeyID: "k"}}
+	c.kq = h.quotas.attach("k")
+	offer := func(n int) {
+		for i := range n {
+			if c.q.Offer([]engine.Item{{R: &engine.Rendered{Off: int64(i), JSON: []byte(`{"id":"t"}`)}, FilterID: "f"}}) != engine.Queued {
+				t.Fatal("not queued")
+			}
+		}
+	}
+	// The batch as writeBatch fills it, the hour turning between its two takes.
+	var marks []batchMark
+	c.cc.cork()
+	offer(2)
+	if _, err := c.fillBatch(ctx, &marks); err != nil { // takes 2 of a lease of 14:00
+		t.Fatal(err)
+	}
+	clk.add(2 * time.Second)
+	offer(3)
+	if _, err := c.fillBatch(ctx, &marks); err != nil { // takes 3 of a lease of 15:00
+		t.Fatal(err)
+	}
+	written, err := c.cc.uncork()
+	if err == nil {
+		t.Fatal("the batch's write did not fail part way")
+	}
+	c.release(c.settle(marks, written, err))
+	h.quotas.settleForTest()
+	// One transfer reached the socket, with a credit of 14:00; 15:00 delivered none.
+	if n, _, _ := st.Counted(ctx, st.WindowAt("k", clk.now().Add(-time.Hour))); n != 1 {
+		t.Fatalf("14:00 counts %d, one of its credits was delivered", n)
+	}
+	c.kq.mu.Lock()
+	left, w := c.kq.left, c.kq.w
+	c.kq.mu.Unlock()
+	if n, _, _ := st.Counted(ctx, w); n != left {
+		t.Fatalf("15:00 counts %d and the replica holds %d of it, none was delivered", n, left)
 	}
 }
