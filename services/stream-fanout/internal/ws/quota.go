@@ -650,6 +650,11 @@ func waitCtx(ctx context.Context, wait func()) bool {
 	case <-done:
 		return true
 	case <-ctx.Done():
-		return false
+		select {
+		case <-done: // both ready: what was waited for has ended
+			return true
+		default:
+			return false
+		}
 	}
 }

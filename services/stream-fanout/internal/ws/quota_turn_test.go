@@ -144,10 +144,11 @@ func blackholed(t *testing.T) *store.Store {
 }
 
 // With Redis not answering, returns queue for one worker (no goroutine per return, none
-// blocked on a lock) and returnAll ends when its context does.
+// blocked on a lock) and the hub's Shutdown (its returnAll) ends when its context does.
 func TestReturnsBoundedWhenRedisHangs(t *testing.T) {
 	st := blackholed(t)
-	q := newQuotas(st, func(string) store.Limits { return returnLimits }, 16, time.Now, time.Second, nil)
+	h := NewHub(Options{Engine: engine.New(engine.Options{}), Store: st, Log: slog.New(slog.DiscardHandler)})
+	q := h.quotas
 	w := st.WindowAt("k", time.Now())
 	before := runtime.NumGoroutine()
 	for i := range 500 {
@@ -169,11 +170,11 @@ func TestReturnsBoundedWhenRedisHangs(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	done := make(chan struct{})
-	go func() { q.returnAll(ctx); close(done) }()
+	go func() { h.Shutdown(ctx); close(done) }()
 	select {
 	case <-done:
 	case <-time.After(time.Minute):
-		t.Fatal("returnAll did not end with its context")
+		t.Fatal("Shutdown did not end with its context")
 	}
 }
 
