@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"net"
 	"runtime"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -227,5 +229,80 @@ func TestBatchAcrossTheHourGivesBackToEachHour(t *testing.T) {
 	c.kq.mu.Unlock()
 	if n, _, _ := st.Counted(ctx, w); n != left {
 		t.Fatalf("15:00 counts %d and the replica holds %d of it, none was delivered", n, left)
+	}
+}
+
+// recConn records what is written to it.
+type recConn struct {
+	net.Conn
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (c *recConn) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.buf = append(c.buf, p...)
+	return len(p), nil
+}
+
+// A writer whose key's leases are all used by the key's other writers before it gets a credit
+// pauses with its delivery still owed and tells the client nothing: contention is not a
+// failed quota check (no INTERNAL_ERROR).
+func TestLeaseContentionIsAPauseNotAnError(t *testing.T) {
+	clk := &quotaClock{t: time.Date(2099, 3, 10, 14, 10, 0, 0, time.UTC)}
+	st, _ := hookedStore(t, clk.now)
+	h := NewHub(Options{Engine: engine.New(engine.Options{}), Store: st, Now: clk.now, Log: slog.New(slog.DiscardHandler)})
+	srv, cli := net.Pipe()
+	defer srv.Close()
+	defer cli.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	rec := &recConn{Conn: srv}
+	c := &conn{h: h, ctx: ctx, cc: &corkConn{Conn: rec}, q: newQueue(queueSize{Base: 8}), id: Identity{KeyID: "k"}}
+	c.kq = h.quotas.attach("k")
+	if c.q.Offer([]engine.Item{{R: &engine.Rendered{JSON: []byte(`{"id":"t"}`)}, FilterID: "f"}}) != engine.Queued {
+		t.Fatal("not queued")
+	}
+	// The other writers' leases: each ends bringing this writer nothing, another starts.
+	kq := c.kq
+	kq.mu.Lock()
+	kq.w = st.WindowAt("k", clk.now())
+	ch := make(chan struct{})
+	kq.leasing = ch
+	kq.mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = c.writeBatch(ctx)
+	}()
+	for ended := false; !ended; {
+		select {
+		case <-done:
+			ended = true
+		case <-time.After(time.Millisecond):
+			kq.mu.Lock()
+			if kq.leasing == ch {
+				close(ch)
+				ch = make(chan struct{})
+				kq.leasing = ch
+			}
+			kq.mu.Unlock()
+		}
+	}
+	kq.mu.Lock()
+	if kq.leasing == ch {
+		close(ch)
+		kq.leasing = nil
+	}
+	kq.mu.Unlock()
+	rec.mu.Lock()
+	out := string(rec.buf)
+	rec.mu.Unlock()
+	if strings.Contains(out, CodeInternal) {
+		t.Fatalf("the client was sent %q on lease contention", out)
+	}
+	if !c.isPaused() || !c.q.pending() {
+		t.Fatalf("paused %v, delivery still owed %v: want both", c.isPaused(), c.q.pending())
 	}
 }
