@@ -117,8 +117,9 @@ func TestSkewedReplicaFollowsRedisHour(t *testing.T) {
 	}
 }
 
-// blackholed is a store whose Redis accepts connections and never answers.
-func blackholed(t *testing.T) *store.Store {
+// blackholed is a store whose Redis accepts connections and never answers: a call ends with
+// its context, or after the client's read timeout (readTimeout -1: none).
+func blackholed(t *testing.T, readTimeout time.Duration) *store.Store {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -134,7 +135,7 @@ func blackholed(t *testing.T) *store.Store {
 			conns = append(conns, c)
 		}
 	}()
-	rdb := redis.NewClient(&redis.Options{Addr: ln.Addr().String(), MaxRetries: -1})
+	rdb := redis.NewClient(&redis.Options{Addr: ln.Addr().String(), MaxRetries: -1, ReadTimeout: readTimeout, ContextTimeoutEnabled: true})
 	t.Cleanup(func() {
 		_ = rdb.Close()
 		_ = ln.Close()
@@ -148,7 +149,7 @@ func blackholed(t *testing.T) *store.Store {
 // With Redis not answering, returns queue for one worker (no goroutine per return, none
 // blocked on a lock) and the hub's Shutdown (its returnAll) ends when its context does.
 func TestReturnsBoundedWhenRedisHangs(t *testing.T) {
-	st := blackholed(t)
+	st := blackholed(t, 0)
 	h := NewHub(Options{Engine: engine.New(engine.Options{}), Store: st, Log: slog.New(slog.DiscardHandler)})
 	q := h.quotas
 	w := st.WindowAt("k", time.Now())
@@ -304,5 +305,23 @@ func TestLeaseContentionIsAPauseNotAnError(t *testing.T) {
 	}
 	if !c.isPaused() || !c.q.pending() {
 		t.Fatalf("paused %v, delivery still owed %v: want both", c.isPaused(), c.q.pending())
+	}
+}
+
+// The quota check a subscribe makes is bounded as every quota call is: with Redis not
+// answering (and no client read timeout), it ends, leaving the check to the writer.
+func TestSubscribeQuotaCheckIsBounded(t *testing.T) {
+	st := blackholed(t, -1)
+	h := NewHub(Options{Engine: engine.New(engine.Options{}), Store: st, Log: slog.New(slog.DiscardHandler)})
+	c := &conn{h: h, ctx: context.Background(), q: newQueue(queueSize{Base: 8}), id: Identity{KeyID: "k"}}
+	done := make(chan *out, 1)
+	go func() { done <- c.checkQuota() }()
+	select {
+	case o := <-done:
+		if o != nil {
+			t.Fatalf("a check that could not read Redis queued %+v", o)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the subscribe's quota check did not end")
 	}
 }
