@@ -261,6 +261,9 @@ func TestLeaseContentionIsAPauseNotAnError(t *testing.T) {
 	defer cancel()
 	rec := &recConn{Conn: srv}
 	c := &conn{h: h, ctx: ctx, cc: &corkConn{Conn: rec}, q: newQueue(queueSize{Base: 8}), id: Identity{KeyID: "k"}}
+	ended, end := context.WithCancel(context.Background())
+	end()
+	c.wctx = ended // the pause's wake finds the connection's writing over
 	c.kq = h.quotas.attach("k")
 	if c.q.Offer([]engine.Item{{R: &engine.Rendered{JSON: []byte(`{"id":"t"}`)}, FilterID: "f"}}) != engine.Queued {
 		t.Fatal("not queued")
