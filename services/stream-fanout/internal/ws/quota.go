@@ -147,7 +147,8 @@ const (
 // before it got a credit; it pauses and tries again, its deliveries still owed.
 var errLeaseContended = errors.New("quota leases taken by the key's other writers")
 
-// nextLease is the size of kq's next lease at now.
+// nextLease is the size of kq's next lease at now (the replica's own clock: a rate, not a
+// period, so it is not moved by the quota clock's setting).
 func (q *quotas) nextLease(kq *keyQuota, now time.Time) int64 {
 	switch {
 	case kq.size == 0 || now.Sub(kq.leased) >= leaseTurn:
@@ -172,7 +173,7 @@ func (q *quotas) take(ctx context.Context, kq *keyQuota, tier string, want int64
 	kq.left -= got
 	if kq.left <= kq.size/2 && kq.leasing == nil && q.startFetch() {
 		kq.leasing = make(chan struct{})
-		go q.prefetch(kq, tier, q.nextLease(kq, q.now()), kq.left > 0)
+		go q.prefetch(kq, tier, q.nextLease(kq, q.clock()), kq.left > 0)
 	}
 	q.returnIfIdle(kq)
 	return got, kq.w.Hour, refusal{}, nil
@@ -436,7 +437,7 @@ func (q *quotas) fill(ctx context.Context, kq *keyQuota, tier string) (refusal, 
 		}
 		if kq.leasing == nil {
 			kq.leasing = make(chan struct{})
-			q.runLease(kq, tier, q.nextLease(kq, now), false)
+			q.runLease(kq, tier, q.nextLease(kq, q.clock()), false)
 			continue
 		}
 		ch := kq.leasing
@@ -467,6 +468,9 @@ func (q *quotas) runLease(kq *keyQuota, tier string, want int64, holding bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), q.timeout)
 	g, err := q.st.Lease(ctx, kq.keyID, q.limits(tier), want, store.Op{Replica: q.replica, Seq: seq}, holding)
 	cancel()
+	if err == nil {
+		q.heard(g.At) // before waiting for the lock, which would read as Redis's clock lagging
+	}
 	kq.mu.Lock()
 	close(kq.leasing)
 	kq.leasing, kq.leaseErr = nil, err
@@ -475,7 +479,6 @@ func (q *quotas) runLease(kq *keyQuota, tier string, want int64, holding bool) {
 		return
 	}
 	kq.lost = 0
-	q.heard(g.At)
 	if g.W.Hour.After(kq.w.Hour) {
 		// Redis's hour turned before the replica's: what kq holds goes back to its hour.
 		old, n := kq.w, kq.left
