@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/chainintel/chainintel/services/edge/ledger"
@@ -28,52 +29,105 @@ type Op struct {
 	Seq     int64
 }
 
-// lease: KEYS hour, month, leases, starved; ARGV want, hour limit, month limit, hour end ms,
-// month end ms, replica, seq, starve (1: the caller holds no credit).
+// period is the Lua that names the quota period a script counts in from the Redis server's
+// clock (redis.call('TIME'), or ARGV[pa] when the store has a PeriodClock): the replicas'
+// clocks never decide it, so a replica whose clock is off cannot write counts that Redis
+// expires at once, nor count in another hour than the other replicas. It sets now (ms), hs
+// (the hour's start, s), he and me (the hour's and the month's ends, ms) and hk, mk (the
+// hour's and the month's key suffixes), as WindowAt names them.
+const periodLua = `
+local now
+if ARGV[PA] ~= '' then now = tonumber(ARGV[PA]) else
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local secs = math.floor(now / 1000)
+local days = math.floor(secs / 86400)
+local hs = days * 86400 + math.floor((secs - days * 86400) / 3600) * 3600
+local function civil(z)
+  z = z + 719468
+  local era = math.floor(z / 146097)
+  local doe = z - era * 146097
+  local yoe = math.floor((doe - math.floor(doe / 1460) + math.floor(doe / 36524) - math.floor(doe / 146096)) / 365)
+  local doy = doe - (365 * yoe + math.floor(yoe / 4) - math.floor(yoe / 100))
+  local mp = math.floor((5 * doy + 2) / 153)
+  local d = doy - math.floor((153 * mp + 2) / 5) + 1
+  local m = mp < 10 and mp + 3 or mp - 9
+  local y = yoe + era * 400
+  if m <= 2 then y = y + 1 end
+  return y, m, d
+end
+local function daysOf(y, m)
+  if m <= 2 then y = y - 1 end
+  local era = math.floor(y / 400)
+  local yoe = y - era * 400
+  local mp = m > 2 and m - 3 or m + 9
+  local doe = yoe * 365 + math.floor(yoe / 4) - math.floor(yoe / 100) + math.floor((153 * mp + 2) / 5)
+  return era * 146097 + doe - 719468
+end
+local y, m, d = civil(days)
+local ny, nm = y, m + 1
+if nm > 12 then ny, nm = y + 1, 1 end
+local he, me = (hs + 3600) * 1000, daysOf(ny, nm) * 86400000
+local hk = string.format('%04d%02d%02d%02d', y, m, d, math.floor((hs - days * 86400) / 3600))
+local mk = string.format('%04d%02d', y, m)
+`
+
+// lease: KEYS the key's quota base (its period keys are named from it: base:h:<hour>,
+// base:m:<month>, base:s:<hour>, and base:l the replicas' last leases); ARGV want, hour limit,
+// month limit, replica, seq, starve (1: the caller holds no credit), period clock ms (empty for
+// the server's TIME).
 //
-// Grants up to want credits within both limits and counts them: {granted, exhausted window}
-// (0 none, 1 hourly, 2 monthly). A want of 0 counts nothing and writes nothing: it only names
+// Grants up to want credits within both limits of the current period and counts them:
+// {granted, exhausted window (0 none, 1 hourly, 2 monthly), the period's hour start (s), the
+// time the script read (ms)}. A want of 0 counts nothing and writes nothing: it only names
 // the window used up, which is how Spent reads the same limits without a second copy of them.
-// The leases hash keeps each replica's last lease (seq:granted) for the hour, so a retry of it
-// answers the recorded grant instead of counting it again. A refusal of a caller holding no
-// credit sets the hour's starved flag, which tells the replicas holding credits of the key to
-// give them back (their sweep reads it); any grant clears it. Every key written expires at the
-// end of its period (hour or month), never later.
-var leaseScript = redis.NewScript(`
+// The leases hash keeps each replica's last lease (seq:granted:hour start) for the month and an
+// hour past it, whatever hour it was granted in, so a retry of it, even after the hour or the
+// month turned, answers the recorded grant and its period instead of counting it again. A
+// refusal of a caller holding no credit sets the hour's starved flag, which tells the replicas
+// holding credits of the key to give them back (their sweep reads it); any grant clears it.
+// The counts and the flag expire at the end of their period, never later.
+var leaseScript = redis.NewScript(strings.ReplaceAll(periodLua, "ARGV[PA]", "ARGV[7]") + `
+local base = KEYS[1]
 local want = tonumber(ARGV[1])
-if want > 0 and ARGV[6] ~= '' then
-  local rec = redis.call('HGET', KEYS[3], ARGV[6])
+if want > 0 and ARGV[4] ~= '' then
+  local rec = redis.call('HGET', base .. ':l', ARGV[4])
   if rec then
     local i = string.find(rec, ':', 1, true)
-    if string.sub(rec, 1, i - 1) == ARGV[7] then return {tonumber(string.sub(rec, i + 1)), 0} end
+    local j = string.find(rec, ':', i + 1, true)
+    if string.sub(rec, 1, i - 1) == ARGV[5] then
+      return {tonumber(string.sub(rec, i + 1, j - 1)), 0, tonumber(string.sub(rec, j + 1)), now}
+    end
   end
 end
-local h = tonumber(redis.call('GET', KEYS[1]) or '0')
-local m = tonumber(redis.call('GET', KEYS[2]) or '0')
+local hkey, mkey, skey = base .. ':h:' .. hk, base .. ':m:' .. mk, base .. ':s:' .. hk
+local h = tonumber(redis.call('GET', hkey) or '0')
+local mc = tonumber(redis.call('GET', mkey) or '0')
 local hl, ml = tonumber(ARGV[2]), tonumber(ARGV[3])
 local full = 0
-if hl > 0 and h >= hl then full = 1 elseif ml > 0 and m >= ml then full = 2 end
+if hl > 0 and h >= hl then full = 1 elseif ml > 0 and mc >= ml then full = 2 end
 if full > 0 then
-  if want > 0 and ARGV[8] == '1' then
-    redis.call('SET', KEYS[4], '1')
-    redis.call('PEXPIREAT', KEYS[4], ARGV[4])
+  if want > 0 and ARGV[6] == '1' then
+    redis.call('SET', skey, '1')
+    redis.call('PEXPIREAT', skey, he)
   end
-  return {0, full}
+  return {0, full, hs, now}
 end
-if want <= 0 then return {0, 0} end
+if want <= 0 then return {0, 0, hs, now} end
 local g = want
 if hl > 0 then g = math.min(g, hl - h) end
-if ml > 0 then g = math.min(g, ml - m) end
-redis.call('INCRBY', KEYS[1], g)
-redis.call('PEXPIREAT', KEYS[1], ARGV[4])
-redis.call('INCRBY', KEYS[2], g)
-redis.call('PEXPIREAT', KEYS[2], ARGV[5])
-if ARGV[6] ~= '' then
-  redis.call('HSET', KEYS[3], ARGV[6], ARGV[7] .. ':' .. g)
-  redis.call('PEXPIREAT', KEYS[3], ARGV[4])
+if ml > 0 then g = math.min(g, ml - mc) end
+redis.call('INCRBY', hkey, g)
+redis.call('PEXPIREAT', hkey, he)
+redis.call('INCRBY', mkey, g)
+redis.call('PEXPIREAT', mkey, me)
+if ARGV[4] ~= '' then
+  redis.call('HSET', base .. ':l', ARGV[4], ARGV[5] .. ':' .. g .. ':' .. hs)
+  redis.call('PEXPIREAT', base .. ':l', me + 3600000)
 end
-redis.call('DEL', KEYS[4])
-return {g, 0}
+redis.call('DEL', skey)
+return {g, 0, hs, now}
 `)
 
 // giveBack: KEYS hour, month, returns; ARGV n, month end ms, replica, seq.
@@ -83,7 +137,8 @@ return {g, 0}
 // creates no credit. A count that no longer exists (its period ended) is not recreated, and none
 // goes below zero. A replica's returns of one key reach Redis in seq order (the caller orders
 // them), so a seq at or below the one recorded is one already applied, or one given up whose
-// credits then stay counted: never a credit made twice.
+// credits then stay counted: never a credit made twice. The window is one a lease named (the
+// period Redis counted it in), so its ends are Redis's.
 var giveBackScript = redis.NewScript(`
 local seq = tonumber(ARGV[4])
 if seq <= tonumber(redis.call('HGET', KEYS[3], ARGV[3]) or '0') then return 0 end
@@ -99,66 +154,106 @@ return 1
 
 // Window is a quota period: the hour and the calendar month (UTC) that t is in.
 type Window struct {
+	keyID             string
 	Hour, Month       time.Time
 	HourEnd, MonthEnd time.Time
 	hourKey, monthKey string
-	leasesKey         string // each replica's last lease of the hour
 	starvedKey        string // set while a replica holding no credit was refused this hour
 	returnsKey        string // each replica's last return of the month
 }
 
-// WindowAt is the window of t for keyID.
+// WindowAt is the window of t for keyID. The window a key is counted in is the one Lease
+// answers (Redis's clock); WindowAt names the keys of a period already known.
 func (s *Store) WindowAt(keyID string, t time.Time) Window {
 	t = t.UTC()
 	h := t.Truncate(time.Hour)
 	m := time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
-	base, hs, ms := s.prefix+"q:"+keyID, h.Format("2006010215"), m.Format("200601")
-	return Window{Hour: h, Month: m, HourEnd: h.Add(time.Hour), MonthEnd: m.AddDate(0, 1, 0),
+	base, hs, ms := s.qbase(keyID), h.Format("2006010215"), m.Format("200601")
+	return Window{keyID: keyID, Hour: h, Month: m, HourEnd: h.Add(time.Hour), MonthEnd: m.AddDate(0, 1, 0),
 		hourKey: base + ":h:" + hs, monthKey: base + ":m:" + ms,
-		leasesKey: base + ":l:" + hs, starvedKey: base + ":s:" + hs, returnsKey: base + ":r:" + ms}
+		starvedKey: base + ":s:" + hs, returnsKey: base + ":r:" + ms}
 }
 
-// Lease takes up to want credits of keyID's quota in window w, as op (a retry with the same
-// op counts nothing more and answers the first call's grant). granted is 0 when a limit is
-// reached; limitType then names it. holding says the caller still holds credits of the key: only
-// a refusal of a caller holding none flags the key starved for the other replicas (Starved).
-func (s *Store) Lease(ctx context.Context, w Window, l Limits, want int64, op Op, holding bool) (granted int64, limitType string, err error) {
+func (s *Store) qbase(keyID string) string { return s.prefix + "q:" + keyID }
+
+// Grant is a lease's answer: N credits granted in window W (the period Redis counted them in,
+// by its clock), or none and Limit naming the window used up. At is Redis's time of the call,
+// which a replica sets its quota clock by.
+type Grant struct {
+	N     int64
+	Limit string
+	W     Window
+	At    time.Time
+}
+
+// Lease takes up to want credits of keyID's quota in the current period (Redis's clock), as op
+// (a retry with the same op counts nothing more and answers the first call's grant, with the
+// period it was counted in, even after that period ended). When a limit is reached the grant
+// has no credit and Limit names it. holding says the caller still holds credits of the key:
+// only a refusal of a caller holding none flags the key starved for the other replicas.
+func (s *Store) Lease(ctx context.Context, keyID string, l Limits, want int64, op Op, holding bool) (Grant, error) {
 	starve := "1"
 	if holding {
 		starve = "0"
 	}
-	v, err := leaseScript.Run(ctx, s.rdb, []string{w.hourKey, w.monthKey, w.leasesKey, w.starvedKey}, max(want, 0), l.Hourly, l.Monthly,
-		w.HourEnd.UnixMilli(), w.MonthEnd.UnixMilli(), op.Replica, op.Seq, starve).Int64Slice()
+	seq := ""
+	if op.Replica != "" {
+		seq = itoa(op.Seq)
+	}
+	v, err := leaseScript.Run(ctx, s.rdb, []string{s.qbase(keyID)}, max(want, 0), l.Hourly, l.Monthly,
+		op.Replica, seq, starve, s.periodArg()).Int64Slice()
 	if err != nil {
-		return 0, "", err
+		return Grant{}, err
 	}
-	if len(v) != 2 {
-		return 0, "", fmt.Errorf("lease: unexpected reply %v", v)
+	if len(v) != 4 {
+		return Grant{}, fmt.Errorf("lease: unexpected reply %v", v)
 	}
+	g := Grant{N: v[0], W: s.WindowAt(keyID, time.Unix(v[2], 0)), At: time.UnixMilli(v[3]).UTC()}
 	switch v[1] {
 	case 1:
-		return 0, LimitHourly, nil
+		g.N, g.Limit = 0, LimitHourly
 	case 2:
-		return 0, LimitMonthly, nil
+		g.N, g.Limit = 0, LimitMonthly
 	}
-	return v[0], "", nil
+	return g, nil
 }
 
-// Spent names the limit of w that the credits counted (leased) have used up, "" for neither:
-// what Lease would find, read by the lease script itself leasing nothing, so a check that finds
-// credits left leaves none counted.
-func (s *Store) Spent(ctx context.Context, w Window, l Limits) (limitType string, err error) {
-	_, limitType, err = s.Lease(ctx, w, l, 0, Op{}, true)
-	return limitType, err
+// periodArg is the period clock's time for the scripts, or "" for the Redis server's TIME.
+func (s *Store) periodArg() string {
+	if s.periodNow == nil {
+		return ""
+	}
+	return itoa(s.periodNow().UnixMilli())
 }
 
-// Return gives back n credits leased in w and not used, as op: a retry with the same op (its
-// reply lost) gives nothing back again.
+// Spent names the limit of keyID's current period that the credits counted (leased) have used
+// up, "" for neither, and the period: what Lease would find, read by the lease script itself
+// leasing nothing, so a check that finds credits left leaves none counted.
+func (s *Store) Spent(ctx context.Context, keyID string, l Limits) (Grant, error) {
+	return s.Lease(ctx, keyID, l, 0, Op{}, true)
+}
+
+// Return gives back n credits leased in w (a window Lease answered) and not used, as op: a
+// retry with the same op (its reply lost) gives nothing back again.
 func (s *Store) Return(ctx context.Context, w Window, n int64, op Op) error {
 	if n <= 0 {
 		return nil
 	}
 	return giveBackScript.Run(ctx, s.rdb, []string{w.hourKey, w.monthKey, w.returnsKey}, n, w.MonthEnd.UnixMilli(), op.Replica, op.Seq).Err()
+}
+
+// Counted reads the credits counted in w's hour and month (0 for a count that does not exist).
+func (s *Store) Counted(ctx context.Context, w Window) (hour, month int64, err error) {
+	v, err := s.rdb.MGet(ctx, w.hourKey, w.monthKey).Result()
+	if err != nil {
+		return 0, 0, err
+	}
+	n := func(x any) int64 {
+		str, _ := x.(string)
+		i, _ := strconv.ParseInt(str, 10, 64)
+		return i
+	}
+	return n(v[0]), n(v[1]), nil
 }
 
 // Starved reports, for each window of ws, whether a replica holding no credit of its key was

@@ -36,13 +36,13 @@ func TestQuotaHitAndReset(t *testing.T) {
 	var o ops
 	lim := Limits{Hourly: 5, Monthly: 8}
 	w := s.WindowAt("k", now)
-	if n, lt, err := s.Lease(ctx, w, lim, 3, o.next(), false); err != nil || n != 3 || lt != "" {
+	if n, lt, err := leaseW(s, ctx, w, lim, 3, o.next(), false); err != nil || n != 3 || lt != "" {
 		t.Fatalf("lease 1: %d %q %v", n, lt, err)
 	}
-	if n, _, _ := s.Lease(ctx, w, lim, 3, o.next(), false); n != 2 {
+	if n, _, _ := leaseW(s, ctx, w, lim, 3, o.next(), false); n != 2 {
 		t.Fatalf("lease 2 granted %d, want the 2 left this hour", n)
 	}
-	if n, lt, _ := s.Lease(ctx, w, lim, 1, o.next(), false); n != 0 || lt != LimitHourly {
+	if n, lt, _ := leaseW(s, ctx, w, lim, 1, o.next(), false); n != 0 || lt != LimitHourly {
 		t.Fatalf("over the hour: %d %q", n, lt)
 	}
 	if w.HourEnd.Sub(now) != time.Minute {
@@ -52,19 +52,19 @@ func TestQuotaHitAndReset(t *testing.T) {
 	if err := s.Return(ctx, w, 1, o.next()); err != nil {
 		t.Fatal(err)
 	}
-	if n, _, _ := s.Lease(ctx, w, lim, 4, o.next(), false); n != 1 {
+	if n, _, _ := leaseW(s, ctx, w, lim, 4, o.next(), false); n != 1 {
 		t.Fatalf("after a return granted %d, want 1", n)
 	}
 	// The next hour resets the hourly count; the month still counts 5 of 8.
 	w2 := s.WindowAt("k", now.Add(time.Minute))
-	if n, _, _ := s.Lease(ctx, w2, lim, 5, o.next(), false); n != 3 {
+	if n, _, _ := leaseW(s, ctx, w2, lim, 5, o.next(), false); n != 3 {
 		t.Fatalf("next hour granted %d, want the month's 3 left", n)
 	}
-	if n, lt, _ := s.Lease(ctx, w2, lim, 1, o.next(), false); n != 0 || lt != LimitMonthly {
+	if n, lt, _ := leaseW(s, ctx, w2, lim, 1, o.next(), false); n != 0 || lt != LimitMonthly {
 		t.Fatalf("over the month: %d %q", n, lt)
 	}
 	// Another key is counted apart.
-	if n, _, _ := s.Lease(ctx, s.WindowAt("other", now), lim, 5, o.next(), false); n != 5 {
+	if n, _, _ := leaseW(s, ctx, s.WindowAt("other", now), lim, 5, o.next(), false); n != 5 {
 		t.Fatalf("another key granted %d", n)
 	}
 }
@@ -80,23 +80,23 @@ func TestQuotaSpent(t *testing.T) {
 	w := s.WindowAt("k", now)
 	spent := func(w Window, want string) {
 		t.Helper()
-		if lt, err := s.Spent(ctx, w, lim); err != nil || lt != want {
+		if lt, err := spentW(s, ctx, w, lim); err != nil || lt != want {
 			t.Fatalf("spent: %q %v, want %q", lt, err, want)
 		}
 	}
 	spent(w, "")
-	if n, _, _ := s.Lease(ctx, w, lim, 4, o.next(), false); n != 4 {
+	if n, _, _ := leaseW(s, ctx, w, lim, 4, o.next(), false); n != 4 {
 		t.Fatalf("granted %d", n)
 	}
 	spent(w, "")
 	// Spent counted nothing: the fifth credit is still there.
-	if n, _, _ := s.Lease(ctx, w, lim, 2, o.next(), false); n != 1 {
+	if n, _, _ := leaseW(s, ctx, w, lim, 2, o.next(), false); n != 1 {
 		t.Fatalf("granted %d, want 1", n)
 	}
 	spent(w, LimitHourly)
 	w2 := s.WindowAt("k", now.Add(time.Minute))
 	spent(w2, "")
-	if n, _, _ := s.Lease(ctx, w2, lim, 5, o.next(), false); n != 3 {
+	if n, _, _ := leaseW(s, ctx, w2, lim, 5, o.next(), false); n != 3 {
 		t.Fatalf("next hour granted %d", n)
 	}
 	spent(w2, LimitMonthly)
@@ -117,19 +117,19 @@ func TestLeaseRetryCountsOnce(t *testing.T) {
 	w := s.WindowAt("k", quotaNow)
 	op := Op{Replica: "r1", Seq: 7}
 	for i := range 3 {
-		if n, lt, err := s.Lease(ctx, w, lim, 16, op, false); err != nil || n != 16 || lt != "" {
+		if n, lt, err := leaseW(s, ctx, w, lim, 16, op, false); err != nil || n != 16 || lt != "" {
 			t.Fatalf("call %d: %d %q %v", i, n, lt, err)
 		}
 	}
 	// A retry asking a different size still answers what was granted.
-	if n, _, _ := s.Lease(ctx, w, lim, 64, op, false); n != 16 {
+	if n, _, _ := leaseW(s, ctx, w, lim, 64, op, false); n != 16 {
 		t.Fatalf("retry granted %d, want the recorded 16", n)
 	}
 	// Another replica's lease with the same seq is its own.
-	if n, _, _ := s.Lease(ctx, w, lim, 4, Op{Replica: "r2", Seq: 7}, false); n != 4 {
+	if n, _, _ := leaseW(s, ctx, w, lim, 4, Op{Replica: "r2", Seq: 7}, false); n != 4 {
 		t.Fatalf("other replica granted %d", n)
 	}
-	if left, _, _ := s.Lease(ctx, w, lim, 1000, Op{Replica: "r1", Seq: 8}, false); left != 100-16-4 {
+	if left, _, _ := leaseW(s, ctx, w, lim, 1000, Op{Replica: "r1", Seq: 8}, false); left != 100-16-4 {
 		t.Fatalf("%d left, want %d: a retry was counted again", left, 100-16-4)
 	}
 }
@@ -142,7 +142,7 @@ func TestReturnIsIdempotent(t *testing.T) {
 	ctx := context.Background()
 	lim := Limits{Hourly: 100, Monthly: 1000}
 	w := s.WindowAt("k", quotaNow)
-	if n, _, _ := s.Lease(ctx, w, lim, 50, Op{Replica: "r1", Seq: 1}, false); n != 50 {
+	if n, _, _ := leaseW(s, ctx, w, lim, 50, Op{Replica: "r1", Seq: 1}, false); n != 50 {
 		t.Fatalf("granted %d", n)
 	}
 	ret := Op{Replica: "r1", Seq: 2}
@@ -176,17 +176,18 @@ func TestReturnIsIdempotent(t *testing.T) {
 	}
 }
 
-// Every key the quota scripts write expires at its period's end: the hour's counts, leases and
-// starved flag at the hour's end, the month's count and returns at the month's end.
+// Every key the quota scripts write expires at its period's end: the hour's counts and starved
+// flag at the hour's end, the month's count and returns at the month's end, the replicas' last
+// leases an hour past the month's end (a retry just after the turn still finds its grant).
 func TestQuotaKeysExpireAtTheirPeriodsEnd(t *testing.T) {
 	s, rdb := quotaTestStore(t)
 	ctx := context.Background()
 	lim := Limits{Hourly: 10, Monthly: 1000}
 	w := s.WindowAt("k", quotaNow)
-	if n, _, _ := s.Lease(ctx, w, lim, 10, Op{Replica: "r1", Seq: 1}, false); n != 10 {
+	if n, _, _ := leaseW(s, ctx, w, lim, 10, Op{Replica: "r1", Seq: 1}, false); n != 10 {
 		t.Fatalf("granted %d", n)
 	}
-	if n, _, _ := s.Lease(ctx, w, lim, 10, Op{Replica: "r2", Seq: 1}, false); n != 0 {
+	if n, _, _ := leaseW(s, ctx, w, lim, 10, Op{Replica: "r2", Seq: 1}, false); n != 0 {
 		t.Fatalf("granted %d past the limit", n)
 	}
 	if err := s.Return(ctx, w, 3, Op{Replica: "r1", Seq: 2}); err != nil {
@@ -196,7 +197,7 @@ func TestQuotaKeysExpireAtTheirPeriodsEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]time.Time{w.hourKey: w.HourEnd, w.leasesKey: w.HourEnd, w.starvedKey: w.HourEnd,
+	want := map[string]time.Time{w.hourKey: w.HourEnd, s.qbase("k") + ":l": w.MonthEnd.Add(time.Hour), w.starvedKey: w.HourEnd,
 		w.monthKey: w.MonthEnd, w.returnsKey: w.MonthEnd}
 	if len(keys) != len(want) {
 		t.Fatalf("keys written %v, want %d", keys, len(want))
@@ -231,18 +232,38 @@ func TestStarvedFlag(t *testing.T) {
 			t.Fatalf("starved %v %v, want %v", got, err, want)
 		}
 	}
-	if n, _, _ := s.Lease(ctx, w, lim, 10, o.next(), false); n != 10 {
+	if n, _, _ := leaseW(s, ctx, w, lim, 10, o.next(), false); n != 10 {
 		t.Fatalf("granted %d", n)
 	}
-	s.Lease(ctx, w, lim, 10, o.next(), true)
+	leaseW(s, ctx, w, lim, 10, o.next(), true)
 	starved(false)
-	s.Lease(ctx, w, lim, 10, o.next(), false)
+	leaseW(s, ctx, w, lim, 10, o.next(), false)
 	starved(true)
 	if err := s.Return(ctx, w, 2, o.next()); err != nil {
 		t.Fatal(err)
 	}
-	if n, _, _ := s.Lease(ctx, w, lim, 10, o.next(), false); n != 2 {
+	if n, _, _ := leaseW(s, ctx, w, lim, 10, o.next(), false); n != 2 {
 		t.Fatalf("granted %d after a return of 2", n)
 	}
 	starved(false)
+}
+
+// leaseW leases in w's period (the store's period clock set to it: quotaNow when w is its
+// window), failing when the script counted in another.
+func leaseW(s *Store, ctx context.Context, w Window, l Limits, want int64, op Op, holding bool) (int64, string, error) {
+	at := w.Hour
+	if !quotaNow.Before(w.Hour) && quotaNow.Before(w.HourEnd) {
+		at = quotaNow
+	}
+	s.periodNow = func() time.Time { return at }
+	g, err := s.Lease(ctx, w.keyID, l, want, op, holding)
+	if err == nil && !g.W.Hour.Equal(w.Hour) {
+		return 0, "", fmt.Errorf("counted in %v, want %v", g.W.Hour, w.Hour)
+	}
+	return g.N, g.Limit, err
+}
+
+func spentW(s *Store, ctx context.Context, w Window, l Limits) (string, error) {
+	_, lt, err := leaseW(s, ctx, w, l, 0, Op{}, true)
+	return lt, err
 }

@@ -20,14 +20,29 @@ type Store struct {
 	rdb    redis.UniversalClient
 	prefix string
 	now    func() time.Time
+	// periodNow, when set, is the clock the quota scripts name their period by instead of
+	// the Redis server's TIME (PeriodClock).
+	periodNow func() time.Time
 }
 
+// Option configures a Store at construction.
+type Option func(*Store)
+
+// PeriodClock makes the quota scripts read the time from now instead of the Redis server's
+// clock: for tests that move time across hours and months. Without it Redis's clock alone
+// decides a quota's period, whatever the replicas' clocks say.
+func PeriodClock(now func() time.Time) Option { return func(s *Store) { s.periodNow = now } }
+
 // New returns a store whose keys all start with prefix; now is the clock (nil: time.Now).
-func New(rdb redis.UniversalClient, prefix string, now func() time.Time) *Store {
+func New(rdb redis.UniversalClient, prefix string, now func() time.Time, opts ...Option) *Store {
 	if now == nil {
 		now = time.Now
 	}
-	return &Store{rdb: rdb, prefix: prefix, now: now}
+	s := &Store{rdb: rdb, prefix: prefix, now: now}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
 }
 
 // ErrNoSession means the session does not exist (never, expired, deleted, or another key's).

@@ -485,11 +485,13 @@ func (c *conn) keepalive() {
 const maxLatePongs = 3
 
 // batchMark is one message of a batch: where its bytes end in the batch, whether it is a
-// delivery the queue holds in flight, and whether it took a credit (and when the broker took it).
+// delivery the queue holds in flight, and whether it took a credit (and when the broker took it)
+// and in which hour: a batch spanning the hour's turn takes credits of both.
 type batchMark struct {
 	end              int
 	inflight, credit bool
 	r                *engine.Rendered
+	hour             time.Time
 }
 
 var marksPool = sync.Pool{New: func() any { m := make([]batchMark, 0, 64); return &m }}
@@ -531,15 +533,23 @@ func (c *conn) writeBatch(ctx context.Context) (n int, err error) {
 	if written > 0 {
 		c.lastWrite.Store(time.Now().UnixNano())
 	}
-	unsent := c.settle(*mp, written, err)
-	// What the batch took and did not deliver goes back: the credits it did not reach, and
-	// those of transfers batched but not written (they stay owed, and are charged when sent).
-	c.h.quotas.giveBack(c.kq, c.held.hour, c.held.n+unsent)
-	c.held = heldCredits{}
+	c.release(c.settle(*mp, written, err))
 	if err == nil {
 		err = werr
 	}
 	return n, err
+}
+
+// release gives back what the batch took and did not deliver, each to the hour it was taken
+// in (a batch may take credits on both sides of the hour's turn): the credits it did not
+// reach, and those of transfers batched but not written (unsent: they stay owed, and are
+// charged when sent).
+func (c *conn) release(unsent []heldCredits) {
+	c.h.quotas.giveBack(c.kq, c.held.hour, c.held.n)
+	for _, u := range unsent {
+		c.h.quotas.giveBack(c.kq, u.hour, u.n)
+	}
+	c.held = heldCredits{}
 }
 
 // writeControl writes, in one batch, the acks and errors waiting while the writer is paused
@@ -584,22 +594,28 @@ func (c *conn) fillBatch(ctx context.Context, marks *[]batchMark) (n int, err er
 			return n, err // what was batched before it is still written
 		}
 		n++
-		*marks = append(*marks, batchMark{c.cc.buffered(), o.item.R != nil, credited, o.item.R})
+		*marks = append(*marks, batchMark{c.cc.buffered(), o.item.R != nil, credited, o.item.R, c.held.hour})
 	}
 	return n, nil
 }
 
 // settle counts what a batch delivered: every message whose bytes all reached the socket. It
-// returns how many of the batch's transfers took a credit and were not written.
-func (c *conn) settle(marks []batchMark, written int, err error) (unsent int64) {
+// returns how many of the batch's transfers took a credit and were not written, by the hour
+// the credit was taken in.
+func (c *conn) settle(marks []batchMark, written int, err error) (unsent []heldCredits) {
 	var sent int
 	var credits int64
 	now := c.h.o.Now()
 	for i, m := range marks {
 		if err != nil && m.end > written {
 			for _, u := range marks[i:] {
-				if u.credit {
-					unsent++
+				if !u.credit {
+					continue
+				}
+				if k := len(unsent); k > 0 && unsent[k-1].hour.Equal(u.hour) {
+					unsent[k-1].n++
+				} else {
+					unsent = append(unsent, heldCredits{1, u.hour})
 				}
 			}
 			break
@@ -640,6 +656,13 @@ func (c *conn) write(o out) (credited bool, err error) {
 	if c.held.n == 0 {
 		want := int64(min(c.q.waiting()+1, maxBatchCredits))
 		got, hour, r, err := c.h.quotas.take(c.ctx, c.kq, c.id.Tier, want)
+		if errors.Is(err, errLeaseContended) {
+			// Not a failure: the key's other writers used the leases first. The transfer
+			// stays owed and the writer tries again after a pause, telling the client nothing.
+			c.q.unnext(o)
+			c.pauseWriter()
+			return false, errPaused
+		}
 		if err != nil {
 			// The transfer stays owed: it goes back first in line and the writer pauses.
 			c.h.o.Log.Error("stream quota unavailable", "key", c.id.KeyID, "error", err)
@@ -751,7 +774,9 @@ func (c *conn) checkQuota() *out {
 	if kq == nil {
 		kq = c.h.quotas.key(c.id.KeyID)
 	}
-	r, err := c.h.quotas.spent(c.ctx, kq, c.id.Tier)
+	ctx, cancel := context.WithTimeout(c.ctx, quotaCallTimeout) // bounded as every quota call is
+	defer cancel()
+	r, err := c.h.quotas.spent(ctx, kq, c.id.Tier)
 	if err != nil || r.limitType == "" {
 		return nil
 	}

@@ -323,7 +323,7 @@ dispatch:
 		h.o.Log.Error("connections not saved at shutdown; their sessions' reconnects resume from their last checkpoint",
 			"saves_pending_or_failed", n, "not_closed", cut)
 	}
-	h.quotas.returnAll()
+	h.quotas.returnAll(ctx)
 }
 
 // reportUnsaved logs how many sessions were not saved at disconnect since the last report.

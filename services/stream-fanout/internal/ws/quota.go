@@ -19,12 +19,15 @@ import (
 // turns, at shutdown, and when another replica holding none of the key's credits was refused
 // (sweep): so what one replica holds does not keep the key refused on another. A refusal found
 // in Redis is trusted for at most recheck (and never past its period's end), then Redis is
-// asked again.
+// asked again. Redis's clock decides a key's period (store.Lease answers it): the replica's
+// quota clock (now) is its own set by the time Redis answered with, so a replica whose clock
+// is off still turns its hours with Redis.
 type quotas struct {
 	st      *store.Store
 	limits  func(tier string) store.Limits
 	lease   int64
-	now     func() time.Time
+	clock   func() time.Time
+	skew    atomic.Int64  // Redis's clock less clock at the last answer, in ns
 	recheck time.Duration // how long a refusal read from Redis stands before Redis is asked again
 	timeout time.Duration // bounds each lease and return call
 	log     *slog.Logger
@@ -32,16 +35,27 @@ type quotas struct {
 	// retried after its reply was lost reuses its op, so Redis counts it once (store.Op).
 	replica string
 	seq     atomic.Int64
-	// retMu orders the replica's returns, so their ops reach Redis in seq order: a return
-	// numbered below one applied is ignored there. One lock for every key, not one per key
-	// entry: an entry let go and made again for the same key would order its returns apart.
-	retMu sync.Mutex
+	// rets are the returns waiting for the replica's one return worker (running while there
+	// are any): the worker sends them in the order queued, which is their ops' seq order (a
+	// return numbered below one applied is ignored in Redis), and no return holds a goroutine
+	// or a lock of its own while Redis is slow. retPending counts those not done; retCtx ends
+	// the worker's calls once a shutdown's time is up.
+	retMu      sync.Mutex
+	rets       []pendingReturn
+	retRunning bool
+	retPending sync.WaitGroup
+	retCtx     context.Context
+	retCancel  context.CancelFunc
 
 	mu   sync.Mutex
 	keys map[string]*keyQuota
+	// lost are the leases whose reply was lost of keys whose entry was let go since (by key
+	// id): the key's next entry takes its lost op up, or the sweep runs it again (the script
+	// answers the recorded grant without counting it again) and gives the grant back.
+	lost map[string]lostLease
 
-	// fetches tracks the leases taken ahead and the returns under way in the background, so
-	// returnAll gives back what the leases bring and waits for the returns; closed (set under
+	// fetches tracks the leases taken ahead in the background, so returnAll gives back what
+	// they bring; closed (set under
 	// fetchMu, so a new one cannot race the wait) stops tracking new ones once returnAll has
 	// begun (they then run in the caller), and is read without the lock on the writers' path.
 	fetchMu sync.Mutex
@@ -70,10 +84,11 @@ type keyQuota struct {
 	// again or giving up its deliveries. leaseErr is how the last lease failed.
 	leasing  chan struct{}
 	leaseErr error
-	// lost is the op of a lease whose reply was lost (0: none), in hour lostHour: the next
-	// lease of that hour retries it, so Redis does not count it twice.
-	lost     int64
-	lostHour time.Time
+	// lost is the op of a lease whose reply was lost (0: none): the key's next lease, in
+	// whatever hour, retries it, so Redis does not count it twice; a grant of a past hour is
+	// then given back to that hour.
+	lost int64
+	tier string // the tier of the last lease, which a lost one is retried with
 	// conns is how many of the key's connections this replica serves; the last one's end
 	// gives back what the key holds.
 	conns int
@@ -86,15 +101,37 @@ type refusal struct {
 	reset, until time.Time
 }
 
+// pendingReturn is a return queued for the return worker.
+type pendingReturn struct {
+	keyID string
+	w     store.Window
+	n     int64
+	op    store.Op
+}
+
+// lostLease is a lease whose reply was lost, of a key whose entry was let go.
+type lostLease struct {
+	seq  int64
+	tier string
+}
+
 func newQuotas(st *store.Store, limits func(string) store.Limits, lease int64, now func() time.Time, recheck time.Duration, log *slog.Logger) *quotas {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	if log == nil {
 		log = slog.Default()
 	}
-	return &quotas{st: st, limits: limits, lease: lease, now: now, recheck: recheck, timeout: quotaCallTimeout, log: log,
-		replica: hex.EncodeToString(b[:]), keys: map[string]*keyQuota{}}
+	retCtx, retCancel := context.WithCancel(context.Background())
+	return &quotas{st: st, limits: limits, lease: lease, clock: now, recheck: recheck, timeout: quotaCallTimeout, log: log,
+		replica: hex.EncodeToString(b[:]), keys: map[string]*keyQuota{}, lost: map[string]lostLease{},
+		retCtx: retCtx, retCancel: retCancel}
 }
+
+// now is the quota clock: the replica's clock set by Redis's at the last answer.
+func (q *quotas) now() time.Time { return q.clock().Add(time.Duration(q.skew.Load())) }
+
+// heard sets the quota clock by Redis's time at, read by a call that has just answered.
+func (q *quotas) heard(at time.Time) { q.skew.Store(int64(at.Sub(q.clock()))) }
 
 const (
 	maxLeaseFactor = 64
@@ -110,7 +147,8 @@ const (
 // before it got a credit; it pauses and tries again, its deliveries still owed.
 var errLeaseContended = errors.New("quota leases taken by the key's other writers")
 
-// nextLease is the size of kq's next lease at now.
+// nextLease is the size of kq's next lease at now (the replica's own clock: a rate, not a
+// period, so it is not moved by the quota clock's setting).
 func (q *quotas) nextLease(kq *keyQuota, now time.Time) int64 {
 	switch {
 	case kq.size == 0 || now.Sub(kq.leased) >= leaseTurn:
@@ -135,7 +173,7 @@ func (q *quotas) take(ctx context.Context, kq *keyQuota, tier string, want int64
 	kq.left -= got
 	if kq.left <= kq.size/2 && kq.leasing == nil && q.startFetch() {
 		kq.leasing = make(chan struct{})
-		go q.prefetch(kq, tier, q.nextLease(kq, q.now()), kq.left > 0)
+		go q.prefetch(kq, tier, q.nextLease(kq, q.clock()), kq.left > 0)
 	}
 	q.returnIfIdle(kq)
 	return got, kq.w.Hour, refusal{}, nil
@@ -170,40 +208,56 @@ func (q *quotas) returnIfIdle(kq *keyQuota) {
 	}
 }
 
-// giveUp returns n credits of w to Redis in the background, as one op retried a few times (a
-// retry of an applied return is a no-op). The returns are ordered by retMu, so the ops reach
-// Redis in seq order. After returnAll has begun it runs in the caller (kq.mu may be held:
-// the key has no other user then that a wait would hold up for long).
+// giveUp returns n credits of w to Redis in the background: queued for the return worker,
+// which sends it as one op retried a few times (a retry of an applied return is a no-op). It
+// never waits on Redis, so it may be called with any lock held.
 func (q *quotas) giveUp(kq *keyQuota, w store.Window, n int64) {
 	if n <= 0 {
 		return
 	}
-	if !q.startFetch() {
-		q.returnNow(kq, w, n)
-		return
-	}
-	go func() {
-		defer q.fetches.Done()
-		q.returnNow(kq, w, n)
-	}()
-}
-
-func (q *quotas) returnNow(kq *keyQuota, w store.Window, n int64) {
 	q.retMu.Lock()
 	defer q.retMu.Unlock()
-	op := store.Op{Replica: q.replica, Seq: q.seq.Add(1)}
-	var err error
-	for range returnAttempts {
-		ctx, cancel := context.WithTimeout(context.Background(), q.timeout)
-		err = q.st.Return(ctx, w, n, op)
-		cancel()
-		if err == nil {
+	q.rets = append(q.rets, pendingReturn{kq.keyID, w, n, store.Op{Replica: q.replica, Seq: q.seq.Add(1)}})
+	q.retPending.Add(1)
+	if !q.retRunning {
+		q.retRunning = true
+		go q.returnWorker()
+	}
+}
+
+// returnWorker sends the queued returns in order until none is left.
+func (q *quotas) returnWorker() {
+	for {
+		q.retMu.Lock()
+		if len(q.rets) == 0 {
+			q.retRunning = false
+			q.retMu.Unlock()
 			return
 		}
+		r := q.rets[0]
+		q.rets[0] = pendingReturn{}
+		q.rets = q.rets[1:]
+		q.retMu.Unlock()
+		q.returnNow(r)
+		q.retPending.Done()
 	}
-	// Never kept to spend: the return may have been applied. They count as used until the
-	// period ends, which refuses the key early by at most n, and never grants past the limit.
-	q.log.Warn("returning stream quota credits failed; they stay counted until the period ends", "key", kq.keyID, "credits", n, "error", err)
+}
+
+func (q *quotas) returnNow(r pendingReturn) {
+	var err error
+	for range returnAttempts {
+		ctx, cancel := context.WithTimeout(q.retCtx, q.timeout)
+		err = q.st.Return(ctx, r.w, r.n, r.op)
+		cancel()
+		if err == nil || q.retCtx.Err() != nil {
+			break
+		}
+	}
+	if err != nil {
+		// Never kept to spend: the return may have been applied. They count as used until the
+		// period ends, which refuses the key early by at most n, and never grants past the limit.
+		q.log.Warn("returning stream quota credits failed; they stay counted until the period ends", "key", r.keyID, "credits", r.n, "error", err)
+	}
 }
 
 // prime makes sure the key holds a credit on this replica (or is known to be refused), leasing
@@ -228,21 +282,25 @@ func (q *quotas) spent(ctx context.Context, kq *keyQuota, tier string) (refusal,
 	if r, known := q.known(kq, now); known {
 		return r, nil
 	}
-	w := q.st.WindowAt(kq.keyID, now)
-	lt, err := q.st.Spent(ctx, w, q.limits(tier))
-	if err != nil || lt == "" {
+	g, err := q.st.Spent(ctx, kq.keyID, q.limits(tier))
+	if err != nil {
 		return refusal{}, err
+	}
+	q.heard(g.At)
+	if g.Limit == "" {
+		return refusal{}, nil
 	}
 	kq.mu.Lock()
 	defer kq.mu.Unlock()
+	now = q.now() // the read took time: the hour may have turned meanwhile
 	q.turn(kq, now)
 	if r, known := kq.standing(now); known {
 		return r, nil
 	}
-	if kq.left > 0 {
-		return refusal{}, nil
+	if kq.left > 0 || !kq.w.Hour.Equal(g.W.Hour) {
+		return refusal{}, nil // a credit held, or the refusal read is of a period now ended
 	}
-	q.deny(kq, w, lt, now)
+	q.deny(kq, g.W, g.Limit, now)
 	r, _ := kq.standing(now)
 	return r, nil
 }
@@ -289,11 +347,7 @@ func (q *quotas) deny(kq *keyQuota, w store.Window, lt string, now time.Time) {
 func (q *quotas) attach(keyID string) *keyQuota {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	kq := q.keys[keyID]
-	if kq == nil {
-		kq = &keyQuota{keyID: keyID}
-		q.keys[keyID] = kq
-	}
+	kq := q.entry(keyID)
 	kq.mu.Lock()
 	kq.conns++
 	kq.mu.Unlock()
@@ -314,7 +368,16 @@ func (q *quotas) detach(kq *keyQuota) {
 	kq.size = 0 // a later connection starts from the base lease
 	q.returnIfIdle(kq)
 	if kq.leasing == nil && q.keys[kq.keyID] == kq {
-		delete(q.keys, kq.keyID)
+		q.drop(kq)
+	}
+}
+
+// drop lets kq's entry go, keeping its lost lease, if any, for the sweep (q.mu, kq.mu held).
+func (q *quotas) drop(kq *keyQuota) {
+	delete(q.keys, kq.keyID)
+	if kq.lost != 0 {
+		q.lost[kq.keyID] = lostLease{kq.lost, kq.tier}
+		kq.lost = 0
 	}
 }
 
@@ -322,9 +385,19 @@ func (q *quotas) detach(kq *keyQuota) {
 func (q *quotas) key(keyID string) *keyQuota {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	return q.entry(keyID)
+}
+
+// entry is keyID's entry, made when there is none: a new one takes up the key's lease whose
+// reply was lost, so it is retried before the key leases again (q.mu held).
+func (q *quotas) entry(keyID string) *keyQuota {
 	kq := q.keys[keyID]
 	if kq == nil {
 		kq = &keyQuota{keyID: keyID}
+		if l, ok := q.lost[keyID]; ok {
+			kq.lost, kq.tier = l.seq, l.tier
+			delete(q.lost, keyID)
+		}
 		q.keys[keyID] = kq
 	}
 	return kq
@@ -364,7 +437,7 @@ func (q *quotas) fill(ctx context.Context, kq *keyQuota, tier string) (refusal, 
 		}
 		if kq.leasing == nil {
 			kq.leasing = make(chan struct{})
-			q.runLease(kq, tier, q.nextLease(kq, now), false)
+			q.runLease(kq, tier, q.nextLease(kq, q.clock()), false)
 			continue
 		}
 		ch := kq.leasing
@@ -383,39 +456,76 @@ func (q *quotas) fill(ctx context.Context, kq *keyQuota, tier string) (refusal, 
 // runLease takes a lease of want credits for kq (kq.leasing set by the caller; kq.mu held, and
 // let go during the call). holding says kq holds credits still (a lease taken ahead), so a
 // refusal does not flag the key starved. A lease whose reply is lost is retried with its op
-// by the next lease of the hour, so Redis never counts it twice.
+// by the key's next lease, in whatever hour, so Redis never counts it twice; Redis answers the
+// period it counted the lease in, and a grant of another period than kq's goes back to it.
 func (q *quotas) runLease(kq *keyQuota, tier string, want int64, holding bool) {
-	w := kq.w
 	seq := kq.lost
-	if seq == 0 || !kq.lostHour.Equal(w.Hour) {
+	if seq == 0 {
 		seq = q.seq.Add(1)
 	}
+	kq.tier = tier
 	kq.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), q.timeout)
-	n, lt, err := q.st.Lease(ctx, w, q.limits(tier), want, store.Op{Replica: q.replica, Seq: seq}, holding)
+	g, err := q.st.Lease(ctx, kq.keyID, q.limits(tier), want, store.Op{Replica: q.replica, Seq: seq}, holding)
 	cancel()
+	if err == nil {
+		q.heard(g.At) // before waiting for the lock, which would read as Redis's clock lagging
+	}
 	kq.mu.Lock()
 	close(kq.leasing)
 	kq.leasing, kq.leaseErr = nil, err
 	if err != nil {
-		kq.lost, kq.lostHour = seq, w.Hour
+		kq.lost = seq
 		return
 	}
 	kq.lost = 0
+	if g.W.Hour.After(kq.w.Hour) {
+		// Redis's hour turned before the replica's: what kq holds goes back to its hour.
+		old, n := kq.w, kq.left
+		kq.w, kq.left, kq.denied = g.W, 0, ""
+		q.giveUp(kq, old, n)
+	}
 	switch {
-	case !kq.w.Hour.Equal(w.Hour):
-		q.giveUp(kq, w, n) // the hour turned meanwhile: the lease belongs to its hour
-	case lt != "":
+	case !kq.w.Hour.Equal(g.W.Hour):
+		q.giveUp(kq, g.W, g.N) // a past hour's (the hour turned meanwhile, or a lost lease's retry)
+	case g.Limit != "":
 		if kq.left == 0 {
-			q.deny(kq, w, lt, q.now())
+			q.deny(kq, g.W, g.Limit, q.now())
 		}
 	default:
-		kq.left += n
+		kq.left += g.N
 		kq.denied = ""
 	}
 }
 
-// startFetch registers a background lease or return; false once returnAll has begun.
+// resolveLost runs again the leases whose reply was lost of keys whose entry was let go, and
+// gives back what they granted: the script answers a recorded grant without counting it again
+// (one not recorded never reached Redis, and is counted then given back). A failure keeps it
+// for the next sweep.
+func (q *quotas) resolveLost(ctx context.Context) {
+	q.mu.Lock()
+	lost := make(map[string]lostLease, len(q.lost))
+	for id, l := range q.lost {
+		lost[id] = l
+	}
+	q.mu.Unlock()
+	for id, l := range lost {
+		cctx, cancel := context.WithTimeout(ctx, q.timeout)
+		g, err := q.st.Lease(cctx, id, q.limits(l.tier), 1, store.Op{Replica: q.replica, Seq: l.seq}, true)
+		cancel()
+		if err != nil {
+			return
+		}
+		q.mu.Lock()
+		if q.lost[id] == l {
+			delete(q.lost, id)
+		}
+		q.mu.Unlock()
+		q.giveUp(&keyQuota{keyID: id}, g.W, g.N)
+	}
+}
+
+// startFetch registers a lease taken ahead in the background; false once returnAll has begun.
 func (q *quotas) startFetch() bool {
 	q.fetchMu.Lock()
 	defer q.fetchMu.Unlock()
@@ -459,9 +569,12 @@ func within(w store.Window, t time.Time) bool {
 // sweep gives back the credits this replica holds of every key another replica was refused
 // while holding none (the key's starved flag in Redis), so they are not kept from it until the
 // hour ends: one pipelined read a sweep, of the keys holding credits only. The key's next lease
-// here starts again from the base size. It also lets go the entries of keys with no
-// connection and nothing held.
+// here starts again from the base size. Credits held past their hour (no delivery nor
+// connection end turned the key) go back to their period, before its month's count expires;
+// leases whose reply was lost, of entries let go, are resolved (resolveLost). It also lets go
+// the entries of keys with no connection and nothing held.
 func (q *quotas) sweep(ctx context.Context) {
+	q.resolveLost(ctx)
 	now := q.now()
 	var held []*keyQuota
 	var ws []store.Window
@@ -472,8 +585,13 @@ func (q *quotas) sweep(ctx context.Context) {
 		case kq.left > 0 && within(kq.w, now):
 			held = append(held, kq)
 			ws = append(ws, kq.w)
-		case kq.conns <= 0 && kq.left == 0 && kq.leasing == nil:
-			delete(q.keys, id)
+		case kq.left > 0:
+			// Held past its hour (no delivery nor connection end turned it): the credits go
+			// back to their period now, before its month's count expires with them.
+			q.turn(kq, now)
+		}
+		if kq.conns <= 0 && kq.left == 0 && kq.leasing == nil && q.keys[id] == kq {
+			q.drop(kq)
 		}
 		kq.mu.Unlock()
 	}
@@ -497,13 +615,17 @@ func (q *quotas) sweep(ctx context.Context) {
 }
 
 // returnAll gives back every lease not used (on shutdown), after the leases being taken in
-// the background have arrived (one landing later would stay counted in Redis, unused) and the
-// returns under way have ended.
-func (q *quotas) returnAll() {
+// the background have arrived (one landing later would stay counted in Redis, unused), and
+// waits for the returns queued. ctx bounds it: once it ends the returns not sent are given up
+// (their credits stay counted until their period ends) and it returns.
+func (q *quotas) returnAll(ctx context.Context) {
 	q.fetchMu.Lock()
 	q.closed.Store(true)
 	q.fetchMu.Unlock()
-	q.fetches.Wait()
+	if !waitCtx(ctx, q.fetches.Wait) {
+		q.retCancel()
+		return
+	}
 	q.mu.Lock()
 	keys := make([]*keyQuota, 0, len(q.keys))
 	for _, kq := range q.keys {
@@ -514,7 +636,28 @@ func (q *quotas) returnAll() {
 		kq.mu.Lock()
 		n, w := kq.left, kq.w
 		kq.left = 0
+		q.giveUp(kq, w, n)
 		kq.mu.Unlock()
-		q.giveUp(kq, w, n) // closed: runs here
+	}
+	if !waitCtx(ctx, q.retPending.Wait) {
+		q.retCancel()
+	}
+}
+
+// waitCtx runs wait until it returns or ctx ends; false when ctx ended first (wait's goroutine
+// then ends with it).
+func waitCtx(ctx context.Context, wait func()) bool {
+	done := make(chan struct{})
+	go func() { wait(); close(done) }()
+	select {
+	case <-done:
+		return true
+	case <-ctx.Done():
+		select {
+		case <-done: // both ready: what was waited for has ended
+			return true
+		default:
+			return false
+		}
 	}
 }

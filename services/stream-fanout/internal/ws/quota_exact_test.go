@@ -30,7 +30,7 @@ func (c *quotaClock) add(d time.Duration) {
 	c.mu.Unlock()
 }
 
-// scriptHook stands between a store and Redis for the quota scripts (EVALSHA with 4 keys: a
+// scriptHook stands between a store and Redis for the quota scripts (EVALSHA with 1 key: a
 // lease; with 3: a return): it can hold leases until released, and lose the reply of the
 // next calls of a kind after Redis ran them (a timeout after the write).
 type scriptHook struct {
@@ -49,7 +49,7 @@ func scriptKind(cmd redis.Cmder) string {
 		return ""
 	}
 	switch fmt.Sprint(args[2]) {
-	case "4":
+	case "1":
 		return "lease"
 	case "3":
 		return "return"
@@ -100,7 +100,8 @@ func (h *scriptHook) lose(kind string, n int) {
 }
 
 // hookedStore is a quota store on a fresh Redis prefix, its scripts going through a hook.
-func hookedStore(t *testing.T) (*store.Store, *scriptHook) {
+// The scripts name their period by clock (the test's), not by Redis's.
+func hookedStore(t *testing.T, clock func() time.Time) (*store.Store, *scriptHook) {
 	t.Helper()
 	_, url := redistest.Client(t)
 	opt, err := redis.ParseURL(url)
@@ -111,11 +112,11 @@ func hookedStore(t *testing.T) (*store.Store, *scriptHook) {
 	t.Cleanup(func() { _ = rdb.Close() })
 	h := &scriptHook{}
 	rdb.AddHook(h)
-	return store.New(rdb, fmt.Sprintf("qx%d:", rand.Uint64()), nil), h
+	return store.New(rdb, fmt.Sprintf("qx%d:", rand.Uint64()), nil, store.PeriodClock(clock)), h
 }
 
 // settle waits for q's leases taken ahead and returns under way.
-func (q *quotas) settleForTest() { q.fetches.Wait() }
+func (q *quotas) settleForTest() { q.fetches.Wait(); q.retPending.Wait() }
 
 // takeAll takes credits one at a time from kq until it is refused, and returns how many.
 func takeAll(t *testing.T, q *quotas, kq *keyQuota) (n int64, r refusal) {
@@ -138,8 +139,8 @@ func takeAll(t *testing.T, q *quotas, kq *keyQuota) (n int64, r refusal) {
 // (and whenever the recheck is due), not kept until the month ends, so credits given back
 // meanwhile are granted.
 func TestRefusalEndsWithItsPeriod(t *testing.T) {
-	st, _ := hookedStore(t)
 	clk := &quotaClock{t: time.Date(2099, 3, 10, 14, 59, 30, 0, time.UTC)}
+	st, _ := hookedStore(t, clk.now)
 	lim := store.Limits{Hourly: 10, Monthly: 15}
 	q := newQuotas(st, func(string) store.Limits { return lim }, 16, clk.now, 2*time.Hour, nil)
 	kq := q.attach("k")
@@ -169,8 +170,8 @@ func TestRefusalEndsWithItsPeriod(t *testing.T) {
 // refused replica asks Redis again and gets the credits given back: together they deliver
 // exactly the limit.
 func TestRefusedReplicaGetsCreditsBackAfterTheRecheck(t *testing.T) {
-	st, _ := hookedStore(t)
 	clk := &quotaClock{t: time.Date(2099, 3, 10, 14, 10, 0, 0, time.UTC)}
+	st, _ := hookedStore(t, clk.now)
 	lim := store.Limits{Hourly: 40, Monthly: 1000}
 	limits := func(string) store.Limits { return lim }
 	a := newQuotas(st, limits, 16, clk.now, time.Second, nil)
@@ -199,8 +200,8 @@ func TestRefusedReplicaGetsCreditsBackAfterTheRecheck(t *testing.T) {
 // connection open but idle, gives them back at its next sweep, and the refused one gets them at
 // its recheck: exactly the limit is used, nothing is stranded on the idle replica.
 func TestStarvedKeyCreditsComeBackFromAnIdleReplica(t *testing.T) {
-	st, _ := hookedStore(t)
 	clk := &quotaClock{t: time.Date(2099, 3, 10, 14, 10, 0, 0, time.UTC)}
+	st, _ := hookedStore(t, clk.now)
 	lim := store.Limits{Hourly: 40, Monthly: 1000}
 	limits := func(string) store.Limits { return lim }
 	a := newQuotas(st, limits, 16, clk.now, time.Second, nil)
@@ -233,20 +234,20 @@ func TestStarvedKeyCreditsComeBackFromAnIdleReplica(t *testing.T) {
 // checkCounted fails unless Redis counts exactly used credits of key k's hour at now.
 func checkCounted(t *testing.T, st *store.Store, now time.Time, lim store.Limits, used int64) {
 	t.Helper()
-	left, _, err := st.Lease(context.Background(), st.WindowAt("k", now), lim, lim.Hourly, store.Op{Replica: "check", Seq: rand.Int64N(1 << 40)}, true)
+	h, _, err := st.Counted(context.Background(), st.WindowAt("k", now))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if left != lim.Hourly-used {
-		t.Fatalf("Redis counts %d credits used, the writers used %d", lim.Hourly-left, used)
+	if h != used {
+		t.Fatalf("Redis counts %d credits used, the writers used %d", h, used)
 	}
 }
 
 // A lease whose reply is lost after Redis counted it is retried with its op: the key is
 // charged once, and what the replica then holds is what Redis counts.
 func TestLostLeaseReplyChargesOnce(t *testing.T) {
-	st, hook := hookedStore(t)
 	clk := &quotaClock{t: time.Date(2099, 3, 10, 14, 10, 0, 0, time.UTC)}
+	st, hook := hookedStore(t, clk.now)
 	lim := store.Limits{Hourly: 100, Monthly: 1000}
 	q := newQuotas(st, func(string) store.Limits { return lim }, 16, clk.now, time.Second, nil)
 	kq := q.attach("k")
@@ -267,8 +268,8 @@ func TestLostLeaseReplyChargesOnce(t *testing.T) {
 // A return whose reply is lost after Redis applied it is retried with its op, which Redis
 // ignores: the retry creates no credit.
 func TestLostReturnReplyCreatesNoCredit(t *testing.T) {
-	st, hook := hookedStore(t)
 	clk := &quotaClock{t: time.Date(2099, 3, 10, 14, 10, 0, 0, time.UTC)}
+	st, hook := hookedStore(t, clk.now)
 	lim := store.Limits{Hourly: 100, Monthly: 1000}
 	q := newQuotas(st, func(string) store.Limits { return lim }, 16, clk.now, time.Second, nil)
 	kq := q.attach("k")
@@ -287,8 +288,8 @@ func TestLostReturnReplyCreatesNoCredit(t *testing.T) {
 // Writers needing credits while the key's lease is under way wait for it (bounded by their
 // context) and are served from it or the next one: none is refused or loses its deliveries.
 func TestWritersWaitForTheLeaseUnderWay(t *testing.T) {
-	st, hook := hookedStore(t)
 	clk := &quotaClock{t: time.Date(2099, 3, 10, 14, 10, 0, 0, time.UTC)}
+	st, hook := hookedStore(t, clk.now)
 	lim := store.Limits{Hourly: 100, Monthly: 1000}
 	q := newQuotas(st, func(string) store.Limits { return lim }, 16, clk.now, time.Second, nil)
 	kq := q.attach("k")
@@ -353,8 +354,8 @@ func (c *cutConn) Write(p []byte) (int, error) {
 // it took them for and did not write (they stay owed, charged when sent), as well as those it
 // did not reach: the replica holds the lease less only what reached the socket.
 func TestSettleGivesBackCreditsOfUnwrittenTransfers(t *testing.T) {
-	st, _ := hookedStore(t)
 	clk := &quotaClock{t: time.Date(2099, 3, 10, 14, 10, 0, 0, time.UTC)}
+	st, _ := hookedStore(t, clk.now)
 	h := NewHub(Options{Engine: engine.New(engine.Options{}), Store: st, Now: clk.now, Log: slog.New(slog.DiscardHandler)})
 	srv, cli := net.Pipe()
 	defer srv.Close()
@@ -386,8 +387,8 @@ func TestSettleGivesBackCreditsOfUnwrittenTransfers(t *testing.T) {
 // Credits a batch gives back after the key was found refused meanwhile (the batch held the
 // last of them) are served: the refusal does not stand over credits the replica holds.
 func TestCreditsGivenBackOutrankARefusal(t *testing.T) {
-	st, _ := hookedStore(t)
 	clk := &quotaClock{t: time.Date(2099, 3, 10, 14, 10, 0, 0, time.UTC)}
+	st, _ := hookedStore(t, clk.now)
 	lim := store.Limits{Hourly: 16, Monthly: 1000}
 	q := newQuotas(st, func(string) store.Limits { return lim }, 16, clk.now, time.Second, nil)
 	kq := q.attach("k")
