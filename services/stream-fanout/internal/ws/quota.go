@@ -38,12 +38,14 @@ type quotas struct {
 	// rets are the returns waiting for the replica's one return worker (running while there
 	// are any): the worker sends them in the order queued, which is their ops' seq order (a
 	// return numbered below one applied is ignored in Redis), and no return holds a goroutine
-	// or a lock of its own while Redis is slow. retPending counts those not done; retCtx ends
-	// the worker's calls once a shutdown's time is up.
+	// or a lock of its own while Redis is slow. retIdle is closed when the worker stops with
+	// none left (a channel, not a WaitGroup: returns may still be queued while a shutdown
+	// waits, which a WaitGroup's Add during its Wait does not allow); retCtx ends the worker's
+	// calls once a shutdown's time is up.
 	retMu      sync.Mutex
 	rets       []pendingReturn
 	retRunning bool
-	retPending sync.WaitGroup
+	retIdle    chan struct{}
 	retCtx     context.Context
 	retCancel  context.CancelFunc
 
@@ -218,9 +220,9 @@ func (q *quotas) giveUp(kq *keyQuota, w store.Window, n int64) {
 	q.retMu.Lock()
 	defer q.retMu.Unlock()
 	q.rets = append(q.rets, pendingReturn{kq.keyID, w, n, store.Op{Replica: q.replica, Seq: q.seq.Add(1)}})
-	q.retPending.Add(1)
 	if !q.retRunning {
 		q.retRunning = true
+		q.retIdle = make(chan struct{})
 		go q.returnWorker()
 	}
 }
@@ -231,6 +233,7 @@ func (q *quotas) returnWorker() {
 		q.retMu.Lock()
 		if len(q.rets) == 0 {
 			q.retRunning = false
+			close(q.retIdle)
 			q.retMu.Unlock()
 			return
 		}
@@ -239,7 +242,6 @@ func (q *quotas) returnWorker() {
 		q.rets = q.rets[1:]
 		q.retMu.Unlock()
 		q.returnNow(r)
-		q.retPending.Done()
 	}
 }
 
@@ -517,11 +519,17 @@ func (q *quotas) resolveLost(ctx context.Context) {
 			return
 		}
 		q.mu.Lock()
-		if q.lost[id] == l {
+		mine := q.lost[id] == l
+		if mine {
 			delete(q.lost, id)
 		}
 		q.mu.Unlock()
-		q.giveUp(&keyQuota{keyID: id}, g.W, g.N)
+		if mine {
+			q.giveUp(&keyQuota{keyID: id}, g.W, g.N)
+		}
+		// Otherwise a new entry of the key took the op over meanwhile: its lease retries it,
+		// is answered the same recorded grant and spends it, so giving it back here too would
+		// uncount credits that are delivered.
 	}
 }
 
@@ -639,8 +647,26 @@ func (q *quotas) returnAll(ctx context.Context) {
 		q.giveUp(kq, w, n)
 		kq.mu.Unlock()
 	}
-	if !waitCtx(ctx, q.retPending.Wait) {
+	if !q.waitReturns(ctx) {
 		q.retCancel()
+	}
+}
+
+// waitReturns waits until the return worker has sent every return queued (those queued while
+// it waits too); false when ctx ends first.
+func (q *quotas) waitReturns(ctx context.Context) bool {
+	for {
+		q.retMu.Lock()
+		running, idle := q.retRunning, q.retIdle
+		q.retMu.Unlock()
+		if !running {
+			return true
+		}
+		select {
+		case <-idle:
+		case <-ctx.Done():
+			return false
+		}
 	}
 }
 

@@ -116,7 +116,7 @@ func hookedStore(t *testing.T, clock func() time.Time) (*store.Store, *scriptHoo
 }
 
 // settle waits for q's leases taken ahead and returns under way.
-func (q *quotas) settleForTest() { q.fetches.Wait(); q.retPending.Wait() }
+func (q *quotas) settleForTest() { q.fetches.Wait(); q.waitReturns(context.Background()) }
 
 // takeAll takes credits one at a time from kq until it is refused, and returns how many.
 func takeAll(t *testing.T, q *quotas, kq *keyQuota) (n int64, r refusal) {
