@@ -328,3 +328,44 @@ func TestSubscribeQuotaCheckIsBounded(t *testing.T) {
 		t.Fatal("the subscribe's quota check did not end")
 	}
 }
+
+// A lost lease the sweep resolves while a new entry of the key takes the op over: the entry's
+// retry is answered the recorded grant and spends it, so the sweep's answer (the same grant) is
+// not given back as well, which would uncount delivered credits.
+func TestLostLeaseTakenOverWhileResolved(t *testing.T) {
+	clk := &quotaClock{t: time.Date(2099, 3, 10, 14, 10, 0, 0, time.UTC)}
+	st, hook := hookedStore(t, clk.now)
+	lim := store.Limits{Hourly: 100, Monthly: 1000}
+	q := newQuotas(st, func(string) store.Limits { return lim }, 16, clk.now, time.Second, nil)
+	ctx := context.Background()
+	kq := q.attach("k")
+	hook.lose("lease", 1)
+	if _, _, _, err := q.take(ctx, kq, "t", 1); err == nil {
+		t.Fatal("the take whose lease's reply was lost succeeded")
+	}
+	q.detach(kq) // the lost op goes to the replica's list
+
+	hold, held := make(chan struct{}), make(chan struct{}, 1)
+	hook.mu.Lock()
+	hook.hold, hook.held = hold, held
+	hook.mu.Unlock()
+	resolved := make(chan struct{})
+	go func() { q.resolveLost(ctx); close(resolved) }()
+	<-held // the sweep's retry is on its way, not yet in Redis
+	hook.mu.Lock()
+	hook.hold, hook.held = nil, nil
+	hook.mu.Unlock()
+
+	kq = q.attach("k") // takes the op over and retries it first
+	got, _, _, err := q.take(ctx, kq, "t", 1)
+	if err != nil || got != 1 {
+		t.Fatal(got, err)
+	}
+	close(hold)
+	<-resolved
+	q.detach(kq)
+	q.settleForTest()
+	if m := monthCounted(t, st, clk.now()); m != got {
+		t.Fatalf("the month counts %d, %d delivered", m, got)
+	}
+}
