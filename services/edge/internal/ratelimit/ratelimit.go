@@ -211,9 +211,9 @@ func (l *Limiter) allow(ctx context.Context, key string, lim Limit) Decision {
 				// The caller went away; do not blame Redis.
 				return Decision{Allowed: false, Limit: lim.Burst, RetryAfter: time.Second}
 			}
-			reason = slowAttr
-			if l.outage(err) {
-				reason = unreachableAttr
+			if !l.outage(err) {
+				reason = slowAttr
+			} else {
 				next := time.Now().Add(l.o.FallbackFor).UnixNano()
 				if l.downUntil.CompareAndSwap(until, next) && until == 0 {
 					l.o.Log.Warn("Redis unreachable for rate limiting; limiting in process (per replica) until it answers",

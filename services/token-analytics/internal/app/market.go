@@ -53,17 +53,14 @@ type PriceChange struct {
 // or has no price of it (every route here shows a current price, and a $0 stand-in would be a
 // wrong one).
 func (s *Service) pricedToken(ctx context.Context, id string) (Token, error) {
-	ts, err := s.st.Tokens(ctx, []string{id}, s.o.Chains)
+	t, _, err := s.deployments(ctx, TokenRef{PricingID: id}, nil)
 	if err != nil {
 		return Token{}, err
 	}
-	if len(ts) == 0 {
-		return Token{}, fmt.Errorf("token %s: %w", id, ErrNotFound)
-	}
-	if ts[0].Price == nil {
+	if t.Price == nil {
 		return Token{}, fmt.Errorf("token %s has no price (%w)", id, ErrNotFound)
 	}
-	return ts[0], nil
+	return t, nil
 }
 
 // MarketData returns a token's current market data. The figures /token/trending shows (price,
@@ -180,15 +177,12 @@ func (s *Service) PriceChange(ctx context.Context, id string, past time.Time) (P
 // (the registry keys deployments by chain and contract) the first by address is shown, the
 // native coin first.
 func (s *Service) Addresses(ctx context.Context, id string) (map[string]*string, error) {
-	ts, err := s.st.Tokens(ctx, []string{id}, s.o.Chains)
+	_, deps, err := s.deployments(ctx, TokenRef{PricingID: id}, nil)
 	if err != nil {
 		return nil, err
 	}
-	if len(ts) == 0 {
-		return nil, fmt.Errorf("token %s: %w", id, ErrNotFound)
-	}
 	out := map[string]*string{}
-	for _, d := range ts[0].Deployments {
+	for _, d := range deps {
 		if _, seen := out[d.Chain]; seen {
 			continue
 		}
