@@ -185,6 +185,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	if cfg.FlowRetention > 0 {
 		s.Add(pruneLoop(st, cfg.FlowPruneInterval, s.Log))
 	}
+	s.Add(classifyLoop(st, ClassifyInterval, s.Log))
 	mx, err := newMetrics(ctx, s.Tel.Meter(), time.Now, cfg.PriceAPIURL != "")
 	if err != nil {
 		return err
@@ -305,6 +306,23 @@ func pruneLoop(st *store.Store, every time.Duration, log *slog.Logger) lifecycle
 			case <-time.After(every):
 			}
 		}
+	}}
+}
+
+// ClassifyInterval is how often a running replica looks again for addresses classified by an
+// entity type other than the stored one (ClassifyDepositAddresses): replicas of a previous
+// release may go on writing such classes after this replica's start, until the roll ends.
+const ClassifyInterval = 10 * time.Minute
+
+// classifyLoop runs ClassifyDepositAddresses every interval after the run at start, so what
+// replicas of a previous release classified during a roll is put right without another restart.
+func classifyLoop(st *store.Store, every time.Duration, log *slog.Logger) lifecycle.Part {
+	return lifecycle.Part{Name: "address classes check", Run: func(ctx context.Context) error {
+		return lifecycle.Every(ctx, every, func(ctx context.Context) {
+			if err := st.ClassifyDepositAddresses(ctx); err != nil && ctx.Err() == nil {
+				log.WarnContext(ctx, "classifying stale addresses failed", "error", err)
+			}
+		})
 	}}
 }
 
