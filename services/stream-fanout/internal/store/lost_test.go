@@ -21,7 +21,7 @@ func TestApplyTellsLostFromTakenAndDeleted(t *testing.T) {
 	created := time.UnixMilli(1_700_000_000_000).UTC()
 	ss := Session{ID: "s1", KeyID: "k", UserID: "u", Kind: "ws", Created: created, Owner: "a",
 		Filters: []FilterRec{{ID: "f1", Raw: []byte(`{"to":["binance"]}`)}}, Cursor: map[int]int64{0: 5}, HasCursor: true}
-	if err := st.Create(ctx, ss, time.Minute); err != nil {
+	if err := st.Create(ctx, ss, time.Minute, 0); err != nil {
 		t.Fatal(err)
 	}
 	if err := st.Apply(ctx, "s1", "b", time.Minute, Update{Used: 1}); !errors.Is(err, ErrTakenOver) {
@@ -75,7 +75,7 @@ func TestRestoreKeepsUsedAndTheCap(t *testing.T) {
 		Filters: []FilterRec{{ID: "f1", Raw: []byte(`{"to":["binance"]}`)}}, Cursor: map[int]int64{0: 5}, HasCursor: true}
 	copyOf := func() (Session, bool) { return ss, true }
 	for _, id := range []string{"o1", "o2"} {
-		if err := st.Create(ctx, Session{ID: id, KeyID: "k", Kind: "rest", Created: created}, time.Minute); err != nil {
+		if err := st.Create(ctx, Session{ID: id, KeyID: "k", Kind: "rest", Created: created}, time.Minute, 0); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -121,7 +121,7 @@ func TestRestoreOfAWSSessionHasNoCap(t *testing.T) {
 	rdb, _ := redistest.Client(t)
 	ctx := context.Background()
 	st := New(rdb, "lw:", nil)
-	if err := st.Create(ctx, Session{ID: "r1", KeyID: "k", Kind: "rest"}, time.Minute); err != nil {
+	if err := st.Create(ctx, Session{ID: "r1", KeyID: "k", Kind: "rest"}, time.Minute, 0); err != nil {
 		t.Fatal(err)
 	}
 	ss := Session{ID: "w1", KeyID: "k", Kind: "ws", Owner: "a", Used: 7}
@@ -142,7 +142,7 @@ func TestPruneKeepsARestoredSession(t *testing.T) {
 	rdb, _ := redistest.Client(t)
 	ctx := context.Background()
 	st := New(rdb, "lp:", nil)
-	if err := st.Create(ctx, Session{ID: "back", KeyID: "k", Kind: "ws"}, time.Minute); err != nil {
+	if err := st.Create(ctx, Session{ID: "back", KeyID: "k", Kind: "ws"}, time.Minute, 0); err != nil {
 		t.Fatal(err)
 	}
 	rdb.SAdd(ctx, st.kkey("k"), "gone")

@@ -99,21 +99,49 @@ func (s *Store) dkey(id string) string  { return s.prefix + "d:" + id }
 
 func (s *Store) ms() int64 { return s.now().UnixMilli() }
 
-// Create stores a new session, unowned, alive for ttl.
-func (s *Store) Create(ctx context.Context, ss Session, ttl time.Duration) error {
+// ErrSessionLimit refuses a Create: the key already has its limit of live sessions.
+var ErrSessionLimit = errors.New("session limit reached")
+
+// createScript: KEYS session, key set; ARGV session key prefix, limit (0: none), id, ttl ms,
+// then the session's field/value pairs. Counts the key's live sessions (dropping the ids of
+// expired ones from its set) and stores the session unless that count is at the limit; 1 when
+// stored, 0 when refused. One script, so concurrent creates of a key (REST, v2 and subscribes on
+// any replica) never take it over its limit, and none is refused for a place another gave back.
+var createScript = redis.NewScript(`
+local limit = tonumber(ARGV[2])
+if limit > 0 then
+  local live = 0
+  for _, id in ipairs(redis.call('SMEMBERS', KEYS[2])) do
+    if redis.call('EXISTS', ARGV[1] .. id) == 1 then live = live + 1 else redis.call('SREM', KEYS[2], id) end
+  end
+  if live >= limit then return 0 end
+end
+redis.call('HSET', KEYS[1], unpack(ARGV, 5))
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+redis.call('SADD', KEYS[2], ARGV[3])
+return 1
+`)
+
+// Create stores a new session, unowned, alive for ttl, unless its key already has limit live
+// sessions (ErrSessionLimit); a limit of 0 is none.
+func (s *Store) Create(ctx context.Context, ss Session, ttl time.Duration, limit int) error {
 	f, _ := json.Marshal(ss.Filters)
 	if ss.Filters == nil {
 		f = []byte("[]")
 	}
 	c, _ := json.Marshal(ss.Cursor)
-	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.HSet(ctx, s.skey(ss.ID), "key", ss.KeyID, "user", ss.UserID, "kind", ss.Kind, "seq", ss.Seq, "created", ss.Created.UnixMilli(),
-			"seen", ss.Created.UnixMilli(), "used", 0, "owner", ss.Owner, "filters", f, "cursor", c, "hascursor", boolInt(ss.HasCursor))
-		p.PExpire(ctx, s.skey(ss.ID), ttl)
-		p.SAdd(ctx, s.kkey(ss.KeyID), ss.ID)
-		return nil
-	})
-	return err
+	created := ss.Created.UnixMilli()
+	n, err := createScript.Run(ctx, s.rdb, []string{s.skey(ss.ID), s.kkey(ss.KeyID)},
+		s.skey(""), limit, ss.ID, ttl.Milliseconds(),
+		"key", ss.KeyID, "user", ss.UserID, "kind", ss.Kind, "seq", ss.Seq, "created", created,
+		"seen", created, "used", 0, "owner", ss.Owner, "filters", f, "cursor", c, "hascursor", boolInt(ss.HasCursor)).Int()
+	switch {
+	case err != nil:
+		return err
+	case n == 0:
+		return ErrSessionLimit
+	}
+	return nil
 }
 
 func boolInt(b bool) int {
@@ -237,35 +265,6 @@ func fromMap(id, keyID string, m map[string]string) (Session, error) {
 		flat = append(flat, k, v)
 	}
 	return parse(id, flat)
-}
-
-// Live counts keyID's live sessions, dropping expired ids from its set, with two round trips
-// whatever the count.
-func (s *Store) Live(ctx context.Context, keyID string) (int, error) {
-	ids, err := s.rdb.SMembers(ctx, s.kkey(keyID)).Result()
-	if err != nil || len(ids) == 0 {
-		return 0, err
-	}
-	cmds := make([]*redis.IntCmd, len(ids))
-	if _, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, id := range ids {
-			cmds[i] = p.Exists(ctx, s.skey(id))
-		}
-		return nil
-	}); err != nil {
-		return 0, err
-	}
-	n := 0
-	var dead []any
-	for i, c := range cmds {
-		if c.Val() == 1 {
-			n++
-		} else {
-			dead = append(dead, ids[i])
-		}
-	}
-	s.prune(ctx, keyID, dead)
-	return n, nil
 }
 
 // pruneScript: KEYS key set; ARGV session key prefix, ids. Drops the ids whose session hash is

@@ -138,7 +138,7 @@ func TestRefusedReconnectKeepsTheSession(t *testing.T) {
 	ctx := context.Background()
 	for _, ss := range []store.Session{{ID: "v2-1", KeyID: "k", Kind: KindV2}, {ID: "other", KeyID: "k2", Kind: "rest"}} {
 		ss.Created = time.Now()
-		if err := st.Create(ctx, ss, time.Minute); err != nil {
+		if err := st.Create(ctx, ss, time.Minute, 0); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -3,6 +3,7 @@ package ws
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -107,33 +108,15 @@ func (c *conn) checkFilterBytes(fid string, raw json.RawMessage) error {
 }
 
 // storeCapped stores new session ss unless its key already has MaxSessionsPerKey live sessions
-// and v2 streams (a *SessionLimitError). The key is counted again once the session is stored,
-// and the session deleted when that finds it over, so concurrent creates (REST, v2, subscribes
-// on any replica) never leave the key over its cap; each of two racing for the last place may
-// be refused. Not cancelled with ctx: a create that reached Redis is known to have.
+// and v2 streams (a *SessionLimitError); the store counts and stores in one step, so concurrent
+// creates (REST, v2, subscribes on any replica) never take the key over its cap. Not cancelled
+// with ctx: a create that reached Redis is known to have.
 func (h *Hub) storeCapped(ctx context.Context, ss store.Session, ttl time.Duration) error {
-	ctx = context.WithoutCancel(ctx)
-	limit := h.o.MaxSessionsPerKey
-	n, err := h.o.Store.Live(ctx, ss.KeyID)
-	if err != nil {
-		return err
+	err := h.o.Store.Create(context.WithoutCancel(ctx), ss, ttl, h.o.MaxSessionsPerKey)
+	if errors.Is(err, store.ErrSessionLimit) {
+		return &SessionLimitError{h.o.MaxSessionsPerKey}
 	}
-	if n >= limit {
-		return &SessionLimitError{limit}
-	}
-	if err := h.o.Store.Create(ctx, ss, ttl); err != nil {
-		return err
-	}
-	if n, err = h.o.Store.Live(ctx, ss.KeyID); err == nil && n <= limit {
-		return nil
-	}
-	if _, derr := h.o.Store.Delete(ctx, ss.ID, ss.KeyID); derr != nil {
-		return derr
-	}
-	if err != nil {
-		return err
-	}
-	return &SessionLimitError{limit}
+	return err
 }
 
 // sessionLimitErr words a subscribe refused at the key's session cap for a WebSocket client.

@@ -98,7 +98,7 @@ func gatedHub(t *testing.T) (*Hub, *store.Store, *redisGate) {
 func served(t *testing.T, h *Hub, st *store.Store, token string) *conn {
 	t.Helper()
 	id := "sess-" + token
-	if err := st.Create(context.Background(), store.Session{ID: id, KeyID: "k", Kind: "rest", Created: time.Now()}, time.Minute); err != nil {
+	if err := st.Create(context.Background(), store.Session{ID: id, KeyID: "k", Kind: "rest", Created: time.Now()}, time.Minute, 0); err != nil {
 		t.Fatal(err)
 	}
 	c := standIn(t, h, token)

@@ -23,7 +23,7 @@ func takeoverHub(t *testing.T) (*Hub, *store.Store, string) {
 	t.Cleanup(func() { cancel(); <-done })
 	h := NewHub(Options{Engine: e, Store: st})
 	id := "sess-1"
-	if err := st.Create(ctx, store.Session{ID: id, KeyID: "k", Kind: "rest", Created: time.Now()}, time.Minute); err != nil {
+	if err := st.Create(ctx, store.Session{ID: id, KeyID: "k", Kind: "rest", Created: time.Now()}, time.Minute, 0); err != nil {
 		t.Fatal(err)
 	}
 	return h, st, id
