@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/chainintel/chainintel/libs/render"
 	"github.com/chainintel/chainintel/services/balances/internal/store"
 )
 
@@ -52,7 +53,7 @@ func (a *App) priced(ctx context.Context, hs, ago []store.Holding, exact bool) (
 			tb.EthereumAddress = h.Token
 		}
 		if q.Has {
-			tb.Price, tb.QuoteTime, tb.USD = q.Price, Timestamp(q.Time), tb.Balance*q.Price
+			tb.Price, tb.QuoteTime, tb.USD = q.Price, render.Timestamp(q.Time), tb.Balance*q.Price
 			if q.Has24h {
 				tb.PriceChange24h = q.Price - q.Price24h
 				if q.Price24h != 0 {

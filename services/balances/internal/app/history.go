@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/chainintel/chainintel/libs/chains"
+	"github.com/chainintel/chainintel/libs/render"
 	"github.com/chainintel/chainintel/services/balances/internal/store"
 )
 
@@ -171,7 +172,7 @@ func (a *App) History(ctx context.Context, s Subject) (map[string][]HistoryPoint
 				t := ts[x.key]
 				usd += units(x.at(d), t.Decimals) * px[t.PricingID].at(d)
 			}
-			pts = append(pts, HistoryPoint{Time: Timestamp(d), USD: usd})
+			pts = append(pts, HistoryPoint{Time: render.Timestamp(d), USD: usd})
 		}
 		out[chain] = pts
 	}
@@ -285,7 +286,7 @@ func (a *App) TimeSeries(ctx context.Context, s Subject, pricingID string) (map[
 				continue
 			}
 			t := ts[x.key]
-			day := Timestamp(d)
+			day := render.Timestamp(d)
 			if out[day] == nil {
 				out[day] = map[string]map[string]PortfolioEntry{}
 			}

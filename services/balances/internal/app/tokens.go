@@ -171,6 +171,3 @@ func holdingKeys(hs []store.Holding) [][2]string {
 	}
 	return keys
 }
-
-// Timestamp renders a time as the API does: RFC 3339, UTC.
-func Timestamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }

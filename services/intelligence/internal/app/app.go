@@ -477,17 +477,20 @@ func (s *Service) userEntitySummary(ctx context.Context, id string, caller bool)
 		sum.BalanceUSD = tot.TotalUSD
 	}
 	if act.FirstTx != nil {
-		f := act.FirstTx.UTC().Format(time.RFC3339)
+		f := render.Timestamp(*act.FirstTx)
 		sum.FirstTx = &f
 	}
 	if act.LastTx != nil {
-		l := act.LastTx.UTC().Format(time.RFC3339)
+		l := render.Timestamp(*act.LastTx)
 		sum.LastTx = &l
 	}
 	return sum, nil
 }
 
-func msTime(ms int64) string { return time.UnixMilli(ms).UTC().Format(time.RFC3339) }
+// msTime renders a Unix-millisecond time as /transfers does, fraction included (arbitrum_one
+// and solana blocks are not whole seconds): a client feeding lastTx back as timeLte must not
+// miss the transfer it names.
+func msTime(ms int64) string { return render.Timestamp(time.UnixMilli(ms)) }
 
 // MaxPredictions is the most addresses entity predictions return.
 const MaxPredictions = 1000
