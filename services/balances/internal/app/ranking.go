@@ -75,12 +75,8 @@ func (a *App) EntityBalanceChanges(ctx context.Context, q RankingQuery) ([]Entit
 	// days across a DST change are not).
 	now := a.now().UTC()
 	day := store.Day(now.AddDate(0, 0, -q.Days))
-	rq := store.RankingQuery{Chains: names, Day: day, EntityIDs: q.EntityIDs, Types: q.EntityTypes, Tags: q.EntityTags,
-		NegatedTags: q.NegatedEntityTags, PricingIDs: q.PricingIDs}
-	for _, c := range a.chains.Chains() {
-		rq.NativeChains, rq.NativePricingIDs = append(rq.NativeChains, c.Name), append(rq.NativePricingIDs, c.NativePricingID)
-	}
-	rows, err := a.st.EntityRanking(ctx, rq)
+	rows, err := a.st.EntityRanking(ctx, store.RankingQuery{Chains: names, Day: day, EntityIDs: q.EntityIDs, Types: q.EntityTypes,
+		Tags: q.EntityTags, NegatedTags: q.NegatedEntityTags, PricingIDs: q.PricingIDs, Natives: nativeIDs(names)})
 	if err != nil {
 		return nil, err
 	}
@@ -134,17 +130,13 @@ func (a *App) rankedEntities(ctx context.Context, rows []store.EntityTokenBalanc
 	if err != nil {
 		return nil, err
 	}
-	old := map[string]float64{}
-	for id, l := range pd {
-		old[id] = closes(l).at(day)
-	}
 	var out []EntityBalanceChange
 	for i := 0; i < len(rows); {
 		j := i
 		for j < len(rows) && rows[j].Entity == rows[i].Entity {
 			j++
 		}
-		out = append(out, entityChange(rows[i:j], ts, cur, old, withUnits))
+		out = append(out, entityChange(rows[i:j], ts, cur, pd, day, withUnits))
 		i = j
 	}
 	return out, nil
@@ -153,11 +145,13 @@ func (a *App) rankedEntities(ctx context.Context, rows []store.EntityTokenBalanc
 // entityChange sums one entity's rows per token (its id: the pricing id, else the contract)
 // and the tokens into the entity's totals, then lists at most MaxRankingTokens of them, largest
 // balanceUsd first (ties by id), leaving out those worth $0 now and before (unpriced tokens,
-// spam among them); the totals count every token.
-func entityChange(rows []store.EntityTokenBalance, ts map[[2]string]token, cur map[string]store.PricePoint, old map[string]float64, withUnits bool) EntityBalanceChange {
+// spam among them); the totals count every token. Now is valued at cur, the previous balances
+// at day's close in pd.
+func entityChange(rows []store.EntityTokenBalance, ts map[[2]string]token, cur map[string]store.PricePoint,
+	pd map[string][]store.DayPrice, day time.Time, withUnits bool) EntityBalanceChange {
 	out := EntityBalanceChange{EntityID: rows[0].Entity, TokenBalances: []TokenBalanceChange{}}
 	idx := map[string]int{}
-	prices := map[string][2]float64{}
+	var pids []string // the pricing id of each of out.TokenBalances (the first row's token of its id)
 	for _, r := range rows {
 		t := ts[[2]string{r.Chain, r.Token}]
 		i, ok := idx[t.ID]
@@ -165,16 +159,15 @@ func entityChange(rows []store.EntityTokenBalance, ts map[[2]string]token, cur m
 			i = len(out.TokenBalances)
 			idx[t.ID] = i
 			out.TokenBalances = append(out.TokenBalances, TokenBalanceChange{TokenID: t.ID, TokenSymbol: t.Symbol})
-			prices[t.ID] = [2]float64{cur[t.PricingID].Price, old[t.PricingID]}
+			pids = append(pids, t.PricingID)
 		}
 		tb := &out.TokenBalances[i]
 		tb.BalanceUnit += units(r.Now, t.Decimals)
 		tb.PrevBalanceUnit += units(r.Prev, t.Decimals)
 	}
-	for i := range out.TokenBalances {
+	for i, id := range pids {
 		tb := &out.TokenBalances[i]
-		p := prices[tb.TokenID]
-		tb.BalanceUSD, tb.PrevBalanceUSD = tb.BalanceUnit*p[0], tb.PrevBalanceUnit*p[1]
+		tb.BalanceUSD, tb.PrevBalanceUSD = tb.BalanceUnit*cur[id].Price, tb.PrevBalanceUnit*closes(pd[id]).at(day)
 	}
 	l := out.TokenBalances
 	sort.Slice(l, func(i, j int) bool {

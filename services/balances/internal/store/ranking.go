@@ -18,9 +18,9 @@ type RankingQuery struct {
 	Day    time.Time // the UTC day whose end the previous balances are taken at
 	// EntityIDs, Types, Tags (any of), NegatedTags (none of) and PricingIDs filter the rows.
 	EntityIDs, Types, Tags, NegatedTags, PricingIDs []string
-	// NativeChains and NativePricingIDs name each chain's native coin's pricing id, for tokens
-	// the registry and the observations leave without one (as the app names tokens).
-	NativeChains, NativePricingIDs []string
+	// Natives maps each chain to its native coin's pricing id (the catalogue's), for tokens the
+	// registry and the observations leave without one (as the app names tokens).
+	Natives map[string]string
 }
 
 // EntityTokenBalance is an operator entity's balance of a (chain, token) now and at the end of
@@ -37,13 +37,14 @@ type EntityTokenBalance struct {
 // the entities' addresses. The read runs under the store's ranking timeout; past it the error is
 // a *TimeoutError.
 func (s *Store) EntityRanking(ctx context.Context, rq RankingQuery) ([]EntityTokenBalance, error) {
+	ncs, nids := nativeArrays(rq.Natives)
 	var out []EntityTokenBalance
 	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, q("ranking_timeout"), fmt.Sprintf("%dms", s.rankingTimeout.Milliseconds())); err != nil {
 			return err
 		}
 		rows, err := tx.Query(ctx, q("read_entity_ranking"), rq.Chains, rq.Day.Format(dateFmt), rq.EntityIDs, rq.Types, rq.Tags,
-			rq.NegatedTags, rq.PricingIDs, rq.NativeChains, rq.NativePricingIDs)
+			rq.NegatedTags, rq.PricingIDs, ncs, nids)
 		if err != nil {
 			return err
 		}

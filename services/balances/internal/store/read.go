@@ -254,10 +254,7 @@ type EntityWindow struct {
 // each chain to its native coin's pricing id (the catalogue's), earliest is the first day the
 // closes may start on and to the last.
 func (s *Store) EntityWindow(ctx context.Context, entity string, chains []string, natives map[string]string, earliest, to time.Time) (EntityWindow, error) {
-	var ncs, nids []string
-	for c, id := range natives {
-		ncs, nids = append(ncs, c), append(nids, id)
-	}
+	ncs, nids := nativeArrays(natives)
 	b := &pgx.Batch{}
 	b.Queue(q("read_entity_changes"), entity, chains)
 	b.Queue(q("read_entity_token_meta"), entity, chains)
@@ -274,6 +271,14 @@ func (s *Store) EntityWindow(ctx context.Context, entity string, chains []string
 	}
 	w.Closes, err = scanRows(br, scanPriceDays)
 	return w, err
+}
+
+// nativeArrays are natives (chain → native pricing id) as the two arrays a statement unnests.
+func nativeArrays(natives map[string]string) (chains, ids []string) {
+	for c, id := range natives {
+		chains, ids = append(chains, c), append(ids, id)
+	}
+	return chains, ids
 }
 
 // AttributionView is an address's attribution with its entities.
