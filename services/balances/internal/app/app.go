@@ -146,7 +146,7 @@ func (a *App) AddressSubject(addr string, requested []string) (Subject, error) {
 	}
 	types := address.DetectTypes(addr)
 	if len(types) == 0 {
-		return Subject{}, notFound("address %q is not a valid address of any supported chain", trunc(addr))
+		return Subject{}, notFound("address %q is not a valid address of any supported chain", Trunc(addr))
 	}
 	sub := Subject{}
 	for _, t := range types {
@@ -169,7 +169,7 @@ func (a *App) AddressSubject(addr string, requested []string) (Subject, error) {
 		if len(requested) == 0 {
 			which = "configured"
 		}
-		return Subject{}, notFound("address: address %q is not valid on the %s chains (%s)", trunc(addr), which, strings.Join(names, ", "))
+		return Subject{}, notFound("address: address %q is not valid on the %s chains (%s)", Trunc(addr), which, strings.Join(names, ", "))
 	}
 	return sub, nil
 }
@@ -202,7 +202,7 @@ func (a *App) EntitySubject(ctx context.Context, id string, requested []string) 
 		return Subject{}, err
 	}
 	if _, ok := ents[id]; !ok {
-		return Subject{}, notFound("entity %q not found", trunc(id))
+		return Subject{}, notFound("entity %q not found", Trunc(id))
 	}
 	sub.Entity = id
 	if sub.Refs, err = a.additions(ctx, id); err != nil {
@@ -309,7 +309,8 @@ func mergeHoldings(hs []store.Holding) []store.Holding {
 	return out
 }
 
-func trunc(s string) string {
+// Trunc shortens a caller's value quoted in an error message to its first 80 bytes.
+func Trunc(s string) string {
 	if len(s) > 80 {
 		return s[:80] + "…"
 	}

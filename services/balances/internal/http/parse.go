@@ -226,13 +226,14 @@ var (
 	rankingIntervals = map[string]int{"7d": 7, "14d": 14, "30d": 30}
 )
 
-// required reads a single-valued parameter that must be given.
-func required(q url.Values, name, what string) (string, error) {
-	s, err := params.One(q, name)
-	if err == nil && s == "" {
+// required is err, or when the parameter name's reading v has no error but is its zero value
+// (the parameter absent or empty) the error naming it as required (what it takes).
+func required[T comparable](v T, err error, name, what string) error {
+	var zero T
+	if err == nil && v == zero {
 		err = params.Errorf(name, "required (%s)", what)
 	}
-	return s, err
+	return err
 }
 
 // ParseEntityBalanceChanges reads /intelligence/entity_balance_changes: orderBy, orderDir,
@@ -243,31 +244,25 @@ func required(q url.Values, name, what string) (string, error) {
 func ParseEntityBalanceChanges(q url.Values) (app.RankingQuery, error) {
 	var rq app.RankingQuery
 	var err error
-	if _, err = required(q, "orderBy", "one of "+strings.Join(rankingOrders, ", ")); err != nil {
-		return rq, err
-	}
-	if rq.OrderBy, err = params.Enum(q, "orderBy", "", rankingOrders...); err != nil {
-		return rq, err
-	}
-	if _, err = required(q, "orderDir", "asc or desc"); err != nil {
+	rq.OrderBy, err = params.Enum(q, "orderBy", "", rankingOrders...)
+	if err = required(rq.OrderBy, err, "orderBy", "one of "+strings.Join(rankingOrders, ", ")); err != nil {
 		return rq, err
 	}
 	dir, err := params.Enum(q, "orderDir", "", "asc", "desc")
-	if err != nil {
+	if err = required(dir, err, "orderDir", "asc or desc"); err != nil {
 		return rq, err
 	}
 	rq.Desc = dir == "desc"
-	iv, err := required(q, "interval", "7d, 14d or 30d")
-	if err != nil {
+	iv, err := params.One(q, "interval")
+	if err = required(iv, err, "interval", "7d, 14d or 30d"); err != nil {
 		return rq, err
 	}
 	if rq.Days = rankingIntervals[iv]; rq.Days == 0 {
-		return rq, params.Errorf("interval", "must be one of 7d, 14d, 30d, got %q", trunc(iv))
+		return rq, params.Errorf("interval", "must be one of 7d, 14d, 30d, got %q", app.Trunc(iv))
 	}
-	if _, err = required(q, "limit", fmt.Sprintf("1 to %d", MaxRankingLimit)); err != nil {
-		return rq, err
-	}
-	if rq.Limit, err = params.Int(q, "limit", 0, 1, MaxRankingLimit); err != nil {
+	// Absent, limit reads as 0, which given is refused as below 1.
+	rq.Limit, err = params.Int(q, "limit", 0, 1, MaxRankingLimit)
+	if err = required(rq.Limit, err, "limit", fmt.Sprintf("1 to %d", MaxRankingLimit)); err != nil {
 		return rq, err
 	}
 	if rq.Offset, err = params.Int(q, "offset", 0, 0, MaxRankingOffset); err != nil {
@@ -316,15 +311,8 @@ func usdBound(q url.Values, name string) (*float64, error) {
 	}
 	v, err := strconv.ParseInt(s, 10, 64)
 	if err != nil {
-		return nil, params.Errorf(name, "must be an integer, got %q", trunc(s))
+		return nil, params.Errorf(name, "must be an integer, got %q", app.Trunc(s))
 	}
 	f := float64(v)
 	return &f, nil
-}
-
-func trunc(s string) string {
-	if len(s) > 80 {
-		return s[:80] + "…"
-	}
-	return s
 }
