@@ -10,21 +10,27 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
+// PriceHistory returns id's price points of granularity g with from <= time <= to, oldest
+// first, with market cap and volume (0 where the source gave none).
+func (s *Store) PriceHistory(ctx context.Context, id string, g app.Granularity, from, to time.Time) ([]app.Quote, error) {
+	return s.quotes(ctx, "read price history", sqlPriceHistory, id, int16(g), from, to)
+}
+
 // RecentPriceHistory returns the points of id with from < time <= to, of the finest granularity
 // stored at each time (hourly where there is one, else daily), the newest limit of them, oldest
 // first, with market cap and volume (0 where the source gave none).
 func (s *Store) RecentPriceHistory(ctx context.Context, id string, from, to time.Time, limit int) ([]app.Quote, error) {
-	return s.quotes(ctx, "read recent price history", sqlPriceHistoryRecent, id, from, to, limit)
+	return oldestFirst(s.quotes(ctx, "read recent price history", sqlPriceHistoryRecent, id, from, to, limit))
 }
 
 // NewestPriceHistory returns the newest limit points of granularity g of id, oldest first, with
 // market cap and volume (0 where the source gave none).
 func (s *Store) NewestPriceHistory(ctx context.Context, id string, g app.Granularity, limit int) ([]app.Quote, error) {
-	return s.quotes(ctx, "read price history", sqlPriceHistoryNewest, id, int16(g), limit)
+	return oldestFirst(s.quotes(ctx, "read price history", sqlPriceHistoryNewest, id, int16(g), limit))
 }
 
-// quotes runs a statement answering (time, price, market cap, volume) newest first and returns
-// its rows oldest first.
+// quotes runs a statement answering (time, price, market cap, volume) and returns its rows in
+// its order, the one reader of every price history.
 func (s *Store) quotes(ctx context.Context, what, sql string, args ...any) ([]app.Quote, error) {
 	rows, err := s.pool.Query(ctx, sql, args...)
 	if err != nil {
@@ -39,8 +45,14 @@ func (s *Store) quotes(ctx context.Context, what, sql string, args ...any) ([]ap
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	slices.Reverse(out)
 	return out, nil
+}
+
+// oldestFirst reverses the quotes of a statement answering newest first (a backward scan that
+// stops at its limit).
+func oldestFirst(qs []app.Quote, err error) ([]app.Quote, error) {
+	slices.Reverse(qs)
+	return qs, err
 }
 
 // PricesInForceAt returns the price in force at each of times (the newest point of any

@@ -253,22 +253,3 @@ func (s *Store) Prices(ctx context.Context, id string, g app.Granularity, from, 
 	}
 	return out, nil
 }
-
-// PriceHistory returns id's price points of granularity g with from <= time <= to, oldest
-// first, with market cap and volume (0 where the source gave none).
-func (s *Store) PriceHistory(ctx context.Context, id string, g app.Granularity, from, to time.Time) ([]app.Quote, error) {
-	rows, err := s.pool.Query(ctx, sqlPriceHistory, id, int16(g), from, to)
-	if err != nil {
-		return nil, fmt.Errorf("read price history: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (app.Quote, error) {
-		var q app.Quote
-		err := r.Scan(&q.Time, &q.USD, &q.MarketCap, &q.Volume24h)
-		q.Time = q.Time.UTC()
-		return q, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("read price history: %w", err)
-	}
-	return out, nil
-}
