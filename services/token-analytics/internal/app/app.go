@@ -42,8 +42,9 @@ type Store interface {
 	// RecentPriceHistory and NewestPriceHistory answer oldest first.
 	RecentPriceHistory(ctx context.Context, id string, from, to time.Time, limit int) ([]Quote, error)
 	NewestPriceHistory(ctx context.Context, id string, g Granularity, limit int) ([]Quote, error)
-	PricesInForceAt(ctx context.Context, id string, times []time.Time) ([]*float64, error)
-	PriceWindowExtremes(ctx context.Context, id string, from, to time.Time) (high, low *float64, err error)
+	// MarketPrices is the prices in force at times (in their order) and the highest and lowest
+	// point with from < time <= to, in one round trip.
+	MarketPrices(ctx context.Context, id string, times []time.Time, from, to time.Time) (ago []*float64, high, low *float64, err error)
 	FirstPriceTime(ctx context.Context, id string) (time.Time, error)
 }
 

@@ -65,10 +65,11 @@ func (s *Service) pricedToken(ctx context.Context, id string) (Token, error) {
 
 // MarketData returns a token's current market data. The figures /token/trending shows (price,
 // 24 h volume, all-time high and low, circulating and total supply) are composed as there
-// (trendingOf); the prices 24 h, 7, 30 and 180 days ago are those in force then (one
-// statement); the 24 h high and low are taken over the price in force 24 h ago, every stored
-// point since and the current price, so they hold however sparse the history (daily CSV points
-// only); the fully diluted value is price × total supply, null without a total supply.
+// (trendingOf); the prices 24 h, 7, 30 and 180 days ago (those in force then) and the 24 h
+// high and low are read in one round trip (MarketPrices); the 24 h high and low are taken over
+// the price in force 24 h ago, every stored point since and the current price, so they hold
+// however sparse the history (daily CSV points only); the fully diluted value is price × total
+// supply, null without a total supply.
 func (s *Service) MarketData(ctx context.Context, id string) (MarketData, error) {
 	t, err := s.pricedToken(ctx, id)
 	if err != nil {
@@ -86,16 +87,12 @@ func (s *Service) MarketData(ctx context.Context, id string) (MarketData, error)
 	for i, d := range marketAgo {
 		times[i] = now.Add(-d)
 	}
-	ago, err := s.st.PricesInForceAt(ctx, id, times)
+	ago, high, low, err := s.st.MarketPrices(ctx, id, times, times[0], now)
 	if err != nil {
 		return MarketData{}, err
 	}
 	if len(ago) != len(times) {
 		return MarketData{}, fmt.Errorf("prices of %s in force: %d rows for %d times", id, len(ago), len(times))
-	}
-	high, low, err := s.st.PriceWindowExtremes(ctx, id, times[0], now)
-	if err != nil {
-		return MarketData{}, err
 	}
 	p := *t.Price
 	m := MarketData{Price: p, TotalVolume: deref(t.Volume24h),

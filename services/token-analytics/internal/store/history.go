@@ -55,28 +55,22 @@ func oldestFirst(qs []app.Quote, err error) ([]app.Quote, error) {
 	return qs, err
 }
 
-// PricesInForceAt returns the price in force at each of times (the newest point of any
-// granularity at or before it) of id, in the order of times; nil where there is none. One
-// statement, two index probes per time.
-func (s *Store) PricesInForceAt(ctx context.Context, id string, times []time.Time) ([]*float64, error) {
-	rows, err := s.pool.Query(ctx, sqlPriceInForceTimes, id, times)
-	if err != nil {
-		return nil, fmt.Errorf("prices of %s in force: %w", id, err)
+// MarketPrices returns, in one round trip (a batch of two statements), the price in force at
+// each of times (the newest point of any granularity at or before it) of id, in the order of
+// times, nil where there is none (two index probes per time); and the highest and lowest
+// stored point of id with from < time <= to, nil when there is none.
+func (s *Store) MarketPrices(ctx context.Context, id string, times []time.Time, from, to time.Time) (ago []*float64, high, low *float64, err error) {
+	b := &pgx.Batch{}
+	b.Queue(sqlPriceInForceTimes, id, times).Query(func(rows pgx.Rows) error {
+		var err error
+		ago, err = pgx.CollectRows(rows, pgx.RowTo[*float64])
+		return err
+	})
+	b.Queue(sqlPriceWindowExtremes, id, from, to).QueryRow(func(row pgx.Row) error { return row.Scan(&high, &low) })
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+		return nil, nil, nil, fmt.Errorf("market prices of %s: %w", id, err)
 	}
-	out, err := pgx.CollectRows(rows, pgx.RowTo[*float64])
-	if err != nil {
-		return nil, fmt.Errorf("prices of %s in force: %w", id, err)
-	}
-	return out, nil
-}
-
-// PriceWindowExtremes returns the highest and lowest stored point of id with from < time <= to
-// (nil when there is none).
-func (s *Store) PriceWindowExtremes(ctx context.Context, id string, from, to time.Time) (high, low *float64, err error) {
-	if err := s.pool.QueryRow(ctx, sqlPriceWindowExtremes, id, from, to).Scan(&high, &low); err != nil {
-		return nil, nil, fmt.Errorf("price range of %s: %w", id, err)
-	}
-	return high, low, nil
+	return ago, high, low, nil
 }
 
 // FirstPriceTime returns the time of id's oldest stored point (zero when it has none).
