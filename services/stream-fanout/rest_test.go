@@ -145,6 +145,18 @@ func TestV2Streams(t *testing.T) {
 	a := w.call(r, me, "POST", "/ws/v2/streams", `{"from":["`+from+`"],"usdGte":"1","flow":"all"}`)
 	a.json(t, &made)
 	expect(t, a, 200, `{"streamId":"`+made.StreamID+`","id":1,"createdAt":"`+made.CreatedAt+`"}`)
+	// Each key numbers its own streams: another key's first is 1 too, its second 2 (a counter
+	// shared by every key would tell a caller how many streams the others make).
+	other := ident("kv2")
+	for want := 1; want <= 2; want++ {
+		var o struct {
+			ID int64 `json:"id"`
+		}
+		w.call(r, other, "POST", "/ws/v2/streams", `{"from":["`+from+`"]}`).json(t, &o)
+		if o.ID != int64(want) {
+			t.Fatalf("another key's stream %d has id %d", want, o.ID)
+		}
+	}
 	// Listed with every StreamV2Response field; lastActive null until a connection serves it.
 	expect(t, w.call(r, me, "GET", "/ws/v2/streams", ""), 200,
 		`[{"streamId":"`+made.StreamID+`","id":1,"createdAt":"`+made.CreatedAt+`","lastActive":null,"transfersUsed":0,"isConnected":false}]`)

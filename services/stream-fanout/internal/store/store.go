@@ -437,7 +437,8 @@ func (s *Store) restore(ctx context.Context, id, owner string, ttl time.Duration
 // Connected reports whether the session has an owner.
 func (ss Session) Connected() bool { return ss.Owner != "" }
 
-// NextSeq returns the next numeric id of v2 streams.
-func (s *Store) NextSeq(ctx context.Context) (int64, error) {
-	return s.rdb.Incr(ctx, s.prefix+"seq").Result()
+// NextSeq returns the next numeric id of keyID's v2 streams. Each key counts its own: one
+// counter for every key would tell any caller how many streams all callers make.
+func (s *Store) NextSeq(ctx context.Context, keyID string) (int64, error) {
+	return s.rdb.Incr(ctx, s.prefix+"seq:"+keyID).Result()
 }

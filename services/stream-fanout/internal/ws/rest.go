@@ -148,7 +148,7 @@ func (h *Hub) CreateStream(ctx context.Context, id Identity, raw filter.Raw) (St
 	if _, err := c.build(ctx, "check", raw, true); err != nil {
 		return StreamView{}, err
 	}
-	seq, err := h.o.Store.NextSeq(ctx)
+	seq, err := h.o.Store.NextSeq(ctx, id.KeyID)
 	if err != nil {
 		return StreamView{}, err
 	}
