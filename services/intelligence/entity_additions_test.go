@@ -97,7 +97,7 @@ func TestEntitySummaryCountsCallerAdditions(t *testing.T) {
 		t.Fatalf("caller with additions: %d %s", code, body)
 	}
 	assertJSON(t, "caller with additions", body, `{"entityId":"acme","numAddresses":4,"balanceUsd":1012.5,"volumeUsd":223,
-		"firstTx":"1970-01-01T00:00:00Z","lastTx":"1970-01-01T00:00:06Z"}`)
+		"firstTx":"1970-01-01T00:00:00.5Z","lastTx":"1970-01-01T00:00:06Z"}`)
 	if want := "evm:" + w.c1 + ",evm:" + w.c2 + "|acme"; len(balCalls) != 1 || balCalls[0] != want {
 		t.Errorf("balances asked %q, want [%q]", balCalls, want)
 	}
