@@ -216,7 +216,30 @@ func (w *world) v2dial(r *replica, id httpx.Identity, stream string) *client {
 		w.t.Fatalf("v2 dial: %v %v", err, resp)
 	}
 	w.t.Cleanup(func() { _ = c.CloseNow() })
+	// The stream binds to the connection after the handshake; a transfer published before that
+	// is not the stream's (nothing matched it while away), so wait until the stream is listed
+	// connected (its claim; its filters attach right after, long before a publish is read).
+	for deadline := time.Now().Add(10 * time.Second); !w.streamConnected(r, id, stream); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			w.t.Fatalf("v2 stream %s not connected after 10s", stream)
+		}
+	}
 	return &client{t: w.t, c: c}
+}
+
+// streamConnected reports whether GET /ws/v2/streams lists stream as connected.
+func (w *world) streamConnected(r *replica, id httpx.Identity, stream string) bool {
+	var list []struct {
+		StreamID    string `json:"streamId"`
+		IsConnected bool   `json:"isConnected"`
+	}
+	w.call(r, id, "GET", "/ws/v2/streams", "").json(w.t, &list)
+	for _, s := range list {
+		if s.StreamID == stream && s.IsConnected {
+			return true
+		}
+	}
+	return false
 }
 
 // TestSessionCap: a key holds at most STREAM_MAX_SESSIONS_PER_KEY live sessions and v2 streams
