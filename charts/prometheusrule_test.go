@@ -292,7 +292,7 @@ func runbookAnchors(t *testing.T) map[string]bool {
 	}
 	list, _, _ = strings.Cut(list, "\n## ")
 	out := map[string]bool{}
-	for _, m := range regexp.MustCompile(`<a id="([a-z0-9]+)"></a>` + "`(Chainintel\\w+)`").FindAllStringSubmatch(list, -1) {
+	for _, m := range regexp.MustCompile(`<a id="([a-z0-9]+)"></a>`+"`(Chainintel\\w+)`").FindAllStringSubmatch(list, -1) {
 		if m[1] != strings.ToLower(m[2]) {
 			t.Errorf("docs/operations.md: anchor %q names %s", m[1], m[2])
 		}
