@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chainintel/chainintel/libs/promscrape"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -22,9 +23,14 @@ type dashboard struct {
 	SchemaVersion int      `json:"schemaVersion"`
 	Templating    struct {
 		List []struct {
-			Name  string `json:"name"`
-			Type  string `json:"type"`
-			Query any    `json:"query"` // a string, or an object for some variable types
+			Name       string `json:"name"`
+			Type       string `json:"type"`
+			Query      any    `json:"query"` // a string, or an object for some variable types
+			Definition string `json:"definition"`
+			Multi      bool   `json:"multi"`
+			Current    struct {
+				Value any `json:"value"`
+			} `json:"current"`
 		} `json:"list"`
 	} `json:"templating"`
 	Panels []struct {
@@ -154,6 +160,7 @@ func checkDashboard(t *testing.T, name string, raw []byte, uids map[string]strin
 	if !hasDS {
 		t.Errorf("%s: no datasource variable", name)
 	}
+	checkNamespaceVar(t, name, d)
 	if len(d.Panels) == 0 {
 		t.Errorf("%s: no panels", name)
 	}
@@ -181,6 +188,9 @@ func checkDashboard(t *testing.T, name string, raw []byte, uids map[string]strin
 			}
 			refs[tg.RefID] = true
 			undefined(where, tg.Expr)
+			if sel := unscopedSelector(tg.Expr); sel != "" {
+				t.Errorf("%s: %s is not filtered by %s (%s)", where, sel, namespaceMatcher, tg.Expr)
+			}
 			undefined(where, tg.Datasource.UID)
 			if strings.Count(tg.Expr, "(") != strings.Count(tg.Expr, ")") || strings.Count(tg.Expr, "{") != strings.Count(tg.Expr, "}") {
 				t.Errorf("%s: unbalanced query %s", where, tg.Expr)
@@ -209,5 +219,52 @@ func TestDashboardVars(t *testing.T) {
 	got := dashboardVars(`rate(x{job="$job",a=~"${chain:regex}"}[$__rate_interval]) [[old]] ${__from} $1`)
 	if want := []string{"job", "chain", "old"}; !slices.Equal(got, want) {
 		t.Errorf("dashboardVars = %v, want %v", got, want)
+	}
+}
+
+// namespaceMatcher is how every panel query keeps to the dashboard's namespace: the alerts
+// group by namespace, and a Prometheus scraping several releases would otherwise sum them.
+const namespaceMatcher = `namespace=~"$namespace"`
+
+// checkNamespaceVar: the dashboard has a single-valued namespace variable listing the namespaces
+// Prometheus scrapes, with a default.
+func checkNamespaceVar(t *testing.T, name string, d dashboard) {
+	t.Helper()
+	for _, v := range d.Templating.List {
+		if v.Name != "namespace" {
+			continue
+		}
+		q, _ := v.Query.(map[string]any)
+		if v.Type != "query" || v.Multi || v.Definition != "label_values(up, namespace)" || q == nil ||
+			q["query"] != "label_values(up, namespace)" || v.Current.Value == nil || v.Current.Value == "" {
+			t.Errorf("%s: namespace variable %+v, want a query of label_values(up, namespace), one value, a default", name, v)
+		}
+		return
+	}
+	t.Errorf("%s: no namespace variable", name)
+}
+
+// unscopedSelector returns the first metric selector of expr without the namespace matcher.
+func unscopedSelector(expr string) string {
+	for _, m := range promscrape.MetricNames(expr) {
+		re := regexp.MustCompile(`\b` + regexp.QuoteMeta(m) + `\b(\{[^}]*\})?`)
+		for _, sel := range re.FindAllStringSubmatch(expr, -1) {
+			if !strings.Contains(sel[1], namespaceMatcher) {
+				return sel[0]
+			}
+		}
+	}
+	return ""
+}
+
+func TestUnscopedSelector(t *testing.T) {
+	for expr, want := range map[string]string{
+		`sum by (job) (rate(a_total{namespace=~"$namespace",job="$job"}[5m])) / sum(b_total{namespace=~"$namespace"})`: "",
+		`sum(a_total{namespace=~"$namespace"}) / sum(b_total)`:                                                         "b_total",
+		`max(a_seconds{job="$job"})`: `a_seconds{job="$job"}`,
+	} {
+		if got := unscopedSelector(expr); got != want {
+			t.Errorf("unscopedSelector(%s) = %q, want %q", expr, got, want)
+		}
 	}
 }

@@ -207,7 +207,8 @@ func TestPrometheusRule(t *testing.T) {
 		t.Errorf("%d PrometheusRules by default, want none", n)
 	}
 	prs := Of[*monitoringv1.PrometheusRule](render(t, "./chainintel", nil, "prometheusRule.enabled=true",
-		"prometheusRule.labels.release=kube-prometheus-stack", "prometheusRule.outboxMaxAgeSeconds=120"))
+		"prometheusRule.labels.release=kube-prometheus-stack", "prometheusRule.outboxMaxAgeSeconds=120",
+		"edge.serviceMonitor.enabled=true", "global.networkPolicy.metricsNamespaces={monitoring}"))
 	if len(prs) != 1 {
 		t.Fatalf("%d PrometheusRules when enabled, want 1", len(prs))
 	}
@@ -216,6 +217,10 @@ func TestPrometheusRule(t *testing.T) {
 		t.Errorf("name %q, labels %v", pr.Name, pr.Labels)
 	}
 	have := codeMetrics(t)
+	for _, m := range scrapeMetrics {
+		have[m] = true
+	}
+	anchors := runbookAnchors(t)
 	read := map[string]bool{}
 	alerts := map[string]bool{}
 	for _, g := range pr.Spec.Groups {
@@ -246,6 +251,9 @@ func TestPrometheusRule(t *testing.T) {
 					t.Errorf("%s reads %s, which no service makes", where, m)
 				}
 			}
+			if want := "docs/operations.md#" + strings.ToLower(r.Alert); r.Annotations["runbook_url"] != want || !anchors[strings.ToLower(r.Alert)] {
+				t.Errorf("%s: runbook_url %q, want %q, an anchor of docs/operations.md \"Alerts by name\"", where, r.Annotations["runbook_url"], want)
+			}
 			if r.Alert == "ChainintelOutboxStale" && !strings.HasSuffix(strings.TrimSpace(expr), "> 120") {
 				t.Errorf("%s: %s does not use prometheusRule.outboxMaxAgeSeconds", where, expr)
 			}
@@ -255,6 +263,93 @@ func TestPrometheusRule(t *testing.T) {
 		if !read[m] && !read[m+"_bucket"] {
 			t.Errorf("no alert reads %s (docs/operations.md, \"Metrics worth an alert\")", m)
 		}
+	}
+	lower := map[string]bool{}
+	for a := range alerts {
+		lower[strings.ToLower(a)] = true
+	}
+	for a := range anchors {
+		if !lower[a] {
+			t.Errorf("docs/operations.md \"Alerts by name\" has %s, which the chart does not render", a)
+		}
+	}
+}
+
+// scrapeMetrics are the series Prometheus' scrape itself makes for every target.
+var scrapeMetrics = []string{"up"}
+
+// runbookAnchors lists the anchors of docs/operations.md "Alerts by name", by the alert's name
+// in lower case (the runbook_url fragment).
+func runbookAnchors(t *testing.T) map[string]bool {
+	t.Helper()
+	b, err := os.ReadFile("../docs/operations.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, list, ok := strings.Cut(string(b), "\n## Alerts by name\n")
+	if !ok {
+		t.Fatal(`docs/operations.md has no "Alerts by name" section`)
+	}
+	list, _, _ = strings.Cut(list, "\n## ")
+	out := map[string]bool{}
+	for _, m := range regexp.MustCompile(`<a id="([a-z0-9]+)"></a>`+"`(Chainintel\\w+)`").FindAllStringSubmatch(list, -1) {
+		if m[1] != strings.ToLower(m[2]) {
+			t.Errorf("docs/operations.md: anchor %q names %s", m[1], m[2])
+		}
+		out[m[1]] = true
+	}
+	return out
+}
+
+// rules returns the rendered alerting rules by name.
+func rules(t *testing.T, sets ...string) map[string]*monitoringv1.Rule {
+	t.Helper()
+	out := map[string]*monitoringv1.Rule{}
+	for _, pr := range Of[*monitoringv1.PrometheusRule](render(t, "./chainintel", nil, append([]string{"prometheusRule.enabled=true"}, sets...)...)) {
+		for _, g := range pr.Spec.Groups {
+			for i := range g.Rules {
+				out[g.Rules[i].Alert] = &g.Rules[i]
+			}
+		}
+	}
+	return out
+}
+
+// A service that is down, or whose replicas partly are, alerts through up (per namespace and
+// job, the job being the service's name); a service whose ServiceMonitor is on and that has no
+// target at all alerts through absent(up) in the release's namespace; runbook_url follows
+// prometheusRule.runbookBaseURL.
+func TestServiceDownAlerts(t *testing.T) {
+	const all = `up{job=~"edge|ingest|transfers|intelligence|user-labels|balances|token-analytics|stream-fanout"}`
+	r := rules(t)
+	if r["ChainintelServiceDown"] == nil || r["ChainintelTargetDown"] == nil || r["ChainintelEdgeShedding"] == nil {
+		t.Fatalf("ChainintelServiceDown, ChainintelTargetDown or ChainintelEdgeShedding not rendered")
+	}
+	if got := r["ChainintelServiceDown"].Expr.String(); got != "max by (namespace, job) ("+all+") == 0" || r["ChainintelServiceDown"].Labels["severity"] != "critical" {
+		t.Errorf("ChainintelServiceDown: %q %v", got, r["ChainintelServiceDown"].Labels)
+	}
+	if got := r["ChainintelTargetDown"].Expr.String(); !strings.HasPrefix(got, "count by (namespace, job) ("+all+" == 0) unless on (namespace, job)") {
+		t.Errorf("ChainintelTargetDown: %q", got)
+	}
+	if a, ok := r["ChainintelServiceAbsent"]; ok {
+		t.Errorf("no ServiceMonitor on, yet ChainintelServiceAbsent: %q", a.Expr.String())
+	}
+
+	r = rules(t, "user-labels.enabled=false", "transfers.fullnameOverride=xfers", "edge.serviceMonitor.enabled=true",
+		"stream-fanout.serviceMonitor.enabled=true", "global.networkPolicy.metricsNamespaces={monitoring}",
+		"prometheusRule.runbookBaseURL=https://docs.example/ops.md")
+	if got := r["ChainintelServiceDown"].Expr.String(); !strings.Contains(got, `up{job=~"edge|ingest|xfers|intelligence|balances|token-analytics|stream-fanout"}`) {
+		t.Errorf("ChainintelServiceDown, user-labels off and transfers renamed: %q", got)
+	}
+	want := `absent(up{job="edge", namespace="` + namespace + `"}) or absent(up{job="stream-fanout", namespace="` + namespace + `"})`
+	if r["ChainintelServiceAbsent"] == nil {
+		t.Fatal("ServiceMonitors on, yet no ChainintelServiceAbsent")
+	}
+	if got := r["ChainintelServiceAbsent"].Expr.String(); got != want {
+		t.Errorf("ChainintelServiceAbsent = %q, want %q", got, want)
+	}
+	if got := r["ChainintelEdgeShedding"].Annotations["runbook_url"]; got != "https://docs.example/ops.md#chaininteledgeshedding" {
+		t.Errorf("runbook_url %q does not follow prometheusRule.runbookBaseURL", got)
 	}
 }
 

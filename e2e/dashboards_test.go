@@ -44,8 +44,8 @@ var pendingServices = map[string]bool{"balances": true, "token-analytics": true,
 // TestDashboardMetricsExist scrapes every service's live /metrics (its ops port) after traffic
 // through the edge and checks that every metric every dashboard panel names is exported by
 // that dashboard's service (overview: by any service), except the metrics listed above, and
-// that every label a query groups by or matches on is carried by one of its metrics (job,
-// which Prometheus adds at scrape time, excepted).
+// that every label a query groups by or matches on is carried by one of its metrics (job and
+// namespace, which Prometheus adds at scrape time, excepted).
 func TestDashboardMetricsExist(t *testing.T) {
 	p := current
 	if p.Stack == nil {
@@ -175,8 +175,9 @@ func dashboardTraffic(t *testing.T, p *Platform) {
 	}
 }
 
-// checkDashboardLabels checks that every label a query groups by or matches on (job excepted,
-// which Prometheus adds) is carried by one of the query's metrics the service exports.
+// checkDashboardLabels checks that every label a query groups by or matches on (job and
+// namespace excepted, which Prometheus adds) is carried by one of the query's metrics the
+// service exports.
 func checkDashboardLabels(t *testing.T, files []string, samples map[string]promscrape.Samples) {
 	labels := 0
 	for _, f := range files {
@@ -193,7 +194,7 @@ func checkDashboardLabels(t *testing.T, files []string, samples map[string]proms
 				continue // none exported here: listed above
 			}
 			for _, l := range promscrape.LabelNames(expr) {
-				if l == "job" {
+				if l == "job" || l == "namespace" {
 					continue
 				}
 				labels++

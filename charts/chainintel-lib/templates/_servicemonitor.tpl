@@ -2,6 +2,7 @@
 {{- define "chainintel-lib.servicemonitor" -}}
 {{- $m := .Values.serviceMonitor | default dict -}}
 {{- if $m.enabled -}}
+{{- include "chainintel-lib.servicemonitorAdmitted" . -}}
 apiVersion: monitoring.coreos.com/v1
 kind: ServiceMonitor
 metadata:
@@ -25,5 +26,31 @@ spec:
       relabelings:
         {{- toYaml . | nindent 8 }}
       {{- end }}
+{{- end -}}
+{{- end -}}
+
+
+{{/*
+chainintel-lib.servicemonitorAdmitted: refuses to render a ServiceMonitor whose scrapes the
+service's own NetworkPolicy would block: the policy on, and no namespace admitted to the ops
+port (networkPolicy.metricsNamespaces, else global.networkPolicy.metricsNamespaces) nor an
+extraIngress rule that covers it (one without ports, or naming the ops port by name or number).
+Without this the install succeeds and Prometheus shows every target down.
+*/}}
+{{- define "chainintel-lib.servicemonitorAdmitted" -}}
+{{- $np := .Values.networkPolicy | default dict -}}
+{{- $g := include "chainintel-lib.global" . | fromYaml -}}
+{{- $gnp := $g.networkPolicy | default dict -}}
+{{- $metricsNamespaces := $np.metricsNamespaces | default $gnp.metricsNamespaces | default list -}}
+{{- $opsPort := toString ((.Values.ports | default dict).ops | default 9090) -}}
+{{- $admitted := gt (len $metricsNamespaces) 0 -}}
+{{- range $np.extraIngress -}}
+{{- if not .ports }}{{ $admitted = true }}{{ end -}}
+{{- range .ports -}}
+{{- if has (toString .port) (list "ops" $opsPort) }}{{ $admitted = true }}{{ end -}}
+{{- end -}}
+{{- end -}}
+{{- if and $np.enabled (not $admitted) -}}
+{{- fail (printf "%s: serviceMonitor.enabled with networkPolicy.enabled, but the NetworkPolicy admits no Prometheus to the ops port, so every scrape would be blocked: set global.networkPolicy.metricsNamespaces (or %s.networkPolicy.metricsNamespaces) to Prometheus' namespace, e.g. [monitoring], or add a networkPolicy.extraIngress rule for the ops port" (include "chainintel-lib.name" .) (include "chainintel-lib.name" .)) -}}
 {{- end -}}
 {{- end -}}

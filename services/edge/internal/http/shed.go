@@ -38,7 +38,9 @@ func (s *Shedder) Middleware(rt routes.Route, next http.Handler) http.Handler {
 	if slots == nil || rt.WebSocket {
 		return next
 	}
-	attrs := metric.WithAttributes(attribute.String("service", string(rt.Service)))
+	// The label is upstream, not service: a ServiceMonitor's scrape sets its own service target
+	// label (the edge's Service), and Prometheus would rename this one exported_service.
+	attrs := metric.WithAttributes(attribute.String("upstream", string(rt.Service)))
 	if s.shed != nil {
 		// The series starts at zero for each service a shed can name, so the alert's rate()
 		// sees the first 503 (a series born at 1 shows no rate).

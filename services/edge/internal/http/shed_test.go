@@ -36,7 +36,7 @@ func TestShedCounterStartsAtZeroPerService(t *testing.T) {
 				continue
 			}
 			for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {
-				svc, _ := dp.Attributes.Value("service")
+				svc, _ := dp.Attributes.Value("upstream")
 				got[svc.AsString()] = dp.Value
 			}
 		}
@@ -46,12 +46,12 @@ func TestShedCounterStartsAtZeroPerService(t *testing.T) {
 	}
 	for svc := range want {
 		if v, ok := got[svc]; !ok || v != 0 {
-			t.Errorf("edge_shed_total{service=%q} = %d (exported: %v), want 0", svc, v, ok)
+			t.Errorf("edge_shed_total{upstream=%q} = %d (exported: %v), want 0", svc, v, ok)
 		}
 	}
 	for svc := range got {
 		if !want[svc] {
-			t.Errorf("edge_shed_total{service=%q} exported, but no call to it is ever shed", svc)
+			t.Errorf("edge_shed_total{upstream=%q} exported, but no call to it is ever shed", svc)
 		}
 	}
 }
