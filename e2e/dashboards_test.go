@@ -22,13 +22,9 @@ var notInLocalStack = map[string]string{
 	// ingest.json is checked against a real node by services/ingest TestBackfillProgressReachesHead.
 	"ingest/ingest_head_lag_blocks": "EVM ingest only", "ingest/ingest_cursor_block": "EVM ingest only",
 	"ingest/ingest_blocks_total": "EVM ingest only", "ingest/ingest_transfers_total": "EVM ingest only",
-	"ingest/ingest_reorgs_total":   "EVM ingest only (and only after a reorg)",
+	"ingest/ingest_reorgs_total":   "EVM ingest only",
 	"ingest/ingest_failing_rounds": "EVM ingest only",
 	"ingest/progress_eta_seconds":  "EVM ingest only", "ingest/progress_total": "EVM ingest only",
-	// Counters that appear with their first event.
-	"stream-fanout/stream_quota_refusals_total":         "only after a key's stream quota is spent",
-	"transfers/transfers_entity_checks_unchecked_total": "only after intelligence did not answer a check",
-	"transfers/transfers_token_checks_unchecked_total":  "only after token-analytics did not answer a check",
 	// Series that appear with the first close that had hours due (the close runs every minute)
 	// and the poller's first stored quote; services/token-analytics TestMetricsAsExported checks
 	// their names against the exporter.

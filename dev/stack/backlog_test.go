@@ -4,8 +4,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/chainintel/chainintel/libs/eventbus"
 	"github.com/chainintel/chainintel/libs/promscrape"
+	"github.com/chainintel/chainintel/libs/service"
 )
 
 // The backlog column: every progress job but ingest's, with what is left and its ETA (unknown
@@ -47,5 +50,70 @@ func TestChainTextFailing(t *testing.T) {
 	want := "base block 50, 0 behind, eta 0s; ethereum block 700, 12 behind, FAILING (3 rounds in a row; see LAST ERROR)"
 	if got != want {
 		t.Errorf("chains %q, want %q", got, want)
+	}
+}
+
+// An outbox with rows not yet published shows in the backlog with its oldest row's age (a
+// relay that cannot publish shows nowhere else: no consumer lag grows), and so do the stream
+// feed's lag over its partitions and the edge's queued usage events; each is left out at 0.
+func TestBacklogTextQueues(t *testing.T) {
+	samples, err := promscrape.Parse(strings.NewReader(`
+outbox_pending_rows{outbox="market.outbox"} 42
+outbox_oldest_pending_age_seconds{outbox="market.outbox"} 600
+outbox_pending_rows{outbox="userdata.outbox"} 0
+outbox_oldest_pending_age_seconds{outbox="userdata.outbox"} 0
+stream_feed_lag{partition="0"} 3
+stream_feed_lag{partition="1"} 4
+edge_usage_events_queued 17
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"outbox market.outbox 42 unpublished, oldest 10m0s",
+		"stream feed 7 records behind",
+		"usage events 17 queued",
+	}
+	if got := backlogText(samples); !slices.Equal(got, want) {
+		t.Errorf("backlog %q, want %q", got, want)
+	}
+	idle, err := promscrape.Parse(strings.NewReader(`
+outbox_pending_rows{outbox="market.outbox"} 0
+stream_feed_lag{partition="0"} 0
+edge_usage_events_queued 0
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := backlogText(idle); len(got) != 0 {
+		t.Errorf("idle queues: %q", got)
+	}
+}
+
+// The KAFKA column: "-" without consumers, ok while the lag is read, UNREACHABLE once the
+// oldest lag read is over a minute old, with the last broker error; a stale lag is marked.
+func TestKafkaText(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	recent, old := now.Add(-5*time.Second), now.Add(-3*time.Minute)
+	e := &eventbus.BrokerError{Time: now.Add(-time.Second), Topic: "chain.transfers.v1", Op: "fetch", Error: "dial tcp: connection refused"}
+	for _, c := range []struct {
+		k    *service.KafkaStatus
+		want string
+	}{
+		{nil, "-"},
+		{&service.KafkaStatus{Consumers: 1}, "starting"},
+		{&service.KafkaStatus{Consumers: 1, LagReadAt: &recent}, "ok"},
+		{&service.KafkaStatus{Consumers: 2, LagReadAt: &old, LastError: e},
+			"UNREACHABLE (lag last read 3m0s ago); last error 2026-01-02T03:04:04Z chain.transfers.v1 fetch: dial tcp: connection refused"},
+		{&service.KafkaStatus{Consumers: 1, LastError: e},
+			"UNREACHABLE (lag never read); last error 2026-01-02T03:04:04Z chain.transfers.v1 fetch: dial tcp: connection refused"},
+	} {
+		if got := kafkaText(c.k, now); got != c.want {
+			t.Errorf("kafkaText(%+v) = %q, want %q", c.k, got, c.want)
+		}
+	}
+	got := lagText(map[string]float64{"a.v1": 5, "b.v1": 7}, map[string]float64{"a.v1": 3, "b.v1": 200})
+	if want := "a.v1=5 b.v1=7 (STALE: read 3m20s ago)"; got != want {
+		t.Errorf("lagText = %q, want %q", got, want)
 	}
 }

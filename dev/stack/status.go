@@ -83,11 +83,17 @@ type ServiceStatus struct {
 	Status  service.Status
 	// Lag is each consumed topic's records behind the partition end (the largest over groups).
 	Lag map[string]float64
+	// LagAge is how old each topic's Lag is (eventbus_consumer_lag_age_seconds, the largest over
+	// groups): it grows while the consumer cannot reach the brokers and the lag keeps its value.
+	LagAge map[string]float64
 	// Chains is each ingested chain's position.
 	Chains map[string]ChainPosition
 	// Backlog is the service's deferred work: each progress job but ingest's (progress_remaining
-	// and progress_eta_seconds of its task, e.g. balances.apply, transfers.rollups) and
-	// token-analytics' largest hour close lag, as text.
+	// and progress_eta_seconds of its task, e.g. balances.apply, transfers.rollups),
+	// token-analytics' largest hour close lag, each outbox with rows not yet published
+	// (outbox_pending_rows, outbox_oldest_pending_age_seconds), stream-fanout's feed lag
+	// (stream_feed_lag summed over the partitions) and the edge's queued usage events
+	// (edge_usage_events_queued), as text.
 	Backlog []string
 }
 
@@ -115,7 +121,7 @@ func Collect(ctx context.Context, c *http.Client, services map[string]Endpoint) 
 }
 
 func collectOne(ctx context.Context, c *http.Client, name string, ep Endpoint) ServiceStatus {
-	ss := ServiceStatus{Name: name, Lag: map[string]float64{}, Chains: map[string]ChainPosition{}}
+	ss := ServiceStatus{Name: name, Lag: map[string]float64{}, LagAge: map[string]float64{}, Chains: map[string]ChainPosition{}}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, ep.Ops+"/status", nil)
 	if err != nil {
 		ss.Problem = err.Error()
@@ -141,6 +147,10 @@ func collectOne(ctx context.Context, c *http.Client, name string, ep Endpoint) S
 		t := x.Labels["topic"]
 		ss.Lag[t] = max(ss.Lag[t], x.Value)
 	}
+	for _, x := range samples.Select("eventbus_consumer_lag_age_seconds", nil) {
+		t := x.Labels["topic"]
+		ss.LagAge[t] = max(ss.LagAge[t], x.Value)
+	}
 	for _, x := range samples.Select("ingest_cursor_block", nil) {
 		ch := x.Labels["chain"]
 		p := ChainPosition{Cursor: x.Value, ETASeconds: -1}
@@ -159,8 +169,9 @@ func collectOne(ctx context.Context, c *http.Client, name string, ep Endpoint) S
 	return ss
 }
 
-// backlogText describes the progress jobs other than ingest's (remaining and ETA) and the hour
-// close's largest lag over the chains, sorted.
+// backlogText describes the progress jobs other than ingest's (remaining and ETA), the hour
+// close's largest lag over the chains, the outboxes with rows not yet published, the stream
+// feed's lag and the edge's queued usage events (the last three when not 0), sorted.
 func backlogText(samples promscrape.Samples) []string {
 	var out []string
 	for _, x := range samples.Select("progress_remaining", nil) {
@@ -184,14 +195,46 @@ func backlogText(samples promscrape.Samples) []string {
 		out = append(out, fmt.Sprintf("hour close lag %s (%s, the largest of %d chains)",
 			time.Duration(worst.Value)*time.Second, worst.Labels["chain"], len(lags)))
 	}
+	out = append(out, queueText(samples)...)
 	sort.Strings(out)
+	return out
+}
+
+// queueText describes the outboxes with rows not yet published (a relay that cannot publish
+// shows only there: nothing reaches the topics, so no consumer lag grows), the stream feed's lag
+// over its partitions and the edge's queued usage events, each when not 0.
+func queueText(samples promscrape.Samples) []string {
+	var out []string
+	for _, x := range samples.Select("outbox_pending_rows", nil) {
+		if x.Value <= 0 {
+			continue
+		}
+		ob := x.Labels["outbox"]
+		age := "age unknown"
+		if v, ok := samples.Value("outbox_oldest_pending_age_seconds", map[string]string{"outbox": ob}); ok {
+			age = "oldest " + (time.Duration(v) * time.Second).String()
+		}
+		out = append(out, fmt.Sprintf("outbox %s %.0f unpublished, %s", ob, x.Value, age))
+	}
+	if lags := samples.Select("stream_feed_lag", nil); len(lags) > 0 {
+		sum := 0.0
+		for _, x := range lags {
+			sum += x.Value
+		}
+		if sum > 0 {
+			out = append(out, fmt.Sprintf("stream feed %.0f records behind", sum))
+		}
+	}
+	if v, ok := samples.Value("edge_usage_events_queued", nil); ok && v > 0 {
+		out = append(out, fmt.Sprintf("usage events %.0f queued", v))
+	}
 	return out
 }
 
 // Print writes the one-screen summary.
 func Print(w io.Writer, all []ServiceStatus) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "SERVICE\tHEALTH\tCONSUMER LAG (records)\tINGEST POSITION\tBACKLOG\tLAST ERROR")
+	fmt.Fprintln(tw, "SERVICE\tHEALTH\tCONSUMER LAG (records)\tINGEST POSITION\tBACKLOG\tKAFKA\tLAST ERROR")
 	for _, s := range all {
 		health := "healthy"
 		if !s.Healthy {
@@ -201,18 +244,27 @@ func Print(w io.Writer, all []ServiceStatus) {
 		if len(s.Backlog) > 0 {
 			backlog = strings.Join(s.Backlog, "; ")
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, health, lagText(s.Lag), chainText(s.Chains), backlog, lastErrorText(s.Status.LastError))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, health, lagText(s.Lag, s.LagAge), chainText(s.Chains), backlog,
+			kafkaText(s.Status.Kafka, time.Now()), lastErrorText(s.Status.LastError))
 	}
 	_ = tw.Flush()
 }
 
-func lagText(lag map[string]float64) string {
+// staleAfter is the age past which a consumer's lag, read every 10 s, or its service's last lag
+// read counts as stale: the brokers cannot be reached.
+const staleAfter = 60 * time.Second
+
+func lagText(lag, age map[string]float64) string {
 	if len(lag) == 0 {
 		return "-"
 	}
 	var parts []string
 	for t, v := range lag {
-		parts = append(parts, fmt.Sprintf("%s=%.0f", t, v))
+		p := fmt.Sprintf("%s=%.0f", t, v)
+		if a := age[t]; a > staleAfter.Seconds() {
+			p += fmt.Sprintf(" (STALE: read %s ago)", time.Duration(a)*time.Second)
+		}
+		parts = append(parts, p)
 	}
 	sort.Strings(parts)
 	return strings.Join(parts, " ")
@@ -235,6 +287,31 @@ func chainText(cs map[string]ChainPosition) string {
 	}
 	sort.Strings(parts)
 	return strings.Join(parts, "; ")
+}
+
+// kafkaText is what the consumers of a service know of the brokers: "-" without consumers, the
+// lag reads' state (the brokers unreachable when the oldest is over a minute old, or when none
+// was made yet after an error) and the last broker error, if any.
+func kafkaText(k *service.KafkaStatus, now time.Time) string {
+	if k == nil {
+		return "-"
+	}
+	s := "ok"
+	switch {
+	case k.LagReadAt != nil && now.Sub(*k.LagReadAt) > staleAfter:
+		s = fmt.Sprintf("UNREACHABLE (lag last read %s ago)", now.Sub(*k.LagReadAt).Round(time.Second))
+	case k.LagReadAt == nil && k.LastError != nil:
+		s = "UNREACHABLE (lag never read)"
+	case k.LagReadAt == nil:
+		s = "starting"
+	}
+	if e := k.LastError; e != nil {
+		s += fmt.Sprintf("; last error %s %s %s: %s", e.Time.Format(time.RFC3339), e.Topic, e.Op, e.Error)
+	}
+	if len(s) > 160 {
+		s = s[:157] + "..."
+	}
+	return s
 }
 
 func lastErrorText(e *service.LastError) string {

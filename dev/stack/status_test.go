@@ -62,8 +62,11 @@ func TestStatus(t *testing.T) {
 	if len(all) != len(st.Services) {
 		t.Fatalf("%d services in the status, want %d", len(all), len(st.Services))
 	}
-	var withRedis []string
+	var withRedis, withConsumers []string
 	for _, s := range all {
+		if s.Status.Kafka != nil && s.Status.Kafka.Consumers > 0 {
+			withConsumers = append(withConsumers, s.Name)
+		}
 		if !s.Healthy {
 			t.Errorf("%s unhealthy in a running stack: %s", s.Name, s.Problem)
 		}
@@ -77,10 +80,17 @@ func TestStatus(t *testing.T) {
 	if len(withRedis) == 0 {
 		t.Fatal("no service checks Redis on readiness; this test needs one")
 	}
+	// The consumers' view of the brokers is in /status, and the embedded broker is reachable.
+	if len(withConsumers) == 0 {
+		t.Error("no service's /status shows its Kafka consumers")
+	}
 	var out bytes.Buffer
 	stack.Print(&out, all)
-	if strings.Contains(out.String(), "UNHEALTHY") {
+	if strings.Contains(out.String(), "UNHEALTHY") || strings.Contains(out.String(), "UNREACHABLE") {
 		t.Errorf("status of a healthy stack:\n%s", out.String())
+	}
+	if !strings.Contains(out.String(), "\tKAFKA\t") && !strings.Contains(out.String(), "  KAFKA  ") {
+		t.Errorf("no KAFKA column:\n%s", out.String())
 	}
 
 	rds.Close()

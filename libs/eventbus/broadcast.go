@@ -139,7 +139,11 @@ func (b *broadcastReader) add(p int, offset int64) error {
 		ReadBackoffMin: 50 * time.Millisecond,
 		ReadBackoffMax: 500 * time.Millisecond,
 		ErrorLogger: kafka.LoggerFunc(func(msg string, args ...any) {
-			b.o.Logger.Debug("kafka reader: "+fmt.Sprintf(msg, args...), "topic", b.o.Topic, "partition", p)
+			text := fmt.Sprintf(msg, args...)
+			b.o.Logger.Debug("kafka reader: "+text, "topic", b.o.Topic, "partition", p)
+			if b.o.readerError != nil {
+				b.o.readerError(text)
+			}
 		}),
 	})
 	if err := r.SetOffset(offset); err != nil {

@@ -67,6 +67,9 @@ type ConsumerOptions struct {
 	HandlerTimeout time.Duration
 	// LagInterval is how often eventbus_consumer_lag is read from the broker (default 10s).
 	LagInterval time.Duration
+
+	// readerError receives the reader's own errors; NewConsumer sets it.
+	readerError func(msg string)
 }
 
 // Handler processes a batch. Returning an error retries the same batch with backoff; records
@@ -83,12 +86,21 @@ type Consumer[M proto.Message] struct {
 	ownDLQ bool
 	tracer trace.Tracer
 
-	meter     metric.Meter
-	consumed  metric.Int64Counter
-	dlqCount  metric.Int64Counter
-	failures  metric.Int64Counter
-	lagGauge  metric.Int64ObservableGauge
-	ageGauge  metric.Float64ObservableGauge
+	meter    metric.Meter
+	consumed metric.Int64Counter
+	dlqCount metric.Int64Counter
+	failures metric.Int64Counter
+	lagGauge metric.Int64ObservableGauge
+	ageGauge metric.Float64ObservableGauge
+	// lagAge reports how old the lag in lagGauge is, which a broker outage freezes.
+	lagAge metric.Float64ObservableGauge
+	// brokerErrs counts failures to reach the brokers by op (brokerOps); lastBrokerErr is the
+	// newest of them, for the service's /status.
+	brokerErrs    metric.Int64Counter
+	lastBrokerErr atomic.Pointer[BrokerError]
+	// startedAt is when the consumer was built (Unix nanoseconds): the lag's age counts from it
+	// until the first read.
+	startedAt int64
 	lag       *lagReader
 	closeOnce sync.Once
 	closeErr  error
@@ -131,7 +143,10 @@ func NewConsumer[M proto.Message](o ConsumerOptions, newMsg func() M, handle Han
 	if o.StartAtEnd {
 		start = kafka.LastOffset
 	}
-	c := &Consumer[M]{o: o, newMsg: newMsg, handle: handle, tracer: tp.Tracer("chainintel/eventbus")}
+	c := &Consumer[M]{o: o, newMsg: newMsg, handle: handle, tracer: tp.Tracer("chainintel/eventbus"), startedAt: time.Now().UnixNano()}
+	// The reader's own errors (a join, a fetch or a commit that failed against the brokers) are
+	// retried by the reader and only logged at debug; they count as broker errors.
+	c.o.readerError = func(msg string) { c.brokerError(context.Background(), "reader", errors.New(msg)) }
 	c.lag = &lagReader{client: &kafka.Client{Addr: kafka.TCP(o.Brokers...), Timeout: 10 * time.Second, Transport: o.Security.Transport()}, topic: o.Topic}
 	if o.Broadcast {
 		c.o.Group = ""
@@ -139,7 +154,7 @@ func NewConsumer[M proto.Message](o ConsumerOptions, newMsg func() M, handle Han
 		c.r = br
 		c.lag.positions = func(context.Context, []int) (map[int]int64, error) { return br.positions() }
 	} else {
-		c.r = groupReader(o, start)
+		c.r = groupReader(c.o, start)
 		c.lag.positions = groupPositions(c.lag.client, o.Topic, o.Group)
 		c.lag.fromEnd = o.StartAtEnd
 	}
@@ -159,6 +174,10 @@ func NewConsumer[M proto.Message](o ConsumerOptions, newMsg func() M, handle Han
 		metric.WithDescription("records between the partitions' ends and the group's committed offsets, read from the broker every LagInterval"))
 	c.ageGauge, _ = m.Float64ObservableGauge("eventbus_batch_age", metric.WithUnit("s"),
 		metric.WithDescription("seconds since the batch being handled was fetched; 0 between batches"))
+	c.lagAge, _ = m.Float64ObservableGauge("eventbus_consumer_lag_age_seconds", metric.WithUnit("s"),
+		metric.WithDescription("seconds since eventbus_consumer_lag was last read from the broker (since the consumer started, before the first read): it grows while the brokers cannot be reached and the lag keeps its last value"))
+	c.brokerErrs, _ = m.Int64Counter("eventbus_consumer_broker_errors_total",
+		metric.WithDescription("failures of the consumer to reach the brokers, by op: fetch (a fetch round), lag (a lag read), reader (the reader's own retried errors)"))
 	// The counters start at zero under the consumer's labels: increase() over a series that
 	// first appears with its first record sees no increase, so the dead-letter alerts would
 	// miss the first record dead-lettered.
@@ -166,7 +185,50 @@ func NewConsumer[M proto.Message](o ConsumerOptions, newMsg func() M, handle Han
 	for _, ctr := range []metric.Int64Counter{c.consumed, c.dlqCount, c.dlqRefused, c.failures} {
 		ctr.Add(context.Background(), 0, attrs)
 	}
+	for _, op := range brokerOps {
+		c.brokerErrs.Add(context.Background(), 0, c.opAttrs(op))
+	}
 	return c
+}
+
+// brokerOps are the values of eventbus_consumer_broker_errors_total's op label.
+var brokerOps = []string{"fetch", "lag", "reader"}
+
+// BrokerError is a consumer's failure to reach the brokers. Readiness never checks the brokers
+// (an outage is waited out; failing readiness would only restart pods that cannot help it), so
+// this is how /status shows one.
+type BrokerError struct {
+	Time  time.Time `json:"time"`
+	Topic string    `json:"topic"`
+	Group string    `json:"group"`
+	// Op is what failed: "fetch", "lag" (reading the lag) or "reader" (the reader's own retries).
+	Op    string `json:"op"`
+	Error string `json:"error"`
+}
+
+// LastBrokerError is the consumer's newest failure to reach the brokers; nil when none.
+func (c *Consumer[M]) LastBrokerError() *BrokerError { return c.lastBrokerErr.Load() }
+
+// LagReadAt is when the consumer last read its lag from the brokers; zero before the first read.
+// The lag is read every LagInterval, so an old time means the brokers cannot be reached.
+func (c *Consumer[M]) LagReadAt() time.Time {
+	if at := c.lag.readAt.Load(); at != 0 {
+		return time.Unix(0, at).UTC()
+	}
+	return time.Time{}
+}
+
+// brokerError counts err in eventbus_consumer_broker_errors_total under op and keeps it as the
+// consumer's last broker error.
+func (c *Consumer[M]) brokerError(ctx context.Context, op string, err error) {
+	c.brokerErrs.Add(ctx, 1, c.opAttrs(op))
+	c.lastBrokerErr.Store(&BrokerError{Time: time.Now().UTC(), Topic: c.o.Topic, Group: c.o.Group, Op: op,
+		Error: c.o.Security.explain(err).Error()})
+}
+
+func (c *Consumer[M]) opAttrs(op string) metric.MeasurementOption {
+	return metric.WithAttributes(attribute.String("topic", c.o.Topic), attribute.String("group", c.o.Group),
+		attribute.String("op", op))
 }
 
 // attrs are the labels of the consumer's series: its topic and group ("" for a broadcast one).
@@ -197,7 +259,11 @@ func groupReader(o ConsumerOptions, start int64) *kafka.Reader {
 		WatchPartitionChanges:  true,
 		PartitionWatchInterval: 5 * time.Second,
 		ErrorLogger: kafka.LoggerFunc(func(msg string, args ...any) {
-			o.Logger.Debug("kafka reader: "+fmt.Sprintf(msg, args...), "topic", o.Topic, "group", o.Group)
+			text := fmt.Sprintf(msg, args...)
+			o.Logger.Debug("kafka reader: "+text, "topic", o.Topic, "group", o.Group)
+			if o.readerError != nil {
+				o.readerError(text)
+			}
 		}),
 	})
 }
@@ -221,6 +287,7 @@ func (c *Consumer[M]) Run(ctx context.Context) error {
 				// retrying by itself and reports each failed round here. A broker outage is
 				// waited out, never a reason to stop the service.
 				failures++
+				c.brokerError(ctx, "fetch", err)
 				c.o.Logger.WarnContext(ctx, "broker unavailable; retrying", "topic", c.o.Topic, "group", c.o.Group,
 					"error", c.o.Security.explain(err), "attempt", failures)
 				if !lifecycle.Sleep(ctx, min(time.Duration(failures)*200*time.Millisecond, 2*time.Second)) {
@@ -255,6 +322,7 @@ func (c *Consumer[M]) observe(ctx context.Context, attrs metric.MeasurementOptio
 	go func() {
 		defer close(done)
 		c.lag.run(lctx, c.o.LagInterval, func(err error) {
+			c.brokerError(lctx, "lag", err)
 			c.o.Logger.Debug("consumer lag not read", "topic", c.o.Topic, "group", c.o.Group, "error", err)
 		})
 	}()
@@ -269,8 +337,13 @@ func (c *Consumer[M]) observe(ctx context.Context, attrs metric.MeasurementOptio
 			age = max(0, time.Since(time.Unix(0, start)).Seconds())
 		}
 		o.ObserveFloat64(c.ageGauge, age, attrs)
+		readAt := c.lag.readAt.Load()
+		if readAt == 0 {
+			readAt = c.startedAt
+		}
+		o.ObserveFloat64(c.lagAge, max(0, time.Since(time.Unix(0, readAt)).Seconds()), attrs)
 		return nil
-	}, c.lagGauge, c.ageGauge)
+	}, c.lagGauge, c.ageGauge, c.lagAge)
 	if err != nil {
 		c.o.Logger.Warn("consumer gauges not registered", "topic", c.o.Topic, "group", c.o.Group, "error", err)
 	}

@@ -29,6 +29,8 @@ type lagReader struct {
 
 	value atomic.Int64
 	known atomic.Bool // value was read at least once
+	// readAt is when value was last read (Unix nanoseconds), 0 before the first read.
+	readAt atomic.Int64
 }
 
 // groupPositions are a consumer group's committed offsets: the whole group's, whichever member
@@ -124,7 +126,8 @@ func (l *lagReader) offsets(ctx context.Context, parts []int, which int64) (map[
 }
 
 // run reads the lag every interval until ctx ends. A failed read (the broker away, a group
-// coordinator moving) keeps the last value; the reader's own warnings report the outage.
+// coordinator moving) keeps the last value and readAt, whose age eventbus_consumer_lag_age_seconds
+// reports, and is handed to failed.
 func (l *lagReader) run(ctx context.Context, interval time.Duration, failed func(error)) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
@@ -136,6 +139,7 @@ func (l *lagReader) run(ctx context.Context, interval time.Duration, failed func
 		case err == nil:
 			l.value.Store(lag)
 			l.known.Store(true)
+			l.readAt.Store(time.Now().UnixNano())
 		case ctx.Err() == nil:
 			failed(err)
 		}

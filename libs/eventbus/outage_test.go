@@ -4,12 +4,19 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/chainintel/chainintel/libs/promscrape"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 )
 
@@ -27,7 +34,9 @@ func (h countRetries) WithAttrs([]slog.Attr) slog.Handler { return h }
 func (h countRetries) WithGroup(string) slog.Handler      { return h }
 
 // A broker that goes away (every connection closed) is waited out: the consumer keeps running
-// and consumes what is published once the broker is back, instead of stopping its service.
+// and consumes what is published once the broker is back, instead of stopping its service. The
+// outage shows: eventbus_consumer_broker_errors_total grows, LastBrokerError names it, and
+// eventbus_consumer_lag_age_seconds grows past the lag interval while the lag keeps its value.
 func TestConsumerOutlivesABrokerOutage(t *testing.T) {
 	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.DefaultNumPartitions(1))
 	if err != nil {
@@ -58,14 +67,32 @@ func TestConsumerOutlivesABrokerOutage(t *testing.T) {
 
 	var retries atomic.Int64
 	col := &collector{}
+	reg := prometheus.NewRegistry()
+	exp, err := otelprom.New(otelprom.WithRegisterer(reg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	t.Cleanup(metrics.Close)
+	scrape := func() promscrape.Samples {
+		s, err := promscrape.Scrape(ctx, http.DefaultClient, metrics.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
 	cons := NewConsumer(ConsumerOptions{Brokers: brokers, Group: "g-outage", Topic: "test.outage.v1",
-		Logger: slog.New(countRetries{&retries})},
+		Logger: slog.New(countRetries{&retries}), LagInterval: 100 * time.Millisecond,
+		MeterProvider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(exp))},
 		func() *wrapperspb.StringValue { return &wrapperspb.StringValue{} }, col.handle)
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- cons.Run(rctx) }()
 	col.wait(t, 1)
+	if e := cons.LastBrokerError(); e != nil {
+		t.Fatalf("broker error before the outage: %+v", e)
+	}
 
 	down.Store(true)
 	// Until the consumer has met the outage at least once (a bound only against a hang).
@@ -80,6 +107,30 @@ func TestConsumerOutlivesABrokerOutage(t *testing.T) {
 			t.Fatal("the consumer never noticed the broker outage")
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+	// Lag reads fail every 100ms meanwhile; wait until the lag's age is past a few of them.
+	brokerErrors := func(s promscrape.Samples, op string) float64 {
+		v, _ := s.Value("eventbus_consumer_broker_errors_total", map[string]string{"topic": "test.outage.v1", "group": "g-outage", "op": op})
+		return v
+	}
+	for {
+		s := scrape()
+		age, _ := s.Value("eventbus_consumer_lag_age_seconds", map[string]string{"topic": "test.outage.v1", "group": "g-outage"})
+		if age > 0.5 && brokerErrors(s, "lag") > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("lag age %v, lag read errors %v during the outage", age, brokerErrors(s, "lag"))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	s := scrape()
+	if v := brokerErrors(s, "fetch"); v < 1 {
+		t.Errorf("fetch errors during the outage: %v", v)
+	}
+	if e := cons.LastBrokerError(); e == nil || e.Topic != "test.outage.v1" || e.Group != "g-outage" || e.Error == "" ||
+		time.Since(e.Time) > time.Minute {
+		t.Errorf("last broker error during the outage: %+v", e)
 	}
 	down.Store(false)
 	send("b")
@@ -100,6 +151,17 @@ func TestConsumerOutlivesABrokerOutage(t *testing.T) {
 	}
 	if v := got[len(got)-1].Msg.Value; v != "d" && v != "c" {
 		t.Fatalf("last record %q", v)
+	}
+	// Back to normal, the lag is read again: its age falls under a second.
+	for {
+		age, _ := scrape().Value("eventbus_consumer_lag_age_seconds", map[string]string{"topic": "test.outage.v1", "group": "g-outage"})
+		if age < 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("lag age %v after the outage", age)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 	cancel()
 	if err := <-done; err != nil {

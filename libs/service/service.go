@@ -94,6 +94,8 @@ type Service struct {
 	// dialer) of every Kafka client of the service; set by WithKafka.
 	kafka    *Kafka
 	kafkaSec eventbus.Security
+	// consumers are the consumers Consume added, whose broker failures /status shows.
+	consumers consumerList
 }
 
 // Option is a part of the service New builds before anything starts.
@@ -214,6 +216,9 @@ func Consume[M proto.Message](s *Service, topic string, newMsg func() M, h event
 		f(&o)
 	}
 	c := eventbus.NewConsumer(o, newMsg, h)
+	// No readiness check for Kafka: a broker outage is waited out, and failing readiness would
+	// only pull the service's replicas or restart its pods. /status shows it (KafkaStatus).
+	s.consumers.add(c)
 	// Added before the part, so it runs after the part stopped; it closes the reader of a
 	// consumer whose Run was never reached (Close after a failed assembly).
 	// Its error is logged, not returned: after Run it is the error of Run's own close (a last

@@ -8,11 +8,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/chainintel/chainintel/libs/eventbus"
 	"github.com/chainintel/chainintel/libs/httpx"
 )
 
-// Status is what the ops port's GET /status answers: the service's readiness and the last
-// error it logged. `chainintel status` reads it from every service.
+// Status is what the ops port's GET /status answers: the service's readiness, the last error it
+// logged and, for a service that consumes Kafka, its consumers' view of the brokers.
+// `chainintel status` reads it from every service.
 type Status struct {
 	Service string `json:"service"`
 	Ready   bool   `json:"ready"`
@@ -21,6 +23,71 @@ type Status struct {
 	// Checks are the names of the dependency checks readiness runs.
 	Checks    []string   `json:"checks"`
 	LastError *LastError `json:"lastError,omitempty"`
+	// Kafka is informational, never part of readiness: see KafkaStatus.
+	Kafka *KafkaStatus `json:"kafka,omitempty"`
+}
+
+// KafkaStatus is what a service's consumers know of the brokers. Readiness does not check Kafka
+// on purpose: the consumers wait a broker outage out, and a readiness or liveness failure would
+// only take every replica out of its Service or restart pods that cannot end the outage. The
+// consumers log their broker failures at warn or debug level, which LastError does not keep, so
+// this is where /status shows them.
+type KafkaStatus struct {
+	// Consumers is how many consumers the service runs.
+	Consumers int `json:"consumers"`
+	// LastError is the consumers' newest failure to reach the brokers (fetch, lag read, the
+	// reader's own retries), however old: compare its time with LagReadAt.
+	LastError *eventbus.BrokerError `json:"lastError,omitempty"`
+	// LagReadAt is the oldest of the consumers' last successful lag reads (each reads every
+	// 10 s): older than a minute, a consumer cannot reach the brokers. Absent before every
+	// consumer read it once.
+	LagReadAt *time.Time `json:"lagReadAt,omitempty"`
+}
+
+// brokerView is a consumer as /status sees it (an *eventbus.Consumer of any message type).
+type brokerView interface {
+	LastBrokerError() *eventbus.BrokerError
+	LagReadAt() time.Time
+}
+
+// consumerList is the consumers Consume added, read by /status while they run.
+type consumerList struct {
+	mu sync.Mutex
+	cs []brokerView
+}
+
+func (l *consumerList) add(c brokerView) {
+	l.mu.Lock()
+	l.cs = append(l.cs, c)
+	l.mu.Unlock()
+}
+
+// status is the consumers' KafkaStatus; nil for a service without consumers.
+func (l *consumerList) status() *KafkaStatus {
+	l.mu.Lock()
+	cs := append([]brokerView(nil), l.cs...)
+	l.mu.Unlock()
+	if len(cs) == 0 {
+		return nil
+	}
+	ks := &KafkaStatus{Consumers: len(cs)}
+	var oldest time.Time
+	allRead := true
+	for _, c := range cs {
+		if e := c.LastBrokerError(); e != nil && (ks.LastError == nil || e.Time.After(ks.LastError.Time)) {
+			ks.LastError = e
+		}
+		at := c.LagReadAt()
+		if at.IsZero() {
+			allRead = false
+		} else if oldest.IsZero() || at.Before(oldest) {
+			oldest = at
+		}
+	}
+	if allRead {
+		ks.LagReadAt = &oldest
+	}
+	return ks
 }
 
 // LastError is the newest error-level log record of a service.
@@ -77,7 +144,7 @@ func opsHandler(s *Service, box *lastErrorBox) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/", httpx.OpsHandler(s.Tel.Registry, s.Ready))
 	mux.HandleFunc("GET /status", func(w http.ResponseWriter, r *http.Request) {
-		st := Status{Service: s.Name, Checks: s.Ready.CheckNames(), LastError: box.get()}
+		st := Status{Service: s.Name, Checks: s.Ready.CheckNames(), LastError: box.get(), Kafka: s.consumers.status()}
 		if err := s.Ready.Check(r.Context()); err != nil {
 			st.NotReady = err.Error()
 		} else {

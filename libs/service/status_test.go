@@ -11,7 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chainintel/chainintel/libs/eventbus"
 	"github.com/chainintel/chainintel/libs/telemetry"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"google.golang.org/protobuf/types/known/wrapperspb"
 )
 
 // GET /status on the ops port answers readiness with its reason, the checks' names, and the
@@ -62,5 +66,89 @@ func TestOpsStatus(t *testing.T) {
 	}
 	if st.LastError == nil || st.LastError.Message != "flush failed" || st.LastError.Error != "disk full" || st.LastError.Time.IsZero() {
 		t.Errorf("last error: %+v", st.LastError)
+	}
+}
+
+// A Kafka outage shows in /status (kafka.lastError, kafka.lagReadAt) without failing readiness:
+// the consumers wait it out, and readiness checks only postgres and redis.
+func TestOpsStatusShowsABrokerOutage(t *testing.T) {
+	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.DefaultNumPartitions(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cluster.Close()
+	var down atomic.Bool
+	cluster.Control(func(kmsg.Request) (kmsg.Response, error, bool) {
+		cluster.KeepControl()
+		if down.Load() {
+			return nil, errors.New("broker down"), true
+		}
+		return nil, nil, false
+	})
+	cfg := Kafka{Brokers: cluster.ListenAddrs()}
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := eventbus.EnsureTopics(ctx, cfg.Brokers, eventbus.Security{}, 1, []eventbus.TopicSpec{{Name: "test.status.v1", Partitions: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	httpLn, opsLn := listen(t), listen(t)
+	s, err := New(ctx, "svc", Base{ShutdownTimeout: 10 * time.Second, InternalSecret: "0123456789abcdef"},
+		Deps{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Telemetry: telemetry.Nop("svc"), HTTPListener: httpLn, OpsListener: opsLn},
+		WithKafka(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	Consume(s, "test.status.v1", func() *wrapperspb.StringValue { return &wrapperspb.StringValue{} },
+		func(context.Context, []eventbus.Message[*wrapperspb.StringValue]) error { return nil },
+		func(o *eventbus.ConsumerOptions) { o.LagInterval = 100 * time.Millisecond })
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx, http.NotFoundHandler()) }()
+	defer func() { cancel(); <-done }()
+	url := "http://" + opsLn.Addr().String()
+	waitStatus(t, url+"/readyz", 200)
+	get := func() Status {
+		resp, err := http.Get(url + "/status")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var st Status
+		if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	// A bound only against a hang.
+	deadline := time.Now().Add(time.Minute)
+	wait := func(what string, ok func(Status) bool) Status {
+		t.Helper()
+		for {
+			st := get()
+			if ok(st) {
+				return st
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: %+v (kafka %+v)", what, st, st.Kafka)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	st := wait("lag read", func(st Status) bool { return st.Kafka != nil && st.Kafka.LagReadAt != nil })
+	if st.Kafka.Consumers != 1 || st.Kafka.LastError != nil || !st.Ready {
+		t.Fatalf("before the outage: %+v (kafka %+v)", st, st.Kafka)
+	}
+	down.Store(true)
+	outage := time.Now()
+	st = wait("broker error", func(st Status) bool { return st.Kafka.LastError != nil })
+	if e := st.Kafka.LastError; e.Topic != "test.status.v1" || e.Group != "svc.test.status.v1" || e.Error == "" || e.Time.Before(outage.Add(-time.Second)) {
+		t.Errorf("last broker error: %+v", e)
+	}
+	if !st.Ready || st.NotReady != "" {
+		t.Errorf("a broker outage failed readiness: %+v", st)
+	}
+	// The lag is no longer read: its time stays before the outage (give or take a read that was
+	// answered as the outage began).
+	time.Sleep(300 * time.Millisecond)
+	if st = get(); st.Kafka.LagReadAt == nil || st.Kafka.LagReadAt.After(outage.Add(100*time.Millisecond)) {
+		t.Errorf("lag read during the outage: %+v", st.Kafka)
 	}
 }

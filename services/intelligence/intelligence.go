@@ -167,7 +167,10 @@ func (m marketData) TokenMarket(ctx context.Context, id, chain, address string) 
 	} else {
 		mk, err = m.c.MarketByContract(ctx, chain, address)
 	}
-	if errors.Is(err, taclient.ErrNotFound) {
+	// An id or contract token-analytics refuses (too long, malformed) is the caller's input, not
+	// an outage: like an unknown token, the local registry answers (an unknown id there too),
+	// without the warning that token-analytics is unavailable.
+	if errors.Is(err, taclient.ErrNotFound) || errors.Is(err, taclient.ErrRefused) {
 		return app.TokenInfo{}, false, nil
 	}
 	if err != nil {

@@ -2,8 +2,12 @@ package intelligence
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/chainintel/chainintel/libs/httpx"
@@ -83,5 +87,77 @@ func checkTokens(t *testing.T, api *testAPI, want map[string]string) {
 			continue
 		}
 		assertJSON(t, path, got, body)
+	}
+}
+
+// warnings records the messages of the warnings logged.
+type warnings struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (w *warnings) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelWarn }
+func (w *warnings) Handle(_ context.Context, r slog.Record) error {
+	w.mu.Lock()
+	w.msgs = append(w.msgs, r.Message)
+	w.mu.Unlock()
+	return nil
+}
+func (w *warnings) WithAttrs([]slog.Attr) slog.Handler { return w }
+func (w *warnings) WithGroup(string) slog.Handler      { return w }
+func (w *warnings) take() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	m := w.msgs
+	w.msgs = nil
+	return m
+}
+
+// TestTokenRefusedByTokenAnalytics: an id token-analytics refuses with a 400 (longer than its
+// 200 bytes) is the caller's input, not an outage: the answer is the local registry's for an
+// unknown id (404) and no "token-analytics unavailable" warning is logged. A 5xx still logs it
+// and the local registry answers.
+func TestTokenRefusedByTokenAnalytics(t *testing.T) {
+	resetDB(t)
+	if _, err := pgtest.Pool(t).Exec(context.Background(), `INSERT INTO intel.market_tokens VALUES ('alpha', 'Alpha', 'ALP')`); err != nil {
+		t.Fatal(err)
+	}
+	ta := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if len(r.URL.Path) > len("/internal/tokens/")+200 {
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = w.Write([]byte(`{"error":"id: must be a pricing id of at most 200 bytes"}`))
+			return
+		}
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = w.Write([]byte(`{"error":"database unavailable"}`))
+	}))
+	defer ta.Close()
+	c, err := taclient.New(ta.URL, httpx.NewSigner(testSecret), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := newTestAPI(t, nil, nil)
+	warned := &warnings{}
+	api.app.Market, api.app.Log = marketData{c}, slog.New(warned)
+	caller := &httpx.Identity{KeyID: "k1", UserID: "u1", Role: httpx.RoleIndividual, Tier: "api"}
+
+	long := "/intelligence/token/" + strings.Repeat("a", 300)
+	code, body := api.do(t, "GET", long, "", caller)
+	api.app.Market = nil
+	wantCode, wantBody := api.do(t, "GET", long, "", caller)
+	if code != http.StatusNotFound || code != wantCode || body != wantBody {
+		t.Errorf("refused id: %d %s, want the local registry's %d %s", code, body, wantCode, wantBody)
+	}
+	if w := warned.take(); len(w) != 0 {
+		t.Errorf("warnings for an id token-analytics refuses: %q", w)
+	}
+
+	api.app.Market = marketData{c}
+	checkTokens(t, api, map[string]string{
+		"/intelligence/token/alpha": `{"identifier":{"pricingID":"alpha"},"name":"Alpha","symbol":"ALP","deployments":[]}`,
+	})
+	if w := warned.take(); !slices.Contains(w, "token-analytics unavailable; answering from the local registry") {
+		t.Errorf("warnings for a 503 of token-analytics: %q", w)
 	}
 }

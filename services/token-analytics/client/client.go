@@ -6,6 +6,7 @@ package client
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"time"
@@ -16,6 +17,11 @@ import (
 
 // ErrNotFound is a token the registry does not know.
 var ErrNotFound = errors.New("token not in the registry")
+
+// ErrRefused is a pricing id or contract the service refuses (400, 414, 422: malformed, too
+// long, a chain it does not serve): the caller's input, not the service, is at fault, and the
+// registry holds no such token. Returned wrapping the service's answer.
+var ErrRefused = errors.New("token-analytics refused the id or contract")
 
 // Deployment is where a token is deployed ("" address for a chain's native coin).
 type Deployment struct {
@@ -50,13 +56,13 @@ func New(baseURL string, signer *httpx.Signer, tp trace.TracerProvider) (*Client
 	return &Client{c: c}, nil
 }
 
-// Market returns the market data of a pricing id, or ErrNotFound.
+// Market returns the market data of a pricing id, or ErrNotFound, or ErrRefused.
 func (c *Client) Market(ctx context.Context, pricingID string) (Market, error) {
 	return c.get(ctx, "/internal/tokens/"+url.PathEscape(pricingID))
 }
 
 // MarketByContract returns the market data of the token deployed at address on chain, or
-// ErrNotFound.
+// ErrNotFound, or ErrRefused.
 func (c *Client) MarketByContract(ctx context.Context, chain, address string) (Market, error) {
 	return c.get(ctx, "/internal/tokens/"+url.PathEscape(chain)+"/"+url.PathEscape(address))
 }
@@ -83,8 +89,13 @@ func (c *Client) get(ctx context.Context, path string) (Market, error) {
 	var m Market
 	err := c.c.Do(ctx, http.MethodGet, path, nil, nil, &m)
 	var ue *httpx.UpstreamError
-	if errors.As(err, &ue) && ue.Status == http.StatusNotFound {
-		return Market{}, ErrNotFound
+	if errors.As(err, &ue) {
+		switch ue.Status {
+		case http.StatusNotFound:
+			return Market{}, ErrNotFound
+		case http.StatusBadRequest, http.StatusRequestURITooLong, http.StatusUnprocessableEntity:
+			return Market{}, fmt.Errorf("%w: %w", ErrRefused, err)
+		}
 	}
 	return m, err
 }

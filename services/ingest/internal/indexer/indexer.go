@@ -115,6 +115,11 @@ func New(cfg Config, rpc *evm.Client, st *store.Store, mk *market.Model, pub Pub
 	// the head lag as they were: this says the figures are stale.
 	x.failingG, _ = m.Int64Gauge("ingest_failing_rounds", metric.WithDescription("indexing rounds failed in a row (0 after a round that did not fail)"))
 	x.attrs = metric.WithAttributes(attribute.String("chain", cfg.Chain.Name))
+	// The counters start at 0 under the chain: increase() over a series born with its first
+	// event (a chain's first reorg) sees no increase.
+	for _, c := range []metric.Int64Counter{x.blocksC, x.eventsC, x.reorgsC, x.transfersC, x.unpricedC} {
+		c.Add(context.Background(), 0, x.attrs)
+	}
 	x.prog = progress.New(progress.Options{Job: "ingest", Unit: "blocks", Attrs: []attribute.KeyValue{attribute.String("chain", cfg.Chain.Name)},
 		Interval: cfg.ProgressInterval, Log: log, Meter: cfg.Meter})
 	return x

@@ -99,7 +99,8 @@ type Service struct {
 }
 
 // MarketData is the owner of the token registry and prices (token-analytics). ok is false for
-// a token it does not know.
+// a token it does not know or an id it refuses (the caller's input at fault); err is for the
+// owner failing (unreachable, timing out, a 5xx), when the local registry answers instead.
 type MarketData interface {
 	TokenMarket(ctx context.Context, pricingID, chain, address string) (info TokenInfo, ok bool, err error)
 }

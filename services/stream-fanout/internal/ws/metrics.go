@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/engine"
+	"github.com/chainintel/chainintel/services/stream-fanout/internal/store"
 	"github.com/segmentio/kafka-go"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -115,6 +116,9 @@ func NewMetrics(meter metric.Meter) (*Metrics, error) {
 		m.slow.Add(ctx, 0, metric.WithAttributes(attribute.String("reason", reason)))
 	}
 	m.discarded.Add(ctx, 0)
+	for _, lt := range []string{store.LimitHourly, store.LimitMonthly} {
+		m.refused.Add(ctx, 0, metric.WithAttributes(attribute.String("limit_type", lt)))
+	}
 	return m, nil
 }
 

@@ -75,9 +75,15 @@ func TestMetricsRecord(t *testing.T) {
 			t.Errorf("%s = %d, want %d", name, v, want)
 		}
 	}
-	refused := got["stream_quota_refusals_total"].(metricdata.Sum[int64]).DataPoints[0].Attributes
-	if v, _ := refused.Value("limit_type"); v.AsString() != "hourly" {
-		t.Errorf("quota refusal attributes %v", refused.ToSlice())
+	// Both limit types are exported from the start, at 0 until a refusal, so increase() in
+	// an alert sees the first one.
+	refused := map[string]int64{}
+	for _, dp := range got["stream_quota_refusals_total"].(metricdata.Sum[int64]).DataPoints {
+		lt, _ := dp.Attributes.Value("limit_type")
+		refused[lt.AsString()] = dp.Value
+	}
+	if want := map[string]int64{"hourly": 1, "monthly": 0}; !maps.Equal(refused, want) {
+		t.Errorf("quota refusals by limit type %v, want %v", refused, want)
 	}
 	failed := map[string]int64{}
 	for _, dp := range got["stream_session_saves_failed_total"].(metricdata.Sum[int64]).DataPoints {

@@ -67,6 +67,8 @@ func newChecker(reg Tokens, o CheckOptions, native []string, n checkerNames) *ta
 		o.Meter = noop.NewMeterProvider().Meter("transfers")
 	}
 	unchecked, _ := o.Meter.Int64Counter(n.metric, metric.WithDescription(n.desc))
+	// At 0 from the start: increase() over a series born with its first event sees no increase.
+	unchecked.Add(context.Background(), 0)
 	return taclient.NewKnownCache(reg, taclient.KnownOptions{KnownTTL: o.KnownTTL, UnknownTTL: o.UnknownTTL,
 		Timeout: o.Timeout, Retry: o.Retry, MaxEntries: o.MaxEntries, Native: native, Log: o.Log, Warn: n.warn,
 		Unchecked: func(ctx context.Context) { unchecked.Add(ctx, 1) }, Now: o.Now})

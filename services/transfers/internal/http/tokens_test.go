@@ -51,7 +51,9 @@ func unchecked(t *testing.T, rd *sdkmetric.ManualReader) int64 {
 	return counter(t, rd, "transfers_token_checks_unchecked_total")
 }
 
-// counter is the value of the int64 counter name collected from rd (0 before its first add).
+// counter is the value of the int64 counter name collected from rd; the test fails when it is
+// not exported (the unchecked counters are exported at 0 from the start, so increase() in an
+// alert sees the first filter taken unchecked).
 func counter(t *testing.T, rd *sdkmetric.ManualReader, name string) int64 {
 	t.Helper()
 	var rm metricdata.ResourceMetrics
@@ -65,6 +67,7 @@ func counter(t *testing.T, rd *sdkmetric.ManualReader, name string) int64 {
 			}
 		}
 	}
+	t.Fatalf("%s is not exported", name)
 	return 0
 }
 
@@ -83,6 +86,9 @@ func TestTokenRegistry(t *testing.T) {
 		Timeout: 20 * time.Millisecond, Retry: 5 * time.Second,
 		Log: slog.New(slog.NewTextHandler(&logs, nil)), Meter: sdkmetric.NewMeterProvider(sdkmetric.WithReader(rd)).Meter("t")})
 	const empty = `{"transfers":[],"count":0}` // a16z has no deposit addresses: the token check decides the status
+	if n := unchecked(t, rd); n != 0 {
+		t.Fatalf("unchecked counter %d before any check, want 0", n)
+	}
 	unknown := func(id string) string { return `{"error":"tokens: unknown token \"` + id + `\""}` }
 	steps := []struct {
 		name   string
