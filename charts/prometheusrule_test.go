@@ -315,12 +315,13 @@ func rules(t *testing.T, sets ...string) map[string]*monitoringv1.Rule {
 	return out
 }
 
-// A service that is down, or whose replicas partly are, alerts through up (per namespace and
-// job, the job being the service's name); a service whose ServiceMonitor is on and that has no
+// A service that is down, or whose replicas partly are, alerts through up (per job, the job
+// being the service's name, in the release's namespace: another namespace's job of the same
+// name is not this release's); a service whose ServiceMonitor is on and that has no
 // target at all alerts through absent(up) in the release's namespace; runbook_url follows
 // prometheusRule.runbookBaseURL.
 func TestServiceDownAlerts(t *testing.T) {
-	const all = `up{job=~"edge|ingest|transfers|intelligence|user-labels|balances|token-analytics|stream-fanout"}`
+	all := `up{namespace="` + namespace + `",job=~"edge|ingest|transfers|intelligence|user-labels|balances|token-analytics|stream-fanout"}`
 	r := rules(t)
 	if r["ChainintelServiceDown"] == nil || r["ChainintelTargetDown"] == nil || r["ChainintelEdgeShedding"] == nil {
 		t.Fatalf("ChainintelServiceDown, ChainintelTargetDown or ChainintelEdgeShedding not rendered")
@@ -338,7 +339,7 @@ func TestServiceDownAlerts(t *testing.T) {
 	r = rules(t, "user-labels.enabled=false", "transfers.fullnameOverride=xfers", "edge.serviceMonitor.enabled=true",
 		"stream-fanout.serviceMonitor.enabled=true", "global.networkPolicy.metricsNamespaces={monitoring}",
 		"prometheusRule.runbookBaseURL=https://docs.example/ops.md")
-	if got := r["ChainintelServiceDown"].Expr.String(); !strings.Contains(got, `up{job=~"edge|ingest|xfers|intelligence|balances|token-analytics|stream-fanout"}`) {
+	if got := r["ChainintelServiceDown"].Expr.String(); !strings.Contains(got, `up{namespace="`+namespace+`",job=~"edge|ingest|xfers|intelligence|balances|token-analytics|stream-fanout"}`) {
 		t.Errorf("ChainintelServiceDown, user-labels off and transfers renamed: %q", got)
 	}
 	want := `absent(up{job="edge", namespace="` + namespace + `"}) or absent(up{job="stream-fanout", namespace="` + namespace + `"})`

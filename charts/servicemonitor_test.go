@@ -27,6 +27,10 @@ func TestServiceMonitorNeedsScrapeAccess(t *testing.T) {
 		"networkPolicy.extraIngress[0].ports[0].port=http"); !strings.Contains(msg, want) {
 		t.Errorf("extraIngress for the http port: %q", msg)
 	}
+	if msg := renderFails(t, "./edge", nil, "serviceMonitor.enabled=true", "networkPolicy.extraIngress[0].from[0].podSelector.matchLabels.app=prometheus",
+		"networkPolicy.extraIngress[0].ports[0].port=9000", "networkPolicy.extraIngress[0].ports[0].endPort=9050"); !strings.Contains(msg, want) {
+		t.Errorf("extraIngress for a range without the ops port: %q", msg)
+	}
 
 	for _, sets := range [][]string{
 		{"global.networkPolicy.metricsNamespaces={monitoring}"},
@@ -35,6 +39,9 @@ func TestServiceMonitorNeedsScrapeAccess(t *testing.T) {
 		{"edge.networkPolicy.extraIngress[0].from[0].podSelector.matchLabels.app=prometheus", "edge.networkPolicy.extraIngress[0].ports[0].port=ops"},
 		{"edge.networkPolicy.extraIngress[0].from[0].podSelector.matchLabels.app=prometheus", "edge.networkPolicy.extraIngress[0].ports[0].port=9090"},
 		{"edge.networkPolicy.extraIngress[0].from[0].podSelector.matchLabels.app=prometheus"}, // every port
+		{"edge.networkPolicy.extraIngress[0].from[0].podSelector.matchLabels.app=prometheus", "edge.networkPolicy.extraIngress[0].ports[0].protocol=TCP"}, // every TCP port
+		{"edge.networkPolicy.extraIngress[0].from[0].podSelector.matchLabels.app=prometheus", "edge.networkPolicy.extraIngress[0].ports[0].port=9000",
+			"edge.networkPolicy.extraIngress[0].ports[0].endPort=9999"}, // a range holding 9090
 	} {
 		r := render(t, "./chainintel", nil, append([]string{"edge.serviceMonitor.enabled=true"}, sets...)...)
 		if n := len(Of[*monitoringv1.ServiceMonitor](r)); n != 1 {

@@ -146,7 +146,9 @@ func NewConsumer[M proto.Message](o ConsumerOptions, newMsg func() M, handle Han
 	c := &Consumer[M]{o: o, newMsg: newMsg, handle: handle, tracer: tp.Tracer("chainintel/eventbus"), startedAt: time.Now().UnixNano()}
 	// The reader's own errors (a join, a fetch or a commit that failed against the brokers) are
 	// retried by the reader and only logged at debug; they count as broker errors.
-	c.o.readerError = func(msg string) { c.brokerError(context.Background(), "reader", errors.New(msg)) }
+	// kafka-go's reader errors are only counted, not kept as the last broker error: its logger
+	// also reports what is not a broker failure (records skipped past the log's retention).
+	c.o.readerError = func(string) { c.brokerErrs.Add(context.Background(), 1, c.opAttrs("reader")) }
 	c.lag = &lagReader{client: &kafka.Client{Addr: kafka.TCP(o.Brokers...), Timeout: 10 * time.Second, Transport: o.Security.Transport()}, topic: o.Topic}
 	if o.Broadcast {
 		c.o.Group = ""
@@ -201,7 +203,7 @@ type BrokerError struct {
 	Time  time.Time `json:"time"`
 	Topic string    `json:"topic"`
 	Group string    `json:"group"`
-	// Op is what failed: "fetch", "lag" (reading the lag) or "reader" (the reader's own retries).
+	// Op is what failed: "fetch" or "lag" (reading the lag).
 	Op    string `json:"op"`
 	Error string `json:"error"`
 }
@@ -322,8 +324,12 @@ func (c *Consumer[M]) observe(ctx context.Context, attrs metric.MeasurementOptio
 	go func() {
 		defer close(done)
 		c.lag.run(lctx, c.o.LagInterval, func(err error) {
-			c.brokerError(lctx, "lag", err)
 			c.o.Logger.Debug("consumer lag not read", "topic", c.o.Topic, "group", c.o.Group, "error", err)
+			// A broadcast consumer's lag is unknown until its readers have positioned
+			// themselves, which the first fetch does: not a failure to reach the brokers.
+			if !errors.Is(err, errNotStarted) {
+				c.brokerError(lctx, "lag", err)
+			}
 		})
 	}()
 	reg, err := c.meter.RegisterCallback(func(_ context.Context, o metric.Observer) error {

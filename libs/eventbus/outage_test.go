@@ -168,3 +168,26 @@ func TestConsumerOutlivesABrokerOutage(t *testing.T) {
 		t.Fatalf("Run after the outage: %v", err)
 	}
 }
+
+// TestBroadcastStartIsNoBrokerError: a broadcast consumer's lag cannot be read until its first
+// fetch has positioned its readers; the lag reads before that are not failures to reach the
+// brokers (no LastBrokerError, the fetch and lag series stay at 0).
+func TestBroadcastStartIsNoBrokerError(t *testing.T) {
+	brokers := startBroker(t, "test.bstart.v1")
+	c := NewConsumer(ConsumerOptions{Brokers: brokers, Topic: "test.bstart.v1", Broadcast: true, Logger: quiet,
+		LagInterval: 2 * time.Millisecond}, func() *wrapperspb.StringValue { return &wrapperspb.StringValue{} },
+		func(context.Context, []Message[*wrapperspb.StringValue]) error { return nil })
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	waitFor(t, "the lag read once the readers are positioned", func() bool { return !c.LagReadAt().IsZero() })
+	if e := c.LastBrokerError(); e != nil {
+		t.Fatalf("a broadcast consumer's start left a broker error: %+v", *e)
+	}
+}

@@ -34,7 +34,8 @@ spec:
 chainintel-lib.servicemonitorAdmitted: refuses to render a ServiceMonitor whose scrapes the
 service's own NetworkPolicy would block: the policy on, and no namespace admitted to the ops
 port (networkPolicy.metricsNamespaces, else global.networkPolicy.metricsNamespaces) nor an
-extraIngress rule that covers it (one without ports, or naming the ops port by name or number).
+extraIngress rule that covers it (one without ports, a port entry without a port, one naming the
+ops port by name or number, or a numeric range port..endPort holding it).
 Without this the install succeeds and Prometheus shows every target down.
 */}}
 {{- define "chainintel-lib.servicemonitorAdmitted" -}}
@@ -47,7 +48,9 @@ Without this the install succeeds and Prometheus shows every target down.
 {{- range $np.extraIngress -}}
 {{- if not .ports }}{{ $admitted = true }}{{ end -}}
 {{- range .ports -}}
-{{- if has (toString .port) (list "ops" $opsPort) }}{{ $admitted = true }}{{ end -}}
+{{- /* A port entry without a port is every port; a numeric port with endPort a range. */ -}}
+{{- if or (not .port) (has (toString .port) (list "ops" $opsPort)) }}{{ $admitted = true }}{{ end -}}
+{{- if and .endPort (regexMatch "^[0-9]+$" (toString .port)) (le (int .port) (int $opsPort)) (ge (int .endPort) (int $opsPort)) }}{{ $admitted = true }}{{ end -}}
 {{- end -}}
 {{- end -}}
 {{- if and $np.enabled (not $admitted) -}}
