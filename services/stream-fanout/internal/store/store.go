@@ -437,8 +437,24 @@ func (s *Store) restore(ctx context.Context, id, owner string, ttl time.Duration
 // Connected reports whether the session has an owner.
 func (ss Session) Connected() bool { return ss.Owner != "" }
 
+// seqScript: KEYS the key's stream counter, the key's session set; ARGV session key prefix.
+// Counts on from the counter, or, when the counter is new (a key's first stream, streams made
+// while every key shared one counter, a counter Redis lost), from the highest id among the
+// key's live sessions, so no two of a key's streams share an id.
+var seqScript = redis.NewScript(`
+local n = redis.call('INCR', KEYS[1])
+if n == 1 then
+  for _, id in ipairs(redis.call('SMEMBERS', KEYS[2])) do
+    local seq = tonumber(redis.call('HGET', ARGV[1] .. id, 'seq') or '0') or 0
+    if seq >= n then n = seq + 1 end
+  end
+  redis.call('SET', KEYS[1], n)
+end
+return n
+`)
+
 // NextSeq returns the next numeric id of keyID's v2 streams. Each key counts its own: one
 // counter for every key would tell any caller how many streams all callers make.
 func (s *Store) NextSeq(ctx context.Context, keyID string) (int64, error) {
-	return s.rdb.Incr(ctx, s.prefix+"seq:"+keyID).Result()
+	return seqScript.Run(ctx, s.rdb, []string{s.prefix + "seq:" + keyID, s.kkey(keyID)}, s.skey("")).Int64()
 }
