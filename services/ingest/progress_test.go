@@ -91,9 +91,11 @@ func TestBackfillProgressReachesHead(t *testing.T) {
 			if okD && okR && okL && d >= float64(head0) && rem == 0 && lag == 0 && eta == 0 && total >= d && blocks == d+1 {
 				t.Logf("cursor went through %v; head %v, %v blocks ingested", seen, total, blocks)
 				checkIngestDashboard(t, s)
-				// Counters start at 0, so increase() in ChainintelIngestReorgs sees the first.
-				if v, ok := s.Value("ingest_reorgs_total", map[string]string{"chain": "ethereum"}); !ok || v != 0 {
-					t.Errorf("ingest_reorgs_total{chain=ethereum} = %v (exported: %v), want 0", v, ok)
+				// Counters are exported from the start (at 0), so increase() in
+				// ChainintelIngestReorgBurst sees the first; the dev node may itself reorg, so
+				// only the series' presence is checked here (TestCountersStartAtZero checks 0).
+				if _, ok := s.Value("ingest_reorgs_total", map[string]string{"chain": "ethereum"}); !ok {
+					t.Errorf("ingest_reorgs_total{chain=ethereum} not exported")
 				}
 				break
 			}
