@@ -38,7 +38,7 @@ func TestServiceMonitorNeedsScrapeAccess(t *testing.T) {
 		{"edge.networkPolicy.enabled=false"},
 		{"edge.networkPolicy.extraIngress[0].from[0].podSelector.matchLabels.app=prometheus", "edge.networkPolicy.extraIngress[0].ports[0].port=ops"},
 		{"edge.networkPolicy.extraIngress[0].from[0].podSelector.matchLabels.app=prometheus", "edge.networkPolicy.extraIngress[0].ports[0].port=9090"},
-		{"edge.networkPolicy.extraIngress[0].from[0].podSelector.matchLabels.app=prometheus"}, // every port
+		{"edge.networkPolicy.extraIngress[0].from[0].podSelector.matchLabels.app=prometheus"},                                                             // every port
 		{"edge.networkPolicy.extraIngress[0].from[0].podSelector.matchLabels.app=prometheus", "edge.networkPolicy.extraIngress[0].ports[0].protocol=TCP"}, // every TCP port
 		{"edge.networkPolicy.extraIngress[0].from[0].podSelector.matchLabels.app=prometheus", "edge.networkPolicy.extraIngress[0].ports[0].port=9000",
 			"edge.networkPolicy.extraIngress[0].ports[0].endPort=9999"}, // a range holding 9090
