@@ -102,26 +102,6 @@ func (s *Store) ms() int64 { return s.now().UnixMilli() }
 // ErrSessionLimit refuses a Create: the key already has its limit of live sessions.
 var ErrSessionLimit = errors.New("session limit reached")
 
-// createScript: KEYS session, key set; ARGV session key prefix, limit (0: none), id, ttl ms,
-// then the session's field/value pairs. Counts the key's live sessions (dropping the ids of
-// expired ones from its set) and stores the session unless that count is at the limit; 1 when
-// stored, 0 when refused. One script, so concurrent creates of a key (REST, v2 and subscribes on
-// any replica) never take it over its limit, and none is refused for a place another gave back.
-var createScript = redis.NewScript(`
-local limit = tonumber(ARGV[2])
-if limit > 0 then
-  local live = 0
-  for _, id in ipairs(redis.call('SMEMBERS', KEYS[2])) do
-    if redis.call('EXISTS', ARGV[1] .. id) == 1 then live = live + 1 else redis.call('SREM', KEYS[2], id) end
-  end
-  if live >= limit then return 0 end
-end
-redis.call('HSET', KEYS[1], unpack(ARGV, 5))
-redis.call('PEXPIRE', KEYS[1], ARGV[4])
-redis.call('SADD', KEYS[2], ARGV[3])
-return 1
-`)
-
 // Create stores a new session, unowned, alive for ttl, unless its key already has limit live
 // sessions (ErrSessionLimit); a limit of 0 is none.
 func (s *Store) Create(ctx context.Context, ss Session, ttl time.Duration, limit int) error {
@@ -131,14 +111,19 @@ func (s *Store) Create(ctx context.Context, ss Session, ttl time.Duration, limit
 	}
 	c, _ := json.Marshal(ss.Cursor)
 	created := ss.Created.UnixMilli()
-	n, err := createScript.Run(ctx, s.rdb, []string{s.skey(ss.ID), s.kkey(ss.KeyID)},
-		s.skey(""), limit, ss.ID, ttl.Milliseconds(),
+	// restoreScript counts the key's live sessions and stores the new one in one step, so
+	// concurrent creates of a key (REST, v2 and subscribes on any replica) never take it over its
+	// limit, and none is refused for a place another gave back.
+	n, err := restoreScript.Run(ctx, s.rdb, []string{s.skey(ss.ID), s.dkey(ss.ID), s.kkey(ss.KeyID)},
+		ttl.Milliseconds(), ss.ID, limit, s.skey(""),
 		"key", ss.KeyID, "user", ss.UserID, "kind", ss.Kind, "seq", ss.Seq, "created", created,
 		"seen", created, "used", 0, "owner", ss.Owner, "filters", f, "cursor", c, "hascursor", boolInt(ss.HasCursor)).Int()
 	switch {
 	case err != nil:
 		return err
 	case n == 0:
+		return fmt.Errorf("session %s exists already", ss.ID)
+	case n == 2:
 		return ErrSessionLimit
 	}
 	return nil
