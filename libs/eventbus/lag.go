@@ -2,6 +2,7 @@ package eventbus
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -41,10 +42,15 @@ func groupPositions(client *kafka.Client, topic, group string) func(context.Cont
 		if err != nil {
 			return nil, fmt.Errorf("committed offsets of %s in %s: %w", group, topic, err)
 		}
+		out := map[int]int64{}
+		// A group that has not joined or committed yet has no committed offsets; some brokers
+		// say so with GROUP_ID_NOT_FOUND rather than an empty answer. Not a broker failure.
+		if errors.Is(resp.Error, kafka.GroupIdNotFound) {
+			return out, nil
+		}
 		if resp.Error != nil {
 			return nil, fmt.Errorf("committed offsets of %s in %s: %w", group, topic, resp.Error)
 		}
-		out := map[int]int64{}
 		for _, p := range resp.Topics[topic] {
 			if p.Error != nil {
 				return nil, fmt.Errorf("committed offset of %s in %s/%d: %w", group, topic, p.Partition, p.Error)

@@ -3,6 +3,7 @@ package eventbus
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -169,25 +170,35 @@ func TestConsumerOutlivesABrokerOutage(t *testing.T) {
 	}
 }
 
-// TestBroadcastStartIsNoBrokerError: a broadcast consumer's lag cannot be read until its first
-// fetch has positioned its readers; the lag reads before that are not failures to reach the
-// brokers (no LastBrokerError, the fetch and lag series stay at 0).
-func TestBroadcastStartIsNoBrokerError(t *testing.T) {
-	brokers := startBroker(t, "test.bstart.v1")
-	c := NewConsumer(ConsumerOptions{Brokers: brokers, Topic: "test.bstart.v1", Broadcast: true, Logger: quiet,
-		LagInterval: 2 * time.Millisecond}, func() *wrapperspb.StringValue { return &wrapperspb.StringValue{} },
-		func(context.Context, []Message[*wrapperspb.StringValue]) error { return nil })
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- c.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
-	waitFor(t, "the lag read once the readers are positioned", func() bool { return !c.LagReadAt().IsZero() })
-	if e := c.LastBrokerError(); e != nil {
-		t.Fatalf("a broadcast consumer's start left a broker error: %+v", *e)
+// TestStartIsNoBrokerError: a consumer's lag reads before it is positioned are not failures
+// to reach the brokers: a broadcast consumer's readers position themselves at its first fetch,
+// and a group that has not joined or committed yet has no committed offsets (the broker may
+// answer GROUP_ID_NOT_FOUND). No LastBrokerError once the lag is read.
+func TestStartIsNoBrokerError(t *testing.T) {
+	for _, broadcast := range []bool{true, false} {
+		t.Run(fmt.Sprint("broadcast=", broadcast), func(t *testing.T) {
+			topic := fmt.Sprintf("test.start%v.v1", broadcast)
+			brokers := startBroker(t, topic)
+			group := "g-start"
+			if broadcast {
+				group = ""
+			}
+			c := NewConsumer(ConsumerOptions{Brokers: brokers, Topic: topic, Group: group, Broadcast: broadcast, Logger: quiet,
+				LagInterval: 2 * time.Millisecond}, func() *wrapperspb.StringValue { return &wrapperspb.StringValue{} },
+				func(context.Context, []Message[*wrapperspb.StringValue]) error { return nil })
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- c.Run(ctx) }()
+			defer func() {
+				cancel()
+				if err := <-done; err != nil {
+					t.Error(err)
+				}
+			}()
+			waitFor(t, "the lag read", func() bool { return !c.LagReadAt().IsZero() })
+			if e := c.LastBrokerError(); e != nil {
+				t.Fatalf("the consumer's start left a broker error: %+v", *e)
+			}
+		})
 	}
 }
