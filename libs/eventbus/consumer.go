@@ -144,10 +144,10 @@ func NewConsumer[M proto.Message](o ConsumerOptions, newMsg func() M, handle Han
 		start = kafka.LastOffset
 	}
 	c := &Consumer[M]{o: o, newMsg: newMsg, handle: handle, tracer: tp.Tracer("chainintel/eventbus"), startedAt: time.Now().UnixNano()}
-	// The reader's own errors (a join, a fetch or a commit that failed against the brokers) are
-	// retried by the reader and only logged at debug; they count as broker errors.
-	// kafka-go's reader errors are only counted, not kept as the last broker error: its logger
-	// also reports what is not a broker failure (records skipped past the log's retention).
+	// The reader's own errors (a join, a fetch or a commit that failed against the brokers),
+	// which it retries and only logs at debug, are counted as op "reader" but not kept as the
+	// last broker error: its logger also reports what is not a broker failure (records skipped
+	// past the log's retention).
 	c.o.readerError = func(string) { c.brokerErrs.Add(context.Background(), 1, c.opAttrs("reader")) }
 	c.lag = &lagReader{client: &kafka.Client{Addr: kafka.TCP(o.Brokers...), Timeout: 10 * time.Second, Transport: o.Security.Transport()}, topic: o.Topic}
 	if o.Broadcast {

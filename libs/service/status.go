@@ -35,8 +35,8 @@ type Status struct {
 type KafkaStatus struct {
 	// Consumers is how many consumers the service runs.
 	Consumers int `json:"consumers"`
-	// LastError is the consumers' newest failure to reach the brokers (fetch, lag read, the
-	// reader's own retries), however old: compare its time with LagReadAt.
+	// LastError is the consumers' newest failure to reach the brokers (a fetch or a lag read),
+	// however old: compare its time with LagReadAt.
 	LastError *eventbus.BrokerError `json:"lastError,omitempty"`
 	// LagReadAt is the oldest of the consumers' last successful lag reads (each reads every
 	// 10 s): older than a minute, a consumer cannot reach the brokers. Absent before every
