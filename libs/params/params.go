@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Limits on user input.
@@ -89,7 +90,7 @@ func Int(q url.Values, name string, def, min, max int) (int, error) {
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil {
-		return 0, Errorf(name, "must be an integer, got %q", trunc(s))
+		return 0, Errorf(name, "must be an integer, got %q", Trunc(s))
 	}
 	if n < min || n > max {
 		return 0, Errorf(name, "must be between %d and %d, got %d", min, max, n)
@@ -105,10 +106,10 @@ func Float(q url.Values, name string) (v float64, ok bool, err error) {
 	}
 	v, err = strconv.ParseFloat(s, 64)
 	if err != nil || v != v { // NaN
-		return 0, false, Errorf(name, "must be a number, got %q", trunc(s))
+		return 0, false, Errorf(name, "must be a number, got %q", Trunc(s))
 	}
 	if math.IsInf(v, 0) { // ParseFloat takes "Inf" and "-Infinity"; a bound needs a number
-		return 0, false, Errorf(name, "must be a finite number, got %q", trunc(s))
+		return 0, false, Errorf(name, "must be a finite number, got %q", Trunc(s))
 	}
 	return v, true, nil
 }
@@ -125,7 +126,7 @@ func Bool(q url.Values, name string, def bool) (bool, error) {
 	case "false", "0":
 		return false, nil
 	}
-	return false, Errorf(name, "must be true or false, got %q", trunc(s))
+	return false, Errorf(name, "must be true or false, got %q", Trunc(s))
 }
 
 // Enum returns the parameter if it is one of allowed, def when absent.
@@ -139,7 +140,7 @@ func Enum(q url.Values, name, def string, allowed ...string) (string, error) {
 			return s, nil
 		}
 	}
-	return "", Errorf(name, "must be one of %s, got %q", strings.Join(allowed, ", "), trunc(s))
+	return "", Errorf(name, "must be one of %s, got %q", strings.Join(allowed, ", "), Trunc(s))
 }
 
 // MaxDuration is the longest duration Duration accepts (3660d, 10 years).
@@ -161,17 +162,17 @@ func DurationAtMost(s string, limit time.Duration, limitText string) (time.Durat
 		return 0, errors.New("empty duration")
 	}
 	if len(s) > 32 {
-		return 0, fmt.Errorf("duration %q is too long", trunc(s))
+		return 0, fmt.Errorf("duration %q is too long", Trunc(s))
 	}
 	var d time.Duration
 	unit := s[len(s)-1]
 	if unit == 'd' || unit == 'w' {
 		n, err := strconv.ParseInt(s[:len(s)-1], 10, 64)
 		if err != nil || n <= 0 {
-			return 0, fmt.Errorf("duration %q must be a positive whole number of days or weeks, such as 7d or 2w", trunc(s))
+			return 0, fmt.Errorf("duration %q must be a positive whole number of days or weeks, such as 7d or 2w", Trunc(s))
 		}
 		if n > int64(MaxDuration/(24*time.Hour)) { // before multiplying, which could overflow
-			return 0, fmt.Errorf("duration %q must be positive and at most %s", trunc(s), limitText)
+			return 0, fmt.Errorf("duration %q must be positive and at most %s", Trunc(s), limitText)
 		}
 		d = time.Duration(n) * 24 * time.Hour
 		if unit == 'w' {
@@ -181,11 +182,11 @@ func DurationAtMost(s string, limit time.Duration, limitText string) (time.Durat
 		var err error
 		d, err = time.ParseDuration(s)
 		if err != nil {
-			return 0, fmt.Errorf("duration %q must look like 1h, 24h, 7d or 30d", trunc(s))
+			return 0, fmt.Errorf("duration %q must look like 1h, 24h, 7d or 30d", Trunc(s))
 		}
 	}
 	if d <= 0 || d > limit {
-		return 0, fmt.Errorf("duration %q must be positive and at most %s", trunc(s), limitText)
+		return 0, fmt.Errorf("duration %q must be positive and at most %s", Trunc(s), limitText)
 	}
 	return d, nil
 }
@@ -203,12 +204,12 @@ func Time(s string) (time.Time, error) {
 	}
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("time %q must be Unix milliseconds or RFC 3339", trunc(s))
+		return time.Time{}, fmt.Errorf("time %q must be Unix milliseconds or RFC 3339", Trunc(s))
 	}
 	// The same range as milliseconds: before 1970 nothing is stored, and year 1 is Go's zero
 	// time, which a window would read as "no bound".
 	if t.Before(time.Unix(0, 0)) || t.After(maxTime) {
-		return time.Time{}, fmt.Errorf("time %q is out of range (1970-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z)", trunc(s))
+		return time.Time{}, fmt.Errorf("time %q is out of range (1970-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z)", Trunc(s))
 	}
 	return t.UTC(), nil
 }
@@ -301,11 +302,21 @@ func FloatRange(q url.Values, gteName, lteName string) (gte, lte *float64, err e
 	return gte, lte, nil
 }
 
-func trunc(s string) string {
-	if len(s) > 64 {
-		return s[:64] + "..."
+// MaxQuotedBytes bounds a caller's value quoted back in an error message.
+const MaxQuotedBytes = 64
+
+// Trunc shortens a caller's value quoted back in an error message to its first MaxQuotedBytes
+// bytes, cut at a character's start so the message stays valid UTF-8, and marks the cut with
+// "…". Every service quotes through it, so a caller sees the same bound everywhere.
+func Trunc(s string) string {
+	if len(s) <= MaxQuotedBytes {
+		return s
 	}
-	return s
+	n := MaxQuotedBytes
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 // DropUnknown applies the parameter policy every service shares: a query parameter the route

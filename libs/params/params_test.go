@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/chainintel/chainintel/libs/chains"
 )
@@ -298,5 +299,18 @@ func TestLastAlone(t *testing.T) {
 		if got := err != nil; got != refused || (refused && err.Error() != "timeLast: cannot be combined with timeGte or timeLte") {
 			t.Errorf("%s: %v", q, err)
 		}
+	}
+}
+
+func TestTruncCutsAtACharacter(t *testing.T) {
+	short := strings.Repeat("a", MaxQuotedBytes)
+	if got := Trunc(short); got != short {
+		t.Fatalf("Trunc of %d bytes = %q, want it whole", MaxQuotedBytes, got)
+	}
+	// 63 ASCII bytes then a 3-byte character across the bound: the cut falls before it.
+	long := strings.Repeat("a", MaxQuotedBytes-1) + "€" + "tail"
+	want := strings.Repeat("a", MaxQuotedBytes-1) + "…"
+	if got := Trunc(long); got != want || !utf8.ValidString(got) {
+		t.Fatalf("Trunc = %q, want %q (valid UTF-8)", got, want)
 	}
 }

@@ -146,7 +146,7 @@ func (a *App) AddressSubject(addr string, requested []string) (Subject, error) {
 	}
 	types := address.DetectTypes(addr)
 	if len(types) == 0 {
-		return Subject{}, notFound("address %q is not a valid address of any supported chain", Trunc(addr))
+		return Subject{}, notFound("address %q is not a valid address of any supported chain", params.Trunc(addr))
 	}
 	sub := Subject{}
 	for _, t := range types {
@@ -169,7 +169,7 @@ func (a *App) AddressSubject(addr string, requested []string) (Subject, error) {
 		if len(requested) == 0 {
 			which = "configured"
 		}
-		return Subject{}, notFound("address: address %q is not valid on the %s chains (%s)", Trunc(addr), which, strings.Join(names, ", "))
+		return Subject{}, notFound("address: address %q is not valid on the %s chains (%s)", params.Trunc(addr), which, strings.Join(names, ", "))
 	}
 	return sub, nil
 }
@@ -202,7 +202,7 @@ func (a *App) EntitySubject(ctx context.Context, id string, requested []string) 
 		return Subject{}, err
 	}
 	if _, ok := ents[id]; !ok {
-		return Subject{}, notFound("entity %q not found", Trunc(id))
+		return Subject{}, notFound("entity %q not found", params.Trunc(id))
 	}
 	sub.Entity = id
 	if sub.Refs, err = a.additions(ctx, id); err != nil {
@@ -307,12 +307,4 @@ func mergeHoldings(hs []store.Holding) []store.Holding {
 		out = append(out, store.Holding{Chain: h.Chain, Token: h.Token, Balance: new(big.Int).Set(h.Balance)})
 	}
 	return out
-}
-
-// Trunc shortens a caller's value quoted in an error message to its first 80 bytes.
-func Trunc(s string) string {
-	if len(s) > 80 {
-		return s[:80] + "…"
-	}
-	return s
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/chainintel/chainintel/libs/params"
 	"github.com/chainintel/chainintel/libs/render"
 	"github.com/chainintel/chainintel/services/balances/internal/store"
 )
@@ -223,7 +224,7 @@ func (a *App) deployments(ctx context.Context, r TokenRef) (token, [][2]string, 
 		t := ts[[2]string{r.Chain, r.Address}]
 		if t.PricingID == "" || t.PricingID == t.Address {
 			if t.Name == "" {
-				return token{}, nil, notFound("token %s on %s not found", Trunc(r.Address), r.Chain)
+				return token{}, nil, notFound("token %s on %s not found", params.Trunc(r.Address), r.Chain)
 			}
 			return t, [][2]string{{r.Chain, r.Address}}, nil
 		}
@@ -250,7 +251,7 @@ func (a *App) deployments(ctx context.Context, r TokenRef) (token, [][2]string, 
 		}
 	}
 	if !ok {
-		return token{}, nil, notFound("token %q not found", Trunc(id))
+		return token{}, nil, notFound("token %q not found", params.Trunc(id))
 	}
 	return t, keys, nil
 }

@@ -258,7 +258,7 @@ func ParseEntityBalanceChanges(q url.Values) (app.RankingQuery, error) {
 		return rq, err
 	}
 	if rq.Days = rankingIntervals[iv]; rq.Days == 0 {
-		return rq, params.Errorf("interval", "must be one of 7d, 14d, 30d, got %q", app.Trunc(iv))
+		return rq, params.Errorf("interval", "must be one of 7d, 14d, 30d, got %q", params.Trunc(iv))
 	}
 	// Absent, limit reads as 0, which given is refused as below 1.
 	rq.Limit, err = params.Int(q, "limit", 0, 1, MaxRankingLimit)
@@ -311,7 +311,7 @@ func usdBound(q url.Values, name string) (*float64, error) {
 	}
 	v, err := strconv.ParseInt(s, 10, 64)
 	if err != nil {
-		return nil, params.Errorf(name, "must be an integer, got %q", app.Trunc(s))
+		return nil, params.Errorf(name, "must be an integer, got %q", params.Trunc(s))
 	}
 	f := float64(v)
 	return &f, nil

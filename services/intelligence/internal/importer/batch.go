@@ -9,6 +9,7 @@ import (
 
 	"github.com/chainintel/chainintel/libs/address"
 	"github.com/chainintel/chainintel/libs/chains"
+	"github.com/chainintel/chainintel/libs/params"
 	"github.com/chainintel/chainintel/services/intelligence/internal/attribution"
 )
 
@@ -74,7 +75,7 @@ func normalizeAddress(chainType, chain, addr string) (chains.Type, string, error
 	default:
 		dt, ok := address.Detect(addr)
 		if !ok {
-			return "", "", fmt.Errorf("address %q is valid on no supported chain type; give chainType", trunc(addr))
+			return "", "", fmt.Errorf("address %q is valid on no supported chain type; give chainType", params.Trunc(addr))
 		}
 		t = dt
 	}
@@ -139,13 +140,6 @@ func mergeTags(a, b []TagRef) []TagRef {
 		}
 	}
 	return out
-}
-
-func trunc(s string) string {
-	if len(s) > 64 {
-		return s[:64] + "..."
-	}
-	return s
 }
 
 // problems collects validation errors, keeping the first few.

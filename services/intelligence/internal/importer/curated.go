@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/chainintel/chainintel/libs/params"
 	"github.com/chainintel/chainintel/services/intelligence/internal/attribution"
 )
 
@@ -127,7 +128,7 @@ func curatedEntities(in []curatedEntity, p *problems) []attribution.Entity {
 	for i, e := range in {
 		at := fmt.Sprintf("entities[%d]", i)
 		if !attribution.ValidEntityID(e.ID) {
-			p.addf("%s.id %q: want a slug matching ^[a-z0-9][a-z0-9_.-]{0,127}$", at, trunc(e.ID))
+			p.addf("%s.id %q: want a slug matching ^[a-z0-9][a-z0-9_.-]{0,127}$", at, params.Trunc(e.ID))
 			continue
 		}
 		if entities[e.ID] {
@@ -138,7 +139,7 @@ func curatedEntities(in []curatedEntity, p *problems) []attribution.Entity {
 			p.addf("%s.name: required", at)
 		}
 		if e.Service != "" && !attribution.ValidEntityID(e.Service) {
-			p.addf("%s.service %q: want an entity id", at, trunc(e.Service))
+			p.addf("%s.service %q: want an entity id", at, params.Trunc(e.Service))
 		}
 		if len(e.Name) > 256 || len(e.Note) > 4096 || len(e.Description) > 16384 || len(e.Type) > 64 {
 			p.addf("%s: name ≤ 256, type ≤ 64, note ≤ 4096, description ≤ 16384 bytes", at)
@@ -157,7 +158,7 @@ func curatedTags(in []curatedTag, p *problems) []attribution.Tag {
 	for i, t := range in {
 		at := fmt.Sprintf("tags[%d]", i)
 		if !attribution.ValidEntityID(t.ID) {
-			p.addf("%s.id %q: want a slug matching ^[a-z0-9][a-z0-9_.-]{0,127}$", at, trunc(t.ID))
+			p.addf("%s.id %q: want a slug matching ^[a-z0-9][a-z0-9_.-]{0,127}$", at, params.Trunc(t.ID))
 			continue
 		}
 		if tags[t.ID] {
@@ -194,7 +195,7 @@ func curatedClaims(in []curatedAddress, p *problems) []Claim {
 			continue
 		}
 		if a.Entity != "" && !attribution.ValidEntityID(a.Entity) {
-			p.addf("%s.entity %q: want an entity id", at, trunc(a.Entity))
+			p.addf("%s.entity %q: want an entity id", at, params.Trunc(a.Entity))
 			continue
 		}
 		if a.Entity == "" && a.Label == "" && len(a.Tags) == 0 {
@@ -203,7 +204,7 @@ func curatedClaims(in []curatedAddress, p *problems) []Claim {
 		}
 		for j, tr := range a.Tags {
 			if !attribution.ValidEntityID(tr.ID) {
-				p.addf("%s.tags[%d].id %q: want a tag id", at, j, trunc(tr.ID))
+				p.addf("%s.tags[%d].id %q: want a tag id", at, j, params.Trunc(tr.ID))
 			}
 			if len(tr.Params) > 256 {
 				p.addf("%s.tags[%d].params: at most 256 bytes", at, j)
@@ -246,7 +247,7 @@ func parseCuratedCSV(r io.Reader, source string) (Batch, error) {
 	}
 	for i, h := range curatedCSVHeader {
 		if strings.TrimSpace(head[i]) != h {
-			return Batch{}, fmt.Errorf("curated CSV header: column %d is %q, want %q (header %s)", i+1, trunc(head[i]), h, strings.Join(curatedCSVHeader, ","))
+			return Batch{}, fmt.Errorf("curated CSV header: column %d is %q, want %q (header %s)", i+1, params.Trunc(head[i]), h, strings.Join(curatedCSVHeader, ","))
 		}
 	}
 	b := Batch{Source: source}
@@ -271,7 +272,7 @@ func parseCuratedCSV(r io.Reader, source string) (Batch, error) {
 		}
 		ent, label := strings.TrimSpace(rec[2]), rec[3]
 		if ent != "" && !attribution.ValidEntityID(ent) {
-			p.addf("line %d: entity %q: want an entity id", line, trunc(ent))
+			p.addf("line %d: entity %q: want an entity id", line, params.Trunc(ent))
 			continue
 		}
 		if ent == "" && label == "" {
@@ -283,7 +284,7 @@ func parseCuratedCSV(r io.Reader, source string) (Batch, error) {
 			f, err := strconv.ParseFloat(s, 64)
 			c, ok := confidence(&f)
 			if err != nil || !ok {
-				p.addf("line %d: confidence %q: want a number from 0 to 1", line, trunc(s))
+				p.addf("line %d: confidence %q: want a number from 0 to 1", line, params.Trunc(s))
 				continue
 			}
 			conf = c

@@ -6,10 +6,12 @@ import (
 	"sort"
 	"strings"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/chainintel/chainintel/libs/address"
 	"github.com/chainintel/chainintel/libs/chains"
+	"github.com/chainintel/chainintel/libs/params"
 	"github.com/chainintel/chainintel/services/intelligence/internal/attribution"
-	"gopkg.in/yaml.v3"
 )
 
 // GraphSense confidence levels (tagpack "confidence") mapped to our 0..1 confidence.
@@ -88,11 +90,11 @@ func ParseGraphSenseActors(r io.Reader) ([]attribution.Entity, []string, error) 
 	for _, a := range pack.Actors {
 		id := attribution.Slug(a.ID)
 		if id == "" {
-			skipped = append(skipped, fmt.Sprintf("actor %q: not usable as an entity id", trunc(a.ID)))
+			skipped = append(skipped, fmt.Sprintf("actor %q: not usable as an entity id", params.Trunc(a.ID)))
 			continue
 		}
 		if seen[id] {
-			skipped = append(skipped, fmt.Sprintf("actor %q: listed twice", trunc(a.ID)))
+			skipped = append(skipped, fmt.Sprintf("actor %q: listed twice", params.Trunc(a.ID)))
 			continue
 		}
 		seen[id] = true
@@ -216,7 +218,7 @@ func ParseGraphSenseTagPack(r io.Reader, name string) (Batch, error) {
 			}
 		}
 		if norm == "" {
-			b.Skipped = append(b.Skipped, fmt.Sprintf("%s tags[%d]: %q is not a valid %s address", name, i, trunc(addr), cur))
+			b.Skipped = append(b.Skipped, fmt.Sprintf("%s tags[%d]: %q is not a valid %s address", name, i, params.Trunc(addr), cur))
 			continue
 		}
 		actor := attribution.Slug(first(t.Actor, pack.Actor))

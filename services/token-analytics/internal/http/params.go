@@ -59,7 +59,7 @@ func ParseTop(q url.Values, set *chains.Set) (app.TopQuery, error) {
 	}
 	var ok bool
 	if t.Timeframe, ok = app.Timeframes[tf]; !ok {
-		return t, params.Errorf("timeframe", "must be one of 1h, 6h, 12h, 24h, 7d, got %q", trunc(tf))
+		return t, params.Errorf("timeframe", "must be one of 1h, 6h, 12h, 24h, 7d, got %q", params.Trunc(tf))
 	}
 	if t.OrderBy, err = params.Enum(q, "orderByAgg", "volume", app.OrderByAggs...); err != nil {
 		return t, err
@@ -99,7 +99,7 @@ func referencePeriods(q url.Values) (int, error) {
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil || n < 1 || n > app.MaxReferencePeriods {
-		return 0, params.Errorf("numReferencePeriods", "must be auto or an integer from 1 to %d, got %q", app.MaxReferencePeriods, trunc(s))
+		return 0, params.Errorf("numReferencePeriods", "must be auto or an integer from 1 to %d, got %q", app.MaxReferencePeriods, params.Trunc(s))
 	}
 	return n, nil
 }
@@ -184,7 +184,7 @@ func ParseVolume(q url.Values) (VolumeQuery, error) {
 	}
 	var ok bool
 	if v.Granularity, ok = Granularities[g]; !ok {
-		return v, params.Errorf("granularity", "must be one of 1h, 2h, 4h, 6h, 12h, 1d, 7d, got %q", trunc(g))
+		return v, params.Errorf("granularity", "must be one of 1h, 2h, 4h, 6h, 12h, 1d, 7d, got %q", params.Trunc(g))
 	}
 	s, err := params.One(q, "timeLast")
 	if err != nil {
@@ -215,13 +215,6 @@ func PricingID(id string) error {
 		return params.Errorf("id", "must be a pricing id such as ethereum")
 	}
 	return nil
-}
-
-func trunc(s string) string {
-	if len(s) > 64 {
-		return s[:64] + "…"
-	}
-	return s
 }
 
 // ParseHistory checks /token/price/history's daily parameter (true or 1: daily points over the

@@ -11,12 +11,13 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/gin-gonic/gin"
+
 	"github.com/chainintel/chainintel/libs/address"
 	"github.com/chainintel/chainintel/libs/chains"
 	"github.com/chainintel/chainintel/libs/httpx"
 	"github.com/chainintel/chainintel/libs/params"
 	"github.com/chainintel/chainintel/services/token-analytics/internal/app"
-	"github.com/gin-gonic/gin"
 )
 
 // Register adds the service's routes to e.
@@ -65,7 +66,7 @@ func (h *handlers) known(c *gin.Context) {
 	}
 	for _, id := range b.IDs {
 		if err := PricingID(id); err != nil {
-			httpx.Errorf(c, http.StatusBadRequest, "ids: %q must be a pricing id such as ethereum", trunc(id))
+			httpx.Errorf(c, http.StatusBadRequest, "ids: %q must be a pricing id such as ethereum", params.Trunc(id))
 			return
 		}
 	}
@@ -124,7 +125,7 @@ func (h *handlers) tokenRef(c *gin.Context) (app.TokenRef, error) {
 	}
 	norm, err := address.NormalizeForChain(id, addr)
 	if err != nil {
-		return app.TokenRef{}, fmt.Errorf("token %s/%s: address is not valid on %s: %w", id, trunc(addr), id, app.ErrNotFound)
+		return app.TokenRef{}, fmt.Errorf("token %s/%s: address is not valid on %s: %w", id, params.Trunc(addr), id, app.ErrNotFound)
 	}
 	return app.TokenRef{Chain: id, Address: norm}, nil
 }

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/chainintel/chainintel/libs/httpx"
+	"github.com/chainintel/chainintel/libs/params"
 	"github.com/chainintel/chainintel/services/user-labels/client"
 )
 
@@ -337,7 +338,7 @@ func (s *Service) Entities(ctx context.Context, user string, withAddresses bool)
 	return s.store.Entities(ctx, user, withAddresses)
 }
 
-func entityNotFound(id string) error { return httpx.NotFound("no user entity %q", trunc(id)) }
+func entityNotFound(id string) error { return httpx.NotFound("no user entity %q", params.Trunc(id)) }
 
 // Entity returns the user's entity id with its addresses.
 func (s *Service) Entity(ctx context.Context, user, id string) (Entity, error) {
@@ -421,7 +422,7 @@ func (s *Service) DeleteEntity(ctx context.Context, user, id string) (int, error
 // Additions returns the user's additions to operator entity id by chain type (empty when none).
 func (s *Service) Additions(ctx context.Context, user, id string) (map[string][]string, error) {
 	if !IsOperatorEntityID(id) {
-		return nil, httpx.NotFound("%q is not an operator entity id", trunc(id))
+		return nil, httpx.NotFound("%q is not an operator entity id", params.Trunc(id))
 	}
 	refs, err := s.store.OperatorAdditions(ctx, user, id)
 	if err != nil {

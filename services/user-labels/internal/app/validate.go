@@ -10,6 +10,7 @@ import (
 	"github.com/chainintel/chainintel/libs/address"
 	"github.com/chainintel/chainintel/libs/chains"
 	"github.com/chainintel/chainintel/libs/httpx"
+	"github.com/chainintel/chainintel/libs/params"
 )
 
 // ChainTypes are the chain types a deployment accepts labels and entity addresses for: the types
@@ -42,7 +43,7 @@ func (ct ChainTypes) Parse(s string) (chains.Type, error) {
 			return t, nil
 		}
 	}
-	return "", fmt.Errorf("unknown chain type %q (want one of %s)", trunc(s), ct.names)
+	return "", fmt.Errorf("unknown chain type %q (want one of %s)", params.Trunc(s), ct.names)
 }
 
 // NormalizeRef validates address for chainType and returns its canonical form. The error is
@@ -68,7 +69,7 @@ func (ct ChainTypes) NormalizeRef(chainType, addr string) (AddressRef, error) {
 func (ct ChainTypes) ParseLabelID(id string) (AddressRef, error) {
 	i := strings.LastIndexByte(id, ':')
 	if i < 0 {
-		return AddressRef{}, fmt.Errorf("%q is not <address>:<chainType>", trunc(id))
+		return AddressRef{}, fmt.Errorf("%q is not <address>:<chainType>", params.Trunc(id))
 	}
 	return ct.NormalizeRef(id[i+1:], id[:i])
 }
@@ -216,11 +217,4 @@ func field(path, name string) string {
 		return name
 	}
 	return path + "." + name
-}
-
-func trunc(s string) string {
-	if len(s) > 80 {
-		return s[:77] + "..."
-	}
-	return s
 }
