@@ -96,6 +96,7 @@ func TestKafkaText(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	recent, old := now.Add(-5*time.Second), now.Add(-3*time.Minute)
 	e := &eventbus.BrokerError{Time: now.Add(-time.Second), Topic: "chain.transfers.v1", Op: "fetch", Error: "dial tcp: connection refused"}
+	pe := &eventbus.BrokerError{Time: now.Add(-time.Second), Topic: "usage.events.v1", Op: "publish", Error: "dial tcp: connection refused"}
 	for _, c := range []struct {
 		k    *service.KafkaStatus
 		want string
@@ -107,6 +108,13 @@ func TestKafkaText(t *testing.T) {
 			"UNREACHABLE (lag last read 3m0s ago); last error 2026-01-02T03:04:04Z chain.transfers.v1 fetch: dial tcp: connection refused"},
 		{&service.KafkaStatus{Consumers: 1, LastError: e},
 			"UNREACHABLE (lag never read); last error 2026-01-02T03:04:04Z chain.transfers.v1 fetch: dial tcp: connection refused"},
+		{&service.KafkaStatus{Publishers: 1}, "ok"},
+		{&service.KafkaStatus{Publishers: 1, LastError: pe, PublishedAt: &old},
+			"PUBLISH FAILING; last error 2026-01-02T03:04:04Z usage.events.v1 publish: dial tcp: connection refused"},
+		{&service.KafkaStatus{Publishers: 1, LastError: pe, PublishedAt: &now},
+			"ok; last error 2026-01-02T03:04:04Z usage.events.v1 publish: dial tcp: connection refused"},
+		{&service.KafkaStatus{Consumers: 1, Publishers: 1, LastError: pe},
+			"starting, PUBLISH FAILING; last error 2026-01-02T03:04:04Z usage.events.v1 publish: dial tcp: connection refused"},
 	} {
 		if got := kafkaText(c.k, now); got != c.want {
 			t.Errorf("kafkaText(%+v) = %q, want %q", c.k, got, c.want)

@@ -289,23 +289,33 @@ func chainText(cs map[string]ChainPosition) string {
 	return strings.Join(parts, "; ")
 }
 
-// kafkaText is what the consumers of a service know of the brokers: "-" without consumers, the
-// lag reads' state (the brokers unreachable when the oldest is over a minute old, or when none
-// was made yet after an error) and the last broker error, if any.
+// kafkaText is what the consumers and publishers of a service know of the brokers: "-" without
+// either, the consumers' lag reads' state (the brokers unreachable when the oldest is over a
+// minute old, or when none was made yet after an error), PUBLISH FAILING when the newest publish
+// failed, and the last broker error, if any.
 func kafkaText(k *service.KafkaStatus, now time.Time) string {
 	if k == nil {
 		return "-"
 	}
 	s := "ok"
 	switch {
+	case k.Consumers == 0:
 	case k.LagReadAt != nil && now.Sub(*k.LagReadAt) > staleAfter:
 		s = fmt.Sprintf("UNREACHABLE (lag last read %s ago)", now.Sub(*k.LagReadAt).Round(time.Second))
-	case k.LagReadAt == nil && k.LastError != nil:
+	case k.LagReadAt == nil && k.LastError != nil && k.LastError.Op != "publish":
 		s = "UNREACHABLE (lag never read)"
 	case k.LagReadAt == nil:
 		s = "starting"
 	}
-	if e := k.LastError; e != nil {
+	e := k.LastError
+	if e != nil && e.Op == "publish" && (k.PublishedAt == nil || e.Time.After(*k.PublishedAt)) {
+		if s == "ok" {
+			s = "PUBLISH FAILING"
+		} else {
+			s += ", PUBLISH FAILING"
+		}
+	}
+	if e != nil {
 		s += fmt.Sprintf("; last error %s %s %s: %s", e.Time.Format(time.RFC3339), e.Topic, e.Op, e.Error)
 	}
 	if len(s) > 160 {

@@ -196,14 +196,15 @@ func NewConsumer[M proto.Message](o ConsumerOptions, newMsg func() M, handle Han
 // brokerOps are the values of eventbus_consumer_broker_errors_total's op label.
 var brokerOps = []string{"fetch", "lag", "reader"}
 
-// BrokerError is a consumer's failure to reach the brokers. Readiness never checks the brokers
-// (an outage is waited out; failing readiness would only restart pods that cannot help it), so
-// this is how /status shows one.
+// BrokerError is a consumer's or a publisher's failure to reach the brokers. Readiness never
+// checks the brokers (an outage is waited out; failing readiness would only restart pods that
+// cannot help it), so this is how /status shows one.
 type BrokerError struct {
 	Time  time.Time `json:"time"`
 	Topic string    `json:"topic"`
-	Group string    `json:"group"`
-	// Op is what failed: "fetch" or "lag" (reading the lag).
+	Group string    `json:"group,omitempty"`
+	// Op is what failed: a consumer's "fetch" or "lag" (reading the lag), a publisher's
+	// "publish". Group is empty for a publisher.
 	Op    string `json:"op"`
 	Error string `json:"error"`
 }

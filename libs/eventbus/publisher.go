@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -54,6 +55,9 @@ type Publisher struct {
 	sec    Security
 	tracer trace.Tracer
 	prop   propagation.TextMapPropagator
+	// lastErr and okAt are what /status shows of the publisher (LastBrokerError, PublishedAt).
+	lastErr atomic.Pointer[BrokerError]
+	okAt    atomic.Int64
 }
 
 // NewPublisher returns a publisher for brokers.
@@ -118,13 +122,37 @@ func (p *Publisher) Publish(ctx context.Context, events ...Event) error {
 	if err := p.w.WriteMessages(ctx, msgs...); err != nil {
 		err = p.sec.explain(err)
 		span.RecordError(err)
+		p.failed(ctx, events[0].Topic, err)
 		var werr kafka.WriteErrors
 		if errors.As(err, &werr) {
 			return fmt.Errorf("publish %d events (%d failed): %w", len(msgs), werr.Count(), err)
 		}
 		return fmt.Errorf("publish %d events: %w", len(msgs), err)
 	}
+	p.okAt.Store(time.Now().UnixNano())
 	return nil
+}
+
+// failed keeps err as the publisher's last broker error, unless the caller cancelled (a stop) or
+// the brokers refused a record for good (Permanent: the outbox parks it; the brokers were
+// reached). A caller's deadline passing while the writer retries is a failure to reach them.
+func (p *Publisher) failed(ctx context.Context, topic string, err error) {
+	if errors.Is(ctx.Err(), context.Canceled) || Permanent(err) {
+		return
+	}
+	p.lastErr.Store(&BrokerError{Time: time.Now().UTC(), Topic: topic, Op: "publish", Error: err.Error()})
+}
+
+// LastBrokerError is the publisher's newest failure to write to the brokers (Op "publish", Topic
+// the call's first event's); nil when none.
+func (p *Publisher) LastBrokerError() *BrokerError { return p.lastErr.Load() }
+
+// PublishedAt is when a Publish call last succeeded; zero before the first.
+func (p *Publisher) PublishedAt() time.Time {
+	if at := p.okAt.Load(); at != 0 {
+		return time.Unix(0, at).UTC()
+	}
+	return time.Time{}
 }
 
 func encode(e Event, traceHeaders []kafka.Header) (kafka.Message, error) {

@@ -94,7 +94,8 @@ type Service struct {
 	// dialer) of every Kafka client of the service; set by WithKafka.
 	kafka    *Kafka
 	kafkaSec eventbus.Security
-	// consumers are the consumers Consume added, whose broker failures /status shows.
+	// consumers are the consumers Consume added and the publishers Publisher made, whose broker
+	// failures /status shows.
 	consumers consumerList
 }
 
@@ -199,6 +200,7 @@ func (s *Service) Publisher(o ...eventbus.PublisherOptions) *eventbus.Publisher 
 	}
 	po.TracerProvider, po.Propagator, po.Security = s.Tel.TracerProvider, s.Tel.Propagator, s.kafkaSec
 	p := eventbus.NewPublisher(k.Brokers, po)
+	s.consumers.addPublisher(p)
 	s.runner.OnStop("kafka publisher", func(context.Context) error { return p.Close() })
 	return p
 }

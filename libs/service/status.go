@@ -13,7 +13,7 @@ import (
 )
 
 // Status is what the ops port's GET /status answers: the service's readiness, the last error it
-// logged and, for a service that consumes Kafka, its consumers' view of the brokers.
+// logged and, for a service that consumes or publishes Kafka, its clients' view of the brokers.
 // `chainintel status` reads it from every service.
 type Status struct {
 	Service string `json:"service"`
@@ -27,21 +27,27 @@ type Status struct {
 	Kafka *KafkaStatus `json:"kafka,omitempty"`
 }
 
-// KafkaStatus is what a service's consumers know of the brokers. Readiness does not check Kafka
-// on purpose: the consumers wait a broker outage out, and a readiness or liveness failure would
-// only take every replica out of its Service or restart pods that cannot end the outage. The
-// consumers log their broker failures at warn or debug level, which LastError does not keep, so
-// this is where /status shows them.
+// KafkaStatus is what a service's consumers and publishers know of the brokers. Readiness does
+// not check Kafka on purpose: the consumers wait a broker outage out, the publishers' callers
+// retry (an outbox keeps its events), and a readiness or liveness failure would only take every
+// replica out of its Service or restart pods that cannot end the outage. They log their broker
+// failures at warn or debug level, which LastError does not keep, so this is where /status shows
+// them.
 type KafkaStatus struct {
 	// Consumers is how many consumers the service runs.
 	Consumers int `json:"consumers"`
-	// LastError is the consumers' newest failure to reach the brokers (a fetch or a lag read),
-	// however old: compare its time with LagReadAt.
+	// Publishers is how many publishers the service made (Service.Publisher).
+	Publishers int `json:"publishers,omitempty"`
+	// LastError is the newest failure to reach the brokers (a consumer's fetch or lag read, a
+	// publisher's write), however old: compare its time with LagReadAt and PublishedAt.
 	LastError *eventbus.BrokerError `json:"lastError,omitempty"`
 	// LagReadAt is the oldest of the consumers' last successful lag reads (each reads every
 	// 10 s): older than a minute, a consumer cannot reach the brokers. Absent before every
 	// consumer read it once.
 	LagReadAt *time.Time `json:"lagReadAt,omitempty"`
+	// PublishedAt is the newest successful publish of any publisher; absent before the first.
+	// A LastError of op "publish" newer than it means the service cannot publish now.
+	PublishedAt *time.Time `json:"publishedAt,omitempty"`
 }
 
 // brokerView is a consumer as /status sees it (an *eventbus.Consumer of any message type).
@@ -50,10 +56,18 @@ type brokerView interface {
 	LagReadAt() time.Time
 }
 
-// consumerList is the consumers Consume added, read by /status while they run.
+// publisherView is a publisher as /status sees it (an *eventbus.Publisher).
+type publisherView interface {
+	LastBrokerError() *eventbus.BrokerError
+	PublishedAt() time.Time
+}
+
+// consumerList is the consumers Consume added and the publishers Publisher made, read by
+// /status while they run.
 type consumerList struct {
 	mu sync.Mutex
 	cs []brokerView
+	ps []publisherView
 }
 
 func (l *consumerList) add(c brokerView) {
@@ -62,21 +76,35 @@ func (l *consumerList) add(c brokerView) {
 	l.mu.Unlock()
 }
 
-// status is the consumers' KafkaStatus; nil for a service without consumers.
+func (l *consumerList) addPublisher(p publisherView) {
+	l.mu.Lock()
+	l.ps = append(l.ps, p)
+	l.mu.Unlock()
+}
+
+// status is the consumers' and publishers' KafkaStatus; nil for a service with neither.
 func (l *consumerList) status() *KafkaStatus {
 	l.mu.Lock()
 	cs := append([]brokerView(nil), l.cs...)
+	ps := append([]publisherView(nil), l.ps...)
 	l.mu.Unlock()
-	if len(cs) == 0 {
+	if len(cs) == 0 && len(ps) == 0 {
 		return nil
 	}
-	ks := &KafkaStatus{Consumers: len(cs)}
+	ks := &KafkaStatus{Consumers: len(cs), Publishers: len(ps)}
+	for _, p := range ps {
+		ks.newer(p.LastBrokerError())
+		if at := p.PublishedAt(); !at.IsZero() && (ks.PublishedAt == nil || at.After(*ks.PublishedAt)) {
+			ks.PublishedAt = &at
+		}
+	}
+	if len(cs) == 0 {
+		return ks
+	}
 	var oldest time.Time
 	allRead := true
 	for _, c := range cs {
-		if e := c.LastBrokerError(); e != nil && (ks.LastError == nil || e.Time.After(ks.LastError.Time)) {
-			ks.LastError = e
-		}
+		ks.newer(c.LastBrokerError())
 		at := c.LagReadAt()
 		if at.IsZero() {
 			allRead = false
@@ -88,6 +116,13 @@ func (l *consumerList) status() *KafkaStatus {
 		ks.LagReadAt = &oldest
 	}
 	return ks
+}
+
+// newer keeps e as LastError when it is newer.
+func (ks *KafkaStatus) newer(e *eventbus.BrokerError) {
+	if e != nil && (ks.LastError == nil || e.Time.After(ks.LastError.Time)) {
+		ks.LastError = e
+	}
 }
 
 // LastError is the newest error-level log record of a service.

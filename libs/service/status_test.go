@@ -69,8 +69,9 @@ func TestOpsStatus(t *testing.T) {
 	}
 }
 
-// A Kafka outage shows in /status (kafka.lastError, kafka.lagReadAt) without failing readiness:
-// the consumers wait it out, and readiness checks only postgres and redis.
+// A Kafka outage shows in /status (kafka.lastError, kafka.lagReadAt, a publish failing after
+// kafka.publishedAt) without failing readiness: the consumers wait it out, and readiness checks
+// only postgres and redis.
 func TestOpsStatusShowsABrokerOutage(t *testing.T) {
 	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.DefaultNumPartitions(1))
 	if err != nil {
@@ -100,11 +101,20 @@ func TestOpsStatusShowsABrokerOutage(t *testing.T) {
 	Consume(s, "test.status.v1", func() *wrapperspb.StringValue { return &wrapperspb.StringValue{} },
 		func(context.Context, []eventbus.Message[*wrapperspb.StringValue]) error { return nil },
 		func(o *eventbus.ConsumerOptions) { o.LagInterval = 100 * time.Millisecond })
+	pub := s.Publisher()
 	done := make(chan error, 1)
 	go func() { done <- s.Run(ctx, http.NotFoundHandler()) }()
 	defer func() { cancel(); <-done }()
 	url := "http://" + opsLn.Addr().String()
 	waitStatus(t, url+"/readyz", 200)
+	publish := func(timeout time.Duration) error {
+		pctx, pcancel := context.WithTimeout(ctx, timeout)
+		defer pcancel()
+		return pub.Publish(pctx, eventbus.Event{Topic: "test.status.v1", Key: "k", Msg: &wrapperspb.StringValue{Value: "v"}})
+	}
+	if err := publish(time.Minute); err != nil {
+		t.Fatal(err)
+	}
 	get := func() Status {
 		resp, err := http.Get(url + "/status")
 		if err != nil {
@@ -133,12 +143,20 @@ func TestOpsStatusShowsABrokerOutage(t *testing.T) {
 		}
 	}
 	st := wait("lag read", func(st Status) bool { return st.Kafka != nil && st.Kafka.LagReadAt != nil })
-	if st.Kafka.Consumers != 1 || st.Kafka.LastError != nil || !st.Ready {
+	if st.Kafka.Consumers != 1 || st.Kafka.Publishers != 1 || st.Kafka.PublishedAt == nil || st.Kafka.LastError != nil || !st.Ready {
 		t.Fatalf("before the outage: %+v (kafka %+v)", st, st.Kafka)
 	}
 	down.Store(true)
 	outage := time.Now()
-	st = wait("broker error", func(st Status) bool { return st.Kafka.LastError != nil })
+	// A publish the brokers cannot take is the newest broker error, after the last success.
+	if err := publish(500 * time.Millisecond); err == nil {
+		t.Fatal("a publish succeeded during the outage")
+	}
+	if st = get(); st.Kafka.LastError == nil || st.Kafka.LastError.Op != "publish" || st.Kafka.LastError.Topic != "test.status.v1" ||
+		!st.Kafka.LastError.Time.After(*st.Kafka.PublishedAt) {
+		t.Errorf("after a failed publish: %+v", st.Kafka)
+	}
+	st = wait("broker error", func(st Status) bool { return st.Kafka.LastError != nil && st.Kafka.LastError.Op != "publish" })
 	if e := st.Kafka.LastError; e.Topic != "test.status.v1" || e.Group != "svc.test.status.v1" || e.Error == "" || e.Time.Before(outage.Add(-time.Second)) {
 		t.Errorf("last broker error: %+v", e)
 	}
