@@ -87,7 +87,8 @@ func Setup(ctx context.Context, service string, cfg Config) (*Telemetry, error) 
 	t.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
 	// A ratio of 0 starts no new traces but still follows sampled parents (ParentBased), so a
-	// caller who sends a sampled traceparent is traced end to end.
+	// trace the edge sampled is followed through every service. The edge follows a caller's
+	// traceparent only from a trusted proxy; from anyone else it starts its own trace.
 	ratio := cfg.SampleRatio
 	if ratio < 0 || ratio > 1 {
 		ratio = 1

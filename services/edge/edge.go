@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"github.com/chainintel/chainintel/libs/chains"
@@ -102,10 +103,24 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	return s.Run(ctx, a.Traced(s))
 }
 
-// Traced is the public handler as Run serves it: wrapped in a server span per request.
+// Traced is the public handler as Run serves it: wrapped in a server span per request. A
+// request's trace context (traceparent, tracestate, baggage) is followed only from a trusted
+// proxy (EDGE_TRUSTED_PROXIES, the ingress, which decides what its callers may send): from
+// anyone else the edge starts a new trace under its own sample ratio, linked to the caller's,
+// and drops the caller's baggage. Otherwise any caller could have its calls traced through every
+// service whatever the operator's ratio (the services follow a sampled parent), and place spans
+// in traces it names.
 func (a *Assembly) Traced(s *service.Service) http.Handler {
-	return otelhttp.NewHandler(a.Handler, "edge", otelhttp.WithTracerProvider(s.Tel.TracerProvider),
+	public := func(r *http.Request) bool { return !edgehttp.PeerTrusted(r, a.trusted) }
+	h := otelhttp.NewHandler(a.Handler, "edge", otelhttp.WithTracerProvider(s.Tel.TracerProvider),
+		otelhttp.WithPublicEndpointFn(public),
 		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return r.Method + " " + r.Pattern }))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if public(r) {
+			r.Header.Del("Baggage")
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // connectRedis connects to Redis without making it a readiness dependency: the edge keeps
@@ -140,6 +155,8 @@ type Assembly struct {
 	retention  time.Duration
 	hourlyKeep time.Duration
 	log        *slog.Logger
+	// trusted are the proxies whose X-Forwarded-For and trace context are believed.
+	trusted []netip.Prefix
 }
 
 // Assemble builds the edge over a database pool, Redis and a usage-event publisher.
@@ -154,7 +171,8 @@ func Assemble(cfg Config, s *service.Service, pool *pgxpool.Pool, rdb redis.Univ
 	}
 	meter := s.Tel.Meter()
 	store := usage.NewStore(pool)
-	a := &Assembly{Tiers: table, Usage: store, store: store, retention: cfg.UsageDedupRetention, hourlyKeep: cfg.UsageHourlyRetention, log: s.Log}
+	a := &Assembly{Tiers: table, Usage: store, store: store, retention: cfg.UsageDedupRetention, hourlyKeep: cfg.UsageHourlyRetention, log: s.Log,
+		trusted: trusted}
 	a.Verifier = keys.NewVerifier(keys.NewStore(pool), keys.VerifierOptions{
 		LocalTTL: cfg.KeyLocalTTL, RedisTTL: cfg.KeyCacheTTL, Redis: rdb, Log: s.Log})
 	a.Limiter = ratelimit.New(rdb, ratelimit.Options{Timeout: cfg.LimiterTimeout, FallbackFor: cfg.LimiterFallback,

@@ -183,24 +183,39 @@ func TestWebSocketUpgradeProxiedAfterAuth(t *testing.T) {
 	}
 }
 
-// The edge's server span is the parent of the service's: its trace context goes upstream, in
-// the trace the client started.
+// The edge's server span is the parent of the service's. A trusted proxy's trace context is
+// followed: the service's span is in the trace the proxy named, with the caller's baggage. Any
+// other caller's is not: the edge starts a trace of its own (linked, not parented) and drops the
+// caller's baggage, so a caller cannot have itself traced through every service.
 func TestTraceContextReachesServices(t *testing.T) {
-	e := newEdge(t, edgeOpts{noConsume: true})
-	k, _ := e.key(t, edge.KeySpec{Tier: "basic"})
 	const clientTrace = "4bf92f3577b34da6a3ce929d0e0e4736"
-	r := httptest.NewRequest("GET", "/tx/0xabc", nil)
-	r.Header.Set("API-Key", k)
-	r.Header.Set("traceparent", "00-"+clientTrace+"-00f067aa0ba902b7-01")
-	w := httptest.NewRecorder()
-	e.Traced(e.svc).ServeHTTP(w, r)
-	var echo map[string]string
-	if err := json.Unmarshal(w.Body.Bytes(), &echo); err != nil || w.Code != 200 {
-		t.Fatalf("%d %s", w.Code, w.Body)
-	}
-	tp := echo["traceparent"]
-	if !strings.HasPrefix(tp, "00-"+clientTrace+"-") || strings.Contains(tp, "00f067aa0ba902b7") {
-		t.Fatalf("service saw traceparent %q, want the client's trace with the edge's span as parent", tp)
+	for _, c := range []struct {
+		name    string
+		trusted []string
+		follow  bool
+	}{
+		{"from a trusted proxy", []string{"192.0.2.0/24"}, true}, // httptest.NewRequest's peer is 192.0.2.1
+		{"from anyone else", nil, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEdge(t, edgeOpts{noConsume: true, tune: func(cfg *edge.Config) { cfg.TrustedProxies = c.trusted }})
+			k, _ := e.key(t, edge.KeySpec{Tier: "basic"})
+			r := httptest.NewRequest("GET", "/tx/0xabc", nil)
+			r.Header.Set("API-Key", k)
+			r.Header.Set("traceparent", "00-"+clientTrace+"-00f067aa0ba902b7-01")
+			r.Header.Set("baggage", "tenant=caller")
+			w := httptest.NewRecorder()
+			e.Traced(e.svc).ServeHTTP(w, r)
+			var echo map[string]string
+			if err := json.Unmarshal(w.Body.Bytes(), &echo); err != nil || w.Code != 200 {
+				t.Fatalf("%d %s", w.Code, w.Body)
+			}
+			tp, bag := echo["traceparent"], echo["baggage"]
+			followed := strings.HasPrefix(tp, "00-"+clientTrace+"-")
+			if followed != c.follow || strings.Contains(tp, "00f067aa0ba902b7") || (bag == "tenant=caller") != c.follow {
+				t.Fatalf("service saw traceparent %q baggage %q; following the caller's context: %v", tp, bag, c.follow)
+			}
+		})
 	}
 }
 

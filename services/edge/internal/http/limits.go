@@ -140,6 +140,19 @@ func budgetAddr(a netip.Addr) string {
 	return p.String()
 }
 
+// PeerTrusted reports whether the request's direct peer is one of the trusted proxies.
+func PeerTrusted(r *http.Request, trusted []netip.Prefix) bool {
+	if len(trusted) == 0 {
+		return false
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	peer, err := netip.ParseAddr(host)
+	return err == nil && isTrusted(peer.Unmap(), trusted)
+}
+
 func isTrusted(a netip.Addr, trusted []netip.Prefix) bool {
 	for _, p := range trusted {
 		if p.Contains(a) {
