@@ -312,11 +312,13 @@ type IntelChainUsage struct {
 	Count int64 `json:"count"`
 }
 
-// IntelUsage answers the intelligence lookups (calls to routes the intelligence service owns)
-// of the caller's billing entity in the current billing period. Metering records route
-// patterns, not the chain a call named, so chainUsage is null (the public schema allows it);
-// totalLimit is the period's included credits (the greatest tier used in it, as billed), the only
-// allowance that bounds those lookups.
+// IntelUsage answers the intelligence lookups of the caller's billing entity in the current
+// billing period, in credits: totalCount is the credits its calls to routes the intelligence
+// service owns were charged (a batch of n addresses counts as its n lookups, a refused call as
+// none), in the unit of totalLimit, the period's included credits (the greatest tier used in it,
+// as billed), the only allowance that bounds those lookups; so totalLimit - totalCount is never
+// read across units. Metering records route patterns, not the chain a call named, so chainUsage
+// is null (the public schema allows it).
 func (a Analytics) IntelUsage() http.Handler {
 	intel := map[string]bool{}
 	for _, rt := range a.Routes {
@@ -350,7 +352,7 @@ func (a Analytics) IntelUsage() http.Handler {
 		}
 		for _, row := range rows {
 			if intel[row.Route] {
-				out.TotalCount += row.Calls
+				out.TotalCount += row.Credits
 			}
 		}
 		writeJSON(w, out)

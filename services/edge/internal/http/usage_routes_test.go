@@ -113,9 +113,15 @@ func TestIntelUsage(t *testing.T) {
 	f := usageFixture()
 	f.rows = append(f.rows, usage.HourRoute{Hour: time.Date(2026, 2, 28, 23, 0, 0, 0, time.UTC),
 		Route: "/intelligence/address/{address}", Calls: 100, Credits: 100})
+	// A batch of 250 addresses is one call charged 250 credits; a refused lookup, a call charged
+	// nothing: totalCount is credits, as totalLimit is.
+	f.rows = append(f.rows, usage.HourRoute{Hour: time.Date(2026, 3, 10, 11, 0, 0, 0, time.UTC),
+		Route: "/intelligence/address/batch", Calls: 1, Credits: 250},
+		usage.HourRoute{Hour: time.Date(2026, 3, 10, 11, 0, 0, 0, time.UTC),
+			Route: "/intelligence/entity/{entity}", Calls: 3, Credits: 0})
 	a := Analytics{Usage: f, Tiers: tiers.Default(), Routes: routes.Table, Now: func() time.Time { return now }}
 	code, body := serveAs(t, a.IntelUsage(), "/subscription/intel-usage?unknown=1")
-	want := `{"totalCount":5,"totalLimit":100000,"chainUsage":null,"periodStart":"2026-03-01T00:00:00Z"}`
+	want := `{"totalCount":255,"totalLimit":100000,"chainUsage":null,"periodStart":"2026-03-01T00:00:00Z"}`
 	if code != 200 || body != want {
 		t.Errorf("got %d %s\nwant 200 %s", code, body, want)
 	}
