@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/chainintel/chainintel/libs/chains"
@@ -33,6 +34,7 @@ import (
 	"github.com/chainintel/chainintel/services/edge/tiers"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
+	"github.com/rs/cors"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"golang.org/x/sync/semaphore"
 )
@@ -292,7 +294,31 @@ func Handler(cfg Config, s *service.Service, verifier edgehttp.KeyVerifier, fail
 	if err != nil {
 		return nil, fmt.Errorf("edge handler: %w", err)
 	}
-	return names.Wrap(h), nil
+	return withCORS(cfg.CORSOrigins, names.Wrap(h)), nil
+}
+
+// withCORS answers browsers' CORS for the origins given (none: h unchanged). A preflight is
+// answered here, before authentication (browsers send it without the API-Key header) and without
+// a charge; an actual call carries Access-Control-Allow-Origin and exposes the rate-limit and
+// credit headers. Credentials (cookies) are never allowed: the API authenticates by API-Key.
+func withCORS(origins []string, h http.Handler) http.Handler {
+	var list []string
+	for _, o := range origins {
+		if o = strings.TrimSpace(o); o != "" {
+			list = append(list, o)
+		}
+	}
+	if len(list) == 0 {
+		return h
+	}
+	return cors.New(cors.Options{
+		AllowedOrigins: list,
+		AllowedMethods: []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete},
+		AllowedHeaders: []string{"API-Key", "Content-Type"},
+		ExposedHeaders: []string{"Retry-After", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset",
+			"X-Credits-Used", "X-Credits-Period-Used", "X-Credits-Period-Limit"},
+		MaxAge: 600,
+	}).Handler(h)
 }
 
 var _ metering.Publisher = (*eventbus.Publisher)(nil)

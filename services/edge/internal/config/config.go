@@ -75,6 +75,9 @@ type Config struct {
 	// TrustedProxies are CIDRs of proxies (the ingress) whose X-Forwarded-For is believed when
 	// deriving a client's IP; empty trusts none and uses the connection's peer address.
 	TrustedProxies []string `env:"TRUSTED_PROXIES" envSeparator:","`
+	// CORSOrigins are the browser origins (scheme://host[:port], or * for any) allowed to call
+	// the API from a page; empty answers no CORS (browsers then refuse cross-origin calls).
+	CORSOrigins []string `env:"CORS_ORIGINS" envSeparator:","`
 	// LimiterTimeout bounds a rate-limit decision in Redis; LimiterFallback is how long the
 	// edge limits in process after Redis failed before trying Redis again.
 	LimiterTimeout  time.Duration `env:"LIMITER_TIMEOUT" envDefault:"100ms"`
@@ -152,6 +155,9 @@ func (c Config) validateLimits(p *config.Problems) {
 	if _, err := ParseCIDRs(c.TrustedProxies); err != nil {
 		p.Addf("EDGE_TRUSTED_PROXIES: %v", err)
 	}
+	if err := CheckOrigins(c.CORSOrigins); err != nil {
+		p.Addf("EDGE_CORS_ORIGINS: %v", err)
+	}
 	if c.LimiterTimeout <= 0 || c.LimiterFallback <= 0 || c.LimiterLeaseTTL <= 0 {
 		p.Addf("EDGE_LIMITER_TIMEOUT, EDGE_LIMITER_FALLBACK and EDGE_LIMITER_LEASE_TTL must be positive")
 	}
@@ -192,6 +198,22 @@ func ParseCIDRs(list []string) ([]netip.Prefix, error) {
 		out = append(out, p.Masked())
 	}
 	return out, nil
+}
+
+// CheckOrigins checks EDGE_CORS_ORIGINS: each entry is * or an origin, scheme://host[:port]
+// with no path, as a browser sends it in its Origin header.
+func CheckOrigins(list []string) error {
+	for _, o := range list {
+		o = strings.TrimSpace(o)
+		if o == "" || o == "*" {
+			continue
+		}
+		u, err := url.Parse(o)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" || u.RawQuery != "" || u.User != nil {
+			return fmt.Errorf("%q is not an origin such as https://app.example.com", o)
+		}
+	}
+	return nil
 }
 
 // Upstreams maps service names to their base URLs.
