@@ -109,12 +109,14 @@ func TestKafkaText(t *testing.T) {
 		{&service.KafkaStatus{Consumers: 1, LastError: e},
 			"UNREACHABLE (lag never read); last error 2026-01-02T03:04:04Z chain.transfers.v1 fetch: dial tcp: connection refused"},
 		{&service.KafkaStatus{Publishers: 1}, "ok"},
-		{&service.KafkaStatus{Publishers: 1, LastError: pe, PublishedAt: &old},
+		{&service.KafkaStatus{Publishers: 1, PublishError: pe, PublishedAt: &old},
 			"PUBLISH FAILING; last error 2026-01-02T03:04:04Z usage.events.v1 publish: dial tcp: connection refused"},
-		{&service.KafkaStatus{Publishers: 1, LastError: pe, PublishedAt: &now},
+		{&service.KafkaStatus{Publishers: 1, PublishError: pe, PublishedAt: &now},
 			"ok; last error 2026-01-02T03:04:04Z usage.events.v1 publish: dial tcp: connection refused"},
-		{&service.KafkaStatus{Consumers: 1, Publishers: 1, LastError: pe},
+		{&service.KafkaStatus{Consumers: 1, Publishers: 1, PublishError: pe},
 			"starting, PUBLISH FAILING; last error 2026-01-02T03:04:04Z usage.events.v1 publish: dial tcp: connection refused"},
+		{&service.KafkaStatus{Consumers: 1, Publishers: 1, LastError: e, PublishError: pe},
+			"UNREACHABLE (lag never read), PUBLISH FAILING; last error 2026-01-02T03:04:04Z chain.transfers.v1 fetch: dial tcp: connection refused"},
 	} {
 		if got := kafkaText(c.k, now); got != c.want {
 			t.Errorf("kafkaText(%+v) = %q, want %q", c.k, got, c.want)

@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/chainintel/chainintel/libs/eventbus"
 	"github.com/chainintel/chainintel/libs/promscrape"
 	"github.com/chainintel/chainintel/libs/service"
 )
@@ -291,37 +292,44 @@ func chainText(cs map[string]ChainPosition) string {
 
 // kafkaText is what the consumers and publishers of a service know of the brokers: "-" without
 // either, the consumers' lag reads' state (the brokers unreachable when the oldest is over a
-// minute old, or when none was made yet after an error), PUBLISH FAILING when the newest publish
-// failed, and the last broker error, if any.
+// minute old, or when none was made yet after an error), PUBLISH FAILING when the publishers'
+// newest write failed, and the newest broker error, if any.
 func kafkaText(k *service.KafkaStatus, now time.Time) string {
 	if k == nil {
 		return "-"
 	}
-	s := "ok"
+	var states []string
 	switch {
 	case k.Consumers == 0:
 	case k.LagReadAt != nil && now.Sub(*k.LagReadAt) > staleAfter:
-		s = fmt.Sprintf("UNREACHABLE (lag last read %s ago)", now.Sub(*k.LagReadAt).Round(time.Second))
-	case k.LagReadAt == nil && k.LastError != nil && k.LastError.Op != "publish":
-		s = "UNREACHABLE (lag never read)"
+		states = append(states, fmt.Sprintf("UNREACHABLE (lag last read %s ago)", now.Sub(*k.LagReadAt).Round(time.Second)))
+	case k.LagReadAt == nil && k.LastError != nil:
+		states = append(states, "UNREACHABLE (lag never read)")
 	case k.LagReadAt == nil:
-		s = "starting"
+		states = append(states, "starting")
 	}
-	e := k.LastError
-	if e != nil && e.Op == "publish" && (k.PublishedAt == nil || e.Time.After(*k.PublishedAt)) {
-		if s == "ok" {
-			s = "PUBLISH FAILING"
-		} else {
-			s += ", PUBLISH FAILING"
-		}
+	pe := k.PublishError
+	if pe != nil && (k.PublishedAt == nil || pe.Time.After(*k.PublishedAt)) {
+		states = append(states, "PUBLISH FAILING")
 	}
-	if e != nil {
+	s := "ok"
+	if len(states) > 0 {
+		s = strings.Join(states, ", ")
+	}
+	if e := newestBrokerError(k.LastError, pe); e != nil {
 		s += fmt.Sprintf("; last error %s %s %s: %s", e.Time.Format(time.RFC3339), e.Topic, e.Op, e.Error)
 	}
 	if len(s) > 160 {
 		s = s[:157] + "..."
 	}
 	return s
+}
+
+func newestBrokerError(a, b *eventbus.BrokerError) *eventbus.BrokerError {
+	if b != nil && (a == nil || b.Time.After(a.Time)) {
+		return b
+	}
+	return a
 }
 
 func lastErrorText(e *service.LastError) string {

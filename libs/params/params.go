@@ -303,7 +303,7 @@ func FloatRange(q url.Values, gteName, lteName string) (gte, lte *float64, err e
 }
 
 // MaxQuotedBytes bounds a caller's value quoted back in an error message.
-const MaxQuotedBytes = 64
+const MaxQuotedBytes = 128
 
 // Trunc shortens a caller's value quoted back in an error message to its first MaxQuotedBytes
 // bytes, cut at a character's start so the message stays valid UTF-8, and marks the cut with

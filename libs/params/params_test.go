@@ -307,7 +307,8 @@ func TestTruncCutsAtACharacter(t *testing.T) {
 	if got := Trunc(short); got != short {
 		t.Fatalf("Trunc of %d bytes = %q, want it whole", MaxQuotedBytes, got)
 	}
-	// 63 ASCII bytes then a 3-byte character across the bound: the cut falls before it.
+	// ASCII up to one byte short of the bound, then a 3-byte character across it: the cut falls
+	// before the character.
 	long := strings.Repeat("a", MaxQuotedBytes-1) + "€" + "tail"
 	want := strings.Repeat("a", MaxQuotedBytes-1) + "…"
 	if got := Trunc(long); got != want || !utf8.ValidString(got) {

@@ -38,15 +38,18 @@ type KafkaStatus struct {
 	Consumers int `json:"consumers"`
 	// Publishers is how many publishers the service made (Service.Publisher).
 	Publishers int `json:"publishers,omitempty"`
-	// LastError is the newest failure to reach the brokers (a consumer's fetch or lag read, a
-	// publisher's write), however old: compare its time with LagReadAt and PublishedAt.
+	// LastError is the consumers' newest failure to reach the brokers (a fetch or a lag read),
+	// however old: compare its time with LagReadAt.
 	LastError *eventbus.BrokerError `json:"lastError,omitempty"`
+	// PublishError is the publishers' newest failure to write to the brokers (op "publish"),
+	// however old: compare its time with PublishedAt.
+	PublishError *eventbus.BrokerError `json:"publishError,omitempty"`
 	// LagReadAt is the oldest of the consumers' last successful lag reads (each reads every
 	// 10 s): older than a minute, a consumer cannot reach the brokers. Absent before every
 	// consumer read it once.
 	LagReadAt *time.Time `json:"lagReadAt,omitempty"`
 	// PublishedAt is the newest successful publish of any publisher; absent before the first.
-	// A LastError of op "publish" newer than it means the service cannot publish now.
+	// A PublishError newer than it means the service cannot publish now.
 	PublishedAt *time.Time `json:"publishedAt,omitempty"`
 }
 
@@ -93,7 +96,7 @@ func (l *consumerList) status() *KafkaStatus {
 	}
 	ks := &KafkaStatus{Consumers: len(cs), Publishers: len(ps)}
 	for _, p := range ps {
-		ks.newer(p.LastBrokerError())
+		ks.PublishError = newer(ks.PublishError, p.LastBrokerError())
 		if at := p.PublishedAt(); !at.IsZero() && (ks.PublishedAt == nil || at.After(*ks.PublishedAt)) {
 			ks.PublishedAt = &at
 		}
@@ -104,7 +107,7 @@ func (l *consumerList) status() *KafkaStatus {
 	var oldest time.Time
 	allRead := true
 	for _, c := range cs {
-		ks.newer(c.LastBrokerError())
+		ks.LastError = newer(ks.LastError, c.LastBrokerError())
 		at := c.LagReadAt()
 		if at.IsZero() {
 			allRead = false
@@ -118,11 +121,12 @@ func (l *consumerList) status() *KafkaStatus {
 	return ks
 }
 
-// newer keeps e as LastError when it is newer.
-func (ks *KafkaStatus) newer(e *eventbus.BrokerError) {
-	if e != nil && (ks.LastError == nil || e.Time.After(ks.LastError.Time)) {
-		ks.LastError = e
+// newer returns the newer of kept and e (either may be nil).
+func newer(kept, e *eventbus.BrokerError) *eventbus.BrokerError {
+	if e != nil && (kept == nil || e.Time.After(kept.Time)) {
+		return e
 	}
+	return kept
 }
 
 // LastError is the newest error-level log record of a service.

@@ -88,7 +88,7 @@ func Setup(ctx context.Context, service string, cfg Config) (*Telemetry, error) 
 
 	// A ratio of 0 starts no new traces but still follows sampled parents (ParentBased), so a
 	// trace the edge sampled is followed through every service. The edge follows a caller's
-	// traceparent only from a trusted proxy; from anyone else it starts its own trace.
+	// traceparent only from EDGE_TRACE_TRUSTED_PROXIES; from anyone else it starts its own trace.
 	ratio := cfg.SampleRatio
 	if ratio < 0 || ratio > 1 {
 		ratio = 1

@@ -106,14 +106,14 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 }
 
 // Traced is the public handler as Run serves it: wrapped in a server span per request. A
-// request's trace context (traceparent, tracestate, baggage) is followed only from a trusted
-// proxy (EDGE_TRUSTED_PROXIES, the ingress, which decides what its callers may send): from
+// request's trace context (traceparent, tracestate, baggage) is followed only from a peer of
+// EDGE_TRACE_TRUSTED_PROXIES (a proxy that sets those headers itself; none by default): from
 // anyone else the edge starts a new trace under its own sample ratio, linked to the caller's,
-// and drops the caller's baggage. Otherwise any caller could have its calls traced through every
-// service whatever the operator's ratio (the services follow a sampled parent), and place spans
-// in traces it names.
+// and drops the caller's baggage (the proxy drops every caller propagation header and sends the
+// edge's). Otherwise any caller could have its calls traced through every service whatever the
+// operator's ratio (the services follow a sampled parent), and place spans in traces it names.
 func (a *Assembly) Traced(s *service.Service) http.Handler {
-	public := func(r *http.Request) bool { return !edgehttp.PeerTrusted(r, a.trusted) }
+	public := func(r *http.Request) bool { return !edgehttp.PeerTrusted(r, a.traceTrusted) }
 	h := otelhttp.NewHandler(a.Handler, "edge", otelhttp.WithTracerProvider(s.Tel.TracerProvider),
 		otelhttp.WithPublicEndpointFn(public),
 		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return r.Method + " " + r.Pattern }))
@@ -157,8 +157,8 @@ type Assembly struct {
 	retention  time.Duration
 	hourlyKeep time.Duration
 	log        *slog.Logger
-	// trusted are the proxies whose X-Forwarded-For and trace context are believed.
-	trusted []netip.Prefix
+	// traceTrusted are the peers whose trace context is followed (EDGE_TRACE_TRUSTED_PROXIES).
+	traceTrusted []netip.Prefix
 }
 
 // Assemble builds the edge over a database pool, Redis and a usage-event publisher.
@@ -171,10 +171,14 @@ func Assemble(cfg Config, s *service.Service, pool *pgxpool.Pool, rdb redis.Univ
 	if err != nil {
 		return nil, err
 	}
+	traceTrusted, err := config.ParseCIDRs(cfg.TraceTrustedProxies)
+	if err != nil {
+		return nil, err
+	}
 	meter := s.Tel.Meter()
 	store := usage.NewStore(pool)
 	a := &Assembly{Tiers: table, Usage: store, store: store, retention: cfg.UsageDedupRetention, hourlyKeep: cfg.UsageHourlyRetention, log: s.Log,
-		trusted: trusted}
+		traceTrusted: traceTrusted}
 	a.Verifier = keys.NewVerifier(keys.NewStore(pool), keys.VerifierOptions{
 		LocalTTL: cfg.KeyLocalTTL, RedisTTL: cfg.KeyCacheTTL, Redis: rdb, Log: s.Log})
 	a.Limiter = ratelimit.New(rdb, ratelimit.Options{Timeout: cfg.LimiterTimeout, FallbackFor: cfg.LimiterFallback,

@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/chainintel/chainintel/libs v0.0.0
 	github.com/jackc/pgx/v5 v5.12.0
+	github.com/rs/cors v1.11.1
 	go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp v0.72.0
 	go.opentelemetry.io/otel/trace v1.47.0
 	golang.org/x/net v0.61.0
@@ -13,7 +14,6 @@ require (
 
 require (
 	github.com/go-redis/redis_rate/v10 v10.0.1 // indirect
-	github.com/rs/cors v1.11.1 // indirect
 	golang.org/x/time v0.16.0 // indirect
 )
 
@@ -51,7 +51,7 @@ require (
 	github.com/mattn/go-isatty v0.0.24 // indirect
 	github.com/mfridman/interpolate v0.0.2 // indirect
 	github.com/modern-go/concurrent v0.0.0-20180306012644-bacd9c7ef1dd // indirect
-	github.com/modern-go/reflect2 v1.0.3-0.20250322232337-35a7c28c31ee // indirect
+	github.com/modern-go/reflect2 v1.0.2 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/pelletier/go-toml/v2 v2.2.4 // indirect
 	github.com/pierrec/lz4/v4 v4.1.33 // indirect

@@ -80,7 +80,7 @@ func newBackend(t testing.TB) *backend {
 			panic(http.ErrAbortHandler) // the server drops the connection
 		}
 		w.WriteHeader(status)
-		_ = json.NewEncoder(w).Encode(map[string]string{"path": r.URL.Path, "user": id.UserID, "apiKey": r.Header.Get("API-Key"), "traceparent": r.Header.Get("traceparent"), "baggage": r.Header.Get("baggage")})
+		_ = json.NewEncoder(w).Encode(map[string]string{"path": r.URL.Path, "user": id.UserID, "apiKey": r.Header.Get("API-Key"), "traceparent": r.Header.Get("traceparent"), "baggage": r.Header.Get("baggage"), "tracestate": r.Header.Get("tracestate")})
 	}))
 	t.Cleanup(func() {
 		select {

@@ -194,26 +194,31 @@ func TestTraceContextReachesServices(t *testing.T) {
 		trusted []string
 		follow  bool
 	}{
-		{"from a trusted proxy", []string{"192.0.2.0/24"}, true}, // httptest.NewRequest's peer is 192.0.2.1
+		{"from a proxy trusted with traces", []string{"192.0.2.0/24"}, true}, // httptest.NewRequest's peer is 192.0.2.1
 		{"from anyone else", nil, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			e := newEdge(t, edgeOpts{noConsume: true, tune: func(cfg *edge.Config) { cfg.TrustedProxies = c.trusted }})
+			e := newEdge(t, edgeOpts{noConsume: true, tune: func(cfg *edge.Config) {
+				cfg.TraceTrustedProxies = c.trusted
+				cfg.TrustedProxies = []string{"192.0.2.0/24"} // trusted for addresses, not for traces
+			}})
 			k, _ := e.key(t, edge.KeySpec{Tier: "basic"})
 			r := httptest.NewRequest("GET", "/tx/0xabc", nil)
 			r.Header.Set("API-Key", k)
 			r.Header.Set("traceparent", "00-"+clientTrace+"-00f067aa0ba902b7-01")
 			r.Header.Set("baggage", "tenant=caller")
+			r.Header.Set("tracestate", "vendor=caller")
 			w := httptest.NewRecorder()
 			e.Traced(e.svc).ServeHTTP(w, r)
 			var echo map[string]string
 			if err := json.Unmarshal(w.Body.Bytes(), &echo); err != nil || w.Code != 200 {
 				t.Fatalf("%d %s", w.Code, w.Body)
 			}
-			tp, bag := echo["traceparent"], echo["baggage"]
+			tp, bag, ts := echo["traceparent"], echo["baggage"], echo["tracestate"]
 			followed := strings.HasPrefix(tp, "00-"+clientTrace+"-")
-			if followed != c.follow || strings.Contains(tp, "00f067aa0ba902b7") || (bag == "tenant=caller") != c.follow {
-				t.Fatalf("service saw traceparent %q baggage %q; following the caller's context: %v", tp, bag, c.follow)
+			if followed != c.follow || strings.Contains(tp, "00f067aa0ba902b7") || (bag == "tenant=caller") != c.follow ||
+				(ts == "vendor=caller") != c.follow {
+				t.Fatalf("service saw traceparent %q tracestate %q baggage %q; following the caller's context: %v", tp, ts, bag, c.follow)
 			}
 		})
 	}

@@ -75,6 +75,11 @@ type Config struct {
 	// TrustedProxies are CIDRs of proxies (the ingress) whose X-Forwarded-For is believed when
 	// deriving a client's IP; empty trusts none and uses the connection's peer address.
 	TrustedProxies []string `env:"TRUSTED_PROXIES" envSeparator:","`
+	// TraceTrustedProxies are CIDRs of peers whose trace context (traceparent, tracestate,
+	// baggage) the edge follows; empty follows none. Apart from TrustedProxies because an
+	// ingress that forwards a client's address faithfully usually passes the client's trace
+	// headers through unchanged as well: trust here only a proxy that sets them itself.
+	TraceTrustedProxies []string `env:"TRACE_TRUSTED_PROXIES" envSeparator:","`
 	// CORSOrigins are the browser origins (scheme://host[:port], or * for any) allowed to call
 	// the API from a page; empty answers no CORS (browsers then refuse cross-origin calls).
 	CORSOrigins []string `env:"CORS_ORIGINS" envSeparator:","`
@@ -154,6 +159,9 @@ func (c Config) validateLimits(p *config.Problems) {
 	}
 	if _, err := ParseCIDRs(c.TrustedProxies); err != nil {
 		p.Addf("EDGE_TRUSTED_PROXIES: %v", err)
+	}
+	if _, err := ParseCIDRs(c.TraceTrustedProxies); err != nil {
+		p.Addf("EDGE_TRACE_TRUSTED_PROXIES: %v", err)
 	}
 	if err := CheckOrigins(c.CORSOrigins); err != nil {
 		p.Addf("EDGE_CORS_ORIGINS: %v", err)

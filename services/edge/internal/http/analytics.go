@@ -314,7 +314,7 @@ type IntelChainUsage struct {
 
 // IntelUsage answers the intelligence lookups of the caller's billing entity in the current
 // billing period, in credits: totalCount is the credits its calls to routes the intelligence
-// service owns were charged (a batch of n addresses counts as its n lookups, a refused call as
+// service owns were charged (each route's weight times its addresses or rows; a refused call
 // none), in the unit of totalLimit, the period's included credits (the greatest tier used in it,
 // as billed), the only allowance that bounds those lookups; so totalLimit - totalCount is never
 // read across units. Metering records route patterns, not the chain a call named, so chainUsage

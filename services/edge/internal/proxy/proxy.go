@@ -91,6 +91,13 @@ func New(o Options) (http.Handler, error) {
 				o.Signer.SignWithKey(h, id, key, time.Now())
 			}
 			if o.Propagator != nil {
+				// Only the edge's own context goes upstream: what the caller sent under the
+				// propagator's names (traceparent, tracestate, baggage) is dropped first, since
+				// Inject writes a name only when the context has a value for it (a new root span
+				// has no tracestate) and would let the caller's through.
+				for _, f := range o.Propagator.Fields() {
+					h.Del(f)
+				}
 				o.Propagator.Inject(pr.In.Context(), propagation.HeaderCarrier(h))
 			}
 		},
