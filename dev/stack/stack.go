@@ -347,7 +347,7 @@ func (p platform) addAPIs(us *unitSet) {
 			if err := intelligence.Migrate(ctx, ic, nil); err != nil {
 				return err
 			}
-			if err := seedIntelligence(ctx, ic, p.o.Chains); err != nil {
+			if err := seedIntelligence(ctx, ic, intelligenceSeeds(p.o.EVMRPCURL == "", p.o.Chains)); err != nil {
 				return err
 			}
 			return p.republishAttributions(ctx, ic)

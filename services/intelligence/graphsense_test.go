@@ -26,6 +26,9 @@ func TestGraphSenseSamplesAnswerExchangeWallets(t *testing.T) {
 	if !containsPrefix(rep.Skipped, `exchange-wallets-binance: 25 tags on currency "BEP2"`) {
 		t.Errorf("skipped list does not report the BEP2 tags: %v", rep.Skipped[:min(5, len(rep.Skipped))])
 	}
+	if !containsPrefix(rep.Skipped, "graphsense:defi-protocols-csh: evm 0x0000000000000000000000000000000000000000 is the zero address") {
+		t.Error("skipped list does not report the zero address")
+	}
 	api := newTestAPI(t, nil, nil)
 
 	cases := []struct{ path, want string }{
@@ -48,6 +51,10 @@ func TestGraphSenseSamplesAnswerExchangeWallets(t *testing.T) {
 			`{"address":"TV6MuMXfmLbBqPZvBHdwFsDnQeVfnmiuSi","chain":"tron","serviceEntity":` + binanceEntity + `,
 			"serviceLabel":{"name":"binance reserve wallets USDC","address":"TV6MuMXfmLbBqPZvBHdwFsDnQeVfnmiuSi","chainType":"tron"},
 			"contract":false,"isUserAddress":false}`},
+		// The zero address, which defi-protocols-csh tags as MakerDAO's faucet, is no one's
+		// wallet: skipped, so mints and burns name no entity.
+		{"/intelligence/address/0x0000000000000000000000000000000000000000",
+			`{"address":"0x0000000000000000000000000000000000000000","chain":"ethereum","contract":false,"isUserAddress":false}`},
 		// Nothing known: the bare AddressInfo.
 		{"/intelligence/address/0x0000000000000000000000000000000000000001",
 			`{"address":"0x0000000000000000000000000000000000000001","chain":"ethereum","contract":false,"isUserAddress":false}`},

@@ -71,7 +71,7 @@ type Indexer struct {
 	tokens map[string]store.Token // published and committed
 	fresh  map[string]store.Token // discovered this round, published with it
 	pools  map[string]store.Pool
-	code   map[string]bool
+	code   codeCache
 	now    func() time.Time
 	warned map[string]time.Time // pricing id → when a transfer of it was last reported unpriced
 
@@ -97,7 +97,7 @@ func New(cfg Config, rpc *evm.Client, st *store.Store, mk *market.Model, pub Pub
 		log = slog.Default()
 	}
 	x := &Indexer{cfg: cfg, rpc: rpc, st: st, mk: mk, pub: pub, log: log.With("chain", cfg.Chain.Name),
-		tokens: map[string]store.Token{}, pools: map[string]store.Pool{}, code: map[string]bool{}, now: time.Now,
+		tokens: map[string]store.Token{}, pools: map[string]store.Pool{}, code: codeCache{}, now: time.Now,
 		warned: map[string]time.Time{}}
 	m := cfg.Meter
 	if m == nil {
@@ -510,12 +510,13 @@ func (x *Indexer) build(ctx context.Context, blocks []*evm.Decoded, reread []sto
 	if err != nil {
 		return nil, nil, err
 	}
+	var appeared []string
 	if x.cfg.ContractFlags {
-		if err := x.loadCode(ctx, blocks); err != nil {
+		if appeared, err = x.loadCode(ctx, blocks); err != nil {
 			return nil, nil, err
 		}
 	}
-	contracts, err := x.contractFacts(ctx, blocks, newTokens)
+	contracts, err := x.contractFacts(ctx, blocks, newTokens, appeared)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -594,7 +595,7 @@ func (x *Indexer) fillTransfer(t *eventsv1.Transfer, nativeID string, at time.Ti
 		}
 	}
 	t.TokenId = id
-	t.FromIsContract, t.ToIsContract = x.code[t.From], x.code[t.To]
+	t.FromIsContract, t.ToIsContract = x.code.contract(t.From), x.code.contract(t.To)
 	if p, ok := x.mk.PriceAt(id, at); ok {
 		t.HistoricalUsd = usd(t.Amount, t.TokenDecimals, p)
 	} else if id != "" {
@@ -760,17 +761,18 @@ func (x *Indexer) loadTokens(ctx context.Context, blocks []*evm.Decoded) ([]stor
 	return out, nil
 }
 
-// codeCacheLimit bounds the contract-flag cache; it is cleared when full.
-const codeCacheLimit = 500_000
-
-func (x *Indexer) loadCode(ctx context.Context, blocks []*evm.Decoded) error {
+// loadCode reads, at the round's last block, whether the parties of the blocks' transfers hold
+// code, unless the cache's answer is current. It returns the addresses where code appeared
+// after an earlier read found none (contracts created inside a call: their records are
+// published with the round).
+func (x *Indexer) loadCode(ctx context.Context, blocks []*evm.Decoded) ([]string, error) {
 	last := blocks[len(blocks)-1].Number
 	var qs []evm.BalanceQuery
 	seen := map[string]bool{}
 	for _, d := range blocks {
 		for _, t := range d.Transfers {
 			for _, a := range []string{t.From, t.To} {
-				if _, ok := x.code[a]; !ok && !seen[a] {
+				if !seen[a] && !x.code.current(a, last) {
 					seen[a] = true
 					qs = append(qs, evm.BalanceQuery{Address: common.HexToAddress(a), Block: last})
 				}
@@ -778,37 +780,35 @@ func (x *Indexer) loadCode(ctx context.Context, blocks []*evm.Decoded) error {
 		}
 	}
 	if len(qs) == 0 {
-		return nil
+		return nil, nil
 	}
 	sizes, err := x.rpc.CodeSizes(ctx, qs)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if len(x.code)+len(qs) > codeCacheLimit {
-		x.code = map[string]bool{}
-	}
+	x.code = x.code.makeRoom(len(qs), last)
+	var appeared []string
 	for i, q := range qs {
-		x.code[evm.Addr(q.Address)] = sizes[i] > 0
+		if a := evm.Addr(q.Address); x.code.set(a, last, sizes[i] > 0) {
+			appeared = append(appeared, a)
+		}
 	}
-	return nil
+	return appeared, nil
 }
 
-// contractFacts reads the code and EIP-1967 implementation slot of every contract the blocks
-// created (a creating transaction's receipt names it) and of every token first seen in them,
-// sets the creations' bytecode sizes, and returns the contracts to publish. A token whose code
-// is absent one block before its first sight was created in that block, inside a call: its
-// creation is the transaction of its first transfer, sent by the deployer to the contract that
-// created it (no traces are read, so a factory reached through another contract shows as the
-// contract the transaction called).
-func (x *Indexer) contractFacts(ctx context.Context, blocks []*evm.Decoded, newTokens []store.Token) ([]*eventsv1.Contract, error) {
+// contractCandidate is a contract whose code contractFacts reads.
+type contractCandidate struct {
+	c    *eventsv1.Contract
+	tx   *eventsv1.Transaction // the creating transaction, when it created the contract itself
+	d    *evm.Decoded
+	prev bool // also read the code one block earlier
+}
+
+// contractCandidates lists, once each, the blocks' creations, the new tokens and the addresses
+// where code appeared.
+func (x *Indexer) contractCandidates(blocks []*evm.Decoded, newTokens []store.Token, appeared []string) []contractCandidate {
 	chain := x.cfg.Chain.Name
-	type seen struct {
-		c    *eventsv1.Contract
-		tx   *eventsv1.Transaction // the creating transaction, when it created the contract itself
-		d    *evm.Decoded
-		prev bool // also read the code one block earlier
-	}
-	var cs []seen
+	var cs []contractCandidate
 	known := map[string]bool{}
 	byNumber := map[uint64]*evm.Decoded{}
 	for _, d := range blocks {
@@ -818,7 +818,7 @@ func (x *Indexer) contractFacts(ctx context.Context, blocks []*evm.Decoded, newT
 				continue
 			}
 			known[t.ContractCreated] = true
-			cs = append(cs, seen{c: &eventsv1.Contract{Chain: chain, Address: t.ContractCreated, Deployer: t.From, DeployTxHash: t.Hash}, tx: t, d: d})
+			cs = append(cs, contractCandidate{c: &eventsv1.Contract{Chain: chain, Address: t.ContractCreated, Deployer: t.From, DeployTxHash: t.Hash}, tx: t, d: d})
 		}
 	}
 	for _, tk := range newTokens {
@@ -827,8 +827,29 @@ func (x *Indexer) contractFacts(ctx context.Context, blocks []*evm.Decoded, newT
 			continue
 		}
 		known[tk.Address] = true
-		cs = append(cs, seen{c: &eventsv1.Contract{Chain: chain, Address: tk.Address}, d: d, prev: d.Number > 0})
+		cs = append(cs, contractCandidate{c: &eventsv1.Contract{Chain: chain, Address: tk.Address}, d: d, prev: d.Number > 0})
 	}
+	last := blocks[len(blocks)-1]
+	for _, a := range appeared {
+		if !known[a] {
+			known[a] = true
+			cs = append(cs, contractCandidate{c: &eventsv1.Contract{Chain: chain, Address: a}, d: last})
+		}
+	}
+	return cs
+}
+
+// contractFacts reads the code and EIP-1967 implementation slot of every contract the blocks
+// created (a creating transaction's receipt names it), of every token first seen in them and of
+// every address where code appeared since an earlier read found none, sets the creations'
+// bytecode sizes, and returns the contracts to publish. A token whose code is absent one block
+// before its first sight was created in that block, inside a call: its creation is the
+// transaction of its first transfer, sent by the deployer to the contract that created it (no
+// traces are read, so a factory reached through another contract shows as the contract the
+// transaction called). An address where code appeared is published at the round's last block,
+// without its creation.
+func (x *Indexer) contractFacts(ctx context.Context, blocks []*evm.Decoded, newTokens []store.Token, appeared []string) ([]*eventsv1.Contract, error) {
+	cs := x.contractCandidates(blocks, newTokens, appeared)
 	if len(cs) == 0 {
 		return nil, nil
 	}
@@ -856,7 +877,7 @@ func (x *Indexer) contractFacts(ctx context.Context, blocks []*evm.Decoded, newT
 		if s.tx != nil {
 			s.tx.BytecodeSize = uint32(len(r.Code))
 		}
-		x.code[s.c.Address] = len(r.Code) > 0
+		x.code.set(s.c.Address, s.d.Number, len(r.Code) > 0)
 		if len(r.Code) == 0 {
 			continue // a failed creation, or an address without code
 		}

@@ -20,7 +20,8 @@ type Batch struct {
 	Tags     []attribution.Tag
 	Claims   []Claim
 	// Skipped lists records left out (an unsupported currency, an invalid address in a
-	// third-party pack); curated files are rejected whole instead.
+	// third-party pack; in any format, a claim on an address that is no one's wallet); curated
+	// files with an invalid record are rejected whole instead.
 	Skipped []string
 	// Conflicts lists addresses claimed by two entities within the batch, and which one won.
 	Conflicts []Conflict
@@ -84,6 +85,35 @@ func normalizeAddress(chainType, chain, addr string) (chains.Type, string, error
 		return "", "", err
 	}
 	return t, n, nil
+}
+
+// notWallets are addresses no one holds a key to that transfers name all the time: the zero
+// address, the other side of every token mint and burn, and the customary burn address. A
+// claim on one would attribute every mint or burn to its entity (a GraphSense pack tags the zero
+// address as MakerDAO's faucet), so every import format skips them, listing each in Skipped.
+// Migration 00015 removes the claims imported before.
+var notWallets = map[string]string{
+	attribution.Key(string(chains.TypeEVM), "0x0000000000000000000000000000000000000000"): "the zero address (the other side of every mint and burn)",
+	attribution.Key(string(chains.TypeEVM), "0x000000000000000000000000000000000000dead"): "the burn address 0x…dEaD",
+}
+
+// NotWallet says why an address (normalised) is no one's wallet, or false when it may be one.
+func NotWallet(chainType, addr string) (string, bool) {
+	why, ok := notWallets[attribution.Key(chainType, addr)]
+	return why, ok
+}
+
+// dropNotWallets leaves out the claims on notWallets, listing each in Skipped.
+func (b *Batch) dropNotWallets() {
+	out := b.Claims[:0]
+	for _, c := range b.Claims {
+		if why, ok := NotWallet(c.ChainType, c.Address); ok {
+			b.Skipped = append(b.Skipped, fmt.Sprintf("%s: %s %s is %s, no one's wallet; not attributed", b.Source, c.ChainType, c.Address, why))
+			continue
+		}
+		out = append(out, c)
+	}
+	b.Claims = out
 }
 
 // dedupe keeps one claim per address (the most confident; the first on a tie), merging tags,

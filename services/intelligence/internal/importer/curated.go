@@ -117,6 +117,7 @@ func parseCuratedJSON(r io.Reader, source string) (Batch, error) {
 	if err := p.err("curated JSON"); err != nil {
 		return Batch{}, err
 	}
+	b.dropNotWallets()
 	b.dedupe()
 	return b, nil
 }
@@ -298,6 +299,7 @@ func parseCuratedCSV(r io.Reader, source string) (Batch, error) {
 	if err := p.err("curated CSV"); err != nil {
 		return Batch{}, err
 	}
+	b.dropNotWallets()
 	b.dedupe()
 	return b, nil
 }

@@ -257,6 +257,7 @@ func ParseGraphSenseTagPack(r io.Reader, name string) (Batch, error) {
 	for _, id := range ids {
 		b.Tags = append(b.Tags, usedTags[id])
 	}
+	b.dropNotWallets()
 	b.dedupe()
 	return b, nil
 }

@@ -1,11 +1,15 @@
 package importer
 
 import (
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/chainintel/chainintel/libs/address"
 	"github.com/chainintel/chainintel/libs/chains"
+	"github.com/chainintel/chainintel/libs/sharedtest"
 	"github.com/chainintel/chainintel/services/intelligence/internal/attribution"
 )
 
@@ -138,4 +142,69 @@ func FuzzParseGraphSenseTagPack(f *testing.F) {
 			}
 		}
 	})
+}
+
+// The bundled GraphSense pack defi-protocols-csh tags the zero address as MakerDAO's faucet: the
+// parser skips it, saying why, and keeps the pack's other MakerDAO addresses.
+func TestGraphSenseSkipsTheZeroAddress(t *testing.T) {
+	d := sharedtest.Dir()
+	if d == "" {
+		t.Fatal("no ../shared: set CHAININTEL_SHARED")
+	}
+	fh, err := os.Open(filepath.Join(d, "data", "labels", "graphsense", "defi-protocols-csh.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	b, err := ParseGraphSenseTagPack(fh, "defi-protocols-csh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	maker := 0
+	for _, c := range b.Claims {
+		if _, ok := NotWallet(c.ChainType, c.Address); ok {
+			t.Errorf("claim on %s kept: %+v", c.Address, c)
+		}
+		if c.EntityID == "maker" {
+			maker++
+		}
+	}
+	if maker == 0 {
+		t.Error("no MakerDAO claim left")
+	}
+	want := "graphsense:defi-protocols-csh: evm 0x0000000000000000000000000000000000000000 is the zero address (the other side of every mint and burn), no one's wallet; not attributed"
+	if !slices.Contains(b.Skipped, want) {
+		t.Errorf("skipped %q\nwant it to list %q", b.Skipped, want)
+	}
+}
+
+// Curated files, JSON and CSV, skip the zero and burn addresses with a reason instead of
+// rejecting the file, and keep the other claims.
+func TestCuratedSkipsNotWallets(t *testing.T) {
+	docs := map[string]string{
+		"json": `{"entities":[{"id":"a","name":"A"}],"addresses":[
+			{"chainType":"evm","address":"0x0000000000000000000000000000000000000000","entity":"a"},
+			{"chain":"base","address":"0x000000000000000000000000000000000000dEaD","label":"burn"},
+			{"chainType":"evm","address":"0x1111111111111111111111111111111111111111","entity":"a"}]}`,
+		"csv": "chain_type,address,entity,label,confidence\n" +
+			"evm,0x0000000000000000000000000000000000000000,a,,\n" +
+			"evm,0x000000000000000000000000000000000000DEAD,,burn,\n" +
+			"evm,0x1111111111111111111111111111111111111111,a,,\n",
+	}
+	for format, doc := range docs {
+		b, err := ParseCurated(strings.NewReader(doc), "curated")
+		if err != nil {
+			t.Fatalf("%s: %v", format, err)
+		}
+		if len(b.Claims) != 1 || b.Claims[0].Address != "0x1111111111111111111111111111111111111111" {
+			t.Errorf("%s: claims %+v", format, b.Claims)
+		}
+		want := []string{
+			"curated: evm 0x0000000000000000000000000000000000000000 is the zero address (the other side of every mint and burn), no one's wallet; not attributed",
+			"curated: evm 0x000000000000000000000000000000000000dead is the burn address 0x…dEaD, no one's wallet; not attributed",
+		}
+		if !slices.Equal(b.Skipped, want) {
+			t.Errorf("%s: skipped %q\nwant %q", format, b.Skipped, want)
+		}
+	}
 }

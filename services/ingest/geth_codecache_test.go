@@ -1,0 +1,170 @@
+package ingest_test
+
+import (
+	"context"
+	"math/big"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chainintel/chainintel/libs/config"
+	"github.com/chainintel/chainintel/libs/eventbus/kafkatest"
+	"github.com/chainintel/chainintel/libs/pgstore/pgtest"
+	"github.com/chainintel/chainintel/libs/service"
+	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
+	ingest "github.com/chainintel/chainintel/services/ingest"
+	"github.com/chainintel/chainintel/services/ingest/internal/chaintest"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/ethclient"
+	"github.com/ethereum/go-ethereum/rpc"
+)
+
+// A factory whose runtime CREATE2s its calldata as init code with salt 0 (CALLDATACOPY it to
+// memory, CREATE2 with value 0), and the init code of a wallet whose runtime is one STOP.
+var (
+	create2Factory = common.FromHex("0x600f600c600039600f6000f3" + // CODECOPY the 15-byte runtime, RETURN it
+		"36600060003760003660006000f500") // CALLDATACOPY(0, 0, size); CREATE2(0, 0, size, 0); STOP
+	walletInit = common.FromHex("0x6001600c60003960016000f3" + "00") // CODECOPY the 1-byte runtime, RETURN it
+)
+
+// TestGethCounterfactualWallet pays 1 ether to the address a CREATE2 factory will deploy a
+// wallet at, has the factory deploy it (inside a call: no receipt names the contract), waits
+// until 16 blocks passed since ingest read the address without code, and pays it again: that
+// transfer is flagged toIsContract and the wallet's contract record is published with its code,
+// without a creation; the first transfer stays unflagged.
+func TestGethCounterfactualWallet(t *testing.T) {
+	url := startGeth(t)
+	ctx := context.Background()
+	rc, err := rpc.Dial(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	c := &devChain{t: t, ec: ethclient.NewClient(rc), rc: rc}
+	chainID, err := c.ec.ChainID(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.signer = types.LatestSignerForChainID(chainID)
+	var accts []common.Address
+	if err := rc.Call(&accts, "eth_accounts"); err != nil || len(accts) == 0 {
+		t.Fatalf("dev account: %v %v", accts, err)
+	}
+	sink := startCodeCacheIngest(t, url)
+
+	k, _ := crypto.ToECDSA(crypto.Keccak256([]byte("chainintel geth counterfactual")))
+	w := wallet{k, crypto.PubkeyToAddress(k.PublicKey)}
+	var h common.Hash
+	if err := rc.Call(&h, "eth_sendTransaction", map[string]any{"from": accts[0], "to": w.addr, "value": (*hexBig)(new(big.Int).Mul(big.NewInt(10), big.NewInt(1e18)))}); err != nil {
+		t.Fatal(err)
+	}
+	c.waitReceipt(h)
+	fr := c.waitReceipt(c.send(w, 0, nil, new(big.Int), create2Factory, 200_000))
+	if fr.Status != 1 {
+		t.Fatal("factory deployment failed")
+	}
+	factory := fr.ContractAddress
+	x := crypto.CreateAddress2(factory, [32]byte{}, crypto.Keccak256(walletInit))
+
+	first := c.waitReceipt(c.send(w, 1, &x, big.NewInt(1e18), nil, 21_000))
+	waitTransfer(t, sink, first.TxHash) // ingest has read x's code: none
+	if r := c.waitReceipt(c.send(w, 2, &factory, new(big.Int), walletInit, 200_000)); r.Status != 1 {
+		t.Fatal("deployment through the factory failed")
+	}
+	if code, err := c.ec.CodeAt(ctx, x, nil); err != nil || len(code) == 0 {
+		t.Fatalf("no code at %s after the factory's call: %v", x.Hex(), err)
+	}
+	// The read was at the end of the first payment's round (at most 3 blocks later, batches of
+	// 4): pay again once 16 more blocks are sealed.
+	waitHead(t, c, first.BlockNumber.Uint64()+3+16)
+	second := c.waitReceipt(c.send(w, 3, &x, big.NewInt(5e17), nil, 50_000))
+	waitTransfer(t, sink, second.TxHash)
+
+	sink.Mu.Lock()
+	defer sink.Mu.Unlock()
+	flags := map[common.Hash]bool{}
+	for _, tr := range sink.Transfers {
+		if tr.To == strings.ToLower(x.Hex()) {
+			flags[common.HexToHash(tr.TransactionHash)] = tr.ToIsContract
+		}
+	}
+	if len(flags) != 2 || flags[first.TxHash] || !flags[second.TxHash] {
+		t.Errorf("toIsContract by transaction %v; want false for %s, true for %s", flags, first.TxHash.Hex(), second.TxHash.Hex())
+	}
+	got := sink.Contracts["ethereum:"+strings.ToLower(x.Hex())]
+	if got == nil || got.Bytecode != "0x00" || got.Deployer != "" || got.DeployTxHash != "" || got.BlockNumber < second.BlockNumber.Uint64() {
+		t.Errorf("contract record of %s: %v; want code 0x00, no creation, at or after block %d", x.Hex(), got, second.BlockNumber.Uint64())
+	}
+}
+
+// startCodeCacheIngest runs ingest on the node at url with a database of its own (the package's
+// has the other geth tests' ethereum cursor) and returns the sink of what it publishes.
+func startCodeCacheIngest(t *testing.T, url string) *chaintest.Sink {
+	ctx := context.Background()
+	dbURL, drop, err := pgtest.CreateDatabase(ctx, "ingest_codecache")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(drop)
+	brokers := kafkatest.Broker(t, chaintest.Topics...)
+	sink := chaintest.StartSink(t, brokers)
+	var cfg ingest.Config
+	if err := config.Defaults(&cfg); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Base = service.Base{HTTPAddr: "127.0.0.1:0", OpsAddr: "127.0.0.1:0", LogLevel: "error", ShutdownTimeout: 10 * time.Second,
+		InternalSecret: "geth-test-internal-secret"}
+	cfg.Postgres = service.Postgres{DatabaseURL: dbURL, MaxConns: 4}
+	cfg.Kafka = service.Kafka{Brokers: brokers, Partitions: 4, ReplicationFactor: 1}
+	cfg.Mode, cfg.EVMChain, cfg.EVMRPCURL, cfg.EVMStartBlock = ingest.ModeEVM, "ethereum", url, "0"
+	cfg.EVMConfirmations, cfg.EVMBatchBlocks, cfg.EVMPollInterval, cfg.EVMMarketWait = 0, 4, 200*time.Millisecond, 100*time.Millisecond
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if err := ingest.Migrate(ctx, cfg, nil); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(runIngest(t, cfg))
+	return sink
+}
+
+// waitTransfer waits until the sink holds a transfer of transaction h.
+func waitTransfer(t *testing.T, sink *chaintest.Sink, h common.Hash) {
+	t.Helper()
+	want := strings.ToLower(h.Hex())
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		sink.Mu.Lock()
+		var found *eventsv1.Transfer
+		for _, tr := range sink.Transfers {
+			if tr.TransactionHash == want {
+				found = tr
+			}
+		}
+		sink.Mu.Unlock()
+		if found != nil {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("no transfer of %s published within 60s", want)
+}
+
+// waitHead waits until the node's head is at least n.
+func waitHead(t *testing.T, c *devChain, n uint64) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		head, err := c.ec.BlockNumber(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if head >= n {
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("head below %d after 60s", n)
+}
