@@ -126,17 +126,18 @@ func csvPrice(t *testing.T, path string, day time.Time) float64 {
 
 // A backfill of 2021 blocks after the broker lost market.prices.v1 (ingest's book holds the
 // registry but no price): the indexer asks token-analytics, whose history holds the shared
-// CSVs, for the day's prices. (b) While token-analytics answers that its imports run, the round
-// is held: nothing is published and the cursor stays; once it answers, every transfer is
-// published priced as the CSVs say for that day. (c) Thirty blocks of one day, in ten rounds,
-// cost one lookup per pricing id.
+// CSVs, for each day's prices. (b) While token-analytics answers that its imports run, the
+// round is held: nothing is published and the cursor stays; once it answers, every transfer is
+// published priced as the CSVs say for its block's day, the day after midnight too (the book's
+// point of the day before, still in force there, is not taken for it). (c) Thirty blocks
+// across two days, in ten rounds, cost one lookup per pricing id and day.
 func TestBackfillPricedFromTokenAnalytics(t *testing.T) {
 	ethCSV := sharedtest.Path(t, "data/prices/Smialku__eth-usd-max.csv")
 	usdcCSV := sharedtest.Path(t, "data/prices/BrooksIan__usdc-usd-max.csv")
 	day := time.Date(2021, 3, 1, 0, 0, 0, 0, time.UTC)
 	bs := branch("priced", 30, nil, 0)
-	for _, b := range bs {
-		b.at = day.Add(12*time.Hour).Unix() + 12*int64(b.number)
+	for _, b := range bs { // blocks 1-14 on March 1st, 15-30 on the 2nd
+		b.at = day.Add(24*time.Hour-3*time.Minute).Unix() + 12*int64(b.number)
 	}
 	sc := &scriptedChain{}
 	sc.set(bs, 30)
@@ -170,18 +171,24 @@ func TestBackfillPricedFromTokenAnalytics(t *testing.T) {
 	chaintestWait(t, func() error { return r.mk.Ready(ctx) }) // the service's own imports at start
 	drain(t, x)
 
-	ethPrice, usdcPrice := csvPrice(t, ethCSV, day), csvPrice(t, usdcCSV, day)
+	prices := map[string]map[time.Time]float64{"ethereum": {}, "usd-coin": {}}
+	for _, d := range []time.Time{day, day.Add(24 * time.Hour)} {
+		prices["ethereum"][d], prices["usd-coin"][d] = csvPrice(t, ethCSV, d), csvPrice(t, usdcCSV, d)
+	}
+	if prices["ethereum"][day] == prices["ethereum"][day.Add(24*time.Hour)] {
+		t.Fatal("the two days' ETH prices are equal: the test could not tell them apart")
+	}
 	want := expect(bs, 30, nil)
 	eventually(t, 20*time.Second, func() error {
 		if err := check(r.sink, "ethereum", want); err != nil {
 			return err
 		}
-		return checkPriced(r.sink, ethPrice, usdcPrice)
+		return checkPriced(r.sink, prices)
 	})
 	gate.mu.Lock()
 	defer gate.mu.Unlock()
-	if gate.asked["ethereum"] != 1 || gate.asked["usd-coin"] != 1 || len(gate.asked) != 2 {
-		t.Errorf("lookups by pricing id %v (%d calls), want one each for ethereum and usd-coin", gate.asked, gate.served)
+	if gate.asked["ethereum"] != 2 || gate.asked["usd-coin"] != 2 || len(gate.asked) != 2 {
+		t.Errorf("lookups by pricing id %v (%d calls), want two each (one a day) for ethereum and usd-coin", gate.asked, gate.served)
 	}
 }
 
@@ -201,14 +208,15 @@ func chaintestWait(t *testing.T, f func() error) {
 	}
 }
 
-// checkPriced checks every published transfer's USD value: its amount at the day's CSV price.
-func checkPriced(s *sink, eth, usdc float64) error {
+// checkPriced checks every published transfer's USD value: its amount at its block's day's CSV
+// price (prices by pricing id and day).
+func checkPriced(s *sink, prices map[string]map[time.Time]float64) error {
 	s.Mu.Lock()
 	defer s.Mu.Unlock()
 	for id, tr := range s.Transfers {
-		price := eth
-		if tr.TokenAddress != "" {
-			price = usdc
+		price := prices[tr.TokenId][time.UnixMilli(tr.BlockTimeMs).UTC().Truncate(24*time.Hour)]
+		if price == 0 {
+			return fmt.Errorf("transfer %s: no CSV price of %q on its block's day", id, tr.TokenId)
 		}
 		if tr.HistoricalUsd == nil {
 			return fmt.Errorf("transfer %s (%s) has no USD value", id, tr.TokenId)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sort"
 	"time"
 
 	taclient "github.com/chainintel/chainintel/services/token-analytics/client"
@@ -37,12 +38,14 @@ func (m *Model) SetSource(src Source) {
 	m.src = src
 }
 
-// Fill makes sure the book holds every point that decides the price in force for each want:
-// when it has none (no point at most MaxAge old at or before the time), it reads from the
-// source the points of the want's UTC day and of MaxAge before it, once per pricing id and
-// day (one call per day for all the ids missing then), and adds them. It returns how many
-// calls it made; an error means some wants may still lack a price the source holds, so the
-// caller must not publish them unpriced. Without a source it does nothing.
+// Fill makes sure the book holds every point that decides the price in force for each want.
+// The book is whole only where it read the source or the topic kept a stretch of history: a
+// want whose price in force in the book is missing or older than its UTC day's start (a newer
+// point of that day may be one the broker lost) has the source read for the points of that day
+// and of MaxAge before it, once per pricing id and day (one call per day for all the ids
+// missing then), which the book keeps. It returns how many calls it made; an error means some
+// wants may still lack a price the source holds, so the caller must not publish them
+// unpriced. Without a source it does nothing.
 func (m *Model) Fill(ctx context.Context, wants []Want) (int, error) {
 	m.mu.RLock()
 	src := m.src
@@ -72,8 +75,8 @@ func (m *Model) Fill(ctx context.Context, wants []Want) (int, error) {
 	return calls, nil
 }
 
-// missing groups by day the pricing ids of wants the book has no price in force for and whose
-// day's window was not read yet.
+// missing groups by day the pricing ids of wants the book has no point of their day at or
+// before their time for, and whose day's window was not read yet.
 func (m *Model) missing(wants []Want) map[time.Time][]string {
 	byDay := map[time.Time][]string{}
 	seen := map[lookKey]bool{}
@@ -85,7 +88,7 @@ func (m *Model) missing(wants []Want) map[time.Time][]string {
 		if seen[k] {
 			continue
 		}
-		if _, ok := m.PriceAt(w.ID, w.At); ok {
+		if m.pointSince(w.ID, k.day, w.At) {
 			continue
 		}
 		seen[k] = true
@@ -133,4 +136,14 @@ func (m *Model) Ready(ctx context.Context) error {
 	now := time.Now()
 	_, err := src.PriceWindow(ctx, []string{}, now, now)
 	return err
+}
+
+// pointSince reports whether the book has a point of id with from <= time <= at.
+func (m *Model) pointSince(id string, from, at time.Time) bool {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	ps := m.prices[id]
+	ms := at.UnixMilli()
+	i := sort.Search(len(ps), func(i int) bool { return ps[i].ms > ms })
+	return i > 0 && ps[i-1].ms >= from.UnixMilli()
 }

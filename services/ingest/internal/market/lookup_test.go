@@ -26,8 +26,10 @@ func (f *fakeSource) PriceWindow(_ context.Context, ids []string, from, _ time.T
 }
 
 // Fill reads a day's window (from MaxAge before the day) once per pricing id and day, only for
-// ids the book has no price in force for; an id the source has no points of stays unpriced and
-// is not asked again that day; a failed call is returned and the day asked again next time.
+// ids the book has no point of the day at or before the time for (a point of an earlier day may
+// be in force while the source has a newer one); an id the source has no points of stays
+// unpriced and is not asked again that day; a failed call is returned and the day asked again
+// next time.
 func TestFillOncePerIDAndDay(t *testing.T) {
 	d1 := time.Date(2021, 3, 1, 0, 0, 0, 0, time.UTC)
 	src := &fakeSource{pts: map[string][]taclient.PricePoint{"ethereum": {{TimeMs: d1.Add(-24 * time.Hour).UnixMilli(), Price: 1400}, {TimeMs: d1.UnixMilli(), Price: 1500}}}}
@@ -56,15 +58,24 @@ func TestFillOncePerIDAndDay(t *testing.T) {
 	if _, ok := m.PriceAt("gone", d1.Add(5*time.Hour)); ok {
 		t.Error("gone priced")
 	}
-	next := []Want{{"gone", d1.Add(30 * time.Hour)}, {"ethereum", d1.Add(30 * time.Hour)}} // ethereum: the day before's 1500 is in force
+	// The next day: the book's 1500 of the day before would be in force for ethereum, but the
+	// source may hold a newer point, so it is asked too.
+	next := []Want{{"gone", d1.Add(30 * time.Hour)}, {"ethereum", d1.Add(30 * time.Hour)}}
 	src.err = errors.New("token-analytics is unavailable")
 	if n, err := m.Fill(context.Background(), next); n != 1 || !errors.Is(err, src.err) {
 		t.Fatalf("failed call: %d %v", n, err)
 	}
 	src.err = nil
+	src.pts["ethereum"] = append(src.pts["ethereum"], taclient.PricePoint{TimeMs: d1.Add(24 * time.Hour).UnixMilli(), Price: 1600})
 	for i, want := range []int{1, 0} {
 		if n, err := m.Fill(context.Background(), next); n != want || err != nil {
 			t.Fatalf("the next day, try %d after a failed call: %d calls %v, want %d", i, n, err, want)
 		}
+	}
+	if p, ok := m.PriceAt("ethereum", d1.Add(30*time.Hour)); !ok || p != 1600 {
+		t.Errorf("ethereum the next day: %v %v, want the next day's 1600", p, ok)
+	}
+	if got := src.calls[len(src.calls)-1]; !reflect.DeepEqual(got, []string{"gone", "ethereum"}) {
+		t.Errorf("the next day's call asked %v", got)
 	}
 }
