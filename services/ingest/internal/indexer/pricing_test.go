@@ -142,6 +142,9 @@ func TestBackfillPricedFromTokenAnalytics(t *testing.T) {
 	sc := &scriptedChain{}
 	sc.set(bs, 30)
 	r := newRig(t, "ethereum", sc.handler())
+	// Every EVM chain of the catalogue is some other test's too: neither sees what the other left.
+	forgetChain(t, "ethereum")
+	t.Cleanup(func() { forgetChain(t, "ethereum") })
 	r.mk = market.New() // the broker lost the prices: the registry alone was republished
 	r.mk.SetToken("ethereum", evm.Addr(tokenAddr), "usd-coin")
 
@@ -228,4 +231,14 @@ func checkPriced(s *sink, prices map[string]map[time.Time]float64) error {
 		}
 	}
 	return nil
+}
+
+// forgetChain deletes what ingest's store holds of chain.
+func forgetChain(t *testing.T, chain string) {
+	t.Helper()
+	for _, table := range []string{"cursors", "blocks", "rebalance", "tokens", "pools", "orphaned"} {
+		if _, err := pgtest.Pool(t).Exec(context.Background(), "DELETE FROM ingest."+table+" WHERE chain = $1", chain); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
