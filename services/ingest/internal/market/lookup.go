@@ -29,7 +29,7 @@ func day(t time.Time) time.Time { return t.UTC().Truncate(24 * time.Hour) }
 
 // lookedLimit bounds the (pricing id, day) windows remembered as read; the set is cleared
 // when full (a window read again costs one more call, never a wrong price).
-const lookedLimit = 1_000_000
+const lookedLimit = 100_000
 
 // SetSource makes Fill read from src what the book misses; nil (the default) reads nothing.
 func (m *Model) SetSource(src Source) {
