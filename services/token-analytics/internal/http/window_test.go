@@ -1,89 +1,106 @@
 package http
 
 import (
+	"context"
+	"fmt"
 	"net/http"
-	"net/http/httptest"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/chainintel/chainintel/libs/chains"
 	"github.com/chainintel/chainintel/libs/httpx"
+	"github.com/chainintel/chainintel/libs/pgstore/pgtest"
 	"github.com/chainintel/chainintel/services/token-analytics/internal/app"
+	"github.com/chainintel/chainintel/services/token-analytics/internal/store"
 )
 
-// POST /internal/prices/window answers each id's points in the window, oldest first, one per
-// time (the hourly one of two at the same time); ids without points are absent; bad bodies are
-// a 400 naming the field. Whole bodies.
-func TestPriceWindow(t *testing.T) {
+// TestTopFlowCountsExactlyTimeLast: top_flow counts the transfers from exactly now - timeLast
+// on (the clock at 12:30), not from the start of that hour: the window's first, partial hour is
+// read from the transfers themselves, open and closed alike, by top_flow.sql and from the kept
+// sums (their window starts at the first whole hour; the partial hour is the request's own). Each
+// transfer's USD is a distinct power of two, so each sum names the transfers in it.
+func TestTopFlowCountsExactlyTimeLast(t *testing.T) {
 	e := newEnv(t, app.Native{})
-	day := time.Date(2021, 3, 1, 0, 0, 0, 0, time.UTC)
-	e.prices(
-		app.PricePoint{PricingID: "ethereum", Granularity: app.Daily, Time: day.Add(-24 * time.Hour), Price: 1400},
-		app.PricePoint{PricingID: "ethereum", Granularity: app.Daily, Time: day, Price: 1500},
-		app.PricePoint{PricingID: "ethereum", Granularity: app.Hourly, Time: day, Price: 1501},
-		app.PricePoint{PricingID: "ethereum", Granularity: app.Hourly, Time: day.Add(time.Hour), Price: 1510},
-		app.PricePoint{PricingID: "ethereum", Granularity: app.Daily, Time: day.Add(48 * time.Hour), Price: 1600},
-		app.PricePoint{PricingID: "usd-coin", Granularity: app.Daily, Time: day, Price: 1.001},
-	)
-	from, to := day.Add(-time.Hour).UnixMilli(), day.Add(24*time.Hour).UnixMilli()
-	body := func(ids string, from, to int64) string {
-		return `{"ids":` + ids + `,"fromMs":` + itoa(from) + `,"toMs":` + itoa(to) + `}`
+	e.tokens(app.TokenUpdate{PricingID: "alpha", Name: "Alpha", Symbol: "ALP", Deployments: []app.Deployment{{Chain: "ethereum", Address: alpha, Decimals: 18}}})
+	at := func(day, hour, minute int) time.Time { return time.Date(2026, 1, day, hour, minute, 0, 0, time.UTC) }
+	for i, when := range []time.Time{
+		at(10, 12, 29),                                 // the last minute
+		at(10, 11, 31), at(10, 11, 30), at(10, 11, 29), // after, at and before now - 1h
+		at(9, 12, 31), at(9, 12, 29), // after and before now - 24h
+		at(9, 11, 0), // in the hour before now - 24h's
+	} {
+		usd := float64(int(1) << i)
+		e.send(transfer{id: fmt.Sprintf("0xx%d_1", i), from: user1, to: user2, token: alpha, usd: usd, units: usd, at: when})
 	}
-	d := day.UnixMilli()
-	many := `["a"` + strings.Repeat(`,"a"`, app.MaxWindowIDs) + `]`
-	cases := []struct {
-		body   string
-		status int
-		want   string
-	}{
-		{body(`["ethereum","usd-coin","nope"]`, from, to), 200, `{"prices":{"ethereum":[{"timeMs":` + itoa(d) + `,"price":1501},{"timeMs":` + itoa(d+3600000) +
-			`,"price":1510}],"usd-coin":[{"timeMs":` + itoa(d) + `,"price":1.001}]}}`},
-		{body(`["nope"]`, from, to), 200, `{"prices":{}}`},
-		{body(`[]`, from, to), 200, `{"prices":{}}`},
-		{body(`["a b"]`, from, to), 400, `{"error":"ids: \"a b\" must be a pricing id such as ethereum"}`},
-		{body(many, from, to), 400, `{"error":"ids: more than 1000"}`},
-		{`{"ids":["ethereum"],"toMs":1}`, 400, `{"error":"fromMs: required (milliseconds since the epoch)"}`},
-		{`{"ids":["ethereum"],"fromMs":1}`, 400, `{"error":"toMs: required (milliseconds since the epoch)"}`},
-		{body(`["ethereum"]`, to, from), 400, `{"error":"toMs: must not be before fromMs"}`},
-		{body(`["ethereum"]`, from, from+app.MaxWindow.Milliseconds()+1), 400, `{"error":"toMs: the window from fromMs is longer than 168h"}`},
+	flows := func(v int) string {
+		return fmt.Sprintf(`[{"address":{"address":%q,"chain":"ethereum","contract":false,"isUserAddress":false},"inUSD":0,"inValue":0,"outUSD":%d,"outValue":%d},
+			{"address":{"address":%q,"chain":"ethereum","contract":false,"isUserAddress":false},"inUSD":%d,"inValue":%d,"outUSD":0,"outValue":0}]`,
+			user1, v, v, user2, v, v)
 	}
-	for _, c := range cases {
-		code, got := e.post("/internal/prices/window", c.body)
-		if code != c.status {
-			t.Fatalf("%.80s: status %d, want %d; body %s", c.body, code, c.status, got)
+	want := map[string]string{
+		"timeLast=1m": flows(1), "timeLast=30m": flows(1), "timeLast=1h": flows(1 + 2 + 4), "timeLast=90m": flows(15),
+		"timeLast=24h": flows(31), "timeLast=1438m": flows(15), "timeLast=1439m": flows(31), "timeLast=1441m": flows(63), "timeLast=25h": flows(63),
+		"timeLast=26h": flows(127), "timeLast=1s": `[]`,
+	}
+	check := func(h http.Handler) {
+		t.Helper()
+		for q, body := range want {
+			w := &env{t: t, h: h}
+			w.expect("/token/top_flow/alpha?"+q, 200, body)
+			w.expect("/token/top_flow/ethereum/"+alpha+"?"+q, 200, body)
 		}
-		sameJSON(t, c.body, got, c.want)
 	}
-}
+	check(e.h) // every hour open
 
-// Until the imports at start are done the route answers 503 with Retry-After: a point they
-// bring could still be missing.
-func TestPriceWindowWhileImporting(t *testing.T) {
-	e := newEnv(t, app.Native{})
+	// The hours before the clock's closed (flow_address_hours), then answered by top_flow.sql
+	// and from kept sums alike.
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	clock := func() time.Time { return now }
+	if _, err := store.New(pool, store.Retention(0, clock)).CloseAllHours(ctx); err != nil {
+		t.Fatal(err)
+	}
 	set, _ := chains.NewSet(nil)
-	eng := httpx.NewEngine(httpx.EngineOptions{Service: "token-analytics"})
-	svc := app.New(e.store, app.Options{})
-	Register(eng, svc, set)
-	post := func() *httptest.ResponseRecorder {
-		w := httptest.NewRecorder()
-		r := httptest.NewRequest(http.MethodPost, "/internal/prices/window", strings.NewReader(`{"ids":["ethereum"],"fromMs":0,"toMs":1}`))
-		r.Header.Set("Content-Type", "application/json")
-		eng.ServeHTTP(w, r)
-		return w
+	router := func(st *store.Store) http.Handler {
+		r := httpx.NewEngine(httpx.EngineOptions{Service: "token-analytics"})
+		Register(r, app.New(st, app.Options{Now: clock}), set)
+		return r
 	}
-	w := post()
-	if w.Code != 503 || w.Header().Get("Retry-After") != "5" {
-		t.Fatalf("importing: %d %q %s", w.Code, w.Header().Get("Retry-After"), w.Body)
+	check(router(store.New(pool, store.Retention(0, clock), store.KeepTopFlows(0, 0))))
+	kept := store.New(pool, store.Retention(0, clock), store.KeepTopFlows(1, 1<<20), store.TopFlowRebuildInterval(0))
+	kh := router(kept)
+	check(kh) // no sums kept yet: top_flow.sql
+	if _, err := kept.RefreshTopFlows(ctx); err != nil {
+		t.Fatal(err)
 	}
-	sameJSON(t, "importing", w.Body.String(), `{"error":"the token list and price imports are not finished; retry later"}`)
-	svc.MarkImported()
-	if w := post(); w.Code != 200 {
-		t.Fatalf("imported: %d %s", w.Code, w.Body)
-	} else {
-		sameJSON(t, "imported", w.Body.String(), `{"prices":{}}`)
+	before := kept.KeptTopFlowAnswers()
+	check(kh)
+	if kept.KeptTopFlowAnswers() == before {
+		t.Error("no answer came from kept sums")
 	}
 }
 
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+// TestTimeLastWithBoundsAndLimits: timeLast beside timeGte or timeLte is a 400 on top_flow and
+// volume, worded as /transfers words it; a timeLast that is not positive or over the routes'
+// 365d states that limit; a chains filter leaving out the path's contract answers [] (the
+// token exists), not a 404.
+func TestTimeLastWithBoundsAndLimits(t *testing.T) {
+	e := knownWorld(t)
+	for _, path := range []string{
+		"/token/top_flow/alpha?timeLast=1h&timeGte=1", "/token/top_flow/alpha?timeLast=1h&timeLte=1",
+		"/token/top_flow/ethereum/" + alpha + "?timeLast=1h&timeGte=1&timeLte=2",
+		"/token/volume/alpha?granularity=1h&timeLast=1d&timeGte=1", "/token/volume/alpha?granularity=1d&timeLast=7d&timeLte=1",
+	} {
+		e.expect(path, 400, `{"error":"timeLast: cannot be combined with timeGte or timeLte"}`)
+	}
+	for _, q := range []string{"0h", "-1h", "400d", "53w", "8761h"} {
+		want := fmt.Sprintf(`{"error":"timeLast: duration \"%s\" must be positive and at most 365d"}`, q)
+		e.expect("/token/top_flow/usd-coin?timeLast="+q, 400, want)
+		e.expect("/token/volume/alpha?granularity=1d&timeLast="+q, 400, want)
+	}
+	e.expect("/token/top_flow/ethereum/"+alpha+"?timeLast=1h&chains=base", 200, `[]`)
+	e.expect("/token/top_flow/ethereum/"+alpha+"?timeLast=24h&chains=base,ethereum&limit=1", 200, `[
+		{"address":{"address":"`+user1+`","chain":"ethereum","contract":false,"isUserAddress":false},"inUSD":40,"inValue":40,"outUSD":155,"outValue":155}]`)
+	e.expect("/token/top_flow/ethereum/0x00000000000000000000000000000000000000ff?timeLast=1h&chains=base", 404,
+		`{"error":"token ethereum/0x00000000000000000000000000000000000000ff: not found"}`)
+}
