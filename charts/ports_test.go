@@ -86,7 +86,8 @@ func TestHTTPPortOverrideKeepsPeerURLs(t *testing.T) {
 			}
 		}
 	}
-	for _, want := range []string{"intelligence TRANSFERS_URL", "transfers USER_LABELS_URL"} {
+	// ingest's: evm ingesters ask token-analytics for the prices the broker no longer holds.
+	for _, want := range []string{"intelligence TRANSFERS_URL", "transfers USER_LABELS_URL", "ingest TOKEN_ANALYTICS_URL"} {
 		if !found[want] {
 			t.Errorf("no default of %s found in the services' configs (found %v)", want, found)
 		}

@@ -404,6 +404,7 @@ func (p platform) addPipelines(us *unitSet) {
 	gc.Base, gc.Postgres, gc.Kafka, gc.Chains = p.base, p.pg, p.kafka, p.o.Chains
 	if p.o.EVMRPCURL != "" {
 		gc.Mode, gc.EVMRPCURL = ingest.ModeEVM, p.o.EVMRPCURL
+		gc.TokenAnalyticsURL = p.url("token-analytics") // the prices the broker no longer holds
 		if p.o.EVMChain != "" {
 			gc.EVMChain = p.o.EVMChain
 		}

@@ -28,6 +28,7 @@ import (
 	"github.com/chainintel/chainintel/services/ingest/internal/market"
 	"github.com/chainintel/chainintel/services/ingest/internal/store"
 	"github.com/chainintel/chainintel/services/ingest/migrations"
+	taclient "github.com/chainintel/chainintel/services/token-analytics/client"
 	"github.com/chainintel/chainintel/sim"
 	"github.com/gin-gonic/gin"
 )
@@ -161,6 +162,13 @@ func addIndexer(ctx context.Context, s *service.Service, cfg Config, st *store.S
 	s.OnStop("json-rpc client", func(context.Context) error { client.Close(); return nil })
 	// The registry and prices are read whole at every start: a group of its own per process.
 	mk := market.New()
+	if cfg.TokenAnalyticsURL != "" {
+		tc, err := taclient.New(cfg.TokenAnalyticsURL, s.Signer, s.Tel.TracerProvider)
+		if err != nil {
+			return fmt.Errorf("INGEST_TOKEN_ANALYTICS_URL: %w", err)
+		}
+		mk.SetSource(tc)
+	}
 	var nonce [4]byte
 	_, _ = rand.Read(nonce[:])
 	group := func(topic string) func(*eventbus.ConsumerOptions) {
@@ -177,6 +185,9 @@ func addIndexer(ctx context.Context, s *service.Service, cfg Config, st *store.S
 		Meter: s.Tel.MeterProvider.Meter("chainintel/ingest"), ProgressInterval: cfg.EVMProgressInterval,
 	}, client, st, mk, pub, s.Log)
 	s.Add(lifecycle.Part{Name: "evm indexer", Run: func(ctx context.Context) error {
+		if !waitPriceOwner(ctx, mk, s.Log) {
+			return nil
+		}
 		select {
 		case <-mk.Received():
 			// Let the rest of what is already on the topics arrive.
@@ -196,4 +207,25 @@ func addIndexer(ctx context.Context, s *service.Service, cfg Config, st *store.S
 		return idx.Run(ctx)
 	}})
 	return nil
+}
+
+// waitPriceOwner waits, with backoff, until the price history's owner answers (its imports at
+// start done): the registry those imports bring is on market.tokens.v1 by then, so the first
+// blocks find their tokens' pricing ids. It reports false when ctx ended first.
+func waitPriceOwner(ctx context.Context, mk *market.Model, log *slog.Logger) bool {
+	wait := time.Second
+	for {
+		err := mk.Ready(ctx)
+		if err == nil {
+			return true
+		}
+		if ctx.Err() != nil {
+			return false
+		}
+		log.Warn("token-analytics does not answer prices yet; indexing waits", "error", err, "retry_in", wait)
+		if !lifecycle.Sleep(ctx, wait) {
+			return false
+		}
+		wait = min(wait*2, 30*time.Second)
+	}
 }

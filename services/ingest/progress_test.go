@@ -57,6 +57,7 @@ func TestBackfillProgressReachesHead(t *testing.T) {
 	cfg.Mode, cfg.EVMChain, cfg.EVMRPCURL, cfg.EVMStartBlock = ingest.ModeEVM, "ethereum", url, "0"
 	cfg.EVMConfirmations, cfg.EVMBatchBlocks, cfg.EVMPollInterval, cfg.EVMMarketWait = 0, 2, 100*time.Millisecond, 50*time.Millisecond
 	cfg.EVMProgressInterval = 50 * time.Millisecond
+	cfg.TokenAnalyticsURL = "" // no token-analytics here: the market book alone prices blocks
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}

@@ -174,10 +174,17 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	}
 	relay = events.NewRelay(st, pub, outbox.Options{Logger: s.Log, Meter: s.Tel.Meter()})
 	s.Add(relay.Part())
+	var svc *app.Service // built below, before the parts run
 	s.Add(lifecycle.Part{Name: "registry import", Run: func(ctx context.Context) error {
-		if err := Import(ctx, st, cfg, set, s.Log); err != nil && ctx.Err() == nil {
+		if err := Import(ctx, st, cfg, set, s.Log); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
 			return fmt.Errorf("import: %w", err)
 		}
+		// POST /internal/prices/window answers from here on: before, a point the imports bring
+		// could be missing, and ingest would publish its transfers without USD values.
+		svc.MarkImported()
 		republishLoop(ctx, st, cfg, s.Log)
 		return nil
 	}})
@@ -203,7 +210,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		}
 		o.UserLabels = c
 	}
-	svc := app.New(st, o)
+	svc = app.New(st, o)
 	s.Add(lifecycle.Part{Name: "top tokens refresh", Run: svc.RefreshTopLoop})
 	e := s.Engine()
 	svchttp.Register(e, svc, set)

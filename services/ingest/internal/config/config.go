@@ -68,6 +68,11 @@ type Config struct {
 	// EVMMarketWait is how long the indexer waits at start for the token registry and prices
 	// to arrive before ingesting (blocks ingested without them carry no USD values).
 	EVMMarketWait time.Duration `env:"EVM_MARKET_WAIT" envDefault:"5s"`
+	// TokenAnalyticsURL is the internal API of the price history's owner (token-analytics),
+	// asked in evm mode for the prices a block needs that the market book, filled from
+	// market.prices.v1, lacks (POST /internal/prices/window); blocks wait while it cannot
+	// answer or is still importing. Empty: only the book prices blocks.
+	TokenAnalyticsURL string `env:"TOKEN_ANALYTICS_URL" envDefault:"http://token-analytics:8080"`
 	// EVMProgressInterval is how often the indexer logs its progress (blocks/s, transfers/s,
 	// blocks behind the head, ETA) and updates the progress_* gauges.
 	EVMProgressInterval time.Duration `env:"EVM_PROGRESS_INTERVAL" envDefault:"10s"`

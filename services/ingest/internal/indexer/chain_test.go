@@ -32,6 +32,7 @@ type mblock struct {
 	txs          []mtx
 	native       map[common.Address]*big.Int // balances after the block
 	tokens       map[common.Address]*big.Int
+	at           int64 // the block's time in Unix seconds; 0: 1_700_000_000 + 12 × number
 }
 
 var (
@@ -131,8 +132,12 @@ func (b *mblock) json(full bool) map[string]any {
 		txs = append(txs, map[string]any{"hash": tx.hash, "from": tx.from, "to": to, "nonce": hexutil.EncodeUint64(b.number*10 + uint64(i)),
 			"value": hexutil.EncodeBig(value), "gasPrice": "0x0", "input": input, "transactionIndex": hexutil.EncodeUint64(uint64(i)), "type": "0x0"})
 	}
+	at := uint64(1_700_000_000) + 12*b.number
+	if b.at != 0 {
+		at = uint64(b.at)
+	}
 	return map[string]any{"number": hexutil.EncodeUint64(b.number), "hash": b.hash, "parentHash": b.parent,
-		"timestamp": hexutil.EncodeUint64(1_700_000_000 + 12*b.number), "miner": miner, "transactions": txs, "withdrawals": []any{}}
+		"timestamp": hexutil.EncodeUint64(at), "miner": miner, "transactions": txs, "withdrawals": []any{}}
 }
 
 func (b *mblock) receipts() []any {

@@ -80,6 +80,9 @@ type Indexer struct {
 	prog                      *progress.Reporter
 	cursorG, lagG, failingG   metric.Int64Gauge
 	attrs                     metric.MeasurementOption
+
+	lookupsC               metric.Int64Counter
+	lookupOK, lookupFailed metric.MeasurementOption
 }
 
 // New returns an indexer.
@@ -115,6 +118,12 @@ func New(cfg Config, rpc *evm.Client, st *store.Store, mk *market.Model, pub Pub
 	// the head lag as they were: this says the figures are stale.
 	x.failingG, _ = m.Int64Gauge("ingest_failing_rounds", metric.WithDescription("indexing rounds failed in a row (0 after a round that did not fail)"))
 	x.attrs = metric.WithAttributes(attribute.String("chain", cfg.Chain.Name))
+	x.lookupsC, _ = m.Int64Counter("ingest_price_lookups_total",
+		metric.WithDescription("calls to token-analytics for prices the market book misses, by outcome (failed: unreachable or still importing; the round is held and retried)"))
+	x.lookupOK = metric.WithAttributes(attribute.String("chain", cfg.Chain.Name), attribute.String("outcome", "ok"))
+	x.lookupFailed = metric.WithAttributes(attribute.String("chain", cfg.Chain.Name), attribute.String("outcome", "failed"))
+	x.lookupsC.Add(context.Background(), 0, x.lookupOK)
+	x.lookupsC.Add(context.Background(), 0, x.lookupFailed)
 	// The counters start at 0 under the chain: increase() over a series born with its first
 	// event (a chain's first reorg) sees no increase.
 	for _, c := range []metric.Int64Counter{x.blocksC, x.eventsC, x.reorgsC, x.transfersC, x.unpricedC} {
@@ -506,6 +515,9 @@ func (x *Indexer) build(ctx context.Context, blocks []*evm.Decoded, reread []sto
 	if err := x.loadPools(ctx, blocks); err != nil {
 		return nil, nil, err
 	}
+	if err := x.fillPrices(ctx, blocks); err != nil {
+		return nil, nil, err
+	}
 	newTokens, err := x.loadTokens(ctx, blocks)
 	if err != nil {
 		return nil, nil, err
@@ -535,10 +547,7 @@ func (x *Indexer) build(ctx context.Context, blocks []*evm.Decoded, reread []sto
 	for _, c := range contracts {
 		ev = append(ev, eventbus.Event{Topic: eventsv1.TopicContracts, Key: chain + ":" + c.Address, Msg: c, ID: eventsv1.ContractEventID(c)})
 	}
-	nativeID := x.mk.PricingID(chain, "")
-	if nativeID == "" {
-		nativeID = x.cfg.Chain.NativePricingID
-	}
+	nativeID := x.nativeID()
 	for bi, d := range blocks {
 		at := time.UnixMilli(d.TimeMs)
 		nativePrice, nativeOK := x.mk.PriceAt(nativeID, at)
@@ -570,6 +579,46 @@ func (x *Indexer) build(ctx context.Context, blocks []*evm.Decoded, reread []sto
 		}
 	}
 	return ev, newTokens, nil
+}
+
+// nativeID is the pricing id of the chain's native coin: the registry's, else the catalogue's.
+func (x *Indexer) nativeID() string {
+	if id := x.mk.PricingID(x.cfg.Chain.Name, ""); id != "" {
+		return id
+	}
+	return x.cfg.Chain.NativePricingID
+}
+
+// fillPrices has the market book read from the price history's owner the prices the blocks
+// need and it does not hold (market.Model.Fill): a broker that kept only recent prices, or a
+// start before the owner's imports were done, then holds the round (the error retries it)
+// instead of publishing transfers without USD values the history has.
+func (x *Indexer) fillPrices(ctx context.Context, blocks []*evm.Decoded) error {
+	chain := x.cfg.Chain.Name
+	native := x.nativeID()
+	var wants []market.Want
+	for _, d := range blocks {
+		at := time.UnixMilli(d.TimeMs)
+		wants = append(wants, market.Want{ID: native, At: at})
+		for _, t := range d.Transfers {
+			if t.TokenAddress != "" {
+				wants = append(wants, market.Want{ID: x.mk.PricingID(chain, t.TokenAddress), At: at})
+			}
+		}
+		for _, sw := range d.Swaps {
+			if p := x.pools[sw.ContractAddress]; p.OK {
+				wants = append(wants, market.Want{ID: x.mk.PricingID(chain, p.Token0), At: at}, market.Want{ID: x.mk.PricingID(chain, p.Token1), At: at})
+			}
+		}
+	}
+	calls, err := x.mk.Fill(ctx, wants)
+	ok := int64(calls)
+	if err != nil {
+		ok--
+		x.lookupsC.Add(ctx, 1, x.lookupFailed)
+	}
+	x.lookupsC.Add(ctx, ok, x.lookupOK)
+	return err
 }
 
 func (x *Indexer) token(addr string) (store.Token, bool) {

@@ -33,11 +33,14 @@ type Model struct {
 	prices   map[string][]point  // pricing id → points sorted by time
 	received chan struct{}
 	once     sync.Once
+	src      Source           // where Fill reads what the book misses (nil: nowhere)
+	looked   map[lookKey]bool // (pricing id, UTC day) windows Fill read from src
 }
 
 // New returns an empty model.
 func New() *Model {
-	return &Model{byToken: map[string]string{}, deploys: map[string][]string{}, prices: map[string][]point{}, received: make(chan struct{})}
+	return &Model{byToken: map[string]string{}, deploys: map[string][]string{}, prices: map[string][]point{}, received: make(chan struct{}),
+		looked: map[lookKey]bool{}}
 }
 
 func key(chain, address string) string { return chain + "|" + strings.ToLower(address) }

@@ -9,6 +9,7 @@ import (
 	"math/big"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/chainintel/chainintel/libs/chains"
@@ -46,6 +47,8 @@ type Store interface {
 	// point with from < time <= to, in one round trip.
 	MarketPrices(ctx context.Context, id string, times []time.Time, from, to time.Time) (ago []*float64, high, low *float64, err error)
 	FirstPriceTime(ctx context.Context, id string) (time.Time, error)
+	// PriceWindow is each id's points with from <= time <= to, oldest first, one per time.
+	PriceWindow(ctx context.Context, ids []string, from, to time.Time) (map[string][]WindowPoint, error)
 }
 
 // Quote is one point of a coin's price history (GET /networks/history/{chain}).
@@ -104,6 +107,8 @@ type Options struct {
 type Service struct {
 	st Store
 	o  Options
+
+	imported atomic.Bool // the imports at start are done (MarkImported)
 
 	topMu sync.RWMutex
 	top   map[topKey]*topSnapshot

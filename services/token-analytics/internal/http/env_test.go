@@ -65,7 +65,9 @@ func newEnvAt(t testing.TB, native app.Native, at time.Time) *env {
 	st := store.New(pool)
 	set, _ := chains.NewSet(nil)
 	e := httpx.NewEngine(httpx.EngineOptions{Service: "token-analytics"})
-	Register(e, app.New(st, app.Options{Native: native, Now: func() time.Time { return at }}), set)
+	svc := app.New(st, app.Options{Native: native, Now: func() time.Time { return at }})
+	svc.MarkImported()
+	Register(e, svc, set)
 	reserves := map[string]bool{}
 	for _, a := range native.Reserves {
 		reserves[native.Chain+":"+a] = true

@@ -1,7 +1,7 @@
 // Package http is the token-analytics service's HTTP layer: its public routes (reached through
 // the edge: /token/top, /token/top_flow/*, /token/volume/*, /token/trending*, /token/market/*,
 // /token/price/history/*, /token/price_change/*, /token/addresses/*, /marketdata/altcoin_index, /native/circulating, /networks/history/{chain}, /networks/status) and its /internal API (the market data of a
-// token, for intelligence; which pricing ids the registry knows, for transfers). Handlers check parameters, call app, and map its errors to the one
+// token, for intelligence; which pricing ids the registry knows, for transfers; the price points of a window, for ingest). Handlers check parameters, call app, and map its errors to the one
 // error shape.
 package http
 
@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 
 	"github.com/gin-gonic/gin"
 
@@ -43,6 +44,7 @@ func Register(e *gin.Engine, svc *app.Service, set *chains.Set) {
 	e.GET("/internal/tokens/:id/:address", h.market)
 	// POST: the GET routes' /internal/tokens/:id would take "known" for a pricing id.
 	e.POST("/internal/tokens/known", h.known)
+	e.POST("/internal/prices/window", h.priceWindow)
 }
 
 // MaxKnownIDs is the most pricing ids one POST /internal/tokens/known asks about (a transfers
@@ -101,6 +103,9 @@ func fail(c *gin.Context, err error) {
 		httpx.Error(c, http.StatusNotFound, err.Error())
 	case errors.Is(err, app.ErrNotConfigured):
 		httpx.Error(c, http.StatusNotFound, "this deployment has no native token configured")
+	case errors.Is(err, app.ErrImporting):
+		c.Header("Retry-After", strconv.Itoa(ImportingRetryAfter))
+		httpx.Error(c, http.StatusServiceUnavailable, err.Error()+"; retry later")
 	case errors.Is(err, app.ErrUnavailable):
 		httpx.Error(c, http.StatusServiceUnavailable, err.Error())
 	case errors.Is(err, context.Canceled):

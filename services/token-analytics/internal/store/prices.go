@@ -213,6 +213,31 @@ func (s *Store) PricesInForce(ctx context.Context, ids []string, t time.Time) (m
 	return out, nil
 }
 
+// PriceWindow returns the points of each of ids with from <= time <= to, oldest first, one per
+// time (of two at the same time the hourly one, as PricesInForce takes it); ids without any are
+// absent. One statement, whatever the number of ids.
+func (s *Store) PriceWindow(ctx context.Context, ids []string, from, to time.Time) (map[string][]app.WindowPoint, error) {
+	out := map[string][]app.WindowPoint{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	rows, err := s.pool.Query(ctx, sqlPricesWindow, ids, from, to)
+	if err != nil {
+		return nil, fmt.Errorf("prices from %s to %s: %w", from, to, err)
+	}
+	var id string
+	var t time.Time
+	var p float64
+	_, err = pgx.ForEachRow(rows, []any{&id, &t, &p}, func() error {
+		out[id] = append(out[id], app.WindowPoint{TimeMs: t.UnixMilli(), Price: p})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("prices from %s to %s: %w", from, to, err)
+	}
+	return out, nil
+}
+
 // PriceExtremes returns the highest and lowest stored history price of each of ids that has
 // history.
 func (s *Store) PriceExtremes(ctx context.Context, ids []string) (map[string]app.Extremes, error) {

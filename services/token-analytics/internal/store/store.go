@@ -53,6 +53,7 @@ var (
 	sqlRepublishIDs     = load("republish_ids")
 	sqlRepublishPrices  = load("republish_prices")
 	sqlPricesRange      = load("prices_range")
+	sqlPricesWindow     = load("prices_window")
 	sqlPriceHistory     = load("price_history")
 	sqlFlowsChainLock   = load("flows_chain_lock")
 	sqlFlowsSeen        = load("flows_seen")
