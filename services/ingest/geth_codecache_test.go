@@ -120,6 +120,7 @@ func startCodeCacheIngest(t *testing.T, url string) *chaintest.Sink {
 	cfg.Kafka = service.Kafka{Brokers: brokers, Partitions: 4, ReplicationFactor: 1}
 	cfg.Mode, cfg.EVMChain, cfg.EVMRPCURL, cfg.EVMStartBlock = ingest.ModeEVM, "ethereum", url, "0"
 	cfg.EVMConfirmations, cfg.EVMBatchBlocks, cfg.EVMPollInterval, cfg.EVMMarketWait = 0, 4, 200*time.Millisecond, 100*time.Millisecond
+	cfg.TokenAnalyticsURL = "" // no token-analytics here: the market book alone prices blocks
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
