@@ -17,6 +17,8 @@ import (
 	"sort"
 	"time"
 
+	"github.com/chainintel/chainintel/libs/address"
+	"github.com/chainintel/chainintel/libs/chains"
 	"github.com/chainintel/chainintel/libs/lifecycle"
 	"github.com/chainintel/chainintel/services/intelligence/internal/attribution"
 	"github.com/chainintel/chainintel/services/intelligence/internal/store"
@@ -88,7 +90,7 @@ func DetectDeposits(cands []store.SweepCandidate, p Params) []Deposit {
 	byAddr := map[string]*Deposit{}
 	conflict := map[string]bool{}
 	for k, c := range best {
-		if ambiguous[k] || c.Senders < p.MinSenders || c.OutDegree == 0 {
+		if ambiguous[k] || c.Senders < p.MinSenders || c.OutDegree == 0 || notWallet(c.ChainType, c.Address) {
 			continue
 		}
 		if float64(c.HotOut)/float64(c.OutDegree) < p.MinSweepShare {
@@ -157,7 +159,7 @@ func Clusters(deposits []Deposit, senders []store.Sender) map[string]string {
 	}
 	for _, s := range senders {
 		sk, dk := attribution.Key(s.ChainType, s.Sender), attribution.Key(s.ChainType, s.Deposit)
-		if s.Attributed || isDeposit[sk] || !isDeposit[dk] {
+		if s.Attributed || isDeposit[sk] || !isDeposit[dk] || notWallet(s.ChainType, s.Sender) {
 			continue
 		}
 		union(sk, dk)
@@ -180,6 +182,14 @@ func Clusters(deposits []Deposit, senders []store.Sender) map[string]string {
 		}
 	}
 	return out
+}
+
+// notWallet reports the zero and burn addresses (address.NotWallet), which the store already
+// leaves out of candidates and senders: every mint comes from the zero address, so as a sender
+// it would join every deposit address that received a minted token into one cluster.
+func notWallet(chainType, addr string) bool {
+	_, ok := address.NotWallet(chains.Type(chainType), addr)
+	return ok
 }
 
 // Summary is what a pass concluded.

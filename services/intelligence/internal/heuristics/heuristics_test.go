@@ -25,6 +25,9 @@ func TestDetectDeposits(t *testing.T) {
 		{Chain: "ethereum", ChainType: "evm", Address: "0xe", Exchange: "acme", HotOut: 2, OutDegree: 2, Senders: 1},
 		{Chain: "base", ChainType: "evm", Address: "0xe", Exchange: "acme", HotOut: 1, OutDegree: 1, Senders: 2},
 		{Chain: "tron", ChainType: "tron", Address: "Tx", Exchange: "bolt", HotOut: 4, OutDegree: 5, Senders: 9},
+		// The zero address minting to a hot wallet: no one's wallet, never a deposit address.
+		{Chain: "ethereum", ChainType: "evm", Address: "0x0000000000000000000000000000000000000000", Exchange: "acme", HotOut: 1, OutDegree: 1, Senders: 1},
+		{Chain: "tron", ChainType: "tron", Address: "T9yD14Nj9j7xAB4dbGeiX9h8unkKHxuWwb", Exchange: "bolt", HotOut: 1, OutDegree: 1, Senders: 1},
 	}
 	got := DetectDeposits(cands, p)
 	want := []Deposit{
@@ -44,6 +47,9 @@ func TestClustersMergeCustomersAcrossDeposits(t *testing.T) {
 		{ChainType: "evm", Deposit: "d3", Sender: "c3"},
 		{ChainType: "evm", Deposit: "d3", Sender: "hot-of-other-exchange", Attributed: true},
 		{ChainType: "evm", Deposit: "d1", Sender: "d4"}, // a deposit address never joins another's cluster
+		// Mints into d3 and d4: the zero address joins neither to the other.
+		{ChainType: "evm", Deposit: "d3", Sender: "0x0000000000000000000000000000000000000000"},
+		{ChainType: "evm", Deposit: "d4", Sender: "0x0000000000000000000000000000000000000000"},
 	}
 	c := Clusters(deps, senders)
 	if c["evm:c1"] == "" || c["evm:c1"] != c["evm:d1"] || c["evm:c1"] != c["evm:d2"] || c["evm:c3"] != c["evm:d3"] || c["evm:c3"] == c["evm:c1"] {
@@ -51,6 +57,9 @@ func TestClustersMergeCustomersAcrossDeposits(t *testing.T) {
 	}
 	if _, ok := c["evm:hot-of-other-exchange"]; ok {
 		t.Fatal("an attributed sender joined a cluster")
+	}
+	if _, ok := c["evm:0x0000000000000000000000000000000000000000"]; ok {
+		t.Fatal("the zero address joined a cluster")
 	}
 	if _, ok := c["evm:d4"]; ok {
 		t.Fatal("a lone deposit address got a cluster")

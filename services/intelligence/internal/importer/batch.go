@@ -87,20 +87,13 @@ func normalizeAddress(chainType, chain, addr string) (chains.Type, string, error
 	return t, n, nil
 }
 
-// notWallets are addresses no one holds a key to that transfers name all the time: the zero
-// address, the other side of every token mint and burn, and the customary burn address. A
-// claim on one would attribute every mint or burn to its entity (a GraphSense pack tags the zero
-// address as MakerDAO's faucet), so every import format skips them, listing each in Skipped.
-// Migration 00015 removes the claims imported before.
-var notWallets = map[string]string{
-	attribution.Key(string(chains.TypeEVM), "0x0000000000000000000000000000000000000000"): "the zero address (the other side of every mint and burn)",
-	attribution.Key(string(chains.TypeEVM), "0x000000000000000000000000000000000000dead"): "the burn address 0x…dEaD",
-}
-
-// NotWallet says why an address (normalised) is no one's wallet, or false when it may be one.
+// NotWallet says why an address (normalised) is no one's wallet (address.NotWallet: the zero
+// and burn addresses), or false when it may be one. A claim on one would attribute every mint or
+// burn to its entity (a GraphSense pack tags the zero address as MakerDAO's faucet), so every
+// import format skips them, listing each in Skipped. Migrations 00015 and 00016 remove the
+// claims imported before.
 func NotWallet(chainType, addr string) (string, bool) {
-	why, ok := notWallets[attribution.Key(chainType, addr)]
-	return why, ok
+	return address.NotWallet(chains.Type(chainType), addr)
 }
 
 // dropNotWallets leaves out the claims on notWallets, listing each in Skipped.

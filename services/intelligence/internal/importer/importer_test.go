@@ -147,11 +147,7 @@ func FuzzParseGraphSenseTagPack(f *testing.F) {
 // The bundled GraphSense pack defi-protocols-csh tags the zero address as MakerDAO's faucet: the
 // parser skips it, saying why, and keeps the pack's other MakerDAO addresses.
 func TestGraphSenseSkipsTheZeroAddress(t *testing.T) {
-	d := sharedtest.Dir()
-	if d == "" {
-		t.Fatal("no ../shared: set CHAININTEL_SHARED")
-	}
-	fh, err := os.Open(filepath.Join(d, "data", "labels", "graphsense", "defi-protocols-csh.yaml"))
+	fh, err := os.Open(sharedtest.Path(t, filepath.Join("data", "labels", "graphsense", "defi-protocols-csh.yaml")))
 	if err != nil {
 		t.Fatal(err)
 	}

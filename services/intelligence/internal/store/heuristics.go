@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/chainintel/chainintel/libs/address"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -22,23 +23,38 @@ type SweepCandidate struct {
 	Senders          int    // distinct addresses that sent to it
 }
 
+// notWalletKeys are address.NotWallets as two arrays (chain types, addresses) for the queries.
+var notWalletKeys = sync.OnceValues(func() ([]string, []string) {
+	var types, addrs []string
+	for _, n := range address.NotWallets() {
+		types, addrs = append(types, string(n.Type)), append(addrs, n.Address)
+	}
+	return types, addrs
+})
+
 // SweepCandidates returns every unattributed, non-contract address that sent value to an
-// address of an entity whose type is in exchangeTypes.
+// address of an entity whose type is in exchangeTypes. The zero and burn addresses
+// (address.NotWallet) are never candidates, and do not count among the addresses that sent to
+// one: a mint is no one paying in (a treasury receiving mints stays excluded by the sender rule).
 func (s *Store) SweepCandidates(ctx context.Context, exchangeTypes []string) ([]SweepCandidate, error) {
+	nwTypes, nwAddrs := notWalletKeys()
 	rows, err := s.pool.Query(ctx, `WITH hot AS (
 			SELECT a.chain_type, a.address, a.entity_id FROM intel.addresses a JOIN intel.entities e ON e.id = a.entity_id
 			WHERE e.type = ANY($1)),
+		nw AS (SELECT * FROM unnest($2::text[], $3::text[]) AS nw(chain_type, address)),
 		sw AS (
 			SELECT ed.chain, ed.chain_type, ed.from_addr AS addr, h.entity_id, count(*) AS hot_out
 			FROM intel.edges ed JOIN hot h ON h.chain_type = ed.chain_type AND h.address = ed.to_addr
 			GROUP BY 1, 2, 3, 4)
 		SELECT sw.chain, sw.chain_type, sw.addr, sw.entity_id, sw.hot_out,
 			(SELECT count(*) FROM intel.edges o WHERE o.chain = sw.chain AND o.from_addr = sw.addr),
-			(SELECT count(*) FROM intel.edges i WHERE i.chain = sw.chain AND i.to_addr = sw.addr)
+			(SELECT count(*) FROM intel.edges i WHERE i.chain = sw.chain AND i.to_addr = sw.addr
+				AND NOT EXISTS (SELECT 1 FROM nw WHERE nw.chain_type = i.chain_type AND nw.address = i.from_addr))
 		FROM sw
 		WHERE NOT EXISTS (SELECT 1 FROM intel.addresses a WHERE a.chain_type = sw.chain_type AND a.address = sw.addr
 			AND (a.entity_id IS NOT NULL OR a.is_contract))
-		ORDER BY sw.chain, sw.addr, sw.entity_id`, exchangeTypes)
+			AND NOT EXISTS (SELECT 1 FROM nw WHERE nw.chain_type = sw.chain_type AND nw.address = sw.addr)
+		ORDER BY sw.chain, sw.addr, sw.entity_id`, exchangeTypes, nwTypes, nwAddrs)
 	if err != nil {
 		return nil, fmt.Errorf("sweep candidates: %w", err)
 	}
@@ -56,13 +72,18 @@ type Sender struct {
 	Attributed       bool // the sender has an operator entity or is a contract
 }
 
-// SendersOf returns the senders of the given (chain, address) pairs.
+// SendersOf returns the senders of the given (chain, address) pairs, except the zero and burn
+// addresses (address.NotWallet): every mint comes from the zero address, which would otherwise
+// join every deposit address that received a minted token into one cluster.
 func (s *Store) SendersOf(ctx context.Context, chainsOf, addrs []string) ([]Sender, error) {
+	nwTypes, nwAddrs := notWalletKeys()
 	rows, err := s.pool.Query(ctx, `SELECT e.chain, e.chain_type, e.to_addr, e.from_addr,
 			EXISTS (SELECT 1 FROM intel.addresses a WHERE a.chain_type = e.chain_type AND a.address = e.from_addr AND (a.entity_id IS NOT NULL OR a.is_contract))
 		FROM unnest($1::text[], $2::text[]) AS k(chain, addr)
 		JOIN intel.edges e ON e.chain = k.chain AND e.to_addr = k.addr
-		ORDER BY 1, 3, 4`, chainsOf, addrs)
+		WHERE NOT EXISTS (SELECT 1 FROM unnest($3::text[], $4::text[]) AS nw(chain_type, address)
+			WHERE nw.chain_type = e.chain_type AND nw.address = e.from_addr)
+		ORDER BY 1, 3, 4`, chainsOf, addrs, nwTypes, nwAddrs)
 	if err != nil {
 		return nil, fmt.Errorf("senders: %w", err)
 	}

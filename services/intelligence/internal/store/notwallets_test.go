@@ -3,8 +3,10 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
+	"github.com/chainintel/chainintel/libs/address"
 	"github.com/chainintel/chainintel/libs/pgstore/pgtest"
 	"github.com/chainintel/chainintel/services/intelligence/internal/attribution"
 	"github.com/chainintel/chainintel/services/intelligence/internal/importer"
@@ -12,10 +14,15 @@ import (
 	"github.com/chainintel/chainintel/services/intelligence/migrations"
 )
 
-// Migration 15 removes the claims and tags earlier imports stored on the zero and burn addresses
+// Migrations 15 and 16 remove the claims and tags earlier imports stored on the zero and burn addresses
 // the way an import's relabel does: the attributions lose their entity and label and take new
 // versions, which the outbox relay reads (AddressesSince) and publishes, and the change log
 // records. A wallet of the same entity keeps its attribution and version.
+func notWallet(chainType, addr string) bool {
+	_, ok := importer.NotWallet(chainType, addr)
+	return ok
+}
+
 func TestMigrationRemovesNotWallets(t *testing.T) {
 	ctx := context.Background()
 	pool, p := pgtest.MigrationDB(t, "intel_migrate15", migrations.Schema, migrations.FS, 4)
@@ -23,9 +30,16 @@ func TestMigrationRemovesNotWallets(t *testing.T) {
 		t.Fatal(err)
 	}
 	const zero, dead, wallet = "0x0000000000000000000000000000000000000000", "0x000000000000000000000000000000000000dead", "0x5e227ad1969ea493b43f840cff78d08a6fc17796"
-	for _, a := range []string{zero, dead} {
-		if _, ok := importer.NotWallet("evm", a); !ok {
-			t.Fatalf("%s: not in importer.NotWallet, which the migration must match", a)
+	const tronZero = "T9yD14Nj9j7xAB4dbGeiX9h8unkKHxuWwb"
+	migrated := map[string]bool{"evm:" + zero: true, "evm:" + dead: true, "tron:" + tronZero: true}
+	for _, n := range address.NotWallets() {
+		if !migrated[string(n.Type)+":"+n.Address] {
+			t.Fatalf("%s %s: in address.NotWallets but no migration removes earlier claims on it", n.Type, n.Address)
+		}
+	}
+	for k := range migrated {
+		if ct, a, _ := strings.Cut(k, ":"); !notWallet(ct, a) {
+			t.Fatalf("%s: not in importer.NotWallet, which the migrations must match", k)
 		}
 	}
 	st := store.New(pool)
@@ -37,6 +51,7 @@ func TestMigrationRemovesNotWallets(t *testing.T) {
 		Claims: []importer.Claim{
 			{ChainType: "evm", Address: zero, EntityID: "maker", Label: "maker_FAUCET", Confidence: 0.9, Tags: tags},
 			{ChainType: "evm", Address: dead, Label: "burn", Confidence: 0.9},
+			{ChainType: "tron", Address: tronZero, EntityID: "maker", Label: "black hole", Confidence: 0.9, Tags: tags},
 			{ChainType: "evm", Address: wallet, EntityID: "maker", Label: "maker_MULTICALL", Confidence: 0.9, Tags: tags},
 		}}); err != nil {
 		t.Fatal(err)
@@ -45,7 +60,7 @@ func TestMigrationRemovesNotWallets(t *testing.T) {
 	if err := pool.QueryRow(ctx, `SELECT max(version) FROM intel.addresses`).Scan(&before); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.UpTo(ctx, 15); err != nil {
+	if _, err := p.UpTo(ctx, 16); err != nil {
 		t.Fatal(err)
 	}
 	changed, err := st.AddressesSince(ctx, before, 10)
@@ -56,18 +71,18 @@ func TestMigrationRemovesNotWallets(t *testing.T) {
 	for _, a := range changed {
 		got = append(got, fmt.Sprintf("%s entity=%q label=%q source=%q", a.Address, a.EntityID, a.Label, a.Source))
 	}
-	want := fmt.Sprintf("[%s entity=\"\" label=\"\" source=\"\" %s entity=\"\" label=\"\" source=\"\"]", zero, dead)
+	want := fmt.Sprintf("[%s entity=\"\" label=\"\" source=\"\" %s entity=\"\" label=\"\" source=\"\" %s entity=\"\" label=\"\" source=\"\"]", zero, dead, tronZero)
 	if fmt.Sprint(got) != want {
 		t.Errorf("attributions changed by the migration: %v\nwant %s", got, want)
 	}
 	var claims, addrTags, logged int
-	if err := pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM intel.claims WHERE address IN ($1, $2)),
-		(SELECT count(*) FROM intel.address_tags WHERE address IN ($1, $2)),
-		(SELECT count(*) FROM intel.change_log WHERE kind = 'address' AND key2 IN ($1, $2) AND status = 'updated')`, zero, dead).Scan(&claims, &addrTags, &logged); err != nil {
+	if err := pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM intel.claims WHERE address IN ($1, $2, $3)),
+		(SELECT count(*) FROM intel.address_tags WHERE address IN ($1, $2, $3)),
+		(SELECT count(*) FROM intel.change_log WHERE kind = 'address' AND key2 IN ($1, $2, $3) AND status = 'updated')`, zero, dead, tronZero).Scan(&claims, &addrTags, &logged); err != nil {
 		t.Fatal(err)
 	}
-	if claims != 0 || addrTags != 0 || logged != 2 {
-		t.Errorf("claims %d, address tags %d left; change log entries %d, want 0, 0, 2", claims, addrTags, logged)
+	if claims != 0 || addrTags != 0 || logged != 3 {
+		t.Errorf("claims %d, address tags %d left; change log entries %d, want 0, 0, 3", claims, addrTags, logged)
 	}
 	var entity string
 	var version int64
