@@ -31,7 +31,8 @@ var (
 
 // TestGethCounterfactualWallet pays 1 ether to the address a CREATE2 factory will deploy a
 // wallet at, has the factory deploy it (inside a call: no receipt names the contract), waits
-// until 16 blocks passed since ingest read the address without code, and pays it again: that
+// until the re-check time (16 s here) passed since ingest read the address without code, and
+// pays it again: that
 // transfer is flagged toIsContract and the wallet's contract record is published with its code,
 // without a creation; the first transfer stays unflagged.
 func TestGethCounterfactualWallet(t *testing.T) {
@@ -77,7 +78,8 @@ func TestGethCounterfactualWallet(t *testing.T) {
 		t.Fatalf("no code at %s after the factory's call: %v", x.Hex(), err)
 	}
 	// The read was at the end of the first payment's round (at most 3 blocks later, batches of
-	// 4): pay again once 16 more blocks are sealed.
+	// 4): pay again once 16 more blocks are sealed, at least a second apart (--dev.period 1), so
+	// 16 s of chain time after it.
 	waitHead(t, c, first.BlockNumber.Uint64()+3+16)
 	second := c.waitReceipt(c.send(w, 3, &x, big.NewInt(5e17), nil, 50_000))
 	waitTransfer(t, sink, second.TxHash)
@@ -121,6 +123,7 @@ func startCodeCacheIngest(t *testing.T, url string) *chaintest.Sink {
 	cfg.Mode, cfg.EVMChain, cfg.EVMRPCURL, cfg.EVMStartBlock = ingest.ModeEVM, "ethereum", url, "0"
 	cfg.EVMConfirmations, cfg.EVMBatchBlocks, cfg.EVMPollInterval, cfg.EVMMarketWait = 0, 4, 200*time.Millisecond, 100*time.Millisecond
 	cfg.TokenAnalyticsURL = "" // no token-analytics here: the market book alone prices blocks
+	cfg.EVMCodeRecheck = 16 * time.Second
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}

@@ -65,6 +65,9 @@ type Config struct {
 	EVMRPCTimeout    time.Duration `env:"EVM_RPC_TIMEOUT" envDefault:"30s"`
 	EVMBalances      bool          `env:"EVM_BALANCES" envDefault:"true"`
 	EVMContractFlags bool          `env:"EVM_CONTRACT_FLAGS" envDefault:"true"`
+	// EVMCodeRecheck is how long, in chain time, an address found without code keeps that answer
+	// before a transfer naming it has it read again (code can appear at an address already paid).
+	EVMCodeRecheck time.Duration `env:"EVM_CODE_RECHECK" envDefault:"3m"`
 	// EVMMarketWait is how long the indexer waits at start for the token registry and prices
 	// to arrive before ingesting (blocks ingested without them carry no USD values).
 	EVMMarketWait time.Duration `env:"EVM_MARKET_WAIT" envDefault:"5s"`

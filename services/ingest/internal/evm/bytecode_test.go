@@ -25,3 +25,17 @@ func TestProxyTargets(t *testing.T) {
 		t.Errorf("a word that is not an address: %q", got)
 	}
 }
+
+// An EIP-7702 delegation designator (0xef0100 and an address) is an EOA's, not contract code;
+// the same prefix with another length is.
+func TestIsContractCode(t *testing.T) {
+	deleg := common.FromHex("0xef0100" + "bebebebebebebebebebebebebebebebebebebebe")
+	for _, c := range []struct {
+		code []byte
+		want bool
+	}{{nil, false}, {deleg, false}, {append(deleg, 0), true}, {deleg[:22], true}, {common.FromHex("0x6080"), true}} {
+		if got := IsContractCode(c.code); got != c.want {
+			t.Errorf("%x: %v, want %v", c.code, got, c.want)
+		}
+	}
+}

@@ -336,9 +336,9 @@ func (c *Client) Balances(ctx context.Context, qs []BalanceQuery) ([]BalanceResu
 	return out, nil
 }
 
-// CodeSizes returns the size of the code at each address at its block (0 for accounts without
-// code), batched.
-func (c *Client) CodeSizes(ctx context.Context, qs []BalanceQuery) ([]int, error) {
+// Contracts reports, batched, whether each address holds contract code at its block
+// (IsContractCode: not for an account without code nor for an EIP-7702 delegated account).
+func (c *Client) Contracts(ctx context.Context, qs []BalanceQuery) ([]bool, error) {
 	codes := make([]hexutil.Bytes, len(qs))
 	elems := make([]rpc.BatchElem, len(qs))
 	addrs := make([]common.Address, len(qs))
@@ -349,12 +349,12 @@ func (c *Client) CodeSizes(ctx context.Context, qs []BalanceQuery) ([]int, error
 	if err := c.Batch(ctx, elems); err != nil {
 		return nil, err
 	}
-	out := make([]int, len(qs))
+	out := make([]bool, len(qs))
 	for i, e := range elems {
 		if e.Error != nil {
 			return nil, fmt.Errorf("eth_getCode %s: %w", Addr(addrs[i]), e.Error)
 		}
-		out[i] = len(codes[i])
+		out[i] = IsContractCode(codes[i])
 	}
 	return out, nil
 }

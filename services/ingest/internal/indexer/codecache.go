@@ -1,58 +1,86 @@
 package indexer
 
-// codeCacheLimit bounds the contract-flag cache; when full, answers due for a re-read are
-// dropped, and if that frees too little it is cleared.
+import "time"
+
+// codeCacheLimit bounds the contract-flag cache; when a round's answers would pass it, answers
+// due for a re-read are dropped, and if that frees too little it is cleared.
 const codeCacheLimit = 500_000
 
-// codeRecheckBlocks is how long an address found without code is believed to stay so. Code can
-// appear at an address that already took part in transfers (a counterfactual wallet a factory
-// deploys later with CREATE2, inside a call no receipt names), so an address without code seen
-// in a transfer again at least this many blocks after its last read is read again. A contract
-// keeps its answer. At most one read per address per this many blocks: an address active in
-// every block costs a sixteenth of a read per block, one seen less often the same read as a
-// first sight.
-const codeRecheckBlocks = 16
+// DefaultCodeRecheck is how long, in chain time, an address found without code is believed to
+// stay so. Code can appear at an address that already took part in transfers (a counterfactual
+// wallet a factory deploys later with CREATE2, inside a call no receipt names), so an address
+// without code seen in a transfer again at least this long after its last read (block times) is
+// read again. A contract keeps its answer. At most one read per address per this long, whatever
+// the chain's block time and the round's size.
+const DefaultCodeRecheck = 3 * time.Minute
 
-// codeAnswer is whether an address held code when read at block at.
+// codeAnswer is whether an address held contract code when read at the block of time atMs.
 type codeAnswer struct {
 	contract bool
-	at       uint64
+	atMs     int64
 }
 
-// codeCache remembers eth_getCode answers per address.
-type codeCache map[string]codeAnswer
-
-// current reports whether a's cached answer still holds at block n: a contract's always, an
-// address without code's for codeRecheckBlocks after it was read.
-func (c codeCache) current(a string, n uint64) bool {
-	e, ok := c[a]
-	return ok && (e.contract || n < e.at+codeRecheckBlocks)
+// codeCache remembers committed rounds' eth_getCode answers per address.
+type codeCache struct {
+	answers   map[string]codeAnswer
+	recheckMs int64
 }
 
-// contract is the cached flag of a (false when unknown).
-func (c codeCache) contract(a string) bool { return c[a].contract }
-
-// set records a's answer read at block n and reports whether code appeared where an earlier
-// read found none.
-func (c codeCache) set(a string, n uint64, contract bool) (appeared bool) {
-	e, ok := c[a]
-	c[a] = codeAnswer{contract: contract, at: n}
-	return ok && !e.contract && contract
+func newCodeCache(recheck time.Duration) *codeCache {
+	return &codeCache{answers: map[string]codeAnswer{}, recheckMs: recheck.Milliseconds()}
 }
 
-// makeRoom drops answers due for a re-read at block n when adding more would pass
-// codeCacheLimit, and clears c if that is not enough; it returns the cache to use.
-func (c codeCache) makeRoom(more int, n uint64) codeCache {
-	if len(c)+more <= codeCacheLimit {
-		return c
+// codeRound is what one round read: its answers and the addresses where code appeared after an
+// earlier read found none. The cache takes them only once the round is committed, so a round
+// that fails and is retried reads and reports the same again (its contract records included).
+type codeRound struct {
+	answers  map[string]codeAnswer
+	appeared []string
+}
+
+func newCodeRound() *codeRound { return &codeRound{answers: map[string]codeAnswer{}} }
+
+// current reports whether a's cached answer still holds at the block of time ms: a contract's
+// always, "no code" for recheck after it was read.
+func (c *codeCache) current(a string, ms int64) bool {
+	e, ok := c.answers[a]
+	return ok && (e.contract || ms < e.atMs+c.recheckMs)
+}
+
+// contract is a's flag: the round's answer, else the cache's (false when unknown).
+func (c *codeCache) contract(r *codeRound, a string) bool {
+	if e, ok := r.answers[a]; ok {
+		return e.contract
 	}
-	for a := range c {
-		if !c.current(a, n) {
-			delete(c, a)
+	return c.answers[a].contract
+}
+
+// read records in r a's answer read at the block of time ms, listing a in r.appeared when code
+// appeared where the cache's earlier read found none.
+func (c *codeCache) read(r *codeRound, a string, ms int64, contract bool) {
+	if e, ok := c.answers[a]; ok && !e.contract && contract {
+		if _, again := r.answers[a]; !again {
+			r.appeared = append(r.appeared, a)
 		}
 	}
-	if len(c)+more <= codeCacheLimit {
-		return c
+	r.answers[a] = codeAnswer{contract: contract, atMs: ms}
+}
+
+// commit takes a committed round's answers, first making room for them at the block of time ms:
+// when they would pass codeCacheLimit, the answers due for a re-read are dropped, and the cache
+// is cleared if that is not enough.
+func (c *codeCache) commit(r *codeRound, ms int64) {
+	if len(c.answers)+len(r.answers) > codeCacheLimit {
+		for a := range c.answers {
+			if !c.current(a, ms) {
+				delete(c.answers, a)
+			}
+		}
+		if len(c.answers)+len(r.answers) > codeCacheLimit {
+			c.answers = map[string]codeAnswer{}
+		}
 	}
-	return codeCache{}
+	for a, e := range r.answers {
+		c.answers[a] = e
+	}
 }

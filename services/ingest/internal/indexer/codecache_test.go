@@ -1,16 +1,20 @@
 package indexer_test
 
 import (
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"math/big"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
+	"github.com/chainintel/chainintel/libs/eventbus"
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
 	"github.com/chainintel/chainintel/services/ingest/internal/evm"
+	"github.com/chainintel/chainintel/services/ingest/internal/indexer"
 	"github.com/chainintel/chainintel/services/ingest/internal/rpctest"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
@@ -19,29 +23,99 @@ import (
 
 // TestCodeAppearsAfterFunding: a counterfactual wallet is paid before it has code (block 1),
 // again before its code (block 10), then a factory deploys it inside a call (block 20, no receipt
-// names it) and it is paid again (block 31). The answer "no code" read at block 3 holds for 16
-// blocks, so block 10 costs no read; block 31's round reads again, flags the transfer
-// toIsContract and publishes the contract record at the round's last block, without a creation.
+// names it) and it is paid again (blocks 31 and 52). Blocks are 12 s apart: the answer "no code"
+// read at block 3 holds for 3 minutes of chain time (blocks up to 17), so block 10 costs no read;
+// block 31's round reads again, flags the transfer toIsContract and publishes the contract
+// record at the round's last block, without a creation; the contract keeps its answer.
 func TestCodeAppearsAfterFunding(t *testing.T) {
-	wallet := common.HexToAddress("0x00000000000000000000000000000000cafe0001")
-	payer := accounts[0]
-	const deployed, head = 20, 40
-	bs := walletChain(payer, wallet, head, 1, 10, 31)
+	pub := &capture{}
+	got, reads, _ := walletRun(t, "ethereum_codecache", "0x6080", pub)
+	want := []string{
+		"transfer 1 toIsContract=false",
+		"transfer 10 toIsContract=false",
+		"contract " + evm.Addr(counterfactual) + " block 33 code 0x6080 deployer \"\" tx \"\"",
+		"transfer 31 toIsContract=true",
+		"transfer 52 toIsContract=true",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("published:\n%q\nwant\n%q", got, want)
+	}
+	// Rounds end at blocks 3, 6, ... 33: the flag's first read, its re-read once 3 minutes have
+	// passed, and the contract record's read; none after, a contract keeps its answer.
+	if !slices.Equal(reads, []uint64{3, 33, 33}) {
+		t.Errorf("wallet's code read at blocks %v, want [3 33 33]", reads)
+	}
+}
+
+// TestContractRecordSurvivesRetry: the round that finds the wallet's code fails to publish (its
+// events, the contract record among them, are not acknowledged) and is retried: the retry reads
+// the code again, still as appeared after none, and publishes the record with the flagged
+// transfer.
+func TestContractRecordSurvivesRetry(t *testing.T) {
+	pub := &failContractOnce{}
+	got, reads, failures := walletRun(t, "ethereum_coderetry", "0x6080", pub)
+	want := []string{
+		"transfer 1 toIsContract=false",
+		"transfer 10 toIsContract=false",
+		"contract " + evm.Addr(counterfactual) + " block 33 code 0x6080 deployer \"\" tx \"\"",
+		"transfer 31 toIsContract=true",
+		"transfer 52 toIsContract=true",
+	}
+	if failures != 1 || !slices.Equal(got, want) {
+		t.Errorf("%d failed rounds, published:\n%q\nwant 1 and\n%q", failures, got, want)
+	}
+	if !slices.Equal(reads, []uint64{3, 33, 33, 33, 33}) {
+		t.Errorf("wallet's code read at blocks %v, want [3 33 33 33 33] (the failed round's two reads again)", reads)
+	}
+}
+
+// TestDelegatedEOAIsNoContract: the wallet is an EOA that takes an EIP-7702 delegation at block
+// 20 (its code is then 0xef0100 and the delegate's address). It stays an EOA: no flag, no
+// contract record, and its answer "no code" expires as any other (re-read at 33 and 54).
+func TestDelegatedEOAIsNoContract(t *testing.T) {
+	pub := &capture{}
+	got, reads, _ := walletRun(t, "ethereum_code7702", "0xef0100"+strings.Repeat("be", 20), pub)
+	want := []string{
+		"transfer 1 toIsContract=false",
+		"transfer 10 toIsContract=false",
+		"transfer 31 toIsContract=false",
+		"transfer 52 toIsContract=false",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("published:\n%q\nwant\n%q", got, want)
+	}
+	if !slices.Equal(reads, []uint64{3, 33, 54}) {
+		t.Errorf("wallet's code read at blocks %v, want [3 33 54]", reads)
+	}
+}
+
+var counterfactual = common.HexToAddress("0x00000000000000000000000000000000cafe0001")
+
+// walletRun indexes blocks 1..60, three a round, in which accounts[0] pays the counterfactual
+// wallet at blocks 1, 10, 31 and 52, and the wallet has code from block 20 on, publishing to
+// pub. It returns the wallet's transfers and contract records as published, the blocks at which
+// its code was read and the rounds that failed.
+func walletRun(t *testing.T, chain, code string, pub interface {
+	indexer.Publisher
+	events() []eventbus.Event
+}) (got []string, reads []uint64, failures int) {
+	t.Helper()
+	const deployed, head = 20, 60
+	bs := walletChain(accounts[0], counterfactual, head, 1, 10, 31, 52)
 	sc := &scriptedChain{}
 	sc.set(bs, head)
 	var mu sync.Mutex
-	var reads []uint64 // blocks at which the wallet's code was read
 	base := sc.handler()
 	h := func(method string, params []json.RawMessage) (any, *rpctest.Error) {
 		switch method {
 		case "eth_getCode":
-			if common.HexToAddress(rpctest.String(params[0])) == wallet {
+			if common.HexToAddress(rpctest.String(params[0])) == counterfactual {
 				n, _ := hexutil.DecodeUint64(rpctest.String(params[1]))
 				mu.Lock()
 				reads = append(reads, n)
 				mu.Unlock()
 				if n >= deployed {
-					return "0x6080", nil
+					return code, nil
 				}
 			}
 		case "eth_getStorageAt":
@@ -50,35 +124,44 @@ func TestCodeAppearsAfterFunding(t *testing.T) {
 		return base(method, params)
 	}
 	r := newRig(t, "ethereum", h)
-	r.chain.Name = "ethereum_codecache" // its own cursor in the package's database
-	pub := &capture{}
-	drain(t, r.indexer(pub, 1))
-
-	var got []string
-	for _, e := range pub.ev {
+	r.chain.Name = chain // its own cursor in the package's database
+	failures = drain(t, r.indexer(pub, 1))
+	for _, e := range pub.events() {
 		switch m := e.Msg.(type) {
 		case *eventsv1.Transfer:
-			if m.To == evm.Addr(wallet) {
+			if m.To == evm.Addr(counterfactual) {
 				got = append(got, fmt.Sprintf("transfer %d toIsContract=%v", m.BlockNumber, m.ToIsContract))
 			}
 		case *eventsv1.Contract:
 			got = append(got, fmt.Sprintf("contract %s block %d code %s deployer %q tx %q", m.Address, m.BlockNumber, m.Bytecode, m.Deployer, m.DeployTxHash))
 		}
 	}
-	want := []string{
-		"transfer 1 toIsContract=false",
-		"transfer 10 toIsContract=false",
-		"contract " + evm.Addr(wallet) + " block 33 code 0x6080 deployer \"\" tx \"\"",
-		"transfer 31 toIsContract=true",
+	mu.Lock()
+	defer mu.Unlock()
+	return got, slices.Clone(reads), failures
+}
+
+func (c *capture) events() []eventbus.Event {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.ev)
+}
+
+// failContractOnce fails, as a crash would, the first publish that carries a contract record,
+// and keeps what the others are given.
+type failContractOnce struct {
+	capture
+	failed bool
+}
+
+func (f *failContractOnce) Publish(ctx context.Context, ev ...eventbus.Event) error {
+	for _, e := range ev {
+		if _, ok := e.Msg.(*eventsv1.Contract); ok && !f.failed {
+			f.failed = true
+			return errCrash
+		}
 	}
-	if !slices.Equal(got, want) {
-		t.Errorf("published:\n%q\nwant\n%q", got, want)
-	}
-	// Rounds end at blocks 3, 6, ... 33: the flag's first read, its re-read once 16 blocks have
-	// passed, and the contract record's read; none after, a contract keeps its answer.
-	if !slices.Equal(reads, []uint64{3, 33, 33}) {
-		t.Errorf("wallet's code read at blocks %v, want [3 33 33]", reads)
-	}
+	return f.capture.Publish(ctx, ev...)
 }
 
 // walletChain builds blocks 0..head in which payer sends 1 ether to wallet at each of the blocks

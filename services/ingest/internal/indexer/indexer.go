@@ -47,6 +47,10 @@ type Config struct {
 	Balances bool
 	// ContractFlags looks up whether transfer parties are contracts (eth_getCode, cached).
 	ContractFlags bool
+	// CodeRecheck is how long, in chain time (block timestamps), an address found without code
+	// keeps that answer before a transfer naming it has it read again (default
+	// DefaultCodeRecheck).
+	CodeRecheck time.Duration
 	// Meter records the indexer's metrics; nil records none.
 	Meter metric.Meter
 	// ProgressInterval is how often progress is logged and its gauges updated (default 10s):
@@ -71,7 +75,8 @@ type Indexer struct {
 	tokens map[string]store.Token // published and committed
 	fresh  map[string]store.Token // discovered this round, published with it
 	pools  map[string]store.Pool
-	code   codeCache
+	code   *codeCache // committed rounds' answers
+	round  *codeRound // this round's answers, taken by code once committed
 	now    func() time.Time
 	warned map[string]time.Time // pricing id → when a transfer of it was last reported unpriced
 
@@ -96,11 +101,14 @@ func New(cfg Config, rpc *evm.Client, st *store.Store, mk *market.Model, pub Pub
 	if cfg.ReorgWindow == 0 {
 		cfg.ReorgWindow = 128
 	}
+	if cfg.CodeRecheck <= 0 {
+		cfg.CodeRecheck = DefaultCodeRecheck
+	}
 	if log == nil {
 		log = slog.Default()
 	}
 	x := &Indexer{cfg: cfg, rpc: rpc, st: st, mk: mk, pub: pub, log: log.With("chain", cfg.Chain.Name),
-		tokens: map[string]store.Token{}, pools: map[string]store.Pool{}, code: codeCache{}, now: time.Now,
+		tokens: map[string]store.Token{}, pools: map[string]store.Pool{}, code: newCodeCache(cfg.CodeRecheck), round: newCodeRound(), now: time.Now,
 		warned: map[string]time.Time{}}
 	m := cfg.Meter
 	if m == nil {
@@ -200,7 +208,7 @@ func (x *Indexer) Step(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	x.fresh = map[string]store.Token{}
+	x.fresh, x.round = map[string]store.Token{}, newCodeRound()
 	events, newTokens, err := x.build(ctx, decoded, reread)
 	if err != nil {
 		return false, err
@@ -371,6 +379,7 @@ func (x *Indexer) save(ctx context.Context, r round, decoded []*evm.Decoded, eve
 	for _, t := range newTokens {
 		x.tokens[t.Address] = t
 	}
+	x.code.commit(x.round, last.TimeMs)
 	return nil
 }
 
@@ -522,13 +531,12 @@ func (x *Indexer) build(ctx context.Context, blocks []*evm.Decoded, reread []sto
 	if err != nil {
 		return nil, nil, err
 	}
-	var appeared []string
 	if x.cfg.ContractFlags {
-		if appeared, err = x.loadCode(ctx, blocks); err != nil {
+		if err = x.loadCode(ctx, blocks); err != nil {
 			return nil, nil, err
 		}
 	}
-	contracts, err := x.contractFacts(ctx, blocks, newTokens, appeared)
+	contracts, err := x.contractFacts(ctx, blocks, newTokens, x.round.appeared)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -644,7 +652,7 @@ func (x *Indexer) fillTransfer(t *eventsv1.Transfer, nativeID string, at time.Ti
 		}
 	}
 	t.TokenId = id
-	t.FromIsContract, t.ToIsContract = x.code.contract(t.From), x.code.contract(t.To)
+	t.FromIsContract, t.ToIsContract = x.code.contract(x.round, t.From), x.code.contract(x.round, t.To)
 	if p, ok := x.mk.PriceAt(id, at); ok {
 		t.HistoricalUsd = usd(t.Amount, t.TokenDecimals, p)
 	} else if id != "" {
@@ -811,38 +819,34 @@ func (x *Indexer) loadTokens(ctx context.Context, blocks []*evm.Decoded) ([]stor
 }
 
 // loadCode reads, at the round's last block, whether the parties of the blocks' transfers hold
-// code, unless the cache's answer is current. It returns the addresses where code appeared
-// after an earlier read found none (contracts created inside a call: their records are
-// published with the round).
-func (x *Indexer) loadCode(ctx context.Context, blocks []*evm.Decoded) ([]string, error) {
-	last := blocks[len(blocks)-1].Number
+// contract code, unless the cache's answer is current at that block's time, into the round's
+// answers; those where code appeared after an earlier read found none (contracts created inside
+// a call) are listed in x.round.appeared, their records published with the round.
+func (x *Indexer) loadCode(ctx context.Context, blocks []*evm.Decoded) error {
+	last := blocks[len(blocks)-1]
 	var qs []evm.BalanceQuery
 	seen := map[string]bool{}
 	for _, d := range blocks {
 		for _, t := range d.Transfers {
 			for _, a := range []string{t.From, t.To} {
-				if !seen[a] && !x.code.current(a, last) {
+				if !seen[a] && !x.code.current(a, last.TimeMs) {
 					seen[a] = true
-					qs = append(qs, evm.BalanceQuery{Address: common.HexToAddress(a), Block: last})
+					qs = append(qs, evm.BalanceQuery{Address: common.HexToAddress(a), Block: last.Number})
 				}
 			}
 		}
 	}
 	if len(qs) == 0 {
-		return nil, nil
+		return nil
 	}
-	sizes, err := x.rpc.CodeSizes(ctx, qs)
+	contract, err := x.rpc.Contracts(ctx, qs)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	x.code = x.code.makeRoom(len(qs), last)
-	var appeared []string
 	for i, q := range qs {
-		if a := evm.Addr(q.Address); x.code.set(a, last, sizes[i] > 0) {
-			appeared = append(appeared, a)
-		}
+		x.code.read(x.round, evm.Addr(q.Address), last.TimeMs, contract[i])
 	}
-	return appeared, nil
+	return nil
 }
 
 // contractCandidate is a contract whose code contractFacts reads.
@@ -920,15 +924,18 @@ func (x *Indexer) contractFacts(ctx context.Context, blocks []*evm.Decoded, newT
 		k++
 		earlier := true
 		if s.prev {
-			earlier = len(res[k].Code) > 0
+			earlier = evm.IsContractCode(res[k].Code)
 			k++
 		}
 		if s.tx != nil {
 			s.tx.BytecodeSize = uint32(len(r.Code))
 		}
-		x.code.set(s.c.Address, s.d.Number, len(r.Code) > 0)
-		if len(r.Code) == 0 {
-			continue // a failed creation, or an address without code
+		isContract := evm.IsContractCode(r.Code)
+		if _, read := x.round.answers[s.c.Address]; !read {
+			x.code.read(x.round, s.c.Address, s.d.TimeMs, isContract)
+		}
+		if !isContract {
+			continue // a failed creation, an address without code or an EIP-7702 delegated EOA
 		}
 		c := s.c
 		c.BlockNumber, c.BlockHash, c.BlockTimeMs = s.d.Number, s.d.Hash, s.d.TimeMs
