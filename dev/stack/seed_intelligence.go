@@ -63,6 +63,12 @@ func intelligenceSeeds(simulated bool, simChains []string) []intelligenceSeed {
 	return out
 }
 
+// intelligenceSeeds are the imports of this stack: the simulator's entities only when its
+// ingest simulates.
+func (p platform) intelligenceSeeds() []intelligenceSeed {
+	return intelligenceSeeds(p.o.simulated(), p.o.Chains)
+}
+
 // republishAttributions publishes every stored attribution again when the broker is the
 // embedded one: it keeps topics in memory, so after a restart on the same database
 // intel.attributions.v1 is empty, and the services that read it whole at start (stream-fanout's

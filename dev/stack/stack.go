@@ -64,6 +64,9 @@ type Options struct {
 	PriceCSVDir string
 }
 
+// simulated reports whether ingest simulates a world (no EVMRPCURL) rather than indexing a node.
+func (o Options) simulated() bool { return o.EVMRPCURL == "" }
+
 // Stack is a running platform.
 type Stack struct {
 	URL       string // the edge, e.g. http://127.0.0.1:8080
@@ -347,7 +350,7 @@ func (p platform) addAPIs(us *unitSet) {
 			if err := intelligence.Migrate(ctx, ic, nil); err != nil {
 				return err
 			}
-			if err := seedIntelligence(ctx, ic, intelligenceSeeds(p.o.EVMRPCURL == "", p.o.Chains)); err != nil {
+			if err := seedIntelligence(ctx, ic, p.intelligenceSeeds()); err != nil {
 				return err
 			}
 			return p.republishAttributions(ctx, ic)
@@ -379,7 +382,7 @@ func (p platform) addPipelines(us *unitSet) {
 	// The local world starts empty and fills within a minute: /token/top's copy, kept for up to
 	// two refresh intervals, follows it at this pace instead of the service's 5 minutes.
 	tac.TopRefresh = 30 * time.Second
-	if p.o.EVMRPCURL == "" {
+	if p.o.simulated() {
 		// One pricing path: token-analytics polls the simulator's CoinGecko-compatible feed.
 		tac.PriceAPIURL = p.url("ingest") + ingest.SimMarketPath
 		tac.PricePollInterval, tac.PriceRequestsPerMinute, tac.PriceHistory = 10*time.Second, 6000, 92*24*time.Hour
@@ -402,7 +405,7 @@ func (p platform) addPipelines(us *unitSet) {
 	var gc ingest.Config
 	us.defaults(&gc)
 	gc.Base, gc.Postgres, gc.Kafka, gc.Chains = p.base, p.pg, p.kafka, p.o.Chains
-	if p.o.EVMRPCURL != "" {
+	if !p.o.simulated() {
 		gc.Mode, gc.EVMRPCURL = ingest.ModeEVM, p.o.EVMRPCURL
 		gc.TokenAnalyticsURL = p.url("token-analytics") // the prices the broker no longer holds
 		if p.o.EVMChain != "" {
@@ -415,7 +418,7 @@ func (p platform) addPipelines(us *unitSet) {
 	if p.o.SimRate > 0 {
 		gc.SimRate = p.o.SimRate
 	}
-	gc.SimMarketFeed = p.o.EVMRPCURL == ""
+	gc.SimMarketFeed = p.o.simulated()
 	us.add("ingest", gc,
 		func(ctx context.Context) error { return ingest.Migrate(ctx, gc, nil) },
 		func(ctx context.Context, d service.Deps) error { return ingest.Run(ctx, gc, d) })
