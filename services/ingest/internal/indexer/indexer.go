@@ -931,8 +931,8 @@ func (x *Indexer) contractFacts(ctx context.Context, blocks []*evm.Decoded, newT
 			s.tx.BytecodeSize = uint32(len(r.Code))
 		}
 		isContract := evm.IsContractCode(r.Code)
-		if _, read := x.round.answers[s.c.Address]; !read {
-			x.code.read(x.round, s.c.Address, s.d.TimeMs, isContract)
+		if _, read := x.round.answers[s.c.Address]; !read { // loadCode's answer is the later one
+			x.round.answers[s.c.Address] = codeAnswer{contract: isContract, atMs: s.d.TimeMs}
 		}
 		if !isContract {
 			continue // a failed creation, an address without code or an EIP-7702 delegated EOA
