@@ -3,8 +3,10 @@
 package evmcode
 
 import (
+	"bytes"
 	"encoding/hex"
 	"slices"
+	"strings"
 )
 
 // Opcodes the dispatcher scan reads.
@@ -34,4 +36,21 @@ func FunctionSighashes(code []byte) []string {
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// delegationPrefix starts the code of an EIP-7702 delegated account: 0xef0100 and the 20-byte
+// address whose code its calls run.
+var delegationPrefix = []byte{0xef, 0x01, 0x00}
+
+// IsDelegation reports whether code, as eth_getCode answers it, is an EIP-7702 delegation
+// designator: the account is an EOA (its key still signs its transactions, and its owner can
+// clear or change the delegation), not a contract.
+func IsDelegation(code []byte) bool {
+	return len(code) == len(delegationPrefix)+20 && bytes.HasPrefix(code, delegationPrefix)
+}
+
+// IsDelegationHex is IsDelegation of code in hex, with or without 0x.
+func IsDelegationHex(code string) bool {
+	h := strings.TrimPrefix(strings.TrimPrefix(code, "0x"), "0X")
+	return len(h) == 2*(len(delegationPrefix)+20) && strings.EqualFold(h[:6], "ef0100")
 }

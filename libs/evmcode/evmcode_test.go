@@ -91,3 +91,28 @@ func FuzzFunctionSighashes(f *testing.F) {
 		}
 	})
 }
+
+func TestIsDelegation(t *testing.T) {
+	target := "4444444444444444444444444444444444444444"
+	for _, c := range []struct {
+		hex  string
+		want bool
+	}{
+		{"0xef0100" + target, true},
+		{"EF0100" + strings.ToUpper(target), true},
+		{"0xef0100" + target + "00", false}, // 24 bytes
+		{"0xef0100" + target[2:], false},    // 22 bytes
+		{"0xef0000" + target, false},
+		{"0x6080604052", false},
+		{"", false},
+	} {
+		if got := IsDelegationHex(c.hex); got != c.want {
+			t.Errorf("IsDelegationHex(%q) = %v, want %v", c.hex, got, c.want)
+		}
+		if b, err := hex.DecodeString(strings.TrimPrefix(strings.TrimPrefix(c.hex, "0x"), "0X")); err == nil {
+			if got := IsDelegation(b); got != c.want {
+				t.Errorf("IsDelegation(%s) = %v, want %v", c.hex, got, c.want)
+			}
+		}
+	}
+}

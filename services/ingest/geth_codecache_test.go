@@ -7,10 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chainintel/chainintel/libs/config"
 	"github.com/chainintel/chainintel/libs/eventbus/kafkatest"
 	"github.com/chainintel/chainintel/libs/pgstore/pgtest"
-	"github.com/chainintel/chainintel/libs/service"
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
 	ingest "github.com/chainintel/chainintel/services/ingest"
 	"github.com/chainintel/chainintel/services/ingest/internal/chaintest"
@@ -112,17 +110,7 @@ func startCodeCacheIngest(t *testing.T, url string) *chaintest.Sink {
 	t.Cleanup(drop)
 	brokers := kafkatest.Broker(t, chaintest.Topics...)
 	sink := chaintest.StartSink(t, brokers)
-	var cfg ingest.Config
-	if err := config.Defaults(&cfg); err != nil {
-		t.Fatal(err)
-	}
-	cfg.Base = service.Base{HTTPAddr: "127.0.0.1:0", OpsAddr: "127.0.0.1:0", LogLevel: "error", ShutdownTimeout: 10 * time.Second,
-		InternalSecret: "geth-test-internal-secret"}
-	cfg.Postgres = service.Postgres{DatabaseURL: dbURL, MaxConns: 4}
-	cfg.Kafka = service.Kafka{Brokers: brokers, Partitions: 4, ReplicationFactor: 1}
-	cfg.Mode, cfg.EVMChain, cfg.EVMRPCURL, cfg.EVMStartBlock = ingest.ModeEVM, "ethereum", url, "0"
-	cfg.EVMConfirmations, cfg.EVMBatchBlocks, cfg.EVMPollInterval, cfg.EVMMarketWait = 0, 4, 200*time.Millisecond, 100*time.Millisecond
-	cfg.TokenAnalyticsURL = "" // no token-analytics here: the market book alone prices blocks
+	cfg := gethConfig(t, url, dbURL, brokers)
 	cfg.EVMCodeRecheck = 16 * time.Second
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)

@@ -225,17 +225,7 @@ func TestGethDev(t *testing.T) {
 
 	brokers := kafkatest.Broker(t, chaintest.Topics...)
 	sink := chaintest.StartSink(t, brokers)
-	var cfg ingest.Config
-	if err := config.Defaults(&cfg); err != nil {
-		t.Fatal(err)
-	}
-	cfg.Base = service.Base{HTTPAddr: "127.0.0.1:0", OpsAddr: "127.0.0.1:0", LogLevel: "error", ShutdownTimeout: 10 * time.Second,
-		InternalSecret: "geth-test-internal-secret"}
-	cfg.Postgres = service.Postgres{DatabaseURL: pgtest.URL(t), MaxConns: 4}
-	cfg.Kafka = service.Kafka{Brokers: brokers, Partitions: 4, ReplicationFactor: 1}
-	cfg.Mode, cfg.EVMChain, cfg.EVMRPCURL, cfg.EVMStartBlock = ingest.ModeEVM, "ethereum", url, "0"
-	cfg.EVMConfirmations, cfg.EVMBatchBlocks, cfg.EVMPollInterval, cfg.EVMMarketWait = 0, 4, 200*time.Millisecond, 100*time.Millisecond
-	cfg.TokenAnalyticsURL = "" // no token-analytics here: the market book alone prices blocks
+	cfg := gethConfig(t, url, pgtest.URL(t), brokers)
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -463,4 +453,23 @@ type hexBig big.Int
 
 func (h *hexBig) MarshalText() ([]byte, error) {
 	return []byte("0x" + (*big.Int)(h).Text(16)), nil
+}
+
+// gethConfig is ingest indexing the geth --dev node at url from block 0, into the database at
+// dbURL, publishing to brokers: every block at once (no confirmations), in rounds of 4, without
+// token-analytics (the market book alone prices blocks).
+func gethConfig(t *testing.T, url, dbURL string, brokers []string) ingest.Config {
+	t.Helper()
+	var cfg ingest.Config
+	if err := config.Defaults(&cfg); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Base = service.Base{HTTPAddr: "127.0.0.1:0", OpsAddr: "127.0.0.1:0", LogLevel: "error", ShutdownTimeout: 10 * time.Second,
+		InternalSecret: "geth-test-internal-secret"}
+	cfg.Postgres = service.Postgres{DatabaseURL: dbURL, MaxConns: 4}
+	cfg.Kafka = service.Kafka{Brokers: brokers, Partitions: 4, ReplicationFactor: 1}
+	cfg.Mode, cfg.EVMChain, cfg.EVMRPCURL, cfg.EVMStartBlock = ingest.ModeEVM, "ethereum", url, "0"
+	cfg.EVMConfirmations, cfg.EVMBatchBlocks, cfg.EVMPollInterval, cfg.EVMMarketWait = 0, 4, 200*time.Millisecond, 100*time.Millisecond
+	cfg.TokenAnalyticsURL = ""
+	return cfg
 }

@@ -10,11 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chainintel/chainintel/libs/config"
 	"github.com/chainintel/chainintel/libs/eventbus/kafkatest"
 	"github.com/chainintel/chainintel/libs/pgstore/pgtest"
 	"github.com/chainintel/chainintel/libs/promscrape"
-	"github.com/chainintel/chainintel/libs/service"
 	ingest "github.com/chainintel/chainintel/services/ingest"
 	"github.com/chainintel/chainintel/services/ingest/internal/chaintest"
 	"github.com/ethereum/go-ethereum/common/hexutil"
@@ -46,18 +44,10 @@ func TestBackfillProgressReachesHead(t *testing.T) {
 	}
 
 	brokers := kafkatest.Broker(t, chaintest.Topics...)
-	var cfg ingest.Config
-	if err := config.Defaults(&cfg); err != nil {
-		t.Fatal(err)
-	}
-	cfg.Base = service.Base{HTTPAddr: "127.0.0.1:0", LogLevel: "error", ShutdownTimeout: 10 * time.Second,
-		InternalSecret: "progress-test-internal-secret"}
-	cfg.Postgres = service.Postgres{DatabaseURL: pgtest.URL(t), MaxConns: 4}
-	cfg.Kafka = service.Kafka{Brokers: brokers, Partitions: 4, ReplicationFactor: 1}
-	cfg.Mode, cfg.EVMChain, cfg.EVMRPCURL, cfg.EVMStartBlock = ingest.ModeEVM, "ethereum", url, "0"
-	cfg.EVMConfirmations, cfg.EVMBatchBlocks, cfg.EVMPollInterval, cfg.EVMMarketWait = 0, 2, 100*time.Millisecond, 50*time.Millisecond
+	cfg := gethConfig(t, url, pgtest.URL(t), brokers)
+	cfg.Base.OpsAddr = ""
+	cfg.EVMBatchBlocks, cfg.EVMPollInterval, cfg.EVMMarketWait = 2, 100*time.Millisecond, 50*time.Millisecond
 	cfg.EVMProgressInterval = 50 * time.Millisecond
-	cfg.TokenAnalyticsURL = "" // no token-analytics here: the market book alone prices blocks
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}

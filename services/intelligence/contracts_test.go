@@ -15,12 +15,13 @@ import (
 // TestContractFacts feeds chain.contracts.v1 and chain.transactions.v1 records, in both orders
 // and twice, and reads /intelligence/contract: a contract with its creating transaction and code,
 // a token first seen without its creation (no deployer), and an EIP-1967 proxy created inside a
-// factory's call; each address is a contract in /intelligence/address.
+// factory's call; each address is a contract in /intelligence/address. A record of an EIP-7702
+// delegated EOA (an earlier ingest release's) is not stored: no contract, no mark.
 func TestContractFacts(t *testing.T) {
 	resetDB(t)
 	ctx := context.Background()
 	h := events.Handlers{Store: store.New(pgtest.Pool(t))}
-	tok, eoa, seen, proxy, factory := addr(0x7a), addr(0xe0), addr(0x5e), addr(0x9a), addr(0xfa)
+	tok, eoa, seen, proxy, factory, delegated := addr(0x7a), addr(0xe0), addr(0x5e), addr(0x9a), addr(0xfa), addr(0xde)
 	code := "0x8063a9059cbb1461000b5760006000fd5b00"
 	contracts := msgs(eventsv1.TopicContracts,
 		&eventsv1.Contract{Chain: "ethereum", Address: tok, BlockNumber: 10, BlockHash: "0xb10", BlockTimeMs: 1_700_000_000_000, Bytecode: code,
@@ -28,7 +29,9 @@ func TestContractFacts(t *testing.T) {
 		&eventsv1.Contract{Chain: "ethereum", Address: seen, BlockNumber: 20, BlockHash: "0xb20", BlockTimeMs: 1_700_000_100_000, Bytecode: "0x00"},
 		&eventsv1.Contract{Chain: "ethereum", Address: "0x" + strings.ToUpper(proxy[2:]), BlockNumber: 30, BlockHash: "0xb30",
 			BlockTimeMs: 1_700_000_200_000, Bytecode: "0x3660", ProxyImplementation: "0x" + strings.ToUpper(tok[2:]), Deployer: eoa,
-			DeployTxHash: "0xfactorycall", InternalDeployer: factory})
+			DeployTxHash: "0xfactorycall", InternalDeployer: factory},
+		&eventsv1.Contract{Chain: "ethereum", Address: delegated, BlockNumber: 40, BlockHash: "0xb40", BlockTimeMs: 1_700_000_300_000,
+			Bytecode: "0xef0100" + tok[2:]})
 	creation := msgs(eventsv1.TopicTransactions, &eventsv1.Transaction{Chain: "ethereum", Hash: "0xdeploy", From: eoa,
 		ContractCreated: tok, BlockTimeMs: 1_700_000_000_000, Success: true, BytecodeSize: 18})
 	for range 2 {
@@ -59,6 +62,7 @@ func TestContractFacts(t *testing.T) {
 			"bytecode":"0x3660","functionSighashes":[],"isProxy":true,"proxyAddress":"` + tok + `","internalDeployer":` + info(factory, false) + `}`},
 		{"/intelligence/address/" + seen, info(seen, true)},
 		{"/intelligence/address/" + proxy, info(proxy, true)},
+		{"/intelligence/address/" + delegated, info(delegated, false)},
 	} {
 		code, body := api.do(t, "GET", c.path, "", nil)
 		if code != 200 {
@@ -73,6 +77,7 @@ func TestContractFacts(t *testing.T) {
 		want string
 	}{
 		{"/intelligence/contract/ethereum/" + addr(0x404), 404, `{"error":"no contract deployment known at ` + addr(0x404) + ` on ethereum"}`},
+		{"/intelligence/contract/ethereum/" + delegated, 404, `{"error":"no contract deployment known at ` + delegated + ` on ethereum"}`},
 		{"/intelligence/contract/nochain/" + tok, 400, ``},
 	} {
 		code, body := api.do(t, "GET", c.path, "", nil)

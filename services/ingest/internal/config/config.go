@@ -134,6 +134,9 @@ func (c Config) Validate() error {
 		if c.EVMPollInterval <= 0 {
 			p.Addf("INGEST_EVM_POLL_INTERVAL must be positive")
 		}
+		if c.EVMCodeRecheck <= 0 {
+			p.Addf("INGEST_EVM_CODE_RECHECK must be positive")
+		}
 		if c.EVMRPCBatch <= 0 {
 			p.Addf("INGEST_EVM_RPC_BATCH must be positive")
 		}

@@ -19,15 +19,10 @@ var EIP1967ImplementationSlot = common.HexToHash("0x360894a13ba1a3210667c828492d
 // (evmcode.FunctionSighashes, which the simulator shares).
 func FunctionSighashes(code []byte) []string { return evmcode.FunctionSighashes(code) }
 
-// eip7702Prefix starts the code of an EIP-7702 delegated account: 0xef0100 and the 20-byte
-// address whose code its calls run.
-var eip7702Prefix = []byte{0xef, 0x01, 0x00}
-
 // IsContractCode reports whether code, as eth_getCode answers it, is a contract's. An EIP-7702
-// delegation designator is not: the account is an EOA, its key still signs its transactions,
-// and its owner can clear or change the delegation.
+// delegation designator is not (evmcode.IsDelegation): the account is an EOA.
 func IsContractCode(code []byte) bool {
-	return len(code) > 0 && !(len(code) == len(eip7702Prefix)+20 && bytes.HasPrefix(code, eip7702Prefix))
+	return len(code) > 0 && !evmcode.IsDelegation(code)
 }
 
 // EIP-1167 minimal proxy: 363d3d373d3d3d363d73 <20-byte target> 5af43d82803e903d91602b57fd5bf3.

@@ -12,6 +12,7 @@ import (
 	"github.com/chainintel/chainintel/libs/address"
 	"github.com/chainintel/chainintel/libs/chains"
 	"github.com/chainintel/chainintel/libs/eventbus"
+	"github.com/chainintel/chainintel/libs/evmcode"
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
 	"github.com/chainintel/chainintel/services/intelligence/internal/store"
 )
@@ -134,7 +135,9 @@ func (h Handlers) Contracts(ctx context.Context, batch []eventbus.Message[*event
 func contract(m eventbus.Message[*eventsv1.Contract]) (store.Contract, bool) {
 	c := m.Msg
 	ct, addr, ok := norm(c.Chain, c.Address)
-	if !ok || c.Bytecode == "" {
+	// An EIP-7702 delegation is an EOA's code: earlier ingest releases published such accounts
+	// as contracts (migration 17 removed what they stored).
+	if !ok || c.Bytecode == "" || evmcode.IsDelegationHex(c.Bytecode) {
 		return store.Contract{}, false
 	}
 	_, dep, _ := norm(c.Chain, c.Deployer)
