@@ -79,6 +79,8 @@ type Stack struct {
 	err       error
 	closeOnce sync.Once
 	cleanup   []func()
+	// stop cancels the services' context (the caller's ctx cancels it too).
+	stop context.CancelFunc
 }
 
 // Endpoint is where a service listens.
@@ -144,8 +146,15 @@ func Start(ctx context.Context, o Options, log *slog.Logger) (*Stack, error) {
 	if err := edge.SeedDevKey(ctx, ec, o.DevAPIKey); err != nil {
 		return nil, fmt.Errorf("seed dev API key: %w", err)
 	}
-	st.run(ctx, o, units, httpLn, opsLn)
+	runCtx, stop := context.WithCancel(ctx)
+	st.stop = stop
+	st.run(runCtx, o, units, httpLn, opsLn)
 	if err := waitReady(ctx, st); err != nil {
+		// Stop what started and wait for it (each service's graceful stop, then the cleanup
+		// after the last): closing the broker and Redis first would pull them from under
+		// services still stopping, and imports or writes in flight would be dropped mid-way.
+		stop()
+		<-st.done
 		return nil, err
 	}
 	ok = true

@@ -79,6 +79,11 @@ func run(ctx context.Context, args []string) error {
 		EVMRPCURL: e.EVMRPCURL, EVMChain: e.EVMChain, EVMStartBlock: e.EVMStartBlock, SimRate: e.SimRate,
 		TokenLists: e.TokenLists, PriceCSVDir: e.PriceCSVDir, TiersFile: e.TiersFile, Kafka: kafka,
 	}, log)
+	if err != nil && ctx.Err() != nil {
+		// Stopped while starting (Ctrl-C): every service has stopped by now, cleanly.
+		fmt.Fprintln(os.Stderr, "chainintel stopped")
+		return nil
+	}
 	if err != nil {
 		return err
 	}
