@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"os"
 	"reflect"
 	"strings"
 	"time"
@@ -35,7 +36,9 @@ func Load(cfg any, prefix string) error {
 func LoadFrom(cfg any, prefix string, environ map[string]string) error {
 	opts := env.Options{Prefix: prefix, Environment: environ}
 	var errs []error
-	if err := env.ParseWithOptions(cfg, opts); err != nil {
+	err := env.ParseWithOptions(cfg, opts)
+	emptyOff(reflect.ValueOf(cfg), prefix, environ)
+	if err != nil {
 		var agg env.AggregateError
 		if errors.As(err, &agg) {
 			keys := envKeys(reflect.TypeOf(cfg), prefix)
@@ -59,6 +62,41 @@ func LoadFrom(cfg any, prefix string, environ map[string]string) error {
 		return fmt.Errorf("invalid configuration: %w", errors.Join(errs...))
 	}
 	return nil
+}
+
+// emptyOff empties the fields tagged `envEmpty:"off"` whose variable is set to the empty
+// string. caarlos0/env applies a field's envDefault to a variable set but empty as to one not
+// set, so without this `FOO_URL: ""` (a chart's value, or FOO_URL= in a shell) could not turn off
+// a peer a field names by default: the tag says that empty means off for that field.
+func emptyOff(v reflect.Value, prefix string, environ map[string]string) {
+	for v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			return
+		}
+		v = v.Elem()
+	}
+	if v.Kind() != reflect.Struct {
+		return
+	}
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		f, fv := t.Field(i), v.Field(i)
+		if f.Type.Kind() == reflect.Struct {
+			emptyOff(fv, prefix+f.Tag.Get("envPrefix"), environ)
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("env"), ",")
+		if name == "" || f.Tag.Get("envEmpty") != "off" || !fv.CanSet() {
+			continue
+		}
+		val, set := environ[prefix+name]
+		if environ == nil {
+			val, set = os.LookupEnv(prefix + name)
+		}
+		if set && val == "" {
+			fv.Set(reflect.Zero(f.Type))
+		}
+	}
 }
 
 // envKeys maps struct field names to the environment variable that sets them, so parse errors

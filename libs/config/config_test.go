@@ -95,3 +95,39 @@ func TestProblemsAddSkipsNil(t *testing.T) {
 		t.Fatalf("problems %v, want only boom", p)
 	}
 }
+
+type peerCfg struct {
+	Peer  string `env:"PEER_URL" envDefault:"http://peer:8080" envEmpty:"off"`
+	Other string `env:"OTHER_URL" envDefault:"http://other:8080"`
+	Inner struct {
+		Peer string `env:"URL" envDefault:"http://inner:8080" envEmpty:"off"`
+	} `envPrefix:"INNER_"`
+}
+
+// A variable set to the empty string empties a field tagged envEmpty:"off" (the peer it names is
+// off), where caarlos0/env alone would apply the default; unset, the default applies; an untagged
+// field keeps the default for an empty variable.
+func TestEmptyTurnsOff(t *testing.T) {
+	var c peerCfg
+	if err := LoadFrom(&c, "SVC_", map[string]string{"SVC_PEER_URL": "", "SVC_OTHER_URL": "", "SVC_INNER_URL": ""}); err != nil {
+		t.Fatal(err)
+	}
+	if c.Peer != "" || c.Other != "http://other:8080" || c.Inner.Peer != "" {
+		t.Errorf("set empty: %+v", c)
+	}
+	var d peerCfg
+	if err := LoadFrom(&d, "SVC_", map[string]string{}); err != nil {
+		t.Fatal(err)
+	}
+	if d.Peer != "http://peer:8080" || d.Inner.Peer != "http://inner:8080" {
+		t.Errorf("unset: %+v", d)
+	}
+	t.Setenv("SVC_PEER_URL", "")
+	var e peerCfg
+	if err := Load(&e, "SVC_"); err != nil {
+		t.Fatal(err)
+	}
+	if e.Peer != "" {
+		t.Errorf("process environment, set empty: %+v", e)
+	}
+}

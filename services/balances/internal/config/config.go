@@ -23,7 +23,7 @@ type Config struct {
 	Chains []string `env:"CHAINS" envSeparator:","`
 	// UserLabelsURL is the user-labels service's base URL; empty disables callers' own labels
 	// and user entities.
-	UserLabelsURL string `env:"USER_LABELS_URL" envDefault:"http://user-labels:8080"`
+	UserLabelsURL string `env:"USER_LABELS_URL" envDefault:"http://user-labels:8080" envEmpty:"off"`
 	// ConsumerBatch is the most balance observations written in one transaction.
 	ConsumerBatch int `env:"CONSUMER_BATCH" envDefault:"5000"`
 	// ApplyBatch is the most appended observations the applier folds into the read models in one

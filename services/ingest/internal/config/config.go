@@ -75,7 +75,7 @@ type Config struct {
 	// asked in evm mode for the prices a block needs that the market book, filled from
 	// market.prices.v1, lacks (POST /internal/prices/window); blocks wait while it cannot
 	// answer or is still importing. Empty: only the book prices blocks.
-	TokenAnalyticsURL string `env:"TOKEN_ANALYTICS_URL" envDefault:"http://token-analytics:8080"`
+	TokenAnalyticsURL string `env:"TOKEN_ANALYTICS_URL" envDefault:"http://token-analytics:8080" envEmpty:"off"`
 	// EVMProgressInterval is how often the indexer logs its progress (blocks/s, transfers/s,
 	// blocks behind the head, ETA) and updates the progress_* gauges.
 	EVMProgressInterval time.Duration `env:"EVM_PROGRESS_INTERVAL" envDefault:"10s"`

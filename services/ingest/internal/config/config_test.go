@@ -63,3 +63,25 @@ func TestStartBlock(t *testing.T) {
 		t.Fatal(n, err)
 	}
 }
+
+// INGEST_TOKEN_ANALYTICS_URL set to the empty string turns the price lookups off (what the
+// chart's `ingest.env.TOKEN_ANALYTICS_URL: ""` renders); unset, the in-cluster default applies.
+func TestTokenAnalyticsURLEmptyIsOff(t *testing.T) {
+	env := map[string]string{"INGEST_INTERNAL_SECRET": "0123456789abcdef", "INGEST_DATABASE_URL": "postgres://x@h/db", "INGEST_KAFKA_BROKERS": "k:9092",
+		"INGEST_TOKEN_ANALYTICS_URL": ""}
+	var c Config
+	if err := libconfig.LoadFrom(&c, "INGEST_", env); err != nil {
+		t.Fatal(err)
+	}
+	if c.TokenAnalyticsURL != "" {
+		t.Errorf("set empty: %q", c.TokenAnalyticsURL)
+	}
+	delete(env, "INGEST_TOKEN_ANALYTICS_URL")
+	var d Config
+	if err := libconfig.LoadFrom(&d, "INGEST_", env); err != nil {
+		t.Fatal(err)
+	}
+	if d.TokenAnalyticsURL != "http://token-analytics:8080" {
+		t.Errorf("unset: %q", d.TokenAnalyticsURL)
+	}
+}

@@ -24,15 +24,15 @@ type Config struct {
 
 	// UserLabelsURL and TransfersURL are the internal APIs asked for callers' labels and for
 	// user-entity activity.
-	UserLabelsURL string `env:"USER_LABELS_URL" envDefault:"http://user-labels:8080"`
+	UserLabelsURL string `env:"USER_LABELS_URL" envDefault:"http://user-labels:8080" envEmpty:"off"`
 	TransfersURL  string `env:"TRANSFERS_URL" envDefault:"http://transfers:8080"`
 	// BalancesURL is the internal API asked for the USD balances of entity summaries and
 	// predictions; empty leaves them unpriced (0 in summaries, the service's own kept balances
 	// for predictions).
-	BalancesURL string `env:"BALANCES_URL" envDefault:"http://balances:8080"`
+	BalancesURL string `env:"BALANCES_URL" envDefault:"http://balances:8080" envEmpty:"off"`
 	// TokenAnalyticsURL is the internal API of the token registry and prices' owner, asked for
 	// /intelligence/token; empty answers from the local copy of market.tokens.v1 and prices.
-	TokenAnalyticsURL string `env:"TOKEN_ANALYTICS_URL" envDefault:"http://token-analytics:8080"`
+	TokenAnalyticsURL string `env:"TOKEN_ANALYTICS_URL" envDefault:"http://token-analytics:8080" envEmpty:"off"`
 
 	// CacheRefresh is how often the in-memory attribution cache picks up changes;
 	// PublishInterval how often the outbox relay publishes them.

@@ -29,10 +29,10 @@ type Config struct {
 	// RedisPrefix starts every Redis key the service writes (sessions, replay buffers, quotas).
 	RedisPrefix string `env:"REDIS_PREFIX" envDefault:"stream:"`
 	// UserLabelsURL is the user-labels service; empty disables callers' labels and user entities.
-	UserLabelsURL string `env:"USER_LABELS_URL" envDefault:"http://user-labels:8080"`
+	UserLabelsURL string `env:"USER_LABELS_URL" envDefault:"http://user-labels:8080" envEmpty:"off"`
 	// TokenAnalyticsURL is the token registry (token-analytics) a fresh filter's pricing ids are
 	// checked against, as GET /transfers checks them; empty takes every pricing id unchecked.
-	TokenAnalyticsURL string `env:"TOKEN_ANALYTICS_URL" envDefault:"http://token-analytics:8080"`
+	TokenAnalyticsURL string `env:"TOKEN_ANALYTICS_URL" envDefault:"http://token-analytics:8080" envEmpty:"off"`
 	// Window is how long a session waits for a reconnect; V2Window the same for v2 streams.
 	Window   time.Duration `env:"SESSION_WINDOW" envDefault:"5m"`
 	V2Window time.Duration `env:"V2_WINDOW" envDefault:"10m"`

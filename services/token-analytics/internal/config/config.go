@@ -81,7 +81,7 @@ type Config struct {
 
 	// UserLabelsURL is the user-labels service's base URL, asked for the caller's own labels and
 	// entities of top_flow's addresses; empty: none are added.
-	UserLabelsURL string `env:"USER_LABELS_URL" envDefault:"http://user-labels:8080"`
+	UserLabelsURL string `env:"USER_LABELS_URL" envDefault:"http://user-labels:8080" envEmpty:"off"`
 
 	// The operator's own token for /native/circulating: chain, contract ("" for the chain's
 	// native coin), decimals, exact total supply (smallest unit) and non-circulating addresses.

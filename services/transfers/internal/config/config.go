@@ -28,17 +28,17 @@ type Config struct {
 
 	// UserLabelsURL is the user-labels service's base URL; empty disables callers' own labels
 	// and user entities.
-	UserLabelsURL string `env:"USER_LABELS_URL" envDefault:"http://user-labels:8080"`
+	UserLabelsURL string `env:"USER_LABELS_URL" envDefault:"http://user-labels:8080" envEmpty:"off"`
 	// UserLabelsCacheTTL is how long a caller's labels of an address are reused at most: changes
 	// (user.changes.v1) drop them at once, this bounds staleness while those events are late.
 	UserLabelsCacheTTL time.Duration `env:"USER_LABELS_CACHE_TTL" envDefault:"60s"`
 	// IntelligenceURL is the intelligence service's base URL, asked for the tags of
 	// counterparties (/counterparties' tags filter); empty makes that filter a 400.
-	IntelligenceURL string `env:"INTELLIGENCE_URL" envDefault:"http://intelligence:8080"`
+	IntelligenceURL string `env:"INTELLIGENCE_URL" envDefault:"http://intelligence:8080" envEmpty:"off"`
 	// TokenAnalyticsURL is the token registry's (token-analytics) base URL, asked whether the
 	// tokens filter's pricing ids exist (an unknown one is a 404); empty, or the registry
 	// unavailable, takes every pricing id (app.TokenOptions).
-	TokenAnalyticsURL string `env:"TOKEN_ANALYTICS_URL" envDefault:"http://token-analytics:8080"`
+	TokenAnalyticsURL string `env:"TOKEN_ANALYTICS_URL" envDefault:"http://token-analytics:8080" envEmpty:"off"`
 	// ConsumerBatch is the most chain records written in one transaction.
 	ConsumerBatch int `env:"CONSUMER_BATCH" envDefault:"2000"`
 	// GroupRollupsAbove is the number of addresses above which an attribution group (an entity,
