@@ -211,9 +211,11 @@ func addIndexer(ctx context.Context, s *service.Service, cfg Config, st *store.S
 
 // waitPriceOwner waits, with backoff, until the price history's owner answers (its imports at
 // start done): the registry those imports bring is on market.tokens.v1 by then, so the first
-// blocks find their tokens' pricing ids. It reports false when ctx ended first.
+// blocks find their tokens' pricing ids. It reports false when ctx ended first. Past a minute
+// the wait is logged at error level, so /status lastError and `chainintel status` show why
+// nothing is indexed (the indexer's gauges start with its first round, after this wait).
 func waitPriceOwner(ctx context.Context, mk *market.Model, log *slog.Logger) bool {
-	wait := time.Second
+	start, wait := time.Now(), time.Second
 	for {
 		err := mk.Ready(ctx)
 		if err == nil {
@@ -222,7 +224,12 @@ func waitPriceOwner(ctx context.Context, mk *market.Model, log *slog.Logger) boo
 		if ctx.Err() != nil {
 			return false
 		}
-		log.Warn("token-analytics does not answer prices yet; indexing waits", "error", err, "retry_in", wait)
+		level := slog.LevelWarn
+		if time.Since(start) > time.Minute {
+			level = slog.LevelError
+		}
+		log.Log(ctx, level, "token-analytics does not answer prices yet; indexing waits (INGEST_TOKEN_ANALYTICS_URL empty indexes without it)",
+			"error", err, "waited", time.Since(start).Round(time.Second), "retry_in", wait)
 		if !lifecycle.Sleep(ctx, wait) {
 			return false
 		}
