@@ -185,7 +185,7 @@ func addIndexer(ctx context.Context, s *service.Service, cfg Config, st *store.S
 		CodeRecheck: cfg.EVMCodeRecheck, Meter: s.Tel.MeterProvider.Meter("chainintel/ingest"), ProgressInterval: cfg.EVMProgressInterval,
 	}, client, st, mk, pub, s.Log)
 	s.Add(lifecycle.Part{Name: "evm indexer", Run: func(ctx context.Context) error {
-		if !waitPriceOwner(ctx, mk, s.Log) {
+		if !waitPriceOwner(ctx, mk, s.Log, idx.RecordFailing) {
 			return nil
 		}
 		select {
@@ -211,19 +211,22 @@ func addIndexer(ctx context.Context, s *service.Service, cfg Config, st *store.S
 
 // waitPriceOwner waits, with backoff, until the price history's owner answers (its imports at
 // start done): the registry those imports bring is on market.tokens.v1 by then, so the first
-// blocks find their tokens' pricing ids. It reports false when ctx ended first. Past a minute
-// the wait is logged at error level, so /status lastError and `chainintel status` show why
-// nothing is indexed (the indexer's gauges start with its first round, after this wait).
-func waitPriceOwner(ctx context.Context, mk *market.Model, log *slog.Logger) bool {
+// blocks find their tokens' pricing ids. It reports false when ctx ended first. Each try that
+// finds it not answering is recorded as a failed round (record: ingest_failing_rounds), so the
+// alert on failing rounds fires while nothing is indexed, and past a minute the wait is logged
+// at error level, so /status lastError and `chainintel status` show why.
+func waitPriceOwner(ctx context.Context, mk *market.Model, log *slog.Logger, record func(context.Context, int64)) bool {
 	start, wait := time.Now(), time.Second
-	for {
+	for tries := int64(1); ; tries++ {
 		err := mk.Ready(ctx)
 		if err == nil {
+			record(ctx, 0)
 			return true
 		}
 		if ctx.Err() != nil {
 			return false
 		}
+		record(ctx, tries)
 		level := slog.LevelWarn
 		if time.Since(start) > time.Minute {
 			level = slog.LevelError

@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"testing"
 	"time"
@@ -29,16 +30,23 @@ func TestIndexerWaitsForThePriceOwner(t *testing.T) {
 	mk := market.New()
 	src := &importingSource{left: 2}
 	mk.SetSource(src)
-	if !waitPriceOwner(context.Background(), mk, slog.New(slog.DiscardHandler)) || src.left != 0 {
+	var failing []int64
+	record := func(_ context.Context, n int64) { failing = append(failing, n) }
+	if !waitPriceOwner(context.Background(), mk, slog.New(slog.DiscardHandler), record) || src.left != 0 {
 		t.Fatalf("waited until %d answers were left", src.left)
+	}
+	// Each try token-analytics refused is a failing round (the alert on them fires while
+	// nothing is indexed); its answer sets them back to 0.
+	if fmt.Sprint(failing) != "[1 2 0]" {
+		t.Errorf("failing rounds recorded %v, want [1 2 0]", failing)
 	}
 	src.left = 1 << 30
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if waitPriceOwner(ctx, mk, slog.New(slog.DiscardHandler)) {
+	if waitPriceOwner(ctx, mk, slog.New(slog.DiscardHandler), record) {
 		t.Fatal("went on although the service stopped while token-analytics imports")
 	}
-	if !waitPriceOwner(context.Background(), market.New(), nil) {
+	if !waitPriceOwner(context.Background(), market.New(), nil, record) {
 		t.Fatal("without token-analytics configured the indexer must not wait")
 	}
 }

@@ -142,6 +142,10 @@ func New(cfg Config, rpc *evm.Client, st *store.Store, mk *market.Model, pub Pub
 	return x
 }
 
+// RecordFailing sets ingest_failing_rounds to n: a wait before the first round (for the price
+// history's owner) counts as rounds failing in a row, as the rounds' own failures do.
+func (x *Indexer) RecordFailing(ctx context.Context, n int64) { x.failingG.Record(ctx, n, x.attrs) }
+
 // ErrDeepReorg says the node's chain diverges below every block hash kept.
 var ErrDeepReorg = errors.New("reorg deeper than the kept block hashes")
 
