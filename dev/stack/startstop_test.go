@@ -1,35 +1,16 @@
 package stack_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/chainintel/chainintel/dev/stack"
 	"github.com/chainintel/chainintel/libs/pgstore/pgtest"
+	"github.com/chainintel/chainintel/libs/telemetry/logtest"
 )
-
-// lockedBuffer is the services' log, written by many goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // A stop requested while the stack is still starting (Ctrl-C during make run's start) lets every
 // service that began stopping finish its graceful stop before Start returns: none is abandoned
@@ -42,7 +23,7 @@ func TestStopWhileStarting(t *testing.T) {
 		t.Skipf("no PostgreSQL: %v", err)
 	}
 	defer drop()
-	var logs lockedBuffer
+	var logs logtest.Buffer
 	// Cancel once the first service asked to stop can be seen starting: the services run, the
 	// stack is not ready yet (readiness is polled after every service was launched).
 	go func() {

@@ -14,7 +14,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/chainintel/chainintel/libs/eventbus"
 	"github.com/chainintel/chainintel/libs/promscrape"
 	"github.com/chainintel/chainintel/libs/service"
 )
@@ -316,20 +315,13 @@ func kafkaText(k *service.KafkaStatus, now time.Time) string {
 	if len(states) > 0 {
 		s = strings.Join(states, ", ")
 	}
-	if e := newestBrokerError(k.LastError, pe); e != nil {
+	if e := k.NewestError(); e != nil {
 		s += fmt.Sprintf("; last error %s %s %s: %s", e.Time.Format(time.RFC3339), e.Topic, e.Op, e.Error)
 	}
 	if len(s) > 160 {
 		s = s[:157] + "..."
 	}
 	return s
-}
-
-func newestBrokerError(a, b *eventbus.BrokerError) *eventbus.BrokerError {
-	if b != nil && (a == nil || b.Time.After(a.Time)) {
-		return b
-	}
-	return a
 }
 
 func lastErrorText(e *service.LastError) string {

@@ -1,39 +1,21 @@
 package redisx_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/chainintel/chainintel/libs/redisx"
+	"github.com/chainintel/chainintel/libs/telemetry/logtest"
 )
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // go-redis holds one logger per process (Connect sets it once), so every run of the test in a
 // process shares this one and reads what its own outage added.
 var (
-	goRedisOut syncBuffer
+	goRedisOut logtest.Buffer
 	goRedisLog = slog.New(slog.NewJSONHandler(&goRedisOut, nil))
 )
 

@@ -121,6 +121,11 @@ func (l *consumerList) status() *KafkaStatus {
 	return ks
 }
 
+// NewestError is the newer of LastError and PublishError; nil when neither.
+func (ks *KafkaStatus) NewestError() *eventbus.BrokerError {
+	return newer(ks.LastError, ks.PublishError)
+}
+
 // newer returns the newer of kept and e (either may be nil).
 func newer(kept, e *eventbus.BrokerError) *eventbus.BrokerError {
 	if e != nil && (kept == nil || e.Time.After(kept.Time)) {

@@ -41,18 +41,7 @@ func TestOpsStatus(t *testing.T) {
 	url := "http://" + opsLn.Addr().String()
 	waitStatus(t, url+"/readyz", 200)
 
-	get := func() Status {
-		resp, err := http.Get(url + "/status")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var st Status
-		if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
-			t.Fatal(err)
-		}
-		return st
-	}
+	get := func() Status { return getStatus(t, url) }
 	st := get()
 	if !st.Ready || st.NotReady != "" || st.Service != "svc" || len(st.Checks) != 1 || st.Checks[0] != "postgres" || st.LastError != nil {
 		t.Fatalf("healthy status: %+v", st)
@@ -115,18 +104,7 @@ func TestOpsStatusShowsABrokerOutage(t *testing.T) {
 	if err := publish(time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	get := func() Status {
-		resp, err := http.Get(url + "/status")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var st Status
-		if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
-			t.Fatal(err)
-		}
-		return st
-	}
+	get := func() Status { return getStatus(t, url) }
 	// A bound only against a hang.
 	deadline := time.Now().Add(time.Minute)
 	wait := func(what string, ok func(Status) bool) Status {
@@ -170,4 +148,19 @@ func TestOpsStatusShowsABrokerOutage(t *testing.T) {
 	if st = get(); st.Kafka.LagReadAt == nil || st.Kafka.LagReadAt.After(outage.Add(100*time.Millisecond)) {
 		t.Errorf("lag read during the outage: %+v", st.Kafka)
 	}
+}
+
+// getStatus reads GET /status of the ops port at url.
+func getStatus(t *testing.T, url string) Status {
+	t.Helper()
+	resp, err := http.Get(url + "/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var st Status
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		t.Fatal(err)
+	}
+	return st
 }

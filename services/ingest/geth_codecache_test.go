@@ -13,10 +13,7 @@ import (
 	ingest "github.com/chainintel/chainintel/services/ingest"
 	"github.com/chainintel/chainintel/services/ingest/internal/chaintest"
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
-	"github.com/ethereum/go-ethereum/ethclient"
-	"github.com/ethereum/go-ethereum/rpc"
 )
 
 // A factory whose runtime CREATE2s its calldata as init code with salt 0 (CALLDATACOPY it to
@@ -36,21 +33,8 @@ var (
 func TestGethCounterfactualWallet(t *testing.T) {
 	url := startGeth(t)
 	ctx := context.Background()
-	rc, err := rpc.Dial(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rc.Close()
-	c := &devChain{t: t, ec: ethclient.NewClient(rc), rc: rc}
-	chainID, err := c.ec.ChainID(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.signer = types.LatestSignerForChainID(chainID)
-	var accts []common.Address
-	if err := rc.Call(&accts, "eth_accounts"); err != nil || len(accts) == 0 {
-		t.Fatalf("dev account: %v %v", accts, err)
-	}
+	c := dialDevChain(t, url)
+	rc, accts := c.rc, []common.Address{c.dev}
 	sink := startCodeCacheIngest(t, url)
 
 	k, _ := crypto.ToECDSA(crypto.Keccak256([]byte("chainintel geth counterfactual")))

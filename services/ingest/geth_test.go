@@ -203,25 +203,12 @@ func runIngest(t *testing.T, cfg ingest.Config) (stop func()) {
 func TestGethDev(t *testing.T) {
 	url := startGeth(t)
 	ctx := context.Background()
-	rc, err := rpc.Dial(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rc.Close()
-	c := &devChain{t: t, ec: ethclient.NewClient(rc), rc: rc}
+	c := dialDevChain(t, url)
+	rc := c.rc
+	var err error
 	if c.abi, err = abi.JSON(strings.NewReader(tokenABI)); err != nil {
 		t.Fatal(err)
 	}
-	chainID, err := c.ec.ChainID(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.signer = types.LatestSignerForChainID(chainID)
-	var accts []common.Address
-	if err := rc.Call(&accts, "eth_accounts"); err != nil || len(accts) == 0 {
-		t.Fatalf("dev account: %v %v", accts, err)
-	}
-	c.dev = accts[0]
 
 	brokers := kafkatest.Broker(t, chaintest.Topics...)
 	sink := chaintest.StartSink(t, brokers)
@@ -472,4 +459,27 @@ func gethConfig(t *testing.T, url, dbURL string, brokers []string) ingest.Config
 	cfg.EVMConfirmations, cfg.EVMBatchBlocks, cfg.EVMPollInterval, cfg.EVMMarketWait = 0, 4, 200*time.Millisecond, 100*time.Millisecond
 	cfg.TokenAnalyticsURL = ""
 	return cfg
+}
+
+// dialDevChain connects to the geth --dev node at url (closed at the test's end), with the
+// chain's signer and the node's prefunded dev account.
+func dialDevChain(t *testing.T, url string) *devChain {
+	t.Helper()
+	rc, err := rpc.Dial(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(rc.Close)
+	c := &devChain{t: t, ec: ethclient.NewClient(rc), rc: rc}
+	chainID, err := c.ec.ChainID(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.signer = types.LatestSignerForChainID(chainID)
+	var accts []common.Address
+	if err := rc.Call(&accts, "eth_accounts"); err != nil || len(accts) == 0 {
+		t.Fatalf("dev account: %v %v", accts, err)
+	}
+	c.dev = accts[0]
+	return c
 }

@@ -2,7 +2,6 @@ package streamfanout_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -15,7 +14,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -26,6 +24,7 @@ import (
 	"github.com/chainintel/chainintel/libs/redisx/redistest"
 	"github.com/chainintel/chainintel/libs/service"
 	"github.com/chainintel/chainintel/libs/telemetry"
+	"github.com/chainintel/chainintel/libs/telemetry/logtest"
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
 	"github.com/chainintel/chainintel/services/edge/tiers"
 	streamfanout "github.com/chainintel/chainintel/services/stream-fanout"
@@ -50,27 +49,12 @@ type world struct {
 	clock func() time.Time
 }
 
-// lockedBuffer is a log sink a test reads while a replica writes to it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-// waitFor waits until the log holds text, failing the test after 20s.
-func (b *lockedBuffer) waitFor(t *testing.T, text string) {
+// waitForLog waits until the log b holds text, failing the test after 20s.
+func waitForLog(t *testing.T, b *logtest.Buffer, text string) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		b.mu.Lock()
-		found := strings.Contains(b.buf.String(), text)
-		b.mu.Unlock()
-		if found {
+		if strings.Contains(b.String(), text) {
 			return
 		}
 		if time.Now().After(deadline) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/chainintel/chainintel/libs/httpx"
 	"github.com/chainintel/chainintel/libs/redisx/redistest"
+	"github.com/chainintel/chainintel/libs/telemetry/logtest"
 	"github.com/chainintel/chainintel/services/edge/keyevents"
 	"github.com/chainintel/chainintel/services/edge/ledger"
 	streamfanout "github.com/chainintel/chainintel/services/stream-fanout"
@@ -246,7 +247,7 @@ func (w *world) resubscribe(channel string) {
 // resubscribe, and closes the revoked key's connections then.
 func TestMissedReadRetried(t *testing.T) {
 	w := newWorld(t)
-	logs := &lockedBuffer{}
+	logs := &logtest.Buffer{}
 	w.logs = logs
 	channel := w.prefix + "keys:invalidate"
 	r := w.start(func(c *streamfanout.Config) { c.KeyInvalidateChannel = channel })
@@ -264,7 +265,7 @@ func TestMissedReadRetried(t *testing.T) {
 	w.resubscribe(channel)
 	// The record becomes readable only once the resync's read has failed, so what closes the
 	// connection below is a retry.
-	logs.waitFor(t, "were not read; retrying")
+	waitForLog(t, logs, "were not read; retrying")
 	if err := w.rdb.Del(ctx, channel+":recent").Err(); err != nil {
 		t.Fatal(err)
 	}

@@ -75,6 +75,7 @@ func New(o Options) (http.Handler, error) {
 	if o.Streams.on() {
 		rt = byUpgrade{rt: rt, upgrade: o.Streams.upgradeTransport()}
 	}
+	trace := newTraceInjector(o.Propagator)
 	rp := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(target)
@@ -90,16 +91,7 @@ func New(o Options) (http.Handler, error) {
 				}
 				o.Signer.SignWithKey(h, id, key, time.Now())
 			}
-			if o.Propagator != nil {
-				// Only the edge's own context goes upstream: what the caller sent under the
-				// propagator's names (traceparent, tracestate, baggage) is dropped first, since
-				// Inject writes a name only when the context has a value for it (a new root span
-				// has no tracestate) and would let the caller's through.
-				for _, f := range o.Propagator.Fields() {
-					h.Del(f)
-				}
-				o.Propagator.Inject(pr.In.Context(), propagation.HeaderCarrier(h))
-			}
+			trace.inject(pr.In.Context(), h)
 		},
 		Transport:  rt,
 		BufferPool: buffers,
@@ -189,4 +181,30 @@ func WriteError(w http.ResponseWriter, status int, msg string) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(httpx.ErrorBody{Error: msg})
+}
+
+// traceInjector sends upstream only the edge's own trace context: what the caller sent under
+// the propagator's names (traceparent, tracestate, baggage) is dropped first, since Inject writes
+// a name only when the context has a value for it (a new root span has no tracestate) and would
+// let the caller's through. The names are read once, not per call.
+type traceInjector struct {
+	p      propagation.TextMapPropagator
+	fields []string
+}
+
+func newTraceInjector(p propagation.TextMapPropagator) traceInjector {
+	if p == nil {
+		return traceInjector{}
+	}
+	return traceInjector{p: p, fields: p.Fields()}
+}
+
+func (t traceInjector) inject(ctx context.Context, h http.Header) {
+	if t.p == nil {
+		return
+	}
+	for _, f := range t.fields {
+		h.Del(f)
+	}
+	t.p.Inject(ctx, propagation.HeaderCarrier(h))
 }

@@ -6,8 +6,11 @@ import (
 	"testing"
 
 	"github.com/chainintel/chainintel/libs/pgstore/pgtest"
+	"github.com/chainintel/chainintel/services/intelligence/internal/attribution"
 	"github.com/chainintel/chainintel/services/intelligence/internal/store"
 	"github.com/chainintel/chainintel/services/intelligence/migrations"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/pressly/goose/v3"
 )
 
 // Migration 17 removes the contract records earlier ingest releases published for EIP-7702
@@ -32,21 +35,9 @@ func TestMigrationUnmarksDelegatedEOAs(t *testing.T) {
 		rec("ethereum", both, delegation), rec("base", both, code), rec("ethereum", contract, code)}); err != nil {
 		t.Fatal(err)
 	}
-	var before int64
-	if err := pool.QueryRow(ctx, `SELECT max(version) FROM intel.addresses`).Scan(&before); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.UpTo(ctx, 17); err != nil {
-		t.Fatal(err)
-	}
-	changed, err := st.AddressesSince(ctx, before, 10)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, a := range changed {
-		got = append(got, fmt.Sprintf("%s contract=%v", a.Address, a.IsContract))
-	}
+	got := changedByMigration(t, pool, p, 17, func(a attribution.Address) string {
+		return fmt.Sprintf("%s contract=%v", a.Address, a.IsContract)
+	})
 	if want := "[" + eoa + " contract=false]"; fmt.Sprint(got) != want {
 		t.Errorf("attributions changed: %v, want %s", got, want)
 	}
@@ -68,4 +59,27 @@ func TestMigrationUnmarksDelegatedEOAs(t *testing.T) {
 	if want := fmt.Sprint([]string{"base " + both, "ethereum " + contract}); fmt.Sprint(left) != want {
 		t.Errorf("contract records left: %v, want %s", left, want)
 	}
+}
+
+// changedByMigration migrates to version and returns, in version order, the attributions the
+// migration gave a new version, each as show renders it: what the outbox relay publishes.
+func changedByMigration(t *testing.T, pool *pgxpool.Pool, p *goose.Provider, version int64, show func(attribution.Address) string) []string {
+	t.Helper()
+	ctx := context.Background()
+	var before int64
+	if err := pool.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM intel.addresses`).Scan(&before); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.UpTo(ctx, version); err != nil {
+		t.Fatal(err)
+	}
+	changed, err := store.New(pool).AddressesSince(ctx, before, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, a := range changed {
+		got = append(got, show(a))
+	}
+	return got
 }

@@ -1,7 +1,6 @@
 package feed
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -11,29 +10,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chainintel/chainintel/libs/telemetry/logtest"
 	"github.com/segmentio/kafka-go"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
-
-// syncBuffer is a log destination written from several goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // A partition whose reads fail (the broker answering its fetches with an error) is not left
 // behind while the others are read: each failure is counted, the first of the row logged once,
@@ -66,7 +48,7 @@ func TestFollowCountsAPartitionsReadErrorsAndGoesOn(t *testing.T) {
 		}
 		return resp, nil, true
 	})
-	var logs syncBuffer
+	var logs logtest.Buffer
 	var errs atomic.Int64
 	tp := Topic{Brokers: c.ListenAddrs(), Name: topic, Log: slog.New(slog.NewTextHandler(&logs, nil)),
 		OnReadError: func(p int, _ error) {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/chainintel/chainintel/libs/redisx/redistest"
+	"github.com/chainintel/chainintel/libs/telemetry/logtest"
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/engine"
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/store"
 	"github.com/coder/websocket"
@@ -271,29 +272,11 @@ func saveMetrics(t *testing.T, r *sdkmetric.ManualReader) (failed map[string]int
 	return failed, pending
 }
 
-// lockedBuffer is a log destination read while goroutines may write to it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // A shutdown whose deadline passes while a session's save still waits logs that session as not
 // saved, with the count.
 func TestShutdownLogsSessionsNotSaved(t *testing.T) {
 	h, st, _ := takeoverHub(t)
-	var logs lockedBuffer
+	var logs logtest.Buffer
 	h.o.Log = slog.New(slog.NewTextHandler(&logs, nil))
 	c := served(t, h, st, "b")
 	if err := h.add(c); err != nil {

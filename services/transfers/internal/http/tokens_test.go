@@ -1,7 +1,6 @@
 package http_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"reflect"
@@ -10,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chainintel/chainintel/libs/telemetry/logtest"
 	"github.com/chainintel/chainintel/services/transfers/internal/app"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
@@ -28,22 +28,8 @@ func (c *clock) add(d time.Duration) {
 	c.t = c.t.Add(d)
 }
 
-// syncBuffer is a log sink the handlers may write concurrently.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) lines() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return strings.Count(s.b.String(), "\n")
-}
+// lines counts the log's records (one JSON line each).
+func lines(b *logtest.Buffer) int { return strings.Count(b.String(), "\n") }
 
 // unchecked is the transfers_token_checks_unchecked_total counter.
 func unchecked(t *testing.T, rd *sdkmetric.ManualReader) int64 {
@@ -79,7 +65,7 @@ func counter(t *testing.T, rd *sdkmetric.ManualReader, name string) int64 {
 func TestTokenRegistry(t *testing.T) {
 	reg := newRegistry("usd-coin", "weth") // no native pricing id: they are known without it
 	clk := &clock{t: time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)}
-	var logs syncBuffer
+	var logs logtest.Buffer
 	rd := sdkmetric.NewManualReader()
 	set := func(b *bool, v bool) { reg.mu.Lock(); *b = v; reg.mu.Unlock() }
 	r := tokensRouter(t, reg, app.TokenOptions{KnownTTL: 10 * time.Minute, UnknownTTL: 30 * time.Second, Now: clk.now,
@@ -127,7 +113,7 @@ func TestTokenRegistry(t *testing.T) {
 			t.Fatalf("%s: registry calls %v, want %v", s.name, got, s.calls)
 		}
 	}
-	if n := logs.lines(); n != 2 {
+	if n := lines(&logs); n != 2 {
 		t.Errorf("%d log lines, want 2 (at most one a minute while down)", n)
 	}
 	if n := unchecked(t, rd); n != 5 {
