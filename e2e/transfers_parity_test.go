@@ -71,7 +71,7 @@ func TestTransfersParityRoutesThroughEdge(t *testing.T) {
 			DepositServiceID string `json:"depositServiceID"`
 		} `json:"toAddress"`
 	}
-	Eventually(t, 5*time.Second, func() error {
+	Eventually(t, 30*time.Second, func() error {
 		r := p.Get(t, "/transfers/tx/"+dep+"?chain=ethereum&transferType=token")
 		if r.Status != 200 {
 			return fmt.Errorf("/transfers/tx: %d %s", r.Status, r.Body)
@@ -127,7 +127,7 @@ func TestTransfersParityRoutesThroughEdge(t *testing.T) {
 			DepositedUSD float64 `json:"depositedUSD"`
 		} `json:"volumes"`
 	}
-	Eventually(t, 5*time.Second, func() error {
+	Eventually(t, 30*time.Second, func() error {
 		var v volumes
 		r := heavy("/volume/address/" + customer)
 		if r.Status != 200 {

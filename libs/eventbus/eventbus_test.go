@@ -61,7 +61,7 @@ func (c *collector) handle(_ context.Context, batch []Message[*wrapperspb.String
 
 func (c *collector) wait(t *testing.T, n int) []Message[*wrapperspb.StringValue] {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
 		c.mu.Lock()
 		if len(c.got) >= n {
@@ -268,7 +268,7 @@ func TestBroadcastConsumersGetEveryRecord(t *testing.T) {
 		runConsumer(t, brokers, topic, "", col, func(o *ConsumerOptions) { o.Broadcast = true })
 	}
 	// A consumer starts at the newest offsets once it runs: publish probes until both have one.
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for i := 0; ; i++ {
 		if err := pub.Publish(ctx, Event{Topic: topic, Key: fmt.Sprint("probe", i), Msg: wrapperspb.String("probe")}); err != nil {
 			t.Fatal(err)
@@ -318,7 +318,7 @@ func TestBroadcastConsumersGetEveryRecord(t *testing.T) {
 		for _, e := range evs {
 			want[e.Msg.(*wrapperspb.StringValue).Value] = true
 		}
-		deadline := time.Now().Add(20 * time.Second)
+		deadline := time.Now().Add(60 * time.Second)
 		for {
 			col.mu.Lock()
 			got := map[string]int{}

@@ -109,7 +109,7 @@ func TestRepublishRacingChangesLeavesNewestLast(t *testing.T) {
 			default:
 			}
 			var waiting bool
-			if err := pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock'
+			if err := pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'
 				AND query LIKE '%intel.publish_cursor%FOR UPDATE%' AND pid <> pg_backend_pid())`).Scan(&waiting); err != nil {
 				return err
 			}

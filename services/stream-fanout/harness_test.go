@@ -64,6 +64,18 @@ func waitForLog(t *testing.T, b *logtest.Buffer, text string) {
 	}
 }
 
+// clearOfHourTurn waits, when the UTC hour turns within a minute, until it has turned: the
+// hourly quota window follows the Redis server's clock (this machine's), and a test that
+// spends a tier's hour must not see the window turn under it.
+func clearOfHourTurn(t *testing.T) {
+	t.Helper()
+	now := time.Now()
+	if left := now.Truncate(time.Hour).Add(time.Hour).Sub(now); left < time.Minute {
+		t.Logf("waiting %s for the hour to turn", left)
+		time.Sleep(left + time.Second)
+	}
+}
+
 func newWorld(t *testing.T) *world {
 	t.Helper()
 	brokers := kafkatest.Broker(t, eventsv1.TopicTransfers, eventsv1.TopicAttributions, eventsv1.TopicUsageCalls, eventsv1.TopicUserChanges)

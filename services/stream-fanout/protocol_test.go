@@ -92,6 +92,7 @@ func TestProtocol(t *testing.T) {
 // TestQuotaLimited: a tier of 3 transfers an hour gets 3, then TIER_RATE_LIMITED once with the
 // window and when it resets, and the connection stays open.
 func TestQuotaLimited(t *testing.T) {
+	clearOfHourTurn(t)
 	w := newWorld(t)
 	r := w.start(nil)
 	id := ident("kq")

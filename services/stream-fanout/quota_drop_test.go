@@ -14,6 +14,7 @@ import (
 // kept open: the transfers over the quota are neither delivered nor owed, so they never fill
 // its queue, and a reconnect to its session is told the quota is spent and owes nothing.
 func TestQuotaSpentReaderStaysOpen(t *testing.T) {
+	clearOfHourTurn(t)
 	w := newWorld(t)
 	// The client sends its 50 subscribes and the messages after them at once: more than the
 	// default burst of client messages (STREAM_MESSAGE_BURST), which is not what this tests.
@@ -63,6 +64,7 @@ func TestQuotaSpentReaderStaysOpen(t *testing.T) {
 // overflowing before the writer has checked the quota; the connection is told
 // TIER_RATE_LIMITED, stays open, and a reconnect to its session owes nothing.
 func TestQuotaSpentAtSubscribe(t *testing.T) {
+	clearOfHourTurn(t)
 	w := newWorld(t)
 	r := w.start(func(c *streamfanout.Config) { c.QueueSize, c.QueuePerFilter = 8, 0 })
 	id := ident("kqb")

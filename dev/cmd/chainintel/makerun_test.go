@@ -38,7 +38,9 @@ func TestMakeRunCtrlCExitsZero(t *testing.T) {
 	t.Cleanup(drop)
 
 	env := append(os.Environ(), "DATABASE_URL="+dbURL, "CHAININTEL_HTTP_ADDR=127.0.0.1:0",
-		"CHAININTEL_SIM_RATE=1", "MAKEFLAGS=")
+		"CHAININTEL_SIM_RATE=1", "MAKEFLAGS=",
+		// Not dev/tmp/stack.json: a developer's own `make run` in this tree keeps its state there.
+		"CHAININTEL_STATE_FILE="+filepath.Join(t.TempDir(), "stack.json"))
 
 	// Through make, as a developer runs it. make itself, in the same process group, dies by
 	// the SIGINT as any interrupted make does; what must not happen is a failing child

@@ -98,4 +98,10 @@ func RecreateTopic(t testing.TB, brokers []string, topic string) {
 	if err := eventbus.EnsureTopics(ctx, brokers, sec, 1, []eventbus.TopicSpec{{Name: topic, Partitions: 4}}); err != nil {
 		t.Fatalf("create topic %s again: %v", topic, err)
 	}
+	// The default transport (which publishers and readers use) may have refreshed its metadata
+	// between the delete and the creation and would then answer that the topic does not exist
+	// until its next refresh: dropping its pools drops that cache.
+	if tr, ok := kafka.DefaultTransport.(*kafka.Transport); ok {
+		tr.CloseIdleConnections()
+	}
 }
