@@ -41,13 +41,13 @@ token_analytics_close_lag_seconds{chain="ethereum"} 4500.5
 }
 
 // A chain whose indexing rounds keep failing (its node unreachable) shows it instead of an ETA
-// computed from the last good round's figures.
+// computed from the last good round's figures; a chain with reorgs shows how many.
 func TestChainTextFailing(t *testing.T) {
 	got := chainText(map[string]ChainPosition{
 		"ethereum": {Cursor: 700, Behind: 12, ETASeconds: 0, FailingRounds: 3},
-		"base":     {Cursor: 50, Behind: 0, ETASeconds: 0},
+		"base":     {Cursor: 50, Behind: 0, ETASeconds: 0, Reorgs: 2},
 	})
-	want := "base block 50, 0 behind, eta 0s; ethereum block 700, 12 behind, FAILING (3 rounds in a row; see LAST ERROR)"
+	want := "base block 50, 0 behind, eta 0s, 2 reorgs since start; ethereum block 700, 12 behind, FAILING (3 rounds in a row; see LAST ERROR)"
 	if got != want {
 		t.Errorf("chains %q, want %q", got, want)
 	}

@@ -104,6 +104,9 @@ type ChainPosition struct {
 	// FailingRounds is how many indexing rounds in a row failed (the node unreachable, say):
 	// the cursor and Behind are then as the last good round left them.
 	FailingRounds float64
+	// Reorgs is how many reorgs ingest handled on the chain since it started
+	// (ingest_reorgs_total).
+	Reorgs float64
 }
 
 // Collect reads every service's /status and /metrics.
@@ -162,6 +165,9 @@ func collectOne(ctx context.Context, c *http.Client, name string, ep Endpoint) S
 		}
 		if v, ok := samples.Value("ingest_failing_rounds", map[string]string{"chain": ch}); ok {
 			p.FailingRounds = v
+		}
+		if v, ok := samples.Value("ingest_reorgs_total", map[string]string{"chain": ch}); ok {
+			p.Reorgs = v
 		}
 		ss.Chains[ch] = p
 	}
@@ -283,7 +289,11 @@ func chainText(cs map[string]ChainPosition) string {
 		if p.FailingRounds > 0 {
 			eta = fmt.Sprintf("FAILING (%.0f rounds in a row; see LAST ERROR)", p.FailingRounds)
 		}
-		parts = append(parts, fmt.Sprintf("%s block %.0f, %.0f behind, %s", ch, p.Cursor, p.Behind, eta))
+		part := fmt.Sprintf("%s block %.0f, %.0f behind, %s", ch, p.Cursor, p.Behind, eta)
+		if p.Reorgs > 0 {
+			part += fmt.Sprintf(", %.0f reorgs since start", p.Reorgs)
+		}
+		parts = append(parts, part)
 	}
 	sort.Strings(parts)
 	return strings.Join(parts, "; ")
