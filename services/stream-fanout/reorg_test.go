@@ -1,6 +1,8 @@
 package streamfanout_test
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -68,8 +70,29 @@ func expectDelivered(t *testing.T, r *replica, want float64) {
 	}
 }
 
+// saveUnsent appends to session sess's replay buffer a delivery for filter fid of a transfer of
+// each block of blocks, as a connection's save renders them, and returns their ids.
+func (w *world) saveUnsent(sess, fid string, blocks ...string) []string {
+	w.t.Helper()
+	var ids []string
+	for _, b := range blocks {
+		tr := transferMsg(addr(70), addr(71), 2)
+		ids = append(ids, tr.Id)
+		msg, err := json.Marshal(map[string]any{"type": "transfer", "payload": map[string]any{"alertId": fid,
+			"transfer": map[string]any{"id": tr.Id, "chain": tr.Chain, "transactionHash": tr.TransactionHash, "blockHash": b}}})
+		if err != nil {
+			w.t.Fatal(err)
+		}
+		if err := w.rdb.RPush(context.Background(), w.prefix+"r:"+sess, msg).Err(); err != nil {
+			w.t.Fatal(err)
+		}
+	}
+	return ids
+}
+
 // TestReconnectSkipsOrphanedTransfers: a session's reconnect after a reorg replays only the
-// transfers of blocks that survived it, and only those are charged.
+// transfers of blocks that survived it, from its replay buffer and from the topic, and only
+// those are charged.
 func TestReconnectSkipsOrphanedTransfers(t *testing.T) {
 	w := newWorld(t)
 	logs := &logtest.Buffer{}
@@ -81,9 +104,15 @@ func TestReconnectSkipsOrphanedTransfers(t *testing.T) {
 	w.publish(transferMsg(from, addr(71), 1))
 	c.transfer()
 	_ = c.c.CloseNow()
-
 	orphan := blockHash(1)
-	away, survivors := awayWithOrphans(from, orphan)
+	// Deliveries a connection had not written when it ended are saved rendered in the session's
+	// replay buffer, as these two are here: the one of the block the reorg below orphans is not
+	// replayed.
+	w.waitReleased(sess)
+	saved := w.saveUnsent(sess, fid, blockHash(7), orphan)
+	survivors := []string{saved[0]}
+	away, caught := awayWithOrphans(from, orphan)
+	survivors = append(survivors, caught...)
 	w.publish(away...)
 	w.reorg([]string{orphan, blockHash(2)}, nil)
 	waitForLog(t, logs, "orphanedBlocks=2")

@@ -90,7 +90,8 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	if err != nil {
 		return err
 	}
-	orphaned := orphans.New(orphanKeep(cfg), deps.Clock)
+	// The marks' ages are compared with the broker's timestamps: the real clock, not deps.Clock.
+	orphaned := orphans.New(orphanKeep(cfg), nil)
 	eng := engine.New(engine.Options{Naive: cfg.NaiveMatcher, Orphaned: orphaned.Skip})
 	topic := kafkaTopics(s, cfg.Kafka, metrics)
 	transfers := topic(eventsv1.TopicTransfers)

@@ -155,7 +155,15 @@ func (s *Set) apply(m kafka.Message, log *slog.Logger) {
 		log.Warn("skipping an undecodable reorg", "partition", m.Partition, "offset", m.Offset, "error", err)
 		return
 	}
-	orphaned, restored := s.Apply(r, m.Time)
+	at := m.Time
+	if at.IsZero() {
+		// A record without a timestamp: when ingest detected the reorg, else now.
+		at = s.now()
+		if d := r.GetDetectedAtMs(); d > 0 {
+			at = time.UnixMilli(d)
+		}
+	}
+	orphaned, restored := s.Apply(r, at)
 	if orphaned > 0 || restored > 0 {
 		log.Info("reorg applied: transfers of its orphaned blocks are neither delivered nor replayed",
 			"chain", r.GetChain(), "orphanedBlocks", orphaned, "canonicalAgain", restored, "marked", s.Len())
