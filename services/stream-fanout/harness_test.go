@@ -78,7 +78,7 @@ func clearOfHourTurn(t *testing.T) {
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
-	brokers := kafkatest.Broker(t, eventsv1.TopicTransfers, eventsv1.TopicAttributions, eventsv1.TopicUsageCalls, eventsv1.TopicUserChanges)
+	brokers := kafkatest.Broker(t, eventsv1.TopicTransfers, eventsv1.TopicAttributions, eventsv1.TopicReorgs, eventsv1.TopicUsageCalls, eventsv1.TopicUserChanges)
 	rdb, url := redistest.Client(t)
 	pub := eventbus.NewPublisher(brokers, eventbus.PublisherOptions{})
 	t.Cleanup(func() { _ = pub.Close() })

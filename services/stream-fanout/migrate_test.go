@@ -29,6 +29,7 @@ func TestMigrateCreatesTopics(t *testing.T) {
 	defer cancel()
 	want := map[string]string{
 		"chain.transfers.v1": "delete 2", "chain.transfers.v1.dlq": "delete 1",
+		"chain.reorgs.v1": "delete 2", "chain.reorgs.v1.dlq": "delete 1",
 		"intel.attributions.v1": "compact 2", "intel.attributions.v1.dlq": "delete 1",
 		"usage.calls.v1": "delete 2", "usage.calls.v1.dlq": "delete 1",
 		"user.changes.v1": "delete 2", "user.changes.v1.dlq": "delete 1",

@@ -20,6 +20,7 @@ import (
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/engine"
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/feed"
 	svchttp "github.com/chainintel/chainintel/services/stream-fanout/internal/http"
+	"github.com/chainintel/chainintel/services/stream-fanout/internal/orphans"
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/store"
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/ws"
 	taclient "github.com/chainintel/chainintel/services/token-analytics/client"
@@ -42,7 +43,7 @@ func LoadConfig() (Config, error) { return config.Load() }
 
 // Topics are the topics stream-fanout produces or consumes: `stream-fanout migrate` creates those missing
 // (service.EnsureTopics), so the service never depends on the brokers auto-creating them.
-var Topics = []string{eventsv1.TopicTransfers, eventsv1.TopicAttributions, eventsv1.TopicUsageCalls, eventsv1.TopicUserChanges}
+var Topics = []string{eventsv1.TopicTransfers, eventsv1.TopicAttributions, eventsv1.TopicReorgs, eventsv1.TopicUsageCalls, eventsv1.TopicUserChanges}
 
 // Migrate creates the missing Topics. stream-fanout owns no PostgreSQL schema: it keeps its
 // state (sessions, replay buffers, quotas) in Redis.
@@ -89,11 +90,13 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	if err != nil {
 		return err
 	}
-	eng := engine.New(engine.Options{Naive: cfg.NaiveMatcher})
+	// The marks' ages are compared with the broker's timestamps: the real clock, not deps.Clock.
+	orphaned := orphans.New(orphanKeep(cfg), nil)
+	eng := engine.New(engine.Options{Naive: cfg.NaiveMatcher, Orphaned: orphaned.Skip})
 	topic := kafkaTopics(s, cfg.Kafka, metrics)
 	transfers := topic(eventsv1.TopicTransfers)
 	hub := ws.NewHub(ws.Options{
-		Engine: eng, Store: store.New(rdb, cfg.RedisPrefix, nil), Transfers: transfers, Labels: labels, Tokens: tokens, Meter: meter, Metrics: metrics,
+		Engine: eng, Store: store.New(rdb, cfg.RedisPrefix, nil), Transfers: transfers, Orphans: orphaned, Labels: labels, Tokens: tokens, Meter: meter, Metrics: metrics,
 		Served: served, Quotas: quotas, Window: cfg.Window, V2Window: cfg.V2Window, QueueSize: cfg.QueueSize,
 		QueuePerFilter: cfg.QueuePerFilter, QueueMax: cfg.QueueMax, SendBuffer: cfg.SendBuffer,
 		PingInterval: cfg.PingInterval, WriteTimeout: cfg.WriteTimeout, Writers: cfg.Writers, MaxConnsPerKey: cfg.MaxConnsPerKey,
@@ -102,6 +105,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		CreditLimit: creditLimit, Checkpoint: cfg.Checkpoint, OffsetsTTL: cfg.OffsetsTTL, Log: s.Log, Now: deps.Clock,
 	})
 	var loaded atomic.Bool
+	// One check for both: the pipeline reads the attributions and the reorgs before it starts.
 	s.Ready.AddCheck("attribution read model", func(context.Context) error {
 		if !loaded.Load() {
 			return errors.New("loading")
@@ -109,7 +113,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		return nil
 	})
 	p := &ws.Pipeline{Engine: eng, Hub: hub, Transfers: transfers, Log: s.Log, Ready: func() { loaded.Store(true) },
-		Attributions: topic(eventsv1.TopicAttributions)}
+		Attributions: topic(eventsv1.TopicAttributions), Reorgs: topic(eventsv1.TopicReorgs), Orphans: orphaned}
 	s.Add(lifecycle.Part{Name: "fanout", Run: p.Run, Stop: p.Stop})
 	s.Add(lifecycle.Part{Name: "user changes", Run: func(ctx context.Context) error {
 		return followUserChanges(ctx, topic(eventsv1.TopicUserChanges), hub, s.Log)
@@ -126,6 +130,16 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	e := s.Engine()
 	svchttp.Register(e, hub)
 	return s.Run(ctx, e)
+}
+
+// lateMargin is how long past the longest session window a block's orphan mark is kept: a
+// resume reads back nothing older than that window (and a checkpoint), and ingest publishing a
+// transfer of an orphaned block late refreshes the mark when this replica skips it.
+const lateMargin = time.Hour
+
+// orphanKeep is how long a block's orphan mark is kept after its reorg.
+func orphanKeep(cfg Config) time.Duration {
+	return max(cfg.Window, cfg.V2Window) + cfg.Checkpoint + lateMargin
 }
 
 // newClients returns the clients of the other services a filter is resolved and checked with:

@@ -110,6 +110,9 @@ type Options struct {
 	Naive bool
 	// OnFull is called (on the engine goroutine) when a subscription's queue overflows.
 	OnFull func(*Sub)
+	// Orphaned, when set, reports whether a transfer of chain's block hash is to be skipped,
+	// its block orphaned by a reorg: such a transfer matches nothing, live or in a catch-up.
+	Orphaned func(chain, blockHash string) bool
 }
 
 // Engine owns the indexes, the attribution read model and the partition positions.
@@ -297,6 +300,11 @@ type Stats struct{ Matched, Delivered, Dropped, Discarded uint64 }
 // Stats reads the counters (engine goroutine only).
 func (e *Engine) Stats() Stats { return Stats{e.matched, e.delivered, e.dropped, e.discarded} }
 
+// orphaned reports whether r is a transfer of a block a reorg orphaned (Options.Orphaned).
+func (e *Engine) orphaned(r *Record) bool {
+	return e.o.Orphaned != nil && r.Msg != nil && e.o.Orphaned(r.Msg.GetChain(), r.Msg.GetBlockHash())
+}
+
 func (e *Engine) load(r *Record) {
 	m := r.Msg
 	ct := render.ChainType(m.GetChain())
@@ -316,6 +324,9 @@ func (e *Engine) Process(r Record) {
 	}
 	if r.Off >= e.pos[r.Part] {
 		e.pos[r.Part] = r.Off + 1
+	}
+	if e.orphaned(&r) {
+		return // the position moves on: the record is owed to no one
 	}
 	e.load(&r)
 	defer e.offer(&r)
@@ -434,6 +445,9 @@ func (e *Engine) MatchOne(s *Sub, recs []Record) []Item {
 	var out []Item
 	for i := range recs {
 		r := &recs[i]
+		if e.orphaned(r) {
+			continue
+		}
 		e.load(r)
 		var rd *Rendered
 		for _, f := range s.filters {

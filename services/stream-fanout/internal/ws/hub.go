@@ -16,6 +16,7 @@ import (
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/engine"
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/feed"
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/filter"
+	"github.com/chainintel/chainintel/services/stream-fanout/internal/orphans"
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/store"
 )
 
@@ -24,11 +25,14 @@ type Options struct {
 	Engine    *engine.Engine
 	Store     *store.Store
 	Transfers feed.Topic // where a session taken over catches up from
-	Labels    Labels     // nil: no user labels or user entities
-	Meter     *Meter     // nil: nothing metered
-	Metrics   *Metrics   // nil: no OpenTelemetry instruments
-	Served    *chains.Set
-	Quotas    func(tier string) store.Limits
+	// Orphans are the blocks reorgs orphaned: a resume replays no transfer of one (nil: none
+	// known). The engine skips them in its own matching (engine.Options.Orphaned).
+	Orphans *orphans.Set
+	Labels  Labels   // nil: no user labels or user entities
+	Meter   *Meter   // nil: nothing metered
+	Metrics *Metrics // nil: no OpenTelemetry instruments
+	Served  *chains.Set
+	Quotas  func(tier string) store.Limits
 	// Window is how long a session waits for a reconnect (API.md: 5 minutes); V2Window the
 	// same for v2 streams (10 minutes).
 	Window, V2Window time.Duration

@@ -93,7 +93,7 @@ func NewMetrics(meter metric.Meter) (*Metrics, error) {
 		return nil, err
 	}
 	if m.feedReadErrors, err = meter.Int64Counter("stream_feed_read_errors_total",
-		metric.WithDescription("failed reads of a partition of a topic the replica follows (transfers, attributions, user changes), by topic; retried, the first of a row logged")); err != nil {
+		metric.WithDescription("failed reads of a partition of a topic the replica follows (transfers, attributions, reorgs, user changes), by topic; retried, the first of a row logged")); err != nil {
 		return nil, err
 	}
 	for i, r := range [2]string{saveErr: "error", saveGivenUp: "redis_failing"} {

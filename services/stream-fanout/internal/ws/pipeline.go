@@ -10,13 +10,15 @@ import (
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/engine"
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/feed"
+	"github.com/chainintel/chainintel/services/stream-fanout/internal/orphans"
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/render"
 	"github.com/segmentio/kafka-go"
 	"google.golang.org/protobuf/proto"
 )
 
 // Pipeline runs a replica's reading and matching: the attribution read model loaded whole and
-// kept current, the transfer topic followed from its end, the engine, and checkpoints. Stop
+// kept current, the reorg topic read whole into the orphaned blocks and followed, the transfer
+// topic followed from its end, the engine, and checkpoints. Stop
 // ends it in the order that loses nothing: the transfer feed first, then what it handed the
 // engine is matched, then every connection is saved and closed, then the engine stops.
 type Pipeline struct {
@@ -24,7 +26,11 @@ type Pipeline struct {
 	Hub          *Hub
 	Transfers    feed.Topic
 	Attributions feed.Topic
-	Log          *slog.Logger
+	// Reorgs is chain.reorgs.v1, read whole into Orphans (nil: not read), as the engine's and
+	// resumes' record of the orphaned blocks.
+	Reorgs  feed.Topic
+	Orphans *orphans.Set
+	Log     *slog.Logger
 	// Ready is called once the read model is loaded and the feed started.
 	Ready func()
 
@@ -35,7 +41,8 @@ type Pipeline struct {
 	engineDone chan struct{}
 }
 
-// Run loads the read model, then follows the transfer topic until ctx ends or Stop.
+// Run loads the read model and the orphaned blocks, then follows the transfer topic until ctx
+// ends or Stop.
 func (p *Pipeline) Run(ctx context.Context) error {
 	ectx, stopEngine := context.WithCancel(context.WithoutCancel(ctx))
 	engineDone := make(chan struct{})
@@ -56,14 +63,26 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		return err
 	}
 	loaded := make(chan struct{})
-	errs := make(chan error, 3)
+	errs := make(chan error, 4)
 	go func() { errs <- p.followAttributions(fctx, attrStart, attrEnd, loaded) }()
-	select {
-	case <-loaded:
-	case err := <-errs:
-		return err
-	case <-fctx.Done():
-		return nil
+	reorgs := make(chan struct{})
+	if p.Orphans != nil {
+		go func() {
+			errs <- p.Orphans.Follow(fctx, p.Reorgs, p.Log, func() { close(reorgs) })
+		}()
+	} else {
+		close(reorgs)
+	}
+	// Neither a transfer nor a resume is served before the reorgs published so far are known:
+	// a replica started after a reorg would otherwise replay its orphaned transfers.
+	for _, ch := range []chan struct{}{loaded, reorgs} {
+		select {
+		case <-ch:
+		case err := <-errs:
+			return err
+		case <-fctx.Done():
+			return nil
+		}
 	}
 	// From here a filter naming an entity or type the read model lacks is refused.
 	p.Engine.Do(fctx, p.Engine.SetLoaded)

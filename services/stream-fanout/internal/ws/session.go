@@ -567,6 +567,9 @@ func (c *conn) resumeGaps(id string, fresh bool, onClaimed func([]replayGap)) er
 	}
 	replay := make([]out, 0, len(ss.Replay))
 	for _, r := range ss.Replay {
+		if c.h.orphanedRaw(r) {
+			continue // not sent, so not charged
+		}
 		replay = append(replay, out{raw: r, credit: true})
 	}
 	if !c.queueOwed(sub, replay, false) {
@@ -580,6 +583,30 @@ func (c *conn) resumeGaps(id string, fresh bool, onClaimed func([]replayGap)) er
 		return errEnded
 	}
 	return nil
+}
+
+// replayedBlock is what orphanedRaw reads of a replay buffer's message: the transfer's block.
+type replayedBlock struct {
+	Payload struct {
+		Transfer struct {
+			Chain     string `json:"chain"`
+			BlockHash string `json:"blockHash"`
+		} `json:"transfer"`
+	} `json:"payload"`
+}
+
+// orphanedRaw reports whether a message of a session's replay buffer (a transfer rendered when
+// the session was saved) is of a block a reorg has orphaned since: the reorg may have come
+// after the save. A message that does not decode is replayed as saved.
+func (h *Hub) orphanedRaw(raw []byte) bool {
+	if h.o.Orphans == nil || h.o.Orphans.Len() == 0 {
+		return false
+	}
+	var m replayedBlock
+	if json.Unmarshal(raw, &m) != nil {
+		return false
+	}
+	return h.o.Orphans.Skip(m.Payload.Transfer.Chain, m.Payload.Transfer.BlockHash)
 }
 
 // owedResume is what a resume of the connection's session has not queued yet.

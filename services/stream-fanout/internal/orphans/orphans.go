@@ -1,0 +1,171 @@
+// Package orphans holds the block hashes chain.reorgs.v1 says were orphaned, which every
+// replica reads whole for itself (the reorg topic is small: one record per reorg): a transfer of
+// such a block is neither delivered live once the replica has read its reorg nor replayed by a
+// resume, and is not charged.
+package orphans
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/chainintel/chainintel/libs/address"
+	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
+	"github.com/chainintel/chainintel/services/stream-fanout/internal/feed"
+	"github.com/segmentio/kafka-go"
+	"google.golang.org/protobuf/proto"
+)
+
+// block names a block on a chain; its hash in the canonical form the transfers are normalised
+// to (render.Normalize).
+type block struct{ chain, hash string }
+
+// Set is the orphaned blocks a replica knows of, each with when it was orphaned or last had a
+// transfer skipped; safe for concurrent use.
+type Set struct {
+	// keep is how long a mark outlives its reorg (or the last transfer of its block skipped):
+	// a resume reads back no transfer older than the longest session window, and a transfer of
+	// the block published late refreshes it.
+	keep time.Duration
+	now  func() time.Time
+
+	mu     sync.RWMutex
+	blocks map[block]time.Time
+}
+
+// New returns an empty set whose marks are kept for keep; now is the clock (nil: time.Now).
+func New(keep time.Duration, now func() time.Time) *Set {
+	if now == nil {
+		now = time.Now
+	}
+	return &Set{keep: keep, now: now, blocks: map[block]time.Time{}}
+}
+
+// Apply applies a reorg the broker took at at: its orphaned blocks are marked, and the blocks
+// it names canonical again (the chain went back to them; ingest names them before publishing
+// their events again) are unmarked. Marks older than keep are dropped. It returns how many
+// blocks it marked and unmarked.
+func (s *Set) Apply(r *eventsv1.Reorg, at time.Time) (orphaned, restored int) {
+	now := s.now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for b, t := range s.blocks {
+		if now.Sub(t) > s.keep {
+			delete(s.blocks, b)
+		}
+	}
+	chain := r.GetChain()
+	for _, b := range r.GetCanonical() {
+		k := block{chain, address.CanonicalHash(b.GetHash())}
+		if _, ok := s.blocks[k]; ok {
+			delete(s.blocks, k)
+			restored++
+		}
+	}
+	if now.Sub(at) > s.keep {
+		return 0, restored
+	}
+	for _, b := range r.GetOrphaned() {
+		if b.GetHash() == "" {
+			continue
+		}
+		s.blocks[block{chain, address.CanonicalHash(b.GetHash())}] = at
+		orphaned++
+	}
+	return orphaned, restored
+}
+
+// Orphaned reports whether chain's block hash (canonical form) is marked orphaned.
+func (s *Set) Orphaned(chain, hash string) bool {
+	k := block{chain, hash}
+	s.mu.RLock()
+	_, ok := s.blocks[k]
+	s.mu.RUnlock()
+	return ok
+}
+
+// Skip reports whether a transfer of chain's block hash (canonical form) is to be skipped, the
+// block being orphaned; a skip refreshes the mark, so that the transfers ingest publishes late
+// are skipped for as long as the mark's own reorg's would be.
+func (s *Set) Skip(chain, hash string) bool {
+	if !s.Orphaned(chain, hash) {
+		return false
+	}
+	now := s.now()
+	s.mu.Lock()
+	if _, ok := s.blocks[block{chain, hash}]; ok {
+		s.blocks[block{chain, hash}] = now
+	}
+	s.mu.Unlock()
+	return true
+}
+
+// Len is how many blocks are marked.
+func (s *Set) Len() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return len(s.blocks)
+}
+
+// Follow applies chain.reorgs.v1 from its start (what retention kept) until ctx ends; loaded
+// is called once every partition has been read up to where it ended when Follow began, so a
+// replica serves no resume or transfer before it knows every reorg published before it started.
+func (s *Set) Follow(ctx context.Context, t feed.Topic, log *slog.Logger, loaded func()) error {
+	start, err := t.Offsets(ctx, false)
+	if err != nil {
+		return err
+	}
+	end, err := t.Offsets(ctx, true)
+	if err != nil {
+		return err
+	}
+	var mu sync.Mutex
+	left := map[int]bool{}
+	for part, off := range end {
+		if off > start[part] {
+			left[part] = true
+		}
+	}
+	var once sync.Once
+	done := func() { once.Do(loaded) }
+	if len(left) == 0 {
+		done()
+	}
+	return t.Follow(ctx, start, func(m kafka.Message) {
+		s.apply(m, log)
+		mu.Lock()
+		defer mu.Unlock()
+		if left[m.Partition] && m.Offset >= end[m.Partition]-1 {
+			delete(left, m.Partition)
+			if len(left) == 0 {
+				done()
+			}
+		}
+	}, nil)
+}
+
+// apply decodes and applies one reorg record.
+func (s *Set) apply(m kafka.Message, log *slog.Logger) {
+	if m.Value == nil {
+		return
+	}
+	r := &eventsv1.Reorg{}
+	if err := proto.Unmarshal(m.Value, r); err != nil || r.GetChain() == "" {
+		log.Warn("skipping an undecodable reorg", "partition", m.Partition, "offset", m.Offset, "error", err)
+		return
+	}
+	at := m.Time
+	if at.IsZero() {
+		// A record without a timestamp: when ingest detected the reorg, else now.
+		at = s.now()
+		if d := r.GetDetectedAtMs(); d > 0 {
+			at = time.UnixMilli(d)
+		}
+	}
+	orphaned, restored := s.Apply(r, at)
+	if orphaned > 0 || restored > 0 {
+		log.Info("reorg applied: transfers of its orphaned blocks are neither delivered nor replayed",
+			"chain", r.GetChain(), "orphanedBlocks", orphaned, "canonicalAgain", restored, "marked", s.Len())
+	}
+}
