@@ -330,7 +330,7 @@ func (t Topic) watchIdle(ctx context.Context, watches []*partWatch) {
 		if len(idle) == 0 {
 			continue
 		}
-		ends, err := t.ends(ctx, parts)
+		ends, err := t.Ends(ctx, parts)
 		if err != nil {
 			continue // the broker cannot say; asked again at the next check
 		}
@@ -342,9 +342,9 @@ func (t Topic) watchIdle(ctx context.Context, watches []*partWatch) {
 	}
 }
 
-// ends returns the end (the next offset to be written) of each partition of parts the broker
+// Ends returns the end (the next offset to be written) of each partition of parts the broker
 // answered without an error, from one ListOffsets call.
-func (t Topic) ends(ctx context.Context, parts []int) (map[int]int64, error) {
+func (t Topic) Ends(ctx context.Context, parts []int) (map[int]int64, error) {
 	reqs := make([]kafka.OffsetRequest, len(parts))
 	for i, p := range parts {
 		reqs[i] = kafka.LastOffsetOf(p)

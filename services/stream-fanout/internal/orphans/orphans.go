@@ -7,7 +7,9 @@ package orphans
 import (
 	"context"
 	"log/slog"
+	"maps"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/chainintel/chainintel/libs/address"
@@ -32,6 +34,15 @@ type Set struct {
 
 	mu     sync.RWMutex
 	blocks map[block]time.Time
+
+	// wait bounds Settle.
+	wait time.Duration
+	// fmu guards f, Follow's progress (nil before Follow).
+	fmu sync.Mutex
+	f   *follower
+	// unsettled counts the decisions Settle could not make with the reorg topic read up to its
+	// end.
+	unsettled atomic.Uint64
 }
 
 // New returns an empty set whose marks are kept for keep; now is the clock (nil: time.Now).
@@ -39,7 +50,7 @@ func New(keep time.Duration, now func() time.Time) *Set {
 	if now == nil {
 		now = time.Now
 	}
-	return &Set{keep: keep, now: now, blocks: map[block]time.Time{}}
+	return &Set{keep: keep, now: now, blocks: map[block]time.Time{}, wait: settleWait}
 }
 
 // Apply applies a reorg the broker took at at: its orphaned blocks are marked, and the blocks
@@ -85,19 +96,25 @@ func (s *Set) Orphaned(chain, hash string) bool {
 	return ok
 }
 
-// Skip reports whether a transfer of chain's block hash (canonical form) is to be skipped, the
-// block being orphaned; a skip refreshes the mark, so that the transfers ingest publishes late
-// are skipped for as long as the mark's own reorg's would be.
-func (s *Set) Skip(chain, hash string) bool {
+// Skip reports whether a transfer of chain's block hash (canonical form), which this replica
+// read from the broker at read (zero: now), is to be skipped, the block being orphaned. A
+// marked block's mark is decided on only once the reorgs the broker held at read are applied
+// (Settle, which may wait): a Reorg naming the block canonical again, which ingest publishes
+// before the block's transfers, is read side by side with them and may not have been yet. A
+// skip refreshes the mark, so that the transfers ingest publishes late are skipped for as
+// long as the mark's own reorg's would be.
+func (s *Set) Skip(chain, hash string, read time.Time) bool {
 	if !s.Orphaned(chain, hash) {
 		return false
 	}
-	now := s.now()
+	s.Settle(context.Background(), read)
+	k := block{chain, hash}
 	s.mu.Lock()
-	if _, ok := s.blocks[block{chain, hash}]; ok {
-		s.blocks[block{chain, hash}] = now
+	defer s.mu.Unlock()
+	if _, ok := s.blocks[k]; !ok {
+		return false
 	}
-	s.mu.Unlock()
+	s.blocks[k] = s.now()
 	return true
 }
 
@@ -111,6 +128,7 @@ func (s *Set) Len() int {
 // Follow applies chain.reorgs.v1 from its start (what retention kept) until ctx ends; loaded
 // is called once every partition has been read up to where it ended when Follow began, so a
 // replica serves no resume or transfer before it knows every reorg published before it started.
+// Settle waits on its progress; it is called once per Set.
 func (s *Set) Follow(ctx context.Context, t feed.Topic, log *slog.Logger, loaded func()) error {
 	start, err := t.Offsets(ctx, false)
 	if err != nil {
@@ -120,6 +138,9 @@ func (s *Set) Follow(ctx context.Context, t feed.Topic, log *slog.Logger, loaded
 	if err != nil {
 		return err
 	}
+	s.fmu.Lock()
+	s.f = &follower{ctx: ctx, topic: t, log: log, read: maps.Clone(start), moved: make(chan struct{})}
+	s.fmu.Unlock()
 	var mu sync.Mutex
 	left := map[int]bool{}
 	for part, off := range end {
@@ -134,6 +155,7 @@ func (s *Set) Follow(ctx context.Context, t feed.Topic, log *slog.Logger, loaded
 	}
 	return t.Follow(ctx, start, func(m kafka.Message) {
 		s.apply(m, log)
+		s.advance(m.Partition, m.Offset+1)
 		mu.Lock()
 		defer mu.Unlock()
 		if left[m.Partition] && m.Offset >= end[m.Partition]-1 {
@@ -142,7 +164,7 @@ func (s *Set) Follow(ctx context.Context, t feed.Topic, log *slog.Logger, loaded
 				done()
 			}
 		}
-	}, nil)
+	}, func(g feed.Gap) { s.advance(g.Partition, g.To) })
 }
 
 // apply decodes and applies one reorg record.

@@ -43,7 +43,7 @@ func TestApply(t *testing.T) {
 	}
 	s.Apply(reorg("ethereum", []string{"0xee"}, nil), now)
 	now = now.Add(50 * time.Minute)
-	if !s.Skip("ethereum", "0xee") || s.Skip("ethereum", "0xff") {
+	if !s.Skip("ethereum", "0xee", time.Time{}) || s.Skip("ethereum", "0xff", time.Time{}) {
 		t.Fatal("skip")
 	}
 	now = now.Add(20 * time.Minute)

@@ -100,7 +100,8 @@ func (p *Pipeline) Run(ctx context.Context) error {
 				// A skipped record still moves the partition on.
 				r = engine.Record{Part: m.Partition, Off: m.Offset, Time: m.Time, Msg: &eventsv1.Transfer{}}
 			}
-			r.Fetched = fetched
+			r.Fetched, r.Read = fetched, fetched
+			p.settleOrphans(fctx, &r)
 			select {
 			case p.Engine.Records() <- r:
 			case <-fctx.Done():
@@ -119,6 +120,17 @@ func (p *Pipeline) Run(ctx context.Context) error {
 			return nil
 		}
 		return err
+	}
+}
+
+// settleOrphans has the reorgs published before r was read applied when r is of a block
+// marked orphaned (orphans.Set.Settle), before r is handed to the engine: the wait, bounded,
+// holds back r's partition only, in order, and the engine then decides on r without waiting.
+// A Reorg naming the block canonical again, which ingest publishes before the block's
+// transfers, may not have been read yet: the reorg topic is read side by side.
+func (p *Pipeline) settleOrphans(ctx context.Context, r *engine.Record) {
+	if p.Orphans != nil && r.Msg != nil && p.Orphans.Orphaned(r.Msg.GetChain(), r.Msg.GetBlockHash()) {
+		p.Orphans.Settle(ctx, r.Read)
 	}
 }
 

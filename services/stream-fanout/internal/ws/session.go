@@ -566,8 +566,11 @@ func (c *conn) resumeGaps(id string, fresh bool, onClaimed func([]replayGap)) er
 		return nil
 	}
 	replay := make([]out, 0, len(ss.Replay))
+	// Every message of the buffer was rendered from a record read before now: one time for
+	// them all, so that settling the reorgs before it costs one check.
+	read := time.Now()
 	for _, r := range ss.Replay {
-		if c.h.orphanedRaw(r) {
+		if c.h.orphanedRaw(r, read) {
 			continue // not sent, so not charged
 		}
 		replay = append(replay, out{raw: r, credit: true})
@@ -596,9 +599,10 @@ type replayedBlock struct {
 }
 
 // orphanedRaw reports whether a message of a session's replay buffer (a transfer rendered when
-// the session was saved) is of a block a reorg has orphaned since: the reorg may have come
-// after the save. A message that does not decode is replayed as saved.
-func (h *Hub) orphanedRaw(raw []byte) bool {
+// the session was saved, from a record read before read) is of a block a reorg has orphaned
+// since: the reorg may have come after the save. A message that does not decode is replayed
+// as saved.
+func (h *Hub) orphanedRaw(raw []byte, read time.Time) bool {
 	if h.o.Orphans == nil || h.o.Orphans.Len() == 0 {
 		return false
 	}
@@ -606,7 +610,7 @@ func (h *Hub) orphanedRaw(raw []byte) bool {
 	if json.Unmarshal(raw, &m) != nil {
 		return false
 	}
-	return h.o.Orphans.Skip(m.Payload.Transfer.Chain, m.Payload.Transfer.BlockHash)
+	return h.o.Orphans.Skip(m.Payload.Transfer.Chain, m.Payload.Transfer.BlockHash, read)
 }
 
 // owedResume is what a resume of the connection's session has not queued yet.
@@ -834,6 +838,7 @@ func (c *conn) catchUp(sub *engine.Sub, from, to map[int]int64) ([]engine.Item, 
 		}
 		return recs[i].Off < recs[j].Off
 	})
+	c.settleOrphans(recs)
 	var items []engine.Item
 	e := c.h.o.Engine
 	for start := 0; start < len(recs); start += 500 {
@@ -843,6 +848,22 @@ func (c *conn) catchUp(sub *engine.Sub, from, to map[int]int64) ([]engine.Item, 
 		}
 	}
 	return items, gaps, firstErr
+}
+
+// settleOrphans dates recs read now and, when one is of a block marked orphaned, has the
+// reorgs published before now applied (orphans.Set.Settle) on the connection's goroutine:
+// the engine's catch-up match, which skips such records, then decides without waiting.
+func (c *conn) settleOrphans(recs []engine.Record) {
+	read := time.Now()
+	marked := false
+	for i := range recs {
+		recs[i].Read = read
+		m := recs[i].Msg
+		marked = marked || (c.h.o.Orphans != nil && c.h.o.Orphans.Orphaned(m.GetChain(), m.GetBlockHash()))
+	}
+	if marked {
+		c.h.o.Orphans.Settle(c.ctx, read)
+	}
 }
 
 // decodeTransfer decodes and normalises a chain.transfers.v1 record.

@@ -1,0 +1,185 @@
+package orphans
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/chainintel/chainintel/services/stream-fanout/internal/feed"
+)
+
+// settleWait bounds how long a decision to skip a transfer of a marked block waits for the
+// reorg topic to be read up to its end: the engine's goroutine may be the one waiting, and
+// every match of the replica waits with it.
+const settleWait = 3 * time.Second
+
+// follower is Follow's progress through chain.reorgs.v1, and the checks that it has read up
+// to the topic's end (Set.fmu guards it).
+type follower struct {
+	ctx   context.Context
+	topic feed.Topic
+	log   *slog.Logger
+	// read is, per partition followed, the next offset to apply: every record below it is
+	// applied. moved is closed, and replaced, when read advances.
+	read  map[int]int64
+	moved chan struct{}
+	// caught is the start of the latest check that found read up to the ends the broker
+	// reported: every reorg written before then is applied.
+	caught time.Time
+	// round is the check in flight (nil: none).
+	round *round
+	// failing is set when a check, or a wait for one, did not finish within the bound: until
+	// a check succeeds again Settle decides at once, with the reorgs read so far. undecided
+	// counts those decisions since failing was set.
+	failing   bool
+	undecided uint64
+}
+
+// round is one check of the reorg topic's ends.
+type round struct {
+	at   time.Time
+	done chan struct{}
+}
+
+// advance records that partition part of the reorg topic is applied below next.
+func (s *Set) advance(part int, next int64) {
+	s.fmu.Lock()
+	defer s.fmu.Unlock()
+	f := s.f
+	if f == nil {
+		return
+	}
+	f.read[part] = next
+	close(f.moved)
+	f.moved = make(chan struct{})
+}
+
+// Settle makes sure the reorgs the broker held when this replica read a transfer, at read
+// (zero: now), are applied before the transfer is decided on: it asks the broker where each
+// partition of chain.reorgs.v1 ends (one ListOffsets call) and waits until Follow has read up
+// to there. One check serves every call whose read it started after, so a burst of transfers
+// of one block costs one round trip. It waits at most the Set's bound (settleWait) and reports
+// false when the topic was not read up to its end by then, or, without waiting, while checks
+// keep failing so (until one succeeds): the caller then decides with the reorgs read so far.
+// Such decisions are counted (Unsettled) and logged. Without Follow it reports true at once.
+func (s *Set) Settle(ctx context.Context, read time.Time) bool {
+	if read.IsZero() {
+		read = time.Now()
+	}
+	timer := time.NewTimer(s.wait)
+	defer timer.Stop()
+	for {
+		r, failing := s.pending(read)
+		if r == nil {
+			return true
+		}
+		if failing {
+			s.undecided()
+			return false
+		}
+		select {
+		case <-r.done:
+		case <-timer.C:
+			s.undecided()
+			return false
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// pending returns nil when the reorgs written before read are applied; otherwise the check in
+// flight (started when there is none) and whether checks are failing.
+func (s *Set) pending(read time.Time) (*round, bool) {
+	s.fmu.Lock()
+	defer s.fmu.Unlock()
+	f := s.f
+	if f == nil || !f.caught.Before(read) {
+		return nil, false
+	}
+	if f.round == nil {
+		f.round = &round{at: time.Now(), done: make(chan struct{})}
+		go s.check(f, f.round)
+	}
+	return f.round, f.failing
+}
+
+// check reads the reorg topic's ends and waits, within the bound, until f has read up to them.
+func (s *Set) check(f *follower, r *round) {
+	ctx, cancel := context.WithTimeout(f.ctx, s.wait)
+	defer cancel()
+	s.fmu.Lock()
+	parts := make([]int, 0, len(f.read))
+	for p := range f.read {
+		parts = append(parts, p)
+	}
+	s.fmu.Unlock()
+	ends, err := f.topic.Ends(ctx, parts)
+	caught := err == nil && len(ends) == len(parts) && s.reach(ctx, f, ends)
+	s.fmu.Lock()
+	defer s.fmu.Unlock()
+	defer close(r.done)
+	f.round = nil
+	switch {
+	case caught:
+		if f.caught.Before(r.at) {
+			f.caught = r.at
+		}
+		if f.failing {
+			f.log.Info("the reorg topic is read up to its end again: transfers of orphaned blocks are decided once the reorgs before them are read",
+				"decidedWithoutWaiting", f.undecided)
+			f.failing, f.undecided = false, 0
+		}
+	case f.ctx.Err() == nil:
+		s.fail(f, err)
+	}
+}
+
+// reach waits until f has read every partition of ends up to its end; false when ctx ends first.
+func (s *Set) reach(ctx context.Context, f *follower, ends map[int]int64) bool {
+	for {
+		s.fmu.Lock()
+		behind := false
+		for p, end := range ends {
+			if f.read[p] < end {
+				behind = true
+				break
+			}
+		}
+		moved := f.moved
+		s.fmu.Unlock()
+		if !behind {
+			return true
+		}
+		select {
+		case <-moved:
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// undecided counts a decision made without the reorg topic read up to its end.
+func (s *Set) undecided() {
+	s.unsettled.Add(1)
+	s.fmu.Lock()
+	defer s.fmu.Unlock()
+	if f := s.f; f != nil {
+		f.undecided++
+		s.fail(f, nil)
+	}
+}
+
+// fail sets f failing, logging the first failure of a row (s.fmu held).
+func (s *Set) fail(f *follower, err error) {
+	if f.failing {
+		return
+	}
+	f.failing = true
+	f.log.Warn("the reorg topic was not read up to its end in time: transfers of orphaned blocks are decided with the reorgs read so far (one of a block named canonical again since is skipped) until it is",
+		"bound", s.wait, "error", err)
+}
+
+// Unsettled is how many decisions on transfers of marked blocks were made without the reorg
+// topic read up to its end (Settle reporting false).
+func (s *Set) Unsettled() uint64 { return s.unsettled.Load() }
