@@ -19,7 +19,7 @@ type Record struct {
 	// catch-up: when its reads ended; zero: now): deciding that the record is of an orphaned
 	// block takes the reorgs the broker held then into account (Options.Orphaned).
 	Read time.Time
-	Msg     *eventsv1.Transfer
+	Msg  *eventsv1.Transfer
 	// Reset marks no transfer but the partition's log starting again at Off (the topic was
 	// recreated): the records that follow are of the new log (ResetPartition).
 	Reset bool
