@@ -40,9 +40,9 @@ type Set struct {
 	// fmu guards f, Follow's progress (nil before Follow).
 	fmu sync.Mutex
 	f   *follower
-	// unsettled counts the decisions Settle could not make with the reorg topic read up to its
-	// end.
-	unsettled atomic.Uint64
+	// checks counts Settle's checks of the reorg topic's ends; unsettled the decisions it could
+	// not make with the topic read up to its end.
+	checks, unsettled atomic.Uint64
 }
 
 // New returns an empty set whose marks are kept for keep; now is the clock (nil: time.Now).

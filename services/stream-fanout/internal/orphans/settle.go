@@ -99,6 +99,7 @@ func (s *Set) pending(read time.Time) (*round, bool) {
 	}
 	if f.round == nil {
 		f.round = &round{at: time.Now(), done: make(chan struct{})}
+		s.checks.Add(1)
 		go s.check(f, f.round)
 	}
 	return f.round, f.failing
@@ -179,6 +180,9 @@ func (s *Set) fail(f *follower, err error) {
 	f.log.Warn("the reorg topic was not read up to its end in time: transfers of orphaned blocks are decided with the reorgs read so far (one of a block named canonical again since is skipped) until it is",
 		"bound", s.wait, "error", err)
 }
+
+// Checks is how many checks of the reorg topic's ends Settle made.
+func (s *Set) Checks() uint64 { return s.checks.Load() }
 
 // Unsettled is how many decisions on transfers of marked blocks were made without the reorg
 // topic read up to its end (Settle reporting false).
