@@ -76,9 +76,17 @@ func clearOfHourTurn(t *testing.T) {
 	}
 }
 
+// worldTopics are the topics a world's broker holds.
+var worldTopics = []string{eventsv1.TopicTransfers, eventsv1.TopicAttributions, eventsv1.TopicReorgs, eventsv1.TopicUsageCalls, eventsv1.TopicUserChanges}
+
 func newWorld(t *testing.T) *world {
 	t.Helper()
-	brokers := kafkatest.Broker(t, eventsv1.TopicTransfers, eventsv1.TopicAttributions, eventsv1.TopicReorgs, eventsv1.TopicUsageCalls, eventsv1.TopicUserChanges)
+	return newWorldOn(t, kafkatest.Broker(t, worldTopics...))
+}
+
+// newWorldOn is newWorld on the broker at brokers, holding worldTopics.
+func newWorldOn(t *testing.T, brokers []string) *world {
+	t.Helper()
 	rdb, url := redistest.Client(t)
 	pub := eventbus.NewPublisher(brokers, eventbus.PublisherOptions{})
 	t.Cleanup(func() { _ = pub.Close() })

@@ -92,7 +92,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	}
 	// The marks' ages are compared with the broker's timestamps: the real clock, not deps.Clock.
 	orphaned := orphans.New(orphanKeep(cfg), nil)
-	eng := engine.New(engine.Options{Naive: cfg.NaiveMatcher, Orphaned: orphaned.Skip})
+	eng := engine.New(engine.Options{Naive: cfg.NaiveMatcher, Orphaned: orphaned.SkipRecord})
 	topic := kafkaTopics(s, cfg.Kafka, metrics)
 	transfers := topic(eventsv1.TopicTransfers)
 	hub := ws.NewHub(ws.Options{

@@ -15,10 +15,6 @@ type Record struct {
 	Time time.Time // the record's broker time
 	// Fetched is when the replica's reader returned the record (zero: not timed).
 	Fetched time.Time
-	// Read is when the replica had read the record from the broker (live: Fetched; a
-	// catch-up: when its reads ended; zero: now): deciding that the record is of an orphaned
-	// block takes the reorgs the broker held then into account (Options.Orphaned).
-	Read time.Time
 	Msg  *eventsv1.Transfer
 	// Reset marks no transfer but the partition's log starting again at Off (the topic was
 	// recreated): the records that follow are of the new log (ResetPartition).
@@ -114,12 +110,12 @@ type Options struct {
 	Naive bool
 	// OnFull is called (on the engine goroutine) when a subscription's queue overflows.
 	OnFull func(*Sub)
-	// Orphaned, when set, reports whether a transfer of chain's block hash, read from the
-	// broker at read (Record.Read), is to be skipped, its block orphaned by a reorg: such a
-	// transfer matches nothing, live or in a catch-up. It runs on the engine goroutine and may
-	// block it (orphans.Set.Skip waits, bounded, for the reorgs published before read): the
-	// feed and a catch-up settle those beforehand (orphans.Set.Settle), so it rarely does.
-	Orphaned func(chain, blockHash string, read time.Time) bool
+	// Orphaned, when set, reports whether the transfer at offset off of partition part, of
+	// chain's block hash, is to be skipped, its block orphaned by a reorg: such a transfer
+	// matches nothing, live or in a catch-up. It runs on the engine goroutine and may block it
+	// (orphans.Set.SkipRecord waits, bounded, for the reorgs written before the record): the
+	// feed and a catch-up have those read beforehand (orphans.Set.Settle), so it rarely does.
+	Orphaned func(chain, blockHash string, part int, off int64) bool
 }
 
 // Engine owns the indexes, the attribution read model and the partition positions.
@@ -309,7 +305,7 @@ func (e *Engine) Stats() Stats { return Stats{e.matched, e.delivered, e.dropped,
 
 // orphaned reports whether r is a transfer of a block a reorg orphaned (Options.Orphaned).
 func (e *Engine) orphaned(r *Record) bool {
-	return e.o.Orphaned != nil && r.Msg != nil && e.o.Orphaned(r.Msg.GetChain(), r.Msg.GetBlockHash(), r.Read)
+	return e.o.Orphaned != nil && r.Msg != nil && e.o.Orphaned(r.Msg.GetChain(), r.Msg.GetBlockHash(), r.Part, r.Off)
 }
 
 func (e *Engine) load(r *Record) {

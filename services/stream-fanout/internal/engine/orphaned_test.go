@@ -2,7 +2,6 @@ package engine
 
 import (
 	"testing"
-	"time"
 
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/filter"
@@ -11,7 +10,7 @@ import (
 // A transfer of an orphaned block matches nothing, live or in a catch-up, and still moves its
 // partition's position on: no session is owed it.
 func TestOrphanedTransfersMatchNothing(t *testing.T) {
-	e := New(Options{Orphaned: func(chain, hash string, _ time.Time) bool { return chain == "ethereum" && hash == "0xdead" }})
+	e := New(Options{Orphaned: func(chain, hash string, _ int, _ int64) bool { return chain == "ethereum" && hash == "0xdead" }})
 	sink := &countSink{}
 	sub := e.NewSub(sink, nil)
 	e.AddFilter(sub, Compile("f", spec(t, filter.Raw{From: filter.List{addr(1)}}), nil))

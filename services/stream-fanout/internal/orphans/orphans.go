@@ -96,18 +96,19 @@ func (s *Set) Orphaned(chain, hash string) bool {
 	return ok
 }
 
-// Skip reports whether a transfer of chain's block hash (canonical form), which this replica
-// read from the broker at read (zero: now), is to be skipped, the block being orphaned. A
-// marked block's mark is decided on only once the reorgs the broker held at read are applied
-// (Settle, which may wait): a Reorg naming the block canonical again, which ingest publishes
-// before the block's transfers, is read side by side with them and may not have been yet. A
-// skip refreshes the mark, so that the transfers ingest publishes late are skipped for as
-// long as the mark's own reorg's would be.
-func (s *Set) Skip(chain, hash string, read time.Time) bool {
+// Skip reports whether a transfer of chain's block hash (canonical form), one of the records
+// of chain.transfers.v1 below upTo (per partition: the offset after the last record
+// concerned), is to be skipped, the block being orphaned. A marked block's mark is decided on
+// only once the reorgs written to the broker before those records are applied (Settle, which
+// may wait): a Reorg naming the block canonical again, which ingest publishes before the
+// block's transfers, is read side by side with them and may not have been yet. A skip
+// refreshes the mark, so that the transfers ingest publishes late are skipped for as long as
+// the mark's own reorg's would be.
+func (s *Set) Skip(chain, hash string, upTo map[int]int64) bool {
 	if !s.Orphaned(chain, hash) {
 		return false
 	}
-	s.Settle(context.Background(), read)
+	s.Settle(context.Background(), upTo)
 	k := block{chain, hash}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -118,6 +119,11 @@ func (s *Set) Skip(chain, hash string, read time.Time) bool {
 	return true
 }
 
+// SkipRecord is Skip for the transfer at offset off of partition part of chain.transfers.v1.
+func (s *Set) SkipRecord(chain, hash string, part int, off int64) bool {
+	return s.Orphaned(chain, hash) && s.Skip(chain, hash, map[int]int64{part: off + 1})
+}
+
 // Len is how many blocks are marked.
 func (s *Set) Len() int {
 	s.mu.RLock()
@@ -125,11 +131,12 @@ func (s *Set) Len() int {
 	return len(s.blocks)
 }
 
-// Follow applies chain.reorgs.v1 from its start (what retention kept) until ctx ends; loaded
-// is called once every partition has been read up to where it ended when Follow began, so a
-// replica serves no resume or transfer before it knows every reorg published before it started.
-// Settle waits on its progress; it is called once per Set.
-func (s *Set) Follow(ctx context.Context, t feed.Topic, log *slog.Logger, loaded func()) error {
+// Follow applies chain.reorgs.v1 (t) from its start (what retention kept) until ctx ends;
+// loaded is called once every partition has been read up to where it ended when Follow began,
+// so a replica serves no resume or transfer before it knows every reorg published before it
+// started. Settle waits on its progress, asking where transfers (chain.transfers.v1) and t
+// end; it is called once per Set.
+func (s *Set) Follow(ctx context.Context, t, transfers feed.Topic, log *slog.Logger, loaded func()) error {
 	start, err := t.Offsets(ctx, false)
 	if err != nil {
 		return err
@@ -139,7 +146,8 @@ func (s *Set) Follow(ctx context.Context, t feed.Topic, log *slog.Logger, loaded
 		return err
 	}
 	s.fmu.Lock()
-	s.f = &follower{ctx: ctx, topic: t, log: log, read: maps.Clone(start), moved: make(chan struct{})}
+	s.f = &follower{ctx: ctx, reorgs: t, transfers: transfers, log: log, read: maps.Clone(start), moved: make(chan struct{}),
+		covered: map[int]int64{}, asked: map[int]bool{}}
 	s.fmu.Unlock()
 	var mu sync.Mutex
 	left := map[int]bool{}

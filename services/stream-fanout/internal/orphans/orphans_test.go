@@ -43,7 +43,7 @@ func TestApply(t *testing.T) {
 	}
 	s.Apply(reorg("ethereum", []string{"0xee"}, nil), now)
 	now = now.Add(50 * time.Minute)
-	if !s.Skip("ethereum", "0xee", time.Time{}) || s.Skip("ethereum", "0xff", time.Time{}) {
+	if !s.Skip("ethereum", "0xee", nil) || s.Skip("ethereum", "0xff", nil) {
 		t.Fatal("skip")
 	}
 	now = now.Add(20 * time.Minute)

@@ -2,7 +2,10 @@ package orphans
 
 import (
 	"context"
+	"errors"
 	"log/slog"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/feed"
@@ -16,16 +19,20 @@ const settleWait = 3 * time.Second
 // follower is Follow's progress through chain.reorgs.v1, and the checks that it has read up
 // to the topic's end (Set.fmu guards it).
 type follower struct {
-	ctx   context.Context
-	topic feed.Topic
-	log   *slog.Logger
+	ctx               context.Context
+	reorgs, transfers feed.Topic
+	log               *slog.Logger
 	// read is, per partition followed, the next offset to apply: every record below it is
 	// applied. moved is closed, and replaced, when read advances.
 	read  map[int]int64
 	moved chan struct{}
-	// caught is the start of the latest check that found read up to the ends the broker
-	// reported: every reorg written before then is applied.
-	caught time.Time
+	// covered is, per partition of chain.transfers.v1, where it ended when the latest check
+	// that succeeded read its end: every reorg written before a record below that is applied.
+	// asked are the partitions Settle was asked about, which every check reads. gen counts the
+	// transfer topic's resets (TransfersReset): a check begun before one records nothing.
+	covered map[int]int64
+	asked   map[int]bool
+	gen     uint64
 	// round is the check in flight (nil: none).
 	round *round
 	// failing is set when a check, or a wait for one, did not finish within the bound: until
@@ -35,11 +42,8 @@ type follower struct {
 	undecided uint64
 }
 
-// round is one check of the reorg topic's ends.
-type round struct {
-	at   time.Time
-	done chan struct{}
-}
+// round is one check of the topics' ends.
+type round struct{ done chan struct{} }
 
 // advance records that partition part of the reorg topic is applied below next.
 func (s *Set) advance(part int, next int64) {
@@ -54,22 +58,32 @@ func (s *Set) advance(part int, next int64) {
 	f.moved = make(chan struct{})
 }
 
-// Settle makes sure the reorgs the broker held when this replica read a transfer, at read
-// (zero: now), are applied before the transfer is decided on: it asks the broker where each
-// partition of chain.reorgs.v1 ends (one ListOffsets call) and waits until Follow has read up
-// to there. One check serves every call whose read it started after, so a burst of transfers
-// of one block costs one round trip. It waits at most the Set's bound (settleWait) and reports
-// false when the topic was not read up to its end by then, or, without waiting, while checks
-// keep failing so (until one succeeds): the caller then decides with the reorgs read so far.
-// Such decisions are counted (Unsettled) and logged. Without Follow it reports true at once.
-func (s *Set) Settle(ctx context.Context, read time.Time) bool {
-	if read.IsZero() {
-		read = time.Now()
+// TransfersReset forgets what the checks found of partition part of chain.transfers.v1, whose
+// log starts again (the topic was recreated): its offsets are a new log's.
+func (s *Set) TransfersReset(part int) {
+	s.fmu.Lock()
+	defer s.fmu.Unlock()
+	if f := s.f; f != nil {
+		delete(f.covered, part)
+		f.gen++
 	}
+}
+
+// Settle makes sure the reorgs written to the broker before the records of
+// chain.transfers.v1 below upTo (per partition) are applied, before a transfer among them is
+// decided on: it asks the broker where the transfer topic's partitions end, then where the
+// reorg topic's end (a reorg written before a record below the former is below the latter),
+// and waits until Follow has read up to there. A check covers every record below the ends it
+// read, so a burst of transfers of one block costs one check (two ListOffsets calls). It
+// waits at most the Set's bound (settleWait) and reports false when the reorg topic was not
+// read up to its end by then, or, without waiting, while checks keep failing so (until one
+// succeeds): the caller then decides with the reorgs read so far. Such decisions are counted
+// (Unsettled) and logged. Without Follow it reports true at once.
+func (s *Set) Settle(ctx context.Context, upTo map[int]int64) bool {
 	timer := time.NewTimer(s.wait)
 	defer timer.Stop()
 	for {
-		r, failing := s.pending(read)
+		r, failing := s.pending(upTo)
 		if r == nil {
 			return true
 		}
@@ -88,43 +102,63 @@ func (s *Set) Settle(ctx context.Context, read time.Time) bool {
 	}
 }
 
-// pending returns nil when the reorgs written before read are applied; otherwise the check in
-// flight (started when there is none) and whether checks are failing.
-func (s *Set) pending(read time.Time) (*round, bool) {
+// pending returns nil when the checks so far cover upTo; otherwise the check in flight
+// (started when there is none) and whether checks are failing.
+func (s *Set) pending(upTo map[int]int64) (*round, bool) {
 	s.fmu.Lock()
 	defer s.fmu.Unlock()
 	f := s.f
-	if f == nil || !f.caught.Before(read) {
+	if f == nil {
+		return nil, false
+	}
+	covered := true
+	for p, off := range upTo {
+		if off > f.covered[p] {
+			covered = false
+			f.asked[p] = true
+		}
+	}
+	if covered {
 		return nil, false
 	}
 	if f.round == nil {
-		f.round = &round{at: time.Now(), done: make(chan struct{})}
+		f.round = &round{done: make(chan struct{})}
 		s.checks.Add(1)
 		go s.check(f, f.round)
 	}
 	return f.round, f.failing
 }
 
-// check reads the reorg topic's ends and waits, within the bound, until f has read up to them.
+// check reads the topics' ends and waits, within the bound, until f has read the reorg topic
+// up to its.
 func (s *Set) check(f *follower, r *round) {
 	ctx, cancel := context.WithTimeout(f.ctx, s.wait)
 	defer cancel()
 	s.fmu.Lock()
-	parts := make([]int, 0, len(f.read))
-	for p := range f.read {
-		parts = append(parts, p)
-	}
+	tparts, rparts := slices.Collect(maps.Keys(f.asked)), slices.Collect(maps.Keys(f.read))
+	gen := f.gen
 	s.fmu.Unlock()
-	ends, err := f.topic.Ends(ctx, parts)
-	caught := err == nil && len(ends) == len(parts) && s.reach(ctx, f, ends)
+	// The transfer topic's first: its records below those ends were written before the reorg
+	// topic's ends are asked, so every reorg ingest published before them is below these.
+	tends, err := f.transfers.Ends(ctx, tparts)
+	var rends map[int]int64
+	if err == nil {
+		rends, err = f.reorgs.Ends(ctx, rparts)
+	}
+	if err == nil && (len(tends) < len(tparts) || len(rends) < len(rparts)) {
+		err = errors.New("a partition's end not answered")
+	}
+	caught := err == nil && s.reach(ctx, f, rends)
 	s.fmu.Lock()
 	defer s.fmu.Unlock()
 	defer close(r.done)
 	f.round = nil
 	switch {
 	case caught:
-		if f.caught.Before(r.at) {
-			f.caught = r.at
+		if gen == f.gen {
+			for p, end := range tends {
+				f.covered[p] = max(f.covered[p], end)
+			}
 		}
 		if f.failing {
 			f.log.Info("the reorg topic is read up to its end again: transfers of orphaned blocks are decided once the reorgs before them are read",

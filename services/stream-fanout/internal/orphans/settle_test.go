@@ -17,9 +17,10 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// gatedReorgs is a broker holding only chain.reorgs.v1 (2 partitions), whose fetches can be
-// held back, as a slow or distant broker would: while the gate is shut a reader receives
-// nothing, though what is published is taken and the topic's ends say so.
+// gatedReorgs is a broker holding chain.reorgs.v1 and chain.transfers.v1 (2 partitions each),
+// whose fetches of the reorg topic can be held back, as a slow or distant broker would: while
+// the gate is shut a reader receives nothing of it, though what is published is taken and the
+// topic's ends say so.
 type gatedReorgs struct {
 	t       *testing.T
 	c       *kfake.Cluster
@@ -32,7 +33,7 @@ type gatedReorgs struct {
 
 func newGatedReorgs(t *testing.T) *gatedReorgs {
 	t.Helper()
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, eventsv1.TopicReorgs))
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, eventsv1.TopicReorgs, eventsv1.TopicTransfers))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,15 +43,16 @@ func newGatedReorgs(t *testing.T) *gatedReorgs {
 		c.KeepControl()
 		g.mu.Lock()
 		shut := g.shut
-		if shut != nil {
-			for _, rt := range r.(*kmsg.FetchRequest).Topics {
-				for _, rp := range rt.Partitions {
-					g.held[rp.Partition] = true
+		reorgs := false
+		for _, rt := range r.(*kmsg.FetchRequest).Topics {
+			for _, rp := range rt.Partitions {
+				if rt.Topic == eventsv1.TopicReorgs && shut != nil {
+					g.held[rp.Partition], reorgs = true, true
 				}
 			}
 		}
 		g.mu.Unlock()
-		if shut != nil {
+		if reorgs {
 			c.SleepControl(func() { <-shut })
 		}
 		return nil, nil, false
@@ -98,6 +100,24 @@ func (g *gatedReorgs) publish(r *eventsv1.Reorg) {
 	}
 }
 
+// transfer writes a record to partition 0 of the transfer topic and returns its offset: the
+// record whose decision a test asks for.
+func (g *gatedReorgs) transfer() int64 {
+	g.t.Helper()
+	cl := &kafka.Client{Addr: kafka.TCP(g.brokers...), Timeout: 10 * time.Second}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	resp, err := cl.Produce(ctx, &kafka.ProduceRequest{Topic: eventsv1.TopicTransfers, Partition: 0, RequiredAcks: kafka.RequireAll,
+		Records: kafka.NewRecordReader(kafka.Record{Value: kafka.NewBytes([]byte("transfer"))})})
+	if err == nil {
+		err = resp.Error
+	}
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	return resp.BaseOffset
+}
+
 // follow starts s following the broker's reorg topic, waiting until it has loaded it.
 func (g *gatedReorgs) follow(s *Set, logs *logtest.Buffer) {
 	g.t.Helper()
@@ -106,7 +126,8 @@ func (g *gatedReorgs) follow(s *Set, logs *logtest.Buffer) {
 	loaded := make(chan struct{})
 	log := slog.New(slog.NewTextHandler(logs, nil))
 	go func() {
-		done <- s.Follow(ctx, feed.Topic{Brokers: g.brokers, Name: eventsv1.TopicReorgs, Log: log}, log, func() { close(loaded) })
+		done <- s.Follow(ctx, feed.Topic{Brokers: g.brokers, Name: eventsv1.TopicReorgs, Log: log},
+			feed.Topic{Brokers: g.brokers, Name: eventsv1.TopicTransfers, Log: log}, log, func() { close(loaded) })
 	}()
 	g.t.Cleanup(func() {
 		g.open()
@@ -133,12 +154,12 @@ func waitUntil(t *testing.T, what string, ok func() bool) {
 	}
 }
 
-// TestSkipWaitsForTheReorgsBeforeTheRead: a transfer of a marked block read after a Reorg
-// naming the block canonical again was published is not skipped, though the replica's reorg
-// reader gets that Reorg only later: the decision waits for it, one check of the topic's ends
-// serving a burst of such transfers. A transfer of a block still orphaned is skipped, the
-// check finding nothing more to read.
-func TestSkipWaitsForTheReorgsBeforeTheRead(t *testing.T) {
+// TestSkipWaitsForTheReorgsBeforeTheRecord: transfers of a marked block written after a Reorg
+// naming the block canonical again are not skipped, though the replica's reorg reader gets
+// that Reorg only later: the decision waits for it, one check of the topics' ends serving the
+// burst of them. A transfer of a block still orphaned is skipped, the check finding nothing
+// more to read, and a transfer the checks so far cover is decided on without one.
+func TestSkipWaitsForTheReorgsBeforeTheRecord(t *testing.T) {
 	g := newGatedReorgs(t)
 	s := New(time.Hour, nil)
 	logs := &logtest.Buffer{}
@@ -147,17 +168,20 @@ func TestSkipWaitsForTheReorgsBeforeTheRead(t *testing.T) {
 	waitUntil(t, "0xaa and 0xbb marked", func() bool { return s.Orphaned("ethereum", "0xaa") && s.Orphaned("ethereum", "0xbb") })
 
 	g.close()
-	if !s.Skip("ethereum", "0xbb", time.Now()) || s.Checks() != 1 {
+	if off := g.transfer(); !s.SkipRecord("ethereum", "0xbb", 0, off) || s.Checks() != 1 {
 		t.Fatalf("a transfer of a block still orphaned: not skipped, or %d checks", s.Checks())
 	}
 	g.publish(reorg("ethereum", nil, []string{"0xaa"}))
-	read := time.Now()
 	const burst = 20
-	skipped := make(chan bool, burst)
-	for range burst {
-		go func() { skipped <- s.Skip("ethereum", "0xaa", read) }()
+	offs := make([]int64, burst)
+	for i := range offs {
+		offs[i] = g.transfer()
 	}
-	waitUntil(t, "the burst's check started", func() bool { return s.Checks() == 2 })
+	skipped := make(chan bool, burst)
+	for _, off := range offs {
+		go func() { skipped <- s.SkipRecord("ethereum", "0xaa", 0, off) }()
+	}
+	waitUntil(t, "the burst's check started", func() bool { return s.Checks() >= 2 })
 	select {
 	case <-skipped:
 		t.Fatal("a transfer of the block was decided on before the Reorg naming it canonical again was read")
@@ -166,14 +190,14 @@ func TestSkipWaitsForTheReorgsBeforeTheRead(t *testing.T) {
 	g.open()
 	for range burst {
 		if <-skipped {
-			t.Fatal("a transfer of a block named canonical again before it was read was skipped")
+			t.Fatal("a transfer of a block named canonical again before it was written was skipped")
 		}
 	}
 	if s.Checks() != 2 || s.Unsettled() != 0 {
 		t.Fatalf("%d checks (want one for the burst), %d unsettled", s.Checks(), s.Unsettled())
 	}
-	if !s.Skip("ethereum", "0xbb", time.Time{}) || s.Orphaned("ethereum", "0xaa") {
-		t.Fatal("0xbb still orphaned, 0xaa canonical")
+	if !s.SkipRecord("ethereum", "0xbb", 0, offs[0]) || s.Orphaned("ethereum", "0xaa") || s.Checks() != 2 {
+		t.Fatalf("0xbb still orphaned (decided on without a check: %d), 0xaa canonical", s.Checks())
 	}
 }
 
@@ -191,18 +215,19 @@ func TestSkipWaitIsBounded(t *testing.T) {
 
 	g.close()
 	g.publish(reorg("ethereum", nil, []string{"0xaa"}))
-	if !s.Skip("ethereum", "0xaa", time.Now()) || s.Unsettled() != 1 {
+	off := g.transfer()
+	if !s.SkipRecord("ethereum", "0xaa", 0, off) || s.Unsettled() != 1 {
 		t.Fatalf("decided with the reorgs read so far: skipped; %d unsettled", s.Unsettled())
 	}
 	if !strings.Contains(logs.String(), "the reorg topic was not read up to its end in time") {
 		t.Fatalf("not logged:\n%s", logs.String())
 	}
-	if !s.Skip("ethereum", "0xaa", time.Now()) || s.Unsettled() != 2 {
+	if !s.SkipRecord("ethereum", "0xaa", 0, off) || s.Unsettled() != 2 {
 		t.Fatalf("while failing: skipped; %d unsettled", s.Unsettled())
 	}
 	g.open()
 	waitUntil(t, "0xaa canonical again", func() bool { return !s.Orphaned("ethereum", "0xaa") })
-	waitUntil(t, "a check succeeding again", func() bool { return s.Settle(context.Background(), time.Now()) })
+	waitUntil(t, "a check succeeding again", func() bool { return s.Settle(context.Background(), map[int]int64{0: off + 1}) })
 	if !strings.Contains(logs.String(), "decidedWithoutWaiting=2") {
 		t.Fatalf("the recovery not logged with its count:\n%s", logs.String())
 	}

@@ -18,14 +18,14 @@ func TestOrphanedRaw(t *testing.T) {
 	}
 	set := orphans.New(time.Hour, nil)
 	h := &Hub{o: Options{Orphans: set}}
-	if h.orphanedRaw(saved("ethereum", "0xaa"), time.Now()) {
+	if h.orphanedRaw(saved("ethereum", "0xaa"), nil) {
 		t.Fatal("nothing orphaned yet")
 	}
 	set.Apply(&eventsv1.Reorg{Chain: "ethereum", Orphaned: []*eventsv1.Reorg_Block{{Hash: "0xAA"}}}, time.Now())
-	if !h.orphanedRaw(saved("ethereum", "0xaa"), time.Now()) {
+	if !h.orphanedRaw(saved("ethereum", "0xaa"), nil) {
 		t.Fatal("a saved transfer of an orphaned block would be replayed")
 	}
-	if h.orphanedRaw(saved("ethereum", "0xbb"), time.Now()) || h.orphanedRaw(saved("polygon", "0xaa"), time.Now()) || h.orphanedRaw([]byte("{"), time.Now()) {
+	if h.orphanedRaw(saved("ethereum", "0xbb"), nil) || h.orphanedRaw(saved("polygon", "0xaa"), nil) || h.orphanedRaw([]byte("{"), nil) {
 		t.Fatal("a transfer of another block, or an undecodable message, would not be replayed")
 	}
 }

@@ -68,7 +68,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	reorgs := make(chan struct{})
 	if p.Orphans != nil {
 		go func() {
-			errs <- p.Orphans.Follow(fctx, p.Reorgs, p.Log, func() { close(reorgs) })
+			errs <- p.Orphans.Follow(fctx, p.Reorgs, p.Transfers, p.Log, func() { close(reorgs) })
 		}()
 	} else {
 		close(reorgs)
@@ -100,7 +100,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 				// A skipped record still moves the partition on.
 				r = engine.Record{Part: m.Partition, Off: m.Offset, Time: m.Time, Msg: &eventsv1.Transfer{}}
 			}
-			r.Fetched, r.Read = fetched, fetched
+			r.Fetched = fetched
 			p.settleOrphans(fctx, &r)
 			select {
 			case p.Engine.Records() <- r:
@@ -123,14 +123,14 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	}
 }
 
-// settleOrphans has the reorgs published before r was read applied when r is of a block
-// marked orphaned (orphans.Set.Settle), before r is handed to the engine: the wait, bounded,
-// holds back r's partition only, in order, and the engine then decides on r without waiting.
-// A Reorg naming the block canonical again, which ingest publishes before the block's
-// transfers, may not have been read yet: the reorg topic is read side by side.
+// settleOrphans has the reorgs written before r applied when r is of a block marked orphaned
+// (orphans.Set.Settle), before r is handed to the engine: the wait, bounded, holds back r's
+// partition only, in order, and the engine then decides on r without waiting. A Reorg naming
+// the block canonical again, which ingest publishes before the block's transfers, may not have
+// been read yet: the reorg topic is read side by side.
 func (p *Pipeline) settleOrphans(ctx context.Context, r *engine.Record) {
 	if p.Orphans != nil && r.Msg != nil && p.Orphans.Orphaned(r.Msg.GetChain(), r.Msg.GetBlockHash()) {
-		p.Orphans.Settle(ctx, r.Read)
+		p.Orphans.Settle(ctx, map[int]int64{r.Part: r.Off + 1})
 	}
 }
 
@@ -178,6 +178,9 @@ func (p *Pipeline) feedGap(ctx context.Context, g feed.Gap) {
 	}
 	p.Hub.ends.drop()
 	p.Hub.starts.drop()
+	if p.Orphans != nil {
+		p.Orphans.TransfersReset(g.Partition)
+	}
 	select {
 	case p.Engine.Records() <- engine.Record{Part: g.Partition, Off: g.To, Reset: true}:
 	case <-ctx.Done():

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"sort"
 	"time"
@@ -566,11 +567,15 @@ func (c *conn) resumeGaps(id string, fresh bool, onClaimed func([]replayGap)) er
 		return nil
 	}
 	replay := make([]out, 0, len(ss.Replay))
-	// Every message of the buffer was rendered from a record read before now: one time for
-	// them all, so that settling the reorgs before it costs one check.
-	read := time.Now()
+	// Every message of the buffer was rendered from a record below the session's cursor (and
+	// this replica's position).
+	upTo := make(map[int]int64, len(pos))
+	maps.Copy(upTo, pos)
+	for p, off := range ss.Cursor {
+		upTo[p] = max(upTo[p], off)
+	}
 	for _, r := range ss.Replay {
-		if c.h.orphanedRaw(r, read) {
+		if c.h.orphanedRaw(r, upTo) {
 			continue // not sent, so not charged
 		}
 		replay = append(replay, out{raw: r, credit: true})
@@ -599,10 +604,10 @@ type replayedBlock struct {
 }
 
 // orphanedRaw reports whether a message of a session's replay buffer (a transfer rendered when
-// the session was saved, from a record read before read) is of a block a reorg has orphaned
-// since: the reorg may have come after the save. A message that does not decode is replayed
-// as saved.
-func (h *Hub) orphanedRaw(raw []byte, read time.Time) bool {
+// the session was saved, from a record of chain.transfers.v1 below upTo) is of a block a reorg
+// has orphaned since: the reorg may have come after the save. A message that does not decode
+// is replayed as saved.
+func (h *Hub) orphanedRaw(raw []byte, upTo map[int]int64) bool {
 	if h.o.Orphans == nil || h.o.Orphans.Len() == 0 {
 		return false
 	}
@@ -610,7 +615,7 @@ func (h *Hub) orphanedRaw(raw []byte, read time.Time) bool {
 	if json.Unmarshal(raw, &m) != nil {
 		return false
 	}
-	return h.o.Orphans.Skip(m.Payload.Transfer.Chain, m.Payload.Transfer.BlockHash, read)
+	return h.o.Orphans.Skip(m.Payload.Transfer.Chain, m.Payload.Transfer.BlockHash, upTo)
 }
 
 // owedResume is what a resume of the connection's session has not queued yet.
@@ -838,7 +843,7 @@ func (c *conn) catchUp(sub *engine.Sub, from, to map[int]int64) ([]engine.Item, 
 		}
 		return recs[i].Off < recs[j].Off
 	})
-	c.settleOrphans(recs)
+	c.settleOrphans(recs, to)
 	var items []engine.Item
 	e := c.h.o.Engine
 	for start := 0; start < len(recs); start += 500 {
@@ -850,19 +855,19 @@ func (c *conn) catchUp(sub *engine.Sub, from, to map[int]int64) ([]engine.Item, 
 	return items, gaps, firstErr
 }
 
-// settleOrphans dates recs read now and, when one is of a block marked orphaned, has the
-// reorgs published before now applied (orphans.Set.Settle) on the connection's goroutine:
-// the engine's catch-up match, which skips such records, then decides without waiting.
-func (c *conn) settleOrphans(recs []engine.Record) {
-	read := time.Now()
-	marked := false
-	for i := range recs {
-		recs[i].Read = read
-		m := recs[i].Msg
-		marked = marked || (c.h.o.Orphans != nil && c.h.o.Orphans.Orphaned(m.GetChain(), m.GetBlockHash()))
+// settleOrphans has, when one of recs (records below upTo) is of a block marked orphaned, the
+// reorgs written before them applied (orphans.Set.Settle) on the connection's goroutine: the
+// engine's catch-up match, which skips such records, then decides without waiting.
+func (c *conn) settleOrphans(recs []engine.Record, upTo map[int]int64) {
+	o := c.h.o.Orphans
+	if o == nil || o.Len() == 0 {
+		return
 	}
-	if marked {
-		c.h.o.Orphans.Settle(c.ctx, read)
+	for i := range recs {
+		if m := recs[i].Msg; o.Orphaned(m.GetChain(), m.GetBlockHash()) {
+			o.Settle(c.ctx, upTo)
+			return
+		}
 	}
 }
 
