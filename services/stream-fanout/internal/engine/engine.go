@@ -15,7 +15,7 @@ type Record struct {
 	Time time.Time // the record's broker time
 	// Fetched is when the replica's reader returned the record (zero: not timed).
 	Fetched time.Time
-	Msg  *eventsv1.Transfer
+	Msg     *eventsv1.Transfer
 	// Reset marks no transfer but the partition's log starting again at Off (the topic was
 	// recreated): the records that follow are of the new log (ResetPartition).
 	Reset bool
