@@ -4,12 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/chainintel/chainintel/libs/eventbus"
 	"github.com/chainintel/chainintel/libs/telemetry/logtest"
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
+	"github.com/chainintel/chainintel/services/stream-fanout/internal/feed"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // reorg publishes a Reorg of ethereum orphaning the blocks orphaned and naming canonical again
@@ -235,4 +240,197 @@ func TestReplicaStartedAfterReorg(t *testing.T) {
 	}
 	sentinel(t, w, c2, from)
 	expectDelivered(t, b, float64(len(survivors)+2))
+}
+
+// gatedBroker is a world's broker whose fetches of chain.reorgs.v1 can be held back, as a
+// reorg reader slow or far behind would be: while the gate is shut the replicas' reorg readers
+// receive nothing, though what is published is taken and the topic's ends say so. It records
+// how far the replicas' readers of chain.transfers.v1 have fetched.
+type gatedBroker struct {
+	t       *testing.T
+	brokers []string
+	mu      sync.Mutex
+	shut    chan struct{} // nil: open
+	held    map[int32]bool
+	// fetched is, per partition of the transfer topic, the furthest offset a fetch asked for.
+	fetched map[int32]int64
+}
+
+// newGatedWorld is newWorld on a gatedBroker.
+func newGatedWorld(t *testing.T) (*world, *gatedBroker) {
+	t.Helper()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.DefaultNumPartitions(4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &gatedBroker{t: t, brokers: c.ListenAddrs(), fetched: map[int32]int64{}}
+	t.Cleanup(func() { g.open(); c.Close() })
+	c.ControlKey(kmsg.Fetch.Int16(), func(r kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		g.mu.Lock()
+		shut, hold := g.shut, false
+		for _, rt := range r.(*kmsg.FetchRequest).Topics {
+			for _, rp := range rt.Partitions {
+				switch {
+				case rt.Topic == eventsv1.TopicTransfers:
+					g.fetched[rp.Partition] = max(g.fetched[rp.Partition], rp.FetchOffset)
+				case rt.Topic == eventsv1.TopicReorgs && shut != nil:
+					g.held[rp.Partition], hold = true, true
+				}
+			}
+		}
+		g.mu.Unlock()
+		if hold {
+			c.SleepControl(func() { <-shut })
+		}
+		return nil, nil, false
+	})
+	specs := make([]eventbus.TopicSpec, len(worldTopics))
+	for i, tp := range worldTopics {
+		specs[i] = eventbus.TopicSpec{Name: tp, Partitions: 4}
+	}
+	ctx, cancel := contextWithTimeout(15 * time.Second)
+	defer cancel()
+	if err := eventbus.EnsureTopics(ctx, g.brokers, eventbus.Security{}, 1, specs); err != nil {
+		t.Fatal(err)
+	}
+	return newWorldOn(t, g.brokers), g
+}
+
+// close shuts the gate and waits until a fetch of every partition of the reorg topic is held:
+// from then on no reorg reader has a fetch under way that could return what is published next.
+func (g *gatedBroker) close() {
+	g.t.Helper()
+	g.mu.Lock()
+	g.shut, g.held = make(chan struct{}), map[int32]bool{}
+	g.mu.Unlock()
+	g.waitFor("a fetch of every partition of the reorg topic held", func() bool {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		return len(g.held) == 4
+	})
+}
+
+// open lets the held fetches, and every fetch after them, through.
+func (g *gatedBroker) open() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.shut != nil {
+		close(g.shut)
+		g.shut = nil
+	}
+}
+
+// transfersFetched waits until the replicas' transfer readers have fetched every record
+// published so far.
+func (g *gatedBroker) transfersFetched() {
+	g.t.Helper()
+	ctx, cancel := contextWithTimeout(15 * time.Second)
+	defer cancel()
+	ends, err := feed.Topic{Brokers: g.brokers, Name: eventsv1.TopicTransfers}.Ends(ctx, []int{0, 1, 2, 3})
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	g.waitFor("the transfers published fetched", func() bool {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		for p, end := range ends {
+			if g.fetched[int32(p)] < end {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+func (g *gatedBroker) waitFor(what string, ok func() bool) {
+	g.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !ok() {
+		if time.Now().After(deadline) {
+			g.t.Fatalf("never: %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestTransfersOfABlockCanonicalAgainReadBeforeTheirReorg: the transfers ingest publishes again
+// for a block a Reorg names canonical again are delivered live though the replica's transfer
+// reader gets them before its reorg reader gets that Reorg (held back here): a transfer of a
+// marked block is decided on only once the reorgs written before it are read. A transfer of a
+// block still orphaned is skipped all the same, and the replica waits for nothing then.
+func TestTransfersOfABlockCanonicalAgainReadBeforeTheirReorg(t *testing.T) {
+	w, g := newGatedWorld(t)
+	logs := &logtest.Buffer{}
+	w.logs = logs
+	r := w.start(nil)
+	from := addr(75)
+	c := w.dial(r, ident("krg"), "")
+	c.subscribe(map[string]any{"from": []string{from}})
+
+	block, still := blockHash(8), blockHash(9)
+	w.reorg([]string{block, still}, nil)
+	waitForLog(t, logs, "orphanedBlocks=2")
+
+	g.close()
+	w.reorg(nil, []string{block})
+	again := []*eventsv1.Transfer{transferMsg(from, addr(71), 3), transferMsg(from, addr(71), 4)}
+	for _, tr := range again {
+		tr.BlockHash = block
+	}
+	w.publish(again...)
+	g.transfersFetched()
+	// Long enough for a replica deciding without the Reorg to have skipped them.
+	time.Sleep(300 * time.Millisecond)
+	g.open()
+	for i, want := range again {
+		if id, _, _ := c.transfer(); id != want.Id {
+			t.Fatalf("transfer %d: got %s, want %s of the block canonical again", i, id, want.Id)
+		}
+	}
+
+	g.close()
+	orphaned := transferMsg(from, addr(71), 5)
+	orphaned.BlockHash = still
+	last := transferMsg(from, addr(99), 1)
+	w.publish(orphaned, last) // one partition: the orphaned one is decided on first
+	if id, _, _ := c.transfer(); id != last.Id {
+		t.Fatalf("got %s, want %s after the skipped transfer of a block still orphaned", id, last.Id)
+	}
+	g.open()
+	expectDelivered(t, r, 3)
+	if strings.Contains(logs.String(), "not read up to its end in time") {
+		t.Fatalf("a decision waited past its bound:\n%s", logs.String())
+	}
+}
+
+// TestTransfersRightAfterTheirReorgs: a block orphaned and at once named canonical again,
+// its transfers published right after both Reorgs, has them delivered, however the replica's
+// readers of the two topics interleave; over many such blocks, none is lost.
+func TestTransfersRightAfterTheirReorgs(t *testing.T) {
+	w := newWorld(t)
+	r := w.start(nil)
+	from := addr(76)
+	c := w.dial(r, ident("krr"), "")
+	c.subscribe(map[string]any{"from": []string{from}})
+	const blocks = 20
+	want := map[string]bool{}
+	for i := range blocks {
+		b := blockHash(100 + i)
+		w.reorg([]string{b}, nil)
+		w.reorg(nil, []string{b})
+		tr := transferMsg(from, addr(71), 2)
+		tr.BlockHash = b
+		want[tr.Id] = true
+		w.publish(tr)
+	}
+	for range blocks {
+		id, _, _ := c.transfer()
+		if !want[id] {
+			t.Fatalf("got %s: not one of the transfers, or twice", id)
+		}
+		delete(want, id)
+	}
+	sentinel(t, w, c, from)
+	expectDelivered(t, r, blocks+1)
 }
