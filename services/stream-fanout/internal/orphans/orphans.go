@@ -108,7 +108,9 @@ func (s *Set) Skip(chain, hash string, upTo map[int]int64) bool {
 	if !s.Orphaned(chain, hash) {
 		return false
 	}
-	s.Settle(context.Background(), upTo)
+	if !s.Settle(context.Background(), upTo) {
+		s.undecided()
+	}
 	k := block{chain, hash}
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -42,8 +42,12 @@ type follower struct {
 	undecided uint64
 }
 
-// round is one check of the topics' ends.
-type round struct{ done chan struct{} }
+// round is one check of the topics' ends; stopped is set, before done closes, when Follow had
+// ended.
+type round struct {
+	done    chan struct{}
+	stopped bool
+}
 
 // advance records that partition part of the reorg topic is applied below next.
 func (s *Set) advance(part int, next int64) {
@@ -77,8 +81,9 @@ func (s *Set) TransfersReset(part int) {
 // read, so a burst of transfers of one block costs one check (two ListOffsets calls). It
 // waits at most the Set's bound (settleWait) and reports false when the reorg topic was not
 // read up to its end by then, or, without waiting, while checks keep failing so (until one
-// succeeds): the caller then decides with the reorgs read so far. Such decisions are counted
-// (Unsettled) and logged. Without Follow it reports true at once.
+// succeeds): the caller then decides with the reorgs read so far (Skip counts such decisions,
+// Unsettled; the first failure of a row and the recovery are logged). Without Follow it
+// reports true at once.
 func (s *Set) Settle(ctx context.Context, upTo map[int]int64) bool {
 	timer := time.NewTimer(s.wait)
 	defer timer.Stop()
@@ -88,13 +93,17 @@ func (s *Set) Settle(ctx context.Context, upTo map[int]int64) bool {
 			return true
 		}
 		if failing {
-			s.undecided()
 			return false
 		}
 		select {
 		case <-r.done:
+			if r.stopped {
+				return false
+			}
 		case <-timer.C:
-			s.undecided()
+			s.fmu.Lock()
+			s.fail(s.f, nil)
+			s.fmu.Unlock()
 			return false
 		case <-ctx.Done():
 			return false
@@ -165,7 +174,9 @@ func (s *Set) check(f *follower, r *round) {
 				"decidedWithoutWaiting", f.undecided)
 			f.failing, f.undecided = false, 0
 		}
-	case f.ctx.Err() == nil:
+	case f.ctx.Err() != nil:
+		r.stopped = true
+	default:
 		s.fail(f, err)
 	}
 }
@@ -201,7 +212,6 @@ func (s *Set) undecided() {
 	defer s.fmu.Unlock()
 	if f := s.f; f != nil {
 		f.undecided++
-		s.fail(f, nil)
 	}
 }
 
@@ -219,5 +229,5 @@ func (s *Set) fail(f *follower, err error) {
 func (s *Set) Checks() uint64 { return s.checks.Load() }
 
 // Unsettled is how many decisions on transfers of marked blocks were made without the reorg
-// topic read up to its end (Settle reporting false).
+// topic read up to its end (Skip's Settle reporting false).
 func (s *Set) Unsettled() uint64 { return s.unsettled.Load() }
