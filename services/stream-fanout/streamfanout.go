@@ -92,6 +92,9 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	}
 	// The marks' ages are compared with the broker's timestamps: the real clock, not deps.Clock.
 	orphaned := orphans.New(orphanKeep(cfg), nil)
+	if err := ws.ObserveOrphansUnsettled(s.Tel.Meter(), orphaned.Unsettled); err != nil {
+		return err
+	}
 	eng := engine.New(engine.Options{Naive: cfg.NaiveMatcher, Orphaned: orphaned.SkipRecord})
 	topic := kafkaTopics(s, cfg.Kafka, metrics)
 	transfers := topic(eventsv1.TopicTransfers)

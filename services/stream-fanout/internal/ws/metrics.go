@@ -258,6 +258,19 @@ func (m *Metrics) feedGap(reset bool) {
 	m.feedGaps.Add(context.Background(), 1, metric.WithAttributes(attribute.String("reason", reason)))
 }
 
+// ObserveOrphansUnsettled exports n, the count of transfers of blocks marked orphaned that
+// were decided on without the reorg topic read up to the end the broker reported past them
+// (orphans.Set.Unsettled), as stream_orphans_unsettled_total.
+func ObserveOrphansUnsettled(meter metric.Meter, n func() uint64) error {
+	_, err := meter.Int64ObservableCounter("stream_orphans_unsettled_total",
+		metric.WithDescription("transfers of blocks marked orphaned decided on with the reorgs read so far, the reorg topic not read up to its end within the bound: one of a block named canonical again meanwhile is skipped"),
+		metric.WithInt64Callback(func(_ context.Context, o metric.Int64Observer) error {
+			o.Observe(int64(n()))
+			return nil
+		}))
+	return err
+}
+
 // FollowsTopic starts topic's count of failed reads at zero, so rate() and alerts see it (by
 // its topic label) before the first failure.
 func (m *Metrics) FollowsTopic(topic string) {

@@ -135,6 +135,28 @@ func TestMetricsRecord(t *testing.T) {
 	}
 }
 
+// The orphans set's count of transfers decided without the reorg topic read to its end is
+// exported as a counter.
+func TestOrphansUnsettledMetrics(t *testing.T) {
+	r := sdkmetric.NewManualReader()
+	if err := ObserveOrphansUnsettled(sdkmetric.NewMeterProvider(sdkmetric.WithReader(r)).Meter("test"), func() uint64 { return 2 }); err != nil {
+		t.Fatal(err)
+	}
+	var rm metricdata.ResourceMetrics
+	if err := r.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	for _, sm := range rm.ScopeMetrics {
+		for _, md := range sm.Metrics {
+			if s, ok := md.Data.(metricdata.Sum[int64]); md.Name == "stream_orphans_unsettled_total" && ok && s.IsMonotonic &&
+				len(s.DataPoints) == 1 && s.DataPoints[0].Value == 2 {
+				return
+			}
+		}
+	}
+	t.Fatalf("stream_orphans_unsettled_total not exported as 2: %#v", rm.ScopeMetrics)
+}
+
 // A hub built without instruments records nothing and does not fail.
 func TestNilMetrics(t *testing.T) {
 	var m *Metrics
