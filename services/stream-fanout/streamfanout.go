@@ -90,12 +90,10 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	if err != nil {
 		return err
 	}
-	// The marks' ages are compared with the broker's timestamps: the real clock, not deps.Clock.
-	orphaned := orphans.New(orphanKeep(cfg), nil)
-	if err := ws.ObserveOrphansUnsettled(s.Tel.Meter(), orphaned.Unsettled); err != nil {
+	eng, orphaned, err := newEngine(s, cfg)
+	if err != nil {
 		return err
 	}
-	eng := engine.New(engine.Options{Naive: cfg.NaiveMatcher, Orphaned: orphaned.SkipRecord})
 	topic := kafkaTopics(s, cfg.Kafka, metrics)
 	transfers := topic(eventsv1.TopicTransfers)
 	hub := ws.NewHub(ws.Options{
@@ -133,6 +131,17 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	e := s.Engine()
 	svchttp.Register(e, hub)
 	return s.Run(ctx, e)
+}
+
+// newEngine returns the matching engine and the orphaned blocks it skips the transfers of,
+// whose count of decisions made without the reorg topic read to its end is exported.
+func newEngine(s *service.Service, cfg Config) (*engine.Engine, *orphans.Set, error) {
+	// The marks' ages are compared with the broker's timestamps: the real clock, not deps.Clock.
+	orphaned := orphans.New(orphanKeep(cfg), nil)
+	if err := ws.ObserveOrphansUnsettled(s.Tel.Meter(), orphaned.Unsettled); err != nil {
+		return nil, nil, err
+	}
+	return engine.New(engine.Options{Naive: cfg.NaiveMatcher, Orphaned: orphaned.SkipRecord}), orphaned, nil
 }
 
 // lateMargin is how long past the longest session window a block's orphan mark is kept: a
