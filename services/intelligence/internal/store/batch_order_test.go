@@ -71,7 +71,7 @@ func firstLine(sql string) string {
 func TestBatchWritesRowsInKeyOrder(t *testing.T) {
 	ctx := context.Background()
 	reset(t)
-	if _, err := pgtest.Pool(t).Exec(ctx, `TRUNCATE intel.edges, intel.address_activity, intel.pair_activity, intel.entity_internal,
+	if _, err := pgtest.Pool(t).Exec(ctx, `TRUNCATE intel.edges, intel.address_activity, intel.settled_activity, intel.pair_activity, intel.entity_internal,
 		intel.entity_moves, intel.transfer_ids, intel.displaced_facts, intel.block_facts, intel.orphaned_blocks, intel.consumer_offsets`); err != nil {
 		t.Fatal(err)
 	}

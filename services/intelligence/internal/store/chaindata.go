@@ -82,11 +82,13 @@ type act struct {
 	first, last int64
 }
 
-// tally sums what transfers add to the edges, the address activity and the pair activity.
+// tally sums what transfers add to the edges, the address activity and the pair activity, and
+// the settled activity of those no journal holds.
 type tally struct {
-	edges map[[3]string]*edgeSum // chain, from, to
-	acts  map[actKey]*act
-	pairs map[[3]string]*pairSum // chain type, from, to
+	edges   map[[3]string]*edgeSum // chain, from, to
+	acts    map[actKey]*act
+	pairs   map[[3]string]*pairSum // chain type, from, to
+	settled map[actKey]*act
 }
 
 type edgeSum struct {
@@ -96,7 +98,7 @@ type edgeSum struct {
 }
 
 func newTally() *tally {
-	return &tally{edges: map[[3]string]*edgeSum{}, acts: map[actKey]*act{}, pairs: map[[3]string]*pairSum{}}
+	return &tally{edges: map[[3]string]*edgeSum{}, acts: map[actKey]*act{}, pairs: map[[3]string]*pairSum{}, settled: map[actKey]*act{}}
 }
 
 // sortedKeys returns m's keys in cmp's order. Every multi-row write of a batch or a reorg lists
@@ -121,24 +123,41 @@ func compareActKey(a, b actKey) int {
 	return cmp.Or(strings.Compare(a.ct, b.ct), strings.Compare(a.addr, b.addr))
 }
 
+// addAct adds one transfer of (ct, addr) to acts.
+func addAct(acts map[actKey]*act, ct, addr string, usd float64, ms int64) {
+	k := actKey{ct, addr}
+	a := acts[k]
+	if a == nil {
+		a = &act{first: ms, last: ms}
+		acts[k] = a
+	}
+	a.usd += usd
+	a.n++
+	a.first, a.last = min(a.first, ms), max(a.last, ms)
+}
+
+// addFact counts a transfer of a batch unless its block is orphaned. One without a block hash
+// is settled at once: no journal holds it, and a reorg never takes it back.
+func (y *tally) addFact(t TransferFact, orphaned bool) {
+	if orphaned {
+		return
+	}
+	y.add(t.Chain, t.ChainType, t.From, t.To, t.USD, t.TimeMs)
+	if t.BlockHash == "" {
+		addAct(y.settled, t.ChainType, t.From, t.USD, t.TimeMs)
+		if t.To != t.From {
+			addAct(y.settled, t.ChainType, t.To, t.USD, t.TimeMs)
+		}
+	}
+}
+
 // add counts one transfer.
 func (y *tally) add(chain, ct, from, to string, usd float64, ms int64) {
-	addAct := func(addr string) {
-		k := actKey{ct, addr}
-		a := y.acts[k]
-		if a == nil {
-			a = &act{first: ms, last: ms}
-			y.acts[k] = a
-		}
-		a.usd += usd
-		a.n++
-		a.first, a.last = min(a.first, ms), max(a.last, ms)
-	}
-	addAct(from)
+	addAct(y.acts, ct, from, usd, ms)
 	if to == from {
 		return
 	}
-	addAct(to)
+	addAct(y.acts, ct, to, usd, ms)
 	pk := [3]string{ct, from, to}
 	if p := y.pairs[pk]; p == nil {
 		y.pairs[pk] = &pairSum{usd: usd, n: 1}
@@ -192,7 +211,7 @@ func (y *tally) save(ctx context.Context, tx pgx.Tx) error {
 			return fmt.Errorf("record address activity: %w", err)
 		}
 	}
-	return nil
+	return saveSettled(ctx, tx, y.settled)
 }
 
 // ApplyTransfers records the transfers' (from, to) pairs and adds them to the activity of both
@@ -250,9 +269,7 @@ func (s *Store) ApplyTransfers(ctx context.Context, ts []TransferFact) error {
 				orphaned = b.orphaned
 				journal.add(t, orphaned)
 			}
-			if !orphaned {
-				sums.add(t.Chain, t.ChainType, t.From, t.To, t.USD, t.TimeMs)
-			}
+			sums.addFact(t, orphaned)
 		}
 		if len(hi) == 0 {
 			return nil
@@ -460,8 +477,9 @@ func journalTally(rows pgx.Rows, chain string) (*tally, []string, error) {
 }
 
 // takeBack subtracts the tally's counts and volumes from intel.edges, intel.address_activity
-// and the pair activity (takeBackPairs) and drops the rows it empties (first and last times are
-// not taken back: a min or max cannot be undone).
+// and the pair activity (takeBackPairs), drops the rows it empties, and recomputes the first and
+// last times of the addresses whose extremes it took back (retime). The edges' first and last
+// times are not recomputed: nothing reads them but the edges' pruning (PruneEdges).
 func (y *tally) takeBack(ctx context.Context, tx pgx.Tx) error {
 	if err := y.takeBackPairs(ctx, tx); err != nil {
 		return err
@@ -483,6 +501,9 @@ func (y *tally) takeBack(ctx context.Context, tx pgx.Tx) error {
 			WHERE a.chain_type = d.ct AND a.address = d.addr AND a.transfer_count <= 0`, actCT, actAddr); err != nil {
 			return fmt.Errorf("drop emptied address activity: %w", err)
 		}
+	}
+	if err := y.retime(ctx, tx); err != nil {
+		return err
 	}
 	var ch, fr, to []string
 	var en []int64
