@@ -34,7 +34,8 @@ var (
 // firstJournalWindow is the chain time the first journal read of a reorg's recomputation spans,
 // behind the newest block; each further read spans twice the one before. An address's last
 // surviving transfer is usually in the newest blocks, so few reads find it; an address whose
-// journal transfers are older costs a read per doubling, at most about ten for the two days.
+// journal transfers are older costs a read per doubling: eight reach back a day, nine the two
+// days.
 const firstJournalWindow = 10 * time.Minute
 
 // saveSettled adds transfers no journal holds to intel.settled_activity, in key order.
