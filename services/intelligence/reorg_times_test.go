@@ -135,6 +135,7 @@ func TestReorgTakesBackTimesPastTheJournal(t *testing.T) {
 	}
 
 	resetDB(t)
+	w = &timesWorld{t: t, h: events.Handlers{Store: store.New(pgtest.Pool(t))}} // a store remembers its prunes (journalPrunes)
 	for _, b := range append(kept, orphaned) {
 		w.transfers(b...)
 	}

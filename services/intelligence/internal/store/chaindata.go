@@ -8,6 +8,7 @@ import (
 	"math/big"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -239,7 +240,7 @@ func (s *Store) ApplyTransfers(ctx context.Context, ts []TransferFact) error {
 			return err
 		}
 		hi := map[int]int64{}
-		var journal blockFacts
+		journal := blockFacts{prunes: s.prunes}
 		var claims []TransferFact // counted if they win their natural id
 		sums := newTally()
 		for _, t := range ts {
@@ -308,6 +309,35 @@ type blockFacts struct {
 	ms                                   []int64
 	usd                                  []float64
 	orphaned                             []bool
+	prunes                               *journalPrunes // nil: prune at every save
+}
+
+// pruneStep is how far (in chain time) the journal's cutoff of a chain moves between two prunes
+// of it by one Store's transfer batches. Each prune deletes the aged-out blocks and settles their
+// transfers (a statement trigger, migration 18), a cost per statement even when it deletes
+// nothing; pruning a chain once per minute of its time rather than at every batch keeps the
+// batches' statements fewer than before, and the journal a minute longer at most.
+const pruneStep = time.Minute
+
+// journalPrunes remembers per chain the cutoff of the last prune a Store's batches made.
+type journalPrunes struct {
+	mu     sync.Mutex
+	cutoff map[string]int64
+}
+
+// due says whether a batch journaling chain up to cutoff prunes it: the first time, or once the
+// cutoff moved pruneStep past the last prune's.
+func (p *journalPrunes) due(chain string, cutoff int64) bool {
+	if p == nil {
+		return true
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if last, ok := p.cutoff[chain]; ok && cutoff < last+pruneStep.Milliseconds() {
+		return false
+	}
+	p.cutoff[chain] = cutoff
+	return true
 }
 
 func (j *blockFacts) add(t TransferFact, orphaned bool) {
@@ -318,7 +348,7 @@ func (j *blockFacts) add(t TransferFact, orphaned bool) {
 
 // save appends the facts to their blocks' journal rows (one statement for the batch), then
 // drops the journal of blocks older than JournalRetention behind the newest block the batch
-// journaled, per chain.
+// journaled, per chain, when a prune of the chain is due (journalPrunes).
 func (j *blockFacts) save(ctx context.Context, tx pgx.Tx) error {
 	if len(j.chain) == 0 {
 		return nil
@@ -340,12 +370,14 @@ func (j *blockFacts) save(ctx context.Context, tx pgx.Tx) error {
 		newest[c] = max(newest[c], j.ms[i])
 	}
 	for chain, ms := range newest {
-		if _, err := tx.Exec(ctx, `DELETE FROM intel.block_facts WHERE chain = $1 AND newest_ms < $2`,
-			chain, ms-JournalRetention.Milliseconds()); err != nil {
+		cutoff := ms - JournalRetention.Milliseconds()
+		if !j.prunes.due(chain, cutoff) {
+			continue
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM intel.block_facts WHERE chain = $1 AND newest_ms < $2`, chain, cutoff); err != nil {
 			return fmt.Errorf("prune the block journal: %w", err)
 		}
-		if _, err := tx.Exec(ctx, `DELETE FROM intel.displaced_facts WHERE chain = $1 AND ms < $2`,
-			chain, ms-JournalRetention.Milliseconds()); err != nil {
+		if _, err := tx.Exec(ctx, `DELETE FROM intel.displaced_facts WHERE chain = $1 AND ms < $2`, chain, cutoff); err != nil {
 			return fmt.Errorf("prune displaced transfers: %w", err)
 		}
 	}
