@@ -184,9 +184,9 @@ func readJournalWindow(ctx context.Context, tx pgx.Tx, chains []string, lo, hi i
 }
 
 // setTimes stores the recomputed times of stale: each needed one from the settled extremes and
-// the surviving journal transfers read. An address with neither keeps its stored times (its
-// count says it has transfers the journal and the settled activity do not show: rows written
-// before migration 18 by the previous release, "Known limits").
+// the surviving journal transfers read. An address with neither keeps its stored times: its
+// count disagrees with the journal and the settled activity, which nothing is known to cause,
+// and a time is not guessed.
 func setTimes(ctx context.Context, tx pgx.Tx, stale []*staleTimes) error {
 	var ct, addr []string
 	var first, last []int64

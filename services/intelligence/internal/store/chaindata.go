@@ -33,7 +33,8 @@ type TransferFact struct {
 }
 
 // JournalRetention is how long (in chain time, behind the newest transfer of a chain) the
-// transfers of a block are kept in the journal a reorg subtracts them from. Reorgs are a few
+// transfers of a block are kept at least in the journal a reorg subtracts them from (up to
+// pruneStep more). Reorgs are a few
 // blocks deep; two days is far beyond any chain's.
 var JournalRetention = 48 * time.Hour
 
