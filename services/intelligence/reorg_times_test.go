@@ -74,18 +74,20 @@ func timesTransfer(id, chain, block, from, to string, ms int64) *eventsv1.Transf
 // A reorg taking back an address's last (first) transfer gives it the time of its last (first)
 // transfer still counted, read from the journal: c1's and d1's last go back to the block before
 // the orphaned one; c2, first seen in the orphaned block, keeps its later transfer on another
-// chain of its chain type as its first; x and y, seen only there, go away. The result is what
-// the kept blocks alone give.
+// chain of its chain type as its first; x and y, seen only there, go away; u1's last goes back
+// to its transfer without a block hash (settled at once: no journal holds it). The result is
+// what the kept blocks alone give.
 func TestReorgTakesBackFirstAndLastTimesFromTheJournal(t *testing.T) {
-	c1, c2, c3, d1, d2, x, y := addr(0xc1), addr(0xc2), addr(0xc3), addr(0xd1), addr(0xd2), addr(0xe1), addr(0xe2)
+	c1, c2, c3, d1, d2, x, y, u1, u2 := addr(0xc1), addr(0xc2), addr(0xc3), addr(0xd1), addr(0xd2), addr(0xe1), addr(0xe2), addr(0xf1), addr(0xf2)
 	kept := []*eventsv1.Transfer{
 		timesTransfer("a", "ethereum", "0xb1", c1, d1, 1000),
 		timesTransfer("b", "ethereum", "0xb2", c1, d1, 2000), timesTransfer("c", "ethereum", "0xb2", c3, d1, 2000),
-		timesTransfer("p", "base", "0xp1", d2, c2, 3500),
+		timesTransfer("p", "base", "0xp1", d2, c2, 3500), timesTransfer("u", "ethereum", "", u1, u2, 500),
 	}
 	orphaned := []*eventsv1.Transfer{
 		timesTransfer("d", "ethereum", "0xb3", c1, d1, 3000), timesTransfer("e", "ethereum", "0xb3", x, y, 3000),
 		timesTransfer("f", "ethereum", "0xb3", c2, d1, 3000), timesTransfer("g", "ethereum", "0xb3", c3, c3, 3000),
+		timesTransfer("v", "ethereum", "0xb3", u1, x, 3000),
 	}
 	w := &timesWorld{t: t, h: events.Handlers{Store: store.New(pgtest.Pool(t))}}
 	resetDB(t)
@@ -95,12 +97,12 @@ func TestReorgTakesBackFirstAndLastTimesFromTheJournal(t *testing.T) {
 	resetDB(t)
 	w.transfers(kept[:3]...)
 	w.transfers(orphaned...)
-	w.transfers(kept[3])
+	w.transfers(kept[3:]...)
 	if got, want := activityTimes(t, c1, c2, d1), "1000..3000 3000..3500 1000..3000"; got != want {
 		t.Fatalf("before the reorg: %s, want %s", got, want)
 	}
 	w.orphan("ethereum", "0xb3")
-	if got, want := activityTimes(t, c1, c2, c3, d1, x, y), "1000..2000 3500..3500 2000..2000 1000..2000 - -"; got != want {
+	if got, want := activityTimes(t, c1, c2, c3, d1, x, y, u1), "1000..2000 3500..3500 2000..2000 1000..2000 - - 500..500"; got != want {
 		t.Fatalf("after the reorg: %s, want %s", got, want)
 	}
 	if got := heuristicInputs(t, pgtest.Pool(t)); got != want {
