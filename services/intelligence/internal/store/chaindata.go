@@ -32,10 +32,9 @@ type TransferFact struct {
 	USD              float64 // 0 when unpriced
 }
 
-// JournalRetention is how long (in chain time, behind the newest transfer of a chain) the
-// transfers of a block are kept at least in the journal a reorg subtracts them from (up to
-// pruneStep more). Reorgs are a few
-// blocks deep; two days is far beyond any chain's.
+// JournalRetention is how long at least (in chain time, behind the newest transfer of a chain)
+// the transfers of a block are kept in the journal a reorg subtracts them from (up to pruneStep
+// more). Reorgs are a few blocks deep; two days is far beyond any chain's.
 var JournalRetention = 48 * time.Hour
 
 // reorgLock serialises transfer batches (shared) with reorgs (exclusive): a batch that started
@@ -316,8 +315,8 @@ type blockFacts struct {
 // pruneStep is how far (in chain time) the journal's cutoff of a chain moves between two prunes
 // of it by one Store's transfer batches. Each prune deletes the aged-out blocks and settles their
 // transfers (a statement trigger, migration 18), a cost per statement even when it deletes
-// nothing; pruning a chain once per minute of its time rather than at every batch keeps the
-// batches' statements fewer than before, and the journal a minute longer at most.
+// nothing; pruning a chain once per minute of its time rather than at every batch spares most
+// batches any prune statement, and keeps the journal a minute longer at most.
 const pruneStep = time.Minute
 
 // journalPrunes remembers per chain the cutoff of the last prune a Store's batches made.
@@ -370,17 +369,25 @@ func (j *blockFacts) save(ctx context.Context, tx pgx.Tx) error {
 	for i, c := range j.chain {
 		newest[c] = max(newest[c], j.ms[i])
 	}
-	for chain, ms := range newest {
-		cutoff := ms - JournalRetention.Milliseconds()
-		if !j.prunes.due(chain, cutoff) {
-			continue
+	var chains []string
+	var cutoffs []int64
+	for _, chain := range sortedKeys(newest, strings.Compare) {
+		if cutoff := newest[chain] - JournalRetention.Milliseconds(); j.prunes.due(chain, cutoff) {
+			chains, cutoffs = append(chains, chain), append(cutoffs, cutoff)
 		}
-		if _, err := tx.Exec(ctx, `DELETE FROM intel.block_facts WHERE chain = $1 AND newest_ms < $2`, chain, cutoff); err != nil {
-			return fmt.Errorf("prune the block journal: %w", err)
-		}
-		if _, err := tx.Exec(ctx, `DELETE FROM intel.displaced_facts WHERE chain = $1 AND ms < $2`, chain, cutoff); err != nil {
-			return fmt.Errorf("prune displaced transfers: %w", err)
-		}
+	}
+	if len(chains) == 0 {
+		return nil
+	}
+	// One statement for all chains: the trigger settling the deleted blocks (migration 18) runs
+	// once, after every block row is locked, and writes the addresses of all chains in key order.
+	if _, err := tx.Exec(ctx, `DELETE FROM intel.block_facts b USING unnest($1::text[], $2::bigint[]) d(chain, cutoff)
+		WHERE b.chain = d.chain AND b.newest_ms < d.cutoff`, chains, cutoffs); err != nil {
+		return fmt.Errorf("prune the block journal: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `DELETE FROM intel.displaced_facts f USING unnest($1::text[], $2::bigint[]) d(chain, cutoff)
+		WHERE f.chain = d.chain AND f.ms < d.cutoff`, chains, cutoffs); err != nil {
+		return fmt.Errorf("prune displaced transfers: %w", err)
 	}
 	return nil
 }
