@@ -1,15 +1,16 @@
 -- +goose Up
 -- A reorg taking back an address's first or last transfer gives it back the time of its first
--- or last transfer that is still counted (docs/intelligence.md, "Reorgs"). Those are either in
--- the block journal (block_facts, not orphaned), which a reorg reads, or settled: counted but
--- outside the journal (aged out of it, or never journaled). settled_activity keeps, per address,
--- the count and the first and last time of its settled transfers, so the new time is exact:
--- min/max of the settled extremes and of the address's surviving journal transfers. A reorg
--- never takes back a settled transfer (it is outside the journal), so the table only grows.
+-- or last transfer that is still counted (docs/intelligence.md, "Reorgs and activity times").
+-- Those are either in the block journal (block_facts, not orphaned), which a reorg reads, or
+-- settled: counted but outside the journal (aged out of it, or never journaled).
+-- settled_activity keeps, per address, the count and the first and last time of its settled
+-- transfers, so the new time is exact: min/max of the settled extremes and of the address's
+-- surviving journal transfers. A reorg never takes back a settled transfer (it is outside the
+-- journal), so the table only grows.
 --
 -- goose runs this file as one transaction. It takes store.reorgLock exclusively first, so no
 -- transfer batch (whose prune moves transfers out of the journal) or reorg commits between the
--- counting below and the trigger.
+-- trigger's creation and the counting below.
 SELECT pg_advisory_xact_lock(7283400222);
 
 CREATE TABLE intel.settled_activity (
