@@ -97,7 +97,7 @@ func TestEntityVolumeCountsEachTransferOnce(t *testing.T) {
 	st := store.New(pool)
 	h := events.Handlers{Store: st}
 	w := newVolumeWorld()
-	const t1, t2, t5 = "1970-01-01T00:00:01Z", "1970-01-01T00:00:02Z", "1970-01-01T00:00:05Z"
+	const t1, t2, t3, t5 = "1970-01-01T00:00:01Z", "1970-01-01T00:00:02Z", "1970-01-01T00:00:03Z", "1970-01-01T00:00:05Z"
 	// acme (h1, h2): a, b, c, d, e = 162 in 5 transfers (the per-address sum was 192 in 6);
 	// other (o1): e.
 	initial := summaryLine("acme", 2, 162, t1, t5, 5) + summaryLine("other", 1, 7, t5, t5, 1)
@@ -156,10 +156,10 @@ func TestEntityVolumeCountsEachTransferOnce(t *testing.T) {
 			t.Fatalf("after the reorg:\n got %s\nwant %s", got, afterReorg)
 		}
 	}
-	// A relabel after the reorg moves nothing the reorg took back (first and last times are not
-	// taken back: h2's first transfer stays b's).
+	// A relabel after the reorg moves nothing the reorg took back: h2's first transfer is c's
+	// again, b's time went with it.
 	w.importAttribution(t, "acme", "other", "other")
-	if got, want := summaries(t, st), summaryLine("acme", 1, 112, t1, t5, 3)+summaryLine("other", 2, 27, t2, t5, 2); got != want {
+	if got, want := summaries(t, st), summaryLine("acme", 1, 112, t1, t5, 3)+summaryLine("other", 2, 27, t3, t5, 2); got != want {
 		t.Fatalf("relabel after the reorg:\n got %s\nwant %s", got, want)
 	}
 }

@@ -15,14 +15,16 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// heuristicInputs renders the edges (with their transfer counts), the address and pair activity
-// (volume and count) and the entities' internal figures, what a reorg takes transfers back out of.
+// heuristicInputs renders the edges (with their transfer counts), the address activity (volume,
+// count, first and last time) and its settled part, the pair activity (volume and count) and
+// the entities' internal figures, what a reorg takes transfers back out of.
 func heuristicInputs(t *testing.T, pool *pgxpool.Pool) string {
 	t.Helper()
 	var b strings.Builder
 	for _, q := range []string{
 		`SELECT chain, from_addr, to_addr, n FROM intel.edges ORDER BY 1, 2, 3`,
-		`SELECT chain_type, address, volume_usd, transfer_count FROM intel.address_activity ORDER BY 1, 2`,
+		`SELECT chain_type, address, volume_usd, transfer_count, first_ms, last_ms FROM intel.address_activity ORDER BY 1, 2`,
+		`SELECT 'settled', chain_type, address, transfer_count, first_ms, last_ms FROM intel.settled_activity ORDER BY 2, 3`,
 		`SELECT chain_type, from_addr, to_addr, volume_usd, transfer_count FROM intel.pair_activity ORDER BY 1, 2, 3`,
 		`SELECT entity_id, volume_usd, transfer_count FROM intel.entity_internal WHERE transfer_count <> 0 ORDER BY 1`,
 	} {

@@ -36,7 +36,7 @@ func testConfig(t testing.TB) Config {
 func resetDB(t testing.TB) {
 	t.Helper()
 	_, err := pgtest.Pool(t).Exec(context.Background(), `TRUNCATE intel.entities, intel.tags, intel.claims, intel.address_tags,
-		intel.addresses, intel.consumer_offsets, intel.edges, intel.address_activity, intel.pair_activity, intel.entity_internal, intel.entity_moves, intel.balances, intel.contracts, intel.tokens,
+		intel.addresses, intel.consumer_offsets, intel.edges, intel.address_activity, intel.settled_activity, intel.pair_activity, intel.entity_internal, intel.entity_moves, intel.balances, intel.contracts, intel.tokens,
 		intel.market_tokens, intel.token_deployments, intel.prices, intel.block_facts, intel.orphaned_blocks,
 		intel.transfer_ids, intel.displaced_facts, intel.change_log, intel.entity_tags_dirty, intel.heuristics_passes CASCADE; UPDATE intel.publish_cursor SET version = 0`)
 	if err != nil {

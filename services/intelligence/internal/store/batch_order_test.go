@@ -71,7 +71,7 @@ func firstLine(sql string) string {
 func TestBatchWritesRowsInKeyOrder(t *testing.T) {
 	ctx := context.Background()
 	reset(t)
-	if _, err := pgtest.Pool(t).Exec(ctx, `TRUNCATE intel.edges, intel.address_activity, intel.pair_activity, intel.entity_internal,
+	if _, err := pgtest.Pool(t).Exec(ctx, `TRUNCATE intel.edges, intel.address_activity, intel.settled_activity, intel.pair_activity, intel.entity_internal,
 		intel.entity_moves, intel.transfer_ids, intel.displaced_facts, intel.block_facts, intel.orphaned_blocks, intel.consumer_offsets`); err != nil {
 		t.Fatal(err)
 	}
@@ -95,6 +95,11 @@ func TestBatchWritesRowsInKeyOrder(t *testing.T) {
 		ts = append(ts, store.TransferFact{Offset: store.Offset{Topic: "chain.transfers.v1", Partition: i % 7, Offset: int64(i)},
 			Chain: []string{"ethereum", "base"}[i%2], ChainType: "evm", BlockHash: fmt.Sprintf("0xb%d", i%3),
 			ID: fmt.Sprintf("t%03d", rng.IntN(1000)), From: from, To: to, TimeMs: int64(1000 + i), USD: 1})
+	}
+	// Some without a block hash: settled at once.
+	for i := range 30 {
+		ts = append(ts, store.TransferFact{Offset: store.Offset{Topic: "chain.transfers.v1", Partition: i % 7, Offset: int64(500 + i)},
+			Chain: "ethereum", ChainType: "evm", ID: fmt.Sprintf("n%03d", i), From: addr(rng.IntN(40)), To: addr(rng.IntN(40)), TimeMs: int64(1000 + i), USD: 1})
 	}
 	// Half of them again in other blocks: displaced, their ids held.
 	for i := range 100 {
@@ -129,6 +134,9 @@ func TestBatchWritesRowsInKeyOrder(t *testing.T) {
 		{"DELETE FROM intel.address_activity", []int{0, 1}},
 		{"UPDATE intel.edges", []int{0, 1, 2}},
 		{"DELETE FROM intel.edges", []int{0, 1, 2}},
+		{"INSERT INTO intel.settled_activity", []int{0, 1}},
+		{"DELETE FROM intel.block_facts b USING unnest", []int{0}},
+		{"DELETE FROM intel.displaced_facts f USING unnest", []int{0}},
 	}
 	tr.mu.Lock()
 	defer tr.mu.Unlock()

@@ -8,6 +8,7 @@ import (
 	"math/big"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -31,9 +32,9 @@ type TransferFact struct {
 	USD              float64 // 0 when unpriced
 }
 
-// JournalRetention is how long (in chain time, behind the newest transfer of a chain) the
-// transfers of a block are kept in the journal a reorg subtracts them from. Reorgs are a few
-// blocks deep; two days is far beyond any chain's.
+// JournalRetention is how long at least (in chain time, behind the newest transfer of a chain)
+// the transfers of a block are kept in the journal a reorg subtracts them from (up to pruneStep
+// more). Reorgs are a few blocks deep; two days is far beyond any chain's.
 var JournalRetention = 48 * time.Hour
 
 // reorgLock serialises transfer batches (shared) with reorgs (exclusive): a batch that started
@@ -82,11 +83,13 @@ type act struct {
 	first, last int64
 }
 
-// tally sums what transfers add to the edges, the address activity and the pair activity.
+// tally sums what transfers add to the edges, the address activity and the pair activity, and
+// the settled activity of those no journal holds.
 type tally struct {
-	edges map[[3]string]*edgeSum // chain, from, to
-	acts  map[actKey]*act
-	pairs map[[3]string]*pairSum // chain type, from, to
+	edges   map[[3]string]*edgeSum // chain, from, to
+	acts    map[actKey]*act
+	pairs   map[[3]string]*pairSum // chain type, from, to
+	settled map[actKey]*act
 }
 
 type edgeSum struct {
@@ -96,7 +99,7 @@ type edgeSum struct {
 }
 
 func newTally() *tally {
-	return &tally{edges: map[[3]string]*edgeSum{}, acts: map[actKey]*act{}, pairs: map[[3]string]*pairSum{}}
+	return &tally{edges: map[[3]string]*edgeSum{}, acts: map[actKey]*act{}, pairs: map[[3]string]*pairSum{}, settled: map[actKey]*act{}}
 }
 
 // sortedKeys returns m's keys in cmp's order. Every multi-row write of a batch or a reorg lists
@@ -121,24 +124,41 @@ func compareActKey(a, b actKey) int {
 	return cmp.Or(strings.Compare(a.ct, b.ct), strings.Compare(a.addr, b.addr))
 }
 
+// addAct adds one transfer of (ct, addr) to acts.
+func addAct(acts map[actKey]*act, ct, addr string, usd float64, ms int64) {
+	k := actKey{ct, addr}
+	a := acts[k]
+	if a == nil {
+		a = &act{first: ms, last: ms}
+		acts[k] = a
+	}
+	a.usd += usd
+	a.n++
+	a.first, a.last = min(a.first, ms), max(a.last, ms)
+}
+
+// addFact counts a transfer of a batch unless its block is orphaned. One without a block hash
+// is settled at once: no journal holds it, and a reorg never takes it back.
+func (y *tally) addFact(t TransferFact, orphaned bool) {
+	if orphaned {
+		return
+	}
+	y.add(t.Chain, t.ChainType, t.From, t.To, t.USD, t.TimeMs)
+	if t.BlockHash == "" {
+		addAct(y.settled, t.ChainType, t.From, t.USD, t.TimeMs)
+		if t.To != t.From {
+			addAct(y.settled, t.ChainType, t.To, t.USD, t.TimeMs)
+		}
+	}
+}
+
 // add counts one transfer.
 func (y *tally) add(chain, ct, from, to string, usd float64, ms int64) {
-	addAct := func(addr string) {
-		k := actKey{ct, addr}
-		a := y.acts[k]
-		if a == nil {
-			a = &act{first: ms, last: ms}
-			y.acts[k] = a
-		}
-		a.usd += usd
-		a.n++
-		a.first, a.last = min(a.first, ms), max(a.last, ms)
-	}
-	addAct(from)
+	addAct(y.acts, ct, from, usd, ms)
 	if to == from {
 		return
 	}
-	addAct(to)
+	addAct(y.acts, ct, to, usd, ms)
 	pk := [3]string{ct, from, to}
 	if p := y.pairs[pk]; p == nil {
 		y.pairs[pk] = &pairSum{usd: usd, n: 1}
@@ -192,7 +212,7 @@ func (y *tally) save(ctx context.Context, tx pgx.Tx) error {
 			return fmt.Errorf("record address activity: %w", err)
 		}
 	}
-	return nil
+	return saveSettled(ctx, tx, y.settled)
 }
 
 // ApplyTransfers records the transfers' (from, to) pairs and adds them to the activity of both
@@ -220,7 +240,7 @@ func (s *Store) ApplyTransfers(ctx context.Context, ts []TransferFact) error {
 			return err
 		}
 		hi := map[int]int64{}
-		var journal blockFacts
+		journal := blockFacts{prunes: s.prunes}
 		var claims []TransferFact // counted if they win their natural id
 		sums := newTally()
 		for _, t := range ts {
@@ -250,9 +270,7 @@ func (s *Store) ApplyTransfers(ctx context.Context, ts []TransferFact) error {
 				orphaned = b.orphaned
 				journal.add(t, orphaned)
 			}
-			if !orphaned {
-				sums.add(t.Chain, t.ChainType, t.From, t.To, t.USD, t.TimeMs)
-			}
+			sums.addFact(t, orphaned)
 		}
 		if len(hi) == 0 {
 			return nil
@@ -291,6 +309,35 @@ type blockFacts struct {
 	ms                                   []int64
 	usd                                  []float64
 	orphaned                             []bool
+	prunes                               *journalPrunes // nil: prune at every save
+}
+
+// pruneStep is how far (in chain time) the journal's cutoff of a chain moves between two prunes
+// of it by one Store's transfer batches. Each prune deletes the aged-out blocks and settles their
+// transfers (a statement trigger, migration 18), a cost per statement even when it deletes
+// nothing; pruning a chain once per minute of its time rather than at every batch spares most
+// batches any prune statement, and keeps the journal a minute longer at most.
+const pruneStep = time.Minute
+
+// journalPrunes remembers per chain the cutoff of the last prune a Store's batches made.
+type journalPrunes struct {
+	mu     sync.Mutex
+	cutoff map[string]int64
+}
+
+// due says whether a batch journaling chain up to cutoff prunes it: the first time, or once the
+// cutoff moved pruneStep past the last prune's.
+func (p *journalPrunes) due(chain string, cutoff int64) bool {
+	if p == nil {
+		return true
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if last, ok := p.cutoff[chain]; ok && cutoff < last+pruneStep.Milliseconds() {
+		return false
+	}
+	p.cutoff[chain] = cutoff
+	return true
 }
 
 func (j *blockFacts) add(t TransferFact, orphaned bool) {
@@ -301,7 +348,7 @@ func (j *blockFacts) add(t TransferFact, orphaned bool) {
 
 // save appends the facts to their blocks' journal rows (one statement for the batch), then
 // drops the journal of blocks older than JournalRetention behind the newest block the batch
-// journaled, per chain.
+// journaled, per chain, when a prune of the chain is due (journalPrunes).
 func (j *blockFacts) save(ctx context.Context, tx pgx.Tx) error {
 	if len(j.chain) == 0 {
 		return nil
@@ -322,15 +369,25 @@ func (j *blockFacts) save(ctx context.Context, tx pgx.Tx) error {
 	for i, c := range j.chain {
 		newest[c] = max(newest[c], j.ms[i])
 	}
-	for chain, ms := range newest {
-		if _, err := tx.Exec(ctx, `DELETE FROM intel.block_facts WHERE chain = $1 AND newest_ms < $2`,
-			chain, ms-JournalRetention.Milliseconds()); err != nil {
-			return fmt.Errorf("prune the block journal: %w", err)
+	var chains []string
+	var cutoffs []int64
+	for _, chain := range sortedKeys(newest, strings.Compare) {
+		if cutoff := newest[chain] - JournalRetention.Milliseconds(); j.prunes.due(chain, cutoff) {
+			chains, cutoffs = append(chains, chain), append(cutoffs, cutoff)
 		}
-		if _, err := tx.Exec(ctx, `DELETE FROM intel.displaced_facts WHERE chain = $1 AND ms < $2`,
-			chain, ms-JournalRetention.Milliseconds()); err != nil {
-			return fmt.Errorf("prune displaced transfers: %w", err)
-		}
+	}
+	if len(chains) == 0 {
+		return nil
+	}
+	// One statement for all chains: the trigger settling the deleted blocks (migration 18) runs
+	// once, after every block row is locked, and writes the addresses of all chains in key order.
+	if _, err := tx.Exec(ctx, `DELETE FROM intel.block_facts b USING unnest($1::text[], $2::bigint[]) d(chain, cutoff)
+		WHERE b.chain = d.chain AND b.newest_ms < d.cutoff`, chains, cutoffs); err != nil {
+		return fmt.Errorf("prune the block journal: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `DELETE FROM intel.displaced_facts f USING unnest($1::text[], $2::bigint[]) d(chain, cutoff)
+		WHERE f.chain = d.chain AND f.ms < d.cutoff`, chains, cutoffs); err != nil {
+		return fmt.Errorf("prune displaced transfers: %w", err)
 	}
 	return nil
 }
@@ -460,8 +517,9 @@ func journalTally(rows pgx.Rows, chain string) (*tally, []string, error) {
 }
 
 // takeBack subtracts the tally's counts and volumes from intel.edges, intel.address_activity
-// and the pair activity (takeBackPairs) and drops the rows it empties (first and last times are
-// not taken back: a min or max cannot be undone).
+// and the pair activity (takeBackPairs), drops the rows it empties, and recomputes the first and
+// last times of the addresses whose extremes it took back (retime). The edges' first and last
+// times are not recomputed: nothing reads them but the edges' pruning (PruneEdges).
 func (y *tally) takeBack(ctx context.Context, tx pgx.Tx) error {
 	if err := y.takeBackPairs(ctx, tx); err != nil {
 		return err
@@ -483,6 +541,9 @@ func (y *tally) takeBack(ctx context.Context, tx pgx.Tx) error {
 			WHERE a.chain_type = d.ct AND a.address = d.addr AND a.transfer_count <= 0`, actCT, actAddr); err != nil {
 			return fmt.Errorf("drop emptied address activity: %w", err)
 		}
+	}
+	if err := y.retime(ctx, tx); err != nil {
+		return err
 	}
 	var ch, fr, to []string
 	var en []int64

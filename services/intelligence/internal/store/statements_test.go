@@ -102,7 +102,7 @@ func TestTransferBatchPairsInOneStatement(t *testing.T) {
 	reset(t)
 	pool := pgtest.Pool(t)
 	if _, err := pool.Exec(ctx, `TRUNCATE intel.pair_activity, intel.entity_internal, intel.entity_moves, intel.edges,
-		intel.address_activity, intel.consumer_offsets, intel.block_facts, intel.orphaned_blocks, intel.transfer_ids, intel.displaced_facts;
+		intel.address_activity, intel.settled_activity, intel.consumer_offsets, intel.block_facts, intel.orphaned_blocks, intel.transfer_ids, intel.displaced_facts;
 		INSERT INTO intel.entities (id, name, type, source, version) VALUES ('acme', 'Acme', 'cex', 'test', 1);
 		INSERT INTO intel.addresses (chain_type, address, entity_id, label, confidence, source, version)
 		VALUES ('evm', '0x01', 'acme', '', 1, 'test', 1), ('evm', '0x02', 'acme', '', 1, 'test', 2)`); err != nil {

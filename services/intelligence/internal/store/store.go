@@ -18,8 +18,9 @@ var ErrNotFound = errors.New("not found")
 
 // Store is safe for concurrent use.
 type Store struct {
-	pool *pgxpool.Pool
-	tags tagsOptions
+	pool   *pgxpool.Pool
+	tags   tagsOptions
+	prunes *journalPrunes
 }
 
 // Option configures a Store at construction.
@@ -27,7 +28,7 @@ type Option func(*Store)
 
 // New returns a store over pool.
 func New(pool *pgxpool.Pool, opts ...Option) *Store {
-	s := &Store{pool: pool, tags: tagsOptions{retryFirst: TagsRetryFirst, retryMax: TagsRetryMax}}
+	s := &Store{pool: pool, tags: tagsOptions{retryFirst: TagsRetryFirst, retryMax: TagsRetryMax}, prunes: &journalPrunes{cutoff: map[string]int64{}}}
 	for _, o := range opts {
 		o(s)
 	}
