@@ -381,12 +381,15 @@ func (j *blockFacts) save(ctx context.Context, tx pgx.Tx) error {
 	}
 	// One statement for all chains: the trigger settling the deleted blocks (migration 18) runs
 	// once, after every block row is locked, and writes the addresses of all chains in key order.
+	// The join alone plans as a scan of the whole journal; the bounds beside it (the chains and
+	// the largest cutoff) let the (chain, newest_ms) index find the rows instead.
+	top := slices.Max(cutoffs)
 	if _, err := tx.Exec(ctx, `DELETE FROM intel.block_facts b USING unnest($1::text[], $2::bigint[]) d(chain, cutoff)
-		WHERE b.chain = d.chain AND b.newest_ms < d.cutoff`, chains, cutoffs); err != nil {
+		WHERE b.chain = d.chain AND b.newest_ms < d.cutoff AND b.chain = ANY($1) AND b.newest_ms < $3`, chains, cutoffs, top); err != nil {
 		return fmt.Errorf("prune the block journal: %w", err)
 	}
 	if _, err := tx.Exec(ctx, `DELETE FROM intel.displaced_facts f USING unnest($1::text[], $2::bigint[]) d(chain, cutoff)
-		WHERE f.chain = d.chain AND f.ms < d.cutoff`, chains, cutoffs); err != nil {
+		WHERE f.chain = d.chain AND f.ms < d.cutoff AND f.chain = ANY($1) AND f.ms < $3`, chains, cutoffs, top); err != nil {
 		return fmt.Errorf("prune displaced transfers: %w", err)
 	}
 	return nil

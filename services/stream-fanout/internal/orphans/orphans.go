@@ -163,18 +163,27 @@ func (s *Set) Follow(ctx context.Context, t, transfers feed.Topic, log *slog.Log
 	if len(left) == 0 {
 		done()
 	}
-	return t.Follow(ctx, start, func(m kafka.Message) {
-		s.apply(m, log)
-		s.advance(m.Partition, m.Offset+1)
+	// passed notes that partition part is read up to next: once past where it ended at the
+	// start, or reset (the topic recreated: its new log may never reach the old end), the
+	// partition no longer holds the start-up back.
+	passed := func(part int, next int64, reset bool) {
 		mu.Lock()
 		defer mu.Unlock()
-		if left[m.Partition] && m.Offset >= end[m.Partition]-1 {
-			delete(left, m.Partition)
+		if left[part] && (reset || next >= end[part]) {
+			delete(left, part)
 			if len(left) == 0 {
 				done()
 			}
 		}
-	}, func(g feed.Gap) { s.advance(g.Partition, g.To) })
+	}
+	return t.Follow(ctx, start, func(m kafka.Message) {
+		s.apply(m, log)
+		s.advance(m.Partition, m.Offset+1)
+		passed(m.Partition, m.Offset+1, false)
+	}, func(g feed.Gap) {
+		s.advance(g.Partition, g.To)
+		passed(g.Partition, g.To, g.Reset)
+	})
 }
 
 // apply decodes and applies one reorg record.
