@@ -155,14 +155,11 @@ func (c Config) Validate() error {
 	if c.QueueMax < c.QueueSize {
 		p.Addf("STREAM_QUEUE_MAX (%d) must be at least STREAM_QUEUE_SIZE (%d)", c.QueueMax, c.QueueSize)
 	}
-	if c.ReplayMaxBytes <= 0 {
-		p.Addf("STREAM_REPLAY_MAX_BYTES must be positive")
-	}
 	if c.QueueSize <= 0 || c.MaxConnsPerKey <= 0 || c.MaxFilters <= 0 || c.MaxSessionsPerKey <= 0 {
 		p.Addf("STREAM_QUEUE_SIZE, STREAM_MAX_CONNS_PER_KEY, STREAM_MAX_FILTERS and STREAM_MAX_SESSIONS_PER_KEY must be positive")
 	}
-	if c.MaxSessionFilterBytes <= 0 || c.MessageBurst <= 0 || !(c.MessageRate > 0) || math.IsInf(c.MessageRate, 0) {
-		p.Addf("STREAM_MAX_SESSION_FILTER_BYTES, STREAM_MESSAGE_BURST and STREAM_MESSAGE_RATE must be positive (STREAM_MESSAGE_RATE finite)")
+	if c.MaxSessionFilterBytes <= 0 || c.ReplayMaxBytes <= 0 || c.MessageBurst <= 0 || !(c.MessageRate > 0) || math.IsInf(c.MessageRate, 0) {
+		p.Addf("STREAM_MAX_SESSION_FILTER_BYTES, STREAM_REPLAY_MAX_BYTES, STREAM_MESSAGE_BURST and STREAM_MESSAGE_RATE must be positive (STREAM_MESSAGE_RATE finite)")
 	}
 	return p.Err()
 }
