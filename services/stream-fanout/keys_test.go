@@ -15,6 +15,7 @@ import (
 	"github.com/chainintel/chainintel/libs/httpx"
 	"github.com/chainintel/chainintel/libs/redisx/redistest"
 	"github.com/chainintel/chainintel/libs/telemetry/logtest"
+	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
 	"github.com/chainintel/chainintel/services/edge/keyevents"
 	"github.com/chainintel/chainintel/services/edge/ledger"
 	streamfanout "github.com/chainintel/chainintel/services/stream-fanout"
@@ -396,4 +397,77 @@ func (c *testClock) resume(by time.Duration) {
 	defer c.mu.Unlock()
 	c.ahead = c.stopped.Add(by).Sub(time.Now())
 	c.stopped = time.Time{}
+}
+
+// TestCreditLimitHeldThroughQuotaReset: a key of a tier without overage that spent its hourly
+// quota and, with it, its period's credits, charged while the ledger had not counted them yet,
+// is delivered nothing past its credit limit when the hour's quota resets: it is closed with
+// 4429 (by the writer's look at the ledger before deliveries resume, or by the periodic check
+// of open connections, whichever comes first).
+func TestCreditLimitHeldThroughQuotaReset(t *testing.T) {
+	clearOfHourTurn(t)
+	w := newWorld(t)
+	r := w.start(nil)
+	me := httpx.Identity{KeyID: "kcq1", UserID: "user-kcq1", Role: httpx.RoleIndividual, Tier: "tinyfree"}
+	ctx := context.Background()
+	c := w.dial(r, me, "")
+	from := addr(70)
+	c.subscribe(map[string]any{"from": []string{from}})
+	var ts []*eventsv1.Transfer
+	for range 4 {
+		ts = append(ts, transferMsg(from, addr(71), 1))
+	}
+	w.publish(ts...)
+	for i := range 3 {
+		if got, _, _ := c.transfer(); got != ts[i].Id {
+			t.Fatalf("delivery %d: %s, want %s", i, got, ts[i].Id)
+		}
+	}
+	c.expectError("TIER_RATE_LIMITED")
+	// The edge's metering consumer counts the 3 credits after the meter's flush that charged
+	// them: the period's are spent.
+	time.Sleep(1500 * time.Millisecond)
+	name := ledger.Key(ledger.BilledEntity(me.UserID, ""), time.Now())
+	if err := w.rdb.HSet(ctx, name, ledger.FieldUsed, 3, ledger.FieldThrough, time.Now().UnixMilli()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	// The hour's quota resets (its counts are Redis's, named by the hour).
+	keys, err := w.rdb.Keys(ctx, w.prefix+"q:"+me.KeyID+":[hs]:*").Result()
+	if err != nil || len(keys) == 0 {
+		t.Fatalf("the hour's quota keys: %v %v", keys, err)
+	}
+	if err := w.rdb.Del(ctx, keys...).Err(); err != nil {
+		t.Fatal(err)
+	}
+	// The refusal the replica read stood for a second, gone by now: these transfers match, and
+	// the writer, taking credits of the new hour, must first find the credits spent.
+	w.publish(transferMsg(from, addr(71), 1), transferMsg(from, addr(71), 1))
+	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	_, b, err := c.c.Read(rctx)
+	var ce websocket.CloseError
+	if !errors.As(err, &ce) {
+		t.Fatalf("want the connection closed 4429, got %s %v", b, err)
+	}
+	if ce.Code != 4429 || ce.Reason != "credit limit reached" {
+		t.Fatalf("closed with %d %q", ce.Code, ce.Reason)
+	}
+}
+
+// TestCreditLimitClosesIdleStream: an open stream of a tier without overage is closed with 4429
+// once the ledger finds its entity's credits spent, though nothing is delivered to it (the
+// periodic check of open connections, not a charge of its own, finds it).
+func TestCreditLimitClosesIdleStream(t *testing.T) {
+	w := newWorld(t)
+	r := w.start(nil)
+	me := httpx.Identity{KeyID: "kci1", UserID: "user-kci1", Role: httpx.RoleIndividual, Tier: "free"}
+	c := w.dial(r, me, "")
+	c.subscribe(map[string]any{"from": []string{addr(72)}})
+	name := ledger.Key(ledger.BilledEntity(me.UserID, ""), time.Now())
+	if err := w.rdb.HSet(context.Background(), name, ledger.FieldUsed, 1000, ledger.FieldThrough, time.Now().UnixMilli()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if code, reason := c.closedWith(5 * time.Second); code != 4429 || reason != "credit limit reached" {
+		t.Fatalf("closed with %d %q", code, reason)
+	}
 }

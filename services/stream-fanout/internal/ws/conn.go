@@ -30,7 +30,10 @@ type conn struct {
 	// quotaChecked: the connection has looked once whether its key's quota is spent (checkQuota);
 	// later subscribes leave it to the writer.
 	quotaChecked atomic.Bool
-	v2           bool // a v2 stream connection: its one filter is fixed, no client messages change it
+	// creditRecheck: the key's quota refused the connection's deliveries since its credits were
+	// last looked at; the writer reads the credit ledger before they resume (resumeSpent).
+	creditRecheck atomic.Bool
+	v2            bool // a v2 stream connection: its one filter is fixed, no client messages change it
 	// keyHash names the caller's key as the edge's invalidations do ("" when the edge sent none).
 	keyHash string
 	// admitted is when the connect was admitted, by the Redis server's clock: an invalidation
@@ -678,9 +681,16 @@ func (c *conn) write(o out) (credited bool, err error) {
 			// is asked again), not to the reset: credits given back meanwhile are served.
 			c.h.o.Metrics.quotaRefused(r.limitType)
 			c.q.refuse(r.until)
+			c.creditRecheck.Store(true)
 			return false, c.limit(r.limitType, r.reset)
 		}
 		c.held = heldCredits{got, hour}
+		if c.resumeSpent() {
+			// The transfer stays owed; the credits taken go back as the batch ends.
+			c.q.unnext(o)
+			c.close(CloseCreditLimit, creditLimitReason)
+			return false, errPaused
+		}
 	}
 	c.held.n--
 	if o.item.R == nil {
@@ -781,6 +791,7 @@ func (c *conn) checkQuota() *out {
 		return nil
 	}
 	c.q.refuse(r.until)
+	c.creditRecheck.Store(true)
 	return &out{notice: &quotaNotice{limitType: r.limitType, reset: r.reset}}
 }
 
