@@ -252,6 +252,11 @@ func (c *conn) stopWriter(d time.Duration) bool {
 	c.wstop()
 	c.wmu.Unlock()
 	c.ping.Stop()
+	return c.waitWriter(d)
+}
+
+// waitWriter waits for the writer to stop; false when it did not within d.
+func (c *conn) waitWriter(d time.Duration) bool {
 	done := make(chan struct{})
 	go func() { c.writers.Wait(); close(done) }()
 	select {
@@ -288,7 +293,7 @@ func (c *conn) endAs(code websocket.StatusCode, reason string, saveFirst bool) {
 	if !c.released.CompareAndSwap(false, true) {
 		return
 	}
-	if !c.stopWriter(time.Second) {
+	if !c.stopWriter(time.Second) && !c.finishWrite() {
 		// The writer is stuck on a client that does not read: cut the connection under it.
 		_ = c.ws.CloseNow()
 		c.writers.Wait()
@@ -310,6 +315,16 @@ func (c *conn) endAs(code websocket.StatusCode, reason string, saveFirst bool) {
 		_ = c.ws.Close(code, reason)
 	}
 	c.cancel()
+}
+
+// finishWrite ends the socket write a stopped writer is blocked in (a client reading slowly, or
+// not at all) at the end of the message it is in, given one more write timeout as a timed-out
+// write is (corkConn.finishFrame), and waits for the writer that long: a client that reads
+// slowly then gets whole messages and the close frame with its code and reason (an overflowed
+// queue's 1008 among them) instead of a cut connection. false when the writer is still stuck.
+func (c *conn) finishWrite() bool {
+	c.cc.interrupt()
+	return c.waitWriter(c.h.o.WriteTimeout + time.Second)
 }
 
 // saveAfter saves the session and what it is owed (detach) and stops counting the connection
