@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -61,7 +62,7 @@ func (w *world) callKey(r *replica, id httpx.Identity, hash, method, path, body 
 			break
 		}
 	}
-	return answer{resp.StatusCode, b.String()}
+	return answer{resp.StatusCode, b.String(), resp.Header}
 }
 
 // closedWith reads until the connection ends and returns its close status and reason.
@@ -310,7 +311,7 @@ func TestForgedKeyHeaderRefused(t *testing.T) {
 		}
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		expect(t, answer{resp.StatusCode, string(b)}, 401, tc.want)
+		expect(t, answer{resp.StatusCode, string(b), resp.Header}, 401, tc.want)
 		h := http.Header{}
 		forge(h)
 		ctx, cancel := contextWithTimeout(10 * time.Second)
@@ -343,11 +344,26 @@ func TestCreditLimitStopsStreams(t *testing.T) {
 	}
 	set(1000) // the free tier's included credits
 	limit := `{"error":"credit limit reached"}`
-	if _, resp, err := w.tryDial(r, me, ""); err == nil || resp.StatusCode != 429 {
+	// Each refusal's Retry-After is the time to the next billing period, as the edge's.
+	retry := func(h http.Header) {
+		t.Helper()
+		_, end := ledger.PeriodOf(time.Now())
+		want := int(time.Until(end).Seconds())
+		if got, err := strconv.Atoi(h.Get("Retry-After")); err != nil || got < want-5 || got > want+5 {
+			t.Fatalf("Retry-After %q, want about %d (the next period)", h.Get("Retry-After"), want)
+		}
+	}
+	_, resp, err := w.tryDial(r, me, "")
+	if err == nil || resp.StatusCode != 429 {
 		t.Fatalf("connect with credits spent: %v %v", err, resp)
 	}
-	expect(t, w.call(r, me, "POST", "/ws/v2/streams", `{"to":["binance"]}`), 429, limit)
-	expect(t, w.call(r, me, "POST", "/ws/sessions", ""), 429, limit)
+	retry(resp.Header)
+	a := w.call(r, me, "POST", "/ws/v2/streams", `{"to":["binance"]}`)
+	expect(t, a, 429, limit)
+	retry(a.header)
+	a = w.call(r, me, "POST", "/ws/sessions", "")
+	expect(t, a, 429, limit)
+	retry(a.header)
 	pro := me
 	pro.Tier = "pro"
 	if a := w.call(r, pro, "POST", "/ws/v2/streams", `{"to":["binance"]}`); a.status != 200 {

@@ -160,10 +160,10 @@ func (h *Hub) KeyJustChanged(hash string) bool {
 
 // ErrNoKey refuses a connect whose identity's signature covers no caller key hash: its stream
 // could not be closed when the key is revoked.
-var ErrNoKey = &Refusal{http.StatusUnauthorized, "invalid caller identity: " + httpx.HeaderCallerKey + " (the caller's key hash, signed by the edge) is required"}
+var ErrNoKey = &Refusal{Status: http.StatusUnauthorized, Message: "invalid caller identity: " + httpx.HeaderCallerKey + " (the caller's key hash, signed by the edge) is required"}
 
 // ErrKeyChanged refuses a call of a key invalidated within keyChangeGrace.
-var ErrKeyChanged = &Refusal{http.StatusServiceUnavailable, "the API key was just revoked or its tier changed; retry"}
+var ErrKeyChanged = &Refusal{Status: http.StatusServiceUnavailable, Message: "the API key was just revoked or its tier changed; retry", RetryAfter: time.Second}
 
 // close ends the connection with code: it stops taking client messages and deliveries at once,
 // and is saved and closed as at any disconnect.
@@ -191,6 +191,15 @@ func (h *Hub) CreditsSpent(ctx context.Context, id Identity) (bool, error) {
 		return false, err
 	}
 	return used[0] >= limit, nil
+}
+
+// CreditsRetryAfter is how long until the next billing period starts, when a caller refused
+// for its spent credits may be admitted again: the Retry-After of those refusals, as the edge
+// answers its calls'.
+func (h *Hub) CreditsRetryAfter() time.Duration {
+	now := h.o.Now()
+	_, end := ledger.PeriodOf(now)
+	return end.Sub(now)
 }
 
 // creditCheckEvery is how often the connections of tiers with a credit limit are checked against
