@@ -144,3 +144,82 @@ func TestWriteTimeoutClosesAsSlow(t *testing.T) {
 		t.Fatalf("charged %d credits for the %d transfers the client read", credits, len(got))
 	}
 }
+
+// TestSlowReaderOverflowGetsTheCloseFrame: a client that keeps reading, but slowly (a 1 KiB
+// transfer every 250 ms, behind 4 KiB socket buffers), overflows its queue while the writer is
+// blocked on its socket in the middle of a batch that takes seconds to reach it, and is told so:
+// 1008 with the overflow reason, the close frame coming after the message the batch was in and
+// those already in the buffers, rather than a connection cut under the writer. Every transfer it
+// read is one it was charged for.
+func TestSlowReaderOverflowGetsTheCloseFrame(t *testing.T) {
+	const sndbuf, rcvbuf = 4 << 10, 4 << 10
+	w := newWorld(t)
+	r := w.start(func(c *streamfanout.Config) {
+		c.QueueSize, c.QueuePerFilter, c.QueueMax, c.SendBuffer = 100, 0, 100, sndbuf
+		c.WriteTimeout = time.Minute // the overflow, not a write timeout, ends it
+	})
+	c := w.dialSmall(r, "kso", rcvbuf)
+	from := addr(94)
+	c.subscribe(map[string]any{"from": []string{from}})
+	type end struct {
+		got int
+		err error
+	}
+	ended := make(chan end, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		got := 0
+		for {
+			_, b, err := c.c.Read(ctx)
+			if err != nil {
+				ended <- end{got, err}
+				return
+			}
+			if strings.Contains(string(b), `"type":"transfer"`) {
+				got++
+			}
+			time.Sleep(250 * time.Millisecond)
+		}
+	}()
+	pad := strings.Repeat("x", 1<<10)
+	publish := func(n int) {
+		ts := make([]*eventsv1.Transfer, n)
+		for i := range ts {
+			ts[i] = transferMsg(from, addr(95), 100)
+			ts[i].TokenName = pad
+		}
+		w.publish(ts...)
+	}
+	// 90 fit the queue; the writer takes a batch of them (up to 32 KiB), of which the buffers
+	// take some 16 KiB at once and the client the rest at about 5 KiB a second.
+	publish(90)
+	for deadline := time.Now().Add(30 * time.Second); r.metric(t, "stream_transfers_delivered_total") < 1; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("nothing was ever written to the client")
+		}
+	}
+	time.Sleep(500 * time.Millisecond)
+	publish(60) // the queue overflows while that batch is still being written
+	var e end
+	select {
+	case e = <-ended:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the connection never ended")
+	}
+	t.Logf("%d transfers read, then %v", e.got, e.err)
+	var ce websocket.CloseError
+	if !errors.As(e.err, &ce) || ce.Code != websocket.StatusPolicyViolation ||
+		ce.Reason != "send queue overflow: the client reads too slowly; reconnect with your sessionId" {
+		t.Fatalf("after %d transfers the connection ended with %v, want 1008 and the overflow reason", e.got, e.err)
+	}
+	if n := r.metricWith(t, "stream_slow_clients_dropped_total", `reason="queue_full"`); n != 1 {
+		t.Fatalf("%v queue-full drops counted, want 1", n)
+	}
+	if n := r.metricWith(t, "stream_slow_clients_dropped_total", `reason="write_timeout"`); n != 0 {
+		t.Fatalf("%v write-timeout drops counted, want 0", n)
+	}
+	if credits := w.credits(t, "kso", e.got); credits != e.got {
+		t.Fatalf("charged %d credits for the %d transfers the client read", credits, e.got)
+	}
+}

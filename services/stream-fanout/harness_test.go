@@ -101,11 +101,13 @@ type replica struct {
 }
 
 // tiersFile writes the edge's built-in tier table plus "tiny", a tier of 3 stream transfers an
-// hour, and "small", 200 an hour, for the replicas to read as the edge reads EDGE_TIERS_FILE.
+// hour, "small", 200 an hour, and "tinyfree", 3 an hour and 3 credits a period without overage,
+// for the replicas to read as the edge reads EDGE_TIERS_FILE.
 func (w *world) tiersFile() string {
 	def := tiers.Default()
 	list := []tiers.Tier{{Name: "tiny", Rate: 1, Burst: 1, HeavyRate: 1, IncludedCredits: 1000, Overage: true, StreamHourly: 3, StreamMonthly: 1000},
-		{Name: "small", Rate: 1, Burst: 1, HeavyRate: 1, IncludedCredits: 1000, Overage: true, StreamHourly: 200, StreamMonthly: 100_000}}
+		{Name: "small", Rate: 1, Burst: 1, HeavyRate: 1, IncludedCredits: 1000, Overage: true, StreamHourly: 200, StreamMonthly: 100_000},
+		{Name: "tinyfree", Rate: 1, Burst: 1, HeavyRate: 1, IncludedCredits: 3, Overage: false, StreamHourly: 3, StreamMonthly: 1000}}
 	for _, n := range def.Names() {
 		t, _ := def.Get(n)
 		list = append(list, t)

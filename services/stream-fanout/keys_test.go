@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/chainintel/chainintel/libs/httpx"
 	"github.com/chainintel/chainintel/libs/redisx/redistest"
 	"github.com/chainintel/chainintel/libs/telemetry/logtest"
+	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
 	"github.com/chainintel/chainintel/services/edge/keyevents"
 	"github.com/chainintel/chainintel/services/edge/ledger"
 	streamfanout "github.com/chainintel/chainintel/services/stream-fanout"
@@ -60,7 +62,7 @@ func (w *world) callKey(r *replica, id httpx.Identity, hash, method, path, body 
 			break
 		}
 	}
-	return answer{resp.StatusCode, b.String()}
+	return answer{resp.StatusCode, b.String(), resp.Header}
 }
 
 // closedWith reads until the connection ends and returns its close status and reason.
@@ -309,7 +311,7 @@ func TestForgedKeyHeaderRefused(t *testing.T) {
 		}
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		expect(t, answer{resp.StatusCode, string(b)}, 401, tc.want)
+		expect(t, answer{resp.StatusCode, string(b), resp.Header}, 401, tc.want)
 		h := http.Header{}
 		forge(h)
 		ctx, cancel := contextWithTimeout(10 * time.Second)
@@ -342,11 +344,26 @@ func TestCreditLimitStopsStreams(t *testing.T) {
 	}
 	set(1000) // the free tier's included credits
 	limit := `{"error":"credit limit reached"}`
-	if _, resp, err := w.tryDial(r, me, ""); err == nil || resp.StatusCode != 429 {
+	// Each refusal's Retry-After is the time to the next billing period, as the edge's.
+	retry := func(h http.Header) {
+		t.Helper()
+		_, end := ledger.PeriodOf(time.Now())
+		want := int(time.Until(end).Seconds())
+		if got, err := strconv.Atoi(h.Get("Retry-After")); err != nil || got < want-5 || got > want+5 {
+			t.Fatalf("Retry-After %q, want about %d (the next period)", h.Get("Retry-After"), want)
+		}
+	}
+	_, resp, err := w.tryDial(r, me, "")
+	if err == nil || resp.StatusCode != 429 {
 		t.Fatalf("connect with credits spent: %v %v", err, resp)
 	}
-	expect(t, w.call(r, me, "POST", "/ws/v2/streams", `{"to":["binance"]}`), 429, limit)
-	expect(t, w.call(r, me, "POST", "/ws/sessions", ""), 429, limit)
+	retry(resp.Header)
+	a := w.call(r, me, "POST", "/ws/v2/streams", `{"to":["binance"]}`)
+	expect(t, a, 429, limit)
+	retry(a.header)
+	a = w.call(r, me, "POST", "/ws/sessions", "")
+	expect(t, a, 429, limit)
+	retry(a.header)
 	pro := me
 	pro.Tier = "pro"
 	if a := w.call(r, pro, "POST", "/ws/v2/streams", `{"to":["binance"]}`); a.status != 200 {
@@ -396,4 +413,77 @@ func (c *testClock) resume(by time.Duration) {
 	defer c.mu.Unlock()
 	c.ahead = c.stopped.Add(by).Sub(time.Now())
 	c.stopped = time.Time{}
+}
+
+// TestCreditLimitHeldThroughQuotaReset: a key of a tier without overage that spent its hourly
+// quota and, with it, its period's credits, charged while the ledger had not counted them yet,
+// is delivered nothing past its credit limit when the hour's quota resets: it is closed with
+// 4429 (by the writer's look at the ledger before deliveries resume, or by the periodic check
+// of open connections, whichever comes first).
+func TestCreditLimitHeldThroughQuotaReset(t *testing.T) {
+	clearOfHourTurn(t)
+	w := newWorld(t)
+	r := w.start(nil)
+	me := httpx.Identity{KeyID: "kcq1", UserID: "user-kcq1", Role: httpx.RoleIndividual, Tier: "tinyfree"}
+	ctx := context.Background()
+	c := w.dial(r, me, "")
+	from := addr(70)
+	c.subscribe(map[string]any{"from": []string{from}})
+	var ts []*eventsv1.Transfer
+	for range 4 {
+		ts = append(ts, transferMsg(from, addr(71), 1))
+	}
+	w.publish(ts...)
+	for i := range 3 {
+		if got, _, _ := c.transfer(); got != ts[i].Id {
+			t.Fatalf("delivery %d: %s, want %s", i, got, ts[i].Id)
+		}
+	}
+	c.expectError("TIER_RATE_LIMITED")
+	// The edge's metering consumer counts the 3 credits after the meter's flush that charged
+	// them: the period's are spent.
+	time.Sleep(1500 * time.Millisecond)
+	name := ledger.Key(ledger.BilledEntity(me.UserID, ""), time.Now())
+	if err := w.rdb.HSet(ctx, name, ledger.FieldUsed, 3, ledger.FieldThrough, time.Now().UnixMilli()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	// The hour's quota resets (its counts are Redis's, named by the hour).
+	keys, err := w.rdb.Keys(ctx, w.prefix+"q:"+me.KeyID+":[hs]:*").Result()
+	if err != nil || len(keys) == 0 {
+		t.Fatalf("the hour's quota keys: %v %v", keys, err)
+	}
+	if err := w.rdb.Del(ctx, keys...).Err(); err != nil {
+		t.Fatal(err)
+	}
+	// The refusal the replica read stood for a second, gone by now: these transfers match, and
+	// the writer, taking credits of the new hour, must first find the credits spent.
+	w.publish(transferMsg(from, addr(71), 1), transferMsg(from, addr(71), 1))
+	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	_, b, err := c.c.Read(rctx)
+	var ce websocket.CloseError
+	if !errors.As(err, &ce) {
+		t.Fatalf("want the connection closed 4429, got %s %v", b, err)
+	}
+	if ce.Code != 4429 || ce.Reason != "credit limit reached" {
+		t.Fatalf("closed with %d %q", ce.Code, ce.Reason)
+	}
+}
+
+// TestCreditLimitClosesIdleStream: an open stream of a tier without overage is closed with 4429
+// once the ledger finds its entity's credits spent, though nothing is delivered to it (the
+// periodic check of open connections, not a charge of its own, finds it).
+func TestCreditLimitClosesIdleStream(t *testing.T) {
+	w := newWorld(t)
+	r := w.start(nil)
+	me := httpx.Identity{KeyID: "kci1", UserID: "user-kci1", Role: httpx.RoleIndividual, Tier: "free"}
+	c := w.dial(r, me, "")
+	c.subscribe(map[string]any{"from": []string{addr(72)}})
+	name := ledger.Key(ledger.BilledEntity(me.UserID, ""), time.Now())
+	if err := w.rdb.HSet(context.Background(), name, ledger.FieldUsed, 1000, ledger.FieldThrough, time.Now().UnixMilli()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if code, reason := c.closedWith(5 * time.Second); code != 4429 || reason != "credit limit reached" {
+		t.Fatalf("closed with %d %q", code, reason)
+	}
 }

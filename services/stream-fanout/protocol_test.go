@@ -130,7 +130,8 @@ func TestInternalError(t *testing.T) {
 	c.subscribe(map[string]any{"to": []string{addr(1)}})
 }
 
-// TestConnectionLimit: a key over its connection limit is refused before the upgrade.
+// TestConnectionLimit: a key over its connection limit is refused before the upgrade, with a
+// Retry-After.
 func TestConnectionLimit(t *testing.T) {
 	w := newWorld(t)
 	r := w.start(func(c *streamfanout.Config) { c.MaxConnsPerKey = 2 })
@@ -139,6 +140,9 @@ func TestConnectionLimit(t *testing.T) {
 	_, resp, err := w.tryDial(r, ident("kc"), "")
 	if err == nil || resp == nil || resp.StatusCode != http.StatusTooManyRequests {
 		t.Fatalf("third connection: %v %v", err, resp)
+	}
+	if got := resp.Header.Get("Retry-After"); got != "5" {
+		t.Fatalf("third connection's Retry-After %q, want 5", got)
 	}
 	w.dial(r, ident("other"), "")
 }

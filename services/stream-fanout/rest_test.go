@@ -18,6 +18,7 @@ import (
 type answer struct {
 	status int
 	body   string
+	header http.Header
 }
 
 func (w *world) call(r *replica, id httpx.Identity, method, path, body string) answer {
@@ -30,7 +31,7 @@ func (w *world) call(r *replica, id httpx.Identity, method, path, body string) a
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	return answer{resp.StatusCode, string(b)}
+	return answer{resp.StatusCode, string(b), resp.Header}
 }
 
 func (a answer) json(t *testing.T, v any) {
@@ -262,7 +263,11 @@ func TestSessionCap(t *testing.T) {
 	if a := w.call(r, me, "POST", "/ws/sessions", ""); a.status != 200 {
 		t.Fatalf("session: %d %s", a.status, a.body)
 	}
-	expect(t, w.call(r, me, "POST", "/ws/sessions", ""), 429, over)
+	capped := w.call(r, me, "POST", "/ws/sessions", "")
+	expect(t, capped, 429, over)
+	if got := capped.header.Get("Retry-After"); got != "300" { // the session window (5m)
+		t.Fatalf("Retry-After %q, want 300", got)
+	}
 	expect(t, w.call(r, me, "POST", "/ws/v2/streams", stream), 429, over)
 	if a := w.call(r, other, "POST", "/ws/v2/streams", stream); a.status != 200 {
 		t.Fatalf("another key's stream: %d %s", a.status, a.body)

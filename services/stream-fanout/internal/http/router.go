@@ -7,6 +7,8 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strconv"
+	"time"
 
 	"github.com/chainintel/chainintel/libs/httpx"
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/filter"
@@ -84,7 +86,9 @@ func (a api) serve(c *gin.Context, id httpx.Identity, cn ws.Connect) {
 	switch {
 	case err == nil:
 	case errors.As(err, &ref):
-		if ref.Status == http.StatusServiceUnavailable {
+		if ref.RetryAfter > 0 {
+			retryAfter(c, ref.RetryAfter)
+		} else if ref.Status == http.StatusServiceUnavailable {
 			c.Header("Retry-After", "1")
 		}
 		httpx.Error(c, ref.Status, ref.Message)
@@ -94,20 +98,27 @@ func (a api) serve(c *gin.Context, id httpx.Identity, cn ws.Connect) {
 	c.Abort()
 }
 
+// retryAfter sets the answer's Retry-After to d in whole seconds, rounded up (at least 1).
+func retryAfter(c *gin.Context, d time.Duration) {
+	c.Header("Retry-After", strconv.FormatInt(int64(max((d+time.Second-1)/time.Second, 1)), 10))
+}
+
 func identity(c *gin.Context) httpx.Identity {
 	id, _ := httpx.IdentityFrom(c.Request.Context())
 	return id
 }
 
-// failed answers a refusal (the key's session cap) or an unexpected error; details of the
-// latter stay in the log.
-func failed(c *gin.Context, err error) {
+// failed answers a refusal (the caller's credits spent, the key's session cap) or an unexpected
+// error; details of the latter stay in the log.
+func (a api) failed(c *gin.Context, err error) {
 	if errors.Is(err, ws.ErrCreditLimit) {
+		retryAfter(c, a.h.CreditsRetryAfter())
 		httpx.Error(c, http.StatusTooManyRequests, err.Error())
 		return
 	}
 	var sl *ws.SessionLimitError
 	if errors.As(err, &sl) {
+		retryAfter(c, sl.RetryAfter)
 		httpx.Error(c, http.StatusTooManyRequests, sl.Error())
 		return
 	}
@@ -118,7 +129,7 @@ func failed(c *gin.Context, err error) {
 func (a api) createSession(c *gin.Context) {
 	v, err := a.h.CreateSession(c.Request.Context(), identity(c))
 	if err != nil {
-		failed(c, err)
+		a.failed(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, v)
@@ -127,7 +138,7 @@ func (a api) createSession(c *gin.Context) {
 func (a api) sessions(c *gin.Context) {
 	v, err := a.h.Sessions(c.Request.Context(), identity(c))
 	if err != nil {
-		failed(c, err)
+		a.failed(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, v)
@@ -153,7 +164,7 @@ func (a api) session(c *gin.Context) {
 		return
 	}
 	if err != nil {
-		failed(c, err)
+		a.failed(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, v)
@@ -166,7 +177,7 @@ func (a api) del(c *gin.Context, v2 bool, what string) {
 	}
 	found, err := a.h.DeleteSession(c.Request.Context(), identity(c), id, v2)
 	if err != nil {
-		failed(c, err)
+		a.failed(c, err)
 		return
 	}
 	if !found {
@@ -186,7 +197,7 @@ func (a api) sessionInfo(c *gin.Context) {
 func (a api) activeConnections(c *gin.Context) {
 	n, err := a.h.ActiveConnections(c.Request.Context(), identity(c))
 	if err != nil {
-		failed(c, err)
+		a.failed(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, gin.H{"activeConnections": n})
@@ -229,7 +240,7 @@ func (a api) createStream(c *gin.Context) {
 		return
 	}
 	if err != nil {
-		failed(c, err)
+		a.failed(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, v)
@@ -238,7 +249,7 @@ func (a api) createStream(c *gin.Context) {
 func (a api) streams(c *gin.Context) {
 	v, err := a.h.Streams(c.Request.Context(), identity(c))
 	if err != nil {
-		failed(c, err)
+		a.failed(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, v)

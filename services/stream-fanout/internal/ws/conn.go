@@ -30,7 +30,10 @@ type conn struct {
 	// quotaChecked: the connection has looked once whether its key's quota is spent (checkQuota);
 	// later subscribes leave it to the writer.
 	quotaChecked atomic.Bool
-	v2           bool // a v2 stream connection: its one filter is fixed, no client messages change it
+	// creditRecheck: the key's quota refused the connection's deliveries since its credits were
+	// last looked at; the writer reads the credit ledger before they resume (resumeSpent).
+	creditRecheck atomic.Bool
+	v2            bool // a v2 stream connection: its one filter is fixed, no client messages change it
 	// keyHash names the caller's key as the edge's invalidations do ("" when the edge sent none).
 	keyHash string
 	// admitted is when the connect was admitted, by the Redis server's clock: an invalidation
@@ -249,6 +252,11 @@ func (c *conn) stopWriter(d time.Duration) bool {
 	c.wstop()
 	c.wmu.Unlock()
 	c.ping.Stop()
+	return c.waitWriter(d)
+}
+
+// waitWriter waits for the writer to stop; false when it did not within d.
+func (c *conn) waitWriter(d time.Duration) bool {
 	done := make(chan struct{})
 	go func() { c.writers.Wait(); close(done) }()
 	select {
@@ -285,7 +293,7 @@ func (c *conn) endAs(code websocket.StatusCode, reason string, saveFirst bool) {
 	if !c.released.CompareAndSwap(false, true) {
 		return
 	}
-	if !c.stopWriter(time.Second) {
+	if !c.stopWriter(time.Second) && !c.finishWrite() {
 		// The writer is stuck on a client that does not read: cut the connection under it.
 		_ = c.ws.CloseNow()
 		c.writers.Wait()
@@ -307,6 +315,16 @@ func (c *conn) endAs(code websocket.StatusCode, reason string, saveFirst bool) {
 		_ = c.ws.Close(code, reason)
 	}
 	c.cancel()
+}
+
+// finishWrite ends the socket write a stopped writer is blocked in (a client reading slowly, or
+// not at all) at the end of the message it is in, given one more write timeout as a timed-out
+// write is (corkConn.finishFrame), and waits for the writer that long: a client that reads
+// slowly then gets whole messages and the close frame with its code and reason (an overflowed
+// queue's 1008 among them) instead of a cut connection. false when the writer is still stuck.
+func (c *conn) finishWrite() bool {
+	c.cc.interrupt()
+	return c.waitWriter(c.h.o.WriteTimeout + time.Second)
 }
 
 // saveAfter saves the session and what it is owed (detach) and stops counting the connection
@@ -678,9 +696,16 @@ func (c *conn) write(o out) (credited bool, err error) {
 			// is asked again), not to the reset: credits given back meanwhile are served.
 			c.h.o.Metrics.quotaRefused(r.limitType)
 			c.q.refuse(r.until)
+			c.creditRecheck.Store(true)
 			return false, c.limit(r.limitType, r.reset)
 		}
 		c.held = heldCredits{got, hour}
+		if c.resumeSpent() {
+			// The transfer stays owed; the credits taken go back as the batch ends.
+			c.q.unnext(o)
+			c.close(CloseCreditLimit, creditLimitReason)
+			return false, errPaused
+		}
 	}
 	c.held.n--
 	if o.item.R == nil {
@@ -781,6 +806,7 @@ func (c *conn) checkQuota() *out {
 		return nil
 	}
 	c.q.refuse(r.until)
+	c.creditRecheck.Store(true)
 	return &out{notice: &quotaNotice{limitType: r.limitType, reset: r.reset}}
 }
 

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -34,10 +35,12 @@ type corkConn struct {
 	corked  bool
 	buf     *[]byte // from corkPool while corked; an idle connection holds none
 	timeout time.Duration
-	// deadline is the write deadline last set on the socket (unix ns). It is renewed before a
-	// write that would find less than half the timeout left, not set and cleared around every
-	// batch: two deadline changes per batch cost more than the batch's other work.
-	deadline int64
+	// deadline is the write deadline last set on the socket (unix ns; 0: renew it before the
+	// next write). It is renewed before a write that would find less than half the timeout
+	// left, not set and cleared around every batch: two deadline changes per batch cost more
+	// than the batch's other work. Atomic: interrupt clears it without c.mu, which a blocked
+	// write holds.
+	deadline atomic.Int64
 }
 
 func (c *corkConn) Write(p []byte) (int, error) {
@@ -57,11 +60,23 @@ func (c *corkConn) renewDeadline() {
 		return
 	}
 	now := time.Now().UnixNano()
-	if c.deadline-now >= int64(c.timeout/2) {
+	if c.deadline.Load()-now >= int64(c.timeout/2) {
 		return
 	}
-	c.deadline = now + int64(c.timeout)
-	_ = c.Conn.SetWriteDeadline(time.Unix(0, c.deadline))
+	d := now + int64(c.timeout)
+	c.deadline.Store(d)
+	_ = c.Conn.SetWriteDeadline(time.Unix(0, d))
+}
+
+// interrupt ends the socket write in progress, if any, now, as a write timeout would: a batch
+// being written to a client that reads slowly stops at the end of the message it is in
+// (finishFrame), so the close frame written after it can be read. The socket's deadline is
+// set before the one recorded is cleared: a renewal between the two leaves both fresh, and
+// the next write renews after a cleared one, so no later write finds the socket's deadline
+// passed while the one recorded says otherwise.
+func (c *corkConn) interrupt() {
+	_ = c.Conn.SetWriteDeadline(time.Now())
+	c.deadline.Store(0)
 }
 
 // Pieces of a transfer message around its alertId and Transfer (protocol.go's appendTransfer).
@@ -159,20 +174,25 @@ func (c *corkConn) uncork() (written int, err error) {
 	return written, err
 }
 
-// finishFrame writes the rest of the frame a timed-out write of batch b stopped in, after
-// written bytes, with a fresh write timeout (c.mu held); it returns how much of b is written.
-// The connection is closed as slow after a timeout: a frame cut short would make the close
-// frame that tells the client so unreadable, and a client reading again gets a whole message
-// and then the reason. A client still not reading fails this write too.
+// finishFrame writes the rest of the frame a timed-out (or interrupted) write of batch b
+// stopped in, after written bytes, within a fresh write timeout (c.mu held); it returns how
+// much of b is written. The connection is closed as slow after a timeout: a frame cut short
+// would make the close frame that tells the client so unreadable, and a client reading again
+// gets a whole message and then the reason. A client still not reading fails this write too.
+// An interrupt landing meanwhile does not shorten the timeout: the write goes on until it.
 func (c *corkConn) finishFrame(b []byte, written int) int {
 	end := frameEnd(b, written)
-	if end <= written {
-		return written
+	until := time.Now().Add(c.timeout)
+	for written < end && time.Now().Before(until) {
+		c.deadline.Store(until.UnixNano())
+		_ = c.Conn.SetWriteDeadline(until)
+		n, err := c.Conn.Write(b[written:end])
+		written += n
+		if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+			break
+		}
 	}
-	c.deadline = time.Now().UnixNano() + int64(c.timeout)
-	_ = c.Conn.SetWriteDeadline(time.Unix(0, c.deadline))
-	n, _ := c.Conn.Write(b[written:end])
-	return written + n
+	return written
 }
 
 // frameEnd is where the frame of b holding byte pos ends (b is whole unmasked server frames,

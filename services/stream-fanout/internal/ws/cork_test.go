@@ -2,10 +2,12 @@ package ws
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -105,5 +107,45 @@ func TestFrameEnd(t *testing.T) {
 		if got := frameEnd(b, c.pos); got != c.want {
 			t.Errorf("frameEnd at %d = %d, want %d", c.pos, got, c.want)
 		}
+	}
+}
+
+// An interrupted batch write stops at the end of the frame it was in, finished within a fresh
+// write timeout, and the connection's next write (a close frame) gets a deadline of its own:
+// a client reading slowly is not cut mid-message and can read what follows.
+func TestCorkInterruptEndsAtAFrame(t *testing.T) {
+	a, b := net.Pipe()
+	defer a.Close()
+	defer b.Close()
+	go func() { // a slow reader: 50 bytes every 2 ms
+		buf := make([]byte, 50)
+		for {
+			if _, err := b.Read(buf); err != nil {
+				return
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+	}()
+	cc := &corkConn{Conn: a, timeout: 10 * time.Second}
+	cc.cork()
+	msg := []byte(strings.Repeat("x", 2000))
+	for range 3 {
+		cc.appendText(msg)
+	}
+	const frame = 2004 // 4 bytes of header
+	type res struct {
+		n   int
+		err error
+	}
+	done := make(chan res, 1)
+	go func() { n, err := cc.uncork(); done <- res{n, err} }()
+	time.Sleep(20 * time.Millisecond)
+	cc.interrupt()
+	r := <-done
+	if !errors.Is(r.err, os.ErrDeadlineExceeded) || r.n%frame != 0 || r.n == 0 {
+		t.Fatalf("interrupted batch wrote %d bytes (%v), want whole frames of %d", r.n, r.err, frame)
+	}
+	if _, err := cc.Write([]byte("close")); err != nil {
+		t.Fatalf("the write after the interrupt failed: %v", err)
 	}
 }

@@ -114,7 +114,7 @@ func (c *conn) checkFilterBytes(fid string, raw json.RawMessage) error {
 func (h *Hub) storeCapped(ctx context.Context, ss store.Session, ttl time.Duration) error {
 	err := h.o.Store.Create(context.WithoutCancel(ctx), ss, ttl, h.o.MaxSessionsPerKey)
 	if errors.Is(err, store.ErrSessionLimit) {
-		return &SessionLimitError{h.o.MaxSessionsPerKey}
+		return &SessionLimitError{Limit: h.o.MaxSessionsPerKey, RetryAfter: h.o.Window}
 	}
 	return err
 }

@@ -191,9 +191,6 @@ func NewHub(o Options) *Hub {
 		}, o.OffsetsTTL, time.Now), starts: newTopicEnds(func(ctx context.Context) (map[int]int64, error) {
 			return o.Transfers.Offsets(ctx, false)
 		}, o.OffsetsTTL, time.Now), writers: newWriterPool(o.Writers, time.Second, writerStall), parse: filter.Parse}
-	if o.Meter != nil {
-		o.Meter.charged = h.checkCredits
-	}
 	return h
 }
 
@@ -346,8 +343,9 @@ func (h *Hub) reportUnsaved() {
 }
 
 // RunCheckpoints saves every attached session's positions periodically, so a replica that
-// dies without Shutdown costs its sessions at most a few seconds of repeated transfers, and
-// keeps this replica's connections counted for their keys.
+// dies without Shutdown costs its sessions at most a few seconds of repeated transfers, keeps
+// this replica's connections counted for their keys, and checks the credits of those of tiers
+// with a credit limit (checkCredits).
 func (h *Hub) RunCheckpoints(ctx context.Context) error {
 	t := time.NewTicker(h.o.Checkpoint)
 	defer t.Stop()
@@ -357,10 +355,14 @@ func (h *Hub) RunCheckpoints(ctx context.Context) error {
 	defer rep.Stop()
 	qs := time.NewTicker(h.o.QuotaRecheck)
 	defer qs.Stop()
+	cr := time.NewTicker(creditCheckEvery)
+	defer cr.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-cr.C:
+			h.checkCredits(ctx)
 		case <-qs.C:
 			h.quotas.sweep(ctx)
 		case <-rep.C:

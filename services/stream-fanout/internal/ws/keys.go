@@ -160,10 +160,10 @@ func (h *Hub) KeyJustChanged(hash string) bool {
 
 // ErrNoKey refuses a connect whose identity's signature covers no caller key hash: its stream
 // could not be closed when the key is revoked.
-var ErrNoKey = &Refusal{http.StatusUnauthorized, "invalid caller identity: " + httpx.HeaderCallerKey + " (the caller's key hash, signed by the edge) is required"}
+var ErrNoKey = &Refusal{Status: http.StatusUnauthorized, Message: "invalid caller identity: " + httpx.HeaderCallerKey + " (the caller's key hash, signed by the edge) is required"}
 
 // ErrKeyChanged refuses a call of a key invalidated within keyChangeGrace.
-var ErrKeyChanged = &Refusal{http.StatusServiceUnavailable, "the API key was just revoked or its tier changed; retry"}
+var ErrKeyChanged = &Refusal{Status: http.StatusServiceUnavailable, Message: "the API key was just revoked or its tier changed; retry", RetryAfter: time.Second}
 
 // close ends the connection with code: it stops taking client messages and deliveries at once,
 // and is saved and closed as at any disconnect.
@@ -193,19 +193,36 @@ func (h *Hub) CreditsSpent(ctx context.Context, id Identity) (bool, error) {
 	return used[0] >= limit, nil
 }
 
-// checkCredits runs after the meter charged ids' deliveries: the connections of those whose
-// credits are spent on a tier with a credit limit are closed with CloseCreditLimit. The ledger
-// counts a delivery once the edge's metering consumer has, so a stream may overshoot by
-// what it delivers within that lag and one meter period.
-func (h *Hub) checkCredits(ctx context.Context, ids []Identity) {
+// CreditsRetryAfter is how long until the next billing period starts, when a caller refused
+// for its spent credits may be admitted again: the Retry-After of those refusals, as the edge
+// answers its calls'.
+func (h *Hub) CreditsRetryAfter() time.Duration {
+	now := h.o.Now()
+	_, end := ledger.PeriodOf(now)
+	return end.Sub(now)
+}
+
+// creditCheckEvery is how often the connections of tiers with a credit limit are checked against
+// the edge's ledger (RunCheckpoints): a connection whose entity's credits the ledger finds spent
+// gets deliveries for at most this long after, whether or not it was delivered anything since
+// the ledger last looked below the limit.
+const creditCheckEvery = time.Second
+
+// checkCredits closes with CloseCreditLimit the open connections of tiers with a credit limit
+// whose billed entity's credits the edge's live ledger finds spent, reading every such entity's
+// figure in one round trip. The ledger counts a delivery once the edge's metering consumer has,
+// so a stream may overshoot by what it delivers within that lag and one check period.
+func (h *Hub) checkCredits(ctx context.Context) {
 	var names []string
+	var conns []*conn
 	byName := map[string]bool{}
 	now := h.o.Now()
-	for _, id := range ids {
-		if _, ok := h.o.CreditLimit(id.Tier); !ok {
+	for _, c := range h.snapshot() {
+		if _, ok := h.o.CreditLimit(c.id.Tier); !ok || c.closing.Load() {
 			continue
 		}
-		if n := creditKey(id, now); !byName[n] {
+		conns = append(conns, c)
+		if n := creditKey(c.id, now); !byName[n] {
 			byName[n] = true
 			names = append(names, n)
 		}
@@ -213,19 +230,43 @@ func (h *Hub) checkCredits(ctx context.Context, ids []Identity) {
 	if len(names) == 0 {
 		return
 	}
-	used, err := h.o.Store.LedgerUsed(ctx, names)
+	cctx, cancel := context.WithTimeout(ctx, quotaCallTimeout)
+	defer cancel()
+	used, err := h.o.Store.LedgerUsed(cctx, names)
 	if err != nil {
-		h.o.Log.Warn("reading the credit ledger failed; streams' credits are checked again at the next charge", "error", err)
+		if ctx.Err() == nil {
+			h.o.Log.Warn("reading the credit ledger failed; streams' credits are checked again in a second", "error", err)
+		}
 		return
 	}
 	usedBy := make(map[string]int64, len(names))
 	for i, n := range names {
 		usedBy[n] = used[i]
 	}
-	for _, c := range h.snapshot() {
-		limit, ok := h.o.CreditLimit(c.id.Tier)
-		if u, found := usedBy[creditKey(c.id, now)]; ok && found && u >= limit {
+	for _, c := range conns {
+		limit, _ := h.o.CreditLimit(c.id.Tier)
+		if usedBy[creditKey(c.id, now)] >= limit {
 			c.close(CloseCreditLimit, creditLimitReason)
 		}
 	}
+}
+
+// resumeSpent reports, as a connection's deliveries resume after its key's quota refused them,
+// whether its tier has a credit limit its billed entity has spent. The quota and the credits
+// are often spent by the same deliveries, and the ledger counts them only after the edge's
+// consumer has: a check before that read the limit unspent, and the deliveries held back by the
+// quota would otherwise start flowing again (when its hour turns) until the next periodic
+// check. A failed read lets them go on, left to that check.
+func (c *conn) resumeSpent() bool {
+	if !c.creditRecheck.Swap(false) {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(c.ctx, quotaCallTimeout)
+	defer cancel()
+	spent, err := c.h.CreditsSpent(ctx, c.id)
+	if err != nil {
+		c.h.o.Log.Warn("reading the credit ledger failed; the stream's credits are checked again in a second", "key", c.id.KeyID, "error", err)
+		return false
+	}
+	return spent
 }

@@ -36,16 +36,12 @@ type Meter struct {
 
 	mu   sync.Mutex
 	keys map[string]*meterEntry // key id and route → count
-	// charged is told, after each flush that published, whose deliveries were charged (the
-	// hub checks their credits there); nil: nobody.
-	charged func(ctx context.Context, ids []Identity)
 
-	// flushMu serialises flushes. pending is the batch the last publish failed on (pendingIDs
-	// its identities, in order), retried unchanged; npending its length, for the metric.
-	flushMu    sync.Mutex
-	pending    []eventbus.Event
-	pendingIDs []Identity
-	npending   atomic.Int64
+	// flushMu serialises flushes. pending is the batch the last publish failed on, retried
+	// unchanged; npending its length, for the metric.
+	flushMu  sync.Mutex
+	pending  []eventbus.Event
+	npending atomic.Int64
 }
 
 type meterEntry struct {
@@ -196,32 +192,26 @@ func (m *Meter) Flush(ctx context.Context) error {
 		return nil
 	}
 	m.pending = make([]eventbus.Event, 0, len(cs))
-	m.pendingIDs = make([]Identity, 0, len(cs))
 	for _, c := range cs {
 		id := c.e.id
 		m.pending = append(m.pending, eventbus.Event{Topic: eventsv1.TopicUsageCalls, Key: id.KeyID, ID: uuid.Must(uuid.NewV7()).String(),
 			Msg: &eventsv1.UsageCall{KeyId: id.KeyID, UserId: id.UserID, OrgId: id.OrgID, Route: c.e.route, Method: "GET",
 				Status: 101, Credits: c.n, Rows: c.n, TimeMs: time.Unix(0, c.first).UnixMilli(), Unit: "row", Tier: id.Tier}})
-		m.pendingIDs = append(m.pendingIDs, id)
 	}
 	m.npending.Store(int64(len(m.pending)))
 	return m.publishPending(ctx)
 }
 
-// publishPending publishes the pending batch; on success it is forgotten and the hub told whose
-// deliveries were charged, on failure it is kept unchanged for the next attempt.
+// publishPending publishes the pending batch; on success it is forgotten, on failure it is kept
+// unchanged for the next attempt.
 func (m *Meter) publishPending(ctx context.Context) error {
 	if err := m.pub.Publish(ctx, m.pending...); err != nil {
 		m.log.Warn("publishing stream usage failed; the batch is kept and retried with the same event ids",
 			"events", len(m.pending), "error", err)
 		return err
 	}
-	ids := m.pendingIDs
-	m.pending, m.pendingIDs = nil, nil
+	m.pending = nil
 	m.npending.Store(0)
-	if m.charged != nil {
-		m.charged(ctx, ids)
-	}
 	return nil
 }
 

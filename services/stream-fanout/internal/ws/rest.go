@@ -39,7 +39,12 @@ func sessionView(ss store.Session) SessionView {
 }
 
 // SessionLimitError refuses a session or v2 stream over the key's cap (Options.MaxSessionsPerKey).
-type SessionLimitError struct{ Limit int }
+type SessionLimitError struct {
+	Limit int
+	// RetryAfter is the key's session window: a session nobody is connected to expires that
+	// long after its last connection, the soonest a slot frees unless the caller deletes one.
+	RetryAfter time.Duration
+}
 
 func (e *SessionLimitError) Error() string {
 	return fmt.Sprintf("too many sessions and v2 streams for this key (limit %d live at once); delete one or let one expire", e.Limit)

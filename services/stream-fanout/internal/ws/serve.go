@@ -16,6 +16,9 @@ import (
 type Refusal struct {
 	Status  int
 	Message string
+	// RetryAfter, when above 0, is how long the caller had better wait before trying again
+	// (the answer's Retry-After).
+	RetryAfter time.Duration
 }
 
 func (r *Refusal) Error() string { return r.Message }
@@ -44,6 +47,11 @@ func writeFailedReason(err error) string {
 	return "write failed"
 }
 
+// connLimitRetry is the Retry-After of a connect refused at the key's connection limit: a slot
+// frees as soon as one of the key's connections ends, which nothing here can foresee, so the
+// caller is told to wait a little rather than the worst case (connTTL, a dead replica's count).
+const connLimitRetry = 5 * time.Second
+
 // connTTL is how long a connection counts towards its key's limit without a heartbeat (a
 // replica that died leaves its connections counted this long).
 const connTTL = 90 * time.Second
@@ -69,7 +77,7 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, id Identity, cn Conn
 	if err != nil {
 		release()
 		if aw.status != 0 { // a bad handshake: answered as every error of the API, in JSON
-			return &Refusal{aw.status, strings.TrimSpace(aw.text.String())}
+			return &Refusal{Status: aw.status, Message: strings.TrimSpace(aw.text.String())}
 		}
 		return nil // Accept answered the client
 	}
@@ -127,7 +135,7 @@ func (h *Hub) admit(ctx context.Context, id Identity, hash, token string, cn Con
 	if spent, err := h.CreditsSpent(ctx, id); err != nil {
 		return nil, admitted, err
 	} else if spent {
-		return nil, admitted, &Refusal{http.StatusTooManyRequests, creditLimitReason}
+		return nil, admitted, &Refusal{Status: http.StatusTooManyRequests, Message: creditLimitReason, RetryAfter: h.CreditsRetryAfter()}
 	}
 	// admitted is the Redis server's time, the clock key invalidations are recorded by
 	// (keyevents), so KeysMissed compares the two with no skew between machines.
@@ -136,7 +144,8 @@ func (h *Hub) admit(ctx context.Context, id Identity, hash, token string, cn Con
 		return nil, admitted, err
 	}
 	if !ok {
-		return nil, admitted, &Refusal{http.StatusTooManyRequests, "too many stream connections for this key (limit " + itoa(h.o.MaxConnsPerKey) + ")"}
+		return nil, admitted, &Refusal{Status: http.StatusTooManyRequests, Message: "too many stream connections for this key (limit " + itoa(h.o.MaxConnsPerKey) + ")",
+			RetryAfter: connLimitRetry}
 	}
 	release = func() { _ = h.o.Store.Disconnect(context.WithoutCancel(ctx), id.KeyID, token) }
 	if cn.SessionID == "" {
@@ -155,7 +164,7 @@ func (h *Hub) admit(ctx context.Context, id Identity, hash, token string, cn Con
 		if cn.V2 {
 			name = "stream_id"
 		}
-		return nil, admitted, &Refusal{http.StatusNotFound, name + ": no such session (it expired or was deleted)"}
+		return nil, admitted, &Refusal{Status: http.StatusNotFound, Message: name + ": no such session (it expired or was deleted)"}
 	}
 	return nil, admitted, err
 }
