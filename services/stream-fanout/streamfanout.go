@@ -99,7 +99,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	hub := ws.NewHub(ws.Options{
 		Engine: eng, Store: store.New(rdb, cfg.RedisPrefix, nil), Transfers: transfers, Orphans: orphaned, Labels: labels, Tokens: tokens, Meter: meter, Metrics: metrics,
 		Served: served, Quotas: quotas, Window: cfg.Window, V2Window: cfg.V2Window, QueueSize: cfg.QueueSize,
-		QueuePerFilter: cfg.QueuePerFilter, QueueMax: cfg.QueueMax, ReplayMaxBytes: cfg.ReplayMaxBytes, SendBuffer: cfg.SendBuffer,
+		QueuePerFilter: cfg.QueuePerFilter, QueueMax: cfg.QueueMax, SendBuffer: cfg.SendBuffer,
 		PingInterval: cfg.PingInterval, WriteTimeout: cfg.WriteTimeout, Writers: cfg.Writers, MaxConnsPerKey: cfg.MaxConnsPerKey,
 		MaxFilters: cfg.MaxFilters, MaxSessionsPerKey: cfg.MaxSessionsPerKey, MaxSessionFilterBytes: cfg.MaxSessionFilterBytes,
 		MessageRate: cfg.MessageRate, MessageBurst: cfg.MessageBurst,

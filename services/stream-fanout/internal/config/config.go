@@ -42,10 +42,6 @@ type Config struct {
 	QueueSize      int `env:"QUEUE_SIZE" envDefault:"1024"`
 	QueuePerFilter int `env:"QUEUE_PER_FILTER" envDefault:"256"`
 	QueueMax       int `env:"QUEUE_MAX" envDefault:"16384"`
-	// ReplayMaxBytes bounds, in bytes, the messages a dropped connection's session keeps in its
-	// Redis replay buffer; what is over it is read again from the transfer topic at the resume
-	// (its position stays behind it), so a key holds at most MaxSessionsPerKey times this.
-	ReplayMaxBytes int `env:"REPLAY_MAX_BYTES" envDefault:"1048576"`
 	// SendBuffer is each connection's kernel send buffer (SO_SNDBUF, bytes; 0 for the system's
 	// autotuned one, megabytes): what it holds counts as delivered and charged before the client
 	// reads it.
@@ -158,8 +154,8 @@ func (c Config) Validate() error {
 	if c.QueueSize <= 0 || c.MaxConnsPerKey <= 0 || c.MaxFilters <= 0 || c.MaxSessionsPerKey <= 0 {
 		p.Addf("STREAM_QUEUE_SIZE, STREAM_MAX_CONNS_PER_KEY, STREAM_MAX_FILTERS and STREAM_MAX_SESSIONS_PER_KEY must be positive")
 	}
-	if c.MaxSessionFilterBytes <= 0 || c.ReplayMaxBytes <= 0 || c.MessageBurst <= 0 || !(c.MessageRate > 0) || math.IsInf(c.MessageRate, 0) {
-		p.Addf("STREAM_MAX_SESSION_FILTER_BYTES, STREAM_REPLAY_MAX_BYTES, STREAM_MESSAGE_BURST and STREAM_MESSAGE_RATE must be positive (STREAM_MESSAGE_RATE finite)")
+	if c.MaxSessionFilterBytes <= 0 || c.MessageBurst <= 0 || !(c.MessageRate > 0) || math.IsInf(c.MessageRate, 0) {
+		p.Addf("STREAM_MAX_SESSION_FILTER_BYTES, STREAM_MESSAGE_BURST and STREAM_MESSAGE_RATE must be positive (STREAM_MESSAGE_RATE finite)")
 	}
 	return p.Err()
 }

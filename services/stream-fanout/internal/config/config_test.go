@@ -52,8 +52,8 @@ func TestKafkaSecurityCheckedWithPrefix(t *testing.T) {
 	}
 }
 
-// TestGuardLimitsChecked: the session filter bound, the replay buffer's bound and the message
-// limit load with their defaults, and a deployment setting one to zero, negative or (the rate) infinite is refused
+// TestGuardLimitsChecked: the session filter bound and the message limit load with their
+// defaults, and a deployment setting one to zero, negative or (the rate) infinite is refused
 // rather than run without the limit it believes it set.
 func TestGuardLimitsChecked(t *testing.T) {
 	t.Setenv("STREAM_INTERNAL_SECRET", "config-test-secret-0123456789abcdef")
@@ -63,17 +63,17 @@ func TestGuardLimitsChecked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.MaxSessionFilterBytes != 65536 || c.MessageRate != 10 || c.MessageBurst != 50 || c.ReplayMaxBytes != 1<<20 {
-		t.Fatalf("defaults: %d bytes, %v a second, burst %d, replay %d bytes; want 65536, 10, 50, 1048576", c.MaxSessionFilterBytes, c.MessageRate, c.MessageBurst, c.ReplayMaxBytes)
+	if c.MaxSessionFilterBytes != 65536 || c.MessageRate != 10 || c.MessageBurst != 50 {
+		t.Fatalf("defaults: %d bytes, %v a second, burst %d; want 65536, 10, 50", c.MaxSessionFilterBytes, c.MessageRate, c.MessageBurst)
 	}
-	for _, set := range [][2]string{{"STREAM_MAX_SESSION_FILTER_BYTES", "0"}, {"STREAM_REPLAY_MAX_BYTES", "0"}, {"STREAM_MESSAGE_RATE", "-1"}, {"STREAM_MESSAGE_RATE", "+Inf"}, {"STREAM_MESSAGE_BURST", "0"}} {
+	for _, set := range [][2]string{{"STREAM_MAX_SESSION_FILTER_BYTES", "0"}, {"STREAM_MESSAGE_RATE", "-1"}, {"STREAM_MESSAGE_RATE", "+Inf"}, {"STREAM_MESSAGE_BURST", "0"}} {
 		t.Run(set[0]+"="+set[1], func(t *testing.T) {
 			t.Setenv(set[0], set[1])
 			c, err := config.Load()
 			if err == nil {
 				err = c.Validate()
 			}
-			want := "STREAM_MAX_SESSION_FILTER_BYTES, STREAM_REPLAY_MAX_BYTES, STREAM_MESSAGE_BURST and STREAM_MESSAGE_RATE must be positive (STREAM_MESSAGE_RATE finite)"
+			want := "STREAM_MAX_SESSION_FILTER_BYTES, STREAM_MESSAGE_BURST and STREAM_MESSAGE_RATE must be positive (STREAM_MESSAGE_RATE finite)"
 			if err == nil || !strings.Contains(err.Error(), want) {
 				t.Fatalf("%s=%s: %v, want %q", set[0], set[1], err, want)
 			}

@@ -40,10 +40,6 @@ type Options struct {
 	// QueuePerFilter for each filter of its session, at most QueueMax (0: no cap besides
 	// QueueSize's and QueuePerFilter's).
 	QueueSize, QueuePerFilter, QueueMax int
-	// ReplayMaxBytes bounds the messages a session's replay buffer holds in Redis (default
-	// 1 MiB): what a dropped connection owes past it is read again from the transfer topic at
-	// the resume (boundReplay).
-	ReplayMaxBytes int
 	// SendBuffer is the kernel send buffer (SO_SNDBUF) of each connection's socket, 0 for the
 	// system's default: what sits there counts as delivered, so a small one keeps a client
 	// that stops reading from being charged for what it never reads, and fills its queue
@@ -94,9 +90,6 @@ func (o *Options) defaults() {
 		o.QueueSize = 1024
 	}
 	o.QueuePerFilter, o.QueueMax, o.SendBuffer = max(o.QueuePerFilter, 0), max(o.QueueMax, 0), max(o.SendBuffer, 0)
-	if o.ReplayMaxBytes <= 0 {
-		o.ReplayMaxBytes = 1 << 20
-	}
 	if o.PingInterval <= 0 {
 		o.PingInterval = 20 * time.Second
 	}

@@ -888,9 +888,8 @@ func decodeTransfer(m kafka.Message, log *slog.Logger) (engine.Record, bool) {
 	return engine.Record{Part: m.Partition, Off: m.Offset, Time: m.Time, Msg: t}, true
 }
 
-// detach removes the session from the engine and saves it: served-up-to positions, and the
-// deliveries still unsent into the replay buffer up to its bound in bytes, the position of
-// those past it left behind them (boundReplay), so a reconnect anywhere gets exactly what it
+// detach removes the session from the engine and saves it: served-up-to positions, and every
+// delivery still unsent into the replay buffer, so a reconnect anywhere gets exactly what it
 // was owed. A resume that had not queued everything yet leaves the session where it started:
 // its cursor, and its replay buffer less what was sent; the live deliveries held meanwhile are
 // read again by the next resume. final (the connection's end) records nothing after it. The
@@ -907,8 +906,8 @@ func (c *conn) detach(ctx context.Context, final bool) error {
 		u.Cursor, u.Replay = nil, append(raw, owed.replay...)
 		snap.Cursor, snap.HasCursor = owed.cursor, owed.cursor != nil
 	} else {
-		u.Replay, cursor = c.boundReplay(id, raw, items, cursor)
-		u.Cursor, snap.Cursor, snap.HasCursor = cursor, cursor, cursor != nil
+		u.Replay = c.renderUnsent(raw, items)
+		snap.Cursor, snap.HasCursor = cursor, cursor != nil
 	}
 	u.Restore, u.SessionCap = func() (store.Session, bool) { return snap, true }, c.h.o.MaxSessionsPerKey
 	err := c.h.o.Store.Apply(ctx, id, c.token, win, u)
