@@ -114,7 +114,8 @@ func (c *conn) checkFilterBytes(fid string, raw json.RawMessage) error {
 func (h *Hub) storeCapped(ctx context.Context, ss store.Session, ttl time.Duration) error {
 	err := h.o.Store.Create(context.WithoutCancel(ctx), ss, ttl, h.o.MaxSessionsPerKey)
 	if errors.Is(err, store.ErrSessionLimit) {
-		return &SessionLimitError{Limit: h.o.MaxSessionsPerKey, RetryAfter: h.o.Window}
+		// The soonest a slot can free: the shorter window, a session's (a v2 stream's is longer).
+		return &SessionLimitError{Limit: h.o.MaxSessionsPerKey, RetryAfter: min(h.o.Window, h.o.V2Window)}
 	}
 	return err
 }
