@@ -97,7 +97,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	topic := kafkaTopics(s, cfg.Kafka, metrics)
 	transfers := topic(eventsv1.TopicTransfers)
 	hub := ws.NewHub(ws.Options{
-		Engine: eng, Store: store.New(rdb, cfg.RedisPrefix, nil), Transfers: transfers, Orphans: orphaned, Labels: labels, Tokens: tokens, Meter: meter, Metrics: metrics,
+		Engine: eng, Store: store.New(rdb, cfg.RedisPrefix, nil, store.ReplayLimits(cfg.ReplayMaxBytes, cfg.ReplayMaxBytesPerKey)), Transfers: transfers, Orphans: orphaned, Labels: labels, Tokens: tokens, Meter: meter, Metrics: metrics,
 		Served: served, Quotas: quotas, Window: cfg.Window, V2Window: cfg.V2Window, QueueSize: cfg.QueueSize,
 		QueuePerFilter: cfg.QueuePerFilter, QueueMax: cfg.QueueMax, SendBuffer: cfg.SendBuffer,
 		PingInterval: cfg.PingInterval, WriteTimeout: cfg.WriteTimeout, Writers: cfg.Writers, MaxConnsPerKey: cfg.MaxConnsPerKey,

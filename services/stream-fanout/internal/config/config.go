@@ -42,6 +42,12 @@ type Config struct {
 	QueueSize      int `env:"QUEUE_SIZE" envDefault:"1024"`
 	QueuePerFilter int `env:"QUEUE_PER_FILTER" envDefault:"256"`
 	QueueMax       int `env:"QUEUE_MAX" envDefault:"16384"`
+	// ReplayMaxBytes bounds a session's replay buffer in Redis (the deliveries it was owed at a
+	// disconnect, rendered), ReplayMaxBytesPerKey all of a key's sessions' together (0: no
+	// bound): a save keeps the oldest that fit and drops the rest, told to the reconnect
+	// (replayDropped).
+	ReplayMaxBytes       int64 `env:"REPLAY_MAX_BYTES" envDefault:"4194304"`
+	ReplayMaxBytesPerKey int64 `env:"REPLAY_MAX_BYTES_PER_KEY" envDefault:"33554432"`
 	// SendBuffer is each connection's kernel send buffer (SO_SNDBUF, bytes; 0 for the system's
 	// autotuned one, megabytes): what it holds counts as delivered and charged before the client
 	// reads it.
@@ -145,8 +151,14 @@ func (c Config) Validate() error {
 			p.Addf("%s is no longer read: stream quotas and credit limits come from the tier table of STREAM_TIERS_FILE (the edge's EDGE_TIERS_FILE) and the credit ledger's keys from the edge's layout; unset it", r.name)
 		}
 	}
-	if c.QueuePerFilter < 0 || c.SendBuffer < 0 {
-		p.Addf("STREAM_QUEUE_PER_FILTER and STREAM_SEND_BUFFER must not be negative (STREAM_SEND_BUFFER 0: the system's default)")
+	c.checkSizes(&p)
+	return p.Err()
+}
+
+// checkSizes checks the queue, replay, per-key and message bounds.
+func (c Config) checkSizes(p *config.Problems) {
+	if c.QueuePerFilter < 0 || c.SendBuffer < 0 || c.ReplayMaxBytes < 0 || c.ReplayMaxBytesPerKey < 0 {
+		p.Addf("STREAM_QUEUE_PER_FILTER, STREAM_SEND_BUFFER, STREAM_REPLAY_MAX_BYTES and STREAM_REPLAY_MAX_BYTES_PER_KEY must not be negative (STREAM_SEND_BUFFER 0: the system's default; the replay limits 0: no bound)")
 	}
 	if c.QueueMax < c.QueueSize {
 		p.Addf("STREAM_QUEUE_MAX (%d) must be at least STREAM_QUEUE_SIZE (%d)", c.QueueMax, c.QueueSize)
@@ -157,7 +169,6 @@ func (c Config) Validate() error {
 	if c.MaxSessionFilterBytes <= 0 || c.MessageBurst <= 0 || !(c.MessageRate > 0) || math.IsInf(c.MessageRate, 0) {
 		p.Addf("STREAM_MAX_SESSION_FILTER_BYTES, STREAM_MESSAGE_BURST and STREAM_MESSAGE_RATE must be positive (STREAM_MESSAGE_RATE finite)")
 	}
-	return p.Err()
 }
 
 // Load reads the configuration from the environment.

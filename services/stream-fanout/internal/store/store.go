@@ -23,6 +23,9 @@ type Store struct {
 	// periodNow, when set, is the clock the quota scripts name their period by instead of
 	// the Redis server's TIME (PeriodClock).
 	periodNow func() time.Time
+	// replaySession and replayKey bound the bytes of a session's replay buffer and of all the
+	// replay buffers of a key (ReplayLimits; 0: no bound).
+	replaySession, replayKey int64
 }
 
 // Option configures a Store at construction.
@@ -32,6 +35,13 @@ type Option func(*Store)
 // clock: for tests that move time across hours and months. Without it Redis's clock alone
 // decides a quota's period, whatever the replicas' clocks say.
 func PeriodClock(now func() time.Time) Option { return func(s *Store) { s.periodNow = now } }
+
+// ReplayLimits bounds the replay buffers: a session's to perSession bytes, all of a key's
+// sessions' together to perKey bytes (0: no bound). A save keeps the oldest deliveries that fit
+// and drops the rest, recording them in the session's Dropped for its next claim.
+func ReplayLimits(perSession, perKey int64) Option {
+	return func(s *Store) { s.replaySession, s.replayKey = max(perSession, 0), max(perKey, 0) }
+}
 
 // New returns a store whose keys all start with prefix; now is the clock (nil: time.Now).
 func New(rdb redis.UniversalClient, prefix string, now func() time.Time, opts ...Option) *Store {
@@ -77,25 +87,69 @@ type FilterRec struct {
 
 // Session is a stored session.
 type Session struct {
-	ID        string
-	KeyID     string
-	UserID    string
-	Kind      string // "ws" (subscribe messages), "rest" (created over REST), "v2" (a v2 stream)
-	Seq       int64  // v2 streams: the numeric id
-	Created   time.Time
-	LastSeen  time.Time
-	Used      int64
-	Owner     string // the connection serving it, "" while none does
-	Filters   []FilterRec
-	Cursor    map[int]int64 // partition → first offset not yet served
-	Replay    [][]byte      // messages owed, in order (Claim only)
+	ID       string
+	KeyID    string
+	UserID   string
+	Kind     string // "ws" (subscribe messages), "rest" (created over REST), "v2" (a v2 stream)
+	Seq      int64  // v2 streams: the numeric id
+	Created  time.Time
+	LastSeen time.Time
+	Used     int64
+	Owner    string // the connection serving it, "" while none does
+	Filters  []FilterRec
+	Cursor   map[int]int64 // partition → first offset not yet served
+	Replay   [][]byte      // messages owed, in order (Claim only)
+	// Dropped is what the replay buffer's limits dropped since the session was last claimed
+	// (Claim only; nil: nothing).
+	Dropped   *Dropped
 	HasCursor bool
+}
+
+// Dropped counts deliveries owed to a session that its replay buffer's limits (ReplayLimits)
+// dropped: always the newest of a save, so what a resume replays is the owed deliveries' oldest
+// part, in order, and the dropped ones are the transfers of blocks timed between FirstMs and
+// LastMs (block times, Unix milliseconds) that the session's filters matched.
+type Dropped struct {
+	Count           int64
+	FirstMs, LastMs int64
+}
+
+// merge adds o to d (either may be nil).
+func (d *Dropped) merge(o *Dropped) *Dropped {
+	switch {
+	case o == nil || o.Count == 0:
+		return d
+	case d == nil || d.Count == 0:
+		return o
+	}
+	return &Dropped{Count: d.Count + o.Count, FirstMs: min(d.FirstMs, o.FirstMs), LastMs: max(d.LastMs, o.LastMs)}
+}
+
+// String is the hash field's form, count:first:last.
+func (d *Dropped) String() string {
+	if d == nil || d.Count == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d:%d:%d", d.Count, d.FirstMs, d.LastMs)
+}
+
+// parseDropped reads the hash field's form (nil when empty or malformed).
+func parseDropped(v string) *Dropped {
+	var d Dropped
+	if _, err := fmt.Sscanf(v, "%d:%d:%d", &d.Count, &d.FirstMs, &d.LastMs); err != nil || d.Count <= 0 {
+		return nil
+	}
+	return &d
 }
 
 func (s *Store) skey(id string) string  { return s.prefix + "s:" + id }
 func (s *Store) rkey(id string) string  { return s.prefix + "r:" + id }
 func (s *Store) kkey(key string) string { return s.prefix + "k:" + key }
 func (s *Store) dkey(id string) string  { return s.prefix + "d:" + id }
+
+// bkey is the hash of a key's replay buffer sizes (session id → bytes), which the scripts bound
+// a key's buffers by (they build its name the same way, from the prefix and the session's key).
+func (s *Store) bkey(key string) string { return s.prefix + "b:" + key }
 
 func (s *Store) ms() int64 { return s.now().UnixMilli() }
 
@@ -136,8 +190,10 @@ func boolInt(b bool) int {
 	return 0
 }
 
-// claim: KEYS session, replay; ARGV key id, owner, now, ttl ms, fresh. Returns the session's
-// fields and the replay buffer, now owned by owner; the replay buffer is handed over (deleted).
+// claim: KEYS session, replay; ARGV key id, owner, now, ttl ms, fresh, prefix, session id.
+// Returns the session's fields and the replay buffer, now owned by owner; the replay buffer and
+// what its limits dropped are handed over (deleted, and the buffer's size dropped from its key's
+// sizes).
 var claimScript = redis.NewScript(`
 if redis.call('EXISTS', KEYS[1]) == 0 then return false end
 if redis.call('HGET', KEYS[1], 'key') ~= ARGV[1] then return false end
@@ -146,13 +202,16 @@ redis.call('PEXPIRE', KEYS[1], ARGV[4])
 local replay = {}
 if ARGV[5] ~= '1' then replay = redis.call('LRANGE', KEYS[2], 0, -1) end
 redis.call('DEL', KEYS[2])
-return {redis.call('HGETALL', KEYS[1]), replay}
+redis.call('HDEL', ARGV[6] .. 'b:' .. ARGV[1], ARGV[7])
+local fields = redis.call('HGETALL', KEYS[1])
+redis.call('HDEL', KEYS[1], 'dropped')
+return {fields, replay}
 `)
 
 // Claim makes owner the session's server and returns it with its replay buffer (emptied in
 // Redis); fresh drops the buffer instead. ErrNoSession when it does not exist for keyID.
 func (s *Store) Claim(ctx context.Context, id, keyID, owner string, ttl time.Duration, fresh bool) (Session, error) {
-	v, err := claimScript.Run(ctx, s.rdb, []string{s.skey(id), s.rkey(id)}, keyID, owner, s.ms(), ttl.Milliseconds(), boolInt(fresh)).Slice()
+	v, err := claimScript.Run(ctx, s.rdb, []string{s.skey(id), s.rkey(id)}, keyID, owner, s.ms(), ttl.Milliseconds(), boolInt(fresh), s.prefix, id).Slice()
 	if errors.Is(err, redis.Nil) {
 		return Session{}, ErrNoSession
 	}
@@ -174,7 +233,8 @@ func parse(id string, flat []any) (Session, error) {
 	for i := 0; i+1 < len(flat); i += 2 {
 		m[flat[i].(string)] = flat[i+1].(string)
 	}
-	ss := Session{ID: id, KeyID: m["key"], UserID: m["user"], Kind: m["kind"], Owner: m["owner"], HasCursor: m["hascursor"] == "1"}
+	ss := Session{ID: id, KeyID: m["key"], UserID: m["user"], Kind: m["kind"], Owner: m["owner"], HasCursor: m["hascursor"] == "1",
+		Dropped: parseDropped(m["dropped"])}
 	ss.Seq, _ = strconv.ParseInt(m["seq"], 10, 64)
 	ss.Used, _ = strconv.ParseInt(m["used"], 10, 64)
 	if ms, err := strconv.ParseInt(m["created"], 10, 64); err == nil {
@@ -290,24 +350,85 @@ func (s *Store) Delete(ctx context.Context, id, keyID string) (bool, error) {
 }
 
 // update: KEYS session, replay, tombstone; ARGV owner, now, ttl ms, filters (” keeps), cursor
-// (” keeps), used delta, release ('1' clears the owner), replay items... Returns 1 (applied),
-// 0 (another connection owns it), 2 (no hash and no tombstone: Redis lost it), 3 (deleted).
+// (” keeps), used delta, release ('1' clears the owner), prefix, session id, the session's and
+// the key's replay byte limits (0: none), dropped to add (count:first:last or ”), then per
+// message owed its block time (ms) and the message, appended to the replay buffer. Returns
+// {code, dropped}: code 1 (applied), 0 (another connection owns it), 2 (no hash and no
+// tombstone: Redis lost it), 3 (deleted); dropped, the messages the limits left out.
+//
+// The limits keep the oldest messages that fit and drop every one after the first that does
+// not, so a resume replays an unbroken, ordered head of what was owed. The key's total is the
+// sum of its sessions' recorded sizes whose buffers still exist (a buffer claimed, expired or
+// deleted drops out as the sum is taken).
 var updateScript = redis.NewScript(`
 local owner = redis.call('HGET', KEYS[1], 'owner')
 if not owner then
-  if redis.call('EXISTS', KEYS[3]) == 1 then return 3 end
-  return 2
+  if redis.call('EXISTS', KEYS[3]) == 1 then return {3, 0} end
+  return {2, 0}
 end
-if owner ~= ARGV[1] then return 0 end
+if owner ~= ARGV[1] then return {0, 0} end
 redis.call('HSET', KEYS[1], 'seen', ARGV[2])
 if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'filters', ARGV[4]) end
 if ARGV[5] ~= '' then redis.call('HSET', KEYS[1], 'cursor', ARGV[5], 'hascursor', 1) end
 redis.call('HINCRBY', KEYS[1], 'used', ARGV[6])
 if ARGV[7] == '1' then redis.call('HSET', KEYS[1], 'owner', '') end
-for i = 8, #ARGV do redis.call('RPUSH', KEYS[2], ARGV[i]) end
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
-if #ARGV >= 8 then redis.call('PEXPIRE', KEYS[2], ARGV[3]) end
-return 1
+if #ARGV < 14 and ARGV[12] == '' then return {1, 0} end
+local sid, scap, kcap = ARGV[9], tonumber(ARGV[10]), tonumber(ARGV[11])
+local bk = ARGV[8] .. 'b:' .. (redis.call('HGET', KEYS[1], 'key') or '')
+local mine, others = 0, 0
+local sizes = redis.call('HGETALL', bk)
+for i = 1, #sizes, 2 do
+  if sizes[i] == sid then
+    if redis.call('EXISTS', KEYS[2]) == 1 then mine = tonumber(sizes[i + 1]) end
+  elseif redis.call('EXISTS', ARGV[8] .. 'r:' .. sizes[i]) == 1 then
+    others = others + tonumber(sizes[i + 1])
+  else
+    redis.call('HDEL', bk, sizes[i])
+  end
+end
+local room = -1
+if scap > 0 then room = scap - mine end
+if kcap > 0 and (room < 0 or kcap - mine - others < room) then room = kcap - mine - others end
+local n, first, last, cut = 0, 0, 0, false
+for i = 13, #ARGV, 2 do
+  local msg, at = ARGV[i + 1], tonumber(ARGV[i])
+  if not cut and (room < 0 or #msg <= room) then
+    redis.call('RPUSH', KEYS[2], msg)
+    mine = mine + #msg
+    if room >= 0 then room = room - #msg end
+  else
+    cut = true
+    if n == 0 or at < first then first = at end
+    if n == 0 or at > last then last = at end
+    n = n + 1
+  end
+end
+if #ARGV >= 14 then
+  redis.call('PEXPIRE', KEYS[2], ARGV[3])
+  if mine > 0 then
+    redis.call('HSET', bk, sid, mine)
+    if redis.call('PTTL', bk) < tonumber(ARGV[3]) then redis.call('PEXPIRE', bk, ARGV[3]) end
+  end
+end
+local c, f, l = 0, 0, 0
+local function count(x, y, z)
+  x, y, z = tonumber(x), tonumber(y), tonumber(z)
+  if not x or not y or not z or x <= 0 then return end
+  if c == 0 or y < f then f = y end
+  if c == 0 or z > l then l = z end
+  c = c + x
+end
+local function countField(v)
+  if not v or v == '' then return end
+  local x, y, z = string.match(v, '^(%d+):(%-?%d+):(%-?%d+)$')
+  if x then count(x, y, z) end
+end
+countField(redis.call('HGET', KEYS[1], 'dropped'))
+countField(ARGV[12])
+count(n, first, last)
+if c > 0 then redis.call('HSET', KEYS[1], 'dropped', string.format('%.0f:%.0f:%.0f', c, f, l)) end
+return {1, n}
 `)
 
 // Update is a write by the session's owner; ErrTakenOver when owner no longer owns it,
@@ -318,6 +439,14 @@ type Update struct {
 	Used    int64         // transfers delivered since the last update
 	Release bool          // the connection went away: the session waits for a reconnect
 	Replay  [][]byte      // messages owed, appended to the replay buffer
+	// ReplayTimes are the block times (Unix ms) of Replay's messages, index for index, for
+	// Dropped's times (missing ones count as 0).
+	ReplayTimes []int64
+	// Dropped is added to what the session's replay limits dropped before (a claimed session
+	// handed back keeps what its claim took).
+	Dropped *Dropped
+	// OnDropped, when set, is told how many of Replay's messages the replay limits dropped.
+	OnDropped func(n int64)
 	// Restore returns the session as its owner holds it (identity, filters, cursor), to store
 	// again when Redis lost it; false (or a nil Restore) makes Apply return ErrLost instead.
 	// Called only then. The copy's Used is the transfers charged to the session as its owner
@@ -341,19 +470,37 @@ func (s *Store) Apply(ctx context.Context, id, owner string, ttl time.Duration, 
 		b, _ := json.Marshal(u.Cursor)
 		c = string(b)
 	}
-	args := []any{owner, s.ms(), ttl.Milliseconds(), f, c, u.Used, boolInt(u.Release)}
-	for _, r := range u.Replay {
-		args = append(args, r)
+	args := []any{owner, s.ms(), ttl.Milliseconds(), f, c, u.Used, boolInt(u.Release), s.prefix, id,
+		s.replaySession, s.replayKey, u.Dropped.String()}
+	for i, r := range u.Replay {
+		var at int64
+		if i < len(u.ReplayTimes) {
+			at = u.ReplayTimes[i]
+		}
+		args = append(args, at, r)
 	}
 	keys := []string{s.skey(id), s.rkey(id), s.dkey(id)}
-	n, err := updateScript.Run(ctx, s.rdb, keys, args...).Int()
+	run := func() (int64, int64, error) {
+		v, err := updateScript.Run(ctx, s.rdb, keys, args...).Int64Slice()
+		if err == nil && len(v) != 2 {
+			err = fmt.Errorf("session update answered %v", v)
+		}
+		if err != nil {
+			return 0, 0, err
+		}
+		return v[0], v[1], nil
+	}
+	n, dropped, err := run()
 	if err == nil && n == 2 {
 		if err = s.restore(ctx, id, owner, ttl, u.SessionCap, u.Restore); err == nil {
-			n, err = updateScript.Run(ctx, s.rdb, keys, args...).Int()
+			n, dropped, err = run()
 		}
 	}
 	if err != nil {
 		return err
+	}
+	if dropped > 0 && u.OnDropped != nil {
+		u.OnDropped(dropped)
 	}
 	switch n {
 	case 0:

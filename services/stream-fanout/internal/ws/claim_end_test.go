@@ -3,6 +3,7 @@ package ws
 import (
 	"context"
 	"errors"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -163,5 +164,38 @@ func TestRefusedReconnectKeepsTheSession(t *testing.T) {
 	}
 	if ss, err := st.Get(ctx, "v2-1", "k"); err != nil || ss.Owner != "" {
 		t.Fatalf("the v2 stream refused to a session's route: owner %q, %v; want handed back", ss.Owner, err)
+	}
+}
+
+// What a session's replay limits dropped is told once: a connection that ends before its
+// reconnect's ack hands the count back with the session (the next reconnect tells it), and one
+// that resumed keeps nothing of it for the next.
+func TestDroppedIsToldOnce(t *testing.T) {
+	h, st, id := takeoverHub(t)
+	h.o.Transfers = feed.Topic{Brokers: []string{"127.0.0.1:1"}, Name: "transfers"}
+	h.o.Engine.Do(context.Background(), func() { h.o.Engine.SetPositions(map[int]int64{0: 10}) })
+	dropped := &store.Dropped{Count: 7, FirstMs: 1_700_000_000_000, LastMs: 1_700_000_001_000}
+	if err := st.Apply(context.Background(), id, "", time.Minute, store.Update{Cursor: map[int]int64{0: 10}, Dropped: dropped}); err != nil {
+		t.Fatal(err)
+	}
+	c := standIn(t, h, "b")
+	var told *store.Dropped
+	err := c.resumeGaps(id, false, func(_ []replayGap, d *store.Dropped) { told = d; c.save() })
+	if !errors.Is(err, errEnded) || !reflect.DeepEqual(told, dropped) {
+		t.Fatalf("resume: %v, told %+v; want errEnded after telling %+v", err, told, dropped)
+	}
+
+	c2 := standIn(t, h, "c")
+	told = nil
+	if err := c2.resumeGaps(id, false, func(_ []replayGap, d *store.Dropped) { told = d }); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(told, dropped) {
+		t.Fatalf("the next reconnect was told %+v; want %+v handed back", told, dropped)
+	}
+	c2.save()
+	ss, err := st.Claim(context.Background(), id, "k", "reader", time.Minute, false)
+	if err != nil || ss.Dropped != nil {
+		t.Fatalf("after a reconnect told it: dropped %+v (%v); want none", ss.Dropped, err)
 	}
 }

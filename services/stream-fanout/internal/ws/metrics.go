@@ -31,6 +31,8 @@ type Metrics struct {
 	// feedGaps what the replica's own read of the transfer topic skipped.
 	replayGaps metric.Int64Counter
 	feedGaps   metric.Int64Counter
+	// replayDropped counts the deliveries owed that the replay buffers' limits dropped.
+	replayDropped metric.Int64Counter
 	// feedReadErrors counts the failed reads of the topics the replica follows.
 	feedReadErrors metric.Int64Counter
 	// stages splits the latency: the time from the broker to each stage a delivery passed.
@@ -92,6 +94,9 @@ func NewMetrics(meter metric.Meter) (*Metrics, error) {
 		metric.WithDescription("partitions where this replica's read of the transfer topic skipped records, by reason: retention (deleted before they were read; connected sessions miss them) or topicReset (the log ended below the read, which starts again at the new log's start)")); err != nil {
 		return nil, err
 	}
+	if m.replayDropped, err = newReplayDropped(meter); err != nil {
+		return nil, err
+	}
 	if m.feedReadErrors, err = meter.Int64Counter("stream_feed_read_errors_total",
 		metric.WithDescription("failed reads of a partition of a topic the replica follows (transfers, attributions, reorgs, user changes), by topic; retried, the first of a row logged")); err != nil {
 		return nil, err
@@ -99,7 +104,13 @@ func NewMetrics(meter metric.Meter) (*Metrics, error) {
 	for i, r := range [2]string{saveErr: "error", saveGivenUp: "redis_failing"} {
 		m.saveReason[i] = metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", r)))
 	}
-	// Counters start at zero so rate() and alerts see them before the first event.
+	m.startAtZero()
+	return m, nil
+}
+
+// startAtZero adds 0 to every counter's series, so rate() and alerts see them before the first
+// event.
+func (m *Metrics) startAtZero() {
 	ctx := context.Background()
 	m.saveFailed.Add(ctx, 0, m.saveReason[saveErr])
 	m.saveFailed.Add(ctx, 0, m.saveReason[saveGivenUp])
@@ -119,7 +130,6 @@ func NewMetrics(meter metric.Meter) (*Metrics, error) {
 	for _, lt := range []string{store.LimitHourly, store.LimitMonthly} {
 		m.refused.Add(ctx, 0, metric.WithAttributes(attribute.String("limit_type", lt)))
 	}
-	return m, nil
 }
 
 func (m *Metrics) opened() {
@@ -240,6 +250,23 @@ func (m *Metrics) position(msg kafka.Message) {
 
 // replayGap counts a partition a resume could not replay from the saved position; found is
 // where it was found ("cursor" or "read").
+// newReplayDropped is stream_replay_dropped_total, started at zero.
+func newReplayDropped(meter metric.Meter) (metric.Int64Counter, error) {
+	c, err := meter.Int64Counter("stream_replay_dropped_total",
+		metric.WithDescription("deliveries owed to sessions at a disconnect that the replay buffer limits (STREAM_REPLAY_MAX_BYTES, STREAM_REPLAY_MAX_BYTES_PER_KEY) dropped: not replayed, not charged, told in the reconnect's replayDropped"))
+	if err == nil {
+		c.Add(context.Background(), 0)
+	}
+	return c, err
+}
+
+// replayDroppedN counts n deliveries the replay limits dropped.
+func (m *Metrics) replayDroppedN(n int64) {
+	if m != nil {
+		m.replayDropped.Add(context.Background(), n)
+	}
+}
+
 func (m *Metrics) replayGap(reason, found string) {
 	if m != nil {
 		m.replayGaps.Add(context.Background(), 1, metric.WithAttributes(attribute.String("reason", reason), attribute.String("found", found)))

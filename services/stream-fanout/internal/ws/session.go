@@ -1,6 +1,7 @@
 package ws
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"sort"
 	"time"
 
+	apirender "github.com/chainintel/chainintel/libs/render"
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/engine"
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/feed"
@@ -384,14 +386,32 @@ func (c *conn) reconnect(req Request) error {
 		c.ack(req.ID, "reconnected", c.restoredData())
 		return nil
 	}
-	return c.resumeGaps(req.SessionID, false, func(gaps []replayGap) {
+	return c.resumeGaps(req.SessionID, false, func(gaps []replayGap, dropped *store.Dropped) {
 		d, msg := c.restoredData(), "reconnected"
 		if len(gaps) > 0 {
 			d["replayGaps"] = gaps
 			msg = "reconnected; what was matched while away could not be replayed on every partition (see replayGaps)"
 		}
+		if dropped != nil {
+			d["replayDropped"] = droppedData(dropped)
+			msg += fmt.Sprintf("; %d transfers owed at a disconnect were over the replay buffer's limit and are not replayed (see replayDropped)", dropped.Count)
+		}
 		c.ack(req.ID, msg, d)
 	})
+}
+
+// replayDropped is a reconnect ack's account of the deliveries the replay buffer's limits
+// dropped: how many, and the block times of the first and last of their transfers (the
+// transfers the session's filters matched in between, from /transfers, include them).
+type replayDropped struct {
+	Count         int64  `json:"count"`
+	FromBlockTime string `json:"fromBlockTime"`
+	ToBlockTime   string `json:"toBlockTime"`
+}
+
+func droppedData(d *store.Dropped) replayDropped {
+	return replayDropped{Count: d.Count, FromBlockTime: apirender.Timestamp(time.UnixMilli(d.FirstMs)),
+		ToBlockTime: apirender.Timestamp(time.UnixMilli(d.LastMs))}
 }
 
 func (c *conn) restoredData() map[string]any {
@@ -524,7 +544,7 @@ func (c *conn) checkCursor(cursor map[int]int64) (map[int]int64, []replayGap) {
 // The session the connection served until now is kept until the claim succeeds: a refused
 // reconnect leaves it served.
 func (c *conn) resume(id string, fresh bool, onClaimed func()) error {
-	return c.resumeGaps(id, fresh, func([]replayGap) { onClaimed() })
+	return c.resumeGaps(id, fresh, func([]replayGap, *store.Dropped) { onClaimed() })
 }
 
 // resumeGaps is resume, telling onClaimed the partitions it cannot replay from the session's
@@ -532,7 +552,10 @@ func (c *conn) resume(id string, fresh bool, onClaimed func()) error {
 // found the records after the position deleted (the log's start moved since the replica's
 // shared read of it) or the log reset. The read comes before onClaimed so that every gap is in
 // the ack.
-func (c *conn) resumeGaps(id string, fresh bool, onClaimed func([]replayGap)) error {
+//
+// Deliveries the replay buffer's limits dropped (the claim hands them over) are told to
+// onClaimed too, and logged; until then a save of the session keeps them.
+func (c *conn) resumeGaps(id string, fresh bool, onClaimed func([]replayGap, *store.Dropped)) error {
 	defer c.q.setHold(false)
 	notice := c.checkQuota()
 	ss, sub, pos, gaps, err := c.claim(id, fresh)
@@ -562,10 +585,23 @@ func (c *conn) resumeGaps(id string, fresh bool, onClaimed func([]replayGap)) er
 		c.h.o.Log.Warn("a resumed session's saved position is outside the transfer topic; those partitions resume from where gaps says",
 			"session", id, "gaps", gaps)
 	}
-	onClaimed(gaps)
+	var dropped *store.Dropped
+	if owed {
+		dropped = ss.Dropped
+	}
+	if dropped != nil {
+		c.h.o.Log.Warn("a resumed session's replay buffer was over its limit at a disconnect: the newest deliveries it was owed are not replayed",
+			"session", id, "dropped", dropped.Count, "from", time.UnixMilli(dropped.FirstMs).UTC(), "to", time.UnixMilli(dropped.LastMs).UTC())
+	}
+	onClaimed(gaps, dropped)
 	if !owed {
 		return nil
 	}
+	c.mu.Lock()
+	if c.owed != nil && c.sub == sub {
+		c.owed.dropped = nil // told
+	}
+	c.mu.Unlock()
 	replay := make([]out, 0, len(ss.Replay))
 	// Every message of the buffer was rendered from a record below the session's cursor (and
 	// this replica's position).
@@ -591,6 +627,31 @@ func (c *conn) resumeGaps(id string, fresh bool, onClaimed func([]replayGap)) er
 		return errEnded
 	}
 	return nil
+}
+
+// blockTimeField precedes a rendered transfer's block time.
+var blockTimeField = []byte(`"blockTimestamp":"`)
+
+// replayTimes are the block times (Unix ms) of rendered transfer messages, for what the replay
+// buffer's limits may drop (0 where a message has none).
+func replayTimes(msgs [][]byte) []int64 {
+	if len(msgs) == 0 {
+		return nil
+	}
+	out := make([]int64, len(msgs))
+	for i, m := range msgs {
+		j := bytes.Index(m, blockTimeField)
+		if j < 0 {
+			continue
+		}
+		v := m[j+len(blockTimeField):]
+		if k := bytes.IndexByte(v, '"'); k > 0 {
+			if t, err := time.Parse(time.RFC3339Nano, string(v[:k])); err == nil {
+				out[i] = t.UnixMilli()
+			}
+		}
+	}
+	return out
 }
 
 // replayedBlock is what orphanedRaw reads of a replay buffer's message: the transfer's block.
@@ -625,6 +686,9 @@ type owedResume struct {
 	// cursor is where the session was served up to when claimed: what a save before the resume
 	// is done stores again if Redis lost the session.
 	cursor map[int]int64
+	// dropped is what the replay buffer's limits dropped, handed over by the claim (nil once
+	// told to the client): a save before then keeps it for the next resume.
+	dropped *store.Dropped
 }
 
 // queueOwed queues what the resume of sub owed, in one step with recording it queued (last:
@@ -736,7 +800,9 @@ func (c *conn) take(id string, fresh bool) (store.Session, []*engine.Filter, err
 // served, with the replay buffer the claim took.
 func (c *conn) handBack(ss store.Session) {
 	restore := func() (store.Session, bool) { return ss, true }
-	err := c.h.o.Store.Apply(context.WithoutCancel(c.ctx), ss.ID, c.token, c.h.windowOf(ss.Kind), store.Update{Release: true, Replay: ss.Replay, Restore: restore, SessionCap: c.h.o.MaxSessionsPerKey})
+	err := c.h.o.Store.Apply(context.WithoutCancel(c.ctx), ss.ID, c.token, c.h.windowOf(ss.Kind), store.Update{Release: true,
+		Replay: ss.Replay, ReplayTimes: replayTimes(ss.Replay), Dropped: ss.Dropped, OnDropped: c.h.o.Metrics.replayDroppedN,
+		Restore: restore, SessionCap: c.h.o.MaxSessionsPerKey})
 	if _, gone := goneReason(err); err != nil && !gone {
 		c.h.o.Log.Error("handing back a session claimed by a connection that could not serve it failed", "session", ss.ID, "error", err)
 	}
@@ -767,7 +833,7 @@ func (c *conn) attach(ss store.Session, fs []*engine.Filter, skip map[int]int64,
 		c.usedSaved.Store(ss.Used)
 		c.q.setFilters(len(fs))
 		if owed {
-			c.owed = &owedResume{replay: ss.Replay, cursor: ss.Cursor}
+			c.owed = &owedResume{replay: ss.Replay, cursor: ss.Cursor, dropped: ss.Dropped}
 		}
 		c.h.own(ss.ID, c)
 	})
@@ -901,14 +967,15 @@ func (c *conn) detach(ctx context.Context, final bool) error {
 		return nil
 	}
 	raw, items := c.q.unsent()
-	u := store.Update{Cursor: cursor, Used: c.takeUsed(), Release: true}
+	u := store.Update{Cursor: cursor, Used: c.takeUsed(), Release: true, OnDropped: c.h.o.Metrics.replayDroppedN}
 	if owed != nil {
-		u.Cursor, u.Replay = nil, append(raw, owed.replay...)
+		u.Cursor, u.Replay, u.Dropped = nil, append(raw, owed.replay...), owed.dropped
 		snap.Cursor, snap.HasCursor = owed.cursor, owed.cursor != nil
 	} else {
 		u.Replay = c.renderUnsent(raw, items)
 		snap.Cursor, snap.HasCursor = cursor, cursor != nil
 	}
+	u.ReplayTimes = replayTimes(u.Replay)
 	u.Restore, u.SessionCap = func() (store.Session, bool) { return snap, true }, c.h.o.MaxSessionsPerKey
 	err := c.h.o.Store.Apply(ctx, id, c.token, win, u)
 	if errors.Is(err, store.ErrSessionCap) {
