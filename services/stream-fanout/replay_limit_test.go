@@ -42,7 +42,7 @@ func TestReplayLimitKeepsTheOldestAndTellsTheRest(t *testing.T) {
 	// Published in batches until the replica has dropped the client: a replica reading the
 	// topic behind the publisher would otherwise offer the batches to a client reading them.
 	for i := 0; i < len(all); i += 50 {
-		w.publish(all[i : i+50]...)
+		w.publishUnder("rl", all[i:i+50]...) // one partition: the order owed is the order published
 		for wait := time.Now().Add(500 * time.Millisecond); i+50 < len(all) && r.metric(t, "stream_slow_clients_dropped_total") == 0 && time.Now().Before(wait); {
 			time.Sleep(20 * time.Millisecond)
 		}
@@ -83,7 +83,7 @@ func TestReplayLimitKeepsTheOldestAndTellsTheRest(t *testing.T) {
 	}
 	d := a.Payload.Data.Dropped
 	last := transferMsg(from, addr(81), 100)
-	w.publish(last)
+	w.publishUnder("rl", last)
 	got, err := readTransfers(t, again, got, func(d []delivery) bool { return len(d) > 0 && d[len(d)-1].transfer == last.Id })
 	if err != nil {
 		t.Fatalf("after the reconnect %d deliveries: %v", len(got), err)

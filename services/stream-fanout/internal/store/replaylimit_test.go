@@ -125,3 +125,26 @@ func TestReplayUnlimited(t *testing.T) {
 		t.Fatalf("replays %d, dropped %+v (%v); want all 50", len(got.Replay), got.Dropped, err)
 	}
 }
+
+// TestReplayOverTheLimitKeepsNothing: a key already over its limit (the limit lowered, or
+// another replica's higher one) keeps nothing more: every message of a save is dropped.
+func TestReplayOverTheLimitKeepsNothing(t *testing.T) {
+	rdb, _ := redistest.Client(t)
+	ctx := context.Background()
+	prefix := fmt.Sprintf("ro%d:", time.Now().UnixNano())
+	wide, narrow := New(rdb, prefix, nil, ReplayLimits(0, 2000)), New(rdb, prefix, nil, ReplayLimits(0, 1000))
+	createOwned(t, wide, "s1", "k")
+	msgs, times := owedMsgs(15, 100, 0)
+	if err := wide.Apply(ctx, "s1", "a", time.Minute, Update{Release: true, Replay: msgs, ReplayTimes: times}); err != nil {
+		t.Fatal(err)
+	}
+	createOwned(t, narrow, "s2", "k")
+	var dropped int64
+	if err := narrow.Apply(ctx, "s2", "a", time.Minute, Update{Release: true, Replay: msgs[:5], ReplayTimes: times[:5], OnDropped: func(n int64) { dropped = n }}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := narrow.Claim(ctx, "s2", "k", "b", time.Minute, false)
+	if err != nil || len(got.Replay) != 0 || dropped != 5 || got.Dropped == nil || got.Dropped.Count != 5 {
+		t.Fatalf("a key over its limit kept %d, dropped %d (%+v, %v); want none kept, 5 dropped", len(got.Replay), dropped, got.Dropped, err)
+	}
+}

@@ -387,16 +387,16 @@ for i = 1, #sizes, 2 do
     redis.call('HDEL', bk, sizes[i])
   end
 end
-local room = -1
-if scap > 0 then room = scap - mine end
-if kcap > 0 and (room < 0 or kcap - mine - others < room) then room = kcap - mine - others end
+local bounded, room = false, 0
+if scap > 0 then bounded, room = true, scap - mine end
+if kcap > 0 and (not bounded or kcap - mine - others < room) then bounded, room = true, kcap - mine - others end
 local n, first, last, cut = 0, 0, 0, false
 for i = 13, #ARGV, 2 do
   local msg, at = ARGV[i + 1], tonumber(ARGV[i])
-  if not cut and (room < 0 or #msg <= room) then
+  if not cut and (not bounded or #msg <= room) then
     redis.call('RPUSH', KEYS[2], msg)
     mine = mine + #msg
-    if room >= 0 then room = room - #msg end
+    room = room - #msg
   else
     cut = true
     if n == 0 or at < first then first = at end

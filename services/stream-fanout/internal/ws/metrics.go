@@ -253,7 +253,7 @@ func (m *Metrics) position(msg kafka.Message) {
 // newReplayDropped is stream_replay_dropped_total, started at zero.
 func newReplayDropped(meter metric.Meter) (metric.Int64Counter, error) {
 	c, err := meter.Int64Counter("stream_replay_dropped_total",
-		metric.WithDescription("deliveries owed to sessions at a disconnect that the replay buffer limits (STREAM_REPLAY_MAX_BYTES, STREAM_REPLAY_MAX_BYTES_PER_KEY) dropped: not replayed, not charged, told in the reconnect's replayDropped"))
+		metric.WithDescription("deliveries owed to sessions at a disconnect that the replay buffer limits (STREAM_REPLAY_MAX_BYTES, STREAM_REPLAY_MAX_BYTES_PER_KEY) dropped: not replayed, not charged, told in the reconnect's replayDropped (logged for a connect with a session id or a v2 stream's)"))
 	if err == nil {
 		c.Add(context.Background(), 0)
 	}
