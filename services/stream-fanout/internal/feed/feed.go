@@ -226,11 +226,9 @@ func (t Topic) Follow(ctx context.Context, start map[int]int64, handle func(kafk
 	var wg sync.WaitGroup
 	var once sync.Once
 	var failed error
-	watches := make([]*partWatch, 0, len(start))
-	for p, off := range start {
+	run := func(p int, off int64) *partWatch {
 		w := &partWatch{part: p, below: -1}
 		w.next.Store(off)
-		watches = append(watches, w)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -238,12 +236,31 @@ func (t Topic) Follow(ctx context.Context, start map[int]int64, handle func(kafk
 				once.Do(func() { failed = err; stop() })
 			}
 		}()
+		return w
 	}
-	watched := make(chan struct{})
-	go func() { defer close(watched); t.watchIdle(fctx, watches) }()
+	watches := make([]*partWatch, 0, len(start))
+	for p, off := range start {
+		watches = append(watches, run(p, off))
+	}
+	// The check runs inside the group, so the partitions it adds (run) join a group that is
+	// never empty before it ends.
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t.watchIdle(fctx, watches, func(p int) *partWatch {
+			// A partition added to the topic is read from its first kept record: all it holds
+			// was published after the replica started reading the topic.
+			first, _, err := t.Bounds(fctx, p)
+			if err != nil {
+				first = 0
+			}
+			if t.Log != nil {
+				t.Log.Info("reading a partition added to the topic", "topic", t.Name, "partition", p, "from", first)
+			}
+			return run(p, first)
+		})
+	}()
 	wg.Wait()
-	stop()
-	<-watched
 	if ctx.Err() != nil {
 		return nil
 	}
@@ -297,24 +314,46 @@ func (w *partWatch) takeBelow(next int64) bool {
 	return at == next
 }
 
-// watchIdle checks, every stallCheck until ctx ends, where the logs of the partitions of
+// addPartitions starts reading (add) every partition the topic has that watches does not, and
+// returns watches with them. When the topic's partitions cannot be listed it tries again at the
+// next check.
+func (t Topic) addPartitions(ctx context.Context, watches []*partWatch, add func(p int) *partWatch) []*partWatch {
+	parts, err := t.Partitions(ctx)
+	if err != nil || len(parts) <= len(watches) {
+		return watches
+	}
+	known := make(map[int]bool, len(watches))
+	for _, w := range watches {
+		known[w.part] = true
+	}
+	for _, p := range parts {
+		if !known[p] && ctx.Err() == nil {
+			watches = append(watches, add(p))
+		}
+	}
+	return watches
+}
+
+// watchIdle checks, every stallCheck until ctx ends, for partitions added to the topic (read
+// from their start, add) and where the logs of the partitions of
 // watches that read nothing since the check before end, in one ListOffsets call for all of
 // them (kafka-go's client sends it as one small request per partition, pipelined on the
 // shared transport), and ends the read of each whose log ends below its reader's position.
 // An idle topic so costs one call per interval, whatever its partitions, not one per
 // partition at its own time.
-func (t Topic) watchIdle(ctx context.Context, watches []*partWatch) {
+func (t Topic) watchIdle(ctx context.Context, watches []*partWatch, add func(p int) *partWatch) {
 	tick := time.NewTicker(stallCheck)
 	defer tick.Stop()
-	seen := make([]int64, len(watches))
-	for i := range seen {
-		seen[i] = -1
-	}
+	var seen []int64
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
+		}
+		watches = t.addPartitions(ctx, watches, add)
+		for len(seen) < len(watches) {
+			seen = append(seen, -1)
 		}
 		var idle []*partWatch
 		var parts []int

@@ -874,6 +874,9 @@ func (c *conn) catchUp(sub *engine.Sub, from, to map[int]int64) ([]engine.Item, 
 	var firstErr error
 	for p, end := range to {
 		start, ok := from[p]
+		if !ok {
+			start, ok = c.addedSince(from, p)
+		}
 		if !ok || start >= end {
 			continue
 		}
@@ -919,6 +922,23 @@ func (c *conn) catchUp(sub *engine.Sub, from, to map[int]int64) ([]engine.Item, 
 		}
 	}
 	return items, gaps, firstErr
+}
+
+// addedSince is where to read partition p from for a session saved served up to from, which
+// does not name p: p was added to the topic after the save (a saved position names every
+// partition its replica was reading), so all it holds was published since, read from its first
+// kept record. ok is false for a session saved before it was served anything (no position).
+func (c *conn) addedSince(from map[int]int64, p int) (start int64, ok bool) {
+	if len(from) == 0 {
+		return 0, false
+	}
+	ctx, cancel := context.WithTimeout(c.ctx, 5*time.Second)
+	defer cancel()
+	first, _, err := c.h.o.Transfers.Bounds(ctx, p)
+	if err != nil {
+		return 0, true
+	}
+	return first, true
 }
 
 // settleOrphans has, when one of recs (records below upTo) is of a block marked orphaned, the
