@@ -44,6 +44,8 @@ type Store interface {
 	CreateEntities(ctx context.Context, user string, in []EntityInput, max int) ([]Entity, error)
 	Entities(ctx context.Context, user string, withAddresses bool) ([]Entity, error)
 	Entity(ctx context.Context, user, id string) (Entity, error)
+	// EntitiesByID returns the user's entities among ids (uuids), with their addresses.
+	EntitiesByID(ctx context.Context, user string, ids []string) ([]Entity, error)
 	SharedEntity(ctx context.Context, id string) (Entity, error)
 	// ReplaceEntity overwrites name, note, the address set and (when given) shareable.
 	ReplaceEntity(ctx context.Context, user, id string, in EntityInput) (Entity, error)
@@ -347,6 +349,48 @@ func (s *Service) Entity(ctx context.Context, user, id string) (Entity, error) {
 	}
 	e, err := s.store.Entity(ctx, user, id)
 	return e, s.entityErr(id, err)
+}
+
+// MaxEntityBatch is the most ids one EntitiesByID call takes (the most values of one public
+// query parameter, libs/params.MaxListItems).
+const MaxEntityBatch = 1000
+
+// EntitiesByID returns those of ids that are the user's entities, with their addresses, in the
+// order of ids and each once: a service resolving many entity references of one request asks
+// for them in one call. An id that is not a user entity id's shape, or is no entity of the user,
+// is left out (the caller's "not found"). More than MaxEntityBatch distinct ids is a 400.
+func (s *Service) EntitiesByID(ctx context.Context, user string, ids []string) ([]Entity, error) {
+	var want []string
+	seen := map[string]bool{}
+	for _, id := range ids {
+		id = strings.ToLower(id)
+		if !client.IsUserEntityID(id) || seen[id] {
+			continue
+		}
+		seen[id] = true
+		want = append(want, id)
+	}
+	if len(want) > MaxEntityBatch {
+		return nil, httpx.BadRequest("ids: at most %d entity ids, got %d", MaxEntityBatch, len(want))
+	}
+	out := []Entity{}
+	if len(want) == 0 {
+		return out, nil
+	}
+	got, err := s.store.EntitiesByID(ctx, user, want)
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[string]Entity, len(got))
+	for _, e := range got {
+		byID[e.ID] = e
+	}
+	for _, id := range want {
+		if e, ok := byID[id]; ok {
+			out = append(out, e)
+		}
+	}
+	return out, nil
 }
 
 // SharedEntity returns entity id if it is shareable, whoever owns it.
