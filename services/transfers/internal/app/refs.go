@@ -16,18 +16,59 @@ type refParam struct {
 }
 
 // prepare checks and fetches, once for all the references of a request (every parameter, in
-// the order of ps), what resolving them needs from outside the read: the operator entity ids
-// are checked against the read model, then those it does not know against intelligence (one
-// read and at most one call), and one neither knows is a 404 before user-labels is asked
-// anything; then user-labels supplies the caller's user entities (one POST
-// /internal/entities) and the caller's additions to operator entities (one POST
-// /internal/lookup?additions=true), each only when a reference needs it. So a request naming
-// many entities costs one call per kind, not one per reference, and a request naming unknown
-// ones costs none. An operator entity the caller added addresses to is still one the read
-// model or intelligence must know.
+// the order of ps), what resolving them needs from outside the read, so that a request naming
+// many entities costs one user-labels call per kind, not one per reference:
+//   - operator entity ids: one read of the read model (SetSize) for all of them and, when any
+//     is named and there is a caller, one POST /internal/lookup?additions=true for the caller's
+//     additions to every operator entity; of those the read model does not know and the caller
+//     added nothing to, intelligence is asked in one call, and the first it does not know either
+//     (in the order of the parameters) is a 404, before user-labels is asked about user entities;
+//   - user entity ids: one POST /internal/entities; an id it does not answer is a 404.
 func (a *App) prepare(ctx context.Context, nc *nameCheck, ps ...refParam) error {
-	var ents, users []string
-	where := map[string]string{} // entity id (user ones lower case) → the first parameter naming it
+	ents, users, where := entityIDs(ps)
+	nc.prepared = true
+	if len(ents) > 0 {
+		_, known, err := a.store.SetSize(ctx, store.AddrSet{Entities: ents})
+		if err != nil {
+			return err
+		}
+		l, err := a.labels.LookupWithAdditions(ctx, nil)
+		if err != nil {
+			return err
+		}
+		nc.additions = l.Additions
+		var unknown []string
+		for _, id := range ents {
+			if !known[id] && len(flatten(nc.additions[id])) == 0 {
+				unknown = append(unknown, id)
+			}
+		}
+		if u, err := a.unknownNames(ctx, unknown); err != nil || u != "" {
+			if err == nil {
+				err = notFound("entity", "%sunknown entity %q", prefix(where[u]), u)
+			}
+			return err
+		}
+	}
+	if len(users) > 0 {
+		got, err := a.labels.Entities(ctx, users)
+		if err != nil {
+			return err
+		}
+		for _, id := range users {
+			if _, ok := got[id]; !ok {
+				return notFound("entity", "%sunknown entity %q", prefix(where[id]), id)
+			}
+		}
+		nc.users = got
+	}
+	return nil
+}
+
+// entityIDs returns the distinct operator and user entity ids of ps (user ones in lower case),
+// in order, and the first parameter naming each.
+func entityIDs(ps []refParam) (ents, users []string, where map[string]string) {
+	where = map[string]string{}
 	for _, p := range ps {
 		for _, r := range p.refs {
 			id := r.Value
@@ -47,54 +88,7 @@ func (a *App) prepare(ctx context.Context, nc *nameCheck, ps ...refParam) error 
 			}
 		}
 	}
-	nc.prepared = true
-	if err := a.checkEntities(ctx, ents, where); err != nil {
-		return err
-	}
-	if len(users) > 0 {
-		got, err := a.labels.Entities(ctx, users)
-		if err != nil {
-			return err
-		}
-		for _, id := range users {
-			if _, ok := got[id]; !ok {
-				return notFound("entity", "%sunknown entity %q", prefix(where[id]), id)
-			}
-		}
-		nc.users = got
-	}
-	if len(ents) > 0 {
-		l, err := a.labels.LookupWithAdditions(ctx, nil)
-		if err != nil {
-			return err
-		}
-		nc.additions = l.Additions
-	}
-	return nil
-}
-
-// checkEntities returns the 404 of the first of ids (in request order; where names each one's
-// parameter) that neither the read model nor intelligence knows, in one read and at most one
-// call to intelligence.
-func (a *App) checkEntities(ctx context.Context, ids []string, where map[string]string) error {
-	if len(ids) == 0 {
-		return nil
-	}
-	_, known, err := a.store.SetSize(ctx, store.AddrSet{Entities: ids})
-	if err != nil {
-		return err
-	}
-	var unknown []string
-	for _, id := range ids {
-		if !known[id] {
-			unknown = append(unknown, id)
-		}
-	}
-	u, err := a.unknownNames(ctx, unknown)
-	if err != nil || u == "" {
-		return err
-	}
-	return notFound("entity", "%sunknown entity %q", prefix(where[u]), u)
+	return ents, users, where
 }
 
 // userEntityAddresses returns the addresses of the caller's user entity id, as prepare read

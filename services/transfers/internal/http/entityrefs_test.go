@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -62,8 +63,8 @@ func countingProxy(t *testing.T, target string) (*callCounter, string) {
 // A request naming many entities (operator and user ones, in every reference parameter) asks
 // user-labels once per kind: one POST /internal/entities for the user entities, one lookup with
 // additions for the operator entities, besides the page's label lookup (at most one); and answers as the
-// same references one at a time do. An unknown operator entity is a 404 before user-labels is
-// asked anything; an unknown user entity is a 404 after the one batch call; more than
+// same references one at a time do. An unknown operator entity is a 404 after the one call
+// for the caller's additions; an unknown user entity is a 404 after the one batch call; more than
 // query.MaxEntityRefs entity references in a parameter is a 400 without any call.
 func TestEntityReferencesOneCallPerKind(t *testing.T) {
 	e := world(t)
@@ -126,8 +127,9 @@ func TestEntityReferencesOneCallPerKind(t *testing.T) {
 		string(e.get(t, &alice, "/transfers/histogram/simple?base="+ops+","+users+"&timeLast=3650d").body))
 	wantCalls("histogram", map[string]int{entities: 1, additions: 1})
 
-	// Unknown operator entities: a 404 naming the first, in the order of the parameters, with no
-	// call to user-labels.
+	// Unknown operator entities: a 404 naming the first, in the order of the parameters, after
+	// the one call for the caller's additions (which would make one known) and none for user
+	// entities.
 	var nopes []string
 	for i := range query.MaxEntityRefs {
 		nopes = append(nopes, fmt.Sprintf("nope%d", i))
@@ -138,13 +140,25 @@ func TestEntityReferencesOneCallPerKind(t *testing.T) {
 		{"/swaps?senders=" + users + ",a16z&receivers=coinbase,nope7", `{"error":"receivers: unknown entity \"nope7\""}`},
 	} {
 		sameJSON(t, get(tc.path), 404, tc.want)
-		wantCalls(tc.path, map[string]int{})
+		wantCalls(tc.path, map[string]int{additions: 1})
 	}
-	// An unknown user entity: a 404 after the one batch call, none for additions.
+	// An id neither the read model nor intelligence knows that the caller added addresses to is
+	// the caller's entity, as before; still one call per kind.
+	userLabels(t, e.ulURL, "PUT", "/user/entities/only_add/alices-own", `{"addresses":{"evm":["`+tw.F+`"]}}`)
+	sameJSON(t, get("/transfers?base=alices-own,nope3,"+users), 404, `{"error":"base: unknown entity \"nope3\""}`)
+	wantCalls("additions to an unknown id", map[string]int{additions: 1})
+	if res := get("/transfers?base=alices-own," + users); res.status != 200 || bytes.Contains(res.body, []byte(`"count":0`)) {
+		t.Fatalf("base=alices-own (the caller's additions: the fund): %d %s", res.status, res.body)
+	}
+	wantCalls("additions to an unknown id", map[string]int{entities: 1, additions: 1})
+	// An unknown user entity: a 404 after the one batch call (and, binance named, the one for
+	// additions).
 	unknown := "8f0e2c55-1111-4222-8333-944455556666"
 	sameJSON(t, get("/transfers?base=binance,"+users+"&counterparties="+unknown+","+mine[0]), 404,
 		`{"error":"counterparties: unknown entity \"`+unknown+`\""}`)
-	wantCalls("unknown user entity", map[string]int{entities: 1})
+	wantCalls("unknown user entity", map[string]int{entities: 1, additions: 1})
+	sameJSON(t, get("/transfers?base="+users+","+strings.ToUpper(unknown)), 404, `{"error":"base: unknown entity \"`+unknown+`\""}`)
+	wantCalls("unknown user entity alone", map[string]int{entities: 1})
 
 	// The cap: more than query.MaxEntityRefs entity references in one parameter is a 400 (the
 	// audit's 1,000 repeated keys too), with no call.
@@ -169,14 +183,24 @@ func TestEntityReferencesOneCallPerKind(t *testing.T) {
 	if r := get("/transfers/histogram?base=" + strings.Join(append(nopes[:96], append(addrs, ops)...), ",")); r.status != 404 {
 		t.Fatalf("100 entity references and 150 addresses: %d %s, want the unknown entity's 404", r.status, r.body)
 	}
-	wantCalls("addresses", map[string]int{})
+	wantCalls("addresses", map[string]int{additions: 1})
 }
 
 // createEntity creates a user entity of alice's holding addr, straight at user-labels.
 func createEntity(t *testing.T, ulURL, addr string) string {
 	t.Helper()
 	b, _ := json.Marshal(map[string]any{"name": "e " + addr, "addresses": map[string][]string{"evm": {addr}}})
-	req, _ := http.NewRequest(http.MethodPost, ulURL+"/user/entities", bytes.NewReader(b))
+	var out []ulclient.UserEntity
+	if json.Unmarshal(userLabels(t, ulURL, http.MethodPost, "/user/entities", string(b)), &out) != nil || len(out) != 1 {
+		t.Fatal("create entity: not one entity")
+	}
+	return out[0].ID
+}
+
+// userLabels makes a request of alice's straight at user-labels and returns its 200 body.
+func userLabels(t *testing.T, ulURL, method, path, body string) []byte {
+	t.Helper()
+	req, _ := http.NewRequest(method, ulURL+path, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	httpx.NewSigner(secret).Sign(req.Header, alice, time.Now())
 	res, err := http.DefaultClient.Do(req)
@@ -184,9 +208,9 @@ func createEntity(t *testing.T, ulURL, addr string) string {
 		t.Fatal(err)
 	}
 	defer res.Body.Close()
-	var out []ulclient.UserEntity
-	if res.StatusCode != 200 || json.NewDecoder(res.Body).Decode(&out) != nil || len(out) != 1 {
-		t.Fatalf("create entity: %d", res.StatusCode)
+	b, _ := io.ReadAll(res.Body)
+	if res.StatusCode != 200 {
+		t.Fatalf("user-labels %s %s: %d %s", method, path, res.StatusCode, b)
 	}
-	return out[0].ID
+	return b
 }
