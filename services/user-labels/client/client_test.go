@@ -132,6 +132,15 @@ func TestClientAgainstTheService(t *testing.T) {
 		}
 	}
 
+	// AdditionsOf: the caller's additions to the operator entities asked about, in one call.
+	adds, err := c.AdditionsOf(alice, []string{"binance", "kraken", desk.ID, "binance"})
+	if err != nil || !reflect.DeepEqual(adds, map[string]map[string][]string{"binance": {"evm": {addr(7)}}}) {
+		t.Fatalf("additions of: %+v %v", adds, err)
+	}
+	if adds, err := c.AdditionsOf(bob, []string{"binance"}); err != nil || len(adds) != 0 {
+		t.Fatalf("additions of another caller: %+v %v", adds, err)
+	}
+
 	// SharedEntity needs no caller and only finds shareable entities.
 	s, err := c.SharedEntity(context.Background(), pub.ID)
 	if err != nil || s.ID != pub.ID || !s.Shareable || !reflect.DeepEqual(s.Addresses, map[string][]string{"evm": {addr(3)}}) {

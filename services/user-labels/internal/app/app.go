@@ -65,6 +65,9 @@ type Store interface {
 	OperatorAdditions(ctx context.Context, user, entityID string) ([]AddressRef, error)
 	// AllOperatorAdditions returns the user's additions to every operator entity, by entity id.
 	AllOperatorAdditions(ctx context.Context, user string) (map[string][]AddressRef, error)
+	// OperatorAdditionsOf returns the user's additions to the operator entities ids, by
+	// entity id.
+	OperatorAdditionsOf(ctx context.Context, user string, ids []string) (map[string][]AddressRef, error)
 
 	// Lookup returns the user's labels of refs and the user's entities holding them, keyed by
 	// AddressRef.
@@ -484,6 +487,36 @@ func (s *Service) AllAdditions(ctx context.Context, user string) (map[string]map
 	}
 	out := make(map[string]map[string][]string, len(all))
 	for id, refs := range all {
+		out[id] = Group(refs)
+	}
+	return out, nil
+}
+
+// AdditionsOf returns the user's additions to the operator entities among ids, by entity id and
+// chain type (an entity with none, or an id that is not an operator entity id, is absent): a
+// service resolving many operator entity references of one request asks for them in one call,
+// and for those alone. More than MaxEntityBatch distinct ids is a 400.
+func (s *Service) AdditionsOf(ctx context.Context, user string, ids []string) (map[string]map[string][]string, error) {
+	var want []string
+	seen := map[string]bool{}
+	for _, id := range ids {
+		if IsOperatorEntityID(id) && !seen[id] {
+			seen[id] = true
+			want = append(want, id)
+		}
+	}
+	if len(want) > MaxEntityBatch {
+		return nil, httpx.BadRequest("ids: at most %d entity ids, got %d", MaxEntityBatch, len(want))
+	}
+	out := map[string]map[string][]string{}
+	if len(want) == 0 {
+		return out, nil
+	}
+	got, err := s.store.OperatorAdditionsOf(ctx, user, want)
+	if err != nil {
+		return nil, fmt.Errorf("additions to operator entities: %w", err)
+	}
+	for id, refs := range got {
 		out[id] = Group(refs)
 	}
 	return out, nil

@@ -313,3 +313,29 @@ func TestInternalEntitiesBatch(t *testing.T) {
 	expectError(t, ev.do(t, u, "POST", "/internal/entities", `{"ids":[`+strings.Join(ids, ",")+`]}`), 400,
 		fmt.Sprintf("ids: at most %d entity ids, got %d", app.MaxEntityBatch, app.MaxEntityBatch+1))
 }
+
+// TestInternalAdditionsBatch: POST /internal/additions answers the caller's additions to the
+// operator entities among the ids in one call; entities with none, ids that are not operator
+// entity ids and other callers' additions are absent; more than app.MaxEntityBatch distinct ids
+// is a 400.
+func TestInternalAdditionsBatch(t *testing.T) {
+	ev := newEnv(t)
+	u, other := newUser(), newUser()
+	expect(t, ev.do(t, u, "PUT", "/user/entities/only_add/binance", `{"addresses":{"evm":["`+evmAddr(2)+`","`+evmAddr(1)+`"]}}`), 200,
+		`{"id":"binance","addresses":{"evm":["`+evmAddr(1)+`","`+evmAddr(2)+`"]}}`)
+	ev.do(t, u, "PUT", "/user/entities/only_add/kraken", `{"addresses":{"evm":["`+evmAddr(3)+`"]}}`)
+	ev.do(t, other, "PUT", "/user/entities/only_add/coinbase", `{"addresses":{"evm":["`+evmAddr(4)+`"]}}`)
+
+	body := `{"ids":["binance","coinbase","Not a slug","8f0e2c55-1111-4222-8333-944455556666","binance","nobody"]}`
+	expect(t, ev.do(t, u, "POST", "/internal/additions", body), 200,
+		`{"additions":{"binance":{"evm":["`+evmAddr(1)+`","`+evmAddr(2)+`"]}}}`)
+	expect(t, ev.do(t, other, "POST", "/internal/additions", body), 200, `{"additions":{"coinbase":{"evm":["`+evmAddr(4)+`"]}}}`)
+	expect(t, ev.do(t, u, "POST", "/internal/additions", `{"ids":[]}`), 200, `{"additions":{}}`)
+
+	ids := make([]string, app.MaxEntityBatch+1)
+	for i := range ids {
+		ids[i] = fmt.Sprintf(`"e%d"`, i)
+	}
+	expectError(t, ev.do(t, u, "POST", "/internal/additions", `{"ids":[`+strings.Join(ids, ",")+`]}`), 400,
+		fmt.Sprintf("ids: at most %d entity ids, got %d", app.MaxEntityBatch, app.MaxEntityBatch+1))
+}

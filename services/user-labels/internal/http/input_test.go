@@ -30,6 +30,7 @@ func TestInputClassesOnEveryRoute(t *testing.T) {
 		{"POST", "/internal/lookup", "", `{"addresses":[{"chainType":"evm","address":"` + a + `"}]}`},
 		{"GET", "/internal/entities/{p}", "id", ""},
 		{"POST", "/internal/entities", "", `{"ids":["` + id + `"]}`},
+		{"POST", "/internal/additions", "", `{"ids":["binance"]}`},
 		{"GET", "/internal/shared/entities/{p}", "id", ""},
 		{"GET", "/internal/additions/{p}", "id", ""},
 	}

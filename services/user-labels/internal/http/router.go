@@ -51,6 +51,7 @@ func Register(e *gin.Engine, svc *app.Service) {
 	in.POST("/entities", httpx.RequireIdentity(), h.internalEntities)
 	in.GET("/shared/entities/:id", h.sharedEntity)
 	in.GET("/additions/:id", httpx.RequireIdentity(), h.additions)
+	in.POST("/additions", httpx.RequireIdentity(), h.additionsOf)
 	in.GET("/search", httpx.RequireIdentity(), h.search)
 }
 
@@ -271,7 +272,7 @@ func (h *handlers) lookup(c *gin.Context) {
 
 func (h *handlers) internalEntity(c *gin.Context) { h.getEntity(c) }
 
-// entitiesRequest is the POST /internal/entities body.
+// entitiesRequest is the POST /internal/entities and POST /internal/additions body.
 type entitiesRequest struct {
 	IDs []string `json:"ids"`
 }
@@ -308,6 +309,22 @@ func (h *handlers) additions(c *gin.Context) {
 		return
 	}
 	c.JSON(http.StatusOK, gin.H{"addresses": addrs})
+}
+
+// additionsOf is POST /internal/additions: the caller's additions to the operator entities
+// among the ids ({"additions": {id: {chainType: [..]}}}, entities with none absent), so a
+// service resolving many operator entity references of one request makes one call.
+func (h *handlers) additionsOf(c *gin.Context) {
+	var req entitiesRequest
+	if !httpx.BindJSON(c, &req) {
+		return
+	}
+	out, err := h.svc.AdditionsOf(c.Request.Context(), userOf(c), req.IDs)
+	if err != nil {
+		httpx.Fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"additions": out})
 }
 
 // search is GET /internal/search?query=&limit=&offset=: the caller's matching labels and

@@ -66,6 +66,8 @@ var (
 	lockOperatorAdditionsSQL string
 	//go:embed sql/delete_operator_additions.sql
 	deleteOperatorAdditionsSQL string
+	//go:embed sql/operator_additions_by_id.sql
+	operatorAdditionsByIDSQL string
 	//go:embed sql/entities_by_id.sql
 	entitiesByIDSQL string
 	//go:embed sql/entity_addresses_by_id.sql
@@ -438,7 +440,18 @@ func (s *Store) OperatorAdditions(ctx context.Context, user, entityID string) ([
 
 // AllOperatorAdditions returns the user's additions to every operator entity, by entity id.
 func (s *Store) AllOperatorAdditions(ctx context.Context, user string) (map[string][]app.AddressRef, error) {
-	rows, err := s.pool.Query(ctx, allOperatorAdditionsSQL, user)
+	return s.additionsBy(ctx, allOperatorAdditionsSQL, user)
+}
+
+// OperatorAdditionsOf returns the user's additions to the operator entities ids, by entity id
+// (one with none is absent).
+func (s *Store) OperatorAdditionsOf(ctx context.Context, user string, ids []string) (map[string][]app.AddressRef, error) {
+	return s.additionsBy(ctx, operatorAdditionsByIDSQL, user, ids)
+}
+
+// additionsBy runs sql, whose rows are (entity id, chain type, address), into additions by entity.
+func (s *Store) additionsBy(ctx context.Context, sql string, args ...any) (map[string][]app.AddressRef, error) {
+	rows, err := s.pool.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, err
 	}
