@@ -24,14 +24,20 @@ func writeEntities(rw http.ResponseWriter, r *http.Request, ents map[string]any)
 	_, _ = rw.Write(b)
 }
 
-// writeLookup answers a fake user-labels' POST /internal/lookup: no labels or memberships, and
-// additions (by operator entity, then chain type) when asked for.
-func writeLookup(rw http.ResponseWriter, r *http.Request, additions map[string]map[string][]string) {
-	out := map[string]any{"labels": map[string]any{}, "entities": map[string]any{}}
-	if r.URL.Query().Get("additions") == "true" && len(additions) > 0 {
-		out["additions"] = additions
+// writeAdditions answers a fake user-labels' POST /internal/additions: additions (by operator
+// entity, then chain type) of the ids asked for.
+func writeAdditions(rw http.ResponseWriter, r *http.Request, additions map[string]map[string][]string) {
+	var req struct {
+		IDs []string `json:"ids"`
 	}
-	b, _ := json.Marshal(out)
+	_ = json.NewDecoder(r.Body).Decode(&req)
+	out := map[string]any{}
+	for _, id := range req.IDs {
+		if m, ok := additions[id]; ok {
+			out[id] = m
+		}
+	}
+	b, _ := json.Marshal(map[string]any{"additions": out})
 	rw.Header().Set("Content-Type", "application/json")
 	_, _ = rw.Write(b)
 }

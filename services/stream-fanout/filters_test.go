@@ -31,8 +31,8 @@ func TestFilterNamesAndNumbers(t *testing.T) {
 				"shareable": false, "addresses": map[string][]string{"evm": {addr(73)}}}})
 		case r.URL.Path == "/internal/entities":
 			writeEntities(rw, r, nil)
-		case r.URL.Path == "/internal/lookup":
-			writeLookup(rw, r, nil)
+		case r.URL.Path == "/internal/additions":
+			writeAdditions(rw, r, nil)
 		case r.URL.Path == "/user/labels" || r.URL.Path == "/user/entities":
 			rw.Header().Set("Content-Type", "application/json")
 			_, _ = rw.Write([]byte(`[]`))

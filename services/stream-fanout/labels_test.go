@@ -38,8 +38,8 @@ func TestOwnLabels(t *testing.T) {
 				"addresses": map[string][]string{"evm": {from}}}})
 		case r.URL.Path == "/internal/entities":
 			writeEntities(rw, r, nil)
-		case r.URL.Path == "/internal/lookup":
-			writeLookup(rw, r, nil)
+		case r.URL.Path == "/internal/additions":
+			writeAdditions(rw, r, nil)
 		case r.URL.Path == "/user/labels" || r.URL.Path == "/user/entities":
 			_, _ = rw.Write([]byte(`[]`))
 		default:

@@ -46,8 +46,8 @@ func newEntityLabels(t *testing.T) *entityLabels {
 				"addresses": map[string][]string{"evm": l.addrs}}})
 		case r.URL.Path == "/internal/entities":
 			writeEntities(rw, r, nil)
-		case r.URL.Path == "/internal/lookup":
-			writeLookup(rw, r, nil)
+		case r.URL.Path == "/internal/additions":
+			writeAdditions(rw, r, nil)
 		default:
 			http.Error(rw, `{"error":"not found"}`, 404)
 		}

@@ -53,6 +53,9 @@ type UserLabels interface {
 	// Entities answers those of ids (lower case) that are the caller's user entities, by id,
 	// in one call (entitySubjects).
 	Entities(ctx context.Context, ids []string) (map[string]ulclient.UserEntity, error)
+	// AdditionsOf answers the caller's additions to the operator entities ids, by entity id
+	// then chain type, in one call (entitySubjects).
+	AdditionsOf(ctx context.Context, ids []string) (map[string]map[string][]string, error)
 	Additions(ctx context.Context, operatorEntityID string) (map[string][]string, error)
 }
 
@@ -115,6 +118,10 @@ func (noLabels) Entity(context.Context, string) (ulclient.UserEntity, error) {
 
 func (noLabels) Entities(context.Context, []string) (map[string]ulclient.UserEntity, error) {
 	return map[string]ulclient.UserEntity{}, nil
+}
+
+func (noLabels) AdditionsOf(context.Context, []string) (map[string]map[string][]string, error) {
+	return map[string]map[string][]string{}, nil
 }
 
 func (noLabels) Additions(context.Context, string) (map[string][]string, error) {

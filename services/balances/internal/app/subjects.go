@@ -78,15 +78,9 @@ func (a *App) operatorSubjects(ctx context.Context, ids []string) (map[string][]
 			return nil, notFound("entity %q not found", params.Trunc(id))
 		}
 	}
-	l, err := a.labels.LookupWithAdditions(ctx, nil)
+	added, err := a.labels.AdditionsOf(ctx, ids)
 	if err != nil {
 		return nil, err
-	}
-	added := map[string]map[string][]string{}
-	for _, id := range ids {
-		if m := l.Additions[id]; len(m) > 0 {
-			added[id] = m
-		}
 	}
 	return a.ownAdditions(ctx, added)
 }

@@ -92,6 +92,19 @@ func (f fakeLabels) Lookup(_ context.Context, refs []ulclient.AddressRef) (ulcli
 	return out, nil
 }
 
+func (f fakeLabels) AdditionsOf(_ context.Context, ids []string) (map[string]map[string][]string, error) {
+	if err := f.call(); err != nil {
+		return nil, err
+	}
+	out := map[string]map[string][]string{}
+	for _, id := range ids {
+		if m, ok := f.additions[id]; ok {
+			out[id] = m
+		}
+	}
+	return out, nil
+}
+
 func (f fakeLabels) Entities(ctx context.Context, ids []string) (map[string]ulclient.UserEntity, error) {
 	if err := f.call(); err != nil {
 		return nil, err

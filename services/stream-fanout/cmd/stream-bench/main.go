@@ -249,8 +249,8 @@ func run() error {
 	labels := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		switch r.URL.Path {
-		case "/internal/lookup": // the caller's additions, asked once per filter build
-			_, _ = w.Write([]byte(`{"labels":{},"entities":{}}`))
+		case "/internal/additions": // the caller's additions, asked once per filter build
+			_, _ = w.Write([]byte(`{"additions":{}}`))
 			return
 		case "/internal/entities":
 			_, _ = w.Write([]byte(`{"entities":[]}`))

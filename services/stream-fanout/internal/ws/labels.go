@@ -60,20 +60,9 @@ func (l *LabelsClient) Entities(ctx context.Context, ids []string) (map[string]u
 }
 
 // Additions returns the caller's additions to the operator entities ids, in one call (POST
-// /internal/lookup?additions=true, which answers the caller's additions to every operator
-// entity; those of ids are kept).
+// /internal/additions).
 func (l *LabelsClient) Additions(ctx context.Context, ids []string) (map[string]map[string][]string, error) {
-	lk, err := l.ul.LookupWithAdditions(ctx, nil)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string]map[string][]string, len(ids))
-	for _, id := range ids {
-		if m, ok := lk.Additions[id]; ok {
-			out[id] = m
-		}
-	}
-	return out, nil
+	return l.ul.AdditionsOf(ctx, ids)
 }
 
 // Book reads every label and entity of the caller.

@@ -40,13 +40,13 @@ type Store interface {
 }
 
 // UserLabels is what the app asks user-labels (services/user-labels/client satisfies it). A
-// request's entity references are resolved with one Entities call and one LookupWithAdditions
-// call at most (prepare), whatever their number.
+// request's entity references are resolved with one Entities call and one AdditionsOf call at
+// most (prepare), whatever their number.
 type UserLabels interface {
 	Lookup(ctx context.Context, addrs []ulclient.AddressRef) (ulclient.Lookup, error)
-	// LookupWithAdditions is Lookup that also answers the caller's additions to every operator
-	// entity (Lookup.Additions); prepare asks it with no addresses.
-	LookupWithAdditions(ctx context.Context, addrs []ulclient.AddressRef) (ulclient.Lookup, error)
+	// AdditionsOf answers the caller's additions to the operator entities ids, by entity id then
+	// chain type (one with none absent).
+	AdditionsOf(ctx context.Context, ids []string) (map[string]map[string][]string, error)
 	// Entities answers those of ids (lower case) that are the caller's user entities, by id.
 	Entities(ctx context.Context, ids []string) (map[string]ulclient.UserEntity, error)
 }
@@ -80,8 +80,8 @@ type noLabels struct{}
 func (noLabels) Lookup(context.Context, []ulclient.AddressRef) (ulclient.Lookup, error) {
 	return ulclient.Lookup{Labels: map[string]ulclient.Label{}, Entities: map[string][]ulclient.EntityRef{}}, nil
 }
-func (n noLabels) LookupWithAdditions(ctx context.Context, addrs []ulclient.AddressRef) (ulclient.Lookup, error) {
-	return n.Lookup(ctx, addrs)
+func (noLabels) AdditionsOf(context.Context, []string) (map[string]map[string][]string, error) {
+	return map[string]map[string][]string{}, nil
 }
 func (noLabels) Entities(context.Context, []string) (map[string]ulclient.UserEntity, error) {
 	return noUserEntities(), nil

@@ -134,10 +134,9 @@ func (c *LabelCache) Lookup(ctx context.Context, addrs []ulclient.AddressRef) (u
 	return out, nil
 }
 
-// LookupWithAdditions passes through: the app asks it with no addresses, for the caller's
-// additions, once per request naming operator entities (prepare).
-func (c *LabelCache) LookupWithAdditions(ctx context.Context, addrs []ulclient.AddressRef) (ulclient.Lookup, error) {
-	return c.next.LookupWithAdditions(ctx, addrs)
+// AdditionsOf passes through: one call per request naming operator entities (prepare).
+func (c *LabelCache) AdditionsOf(ctx context.Context, ids []string) (map[string]map[string][]string, error) {
+	return c.next.AdditionsOf(ctx, ids)
 }
 
 // Entities passes through: one call per request naming user entities (prepare).

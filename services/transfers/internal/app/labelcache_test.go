@@ -50,8 +50,8 @@ func (l *labels) Lookup(ctx context.Context, addrs []ulclient.AddressRef) (ulcli
 	return out, nil
 }
 
-func (l *labels) LookupWithAdditions(ctx context.Context, addrs []ulclient.AddressRef) (ulclient.Lookup, error) {
-	return l.Lookup(ctx, addrs)
+func (l *labels) AdditionsOf(context.Context, []string) (map[string]map[string][]string, error) {
+	return map[string]map[string][]string{}, nil
 }
 
 func (l *labels) Entities(context.Context, []string) (map[string]ulclient.UserEntity, error) {

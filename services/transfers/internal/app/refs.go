@@ -19,10 +19,10 @@ type refParam struct {
 // the order of ps), what resolving them needs from outside the read, so that a request naming
 // many entities costs one user-labels call per kind, not one per reference:
 //   - operator entity ids: one read of the read model (SetSize) for all of them and, when any
-//     is named and there is a caller, one POST /internal/lookup?additions=true for the caller's
-//     additions to every operator entity; of those the read model does not know and the caller
-//     added nothing to, intelligence is asked in one call, and the first it does not know either
-//     (in the order of the parameters) is a 404, before user-labels is asked about user entities;
+//     is named and there is a caller, one POST /internal/additions for the caller's additions
+//     to them; of those the read model does not know and the caller added nothing to,
+//     intelligence is asked in one call, and the first it does not know either (in the order
+//     of the parameters) is a 404, before user-labels is asked about user entities;
 //   - user entity ids: one POST /internal/entities; an id it does not answer is a 404.
 func (a *App) prepare(ctx context.Context, nc *nameCheck, ps ...refParam) error {
 	ents, users, where := entityIDs(ps)
@@ -32,11 +32,9 @@ func (a *App) prepare(ctx context.Context, nc *nameCheck, ps ...refParam) error 
 		if err != nil {
 			return err
 		}
-		l, err := a.labels.LookupWithAdditions(ctx, nil)
-		if err != nil {
+		if nc.additions, err = a.labels.AdditionsOf(ctx, ents); err != nil {
 			return err
 		}
-		nc.additions = l.Additions
 		var unknown []string
 		for _, id := range ents {
 			if !known[id] && len(flatten(nc.additions[id])) == 0 {

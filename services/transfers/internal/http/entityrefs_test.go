@@ -93,7 +93,7 @@ func TestEntityReferencesOneCallPerKind(t *testing.T) {
 	}
 	users := strings.Join(append(mine, e.aliceEntity), ",")
 	ops := "binance,coinbase,uniswap,a16z"
-	entities, additions, labels := "POST /internal/entities", "POST /internal/lookup?additions=true", "POST /internal/lookup"
+	entities, additions, labels := "POST /internal/entities", "POST /internal/additions", "POST /internal/lookup"
 	wantCalls := func(name string, want map[string]int) {
 		t.Helper()
 		got := counter.take()
