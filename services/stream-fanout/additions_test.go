@@ -47,13 +47,13 @@ func newAdditionsLabels(t *testing.T) *additionsLabels {
 			http.Error(rw, `{"error":"internal"}`, 500)
 		case r.URL.Path == "/user/labels" || r.URL.Path == "/user/entities":
 			_, _ = rw.Write([]byte(`[]`))
-		case (r.URL.Path == "/internal/additions/exch" || r.URL.Path == "/internal/additions/newco") && id.UserID == "user-owner":
+		case r.URL.Path == "/internal/additions" && id.UserID == "user-owner":
 			l.mu.Lock()
-			b, _ := json.Marshal(map[string]any{"addresses": map[string][]string{"evm": l.added}})
+			added := map[string][]string{"evm": slices.Clone(l.added)}
 			l.mu.Unlock()
-			_, _ = rw.Write(b)
-		case strings.HasPrefix(r.URL.Path, "/internal/additions/"):
-			_, _ = rw.Write([]byte(`{"addresses":{}}`))
+			writeAdditions(rw, r, map[string]map[string][]string{"exch": added, "newco": added})
+		case r.URL.Path == "/internal/additions":
+			writeAdditions(rw, r, nil)
 		default:
 			http.Error(rw, `{"error":"not found"}`, 404)
 		}

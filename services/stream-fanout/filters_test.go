@@ -26,9 +26,13 @@ func TestFilterNamesAndNumbers(t *testing.T) {
 		switch {
 		case err != nil:
 			http.Error(rw, "no identity", 401)
-		case r.URL.Path == "/internal/entities/"+mine && id.UserID == "user-kfn1":
-			rw.Header().Set("Content-Type", "application/json")
-			_, _ = rw.Write([]byte(`{"id":"` + mine + `","name":"Desk","note":"","type":"user","shareable":false,"addresses":{"evm":["` + addr(73) + `"]}}`))
+		case r.URL.Path == "/internal/entities" && id.UserID == "user-kfn1":
+			writeEntities(rw, r, map[string]any{mine: map[string]any{"id": mine, "name": "Desk", "note": "", "type": "user",
+				"shareable": false, "addresses": map[string][]string{"evm": {addr(73)}}}})
+		case r.URL.Path == "/internal/entities":
+			writeEntities(rw, r, nil)
+		case r.URL.Path == "/internal/additions":
+			writeAdditions(rw, r, nil)
 		case r.URL.Path == "/user/labels" || r.URL.Path == "/user/entities":
 			rw.Header().Set("Content-Type", "application/json")
 			_, _ = rw.Write([]byte(`[]`))

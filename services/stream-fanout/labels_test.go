@@ -33,8 +33,13 @@ func TestOwnLabels(t *testing.T) {
 			_, _ = rw.Write([]byte(`[{"name":"my hot wallet","note":"","address":"` + to + `","chainType":"evm"}]`))
 		case r.URL.Path == "/user/entities" && mine:
 			_, _ = rw.Write([]byte(`[{"id":"` + ent + `","name":"Desk","note":"n","type":"user","shareable":false,"addresses":{"evm":["` + from + `"]}}]`))
-		case r.URL.Path == "/internal/entities/"+ent && mine:
-			_, _ = rw.Write([]byte(`{"id":"` + ent + `","name":"Desk","note":"n","type":"user","shareable":false,"addresses":{"evm":["` + from + `"]}}`))
+		case r.URL.Path == "/internal/entities" && mine:
+			writeEntities(rw, r, map[string]any{ent: map[string]any{"id": ent, "name": "Desk", "note": "n", "type": "user", "shareable": false,
+				"addresses": map[string][]string{"evm": {from}}}})
+		case r.URL.Path == "/internal/entities":
+			writeEntities(rw, r, nil)
+		case r.URL.Path == "/internal/additions":
+			writeAdditions(rw, r, nil)
 		case r.URL.Path == "/user/labels" || r.URL.Path == "/user/entities":
 			_, _ = rw.Write([]byte(`[]`))
 		default:

@@ -2,7 +2,6 @@ package streamfanout_test
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -42,10 +41,13 @@ func newEntityLabels(t *testing.T) *entityLabels {
 		switch {
 		case r.URL.Path == "/user/labels" || r.URL.Path == "/user/entities":
 			_, _ = rw.Write([]byte(`[]`))
-		case r.URL.Path == "/internal/entities/"+ent && id.UserID == "user-owner" && !l.deleted:
-			b, _ := json.Marshal(map[string]any{"id": ent, "name": "Desk", "note": "", "type": "user", "shareable": false,
-				"addresses": map[string][]string{"evm": l.addrs}})
-			_, _ = rw.Write(b)
+		case r.URL.Path == "/internal/entities" && id.UserID == "user-owner" && !l.deleted:
+			writeEntities(rw, r, map[string]any{ent: map[string]any{"id": ent, "name": "Desk", "note": "", "type": "user", "shareable": false,
+				"addresses": map[string][]string{"evm": l.addrs}}})
+		case r.URL.Path == "/internal/entities":
+			writeEntities(rw, r, nil)
+		case r.URL.Path == "/internal/additions":
+			writeAdditions(rw, r, nil)
 		default:
 			http.Error(rw, `{"error":"not found"}`, 404)
 		}

@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/chainintel/chainintel/libs/httpx"
@@ -147,6 +148,32 @@ func (c *Client) Entity(ctx context.Context, id string) (UserEntity, error) {
 	return e, notFound(err)
 }
 
+// MaxEntityBatch is the most ids the service takes in one Entities or AdditionsOf call.
+const MaxEntityBatch = 1000
+
+// Entities returns those of ids that are the caller's entities, with their addresses, keyed by
+// id in lower case (as the service stores them); an id of none is absent. It makes one call per
+// MaxEntityBatch distinct ids, none for no ids or without a caller in ctx.
+func (c *Client) Entities(ctx context.Context, ids []string) (map[string]UserEntity, error) {
+	out := map[string]UserEntity{}
+	if _, ok := httpx.IdentityFrom(ctx); !ok || len(ids) == 0 {
+		return out, nil
+	}
+	for start := 0; start < len(ids); start += MaxEntityBatch {
+		var part struct {
+			Entities []UserEntity `json:"entities"`
+		}
+		chunk := ids[start:min(start+MaxEntityBatch, len(ids))]
+		if err := c.c.Do(ctx, http.MethodPost, "/internal/entities", nil, map[string]any{"ids": chunk}, &part); err != nil {
+			return out, err
+		}
+		for _, e := range part.Entities {
+			out[strings.ToLower(e.ID)] = e
+		}
+	}
+	return out, nil
+}
+
 // SharedEntity returns entity id if it is shareable, or ErrNotFound.
 func (c *Client) SharedEntity(ctx context.Context, id string) (UserEntity, error) {
 	var e UserEntity
@@ -194,6 +221,29 @@ func (c *Client) Additions(ctx context.Context, operatorEntityID string) (map[st
 		out.Addresses = map[string][]string{}
 	}
 	return out.Addresses, err
+}
+
+// AdditionsOf returns the caller's additions to the operator entities ids, by entity id and
+// chain type (an entity with none is absent): one call per MaxEntityBatch distinct ids, none for
+// no ids or without a caller in ctx.
+func (c *Client) AdditionsOf(ctx context.Context, ids []string) (map[string]map[string][]string, error) {
+	out := map[string]map[string][]string{}
+	if _, ok := httpx.IdentityFrom(ctx); !ok || len(ids) == 0 {
+		return out, nil
+	}
+	for start := 0; start < len(ids); start += MaxEntityBatch {
+		var part struct {
+			Additions map[string]map[string][]string `json:"additions"`
+		}
+		chunk := ids[start:min(start+MaxEntityBatch, len(ids))]
+		if err := c.c.Do(ctx, http.MethodPost, "/internal/additions", nil, map[string]any{"ids": chunk}, &part); err != nil {
+			return out, err
+		}
+		for k, v := range part.Additions {
+			out[k] = v
+		}
+	}
+	return out, nil
 }
 
 func notFound(err error) error {

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/chainintel/chainintel/libs/httpx"
@@ -118,6 +119,26 @@ func TestClientAgainstTheService(t *testing.T) {
 		if _, err := c.Entity(tc.ctx, tc.id); !errors.Is(err, client.ErrNotFound) {
 			t.Fatalf("Entity(%s): %v, want ErrNotFound", tc.id, err)
 		}
+	}
+
+	// Entities: the caller's among the ids in one call, keyed by lower-case id; others absent.
+	many, err := c.Entities(alice, []string{strings.ToUpper(desk.ID), "00000000-0000-4000-8000-000000000000", "binance", desk.ID})
+	if err != nil || !reflect.DeepEqual(many, map[string]client.UserEntity{desk.ID: wantE}) {
+		t.Fatalf("entities: %+v %v", many, err)
+	}
+	for _, ctx := range []context.Context{bob, context.Background()} {
+		if many, err := c.Entities(ctx, []string{desk.ID}); err != nil || len(many) != 0 {
+			t.Fatalf("entities of another caller: %+v %v", many, err)
+		}
+	}
+
+	// AdditionsOf: the caller's additions to the operator entities asked about, in one call.
+	adds, err := c.AdditionsOf(alice, []string{"binance", "kraken", desk.ID, "binance"})
+	if err != nil || !reflect.DeepEqual(adds, map[string]map[string][]string{"binance": {"evm": {addr(7)}}}) {
+		t.Fatalf("additions of: %+v %v", adds, err)
+	}
+	if adds, err := c.AdditionsOf(bob, []string{"binance"}); err != nil || len(adds) != 0 {
+		t.Fatalf("additions of another caller: %+v %v", adds, err)
 	}
 
 	// SharedEntity needs no caller and only finds shareable entities.

@@ -50,6 +50,12 @@ type UserLabels interface {
 	// operator entity (Lookup.Additions), in the same call.
 	LookupWithAdditions(ctx context.Context, addrs []ulclient.AddressRef) (ulclient.Lookup, error)
 	Entity(ctx context.Context, id string) (ulclient.UserEntity, error)
+	// Entities answers those of ids (lower case) that are the caller's user entities, by id,
+	// in one call (entitySubjects).
+	Entities(ctx context.Context, ids []string) (map[string]ulclient.UserEntity, error)
+	// AdditionsOf answers the caller's additions to the operator entities ids, by entity id
+	// then chain type, in one call (entitySubjects).
+	AdditionsOf(ctx context.Context, ids []string) (map[string]map[string][]string, error)
 	Additions(ctx context.Context, operatorEntityID string) (map[string][]string, error)
 }
 
@@ -108,6 +114,14 @@ func (n noLabels) LookupWithAdditions(ctx context.Context, addrs []ulclient.Addr
 
 func (noLabels) Entity(context.Context, string) (ulclient.UserEntity, error) {
 	return ulclient.UserEntity{}, ulclient.ErrNotFound
+}
+
+func (noLabels) Entities(context.Context, []string) (map[string]ulclient.UserEntity, error) {
+	return map[string]ulclient.UserEntity{}, nil
+}
+
+func (noLabels) AdditionsOf(context.Context, []string) (map[string]map[string][]string, error) {
+	return map[string]map[string][]string{}, nil
 }
 
 func (noLabels) Additions(context.Context, string) (map[string][]string, error) {

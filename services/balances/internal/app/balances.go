@@ -348,11 +348,11 @@ func (a *App) Subaccounts(ctx context.Context, owners, entities []string, pricin
 			solKeys = append(solKeys, k)
 		}
 	}
-	for _, id := range entities {
-		s, err := a.EntitySubject(ctx, id, nil)
-		if err != nil {
-			return nil, err
-		}
+	subjects, err := a.entitySubjects(ctx, entities)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range subjects {
 		refs := s.Refs
 		if s.Entity != "" {
 			members, err := a.st.EntityMembers(ctx, s.Entity, []string{"solana"}, MaxEntityOwners)

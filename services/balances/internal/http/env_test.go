@@ -92,6 +92,32 @@ func (f fakeLabels) Lookup(_ context.Context, refs []ulclient.AddressRef) (ulcli
 	return out, nil
 }
 
+func (f fakeLabels) AdditionsOf(_ context.Context, ids []string) (map[string]map[string][]string, error) {
+	if err := f.call(); err != nil {
+		return nil, err
+	}
+	out := map[string]map[string][]string{}
+	for _, id := range ids {
+		if m, ok := f.additions[id]; ok {
+			out[id] = m
+		}
+	}
+	return out, nil
+}
+
+func (f fakeLabels) Entities(ctx context.Context, ids []string) (map[string]ulclient.UserEntity, error) {
+	if err := f.call(); err != nil {
+		return nil, err
+	}
+	out := map[string]ulclient.UserEntity{}
+	for _, id := range ids {
+		if id == userEnt {
+			out[id] = ulclient.UserEntity{ID: userEnt, Name: "my desk", Type: "user", Addresses: map[string][]string{"evm": {a2, a3}}}
+		}
+	}
+	return out, nil
+}
+
 func (f fakeLabels) Entity(_ context.Context, id string) (ulclient.UserEntity, error) {
 	if err := f.call(); err != nil {
 		return ulclient.UserEntity{}, err

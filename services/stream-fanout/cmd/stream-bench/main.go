@@ -245,11 +245,15 @@ func run() error {
 		redisURL = "redis://127.0.0.1:6379/0"
 	}
 	// A user-labels stand-in: every caller has no labels and no additions to operator entities
-	// (each caller's book is still read, and its additions to each entity its filters name).
+	// (each caller's book is still read, and its additions to the entities each filter names).
 	labels := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		if strings.HasPrefix(r.URL.Path, "/internal/additions/") {
-			_, _ = w.Write([]byte(`{"addresses":{}}`))
+		switch r.URL.Path {
+		case "/internal/additions": // the caller's additions, asked once per filter build
+			_, _ = w.Write([]byte(`{"additions":{}}`))
+			return
+		case "/internal/entities":
+			_, _ = w.Write([]byte(`{"entities":[]}`))
 			return
 		}
 		_, _ = w.Write([]byte(`[]`))

@@ -244,18 +244,28 @@ type addedEntry struct {
 // errLabelsDown is a read of user-labels not made: it failed a moment ago (labelsBackoff).
 var errLabelsDown = errors.New("user-labels failed recently; not asked again for a while")
 
-// additions returns caller id's additions to operator entity entity, from the cache while no
-// change of the caller was announced since they were read (Forget) and for at most the book's
-// ttl. What was read while a change was announced is not kept: it may predate the change.
-// While user-labels is backed off after a failure (of this or of a book's read) it fails at
-// once (errLabelsDown) rather than wait on it; a failure backs it off.
-func (h *Hub) additions(ctx context.Context, id Identity, entity string) ([]string, error) {
+// additionsOf returns caller id's additions to the operator entities entities (canonical, by
+// entity; none is an empty list), from the cache while no change of the caller was announced
+// since they were read (Forget) and for at most the book's ttl, and those the cache does not
+// hold in one call to user-labels. What was read while a change was announced is not kept: it
+// may predate the change. While user-labels is backed off after a failure (of this or of a
+// book's read) it fails at once (errLabelsDown) rather than wait on it; a failure backs it off.
+func (h *Hub) additionsOf(ctx context.Context, id Identity, entities []string) (map[string][]string, error) {
 	lc := h.labels
 	now := time.Now()
+	out := make(map[string][]string, len(entities))
+	var miss []string
 	lc.mu.Lock()
-	if e, ok := lc.adds[id.UserID][entity]; ok && now.Before(e.until) {
+	for _, e := range entities {
+		if en, ok := lc.adds[id.UserID][e]; ok && now.Before(en.until) {
+			out[e] = en.addrs
+		} else {
+			miss = append(miss, e)
+		}
+	}
+	if len(miss) == 0 {
 		lc.mu.Unlock()
-		return e.addrs, nil
+		return out, nil
 	}
 	if now.Before(lc.down) {
 		lc.mu.Unlock()
@@ -263,22 +273,28 @@ func (h *Hub) additions(ctx context.Context, id Identity, entity string) ([]stri
 	}
 	gen := lc.gen.Load()
 	lc.mu.Unlock()
-	m, err := h.o.Labels.Additions(identityContext(ctx, id), entity)
+	m, err := h.o.Labels.Additions(identityContext(ctx, id), miss)
 	if err != nil {
 		if ctx.Err() == nil {
 			lc.backOff()
 		}
 		return nil, err
 	}
-	addrs := appendNormalized([]string{}, m)
 	lc.mu.Lock()
-	if lc.gen.Load() == gen {
+	keep := lc.gen.Load() == gen
+	if keep {
 		lc.sweepLocked(now)
 		if lc.adds[id.UserID] == nil {
 			lc.adds[id.UserID] = map[string]addedEntry{}
 		}
-		lc.adds[id.UserID][entity] = addedEntry{addrs: addrs, until: now.Add(lc.ttl)}
+	}
+	for _, e := range miss {
+		addrs := appendNormalized([]string{}, m[e])
+		out[e] = addrs
+		if keep {
+			lc.adds[id.UserID][e] = addedEntry{addrs: addrs, until: now.Add(lc.ttl)}
+		}
 	}
 	lc.mu.Unlock()
-	return addrs, nil
+	return out, nil
 }

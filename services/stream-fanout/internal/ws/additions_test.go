@@ -33,17 +33,17 @@ type gatedLabels struct {
 }
 
 func (l *gatedLabels) Book(context.Context) (Book, error) { return Book{}, nil }
-func (l *gatedLabels) Entity(context.Context, string) (ulclient.UserEntity, error) {
+func (l *gatedLabels) Entities(context.Context, []string) (map[string]ulclient.UserEntity, error) {
 	l.mu.Lock()
 	fail := l.fail
 	l.mu.Unlock()
 	if fail {
 		l.entityCalls.Add(1)
-		return ulclient.UserEntity{}, errors.New("user-labels timed out")
+		return nil, errors.New("user-labels timed out")
 	}
-	return ulclient.UserEntity{}, ulclient.ErrNotFound
+	return map[string]ulclient.UserEntity{}, nil
 }
-func (l *gatedLabels) Additions(ctx context.Context, _ string) (map[string][]string, error) {
+func (l *gatedLabels) Additions(ctx context.Context, ids []string) (map[string]map[string][]string, error) {
 	l.calls.Add(1)
 	l.mu.Lock()
 	addrs, fail, gate := append([]string{}, l.addrs...), l.fail, l.gate
@@ -55,7 +55,11 @@ func (l *gatedLabels) Additions(ctx context.Context, _ string) (map[string][]str
 	if fail {
 		return nil, errors.New("user-labels timed out")
 	}
-	return map[string][]string{"evm": addrs}, nil
+	out := map[string]map[string][]string{}
+	for _, id := range ids {
+		out[id] = map[string][]string{"evm": addrs}
+	}
+	return out, nil
 }
 
 func (l *gatedLabels) set(fn func(l *gatedLabels)) {

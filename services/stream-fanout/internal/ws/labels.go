@@ -3,7 +3,6 @@ package ws
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"net/url"
 	"sync"
@@ -18,14 +17,16 @@ import (
 )
 
 // Labels is what the stream needs of user-labels: a caller's whole book of labels and entities
-// (deliveries are labelled from memory, never by a call per transfer), one entity's addresses
-// for filters that name it, and the caller's additions to an operator entity a filter names.
+// (deliveries are labelled from memory, never by a call per transfer), and, for the entities a
+// filter names, the caller's user entities and the caller's additions to operator entities,
+// each kind in one call for all of a filter's (never a call per entity).
 type Labels interface {
 	Book(ctx context.Context) (Book, error)
-	Entity(ctx context.Context, id string) (ulclient.UserEntity, error)
-	// Additions returns the caller's addresses added to operator entity id, by chain type
-	// (empty when none).
-	Additions(ctx context.Context, id string) (map[string][]string, error)
+	// Entities returns those of ids (lower case) that are the caller's user entities, by id.
+	Entities(ctx context.Context, ids []string) (map[string]ulclient.UserEntity, error)
+	// Additions returns the caller's addresses added to the operator entities ids, by entity id
+	// then chain type (an entity with none may be absent).
+	Additions(ctx context.Context, ids []string) (map[string]map[string][]string, error)
 }
 
 // Book is a caller's labels and entity memberships by address.
@@ -53,20 +54,15 @@ func NewLabelsClient(baseURL string, signer *httpx.Signer, tp trace.TracerProvid
 	return &LabelsClient{c: c, ul: ul}, nil
 }
 
-// Entity returns one of the caller's entities (ulclient.ErrNotFound when it has none such).
-func (l *LabelsClient) Entity(ctx context.Context, id string) (ulclient.UserEntity, error) {
-	return l.ul.Entity(ctx, id)
+// Entities returns the caller's user entities among ids, in one call (POST /internal/entities).
+func (l *LabelsClient) Entities(ctx context.Context, ids []string) (map[string]ulclient.UserEntity, error) {
+	return l.ul.Entities(ctx, ids)
 }
 
-// Additions returns the caller's additions to operator entity id. user-labels answers 404 only
-// for an id that is not an operator slug, which has none.
-func (l *LabelsClient) Additions(ctx context.Context, id string) (map[string][]string, error) {
-	as, err := l.ul.Additions(ctx, id)
-	var ue *httpx.UpstreamError
-	if errors.As(err, &ue) && ue.Status == http.StatusNotFound {
-		return map[string][]string{}, nil
-	}
-	return as, err
+// Additions returns the caller's additions to the operator entities ids, in one call (POST
+// /internal/additions).
+func (l *LabelsClient) Additions(ctx context.Context, ids []string) (map[string]map[string][]string, error) {
+	return l.ul.AdditionsOf(ctx, ids)
 }
 
 // Book reads every label and entity of the caller.

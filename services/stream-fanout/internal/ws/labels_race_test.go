@@ -14,11 +14,11 @@ import (
 type staticLabels struct{ b Book }
 
 func (l staticLabels) Book(context.Context) (Book, error) { return l.b, nil }
-func (l staticLabels) Entity(context.Context, string) (ulclient.UserEntity, error) {
-	return ulclient.UserEntity{}, ulclient.ErrNotFound
+func (l staticLabels) Entities(context.Context, []string) (map[string]ulclient.UserEntity, error) {
+	return map[string]ulclient.UserEntity{}, nil
 }
-func (l staticLabels) Additions(context.Context, string) (map[string][]string, error) {
-	return map[string][]string{}, nil
+func (l staticLabels) Additions(context.Context, []string) (map[string]map[string][]string, error) {
+	return map[string]map[string][]string{}, nil
 }
 
 // A reconnect message on a live connection detaches its session on the reader's goroutine,

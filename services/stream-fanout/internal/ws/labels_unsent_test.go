@@ -25,12 +25,12 @@ func (l *ownerLabels) Book(ctx context.Context) (Book, error) {
 	return Book{Labels: map[render.AddrKey]string{{ChainType: "evm", Address: labelledAddr}: "my desk"}}, nil
 }
 
-func (l *ownerLabels) Entity(context.Context, string) (ulclient.UserEntity, error) {
-	return ulclient.UserEntity{}, ulclient.ErrNotFound
+func (l *ownerLabels) Entities(context.Context, []string) (map[string]ulclient.UserEntity, error) {
+	return map[string]ulclient.UserEntity{}, nil
 }
 
-func (l *ownerLabels) Additions(context.Context, string) (map[string][]string, error) {
-	return map[string][]string{}, nil
+func (l *ownerLabels) Additions(context.Context, []string) (map[string]map[string][]string, error) {
+	return map[string]map[string][]string{}, nil
 }
 
 const labelledAddr = "0x00000000000000000000000000000000000000aa"

@@ -10,6 +10,7 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	apirender "github.com/chainintel/chainintel/libs/render"
@@ -19,7 +20,6 @@ import (
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/filter"
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/render"
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/store"
-	ulclient "github.com/chainintel/chainintel/services/user-labels/client"
 	"github.com/google/uuid"
 	"github.com/segmentio/kafka-go"
 	"google.golang.org/protobuf/proto"
@@ -88,9 +88,17 @@ func (c *conn) buildSpec(ctx context.Context, id string, spec filter.Spec, fresh
 			return nil, err
 		}
 	}
+	// What user-labels holds for the filter's entities is read for all of them at once (one call
+	// per kind, prefetch); resolve then reads it through the memo, a local one when the build
+	// has none of its own.
+	live := memo != nil || !fresh
+	if memo == nil {
+		memo = readMemo{}
+	}
+	c.prefetch(ctx, named, memo, live)
 	resolved := map[string][]string{}
 	for _, n := range named {
-		if err := c.resolve(ctx, n, known, resolved, memo, fresh); err != nil {
+		if err := c.resolve(ctx, n, known, resolved, memo, live); err != nil {
 			return nil, err
 		}
 	}
@@ -106,16 +114,16 @@ func (c *conn) buildSpec(ctx context.Context, id string, spec filter.Spec, fresh
 // the caller's additions to an operator entity), once per id, and checks that n names
 // something known (when known is not nil). What it reads of user-labels goes through memo. A
 // user entity deleted since its filter was sent (a filter not fresh: resumed or rebuilt) holds
-// no address rather than refuse the filter, so a session resumes with the rest of its filters
-// and what it was owed.
-func (c *conn) resolve(ctx context.Context, n filter.Named, known *engine.Names, resolved map[string][]string, memo readMemo, fresh bool) error {
+// no address rather than refuse the filter (live), so a session resumes with the rest of its
+// filters and what it was owed.
+func (c *conn) resolve(ctx context.Context, n filter.Named, known *engine.Names, resolved map[string][]string, memo readMemo, live bool) error {
 	r := n.Ref
 	switch r.Kind {
 	case filter.KindUserEntity:
 		if resolved[r.Value] != nil {
 			return nil
 		}
-		addrs, err := memo.memoized(entityRef{r.Kind, r.Value}, func() ([]string, error) { return c.userEntity(ctx, n, memo != nil || !fresh) })
+		addrs, err := memo.memoized(entityRef{r.Kind, r.Value}, func() ([]string, error) { return c.userEntity(ctx, n, live) })
 		resolved[r.Value] = addrs
 		return err
 	case filter.KindEntity:
@@ -145,14 +153,29 @@ func (c *conn) resolve(ctx context.Context, n filter.Named, known *engine.Names,
 // additions returns the caller's addresses added to operator entity id (none without
 // user-labels).
 func (c *conn) additions(ctx context.Context, id string) ([]string, error) {
+	r := c.additionsOf(ctx, []string{id})[id]
+	return r.addrs, r.err
+}
+
+// additionsOf reads the caller's additions to the operator entities ids (distinct) in one call
+// at most, answering each as additions does.
+func (c *conn) additionsOf(ctx context.Context, ids []string) map[string]memoRead {
+	out := make(map[string]memoRead, len(ids))
 	if c.h.o.Labels == nil {
-		return []string{}, nil
+		for _, id := range ids {
+			out[id] = memoRead{addrs: []string{}}
+		}
+		return out
 	}
-	addrs, err := c.h.additions(ctx, c.id, id)
-	if err != nil {
-		return nil, fmt.Errorf("additions to entity %s: %w: %w", id, ErrLabelsUnavailable, err)
+	got, err := c.h.additionsOf(ctx, c.id, ids)
+	for _, id := range ids {
+		if err != nil {
+			out[id] = memoRead{err: fmt.Errorf("additions to entity %s: %w: %w", id, ErrLabelsUnavailable, err)}
+		} else {
+			out[id] = memoRead{addrs: got[id]}
+		}
 	}
-	return addrs, nil
+	return out
 }
 
 // appendNormalized appends the addresses of m (by chain type) to addrs in the transfer
@@ -170,27 +193,89 @@ func appendNormalized(addrs []string, m map[string][]string) []string {
 // the caller has none such, unless live: a live filter's entity deleted since it was subscribed
 // holds no address, so the filter stops matching it rather than keep what it had).
 func (c *conn) userEntity(ctx context.Context, n filter.Named, live bool) ([]string, error) {
+	r := c.userEntities(ctx, []filter.Named{n}, live)[n.Ref.Value]
+	return r.addrs, r.err
+}
+
+// userEntities reads the caller's user entities ns name (distinct, by Ref.Value) in one call,
+// answering each as userEntity does.
+func (c *conn) userEntities(ctx context.Context, ns []filter.Named, live bool) map[string]memoRead {
+	out := make(map[string]memoRead, len(ns))
+	fail := func(err error) map[string]memoRead {
+		for _, n := range ns {
+			out[n.Ref.Value] = memoRead{err: fmt.Errorf("user entity %s: %w: %w", n.Ref.Value, ErrLabelsUnavailable, err)}
+		}
+		return out
+	}
 	if c.h.o.Labels == nil {
-		return nil, &filter.Error{Field: n.Field, Rule: fmt.Sprintf("user entity %s: user entities are not available", n.Ref.Value)}
+		for _, n := range ns {
+			out[n.Ref.Value] = memoRead{err: &filter.Error{Field: n.Field, Rule: fmt.Sprintf("user entity %s: user entities are not available", n.Ref.Value)}}
+		}
+		return out
 	}
 	// While user-labels is backed off after a failure it is not waited on, as for additions.
 	if c.h.labels.isDown(time.Now()) {
-		return nil, fmt.Errorf("user entity %s: %w: %w", n.Ref.Value, ErrLabelsUnavailable, errLabelsDown)
+		return fail(errLabelsDown)
 	}
-	ue, err := c.h.o.Labels.Entity(identityContext(ctx, c.id), n.Ref.Value)
-	if errors.Is(err, ulclient.ErrNotFound) {
-		if live {
-			return []string{}, nil
-		}
-		return nil, filter.UnknownUserEntity(n)
+	ids := make([]string, 0, len(ns))
+	for _, n := range ns {
+		ids = append(ids, strings.ToLower(n.Ref.Value))
 	}
+	got, err := c.h.o.Labels.Entities(identityContext(ctx, c.id), ids)
 	if err != nil {
 		if ctx.Err() == nil {
 			c.h.labels.backOff()
 		}
-		return nil, fmt.Errorf("user entity %s: %w: %w", n.Ref.Value, ErrLabelsUnavailable, err)
+		return fail(err)
 	}
-	return appendNormalized([]string{}, ue.Addresses), nil
+	for _, n := range ns {
+		ue, ok := got[strings.ToLower(n.Ref.Value)]
+		switch {
+		case ok:
+			out[n.Ref.Value] = memoRead{addrs: appendNormalized([]string{}, ue.Addresses)}
+		case live:
+			out[n.Ref.Value] = memoRead{addrs: []string{}}
+		default:
+			out[n.Ref.Value] = memoRead{err: filter.UnknownUserEntity(n)}
+		}
+	}
+	return out
+}
+
+// prefetch reads into memo what user-labels holds for the entities named that memo does not
+// hold yet: the caller's user entities in one call and the caller's additions to the operator
+// entities in one call (Hub.additionsOf, through its cache), so a filter naming many entities
+// costs one call per kind, not one per entity. Failures are kept in memo as each entity's, as
+// the reads one by one would have answered them.
+func (c *conn) prefetch(ctx context.Context, named []filter.Named, memo readMemo, live bool) {
+	var users []filter.Named
+	var ents []string
+	seen := map[entityRef]bool{}
+	for _, n := range named {
+		k := entityRef{n.Ref.Kind, n.Ref.Value}
+		if (k.kind != filter.KindUserEntity && k.kind != filter.KindEntity) || seen[k] {
+			continue
+		}
+		seen[k] = true
+		if _, ok := memo[k]; ok {
+			continue
+		}
+		if k.kind == filter.KindUserEntity {
+			users = append(users, n)
+		} else {
+			ents = append(ents, k.id)
+		}
+	}
+	if len(users) > 0 {
+		for id, r := range c.userEntities(ctx, users, live) {
+			memo[entityRef{filter.KindUserEntity, id}] = r
+		}
+	}
+	if len(ents) > 0 {
+		for id, r := range c.additionsOf(ctx, ents) {
+			memo[entityRef{filter.KindEntity, id}] = r
+		}
+	}
 }
 
 // knownNames asks the read model, in one call on the engine, about the operator entities and

@@ -6,7 +6,6 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -40,11 +39,16 @@ type Store interface {
 	EntityTypes(ctx context.Context) ([]string, error)
 }
 
-// UserLabels is what the app asks user-labels (services/user-labels/client satisfies it).
+// UserLabels is what the app asks user-labels (services/user-labels/client satisfies it). A
+// request's entity references are resolved with one Entities call and one AdditionsOf call at
+// most (prepare), whatever their number.
 type UserLabels interface {
 	Lookup(ctx context.Context, addrs []ulclient.AddressRef) (ulclient.Lookup, error)
-	Entity(ctx context.Context, id string) (ulclient.UserEntity, error)
-	Additions(ctx context.Context, operatorEntityID string) (map[string][]string, error)
+	// AdditionsOf answers the caller's additions to the operator entities ids, by entity id then
+	// chain type (one with none absent).
+	AdditionsOf(ctx context.Context, ids []string) (map[string]map[string][]string, error)
+	// Entities answers those of ids (lower case) that are the caller's user entities, by id.
+	Entities(ctx context.Context, ids []string) (map[string]ulclient.UserEntity, error)
 }
 
 // App is safe for concurrent use.
@@ -76,23 +80,11 @@ type noLabels struct{}
 func (noLabels) Lookup(context.Context, []ulclient.AddressRef) (ulclient.Lookup, error) {
 	return ulclient.Lookup{Labels: map[string]ulclient.Label{}, Entities: map[string][]ulclient.EntityRef{}}, nil
 }
-func (noLabels) Entity(context.Context, string) (ulclient.UserEntity, error) {
-	return ulclient.UserEntity{}, ulclient.ErrNotFound
+func (noLabels) AdditionsOf(context.Context, []string) (map[string]map[string][]string, error) {
+	return map[string]map[string][]string{}, nil
 }
-func (noLabels) Additions(context.Context, string) (map[string][]string, error) {
-	return map[string][]string{}, nil
-}
-
-// userEntityAddresses returns the addresses of the caller's user entity; unknown is a 404.
-func (a *App) userEntityAddresses(ctx context.Context, param, id string) ([]string, error) {
-	e, err := a.labels.Entity(ctx, id)
-	if errors.Is(err, ulclient.ErrNotFound) {
-		return nil, notFound("entity", "%sunknown entity %q", prefix(param), id)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return flatten(e.Addresses), nil
+func (noLabels) Entities(context.Context, []string) (map[string]ulclient.UserEntity, error) {
+	return noUserEntities(), nil
 }
 
 func prefix(param string) string {
@@ -117,15 +109,20 @@ func flatten(m map[string][]string) []string {
 }
 
 // resolve turns references into the address sets they include and exclude. only is true
-// when at least one reference includes (then include may be empty: nothing matches). An
-// operator entity neither the read model nor intelligence knows (the model holds only entities
-// with addresses; WithEntities), with no additions of the caller, is a 404, so is
-// deposit:<entityId> of such an entity (a known entity without deposit addresses matches
-// nothing; nc collects those the model gave no deposit addresses, for one lookup per request:
-// nameCheck.deposits); type:<entityType> of neither a documented entity type nor one the model
-// or intelligence holds is a 400 listing them.
+// when at least one reference includes (then include may be empty: nothing matches). Entity
+// ids were checked and the caller's user entities and additions read by prepare, for the whole
+// request (nc); an operator entity becomes its read-model part plus the caller's additions to
+// it. deposit:<entityId> of an entity neither the read model nor intelligence knows is a 404 (a
+// known entity without deposit addresses matches nothing; nc collects those the model gave no
+// deposit addresses, for one lookup per request: nameCheck.deposits); type:<entityType> of
+// neither a documented entity type nor one the model or intelligence holds is a 400 listing
+// them.
 func (a *App) resolve(ctx context.Context, nc *nameCheck, param string, refs []query.Ref) (include, exclude store.AddrSet, only bool, err error) {
-	var pending []string // operator entities without additions, to check they exist
+	if !nc.prepared {
+		if err := a.prepare(ctx, nc, refParam{param, refs}); err != nil {
+			return include, exclude, false, err
+		}
+	}
 	for _, r := range refs {
 		set := &include
 		if r.Negate {
@@ -137,22 +134,14 @@ func (a *App) resolve(ctx context.Context, nc *nameCheck, param string, refs []q
 		case query.KindAddress:
 			set.Addrs = append(set.Addrs, r.Addresses...)
 		case query.KindUserEntity:
-			addrs, err := a.userEntityAddresses(ctx, param, r.Value)
+			addrs, err := nc.userEntityAddresses(param, r.Value)
 			if err != nil {
 				return include, exclude, false, err
 			}
 			set.Addrs = append(set.Addrs, addrs...)
 		case query.KindEntity:
-			added, err := a.labels.Additions(ctx, r.Value)
-			if err != nil {
-				return include, exclude, false, err
-			}
 			set.Entities = append(set.Entities, r.Value)
-			if extra := flatten(added); len(extra) > 0 {
-				set.Addrs = append(set.Addrs, extra...)
-			} else {
-				pending = append(pending, r.Value)
-			}
+			set.Addrs = append(set.Addrs, flatten(nc.additions[r.Value])...)
 		case query.KindType:
 			set.Types = append(set.Types, r.Value)
 		case query.KindDeposit:
@@ -163,18 +152,6 @@ func (a *App) resolve(ctx context.Context, nc *nameCheck, param string, refs []q
 		set.Addrs = dedupe(set.Addrs)
 		resolved, known, err := a.store.ResolveSet(ctx, *set)
 		if err != nil {
-			return include, exclude, false, err
-		}
-		var unknown []string
-		for _, e := range pending {
-			if slices.Contains(set.Entities, e) && !known[e] {
-				unknown = append(unknown, e)
-			}
-		}
-		if e, err := a.unknownNames(ctx, unknown); err != nil || e != "" {
-			if err == nil {
-				err = notFound("entity", "%sunknown entity %q", prefix(param), e)
-			}
 			return include, exclude, false, err
 		}
 		if err := a.checkTypes(ctx, nc, param, set.Types, known); err != nil {
@@ -194,11 +171,18 @@ func (a *App) resolve(ctx context.Context, nc *nameCheck, param string, refs []q
 // formed, matching nothing while no address has it (a fresh read model has none).
 var documentedTypes = render.EntityTypes
 
-// nameCheck is one request's check of the names its references use.
+// nameCheck is one request's check of the names its references use, and what user-labels
+// supplied for them (prepare).
 type nameCheck struct {
 	pending []paramName // deposit:<entity> with no deposit addresses: is the entity known?
 	types   []string    // the read model's entity types, once read (read)
 	read    bool
+	// prepared: prepare has run over every reference of the request; users are the caller's
+	// user entities it names (by lower-case id), additions the caller's additions to operator
+	// entities (by entity id, then chain type).
+	prepared  bool
+	users     map[string]ulclient.UserEntity
+	additions map[string]map[string][]string
 }
 
 type paramName struct{ param, name string }
@@ -306,8 +290,12 @@ func tokenFilter(ts []query.Token) (addrs, ids []string) {
 func (a *App) transferFilter(ctx context.Context, q query.Transfers) (store.TransferFilter, error) {
 	f := store.TransferFilter{Flow: q.Flow, Chains: a.chainNames(q.Chains), TimeFrom: q.Window.From, TimeTo: q.Window.To,
 		ValueGte: q.ValueGte, ValueLte: q.ValueLte, USDGte: q.USDGte, USDLte: q.USDLte}
-	var err error
 	nc := &nameCheck{}
+	err := a.prepare(ctx, nc, refParam{"base", q.Base}, refParam{"counterparties", q.Counterparties},
+		refParam{"from", q.From}, refParam{"to", q.To})
+	if err != nil {
+		return f, err
+	}
 	if len(q.Base) > 0 {
 		if f.Base, _, _, err = a.resolve(ctx, nc, "base", q.Base); err != nil {
 			return f, err
@@ -425,8 +413,12 @@ type SwapList struct {
 func (a *App) Swaps(ctx context.Context, q query.Swaps) (SwapList, error) {
 	f := store.SwapFilter{Flow: q.Flow, Chains: a.chainNames(q.Chains), TimeFrom: q.Window.From, TimeTo: q.Window.To,
 		USDGte: q.USDGte, USDLte: q.USDLte}
-	var err error
 	nc := &nameCheck{}
+	err := a.prepare(ctx, nc, refParam{"base", q.Base}, refParam{"from", q.From}, refParam{"to", q.To},
+		refParam{"senders", q.Senders}, refParam{"receivers", q.Receivers}, refParam{"counterparties", q.Counterparties})
+	if err != nil {
+		return SwapList{}, err
+	}
 	if len(q.Base) > 0 {
 		if f.Base, _, _, err = a.resolve(ctx, nc, "base", q.Base); err != nil {
 			return SwapList{}, err

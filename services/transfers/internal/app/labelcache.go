@@ -13,7 +13,7 @@ import (
 // only for addresses it has not seen lately, in one batched call. user-labels announces every
 // change on user.changes.v1 and the service's consumer of it calls Forget, so a caller's edit
 // shows on the next request; the TTL only bounds how stale an entry can get while those events
-// are late (the broker down, the consumer behind). Entity and additions calls pass through. It is
+// are late (the broker down, the consumer behind). User entity and additions calls pass through. It is
 // safe for concurrent use.
 type LabelCache struct {
 	next UserLabels
@@ -134,12 +134,12 @@ func (c *LabelCache) Lookup(ctx context.Context, addrs []ulclient.AddressRef) (u
 	return out, nil
 }
 
-// Entity passes through.
-func (c *LabelCache) Entity(ctx context.Context, id string) (ulclient.UserEntity, error) {
-	return c.next.Entity(ctx, id)
+// AdditionsOf passes through: one call per request naming operator entities (prepare).
+func (c *LabelCache) AdditionsOf(ctx context.Context, ids []string) (map[string]map[string][]string, error) {
+	return c.next.AdditionsOf(ctx, ids)
 }
 
-// Additions passes through.
-func (c *LabelCache) Additions(ctx context.Context, operatorEntityID string) (map[string][]string, error) {
-	return c.next.Additions(ctx, operatorEntityID)
+// Entities passes through: one call per request naming user entities (prepare).
+func (c *LabelCache) Entities(ctx context.Context, ids []string) (map[string]ulclient.UserEntity, error) {
+	return c.next.Entities(ctx, ids)
 }

@@ -50,11 +50,13 @@ func (l *labels) Lookup(ctx context.Context, addrs []ulclient.AddressRef) (ulcli
 	return out, nil
 }
 
-func (l *labels) Entity(context.Context, string) (ulclient.UserEntity, error) {
-	return ulclient.UserEntity{}, nil
+func (l *labels) AdditionsOf(context.Context, []string) (map[string]map[string][]string, error) {
+	return map[string]map[string][]string{}, nil
 }
 
-func (l *labels) Additions(context.Context, string) (map[string][]string, error) { return nil, nil }
+func (l *labels) Entities(context.Context, []string) (map[string]ulclient.UserEntity, error) {
+	return map[string]ulclient.UserEntity{}, nil
+}
 
 func as(user string) context.Context {
 	return httpx.WithIdentity(context.Background(), httpx.Identity{UserID: user})

@@ -394,15 +394,23 @@ func (p Parser) chains(q url.Values) ([]chains.Chain, error) {
 	return params.Chains(q, "chains", p.Chains)
 }
 
+// MaxEntityRefs is the most entity references (operator and user entity ids, type: and
+// deposit: values, distinct) one reference parameter may hold, as a stream filter's list holds
+// at most 100 values; addresses count only towards params.MaxListItems. Every entity reference is
+// resolved against the read model, intelligence and user-labels, in batches per request, whose
+// size this bounds.
+const MaxEntityRefs = 100
+
 // refs parses a list of addresses, entity ids and (when prefixes) type:/deposit: references.
 // An address must be valid for at least one of the requested chains (none requested: the
-// configured ones).
+// configured ones). More than MaxEntityRefs entity references is a 400.
 func (p Parser) refs(q url.Values, name string, negation, prefixes bool, cs []chains.Chain) ([]Ref, error) {
 	vals, err := params.List(q, name)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]Ref, 0, len(vals))
+	entities := 0
 	for _, v := range vals {
 		r, err := ParseRef(name, v, negation, prefixes)
 		if err != nil {
@@ -411,7 +419,13 @@ func (p Parser) refs(q url.Values, name string, negation, prefixes bool, cs []ch
 		if err := p.FitsChains(name, r, cs); err != nil {
 			return nil, err
 		}
+		if r.Kind != KindAddress {
+			entities++
+		}
 		out = append(out, r)
+	}
+	if entities > MaxEntityRefs {
+		return nil, params.Errorf(name, "at most %d entity references (entity ids, type: and deposit: values), got %d", MaxEntityRefs, entities)
 	}
 	return out, nil
 }

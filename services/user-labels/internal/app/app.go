@@ -44,6 +44,8 @@ type Store interface {
 	CreateEntities(ctx context.Context, user string, in []EntityInput, max int) ([]Entity, error)
 	Entities(ctx context.Context, user string, withAddresses bool) ([]Entity, error)
 	Entity(ctx context.Context, user, id string) (Entity, error)
+	// EntitiesByID returns the user's entities among ids (uuids), with their addresses.
+	EntitiesByID(ctx context.Context, user string, ids []string) ([]Entity, error)
 	SharedEntity(ctx context.Context, id string) (Entity, error)
 	// ReplaceEntity overwrites name, note, the address set and (when given) shareable.
 	ReplaceEntity(ctx context.Context, user, id string, in EntityInput) (Entity, error)
@@ -63,6 +65,9 @@ type Store interface {
 	OperatorAdditions(ctx context.Context, user, entityID string) ([]AddressRef, error)
 	// AllOperatorAdditions returns the user's additions to every operator entity, by entity id.
 	AllOperatorAdditions(ctx context.Context, user string) (map[string][]AddressRef, error)
+	// OperatorAdditionsOf returns the user's additions to the operator entities ids, by
+	// entity id.
+	OperatorAdditionsOf(ctx context.Context, user string, ids []string) (map[string][]AddressRef, error)
 
 	// Lookup returns the user's labels of refs and the user's entities holding them, keyed by
 	// AddressRef.
@@ -349,6 +354,48 @@ func (s *Service) Entity(ctx context.Context, user, id string) (Entity, error) {
 	return e, s.entityErr(id, err)
 }
 
+// MaxEntityBatch is the most ids one EntitiesByID call takes (the most values of one public
+// query parameter, libs/params.MaxListItems).
+const MaxEntityBatch = 1000
+
+// EntitiesByID returns those of ids that are the user's entities, with their addresses, in the
+// order of ids and each once: a service resolving many entity references of one request asks
+// for them in one call. An id that is not a user entity id's shape, or is no entity of the user,
+// is left out (the caller's "not found"). More than MaxEntityBatch distinct ids is a 400.
+func (s *Service) EntitiesByID(ctx context.Context, user string, ids []string) ([]Entity, error) {
+	var want []string
+	seen := map[string]bool{}
+	for _, id := range ids {
+		id = strings.ToLower(id)
+		if !client.IsUserEntityID(id) || seen[id] {
+			continue
+		}
+		seen[id] = true
+		want = append(want, id)
+	}
+	if len(want) > MaxEntityBatch {
+		return nil, httpx.BadRequest("ids: at most %d entity ids, got %d", MaxEntityBatch, len(want))
+	}
+	out := []Entity{}
+	if len(want) == 0 {
+		return out, nil
+	}
+	got, err := s.store.EntitiesByID(ctx, user, want)
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[string]Entity, len(got))
+	for _, e := range got {
+		byID[e.ID] = e
+	}
+	for _, id := range want {
+		if e, ok := byID[id]; ok {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
 // SharedEntity returns entity id if it is shareable, whoever owns it.
 func (s *Service) SharedEntity(ctx context.Context, id string) (Entity, error) {
 	if !client.IsUserEntityID(id) {
@@ -440,6 +487,36 @@ func (s *Service) AllAdditions(ctx context.Context, user string) (map[string]map
 	}
 	out := make(map[string]map[string][]string, len(all))
 	for id, refs := range all {
+		out[id] = Group(refs)
+	}
+	return out, nil
+}
+
+// AdditionsOf returns the user's additions to the operator entities among ids, by entity id and
+// chain type (an entity with none, or an id that is not an operator entity id, is absent): a
+// service resolving many operator entity references of one request asks for them in one call,
+// and for those alone. More than MaxEntityBatch distinct ids is a 400.
+func (s *Service) AdditionsOf(ctx context.Context, user string, ids []string) (map[string]map[string][]string, error) {
+	var want []string
+	seen := map[string]bool{}
+	for _, id := range ids {
+		if IsOperatorEntityID(id) && !seen[id] {
+			seen[id] = true
+			want = append(want, id)
+		}
+	}
+	if len(want) > MaxEntityBatch {
+		return nil, httpx.BadRequest("ids: at most %d entity ids, got %d", MaxEntityBatch, len(want))
+	}
+	out := map[string]map[string][]string{}
+	if len(want) == 0 {
+		return out, nil
+	}
+	got, err := s.store.OperatorAdditionsOf(ctx, user, want)
+	if err != nil {
+		return nil, fmt.Errorf("additions to operator entities: %w", err)
+	}
+	for id, refs := range got {
 		out[id] = Group(refs)
 	}
 	return out, nil

@@ -285,3 +285,57 @@ func TestOnlyAddToOperatorEntity(t *testing.T) {
 	expect(t, ev.do(t, newUser(), "POST", "/internal/lookup?additions=1", lookup), 200, `{"labels":{},"entities":{}}`)
 	expectError(t, ev.do(t, u, "POST", "/internal/lookup?additions=maybe", lookup), 400, `additions: must be true or false, got "maybe"`)
 }
+
+// TestInternalEntitiesBatch: POST /internal/entities answers the caller's entities among the ids
+// in one call, in the order asked, each once; ids of no entity of the caller (someone else's,
+// unknown, not a uuid) are left out, and more than app.MaxEntityBatch distinct ids is a 400.
+func TestInternalEntitiesBatch(t *testing.T) {
+	ev := newEnv(t)
+	u, other := newUser(), newUser()
+	es := decode[[]app.Entity](t, ev.do(t, u, "POST", "/user/entities",
+		`[{"name":"A","addresses":{"evm":["`+evmAddr(2)+`","`+evmAddr(1)+`"]}},{"name":"B","addresses":{}}]`))
+	theirs := decode[[]app.Entity](t, ev.do(t, other, "POST", "/user/entities", `{"name":"T","addresses":{}}`))
+	a, b := es[0], es[1]
+	unknown := "8f0e2c55-1111-4222-8333-944455556666"
+
+	body := fmt.Sprintf(`{"ids":[%q,%q,%q,%q,"binance",%q]}`, b.ID, unknown, strings.ToUpper(a.ID), theirs[0].ID, b.ID)
+	expect(t, ev.do(t, u, "POST", "/internal/entities", body), 200,
+		`{"entities":[`+entityJSON(b, "B", "", false, `{}`)+","+
+			entityJSON(a, "A", "", false, `{"evm":["`+evmAddr(1)+`","`+evmAddr(2)+`"]}`)+`]}`)
+	expect(t, ev.do(t, u, "POST", "/internal/entities", `{"ids":[]}`), 200, `{"entities":[]}`)
+	expect(t, ev.do(t, other, "POST", "/internal/entities", body), 200,
+		`{"entities":[`+entityJSON(theirs[0], "T", "", false, `{}`)+`]}`)
+
+	ids := make([]string, app.MaxEntityBatch+1)
+	for i := range ids {
+		ids[i] = fmt.Sprintf(`"%08x-0000-4000-8000-000000000000"`, i)
+	}
+	expectError(t, ev.do(t, u, "POST", "/internal/entities", `{"ids":[`+strings.Join(ids, ",")+`]}`), 400,
+		fmt.Sprintf("ids: at most %d entity ids, got %d", app.MaxEntityBatch, app.MaxEntityBatch+1))
+}
+
+// TestInternalAdditionsBatch: POST /internal/additions answers the caller's additions to the
+// operator entities among the ids in one call; entities with none, ids that are not operator
+// entity ids and other callers' additions are absent; more than app.MaxEntityBatch distinct ids
+// is a 400.
+func TestInternalAdditionsBatch(t *testing.T) {
+	ev := newEnv(t)
+	u, other := newUser(), newUser()
+	expect(t, ev.do(t, u, "PUT", "/user/entities/only_add/binance", `{"addresses":{"evm":["`+evmAddr(2)+`","`+evmAddr(1)+`"]}}`), 200,
+		`{"id":"binance","addresses":{"evm":["`+evmAddr(1)+`","`+evmAddr(2)+`"]}}`)
+	ev.do(t, u, "PUT", "/user/entities/only_add/kraken", `{"addresses":{"evm":["`+evmAddr(3)+`"]}}`)
+	ev.do(t, other, "PUT", "/user/entities/only_add/coinbase", `{"addresses":{"evm":["`+evmAddr(4)+`"]}}`)
+
+	body := `{"ids":["binance","coinbase","Not a slug","8f0e2c55-1111-4222-8333-944455556666","binance","nobody"]}`
+	expect(t, ev.do(t, u, "POST", "/internal/additions", body), 200,
+		`{"additions":{"binance":{"evm":["`+evmAddr(1)+`","`+evmAddr(2)+`"]}}}`)
+	expect(t, ev.do(t, other, "POST", "/internal/additions", body), 200, `{"additions":{"coinbase":{"evm":["`+evmAddr(4)+`"]}}}`)
+	expect(t, ev.do(t, u, "POST", "/internal/additions", `{"ids":[]}`), 200, `{"additions":{}}`)
+
+	ids := make([]string, app.MaxEntityBatch+1)
+	for i := range ids {
+		ids[i] = fmt.Sprintf(`"e%d"`, i)
+	}
+	expectError(t, ev.do(t, u, "POST", "/internal/additions", `{"ids":[`+strings.Join(ids, ",")+`]}`), 400,
+		fmt.Sprintf("ids: at most %d entity ids, got %d", app.MaxEntityBatch, app.MaxEntityBatch+1))
+}

@@ -29,6 +29,8 @@ func TestInputClassesOnEveryRoute(t *testing.T) {
 		{"PUT", "/user/entities/only_add/{p}", "id", `{"addresses":{"evm":["` + a + `"]}}`},
 		{"POST", "/internal/lookup", "", `{"addresses":[{"chainType":"evm","address":"` + a + `"}]}`},
 		{"GET", "/internal/entities/{p}", "id", ""},
+		{"POST", "/internal/entities", "", `{"ids":["` + id + `"]}`},
+		{"POST", "/internal/additions", "", `{"ids":["binance"]}`},
 		{"GET", "/internal/shared/entities/{p}", "id", ""},
 		{"GET", "/internal/additions/{p}", "id", ""},
 	}

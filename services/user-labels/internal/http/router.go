@@ -48,8 +48,10 @@ func Register(e *gin.Engine, svc *app.Service) {
 	in := e.Group("/internal")
 	in.POST("/lookup", httpx.RequireIdentity(), h.lookup)
 	in.GET("/entities/:id", httpx.RequireIdentity(), h.internalEntity)
+	in.POST("/entities", httpx.RequireIdentity(), h.internalEntities)
 	in.GET("/shared/entities/:id", h.sharedEntity)
 	in.GET("/additions/:id", httpx.RequireIdentity(), h.additions)
+	in.POST("/additions", httpx.RequireIdentity(), h.additionsOf)
 	in.GET("/search", httpx.RequireIdentity(), h.search)
 }
 
@@ -270,6 +272,27 @@ func (h *handlers) lookup(c *gin.Context) {
 
 func (h *handlers) internalEntity(c *gin.Context) { h.getEntity(c) }
 
+// entitiesRequest is the POST /internal/entities and POST /internal/additions body.
+type entitiesRequest struct {
+	IDs []string `json:"ids"`
+}
+
+// internalEntities is POST /internal/entities: the caller's entities among the ids, with their
+// addresses ({"entities": [UserEntity]}, in the order asked; ids of none are left out), so a
+// service resolving many user entity references of one request makes one call.
+func (h *handlers) internalEntities(c *gin.Context) {
+	var req entitiesRequest
+	if !httpx.BindJSON(c, &req) {
+		return
+	}
+	es, err := h.svc.EntitiesByID(c.Request.Context(), userOf(c), req.IDs)
+	if err != nil {
+		httpx.Fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"entities": es})
+}
+
 func (h *handlers) sharedEntity(c *gin.Context) {
 	e, err := h.svc.SharedEntity(c.Request.Context(), c.Param("id"))
 	if err != nil {
@@ -286,6 +309,22 @@ func (h *handlers) additions(c *gin.Context) {
 		return
 	}
 	c.JSON(http.StatusOK, gin.H{"addresses": addrs})
+}
+
+// additionsOf is POST /internal/additions: the caller's additions to the operator entities
+// among the ids ({"additions": {id: {chainType: [..]}}}, entities with none absent), so a
+// service resolving many operator entity references of one request makes one call.
+func (h *handlers) additionsOf(c *gin.Context) {
+	var req entitiesRequest
+	if !httpx.BindJSON(c, &req) {
+		return
+	}
+	out, err := h.svc.AdditionsOf(c.Request.Context(), userOf(c), req.IDs)
+	if err != nil {
+		httpx.Fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"additions": out})
 }
 
 // search is GET /internal/search?query=&limit=&offset=: the caller's matching labels and

@@ -66,6 +66,12 @@ var (
 	lockOperatorAdditionsSQL string
 	//go:embed sql/delete_operator_additions.sql
 	deleteOperatorAdditionsSQL string
+	//go:embed sql/operator_additions_by_id.sql
+	operatorAdditionsByIDSQL string
+	//go:embed sql/entities_by_id.sql
+	entitiesByIDSQL string
+	//go:embed sql/entity_addresses_by_id.sql
+	entityAddressesByIDSQL string
 )
 
 // CreateEntities creates every entity in one transaction, unless the user would then store more
@@ -183,6 +189,44 @@ func (s *Store) Entities(ctx context.Context, user string, withAddresses bool) (
 	})
 	if err != nil {
 		return nil, fmt.Errorf("list entity addresses: %w", err)
+	}
+	return out, nil
+}
+
+// EntitiesByID returns the user's entities among ids (uuids), oldest first, with their
+// addresses: two statements whatever the number of ids.
+func (s *Store) EntitiesByID(ctx context.Context, user string, ids []string) ([]app.Entity, error) {
+	rows, err := s.pool.Query(ctx, entitiesByIDSQL, user, ids)
+	if err != nil {
+		return nil, fmt.Errorf("entities by id: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (app.Entity, error) { return scanEntity(r) })
+	if err != nil || len(out) == 0 {
+		if err != nil {
+			err = fmt.Errorf("entities by id: %w", err)
+		}
+		return []app.Entity{}, err
+	}
+	idx := make(map[string]int, len(out))
+	found := make([]string, len(out))
+	for i := range out {
+		idx[out[i].ID] = i
+		found[i] = out[i].ID
+		out[i].Addresses = map[string][]string{}
+	}
+	rows, err = s.pool.Query(ctx, entityAddressesByIDSQL, user, found)
+	if err != nil {
+		return nil, fmt.Errorf("addresses of entities by id: %w", err)
+	}
+	var id, ct, addr string
+	_, err = pgx.ForEachRow(rows, []any{&id, &ct, &addr}, func() error {
+		if i, ok := idx[id]; ok {
+			out[i].Addresses[ct] = append(out[i].Addresses[ct], addr)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("addresses of entities by id: %w", err)
 	}
 	return out, nil
 }
@@ -396,7 +440,18 @@ func (s *Store) OperatorAdditions(ctx context.Context, user, entityID string) ([
 
 // AllOperatorAdditions returns the user's additions to every operator entity, by entity id.
 func (s *Store) AllOperatorAdditions(ctx context.Context, user string) (map[string][]app.AddressRef, error) {
-	rows, err := s.pool.Query(ctx, allOperatorAdditionsSQL, user)
+	return s.additionsBy(ctx, allOperatorAdditionsSQL, user)
+}
+
+// OperatorAdditionsOf returns the user's additions to the operator entities ids, by entity id
+// (one with none is absent).
+func (s *Store) OperatorAdditionsOf(ctx context.Context, user string, ids []string) (map[string][]app.AddressRef, error) {
+	return s.additionsBy(ctx, operatorAdditionsByIDSQL, user, ids)
+}
+
+// additionsBy runs sql, whose rows are (entity id, chain type, address), into additions by entity.
+func (s *Store) additionsBy(ctx context.Context, sql string, args ...any) (map[string][]app.AddressRef, error) {
+	rows, err := s.pool.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, err
 	}
