@@ -46,7 +46,9 @@ func TierAccess(table tiers.Table) Middleware {
 }
 
 // RateLimits applies the rate classes of API.md: standard routes per key with the tier's rate
-// and burst; heavy routes per key and route at the tier's heavy rate; calls without a key
+// and burst; heavy routes per key at the tier's heavy rate, one budget shared by every heavy
+// route (API.md: "1 request/s per key", so spreading calls over heavy routes buys no more of
+// them) and apart from the standard one; calls without a key
 // (public routes, key-optional routes called without one) per client IP. Every limited response
 // carries X-RateLimit-Limit, -Remaining and -Reset; a refused one is a 429 with Retry-After.
 type RateLimits struct {
@@ -59,14 +61,13 @@ type RateLimits struct {
 
 // Middleware is the RateLimits middleware.
 func (l RateLimits) Middleware(rt routes.Route, next http.Handler) http.Handler {
-	heavyPrefix := "heavy:" + rt.Pattern + ":"
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var key string
 		var lim ratelimit.Limit
 		if id, ok := httpx.IdentityFrom(r.Context()); ok {
 			tr, _ := l.Tiers.Get(id.Tier) // TierAccess refused unknown tiers
 			if rt.Class == routes.Heavy {
-				key, lim = heavyPrefix+id.KeyID, ratelimit.Limit{Rate: tr.HeavyRate, Burst: tr.HeavyRate}
+				key, lim = "heavy:"+id.KeyID, ratelimit.Limit{Rate: tr.HeavyRate, Burst: tr.HeavyRate}
 			} else {
 				key, lim = "std:"+id.KeyID, ratelimit.Limit{Rate: tr.Rate, Burst: tr.Burst}
 			}

@@ -31,7 +31,7 @@ type Class string
 // Rate classes (API.md "Rate classes and credits").
 const (
 	Standard Class = "standard" // per key, tier rate with burst
-	Heavy    Class = "heavy"    // per key and route, 1 request/s
+	Heavy    Class = "heavy"    // per key, one budget over every heavy route, 1 request/s
 	Public   Class = "public"   // no key; per client IP
 )
 
