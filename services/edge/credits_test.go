@@ -18,15 +18,17 @@ import (
 )
 
 // creditEdge is an edge with two tiers of 1,000 credits a period, one without overage (small)
-// and one with (roomy), and a third without overage of 10,000 (tiny), all with rate to spare.
+// and one with (roomy), and a third without overage of 10,000 (tiny), all with rate to spare
+// (heavy calls too: one heavy budget per key covers every heavy route, and the tests make
+// several heavy calls in a row).
 func creditEdge(t *testing.T) *testEdge {
 	t.Helper()
 	table := filepath.Join(t.TempDir(), "tiers.yaml")
 	if err := writeFile(table, `
 tiers:
-  - {name: small, rate: 1000, burst: 1000, heavyRate: 1, includedCredits: 1000, overage: false}
-  - {name: tiny, rate: 1000, burst: 1000, heavyRate: 1, includedCredits: 10000, overage: false}
-  - {name: roomy, rate: 1000, burst: 1000, heavyRate: 1, includedCredits: 1000, overage: true}
+  - {name: small, rate: 1000, burst: 1000, heavyRate: 1000, includedCredits: 1000, overage: false}
+  - {name: tiny, rate: 1000, burst: 1000, heavyRate: 1000, includedCredits: 10000, overage: false}
+  - {name: roomy, rate: 1000, burst: 1000, heavyRate: 1000, includedCredits: 1000, overage: true}
 `); err != nil {
 		t.Fatal(err)
 	}
