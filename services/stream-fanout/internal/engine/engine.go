@@ -94,6 +94,14 @@ func (e *Engine) Served(s *Sub) map[int]int64 {
 	for k, v := range src {
 		out[k] = max(v, s.skip[k])
 	}
+	// A partition the subscription skips to but the engine has not read yet (one added to the
+	// topic that this replica has not found, or found and read nothing of) is served up to the
+	// skip: a cursor without it would have the session's next resume read it from its start.
+	for k, v := range s.skip {
+		if _, ok := out[k]; !ok {
+			out[k] = v
+		}
+	}
 	return out
 }
 

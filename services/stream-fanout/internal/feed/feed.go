@@ -221,6 +221,11 @@ func (t Topic) skipped(ctx context.Context, part int, want int64) bool {
 // partition that cannot go on (its reader cannot be positioned) ends Follow at once with its
 // error, the other partitions stopped: no partition stops being read while the rest go on.
 func (t Topic) Follow(ctx context.Context, start map[int]int64, handle func(kafka.Message), gap func(Gap)) error {
+	if len(start) == 0 {
+		// Nothing to follow (the topic's partitions could not be read): the caller asks again,
+		// rather than every partition found later being read from its start.
+		return nil
+	}
 	fctx, stop := context.WithCancel(ctx)
 	defer stop()
 	var wg sync.WaitGroup
