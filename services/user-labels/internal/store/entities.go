@@ -180,17 +180,24 @@ func (s *Store) Entities(ctx context.Context, user string, withAddresses bool) (
 	if err != nil {
 		return nil, fmt.Errorf("list entity addresses: %w", err)
 	}
+	err = attachAddresses(rows, idx, out)
+	if err != nil {
+		return nil, fmt.Errorf("list entity addresses: %w", err)
+	}
+	return out, nil
+}
+
+// attachAddresses adds each (entity id, chain type, address) row of rows to its entity in out
+// (idx: entity id → index), skipping ids out does not hold.
+func attachAddresses(rows pgx.Rows, idx map[string]int, out []app.Entity) error {
 	var id, ct, addr string
-	_, err = pgx.ForEachRow(rows, []any{&id, &ct, &addr}, func() error {
+	_, err := pgx.ForEachRow(rows, []any{&id, &ct, &addr}, func() error {
 		if i, ok := idx[id]; ok {
 			out[i].Addresses[ct] = append(out[i].Addresses[ct], addr)
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, fmt.Errorf("list entity addresses: %w", err)
-	}
-	return out, nil
+	return err
 }
 
 // EntitiesByID returns the user's entities among ids (uuids), oldest first, with their
@@ -218,13 +225,7 @@ func (s *Store) EntitiesByID(ctx context.Context, user string, ids []string) ([]
 	if err != nil {
 		return nil, fmt.Errorf("addresses of entities by id: %w", err)
 	}
-	var id, ct, addr string
-	_, err = pgx.ForEachRow(rows, []any{&id, &ct, &addr}, func() error {
-		if i, ok := idx[id]; ok {
-			out[i].Addresses[ct] = append(out[i].Addresses[ct], addr)
-		}
-		return nil
-	})
+	err = attachAddresses(rows, idx, out)
 	if err != nil {
 		return nil, fmt.Errorf("addresses of entities by id: %w", err)
 	}
