@@ -155,7 +155,7 @@ func dashboardQueries(t *testing.T, path string) []string {
 func dashboardTraffic(t *testing.T, p *Platform) {
 	key := p.KeyFor(t)
 	// One call per upstream service, a refused one and a credited one.
-	for _, path := range []string{"/transfers?chain=ethereum&limit=1", "/intelligence/address/0x0000000000000000000000000000000000000001",
+	for _, path := range []string{"/transfers?chains=ethereum&limit=1", "/intelligence/address/0x0000000000000000000000000000000000000001",
 		"/user/labels", "/balances/address/0x0000000000000000000000000000000000000001", "/token/trending", "/chains"} {
 		p.Do(t, http.MethodGet, path, key, nil)
 	}
