@@ -151,38 +151,14 @@ func (s *Set) Follow(ctx context.Context, t, transfers feed.Topic, log *slog.Log
 	s.f = &follower{ctx: ctx, reorgs: t, transfers: transfers, log: log, read: maps.Clone(start), moved: make(chan struct{}),
 		covered: map[int]int64{}, asked: map[int]bool{}}
 	s.fmu.Unlock()
-	var mu sync.Mutex
-	left := map[int]bool{}
-	for part, off := range end {
-		if off > start[part] {
-			left[part] = true
-		}
-	}
-	var once sync.Once
-	done := func() { once.Do(loaded) }
-	if len(left) == 0 {
-		done()
-	}
-	// passed notes that partition part is read up to next: once past where it ended at the
-	// start, or reset (the topic recreated: its new log may never reach the old end), the
-	// partition no longer holds the start-up back.
-	passed := func(part int, next int64, reset bool) {
-		mu.Lock()
-		defer mu.Unlock()
-		if left[part] && (reset || next >= end[part]) {
-			delete(left, part)
-			if len(left) == 0 {
-				done()
-			}
-		}
-	}
+	ld := feed.NewLoaded(start, end, loaded)
 	return t.Follow(ctx, start, func(m kafka.Message) {
 		s.apply(m, log)
 		s.advance(m.Partition, m.Offset+1)
-		passed(m.Partition, m.Offset+1, false)
+		ld.Record(m.Partition, m.Offset)
 	}, func(g feed.Gap) {
 		s.advance(g.Partition, g.To)
-		passed(g.Partition, g.To, g.Reset)
+		ld.Gap(g)
 	})
 }
 

@@ -137,32 +137,14 @@ func (p *Pipeline) settleOrphans(ctx context.Context, r *engine.Record) {
 // followAttributions applies intel.attributions.v1 from its start; loaded closes once every
 // partition has reached where it ended when the replica started.
 func (p *Pipeline) followAttributions(ctx context.Context, start, end map[int]int64, loaded chan struct{}) error {
-	var mu sync.Mutex
-	left := map[int]bool{}
-	for part, off := range end {
-		if off > start[part] {
-			left[part] = true
-		}
-	}
-	var once sync.Once
-	done := func() { once.Do(func() { close(loaded) }) }
-	if len(left) == 0 {
-		done()
-	}
+	ld := feed.NewLoaded(start, end, func() { close(loaded) })
 	return p.Attributions.Follow(ctx, start, func(m kafka.Message) {
 		k, a, ok := decodeAttribution(m)
 		if ok {
 			p.Engine.Do(ctx, func() { p.Engine.SetAttr(k, a) })
 		}
-		mu.Lock()
-		if left[m.Partition] && m.Offset >= end[m.Partition]-1 {
-			delete(left, m.Partition)
-			if len(left) == 0 {
-				done()
-			}
-		}
-		mu.Unlock()
-	}, nil)
+		ld.Record(m.Partition, m.Offset)
+	}, ld.Gap)
 }
 
 // feedGap is what the transfer feed could not read: counted and logged; a reset is handed to

@@ -1011,19 +1011,20 @@ func (c *conn) catchUp(sub *engine.Sub, from, to map[int]int64) ([]engine.Item, 
 
 // addedSince is where to read partition p from for a session saved served up to from, which
 // does not name p: p was added to the topic after the save (a saved position names every
-// partition its replica was reading), so all it holds was published since, read from its first
-// kept record. ok is false for a session saved before it was served anything (no position).
+// partition its replica was reading, or skipping to), so all it holds was published since, read
+// from its first kept record (the replica's shared read of the topic's starts; 0 when that
+// does not name p). ok is false for a session saved before it was served anything.
 func (c *conn) addedSince(from map[int]int64, p int) (start int64, ok bool) {
 	if len(from) == 0 {
 		return 0, false
 	}
 	ctx, cancel := context.WithTimeout(c.ctx, 5*time.Second)
 	defer cancel()
-	first, _, err := c.h.o.Transfers.Bounds(ctx, p)
+	starts, err := c.h.starts.get(ctx)
 	if err != nil {
 		return 0, true
 	}
-	return first, true
+	return starts[p], true
 }
 
 // settleOrphans has, when one of recs (records below upTo) is of a block marked orphaned, the
