@@ -96,7 +96,7 @@ func startDevGeth(t *testing.T) rpcNode {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(gethBin(t), "--dev", "--dev.period", "1", "--datadir", filepath.Join(dir, "data"),
-		"--http", "--http.addr", "127.0.0.1", "--http.port", port, "--http.api", "eth,net,web3",
+		"--http", "--http.addr", "127.0.0.1", "--http.port", port, "--http.api", "eth,net,web3,debug",
 		"--authrpc.addr", "127.0.0.1", "--authrpc.port", loopbackPort(t), "--port", loopbackPort(t), "--nodiscover", "--maxpeers", "0",
 		"--ipcdisable", "--gcmode", "archive", "--verbosity", "2")
 	cmd.Stdout, cmd.Stderr = logf, logf
@@ -193,6 +193,16 @@ func TestBalancesGethDevExact(t *testing.T) {
 		node.send(dev, token, new(big.Int), "a9059cbb"+addrWord(to)+word(big.NewInt(int64(1_000_000*i+i))))
 	}
 
+	// Native value paid inside a call (an internal transfer, read from the node's call traces):
+	// a forwarder sends half of what it receives to a fresh address and half to a contract that
+	// reverts, so only the first half moves; the fresh address holds nothing else.
+	reverter := deployRuntime(node, dev, "60006000fd")
+	forwarder := deployRuntime(node, dev, forwarderRuntime)
+	payee := fmt.Sprintf("0x%040x", 0xba1a00ff)
+	paid := node.send(dev, forwarder, big.NewInt(3_000_000_000_000_001), addrWord(payee)+addrWord(reverter))
+	touched = append(touched, payee, forwarder) // not the reverter: no value reached it
+	wantInternal(t, p, key, payee, strings.ToLower(paid["transactionHash"].(string))+"_int0", forwarder, 0.0015)
+
 	type tb struct {
 		BalanceExact    string `json:"balanceExact"`
 		EthereumAddress string `json:"ethereumAddress"`
@@ -206,7 +216,7 @@ func TestBalancesGethDevExact(t *testing.T) {
 			if err := node.call(&wantTok, "eth_call", map[string]any{"to": token, "data": "0x70a08231" + addrWord(a)}, "latest"); err != nil {
 				return err
 			}
-			r := p.Do(t, http.MethodGet, "/balances/address/"+url.PathEscape(a)+"?chains=ethereum", key, nil)
+			r := p.DoPaced(t, http.MethodGet, "/balances/address/"+url.PathEscape(a)+"?chains=ethereum", key, nil)
 			if r.Status != 200 {
 				return fmt.Errorf("%s: %d %s", a, r.Status, r.Body)
 			}
@@ -224,6 +234,50 @@ func TestBalancesGethDevExact(t *testing.T) {
 			if w := hexBig(wantTok); w.Sign() > 0 && got[token] != w.String() {
 				return fmt.Errorf("%s: token balanceExact %q, balanceOf says %s", a, got[token], w)
 			}
+		}
+		return nil
+	})
+}
+
+// forwarderRuntime is a contract's code that, on every call, sends half the value it received to
+// the address in its first argument word and half to the one in its second, ignoring whether
+// either call succeeded: CALL(gas, arg, callvalue/2, 0, 0, 0, 0) twice.
+const forwarderRuntime = "600060006000600060023404600035" + "5af150" + "600060006000600060023404602035" + "5af150" + "00"
+
+// deployRuntime deploys a contract whose code is runtime (hex) and returns its address.
+func deployRuntime(node rpcNode, from, runtime string) string {
+	n := len(runtime) / 2
+	// PUSH1 n DUP1 PUSH1 11 PUSH1 0 CODECOPY PUSH1 0 RETURN, then the code it copies.
+	initcode := fmt.Sprintf("60%02x80600b6000396000f3", n) + runtime
+	rcpt := node.send(from, "", new(big.Int), initcode)
+	return strings.ToLower(rcpt["contractAddress"].(string))
+}
+
+// wantInternal waits until /transfers through the edge lists, for address, exactly one transfer:
+// the internal transfer id from `from` of units (whole coins).
+func wantInternal(t *testing.T, p *Platform, key, address, id, from string, units float64) {
+	t.Helper()
+	Eventually(t, 120*time.Second, func() error {
+		r := p.DoPaced(t, http.MethodGet, "/transfers?base="+address+"&chains=ethereum", key, nil)
+		if r.Status != 200 {
+			return fmt.Errorf("/transfers: %d %s", r.Status, r.Body)
+		}
+		var b struct {
+			Transfers []struct {
+				ID          string  `json:"id"`
+				Type        string  `json:"type"`
+				UnitValue   float64 `json:"unitValue"`
+				FromAddress struct {
+					Address string `json:"address"`
+				} `json:"fromAddress"`
+			} `json:"transfers"`
+		}
+		r.JSON(t, &b)
+		if len(b.Transfers) != 1 {
+			return fmt.Errorf("/transfers?base=%s: %d transfers, want the internal one: %s", address, len(b.Transfers), r.Body)
+		}
+		if x := b.Transfers[0]; x.ID != id || x.Type != "internal" || x.FromAddress.Address != from || x.UnitValue != units {
+			return fmt.Errorf("/transfers?base=%s: %+v, want %s of type internal from %s of %v", address, x, id, from, units)
 		}
 		return nil
 	})

@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -179,6 +180,18 @@ func (p *Platform) Do(t testing.TB, method, path, key string, body any) Response
 		t.Fatal(err)
 	}
 	return Response{Status: resp.StatusCode, Header: resp.Header, Body: b}
+}
+
+// DoPaced is Do, waiting out the key's rate limit: a 429 is sent again after its Retry-After.
+func (p *Platform) DoPaced(t testing.TB, method, path, key string, body any) Response {
+	t.Helper()
+	r := p.Do(t, method, path, key, body)
+	for r.Status == http.StatusTooManyRequests {
+		wait, _ := strconv.Atoi(r.Header.Get("Retry-After"))
+		time.Sleep(time.Duration(max(wait, 1)) * time.Second)
+		r = p.Do(t, method, path, key, body)
+	}
+	return r
 }
 
 // Get sends GET path with the test's own key (see KeyFor).

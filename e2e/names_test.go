@@ -3,7 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"strconv"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -40,12 +40,7 @@ func TestTransfersUnknownNamesThroughEdge(t *testing.T) {
 		{"/history/address/" + evm + "?chains=bitcoin", 404, offChain("address")},
 		{"/balances/address/" + evm + "?chains=bitcoin", 404, offChain("address")},
 	} {
-		r := p.Get(t, c.path)
-		for r.Status == 429 { // the key's per-route-class rate limit
-			wait, _ := strconv.Atoi(r.Header.Get("Retry-After"))
-			time.Sleep(time.Duration(max(wait, 1)) * time.Second)
-			r = p.Get(t, c.path)
-		}
+		r := p.DoPaced(t, http.MethodGet, c.path, p.KeyFor(t), nil) // the key's per-route-class rate limit
 		if r.Status != c.status || c.err != "" && r.Error() != c.err {
 			t.Errorf("%s: %d %s, want %d %q", c.path, r.Status, r.Body, c.status, c.err)
 		}
@@ -73,12 +68,7 @@ func TestTransfersUnknownNamesThroughEdgeKnownToIntelligence(t *testing.T) {
 		{"/transfers?to=type:" + typ, empty},
 		{"/counterparties/entity/" + ent, `{}`},
 	} {
-		r := p.Get(t, c.path)
-		for r.Status == 429 { // the key's per-route-class rate limit
-			wait, _ := strconv.Atoi(r.Header.Get("Retry-After"))
-			time.Sleep(time.Duration(max(wait, 1)) * time.Second)
-			r = p.Get(t, c.path)
-		}
+		r := p.DoPaced(t, http.MethodGet, c.path, p.KeyFor(t), nil) // the key's per-route-class rate limit
 		if r.Status != 200 || string(r.Body) != c.body {
 			t.Errorf("%s: %d %s, want 200 %s", c.path, r.Status, r.Body, c.body)
 		}

@@ -29,13 +29,15 @@ var (
 // until the re-check time (16 s here) passed since ingest read the address without code, and
 // pays it again: that
 // transfer is flagged toIsContract and the wallet's contract record is published with its code,
-// without a creation; the first transfer stays unflagged.
+// without a creation; the first transfer stays unflagged. The node serves no call traces here
+// (INGEST_EVM_TRACES=off), as many hosted endpoints do not; with them, see
+// TestGethInternalCreation.
 func TestGethCounterfactualWallet(t *testing.T) {
 	url := startGeth(t)
 	ctx := context.Background()
 	c := dialDevChain(t, url)
 	rc, accts := c.rc, []common.Address{c.dev}
-	sink := startCodeCacheIngest(t, url)
+	sink := startCodeCacheIngest(t, url, "off")
 
 	k, _ := crypto.ToECDSA(crypto.Keccak256([]byte("chainintel geth counterfactual")))
 	w := wallet{k, crypto.PubkeyToAddress(k.PublicKey)}
@@ -83,9 +85,51 @@ func TestGethCounterfactualWallet(t *testing.T) {
 	}
 }
 
+// TestGethInternalCreation has a CREATE2 factory deploy a wallet inside a call, with call traces
+// read: the wallet's contract record is published at its creation, with the transaction's
+// sender as deployer and the factory as internal deployer.
+func TestGethInternalCreation(t *testing.T) {
+	url := startGeth(t)
+	c := dialDevChain(t, url)
+	sink := startCodeCacheIngest(t, url, "on")
+	k, _ := crypto.ToECDSA(crypto.Keccak256([]byte("chainintel geth internal creation")))
+	w := wallet{k, crypto.PubkeyToAddress(k.PublicKey)}
+	var h common.Hash
+	if err := c.rc.Call(&h, "eth_sendTransaction", map[string]any{"from": c.dev, "to": w.addr, "value": (*hexBig)(big.NewInt(1e18))}); err != nil {
+		t.Fatal(err)
+	}
+	c.waitReceipt(h)
+	factory := c.waitReceipt(c.send(w, 0, nil, new(big.Int), create2Factory, 200_000)).ContractAddress
+	x := crypto.CreateAddress2(factory, [32]byte{}, crypto.Keccak256(walletInit))
+	r := c.waitReceipt(c.send(w, 1, &factory, new(big.Int), walletInit, 200_000))
+	if r.Status != 1 {
+		t.Fatal("deployment through the factory failed")
+	}
+	key := "ethereum:" + strings.ToLower(x.Hex())
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		sink.Mu.Lock()
+		got := sink.Contracts[key]
+		sink.Mu.Unlock()
+		if got != nil {
+			if got.Bytecode != "0x00" || got.Deployer != strings.ToLower(w.addr.Hex()) || got.DeployTxHash != strings.ToLower(r.TxHash.Hex()) ||
+				got.InternalDeployer != strings.ToLower(factory.Hex()) || got.BlockNumber != r.BlockNumber.Uint64() {
+				t.Errorf("contract record of %s: %v; want code 0x00 created in %s (block %d) by %s through %s", x.Hex(), got, r.TxHash.Hex(),
+					r.BlockNumber.Uint64(), w.addr.Hex(), factory.Hex())
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no contract record of %s within 60s", x.Hex())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 // startCodeCacheIngest runs ingest on the node at url with a database of its own (the package's
-// has the other geth tests' ethereum cursor) and returns the sink of what it publishes.
-func startCodeCacheIngest(t *testing.T, url string) *chaintest.Sink {
+// has the other geth tests' ethereum cursor), reading call traces or not (INGEST_EVM_TRACES),
+// and returns the sink of what it publishes.
+func startCodeCacheIngest(t *testing.T, url, traces string) *chaintest.Sink {
 	ctx := context.Background()
 	dbURL, drop, err := pgtest.CreateDatabase(ctx, "ingest_codecache")
 	if err != nil {
@@ -96,6 +140,7 @@ func startCodeCacheIngest(t *testing.T, url string) *chaintest.Sink {
 	sink := chaintest.StartSink(t, brokers)
 	cfg := gethConfig(t, url, dbURL, brokers)
 	cfg.EVMCodeRecheck = 16 * time.Second
+	cfg.EVMTraces = traces
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}

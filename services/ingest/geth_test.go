@@ -21,6 +21,7 @@ import (
 	"github.com/chainintel/chainintel/libs/pgstore"
 	"github.com/chainintel/chainintel/libs/pgstore/pgtest"
 	"github.com/chainintel/chainintel/libs/service"
+	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
 	ingest "github.com/chainintel/chainintel/services/ingest"
 	"github.com/chainintel/chainintel/services/ingest/internal/chaintest"
 	"github.com/chainintel/chainintel/services/ingest/internal/evm"
@@ -82,7 +83,7 @@ func startGeth(t *testing.T) string {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(bin, "--dev", "--dev.period", "1", "--datadir", filepath.Join(dir, "data"),
-		"--http", "--http.addr", "127.0.0.1", "--http.port", httpPort, "--http.api", "eth,net,web3",
+		"--http", "--http.addr", "127.0.0.1", "--http.port", httpPort, "--http.api", "eth,net,web3,debug",
 		"--authrpc.addr", "127.0.0.1", "--authrpc.port", freePort(t), "--port", freePort(t), "--nodiscover", "--maxpeers", "0",
 		"--ipcdisable", "--gcmode", "archive", "--verbosity", "2")
 	cmd.Stdout, cmd.Stderr = logf, logf
@@ -289,6 +290,17 @@ func TestGethDev(t *testing.T) {
 	for r := 6; r < 8; r++ {
 		round(r)
 	}
+	// Native value paid inside a call, read from the node's call traces: a forwarder sends half
+	// of what it receives to a fresh address and half to a contract that reverts (that half
+	// stays with the forwarder).
+	reverter := c.deploy(ws[2], next(2), "60006000fd")
+	forwarder := c.deploy(ws[2], next(2), forwarderRuntime)
+	payee := common.HexToAddress("0x00000000000000000000000000000000ba1a00ff")
+	paid := c.waitReceipt(c.send(ws[2], next(2), &forwarder, big.NewInt(3_000_000_000_000_001),
+		append(common.LeftPadBytes(payee.Bytes(), 32), common.LeftPadBytes(reverter.Bytes(), 32)...), 200_000))
+	if paid.Status != 1 {
+		t.Fatal("forwarder call failed")
+	}
 	last, err := c.ec.BlockNumber(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -323,6 +335,7 @@ func TestGethDev(t *testing.T) {
 			}
 		}
 	}
+	want[strings.ToLower(paid.TxHash.Hex())+"_int0"] = "1500000000000000" // half of 3,000,000,000,000,001 wei
 	if len(failed) != 4 {
 		t.Fatalf("%d reverted transactions on chain, the test sent 4", len(failed))
 	}
@@ -396,6 +409,16 @@ func TestGethDev(t *testing.T) {
 		}
 	}
 
+	in := sink.Transfers["ethereum:"+strings.ToLower(paid.TxHash.Hex())+"_int0"]
+	if in == nil || in.Type != eventsv1.TransferType_TRANSFER_TYPE_INTERNAL || in.From != strings.ToLower(forwarder.Hex()) || in.To != strings.ToLower(payee.Hex()) {
+		t.Errorf("internal transfer %v; want %s to %s", in, forwarder.Hex(), payee.Hex())
+	}
+	for _, a := range []common.Address{payee, forwarder} {
+		if sink.Balances["ethereum|"+strings.ToLower(a.Hex())+"|"] == nil {
+			t.Errorf("no native balance observation of %s, a party of an internal transfer", a.Hex())
+		}
+	}
+
 	// Every pair a transfer touched has an observation, and every observation is exact.
 	for _, w := range ws {
 		for _, tok := range []string{"", strings.ToLower(token.Hex())} {
@@ -435,6 +458,22 @@ func TestGethDev(t *testing.T) {
 	}
 }
 
+// forwarderRuntime is a contract's code that, on every call, sends half the value it received to
+// the address in its first argument word and half to the one in its second, ignoring whether
+// either call succeeded: CALL(gas, arg, callvalue/2, 0, 0, 0, 0) twice.
+const forwarderRuntime = "600060006000600060023404600035" + "5af150" + "600060006000600060023404602035" + "5af150" + "00"
+
+// deploy deploys, from w, a contract whose code is runtime (hex) and returns its address.
+func (c *devChain) deploy(w wallet, nonce uint64, runtime string) common.Address {
+	// PUSH1 len DUP1 PUSH1 11 PUSH1 0 CODECOPY PUSH1 0 RETURN, then the code it copies.
+	initcode := common.FromHex(fmt.Sprintf("60%02x80600b6000396000f3", len(runtime)/2) + runtime)
+	r := c.waitReceipt(c.send(w, nonce, nil, new(big.Int), initcode, 200_000))
+	if r.Status != 1 {
+		c.t.Fatalf("deploying %s failed", runtime)
+	}
+	return r.ContractAddress
+}
+
 // hexBig marshals a big.Int as a JSON-RPC quantity.
 type hexBig big.Int
 
@@ -458,6 +497,7 @@ func gethConfig(t *testing.T, url, dbURL string, brokers []string) ingest.Config
 	cfg.Mode, cfg.EVMChain, cfg.EVMRPCURL, cfg.EVMStartBlock = ingest.ModeEVM, "ethereum", url, "0"
 	cfg.EVMConfirmations, cfg.EVMBatchBlocks, cfg.EVMPollInterval, cfg.EVMMarketWait = 0, 4, 200*time.Millisecond, 100*time.Millisecond
 	cfg.TokenAnalyticsURL = ""
+	cfg.EVMTraces = "on"
 	return cfg
 }
 

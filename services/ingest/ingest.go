@@ -182,7 +182,7 @@ func addIndexer(ctx context.Context, s *service.Service, cfg Config, st *store.S
 	idx := indexer.New(indexer.Config{
 		Chain: chain, Confirmations: cfg.EVMConfirmations, StartBlock: start, BatchBlocks: cfg.EVMBatchBlocks,
 		PollInterval: cfg.EVMPollInterval, ReorgWindow: cfg.EVMReorgWindow, Balances: cfg.EVMBalances, ContractFlags: cfg.EVMContractFlags,
-		CodeRecheck: cfg.EVMCodeRecheck, Meter: s.Tel.MeterProvider.Meter("chainintel/ingest"), ProgressInterval: cfg.EVMProgressInterval,
+		Traces: indexer.TracesMode(cfg.EVMTraces), CodeRecheck: cfg.EVMCodeRecheck, Meter: s.Tel.MeterProvider.Meter("chainintel/ingest"), ProgressInterval: cfg.EVMProgressInterval,
 	}, client, st, mk, pub, s.Log)
 	s.Add(lifecycle.Part{Name: "evm indexer", Run: func(ctx context.Context) error {
 		if !waitPriceOwner(ctx, mk, s.Log, idx.RecordFailing) {

@@ -65,6 +65,11 @@ type Config struct {
 	EVMRPCTimeout    time.Duration `env:"EVM_RPC_TIMEOUT" envDefault:"30s"`
 	EVMBalances      bool          `env:"EVM_BALANCES" envDefault:"true"`
 	EVMContractFlags bool          `env:"EVM_CONTRACT_FLAGS" envDefault:"true"`
+	// EVMTraces reads call traces for internal transfers (native value moved by contract
+	// calls) and their parties' balances: "on" (the node must serve debug_traceBlockByHash
+	// with the callTracer, or the service does not start), "off", or "auto" (on when the node
+	// serves it at start).
+	EVMTraces string `env:"EVM_TRACES" envDefault:"auto"`
 	// EVMCodeRecheck is how long, in chain time, an address found without code keeps that answer
 	// before a transfer naming it has it read again (code can appear at an address already paid).
 	EVMCodeRecheck time.Duration `env:"EVM_CODE_RECHECK" envDefault:"3m"`
@@ -136,6 +141,9 @@ func (c Config) Validate() error {
 		}
 		if c.EVMCodeRecheck <= 0 {
 			p.Addf("INGEST_EVM_CODE_RECHECK must be positive")
+		}
+		if c.EVMTraces != "auto" && c.EVMTraces != "on" && c.EVMTraces != "off" { // indexer.TracesMode
+			p.Addf("INGEST_EVM_TRACES %q: want auto, on or off", c.EVMTraces)
 		}
 		if c.EVMRPCBatch <= 0 {
 			p.Addf("INGEST_EVM_RPC_BATCH must be positive")

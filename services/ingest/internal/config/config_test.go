@@ -26,7 +26,8 @@ func TestValidate(t *testing.T) {
 		{"evm ok", func(c *Config) { c.Mode, c.EVMRPCURL, c.EVMStartBlock = ModeEVM, "http://127.0.0.1:8545", "18000000" }, nil},
 		{"every problem at once", func(c *Config) {
 			c.Mode, c.EVMRPCURL, c.EVMChain, c.EVMStartBlock, c.EVMBatchBlocks = ModeEVM, "x", "solana", "tomorrow", 0
-		}, []string{`INGEST_EVM_CHAIN "solana"`, `INGEST_EVM_START_BLOCK "tomorrow"`, "INGEST_EVM_BATCH_BLOCKS"}},
+			c.EVMTraces = "yes"
+		}, []string{`INGEST_EVM_CHAIN "solana"`, `INGEST_EVM_START_BLOCK "tomorrow"`, "INGEST_EVM_BATCH_BLOCKS", `INGEST_EVM_TRACES "yes"`}},
 		{"unknown mode", func(c *Config) { c.Mode = "replay" }, []string{`INGEST_MODE "replay"`}},
 		{"sim rate", func(c *Config) { c.SimRate = 0 }, []string{"INGEST_SIM_RATE"}},
 		{"unknown chain", func(c *Config) { c.Chains = []string{"ethereum", "mars"} }, []string{"mars"}},

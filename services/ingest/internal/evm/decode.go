@@ -47,7 +47,14 @@ type Decoded struct {
 	Tokens       []string // token contracts that emitted a decoded Transfer, in first-seen order
 	Pools        []string // contracts that emitted a decoded Swap
 	Created      []string // contracts created in the block
+	// InternalCreations are the contracts created inside calls, read from call traces (none
+	// when traces are not read).
+	InternalCreations []Creation
 }
+
+// Creation is a contract created inside a call of transaction TxHash sent by Sender: Creator is
+// the contract whose CREATE or CREATE2 made it.
+type Creation struct{ Address, Creator, Sender, TxHash string }
 
 // Addr renders an address in chainintel's canonical EVM form (lower-case hex).
 func Addr(a common.Address) string {
@@ -84,6 +91,11 @@ func Decode(chain string, rb *RawBlock) (*Decoded, error) {
 	if len(rb.Receipts) != len(b.Transactions) {
 		return nil, fmt.Errorf("block %d: %d receipts for %d transactions", uint64(b.Number), len(rb.Receipts), len(b.Transactions))
 	}
+	if rb.Traces != nil {
+		if err := checkTraces(rb); err != nil {
+			return nil, err
+		}
+	}
 	x := &decoder{
 		chain:     chain,
 		d:         &Decoded{Number: uint64(b.Number), Hash: HashHex(b.Hash), ParentHash: HashHex(b.ParentHash), TimeMs: int64(b.Timestamp) * 1000},
@@ -109,7 +121,11 @@ func Decode(chain string, rb *RawBlock) (*Decoded, error) {
 		if rc.BlockHash != (common.Hash{}) && rc.BlockHash != b.Hash {
 			return nil, fmt.Errorf("block %d: receipt of %s is from block %s, not %s", x.d.Number, tx.Hash.Hex(), rc.BlockHash.Hex(), b.Hash.Hex())
 		}
-		x.transaction(tx, rc)
+		var trace *CallFrame
+		if rb.Traces != nil {
+			trace = &rb.Traces[i].Result
+		}
+		x.transaction(tx, rc, trace)
 	}
 	return x.d, nil
 }
@@ -123,8 +139,9 @@ func (x *decoder) touch(addr, token string) {
 }
 
 // transaction decodes one transaction with its receipt: the transaction event, its external
-// transfer and, when it succeeded, its logs.
-func (x *decoder) transaction(tx *Transaction, rc *Receipt) {
+// transfer and, when it succeeded, its logs and the internal transfers of its trace (nil when
+// traces are not read).
+func (x *decoder) transaction(tx *Transaction, rc *Receipt, trace *CallFrame) {
 	d := x.d
 	hash := HashHex(tx.Hash)
 	from := Addr(tx.From)
@@ -168,6 +185,9 @@ func (x *decoder) transaction(tx *Transaction, rc *Receipt) {
 			From: from, To: to, Amount: t.Value, Type: eventsv1.TransferType_TRANSFER_TYPE_EXTERNAL, TxIndex: t.TxIndex,
 		})
 		x.touch(to, "")
+	}
+	if trace != nil {
+		x.internalTransfers(hash, from, t.TxIndex, trace)
 	}
 	for j := range rc.Logs {
 		l := &rc.Logs[j]

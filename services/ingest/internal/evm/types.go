@@ -72,12 +72,32 @@ type Log struct {
 	Removed  bool           `json:"removed"`
 }
 
-// RawBlock is a block with its receipts, in transaction order.
+// RawBlock is a block with its receipts, in transaction order, and, when the indexer reads
+// call traces, the traces of its transactions in the same order (nil when not read).
 type RawBlock struct {
 	Block    *Block
 	Receipts []Receipt
+	Traces   []TxTrace
 }
 
 // Succeeded reports whether the receipt's transaction succeeded (pre-Byzantium receipts carry
 // no status; their transactions are taken as successful).
 func (r *Receipt) Succeeded() bool { return r.Status == nil || *r.Status == 1 }
+
+// CallFrame is one call of a transaction as geth's callTracer reports it
+// (debug_traceBlockByHash with {"tracer": "callTracer"}); Calls are the calls it made, in order.
+type CallFrame struct {
+	Type  string          `json:"type"` // CALL, STATICCALL, DELEGATECALL, CALLCODE, CREATE, CREATE2, SELFDESTRUCT
+	From  common.Address  `json:"from"`
+	To    *common.Address `json:"to"` // absent for a creation that failed
+	Value *hexutil.Big    `json:"value"`
+	Error string          `json:"error"` // set when the call reverted or failed: its effects and its calls' are undone
+	Calls []CallFrame     `json:"calls"`
+}
+
+// TxTrace is the trace of one transaction of a block. TxHash is absent in the answers of some
+// nodes; the traces are then matched to the block's transactions by position.
+type TxTrace struct {
+	TxHash common.Hash `json:"txHash"`
+	Result CallFrame   `json:"result"`
+}

@@ -47,6 +47,10 @@ type Config struct {
 	Balances bool
 	// ContractFlags looks up whether transfer parties are contracts (eth_getCode, cached).
 	ContractFlags bool
+	// Traces says whether every block's call traces are read (debug_traceBlockByHash with the
+	// callTracer) for its internal transfers: native value moved by contract calls, whose
+	// parties' balances are then read like any other touched pair. The zero value is TracesOff.
+	Traces TracesMode
 	// CodeRecheck is how long, in chain time (block timestamps), an address found without code
 	// keeps that answer before a transfer naming it has it read again (default
 	// DefaultCodeRecheck).
@@ -58,6 +62,18 @@ type Config struct {
 	// blocks behind it.
 	ProgressInterval time.Duration
 }
+
+// TracesMode is Config.Traces.
+type TracesMode string
+
+// Values of TracesMode.
+const (
+	TracesOff TracesMode = "off" // as is the zero value, or any other
+	// TracesOn reads traces; Run fails when the node does not serve them.
+	TracesOn TracesMode = "on"
+	// TracesAuto reads traces when the node serves them, asked once when Run starts.
+	TracesAuto TracesMode = "auto"
+)
 
 // Publisher sends events and returns once Kafka acknowledged them.
 type Publisher interface {
@@ -79,6 +95,7 @@ type Indexer struct {
 	round  *codeRound // this round's answers, taken by code once committed
 	now    func() time.Time
 	warned map[string]time.Time // pricing id → when a transfer of it was last reported unpriced
+	traces bool                 // read call traces (Config.Traces, resolved when Run starts)
 
 	blocksC, eventsC, reorgsC metric.Int64Counter
 	transfersC, unpricedC     metric.Int64Counter
@@ -152,6 +169,9 @@ var ErrDeepReorg = errors.New("reorg deeper than the kept block hashes")
 // Run indexes until ctx ends. Failed rounds are retried with backoff; nothing is skipped.
 func (x *Indexer) Run(ctx context.Context) error {
 	defer x.prog.Start(ctx)()
+	if err := x.resolveTraces(ctx); err != nil || ctx.Err() != nil {
+		return err
+	}
 	backoff := time.Second
 	failing := int64(0)
 	for {
@@ -180,6 +200,39 @@ func (x *Indexer) Run(ctx context.Context) error {
 			case <-time.After(wait):
 			}
 		}
+	}
+}
+
+// resolveTraces sets x.traces from Config.Traces, asking the node when it is not off; a node
+// that cannot be asked is asked again with backoff (recorded as failing rounds), as a round is.
+func (x *Indexer) resolveTraces(ctx context.Context) error {
+	if x.cfg.Traces != TracesOn && x.cfg.Traces != TracesAuto {
+		x.log.Info("call traces off: internal transfers are not indexed")
+		return nil
+	}
+	backoff := time.Second
+	for failing := int64(1); ; failing++ {
+		ok, err := x.rpc.SupportsTraces(ctx)
+		switch {
+		case err == nil && ok:
+			x.traces = true
+			x.log.Info("call traces on: internal transfers are indexed", "traces", string(x.cfg.Traces))
+			return nil
+		case err == nil && x.cfg.Traces == TracesOn:
+			return fmt.Errorf("traces required (INGEST_EVM_TRACES=on): %w", evm.ErrNoTraces)
+		case err == nil:
+			x.log.Warn("the node serves no call traces: internal transfers are not indexed, nor balances changed only by them",
+				"traces", string(x.cfg.Traces))
+			return nil
+		}
+		x.log.Error("asking the node for a call trace failed; retrying", "error", err, "retry_in", backoff)
+		x.failingG.Record(ctx, failing, x.attrs)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, time.Minute)
 	}
 }
 
@@ -305,6 +358,11 @@ func (x *Indexer) fetch(ctx context.Context, r round) (decoded []*evm.Decoded, r
 	raws, err := x.rpc.Blocks(ctx, r.next, r.to)
 	if err != nil {
 		return nil, false, err
+	}
+	if x.traces {
+		if err := x.rpc.Traces(ctx, raws); err != nil {
+			return nil, false, err
+		}
 	}
 	for i := 1; i < len(raws); i++ {
 		if raws[i].Block.ParentHash != raws[i-1].Block.Hash {
@@ -861,8 +919,8 @@ type contractCandidate struct {
 	prev bool // also read the code one block earlier
 }
 
-// contractCandidates lists, once each, the blocks' creations, the new tokens and the addresses
-// where code appeared.
+// contractCandidates lists, once each, the blocks' creations (by transactions, then, when call
+// traces are read, inside calls), the new tokens and the addresses where code appeared.
 func (x *Indexer) contractCandidates(blocks []*evm.Decoded, newTokens []store.Token, appeared []string) []contractCandidate {
 	chain := x.cfg.Chain.Name
 	var cs []contractCandidate
@@ -876,6 +934,16 @@ func (x *Indexer) contractCandidates(blocks []*evm.Decoded, newTokens []store.To
 			}
 			known[t.ContractCreated] = true
 			cs = append(cs, contractCandidate{c: &eventsv1.Contract{Chain: chain, Address: t.ContractCreated, Deployer: t.From, DeployTxHash: t.Hash}, tx: t, d: d})
+		}
+	}
+	for _, d := range blocks {
+		for _, cr := range d.InternalCreations {
+			if known[cr.Address] {
+				continue
+			}
+			known[cr.Address] = true
+			cs = append(cs, contractCandidate{c: &eventsv1.Contract{Chain: chain, Address: cr.Address, Deployer: cr.Sender, DeployTxHash: cr.TxHash,
+				InternalDeployer: cr.Creator}, d: d})
 		}
 	}
 	for _, tk := range newTokens {
