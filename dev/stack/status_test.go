@@ -19,7 +19,7 @@ import (
 
 // TestStatus runs the stack on a Redis of its own, reads the status of every service through
 // the state file the stack writes (as `chainintel status` does): all healthy. Then it stops
-// that Redis: every service that checks Redis on readiness is named unhealthy, with the reason,
+// that Redis: every service whose health depends on Redis is named unhealthy, with the reason,
 // and the others stay healthy.
 func TestStatus(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
@@ -78,7 +78,7 @@ func TestStatus(t *testing.T) {
 		}
 	}
 	if len(withRedis) == 0 {
-		t.Fatal("no service checks Redis on readiness; this test needs one")
+		t.Fatal("no service's health depends on Redis; this test needs one")
 	}
 	// The consumers' view of the brokers is in /status, and the embedded broker is reachable.
 	if len(withConsumers) == 0 {
@@ -111,7 +111,7 @@ func TestStatus(t *testing.T) {
 	t.Logf("after stopping Redis:\n%s", out.String())
 }
 
-// waitForUnhealthy polls the status until exactly want are unhealthy (readiness answers the
+// waitForUnhealthy polls the status until exactly want are unhealthy (health answers the
 // dependency's state at each probe), failing after 30s.
 func waitForUnhealthy(t *testing.T, ctx context.Context, c *http.Client, services map[string]stack.Endpoint, want []string) []stack.ServiceStatus {
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {

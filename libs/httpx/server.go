@@ -92,7 +92,12 @@ func ServerPart(name string, ln net.Listener, srv *http.Server) lifecycle.Part {
 }
 
 // Readiness tracks whether a service should receive traffic: it has started, it is not stopping,
-// and its dependency checks pass. It is safe for concurrent use.
+// and its own checks pass. Dependencies every replica shares (PostgreSQL, Redis) are checked too,
+// but only for health reports (Health, /status), not for traffic (Check, /readyz): an outage of
+// a shared dependency fails every replica at once, and failing their readiness would only empty
+// the Service, so clients would get the ingress's or the edge's bare error instead of the
+// service's own JSON 503 with Retry-After (or, at the edge, keys answered from its cache). It is
+// safe for concurrent use.
 type Readiness struct {
 	started  atomic.Bool
 	stopping atomic.Bool
@@ -102,18 +107,29 @@ type Readiness struct {
 }
 
 type readinessCheck struct {
-	name string
-	fn   func(context.Context) error
+	name       string
+	fn         func(context.Context) error
+	dependency bool
 }
 
-// AddCheck registers a dependency check run on every readiness probe.
+// AddCheck registers a check of the instance itself (a read model loaded), run on every
+// readiness probe.
 func (r *Readiness) AddCheck(name string, fn func(context.Context) error) {
+	r.add(readinessCheck{name, fn, false})
+}
+
+// AddDependency registers a check of a dependency every replica shares, run by Health only.
+func (r *Readiness) AddDependency(name string, fn func(context.Context) error) {
+	r.add(readinessCheck{name, fn, true})
+}
+
+func (r *Readiness) add(c readinessCheck) {
 	r.mu.Lock()
-	r.checks = append(r.checks, readinessCheck{name, fn})
+	r.checks = append(r.checks, c)
 	r.mu.Unlock()
 }
 
-// CheckNames lists the registered dependency checks.
+// CheckNames lists the registered checks and dependencies.
 func (r *Readiness) CheckNames() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -130,8 +146,14 @@ func (r *Readiness) MarkStarted() { r.started.Store(true) }
 // MarkStopping makes readiness fail so load balancers drain the instance before it stops.
 func (r *Readiness) MarkStopping() { r.stopping.Store(true) }
 
-// Check returns nil when the service is ready, or why not.
-func (r *Readiness) Check(ctx context.Context) error {
+// Check returns nil when the service should receive traffic, or why not: dependencies are not
+// asked.
+func (r *Readiness) Check(ctx context.Context) error { return r.run(ctx, false) }
+
+// Health returns nil when the service is ready and every dependency answers, or why not.
+func (r *Readiness) Health(ctx context.Context) error { return r.run(ctx, true) }
+
+func (r *Readiness) run(ctx context.Context, dependencies bool) error {
 	if r.stopping.Load() {
 		return errors.New("stopping")
 	}
@@ -144,6 +166,9 @@ func (r *Readiness) Check(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	for _, c := range checks {
+		if c.dependency && !dependencies {
+			continue
+		}
 		if err := c.fn(ctx); err != nil {
 			return errors.New(c.name + ": " + err.Error())
 		}

@@ -166,25 +166,27 @@ func New(ctx context.Context, name string, base Base, deps Deps, opts ...Option)
 	return s, nil
 }
 
-// Postgres connects to the service's database and checks it on readiness probes. It does not
+// Postgres connects to the service's database, a dependency of its health (/status), not of
+// its readiness (httpx.Readiness says why). It does not
 // migrate: migrations run from the `migrate` subcommand (a Helm hook) or the local stack.
 func (s *Service) Postgres(ctx context.Context, cfg Postgres) (*pgxpool.Pool, error) {
 	pool, err := pgstore.Connect(ctx, cfg.DatabaseURL, pgstore.Options{MaxConns: cfg.MaxConns, AppName: s.Name})
 	if err != nil {
 		return nil, err
 	}
-	s.Ready.AddCheck("postgres", pool.Ping)
+	s.Ready.AddDependency("postgres", pool.Ping)
 	s.runner.OnStop("postgres", func(context.Context) error { pool.Close(); return nil })
 	return pool, nil
 }
 
-// Redis connects to Redis and checks it on readiness probes.
+// Redis connects to Redis, a dependency of the service's health (/status), not of its
+// readiness (httpx.Readiness says why).
 func (s *Service) Redis(ctx context.Context, cfg Redis) (*redis.Client, error) {
 	c, err := redisx.Connect(ctx, cfg.URL, redisx.WithLogger(s.Log))
 	if err != nil {
 		return nil, err
 	}
-	s.Ready.AddCheck("redis", func(ctx context.Context) error { return c.Ping(ctx).Err() })
+	s.Ready.AddDependency("redis", func(ctx context.Context) error { return c.Ping(ctx).Err() })
 	s.runner.OnStop("redis", func(context.Context) error { return c.Close() })
 	return c, nil
 }

@@ -17,10 +17,12 @@ import (
 // `chainintel status` reads it from every service.
 type Status struct {
 	Service string `json:"service"`
-	Ready   bool   `json:"ready"`
-	// NotReady is why readiness fails ("postgres: ...", "starting"); empty when ready.
+	// Ready is the service's health: ready for traffic (/readyz) and every dependency
+	// (PostgreSQL, Redis) answering, which /readyz does not ask (httpx.Readiness says why).
+	Ready bool `json:"ready"`
+	// NotReady is why not ("postgres: ...", "starting"); empty when ready.
 	NotReady string `json:"notReady,omitempty"`
-	// Checks are the names of the dependency checks readiness runs.
+	// Checks are the names of the checks and dependencies health runs.
 	Checks    []string   `json:"checks"`
 	LastError *LastError `json:"lastError,omitempty"`
 	// Kafka is informational, never part of readiness: see KafkaStatus.
@@ -189,7 +191,7 @@ func opsHandler(s *Service, box *lastErrorBox) http.Handler {
 	mux.Handle("/", httpx.OpsHandler(s.Tel.Registry, s.Ready))
 	mux.HandleFunc("GET /status", func(w http.ResponseWriter, r *http.Request) {
 		st := Status{Service: s.Name, Checks: s.Ready.CheckNames(), LastError: box.get(), Kafka: s.consumers.status()}
-		if err := s.Ready.Check(r.Context()); err != nil {
+		if err := s.Ready.Health(r.Context()); err != nil {
 			st.NotReady = err.Error()
 		} else {
 			st.Ready = true

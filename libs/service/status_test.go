@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -18,8 +19,10 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 )
 
-// GET /status on the ops port answers readiness with its reason, the checks' names, and the
-// newest error the service logged (through loggers derived with With as well).
+// GET /status on the ops port answers health with its reason, the checks' names, and the
+// newest error the service logged (through loggers derived with With as well). A dependency
+// down fails health, not /readyz (every replica shares it: failing readiness would only empty
+// the Service); a check of the instance fails both.
 func TestOpsStatus(t *testing.T) {
 	httpLn, opsLn := listen(t), listen(t)
 	s, err := New(context.Background(), "svc", Base{ShutdownTimeout: 10 * time.Second, InternalSecret: "0123456789abcdef"},
@@ -27,10 +30,16 @@ func TestOpsStatus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var down atomic.Bool
-	s.Ready.AddCheck("postgres", func(context.Context) error {
+	var down, unloaded atomic.Bool
+	s.Ready.AddDependency("postgres", func(context.Context) error {
 		if down.Load() {
 			return errors.New("connection refused")
+		}
+		return nil
+	})
+	s.Ready.AddCheck("read model", func(context.Context) error {
+		if unloaded.Load() {
+			return errors.New("loading")
 		}
 		return nil
 	})
@@ -43,7 +52,7 @@ func TestOpsStatus(t *testing.T) {
 
 	get := func() Status { return getStatus(t, url) }
 	st := get()
-	if !st.Ready || st.NotReady != "" || st.Service != "svc" || len(st.Checks) != 1 || st.Checks[0] != "postgres" || st.LastError != nil {
+	if !st.Ready || st.NotReady != "" || st.Service != "svc" || !slices.Equal(st.Checks, []string{"postgres", "read model"}) || st.LastError != nil {
 		t.Fatalf("healthy status: %+v", st)
 	}
 	s.Log.With("part", "worker").Error("flush failed", "error", errors.New("disk full"))
@@ -51,6 +60,13 @@ func TestOpsStatus(t *testing.T) {
 	down.Store(true)
 	st = get()
 	if st.Ready || st.NotReady != "postgres: connection refused" {
+		t.Errorf("not ready: %+v", st)
+	}
+	waitStatus(t, url+"/readyz", 200)
+	down.Store(false)
+	unloaded.Store(true)
+	waitStatus(t, url+"/readyz", 503)
+	if st = get(); st.Ready || st.NotReady != "read model: loading" {
 		t.Errorf("not ready: %+v", st)
 	}
 	if st.LastError == nil || st.LastError.Message != "flush failed" || st.LastError.Error != "disk full" || st.LastError.Time.IsZero() {
