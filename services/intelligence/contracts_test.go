@@ -16,12 +16,13 @@ import (
 // and twice, and reads /intelligence/contract: a contract with its creating transaction and code,
 // a token first seen without its creation (no deployer), and an EIP-1967 proxy created inside a
 // factory's call; each address is a contract in /intelligence/address. A record of an EIP-7702
-// delegated EOA (an earlier ingest release's) is not stored: no contract, no mark.
+// delegated EOA (an earlier ingest release's) is not stored: no contract, no mark; nor is a
+// creation that left no code (its constructor self-destructed).
 func TestContractFacts(t *testing.T) {
 	resetDB(t)
 	ctx := context.Background()
 	h := events.Handlers{Store: store.New(pgtest.Pool(t))}
-	tok, eoa, seen, proxy, factory, delegated := addr(0x7a), addr(0xe0), addr(0x5e), addr(0x9a), addr(0xfa), addr(0xde)
+	tok, eoa, seen, proxy, factory, delegated, gone := addr(0x7a), addr(0xe0), addr(0x5e), addr(0x9a), addr(0xfa), addr(0xde), addr(0x60)
 	code := "0x8063a9059cbb1461000b5760006000fd5b00"
 	contracts := msgs(eventsv1.TopicContracts,
 		&eventsv1.Contract{Chain: "ethereum", Address: tok, BlockNumber: 10, BlockHash: "0xb10", BlockTimeMs: 1_700_000_000_000, Bytecode: code,
@@ -33,7 +34,9 @@ func TestContractFacts(t *testing.T) {
 		&eventsv1.Contract{Chain: "ethereum", Address: delegated, BlockNumber: 40, BlockHash: "0xb40", BlockTimeMs: 1_700_000_300_000,
 			Bytecode: "0xef0100" + tok[2:]})
 	creation := msgs(eventsv1.TopicTransactions, &eventsv1.Transaction{Chain: "ethereum", Hash: "0xdeploy", From: eoa,
-		ContractCreated: tok, BlockTimeMs: 1_700_000_000_000, Success: true, BytecodeSize: 18})
+		ContractCreated: tok, BlockTimeMs: 1_700_000_000_000, Success: true, BytecodeSize: 18},
+		&eventsv1.Transaction{Chain: "ethereum", Hash: "0xselfdestructed", From: eoa, ContractCreated: gone, BlockTimeMs: 1_700_000_000_000,
+			Success: true, BytecodeSize: 0})
 	for range 2 {
 		if err := h.Contracts(ctx, contracts); err != nil {
 			t.Fatal(err)
@@ -63,6 +66,7 @@ func TestContractFacts(t *testing.T) {
 		{"/intelligence/address/" + seen, info(seen, true)},
 		{"/intelligence/address/" + proxy, info(proxy, true)},
 		{"/intelligence/address/" + delegated, info(delegated, false)},
+		{"/intelligence/address/" + gone, info(gone, false)},
 	} {
 		code, body := api.do(t, "GET", c.path, "", nil)
 		if code != 200 {
@@ -78,6 +82,7 @@ func TestContractFacts(t *testing.T) {
 	}{
 		{"/intelligence/contract/ethereum/" + addr(0x404), 404, `{"error":"no contract deployment known at ` + addr(0x404) + ` on ethereum"}`},
 		{"/intelligence/contract/ethereum/" + delegated, 404, `{"error":"no contract deployment known at ` + delegated + ` on ethereum"}`},
+		{"/intelligence/contract/ethereum/" + gone, 404, `{"error":"no contract deployment known at ` + gone + ` on ethereum"}`},
 		{"/intelligence/contract/nochain/" + tok, 400, ``},
 	} {
 		code, body := api.do(t, "GET", c.path, "", nil)

@@ -166,18 +166,66 @@ func (x *Indexer) RecordFailing(ctx context.Context, n int64) { x.failingG.Recor
 // ErrDeepReorg says the node's chain diverges below every block hash kept.
 var ErrDeepReorg = errors.New("reorg deeper than the kept block hashes")
 
-// Run indexes until ctx ends. Failed rounds are retried with backoff; nothing is skipped.
+// Run indexes until ctx ends, holding the chain's ingester lock (store.Lock): while another
+// ingester of the chain holds it, Run stands by; when its session is lost, Run takes it again
+// before the next round. Failed rounds are retried with backoff; nothing is skipped.
 func (x *Indexer) Run(ctx context.Context) error {
 	defer x.prog.Start(ctx)()
 	if err := x.resolveTraces(ctx); err != nil || ctx.Err() != nil {
 		return err
 	}
+	for {
+		lock := x.lock(ctx)
+		if lock == nil {
+			return nil
+		}
+		x.runLocked(ctx, lock)
+		lock.Release(context.WithoutCancel(ctx))
+		if ctx.Err() != nil {
+			return nil
+		}
+	}
+}
+
+// lock takes the chain's ingester lock, waiting while another ingester holds it; nil once ctx
+// ended.
+func (x *Indexer) lock(ctx context.Context) *store.Lock {
+	chain := x.cfg.Chain.Name
+	for tries := 0; ; tries++ {
+		l, ok, err := x.st.TryLock(ctx, chain)
+		switch {
+		case ok:
+			if tries > 0 {
+				x.log.Info("took the ingester lock of the chain; indexing", "chain", chain)
+			}
+			return l
+		case err != nil && ctx.Err() == nil:
+			x.log.Error("taking the ingester lock failed; retrying", "chain", chain, "error", err)
+		case err == nil && tries%30 == 0:
+			x.log.Warn("another ingester of this chain holds its lock; standing by", "chain", chain)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(2 * time.Second):
+		}
+	}
+}
+
+// runLocked runs rounds while lock is held, until ctx ends or the lock's session is lost.
+func (x *Indexer) runLocked(ctx context.Context, lock *store.Lock) {
 	backoff := time.Second
 	failing := int64(0)
 	for {
+		if err := lock.Held(ctx); err != nil {
+			if ctx.Err() == nil {
+				x.log.Error("lost the ingester lock; taking it again before the next round", "error", err)
+			}
+			return
+		}
 		progressed, err := x.Step(ctx)
 		if ctx.Err() != nil {
-			return nil
+			return
 		}
 		wait := time.Duration(0)
 		switch {
@@ -196,7 +244,7 @@ func (x *Indexer) Run(ctx context.Context) error {
 		if wait > 0 {
 			select {
 			case <-ctx.Done():
-				return nil
+				return
 			case <-time.After(wait):
 			}
 		}
@@ -306,7 +354,7 @@ func (x *Indexer) finishRewind(ctx context.Context) (bool, error) {
 	if err := x.publishReorg(ctx, anc, above); err != nil {
 		return false, err
 	}
-	if err := x.st.Rewind(ctx, chain, anc, reread); err != nil {
+	if err := x.st.Rewind(ctx, chain, cur, anc, reread); err != nil {
 		return false, err
 	}
 	x.reorgsC.Add(ctx, 1, x.attrs)
@@ -435,7 +483,11 @@ func (x *Indexer) save(ctx context.Context, r round, decoded []*evm.Decoded, eve
 	if last.Number > x.cfg.ReorgWindow {
 		prune = last.Number - x.cfg.ReorgWindow
 	}
-	if err := x.st.Commit(ctx, chain, store.Cursor{Number: last.Number, Hash: last.Hash}, newTokens, prune); err != nil {
+	var from *store.Cursor
+	if r.hasCur {
+		from = &r.cur
+	}
+	if err := x.st.Commit(ctx, chain, from, store.Cursor{Number: last.Number, Hash: last.Hash}, newTokens, prune); err != nil {
 		return err
 	}
 	for _, t := range newTokens {
@@ -514,7 +566,7 @@ func (x *Indexer) reorg(ctx context.Context, cur store.Cursor, head uint64) erro
 	if err := x.publishReorg(ctx, *anc, orphans); err != nil {
 		return err
 	}
-	if err := x.st.Rewind(ctx, chain, *anc, reread); err != nil {
+	if err := x.st.Rewind(ctx, chain, cur, *anc, reread); err != nil {
 		return err
 	}
 	x.reorgsC.Add(ctx, 1, x.attrs)

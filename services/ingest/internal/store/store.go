@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -117,16 +118,40 @@ func (s *Store) SaveBlocks(ctx context.Context, chain string, blocks []Block) er
 	return nil
 }
 
-// Commit moves the cursor after Kafka acknowledged a range's events: it stores the cursor and
-// the newly published tokens, forgets blocks below pruneBelow, forgets the orphaned hashes of
-// blocks stored at or below the cursor (named canonical again by the round) or below
-// pruneBelow, and clears the re-read list, in one transaction.
-func (s *Store) Commit(ctx context.Context, chain string, c Cursor, tokens []Token, pruneBelow uint64) error {
+// ErrCursorMoved says the cursor is no longer the one a round started from: another ingester of
+// the chain moved it (see Lock), and the round's write is refused.
+var ErrCursorMoved = errors.New("the cursor moved under this round: another ingester of the chain is running")
+
+// moveCursor sets the chain's cursor to c if it is still from (nil: the chain had no cursor), so
+// that of two ingesters that ever run at once the stale one's round fails instead of
+// overwriting the other's position.
+func moveCursor(ctx context.Context, tx pgx.Tx, chain string, from *Cursor, c Cursor) error {
+	var tag pgconn.CommandTag
+	var err error
+	if from == nil {
+		tag, err = tx.Exec(ctx, `INSERT INTO ingest.cursors (chain, block_number, block_hash) VALUES ($1, $2, $3) ON CONFLICT (chain) DO NOTHING`,
+			chain, int64(c.Number), c.Hash)
+	} else {
+		tag, err = tx.Exec(ctx, `UPDATE ingest.cursors SET block_number = $2, block_hash = $3, updated_at = now()
+			WHERE chain = $1 AND block_number = $4 AND block_hash = $5`, chain, int64(c.Number), c.Hash, int64(from.Number), from.Hash)
+	}
+	if err != nil {
+		return fmt.Errorf("move the cursor of %s: %w", chain, err)
+	}
+	if tag.RowsAffected() != 1 {
+		return fmt.Errorf("move the cursor of %s to block %d: %w", chain, c.Number, ErrCursorMoved)
+	}
+	return nil
+}
+
+// Commit moves the cursor from `from` (nil: none yet) after Kafka acknowledged a range's events:
+// it stores the cursor and the newly published tokens, forgets blocks below pruneBelow, forgets
+// the orphaned hashes of blocks stored at or below the cursor (named canonical again by the
+// round) or below pruneBelow, and clears the re-read list, in one transaction.
+func (s *Store) Commit(ctx context.Context, chain string, from *Cursor, c Cursor, tokens []Token, pruneBelow uint64) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `INSERT INTO ingest.cursors (chain, block_number, block_hash) VALUES ($1, $2, $3)
-			ON CONFLICT (chain) DO UPDATE SET block_number = excluded.block_number, block_hash = excluded.block_hash, updated_at = now()`,
-			chain, int64(c.Number), c.Hash); err != nil {
-			return fmt.Errorf("commit cursor of %s: %w", chain, err)
+		if err := moveCursor(ctx, tx, chain, from, c); err != nil {
+			return err
 		}
 		for _, t := range tokens {
 			if _, err := tx.Exec(ctx, `INSERT INTO ingest.tokens (chain, address, name, symbol, decimals, non_standard, discovered_block)
@@ -152,17 +177,15 @@ func (s *Store) Commit(ctx context.Context, chain string, c Cursor, tokens []Tok
 	})
 }
 
-// Rewind moves the cursor back to a reorg's common ancestor: blocks above it are forgotten and
-// the balances they touched are queued for re-reading.
-func (s *Store) Rewind(ctx context.Context, chain string, ancestor Cursor, reread []Pair) error {
+// Rewind moves the cursor back from `from` to a reorg's common ancestor: blocks above it are
+// forgotten and the balances they touched are queued for re-reading.
+func (s *Store) Rewind(ctx context.Context, chain string, from, ancestor Cursor, reread []Pair) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `DELETE FROM ingest.blocks WHERE chain = $1 AND block_number > $2`, chain, int64(ancestor.Number)); err != nil {
 			return fmt.Errorf("rewind blocks of %s: %w", chain, err)
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO ingest.cursors (chain, block_number, block_hash) VALUES ($1, $2, $3)
-			ON CONFLICT (chain) DO UPDATE SET block_number = excluded.block_number, block_hash = excluded.block_hash, updated_at = now()`,
-			chain, int64(ancestor.Number), ancestor.Hash); err != nil {
-			return fmt.Errorf("rewind cursor of %s: %w", chain, err)
+		if err := moveCursor(ctx, tx, chain, &from, ancestor); err != nil {
+			return err
 		}
 		for _, p := range reread {
 			if _, err := tx.Exec(ctx, `INSERT INTO ingest.rebalance (chain, address, token) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
@@ -328,4 +351,46 @@ func (s *Store) SaveSimState(ctx context.Context, world string, state []byte) er
 		return fmt.Errorf("save the state of simulated world %s: %w", world, err)
 	}
 	return nil
+}
+
+// Lock is a chain's ingester lock: a session advisory lock held on a connection of its own, so
+// that two ingesters of one chain (a Deployment's replacement pod started while the old one
+// still runs on an unreachable node, a mistaken scale-up) never index at once.
+type Lock struct {
+	conn *pgxpool.Conn
+	key  string
+}
+
+// TryLock takes the chain's ingester lock; ok is false when another session holds it.
+func (s *Store) TryLock(ctx context.Context, chain string) (l *Lock, ok bool, err error) {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return nil, false, fmt.Errorf("lock %s: %w", chain, err)
+	}
+	key := "chainintel.ingest:" + chain
+	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock(hashtextextended($1, 0))`, key).Scan(&ok); err != nil || !ok {
+		conn.Release()
+		if err != nil {
+			return nil, false, fmt.Errorf("lock %s: %w", chain, err)
+		}
+		return nil, false, nil
+	}
+	return &Lock{conn: conn, key: key}, true, nil
+}
+
+// Held reports, by a round trip on the lock's session, whether the lock is still held: an error
+// means the session may be gone, and the lock with it.
+func (l *Lock) Held(ctx context.Context) error {
+	if err := l.conn.Ping(ctx); err != nil {
+		return fmt.Errorf("the ingester lock's session: %w", err)
+	}
+	return nil
+}
+
+// Release gives the lock up (a broken session has already lost it: its connection is closed).
+func (l *Lock) Release(ctx context.Context) {
+	if _, err := l.conn.Exec(ctx, `SELECT pg_advisory_unlock(hashtextextended($1, 0))`, l.key); err != nil {
+		_ = l.conn.Conn().Close(ctx)
+	}
+	l.conn.Release()
 }

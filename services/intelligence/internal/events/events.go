@@ -114,7 +114,10 @@ func (h Handlers) Transactions(ctx context.Context, batch []eventbus.Message[*ev
 
 func creation(m eventbus.Message[*eventsv1.Transaction]) (store.Contract, bool) {
 	t := m.Msg
-	if t.ContractCreated == "" || !t.Success {
+	// A creation that left no code (a constructor that self-destructed or returned none) made
+	// no contract: ingest reads the code of every creation and publishes no record of such an
+	// address, so it stays an account here too.
+	if t.ContractCreated == "" || !t.Success || t.BytecodeSize == 0 {
 		return store.Contract{}, false
 	}
 	ct, addr, ok := norm(t.Chain, t.ContractCreated)
