@@ -20,6 +20,18 @@ chainintel release per namespace.
 {{- default (include "chainintel-lib.name" .) .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
 {{- end -}}
 
+{{/*
+chainintel-lib.fullname of a service chart, seen from the umbrella chart (Ingress backend,
+NOTES, the alerts' Prometheus jobs): fullnameOverride, else nameOverride, else the chart's name.
+Argument: dict "chart" (the service chart's name, e.g. "edge") "values" (its values under the
+umbrella, e.g. .Values.edge).
+*/}}
+{{- define "chainintel-lib.serviceFullname" -}}
+{{- $v := .values | default dict -}}
+{{- $name := $v.nameOverride | default .chart | trunc 63 | trimSuffix "-" -}}
+{{- $v.fullnameOverride | default $name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
 {{- define "chainintel-lib.chart" -}}
 {{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" -}}
 {{- end -}}
