@@ -37,21 +37,26 @@ func TestRedisOwnURLWinsOverGlobalSecret(t *testing.T) {
 	if v := deploymentEnv(t, r, "stream-fanout")["STREAM_REDIS_URL"]; v.Secret == nil || v.Secret.Name != "redis-auth" {
 		t.Errorf("stream-fanout: STREAM_REDIS_URL = %+v, want from Secret redis-auth", v)
 	}
-	jobs := 0
+	if v := jobEnv(t, r, "edge-migrate")["EDGE_REDIS_URL"]; v.Secret != nil || v.Value != "redis://own:6379/1" {
+		t.Errorf("Job/edge-migrate: EDGE_REDIS_URL = %+v, want the edge's own redis://own:6379/1", v)
+	}
+}
+
+// jobEnv is the resolved environment of the first container of Job name.
+func jobEnv(t *testing.T, r *Rendered, name string) map[string]EnvValue {
+	t.Helper()
 	for _, j := range Of[*batchv1.Job](r) {
-		for _, e := range j.Spec.Template.Spec.Containers[0].Env {
-			if e.Name != "EDGE_REDIS_URL" {
-				continue
-			}
-			jobs++
-			if e.ValueFrom != nil || e.Value != "redis://own:6379/1" {
-				t.Errorf("Job/%s: EDGE_REDIS_URL = %q (from %+v), want the edge's own URL inline", j.Name, e.Value, e.ValueFrom)
-			}
+		if j.Name != name {
+			continue
 		}
+		env, _, err := r.Env(j.Spec.Template.Spec.Containers[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return env
 	}
-	if jobs == 0 {
-		t.Error("no Job sets EDGE_REDIS_URL, want the edge's migrate Job")
-	}
+	t.Fatalf("no Job/%s rendered", name)
+	return nil
 }
 
 // An OTLP endpoint without a scheme (the gRPC habit host:4317, which the old chart comment
