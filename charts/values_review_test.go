@@ -1,6 +1,8 @@
 package charts
 
 import (
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -93,6 +95,47 @@ func TestRevisionHistoryLimitKeepsZero(t *testing.T) {
 		d := Of[*appsv1.Deployment](r)[0]
 		if got := d.Spec.RevisionHistoryLimit; got == nil || *got != c.want {
 			t.Errorf("%v: revisionHistoryLimit %v, want %d", c.sets, got, c.want)
+		}
+	}
+}
+
+// exampleVarRe matches the env example of the values files and docs/kubernetes.md: "(X and
+// P_X both set P_X)", with or without backquotes.
+var exampleVarRe = regexp.MustCompile("\\(`?([A-Z0-9_]+)`? and\\s+`?([A-Z0-9_]+)`? both (?:set|give) `?([A-Z0-9_]+)`?\\)")
+
+// The variable each example of `env:` names is one the service reads, so copying the example
+// configures something.
+func TestEnvExampleVarsExist(t *testing.T) {
+	byPrefix := map[string]serviceFacts{}
+	for _, f := range facts(t) {
+		byPrefix[f.Prefix] = f
+	}
+	files := []string{"../docs/kubernetes.md"}
+	for _, svc := range serviceNames {
+		files = append(files, svc+"/values.yaml")
+	}
+	for _, file := range files {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms := exampleVarRe.FindAllStringSubmatch(string(b), -1)
+		if len(ms) == 0 {
+			t.Errorf("%s: no env example (X and P_X both set P_X) found", file)
+		}
+		for _, m := range ms {
+			name := m[3]
+			var f serviceFacts
+			for p, pf := range byPrefix {
+				if strings.HasPrefix(name, p) && m[2] == name && name == p+m[1] {
+					f = pf
+				}
+			}
+			if f.Name == "" {
+				t.Errorf("%s: example %q: %s is not a service's prefix plus %s", file, m[0], name, m[1])
+			} else if !f.Vars[name] {
+				t.Errorf("%s: example %q: %s reads no %s", file, m[0], f.Name, name)
+			}
 		}
 	}
 }
