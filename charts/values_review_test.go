@@ -139,3 +139,23 @@ func TestEnvExampleVarsExist(t *testing.T) {
 		}
 	}
 }
+
+// A service without PostgreSQL documents no database URL in its values: the chart never sets
+// one for it.
+func TestNoDatabaseValuesWithoutPostgres(t *testing.T) {
+	for _, svc := range serviceNames {
+		f := facts(t)[svc]
+		if f.Postgres {
+			continue
+		}
+		b, err := os.ReadFile(svc + "/values.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, word := range []string{f.Prefix + "DATABASE_URL", "databaseURL"} {
+			if strings.Contains(string(b), word) {
+				t.Errorf("%s/values.yaml mentions %s, but %s has no database", svc, word, svc)
+			}
+		}
+	}
+}
