@@ -62,8 +62,8 @@ func jobEnv(t *testing.T, r *Rendered, name string) map[string]EnvValue {
 }
 
 // An OTLP endpoint without a scheme (the gRPC habit host:4317, which the old chart comment
-// suggested) would crash-loop every service at start; the render refuses it and says what to
-// use. Either scheme renders.
+// suggested) or without a host would crash-loop every service at start; the render refuses it
+// and says what to use. Either scheme with a host renders.
 func TestOTLPEndpointNeedsAScheme(t *testing.T) {
 	for _, set := range []string{"global.otlpEndpoint=otel-collector:4317", "edge.telemetry.otlpEndpoint=otel:4318"} {
 		msg := renderFails(t, "./chainintel", nil, set)
@@ -71,7 +71,14 @@ func TestOTLPEndpointNeedsAScheme(t *testing.T) {
 			t.Errorf("%s: error %q, want it to say to use http://otel-collector:4318 (OTLP/HTTP)", set, msg)
 		}
 	}
-	for _, ep := range []string{"http://otel:4318", "https://otel.example:4318"} {
+	// A scheme and no host: the services refuse it at start too (libs/telemetry).
+	for _, set := range []string{"global.otlpEndpoint=http://", "edge.telemetry.otlpEndpoint=https:///v1"} {
+		msg := renderFails(t, "./chainintel", nil, set)
+		if !strings.Contains(msg, "has no host") || !strings.Contains(msg, "otlpEndpoint") {
+			t.Errorf("%s: error %q, want it to say the otlpEndpoint URL has no host", set, msg)
+		}
+	}
+	for _, ep := range []string{"http://otel:4318", "https://otel.example:4318", "http://10.0.0.5:4318/"} {
 		r := render(t, "./chainintel", nil, "global.otlpEndpoint="+ep)
 		if v := deploymentEnv(t, r, "transfers")["TRANSFERS_OTLP_ENDPOINT"]; v.Value != ep {
 			t.Errorf("global.otlpEndpoint=%s: TRANSFERS_OTLP_ENDPOINT = %+v", ep, v)

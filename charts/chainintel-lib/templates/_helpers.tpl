@@ -138,10 +138,15 @@ carries the service's prefix (envPrefix).
 {{- $_ := set $d (print $p "LOG_LEVEL") ($v.logLevel | default $g.logLevel | default "info") -}}
 {{- $_ := set $d (print $p "SHUTDOWN_TIMEOUT") ($v.shutdownTimeout | default "25s") -}}
 {{- with $tel.otlpEndpoint | default $g.otlpEndpoint -}}
-{{- /* The services refuse an endpoint with no scheme at start (libs/telemetry): failing the
-render says so at `helm upgrade` instead of a crash-looping rollout. */ -}}
+{{- /* The services refuse an endpoint without an http(s) scheme and a host at start
+(libs/telemetry Config.Validate): failing the render says so at `helm upgrade` instead of a
+crash-looping rollout. The scheme is checked before urlParse, which fails on the gRPC habit
+10.0.0.5:4317 with a message naming no value. */ -}}
 {{- if not (or (hasPrefix "http://" (toString .)) (hasPrefix "https://" (toString .))) -}}
 {{- fail (printf "otlpEndpoint %q (global.otlpEndpoint or <service>.telemetry.otlpEndpoint): the services speak OTLP/HTTP and need a URL with an http:// or https:// scheme, e.g. http://otel-collector:4318, not the OTLP/gRPC host:4317" (toString .)) -}}
+{{- end -}}
+{{- if not (urlParse (toString .)).host -}}
+{{- fail (printf "otlpEndpoint %q (global.otlpEndpoint or <service>.telemetry.otlpEndpoint): the URL has no host; want e.g. http://otel-collector:4318" (toString .)) -}}
 {{- end -}}
 {{- $_ := set $d (print $p "OTLP_ENDPOINT") (toString .) -}}
 {{- end -}}
