@@ -483,10 +483,11 @@ func checkJobs(t *testing.T, r *Rendered, all map[string]serviceFacts, ex expect
 		if c.Image != w.c.Image {
 			t.Errorf("%s: image %s, the Deployment runs %s", where, c.Image, w.c.Image)
 		}
-		// It runs before the release's ConfigMap exists: no ConfigMap references.
+		// It runs before the release's ConfigMap exists: the only ConfigMap it may load is a
+		// hook of the same events made before it (a lower weight).
 		for _, src := range c.EnvFrom {
 			if src.ConfigMapRef != nil {
-				t.Errorf("%s: loads ConfigMap %s, which a pre-install hook runs before", where, src.ConfigMapRef.Name)
+				checkHookConfigMap(t, where, r, j, src.ConfigMapRef.Name)
 			}
 		}
 		env, _, err := r.Env(c)
@@ -531,6 +532,28 @@ func checkJobs(t *testing.T, r *Rendered, all map[string]serviceFacts, ex expect
 		if !w.facts.Migrates() && has {
 			t.Errorf("a migrate Job for %s, which owns no schema and uses no Kafka", w.svc)
 		}
+	}
+}
+
+// checkHookConfigMap: ConfigMap name, which Job j loads, is a hook of j's events with j's delete
+// policy and a lower weight, so Helm makes it before the Job and deletes it with the Job.
+func checkHookConfigMap(t *testing.T, where string, r *Rendered, j *batchv1.Job, name string) {
+	t.Helper()
+	o, ok := r.Get("ConfigMap", name)
+	if !ok {
+		t.Errorf("%s: loads ConfigMap %s, which is not rendered", where, name)
+		return
+	}
+	cm := o.Obj.(*corev1.ConfigMap)
+	if cm.Annotations[hookAnno] != j.Annotations[hookAnno] || cm.Annotations[hookDelete] != j.Annotations[hookDelete] {
+		t.Errorf("%s: loads ConfigMap %s (hook %q, delete %q), which is not a hook like the Job (%q, %q): a pre-install hook runs before the release's objects",
+			where, name, cm.Annotations[hookAnno], cm.Annotations[hookDelete], j.Annotations[hookAnno], j.Annotations[hookDelete])
+		return
+	}
+	cw, err1 := strconv.Atoi(cm.Annotations[hookWeight])
+	jw, err2 := strconv.Atoi(j.Annotations[hookWeight])
+	if err1 != nil || err2 != nil || cw >= jw {
+		t.Errorf("%s: ConfigMap %s has hook weight %q, the Job %q: want the ConfigMap's lower", where, name, cm.Annotations[hookWeight], j.Annotations[hookWeight])
 	}
 }
 

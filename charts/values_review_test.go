@@ -1,6 +1,8 @@
 package charts
 
 import (
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -37,26 +39,31 @@ func TestRedisOwnURLWinsOverGlobalSecret(t *testing.T) {
 	if v := deploymentEnv(t, r, "stream-fanout")["STREAM_REDIS_URL"]; v.Secret == nil || v.Secret.Name != "redis-auth" {
 		t.Errorf("stream-fanout: STREAM_REDIS_URL = %+v, want from Secret redis-auth", v)
 	}
-	jobs := 0
-	for _, j := range Of[*batchv1.Job](r) {
-		for _, e := range j.Spec.Template.Spec.Containers[0].Env {
-			if e.Name != "EDGE_REDIS_URL" {
-				continue
-			}
-			jobs++
-			if e.ValueFrom != nil || e.Value != "redis://own:6379/1" {
-				t.Errorf("Job/%s: EDGE_REDIS_URL = %q (from %+v), want the edge's own URL inline", j.Name, e.Value, e.ValueFrom)
-			}
-		}
-	}
-	if jobs == 0 {
-		t.Error("no Job sets EDGE_REDIS_URL, want the edge's migrate Job")
+	if v := jobEnv(t, r, "edge-migrate")["EDGE_REDIS_URL"]; v.Secret != nil || v.Value != "redis://own:6379/1" {
+		t.Errorf("Job/edge-migrate: EDGE_REDIS_URL = %+v, want the edge's own redis://own:6379/1", v)
 	}
 }
 
+// jobEnv is the resolved environment of the first container of Job name.
+func jobEnv(t *testing.T, r *Rendered, name string) map[string]EnvValue {
+	t.Helper()
+	for _, j := range Of[*batchv1.Job](r) {
+		if j.Name != name {
+			continue
+		}
+		env, _, err := r.Env(j.Spec.Template.Spec.Containers[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return env
+	}
+	t.Fatalf("no Job/%s rendered", name)
+	return nil
+}
+
 // An OTLP endpoint without a scheme (the gRPC habit host:4317, which the old chart comment
-// suggested) would crash-loop every service at start; the render refuses it and says what to
-// use. Either scheme renders.
+// suggested) or without a host would crash-loop every service at start; the render refuses it
+// and says what to use. Either scheme with a host renders.
 func TestOTLPEndpointNeedsAScheme(t *testing.T) {
 	for _, set := range []string{"global.otlpEndpoint=otel-collector:4317", "edge.telemetry.otlpEndpoint=otel:4318"} {
 		msg := renderFails(t, "./chainintel", nil, set)
@@ -64,7 +71,14 @@ func TestOTLPEndpointNeedsAScheme(t *testing.T) {
 			t.Errorf("%s: error %q, want it to say to use http://otel-collector:4318 (OTLP/HTTP)", set, msg)
 		}
 	}
-	for _, ep := range []string{"http://otel:4318", "https://otel.example:4318"} {
+	// A scheme and no host: the services refuse it at start too (libs/telemetry).
+	for _, set := range []string{"global.otlpEndpoint=http://", "edge.telemetry.otlpEndpoint=https:///v1"} {
+		msg := renderFails(t, "./chainintel", nil, set)
+		if !strings.Contains(msg, "has no host") || !strings.Contains(msg, "otlpEndpoint") {
+			t.Errorf("%s: error %q, want it to say the otlpEndpoint URL has no host", set, msg)
+		}
+	}
+	for _, ep := range []string{"http://otel:4318", "https://otel.example:4318", "http://10.0.0.5:4318/"} {
 		r := render(t, "./chainintel", nil, "global.otlpEndpoint="+ep)
 		if v := deploymentEnv(t, r, "transfers")["TRANSFERS_OTLP_ENDPOINT"]; v.Value != ep {
 			t.Errorf("global.otlpEndpoint=%s: TRANSFERS_OTLP_ENDPOINT = %+v", ep, v)
@@ -88,6 +102,67 @@ func TestRevisionHistoryLimitKeepsZero(t *testing.T) {
 		d := Of[*appsv1.Deployment](r)[0]
 		if got := d.Spec.RevisionHistoryLimit; got == nil || *got != c.want {
 			t.Errorf("%v: revisionHistoryLimit %v, want %d", c.sets, got, c.want)
+		}
+	}
+}
+
+// exampleVarRe matches the env example of the values files and docs/kubernetes.md: "(X and
+// P_X both set P_X)", with or without backquotes.
+var exampleVarRe = regexp.MustCompile("\\(`?([A-Z0-9_]+)`? and\\s+`?([A-Z0-9_]+)`? both (?:set|give) `?([A-Z0-9_]+)`?\\)")
+
+// The variable each example of `env:` names is one the service reads, so copying the example
+// configures something.
+func TestEnvExampleVarsExist(t *testing.T) {
+	byPrefix := map[string]serviceFacts{}
+	for _, f := range facts(t) {
+		byPrefix[f.Prefix] = f
+	}
+	files := []string{"../docs/kubernetes.md"}
+	for _, svc := range serviceNames {
+		files = append(files, svc+"/values.yaml")
+	}
+	for _, file := range files {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms := exampleVarRe.FindAllStringSubmatch(string(b), -1)
+		if len(ms) == 0 {
+			t.Errorf("%s: no env example (X and P_X both set P_X) found", file)
+		}
+		for _, m := range ms {
+			name := m[3]
+			var f serviceFacts
+			for p, pf := range byPrefix {
+				if strings.HasPrefix(name, p) && m[2] == name && name == p+m[1] {
+					f = pf
+				}
+			}
+			if f.Name == "" {
+				t.Errorf("%s: example %q: %s is not a service's prefix plus %s", file, m[0], name, m[1])
+			} else if !f.Vars[name] {
+				t.Errorf("%s: example %q: %s reads no %s", file, m[0], f.Name, name)
+			}
+		}
+	}
+}
+
+// A service without PostgreSQL documents no database URL in its values: the chart never sets
+// one for it.
+func TestNoDatabaseValuesWithoutPostgres(t *testing.T) {
+	for _, svc := range serviceNames {
+		f := facts(t)[svc]
+		if f.Postgres {
+			continue
+		}
+		b, err := os.ReadFile(svc + "/values.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, word := range []string{f.Prefix + "DATABASE_URL", "databaseURL"} {
+			if strings.Contains(string(b), word) {
+				t.Errorf("%s/values.yaml mentions %s, but %s has no database", svc, word, svc)
+			}
 		}
 	}
 }

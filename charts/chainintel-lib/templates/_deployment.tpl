@@ -11,13 +11,16 @@ Argument: dict
      strategy  the Deployment strategy
      resources the container resources (default: resources)
 
-The container runs `/usr/local/bin/<binary> serve` with the service's environment: the
-ConfigMap (envFrom), the Secret (internal secret, database URL), Kafka TLS and SASL (_kafka.tpl,
-with the CA bundle mounted), envFromSecrets, <PREFIX>TIERS_FILE
-(uses.tiers, with a tier table configured: see _tiers.tpl), the instance's env and extraEnv, in
-that order (a later name wins over envFrom). <PREFIX>TIERS_FILE stays out of the ConfigMap, whose
-settings the migrate Job shares: the Job runs before the table's ConfigMap exists and does not
-mount it. Probes hit the ops port. On
+The container runs `/usr/local/bin/<binary> serve` with the service's environment: envFrom the
+ConfigMap, then envFromSecrets; env the Secret's variables (internal secret, database URL, a
+Secret-held Redis URL), Kafka TLS and SASL (_kafka.tpl, with the CA bundle mounted),
+<PREFIX>TIERS_FILE (uses.tiers, with a tier table configured: see _tiers.tpl), the instance's env
+and extraEnv. A later envFrom source wins over an earlier one and env over every envFrom, so an
+envFromSecrets key beats the ConfigMap's and loses to the Secret's variables. The migrate Job
+(_migrate.tpl) builds its environment in the same order from its own copy of the ConfigMap, so a
+name resolves alike in both. <PREFIX>TIERS_FILE stays out of the ConfigMap, whose settings the
+migrate Job shares: the Job runs before the table's ConfigMap exists and does not mount it.
+Probes hit the ops port. On
 SIGTERM the service fails readiness and drains for up to SHUTDOWN_TIMEOUT; the preStop sleep lets
 endpoints and the ingress forget the pod first, and terminationGracePeriodSeconds covers both.
 */}}

@@ -20,6 +20,18 @@ chainintel release per namespace.
 {{- default (include "chainintel-lib.name" .) .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
 {{- end -}}
 
+{{/*
+chainintel-lib.fullname of a service chart, seen from the umbrella chart (Ingress backend,
+NOTES, the alerts' Prometheus jobs): fullnameOverride, else nameOverride, else the chart's name.
+Argument: dict "chart" (the service chart's name, e.g. "edge") "values" (its values under the
+umbrella, e.g. .Values.edge).
+*/}}
+{{- define "chainintel-lib.serviceFullname" -}}
+{{- $v := .values | default dict -}}
+{{- $name := $v.nameOverride | default .chart | trunc 63 | trimSuffix "-" -}}
+{{- $v.fullnameOverride | default $name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
 {{- define "chainintel-lib.chart" -}}
 {{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" -}}
 {{- end -}}
@@ -109,8 +121,9 @@ global.existingSecret, else the one the umbrella chart creates (chainintel-lib.r
 
 {{/*
 The service's non-secret configuration as a map of environment variables (rendered into the
-ConfigMap the Deployment loads with envFrom, and inline into the migrate Job, which runs before
-the ConfigMap exists). Every name carries the service's prefix (envPrefix).
+ConfigMap the Deployment loads with envFrom, and into the migrate Job's own ConfigMap, a hook
+made before the Job since the release's ConfigMap does not exist yet when it runs). Every name
+carries the service's prefix (envPrefix).
 */}}
 {{- define "chainintel-lib.configData" -}}
 {{- $v := .Values -}}
@@ -125,10 +138,15 @@ the ConfigMap exists). Every name carries the service's prefix (envPrefix).
 {{- $_ := set $d (print $p "LOG_LEVEL") ($v.logLevel | default $g.logLevel | default "info") -}}
 {{- $_ := set $d (print $p "SHUTDOWN_TIMEOUT") ($v.shutdownTimeout | default "25s") -}}
 {{- with $tel.otlpEndpoint | default $g.otlpEndpoint -}}
-{{- /* The services refuse an endpoint with no scheme at start (libs/telemetry): failing the
-render says so at `helm upgrade` instead of a crash-looping rollout. */ -}}
+{{- /* The services refuse an endpoint without an http(s) scheme and a host at start
+(libs/telemetry Config.Validate): failing the render says so at `helm upgrade` instead of a
+crash-looping rollout. The scheme is checked before urlParse, which fails on the gRPC habit
+10.0.0.5:4317 with a message naming no value. */ -}}
 {{- if not (or (hasPrefix "http://" (toString .)) (hasPrefix "https://" (toString .))) -}}
 {{- fail (printf "otlpEndpoint %q (global.otlpEndpoint or <service>.telemetry.otlpEndpoint): the services speak OTLP/HTTP and need a URL with an http:// or https:// scheme, e.g. http://otel-collector:4318, not the OTLP/gRPC host:4317" (toString .)) -}}
+{{- end -}}
+{{- if not (urlParse (toString .)).host -}}
+{{- fail (printf "otlpEndpoint %q (global.otlpEndpoint or <service>.telemetry.otlpEndpoint): the URL has no host; want e.g. http://otel-collector:4318" (toString .)) -}}
 {{- end -}}
 {{- $_ := set $d (print $p "OTLP_ENDPOINT") (toString .) -}}
 {{- end -}}
@@ -164,14 +182,6 @@ render says so at `helm upgrade` instead of a crash-looping rollout. */ -}}
 {{- toYaml $d -}}
 {{- end -}}
 
-{{/* The configuration map as a container env list (for the migrate Job). */}}
-{{- define "chainintel-lib.configEnv" -}}
-{{- range $k, $val := include "chainintel-lib.configData" . | fromYaml }}
-- name: {{ $k }}
-  value: {{ toString $val | quote }}
-{{- end }}
-{{- end -}}
-
 {{/*
 The Secret key holding the Redis URL ({name, key}) of a service that uses Redis: redis.urlSecret,
 else global.redisURLSecret unless the service sets its own redis.url (a service's own value wins
@@ -193,22 +203,38 @@ The secret environment every container gets: the internal secret, the database U
 Redis URL when a Secret holds it.
 */}}
 {{- define "chainintel-lib.secretEnv" -}}
-{{- $p := .Values.envPrefix -}}
-{{- $s := .Values.secret | default dict -}}
-{{- $name := include "chainintel-lib.secretName" . }}
+{{- include "chainintel-lib.secretEnvWith" (dict "top" .) -}}
+{{- end -}}
+
+{{/*
+chainintel-lib.secretEnv with the database URL from another Secret when "databaseURLSecret"
+({name, key}) names one: the migrate Job's migrate.databaseURLSecret, for a direct or
+session-mode connection where the serving pods go through a transaction-mode pooler. The
+internal secret still comes from the service's Secret. Argument: dict "top" (the service
+chart's context) and optionally "databaseURLSecret".
+*/}}
+{{- define "chainintel-lib.secretEnvWith" -}}
+{{- $top := .top -}}
+{{- $p := $top.Values.envPrefix -}}
+{{- $s := $top.Values.secret | default dict -}}
+{{- $name := include "chainintel-lib.secretName" $top -}}
+{{- $db := dict "name" $name "key" ($s.databaseURLKey | default "database-url") -}}
+{{- with .databaseURLSecret | default dict -}}
+{{- if .name }}{{ $db = dict "name" .name "key" (required "migrate.databaseURLSecret needs a key" .key) }}{{ end -}}
+{{- end }}
 - name: {{ $p }}INTERNAL_SECRET
   valueFrom:
     secretKeyRef:
       name: {{ $name }}
       key: {{ $s.internalSecretKey | default "internal-secret" }}
-{{- if (.Values.uses | default dict).postgres }}
+{{- if ($top.Values.uses | default dict).postgres }}
 - name: {{ $p }}DATABASE_URL
   valueFrom:
     secretKeyRef:
-      name: {{ $name }}
-      key: {{ $s.databaseURLKey | default "database-url" }}
+      name: {{ $db.name }}
+      key: {{ $db.key }}
 {{- end }}
-{{- with include "chainintel-lib.redisURLSecret" . | fromYaml }}
+{{- with include "chainintel-lib.redisURLSecret" $top | fromYaml }}
 - name: {{ $p }}REDIS_URL
   valueFrom:
     secretKeyRef:

@@ -1,10 +1,14 @@
 {{/*
 chainintel-lib.migrate: the Job that runs `<binary> migrate` once per install and upgrade, as a
 Helm pre-install/pre-upgrade hook, so schemas are migrated before any new replica starts and never
-from every replica. It runs before the release's ConfigMap and ServiceAccount exist, so its
-environment is rendered inline (the same values as the ConfigMap) and it uses the namespace's
-default ServiceAccount without a token; the Secret it reads must exist already (the umbrella
-chart creates it as an earlier hook, or it is global.existingSecret / secret.name).
+from every replica. It runs before the release's ConfigMap and ServiceAccount exist, so it gets a
+ConfigMap of its own (<name>-migrate, the same settings as the service's ConfigMap), a hook one
+weight ahead of it, and uses the namespace's default ServiceAccount without a token; the Secret
+it reads must exist already (the umbrella chart creates it as an earlier hook, or it is
+global.existingSecret / secret.name, or migrate.databaseURLSecret for the database URL).
+Its container's environment is built in the Deployment's order (_deployment.tpl): envFrom the
+ConfigMap, then envFromSecrets (whose keys win over the ConfigMap's), then env (the Secret's
+variables, Kafka security, the extra env, extraEnv), so a name resolves alike in both.
 Its pods carry their own name label (<name>-migrate) so no Service or PDB selects them.
 
 Argument: dict "top" (the service chart's context) and optionally "env" (extra container env).
@@ -15,6 +19,25 @@ Argument: dict "top" (the service chart's context) and optionally "env" (extra c
 {{- $m := $v.migrate | default dict -}}
 {{- if $m.enabled -}}
 {{- $name := printf "%s-migrate" (include "chainintel-lib.fullname" $top) | trunc 63 | trimSuffix "-" -}}
+{{- $weight := $m.hookWeight | default 0 | int -}}
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ $name }}
+  labels:
+    helm.sh/chart: {{ include "chainintel-lib.chart" $top }}
+    app.kubernetes.io/name: {{ $name }}
+    app.kubernetes.io/instance: {{ $top.Release.Name }}
+    app.kubernetes.io/component: migrate
+    app.kubernetes.io/part-of: chainintel
+    app.kubernetes.io/managed-by: {{ $top.Release.Service }}
+  annotations:
+    helm.sh/hook: pre-install,pre-upgrade
+    helm.sh/hook-weight: {{ sub $weight 1 | quote }}
+    helm.sh/hook-delete-policy: before-hook-creation,hook-succeeded
+data:
+  {{- include "chainintel-lib.configData" $top | nindent 2 }}
+---
 apiVersion: batch/v1
 kind: Job
 metadata:
@@ -28,7 +51,7 @@ metadata:
     app.kubernetes.io/managed-by: {{ $top.Release.Service }}
   annotations:
     helm.sh/hook: pre-install,pre-upgrade
-    helm.sh/hook-weight: {{ $m.hookWeight | default 0 | quote }}
+    helm.sh/hook-weight: {{ $weight | quote }}
     helm.sh/hook-delete-policy: before-hook-creation,hook-succeeded
 spec:
   backoffLimit: {{ $m.backoffLimit | default 6 }}
@@ -56,13 +79,14 @@ spec:
           imagePullPolicy: {{ include "chainintel-lib.imagePullPolicy" $top }}
           command: ["/usr/local/bin/{{ required "binary is required" $v.binary }}"]
           args: ["migrate"]
-          {{- with include "chainintel-lib.envFromSecrets" $top | trim }}
           envFrom:
+            - configMapRef:
+                name: {{ $name }}
+            {{- with include "chainintel-lib.envFromSecrets" $top | trim }}
             {{- . | nindent 12 }}
-          {{- end }}
+            {{- end }}
           env:
-            {{- include "chainintel-lib.configEnv" $top | trim | nindent 12 }}
-            {{- include "chainintel-lib.secretEnv" $top | trim | nindent 12 }}
+            {{- include "chainintel-lib.secretEnvWith" (dict "top" $top "databaseURLSecret" $m.databaseURLSecret) | trim | nindent 12 }}
             {{- with include "chainintel-lib.kafkaEnv" $top | trim }}
             {{- . | nindent 12 }}
             {{- end }}
