@@ -131,6 +131,7 @@ func Start(ctx context.Context, o Options, log *slog.Logger) (*Stack, error) {
 		kafka: kafkaConfig(o, st.Brokers),
 		rds:   service.Redis{URL: st.RedisURL},
 		url:   func(n string) string { return st.Services[n].HTTP },
+		log:   log,
 	}
 	units, err := buildUnits(p)
 	if err != nil {
@@ -299,6 +300,7 @@ type platform struct {
 	kafka service.Kafka
 	rds   service.Redis
 	url   func(service string) string // a service's HTTP base URL
+	log   *slog.Logger
 }
 
 // unitSet collects the units and every configuration problem, to report them all at once.
@@ -396,7 +398,7 @@ func (p platform) addPipelines(us *unitSet) {
 		tac.PriceAPIURL = p.url("ingest") + ingest.SimMarketPath
 		tac.PricePollInterval, tac.PriceRequestsPerMinute, tac.PriceHistory = 10*time.Second, 6000, 92*24*time.Hour
 	} else {
-		tac.TokenLists, tac.PriceCSVs = existingPriceSources(p.o.TokenLists, p.o.PriceCSVDir)
+		tac.TokenLists, tac.PriceCSVs = existingPriceSources(p.o.TokenLists, p.o.PriceCSVDir, p.log)
 	}
 	us.add("token-analytics", tac,
 		func(ctx context.Context) error { return tokenanalytics.Migrate(ctx, tac, nil) },
@@ -433,15 +435,22 @@ func (p platform) addPipelines(us *unitSet) {
 		func(ctx context.Context, d service.Deps) error { return ingest.Run(ctx, gc, d) })
 }
 
-// existingPriceSources keeps the token lists that exist and lists the price exports in dir.
-func existingPriceSources(lists []string, dir string) (tokenLists, csvs []string) {
+// existingPriceSources keeps the token lists that exist and lists the price exports in dir,
+// warning of each configured source that cannot be read: without them a node's transfers and
+// balances carry no USD values, and the warning says why.
+func existingPriceSources(lists []string, dir string, log *slog.Logger) (tokenLists, csvs []string) {
 	for _, l := range lists {
-		if _, err := os.Stat(l); err == nil {
-			tokenLists = append(tokenLists, l)
+		if _, err := os.Stat(l); err != nil {
+			log.Warn("token list not found: tokens it lists get no pricing id (CHAININTEL_TOKEN_LISTS)", "path", l, "error", err)
+			continue
 		}
+		tokenLists = append(tokenLists, l)
 	}
 	if dir != "" {
-		csvs, _ = tokenanalytics.PriceCSVsIn(dir)
+		var err error
+		if csvs, err = tokenanalytics.PriceCSVsIn(dir); err != nil || len(csvs) == 0 {
+			log.Warn("no daily price exports read: nothing is priced from them (CHAININTEL_PRICE_CSV_DIR)", "dir", dir, "error", err)
+		}
 	}
 	return tokenLists, csvs
 }
