@@ -125,6 +125,14 @@ func TestMissedRevokeUnskewedByClocks(t *testing.T) {
 	w := newKeysWorld(t, ahead)
 	mine := testKeyHash("skew")
 	c := w.dial("k-skew", mine)
+	// The handshake's answer can reach the client before the hub holds the connection; a
+	// resync before that closes it when it is added (keyInvalidatedSince), not from its
+	// snapshot, which this test reads.
+	for deadline := time.Now().Add(10 * time.Second); w.h.Len() == 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the hub never held the connection")
+		}
+	}
 	w.record("skew:keys", mine)
 	if n := w.resync("skew:keys"); n != 1 {
 		t.Fatalf("closed %d connections, want the revoked key's one", n)
