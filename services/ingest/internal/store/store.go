@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -361,6 +362,10 @@ type Lock struct {
 	key  string
 }
 
+// lockCheckTimeout bounds a check or release of the lock's session, so a server that stopped
+// answering (a network partition) does not hold the indexer: the lock is then taken as lost.
+const lockCheckTimeout = 10 * time.Second
+
 // TryLock takes the chain's ingester lock; ok is false when another session holds it.
 func (s *Store) TryLock(ctx context.Context, chain string) (l *Lock, ok bool, err error) {
 	conn, err := s.pool.Acquire(ctx)
@@ -381,6 +386,8 @@ func (s *Store) TryLock(ctx context.Context, chain string) (l *Lock, ok bool, er
 // Held reports, by a round trip on the lock's session, whether the lock is still held: an error
 // means the session may be gone, and the lock with it.
 func (l *Lock) Held(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, lockCheckTimeout)
+	defer cancel()
 	if err := l.conn.Ping(ctx); err != nil {
 		return fmt.Errorf("the ingester lock's session: %w", err)
 	}
@@ -389,6 +396,8 @@ func (l *Lock) Held(ctx context.Context) error {
 
 // Release gives the lock up (a broken session has already lost it: its connection is closed).
 func (l *Lock) Release(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, lockCheckTimeout)
+	defer cancel()
 	if _, err := l.conn.Exec(ctx, `SELECT pg_advisory_unlock(hashtextextended($1, 0))`, l.key); err != nil {
 		_ = l.conn.Conn().Close(ctx)
 	}
