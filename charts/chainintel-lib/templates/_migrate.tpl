@@ -34,7 +34,10 @@ metadata:
   annotations:
     helm.sh/hook: pre-install,pre-upgrade
     helm.sh/hook-weight: {{ sub $weight 1 | quote }}
-    helm.sh/hook-delete-policy: before-hook-creation,hook-succeeded
+    # Kept after the hooks (replaced at the next install or upgrade): when a hook fails, Helm
+    # deletes the earlier hooks' hook-succeeded objects, and the Job's later retries would then
+    # find no ConfigMap to load.
+    helm.sh/hook-delete-policy: before-hook-creation
 data:
   {{- include "chainintel-lib.configData" $top | nindent 2 }}
 ---

@@ -3,12 +3,14 @@ package evm
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/rpc"
+	"golang.org/x/sync/errgroup"
 )
 
 // callTracer asks debug_trace* for geth's built-in call tracer, which every major execution
@@ -18,56 +20,66 @@ var callTracer = map[string]any{"tracer": "callTracer"}
 // ErrNoTraces says the node does not serve debug_traceBlockByHash with the call tracer.
 var ErrNoTraces = fmt.Errorf("the node does not serve debug_traceBlockByHash with the callTracer (start geth with --http.api including debug)")
 
-// SupportsTraces asks the node to trace its latest block: false when it says it lacks the
-// method (or serves it to other plans only), an error when it cannot be asked at all. Any other
-// refusal (such as geth's "genesis is not traceable" on a new chain) means the method is served.
-func (c *Client) SupportsTraces(ctx context.Context) (bool, error) {
-	var h *Header
-	if err := c.Call(ctx, &h, "eth_getBlockByNumber", "latest", false); err != nil {
-		return false, fmt.Errorf("eth_getBlockByNumber latest: %w", err)
-	}
-	if h == nil {
-		return false, fmt.Errorf("latest block: %w", ErrNotFound)
-	}
+// traceConcurrency is how many blocks' traces are asked at once, one block per request: a
+// mainnet block's trace runs to megabytes, so a round's blocks in one batch could pass a node's
+// limit on a batch's answer (geth's is 25 MB) on every try.
+const traceConcurrency = 4
+
+// SupportsTraces asks the node to trace a call (debug_traceCall with the call tracer, at the
+// latest block: unlike a block's trace, it is served at a new chain's genesis too). served is
+// false, with the node's answer in why, when the node refuses it: a JSON-RPC error, or an HTTP
+// 4xx (a gateway refusing debug_* to this plan); err is set when the node cannot be asked at
+// all (a transport failure, an HTTP 5xx), for the caller to ask again.
+func (c *Client) SupportsTraces(ctx context.Context) (served bool, why string, err error) {
 	var out json.RawMessage
-	err := c.Call(ctx, &out, "debug_traceBlockByHash", h.Hash, callTracer)
-	if err != nil && IsCallError(err) {
-		return !unsupported(err), nil
+	err = c.Call(ctx, &out, "debug_traceCall", map[string]any{"to": common.Address{}}, "latest", callTracer)
+	var he rpc.HTTPError
+	switch {
+	case err == nil:
+		return true, "", nil
+	case IsCallError(err):
+		return false, err.Error(), nil
+	case errors.As(err, &he) && he.StatusCode >= 400 && he.StatusCode < 500:
+		return false, he.Status, nil
 	}
-	return err == nil, err
+	return false, "", err
 }
 
 // Traces reads the call traces of blocks, by hash (so a trace is of the very block fetched,
-// whatever branch the node follows by now), in one batch, and sets each block's Traces. A block
-// without transactions is not asked (geth refuses to trace a genesis).
+// whatever branch the node follows by now), one block per request, traceConcurrency at a time,
+// and sets each block's Traces. A block without transactions is not asked (geth refuses to trace
+// a genesis). A transaction whose trace failed fails the whole read.
 func (c *Client) Traces(ctx context.Context, blocks []*RawBlock) error {
-	out := make([][]TxTrace, len(blocks))
-	var elems []rpc.BatchElem
-	var asked []int
-	for i, rb := range blocks {
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(traceConcurrency)
+	for _, rb := range blocks {
 		if len(rb.Block.Transactions) == 0 {
-			blocks[i].Traces = []TxTrace{}
+			rb.Traces = []TxTrace{}
 			continue
 		}
-		elems = append(elems, rpc.BatchElem{Method: "debug_traceBlockByHash", Args: []any{rb.Block.Hash, callTracer}, Result: &out[i]})
-		asked = append(asked, i)
+		g.Go(func() error { return c.blockTraces(ctx, rb) })
 	}
-	if err := c.Batch(ctx, elems); err != nil {
-		return err
+	return g.Wait()
+}
+
+func (c *Client) blockTraces(ctx context.Context, rb *RawBlock) error {
+	var out []TxTrace
+	err := c.Call(ctx, &out, "debug_traceBlockByHash", rb.Block.Hash, callTracer)
+	switch {
+	case err != nil && IsCallError(err) && unsupported(err):
+		return fmt.Errorf("block %d: %w: %v", uint64(rb.Block.Number), ErrNoTraces, err)
+	case err != nil:
+		return fmt.Errorf("debug_traceBlockByHash %d: %w", uint64(rb.Block.Number), err)
 	}
-	for k, e := range elems {
-		rb := blocks[asked[k]]
-		if e.Error != nil {
-			if unsupported(e.Error) {
-				return fmt.Errorf("block %d: %w: %v", uint64(rb.Block.Number), ErrNoTraces, e.Error)
-			}
-			return fmt.Errorf("debug_traceBlockByHash %d: %w", uint64(rb.Block.Number), e.Error)
+	for i := range out {
+		if out[i].Error != "" {
+			return fmt.Errorf("debug_traceBlockByHash %d: the trace of transaction %d failed: %s", uint64(rb.Block.Number), i, out[i].Error)
 		}
-		rb.Traces = out[asked[k]]
-		if rb.Traces == nil {
-			rb.Traces = []TxTrace{}
-		}
 	}
+	if out == nil {
+		out = []TxTrace{}
+	}
+	rb.Traces = out
 	return nil
 }
 

@@ -1,8 +1,12 @@
 package evm
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -144,5 +148,61 @@ func TestTracesOfAnotherBlock(t *testing.T) {
 		if tr.Type == eventsv1.TransferType_TRANSFER_TYPE_INTERNAL {
 			t.Errorf("internal transfer %s without traces", tr.Id)
 		}
+	}
+}
+
+// The answers a node can give to the traces probe: served; refused by a JSON-RPC error of any
+// wording or by a gateway's HTTP 4xx (traces off, with the answer); unreachable or failing with
+// a 5xx (asked again).
+func TestSupportsTraces(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		status     int
+		answer     string
+		served     bool
+		why, error string
+	}{
+		{"served", 200, `{"jsonrpc":"2.0","id":1,"result":{"type":"CALL"}}`, true, "", ""},
+		{"method not found", 200, `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"the method debug_traceCall does not exist/is not available"}}`, false, "does not exist", ""},
+		{"refused to this plan", 200, `{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"Unsupported method: debug_traceCall on ETH_MAINNET"}}`, false, "Unsupported method", ""},
+		{"gateway 403", 403, `forbidden`, false, "403", ""},
+		{"server failing", 502, `bad gateway`, false, "", "502"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(tc.status)
+				_, _ = w.Write([]byte(tc.answer))
+			}))
+			defer srv.Close()
+			c, err := Dial(context.Background(), srv.URL, ClientOptions{Attempts: 1, Logger: slog.New(slog.DiscardHandler)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			served, why, err := c.SupportsTraces(context.Background())
+			if served != tc.served || !strings.Contains(why, tc.why) || (tc.error == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), tc.error) {
+				t.Errorf("served %v, why %q, err %v", served, why, err)
+			}
+		})
+	}
+}
+
+// A transaction's trace failing inline (some nodes answer {txHash, error} instead of failing
+// the call) fails the read of the block's traces: its internal transfers are not dropped.
+func TestTraceFailedInline(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":[{"txHash":"` + trTx0 + `","error":"execution timeout"}]}`))
+	}))
+	defer srv.Close()
+	c, err := Dial(context.Background(), srv.URL, ClientOptions{Attempts: 1, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	rb := traceBlock(t, "null")
+	if err := c.Traces(context.Background(), []*RawBlock{rb}); err == nil || !strings.Contains(err.Error(), "execution timeout") {
+		t.Fatalf("traces read: %v", err)
 	}
 }

@@ -96,8 +96,10 @@ type CallFrame struct {
 }
 
 // TxTrace is the trace of one transaction of a block. TxHash is absent in the answers of some
-// nodes; the traces are then matched to the block's transactions by position.
+// nodes; the traces are then matched to the block's transactions by position. Error is set,
+// without a Result, by nodes that report a transaction's failed trace inline.
 type TxTrace struct {
 	TxHash common.Hash `json:"txHash"`
 	Result CallFrame   `json:"result"`
+	Error  string      `json:"error"`
 }

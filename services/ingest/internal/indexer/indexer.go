@@ -196,13 +196,13 @@ func (x *Indexer) lock(ctx context.Context) *store.Lock {
 		switch {
 		case ok:
 			if tries > 0 {
-				x.log.Info("took the ingester lock of the chain; indexing", "chain", chain)
+				x.log.Info("took the ingester lock of the chain; indexing")
 			}
 			return l
 		case err != nil && ctx.Err() == nil:
-			x.log.Error("taking the ingester lock failed; retrying", "chain", chain, "error", err)
+			x.log.Error("taking the ingester lock failed; retrying", "error", err)
 		case err == nil && tries%30 == 0:
-			x.log.Warn("another ingester of this chain holds its lock; standing by", "chain", chain)
+			x.log.Warn("another ingester of this chain holds its lock; standing by")
 		}
 		select {
 		case <-ctx.Done():
@@ -260,17 +260,17 @@ func (x *Indexer) resolveTraces(ctx context.Context) error {
 	}
 	backoff := time.Second
 	for failing := int64(1); ; failing++ {
-		ok, err := x.rpc.SupportsTraces(ctx)
+		served, why, err := x.rpc.SupportsTraces(ctx)
 		switch {
-		case err == nil && ok:
+		case err == nil && served:
 			x.traces = true
 			x.log.Info("call traces on: internal transfers are indexed", "traces", string(x.cfg.Traces))
 			return nil
 		case err == nil && x.cfg.Traces == TracesOn:
-			return fmt.Errorf("traces required (INGEST_EVM_TRACES=on): %w", evm.ErrNoTraces)
+			return fmt.Errorf("traces required (INGEST_EVM_TRACES=on): %w: %s", evm.ErrNoTraces, why)
 		case err == nil:
 			x.log.Warn("the node serves no call traces: internal transfers are not indexed, nor balances changed only by them",
-				"traces", string(x.cfg.Traces))
+				"traces", string(x.cfg.Traces), "answer", why)
 			return nil
 		}
 		x.log.Error("asking the node for a call trace failed; retrying", "error", err, "retry_in", backoff)
@@ -1017,14 +1017,14 @@ func (x *Indexer) contractCandidates(blocks []*evm.Decoded, newTokens []store.To
 }
 
 // contractFacts reads the code and EIP-1967 implementation slot of every contract the blocks
-// created (a creating transaction's receipt names it), of every token first seen in them and of
-// every address where code appeared since an earlier read found none, sets the creations'
-// bytecode sizes, and returns the contracts to publish. A token whose code is absent one block
-// before its first sight was created in that block, inside a call: its creation is the
-// transaction of its first transfer, sent by the deployer to the contract that created it (no
-// traces are read, so a factory reached through another contract shows as the contract the
-// transaction called). An address where code appeared is published at the round's last block,
-// without its creation.
+// created (a creating transaction's receipt names it, or, with call traces, a CREATE inside a
+// call), of every token first seen in them and of every address where code appeared since an
+// earlier read found none, sets the creations' bytecode sizes, and returns the contracts to
+// publish. A token whose code is absent one block before its first sight, and whose creation
+// no trace named, was created in that block, inside a call: its creation is the transaction of
+// its first transfer, sent by the deployer to the contract that created it (without traces a
+// factory reached through another contract shows as the contract the transaction called). An
+// address where code appeared is published at the round's last block, without its creation.
 func (x *Indexer) contractFacts(ctx context.Context, blocks []*evm.Decoded, newTokens []store.Token, appeared []string) ([]*eventsv1.Contract, error) {
 	cs := x.contractCandidates(blocks, newTokens, appeared)
 	if len(cs) == 0 {

@@ -373,6 +373,14 @@ func (s *Store) TryLock(ctx context.Context, chain string) (l *Lock, ok bool, er
 		return nil, false, fmt.Errorf("lock %s: %w", chain, err)
 	}
 	key := "chainintel.ingest:" + chain
+	// The server's keepalives on this session find a holder that vanished (its node lost, its
+	// network cut) in about a minute instead of the operating system's two hours, so the lock
+	// is released for a standby ingester that soon.
+	if _, err := conn.Exec(ctx, `SELECT set_config('tcp_keepalives_idle', '30', false), set_config('tcp_keepalives_interval', '10', false),
+		set_config('tcp_keepalives_count', '3', false)`); err != nil {
+		conn.Release()
+		return nil, false, fmt.Errorf("lock %s: keepalives: %w", chain, err)
+	}
 	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock(hashtextextended($1, 0))`, key).Scan(&ok); err != nil || !ok {
 		conn.Release()
 		if err != nil {
