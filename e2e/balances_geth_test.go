@@ -9,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"math/big"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/chainintel/chainintel/dev/stack"
 	"github.com/chainintel/chainintel/libs/pgstore/pgtest"
+	"github.com/chainintel/chainintel/libs/sharedtest"
 )
 
 // gethBin finds geth: $CHAININTEL_GETH, then the repository's .bin, then PATH.
@@ -39,14 +39,7 @@ func gethBin(t *testing.T) string {
 	return ""
 }
 
-func loopbackPort(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return fmt.Sprint(l.Addr().(*net.TCPAddr).Port)
-}
+func loopbackPort(t *testing.T) string { return fmt.Sprint(sharedtest.FreePort(t)) }
 
 // rpcNode is a JSON-RPC client of a geth --dev node.
 type rpcNode struct {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chainintel/chainintel/libs/sharedtest"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -152,15 +153,7 @@ func (p *proxy) Cut() {
 	}
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
+func freePort(t *testing.T) int { return sharedtest.FreePort(t) }
 
 func waitDial(addr string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +20,7 @@ import (
 	"github.com/chainintel/chainintel/libs/pgstore"
 	"github.com/chainintel/chainintel/libs/pgstore/pgtest"
 	"github.com/chainintel/chainintel/libs/service"
+	"github.com/chainintel/chainintel/libs/sharedtest"
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
 	ingest "github.com/chainintel/chainintel/services/ingest"
 	"github.com/chainintel/chainintel/services/ingest/internal/chaintest"
@@ -64,14 +64,7 @@ func gethPath(t *testing.T) string {
 	return ""
 }
 
-func freePort(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return fmt.Sprint(l.Addr().(*net.TCPAddr).Port)
-}
+func freePort(t *testing.T) string { return fmt.Sprint(sharedtest.FreePort(t)) }
 
 // startGeth runs `geth --dev` (a block a second, archive state) on free loopback ports.
 func startGeth(t *testing.T) string {
