@@ -3,11 +3,14 @@ package openapi_test
 import (
 	"encoding/json"
 	"net/url"
+	"os"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/chainintel/chainintel/libs/params"
+	"github.com/chainintel/chainintel/libs/sharedtest"
 	"github.com/chainintel/chainintel/services/edge/internal/openapi"
 	"github.com/chainintel/chainintel/services/edge/internal/routes"
 )
@@ -131,5 +134,157 @@ func TestBooleanParametersAreNotNarrowerEnums(t *testing.T) {
 	}
 	for name, p := range doc.Components.Parameters {
 		check("components/parameters/"+name, p)
+	}
+}
+
+// docParameter is a parameter of the document, or a reference to one of components/parameters.
+type docParameter struct {
+	Ref  string `json:"$ref"`
+	Name string `json:"name"`
+	In   string `json:"in"`
+}
+
+// templateParam is a path template's parameter; paths compare with their names blanked, since
+// the public shapes and the route table name them differently (/token/holders/{id}).
+var templateParam = regexp.MustCompile(`\{[^}]*\}`)
+
+// Every query parameter that ../shared/design/public-api-shapes.json (the mirrored API) lists for
+// an operation the edge routes is documented on that operation, honoured or accepted and
+// ignored (docs/contracts.md), and no operation lists a parameter twice. The second check reads
+// only the document, so it runs before the shared file is looked for (and without it).
+func TestDocumentListsPublicQueryParameters(t *testing.T) {
+	query := documentedQueries(t)
+	routed := map[string]bool{}
+	for _, rt := range routes.Table {
+		routed[rt.Method+" "+templateParam.ReplaceAllString(rt.Pattern, "{}")] = true
+	}
+	checked := 0
+	for _, op := range publicOperations(t) {
+		key := strings.ToUpper(op.Method) + " " + templateParam.ReplaceAllString(op.Path, "{}")
+		documented, ok := query[key]
+		if !routed[key] || !ok {
+			continue // not routed, or undocumented: TestDocumentMatchesRouteTable reports that
+		}
+		checked++
+		var missing []string
+		for _, p := range op.Parameters {
+			if p.In == "query" && !documented[p.Name] {
+				missing = append(missing, p.Name)
+			}
+		}
+		if len(missing) > 0 {
+			t.Errorf("%s %s: query parameters of the public API not documented: %s", op.Method, op.Path, strings.Join(missing, ", "))
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no routed operation found in public-api-shapes.json")
+	}
+}
+
+// publicOperation is an operation of public-api-shapes.json, with the parameters it lists.
+type publicOperation struct {
+	Method     string         `json:"method"`
+	Path       string         `json:"path"`
+	Parameters []docParameter `json:"parameters"`
+}
+
+// publicOperations reads ../shared/design/public-api-shapes.json (CHAININTEL_SHARED overrides
+// where ../shared is), skipping t when it is absent.
+func publicOperations(t *testing.T) []publicOperation {
+	t.Helper()
+	raw, err := os.ReadFile(sharedtest.Path(t, "design/public-api-shapes.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var shapes struct {
+		Operations []publicOperation `json:"operations"`
+	}
+	if err := json.Unmarshal(raw, &shapes); err != nil {
+		t.Fatal(err)
+	}
+	return shapes.Operations
+}
+
+// documentedQueries returns the names of every documented operation's query parameters (its
+// path's and its own, references resolved), by "METHOD /path/{}", and reports a parameter that
+// a list holds twice.
+func documentedQueries(t *testing.T) map[string]map[string]bool {
+	t.Helper()
+	var doc struct {
+		Paths      map[string]map[string]json.RawMessage `json:"paths"`
+		Components struct {
+			Parameters map[string]docParameter `json:"parameters"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(openapi.Document, &doc); err != nil {
+		t.Fatal(err)
+	}
+	list := func(where string, raw json.RawMessage) []docParameter {
+		var ps []docParameter
+		if err := json.Unmarshal(raw, &ps); err != nil {
+			t.Fatalf("%s parameters: %v", where, err)
+		}
+		out := make([]docParameter, 0, len(ps))
+		for _, p := range ps {
+			if p.Ref != "" {
+				c, ok := doc.Components.Parameters[strings.TrimPrefix(p.Ref, "#/components/parameters/")]
+				if !ok {
+					t.Errorf("%s: unresolved parameter %s", where, p.Ref)
+					continue
+				}
+				p = c
+			}
+			out = append(out, p)
+		}
+		checkUnique(t, where, out)
+		return out
+	}
+	query := map[string]map[string]bool{}
+	for path, ops := range doc.Paths {
+		var shared []docParameter
+		if raw, ok := ops["parameters"]; ok {
+			shared = list(path, raw)
+		}
+		for method, raw := range ops {
+			if method == "parameters" || strings.HasPrefix(method, "x-") {
+				continue
+			}
+			var op struct {
+				Parameters json.RawMessage `json:"parameters"`
+			}
+			if err := json.Unmarshal(raw, &op); err != nil {
+				t.Fatalf("%s %s: %v", method, path, err)
+			}
+			names := map[string]bool{}
+			for _, p := range shared {
+				if p.In == "query" {
+					names[p.Name] = true
+				}
+			}
+			if op.Parameters != nil {
+				for _, p := range list(strings.ToUpper(method)+" "+path, op.Parameters) {
+					if p.In == "query" {
+						names[p.Name] = true
+					}
+				}
+			}
+			query[strings.ToUpper(method)+" "+templateParam.ReplaceAllString(path, "{}")] = names
+		}
+	}
+	return query
+}
+
+// checkUnique reports a parameter listed twice in one list: the same name in the same place (a
+// path and a query parameter may share a name, as /token/balance/{chain}/{address}?address do;
+// OpenAPI tells parameters apart by both).
+func checkUnique(t *testing.T, where string, ps []docParameter) {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, p := range ps {
+		k := p.In + " " + p.Name
+		if seen[k] {
+			t.Errorf("%s: %s parameter %q listed twice", where, p.In, p.Name)
+		}
+		seen[k] = true
 	}
 }
