@@ -22,7 +22,7 @@ func FuzzBoundUnits(f *testing.F) {
 		f.Add(s.limit, s.body)
 	}
 	byLimit := routes.Route{Unit: routes.PerRow, Bound: routes.Bound{Param: "limit", Default: 50, Max: 1000}}
-	byBody := routes.Route{Unit: routes.PerRow, Bound: routes.Bound{Addresses: true, Max: 1000}}
+	byBody := routes.Route{Unit: routes.PerRow, Bound: routes.Bound{List: "addresses", Max: 1000}}
 	f.Fuzz(func(t *testing.T, limit, body string) {
 		r := httptest.NewRequest("GET", "/transfers?limit="+url.QueryEscape(limit), nil)
 		if n, err := boundUnits(byLimit, r); err != nil || n < 1 || n > 1000 {
@@ -46,7 +46,7 @@ func TestChunkedBatchBodyBufferedOnce(t *testing.T) {
 	const body = `{"addresses":["0xa","0xb","0xa"]}`
 	r := httptest.NewRequest("POST", "/intelligence/address/batch", io.MultiReader(strings.NewReader(body)))
 	r.ContentLength, r.TransferEncoding = -1, []string{"chunked"} // as a server sees one
-	byBody := routes.Route{Unit: routes.PerRow, Bound: routes.Bound{Addresses: true, Max: 1000}}
+	byBody := routes.Route{Unit: routes.PerRow, Bound: routes.Bound{List: "addresses", Max: 1000}}
 	if n, err := boundUnits(byBody, r); err != nil || n != 2 {
 		t.Fatalf("%d units (%v), want 2", n, err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/chainintel/chainintel/libs/address"
 	"github.com/chainintel/chainintel/libs/chains"
 	"github.com/chainintel/chainintel/libs/render"
+	"github.com/chainintel/chainintel/services/intelligence/client"
 	"github.com/chainintel/chainintel/services/intelligence/internal/store"
 )
 
@@ -51,12 +52,12 @@ const (
 	RiskFrontier = 200
 	// RiskMaxBatch is the most addresses an address batch takes: each costs a search (four
 	// round trips, up to seven statements), where an attribution lookup costs a cache read.
-	RiskMaxBatch = 100
+	RiskMaxBatch = client.RiskMaxBatch
 	// RiskEntityAddresses is the most addresses of an entity its score covers: its busiest.
 	RiskEntityAddresses = 25
 	// RiskMaxEntityBatch is the most entities an entity batch takes (each up to
 	// RiskEntityAddresses searches).
-	RiskMaxEntityBatch = 10
+	RiskMaxEntityBatch = client.RiskMaxEntityBatch
 	// riskTopSources is the most top_sources and top_seed_addresses an answer lists.
 	riskTopSources = 5
 )
