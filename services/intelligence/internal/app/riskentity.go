@@ -45,9 +45,9 @@ type EntityRisk struct {
 	RiskyAddressesForward        int     `json:"risky_addresses_forward"`
 	SeedAddresses                int     `json:"seed_addresses"`
 	CategoryScores
-	TopSeedAddresses []SeedAddress       `json:"top_seed_addresses"`
-	TopSources       []EntityRiskSource  `json:"top_sources"`
-	UpdatedAt        string              `json:"updated_at"`
+	TopSeedAddresses []SeedAddress      `json:"top_seed_addresses"`
+	TopSources       []EntityRiskSource `json:"top_sources"`
+	UpdatedAt        string             `json:"updated_at"`
 }
 
 // EntityRisk scores an operator entity (its busiest RiskEntityAddresses attributed addresses)

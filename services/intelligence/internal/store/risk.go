@@ -77,9 +77,9 @@ func (s *Store) RiskHops(ctx context.Context, chainType string, backward, forwar
 
 // RiskFacts is what a risk score reads once its search is done.
 type RiskFacts struct {
-	Seeds            map[string][]string // address → its categories, sorted
-	Present          map[string]bool     // categories with at least one seed anywhere
-	InUSD, OutUSD    float64             // the root's received and sent USD over all its pairs
+	Seeds         map[string][]string // address → its categories, sorted
+	Present       map[string]bool     // categories with at least one seed anywhere
+	InUSD, OutUSD float64             // the root's received and sent USD over all its pairs
 }
 
 // RiskFacts reads, in one round trip, which of addrs (on chainType) are seeds of which
