@@ -13,7 +13,7 @@ func registerRisk(e *gin.Engine, h handlers) {
 	e.GET("/risk/address/:address", h.addressRisk)
 	e.GET("/risk/address/:address/paths", h.addressRiskPaths)
 	e.POST("/risk/address/batch", h.addressRiskBatch)
-	e.GET("/risk/entity/:entity", h.entityRisk)
+	e.GET("/risk/entity/:entity_id", h.entityRisk)
 	e.POST("/risk/entity/batch", h.entityRiskBatch)
 	// As the attribution batches: a GET of the batch path is no lookup of "batch".
 	for _, p := range []string{"/risk/address/batch", "/risk/entity/batch"} {
@@ -49,7 +49,7 @@ func (h handlers) addressRiskBatch(c *gin.Context) {
 }
 
 func (h handlers) entityRisk(c *gin.Context) {
-	v, err := h.a.EntityRisk(c.Request.Context(), c.Param("entity"))
+	v, err := h.a.EntityRisk(c.Request.Context(), c.Param("entity_id"))
 	answer(c, v, err)
 }
 
