@@ -31,8 +31,12 @@ func TestInputClassesOnEveryRoute(t *testing.T) {
 		{"GET", "/intelligence/token/ethereum/{p}", "address"},
 		{"GET", "/tag/{p}/params", "id"},
 		{"GET", "/tag/{p}/summary", "id"},
+		{"GET", "/risk/address/{p}", "address"},
+		{"GET", "/risk/address/{p}/paths", "address"},
+		{"POST", "/risk/address/batch", ""},
+		{"GET", "/risk/entity/{p}", "entity_id"},
 	}
-	valid := map[string]string{"address": a, "entity": "binance", "id": "usd-coin", "": ""}
+	valid := map[string]string{"address": a, "entity": "binance", "entity_id": "binance", "id": "usd-coin", "": ""}
 	for _, rt := range routes {
 		path := strings.ReplaceAll(rt.path, "{p}", valid[rt.param])
 		body := ""

@@ -96,6 +96,8 @@ func TestUserLabelsDownIsA503(t *testing.T) {
 		{"GET", "/intelligence/entity/" + userEntity, ""},
 		{"GET", "/intelligence/entity/" + userEntity + "/summary", ""},
 		{"GET", "/intelligence/entity/acme/summary", ""},
+		{"GET", "/risk/entity/" + userEntity, ""},
+		{"POST", "/risk/entity/batch", `{"entity_ids":["` + userEntity + `"]}`},
 	} {
 		t.Run(rt.method+" "+rt.path, func(t *testing.T) { wantUnavailable(t, h, rt.method, rt.path, rt.body, "user-labels") })
 	}
@@ -137,6 +139,9 @@ func TestPostgresDownIsA503OnEveryRoute(t *testing.T) {
 		"/intelligence/addresses/updates",
 		"/intelligence/tags/updates",
 		"/intelligence/address_tags/updates",
+		"/risk/address/" + outageAddr,
+		"/risk/address/" + outageAddr + "/paths",
+		"/risk/entity/binance",
 	} {
 		t.Run(path, func(t *testing.T) { wantUnavailable(t, h, "GET", path, "", "PostgreSQL") })
 	}

@@ -23,6 +23,14 @@ import (
 // larger lists into calls of this size.
 const MaxBatch = 1000
 
+// RiskMaxBatch is the most addresses POST /risk/address/batch takes, and RiskMaxEntityBatch the
+// most entity ids POST /risk/entity/batch takes: each address is a bounded graph search, not a
+// cache read (docs/intelligence.md "Risk scores"). The edge's credit hold relies on them.
+const (
+	RiskMaxBatch       = 100
+	RiskMaxEntityBatch = 10
+)
+
 // Client is safe for concurrent use.
 type Client struct{ c *httpx.InternalClient }
 

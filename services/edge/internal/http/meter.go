@@ -216,28 +216,35 @@ func boundUnits(rt routes.Route, r *http.Request) (int64, error) {
 			return 1, nil
 		}
 		return n, nil
-	case b.Addresses:
-		return distinctAddresses(r, b.Max)
+	case b.List != "":
+		return distinctListed(r, b.List, b.Max)
 	}
 	return 1, nil
 }
 
-// distinctAddresses counts the distinct strings of the body's "addresses" (decoded as the
-// services decode it; at least 1, at most most: a body the service cannot read costs nothing,
-// and one over its batch limit is refused).
-func distinctAddresses(r *http.Request, most int64) (int64, error) {
+// distinctListed counts the distinct strings of the body's list (decoded as the services
+// decode it; at least 1, at most most: a body the service cannot read costs nothing, and one
+// over its batch limit is refused).
+func distinctListed(r *http.Request, list string, most int64) (int64, error) {
 	body, err := bufferBody(r)
 	if err != nil {
 		return 0, err
 	}
+	// Decoded into a struct, as the services decode their bodies (keys matched as
+	// encoding/json matches them).
 	var doc struct {
 		Addresses []string `json:"addresses"`
+		EntityIDs []string `json:"entity_ids"`
 	}
 	if json.Unmarshal(body, &doc) != nil {
 		return 1, nil
 	}
-	seen := make(map[string]struct{}, len(doc.Addresses))
-	for _, s := range doc.Addresses {
+	items := doc.Addresses
+	if list == "entity_ids" {
+		items = doc.EntityIDs
+	}
+	seen := make(map[string]struct{}, len(items))
+	for _, s := range items {
 		seen[s] = struct{}{}
 	}
 	return min(max(int64(len(seen)), 1), most), nil

@@ -70,9 +70,10 @@ type Bound struct {
 	// Max is the most the service accepts (also the most units a body can name).
 	Param        string
 	Default, Max int64
-	// Addresses: the units are the distinct strings of the JSON body's "addresses" list (a
-	// batch is charged per distinct address, the rows it answers).
-	Addresses bool
+	// List names the JSON body's list whose distinct strings are the units (a batch is
+	// charged per distinct address or entity id, the rows it answers): "addresses",
+	// "entity_ids".
+	List string
 }
 
 // Key is "METHOD pattern", the route's identity in metering.
@@ -96,7 +97,15 @@ func perLimit(r Route) Route {
 // most the addresses intelligence takes in a call).
 func perAddress(r Route) Route {
 	r = perRow(r)
-	r.Bound = Bound{Addresses: true, Max: intelligence.MaxBatch}
+	r.Bound = Bound{List: "addresses", Max: intelligence.MaxBatch}
+	return r
+}
+
+// perListed is a risk batch of intelligence charged per distinct string of its body's list
+// (at most most of them, the most the route takes).
+func perListed(list string, most int64, r Route) Route {
+	r = perRow(r)
+	r.Bound = Bound{List: list, Max: most}
 	return r
 }
 func keyOptional(r Route) Route      { r.KeyOptional = true; return r }
@@ -175,6 +184,13 @@ var Table = []Route{
 	get("/intelligence/addresses/updates", Intelligence, Standard, 1),
 	get("/intelligence/tags/updates", Intelligence, Standard, 1),
 	get("/intelligence/address_tags/updates", Intelligence, Standard, 1),
+	// Risk scores (docs/intelligence.md "Risk scores"), priced as the address and entity
+	// lookups: 1 per address or entity, a batch 1 per distinct address or entity id.
+	get("/risk/address/{address}", Intelligence, Standard, 1),
+	get("/risk/address/{address}/paths", Intelligence, Standard, 1),
+	method("POST", perListed("addresses", intelligence.RiskMaxBatch, get("/risk/address/batch", Intelligence, Standard, 1))),
+	get("/risk/entity/{entity_id}", Intelligence, Standard, 1),
+	method("POST", perListed("entity_ids", intelligence.RiskMaxEntityBatch, get("/risk/entity/batch", Intelligence, Standard, 1))),
 	get("/tag/{id}/params", Intelligence, Standard, 5),
 	get("/tag/{id}/summary", Intelligence, Standard, 1),
 

@@ -57,6 +57,10 @@ type Store interface {
 	TagUpdates(ctx context.Context, q store.UpdatesQuery) ([]store.TagUpdate, error)
 	AddressTagUpdates(ctx context.Context, q store.UpdatesQuery) ([]store.AddressTagUpdate, error)
 	ChangeLogHead(ctx context.Context) (int64, error)
+
+	RiskHops(ctx context.Context, chainType string, backward, forward []string, limit int) (back, fwd []store.RiskEdge, err error)
+	RiskFacts(ctx context.Context, chainType, root string, addrs []string, m store.RiskMapping) (store.RiskFacts, error)
+	RiskEntityAddresses(ctx context.Context, id string, limit int) ([]store.AddressKey, error)
 }
 
 // UserLabels is the user-labels service as the app uses it.
@@ -96,6 +100,8 @@ type Service struct {
 	// statement instead of entities from memory and the rest in one batch: the plan the
 	// search benchmark prints beside the default, as its baseline.
 	SearchPerCategory bool
+	// Now is the clock risk scores' updated_at reads (nil: time.Now).
+	Now func() time.Time
 }
 
 // MarketData is the owner of the token registry and prices (token-analytics). ok is false for

@@ -42,6 +42,7 @@ func Register(e *gin.Engine, a *app.Service) {
 	for _, kind := range []string{"entities", "addresses", "tags", "address_tags"} {
 		e.GET("/intelligence/"+kind+"/updates", h.updates(kind))
 	}
+	registerRisk(e, h)
 	e.POST("/internal/tags", h.tagIDs)
 	e.POST("/internal/entities", h.entitiesKnown)
 	// The batch paths are POST only, but a GET address route would take "batch" for an address

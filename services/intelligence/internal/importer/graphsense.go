@@ -55,11 +55,19 @@ var graphSenseType = []struct{ category, typ string }{
 	{"miner", "miner"},
 	{"mining_service", "miner"},
 	{"gambling", "gambling"},
+	// A darknet market is also a "market" (as NFT markets are): the darknet category comes
+	// first so its type says so (risk scores read it, docs/intelligence.md "Risk scores").
+	{"dark_web", "darkweb"},
 	{"market", "market"},
 	{"wallet_service", "wallet"},
 	{"payment_processor", "payments"},
 	{"ransomware", "ransomware"},
 	{"scam", "scam"},
+	{"phishing", "scam"},
+	{"social_engineering", "scam"},
+	{"service_hack", "hacker"},
+	{"hacking", "hacker"},
+	{"sanction", "sanctioned"},
 	{"organization", "organization"},
 }
 

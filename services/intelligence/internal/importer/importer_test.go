@@ -204,3 +204,27 @@ func TestCuratedSkipsNotWallets(t *testing.T) {
 		}
 	}
 }
+
+// GraphSense actors of risky categories get the entity types risk scores read as seeds
+// (app.RiskCategories): a darknet market is darkweb though it is a market too, an NFT market
+// stays market, the first known category still decides.
+func TestActorTypesOfRiskCategories(t *testing.T) {
+	for _, c := range []struct {
+		categories []string
+		want       string
+	}{
+		{[]string{"dark_web", "market"}, "darkweb"},
+		{[]string{"market", "dark_web"}, "darkweb"},
+		{[]string{"collectible", "market"}, "market"},
+		{[]string{"hacking"}, "hacker"},
+		{[]string{"phishing", "ransomware", "sanction", "service_hack"}, "ransomware"},
+		{[]string{"social_engineering"}, "scam"},
+		{[]string{"organization", "sanction"}, "sanctioned"},
+		{[]string{"service", "defi", "exchange", "sanction"}, "cex"},
+		{[]string{"organization", "mixing_service"}, "mixer"},
+	} {
+		if got := actorType(c.categories); got != c.want {
+			t.Errorf("%v: %q, want %q", c.categories, got, c.want)
+		}
+	}
+}

@@ -1,0 +1,16 @@
+-- One backward hop of a risk search: the pairs paying into the frontier. $1 the chain type, $2
+-- the frontier's addresses, $3 the most pairs kept: the $3 largest by USD volume of each
+-- frontier address (the pair_activity_to index finds an address's incoming pairs; all of them
+-- are read to sort them), then the $3 largest of those. Ties go by address, so answers are
+-- stable.
+SELECT p.to_addr AS node, p.from_addr AS next, p.volume_usd
+FROM unnest($2::text[]) f(addr)
+CROSS JOIN LATERAL (
+    SELECT from_addr, to_addr, volume_usd
+    FROM intel.pair_activity
+    WHERE chain_type = $1 AND to_addr = f.addr
+    ORDER BY volume_usd DESC, from_addr
+    LIMIT $3
+) p
+ORDER BY p.volume_usd DESC, p.to_addr, p.from_addr
+LIMIT $3
