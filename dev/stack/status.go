@@ -48,7 +48,7 @@ func ReadState(path string) (State, error) {
 	var st State
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return st, fmt.Errorf("%s not found: is `make run` running (from this directory)?", path)
+		return st, fmt.Errorf("%s not found: is `make run` running (from this directory, with the same CHAININTEL_STATE_FILE)?", path)
 	}
 	if err != nil {
 		return st, err

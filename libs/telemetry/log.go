@@ -23,8 +23,18 @@ func NewLogger(w io.Writer, service, level string) *slog.Logger {
 	default:
 		lv = slog.LevelInfo
 	}
-	h := slog.NewJSONHandler(w, &slog.HandlerOptions{Level: lv})
+	h := slog.NewJSONHandler(w, &slog.HandlerOptions{Level: lv, ReplaceAttr: durationText})
 	return slog.New(traceHandler{h}).With("service", service)
+}
+
+// durationText writes durations as Go writes them ("1.5s", "48h0m0s"), not as the JSON
+// handler's nanosecond integers, so "retry_in" reads like "max_age" whichever way a caller
+// passed it.
+func durationText(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindDuration {
+		return slog.String(a.Key, a.Value.Duration().String())
+	}
+	return a
 }
 
 // traceHandler adds trace_id and span_id from the record's context.

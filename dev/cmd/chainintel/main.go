@@ -12,6 +12,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
 	"strings"
@@ -72,6 +73,9 @@ func run(ctx context.Context, args []string) error {
 		}
 	}
 	log := telemetry.NewLogger(os.Stderr, "chainintel", e.LogLevel)
+	// Parts that log through the default logger (the seeding imports' progress) follow the
+	// stack's level and format too.
+	slog.SetDefault(log)
 	fmt.Fprintln(os.Stderr, "starting chainintel (every service in one process)...")
 	st, err := stack.Start(ctx, stack.Options{
 		HTTPAddr: e.HTTPAddr, DevAPIKey: e.DevAPIKey, DatabaseURL: e.DatabaseURL, KafkaBrokers: e.KafkaBrokers,
@@ -101,12 +105,14 @@ chainintel is running.
   try: curl -H 'API-Key: %s' %s/chains
 
   Redis:       %s
-  (edge admin revoke/set-tier reach the running edge only with EDGE_REDIS_URL set to this Redis)
+  Administer orgs, users, keys and tiers (docs/edge.md, Administration):
+    EDGE_DATABASE_URL='%s' EDGE_REDIS_URL='%s' EDGE_KAFKA_BROKERS='%s' \
+    EDGE_INTERNAL_SECRET=unused-by-admin-0123 go run ./services/edge/cmd/edge admin help
 
 Ingest: %s
 Services: %s
 Press Ctrl-C to stop.
-`, st.URL, st.APIKey, st.APIKey, st.URL, st.RedisURL, ingestMode(e), serviceList(st))
+`, st.URL, st.APIKey, st.APIKey, st.URL, st.RedisURL, st.DBURL, st.RedisURL, strings.Join(st.Brokers, ","), ingestMode(e), serviceList(st))
 	<-st.Done()
 	fmt.Fprintln(os.Stderr, "chainintel stopped")
 	return st.Err()

@@ -13,7 +13,9 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/signal"
@@ -46,10 +48,28 @@ func main() {
 		if ctx.Err() != nil {
 			return
 		}
-		fmt.Fprintf(os.Stderr, "connection ended (%v); reconnecting to session %s\n", err, session)
+		var refused *refusal
+		if errors.As(err, &refused) && refused.status >= 400 && refused.status < 500 && refused.status != http.StatusTooManyRequests {
+			// A key the edge refuses (401, 403) stays refused: retrying would loop for ever.
+			fmt.Fprintf(os.Stderr, "the stream refused the connection: %v\n", err)
+			os.Exit(1)
+		}
+		if session == "" {
+			fmt.Fprintf(os.Stderr, "connection ended (%v); connecting again\n", err)
+		} else {
+			fmt.Fprintf(os.Stderr, "connection ended (%v); reconnecting to session %s\n", err, session)
+		}
 		time.Sleep(time.Second)
 	}
 }
+
+// refusal is a handshake the edge or the stream answered with an HTTP status instead of 101.
+type refusal struct {
+	status int
+	body   string
+}
+
+func (r *refusal) Error() string { return fmt.Sprintf("HTTP %d %s", r.status, r.body) }
 
 type message struct {
 	Type    string          `json:"type"`
@@ -61,8 +81,12 @@ type message struct {
 func stream(ctx context.Context, base, key, filter, session string) (string, error) {
 	h := http.Header{}
 	h.Set("API-Key", key)
-	c, _, err := websocket.Dial(ctx, strings.Replace(base, "http", "ws", 1)+"/ws/transfers", &websocket.DialOptions{HTTPHeader: h})
+	c, resp, err := websocket.Dial(ctx, strings.Replace(base, "http", "ws", 1)+"/ws/transfers", &websocket.DialOptions{HTTPHeader: h})
 	if err != nil {
+		if resp != nil {
+			body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+			return session, &refusal{status: resp.StatusCode, body: strings.TrimSpace(string(body))}
+		}
 		return session, err
 	}
 	defer c.CloseNow()

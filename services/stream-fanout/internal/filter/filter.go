@@ -329,11 +329,15 @@ func ParseRef(name, v string, negation, prefixes bool) (Ref, error) {
 	case slugRE.MatchString(v):
 		r.Kind, r.Value = KindEntity, v
 	default:
-		extra := ""
+		what := "an address or an entity id"
 		if prefixes {
-			extra = ", type:<entityType> or deposit:<entityId>"
+			what = "an address, an entity id, type:<entityType> or deposit:<entityId>"
 		}
-		return r, errf(name, "%q is not an address, an entity id%s", short(v), extra)
+		msg := fmt.Sprintf("%q is not %s (entity ids are lower case: letters, digits, '.', '_' and '-')", short(v), what)
+		if l := strings.ToLower(v); l != v && slugRE.MatchString(l) {
+			msg += fmt.Sprintf("; did you mean %q?", l)
+		}
+		return r, errf(name, "%s", msg)
 	}
 	return r, nil
 }

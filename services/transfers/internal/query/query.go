@@ -521,9 +521,23 @@ func ParseRef(name, v string, negation, prefixes bool) (Ref, error) {
 	case slugRE.MatchString(v):
 		r.Kind, r.Value = KindEntity, v
 	default:
-		return r, params.Errorf(name, "%q is not an address, an entity id%s", short(v), map[bool]string{true: ", type:<entityType> or deposit:<entityId>", false: ""}[prefixes])
+		return r, params.Errorf(name, "%s", notReference(v, prefixes))
 	}
 	return r, nil
+}
+
+// notReference says why v is neither an address nor an entity reference: entity ids are lower
+// case, so a name typed with capitals is told its lower-case form when that is an id's form.
+func notReference(v string, prefixes bool) string {
+	what := "an address or an entity id"
+	if prefixes {
+		what = "an address, an entity id, type:<entityType> or deposit:<entityId>"
+	}
+	msg := fmt.Sprintf("%q is not %s (entity ids are lower case: letters, digits, '.', '_' and '-')", short(v), what)
+	if l := strings.ToLower(v); l != v && slugRE.MatchString(l) {
+		msg += fmt.Sprintf("; did you mean %q?", l)
+	}
+	return msg
 }
 
 // tokens parses the tokens parameter.

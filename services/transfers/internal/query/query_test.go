@@ -43,7 +43,9 @@ func TestParseRef(t *testing.T) {
 		{in: "!binance", wantErrSub: "only allowed in from and to"},
 		{in: "type:", pre: true, wantErrSub: "not an entity type"},
 		{in: "deposit:Bad Id", pre: true, wantErrSub: "does not name an entity id"},
-		{in: "Hello World", wantErrSub: "is not an address"},
+		{in: "Hello World", wantErrSub: `"Hello World" is not an address or an entity id (entity ids are lower case: letters, digits, '.', '_' and '-')`},
+		{in: "Binance-sim", wantErrSub: `is not an address or an entity id (entity ids are lower case: letters, digits, '.', '_' and '-'); did you mean "binance-sim"?`},
+		{in: "Binance-sim", pre: true, wantErrSub: `is not an address, an entity id, type:<entityType> or deposit:<entityId> (entity ids`},
 		{in: "0x12", wantErrSub: "invalid evm address"},
 	}
 	for _, c := range cases {
