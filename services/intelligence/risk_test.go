@@ -9,6 +9,7 @@ import (
 
 	"github.com/chainintel/chainintel/libs/httpx"
 	"github.com/chainintel/chainintel/libs/pgstore/pgtest"
+	"github.com/chainintel/chainintel/services/intelligence/internal/app"
 )
 
 // riskWorld is a known world for the risk scores (evm):
@@ -236,6 +237,26 @@ func TestRiskEntityScores(t *testing.T) {
 		code, body := api.do(t, "GET", "/risk/entity/"+c.id, "", caller)
 		if code != 200 || compact(body) != c.want {
 			t.Errorf("%s: %d\n got %s\nwant %s", c.name, code, compact(body), c.want)
+		}
+	}
+}
+
+// A hub (more than RiskHubTransfers transfers) is reached but not gone past: with H a hub, X no
+// longer reaches W250 (scam) through it, while H, scored itself, still does.
+func TestRiskHubIsNotGonePast(t *testing.T) {
+	w := newRiskWorld(t)
+	if _, err := pgtest.Pool(t).Exec(context.Background(), `INSERT INTO intel.address_activity (chain_type, address, volume_usd, transfer_count, first_ms, last_ms)
+		VALUES ('evm', $1, 1e9, $2, 0, 0)`, w.h, app.RiskHubTransfers+1); err != nil {
+		t.Fatal(err)
+	}
+	api := newTestAPI(t, nil, nil)
+	for _, c := range []struct{ name, addr, want string }{
+		{"X past the hub", w.x, `"scam_score":0,`},
+		{"the hub itself", w.h, `"scam_score":75,`},
+	} {
+		code, body := api.do(t, "GET", "/risk/address/"+c.addr, "", nil)
+		if code != 200 || !strings.Contains(compact(body), c.want) {
+			t.Errorf("%s: %d %s, want %s", c.name, code, compact(body), c.want)
 		}
 	}
 }

@@ -58,7 +58,7 @@ type Store interface {
 	AddressTagUpdates(ctx context.Context, q store.UpdatesQuery) ([]store.AddressTagUpdate, error)
 	ChangeLogHead(ctx context.Context) (int64, error)
 
-	RiskHops(ctx context.Context, chainType string, backward, forward []string, limit int) (back, fwd []store.RiskEdge, err error)
+	RiskHops(ctx context.Context, chainType, root string, backward, forward []string, limit int, hubTransfers int64) (back, fwd []store.RiskEdge, err error)
 	RiskFacts(ctx context.Context, chainType, root string, addrs []string, m store.RiskMapping) (store.RiskFacts, error)
 	RiskEntityAddresses(ctx context.Context, id string, limit int) ([]store.AddressKey, error)
 }

@@ -50,6 +50,13 @@ const (
 	RiskMaxHops = 3
 	// RiskFrontier is the most pairs a hop keeps, each way: the largest by USD volume.
 	RiskFrontier = 200
+	// RiskHubTransfers is the most transfers an address reached by a search may have for the
+	// search to go past it. A hub (an exchange hot wallet, a router, a bridge) is scored when
+	// reached but its pairs are not read: exposure through it is spread over its thousands of
+	// counterparties, and reading them all, to keep the largest, would make every address that
+	// once paid an exchange cost as much as the exchange's history (a batch of them timed out at
+	// the edge). The scored address itself is always searched from.
+	RiskHubTransfers = 10_000
 	// RiskMaxBatch is the most addresses an address batch takes: each costs a search (four
 	// round trips, up to seven statements), where an attribution lookup costs a cache read.
 	RiskMaxBatch = client.RiskMaxBatch
@@ -283,7 +290,7 @@ func (s *Service) scoreAddress(ctx context.Context, t Target) (riskResult, error
 	walks := [2]*riskWalk{newRiskWalk(t.Address), newRiskWalk(t.Address)}
 	maxHop := 0
 	for hop := 1; hop <= RiskMaxHops && (len(walks[0].frontier) > 0 || len(walks[1].frontier) > 0); hop++ {
-		back, fwd, err := s.Store.RiskHops(ctx, ct, walks[0].frontier, walks[1].frontier, RiskFrontier)
+		back, fwd, err := s.Store.RiskHops(ctx, ct, t.Address, walks[0].frontier, walks[1].frontier, RiskFrontier, RiskHubTransfers)
 		if err != nil {
 			return riskResult{}, err
 		}

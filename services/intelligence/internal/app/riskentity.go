@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"sort"
+	"strings"
 
 	"github.com/chainintel/chainintel/libs/chains"
 	"github.com/chainintel/chainintel/libs/render"
@@ -168,19 +169,25 @@ func positive(p *int) int {
 }
 
 // EntityRiskBatch scores 1..RiskMaxEntityBatch entities, keyed by the id as given (each
-// distinct id once); an unknown one is a 404 naming it.
+// distinct entity once: a UUID in two cases is scored once and answered under both); an
+// unknown one is a 404 naming it.
 func (s *Service) EntityRiskBatch(ctx context.Context, ids []string) (map[string]EntityRisk, error) {
 	if err := batchSize("entity_ids", "entity ids", len(ids), RiskMaxEntityBatch); err != nil {
 		return nil, err
 	}
 	out := make(map[string]EntityRisk, len(ids))
+	scored := make(map[string]EntityRisk, len(ids)) // by the lower-cased id: a user entity's UUID in any case is one entity
 	for _, id := range ids {
 		if _, ok := out[id]; ok {
 			continue
 		}
-		v, err := s.EntityRisk(ctx, id)
-		if err != nil {
-			return nil, err
+		v, ok := scored[strings.ToLower(id)]
+		if !ok {
+			var err error
+			if v, err = s.EntityRisk(ctx, id); err != nil {
+				return nil, err
+			}
+			scored[strings.ToLower(id)] = v
 		}
 		out[id] = v
 	}

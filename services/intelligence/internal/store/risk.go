@@ -38,9 +38,10 @@ type RiskEdge struct {
 }
 
 // RiskHops reads one hop of a risk search in both directions in one round trip: the limit
-// largest pairs into the backward frontier and out of the forward one (sql/risk_hop_*.sql). An
-// empty frontier reads nothing.
-func (s *Store) RiskHops(ctx context.Context, chainType string, backward, forward []string, limit int) (back, fwd []RiskEdge, err error) {
+// largest pairs into the backward frontier and out of the forward one (sql/risk_hop_*.sql),
+// skipping the pairs of frontier addresses other than root with more than hubTransfers
+// transfers. An empty frontier reads nothing.
+func (s *Store) RiskHops(ctx context.Context, chainType, root string, backward, forward []string, limit int, hubTransfers int64) (back, fwd []RiskEdge, err error) {
 	b := &pgx.Batch{}
 	var outs []*[]RiskEdge
 	for _, q := range []struct {
@@ -51,7 +52,7 @@ func (s *Store) RiskHops(ctx context.Context, chainType string, backward, forwar
 		if len(q.frontier) == 0 {
 			continue
 		}
-		b.Queue(q.sql, chainType, q.frontier, limit)
+		b.Queue(q.sql, chainType, q.frontier, limit, hubTransfers, root)
 		outs = append(outs, q.out)
 	}
 	if len(outs) == 0 {

@@ -4,7 +4,14 @@
 -- are read to sort them), then the $3 largest of those. Ties go by address, so answers are
 -- stable.
 SELECT p.to_addr AS node, p.from_addr AS next, p.volume_usd
-FROM unnest($2::text[]) f(addr)
+FROM (
+    -- A hub (more than $4 transfers: an exchange hot wallet, a router, a bridge) other than the
+    -- scored address $5 is reached but not gone past: its pairs are not read.
+    SELECT f.addr
+    FROM unnest($2::text[]) f(addr)
+    LEFT JOIN intel.address_activity aa ON aa.chain_type = $1 AND aa.address = f.addr
+    WHERE f.addr = $5 OR coalesce(aa.transfer_count, 0) <= $4
+) f
 CROSS JOIN LATERAL (
     SELECT from_addr, to_addr, volume_usd
     FROM intel.pair_activity
