@@ -175,7 +175,7 @@ func TestRiskBatchesAndBadInput(t *testing.T) {
 	for i := range many {
 		many[i] = `"` + addr(i+1) + `"`
 	}
-	elevens := strings.Repeat(`"tornado",`, 10) + `"hubex"`
+	fives := strings.Repeat(`"tornado",`, 4) + `"hubex"`
 	for _, c := range []struct{ method, path, body, want string }{
 		{"GET", "/risk/address/nope", "", `{"error":"address: \"nope\" is not a valid address on any configured chain"}`},
 		{"GET", "/risk/address/nope/paths", "", `{"error":"address: \"nope\" is not a valid address on any configured chain"}`},
@@ -185,7 +185,7 @@ func TestRiskBatchesAndBadInput(t *testing.T) {
 		{"POST", "/risk/address/batch", `{"addresses":["` + w.x + `","nope"]}`, `{"error":"addresses[1]: \"nope\" is not a valid address on any configured chain"}`},
 		{"POST", "/risk/address/batch", `{"addresses":"` + w.x + `"}`, `{"error":"addresses: must be an array of strings, not a string"}`},
 		{"POST", "/risk/entity/batch", `{"entity_ids":[]}`, `{"error":"entity_ids: give at least one of the entity ids"}`},
-		{"POST", "/risk/entity/batch", `{"entity_ids":[` + elevens + `]}`, `{"error":"entity_ids: at most 10 entity ids per call, got 11"}`},
+		{"POST", "/risk/entity/batch", `{"entity_ids":[` + fives + `]}`, `{"error":"entity_ids: at most 4 entity ids per call, got 5"}`},
 		{"GET", "/risk/entity/nobody", "", `{"error":"unknown entity \"nobody\""}`},
 		{"POST", "/risk/entity/batch", `{"entity_ids":["tornado","nobody"]}`, `{"error":"unknown entity \"nobody\""}`},
 		{"GET", "/risk/entity/5a1e0c3d-2b4f-4e6a-8c9d-0f1e2d3c4b5a", "", `{"error":"unknown entity \"5a1e0c3d-2b4f-4e6a-8c9d-0f1e2d3c4b5a\""}`},
@@ -257,6 +257,18 @@ func TestRiskHubIsNotGonePast(t *testing.T) {
 		code, body := api.do(t, "GET", "/risk/address/"+c.addr, "", nil)
 		if code != 200 || !strings.Contains(compact(body), c.want) {
 			t.Errorf("%s: %d %s, want %s", c.name, code, compact(body), c.want)
+		}
+	}
+}
+
+// An operator id in another case is another, unknown id, whatever its place in the batch.
+func TestRiskEntityBatchCase(t *testing.T) {
+	newRiskWorld(t)
+	api := newTestAPI(t, nil, nil)
+	for _, body := range []string{`{"entity_ids":["tornado","TORNADO"]}`, `{"entity_ids":["TORNADO","tornado"]}`} {
+		r := api.send(t, "POST", "/risk/entity/batch", body, nil)
+		if r.Code != 404 || compact(r.Body.String()) != `{"error":"unknown entity \"TORNADO\""}` {
+			t.Errorf("%s: %d %s", body, r.Code, r.Body)
 		}
 	}
 }

@@ -25,10 +25,12 @@ const MaxBatch = 1000
 
 // RiskMaxBatch is the most addresses POST /risk/address/batch takes, and RiskMaxEntityBatch the
 // most entity ids POST /risk/entity/batch takes: each address is a bounded graph search, not a
-// cache read (docs/intelligence.md "Risk scores"). The edge's credit hold relies on them.
+// cache read, and an exchange entity is up to 25 of them from its hot wallets, each reading the
+// wallet's pairs, so four such entities fit the edge's 30 s (docs/intelligence.md "Risk
+// scores"). The edge's credit hold relies on them.
 const (
 	RiskMaxBatch       = 100
-	RiskMaxEntityBatch = 10
+	RiskMaxEntityBatch = 4
 )
 
 // Client is safe for concurrent use.

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strconv"
+	"strings"
 
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
 	"github.com/ethereum/go-ethereum/common"
@@ -14,8 +16,10 @@ import (
 )
 
 // callTracer asks debug_trace* for geth's built-in call tracer, which every major execution
-// client (geth, erigon, reth, nethermind) serves in the same shape.
-var callTracer = map[string]any{"tracer": "callTracer"}
+// client (geth, erigon, reth, nethermind) serves in the same shape, with a longer time per
+// transaction than geth's default 5 s, so one heavy transaction on a busy node does not fail
+// its block's round (a failed trace fails the round: see Traces).
+var callTracer = map[string]any{"tracer": "callTracer", "timeout": "20s"}
 
 // ErrNoTraces says the node does not serve debug_traceBlockByHash with the call tracer.
 var ErrNoTraces = fmt.Errorf("the node does not serve debug_traceBlockByHash with the callTracer (start geth with --http.api including debug)")
@@ -28,8 +32,9 @@ const traceConcurrency = 4
 // SupportsTraces asks the node to trace a call (debug_traceCall with the call tracer, at the
 // latest block: unlike a block's trace, it is served at a new chain's genesis too). served is
 // false, with the node's answer in why, when the node refuses it: a JSON-RPC error, or an HTTP
-// 4xx (a gateway refusing debug_* to this plan); err is set when the node cannot be asked at
-// all (a transport failure, an HTTP 5xx), for the caller to ask again.
+// 4xx (a gateway refusing debug_* to this plan); err is set when the node cannot be asked now
+// (a transport failure, an HTTP 5xx, a rate limit: HTTP 408 or 429, or a JSON-RPC error saying
+// so), for the caller to ask again.
 func (c *Client) SupportsTraces(ctx context.Context) (served bool, why string, err error) {
 	var out json.RawMessage
 	err = c.Call(ctx, &out, "debug_traceCall", map[string]any{"to": common.Address{}}, "latest", callTracer)
@@ -37,12 +42,29 @@ func (c *Client) SupportsTraces(ctx context.Context) (served bool, why string, e
 	switch {
 	case err == nil:
 		return true, "", nil
+	case rateLimited(err):
+		return false, "", err
 	case IsCallError(err):
 		return false, err.Error(), nil
 	case errors.As(err, &he) && he.StatusCode >= 400 && he.StatusCode < 500:
 		return false, he.Status, nil
 	}
 	return false, "", err
+}
+
+// rateLimited reports whether err is a node's or a gateway's "not now": HTTP 408 or 429, or a
+// JSON-RPC error with the limit code (-32005) or words.
+func rateLimited(err error) bool {
+	var he rpc.HTTPError
+	if errors.As(err, &he) {
+		return he.StatusCode == http.StatusRequestTimeout || he.StatusCode == http.StatusTooManyRequests
+	}
+	var re rpc.Error
+	if errors.As(err, &re) && re.ErrorCode() == -32005 {
+		return true
+	}
+	msg := strings.ToLower(err.Error())
+	return strings.Contains(msg, "rate limit") || strings.Contains(msg, "too many requests") || strings.Contains(msg, "limit exceeded")
 }
 
 // Traces reads the call traces of blocks, by hash (so a trace is of the very block fetched,

@@ -167,6 +167,9 @@ func TestSupportsTraces(t *testing.T) {
 		{"refused to this plan", 200, `{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"Unsupported method: debug_traceCall on ETH_MAINNET"}}`, false, "Unsupported method", ""},
 		{"gateway 403", 403, `forbidden`, false, "403", ""},
 		{"server failing", 502, `bad gateway`, false, "", "502"},
+		{"rate limited", 429, `slow down`, false, "", "429"},
+		{"rate limited in JSON-RPC", 200, `{"jsonrpc":"2.0","id":1,"error":{"code":-32005,"message":"request rate exceeded"}}`, false, "", "rate exceeded"},
+		{"limit in words", 200, `{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"daily request limit exceeded"}}`, false, "", "limit exceeded"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

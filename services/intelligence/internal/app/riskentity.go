@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"sort"
-	"strings"
 
 	"github.com/chainintel/chainintel/libs/chains"
 	"github.com/chainintel/chainintel/libs/render"
@@ -176,18 +175,22 @@ func (s *Service) EntityRiskBatch(ctx context.Context, ids []string) (map[string
 		return nil, err
 	}
 	out := make(map[string]EntityRisk, len(ids))
-	scored := make(map[string]EntityRisk, len(ids)) // by the lower-cased id: a user entity's UUID in any case is one entity
+	scored := make(map[string]EntityRisk, len(ids)) // by entity: a user entity's UUID in any case is one
 	for _, id := range ids {
 		if _, ok := out[id]; ok {
 			continue
 		}
-		v, ok := scored[strings.ToLower(id)]
+		key := id // an operator id is lower case: another case is another (unknown) id
+		if ulclient.IsUserEntityID(id) {
+			key = canonicalUserEntityID(id)
+		}
+		v, ok := scored[key]
 		if !ok {
 			var err error
 			if v, err = s.EntityRisk(ctx, id); err != nil {
 				return nil, err
 			}
-			scored[strings.ToLower(id)] = v
+			scored[key] = v
 		}
 		out[id] = v
 	}
