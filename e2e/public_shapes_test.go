@@ -242,7 +242,7 @@ func fitsType(v string, schema map[string]any) bool {
 }
 
 // walkOperation calls op twice and returns its gaps: with every listed query parameter and an
-// unknown one (none may be refused as unknown), and with the required ones and those naming
+// unknown one (none may be refused as unknown, the unknown one named ignored by the edge), and with the required ones and those naming
 // things the stack holds (the answer must be a 200 carrying the required fields with their
 // types).
 func walkOperation(t *testing.T, p *Platform, key string, op shapeOp, samples map[string]string) []string {
@@ -276,6 +276,10 @@ func walkOperation(t *testing.T, p *Platform, key string, op shapeOp, samples ma
 	r := doPatiently(t, p, key, path+"?"+all.Encode())
 	if r.Status == http.StatusBadRequest && strings.Contains(r.Error(), "unknown parameter") {
 		gaps = append(gaps, where+": refuses a parameter as unknown: "+r.Error())
+	}
+	// Every listed parameter is documented, so the edge names the unknown one alone as ignored.
+	if got := r.Header.Get("X-Chainintel-Ignored-Parameters"); got != "notAPublicParameter" {
+		gaps = append(gaps, fmt.Sprintf("%s: X-Chainintel-Ignored-Parameters %q, want notAPublicParameter", where, got))
 	}
 	target := path
 	if len(required) > 0 {

@@ -193,7 +193,12 @@ func Assemble(cfg Config, s *service.Service, pool *pgxpool.Pool, rdb redis.Univ
 	included := usage.NewIncludedCache(store, usage.IncludedOptions{TTL: cfg.CreditsIncludedTTL})
 	analytics := edgehttp.Analytics{Usage: store, Tiers: table, Routes: routes.Table}
 	shed := edgehttp.NewShedder(cfg.MaxInFlight, cfg.ShedWait, meter)
+	ignored, err := edgehttp.IgnoredParameters()
+	if err != nil {
+		return nil, err
+	}
 	mws := []edgehttp.Middleware{
+		ignored,
 		edgehttp.TierAccess(table),
 		edgehttp.RateLimits{Tiers: table, Limiter: a.Limiter, TrustedProxies: trusted,
 			Public: ratelimit.Limit{Rate: cfg.PublicRate, Burst: cfg.PublicBurst}}.Middleware,
@@ -320,7 +325,7 @@ func withCORS(origins []string, h http.Handler) http.Handler {
 		AllowedMethods: []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete},
 		AllowedHeaders: []string{"API-Key", "Content-Type"},
 		ExposedHeaders: []string{"Retry-After", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset",
-			"X-Credits-Used", "X-Credits-Period-Used", "X-Credits-Period-Limit"},
+			"X-Credits-Used", "X-Credits-Period-Used", "X-Credits-Period-Limit", edgehttp.HeaderIgnoredParameters},
 		MaxAge: 600,
 	}).Handler(h)
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"net/url"
 	"os"
-	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -137,17 +136,6 @@ func TestBooleanParametersAreNotNarrowerEnums(t *testing.T) {
 	}
 }
 
-// docParameter is a parameter of the document, or a reference to one of components/parameters.
-type docParameter struct {
-	Ref  string `json:"$ref"`
-	Name string `json:"name"`
-	In   string `json:"in"`
-}
-
-// templateParam is a path template's parameter; paths compare with their names blanked, since
-// the public shapes and the route table name them differently (/token/holders/{id}).
-var templateParam = regexp.MustCompile(`\{[^}]*\}`)
-
 // Every query parameter that ../shared/design/public-api-shapes.json (the mirrored API) lists for
 // an operation the edge routes is documented on that operation, honoured or accepted and
 // ignored (docs/contracts.md), and no operation lists a parameter twice. The second check reads
@@ -156,11 +144,11 @@ func TestDocumentListsPublicQueryParameters(t *testing.T) {
 	query := documentedQueries(t)
 	routed := map[string]bool{}
 	for _, rt := range routes.Table {
-		routed[rt.Method+" "+templateParam.ReplaceAllString(rt.Pattern, "{}")] = true
+		routed[openapi.OperationKey(rt.Method, rt.Pattern)] = true
 	}
 	checked := 0
 	for _, op := range publicOperations(t) {
-		key := strings.ToUpper(op.Method) + " " + templateParam.ReplaceAllString(op.Path, "{}")
+		key := openapi.OperationKey(op.Method, op.Path)
 		documented, ok := query[key]
 		if !routed[key] || !ok {
 			continue // not routed, or undocumented: TestDocumentMatchesRouteTable reports that
@@ -183,9 +171,9 @@ func TestDocumentListsPublicQueryParameters(t *testing.T) {
 
 // publicOperation is an operation of public-api-shapes.json, with the parameters it lists.
 type publicOperation struct {
-	Method     string         `json:"method"`
-	Path       string         `json:"path"`
-	Parameters []docParameter `json:"parameters"`
+	Method     string              `json:"method"`
+	Path       string              `json:"path"`
+	Parameters []openapi.Parameter `json:"parameters"`
 }
 
 // publicOperations reads ../shared/design/public-api-shapes.json (CHAININTEL_SHARED overrides
@@ -207,69 +195,19 @@ func publicOperations(t *testing.T) []publicOperation {
 
 // documentedQueries returns the names of every documented operation's query parameters (its
 // path's and its own, references resolved), by "METHOD /path/{}", and reports a parameter that
-// a list holds twice.
+// an operation lists twice.
 func documentedQueries(t *testing.T) map[string]map[string]bool {
 	t.Helper()
-	var doc struct {
-		Paths      map[string]map[string]json.RawMessage `json:"paths"`
-		Components struct {
-			Parameters map[string]docParameter `json:"parameters"`
-		} `json:"components"`
-	}
-	if err := json.Unmarshal(openapi.Document, &doc); err != nil {
+	ops, err := openapi.Operations()
+	if err != nil {
 		t.Fatal(err)
 	}
-	list := func(where string, raw json.RawMessage) []docParameter {
-		var ps []docParameter
-		if err := json.Unmarshal(raw, &ps); err != nil {
-			t.Fatalf("%s parameters: %v", where, err)
-		}
-		out := make([]docParameter, 0, len(ps))
-		for _, p := range ps {
-			if p.Ref != "" {
-				c, ok := doc.Components.Parameters[strings.TrimPrefix(p.Ref, "#/components/parameters/")]
-				if !ok {
-					t.Errorf("%s: unresolved parameter %s", where, p.Ref)
-					continue
-				}
-				p = c
-			}
-			out = append(out, p)
-		}
-		checkUnique(t, where, out)
-		return out
+	for k, ps := range ops {
+		checkUnique(t, k, ps)
 	}
-	query := map[string]map[string]bool{}
-	for path, ops := range doc.Paths {
-		var shared []docParameter
-		if raw, ok := ops["parameters"]; ok {
-			shared = list(path, raw)
-		}
-		for method, raw := range ops {
-			if method == "parameters" || strings.HasPrefix(method, "x-") {
-				continue
-			}
-			var op struct {
-				Parameters json.RawMessage `json:"parameters"`
-			}
-			if err := json.Unmarshal(raw, &op); err != nil {
-				t.Fatalf("%s %s: %v", method, path, err)
-			}
-			names := map[string]bool{}
-			for _, p := range shared {
-				if p.In == "query" {
-					names[p.Name] = true
-				}
-			}
-			if op.Parameters != nil {
-				for _, p := range list(strings.ToUpper(method)+" "+path, op.Parameters) {
-					if p.In == "query" {
-						names[p.Name] = true
-					}
-				}
-			}
-			query[strings.ToUpper(method)+" "+templateParam.ReplaceAllString(path, "{}")] = names
-		}
+	query, err := openapi.QueryParameters()
+	if err != nil {
+		t.Fatal(err)
 	}
 	return query
 }
@@ -277,7 +215,7 @@ func documentedQueries(t *testing.T) map[string]map[string]bool {
 // checkUnique reports a parameter listed twice in one list: the same name in the same place (a
 // path and a query parameter may share a name, as /token/balance/{chain}/{address}?address do;
 // OpenAPI tells parameters apart by both).
-func checkUnique(t *testing.T, where string, ps []docParameter) {
+func checkUnique(t *testing.T, where string, ps []openapi.Parameter) {
 	t.Helper()
 	seen := map[string]bool{}
 	for _, p := range ps {
