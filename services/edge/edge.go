@@ -193,15 +193,19 @@ func Assemble(cfg Config, s *service.Service, pool *pgxpool.Pool, rdb redis.Univ
 	included := usage.NewIncludedCache(store, usage.IncludedOptions{TTL: cfg.CreditsIncludedTTL})
 	analytics := edgehttp.Analytics{Usage: store, Tiers: table, Routes: routes.Table}
 	shed := edgehttp.NewShedder(cfg.MaxInFlight, cfg.ShedWait, meter)
-	ignored, err := edgehttp.IgnoredParameters()
+	names, err := attribution.New(cfg.OperatorName)
+	if err != nil {
+		return nil, err
+	}
+	ignored, err := edgehttp.IgnoredParameters(names.Outward)
 	if err != nil {
 		return nil, err
 	}
 	mws := []edgehttp.Middleware{
-		ignored,
 		edgehttp.TierAccess(table),
 		edgehttp.RateLimits{Tiers: table, Limiter: a.Limiter, TrustedProxies: trusted,
 			Public: ratelimit.Limit{Rate: cfg.PublicRate, Burst: cfg.PublicBurst}}.Middleware,
+		ignored, // after the limits: a query's names are read only for calls let through
 		edgehttp.Metering{Tiers: table, Ledger: a.Ledger, Usage: a.Producer, Included: included}.Middleware,
 		shed.Middleware,
 	}

@@ -13,12 +13,13 @@ import (
 func TestIgnoredParametersAreNamed(t *testing.T) {
 	e := newEdge(t, edgeOpts{noConsume: true})
 	k, _ := e.key(t, edge.KeySpec{Tier: "api"})
+	addr := "/balances/address/0x28c6c06298d514db089934071355e5743bf21d60"
 	for _, c := range []struct{ path, want string }{
-		{"/transfers?base=binance&chains=ethereum&limit=5", ""},
-		{"/transfers?base=binance&chain=ethereum&limt=5", "chain,limt"},
-		{"/transfers?entity=binance&_=1700000000", "_,entity"},
+		{addr + "?chains=ethereum", ""},
+		{addr + "?chain=ethereum&limt=5", "chain,limt"},
+		{addr + "?entity=binance&_=1700000000", "_,entity"},
 		{"/transfers/histogram/simple?base=binance&from=x", ""}, // documented: accepted and ignored
-		{"/transfers?bad%0D%0Aname=1&zz%2C=1", "?"},
+		{addr + "?bad%0D%0Aname=1&zz%2C=1&ok=1", "?,ok"},
 		{"/chains?x=1", "x"},
 	} {
 		r := e.get(c.path, k)

@@ -25,8 +25,9 @@ var headerSafeName = regexp.MustCompile(`^[A-Za-z0-9_.\[\]-]{1,64}$`)
 // IgnoredParameters is the middleware that sets HeaderIgnoredParameters on the answer of a
 // request naming query parameters its operation does not document (openapi.json, which lists
 // every parameter a route takes, honoured or accepted and ignored). A route the document does
-// not describe is passed through.
-func IgnoredParameters() (Middleware, error) {
+// not describe is passed through. outward names a parameter as the client sent it (the
+// operator-name translation renamed it before routing); nil leaves names as they are.
+func IgnoredParameters(outward func(string) string) (Middleware, error) {
 	params, err := openapi.QueryParameters()
 	if err != nil {
 		return nil, err
@@ -38,7 +39,7 @@ func IgnoredParameters() (Middleware, error) {
 		}
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.URL.RawQuery != "" {
-				if names := ignoredNames(r.URL.Query(), known); len(names) > 0 {
+				if names := ignoredNames(r.URL.Query(), known, outward); len(names) > 0 {
 					w.Header().Set(HeaderIgnoredParameters, strings.Join(names, ","))
 				}
 			}
@@ -47,19 +48,26 @@ func IgnoredParameters() (Middleware, error) {
 	}, nil
 }
 
-// ignoredNames lists, sorted and at most ignoredListMax, the names of q that known lacks.
-func ignoredNames(q map[string][]string, known map[string]bool) []string {
+// ignoredNames lists, sorted and at most ignoredListMax, the names of q that known lacks, in
+// time linear in q's names (a query may hold thousands).
+func ignoredNames(q map[string][]string, known map[string]bool, outward func(string) string) []string {
 	var names []string
+	unsafe := false
 	for name := range q {
 		if known[name] {
 			continue
 		}
+		if outward != nil {
+			name = outward(name)
+		}
 		if !headerSafeName.MatchString(name) {
-			name = "?"
+			unsafe = true
+			continue
 		}
-		if !slices.Contains(names, name) {
-			names = append(names, name)
-		}
+		names = append(names, name) // q's keys are distinct, and so are their outward names
+	}
+	if unsafe {
+		names = append(names, "?")
 	}
 	slices.Sort(names)
 	if len(names) > ignoredListMax {
