@@ -407,32 +407,7 @@ func (s *Service) additions(ctx context.Context, id string) ([]store.AddressKey,
 	if err != nil {
 		return nil, unavailable("user-labels", err)
 	}
-	seen := map[store.AddressKey]bool{}
-	var out []store.AddressKey
-	for ct, list := range added {
-		t, err := chains.ParseType(ct)
-		if err != nil {
-			continue
-		}
-		for _, raw := range list {
-			n, err := address.Normalize(t, raw)
-			if err != nil {
-				continue
-			}
-			k := store.AddressKey{ChainType: string(t), Address: n}
-			if !seen[k] {
-				seen[k] = true
-				out = append(out, k)
-			}
-		}
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].ChainType != out[j].ChainType {
-			return out[i].ChainType < out[j].ChainType
-		}
-		return out[i].Address < out[j].Address
-	})
-	return out, nil
+	return normalizedKeys(added), nil
 }
 
 // userEntitySummary computes a user entity's figures from its addresses' transfers and balances.

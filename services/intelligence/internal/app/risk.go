@@ -550,8 +550,8 @@ func batchSize(field, what string, n, most int) error {
 	return nil
 }
 
-// normalizedKeys are a user entity's distinct addresses (by chain type) normalised, in a
-// stable order; those their chain type does not accept are left out.
+// normalizedKeys are a user entity's (or a caller's additions') distinct addresses, by chain
+// type, normalised, in a stable order; those their chain type does not accept are left out.
 func normalizedKeys(byType map[string][]string) []store.AddressKey {
 	var out []store.AddressKey
 	seen := map[store.AddressKey]bool{}
@@ -562,7 +562,7 @@ func normalizedKeys(byType map[string][]string) []store.AddressKey {
 		}
 		for _, a := range list {
 			n, err := address.Normalize(ty, a)
-			k := store.AddressKey{ChainType: ct, Address: n}
+			k := store.AddressKey{ChainType: string(ty), Address: n}
 			if err == nil && !seen[k] {
 				seen[k] = true
 				out = append(out, k)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/chainintel/chainintel/libs/address"
 	"github.com/chainintel/chainintel/libs/chains"
+	"github.com/chainintel/chainintel/libs/params"
 )
 
 // MinUSDAlone is the smallest usdGte a filter without any address, entity, entity type, deposit
@@ -74,7 +75,7 @@ func errf(field, format string, args ...any) error {
 }
 
 var (
-	slugRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,127}$`)
+	slugRE = params.EntityID
 	uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
 	typeRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
 )
@@ -329,15 +330,7 @@ func ParseRef(name, v string, negation, prefixes bool) (Ref, error) {
 	case slugRE.MatchString(v):
 		r.Kind, r.Value = KindEntity, v
 	default:
-		what := "an address or an entity id"
-		if prefixes {
-			what = "an address, an entity id, type:<entityType> or deposit:<entityId>"
-		}
-		msg := fmt.Sprintf("%q is not %s (entity ids are lower case: letters, digits, '.', '_' and '-')", short(v), what)
-		if l := strings.ToLower(v); l != v && slugRE.MatchString(l) {
-			msg += fmt.Sprintf("; did you mean %q?", l)
-		}
-		return r, errf(name, "%s", msg)
+		return r, errf(name, "%s", params.NotReference(v, short(v), prefixes))
 	}
 	return r, nil
 }

@@ -125,7 +125,7 @@ type Flow struct {
 }
 
 var (
-	slugRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,127}$`)
+	slugRE = params.EntityID
 	uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
 	typeRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
 )
@@ -521,23 +521,9 @@ func ParseRef(name, v string, negation, prefixes bool) (Ref, error) {
 	case slugRE.MatchString(v):
 		r.Kind, r.Value = KindEntity, v
 	default:
-		return r, params.Errorf(name, "%s", notReference(v, prefixes))
+		return r, params.Errorf(name, "%s", params.NotReference(v, short(v), prefixes))
 	}
 	return r, nil
-}
-
-// notReference says why v is neither an address nor an entity reference: entity ids are lower
-// case, so a name typed with capitals is told its lower-case form when that is an id's form.
-func notReference(v string, prefixes bool) string {
-	what := "an address or an entity id"
-	if prefixes {
-		what = "an address, an entity id, type:<entityType> or deposit:<entityId>"
-	}
-	msg := fmt.Sprintf("%q is not %s (entity ids are lower case: letters, digits, '.', '_' and '-')", short(v), what)
-	if l := strings.ToLower(v); l != v && slugRE.MatchString(l) {
-		msg += fmt.Sprintf("; did you mean %q?", l)
-	}
-	return msg
 }
 
 // tokens parses the tokens parameter.
