@@ -30,6 +30,7 @@ const (
 	UserChange_KIND_LABEL            UserChange_Kind = 1
 	UserChange_KIND_ENTITY           UserChange_Kind = 2
 	UserChange_KIND_ENTITY_ADDITIONS UserChange_Kind = 3 // a caller's additions to an operator entity
+	UserChange_KIND_ALERT            UserChange_Kind = 4 // a caller's alert (/user/alerts) was created, changed or deleted
 )
 
 // Enum value maps for UserChange_Kind.
@@ -39,12 +40,14 @@ var (
 		1: "KIND_LABEL",
 		2: "KIND_ENTITY",
 		3: "KIND_ENTITY_ADDITIONS",
+		4: "KIND_ALERT",
 	}
 	UserChange_Kind_value = map[string]int32{
 		"KIND_UNSPECIFIED":      0,
 		"KIND_LABEL":            1,
 		"KIND_ENTITY":           2,
 		"KIND_ENTITY_ADDITIONS": 3,
+		"KIND_ALERT":            4,
 	}
 )
 
@@ -258,7 +261,7 @@ func (x *UsageCall) GetTier() string {
 	return ""
 }
 
-// UserChange says a caller's labels or entities changed, so caches can drop them. Topic
+// UserChange says a caller's labels, entities or alerts changed, so caches can drop them. Topic
 // user.changes.v1, key = user id.
 type UserChange struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -268,6 +271,7 @@ type UserChange struct {
 	Addresses     []*AddressRef          `protobuf:"bytes,4,rep,name=addresses,proto3" json:"addresses,omitempty"`               // the addresses whose labels or memberships changed
 	EntityId      string                 `protobuf:"bytes,5,opt,name=entity_id,json=entityId,proto3" json:"entity_id,omitempty"` // for entity changes
 	TimeMs        int64                  `protobuf:"varint,6,opt,name=time_ms,json=timeMs,proto3" json:"time_ms,omitempty"`
+	AlertId       int64                  `protobuf:"varint,7,opt,name=alert_id,json=alertId,proto3" json:"alert_id,omitempty"` // for alert changes (KIND_ALERT)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -344,6 +348,13 @@ func (x *UserChange) GetTimeMs() int64 {
 	return 0
 }
 
+func (x *UserChange) GetAlertId() int64 {
+	if x != nil {
+		return x.AlertId
+	}
+	return 0
+}
+
 // AddressRef names an address on a chain type.
 type AddressRef struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -416,7 +427,7 @@ const file_chainintel_events_v1_platform_proto_rawDesc = "" +
 	" \x01(\x03R\n" +
 	"durationUs\x12\x12\n" +
 	"\x04unit\x18\v \x01(\tR\x04unit\x12\x12\n" +
-	"\x04tier\x18\f \x01(\tR\x04tier\"\x9d\x03\n" +
+	"\x04tier\x18\f \x01(\tR\x04tier\"\xc8\x03\n" +
 	"\n" +
 	"UserChange\x12\x17\n" +
 	"\auser_id\x18\x01 \x01(\tR\x06userId\x129\n" +
@@ -424,13 +435,16 @@ const file_chainintel_events_v1_platform_proto_rawDesc = "" +
 	"\x02op\x18\x03 \x01(\x0e2#.chainintel.events.v1.UserChange.OpR\x02op\x12>\n" +
 	"\taddresses\x18\x04 \x03(\v2 .chainintel.events.v1.AddressRefR\taddresses\x12\x1b\n" +
 	"\tentity_id\x18\x05 \x01(\tR\bentityId\x12\x17\n" +
-	"\atime_ms\x18\x06 \x01(\x03R\x06timeMs\"X\n" +
+	"\atime_ms\x18\x06 \x01(\x03R\x06timeMs\x12\x19\n" +
+	"\balert_id\x18\a \x01(\x03R\aalertId\"h\n" +
 	"\x04Kind\x12\x14\n" +
 	"\x10KIND_UNSPECIFIED\x10\x00\x12\x0e\n" +
 	"\n" +
 	"KIND_LABEL\x10\x01\x12\x0f\n" +
 	"\vKIND_ENTITY\x10\x02\x12\x19\n" +
-	"\x15KIND_ENTITY_ADDITIONS\x10\x03\"6\n" +
+	"\x15KIND_ENTITY_ADDITIONS\x10\x03\x12\x0e\n" +
+	"\n" +
+	"KIND_ALERT\x10\x04\"6\n" +
 	"\x02Op\x12\x12\n" +
 	"\x0eOP_UNSPECIFIED\x10\x00\x12\r\n" +
 	"\tOP_UPSERT\x10\x01\x12\r\n" +
