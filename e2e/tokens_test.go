@@ -5,6 +5,7 @@ import (
 	"math"
 	"net/url"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -167,4 +168,57 @@ func transfersUSD(t *testing.T, p *Platform, token string, from, to time.Time) (
 		time.Sleep(1100 * time.Millisecond) // the heavy class allows one request a second
 	}
 	return 0, 0, fmt.Errorf("more than 10000 %s transfers in a day", token)
+}
+
+// TestExchangeTokensThroughEdge checks /token/service_exchange_tokens through the edge: the
+// local stack's configured lists, in their order, each entry priced as /token/trending prices it.
+func TestExchangeTokensThroughEdge(t *testing.T) {
+	p := Get(t)
+	if p.Stack == nil {
+		t.Skip("needs the local stack's configured exchange lists")
+	}
+	type entry struct {
+		Identifier struct {
+			PricingID string `json:"pricingID"`
+		} `json:"identifier"`
+		Symbol      string   `json:"symbol"`
+		Price       *float64 `json:"price"`
+		Deployments []any    `json:"deployments"`
+	}
+	Eventually(t, 90*time.Second, func() error {
+		var got struct {
+			Spot []entry `json:"spotTokens"`
+			Perp []entry `json:"perpTokens"`
+		}
+		r := p.Get(t, "/token/service_exchange_tokens")
+		if r.Status != 200 {
+			return fmt.Errorf("/token/service_exchange_tokens: %v", r)
+		}
+		r.JSON(t, &got)
+		ids := func(es []entry) (out []string) {
+			for _, e := range es {
+				out = append(out, e.Identifier.PricingID)
+			}
+			return out
+		}
+		if s, pp := strings.Join(ids(got.Spot), ","), strings.Join(ids(got.Perp), ","); s != "bitcoin,ethereum,solana,usd-coin" || pp != "bitcoin,ethereum,solana" {
+			return fmt.Errorf("spot %s, perp %s", s, pp)
+		}
+		eth := got.Spot[1]
+		if eth.Price == nil || eth.Symbol != "ETH" || len(eth.Deployments) == 0 {
+			return fmt.Errorf("ethereum not priced yet: %s", r.Body)
+		}
+		var tr struct {
+			Price float64 `json:"price"`
+		}
+		r2 := p.Get(t, "/token/trending/ethereum")
+		if r2.Status != 200 {
+			return fmt.Errorf("/token/trending/ethereum: %v", r2)
+		}
+		r2.JSON(t, &tr)
+		if tr.Price != *eth.Price {
+			return fmt.Errorf("exchange tokens price %v, trending %v (a tick apart, asked again)", *eth.Price, tr.Price)
+		}
+		return nil
+	})
 }

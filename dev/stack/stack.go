@@ -397,6 +397,10 @@ func (p platform) addPipelines(us *unitSet) {
 		// One pricing path: token-analytics polls the simulator's CoinGecko-compatible feed.
 		tac.PriceAPIURL = p.url("ingest") + ingest.SimMarketPath
 		tac.PricePollInterval, tac.PriceRequestsPerMinute, tac.PriceHistory = 10*time.Second, 6000, 92*24*time.Hour
+		// The simulated world's operator runs an exchange: a few of its coins are listed, so
+		// /token/service_exchange_tokens answers entries locally as it would for such an operator.
+		tac.ExchangeSpotTokens = []string{"bitcoin", "ethereum", "solana", "usd-coin"}
+		tac.ExchangePerpTokens = []string{"bitcoin", "ethereum", "solana"}
 	} else {
 		tac.TokenLists, tac.PriceCSVs = existingPriceSources(p.o.TokenLists, p.o.PriceCSVDir, p.log)
 	}

@@ -202,7 +202,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	if cfg.PriceAPIURL != "" {
 		s.Add(pricePoller(cfg, st, s.Log, mx))
 	}
-	o := app.Options{Chains: cfg.Chains, Native: native(cfg), TopRefresh: cfg.TopRefresh, Logger: s.Log}
+	o := app.Options{Chains: cfg.Chains, Native: native(cfg), Exchange: exchange(cfg), TopRefresh: cfg.TopRefresh, Logger: s.Log}
 	if cfg.UserLabelsURL != "" {
 		c, err := ulclient.New(cfg.UserLabelsURL, s.Signer, s.Tel.TracerProvider)
 		if err != nil {
@@ -389,6 +389,18 @@ func topFlowsLoop(st *store.Store, every time.Duration, log *slog.Logger) lifecy
 
 func httpxClient() *http.Client {
 	return &http.Client{Transport: httpx.NewTransport(), Timeout: 30 * time.Second}
+}
+
+// exchange is the operator's exchange's token lists, trimmed.
+func exchange(cfg Config) app.Exchange {
+	trim := func(ids []string) []string {
+		out := make([]string, 0, len(ids))
+		for _, id := range ids {
+			out = append(out, strings.TrimSpace(id))
+		}
+		return out
+	}
+	return app.Exchange{Spot: trim(cfg.ExchangeSpotTokens), Perp: trim(cfg.ExchangePerpTokens)}
 }
 
 func native(cfg Config) app.Native {

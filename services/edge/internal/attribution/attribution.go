@@ -3,7 +3,7 @@
 // search toggles serviceEntities, serviceAddresses and their *Offset pages, the circulating
 // supply at /service/circulating). An operator migrating from the hosted API whose clients
 // read another word sets OPERATOR_NAME, and the edge alone translates, in one place, instead
-// of every service's renderers: query parameters and the circulating path on the way in, JSON
+// of every service's renderers: query parameters and the operator-named paths on the way in, JSON
 // object keys of every response on the way out (a streaming rewrite, no buffering of bodies),
 // and the OpenAPI document it serves. With the default word nothing is wrapped and nothing
 // costs anything.
@@ -21,6 +21,9 @@ const Default = "service"
 
 // NativeCirculating is the route that answers the operator token's circulating supply.
 const NativeCirculating = "/native/circulating"
+
+// ExchangeTokens is the route that answers the tokens the operator's exchange lists.
+const ExchangeTokens = "/token/" + Default + "_exchange_tokens"
 
 var validName = regexp.MustCompile(`^[a-z][a-z0-9]{0,31}$`)
 
@@ -70,16 +73,26 @@ func (n Names) Inward(name string) string {
 // CirculatingPath is the public path of the circulating supply: /<word>/circulating.
 func (n Names) CirculatingPath() string { return "/" + n.word + "/circulating" }
 
-// Wrap translates requests and responses around next. The circulating path is translated for
-// every word (it is /service/circulating by default); the rest only when the word differs.
+// ExchangeTokensPath is the public path of the operator exchange's tokens:
+// /token/<word>_exchange_tokens.
+func (n Names) ExchangeTokensPath() string { return "/token/" + n.word + "_exchange_tokens" }
+
+// operatorPaths maps each operator-named public path to the route that answers it.
+func (n Names) operatorPaths() map[string]string {
+	return map[string]string{n.CirculatingPath(): NativeCirculating, n.ExchangeTokensPath(): ExchangeTokens}
+}
+
+// Wrap translates requests and responses around next. The operator-named paths are translated
+// for every word (the circulating supply is /service/circulating by default); the rest only
+// when the word differs.
 func (n Names) Wrap(next http.Handler) http.Handler {
-	circ := n.CirculatingPath()
+	paths := n.operatorPaths()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// In any encoding of its letters, as the edge routes a path by its canonical form; an
 		// encoded "/" is data inside a segment, so "/acme%2Fcirculating" is another path.
-		if r.URL.Path == circ && !strings.Contains(strings.ToUpper(r.URL.RawPath), "%2F") {
+		if to, ok := paths[r.URL.Path]; ok && to != r.URL.Path && !strings.Contains(strings.ToUpper(r.URL.RawPath), "%2F") {
 			r2 := r.Clone(r.Context())
-			r2.URL.Path, r2.URL.RawPath = NativeCirculating, ""
+			r2.URL.Path, r2.URL.RawPath = to, ""
 			r = r2
 		}
 		// A stream's upgrade passes as it is (its frames are not rewritten; the response writer

@@ -74,6 +74,13 @@ func TestWrap(t *testing.T) {
 	if gotPath != NativeCirculating {
 		t.Errorf("/acme/circulating reached %q", gotPath)
 	}
+	for path, want := range map[string]string{"/token/acme_exchange_tokens": ExchangeTokens,
+		"/token/%61cme_exchange_tokens": ExchangeTokens, "/token/service_exchange_tokens": ExchangeTokens} {
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", path, nil))
+		if gotPath != want {
+			t.Errorf("%s reached %q, want %q", path, gotPath, want)
+		}
+	}
 	// The default word changes nothing but the circulating path.
 	w = httptest.NewRecorder()
 	names(t, "service").Wrap(next).ServeHTTP(w, httptest.NewRequest("GET", "/service/circulating?serviceEntities=1", nil))
@@ -84,6 +91,7 @@ func TestWrap(t *testing.T) {
 
 func TestDocument(t *testing.T) {
 	doc := []byte(`{"paths":{"/native/circulating":{"get":{"operationId":"getNativeCirculating"}},` +
+		`"/token/service_exchange_tokens":{"get":{"operationId":"GetServiceExchangeTokens"}},` +
 		`"/x":{"get":{"parameters":[{"name":"serviceEntities","description":"` + "`serviceEntities`" + ` toggle"}]}}},` +
 		`"components":{"schemas":{"A":{"properties":{"serviceLabel":{}},"required":["serviceLabel"]}}}}`)
 	got, err := names(t, "acme").Document(doc)
@@ -91,7 +99,8 @@ func TestDocument(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := string(got)
-	for _, want := range []string{`"/acme/circulating"`, `"getNativeCirculatingByOperatorPath"`, `"name": "acmeEntities"`,
+	for _, want := range []string{`"/acme/circulating"`, `"getNativeCirculatingByOperatorPath"`,
+		`"/token/acme_exchange_tokens"`, `"GetServiceExchangeTokensByOperatorPath"`, `"/token/service_exchange_tokens"`, `"name": "acmeEntities"`,
 		"`acmeEntities` toggle", `"acmeLabel": {}`, `"acmeLabel"
         ]`} {
 		if !strings.Contains(s, want) {

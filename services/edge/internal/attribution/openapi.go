@@ -10,7 +10,8 @@ var serviceNamed = regexp.MustCompile(`\bservice([A-Z][A-Za-z0-9]*)`)
 
 // Document returns the OpenAPI document as the operator's clients see it: every operator-named
 // field and parameter (in properties, required lists, parameter names and descriptions) carries
-// the operator's word, and the circulating supply is listed at /<word>/circulating.
+// the operator's word, and the circulating supply and the exchange's tokens are listed at their
+// operator paths too (/<word>/circulating, /token/<word>_exchange_tokens).
 func (n Names) Document(doc []byte) ([]byte, error) {
 	if n.Renamed() {
 		doc = serviceNamed.ReplaceAll(doc, []byte(n.word+"$1"))
@@ -20,23 +21,31 @@ func (n Names) Document(doc []byte) ([]byte, error) {
 		return nil, fmt.Errorf("openapi document: %w", err)
 	}
 	paths, _ := d["paths"].(map[string]any)
-	if native, ok := paths[NativeCirculating].(map[string]any); ok {
-		alias := map[string]any{}
-		for method, op := range native {
-			opm, ok := op.(map[string]any)
-			if !ok {
-				continue
-			}
-			cp := make(map[string]any, len(opm))
-			for k, v := range opm {
-				cp[k] = v
-			}
-			if id, ok := cp["operationId"].(string); ok {
-				cp["operationId"] = id + "ByOperatorPath" // operation ids are unique in a document
-			}
-			alias[method] = cp
+	for public, route := range n.operatorPaths() {
+		if native, ok := paths[route].(map[string]any); ok && public != route {
+			paths[public] = aliasOf(native)
 		}
-		paths[n.CirculatingPath()] = alias
 	}
 	return json.MarshalIndent(d, "", "  ")
+}
+
+// aliasOf is a copy of a path's operations under another path: operation ids are unique in a
+// document, so each copy's id is suffixed ByOperatorPath.
+func aliasOf(ops map[string]any) map[string]any {
+	alias := map[string]any{}
+	for method, op := range ops {
+		opm, ok := op.(map[string]any)
+		if !ok {
+			continue
+		}
+		cp := make(map[string]any, len(opm))
+		for k, v := range opm {
+			cp[k] = v
+		}
+		if id, ok := cp["operationId"].(string); ok {
+			cp["operationId"] = id + "ByOperatorPath"
+		}
+		alias[method] = cp
+	}
+	return alias
 }

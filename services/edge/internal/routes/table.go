@@ -211,6 +211,9 @@ var Table = []Route{
 	get("/token/volume/{chain}/{address}", TokenAnalytics, Heavy, 3),
 	get("/marketdata/altcoin_index", TokenAnalytics, Standard, 1),
 	get("/native/circulating", TokenAnalytics, Standard, 0),
+	// The operator exchange's listed tokens: its configured lists and one registry read, priced
+	// like trending.
+	get("/token/service_exchange_tokens", TokenAnalytics, Standard, 1),
 	get("/networks/history/{chain}", TokenAnalytics, Standard, 1),
 	get("/networks/status", TokenAnalytics, Standard, 1),
 

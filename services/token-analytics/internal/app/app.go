@@ -92,7 +92,9 @@ func (n Native) Configured() bool { return n.Chain != "" && n.TotalSupply != "" 
 type Options struct {
 	Chains []string // the deployment's chains; empty means all
 	Native Native
-	Now    func() time.Time
+	// Exchange is the operator's exchange's tokens (/token/service_exchange_tokens).
+	Exchange Exchange
+	Now      func() time.Time
 	// Bitcoin is the pricing id the altcoin index compares against; default "bitcoin".
 	Bitcoin string
 	// TopRefresh, when positive, keeps the unfiltered /token/top figures in memory, refreshed

@@ -90,6 +90,11 @@ type Config struct {
 	NativeDecimals    int32    `env:"NATIVE_DECIMALS" envDefault:"18"`
 	NativeTotalSupply string   `env:"NATIVE_TOTAL_SUPPLY"`
 	NativeReserves    []string `env:"NATIVE_RESERVES" envSeparator:","`
+
+	// The tokens the operator's exchange lists, by pricing id, for
+	// /token/service_exchange_tokens: spot markets and perpetual futures (empty: none).
+	ExchangeSpotTokens []string `env:"EXCHANGE_SPOT_TOKENS" envSeparator:","`
+	ExchangePerpTokens []string `env:"EXCHANGE_PERP_TOKENS" envSeparator:","`
 }
 
 // Validate checks the whole configuration.
@@ -125,6 +130,8 @@ func (c Config) Validate() error {
 	if c.FlowCloseInterval <= 0 {
 		p.Addf("TOKENANALYTICS_FLOW_CLOSE_INTERVAL: must be positive")
 	}
+	checkExchangeTokens(&p, "TOKENANALYTICS_EXCHANGE_SPOT_TOKENS", c.ExchangeSpotTokens)
+	checkExchangeTokens(&p, "TOKENANALYTICS_EXCHANGE_PERP_TOKENS", c.ExchangePerpTokens)
 	if c.NativeChain != "" {
 		if _, ok := chains.Lookup(c.NativeChain); !ok {
 			p.Addf("TOKENANALYTICS_NATIVE_CHAIN: unknown chain %q", c.NativeChain)
@@ -137,6 +144,20 @@ func (c Config) Validate() error {
 		}
 	}
 	return p.Err()
+}
+
+// checkExchangeTokens refuses a list of the operator's exchange tokens that is not pricing ids
+// or names more than app.MaxExchangeTokens of them.
+func checkExchangeTokens(p *config.Problems, name string, ids []string) {
+	if len(ids) > app.MaxExchangeTokens {
+		p.Addf("%s: at most %d pricing ids, got %d", name, app.MaxExchangeTokens, len(ids))
+	}
+	for _, id := range ids {
+		id = strings.TrimSpace(id)
+		if id == "" || len(id) > 200 || strings.ContainsFunc(id, func(r rune) bool { return r < 0x21 || r == 0x7f }) {
+			p.Addf("%s: %q is not a pricing id such as bitcoin", name, id)
+		}
+	}
 }
 
 // Load reads the configuration from the environment.

@@ -15,3 +15,28 @@ func TestFlowRetentionBounds(t *testing.T) {
 		}
 	}
 }
+
+func TestExchangeTokenLists(t *testing.T) {
+	many := make([]string, 2001)
+	for i := range many {
+		many[i] = "t"
+	}
+	for _, tc := range []struct {
+		spot, perp []string
+		want       string // "" for no problem with the lists
+	}{
+		{spot: []string{"bitcoin", " ethereum "}, perp: []string{"bitcoin"}},
+		{spot: []string{"bit coin"}, want: `TOKENANALYTICS_EXCHANGE_SPOT_TOKENS: "bit coin" is not a pricing id such as bitcoin`},
+		{perp: []string{"bitcoin", ""}, want: `TOKENANALYTICS_EXCHANGE_PERP_TOKENS: "" is not a pricing id such as bitcoin`},
+		{spot: many, want: "TOKENANALYTICS_EXCHANGE_SPOT_TOKENS: at most 2000 pricing ids, got 2001"},
+	} {
+		err := Config{FlowPruneInterval: time.Hour, ExchangeSpotTokens: tc.spot, ExchangePerpTokens: tc.perp}.Validate()
+		msg := ""
+		if err != nil {
+			msg = err.Error()
+		}
+		if tc.want == "" && strings.Contains(msg, "EXCHANGE") || tc.want != "" && !strings.Contains(msg, tc.want) {
+			t.Errorf("spot %q perp %q: %v, want %q", tc.spot, tc.perp, err, tc.want)
+		}
+	}
+}

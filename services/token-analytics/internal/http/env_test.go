@@ -56,6 +56,13 @@ func newEnv(t testing.TB, native app.Native) *env {
 // newEnvAt is newEnv with the clock fixed at at.
 func newEnvAt(t testing.TB, native app.Native, at time.Time) *env {
 	t.Helper()
+	return newEnvWith(t, app.Options{Native: native, Now: func() time.Time { return at }})
+}
+
+// newEnvWith is newEnv with the service's options o (Now set).
+func newEnvWith(t testing.TB, o app.Options) *env {
+	t.Helper()
+	native := o.Native
 	pool := pgtest.Pool(t)
 	if _, err := pool.Exec(context.Background(), `TRUNCATE market.tokens, market.deployments, market.prices, market.price_extremes, market.outbox,
 		market.flows, market.orphaned_blocks, market.address_classes, market.entity_types, market.flow_hours, market.flow_days, market.flow_address_hours,
@@ -65,7 +72,7 @@ func newEnvAt(t testing.TB, native app.Native, at time.Time) *env {
 	st := store.New(pool)
 	set, _ := chains.NewSet(nil)
 	e := httpx.NewEngine(httpx.EngineOptions{Service: "token-analytics"})
-	svc := app.New(st, app.Options{Native: native, Now: func() time.Time { return at }})
+	svc := app.New(st, o)
 	svc.MarkImported()
 	Register(e, svc, set)
 	reserves := map[string]bool{}

@@ -38,6 +38,7 @@ func Register(e *gin.Engine, svc *app.Service, set *chains.Set) {
 	e.GET("/token/addresses/:id", h.addresses)
 	e.GET("/marketdata/altcoin_index", h.altcoinIndex)
 	e.GET("/native/circulating", h.circulating)
+	e.GET("/token/service_exchange_tokens", h.exchangeTokens)
 	e.GET("/networks/history/:chain", h.networkHistory)
 	e.GET("/networks/status", h.networkStatus)
 	e.GET("/internal/tokens/:id", h.market)
@@ -257,6 +258,15 @@ func (h *handlers) networkStatus(c *gin.Context) {
 		return
 	}
 	httpx.Answer(c, http.StatusOK, st)
+}
+
+func (h *handlers) exchangeTokens(c *gin.Context) {
+	res, err := h.svc.ExchangeTokens(c.Request.Context())
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	httpx.Answer(c, http.StatusOK, res)
 }
 
 func (h *handlers) market(c *gin.Context) {
