@@ -205,6 +205,9 @@ func Assemble(cfg Config, s *service.Service, pool *pgxpool.Pool, rdb redis.Univ
 		edgehttp.TierAccess(table),
 		edgehttp.RateLimits{Tiers: table, Limiter: a.Limiter, TrustedProxies: trusted,
 			Public: ratelimit.Limit{Rate: cfg.PublicRate, Burst: cfg.PublicBurst}}.Middleware,
+		// After the limits, before the metering and the slots: a body is read only for calls
+		// let through, and a slow one holds neither a credit reservation nor an upstream slot.
+		edgehttp.ReadBody(cfg.BodyReadTimeout),
 		ignored, // after the limits: a query's names are read only for calls let through
 		edgehttp.Metering{Tiers: table, Ledger: a.Ledger, Usage: a.Producer, Included: included}.Middleware,
 		shed.Middleware,
@@ -302,7 +305,7 @@ func Handler(cfg Config, s *service.Service, verifier edgehttp.KeyVerifier, fail
 	}
 	h, err := edgehttp.NewHandler(edgehttp.Options{
 		Routes: routes.Table, Upstreams: upstreams, Own: all, Keys: verifier, Middlewares: mws, Log: s.Log, Failures: fails,
-		Observer: edgehttp.NewObserver(s.Tel.Meter()),
+		Observer: edgehttp.NewObserver(s.Tel.Meter()), ClientWriteTimeout: cfg.ClientWriteTimeout,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("edge handler: %w", err)

@@ -73,6 +73,11 @@ func newBackend(t testing.TB) *backend {
 			status, _ = strconv.Atoi(s)
 		}
 		w.Header().Set("Content-Type", "application/json")
+		if n, _ := strconv.Atoi(r.URL.Query().Get("size")); n > 0 {
+			// An answer of n bytes (a JSON string), for clients that stop reading it.
+			_, _ = w.Write([]byte(`"` + strings.Repeat("x", n) + `"`))
+			return
+		}
 		if r.URL.Query().Get("cut") != "" {
 			w.WriteHeader(status) // no length: chunked, which the edge's proxy flushes as it goes
 			_, _ = w.Write([]byte(`{"path":`))

@@ -45,6 +45,12 @@ type Config struct {
 
 	// UpstreamTimeout bounds every proxied call (not WebSocket streams).
 	UpstreamTimeout time.Duration `env:"UPSTREAM_TIMEOUT" envDefault:"30s"`
+	// BodyReadTimeout bounds the reading of a call's request body, which the edge reads whole
+	// before the call is metered or takes an upstream slot: a client that stops sending gets a
+	// 408 instead of holding a slot. ClientWriteTimeout bounds each write of an answer (not of
+	// WebSocket streams): a client that stops reading is cut off after it, freeing the slot.
+	BodyReadTimeout    time.Duration `env:"BODY_READ_TIMEOUT" envDefault:"10s"`
+	ClientWriteTimeout time.Duration `env:"CLIENT_WRITE_TIMEOUT" envDefault:"30s"`
 	// KeyCacheTTL is how long a verified key stays cached in Redis; KeyLocalTTL how long in
 	// process (the backstop for a lost invalidation: a revoked key is refused within it).
 	KeyCacheTTL time.Duration `env:"KEY_CACHE_TTL" envDefault:"60s"`
@@ -134,6 +140,9 @@ func (c Config) validateRouting(p *config.Problems) {
 	}
 	if c.UpstreamTimeout <= 0 {
 		p.Addf("EDGE_UPSTREAM_TIMEOUT must be positive")
+	}
+	if c.BodyReadTimeout <= 0 || c.ClientWriteTimeout <= 0 {
+		p.Addf("EDGE_BODY_READ_TIMEOUT and EDGE_CLIENT_WRITE_TIMEOUT must be positive")
 	}
 	if c.StreamSocketBuffer < 0 || c.StreamCopyBuffer < 0 {
 		p.Addf("EDGE_STREAM_SOCKET_BUFFER and EDGE_STREAM_COPY_BUFFER must not be negative (0: the default)")

@@ -49,6 +49,9 @@ type Options struct {
 	Failures *FailedKeys
 	// Observer, when set, counts every matched call, refusals included.
 	Observer *Observer
+	// ClientWriteTimeout, when positive, bounds each write of an answer to the client
+	// (writeDeadlines); every call's connection gets a fresh deadline as it arrives.
+	ClientWriteTimeout time.Duration
 }
 
 // FailedKeys limits failed API key checks per client IP. Each unknown or revoked key an address
@@ -124,6 +127,7 @@ func NewHandler(o Options) (http.Handler, error) {
 		}
 		h = authenticate(rt, o.Keys, o.Failures, o.Log, h)
 		h = o.Observer.Wrap(rt, h)
+		h = writeDeadlines(rt, o.ClientWriteTimeout, h)
 		mux.Handle(rt.Method+" "+rt.Pattern, h)
 		if rt.Method == http.MethodGet && rt.Service != routes.Edge {
 			// A GET pattern also matches HEAD, which the services do not serve: refuse it here,
@@ -137,6 +141,11 @@ func NewHandler(o Options) (http.Handler, error) {
 	mux.Handle("/", methodNotAllowed(mux))
 	fixed := fixedPaths(o.Routes)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if o.ClientWriteTimeout > 0 {
+			// A keep-alive connection keeps the deadline of its previous call: refusals written
+			// before a route's own (writeDeadlines) must not find it passed.
+			_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(o.ClientWriteTimeout))
+		}
 		// Route on the canonical path and forward exactly it (CanonicalPath): what the route table
 		// authorised is what the service serves.
 		decoded, canonical, err := CanonicalPath(r.URL.EscapedPath())
