@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -379,4 +380,36 @@ func TestInternalAlerts(t *testing.T) {
 	expectNoContent(t, ev.do(t, other, "DELETE", fmt.Sprintf("/user/alerts/%d", a2), nil))
 	expectError(t, ev.doService(t, "GET", fmt.Sprintf("/internal/alerts/%d", a2)), 404, fmt.Sprintf("no alert %d", a2))
 	expect(t, ev.doService(t, "GET", fmt.Sprintf("/internal/alerts?after=%d", a1-1)), 200, `{"alerts":[`+one+`]}`)
+}
+
+// Concurrent creations cannot pass the cap together: each counts with the user's row locked.
+func TestConcurrentAlertCreationsStayUnderTheCap(t *testing.T) {
+	ev := newEnvWith(t, app.WithAlerts(app.AlertOptions{MaxPerUser: 5}))
+	u := newUser()
+	m := ev.newMethod(t, u, "https://a.example.com/hook")
+	body := fmt.Sprintf(`{"name":"n","enabled":true,"base":["binance"],"alertMethodId":%d}`, m.ID)
+	statuses := make(chan int, 20)
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Go(func() { statuses <- ev.do(t, u, "POST", "/user/alerts", body).Status })
+	}
+	wg.Wait()
+	close(statuses)
+	created := 0
+	for s := range statuses {
+		switch s {
+		case 200:
+			created++
+		case 400:
+		default:
+			t.Fatalf("status %d", s)
+		}
+	}
+	var n int
+	if err := ev.store.Pool().QueryRow(t.Context(), `SELECT count(*) FROM userdata.alerts WHERE user_id = $1`, u).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if created != 5 || n != 5 {
+		t.Fatalf("%d created, %d stored; want 5", created, n)
+	}
 }
