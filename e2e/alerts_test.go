@@ -76,7 +76,7 @@ func TestAlertsThroughEdge(t *testing.T) {
 	// The method is in use until the alert is gone.
 	methodPath := fmt.Sprintf("/user/alert_methods/%d", m.ID)
 	ulExpectJSON(t, "DELETE "+methodPath, p.Do(t, http.MethodDelete, methodPath, alice, nil), 409,
-		fmt.Sprintf(`{"error":"alert method %d is used by alert %d; delete them or move them to another method first"}`, m.ID, id))
+		fmt.Sprintf(`{"error":"alert method %d is used by alert %d; delete it or move it to another method first"}`, m.ID, id))
 	if r := p.Do(t, http.MethodDelete, path, alice, nil); r.Status != http.StatusNoContent {
 		t.Fatalf("DELETE %s: %d %s", path, r.Status, r.Body)
 	}

@@ -109,12 +109,12 @@ func (e *InUseError) Error() string {
 	for i, id := range e.AlertIDs {
 		ids[i] = fmt.Sprint(id)
 	}
-	what := "alert"
+	what, them := "alert", "it"
 	if len(ids) > 1 {
-		what = "alerts"
+		what, them = "alerts", "them"
 	}
-	return fmt.Sprintf("alert method %d is used by %s %s; delete them or move them to another method first",
-		e.MethodID, what, strings.Join(ids, ", "))
+	return fmt.Sprintf("alert method %d is used by %s %s; delete %s or move %s to another method first",
+		e.MethodID, what, strings.Join(ids, ", "), them, them)
 }
 
 // AlertOptions configure alerts: the most one user keeps (DefaultMaxAlertsPerUser when 0),

@@ -316,7 +316,7 @@ func TestAlertMethodInUse(t *testing.T) {
 		fmt.Sprintf("alert method %d is used by alerts %d, %d; delete them or move them to another method first", m.ID, a1, a2))
 	expectNoContent(t, ev.do(t, u, "PUT", fmt.Sprintf("/user/alerts/%d", a2), fmt.Sprintf(`{"name":"b","enabled":true,"base":["binance"],"alertMethodId":%d}`, m2.ID)))
 	expectError(t, ev.do(t, u, "DELETE", path, nil), 409,
-		fmt.Sprintf("alert method %d is used by alert %d; delete them or move them to another method first", m.ID, a1))
+		fmt.Sprintf("alert method %d is used by alert %d; delete it or move it to another method first", m.ID, a1))
 	expectNoContent(t, ev.do(t, u, "DELETE", fmt.Sprintf("/user/alerts/%d", a1), nil))
 	expectNoContent(t, ev.do(t, u, "DELETE", path, nil))
 	expectError(t, ev.do(t, u, "DELETE", path, nil), 404, fmt.Sprintf("no alert method %d", m.ID))
