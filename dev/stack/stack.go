@@ -371,6 +371,8 @@ func (p platform) addAPIs(us *unitSet) {
 	var uc userlabels.Config
 	us.defaults(&uc)
 	uc.Base, uc.Postgres, uc.Kafka, uc.Chains = p.base, p.pg, p.kafka, p.o.Chains
+	// Local webhook receivers listen on plain http://, on this machine.
+	uc.AlertWebhookAllowHTTP = true
 	us.add("user-labels", uc,
 		func(ctx context.Context) error { return userlabels.Migrate(ctx, uc, nil) },
 		func(ctx context.Context, d service.Deps) error { return userlabels.Run(ctx, uc, d) })

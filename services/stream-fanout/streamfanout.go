@@ -273,9 +273,13 @@ func kafkaTopics(s *service.Service, k service.Kafka, metrics *ws.Metrics) func(
 func followUserChanges(ctx context.Context, t feed.Topic, hub *ws.Hub, log *slog.Logger) error {
 	apply := func(m kafka.Message) {
 		user := string(m.Key)
-		hub.Forget(user)
 		var ch eventsv1.UserChange
-		if proto.Unmarshal(m.Value, &ch) != nil || ch.GetEntityId() == "" {
+		err := proto.Unmarshal(m.Value, &ch)
+		if err == nil && ch.GetKind() == eventsv1.UserChange_KIND_ALERT {
+			return // an alert's change: no label, entity or filter of the caller's streams moved
+		}
+		hub.Forget(user)
+		if err != nil || ch.GetEntityId() == "" {
 			return
 		}
 		// Whatever the op: an OP_DELETE (additions removed, a user entity deleted) changes what

@@ -1,6 +1,7 @@
-// Package userlabels keeps each caller's private labels and custom entities: the user-labels
-// service. Labels and entities belong to the caller's user (not the key, not the org); every
-// change is published on user.changes.v1 through an outbox so other services' caches drop it.
+// Package userlabels keeps each caller's private labels, custom entities and alert rules: the
+// user-labels service. They belong to the caller's user (not the key, not the org); every change
+// is published on user.changes.v1 through an outbox so other services' caches drop it (and the
+// alerts' deliverer reloads the alert).
 package userlabels
 
 import (
@@ -69,7 +70,8 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	s.Add(relay.Part())
 
 	svc := app.New(st, app.NewChainTypes(set), app.WithLabelCache(cfg.LabelCacheBytes), app.WithLookupCache(cfg.LookupCacheBytes),
-		app.WithOwnerLimits(cfg.MaxLabelsPerUser, cfg.MaxEntitiesPerUser))
+		app.WithOwnerLimits(cfg.MaxLabelsPerUser, cfg.MaxEntitiesPerUser),
+		app.WithAlerts(app.AlertOptions{MaxPerUser: cfg.MaxAlerts, AllowHTTP: cfg.AlertWebhookAllowHTTP, Chains: set}))
 	e := httpx.NewEngine(httpx.EngineOptions{
 		Service: Name, Logger: s.Log, TracerProvider: s.Tel.TracerProvider, MeterProvider: s.Tel.MeterProvider,
 		MaxBodyBytes: svchttp.MaxInternalBodyBytes,

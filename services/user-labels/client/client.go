@@ -1,6 +1,7 @@
 // Package client calls the user-labels service's internal API (docs/contracts.md) for other
 // services: a caller's labels and entities for a batch of addresses, a user entity's addresses,
-// shareable entities, and a caller's additions to operator entities.
+// shareable entities, a caller's additions to operator entities, and every caller's alerts (for
+// their deliverer).
 //
 // Caller-scoped calls act for the identity in the context (httpx.WithIdentity), which the
 // edge-signed request already put there.
@@ -65,8 +66,9 @@ type UserEntity struct {
 	UpdatedAt     time.Time           `json:"updatedAt"`
 }
 
-// ErrNotFound means the entity does not exist for this caller (or is not shareable).
-var ErrNotFound = errors.New("user entity not found")
+// ErrNotFound means what was asked for does not exist: an entity of this caller (or a shareable
+// one), or an alert (Alert).
+var ErrNotFound = errors.New("not found")
 
 var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
 

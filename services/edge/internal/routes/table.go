@@ -217,7 +217,7 @@ var Table = []Route{
 	get("/networks/history/{chain}", TokenAnalytics, Standard, 1),
 	get("/networks/status", TokenAnalytics, Standard, 1),
 
-	// User labels and entities.
+	// User labels, entities and alerts.
 	get("/user/labels", UserLabels, Standard, 1),
 	method("POST", get("/user/labels", UserLabels, Standard, 1)),
 	method("DELETE", get("/user/labels", UserLabels, Standard, 1)),
@@ -229,6 +229,15 @@ var Table = []Route{
 	method("PUT", get("/user/entities/{id}", UserLabels, Standard, 1)),
 	method("DELETE", get("/user/entities/{id}", UserLabels, Standard, 1)),
 	method("PUT", get("/user/entities/only_add/{id}", UserLabels, Standard, 1)),
+	// Alerts, and their delivery methods (an extension of the mirrored API).
+	get("/user/alerts", UserLabels, Standard, 1),
+	method("POST", get("/user/alerts", UserLabels, Standard, 1)),
+	get("/user/alerts/{id}", UserLabels, Standard, 1),
+	method("PUT", get("/user/alerts/{id}", UserLabels, Standard, 1)),
+	method("DELETE", get("/user/alerts/{id}", UserLabels, Standard, 1)),
+	get("/user/alert_methods", UserLabels, Standard, 1),
+	method("POST", get("/user/alert_methods", UserLabels, Standard, 1)),
+	method("DELETE", get("/user/alert_methods/{id}", UserLabels, Standard, 1)),
 
 	// Transfer stream: 1 credit per delivered transfer, metered by stream-fanout itself.
 	{Method: "GET", Pattern: "/ws/transfers", Service: StreamFanout, Class: Standard, Credits: 1, Unit: PerRow, WebSocket: true},

@@ -119,6 +119,16 @@ func TestLabelCacheFollowsUserChanges(t *testing.T) {
 		t.Fatalf("alice's other address was asked again (%q, %d → %d)", got, asked, up.asked)
 	}
 
+	// An alert's change (KIND_ALERT) names no address and changes no label: it drops nothing.
+	alert := []eventbus.Message[*eventsv1.UserChange]{{Msg: &eventsv1.UserChange{UserId: "bob",
+		Kind: eventsv1.UserChange_KIND_ALERT, Op: eventsv1.UserChange_OP_DELETE, AlertId: 7}}}
+	if err := h(ctx, alert); err != nil {
+		t.Fatal(err)
+	}
+	if c.Len() != 3 {
+		t.Fatalf("an alert change dropped label entries: %d left, want 3", c.Len())
+	}
+
 	// A change naming no address drops all the caller's entries; redelivered, nothing more.
 	for range 2 {
 		if err := h(ctx, change("bob")); err != nil {

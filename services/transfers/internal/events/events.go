@@ -268,11 +268,13 @@ type Forgetter interface {
 
 // UserChanges makes the label cache drop what each change on user.changes.v1 makes stale: the
 // caller's entries of the addresses it names, or all the caller's entries when it names none.
-// Forgetting twice is forgetting once, so redelivery is harmless.
+// An alert's change (KIND_ALERT) names no address and changes no label: it is skipped, not read
+// as "all of the caller's entries". Forgetting twice is forgetting once, so redelivery is
+// harmless.
 func UserChanges(f Forgetter) eventbus.Handler[*eventsv1.UserChange] {
 	return func(ctx context.Context, batch []eventbus.Message[*eventsv1.UserChange]) error {
 		for _, m := range batch {
-			if m.Tombstone || m.Msg.GetUserId() == "" {
+			if m.Tombstone || m.Msg.GetUserId() == "" || m.Msg.GetKind() == eventsv1.UserChange_KIND_ALERT {
 				continue
 			}
 			keys := make([]string, 0, len(m.Msg.GetAddresses()))

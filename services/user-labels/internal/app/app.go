@@ -78,6 +78,8 @@ type Store interface {
 	// best matches first.
 	SearchLabels(ctx context.Context, user, query string, substrings bool, limit, offset int) ([]Label, error)
 	SearchEntities(ctx context.Context, user, query string, substrings bool, limit, offset int) ([]Entity, error)
+
+	AlertStore
 }
 
 // MaxIndexedLabels is the most labels a user may have for Lookup to keep an in-memory index of
@@ -94,6 +96,7 @@ type Service struct {
 	maxIndexed int
 	// maxLabels and maxEntities cap what one user may store.
 	maxLabels, maxEntities int
+	alerts                 alerts
 }
 
 // labelList is an encoded GET /user/labels answer.
@@ -169,7 +172,7 @@ func WithMaxIndexedLabels(n int) Option { return func(s *Service) { s.maxIndexed
 // New returns a service over store accepting the given chain types.
 func New(store Store, types ChainTypes, opts ...Option) *Service {
 	s := &Service{store: store, types: types, maxIndexed: MaxIndexedLabels,
-		maxLabels: DefaultMaxLabelsPerUser, maxEntities: DefaultMaxEntitiesPerUser}
+		maxLabels: DefaultMaxLabelsPerUser, maxEntities: DefaultMaxEntitiesPerUser, alerts: defaultAlerts()}
 	for _, o := range opts {
 		o(s)
 	}

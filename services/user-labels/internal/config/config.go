@@ -39,6 +39,12 @@ type Config struct {
 	MaxEntitiesPerUser int `env:"MAX_ENTITIES_PER_USER" envDefault:"10000"`
 	// OutboxRetention is how long sent change events stay in the outbox table.
 	OutboxRetention time.Duration `env:"OUTBOX_RETENTION" envDefault:"24h"`
+	// MaxAlerts caps the alerts (/user/alerts) one user may keep: each is matched against every
+	// transfer by the deliverer.
+	MaxAlerts int `env:"MAX_ALERTS" envDefault:"100"`
+	// AlertWebhookAllowHTTP accepts plain http:// webhook URLs besides https:// (a local stack's
+	// receivers); off in production.
+	AlertWebhookAllowHTTP bool `env:"ALERT_WEBHOOK_ALLOW_HTTP" envDefault:"false"`
 }
 
 // Validate checks the whole configuration.
@@ -65,6 +71,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxEntitiesPerUser <= 0 {
 		p.Addf("USERLABELS_MAX_ENTITIES_PER_USER must be positive")
+	}
+	if c.MaxAlerts <= 0 {
+		p.Addf("USERLABELS_MAX_ALERTS must be positive")
 	}
 	if c.OutboxRetention <= 0 {
 		p.Addf("USERLABELS_OUTBOX_RETENTION must be positive")

@@ -2,6 +2,7 @@ package http
 
 import (
 	"errors"
+	"math"
 	"net/url"
 	"slices"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/chainintel/chainintel/libs/httpx"
+	"github.com/chainintel/chainintel/libs/params"
 	"github.com/chainintel/chainintel/services/user-labels/internal/app"
 )
 
@@ -190,6 +192,68 @@ func FuzzDeleteLabelsQuery(f *testing.F) {
 			}
 			seen[r] = true
 			checkRef(t, r)
+		}
+	})
+}
+
+// The alert body decoder and the rules behind it refuse with a 400 or accept an alert whose
+// every value passes the stream filters' syntax again, within the limits.
+func FuzzDecodeAlert(f *testing.F) {
+	for _, s := range []string{
+		`{"name":"a","enabled":true,"base":null,"from":["0x28c6c06298d514db089934071355e5743bf21d60"],"alertMethodId":1}`,
+		`{"name":"a","enabled":false,"base":["binance"],"to":["!type:cex, deposit:okx"],"tokens":["usd-coin"],"chains":["ethereum"],"usdGte":1.5,"usdLte":2,"valueGte":0,"valueLte":null,"description":"d","alertMethodId":7}`,
+		`{"name":"a","enabled":true,"base":[],"usdGte":1e7,"alertMethodId":1}`,
+		`{"name":"a","enabled":true,"base":null,"usdGte":"5","alertMethodId":1}`,
+		`{"name":"","enabled":true,"base":null,"alertMethodId":1.5}`, `{"enabled":true}`, `{}`, `[]`, `null`,
+		`{"name":"a","enabled":true,"base":["!x"],"from":"a","alertMethodId":1}`, `{"name":"a","enabled":true,"base":null,"usdGte":1e999,"alertMethodId":1}`,
+	} {
+		f.Add([]byte(s))
+	}
+	svc := app.New(nil, fuzzTypes)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		b, err := decodeAlert(data)
+		if err != nil {
+			isBadRequest(t, err)
+			return
+		}
+		in, err := svc.ValidateAlert(b)
+		if err != nil {
+			isBadRequest(t, err)
+			return
+		}
+		if in.Name == "" {
+			t.Fatal("empty name passed validation")
+		}
+		checkText(t, "name", in.Name, app.MaxAlertNameRunes)
+		if in.Description != nil {
+			checkText(t, "description", *in.Description, app.MaxAlertDescriptionRunes)
+		}
+		for _, l := range []struct {
+			name     string
+			vals     []string
+			neg, pre bool
+		}{{"base", in.Base, false, false}, {"from", in.From, true, true}, {"to", in.To, true, true}} {
+			if len(l.vals) > app.MaxAlertValues {
+				t.Fatalf("%s: %d values passed", l.name, len(l.vals))
+			}
+			for _, v := range l.vals {
+				if _, err := params.ParseReference(l.name, v, l.neg, l.pre); err != nil || v == "" || strings.Contains(v, ",") {
+					t.Fatalf("%s value %q passed validation but does not parse again: %v", l.name, v, err)
+				}
+			}
+		}
+		if in.From == nil || in.To == nil || in.Tokens == nil {
+			t.Fatal("a nil list passed validation")
+		}
+		for _, bound := range [][2]*float64{{in.USDGte, in.USDLte}, {in.ValueGte, in.ValueLte}} {
+			for _, v := range bound {
+				if v != nil && (*v < 0 || math.IsInf(*v, 0) || math.IsNaN(*v)) {
+					t.Fatalf("bound %v passed validation", *v)
+				}
+			}
+			if bound[0] != nil && bound[1] != nil && *bound[0] > *bound[1] {
+				t.Fatalf("inverted bounds passed validation")
+			}
 		}
 	})
 }

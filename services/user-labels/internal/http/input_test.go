@@ -14,6 +14,7 @@ func TestInputClassesOnEveryRoute(t *testing.T) {
 	id := "8f0e2c55-1111-4222-8333-944455556666"
 	label := `{"name":"n","note":"","address":"` + a + `","chainType":"evm"}`
 	entity := `{"name":"e","note":"","addresses":{"evm":["` + a + `"]}}`
+	alert := `{"name":"n","enabled":true,"base":["` + a + `"],"alertMethodId":1}`
 	type route struct{ method, path, param, body string } // {p} is where param goes
 	routes := []route{
 		{"GET", "/user/labels", "", ""},
@@ -33,6 +34,16 @@ func TestInputClassesOnEveryRoute(t *testing.T) {
 		{"POST", "/internal/additions", "", `{"ids":["binance"]}`},
 		{"GET", "/internal/shared/entities/{p}", "id", ""},
 		{"GET", "/internal/additions/{p}", "id", ""},
+		{"GET", "/user/alerts", "", ""},
+		{"POST", "/user/alerts", "", alert},
+		{"GET", "/user/alerts/{p}", "id", ""},
+		{"PUT", "/user/alerts/{p}", "id", alert},
+		{"DELETE", "/user/alerts/{p}", "id", ""},
+		{"GET", "/user/alert_methods", "", ""},
+		{"POST", "/user/alert_methods", "", `{"url":"https://a.example.com"}`},
+		{"DELETE", "/user/alert_methods/{p}", "id", ""},
+		{"GET", "/internal/alerts", "", ""},
+		{"GET", "/internal/alerts/{p}", "id", ""},
 	}
 	valid := map[string]string{"label": a + ":evm", "id": id, "": ""}
 	type input struct{ name, path, body, want string }
@@ -53,6 +64,13 @@ func TestInputClassesOnEveryRoute(t *testing.T) {
 				ins = append(ins,
 					input{"body NUL", path, `[{"name":"a\u0000b","note":"","address":"` + a + `","chainType":"evm"}]`, `body[0].name must not contain a NUL character (\\u0000)`},
 					input{"body invalid UTF-8", path, "[" + label + `,{"name":"n","note":"` + "\xff" + `","address":"` + a + `","chainType":"evm"}]`, `body[1].note is not valid UTF-8`})
+			}
+		case "/user/alerts", "/user/alerts/{p}":
+			if rt.method == "POST" || rt.method == "PUT" {
+				path := strings.ReplaceAll(rt.path, "{p}", "1") // an alert id's form
+				ins = append(ins,
+					input{"body NUL", path, `{"name":"\u0000","enabled":true,"base":null,"alertMethodId":1}`, `name must not contain a NUL character (\\u0000)`},
+					input{"body invalid UTF-8", path, "{\"name\":\"x\",\"enabled\":true,\"base\":[\"\xff\"],\"alertMethodId\":1}", `base[0] is not valid UTF-8`})
 			}
 		case "/user/entities", "/user/entities/{p}":
 			if rt.method != "GET" && rt.method != "DELETE" {

@@ -69,6 +69,16 @@ func TestPostgresDownIsA503OnEveryRoute(t *testing.T) {
 		{"GET", "/internal/entities/" + id, ""},
 		{"GET", "/internal/shared/entities/" + id, ""},
 		{"GET", "/internal/additions/binance", ""},
+		{"GET", "/user/alerts", ""},
+		{"POST", "/user/alerts", `{"name":"n","enabled":true,"base":["binance"],"alertMethodId":1}`},
+		{"GET", "/user/alerts/1", ""},
+		{"PUT", "/user/alerts/1", `{"name":"n","enabled":true,"base":["binance"],"alertMethodId":1}`},
+		{"DELETE", "/user/alerts/1", ""},
+		{"GET", "/user/alert_methods", ""},
+		{"POST", "/user/alert_methods", `{"url":"https://a.example.com"}`},
+		{"DELETE", "/user/alert_methods/1", ""},
+		{"GET", "/internal/alerts", ""},
+		{"GET", "/internal/alerts/1", ""},
 	}
 	for name, pool := range map[string]*pgxpool.Pool{"unreachable": dead, "closed": closed} {
 		ev := outageEnv(pool)
@@ -79,6 +89,9 @@ func TestPostgresDownIsA503OnEveryRoute(t *testing.T) {
 					body = rt.body
 				}
 				r := ev.do(t, newUser(), rt.method, rt.path, body)
+				if strings.HasPrefix(rt.path, "/internal/alerts") {
+					r = ev.doService(t, rt.method, rt.path)
+				}
 				want := `{"error":"PostgreSQL is unavailable; retry later"}`
 				if r.Status != http.StatusServiceUnavailable || strings.TrimSpace(r.Body) != want || r.Header.Get("Retry-After") != "1" {
 					t.Fatalf("got %d Retry-After=%q %s, want 503 Retry-After=1 %s", r.Status, r.Header.Get("Retry-After"), r.Body, want)

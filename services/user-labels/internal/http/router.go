@@ -1,10 +1,11 @@
 // Package http is the user-labels service's HTTP layer: its public routes (reached through the
-// edge: /user/labels*, /user/entities*) and its /internal API for other services
-// (docs/contracts.md). Handlers decode and check the request shape, call app, and map its errors
+// edge: /user/labels*, /user/entities*, /user/alerts*, /user/alert_methods*) and its /internal
+// API for other services (docs/contracts.md). Handlers decode and check the request shape, call app, and map its errors
 // to the one error shape.
 //
 // Every route acts for the signed caller identity and refuses requests without one, except the
-// shareable entity lookup. Labels and entities belong to the identity's user.
+// shareable entity lookup and the alert feed (/internal/alerts*, signed for the service role).
+// Labels, entities, alerts and alert methods belong to the identity's user.
 package http
 
 import (
@@ -53,6 +54,8 @@ func Register(e *gin.Engine, svc *app.Service) {
 	in.GET("/additions/:id", httpx.RequireIdentity(), h.additions)
 	in.POST("/additions", httpx.RequireIdentity(), h.additionsOf)
 	in.GET("/search", httpx.RequireIdentity(), h.search)
+
+	registerAlerts(user, in, h)
 }
 
 type handlers struct{ svc *app.Service }
