@@ -230,3 +230,37 @@ func TestAlertOrphanedNotDelivered(t *testing.T) {
 		t.Fatalf("delivered %v, want %v", got, survivors)
 	}
 }
+
+// TestAlertInvalidMatchesNothing: an alert whose fields are no valid filter, or that names an
+// entity or type that does not exist, matches nothing and is counted; one naming an entity
+// the read model holds matches its addresses.
+func TestAlertInvalidMatchesNothing(t *testing.T) {
+	w := newWorld(t)
+	f := newFakeUserLabels(t)
+	exch := addr(70)
+	w.attribute(exch, "exch", "cex", "")
+	bad, good := newReceiver(t), newReceiver(t)
+	unknown := alertOn(1, "user-ki", "no-such", bad)
+	badBound := alertOn(2, "user-ki", exch, bad)
+	badBound.USDGte = "lots"
+	badType := alertOn(3, "user-ki", "type:zzz", bad)
+	f.put(unknown)
+	f.put(badBound)
+	f.put(badType)
+	f.put(alertOn(4, "user-ki", "exch", good))
+	r := w.startAlerts(f, nil)
+	r.waitAlerts(t, "invalid", 3)
+	r.waitAlerts(t, "active", 1)
+	tr := transferMsg(exch, addr(71), 5)
+	w.publish(tr)
+	w.waitHandled()
+	if hs := good.hooks(); len(hs) != 1 || !slices.Equal(hs[0].ids(t), []string{tr.Id}) {
+		t.Fatalf("the valid alert got %d POSTs", len(hs))
+	}
+	if n := len(bad.hooks()); n != 0 {
+		t.Fatalf("invalid alerts got %d POSTs", n)
+	}
+	if n, d := r.metricWith(t, "stream_alert_invalid_total", `reason="unknown_name"`), r.metricWith(t, "stream_alert_invalid_total", `reason="decode"`); n != 2 || d != 1 {
+		t.Fatalf("invalid alerts counted: unknown_name %v, decode %v", n, d)
+	}
+}

@@ -258,12 +258,14 @@ func (d *Deliverer) reload(ctx context.Context) bool {
 
 // put takes alert a as user-labels holds it now: compiled and matched when enabled and valid,
 // matching nothing otherwise. An alert unchanged since it was compiled is left as it is unless
-// force (its owner's entities changed) or its compile failed on user-labels.
+// force (its owner's entities changed), its compile failed on user-labels, or it was invalid
+// (what it names may exist now: an entity attributed since).
 func (d *Deliverer) put(ctx context.Context, a Alert, force bool) {
 	d.mu.Lock()
 	old := d.rules[a.ID]
 	d.mu.Unlock()
-	if !force && old != nil && !old.retry && reflect.DeepEqual(old.alert, a) {
+	same := old != nil && reflect.DeepEqual(old.alert, a)
+	if !force && same && !old.retry && old.state != stateInvalid {
 		return
 	}
 	r := &rule{alert: a, state: stateDisabled}
@@ -275,6 +277,9 @@ func (d *Deliverer) put(ctx context.Context, a Alert, force bool) {
 		switch {
 		case errors.As(err, &inv):
 			r.state = stateInvalid
+			if same && old.state == stateInvalid {
+				break // counted and logged when it was found invalid
+			}
 			d.m.invalid(ctx, inv.reason)
 			d.o.Log.Warn("an alert matches nothing: it is not a valid filter or names what does not exist for its owner",
 				"alert", a.ID, "owner", a.Owner, "reason", inv.reason, "error", inv.err)
