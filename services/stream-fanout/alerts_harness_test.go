@@ -198,7 +198,7 @@ func (w *world) alertsGroup() string { return "alerts-" + w.prefix }
 func (w *world) startAlerts(f *fakeUserLabels, tune func(*streamfanout.Config)) *replica {
 	w.t.Helper()
 	return w.start(func(c *streamfanout.Config) {
-		c.UserLabelsURL = f.srv.URL
+		c.UserLabelsURL, c.Alerts = f.srv.URL, "on"
 		c.AlertWebhookAllowPrivate = true
 		c.AlertsFromStart = true
 		c.AlertsGroup = w.alertsGroup()

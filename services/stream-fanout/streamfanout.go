@@ -69,21 +69,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		return err
 	}
 	served, _ := chains.NewSet(cfg.Chains)
-	table, def, _ := cfg.Tiers()
-	quotas := func(tier string) store.Limits {
-		t, ok := table.Get(tier)
-		if !ok {
-			return store.Limits{Hourly: def.Hourly, Monthly: def.Monthly}
-		}
-		return store.Limits{Hourly: t.StreamHourly, Monthly: t.StreamMonthly}
-	}
-	creditLimit := func(tier string) (int64, bool) {
-		t, ok := table.Get(tier)
-		if !ok {
-			return 0, false
-		}
-		return t.CreditLimit()
-	}
+	quotas, creditLimit := tierLimits(cfg)
 	labels, tokens, err := newClients(s, cfg)
 	if err != nil {
 		return err
@@ -139,6 +125,27 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	e := s.Engine()
 	svchttp.Register(e, hub)
 	return s.Run(ctx, e)
+}
+
+// tierLimits are the stream quotas and the credit limit of a tier, from the tier table (the
+// default quota for a tier it does not name). Validate read the table already.
+func tierLimits(cfg Config) (quotas func(tier string) store.Limits, creditLimit func(tier string) (int64, bool)) {
+	table, def, _ := cfg.Tiers()
+	quotas = func(tier string) store.Limits {
+		t, ok := table.Get(tier)
+		if !ok {
+			return store.Limits{Hourly: def.Hourly, Monthly: def.Monthly}
+		}
+		return store.Limits{Hourly: t.StreamHourly, Monthly: t.StreamMonthly}
+	}
+	creditLimit = func(tier string) (int64, bool) {
+		t, ok := table.Get(tier)
+		if !ok {
+			return 0, false
+		}
+		return t.CreditLimit()
+	}
+	return quotas, creditLimit
 }
 
 // startAlerts runs, when the configuration turns them on, the alerts' webhook delivery
