@@ -55,6 +55,11 @@ type Body struct {
 // or was given up on, so the batch's offsets are committed only then. It returns an error
 // (the batch is handled again) only when the replica stops before its deliveries end.
 func (d *Deliverer) Handle(ctx context.Context, batch []eventbus.Message[*eventsv1.Transfer]) error {
+	select {
+	case <-d.stopping:
+		return errInterrupted // a batch fetched while the replica stops is left to the next
+	default:
+	}
 	recs := make([]engine.Record, 0, len(batch))
 	for _, m := range batch {
 		if m.Tombstone {
