@@ -4,9 +4,12 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"net/netip"
 	"testing"
+
+	"github.com/chainintel/chainintel/services/stream-fanout/internal/filter"
 )
 
 // TestBlocked: the addresses a webhook may not connect to without AllowPrivate.
@@ -50,4 +53,31 @@ func TestRawOf(t *testing.T) {
 	if _, err := rawOf(Alert{USDLte: "abc"}); err == nil || err.Error() != `usdLte: must be a number or a decimal string, got "abc"` {
 		t.Fatalf("rawOf of a bad bound: %v", err)
 	}
+}
+
+// FuzzAlertFilter: whatever user-labels hands over as an alert, its filter is parsed or
+// refused with an error naming the field, never a panic.
+func FuzzAlertFilter(f *testing.F) {
+	for _, s := range []string{
+		`{"id":1,"from":["binance"],"usdGte":"1000"}`,
+		`{"id":2,"base":["0x28c6c06298d514db089934071355e5743bf21d60"],"tokens":["ethereum"],"chains":["ethereum"],"valueLte":"5"}`,
+		`{"id":3,"to":["!type:cex","deposit:binance"],"usdGte":"1e999"}`,
+		`{"id":4,"from":["6f1c2a1e-1d2b-4c3d-8e9f-0a1b2c3d4e5f"],"usdLte":"-1"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var a Alert
+		if json.Unmarshal(b, &a) != nil {
+			return
+		}
+		raw, err := rawOf(a)
+		if err == nil {
+			_, err = filter.Parse(raw, filter.Options{})
+		}
+		var fe *filter.Error
+		if err != nil && !errors.As(err, &fe) {
+			t.Fatalf("error %v is not a *filter.Error", err)
+		}
+	})
 }
