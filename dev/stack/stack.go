@@ -415,6 +415,8 @@ func (p platform) addPipelines(us *unitSet) {
 	sc.Base, sc.Kafka, sc.Redis, sc.Chains = p.base, p.kafka, p.rds, p.o.Chains
 	sc.UserLabelsURL, sc.TokenAnalyticsURL = p.url("user-labels"), p.url("token-analytics")
 	sc.TiersFile = p.o.TiersFile // the edge's table: streams and REST enforce the same tiers
+	// A local stack's webhooks are on this machine or its network (STREAM_ALERT_WEBHOOK_ALLOW_PRIVATE).
+	sc.AlertWebhookAllowPrivate = true
 	us.add("stream-fanout", sc,
 		func(ctx context.Context) error { return streamfanout.Migrate(ctx, sc, nil) },
 		func(ctx context.Context, d service.Deps) error { return streamfanout.Run(ctx, sc, d) })

@@ -135,6 +135,7 @@ func (w *world) start(tune func(*streamfanout.Config)) *replica {
 	cfg.Redis = service.Redis{URL: w.redis}
 	cfg.RedisPrefix = w.prefix
 	cfg.UserLabelsURL = ""
+	cfg.Alerts = "off" // on in the alerts' tests only (startAlerts): others' fake user-labels lack its routes
 	cfg.TokenAnalyticsURL = ""
 	cfg.TiersFile = w.tiersFile()
 	if tune != nil {

@@ -11,11 +11,13 @@ import (
 	"time"
 
 	"github.com/chainintel/chainintel/libs/chains"
+	"github.com/chainintel/chainintel/libs/eventbus"
 	"github.com/chainintel/chainintel/libs/lifecycle"
 	"github.com/chainintel/chainintel/libs/redisx"
 	"github.com/chainintel/chainintel/libs/service"
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
 	"github.com/chainintel/chainintel/services/edge/keyevents"
+	"github.com/chainintel/chainintel/services/stream-fanout/internal/alerts"
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/config"
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/engine"
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/feed"
@@ -24,6 +26,7 @@ import (
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/store"
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/ws"
 	taclient "github.com/chainintel/chainintel/services/token-analytics/client"
+	ulclient "github.com/chainintel/chainintel/services/user-labels/client"
 	"github.com/redis/go-redis/v9"
 	"github.com/segmentio/kafka-go"
 	"google.golang.org/protobuf/proto"
@@ -67,21 +70,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		return err
 	}
 	served, _ := chains.NewSet(cfg.Chains)
-	table, def, _ := cfg.Tiers()
-	quotas := func(tier string) store.Limits {
-		t, ok := table.Get(tier)
-		if !ok {
-			return store.Limits{Hourly: def.Hourly, Monthly: def.Monthly}
-		}
-		return store.Limits{Hourly: t.StreamHourly, Monthly: t.StreamMonthly}
-	}
-	creditLimit := func(tier string) (int64, bool) {
-		t, ok := table.Get(tier)
-		if !ok {
-			return 0, false
-		}
-		return t.CreditLimit()
-	}
+	quotas, creditLimit := tierLimits(cfg)
 	labels, tokens, err := newClients(s, cfg)
 	if err != nil {
 		return err
@@ -113,11 +102,17 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		}
 		return nil
 	})
-	p := &ws.Pipeline{Engine: eng, Hub: hub, Transfers: transfers, Log: s.Log, Ready: func() { loaded.Store(true) },
+	ready, readyOnce := make(chan struct{}), sync.Once{}
+	p := &ws.Pipeline{Engine: eng, Hub: hub, Transfers: transfers, Log: s.Log,
+		Ready:        func() { loaded.Store(true); readyOnce.Do(func() { close(ready) }) },
 		Attributions: topic(eventsv1.TopicAttributions), Reorgs: topic(eventsv1.TopicReorgs), Orphans: orphaned}
 	s.Add(lifecycle.Part{Name: "fanout", Run: p.Run, Stop: p.Stop})
+	deliverer, err := startAlerts(s, cfg, alerts.Options{Labels: labels, Engine: eng, Orphans: orphaned, Meter: meter, Served: served, Ready: ready})
+	if err != nil {
+		return err
+	}
 	s.Add(lifecycle.Part{Name: "user changes", Run: func(ctx context.Context) error {
-		return followUserChanges(ctx, topic(eventsv1.TopicUserChanges), hub, s.Log)
+		return followUserChanges(ctx, topic(eventsv1.TopicUserChanges), hub, deliverer, s.Log)
 	}})
 
 	channel := cfg.KeyInvalidateChannel
@@ -131,6 +126,64 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	e := s.Engine()
 	svchttp.Register(e, hub)
 	return s.Run(ctx, e)
+}
+
+// tierLimits are the stream quotas and the credit limit of a tier, from the tier table (the
+// default quota for a tier it does not name). Validate read the table already.
+func tierLimits(cfg Config) (quotas func(tier string) store.Limits, creditLimit func(tier string) (int64, bool)) {
+	table, def, _ := cfg.Tiers()
+	quotas = func(tier string) store.Limits {
+		t, ok := table.Get(tier)
+		if !ok {
+			return store.Limits{Hourly: def.Hourly, Monthly: def.Monthly}
+		}
+		return store.Limits{Hourly: t.StreamHourly, Monthly: t.StreamMonthly}
+	}
+	creditLimit = func(tier string) (int64, bool) {
+		t, ok := table.Get(tier)
+		if !ok {
+			return 0, false
+		}
+		return t.CreditLimit()
+	}
+	return quotas, creditLimit
+}
+
+// startAlerts runs, when the configuration turns them on, the alerts' webhook delivery
+// (internal/alerts) as two parts of s: the alerts read from user-labels and kept current, and,
+// once they are loaded, the consumer group handing this replica its share of
+// chain.transfers.v1 to match against them. nil when off.
+func startAlerts(s *service.Service, cfg Config, o alerts.Options) (*alerts.Deliverer, error) {
+	if !cfg.AlertsOn() {
+		return nil, nil
+	}
+	src, err := ulclient.New(cfg.UserLabelsURL, s.Signer, s.Tel.TracerProvider)
+	if err != nil {
+		return nil, fmt.Errorf("STREAM_USER_LABELS_URL: %w", err)
+	}
+	o.Source, o.Reload, o.RetryWindow, o.AllowPrivate = src, cfg.AlertsReload, cfg.AlertRetryWindow, cfg.AlertWebhookAllowPrivate
+	o.Metrics, o.Log = s.Tel.Meter(), s.Log
+	d, err := alerts.New(o)
+	if err != nil {
+		return nil, err
+	}
+	k, dlq := s.KafkaSecurity(), s.Publisher()
+	// Added before the alerts' part, so it is stopped after it: a batch whose deliveries the
+	// stop interrupts is left uncommitted.
+	s.Add(lifecycle.Part{Name: "alerts consumer", Run: func(ctx context.Context) error {
+		select {
+		case <-d.Loaded():
+		case <-ctx.Done():
+			return nil
+		}
+		co := eventbus.ConsumerOptions{Brokers: cfg.Kafka.Brokers, Security: k, Group: cfg.AlertsGroup, Topic: eventsv1.TopicTransfers,
+			StartAtEnd: !cfg.AlertsFromStart, Logger: s.Log, TracerProvider: s.Tel.TracerProvider, MeterProvider: s.Tel.MeterProvider,
+			Propagator: s.Tel.Propagator, DLQ: dlq}
+		d.Consumer(&co)
+		return eventbus.NewConsumer(co, func() *eventsv1.Transfer { return &eventsv1.Transfer{} }, d.Handle).Run(ctx)
+	}})
+	s.Add(lifecycle.Part{Name: "alerts", Run: d.Run})
+	return d, nil
 }
 
 // newEngine returns the matching engine and the orphaned blocks it skips the transfers of,
@@ -270,11 +323,14 @@ func kafkaTopics(s *service.Service, k service.Kafka, metrics *ws.Metrics) func(
 // not wait on user-labels). Every replica reads every change
 // from the end: its cache holds nothing older, and its filters were built from user-labels'
 // answers of then.
-func followUserChanges(ctx context.Context, t feed.Topic, hub *ws.Hub, log *slog.Logger) error {
+func followUserChanges(ctx context.Context, t feed.Topic, hub *ws.Hub, deliverer *alerts.Deliverer, log *slog.Logger) error {
 	apply := func(m kafka.Message) {
 		user := string(m.Key)
 		var ch eventsv1.UserChange
 		err := proto.Unmarshal(m.Value, &ch)
+		if err == nil && deliverer != nil {
+			deliverer.UserChanged(user, &ch)
+		}
 		if err == nil && ch.GetKind() == eventsv1.UserChange_KIND_ALERT {
 			return // an alert's change: no label, entity or filter of the caller's streams moved
 		}

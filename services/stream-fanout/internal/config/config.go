@@ -83,6 +83,27 @@ type Config struct {
 	// KeyInvalidateChannel is the edge's key invalidation channel (empty: the edge's,
 	// keyevents.DefaultChannel): a key it names has its open connections closed.
 	KeyInvalidateChannel string `env:"KEY_INVALIDATE_CHANNEL"`
+	// Alerts turns the alerts' webhook delivery on or off (on, off; empty: on when
+	// USER_LABELS_URL is set): the callers' /user/alerts rules, read from user-labels, matched
+	// against chain.transfers.v1 and POSTed to their webhooks (docs/stream-fanout.md, "Alerts").
+	Alerts string `env:"ALERTS"`
+	// AlertsGroup is the consumer group the replicas share chain.transfers.v1's partitions in
+	// for the alerts: each transfer is matched against the alerts by one replica.
+	AlertsGroup string `env:"ALERTS_GROUP" envDefault:"stream-fanout-alerts"`
+	// AlertsFromStart has a group that has committed nothing yet read the topic from its first
+	// kept record rather than its end (tests: a deployment would deliver every transfer
+	// retention keeps).
+	AlertsFromStart bool `env:"ALERTS_FROM_START" envDefault:"false"`
+	// AlertsReload is how often every alert is read again from user-labels (changes arrive on
+	// user.changes.v1 between reloads).
+	AlertsReload time.Duration `env:"ALERTS_RELOAD" envDefault:"5m"`
+	// AlertRetryWindow bounds how long one webhook delivery is retried, backing off, before it is
+	// given up (and the batch's offsets committed without it).
+	AlertRetryWindow time.Duration `env:"ALERT_RETRY_WINDOW" envDefault:"2m"`
+	// AlertWebhookAllowPrivate lets webhooks reach loopback, private, link-local, unspecified and
+	// multicast addresses (the local stack and tests; never a shared deployment: a caller's URL
+	// would reach the cluster's own services).
+	AlertWebhookAllowPrivate bool `env:"ALERT_WEBHOOK_ALLOW_PRIVATE" envDefault:"false"`
 	// NaiveMatcher checks every filter for every transfer instead of using the indexes: the
 	// baseline `make bench` compares the engine with. Never set it in a deployment.
 	NaiveMatcher bool `env:"NAIVE_MATCHER" envDefault:"false"`
@@ -152,7 +173,28 @@ func (c Config) Validate() error {
 		}
 	}
 	c.checkSizes(&p)
+	c.checkAlerts(&p)
 	return p.Err()
+}
+
+// AlertsOn reports whether the alerts' webhook delivery runs.
+func (c Config) AlertsOn() bool {
+	return c.Alerts == "on" || c.Alerts == "" && c.UserLabelsURL != ""
+}
+
+// checkAlerts checks the alerts' settings.
+func (c Config) checkAlerts(p *config.Problems) {
+	switch c.Alerts {
+	case "", "on", "off":
+	default:
+		p.Addf("STREAM_ALERTS must be on, off or empty (on when STREAM_USER_LABELS_URL is set), not %q", c.Alerts)
+	}
+	if c.Alerts == "on" && c.UserLabelsURL == "" {
+		p.Addf("STREAM_ALERTS=on needs STREAM_USER_LABELS_URL: the alerts are read from user-labels")
+	}
+	if c.AlertsOn() && (c.AlertsGroup == "" || c.AlertsReload <= 0 || c.AlertRetryWindow <= 0) {
+		p.Addf("STREAM_ALERTS_GROUP must not be empty and STREAM_ALERTS_RELOAD and STREAM_ALERT_RETRY_WINDOW must be positive")
+	}
 }
 
 // checkSizes checks the queue, replay, per-key and message bounds.

@@ -1,6 +1,7 @@
 package config_test
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -76,6 +77,49 @@ func TestGuardLimitsChecked(t *testing.T) {
 			want := "STREAM_MAX_SESSION_FILTER_BYTES, STREAM_MESSAGE_BURST and STREAM_MESSAGE_RATE must be positive (STREAM_MESSAGE_RATE finite)"
 			if err == nil || !strings.Contains(err.Error(), want) {
 				t.Fatalf("%s=%s: %v, want %q", set[0], set[1], err, want)
+			}
+		})
+	}
+}
+
+// TestAlertsSwitch: the alerts run by default (user-labels' URL has one), not with that URL
+// set empty or with STREAM_ALERTS=off; a value other than on or off, and on without
+// user-labels, are refused.
+func TestAlertsSwitch(t *testing.T) {
+	t.Setenv("STREAM_INTERNAL_SECRET", "config-test-secret-0123456789abcdef")
+	t.Setenv("STREAM_KAFKA_BROKERS", "127.0.0.1:9092")
+	t.Setenv("STREAM_REDIS_URL", "redis://127.0.0.1:6379/0")
+	const unset = "(unset)"
+	for _, c := range []struct {
+		alerts, labels string
+		on             bool
+		refused        string
+	}{
+		{unset, unset, true, ""},
+		{unset, "", false, ""},
+		{"off", unset, false, ""},
+		{"on", "", false, "STREAM_ALERTS=on needs STREAM_USER_LABELS_URL"},
+		{"yes", unset, false, `STREAM_ALERTS must be on, off or empty (on when STREAM_USER_LABELS_URL is set), not "yes"`},
+	} {
+		t.Run(c.alerts+"/"+c.labels, func(t *testing.T) {
+			for name, v := range map[string]string{"STREAM_ALERTS": c.alerts, "STREAM_USER_LABELS_URL": c.labels} {
+				t.Setenv(name, v)
+				if v == unset {
+					_ = os.Unsetenv(name) // t.Setenv restores it after the test
+				}
+			}
+			cfg, err := config.Load()
+			if err == nil {
+				err = cfg.Validate()
+			}
+			if c.refused != "" {
+				if err == nil || !strings.Contains(err.Error(), c.refused) {
+					t.Fatalf("error %v, want %q", err, c.refused)
+				}
+				return
+			}
+			if err != nil || cfg.AlertsOn() != c.on || cfg.AlertsGroup != "stream-fanout-alerts" {
+				t.Fatalf("on %v (want %v), group %q, error %v", cfg.AlertsOn(), c.on, cfg.AlertsGroup, err)
 			}
 		})
 	}

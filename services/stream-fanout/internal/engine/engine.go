@@ -348,29 +348,45 @@ func (e *Engine) Process(r Record) {
 		}
 		return
 	}
-	t := &e.cur
-	rd = e.visit(e.ix.lists[idxAddr][t.from.addr], &r, rd)
-	rd = e.visit(e.ix.lists[idxAddr][t.to.addr], &r, rd)
+	lists := e.ix.candidates(&e.cur)
+	for _, l := range lists {
+		rd = e.visit(l, &r, rd)
+	}
+}
+
+// maxLists is the most lists of an index a transfer looks at: its two addresses, for each side
+// its entity, entity type, deposit service and deposit service as an entity, its token's
+// address and pricing id, and the usdGte list.
+const maxLists = 13
+
+// candidates are the lists of ix holding the filters t may match, in the order they are tried
+// (nil for a list ix does not have).
+func (ix *index) candidates(t *txn) (out [maxLists][]*Filter) {
+	out[0], out[1] = ix.lists[idxAddr][t.from.addr], ix.lists[idxAddr][t.to.addr]
+	n := 2
 	for _, sd := range [2]*side{&t.from, &t.to} {
 		if sd.at == nil {
 			continue
 		}
 		if sd.at.Entity != nil {
-			rd = e.visit(e.ix.lists[idxEnt][sd.at.Entity.ID], &r, rd)
-			rd = e.visit(e.ix.lists[idxType][sd.at.Entity.Type], &r, rd)
+			out[n], out[n+1] = ix.lists[idxEnt][sd.at.Entity.ID], ix.lists[idxType][sd.at.Entity.Type]
+			n += 2
 		}
 		if sd.at.DepositServiceID != "" {
-			rd = e.visit(e.ix.lists[idxDep][sd.at.DepositServiceID], &r, rd)
-			rd = e.visit(e.ix.lists[idxEnt][sd.at.DepositServiceID], &r, rd)
+			out[n], out[n+1] = ix.lists[idxDep][sd.at.DepositServiceID], ix.lists[idxEnt][sd.at.DepositServiceID]
+			n += 2
 		}
 	}
 	if t.token != "" {
-		rd = e.visit(e.ix.lists[idxTok][t.token], &r, rd)
+		out[n] = ix.lists[idxTok][t.token]
+		n++
 	}
 	if t.tokenID != "" {
-		rd = e.visit(e.ix.lists[idxTok][t.tokenID], &r, rd)
+		out[n] = ix.lists[idxTok][t.tokenID]
+		n++
 	}
-	rd = e.visit(e.ix.usd, &r, rd)
+	out[n] = ix.usd
+	return out
 }
 
 // visit tries the filters of a list up to the first whose usdGte the transfer's value is below

@@ -310,3 +310,7 @@ func labelledJSON(t *render.Transfer, b Book) []byte {
 	j, _ := json.Marshal(out)
 	return j
 }
+
+// LabelledTransfer is r's Transfer JSON as a caller with book b is sent it on the stream: with
+// the caller's labels and entities on its addresses (the alerts' webhooks render with it).
+func LabelledTransfer(r *engine.Rendered, b Book) []byte { return transferWith(r, b) }

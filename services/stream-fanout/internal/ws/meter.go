@@ -228,3 +228,12 @@ func (m *Meter) Instrument(mt metric.Meter) error {
 		}))
 	return err
 }
+
+// Add counts n transfers delivered at at to id on route, outside any connection: what the
+// alerts' webhooks delivered (their owner's identity has no key; the caller names one that
+// keeps each alert's count apart).
+func (m *Meter) Add(id Identity, route string, n int64, at time.Time) {
+	e := m.acquire(id, route)
+	e.add(n, at)
+	m.release(e)
+}

@@ -1,0 +1,266 @@
+package streamfanout_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
+	streamfanout "github.com/chainintel/chainintel/services/stream-fanout"
+	"github.com/chainintel/chainintel/services/stream-fanout/internal/alerts"
+)
+
+// TestAlertDelivered: a transfer matching an alert is POSTed to its webhook once, signed, with
+// the Transfer exactly as the stream sends it to the alert's owner (their label on it), and
+// charged one credit to the owner; a transfer matching no alert is not POSTed.
+func TestAlertDelivered(t *testing.T) {
+	w := newWorld(t)
+	f := newFakeUserLabels(t)
+	rc := newReceiver(t)
+	from, to := addr(1), addr(2)
+	f.labels["user-ka"] = []map[string]string{{"name": "my cold wallet", "address": to, "chainType": "evm"}}
+	f.put(alertOn(7, "user-ka", from, rc))
+	r := w.startAlerts(f, nil)
+	r.waitAlerts(t, "active", 1)
+	// The stream's rendering of the same transfer for the same caller, to compare with.
+	c := w.dial(r, ident("ka"), "")
+	c.subscribe(map[string]any{"from": []string{from}})
+	miss, hit := transferMsg(addr(3), to, 5), transferMsg(from, to, 5)
+	w.publish(miss, hit)
+	_, _, streamed := c.transfer()
+	var frame struct {
+		Payload struct {
+			Transfer json.RawMessage `json:"transfer"`
+		} `json:"payload"`
+	}
+	if err := json.Unmarshal(streamed.raw, &frame); err != nil {
+		t.Fatal(err)
+	}
+	h := rc.wait(1)[0]
+	id := h.header.Get(alerts.HeaderDelivery)
+	want := fmt.Sprintf(`{"alertId":7,"alertName":"alert 7","deliveryId":%q,"transfers":[%s]}`, id, frame.Payload.Transfer)
+	equalJSON(t, h.body, []byte(want))
+	if !strings.Contains(string(h.body), `"my cold wallet"`) {
+		t.Fatalf("the owner's label is not on the transfer: %s", h.body)
+	}
+	ts, err := strconv.ParseInt(h.header.Get(alerts.HeaderTimestamp), 10, 64)
+	if err != nil || id == "" || h.header.Get("Content-Type") != "application/json" {
+		t.Fatalf("headers %v", h.header)
+	}
+	if got := h.header.Get(alerts.HeaderSignature); got != alerts.Sign("secret-7", ts, h.body) {
+		t.Fatalf("signature %s, want %s", got, alerts.Sign("secret-7", ts, h.body))
+	}
+	// A later match is the next POST: neither the first again nor the transfer that matched nothing.
+	next := transferMsg(from, addr(4), 6)
+	w.publish(next)
+	hs := rc.wait(2)
+	w.waitHandled()
+	if hs = rc.hooks(); len(hs) != 2 || !slices.Equal(hs[1].ids(t), []string{next.Id}) || !slices.Equal(hs[0].ids(t), []string{hit.Id}) {
+		t.Fatalf("POSTs %d, second carrying %v", len(hs), hs[len(hs)-1].ids(t))
+	}
+	if got := w.usageCredits("user-ka", alerts.Route, 2); got != 2 {
+		t.Fatalf("credits charged %d, want 2", got)
+	}
+}
+
+// TestAlertRetriedThenCommitted: a webhook answering 500 is sent the same delivery (same id,
+// same body) again, and the batch's offsets are committed only once it took it.
+func TestAlertRetriedThenCommitted(t *testing.T) {
+	w := newWorld(t)
+	f := newFakeUserLabels(t)
+	rc := newReceiver(t, 500)
+	from := addr(10)
+	f.put(alertOn(1, "user-kr", from, rc))
+	r := w.startAlerts(f, nil)
+	r.waitAlerts(t, "active", 1)
+	tr := transferMsg(from, addr(11), 5)
+	w.publish(tr)
+	first := rc.wait(1)[0]
+	committed, ends := w.committed()
+	for p, end := range ends {
+		if end > 0 && committed[p] >= end {
+			t.Fatalf("partition %d committed to %d before the webhook took the delivery", p, committed[p])
+		}
+	}
+	hs := rc.wait(2)
+	w.waitHandled()
+	if hs[0].header.Get(alerts.HeaderDelivery) != hs[1].header.Get(alerts.HeaderDelivery) || string(hs[0].body) != string(hs[1].body) {
+		t.Fatalf("the retry is not the same delivery:\n%s %s\n%s %s", first.header.Get(alerts.HeaderDelivery), first.body,
+			hs[1].header.Get(alerts.HeaderDelivery), hs[1].body)
+	}
+	if n := len(rc.hooks()); n != 2 {
+		t.Fatalf("POSTs %d, want 2", n)
+	}
+	if n := r.metricWith(t, "stream_alert_deliveries_total", `outcome="delivered"`); n != 1 {
+		t.Fatalf("deliveries delivered %v, want 1", n)
+	}
+}
+
+// TestAlertRefusedGivenUp: a webhook answering 400 is not asked again: the delivery is given
+// up at once (counted with its reason) and the batch committed.
+func TestAlertRefusedGivenUp(t *testing.T) {
+	w := newWorld(t)
+	f := newFakeUserLabels(t)
+	rc := newReceiver(t, 400, 400, 400)
+	from := addr(20)
+	f.put(alertOn(1, "user-kg", from, rc))
+	r := w.startAlerts(f, nil)
+	r.waitAlerts(t, "active", 1)
+	w.publish(transferMsg(from, addr(21), 5))
+	w.waitHandled()
+	if n := len(rc.hooks()); n != 1 {
+		t.Fatalf("POSTs %d, want 1", n)
+	}
+	if n := r.metricWith(t, "stream_alert_deliveries_total", `outcome="given_up"`, `reason="status_4xx"`); n != 1 {
+		t.Fatalf("deliveries given up for a 4xx %v, want 1", n)
+	}
+}
+
+// TestAlertLoopbackRefused: without STREAM_ALERT_WEBHOOK_ALLOW_PRIVATE a webhook on a loopback
+// address is never connected to: the delivery is given up as refused_address.
+func TestAlertLoopbackRefused(t *testing.T) {
+	w := newWorld(t)
+	f := newFakeUserLabels(t)
+	rc := newReceiver(t)
+	from := addr(30)
+	f.put(alertOn(1, "user-kl", from, rc))
+	r := w.startAlerts(f, func(c *streamfanout.Config) { c.AlertWebhookAllowPrivate = false })
+	r.waitAlerts(t, "active", 1)
+	w.publish(transferMsg(from, addr(31), 5))
+	w.waitHandled()
+	if n := len(rc.hooks()); n != 0 {
+		t.Fatalf("the loopback webhook got %d POSTs", n)
+	}
+	if n := r.metricWith(t, "stream_alert_deliveries_total", `outcome="given_up"`, `reason="refused_address"`); n != 1 {
+		t.Fatalf("deliveries refused %v, want 1", n)
+	}
+}
+
+// TestAlertDisabledThenDeleted: an alert disabled, then one deleted, as user-labels announces
+// on user.changes.v1, is delivered nothing more; the others go on.
+func TestAlertDisabledThenDeleted(t *testing.T) {
+	w := newWorld(t)
+	f := newFakeUserLabels(t)
+	ra, rb, rc := newReceiver(t), newReceiver(t), newReceiver(t)
+	from := addr(40)
+	a, b := alertOn(1, "user-kd", from, ra), alertOn(2, "user-kd", from, rb)
+	f.put(a)
+	f.put(b)
+	f.put(alertOn(3, "user-ke", from, rc))
+	r := w.startAlerts(f, nil)
+	r.waitAlerts(t, "active", 3)
+	w.publish(transferMsg(from, addr(41), 5))
+	ra.wait(1)
+	rb.wait(1)
+	rc.wait(1)
+
+	a.Enabled = false
+	f.put(a)
+	w.announceAlert("user-kd", 1, eventsv1.UserChange_OP_UPSERT)
+	r.waitAlerts(t, "disabled", 1)
+	w.publish(transferMsg(from, addr(42), 5))
+	rb.wait(2)
+	w.waitHandled()
+	if n := len(ra.hooks()); n != 1 {
+		t.Fatalf("the disabled alert got %d POSTs, want the 1 before", n)
+	}
+
+	f.remove(2)
+	w.announceAlert("user-kd", 2, eventsv1.UserChange_OP_DELETE)
+	r.waitAlerts(t, "active", 1)
+	w.publish(transferMsg(from, addr(43), 5))
+	rc.wait(3)
+	w.waitHandled()
+	if n := len(rb.hooks()); n != 2 {
+		t.Fatalf("the deleted alert got %d POSTs, want the 2 before", n)
+	}
+}
+
+// TestAlertRestartDoesNotRedeliver: a replica started again in the same group goes on after
+// what the one before committed: a batch the webhook took is not sent again.
+func TestAlertRestartDoesNotRedeliver(t *testing.T) {
+	w := newWorld(t)
+	f := newFakeUserLabels(t)
+	rc := newReceiver(t)
+	from := addr(50)
+	f.put(alertOn(1, "user-ks", from, rc))
+	r := w.startAlerts(f, nil)
+	r.waitAlerts(t, "active", 1)
+	first := transferMsg(from, addr(51), 5)
+	w.publish(first)
+	rc.wait(1)
+	w.waitHandled()
+	r.stop()
+
+	r = w.startAlerts(f, nil)
+	r.waitAlerts(t, "active", 1)
+	second := transferMsg(from, addr(52), 5)
+	w.publish(second)
+	rc.wait(2)
+	w.waitHandled()
+	hs := rc.hooks()
+	if len(hs) != 2 || !slices.Equal(hs[0].ids(t), []string{first.Id}) || !slices.Equal(hs[1].ids(t), []string{second.Id}) {
+		t.Fatalf("POSTs %d, last carrying %v; want the first then the second transfer once each", len(hs), hs[len(hs)-1].ids(t))
+	}
+}
+
+// TestAlertOrphanedNotDelivered: a transfer of a block a reorg orphaned, known before it is
+// matched, is not delivered; the others of the batch are.
+func TestAlertOrphanedNotDelivered(t *testing.T) {
+	w := newWorld(t)
+	f := newFakeUserLabels(t)
+	rc := newReceiver(t)
+	from := addr(60)
+	orphan := blockHash(60)
+	f.put(alertOn(1, "user-ko", from, rc))
+	w.reorg([]string{orphan}, nil)
+	r := w.startAlerts(f, nil)
+	r.waitAlerts(t, "active", 1)
+	all, survivors := awayWithOrphans(from, orphan)
+	w.publish(all...)
+	w.waitHandled()
+	var got []string
+	for _, h := range rc.hooks() {
+		got = append(got, h.ids(t)...)
+	}
+	if !slices.Equal(got, survivors) {
+		t.Fatalf("delivered %v, want %v", got, survivors)
+	}
+}
+
+// TestAlertInvalidMatchesNothing: an alert whose fields are no valid filter, or that names an
+// entity or type that does not exist, matches nothing and is counted; one naming an entity
+// the read model holds matches its addresses.
+func TestAlertInvalidMatchesNothing(t *testing.T) {
+	w := newWorld(t)
+	f := newFakeUserLabels(t)
+	exch := addr(70)
+	w.attribute(exch, "exch", "cex", "")
+	bad, good := newReceiver(t), newReceiver(t)
+	unknown := alertOn(1, "user-ki", "no-such", bad)
+	badBound := alertOn(2, "user-ki", exch, bad)
+	badBound.USDGte = "lots"
+	badType := alertOn(3, "user-ki", "type:zzz", bad)
+	f.put(unknown)
+	f.put(badBound)
+	f.put(badType)
+	f.put(alertOn(4, "user-ki", "exch", good))
+	r := w.startAlerts(f, nil)
+	r.waitAlerts(t, "invalid", 3)
+	r.waitAlerts(t, "active", 1)
+	tr := transferMsg(exch, addr(71), 5)
+	w.publish(tr)
+	w.waitHandled()
+	if hs := good.hooks(); len(hs) != 1 || !slices.Equal(hs[0].ids(t), []string{tr.Id}) {
+		t.Fatalf("the valid alert got %d POSTs", len(hs))
+	}
+	if n := len(bad.hooks()); n != 0 {
+		t.Fatalf("invalid alerts got %d POSTs", n)
+	}
+	if n, d := r.metricWith(t, "stream_alert_invalid_total", `reason="unknown_name"`), r.metricWith(t, "stream_alert_invalid_total", `reason="decode"`); n != 2 || d != 1 {
+		t.Fatalf("invalid alerts counted: unknown_name %v, decode %v", n, d)
+	}
+}

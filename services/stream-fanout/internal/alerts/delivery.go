@@ -1,0 +1,219 @@
+package alerts
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/chainintel/chainintel/libs/eventbus"
+	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
+	"github.com/chainintel/chainintel/services/stream-fanout/internal/engine"
+	"github.com/chainintel/chainintel/services/stream-fanout/internal/render"
+	"github.com/chainintel/chainintel/services/stream-fanout/internal/ws"
+)
+
+// Bounds of a batch's deliveries.
+const (
+	// maxPerPost is the most transfers one POST carries: an alert matching more in a batch is
+	// sent several POSTs, each a delivery of its own.
+	maxPerPost = 100
+	// parallel is how many deliveries of a batch are sent at once: a slow webhook holds one
+	// of them, not the others.
+	parallel = 32
+	// firstRetry and maxRetryWait are the backoff between a delivery's attempts.
+	firstRetry   = 500 * time.Millisecond
+	maxRetryWait = 30 * time.Second
+)
+
+// errInterrupted is a batch whose deliveries were cut by the replica stopping: it is not
+// committed, so the group reads it again (the receiver dedupes on the delivery id).
+var errInterrupted = errors.New("deliveries interrupted by a stop; the batch is read again")
+
+// delivery is one POST owed to one alert: up to maxPerPost of the transfers it matched, in the
+// order of their partition.
+type delivery struct {
+	r  *rule
+	rs []*engine.Rendered
+}
+
+// Body is the JSON a webhook is POSTed.
+type Body struct {
+	AlertID    int64             `json:"alertId"`
+	AlertName  string            `json:"alertName"`
+	DeliveryID string            `json:"deliveryId"`
+	Transfers  []json.RawMessage `json:"transfers"`
+}
+
+// Handle is the consumer's handler for a batch of chain.transfers.v1: it matches the batch
+// against the active alerts and delivers every match, returning once each delivery succeeded
+// or was given up on, so the batch's offsets are committed only then. It returns an error
+// (the batch is handled again) only when the replica stops before its deliveries end.
+func (d *Deliverer) Handle(ctx context.Context, batch []eventbus.Message[*eventsv1.Transfer]) error {
+	select {
+	case <-d.stopping:
+		return errInterrupted // a batch fetched while the replica stops is left to the next
+	default:
+	}
+	recs := make([]engine.Record, 0, len(batch))
+	for _, m := range batch {
+		if m.Tombstone {
+			continue
+		}
+		if err := render.Normalize(m.Msg); err != nil {
+			d.o.Log.Warn("alerts: skipping malformed transfer", "partition", m.Partition, "offset", m.Offset, "error", err)
+			continue
+		}
+		recs = append(recs, engine.Record{Part: m.Partition, Off: m.Offset, Time: m.Time, Msg: m.Msg})
+	}
+	if len(recs) == 0 {
+		return nil
+	}
+	d.settle(ctx, recs)
+	var matches []engine.Match
+	if !d.o.Engine.Do(ctx, func() { matches = d.o.Engine.MatchSet(d.set, recs) }) {
+		return ctx.Err()
+	}
+	return d.deliverAll(ctx, d.deliveries(matches))
+}
+
+// settle has the reorgs written before recs applied when one of them is of a block marked
+// orphaned, so the engine decides on it without waiting (as a resume's catch-up does).
+func (d *Deliverer) settle(ctx context.Context, recs []engine.Record) {
+	o := d.o.Orphans
+	if o == nil || o.Len() == 0 {
+		return
+	}
+	upTo := map[int]int64{}
+	for _, r := range recs {
+		upTo[r.Part] = max(upTo[r.Part], r.Off+1)
+	}
+	for _, r := range recs {
+		if o.Orphaned(r.Msg.GetChain(), r.Msg.GetBlockHash()) {
+			o.Settle(ctx, upTo)
+			return
+		}
+	}
+}
+
+// deliveries groups matches by alert, in order, in POSTs of at most maxPerPost transfers; an
+// alert no longer active (disabled or deleted since) gets none.
+func (d *Deliverer) deliveries(matches []engine.Match) []*delivery {
+	byAlert := map[int64][]*engine.Rendered{}
+	var order []int64
+	for _, m := range matches {
+		for _, id := range m.IDs {
+			n, _ := strconv.ParseInt(id, 10, 64)
+			if _, ok := byAlert[n]; !ok {
+				order = append(order, n)
+			}
+			byAlert[n] = append(byAlert[n], m.R)
+		}
+	}
+	var out []*delivery
+	for _, id := range order {
+		r := d.active(id)
+		if r == nil {
+			continue
+		}
+		rs := byAlert[id]
+		for len(rs) > 0 {
+			n := min(len(rs), maxPerPost)
+			out = append(out, &delivery{r: r, rs: rs[:n]})
+			rs = rs[n:]
+		}
+	}
+	return out
+}
+
+// deliverAll sends every delivery, parallel at most at once; errInterrupted when the replica
+// stopped before some ended.
+func (d *Deliverer) deliverAll(ctx context.Context, ds []*delivery) error {
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, parallel)
+	var mu sync.Mutex
+	interrupted := 0
+	for _, dl := range ds {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if !d.deliver(ctx, dl) {
+				mu.Lock()
+				interrupted++
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if interrupted > 0 {
+		return fmt.Errorf("%d of %d: %w", interrupted, len(ds), errInterrupted)
+	}
+	return nil
+}
+
+// deliveryID is the id of a delivery: the same for the same alert and transfers (the same
+// records), so a batch read again after a stop is sent under the ids it was sent under before.
+func deliveryID(alert int64, rs []*engine.Rendered) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%d", alert)
+	for _, r := range rs {
+		fmt.Fprintf(h, "\n%d:%d", r.Part, r.Off)
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+// body renders a delivery's JSON: each transfer as the stream sends it to the alert's owner.
+func (d *Deliverer) body(ctx context.Context, dl *delivery, id string) []byte {
+	book := d.books.get(ctx, dl.r.alert)
+	b := Body{AlertID: dl.r.alert.ID, AlertName: dl.r.alert.Name, DeliveryID: id, Transfers: make([]json.RawMessage, len(dl.rs))}
+	for i, r := range dl.rs {
+		b.Transfers[i] = ws.LabelledTransfer(r, book)
+	}
+	out, _ := json.Marshal(b) // strings, numbers and rendered JSON always encode
+	return out
+}
+
+// deliver POSTs dl until the webhook takes it, the failure is one a retry cannot fix, or the
+// retry window passes (each counted with its outcome); false when the replica stops first.
+func (d *Deliverer) deliver(ctx context.Context, dl *delivery) bool {
+	a := dl.r.alert
+	id := deliveryID(a.ID, dl.rs)
+	body := d.body(ctx, dl, id)
+	deadline := d.now().Add(d.o.RetryWindow)
+	wait := firstRetry
+	for n := 1; ; n++ {
+		at := d.post(ctx, a.Method.URL, a.Method.Secret, id, body)
+		d.m.attempt(ctx, at)
+		if at.ok {
+			if d.o.Meter != nil {
+				d.o.Meter.Add(ownerIdentity(a), Route, int64(len(dl.rs)), d.now())
+			}
+			d.m.delivered(ctx, len(dl.rs))
+			return true
+		}
+		reason := at.reason
+		if at.retry && d.now().Add(wait).After(deadline) {
+			reason = "retries_exhausted"
+		}
+		if reason != "" {
+			d.m.givenUp(ctx, reason, len(dl.rs))
+			d.o.Log.Warn("alert delivery given up", "alert", a.ID, "owner", a.Owner, "delivery", id, "transfers", len(dl.rs),
+				"attempts", n, "reason", reason, "error", at.err)
+			return true
+		}
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return false
+		case <-d.stopping:
+			return false
+		}
+		wait = min(2*wait, maxRetryWait)
+	}
+}
