@@ -264,3 +264,39 @@ func TestAlertInvalidMatchesNothing(t *testing.T) {
 		t.Fatalf("invalid alerts counted: unknown_name %v, decode %v", n, d)
 	}
 }
+
+// TestAlertHourlyLimit: an owner's alerts deliver at most STREAM_ALERT_MAX_PER_HOUR transfers
+// an hour, counted in Redis for every replica and alert of theirs; the rest of the hour's
+// matches are given up (hourly_limit) and not charged; another owner has a quota of its own.
+func TestAlertHourlyLimit(t *testing.T) {
+	w := newWorld(t)
+	f := newFakeUserLabels(t)
+	ra, rb, rc := newReceiver(t), newReceiver(t), newReceiver(t)
+	from := addr(90)
+	f.put(alertOn(1, "user-kh", from, ra))
+	f.put(alertOn(2, "user-kh", from, rb))
+	f.put(alertOn(3, "user-ko", from, rc))
+	r := w.startAlerts(f, func(c *streamfanout.Config) { c.AlertMaxPerHour = 3 })
+	r.waitAlerts(t, "active", 3)
+	w.publish(transferMsg(from, addr(91), 5), transferMsg(from, addr(92), 5))
+	w.waitHandled()
+	w.publish(transferMsg(from, addr(93), 5), transferMsg(from, addr(94), 5))
+	w.waitHandled()
+	count := func(rc *receiver) int {
+		n := 0
+		for _, h := range rc.hooks() {
+			var b struct{ Transfers []json.RawMessage }
+			if err := json.Unmarshal(h.body, &b); err != nil {
+				t.Fatal(err)
+			}
+			n += len(b.Transfers)
+		}
+		return n
+	}
+	if a, b, o := count(ra), count(rb), count(rc); a+b != 3 || o != 3 {
+		t.Fatalf("user-kh's alerts got %d and %d transfers (want 3 in all), user-ko's %d (want 3)", a, b, o)
+	}
+	if n := r.metricWith(t, "stream_alert_transfers_total", `outcome="given_up"`, `reason="hourly_limit"`); n != 6 {
+		t.Fatalf("transfers given up for the hourly limit %v, want 6 (user-kh's 8 matches less 3, user-ko's 4 less 3)", n)
+	}
+}

@@ -107,7 +107,8 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		Ready:        func() { loaded.Store(true); readyOnce.Do(func() { close(ready) }) },
 		Attributions: topic(eventsv1.TopicAttributions), Reorgs: topic(eventsv1.TopicReorgs), Orphans: orphaned}
 	s.Add(lifecycle.Part{Name: "fanout", Run: p.Run, Stop: p.Stop})
-	deliverer, err := startAlerts(s, cfg, alerts.Options{Labels: labels, Engine: eng, Orphans: orphaned, Meter: meter, Served: served, Ready: ready})
+	deliverer, err := startAlerts(s, cfg, alerts.Options{Labels: labels, Engine: eng, Orphans: orphaned, Meter: meter, Served: served, Ready: ready,
+		Quota: store.NewAlertQuota(rdb, cfg.RedisPrefix, cfg.AlertMaxPerHour)})
 	if err != nil {
 		return err
 	}

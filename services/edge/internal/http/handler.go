@@ -139,12 +139,18 @@ func NewHandler(o Options) (http.Handler, error) {
 	// Anything the table does not match: a 405 naming the allowed methods when the path is
 	// known under another method, else a 404.
 	mux.Handle("/", methodNotAllowed(mux))
-	fixed := fixedPaths(o.Routes)
+	return front(mux, fixedPaths(o.Routes), o.ClientWriteTimeout), nil
+}
+
+// front is the edge's handler before routing: the client's write deadline renewed, the path
+// made canonical, internal paths, malformed queries, bodies over the limit and fixed paths
+// under another method refused, then mux.
+func front(mux *http.ServeMux, fixed map[string][]string, writeIdle time.Duration) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if o.ClientWriteTimeout > 0 {
+		if writeIdle > 0 {
 			// A keep-alive connection keeps the deadline of its previous call: refusals written
 			// before a route's own (writeDeadlines) must not find it passed.
-			_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(o.ClientWriteTimeout))
+			_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(writeIdle))
 		}
 		// Route on the canonical path and forward exactly it (CanonicalPath): what the route table
 		// authorised is what the service serves.
@@ -186,7 +192,7 @@ func NewHandler(o Options) (http.Handler, error) {
 			return
 		}
 		mux.ServeHTTP(w, r)
-	}), nil
+	})
 }
 
 // authenticate verifies the API-Key header as the route requires and puts the identity in the

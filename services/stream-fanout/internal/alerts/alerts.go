@@ -52,10 +52,20 @@ type Options struct {
 	// Ready is closed once the engine's read model and the orphaned blocks are loaded: no alert
 	// is compiled before (its names would be checked against a partial read model).
 	Ready <-chan struct{}
+	// Quota bounds the transfers each owner's alerts deliver in an hour (nil: unbounded).
+	Quota Quota
 	// Metrics is where the deliverer's instruments are created (nil: none).
 	Metrics metric.Meter
 	Log     *slog.Logger
 	Now     func() time.Time
+}
+
+// Quota counts the transfers an owner's alerts deliver per hour (store.AlertQuota).
+type Quota interface {
+	// Take counts up to n of owner's hour at at and returns how many may be delivered.
+	Take(ctx context.Context, owner string, at time.Time, n int64) (int64, error)
+	// Return gives back n taken and not delivered.
+	Return(ctx context.Context, owner string, at time.Time, n int64) error
 }
 
 // Deliverer holds the alerts, matches transfers against them and delivers the matches. Run keeps
@@ -78,6 +88,11 @@ type Deliverer struct {
 	changed map[int64]struct{}
 	owners  map[string]struct{}
 	wake    chan struct{}
+
+	// limited are the owners told (logged) they reached the hour's quota, and the hour.
+	limitedMu   sync.Mutex
+	limited     map[string]bool
+	limitedHour time.Time
 }
 
 // New returns a deliverer; Run starts keeping its alerts.

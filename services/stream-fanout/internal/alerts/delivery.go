@@ -183,6 +183,10 @@ func (d *Deliverer) body(ctx context.Context, dl *delivery, id string) []byte {
 // retry window passes (each counted with its outcome); false when the replica stops first.
 func (d *Deliverer) deliver(ctx context.Context, dl *delivery) bool {
 	a := dl.r.alert
+	hour := d.now()
+	if dl = d.admit(ctx, dl, hour); len(dl.rs) == 0 {
+		return true
+	}
 	id := deliveryID(a.ID, dl.rs)
 	body := d.body(ctx, dl, id)
 	deadline := d.now().Add(d.o.RetryWindow)
@@ -202,6 +206,7 @@ func (d *Deliverer) deliver(ctx context.Context, dl *delivery) bool {
 			reason = "retries_exhausted"
 		}
 		if reason != "" {
+			d.giveBack(ctx, a.Owner, hour, len(dl.rs))
 			d.m.givenUp(ctx, reason, len(dl.rs))
 			d.o.Log.Warn("alert delivery given up", "alert", a.ID, "owner", a.Owner, "delivery", id, "transfers", len(dl.rs),
 				"attempts", n, "reason", reason, "error", at.err)
@@ -210,10 +215,70 @@ func (d *Deliverer) deliver(ctx context.Context, dl *delivery) bool {
 		select {
 		case <-time.After(wait):
 		case <-ctx.Done():
+			d.giveBackStopping(ctx, a.Owner, hour, len(dl.rs))
 			return false
 		case <-d.stopping:
+			d.giveBackStopping(ctx, a.Owner, hour, len(dl.rs))
 			return false
 		}
 		wait = min(2*wait, maxRetryWait)
 	}
+}
+
+// admit takes dl's transfers from its owner's hourly quota: what does not fit is given up
+// (hourly_limit; the owner logged once an hour), and the rest is delivered. Without a quota,
+// or while Redis cannot count (logged), everything is.
+func (d *Deliverer) admit(ctx context.Context, dl *delivery, at time.Time) *delivery {
+	q := d.o.Quota
+	if q == nil {
+		return dl
+	}
+	a := dl.r.alert
+	n, err := q.Take(ctx, a.Owner, at, int64(len(dl.rs)))
+	if err != nil {
+		d.o.Log.Warn("alert quota not counted; delivering", "alert", a.ID, "owner", a.Owner, "error", err)
+		return dl
+	}
+	if int(n) == len(dl.rs) {
+		return dl
+	}
+	d.m.givenUp(ctx, "hourly_limit", len(dl.rs)-int(n))
+	if d.firstLimited(a.Owner, at) {
+		d.o.Log.Warn("an owner's alerts reached the hourly limit; their further matches this hour are given up",
+			"owner", a.Owner, "alert", a.ID)
+	}
+	return &delivery{r: dl.r, rs: dl.rs[:n]}
+}
+
+// giveBack returns n transfers of owner's hour taken by admit and not delivered.
+func (d *Deliverer) giveBack(ctx context.Context, owner string, at time.Time, n int) {
+	if d.o.Quota == nil {
+		return
+	}
+	if err := d.o.Quota.Return(ctx, owner, at, int64(n)); err != nil {
+		d.o.Log.Warn("alert quota not given back", "owner", owner, "error", err)
+	}
+}
+
+// giveBackStopping is giveBack for a delivery the replica's stop interrupts: the batch is read
+// again, and taken again then. ctx may be done already, so the return gets its own 2 s.
+func (d *Deliverer) giveBackStopping(ctx context.Context, owner string, at time.Time, n int) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	defer cancel()
+	d.giveBack(rctx, owner, at, n)
+}
+
+// firstLimited reports whether owner reaching the quota of at's hour is news.
+func (d *Deliverer) firstLimited(owner string, at time.Time) bool {
+	hour := at.UTC().Truncate(time.Hour)
+	d.limitedMu.Lock()
+	defer d.limitedMu.Unlock()
+	if !hour.Equal(d.limitedHour) {
+		d.limited, d.limitedHour = map[string]bool{}, hour
+	}
+	if d.limited[owner] {
+		return false
+	}
+	d.limited[owner] = true
+	return true
 }
