@@ -369,7 +369,9 @@ func withoutUpgrade(next http.Handler) http.Handler {
 // before routing, but a chunked one is only measured as it is read, and a service whose route
 // takes no body never reads it, so without this it would be forwarded in part and answered 200.
 // It runs innermost, after authentication and the rate limit, so only callers the edge admits
-// make it hold up to 1 MiB (TestChunkedBodyOverTheLimit).
+// make it hold up to 1 MiB (TestChunkedBodyOverTheLimit). The edge's chain reads bodies earlier
+// (ReadBody, bounded in time, before the metering and the slots); this keeps a handler built
+// without it from forwarding a partial body.
 func wholeBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength < 0 {
