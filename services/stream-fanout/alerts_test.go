@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
 	streamfanout "github.com/chainintel/chainintel/services/stream-fanout"
@@ -298,5 +299,49 @@ func TestAlertHourlyLimit(t *testing.T) {
 	}
 	if n := r.metricWith(t, "stream_alert_transfers_total", `outcome="given_up"`, `reason="hourly_limit"`); n != 6 {
 		t.Fatalf("transfers given up for the hourly limit %v, want 6 (user-kh's 8 matches less 3, user-ko's 4 less 3)", n)
+	}
+}
+
+// TestAlertFailingWebhookDoesNotStallOthers: one owner's many alerts on a webhook that keeps
+// failing hold at most 4 senders and one retry window: another owner's delivery of the same
+// batch goes through, the failing webhook's deliveries are given up when the window ends (the
+// ones not started by then without a POST), and the webhook is then suspended, so the next
+// batch's matches for it are given up at once while the other owner's are delivered.
+func TestAlertFailingWebhookDoesNotStallOthers(t *testing.T) {
+	w := newWorld(t)
+	f := newFakeUserLabels(t)
+	bad, good := newReceiver(t, 500, 500, 500, 500, 500, 500, 500, 500, 500, 500, 500, 500, 500, 500, 500, 500, 500, 500, 500, 500,
+		500, 500, 500, 500, 500, 500, 500, 500, 500, 500, 500, 500, 500, 500, 500, 500, 500, 500, 500, 500), newReceiver(t)
+	from := addr(100)
+	for id := int64(1); id <= 10; id++ {
+		a := alertOn(id, "user-kf", from, bad)
+		a.Method.ID = 1 // one webhook for all ten
+		f.put(a)
+	}
+	f.put(alertOn(11, "user-kg2", from, good))
+	r := w.startAlerts(f, func(c *streamfanout.Config) { c.AlertRetryWindow = 2 * time.Second })
+	r.waitAlerts(t, "active", 11)
+	w.publish(transferMsg(from, addr(101), 5))
+	w.waitHandled()
+	if n := len(good.hooks()); n != 1 {
+		t.Fatalf("the other owner's webhook got %d POSTs, want 1", n)
+	}
+	failed := len(bad.hooks())
+	given := r.metricWith(t, "stream_alert_deliveries_total", `outcome="given_up"`, `reason="retries_exhausted"`) +
+		r.metricWith(t, "stream_alert_deliveries_total", `outcome="given_up"`, `reason="window_passed"`) +
+		r.metricWith(t, "stream_alert_deliveries_total", `outcome="given_up"`, `reason="webhook_suspended"`)
+	if given != 10 {
+		t.Fatalf("failing webhook: %v deliveries given up, want 10 (%d POSTs)", given, failed)
+	}
+	w.publish(transferMsg(from, addr(102), 5))
+	w.waitHandled()
+	if n := len(good.hooks()); n != 2 {
+		t.Fatalf("the other owner's webhook got %d POSTs, want 2", n)
+	}
+	if n := len(bad.hooks()); n != failed {
+		t.Fatalf("the suspended webhook got %d more POSTs", n-failed)
+	}
+	if n := r.metricWith(t, "stream_alert_deliveries_total", `outcome="given_up"`, `reason="webhook_suspended"`); n < 10 {
+		t.Fatalf("deliveries given up as suspended %v, want at least the second batch's 10", n)
 	}
 }

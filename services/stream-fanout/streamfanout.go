@@ -163,6 +163,7 @@ func startAlerts(s *service.Service, cfg Config, o alerts.Options) (*alerts.Deli
 		return nil, fmt.Errorf("STREAM_USER_LABELS_URL: %w", err)
 	}
 	o.Source, o.Reload, o.RetryWindow, o.AllowPrivate = src, cfg.AlertsReload, cfg.AlertRetryWindow, cfg.AlertWebhookAllowPrivate
+	o.Cooldown = cfg.AlertWebhookCooldown
 	o.Metrics, o.Log = s.Tel.Meter(), s.Log
 	d, err := alerts.New(o)
 	if err != nil {

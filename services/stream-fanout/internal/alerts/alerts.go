@@ -43,9 +43,10 @@ type Options struct {
 	Orphans *orphans.Set
 	Meter   *ws.Meter
 	Served  *chains.Set
-	// Reload is how often every alert is read again; RetryWindow how long one delivery is
-	// retried before it is given up.
-	Reload, RetryWindow time.Duration
+	// Reload is how often every alert is read again; RetryWindow how long a batch's deliveries
+	// are retried before they are given up; Cooldown how long a webhook is not POSTed to after
+	// one of its deliveries was given up (default 5 minutes).
+	Reload, RetryWindow, Cooldown time.Duration
 	// AllowPrivate lets webhooks connect to loopback, private, link-local, unspecified and
 	// multicast addresses.
 	AllowPrivate bool
@@ -93,6 +94,10 @@ type Deliverer struct {
 	limitedMu   sync.Mutex
 	limited     map[string]bool
 	limitedHour time.Time
+
+	// suspendedUntil holds the webhooks (by method id) not POSTed to until then.
+	suspendMu      sync.Mutex
+	suspendedUntil map[int64]time.Time
 }
 
 // New returns a deliverer; Run starts keeping its alerts.
@@ -103,7 +108,10 @@ func New(o Options) (*Deliverer, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	d := &Deliverer{o: o, comp: compiler{labels: o.Labels, eng: o.Engine, served: o.Served}, set: engine.NewSet(),
+	if o.Cooldown <= 0 {
+		o.Cooldown = 5 * time.Minute
+	}
+	d := &Deliverer{suspendedUntil: map[int64]time.Time{}, o: o, comp: compiler{labels: o.Labels, eng: o.Engine, served: o.Served}, set: engine.NewSet(),
 		http: newWebhookClient(o.AllowPrivate), books: newBooks(o.Labels, o.Log), loaded: make(chan struct{}),
 		stopping: make(chan struct{}), rules: map[int64]*rule{}, changed: map[int64]struct{}{}, owners: map[string]struct{}{},
 		wake: make(chan struct{}, 1)}

@@ -23,9 +23,10 @@ const (
 	// maxPerPost is the most transfers one POST carries: an alert matching more in a batch is
 	// sent several POSTs, each a delivery of its own.
 	maxPerPost = 100
-	// parallel is how many deliveries of a batch are sent at once: a slow webhook holds one
-	// of them, not the others.
-	parallel = 32
+	// parallel is how many deliveries of a batch are sent at once, and perMethod how many of
+	// them to one webhook: a slow webhook holds perMethod of them, not the others.
+	parallel  = 32
+	perMethod = 4
 	// firstRetry and maxRetryWait are the backoff between a delivery's attempts.
 	firstRetry   = 500 * time.Millisecond
 	maxRetryWait = 30 * time.Second
@@ -131,19 +132,32 @@ func (d *Deliverer) deliveries(matches []engine.Match) []*delivery {
 	return out
 }
 
-// deliverAll sends every delivery, parallel at most at once; errInterrupted when the replica
-// stopped before some ended.
+// deliverAll sends every delivery of a batch, at most parallel at once and perMethod to one
+// webhook, owners taking turns (fair), all within one window: the batch's retries end, and a
+// delivery not started is given up (window_passed), RetryWindow after the batch began, so a
+// batch ends within the window and a POST whatever its webhooks do. errInterrupted when the
+// replica stopped before some ended.
 func (d *Deliverer) deliverAll(ctx context.Context, ds []*delivery) error {
+	deadline := d.now().Add(d.o.RetryWindow)
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, parallel)
+	methods := map[int64]chan struct{}{}
 	var mu sync.Mutex
 	interrupted := 0
-	for _, dl := range ds {
-		sem <- struct{}{}
+	for _, dl := range fairOrder(ds) {
+		m := methods[dl.r.alert.Method.ID]
+		if m == nil {
+			m = make(chan struct{}, perMethod)
+			methods[dl.r.alert.Method.ID] = m
+		}
 		wg.Add(1)
 		go func() {
-			defer func() { <-sem; wg.Done() }()
-			if !d.deliver(ctx, dl) {
+			defer wg.Done()
+			m <- struct{}{}
+			defer func() { <-m }()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			if !d.deliver(ctx, dl, deadline) {
 				mu.Lock()
 				interrupted++
 				mu.Unlock()
@@ -155,6 +169,30 @@ func (d *Deliverer) deliverAll(ctx context.Context, ds []*delivery) error {
 		return fmt.Errorf("%d of %d: %w", interrupted, len(ds), errInterrupted)
 	}
 	return nil
+}
+
+// fairOrder interleaves ds by owner (each owner's first delivery, then each one's second, ...),
+// keeping each owner's own order, so the senders are not all taken by one owner's many alerts.
+func fairOrder(ds []*delivery) []*delivery {
+	byOwner := map[string][]*delivery{}
+	var owners []string
+	for _, dl := range ds {
+		o := dl.r.alert.Owner
+		if _, ok := byOwner[o]; !ok {
+			owners = append(owners, o)
+		}
+		byOwner[o] = append(byOwner[o], dl)
+	}
+	out := make([]*delivery, 0, len(ds))
+	for len(out) < len(ds) {
+		for _, o := range owners {
+			if q := byOwner[o]; len(q) > 0 {
+				out = append(out, q[0])
+				byOwner[o] = q[1:]
+			}
+		}
+	}
+	return out
 }
 
 // deliveryID is the id of a delivery: the same for the same alert and transfers (the same
@@ -180,16 +218,24 @@ func (d *Deliverer) body(ctx context.Context, dl *delivery, id string) []byte {
 }
 
 // deliver POSTs dl until the webhook takes it, the failure is one a retry cannot fix, or the
-// retry window passes (each counted with its outcome); false when the replica stops first.
-func (d *Deliverer) deliver(ctx context.Context, dl *delivery) bool {
+// batch's window (deadline) passes (each counted with its outcome); false when the replica
+// stops first. A webhook suspended after a failure is not POSTed to (webhook_suspended).
+func (d *Deliverer) deliver(ctx context.Context, dl *delivery, deadline time.Time) bool {
 	a := dl.r.alert
+	if d.now().After(deadline) {
+		d.m.givenUp(ctx, "window_passed", len(dl.rs))
+		return true
+	}
+	if d.suspended(a.Method.ID) {
+		d.m.givenUp(ctx, "webhook_suspended", len(dl.rs))
+		return true
+	}
 	hour := d.now()
 	if dl = d.admit(ctx, dl, hour); len(dl.rs) == 0 {
 		return true
 	}
 	id := deliveryID(a.ID, dl.rs)
 	body := d.body(ctx, dl, id)
-	deadline := d.now().Add(d.o.RetryWindow)
 	wait := firstRetry
 	for n := 1; ; n++ {
 		at := d.post(ctx, a.Method.URL, a.Method.Secret, id, body)
@@ -206,10 +252,11 @@ func (d *Deliverer) deliver(ctx context.Context, dl *delivery) bool {
 			reason = "retries_exhausted"
 		}
 		if reason != "" {
+			d.suspend(a.Method.ID)
 			d.giveBack(ctx, a.Owner, hour, len(dl.rs))
 			d.m.givenUp(ctx, reason, len(dl.rs))
-			d.o.Log.Warn("alert delivery given up", "alert", a.ID, "owner", a.Owner, "delivery", id, "transfers", len(dl.rs),
-				"attempts", n, "reason", reason, "error", at.err)
+			d.o.Log.Warn("alert delivery given up; its webhook is suspended for a while", "alert", a.ID, "owner", a.Owner,
+				"delivery", id, "transfers", len(dl.rs), "attempts", n, "reason", reason, "suspended_for", d.cooldown(), "error", at.err)
 			return true
 		}
 		select {
@@ -224,6 +271,29 @@ func (d *Deliverer) deliver(ctx context.Context, dl *delivery) bool {
 		wait = min(2*wait, maxRetryWait)
 	}
 }
+
+// suspend stops POSTs to method for the cooldown: a webhook that failed a delivery for good
+// (refused it, or failed through the window) would otherwise take every later batch's window
+// too, and be sent every later match for nothing.
+func (d *Deliverer) suspend(method int64) {
+	d.suspendMu.Lock()
+	defer d.suspendMu.Unlock()
+	d.suspendedUntil[method] = d.now().Add(d.cooldown())
+}
+
+// suspended reports whether method is in its cooldown (and forgets it once past).
+func (d *Deliverer) suspended(method int64) bool {
+	d.suspendMu.Lock()
+	defer d.suspendMu.Unlock()
+	until, ok := d.suspendedUntil[method]
+	if ok && !d.now().Before(until) {
+		delete(d.suspendedUntil, method)
+		return false
+	}
+	return ok
+}
+
+func (d *Deliverer) cooldown() time.Duration { return d.o.Cooldown }
 
 // admit takes dl's transfers from its owner's hourly quota: what does not fit is given up
 // (hourly_limit; the owner logged once an hour), and the rest is delivered. Without a quota,

@@ -100,6 +100,9 @@ type Config struct {
 	// AlertRetryWindow bounds how long one webhook delivery is retried, backing off, before it is
 	// given up (and the batch's offsets committed without it).
 	AlertRetryWindow time.Duration `env:"ALERT_RETRY_WINDOW" envDefault:"2m"`
+	// AlertWebhookCooldown is how long a webhook is not POSTed to after one of its deliveries
+	// was given up (its matches meanwhile given up as webhook_suspended).
+	AlertWebhookCooldown time.Duration `env:"ALERT_WEBHOOK_COOLDOWN" envDefault:"5m"`
 	// AlertMaxPerHour is the most transfers a user's alerts deliver in a UTC hour, all its
 	// alerts and every replica together (as the stream's hourly quota bounds a key's stream);
 	// the rest of the hour's matches are given up (hourly_limit).
@@ -196,8 +199,8 @@ func (c Config) checkAlerts(p *config.Problems) {
 	if c.Alerts == "on" && c.UserLabelsURL == "" {
 		p.Addf("STREAM_ALERTS=on needs STREAM_USER_LABELS_URL: the alerts are read from user-labels")
 	}
-	if c.AlertsOn() && (c.AlertsGroup == "" || c.AlertsReload <= 0 || c.AlertRetryWindow <= 0 || c.AlertMaxPerHour <= 0) {
-		p.Addf("STREAM_ALERTS_GROUP must not be empty and STREAM_ALERTS_RELOAD, STREAM_ALERT_RETRY_WINDOW and STREAM_ALERT_MAX_PER_HOUR must be positive")
+	if c.AlertsOn() && (c.AlertsGroup == "" || c.AlertsReload <= 0 || c.AlertRetryWindow <= 0 || c.AlertMaxPerHour <= 0 || c.AlertWebhookCooldown <= 0) {
+		p.Addf("STREAM_ALERTS_GROUP must not be empty and STREAM_ALERTS_RELOAD, STREAM_ALERT_RETRY_WINDOW, STREAM_ALERT_MAX_PER_HOUR and STREAM_ALERT_WEBHOOK_COOLDOWN must be positive")
 	}
 }
 
