@@ -1,13 +1,22 @@
 package alerts
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"io"
+	"math"
+	"net/http"
+	"net/http/httptest"
 	"net/netip"
+	"os"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/filter"
 )
@@ -95,6 +104,103 @@ func TestSign(t *testing.T) {
 	if got, want := Sign("s", 1700000000, body), "sha256="+hex.EncodeToString(m.Sum(nil)); got != want {
 		t.Fatalf("Sign = %s, want %s", got, want)
 	}
+}
+
+// The receiver's code of docs/stream-fanout.md ("Alerts (webhooks)"), copied as it is there
+// (TestVerifyAsDocumented checks the copy is the page's, byte for byte):
+
+// verify reports whether a webhook POST is chainintel's. secret is the method's secret as
+// POST /user/alert_methods showed it (64 hex characters), used as is: not hex-decoded.
+func verify(secret string, r *http.Request, body []byte) bool {
+	ts, err := strconv.ParseInt(r.Header.Get("X-Chainintel-Timestamp"), 10, 64)
+	if err != nil || math.Abs(time.Since(time.Unix(ts, 0)).Seconds()) > 300 {
+		return false
+	}
+	m := hmac.New(sha256.New, []byte(secret)) // the 64 characters' bytes are the key
+	m.Write([]byte(r.Header.Get("X-Chainintel-Timestamp") + "." + string(body)))
+	want := "sha256=" + hex.EncodeToString(m.Sum(nil))
+	return hmac.Equal([]byte(want), []byte(r.Header.Get("X-Chainintel-Signature")))
+}
+
+// received is what TestVerifyAsDocumented's receiver saw of one POST.
+type received struct {
+	verified, hexDecoded, tampered bool
+	header                         string
+	body                           Body
+}
+
+// TestVerifyAsDocumented: a POST as the deliverer sends it, with a secret shaped as user-labels
+// makes them, verifies with the docs' code and the secret's characters as the key; the key
+// hex-decoded and a body changed do not; the signed body carries the delivery id. The docs'
+// code is the copy above, so the page cannot drift from what is sent.
+func TestVerifyAsDocumented(t *testing.T) {
+	const secret = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+	seen := make(chan received, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		decoded, _ := hex.DecodeString(secret)
+		g := received{verified: verify(secret, r, body), hexDecoded: verify(string(decoded), r, body),
+			tampered: verify(secret, r, append(body[:len(body):len(body)], ' ')), header: r.Header.Get(HeaderDelivery)}
+		if err := json.Unmarshal(body, &g.body); err != nil {
+			t.Errorf("the body: %v", err)
+		}
+		seen <- g
+	}))
+	defer srv.Close()
+	d := &Deliverer{o: Options{Now: time.Now}, http: newWebhookClient(true)}
+	sent := Body{AlertID: 7, AlertName: "whale watch", DeliveryID: "3f1c2a1e1d2b4c3d8e9f0a1b2c3d4e5f",
+		Transfers: []json.RawMessage{json.RawMessage(`{"txHash":"0x01"}`)}}
+	body, err := json.Marshal(sent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if at := d.post(context.Background(), srv.URL, secret, sent.DeliveryID, body); !at.ok {
+		t.Fatalf("post: %+v", at)
+	}
+	g := <-seen
+	if !g.verified || g.hexDecoded || g.tampered {
+		t.Fatalf("verified %v (want true), with the key hex-decoded %v, the body changed %v (want false)",
+			g.verified, g.hexDecoded, g.tampered)
+	}
+	if g.body.DeliveryID != sent.DeliveryID || g.header != sent.DeliveryID {
+		t.Fatalf("the body's deliveryId %q, the header %q, want %q", g.body.DeliveryID, g.header, sent.DeliveryID)
+	}
+	if doc, code := docsVerify(t), ownVerify(t); doc != code {
+		t.Fatalf("docs/stream-fanout.md's receiver code:\n%s\nis not this test's copy:\n%s", doc, code)
+	}
+}
+
+// docsVerify is the Go block of docs/stream-fanout.md's "Alerts (webhooks)" section.
+func docsVerify(t *testing.T) string {
+	b, err := os.ReadFile("../../../../docs/stream-fanout.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sec, ok := strings.Cut(string(b), "\n## Alerts (webhooks)\n")
+	if !ok {
+		t.Fatal(`docs/stream-fanout.md has no "## Alerts (webhooks)" section`)
+	}
+	sec, _, _ = strings.Cut(sec, "\n## ")
+	_, code, ok := strings.Cut(sec, "\n```go\n")
+	if !ok {
+		t.Fatal(`docs/stream-fanout.md's "Alerts (webhooks)" has no Go block`)
+	}
+	code, _, _ = strings.Cut(code, "\n```")
+	return code
+}
+
+// ownVerify is the source of verify above, from its doc comment to its closing brace.
+func ownVerify(t *testing.T) string {
+	b, err := os.ReadFile("webhook_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, code, ok := strings.Cut(string(b), "\n\n// verify reports")
+	if !ok {
+		t.Fatal("webhook_test.go has no verify")
+	}
+	code, _, _ = strings.Cut("// verify reports"+code, "\n}\n")
+	return code + "\n}"
 }
 
 // TestRawOf: an alert's bounds are decimal strings; one that is not is a decode error naming
