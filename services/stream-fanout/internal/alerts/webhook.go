@@ -46,17 +46,39 @@ func Sign(secret string, ts int64, body []byte) string {
 type refusedAddressError struct{ addr string }
 
 func (e *refusedAddressError) Error() string {
-	return fmt.Sprintf("the webhook's address %s is loopback, private, link-local, unspecified or multicast", e.addr)
+	return fmt.Sprintf("the webhook's address %s is loopback, private, link-local, reserved, unspecified or multicast", e.addr)
 }
 
-// extraBlocked are ranges refused besides those netip classifies: "this network", the carrier
-// NAT range (cloud providers' internal addresses) and the broadcast address.
-var extraBlocked = []netip.Prefix{netip.MustParsePrefix("0.0.0.0/8"), netip.MustParsePrefix("100.64.0.0/10"),
-	netip.MustParsePrefix("255.255.255.255/32")}
+// extraBlocked are ranges refused besides those netip classifies (loopback, RFC 1918, fc00::/7,
+// link-local, unspecified, multicast). They are checked after unmapping ::ffff:a.b.c.d, so an
+// IPv4-mapped address is judged as its IPv4 address. The transition forms (IPv4-compatible,
+// SIIT, NAT64, 6to4, Teredo) embed an IPv4 address netip does not unmap, which a host or
+// gateway may reach through them, private space included: they are refused whole rather than
+// decoded. The rest are reserved, not routed on the Internet, or only for documentation.
+var extraBlocked = []netip.Prefix{
+	netip.MustParsePrefix("0.0.0.0/8"),          // "this network"
+	netip.MustParsePrefix("100.64.0.0/10"),      // carrier NAT: clouds' internal addresses
+	netip.MustParsePrefix("192.0.0.0/24"),       // IETF protocol assignments
+	netip.MustParsePrefix("192.0.2.0/24"),       // documentation (TEST-NET-1)
+	netip.MustParsePrefix("198.18.0.0/15"),      // benchmarking
+	netip.MustParsePrefix("198.51.100.0/24"),    // documentation (TEST-NET-2)
+	netip.MustParsePrefix("203.0.113.0/24"),     // documentation (TEST-NET-3)
+	netip.MustParsePrefix("240.0.0.0/4"),        // reserved
+	netip.MustParsePrefix("255.255.255.255/32"), // broadcast (also in 240.0.0.0/4; named for the reader)
+	netip.MustParsePrefix("::/96"),              // IPv4-compatible ::a.b.c.d (deprecated)
+	netip.MustParsePrefix("::ffff:0:0:0/96"),    // SIIT IPv4-translated ::ffff:0:a.b.c.d
+	netip.MustParsePrefix("64:ff9b::/96"),       // NAT64, well-known prefix
+	netip.MustParsePrefix("64:ff9b:1::/48"),     // NAT64, local-use prefix
+	netip.MustParsePrefix("2001::/32"),          // Teredo
+	netip.MustParsePrefix("2001:db8::/32"),      // documentation
+	netip.MustParsePrefix("2002::/16"),          // 6to4
+	netip.MustParsePrefix("fec0::/10"),          // site-local (deprecated)
+}
 
 // blocked reports whether a webhook may not connect to ip.
 func blocked(ip netip.Addr) bool {
-	ip = ip.Unmap()
+	// A zoned address (fe80::1%eth0) never matches a prefix (Prefix.Contains), so the zone goes.
+	ip = ip.Unmap().WithZone("")
 	if ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
 		ip.IsInterfaceLocalMulticast() || ip.IsMulticast() || ip.IsUnspecified() {
 		return true
@@ -84,8 +106,7 @@ func refusePrivate(_, address string, _ syscall.RawConn) error {
 }
 
 // newWebhookClient is the client webhooks are POSTed with: no proxy, no redirects followed,
-// and, unless allowPrivate, no connection to a loopback, private, link-local, unspecified or
-// multicast address.
+// and, unless allowPrivate, no connection to an address blocked refuses.
 func newWebhookClient(allowPrivate bool) *http.Client {
 	d := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}
 	if !allowPrivate {
