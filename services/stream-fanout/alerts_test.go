@@ -8,9 +8,13 @@ import (
 	"strings"
 	"testing"
 
+	"google.golang.org/protobuf/proto"
+
+	"github.com/chainintel/chainintel/libs/httpx"
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
 	streamfanout "github.com/chainintel/chainintel/services/stream-fanout"
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/alerts"
+	"github.com/chainintel/chainintel/services/stream-fanout/internal/ws"
 )
 
 // TestAlertDelivered: a transfer matching an alert is POSTed to its webhook once, signed, with
@@ -63,6 +67,44 @@ func TestAlertDelivered(t *testing.T) {
 	}
 	if got := w.usageCredits("user-ka", alerts.Route, 2); got != 2 {
 		t.Fatalf("credits charged %d, want 2", got)
+	}
+}
+
+// TestAlertChargedToOrg: an org member's alert (user-labels names the org and tier of whoever
+// last wrote it) is charged as that member's stream is: the usage event carries the org id and
+// the tier, so the org's credit period counts it; only the key id and route differ.
+func TestAlertChargedToOrg(t *testing.T) {
+	w := newWorld(t)
+	f := newFakeUserLabels(t)
+	rc := newReceiver(t)
+	from := addr(70)
+	a := alertOn(8, "user-ko", from, rc)
+	a.OrgID, a.Tier = "org-ko", "pro"
+	f.put(a)
+	r := w.startAlerts(f, nil)
+	r.waitAlerts(t, "active", 1)
+	member := httpx.Identity{KeyID: "ko", UserID: "user-ko", OrgID: "org-ko", Role: httpx.RoleOrgMember, Tier: "pro"}
+	c := w.dial(r, member, "")
+	c.subscribe(map[string]any{"from": []string{from}})
+	w.publish(transferMsg(from, addr(71), 5))
+	c.transfer()
+	rc.wait(1)
+	got := w.usageCalls("user-ko", alerts.Route, 1)
+	if len(got) != 1 {
+		t.Fatalf("alert usage events %v, want 1", got)
+	}
+	streamed := w.usageCalls("user-ko", ws.Route, 1)
+	if len(streamed) == 0 {
+		t.Fatal("no usage event of the stream")
+	}
+	// The event as the stream's for the same caller, but for the alert's key id and route.
+	want := proto.Clone(streamed[0]).(*eventsv1.UsageCall)
+	want.KeyId, want.Route, want.TimeMs, want.Credits, want.Rows = "alert:8", alerts.Route, got[0].TimeMs, 1, 1
+	if !proto.Equal(got[0], want) {
+		t.Fatalf("alert usage\n got %v\nwant %v", got[0], want)
+	}
+	if got[0].OrgId != "org-ko" || got[0].Tier != "pro" {
+		t.Fatalf("alert usage billed to org %q tier %q, want org-ko at pro", got[0].OrgId, got[0].Tier)
 	}
 }
 
