@@ -342,3 +342,44 @@ func TestAlertHourlyLimit(t *testing.T) {
 		t.Fatalf("transfers given up for the hourly limit %v, want 6 (user-kh's 8 matches less 3, user-ko's 4 less 3)", n)
 	}
 }
+
+// TestAlertMonthlyLimit: beside the hourly limit, an owner's alerts deliver at most
+// STREAM_ALERT_MAX_PER_MONTH transfers a UTC month, counted in the same Redis script: with room
+// in the hour, the month's limit alone stops them, and the rest is given up and not charged.
+func TestAlertMonthlyLimit(t *testing.T) {
+	w := newWorld(t)
+	f := newFakeUserLabels(t)
+	ra, rb := newReceiver(t), newReceiver(t)
+	from := addr(95)
+	f.put(alertOn(1, "user-km", from, ra))
+	f.put(alertOn(2, "user-km", from, rb))
+	r := w.startAlerts(f, func(c *streamfanout.Config) { c.AlertMaxPerMonth = 3 })
+	r.waitAlerts(t, "active", 2)
+	w.publish(transferMsg(from, addr(96), 5), transferMsg(from, addr(97), 5))
+	w.waitHandled()
+	w.publish(transferMsg(from, addr(98), 5))
+	w.waitHandled()
+	n := 0
+	for _, rc := range []*receiver{ra, rb} {
+		for _, h := range rc.hooks() {
+			var b struct{ Transfers []json.RawMessage }
+			if err := json.Unmarshal(h.body, &b); err != nil {
+				t.Fatal(err)
+			}
+			n += len(b.Transfers)
+		}
+	}
+	if n != 3 {
+		t.Fatalf("user-km's alerts got %d transfers, want 3 in all", n)
+	}
+	// Which reason the deliverer names is its own (store.AlertQuota.Admit tells which limit
+	// refused); the transfers given up for a limit are the 6 matches less 3.
+	limited := r.metricWith(t, "stream_alert_transfers_total", `outcome="given_up"`, `reason="hourly_limit"`) +
+		r.metricWith(t, "stream_alert_transfers_total", `outcome="given_up"`, `reason="monthly_limit"`)
+	if limited != 3 {
+		t.Fatalf("transfers given up for a limit %v, want 3", limited)
+	}
+	if got := w.usageCredits("user-km", alerts.Route, 3); got != 3 {
+		t.Fatalf("credits charged %d, want 3", got)
+	}
+}
