@@ -297,15 +297,28 @@ func equalJSON(t *testing.T, got, want []byte) {
 // s passed) and returns what it counted.
 func (w *world) usageCredits(user, route string, want int64) int64 {
 	w.t.Helper()
+	var credits int64
+	for _, u := range w.usageCalls(user, route, want) {
+		credits += u.Credits
+	}
+	return credits
+}
+
+// usageCalls reads usage.calls.v1 until its events of route for user count want credits (or 30
+// s passed) and returns them.
+func (w *world) usageCalls(user, route string, want int64) []*eventsv1.UsageCall {
+	w.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var credits int64
-	cons := eventbus.NewConsumer(eventbus.ConsumerOptions{Brokers: w.brokers, Group: "test-usage-" + user, Topic: eventsv1.TopicUsageCalls, MaxWait: 10 * time.Millisecond},
+	var out []*eventsv1.UsageCall
+	cons := eventbus.NewConsumer(eventbus.ConsumerOptions{Brokers: w.brokers, Group: "test-usage-" + user + "-" + route, Topic: eventsv1.TopicUsageCalls, MaxWait: 10 * time.Millisecond},
 		func() *eventsv1.UsageCall { return &eventsv1.UsageCall{} },
 		func(_ context.Context, b []eventbus.Message[*eventsv1.UsageCall]) error {
 			for _, m := range b {
 				if u := m.Msg; u.UserId == user && u.Route == route {
 					credits += u.Credits
+					out = append(out, u)
 				}
 			}
 			if credits >= want {
@@ -314,5 +327,5 @@ func (w *world) usageCredits(user, route string, want int64) int64 {
 			return nil
 		})
 	_ = cons.Run(ctx)
-	return credits
+	return out
 }

@@ -9,9 +9,13 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
+	"github.com/chainintel/chainintel/libs/httpx"
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
 	streamfanout "github.com/chainintel/chainintel/services/stream-fanout"
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/alerts"
+	"github.com/chainintel/chainintel/services/stream-fanout/internal/ws"
 )
 
 // TestAlertDelivered: a transfer matching an alert is POSTed to its webhook once, signed, with
@@ -64,6 +68,44 @@ func TestAlertDelivered(t *testing.T) {
 	}
 	if got := w.usageCredits("user-ka", alerts.Route, 2); got != 2 {
 		t.Fatalf("credits charged %d, want 2", got)
+	}
+}
+
+// TestAlertChargedToOrg: an org member's alert (user-labels names the org and tier of whoever
+// last wrote it) is charged as that member's stream is: the usage event carries the org id and
+// the tier, so the org's credit period counts it; only the key id and route differ.
+func TestAlertChargedToOrg(t *testing.T) {
+	w := newWorld(t)
+	f := newFakeUserLabels(t)
+	rc := newReceiver(t)
+	from := addr(70)
+	a := alertOn(8, "user-ko", from, rc)
+	a.OrgID, a.Tier = "org-ko", "pro"
+	f.put(a)
+	r := w.startAlerts(f, nil)
+	r.waitAlerts(t, "active", 1)
+	member := httpx.Identity{KeyID: "ko", UserID: "user-ko", OrgID: "org-ko", Role: httpx.RoleOrgMember, Tier: "pro"}
+	c := w.dial(r, member, "")
+	c.subscribe(map[string]any{"from": []string{from}})
+	w.publish(transferMsg(from, addr(71), 5))
+	c.transfer()
+	rc.wait(1)
+	got := w.usageCalls("user-ko", alerts.Route, 1)
+	if len(got) != 1 {
+		t.Fatalf("alert usage events %v, want 1", got)
+	}
+	streamed := w.usageCalls("user-ko", ws.Route, 1)
+	if len(streamed) == 0 {
+		t.Fatal("no usage event of the stream")
+	}
+	// The event as the stream's for the same caller, but for the alert's key id and route.
+	want := proto.Clone(streamed[0]).(*eventsv1.UsageCall)
+	want.KeyId, want.Route, want.TimeMs, want.Credits, want.Rows = "alert:8", alerts.Route, got[0].TimeMs, 1, 1
+	if !proto.Equal(got[0], want) {
+		t.Fatalf("alert usage\n got %v\nwant %v", got[0], want)
+	}
+	if got[0].OrgId != "org-ko" || got[0].Tier != "pro" {
+		t.Fatalf("alert usage billed to org %q tier %q, want org-ko at pro", got[0].OrgId, got[0].Tier)
 	}
 }
 
@@ -343,5 +385,42 @@ func TestAlertFailingWebhookDoesNotStallOthers(t *testing.T) {
 	}
 	if n := r.metricWith(t, "stream_alert_deliveries_total", `outcome="given_up"`, `reason="webhook_suspended"`); n < 10 {
 		t.Fatalf("deliveries given up as suspended %v, want at least the second batch's 10", n)
+	}
+}
+
+// TestAlertMonthlyLimit: beside the hourly limit, an owner's alerts deliver at most
+// STREAM_ALERT_MAX_PER_MONTH transfers a UTC month, counted in the same Redis script: with room
+// in the hour, the month's limit alone stops them, and the rest is given up and not charged.
+func TestAlertMonthlyLimit(t *testing.T) {
+	w := newWorld(t)
+	f := newFakeUserLabels(t)
+	ra, rb := newReceiver(t), newReceiver(t)
+	from := addr(95)
+	f.put(alertOn(1, "user-km", from, ra))
+	f.put(alertOn(2, "user-km", from, rb))
+	r := w.startAlerts(f, func(c *streamfanout.Config) { c.AlertMaxPerMonth = 3 })
+	r.waitAlerts(t, "active", 2)
+	w.publish(transferMsg(from, addr(96), 5), transferMsg(from, addr(97), 5))
+	w.waitHandled()
+	w.publish(transferMsg(from, addr(98), 5))
+	w.waitHandled()
+	n := 0
+	for _, rc := range []*receiver{ra, rb} {
+		for _, h := range rc.hooks() {
+			var b struct{ Transfers []json.RawMessage }
+			if err := json.Unmarshal(h.body, &b); err != nil {
+				t.Fatal(err)
+			}
+			n += len(b.Transfers)
+		}
+	}
+	if n != 3 {
+		t.Fatalf("user-km's alerts got %d transfers, want 3 in all", n)
+	}
+	if n := r.metricWith(t, "stream_alert_transfers_total", `outcome="given_up"`, `reason="monthly_limit"`); n != 3 {
+		t.Fatalf("transfers given up for the monthly limit %v, want 3 (the 6 matches less 3)", n)
+	}
+	if got := w.usageCredits("user-km", alerts.Route, 3); got != 3 {
+		t.Fatalf("credits charged %d, want 3", got)
 	}
 }

@@ -108,7 +108,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		Attributions: topic(eventsv1.TopicAttributions), Reorgs: topic(eventsv1.TopicReorgs), Orphans: orphaned}
 	s.Add(lifecycle.Part{Name: "fanout", Run: p.Run, Stop: p.Stop})
 	deliverer, err := startAlerts(s, cfg, alerts.Options{Labels: labels, Engine: eng, Orphans: orphaned, Meter: meter, Served: served, Ready: ready,
-		Quota: store.NewAlertQuota(rdb, cfg.RedisPrefix, cfg.AlertMaxPerHour)})
+		Quota: store.NewAlertQuota(rdb, cfg.RedisPrefix, cfg.AlertMaxPerHour, cfg.AlertMaxPerMonth)})
 	if err != nil {
 		return err
 	}

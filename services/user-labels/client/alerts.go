@@ -24,13 +24,18 @@ type Alert struct {
 	To      []string `json:"to"`
 	Tokens  []string `json:"tokens"`
 	// Chains are the chains the alert is limited to; empty for every chain.
-	Chains    []string    `json:"chains"`
-	USDGte    string      `json:"usdGte,omitempty"`
-	USDLte    string      `json:"usdLte,omitempty"`
-	ValueGte  string      `json:"valueGte,omitempty"`
-	ValueLte  string      `json:"valueLte,omitempty"`
-	Method    AlertMethod `json:"method"`
-	UpdatedAt time.Time   `json:"updatedAt"`
+	Chains   []string    `json:"chains"`
+	USDGte   string      `json:"usdGte,omitempty"`
+	USDLte   string      `json:"usdLte,omitempty"`
+	ValueGte string      `json:"valueGte,omitempty"`
+	ValueLte string      `json:"valueLte,omitempty"`
+	Method   AlertMethod `json:"method"`
+	// OrgID and Tier are who pays the alert's deliveries: the org id and tier of the caller who
+	// created or last replaced it; OrgID empty (omitted) bills the user alone, as an
+	// individual's calls are.
+	OrgID     string    `json:"orgId,omitempty"`
+	Tier      string    `json:"tier,omitempty"`
+	UpdatedAt time.Time `json:"updatedAt"`
 }
 
 // AlertMethod is where an alert's matches go: a webhook URL and the secret that signs them.

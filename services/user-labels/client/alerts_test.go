@@ -24,7 +24,7 @@ func TestClientAlerts(t *testing.T) {
 	usd := "25000.5"
 	var ids []int64
 	for range 3 {
-		id, err := svc.CreateAlert(ctx, "alice", app.AlertBody{Name: &name, Enabled: &yes, Base: []string{"binance"}, USDGte: &usd, MethodID: &m.ID})
+		id, err := svc.CreateAlert(ctx, "alice", app.AlertBody{Name: &name, Enabled: &yes, Base: []string{"binance"}, USDGte: &usd, MethodID: &m.ID, OrgID: "acme", Tier: "pro"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -43,7 +43,7 @@ func TestClientAlerts(t *testing.T) {
 	}
 	want := client.Alert{ID: ids[2], Owner: "alice", Name: "big", Enabled: true, Base: []string{"binance"}, From: []string{}, To: []string{},
 		Tokens: []string{}, Chains: []string{}, USDGte: "25000.5", Method: client.AlertMethod{ID: m.ID, Kind: "webhook", URL: url, Secret: m.Secret},
-		UpdatedAt: rest[0].UpdatedAt}
+		OrgID: "acme", Tier: "pro", UpdatedAt: rest[0].UpdatedAt}
 	if !reflect.DeepEqual(rest[0], want) || rest[0].UpdatedAt.IsZero() {
 		t.Fatalf("alert %+v, want %+v", rest[0], want)
 	}

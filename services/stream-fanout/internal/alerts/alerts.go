@@ -53,7 +53,7 @@ type Options struct {
 	// Ready is closed once the engine's read model and the orphaned blocks are loaded: no alert
 	// is compiled before (its names would be checked against a partial read model).
 	Ready <-chan struct{}
-	// Quota bounds the transfers each owner's alerts deliver in an hour (nil: unbounded).
+	// Quota bounds the transfers each owner's alerts deliver in an hour and a month (nil: unbounded).
 	Quota Quota
 	// Metrics is where the deliverer's instruments are created (nil: none).
 	Metrics metric.Meter
@@ -61,10 +61,12 @@ type Options struct {
 	Now     func() time.Time
 }
 
-// Quota counts the transfers an owner's alerts deliver per hour (store.AlertQuota).
+// Quota counts the transfers an owner's alerts deliver per hour and month (store.AlertQuota).
 type Quota interface {
-	// Take counts up to n of owner's hour at at and returns how many may be delivered.
-	Take(ctx context.Context, owner string, at time.Time, n int64) (int64, error)
+	// Admit counts up to n of owner's hour and month at at and returns how many may be
+	// delivered and, when fewer than n, the limit that refused the rest (hourly_limit or
+	// monthly_limit).
+	Admit(ctx context.Context, owner string, at time.Time, n int64) (int64, string, error)
 	// Return gives back n taken and not delivered.
 	Return(ctx context.Context, owner string, at time.Time, n int64) error
 }

@@ -295,8 +295,9 @@ func (d *Deliverer) suspended(method int64) bool {
 
 func (d *Deliverer) cooldown() time.Duration { return d.o.Cooldown }
 
-// admit takes dl's transfers from its owner's hourly quota: what does not fit is given up
-// (hourly_limit; the owner logged once an hour), and the rest is delivered. Without a quota,
+// admit takes dl's transfers from its owner's hourly and monthly quota: what does not fit is
+// given up (hourly_limit or monthly_limit; the owner logged once an hour), and the rest is
+// delivered. Without a quota,
 // or while Redis cannot count (logged), everything is.
 func (d *Deliverer) admit(ctx context.Context, dl *delivery, at time.Time) *delivery {
 	q := d.o.Quota
@@ -304,7 +305,7 @@ func (d *Deliverer) admit(ctx context.Context, dl *delivery, at time.Time) *deli
 		return dl
 	}
 	a := dl.r.alert
-	n, err := q.Take(ctx, a.Owner, at, int64(len(dl.rs)))
+	n, why, err := q.Admit(ctx, a.Owner, at, int64(len(dl.rs)))
 	if err != nil {
 		d.o.Log.Warn("alert quota not counted; delivering", "alert", a.ID, "owner", a.Owner, "error", err)
 		return dl
@@ -312,10 +313,10 @@ func (d *Deliverer) admit(ctx context.Context, dl *delivery, at time.Time) *deli
 	if int(n) == len(dl.rs) {
 		return dl
 	}
-	d.m.givenUp(ctx, "hourly_limit", len(dl.rs)-int(n))
+	d.m.givenUp(ctx, why, len(dl.rs)-int(n))
 	if d.firstLimited(a.Owner, at) {
-		d.o.Log.Warn("an owner's alerts reached the hourly limit; their further matches this hour are given up",
-			"owner", a.Owner, "alert", a.ID)
+		d.o.Log.Warn("an owner's alerts reached a delivery limit; their further matches are given up until it resets",
+			"owner", a.Owner, "alert", a.ID, "limit", why)
 	}
 	return &delivery{r: dl.r, rs: dl.rs[:n]}
 }

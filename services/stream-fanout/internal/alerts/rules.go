@@ -124,9 +124,11 @@ func ownerContext(ctx context.Context, a Alert) context.Context {
 }
 
 // ownerIdentity is who a's reads of user-labels and its credits are for: its owner, under a key
-// id of the alert's own (a webhook is sent by no API key).
+// id of the alert's own (a webhook is sent by no API key), with the org id and tier of the caller
+// who last wrote the alert, so that the meter's events bill an org member's deliveries to the
+// org at that tier, as that caller's stream would be (no org id: the user alone).
 func ownerIdentity(a Alert) ws.Identity {
-	return ws.Identity{KeyID: "alert:" + strconv.FormatInt(a.ID, 10), UserID: a.Owner}
+	return ws.Identity{KeyID: "alert:" + strconv.FormatInt(a.ID, 10), UserID: a.Owner, OrgID: a.OrgID, Tier: a.Tier}
 }
 
 // resolve reads, for a's owner, the addresses of the user entities named (absent: the owner

@@ -107,6 +107,9 @@ type Config struct {
 	// alerts and every replica together (as the stream's hourly quota bounds a key's stream);
 	// the rest of the hour's matches are given up (hourly_limit).
 	AlertMaxPerHour int64 `env:"ALERT_MAX_PER_HOUR" envDefault:"10000"`
+	// AlertMaxPerMonth is the same in a UTC month (as the stream's monthly quota bounds a key's
+	// stream); the rest of the month's matches are given up (monthly_limit).
+	AlertMaxPerMonth int64 `env:"ALERT_MAX_PER_MONTH" envDefault:"1000000"`
 	// AlertWebhookAllowPrivate lets webhooks reach loopback, private, link-local, unspecified and
 	// multicast addresses (the local stack and tests; never a shared deployment: a caller's URL
 	// would reach the cluster's own services).
@@ -199,8 +202,9 @@ func (c Config) checkAlerts(p *config.Problems) {
 	if c.Alerts == "on" && c.UserLabelsURL == "" {
 		p.Addf("STREAM_ALERTS=on needs STREAM_USER_LABELS_URL: the alerts are read from user-labels")
 	}
-	if c.AlertsOn() && (c.AlertsGroup == "" || c.AlertsReload <= 0 || c.AlertRetryWindow <= 0 || c.AlertMaxPerHour <= 0 || c.AlertWebhookCooldown <= 0) {
-		p.Addf("STREAM_ALERTS_GROUP must not be empty and STREAM_ALERTS_RELOAD, STREAM_ALERT_RETRY_WINDOW, STREAM_ALERT_MAX_PER_HOUR and STREAM_ALERT_WEBHOOK_COOLDOWN must be positive")
+	if c.AlertsOn() && (c.AlertsGroup == "" || c.AlertsReload <= 0 || c.AlertRetryWindow <= 0 || c.AlertWebhookCooldown <= 0 ||
+		c.AlertMaxPerHour <= 0 || c.AlertMaxPerMonth <= 0) {
+		p.Addf("STREAM_ALERTS_GROUP must not be empty and STREAM_ALERTS_RELOAD, STREAM_ALERT_RETRY_WINDOW, STREAM_ALERT_WEBHOOK_COOLDOWN, STREAM_ALERT_MAX_PER_HOUR and STREAM_ALERT_MAX_PER_MONTH must be positive")
 	}
 }
 

@@ -73,7 +73,9 @@ func NewMeter(pub Publisher, every time.Duration, log *slog.Logger) *Meter {
 
 // acquire returns id's entry on route, held until release: a flush keeps it while held.
 func (m *Meter) acquire(id Identity, route string) *meterEntry {
-	k := id.KeyID + " " + route
+	// The org and tier are part of the entry's key: an entry keeps the identity it was made with
+	// while counts keep coming, and an alert's payer (or a key's tier) may change meanwhile.
+	k := id.KeyID + " " + id.OrgID + " " + id.Tier + " " + route
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e := m.keys[k]

@@ -24,6 +24,8 @@ type AlertBody struct {
 	ValueGte, ValueLte       *string
 	Description              *string
 	MethodID                 *int64
+	// OrgID and Tier are the caller's, from its identity (the handler sets them; no body field).
+	OrgID, Tier string
 }
 
 // AlertMethodBody is a POST /user/alert_methods body as decoded.
@@ -41,6 +43,7 @@ func (s *Service) ValidateAlert(b AlertBody) (AlertInput, error) {
 		return in, errors.New("alert body without its required fields") // the decoder's duty
 	}
 	in.Name, in.Enabled, in.MethodID, in.Description = *b.Name, *b.Enabled, *b.MethodID, b.Description
+	in.OrgID, in.Tier = b.OrgID, b.Tier
 	if err := checkText("", "name", in.Name, MaxAlertNameRunes, true); err != nil {
 		return in, err
 	}

@@ -73,6 +73,10 @@ type AlertInput struct {
 	USDGte, USDLte, ValueGte, ValueLte *float64
 	Description                        *string
 	MethodID                           int64
+	// OrgID and Tier are who pays the alert's deliveries: the org id and tier of the caller who
+	// created or last replaced it, from the caller's identity (never the body). OrgID is empty
+	// for an individual (and for alerts stored before they were kept): the user pays alone.
+	OrgID, Tier string
 }
 
 // Alert is a stored alert.

@@ -89,8 +89,8 @@ func internalAlert(a app.Alert) client.Alert {
 	return client.Alert{ID: a.ID, Owner: a.Owner, Name: a.Name, Enabled: a.Enabled, Base: orEmpty(a.Base),
 		From: orEmpty(a.From), To: orEmpty(a.To), Tokens: orEmpty(a.Tokens), Chains: orEmpty(a.Chains),
 		USDGte: decimal(a.USDGte), USDLte: decimal(a.USDLte), ValueGte: decimal(a.ValueGte), ValueLte: decimal(a.ValueLte),
-		Method:    client.AlertMethod{ID: a.Method.ID, Kind: a.Method.Kind, URL: a.Method.URL, Secret: a.Method.Secret},
-		UpdatedAt: a.UpdatedAt}
+		Method: client.AlertMethod{ID: a.Method.ID, Kind: a.Method.Kind, URL: a.Method.URL, Secret: a.Method.Secret},
+		OrgID:  a.OrgID, Tier: a.Tier, UpdatedAt: a.UpdatedAt}
 }
 
 // alertMethodView is a delivery method as GET /user/alert_methods answers it; Secret only in
@@ -146,6 +146,13 @@ func (h *handlers) getAlert(c *gin.Context) {
 	c.JSON(http.StatusOK, publicAlert(a))
 }
 
+// payer sets b's org id and tier to the caller's: who pays the alert's deliveries is whoever
+// created or last replaced it, as that caller's stream deliveries would be billed.
+func payer(c *gin.Context, b *app.AlertBody) {
+	id, _ := httpx.IdentityFrom(c.Request.Context())
+	b.OrgID, b.Tier = id.OrgID, id.Tier
+}
+
 func (h *handlers) createAlert(c *gin.Context) {
 	raw, ok := body(c)
 	if !ok {
@@ -156,6 +163,7 @@ func (h *handlers) createAlert(c *gin.Context) {
 		httpx.Fail(c, err)
 		return
 	}
+	payer(c, &b)
 	id, err := h.svc.CreateAlert(c.Request.Context(), userOf(c), b)
 	if err != nil {
 		httpx.Fail(c, err)
@@ -178,6 +186,7 @@ func (h *handlers) replaceAlert(c *gin.Context) {
 		httpx.Fail(c, err)
 		return
 	}
+	payer(c, &b)
 	if err := h.svc.ReplaceAlert(c.Request.Context(), userOf(c), id, b); err != nil {
 		httpx.Fail(c, err)
 		return

@@ -355,10 +355,10 @@ func TestInternalAlerts(t *testing.T) {
 		return at.UTC().Format(time.RFC3339Nano)
 	}
 	one := fmt.Sprintf(`{"id":%d,"owner":%q,"name":"one","enabled":true,"base":[],"from":["%s","!binance"],"to":[],"tokens":["usd-coin"],
-		"chains":[],"usdGte":"1000.25","method":{"id":%d,"kind":"webhook","url":"https://a.example.com/hook","secret":%q},"updatedAt":%q}`,
+		"chains":[],"usdGte":"1000.25","method":{"id":%d,"kind":"webhook","url":"https://a.example.com/hook","secret":%q},"orgId":"org-shared","tier":"api","updatedAt":%q}`,
 		a1, u, wallet, m.ID, m.Secret, updated(a1))
 	two := fmt.Sprintf(`{"id":%d,"owner":%q,"name":"two","enabled":false,"base":["binance"],"from":[],"to":[],"tokens":[],
-		"chains":["ethereum"],"valueLte":"1000000000000000000000","method":{"id":%d,"kind":"webhook","url":"https://b.example.com/hook","secret":%q},"updatedAt":%q}`,
+		"chains":["ethereum"],"valueLte":"1000000000000000000000","method":{"id":%d,"kind":"webhook","url":"https://b.example.com/hook","secret":%q},"orgId":"org-shared","tier":"api","updatedAt":%q}`,
 		a2, other, om.ID, om.Secret, updated(a2))
 
 	expect(t, ev.doService(t, "GET", fmt.Sprintf("/internal/alerts?after=%d", a1-1)), 200, `{"alerts":[`+one+`,`+two+`]}`)
@@ -375,6 +375,25 @@ func TestInternalAlerts(t *testing.T) {
 	expectError(t, ev.do(t, u, "GET", "/internal/alerts", nil), 401, "a service identity is required")
 	expectError(t, ev.do(t, u, "GET", fmt.Sprintf("/internal/alerts/%d", a1), nil), 401, "a service identity is required")
 	expectError(t, ev.do(t, "", "GET", "/internal/alerts", nil), 401, "a service identity is required")
+
+	// Who pays follows the caller of the last PUT: the same user through an individual key (no
+	// org) pays alone, so the feed omits orgId and tier is that key's; a row from before the
+	// payer was kept (NULL) reads as no org.
+	solo := httpx.Identity{KeyID: "solo-" + other, UserID: other, Role: httpx.RoleIndividual, Tier: "free"}
+	put := fmt.Sprintf(`{"name":"two","enabled":false,"base":["binance"],"chains":["ethereum"],"valueLte":1e21,"alertMethodId":%d}`, om.ID)
+	expectNoContent(t, ev.doAs(t, &solo, "PUT", fmt.Sprintf("/user/alerts/%d", a2), strings.NewReader(put)))
+	two = fmt.Sprintf(`{"id":%d,"owner":%q,"name":"two","enabled":false,"base":["binance"],"from":[],"to":[],"tokens":[],
+		"chains":["ethereum"],"valueLte":"1000000000000000000000","method":{"id":%d,"kind":"webhook","url":"https://b.example.com/hook","secret":%q},"tier":"free","updatedAt":%q}`,
+		a2, other, om.ID, om.Secret, updated(a2))
+	expect(t, ev.doService(t, "GET", fmt.Sprintf("/internal/alerts/%d", a2)), 200, two)
+	if _, err := ev.store.Pool().Exec(t.Context(), `UPDATE userdata.alerts SET org_id = NULL, tier = NULL WHERE id = $1`, a2); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, ev.doService(t, "GET", fmt.Sprintf("/internal/alerts/%d", a2)), 200, strings.Replace(two, `"tier":"free",`, "", 1))
+	// The public answer has no payer.
+	if r := ev.do(t, u, "GET", fmt.Sprintf("/user/alerts/%d", a1), nil); r.Status != 200 || strings.Contains(r.Body, "org") || strings.Contains(r.Body, "tier") {
+		t.Fatalf("public alert: %d %s", r.Status, r.Body)
+	}
 
 	// Deleted: 404, and gone from the feed.
 	expectNoContent(t, ev.do(t, other, "DELETE", fmt.Sprintf("/user/alerts/%d", a2), nil))

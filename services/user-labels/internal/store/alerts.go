@@ -77,10 +77,19 @@ func shareMethod(ctx context.Context, tx pgx.Tx, user string, id int64) error {
 	return err
 }
 
-// alertArgs are in's columns in the order of insert_alert.sql's and update_alert.sql's $2..$14.
+// alertArgs are in's columns in the order of insert_alert.sql's and update_alert.sql's $2..$16
+// (an empty org id or tier is NULL).
 func alertArgs(in app.AlertInput) []any {
 	return []any{in.Name, in.Enabled, in.Base, in.From, in.To, in.Tokens, in.Chains,
-		in.USDGte, in.USDLte, in.ValueGte, in.ValueLte, in.Description, in.MethodID}
+		in.USDGte, in.USDLte, in.ValueGte, in.ValueLte, in.Description, in.MethodID,
+		nullIfEmpty(in.OrgID), nullIfEmpty(in.Tier)}
+}
+
+func nullIfEmpty(v string) *string {
+	if v == "" {
+		return nil
+	}
+	return &v
 }
 
 // CreateAlert stores in for user, unless the user would then keep more than max alerts (an
@@ -137,12 +146,19 @@ func (s *Store) DeleteAlert(ctx context.Context, user string, id int64) error {
 // scanAlert reads one row of the alert statements (user_alerts.sql's columns).
 func scanAlert(row pgx.Row) (app.Alert, error) {
 	var a app.Alert
+	var org, tier *string
 	m := &a.Method
 	err := row.Scan(&a.ID, &a.Owner, &a.Name, &a.Enabled, &a.Base, &a.From, &a.To, &a.Tokens, &a.Chains,
 		&a.USDGte, &a.USDLte, &a.ValueGte, &a.ValueLte, &a.Description, &a.CreatedAt, &a.UpdatedAt,
-		&m.ID, &m.Kind, &m.URL, &m.Secret)
+		&org, &tier, &m.ID, &m.Kind, &m.URL, &m.Secret)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return a, app.ErrNotFound
+	}
+	if org != nil {
+		a.OrgID = *org
+	}
+	if tier != nil {
+		a.Tier = *tier
 	}
 	a.MethodID = m.ID
 	a.CreatedAt, a.UpdatedAt = a.CreatedAt.UTC(), a.UpdatedAt.UTC()
