@@ -9,12 +9,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/chainintel/chainintel/libs/address"
 	"github.com/chainintel/chainintel/libs/chains"
 	"github.com/chainintel/chainintel/libs/params"
 )
@@ -27,25 +25,21 @@ const MinUSDAlone = 10_000_000
 // MaxValues is the most values one list of a filter may hold.
 const MaxValues = 100
 
-// Kind is what a reference names.
-type Kind int
+// Kind is what a reference names: libs/params' reference kinds, which GET /transfers' and the
+// alert rules' parsers share.
+type Kind = params.RefKind
 
 // Reference kinds.
 const (
-	KindAddress    Kind = iota // an address; Addresses holds its canonical forms
-	KindEntity                 // an operator entity id (slug)
-	KindUserEntity             // a caller's user entity id (UUID)
-	KindType                   // type:<entityType>
-	KindDeposit                // deposit:<entityId>
+	KindAddress    = params.RefAddress    // an address; Addresses holds its canonical forms
+	KindEntity     = params.RefEntity     // an operator entity id (slug)
+	KindUserEntity = params.RefUserEntity // a caller's user entity id (UUID)
+	KindType       = params.RefType       // type:<entityType>
+	KindDeposit    = params.RefDeposit    // deposit:<entityId>
 )
 
 // Ref is one value of base, from, to or counterparties.
-type Ref struct {
-	Kind      Kind
-	Value     string   // the entity id, entity type, or the address as given
-	Addresses []string // KindAddress: canonical forms, one per chain type it is valid for
-	Negate    bool
-}
+type Ref = params.Reference
 
 // Token is one value of tokens: a contract address or a pricing id.
 type Token struct {
@@ -73,12 +67,6 @@ func (e *Error) Error() string { return e.Field + ": " + e.Rule }
 func errf(field, format string, args ...any) error {
 	return &Error{Field: field, Rule: fmt.Sprintf(format, args...)}
 }
-
-var (
-	slugRE = params.EntityID
-	uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
-	typeRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
-)
 
 // Raw is a filter as JSON carries it. List fields take an array of strings or one
 // comma-separated string; numbers take a JSON number or a decimal string.
@@ -280,59 +268,20 @@ func refs(name string, vals []string, negation, prefixes bool) ([]Ref, error) {
 	return out, nil
 }
 
-// ParseRef parses one reference of field name, as GET /transfers does.
+// ParseRef parses one reference of field name, as GET /transfers does (libs/params'
+// ParseReference), its error a filter *Error.
 func ParseRef(name, v string, negation, prefixes bool) (Ref, error) {
-	var r Ref
-	if strings.HasPrefix(v, "!") {
-		if !negation {
-			return r, errf(name, "a leading ! (exclusion) is only allowed in from and to")
-		}
-		r.Negate = true
-		v = strings.TrimSpace(v[1:])
+	r, err := params.ParseReference(name, v, negation, prefixes)
+	return r, asFilterError(err)
+}
+
+// asFilterError is err, a libs/params *Error, as a filter *Error naming the same field.
+func asFilterError(err error) error {
+	var pe *params.Error
+	if errors.As(err, &pe) {
+		return &Error{Field: pe.Param, Rule: pe.Rule}
 	}
-	if kind, rest, ok := strings.Cut(v, ":"); ok && (kind == "type" || kind == "deposit") {
-		if !prefixes {
-			return r, errf(name, "%s: references are only allowed in from and to", kind)
-		}
-		if kind == "type" {
-			if !typeRE.MatchString(rest) {
-				return r, errf(name, "type:%q is not an entity type such as type:cex", short(rest))
-			}
-			r.Kind, r.Value = KindType, rest
-			return r, nil
-		}
-		if !slugRE.MatchString(rest) {
-			return r, errf(name, "deposit:%q does not name an entity id such as deposit:binance", short(rest))
-		}
-		r.Kind, r.Value = KindDeposit, rest
-		return r, nil
-	}
-	if ts := address.DetectTypes(v); len(ts) > 0 {
-		r.Kind, r.Value = KindAddress, v
-		for _, t := range ts {
-			a, err := address.Normalize(t, v)
-			if err != nil {
-				return r, errf(name, "%v", err)
-			}
-			if !slices.Contains(r.Addresses, a) {
-				r.Addresses = append(r.Addresses, a)
-			}
-		}
-		return r, nil
-	}
-	if strings.HasPrefix(v, "0x") || strings.HasPrefix(v, "0X") {
-		_, err := address.Normalize(chains.TypeEVM, v)
-		return r, errf(name, "%v", err)
-	}
-	switch {
-	case uuidRE.MatchString(v):
-		r.Kind, r.Value = KindUserEntity, strings.ToLower(v)
-	case slugRE.MatchString(v):
-		r.Kind, r.Value = KindEntity, v
-	default:
-		return r, errf(name, "%s", params.NotReference(v, short(v), prefixes))
-	}
-	return r, nil
+	return err
 }
 
 func tokens(vals []string) ([]Token, error) {
@@ -341,22 +290,11 @@ func tokens(vals []string) ([]Token, error) {
 	}
 	out := make([]Token, 0, len(vals))
 	for _, v := range vals {
-		if ts := address.DetectTypes(v); len(ts) > 0 {
-			a, err := address.Normalize(ts[0], v)
-			if err != nil {
-				return nil, errf("tokens", "%v", err)
-			}
-			out = append(out, Token{Address: a})
-			continue
+		a, id, err := params.ParseToken("tokens", v)
+		if err != nil {
+			return nil, asFilterError(err)
 		}
-		if strings.HasPrefix(v, "0x") || strings.HasPrefix(v, "0X") {
-			_, err := address.Normalize(chains.TypeEVM, v)
-			return nil, errf("tokens", "%v", err)
-		}
-		if !slugRE.MatchString(v) {
-			return nil, errf("tokens", "%q is neither a token contract address nor a pricing id", short(v))
-		}
-		out = append(out, Token{PricingID: v})
+		out = append(out, Token{Address: a, PricingID: id})
 	}
 	return out, nil
 }
