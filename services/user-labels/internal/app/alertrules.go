@@ -47,6 +47,10 @@ func (s *Service) ValidateAlert(b AlertBody) (AlertInput, error) {
 	if err := checkText("", "name", in.Name, MaxAlertNameRunes, true); err != nil {
 		return in, err
 	}
+	if strings.TrimSpace(in.Name) == "" {
+		// A name of spaces names nothing a caller could tell apart in a list of alerts.
+		return in, httpx.BadRequest("name: must not be blank")
+	}
 	if in.Description != nil {
 		if err := checkText("", "description", *in.Description, MaxAlertDescriptionRunes, false); err != nil {
 			return in, err

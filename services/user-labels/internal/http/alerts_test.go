@@ -192,6 +192,7 @@ func TestAlertValidation(t *testing.T) {
 		{"unknown method", `{"name":"n","enabled":true,"base":["binance"],"alertMethodId":999999999}`,
 			"alertMethodId: 999999999 is not one of your alert methods (GET /user/alert_methods lists them)"},
 		{"empty name", `{"name":"","enabled":true,"base":["binance"],"alertMethodId":1}`, "name: must not be empty"},
+		{"blank name", `{"name":" \t ","enabled":true,"base":["binance"],"alertMethodId":1}`, "name: must not be blank"},
 		{"from a string", body(`"base":null,"from":"binance"`), `body: field "from" must be an array of strings, not a string`},
 		{"bad address", body(`"base":null,"from":["0x12"]`), `from: invalid evm address "0x12": want 0x followed by 40 hex digits`},
 		{"capital entity", body(`"base":null,"to":["Binance"]`),
