@@ -55,8 +55,8 @@ func ReadBody(timeout time.Duration) Middleware {
 	}
 }
 
-// writeDeadlines bounds each write of an answer by idle: the deadline is set before the
-// first and moved on by every write and flush, so a client reading slowly but steadily gets
+// writeDeadlines bounds each write of an answer by idle: the deadline front set as the call
+// arrived is moved on by every write and flush, so a client reading slowly but steadily gets
 // an answer of any size, and one that stops reading is cut off idle after its last progress
 // (its call returns and frees its upstream slot). A WebSocket route's connection gets no
 // deadline: its stream is long-lived and the stream proxy bounds its own writes.
@@ -72,7 +72,7 @@ func writeDeadlines(rt routes.Route, idle time.Duration, next http.Handler) http
 			next.ServeHTTP(w, r)
 			return
 		}
-		_ = rc.SetWriteDeadline(time.Now().Add(idle))
+		// The first deadline was set as the call arrived (front); each write moves it on.
 		next.ServeHTTP(&idleWriter{ResponseWriter: w, rc: rc, idle: idle}, r)
 	})
 }

@@ -256,7 +256,7 @@ func (d *Deliverer) deliver(ctx context.Context, dl *delivery, deadline time.Tim
 			d.giveBack(ctx, a.Owner, hour, len(dl.rs))
 			d.m.givenUp(ctx, reason, len(dl.rs))
 			d.o.Log.Warn("alert delivery given up; its webhook is suspended for a while", "alert", a.ID, "owner", a.Owner,
-				"delivery", id, "transfers", len(dl.rs), "attempts", n, "reason", reason, "suspended_for", d.cooldown(), "error", at.err)
+				"delivery", id, "transfers", len(dl.rs), "attempts", n, "reason", reason, "suspended_for", d.o.Cooldown, "error", at.err)
 			return true
 		}
 		select {
@@ -278,7 +278,7 @@ func (d *Deliverer) deliver(ctx context.Context, dl *delivery, deadline time.Tim
 func (d *Deliverer) suspend(method int64) {
 	d.suspendMu.Lock()
 	defer d.suspendMu.Unlock()
-	d.suspendedUntil[method] = d.now().Add(d.cooldown())
+	d.suspendedUntil[method] = d.now().Add(d.o.Cooldown)
 }
 
 // suspended reports whether method is in its cooldown (and forgets it once past).
@@ -292,8 +292,6 @@ func (d *Deliverer) suspended(method int64) bool {
 	}
 	return ok
 }
-
-func (d *Deliverer) cooldown() time.Duration { return d.o.Cooldown }
 
 // admit takes dl's transfers from its owner's hourly and monthly quota: what does not fit is
 // given up (hourly_limit or monthly_limit; the owner logged once an hour), and the rest is
