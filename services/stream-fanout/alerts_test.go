@@ -424,3 +424,71 @@ func TestAlertMonthlyLimit(t *testing.T) {
 		t.Fatalf("credits charged %d, want 3", got)
 	}
 }
+
+// TestAlertStoppedMidBatchNotSentTwice: a replica stopped while one delivery of a batch is
+// being retried leaves the batch uncommitted; the replica reading it again sends the delivery
+// not taken yet, and not the one another webhook took before the stop (nor charges it again).
+func TestAlertStoppedMidBatchNotSentTwice(t *testing.T) {
+	w := newWorld(t)
+	f := newFakeUserLabels(t)
+	took, failing := newReceiver(t), newReceiver(t, slices.Repeat([]int{503}, 1000)...)
+	from := addr(80)
+	f.put(alertOn(1, "user-ks2", from, took))
+	f.put(alertOn(2, "user-ks2", from, failing))
+	r := w.startAlerts(f, nil)
+	r.waitAlerts(t, "active", 2)
+	tr := transferMsg(from, addr(81), 5)
+	w.publish(tr)
+	took.wait(1)
+	failing.wait(1)
+	r.stop()
+	failing.mu.Lock()
+	failing.statuses = nil
+	failing.mu.Unlock()
+
+	r = w.startAlerts(f, nil)
+	r.waitAlerts(t, "active", 2)
+	hs := failing.wait(len(failing.hooks()) + 1)
+	w.waitHandled()
+	if last := hs[len(hs)-1]; !slices.Equal(last.ids(t), []string{tr.Id}) {
+		t.Fatalf("the failing webhook's last POST carries %v, want %s", last.ids(t), tr.Id)
+	}
+	if got := took.hooks(); len(got) != 1 {
+		t.Fatalf("the webhook that took the delivery got %d POSTs, want 1", len(got))
+	}
+	if n := r.metricWith(t, "stream_alert_transfers_total", `outcome="already_delivered"`); n != 1 {
+		t.Fatalf("transfers already delivered %v, want 1", n)
+	}
+	r.stop()
+	var credits int64
+	for _, u := range w.usageCalls("user-ks2", alerts.Route, 2) {
+		credits += u.Credits
+	}
+	if credits != 2 {
+		t.Fatalf("credits charged %d, want 2 (one per alert)", credits)
+	}
+}
+
+// TestAlertRepublishedSentOnce: a transfer ingest published twice (its round published again
+// after a failure) reaches the webhook once, whether the copies come in one batch or two.
+func TestAlertRepublishedSentOnce(t *testing.T) {
+	w := newWorld(t)
+	f := newFakeUserLabels(t)
+	rc := newReceiver(t)
+	from := addr(90)
+	f.put(alertOn(1, "user-kp", from, rc))
+	r := w.startAlerts(f, nil)
+	r.waitAlerts(t, "active", 1)
+	tr, next := transferMsg(from, addr(91), 5), transferMsg(from, addr(92), 5)
+	w.publish(tr, tr)
+	w.waitHandled()
+	w.publish(tr, next)
+	w.waitHandled()
+	var got []string
+	for _, h := range rc.hooks() {
+		got = append(got, h.ids(t)...)
+	}
+	if !slices.Equal(got, []string{tr.Id, next.Id}) {
+		t.Fatalf("delivered %v, want %s then %s once each", got, tr.Id, next.Id)
+	}
+}

@@ -108,7 +108,8 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		Attributions: topic(eventsv1.TopicAttributions), Reorgs: topic(eventsv1.TopicReorgs), Orphans: orphaned}
 	s.Add(lifecycle.Part{Name: "fanout", Run: p.Run, Stop: p.Stop})
 	deliverer, err := startAlerts(s, cfg, alerts.Options{Labels: labels, Engine: eng, Orphans: orphaned, Meter: meter, Served: served, Ready: ready,
-		Quota: store.NewAlertQuota(rdb, cfg.RedisPrefix, cfg.AlertMaxPerHour, cfg.AlertMaxPerMonth)})
+		Quota: store.NewAlertQuota(rdb, cfg.RedisPrefix, cfg.AlertMaxPerHour, cfg.AlertMaxPerMonth),
+		Sent:  store.NewAlertSent(rdb, cfg.RedisPrefix, cfg.AlertSentKeep)})
 	if err != nil {
 		return err
 	}

@@ -55,6 +55,9 @@ type Options struct {
 	Ready <-chan struct{}
 	// Quota bounds the transfers each owner's alerts deliver in an hour and a month (nil: unbounded).
 	Quota Quota
+	// Sent records the transfers each alert delivered, so neither a batch read again after a
+	// stop nor a transfer published twice sends (or charges) one again (nil: not recorded).
+	Sent Sent
 	// Metrics is where the deliverer's instruments are created (nil: none).
 	Metrics metric.Meter
 	Log     *slog.Logger
@@ -69,6 +72,15 @@ type Quota interface {
 	Admit(ctx context.Context, owner string, at time.Time, n int64) (int64, string, error)
 	// Return gives back n taken and not delivered.
 	Return(ctx context.Context, owner string, at time.Time, n int64) error
+}
+
+// Sent records which transfers each alert delivered (store.AlertSent), by an identity of each
+// in its block.
+type Sent interface {
+	// Sent reports, for each of ids, whether alert delivered it (within the time kept).
+	Sent(ctx context.Context, alert int64, ids []string, now time.Time) ([]bool, error)
+	// Record records that alert delivered ids at now.
+	Record(ctx context.Context, alert int64, ids []string, now time.Time) error
 }
 
 // Deliverer holds the alerts, matches transfers against them and delivers the matches. Run keeps

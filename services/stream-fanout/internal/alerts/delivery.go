@@ -62,6 +62,7 @@ func (d *Deliverer) Handle(ctx context.Context, batch []eventbus.Message[*events
 	default:
 	}
 	recs := make([]engine.Record, 0, len(batch))
+	seen := make(map[[3]string]struct{}, len(batch))
 	for _, m := range batch {
 		if m.Tombstone {
 			continue
@@ -70,6 +71,13 @@ func (d *Deliverer) Handle(ctx context.Context, batch []eventbus.Message[*events
 			d.o.Log.Warn("alerts: skipping malformed transfer", "partition", m.Partition, "offset", m.Offset, "error", err)
 			continue
 		}
+		// A copy in the same batch (ingest published its round again) is matched once; a
+		// copy in a later batch is found delivered by unsent.
+		k := [3]string{m.Msg.GetChain(), m.Msg.GetId(), m.Msg.GetBlockHash()}
+		if _, dup := seen[k]; dup {
+			continue
+		}
+		seen[k] = struct{}{}
 		recs = append(recs, engine.Record{Part: m.Partition, Off: m.Offset, Time: m.Time, Msg: m.Msg})
 	}
 	if len(recs) == 0 {
@@ -230,6 +238,9 @@ func (d *Deliverer) deliver(ctx context.Context, dl *delivery, deadline time.Tim
 		d.m.givenUp(ctx, "webhook_suspended", len(dl.rs))
 		return true
 	}
+	if dl = d.unsent(ctx, dl); len(dl.rs) == 0 {
+		return true
+	}
 	hour := d.now()
 	if dl = d.admit(ctx, dl, hour); len(dl.rs) == 0 {
 		return true
@@ -241,6 +252,7 @@ func (d *Deliverer) deliver(ctx context.Context, dl *delivery, deadline time.Tim
 		at := d.post(ctx, a.Method.URL, a.Method.Secret, id, body)
 		d.m.attempt(ctx, at)
 		if at.ok {
+			d.record(ctx, dl)
 			if d.o.Meter != nil {
 				d.o.Meter.Add(ownerIdentity(a), Route, int64(len(dl.rs)), d.now())
 			}
@@ -269,6 +281,54 @@ func (d *Deliverer) deliver(ctx context.Context, dl *delivery, deadline time.Tim
 			return false
 		}
 		wait = min(2*wait, maxRetryWait)
+	}
+}
+
+// identities name dl's transfers, each in its block (a transfer of a block a reorg replaced
+// is another delivery): the same for a copy of a transfer at another offset, which ingest
+// publishes when it publishes a round again.
+func identities(dl *delivery) []string {
+	ids := make([]string, len(dl.rs))
+	for i, r := range dl.rs {
+		ids[i] = r.T.Chain + " " + r.T.ID + " " + r.T.BlockHash
+	}
+	return ids
+}
+
+// unsent is dl without the transfers its alert delivered already (a batch read again after a
+// replica stopped in its middle, a transfer published twice), counted as already_delivered. While Redis cannot tell
+// (logged), dl is sent whole: at least once.
+func (d *Deliverer) unsent(ctx context.Context, dl *delivery) *delivery {
+	if d.o.Sent == nil {
+		return dl
+	}
+	sent, err := d.o.Sent.Sent(ctx, dl.r.alert.ID, identities(dl), d.now())
+	if err != nil {
+		d.o.Log.Warn("alert deliveries made not read; sending", "alert", dl.r.alert.ID, "error", err)
+		return dl
+	}
+	rs := make([]*engine.Rendered, 0, len(dl.rs))
+	for i, r := range dl.rs {
+		if !sent[i] {
+			rs = append(rs, r)
+		}
+	}
+	if n := len(dl.rs) - len(rs); n > 0 {
+		d.m.alreadyDelivered(ctx, n)
+	}
+	return &delivery{r: dl.r, rs: rs}
+}
+
+// record records dl delivered, before it is charged: a stop between the two leaves it
+// uncharged rather than charged twice.
+func (d *Deliverer) record(ctx context.Context, dl *delivery) {
+	if d.o.Sent == nil {
+		return
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	defer cancel()
+	if err := d.o.Sent.Record(rctx, dl.r.alert.ID, identities(dl), d.now()); err != nil {
+		d.o.Log.Warn("alert delivery not recorded; a batch read again sends it again", "alert", dl.r.alert.ID, "error", err)
 	}
 }
 

@@ -27,7 +27,7 @@ func newInstruments(mt metric.Meter, states func() map[string]int64) (*instrumen
 		return nil, err
 	}
 	if m.transfers, err = mt.Int64Counter("stream_alert_transfers_total",
-		metric.WithDescription("transfers in the deliveries of stream_alert_deliveries_total, by the same outcome and reason (delivered ones are charged one credit each)")); err != nil {
+		metric.WithDescription("transfers in the deliveries of stream_alert_deliveries_total, by the same outcome and reason (delivered ones are charged one credit each), and transfers not sent again because their alert delivered them already (outcome already_delivered: a batch read again after a replica stopped)")); err != nil {
 		return nil, err
 	}
 	if m.attempts, err = mt.Int64Counter("stream_alert_delivery_attempts_total",
@@ -59,6 +59,10 @@ func (m *instruments) givenUp(ctx context.Context, reason string, n int) {
 	attrs := metric.WithAttributes(attribute.String("outcome", "given_up"), attribute.String("reason", reason))
 	m.deliveries.Add(ctx, 1, attrs)
 	m.transfers.Add(ctx, int64(n), attrs)
+}
+
+func (m *instruments) alreadyDelivered(ctx context.Context, n int) {
+	m.transfers.Add(ctx, int64(n), metric.WithAttributes(attribute.String("outcome", "already_delivered"), attribute.String("reason", "")))
 }
 
 func (m *instruments) attempt(ctx context.Context, a attempt) {

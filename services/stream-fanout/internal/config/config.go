@@ -110,6 +110,10 @@ type Config struct {
 	// AlertMaxPerMonth is the same in a UTC month (as the stream's monthly quota bounds a key's
 	// stream); the rest of the month's matches are given up (monthly_limit).
 	AlertMaxPerMonth int64 `env:"ALERT_MAX_PER_MONTH" envDefault:"1000000"`
+	// AlertSentKeep is how long Redis remembers the transfers each alert delivered: a batch a
+	// stopped replica left uncommitted and read again within it is not sent or charged twice.
+	// Each alert's record holds what it delivered in that time (bounded by AlertMaxPerHour).
+	AlertSentKeep time.Duration `env:"ALERT_SENT_KEEP" envDefault:"1h"`
 	// AlertWebhookAllowPrivate lets webhooks reach loopback, private, link-local, unspecified and
 	// multicast addresses (the local stack and tests; never a shared deployment: a caller's URL
 	// would reach the cluster's own services).
@@ -203,8 +207,8 @@ func (c Config) checkAlerts(p *config.Problems) {
 		p.Addf("STREAM_ALERTS=on needs STREAM_USER_LABELS_URL: the alerts are read from user-labels")
 	}
 	if c.AlertsOn() && (c.AlertsGroup == "" || c.AlertsReload <= 0 || c.AlertRetryWindow <= 0 || c.AlertWebhookCooldown <= 0 ||
-		c.AlertMaxPerHour <= 0 || c.AlertMaxPerMonth <= 0) {
-		p.Addf("STREAM_ALERTS_GROUP must not be empty and STREAM_ALERTS_RELOAD, STREAM_ALERT_RETRY_WINDOW, STREAM_ALERT_WEBHOOK_COOLDOWN, STREAM_ALERT_MAX_PER_HOUR and STREAM_ALERT_MAX_PER_MONTH must be positive")
+		c.AlertMaxPerHour <= 0 || c.AlertMaxPerMonth <= 0 || c.AlertSentKeep < time.Second) {
+		p.Addf("STREAM_ALERTS_GROUP must not be empty, STREAM_ALERTS_RELOAD, STREAM_ALERT_RETRY_WINDOW, STREAM_ALERT_WEBHOOK_COOLDOWN, STREAM_ALERT_MAX_PER_HOUR and STREAM_ALERT_MAX_PER_MONTH must be positive, and STREAM_ALERT_SENT_KEEP at least 1s")
 	}
 }
 
