@@ -1,6 +1,7 @@
 package streamfanout_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/chainintel/chainintel/libs/httpx"
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
+	"github.com/chainintel/chainintel/services/edge/ledger"
 	streamfanout "github.com/chainintel/chainintel/services/stream-fanout"
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/alerts"
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/ws"
@@ -490,5 +492,48 @@ func TestAlertRepublishedSentOnce(t *testing.T) {
 	}
 	if !slices.Equal(got, []string{tr.Id, next.Id}) {
 		t.Fatalf("delivered %v, want %s then %s once each", got, tr.Id, next.Id)
+	}
+}
+
+// TestAlertTierLimits: an alert paid under a tier without overage whose billing period's
+// credits are spent delivers nothing (credit_limit), as the edge refuses the owner's calls and
+// the stream their connections; one under a tier whose stream quota is below the alerts' own
+// limit delivers at most the tier's quota an hour.
+func TestAlertTierLimits(t *testing.T) {
+	w := newWorld(t)
+	f := newFakeUserLabels(t)
+	spent, tiny := newReceiver(t), newReceiver(t)
+	from := addr(95)
+	free := alertOn(1, "user-kt1", from, spent)
+	free.Tier = "free"
+	small := alertOn(2, "user-kt2", from, tiny)
+	small.Tier = "tiny" // 3 stream transfers an hour
+	f.put(free)
+	f.put(small)
+	name := ledger.Key(ledger.BilledEntity("user-kt1", ""), time.Now())
+	if err := w.rdb.HSet(context.Background(), name, ledger.FieldUsed, 1000, ledger.FieldThrough, time.Now().UnixMilli()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	r := w.startAlerts(f, nil)
+	r.waitAlerts(t, "active", 2)
+	for i := range 5 {
+		w.publish(transferMsg(from, addr(96+i), 5))
+	}
+	w.waitHandled()
+	if n := len(spent.hooks()); n != 0 {
+		t.Fatalf("the spent owner's webhook got %d POSTs, want none", n)
+	}
+	var got int
+	for _, h := range tiny.hooks() {
+		got += len(h.ids(t))
+	}
+	if got != 3 {
+		t.Fatalf("the tiny tier's alert delivered %d transfers, want its hourly quota of 3", got)
+	}
+	if n := r.metricWith(t, "stream_alert_transfers_total", `outcome="given_up"`, `reason="credit_limit"`); n != 5 {
+		t.Fatalf("transfers given up for the credit limit %v, want 5", n)
+	}
+	if n := r.metricWith(t, "stream_alert_transfers_total", `outcome="given_up"`, `reason="hourly_limit"`); n != 2 {
+		t.Fatalf("transfers given up for the hourly limit %v, want 2", n)
 	}
 }

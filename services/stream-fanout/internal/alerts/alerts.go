@@ -21,6 +21,7 @@ import (
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/engine"
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/orphans"
+	"github.com/chainintel/chainintel/services/stream-fanout/internal/store"
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/ws"
 	"go.opentelemetry.io/otel/metric"
 )
@@ -55,6 +56,13 @@ type Options struct {
 	Ready <-chan struct{}
 	// Quota bounds the transfers each owner's alerts deliver in an hour and a month (nil: unbounded).
 	Quota Quota
+	// TierQuota is a tier's stream quota (0: none), which bounds its owners' alerts too, below
+	// Quota's own limits (nil: Quota's alone).
+	TierQuota func(tier string) store.Limits
+	// CreditsSpent reports whether an identity's tier has a hard credit limit its billed entity
+	// has spent (ws.Hub.CreditsSpent): an alert of such an owner delivers nothing (nil: not
+	// checked).
+	CreditsSpent func(ctx context.Context, id ws.Identity) (bool, error)
 	// Sent records the transfers each alert delivered, so neither a batch read again after a
 	// stop nor a transfer published twice sends (or charges) one again (nil: not recorded).
 	Sent Sent
@@ -66,10 +74,10 @@ type Options struct {
 
 // Quota counts the transfers an owner's alerts deliver per hour and month (store.AlertQuota).
 type Quota interface {
-	// Admit counts up to n of owner's hour and month at at and returns how many may be
-	// delivered and, when fewer than n, the limit that refused the rest (hourly_limit or
-	// monthly_limit).
-	Admit(ctx context.Context, owner string, at time.Time, n int64) (int64, string, error)
+	// Admit counts up to n of owner's hour and month at at, under the quota's limits and
+	// tier's (0: none), and returns how many may be delivered and, when fewer than n, the limit
+	// that refused the rest (hourly_limit or monthly_limit).
+	Admit(ctx context.Context, owner string, at time.Time, n int64, tier store.Limits) (int64, string, error)
 	// Return gives back n taken and not delivered.
 	Return(ctx context.Context, owner string, at time.Time, n int64) error
 }

@@ -15,6 +15,7 @@ import (
 	eventsv1 "github.com/chainintel/chainintel/proto/events/v1"
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/engine"
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/render"
+	"github.com/chainintel/chainintel/services/stream-fanout/internal/store"
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/ws"
 )
 
@@ -358,12 +359,24 @@ func (d *Deliverer) suspended(method int64) bool {
 // delivered. Without a quota,
 // or while Redis cannot count (logged), everything is.
 func (d *Deliverer) admit(ctx context.Context, dl *delivery, at time.Time) *delivery {
+	a := dl.r.alert
+	if d.creditsSpent(ctx, a) {
+		d.m.givenUp(ctx, "credit_limit", len(dl.rs))
+		if d.firstLimited(a.Owner, at) {
+			d.o.Log.Warn("an owner's credits are spent (their tier has no overage); their alerts' matches are given up until the billing period ends",
+				"owner", a.Owner, "alert", a.ID, "tier", a.Tier)
+		}
+		return &delivery{r: dl.r}
+	}
 	q := d.o.Quota
 	if q == nil {
 		return dl
 	}
-	a := dl.r.alert
-	n, why, err := q.Admit(ctx, a.Owner, at, int64(len(dl.rs)))
+	var tier store.Limits
+	if d.o.TierQuota != nil {
+		tier = d.o.TierQuota(a.Tier)
+	}
+	n, why, err := q.Admit(ctx, a.Owner, at, int64(len(dl.rs)), tier)
 	if err != nil {
 		d.o.Log.Warn("alert quota not counted; delivering", "alert", a.ID, "owner", a.Owner, "error", err)
 		return dl
@@ -377,6 +390,21 @@ func (d *Deliverer) admit(ctx context.Context, dl *delivery, at time.Time) *deli
 			"owner", a.Owner, "alert", a.ID, "limit", why)
 	}
 	return &delivery{r: dl.r, rs: dl.rs[:n]}
+}
+
+// creditsSpent reports whether a's payer has spent the credits of a tier without overage, as
+// the edge refuses their calls and the stream their connections then. While the ledger cannot
+// be read (logged), it has not.
+func (d *Deliverer) creditsSpent(ctx context.Context, a Alert) bool {
+	if d.o.CreditsSpent == nil {
+		return false
+	}
+	spent, err := d.o.CreditsSpent(ctx, ownerIdentity(a))
+	if err != nil {
+		d.o.Log.Warn("alert credits not checked; delivering", "alert", a.ID, "owner", a.Owner, "error", err)
+		return false
+	}
+	return spent
 }
 
 // giveBack returns n transfers of owner's hour taken by admit and not delivered.

@@ -23,7 +23,7 @@ func newInstruments(mt metric.Meter, states func() map[string]int64) (*instrumen
 	m := &instruments{}
 	var err error
 	if m.deliveries, err = mt.Int64Counter("stream_alert_deliveries_total",
-		metric.WithDescription("webhook deliveries (POSTs of an alert's matches in a batch) that ended, by outcome: delivered, or given_up with the reason (status_4xx, redirect, refused_address, url, retries_exhausted); the batch's offsets are committed either way")); err != nil {
+		metric.WithDescription("webhook deliveries (POSTs of an alert's matches in a batch) that ended, by outcome: delivered, or given_up with the reason (status_4xx, redirect, refused_address, url, retries_exhausted, window_passed, webhook_suspended, hourly_limit, monthly_limit, credit_limit); the batch's offsets are committed either way")); err != nil {
 		return nil, err
 	}
 	if m.transfers, err = mt.Int64Counter("stream_alert_transfers_total",

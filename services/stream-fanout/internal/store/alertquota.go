@@ -69,9 +69,10 @@ func (q *AlertQuota) keys(owner string, at time.Time) []string {
 
 // Admit counts up to n transfers of owner's hour and month at at and returns how many may be
 // delivered (0 to n) and, when fewer than n, the limit that refused the rest
-// (AlertHourlyLimit or AlertMonthlyLimit; "" when all fit).
-func (q *AlertQuota) Admit(ctx context.Context, owner string, at time.Time, n int64) (int64, string, error) {
-	got, err := takeAlerts.Run(ctx, q.rdb, q.keys(owner, at), n, q.hourly, q.monthly).Int64Slice()
+// (AlertHourlyLimit or AlertMonthlyLimit; "" when all fit). The limits are the quota's, or
+// tier's where lower (a tier's 0 is none: the quota's).
+func (q *AlertQuota) Admit(ctx context.Context, owner string, at time.Time, n int64, tier Limits) (int64, string, error) {
+	got, err := takeAlerts.Run(ctx, q.rdb, q.keys(owner, at), n, least(q.hourly, tier.Hourly), least(q.monthly, tier.Monthly)).Int64Slice()
 	if err != nil {
 		return 0, "", fmt.Errorf("alert quota: %w", err)
 	}
@@ -94,4 +95,12 @@ func (q *AlertQuota) Return(ctx context.Context, owner string, at time.Time, n i
 		return fmt.Errorf("alert quota: %w", err)
 	}
 	return nil
+}
+
+// least is limit, or tier where it is a limit (above 0) and lower.
+func least(limit, tier int64) int64 {
+	if tier > 0 && tier < limit {
+		return tier
+	}
+	return limit
 }

@@ -29,7 +29,7 @@ func TestAlertQuota(t *testing.T) {
 		{"u1", at.Add(4 * time.Hour), 1, 0, AlertMonthlyLimit},
 		{"u1", time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC), 7, 7, ""}, // a new month
 	} {
-		got, why, err := q.Admit(ctx, c.owner, c.at, c.n)
+		got, why, err := q.Admit(ctx, c.owner, c.at, c.n, Limits{})
 		if err != nil || got != c.want || why != c.why {
 			t.Fatalf("Admit(%s, %s, %d) = %d, %q, %v; want %d, %q", c.owner, c.at, c.n, got, why, err, c.want, c.why)
 		}
@@ -38,8 +38,24 @@ func TestAlertQuota(t *testing.T) {
 	if err := q.Return(ctx, "u1", at, 4); err != nil {
 		t.Fatal(err)
 	}
-	if got, _, err := q.Admit(ctx, "u1", at, 9); err != nil || got != 4 {
+	if got, _, err := q.Admit(ctx, "u1", at, 9, Limits{}); err != nil || got != 4 {
 		t.Fatalf("after returning 4: %d, %v", got, err)
+	}
+	// A tier's quota bounds below the alerts' own where it is lower; its 0 is no limit.
+	for _, c := range []struct {
+		tier Limits
+		n    int64
+		want int64
+		why  string
+	}{
+		{Limits{Hourly: 3}, 5, 3, AlertHourlyLimit}, {Limits{Hourly: 3}, 1, 0, AlertHourlyLimit},
+		{Limits{Hourly: 100, Monthly: 4}, 2, 1, AlertMonthlyLimit}, // the month has 3
+		{Limits{}, 10, 6, AlertHourlyLimit},                        // the quota's own hour of 10, 4 taken
+	} {
+		got, why, err := q.Admit(ctx, "u3", at, c.n, c.tier)
+		if err != nil || got != c.want || why != c.why {
+			t.Fatalf("Admit(u3, %d, tier %+v) = %d, %q, %v; want %d, %q", c.n, c.tier, got, why, err, c.want, c.why)
+		}
 	}
 	// The month is kept about 32 days, the hour two hours.
 	keys := q.keys("u1", at)
