@@ -537,3 +537,39 @@ func TestAlertTierLimits(t *testing.T) {
 		t.Fatalf("transfers given up for the hourly limit %v, want 2", n)
 	}
 }
+
+// TestAlertSuspensionShared: a webhook suspended after a failure is suspended for every replica
+// of the group: one started after the replica that suspended it stopped POSTs nothing to it
+// until the cooldown ends, then delivers to it again.
+func TestAlertSuspensionShared(t *testing.T) {
+	w := newWorld(t)
+	f := newFakeUserLabels(t)
+	rc := newReceiver(t, 400)
+	from := addr(110)
+	f.put(alertOn(1, "user-kss", from, rc))
+	tune := func(c *streamfanout.Config) { c.AlertWebhookCooldown = 5 * time.Second }
+	r := w.startAlerts(f, tune)
+	r.waitAlerts(t, "active", 1)
+	w.publish(transferMsg(from, addr(111), 5))
+	w.waitHandled()
+	r.stop()
+	start := time.Now()
+
+	r = w.startAlerts(f, tune)
+	r.waitAlerts(t, "active", 1)
+	w.publish(transferMsg(from, addr(112), 5))
+	w.waitHandled()
+	if n := len(rc.hooks()); n != 1 {
+		t.Fatalf("the webhook got %d POSTs within its cooldown, want only the one refused", n)
+	}
+	if n := r.metricWith(t, "stream_alert_deliveries_total", `outcome="given_up"`, `reason="webhook_suspended"`); n != 1 {
+		t.Fatalf("deliveries given up as suspended on the new replica %v, want 1", n)
+	}
+	time.Sleep(time.Until(start.Add(5 * time.Second)))
+	last := transferMsg(from, addr(113), 5)
+	w.publish(last)
+	hs := rc.wait(2)
+	if !slices.Equal(hs[1].ids(t), []string{last.Id}) {
+		t.Fatalf("after the cooldown the webhook got %v, want %s", hs[1].ids(t), last.Id)
+	}
+}

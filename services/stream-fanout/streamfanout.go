@@ -109,7 +109,8 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	s.Add(lifecycle.Part{Name: "fanout", Run: p.Run, Stop: p.Stop})
 	deliverer, err := startAlerts(s, cfg, alerts.Options{Labels: labels, Engine: eng, Orphans: orphaned, Meter: meter, Served: served, Ready: ready,
 		Quota: store.NewAlertQuota(rdb, cfg.RedisPrefix, cfg.AlertMaxPerHour, cfg.AlertMaxPerMonth),
-		Sent:  store.NewAlertSent(rdb, cfg.RedisPrefix, cfg.AlertSentKeep), TierQuota: quotas, CreditsSpent: hub.CreditsSpent})
+		Sent:  store.NewAlertSent(rdb, cfg.RedisPrefix, cfg.AlertSentKeep), TierQuota: quotas, CreditsSpent: hub.CreditsSpent,
+		Suspensions: store.NewAlertSuspensions(rdb, cfg.RedisPrefix)})
 	if err != nil {
 		return err
 	}

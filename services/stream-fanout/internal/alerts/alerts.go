@@ -56,6 +56,9 @@ type Options struct {
 	Ready <-chan struct{}
 	// Quota bounds the transfers each owner's alerts deliver in an hour and a month (nil: unbounded).
 	Quota Quota
+	// Suspensions share the webhooks suspended after a failure between the replicas (nil: each
+	// replica knows its own).
+	Suspensions Suspensions
 	// TierQuota is a tier's stream quota (0: none), which bounds its owners' alerts too, below
 	// Quota's own limits (nil: Quota's alone).
 	TierQuota func(tier string) store.Limits
@@ -89,6 +92,15 @@ type Sent interface {
 	Sent(ctx context.Context, alert int64, ids []string, now time.Time) ([]bool, error)
 	// Record records that alert delivered ids at now.
 	Record(ctx context.Context, alert int64, ids []string, now time.Time) error
+}
+
+// Suspensions are the webhooks (by alert method id) not POSTed to for a while, shared by the
+// replicas (store.AlertSuspensions).
+type Suspensions interface {
+	// Suspend suspends method for d from now.
+	Suspend(ctx context.Context, method int64, d time.Duration) error
+	// Suspended is how long method stays suspended (0: it is not).
+	Suspended(ctx context.Context, method int64) (time.Duration, error)
 }
 
 // Deliverer holds the alerts, matches transfers against them and delivers the matches. Run keeps

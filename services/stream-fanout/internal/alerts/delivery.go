@@ -235,7 +235,7 @@ func (d *Deliverer) deliver(ctx context.Context, dl *delivery, deadline time.Tim
 		d.m.givenUp(ctx, "window_passed", len(dl.rs))
 		return true
 	}
-	if d.suspended(a.Method.ID) {
+	if d.suspended(ctx, a.Method.ID) {
 		d.m.givenUp(ctx, "webhook_suspended", len(dl.rs))
 		return true
 	}
@@ -265,7 +265,7 @@ func (d *Deliverer) deliver(ctx context.Context, dl *delivery, deadline time.Tim
 			reason = "retries_exhausted"
 		}
 		if reason != "" {
-			d.suspend(a.Method.ID)
+			d.suspend(ctx, a.Method.ID)
 			d.giveBack(ctx, a.Owner, hour, len(dl.rs))
 			d.m.givenUp(ctx, reason, len(dl.rs))
 			d.o.Log.Warn("alert delivery given up; its webhook is suspended for a while", "alert", a.ID, "owner", a.Owner,
@@ -333,25 +333,48 @@ func (d *Deliverer) record(ctx context.Context, dl *delivery) {
 	}
 }
 
-// suspend stops POSTs to method for the cooldown: a webhook that failed a delivery for good
-// (refused it, or failed through the window) would otherwise take every later batch's window
-// too, and be sent every later match for nothing.
-func (d *Deliverer) suspend(method int64) {
+// suspend stops POSTs to method for the cooldown, on every replica (Suspensions): a webhook
+// that failed a delivery for good (refused it, or failed through the window) would otherwise
+// take every later batch's window too, and be sent every later match for nothing.
+func (d *Deliverer) suspend(ctx context.Context, method int64) {
 	d.suspendMu.Lock()
-	defer d.suspendMu.Unlock()
 	d.suspendedUntil[method] = d.now().Add(d.o.Cooldown)
+	d.suspendMu.Unlock()
+	if d.o.Suspensions == nil {
+		return
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	defer cancel()
+	if err := d.o.Suspensions.Suspend(rctx, method, d.o.Cooldown); err != nil {
+		d.o.Log.Warn("a webhook's suspension not shared; other replicas may still POST to it", "method", method, "error", err)
+	}
 }
 
-// suspended reports whether method is in its cooldown (and forgets it once past).
-func (d *Deliverer) suspended(method int64) bool {
+// suspended reports whether method is in its cooldown, as this replica knows it or, failing
+// that, as another replica suspended it (then known here for the rest of it).
+func (d *Deliverer) suspended(ctx context.Context, method int64) bool {
 	d.suspendMu.Lock()
-	defer d.suspendMu.Unlock()
 	until, ok := d.suspendedUntil[method]
 	if ok && !d.now().Before(until) {
 		delete(d.suspendedUntil, method)
+		ok = false
+	}
+	d.suspendMu.Unlock()
+	if ok || d.o.Suspensions == nil {
+		return ok
+	}
+	left, err := d.o.Suspensions.Suspended(ctx, method)
+	if err != nil {
+		d.o.Log.Warn("a webhook's suspension not read; POSTing to it", "method", method, "error", err)
 		return false
 	}
-	return ok
+	if left <= 0 {
+		return false
+	}
+	d.suspendMu.Lock()
+	d.suspendedUntil[method] = d.now().Add(left)
+	d.suspendMu.Unlock()
+	return true
 }
 
 // admit takes dl's transfers from its owner's hourly and monthly quota: what does not fit is
