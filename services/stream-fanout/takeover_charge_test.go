@@ -2,6 +2,8 @@ package streamfanout_test
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -58,29 +60,29 @@ func TestTakeOverChargesOnce(t *testing.T) {
 		t.Fatalf("a delivered %s; want the sentinel", id)
 	}
 	a.stop()
-	if got := w.keyCredits(t, "kdup", 8*time.Second); got != int64(len(ts)+1) {
+	if got := w.keyCredits(t, 8*time.Second, "kdup")["kdup"]; got != int64(len(ts)+1) {
 		t.Fatalf("charged %d credits for %d transfers the client was owed", got, len(ts)+1)
 	}
 }
 
-// keyCredits sums the credits metered for key on usage.calls.v1 (each event id once) in what
-// is published within d: a test comparing exact counts waits for what comes late too.
-func (w *world) keyCredits(t *testing.T, key string, d time.Duration) int64 {
+// keyCredits sums the credits metered for each of keys on usage.calls.v1 (each event id once)
+// in what is published within d: a test comparing exact counts waits for what comes late too.
+func (w *world) keyCredits(t *testing.T, d time.Duration, keys ...string) map[string]int64 {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	var mu sync.Mutex
-	var credits int64
+	credits := map[string]int64{}
 	ids := map[string]bool{}
-	cons := eventbus.NewConsumer(eventbus.ConsumerOptions{Brokers: w.brokers, Group: "test-usage-" + key, Topic: eventsv1.TopicUsageCalls, MaxWait: 10 * time.Millisecond},
+	cons := eventbus.NewConsumer(eventbus.ConsumerOptions{Brokers: w.brokers, Group: "test-usage-" + strings.Join(keys, "-"), Topic: eventsv1.TopicUsageCalls, MaxWait: 10 * time.Millisecond},
 		func() *eventsv1.UsageCall { return &eventsv1.UsageCall{} },
 		func(_ context.Context, bt []eventbus.Message[*eventsv1.UsageCall]) error {
 			mu.Lock()
 			defer mu.Unlock()
 			for _, m := range bt {
-				if m.Msg.KeyId == key && !ids[m.EventID] {
+				if slices.Contains(keys, m.Msg.KeyId) && !ids[m.EventID] {
 					ids[m.EventID] = true
-					credits += m.Msg.Credits
+					credits[m.Msg.KeyId] += m.Msg.Credits
 				}
 			}
 			return nil

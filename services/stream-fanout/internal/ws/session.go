@@ -1000,9 +1000,10 @@ func (c *conn) catchUp(sub *engine.Sub, from, to map[int]int64) ([]engine.Item, 
 	c.settleOrphans(recs, to)
 	var items []engine.Item
 	e := c.h.o.Engine
+	seen := engine.Seen{}
 	for start := 0; start < len(recs); start += 500 {
 		chunk := recs[start:min(start+500, len(recs))]
-		if !e.Do(c.ctx, func() { items = append(items, e.MatchOne(sub, chunk)...) }) {
+		if !e.Do(c.ctx, func() { items = append(items, e.MatchOne(sub, chunk, seen)...) }) {
 			return items, gaps, c.ctx.Err()
 		}
 	}
