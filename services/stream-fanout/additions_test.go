@@ -319,6 +319,8 @@ func TestAdditionsRemovedLive(t *testing.T) {
 
 	again := w.dial(r, ident("owner"), "")
 	af, _ := again.subscribeAll(filters...)
+	// New transfers: the same ones published again would be copies, streamed to nobody.
+	out, marker = transferMsg(added, other, 5), transferMsg(exch, other, 7)
 	w.publish(out, marker)
 	again.expectDeliveries(att, sent{af[0], marker}, sent{af[1], marker})
 	owner.expectDeliveries(att, sent{of[0], marker}, sent{of[1], marker})

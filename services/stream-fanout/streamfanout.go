@@ -198,7 +198,7 @@ func newEngine(s *service.Service, cfg Config) (*engine.Engine, *orphans.Set, er
 	if err := ws.ObserveOrphansUnsettled(s.Tel.Meter(), orphaned.Unsettled); err != nil {
 		return nil, nil, err
 	}
-	return engine.New(engine.Options{Naive: cfg.NaiveMatcher, Orphaned: orphaned.SkipRecord}), orphaned, nil
+	return engine.New(engine.Options{Naive: cfg.NaiveMatcher, Orphaned: orphaned.SkipRecord, Copies: cfg.CopyWindow}), orphaned, nil
 }
 
 // lateMargin is how long past the longest session window a block's orphan mark is kept: a

@@ -48,6 +48,11 @@ type Config struct {
 	// (replayDropped).
 	ReplayMaxBytes       int64 `env:"REPLAY_MAX_BYTES" envDefault:"4194304"`
 	ReplayMaxBytesPerKey int64 `env:"REPLAY_MAX_BYTES_PER_KEY" envDefault:"33554432"`
+	// CopyWindow is how many transfers of each partition of chain.transfers.v1 are remembered
+	// (by a hash of chain, id and block hash, about 40 bytes each: some 2.5 MB a partition at the
+	// default) so that one ingest published again at a later offset is streamed, and charged,
+	// once (0: none is).
+	CopyWindow int `env:"COPY_WINDOW" envDefault:"65536"`
 	// SendBuffer is each connection's kernel send buffer (SO_SNDBUF, bytes; 0 for the system's
 	// autotuned one, megabytes): what it holds counts as delivered and charged before the client
 	// reads it.
@@ -214,8 +219,8 @@ func (c Config) checkAlerts(p *config.Problems) {
 
 // checkSizes checks the queue, replay, per-key and message bounds.
 func (c Config) checkSizes(p *config.Problems) {
-	if c.QueuePerFilter < 0 || c.SendBuffer < 0 || c.ReplayMaxBytes < 0 || c.ReplayMaxBytesPerKey < 0 {
-		p.Addf("STREAM_QUEUE_PER_FILTER, STREAM_SEND_BUFFER, STREAM_REPLAY_MAX_BYTES and STREAM_REPLAY_MAX_BYTES_PER_KEY must not be negative (STREAM_SEND_BUFFER 0: the system's default; the replay limits 0: no bound)")
+	if c.QueuePerFilter < 0 || c.SendBuffer < 0 || c.ReplayMaxBytes < 0 || c.ReplayMaxBytesPerKey < 0 || c.CopyWindow < 0 {
+		p.Addf("STREAM_QUEUE_PER_FILTER, STREAM_SEND_BUFFER, STREAM_REPLAY_MAX_BYTES, STREAM_REPLAY_MAX_BYTES_PER_KEY and STREAM_COPY_WINDOW must not be negative (STREAM_SEND_BUFFER 0: the system's default; the replay limits 0: no bound; STREAM_COPY_WINDOW 0: copies are not skipped)")
 	}
 	if c.QueueMax < c.QueueSize {
 		p.Addf("STREAM_QUEUE_MAX (%d) must be at least STREAM_QUEUE_SIZE (%d)", c.QueueMax, c.QueueSize)

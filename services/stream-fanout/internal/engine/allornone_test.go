@@ -51,7 +51,7 @@ func TestOfferIsAllOrNone(t *testing.T) {
 	if st := e.Stats(); st.Delivered != 50 || st.Matched != 100 || st.Dropped != 50 {
 		t.Fatalf("stats %+v", st)
 	}
-	if again := e.MatchOne(sub, []Record{{Part: 0, Off: 1, Msg: &eventsv1.Transfer{Id: "1", Chain: "ethereum", From: addr(1), To: addr(2), Amount: "1"}}}); len(again) != 50 {
+	if again := e.MatchOne(sub, []Record{{Part: 0, Off: 1, Msg: &eventsv1.Transfer{Id: "1", Chain: "ethereum", From: addr(1), To: addr(2), Amount: "1"}}}, nil); len(again) != 50 {
 		t.Fatalf("the catch-up owes %d of the refused transfer, want 50", len(again))
 	}
 }

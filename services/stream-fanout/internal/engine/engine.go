@@ -124,6 +124,9 @@ type Options struct {
 	// (orphans.Set.SkipRecord waits, bounded, for the reorgs written before the record): the
 	// feed and a catch-up have those read beforehand (orphans.Set.Settle), so it rarely does.
 	Orphaned func(chain, blockHash string, part int, off int64) bool
+	// Copies is how many transfers of each partition are remembered to skip a copy of one
+	// published again at a later offset (copies); 0 skips none.
+	Copies int
 }
 
 // Engine owns the indexes, the attribution read model and the partition positions.
@@ -142,14 +145,15 @@ type Engine struct {
 	touched []*Sub
 	// pending are the subscriptions the current transfer matched, in order of first match.
 	pending []*Sub
+	copies  copies
 
-	matched, delivered, dropped, discarded uint64
+	matched, delivered, dropped, discarded, repeated uint64
 }
 
 // New returns an engine; Run drives it. recs is where the feed puts records.
 func New(o Options) *Engine {
 	return &Engine{o: o, cmds: make(chan func()), recs: make(chan Record, 4096), ix: newIndex(),
-		attrs: map[AttrKey]*render.Attr{}, pos: map[int]int64{}, subs: map[*Sub]struct{}{}}
+		attrs: map[AttrKey]*render.Attr{}, pos: map[int]int64{}, subs: map[*Sub]struct{}{}, copies: newCopies(o.Copies)}
 }
 
 // Records is the channel the feed writes to; a full channel holds the feed back.
@@ -223,6 +227,7 @@ func (e *Engine) SetPositions(p map[int]int64) {
 // end and is told so).
 func (e *Engine) ResetPartition(part int, start int64) {
 	e.pos[part] = start
+	e.copies.reset(part)
 	for s := range e.subs {
 		if _, ok := s.skip[part]; !ok {
 			continue
@@ -305,11 +310,14 @@ func (e *Engine) Subs() int { return len(e.subs) }
 // Stats are counters since start, of deliveries (a transfer and a filter it matched):
 // Matched, then each either Delivered (queued for its connection), Dropped (its queue full:
 // owed from the position the subscription froze at) or Discarded (the key's quota spent, or
-// the connection ending: Sink's Discarded).
-type Stats struct{ Matched, Delivered, Dropped, Discarded uint64 }
+// the connection ending: Sink's Discarded); and of Repeated records, copies of a transfer read
+// before that the live feed skipped (Options.Copies).
+type Stats struct{ Matched, Delivered, Dropped, Discarded, Repeated uint64 }
 
 // Stats reads the counters (engine goroutine only).
-func (e *Engine) Stats() Stats { return Stats{e.matched, e.delivered, e.dropped, e.discarded} }
+func (e *Engine) Stats() Stats {
+	return Stats{e.matched, e.delivered, e.dropped, e.discarded, e.repeated}
+}
 
 // orphaned reports whether r is a transfer of a block a reorg orphaned (Options.Orphaned).
 func (e *Engine) orphaned(r *Record) bool {
@@ -338,6 +346,10 @@ func (e *Engine) Process(r Record) {
 	}
 	if e.orphaned(&r) {
 		return // the position moves on: the record is owed to no one
+	}
+	if e.copies.repeat(&r) {
+		e.repeated++
+		return // a copy: the first was offered
 	}
 	e.load(&r)
 	defer e.offer(&r)
@@ -467,12 +479,14 @@ func (e *Engine) render(r *Record) *Rendered {
 }
 
 // MatchOne matches records against s's filters only, for a session catching up on what it
-// missed; it returns the deliveries in record order (engine goroutine only).
-func (e *Engine) MatchOne(s *Sub, recs []Record) []Item {
+// missed; it returns the deliveries in record order (engine goroutine only). A copy of a
+// transfer read at a lower offset, live or by the same catch-up (seen, shared by its calls),
+// is skipped.
+func (e *Engine) MatchOne(s *Sub, recs []Record, seen Seen) []Item {
 	var out []Item
 	for i := range recs {
 		r := &recs[i]
-		if e.orphaned(r) {
+		if e.orphaned(r) || e.copies.caughtRepeat(r, seen) {
 			continue
 		}
 		e.load(r)

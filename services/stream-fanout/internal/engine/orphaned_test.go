@@ -23,7 +23,7 @@ func TestOrphanedTransfersMatchNothing(t *testing.T) {
 	if len(sink.got) != 1 || sink.got[0].R.T.BlockHash != "0xbeef" || e.Positions()[0] != 2 {
 		t.Fatalf("live: %d delivered, position %d", len(sink.got), e.Positions()[0])
 	}
-	if got := e.MatchOne(sub, []Record{rec(0, "0xdead"), rec(1, "0xbeef")}); len(got) != 1 || got[0].R.T.BlockHash != "0xbeef" {
+	if got := e.MatchOne(sub, []Record{rec(0, "0xdead"), rec(1, "0xbeef")}, nil); len(got) != 1 || got[0].R.T.BlockHash != "0xbeef" {
 		t.Fatalf("catch-up: %d delivered", len(got))
 	}
 }

@@ -137,7 +137,7 @@ func matches(h *Hub, sub *engine.Sub, froms ...string) []bool {
 	h.o.Engine.Do(context.Background(), func() {
 		for i, from := range froms {
 			tr := &eventsv1.Transfer{Id: fmt.Sprint(i), Chain: "ethereum", From: from, To: testAddr(99), Amount: "1"}
-			out[i] = len(h.o.Engine.MatchOne(sub, []engine.Record{{Part: 0, Off: int64(i), Msg: tr}})) > 0
+			out[i] = len(h.o.Engine.MatchOne(sub, []engine.Record{{Part: 0, Off: int64(i), Msg: tr}}, nil)) > 0
 		}
 	})
 	return out

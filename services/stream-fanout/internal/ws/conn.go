@@ -71,7 +71,10 @@ type conn struct {
 	// and drops the subscription it made.
 	finished bool
 
-	used atomic.Int64 // delivered since the last save
+	// pend is what was delivered since the session's last save, charged by the save that
+	// covers it (settleCharge); dmu guards it.
+	dmu  sync.Mutex
+	pend delivered
 	// usedSaved is the session's transfersUsed as its last save left it in Redis (from the
 	// claim, plus what each checkpoint added), for a restore after Redis lost the session.
 	usedSaved atomic.Int64
@@ -93,10 +96,9 @@ type conn struct {
 	kq            *keyQuota
 	quotaReleased atomic.Bool // kq no longer counts the connection (releaseQuota)
 	held          heldCredits
-	batchAt       time.Time   // when the batch being written started (writer only)
-	takenAt       time.Time   // when the writer took the batch up, before waiting for a quota lease
-	staged        uint32      // deliveries timed, for sampling their stages (writer only)
-	meter         *meterEntry // the meter's count for the connection's key and route (nil: none)
+	batchAt       time.Time // when the batch being written started (writer only)
+	takenAt       time.Time // when the writer took the batch up, before waiting for a quota lease
+	staged        uint32    // deliveries timed, for sampling their stages (writer only)
 	// bookE is the caller's labels book as last read, while the cache's gen is bookGen.
 	bookE   *bookEntry
 	bookGen uint64
@@ -163,8 +165,6 @@ func (h *Hub) windowOf(kind string) time.Duration {
 	return h.o.Window
 }
 
-func (c *conn) takeUsed() int64 { return c.used.Swap(0) }
-
 // route is the route pattern the connection's deliveries are metered under.
 func (c *conn) route() string {
 	if c.v2 {
@@ -188,9 +188,6 @@ func (c *conn) fail(msgID string, e *ProtocolError) {
 func (c *conn) start() {
 	c.wctx, c.wstop = context.WithCancel(context.Background())
 	c.kq = c.h.quotas.attach(c.id.KeyID)
-	if c.h.o.Meter != nil {
-		c.meter = c.h.o.Meter.acquire(c.id, c.route())
-	}
 	c.q.wake = c.wake
 	c.ping = time.AfterFunc(c.h.o.PingInterval, c.onPing)
 }
@@ -298,7 +295,6 @@ func (c *conn) endAs(code websocket.StatusCode, reason string, saveFirst bool) {
 		_ = c.ws.CloseNow()
 		c.writers.Wait()
 	}
-	c.releaseMeter()
 	c.releaseQuota()
 	closed := false
 	c.saveAfter(func(failing bool) {
@@ -360,14 +356,19 @@ func (c *conn) saveAfter(early func(failing bool)) {
 
 // giveUpSave lets the connection's session go unsaved (Redis failing): it leaves the engine and
 // this replica's owners, and stays in Redis as its last checkpoint left it, owned by this
-// connection until a reconnect claims it.
+// connection until a reconnect claims it. What was delivered since that checkpoint is not
+// charged: the reconnect sends it again and charges it then.
 func (c *conn) giveUpSave() {
 	ctx, cancel := context.WithTimeout(context.Background(), c.h.saves.timeout)
 	defer cancel()
-	if id := c.unserve(ctx, true); id != "" {
+	id := c.unserve(ctx, true)
+	if id != "" {
 		c.h.disown(id, c)
 		c.h.saves.unsaved.Add(1)
 		c.h.o.Metrics.saveFailedAs(saveGivenUp)
+		c.settleCharge(c.takeDelivered(), errUnsaved, false)
+	} else {
+		c.settleCharge(c.takeDelivered(), nil, false) // no session: nothing will send them again
 	}
 	// Best effort, outside the save turns: when Redis works again before the breaker closes, the
 	// key's count drops now rather than at its expiry (a key at its connection limit would be
@@ -383,15 +384,6 @@ func (c *conn) giveUpSave() {
 func (c *conn) releaseQuota() {
 	if c.kq != nil && c.quotaReleased.CompareAndSwap(false, true) {
 		c.h.quotas.detach(c.kq)
-	}
-}
-
-// releaseMeter lets the meter drop the connection's entry once nothing more is counted in it
-// (the writer has stopped).
-func (c *conn) releaseMeter() {
-	if c.meter != nil {
-		c.h.o.Meter.release(c.meter)
-		c.meter = nil
 	}
 }
 
@@ -623,17 +615,14 @@ func (c *conn) fillBatch(ctx context.Context, marks *[]batchMark) (n int, err er
 func (c *conn) settle(marks []batchMark, written int, err error) (unsent []heldCredits) {
 	var sent int
 	var credits int64
+	var tookHours [2]heldCredits // a batch spans at most an hour's turn
+	took := tookHours[:0]
 	now := c.h.o.Now()
 	for i, m := range marks {
 		if err != nil && m.end > written {
 			for _, u := range marks[i:] {
-				if !u.credit {
-					continue
-				}
-				if k := len(unsent); k > 0 && unsent[k-1].hour.Equal(u.hour) {
-					unsent[k-1].n++
-				} else {
-					unsent = append(unsent, heldCredits{1, u.hour})
+				if u.credit {
+					unsent = addHour(unsent, u.hour, 1)
 				}
 			}
 			break
@@ -643,25 +632,15 @@ func (c *conn) settle(marks []batchMark, written int, err error) (unsent []heldC
 		}
 		if m.credit {
 			credits++
+			took = addHour(took, m.hour, 1)
 			c.staged++
 			c.h.o.Metrics.timed(m.r, c.staged%stageEvery == 0, c.takenAt, c.batchAt, now)
 		}
 	}
 	c.h.o.Metrics.deliveredN(credits)
 	c.q.sentFirst(sent)
-	c.account(credits)
+	c.account(took, now)
 	return unsent
-}
-
-// account counts delivered transfers for the session and the meter.
-func (c *conn) account(credits int64) {
-	if credits == 0 {
-		return
-	}
-	c.used.Add(credits)
-	if c.meter != nil {
-		c.meter.add(credits, c.h.o.Now())
-	}
 }
 
 // write puts one message in the batch; a transfer first takes a credit of the key's quota

@@ -385,6 +385,7 @@ type mark struct {
 	c      *conn
 	id     string
 	cursor map[int]int64
+	d      delivered // what the save covers, taken before its cursor
 }
 
 func (h *Hub) checkpoint(ctx context.Context) {
@@ -396,7 +397,10 @@ func (h *Hub) checkpoint(ctx context.Context) {
 			if sub == nil {
 				continue
 			}
-			marks = append(marks, mark{c, id, h.servedAt(c, sub)})
+			// Taken first: whatever it counts was sent before the cursor is read, so the save
+			// covers it (a delivery counted after is charged by the next save).
+			d := c.takeDelivered()
+			marks = append(marks, mark{c, id, h.servedAt(c, sub), d})
 		}
 	})
 	if !ok {
@@ -406,11 +410,11 @@ func (h *Hub) checkpoint(ctx context.Context) {
 		// A session Redis lost (restarted empty, flushed) is stored again from the connection,
 		// which holds its filters and position: it is not taken over, so it goes on.
 		restore := func() (store.Session, bool) { return m.c.stored(m.id, m.cursor) }
-		used := m.c.takeUsed()
-		err := h.o.Store.Apply(ctx, m.id, m.c.token, m.c.window(), store.Update{Cursor: m.cursor, Used: used, Restore: restore, SessionCap: h.o.MaxSessionsPerKey})
+		err := h.o.Store.Apply(ctx, m.id, m.c.token, m.c.window(), store.Update{Cursor: m.cursor, Used: m.d.n, Restore: restore, SessionCap: h.o.MaxSessionsPerKey})
 		if err == nil {
-			m.c.addSaved(m.id, used)
+			m.c.addSaved(m.id, m.d.n)
 		}
+		m.c.settleCharge(m.d, err, true)
 		if reason, gone := goneReason(err); gone {
 			m.c.kick(reason)
 		} else if err != nil && ctx.Err() == nil {

@@ -25,10 +25,10 @@ type Publisher interface {
 	Publish(ctx context.Context, events ...eventbus.Event) error
 }
 
-// Meter sums delivered transfers per key and publishes them on usage.calls.v1 as the edge's
+// Meter sums charged transfers per key and publishes them on usage.calls.v1 as the edge's
 // metering does for calls: one UsageCall per key and flush, one credit per transfer, unit "row".
-// A connection holds its key's entry (acquire, release) and counts into it without a lock
-// shared by every connection.
+// Connections add what a save of their session covered (settleCharge), the alerts what their
+// webhooks took (Add).
 type Meter struct {
 	pub   Publisher
 	every time.Duration
@@ -231,9 +231,9 @@ func (m *Meter) Instrument(mt metric.Meter) error {
 	return err
 }
 
-// Add counts n transfers delivered at at to id on route, outside any connection: what the
-// alerts' webhooks delivered (their owner's identity has no key; the caller names one that
-// keeps each alert's count apart).
+// Add counts n transfers, the first delivered at at, to id on route: what a session's save
+// covered, or what the alerts' webhooks delivered (their owner's identity has no key; the
+// caller names one that keeps each alert's count apart).
 func (m *Meter) Add(id Identity, route string, n int64, at time.Time) {
 	e := m.acquire(id, route)
 	e.add(n, at)

@@ -97,11 +97,10 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, id Identity, cn Conn
 	if err := h.add(c); err != nil {
 		if !c.stopWriter(time.Second) {
 			// The writer is stuck on a client that does not read: cut the connection under it,
-			// and let the meter go only once the writer no longer counts in it.
+			// and let the quota go only once the writer no longer takes from it.
 			_ = wsc.CloseNow()
 			c.writers.Wait()
 		}
-		c.releaseMeter()
 		c.releaseQuota()
 		cancel()
 		release()

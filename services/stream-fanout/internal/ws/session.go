@@ -1000,9 +1000,10 @@ func (c *conn) catchUp(sub *engine.Sub, from, to map[int]int64) ([]engine.Item, 
 	c.settleOrphans(recs, to)
 	var items []engine.Item
 	e := c.h.o.Engine
+	seen := engine.Seen{}
 	for start := 0; start < len(recs); start += 500 {
 		chunk := recs[start:min(start+500, len(recs))]
-		if !e.Do(c.ctx, func() { items = append(items, e.MatchOne(sub, chunk)...) }) {
+		if !e.Do(c.ctx, func() { items = append(items, e.MatchOne(sub, chunk, seen)...) }) {
 			return items, gaps, c.ctx.Err()
 		}
 	}
@@ -1069,11 +1070,13 @@ func decodeTransfer(m kafka.Message, log *slog.Logger) (engine.Record, bool) {
 func (c *conn) detach(ctx context.Context, final bool) error {
 	cursor, snap, owed, win := c.unservedAt(ctx, final)
 	id := snap.ID
+	d := c.takeDelivered()
 	if id == "" {
+		c.settleCharge(d, nil, false) // no session: nothing will send them again
 		return nil
 	}
 	raw, items := c.q.unsent()
-	u := store.Update{Cursor: cursor, Used: c.takeUsed(), Release: true, OnDropped: c.h.o.Metrics.replayDroppedN}
+	u := store.Update{Cursor: cursor, Used: d.n, Release: true, OnDropped: c.h.o.Metrics.replayDroppedN}
 	if owed != nil {
 		u.Cursor, u.Replay, u.Dropped = nil, append(raw, owed.replay...), owed.dropped
 		snap.Cursor, snap.HasCursor = owed.cursor, owed.cursor != nil
@@ -1084,6 +1087,7 @@ func (c *conn) detach(ctx context.Context, final bool) error {
 	u.ReplayTimes = replayTimes(u.Replay)
 	u.Restore, u.SessionCap = func() (store.Session, bool) { return snap, true }, c.h.o.MaxSessionsPerKey
 	err := c.h.o.Store.Apply(ctx, id, c.token, win, u)
+	c.settleCharge(d, err, false)
 	if errors.Is(err, store.ErrSessionCap) {
 		c.h.o.Log.Warn("a session Redis lost was not stored again at disconnect: its key is at its session limit; what it was owed is dropped", "session", id)
 	}

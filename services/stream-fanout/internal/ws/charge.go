@@ -1,0 +1,113 @@
+package ws
+
+import (
+	"errors"
+	"time"
+
+	"github.com/chainintel/chainintel/services/stream-fanout/internal/store"
+)
+
+// errUnsaved is a session let go without a save (Redis failing).
+var errUnsaved = errors.New("session not saved")
+
+// delivered is what a connection delivered since its session was last saved. It is charged
+// (metered, and added to the session's transfersUsed) only by a save that covers it: a
+// session taken over on another replica resumes from its last save and sends again what was
+// delivered since, and that new connection charges it; the old one must not as well.
+type delivered struct {
+	n     int64
+	first time.Time     // when the first of them was delivered (zero while n is 0)
+	hours []heldCredits // the quota credits they took, by the hour they were taken in
+}
+
+// merge adds o to d.
+func (d *delivered) merge(o delivered) {
+	if o.n == 0 {
+		return
+	}
+	if d.n == 0 || o.first.Before(d.first) {
+		d.first = o.first
+	}
+	d.n += o.n
+	for _, h := range o.hours {
+		d.hours = addHour(d.hours, h.hour, h.n)
+	}
+}
+
+// addHour counts n credits of hour in hs.
+func addHour(hs []heldCredits, hour time.Time, n int64) []heldCredits {
+	for i := range hs {
+		if hs[i].hour.Equal(hour) {
+			hs[i].n += n
+			return hs
+		}
+	}
+	return append(hs, heldCredits{n, hour})
+}
+
+// account records a batch's deliveries (their credits by hour), to be charged by the save that
+// covers them. hours is not kept.
+func (c *conn) account(hours []heldCredits, at time.Time) {
+	c.dmu.Lock()
+	defer c.dmu.Unlock()
+	for _, h := range hours {
+		if h.n == 0 {
+			continue
+		}
+		if c.pend.n == 0 {
+			c.pend.first = at
+		}
+		c.pend.n += h.n
+		c.pend.hours = addHour(c.pend.hours, h.hour, h.n)
+	}
+}
+
+// takeDelivered takes what was delivered since the last save, for the save about to start.
+func (c *conn) takeDelivered() delivered {
+	c.dmu.Lock()
+	defer c.dmu.Unlock()
+	d := c.pend
+	c.pend = delivered{}
+	return d
+}
+
+// settleCharge settles d, taken for a save of the connection's session that returned err.
+// Charged when the save succeeded, or when nobody can resume the session (Redis lost it and
+// did not store it again: ErrSessionCap); dropped, with its quota credits given back, when
+// the session's next server sends d again from its last save (taken over) or nobody is to
+// pay for it (deleted, at most a checkpoint's deliveries); when the save failed otherwise, kept
+// for the next save if retry (a checkpoint), else dropped (the connection let the session go
+// unsaved: its reconnect resumes from the last save, and charges what it sends again).
+func (c *conn) settleCharge(d delivered, err error, retry bool) {
+	if d.n == 0 {
+		return
+	}
+	switch {
+	case err == nil || errors.Is(err, store.ErrSessionCap):
+		c.charge(d)
+	case retry && !errors.Is(err, store.ErrTakenOver) && !errors.Is(err, store.ErrDeleted):
+		c.dmu.Lock()
+		c.pend.merge(d)
+		c.dmu.Unlock()
+	default:
+		c.uncharge(d)
+	}
+}
+
+// charge meters d for the connection's key and route.
+func (c *conn) charge(d delivered) {
+	if c.h.o.Meter != nil {
+		c.h.o.Meter.Add(c.id, c.route(), d.n, d.first)
+	}
+}
+
+// uncharge gives back the quota credits d took: a connection resuming the session takes its
+// own for what it sends again.
+func (c *conn) uncharge(d delivered) {
+	if c.kq == nil {
+		return
+	}
+	for _, h := range d.hours {
+		c.h.quotas.giveBack(c.kq, h.hour, h.n)
+	}
+}

@@ -1,0 +1,67 @@
+package ws
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/chainintel/chainintel/libs/redisx/redistest"
+	"github.com/chainintel/chainintel/services/stream-fanout/internal/engine"
+	"github.com/chainintel/chainintel/services/stream-fanout/internal/store"
+)
+
+// A checkpoint charges what the connection delivered before it only when its save succeeds;
+// one refused because another connection took the session over charges nothing (that
+// connection resumes from the last save and charges what it sends again), and gives the
+// quota credits back. Before, every delivery was charged as it was written: 3+2.
+func TestCheckpointChargesOnlyWhatItSaved(t *testing.T) {
+	rdb, _ := redistest.Client(t)
+	st := store.New(rdb, "ch:", nil)
+	e := engine.New(engine.Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = e.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	pub := &fakePub{}
+	m := NewMeter(pub, time.Hour, nil)
+	h := NewHub(Options{Engine: e, Store: st, Meter: m})
+	id := "sess-1"
+	if err := st.Create(ctx, store.Session{ID: id, KeyID: "k", Kind: KindWS, Created: time.Now()}, time.Minute, 0); err != nil {
+		t.Fatal(err)
+	}
+	c := standIn(t, h, "a")
+	ss, err := st.Claim(ctx, id, "k", "a", time.Minute, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.attach(ss, nil, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.add(c); err != nil {
+		t.Fatal(err)
+	}
+	hour := time.Now().Truncate(time.Hour)
+	c.account([]heldCredits{{3, hour}}, time.Now())
+	h.checkpoint(ctx)
+	c.account([]heldCredits{{2, hour}}, time.Now())
+	if _, err := st.Claim(ctx, id, "k", "b", time.Minute, false); err != nil { // another replica's reconnect
+		t.Fatal(err)
+	}
+	h.checkpoint(ctx)
+	if err := m.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var credits int64
+	for _, u := range pub.got {
+		credits += u.GetCredits()
+	}
+	if credits != 3 {
+		t.Fatalf("charged %d credits; want 3 (the 2 delivered after the last save are the new owner's to charge)", credits)
+	}
+	if got, err := st.Get(ctx, id, "k"); err != nil || got.Used != 3 {
+		t.Fatalf("the session's transfersUsed %d (%v); want 3", got.Used, err)
+	}
+	if d := c.takeDelivered(); d.n != 0 {
+		t.Fatalf("%d deliveries still waiting to be charged after the refused save; want them dropped", d.n)
+	}
+}
