@@ -379,3 +379,34 @@ func relTo(t *testing.T, root, p string) string {
 	}
 	return rel
 }
+
+// makeTarget is a Makefile rule documented with "## " (make help's list).
+var makeTarget = regexp.MustCompile(`(?m)^([^\s:#=]+):[^=\n]*## (.*)$`)
+
+// `make help` lists every documented target of the Makefile, whatever characters its name has
+// (e2e has digits).
+func TestMakeHelpListsEveryTarget(t *testing.T) {
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("make is not installed")
+	}
+	b, err := os.ReadFile("../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	targets := makeTarget.FindAllStringSubmatch(string(b), -1)
+	if len(targets) == 0 {
+		t.Fatal("no documented target found in the Makefile")
+	}
+	cmd := exec.Command("make", "-s", "help")
+	cmd.Dir = ".."
+	cmd.Env = append(os.Environ(), "MAKEFLAGS=")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("make help: %v", err)
+	}
+	for _, m := range targets {
+		if !regexp.MustCompile(`(?m)^\s+` + regexp.QuoteMeta(m[1]) + `\s+` + regexp.QuoteMeta(m[2]) + `$`).Match(out) {
+			t.Errorf("make help does not list %s (%q); it printed:\n%s", m[1], m[2], out)
+		}
+	}
+}
