@@ -284,7 +284,8 @@ func TestDockerfile(t *testing.T) {
 }
 
 // .dockerignore keeps every file the builds read (go.work, each module's go.mod and go.sum,
-// each Go and embedded file of the eight binaries) and drops VCS data and tools.
+// each Go and embedded file of the eight binaries) and drops VCS data, tools, and the caches,
+// local state and binaries .gitignore leaves out.
 func TestDockerignore(t *testing.T) {
 	f, err := os.Open("../.dockerignore")
 	if err != nil {
@@ -310,7 +311,9 @@ func TestDockerignore(t *testing.T) {
 		}
 		return ex
 	}
-	for _, p := range []string{".git/HEAD", ".bin/helm", "docs/kubernetes.md", "charts/chainintel/values.yaml", "charts/render_test.go"} {
+	// And what .gitignore leaves out as built or run locally.
+	for _, p := range []string{".git/HEAD", ".bin/helm", "docs/kubernetes.md", "charts/chainintel/values.yaml", "charts/render_test.go",
+		".cache/run/chainintel", "dev/tmp/stack.json", "dev/chainintel", "services/transfers/transfers-bench", "services/edge/cmd/edge/edge"} {
 		if !excluded(p) {
 			t.Errorf("%s is sent to the Docker daemon; leave it out", p)
 		}
