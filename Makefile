@@ -37,7 +37,7 @@ GOCYCLO_IGNORE := _test\.go$$
 
 .PHONY: help
 help: ## list targets
-	@grep -hE '^[a-z][a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "}{printf "  %-10s %s\n", $$1, $$2}'
+	@grep -hE '^[a-z][a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "}{printf "  %-10s %s\n", $$1, $$2}'
 
 .PHONY: run
 run: ## run the whole platform locally (prints the URL and a dev API key)

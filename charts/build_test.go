@@ -284,7 +284,8 @@ func TestDockerfile(t *testing.T) {
 }
 
 // .dockerignore keeps every file the builds read (go.work, each module's go.mod and go.sum,
-// each Go and embedded file of the eight binaries) and drops VCS data and tools.
+// each Go and embedded file of the eight binaries) and drops VCS data, tools, and the caches,
+// local state and binaries .gitignore leaves out.
 func TestDockerignore(t *testing.T) {
 	f, err := os.Open("../.dockerignore")
 	if err != nil {
@@ -310,7 +311,9 @@ func TestDockerignore(t *testing.T) {
 		}
 		return ex
 	}
-	for _, p := range []string{".git/HEAD", ".bin/helm", "docs/kubernetes.md", "charts/chainintel/values.yaml", "charts/render_test.go"} {
+	// And what .gitignore leaves out as built or run locally.
+	for _, p := range []string{".git/HEAD", ".bin/helm", "docs/kubernetes.md", "charts/chainintel/values.yaml", "charts/render_test.go",
+		".cache/run/chainintel", "dev/tmp/stack.json", "dev/chainintel", "services/transfers/transfers-bench", "services/edge/cmd/edge/edge"} {
 		if !excluded(p) {
 			t.Errorf("%s is sent to the Docker daemon; leave it out", p)
 		}
@@ -378,4 +381,35 @@ func relTo(t *testing.T, root, p string) string {
 		t.Fatal(err)
 	}
 	return rel
+}
+
+// makeTarget is a Makefile rule documented with "## " (make help's list).
+var makeTarget = regexp.MustCompile(`(?m)^([^\s:#=]+):[^=\n]*## (.*)$`)
+
+// `make help` lists every documented target of the Makefile, whatever characters its name has
+// (e2e has digits).
+func TestMakeHelpListsEveryTarget(t *testing.T) {
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("make is not installed")
+	}
+	b, err := os.ReadFile("../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	targets := makeTarget.FindAllStringSubmatch(string(b), -1)
+	if len(targets) == 0 {
+		t.Fatal("no documented target found in the Makefile")
+	}
+	cmd := exec.Command("make", "-s", "help")
+	cmd.Dir = ".."
+	cmd.Env = append(os.Environ(), "MAKEFLAGS=")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("make help: %v", err)
+	}
+	for _, m := range targets {
+		if !regexp.MustCompile(`(?m)^\s+` + regexp.QuoteMeta(m[1]) + `\s+` + regexp.QuoteMeta(m[2]) + `$`).Match(out) {
+			t.Errorf("make help does not list %s (%q); it printed:\n%s", m[1], m[2], out)
+		}
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -219,4 +220,35 @@ func mustGet(t *testing.T, r *Rendered, kind, name string) Object {
 		t.Fatalf("no %s/%s", kind, name)
 	}
 	return o
+}
+
+// k8sRef is a manifest or values file of k8s/ named in the docs or the charts' values.
+var k8sRef = regexp.MustCompile(`\bk8s/[A-Za-z0-9_./-]+\.ya?ml\b`)
+
+// Every k8s/ file the docs, the Makefile, skaffold.yaml or a chart's values name exists.
+func TestReferencedK8sFilesExist(t *testing.T) {
+	files := []string{"../README.md", "../Makefile", "../skaffold.yaml"}
+	for _, glob := range []string{"../docs/*.md", "*/values.yaml"} {
+		m, err := filepath.Glob(glob)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, m...)
+	}
+	found := 0
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ref := range k8sRef.FindAllString(string(b), -1) {
+			found++
+			if _, err := os.Stat(filepath.Join("..", ref)); err != nil {
+				t.Errorf("%s names %s, which does not exist", f, ref)
+			}
+		}
+	}
+	if found == 0 {
+		t.Fatal("no k8s/ file named anywhere: the pattern is wrong")
+	}
 }

@@ -110,8 +110,8 @@ func TestCodeMetricsScan(t *testing.T) {
 }
 
 // Every metric a dashboard panel queries is made by the code (under its exported name), and a
-// service's dashboard queries eventbus_* only if the service runs a consumer (whose series
-// those are); the e2e TestDashboardMetricsExist checks the same against live services, where
+// service's dashboard queries eventbus_* if and only if the service runs a consumer (whose
+// series those are); the e2e TestDashboardMetricsExist checks the same against live services, where
 // it runs.
 func TestDashboardMetricsInCode(t *testing.T) {
 	have := codeMetrics(t)
@@ -130,9 +130,11 @@ func TestDashboardMetricsInCode(t *testing.T) {
 		}
 		board := strings.TrimSuffix(filepath.Base(f), ".json")
 		consumes, isService := runsConsumer(t, board)
+		queried := map[string]bool{}
 		for _, p := range d.Panels {
 			for _, tg := range p.Targets {
 				for _, m := range promscrape.MetricNames(tg.Expr) {
+					queried[m] = true
 					if !have[m] {
 						t.Errorf("%s: panel %q queries %s, which no service makes", filepath.Base(f), p.Title, m)
 					}
@@ -142,8 +144,18 @@ func TestDashboardMetricsInCode(t *testing.T) {
 				}
 			}
 		}
+		for _, m := range consumerPanelMetrics {
+			if consumes && !queried[m] {
+				t.Errorf("%s: %s runs an eventbus consumer, but no panel queries %s", filepath.Base(f), board, m)
+			}
+		}
 	}
 }
+
+// consumerPanelMetrics are what the dashboard of a service running an eventbus consumer shows
+// of it: lag, batch age, records handled, handler failures and dead-lettered records.
+var consumerPanelMetrics = []string{"eventbus_consumer_lag", "eventbus_batch_age_seconds", "eventbus_consumed_total",
+	"eventbus_handler_failures_total", "eventbus_dlq_total"}
 
 // consumerCall is how a service starts an eventbus consumer.
 var consumerCall = regexp.MustCompile(`\b(service\.Consume|eventbus\.NewConsumer)\b`)

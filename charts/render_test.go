@@ -311,6 +311,8 @@ func TestChartsRefuseBadValues(t *testing.T) {
 		{"./chainintel", append(tier(), "global.tiers[1].name=gold", "global.tiers[1].rate=1", "global.tiers[1].burst=1", "global.tiers[1].heavyRate=1"), `global.tiers[1]: tier "gold" is listed twice`},
 		{"./edge", tier(), "edge installed on its own cannot render global.tiers"},
 		{"./stream-fanout", tier(), "stream-fanout installed on its own cannot render global.tiers"},
+		{"./chainintel", []string{"transfers.migrate.hookWeight=-10"}, "transfers: migrate.hookWeight -10 must be above -10, the hook weight of the Secret the umbrella chart creates (chainintel)"},
+		{"./chainintel", []string{"edge.migrate.hookWeight=-11"}, "edge: migrate.hookWeight -11 must be above -10"},
 		{"./edge", []string{"preStopSleepSeconds=-1"}, "preStopSleepSeconds (-1) and terminationGracePeriodSeconds (40) must not be negative"},
 	}
 	for _, c := range cases {

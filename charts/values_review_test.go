@@ -166,3 +166,52 @@ func TestNoDatabaseValuesWithoutPostgres(t *testing.T) {
 		}
 	}
 }
+
+// The Go runtime's variables given in a service's env (or an ingester's) reach it by their bare names (the runtime
+// and service.TuneRuntime read no prefixed ones), each once: no prefixed copy, and no second
+// definition in the container's env beside the ConfigMap's.
+func TestGoRuntimeEnvIsUnprefixed(t *testing.T) {
+	r := render(t, "./chainintel", nil, "edge.env.GOMEMLIMIT=400MiB", "edge.env.GODEBUG=madvdontneed=1",
+		"transfers.env.GOGC=200", "transfers.env.GOMAXPROCS=2", "ingest.ingesters[0].name=ethereum",
+		"ingest.ingesters[0].rpcURL=http://rpc:8545", "ingest.ingesters[0].env.GOMEMLIMIT=300MiB")
+	for _, tc := range []struct{ deploy, name, value, prefixed string }{
+		{"ingest-ethereum", "GOMEMLIMIT", "300MiB", "INGEST_GOMEMLIMIT"},
+		{"edge", "GOMEMLIMIT", "400MiB", "EDGE_GOMEMLIMIT"},
+		{"edge", "GODEBUG", "madvdontneed=1", "EDGE_GODEBUG"},
+		{"transfers", "GOGC", "200", "TRANSFERS_GOGC"},
+		{"transfers", "GOMAXPROCS", "2", "TRANSFERS_GOMAXPROCS"},
+	} {
+		env := deploymentEnv(t, r, tc.deploy)
+		if got := env[tc.name].Value; got != tc.value {
+			t.Errorf("Deployment/%s: %s=%q, want %q", tc.deploy, tc.name, got, tc.value)
+		}
+		if _, ok := env[tc.prefixed]; ok {
+			t.Errorf("Deployment/%s: sets %s, which nothing reads", tc.deploy, tc.prefixed)
+		}
+		for _, d := range Of[*appsv1.Deployment](r) {
+			if d.Name != tc.deploy {
+				continue
+			}
+			c := d.Spec.Template.Spec.Containers[0]
+			n := 0
+			for _, e := range c.Env {
+				if e.Name == tc.name {
+					n++
+				}
+			}
+			for _, src := range c.EnvFrom {
+				if src.ConfigMapRef != nil {
+					if _, ok := configMapData(t, r, src.ConfigMapRef.Name)[tc.name]; ok {
+						n++
+					}
+				}
+			}
+			if n != 1 {
+				t.Errorf("Deployment/%s: %s defined %d times, want once", tc.deploy, tc.name, n)
+			}
+		}
+	}
+	if got := jobEnv(t, r, "edge-migrate")["GOMEMLIMIT"].Value; got != "400MiB" {
+		t.Errorf("Job/edge-migrate: GOMEMLIMIT=%q, want 400MiB as its Deployment", got)
+	}
+}

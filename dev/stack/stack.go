@@ -36,7 +36,7 @@ import (
 // Options configure the stack. Zero values take the documented defaults.
 type Options struct {
 	HTTPAddr     string   // edge address; default 127.0.0.1:8080
-	DevAPIKey    string   // default: random
+	DevAPIKey    string   // default: random, revoking the earlier starts' random keys
 	DatabaseURL  string   // default postgres://postgres@127.0.0.1:5432/chainintel
 	KafkaBrokers []string // default: an embedded broker
 	// Kafka is the TLS and SASL of KafkaBrokers (its KAFKA_TLS* and KAFKA_SASL_* fields; the
@@ -62,6 +62,9 @@ type Options struct {
 	// token-analytics (missing paths are skipped). The simulator serves its own market instead.
 	TokenLists  []string
 	PriceCSVDir string
+
+	// randomDevKey: DevAPIKey was made up for this start (withDefaults), not given.
+	randomDevKey bool
 }
 
 // simulated reports whether ingest simulates a world (no EVMRPCURL) rather than indexing a node.
@@ -144,7 +147,8 @@ func Start(ctx context.Context, o Options, log *slog.Logger) (*Stack, error) {
 	}
 	var ec edge.Config
 	ec.Postgres = p.pg
-	if err := edge.SeedDevKey(ctx, ec, o.DevAPIKey); err != nil {
+	// A key made up for this start replaces the earlier starts' ones; a fixed key is re-enabled.
+	if err := edge.SeedDevKey(ctx, ec, o.DevAPIKey, o.randomDevKey); err != nil {
 		return nil, fmt.Errorf("seed dev API key: %w", err)
 	}
 	runCtx, stop := context.WithCancel(ctx)
@@ -177,7 +181,7 @@ func (o Options) withDefaults() Options {
 		o.LogOutput = os.Stderr
 	}
 	if o.DevAPIKey == "" {
-		o.DevAPIKey = randomKey()
+		o.DevAPIKey, o.randomDevKey = randomKey(), true
 	}
 	return o
 }

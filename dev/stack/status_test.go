@@ -84,6 +84,10 @@ func TestStatus(t *testing.T) {
 	if len(withConsumers) == 0 {
 		t.Error("no service's /status shows its Kafka consumers")
 	}
+	// stream-fanout's alerts consumer is built once the alerts are loaded, and counted before.
+	if !slices.Contains(withConsumers, "stream-fanout") {
+		t.Errorf("stream-fanout's /status does not count its alerts consumer (services with consumers: %v)", withConsumers)
+	}
 	var out bytes.Buffer
 	stack.Print(&out, all)
 	if strings.Contains(out.String(), "UNHEALTHY") || strings.Contains(out.String(), "UNREACHABLE") {

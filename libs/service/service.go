@@ -236,6 +236,17 @@ func Consume[M proto.Message](s *Service, topic string, newMsg func() M, h event
 	s.runner.Add(lifecycle.Part{Name: "consumer " + topic, Run: c.Run})
 }
 
+// LateConsumer counts in /status a consumer the service builds itself, later than the wiring
+// (eventbus.NewConsumer joins its group at once, so a consumer whose handler must first load
+// its state is built once it has), and returns the function that hands it over once built.
+// Until then /status shows it as starting. Safe to call set from any goroutine.
+func (s *Service) LateConsumer() (set func(ConsumerView)) {
+	s.mustKafka("LateConsumer")
+	l := &lateConsumer{}
+	s.consumers.add(l)
+	return l.set
+}
+
 // KafkaSecurity is the service's Kafka security (WithKafka), with the transport and dialer a
 // Kafka client the service builds itself (a reader of its own) shares with the others. The
 // service closes the transport's connections at stop, after the parts added after New.

@@ -55,8 +55,8 @@ type KafkaStatus struct {
 	PublishedAt *time.Time `json:"publishedAt,omitempty"`
 }
 
-// brokerView is a consumer as /status sees it (an *eventbus.Consumer of any message type).
-type brokerView interface {
+// ConsumerView is a consumer as /status sees it (an *eventbus.Consumer of any message type).
+type ConsumerView interface {
 	LastBrokerError() *eventbus.BrokerError
 	LagReadAt() time.Time
 }
@@ -71,11 +71,11 @@ type publisherView interface {
 // /status while they run.
 type consumerList struct {
 	mu sync.Mutex
-	cs []brokerView
+	cs []ConsumerView
 	ps []publisherView
 }
 
-func (l *consumerList) add(c brokerView) {
+func (l *consumerList) add(c ConsumerView) {
 	l.mu.Lock()
 	l.cs = append(l.cs, c)
 	l.mu.Unlock()
@@ -87,10 +87,43 @@ func (l *consumerList) addPublisher(p publisherView) {
 	l.mu.Unlock()
 }
 
+// lateConsumer stands in /status for a consumer built after the wiring (Service.LateConsumer):
+// until it is set, it has no broker error and no lag read (starting).
+type lateConsumer struct {
+	mu sync.Mutex
+	c  ConsumerView
+}
+
+func (l *lateConsumer) set(c ConsumerView) {
+	l.mu.Lock()
+	l.c = c
+	l.mu.Unlock()
+}
+
+func (l *lateConsumer) get() ConsumerView {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.c
+}
+
+func (l *lateConsumer) LastBrokerError() *eventbus.BrokerError {
+	if c := l.get(); c != nil {
+		return c.LastBrokerError()
+	}
+	return nil
+}
+
+func (l *lateConsumer) LagReadAt() time.Time {
+	if c := l.get(); c != nil {
+		return c.LagReadAt()
+	}
+	return time.Time{}
+}
+
 // status is the consumers' and publishers' KafkaStatus; nil for a service with neither.
 func (l *consumerList) status() *KafkaStatus {
 	l.mu.Lock()
-	cs := append([]brokerView(nil), l.cs...)
+	cs := append([]ConsumerView(nil), l.cs...)
 	ps := append([]publisherView(nil), l.ps...)
 	l.mu.Unlock()
 	if len(cs) == 0 && len(ps) == 0 {

@@ -181,3 +181,42 @@ func getStatus(t *testing.T, url string) Status {
 	}
 	return st
 }
+
+// fixedView is a consumer's broker view with set answers.
+type fixedView struct {
+	err *eventbus.BrokerError
+	at  time.Time
+}
+
+func (v fixedView) LastBrokerError() *eventbus.BrokerError { return v.err }
+func (v fixedView) LagReadAt() time.Time                   { return v.at }
+
+// A consumer the service builds after the wiring (LateConsumer) is counted by /status from the
+// start, as starting (no lag read, no error), then with the view of the consumer handed over.
+func TestOpsStatusCountsALateConsumer(t *testing.T) {
+	httpLn, opsLn := listen(t), listen(t)
+	s, err := New(context.Background(), "svc", Base{ShutdownTimeout: 10 * time.Second, InternalSecret: "0123456789abcdef"},
+		Deps{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Telemetry: telemetry.Nop("svc"), HTTPListener: httpLn, OpsListener: opsLn},
+		WithKafka(Kafka{Brokers: []string{"127.0.0.1:1"}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := s.LateConsumer()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx, http.NotFoundHandler()) }()
+	defer func() { cancel(); <-done }()
+	url := "http://" + opsLn.Addr().String()
+	waitStatus(t, url+"/readyz", 200)
+	if st := getStatus(t, url); st.Kafka == nil || st.Kafka.Consumers != 1 || st.Kafka.LagReadAt != nil || st.Kafka.LastError != nil {
+		t.Fatalf("before the consumer is built: kafka %+v, want 1 consumer, starting", st.Kafka)
+	}
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	fail := &eventbus.BrokerError{Time: at.Add(time.Second), Topic: "t", Op: "fetch", Error: "connection refused"}
+	set(fixedView{err: fail, at: at})
+	st := getStatus(t, url)
+	if st.Kafka == nil || st.Kafka.Consumers != 1 || st.Kafka.LagReadAt == nil || !st.Kafka.LagReadAt.Equal(at) ||
+		st.Kafka.LastError == nil || st.Kafka.LastError.Error != "connection refused" {
+		t.Fatalf("after: kafka %+v, want the consumer's lag read and error", st.Kafka)
+	}
+}

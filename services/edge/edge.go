@@ -66,14 +66,16 @@ func Migrate(ctx context.Context, cfg Config, log *slog.Logger) error {
 // DevKeyTier is the tier of the key the local stack seeds.
 const DevKeyTier = "api"
 
-// SeedDevKey makes raw a working org-admin key on the API tier (for the local stack).
-func SeedDevKey(ctx context.Context, cfg Config, raw string) error {
+// SeedDevKey makes raw a working org-admin key on the API tier (for the local stack),
+// re-enabling it if it was revoked; with revokeEarlier (a key made up for this start), the dev
+// user's earlier seeded keys are revoked.
+func SeedDevKey(ctx context.Context, cfg Config, raw string, revokeEarlier bool) error {
 	pool, err := pgstore.Connect(ctx, cfg.DatabaseURL, pgstore.Options{MaxConns: 2, AppName: "edge-seed"})
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
-	_, err = keys.NewStore(pool).SeedDevKey(ctx, raw, DevKeyTier)
+	_, err = keys.NewStore(pool).SeedDevKey(ctx, raw, DevKeyTier, revokeEarlier)
 	return err
 }
 

@@ -172,6 +172,8 @@ func startAlerts(s *service.Service, cfg Config, o alerts.Options) (*alerts.Deli
 		return nil, err
 	}
 	k, dlq := s.KafkaSecurity(), s.Publisher()
+	// Built once the alerts are loaded, but counted by /status from now.
+	setConsumer := s.LateConsumer()
 	// Added before the alerts' part, so it is stopped after it: a batch whose deliveries the
 	// stop interrupts is left uncommitted.
 	s.Add(lifecycle.Part{Name: "alerts consumer", Run: func(ctx context.Context) error {
@@ -184,7 +186,9 @@ func startAlerts(s *service.Service, cfg Config, o alerts.Options) (*alerts.Deli
 			StartAtEnd: !cfg.AlertsFromStart, Logger: s.Log, TracerProvider: s.Tel.TracerProvider, MeterProvider: s.Tel.MeterProvider,
 			Propagator: s.Tel.Propagator, DLQ: dlq}
 		d.Consumer(&co)
-		return eventbus.NewConsumer(co, func() *eventsv1.Transfer { return &eventsv1.Transfer{} }, d.Handle).Run(ctx)
+		c := eventbus.NewConsumer(co, func() *eventsv1.Transfer { return &eventsv1.Transfer{} }, d.Handle)
+		setConsumer(c)
+		return c.Run(ctx)
 	}})
 	s.Add(lifecycle.Part{Name: "alerts", Run: d.Run})
 	return d, nil

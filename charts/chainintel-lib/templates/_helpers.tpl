@@ -123,7 +123,8 @@ global.existingSecret, else the one the umbrella chart creates (chainintel-lib.r
 The service's non-secret configuration as a map of environment variables (rendered into the
 ConfigMap the Deployment loads with envFrom, and into the migrate Job's own ConfigMap, a hook
 made before the Job since the release's ConfigMap does not exist yet when it runs). Every name
-carries the service's prefix (envPrefix).
+carries the service's prefix (envPrefix), but for the Go runtime's GOMEMLIMIT, GOGC, GOMAXPROCS
+and GODEBUG given in env.
 */}}
 {{- define "chainintel-lib.configData" -}}
 {{- $v := .Values -}}
@@ -175,11 +176,25 @@ crash-looping rollout. The scheme is checked before urlParse, which fails on the
 {{- end -}}
 {{- range $k, $val := $v.env | default dict -}}
 {{- if not (kindIs "invalid" $val) -}}
-{{- $name := ternary $k (print $p $k) (hasPrefix $p $k) -}}
+{{- $name := include "chainintel-lib.envName" (dict "prefix" $p "name" $k) -}}
 {{- $_ := set $d $name (toString $val) -}}
 {{- end -}}
 {{- end -}}
 {{- toYaml $d -}}
+{{- end -}}
+
+{{/*
+The variable a name given in an env: map sets: the name with the service's prefix unless it has
+it already. The Go runtime's own variables keep their bare names: the runtime (and
+libs/service TuneRuntime, which leaves a set GOMEMLIMIT or GOGC alone) reads no prefixed ones.
+Argument: dict "prefix" and "name".
+*/}}
+{{- define "chainintel-lib.envName" -}}
+{{- if or (hasPrefix .prefix .name) (has .name (list "GOMEMLIMIT" "GOGC" "GOMAXPROCS" "GODEBUG")) -}}
+{{- .name -}}
+{{- else -}}
+{{- print .prefix .name -}}
+{{- end -}}
 {{- end -}}
 
 {{/*

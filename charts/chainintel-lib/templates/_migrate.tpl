@@ -20,6 +20,7 @@ Argument: dict "top" (the service chart's context) and optionally "env" (extra c
 {{- if $m.enabled -}}
 {{- $name := printf "%s-migrate" (include "chainintel-lib.fullname" $top) | trunc 63 | trimSuffix "-" -}}
 {{- $weight := $m.hookWeight | default 0 | int -}}
+{{- include "chainintel-lib.checkMigrateWeight" (dict "top" $top "weight" $weight) -}}
 apiVersion: v1
 kind: ConfigMap
 metadata:
@@ -124,5 +125,27 @@ spec:
       tolerations:
         {{- toYaml . | nindent 8 }}
       {{- end }}
+{{- end -}}
+{{- end -}}
+
+{{/*
+The hook weight of the Secret the umbrella chart creates (chainintel/templates/secret.yaml): the
+migrate Jobs, which read it, must come after it.
+*/}}
+{{- define "chainintel-lib.secretHookWeight" -}}-10{{- end -}}
+
+{{/*
+Fails the render when a migrate Job of a service chart under the umbrella, reading the Secret the
+umbrella creates (no secret.name, no global.existingSecret), would run no later than that Secret's
+hook: Helm runs hooks by weight, so a fresh install's Job would find no Secret.
+Argument: dict "top" (the service chart's context) and "weight" (migrate.hookWeight).
+*/}}
+{{- define "chainintel-lib.checkMigrateWeight" -}}
+{{- $top := .top -}}
+{{- $g := include "chainintel-lib.global" $top | fromYaml -}}
+{{- $umbrellaSecret := and (contains "/charts/" $top.Template.BasePath) (not ($top.Values.secret | default dict).name) (not $g.existingSecret) -}}
+{{- $secretWeight := include "chainintel-lib.secretHookWeight" $top | int -}}
+{{- if and $umbrellaSecret (le .weight $secretWeight) -}}
+{{- fail (printf "%s: migrate.hookWeight %d must be above %d, the hook weight of the Secret the umbrella chart creates (%s): the migrate Job reads it, so it must run after it (Helm runs hooks by weight) or a fresh install fails. Raise it, or name an existing Secret (global.existingSecret)" (include "chainintel-lib.name" $top) .weight $secretWeight (include "chainintel-lib.secretName" $top)) -}}
 {{- end -}}
 {{- end -}}

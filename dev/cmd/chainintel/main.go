@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -106,13 +107,12 @@ chainintel is running.
 
   Redis:       %s
   Administer orgs, users, keys and tiers (docs/edge.md, Administration):
-    EDGE_DATABASE_URL='%s' EDGE_REDIS_URL='%s' EDGE_KAFKA_BROKERS='%s' \
-    EDGE_INTERNAL_SECRET=unused-by-admin-0123 go run ./services/edge/cmd/edge admin help
+%s
 
 Ingest: %s
 Services: %s
 Press Ctrl-C to stop.
-`, st.URL, st.APIKey, st.APIKey, st.URL, st.RedisURL, st.DBURL, st.RedisURL, strings.Join(st.Brokers, ","), ingestMode(e), serviceList(st))
+`, st.URL, st.APIKey, st.APIKey, st.URL, st.RedisURL, adminCommand(st, e.TiersFile), ingestMode(e), serviceList(st))
 	<-st.Done()
 	fmt.Fprintln(os.Stderr, "chainintel stopped")
 	return st.Err()
@@ -138,6 +138,22 @@ func status(ctx context.Context, stateFile string) error {
 		return fmt.Errorf("unhealthy: %s", strings.Join(bad, ", "))
 	}
 	return nil
+}
+
+// adminCommand is the edge admin command line for this stack. It names the stack's tier file
+// (as an absolute path, so the line works from any directory) when one is set: without it the
+// admin tool would know only the built-in tiers.
+func adminCommand(st *stack.Stack, tiersFile string) string {
+	var tiers string
+	if tiersFile != "" {
+		if abs, err := filepath.Abs(tiersFile); err == nil {
+			tiersFile = abs
+		}
+		tiers = fmt.Sprintf("EDGE_TIERS_FILE='%s' ", tiersFile)
+	}
+	return fmt.Sprintf(`    EDGE_DATABASE_URL='%s' EDGE_REDIS_URL='%s' EDGE_KAFKA_BROKERS='%s' \
+    %sEDGE_INTERNAL_SECRET=unused-by-admin-0123 go run ./services/edge/cmd/edge admin help`,
+		st.DBURL, st.RedisURL, strings.Join(st.Brokers, ","), tiers)
 }
 
 func ingestMode(e env) string {

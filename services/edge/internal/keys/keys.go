@@ -71,8 +71,10 @@ func (s *Store) Lookup(ctx context.Context, h [32]byte) (httpx.Identity, error) 
 }
 
 // SeedDevKey makes raw a working key of an org admin on tier, creating the "dev" org and user
-// when needed. It is idempotent.
-func (s *Store) SeedDevKey(ctx context.Context, raw, tier string) (httpx.Identity, error) {
+// when needed; a revoked raw is re-enabled. It is idempotent. With revokeEarlier, the dev
+// user's other seeded keys (named "dev") are revoked: a stack seeding a new random key each
+// start leaves only its own working.
+func (s *Store) SeedDevKey(ctx context.Context, raw, tier string, revokeEarlier bool) (httpx.Identity, error) {
 	h := Hash(raw)
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
@@ -98,6 +100,13 @@ func (s *Store) SeedDevKey(ctx context.Context, raw, tier string) (httpx.Identit
 		userID, h[:], DisplayPrefix(raw), tier)
 	if err != nil {
 		return httpx.Identity{}, fmt.Errorf("seed dev key: %w", err)
+	}
+	if revokeEarlier {
+		if _, err := tx.Exec(ctx, `
+			UPDATE edge.api_keys SET revoked_at = now()
+			WHERE user_id = $1 AND name = 'dev' AND key_hash <> $2 AND revoked_at IS NULL`, userID, h[:]); err != nil {
+			return httpx.Identity{}, fmt.Errorf("revoke earlier dev keys: %w", err)
+		}
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return httpx.Identity{}, err

@@ -255,3 +255,49 @@ func (c *countingStore) Lookup(ctx context.Context, h [32]byte) (httpx.Identity,
 	c.mu.Unlock()
 	return c.Lookuper.Lookup(ctx, h)
 }
+
+// SeedDevKey: a key seeded with revokeEarlier (the local stack's random key of each start)
+// leaves the dev user's earlier seeded keys revoked, not the keys made for the dev user
+// otherwise; a key seeded without it (a fixed CHAININTEL_DEV_API_KEY) leaves the others alone
+// and is re-enabled when it was revoked.
+func TestSeedDevKeyRevokesEarlierRandomKeys(t *testing.T) {
+	ctx := context.Background()
+	s := keys.NewStore(pgtest.Pool(t))
+	valid := func(raw string) bool {
+		t.Helper()
+		_, err := s.Lookup(ctx, keys.Hash(raw))
+		if err != nil && !errors.Is(err, keys.ErrInvalid) {
+			t.Fatal(err)
+		}
+		return err == nil
+	}
+	seed := func(raw string, revokeEarlier bool) httpx.Identity {
+		t.Helper()
+		id, err := s.SeedDevKey(ctx, raw, "api", revokeEarlier)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	first, second, fixed := "dev-first-0123456789abcdef", "dev-second-0123456789abcdef", "dev-fixed-0123456789abcdef"
+	id := seed(first, true)
+	own, _, err := s.CreateKey(ctx, id.UserID, "ci", "basic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed(second, true)
+	if valid(first) || !valid(second) || !valid(own) {
+		t.Fatalf("after a second random key: first %v, second %v, own key %v; want false, true, true", valid(first), valid(second), valid(own))
+	}
+	seed(fixed, false)
+	if !valid(second) || !valid(fixed) {
+		t.Fatalf("a fixed key revoked the random one (%v) or is not valid (%v)", valid(second), valid(fixed))
+	}
+	if _, err := s.Revoke(ctx, "", keys.Hash(fixed)); err != nil {
+		t.Fatal(err)
+	}
+	seed(fixed, false)
+	if !valid(fixed) {
+		t.Fatal("a revoked fixed dev key is not re-enabled by seeding it again")
+	}
+}
