@@ -124,3 +124,23 @@ func TestAlertsSwitch(t *testing.T) {
 		})
 	}
 }
+
+// TestCatchUpParallelChecked: a replica reads the topic back for 2 resumes at once by default,
+// and a deployment setting 0 (no catch-up would ever run) or less is refused.
+func TestCatchUpParallelChecked(t *testing.T) {
+	t.Setenv("STREAM_INTERNAL_SECRET", "config-test-secret-0123456789abcdef")
+	t.Setenv("STREAM_KAFKA_BROKERS", "127.0.0.1:9092")
+	t.Setenv("STREAM_REDIS_URL", "redis://127.0.0.1:6379/0")
+	c, err := config.Load()
+	if err != nil || c.CatchUpParallel != 2 {
+		t.Fatalf("default: %d, %v; want 2", c.CatchUpParallel, err)
+	}
+	t.Setenv("STREAM_CATCHUP_PARALLEL", "0")
+	c, err = config.Load()
+	if err == nil {
+		err = c.Validate()
+	}
+	if want := "STREAM_MAX_SESSIONS_PER_KEY and STREAM_CATCHUP_PARALLEL must be positive"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("STREAM_CATCHUP_PARALLEL=0: %v, want %q", err, want)
+	}
+}

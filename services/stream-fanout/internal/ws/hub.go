@@ -18,6 +18,7 @@ import (
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/filter"
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/orphans"
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/store"
+	"github.com/segmentio/kafka-go"
 )
 
 // Options configure a hub.
@@ -72,6 +73,9 @@ type Options struct {
 	QuotaRecheck time.Duration
 	Checkpoint   time.Duration // how often sessions' positions are saved (default 5s)
 	MaxCatchUp   int           // most records a reconnect reads again (default 2,000,000)
+	// CatchUpParallel is how many resumes of this replica read the transfer topic back at once
+	// (default 2), one per key: the others wait their turn (catchUpTurn).
+	CatchUpParallel int
 	// OffsetsTTL is how long a read of the transfer topic's end or first offsets is shared by
 	// connects and resumes (default 1s).
 	OffsetsTTL time.Duration
@@ -124,6 +128,9 @@ func (o *Options) defaults() {
 	if o.MaxCatchUp <= 0 {
 		o.MaxCatchUp = 2_000_000
 	}
+	if o.CatchUpParallel <= 0 {
+		o.CatchUpParallel = 2
+	}
 	if o.Log == nil {
 		o.Log = slog.Default()
 	}
@@ -168,8 +175,14 @@ type Hub struct {
 	callers map[string]*callerAdds
 	// rebuilds bounds the callers' filter rebuilds running at once (rebuildWorkers).
 	rebuilds chan struct{}
+	// catchUpKeys serialize each key's catch-ups on this replica (h.mu guards it), and
+	// catchUps bounds them all (catchUpTurn).
+	catchUpKeys map[string]*sessionTurn
+	catchUps    chan struct{}
 	// parse is filter.Parse (a test counts the parses of a rebuild).
 	parse func(filter.Raw, filter.Options) (filter.Spec, error)
+	// rangeRead, when set, replaces Transfers.Range for the catch-ups (a test's topic).
+	rangeRead func(ctx context.Context, part int, from, to int64, handle func(kafka.Message)) ([]feed.Gap, error)
 }
 
 // saveLimit is how long a connection's save at disconnect may take once it has its turn.
@@ -178,7 +191,8 @@ const saveLimit = 30 * time.Second
 // NewHub returns a hub; RunCheckpoints saves positions, Shutdown ends every connection.
 func NewHub(o Options) *Hub {
 	o.defaults()
-	h := &Hub{o: o, conns: map[*conn]struct{}{}, owners: map[string]*conn{}, turns: map[string]*sessionTurn{}, saves: newSaver(), callers: map[string]*callerAdds{}, rebuilds: make(chan struct{}, rebuildWorkers), quotas: newQuotas(o.Store, o.Quotas, o.LeaseSize, o.Now, o.QuotaRecheck, o.Log),
+	h := &Hub{o: o, conns: map[*conn]struct{}{}, owners: map[string]*conn{}, turns: map[string]*sessionTurn{},
+		catchUpKeys: map[string]*sessionTurn{}, catchUps: make(chan struct{}, o.CatchUpParallel), saves: newSaver(), callers: map[string]*callerAdds{}, rebuilds: make(chan struct{}, rebuildWorkers), quotas: newQuotas(o.Store, o.Quotas, o.LeaseSize, o.Now, o.QuotaRecheck, o.Log),
 		labels: newLabelCache(5 * time.Minute), ends: newTopicEnds(func(ctx context.Context) (map[int]int64, error) {
 			return o.Transfers.Offsets(ctx, true)
 		}, o.OffsetsTTL, time.Now), starts: newTopicEnds(func(ctx context.Context) (map[int]int64, error) {
@@ -230,8 +244,9 @@ func (h *Hub) disown(id string, c *conn) {
 	h.mu.Unlock()
 }
 
-// sessionTurn is a session's take-over turn: a one-slot channel held by the connection taking
-// the session over, and how many connections hold or wait for it (the entry goes at none).
+// sessionTurn is a one-at-a-time turn (a session's take-over, a key's catch-up): a one-slot
+// channel held by whoever has the turn, and how many hold or wait for it (the entry goes at
+// none).
 type sessionTurn struct {
 	slot    chan struct{}
 	waiters int
@@ -240,18 +255,24 @@ type sessionTurn struct {
 // lockSession waits for session id's take-over turn on this replica (or for ctx to end) and
 // returns the function that gives it back.
 func (h *Hub) lockSession(ctx context.Context, id string) (unlock func(), err error) {
+	return h.takeTurn(ctx, h.turns, id)
+}
+
+// takeTurn waits for turns[name] (h.mu guards turns) or for ctx to end, and returns the
+// function that gives it back.
+func (h *Hub) takeTurn(ctx context.Context, turns map[string]*sessionTurn, name string) (unlock func(), err error) {
 	h.mu.Lock()
-	t := h.turns[id]
+	t := turns[name]
 	if t == nil {
 		t = &sessionTurn{slot: make(chan struct{}, 1)}
-		h.turns[id] = t
+		turns[name] = t
 	}
 	t.waiters++
 	h.mu.Unlock()
 	leave := func() {
 		h.mu.Lock()
 		if t.waiters--; t.waiters == 0 {
-			delete(h.turns, id)
+			delete(turns, name)
 		}
 		h.mu.Unlock()
 	}
@@ -260,6 +281,24 @@ func (h *Hub) lockSession(ctx context.Context, id string) (unlock func(), err er
 		return func() { <-t.slot; leave() }, nil
 	case <-ctx.Done():
 		leave()
+		return nil, ctx.Err()
+	}
+}
+
+// catchUpTurn waits for a turn to read the transfer topic back for a resume of key's (or for
+// ctx, the connection's, to end): a catch-up holds what it matched, up to MaxCatchUp records'
+// worth, so a replica runs at most CatchUpParallel at once, and one per key, so that a key's
+// connections resuming together take one turn at a time and leave the others to other keys.
+func (h *Hub) catchUpTurn(ctx context.Context, key string) (release func(), err error) {
+	unlock, err := h.takeTurn(ctx, h.catchUpKeys, key)
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case h.catchUps <- struct{}{}:
+		return func() { <-h.catchUps; unlock() }, nil
+	case <-ctx.Done():
+		unlock()
 		return nil, ctx.Err()
 	}
 }

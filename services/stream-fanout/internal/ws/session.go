@@ -2,6 +2,7 @@ package ws
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -658,7 +659,7 @@ func (c *conn) resumeGaps(id string, fresh bool, onClaimed func([]replayGap, *st
 		var read []feed.Gap
 		items, read, err = c.catchUp(sub, ss.Cursor, pos)
 		c.catching.Store(false)
-		if err != nil {
+		if err != nil && c.ctx.Err() == nil { // a connection ended meanwhile has saved what it was owed
 			c.h.o.Log.Warn("a resumed session could not read back every transfer it missed", "session", id, "error", err)
 		}
 		gaps = readGaps(gaps, read)
@@ -953,61 +954,139 @@ func (c *conn) topicEnd() map[int]int64 {
 // returns what the reads could not have (feed.Range's gaps). Deliveries come in the order the
 // broker took the records. A partition found reset delivers nothing here: its new log's
 // records are the live feed's to deliver once it reads the reset (engine.ResetPartition).
+//
+// The reads wait for a catch-up turn (catchUpTurn) and are matched as they come, catchUpChunk
+// records at a time: a catch-up holds what matched, not every record it read.
 func (c *conn) catchUp(sub *engine.Sub, from, to map[int]int64) ([]engine.Item, []feed.Gap, error) {
-	var recs []engine.Record
+	ranges := c.catchUpRanges(from, to)
+	if len(ranges) == 0 {
+		return nil, nil, nil
+	}
+	release, err := c.h.catchUpTurn(c.ctx, c.id.KeyID)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer release()
+	m := &catchUpMatch{c: c, sub: sub, upTo: to, seen: engine.Seen{}}
 	var gaps []feed.Gap
 	var firstErr error
-	for p, end := range to {
-		start, ok := from[p]
-		if !ok {
-			start, ok = c.addedSince(from, p)
-		}
-		if !ok || start >= end {
+	for _, r := range ranges {
+		if int(r.end-r.start)+m.read > c.h.o.MaxCatchUp {
+			firstErr = cmp.Or(firstErr, fmt.Errorf("partition %d: %d records to read again is over the limit of %d", r.part, r.end-r.start, c.h.o.MaxCatchUp))
 			continue
 		}
-		if int(end-start)+len(recs) > c.h.o.MaxCatchUp {
-			firstErr = fmt.Errorf("partition %d: %d records to read again is over the limit of %d", p, end-start, c.h.o.MaxCatchUp)
-			continue
-		}
-		n := len(recs)
-		read, err := c.h.o.Transfers.Range(c.ctx, p, start, end, func(m kafka.Message) {
-			if r, ok := decodeTransfer(m, c.h.o.Log); ok {
-				recs = append(recs, r)
+		items, read := len(m.items), m.read
+		found, err := c.h.readRange(c.ctx, r.part, r.start, r.end, func(msg kafka.Message) {
+			if rec, ok := decodeTransfer(msg, c.h.o.Log); ok {
+				m.add(rec)
 			}
 		})
-		for _, g := range read {
+		m.flush()
+		for _, g := range found {
 			if g.Reset {
-				recs = recs[:n]
+				// What was read is the new log's (feed.Range): none of it is the catch-up's.
+				m.items, m.read = m.items[:items], read
 			}
 			// Told against the position the session resumed from, whichever record the read
 			// was waiting for when it found the gap: every record from g.To on is sent.
-			g.From = start
+			g.From = r.start
 			gaps = append(gaps, g)
 		}
 		if err != nil && firstErr == nil {
 			firstErr = err
 		}
+		if m.err != nil {
+			firstErr = m.err
+			break
+		}
 	}
-	sort.SliceStable(recs, func(i, j int) bool {
-		if !recs[i].Time.Equal(recs[j].Time) {
-			return recs[i].Time.Before(recs[j].Time)
+	sort.SliceStable(m.items, func(i, j int) bool {
+		a, b := m.items[i].R, m.items[j].R
+		if !a.Broker.Equal(b.Broker) {
+			return a.Broker.Before(b.Broker)
 		}
-		if recs[i].Part != recs[j].Part {
-			return recs[i].Part < recs[j].Part
+		if a.Part != b.Part {
+			return a.Part < b.Part
 		}
-		return recs[i].Off < recs[j].Off
+		return a.Off < b.Off
 	})
-	c.settleOrphans(recs, to)
-	var items []engine.Item
-	e := c.h.o.Engine
-	seen := engine.Seen{}
-	for start := 0; start < len(recs); start += 500 {
-		chunk := recs[start:min(start+500, len(recs))]
-		if !e.Do(c.ctx, func() { items = append(items, e.MatchOne(sub, chunk, seen)...) }) {
-			return items, gaps, c.ctx.Err()
+	return m.items, gaps, firstErr
+}
+
+// catchUpRange is what a catch-up reads of partition part: from start up to (not including) end.
+type catchUpRange struct {
+	part       int
+	start, end int64
+}
+
+// catchUpRanges is what a catch-up of a session served up to from reads, up to to, in
+// partition order: nothing of a partition it was served up to to.
+func (c *conn) catchUpRanges(from, to map[int]int64) []catchUpRange {
+	var out []catchUpRange
+	for p, end := range to {
+		start, ok := from[p]
+		if !ok {
+			start, ok = c.addedSince(from, p)
+		}
+		if ok && start < end {
+			out = append(out, catchUpRange{p, start, end})
 		}
 	}
-	return items, gaps, firstErr
+	slices.SortFunc(out, func(a, b catchUpRange) int { return cmp.Compare(a.part, b.part) })
+	return out
+}
+
+// readRange reads a range of the transfer topic (feed.Topic.Range).
+func (h *Hub) readRange(ctx context.Context, part int, from, to int64, handle func(kafka.Message)) ([]feed.Gap, error) {
+	if h.rangeRead != nil {
+		return h.rangeRead(ctx, part, from, to, handle)
+	}
+	return h.o.Transfers.Range(ctx, part, from, to, handle)
+}
+
+// catchUpChunk is how many records a catch-up matches in one call on the engine's goroutine.
+const catchUpChunk = 500
+
+// catchUpMatch matches a catch-up's records as they are read, a chunk of one partition at a
+// time, in offset order (as the live feed matches them: a copy is the one at the higher
+// offset), keeping only the deliveries. The orphaned blocks' reorgs are settled once, before
+// the first chunk holding a transfer of a marked block is matched (settleOrphans).
+type catchUpMatch struct {
+	c       *conn
+	sub     *engine.Sub
+	upTo    map[int]int64 // where the catch-up reads up to (settleOrphans)
+	seen    engine.Seen
+	settled bool
+	recs    []engine.Record // read, not matched yet
+	items   []engine.Item
+	read    int   // records read (MaxCatchUp)
+	err     error // the connection ended while matching
+}
+
+// add takes a record read, matching the chunk it completes.
+func (m *catchUpMatch) add(r engine.Record) {
+	m.read++
+	m.recs = append(m.recs, r)
+	if len(m.recs) >= catchUpChunk {
+		m.flush()
+	}
+}
+
+// flush matches the records read and not matched yet, and lets them go.
+func (m *catchUpMatch) flush() {
+	recs := m.recs
+	m.recs = m.recs[:0]
+	if len(recs) == 0 || m.err != nil {
+		return
+	}
+	if !m.settled {
+		m.settled = m.c.settleOrphans(recs, m.upTo)
+	}
+	e := m.c.h.o.Engine
+	if !e.Do(m.c.ctx, func() { m.items = append(m.items, e.MatchOne(m.sub, recs, m.seen)...) }) {
+		m.err = m.c.ctx.Err()
+	}
+	clear(recs) // the transfers that matched nothing go
 }
 
 // addedSince is where to read partition p from for a session saved served up to from, which
@@ -1029,19 +1108,21 @@ func (c *conn) addedSince(from map[int]int64, p int) (start int64, ok bool) {
 }
 
 // settleOrphans has, when one of recs (records below upTo) is of a block marked orphaned, the
-// reorgs written before them applied (orphans.Set.Settle) on the connection's goroutine: the
-// engine's catch-up match, which skips such records, then decides without waiting.
-func (c *conn) settleOrphans(recs []engine.Record, upTo map[int]int64) {
+// reorgs written before upTo applied (orphans.Set.Settle) on the connection's goroutine: the
+// engine's catch-up match, which skips such records, then decides without waiting. It reports
+// whether it did (settled or not, it is not tried again for the same catch-up).
+func (c *conn) settleOrphans(recs []engine.Record, upTo map[int]int64) bool {
 	o := c.h.o.Orphans
 	if o == nil || o.Len() == 0 {
-		return
+		return false
 	}
 	for i := range recs {
 		if m := recs[i].Msg; o.Orphaned(m.GetChain(), m.GetBlockHash()) {
 			o.Settle(c.ctx, upTo)
-			return
+			return true
 		}
 	}
+	return false
 }
 
 // decodeTransfer decodes and normalises a chain.transfers.v1 record.
