@@ -92,7 +92,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		PingInterval: cfg.PingInterval, WriteTimeout: cfg.WriteTimeout, Writers: cfg.Writers, MaxConnsPerKey: cfg.MaxConnsPerKey,
 		MaxFilters: cfg.MaxFilters, MaxSessionsPerKey: cfg.MaxSessionsPerKey, MaxSessionFilterBytes: cfg.MaxSessionFilterBytes,
 		MessageRate: cfg.MessageRate, MessageBurst: cfg.MessageBurst,
-		CreditLimit: creditLimit, Checkpoint: cfg.Checkpoint, OffsetsTTL: cfg.OffsetsTTL, CatchUpParallel: cfg.CatchUpParallel, Log: s.Log, Now: deps.Clock,
+		CreditLimit: creditLimit, Checkpoint: cfg.Checkpoint, OffsetsTTL: cfg.OffsetsTTL, CatchUpParallel: cfg.CatchUpParallel, MaxCatchUp: cfg.MaxCatchUp, Log: s.Log, Now: deps.Clock,
 	})
 	var loaded atomic.Bool
 	// One check for both: the pipeline reads the attributions and the reorgs before it starts.

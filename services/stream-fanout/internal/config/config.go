@@ -68,6 +68,10 @@ type Config struct {
 	// one per key (the others wait): each holds what its session's filters matched since its
 	// saved position, up to 2,000,000 records read.
 	CatchUpParallel int `env:"CATCHUP_PARALLEL" envDefault:"2"`
+	// MaxCatchUp is the most records one resume reads back (a partition further behind is
+	// skipped and told in replayGaps' place in the log): with CatchUpParallel it bounds what a
+	// replica's catch-ups hold, about 1.5 KB per delivery they matched.
+	MaxCatchUp int `env:"MAX_CATCHUP" envDefault:"2000000"`
 	// MaxSessionsPerKey caps the live sessions and v2 streams of a key (POST /ws/sessions and
 	// POST /ws/v2/streams over it are refused with 429, a subscribe that would make a session
 	// with SESSION_LIMIT).
@@ -229,8 +233,8 @@ func (c Config) checkSizes(p *config.Problems) {
 	if c.QueueMax < c.QueueSize {
 		p.Addf("STREAM_QUEUE_MAX (%d) must be at least STREAM_QUEUE_SIZE (%d)", c.QueueMax, c.QueueSize)
 	}
-	if c.QueueSize <= 0 || c.MaxConnsPerKey <= 0 || c.MaxFilters <= 0 || c.MaxSessionsPerKey <= 0 || c.CatchUpParallel <= 0 {
-		p.Addf("STREAM_QUEUE_SIZE, STREAM_MAX_CONNS_PER_KEY, STREAM_MAX_FILTERS, STREAM_MAX_SESSIONS_PER_KEY and STREAM_CATCHUP_PARALLEL must be positive")
+	if c.QueueSize <= 0 || c.MaxConnsPerKey <= 0 || c.MaxFilters <= 0 || c.MaxSessionsPerKey <= 0 || c.CatchUpParallel <= 0 || c.MaxCatchUp <= 0 {
+		p.Addf("STREAM_QUEUE_SIZE, STREAM_MAX_CONNS_PER_KEY, STREAM_MAX_FILTERS, STREAM_MAX_SESSIONS_PER_KEY, STREAM_CATCHUP_PARALLEL and STREAM_MAX_CATCHUP must be positive")
 	}
 	if c.MaxSessionFilterBytes <= 0 || c.MessageBurst <= 0 || !(c.MessageRate > 0) || math.IsInf(c.MessageRate, 0) {
 		p.Addf("STREAM_MAX_SESSION_FILTER_BYTES, STREAM_MESSAGE_BURST and STREAM_MESSAGE_RATE must be positive (STREAM_MESSAGE_RATE finite)")

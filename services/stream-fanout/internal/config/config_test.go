@@ -126,7 +126,8 @@ func TestAlertsSwitch(t *testing.T) {
 }
 
 // TestCatchUpParallelChecked: a replica reads the topic back for 2 resumes at once by default,
-// and a deployment setting 0 (no catch-up would ever run) or less is refused.
+// each at most 2,000,000 records, and a deployment setting either to 0 (no catch-up would ever
+// run, or read anything) or less is refused.
 func TestCatchUpParallelChecked(t *testing.T) {
 	t.Setenv("STREAM_INTERNAL_SECRET", "config-test-secret-0123456789abcdef")
 	t.Setenv("STREAM_KAFKA_BROKERS", "127.0.0.1:9092")
@@ -140,7 +141,20 @@ func TestCatchUpParallelChecked(t *testing.T) {
 	if err == nil {
 		err = c.Validate()
 	}
-	if want := "STREAM_MAX_SESSIONS_PER_KEY and STREAM_CATCHUP_PARALLEL must be positive"; err == nil || !strings.Contains(err.Error(), want) {
+	want := "STREAM_MAX_SESSIONS_PER_KEY, STREAM_CATCHUP_PARALLEL and STREAM_MAX_CATCHUP must be positive"
+	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("STREAM_CATCHUP_PARALLEL=0: %v, want %q", err, want)
+	}
+	t.Setenv("STREAM_CATCHUP_PARALLEL", "2")
+	if c, err = config.Load(); err != nil || c.MaxCatchUp != 2_000_000 {
+		t.Fatalf("default STREAM_MAX_CATCHUP: %d, %v; want 2000000", c.MaxCatchUp, err)
+	}
+	t.Setenv("STREAM_MAX_CATCHUP", "0")
+	c, err = config.Load()
+	if err == nil {
+		err = c.Validate()
+	}
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("STREAM_MAX_CATCHUP=0: %v, want %q", err, want)
 	}
 }
