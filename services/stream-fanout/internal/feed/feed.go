@@ -124,6 +124,9 @@ type Gap struct {
 	// first kept offset. Otherwise the records were deleted (retention, DeleteRecords) before
 	// they were read.
 	Reset bool
+	// OverLimit: not a gap of the topic but a range its reader chose not to read (a resume's
+	// catch-up over its limit, internal/ws); From and To are the range's ends.
+	OverLimit bool
 }
 
 // stallCheck is how long a read waits for a record before it asks the broker where the

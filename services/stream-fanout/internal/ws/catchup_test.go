@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -259,4 +260,31 @@ func heapInUse() int64 {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	return int64(ms.HeapAlloc)
+}
+
+// A partition with more records to read back than MaxCatchUp is not read, and is told as a
+// replay gap (catchUpLimit) from the session's position to where it resumes, beside the
+// partitions that were read.
+func TestCatchUpOverLimitIsAGap(t *testing.T) {
+	h := additionsHub(t, nil)
+	h.o.Log = slog.New(slog.DiscardHandler)
+	h.o.MaxCatchUp = 5
+	c, sub := liveConn(t, h, "u", `{"from":["`+testAddr(1)+`"]}`)
+	at := time.Now()
+	var asked []int
+	h.rangeRead = func(_ context.Context, part int, from, to int64, handle func(kafka.Message)) ([]feed.Gap, error) {
+		asked = append(asked, part)
+		for off := from; off < to; off++ {
+			handle(transferMsg(t, part, off, fmt.Sprintf("t%d-%d", part, off), testAddr(1), at))
+		}
+		return nil, nil
+	}
+	items, read, err := c.catchUp(sub, map[int]int64{0: 0, 1: 100}, map[int]int64{0: 3, 1: 110})
+	if err == nil || !slices.Equal(asked, []int{0}) || len(items) != 3 {
+		t.Fatalf("read partitions %v, caught up %d, %v; want partition 0's 3 and an error naming partition 1", asked, len(items), err)
+	}
+	want := []replayGap{{Partition: 1, SavedOffset: 100, ResumedAt: 110, Reason: GapCatchUpLimit, found: foundRead}}
+	if got := readGaps(nil, read); !slices.Equal(got, want) {
+		t.Fatalf("gaps %+v, want %+v", got, want)
+	}
 }

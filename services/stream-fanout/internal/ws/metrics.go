@@ -121,6 +121,7 @@ func (m *Metrics) startAtZero() {
 			m.replayGaps.Add(ctx, 0, metric.WithAttributes(attribute.String("reason", reason), attribute.String("found", found)))
 		}
 	}
+	m.replayGaps.Add(ctx, 0, metric.WithAttributes(attribute.String("reason", GapCatchUpLimit), attribute.String("found", foundRead)))
 	m.conns.Add(ctx, 0)
 	m.delivered.Add(ctx, 0)
 	for _, reason := range []string{slowQueueFull, slowWriteTimeout} {

@@ -530,6 +530,8 @@ type replayGap struct {
 const (
 	GapTopicReset = "topicReset"
 	GapRetention  = "retention"
+	// GapCatchUpLimit: more records to read back than a catch-up reads (MaxCatchUp).
+	GapCatchUpLimit = "catchUpLimit"
 )
 
 // Where a replay gap was found: the saved position checked against the topic's offsets as the
@@ -545,8 +547,11 @@ const (
 func readGaps(gaps []replayGap, read []feed.Gap) []replayGap {
 	for _, g := range read {
 		rg := replayGap{Partition: g.Partition, SavedOffset: g.From, ResumedAt: g.To, Reason: GapRetention, found: foundRead}
-		if g.Reset {
+		switch {
+		case g.Reset:
 			rg.Reason = GapTopicReset
+		case g.OverLimit:
+			rg.Reason = GapCatchUpLimit
 		}
 		i := slices.IndexFunc(gaps, func(x replayGap) bool { return x.Partition == g.Partition })
 		if i < 0 {
@@ -973,6 +978,7 @@ func (c *conn) catchUp(sub *engine.Sub, from, to map[int]int64) ([]engine.Item, 
 	for _, r := range ranges {
 		if int(r.end-r.start)+m.read > c.h.o.MaxCatchUp {
 			firstErr = cmp.Or(firstErr, fmt.Errorf("partition %d: %d records to read again is over the limit of %d", r.part, r.end-r.start, c.h.o.MaxCatchUp))
+			gaps = append(gaps, feed.Gap{Partition: r.part, From: r.start, To: r.end, OverLimit: true})
 			continue
 		}
 		items, read := len(m.items), m.read
