@@ -100,7 +100,7 @@ func TestMetricsRecord(t *testing.T) {
 		f, _ := dp.Attributes.Value("found")
 		gaps[r.AsString()+"/"+f.AsString()] = dp.Value
 	}
-	if want := map[string]int64{"retention/read": 2, "retention/cursor": 0, "topicReset/cursor": 1, "topicReset/read": 0}; !maps.Equal(gaps, want) {
+	if want := map[string]int64{"retention/read": 2, "retention/cursor": 0, "topicReset/cursor": 1, "topicReset/read": 0, "catchUpLimit/read": 0}; !maps.Equal(gaps, want) {
 		t.Errorf("replay gaps %v, want %v", gaps, want)
 	}
 	feedGaps := map[string]int64{}
