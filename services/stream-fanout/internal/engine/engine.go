@@ -481,12 +481,14 @@ func (e *Engine) render(r *Record) *Rendered {
 // MatchOne matches records against s's filters only, for a session catching up on what it
 // missed; it returns the deliveries in record order (engine goroutine only). A copy of a
 // transfer read at a lower offset, live or by the same catch-up (seen, shared by its calls),
-// is skipped.
+// is skipped. Only records that matched are looked up and kept in seen: a copy matches what
+// its first did, so one of a transfer that matched nothing matches nothing too, and seen
+// holds no more than the deliveries the catch-up holds anyway.
 func (e *Engine) MatchOne(s *Sub, recs []Record, seen Seen) []Item {
 	var out []Item
 	for i := range recs {
 		r := &recs[i]
-		if e.orphaned(r) || e.copies.caughtRepeat(r, seen) {
+		if e.orphaned(r) {
 			continue
 		}
 		e.load(r)
@@ -496,6 +498,9 @@ func (e *Engine) MatchOne(s *Sub, recs []Record, seen Seen) []Item {
 				continue
 			}
 			if rd == nil {
+				if e.copies.caughtRepeat(r, seen) {
+					break
+				}
 				rd = e.render(r)
 			}
 			out = append(out, Item{R: rd, FilterID: f.ID})
