@@ -51,17 +51,14 @@ type Store struct{ pool *pgxpool.Pool }
 // NewStore returns a store over pool.
 func NewStore(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
 
-// hourKey is an hourly row's key: an alert's usage (key id alert:<id>) changes payer org when
-// its alert is replaced by a member of another org, so the org is part of it.
 type hourKey struct {
 	keyID string
 	hour  time.Time
 	route string
-	orgID string
 }
 
 type hourVal struct {
-	userID         string
+	userID, orgID  string
 	calls, credits int64
 }
 
@@ -108,10 +105,10 @@ func (s *Store) Apply(ctx context.Context, calls []Call) ([]Call, error) {
 			}
 			isNew[c.EventID] = false // a duplicate within the batch counts once
 			fresh = append(fresh, c)
-			hk := hourKey{c.KeyID, c.Time.UTC().Truncate(time.Hour), c.Route, c.OrgID}
+			hk := hourKey{c.KeyID, c.Time.UTC().Truncate(time.Hour), c.Route}
 			h := hours[hk]
 			if h == nil {
-				h = &hourVal{userID: c.UserID}
+				h = &hourVal{userID: c.UserID, orgID: c.OrgID}
 				hours[hk] = h
 			}
 			h.calls++
@@ -155,10 +152,7 @@ func upsertHours(ctx context.Context, tx pgx.Tx, hours map[hourKey]*hourVal) err
 		if !a.hour.Equal(b.hour) {
 			return a.hour.Before(b.hour)
 		}
-		if a.route != b.route {
-			return a.route < b.route
-		}
-		return a.orgID < b.orgID
+		return a.route < b.route
 	})
 	n := len(ks)
 	keyIDs, routes, users, orgs := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
@@ -166,12 +160,12 @@ func upsertHours(ctx context.Context, tx pgx.Tx, hours map[hourKey]*hourVal) err
 	calls, credits := make([]int64, n), make([]int64, n)
 	for i, k := range ks {
 		v := hours[k]
-		keyIDs[i], hrs[i], routes[i], users[i], orgs[i], calls[i], credits[i] = k.keyID, k.hour, k.route, v.userID, k.orgID, v.calls, v.credits
+		keyIDs[i], hrs[i], routes[i], users[i], orgs[i], calls[i], credits[i] = k.keyID, k.hour, k.route, v.userID, v.orgID, v.calls, v.credits
 	}
 	_, err := tx.Exec(ctx, `
 		INSERT INTO edge.usage_hourly (key_id, hour, route, user_id, org_id, calls, credits)
 		SELECT * FROM unnest($1::text[], $2::timestamptz[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::bigint[])
-		ON CONFLICT (key_id, hour, route, org_id) DO UPDATE
+		ON CONFLICT (key_id, hour, route) DO UPDATE
 		SET calls = usage_hourly.calls + EXCLUDED.calls, credits = usage_hourly.credits + EXCLUDED.credits`,
 		keyIDs, hrs, routes, users, orgs, calls, credits)
 	if err != nil {
