@@ -102,7 +102,7 @@ func TestAlertChargedToOrg(t *testing.T) {
 	}
 	// The event as the stream's for the same caller, but for the alert's key id and route.
 	want := proto.Clone(streamed[0]).(*eventsv1.UsageCall)
-	want.KeyId, want.Route, want.TimeMs, want.Credits, want.Rows = "alert:8", alerts.Route, got[0].TimeMs, 1, 1
+	want.KeyId, want.Route, want.TimeMs, want.Credits, want.Rows = "alert:8@org-ko", alerts.Route, got[0].TimeMs, 1, 1
 	if !proto.Equal(got[0], want) {
 		t.Fatalf("alert usage\n got %v\nwant %v", got[0], want)
 	}

@@ -128,7 +128,13 @@ func ownerContext(ctx context.Context, a Alert) context.Context {
 // who last wrote the alert, so that the meter's events bill an org member's deliveries to the
 // org at that tier, as that caller's stream would be (no org id: the user alone).
 func ownerIdentity(a Alert) ws.Identity {
-	return ws.Identity{KeyID: "alert:" + strconv.FormatInt(a.ID, 10), UserID: a.Owner, OrgID: a.OrgID, Tier: a.Tier}
+	key := "alert:" + strconv.FormatInt(a.ID, 10)
+	if a.OrgID != "" {
+		// The edge's hourly usage rows are per key id, hour and route, each under one org: an
+		// alert whose payer org changes (replaced by a member of another org) is another key.
+		key += "@" + a.OrgID
+	}
+	return ws.Identity{KeyID: key, UserID: a.Owner, OrgID: a.OrgID, Tier: a.Tier}
 }
 
 // resolve reads, for a's owner, the addresses of the user entities named (absent: the owner
