@@ -61,7 +61,7 @@ func TestCheckpointChargesOnlyWhatItSaved(t *testing.T) {
 	if got, err := st.Get(ctx, id, "k"); err != nil || got.Used != 3 {
 		t.Fatalf("the session's transfersUsed %d (%v); want 3", got.Used, err)
 	}
-	if d := c.takeDelivered(); d.n != 0 {
+	if d := c.takeReleased(); d.n != 0 {
 		t.Fatalf("%d deliveries still waiting to be charged after the refused save; want them dropped", d.n)
 	}
 }

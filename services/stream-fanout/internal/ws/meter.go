@@ -3,6 +3,7 @@ package ws
 import (
 	"context"
 	"log/slog"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -71,11 +72,14 @@ func NewMeter(pub Publisher, every time.Duration, log *slog.Logger) *Meter {
 	return &Meter{pub: pub, every: every, log: log, keys: map[string]*meterEntry{}}
 }
 
-// acquire returns id's entry on route, held until release: a flush keeps it while held.
-func (m *Meter) acquire(id Identity, route string) *meterEntry {
+// acquire returns id's entry on route for the hour at is in, held until release: a flush keeps
+// it while held.
+func (m *Meter) acquire(id Identity, route string, at time.Time) *meterEntry {
 	// The org and tier are part of the entry's key: an entry keeps the identity it was made with
-	// while counts keep coming, and an alert's payer (or a key's tier) may change meanwhile.
-	k := id.KeyID + " " + id.OrgID + " " + id.Tier + " " + route
+	// while counts keep coming, and an alert's payer (or a key's tier) may change meanwhile. The
+	// hour is too: a usage event is dated by its entry's first delivery, so counts of two hours
+	// (of two billing periods) added between flushes go out as an event each.
+	k := id.KeyID + " " + id.OrgID + " " + id.Tier + " " + route + " " + strconv.FormatInt(at.Unix()/3600, 10)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e := m.keys[k]
@@ -235,7 +239,7 @@ func (m *Meter) Instrument(mt metric.Meter) error {
 // covered, or what the alerts' webhooks delivered (their owner's identity has no key; the
 // caller names one that keeps each alert's count apart).
 func (m *Meter) Add(id Identity, route string, n int64, at time.Time) {
-	e := m.acquire(id, route)
+	e := m.acquire(id, route, at)
 	e.add(n, at)
 	m.release(e)
 }
