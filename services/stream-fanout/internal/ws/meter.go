@@ -27,7 +27,8 @@ type Publisher interface {
 }
 
 // Meter sums charged transfers per key and publishes them on usage.calls.v1 as the edge's
-// metering does for calls: one UsageCall per key and flush, one credit per transfer, unit "row".
+// metering does for calls: one UsageCall per key, route, hour of delivery and flush, one credit
+// per transfer, unit "row".
 // Connections add what a save of their session covered (settleCharge), the alerts what their
 // webhooks took (Add).
 type Meter struct {
@@ -227,7 +228,7 @@ func (m *Meter) Pending() int64 { return m.npending.Load() }
 // Instrument exports Pending as stream_usage_events_pending on mt.
 func (m *Meter) Instrument(mt metric.Meter) error {
 	_, err := mt.Int64ObservableGauge("stream_usage_events_pending",
-		metric.WithDescription("usage events (one per key and route) of a failed publish, retried with the same event ids; above 0 for long: deliveries are not being charged"),
+		metric.WithDescription("usage events (one per key, route and hour of delivery) of a failed publish, retried with the same event ids; above 0 for long: deliveries are not being charged"),
 		metric.WithInt64Callback(func(_ context.Context, o metric.Int64Observer) error {
 			o.Observe(m.npending.Load())
 			return nil

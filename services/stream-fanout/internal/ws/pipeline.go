@@ -108,7 +108,12 @@ func (p *Pipeline) Run(ctx context.Context) error {
 			}
 		}, func(g feed.Gap) { p.feedGap(fctx, g) })
 	}()
-	go func() { errs <- p.Hub.RunCheckpoints(fctx) }()
+	// Run returns (and Stop goes on to save every connection) only once the checkpoints have
+	// stopped: a checkpoint's save racing the shutdown's is settled by the connection's save lock
+	// either way, but none is left running against connections already closed.
+	checkpointsDone := make(chan struct{})
+	go func() { defer close(checkpointsDone); errs <- p.Hub.RunCheckpoints(fctx) }()
+	defer func() { stopFeed(); <-checkpointsDone }()
 	if p.Ready != nil {
 		p.Ready()
 	}
