@@ -50,6 +50,11 @@ func addHour(hs []heldCredits, hour time.Time, n int64) []heldCredits {
 func (c *conn) account(hours []heldCredits, at time.Time) {
 	c.dmu.Lock()
 	defer c.dmu.Unlock()
+	c.accountLocked(hours, at)
+}
+
+// accountLocked is account with c.dmu held.
+func (c *conn) accountLocked(hours []heldCredits, at time.Time) {
 	for _, h := range hours {
 		if h.n == 0 {
 			continue
@@ -62,30 +67,56 @@ func (c *conn) account(hours []heldCredits, at time.Time) {
 	}
 }
 
-// takeDelivered takes what was delivered since the last save, for the save about to start.
-func (c *conn) takeDelivered() delivered {
+// takeInflight takes what was delivered since the last save for a checkpoint's save, keeping it
+// as inflight until the save settles it, with the count of releases so far (c.dmu held).
+func (c *conn) takeInflight() (delivered, uint64) {
+	d := c.pend
+	c.pend, c.inflight = delivered{}, d
+	return d, c.lets
+}
+
+// endInflight is a checkpoint's save, holding c.smu, taking back its deliveries from inflight
+// to settle them itself; false when a release took them since (lets moved on), which settled
+// them with its own save.
+func (c *conn) endInflight(lets uint64) bool {
+	c.dmu.Lock()
+	defer c.dmu.Unlock()
+	if c.lets != lets {
+		return false
+	}
+	c.inflight = delivered{}
+	return true
+}
+
+// takeReleased takes, for a release of the connection's session (c.smu held), what was
+// delivered since the last save and what a checkpoint took and has not saved yet: the
+// release's save, whose cursor is read after, covers both.
+func (c *conn) takeReleased() delivered {
 	c.dmu.Lock()
 	defer c.dmu.Unlock()
 	d := c.pend
-	c.pend = delivered{}
+	d.merge(c.inflight)
+	c.pend, c.inflight = delivered{}, delivered{}
+	c.lets++
 	return d
 }
 
 // settleCharge settles d, taken for a save of the connection's session that returned err.
-// Charged when the save succeeded, or when nobody can resume the session (Redis lost it and
-// did not store it again: ErrSessionCap); dropped, with its quota credits given back, when
-// the session's next server sends d again from its last save (taken over) or nobody is to
-// pay for it (deleted, at most a checkpoint's deliveries); when the save failed otherwise, kept
-// for the next save if retry (a checkpoint), else dropped (the connection let the session go
-// unsaved: its reconnect resumes from the last save, and charges what it sends again).
+// Charged when the save succeeded; when nobody can resume the session (Redis lost it and did
+// not store it again: ErrSessionCap); when another connection took it over fresh (from the
+// topic's end: nothing of d is sent again); and when it was deleted (the client had d). Dropped,
+// with its quota credits given back, when the session's next server resumes it from its last
+// save and sends d again (taken over); when the save failed otherwise, kept for the next save if
+// retry (a checkpoint), else dropped (the connection let the session go unsaved: its reconnect
+// resumes from the last save, and charges what it sends again).
 func (c *conn) settleCharge(d delivered, err error, retry bool) {
 	if d.n == 0 {
 		return
 	}
 	switch {
-	case err == nil || errors.Is(err, store.ErrSessionCap):
+	case err == nil || errors.Is(err, store.ErrSessionCap) || errors.Is(err, store.ErrTakenOverFresh) || errors.Is(err, store.ErrDeleted):
 		c.charge(d)
-	case retry && !errors.Is(err, store.ErrTakenOver) && !errors.Is(err, store.ErrDeleted):
+	case retry && !errors.Is(err, store.ErrTakenOver):
 		c.dmu.Lock()
 		c.pend.merge(d)
 		c.dmu.Unlock()
@@ -94,10 +125,24 @@ func (c *conn) settleCharge(d delivered, err error, retry bool) {
 	}
 }
 
-// charge meters d for the connection's key and route.
+// charge meters d for the connection's key and route, each hour's deliveries in their hour (the
+// first hour's at the first delivery): a save covering deliveries on both sides of an hour, or
+// of a billing period, counts each in its own.
 func (c *conn) charge(d delivered) {
-	if c.h.o.Meter != nil {
-		c.h.o.Meter.Add(c.id, c.route(), d.n, d.first)
+	if c.h.o.Meter == nil {
+		return
+	}
+	left := d.n
+	for _, h := range d.hours {
+		at := h.hour
+		if d.first.After(at) && d.first.Before(at.Add(time.Hour)) {
+			at = d.first
+		}
+		c.h.o.Meter.Add(c.id, c.route(), h.n, at)
+		left -= h.n
+	}
+	if left > 0 {
+		c.h.o.Meter.Add(c.id, c.route(), left, d.first)
 	}
 }
 

@@ -61,7 +61,41 @@ func TestCheckpointChargesOnlyWhatItSaved(t *testing.T) {
 	if got, err := st.Get(ctx, id, "k"); err != nil || got.Used != 3 {
 		t.Fatalf("the session's transfersUsed %d (%v); want 3", got.Used, err)
 	}
-	if d := c.takeDelivered(); d.n != 0 {
+	if d := c.takeReleased(); d.n != 0 {
 		t.Fatalf("%d deliveries still waiting to be charged after the refused save; want them dropped", d.n)
+	}
+}
+
+// A save refused because another connection claimed the session fresh (from the topic's end),
+// or because the session was deleted, charges what it covered: nobody sends those deliveries
+// again. Before, their quota credits were given back and they were never metered: a client
+// reconnecting with fresh=true on another replica, or deleting its session, before each save
+// got its transfers free and past its hourly quota.
+func TestFreshTakeOverAndDeletionChargeTheRefusedSave(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		after func(ctx context.Context, w *charging) error
+	}{
+		{"fresh take-over", func(ctx context.Context, w *charging) error {
+			_, err := w.st.Claim(ctx, w.id, "k", "b", time.Minute, true)
+			return err
+		}},
+		{"deletion", func(ctx context.Context, w *charging) error {
+			_, err := w.st.Delete(ctx, w.id, "k")
+			return err
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newCharging(t, "chf"+tc.name[:1]+":")
+			ctx := context.Background()
+			w.c.account([]heldCredits{{4, time.Now().Truncate(time.Hour)}}, time.Now())
+			if err := tc.after(ctx, w); err != nil {
+				t.Fatal(err)
+			}
+			w.h.checkpoint(ctx)
+			if got := w.credits(t); got != 4 {
+				t.Fatalf("charged %d credits for 4 deliveries nobody sends again", got)
+			}
+		})
 	}
 }

@@ -72,9 +72,19 @@ type conn struct {
 	finished bool
 
 	// pend is what was delivered since the session's last save, charged by the save that
-	// covers it (settleCharge); dmu guards it.
-	dmu  sync.Mutex
-	pend delivered
+	// covers it (settleCharge). inflight is what the running checkpoint took for its save, and
+	// lets counts the releases of the connection's sessions (detach, giveUpSave): a release takes
+	// inflight with pend and settles both by its own save, whose cursor covers them, and the
+	// checkpoint that finds lets moved on since it took leaves its save undone. dmu guards the
+	// three, and is held from a batch's first sent to its accounting, and from a checkpoint's
+	// taking to its reading of the position, so a save's cursor covers exactly what it charges.
+	dmu      sync.Mutex
+	pend     delivered
+	inflight delivered
+	lets     uint64
+	// smu serialises the connection's saves of its session: a checkpoint's, from its Apply to
+	// settling its charge, with a release's, from taking the session to settling its own.
+	smu sync.Mutex
 	// usedSaved is the session's transfersUsed as its last save left it in Redis (from the
 	// claim, plus what each checkpoint added), for a restore after Redis lost the session.
 	usedSaved atomic.Int64
@@ -361,15 +371,17 @@ func (c *conn) saveAfter(early func(failing bool)) {
 func (c *conn) giveUpSave() {
 	ctx, cancel := context.WithTimeout(context.Background(), c.h.saves.timeout)
 	defer cancel()
+	c.smu.Lock()
 	id := c.unserve(ctx, true)
 	if id != "" {
 		c.h.disown(id, c)
 		c.h.saves.unsaved.Add(1)
 		c.h.o.Metrics.saveFailedAs(saveGivenUp)
-		c.settleCharge(c.takeDelivered(), errUnsaved, false)
+		c.settleCharge(c.takeReleased(), errUnsaved, false)
 	} else {
-		c.settleCharge(c.takeDelivered(), nil, false) // no session: nothing will send them again
+		c.settleCharge(c.takeReleased(), nil, false) // no session: nothing will send them again
 	}
+	c.smu.Unlock()
 	// Best effort, outside the save turns: when Redis works again before the breaker closes, the
 	// key's count drops now rather than at its expiry (a key at its connection limit would be
 	// refused reconnects meanwhile); when it is failing, the call fails within a second and the
@@ -638,8 +650,10 @@ func (c *conn) settle(marks []batchMark, written int, err error) (unsent []heldC
 		}
 	}
 	c.h.o.Metrics.deliveredN(credits)
+	c.dmu.Lock()
 	c.q.sentFirst(sent)
-	c.account(took, now)
+	c.accountLocked(took, now)
+	c.dmu.Unlock()
 	return unsent
 }
 

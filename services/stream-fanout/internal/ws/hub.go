@@ -424,7 +424,8 @@ type mark struct {
 	c      *conn
 	id     string
 	cursor map[int]int64
-	d      delivered // what the save covers, taken before its cursor
+	d      delivered // what the save covers, taken with its cursor
+	lets   uint64    // c's releases when d was taken
 }
 
 func (h *Hub) checkpoint(ctx context.Context) {
@@ -436,29 +437,43 @@ func (h *Hub) checkpoint(ctx context.Context) {
 			if sub == nil {
 				continue
 			}
-			// Taken first: whatever it counts was sent before the cursor is read, so the save
-			// covers it (a delivery counted after is charged by the next save).
-			d := c.takeDelivered()
-			marks = append(marks, mark{c, id, h.servedAt(c, sub), d})
+			// Taken with the cursor, under the lock a batch is sent and accounted under: the
+			// save covers exactly what it charges.
+			c.dmu.Lock()
+			d, lets := c.takeInflight()
+			marks = append(marks, mark{c, id, h.servedAt(c, sub), d, lets})
+			c.dmu.Unlock()
 		}
 	})
 	if !ok {
 		return
 	}
 	for _, m := range marks {
-		// A session Redis lost (restarted empty, flushed) is stored again from the connection,
-		// which holds its filters and position: it is not taken over, so it goes on.
-		restore := func() (store.Session, bool) { return m.c.stored(m.id, m.cursor) }
-		err := h.o.Store.Apply(ctx, m.id, m.c.token, m.c.window(), store.Update{Cursor: m.cursor, Used: m.d.n, Restore: restore, SessionCap: h.o.MaxSessionsPerKey})
-		if err == nil {
-			m.c.addSaved(m.id, m.d.n)
-		}
-		m.c.settleCharge(m.d, err, true)
-		if reason, gone := goneReason(err); gone {
-			m.c.kick(reason)
-		} else if err != nil && ctx.Err() == nil {
-			h.o.Log.Warn("saving a session's position failed", "session", m.id, "error", err)
-		}
+		h.save(ctx, m)
+	}
+}
+
+// save is a checkpoint's save of m's session. A release of the session since m was taken (the
+// connection's end, an in-band reconnect, shutdown) saved it with a cursor covering m and
+// settled m's deliveries with its own: m is left undone, as its save would be refused.
+func (h *Hub) save(ctx context.Context, m mark) {
+	m.c.smu.Lock()
+	defer m.c.smu.Unlock()
+	if !m.c.endInflight(m.lets) {
+		return
+	}
+	// A session Redis lost (restarted empty, flushed) is stored again from the connection,
+	// which holds its filters and position: it is not taken over, so it goes on.
+	restore := func() (store.Session, bool) { return m.c.stored(m.id, m.cursor) }
+	err := h.o.Store.Apply(ctx, m.id, m.c.token, m.c.window(), store.Update{Cursor: m.cursor, Used: m.d.n, Restore: restore, SessionCap: h.o.MaxSessionsPerKey})
+	if err == nil {
+		m.c.addSaved(m.id, m.d.n)
+	}
+	m.c.settleCharge(m.d, err, true)
+	if reason, gone := goneReason(err); gone {
+		m.c.kick(reason)
+	} else if err != nil && ctx.Err() == nil {
+		h.o.Log.Warn("saving a session's position failed", "session", m.id, "error", err)
 	}
 }
 

@@ -3,6 +3,7 @@ package ws
 import (
 	"context"
 	"log/slog"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,7 +27,8 @@ type Publisher interface {
 }
 
 // Meter sums charged transfers per key and publishes them on usage.calls.v1 as the edge's
-// metering does for calls: one UsageCall per key and flush, one credit per transfer, unit "row".
+// metering does for calls: one UsageCall per key, route, hour of delivery and flush, one credit
+// per transfer, unit "row".
 // Connections add what a save of their session covered (settleCharge), the alerts what their
 // webhooks took (Add).
 type Meter struct {
@@ -71,11 +73,14 @@ func NewMeter(pub Publisher, every time.Duration, log *slog.Logger) *Meter {
 	return &Meter{pub: pub, every: every, log: log, keys: map[string]*meterEntry{}}
 }
 
-// acquire returns id's entry on route, held until release: a flush keeps it while held.
-func (m *Meter) acquire(id Identity, route string) *meterEntry {
+// acquire returns id's entry on route for the hour at is in, held until release: a flush keeps
+// it while held.
+func (m *Meter) acquire(id Identity, route string, at time.Time) *meterEntry {
 	// The org and tier are part of the entry's key: an entry keeps the identity it was made with
-	// while counts keep coming, and an alert's payer (or a key's tier) may change meanwhile.
-	k := id.KeyID + " " + id.OrgID + " " + id.Tier + " " + route
+	// while counts keep coming, and an alert's payer (or a key's tier) may change meanwhile. The
+	// hour is too: a usage event is dated by its entry's first delivery, so counts of two hours
+	// (of two billing periods) added between flushes go out as an event each.
+	k := id.KeyID + " " + id.OrgID + " " + id.Tier + " " + route + " " + strconv.FormatInt(at.Unix()/3600, 10)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e := m.keys[k]
@@ -223,7 +228,7 @@ func (m *Meter) Pending() int64 { return m.npending.Load() }
 // Instrument exports Pending as stream_usage_events_pending on mt.
 func (m *Meter) Instrument(mt metric.Meter) error {
 	_, err := mt.Int64ObservableGauge("stream_usage_events_pending",
-		metric.WithDescription("usage events (one per key and route) of a failed publish, retried with the same event ids; above 0 for long: deliveries are not being charged"),
+		metric.WithDescription("usage events (one per key, route and hour of delivery) of a failed publish, retried with the same event ids; above 0 for long: deliveries are not being charged"),
 		metric.WithInt64Callback(func(_ context.Context, o metric.Int64Observer) error {
 			o.Observe(m.npending.Load())
 			return nil
@@ -235,7 +240,7 @@ func (m *Meter) Instrument(mt metric.Meter) error {
 // covered, or what the alerts' webhooks delivered (their owner's identity has no key; the
 // caller names one that keeps each alert's count apart).
 func (m *Meter) Add(id Identity, route string, n int64, at time.Time) {
-	e := m.acquire(id, route)
+	e := m.acquire(id, route, at)
 	e.add(n, at)
 	m.release(e)
 }

@@ -33,11 +33,11 @@ func TestMeterCountsHeldEntries(t *testing.T) {
 	pub := &fakePub{}
 	m := NewMeter(pub, time.Second, nil)
 	id := Identity{KeyID: "k1", UserID: "u1", Tier: "pro"}
-	e := m.acquire(id, Route)
 	at := time.UnixMilli(1_700_000_000_000)
+	e := m.acquire(id, Route, at)
 	e.add(2, at)
 	e.add(3, at.Add(time.Second))
-	e2 := m.acquire(id, Route) // another connection of the same key and route
+	e2 := m.acquire(id, Route, at) // another connection of the same key and route
 	e2.add(1, at.Add(2*time.Second))
 	m.release(e2)
 	pub.fail = true
@@ -109,8 +109,8 @@ func (p *partialPub) Publish(_ context.Context, evs ...eventbus.Event) error {
 func TestMeterPartialPublishChargesOnce(t *testing.T) {
 	pub := &partialPub{failAt: []int{1, 0, 1}, ids: map[string]*eventsv1.UsageCall{}}
 	m := NewMeter(pub, time.Second, nil)
-	a := m.acquire(Identity{KeyID: "k1", UserID: "u1"}, Route)
-	b := m.acquire(Identity{KeyID: "k2", UserID: "u2"}, Route)
+	a := m.acquire(Identity{KeyID: "k1", UserID: "u1"}, Route, time.Now())
+	b := m.acquire(Identity{KeyID: "k2", UserID: "u2"}, Route, time.Now())
 	var delivered int64
 	add := func(e *meterEntry, n int64) { e.add(n, time.Now()); delivered += n }
 	add(a, 5)

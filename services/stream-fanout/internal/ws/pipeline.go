@@ -108,7 +108,8 @@ func (p *Pipeline) Run(ctx context.Context) error {
 			}
 		}, func(g feed.Gap) { p.feedGap(fctx, g) })
 	}()
-	go func() { errs <- p.Hub.RunCheckpoints(fctx) }()
+	waitCheckpoints := p.startCheckpoints(fctx, errs)
+	defer func() { stopFeed(); waitCheckpoints() }()
 	if p.Ready != nil {
 		p.Ready()
 	}
@@ -121,6 +122,16 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		}
 		return err
 	}
+}
+
+// startCheckpoints runs the hub's checkpoints until ctx ends; wait returns once they have
+// stopped. Run waits for them before it returns, and Stop goes on to save every connection: a
+// checkpoint's save racing the shutdown's is settled by the connection's save turns either way,
+// but none is left running against connections already closed.
+func (p *Pipeline) startCheckpoints(ctx context.Context, errs chan<- error) (wait func()) {
+	done := make(chan struct{})
+	go func() { defer close(done); errs <- p.Hub.RunCheckpoints(ctx) }()
+	return func() { <-done }
 }
 
 // settleOrphans has the reorgs written before r applied when r is of a block marked orphaned

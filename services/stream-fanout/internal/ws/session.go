@@ -1155,9 +1155,11 @@ func decodeTransfer(m kafka.Message, log *slog.Logger) (engine.Record, bool) {
 // read again by the next resume. final (the connection's end) records nothing after it. The
 // error is the save's (nil: saved, taken over, or no session).
 func (c *conn) detach(ctx context.Context, final bool) error {
+	c.smu.Lock()
+	defer c.smu.Unlock()
 	cursor, snap, owed, win := c.unservedAt(ctx, final)
 	id := snap.ID
-	d := c.takeDelivered()
+	d := c.takeReleased()
 	if id == "" {
 		c.settleCharge(d, nil, false) // no session: nothing will send them again
 		return nil
