@@ -118,7 +118,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		return fmt.Errorf("INTEL_TRANSFERS_URL: %w", err)
 	}
 	a := &app.Service{Chains: set, Cache: cache, Store: st, UserLabels: ul, Transfers: tc, Log: s.Log,
-		ClusterMaxMembers: cfg.ClusterSummaryMaxMembers}
+		ClusterMaxMembers: cfg.ClusterSummaryMaxMembers, RiskParallel: cfg.RiskParallel}
 	if cfg.BalancesURL != "" {
 		bc, err := balclient.New(cfg.BalancesURL, s.Signer, s.Tel.TracerProvider)
 		if err != nil {

@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/chainintel/chainintel/libs/httpx"
 	"github.com/chainintel/chainintel/libs/pgstore/pgtest"
 	"github.com/chainintel/chainintel/services/intelligence/internal/app"
+	"github.com/chainintel/chainintel/services/intelligence/internal/store"
 )
 
 // riskWorld is a known world for the risk scores (evm):
@@ -270,5 +272,49 @@ func TestRiskEntityBatchCase(t *testing.T) {
 		if r.Code != 404 || compact(r.Body.String()) != `{"error":"unknown entity \"TORNADO\""}` {
 			t.Errorf("%s: %d %s", body, r.Code, r.Body)
 		}
+	}
+}
+
+// overlapStore counts the risk searches in flight at once: each hop's read waits a little, so
+// searches an entity runs one after another never overlap.
+type overlapStore struct {
+	app.Store
+	mu       sync.Mutex
+	now, max int
+}
+
+func (o *overlapStore) RiskHops(ctx context.Context, chainType, root string, backward, forward []string, limit int, hubTransfers int64) ([]store.RiskEdge, []store.RiskEdge, error) {
+	o.mu.Lock()
+	o.now++
+	o.max = max(o.max, o.now)
+	o.mu.Unlock()
+	time.Sleep(50 * time.Millisecond)
+	defer func() {
+		o.mu.Lock()
+		o.now--
+		o.mu.Unlock()
+	}()
+	return o.Store.RiskHops(ctx, chainType, root, backward, forward, limit, hubTransfers)
+}
+
+// An entity's addresses are scored at once, up to RiskParallel, with the same answer as one
+// after another.
+func TestRiskEntityScoresAddressesAtOnce(t *testing.T) {
+	newRiskWorld(t)
+	caller := &httpx.Identity{KeyID: "k1", UserID: "u1", Role: httpx.RoleIndividual, Tier: "api"}
+	api := newTestAPI(t, nil, nil)
+	api.app.Now = func() time.Time { return riskNow }
+	code, one := api.do(t, "GET", "/risk/entity/hubex", "", caller)
+	if code != 200 {
+		t.Fatalf("one after another: %d %s", code, one)
+	}
+	o := &overlapStore{Store: api.app.Store}
+	api.app.Store, api.app.RiskParallel = o, 4
+	code, body := api.do(t, "GET", "/risk/entity/hubex", "", caller)
+	if code != 200 || body != one {
+		t.Fatalf("at once: %d\n got %s\nwant %s", code, body, one)
+	}
+	if o.max != 2 {
+		t.Fatalf("%d searches at once, want hubex's 2 addresses", o.max)
 	}
 }

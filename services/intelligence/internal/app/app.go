@@ -100,6 +100,8 @@ type Service struct {
 	// statement instead of entities from memory and the rest in one batch: the plan the
 	// search benchmark prints beside the default, as its baseline.
 	SearchPerCategory bool
+	// RiskParallel is how many addresses one risk call scores at once (0: 1, one after another).
+	RiskParallel int
 	// Now is the clock risk scores' updated_at reads (nil: time.Now).
 	Now func() time.Time
 }

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/chainintel/chainintel/libs/address"
 	"github.com/chainintel/chainintel/libs/chains"
 	"github.com/chainintel/chainintel/libs/render"
@@ -333,6 +335,26 @@ func (s *Service) scoreAddress(ctx context.Context, t Target) (riskResult, error
 	return r, nil
 }
 
+// scoreAll scores ts, at most RiskParallel at once (an exchange's busiest addresses are hubs,
+// each a search of a few tenths of a second: one after another, an entity of them passes the
+// edge's upstream timeout), and returns the results in ts' order.
+func (s *Service) scoreAll(ctx context.Context, ts []Target) ([]riskResult, error) {
+	out := make([]riskResult, len(ts))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(max(s.RiskParallel, 1))
+	for i, t := range ts {
+		g.Go(func() error {
+			r, err := s.scoreAddress(gctx, t)
+			out[i] = r
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // sortHits orders hits riskiest first: score, then USD, then nearest, then direction, seed and
 // category, so answers are stable.
 func sortHits(hits []riskHit) {
@@ -501,13 +523,17 @@ func (s *Service) AddressRiskBatch(ctx context.Context, raw []string) (map[strin
 		targets[r] = t
 		keys = append(keys, r)
 	}
+	ts := make([]Target, len(keys))
+	for i, k := range keys {
+		ts[i] = targets[k]
+	}
+	results, err := s.scoreAll(ctx, ts)
+	if err != nil {
+		return nil, err
+	}
 	out := make(map[string]AddressRisk, len(keys))
-	for _, k := range keys {
-		r, err := s.scoreAddress(ctx, targets[k])
-		if err != nil {
-			return nil, err
-		}
-		out[k] = r.view
+	for i, k := range keys {
+		out[k] = results[i].view
 	}
 	return out, nil
 }

@@ -80,13 +80,13 @@ func (s *Service) EntityRisk(ctx context.Context, id string) (EntityRisk, error)
 			return out, err
 		}
 	}
-	results := make([]riskResult, 0, len(keys))
-	for _, k := range keys {
-		r, err := s.scoreAddress(ctx, Target{ChainType: chains.Type(k.ChainType), Address: k.Address})
-		if err != nil {
-			return out, err
-		}
-		results = append(results, r)
+	ts := make([]Target, len(keys))
+	for i, k := range keys {
+		ts[i] = Target{ChainType: chains.Type(k.ChainType), Address: k.Address}
+	}
+	results, err := s.scoreAll(ctx, ts)
+	if err != nil {
+		return out, err
 	}
 	present := map[string]bool{}
 	if len(results) > 0 {

@@ -49,6 +49,10 @@ type Config struct {
 	// ClusterSummaryMaxMembers is the most members /cluster/{id}/summary covers; a larger
 	// cluster's summary is a 400 (docs/intelligence.md).
 	ClusterSummaryMaxMembers int `env:"CLUSTER_SUMMARY_MAX_MEMBERS" envDefault:"10000"`
+
+	// RiskParallel is how many addresses one risk call (an entity's, a batch's) scores at once,
+	// each a graph search of a few statements on its own connection.
+	RiskParallel int `env:"RISK_PARALLEL" envDefault:"4"`
 }
 
 // Validate checks the whole configuration.
@@ -72,6 +76,9 @@ func (c Config) Validate() error {
 	}
 	if c.ClusterSummaryMaxMembers < 1 {
 		p.Addf("INTEL_CLUSTER_SUMMARY_MAX_MEMBERS must be at least 1")
+	}
+	if c.RiskParallel < 1 {
+		p.Addf("INTEL_RISK_PARALLEL must be at least 1")
 	}
 	if len(c.ExchangeTypes) == 0 {
 		p.Addf("INTEL_EXCHANGE_TYPES must name at least one entity type")
