@@ -203,14 +203,21 @@ func boolInt(b bool) int {
 // fresh mark ttl ms. Returns the session's fields and the replay buffer, now owned by owner; the
 // replay buffer and what its limits dropped are handed over (deleted, and the buffer's size
 // dropped from its key's sizes). A fresh claim over another owner marks that owner (fkey): its
-// save, refused, then tells that nothing it delivered since its last save is sent again.
+// save, refused, then tells that nothing it delivered since its last save is sent again. So that
+// this holds, the fresh claim also drops the session's cursor (the marked owner's last save): a
+// resuming claim before the fresh owner's first save starts live, not from that cursor, which
+// would send, and charge, the marked owner's unsaved deliveries again.
 var claimScript = redis.NewScript(`
 if redis.call('EXISTS', KEYS[1]) == 0 then return false end
 if redis.call('HGET', KEYS[1], 'key') ~= ARGV[1] then return false end
 local prev = redis.call('HGET', KEYS[1], 'owner') or ''
 local fk = ARGV[6] .. 'f:' .. ARGV[7] .. ':'
 redis.call('DEL', fk .. ARGV[2])
-if ARGV[5] == '1' and prev ~= '' and prev ~= ARGV[2] then redis.call('SET', fk .. prev, 1, 'PX', ARGV[8]) end
+if ARGV[5] == '1' and prev ~= '' and prev ~= ARGV[2] then
+  redis.call('SET', fk .. prev, 1, 'PX', ARGV[8])
+  redis.call('HDEL', KEYS[1], 'cursor')
+  redis.call('HSET', KEYS[1], 'hascursor', 0)
+end
 redis.call('HSET', KEYS[1], 'owner', ARGV[2], 'seen', ARGV[3])
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
 local replay = {}
