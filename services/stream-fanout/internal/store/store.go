@@ -352,23 +352,26 @@ func (s *Store) prune(ctx context.Context, keyID string, dead []any) {
 	_ = pruneScript.Run(ctx, s.rdb, []string{s.kkey(keyID)}, append([]any{s.skey("")}, dead...)...).Err()
 }
 
-// Delete removes a session of keyID; false when there was none.
+// deleteScript: KEYS session, replay, key set, tombstone; ARGV key id, session id, tombstone ttl
+// ms. Deletes the session when it is keyID's (0 otherwise) and leaves a tombstone holding its
+// owner at deletion: that owner's refused save is told the session was deleted (its client had
+// what it delivered), while an earlier owner, taken over before the deletion, is told it was
+// taken over (its deliveries since its last save were sent again, and charged, by the next).
+var deleteScript = redis.NewScript(`
+if redis.call('HGET', KEYS[1], 'key') ~= ARGV[1] then return 0 end
+local owner = redis.call('HGET', KEYS[1], 'owner') or ''
+redis.call('DEL', KEYS[1], KEYS[2])
+redis.call('SREM', KEYS[3], ARGV[2])
+redis.call('SET', KEYS[4], owner, 'PX', ARGV[3])
+return 1
+`)
+
+// Delete removes a session of keyID; false when there was none. The tombstone it leaves tells a
+// connection still serving the session that it was deleted, not lost by Redis: it ends instead
+// of storing the session again.
 func (s *Store) Delete(ctx context.Context, id, keyID string) (bool, error) {
-	if _, err := s.Get(ctx, id, keyID); err != nil {
-		if errors.Is(err, ErrNoSession) {
-			return false, nil
-		}
-		return false, err
-	}
-	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.Del(ctx, s.skey(id), s.rkey(id))
-		p.SRem(ctx, s.kkey(keyID), id)
-		// The tombstone tells a connection still serving the session that it was deleted,
-		// not lost by Redis: it ends instead of storing the session again.
-		p.Set(ctx, s.dkey(id), 1, deletedTTL)
-		return nil
-	})
-	return err == nil, err
+	n, err := deleteScript.Run(ctx, s.rdb, []string{s.skey(id), s.rkey(id), s.kkey(keyID), s.dkey(id)}, keyID, id, deletedTTL.Milliseconds()).Int()
+	return err == nil && n == 1, err
 }
 
 // update: KEYS session, replay, tombstone, fresh mark (fkey); ARGV owner, now, ttl ms, filters (” keeps), cursor
@@ -377,7 +380,8 @@ func (s *Store) Delete(ctx context.Context, id, keyID string) (bool, error) {
 // message owed its block time (ms) and the message, appended to the replay buffer. Returns
 // {code, dropped}: code 1 (applied), 0 (another connection owns it), 4 (another
 // connection claimed it fresh from this owner), 2 (no hash and no
-// tombstone: Redis lost it), 3 (deleted); dropped, the messages the limits left out.
+// tombstone: Redis lost it), 3 (deleted while this owner served it; an owner taken over before
+// the deletion gets 0 or 4, as a take-over); dropped, the messages the limits left out.
 //
 // The limits keep the oldest messages that fit and drop every one after the first that does
 // not, so a resume replays an unbroken, ordered head of what was owed. The key's total is the
@@ -386,8 +390,10 @@ func (s *Store) Delete(ctx context.Context, id, keyID string) (bool, error) {
 var updateScript = redis.NewScript(`
 local owner = redis.call('HGET', KEYS[1], 'owner')
 if not owner then
-  if redis.call('EXISTS', KEYS[3]) == 1 then return {3, 0} end
-  return {2, 0}
+  local gone = redis.call('GET', KEYS[3])
+  if not gone then return {2, 0} end
+  if gone == ARGV[1] then return {3, 0} end
+  owner = gone
 end
 if owner ~= ARGV[1] then
   if redis.call('EXISTS', KEYS[4]) == 1 then return {4, 0} end

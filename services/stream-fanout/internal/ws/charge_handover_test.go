@@ -35,3 +35,36 @@ func TestFreshThenResumingTakeOverChargesOnce(t *testing.T) {
 		t.Fatalf("the resuming claim got a's saved cursor %v (hascursor %v): it would send a's 4 deliveries again and charge them again", ss.Cursor, ss.HasCursor)
 	}
 }
+
+// TestResumingTakeOverThenDeletionChargesOnce: a resuming take-over on another replica, then
+// the session's deletion. The new owner sent again, and charges, what the stale owner delivered
+// since its last save; the stale owner's refused save must be told it was taken over (and drop
+// those deliveries), not that the session was deleted (and charge them too).
+func TestResumingTakeOverThenDeletionChargesOnce(t *testing.T) {
+	w := newCharging(t, "r2d:")
+	ctx := context.Background()
+	if err := w.st.Apply(ctx, w.id, "a", time.Minute, store.Update{Cursor: map[int]int64{0: 10}}); err != nil {
+		t.Fatal(err)
+	}
+	hour := time.Now().Truncate(time.Hour)
+	w.c.account([]heldCredits{{4, hour}}, time.Now())
+	ss, err := w.st.Claim(ctx, w.id, "k", "b", time.Minute, false)
+	if err != nil || ss.Cursor[0] != 10 {
+		t.Fatalf("claim %v %v", ss.Cursor, err)
+	}
+	b := standIn(t, w.h, "b")
+	if _, _, err := b.attach(ss, nil, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.h.add(b); err != nil {
+		t.Fatal(err)
+	}
+	b.account([]heldCredits{{4, hour}}, time.Now()) // b's replay of a's 4
+	if _, err := w.st.Delete(ctx, w.id, "k"); err != nil {
+		t.Fatal(err)
+	}
+	w.h.checkpoint(ctx) // a's save: taken over; b's: deleted
+	if got := w.credits(t); got != 4 {
+		t.Fatalf("charged %d credits for 4 transfers (a's deliveries and b's replay of them)", got)
+	}
+}
