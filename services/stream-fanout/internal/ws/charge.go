@@ -94,6 +94,11 @@ func (c *conn) endInflight(lets uint64) bool {
 func (c *conn) takeReleased() delivered {
 	c.dmu.Lock()
 	defer c.dmu.Unlock()
+	return c.takeReleasedLocked()
+}
+
+// takeReleasedLocked is takeReleased with c.dmu held.
+func (c *conn) takeReleasedLocked() delivered {
 	d := c.pend
 	d.merge(c.inflight)
 	c.pend, c.inflight = delivered{}, delivered{}

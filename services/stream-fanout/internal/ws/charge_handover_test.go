@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chainintel/chainintel/services/stream-fanout/internal/engine"
 	"github.com/chainintel/chainintel/services/stream-fanout/internal/store"
 )
 
@@ -66,5 +67,34 @@ func TestResumingTakeOverThenDeletionChargesOnce(t *testing.T) {
 	w.h.checkpoint(ctx) // a's save: taken over; b's: deleted
 	if got := w.credits(t); got != 4 {
 		t.Fatalf("charged %d credits for 4 transfers (a's deliveries and b's replay of them)", got)
+	}
+}
+
+// TestInBandReleaseDuringAWriteChargesOnce: an in-band release (a reconnect to another session)
+// while the writer has a batch on the socket. The release's save puts the batch in the replay
+// buffer, which the session's next resume sends, and charges, again; the batch's write
+// finishing after must then not count it toward the connection's next charge.
+func TestInBandReleaseDuringAWriteChargesOnce(t *testing.T) {
+	w := newCharging(t, "r2i:")
+	ctx := context.Background()
+	r := &engine.Rendered{Part: 0, Off: 5, JSON: []byte(`{}`)}
+	w.c.q.push(out{item: engine.Item{R: r}, credit: true})
+	if _, ok := w.c.q.next(); !ok { // the writer takes it into its batch
+		t.Fatal("nothing queued")
+	}
+	if err := w.c.detach(ctx, false); err != nil { // the in-band reconnect's release
+		t.Fatal(err)
+	}
+	w.c.settle([]batchMark{{end: 1, inflight: true, credit: true, r: r, hour: time.Now().Truncate(time.Hour)}}, 1, nil)
+	_ = w.c.detach(ctx, true) // the connection's end, serving no session: charges what it accounted
+	ss, err := w.st.Claim(ctx, w.id, "k", "b", time.Minute, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ss.Replay) != 1 {
+		t.Fatalf("the replay buffer holds %d message(s), want the batch's 1", len(ss.Replay))
+	}
+	if got := w.credits(t); got != 0 {
+		t.Fatalf("charged %d credit(s) for the batch the resume sends again from the replay buffer and charges", got)
 	}
 }
