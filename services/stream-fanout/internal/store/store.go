@@ -66,6 +66,16 @@ var ErrTakenOver = errors.New("session taken over by another connection")
 // delivered since its last save again.
 var ErrTakenOverFresh = fmt.Errorf("%w, fresh", ErrTakenOver)
 
+// TakenOverFreshError is the ErrTakenOverFresh a save returns, with the time of the fresh claim
+// (zero when unknown): the fresh owner delivers from then on, so of what this owner delivered
+// since its last save, only what it delivered before At is not sent again.
+type TakenOverFreshError struct{ At time.Time }
+
+func (e *TakenOverFreshError) Error() string { return ErrTakenOverFresh.Error() }
+
+// Unwrap makes errors.Is find ErrTakenOverFresh (and ErrTakenOver).
+func (e *TakenOverFreshError) Unwrap() error { return ErrTakenOverFresh }
+
 // ErrDeleted means the session was deleted (DELETE /ws/sessions/{id}, /ws/v2/streams/{id}, or
 // a create over the key's cap) while a connection served it.
 var ErrDeleted = errors.New("session deleted")
@@ -202,8 +212,9 @@ func boolInt(b bool) int {
 // claim: KEYS session, replay; ARGV key id, owner, now, ttl ms, fresh, prefix, session id,
 // fresh mark ttl ms. Returns the session's fields and the replay buffer, now owned by owner; the
 // replay buffer and what its limits dropped are handed over (deleted, and the buffer's size
-// dropped from its key's sizes). A fresh claim over another owner marks that owner (fkey): its
-// save, refused, then tells that nothing it delivered since its last save is sent again. So that
+// dropped from its key's sizes). A fresh claim over another owner marks that owner (fkey) with
+// the claim's time: its save, refused, then tells that nothing it delivered since its last save
+// is sent again, and from when the fresh owner delivers as well. So that
 // this holds, the fresh claim also drops the session's cursor (the marked owner's last save): a
 // resuming claim before the fresh owner's first save starts live, not from that cursor, which
 // would send, and charge, the marked owner's unsaved deliveries again.
@@ -214,7 +225,7 @@ local prev = redis.call('HGET', KEYS[1], 'owner') or ''
 local fk = ARGV[6] .. 'f:' .. ARGV[7] .. ':'
 redis.call('DEL', fk .. ARGV[2])
 if ARGV[5] == '1' and prev ~= '' and prev ~= ARGV[2] then
-  redis.call('SET', fk .. prev, 1, 'PX', ARGV[8])
+  redis.call('SET', fk .. prev, ARGV[3], 'PX', ARGV[8])
   redis.call('HDEL', KEYS[1], 'cursor')
   redis.call('HSET', KEYS[1], 'hascursor', 0)
 end
@@ -379,7 +390,7 @@ func (s *Store) Delete(ctx context.Context, id, keyID string) (bool, error) {
 // the key's replay byte limits (0: none), dropped to add (count:first:last or ”), then per
 // message owed its block time (ms) and the message, appended to the replay buffer. Returns
 // {code, dropped}: code 1 (applied), 0 (another connection owns it), 4 (another
-// connection claimed it fresh from this owner), 2 (no hash and no
+// connection claimed it fresh from this owner; a third value is the claim's time, ms), 2 (no hash and no
 // tombstone: Redis lost it), 3 (deleted while this owner served it; an owner taken over before
 // the deletion gets 0 or 4, as a take-over); dropped, the messages the limits left out.
 //
@@ -396,7 +407,8 @@ if not owner then
   owner = gone
 end
 if owner ~= ARGV[1] then
-  if redis.call('EXISTS', KEYS[4]) == 1 then return {4, 0} end
+  local at = redis.call('GET', KEYS[4])
+  if at then return {4, 0, tonumber(at) or 0} end
   return {0, 0}
 end
 redis.call('HSET', KEYS[1], 'seen', ARGV[2])
@@ -513,13 +525,17 @@ func (s *Store) Apply(ctx context.Context, id, owner string, ttl time.Duration, 
 		args = append(args, at, r)
 	}
 	keys := []string{s.skey(id), s.rkey(id), s.dkey(id), s.fkey(id, owner)}
+	var freshAt int64
 	run := func() (int64, int64, error) {
 		v, err := updateScript.Run(ctx, s.rdb, keys, args...).Int64Slice()
-		if err == nil && len(v) != 2 {
+		if err == nil && (len(v) < 2 || len(v) > 3) {
 			err = fmt.Errorf("session update answered %v", v)
 		}
 		if err != nil {
 			return 0, 0, err
+		}
+		if len(v) == 3 {
+			freshAt = v[2]
 		}
 		return v[0], v[1], nil
 	}
@@ -543,7 +559,11 @@ func (s *Store) Apply(ctx context.Context, id, owner string, ttl time.Duration, 
 	case 3:
 		return ErrDeleted
 	case 4:
-		return ErrTakenOverFresh
+		// A mark of 1 was set before marks held the claim's time: the time is unknown.
+		if freshAt > 1 {
+			return &TakenOverFreshError{At: time.UnixMilli(freshAt)}
+		}
+		return &TakenOverFreshError{}
 	}
 	return nil
 }

@@ -18,6 +18,43 @@ type delivered struct {
 	n     int64
 	first time.Time     // when the first of them was delivered (zero while n is 0)
 	hours []heldCredits // the quota credits they took, by the hour they were taken in
+	// batches are the same deliveries as accounted, batch by batch, with when: a save refused
+	// for a fresh take-over charges only those made before the fresh claim (split).
+	batches []deliveredBatch
+}
+
+// deliveredBatch is a batch's deliveries of one hour's credits, and when they were accounted.
+type deliveredBatch struct {
+	at   time.Time
+	hour time.Time
+	n    int64
+}
+
+// add counts n deliveries accounted at, whose credits were taken in hour.
+func (d *delivered) add(at, hour time.Time, n int64) {
+	if d.n == 0 || at.Before(d.first) {
+		d.first = at
+	}
+	d.n += n
+	d.hours = addHour(d.hours, hour, n)
+	d.batches = append(d.batches, deliveredBatch{at, hour, n})
+}
+
+// split parts d into the deliveries made before cut, a time in whole milliseconds, and those
+// made after it; those of cut's own millisecond count as before. A d without batches (none
+// recorded) is all before.
+func (d delivered) split(cut time.Time) (before, after delivered) {
+	if len(d.batches) == 0 || cut.IsZero() {
+		return d, delivered{}
+	}
+	for _, b := range d.batches {
+		if b.at.UnixMilli() <= cut.UnixMilli() {
+			before.add(b.at, b.hour, b.n)
+		} else {
+			after.add(b.at, b.hour, b.n)
+		}
+	}
+	return before, after
 }
 
 // merge adds o to d.
@@ -32,6 +69,7 @@ func (d *delivered) merge(o delivered) {
 	for _, h := range o.hours {
 		d.hours = addHour(d.hours, h.hour, h.n)
 	}
+	d.batches = append(d.batches, o.batches...)
 }
 
 // addHour counts n credits of hour in hs.
@@ -56,14 +94,9 @@ func (c *conn) account(hours []heldCredits, at time.Time) {
 // accountLocked is account with c.dmu held.
 func (c *conn) accountLocked(hours []heldCredits, at time.Time) {
 	for _, h := range hours {
-		if h.n == 0 {
-			continue
+		if h.n != 0 {
+			c.pend.add(at, h.hour, h.n)
 		}
-		if c.pend.n == 0 {
-			c.pend.first = at
-		}
-		c.pend.n += h.n
-		c.pend.hours = addHour(c.pend.hours, h.hour, h.n)
 	}
 }
 
@@ -109,7 +142,9 @@ func (c *conn) takeReleasedLocked() delivered {
 // settleCharge settles d, taken for a save of the connection's session that returned err.
 // Charged when the save succeeded; when nobody can resume the session (Redis lost it and did
 // not store it again: ErrSessionCap); when another connection took it over fresh (from the
-// topic's end: nothing of d is sent again); and when it was deleted (the client had d). Dropped,
+// topic's end: nothing of d is sent again), but for what was delivered after the fresh claim,
+// which the fresh connection delivers and charges too (its quota credits are given back); and
+// when it was deleted (the client had d). Dropped,
 // with its quota credits given back, when the session's next server resumes it from its last
 // save and sends d again (taken over); when the save failed otherwise, kept for the next save if
 // retry (a checkpoint), else dropped (the connection let the session go unsaved: its reconnect
@@ -118,7 +153,12 @@ func (c *conn) settleCharge(d delivered, err error, retry bool) {
 	if d.n == 0 {
 		return
 	}
+	var fresh *store.TakenOverFreshError
 	switch {
+	case errors.As(err, &fresh):
+		before, after := d.split(fresh.At)
+		c.charge(before)
+		c.uncharge(after)
 	case err == nil || errors.Is(err, store.ErrSessionCap) || errors.Is(err, store.ErrTakenOverFresh) || errors.Is(err, store.ErrDeleted):
 		c.charge(d)
 	case retry && !errors.Is(err, store.ErrTakenOver):

@@ -99,3 +99,23 @@ func TestFreshTakeOverAndDeletionChargeTheRefusedSave(t *testing.T) {
 		})
 	}
 }
+
+// TestDeliveredSplitsAtTheFreshClaim: a save refused for a fresh take-over charges what was
+// delivered up to the fresh claim's millisecond, each part keeping its hours.
+func TestDeliveredSplitsAtTheFreshClaim(t *testing.T) {
+	h0 := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
+	var d delivered
+	d.add(h0.Add(59*time.Minute), h0, 2)
+	d.add(h0.Add(61*time.Minute), h0.Add(time.Hour), 3)
+	d.add(h0.Add(62*time.Minute), h0.Add(time.Hour), 4)
+	before, after := d.split(h0.Add(61 * time.Minute))
+	if before.n != 5 || len(before.hours) != 2 || !before.first.Equal(h0.Add(59*time.Minute)) {
+		t.Fatalf("before: %+v", before)
+	}
+	if after.n != 4 || len(after.hours) != 1 || after.hours[0].n != 4 || !after.first.Equal(h0.Add(62*time.Minute)) {
+		t.Fatalf("after: %+v", after)
+	}
+	if all, none := d.split(time.Time{}); all.n != 9 || none.n != 0 {
+		t.Fatalf("no claim time: %d and %d", all.n, none.n)
+	}
+}
