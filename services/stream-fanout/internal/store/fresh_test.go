@@ -48,27 +48,3 @@ func TestApplyTellsFreshTakeOver(t *testing.T) {
 		t.Fatalf("c, owner again and then taken over resuming: %v, want ErrTakenOver", err)
 	}
 }
-
-// TestFreshTakeOverTellsTheClaimsTime: the refused save of an owner claimed fresh from is told
-// when the fresh claim was made (the fresh owner delivers from then on).
-func TestFreshTakeOverTellsTheClaimsTime(t *testing.T) {
-	rdb, _ := redistest.Client(t)
-	ctx := context.Background()
-	at := time.UnixMilli(1_700_000_123_456)
-	st := New(rdb, "frt:", func() time.Time { return at })
-	if err := st.Create(ctx, Session{ID: "s1", KeyID: "k", Kind: "rest", Created: at}, time.Minute, 0); err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range []struct {
-		owner string
-		fresh bool
-	}{{"a", false}, {"b", true}} {
-		if _, err := st.Claim(ctx, "s1", "k", c.owner, time.Minute, c.fresh); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var fresh *TakenOverFreshError
-	if err := st.Apply(ctx, "s1", "a", time.Minute, Update{Used: 1}); !errors.As(err, &fresh) || !fresh.At.Equal(at) {
-		t.Fatalf("a's save: %v (%+v), want the fresh claim's time %v", err, fresh, at)
-	}
-}

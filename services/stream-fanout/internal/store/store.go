@@ -66,16 +66,6 @@ var ErrTakenOver = errors.New("session taken over by another connection")
 // delivered since its last save again.
 var ErrTakenOverFresh = fmt.Errorf("%w, fresh", ErrTakenOver)
 
-// TakenOverFreshError is the ErrTakenOverFresh a save returns, with the time of the fresh claim
-// (zero when unknown): the fresh owner delivers from then on, so of what this owner delivered
-// since its last save, only what it delivered before At is not sent again.
-type TakenOverFreshError struct{ At time.Time }
-
-func (e *TakenOverFreshError) Error() string { return ErrTakenOverFresh.Error() }
-
-// Unwrap makes errors.Is find ErrTakenOverFresh (and ErrTakenOver).
-func (e *TakenOverFreshError) Unwrap() error { return ErrTakenOverFresh }
-
 // ErrDeleted means the session was deleted (DELETE /ws/sessions/{id}, /ws/v2/streams/{id}, or
 // a create over the key's cap) while a connection served it.
 var ErrDeleted = errors.New("session deleted")
@@ -212,23 +202,15 @@ func boolInt(b bool) int {
 // claim: KEYS session, replay; ARGV key id, owner, now, ttl ms, fresh, prefix, session id,
 // fresh mark ttl ms. Returns the session's fields and the replay buffer, now owned by owner; the
 // replay buffer and what its limits dropped are handed over (deleted, and the buffer's size
-// dropped from its key's sizes). A fresh claim over another owner marks that owner (fkey) with
-// the claim's time: its save, refused, then tells that nothing it delivered since its last save
-// is sent again, and from when the fresh owner delivers as well. So that
-// this holds, the fresh claim also drops the session's cursor (the marked owner's last save): a
-// resuming claim before the fresh owner's first save starts live, not from that cursor, which
-// would send, and charge, the marked owner's unsaved deliveries again.
+// dropped from its key's sizes). A fresh claim over another owner marks that owner (fkey): its
+// save, refused, then tells that nothing it delivered since its last save is sent again.
 var claimScript = redis.NewScript(`
 if redis.call('EXISTS', KEYS[1]) == 0 then return false end
 if redis.call('HGET', KEYS[1], 'key') ~= ARGV[1] then return false end
 local prev = redis.call('HGET', KEYS[1], 'owner') or ''
 local fk = ARGV[6] .. 'f:' .. ARGV[7] .. ':'
 redis.call('DEL', fk .. ARGV[2])
-if ARGV[5] == '1' and prev ~= '' and prev ~= ARGV[2] then
-  redis.call('SET', fk .. prev, ARGV[3], 'PX', ARGV[8])
-  redis.call('HDEL', KEYS[1], 'cursor')
-  redis.call('HSET', KEYS[1], 'hascursor', 0)
-end
+if ARGV[5] == '1' and prev ~= '' and prev ~= ARGV[2] then redis.call('SET', fk .. prev, 1, 'PX', ARGV[8]) end
 redis.call('HSET', KEYS[1], 'owner', ARGV[2], 'seen', ARGV[3])
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
 local replay = {}
@@ -363,26 +345,23 @@ func (s *Store) prune(ctx context.Context, keyID string, dead []any) {
 	_ = pruneScript.Run(ctx, s.rdb, []string{s.kkey(keyID)}, append([]any{s.skey("")}, dead...)...).Err()
 }
 
-// deleteScript: KEYS session, replay, key set, tombstone; ARGV key id, session id, tombstone ttl
-// ms. Deletes the session when it is keyID's (0 otherwise) and leaves a tombstone holding its
-// owner at deletion: that owner's refused save is told the session was deleted (its client had
-// what it delivered), while an earlier owner, taken over before the deletion, is told it was
-// taken over (its deliveries since its last save were sent again, and charged, by the next).
-var deleteScript = redis.NewScript(`
-if redis.call('HGET', KEYS[1], 'key') ~= ARGV[1] then return 0 end
-local owner = redis.call('HGET', KEYS[1], 'owner') or ''
-redis.call('DEL', KEYS[1], KEYS[2])
-redis.call('SREM', KEYS[3], ARGV[2])
-redis.call('SET', KEYS[4], owner, 'PX', ARGV[3])
-return 1
-`)
-
-// Delete removes a session of keyID; false when there was none. The tombstone it leaves tells a
-// connection still serving the session that it was deleted, not lost by Redis: it ends instead
-// of storing the session again.
+// Delete removes a session of keyID; false when there was none.
 func (s *Store) Delete(ctx context.Context, id, keyID string) (bool, error) {
-	n, err := deleteScript.Run(ctx, s.rdb, []string{s.skey(id), s.rkey(id), s.kkey(keyID), s.dkey(id)}, keyID, id, deletedTTL.Milliseconds()).Int()
-	return err == nil && n == 1, err
+	if _, err := s.Get(ctx, id, keyID); err != nil {
+		if errors.Is(err, ErrNoSession) {
+			return false, nil
+		}
+		return false, err
+	}
+	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.Del(ctx, s.skey(id), s.rkey(id))
+		p.SRem(ctx, s.kkey(keyID), id)
+		// The tombstone tells a connection still serving the session that it was deleted,
+		// not lost by Redis: it ends instead of storing the session again.
+		p.Set(ctx, s.dkey(id), 1, deletedTTL)
+		return nil
+	})
+	return err == nil, err
 }
 
 // update: KEYS session, replay, tombstone, fresh mark (fkey); ARGV owner, now, ttl ms, filters (” keeps), cursor
@@ -390,9 +369,8 @@ func (s *Store) Delete(ctx context.Context, id, keyID string) (bool, error) {
 // the key's replay byte limits (0: none), dropped to add (count:first:last or ”), then per
 // message owed its block time (ms) and the message, appended to the replay buffer. Returns
 // {code, dropped}: code 1 (applied), 0 (another connection owns it), 4 (another
-// connection claimed it fresh from this owner; a third value is the claim's time, ms), 2 (no hash and no
-// tombstone: Redis lost it), 3 (deleted while this owner served it; an owner taken over before
-// the deletion gets 0 or 4, as a take-over); dropped, the messages the limits left out.
+// connection claimed it fresh from this owner), 2 (no hash and no
+// tombstone: Redis lost it), 3 (deleted); dropped, the messages the limits left out.
 //
 // The limits keep the oldest messages that fit and drop every one after the first that does
 // not, so a resume replays an unbroken, ordered head of what was owed. The key's total is the
@@ -401,14 +379,11 @@ func (s *Store) Delete(ctx context.Context, id, keyID string) (bool, error) {
 var updateScript = redis.NewScript(`
 local owner = redis.call('HGET', KEYS[1], 'owner')
 if not owner then
-  local gone = redis.call('GET', KEYS[3])
-  if not gone then return {2, 0} end
-  if gone == ARGV[1] then return {3, 0} end
-  owner = gone
+  if redis.call('EXISTS', KEYS[3]) == 1 then return {3, 0} end
+  return {2, 0}
 end
 if owner ~= ARGV[1] then
-  local at = redis.call('GET', KEYS[4])
-  if at then return {4, 0, tonumber(at) or 0} end
+  if redis.call('EXISTS', KEYS[4]) == 1 then return {4, 0} end
   return {0, 0}
 end
 redis.call('HSET', KEYS[1], 'seen', ARGV[2])
@@ -525,17 +500,13 @@ func (s *Store) Apply(ctx context.Context, id, owner string, ttl time.Duration, 
 		args = append(args, at, r)
 	}
 	keys := []string{s.skey(id), s.rkey(id), s.dkey(id), s.fkey(id, owner)}
-	var freshAt int64
 	run := func() (int64, int64, error) {
 		v, err := updateScript.Run(ctx, s.rdb, keys, args...).Int64Slice()
-		if err == nil && (len(v) < 2 || len(v) > 3) {
+		if err == nil && len(v) != 2 {
 			err = fmt.Errorf("session update answered %v", v)
 		}
 		if err != nil {
 			return 0, 0, err
-		}
-		if len(v) == 3 {
-			freshAt = v[2]
 		}
 		return v[0], v[1], nil
 	}
@@ -559,11 +530,7 @@ func (s *Store) Apply(ctx context.Context, id, owner string, ttl time.Duration, 
 	case 3:
 		return ErrDeleted
 	case 4:
-		// A mark of 1 was set before marks held the claim's time: the time is unknown.
-		if freshAt > 1 {
-			return &TakenOverFreshError{At: time.UnixMilli(freshAt)}
-		}
-		return &TakenOverFreshError{}
+		return ErrTakenOverFresh
 	}
 	return nil
 }

@@ -18,43 +18,6 @@ type delivered struct {
 	n     int64
 	first time.Time     // when the first of them was delivered (zero while n is 0)
 	hours []heldCredits // the quota credits they took, by the hour they were taken in
-	// batches are the same deliveries as accounted, batch by batch, with when: a save refused
-	// for a fresh take-over charges only those made before the fresh claim (split).
-	batches []deliveredBatch
-}
-
-// deliveredBatch is a batch's deliveries of one hour's credits, and when they were accounted.
-type deliveredBatch struct {
-	at   time.Time
-	hour time.Time
-	n    int64
-}
-
-// add counts n deliveries accounted at, whose credits were taken in hour.
-func (d *delivered) add(at, hour time.Time, n int64) {
-	if d.n == 0 || at.Before(d.first) {
-		d.first = at
-	}
-	d.n += n
-	d.hours = addHour(d.hours, hour, n)
-	d.batches = append(d.batches, deliveredBatch{at, hour, n})
-}
-
-// split parts d into the deliveries made before cut, a time in whole milliseconds, and those
-// made after it; those of cut's own millisecond count as before. A d without batches (none
-// recorded) is all before.
-func (d delivered) split(cut time.Time) (before, after delivered) {
-	if len(d.batches) == 0 || cut.IsZero() {
-		return d, delivered{}
-	}
-	for _, b := range d.batches {
-		if b.at.UnixMilli() <= cut.UnixMilli() {
-			before.add(b.at, b.hour, b.n)
-		} else {
-			after.add(b.at, b.hour, b.n)
-		}
-	}
-	return before, after
 }
 
 // merge adds o to d.
@@ -69,7 +32,6 @@ func (d *delivered) merge(o delivered) {
 	for _, h := range o.hours {
 		d.hours = addHour(d.hours, h.hour, h.n)
 	}
-	d.batches = append(d.batches, o.batches...)
 }
 
 // addHour counts n credits of hour in hs.
@@ -94,9 +56,14 @@ func (c *conn) account(hours []heldCredits, at time.Time) {
 // accountLocked is account with c.dmu held.
 func (c *conn) accountLocked(hours []heldCredits, at time.Time) {
 	for _, h := range hours {
-		if h.n != 0 {
-			c.pend.add(at, h.hour, h.n)
+		if h.n == 0 {
+			continue
 		}
+		if c.pend.n == 0 {
+			c.pend.first = at
+		}
+		c.pend.n += h.n
+		c.pend.hours = addHour(c.pend.hours, h.hour, h.n)
 	}
 }
 
@@ -127,11 +94,6 @@ func (c *conn) endInflight(lets uint64) bool {
 func (c *conn) takeReleased() delivered {
 	c.dmu.Lock()
 	defer c.dmu.Unlock()
-	return c.takeReleasedLocked()
-}
-
-// takeReleasedLocked is takeReleased with c.dmu held.
-func (c *conn) takeReleasedLocked() delivered {
 	d := c.pend
 	d.merge(c.inflight)
 	c.pend, c.inflight = delivered{}, delivered{}
@@ -139,35 +101,25 @@ func (c *conn) takeReleasedLocked() delivered {
 	return d
 }
 
-// settleCharge settles d, taken for a save of the connection's session that returned err.
-// Charged when the save succeeded; when nobody can resume the session (Redis lost it and did
-// not store it again: ErrSessionCap); when another connection took it over fresh (from the
-// topic's end: nothing of d is sent again), but for what was delivered after the fresh claim,
-// which the fresh connection delivers and charges too (its quota credits are given back); and
-// when it was deleted (the client had d). Dropped,
-// with its quota credits given back, when the session's next server resumes it from its last
-// save and sends d again (taken over); when the save failed otherwise, kept for the next save if
-// retry (a checkpoint), else dropped (the connection let the session go unsaved: its reconnect
-// resumes from the last save, and charges what it sends again).
+// settleCharge settles d, taken for a save of the connection's session that returned err: d
+// is charged, whatever the save's answer, but for a checkpoint's save that failed and will be
+// tried again (retry), which keeps d for the next. The client had d. A connection that resumes
+// the session from a save older than d (a take-over, a reconnect after a save given up) sends
+// d again and charges it again: at most what was delivered since the last save (a checkpoint,
+// STREAM_CHECKPOINT) is charged twice; nothing delivered is free. Telling which of d the next
+// connection sends again takes the client's word (a fresh claim, a deletion, filters changed,
+// nothing resumed at all), which a client can give to stream for nothing.
 func (c *conn) settleCharge(d delivered, err error, retry bool) {
 	if d.n == 0 {
 		return
 	}
-	var fresh *store.TakenOverFreshError
-	switch {
-	case errors.As(err, &fresh):
-		before, after := d.split(fresh.At)
-		c.charge(before)
-		c.uncharge(after)
-	case err == nil || errors.Is(err, store.ErrSessionCap) || errors.Is(err, store.ErrTakenOverFresh) || errors.Is(err, store.ErrDeleted):
-		c.charge(d)
-	case retry && !errors.Is(err, store.ErrTakenOver):
+	if err != nil && retry && !errors.Is(err, store.ErrTakenOver) && !errors.Is(err, store.ErrDeleted) && !errors.Is(err, store.ErrSessionCap) {
 		c.dmu.Lock()
 		c.pend.merge(d)
 		c.dmu.Unlock()
-	default:
-		c.uncharge(d)
+		return
 	}
+	c.charge(d)
 }
 
 // charge meters d for the connection's key and route, each hour's deliveries in their hour (the
@@ -188,16 +140,5 @@ func (c *conn) charge(d delivered) {
 	}
 	if left > 0 {
 		c.h.o.Meter.Add(c.id, c.route(), left, d.first)
-	}
-}
-
-// uncharge gives back the quota credits d took: a connection resuming the session takes its
-// own for what it sends again.
-func (c *conn) uncharge(d delivered) {
-	if c.kq == nil {
-		return
-	}
-	for _, h := range d.hours {
-		c.h.quotas.giveBack(c.kq, h.hour, h.n)
 	}
 }

@@ -627,8 +627,9 @@ func (c *conn) fillBatch(ctx context.Context, marks *[]batchMark) (n int, err er
 func (c *conn) settle(marks []batchMark, written int, err error) (unsent []heldCredits) {
 	var sent int
 	var credits int64
+	var tookHours [2]heldCredits // a batch spans at most an hour's turn
+	took := tookHours[:0]
 	now := c.h.o.Now()
-	done := len(marks)
 	for i, m := range marks {
 		if err != nil && m.end > written {
 			for _, u := range marks[i:] {
@@ -636,7 +637,6 @@ func (c *conn) settle(marks []batchMark, written int, err error) (unsent []heldC
 					unsent = addHour(unsent, u.hour, 1)
 				}
 			}
-			done = i
 			break
 		}
 		if m.inflight {
@@ -644,36 +644,17 @@ func (c *conn) settle(marks []batchMark, written int, err error) (unsent []heldC
 		}
 		if m.credit {
 			credits++
+			took = addHour(took, m.hour, 1)
 			c.staged++
 			c.h.o.Metrics.timed(m.r, c.staged%stageEvery == 0, c.takenAt, c.batchAt, now)
 		}
 	}
 	c.h.o.Metrics.deliveredN(credits)
-	var tookHours, goneHours [2]heldCredits // a batch spans at most an hour's turn
 	c.dmu.Lock()
-	took, gone := splitTaken(tookHours[:0], goneHours[:0], marks[:done], sent-c.q.sentFirst(sent))
+	c.q.sentFirst(sent)
 	c.accountLocked(took, now)
 	c.dmu.Unlock()
-	c.uncharge(delivered{hours: gone})
 	return unsent
-}
-
-// splitTaken counts by hour the credits of the sent marks into took, but those of the first
-// gone deliveries into gone: a release's save took them into the replay buffer as they were
-// written, and the resume that sends them again charges them (with credits of its own).
-func splitTaken(took, gone []heldCredits, marks []batchMark, n int) ([]heldCredits, []heldCredits) {
-	for _, m := range marks {
-		switch {
-		case m.inflight && n > 0:
-			n--
-			if m.credit {
-				gone = addHour(gone, m.hour, 1)
-			}
-		case m.credit:
-			took = addHour(took, m.hour, 1)
-		}
-	}
-	return took, gone
 }
 
 // write puts one message in the batch; a transfer first takes a credit of the key's quota

@@ -274,16 +274,13 @@ func (q *queue) unnext(o out) {
 }
 
 // sentFirst marks the first n deliveries of the batch sent, when a write failed part way:
-// those the client got are not owed again. It returns how many of them were still in the batch:
-// fewer when a release's save (unsent) took the batch into the replay buffer while it was
-// written.
-func (q *queue) sentFirst(n int) int {
+// those the client got are not owed again.
+func (q *queue) sentFirst(n int) {
 	q.mu.Lock()
 	n = min(n, len(q.inflight))
 	clear(q.inflight[:n])
 	q.inflight = q.inflight[n:]
 	q.mu.Unlock()
-	return n
 }
 
 // pending reports whether next would return a message.

@@ -1159,20 +1159,12 @@ func (c *conn) detach(ctx context.Context, final bool) error {
 	defer c.smu.Unlock()
 	cursor, snap, owed, win := c.unservedAt(ctx, final)
 	id := snap.ID
-	// Under c.dmu, which a batch's write is accounted under: a batch written before is charged
-	// by this release's save, one written after is in its replay buffer and not accounted.
-	c.dmu.Lock()
-	d := c.takeReleasedLocked()
-	var raw [][]byte
-	var items []engine.Item
-	if id != "" {
-		raw, items = c.q.unsent()
-	}
-	c.dmu.Unlock()
+	d := c.takeReleased()
 	if id == "" {
 		c.settleCharge(d, nil, false) // no session: nothing will send them again
 		return nil
 	}
+	raw, items := c.q.unsent()
 	u := store.Update{Cursor: cursor, Used: d.n, Release: true, OnDropped: c.h.o.Metrics.replayDroppedN}
 	if owed != nil {
 		u.Cursor, u.Replay, u.Dropped = nil, append(raw, owed.replay...), owed.dropped
