@@ -61,11 +61,6 @@ var ErrNoSession = errors.New("no such session")
 // ErrTakenOver means another connection claimed the session.
 var ErrTakenOver = errors.New("session taken over by another connection")
 
-// ErrTakenOverFresh is ErrTakenOver where the claim that took the session from this owner was
-// fresh (Claim with fresh): it started at the topic's end and sends nothing of what this owner
-// delivered since its last save again.
-var ErrTakenOverFresh = fmt.Errorf("%w, fresh", ErrTakenOver)
-
 // ErrDeleted means the session was deleted (DELETE /ws/sessions/{id}, /ws/v2/streams/{id}, or
 // a create over the key's cap) while a connection served it.
 var ErrDeleted = errors.New("session deleted")
@@ -152,10 +147,6 @@ func (s *Store) rkey(id string) string  { return s.prefix + "r:" + id }
 func (s *Store) kkey(key string) string { return s.prefix + "k:" + key }
 func (s *Store) dkey(id string) string  { return s.prefix + "d:" + id }
 
-// fkey marks owner as having lost session id to a fresh claim (the claim script builds the same
-// name from the prefix, the id and the owner it replaces).
-func (s *Store) fkey(id, owner string) string { return s.prefix + "f:" + id + ":" + owner }
-
 // bkey is the hash of a key's replay buffer sizes (session id → bytes), which the scripts bound
 // a key's buffers by (they build its name the same way, from the prefix and the session's key).
 func (s *Store) bkey(key string) string { return s.prefix + "b:" + key }
@@ -199,18 +190,13 @@ func boolInt(b bool) int {
 	return 0
 }
 
-// claim: KEYS session, replay; ARGV key id, owner, now, ttl ms, fresh, prefix, session id,
-// fresh mark ttl ms. Returns the session's fields and the replay buffer, now owned by owner; the
-// replay buffer and what its limits dropped are handed over (deleted, and the buffer's size
-// dropped from its key's sizes). A fresh claim over another owner marks that owner (fkey): its
-// save, refused, then tells that nothing it delivered since its last save is sent again.
+// claim: KEYS session, replay; ARGV key id, owner, now, ttl ms, fresh, prefix, session id.
+// Returns the session's fields and the replay buffer, now owned by owner; the replay buffer and
+// what its limits dropped are handed over (deleted, and the buffer's size dropped from its key's
+// sizes).
 var claimScript = redis.NewScript(`
 if redis.call('EXISTS', KEYS[1]) == 0 then return false end
 if redis.call('HGET', KEYS[1], 'key') ~= ARGV[1] then return false end
-local prev = redis.call('HGET', KEYS[1], 'owner') or ''
-local fk = ARGV[6] .. 'f:' .. ARGV[7] .. ':'
-redis.call('DEL', fk .. ARGV[2])
-if ARGV[5] == '1' and prev ~= '' and prev ~= ARGV[2] then redis.call('SET', fk .. prev, 1, 'PX', ARGV[8]) end
 redis.call('HSET', KEYS[1], 'owner', ARGV[2], 'seen', ARGV[3])
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
 local replay = {}
@@ -225,8 +211,7 @@ return {fields, replay}
 // Claim makes owner the session's server and returns it with its replay buffer (emptied in
 // Redis); fresh drops the buffer instead. ErrNoSession when it does not exist for keyID.
 func (s *Store) Claim(ctx context.Context, id, keyID, owner string, ttl time.Duration, fresh bool) (Session, error) {
-	v, err := claimScript.Run(ctx, s.rdb, []string{s.skey(id), s.rkey(id)}, keyID, owner, s.ms(), ttl.Milliseconds(), boolInt(fresh), s.prefix, id,
-		deletedTTL.Milliseconds()).Slice()
+	v, err := claimScript.Run(ctx, s.rdb, []string{s.skey(id), s.rkey(id)}, keyID, owner, s.ms(), ttl.Milliseconds(), boolInt(fresh), s.prefix, id).Slice()
 	if errors.Is(err, redis.Nil) {
 		return Session{}, ErrNoSession
 	}
@@ -364,12 +349,11 @@ func (s *Store) Delete(ctx context.Context, id, keyID string) (bool, error) {
 	return err == nil, err
 }
 
-// update: KEYS session, replay, tombstone, fresh mark (fkey); ARGV owner, now, ttl ms, filters (” keeps), cursor
+// update: KEYS session, replay, tombstone; ARGV owner, now, ttl ms, filters (” keeps), cursor
 // (” keeps), used delta, release ('1' clears the owner), prefix, session id, the session's and
 // the key's replay byte limits (0: none), dropped to add (count:first:last or ”), then per
 // message owed its block time (ms) and the message, appended to the replay buffer. Returns
-// {code, dropped}: code 1 (applied), 0 (another connection owns it), 4 (another
-// connection claimed it fresh from this owner), 2 (no hash and no
+// {code, dropped}: code 1 (applied), 0 (another connection owns it), 2 (no hash and no
 // tombstone: Redis lost it), 3 (deleted); dropped, the messages the limits left out.
 //
 // The limits keep the oldest messages that fit and drop every one after the first that does
@@ -382,10 +366,7 @@ if not owner then
   if redis.call('EXISTS', KEYS[3]) == 1 then return {3, 0} end
   return {2, 0}
 end
-if owner ~= ARGV[1] then
-  if redis.call('EXISTS', KEYS[4]) == 1 then return {4, 0} end
-  return {0, 0}
-end
+if owner ~= ARGV[1] then return {0, 0} end
 redis.call('HSET', KEYS[1], 'seen', ARGV[2])
 if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'filters', ARGV[4]) end
 if ARGV[5] ~= '' then redis.call('HSET', KEYS[1], 'cursor', ARGV[5], 'hascursor', 1) end
@@ -450,9 +431,8 @@ if c > 0 then redis.call('HSET', KEYS[1], 'dropped', string.format('%.0f:%.0f:%.
 return {1, n}
 `)
 
-// Update is a write by the session's owner; ErrTakenOver when owner no longer owns it
-// (ErrTakenOverFresh when the claim that took it from owner was fresh), ErrDeleted when it was
-// deleted.
+// Update is a write by the session's owner; ErrTakenOver when owner no longer owns it,
+// ErrDeleted when it was deleted.
 type Update struct {
 	Filters []FilterRec   // nil keeps
 	Cursor  map[int]int64 // nil keeps
@@ -499,7 +479,7 @@ func (s *Store) Apply(ctx context.Context, id, owner string, ttl time.Duration, 
 		}
 		args = append(args, at, r)
 	}
-	keys := []string{s.skey(id), s.rkey(id), s.dkey(id), s.fkey(id, owner)}
+	keys := []string{s.skey(id), s.rkey(id), s.dkey(id)}
 	run := func() (int64, int64, error) {
 		v, err := updateScript.Run(ctx, s.rdb, keys, args...).Int64Slice()
 		if err == nil && len(v) != 2 {
@@ -529,8 +509,6 @@ func (s *Store) Apply(ctx context.Context, id, owner string, ttl time.Duration, 
 		return ErrLost
 	case 3:
 		return ErrDeleted
-	case 4:
-		return ErrTakenOverFresh
 	}
 	return nil
 }
