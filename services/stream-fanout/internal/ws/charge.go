@@ -1,19 +1,13 @@
 package ws
 
 import (
-	"errors"
 	"time"
-
-	"github.com/chainintel/chainintel/services/stream-fanout/internal/store"
 )
 
-// errUnsaved is a session let go without a save (Redis failing).
-var errUnsaved = errors.New("session not saved")
-
-// delivered is what a connection delivered since its session was last saved. It is charged
-// (metered, and added to the session's transfersUsed) only by a save that covers it: a
-// session taken over on another replica resumes from its last save and sends again what was
-// delivered since, and that new connection charges it; the old one must not as well.
+// delivered is what a connection delivered since its session was last saved, charged (metered,
+// and added to the session's transfersUsed) by the next save: a checkpoint, or the release at
+// the connection's end. A replica's crash loses it with the session's position, so the
+// reconnect that sends it again is the only one to charge it.
 type delivered struct {
 	n     int64
 	first time.Time     // when the first of them was delivered (zero while n is 0)
@@ -101,19 +95,15 @@ func (c *conn) takeReleased() delivered {
 	return d
 }
 
-// settleCharge settles d, taken for a save of the connection's session that returned err: d
-// is charged, whatever the save's answer, but for a checkpoint's save that failed and will be
-// tried again (retry), which keeps d for the next. The client had d. A connection that resumes
-// the session from a save older than d (a take-over, a reconnect after a save given up) sends
-// d again and charges it again: at most what was delivered since the last save (a checkpoint,
-// STREAM_CHECKPOINT) is charged twice; nothing delivered is free. Telling which of d the next
-// connection sends again takes the client's word (a fresh claim, a deletion, filters changed,
-// nothing resumed at all), which a client can give to stream for nothing.
-func (c *conn) settleCharge(d delivered, err error, retry bool) {
-	if d.n == 0 {
-		return
-	}
-	if err != nil && retry && !errors.Is(err, store.ErrTakenOver) && !errors.Is(err, store.ErrDeleted) && !errors.Is(err, store.ErrSessionCap) {
+// settleCheckpoint settles d, taken for a checkpoint's save that returned err: kept for the
+// next save when the save failed and will be tried again, else charged, whatever the answer
+// (the session taken over, deleted, or not stored again). The client had d. A connection that
+// resumes the session from a save older than d sends d again and charges it again: at most
+// what was delivered since the last save (STREAM_CHECKPOINT) is charged twice, and nothing
+// delivered is free. Leaving d to the next connection takes the client's word that it sends d
+// again, which a fresh claim, a deletion or no resume at all belies.
+func (c *conn) settleCheckpoint(d delivered, err error) {
+	if _, gone := goneReason(err); err != nil && !gone {
 		c.dmu.Lock()
 		c.pend.merge(d)
 		c.dmu.Unlock()
@@ -126,7 +116,7 @@ func (c *conn) settleCharge(d delivered, err error, retry bool) {
 // first hour's at the first delivery): a save covering deliveries on both sides of an hour, or
 // of a billing period, counts each in its own.
 func (c *conn) charge(d delivered) {
-	if c.h.o.Meter == nil {
+	if d.n == 0 || c.h.o.Meter == nil {
 		return
 	}
 	left := d.n

@@ -71,8 +71,8 @@ type conn struct {
 	// and drops the subscription it made.
 	finished bool
 
-	// pend is what was delivered since the session's last save, charged by the save that
-	// covers it (settleCharge). inflight is what the running checkpoint took for its save, and
+	// pend is what was delivered since the session's last save, charged by the next save
+	// (settleCheckpoint, or the release's). inflight is what the running checkpoint took for its save, and
 	// lets counts the releases of the connection's sessions (detach, giveUpSave): a release takes
 	// inflight with pend and settles both by its own save, whose cursor covers them, and the
 	// checkpoint that finds lets moved on since it took leaves its save undone. dmu guards the
@@ -366,8 +366,8 @@ func (c *conn) saveAfter(early func(failing bool)) {
 
 // giveUpSave lets the connection's session go unsaved (Redis failing): it leaves the engine and
 // this replica's owners, and stays in Redis as its last checkpoint left it, owned by this
-// connection until a reconnect claims it. What was delivered since that checkpoint is not
-// charged: the reconnect sends it again and charges it then.
+// connection until a reconnect claims it. What was delivered since that checkpoint is charged
+// (the client had it); a reconnect sends it again and charges it again.
 func (c *conn) giveUpSave() {
 	ctx, cancel := context.WithTimeout(context.Background(), c.h.saves.timeout)
 	defer cancel()
@@ -377,10 +377,8 @@ func (c *conn) giveUpSave() {
 		c.h.disown(id, c)
 		c.h.saves.unsaved.Add(1)
 		c.h.o.Metrics.saveFailedAs(saveGivenUp)
-		c.settleCharge(c.takeReleased(), errUnsaved, false)
-	} else {
-		c.settleCharge(c.takeReleased(), nil, false) // no session: nothing will send them again
 	}
+	c.charge(c.takeReleased())
 	c.smu.Unlock()
 	// Best effort, outside the save turns: when Redis works again before the breaker closes, the
 	// key's count drops now rather than at its expiry (a key at its connection limit would be

@@ -469,7 +469,7 @@ func (h *Hub) save(ctx context.Context, m mark) {
 	if err == nil {
 		m.c.addSaved(m.id, m.d.n)
 	}
-	m.c.settleCharge(m.d, err, true)
+	m.c.settleCheckpoint(m.d, err)
 	if reason, gone := goneReason(err); gone {
 		m.c.kick(reason)
 	} else if err != nil && ctx.Err() == nil {

@@ -29,7 +29,7 @@ type Publisher interface {
 // Meter sums charged transfers per key and publishes them on usage.calls.v1 as the edge's
 // metering does for calls: one UsageCall per key, route, hour of delivery and flush, one credit
 // per transfer, unit "row".
-// Connections add what a save of their session covered (settleCharge), the alerts what their
+// Connections add what they delivered at each save of their session (charge), the alerts what their
 // webhooks took (Add).
 type Meter struct {
 	pub   Publisher

@@ -1161,7 +1161,7 @@ func (c *conn) detach(ctx context.Context, final bool) error {
 	id := snap.ID
 	d := c.takeReleased()
 	if id == "" {
-		c.settleCharge(d, nil, false) // no session: nothing will send them again
+		c.charge(d)
 		return nil
 	}
 	raw, items := c.q.unsent()
@@ -1176,7 +1176,7 @@ func (c *conn) detach(ctx context.Context, final bool) error {
 	u.ReplayTimes = replayTimes(u.Replay)
 	u.Restore, u.SessionCap = func() (store.Session, bool) { return snap, true }, c.h.o.MaxSessionsPerKey
 	err := c.h.o.Store.Apply(ctx, id, c.token, win, u)
-	c.settleCharge(d, err, false)
+	c.charge(d) // whatever the save's answer: the client had d (settleCheckpoint)
 	if errors.Is(err, store.ErrSessionCap) {
 		c.h.o.Log.Warn("a session Redis lost was not stored again at disconnect: its key is at its session limit; what it was owed is dropped", "session", id)
 	}
